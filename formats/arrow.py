@@ -1,0 +1,1 @@
+"""PLACEHOLDER: the fsstgpu.fsst Arrow extension type (files issue)."""

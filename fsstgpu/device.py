@@ -1,0 +1,116 @@
+"""Device choice: the one place that decides between the CPU and the GPU, and says why.
+
+CuPy is imported lazily, only when a GPU path runs, so that ``import fsstgpu`` works (and every
+CPU path is tested) on machines without a GPU or without CuPy.  The environment variable
+``FSSTGPU_DEVICE`` (``auto``, ``cpu`` or ``gpu``) overrides the default ``"auto"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from fsstgpu.errors import DeviceError
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_gpu() -> tuple[bool, str]:
+    """Return (usable, reason) once per process: is CuPy importable and does it see a GPU?"""
+    try:
+        import cupy  # noqa: F401  (lazy by design: only a GPU path gets here)
+    except Exception as exc:  # ImportError, or a CUDA library that fails to load
+        return False, f"cupy is not importable ({type(exc).__name__}: {exc})"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"CUDA runtime error ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return False, "CuPy sees no CUDA device"
+    return True, f"{count} CUDA device(s)"
+
+
+def gpu_available() -> bool:
+    """Tell whether a GPU path can run here (CuPy imports and sees a device).
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> isinstance(fsstgpu.gpu_available(), bool)
+    True
+    """
+    return _probe_gpu()[0]
+
+
+def resolve_device(device: str | None = "auto") -> str:
+    """Turn a requested device into the one used: ``"cpu"`` or ``"gpu"``.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "gpu"} or None
+        ``None`` or ``"auto"`` take ``FSSTGPU_DEVICE`` if set, else the GPU when one is usable.
+
+    Raises
+    ------
+    ValueError
+        For an unknown device name.
+    DeviceError
+        When ``"gpu"`` is asked for and none is usable.
+
+    Examples
+    --------
+    >>> from fsstgpu.device import resolve_device
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    if device is None or device == "auto":
+        device = os.environ.get("FSSTGPU_DEVICE", "auto").strip().lower() or "auto"
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
+    if device == "cpu":
+        return "cpu"
+    usable, reason = _probe_gpu()
+    if device == "gpu":
+        if not usable:
+            raise DeviceError(f"a GPU was requested but none is usable: {reason}")
+        return "gpu"
+    return "gpu" if usable else "cpu"
+
+
+def get_cupy():
+    """Import and return CuPy, or raise :class:`DeviceError` saying why it cannot be used."""
+    usable, reason = _probe_gpu()
+    if not usable:
+        raise DeviceError(f"GPU path unavailable: {reason}")
+    import cupy
+
+    return cupy
+
+
+def backend_info() -> dict:
+    """Report what is available and what ``device="auto"`` picks here.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> sorted(fsstgpu.backend_info())
+    ['auto_choice', 'cupy', 'env_override', 'gpu', 'gpu_reason']
+    """
+    usable, reason = _probe_gpu()
+    cupy_version = None
+    if usable:
+        import cupy
+
+        cupy_version = cupy.__version__
+    try:
+        auto_choice = resolve_device("auto")
+    except DeviceError as exc:  # FSSTGPU_DEVICE=gpu on a machine without one
+        auto_choice = f"error: {exc}"
+    return {
+        "gpu": usable,
+        "gpu_reason": reason,
+        "cupy": cupy_version,
+        "env_override": os.environ.get("FSSTGPU_DEVICE"),
+        "auto_choice": auto_choice,
+    }

@@ -1,0 +1,167 @@
+"""FSST symbol tables: up to 255 symbols of 1-8 bytes, one code each; code 255 escapes a byte.
+
+A compressed string is a sequence of one-byte codes. Code ``c < 255`` stands for symbol ``c``;
+code 255 (:data:`ESCAPE`) is followed by one literal byte. Tables are kept in a canonical order
+(symbols grouped by length, shortest first, then by their bytes) so that the same set of symbols
+always gets the same codes and serialises to the same bytes.
+
+Serialised form (:meth:`SymbolTable.to_bytes`), little-endian, at most 2057 bytes::
+
+    magic   4 bytes  b"FSTT"
+    version 1 byte   1
+    counts  8 bytes  number of symbols of length 1, 2, ..., 8 (sum <= 255)
+    symbols          the symbol bytes, concatenated in code order
+    crc32   4 bytes  CRC32 of everything before it
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+
+from fsstgpu.errors import CorruptDataError
+
+ESCAPE = 255
+MAX_SYMBOLS = 255
+MAX_SYMBOL_LENGTH = 8
+_MAGIC = b"FSTT"
+_VERSION = 1
+_HEADER = struct.Struct("<4sB8B")
+
+
+class SymbolTable:
+    """An immutable FSST symbol table.
+
+    Parameters
+    ----------
+    symbols : iterable of bytes
+        Distinct symbols of 1 to 8 bytes, at most 255 of them. They are put in canonical order
+        (by length, then bytes); code ``i`` is the ``i``-th symbol of :attr:`symbols`.
+
+    Attributes
+    ----------
+    symbols : tuple of bytes
+        The symbols in code order.
+    packed : numpy.ndarray of uint64, shape (n,)
+        Each symbol's bytes as a little-endian integer, zero-padded: the decoder's view.
+    lengths : numpy.ndarray of uint8, shape (n,)
+        Each symbol's length in bytes.
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> t = SymbolTable([b"http://", b"www.", b"a"])
+    >>> t.symbols
+    (b'a', b'www.', b'http://')
+    >>> SymbolTable.from_bytes(t.to_bytes()) == t
+    True
+    """
+
+    __slots__ = ("symbols", "packed", "lengths")
+
+    def __init__(self, symbols):
+        syms = [bytes(s) for s in symbols]
+        if len(syms) > MAX_SYMBOLS:
+            raise ValueError(f"a symbol table holds at most {MAX_SYMBOLS} symbols, not {len(syms)}")
+        for s in syms:
+            if not 1 <= len(s) <= MAX_SYMBOL_LENGTH:
+                raise ValueError(f"symbols are 1-{MAX_SYMBOL_LENGTH} bytes long, not {len(s)}: {s!r}")
+        if len(set(syms)) != len(syms):
+            raise ValueError("symbols must be distinct")
+        syms.sort(key=lambda s: (len(s), s))
+        self.symbols = tuple(syms)
+        self.lengths = np.array([len(s) for s in syms], dtype=np.uint8)
+        self.packed = np.array(
+            [int.from_bytes(s.ljust(8, b"\0"), "little") for s in syms], dtype=np.uint64
+        )
+        self.packed.flags.writeable = False
+        self.lengths.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SymbolTable) and self.symbols == other.symbols
+
+    def __hash__(self) -> int:
+        return hash(self.symbols)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(repr(s) for s in self.symbols[:6])
+        more = ", ..." if len(self.symbols) > 6 else ""
+        return f"SymbolTable({len(self)} symbols: {shown}{more})"
+
+    def nbytes_serialised(self) -> int:
+        """Size of :meth:`to_bytes` in bytes."""
+        return _HEADER.size + int(self.lengths.sum()) + 4
+
+    def to_bytes(self) -> bytes:
+        """Serialise the table (versioned, CRC-checked, at most 2057 bytes).
+
+        Examples
+        --------
+        >>> from fsstgpu import SymbolTable
+        >>> len(SymbolTable([b"ab"]).to_bytes())
+        19
+        """
+        counts = np.bincount(self.lengths, minlength=MAX_SYMBOL_LENGTH + 1)[1:]
+        body = _HEADER.pack(_MAGIC, _VERSION, *(int(c) for c in counts)) + b"".join(self.symbols)
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @classmethod
+    def from_bytes(cls, data) -> SymbolTable:
+        """Read a table written by :meth:`to_bytes`; raise :class:`CorruptDataError` if it is bad.
+
+        Examples
+        --------
+        >>> from fsstgpu import SymbolTable
+        >>> SymbolTable.from_bytes(SymbolTable([b"x"]).to_bytes()).symbols
+        (b'x',)
+        """
+        table, used = cls.read_from(data, 0)
+        if used != len(data):
+            raise CorruptDataError(
+                f"symbol table: {len(data) - used} trailing bytes after a {used}-byte table"
+            )
+        return table
+
+    @classmethod
+    def read_from(cls, data, offset: int) -> tuple[SymbolTable, int]:
+        """Read a serialised table starting at ``offset``; return it and the offset after it."""
+        data = memoryview(data).cast("B")
+        if len(data) - offset < _HEADER.size + 4:
+            raise CorruptDataError(
+                f"symbol table truncated: {len(data) - offset} bytes, need at least "
+                f"{_HEADER.size + 4}"
+            )
+        magic, version, *counts = _HEADER.unpack_from(data, offset)
+        if magic != _MAGIC:
+            raise CorruptDataError(f"symbol table: bad magic {bytes(magic)!r}, expected {_MAGIC!r}")
+        if version != _VERSION:
+            raise CorruptDataError(f"symbol table: unsupported version {version}")
+        if sum(counts) > MAX_SYMBOLS:
+            raise CorruptDataError(f"symbol table: {sum(counts)} symbols, at most {MAX_SYMBOLS}")
+        size = sum((i + 1) * c for i, c in enumerate(counts))
+        end = offset + _HEADER.size + size
+        if end + 4 > len(data):
+            raise CorruptDataError(
+                f"symbol table truncated: needs {end + 4 - offset} bytes, has {len(data) - offset}"
+            )
+        (crc,) = struct.unpack_from("<I", data, end)
+        if zlib.crc32(data[offset:end]) != crc:
+            raise CorruptDataError("symbol table: CRC32 mismatch")
+        symbols = []
+        pos = offset + _HEADER.size
+        for length, count in enumerate(counts, start=1):
+            for _ in range(count):
+                symbols.append(bytes(data[pos : pos + length]))
+                pos += length
+        try:
+            table = cls(symbols)
+        except ValueError as exc:
+            raise CorruptDataError(f"symbol table: {exc}") from None
+        if table.symbols != tuple(symbols):
+            raise CorruptDataError("symbol table: symbols are not in canonical order")
+        return table, end + 4

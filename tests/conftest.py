@@ -1,0 +1,27 @@
+"""Shared fixtures: the GPU marker skips cleanly without a usable GPU; dbtext is found by path."""
+
+from __future__ import annotations
+
+import pytest
+
+import fsstgpu
+from fsstgpu.datasets import dbtext_files
+
+
+def pytest_collection_modifyitems(config, items):
+    if fsstgpu.gpu_available():
+        return
+    reason = fsstgpu.backend_info()["gpu_reason"]
+    skip = pytest.mark.skip(reason=f"no usable GPU: {reason}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def dbtext_paths():
+    """Every dbtext file on this machine; skips the test when the corpus is absent."""
+    paths = dbtext_files()
+    if not paths:
+        pytest.skip("dbtext corpus not found (set FSSTGPU_DBTEXT or run beside shared/)")
+    return paths
