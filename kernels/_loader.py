@@ -1,0 +1,54 @@
+"""Memoised loading of the CUDA sources shipped in this package, one compiled module per device.
+
+Each kernel family is one ``.cu`` file beside this module; launchers ask for a function by file
+and name and get it compiled once per (file, device, options) through ``cupy.RawModule``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from fsstgpu.device import get_cupy
+
+SOURCE_DIR = Path(__file__).resolve().parent
+DEFAULT_OPTIONS = ("-std=c++17",)
+
+
+def cuda_source(name: str) -> str:
+    """Return the text of the CUDA source ``name`` shipped in ``fsstgpu.kernels``."""
+    return (SOURCE_DIR / name).read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(name: str, device_id: int, options: tuple, name_expressions: tuple):
+    cupy = get_cupy()
+    with cupy.cuda.Device(device_id):
+        module = cupy.RawModule(
+            code=cuda_source(name),
+            options=(*options, f"-I{SOURCE_DIR}"),
+            name_expressions=name_expressions or None,
+        )
+        module.compile()
+    return module
+
+
+def get_function(name: str, function: str, *, options: tuple = DEFAULT_OPTIONS,
+                 name_expressions: tuple = ()):
+    """Return kernel ``function`` of source ``name``, compiled for the current device.
+
+    Parameters
+    ----------
+    name : str
+        File name of the ``.cu`` source in this package, e.g. ``"transpose.cu"``.
+    function : str
+        An ``extern "C"`` kernel name, or one of ``name_expressions`` for templates.
+    options : tuple of str
+        NVRTC options (part of the cache key).
+    name_expressions : tuple of str
+        Template instantiations to compile, e.g. ``("transpose_tile<4>",)``.
+    """
+    cupy = get_cupy()
+    device_id = cupy.cuda.Device().id
+    module = _compiled(name, device_id, tuple(options), tuple(name_expressions))
+    return module.get_function(function)
