@@ -67,7 +67,9 @@ class SymbolTable:
             raise ValueError(f"a symbol table holds at most {MAX_SYMBOLS} symbols, not {len(syms)}")
         for s in syms:
             if not 1 <= len(s) <= MAX_SYMBOL_LENGTH:
-                raise ValueError(f"symbols are 1-{MAX_SYMBOL_LENGTH} bytes long, not {len(s)}: {s!r}")
+                raise ValueError(
+                    f"symbols are 1-{MAX_SYMBOL_LENGTH} bytes long, not {len(s)}: {s!r}"
+                )
         if len(set(syms)) != len(syms):
             raise ValueError("symbols must be distinct")
         syms.sort(key=lambda s: (len(s), s))

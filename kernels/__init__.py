@@ -1,1 +1,1 @@
-"""GPU kernels (CUDA sources with their launchers) and their NumPy CPU twins (``fsstgpu.kernels``)."""
+"""GPU kernels (CUDA sources, Python launchers) and their NumPy CPU twins."""

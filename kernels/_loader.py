@@ -20,7 +20,7 @@ def cuda_source(name: str) -> str:
     return (SOURCE_DIR / name).read_text()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(name: str, device_id: int, options: tuple, name_expressions: tuple):
     cupy = get_cupy()
     with cupy.cuda.Device(device_id):
