@@ -1,5 +1,35 @@
-"""Deterministic dataset generators and loaders (``fsstgpu.datasets``)."""
+"""Deterministic dataset generators and loaders (``fsstgpu.datasets``).
+
+>>> from fsstgpu.datasets import load
+>>> load("emails", rows=2, seed=7).to_pylist() == load("emails", rows=2, seed=7).to_pylist()
+True
+"""
 
 from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir, dbtext_files
+from fsstgpu.datasets.generators import GENERATORS, generate
+from fsstgpu.datasets.loaders import (
+    DEFAULT_ROWS,
+    list_datasets,
+    load,
+    load_dbtext,
+    load_ipc,
+    load_lines,
+    load_parquet,
+    sample_path,
+)
 
-__all__ = ["DBTEXT_FILES", "dbtext_dir", "dbtext_files"]
+__all__ = [
+    "DBTEXT_FILES",
+    "DEFAULT_ROWS",
+    "GENERATORS",
+    "dbtext_dir",
+    "dbtext_files",
+    "generate",
+    "list_datasets",
+    "load",
+    "load_dbtext",
+    "load_ipc",
+    "load_lines",
+    "load_parquet",
+    "sample_path",
+]

@@ -41,6 +41,465 @@ equal *uncompressed* work whatever the string lengths. A code boundary is never 
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu import arrow_input
+from fsstgpu.decoder import decode_range
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.splits import compute_splits
+from fsstgpu.symbol_table import SymbolTable
+
+_INT_FIELDS = {
+    "block_starts": np.int64,
+    "codes": np.uint8,
+    "code_offsets": np.int64,
+    "lengths": np.int64,
+    "split_codes": np.int64,
+    "split_out": np.int64,
+    "split_table": np.uint16,
+}
+_STRING_TYPES = (pa.string(), pa.large_string(), pa.string_view())
+
+
+def _frozen(name, value, dtype):
+    """A read-only, contiguous 1-D array of ``dtype`` (integers only: no silent float casts)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iub" and arr.size:
+        raise TypeError(f"{name} must be an integer array, not {arr.dtype}")
+    if arr.dtype != dtype and arr.size and arr.dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if int(arr.min()) < info.min or int(arr.max()) > info.max:
+            raise ValueError(f"{name} holds values outside {np.dtype(dtype).name}")
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, not shape {arr.shape}")
+    arr = arr.view()
+    arr.flags.writeable = False
+    return arr
+
 
 class CompressedStringArray:
-    """PLACEHOLDER: implemented by the core issue (fields per the contract above)."""
+    """An FSST-compressed Arrow string column in host memory (fields: the module docstring).
+
+    Build one with :func:`fsstgpu.compress` or :meth:`from_bytes`; the constructor takes the
+    contract's fields as keywords and only checks their dtypes and shapes cheaply, so call
+    :meth:`validate` on fields that come from elsewhere. The arrays are read-only.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> carr = fsstgpu.compress(pa.array(["alpha", None, "beta"]))
+    >>> len(carr), carr[0], carr[1], carr[-1]
+    (3, 'alpha', None, 'beta')
+    >>> carr.take([2, 0]).to_pylist()
+    ['beta', 'alpha']
+    >>> fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes()).equals(carr)
+    True
+    """
+
+    __slots__ = ("type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+                 "validity", "null_count", "split_size", "split_codes", "split_out",
+                 "split_table", "chunk_lengths", "_validated")
+
+    def __init__(self, *, type, length, tables, block_starts, codes, code_offsets, lengths,
+                 validity, null_count, split_size, split_codes, split_out, split_table,
+                 chunk_lengths=None):
+        self.type = type
+        self.length = int(length)
+        self.tables = tuple(tables)
+        self.block_starts = _frozen("block_starts", block_starts, np.int64)
+        self.codes = _frozen("codes", codes, np.uint8)
+        self.code_offsets = _frozen("code_offsets", code_offsets, np.int64)
+        self.lengths = _frozen("lengths", lengths, np.int64)
+        self.validity = None if validity is None else _frozen("validity", validity, np.uint8)
+        self.null_count = int(null_count)
+        self.split_size = int(split_size)
+        self.split_codes = _frozen("split_codes", split_codes, np.int64)
+        self.split_out = _frozen("split_out", split_out, np.int64)
+        self.split_table = _frozen("split_table", split_table, np.uint16)
+        self.chunk_lengths = (None if chunk_lengths is None
+                              else _frozen("chunk_lengths", chunk_lengths, np.int64))
+        self._validated = False
+
+    def __setattr__(self, name, value):
+        # Replacing a field invalidates an earlier validate(); the arrays themselves are
+        # read-only, so this is the only way the fields can change.
+        object.__setattr__(self, name, value)
+        if name != "_validated":
+            object.__setattr__(self, "_validated", False)
+
+    # ------------------------------------------------------------------ sizes and access
+    def __len__(self) -> int:
+        return self.length
+
+    def __repr__(self) -> str:
+        return (f"CompressedStringArray(type={self.type}, length={self.length}, "
+                f"null_count={self.null_count}, blocks={len(self.tables)}, "
+                f"codes={len(self.codes)} bytes, splits={len(self.split_table)}"
+                + ("" if self.chunk_lengths is None else f", chunks={len(self.chunk_lengths)}")
+                + ")")
+
+    @property
+    def nbytes(self) -> int:
+        """Host memory held by the arrays and tables, in bytes.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["abc"])).nbytes > 0
+        True
+        """
+        arrays = [self.block_starts, self.codes, self.code_offsets, self.lengths,
+                  self.split_codes, self.split_out, self.split_table]
+        if self.validity is not None:
+            arrays.append(self.validity)
+        if self.chunk_lengths is not None:
+            arrays.append(self.chunk_lengths)
+        tables = sum(t.packed.nbytes + t.lengths.nbytes for t in self.tables)
+        return sum(a.nbytes for a in arrays) + tables
+
+    @property
+    def uncompressed_bytes(self) -> int:
+        """Total bytes of the strings (the Arrow data buffer's size)."""
+        return int(self.split_out[-1]) if len(self.split_out) else 0
+
+    def is_valid(self, i: int) -> bool:
+        """Whether string ``i`` (non-negative) is not null."""
+        if self.validity is None:
+            return True
+        return bool((self.validity[i >> 3] >> (i & 7)) & 1)
+
+    def _index(self, i) -> int:
+        try:
+            i = int(np.int64(i)) if isinstance(i, np.integer) else i.__index__()
+        except AttributeError:
+            raise TypeError(f"indices must be integers, not {type(i).__name__}") from None
+        if i < 0:
+            i += self.length
+        if not 0 <= i < self.length:
+            raise IndexError(f"index out of range for {self.length} strings")
+        return i
+
+    def _block_of(self, i):
+        return np.searchsorted(self.block_starts, i, side="right") - 1
+
+    def _value(self, raw: bytes):
+        return raw.decode("utf-8") if self.type in _STRING_TYPES else raw
+
+    def __getitem__(self, i):
+        """Decode string ``i`` alone (negative indices count from the end); None for a null."""
+        i = self._index(i)
+        if not self.is_valid(i):
+            return None
+        n = int(self.lengths[i])
+        out = np.empty(n, np.uint8)
+        table = self.tables[int(self._block_of(i))]
+        end = decode_range(table, self.codes, int(self.code_offsets[i]),
+                           int(self.code_offsets[i + 1]), out, 0, n)
+        if end != n:
+            raise CorruptDataError(f"string {i} decodes to {end} bytes, its length is {n}")
+        return self._value(out.tobytes())
+
+    def take(self, indices) -> pa.Array:
+        """Decode the strings at ``indices`` (a null index gives a null) into a new pa.Array.
+
+        Only the selected strings are decoded. Negative indices count from the end.
+
+        Parameters
+        ----------
+        indices : sequence of int, numpy integer array, or pyarrow integer Array
+            Positions to take, in any order, repeats allowed.
+
+        Returns
+        -------
+        pyarrow.Array
+            Of the original type (a plain Array even when the input was chunked).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> carr = fsstgpu.compress(pa.array([b"x", b"yy", None], pa.binary()))
+        >>> carr.take([1, -1, 0]).to_pylist()
+        [b'yy', None, b'x']
+        """
+        index_valid = None
+        if isinstance(indices, (pa.Array, pa.ChunkedArray)):
+            if not pa.types.is_integer(indices.type):
+                raise TypeError(f"indices must be integers, not {indices.type}")
+            if indices.null_count:
+                index_valid = indices.is_valid().to_numpy(zero_copy_only=False)
+                indices = indices.fill_null(0)
+            indices = indices.to_numpy(zero_copy_only=False)
+        idx = np.asarray(indices)
+        if idx.size == 0:
+            idx = idx.astype(np.int64)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            raise TypeError(f"indices must be a 1-D integer sequence, not {idx.dtype} "
+                            f"of shape {idx.shape}")
+        idx = idx.astype(np.int64)
+        idx = np.where(idx < 0, idx + self.length, idx)
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.length):
+            raise IndexError(f"take index out of range for {self.length} strings")
+        valid = np.ones(len(idx), bool)
+        if self.validity is not None:
+            valid &= arrow_input.unpack_bitmap(self.validity, self.length)[idx]
+        if index_valid is not None:
+            valid &= index_valid
+        lengths = np.where(valid, self.lengths[idx], 0)
+        offsets = np.zeros(len(idx) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        out = np.empty(int(offsets[-1]), np.uint8)
+        blocks = self._block_of(idx)
+        # Runs of consecutive indices in one block decode with one call: their codes and their
+        # output are both contiguous.
+        k, m = 0, len(idx)
+        while k < m:
+            if not valid[k]:
+                k += 1
+                continue
+            j = k + 1
+            while (j < m and valid[j] and idx[j] == idx[j - 1] + 1
+                   and blocks[j] == blocks[k]):
+                j += 1
+            a, b = int(idx[k]), int(idx[j - 1]) + 1
+            end = decode_range(self.tables[int(blocks[k])], self.codes,
+                               int(self.code_offsets[a]), int(self.code_offsets[b]),
+                               out, int(offsets[k]), int(offsets[j]))
+            if end != int(offsets[j]):
+                raise CorruptDataError(f"strings {a}..{b} decode to the wrong total length")
+            k = j
+        validity = None if valid.all() else np.packbits(valid, bitorder="little")
+        return arrow_input.to_arrow(self.type, out, offsets, validity)
+
+    # ------------------------------------------------------------------ statistics
+    def stats(self) -> dict:
+        """Sizes and compression ratios.
+
+        Returns
+        -------
+        dict
+            ``strings``, ``null_count``, ``blocks``, ``splits``; ``uncompressed_bytes`` (string
+            bytes), ``arrow_bytes`` (the original Arrow buffers: data, offsets, validity; view
+            types counted as their large type), ``codes_bytes``, ``table_bytes`` (every table
+            serialised), ``stored_bytes`` (``len(to_bytes())``); ``ratio`` =
+            uncompressed / (codes + tables), the figure FSST papers quote; ``stored_ratio`` =
+            uncompressed / stored; ``arrow_ratio`` = arrow / stored.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> s = fsstgpu.compress(pa.array(["abcabcabc"] * 100)).stats()
+        >>> s["ratio"] > 2, s["stored_bytes"] > s["codes_bytes"]
+        (True, True)
+        """
+        uncompressed = self.uncompressed_bytes
+        codes_bytes = len(self.codes)
+        table_bytes = sum(t.nbytes_serialised() for t in self.tables)
+        stored = len(self.to_bytes())
+        width = 4 if self.type in (pa.string(), pa.binary()) else 8
+        chunks = 1 if self.chunk_lengths is None else len(self.chunk_lengths)
+        arrow_bytes = (uncompressed + width * (self.length + chunks)
+                       + (0 if self.validity is None else len(self.validity)))
+
+        def ratio(a, b):
+            return a / b if b else float("nan")
+
+        return {
+            "strings": self.length,
+            "null_count": self.null_count,
+            "blocks": len(self.tables),
+            "splits": len(self.split_table),
+            "uncompressed_bytes": uncompressed,
+            "arrow_bytes": arrow_bytes,
+            "codes_bytes": codes_bytes,
+            "table_bytes": table_bytes,
+            "stored_bytes": stored,
+            "ratio": ratio(uncompressed, codes_bytes + table_bytes),
+            "stored_ratio": ratio(uncompressed, stored),
+            "arrow_ratio": ratio(arrow_bytes, stored),
+        }
+
+    # ------------------------------------------------------------------ serialisation
+    def to_bytes(self, *, store_code_offsets: bool = True) -> bytes:
+        """Serialise to the standalone blob format (``formats/blob.md``).
+
+        Parameters
+        ----------
+        store_code_offsets : bool
+            Store the per-string code lengths (fast loading); False leaves them out, saving about
+            one byte per string, and :meth:`from_bytes` recovers them from the codes and lengths.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> carr = fsstgpu.compress(pa.array(["abc", None]))
+        >>> fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes()).equals(carr)
+        True
+        """
+        from fsstgpu.formats import blob
+
+        return blob.dumps(self, store_code_offsets=store_code_offsets)
+
+    @classmethod
+    def from_bytes(cls, data) -> CompressedStringArray:
+        """Read a blob written by :meth:`to_bytes`, fully validated.
+
+        Raises
+        ------
+        CorruptDataError
+            If the blob is truncated, mis-sized or altered; the message says what is wrong.
+
+        Examples
+        --------
+        >>> import fsstgpu
+        >>> fsstgpu.CompressedStringArray.from_bytes(b"FSGB")
+        Traceback (most recent call last):
+        ...
+        fsstgpu.errors.CorruptDataError: blob truncated: 4 bytes, the header needs 68
+        """
+        from fsstgpu.formats import blob
+
+        return blob.loads(data)
+
+    def equals(self, other) -> bool:
+        """Whether every field of ``other`` equals this one's."""
+        if not isinstance(other, CompressedStringArray):
+            return False
+        if (self.type, self.length, self.tables, self.null_count, self.split_size) != (
+                other.type, other.length, other.tables, other.null_count, other.split_size):
+            return False
+        for name in _INT_FIELDS:
+            if not np.array_equal(getattr(self, name), getattr(other, name)):
+                return False
+        for name in ("validity", "chunk_lengths"):
+            a, b = getattr(self, name), getattr(other, name)
+            if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
+                return False
+        return True
+
+    # ------------------------------------------------------------------ validation
+    def validate(self, *, full: bool = True) -> None:
+        """Check every invariant of the contract; raise CorruptDataError naming the first broken.
+
+        Parameters
+        ----------
+        full : bool
+            Also walk every code (O(codes), numba): each string's codes must decode with its
+            block's table to exactly its length, and the split points must be exactly those the
+            contract defines. Without it only the O(strings) structural checks run.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["ok"])).validate()
+        """
+        if self._validated:
+            return
+        self._check_structure()
+        if full:
+            self._check_codes()
+            self._validated = True
+
+    def _check_structure(self) -> None:
+        def bad(msg):
+            raise CorruptDataError(msg)
+
+        n = self.length
+        if self.type not in arrow_input.SUPPORTED_TYPES:
+            bad(f"type {self.type} is not a supported string or binary type")
+        if n < 0:
+            bad(f"negative length {n}")
+        if not all(isinstance(t, SymbolTable) for t in self.tables):
+            bad("tables must be SymbolTable objects")
+        nblocks = len(self.tables)
+        if nblocks > 65536:
+            bad(f"{nblocks} blocks, at most 65536 (split_table is uint16)")
+        bs = self.block_starts
+        if len(bs) != nblocks + 1:
+            bad(f"block_starts has {len(bs)} entries, expected {nblocks + 1} (tables + 1)")
+        if bs[0] != 0 or bs[-1] != n:
+            bad(f"block_starts must run from 0 to {n}, not {bs[0]} to {bs[-1]}")
+        if np.any(np.diff(bs) < 0):
+            bad("block_starts must be non-decreasing")
+        ncodes = len(self.codes)
+        co = self.code_offsets
+        if len(co) != n + 1:
+            bad(f"code_offsets has {len(co)} entries, expected {n + 1}")
+        if co[0] != 0 or co[-1] != ncodes:
+            bad(f"code_offsets must run from 0 to {ncodes}, not {co[0]} to {co[-1]}")
+        code_lengths = np.diff(co)
+        if np.any(code_lengths < 0):
+            bad("code_offsets must be non-decreasing")
+        lengths = self.lengths
+        if len(lengths) != n:
+            bad(f"lengths has {len(lengths)} entries, expected {n}")
+        if n:
+            if int(lengths.min()) < 0:
+                bad("lengths must be non-negative")
+            # A code yields at most 8 bytes: bounds the sum before it is taken (no overflow).
+            if int(lengths.max()) > 8 * ncodes:
+                bad(f"a length exceeds 8 x the {ncodes} codes")
+        total = int(lengths.sum()) if n else 0
+        if total > 8 * ncodes:
+            bad(f"lengths add up to {total} bytes, more than {ncodes} codes can hold")
+        if not 0 <= self.null_count <= n:
+            bad(f"null_count {self.null_count} outside 0..{n}")
+        if self.validity is None:
+            if self.null_count:
+                bad(f"null_count is {self.null_count} but there is no validity bitmap")
+        else:
+            if self.null_count == 0:
+                bad("a validity bitmap is present but null_count is 0 (it must then be None)")
+            if len(self.validity) != (n + 7) // 8:
+                bad(f"validity has {len(self.validity)} bytes, expected {(n + 7) // 8}")
+            if n % 8 and self.validity[-1] >> (n % 8):
+                bad("validity padding bits are not zero")
+            set_bits = arrow_input.count_set_bits(self.validity)
+            if n - set_bits != self.null_count:
+                bad(f"validity has {n - set_bits} nulls, null_count says {self.null_count}")
+            nulls = ~arrow_input.unpack_bitmap(self.validity, n)
+            if lengths[nulls].any() or code_lengths[nulls].any():
+                bad("a null string has bytes or codes")
+        if not 1 <= self.split_size < 2**64:
+            bad(f"split_size must be in 1..2**64 - 1, not {self.split_size}")
+        sc, so, st = self.split_codes, self.split_out, self.split_table
+        if len(sc) != len(st) + 1 or len(so) != len(st) + 1:
+            bad(f"split arrays disagree: {len(sc)} code starts, {len(so)} output starts, "
+                f"{len(st)} tables (need k + 1, k + 1, k)")
+        if sc[-1] != ncodes or so[-1] != total:
+            bad(f"splits must end at {ncodes} codes and {total} bytes, not {sc[-1]} and {so[-1]}")
+        if len(st) and int(st.max()) >= nblocks:
+            bad(f"split_table names table {int(st.max())} of {nblocks}")
+        if self.chunk_lengths is not None:
+            cl = self.chunk_lengths
+            if len(cl) and int(cl.min()) < 0:
+                bad("chunk_lengths must be non-negative")
+            if int(cl.sum()) != n:
+                bad(f"chunk_lengths add up to {int(cl.sum())}, not {n}")
+        if self.type in (pa.string(), pa.binary()):
+            # 32-bit offsets: every chunk's data must stay below 2 GiB.
+            bounds = np.zeros(1 + (1 if self.chunk_lengths is None else len(self.chunk_lengths)),
+                              np.int64)
+            if self.chunk_lengths is None:
+                bounds[1] = n
+            else:
+                np.cumsum(self.chunk_lengths, out=bounds[1:])
+            starts = np.concatenate([[0], np.cumsum(lengths)])[bounds]
+            if len(starts) > 1 and int(np.diff(starts).max()) > arrow_input.INT32_MAX:
+                bad(f"a {self.type} chunk holds more than 2**31 - 1 bytes")
+
+    def _check_codes(self) -> None:
+        sc, so, st = compute_splits(self.tables, self.block_starts, self.codes,
+                                    self.code_offsets, self.lengths, self.split_size)
+        for name, mine, expected in (("split_codes", self.split_codes, sc),
+                                     ("split_out", self.split_out, so),
+                                     ("split_table", self.split_table, st)):
+            if len(mine) != len(expected):
+                raise CorruptDataError(
+                    f"{len(self.split_table)} splits stored, the contract gives {len(st)}")
+            diff = np.flatnonzero(mine != expected)
+            if len(diff):
+                k = int(diff[0])
+                raise CorruptDataError(
+                    f"{name}[{k}] is {int(mine[k])}, the contract puts it at {int(expected[k])}")

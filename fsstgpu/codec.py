@@ -1,13 +1,256 @@
-"""PLACEHOLDER: compress / decompress / Codec (core issue)."""
+"""compress / decompress / Codec: the front door from Arrow columns to CompressedStringArray.
+
+:func:`compress` normalises the input (:mod:`fsstgpu.arrow_input`), chooses blocks and trains
+their symbol tables (:mod:`fsstgpu.train`), encodes every block (:mod:`fsstgpu.encoder`) and
+computes the split points (:mod:`fsstgpu.splits`). :func:`decompress` gives the column back,
+decoded on the CPU (:func:`fsstgpu.decoder.decode_all`) or on the GPU
+(:func:`fsstgpu.device_array.decompress_on_gpu`); the choice is made in one place,
+:func:`fsstgpu.device.resolve_device`.
+
+Chunked input: a ``pyarrow.ChunkedArray`` becomes one block per chunk, each with a table trained
+on that chunk alone (so a chunk's strings never use a table fitted to another chunk's data), or
+one block when ``table`` is given; the chunk lengths are recorded and :func:`decompress` returns a
+ChunkedArray with the same chunks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu import arrow_input
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.decoder import decode_all
+from fsstgpu.device import resolve_device
+from fsstgpu.encoder import encode_strings
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
+from fsstgpu.symbol_table import SymbolTable
+
+ALGORITHMS = ("fsst",)
 
 
-def compress(array, table=None):
-    raise NotImplementedError
+def _as_arrow(array):
+    if isinstance(array, (pa.Array, pa.ChunkedArray)):
+        return array
+    if isinstance(array, (list, tuple)):
+        return pa.array(array)
+    raise TypeError(
+        f"expected a pyarrow Array or ChunkedArray (or a list of str / bytes), "
+        f"got {type(array).__name__}"
+    )
 
 
-def decompress(carr, device="auto", stream=None):
-    raise NotImplementedError
+def _plan(plain: arrow_input.Plain, table, sample_bytes):
+    """Return (block_starts, tables) for the column."""
+    # Imported here: ``fsstgpu.train`` the attribute is the public train() function, which
+    # shadows the module of the same name.
+    from fsstgpu.train import plan_blocks, train_table
+
+    n = len(plain)
+    if table is not None:
+        if not isinstance(table, SymbolTable):
+            raise TypeError(f"table must be a SymbolTable, not {type(table).__name__}")
+        return np.array([0, n], np.int64), (table,)
+    if plain.chunk_lengths is not None:
+        block_starts = np.zeros(len(plain.chunk_lengths) + 1, np.int64)
+        np.cumsum(plain.chunk_lengths, out=block_starts[1:])
+        tables = []
+        for b in range(len(plain.chunk_lengths)):
+            lo, hi = plain.offsets[block_starts[b]], plain.offsets[block_starts[b + 1]]
+            offs = plain.offsets[block_starts[b] : block_starts[b + 1] + 1] - lo
+            tables.append(train_table(plain.data[lo:hi], offs, sample_bytes=sample_bytes))
+        return block_starts, tuple(tables)
+    block_starts, tables = plan_blocks(plain.data, plain.offsets, sample_bytes=sample_bytes)
+    return np.asarray(block_starts, np.int64), tuple(tables)
+
+
+def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):
+    """Compress an Arrow string or binary column with FSST.
+
+    Parameters
+    ----------
+    array : pyarrow.Array, pyarrow.ChunkedArray, or list of str / bytes / None
+        Of type string, large_string, binary, large_binary, string_view or binary_view; sliced
+        arrays and nulls are fine.
+    table : SymbolTable, optional
+        Use this table for the whole column (one block). By default the column is cut into
+        blocks and a table is trained for each (:func:`fsstgpu.train.plan_blocks`); a
+        ChunkedArray gets one block per chunk, each trained on its chunk.
+    sample_bytes : int, optional
+        Training sample size per table, passed to the trainer (its default when None).
+    split_size : int
+        ``S``, the target uncompressed bytes per split (the GPU decoder's work per thread);
+        default :data:`fsstgpu.splits.DEFAULT_SPLIT_SIZE` (4096).
+
+    Returns
+    -------
+    CompressedStringArray
+
+    Raises
+    ------
+    TypeError
+        For any other Arrow type (the message names it).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> col = pa.array(["http://a.example/x", None, "http://b.example/y"] * 50)
+    >>> carr = fsstgpu.compress(col)
+    >>> carr.stats()["ratio"] > 1
+    True
+    >>> fsstgpu.decompress(carr, device="cpu").equals(col)
+    True
+    """
+    array = _as_arrow(array)
+    plain = arrow_input.from_arrow(array)
+    split_size = int(split_size)
+    if not 1 <= split_size < 2**63:
+        raise ValueError(f"split_size must be in 1..2**63 - 1, not {split_size}")
+    block_starts, tables = _plan(plain, table, sample_bytes)
+    if len(tables) > 65536:
+        raise ValueError(f"{len(tables)} blocks; at most 65536 (chunk the column less finely)")
+    n = len(plain)
+    code_parts = []
+    code_offsets = np.zeros(n + 1, np.int64)
+    base = 0
+    for b, tab in enumerate(tables):
+        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
+        if lo == hi:
+            continue
+        codes, offs = encode_strings(tab, plain.data, plain.offsets[lo : hi + 1])
+        code_offsets[lo + 1 : hi + 1] = offs[1:] - offs[0] + base
+        base += len(codes)
+        code_parts.append(codes)
+    codes = np.concatenate(code_parts) if code_parts else np.zeros(0, np.uint8)
+    lengths = np.diff(plain.offsets)
+    # compute_splits walks every code and checks it decodes to each string's length, so the
+    # result is validated as it is built.
+    split_codes, split_out, split_table = compute_splits(tables, block_starts, codes,
+                                                         code_offsets, lengths, split_size)
+    carr = CompressedStringArray(
+        type=plain.type, length=n, tables=tables, block_starts=block_starts, codes=codes,
+        code_offsets=code_offsets, lengths=lengths, validity=plain.validity,
+        null_count=plain.null_count, split_size=split_size, split_codes=split_codes,
+        split_out=split_out, split_table=split_table, chunk_lengths=plain.chunk_lengths,
+    )
+    carr.validate(full=False)
+    carr._validated = True  # the code walk above was the full check
+    return carr
+
+
+def _decompress_cpu(carr: CompressedStringArray):
+    carr.validate()
+    data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
+                      carr.split_table, carr.uncompressed_bytes)
+    offsets = np.zeros(carr.length + 1, np.int64)
+    np.cumsum(carr.lengths, out=offsets[1:])
+    return arrow_input.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)
+
+
+def _rechunk(array, chunk_lengths):
+    if chunk_lengths is None or isinstance(array, pa.ChunkedArray):
+        return array
+    chunks, start = [], 0
+    for length in chunk_lengths:
+        chunks.append(array.slice(start, int(length)))
+        start += int(length)
+    return pa.chunked_array(chunks, type=array.type)
+
+
+def decompress(carr: CompressedStringArray, device="auto", stream=None):
+    """Decompress to the original column.
+
+    Parameters
+    ----------
+    carr : CompressedStringArray
+    device : {"auto", "cpu", "gpu"}
+        ``"cpu"``: decode on the CPU, return a pyarrow Array (a ChunkedArray when the input was
+        chunked) of exactly the original type. ``"gpu"``: decode on the GPU and return a
+        :class:`fsstgpu.DeviceStringArray` in device memory. ``"auto"`` (or None): return the
+        pyarrow result, decoded on the GPU when one is usable (``FSSTGPU_DEVICE`` overrides).
+    stream : cupy.cuda.Stream, optional
+        GPU paths only: the stream to work on.
+
+    Raises
+    ------
+    CorruptDataError
+        If the compressed data is inconsistent.
+    DeviceError
+        When ``device="gpu"`` and no GPU is usable.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> col = pa.chunked_array([["a", "b"], [None]], type=pa.large_string())
+    >>> out = fsstgpu.decompress(fsstgpu.compress(col), device="cpu")
+    >>> out.type, out.num_chunks, out.to_pylist()
+    (DataType(large_string), 2, ['a', 'b', None])
+    """
+    if not isinstance(carr, CompressedStringArray):
+        raise TypeError(f"expected a CompressedStringArray, got {type(carr).__name__}")
+    requested = device
+    device = resolve_device(device)
+    if device == "cpu":
+        return _decompress_cpu(carr)
+    from fsstgpu.device_array import decompress_on_gpu
+
+    result = decompress_on_gpu(carr, stream=stream)
+    if requested == "gpu":
+        return result
+    return _rechunk(result.to_arrow(), carr.chunk_lengths)
 
 
 class Codec:
-    pass
+    """An nvCOMP-style codec object: ``encode`` Arrow columns, ``decode`` them back.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"fsst"`` (the only one; case-insensitive).
+    device : {"auto", "cpu", "gpu"}
+        Where :meth:`decode` runs (see :func:`decompress`).
+    table : SymbolTable, optional
+        Passed to :func:`compress`: one table for every column encoded.
+    sample_bytes, split_size
+        Passed to :func:`compress`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown algorithm or device name.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> codec = fsstgpu.Codec(algorithm="fsst", device="cpu")
+    >>> cols = [pa.array(["x", "yy"]), pa.array([b"z"], pa.binary())]
+    >>> [c.to_pylist() for c in codec.decode(codec.encode(cols))]
+    [['x', 'yy'], [b'z']]
+    """
+
+    def __init__(self, algorithm="fsst", device="auto", *, table=None, sample_bytes=None,
+                 split_size=DEFAULT_SPLIT_SIZE):
+        algo = str(algorithm).lower()
+        if algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algorithm!r}; available: {ALGORITHMS}")
+        if device is not None and device not in ("auto", "cpu", "gpu"):
+            raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
+        self.algorithm = algo
+        self.device = device
+        self._options = {"table": table, "sample_bytes": sample_bytes, "split_size": split_size}
+
+    def __repr__(self) -> str:
+        return f"Codec(algorithm={self.algorithm!r}, device={self.device!r})"
+
+    def encode(self, arrays):
+        """Compress one column, or each column of a list; returns the same shape."""
+        if isinstance(arrays, list) and all(
+                isinstance(a, (pa.Array, pa.ChunkedArray)) for a in arrays):
+            return [compress(a, **self._options) for a in arrays]
+        return compress(arrays, **self._options)
+
+    def decode(self, carrs, stream=None):
+        """Decompress one CompressedStringArray, or each of a list; returns the same shape."""
+        if isinstance(carrs, (list, tuple)):
+            return [decompress(c, device=self.device, stream=stream) for c in carrs]
+        return decompress(carrs, device=self.device, stream=stream)

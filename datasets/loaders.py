@@ -1,0 +1,401 @@
+"""Load string columns from line files, Parquet, Arrow IPC, the dbtext corpus or a generator.
+
+:func:`load` is the one entry point the CLI and benchmarks use; the per-format loaders beside it
+are public for callers that know what they have.
+
+Line files (``load_lines``): one value per line. Lines are split at ``\\n`` only, which is removed;
+a ``\\r`` before it is kept as data (so CRLF files give values ending in ``\\r``, byte-exact with
+what the file holds). A final ``\\n`` ends the last line rather than starting an empty one; empty
+lines are empty strings; an empty file is zero rows. The result is ``pa.string()`` when every line
+is valid UTF-8 and ``pa.binary()`` otherwise, each switched to its ``large_`` variant when the data
+exceed 2**31 - 1 bytes (32-bit offsets).
+
+Parquet and Arrow IPC (``load_parquet``, ``load_ipc``): one column, named by ``column=`` or else
+the first string-like column (``string``, ``large_string``, ``string_view``, the ``binary``
+counterparts, or a dictionary of any of these, which is decoded). The column keeps the file's
+type and chunks (a :class:`pyarrow.ChunkedArray`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
+from fsstgpu.datasets.generators import GENERATORS, _from_buffers, generate
+
+__all__ = [
+    "DEFAULT_ROWS",
+    "list_datasets",
+    "load",
+    "load_dbtext",
+    "load_ipc",
+    "load_lines",
+    "load_parquet",
+    "sample_path",
+]
+
+DEFAULT_ROWS = 10_000
+"""Rows :func:`load` generates when it is given a generator name and no ``rows``."""
+
+_IPC_FILE_SUFFIXES = (".arrow", ".feather", ".ipc")
+_IPC_STREAM_SUFFIXES = (".arrows",)
+
+
+def sample_path() -> Path:
+    """Return the path of the bundled sample Parquet file (``datasets/sample/sample.parquet``).
+
+    It holds 6000 rows in 3 row groups: ``url``, ``email``, ``log_line``, ``json_record``,
+    ``name`` (strings), ``id`` (int64) and ``comment`` (strings, mostly null).
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets import sample_path
+    >>> sample_path().name
+    'sample.parquet'
+    >>> sample_path().is_file()
+    True
+    """
+    return Path(__file__).resolve().with_name("sample") / "sample.parquet"
+
+
+def load_lines(path: str | os.PathLike, *, rows: int | None = None) -> pa.Array:
+    """Load a file with one value per line (see the module docstring for the exact rules).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    rows : int, optional
+        Keep only the first ``rows`` lines.
+
+    Returns
+    -------
+    pyarrow.Array
+        ``string`` if every line is valid UTF-8, else ``binary`` (``large_`` past 2 GiB).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from fsstgpu.datasets import load_lines
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "x.txt")
+    ...     _ = open(p, "wb").write(b"a\\r\\n\\nb\\n")
+    ...     load_lines(p).to_pylist()
+    ['a\\r', '', 'b']
+    """
+    rows = _check_rows(rows)
+    buf = np.fromfile(os.fspath(path), dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if len(buf) and buf[-1] != 10:
+        ends = np.append(ends, len(buf))
+    if rows is not None:
+        ends = ends[:rows]
+    starts = np.zeros(len(ends), dtype=np.int64)
+    starts[1:] = ends[:-1] + 1
+    used = buf[: int(ends[-1])] if len(ends) else buf[:0]
+    data = used[used != 10]
+    lengths = ends - starts
+    text = _from_buffers(lengths, data, binary=False)
+    try:
+        text.validate(full=True)  # checks that every value is valid UTF-8
+        return text
+    except pa.ArrowInvalid:
+        return _from_buffers(lengths, data, binary=True)
+
+
+def load_parquet(path: str | os.PathLike, *, column: str | None = None,
+                 rows: int | None = None) -> pa.ChunkedArray:
+    """Load one string-like column of a Parquet file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The Parquet file.
+    column : str, optional
+        Column name; default the first string-like column.
+    rows : int, optional
+        Keep only the first ``rows`` rows (only the row groups needed are read).
+
+    Returns
+    -------
+    pyarrow.ChunkedArray
+
+    Raises
+    ------
+    ValueError
+        ``column`` is not in the file.
+    TypeError
+        The column is not string-like, or (without ``column``) no column is.
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets import load_parquet, sample_path
+    >>> col = load_parquet(sample_path(), column="email", rows=10)
+    >>> len(col), col.type
+    (10, DataType(string))
+    """
+    rows = _check_rows(rows)
+    parquet = pq.ParquetFile(os.fspath(path))
+    name = _choose_column(parquet.schema_arrow, column, path)
+    if rows is None:
+        table = parquet.read(columns=[name])
+    else:
+        counts = np.cumsum([parquet.metadata.row_group(i).num_rows
+                            for i in range(parquet.num_row_groups)])
+        needed = int(np.searchsorted(counts, rows, side="left")) + 1
+        groups = list(range(min(needed, parquet.num_row_groups)))
+        table = parquet.read_row_groups(groups, columns=[name]).slice(0, rows)
+    return _decode_dictionary(table.column(name))
+
+
+def load_ipc(path: str | os.PathLike, *, column: str | None = None, rows: int | None = None,
+             stream: bool | None = None) -> pa.ChunkedArray:
+    """Load one string-like column of an Arrow IPC file (Feather v2) or stream.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, memory-mapped.
+    column : str, optional
+        Column name; default the first string-like column.
+    rows : int, optional
+        Keep only the first ``rows`` rows.
+    stream : bool, optional
+        True for the IPC stream format, False for the file format; None tries the file format
+        and then the stream format (``.arrow`` is used for both in the wild).
+
+    Returns
+    -------
+    pyarrow.ChunkedArray
+
+    Examples
+    --------
+    >>> import tempfile, os, pyarrow as pa, pyarrow.feather as feather
+    >>> from fsstgpu.datasets import load_ipc
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "t.arrow")
+    ...     feather.write_feather(pa.table({"n": [1, 2], "s": ["x", "y"]}), p)
+    ...     load_ipc(p).to_pylist()
+    ['x', 'y']
+    """
+    rows = _check_rows(rows)
+    table = _read_ipc(os.fspath(path), stream)
+    name = _choose_column(table.schema, column, path)
+    col = table.column(name)
+    if rows is not None:
+        col = col.slice(0, rows)
+    return _decode_dictionary(col)
+
+
+def load_dbtext(name: str, *, rows: int | None = None) -> pa.Array:
+    """Load one file of the FSST paper's dbtext corpus (found by :func:`dbtext_dir`).
+
+    Raises
+    ------
+    FileNotFoundError
+        The corpus or the file is not on this machine; the message says where it was looked for.
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets import dbtext_dir, load_dbtext
+    >>> dbtext_dir() is None or load_dbtext("uuid", rows=2).type == "string"
+    True
+    """
+    if not name or name != Path(name).name or name in (".", ".."):
+        raise ValueError(f"dbtext file name must be a bare file name, got {name!r}")
+    root = dbtext_dir()
+    if root is None:
+        raise FileNotFoundError(
+            f"dbtext corpus not found, so dbtext file {name!r} cannot be loaded: set "
+            "FSSTGPU_DBTEXT to the folder holding its files (uuid, urls2, ...), or place it at "
+            "shared/datasets/dbtext or .data/dbtext in this directory or a parent"
+        )
+    path = root / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no dbtext file {name!r} in {root} (known files: {', '.join(DBTEXT_FILES)})"
+        )
+    return load_lines(path, rows=rows)
+
+
+def load(name_or_path: str | os.PathLike, *, rows: int | None = None, seed: int = 0,
+         column: str | None = None) -> pa.Array | pa.ChunkedArray:
+    """Load a string column by generator name, dbtext name, ``"sample"`` or file path.
+
+    Resolution, first match wins:
+
+    1. a generator name (``"urls"``, ...; see :func:`list_datasets`): ``rows`` values
+       (default :data:`DEFAULT_ROWS`) generated with ``seed``;
+    2. ``"sample"``: the bundled sample Parquet file (:func:`sample_path`);
+    3. ``"dbtext:<file>"``, or a bare dbtext file name such as ``"uuid"``: that dbtext file;
+    4. otherwise a path, read by extension: ``.parquet``/``.parq`` Parquet; ``.arrow``,
+       ``.feather``, ``.ipc`` Arrow IPC file (or stream); ``.arrows`` IPC stream; anything else
+       a line file.
+
+    A :class:`pathlib.Path` (or other ``os.PathLike``) is always a path; to read a file whose
+    name is also a dataset name, pass ``"./name"``.
+
+    Parameters
+    ----------
+    name_or_path : str or os.PathLike
+        What to load.
+    rows : int, optional
+        Number of rows to generate, or the first rows of a file to keep.
+    seed : int, default 0
+        Seed for generators (ignored for files).
+    column : str, optional
+        Column of a Parquet or IPC file; an error for other sources.
+
+    Returns
+    -------
+    pyarrow.Array or pyarrow.ChunkedArray
+        An Array for generators and line files, a ChunkedArray for Parquet and IPC columns.
+
+    Raises
+    ------
+    FileNotFoundError
+        The path does not exist (nor is it a dataset name), or the dbtext corpus is absent.
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets import load
+    >>> load("uuids", rows=3).type
+    DataType(string)
+    >>> load("sample", column="name", rows=2).to_pylist()
+    ['James P. Jones', 'Søren S. Johnson']
+    """
+    if isinstance(name_or_path, str) and name_or_path in GENERATORS:
+        _no_column(column, name_or_path)
+        return generate(name_or_path, DEFAULT_ROWS if rows is None else rows, seed)
+    if isinstance(name_or_path, str) and name_or_path == "sample":
+        return load_parquet(sample_path(), column=column, rows=rows)
+    if isinstance(name_or_path, str) and (
+        name_or_path.startswith("dbtext:") or name_or_path in DBTEXT_FILES
+    ):
+        _no_column(column, name_or_path)
+        return load_dbtext(name_or_path.removeprefix("dbtext:"), rows=rows)
+    path = Path(name_or_path)
+    if not path.is_file():
+        hint = "" if not isinstance(name_or_path, str) else (
+            f"; it is not a dataset name either (generators: {', '.join(GENERATORS)}; "
+            "'sample'; dbtext files as 'dbtext:<file>')"
+        )
+        raise FileNotFoundError(f"no such file: {os.fspath(path)!r}{hint}")
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".parq"):
+        return load_parquet(path, column=column, rows=rows)
+    if suffix in _IPC_FILE_SUFFIXES or suffix in _IPC_STREAM_SUFFIXES:
+        stream = True if suffix in _IPC_STREAM_SUFFIXES else None
+        return load_ipc(path, column=column, rows=rows, stream=stream)
+    _no_column(column, os.fspath(path))
+    return load_lines(path, rows=rows)
+
+
+def list_datasets() -> list[dict]:
+    """Describe every named dataset :func:`load` knows.
+
+    Returns
+    -------
+    list of dict
+        One dict per dataset with keys ``name`` (what to pass to :func:`load`), ``kind``
+        (``"generator"``, ``"sample"`` or ``"dbtext"``), ``description`` and ``available``
+        (False for dbtext files not on this machine).
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets import list_datasets
+    >>> entries = list_datasets()
+    >>> [e["name"] for e in entries if e["kind"] == "generator"][:2]
+    ['urls', 'emails']
+    >>> {"name", "kind", "description", "available"} <= set(entries[0])
+    True
+    """
+    entries = [
+        {"name": name, "kind": "generator", "available": True,
+         "description": _first_line(func.__doc__)}
+        for name, func in GENERATORS.items()
+    ]
+    entries.append({
+        "name": "sample", "kind": "sample", "available": sample_path().is_file(),
+        "description": "bundled Parquet file: url, email, log_line, json_record, name, id, "
+                       "comment (6000 rows, 3 row groups)",
+    })
+    root = dbtext_dir()
+    for name in DBTEXT_FILES:
+        present = root is not None and (root / name).is_file()
+        where = f"in {root}" if present else "not on this machine (set FSSTGPU_DBTEXT)"
+        entries.append({
+            "name": f"dbtext:{name}", "kind": "dbtext", "available": present,
+            "description": f"FSST paper corpus file {name!r}, one string per line; {where}",
+        })
+    return entries
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _check_rows(rows):
+    if rows is None:
+        return None
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 0:
+        raise ValueError(f"rows must be a non-negative integer or None, got {rows!r}")
+    return int(rows)
+
+
+def _no_column(column, source) -> None:
+    if column is not None:
+        raise ValueError(f"column= applies to Parquet and Arrow IPC files only, not {source!r}")
+
+
+def _first_line(doc: str | None) -> str:
+    lines = (doc or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _is_string_like(type_: pa.DataType) -> bool:
+    if pa.types.is_dictionary(type_):
+        return _is_string_like(type_.value_type)
+    return (pa.types.is_string(type_) or pa.types.is_large_string(type_)
+            or pa.types.is_binary(type_) or pa.types.is_large_binary(type_)
+            or pa.types.is_string_view(type_) or pa.types.is_binary_view(type_))
+
+
+def _choose_column(schema: pa.Schema, column: str | None, path) -> str:
+    if column is None:
+        for field in schema:
+            if _is_string_like(field.type):
+                return field.name
+        described = ", ".join(f"{f.name}: {f.type}" for f in schema) or "no columns"
+        raise TypeError(f"{os.fspath(path)!r} has no string or binary column ({described})")
+    if column not in schema.names:
+        raise ValueError(
+            f"no column {column!r} in {os.fspath(path)!r}; columns: {', '.join(schema.names)}"
+        )
+    type_ = schema.field(column).type
+    if not _is_string_like(type_):
+        raise TypeError(f"column {column!r} of {os.fspath(path)!r} is {type_}, not a string or "
+                        "binary type")
+    return column
+
+
+def _decode_dictionary(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_dictionary(col.type):
+        return col.cast(col.type.value_type)
+    return col
+
+
+def _read_ipc(path: str, stream: bool | None) -> pa.Table:
+    source = pa.memory_map(path)
+    if stream is not True:
+        try:
+            return pa.ipc.open_file(source).read_all()
+        except pa.ArrowInvalid:
+            if stream is False:
+                raise
+            source.seek(0)
+    return pa.ipc.open_stream(source).read_all()

@@ -1,0 +1,237 @@
+"""The standalone blob: one CompressedStringArray as bytes (the specification is blob.md).
+
+Reading never trusts the input: the header and every section carry a CRC32; every declared size
+is checked against the bytes that remain before anything is allocated (and every count is backed
+by at least one byte per item, so no allocation exceeds 8 bytes per input byte); the result then
+goes through :meth:`CompressedStringArray.validate
+<fsstgpu.arrays.CompressedStringArray.validate>`, which decodes every code. Anything wrong raises
+:class:`~fsstgpu.errors.CorruptDataError` saying what.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+
+from fsstgpu import lengths as intcodec
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrow_input import SUPPORTED_TYPES, type_code
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.splits import derive_code_offsets
+from fsstgpu.symbol_table import SymbolTable
+
+MAGIC = b"FSGB"
+VERSION = 1
+
+FLAG_VALIDITY = 1  # a validity section is present (the column has nulls)
+FLAG_CHUNKS = 2  # a chunk-lengths section is present (the input was a ChunkedArray)
+FLAG_CODE_OFFSETS = 4  # code offsets are stored; else derived from the codes and lengths
+_KNOWN_FLAGS = FLAG_VALIDITY | FLAG_CHUNKS | FLAG_CODE_OFFSETS
+
+# magic, version, flags, lengths codec, type code, then length, null_count, ncodes, nblocks,
+# nsplits, split_size, nchunks (u64 each); the header CRC32 follows.
+_HEADER = struct.Struct("<4sBBBB7Q")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+HEADER_SIZE = _HEADER.size + _U32.size  # 68
+
+SECTIONS = ("tables", "block_starts", "code_offsets", "codes", "lengths", "validity",
+            "split_codes", "split_out", "split_table", "chunk_lengths")
+_MIN_TABLE_BYTES = 17  # an empty serialised SymbolTable
+
+
+def _frame(payload: bytes) -> bytes:
+    size = _U64.pack(len(payload))
+    return size + payload + _U32.pack(zlib.crc32(payload, zlib.crc32(size)))
+
+
+def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = True) -> bytes:
+    """Serialise ``carr`` (see blob.md for the layout).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats import blob
+    >>> data = blob.dumps(fsstgpu.compress(pa.array(["a", "b"])))
+    >>> data[:4], data[4]
+    (b'FSGB', 1)
+    """
+    flags = 0
+    if carr.validity is not None:
+        flags |= FLAG_VALIDITY
+    if carr.chunk_lengths is not None:
+        flags |= FLAG_CHUNKS
+    if store_code_offsets:
+        flags |= FLAG_CODE_OFFSETS
+    nchunks = 0 if carr.chunk_lengths is None else len(carr.chunk_lengths)
+    header = _HEADER.pack(MAGIC, VERSION, flags, intcodec.NARROW, type_code(carr.type),
+                          carr.length, carr.null_count, len(carr.codes), len(carr.tables),
+                          len(carr.split_table), carr.split_size, nchunks)
+    parts = [header, _U32.pack(zlib.crc32(header))]
+    payloads = (
+        b"".join(t.to_bytes() for t in carr.tables),
+        intcodec.encode_offsets(carr.block_starts),
+        intcodec.encode_offsets(carr.code_offsets) if store_code_offsets else b"",
+        carr.codes.tobytes(),
+        intcodec.encode_uints(carr.lengths, intcodec.NARROW),
+        b"" if carr.validity is None else carr.validity.tobytes(),
+        intcodec.encode_offsets(carr.split_codes),
+        intcodec.encode_offsets(carr.split_out),
+        intcodec.encode_uints(carr.split_table),
+        b"" if carr.chunk_lengths is None else intcodec.encode_uints(carr.chunk_lengths),
+    )
+    parts.extend(_frame(p) for p in payloads)
+    return b"".join(parts)
+
+
+class _Reader:
+    def __init__(self, data):
+        self.data = data
+        self.pos = HEADER_SIZE
+
+    def section(self, name: str):
+        data, pos = self.data, self.pos
+        if len(data) - pos < _U64.size:
+            raise CorruptDataError(f"blob truncated before the {name} section's size")
+        (size,) = _U64.unpack_from(data, pos)
+        start = pos + _U64.size
+        if size > len(data) - start - _U32.size:
+            raise CorruptDataError(
+                f"{name} section declares {size} bytes, only {max(0, len(data) - start - 4)} "
+                "remain (truncated or mis-sized)"
+            )
+        end = start + size
+        (crc,) = _U32.unpack_from(data, end)
+        if zlib.crc32(data[start:end], zlib.crc32(data[pos:start])) != crc:
+            raise CorruptDataError(f"{name} section: CRC32 mismatch (altered data)")
+        self.pos = end + _U32.size
+        return data[start:end]
+
+
+def loads(data) -> CompressedStringArray:
+    """Read a blob written by :func:`dumps`, validated.
+
+    ``bytes`` input is used without copying (the arrays are read-only views into it); any other
+    bytes-like input is copied first so that later changes to it cannot reach the arrays.
+
+    Raises
+    ------
+    CorruptDataError
+        For anything truncated, mis-sized, altered or inconsistent, saying what.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats import blob
+    >>> carr = fsstgpu.compress(pa.array(["a", None]))
+    >>> blob.loads(blob.dumps(carr)).equals(carr)
+    True
+    """
+    if not isinstance(data, bytes):
+        data = bytes(memoryview(data).cast("B"))
+    view = memoryview(data)
+    if len(view) < HEADER_SIZE:
+        raise CorruptDataError(
+            f"blob truncated: {len(view)} bytes, the header needs {HEADER_SIZE}")
+    fields = _HEADER.unpack_from(view, 0)
+    magic, version, flags, lengths_codec, tcode = fields[:5]
+    length, null_count, ncodes, nblocks, nsplits, split_size, nchunks = fields[5:]
+    if magic != MAGIC:
+        raise CorruptDataError(f"not an fsstgpu blob: magic {bytes(magic)!r}, expected {MAGIC!r}")
+    (crc,) = _U32.unpack_from(view, _HEADER.size)
+    if zlib.crc32(view[: _HEADER.size]) != crc:
+        raise CorruptDataError("blob header: CRC32 mismatch (altered data)")
+    if version != VERSION:
+        raise CorruptDataError(f"unsupported blob version {version} (this reader: {VERSION})")
+    if flags & ~_KNOWN_FLAGS:
+        raise CorruptDataError(f"unknown blob flags {flags:#x}")
+    if lengths_codec not in intcodec.CODECS:
+        raise CorruptDataError(f"unknown lengths codec {lengths_codec}")
+    if tcode >= len(SUPPORTED_TYPES):
+        raise CorruptDataError(f"unknown type code {tcode}")
+    if not flags & FLAG_CHUNKS and nchunks:
+        raise CorruptDataError(f"{nchunks} chunks declared without the chunk flag")
+    if split_size < 1:
+        raise CorruptDataError("split size 0")
+    # Bound every count by the blob size before anything is allocated from it (each item of a
+    # section takes at least one byte; a table at least 17).
+    limit = len(view)
+    for name, count in (("strings", length), ("codes", ncodes), ("splits", nsplits),
+                        ("chunks", nchunks), ("null_count", null_count)):
+        if count > limit:
+            raise CorruptDataError(f"{count} {name} declared in a {limit}-byte blob")
+    if nblocks * _MIN_TABLE_BYTES > limit:
+        raise CorruptDataError(f"{nblocks} blocks declared in a {limit}-byte blob")
+
+    reader = _Reader(view)
+    raw = {name: reader.section(name) for name in SECTIONS}
+    if reader.pos != len(view):
+        raise CorruptDataError(f"{len(view) - reader.pos} trailing bytes after the last section")
+
+    tables = []
+    pos, tbytes = 0, raw["tables"]
+    for k in range(nblocks):
+        try:
+            table, pos = SymbolTable.read_from(tbytes, pos)
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"table {k}: {exc}") from None
+        tables.append(table)
+    if pos != len(tbytes):
+        raise CorruptDataError(f"tables section: {len(tbytes) - pos} bytes after {nblocks} tables")
+
+    if len(raw["codes"]) != ncodes:
+        raise CorruptDataError(f"codes section has {len(raw['codes'])} bytes, header says {ncodes}")
+    codes = np.frombuffer(raw["codes"], dtype=np.uint8)
+    block_starts = intcodec.decode_offsets(raw["block_starts"], nblocks + 1, total=length,
+                                           what="block_starts")
+    lengths = intcodec.decode_uints(raw["lengths"], length, lengths_codec, what="lengths")
+    # A code yields at most 8 bytes. Checked on the unsigned values (before the int64 view, where
+    # a huge value would turn negative) and on a float sum (which cannot overflow).
+    if length and (int(lengths.max()) > 8 * ncodes
+                   or float(lengths.sum(dtype=np.float64)) > 8.0 * ncodes + 1):
+        raise CorruptDataError(f"the string lengths exceed what {ncodes} codes can hold")
+    lengths = lengths.astype(np.int64)
+    total_out = int(lengths.sum())
+    if flags & FLAG_CODE_OFFSETS:
+        code_offsets = intcodec.decode_offsets(raw["code_offsets"], length + 1, total=ncodes,
+                                               what="code_offsets")
+    else:
+        if len(raw["code_offsets"]):
+            raise CorruptDataError("code_offsets section present without its flag")
+        code_offsets = derive_code_offsets(tables, block_starts, codes, lengths)
+    validity = None
+    if flags & FLAG_VALIDITY:
+        if len(raw["validity"]) != (length + 7) // 8:
+            raise CorruptDataError(f"validity section has {len(raw['validity'])} bytes, expected "
+                                   f"{(length + 7) // 8} for {length} strings")
+        validity = np.frombuffer(raw["validity"], dtype=np.uint8)
+    elif len(raw["validity"]):
+        raise CorruptDataError("validity section present without its flag")
+    split_codes = intcodec.decode_offsets(raw["split_codes"], nsplits + 1, total=ncodes,
+                                          what="split_codes")
+    split_out = intcodec.decode_offsets(raw["split_out"], nsplits + 1, total=total_out,
+                                        what="split_out")
+    split_table = intcodec.decode_uints(raw["split_table"], nsplits, what="split_table")
+    if nsplits and int(split_table.max()) >= nblocks:
+        raise CorruptDataError(f"split_table names table {int(split_table.max())} of {nblocks}")
+    chunk_lengths = None
+    if flags & FLAG_CHUNKS:
+        chunk_lengths = intcodec.decode_uints(raw["chunk_lengths"], nchunks, what="chunk_lengths")
+        if nchunks and (int(chunk_lengths.max()) > length or int(chunk_lengths.sum()) != length):
+            raise CorruptDataError(f"chunk lengths add up to {int(chunk_lengths.sum())}, "
+                                   f"not {length}")
+        chunk_lengths = chunk_lengths.astype(np.int64)
+    elif len(raw["chunk_lengths"]):
+        raise CorruptDataError("chunk_lengths section present without its flag")
+
+    carr = CompressedStringArray(
+        type=SUPPORTED_TYPES[tcode], length=length, tables=tables, block_starts=block_starts,
+        codes=codes, code_offsets=code_offsets, lengths=lengths, validity=validity,
+        null_count=null_count, split_size=split_size, split_codes=split_codes,
+        split_out=split_out, split_table=split_table.astype(np.uint16),
+        chunk_lengths=chunk_lengths,
+    )
+    carr.validate()
+    return carr

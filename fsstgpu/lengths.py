@@ -1,0 +1,180 @@
+"""Compact encodings of non-negative integer arrays: string lengths, code lengths, deltas.
+
+The blob format (``formats/blob.md``) stores every integer array through this module. Each
+encoding has a one-byte id, written in the blob's header for the uncompressed-lengths section, so
+that a better codec (the planned bit-plane encoding, which the GPU decodes in parallel) can be
+added later under a new id while old blobs keep decoding.
+
+Encoding :data:`NARROW` (id 1), the only one so far::
+
+    width  1 byte          1, 2, 4 or 8: the narrowest unsigned width that holds the maximum
+                           (1 for an empty array)
+    values count * width   little-endian unsigned integers
+
+The count is not stored: the reader knows it from the blob's header, and checks the payload size
+against it before allocating anything. There is deliberately no zero width: every value costs at
+least one byte, so a count declared in a header can never exceed the bytes that back it, and a
+reader never allocates more than 8 bytes per byte of input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu.errors import CorruptDataError
+
+NARROW = 1
+CODECS = {NARROW: "narrowest unsigned width"}
+
+_WIDTHS = (1, 2, 4, 8)
+_DTYPES = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+
+
+def narrowest_width(maximum: int) -> int:
+    """Return the fewest bytes (1, 2, 4 or 8) that hold the unsigned value ``maximum``.
+
+    Examples
+    --------
+    >>> from fsstgpu.lengths import narrowest_width
+    >>> [narrowest_width(v) for v in (0, 255, 256, 70000, 2**40)]
+    [1, 1, 2, 4, 8]
+    """
+    if maximum < 0:
+        raise ValueError(f"values must be non-negative, got {maximum}")
+    for width in _WIDTHS:
+        if maximum < 1 << (8 * width):
+            return width
+    raise ValueError(f"value {maximum} does not fit in 64 bits")
+
+
+def encode_uints(values, codec: int = NARROW) -> bytes:
+    """Encode a 1-D array of non-negative integers.
+
+    Parameters
+    ----------
+    values : array-like of integers, shape (n,)
+        Non-negative values below 2**64.
+    codec : int
+        The encoding id; only :data:`NARROW` exists so far.
+
+    Returns
+    -------
+    bytes
+        The payload; :func:`decode_uints` with the same ``n`` reads it back.
+
+    Examples
+    --------
+    >>> from fsstgpu.lengths import encode_uints, decode_uints
+    >>> payload = encode_uints([3, 0, 300])
+    >>> len(payload)  # one width byte, then three 2-byte values
+    7
+    >>> decode_uints(payload, 3).tolist()
+    [3, 0, 300]
+    """
+    if codec != NARROW:
+        raise ValueError(f"unknown integer codec {codec}; known: {sorted(CODECS)}")
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError(f"expected a 1-D array, got shape {values.shape}")
+    if values.size == 0:
+        return bytes([1])
+    if values.dtype.kind not in "iu":
+        raise TypeError(f"expected integers, got {values.dtype}")
+    if values.dtype.kind == "i" and int(values.min()) < 0:
+        raise ValueError("values must be non-negative")
+    width = narrowest_width(int(values.max()))
+    return bytes([width]) + values.astype(_DTYPES[width], copy=False).tobytes()
+
+
+def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integers"):
+    """Decode ``count`` values written by :func:`encode_uints`; return them as uint64.
+
+    Parameters
+    ----------
+    payload : bytes-like
+        Exactly the bytes :func:`encode_uints` returned.
+    count : int
+        How many values were encoded (the caller knows it from elsewhere).
+    codec : int
+        The encoding id.
+    what : str
+        Named in error messages.
+
+    Raises
+    ------
+    CorruptDataError
+        If the payload size does not match ``count``, or the width byte is not 1, 2, 4 or 8.
+
+    Examples
+    --------
+    >>> from fsstgpu.lengths import decode_uints
+    >>> decode_uints(bytes([1, 7, 9]), 2).tolist()
+    [7, 9]
+    """
+    if codec != NARROW:
+        raise CorruptDataError(f"{what}: unknown integer codec {codec}")
+    payload = memoryview(payload).cast("B")
+    if count < 0:
+        raise CorruptDataError(f"{what}: negative count {count}")
+    if len(payload) < 1:
+        raise CorruptDataError(f"{what}: empty payload, expected at least the width byte")
+    width = payload[0]
+    if width not in _WIDTHS:
+        raise CorruptDataError(f"{what}: invalid integer width {width} (1, 2, 4 or 8)")
+    expected = 1 + count * width
+    if len(payload) != expected:
+        raise CorruptDataError(
+            f"{what}: payload is {len(payload)} bytes, expected {expected} "
+            f"({count} values of {width} bytes)"
+        )
+    return np.frombuffer(payload[1:], dtype=_DTYPES[width]).astype(np.uint64)
+
+
+def encode_offsets(offsets) -> bytes:
+    """Encode a non-decreasing array that starts at 0 as its ``len - 1`` deltas.
+
+    Examples
+    --------
+    >>> from fsstgpu.lengths import encode_offsets, decode_offsets
+    >>> decode_offsets(encode_offsets([0, 2, 2, 9]), 4, total=9).tolist()
+    [0, 2, 2, 9]
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if offsets.size == 0 or offsets[0] != 0:
+        raise ValueError("offsets must be non-empty and start at 0")
+    deltas = np.diff(offsets)
+    if deltas.size and int(deltas.min()) < 0:
+        raise ValueError("offsets must be non-decreasing")
+    return encode_uints(deltas)
+
+
+def decode_offsets(payload, count: int, *, total: int, what: str = "offsets"):
+    """Decode ``count`` offsets (``count - 1`` deltas) and check that the last one is ``total``.
+
+    Returns int64 offsets starting at 0, non-decreasing, ending at ``total``.
+
+    Raises
+    ------
+    CorruptDataError
+        On a size mismatch, or when the deltas do not add up to ``total``.
+
+    Examples
+    --------
+    >>> from fsstgpu.lengths import decode_offsets, encode_offsets
+    >>> decode_offsets(encode_offsets([0, 5]), 2, total=5).tolist()
+    [0, 5]
+    """
+    if count < 1:
+        raise CorruptDataError(f"{what}: needs at least one offset, got count {count}")
+    deltas = decode_uints(payload, count - 1, what=what)
+    # Every delta must be <= total (< 2**63), so a wrap-around in the uint64 running sum shows
+    # as a decrease; then the sum must land exactly on total.
+    if deltas.size and int(deltas.max()) > total:
+        raise CorruptDataError(f"{what}: a delta exceeds the declared total {total}")
+    out = np.zeros(count, dtype=np.uint64)
+    np.cumsum(deltas, out=out[1:])
+    if count > 1 and bool(np.any(out[1:] < out[:-1])):
+        raise CorruptDataError(f"{what}: deltas overflow")
+    if int(out[-1]) != total:
+        raise CorruptDataError(f"{what}: deltas add up to {int(out[-1])}, expected {total}")
+    return out.astype(np.int64)

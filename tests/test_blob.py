@@ -1,0 +1,260 @@
+"""The standalone blob: layout, golden bytes, and every kind of damage raising CorruptDataError."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
+from fsstgpu.formats import blob
+from fsstgpu.testing import check_roundtrip
+
+# Written by format version 1 (see test_golden_blob for how); must keep decoding forever.
+GOLDEN_HEX = (
+    "46534742010701000500000000000000010000000000000011000000000000000100000000000000040000"
+    "000000000008000000000000000200000000000000e19a8ba11d000000000000004653545401010000010000"
+    "010078612e622f687474703a2f2f0919858c3dd5f85e02000000000000000105857d0e8e060000000000000001"
+    "020005000a4199fb7e1100000000000000020100ff00ff790201ff68ff74ff74ff70112a2fc9060000000000"
+    "0000010b0003000f0d730c0701000000000000001d346c7492050000000000000001020601086bd17f96050000"
+    "0000000000010b0a0404ebdfac960500000000000000010000000021dc3b2f0300000000000000010302358f"
+    "8436"
+)
+
+
+def golden_column():
+    return pa.chunked_array([["http://a.b/", None, "x\x00y"], ["", "http://a.b/http"]],
+                            pa.string())
+
+
+def golden_table():
+    return SymbolTable([b"http://", b"a.b/", b"x"])
+
+
+def test_golden_blob():
+    golden = bytes.fromhex(GOLDEN_HEX)
+    carr = CompressedStringArray.from_bytes(golden)
+    out = fsstgpu.decompress(carr, device="cpu")
+    assert out.type == pa.string() and out.equals(golden_column())
+    assert [len(c) for c in out.chunks] == [3, 2]
+    # The writer still produces exactly these bytes (the format is stable).
+    again = fsstgpu.compress(golden_column(), table=golden_table(), split_size=8)
+    assert again.to_bytes() == golden
+
+
+def small_carr():
+    col = pa.array(["alpha", None, "beta\x00", "", "gamma" * 3, None, "delta"] * 3,
+                   pa.large_string())
+    return fsstgpu.compress(col, table=SymbolTable([b"alpha", b"a", b"mm", b"\x00"]),
+                            split_size=16)
+
+
+@pytest.fixture(scope="module")
+def carr():
+    return small_carr()
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["offsets", "no-offsets"])
+def small_blob(request, carr):
+    return carr.to_bytes(store_code_offsets=request.param)
+
+
+def test_header_layout(carr, small_blob):
+    assert small_blob[:4] == b"FSGB" and small_blob[4] == blob.VERSION
+    flags, codec, tcode = small_blob[5], small_blob[6], small_blob[7]
+    assert flags & blob.FLAG_VALIDITY and not flags & blob.FLAG_CHUNKS
+    assert codec == 1 and tcode == 1  # narrowest-width lengths, large_string
+    length, nulls, ncodes, nblocks, nsplits, split_size, nchunks = struct.unpack_from(
+        "<7Q", small_blob, 8)
+    assert (length, nulls, ncodes, nblocks, nsplits, split_size, nchunks) == (
+        len(carr), carr.null_count, len(carr.codes), 1, len(carr.split_table), 16, 0)
+    assert blob.HEADER_SIZE == 68
+
+
+def test_sizes_are_compact(carr):
+    with_offsets = len(carr.to_bytes())
+    without = len(carr.to_bytes(store_code_offsets=False))
+    # One byte per string (code lengths < 256) and the width byte.
+    assert with_offsets - without == len(carr) + 1
+    assert with_offsets < len(carr.codes) + 3 * len(carr) + 300
+
+
+def test_roundtrip_inputs(carr, small_blob):
+    for data in (small_blob, bytearray(small_blob), memoryview(small_blob)):
+        again = CompressedStringArray.from_bytes(data)
+        assert again.equals(carr)
+    # bytes input is used without copying; mutable input is copied first.
+    mutable = bytearray(small_blob)
+    again = CompressedStringArray.from_bytes(mutable)
+    mutable[:] = bytes(len(mutable))
+    assert again.equals(carr)
+
+
+def _check_damaged(data, original):
+    """A damaged blob must raise CorruptDataError, or load as exactly the original."""
+    try:
+        got = CompressedStringArray.from_bytes(data)
+    except CorruptDataError:
+        return "error"
+    assert got.equals(original)
+    assert fsstgpu.decompress(got, device="cpu").equals(fsstgpu.decompress(original, "cpu"))
+    return "same"
+
+
+def test_every_truncation(carr, small_blob):
+    for cut in range(len(small_blob)):
+        with pytest.raises(CorruptDataError):
+            CompressedStringArray.from_bytes(small_blob[:cut])
+
+
+def test_trailing_bytes(small_blob):
+    with pytest.raises(CorruptDataError, match="trailing"):
+        CompressedStringArray.from_bytes(small_blob + b"\0")
+
+
+def test_random_byte_flips(carr, small_blob):
+    rng = np.random.default_rng(12345)
+    outcomes = []
+    for _ in range(300):
+        data = bytearray(small_blob)
+        for pos in rng.integers(0, len(data), size=rng.integers(1, 4)):
+            data[pos] ^= int(rng.integers(1, 256))
+        outcomes.append(_check_damaged(bytes(data), carr))
+    assert outcomes.count("error") == 300  # every flip is caught (CRC32 on everything)
+
+
+def _sections(data):
+    """(size position, payload start, payload end) of each section."""
+    out, pos = [], blob.HEADER_SIZE
+    for _ in blob.SECTIONS:
+        (size,) = struct.unpack_from("<Q", data, pos)
+        out.append((pos, pos + 8, pos + 8 + size))
+        pos += 8 + size + 4
+    return out
+
+
+def _fix_crcs(data: bytearray) -> bytes:
+    """Recompute every CRC, as a forger would: only the structural checks remain."""
+    struct.pack_into("<I", data, 64, zlib.crc32(bytes(data[:64])))
+    pos = blob.HEADER_SIZE
+    for _ in blob.SECTIONS:
+        if pos + 8 > len(data):
+            break
+        (size,) = struct.unpack_from("<Q", data, pos)
+        end = pos + 8 + size
+        if end + 4 > len(data):
+            break
+        struct.pack_into("<I", data, end, zlib.crc32(bytes(data[pos:end])))
+        pos = end + 4
+    return bytes(data)
+
+
+def test_forged_flips_never_crash(carr, small_blob):
+    """With valid CRCs, altered payloads give CorruptDataError or a consistent, decodable array."""
+    rng = np.random.default_rng(7)
+    loaded = 0
+    for _ in range(300):
+        data = bytearray(small_blob)
+        for pos in rng.integers(0, len(data), size=rng.integers(1, 3)):
+            data[pos] ^= int(rng.integers(1, 256))
+        forged = _fix_crcs(data)
+        try:
+            got = CompressedStringArray.from_bytes(forged)
+        except CorruptDataError:
+            continue
+        loaded += 1
+        got.validate()
+        out = fsstgpu.decompress(got, device="cpu")
+        assert len(out) == len(got)
+        if got.type in (pa.binary(), pa.large_binary()):
+            out.validate(full=True)
+    assert loaded < 300
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("length", 2**62, "strings declared"),
+    ("length", 2**64 - 1, "strings declared"),
+    ("ncodes", 2**40, "codes declared"),
+    ("nblocks", 2**40, "blocks declared"),
+    ("nsplits", 2**63, "splits declared"),
+    ("null_count", 2**50, "null_count"),
+    ("length", 22, "block_starts"),
+    ("ncodes", 3, "codes section"),
+    ("nblocks", 2, "table 1"),
+    ("nblocks", 0, "tables section"),
+    ("nsplits", 1, "split"),
+    ("split_size", 0, "split size"),
+    ("split_size", 17, "contract"),
+    ("split_size", 2**64 - 1, "contract"),
+    ("null_count", 5, "null"),
+    ("nchunks", 1, "chunk"),
+])
+def test_forged_header_fields(small_blob, field, value, message):
+    names = ("length", "null_count", "ncodes", "nblocks", "nsplits", "split_size", "nchunks")
+    data = bytearray(small_blob)
+    struct.pack_into("<Q", data, 8 + 8 * names.index(field), value)
+    with pytest.raises(CorruptDataError, match=message):
+        CompressedStringArray.from_bytes(_fix_crcs(data))
+
+
+@pytest.mark.parametrize("offset,value,message", [
+    (0, ord("X"), "magic"),
+    (4, 2, "version"),
+    (5, 0x80, "flags"),
+    (5, None, "chunk_lengths"),  # the chunk flag added, without chunks
+    (6, 9, "lengths codec"),
+    (7, 6, "type code"),
+])
+def test_forged_header_bytes(small_blob, offset, value, message):
+    data = bytearray(small_blob)
+    data[offset] = data[offset] | blob.FLAG_CHUNKS if value is None else value
+    with pytest.raises(CorruptDataError, match=message):
+        CompressedStringArray.from_bytes(_fix_crcs(data))
+
+
+def test_header_crc(small_blob):
+    data = bytearray(small_blob)
+    data[8] ^= 1
+    with pytest.raises(CorruptDataError, match="header: CRC32"):
+        CompressedStringArray.from_bytes(bytes(data))
+
+
+def test_section_crc_named(small_blob):
+    pos, start, end = _sections(small_blob)[3]  # codes
+    data = bytearray(small_blob)
+    data[start] ^= 0x40
+    with pytest.raises(CorruptDataError, match="codes section: CRC32"):
+        CompressedStringArray.from_bytes(bytes(data))
+
+
+def test_forged_section_size(small_blob):
+    pos, start, end = _sections(small_blob)[4]  # lengths
+    data = bytearray(small_blob)
+    struct.pack_into("<Q", data, pos, 2**63)
+    with pytest.raises(CorruptDataError, match="lengths section declares"):
+        CompressedStringArray.from_bytes(_fix_crcs(data))
+
+
+def test_forged_width_byte(small_blob):
+    pos, start, end = _sections(small_blob)[4]  # lengths: width byte first
+    for width in (0, 3, 2, 255):
+        data = bytearray(small_blob)
+        data[start] = width
+        with pytest.raises(CorruptDataError, match="lengths"):
+            CompressedStringArray.from_bytes(_fix_crcs(data))
+
+
+def test_not_a_blob():
+    for data in (b"", b"FSGB", b"x" * 100, bytes(68), bytes(200)):
+        with pytest.raises(CorruptDataError):
+            CompressedStringArray.from_bytes(data)
+
+
+def test_blob_roundtrip_of_all_types():
+    for type_ in (pa.string(), pa.binary(), pa.string_view(), pa.binary_view()):
+        vals = ["a", None, "bb"] if type_ in (pa.string(), pa.string_view()) else [b"a", None]
+        check_roundtrip(pa.chunked_array([vals, vals], type_))

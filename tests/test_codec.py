@@ -1,0 +1,433 @@
+"""compress / decompress / Codec over the six types, nulls, slices, chunks and odd bytes."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
+from fsstgpu.arrow_input import SUPPORTED_TYPES, from_arrow
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
+from fsstgpu.testing import check_roundtrip
+
+STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view()]
+BINARY_TYPES = [pa.binary(), pa.large_binary(), pa.binary_view()]
+
+WORDS = ["alpha", "beta", "gamma", "http://example.com/", "delta", "épsilon", "日本語", ""]
+
+
+def values_for(type_, n, *, seed=0, null_every=0):
+    """n deterministic values for ``type_`` (str for string types, bytes for binary)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        if null_every and i % null_every == 0:
+            out.append(None)
+            continue
+        parts = rng.choice(len(WORDS), size=rng.integers(0, 6))
+        s = "/".join(WORDS[p] for p in parts) + str(i)
+        out.append(s if type_ in STRING_TYPES else s.encode())
+    return out
+
+
+def odd_bytes(type_):
+    if type_ in STRING_TYPES:
+        return ["\x00", "a\x00b", "\x00" * 40, "ÿþ", "\uffff\U0010ffff", "", None, "\x7f" * 9]
+    return [b"\x00", b"\xff", b"\xff" * 300, b"\x00\xff" * 50, bytes(range(256)), b"", None,
+            b"\xff\x00\xff"]
+
+
+@pytest.fixture(params=SUPPORTED_TYPES, ids=str)
+def type_(request):
+    return request.param
+
+
+def test_basic_with_nulls(type_):
+    check_roundtrip(pa.array(values_for(type_, 300, null_every=7), type_))
+
+
+def test_no_nulls_has_no_validity(type_):
+    carr = check_roundtrip(pa.array(values_for(type_, 50), type_))
+    assert carr.validity is None and carr.null_count == 0
+
+
+@pytest.mark.parametrize("start,stop", [(0, 0), (3, 3), (1, 50), (5, 203), (13, 300), (8, 16)])
+def test_slices(type_, start, stop):
+    arr = pa.array(values_for(type_, 300, null_every=5), type_)
+    sliced = arr[start:stop]
+    carr = check_roundtrip(sliced)
+    assert len(carr) == stop - start
+    assert carr.null_count == sliced.null_count
+
+
+def test_empty_array(type_):
+    carr = check_roundtrip(pa.array([], type_))
+    assert len(carr) == 0 and len(carr.codes) == 0 and len(carr.split_table) == 0
+    assert carr.split_codes.tolist() == [0] and carr.split_out.tolist() == [0]
+
+
+def test_all_null(type_):
+    carr = check_roundtrip(pa.array([None] * 37, type_))
+    assert carr.null_count == 37 and len(carr.codes) == 0
+    assert carr.validity.tolist() == [0] * 5
+
+
+def test_empty_strings(type_):
+    empty = "" if type_ in STRING_TYPES else b""
+    check_roundtrip(pa.array([empty] * 20 + [None] + [empty], type_))
+
+
+def test_odd_bytes(type_):
+    check_roundtrip(pa.array(odd_bytes(type_) * 5, type_))
+
+
+def test_string_over_1mb(type_):
+    rng = np.random.default_rng(1)
+    if type_ in STRING_TYPES:
+        letters = np.frombuffer(b"abcdefghij klmnopqrstuvwxyz", np.uint8)
+        big = rng.choice(letters, size=1_300_000).tobytes().decode()
+        vals = ["x", big, None, big[:5000]]
+    else:
+        big = rng.integers(0, 256, size=1_300_000, dtype=np.uint8).tobytes()
+        vals = [b"x", big, None, big[:5000]]
+    carr = check_roundtrip(pa.array(vals, type_))
+    # A long string is cut into many splits: equal output work per GPU thread.
+    assert len(carr.split_table) >= 1_300_000 // DEFAULT_SPLIT_SIZE
+    assert int(np.diff(carr.split_out).max()) <= DEFAULT_SPLIT_SIZE + 8
+
+
+def test_chunked(type_):
+    base = pa.array(values_for(type_, 400, null_every=3, seed=2), type_)
+    chunked = pa.chunked_array(
+        [base[:100], pa.array([], type_), base[100:101], base[101:333], base[333:]], type=type_)
+    carr = check_roundtrip(chunked)
+    assert carr.chunk_lengths.tolist() == [100, 0, 1, 232, 67]
+    assert len(carr.tables) == 5  # one block per chunk
+    assert carr.block_starts.tolist() == [0, 100, 100, 101, 333, 400]
+
+
+def test_chunked_with_table_is_one_block(type_):
+    chunked = pa.chunked_array([values_for(type_, 30), values_for(type_, 20, seed=4)], type_)
+    carr = check_roundtrip(chunked, table=SymbolTable([b"alpha", b"/", b"http://"]))
+    assert len(carr.tables) == 1 and carr.chunk_lengths.tolist() == [30, 20]
+
+
+def test_chunked_empty_and_no_chunks(type_):
+    check_roundtrip(pa.chunked_array([], type=type_))
+    check_roundtrip(pa.chunked_array([pa.array([], type_)], type=type_))
+    check_roundtrip(pa.chunked_array([pa.array([None, None], type_)], type=type_))
+
+
+def test_garbage_bytes_under_nulls(type_):
+    storage = pa.large_binary() if type_ in BINARY_TYPES else pa.large_string()
+    data = pa.py_buffer(b"keepGARBAGEkeep2")
+    offsets = pa.py_buffer(np.array([0, 4, 11, 16], np.int64))
+    validity = pa.py_buffer(np.array([0b101], np.uint8))
+    arr = pa.Array.from_buffers(storage, 3, [validity, offsets, data], null_count=1)
+    arr = arr.cast(type_)
+    plain = from_arrow(arr)
+    assert bytes(plain.data) == b"keepkeep2" and plain.offsets.tolist() == [0, 4, 4, 9]
+    carr = check_roundtrip(arr)
+    assert carr.lengths.tolist() == [4, 0, 5]
+
+
+def test_given_table_and_empty_table(type_):
+    arr = pa.array(values_for(type_, 120, null_every=4), type_)
+    carr = check_roundtrip(arr, table=SymbolTable([b"alpha", b"gamma", b"/"]))
+    assert carr.tables == (SymbolTable([b"alpha", b"gamma", b"/"]),)
+    empty = check_roundtrip(arr, table=SymbolTable([]))
+    assert len(empty.codes) == 2 * empty.uncompressed_bytes  # every byte escaped
+
+
+@pytest.mark.parametrize("split_size", [1, 2, 7, 64, 1 << 20])
+def test_split_sizes(split_size):
+    arr = pa.array(values_for(pa.string(), 200, null_every=9))
+    carr = check_roundtrip(arr, split_size=split_size)
+    assert carr.split_size == split_size
+    sizes = np.diff(carr.split_out)
+    assert (sizes > 0).all()
+    if len(sizes) > 1:
+        assert int(sizes[:-1].min()) >= min(split_size, 1) and int(sizes.max()) <= split_size + 8
+
+
+def test_split_rule_matches_brute_force():
+    """Splits: at each block start and the first code boundary at/after each multiple of S."""
+    arr = pa.array(values_for(pa.binary(), 500, seed=5))
+    s = 50
+    carr = fsstgpu.compress(arr, split_size=s)
+    expected = set()
+    out_at = {}
+    o = 0
+    for b, table in enumerate(carr.tables):
+        lo, hi = int(carr.block_starts[b]), int(carr.block_starts[b + 1])
+        c, end = int(carr.code_offsets[lo]), int(carr.code_offsets[hi])
+        if c < end:
+            expected.add(c)
+        while c < end:
+            out_at[c] = o
+            if carr.codes[c] == 255:
+                o, c = o + 1, c + 2
+            else:
+                o, c = o + len(table.symbols[carr.codes[c]]), c + 1
+    boundaries = sorted(out_at)
+    for k in range(1, o // s + 1):
+        first = next((c for c in boundaries if out_at[c] >= k * s), None)
+        if first is not None:
+            expected.add(first)
+    assert carr.split_codes[:-1].tolist() == sorted(expected)
+    assert carr.split_out[:-1].tolist() == [out_at[c] for c in sorted(expected)]
+
+
+def test_escape_never_split():
+    arr = pa.array([bytes(range(256)) * 4], pa.binary())
+    carr = check_roundtrip(arr, table=SymbolTable([]), split_size=3)
+    # With an empty table every code pair is (255, literal): splits start on even positions.
+    assert (carr.split_codes % 2 == 0).all()
+
+
+def test_many_blocks_split_at_block_starts():
+    chunks = [values_for(pa.string(), 40, seed=k) for k in range(6)]
+    carr = check_roundtrip(pa.chunked_array(chunks, pa.string()), split_size=100)
+    for b in range(len(carr.tables)):
+        start = int(carr.code_offsets[carr.block_starts[b]])
+        assert start in carr.split_codes.tolist()
+        k = carr.split_codes.tolist().index(start)
+        assert carr.split_table[k] == b
+
+
+def test_random_access_and_take():
+    vals = values_for(pa.string(), 100, null_every=6)
+    carr = fsstgpu.compress(pa.array(vals))
+    for i in (0, 1, 6, 50, 99, -1, -100):
+        assert carr[i] == vals[i]
+    assert carr[np.int64(5)] == vals[5]
+    with pytest.raises(IndexError):
+        carr[100]
+    with pytest.raises(IndexError):
+        carr[-101]
+    with pytest.raises(TypeError):
+        carr["a"]
+    assert carr.take([]).to_pylist() == []
+    assert carr.take(np.array([3, 3, -1])).to_pylist() == [vals[3], vals[3], vals[-1]]
+    assert carr.take(pa.array([2, None, 0])).to_pylist() == [vals[2], None, vals[0]]
+    with pytest.raises(IndexError):
+        carr.take([0, 100])
+    with pytest.raises(TypeError):
+        carr.take([0.5])
+
+
+def test_bytes_vs_str_items():
+    assert fsstgpu.compress(pa.array([b"ab"], pa.binary_view()))[0] == b"ab"
+    assert fsstgpu.compress(pa.array(["ab"], pa.string_view()))[0] == "ab"
+
+
+def test_list_input_and_exact_types_out():
+    carr = fsstgpu.compress(["a", None, "b"])
+    assert carr.type == pa.string()
+    out = fsstgpu.decompress(carr, device="cpu")
+    assert out.type == pa.string() and out.to_pylist() == ["a", None, "b"]
+
+
+@pytest.mark.parametrize("bad", [pa.array([1, 2], pa.int32()), pa.array([[1]]),
+                                 pa.array(["a", "b"]).dictionary_encode(),
+                                 pa.array([None, None]),
+                                 pa.chunked_array([pa.array([1.5])])])
+def test_unsupported_types(bad):
+    with pytest.raises(TypeError, match=str(bad.type).split("<")[0]):
+        fsstgpu.compress(bad)
+
+
+def test_non_arrow_input():
+    with pytest.raises(TypeError, match="int"):
+        fsstgpu.compress(5)
+    with pytest.raises(TypeError, match="SymbolTable"):
+        fsstgpu.compress(pa.array(["a"]), table=[b"a"])
+    with pytest.raises(ValueError, match="split_size"):
+        fsstgpu.compress(pa.array(["a"]), split_size=0)
+
+
+def test_decompress_devices(monkeypatch):
+    carr = fsstgpu.compress(pa.array(["a", "b"]))
+    monkeypatch.delenv("FSSTGPU_DEVICE", raising=False)
+    with pytest.raises(ValueError, match="device"):
+        fsstgpu.decompress(carr, device="tpu")
+    with pytest.raises(TypeError):
+        fsstgpu.decompress(pa.array(["a"]), device="cpu")
+    if not fsstgpu.gpu_available():
+        with pytest.raises(fsstgpu.DeviceError):
+            fsstgpu.decompress(carr, device="gpu")
+        assert fsstgpu.decompress(carr).equals(pa.array(["a", "b"]))  # auto -> CPU here
+    monkeypatch.setenv("FSSTGPU_DEVICE", "cpu")
+    assert fsstgpu.decompress(carr, device="auto").equals(pa.array(["a", "b"]))
+
+
+def test_codec_object():
+    codec = fsstgpu.Codec(algorithm="FSST", device="cpu")
+    assert codec.algorithm == "fsst"
+    cols = [pa.array(values_for(t, 30, null_every=4), t) for t in SUPPORTED_TYPES]
+    carrs = codec.encode(cols)
+    assert all(isinstance(c, CompressedStringArray) for c in carrs)
+    for out, col in zip(codec.decode(carrs), cols, strict=True):
+        assert out.type == col.type and out.equals(col)
+    assert codec.encode([]) == [] and codec.decode([]) == []
+    one = codec.encode(cols[0])
+    assert codec.decode(one).equals(cols[0])
+    table = SymbolTable([b"alpha"])
+    assert fsstgpu.Codec(table=table, device="cpu").encode(cols[0]).tables == (table,)
+    with pytest.raises(ValueError, match="algorithm"):
+        fsstgpu.Codec(algorithm="lz4")
+    with pytest.raises(ValueError, match="device"):
+        fsstgpu.Codec(device="tpu")
+
+
+def test_stats():
+    arr = pa.array([f"http://example.com/page/{i % 50}" for i in range(2000)])
+    carr = fsstgpu.compress(arr)
+    s = carr.stats()
+    assert s["uncompressed_bytes"] == sum(len(v.as_py().encode()) for v in arr)
+    assert s["codes_bytes"] == len(carr.codes)
+    assert s["table_bytes"] == sum(len(t.to_bytes()) for t in carr.tables)
+    assert s["stored_bytes"] == len(carr.to_bytes())
+    assert s["ratio"] == s["uncompressed_bytes"] / (s["codes_bytes"] + s["table_bytes"])
+    assert s["stored_ratio"] == s["uncompressed_bytes"] / s["stored_bytes"]
+    assert s["ratio"] > 2 and s["stored_ratio"] > 1
+    assert s["arrow_bytes"] == s["uncompressed_bytes"] + 4 * 2001
+    assert carr.nbytes >= len(carr.codes) + carr.lengths.nbytes
+    empty = fsstgpu.compress(pa.array([], pa.string())).stats()
+    assert empty["uncompressed_bytes"] == 0
+    assert empty["ratio"] == 0 or np.isnan(empty["ratio"])
+
+
+def test_replacing_a_field_needs_validation_again():
+    carr = fsstgpu.compress(pa.array(["abc", "abd"]))
+    carr.validate()
+    carr.lengths = np.array([3, 4])
+    with pytest.raises(CorruptDataError):
+        carr.validate()
+
+
+@pytest.mark.parametrize("module", ["fsstgpu.arrays", "fsstgpu.arrow_input", "fsstgpu.codec",
+                                    "fsstgpu.lengths", "fsstgpu.splits", "fsstgpu.testing",
+                                    "fsstgpu.formats.blob"])
+def test_docstring_examples(module):
+    mod = importlib.import_module(module)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_constructor_rejects_values_that_do_not_fit(sample_carr):
+    with pytest.raises(ValueError, match="codes"):
+        _fields(sample_carr, codes=np.array(sample_carr.codes, np.int64) + 300)
+    with pytest.raises(TypeError, match="lengths"):
+        _fields(sample_carr, lengths=np.array(sample_carr.lengths, np.float64))
+
+
+def test_zero_copy_input():
+    arr = pa.array(["abc", None, "de"], pa.large_binary())
+    plain = from_arrow(arr)
+    assert np.shares_memory(plain.offsets, np.frombuffer(arr.buffers()[1], np.int64))
+    assert np.shares_memory(plain.data, np.frombuffer(arr.buffers()[2], np.uint8))
+
+
+def test_arrays_are_read_only():
+    carr = fsstgpu.compress(pa.array(["abc", None]))
+    for name in ("codes", "code_offsets", "lengths", "validity", "split_codes"):
+        with pytest.raises(ValueError):
+            getattr(carr, name)[0] = 1
+
+
+def _fields(carr, **changes):
+    fields = {name: getattr(carr, name) for name in (
+        "type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+        "validity", "null_count", "split_size", "split_codes", "split_out", "split_table",
+        "chunk_lengths")}
+    fields.update(changes)
+    return CompressedStringArray(**fields)
+
+
+def _plus(arr, index, delta):
+    out = np.array(arr)
+    out[index] += delta
+    return out
+
+
+def _first_code_unused(carr):
+    assert len(carr.tables[0]) < 255
+    codes = np.array(carr.codes)
+    codes[0] = len(carr.tables[0])  # string 0 is null: the first code is string 1's
+    return codes
+
+
+@pytest.fixture(scope="module")
+def sample_carr():
+    vals = values_for(pa.string(), 300, null_every=7, seed=9)
+    return fsstgpu.compress(pa.chunked_array([vals[:100], vals[100:]]), split_size=64)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda c: {"type": pa.int32()}, "type"),
+    (lambda c: {"length": c.length + 1}, "block_starts"),
+    (lambda c: {"tables": c.tables[:1]}, "block_starts"),
+    (lambda c: {"block_starts": _plus(c.block_starts, 1, 1)}, "string"),
+    (lambda c: {"block_starts": _plus(c.block_starts, 1, 500)}, "non-decreasing"),
+    (lambda c: {"codes": c.codes[:-1]}, "code_offsets"),
+    (lambda c: {"codes": _first_code_unused(c)}, "string 1: a code has no symbol"),
+    (lambda c: {"code_offsets": _plus(c.code_offsets, 5, 1)}, "string"),
+    (lambda c: {"code_offsets": _plus(c.code_offsets, 5, 10**6)}, "non-decreasing"),
+    (lambda c: {"lengths": _plus(c.lengths, 3, 1)}, "splits must end"),
+    (lambda c: {"lengths": _plus(_plus(c.lengths, 3, 1), 4, -1)}, "string 3"),
+    (lambda c: {"lengths": _plus(c.lengths, 0, -10**6)}, "non-negative"),
+    (lambda c: {"lengths": _plus(c.lengths, 1, 10**15)}, "exceeds"),
+    (lambda c: {"validity": None}, "null_count"),
+    (lambda c: {"validity": _plus(c.validity, 0, 1)}, "null"),
+    (lambda c: {"validity": c.validity[:-1]}, "validity"),
+    (lambda c: {"null_count": c.null_count + 1}, "null"),
+    (lambda c: {"null_count": 0}, "null_count"),
+    (lambda c: {"split_size": 65}, "contract"),
+    (lambda c: {"split_size": 0}, "split_size"),
+    (lambda c: {"split_codes": _plus(c.split_codes, 2, 1)}, "split"),
+    (lambda c: {"split_out": _plus(c.split_out, 2, 1)}, "split_out"),
+    (lambda c: {"split_table": np.zeros_like(c.split_table)}, "split_table"),
+    (lambda c: {"split_table": c.split_table + 5}, "split_table"),
+    (lambda c: {"split_codes": c.split_codes[1:], "split_out": c.split_out[1:],
+                "split_table": c.split_table[1:]}, "splits"),
+    (lambda c: {"chunk_lengths": _plus(c.chunk_lengths, 0, 1)}, "chunk_lengths"),
+])
+def test_validate_catches(sample_carr, change, message):
+    sample_carr.validate()
+    bad = _fields(sample_carr, **change(sample_carr))
+    with pytest.raises(CorruptDataError, match=message):
+        bad.validate()
+    if message != "type":  # an unsupported type never reaches decoding
+        with pytest.raises(CorruptDataError):
+            fsstgpu.decompress(bad, device="cpu")
+
+
+def test_validate_padding_and_32bit_limit(sample_carr):
+    n = 301
+    vals = [None] + ["x"] * (n - 1)
+    carr = fsstgpu.compress(pa.array(vals))
+    padded = _fields(carr, validity=_plus(carr.validity, -1, 1 << 7))
+    with pytest.raises(CorruptDataError, match="padding"):
+        padded.validate()
+    big = _fields(carr, lengths=_plus(carr.lengths, 1, 2**31))
+    with pytest.raises(CorruptDataError):
+        big.validate()
+
+
+def test_compute_splits_reports_bad_codes():
+    t = SymbolTable([b"ab"])
+    with pytest.raises(CorruptDataError, match="escape"):
+        compute_splits([t], np.array([0, 1]), np.array([0, 255], np.uint8), np.array([0, 2]),
+                       np.array([3]), 8)
+    with pytest.raises(CorruptDataError, match="no symbol"):
+        compute_splits([t], np.array([0, 1]), np.array([1], np.uint8), np.array([0, 1]),
+                       np.array([1]), 8)
+    with pytest.raises(CorruptDataError, match="block_starts"):
+        compute_splits([t], np.array([0, 2]), np.array([0], np.uint8), np.array([0, 1]),
+                       np.array([2]), 8)

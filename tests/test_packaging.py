@@ -1,0 +1,61 @@
+"""Packaging and style: one import namespace, sources that compile, ruff clean."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["kernels", "cli", "formats", "datasets"])
+def test_no_top_level_module(name, tmp_path, monkeypatch):
+    # Run from an empty folder so the current directory cannot hide a stray top-level module.
+    monkeypatch.chdir(tmp_path)
+    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({name!r}) is not None)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("name", ["kernels", "cli", "formats", "datasets"])
+def test_subpackage_in_namespace(name):
+    assert importlib.util.find_spec(f"fsstgpu.{name}") is not None
+
+
+def test_cupy_not_imported_by_default():
+    code = "import sys, fsstgpu; sys.exit('cupy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_ruff_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not Path(ruff).exists():
+        pytest.skip("ruff not installed")
+    result = subprocess.run([ruff, "check", str(REPO)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_wheel_ships_package_data(tmp_path):
+    """A built wheel holds the CUDA sources, format specs and sample data, under fsstgpu/ only."""
+    import zipfile
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+        capture_output=True, text=True,
+    )
+    if result.returncode != 0 and "No matching distribution" in result.stderr:
+        pytest.skip("no package registry to fetch the build backend from")
+    assert result.returncode == 0, result.stderr
+    (wheel,) = tmp_path.glob("fsstgpu-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"fsstgpu"}
+    for expected in ("fsstgpu/kernels/_loader.py", "fsstgpu/cli/app.py",
+                     "fsstgpu/formats/blob.md", "fsstgpu/datasets/dbtext.py"):
+        assert expected in names
+    assert any(n.startswith("fsstgpu/kernels/") and n.endswith(".cu") for n in names)
+    assert any(n.startswith("fsstgpu/datasets/sample/") for n in names)
