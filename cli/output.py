@@ -1,0 +1,184 @@
+"""What the CLI prints and how it fails: consoles, tables, JSON, progress bars, exit codes.
+
+Results go to stdout (a rich table, or JSON with ``--json``); progress and errors go to stderr.
+An error is one line naming the file and the problem, never a traceback (set
+``FSSTGPU_TRACEBACK=1`` to get one when debugging); the exit code says what kind of error it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from fsstgpu.errors import CorruptDataError, DeviceError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_DEVICE = 3
+EXIT_CORRUPT = 4
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 other error (output exists, I/O error, unsupported column); "
+    "2 usage error; 3 GPU requested but unavailable; 4 corrupt or unreadable input; "
+    "130 interrupted (no partial output is left)."
+)
+
+
+def out_console() -> Console:
+    """The console for results (stdout); made per call so that test runners can capture it.
+
+    Piped output gets a wide page (rich would assume 80 columns and squash wide tables).
+    """
+    console = Console(file=sys.stdout, soft_wrap=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = 200
+    return console
+
+
+def err_console() -> Console:
+    """The console for progress and errors (stderr)."""
+    return Console(file=sys.stderr, soft_wrap=True)
+
+
+def fail(message: str, code: int = EXIT_ERROR):
+    """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``."""
+    line = " ".join(str(message).split())  # one line, whatever the exception text held
+    sys.stderr.write(f"fsstgpu: error: {line}\n")
+    sys.stderr.flush()
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def handle_errors():
+    """Map exceptions to one-line messages and the documented exit codes."""
+    if os.environ.get("FSSTGPU_TRACEBACK"):
+        yield
+        return
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        fail("interrupted; no partial output was left", EXIT_INTERRUPTED)
+    except DeviceError as exc:
+        fail(str(exc), EXIT_DEVICE)
+    except CorruptDataError as exc:
+        fail(str(exc), EXIT_CORRUPT)
+    except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
+        text = str(exc)
+        if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+            text = f"{exc.filename}: {text}"
+        fail(text or type(exc).__name__, EXIT_ERROR)
+    except Exception as exc:  # a bug: still one line, but say it is unexpected
+        fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
+
+
+def print_json(obj) -> None:
+    """Write ``obj`` as JSON on stdout (NaN becomes null)."""
+    sys.stdout.write(json.dumps(_clean(obj), indent=2, default=str) + "\n")
+
+
+def _clean(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def kv_table(title: str, items) -> Table:
+    """A two-column rich table from (key, value) pairs."""
+    table = Table(title=title, show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key, value in items:
+        table.add_row(str(key), str(value))
+    return table
+
+
+def rows_table(title: str, columns: list[str], rows: list[list]) -> Table:
+    """A rich table with a header row."""
+    table = Table(title=title)
+    for i, name in enumerate(columns):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*(str(v) for v in row))
+    return table
+
+
+def human_bytes(n) -> str:
+    """``1536`` -> ``'1.5 KiB'``."""
+    if n is None:
+        return "-"
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def fmt_ratio(x) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+class FileProgress:
+    """A rich progress bar on stderr for row groups / batches, with rows, bytes, rate and ETA.
+
+    Use as a context manager and pass the instance as the ``progress=`` callback of
+    :func:`fsstgpu.formats.compress_file` and friends. It draws only when stderr is a terminal.
+    """
+
+    def __init__(self, description: str, enabled: bool = True):
+        console = err_console()
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rows]:,} rows"),
+            TextColumn("{task.fields[mib]:.1f} MiB"),
+            TextColumn("{task.fields[rate]:.1f} MiB/s"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not (enabled and console.is_terminal),
+        )
+        self._task = self._progress.add_task(description, total=None, rows=0, mib=0.0,
+                                             rate=0.0)
+        self._start = time.perf_counter()
+
+    def __enter__(self):
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._progress.stop()
+        return False
+
+    def __call__(self, *, units_done, units_total, rows, nbytes):
+        elapsed = max(time.perf_counter() - self._start, 1e-9)
+        self._progress.update(self._task, completed=units_done, total=units_total, rows=rows,
+                              mib=nbytes / 2**20, rate=nbytes / 2**20 / elapsed)

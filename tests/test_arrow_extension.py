@@ -1,0 +1,302 @@
+"""The fsstgpu.fsst Arrow extension type: conversions, metadata validation, plain-pyarrow view."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError, SymbolTable
+from fsstgpu.formats import arrow as fa
+from fsstgpu.splits import compute_splits
+
+TYPES = [pa.string(), pa.large_string(), pa.string_view(),
+         pa.binary(), pa.large_binary(), pa.binary_view()]
+
+
+def _column(type_, n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    words = ["http://", "www.", "example", ".com/", "index", "ä€", "", "x" * 40]
+    vals = []
+    for i in range(n):
+        if rng.random() < 0.15:
+            vals.append(None)
+        else:
+            vals.append("".join(rng.choice(words, size=rng.integers(0, 5))) + str(i % 7))
+    if pa.types.is_binary(type_) or pa.types.is_large_binary(type_) or type_ == pa.binary_view():
+        vals = [None if v is None else v.encode() for v in vals]
+    return pa.array(vals, type=type_)
+
+
+@pytest.mark.parametrize("type_", TYPES, ids=str)
+def test_round_trip_every_type(type_):
+    col = _column(type_)
+    ext = fa.to_extension_array(fsstgpu.compress(col))
+    assert ext.type.extension_name == "fsstgpu.fsst"
+    assert ext.storage.type == pa.large_binary()
+    assert ext.type.original_type == type_
+    assert ext.storage.is_null().equals(col.is_null())
+    back = fa.from_extension_array(ext)
+    out = fsstgpu.decompress(back, device="cpu")
+    assert out.type == type_
+    assert out.equals(col)
+
+
+def test_storage_values_are_the_codes_and_zero_copy():
+    col = pa.array(["abcabc", None, "", "zz"])
+    carr = fsstgpu.compress(col)
+    ext = fa.to_extension_array(carr)
+    for i in range(len(col)):
+        if col[i].is_valid:
+            lo, hi = carr.code_offsets[i], carr.code_offsets[i + 1]
+            assert ext.storage[i].as_py() == bytes(carr.codes[lo:hi])
+    # large_binary storage shares the codes buffer
+    assert ext.storage.buffers()[2].address == carr.codes.ctypes.data
+
+
+def test_binary_storage_and_chunked_input():
+    col = _column(pa.string(), n=300)
+    carr = fsstgpu.compress(col)
+    ext = fa.to_extension_array(carr, storage_type=pa.binary())
+    assert ext.storage.type == pa.binary()
+    assert fsstgpu.decompress(fa.from_extension_array(ext), device="cpu").equals(col)
+    chunked = pa.chunked_array([ext[:100], ext[100:101], ext[101:]])
+    back = fa.from_extension_array(chunked)
+    assert back.chunk_lengths.tolist() == [100, 1, 199]
+    out = fsstgpu.decompress(back, device="cpu")
+    assert [len(c) for c in out.chunks] == [100, 1, 199]
+    assert out.combine_chunks().equals(col)
+
+
+def test_sliced_extension_array():
+    col = _column(pa.large_string(), n=120)
+    ext = fa.to_extension_array(fsstgpu.compress(col))
+    out = fsstgpu.decompress(fa.from_extension_array(ext[7:77]), device="cpu")
+    assert out.equals(col[7:77])
+
+
+@pytest.mark.parametrize("values", [[], [None, None], ["", ""], [""]], ids=repr)
+def test_edge_columns(values):
+    col = pa.array(values, type=pa.string())
+    ext = fa.to_extension_array(fsstgpu.compress(col))
+    assert fsstgpu.decompress(fa.from_extension_array(ext), device="cpu").equals(col)
+
+
+def test_lengths_and_splits_are_derived_like_the_encoder():
+    col = _column(pa.string(), n=2000, seed=3)
+    carr = fsstgpu.compress(col, split_size=64)
+    back = fa.from_extension_array(fa.to_extension_array(carr))
+    assert back.split_size == 64
+    np.testing.assert_array_equal(back.lengths, carr.lengths)
+    np.testing.assert_array_equal(back.split_codes, carr.split_codes)
+    np.testing.assert_array_equal(back.split_out, carr.split_out)
+    np.testing.assert_array_equal(back.split_table, carr.split_table)
+
+
+def test_multi_block_array_keeps_block_starts():
+    a, b = _column(pa.string(), 50, 1), _column(pa.string(), 70, 2)
+    ta, tb = SymbolTable([b"http://", b"www."]), SymbolTable([b"example", b".com/"])
+    ca, cb = fsstgpu.compress(a, table=ta), fsstgpu.compress(b, table=tb)
+    codes = np.concatenate([ca.codes, cb.codes])
+    offsets = np.concatenate([ca.code_offsets, cb.code_offsets[1:] + len(ca.codes)])
+    lengths = np.concatenate([ca.lengths, cb.lengths])
+    starts = np.array([0, 50, 120])
+    valid = np.concatenate([a.is_valid().to_numpy(zero_copy_only=False),
+                            b.is_valid().to_numpy(zero_copy_only=False)])
+    sc, so, st = compute_splits([ta, tb], starts, codes, offsets, lengths, 32)
+    carr = fsstgpu.CompressedStringArray(
+        type=pa.string(), length=120, tables=[ta, tb], block_starts=starts, codes=codes,
+        code_offsets=offsets, lengths=lengths,
+        validity=np.packbits(valid, bitorder="little"), null_count=int((~valid).sum()),
+        split_size=32, split_codes=sc, split_out=so, split_table=st)
+    carr.validate()
+    ext = fa.to_extension_array(carr)
+    assert len(ext.type.tables) == 2 and ext.type.block_starts.tolist() == [50]
+    out = fsstgpu.decompress(fa.from_extension_array(ext), device="cpu")
+    assert out.equals(pa.concat_arrays([a, b]))
+    # the block starts tie the type to this array: a shorter slice cannot hold them
+    with pytest.raises(CorruptDataError, match="block starts"):
+        fa.from_extension_array(ext[:40])
+
+
+def test_identical_block_tables_collapse():
+    t = SymbolTable([b"ab"])
+    ftype = fa.FsstType(pa.large_binary(), pa.string(), [t], 4096)
+    carr = fsstgpu.compress(pa.array(["ab"] * 10), table=t, split_size=4096)
+    assert fa.extension_type_for(carr) == ftype
+
+
+def test_type_equality_includes_metadata():
+    t1 = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"])], 4096)
+    t2 = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ac"])], 4096)
+    t3 = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"])], 4096)
+    assert t1 != t2 and t1 == t3 and hash(t1) == hash(t3)
+    assert t1 != t1.with_storage(pa.binary())
+    assert pa.schema([("a", t1)]) != pa.schema([("a", t2)])
+
+
+def test_dictionary_type_recorded():
+    dt = pa.dictionary(pa.int16(), pa.large_string(), ordered=True)
+    carr = fsstgpu.compress(pa.array(["a", "b"], pa.large_string()))
+    ext = fa.to_extension_array(carr, dictionary_type=dt)
+    again = fa.parse_metadata(ext.type.storage_type, ext.type.__arrow_ext_serialize__())
+    assert again.original_type == dt and again == ext.type
+    with pytest.raises(TypeError):
+        fa.to_extension_array(carr, dictionary_type=pa.dictionary(pa.int8(), pa.string()))
+
+
+def test_register_is_idempotent():
+    fa.register()
+    fa.register()
+    ext = fa.to_extension_array(fsstgpu.compress(pa.array(["a", None, "bc"])))
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, pa.schema([("s", ext.type)])) as w:
+        w.write_batch(pa.record_batch([ext], names=["s"]))
+    col = ipc.open_file(sink.getvalue()).read_all().column("s")
+    assert isinstance(col.type, fa.FsstType) and col.type == ext.type
+
+
+def test_parquet_keeps_the_extension(tmp_path):
+    col = _column(pa.string(), n=500)
+    ext = fa.to_extension_array(fsstgpu.compress(col))
+    pq.write_table(pa.table({"s": ext}), tmp_path / "x.parquet", row_group_size=100)
+    back = pq.read_table(tmp_path / "x.parquet").column("s")
+    assert back.type == ext.type and back.num_chunks == 5
+    out = fsstgpu.decompress(fa.from_extension_array(back), device="cpu")
+    assert out.combine_chunks().equals(col)
+
+
+# ----------------------------------------------------------------------- corrupt metadata
+def _meta():
+    ftype = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"abc", b"d"])], 4096)
+    return ftype.__arrow_ext_serialize__()
+
+
+def _with_crc(body: bytes) -> bytes:
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def test_every_truncation_is_rejected():
+    meta = _meta()
+    for cut in range(len(meta)):
+        with pytest.raises(CorruptDataError, match="fsstgpu.fsst metadata"):
+            fa.parse_metadata(pa.large_binary(), meta[:cut])
+
+
+def test_every_byte_flip_is_rejected():
+    meta = _meta()
+    for i in range(len(meta)):
+        bad = bytearray(meta)
+        bad[i] ^= 0x41
+        with pytest.raises(CorruptDataError):
+            fa.parse_metadata(pa.large_binary(), bytes(bad))
+
+
+@pytest.mark.parametrize("index,value,message", [
+    (4, 2, "unsupported version"),
+    (5, 9, "unknown value type"),
+    (6, 12, "unknown dictionary index type"),
+    (7, 1, "invalid flags"),
+], ids=["version", "value-type", "index-type", "flags"])
+def test_bad_fields_with_valid_crc(index, value, message):
+    body = bytearray(_meta()[:-4])
+    body[index] = value
+    with pytest.raises(CorruptDataError, match=message):
+        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
+
+
+def test_bad_split_size_and_table_count_and_storage():
+    body = bytearray(_meta()[:-4])
+    body[8:16] = struct.pack("<Q", 0)
+    with pytest.raises(CorruptDataError, match="split size"):
+        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
+    body = bytearray(_meta()[:-4])
+    body[16:18] = struct.pack("<H", 0)
+    with pytest.raises(CorruptDataError, match="no symbol table"):
+        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
+    body = bytearray(_meta()[:-4]) + b"xx"
+    with pytest.raises(CorruptDataError, match="trailing"):
+        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
+    with pytest.raises(CorruptDataError, match="storage type"):
+        fa.parse_metadata(pa.string(), _meta())
+
+
+def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
+    ext = fa.to_extension_array(fsstgpu.compress(pa.array(["abc"])))
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, pa.schema([("s", ext.type)])) as w:
+        w.write_batch(pa.record_batch([ext], names=["s"]))
+    data = bytearray(sink.getvalue().to_pybytes())
+    positions = [i for i in range(len(data)) if data[i:i + 4] == b"FSAX"]
+    assert positions  # the schema is written twice in an IPC file: header and footer
+    for pos in positions:
+        data[pos + 20] ^= 0xFF  # inside the table bytes: CRC no longer matches
+    with pytest.raises(CorruptDataError):
+        ipc.open_file(pa.py_buffer(bytes(data))).read_all()
+
+
+# ----------------------------------------------------------------------- corrupt codes
+def _ext_from_storage(storage, table=SymbolTable([b"ab", b"c"])):
+    ftype = fa.FsstType(pa.large_binary(), pa.string(), [table], 4096)
+    return pa.ExtensionArray.from_storage(ftype, storage)
+
+
+def test_code_without_symbol_is_rejected():
+    ext = _ext_from_storage(pa.array([b"\x00\x01", b"\x07"], pa.large_binary()))
+    with pytest.raises(CorruptDataError, match="string 1"):
+        fa.from_extension_array(ext)
+
+
+def test_escape_at_string_end_is_rejected():
+    ext = _ext_from_storage(pa.array([b"\x00", b"\x01\xff"], pa.large_binary()))
+    with pytest.raises(CorruptDataError, match="string 1"):
+        fa.from_extension_array(ext)
+
+
+def test_valid_hand_made_codes_decode():
+    ext = _ext_from_storage(pa.array([b"\x00\xffz\x01", None, b""], pa.large_binary()))
+    out = fsstgpu.decompress(fa.from_extension_array(ext), device="cpu")
+    # canonical order: code 0 is b"c" (shorter symbols first), code 1 is b"ab"
+    assert out.to_pylist() == ["czab", None, ""]
+
+
+def test_not_an_fsst_array():
+    with pytest.raises(TypeError):
+        fa.from_extension_array(pa.array([b"x"]))
+
+
+# ----------------------------------------------------------------------- plain pyarrow
+PLAIN_READER = """
+import sys, pyarrow as pa, pyarrow.ipc as ipc, pyarrow.parquet as pq
+assert "fsstgpu" not in sys.modules
+path = sys.argv[1]
+if path.endswith(".parquet"):
+    t = pq.read_table(path)
+else:
+    t = ipc.open_file(path).read_all()
+f = t.schema.field("s")
+print(f.type, f.metadata[b"ARROW:extension:name"].decode(), t.num_rows, t.column("s").null_count)
+"""
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow"])
+def test_plain_pyarrow_sees_binary(tmp_path, suffix):
+    ext = fa.to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd"])))
+    table = pa.table({"s": ext})
+    path = tmp_path / f"x{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(table, path)
+    else:
+        with ipc.new_file(path, table.schema) as w:
+            w.write_table(table)
+    res = subprocess.run([sys.executable, "-c", PLAIN_READER, str(path)],
+                         capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["large_binary", "fsstgpu.fsst", "3", "1"]

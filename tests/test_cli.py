@@ -1,0 +1,279 @@
+"""The fsstgpu command line, through typer's CliRunner (stdout and stderr checked separately)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import fsstgpu
+from fsstgpu import SymbolTable
+from fsstgpu.cli.app import app
+from fsstgpu.datasets.generators import generate
+from fsstgpu.formats.arrow import is_fsst_type
+
+runner = CliRunner()
+NO_GPU = not fsstgpu.gpu_available()
+
+
+def run(*args, code=0):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    return result
+
+
+def one_line_error(result, *needles):
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("fsstgpu: error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def sample(tmp_path):
+    table = pa.table({"url": generate("urls", 900, 1), "mail": generate("emails", 900, 2),
+                      "n": pa.array(range(900))}).replace_schema_metadata({"who": "test"})
+    path = tmp_path / "in.parquet"
+    pq.write_table(table, path, row_group_size=300)
+    return path, table
+
+
+def test_help_lists_commands_and_exit_codes():
+    res = run("--help")
+    for word in ("compress", "decompress", "inspect", "bench", "roundtrip", "datasets", "train",
+                 "info", "Exit codes", "3 GPU requested"):
+        assert word in res.stdout
+    res = runner.invoke(app, [])
+    assert res.exit_code in (0, 2) and "compress" in res.stdout + res.stderr
+
+
+def test_every_option_has_help():
+    for cmd in ("compress", "decompress", "inspect", "roundtrip", "bench", "train", "info"):
+        out = run(cmd, "--help").stdout
+        assert "Usage" in out
+    out = run("datasets", "generate", "--help").stdout
+    assert "--rows" in out and "--seed" in out
+
+
+def test_compress_decompress_inspect(tmp_path, sample):
+    src, table = sample
+    res = run("compress", src, tmp_path / "c.parquet", "--json")
+    info = json.loads(res.stdout)
+    assert info["columns"] == ["url", "mail"] and info["units"] == 3
+    assert res.stderr == ""
+    schema = pq.read_schema(tmp_path / "c.parquet")
+    assert is_fsst_type(schema.field("url").type)
+
+    res = run("inspect", tmp_path / "c.parquet")
+    assert "fsst" in res.stdout and "url" in res.stdout and "300" in res.stdout
+    info = json.loads(run("inspect", tmp_path / "c.parquet", "--json").stdout)
+    assert [c["codec"] for c in info["columns"]] == ["fsst", "fsst", "none"]
+    assert info["unit_rows"] == [300, 300, 300]
+
+    res = run("decompress", tmp_path / "c.parquet", tmp_path / "d.parquet", "--device", "cpu")
+    assert "decompressed" in res.stdout
+    back = pq.read_table(tmp_path / "d.parquet")
+    assert back.equals(table) and back.schema.metadata == {b"who": b"test"}
+
+
+def test_compress_options(tmp_path, sample):
+    src, table = sample
+    run("compress", src, tmp_path / "c.out", "--columns", "mail", "--format", "arrows",
+        "--sample-bytes", "4096")
+    res = run("decompress", tmp_path / "c.out", tmp_path / "d.arrow", "--json")
+    info = json.loads(res.stdout)
+    assert info["columns"] == ["mail"] and info["format"] == "arrow"
+    assert fsstgpu.formats.read_table(tmp_path / "d.arrow", device="cpu").equals(table)
+
+
+def test_train_then_compress_with_table(tmp_path, sample):
+    src, table = sample
+    res = run("train", src, "--out", tmp_path / "t.fsst", "--column", "url", "--json")
+    info = json.loads(res.stdout)
+    t = SymbolTable.from_bytes((tmp_path / "t.fsst").read_bytes())
+    assert info["symbols"] == len(t) > 0
+    run("compress", src, tmp_path / "c.parquet", "--table", tmp_path / "t.fsst")
+    assert pq.read_schema(tmp_path / "c.parquet").field("mail").type.tables == (t,)
+    text = tmp_path / "lines.txt"
+    text.write_text("alpha beta\ngamma beta\n" * 50)
+    run("train", text, "-o", tmp_path / "t2.fsst")
+    run("train", "urls", "-o", tmp_path / "t3.fsst")
+    res = run("train", text, "-o", tmp_path / "t2.fsst", code=1)
+    one_line_error(res, "t2.fsst", "already exists")
+
+
+def test_bad_table_file_exits_4(tmp_path, sample):
+    src, _ = sample
+    (tmp_path / "bad.fsst").write_bytes(b"nonsense")
+    res = run("compress", src, tmp_path / "c.parquet", "--table", tmp_path / "bad.fsst", code=4)
+    one_line_error(res, "bad.fsst")
+    assert not (tmp_path / "c.parquet").exists()
+
+
+def test_roundtrip_file_text_and_dataset(tmp_path, sample):
+    src, _ = sample
+    info = json.loads(run("roundtrip", src, "--json").stdout)
+    assert info["equal"] is True and info["row_groups"] == 3 and info["ratio"] > 1
+    text = tmp_path / "lines.txt"
+    text.write_text("".join(f"http://example.com/page/{i}\n" for i in range(500)))
+    info = json.loads(run("roundtrip", text, "--bench", "--runs", "2", "--json").stdout)
+    assert info["equal"] is True and info["strings"] == 500 and info["runs"] == 2
+    assert info["compress_MB_s"] > 0 and info["decompress_MB_s"] > 0
+    res = run("roundtrip", "emails")
+    assert "equal" in res.stdout and "True" in res.stdout
+
+
+def test_info(monkeypatch):
+    data = json.loads(run("info", "--json").stdout)
+    assert data["version"] == fsstgpu.__version__
+    assert data["auto_choice"] in ("cpu", "gpu")
+    res = run("info")
+    assert "auto" in res.stdout
+
+
+def test_datasets_list_and_generate(tmp_path):
+    entries = json.loads(run("datasets", "list", "--json").stdout)
+    assert {"urls", "emails"} <= {e["name"] for e in entries}
+    assert "urls" in run("datasets", "list").stdout
+    out = tmp_path / "u.parquet"
+    run("datasets", "generate", "urls", "--rows", "500", "--out", out, "--seed", "3",
+        "--row-group-rows", "200")
+    t = pq.read_table(out)
+    assert t.column("urls").combine_chunks().equals(generate("urls", 500, 3))
+    assert pq.ParquetFile(out).num_row_groups == 3
+    before = out.read_bytes()
+    res = run("datasets", "generate", "urls", "--rows", "5", "--out", out, code=1)
+    one_line_error(res, "already exists")
+    assert out.read_bytes() == before
+    run("datasets", "generate", "urls", "--rows", "5", "--out", out, "--force")
+    assert pq.read_table(out).num_rows == 5
+    run("datasets", "generate", "uuids", "--rows", "50", "--out", tmp_path / "x.arrows")
+    res = run("datasets", "generate", "nope", "--rows", "5", "--out", tmp_path / "y.parquet",
+              code=2)
+    one_line_error(res, "unknown generator")
+    res = run("datasets", "generate", "urls", "--rows", "5", "--out", tmp_path / "y.txt", code=2)
+    one_line_error(res, "y.txt")
+
+
+# ----------------------------------------------------------------------- failures
+def test_existing_output_left_untouched(tmp_path, sample):
+    src, _ = sample
+    dst = tmp_path / "c.parquet"
+    dst.write_bytes(b"keep me")
+    res = run("compress", src, dst, code=1)
+    one_line_error(res, "c.parquet", "already exists", "--force")
+    assert dst.read_bytes() == b"keep me"
+    res = run("decompress", src, dst, code=1)
+    assert dst.read_bytes() == b"keep me"
+    run("compress", src, dst, "--force")
+    assert dst.read_bytes()[:4] == b"PAR1"
+
+
+def test_same_in_and_out_refused(tmp_path, sample):
+    src, _ = sample
+    before = src.read_bytes()
+    res = run("compress", src, src, "--force", code=1)
+    one_line_error(res, "the output is the input")
+    (tmp_path / "link.parquet").symlink_to(src)
+    res = run("decompress", src, tmp_path / "link.parquet", "--force", code=1)
+    one_line_error(res, "the output is the input")
+    assert src.read_bytes() == before
+
+
+@pytest.mark.parametrize("cmd", ["compress", "decompress", "inspect", "roundtrip"])
+def test_corrupt_input_exits_4(tmp_path, cmd):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not really parquet PAR1")
+    args = {"compress": [bad, tmp_path / "o.parquet"],
+            "decompress": [bad, tmp_path / "o.parquet"],
+            "inspect": [bad], "roundtrip": [bad]}[cmd]
+    res = run(cmd, *args, code=4)
+    one_line_error(res, "bad.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet"]
+
+
+def test_truncated_compressed_file_exits_4(tmp_path, sample):
+    src, _ = sample
+    run("compress", src, tmp_path / "c.parquet")
+    data = (tmp_path / "c.parquet").read_bytes()
+    (tmp_path / "cut.parquet").write_bytes(data[: len(data) // 2])
+    res = run("decompress", tmp_path / "cut.parquet", tmp_path / "o.parquet", code=4)
+    one_line_error(res, "cut.parquet")
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_missing_input_and_bad_usage(tmp_path):
+    res = run("inspect", tmp_path / "none.parquet", code=1)
+    one_line_error(res, "none.parquet")
+    res = runner.invoke(app, ["decompress", "a", "b", "--device", "tpu"])
+    assert res.exit_code == 2
+    res = runner.invoke(app, ["compress", "onlyone"])
+    assert res.exit_code == 2
+
+
+def test_unknown_column_and_non_string_column(tmp_path, sample):
+    src, _ = sample
+    res = run("compress", src, tmp_path / "c.parquet", "--columns", "zz", code=1)
+    one_line_error(res, "zz")
+    res = run("compress", src, tmp_path / "c.parquet", "--columns", "n", code=1)
+    one_line_error(res, "'n'", "int64")
+
+
+@pytest.mark.skipif(not NO_GPU, reason="checks the no-GPU exit code")
+def test_gpu_requested_without_gpu_exits_3(tmp_path, sample):
+    src, _ = sample
+    run("compress", src, tmp_path / "c.parquet")
+    res = run("decompress", tmp_path / "c.parquet", tmp_path / "o.parquet", "--device", "gpu",
+              code=3)
+    one_line_error(res, "GPU")
+    assert not (tmp_path / "o.parquet").exists()
+    res = run("bench", "kernels", code=3)
+    one_line_error(res, "GPU")
+    text = tmp_path / "lines.txt"
+    text.write_text("a\nb\n")
+    res = run("bench", text, "--device", "gpu", code=3)
+    one_line_error(res, "GPU")
+    res = run("roundtrip", text, "--device", "gpu", code=3)
+    one_line_error(res, "GPU")
+
+
+def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypatch):
+    src, _ = sample
+    import fsstgpu.codec
+
+    calls = []
+    real = fsstgpu.codec.compress
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fsstgpu.codec, "compress", interrupted)
+    res = run("compress", src, tmp_path / "c.parquet", code=130)
+    one_line_error(res, "interrupted")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_bench_word_kernels_takes_no_paths(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("x\n")
+    res = run("bench", "kernels", text, code=1)
+    one_line_error(res, "kernels")
+
+
+def test_bench_cpu(tmp_path):
+    pytest.importorskip("fsstgpu.bench_cpu")
+    text = tmp_path / "lines.txt"
+    text.write_text("".join(f"http://example.com/{i}\n" for i in range(2000)))
+    rows = json.loads(run("bench", text, "--json").stdout)
+    assert isinstance(rows, list) and rows
+    res = run("bench", text)
+    assert res.stdout.strip()

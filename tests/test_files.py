@@ -1,0 +1,396 @@
+"""Parquet / Arrow IPC file compression: exact round trips, safety, corrupt inputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError, DeviceError, SymbolTable
+from fsstgpu.datasets.generators import GENERATORS, generate
+from fsstgpu.formats import compress_file, decompress_file, inspect_file, read_table
+from fsstgpu.formats import files as ff
+from fsstgpu.formats.arrow import is_fsst_type
+
+SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
+STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
+                pa.binary(), pa.large_binary(), pa.binary_view()]
+
+
+def write(table: pa.Table, path, rows_per_unit: int | None = None) -> None:
+    """Write ``table`` in the format of ``path``'s suffix, ``rows_per_unit`` per row group."""
+    fmt = ff.format_from_name(path)
+    if fmt == "parquet":
+        pq.write_table(table, path, row_group_size=rows_per_unit)
+    else:
+        new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+        with new(path, table.schema) as w:
+            w.write_table(table, max_chunksize=rows_per_unit)
+
+
+def read_plain(path) -> pa.Table:
+    """Read with pyarrow only (what any reader sees)."""
+    fmt = ff.detect_format(path)
+    if fmt == "parquet":
+        return pq.read_table(path)
+    reader = ipc.open_file(path) if fmt == "arrow" else ipc.open_stream(path)
+    return reader.read_all()
+
+
+def units(path) -> list[int]:
+    return inspect_file(path)["unit_rows"]
+
+
+def round_trip(tmp_path, table, fmt, rows_per_unit=None, **kwargs):
+    tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))  # a fresh folder per call
+    src = tmp_path / f"src{SUFFIX[fmt]}"
+    comp = tmp_path / f"comp{SUFFIX[fmt]}"
+    out = tmp_path / f"out{SUFFIX[fmt]}"
+    write(table, src, rows_per_unit)
+    cinfo = compress_file(src, comp, **kwargs)
+    decompress_file(comp, out, device="cpu")
+    original, restored = read_plain(src), read_plain(out)
+    assert units(out) == units(src) == units(comp)
+    return original, restored, cinfo, comp
+
+
+def assert_same(original: pa.Table, restored: pa.Table):
+    assert restored.schema.equals(original.schema, check_metadata=True)
+    for f in original.schema:
+        assert restored.schema.field(f.name).metadata == f.metadata
+    assert restored.equals(original)
+
+
+def _strings(n, type_=pa.string(), seed=0, nulls=True):
+    col = generate("null_heavy", n, seed)
+    if not nulls:
+        col = col.fill_null("")
+    if pa.types.is_binary(type_) or pa.types.is_large_binary(type_) or type_ == pa.binary_view():
+        col = col.cast(pa.binary())
+    return col.cast(type_)
+
+
+# ----------------------------------------------------------------------- round trips
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_every_generator_round_trips(tmp_path, fmt, name):
+    col = generate(name, 240, seed=5)
+    table = pa.table({name: col, "i": pa.array(range(240), pa.int32())})
+    original, restored, info, comp = round_trip(tmp_path, table, fmt, rows_per_unit=70)
+    assert info["columns"] == [name] and info["units"] == 4
+    assert units(comp) == [70, 70, 70, 30]
+    assert_same(original, restored)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_every_arrow_type_with_nulls_metadata_and_passthrough(tmp_path, fmt):
+    n = 300
+    cols, fields = {}, []
+    for k, t in enumerate(STRING_TYPES):
+        cols[f"c{k}"] = _strings(n, t, seed=k, nulls=k % 2 == 0)  # odd: non-nullable
+        fields.append(pa.field(f"c{k}", t, nullable=k % 2 == 0,
+                               metadata={"unit": f"col{k}"} if k < 3 else None))
+    cols["n"] = pa.array([None if i % 9 == 0 else i for i in range(n)], pa.int64())
+    cols["lst"] = pa.array([["a", None, "bc"] if i % 4 else None for i in range(n)])
+    cols["st"] = pa.array([{"s": f"v{i}", "x": i} for i in range(n)])
+    cols["f"] = pa.array([float(i) / 3 for i in range(n)])
+    fields += [pa.field("n", pa.int64()), pa.field("lst", cols["lst"].type),
+               pa.field("st", cols["st"].type), pa.field("f", pa.float64())]
+    schema = pa.schema(fields, metadata={"origin": "test", "rows": str(n)})
+    table = pa.table(cols, schema=schema)
+    original, restored, info, comp = round_trip(tmp_path, table, fmt, rows_per_unit=64)
+    assert info["columns"] == [f"c{k}" for k in range(6)]
+    seen = read_plain(comp).schema
+    assert all(is_fsst_type(seen.field(f"c{k}").type) for k in range(6))
+    assert not any(is_fsst_type(seen.field(c).type) for c in ("n", "lst", "st", "f"))
+    assert seen.field("c0").metadata == {b"unit": b"col0"}
+    assert not seen.field("c1").nullable
+    assert_same(original, restored)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_dictionary_columns(tmp_path, fmt):
+    n = 200
+    words = pa.array(["alpha", "beta", None, "gamma", "alphabet"] * (n // 5))
+    # dictionaries in order of first occurrence (dictionary_encode's order) come back exactly
+    d32 = words.dictionary_encode()
+    d8 = pa.DictionaryArray.from_arrays(pa.array([i % 3 for i in range(n)], pa.int8()),
+                                        pa.array(["x", "yy", "zzz"]))
+    dord = pa.DictionaryArray.from_arrays(pa.array([i % 2 for i in range(n)], pa.uint16()),
+                                          pa.array(["lo", "hi"], pa.large_string()),
+                                          ordered=True)
+    table = pa.table({"d32": d32, "d8": d8, "dord": dord})
+    # one batch: dictionary order is first occurrence in every format
+    original, restored, info, comp = round_trip(tmp_path, table, fmt)
+    assert set(info["columns"]) == {"d32", "d8", "dord"}
+    assert_same(original, restored)
+    # several row groups: values and types survive; Parquet keeps one dictionary per row group
+    original, restored, _, _ = round_trip(tmp_path, table, fmt, rows_per_unit=30)
+    assert restored.schema.equals(original.schema, check_metadata=True)
+    for name in table.column_names:
+        vt = table.schema.field(name).type.value_type
+        assert restored.column(name).cast(vt).equals(original.column(name).cast(vt))
+    if fmt == "parquet":
+        assert restored.equals(original)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_empty_and_all_null(tmp_path, fmt):
+    table = pa.table({"s": pa.array([], pa.string()), "i": pa.array([], pa.int64())})
+    original, restored, info, _ = round_trip(tmp_path, table, fmt)
+    assert_same(original, restored)
+    table = pa.table({"s": pa.array([None] * 50, pa.string()),
+                      "t": pa.array([""] * 50, pa.large_binary())})
+    original, restored, info, _ = round_trip(tmp_path, table, fmt, rows_per_unit=20)
+    assert info["columns"] == ["s", "t"]
+    assert_same(original, restored)
+
+
+def test_format_conversion_parquet_to_ipc_and_back(tmp_path):
+    table = pa.table({"u": generate("urls", 500, 1), "e": generate("emails", 500, 2)})
+    write(table, tmp_path / "a.parquet", 200)
+    compress_file(tmp_path / "a.parquet", tmp_path / "c.arrows")
+    assert ff.detect_format(tmp_path / "c.arrows") == "arrows"
+    decompress_file(tmp_path / "c.arrows", tmp_path / "d.bin", format="parquet", device="cpu")
+    assert ff.detect_format(tmp_path / "d.bin") == "parquet"
+    assert pq.read_table(tmp_path / "d.bin").equals(table)
+    assert units(tmp_path / "d.bin") == [200, 200, 100]
+
+
+def test_columns_selection_and_errors(tmp_path):
+    table = pa.table({"a": generate("urls", 100), "b": generate("emails", 100),
+                      "n": pa.array(range(100))})
+    write(table, tmp_path / "in.parquet")
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", ["b"])
+    assert info["columns"] == ["b"]
+    schema = pq.read_schema(tmp_path / "c.parquet")
+    assert schema.field("a").type == pa.string() and is_fsst_type(schema.field("b").type)
+    with pytest.raises(ValueError, match="no column named 'zz'"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", ["zz"])
+    with pytest.raises(TypeError, match="'n' is int64"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", ["n"])
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_fixed_table_from_file(tmp_path):
+    table = pa.table({"a": generate("urls", 300), "b": generate("uuids", 300)})
+    write(table, tmp_path / "in.parquet", 100)
+    st = fsstgpu.train(generate("urls", 1000, 9))
+    (tmp_path / "t.fsst").write_bytes(st.to_bytes())
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", table=tmp_path / "t.fsst")
+    schema = pq.read_schema(tmp_path / "c.parquet")
+    assert schema.field("a").type.tables == (st,) and schema.field("b").type.tables == (st,)
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    (tmp_path / "bad.fsst").write_bytes(b"FSTT\x01garbage")
+    with pytest.raises(CorruptDataError, match="bad.fsst"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", table=tmp_path / "bad.fsst")
+
+
+def test_training_skips_row_groups_without_values(tmp_path):
+    col = pa.array([None] * 100 + [f"http://host/{i}/path" for i in range(200)])
+    write(pa.table({"s": col}), tmp_path / "in.parquet", 100)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    (t,) = pq.read_schema(tmp_path / "c.parquet").field("s").type.tables
+    assert len(t) > 0
+    assert read_table(tmp_path / "c.parquet", device="cpu").column("s").equals(
+        pa.chunked_array([col]))
+
+
+def test_progress_and_inspect(tmp_path):
+    table = pa.table({"u": generate("urls", 400, 3), "n": pa.array(range(400))})
+    write(table, tmp_path / "in.parquet", 100)
+    calls = []
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet",
+                  progress=lambda **kw: calls.append(kw))
+    assert [c["units_done"] for c in calls] == [1, 2, 3, 4]
+    assert calls[-1]["units_total"] == 4 and calls[-1]["rows"] == 400
+    info = inspect_file(tmp_path / "c.parquet")
+    assert info["format"] == "parquet" and info["rows"] == 400 and info["units"] == 4
+    u = next(c for c in info["columns"] if c["name"] == "u")
+    strings = int(pa.compute.sum(pa.compute.binary_length(table.column("u"))).as_py())
+    assert u["codec"] == "fsst" and u["string_bytes"] == strings
+    assert u["ratio"] > 1.5 and u["tables"][0]["symbols"] > 0
+    n = next(c for c in info["columns"] if c["name"] == "n")
+    assert n["codec"] == "none" and n["stored_bytes"] > 0
+
+
+def test_read_table_cpu_and_gpu_request(tmp_path):
+    table = pa.table({"u": generate("urls", 300, 3), "n": pa.array(range(300))})
+    write(table, tmp_path / "in.arrow", 100)
+    compress_file(tmp_path / "in.arrow", tmp_path / "c.arrow")
+    assert read_table(tmp_path / "c.arrow", device="cpu").equals(table)
+    if not fsstgpu.gpu_available():
+        with pytest.raises(DeviceError):
+            read_table(tmp_path / "c.arrow", device="gpu")
+        with pytest.raises(DeviceError):
+            decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrow", device="gpu")
+        assert not (tmp_path / "o.arrow").exists()
+
+
+@pytest.mark.gpu
+def test_gpu_read_and_decompress(tmp_path):
+    table = pa.table({"u": generate("urls", 3000, 3), "n": pa.array(range(3000))})
+    write(table, tmp_path / "in.parquet", 1000)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    cols = read_table(tmp_path / "c.parquet", device="gpu")
+    assert cols["u"].to_arrow().equals(table.column("u").combine_chunks())
+    decompress_file(tmp_path / "c.parquet", tmp_path / "o.parquet", device="gpu")
+    assert pq.read_table(tmp_path / "o.parquet").equals(table)
+
+
+# ----------------------------------------------------------------------- plain pyarrow
+PLAIN = """
+import sys, pyarrow.parquet as pq, pyarrow.ipc as ipc
+assert "fsstgpu" not in sys.modules
+p = sys.argv[1]
+t = pq.read_table(p) if p.endswith(".parquet") else ipc.open_file(p).read_all()
+print(t.num_rows, *(str(f.type) for f in t.schema))
+"""
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow"])
+def test_plain_pyarrow_opens_compressed_file(tmp_path, fmt):
+    table = pa.table({"u": generate("urls", 300, 3), "n": pa.array(range(300))})
+    write(table, tmp_path / f"in{SUFFIX[fmt]}", 100)
+    compress_file(tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}")
+    res = subprocess.run([sys.executable, "-c", PLAIN, str(tmp_path / f"c{SUFFIX[fmt]}")],
+                         capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["300", "large_binary", "int64"]
+
+
+# ----------------------------------------------------------------------- safety
+def _src(tmp_path, name="in.parquet"):
+    write(pa.table({"u": generate("urls", 300, 3)}), tmp_path / name, 100)
+    return tmp_path / name
+
+
+def test_existing_output_untouched_without_force(tmp_path):
+    src = _src(tmp_path)
+    dst = tmp_path / "c.parquet"
+    dst.write_bytes(b"precious")
+    with pytest.raises(FileExistsError, match="already exists"):
+        compress_file(src, dst)
+    assert dst.read_bytes() == b"precious"
+    with pytest.raises(FileExistsError):
+        decompress_file(src, dst, device="cpu")
+    assert dst.read_bytes() == b"precious"
+    compress_file(src, dst, force=True)
+    assert ff.detect_format(dst) == "parquet"
+
+
+def test_same_path_refused_also_through_links(tmp_path):
+    src = _src(tmp_path)
+    before = src.read_bytes()
+    with pytest.raises(ValueError, match="the output is the input"):
+        compress_file(src, src, force=True)
+    link = tmp_path / "link.parquet"
+    link.symlink_to(src)
+    with pytest.raises(ValueError, match="the output is the input"):
+        compress_file(src, link, force=True)
+    hard = tmp_path / "hard.parquet"
+    os.link(src, hard)
+    with pytest.raises(ValueError, match="the output is the input"):
+        decompress_file(hard, src, force=True, device="cpu")
+    with pytest.raises(ValueError, match="the output is the input"):
+        compress_file(tmp_path / "." / "in.parquet", tmp_path / "in.parquet", force=True)
+    assert src.read_bytes() == before
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
+def test_interrupted_run_leaves_nothing(tmp_path, monkeypatch, exc):
+    src = _src(tmp_path)
+    dst = tmp_path / "c.parquet"
+    calls = []
+
+    def boom(**kw):
+        calls.append(kw)
+        if len(calls) == 2:
+            raise exc("stop")
+
+    with pytest.raises(exc):
+        compress_file(src, dst, progress=boom)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+    dst.write_bytes(b"old")
+    with pytest.raises(exc):
+        calls.clear()
+        compress_file(src, dst, progress=boom, force=True)
+    assert dst.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet", "in.parquet"]
+
+
+def test_output_mode_is_not_private(tmp_path):
+    dst = tmp_path / "c.parquet"
+    compress_file(_src(tmp_path), dst)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert dst.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# ----------------------------------------------------------------------- corrupt inputs
+@pytest.mark.parametrize("content", [b"", b"hello world\n", b"PAR1" + b"\0" * 50,
+                                     b"ARROW1\0\0junk", b"\xff\xff\xff\xff\x10\0\0\0junk"],
+                         ids=["empty", "text", "par1-junk", "arrow-junk", "stream-junk"])
+@pytest.mark.parametrize("func", ["compress", "decompress", "inspect", "read"])
+def test_foreign_input_is_corrupt(tmp_path, content, func):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(content)
+    with pytest.raises(CorruptDataError, match="bad.parquet"):
+        if func == "compress":
+            compress_file(bad, tmp_path / "o.parquet")
+        elif func == "decompress":
+            decompress_file(bad, tmp_path / "o.parquet", device="cpu")
+        elif func == "inspect":
+            inspect_file(bad)
+        else:
+            read_table(bad, device="cpu")
+    assert not (tmp_path / "o.parquet").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet"]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_truncated_compressed_file_is_corrupt(tmp_path, fmt):
+    src = tmp_path / f"in{SUFFIX[fmt]}"
+    write(pa.table({"u": generate("urls", 2000, 3)}), src, 500)
+    comp = tmp_path / f"c{SUFFIX[fmt]}"
+    compress_file(src, comp)
+    data = comp.read_bytes()
+    for cut in (len(data) // 3, len(data) - 7):
+        bad = tmp_path / f"cut{SUFFIX[fmt]}"
+        bad.write_bytes(data[:cut])
+        with pytest.raises(CorruptDataError, match="cut"):
+            decompress_file(bad, tmp_path / f"o{SUFFIX[fmt]}", device="cpu", force=True)
+        assert not (tmp_path / f"o{SUFFIX[fmt]}").exists()
+
+
+def test_altered_codes_are_corrupt(tmp_path):
+    # IPC buffers hold the codes as they are: overwrite one with a code the table lacks.
+    col = pa.array(["abcabc" * 5] * 200)
+    t = SymbolTable([b"abc", b"x"])  # canonical order: code 0 is b"x", code 1 is b"abc"
+    src = tmp_path / "in.arrow"
+    write(pa.table({"s": col}), src)
+    comp = tmp_path / "c.arrow"
+    compress_file(src, comp, table=t)
+    data = bytearray(comp.read_bytes())
+    # every string is ten code-1 bytes; make one of them code 7 (no symbol)
+    pos = data.find(bytes([1] * 2000))
+    assert pos > 0
+    data[pos + 3] = 7
+    bad = tmp_path / "bad.arrow"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(CorruptDataError, match="bad.arrow.*column 's'"):
+        decompress_file(bad, tmp_path / "o.arrow", device="cpu")
+    with pytest.raises(CorruptDataError, match="bad.arrow"):
+        inspect_file(bad)
+
+
+def test_missing_input(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        compress_file(tmp_path / "nope.parquet", tmp_path / "o.parquet")
