@@ -1,0 +1,190 @@
+"""Benchmark of the transpose kernels on ~1 GiB matrices, beside CuPy and the copy yardstick.
+
+Every row counts the bytes read plus the bytes written (2 x the matrix), is timed with CUDA events
+(median), and carries the same run's device-to-device copy bandwidth and the percentage of it.
+Run ``python -m fsstgpu.kernels.bench_transpose [--tune] [--json PATH]`` on a GPU machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+
+from fsstgpu.device import get_cupy
+from fsstgpu.kernels import transpose as tmod
+from fsstgpu.kernels._timing import copy_bandwidth, time_device
+
+GIB = 1 << 30
+# (element size, dtype name, rows, cols): 1 GiB each
+OUT_OF_PLACE = [(1, "uint8", 32768, 32768), (2, "uint16", 16384, 32768),
+                (4, "float32", 16384, 16384), (8, "float64", 8192, 16384),
+                (16, "complex128", 8192, 8192)]
+SQUARE = [("float32", 16384), ("uint8", 32768), ("float64", 11584)]
+# power-of-two shape (gcd = rows: three passes) and a coprime one (two passes); both ~1 GiB
+RECT = [("float32", 8192, 32768), ("float32", 5003, 53636)]
+
+
+def _row(op, variant, dtype, shape, nbytes, seconds, copy_bps):
+    bps = 2 * nbytes / seconds
+    return {"op": op, "variant": variant, "dtype": dtype, "shape": list(shape),
+            "bytes_moved": 2 * nbytes, "ms": seconds * 1e3, "gbps": bps / 1e9,
+            "copy_gbps": copy_bps / 1e9, "pct_copy": 100.0 * bps / copy_bps}
+
+
+def _fill(cp, shape, dtype):
+    x = cp.empty(shape, dtype=dtype)
+    x.reshape(-1).view(cp.uint8).fill(0x5A)   # touch every page before timing
+    return x
+
+
+def _time_alternating(cp, x, repeat):
+    """Median device time of in-place transposes in each direction (the shape flips each call)."""
+    times = {}
+    cur = x
+    for k in range(repeat + 2):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        shape = cur.shape
+        start.record()
+        cur = tmod.transpose(cur, inplace=True)
+        stop.record()
+        stop.synchronize()
+        if k >= 2:   # first two calls warm up (compile, first touch)
+            times.setdefault(shape, []).append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return {s: statistics.median(t) for s, t in times.items()}
+
+
+def _bench_out_of_place(cp, es, dtype, r, c, tune, repeat, copy_bps):
+    rows = []
+    x = _fill(cp, (r, c), dtype)
+    out = cp.empty((c, r), dtype=dtype)
+    for v in (tmod._ALL_V[es] if tune else (None,)):
+        t = time_device(lambda v=v: tmod._launch_tiles(x, out, 1, r, c, v=v), repeat=repeat)
+        chosen = v or tmod._pick_v(tmod.TILE_V[es], es, r, c, x.data.ptr, out.data.ptr)
+        rows.append(_row("out_of_place", f"fsstgpu V={chosen}", dtype, (r, c), x.nbytes, t,
+                         copy_bps))
+    t = time_device(lambda: cp.ascontiguousarray(x.T), repeat=repeat)
+    rows.append(_row("out_of_place", "cupy.ascontiguousarray(x.T)", dtype, (r, c), x.nbytes, t,
+                     copy_bps))
+    t = time_device(lambda: cp.asfortranarray(x), repeat=repeat)
+    rows.append(_row("out_of_place", "cupy.asfortranarray(x)", dtype, (r, c), x.nbytes, t,
+                     copy_bps))
+    return rows
+
+
+def _bench_square(cp, dtype, n, tune, repeat, copy_bps):
+    rows = []
+    x = _fill(cp, (n, n), dtype)
+    es = x.dtype.itemsize
+    for v in (tmod._ALL_V[es] if tune else (None,)):
+        t = time_device(lambda v=v: tmod._launch_square(x, 1, n, v=v), repeat=repeat)
+        chosen = v or tmod._pick_v(tmod.SQUARE_V[es], es, n, n, x.data.ptr)
+        rows.append(_row("inplace_square", f"fsstgpu V={chosen}", dtype, (n, n), x.nbytes, t,
+                         copy_bps))
+    return rows
+
+
+def _bench_rect(cp, dtype, r, c, tune, repeat, copy_bps):
+    rows = []
+    x = _fill(cp, (r, c), dtype)
+    saved = tmod.PANEL_BYTES, tmod.ROW_THREADS
+    configs = [(pb, nt) for nt in (512, 1024) for pb in (16, 32, 64)] if tune else [saved]
+    try:
+        for pb, nt in configs:
+            tmod.PANEL_BYTES, tmod.ROW_THREADS = pb, nt
+            for shape, t in _time_alternating(cp, x, repeat).items():
+                rows.append(_row("inplace_rect", f"fsstgpu panel={pb}B threads={nt}", dtype,
+                                 shape, x.nbytes, t, copy_bps))
+    finally:
+        tmod.PANEL_BYTES, tmod.ROW_THREADS = saved
+    if tune:   # each pass alone (permuting whatever is there: timing only)
+        flat = x.reshape(-1)
+        m, n = min(r, c), max(r, c)
+        g = math.gcd(m, n)
+        a, b = m // g, n // g
+        limit = tmod._smem_limit()
+        steps = [("panel rotate", lambda: tmod._panel_step(flat, m, n, a, b, 0, limit, saved[0])),
+                 ("row scatter", lambda: tmod._row_step(flat, m, n, g, a, b, 0, limit)),
+                 ("row gather", lambda: tmod._row_step(flat, m, n, g, a, b, 1, limit)),
+                 ("panel shuffle gather",
+                  lambda: tmod._panel_step(flat, m, n, a, b, 1, limit, saved[0])),
+                 ("panel shuffle scatter",
+                  lambda: tmod._panel_step(flat, m, n, a, b, 2, limit, saved[0]))]
+        for name, fn in steps:
+            t = time_device(fn, repeat=repeat)
+            rows.append(_row("inplace_rect_pass", name, dtype, (m, n), x.nbytes, t, copy_bps))
+    t = time_device(lambda: cp.ascontiguousarray(x.T), repeat=repeat)
+    rows.append(_row("inplace_rect", "cupy.ascontiguousarray(x.T) (out of place)", dtype,
+                     (r, c), x.nbytes, t, copy_bps))
+    return rows
+
+
+def bench_transpose(*, tune: bool = False, repeat: int = 10) -> list[dict]:
+    """Measure every transpose path on ~1 GiB matrices; return one dict per measurement.
+
+    Parameters
+    ----------
+    tune : bool, default False
+        Also time every register-block width V and panel width (for choosing the defaults).
+    repeat : int, default 10
+        Timed repetitions per figure (median reported).
+
+    Returns
+    -------
+    list of dict
+        Keys: op, variant, dtype, shape, bytes_moved (read + written), ms, gbps, copy_gbps,
+        pct_copy.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.bench_transpose import bench_transpose
+    >>> rows = bench_transpose()  # doctest: +SKIP
+    """
+    cp = get_cupy()
+    copy_bps = copy_bandwidth(GIB)
+    rows = [_row("copy", "cupy d2d copy", "uint8", (GIB,), GIB, 2 * GIB / copy_bps, copy_bps)]
+
+    for es, dtype, r, c in OUT_OF_PLACE:
+        rows += _bench_out_of_place(cp, es, dtype, r, c, tune, repeat, copy_bps)
+        cp.get_default_memory_pool().free_all_blocks()
+    for dtype, n in SQUARE:
+        rows += _bench_square(cp, dtype, n, tune, repeat, copy_bps)
+        cp.get_default_memory_pool().free_all_blocks()
+    for dtype, r, c in RECT:
+        rows += _bench_rect(cp, dtype, r, c, tune, repeat, copy_bps)
+        cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    """Markdown table of :func:`bench_transpose` rows."""
+    lines = ["| op | variant | dtype | shape | ms | GB/s (r+w) | copy GB/s | % of copy |",
+             "|---|---|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['op']} | {r['variant']} | {r['dtype']} | "
+                     f"{'x'.join(map(str, r['shape']))} | {r['ms']:.3f} | {r['gbps']:.0f} | "
+                     f"{r['copy_gbps']:.0f} | {r['pct_copy']:.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tune", action="store_true", help="time every V and panel width")
+    parser.add_argument("--json", help="write the rows to this JSON file")
+    args = parser.parse_args(argv)
+    cp = get_cupy()
+    rows = bench_transpose(tune=args.tune)
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    print(f"device: {name}  date: {datetime.date.today()}  cupy {cp.__version__}")
+    print(format_table(rows))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"device": name, "date": str(datetime.date.today()), "rows": rows}, fh,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,368 @@
+"""Matrix transpose on the GPU (tiled, out of place or in place) and its NumPy twin.
+
+:func:`transpose` swaps the last two axes of a 2-D or batched (N-D) array and returns a
+C-contiguous result.  NumPy input runs :func:`transpose_cpu`; CuPy input runs the kernels of
+``transpose.cu``.  Elements are moved as raw bytes, so any dtype of 1, 2, 4, 8 or 16 bytes works
+(``uint8`` ... ``complex128``, ``V16`` on the CPU) and the two paths agree byte for byte.
+
+GPU paths (all offsets 64-bit, no host synchronisation, optional ``stream``):
+
+* out of place: 32V x 32V-element shared-memory tiles, XOR-swizzled, with V x V element blocks
+  transposed in registers so that 1- to 8-byte elements move as 4- to 16-byte words (V > 1 when
+  both dimensions are multiples of V and both pointers are aligned; otherwise V = 1);
+* in place, square: one block swaps tile (i, j) with tile (j, i); no device scratch;
+* in place, rectangular: the decomposition of Catanzaro, Keller and Garland (PPoPP 2014) into
+  column rotations, row permutations and column permutations (see ``transpose.cu``); three passes
+  over the matrix (two when the dimensions are coprime).  Rows and column panels that fit in
+  shared memory need no device scratch; larger ones go through a scratch buffer of at most
+  ``32 * max(rows, cols)`` elements.  The result is a view of the input's memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import numpy as np
+
+from fsstgpu.device import get_cupy
+from fsstgpu.kernels._loader import get_function
+
+SOURCE = "transpose.cu"
+ELEMENT_SIZES = (1, 2, 4, 8, 16)
+
+# Register-block width V per element size, in order of preference (V * size bytes per word).
+TILE_V = {1: (4, 1), 2: (4, 2, 1), 4: (2, 1), 8: (2, 1), 16: (1,)}
+SQUARE_V = {1: (4, 1), 2: (4, 2, 1), 4: (2, 1), 8: (2, 1), 16: (1,)}
+_ALL_V = {1: (1, 4), 2: (1, 2, 4), 4: (1, 2, 4), 8: (1, 2), 16: (1,)}
+
+PANEL_BYTES = 32        # bytes of one row of a column panel (one DRAM sector)
+SCRATCH_FACTOR = 32     # device scratch of the rectangular fallbacks: <= this * max(rows, cols)
+ROW_THREADS = 1024      # block size of the row and panel kernels
+_SMEM_LIMIT_OVERRIDE = None   # tests lower it to force the scratch fallbacks
+
+_NAMES = tuple(
+    [f"transpose_tiles<{es},{v}>" for es in ELEMENT_SIZES for v in _ALL_V[es]]
+    + [f"transpose_square_inplace<{es},{v}>" for es in ELEMENT_SIZES for v in _ALL_V[es]]
+    + [f"{k}<{es}>" for k in ("row_permute", "panel_permute", "row_permute_global",
+                              "panel_permute_global") for es in ELEMENT_SIZES]
+)
+_ATTR_SET: set = set()
+
+
+# ------------------------------------------------------------------------------------------------
+# Argument checks shared by both paths
+# ------------------------------------------------------------------------------------------------
+
+def _check_input(x) -> tuple[int, int, tuple]:
+    if x.ndim < 2:
+        raise ValueError(f"transpose needs an array of 2 or more dimensions, got shape {x.shape}")
+    if x.dtype.hasobject or x.dtype.itemsize not in ELEMENT_SIZES:
+        raise TypeError(
+            f"transpose supports elements of {ELEMENT_SIZES} bytes, not dtype {x.dtype} "
+            f"({x.dtype.itemsize} bytes)")
+    rows, cols = x.shape[-2], x.shape[-1]
+    return rows, cols, x.shape[:-2] + (cols, rows)
+
+
+def _check_out(out, x, shape, array_type, may_share) -> None:
+    if not isinstance(out, array_type):
+        raise TypeError(f"out must be a {array_type.__module__}.ndarray like x, "
+                        f"not {type(out).__name__}")
+    if out.dtype != x.dtype:
+        raise ValueError(f"out has dtype {out.dtype}, expected {x.dtype}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}, expected {shape}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    if out.size and may_share(out, x):
+        raise ValueError("out overlaps x; use inplace=True to transpose in place")
+
+
+def _check_inplace(x, out) -> None:
+    if out is not None:
+        raise ValueError("out cannot be given with inplace=True")
+    if not x.flags.c_contiguous:
+        raise ValueError("inplace=True needs a C-contiguous array")
+
+
+# ------------------------------------------------------------------------------------------------
+# CPU twin
+# ------------------------------------------------------------------------------------------------
+
+def transpose_cpu(x: np.ndarray, out: np.ndarray | None = None, *, inplace: bool = False):
+    """Swap the last two axes of a NumPy array into C-contiguous memory (the GPU path's twin).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Array of 2 or more dimensions (leading axes are a batch) with 1-, 2-, 4-, 8- or 16-byte
+        elements.
+    out : numpy.ndarray, optional
+        C-contiguous array of shape ``x.shape[:-2] + (cols, rows)`` and x's dtype, not
+        overlapping x; receives the result.
+    inplace : bool, default False
+        Transpose inside x's own buffer (x must be C-contiguous and writeable) and return a view
+        of that buffer with the transposed shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        The transposed array: ``out``, a new array, or a view of x's memory when ``inplace``.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 dimensions or an unusable ``out`` / in-place request.
+    TypeError
+        For an element size other than 1, 2, 4, 8 or 16 bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.transpose import transpose_cpu
+    >>> transpose_cpu(np.arange(6, dtype=np.uint8).reshape(2, 3)).tolist()
+    [[0, 3], [1, 4], [2, 5]]
+    >>> x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    >>> y = transpose_cpu(x, inplace=True)
+    >>> y.shape, np.shares_memory(x, y), x.ravel().tolist()
+    ((3, 2), True, [0, 3, 1, 4, 2, 5])
+    """
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"transpose_cpu needs a numpy.ndarray, not {type(x).__name__}")
+    _, _, shape = _check_input(x)
+    result = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+    if inplace:
+        _check_inplace(x, out)
+        if not x.flags.writeable:
+            raise ValueError("inplace=True needs a writeable array")
+        flat = x.reshape(-1)
+        flat[...] = result.reshape(-1)
+        return flat.reshape(shape)
+    if out is None:
+        return result
+    _check_out(out, x, shape, np.ndarray, np.may_share_memory)
+    if not out.flags.writeable:
+        raise ValueError("out must be writeable")
+    out[...] = result
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU path
+# ------------------------------------------------------------------------------------------------
+
+def _is_cupy_array(x) -> bool:
+    return type(x).__module__.split(".")[0] == "cupy" and hasattr(x, "data")
+
+
+def _function(name: str, smem: int):
+    fn = get_function(SOURCE, name, name_expressions=_NAMES)
+    if smem > 48 * 1024:
+        key = (name, get_cupy().cuda.Device().id)
+        if key not in _ATTR_SET:
+            fn.max_dynamic_shared_size_bytes = _smem_optin()
+            _ATTR_SET.add(key)
+    return fn
+
+
+def _smem_optin() -> int:
+    cupy = get_cupy()
+    return int(cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
+
+
+def _smem_limit() -> int:
+    if _SMEM_LIMIT_OVERRIDE is not None:
+        return _SMEM_LIMIT_OVERRIDE
+    return _smem_optin()
+
+
+def _pick_v(prefs, es, rows, cols, *ptrs) -> int:
+    for v in prefs:
+        width = es * v
+        if rows % v == 0 and cols % v == 0 and all(p % width == 0 for p in ptrs):
+            return v
+    return 1
+
+
+def _launch_tiles(src, dst, batch, rows, cols, v=None) -> None:
+    es = src.dtype.itemsize
+    if v is None or rows % v or cols % v or src.data.ptr % (es * v) or dst.data.ptr % (es * v):
+        v = _pick_v(TILE_V[es], es, rows, cols, src.data.ptr, dst.data.ptr)
+    side = 32 * v
+    tiles_r, tiles_c = -(-rows // side), -(-cols // side)
+    total = batch * tiles_r * tiles_c
+    smem = 1024 * v * v * es
+    fn = _function(f"transpose_tiles<{es},{v}>", smem)
+    fn((min(total, 2**31 - 1),), (32, 8),
+       (src, dst, np.int64(rows), np.int64(cols), np.int64(batch), np.int64(tiles_r),
+        np.int64(tiles_c)), shared_mem=smem)
+
+
+def _launch_square(x, batch, n, v=None) -> None:
+    es = x.dtype.itemsize
+    if v is None or n % v or x.data.ptr % (es * v):
+        v = _pick_v(SQUARE_V[es], es, n, n, x.data.ptr)
+    side = 32 * v
+    tiles = -(-n // side)
+    total = batch * tiles * (tiles + 1) // 2
+    smem = 2 * 1024 * v * v * es
+    fn = _function(f"transpose_square_inplace<{es},{v}>", smem)
+    fn((min(total, 2**31 - 1),), (32, 8), (x, np.int64(n), np.int64(batch), np.int64(tiles)),
+       shared_mem=smem)
+
+
+def _words(buf):
+    """1-D unsigned-integer view of a contiguous buffer, one or two words per element."""
+    cupy = get_cupy()
+    es = buf.dtype.itemsize
+    word = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32}.get(es, cupy.uint64)
+    return buf.reshape(-1).view(word)
+
+
+def _row_step(flat, m, n, c, a, b, gather, limit) -> None:
+    """Permute every row: A[i][d_i(j)] <- A[i][j] (gather=0) or A[i][j] <- A[i][d_i(j)]."""
+    cupy = get_cupy()
+    es = flat.dtype.itemsize
+    smem = -(-n // 32) * 32 * es
+    if smem <= limit and n < 2**31:
+        nt = min(ROW_THREADS, -(-n // 32) * 32)
+        sr = nt % b
+        fn = _function(f"row_permute<{es}>", smem)
+        fn((min(m, 2**31 - 1),), (nt,),
+           (flat, np.uint32(m), np.uint32(n), np.uint32(c), np.uint32(a), np.uint32(b),
+            np.uint32(nt // b), np.uint32(sr), np.uint32(sr * a % b), np.int32(gather)),
+           shared_mem=smem)
+        return
+    group = max(1, min(m, SCRATCH_FACTOR))   # g rows of n: scratch <= SCRATCH_FACTOR * n
+    scratch = cupy.empty(group * n, dtype=flat.dtype)
+    words, swords = _words(flat), _words(scratch)
+    k = words.size // flat.size
+    fn = _function(f"row_permute_global<{es}>", 0)
+    for row0 in range(0, m, group):
+        g = min(group, m - row0)
+        total = g * n
+        fn((min(-(-total // 256), 2**31 - 1),), (256,),
+           (flat, scratch, np.uint64(m), np.uint64(n), np.uint64(c), np.uint64(a), np.uint64(b),
+            np.uint64(row0), np.uint64(g), np.int32(gather)))
+        words[row0 * n * k:(row0 + g) * n * k] = swords[:g * n * k]
+
+
+def _panel_step(flat, m, n, a, b, mode, limit, panel_bytes) -> None:
+    """Permute every column (mode 0/3: rotate up/down by j/b; 1: gather p(i)+j; 2: scatter)."""
+    cupy = get_cupy()
+    es = flat.dtype.itemsize
+    w = max(1, panel_bytes // es)
+    while w > 1 and m * w * es > limit:
+        w //= 2
+    if m * w * es <= limit and m < 2**31:
+        nt = ROW_THREADS
+        s = nt // w
+        npanels = -(-n // w)
+        fn = _function(f"panel_permute<{es}>", m * w * es)
+        fn((min(npanels, 2**31 - 1),), (nt,),
+           (flat, np.uint32(m), np.uint64(n), np.uint32(w), np.int32(mode), np.uint32(a),
+            np.uint64(b), np.uint32(n % m), np.uint32(s * n % m), np.uint32(s // a),
+            np.uint32(s % a), np.uint64(npanels)),
+           shared_mem=m * w * es)
+        return
+    group = max(1, min(n, SCRATCH_FACTOR * n // m))
+    scratch = cupy.empty(m * group, dtype=flat.dtype)
+    words, swords = _words(flat), _words(scratch)
+    k = words.size // flat.size
+    grid2 = words.reshape(m, n * k)
+    fn = _function(f"panel_permute_global<{es}>", 0)
+    for j0 in range(0, n, group):
+        g = min(group, n - j0)
+        total = m * g
+        fn((min(-(-total // 256), 2**31 - 1),), (256,),
+           (flat, scratch, np.uint64(m), np.uint64(n), np.uint64(a), np.uint64(b),
+            np.uint64(j0), np.uint64(g), np.int32(mode)))
+        grid2[:, j0 * k:(j0 + g) * k] = swords[:m * g * k].reshape(m, g * k)
+
+
+def _rect_inplace(flat, rows, cols, *, panel_bytes=None) -> None:
+    """Transpose the rows x cols matrix held by the contiguous 1-D device array ``flat``."""
+    limit = _smem_limit()
+    panel_bytes = panel_bytes or PANEL_BYTES
+    m, n = min(rows, cols), max(rows, cols)
+    c = math.gcd(m, n)
+    a, b = m // c, n // c
+    if rows < cols:   # C2R on the rows x cols view
+        if c > 1:
+            _panel_step(flat, m, n, a, b, 0, limit, panel_bytes)
+        _row_step(flat, m, n, c, a, b, 0, limit)
+        _panel_step(flat, m, n, a, b, 1, limit, panel_bytes)
+    else:             # R2C on the cols x rows view of the result
+        _panel_step(flat, m, n, a, b, 2, limit, panel_bytes)
+        _row_step(flat, m, n, c, a, b, 1, limit)
+        if c > 1:
+            _panel_step(flat, m, n, a, b, 3, limit, panel_bytes)
+
+
+def transpose(x, out=None, *, inplace: bool = False, stream=None):
+    """Swap the last two axes of an array into C-contiguous memory, on the GPU for CuPy input.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or cupy.ndarray
+        Array of 2 or more dimensions (leading axes are a batch) with 1-, 2-, 4-, 8- or 16-byte
+        elements.  NumPy input runs :func:`transpose_cpu`.
+    out : array of x's kind, optional
+        C-contiguous array of shape ``x.shape[:-2] + (cols, rows)`` and x's dtype, not
+        overlapping x; receives the result.
+    inplace : bool, default False
+        Transpose inside x's own memory (x must be C-contiguous) and return a view of it with
+        the transposed shape.  Square matrices swap tile pairs; rectangular ones use the
+        Catanzaro-Keller-Garland decomposition (device scratch: none when a row and a 32-byte
+        column panel fit in shared memory, else at most ``32 * max(rows, cols)`` elements).
+    stream : cupy.cuda.Stream, optional
+        Stream for the GPU work (default: the current stream); ignored for NumPy input.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The transposed array: ``out``, a new array, or a view of x's memory when ``inplace``.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 dimensions or an unusable ``out`` / in-place request.
+    TypeError
+        For an element size other than 1, 2, 4, 8 or 16 bytes, or an input that is neither a
+        NumPy nor a CuPy array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.transpose import transpose
+    >>> transpose(np.arange(6, dtype=np.float32).reshape(2, 3)).shape
+    (3, 2)
+    """
+    if isinstance(x, np.ndarray):
+        return transpose_cpu(x, out, inplace=inplace)
+    if not _is_cupy_array(x):
+        raise TypeError(f"transpose needs a numpy or cupy array, not {type(x).__name__}")
+    cupy = get_cupy()
+    rows, cols, shape = _check_input(x)
+    batch = math.prod(x.shape[:-2])
+    ctx = stream if stream is not None else contextlib.nullcontext()
+    with cupy.cuda.Device(x.device.id), ctx:
+        if inplace:
+            _check_inplace(x, out)
+            flat = x.reshape(-1)
+            if flat.size and rows > 1 and cols > 1:
+                if rows == cols:
+                    _launch_square(flat, batch, rows)
+                else:
+                    for i in range(batch):
+                        _rect_inplace(flat[i * rows * cols:(i + 1) * rows * cols], rows, cols)
+            return flat.reshape(shape)
+        src = cupy.ascontiguousarray(x)
+        if out is None:
+            out = cupy.empty(shape, dtype=x.dtype)
+        else:
+            _check_out(out, x, shape, cupy.ndarray, cupy.may_share_memory)
+        if out.size:
+            _launch_tiles(src, out, batch, rows, cols)
+        return out
