@@ -1,0 +1,367 @@
+"""GPU FSST decode: byte-for-byte equal to the CPU decoder, never out of bounds on bad input.
+
+Every GPU check poisons the output (0xAB) before the kernel and decodes into a buffer longer than
+the output, so a byte the kernel misses, or one it writes past the end, shows up. The CPU tests at
+the top (twin, split refinement, host checks, chunking) run everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu.device_array import HostPrepared
+from fsstgpu.kernels.fsst_decode import (
+    VARIANTS,
+    decode_splits_cpu,
+    error_message,
+    refine_splits,
+)
+
+POISON = 0xAB
+TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view(),
+         pa.binary_view()]
+
+
+def _words(rows: int, seed: int, null_every: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    vocab = ["http://", "www.", "example", ".com/", "user", "_id=", "ß", "日本", "data", "x"]
+    out = []
+    for i in range(rows):
+        if null_every and i % null_every == 0:
+            out.append(None)
+            continue
+        k = int(rng.integers(0, 12))
+        out.append("".join(vocab[j] for j in rng.integers(0, len(vocab), k))
+                   + chr(int(rng.integers(33, 127))) * int(rng.integers(0, 3)))
+    return out
+
+
+def _expected(carr):
+    return fsstgpu.decompress(carr, device="cpu")
+
+
+# ---------------------------------------------------------------- CPU (run everywhere)
+def test_cpu_twin_matches_cpu_decoder():
+    col = pa.array(_words(3000, 1, null_every=7))
+    carr = fsstgpu.compress(col, split_size=257)
+    data = decode_splits_cpu(carr.tables, carr.codes, carr.split_codes, carr.split_out,
+                             carr.split_table, int(carr.lengths.sum()))
+    ref = _expected(carr)
+    flat = pa.array(ref.to_pylist(), pa.large_string())
+    assert bytes(data) == b"".join(s.encode() for s in flat.to_pylist() if s is not None)
+
+
+@pytest.mark.parametrize("target", [1, 7, 64, 1000])
+def test_refine_splits_keeps_the_decode(target):
+    carr = fsstgpu.compress(pa.array(_words(500, 2)), split_size=1 << 20)
+    total = int(carr.lengths.sum())
+    sc, so, st = refine_splits(carr.codes, carr.split_codes, carr.split_out, carr.split_table,
+                               carr.tables, target)
+    assert len(st) >= min(total // (target + 8), 1)
+    assert np.all(np.diff(sc) > 0) and np.all(np.diff(so) > 0)
+    a = decode_splits_cpu(carr.tables, carr.codes, sc, so, st, total)
+    b = decode_splits_cpu(carr.tables, carr.codes, carr.split_codes, carr.split_out,
+                          carr.split_table, total)
+    assert np.array_equal(a, b)
+
+
+def test_cpu_twin_reports_corruption():
+    carr = fsstgpu.compress(pa.array(_words(200, 3)))
+    codes = carr.codes.copy()
+    codes[-1] = 255  # the last code becomes an escape without its literal
+    with pytest.raises(fsstgpu.CorruptDataError, match="escape"):
+        decode_splits_cpu(carr.tables, codes, carr.split_codes, carr.split_out,
+                          carr.split_table, int(carr.lengths.sum()))
+    assert "table" in error_message(32)
+
+
+class _Fake:
+    """A carr-like object whose fields the tests can break (validate() is absent on purpose)."""
+
+    def __init__(self, carr, **changes):
+        for name in ("type", "length", "tables", "codes", "lengths", "validity", "null_count",
+                     "split_codes", "split_out", "split_table", "chunk_lengths"):
+            setattr(self, name, changes.get(name, getattr(carr, name)))
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda c: {"split_codes": c.split_codes[:-1]}, "split arrays"),
+    (lambda c: {"split_codes": np.r_[c.split_codes[:-1], c.split_codes[-1] + 1]}, "split_codes"),
+    (lambda c: {"split_out": np.r_[c.split_out[:-1], c.split_out[-1] - 1]}, "split_out"),
+    (lambda c: {"split_table": c.split_table + 1}, "table"),
+    (lambda c: {"lengths": c.lengths[:-1]}, "lengths"),
+    (lambda c: {"split_codes": np.r_[0, c.split_codes[2], c.split_codes[1],
+                                     c.split_codes[3:]]}, "non-decreasing"),
+])
+def test_host_checks(change, match):
+    carr = fsstgpu.compress(pa.array(_words(2000, 4)), split_size=512)
+    assert len(carr.split_table) >= 3
+    with pytest.raises(fsstgpu.CorruptDataError, match=match):
+        HostPrepared(_Fake(carr, **change(carr)))
+
+
+def test_unsupported_type():
+    carr = fsstgpu.compress(pa.array(["a"]))
+    with pytest.raises(TypeError):
+        HostPrepared(_Fake(carr, type=pa.int32()))
+
+
+def test_chunk_bounds():
+    from fsstgpu.ingest import chunk_bounds
+
+    sc = np.array([0, 5, 9, 30, 31, 100])
+    b = chunk_bounds(sc, 10)
+    assert b[0] == 0 and b[-1] == 5 and np.all(np.diff(b) > 0)
+    assert chunk_bounds(np.array([0]), 10).tolist() == [0]
+
+
+# ---------------------------------------------------------------- GPU
+def _gpu_decode_checked(carr, expected=None, variants=("s16_smem_256",), ingest_too=True):
+    """Decode ``carr`` every way on the GPU and compare with the CPU decoder byte for byte."""
+    import cupy as cp
+
+    from fsstgpu.device_array import decode_async, to_device
+    from fsstgpu.ingest import ingest, pin
+
+    ref = _expected(carr) if expected is None else expected
+    total = int(np.asarray(carr.lengths).sum())
+    ref_flat = ref.combine_chunks() if isinstance(ref, pa.ChunkedArray) else ref
+    ref_data = decode_splits_cpu(carr.tables, carr.codes, carr.split_codes, carr.split_out,
+                                 carr.split_table, total)
+    dev = to_device(carr)
+    results = []
+    for variant in variants:
+        buf = cp.full(total + 64, POISON, dtype=cp.uint8)
+        res = decode_async(dev, variant=variant, fill=POISON, out=buf).check()
+        tail = buf[total:].get()
+        assert np.all(tail == POISON), f"{variant}: wrote past the end of the output"
+        results.append((variant, res))
+    stream = cp.cuda.Stream(non_blocking=True)
+    results.append(("stream", fsstgpu.device_array.decompress_on_gpu(dev, stream=stream)))
+    if ingest_too:
+        results.append(("ingest", ingest(carr, chunk_bytes=max(total // 5, 64), fill=POISON)))
+        results.append(("ingest-pinned", ingest(pin(carr), chunk_bytes=max(total // 3, 64),
+                                                nstreams=2, fill=POISON)))
+    for what, res in results:
+        got = res.data.get()
+        assert got.shape == ref_data.shape, what
+        if not np.array_equal(got, ref_data):
+            bad = int(np.flatnonzero(got != ref_data)[0])
+            raise AssertionError(f"{what}: first wrong byte at {bad} of {total}")
+        offsets = np.zeros(carr.length + 1, np.int64)
+        np.cumsum(carr.lengths, out=offsets[1:])
+        assert np.array_equal(res.offsets.get().astype(np.int64), offsets), what
+        arrow = res.to_arrow()
+        assert arrow.type == ref.type and type(arrow) is type(ref), what
+        assert arrow.equals(ref), what
+        assert len(res) == len(ref_flat)
+    return results
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("type_", TYPES, ids=str)
+def test_types_nulls_slices(type_):
+    col = pa.array(_words(5000, 5, null_every=5), type_)
+    _gpu_decode_checked(fsstgpu.compress(col), variants=tuple(VARIANTS))
+    _gpu_decode_checked(fsstgpu.compress(col.slice(123, 3000)))
+    chunked = pa.chunked_array([col.slice(0, 10), col.slice(10, 0), col.slice(10, 2000)], type_)
+    _gpu_decode_checked(fsstgpu.compress(chunked))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("values", [[], [None], [""], ["", ""], [None, "a", None],
+                                    ["x" * 17], ["\xff" * 3]], ids=repr)
+def test_tiny_and_empty(values):
+    for type_ in (pa.string(), pa.large_binary()):
+        col = pa.array(values, type_) if type_ == pa.string() else pa.array(
+            [None if v is None else v.encode() for v in values], type_)
+        _gpu_decode_checked(fsstgpu.compress(col))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("split_size", [1, 5, 64, 4096, 1 << 16])
+def test_split_sizes(split_size):
+    col = pa.array(_words(4000, 6, null_every=11))
+    _gpu_decode_checked(fsstgpu.compress(col, split_size=split_size), variants=tuple(VARIANTS))
+
+
+@pytest.mark.gpu
+def test_dataset_generators():
+    generators = pytest.importorskip("fsstgpu.datasets.generators")
+    for name in sorted(generators.GENERATORS):
+        for seed in (0, 1):
+            col = generators.generate(name, 3000, seed)
+            _gpu_decode_checked(fsstgpu.compress(col), ingest_too=seed == 0)
+
+
+@pytest.mark.gpu
+def test_dbtext(dbtext_paths):
+    for path in dbtext_paths:
+        lines = path.read_bytes().split(b"\n")
+        col = pa.array(lines, pa.binary())
+        _gpu_decode_checked(fsstgpu.compress(col), variants=tuple(VARIANTS))
+
+
+@pytest.mark.gpu
+def test_many_tables_in_one_cuda_block():
+    """Blocks of a few strings, so a CUDA block's splits use more than two tables (global path)."""
+    from fsstgpu.encoder import encode_strings
+
+    rng = np.random.default_rng(7)
+    tables = [fsstgpu.SymbolTable([bytes([97 + t]) * k for k in range(1, 9)] + [b"ab", b"yz"])
+              for t in range(6)]
+    strings = [bytes(rng.choice(list(b"abcdefyz"), int(rng.integers(0, 40)))) for _ in range(600)]
+    data = np.frombuffer(b"".join(strings), np.uint8)
+    offsets = np.zeros(len(strings) + 1, np.int64)
+    np.cumsum([len(s) for s in strings], out=offsets[1:])
+    block_starts = np.arange(0, 601, 20)
+    codes, code_offsets, split_codes, split_out, split_table = [], [0], [0], [0], []
+    for b in range(len(block_starts) - 1):
+        s0, s1 = block_starts[b], block_starts[b + 1]
+        t = b % len(tables)
+        c, co = encode_strings(tables[t], data, offsets[s0 : s1 + 1])
+        base = code_offsets[-1]
+        codes.append(c)
+        code_offsets.extend((co[1:] + base).tolist())
+        split_codes.append(code_offsets[-1])
+        split_out.append(int(offsets[s1]))
+        split_table.append(t)
+    codes = np.concatenate(codes)
+    sc, so, st = refine_splits(codes, np.array(split_codes), np.array(split_out),
+                               np.array(split_table, np.uint16), tables, 16)
+
+    class Raw:
+        pass
+
+    carr = Raw()
+    carr.type, carr.length, carr.tables = pa.binary(), len(strings), tables
+    carr.codes, carr.lengths = codes, np.diff(offsets)
+    carr.validity, carr.null_count, carr.chunk_lengths = None, 0, None
+    carr.split_codes, carr.split_out, carr.split_table = sc, so, st
+    assert len(st) > 256  # several CUDA blocks, each spanning many tables
+    _gpu_decode_checked(carr, expected=pa.array(strings, pa.binary()), variants=tuple(VARIANTS))
+
+
+@pytest.mark.gpu
+def test_skewed_lengths_and_a_huge_string():
+    rng = np.random.default_rng(8)
+    words = np.array([b"lorem", b"ipsum", b"dolor", b"sit", b"amet", b"\x00\x01", b"\xff"])
+    huge = b" ".join(words[rng.integers(0, len(words), 24_000_000)].tolist())[: 100 << 20]
+    tiny = [bytes(rng.integers(0, 256, int(n), dtype=np.uint8)) for n in rng.integers(0, 4, 5000)]
+    mid = [b"ipsum" * int(n) for n in rng.zipf(1.5, 2000) % 5000]
+    values = tiny[:2500] + [huge] + mid + [None] * 10 + tiny[2500:]
+    col = pa.array(values, pa.large_binary())
+    carr = fsstgpu.compress(col)
+    assert carr.uncompressed_bytes > 100 << 20
+    _gpu_decode_checked(carr, variants=("s16_smem_256", "s8_smem_256"))
+
+
+# ---------------------------------------------------------------- GPU, corrupt input
+def _broken_device(carr, **changes):
+    """Upload ``carr`` with fields changed after the host checks (to exercise the kernel's)."""
+    from fsstgpu.device_array import DeviceCompressedStringArray
+
+    prep = HostPrepared(carr)
+    for name, value in changes.items():
+        setattr(prep, name, value)
+    return prep, DeviceCompressedStringArray(prep)
+
+
+def _decode_corrupt(carr, **changes):
+    """GPU raises CorruptDataError exactly when the CPU twin does, never writes out of bounds,
+    and otherwise gives the twin's bytes."""
+    import cupy as cp
+
+    from fsstgpu.device_array import decode_async
+    from fsstgpu.kernels.fsst_decode import _decode_splits, pack_tables
+
+    prep, dev = _broken_device(carr, **changes)
+    total = dev.total
+    sym, ln = pack_tables(carr.tables)
+    twin = np.full(total, POISON, np.uint8)
+    cpu_err = _decode_splits(sym, ln, prep.codes, prep.split_codes, prep.split_out,
+                             prep.split_table, twin)
+    buf = cp.full(total + 256, POISON, dtype=cp.uint8)
+    try:
+        res = decode_async(dev, fill=POISON, out=buf).check()
+    except fsstgpu.CorruptDataError:
+        assert cpu_err, "GPU found corruption that the CPU twin did not"
+        gpu_failed = True
+    else:
+        assert not cpu_err, f"CPU twin found {error_message(int(cpu_err))}, GPU did not"
+        assert np.array_equal(res.data.get(), twin)
+        gpu_failed = False
+    assert np.all(buf[total:].get() == POISON), "wrote past the end of the output"
+    return gpu_failed
+
+
+@pytest.mark.gpu
+def test_corrupt_codes_flipped():
+    col = pa.array(_words(3000, 9))
+    carr = fsstgpu.compress(col, split_size=300)
+    rng = np.random.default_rng(9)
+    failures = 0
+    for trial in range(40):
+        codes = carr.codes.copy()
+        k = int(rng.integers(1, 6))
+        pos = rng.integers(0, len(codes), k)
+        codes[pos] = rng.integers(0, 256, k) if trial % 2 else 255
+        failed = _decode_corrupt(carr, codes=codes)
+        failures += failed
+        if failed:  # the host's full check catches the same damage before any kernel runs
+            with pytest.raises(fsstgpu.CorruptDataError):
+                fsstgpu.to_device(_rebuilt(carr, codes=codes))
+    assert failures > 0
+
+
+def _rebuilt(carr, **changes):
+    """A new CompressedStringArray with some fields replaced (not yet validated)."""
+    names = ("type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+             "validity", "null_count", "split_size", "split_codes", "split_out", "split_table",
+             "chunk_lengths")
+    fields = {name: changes.get(name, getattr(carr, name)) for name in names}
+    return fsstgpu.CompressedStringArray(**fields)
+
+
+@pytest.mark.gpu
+def test_corrupt_split_points_and_lengths():
+    col = pa.array(_words(3000, 10))
+    carr = fsstgpu.compress(col, split_size=256)
+    prep = HostPrepared(carr)
+    sc, so, st = prep.split_codes, prep.split_out, prep.split_table
+    n = len(st)
+    rng = np.random.default_rng(10)
+    cases = []
+    for _ in range(10):
+        k = int(rng.integers(1, n))
+        cases.append({"split_codes": _with(sc, k, int(rng.integers(-5, sc[-1] + 100)))})
+        cases.append({"split_out": _with(so, k, int(rng.integers(-5, so[-1] + 100)))})
+        cases.append({"split_out": _with(so, k, so[k] + int(rng.integers(-3, 4)))})
+        cases.append({"split_table": _with(st, k - 1, int(rng.integers(1, 60000)))})
+    cases.append({"split_codes": sc[::-1].copy()})
+    cases.append({"split_codes": np.full_like(sc, 1 << 40)})
+    for case in cases:
+        _decode_corrupt(carr, **case)
+    assert _decode_corrupt(carr, split_out=_with(so, n // 2, so[n // 2] + 1))
+
+
+def _with(a, k, value):
+    b = a.copy()
+    b[k] = value
+    return b
+
+
+@pytest.mark.gpu
+def test_device_arrays_export():
+    import cupy as cp
+
+    carr = fsstgpu.compress(pa.array(["abc", None, "de"]))
+    res = fsstgpu.decompress(carr, device="gpu")
+    assert isinstance(res, fsstgpu.DeviceStringArray)
+    assert bytes(cp.from_dlpack(res.data).get()) == b"abcde"
+    assert res.offsets.__cuda_array_interface__["shape"] == (4,)
+    assert res.validity is not None and res.nbytes >= 5 + 16
+    assert fsstgpu.decompress(carr, device="auto").equals(pa.array(["abc", None, "de"]))
