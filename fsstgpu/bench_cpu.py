@@ -1,0 +1,220 @@
+"""CPU benchmark of the FSST engine on the dbtext corpus, with pyarrow's LZ4 as the yardstick.
+
+Each file is one column, one string per line (the ``\\n`` removed, a ``\\r`` kept), as in the FSST
+paper. For every file :func:`run_cpu_bench` measures, in the same run:
+
+* ``ratio``: string bytes / (code bytes + serialised symbol tables), the paper's measure;
+* ``stored_ratio``: string bytes / the whole stored form
+  (:meth:`fsstgpu.CompressedStringArray.to_bytes`: codes, tables, lengths, split points, ...),
+  None if the codec is unavailable;
+* ``compress_mbs``: string bytes / seconds of block planning + training + encoding
+  (:func:`fsstgpu.train.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
+* ``decompress_mbs``: string bytes / seconds of :func:`fsstgpu.decoder.decode_all` over the
+  column's split points;
+* ``codec_compress_mbs`` / ``codec_decompress_mbs``: the same through the public
+  ``fsstgpu.compress`` / ``fsstgpu.decompress(device="cpu")`` (Arrow in, Arrow out), None if
+  unavailable;
+* ``lz4_*``: ``pyarrow.compress(data, "lz4")`` (LZ4 frame) on the same string bytes.
+
+Times are the best of ``repeats`` runs (wall clock). Rows: one per file, ``(all files, one
+column)`` for the whole corpus concatenated into a single column, and ``TOTAL`` (sums over the
+files: bytes over summed sizes and summed times).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu.decoder import decode_all
+from fsstgpu.encoder import encode_strings
+
+
+def load_lines(path) -> tuple[np.ndarray, np.ndarray]:
+    """A text file's lines (without ``\\n``) as ``(data, offsets)``; a last unterminated line
+    counts too."""
+    raw = np.fromfile(path, dtype=np.uint8)
+    nl = np.flatnonzero(raw == 10)
+    ends = nl if len(raw) == 0 or raw[-1] == 10 else np.append(nl, len(raw))
+    lengths = np.diff(np.concatenate(([-1], ends))) - 1
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.delete(raw, nl), offsets
+
+
+def _best(fn, repeats):
+    best = float("inf")
+    result = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def _engine_compress(data, offsets):
+    from fsstgpu.train import plan_blocks
+
+    starts, tables = plan_blocks(data, offsets)
+    parts = []
+    code_offsets = np.zeros(len(offsets), dtype=np.int64)
+    base = 0
+    for b, table in enumerate(tables):
+        lo, hi = int(starts[b]), int(starts[b + 1])
+        codes, offs = encode_strings(table, data, offsets[lo : hi + 1])
+        code_offsets[lo + 1 : hi + 1] = offs[1:] + base
+        base += len(codes)
+        parts.append(codes)
+    codes = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    return starts, tables, codes, code_offsets
+
+
+def _bench_one(name, data, offsets, repeats):
+    import fsstgpu
+    from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
+
+    nbytes = int(offsets[-1] - offsets[0])
+    mb = nbytes / 1e6
+    t_c, (starts, tables, codes, code_offsets) = _best(
+        lambda: _engine_compress(data, offsets), repeats)
+    lengths = np.diff(offsets)
+    split_codes, split_out, split_table = compute_splits(
+        tables, starts, codes, code_offsets, lengths, DEFAULT_SPLIT_SIZE)
+    t_d, out = _best(lambda: decode_all(tables, codes, split_codes, split_out, split_table,
+                                        nbytes), repeats)
+    if not np.array_equal(out, data[offsets[0] : offsets[-1]]):
+        raise AssertionError(f"{name}: decoded bytes differ from the input")
+    size = len(codes) + sum(t.nbytes_serialised() for t in tables)
+    row = {
+        "name": name, "strings": len(offsets) - 1, "bytes": nbytes, "blocks": len(tables),
+        "compressed_bytes": size, "ratio": nbytes / size if size else float("inf"),
+        "compress_s": t_c, "decompress_s": t_d,
+        "compress_mbs": mb / t_c, "decompress_mbs": mb / t_d,
+        "stored_bytes": None, "stored_ratio": None, "codec_compress_s": None,
+        "codec_decompress_s": None, "codec_compress_mbs": None, "codec_decompress_mbs": None,
+    }
+    try:
+        col = pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(), len(offsets) - 1,
+            [None, pa.py_buffer(offsets - offsets[0]), pa.py_buffer(data[offsets[0]:])])
+        t_cc, carr = _best(lambda: fsstgpu.compress(col), repeats)
+        stored = len(carr.to_bytes())
+        t_cd, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
+        if not back.equals(col):
+            raise AssertionError(f"{name}: codec round trip differs")
+        row.update(stored_bytes=stored, stored_ratio=nbytes / stored, codec_compress_s=t_cc,
+                   codec_decompress_s=t_cd, codec_compress_mbs=mb / t_cc,
+                   codec_decompress_mbs=mb / t_cd)
+    except (NotImplementedError, AttributeError, ImportError):
+        pass
+    raw = pa.py_buffer(np.ascontiguousarray(data[offsets[0] : offsets[-1]]))
+    t_lc, lz = _best(lambda: pa.compress(raw, codec="lz4", asbytes=False), repeats)
+    t_ld, _ = _best(lambda: pa.decompress(lz, decompressed_size=nbytes, codec="lz4",
+                                          asbytes=False), repeats)
+    row.update(lz4_bytes=lz.size, lz4_ratio=nbytes / lz.size, lz4_compress_s=t_lc,
+               lz4_decompress_s=t_ld, lz4_compress_mbs=mb / t_lc, lz4_decompress_mbs=mb / t_ld)
+    return row
+
+
+def _total(rows, name):
+    tot = {"name": name, "strings": sum(r["strings"] for r in rows),
+           "bytes": sum(r["bytes"] for r in rows), "blocks": sum(r["blocks"] for r in rows)}
+    mb = tot["bytes"] / 1e6
+    for key, size_key in (("ratio", "compressed_bytes"), ("stored_ratio", "stored_bytes"),
+                          ("lz4_ratio", "lz4_bytes")):
+        sizes = [r[size_key] for r in rows]
+        tot[size_key] = None if None in sizes else sum(sizes)
+        tot[key] = None if tot[size_key] is None else tot["bytes"] / tot[size_key]
+    for prefix in ("", "codec_", "lz4_"):
+        for what in ("compress", "decompress"):
+            times = [r[f"{prefix}{what}_s"] for r in rows]
+            t = None if None in times else sum(times)
+            tot[f"{prefix}{what}_s"] = t
+            tot[f"{prefix}{what}_mbs"] = None if t is None else mb / t
+    return tot
+
+
+def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True) -> list[dict]:
+    """Benchmark compression on the CPU; return one dict per file plus summary rows.
+
+    Parameters
+    ----------
+    paths : list of path-like, optional
+        Text files, one string per line. Default: every dbtext file found
+        (:func:`fsstgpu.datasets.dbtext_files`).
+    repeats : int
+        Runs per measurement; the best time counts.
+    concatenated : bool
+        Add the row ``"(all files, one column)"``: all files as a single column.
+
+    Returns
+    -------
+    list of dict
+        Keys: name, strings, bytes, blocks, ratio, stored_ratio, compress_mbs, decompress_mbs,
+        codec_compress_mbs, codec_decompress_mbs, lz4_ratio, lz4_compress_mbs,
+        lz4_decompress_mbs (and the underlying sizes and seconds). The last row is ``TOTAL``.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from fsstgpu.bench_cpu import run_cpu_bench
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.txt")
+    >>> _ = open(p, "w").write("".join(f"row {i} of the example\\n" for i in range(3000)))
+    >>> rows = run_cpu_bench([p], repeats=1, concatenated=False)
+    >>> [r["name"] for r in rows], rows[0]["ratio"] > 2
+    (['t.txt', 'TOTAL'], True)
+    """
+    if paths is None:
+        from fsstgpu.datasets import dbtext_files
+
+        paths = dbtext_files()
+    paths = [Path(p) for p in paths]
+    loaded = [(p.name, *load_lines(p)) for p in paths]
+    # Compile and warm every kernel first so that no row pays for it.
+    if loaded:
+        _bench_one("warm-up", loaded[0][1], loaded[0][2], 1)
+    rows = [_bench_one(name, data, offsets, repeats) for name, data, offsets in loaded]
+    summary = []
+    if concatenated and len(loaded) > 1:
+        data = np.concatenate([d[o[0] : o[-1]] for _, d, o in loaded])
+        lens = np.concatenate([np.diff(o) for _, _, o in loaded])
+        offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        summary.append(_bench_one("(all files, one column)", data, offsets, repeats))
+    return rows + summary + [_total(rows, "TOTAL")]
+
+
+def format_cpu_bench(rows):
+    """A rich Table of :func:`run_cpu_bench` rows (speeds in MB/s, 1 MB = 10^6 bytes).
+
+    Examples
+    --------
+    >>> from fsstgpu.bench_cpu import format_cpu_bench
+    >>> format_cpu_bench([]).row_count
+    0
+    """
+    from rich.table import Table
+
+    table = Table(title=f"FSST on the CPU ({os.cpu_count()} cores) vs pyarrow LZ4 frame; "
+                        "ratio = string bytes / (codes + tables)")
+    cols = [("file", "name", None), ("strings", "strings", "{:,}"), ("bytes", "bytes", "{:,}"),
+            ("blocks", "blocks", "{}"), ("ratio", "ratio", "{:.3f}"),
+            ("stored", "stored_ratio", "{:.3f}"), ("comp MB/s", "compress_mbs", "{:.0f}"),
+            ("decomp MB/s", "decompress_mbs", "{:.0f}"),
+            ("codec comp", "codec_compress_mbs", "{:.0f}"),
+            ("codec decomp", "codec_decompress_mbs", "{:.0f}"),
+            ("LZ4 ratio", "lz4_ratio", "{:.3f}"), ("LZ4 comp", "lz4_compress_mbs", "{:.0f}"),
+            ("LZ4 decomp", "lz4_decompress_mbs", "{:.0f}")]
+    for header, _, fmt in cols:
+        table.add_column(header, justify="left" if fmt is None else "right")
+    for r in rows:
+        cells = []
+        for _, key, fmt in cols:
+            v = r.get(key)
+            cells.append("-" if v is None else (str(v) if fmt is None else fmt.format(v)))
+        table.add_row(*cells, end_section=r["name"] == "TOTAL" or r["name"].startswith("("))
+    return table

@@ -1,0 +1,170 @@
+"""Symbol-table training and block planning: validity, determinism, input forms, ratio floors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu.bench_cpu import load_lines
+from fsstgpu.encoder import encode_strings
+from fsstgpu.train import plan_blocks, train_table
+
+# Reference FSST (cwida/fsst 4433be9, fsst_create + fsst_compress on each whole file, built with
+# g++ -O3 on this project's machine): string bytes / (compressed bytes + fsst_export header).
+REFERENCE_RATIO = {
+    "c_name": 3.5746, "chinese": 1.6724, "city": 1.9280, "credentials": 2.0926,
+    "email": 2.0005, "faust": 1.7735, "firstname": 1.7856, "genome": 2.9979,
+    "hamlet": 2.2949, "hex": 1.8722, "japanese": 1.9384, "l_comment": 2.9060,
+    "lastname": 1.7896, "location": 2.4844, "movies": 1.5919, "ps_comment": 3.4086,
+    "street": 2.1855, "urls2": 1.9539, "uuid": 2.3440, "wiki": 1.5835,
+    "wikipedia": 1.7903, "yago": 1.5406,
+}
+
+
+def _offsets(items):
+    offs = np.zeros(len(items) + 1, np.int64)
+    np.cumsum([len(s) for s in items], out=offs[1:])
+    return np.frombuffer(b"".join(items), np.uint8), offs
+
+
+def _text(n, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [b"alpha", b"beta", b"gamma", b"delta", b"http://", b"www.", b".com", b"the ", b"\x00"]
+    return [b"".join(words[j] for j in rng.integers(0, len(words), rng.integers(0, 12)))
+            for _ in range(n)]
+
+
+def _size(table, data, offsets):
+    codes, _ = encode_strings(table, data, offsets)
+    return len(codes) + table.nbytes_serialised()
+
+
+def test_table_is_valid_and_deterministic():
+    data, offs = _offsets(_text(5000))
+    t1 = train_table(data, offs)
+    t2 = train_table(data.copy(), offs.copy())
+    assert t1 == t2 and t1.to_bytes() == t2.to_bytes()
+    assert 0 < len(t1) <= 255
+    assert all(1 <= len(s) <= 8 for s in t1.symbols)
+    assert b"http://" in t1.symbols or b"http://w" in t1.symbols
+    # a different sample size is still a valid table, and compresses this text well
+    t3 = train_table(data, offs, sample_bytes=4096)
+    assert len(data) / _size(t3, data, offs) > 2.0
+
+
+def test_random_bytes_table_is_valid():
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 256, 200_000, dtype=np.uint8)
+    offs = np.concatenate(([0], np.sort(rng.integers(0, len(data), 3000)), [len(data)]))
+    t = train_table(data, offs)
+    assert len(t) <= 255 and all(1 <= len(s) <= 8 for s in t.symbols)
+
+
+def test_empty_inputs():
+    assert len(train_table(np.zeros(0, np.uint8), np.zeros(1, np.int64))) == 0
+    assert len(train_table(np.zeros(0, np.uint8), np.zeros(5, np.int64))) == 0
+    assert len(fsstgpu.train([])) == 0
+    starts, tables = plan_blocks(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    assert starts.tolist() == [0, 0] and len(tables) == 1
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        train_table(np.zeros(4, np.uint8), np.array([0, 5]))
+    with pytest.raises(ValueError):
+        train_table(np.zeros(4, np.uint8), np.array([0, 3, 2]))
+    with pytest.raises(ValueError):
+        train_table(np.zeros(4, np.uint8), np.array([0, 4]), sample_bytes=0)
+    with pytest.raises(TypeError):
+        fsstgpu.train(pa.array([1, 2, 3]))
+
+
+def test_offsets_need_not_start_at_zero():
+    items = _text(3000, seed=2)
+    data, offs = _offsets([b"junk" * 50] + items)
+    sub = offs[1:]
+    assert train_table(data, sub) == train_table(*_offsets(items))
+
+
+@pytest.mark.parametrize("typ", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(),
+                                 pa.string_view(), pa.binary_view()])
+def test_train_accepts_every_arrow_type_with_nulls_and_slices(typ):
+    items = [s.decode() for s in _text(4000, seed=3)]
+    with_nulls = [None if i % 7 == 0 else s for i, s in enumerate(items)]
+    arr = pa.array(with_nulls, type=pa.large_string()).cast(typ)
+    expect = fsstgpu.train([s for s in with_nulls[100:3000] if s is not None])
+    assert fsstgpu.train(arr.slice(100, 2900)) == expect
+    assert fsstgpu.train(pa.chunked_array([arr.slice(100, 1000), arr.slice(1100, 1900)])) == expect
+    assert fsstgpu.train([s.encode() if s else s for s in with_nulls[100:3000]]) == expect
+
+
+def test_plan_blocks_uniform_column_is_one_block_with_train_table():
+    data, offs = _offsets(_text(60_000, seed=4))
+    starts, tables = plan_blocks(data, offs)
+    assert starts.tolist() == [0, len(offs) - 1]
+    assert tables == [train_table(data, offs)]
+
+
+def test_plan_blocks_finds_a_change_of_data():
+    rng = np.random.default_rng(5)
+    words = [b"lorem", b"ipsum", b"dolor", b"sit", b"amet", b"consectetur", b" ", b", "]
+    a = [b"".join(words[j] for j in rng.integers(0, 8, 6)) for _ in range(20_000)]
+    b = [bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 40)) for _ in range(20_000)]
+    data, offs = _offsets(a + b + a)
+    starts, tables = plan_blocks(data, offs)
+    assert starts[0] == 0 and starts[-1] == 60_000 and np.all(np.diff(starts) >= 0)
+    assert len(tables) == len(starts) - 1 == 3
+    # located to within ~4 KB of the true change
+    assert abs(starts[1] - 20_000) * 30 <= 4096 + 100
+    assert abs(starts[2] - 40_000) * 40 <= 4096 + 100
+    # here one table can hold both vocabularies, so blocks must simply not cost more
+    planned = sum(_size(t, data, offs[starts[k] : starts[k + 1] + 1])
+                  for k, t in enumerate(tables))
+    assert planned <= 1.01 * _size(train_table(data, offs), data, offs)
+
+
+def test_plan_blocks_drifting_column_gets_few_blocks():
+    # A sorted key: the values drift. Measured: 20 blocks for these 4.6 MB, 5% smaller than one
+    # table (a table trained on 8 KB of IDs costs twice as much ~100 KB later). The bound
+    # keeps it from one block per 64 KB segment.
+    data, offs = _offsets([b"user%07d@example.com" % i for i in range(200_000)])
+    starts, tables = plan_blocks(data, offs)
+    assert len(tables) <= len(data) // (128 << 10)
+    single = train_table(data, offs)
+    planned = sum(_size(t, data, offs[starts[k] : starts[k + 1] + 1])
+                  for k, t in enumerate(tables))
+    assert planned <= 1.01 * _size(single, data, offs)
+
+
+def test_dbtext_ratio_at_least_reference(dbtext_paths):
+    total_bytes = total_size = 0
+    worse = {}
+    for path in dbtext_paths:
+        data, offs = load_lines(path)
+        size = _size(train_table(data, offs), data, offs)
+        ratio = len(data) / size
+        total_bytes += len(data)
+        total_size += size
+        ref = REFERENCE_RATIO.get(path.name)
+        # the reference figures are rounded to 4 decimals
+        if ref is not None and ratio < ref - 5e-5:
+            worse[path.name] = (round(ratio, 4), ref)
+    assert not worse, f"below the reference FSST ratio: {worse}"
+    if len(dbtext_paths) == 22:
+        # measured 2.1815 (reference 2.0943)
+        assert total_bytes / total_size >= 2.17
+
+
+def test_dbtext_concatenated_column_gets_blocks(dbtext_paths):
+    parts = [load_lines(p) for p in dbtext_paths]
+    data = np.concatenate([d for d, _ in parts])
+    lens = np.concatenate([np.diff(o) for _, o in parts])
+    offs = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=offs[1:])
+    starts, tables = plan_blocks(data, offs)
+    size = sum(_size(t, data, offs[starts[k] : starts[k + 1] + 1]) for k, t in enumerate(tables))
+    if len(dbtext_paths) == 22:
+        # measured 2.18 (one reference table: 1.409; per-file tables: 2.18)
+        assert len(data) / size >= 2.15
