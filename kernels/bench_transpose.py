@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import math
 import statistics
 
 from fsstgpu.device import get_cupy
-from fsstgpu.kernels import transpose as tmod
 from fsstgpu.kernels._timing import copy_bandwidth, time_device
+
+# the module itself: fsstgpu.kernels exports the function under the same name
+tmod = importlib.import_module("fsstgpu.kernels.transpose")
 
 GIB = 1 << 30
 # (element size, dtype name, rows, cols): 1 GiB each

@@ -1,0 +1,114 @@
+"""Benchmarks of bitshuffle and the bit-plane codec, plus the codec's ratio on dbtext lengths.
+
+GPU rows count bytes read plus bytes written, are timed with CUDA events (median) and carry the
+same run's copy bandwidth.  The dbtext rows (CPU only, no GPU needed) pack each file's string
+lengths (one string per line) and compare with 4-byte Arrow offsets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu.device import get_cupy
+from fsstgpu.kernels._timing import copy_bandwidth, time_device
+from fsstgpu.kernels.bitplane import (
+    bitplane_pack,
+    bitplane_pack_cpu,
+    bitplane_unpack,
+    bitshuffle,
+    bitunshuffle,
+)
+
+GIB = 1 << 30
+
+
+def _row(op, variant, dtype, n, moved, seconds, copy_bps, **extra):
+    bps = moved / seconds
+    return {"op": op, "variant": variant, "dtype": dtype, "shape": [n], "bytes_moved": moved,
+            "ms": seconds * 1e3, "gbps": bps / 1e9, "copy_gbps": copy_bps / 1e9,
+            "pct_copy": 100.0 * bps / copy_bps, **extra}
+
+
+def _shuffle_rows(cp, dtype, size_bytes, repeat, copy_bps):
+    es = np.dtype(dtype).itemsize
+    n = size_bytes // es
+    x = cp.random.randint(0, 1 << min(8 * es - 1, 30), size=n, dtype=cp.int64).astype(dtype)
+    t = time_device(lambda: bitshuffle(x), repeat=repeat)
+    rows = [_row("bitshuffle", "fsstgpu", dtype, n, 2 * x.nbytes, t, copy_bps)]
+    s = bitshuffle(x)
+    t = time_device(lambda: bitunshuffle(s, dtype), repeat=repeat)
+    rows.append(_row("bitunshuffle", "fsstgpu", dtype, n, 2 * x.nbytes, t, copy_bps))
+    return rows
+
+
+def _codec_rows(name, vals, delta, repeat, copy_bps):
+    t = time_device(lambda: bitplane_pack(vals, delta=delta), repeat=repeat)
+    buf = bitplane_pack(vals, delta=delta)
+    moved = vals.nbytes + int(buf.size)
+    rows = [_row("bitplane_pack", name, str(vals.dtype), vals.size, moved, t, copy_bps,
+                 input_gbps=vals.nbytes / t / 1e9, ratio=vals.nbytes / int(buf.size))]
+    t = time_device(lambda: bitplane_unpack(buf, check=False), repeat=repeat)
+    rows.append(_row("bitplane_unpack", name, str(vals.dtype), vals.size, moved, t, copy_bps,
+                     output_gbps=vals.nbytes / t / 1e9))
+    return rows
+
+
+def bench_bitplane_gpu(size_bytes: int = GIB, *, repeat: int = 5,
+                       copy_bps: float | None = None) -> list[dict]:
+    """Time bitshuffle / bitunshuffle and bitplane_pack / unpack on ``size_bytes`` of data."""
+    cp = get_cupy()
+    copy_bps = copy_bps or copy_bandwidth(size_bytes)
+    pool = cp.get_default_memory_pool()
+    rows = []
+    for dtype in ("uint8", "uint32", "uint64"):
+        rows += _shuffle_rows(cp, dtype, size_bytes, repeat, copy_bps)
+        pool.free_all_blocks()
+    # string-length-like data (uint32 in [0, 200)) and a sorted int64 column (delta)
+    lengths = cp.random.randint(0, 200, size=size_bytes // 4, dtype=cp.int32).astype(cp.uint32)
+    rows += _codec_rows("uint32 lengths <200", lengths, False, repeat, copy_bps)
+    del lengths
+    pool.free_all_blocks()
+    col = cp.cumsum(cp.random.randint(0, 1000, size=size_bytes // 8, dtype=cp.int64))
+    rows += _codec_rows("sorted int64, delta", col, True, repeat, copy_bps)
+    del col
+    pool.free_all_blocks()
+    return rows
+
+
+def dbtext_length_ratios(paths=None) -> list[dict]:
+    """Pack the string lengths of every dbtext file (CPU); one row per file plus the total.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.bench_bitplane import dbtext_length_ratios
+    >>> rows = dbtext_length_ratios()  # reads the dbtext corpus  # doctest: +SKIP
+    """
+    from fsstgpu.datasets import dbtext_files, load_lines
+
+    rows = []
+    total_n = total_packed = 0
+    for path in paths if paths is not None else dbtext_files():
+        arr = load_lines(path)
+        offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if arr.type in (
+            "large_string", "large_binary") else np.int32)[arr.offset:arr.offset + len(arr) + 1]
+        lengths = np.diff(offsets).astype(np.uint32)
+        packed = bitplane_pack_cpu(lengths).size
+        total_n += lengths.size
+        total_packed += packed
+        rows.append({"op": "bitplane_ratio", "variant": "lengths", "file": path.name,
+                     "values": int(lengths.size), "packed_bytes": int(packed),
+                     "ratio_vs_int32": 4 * lengths.size / packed,
+                     "bits_per_value": 8 * packed / max(1, lengths.size)})
+    if rows:
+        rows.append({"op": "bitplane_ratio", "variant": "lengths", "file": "(all files)",
+                     "values": total_n, "packed_bytes": total_packed,
+                     "ratio_vs_int32": 4 * total_n / total_packed,
+                     "bits_per_value": 8 * total_packed / max(1, total_n)})
+    return rows
+
+
+def bench_bitplane(size_bytes: int = GIB, *, repeat: int = 5, copy_bps=None,
+                   gpu: bool = True) -> list[dict]:
+    """GPU rows (when ``gpu``) followed by the dbtext length ratios."""
+    rows = bench_bitplane_gpu(size_bytes, repeat=repeat, copy_bps=copy_bps) if gpu else []
+    return rows + dbtext_length_ratios()

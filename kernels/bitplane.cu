@@ -1,0 +1,340 @@
+// Bit-plane transposition on the GPU: bitshuffle (HDF5/Blosc layout) and the bit-plane integer
+// codec.  Launched by bitplane.py, which holds the NumPy twins these kernels must match byte for
+// byte.
+//
+// bitshuffle / bitunshuffle (template E = element bytes, NT = threads per block)
+//   A bitshuffle block of m elements (m a multiple of 8) becomes 8E planes of m/8 bytes; plane
+//   p = 8j + k holds bit k of byte j of every element, element i at bit i%8 of byte i/8.  A CUDA
+//   block takes a chunk of 32*NT elements of one bitshuffle block through shared memory (rows of
+//   32 elements, padded by 4 bytes so that thread r reading row r hits distinct banks); thread r
+//   turns its 32 elements into 8E plane words of 32 bits with 8x8 bit-matrix transposes in
+//   registers (cheaper than 8E warp ballots per 32 elements: ~0.2 instructions per byte per warp),
+//   and a warp stores 32 consecutive words of one plane at a time (128 coalesced bytes).
+//   Unshuffle runs the same steps backwards.  Partial words (a block whose size is not a multiple
+//   of 32, unaligned buffers) are written byte by byte; nothing outside the block is touched.
+//
+// bitplane_counts / bitplane_planes / bitplane_decode (template U = unsigned type of the values)
+//   One warp per group of 32 values.  Values are transformed (optional wrapping delta against the
+//   previous value, optional zigzag), the group's plane count is the bit width of the OR of its
+//   values (__reduce_or_sync), and plane b is __ballot_sync of bit b (value i at bit i).  Decoding
+//   reads the group's words at its offset (an inclusive scan of the counts done on the device by
+//   the launcher) and rebuilds each lane's value with shuffles.  The decoder never reads past the
+//   words it was given: a count above the value width, words missing, or words left over set bits
+//   of *err (1, 2, 4) for the launcher to report.
+
+// No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned long long uptr;   // pointer as an integer
+
+__device__ __forceinline__ u64 transpose8(u64 x) {
+    // 8x8 bit matrix, row i = byte i, column k = bit k  ->  row k = byte k, column i = bit i
+    u64 t;
+    t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAULL;  x = x ^ t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCULL; x = x ^ t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ULL; x = x ^ t ^ (t << 28);
+    return x;
+}
+
+// byte k (0..7) of each of a, b, c, d -> bytes 0..3 of the result
+__device__ __forceinline__ uint32_t pick4(u64 a, u64 b, u64 c, u64 d, int k) {
+    const int sh = (k & 4) ? 32 : 0;
+    const unsigned kk = k & 3, s = kk | ((kk + 4) << 4);
+    const uint32_t ab = __byte_perm((uint32_t)(a >> sh), (uint32_t)(b >> sh), s);
+    const uint32_t cd = __byte_perm((uint32_t)(c >> sh), (uint32_t)(d >> sh), s);
+    return __byte_perm(ab, cd, 0x5410);
+}
+
+// byte k (0..3) of each of four words -> bytes 0..3 of the result
+__device__ __forceinline__ uint32_t pick4w(uint32_t a, uint32_t b, uint32_t c, uint32_t d, int k) {
+    const unsigned s = k | ((k + 4) << 4);
+    return __byte_perm(__byte_perm(a, b, s), __byte_perm(c, d, s), 0x5410);
+}
+
+template <int E> struct Row {
+    static constexpr int BYTES = 32 * E;       // 32 elements
+    static constexpr int STRIDE = 32 * E + 4;  // padded row in shared memory
+    static constexpr int WORDS = 8 * E;        // words per row
+};
+
+// x = byte j of elements 8q..8q+7 (element 8q+i at byte i), from a row of 32 elements (words).
+template <int E>
+__device__ __forceinline__ u64 gather(const uint32_t* row, int q, int j) {
+    if (E == 1) {
+        return (u64)row[2 * q] | ((u64)row[2 * q + 1] << 32);
+    } else if (E == 2) {
+        const unsigned s = j ? 0x7531 : 0x6420;
+        const uint32_t lo = __byte_perm(row[4 * q], row[4 * q + 1], s);
+        const uint32_t hi = __byte_perm(row[4 * q + 2], row[4 * q + 3], s);
+        return (u64)lo | ((u64)hi << 32);
+    } else {
+        constexpr int EW = E / 4;
+        const int jw = j >> 2, b = j & 3;
+        const uint32_t* r = row + (8 * q) * EW + jw;
+        const uint32_t lo = pick4w(r[0], r[EW], r[2 * EW], r[3 * EW], b);
+        const uint32_t hi = pick4w(r[4 * EW], r[5 * EW], r[6 * EW], r[7 * EW], b);
+        return (u64)lo | ((u64)hi << 32);
+    }
+}
+
+struct ChunkGeom {
+    i64 blk, m, c0, c1;
+    bool ok;
+};
+
+__device__ __forceinline__ ChunkGeom chunk_geom(i64 B, i64 nfull, i64 mlast, i64 cpb, i64 CH) {
+    ChunkGeom g;
+    const i64 bid = blockIdx.x;
+    if (bid < nfull * cpb) {
+        g.blk = bid / cpb;
+        g.c0 = (bid % cpb) * CH;
+        g.m = B;
+    } else {
+        g.blk = nfull;
+        g.c0 = (bid - nfull * cpb) * CH;
+        g.m = mlast;
+    }
+    g.c1 = g.c0 + CH < g.m ? g.c0 + CH : g.m;
+    g.ok = g.c0 < g.m;
+    return g;
+}
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
+                  i64 mlast, i64 cpb, int vec16, int out4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const ChunkGeom g = chunk_geom(B, nfull, mlast, cpb, 32 * NT);
+    if (!g.ok) return;
+    const i64 nel = g.c1 - g.c0, nbytes = nel * E;
+    const uint8_t* src = in + (g.blk * B + g.c0) * E;
+    const int rows = (int)((nel + 31) / 32);
+
+    // stage the chunk into padded rows (zeros past its end)
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const uint4 v = __ldcs(reinterpret_cast<const uint4*>(src) + w);
+            const i64 o = w << 4;
+            uint32_t* d = reinterpret_cast<uint32_t*>(sm + (o / R::BYTES) * R::STRIDE + o % R::BYTES);
+            d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
+        }
+        for (i64 o = (nw << 4) + threadIdx.x; o < nbytes; o += NT)
+            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+    } else {
+        for (i64 o = threadIdx.x; o < nbytes; o += NT)
+            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+    }
+    for (i64 o = nbytes + threadIdx.x; o < (i64)rows * R::BYTES; o += NT)
+        sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = 0;
+    __syncthreads();
+
+    const int r = threadIdx.x;
+    if (r >= rows) return;
+    const uint32_t* row = reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE);
+    const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;   // valid elements: 8..32
+    const int vb = (int)(ve / 8);                                       // valid bytes per plane
+    const bool whole = out4 && vb == 4 && (g.m % 32) == 0;
+    uint8_t* dst = out + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8;
+    const i64 plane_bytes = g.m / 8;
+#pragma unroll 1
+    for (int j = 0; j < E; ++j) {
+        u64 y[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) y[q] = transpose8(gather<E>(row, q, j));
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const uint32_t word = pick4(y[0], y[1], y[2], y[3], k);
+            uint8_t* p = dst + (i64)(8 * j + k) * plane_bytes;
+            if (whole) {
+                *reinterpret_cast<uint32_t*>(p) = word;
+            } else {
+                for (int b = 0; b < vb; ++b) p[b] = (uint8_t)(word >> (8 * b));
+            }
+        }
+    }
+}
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
+                    i64 mlast, i64 cpb, int vec16, int in4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const ChunkGeom g = chunk_geom(B, nfull, mlast, cpb, 32 * NT);
+    if (!g.ok) return;
+    const i64 nel = g.c1 - g.c0, nbytes = nel * E;
+    const int rows = (int)((nel + 31) / 32);
+    const int r = threadIdx.x;
+    if (r < rows) {
+        uint32_t* row = reinterpret_cast<uint32_t*>(sm + r * R::STRIDE);
+        const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;
+        const int vb = (int)(ve / 8);
+        const bool whole = in4 && vb == 4 && (g.m % 32) == 0;
+        const uint8_t* srcp = in + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8;
+        const i64 plane_bytes = g.m / 8;
+#pragma unroll 1
+        for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
+            constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
+            u64 x[JB][4];
+#pragma unroll
+            for (int b = 0; b < JB; ++b) {
+                const int j = 4 * jw + b;
+                uint32_t w[8];
+#pragma unroll
+                for (int k = 0; k < 8; ++k) {
+                    const uint8_t* p = srcp + (i64)(8 * j + k) * plane_bytes;
+                    if (whole) {
+                        w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
+                    } else {
+                        uint32_t v = 0;
+                        for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
+                        w[k] = v;
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
+                    const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
+                    x[b][q] = transpose8((u64)lo | ((u64)hi << 32));   // byte i: element 8q+i
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                if (E == 1) {
+                    row[2 * q] = (uint32_t)x[0][q];
+                    row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
+                } else if (E == 2) {
+#pragma unroll
+                    for (int t = 0; t < 4; ++t) {
+                        const int sh = t < 2 ? 0 : 32, tt = t & 1;
+                        const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
+                                           ((4 + 2 * tt + 1) << 12);
+                        row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
+                                                     (uint32_t)(x[JB - 1][q] >> sh), s);
+                    }
+                } else {
+                    constexpr int EW = E / 4;
+#pragma unroll
+                    for (int i = 0; i < 8; ++i)
+                        row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
+                                                           x[3 % JB][q], i);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    uint8_t* dstp = out + (g.blk * B + g.c0) * E;
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const i64 o = w << 4;
+            const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
+                                                                  o % R::BYTES);
+            __stcs(reinterpret_cast<uint4*>(dstp) + w, make_uint4(s[0], s[1], s[2], s[3]));
+        }
+        for (i64 o = (nw << 4) + threadIdx.x; o < nbytes; o += NT)
+            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
+    } else {
+        for (i64 o = threadIdx.x; o < nbytes; o += NT)
+            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Bit-plane integer codec
+// ------------------------------------------------------------------------------------------------
+
+#define FULL 0xffffffffu
+
+template <typename U>
+__device__ __forceinline__ U transform(const U* __restrict__ in, i64 i, i64 n, int delta, int zig) {
+    if (i >= n) return 0;
+    U u = in[i];
+    if (delta) u = (U)(u - (i > 0 ? in[i - 1] : (U)0));
+    if (zig) {
+        constexpr int W = 8 * sizeof(U);
+        const U sign = (u >> (W - 1)) ? (U)~(U)0 : (U)0;   // all ones for a negative value
+        u = (U)((U)(u << 1) ^ sign);
+    }
+    return u;
+}
+
+template <typename U>
+__device__ __forceinline__ int bit_width_or(U u) {
+    if (sizeof(U) == 8) {
+        const uint32_t lo = __reduce_or_sync(FULL, (uint32_t)u);
+        const uint32_t hi = __reduce_or_sync(FULL, (uint32_t)((u64)u >> 32));
+        return hi ? 64 - __clz(hi) : (lo ? 32 - __clz(lo) : 0);
+    } else {
+        const uint32_t o = __reduce_or_sync(FULL, (uint32_t)u);
+        return o ? 32 - __clz(o) : 0;
+    }
+}
+
+template <typename U>
+__global__ void bitplane_counts(const U* __restrict__ in, i64 n, int delta, int zig,
+                                uint8_t* __restrict__ counts, i64 groups) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (g >= groups) return;                       // whole warps leave together
+    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
+    const int c = bit_width_or<U>(u);
+    if (lane == 0) counts[g] = (uint8_t)c;
+}
+
+template <typename U>
+__global__ void bitplane_planes(const U* __restrict__ in, i64 n, int delta, int zig,
+                                const uint8_t* __restrict__ counts,
+                                const i64* __restrict__ ends, uint32_t* __restrict__ words,
+                                i64 groups) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (g >= groups) return;
+    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
+    const int c = counts[g];
+    const i64 base = ends[g] - c;
+    uint32_t keep0 = 0, keep1 = 0;
+    for (int b = 0; b < c; ++b) {
+        const uint32_t w = __ballot_sync(FULL, (unsigned)((u >> b) & 1));
+        if ((b & 31) == lane) {
+            if (b < 32) keep0 = w; else keep1 = w;
+        }
+    }
+    if (lane < c) words[base + lane] = keep0;
+    if (lane + 32 < c) words[base + 32 + lane] = keep1;
+}
+
+template <typename U>
+__global__ void bitplane_decode(const uint32_t* __restrict__ words, i64 nwords,
+                                const uint8_t* __restrict__ counts, const i64* __restrict__ ends,
+                                i64 n, int zig, U* __restrict__ out, i64 groups,
+                                int* __restrict__ err) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (g >= groups) return;
+    constexpr int W = 8 * sizeof(U);
+    int c = counts[g];
+    const i64 base = ends[g] - c;
+    int bad = 0;
+    if (c > W) { bad |= 1; c = 0; }
+    if (base + c > nwords) { bad |= 2; }
+    if (g == groups - 1 && ends[g] != nwords) bad |= 4;
+    if (bad && lane == 0) atomicOr(err, bad);
+    // never read outside [0, nwords)
+    const uint32_t w0 = (lane < c && base + lane < nwords) ? words[base + lane] : 0u;
+    const uint32_t w1 = (lane + 32 < c && base + 32 + lane < nwords) ? words[base + 32 + lane] : 0u;
+    U u = 0;
+    for (int b = 0; b < c; ++b) {
+        const uint32_t w = __shfl_sync(FULL, b < 32 ? w0 : w1, b & 31);
+        u |= (U)((w >> lane) & 1u) << b;
+    }
+    if (zig) u = (U)((u >> 1) ^ (U)(0 - (U)(u & 1)));
+    const i64 i = g * 32 + lane;
+    if (i < n) out[i] = u;
+}

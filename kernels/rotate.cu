@@ -1,0 +1,253 @@
+// In-place rotation of a byte range (std::rotate), one pass per kernel: every byte the kernel
+// moves is read once from the array and written once to it.  Launched by rotate.py, which also
+// turns a rotation into a plan of one or more such passes.
+//
+// Shared machinery
+// ----------------
+// * Work items ("tickets") are claimed with atomicAdd on a counter; the grid has exactly one block
+//   per ticket and each block claims one ticket, so a block's ticket says what it does, never its
+//   blockIdx (the hardware may start blocks in any order).  The ticket -> tile map is closed form.
+// * A block loads its source bytes into shared memory, then publishes "ticket j has read" in a
+//   ring of RING flag slots: slot j % RING holds the largest published ticket + 1 of that residue.
+//   Before publishing, ticket j waits until ticket j - RING has published (so the slot's values
+//   only grow, and "slot >= j' + 1" proves that ticket j' has read).  Then the block waits until
+//   every ticket whose source overlaps its destination has published, and writes.
+//
+// Why it cannot deadlock (any n, shift and grid size)
+// ---------------------------------------------------
+// Every wait in these kernels is for a ticket SMALLER than the waiter's own (ring reuse: j - RING;
+// readers: shown per kernel below).  A ticket is only ever claimed by a block that is already
+// running, and tickets are claimed in increasing order.  By induction on the ticket number: ticket
+// 0 waits for nobody and finishes; if all tickets < j finish, ticket j's waits are all satisfied
+// and it finishes too.  A waiting block never holds anything a smaller ticket needs (no block waits
+// for a larger ticket, and the smaller tickets are already resident), so no grid size, occupancy
+// or scheduling order can stall it.  Memory ordering: the flag is stored with st.release after a
+// __threadfence, by thread 0 after a __syncthreads that follows the block's loads (their values are
+// in shared memory, so later writes by other blocks cannot change them); waiters use ld.acquire.
+//
+// rotate_short: rotate [0, nb) left (or right) by d bytes, d small (saved to scratch beforehand).
+//   Destination tiles are 16-byte aligned ranges of `tile` bytes.  Left: ticket j is tile j, whose
+//   source [p0 + d, p1 + d) lies after it (bytes past nb come from the saved copy of [0, d)); the
+//   old contents of [p0, p1) are read by the tiles covering [p0 - d, p1 - d), all of them at or
+//   before tile j: earlier tickets, or itself (already read).  Bytes below 0 belong to the saved
+//   head, which nobody reads from the array.  Right: mirror image, ticket j is tile m - 1 - j.
+//
+// rotate_column: rotate [0, nb) left (or right) by D bytes where nb = L*D + S.  The range is L
+//   lanes of D bytes and a remainder of S bytes (left: lanes from 0, remainder at the end; right:
+//   lanes from the end, remainder at 0), the remainder saved to scratch beforehand.  Lane l's
+//   bytes go to lane l-1 at the same offset, the remainder's go to lane L-1, and lane 0's bytes go
+//   to "the top" (lane L-1 or the remainder) shifted by S (left: +S, right: -S).  Ticket j owns
+//   column c = [cW, cW + W) of every lane (left: c = C - 1 - j, right: c = j): it loads all its
+//   lanes (and its part of the saved remainder), publishes, waits for the columns whose lane L-1
+//   receives its lane 0 (left: columns >= c, right: columns <= c, i.e. earlier tickets or itself),
+//   and writes everything.  All other moves stay inside the column.  The remainder region is only
+//   ever read from the saved copy, so writing it needs no wait.
+
+// No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned long long uptr;   // pointer as an integer
+
+#define THREADS 256
+#define RING 4096
+
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+
+// Thread 0 only.  Blocks until ticket t has published its read.
+__device__ __forceinline__ void wait_ticket(const unsigned* ring, u64 t) {
+    const unsigned* slot = ring + (t % RING);
+    while (ld_acquire(slot) < (unsigned)(t + 1)) __nanosleep(64);
+}
+
+// Thread 0 only.  Publishes "ticket j has read" (after the ring slot's previous owner did).
+__device__ __forceinline__ void publish(unsigned* ring, u64 j) {
+    if (j >= RING) wait_ticket(ring, j - RING);
+    __threadfence();
+    st_release(ring + (j % RING), (unsigned)(j + 1));
+}
+
+__device__ __forceinline__ u64 claim(unsigned* ring) {
+    __shared__ u64 ticket;
+    if (threadIdx.x == 0) ticket = atomicAdd(ring + RING, 1u);
+    __syncthreads();
+    return ticket;
+}
+
+// Copy len bytes global -> shared.  16-byte words when both sides share their address mod 16.
+__device__ void load_range(uint8_t* sm, const uint8_t* g, i64 len) {
+    if (len <= 0) return;
+    if ((((uptr)sm ^ (uptr)g) & 15) == 0) {
+        i64 head = (16 - ((uptr)g & 15)) & 15;
+        if (head > len) head = len;
+        i64 words = (len - head) >> 4;
+        for (i64 i = threadIdx.x; i < head; i += THREADS) sm[i] = g[i];
+        const uint4* gw = reinterpret_cast<const uint4*>(g + head);
+        uint4* sw = reinterpret_cast<uint4*>(sm + head);
+        for (i64 i = threadIdx.x; i < words; i += THREADS) sw[i] = __ldcs(gw + i);
+        for (i64 i = head + (words << 4) + threadIdx.x; i < len; i += THREADS) sm[i] = g[i];
+    } else {
+        for (i64 i = threadIdx.x; i < len; i += THREADS) sm[i] = g[i];
+    }
+}
+
+// 16 bytes from shared memory at any byte address (reads up to 4 bytes past them: every buffer is
+// followed by at least 16 bytes of shared memory).
+__device__ __forceinline__ uint4 read16(const uint8_t* p) {
+    uptr a = (uptr)p;
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~(uptr)3);
+    unsigned sh = (unsigned)(a & 3) * 8;
+    uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+    uint4 r;
+    r.x = __funnelshift_r(w0, w1, sh);
+    r.y = __funnelshift_r(w1, w2, sh);
+    r.z = __funnelshift_r(w2, w3, sh);
+    r.w = __funnelshift_r(w3, w4, sh);
+    return r;
+}
+
+// Copy len bytes shared -> global, any relative alignment: aligned 16-byte stores inside, single
+// bytes at the two ragged ends (the bytes next to them belong to other tiles).
+__device__ void store_range(uint8_t* g, const uint8_t* sm, i64 len) {
+    if (len <= 0) return;
+    i64 head = (16 - ((uptr)g & 15)) & 15;
+    if (head > len) head = len;
+    i64 words = (len - head) >> 4;
+    for (i64 i = threadIdx.x; i < head; i += THREADS) g[i] = sm[i];
+    uint4* gw = reinterpret_cast<uint4*>(g + head);
+    const uint8_t* s = sm + head;
+    for (i64 i = threadIdx.x; i < words; i += THREADS) __stcs(gw + i, read16(s + (i << 4)));
+    for (i64 i = head + (words << 4) + threadIdx.x; i < len; i += THREADS) g[i] = sm[i];
+}
+
+__device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
+__device__ __forceinline__ i64 imax(i64 a, i64 b) { return a > b ? a : b; }
+
+// ------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ i64 short_bound(i64 t, i64 tile, int al0, i64 nb) {
+    if (t <= 0) return 0;
+    return imin(nb, t * tile - al0);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+rotate_short(uint8_t* a, i64 nb, i64 d, int left, const uint8_t* saved, unsigned* ring,
+             i64 tile, int al0, i64 ntiles) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    const u64 j = claim(ring);
+    const i64 t = left ? (i64)j : ntiles - 1 - (i64)j;
+    const i64 p0 = short_bound(t, tile, al0, nb), p1 = short_bound(t + 1, tile, al0, nb);
+    const i64 len = p1 - p0;
+
+    // Load the source of [p0, p1) so that smem byte (off + i) is source byte i.
+    // Left: source [p0 + d, p1 + d), bytes >= nb come from saved[v - nb] (saved = old [0, d)).
+    // Right: source [p0 - d, p1 - d), bytes < 0 come from saved[v + d] (saved = old [nb - d, nb)).
+    const i64 s0 = left ? p0 + d : p0 - d;
+    const uint8_t* first = left ? (s0 < nb ? a + s0 : saved + (s0 - nb))
+                                : (s0 < 0 ? saved + (s0 + d) : a + s0);
+    uint8_t* buf = smem + 16 + ((uptr)first & 15);   // smem: tile + 48 bytes
+    if (left) {
+        i64 in_a = imax(0, imin(len, nb - s0));
+        load_range(buf, a + s0, in_a);
+        load_range(buf + in_a, saved + imax(0, s0 + in_a - nb), len - in_a);
+    } else {
+        i64 in_saved = imax(0, imin(len, -s0));
+        load_range(buf, saved + (s0 + d), in_saved);
+        load_range(buf + in_saved, a + imax(0, s0), len - in_saved);
+    }
+    __syncthreads();
+
+    // Readers of the old [p0, p1): destinations [p0 - d, p1 - d) (left) or [p0 + d, p1 + d)
+    // (right), clipped to [0, nb) (outside it they read the saved copy).  Their tiles' tickets
+    // are all smaller than j, or j itself.
+    if (threadIdx.x == 0) {
+        publish(ring, j);
+        i64 r0 = left ? p0 - d : p0 + d, r1 = left ? p1 - d : p1 + d;
+        r0 = imax(r0, 0);
+        r1 = imin(r1, nb);
+        if (r0 < r1) {
+            i64 ta = (r0 + al0) / tile, tb = (r1 - 1 + al0) / tile;
+            for (i64 u = ta; u <= tb; ++u) {
+                if (u == t) continue;
+                wait_ticket(ring, left ? (u64)u : (u64)(ntiles - 1 - u));
+            }
+        }
+    }
+    __syncthreads();
+    store_range(a + p0, buf, len);
+}
+
+// ------------------------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+rotate_column(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* saved,
+              unsigned* ring, i64 W, i64 ncols) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    const u64 j = claim(ring);
+    const i64 c = left ? ncols - 1 - (i64)j : (i64)j;
+    const i64 X0 = c * W, X1 = imin(D, X0 + W), len = X1 - X0;
+    const i64 stride = W + 48;      // one lane buffer: 16 B slack before, 16 + 16 after
+    const i64 rem0 = left ? (i64)L * D : 0;         // where the remainder lives
+    // lane l starts at lane_start(l)
+    #define LANE_START(l) (left ? (i64)(l) * D : nb - ((i64)(l) + 1) * D)
+
+    // Load every lane's column, and the part of the saved remainder that this column receives.
+    for (int l = 0; l < L; ++l) {
+        const uint8_t* g = a + LANE_START(l) + X0;
+        load_range(smem + l * stride + 16 + ((uptr)g & 15), g, len);
+    }
+    // remainder bytes go to lane L-1: left at offsets [0, S), right at offsets [D - S, D)
+    const i64 q0 = left ? X0 : imax(X0, D - S), q1 = left ? imin(X1, S) : X1;
+    const uint8_t* rsrc = saved + (left ? q0 : q0 - (D - S));
+    uint8_t* rbuf = smem + L * stride + 16 + ((uptr)rsrc & 15);
+    if (q0 < q1) load_range(rbuf, rsrc, q1 - q0);
+    __syncthreads();
+
+    // Lane 0's bytes go to top offsets y in [X0 + sS, X1 + sS) (s = +1 left, -1 right); the part
+    // inside [0, D) lands in lane L-1, whose old bytes are read by the columns holding them.
+    const i64 y0 = left ? X0 + S : X0 - S, y1 = y0 + len;
+    if (threadIdx.x == 0) {
+        publish(ring, j);
+        i64 r0 = imax(y0, 0), r1 = imin(y1, D);
+        if (r0 < r1) {
+            for (i64 u = r0 / W; u <= (r1 - 1) / W; ++u) {
+                if (u == c) continue;
+                wait_ticket(ring, left ? (u64)(ncols - 1 - u) : (u64)u);
+            }
+        }
+    }
+    __syncthreads();
+
+    for (int l = 1; l < L; ++l) {
+        const uint8_t* g = a + LANE_START(l) + X0;
+        store_range(a + LANE_START(l - 1) + X0, smem + l * stride + 16 + ((uptr)g & 15), len);
+    }
+    if (q0 < q1) store_range(a + LANE_START(L - 1) + q0, rbuf, q1 - q0);
+    {
+        const uint8_t* g = a + LANE_START(0) + X0;
+        const uint8_t* b0 = smem + 16 + ((uptr)g & 15);
+        // part landing in lane L-1: offsets [max(y0, 0), min(y1, D))
+        i64 r0 = imax(y0, 0), r1 = imin(y1, D);
+        if (r0 < r1) store_range(a + LANE_START(L - 1) + r0, b0 + (r0 - y0), r1 - r0);
+        // part landing in the remainder: left y >= D -> rem offset y - D; right y < 0 -> y + S
+        if (left) {
+            i64 e0 = imax(y0, D);
+            if (e0 < y1) store_range(a + rem0 + (e0 - D), b0 + (e0 - y0), y1 - e0);
+        } else {
+            i64 e1 = imin(y1, 0);
+            if (y0 < e1) store_range(a + rem0 + (y0 + S), b0, e1 - y0);
+        }
+    }
+    #undef LANE_START
+}

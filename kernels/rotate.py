@@ -1,0 +1,238 @@
+"""In-place rotation of a 1-D array (``std::rotate``) on the GPU, and its NumPy twin.
+
+``rotate(x, k)`` turns ``x`` into ``numpy.roll(x, -k)`` inside x's own memory.  Elements are moved
+as raw bytes, so any element size works (rotating by ``k`` elements is rotating the bytes by
+``k * itemsize``); ``k`` may be negative or larger than ``len(x)`` (it is taken modulo ``len(x)``).
+
+How (details and the deadlock argument in ``rotate.cu``): the host turns (bytes, shift) into a
+short *plan* of one or more passes; each pass is one kernel that reads every byte it moves once
+and writes it once, keeping tiles in shared memory, with tiles handed out by an atomic ticket in
+a closed-form order so that a block only ever waits for tickets smaller than its own.
+
+* ``short`` pass (shift ``d = min(k, n - k)`` bytes at most :data:`SCRATCH_BYTES`): the ``d``
+  bytes that wrap around are saved first; destination tiles are then filled left to right (right
+  to left for a right rotation), each tile waiting for the tiles that read its old contents.
+* ``column`` pass (``n = L * d + s`` with ``L <= LMAX`` lanes and ``s <= SCRATCH_BYTES``): the
+  array is ``L`` lanes of ``d`` bytes plus a remainder of ``s``; one block owns a column of
+  ``W`` bytes across all lanes, so the lane-to-lane moves stay inside the block and only the lane
+  that wraps around (shifted by ``s``) waits for a neighbouring column.
+* otherwise a ``column`` pass with ``s = 0`` over the first ``min(L, LMAX)`` lanes moves them into
+  place, and the plan continues on the rest (a Gries-Mills step): total traffic stays within
+  ``LMAX / (LMAX - 1)`` of one pass while ``L > LMAX``, and shrinks geometrically afterwards.
+
+Device memory beyond the array: at most :data:`SCRATCH_BYTES` of saved bytes plus a ring of
+:data:`RING` ticket flags (16 KiB), well under 1 MiB.  No host synchronisation, no host-built
+tables, no host-to-device copies.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from fsstgpu.device import get_cupy
+from fsstgpu.kernels._loader import get_function
+
+SOURCE = "rotate.cu"
+SCRATCH_BYTES = 512 * 1024      # most bytes a pass ever saves (the wrapping head / remainder)
+RING = 4096                     # ticket flag slots (uint32), plus one ticket counter
+SHORT_TILE = 8192               # bytes per destination tile of the short pass
+COLUMN_SMEM = 48 * 1024 - 256   # dynamic shared memory of a column block, (L+1)*(W+48) bytes
+                                # (48 KiB less room for the static ticket variable)
+COLUMN_MAX_W = 8192             # widest column
+COLUMN_MIN_W = 256              # narrowest column worth a pass (decides LMAX)
+LMAX = COLUMN_SMEM // (COLUMN_MIN_W + 48) - 1
+THREADS = 256
+
+
+# ------------------------------------------------------------------------------------------------
+# The plan (shared by both paths, so the CPU twin checks it in CI)
+# ------------------------------------------------------------------------------------------------
+
+def column_width(lanes: int) -> int:
+    """Bytes per lane of one column block with ``lanes`` lanes (a multiple of 16)."""
+    w = (COLUMN_SMEM // (lanes + 1) - 48) // 16 * 16
+    return min(COLUMN_MAX_W, w)
+
+
+def plan(nbytes: int, shift: int) -> list[tuple]:
+    """Passes that rotate ``nbytes`` bytes left by ``shift`` bytes.
+
+    Returns a list of ``("short", offset, length, d, left)`` and
+    ``("column", offset, length, d, left, lanes, remainder)`` tuples; each rotates the byte range
+    ``[offset, offset + length)`` left (``left``) or right by ``d`` bytes.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.rotate import plan
+    >>> plan(100, 1)
+    [('short', 0, 100, 1, True)]
+    >>> plan(1 << 30, (1 << 30) // 2)
+    [('column', 0, 1073741824, 536870912, True, 2, 0)]
+    """
+    steps: list[tuple] = []
+    off, nb, k = 0, int(nbytes), int(shift)
+    while nb > 1:
+        k %= nb
+        if k == 0:
+            break
+        left = k <= nb - k
+        d = k if left else nb - k
+        if d <= SCRATCH_BYTES:
+            steps.append(("short", off, nb, d, left))
+            break
+        lanes, rem = divmod(nb, d)
+        if lanes <= LMAX and rem <= SCRATCH_BYTES:
+            steps.append(("column", off, nb, d, left, lanes, rem))
+            break
+        # Move min(lanes, LMAX) whole lanes into place (no remainder: no scratch), then finish the
+        # rest, which is again a rotation by d of a shorter range.
+        used = min(lanes, LMAX)
+        if left:
+            steps.append(("column", off, used * d, d, True, used, 0))
+            off += (used - 1) * d
+            nb -= (used - 1) * d
+            k = d
+        else:
+            steps.append(("column", off + nb - used * d, used * d, d, False, used, 0))
+            nb -= (used - 1) * d
+            k = nb - d
+    return steps
+
+
+def _normalise(x, k) -> int:
+    if x.ndim != 1:
+        raise ValueError(f"rotate needs a 1-D array, got shape {x.shape}")
+    if x.dtype.hasobject:
+        raise TypeError("rotate cannot move object arrays")
+    if not x.flags.c_contiguous:
+        raise ValueError("rotate needs a contiguous array (it works in place)")
+    k = operator.index(k)
+    n = x.shape[0]
+    return k % n if n else 0
+
+
+# ------------------------------------------------------------------------------------------------
+# CPU twin
+# ------------------------------------------------------------------------------------------------
+
+def rotate_cpu(x: np.ndarray, k: int) -> np.ndarray:
+    """Rotate a 1-D NumPy array left by ``k`` elements in place (``x[:] = numpy.roll(x, -k)``).
+
+    Runs the same plan of passes as the GPU path, each pass on its byte range, so the plan is
+    checked wherever the tests run.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        1-D, contiguous, writeable array of any fixed-size dtype.
+    k : int
+        Elements to rotate by; negative rotates right; taken modulo ``len(x)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.rotate import rotate_cpu
+    >>> rotate_cpu(np.arange(6), 2)
+    array([2, 3, 4, 5, 0, 1])
+    """
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"rotate_cpu needs a numpy.ndarray, not {type(x).__name__}")
+    k = _normalise(x, k)
+    if not x.flags.writeable:
+        raise ValueError("rotate_cpu needs a writeable array")
+    raw = x.view(np.uint8)
+    for step in plan(raw.size, k * x.dtype.itemsize):
+        _, off, length, d, left = step[:5]
+        part = raw[off:off + length]
+        part[:] = np.roll(part, -d if left else d)
+    return x
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU path
+# ------------------------------------------------------------------------------------------------
+
+def rotate(x, k: int, *, stream=None):
+    """Rotate a 1-D array left by ``k`` elements in place; NumPy runs the CPU twin.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or cupy.ndarray
+        1-D contiguous array of any fixed-size dtype (1, 2, 4, 8, 16 bytes ... all work).
+    k : int
+        Elements to rotate by (``x`` becomes ``roll(x, -k)``); negative rotates right.
+    stream : cupy.cuda.Stream, optional
+        Stream for the GPU work (default: the current stream).  Nothing synchronises.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        ``x`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels import rotate
+    >>> rotate(np.arange(5, dtype=np.uint8), -1)
+    array([4, 0, 1, 2, 3], dtype=uint8)
+    """
+    if isinstance(x, np.ndarray):
+        return rotate_cpu(x, k)
+    if not type(x).__module__.startswith("cupy"):
+        raise TypeError(f"rotate needs a numpy or cupy array, not {type(x).__name__}")
+    cp = get_cupy()
+    k = _normalise(x, k)
+    steps = plan(x.nbytes, k * x.dtype.itemsize)
+    if not steps:
+        return x
+    stream = stream or cp.cuda.get_current_stream()
+    with stream:
+        raw = x.view(cp.uint8)
+        # scratch: saved bytes (16 bytes of slack for alignment); control: flag ring + ticket.
+        scratch = cp.empty(SCRATCH_BYTES + 32, dtype=cp.uint8)
+        ctrl = cp.empty(RING + 1, dtype=cp.uint32)
+        for step in steps:
+            _launch(cp, raw, step, scratch, ctrl, stream)
+    return x
+
+
+def _launch(cp, raw, step, scratch, ctrl, stream) -> None:
+    kind, off, length, d, left = step[:5]
+    ctrl.fill(0)
+    base = raw.data.ptr + off
+    if kind == "short":
+        saved_from = 0 if left else length - d
+        # align the saved bytes like the bytes they continue, so tiles load them with 16 B words
+        pad = ((base + length) if left else (base - d)) - scratch.data.ptr
+        pad %= 16
+        scratch[pad:pad + d] = raw[off + saved_from: off + saved_from + d]
+        al0 = base % 16
+        ntiles = -(-(length + al0) // SHORT_TILE)
+        fn = get_function(SOURCE, "rotate_short")
+        fn((ntiles,), (THREADS,),
+           (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(bool(left)),
+            cp.uint64(scratch.data.ptr + pad), ctrl, cp.int64(SHORT_TILE), cp.int32(al0),
+            cp.int64(ntiles)),
+           shared_mem=SHORT_TILE + 48, stream=stream)
+        return
+    lanes, rem = step[5], step[6]
+    rem_start = lanes * d if left else 0
+    pad = 0
+    if rem:
+        pad = (base + rem_start - scratch.data.ptr) % 16
+        scratch[pad:pad + rem] = raw[off + rem_start: off + rem_start + rem]
+    width = column_width(lanes)
+    ncols = -(-d // width)
+    fn = get_function(SOURCE, "rotate_column")
+    fn((ncols,), (THREADS,),
+       (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(lanes), cp.int64(rem),
+        cp.int32(bool(left)), cp.uint64(scratch.data.ptr + pad), ctrl, cp.int64(width),
+        cp.int64(ncols)),
+       shared_mem=(lanes + 1) * (width + 48), stream=stream)

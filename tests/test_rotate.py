@@ -1,0 +1,336 @@
+"""Tests of fsstgpu.kernels.rotate: the plan, a model of the two kernels, the NumPy twin, the GPU.
+
+The kernel model is a line-by-line Python port of the index arithmetic of ``rotate.cu`` executed
+under random legal schedules (blocks claim tickets in order, load, publish, wait only for what the
+kernel waits for, store); a missing wait shows up as a wrong result, a wait on a later ticket as
+an assertion.  GPU tests draw a fresh seed from os.urandom and name it in failure messages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import random
+
+import numpy as np
+import pytest
+
+from fsstgpu.kernels.rotate import plan, rotate, rotate_cpu
+
+# the module itself: fsstgpu.kernels exports the function under the same name
+rmod = importlib.import_module("fsstgpu.kernels.rotate")
+
+DTYPES = [np.uint8, np.uint16, np.int32, np.float64, np.complex128]
+
+
+def _seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def _random(n, dtype, seed):
+    raw = np.random.default_rng(seed).integers(0, 256, size=n * np.dtype(dtype).itemsize,
+                                               dtype=np.uint8)
+    return raw.view(dtype)
+
+
+def _adversarial_ks(n: int, tile: int = 4096) -> list[int]:
+    ks = {0, 1, 2, n - 1, n - 2, n // 2, n // 2 + 1, n // 3, n // 3 + 1, 2 * n // 3, n, n + 3,
+          -1, -n // 3, 3 * n + 7, 1000, 4096 * 3 + 5, 7919, tile - 1, tile, tile + 1,
+          2 * tile - 1, 2 * tile + 1}
+    return sorted(k for k in ks)
+
+
+# ------------------------------------------------------------------------------------------------
+# Plan
+# ------------------------------------------------------------------------------------------------
+
+def _apply_plan(n, shift):
+    buf = np.arange(n, dtype=np.int64)
+    for step in plan(n, shift):
+        _, off, length, d, left = step[:5]
+        assert 0 <= off and off + length <= n and 0 < d < length
+        if step[0] == "short":
+            assert d <= rmod.SCRATCH_BYTES
+        else:
+            lanes, rem = step[5], step[6]
+            assert length == lanes * d + rem and lanes <= rmod.LMAX and rem <= rmod.SCRATCH_BYTES
+            assert rmod.column_width(lanes) >= rmod.COLUMN_MIN_W
+        part = buf[off:off + length]
+        part[:] = np.roll(part, -d if left else d)
+    return buf
+
+
+@pytest.mark.parametrize("n", [2, 3, 17, 1000, 10 ** 6 + 3, (1 << 30) + 1, 1 << 34])
+def test_plan_is_a_rotation(n):
+    S = rmod.SCRATCH_BYTES
+    ks = {1, n - 1, n // 2, n // 3, n // 3 + 1, S, S + 1, n // 7, n // 200 + 1, 2 * n // 5 + 3,
+          n // (rmod.LMAX + 5) + 11, (n * 5) // 8 + 1}
+    for k in sorted(k for k in ks if 0 < k < n):
+        steps = plan(n, k)
+        # one pass per LMAX - 1 lanes, plus a Euclid-like tail
+        assert len(steps) <= 64 + n // ((rmod.LMAX - 1) * min(k, n - k)), (n, k, len(steps))
+        if n <= 10 ** 7:
+            assert np.array_equal(_apply_plan(n, k), np.roll(np.arange(n), -k)), (n, k)
+        # traffic bound: within LMAX/(LMAX-1) of one pass plus a geometric tail
+        assert sum(s[2] for s in steps) <= 3 * n
+
+
+def test_plan_single_pass_for_benchmark_shifts():
+    for es, n in ((4, 1 << 28), (1, 1 << 30)):
+        for k in (1, 1000, 4096 * 3 + 5, n // 3, n // 2, n - 1):
+            assert len(plan(n * es, k * es)) == 1, (es, k)
+
+
+def test_plan_trivial():
+    assert plan(0, 5) == [] and plan(1, 5) == [] and plan(10, 0) == [] and plan(10, 30) == []
+
+
+# ------------------------------------------------------------------------------------------------
+# Model of the kernels (port of rotate.cu index arithmetic), run under random schedules
+# ------------------------------------------------------------------------------------------------
+
+class _Block:
+    def __init__(self, ticket, reads, waits, writes):
+        self.ticket, self.reads, self.waits, self.writes = ticket, reads, waits, writes
+
+
+def _short_blocks(nb, d, left, tile, al0):
+    """reads: (kind 'a' array / 's' saved, start, len); writes: (dst, offset in buffer, len)."""
+    ntiles = -(-(nb + al0) // tile)
+
+    def bound(t):
+        return 0 if t <= 0 else min(nb, t * tile - al0)
+
+    blocks = []
+    for j in range(ntiles):
+        t = j if left else ntiles - 1 - j
+        p0, p1 = bound(t), bound(t + 1)
+        ln = p1 - p0
+        s0 = p0 + d if left else p0 - d
+        if left:
+            in_a = max(0, min(ln, nb - s0))
+            reads = [("a", s0, in_a), ("s", max(0, s0 + in_a - nb), ln - in_a)]
+        else:
+            in_s = max(0, min(ln, -s0))
+            reads = [("s", s0 + d, in_s), ("a", max(0, s0), ln - in_s)]
+        r0, r1 = (p0 - d, p1 - d) if left else (p0 + d, p1 + d)
+        r0, r1 = max(r0, 0), min(r1, nb)
+        waits = []
+        if r0 < r1:
+            for u in range((r0 + al0) // tile, (r1 - 1 + al0) // tile + 1):
+                if u != t:
+                    waits.append(u if left else ntiles - 1 - u)
+        blocks.append(_Block(j, reads, waits, [(p0, 0, ln)]))
+    return blocks
+
+
+def _column_blocks(nb, D, L, S, left, W):
+    ncols = -(-D // W)
+
+    def lane_start(l):
+        return l * D if left else nb - (l + 1) * D
+
+    rem0 = L * D if left else 0
+    blocks = []
+    for j in range(ncols):
+        c = ncols - 1 - j if left else j
+        X0, X1 = c * W, min(D, c * W + W)
+        ln = X1 - X0
+        reads, writes = [], []
+        pos = 0
+        lane_pos = []
+        for l in range(L):
+            reads.append(("a", lane_start(l) + X0, ln))
+            lane_pos.append(pos)
+            pos += ln
+        q0, q1 = (X0, min(X1, S)) if left else (max(X0, D - S), X1)
+        rpos = pos
+        if q0 < q1:
+            reads.append(("s", q0 if left else q0 - (D - S), q1 - q0))
+        y0 = X0 + S if left else X0 - S
+        y1 = y0 + ln
+        waits = []
+        r0, r1 = max(y0, 0), min(y1, D)
+        if r0 < r1:
+            for u in range(r0 // W, (r1 - 1) // W + 1):
+                if u != c:
+                    waits.append(ncols - 1 - u if left else u)
+        for l in range(1, L):
+            writes.append((lane_start(l - 1) + X0, lane_pos[l], ln))
+        if q0 < q1:
+            writes.append((lane_start(L - 1) + q0, rpos, q1 - q0))
+        if r0 < r1:
+            writes.append((lane_start(L - 1) + r0, lane_pos[0] + (r0 - y0), r1 - r0))
+        if left:
+            e0 = max(y0, D)
+            if e0 < y1:
+                writes.append((rem0 + (e0 - D), lane_pos[0] + (e0 - y0), y1 - e0))
+        else:
+            e1 = min(y1, 0)
+            if y0 < e1:
+                writes.append((rem0 + (y0 + S), lane_pos[0], e1 - y0))
+        blocks.append(_Block(j, reads, waits, writes))
+    return blocks
+
+
+def _run_model(a, blocks, saved, rng, window):
+    """Execute blocks under a random legal schedule: claims in ticket order, at most `window`
+    blocks resident, loads then publish, stores only after every waited ticket published."""
+    n_blocks = len(blocks)
+    published = [False] * n_blocks
+    bufs = {}
+    resident = []
+    nxt = 0
+    done = 0
+    while done < n_blocks:
+        while nxt < n_blocks and len(resident) < window:
+            resident.append(nxt)
+            nxt += 1
+        b = blocks[rng.choice(resident)]
+        j = b.ticket
+        assert all(w < j for w in b.waits), "a block waits for a later ticket"
+        if j not in bufs:                       # load phase
+            parts = []
+            for kind, start, ln in b.reads:
+                if ln > 0:
+                    parts.append((a if kind == "a" else saved)[start:start + ln].copy())
+            bufs[j] = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+            published[j] = True
+            continue
+        if not all(published[w] for w in b.waits):
+            continue
+        buf = bufs.pop(j)
+        for dst, src, ln in b.writes:
+            a[dst:dst + ln] = buf[src:src + ln]
+        resident.remove(j)
+        done += 1
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_kernel_model_short(trial):
+    rng = random.Random(trial)
+    nb = rng.choice([1, 2, 5, 64, 200, 1000, 4099, 5000])
+    if nb < 2:
+        return
+    d = rng.randrange(1, nb)
+    left = rng.random() < 0.5
+    tile = rng.choice([16, 32, 48, 64])
+    al0 = rng.randrange(16)
+    a = np.random.default_rng(trial).integers(0, 256, nb, dtype=np.uint8)
+    expect = np.roll(a, -d if left else d)
+    saved = a[:d].copy() if left else a[nb - d:].copy()
+    _run_model(a, _short_blocks(nb, d, left, tile, al0), saved, rng, rng.choice([1, 2, 3, 64]))
+    assert np.array_equal(a, expect), (nb, d, left, tile, al0)
+
+
+@pytest.mark.parametrize("trial", range(60))
+def test_kernel_model_column(trial):
+    rng = random.Random(1000 + trial)
+    D = rng.randrange(1, 300)
+    L = rng.randrange(2, 6)
+    S = rng.randrange(0, D)
+    nb = L * D + S
+    left = rng.random() < 0.5
+    W = rng.choice([16, 32, 48])
+    a = np.random.default_rng(trial).integers(0, 256, nb, dtype=np.uint8)
+    expect = np.roll(a, -D if left else D)
+    rem0 = L * D if left else 0
+    saved = a[rem0:rem0 + S].copy()
+    _run_model(a, _column_blocks(nb, D, L, S, left, W), saved, rng, rng.choice([1, 2, 4, 100]))
+    assert np.array_equal(a, expect), (nb, D, L, S, left, W)
+
+
+# ------------------------------------------------------------------------------------------------
+# CPU twin
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 4096, 4097, 3 * 4096 - 1, 10007])
+def test_rotate_cpu_matches_roll(dtype, n):
+    x0 = _random(n, dtype, 7 + n)
+    for k in _adversarial_ks(n):
+        x = x0.copy()
+        out = rotate_cpu(x, k)
+        assert out is x
+        assert np.array_equal(x.view(np.uint8), np.roll(x0, -k).view(np.uint8)), (n, k)
+
+
+def test_rotate_cpu_multi_pass_plan():
+    # shifts that need several passes (lanes > LMAX, remainder > scratch) on a few MB of bytes
+    n = 3 * rmod.SCRATCH_BYTES * 4 + 12345
+    x0 = _random(n, np.uint8, 3)
+    assert len(plan(n, n // 2 - rmod.SCRATCH_BYTES - 77)) >= 2
+    assert len(plan(n, 2 * n // 5 + 1)) >= 2
+    for k in (rmod.SCRATCH_BYTES + 1, n // 2 - rmod.SCRATCH_BYTES - 77, 2 * n // 5 + 1, -n // 3):
+        x = x0.copy()
+        rotate_cpu(x, k)
+        assert np.array_equal(x, np.roll(x0, -k)), k
+
+
+def test_rotate_dispatch_and_errors():
+    x = np.arange(10, dtype=np.int16)
+    assert rotate(x, 3) is x and x[0] == 3
+    rotate(np.zeros(0, np.int8), 5)                        # empty: no-op
+    with pytest.raises(ValueError):
+        rotate(np.zeros((2, 2)), 1)
+    with pytest.raises(ValueError):
+        rotate(np.arange(10)[::2], 1)
+    with pytest.raises(TypeError):
+        rotate([1, 2, 3], 1)
+    with pytest.raises(TypeError):
+        rotate(np.arange(4), 1.5)
+    with pytest.raises(TypeError):
+        rotate(np.array([None, 1], dtype=object), 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU against the twin
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_rotate_adversarial(dtype):
+    import cupy as cp
+
+    seed = _seed()
+    es = np.dtype(dtype).itemsize
+    tile_elems = rmod.SHORT_TILE // es
+    for n in (1, 2, 3, 100, tile_elems, tile_elems + 1, 3 * tile_elems - 1, 5 * tile_elems + 7,
+              100003, 1 << 20):
+        x0 = _random(n, dtype, seed + n)
+        ks = _adversarial_ks(n, tile_elems) + [rmod.SCRATCH_BYTES // es + 1, n // 5 + 3]
+        for k in ks:
+            x = cp.asarray(x0)
+            rotate(x, k)
+            expect = rotate_cpu(x0.copy(), k)
+            assert np.array_equal(cp.asnumpy(x).view(np.uint8), expect.view(np.uint8)), \
+                (dtype, n, k, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,n", [(np.uint8, 100_000_007), (np.int32, 25_000_003)])
+def test_gpu_rotate_larger_than_l2(dtype, n):
+    import cupy as cp
+
+    seed = _seed()
+    x0 = _random(n, dtype, seed)
+    for k in (1, 1000, 4096 * 3 + 5, n // 3, n // 2, n - 1, 2 * n // 5 + 1,
+              rmod.SCRATCH_BYTES + 9, -(n // 7)):
+        x = cp.asarray(x0)
+        rotate(x, k)
+        assert np.array_equal(cp.asnumpy(x), np.roll(x0, -k)), (dtype, n, k, seed)
+
+
+@pytest.mark.gpu
+def test_gpu_rotate_offset_views_and_stream():
+    import cupy as cp
+
+    seed = _seed()
+    base = cp.asarray(_random(300_001, np.uint8, seed))
+    for off in (1, 3, 7, 15):
+        x = base[off:off + 200_000]
+        x0 = cp.asnumpy(x)
+        s = cp.cuda.Stream()
+        rotate(x, 12_345, stream=s)
+        s.synchronize()
+        assert np.array_equal(cp.asnumpy(x), np.roll(x0, -12_345)), (off, seed)
