@@ -41,6 +41,39 @@ SCRATCH_FACTOR = 32     # device scratch of the rectangular fallbacks: <= this *
 ROW_THREADS = 1024      # block size of the row and panel kernels
 _SMEM_LIMIT_OVERRIDE = None   # tests lower it to force the scratch fallbacks
 
+# ---- variants (helper H3d), selectable here; the defaults above stay until measured ----------
+# Out of place: "tiles" (default) or "tiles_pf" (persistent, prefetching, prmt byte transposes).
+TILE_KERNEL = "tiles"
+# (V, TR, MINB) per element size for "tiles_pf": V x V register blocks, blockDim 32 x TR,
+# __launch_bounds__(32 * TR, MINB).  TILE_PF is the one used; TILE_PF_ALL is every compiled one.
+TILE_PF = {1: (8, 8, 2), 2: (4, 8, 4), 4: (2, 8, 4), 8: (2, 8, 4), 16: (1, 4, 8)}
+TILE_PF_ALL = {1: ((8, 8, 2), (8, 16, 2), (8, 32, 1), (4, 8, 4)), 2: ((4, 8, 4),),
+               4: ((2, 8, 4),), 8: ((2, 8, 4),), 16: ((1, 4, 8), (1, 8, 4), (1, 16, 2))}
+# In place square: "square" (default) or "square_pf" (both tiles of a pair and the next pair in
+# flight).
+SQUARE_KERNEL = "square"
+SQUARE_PF = {1: (4, 16, 2), 2: (4, 8, 2), 4: (2, 8, 2), 8: (2, 8, 2), 16: (1, 8, 2)}
+SQUARE_PF_ALL = {1: ((4, 16, 2), (4, 8, 2), (8, 32, 1), (8, 16, 1)), 2: ((4, 8, 2),),
+                 4: ((2, 8, 2),), 8: ((2, 8, 2),), 16: ((1, 8, 2), (1, 4, 4))}
+# In place rectangular: column steps "panel" (default) or "panel_cluster"; row step "row"
+# (default) or "row_cluster" (the panel / row split over a thread-block cluster of K CTAs).
+RECT_PANEL_KERNEL = "panel"
+RECT_ROW_KERNEL = "row"
+CLUSTER_SIZES = (2, 4, 8)         # compiled cluster sizes K (8 = the portable maximum)
+CLUSTER_PANEL_BYTES = 64          # panel width of "panel_cluster" (halved until a panel fits)
+CLUSTER_SMEM = 72 * 1024          # shared memory per CTA aimed at (72 KiB: 3 CTAs per SM)
+CLUSTER_THREADS = 512             # block size of the cluster kernels
+_CLUSTER_GRID_OVERRIDE = None     # tests set a cluster count to force panel / row striding
+
+_NAMES_X = tuple(
+    [f"transpose_tiles_pf<{es},{v},{tr},{mb}>" for es in ELEMENT_SIZES
+     for v, tr, mb in TILE_PF_ALL[es]]
+    + [f"transpose_square_pf<{es},{v},{tr},{mb}>" for es in ELEMENT_SIZES
+       for v, tr, mb in SQUARE_PF_ALL[es]]
+    + [f"{k}<{es},{K}>" for k in ("panel_permute_cluster", "row_permute_cluster")
+       for es in ELEMENT_SIZES for K in CLUSTER_SIZES]
+)
+
 _NAMES = tuple(
     [f"transpose_tiles<{es},{v}>" for es in ELEMENT_SIZES for v in _ALL_V[es]]
     + [f"transpose_square_inplace<{es},{v}>" for es in ELEMENT_SIZES for v in _ALL_V[es]]
@@ -156,8 +189,8 @@ def _is_cupy_array(x) -> bool:
     return type(x).__module__.split(".")[0] == "cupy" and hasattr(x, "data")
 
 
-def _function(name: str, smem: int):
-    fn = get_function(SOURCE, name, name_expressions=_NAMES)
+def _function(name: str, smem: int, names: tuple = _NAMES):
+    fn = get_function(SOURCE, name, name_expressions=names)
     if smem > 48 * 1024:
         key = (name, get_cupy().cuda.Device().id)
         if key not in _ATTR_SET:
@@ -209,6 +242,172 @@ def _launch_square(x, batch, n, v=None) -> None:
     smem = 2 * 1024 * v * v * es
     fn = _function(f"transpose_square_inplace<{es},{v}>", smem)
     fn((min(total, 2**31 - 1),), (32, 8), (x, np.int64(n), np.int64(batch), np.int64(tiles)),
+       shared_mem=smem)
+
+
+# ---- variants (helper H3d) ----------------------------------------------------------------------
+
+_DEVICE_LIMITS: dict = {}
+
+
+def _device_limits() -> tuple[int, int, int, int]:
+    """(SMs, shared memory per SM, registers per SM, threads per SM) of the current device."""
+    cupy = get_cupy()
+    dev = cupy.cuda.Device()
+    if dev.id not in _DEVICE_LIMITS:
+        at = dev.attributes
+        _DEVICE_LIMITS[dev.id] = (int(at["MultiProcessorCount"]),
+                                  int(at["MaxSharedMemoryPerMultiprocessor"]),
+                                  int(at["MaxRegistersPerMultiprocessor"]),
+                                  int(at["MaxThreadsPerMultiProcessor"]))
+    return _DEVICE_LIMITS[dev.id]
+
+
+def resident_blocks(threads: int, smem: int, regs: int, sm_smem: int, sm_regs: int,
+                    sm_threads: int, max_blocks: int = 32) -> int:
+    """Blocks of one kernel resident on an SM (sm_90 rules: 256-register warp allocation units,
+    1 KiB of shared memory reserved per block)."""
+    warps = -(-threads // 32)
+    per_warp = -(-max(regs, 1) * 32 // 256) * 256
+    by_regs = (sm_regs // per_warp) // warps
+    by_smem = sm_smem // (smem + 1024)
+    by_threads = sm_threads // threads
+    return max(0, min(max_blocks, by_regs, by_smem, by_threads))
+
+
+def _persistent_grid(fn, threads: int, smem: int, total: int) -> int:
+    """Grid of a persistent kernel: every block resident at once (at most one per work item)."""
+    sms, sm_smem, sm_regs, sm_threads = _device_limits()
+    per_sm = resident_blocks(threads, smem, int(fn.num_regs), sm_smem, sm_regs, sm_threads)
+    return max(1, min(total, sms * max(per_sm, 1), 2**31 - 1))
+
+
+def _pick_cfg(cfg, table, es, n_rows, n_cols, *ptrs):
+    """First of cfg and then table[es] (compiled configs) whose V fits the shape and pointers."""
+    if cfg is not None and cfg not in table[es]:
+        raise ValueError(f"config {cfg} is not compiled for {es}-byte elements: {table[es]}")
+    for v, tr, mb in ([cfg] if cfg else []) + list(table[es]):
+        width = es * v
+        if n_rows % v == 0 and n_cols % v == 0 and all(p % width == 0 for p in ptrs):
+            return v, tr, mb
+    return None
+
+
+def _launch_tiles_pf(src, dst, batch, rows, cols, cfg=None, grid=None) -> None:
+    """Out of place through transpose_tiles_pf (falls back to transpose_tiles when no V fits)."""
+    es = src.dtype.itemsize
+    picked = _pick_cfg(cfg or TILE_PF[es], TILE_PF_ALL, es, rows, cols, src.data.ptr,
+                       dst.data.ptr)
+    if picked is None:
+        _launch_tiles(src, dst, batch, rows, cols)
+        return
+    v, tr, mb = picked
+    side = 32 * v
+    tiles_r, tiles_c = -(-rows // side), -(-cols // side)
+    total = batch * tiles_r * tiles_c
+    smem = 1024 * v * v * es
+    fn = _function(f"transpose_tiles_pf<{es},{v},{tr},{mb}>", smem, _NAMES_X)
+    g = min(grid or _persistent_grid(fn, 32 * tr, smem, total), total, 2**31 - 1)
+    fn((g,), (32, tr),
+       (src, dst, np.int64(rows), np.int64(cols), np.int64(batch), np.int64(tiles_r),
+        np.int64(tiles_c)), shared_mem=smem)
+
+
+def _launch_square_pf(x, batch, n, cfg=None, grid=None) -> None:
+    """In place square through transpose_square_pf (falls back to the default kernel)."""
+    es = x.dtype.itemsize
+    picked = _pick_cfg(cfg or SQUARE_PF[es], SQUARE_PF_ALL, es, n, n, x.data.ptr)
+    if picked is None:
+        _launch_square(x, batch, n)
+        return
+    v, tr, mb = picked
+    side = 32 * v
+    tiles = -(-n // side)
+    total = batch * tiles * (tiles + 1) // 2
+    smem = 2 * 1024 * v * v * es
+    fn = _function(f"transpose_square_pf<{es},{v},{tr},{mb}>", smem, _NAMES_X)
+    g = min(grid or _persistent_grid(fn, 32 * tr, smem, total), total, 2**31 - 1)
+    fn((g,), (32, tr), (x, np.int64(n), np.int64(batch), np.int64(tiles)), shared_mem=smem)
+
+
+def cluster_panel_plan(m: int, es: int, panel_bytes: int, budget: int, threads: int,
+                       sizes=CLUSTER_SIZES):
+    """(K, w, R) for a column panel of m rows split over a cluster of K CTAs, or None.
+
+    The panel is w elements wide (panel_bytes // es, halved until it fits); CTA k holds panel rows
+    [k * R, (k + 1) * R), R = ceil(m / K), in R * w * es <= budget bytes of shared memory.  The
+    widest panel wins, then the smallest cluster.
+    """
+    w = max(1, min(panel_bytes // es, threads))
+    w = 1 << (w.bit_length() - 1)          # a power of two ...
+    while threads % w:                      # ... dividing the block size (whole rows per sweep)
+        w //= 2
+    while w >= 1:
+        for k in sizes:
+            r = -(-m // k)
+            if r * w * es <= budget:
+                return k, w, r
+        w //= 2
+    return None
+
+
+def cluster_row_plan(n: int, es: int, budget: int, sizes=CLUSTER_SIZES):
+    """(K, R) for a row of n elements split over K CTAs (R a multiple of 32), or None."""
+    for k in sizes:
+        per = -(-n // k)
+        r = -(-per // 32) * 32
+        if r * es <= budget:
+            return k, r
+    return None
+
+
+def _cluster_count(fn, k, threads, smem, work) -> int:
+    if _CLUSTER_GRID_OVERRIDE is not None:
+        return max(1, min(work, _CLUSTER_GRID_OVERRIDE))
+    sms, sm_smem, sm_regs, sm_threads = _device_limits()
+    per_sm = resident_blocks(threads, smem, int(fn.num_regs), sm_smem, sm_regs, sm_threads)
+    return max(1, min(work, sms * max(per_sm, 1) // k, (2**31 - 1) // k))
+
+
+def _panel_step_cluster(flat, m, n, a, b, mode, limit) -> None:
+    """_panel_step with each panel split over a thread-block cluster (falls back to it)."""
+    es = flat.dtype.itemsize
+    plan = cluster_panel_plan(m, es, CLUSTER_PANEL_BYTES, min(limit, CLUSTER_SMEM),
+                              CLUSTER_THREADS)
+    if plan is None or m >= 2**31:
+        _panel_step(flat, m, n, a, b, mode, limit, PANEL_BYTES)
+        return
+    k, w, r = plan
+    nt = CLUSTER_THREADS
+    s = nt // w
+    npanels = -(-n // w)
+    smem = r * w * es
+    fn = _function(f"panel_permute_cluster<{es},{k}>", smem, _NAMES_X)
+    clusters = _cluster_count(fn, k, nt, smem, npanels)
+    fn((clusters * k,), (nt,),
+       (flat, np.uint32(m), np.uint64(n), np.uint32(w), np.int32(mode), np.uint32(a),
+        np.uint64(b), np.uint32(n % m), np.uint32(s * n % m), np.uint32(s // a),
+        np.uint32(s % a), np.uint64(npanels), np.uint32(r)),
+       shared_mem=smem)
+
+
+def _row_step_cluster(flat, m, n, c, a, b, gather, limit) -> None:
+    """_row_step with each row split over a thread-block cluster (falls back to it)."""
+    es = flat.dtype.itemsize
+    plan = cluster_row_plan(n, es, min(limit, CLUSTER_SMEM))
+    if plan is None or n >= 2**31:
+        _row_step(flat, m, n, c, a, b, gather, limit)
+        return
+    k, r = plan
+    nt = min(CLUSTER_THREADS, r)
+    sr = nt % b
+    smem = r * es
+    fn = _function(f"row_permute_cluster<{es},{k}>", smem, _NAMES_X)
+    clusters = _cluster_count(fn, k, nt, smem, m)
+    fn((clusters * k,), (nt,),
+       (flat, np.uint32(m), np.uint32(n), np.uint32(c), np.uint32(a), np.uint32(b),
+        np.uint32(nt // b), np.uint32(sr), np.uint32(sr * a % b), np.int32(gather),
+        np.uint32(r)),
        shared_mem=smem)
 
 
@@ -281,23 +480,45 @@ def _panel_step(flat, m, n, a, b, mode, limit, panel_bytes) -> None:
         grid2[:, j0 * k:(j0 + g) * k] = swords[:m * g * k].reshape(m, g * k)
 
 
-def _rect_inplace(flat, rows, cols, *, panel_bytes=None) -> None:
-    """Transpose the rows x cols matrix held by the contiguous 1-D device array ``flat``."""
+def _rect_inplace(flat, rows, cols, *, panel_bytes=None, panel_kernel=None,
+                  row_kernel=None) -> None:
+    """Transpose the rows x cols matrix held by the contiguous 1-D device array ``flat``.
+
+    panel_kernel / row_kernel: "panel" / "row" (defaults) or "panel_cluster" / "row_cluster";
+    None means RECT_PANEL_KERNEL / RECT_ROW_KERNEL.
+    """
+    pk = panel_kernel or RECT_PANEL_KERNEL
+    rk = row_kernel or RECT_ROW_KERNEL
+    if pk not in ("panel", "panel_cluster") or rk not in ("row", "row_cluster"):
+        raise ValueError(f"unknown rectangular kernels {pk!r}, {rk!r}")
     limit = _smem_limit()
     panel_bytes = panel_bytes or PANEL_BYTES
     m, n = min(rows, cols), max(rows, cols)
     c = math.gcd(m, n)
     a, b = m // c, n // c
+
+    def panel(mode):
+        if pk == "panel_cluster":
+            _panel_step_cluster(flat, m, n, a, b, mode, limit)
+        else:
+            _panel_step(flat, m, n, a, b, mode, limit, panel_bytes)
+
+    def row(gather):
+        if rk == "row_cluster":
+            _row_step_cluster(flat, m, n, c, a, b, gather, limit)
+        else:
+            _row_step(flat, m, n, c, a, b, gather, limit)
+
     if rows < cols:   # C2R on the rows x cols view
         if c > 1:
-            _panel_step(flat, m, n, a, b, 0, limit, panel_bytes)
-        _row_step(flat, m, n, c, a, b, 0, limit)
-        _panel_step(flat, m, n, a, b, 1, limit, panel_bytes)
+            panel(0)
+        row(0)
+        panel(1)
     else:             # R2C on the cols x rows view of the result
-        _panel_step(flat, m, n, a, b, 2, limit, panel_bytes)
-        _row_step(flat, m, n, c, a, b, 1, limit)
+        panel(2)
+        row(1)
         if c > 1:
-            _panel_step(flat, m, n, a, b, 3, limit, panel_bytes)
+            panel(3)
 
 
 def transpose(x, out=None, *, inplace: bool = False, stream=None):
@@ -353,7 +574,10 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None):
             flat = x.reshape(-1)
             if flat.size and rows > 1 and cols > 1:
                 if rows == cols:
-                    _launch_square(flat, batch, rows)
+                    if SQUARE_KERNEL == "square_pf":
+                        _launch_square_pf(flat, batch, rows)
+                    else:
+                        _launch_square(flat, batch, rows)
                 else:
                     for i in range(batch):
                         _rect_inplace(flat[i * rows * cols:(i + 1) * rows * cols], rows, cols)
@@ -364,5 +588,8 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None):
         else:
             _check_out(out, x, shape, cupy.ndarray, cupy.may_share_memory)
         if out.size:
-            _launch_tiles(src, out, batch, rows, cols)
+            if TILE_KERNEL == "tiles_pf":
+                _launch_tiles_pf(src, out, batch, rows, cols)
+            else:
+                _launch_tiles(src, out, batch, rows, cols)
         return out

@@ -324,3 +324,321 @@ def test_gpu_stream_and_errors(cp):
         transpose(cp.zeros((2, 2)), np.zeros((2, 2)))
     with pytest.raises(ValueError):
         transpose(cp.zeros(5))
+
+
+# ------------------------------------------------------------------------------------------------
+# Variants (tiles_pf, square_pf, cluster panels / rows): CPU models of their index arithmetic
+# ------------------------------------------------------------------------------------------------
+
+def _byte_perm(x, y, sel):
+    """NumPy model of CUDA __byte_perm(x, y, sel) on uint32 arrays (selector nibbles 0-7)."""
+    both = [(x >> (8 * k)) & 0xFF for k in range(4)] + [(y >> (8 * k)) & 0xFF for k in range(4)]
+    out = np.zeros_like(x)
+    for n in range(4):
+        out |= both[(sel >> (4 * n)) & 7] << (8 * n)
+    return out
+
+
+def _bt4(r0, r1, r2, r3):
+    """Model of bt4() in transpose.cu (same selectors)."""
+    x0, x1 = _byte_perm(r0, r1, 0x5140), _byte_perm(r0, r1, 0x7362)
+    y0, y1 = _byte_perm(r2, r3, 0x5140), _byte_perm(r2, r3, 0x7362)
+    return (_byte_perm(x0, y0, 0x5410), _byte_perm(x0, y0, 0x7632),
+            _byte_perm(x1, y1, 0x5410), _byte_perm(x1, y1, 0x7632))
+
+
+def test_register_block_transposes_model():
+    """The prmt selectors of RegT<1,4>, RegT<1,8>, RegT<2,2>, RegT<2,4> transpose their blocks."""
+    rng = np.random.default_rng(5)
+    blocks = rng.integers(0, 256, size=(64, 8, 8), dtype=np.uint8)   # 64 random 8x8 byte blocks
+    # RegT<1,4>: word e = row e of a 4x4 byte block
+    b4 = np.ascontiguousarray(blocks[:, :4, :4])
+    words = b4.view("<u4").reshape(64, 4).astype(np.uint64)
+    out = np.stack(_bt4(*[words[:, e] for e in range(4)]), axis=1).astype("<u4")
+    assert np.array_equal(out.view(np.uint8).reshape(64, 4, 4), b4.transpose(0, 2, 1))
+    # RegT<1,8>: row e = (lo word, hi word)
+    w = np.ascontiguousarray(blocks).view("<u4").reshape(64, 8, 2).astype(np.uint64)
+    lo, hi = w[:, :, 0], w[:, :, 1]
+    a = _bt4(*[lo[:, e] for e in range(4)])
+    b = _bt4(*[lo[:, e] for e in range(4, 8)])
+    c = _bt4(*[hi[:, e] for e in range(4)])
+    d = _bt4(*[hi[:, e] for e in range(4, 8)])
+    cols = [(a[f], b[f]) for f in range(4)] + [(c[f], d[f]) for f in range(4)]
+    out = np.stack([np.stack(p, axis=1) for p in cols], axis=1).astype("<u4")
+    assert np.array_equal(out.view(np.uint8).reshape(64, 8, 8), blocks.transpose(0, 2, 1))
+    # RegT<2,2> and RegT<2,4> on halfwords
+    h = rng.integers(0, 65536, size=(64, 4, 4), dtype=np.uint16)
+    hw = np.ascontiguousarray(h).view("<u4").reshape(64, 4, 2).astype(np.uint64)  # row e: 2 words
+    out = []
+    for hh in range(2):
+        r = [hw[:, e, hh] for e in range(4)]
+        out.append((_byte_perm(r[0], r[1], 0x5410), _byte_perm(r[2], r[3], 0x5410)))
+        out.append((_byte_perm(r[0], r[1], 0x7632), _byte_perm(r[2], r[3], 0x7632)))
+    out = np.stack([np.stack(p, axis=1) for p in out], axis=1).astype("<u4")
+    assert np.array_equal(out.view("<u2").reshape(64, 4, 4), h.transpose(0, 2, 1))
+
+
+def _cl_owner(f, r, k):
+    """Model of cl_owner<K>: K-1 compares instead of f / R."""
+    return sum(int(f >= q * r) for q in range(1, k))
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 31, 32, 100, 5003, 8192])
+def test_cluster_partition_model(m):
+    for k in tmod.CLUSTER_SIZES:
+        r = -(-m // k)
+        owners = [_cl_owner(f, r, k) for f in range(m)]
+        assert owners == [f // r for f in range(m)]
+        assert max(owners) < k
+
+
+@pytest.mark.parametrize("es", tmod.ELEMENT_SIZES)
+@pytest.mark.parametrize("m", [1, 3, 37, 1000, 5003, 8192, 60000])
+def test_cluster_plans(es, m):
+    for pb, nt, budget in [(64, 512, 100 * 1024), (128, 1024, 227 * 1024), (64, 256, 72 * 1024),
+                           (32, 128, 4096), (64, 512, 64)]:
+        plan = tmod.cluster_panel_plan(m, es, pb, budget, nt)
+        if plan is not None:
+            k, w, r = plan
+            assert k in tmod.CLUSTER_SIZES and k * r >= m
+            assert r * w * es <= budget and nt % w == 0 and w & (w - 1) == 0
+            assert w <= max(1, pb // es)
+        else:
+            assert -(-m // max(tmod.CLUSTER_SIZES)) * es > budget
+        rplan = tmod.cluster_row_plan(m, es, budget)
+        if rplan is not None:
+            k, r = rplan
+            assert r % 32 == 0 and k * r >= m and r * es <= budget
+        else:
+            per = -(-m // max(tmod.CLUSTER_SIZES))
+            assert -(-per // 32) * 32 * es > budget
+
+
+def _swz(p):
+    h = p >> 5
+    h ^= h >> 5
+    h ^= h >> 10
+    return p ^ (h & 31)
+
+
+def test_row_swizzle_stays_in_its_chunk():
+    """row_permute_cluster keeps R (a multiple of 32) slots per CTA: swz must permute [0, R)."""
+    for r in (32, 64, 96, 16384, 13440):
+        p = np.arange(r, dtype=np.int64)
+        s = _swz(p)
+        assert np.array_equal(np.sort(s), p)
+
+
+class _ColPerm:
+    """Python port of ColPerm (transpose.cu), to check it from any first row (cluster CTAs start
+    at row k * R, not at a row below the stride)."""
+
+    def __init__(self, mode, i0, j, m, a, b, nmm, s):
+        self.mode, self.m, self.a, self.s = mode, m, a, s
+        self.sn, self.sq, self.sr = s * nmm % m, s // a, s % a
+        if mode in (0, 3):
+            r = j // b
+            self.rot = r if (mode == 0 or r == 0) else m - r
+            self.x = i0 % m
+        else:
+            self.jm = j % m
+            self.x = i0 * nmm % m
+            self.y = i0 // a
+            self.z = i0 - self.y * a
+
+    def at(self):
+        m = self.m
+        if self.mode in (0, 3):
+            f = self.x + self.rot
+            return f - m if f >= m else f
+        p = self.x - self.y if self.x >= self.y else self.x + m - self.y
+        f = p + self.jm
+        return f - m if f >= m else f
+
+    def next(self):
+        if self.mode in (0, 3):
+            self.x += self.s
+            return
+        self.x += self.sn
+        if self.x >= self.m:
+            self.x -= self.m
+        self.y += self.sq
+        self.z += self.sr
+        if self.z >= self.a:
+            self.z -= self.a
+            self.y += 1
+
+
+@pytest.mark.parametrize("shape", [(8, 32), (30, 45), (37, 91), (64, 96), (100, 1000)])
+def test_colperm_from_any_first_row(shape):
+    m, n = shape
+    c = math.gcd(m, n)
+    a, b = m // c, n // c
+    i = np.arange(m)
+    for j in (0, 1, b - 1, b, n - 1):
+        rot = (j // b) % m
+        want = {0: (i + rot) % m, 3: (i - rot) % m,
+                1: ((i * n - i // a) % m + j) % m, 2: ((i * n - i // a) % m + j) % m}
+        for mode in range(4):
+            for k in (2, 4, 8):
+                r = -(-m // k)
+                for s in (1, 2, 16):
+                    for il in range(min(s, 3)):
+                        for lo in range(0, m, r):
+                            f = _ColPerm(mode, lo + il, j, m, a, b, n % m, s)
+                            for row in range(lo + il, min(m, lo + r), s):
+                                assert f.at() == want[mode][row], (mode, j, lo, il, s, row)
+                                f.next()
+
+
+def test_row_perm_from_any_first_element():
+    """RowPerm.init at lo + threadIdx (row_permute_cluster) then steps of blockDim."""
+    for m, n in [(8, 32), (30, 45), (5, 300), (64, 96)]:
+        c = math.gcd(m, n)
+        a, b = m // c, n // c
+        for nt in (32, 64):
+            for lo in (0, 32, 96):
+                for i in (0, m - 1):
+                    for t in (0, 5, nt - 1):
+                        q, r = divmod(lo + t, b)
+                        u = r * a % b
+                        sq, sr = nt // b, nt % b
+                        su = sr * a % b
+                        for j in range(lo + t, n, nt):
+                            d = ((i + j // b) % m + c * ((j % b) * a % b)) % n
+                            tt = (i + q) % m
+                            dd = tt + c * u
+                            assert (dd - n if dd >= n else dd) == d
+                            q, r, u = q + sq, r + sr, u + su
+                            if r >= b:
+                                r, q = r - b, q + 1
+                            if u >= b:
+                                u -= b
+
+
+def test_resident_blocks_model():
+    h200 = dict(sm_smem=233472, sm_regs=65536, sm_threads=2048)
+    assert tmod.resident_blocks(256, 64 * 1024, 128, **h200) == 2     # tiles_pf<1,8,8,2>
+    assert tmod.resident_blocks(1024, 128 * 1024, 64, **h200) == 1    # square_pf<1,8,32,1>
+    assert tmod.resident_blocks(256, 16 * 1024, 32, **h200) == 8
+    assert tmod.resident_blocks(512, 64 * 1024, 56, **h200) == 2
+
+
+def test_variant_tables_are_compiled():
+    for es in tmod.ELEMENT_SIZES:
+        assert tmod.TILE_PF[es] in tmod.TILE_PF_ALL[es]
+        assert tmod.SQUARE_PF[es] in tmod.SQUARE_PF_ALL[es]
+        for v, tr, mb in tmod.TILE_PF_ALL[es]:
+            assert f"transpose_tiles_pf<{es},{v},{tr},{mb}>" in tmod._NAMES_X and 32 % tr == 0
+        for v, tr, mb in tmod.SQUARE_PF_ALL[es]:
+            assert f"transpose_square_pf<{es},{v},{tr},{mb}>" in tmod._NAMES_X and 32 % tr == 0
+    assert tmod.TILE_KERNEL == "tiles" and tmod.SQUARE_KERNEL == "square"   # defaults unchanged
+    assert tmod.RECT_PANEL_KERNEL == "panel" and tmod.RECT_ROW_KERNEL == "row"
+    with pytest.raises(ValueError):
+        tmod._pick_cfg((3, 8, 1), tmod.TILE_PF_ALL, 1, 32, 32, 0)
+    assert tmod._pick_cfg(None, tmod.TILE_PF_ALL, 1, 36, 36, 0) == (4, 8, 4)   # V=8 cannot
+    assert tmod._pick_cfg(None, tmod.TILE_PF_ALL, 1, 33, 36, 0) is None        # default kernel
+    with pytest.raises(ValueError):
+        tmod._rect_inplace(None, 2, 3, panel_kernel="bogus")
+
+
+# ------------------------------------------------------------------------------------------------
+# Variants on the GPU vs the twin
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_tiles_pf_every_config(cp, dtype):
+    seed = _seed()
+    es = np.dtype(dtype).itemsize
+    for cfg in tmod.TILE_PF_ALL[es]:
+        v = cfg[0]
+        for k, (rows, cols) in enumerate([(32 * v * 2, 32 * v * 3), (4 * v, 32 * v + 4 * v),
+                                          (32 * v * 3 + v, 32 * v - v), (v, v)]):
+            for grid in (None, 1, 3):
+                x_host = _random((2, rows, cols), dtype, seed + k)
+                x = cp.asarray(x_host)
+                out = _poisoned(cp, (2, cols, rows), dtype)
+                tmod._launch_tiles_pf(x, out, 2, rows, cols, cfg=cfg, grid=grid)
+                assert np.array_equal(_bytes(cp.asnumpy(out)), _bytes(transpose_cpu(x_host))), \
+                    f"tiles_pf {cfg} grid {grid} shape {(rows, cols)} {np.dtype(dtype)} seed {seed}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_tiles_pf_public_path(cp, dtype, monkeypatch):
+    """TILE_KERNEL = "tiles_pf" through transpose(): odd, batched, misaligned shapes."""
+    monkeypatch.setattr(tmod, "TILE_KERNEL", "tiles_pf")
+    seed = _seed()
+    for i, shape in enumerate(SHAPES + [(3, 33, 65), (2, 256, 512), (0, 3, 4), (2, 512, 264)]):
+        _check_gpu(cp, _random(shape, dtype, seed + i), seed)
+    host = _random((257 * 520 + 1,), dtype, seed)
+    x = cp.asarray(host)[1:].reshape(514, 260)          # misaligned by one element
+    want = transpose_cpu(host[1:].reshape(514, 260))
+    assert np.array_equal(_bytes(cp.asnumpy(transpose(x))), _bytes(want)), \
+        f"misaligned tiles_pf {np.dtype(dtype)} seed {seed}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_square_pf_every_config(cp, dtype):
+    seed = _seed()
+    es = np.dtype(dtype).itemsize
+    for cfg in tmod.SQUARE_PF_ALL[es]:
+        v = cfg[0]
+        for n in (v, 32 * v, 32 * v * 2, 32 * v * 3 - v, 32 * v * 4 + v):
+            for batch, grid in ((1, None), (2, None), (2, 1), (3, 5)):
+                x_host = _random((batch, n, n), dtype, seed + n)
+                x = cp.asarray(x_host)
+                tmod._launch_square_pf(x.reshape(-1), batch, n, cfg=cfg, grid=grid)
+                assert np.array_equal(_bytes(cp.asnumpy(x)), _bytes(transpose_cpu(x_host))), \
+                    f"square_pf {cfg} n={n} batch={batch} grid={grid} {np.dtype(dtype)} seed {seed}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_square_pf_public_path(cp, dtype, monkeypatch):
+    monkeypatch.setattr(tmod, "SQUARE_KERNEL", "square_pf")
+    seed = _seed()
+    for i, n in enumerate([1, 2, 3, 31, 32, 33, 64, 127, 128, 129, 131, 256, 264, 300, 512]):
+        _check_inplace(cp, _random((n, n), dtype, seed + i), seed)
+    _check_inplace(cp, _random((3, 65, 65), dtype, seed), seed)
+    _check_inplace(cp, _random((2, 256, 256), dtype, seed), seed)
+
+
+# (CLUSTER_PANEL_BYTES, CLUSTER_THREADS, CLUSTER_SMEM, cluster count override)
+CLUSTER_SETTINGS = [(64, 512, 100 * 1024, None), (128, 1024, 227 * 1024, None),
+                    (32, 256, 72 * 1024, 1), (64, 128, 512, 3), (16, 64, 96, 2)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kernels", [("panel_cluster", "row_cluster"), ("panel_cluster", "row"),
+                                     ("panel", "row_cluster")])
+def test_gpu_inplace_rectangular_cluster(cp, dtype, kernels, monkeypatch):
+    """Cluster panel / row steps: big and tiny shared-memory budgets (K = 8, fallbacks), a single
+    cluster striding over every panel and row, panels of 16-128 bytes."""
+    monkeypatch.setattr(tmod, "RECT_PANEL_KERNEL", kernels[0])
+    monkeypatch.setattr(tmod, "RECT_ROW_KERNEL", kernels[1])
+    seed = _seed()
+    for pb, nt, sm, grid in CLUSTER_SETTINGS:
+        monkeypatch.setattr(tmod, "CLUSTER_PANEL_BYTES", pb)
+        monkeypatch.setattr(tmod, "CLUSTER_THREADS", nt)
+        monkeypatch.setattr(tmod, "CLUSTER_SMEM", sm)
+        monkeypatch.setattr(tmod, "_CLUSTER_GRID_OVERRIDE", grid)
+        for i, shape in enumerate(RECT):
+            _check_inplace(cp, _random(shape, dtype, seed + i), seed)
+        _check_inplace(cp, _random((3, 20, 50), dtype, seed), seed)
+        _check_inplace(cp, _random((2, 50, 20), dtype, seed), seed)
+
+
+@pytest.mark.gpu
+def test_gpu_inplace_rectangular_cluster_large(cp, monkeypatch):
+    monkeypatch.setattr(tmod, "RECT_PANEL_KERNEL", "panel_cluster")
+    monkeypatch.setattr(tmod, "RECT_ROW_KERNEL", "row_cluster")
+    seed = _seed()
+    _check_inplace(cp, _random((1009, 4099), np.float32, seed), seed)
+    _check_inplace(cp, _random((4099, 1009), np.uint8, seed), seed)
+    _check_inplace(cp, _random((2048, 6144), np.uint16, seed), seed)
+    _check_inplace(cp, _random((6144, 2048), np.complex128, seed), seed)
+    _check_inplace(cp, _random((500, 3000), np.float64, seed), seed)
