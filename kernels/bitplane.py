@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import CorruptDataError, DeviceError
 from fsstgpu.kernels._loader import get_function
 
 SOURCE = "bitplane.cu"
@@ -51,6 +51,14 @@ _CODES = [np.dtype(t).newbyteorder("<") for t in
 _CPU_CHUNK = 1 << 22      # input bytes per vectorised step of the bitshuffle twin (bounds memory)
 _NT = {1: 128, 2: 128, 4: 128, 8: 128, 16: 64}   # threads per block of the bitshuffle kernels
 _THREADS = 256
+
+# GPU kernel variants (same bytes; the defaults are the GPU-verified ones)
+BITSHUFFLE_VARIANTS = ("tile", "flat")   # flat: full blocks as one run of 32-element rows
+DEFAULT_BITSHUFFLE_VARIANT = "tile"
+CODEC_VARIANTS = ("split", "fused")      # fused: one kernel per direction, decoupled look-back
+DEFAULT_CODEC_VARIANT = "split"
+FUSED_TIMEOUT_NS = 2_000_000_000         # a look-back wait longer than this aborts the kernel
+_FUSED_GPW = {1: 16, 2: 16, 4: 16, 8: 8}   # groups per warp of the fused kernels, by itemsize
 
 
 def _is_cupy(x) -> bool:
@@ -222,6 +230,39 @@ def bitunshuffle_cpu(buf: np.ndarray, dtype, block_size: int | None = None, *,
 # bitshuffle: GPU path and dispatch
 # ------------------------------------------------------------------------------------------------
 
+def _flat_names():
+    names = []
+    for k in ("bitshuffle_flat", "bitunshuffle_flat"):
+        names += [f"{k}<{e},{nt}>" for e, nt in _NT.items()]
+    for k in ("bitplane_pack_fused", "bitplane_unpack_fused"):
+        names += [f"{k}<{t},{_FUSED_GPW[i]}>" for i, t in _CTYPE.items()]
+    return tuple(names)
+
+
+def _bitshuffle_gpu_flat(cp, src, dst, n, e, b, inverse, stream) -> None:
+    """Variant "flat": full blocks through the flat kernels, the rest as in "tile"."""
+    if e not in ELEMENT_SIZES:
+        raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
+    if b % 32:
+        _bitshuffle_gpu(cp, src, dst, n, e, b, inverse, stream)
+        return
+    nfull, mlast, tail = _geometry(n, b)
+    nt = _NT[e]
+    ch = 32 * nt
+    total = nfull * b
+    if total:
+        vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
+        w4 = int((dst if not inverse else src).data.ptr % 4 == 0)
+        name = f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>"
+        fn = get_function(SOURCE, name, name_expressions=_flat_names())
+        fn((-(-total // ch),), (nt,), (src, dst, np.int64(b), np.int64(total), np.int32(vec16),
+                                       np.int32(w4)), stream=stream)
+    rest = n - total
+    if rest:
+        p = total * e
+        _bitshuffle_gpu(cp, src[p:], dst[p:], rest, e, b, inverse, stream)
+
+
 def _bitshuffle_gpu(cp, src, dst, n, e, b, inverse, stream) -> None:
     if e not in ELEMENT_SIZES:
         raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
@@ -242,7 +283,15 @@ def _bitshuffle_gpu(cp, src, dst, n, e, b, inverse, stream) -> None:
         dst[p:] = src[p:]
 
 
-def bitshuffle(x, block_size: int | None = None, *, stream=None):
+def _shuffle_variant(variant):
+    variant = DEFAULT_BITSHUFFLE_VARIANT if variant is None else variant
+    if variant not in BITSHUFFLE_VARIANTS:
+        raise ValueError(f"bitshuffle variant must be one of {BITSHUFFLE_VARIANTS}, "
+                         f"not {variant!r}")
+    return _bitshuffle_gpu_flat if variant == "flat" else _bitshuffle_gpu
+
+
+def bitshuffle(x, block_size: int | None = None, *, stream=None, variant: str | None = None):
     """Bitshuffle ``x`` (NumPy: CPU twin; CuPy: GPU kernel); returns ``x.nbytes`` uint8 bytes.
 
     Parameters
@@ -253,6 +302,9 @@ def bitshuffle(x, block_size: int | None = None, *, stream=None):
         Elements per block, a positive multiple of 8 (default :func:`default_block_size`).
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work; nothing synchronises.
+    variant : str, optional
+        GPU kernel variant, one of :data:`BITSHUFFLE_VARIANTS` (default
+        :data:`DEFAULT_BITSHUFFLE_VARIANT`); ignored on the CPU.
 
     Returns
     -------
@@ -267,6 +319,7 @@ def bitshuffle(x, block_size: int | None = None, *, stream=None):
     >>> bool((bitunshuffle(bitshuffle(x), np.int32) == x).all())
     True
     """
+    run = _shuffle_variant(variant)
     if _check_array(x, "bitshuffle") == "cpu":
         return bitshuffle_cpu(x, block_size)
     cp = get_cupy()
@@ -277,12 +330,12 @@ def bitshuffle(x, block_size: int | None = None, *, stream=None):
     with stream:
         src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
         dst = cp.empty(src.size, dtype=cp.uint8)
-        _bitshuffle_gpu(cp, src, dst, src.size // e, e, b, False, stream)
+        run(cp, src, dst, src.size // e, e, b, False, stream)
     return dst
 
 
 def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None = None,
-                 stream=None):
+                 stream=None, variant: str | None = None):
     """Invert :func:`bitshuffle`: a 1-D array of ``dtype`` from the shuffled bytes.
 
     Parameters
@@ -297,6 +350,8 @@ def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None
         Expected number of elements (checked).
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work; nothing synchronises.
+    variant : str, optional
+        GPU kernel variant, one of :data:`BITSHUFFLE_VARIANTS`; ignored on the CPU.
 
     Raises
     ------
@@ -310,6 +365,7 @@ def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None
     >>> bitunshuffle(np.array([170, 204, 240, 0, 0, 0, 0, 0], np.uint8), np.uint8).tolist()
     [0, 1, 2, 3, 4, 5, 6, 7]
     """
+    run = _shuffle_variant(variant)
     if _check_array(buf, "bitunshuffle") == "cpu":
         return bitunshuffle_cpu(buf, dtype, block_size, count=count)
     cp = get_cupy()
@@ -319,7 +375,7 @@ def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None
     with stream:
         src = cp.ascontiguousarray(buf)
         dst = cp.empty(src.size, dtype=cp.uint8)
-        _bitshuffle_gpu(cp, src, dst, n, e, b, True, stream)
+        run(cp, src, dst, n, e, b, True, stream)
     return dst.view(dt)
 
 
@@ -525,7 +581,107 @@ def _kernel(kind: str, itemsize: int):
     return get_function(SOURCE, f"{kind}<{_CTYPE[itemsize]}>", name_expressions=_ALL_NAMES)
 
 
-def bitplane_pack(values, *, delta: bool = False, stream=None):
+def _codec_variant(variant):
+    variant = DEFAULT_CODEC_VARIANT if variant is None else variant
+    if variant not in CODEC_VARIANTS:
+        raise ValueError(f"bit-plane codec variant must be one of {CODEC_VARIANTS}, "
+                         f"not {variant!r}")
+    return variant
+
+
+def bitplane_pack_bound(n: int, dtype) -> int:
+    """Most bytes :func:`bitplane_pack` can produce for ``n`` values of ``dtype``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitplane import bitplane_pack_bound
+    >>> bitplane_pack_bound(100, np.uint32)
+    532
+    """
+    _, _, ut, _ = _value_dtype(dtype)
+    groups = -(-int(n) // GROUP)
+    return _data_start(groups) + 4 * groups * 8 * ut.itemsize
+
+
+def bitplane_pack_into(values, out, *, delta: bool = False, stream=None):
+    """Pack CuPy integers into a preallocated buffer with one kernel and no synchronisation.
+
+    Parameters
+    ----------
+    values : cupy.ndarray
+        1-D uint8..uint64 or int8..int64 on the GPU.
+    out : cupy.ndarray
+        1-D uint8, at least :func:`bitplane_pack_bound` bytes, 8-byte aligned.
+    delta : bool, default False
+        As in :func:`bitplane_pack`.
+    stream : cupy.cuda.Stream, optional
+        Stream for the GPU work.
+
+    Returns
+    -------
+    cupy.ndarray
+        int64 array of 2 on the device: the packed size in bytes (``out[:size]`` is exactly
+        :func:`bitplane_pack`'s result once the stream reaches it) and an error word (nonzero:
+        a look-back wait timed out, the bytes are garbage).
+
+    Examples
+    --------
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> from fsstgpu.kernels.bitplane import bitplane_pack_bound, bitplane_pack_into
+    >>> v = cp.arange(1000, dtype=cp.uint32)  # doctest: +SKIP
+    >>> out = cp.empty(bitplane_pack_bound(v.size, v.dtype), cp.uint8)  # doctest: +SKIP
+    >>> size, err = bitplane_pack_into(v, out).get()  # doctest: +SKIP
+    """
+    cp = get_cupy()
+    if not _is_cupy(values):
+        raise TypeError(f"bitplane_pack_into needs a cupy array, not {type(values).__name__}")
+    if values.ndim != 1:
+        raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
+    code, _, ut, signed = _value_dtype(values.dtype)
+    n = values.size
+    if (not _is_cupy(out) or out.dtype != cp.uint8 or out.ndim != 1
+            or out.size < bitplane_pack_bound(n, values.dtype) or out.data.ptr % 8):
+        raise ValueError("bitplane_pack_into needs a 1-D, 8-byte aligned cupy uint8 buffer of at "
+                         f"least {bitplane_pack_bound(n, values.dtype)} bytes")
+    groups = -(-n // GROUP)
+    zig = signed or delta
+    flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
+    start = _data_start(groups)
+    head = _header(code, flags, n)
+    stream = stream or cp.cuda.get_current_stream()
+    with stream:
+        info = cp.zeros(2, dtype=cp.int64)         # [total words, error word]
+        if not groups:
+            out[:HEADER_BYTES] = cp.asarray(np.frombuffer(head, np.uint8))
+        else:
+            src = cp.ascontiguousarray(values).view(ut)
+            gpw = _FUSED_GPW[ut.itemsize]
+            ntiles = -(-groups // (8 * gpw))
+            stat = cp.zeros(3 * ntiles, dtype=cp.uint64)
+            ticket = cp.zeros(1, dtype=cp.uint32)
+            fn = get_function(SOURCE, f"bitplane_pack_fused<{_CTYPE[ut.itemsize]},{gpw}>",
+                              name_expressions=_flat_names())
+            fn((ntiles,), (_THREADS,),
+               (src, np.int64(n), np.int32(bool(delta)), np.int32(zig), out, np.int64(groups),
+                np.int64(start), np.uint64(int.from_bytes(head[:8], "little")),
+                np.uint64(int.from_bytes(head[8:], "little")), stat, ticket, info,
+                info[1:].view(cp.int32), np.uint64(FUSED_TIMEOUT_NS)))
+        info[0] = info[0] * 4 + start
+    return info
+
+
+def _pack_fused(cp, values, delta, stream):
+    out = cp.empty(bitplane_pack_bound(values.size, values.dtype), dtype=cp.uint8)
+    size, err = (int(v) for v in bitplane_pack_into(values, out, delta=delta,
+                                                    stream=stream).get(stream=stream))
+    if err:
+        raise DeviceError(f"bitplane_pack (fused): a look-back wait timed out after "
+                          f"{FUSED_TIMEOUT_NS / 1e9:g} s; error word {err}")
+    return out[:size]
+
+
+def bitplane_pack(values, *, delta: bool = False, stream=None, variant: str | None = None):
     """Pack integers into bit planes (NumPy: CPU twin; CuPy: GPU kernels, same bytes).
 
     The GPU path reads the total size back once (to allocate the exact output), so it
@@ -539,6 +695,10 @@ def bitplane_pack(values, *, delta: bool = False, stream=None):
         Store wrapping, zigzagged differences of consecutive values.
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work.
+    variant : str, optional
+        GPU variant, one of :data:`CODEC_VARIANTS` (default :data:`DEFAULT_CODEC_VARIANT`).
+        ``"fused"`` runs one kernel into an upper-bound buffer and returns a view of its first
+        bytes (one synchronisation; :func:`bitplane_pack_into` has none).
 
     Returns
     -------
@@ -554,9 +714,12 @@ def bitplane_pack(values, *, delta: bool = False, stream=None):
     >>> int(buf.size), bool((bitplane_unpack(buf) == v).all())
     (432, True)
     """
+    variant = _codec_variant(variant)
     if _check_array(values, "bitplane_pack") == "cpu":
         return bitplane_pack_cpu(values, delta=delta)
     cp = get_cupy()
+    if variant == "fused":
+        return _pack_fused(cp, values, delta, stream or cp.cuda.get_current_stream())
     if values.ndim != 1:
         raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
     code, _, ut, signed = _value_dtype(values.dtype)
@@ -587,7 +750,7 @@ def bitplane_pack(values, *, delta: bool = False, stream=None):
     return out
 
 
-def bitplane_unpack(buf, *, stream=None, check: bool = True):
+def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None = None):
     """Decode a :func:`bitplane_pack` buffer (NumPy: CPU twin; CuPy: on the GPU).
 
     On the GPU the 16-byte header is read back to size the output; plane counts are scanned into
@@ -603,6 +766,9 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True):
     check : bool, default True
         GPU only: synchronise at the end and raise on inconsistent plane counts.  With False the
         result of a corrupt buffer is garbage (but nothing is read or written out of bounds).
+    variant : str, optional
+        GPU variant, one of :data:`CODEC_VARIANTS` (default :data:`DEFAULT_CODEC_VARIANT`);
+        ``"fused"`` decodes (and undoes the delta) in one kernel.
 
     Returns
     -------
@@ -622,6 +788,7 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True):
     >>> bitplane_unpack(bitplane_pack(np.array([7, 0, 255], np.uint8))).tolist()
     [7, 0, 255]
     """
+    variant = _codec_variant(variant)
     if isinstance(buf, (bytes, bytearray, memoryview)) or \
             _check_array(buf, "bitplane_unpack") == "cpu":
         return bitplane_unpack_cpu(buf)
@@ -635,7 +802,9 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True):
         head = cp.asnumpy(buf[:HEADER_BYTES], stream=stream).tobytes()
         dt, ut, flags, n, groups, start = _parse_header(head, buf.size)
         out = cp.empty(n, dtype=ut)
-        if groups:
+        if groups and variant == "fused":
+            _unpack_fused(cp, buf, ut, dt, flags, n, groups, start, out, stream, check)
+        elif groups:
             if buf.data.ptr % 4:
                 buf = buf.copy()                       # words must be 4-byte aligned
             counts = buf[HEADER_BYTES:HEADER_BYTES + groups]
@@ -651,14 +820,41 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True):
             if flags & FLAG_DELTA:
                 out = cp.cumsum(out, dtype=ut)
             if check:
-                bad = int(err.get(stream=stream)[0])
-                if bad:
-                    what = []
-                    if bad & 1:
-                        what.append(f"plane counts above the {8 * ut.itemsize} bits of {dt}")
-                    if bad & 2:
-                        what.append("plane words missing (truncated)")
-                    if bad & 4:
-                        what.append("plane words left over (length does not match the counts)")
-                    raise CorruptDataError("bit-plane buffer is corrupt: " + "; ".join(what))
+                _raise_decode_error(int(err.get(stream=stream)[0]), ut, dt)
     return out.view(dt)
+
+
+def _raise_decode_error(bad: int, ut, dt) -> None:
+    if bad & 8:
+        raise DeviceError(f"bitplane_unpack (fused): a look-back wait timed out after "
+                          f"{FUSED_TIMEOUT_NS / 1e9:g} s; the output is garbage")
+    if bad:
+        what = []
+        if bad & 1:
+            what.append(f"plane counts above the {8 * ut.itemsize} bits of {dt}")
+        if bad & 2:
+            what.append("plane words missing (truncated)")
+        if bad & 4:
+            what.append("plane words left over (length does not match the counts)")
+        raise CorruptDataError("bit-plane buffer is corrupt: " + "; ".join(what))
+
+
+def _unpack_fused(cp, buf, ut, dt, flags, n, groups, start, out, stream, check) -> None:
+    if buf.data.ptr % 4:
+        buf = buf.copy()                       # words must be 4-byte aligned
+    nwords = (buf.size - start) // 4
+    gpw = _FUSED_GPW[ut.itemsize]
+    ntiles = -(-groups // (8 * gpw))
+    delta = bool(flags & FLAG_DELTA)
+    stat_w = cp.zeros(3 * ntiles, dtype=cp.uint64)
+    stat_v = cp.zeros(3 * ntiles, dtype=cp.uint64) if delta else stat_w
+    ticket = cp.zeros(1, dtype=cp.uint32)
+    err = cp.zeros(1, dtype=cp.int32)
+    fn = get_function(SOURCE, f"bitplane_unpack_fused<{_CTYPE[ut.itemsize]},{gpw}>",
+                      name_expressions=_flat_names())
+    fn((ntiles,), (_THREADS,),
+       (buf, np.int64(start), np.int64(nwords), np.int64(n),
+        np.int32(bool(flags & FLAG_ZIGZAG)), np.int32(delta), out, np.int64(groups), stat_w,
+        stat_v, ticket, err, np.uint64(FUSED_TIMEOUT_NS)))
+    if check:
+        _raise_decode_error(int(err.get(stream=stream)[0]), ut, dt)

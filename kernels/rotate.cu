@@ -251,3 +251,267 @@ rotate_column(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* 
     }
     #undef LANE_START
 }
+
+// ================================================================================================
+// Pipelined persistent variants (rotate.py variant="pipe")
+// ================================================================================================
+//
+// rotate_short_pipe / rotate_column_pipe do exactly what rotate_short / rotate_column do for one
+// ticket (same ticket -> tile/column map, same publish and waits, same stores), but a block is
+// persistent: it loops over tickets and keeps PIPE_STAGES - 1 tickets' loads in flight while it
+// publishes, waits for and stores the current one.  Loads are cp.async 16-byte copies of the
+// aligned 16-byte words that hold the source bytes (a word holding at least one byte of a valid
+// range lies inside that range's allocation, so no word can fault; its other bytes are unused).
+//
+// Per block and iteration i (stage s = i % S, S = PIPE_STAGES):
+//   wait for the cp.async group of ticket tk[s]; barrier 1; issue the loads of the ticket held in
+//   stage (i + S - 1) % S (claimed one iteration earlier) into that stage's buffer (last read by
+//   the stores of iteration i - 1, which all ended before barrier 1); thread 0 publishes tk[s];
+//   thread 32 claims the next ticket and waits for tk[s]'s readers; barrier 2; store stage s.
+//
+// Why it cannot deadlock (any grid size, any residency)
+// -----------------------------------------------------
+// A block claims its tickets one after another with atomicAdd, so the tickets a block holds are
+// increasing and every ticket it holds was claimed while it was running.  The work on a ticket t
+// waits only for (a) the block's previous ticket to be stored, (b) ticket t - RING to have
+// published (ring reuse), (c) t's readers to have published: all are tickets smaller than t.
+// Induction on t: if every ticket < t gets published and stored, the block holding t gets past
+// (a), (b), (c) and stores t.  Ticket 0 waits for nothing.  Every ticket < ntickets is claimed:
+// a block leaves its loop only after claiming a ticket >= ntickets.  Blocks that are not resident
+// hold no ticket, so they block nobody; they start when another block exits, claim a ticket past
+// the end and leave.
+//
+// Bounded waits: every spin also watches *err and a %globaltimer deadline (timeout_ns).  Past the
+// deadline the waiter sets *err = 1 and stops waiting; every later wait sees *err and returns at
+// once, so the kernel always finishes (with a garbage result) and the host raises.
+
+#define PIPE_STAGES 3
+#define PIPE_MIN_BLOCKS 5   // <= 51 registers: 5 resident blocks of 256 threads per SM
+
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned ld_volatile(const unsigned* p) {
+    return *(const volatile unsigned*)p;
+}
+
+// Thread-level only.  Returns once ticket t has published, *err is set, or the deadline passed
+// (then it sets *err).
+__device__ __forceinline__ void wait_ticket_bounded(const unsigned* ring, u64 t, unsigned* err,
+                                                    u64 timeout_ns) {
+    const unsigned* slot = ring + (t % RING);
+    if (ld_acquire(slot) >= (unsigned)(t + 1)) return;
+    const u64 t0 = global_ns();
+    while (ld_acquire(slot) < (unsigned)(t + 1)) {
+        if (ld_volatile(err)) return;
+        if (global_ns() - t0 > timeout_ns) { atomicOr(err, 1u); return; }
+        __nanosleep(32);
+    }
+}
+
+__device__ __forceinline__ void publish_bounded(unsigned* ring, u64 j, unsigned* err,
+                                                u64 timeout_ns) {
+    if (j >= RING) wait_ticket_bounded(ring, j - RING, err, timeout_ns);
+    __threadfence();
+    st_release(ring + (j % RING), (unsigned)(j + 1));
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    u64 s;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"(p));
+    return (unsigned)s;
+}
+
+__device__ __forceinline__ void cp_async16(void* sm, uptr g) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(smem_u32(sm)), "l"(g)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+
+// Issue cp.async copies of the aligned words holding global bytes [g, g + len) into sm, so that
+// the byte at g lands at sm + (g & 15).  Returns that address.  len > 0.
+__device__ __forceinline__ uint8_t* issue_words(uint8_t* sm, uptr g, i64 len) {
+    const uptr w0 = g & ~(uptr)15;
+    const i64 nw = (i64)(((g + len + 15) & ~(uptr)15) - w0) >> 4;
+    for (i64 i = threadIdx.x; i < nw; i += THREADS) cp_async16(sm + 16 * i, w0 + 16 * i);
+    return sm + (g & 15);
+}
+
+// ------------------------------------------------------------------------------------------------
+
+// Short pass, source of ticket j's tile as aligned words.  Virtual source position v (left:
+// [p0 + d, p1 + d), right: [p0 - d, p1 - d)) lives at address base + v when the whole word holding
+// it lies in [0, nb) (left: no byte >= nb; right: no byte < 0), else at sbase + v, a copy of the
+// old bytes made before the kernel that covers every such word (left: v in [nb - 16, nb + d + 16),
+// right: v in [-d - 16, 16)), aligned like the array (sbase = base mod 16).
+__device__ __forceinline__ void short_issue(uint8_t* stage, uptr base, i64 nb, i64 d, int left,
+                                            uptr sbase, i64 tile, int al0, i64 ntiles, u64 j) {
+    const i64 t = left ? (i64)j : ntiles - 1 - (i64)j;
+    const i64 p0 = short_bound(t, tile, al0, nb), p1 = short_bound(t + 1, tile, al0, nb);
+    const i64 s0 = left ? p0 + d : p0 - d;
+    const uptr w0 = (base + (uptr)s0) & ~(uptr)15;                   // address of the first word
+    const i64 nw = (i64)(((base + (uptr)(s0 + p1 - p0) + 15) & ~(uptr)15) - w0) >> 4;
+    const i64 v0 = (i64)(w0 - base);                                 // virtual start of word 0
+    for (i64 i = threadIdx.x; i < nw; i += THREADS) {
+        const i64 v = v0 + 16 * i;
+        const bool from_copy = left ? (v + 16 > nb) : (v < 0);
+        cp_async16(stage + 16 * i, (from_copy ? sbase : base) + (uptr)v);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, PIPE_MIN_BLOCKS)
+rotate_short_pipe(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring,
+                  i64 tile, int al0, i64 ntiles, unsigned* err, u64 timeout_ns) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    __shared__ u64 tk[PIPE_STAGES];
+    const i64 sstride = tile + 64;        // stage: <= tile + 30 bytes of words, read16 overrun
+    const uptr base = (uptr)a;
+    const u64 nt = (u64)ntiles;
+    if (threadIdx.x == 0) {
+        u64 prev = 0;
+        for (int s = 0; s < PIPE_STAGES; ++s) {
+            prev = (s == 0 || prev < nt) ? (u64)atomicAdd(ring + RING, 1u) : nt;
+            tk[s] = prev;
+        }
+    }
+    __syncthreads();
+    for (int s = 0; s < PIPE_STAGES - 1; ++s) {
+        if (tk[s] < nt) short_issue(smem + s * sstride, base, nb, d, left, sbase, tile, al0,
+                                    ntiles, tk[s]);
+        cp_async_commit();
+    }
+    for (u64 i = 0;; ++i) {
+        const int s = (int)(i % PIPE_STAGES);
+        const u64 j = tk[s];
+        if (j >= nt) break;                      // tickets in tk only grow: nothing left
+        cp_async_wait<PIPE_STAGES - 2>();        // this thread's copies of ticket j are done
+        __syncthreads();                         // everybody's are
+        const int sn = (int)((i + PIPE_STAGES - 1) % PIPE_STAGES);
+        const u64 jn = tk[sn];
+        if (jn < nt) short_issue(smem + sn * sstride, base, nb, d, left, sbase, tile, al0,
+                                 ntiles, jn);
+        cp_async_commit();
+        const i64 t = left ? (i64)j : ntiles - 1 - (i64)j;
+        const i64 p0 = short_bound(t, tile, al0, nb), p1 = short_bound(t + 1, tile, al0, nb);
+        if (threadIdx.x == 0) publish_bounded(ring, j, err, timeout_ns);
+        if (threadIdx.x == 32) {
+            const u64 nx = jn < nt ? (u64)atomicAdd(ring + RING, 1u) : nt;
+            i64 r0 = left ? p0 - d : p0 + d, r1 = left ? p1 - d : p1 + d;
+            r0 = imax(r0, 0);
+            r1 = imin(r1, nb);
+            if (r0 < r1) {
+                const i64 ta = (r0 + al0) / tile, tb = (r1 - 1 + al0) / tile;
+                for (i64 u = ta; u <= tb; ++u) {
+                    if (u == t) continue;
+                    wait_ticket_bounded(ring, left ? (u64)u : (u64)(ntiles - 1 - u), err,
+                                        timeout_ns);
+                }
+            }
+            tk[s] = nx;                          // read again at iteration i + 1 (as stage sn)
+        }
+        __syncthreads();
+        const i64 s0 = left ? p0 + d : p0 - d;
+        store_range(a + p0, smem + s * sstride + ((base + (uptr)s0) & 15), p1 - p0);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void column_issue(uint8_t* stage, uptr base, i64 nb, i64 D, int L,
+                                             i64 S, int left, uptr saved, i64 W, i64 ncols,
+                                             u64 j) {
+    const i64 c = left ? ncols - 1 - (i64)j : (i64)j;
+    const i64 X0 = c * W, X1 = imin(D, X0 + W), len = X1 - X0;
+    const i64 stride = W + 64;
+    for (int l = 0; l < L; ++l) {
+        const i64 ls = left ? (i64)l * D : nb - ((i64)l + 1) * D;
+        issue_words(stage + l * stride, base + (uptr)(ls + X0), len);
+    }
+    const i64 q0 = left ? X0 : imax(X0, D - S), q1 = left ? imin(X1, S) : X1;
+    if (q0 < q1) issue_words(stage + L * stride, saved + (uptr)(left ? q0 : q0 - (D - S)),
+                             q1 - q0);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 4)   // smem allows ~4 anyway
+rotate_column_pipe(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* saved,
+                   unsigned* ring, i64 W, i64 ncols, unsigned* err, u64 timeout_ns) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    __shared__ u64 tk[PIPE_STAGES];
+    const i64 stride = W + 64;                   // one lane buffer: <= W + 30 bytes of words
+    const i64 sstride = ((i64)L + 1) * stride;   // one stage: L lanes and the remainder
+    const uptr base = (uptr)a, sv = (uptr)saved;
+    const u64 nt = (u64)ncols;
+    const i64 rem0 = left ? (i64)L * D : 0;
+    #define LANE_START(l) (left ? (i64)(l) * D : nb - ((i64)(l) + 1) * D)
+    if (threadIdx.x == 0) {
+        u64 prev = 0;
+        for (int s = 0; s < PIPE_STAGES; ++s) {
+            prev = (s == 0 || prev < nt) ? (u64)atomicAdd(ring + RING, 1u) : nt;
+            tk[s] = prev;
+        }
+    }
+    __syncthreads();
+    for (int s = 0; s < PIPE_STAGES - 1; ++s) {
+        if (tk[s] < nt) column_issue(smem + s * sstride, base, nb, D, L, S, left, sv, W, ncols,
+                                     tk[s]);
+        cp_async_commit();
+    }
+    for (u64 i = 0;; ++i) {
+        const int s = (int)(i % PIPE_STAGES);
+        const u64 j = tk[s];
+        if (j >= nt) break;
+        cp_async_wait<PIPE_STAGES - 2>();
+        __syncthreads();
+        const int sn = (int)((i + PIPE_STAGES - 1) % PIPE_STAGES);
+        const u64 jn = tk[sn];
+        if (jn < nt) column_issue(smem + sn * sstride, base, nb, D, L, S, left, sv, W, ncols,
+                                  jn);
+        cp_async_commit();
+        const i64 c = left ? ncols - 1 - (i64)j : (i64)j;
+        const i64 X0 = c * W, X1 = imin(D, X0 + W), len = X1 - X0;
+        const i64 y0 = left ? X0 + S : X0 - S, y1 = y0 + len;
+        if (threadIdx.x == 0) publish_bounded(ring, j, err, timeout_ns);
+        if (threadIdx.x == 32) {
+            const u64 nx = jn < nt ? (u64)atomicAdd(ring + RING, 1u) : nt;
+            const i64 r0 = imax(y0, 0), r1 = imin(y1, D);
+            if (r0 < r1) {
+                for (i64 u = r0 / W; u <= (r1 - 1) / W; ++u) {
+                    if (u == c) continue;
+                    wait_ticket_bounded(ring, left ? (u64)(ncols - 1 - u) : (u64)u, err,
+                                        timeout_ns);
+                }
+            }
+            tk[s] = nx;
+        }
+        __syncthreads();
+        uint8_t* st = smem + s * sstride;
+        for (int l = 1; l < L; ++l) {
+            const uptr g = base + (uptr)(LANE_START(l) + X0);
+            store_range(a + LANE_START(l - 1) + X0, st + l * stride + (g & 15), len);
+        }
+        const i64 q0 = left ? X0 : imax(X0, D - S), q1 = left ? imin(X1, S) : X1;
+        if (q0 < q1) {
+            const uptr rs = sv + (uptr)(left ? q0 : q0 - (D - S));
+            store_range(a + LANE_START(L - 1) + q0, st + L * stride + (rs & 15), q1 - q0);
+        }
+        const uint8_t* b0 = st + ((base + (uptr)(LANE_START(0) + X0)) & 15);
+        const i64 r0 = imax(y0, 0), r1 = imin(y1, D);
+        if (r0 < r1) store_range(a + LANE_START(L - 1) + r0, b0 + (r0 - y0), r1 - r0);
+        if (left) {
+            const i64 e0 = imax(y0, D);
+            if (e0 < y1) store_range(a + rem0 + (e0 - D), b0 + (e0 - y0), y1 - e0);
+        } else {
+            const i64 e1 = imin(y1, 0);
+            if (y0 < e1) store_range(a + rem0 + (y0 + S), b0, e1 - y0);
+        }
+    }
+    #undef LANE_START
+}

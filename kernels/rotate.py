@@ -23,6 +23,14 @@ a closed-form order so that a block only ever waits for tickets smaller than its
 Device memory beyond the array: at most :data:`SCRATCH_BYTES` of saved bytes plus a ring of
 :data:`RING` ticket flags (16 KiB), well under 1 MiB.  No host synchronisation, no host-built
 tables, no host-to-device copies.
+
+Kernel variants (``rotate(x, k, variant=...)``, all running the same plan and the same per-ticket
+work, so the same bytes): ``"tile"`` (:data:`DEFAULT_VARIANT`, the GPU-verified one: one block per
+ticket) and ``"pipe"`` / ``"pipe14k"`` (persistent blocks that keep :data:`PIPE_STAGES` - 1
+tickets' ``cp.async`` loads in flight while publishing and storing the current ticket; 8 KiB or
+14 KiB short tiles).  The pipelined kernels bound every spin-wait (:data:`PIPE_TIMEOUT_NS`): a
+stuck wait makes the kernel finish early and ``rotate`` raise :class:`fsstgpu.DeviceError`
+(``check=True``, one synchronisation) instead of hanging.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import operator
 import numpy as np
 
 from fsstgpu.device import get_cupy
+from fsstgpu.errors import DeviceError
 from fsstgpu.kernels._loader import get_function
 
 SOURCE = "rotate.cu"
@@ -45,6 +54,16 @@ COLUMN_MIN_W = 256              # narrowest column worth a pass (decides LMAX)
 LMAX = COLUMN_SMEM // (COLUMN_MIN_W + 48) - 1
 THREADS = 256
 
+# Pipelined persistent variants (rotate.cu, "Pipelined persistent variants")
+VARIANTS = ("tile", "pipe", "pipe14k")
+DEFAULT_VARIANT = "tile"
+PIPE_STAGES = 3                  # must match PIPE_STAGES in rotate.cu
+PIPE_SHORT_TILE = {"pipe": 8192, "pipe14k": 14336}
+PIPE_SMEM = 48 * 1024 - 256      # dynamic shared memory budget of one pipelined block
+PIPE_MIN_W = 256                 # narrower pipelined columns fall back to the "tile" kernel
+PIPE_BLOCKS_PER_SM = {"short": 5, "column": 4}   # resident blocks per SM (registers, smem)
+PIPE_TIMEOUT_NS = 2_000_000_000  # a single wait longer than this aborts the kernel
+
 
 # ------------------------------------------------------------------------------------------------
 # The plan (shared by both paths, so the CPU twin checks it in CI)
@@ -54,6 +73,41 @@ def column_width(lanes: int) -> int:
     """Bytes per lane of one column block with ``lanes`` lanes (a multiple of 16)."""
     w = (COLUMN_SMEM // (lanes + 1) - 48) // 16 * 16
     return min(COLUMN_MAX_W, w)
+
+
+def pipe_column_width(lanes: int) -> int:
+    """Bytes per lane of a pipelined column (``PIPE_STAGES`` stages of ``lanes + 1`` buffers of
+    ``W + 64`` bytes in :data:`PIPE_SMEM`), a multiple of 16; below :data:`PIPE_MIN_W` the pass
+    runs on the ``"tile"`` kernel instead."""
+    w = (PIPE_SMEM // (PIPE_STAGES * (lanes + 1)) - 64) // 16 * 16
+    return min(COLUMN_MAX_W, w)
+
+
+def pipe_short_scratch(nb: int, d: int, left: bool, base: int, scratch_ptr: int):
+    """Where the pipelined short pass keeps its copy of old bytes.
+
+    Returns ``(pad, sbase, fills)``: the copy region starts at ``scratch_ptr + pad`` and holds
+    virtual source positions ``[v0, v0 + d + 32)`` (left: ``v0 = nb - 16``, right:
+    ``v0 = -d - 16``) at address ``sbase + v`` (mod 2**64), aligned like ``base + v``; ``fills``
+    lists ``(scratch offset, array offset, length)`` copies of old array bytes to make first
+    (left: the last ``min(16, nb)`` bytes, then ``[0, d)``; right: ``[nb - d, nb)``, then the
+    first ``min(16, nb)`` bytes).
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.rotate import pipe_short_scratch
+    >>> pipe_short_scratch(100, 3, True, 0x1000, 0x2000)
+    (4, 8112, [(4, 84, 16), (20, 0, 3)])
+    """
+    m = min(16, nb)
+    v0 = nb - 16 if left else -d - 16
+    pad = (base + v0 - scratch_ptr) % 16
+    sbase = (scratch_ptr + pad - v0) % (1 << 64)
+    if left:
+        fills = [(pad + 16 - m, nb - m, m), (pad + 16, 0, d)]
+    else:
+        fills = [(pad + 16, nb - d, d), (pad + 16 + d, 0, m)]
+    return pad, sbase, fills
 
 
 def plan(nbytes: int, shift: int) -> list[tuple]:
@@ -159,7 +213,7 @@ def rotate_cpu(x: np.ndarray, k: int) -> np.ndarray:
 # GPU path
 # ------------------------------------------------------------------------------------------------
 
-def rotate(x, k: int, *, stream=None):
+def rotate(x, k: int, *, stream=None, variant: str | None = None, check: bool = True):
     """Rotate a 1-D array left by ``k`` elements in place; NumPy runs the CPU twin.
 
     Parameters
@@ -169,7 +223,14 @@ def rotate(x, k: int, *, stream=None):
     k : int
         Elements to rotate by (``x`` becomes ``roll(x, -k)``); negative rotates right.
     stream : cupy.cuda.Stream, optional
-        Stream for the GPU work (default: the current stream).  Nothing synchronises.
+        Stream for the GPU work (default: the current stream).  Nothing synchronises, except
+        ``check`` for the pipelined variants.
+    variant : str, optional
+        GPU kernel variant, one of :data:`VARIANTS` (default :data:`DEFAULT_VARIANT`); ignored
+        on the CPU.
+    check : bool, default True
+        Pipelined variants only: synchronise once at the end and raise ``DeviceError`` when a
+        bounded wait timed out (the result is then garbage).  With False nothing synchronises.
 
     Returns
     -------
@@ -183,6 +244,9 @@ def rotate(x, k: int, *, stream=None):
     >>> rotate(np.arange(5, dtype=np.uint8), -1)
     array([4, 0, 1, 2, 3], dtype=uint8)
     """
+    variant = DEFAULT_VARIANT if variant is None else variant
+    if variant not in VARIANTS:
+        raise ValueError(f"rotate variant must be one of {VARIANTS}, not {variant!r}")
     if isinstance(x, np.ndarray):
         return rotate_cpu(x, k)
     if not type(x).__module__.startswith("cupy"):
@@ -195,12 +259,68 @@ def rotate(x, k: int, *, stream=None):
     stream = stream or cp.cuda.get_current_stream()
     with stream:
         raw = x.view(cp.uint8)
-        # scratch: saved bytes (16 bytes of slack for alignment); control: flag ring + ticket.
-        scratch = cp.empty(SCRATCH_BYTES + 32, dtype=cp.uint8)
+        if variant == "tile":
+            # scratch: saved bytes (16 bytes of slack for alignment); control: flag ring + ticket.
+            scratch = cp.empty(SCRATCH_BYTES + 32, dtype=cp.uint8)
+            ctrl = cp.empty(RING + 1, dtype=cp.uint32)
+            for step in steps:
+                _launch(cp, raw, step, scratch, ctrl, stream)
+            return x
+        # pipelined: the copy region needs d + 32 bytes plus alignment (see pipe_short_scratch)
+        scratch = cp.empty(SCRATCH_BYTES + 64, dtype=cp.uint8)
         ctrl = cp.empty(RING + 1, dtype=cp.uint32)
+        err = cp.zeros(1, dtype=cp.uint32)
         for step in steps:
-            _launch(cp, raw, step, scratch, ctrl, stream)
+            _launch_pipe(cp, raw, step, scratch, ctrl, err, stream, variant)
+        if check and int(err.get(stream=stream)[0]):
+            raise DeviceError(f"rotate variant {variant!r}: a wait timed out after "
+                              f"{PIPE_TIMEOUT_NS / 1e9:g} s (kernel aborted; the array is "
+                              "garbage)")
     return x
+
+
+def _sm_count(cp) -> int:
+    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+def _launch_pipe(cp, raw, step, scratch, ctrl, err, stream, variant) -> None:
+    kind, off, length, d, left = step[:5]
+    base = raw.data.ptr + off
+    if kind == "short":
+        tile = PIPE_SHORT_TILE[variant]
+        ctrl.fill(0)
+        pad, sbase, fills = pipe_short_scratch(length, d, left, base, scratch.data.ptr)
+        for s_off, a_off, ln in fills:
+            scratch[s_off:s_off + ln] = raw[off + a_off: off + a_off + ln]
+        al0 = base % 16
+        ntiles = -(-(length + al0) // tile)
+        grid = max(1, min(ntiles, _sm_count(cp) * PIPE_BLOCKS_PER_SM["short"]))
+        fn = get_function(SOURCE, "rotate_short_pipe")
+        fn((grid,), (THREADS,),
+           (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(bool(left)),
+            cp.uint64(sbase), ctrl, cp.int64(tile), cp.int32(al0), cp.int64(ntiles), err,
+            cp.uint64(PIPE_TIMEOUT_NS)),
+           shared_mem=PIPE_STAGES * (tile + 64), stream=stream)
+        return
+    lanes, rem = step[5], step[6]
+    width = pipe_column_width(lanes)
+    if width < PIPE_MIN_W:
+        _launch(cp, raw, step, scratch, ctrl, stream)     # too many lanes to pipeline
+        return
+    ctrl.fill(0)
+    rem_start = lanes * d if left else 0
+    pad = 0
+    if rem:
+        pad = (base + rem_start - scratch.data.ptr) % 16
+        scratch[pad:pad + rem] = raw[off + rem_start: off + rem_start + rem]
+    ncols = -(-d // width)
+    grid = max(1, min(ncols, _sm_count(cp) * PIPE_BLOCKS_PER_SM["column"]))
+    fn = get_function(SOURCE, "rotate_column_pipe")
+    fn((grid,), (THREADS,),
+       (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(lanes), cp.int64(rem),
+        cp.int32(bool(left)), cp.uint64(scratch.data.ptr + pad), ctrl, cp.int64(width),
+        cp.int64(ncols), err, cp.uint64(PIPE_TIMEOUT_NS)),
+       shared_mem=PIPE_STAGES * (lanes + 1) * (width + 64), stream=stream)
 
 
 def _launch(cp, raw, step, scratch, ctrl, stream) -> None:

@@ -313,5 +313,107 @@ def test_gpu_bitplane_corrupt_buffers_raise():
             pytest.fail(what)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", [v for v in bp.BITSHUFFLE_VARIANTS if v != "tile"])
+@pytest.mark.parametrize("dtype", SHUFFLE_DTYPES + ["i4", "u8"])
+def test_gpu_bitshuffle_variant_matches_cpu(variant, dtype):
+    import cupy as cp
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    isz = np.dtype(dtype).itemsize
+    for n in (0, 1, 7, 8, 31, 32, 33, 100, 1000, 4097, 65_543, 1_000_003):
+        x = rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
+        for block in (None, 8, 24, 32, 96, 4096, 160):
+            if n > 100_000 and block not in (None, 24, 160):
+                continue                          # keep the CPU twin's share of the time small
+            _poison_pool(cp)
+            ref = bitshuffle_cpu(x, block)
+            got = bitshuffle(cp.asarray(x), block, variant=variant)
+            assert np.array_equal(cp.asnumpy(got), ref), (variant, dtype, n, block, seed)
+            _poison_pool(cp)
+            back = bitunshuffle(cp.asarray(ref), dtype, block, variant=variant)
+            assert cp.asnumpy(back).tobytes() == x.tobytes(), (variant, dtype, n, block, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", [v for v in bp.BITSHUFFLE_VARIANTS if v != "tile"])
+def test_gpu_bitshuffle_variant_unaligned_views(variant):
+    import cupy as cp
+
+    seed = _seed()
+    raw = np.random.default_rng(seed).integers(0, 256, 400_001, dtype=np.uint8)
+    dev = cp.asarray(raw)
+    for off in (1, 2, 3, 4, 8):
+        x = dev[off:off + 400_000 - 64]
+        assert np.array_equal(cp.asnumpy(bitshuffle(x, variant=variant)),
+                              bitshuffle_cpu(cp.asnumpy(x))), (variant, off, seed)
+        assert np.array_equal(cp.asnumpy(bitunshuffle(x, np.uint8, 64, variant=variant)),
+                              bitunshuffle_cpu(cp.asnumpy(x), np.uint8, 64)), (variant, off, seed)
+        xs = x[:(x.size // 8) * 8].view(np.uint64) if off % 8 == 0 else None
+        if xs is not None:
+            assert np.array_equal(cp.asnumpy(bitshuffle(xs, variant=variant)),
+                                  bitshuffle_cpu(cp.asnumpy(xs))), (variant, off, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", [v for v in bp.CODEC_VARIANTS if v != "split"])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("delta", [False, True])
+def test_gpu_bitplane_variant_matches_cpu(variant, dtype, delta):
+    import cupy as cp
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    for v in (np.zeros(0, dtype), np.zeros(5, dtype),
+              rng.integers(info.min, info.max, 100_003, dtype=dtype, endpoint=True),
+              rng.integers(0, 300, 70_001).astype(dtype), _edge_values(dtype, 4099, rng),
+              np.sort(rng.integers(0, min(info.max, 10 ** 6), 9_999)).astype(dtype),
+              rng.integers(0, 3, 1_000_003).astype(dtype),
+              np.sort(rng.integers(0, min(info.max, 10 ** 6), 2_000_001)).astype(dtype)):
+        _poison_pool(cp)
+        ref = bitplane_pack_cpu(v, delta=delta)
+        got = bitplane_pack(cp.asarray(v), delta=delta, variant=variant)
+        assert np.array_equal(cp.asnumpy(got), ref), (variant, dtype, delta, v.size, seed)
+        _poison_pool(cp)
+        back = bitplane_unpack(cp.asarray(ref), variant=variant)
+        assert back.dtype == np.dtype(dtype)
+        assert np.array_equal(cp.asnumpy(back), v), (variant, dtype, delta, v.size, seed)
+        # the no-sync entry point: an upper-bound buffer and a device-side size
+        out = cp.full(bp.bitplane_pack_bound(v.size, v.dtype), 0xAB, dtype=cp.uint8)
+        size, err = (int(t) for t in bp.bitplane_pack_into(cp.asarray(v), out,
+                                                            delta=delta).get())
+        assert err == 0 and size == ref.size, (variant, dtype, delta, v.size, seed)
+        assert np.array_equal(cp.asnumpy(out[:size]), ref), (variant, dtype, delta, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", [v for v in bp.CODEC_VARIANTS if v != "split"])
+def test_gpu_bitplane_variant_corrupt_buffers_raise(variant):
+    import cupy as cp
+
+    rng = np.random.default_rng(_seed())
+    for v in (rng.integers(0, 1000, 100).astype(np.uint32),
+              rng.integers(0, 1000, 50_000).astype(np.uint32)):
+        buf = bitplane_pack_cpu(v)
+        for what, bad in _corruptions(buf):
+            with pytest.raises(CorruptDataError):
+                bitplane_unpack(cp.asarray(bad), variant=variant)
+                pytest.fail(what)
+
+
+def test_variant_names():
+    assert bp.DEFAULT_BITSHUFFLE_VARIANT in bp.BITSHUFFLE_VARIANTS
+    assert bp.DEFAULT_CODEC_VARIANT in bp.CODEC_VARIANTS
+    with pytest.raises(ValueError):
+        bitshuffle(np.arange(8), variant="nope")
+    with pytest.raises(ValueError):
+        bitplane_pack(np.arange(8), variant="nope")
+    v = np.arange(1000, dtype=np.int32)
+    for var in bp.CODEC_VARIANTS:            # the CPU ignores the variant: same bytes
+        assert np.array_equal(bitplane_pack(v, variant=var), bitplane_pack_cpu(v))
+
+
 def test_module_constants():
     assert bp.default_block_size(3) == 2728 and bp.HEADER_BYTES == 16

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -241,6 +242,254 @@ def test_kernel_model_column(trial):
 
 
 # ------------------------------------------------------------------------------------------------
+# Model of the pipelined persistent kernels (variant "pipe"): word-level port of rotate.cu's
+# short_issue / column_issue / stores over a simulated address space, run by P persistent blocks
+# that each hold up to PIPE_STAGES claimed tickets, under random interleavings.
+# ------------------------------------------------------------------------------------------------
+
+class _Mem:
+    """A simulated allocation: absolute addresses [start, start + size)."""
+
+    def __init__(self, start, size, fill):
+        self.start, self.buf = start, np.full(size, fill, np.uint8)
+
+    def word(self, addr, must_cover=None):
+        assert addr % 16 == 0, "cp.async word not 16-byte aligned"
+        o = addr - self.start
+        assert 0 <= o and o + 16 <= self.buf.size, "word outside its allocation"
+        if must_cover is not None:           # an array word must hold a byte of the array
+            lo, hi = must_cover
+            assert addr < hi and addr + 16 > lo, "word holds no byte of the array"
+        return self.buf[o:o + 16].copy()
+
+
+class _PipeBlockWork:
+    def __init__(self, ticket, loads, waits, stores):
+        # loads: (mem, address, stage offset, cover); stores: (dst address, stage offset, len)
+        self.ticket, self.loads, self.waits, self.stores = ticket, loads, waits, stores
+
+
+def _pipe_short_work(nb, d, left, tile, al0, base, sbase, mem_a, mem_s):
+    ntiles = -(-(nb + al0) // tile)
+
+    def bound(t):
+        return 0 if t <= 0 else min(nb, t * tile - al0)
+
+    work = []
+    for j in range(ntiles):
+        t = j if left else ntiles - 1 - j
+        p0, p1 = bound(t), bound(t + 1)
+        s0 = p0 + d if left else p0 - d
+        w0 = (base + s0) & ~15
+        nw = (((base + s0 + p1 - p0 + 15) & ~15) - w0) >> 4
+        v0 = w0 - base
+        loads = []
+        for i in range(nw):
+            v = v0 + 16 * i
+            from_copy = (v + 16 > nb) if left else (v < 0)
+            if from_copy:
+                loads.append((mem_s, (sbase + v) % (1 << 64), 16 * i, None))
+            else:
+                loads.append((mem_a, base + v, 16 * i, (base, base + nb)))
+        r0, r1 = (p0 - d, p1 - d) if left else (p0 + d, p1 + d)
+        r0, r1 = max(r0, 0), min(r1, nb)
+        waits = []
+        if r0 < r1:
+            for u in range((r0 + al0) // tile, (r1 - 1 + al0) // tile + 1):
+                if u != t:
+                    waits.append(u if left else ntiles - 1 - u)
+        stores = [(base + p0, (base + s0) & 15, p1 - p0)]
+        work.append(_PipeBlockWork(j, loads, waits, stores))
+    return work
+
+
+def _pipe_column_work(nb, D, L, S, left, W, base, saved, mem_a, mem_s):
+    ncols = -(-D // W)
+    stride = W + 64
+
+    def ls(l):
+        return l * D if left else nb - (l + 1) * D
+
+    def words(mem, g, ln, at, cover):
+        w0 = g & ~15
+        nw = (((g + ln + 15) & ~15) - w0) >> 4
+        return [(mem, w0 + 16 * i, at + 16 * i, cover) for i in range(nw)], at + (g & 15)
+
+    rem0 = L * D if left else 0
+    work = []
+    for j in range(ncols):
+        c = ncols - 1 - j if left else j
+        X0, X1 = c * W, min(D, c * W + W)
+        ln = X1 - X0
+        loads, bufs = [], []
+        for l in range(L):
+            ws, b = words(mem_a, base + ls(l) + X0, ln, l * stride, (base, base + nb))
+            loads += ws
+            bufs.append(b)
+        q0, q1 = (X0, min(X1, S)) if left else (max(X0, D - S), X1)
+        rbuf = None
+        if q0 < q1:
+            ws, rbuf = words(mem_s, saved + (q0 if left else q0 - (D - S)), q1 - q0, L * stride,
+                             None)
+            loads += ws
+        y0 = X0 + S if left else X0 - S
+        y1 = y0 + ln
+        r0, r1 = max(y0, 0), min(y1, D)
+        waits = []
+        if r0 < r1:
+            for u in range(r0 // W, (r1 - 1) // W + 1):
+                if u != c:
+                    waits.append(ncols - 1 - u if left else u)
+        stores = [(base + ls(l - 1) + X0, bufs[l], ln) for l in range(1, L)]
+        if q0 < q1:
+            stores.append((base + ls(L - 1) + q0, rbuf, q1 - q0))
+        if r0 < r1:
+            stores.append((base + ls(L - 1) + r0, bufs[0] + (r0 - y0), r1 - r0))
+        if left:
+            e0 = max(y0, D)
+            if e0 < y1:
+                stores.append((base + rem0 + (e0 - D), bufs[0] + (e0 - y0), y1 - e0))
+        else:
+            e1 = min(y1, 0)
+            if y0 < e1:
+                stores.append((base + rem0 + (y0 + S), bufs[0], e1 - y0))
+        work.append(_PipeBlockWork(j, loads, waits, stores))
+    return work
+
+
+def _run_pipe_model(mem_a, work, rng, blocks, stages, ring):
+    """P persistent blocks; each claims `stages` tickets up front, then one per iteration (only
+    while its last claim is < nt).  An iteration: [loads of the current ticket performed (as late
+    as possible: worst case), publish (after ticket - ring published), claim] then [wait for the
+    readers, store].  Deadlock = no block can move while tickets remain: an assertion."""
+    nt = len(work)
+    counter = [0]
+
+    def claim():
+        counter[0] += 1
+        return counter[0] - 1
+
+    published = [False] * nt
+    held = []
+    for _ in range(blocks):
+        h = []
+        for _ in range(stages):
+            h.append(claim() if not h or h[-1] < nt else nt)
+        held.append({"tk": h, "phase": 0, "stage": None})
+    stored = 0
+    while True:
+        movable = []
+        for b in held:
+            if not b["tk"] or b["tk"][0] >= nt:
+                continue
+            j = b["tk"][0]
+            w = work[j]
+            if b["phase"] == 0:
+                if j < ring or published[j - ring]:
+                    movable.append(b)
+            else:
+                assert all(x < j for x in w.waits), "waits for a later ticket"
+                if all(published[x] for x in w.waits):
+                    movable.append(b)
+        if not movable:
+            break
+        b = rng.choice(movable)
+        j = b["tk"][0]
+        w = work[j]
+        if b["phase"] == 0:
+            stage = np.zeros(max([o + 16 for _, _, o, _ in w.loads] + [16]) + 64, np.uint8)
+            for mem, addr, o, cover in w.loads:
+                stage[o:o + 16] = mem.word(addr, cover)
+            b["stage"] = stage
+            published[j] = True
+            last = b["tk"][-1]
+            b["tk"].append(claim() if last < nt else nt)
+            b["phase"] = 1
+        else:
+            for dst, o, ln in w.stores:
+                mem_a.buf[dst - mem_a.start: dst - mem_a.start + ln] = b["stage"][o:o + ln]
+            b["tk"].pop(0)
+            b["phase"] = 0
+            stored += 1
+    assert stored == nt, f"deadlock: {stored} of {nt} tickets stored"
+
+
+def _arena(nb, al0, rng):
+    start = 0x100000 + 256 * rng.randrange(4)
+    base = start + 32 + al0
+    mem = _Mem(start, nb + 96, 0xEE)
+    return mem, base
+
+
+@pytest.mark.parametrize("trial", range(60))
+def test_pipe_model_short(trial):
+    rng = random.Random(5000 + trial)
+    nb = rng.choice([2, 5, 17, 64, 200, 1000, 4099, 5000])
+    d = rng.randrange(1, nb)
+    left = rng.random() < 0.5
+    tile = rng.choice([16, 32, 48, 64])
+    al0 = rng.randrange(16)
+    mem_a, base = _arena(nb, al0, rng)
+    a0 = np.random.default_rng(trial).integers(0, 256, nb, dtype=np.uint8)
+    mem_a.buf[base - mem_a.start: base - mem_a.start + nb] = a0
+    sptr = 0x900000 + 16 * rng.randrange(64)
+    mem_s = _Mem(sptr, d + 64 + 16, 0xDD)        # what the kernel may touch of the scratch
+    pad, sbase, fills = rmod.pipe_short_scratch(nb, d, left, base, sptr)
+    for s_off, a_off, ln in fills:
+        mem_s.buf[s_off:s_off + ln] = a0[a_off:a_off + ln]
+    work = _pipe_short_work(nb, d, left, tile, al0, base, sbase, mem_a, mem_s)
+    _run_pipe_model(mem_a, work, rng, rng.choice([1, 2, 3, 7]), rmod.PIPE_STAGES,
+                    rng.choice([2, 4, 4096]))
+    got = mem_a.buf[base - mem_a.start: base - mem_a.start + nb]
+    assert np.array_equal(got, np.roll(a0, -d if left else d)), (nb, d, left, tile, al0)
+    # nothing outside the array was written
+    assert (mem_a.buf[:base - mem_a.start] == 0xEE).all()
+    assert (mem_a.buf[base - mem_a.start + nb:] == 0xEE).all()
+
+
+@pytest.mark.parametrize("trial", range(60))
+def test_pipe_model_column(trial):
+    rng = random.Random(7000 + trial)
+    D = rng.randrange(1, 300)
+    L = rng.randrange(2, 6)
+    S = rng.randrange(0, D)
+    nb = L * D + S
+    left = rng.random() < 0.5
+    W = rng.choice([16, 32, 48])
+    al0 = rng.randrange(16)
+    mem_a, base = _arena(nb, al0, rng)
+    a0 = np.random.default_rng(trial).integers(0, 256, nb, dtype=np.uint8)
+    mem_a.buf[base - mem_a.start: base - mem_a.start + nb] = a0
+    rem0 = L * D if left else 0
+    sptr = 0x900000 + 16 * rng.randrange(64)
+    pad = (base + rem0 - sptr) % 16                 # as rotate._launch_pipe places the remainder
+    mem_s = _Mem(sptr, max(S, 1) + pad + 16, 0xDD)
+    mem_s.buf[pad:pad + S] = a0[rem0:rem0 + S]
+    work = _pipe_column_work(nb, D, L, S, left, W, base, sptr + pad, mem_a, mem_s)
+    _run_pipe_model(mem_a, work, rng, rng.choice([1, 2, 5]), rmod.PIPE_STAGES,
+                    rng.choice([2, 3, 4096]))
+    got = mem_a.buf[base - mem_a.start: base - mem_a.start + nb]
+    assert np.array_equal(got, np.roll(a0, -D if left else D)), (nb, D, L, S, left, W)
+    assert (mem_a.buf[:base - mem_a.start] == 0xEE).all()
+    assert (mem_a.buf[base - mem_a.start + nb:] == 0xEE).all()
+
+
+def test_pipe_geometry():
+    for lanes in range(2, rmod.LMAX + 1):
+        w = rmod.pipe_column_width(lanes)
+        assert w % 16 == 0
+        if w >= rmod.PIPE_MIN_W:
+            assert rmod.PIPE_STAGES * (lanes + 1) * (w + 64) <= rmod.PIPE_SMEM
+    for tile in rmod.PIPE_SHORT_TILE.values():
+        assert tile % 16 == 0 and rmod.PIPE_STAGES * (tile + 64) <= rmod.PIPE_SMEM
+    src = (Path(rmod.__file__).parent / "rotate.cu").read_text()
+    assert f"#define PIPE_STAGES {rmod.PIPE_STAGES}" in src
+    assert rmod.DEFAULT_VARIANT in rmod.VARIANTS
+    with pytest.raises(ValueError):
+        rotate(np.arange(4), 1, variant="nope")
+
+
+# ------------------------------------------------------------------------------------------------
 # CPU twin
 # ------------------------------------------------------------------------------------------------
 
@@ -334,3 +583,86 @@ def test_gpu_rotate_offset_views_and_stream():
         rotate(x, 12_345, stream=s)
         s.synchronize()
         assert np.array_equal(cp.asnumpy(x), np.roll(x0, -12_345)), (off, seed)
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU: every kernel variant against the twin (same adversarial sizes as the default variant)
+# ------------------------------------------------------------------------------------------------
+
+NEW_VARIANTS = [v for v in rmod.VARIANTS if v != "tile"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", NEW_VARIANTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_rotate_variant_adversarial(variant, dtype):
+    import cupy as cp
+
+    seed = _seed()
+    es = np.dtype(dtype).itemsize
+    for tile in sorted({rmod.SHORT_TILE, rmod.PIPE_SHORT_TILE[variant]}):
+        tile_elems = tile // es
+        for n in (1, 2, 3, 100, tile_elems, tile_elems + 1, 3 * tile_elems - 1,
+                  5 * tile_elems + 7, 100003, 1 << 20):
+            x0 = _random(n, dtype, seed + n)
+            ks = _adversarial_ks(n, tile_elems) + [rmod.SCRATCH_BYTES // es + 1, n // 5 + 3]
+            for k in ks:
+                x = cp.asarray(x0)
+                rotate(x, k, variant=variant)
+                expect = rotate_cpu(x0.copy(), k)
+                assert np.array_equal(cp.asnumpy(x).view(np.uint8), expect.view(np.uint8)), \
+                    (variant, dtype, n, k, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", NEW_VARIANTS)
+@pytest.mark.parametrize("dtype,n", [(np.uint8, 100_000_007), (np.int32, 25_000_003)])
+def test_gpu_rotate_variant_larger_than_l2(variant, dtype, n):
+    import cupy as cp
+
+    seed = _seed()
+    x0 = _random(n, dtype, seed)
+    for k in (1, 1000, 4096 * 3 + 5, n // 3, n // 2, n - 1, 2 * n // 5 + 1,
+              rmod.SCRATCH_BYTES + 9, -(n // 7), n // 60 + 1):
+        x = cp.asarray(x0)
+        rotate(x, k, variant=variant)
+        assert np.array_equal(cp.asnumpy(x), np.roll(x0, -k)), (variant, dtype, n, k, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", NEW_VARIANTS)
+def test_gpu_rotate_variant_offset_views_stream_and_neighbours(variant):
+    import cupy as cp
+
+    seed = _seed()
+    host = _random(300_001, np.uint8, seed)
+    for off in (1, 3, 7, 15):
+        base = cp.asarray(host)
+        x = base[off:off + 200_000]
+        x0 = cp.asnumpy(x)
+        s = cp.cuda.Stream()
+        rotate(x, 12_345, stream=s, variant=variant)
+        s.synchronize()
+        assert np.array_equal(cp.asnumpy(x), np.roll(x0, -12_345)), (variant, off, seed)
+        # the bytes around the view are untouched (aligned-word loads never write)
+        whole = cp.asnumpy(base)
+        assert np.array_equal(whole[:off], host[:off]), (variant, off, seed)
+        assert np.array_equal(whole[off + 200_000:], host[off + 200_000:]), (variant, off, seed)
+
+
+@pytest.mark.gpu
+def test_gpu_rotate_pipe_timeout_raises(monkeypatch):
+    import cupy as cp
+
+    from fsstgpu.errors import DeviceError
+
+    # a 1 ns deadline makes every wait that is not already satisfied give up: the kernel must
+    # finish and rotate must raise (or, if no wait ever spun, return the right answer)
+    monkeypatch.setattr(rmod, "PIPE_TIMEOUT_NS", 1)
+    x0 = _random(1 << 24, np.uint8, _seed())
+    x = cp.asarray(x0)
+    try:
+        rotate(x, 1, variant="pipe")
+    except DeviceError:
+        return
+    assert np.array_equal(cp.asnumpy(x), np.roll(x0, -1))
