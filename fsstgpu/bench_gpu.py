@@ -229,7 +229,8 @@ def _nvcomp_rows(data: np.ndarray, copy_bw: float) -> list[dict]:
 
 def run_gpu_bench(paths=None, target_bytes: int = 1 << 30, *, per_file_bytes: int | None = None,
                   variants=None, ingest: bool = True, nvcomp: bool = True,
-                  split_sweep=(), progress=None) -> list[dict]:
+                  split_sweep=(), sweep_variants=None, per_file: bool = True,
+                  progress=None) -> list[dict]:
     """Benchmark GPU decoding on the dbtext corpus; return one dict per measurement.
 
     Parameters
@@ -244,6 +245,10 @@ def run_gpu_bench(paths=None, target_bytes: int = 1 << 30, *, per_file_bytes: in
         Kernel variants (:data:`fsstgpu.kernels.fsst_decode.VARIANTS`); default: the default one.
     split_sweep : sequence of int
         Also decode the overall column with its splits cut finer, to these sizes (bytes).
+    sweep_variants : sequence of str, optional
+        The variants decoded with the finer splits (default: the default one).
+    per_file : bool
+        Also decode each file on its own (replicated to ``per_file_bytes``).
     ingest, nvcomp : bool
         Also measure host-to-device ingestion / nvCOMP codecs (when importable).
     progress : callable, optional
@@ -280,8 +285,9 @@ def run_gpu_bench(paths=None, target_bytes: int = 1 << 30, *, per_file_bytes: in
         comp_total += len(carr.codes) + sum(t.nbytes_serialised() for t in carr.tables)
         compressed.append(carr)
         copies = max(1, -(-per_file_bytes // max(nbytes, 1)))
-        say(f"decode {path.name} x{copies}")
-        rows += _bench_column(path.name, _replicate(carr, copies), ratio, copy_bw, variants)
+        if per_file:
+            say(f"decode {path.name} x{copies}")
+            rows += _bench_column(path.name, _replicate(carr, copies), ratio, copy_bw, variants)
     ratio = raw_total / max(comp_total, 1)
     copies = max(1, -(-target_bytes // max(raw_total, 1)))
     say(f"overall x{copies}")
@@ -294,7 +300,8 @@ def run_gpu_bench(paths=None, target_bytes: int = 1 << 30, *, per_file_bytes: in
         sc, so, st = refine_splits(overall.codes, overall.split_codes, overall.split_out,
                                    overall.split_table, overall.tables, size)
         finer = _Column(overall.type, overall.tables, overall.codes, overall.lengths, sc, so, st)
-        for row in _bench_column("overall", finer, ratio, copy_bw, (DEFAULT_VARIANT,)):
+        for row in _bench_column("overall", finer, ratio, copy_bw,
+                                 tuple(sweep_variants or (DEFAULT_VARIANT,))):
             row["variant"] += f" S={size}"
             rows.append(row)
     if ingest:

@@ -6,6 +6,9 @@
 // bytes, so one thread decodes one split without knowing where its strings start, and every thread
 // gets about the same *uncompressed* work whatever the string lengths.
 //
+// Two kernel families: one thread per split (below), and one warp per split (the warp-cooperative
+// kernels further down, the default: 2.3x faster on the H200, see bench_notes/gpu.md).
+//
 // Per thread:
 //   * input: aligned 16-byte loads of the codes, one chunk prefetched ahead, fed 8 bytes at a time
 //     into a 128-bit shift register (lo:hi) whose low byte is the next code.  A refill keeps at
@@ -241,7 +244,7 @@ __device__ __forceinline__ void decode_splits_impl(
                                                 out, out_size, err);                               \
     }
 
-// The default (fastest measured) and the variants the benchmark compares.
+// Thread-per-split variants (s16_smem_256 was the default until the warp kernels below).
 FSST_DECODE_KERNEL(fsst_decode_s16_smem_256, 1, 1, 256, 1)
 FSST_DECODE_KERNEL(fsst_decode_s16_smem_128, 1, 1, 128, 1)
 FSST_DECODE_KERNEL(fsst_decode_s8_smem_256, 0, 1, 256, 1)
@@ -250,6 +253,346 @@ FSST_DECODE_KERNEL(fsst_decode_s16_gmem_256, 1, 0, 256, 1)
 FSST_DECODE_KERNEL(fsst_decode_s16_smem_256_occ6, 1, 1, 256, 6)
 // timing only (writes nothing): what the decode costs without its output stores
 FSST_DECODE_KERNEL(fsst_decode_nostore_smem_256, 2, 1, 256, 1)
+
+// ---------------------------------------------------------------------------------------------
+// Warp-cooperative decode: one warp per split, all 32 lanes busy on every code.
+//
+// The warp walks its split's codes in windows of 32 * K bytes; lane l takes the K bytes at
+// window + l * K (one aligned K-byte load; the window starts at cb rounded down to K).  Bytes
+// outside [cb, ce) are set to 0xFF and masked out (they decode to nothing).
+//   * Code / literal: a split starts at a code, so a run of 0xFF bytes starts at a code and
+//     alternates escape, literal 0xFF, escape, ...: a byte is a literal iff the run of 0xFF bytes
+//     just before it (within the split) has odd length.  Each lane finds its trailing 0xFF run's
+//     parity and whether all its bytes are 0xFF (then, K being even, it passes the parity on
+//     unchanged); two ballots give every lane the parity entering its bytes; the last lane's
+//     parity enters the next window.
+//   * Output offsets: per byte, the output length is the symbol's length (0 for an escape, 1 for
+//     a literal); lane sums -> warp exclusive scan -> each lane's output position.
+//   * Output: each lane builds its bytes in a 64-bit accumulator at a global-aligned word position
+//     and writes every completed word into the warp's shared-memory ring with a plain store (the
+//     word's lower bytes of other lanes are written as zeros); then each lane ORs its last,
+//     unfinished word into the ring (atomicOr: several lanes can share a word), and lane 0 ORs
+//     back the bytes carried over from the previous window.  The ring's complete 16-byte chunks
+//     (global-aligned) go out with coalesced 16-byte stores; the split's unaligned head and tail
+//     chunks byte by byte, so two warps never write the same byte.
+// Errors (same bits as the thread-per-split kernel): an undefined code stops the split; output
+// past the split's range is found before the window writes anything; an escape as the split's
+// last byte; too few bytes at the end.  The ring is indexed modulo its size and global writes are
+// confined to [ob, oe), so nothing is read or written out of bounds whatever the input.
+
+// Tables are indexed by idx = code | (literal << 8): entries 256..511 are the literal bytes
+// (symbol = the byte, length 1), so a literal needs no special case.  Lengths are kept in bits
+// (8 * length); FSST_LB_BAD marks a code its table does not define (code 255 alone: 0).
+#define FSST_LB_BAD 0x80
+#define RING_SLACK 16  // ring words past the end: a lane's stores of one window (at most K)
+
+struct SmemTable {
+    const u64 *sym;  // 512 entries
+    const u8 *lb;    // 512 entries, 8 * length or FSST_LB_BAD
+    __device__ __forceinline__ u64 sym_of(u32 idx) const { return sym[idx]; }
+    __device__ __forceinline__ u32 lb_of(u32 idx) const { return lb[idx]; }
+    __device__ __forceinline__ u32 lb_chk(u32 idx) const { return lb[idx]; }
+};
+
+struct GlobalTable {  // the split's table in global memory (tab_sym / tab_len rows)
+    const u64 *sym;
+    const u8 *len;
+    __device__ __forceinline__ u64 sym_of(u32 idx) const {
+        return idx >= 256 ? (u64)(idx - 256) : __ldg(sym + idx);
+    }
+    __device__ __forceinline__ u32 lb_of(u32 idx) const {
+        return idx >= 256 ? 8u : 8u * __ldg(len + idx);
+    }
+    __device__ __forceinline__ u32 lb_chk(u32 idx) const {
+        if (idx >= 256) return 8u;
+        const u32 l = __ldg(len + idx);
+        return (l == 0 && idx != 255) ? FSST_LB_BAD : 8u * l;
+    }
+};
+
+template <int K>
+__device__ __forceinline__ void load_lane_bytes(const u8 *p, u32 (&w)[K / 4]) {
+    if constexpr (K == 16) {
+        const uint4 v = *reinterpret_cast<const uint4 *>(p);
+        w[0] = v.x;
+        w[1] = v.y;
+        w[2] = v.z;
+        w[3] = v.w;
+    } else if constexpr (K == 8) {
+        const uint2 v = *reinterpret_cast<const uint2 *>(p);
+        w[0] = v.x;
+        w[1] = v.y;
+    } else {
+        w[0] = *reinterpret_cast<const u32 *>(p);
+    }
+}
+
+// 4 bits -> 4 bytes of 0x00 / 0xFF (bit i -> byte i)
+__device__ __forceinline__ u32 expand_nibble(u32 m) { return ((m * 0x00204081u) & 0x01010101u) * 0xFFu; }
+// the bytes of x equal to 0xFF -> 4 bits (byte i -> bit i)
+__device__ __forceinline__ u32 ff_nibble(u32 x) {
+    u32 b = x & (x >> 4);
+    b &= b >> 2;
+    b &= b >> 1;
+    return ((b & 0x01010101u) * 0x10204080u) >> 28;
+}
+
+template <int K, int RING, bool FAST, class Table>
+__device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, i64 cb, i64 ce,
+                                                  const Table tab, u8 *__restrict__ outa, i64 aob,
+                                                  i64 aoe, u64 *ring, int *__restrict__ err) {
+    constexpr u32 FULL = 0xffffffffu;
+    constexpr int WBYTES = 32 * K;
+    constexpr u32 RW = RING / 8;    // ring words
+    constexpr u32 RC = RING / 16;   // ring 16-byte chunks
+    constexpr u32 KMASK = (1u << K) - 1;
+    const u32 lane = threadIdx.x & 31;
+    u32 *ring32 = reinterpret_cast<u32 *>(ring);
+    const uint4 *ring16 = reinterpret_cast<const uint4 *>(ring);
+
+    i64 base = cb & ~(i64)(K - 1);
+    i64 A = aob;               // output position (aligned coordinates) of the window's first byte
+    i64 F = aob & ~(i64)15;    // everything before F is written out
+    u64 carry = 0;             // bytes of ring word A >> 3 below A (zeros above)
+    u32 par = 0;               // parity of the 0xFF run entering the window
+    u32 esc_end = 0;
+    while (base < ce) {
+        __syncwarp();  // the previous window's flush has read the ring
+        const i64 chunk = base + (i64)lane * K;
+        u32 w[K / 4];
+        if (chunk < ce) {
+            load_lane_bytes<K>(codes + chunk, w);
+        } else {
+#pragma unroll
+            for (int i = 0; i < K / 4; ++i) w[i] = 0;
+        }
+        // FAST: a window wholly inside the split, its last byte included, needs no masking and
+        // no check of the split's last byte (a uniform branch)
+        const bool inside = FAST && base >= cb && base + WBYTES < ce;
+        u32 ffm = 0;
+        if (inside) {
+#pragma unroll
+            for (int i = 0; i < K / 4; ++i) ffm |= ff_nibble(w[i]) << (4 * i);
+        } else {
+            const i64 lo64 = cb - chunk, hi64 = ce - chunk;
+            const u32 lo = lo64 <= 0 ? 0u : (lo64 >= K ? (u32)K : (u32)lo64);
+            const u32 hi = hi64 <= 0 ? 0u : (hi64 >= K ? (u32)K : (u32)hi64);
+            const u32 vm = hi > lo ? (((1u << hi) - 1) & ~((1u << lo) - 1)) : 0u;
+#pragma unroll
+            for (int i = 0; i < K / 4; ++i) {
+                w[i] |= ~expand_nibble((vm >> (4 * i)) & 15u);  // bytes outside the split -> 0xFF
+                ffm |= ff_nibble(w[i]) << (4 * i);
+            }
+            ffm &= vm;  // ... but they do not extend 0xFF runs
+        }
+        // ---- parity of the 0xFF run entering this lane's bytes
+        const bool allff = ffm == KMASK;
+        const u32 run = __clz(~(ffm << (32 - K)));
+        const u32 notall = __ballot_sync(FULL, !allff);
+        const u32 podd = __ballot_sync(FULL, run & 1u);
+        const u32 before = notall & ((1u << lane) - 1u);
+        const u32 pin = before ? (podd >> (31 - __clz(before))) & 1u : par;
+        par = notall ? (podd >> (31 - __clz(notall))) & 1u : par;
+        // ---- pass 1: table index (code | literal << 8), output bits, undefined codes
+        u32 iw[K / 2];  // two 16-bit entries per word: the index (FAST: and the length in bits)
+        u32 sum = 0, bad = 0;
+        u32 p = pin << 8;  // bit 8: the next byte is a literal
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const u32 c = (w[j >> 2] >> (8 * (j & 3))) & 0xffu;
+            const u32 idx = c | p;
+            const u32 ffj = (j <= 8 ? ffm << (8 - j) : ffm >> (j - 8)) & 0x100u;
+            p = ffj & ~p;  // a 0xFF byte that is not a literal is an escape
+            const u32 lb = tab.lb_chk(idx);
+            // FAST keeps the length with the index (bits 9..15; a bad code stops before pass 2)
+            const u32 ent = FAST ? idx | (lb << 9) : idx;
+            if (j & 1) iw[j >> 1] |= ent << 16; else iw[j >> 1] = ent;
+            bad |= lb;
+            sum += lb;
+        }
+        if (!inside) {
+            const i64 e = ce - 1 - chunk;  // the split's last byte must not be an escape
+            if (e >= 0 && e < K) {
+                u32 q = pin;
+#pragma unroll 1
+                for (int j = 0; j <= (int)e; ++j) q = ((ffm >> j) & 1u) & (q ^ 1u);
+                esc_end |= q;
+            }
+        }
+        if (__any_sync(FULL, bad & FSST_LB_BAD)) {
+            if (lane == 0) atomicOr(err, FSST_ERR_CODE);
+            return;
+        }
+        sum >>= 3;
+        // ---- output positions: warp exclusive scan of the lane sums
+        u32 incl = sum;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const u32 up = __shfl_up_sync(FULL, incl, d);
+            if (lane >= (u32)d) incl += up;
+        }
+        const u32 T = __shfl_sync(FULL, incl, 31);
+        const i64 wend = A + T;
+        if (wend > aoe) {
+            if (lane == 0) atomicOr(err, FSST_ERR_OVERFLOW);
+            return;
+        }
+        // ---- ring words the window only ORs into: its first (holds the carry) and its last
+        if (lane == 0) ring[(u32)(A >> 3) & (RW - 1)] = carry;
+        if (lane == 1 && (wend >> 3) != (A >> 3)) ring[(u32)(wend >> 3) & (RW - 1)] = 0;
+        __syncwarp();
+        // ---- pass 2: emit completed words (past the ring's end into its slack, moved back after)
+        const i64 pos = A + (incl - sum);
+        const u32 rs = (u32)(pos >> 3) & (RW - 1);
+        u64 *wp = ring + rs;
+        u32 sh = ((u32)pos & 7u) * 8u;
+        u64 acc = 0;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const u32 ent = (j & 1) ? iw[j >> 1] >> 16 : iw[j >> 1] & 0xffffu;
+            const u32 idx = FAST ? ent & 0x1ffu : ent;
+            const u64 sym = tab.sym_of(idx);
+            acc |= shl64(sym, sh);
+            const u64 ov = shr64(sym, 64 - sh);  // sh == 0: nothing overflows
+            sh += FAST ? ent >> 9 : tab.lb_of(idx);
+            const bool full = sh >= 64;
+            if (full) *wp = acc;
+            wp += full ? 1 : 0;
+            acc = full ? ov : acc;
+            sh &= 63u;
+        }
+        const u32 rend = rs + (u32)(wp - (ring + rs));  // ring word of the lane's unfinished word
+#pragma unroll 1
+        for (u32 x = rs > RW ? rs : RW; x < rend; ++x) ring[x - RW] = ring[x];
+        __syncwarp();
+        // ---- unfinished words: OR them in (several lanes may share one)
+        if (FAST) {  // fewer branches: OR whole words (ORing zeros changes nothing)
+            if (sh) {
+                const u32 r = 2 * (rend & (RW - 1));
+                atomicOr(ring32 + r, (u32)acc);
+                atomicOr(ring32 + r + 1, (u32)(acc >> 32));
+            }
+            if (lane == 0 && (A & 7)) {
+                const u32 r = 2 * ((u32)(A >> 3) & (RW - 1));
+                atomicOr(ring32 + r, (u32)carry);
+                atomicOr(ring32 + r + 1, (u32)(carry >> 32));
+            }
+        } else {
+            if (sh) {
+                const u32 r = 2 * (rend & (RW - 1));
+                if ((u32)acc) atomicOr(ring32 + r, (u32)acc);
+                if ((u32)(acc >> 32)) atomicOr(ring32 + r + 1, (u32)(acc >> 32));
+            }
+            if (lane == 0 && carry) {
+                const u32 r = 2 * ((u32)(A >> 3) & (RW - 1));
+                if ((u32)carry) atomicOr(ring32 + r, (u32)carry);
+                if ((u32)(carry >> 32)) atomicOr(ring32 + r + 1, (u32)(carry >> 32));
+            }
+        }
+        __syncwarp();
+        carry = (wend & 7) ? ring[(u32)(wend >> 3) & (RW - 1)] : 0ull;
+        // ---- write out the complete chunks (all of them after the last window)
+        base += WBYTES;
+        const i64 L = base >= ce ? wend : (wend & ~(i64)15);
+        for (i64 g = F + 16 * (i64)lane; g < L; g += 512) {
+            const uint4 v = ring16[(u32)(g >> 4) & (RC - 1)];
+            if (g >= aob && g + 16 <= L) {
+                *reinterpret_cast<uint4 *>(outa + g) = v;
+            } else {
+                const u32 vv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll 1
+                for (u32 b = 0; b < 16; ++b) {
+                    const i64 q = g + b;
+                    if (q >= aob && q < L) outa[q] = (u8)(vv[b >> 2] >> (8 * (b & 3)));
+                }
+            }
+        }
+        F = L > F ? (L & ~(i64)15) : F;
+        A = wend;
+    }
+    int e = 0;
+    if (A != aoe) e |= FSST_ERR_UNDERFLOW;
+    if (__any_sync(FULL, esc_end)) e |= FSST_ERR_ESCAPE;
+    if (lane == 0 && e) atomicOr(err, e);
+}
+
+// One warp per split, WARPS splits per block; the block's first and last splits' tables in shared
+// memory (a split with another table reads its table from global memory).
+template <int K, int WARPS, int RING, bool FAST>
+__device__ __forceinline__ void warp_decode_impl(
+    const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
+    const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
+    const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
+    u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {
+    __shared__ u64 w_sym[2][512];
+    __shared__ u8 w_lb[2][512];
+    __shared__ __align__(16) u64 s_ring[WARPS][RING / 8 + RING_SLACK];
+    const int warp = threadIdx.x >> 5;
+    const i64 k0 = (i64)blockIdx.x * WARPS;
+    const i64 k = k0 + warp;
+    const i64 klast = (k0 + WARPS < nsplits ? k0 + WARPS : nsplits) - 1;
+    const int t0 = split_table[k0], t1 = split_table[klast];
+    {
+        const int c0 = t0 < ntables ? t0 : 0, c1 = t1 < ntables ? t1 : 0;
+        for (int i = threadIdx.x; i < 256; i += blockDim.x) {
+            const u32 l0 = tab_len[(i64)c0 * 256 + i], l1 = tab_len[(i64)c1 * 256 + i];
+            w_sym[0][i] = tab_sym[(i64)c0 * 256 + i];
+            w_sym[1][i] = tab_sym[(i64)c1 * 256 + i];
+            w_lb[0][i] = (u8)((l0 == 0 && i != 255) ? FSST_LB_BAD : 8 * l0);
+            w_lb[1][i] = (u8)((l1 == 0 && i != 255) ? FSST_LB_BAD : 8 * l1);
+            w_sym[0][256 + i] = w_sym[1][256 + i] = (u64)i;  // literals
+            w_lb[0][256 + i] = w_lb[1][256 + i] = 8;
+        }
+    }
+    __syncthreads();
+    if (k >= nsplits) return;
+    const i64 cb = split_codes[k], ce = split_codes[k + 1];
+    const i64 ob = split_out[k], oe = split_out[k + 1];
+    const int t = split_table[k];
+    if (!(0 <= cb && cb <= ce && ce <= ncodes && 0 <= ob && ob <= oe && oe <= out_size)) {
+        if ((threadIdx.x & 31) == 0) atomicOr(err, FSST_ERR_SPLIT);
+        return;
+    }
+    if (t >= ntables) {
+        if ((threadIdx.x & 31) == 0) atomicOr(err, FSST_ERR_TABLE);
+        return;
+    }
+    // global-aligned output coordinates: outa is 16-byte aligned, outa + aob == out + ob
+    const i64 shift = (i64)((unsigned long long)out & 15);
+    u8 *outa = out - shift;
+    u64 *ring = s_ring[warp];
+    if (t == t0 || t == t1) {
+        const int slot = t == t0 ? 0 : 1;
+        warp_decode_split<K, RING, FAST>(codes, cb, ce, SmemTable{w_sym[slot], w_lb[slot]}, outa,
+                                   ob + shift, oe + shift, ring, err);
+    } else {
+        warp_decode_split<K, RING, FAST>(codes, cb, ce,
+                                   GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256},
+                                   outa, ob + shift, oe + shift, ring, err);
+    }
+}
+
+#define FSST_WARP_KERNEL(NAME, K, WARPS, RING, FAST, BOUNDS)                                       \
+    extern "C" __global__ void __launch_bounds__ BOUNDS NAME(                                     \
+        const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,            \
+        const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,      \
+        const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,             \
+        u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {                               \
+        warp_decode_impl<K, WARPS, RING, FAST>(codes, ncodes, split_codes, split_out, split_table,       \
+                                         nsplits, tab_sym, tab_len, ntables, out, out_size, err);  \
+    }
+
+// K code bytes per lane, WARPS warps (splits) per block, RING bytes of staging per warp (at least
+// twice the most a window can emit, 32 * K * 8, so that a window never overwrites unwritten bytes);
+// FAST: no masking in windows wholly inside the split, lengths kept from pass 1, unconditional
+// ORs; BOUNDS: the launch
+// bounds (occ5: 5 resident blocks per SM = 40 warps, at most 48 registers)
+FSST_WARP_KERNEL(fsst_decode_warp_k16_w4, 16, 4, 8192, false, (128))
+FSST_WARP_KERNEL(fsst_decode_warp_k8_w8, 8, 8, 4096, false, (256))
+FSST_WARP_KERNEL(fsst_decode_warp_k8_w4, 8, 4, 4096, false, (128))
+FSST_WARP_KERNEL(fsst_decode_warpf_k16_w4, 16, 4, 8192, true, (128))
+FSST_WARP_KERNEL(fsst_decode_warpf_k8_w8, 8, 8, 4096, true, (256))
+FSST_WARP_KERNEL(fsst_decode_warpf_k8_w8_occ5, 8, 8, 4096, true, (256, 5))
 
 // ---------------------------------------------------------------------------------------------
 // Arrow offsets from the uncompressed lengths: offsets[0] = 0, offsets[i + 1] = sum(len[0..i]).

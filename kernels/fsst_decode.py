@@ -1,12 +1,14 @@
 """Launcher and CPU twin of the split-balanced FSST decode kernel (``fsst_decode.cu``).
 
 The kernel decodes split ``k`` (codes ``split_codes[k]:split_codes[k+1]``, table
-``split_table[k]``) into the output bytes ``split_out[k]:split_out[k+1]``, one thread per split;
-see the ``.cu`` file's opening comment for how.  This module packs symbol tables into the
-kernel's (ntables, 256) layout, pads code buffers so that the kernel's prefetching loads stay in
-bounds, launches the kernel, turns its error bits into :class:`fsstgpu.CorruptDataError`, and holds
-the CPU twin (:func:`decode_splits_cpu`) and the split refinement (:func:`refine_splits`) used when
-a column's splits are too coarse to keep the GPU busy.
+``split_table[k]``) into the output bytes ``split_out[k]:split_out[k+1]``, one thread per split
+(``s*`` variants) or one warp per split (``warp*`` variants: lanes share the codes, output staged
+in shared memory and written with coalesced stores); see the ``.cu`` file's comments for how.
+This module packs symbol tables into the kernel's (ntables, 256) layout, pads code buffers so
+that the kernel's wide loads stay in bounds, launches the kernel, turns its error bits into
+:class:`fsstgpu.CorruptDataError`, and holds the CPU twin (:func:`decode_splits_cpu`) and the
+split refinement (:func:`refine_splits`) used when a column's splits are too coarse to keep the
+GPU busy.
 """
 
 from __future__ import annotations
@@ -28,8 +30,18 @@ VARIANTS = {
     "s8_smem_256": ("fsst_decode_s8_smem_256", 256),
     "s16_gmem_256": ("fsst_decode_s16_gmem_256", 256),
     "s16_smem_256_occ6": ("fsst_decode_s16_smem_256_occ6", 256),
+    # warp-cooperative: one warp per split (K code bytes per lane, W warps per block)
+    "warp_k16_w4": ("fsst_decode_warp_k16_w4", 128),
+    "warp_k8_w8": ("fsst_decode_warp_k8_w8", 256),
+    "warp_k8_w4": ("fsst_decode_warp_k8_w4", 128),
+    # ... with no masking in windows wholly inside the split (warpf); occ5: 40 warps per SM
+    "warpf_k16_w4": ("fsst_decode_warpf_k16_w4", 128),
+    "warpf_k8_w8": ("fsst_decode_warpf_k8_w8", 256),
+    "warpf_k8_w8_occ5": ("fsst_decode_warpf_k8_w8_occ5", 256),
 }
-DEFAULT_VARIANT = "s16_smem_256"
+#: the variants that decode one split per warp (the others: one split per thread)
+WARP_VARIANTS = frozenset(name for name in VARIANTS if name.startswith("warp"))
+DEFAULT_VARIANT = "warpf_k8_w8_occ5"
 #: timing experiments, not decoders (they write no output)
 TIMING_ONLY = {"nostore_smem_256": ("fsst_decode_nostore_smem_256", 256)}
 
@@ -104,7 +116,10 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         raise ValueError(f"codes buffer of {codes.nbytes} bytes, need {padded_size(ncodes)}")
     func_name, threads = VARIANTS[variant] if variant in VARIANTS else TIMING_ONLY[variant]
     func = get_function(SOURCE, func_name)
-    blocks = (nsplits + threads - 1) // threads
+    per_block = threads // 32 if variant in WARP_VARIANTS else threads  # splits per block
+    if variant in WARP_VARIANTS and codes.data.ptr % 16:
+        raise ValueError("the warp decode kernels need a 16-byte aligned codes buffer")
+    blocks = (nsplits + per_block - 1) // per_block
     import numpy as _np
 
     args = (codes, _np.int64(ncodes), split_codes, split_out, split_table, _np.int64(nsplits),

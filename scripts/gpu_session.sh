@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One GPU session for the FSST decoder: correctness first (abort timing if wrong), then timing.
-# Usage on the device machine: bash scripts/gpu_session.sh [quick|full] ; logs under $OUT.
+# Usage on the device machine: bash scripts/gpu_session.sh [quick|full|warp] ; logs under $OUT.
+# warp: the GPU decode tests (all variants; timing goes on even if they fail, marked so), then
+# the 1 GiB overall column only, old thread-per-split kernels against the warp kernels.
 set -o pipefail
 MODE=${1:-full}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -14,8 +16,30 @@ if ! $PY -c "import fsstgpu.formats, fsstgpu.kernels" 2>>"$OUT/pip.txt"; then
     export PYTHONPATH=/tmp/pkg
 fi
 $PY -c "import fsstgpu; print('fsstgpu from', fsstgpu.__file__, fsstgpu.backend_info())"
-mkdir -p /tmp/db && tar xJf .data/dbtext.tar.xz -C /tmp/db && export FSSTGPU_DBTEXT=/tmp/db/dbtext
+[ -n "$FSSTGPU_DBTEXT" ] || { mkdir -p /tmp/db && tar xJf .data/dbtext.tar.xz -C /tmp/db \
+    && export FSSTGPU_DBTEXT=/tmp/db/dbtext; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv | tee "$OUT/smi.txt"
+if [ "$MODE" = warp ]; then
+    timeout 160 $PY -m pytest -q -p no:cacheprovider --durations=6 tests/test_gpu_decode.py 2>&1 \
+        | tail -40 | tee "$OUT/tests.txt" || echo "GPU TESTS FAILED (timing below is unverified)"
+    $PY - <<'PY' 2>&1 | tee "$OUT/bench.txt"
+import json, os, sys
+from rich.console import Console
+from fsstgpu.bench_gpu import run_gpu_bench, format_gpu_bench
+from fsstgpu.kernels.fsst_decode import VARIANTS, WARP_VARIANTS
+rows = run_gpu_bench(target_bytes=1 << 30, per_file=False, ingest=False, nvcomp=False,
+                     variants=("s16_smem_256", *sorted(WARP_VARIANTS)),
+                     progress=lambda m: print("..", m, file=sys.stderr))
+json.dump(rows, open(os.environ.get("OUT", "/tmp") + "/bench.json", "w"), indent=1)
+Console(width=160).print(format_gpu_bench(rows))
+PY
+    if command -v compute-sanitizer >/dev/null; then  # every variant, out-of-bounds accesses
+        timeout 80 compute-sanitizer --tool memcheck --error-exitcode 9 $PY -m pytest -q -x \
+            -p no:cacheprovider tests/test_gpu_decode.py -k "tiny or many_tables or unaligned" \
+            2>&1 | tail -8 | tee "$OUT/memcheck.txt"
+    fi
+    exit 0
+fi
 $PY -m pytest -q -x -p no:cacheprovider tests/test_gpu_decode.py 2>&1 | tee "$OUT/tests.txt" \
     || { echo "GPU TESTS FAILED: no timing"; exit 1; }
 $PY - <<'PY' 2>&1 | tee "$OUT/bench.txt"

@@ -15,6 +15,7 @@ import fsstgpu
 from fsstgpu.device_array import HostPrepared
 from fsstgpu.kernels.fsst_decode import (
     VARIANTS,
+    WARP_VARIANTS,
     decode_splits_cpu,
     error_message,
     refine_splits,
@@ -119,8 +120,9 @@ def test_chunk_bounds():
 
 
 # ---------------------------------------------------------------- GPU
-def _gpu_decode_checked(carr, expected=None, variants=("s16_smem_256",), ingest_too=True):
-    """Decode ``carr`` every way on the GPU and compare with the CPU decoder byte for byte."""
+def _gpu_decode_checked(carr, expected=None, variants=tuple(VARIANTS), ingest_too=True):
+    """Decode ``carr`` every way (every kernel variant by default) on the GPU and compare with
+    the CPU decoder byte for byte."""
     import cupy as cp
 
     from fsstgpu.device_array import decode_async, to_device
@@ -256,7 +258,8 @@ def test_skewed_lengths_and_a_huge_string():
     col = pa.array(values, pa.large_binary())
     carr = fsstgpu.compress(col)
     assert carr.uncompressed_bytes > 100 << 20
-    _gpu_decode_checked(carr, variants=("s16_smem_256", "s8_smem_256"))
+    _gpu_decode_checked(carr, variants=("s16_smem_256", "s8_smem_256",
+                                        *sorted(WARP_VARIANTS)))
 
 
 # ---------------------------------------------------------------- GPU, corrupt input
@@ -271,8 +274,8 @@ def _broken_device(carr, **changes):
 
 
 def _decode_corrupt(carr, **changes):
-    """GPU raises CorruptDataError exactly when the CPU twin does, never writes out of bounds,
-    and otherwise gives the twin's bytes."""
+    """Every variant on the GPU raises CorruptDataError exactly when the CPU twin does, never
+    writes out of bounds, and otherwise gives the twin's bytes; returns whether it raised."""
     import cupy as cp
 
     from fsstgpu.device_array import decode_async
@@ -284,18 +287,17 @@ def _decode_corrupt(carr, **changes):
     twin = np.full(total, POISON, np.uint8)
     cpu_err = _decode_splits(sym, ln, prep.codes, prep.split_codes, prep.split_out,
                              prep.split_table, twin)
-    buf = cp.full(total + 256, POISON, dtype=cp.uint8)
-    try:
-        res = decode_async(dev, fill=POISON, out=buf).check()
-    except fsstgpu.CorruptDataError:
-        assert cpu_err, "GPU found corruption that the CPU twin did not"
-        gpu_failed = True
-    else:
-        assert not cpu_err, f"CPU twin found {error_message(int(cpu_err))}, GPU did not"
-        assert np.array_equal(res.data.get(), twin)
-        gpu_failed = False
-    assert np.all(buf[total:].get() == POISON), "wrote past the end of the output"
-    return gpu_failed
+    for variant in VARIANTS:
+        buf = cp.full(total + 256, POISON, dtype=cp.uint8)
+        try:
+            res = decode_async(dev, variant=variant, fill=POISON, out=buf).check()
+        except fsstgpu.CorruptDataError:
+            assert cpu_err, f"{variant}: GPU found corruption that the CPU twin did not"
+        else:
+            assert not cpu_err, f"{variant}: CPU twin found {error_message(int(cpu_err))}"
+            assert np.array_equal(res.data.get(), twin), variant
+        assert np.all(buf[total:].get() == POISON), f"{variant}: wrote past the output's end"
+    return bool(cpu_err)
 
 
 @pytest.mark.gpu
@@ -365,3 +367,28 @@ def test_device_arrays_export():
     assert res.offsets.__cuda_array_interface__["shape"] == (4,)
     assert res.validity is not None and res.nbytes >= 5 + 16
     assert fsstgpu.decompress(carr, device="auto").equals(pa.array(["abc", None, "de"]))
+
+
+@pytest.mark.gpu
+def test_warp_unaligned_output_and_long_symbols():
+    """The warp kernels on an output buffer that is not 16-byte aligned (head and tail chunks
+    written byte by byte) and on 8-byte symbols only (a window's largest output)."""
+    import cupy as cp
+
+    from fsstgpu.device_array import decode_async, to_device
+
+    col = pa.array([b"abcdefgh" * int(n) for n in np.random.default_rng(11).integers(0, 900, 60)]
+                   + [b"x\xff\xffabcdefgh"], pa.binary())
+    carr = fsstgpu.compress(col, split_size=3000)
+    total = int(carr.lengths.sum())
+    assert total > 7 * len(carr.codes)  # nearly every code is an 8-byte symbol
+    ref = decode_splits_cpu(carr.tables, carr.codes, carr.split_codes, carr.split_out,
+                            carr.split_table, total)
+    dev = to_device(carr)
+    for variant in sorted(WARP_VARIANTS):
+        for shift in (0, 1, 5, 15):
+            buf = cp.full(total + 64, POISON, dtype=cp.uint8)
+            res = decode_async(dev, variant=variant, fill=POISON, out=buf[shift:]).check()
+            got = buf.get()
+            assert np.array_equal(res.data.get(), ref), (variant, shift)
+            assert np.all(got[:shift] == POISON) and np.all(got[shift + total:] == POISON)
