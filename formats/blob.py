@@ -1,8 +1,9 @@
 """The standalone blob: one CompressedStringArray as bytes (the specification is blob.md).
 
 Reading never trusts the input: the header and every section carry a CRC32; every declared size
-is checked against the bytes that remain before anything is allocated (and every count is backed
-by at least one byte per item, so no allocation exceeds 8 bytes per input byte); the result then
+is checked against the bytes that remain before anything is allocated (every count is backed by
+at least one byte per item, or per 32 strings with bit-plane lengths, so no allocation exceeds 256
+bytes per input byte); the result then
 goes through :meth:`CompressedStringArray.validate
 <fsstgpu.arrays.CompressedStringArray.validate>`, which decodes every code. Anything wrong raises
 :class:`~fsstgpu.errors.CorruptDataError` saying what.
@@ -47,17 +48,30 @@ def _frame(payload: bytes) -> bytes:
     return size + payload + _U32.pack(zlib.crc32(payload, zlib.crc32(size)))
 
 
-def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = True) -> bytes:
+def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
+          lengths_codec: int = intcodec.BITPLANE) -> bytes:
     """Serialise ``carr`` (see blob.md for the layout).
+
+    Parameters
+    ----------
+    carr : CompressedStringArray
+    store_code_offsets : bool
+        Store each string's code length (section 2). By default they are left out and
+        :func:`loads` derives them from the codes and the string lengths.
+    lengths_codec : int
+        Integer codec of the per-string sections (string lengths, and code lengths when stored):
+        :data:`fsstgpu.lengths.BITPLANE` (default) or :data:`fsstgpu.lengths.NARROW`.
 
     Examples
     --------
     >>> import pyarrow as pa, fsstgpu
     >>> from fsstgpu.formats import blob
     >>> data = blob.dumps(fsstgpu.compress(pa.array(["a", "b"])))
-    >>> data[:4], data[4]
-    (b'FSGB', 1)
+    >>> data[:4], data[4], data[6]  # magic, version, lengths codec (2: bit planes)
+    (b'FSGB', 1, 2)
     """
+    if lengths_codec not in intcodec.CODECS:
+        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
     flags = 0
     if carr.validity is not None:
         flags |= FLAG_VALIDITY
@@ -66,16 +80,16 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = True) -> by
     if store_code_offsets:
         flags |= FLAG_CODE_OFFSETS
     nchunks = 0 if carr.chunk_lengths is None else len(carr.chunk_lengths)
-    header = _HEADER.pack(MAGIC, VERSION, flags, intcodec.NARROW, type_code(carr.type),
+    header = _HEADER.pack(MAGIC, VERSION, flags, lengths_codec, type_code(carr.type),
                           carr.length, carr.null_count, len(carr.codes), len(carr.tables),
                           len(carr.split_table), carr.split_size, nchunks)
     parts = [header, _U32.pack(zlib.crc32(header))]
     payloads = (
         b"".join(t.to_bytes() for t in carr.tables),
         intcodec.encode_offsets(carr.block_starts),
-        intcodec.encode_offsets(carr.code_offsets) if store_code_offsets else b"",
+        intcodec.encode_offsets(carr.code_offsets, lengths_codec) if store_code_offsets else b"",
         carr.codes.tobytes(),
-        intcodec.encode_uints(carr.lengths, intcodec.NARROW),
+        intcodec.encode_uints(carr.lengths, lengths_codec),
         b"" if carr.validity is None else carr.validity.tobytes(),
         intcodec.encode_offsets(carr.split_codes),
         intcodec.encode_offsets(carr.split_out),
@@ -156,11 +170,14 @@ def loads(data) -> CompressedStringArray:
     if split_size < 1:
         raise CorruptDataError("split size 0")
     # Bound every count by the blob size before anything is allocated from it (each item of a
-    # section takes at least one byte; a table at least 17).
+    # section takes at least one byte, except per-string values in the bit-plane codec: 32 a
+    # byte; a table at least 17).
     limit = len(view)
-    for name, count in (("strings", length), ("codes", ncodes), ("splits", nsplits),
-                        ("chunks", nchunks), ("null_count", null_count)):
-        if count > limit:
+    per_string = limit * intcodec.MAX_VALUES_PER_BYTE[lengths_codec]
+    for name, count, bound in (("strings", length, per_string), ("codes", ncodes, limit),
+                               ("splits", nsplits, limit), ("chunks", nchunks, limit),
+                               ("null_count", null_count, per_string)):
+        if count > bound:
             raise CorruptDataError(f"{count} {name} declared in a {limit}-byte blob")
     if nblocks * _MIN_TABLE_BYTES > limit:
         raise CorruptDataError(f"{nblocks} blocks declared in a {limit}-byte blob")
@@ -196,7 +213,7 @@ def loads(data) -> CompressedStringArray:
     total_out = int(lengths.sum())
     if flags & FLAG_CODE_OFFSETS:
         code_offsets = intcodec.decode_offsets(raw["code_offsets"], length + 1, total=ncodes,
-                                               what="code_offsets")
+                                               what="code_offsets", codec=lengths_codec)
     else:
         if len(raw["code_offsets"]):
             raise CorruptDataError("code_offsets section present without its flag")

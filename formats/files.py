@@ -460,7 +460,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     """
     from fsstgpu.codec import compress
     from fsstgpu.splits import DEFAULT_SPLIT_SIZE
-    from fsstgpu.train import train
+    from fsstgpu.training import train
 
     src = _check_paths(src)
     check_output(dst, force=force, inputs=[src])

@@ -13,7 +13,7 @@ True
 from fsstgpu.errors import CorruptDataError, DeviceError, FsstGpuError  # noqa: I001
 from fsstgpu.device import backend_info, gpu_available
 from fsstgpu.symbol_table import SymbolTable
-from fsstgpu.train import train
+from fsstgpu.training import train
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.codec import Codec, compress, decompress
 from fsstgpu.device_array import DeviceStringArray, to_device

@@ -8,7 +8,7 @@ paper. For every file :func:`run_cpu_bench` measures, in the same run:
   (:meth:`fsstgpu.CompressedStringArray.to_bytes`: codes, tables, lengths, split points, ...),
   None if the codec is unavailable;
 * ``compress_mbs``: string bytes / seconds of block planning + training + encoding
-  (:func:`fsstgpu.train.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
+  (:func:`fsstgpu.training.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
 * ``decompress_mbs``: string bytes / seconds of :func:`fsstgpu.decoder.decode_all` over the
   column's split points;
 * ``codec_compress_mbs`` / ``codec_decompress_mbs``: the same through the public
@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from fsstgpu.decoder import decode_all
 from fsstgpu.encoder import encode_strings
+from fsstgpu.training import plan_blocks
 
 
 def load_lines(path) -> tuple[np.ndarray, np.ndarray]:
@@ -57,9 +58,10 @@ def _best(fn, repeats):
 
 
 def _engine_compress(data, offsets):
-    from fsstgpu.train import plan_blocks
-
     starts, tables = plan_blocks(data, offsets)
+    if len(tables) == 1:  # the usual case: no copies
+        codes, code_offsets = encode_strings(tables[0], data, offsets)
+        return starts, tables, codes, code_offsets
     parts = []
     code_offsets = np.zeros(len(offsets), dtype=np.int64)
     base = 0

@@ -1,7 +1,7 @@
 """compress / decompress / Codec: the front door from Arrow columns to CompressedStringArray.
 
 :func:`compress` normalises the input (:mod:`fsstgpu.arrow_input`), chooses blocks and trains
-their symbol tables (:mod:`fsstgpu.train`), encodes every block (:mod:`fsstgpu.encoder`) and
+their symbol tables (:mod:`fsstgpu.training`), encodes every block (:mod:`fsstgpu.encoder`) and
 computes the split points (:mod:`fsstgpu.splits`). :func:`decompress` gives the column back,
 decoded on the CPU (:func:`fsstgpu.decoder.decode_all`) or on the GPU
 (:func:`fsstgpu.device_array.decompress_on_gpu`); the choice is made in one place,
@@ -25,6 +25,7 @@ from fsstgpu.device import resolve_device
 from fsstgpu.encoder import encode_strings
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
 from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.training import plan_blocks, train_table
 
 ALGORITHMS = ("fsst",)
 
@@ -42,10 +43,6 @@ def _as_arrow(array):
 
 def _plan(plain: arrow_input.Plain, table, sample_bytes):
     """Return (block_starts, tables) for the column."""
-    # Imported here: ``fsstgpu.train`` the attribute is the public train() function, which
-    # shadows the module of the same name.
-    from fsstgpu.train import plan_blocks, train_table
-
     n = len(plain)
     if table is not None:
         if not isinstance(table, SymbolTable):
@@ -74,7 +71,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         arrays and nulls are fine.
     table : SymbolTable, optional
         Use this table for the whole column (one block). By default the column is cut into
-        blocks and a table is trained for each (:func:`fsstgpu.train.plan_blocks`); a
+        blocks and a table is trained for each (:func:`fsstgpu.training.plan_blocks`); a
         ChunkedArray gets one block per chunk, each trained on its chunk.
     sample_bytes : int, optional
         Training sample size per table, passed to the trainer (its default when None).

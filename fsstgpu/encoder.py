@@ -9,19 +9,21 @@ bytes as one little-endian word and
    starting with them, else the 1-byte symbol for the first byte, else an escape;
 3. with a single byte left in the string, uses the 256-entry 1-byte table.
 
-The lookup is exact for tables made by :func:`fsstgpu.train.train_table`: training only admits
-symbols of 3+ bytes whose hash slot is free, so each one is found when it matches. For any other
-table (hand-made, or read from a file) symbols that share a slot are simply not used; the output
-is still a valid encoding that decodes to the input.
+The lookup is exact for tables made by :func:`fsstgpu.training.train_table`: training only admits
+symbols of 3+ bytes whose hash slot is free, so each slot holds at most one symbol. Any other
+table (hand-made, or read from a file) may have symbols sharing a slot: they are chained, longest
+first, so the match is still the longest.
 
-Inputs over 2 MB are encoded in chunks of about 1 MB of strings, spread over the cores by
-:func:`run_tasks`, each chunk into its own worst-case region of a scratch buffer; the regions
-are then packed together. The result is identical to encoding the strings one after the other.
+Inputs are encoded in chunks of strings (up to 1 MB each, at least four per core as long as each
+keeps 64 KB), spread over the cores by :func:`run_tasks`, each chunk into its
+own worst-case region of a scratch buffer; the regions are then packed together. The result is
+identical to encoding the strings one after the other.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import numba
 import numpy as np
@@ -35,7 +37,13 @@ HASH_BITS = 12
 HASH_SIZE = 1 << HASH_BITS
 LONG_FLAG = np.int32(1 << 24)
 _HASH_PRIME = np.uint64(2971215073)
-_CHUNK_BYTES = 1 << 20  # bytes of input per parallel task: large enough to amortise the task
+# Input bytes per parallel task: up to 1 MB, but a column is cut into at least _TASKS_PER_CORE
+# tasks per core as long as each keeps 64 KB (~150 us of work, >10x a task's overhead), so
+# mid-sized columns use every core and a late-starting thread still gets a share (2 MB columns:
+# 230 -> 400 MB/s on 2 cores).
+_CHUNK_BYTES = 1 << 20
+_MIN_CHUNK_BYTES = 64 << 10
+_TASKS_PER_CORE = 4
 
 
 @intrinsic
@@ -74,6 +82,16 @@ def load_word(data, pos, end, size):
     for j in range(min(rem, 8)):
         w |= np.uint64(data[pos + j]) << np.uint64(8 * j)
     return w
+
+
+@numba.njit(cache=True, nogil=True)
+def is_non_decreasing(a):
+    """Whether ``a[i] <= a[i + 1]`` for all i: one pass without temporaries, 3x faster than
+    ``np.any(np.diff(a) < 0)`` (0.06 vs 0.19 ms for 229,000 offsets)."""
+    for i in range(a.shape[0] - 1):
+        if a[i + 1] < a[i]:
+            return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -217,28 +235,40 @@ def _encode_chunk(data, offsets, lo, hi, byte_code, short_code, hhead, ekey, ecl
 _POOL = None
 
 
+def shared_pool():
+    """The process-wide worker pool: one thread per core beyond the caller's (at least one).
+
+    Threads are started lazily by the executor and reused by every parallel CPU path
+    (:func:`run_tasks`, speculative training in :func:`fsstgpu.training.plan_blocks`).
+    """
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1),
+                                   thread_name_prefix="fsstgpu")
+    return _POOL
+
+
 def run_tasks(fn, ntasks: int) -> None:
     """Call ``fn(k)`` for ``k`` in ``range(ntasks)`` on the calling thread and one pool thread
     per other core; ``fn`` should release the GIL (a ``nogil`` numba kernel).
 
     Tasks are claimed from a shared counter, so a thread that starts late (the machine busy
-    with other work) just finds fewer tasks left: the caller never waits on a thread that has
-    not started, unlike a fixed split of the work (numba ``prange`` stalled for milliseconds
-    on a loaded 2-core machine).
+    with other work, or the pool thread still finishing an earlier job) just finds fewer tasks
+    left: the caller never waits on a thread that has not started, unlike a fixed split of the
+    work (numba ``prange`` stalled for milliseconds on a loaded 2-core machine).
     """
     import itertools
     import os
-    from concurrent.futures import ThreadPoolExecutor
 
-    global _POOL
     workers = min(ntasks, os.cpu_count() or 1) - 1
     if workers <= 0:
         for k in range(ntasks):
             fn(k)
         return
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1),
-                                   thread_name_prefix="fsstgpu")
+    pool = shared_pool()
     counter = itertools.count()  # next() is atomic under the GIL
 
     def worker():
@@ -247,18 +277,21 @@ def run_tasks(fn, ntasks: int) -> None:
                 return
             fn(k)
 
-    futures = [_POOL.submit(worker) for _ in range(workers)]
+    futures = [pool.submit(worker) for _ in range(workers)]
     worker()
     for f in futures:
         if not f.cancel():
             f.result()
 
 
-def _chunk_bounds(offsets: np.ndarray, chunk_bytes: int) -> np.ndarray:
-    """String indices cutting ``offsets`` into runs of about ``chunk_bytes`` bytes each."""
+def _chunk_bounds(offsets: np.ndarray, chunk_bytes: int, min_chunks: int = 1,
+                  min_chunk_bytes: int = 1) -> np.ndarray:
+    """String indices cutting ``offsets`` into runs of about ``chunk_bytes`` bytes each, or into
+    ``min_chunks`` runs when that gives more, but never runs under ``min_chunk_bytes``."""
     n = len(offsets) - 1
     span = int(offsets[-1] - offsets[0])
-    nchunks = max(1, min(n, span // chunk_bytes))
+    nchunks = max(1, min(n, span // max(1, min_chunk_bytes),
+                         max(span // chunk_bytes, min_chunks)))
     if nchunks == 1:
         return np.array([0, n], dtype=np.int64)
     targets = offsets[0] + (span * np.arange(1, nchunks, dtype=np.int64)) // nchunks
@@ -296,9 +329,8 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     if offsets.ndim != 1 or len(offsets) == 0:
         raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
-    if len(offsets) > 1 and (
-        offsets[0] < 0 or offsets[-1] > len(data) or np.any(np.diff(offsets) < 0)
-    ):
+    if len(offsets) > 1 and (offsets[0] < 0 or offsets[-1] > len(data)
+                             or not is_non_decreasing(offsets)):
         raise ValueError("offsets must be non-decreasing and inside data")
     n = len(offsets) - 1
     code_offsets = np.empty(n + 1, dtype=np.int64)
@@ -306,7 +338,8 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
         code_offsets[0] = 0
         return np.empty(0, dtype=np.uint8), code_offsets
     lookup = _lookup(table)
-    bounds = _chunk_bounds(offsets, _CHUNK_BYTES)
+    bounds = _chunk_bounds(offsets, _CHUNK_BYTES, _TASKS_PER_CORE * (os.cpu_count() or 1),
+                           _MIN_CHUNK_BYTES)
     nchunks = len(bounds) - 1
     # Each chunk gets 2 bytes per input byte (all escapes) plus 1 for the speculative literal.
     chunk_bytes = offsets[bounds[1:]] - offsets[bounds[:-1]]

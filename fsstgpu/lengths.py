@@ -1,20 +1,31 @@
 """Compact encodings of non-negative integer arrays: string lengths, code lengths, deltas.
 
 The blob format (``formats/blob.md``) stores every integer array through this module. Each
-encoding has a one-byte id, written in the blob's header for the uncompressed-lengths section, so
-that a better codec (the planned bit-plane encoding, which the GPU decodes in parallel) can be
-added later under a new id while old blobs keep decoding.
+encoding has a one-byte id, written in the blob's header for the per-string sections (string
+lengths, and code lengths when stored), so that old blobs keep decoding when a better encoding is
+added under a new id.
 
-Encoding :data:`NARROW` (id 1), the only one so far::
+Encoding :data:`NARROW` (id 1)::
 
     width  1 byte          1, 2, 4 or 8: the narrowest unsigned width that holds the maximum
                            (1 for an empty array)
     values count * width   little-endian unsigned integers
 
-The count is not stored: the reader knows it from the blob's header, and checks the payload size
-against it before allocating anything. There is deliberately no zero width: every value costs at
-least one byte, so a count declared in a header can never exceed the bytes that back it, and a
-reader never allocates more than 8 bytes per byte of input.
+There is deliberately no zero width: every value costs at least one byte, so a count declared in
+a header can never exceed the bytes that back it, and a reader never allocates more than 8 bytes
+per byte of input.
+
+Encoding :data:`BITPLANE` (id 2): the buffer of :func:`fsstgpu.kernels.bitplane_pack` (its own
+16-byte header with magic ``FBP1``, dtype code and count; one plane-count byte per group of 32
+values; then only the non-zero bit planes of each group, 32 bits each), written for the narrowest
+unsigned dtype that holds the maximum and without delta. Per-string lengths vary little within
+32 neighbouring strings, so they take about their bit width (5-7 bits for typical text columns)
+instead of a whole byte or two; the GPU can decode the groups in parallel. A reader accepts only
+unsigned dtypes, no delta or zigzag flag, and exactly the expected count; because a group of 32
+zeros takes one byte, a count can be up to 32 values per byte of payload.
+
+The count is never needed from the payload: the reader knows it from the blob's header, and
+checks the payload against it before allocating anything.
 """
 
 from __future__ import annotations
@@ -22,9 +33,13 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.kernels.bitplane import bitplane_pack_cpu, bitplane_unpack_cpu
 
 NARROW = 1
-CODECS = {NARROW: "narrowest unsigned width"}
+BITPLANE = 2
+CODECS = {NARROW: "narrowest unsigned width", BITPLANE: "bit planes per group of 32"}
+# Values per payload byte a codec can declare at most (the allocation bound for readers).
+MAX_VALUES_PER_BYTE = {NARROW: 1, BITPLANE: 32}
 
 _WIDTHS = (1, 2, 4, 8)
 _DTYPES = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
@@ -55,35 +70,41 @@ def encode_uints(values, codec: int = NARROW) -> bytes:
     values : array-like of integers, shape (n,)
         Non-negative values below 2**64.
     codec : int
-        The encoding id; only :data:`NARROW` exists so far.
+        The encoding id: :data:`NARROW` or :data:`BITPLANE`.
 
     Returns
     -------
     bytes
-        The payload; :func:`decode_uints` with the same ``n`` reads it back.
+        The payload; :func:`decode_uints` with the same ``n`` and codec reads it back.
 
     Examples
     --------
-    >>> from fsstgpu.lengths import encode_uints, decode_uints
+    >>> from fsstgpu.lengths import BITPLANE, encode_uints, decode_uints
     >>> payload = encode_uints([3, 0, 300])
     >>> len(payload)  # one width byte, then three 2-byte values
     7
     >>> decode_uints(payload, 3).tolist()
     [3, 0, 300]
+    >>> payload = encode_uints([5] * 64, BITPLANE)
+    >>> len(payload)  # 16-byte header, 2 plane counts (+2 padding), 2 groups x 3 planes x 4
+    44
+    >>> decode_uints(payload, 64, BITPLANE).tolist() == [5] * 64
+    True
     """
-    if codec != NARROW:
+    if codec not in CODECS:
         raise ValueError(f"unknown integer codec {codec}; known: {sorted(CODECS)}")
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError(f"expected a 1-D array, got shape {values.shape}")
-    if values.size == 0:
-        return bytes([1])
-    if values.dtype.kind not in "iu":
+    if values.size and values.dtype.kind not in "iu":
         raise TypeError(f"expected integers, got {values.dtype}")
-    if values.dtype.kind == "i" and int(values.min()) < 0:
+    if values.size and values.dtype.kind == "i" and int(values.min()) < 0:
         raise ValueError("values must be non-negative")
-    width = narrowest_width(int(values.max()))
-    return bytes([width]) + values.astype(_DTYPES[width], copy=False).tobytes()
+    width = narrowest_width(int(values.max())) if values.size else 1
+    narrow = values.astype(_DTYPES[width], copy=False)
+    if codec == BITPLANE:
+        return bitplane_pack_cpu(narrow).tobytes()
+    return bytes([width]) + narrow.tobytes()
 
 
 def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integers"):
@@ -103,7 +124,8 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
     Raises
     ------
     CorruptDataError
-        If the payload size does not match ``count``, or the width byte is not 1, 2, 4 or 8.
+        If the payload does not hold exactly ``count`` values in the codec's layout (for
+        :data:`NARROW`: size ``1 + count * width``, width 1, 2, 4 or 8).
 
     Examples
     --------
@@ -111,11 +133,13 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
     >>> decode_uints(bytes([1, 7, 9]), 2).tolist()
     [7, 9]
     """
-    if codec != NARROW:
+    if codec not in CODECS:
         raise CorruptDataError(f"{what}: unknown integer codec {codec}")
     payload = memoryview(payload).cast("B")
     if count < 0:
         raise CorruptDataError(f"{what}: negative count {count}")
+    if codec == BITPLANE:
+        return _decode_bitplane(payload, count, what)
     if len(payload) < 1:
         raise CorruptDataError(f"{what}: empty payload, expected at least the width byte")
     width = payload[0]
@@ -130,8 +154,27 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
     return np.frombuffer(payload[1:], dtype=_DTYPES[width]).astype(np.uint64)
 
 
-def encode_offsets(offsets) -> bytes:
-    """Encode a non-decreasing array that starts at 0 as its ``len - 1`` deltas.
+def _decode_bitplane(payload, count: int, what: str):
+    """Check a :data:`BITPLANE` payload's header against ``count`` before unpacking it."""
+    head = bytes(payload[:16])
+    if len(head) < 16:
+        raise CorruptDataError(f"{what}: bit-plane payload of {len(payload)} bytes is shorter "
+                               "than its 16-byte header")
+    n = int.from_bytes(head[8:16], "little")
+    if n != count:
+        raise CorruptDataError(f"{what}: bit-plane payload holds {n} values, expected {count}")
+    if head[:4] == b"FBP1" and (head[4] > 3 or head[5]):
+        raise CorruptDataError(f"{what}: bit-plane payload must hold unsigned values without "
+                               f"delta (dtype code {head[4]}, flags {head[5]})")
+    try:
+        values = bitplane_unpack_cpu(np.frombuffer(payload, dtype=np.uint8))
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{what}: {exc}") from None
+    return values.astype(np.uint64)
+
+
+def encode_offsets(offsets, codec: int = NARROW) -> bytes:
+    """Encode a non-decreasing array that starts at 0 as its ``len - 1`` deltas (in ``codec``).
 
     Examples
     --------
@@ -145,10 +188,11 @@ def encode_offsets(offsets) -> bytes:
     deltas = np.diff(offsets)
     if deltas.size and int(deltas.min()) < 0:
         raise ValueError("offsets must be non-decreasing")
-    return encode_uints(deltas)
+    return encode_uints(deltas, codec)
 
 
-def decode_offsets(payload, count: int, *, total: int, what: str = "offsets"):
+def decode_offsets(payload, count: int, *, total: int, what: str = "offsets",
+                   codec: int = NARROW):
     """Decode ``count`` offsets (``count - 1`` deltas) and check that the last one is ``total``.
 
     Returns int64 offsets starting at 0, non-decreasing, ending at ``total``.
@@ -166,7 +210,7 @@ def decode_offsets(payload, count: int, *, total: int, what: str = "offsets"):
     """
     if count < 1:
         raise CorruptDataError(f"{what}: needs at least one offset, got count {count}")
-    deltas = decode_uints(payload, count - 1, what=what)
+    deltas = decode_uints(payload, count - 1, codec, what=what)
     # Every delta must be <= total (< 2**63), so a wrap-around in the uint64 running sum shows
     # as a decrease; then the sum must land exactly on total.
     if deltas.size and int(deltas.max()) > total:

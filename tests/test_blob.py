@@ -1,4 +1,7 @@
-"""The standalone blob: layout, golden bytes, and every kind of damage raising CorruptDataError."""
+"""The standalone blob: layout, golden bytes, and every kind of damage raising CorruptDataError.
+
+Damage tests run over every writer option (code offsets stored or derived; narrow or bit-plane
+lengths)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
-from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
+from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable, lengths
 from fsstgpu.formats import blob
 from fsstgpu.testing import check_roundtrip
 
@@ -25,6 +28,18 @@ GOLDEN_HEX = (
     "8436"
 )
 
+# Written by the default writer since bit-plane lengths (lengths codec 2) and derived code
+# offsets became the default; must keep decoding forever too.
+GOLDEN_BITPLANE_HEX = (
+    "4653474201030200050000000000000001000000000000001100000000000000010000000000000004000000"
+    "0000000008000000000000000200000000000000d19b83001d00000000000000465354540101000001000001"
+    "0078612e622f687474703a2f2f0919858c3dd5f85e02000000000000000105857d0e8e000000000000000069"
+    "df22651100000000000000020100ff00ff790201ff68ff74ff74ff70112a2fc9240000000000000046425031"
+    "00000000050000000000000004000000150000001500000010000000110000006fa3c2d50100000000000000"
+    "1d346c7492050000000000000001020601086bd17f960500000000000000010b0a0404ebdfac960500000000"
+    "000000010000000021dc3b2f0300000000000000010302358f8436"
+)
+
 
 def golden_column():
     return pa.chunked_array([["http://a.b/", None, "x\x00y"], ["", "http://a.b/http"]],
@@ -35,15 +50,26 @@ def golden_table():
     return SymbolTable([b"http://", b"a.b/", b"x"])
 
 
-def test_golden_blob():
-    golden = bytes.fromhex(GOLDEN_HEX)
+@pytest.mark.parametrize("hex_, options", [
+    (GOLDEN_HEX, {"store_code_offsets": True, "lengths_codec": lengths.NARROW}),
+    (GOLDEN_BITPLANE_HEX, {}),
+], ids=["narrow-with-offsets", "default"])
+def test_golden_blob(hex_, options):
+    golden = bytes.fromhex(hex_)
     carr = CompressedStringArray.from_bytes(golden)
     out = fsstgpu.decompress(carr, device="cpu")
     assert out.type == pa.string() and out.equals(golden_column())
     assert [len(c) for c in out.chunks] == [3, 2]
     # The writer still produces exactly these bytes (the format is stable).
     again = fsstgpu.compress(golden_column(), table=golden_table(), split_size=8)
-    assert again.to_bytes() == golden
+    assert blob.dumps(again, **options) == golden
+    assert carr.equals(again)
+
+
+def test_default_blob_options(carr):
+    data = carr.to_bytes()
+    assert data == blob.dumps(carr, store_code_offsets=False, lengths_codec=lengths.BITPLANE)
+    assert not data[5] & blob.FLAG_CODE_OFFSETS and data[6] == lengths.BITPLANE
 
 
 def small_carr():
@@ -58,16 +84,22 @@ def carr():
     return small_carr()
 
 
-@pytest.fixture(scope="module", params=[True, False], ids=["offsets", "no-offsets"])
+BLOB_OPTIONS = [(store, codec) for codec in (lengths.NARROW, lengths.BITPLANE)
+                for store in (True, False)]
+
+
+@pytest.fixture(scope="module", params=BLOB_OPTIONS,
+                ids=[f"{'offsets' if s else 'no-offsets'}-codec{c}" for s, c in BLOB_OPTIONS])
 def small_blob(request, carr):
-    return carr.to_bytes(store_code_offsets=request.param)
+    store, codec = request.param
+    return blob.dumps(carr, store_code_offsets=store, lengths_codec=codec)
 
 
 def test_header_layout(carr, small_blob):
     assert small_blob[:4] == b"FSGB" and small_blob[4] == blob.VERSION
     flags, codec, tcode = small_blob[5], small_blob[6], small_blob[7]
     assert flags & blob.FLAG_VALIDITY and not flags & blob.FLAG_CHUNKS
-    assert codec == 1 and tcode == 1  # narrowest-width lengths, large_string
+    assert codec in (lengths.NARROW, lengths.BITPLANE) and tcode == 1  # large_string
     length, nulls, ncodes, nblocks, nsplits, split_size, nchunks = struct.unpack_from(
         "<7Q", small_blob, 8)
     assert (length, nulls, ncodes, nblocks, nsplits, split_size, nchunks) == (
@@ -76,11 +108,51 @@ def test_header_layout(carr, small_blob):
 
 
 def test_sizes_are_compact(carr):
-    with_offsets = len(carr.to_bytes())
-    without = len(carr.to_bytes(store_code_offsets=False))
+    def size(store, codec):
+        return len(blob.dumps(carr, store_code_offsets=store, lengths_codec=codec))
+
+    with_offsets = size(True, lengths.NARROW)
+    without = size(False, lengths.NARROW)
     # One byte per string (code lengths < 256) and the width byte.
     assert with_offsets - without == len(carr) + 1
     assert with_offsets < len(carr.codes) + 3 * len(carr) + 300
+    # Bit planes: lengths < 16 take 4 bits each (one 32-value group: 16-byte header, 1 count
+    # byte, 3 padding, 4 planes of 4 bytes) instead of 1 + 21 bytes.
+    assert size(False, lengths.BITPLANE) - without == (16 + 4 + 4 * 4) - (1 + len(carr))
+    assert len(carr.to_bytes()) == size(False, lengths.BITPLANE)
+
+
+def test_many_empty_strings():
+    """Bit-plane lengths take one byte per 32 empty strings: the reader's count bound allows it."""
+    col = pa.array([""] * 100_000 + ["x"])
+    data = fsstgpu.compress(col).to_bytes()
+    assert len(data) < 100_000 // 8
+    assert fsstgpu.decompress(CompressedStringArray.from_bytes(data), "cpu").equals(col)
+    data = bytearray(data)
+    struct.pack_into("<Q", data, 8, 33 * len(data))  # more strings than 32 per byte
+    with pytest.raises(CorruptDataError, match="strings declared"):
+        CompressedStringArray.from_bytes(_fix_crcs(data))
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda p: p[:15], "shorter than its 16-byte header"),
+    (lambda p: p[:8] + (22).to_bytes(8, "little") + p[16:], "holds 22 values, expected 21"),
+    (lambda p: p[:4] + bytes([6]) + p[5:], "unsigned values without delta"),
+    (lambda p: p[:5] + bytes([1]) + p[6:], "unsigned values without delta"),
+    (lambda p: b"XBP1" + p[4:], "magic"),
+    (lambda p: p[:16] + bytes([9]) + p[17:], "planes"),
+    (lambda p: p[:-4], "plane words"),
+    (lambda p: p + bytes(4), "plane words"),
+])
+def test_forged_bitplane_lengths(carr, change, message):
+    """A lengths section in the bit-plane codec, altered (CRCs fixed): CorruptDataError."""
+    data = blob.dumps(carr, lengths_codec=lengths.BITPLANE)
+    pos, start, end = _sections(data)[4]
+    payload = change(data[start:end])
+    forged = bytearray(data[:pos] + struct.pack("<Q", len(payload)) + payload + bytes(4)
+                       + data[end + 4:])
+    with pytest.raises(CorruptDataError, match=message):
+        CompressedStringArray.from_bytes(_fix_crcs(forged))
 
 
 def test_roundtrip_inputs(carr, small_blob):
@@ -258,3 +330,21 @@ def test_blob_roundtrip_of_all_types():
     for type_ in (pa.string(), pa.binary(), pa.string_view(), pa.binary_view()):
         vals = ["a", None, "bb"] if type_ in (pa.string(), pa.string_view()) else [b"a", None]
         check_roundtrip(pa.chunked_array([vals, vals], type_))
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 1000])
+@pytest.mark.parametrize("top", [0, 1, 255, 256, 70_000, 2**40, 2**64 - 1])
+def test_bitplane_integer_codec_roundtrip(n, top):
+    rng = np.random.default_rng(n * 7 + 1)
+    values = (rng.integers(0, 2**63, n, dtype=np.uint64) % np.uint64(top + 1 if top < 2**63
+                                                                         else 2**63))
+    if n and top:
+        values[rng.integers(0, n)] = top  # the maximum occurs
+    payload = lengths.encode_uints(values, lengths.BITPLANE)
+    assert lengths.decode_uints(payload, n, lengths.BITPLANE).tolist() == values.tolist()
+    with pytest.raises(CorruptDataError, match="expected"):
+        lengths.decode_uints(payload, n + 1, lengths.BITPLANE)
+    offsets = np.concatenate(([0], np.cumsum(values % np.uint64(1000)))).astype(np.int64)
+    payload = lengths.encode_offsets(offsets, lengths.BITPLANE)
+    assert lengths.decode_offsets(payload, n + 1, total=int(offsets[-1]),
+                                  codec=lengths.BITPLANE).tolist() == offsets.tolist()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fsstgpu import CorruptDataError, SymbolTable
 from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.encoder import encode_strings
-from fsstgpu.train import train_table
+from fsstgpu.training import train_table
 
 
 def _offsets(items):
@@ -163,3 +163,25 @@ def test_decode_all_corrupt_inputs():
     with pytest.raises(CorruptDataError):
         decode_all([t], np.array([0, 9], np.uint8), np.array([0, 2]), np.array([0, 3]),
                    np.array([0]), 3)
+
+
+def test_parallel_chunks_give_the_sequential_encoding():
+    """Columns from 128 KB up are encoded in several chunks; the result is one pass's."""
+    from fsstgpu import encoder
+
+    rng = np.random.default_rng(11)
+    words = [b"alpha ", b"beta", b"gamma,", b"http://x.org/", b"\x00", b"zz"]
+    for nstrings in (3_000, 20_000, 90_000):
+        items = [b"".join(words[j] for j in rng.integers(0, 6, rng.integers(0, 8)))
+                 for _ in range(nstrings)]
+        data, offs = _offsets(items)
+        table = train_table(data, offs)
+        bounds = encoder._chunk_bounds(offs, encoder._CHUNK_BYTES, 8, encoder._MIN_CHUNK_BYTES)
+        assert len(bounds) - 1 == max(1, min(8, len(data) // encoder._MIN_CHUNK_BYTES))
+        codes, coffs = encode_strings(table, data, offs)
+        one = np.empty(2 * len(data) + 1, np.uint8)
+        one_offs = np.empty(len(offs), np.int64)
+        end = encoder._encode_chunk(data, offs, 0, len(items), *encoder._lookup(table), one, 0,
+                                    one_offs)
+        one_offs[-1] = end
+        assert np.array_equal(codes, one[:end]) and np.array_equal(coffs, one_offs)

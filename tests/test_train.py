@@ -9,7 +9,7 @@ import pytest
 import fsstgpu
 from fsstgpu.bench_cpu import load_lines
 from fsstgpu.encoder import encode_strings
-from fsstgpu.train import plan_blocks, train_table
+from fsstgpu.training import plan_blocks, train_table
 
 # Reference FSST (cwida/fsst 4433be9, fsst_create + fsst_compress on each whole file, built with
 # g++ -O3 on this project's machine): string bytes / (compressed bytes + fsst_export header).
@@ -168,3 +168,65 @@ def test_dbtext_concatenated_column_gets_blocks(dbtext_paths):
     if len(dbtext_paths) == 22:
         # measured 2.18 (one reference table: 1.409; per-file tables: 2.18)
         assert len(data) / size >= 2.15
+
+
+def test_pair_counter_width_does_not_change_the_table():
+    """Samples under 64 KB count pairs in 16 bits (one increment per sample byte at most)."""
+    from fsstgpu import training
+
+    data, offs = _offsets(_text(20_000, seed=6) + [b"ab" * 256] * 40)  # large pair counts
+    sdata, soffs = training._make_sample(data, offs, 0, len(offs) - 1, 65_000, training._SEED)
+    assert len(sdata) < 65536
+    wide = training._build_with(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
+                                training._SINGLE_WEIGHT, np.zeros(512 * 512, np.int32))
+    narrow = training._build(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
+                             training._SINGLE_WEIGHT)
+    assert np.array_equal(wide[0], narrow[0]) and np.array_equal(wide[1], narrow[1])
+    # A sample of 64 KB or more takes the 32-bit counters, and still gives a valid table.
+    t = train_table(data, offs, sample_bytes=100_000)
+    assert 0 < len(t) <= 255 and len(data) / _size(t, data, offs) > 2.0
+
+
+def test_rank_orders_by_gain_then_value_then_length():
+    from fsstgpu import training
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        u = int(rng.integers(1, 400))
+        uval = rng.integers(0, 6, u).astype(np.uint64)  # many ties on every key
+        ulen = rng.integers(1, 9, u).astype(np.int64)
+        ugain = rng.integers(0, 5, u).astype(np.int64)
+        sel = rng.permutation(u)[: int(rng.integers(1, u + 1))].astype(np.int64)
+        got = training._rank(uval, ulen, ugain, sel.copy())
+        expect = sorted(sel.tolist(), key=lambda k: (-int(ugain[k]), int(uval[k]), int(ulen[k]),
+                                                     k))
+        # (value, length) pairs repeat here, unlike in training: compare the keys
+        keys = [(-int(ugain[k]), int(uval[k]), int(ulen[k])) for k in got.tolist()]
+        assert keys == [(-int(ugain[k]), int(uval[k]), int(ulen[k])) for k in expect]
+        assert sorted(got.tolist()) == sorted(sel.tolist())
+
+
+def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
+    """The speculative whole-column training gives exactly the sequential result."""
+    from fsstgpu import training
+
+    rng = np.random.default_rng(8)
+    uniform = _offsets(_text(40_000, seed=9))
+    dna = [bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 40)) for _ in range(8_000)]
+    mixed = _offsets(_text(15_000, seed=10) + dna)
+    for data, offs in (uniform, mixed):
+        monkeypatch.setattr(training, "_CORES", 2)
+        s2, t2 = plan_blocks(data, offs)
+        monkeypatch.setattr(training, "_CORES", 1)
+        s1, t1 = plan_blocks(data, offs)
+        assert np.array_equal(s1, s2) and t1 == t2
+    assert len(t1) == 2  # the mixed column was cut (the speculative table was dropped)
+
+
+@pytest.mark.parametrize("module", ["fsstgpu.training", "fsstgpu.encoder", "fsstgpu.bench_cpu"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
