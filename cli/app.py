@@ -342,6 +342,9 @@ def bench(
     ] = BenchDevice.cpu,
     target_mib: Annotated[int, typer.Option(
         min=1, help="GPU bench: replicate the data to about this many MiB.")] = 1024,
+    nvcomp: Annotated[bool, typer.Option(
+        help="GPU bench: also time nvCOMP's codecs on the same bytes (when nvidia.nvcomp "
+             "imports).")] = True,
     json_: JsonOpt = False,
 ):
     """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels)."""
@@ -372,7 +375,7 @@ def bench(
             resolve_device("gpu")
             from fsstgpu.bench_gpu import format_gpu_bench, run_gpu_bench
 
-            rows = run_gpu_bench(paths, target_mib * 2**20)
+            rows = run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp)
             _show(rows, format_gpu_bench, json_)
         else:
             from fsstgpu.bench_cpu import format_cpu_bench, run_cpu_bench

@@ -29,12 +29,35 @@ for stage in "$@"; do
             -p no:cacheprovider -m gpu tests/test_gpu_decode.py -k "corrupt or tiny or huge" \
             2>&1 | tail -25 | tee "$OUT/final_memcheck.txt" ;;
     bench)
-        timeout 240 $CLI bench --device gpu --json >"$OUT/final_bench_gpu.json" \
-            2>"$OUT/final_bench_gpu.err"
+        timeout 240 $CLI bench --device gpu --no-nvcomp --json >"$OUT/final_bench_gpu.json" \
+            2>"$OUT/final_bench_gpu.err"; echo "cli exit $?" >>"$OUT/final_bench_gpu.err"
         $PY -c "import json, sys; from rich.console import Console
 from fsstgpu.bench_gpu import format_gpu_bench
 Console(width=170).print(format_gpu_bench(json.load(open(sys.argv[1]))))" \
             "$OUT/final_bench_gpu.json" 2>&1 | tee "$OUT/final_bench_gpu.txt" ;;
+    nvcomp)
+        # in a process of its own: a crash inside nvCOMP must not take other results with it
+        PYTHONFAULTHANDLER=1 timeout 150 $PY - <<'PYEOF' 2>&1 | tail -40 | tee "$OUT/final_nvcomp.txt"
+import json, os
+import numpy as np
+from fsstgpu.bench_gpu import _nvcomp_rows
+from fsstgpu.datasets import dbtext_files
+from fsstgpu.kernels._timing import copy_bandwidth
+from nvidia import nvcomp
+print("nvcomp", nvcomp.__version__, flush=True)
+one = np.concatenate([np.frombuffer(p.read_bytes().replace(b"\n", b""), np.uint8)
+                      for p in dbtext_files()])
+data = np.tile(one, (1 << 30) // one.size + 1)[: 1 << 30]
+rows = _nvcomp_rows(data, copy_bandwidth(1 << 30))
+json.dump(rows, open(os.environ["OUT"] + "/final_nvcomp.json", "w"), indent=1, default=str)
+for r in rows:
+    print(r)
+PYEOF
+        ;;
+    retest)
+        timeout 120 $PY -m pytest -q -p no:cacheprovider -m gpu -rfE tests/ \
+            -k "read_and_decompress or corrupt_buffers_raise or stream" 2>&1 | tail -15 \
+            | tee "$OUT/final_retest.txt" ;;
     kernels)
         timeout 200 $CLI bench kernels --json >"$OUT/final_bench_kernels.json" \
             2>"$OUT/final_bench_kernels.err" ;;
