@@ -334,17 +334,6 @@ def to_device(carr, stream=None) -> DeviceCompressedStringArray:
     return DeviceCompressedStringArray(HostPrepared(carr), stream)
 
 
-_SIDE_STREAMS: dict = {}
-
-
-def _side_stream(cp):
-    """One non-blocking helper stream per device, for work that overlaps a decode."""
-    device = cp.cuda.Device().id
-    if device not in _SIDE_STREAMS:
-        _SIDE_STREAMS[device] = cp.cuda.Stream(non_blocking=True)
-    return _SIDE_STREAMS[device]
-
-
 def decode_async(dev: DeviceCompressedStringArray, stream=None, *, variant: str | None = None,
                  fill: int | None = None, out=None) -> DecodeJob:
     """Enqueue a decode of ``dev`` on ``stream`` without waiting; :meth:`DecodeJob.check` it.
@@ -356,28 +345,17 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, variant: str 
 
     cp = get_cupy()
     with _on(stream):
-        main = cp.cuda.get_current_stream()
         odt = _offsets_dtype(dev.type, dev.total)
         offsets = cp.empty(dev.length + 1, dtype=odt)
+        launch_offsets(dev.lengths, offsets, stream=stream)
         data = cp.empty(dev.total, dtype=cp.uint8) if out is None else out[: dev.total]
         if fill is not None:
             data.fill(fill)
         err = cp.zeros(1, dtype=cp.int32)
-        # The offsets scan does not depend on the decode: run it on a side stream so that it
-        # fills the SMs the decode's last wave leaves idle; the main stream waits for it at the
-        # end, so the caller still sees one stream with everything done.
-        side = _side_stream(cp)
-        inputs_ready = cp.cuda.Event(disable_timing=True)
-        inputs_ready.record(main)
-        side.wait_event(inputs_ready)
-        launch_offsets(dev.lengths, offsets, stream=side)
-        offsets_done = cp.cuda.Event(disable_timing=True)
-        offsets_done.record(side)
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err,
-                      variant=variant or DEFAULT_VARIANT, stream=main)
+                      variant=variant or DEFAULT_VARIANT, stream=stream)
         validity = None if dev.validity is None else dev.validity.copy()
-        main.wait_event(offsets_done)
     result = DeviceStringArray(dev.type, dev.length, offsets, data, validity, dev.null_count,
                                dev.chunk_lengths)
     return DecodeJob(result, err, stream)
