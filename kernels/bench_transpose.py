@@ -84,6 +84,15 @@ def _cfg_name(kind, cfg):
     return f"{kind} V={v} TR={tr} MINB={mb}"
 
 
+def _default_name(es, r, c, *ptrs, inplace=False):
+    """Label of the kernel that transpose() picks for this case."""
+    kernel, cfgs = tmod.default_kernels(es, inplace=inplace)
+    cfg = tmod._fitting_cfg(cfgs, es, r, c, *ptrs)
+    if cfg is None:
+        kernel = "square" if inplace else "tiles"
+    return f"default: {_cfg_name(kernel, cfg) if cfg else kernel}"
+
+
 def _bench_tiles_pf(cp, es, dtype, r, c, repeat, copy_bps):
     """Every compiled tiles_pf config, each checked against the default kernel first."""
     rows = []
@@ -200,6 +209,9 @@ def _bench_out_of_place(cp, es, dtype, r, c, tune, repeat, copy_bps):
         chosen = v or tmod._pick_v(tmod.TILE_V[es], es, r, c, x.data.ptr, out.data.ptr)
         rows.append(_row("out_of_place", f"fsstgpu V={chosen}", dtype, (r, c), x.nbytes, t,
                          copy_bps))
+    t = time_device(lambda: tmod.transpose(x, out), repeat=repeat)   # the per-size default
+    rows.append(_row("out_of_place", _default_name(es, r, c, x.data.ptr, out.data.ptr), dtype,
+                     (r, c), x.nbytes, t, copy_bps))
     t = time_device(lambda: cp.ascontiguousarray(x.T), repeat=repeat)
     rows.append(_row("out_of_place", "cupy.ascontiguousarray(x.T)", dtype, (r, c), x.nbytes, t,
                      copy_bps))
@@ -218,6 +230,9 @@ def _bench_square(cp, dtype, n, tune, repeat, copy_bps):
         chosen = v or tmod._pick_v(tmod.SQUARE_V[es], es, n, n, x.data.ptr)
         rows.append(_row("inplace_square", f"fsstgpu V={chosen}", dtype, (n, n), x.nbytes, t,
                          copy_bps))
+    t = time_device(lambda: tmod.transpose(x, inplace=True), repeat=repeat)
+    rows.append(_row("inplace_square", _default_name(es, n, n, x.data.ptr, inplace=True), dtype,
+                     (n, n), x.nbytes, t, copy_bps))
     return rows
 
 

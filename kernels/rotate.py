@@ -25,12 +25,25 @@ Device memory beyond the array: at most :data:`SCRATCH_BYTES` of saved bytes plu
 tables, no host-to-device copies.
 
 Kernel variants (``rotate(x, k, variant=...)``, all running the same plan and the same per-ticket
-work, so the same bytes): ``"tile"`` (:data:`DEFAULT_VARIANT`, the GPU-verified one: one block per
-ticket) and ``"pipe"`` / ``"pipe14k"`` (persistent blocks that keep :data:`PIPE_STAGES` - 1
-tickets' ``cp.async`` loads in flight while publishing and storing the current ticket; 8 KiB or
-14 KiB short tiles).  The pipelined kernels bound every spin-wait (:data:`PIPE_TIMEOUT_NS`): a
-stuck wait makes the kernel finish early and ``rotate`` raise :class:`fsstgpu.DeviceError`
-(``check=True``, one synchronisation) instead of hanging.
+work, so the same bytes): ``"tile"`` (one block per ticket) and ``"pipe"`` / ``"pipe14k"``
+(persistent blocks that keep :data:`PIPE_STAGES` - 1 tickets' ``cp.async`` loads in flight while
+publishing and storing the current ticket; 8 KiB or 14 KiB short tiles).  The pipelined kernels
+bound every spin-wait (:data:`PIPE_TIMEOUT_NS`): a stuck wait makes the kernel finish early and
+``rotate`` raise :class:`fsstgpu.DeviceError` (``check=True``, one synchronisation) instead of
+hanging.
+
+Default (``variant=None``): chosen per pass by :data:`DEFAULT_PASS_VARIANT`.  Measured on an
+NVIDIA H200, 2026-11-29, one run, 1 GiB int32 and uint8 arrays alike, % of the same run's
+device-to-device copy bandwidth:
+
+* short passes (k = 1, 1000, 4096*3+5, n-1): ``pipe14k`` 41-45%, ``tile`` 33-34%, ``pipe``
+  15-27%: the short pass runs ``pipe14k``;
+* column pass, k = n/3 (3 lanes): ``tile`` 43-44%, ``pipe`` 25-29%, ``pipe14k`` 26-27%: the column
+  pass runs ``tile``.  (At k = n/2, 2 lanes, ``pipe`` / ``pipe14k`` measured 55-57% against
+  ``tile``'s 47-48%; one data point, not used: ``rotate(x, k, variant="pipe")`` gets it.)
+
+A plan with a short pass therefore synchronises once by default (``check=True``); pass
+``check=False`` to keep the call free of host synchronisation.
 """
 
 from __future__ import annotations
@@ -56,7 +69,10 @@ THREADS = 256
 
 # Pipelined persistent variants (rotate.cu, "Pipelined persistent variants")
 VARIANTS = ("tile", "pipe", "pipe14k")
-DEFAULT_VARIANT = "tile"
+# variant=None: the kernel of each pass of the plan (H200, 2026-11-29; see the module docstring):
+# short passes pipe14k (41-45% of copy vs tile 33-34%), column passes tile (k=n/3: 43-44% vs
+# pipe 25-29%, pipe14k 26-27%).
+DEFAULT_PASS_VARIANT = {"short": "pipe14k", "column": "tile"}
 PIPE_STAGES = 3                  # must match PIPE_STAGES in rotate.cu
 PIPE_SHORT_TILE = {"pipe": 8192, "pipe14k": 14336}
 PIPE_SMEM = 48 * 1024 - 256      # dynamic shared memory budget of one pipelined block
@@ -224,13 +240,15 @@ def rotate(x, k: int, *, stream=None, variant: str | None = None, check: bool = 
         Elements to rotate by (``x`` becomes ``roll(x, -k)``); negative rotates right.
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work (default: the current stream).  Nothing synchronises, except
-        ``check`` for the pipelined variants.
+        ``check`` after pipelined passes.
     variant : str, optional
-        GPU kernel variant, one of :data:`VARIANTS` (default :data:`DEFAULT_VARIANT`); ignored
-        on the CPU.
+        GPU kernel variant for every pass, one of :data:`VARIANTS`; ignored on the CPU.  None
+        (default) picks per pass from :data:`DEFAULT_PASS_VARIANT`: ``"pipe14k"`` for the short
+        pass, ``"tile"`` for column passes (the fastest measured on an H200, 2026-11-29).
     check : bool, default True
-        Pipelined variants only: synchronise once at the end and raise ``DeviceError`` when a
-        bounded wait timed out (the result is then garbage).  With False nothing synchronises.
+        When a pass ran a pipelined kernel (``"pipe"``, ``"pipe14k"``, and the default's short
+        pass): synchronise once at the end and raise ``DeviceError`` when a bounded wait timed
+        out (the result is then garbage).  With False nothing synchronises.
 
     Returns
     -------
@@ -244,8 +262,7 @@ def rotate(x, k: int, *, stream=None, variant: str | None = None, check: bool = 
     >>> rotate(np.arange(5, dtype=np.uint8), -1)
     array([4, 0, 1, 2, 3], dtype=uint8)
     """
-    variant = DEFAULT_VARIANT if variant is None else variant
-    if variant not in VARIANTS:
+    if variant is not None and variant not in VARIANTS:
         raise ValueError(f"rotate variant must be one of {VARIANTS}, not {variant!r}")
     if isinstance(x, np.ndarray):
         return rotate_cpu(x, k)
@@ -256,27 +273,39 @@ def rotate(x, k: int, *, stream=None, variant: str | None = None, check: bool = 
     steps = plan(x.nbytes, k * x.dtype.itemsize)
     if not steps:
         return x
+    kernels = [pass_variant(step[0], variant) for step in steps]
     stream = stream or cp.cuda.get_current_stream()
     with stream:
         raw = x.view(cp.uint8)
-        if variant == "tile":
-            # scratch: saved bytes (16 bytes of slack for alignment); control: flag ring + ticket.
-            scratch = cp.empty(SCRATCH_BYTES + 32, dtype=cp.uint8)
-            ctrl = cp.empty(RING + 1, dtype=cp.uint32)
-            for step in steps:
-                _launch(cp, raw, step, scratch, ctrl, stream)
-            return x
-        # pipelined: the copy region needs d + 32 bytes plus alignment (see pipe_short_scratch)
-        scratch = cp.empty(SCRATCH_BYTES + 64, dtype=cp.uint8)
+        # scratch: saved bytes plus slack for alignment ("tile": 16 bytes; pipelined: the copy
+        # region needs d + 32 bytes plus alignment, see pipe_short_scratch); control: flag ring +
+        # ticket, reset by every launch.
+        piped = [v for v in kernels if v != "tile"]
+        scratch = cp.empty(SCRATCH_BYTES + (64 if piped else 32), dtype=cp.uint8)
         ctrl = cp.empty(RING + 1, dtype=cp.uint32)
-        err = cp.zeros(1, dtype=cp.uint32)
-        for step in steps:
-            _launch_pipe(cp, raw, step, scratch, ctrl, err, stream, variant)
-        if check and int(err.get(stream=stream)[0]):
-            raise DeviceError(f"rotate variant {variant!r}: a wait timed out after "
+        err = cp.zeros(1, dtype=cp.uint32) if piped else None
+        for step, v in zip(steps, kernels, strict=True):
+            if v == "tile":
+                _launch(cp, raw, step, scratch, ctrl, stream)
+            else:
+                _launch_pipe(cp, raw, step, scratch, ctrl, err, stream, v)
+        if piped and check and int(err.get(stream=stream)[0]):
+            raise DeviceError(f"rotate variant {piped[0]!r}: a wait timed out after "
                               f"{PIPE_TIMEOUT_NS / 1e9:g} s (kernel aborted; the array is "
                               "garbage)")
     return x
+
+
+def pass_variant(kind: str, variant: str | None = None) -> str:
+    """Kernel variant that runs a ``kind`` pass (``"short"`` / ``"column"``) of the plan.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.rotate import pass_variant
+    >>> pass_variant("short"), pass_variant("column"), pass_variant("column", "pipe")
+    ('pipe14k', 'tile', 'pipe')
+    """
+    return DEFAULT_PASS_VARIANT[kind] if variant is None else variant
 
 
 def _sm_count(cp) -> int:

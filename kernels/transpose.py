@@ -16,6 +16,26 @@ GPU paths (all offsets 64-bit, no host synchronisation, optional ``stream``):
   over the matrix (two when the dimensions are coprime).  Rows and column panels that fit in
   shared memory need no device scratch; larger ones go through a scratch buffer of at most
   ``32 * max(rows, cols)`` elements.  The result is a view of the input's memory.
+
+Kernel choice (defaults measured on an NVIDIA H200, 2026-11-29, one run, 1 GiB matrices, % of
+the same run's device-to-device copy bandwidth): the default is picked per element size from
+:data:`TILE_DEFAULT` (out of place) and :data:`SQUARE_DEFAULT` (in place, square):
+
+* out of place, 1-byte (uint8 32768 x 32768): ``tiles_pf`` V=8 TR=32 MINB=1, 87.9% (``tiles``
+  V=4: 78.3%; ``tiles_pf`` V=8 TR=16 MINB=2: 85.1%, V=8 TR=8 MINB=2: 83.9%, V=4 TR=8 MINB=4:
+  63.8%);
+* out of place, 16-byte (complex128 8192 x 8192): ``tiles_pf`` V=1 TR=8 MINB=4, 87.8% (``tiles``
+  V=1: 80.2%; ``tiles_pf`` V=1 TR=4 MINB=8: 81.9%, V=1 TR=16 MINB=2: 82.2%);
+* in place square, 1-byte (uint8 32768 x 32768): ``square_pf`` V=8 TR=32 MINB=1, 89.2%
+  (``square`` V=4: 59.3%; ``square_pf`` V=8 TR=16 MINB=1: 87.3%, V=4 TR=16 MINB=2: 62.8%,
+  V=4 TR=8 MINB=2: 51.2%);
+* every other element size (2, 4, 8 bytes; 16 bytes in place) keeps ``tiles`` / ``square``: the
+  variants were not re-measured against them;
+* in place rectangular keeps ``panel`` / ``row``: every cluster variant measured slower.
+
+A ``*_pf`` default applies only where its V fits the shape and pointers; otherwise the next
+listed config (measured better than the old kernel) or the old kernel runs.  The old kernels stay
+selectable (``TILE_KERNEL`` / ``SQUARE_KERNEL`` force one kernel for every element size).
 """
 
 from __future__ import annotations
@@ -41,20 +61,37 @@ SCRATCH_FACTOR = 32     # device scratch of the rectangular fallbacks: <= this *
 ROW_THREADS = 1024      # block size of the row and panel kernels
 _SMEM_LIMIT_OVERRIDE = None   # tests lower it to force the scratch fallbacks
 
-# ---- variants (helper H3d), selectable here; the defaults above stay until measured ----------
-# Out of place: "tiles" (default) or "tiles_pf" (persistent, prefetching, prmt byte transposes).
-TILE_KERNEL = "tiles"
-# (V, TR, MINB) per element size for "tiles_pf": V x V register blocks, blockDim 32 x TR,
-# __launch_bounds__(32 * TR, MINB).  TILE_PF is the one used; TILE_PF_ALL is every compiled one.
-TILE_PF = {1: (8, 8, 2), 2: (4, 8, 4), 4: (2, 8, 4), 8: (2, 8, 4), 16: (1, 4, 8)}
+# ---- kernel variants (helper H3d) and the default per element size ---------------------------
+# Out of place: "tiles" (32V x 32V tiles, one per block) or "tiles_pf" (persistent, prefetching,
+# prmt byte transposes).  (V, TR, MINB) of "tiles_pf": V x V register blocks, blockDim 32 x TR,
+# __launch_bounds__(32 * TR, MINB); TILE_PF_ALL is every compiled config, TILE_PF the best
+# measured one per size (used when TILE_KERNEL forces "tiles_pf" or no cfg is given).
+TILE_PF = {1: (8, 32, 1), 2: (4, 8, 4), 4: (2, 8, 4), 8: (2, 8, 4), 16: (1, 8, 4)}
 TILE_PF_ALL = {1: ((8, 8, 2), (8, 16, 2), (8, 32, 1), (4, 8, 4)), 2: ((4, 8, 4),),
                4: ((2, 8, 4),), 8: ((2, 8, 4),), 16: ((1, 4, 8), (1, 8, 4), (1, 16, 2))}
-# In place square: "square" (default) or "square_pf" (both tiles of a pair and the next pair in
-# flight).
-SQUARE_KERNEL = "square"
-SQUARE_PF = {1: (4, 16, 2), 2: (4, 8, 2), 4: (2, 8, 2), 8: (2, 8, 2), 16: (1, 8, 2)}
+# In place square: "square" (one block swaps a tile pair) or "square_pf" (both tiles of a pair
+# and the next pair in flight).
+SQUARE_PF = {1: (8, 32, 1), 2: (4, 8, 2), 4: (2, 8, 2), 8: (2, 8, 2), 16: (1, 8, 2)}
 SQUARE_PF_ALL = {1: ((4, 16, 2), (4, 8, 2), (8, 32, 1), (8, 16, 1)), 2: ((4, 8, 2),),
                  4: ((2, 8, 2),), 8: ((2, 8, 2),), 16: ((1, 8, 2), (1, 4, 4))}
+# Defaults per element size: (kernel, configs in order of preference).  The first config whose V
+# fits the shape and the pointers runs; when none does, the old kernel ("tiles" / "square" with
+# TILE_V / SQUARE_V) runs.  Measured on an H200, 2026-11-29, 1 GiB, % of device copy (module
+# docstring has every variant):
+#   1 B out of place: tiles_pf V=8 TR=32 MINB=1 87.9% vs tiles V=4 78.3%; for shapes where V=8
+#     does not fit, tiles V=4 (78.3%) beats tiles_pf V=4 TR=8 MINB=4 (63.8%): no second config.
+#   16 B out of place: tiles_pf V=1 TR=8 MINB=4 87.8% vs tiles V=1 80.2%.
+#   1 B in place square: square_pf V=8 TR=32 MINB=1 89.2% vs square V=4 59.3%; where V=8 does not
+#     fit, square_pf V=4 TR=16 MINB=2 (62.8%) still beats square V=4 (59.3%).
+#   2, 4, 8 B: the variants were not re-measured against the old kernels: those stay.
+TILE_DEFAULT = {1: ("tiles_pf", ((8, 32, 1),)), 2: ("tiles", ()), 4: ("tiles", ()),
+                8: ("tiles", ()), 16: ("tiles_pf", ((1, 8, 4),))}
+SQUARE_DEFAULT = {1: ("square_pf", ((8, 32, 1), (4, 16, 2))), 2: ("square", ()),
+                  4: ("square", ()), 8: ("square", ()), 16: ("square", ())}
+# None: the per-size defaults above.  "tiles" / "tiles_pf" (TILE_KERNEL) and "square" /
+# "square_pf" (SQUARE_KERNEL) force one kernel for every element size (tests, benchmarks).
+TILE_KERNEL = None
+SQUARE_KERNEL = None
 # In place rectangular: column steps "panel" (default) or "panel_cluster"; row step "row"
 # (default) or "row_cluster" (the panel / row split over a thread-block cluster of K CTAs).
 RECT_PANEL_KERNEL = "panel"
@@ -282,15 +319,20 @@ def _persistent_grid(fn, threads: int, smem: int, total: int) -> int:
     return max(1, min(total, sms * max(per_sm, 1), 2**31 - 1))
 
 
-def _pick_cfg(cfg, table, es, n_rows, n_cols, *ptrs):
-    """First of cfg and then table[es] (compiled configs) whose V fits the shape and pointers."""
-    if cfg is not None and cfg not in table[es]:
-        raise ValueError(f"config {cfg} is not compiled for {es}-byte elements: {table[es]}")
-    for v, tr, mb in ([cfg] if cfg else []) + list(table[es]):
+def _fitting_cfg(cfgs, es, n_rows, n_cols, *ptrs):
+    """First (V, TR, MINB) of cfgs whose V divides both dimensions and aligns every pointer."""
+    for v, tr, mb in cfgs:
         width = es * v
         if n_rows % v == 0 and n_cols % v == 0 and all(p % width == 0 for p in ptrs):
             return v, tr, mb
     return None
+
+
+def _pick_cfg(cfg, table, es, n_rows, n_cols, *ptrs):
+    """First of cfg and then table[es] (compiled configs) whose V fits the shape and pointers."""
+    if cfg is not None and cfg not in table[es]:
+        raise ValueError(f"config {cfg} is not compiled for {es}-byte elements: {table[es]}")
+    return _fitting_cfg(([cfg] if cfg else []) + list(table[es]), es, n_rows, n_cols, *ptrs)
 
 
 def _launch_tiles_pf(src, dst, batch, rows, cols, cfg=None, grid=None) -> None:
@@ -328,6 +370,55 @@ def _launch_square_pf(x, batch, n, cfg=None, grid=None) -> None:
     fn = _function(f"transpose_square_pf<{es},{v},{tr},{mb}>", smem, _NAMES_X)
     g = min(grid or _persistent_grid(fn, 32 * tr, smem, total), total, 2**31 - 1)
     fn((g,), (32, tr), (x, np.int64(n), np.int64(batch), np.int64(tiles)), shared_mem=smem)
+
+
+def default_kernels(es: int, *, inplace: bool = False) -> tuple[str, tuple]:
+    """(kernel, configs) that :func:`transpose` uses for ``es``-byte elements.
+
+    ``TILE_KERNEL`` / ``SQUARE_KERNEL`` (when set) force one kernel for every size, else
+    :data:`TILE_DEFAULT` / :data:`SQUARE_DEFAULT` decide.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.transpose import default_kernels
+    >>> default_kernels(1), default_kernels(4)
+    (('tiles_pf', ((8, 32, 1),)), ('tiles', ()))
+    >>> default_kernels(1, inplace=True)
+    ('square_pf', ((8, 32, 1), (4, 16, 2)))
+    """
+    if inplace:
+        forced, table, old, pf, best, compiled = (SQUARE_KERNEL, SQUARE_DEFAULT, "square",
+                                                  "square_pf", SQUARE_PF, SQUARE_PF_ALL)
+    else:
+        forced, table, old, pf, best, compiled = (TILE_KERNEL, TILE_DEFAULT, "tiles",
+                                                  "tiles_pf", TILE_PF, TILE_PF_ALL)
+    if forced is None:
+        return table[es]
+    if forced == old:
+        return old, ()
+    if forced == pf:   # the preferred config, then every other compiled one
+        return pf, (best[es],) + tuple(c for c in compiled[es] if c != best[es])
+    raise ValueError(f"unknown transpose kernel {forced!r}: expected None, {old!r} or {pf!r}")
+
+
+def _tiles_default(src, dst, batch, rows, cols) -> None:
+    es = src.dtype.itemsize
+    kernel, cfgs = default_kernels(es)
+    cfg = _fitting_cfg(cfgs, es, rows, cols, src.data.ptr, dst.data.ptr)
+    if kernel == "tiles_pf" and cfg is not None:
+        _launch_tiles_pf(src, dst, batch, rows, cols, cfg=cfg)
+    else:
+        _launch_tiles(src, dst, batch, rows, cols)
+
+
+def _square_default(x, batch, n) -> None:
+    es = x.dtype.itemsize
+    kernel, cfgs = default_kernels(es, inplace=True)
+    cfg = _fitting_cfg(cfgs, es, n, n, x.data.ptr)
+    if kernel == "square_pf" and cfg is not None:
+        _launch_square_pf(x, batch, n, cfg=cfg)
+    else:
+        _launch_square(x, batch, n)
 
 
 def cluster_panel_plan(m: int, es: int, panel_bytes: int, budget: int, threads: int,
@@ -537,6 +628,8 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None):
         the transposed shape.  Square matrices swap tile pairs; rectangular ones use the
         Catanzaro-Keller-Garland decomposition (device scratch: none when a row and a 32-byte
         column panel fit in shared memory, else at most ``32 * max(rows, cols)`` elements).
+        The kernel of each case is chosen per element size (:func:`default_kernels`; the module
+        docstring has the measurements behind each choice).
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work (default: the current stream); ignored for NumPy input.
 
@@ -574,10 +667,7 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None):
             flat = x.reshape(-1)
             if flat.size and rows > 1 and cols > 1:
                 if rows == cols:
-                    if SQUARE_KERNEL == "square_pf":
-                        _launch_square_pf(flat, batch, rows)
-                    else:
-                        _launch_square(flat, batch, rows)
+                    _square_default(flat, batch, rows)
                 else:
                     for i in range(batch):
                         _rect_inplace(flat[i * rows * cols:(i + 1) * rows * cols], rows, cols)
@@ -588,8 +678,5 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None):
         else:
             _check_out(out, x, shape, cupy.ndarray, cupy.may_share_memory)
         if out.size:
-            if TILE_KERNEL == "tiles_pf":
-                _launch_tiles_pf(src, out, batch, rows, cols)
-            else:
-                _launch_tiles(src, out, batch, rows, cols)
+            _tiles_default(src, out, batch, rows, cols)
         return out

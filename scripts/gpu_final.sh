@@ -3,6 +3,7 @@
 #   tests     every GPU test of the checkout (defaults and opt-in variants) against the CPU twins
 #   memcheck  compute-sanitizer memcheck over a subset of the decode tests
 #   bench     `fsstgpu bench --device gpu` on dbtext (1 GiB), with nvCOMP when .whl/ carries it
+#   ktests    the GPU tests of the data-movement kernels only
 #   kernels   `fsstgpu bench kernels` (the default data-movement kernels)
 #   variants  the opt-in kernel variants side by side with the defaults
 # Usage on the device machine, from the repo root: COMMIT=<sha> bash scripts/gpu_final.sh STAGE...
@@ -54,12 +55,16 @@ for r in rows:
     print(r)
 PYEOF
         ;;
+    ktests)
+        timeout 150 $PY -m pytest -q -p no:cacheprovider -m gpu -rfE tests/test_transpose.py \
+            tests/test_rotate.py tests/test_bitplane.py 2>&1 | tail -30 \
+            | tee "$OUT/final_ktests.txt" ;;
     retest)
         timeout 120 $PY -m pytest -q -p no:cacheprovider -m gpu -rfE tests/ \
             -k "read_and_decompress or corrupt_buffers_raise or stream" 2>&1 | tail -15 \
             | tee "$OUT/final_retest.txt" ;;
     kernels)
-        timeout 200 $CLI bench kernels --json >"$OUT/final_bench_kernels.json" \
+        timeout ${KBENCH_SECONDS:-200} $CLI bench kernels --json >"$OUT/final_bench_kernels.json" \
             2>"$OUT/final_bench_kernels.err" ;;
     variants)
         timeout 110 $PY -m fsstgpu.kernels.bench_transpose --quick \

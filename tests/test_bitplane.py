@@ -279,6 +279,40 @@ def test_gpu_bitshuffle_unaligned_views():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype,want", [("u1", "tile"), ("u2", "tile"), ("u4", "flat"),
+                                        ("u8", "flat"), ("V16", "tile")])
+def test_gpu_bitshuffle_default_kernel(dtype, want, monkeypatch):
+    """bitshuffle(x) / bitunshuffle(buf, dtype) run the measured default kernel per size."""
+    import cupy as cp
+
+    calls = []
+    real_tile, real_flat = bp._bitshuffle_gpu, bp._bitshuffle_gpu_flat
+
+    def tile(*a):
+        calls.append("tile")
+        return real_tile(*a)
+
+    def flat(*a):
+        calls.append("flat")
+        return real_flat(*a)
+
+    monkeypatch.setattr(bp, "_bitshuffle_gpu", tile)
+    monkeypatch.setattr(bp, "_bitshuffle_gpu_flat", flat)
+    seed = _seed()
+    isz = np.dtype(dtype).itemsize
+    x = np.random.default_rng(seed).integers(0, 256, 100_003 * isz, dtype=np.uint8).view(dtype)
+    _poison_pool(cp)
+    ref = bitshuffle_cpu(x)
+    assert np.array_equal(cp.asnumpy(bitshuffle(cp.asarray(x))), ref), (dtype, seed)
+    assert calls[0] == want, (dtype, calls)
+    calls.clear()
+    _poison_pool(cp)
+    back = bitunshuffle(cp.asarray(ref), dtype)
+    assert cp.asnumpy(back).tobytes() == x.tobytes(), (dtype, seed)
+    assert calls[0] == want, (dtype, calls)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 @pytest.mark.parametrize("delta", [False, True])
 def test_gpu_bitplane_matches_cpu(dtype, delta):
@@ -313,8 +347,10 @@ def test_gpu_bitplane_corrupt_buffers_raise():
             pytest.fail(what)
 
 
+# every variant explicitly: the default is "flat" for 4- and 8-byte elements and "tile" for the
+# others, so each variant is covered for every size only here
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", [v for v in bp.BITSHUFFLE_VARIANTS if v != "tile"])
+@pytest.mark.parametrize("variant", bp.BITSHUFFLE_VARIANTS)
 @pytest.mark.parametrize("dtype", SHUFFLE_DTYPES + ["i4", "u8"])
 def test_gpu_bitshuffle_variant_matches_cpu(variant, dtype):
     import cupy as cp
@@ -337,7 +373,7 @@ def test_gpu_bitshuffle_variant_matches_cpu(variant, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", [v for v in bp.BITSHUFFLE_VARIANTS if v != "tile"])
+@pytest.mark.parametrize("variant", bp.BITSHUFFLE_VARIANTS)
 def test_gpu_bitshuffle_variant_unaligned_views(variant):
     import cupy as cp
 
@@ -412,7 +448,19 @@ def test_gpu_bitplane_variant_corrupt_buffers_raise(variant):
 
 
 def test_variant_names():
-    assert bp.DEFAULT_BITSHUFFLE_VARIANT in bp.BITSHUFFLE_VARIANTS
+    # bitshuffle defaults per element size (H200, 2026-11-29): flat for 4 and 8 bytes, tile else
+    assert bp.DEFAULT_BITSHUFFLE_VARIANT == {1: "tile", 2: "tile", 4: "flat", 8: "flat",
+                                             16: "tile"}
+    assert set(bp.DEFAULT_BITSHUFFLE_VARIANT) == set(bp.ELEMENT_SIZES)
+    assert [bp.shuffle_variant(e) for e in (1, 2, 4, 8, 16)] == [
+        "tile", "tile", "flat", "flat", "tile"]
+    for v in bp.BITSHUFFLE_VARIANTS:            # an explicit variant wins for every size
+        assert all(bp.shuffle_variant(e, v) == v for e in bp.ELEMENT_SIZES)
+    with pytest.raises(ValueError):
+        bp.shuffle_variant(4, "nope")
+    with pytest.raises(ValueError):
+        bitunshuffle(np.zeros(8, np.uint8), np.uint8, variant="nope")
+    assert bp.DEFAULT_CODEC_VARIANT == "split"    # fused unpack: DeviceError on corrupt input
     assert bp.DEFAULT_CODEC_VARIANT in bp.CODEC_VARIANTS
     with pytest.raises(ValueError):
         bitshuffle(np.arange(8), variant="nope")

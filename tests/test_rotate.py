@@ -484,9 +484,23 @@ def test_pipe_geometry():
         assert tile % 16 == 0 and rmod.PIPE_STAGES * (tile + 64) <= rmod.PIPE_SMEM
     src = (Path(rmod.__file__).parent / "rotate.cu").read_text()
     assert f"#define PIPE_STAGES {rmod.PIPE_STAGES}" in src
-    assert rmod.DEFAULT_VARIANT in rmod.VARIANTS
     with pytest.raises(ValueError):
         rotate(np.arange(4), 1, variant="nope")
+
+
+def test_default_variant_per_pass():
+    """variant=None: pipe14k for the short pass, tile for column passes (H200, 2026-11-29)."""
+    assert rmod.DEFAULT_PASS_VARIANT == {"short": "pipe14k", "column": "tile"}
+    assert set(rmod.DEFAULT_PASS_VARIANT.values()) <= set(rmod.VARIANTS)
+    assert rmod.pass_variant("short") == "pipe14k"
+    assert rmod.pass_variant("column") == "tile"
+    for v in rmod.VARIANTS:                      # an explicit variant runs every pass
+        assert rmod.pass_variant("short", v) == v and rmod.pass_variant("column", v) == v
+    # every pass kind a plan can produce has a default
+    for nb, k in [(1 << 30, 1), (1 << 30, (1 << 30) // 3), (3 * rmod.SCRATCH_BYTES * 4 + 12345,
+                                                         2 * (3 * rmod.SCRATCH_BYTES * 4) // 5)]:
+        for step in plan(nb, k):
+            assert step[0] in rmod.DEFAULT_PASS_VARIANT
 
 
 # ------------------------------------------------------------------------------------------------
@@ -589,7 +603,9 @@ def test_gpu_rotate_offset_views_and_stream():
 # GPU: every kernel variant against the twin (same adversarial sizes as the default variant)
 # ------------------------------------------------------------------------------------------------
 
-NEW_VARIANTS = [v for v in rmod.VARIANTS if v != "tile"]
+# every variant explicitly (the default mixes pipe14k short passes with tile column passes, so
+# "tile" short passes and pipelined column passes are only covered here)
+NEW_VARIANTS = list(rmod.VARIANTS)
 
 
 @pytest.mark.gpu
@@ -648,6 +664,55 @@ def test_gpu_rotate_variant_offset_views_stream_and_neighbours(variant):
         whole = cp.asnumpy(base)
         assert np.array_equal(whole[:off], host[:off]), (variant, off, seed)
         assert np.array_equal(whole[off + 200_000:], host[off + 200_000:]), (variant, off, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8])
+def test_gpu_rotate_default_runs_per_pass_variants(dtype, monkeypatch):
+    """rotate(x, k) runs pipe14k for short passes and tile for column passes, and is right."""
+    import cupy as cp
+
+    calls = []
+    real_tile, real_pipe = rmod._launch, rmod._launch_pipe
+
+    def tile(cp_, raw, step, *a):
+        calls.append((step[0], "tile"))
+        return real_tile(cp_, raw, step, *a)
+
+    def pipe(cp_, raw, step, scratch, ctrl, err, stream, variant):
+        calls.append((step[0], variant))
+        return real_pipe(cp_, raw, step, scratch, ctrl, err, stream, variant)
+
+    monkeypatch.setattr(rmod, "_launch", tile)
+    monkeypatch.setattr(rmod, "_launch_pipe", pipe)
+    seed = _seed()
+    n = 3_000_017
+    es = np.dtype(dtype).itemsize
+    x0 = _random(n, dtype, seed)
+    for k in (1, 1000, 4096 * 3 + 5, n - 1, n // 3, n // 2, 2 * n // 5 + 1, -(n // 7)):
+        calls.clear()
+        x = cp.asarray(x0)
+        assert rotate(x, k) is x
+        assert np.array_equal(cp.asnumpy(x), np.roll(x0, -k)), (dtype, k, seed)
+        kinds = [s[0] for s in plan(n * es, (k % n) * es)]
+        assert calls == [(kind, rmod.DEFAULT_PASS_VARIANT[kind]) for kind in kinds], (k, calls)
+    assert {c[0] for c in calls} <= {"short", "column"}
+
+
+@pytest.mark.gpu
+def test_gpu_rotate_default_timeout_raises(monkeypatch):
+    import cupy as cp
+
+    from fsstgpu.errors import DeviceError
+
+    monkeypatch.setattr(rmod, "PIPE_TIMEOUT_NS", 1)   # see test_gpu_rotate_pipe_timeout_raises
+    x0 = _random(1 << 24, np.uint8, _seed())
+    x = cp.asarray(x0)
+    try:
+        rotate(x, 1)                                   # short pass: pipe14k by default
+    except DeviceError:
+        return
+    assert np.array_equal(cp.asnumpy(x), np.roll(x0, -1))
 
 
 @pytest.mark.gpu

@@ -532,7 +532,14 @@ def test_variant_tables_are_compiled():
             assert f"transpose_tiles_pf<{es},{v},{tr},{mb}>" in tmod._NAMES_X and 32 % tr == 0
         for v, tr, mb in tmod.SQUARE_PF_ALL[es]:
             assert f"transpose_square_pf<{es},{v},{tr},{mb}>" in tmod._NAMES_X and 32 % tr == 0
-    assert tmod.TILE_KERNEL == "tiles" and tmod.SQUARE_KERNEL == "square"   # defaults unchanged
+    for es in tmod.ELEMENT_SIZES:   # every default config is compiled for its element size
+        kernel, cfgs = tmod.TILE_DEFAULT[es]
+        assert kernel in ("tiles", "tiles_pf") and set(cfgs) <= set(tmod.TILE_PF_ALL[es])
+        assert (kernel == "tiles") == (cfgs == ())
+        kernel, cfgs = tmod.SQUARE_DEFAULT[es]
+        assert kernel in ("square", "square_pf") and set(cfgs) <= set(tmod.SQUARE_PF_ALL[es])
+        assert (kernel == "square") == (cfgs == ())
+    assert tmod.TILE_KERNEL is None and tmod.SQUARE_KERNEL is None   # per-size defaults
     assert tmod.RECT_PANEL_KERNEL == "panel" and tmod.RECT_ROW_KERNEL == "row"
     with pytest.raises(ValueError):
         tmod._pick_cfg((3, 8, 1), tmod.TILE_PF_ALL, 1, 32, 32, 0)
@@ -540,6 +547,81 @@ def test_variant_tables_are_compiled():
     assert tmod._pick_cfg(None, tmod.TILE_PF_ALL, 1, 33, 36, 0) is None        # default kernel
     with pytest.raises(ValueError):
         tmod._rect_inplace(None, 2, 3, panel_kernel="bogus")
+
+
+def test_default_kernels_per_element_size(monkeypatch):
+    """The measured defaults (H200, 2026-11-29): *_pf for 1-byte (both) and 16-byte (out of
+    place) elements, the older kernels elsewhere; TILE_KERNEL / SQUARE_KERNEL force one."""
+    assert tmod.default_kernels(1) == ("tiles_pf", ((8, 32, 1),))
+    assert tmod.default_kernels(16) == ("tiles_pf", ((1, 8, 4),))
+    assert tmod.default_kernels(1, inplace=True) == ("square_pf", ((8, 32, 1), (4, 16, 2)))
+    for es in (2, 4, 8):
+        assert tmod.default_kernels(es) == ("tiles", ())
+        assert tmod.default_kernels(es, inplace=True) == ("square", ())
+    assert tmod.default_kernels(16, inplace=True) == ("square", ())
+    monkeypatch.setattr(tmod, "TILE_KERNEL", "tiles")
+    monkeypatch.setattr(tmod, "SQUARE_KERNEL", "square")
+    assert tmod.default_kernels(1) == ("tiles", ())
+    assert tmod.default_kernels(1, inplace=True) == ("square", ())
+    monkeypatch.setattr(tmod, "TILE_KERNEL", "tiles_pf")
+    monkeypatch.setattr(tmod, "SQUARE_KERNEL", "square_pf")
+    kernel, cfgs = tmod.default_kernels(1)
+    assert kernel == "tiles_pf" and cfgs[0] == tmod.TILE_PF[1]
+    assert sorted(cfgs) == sorted(tmod.TILE_PF_ALL[1])
+    kernel, cfgs = tmod.default_kernels(4, inplace=True)
+    assert kernel == "square_pf" and sorted(cfgs) == sorted(tmod.SQUARE_PF_ALL[4])
+    monkeypatch.setattr(tmod, "TILE_KERNEL", "bogus")
+    with pytest.raises(ValueError, match="bogus"):
+        tmod.default_kernels(1)
+
+
+class _FakeDeviceArray:
+    """Just what the dispatchers read: dtype and data.ptr."""
+
+    class _Data:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+    def __init__(self, dtype, ptr=1 << 20):
+        self.dtype = np.dtype(dtype)
+        self.data = self._Data(ptr)
+
+
+def _record_launches(monkeypatch):
+    calls = []
+    for name in ("_launch_tiles", "_launch_tiles_pf", "_launch_square", "_launch_square_pf"):
+        monkeypatch.setattr(tmod, name, lambda *a, _n=name, **kw: calls.append(
+            (_n, kw.get("cfg"))))
+    return calls
+
+
+@pytest.mark.parametrize("dtype,rows,cols,ptr,want", [
+    (np.uint8, 256, 512, 1 << 20, ("_launch_tiles_pf", (8, 32, 1))),
+    (np.uint8, 36, 44, 1 << 20, ("_launch_tiles", None)),        # V=8 does not fit: tiles V=4
+    (np.uint8, 256, 512, (1 << 20) + 4, ("_launch_tiles", None)),  # pointer not 8-B aligned
+    (np.complex128, 33, 65, 1 << 20, ("_launch_tiles_pf", (1, 8, 4))),
+    (np.uint16, 256, 512, 1 << 20, ("_launch_tiles", None)),
+    (np.float32, 256, 512, 1 << 20, ("_launch_tiles", None)),
+    (np.float64, 256, 512, 1 << 20, ("_launch_tiles", None)),
+])
+def test_out_of_place_dispatch(monkeypatch, dtype, rows, cols, ptr, want):
+    calls = _record_launches(monkeypatch)
+    tmod._tiles_default(_FakeDeviceArray(dtype, ptr), _FakeDeviceArray(dtype), 1, rows, cols)
+    assert calls == [want]
+
+
+@pytest.mark.parametrize("dtype,n,ptr,want", [
+    (np.uint8, 256, 1 << 20, ("_launch_square_pf", (8, 32, 1))),
+    (np.uint8, 260, 1 << 20, ("_launch_square_pf", (4, 16, 2))),   # V=8 does not fit, V=4 does
+    (np.uint8, 256, (1 << 20) + 4, ("_launch_square_pf", (4, 16, 2))),
+    (np.uint8, 33, 1 << 20, ("_launch_square", None)),
+    (np.float32, 256, 1 << 20, ("_launch_square", None)),
+    (np.complex128, 256, 1 << 20, ("_launch_square", None)),
+])
+def test_inplace_square_dispatch(monkeypatch, dtype, n, ptr, want):
+    calls = _record_launches(monkeypatch)
+    tmod._square_default(_FakeDeviceArray(dtype, ptr), 1, n)
+    assert calls == [want]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -565,10 +647,12 @@ def test_gpu_tiles_pf_every_config(cp, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["tiles", "tiles_pf"])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gpu_tiles_pf_public_path(cp, dtype, monkeypatch):
-    """TILE_KERNEL = "tiles_pf" through transpose(): odd, batched, misaligned shapes."""
-    monkeypatch.setattr(tmod, "TILE_KERNEL", "tiles_pf")
+def test_gpu_forced_tile_kernel_public_path(cp, dtype, kernel, monkeypatch):
+    """TILE_KERNEL forces one kernel for every size through transpose(): odd, batched, misaligned
+    shapes (the default picks per element size; this keeps both kernels covered for all)."""
+    monkeypatch.setattr(tmod, "TILE_KERNEL", kernel)
     seed = _seed()
     for i, shape in enumerate(SHAPES + [(3, 33, 65), (2, 256, 512), (0, 3, 4), (2, 512, 264)]):
         _check_gpu(cp, _random(shape, dtype, seed + i), seed)
@@ -576,7 +660,7 @@ def test_gpu_tiles_pf_public_path(cp, dtype, monkeypatch):
     x = cp.asarray(host)[1:].reshape(514, 260)          # misaligned by one element
     want = transpose_cpu(host[1:].reshape(514, 260))
     assert np.array_equal(_bytes(cp.asnumpy(transpose(x))), _bytes(want)), \
-        f"misaligned tiles_pf {np.dtype(dtype)} seed {seed}"
+        f"misaligned {kernel} {np.dtype(dtype)} seed {seed}"
 
 
 @pytest.mark.gpu
@@ -596,14 +680,55 @@ def test_gpu_square_pf_every_config(cp, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["square", "square_pf"])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gpu_square_pf_public_path(cp, dtype, monkeypatch):
-    monkeypatch.setattr(tmod, "SQUARE_KERNEL", "square_pf")
+def test_gpu_forced_square_kernel_public_path(cp, dtype, kernel, monkeypatch):
+    monkeypatch.setattr(tmod, "SQUARE_KERNEL", kernel)
     seed = _seed()
     for i, n in enumerate([1, 2, 3, 31, 32, 33, 64, 127, 128, 129, 131, 256, 264, 300, 512]):
         _check_inplace(cp, _random((n, n), dtype, seed + i), seed)
     _check_inplace(cp, _random((3, 65, 65), dtype, seed), seed)
     _check_inplace(cp, _random((2, 256, 256), dtype, seed), seed)
+
+
+def _spy_launches(monkeypatch):
+    """Record (launcher, cfg) of every launch while still running it."""
+    calls = []
+    for name in ("_launch_tiles", "_launch_tiles_pf", "_launch_square", "_launch_square_pf"):
+        real = getattr(tmod, name)
+
+        def spy(*a, _real=real, _n=name, **kw):
+            calls.append((_n, kw.get("cfg")))
+            return _real(*a, **kw)
+        monkeypatch.setattr(tmod, name, spy)
+    return calls
+
+
+@pytest.mark.gpu
+def test_gpu_public_defaults_run_the_measured_kernels(cp, monkeypatch):
+    """transpose(x) / transpose(x, inplace=True) on the dtypes whose default changed run the
+    chosen kernel (and its fallbacks) and match the twin byte for byte."""
+    calls = _spy_launches(monkeypatch)
+    seed = _seed()
+    for i, (shape, dtype, want) in enumerate([
+            ((512, 768), np.uint8, ("_launch_tiles_pf", (8, 32, 1))),
+            ((2, 264, 520), np.uint8, ("_launch_tiles_pf", (8, 32, 1))),
+            ((36, 44), np.uint8, ("_launch_tiles", None)),
+            ((300, 257), np.complex128, ("_launch_tiles_pf", (1, 8, 4))),
+            ((2, 64, 96), np.complex128, ("_launch_tiles_pf", (1, 8, 4))),
+            ((256, 512), np.float32, ("_launch_tiles", None))]):
+        calls.clear()
+        _check_gpu(cp, _random(shape, dtype, seed + i), seed)
+        assert calls[0] == want, (shape, np.dtype(dtype), calls)
+    for i, (shape, dtype, want) in enumerate([
+            ((512, 512), np.uint8, ("_launch_square_pf", (8, 32, 1))),
+            ((3, 264, 264), np.uint8, ("_launch_square_pf", (8, 32, 1))),
+            ((260, 260), np.uint8, ("_launch_square_pf", (4, 16, 2))),
+            ((257, 257), np.uint8, ("_launch_square", None)),
+            ((256, 256), np.complex128, ("_launch_square", None))]):
+        calls.clear()
+        _check_inplace(cp, _random(shape, dtype, seed + i), seed)
+        assert calls[0] == want, (shape, np.dtype(dtype), calls)
 
 
 # (CLUSTER_PANEL_BYTES, CLUSTER_THREADS, CLUSTER_SMEM, cluster count override)
