@@ -498,11 +498,9 @@ def datasets_generate(
 ):
     """Generate a synthetic string column and write it as a one-column file named NAME."""
     import pyarrow as pa
-    import pyarrow.ipc as ipc
-    import pyarrow.parquet as pq
 
     from fsstgpu.datasets import GENERATORS, generate
-    from fsstgpu.formats.files import atomic_output, check_output, format_from_name
+    from fsstgpu.formats.files import atomic_output, check_output, format_from_name, write_table
 
     with handle_errors():
         if name not in GENERATORS:
@@ -514,12 +512,7 @@ def datasets_generate(
         check_output(out, force=force)
         table = pa.table({name: generate(name, rows, seed)})
         with atomic_output(out, force=force) as tmp:
-            if fmt == "parquet":
-                pq.write_table(table, tmp, row_group_size=row_group_rows)
-            else:
-                new = ipc.new_file if fmt == "arrow" else ipc.new_stream
-                with new(tmp, table.schema) as writer:
-                    writer.write_table(table, max_chunksize=row_group_rows)
+            write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
         info = {"name": name, "rows": rows, "seed": seed, "format": fmt, "out": str(out),
                 "bytes": out.stat().st_size}
         if json_:

@@ -34,6 +34,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.arrow_input import SUPPORTED_TYPES
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.symbol_table import ESCAPE, SymbolTable
 
@@ -41,15 +42,8 @@ EXTENSION_NAME = "fsstgpu.fsst"
 MAGIC = b"FSAX"
 VERSION = 1
 
-#: Original value types, by their one-byte code (the same order as the blob format's codes).
-VALUE_TYPES = (
-    pa.string(),
-    pa.large_string(),
-    pa.binary(),
-    pa.large_binary(),
-    pa.string_view(),
-    pa.binary_view(),
-)
+#: Original value types, by their one-byte code: the blob format's codes, from the one table.
+VALUE_TYPES = SUPPORTED_TYPES
 #: Dictionary index types, by their one-byte code minus one (0 means "not dictionary-encoded").
 INDEX_TYPES = (
     pa.int8(), pa.int16(), pa.int32(), pa.int64(),
@@ -234,14 +228,11 @@ def parse_metadata(storage_type, serialized) -> FsstType:
     pos += 8 * nstarts
     if starts.size and (starts[0] < 0 or np.any(np.diff(starts) < 0)):
         raise CorruptDataError(f"{what}: block starts are negative or decreasing")
-    tables = []
     body = memoryview(data)[:-4]
-    for k in range(ntables):
-        try:
-            table, pos = SymbolTable.read_from(body, pos)
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"{what}: table {k}: {exc}") from None
-        tables.append(table)
+    try:
+        tables, pos = SymbolTable.read_many(body, pos, ntables)
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{what}: {exc}") from None
     if pos != len(body):
         raise CorruptDataError(f"{what}: {len(body) - pos} trailing bytes")
     return FsstType(storage_type, VALUE_TYPES[value_code], tables, split_size, starts,

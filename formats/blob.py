@@ -187,14 +187,8 @@ def loads(data) -> CompressedStringArray:
     if reader.pos != len(view):
         raise CorruptDataError(f"{len(view) - reader.pos} trailing bytes after the last section")
 
-    tables = []
-    pos, tbytes = 0, raw["tables"]
-    for k in range(nblocks):
-        try:
-            table, pos = SymbolTable.read_from(tbytes, pos)
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"table {k}: {exc}") from None
-        tables.append(table)
+    tbytes = raw["tables"]
+    tables, pos = SymbolTable.read_many(tbytes, 0, nblocks)
     if pos != len(tbytes):
         raise CorruptDataError(f"tables section: {len(tbytes) - pos} bytes after {nblocks} tables")
 

@@ -330,6 +330,35 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
         raise
 
 
+def write_table(table: pa.Table, path, format: str, *, rows_per_unit: int | None = None) -> None:
+    """Write ``table`` to ``path`` as a plain Parquet or Arrow IPC file, with pyarrow only.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+    path : str or os.PathLike
+    format : {"parquet", "arrow", "arrows"}
+        Parquet, an Arrow IPC file or an Arrow IPC stream.
+    rows_per_unit : int, optional
+        Rows per Parquet row group / IPC record batch (default: pyarrow's).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.ipc as ipc
+    >>> from fsstgpu.formats.files import write_table
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrows")
+    >>> write_table(pa.table({"s": ["a", "b", "c"]}), path, "arrows", rows_per_unit=2)
+    >>> [b.num_rows for b in ipc.open_stream(path)]
+    [2, 1]
+    """
+    if format == "parquet":
+        pq.write_table(table, path, row_group_size=rows_per_unit)
+    else:
+        new = ipc.new_file if format == "arrow" else ipc.new_stream
+        with new(path, table.schema) as writer:
+            writer.write_table(table, max_chunksize=rows_per_unit)
+
+
 def _check_paths(src) -> Path:
     src = Path(src)
     if not src.exists():
@@ -397,6 +426,25 @@ def _resolve_table(table) -> SymbolTable | None:
 def _progress(progress, done, total, rows, nbytes):
     if progress is not None:
         progress(units_done=done, units_total=total, rows=rows, nbytes=nbytes)
+
+
+def _rewrite(source, sink, schema: pa.Schema, convert, progress) -> tuple[int, int]:
+    """Write every unit of ``source`` to ``sink``, each column through ``convert``; close ``sink``.
+
+    ``convert(field, column, unit_index)`` returns the column to write.  Returns ``(rows,
+    units)`` and reports progress after each unit.
+    """
+    rows = units = nbytes = 0
+    try:
+        for unit in source.units():
+            sink.write([convert(field, unit.column(field.name), units) for field in schema])
+            rows += unit.num_rows
+            units += 1
+            nbytes += unit.nbytes
+            _progress(progress, units, source.num_units, rows, nbytes)
+    finally:
+        sink.close()
+    return rows, units
 
 
 # --------------------------------------------------------------------------- compress
@@ -518,30 +566,22 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         fields.append(field)
     out_schema = pa.schema(fields, metadata=schema.metadata)
 
-    rows = units = nbytes = string_bytes = codes_bytes = 0
+    string_bytes = codes_bytes = 0
+
+    def convert(field, col, unit_index):
+        nonlocal string_bytes, codes_bytes
+        if field.name in types:
+            values = _values(col)
+            carr = compress(values, table=tables[field.name], split_size=DEFAULT_SPLIT_SIZE)
+            string_bytes += int(carr.uncompressed_bytes)
+            codes_bytes += len(carr.codes)
+            col = to_extension_array(carr, ext_type=types[field.name])
+        return col
+
     with atomic_output(dst, force=force, inputs=[src]) as tmp:
         sink = _Sink(tmp, out_format, out_schema, fsst_columns=list(types),
                      codecs=source.parquet_codecs(), fsst_codec=_parquet_codec(parquet_codec))
-        try:
-            for unit in source.units():
-                out = []
-                for field in schema:
-                    col = unit.column(field.name)
-                    if field.name in types:
-                        values = _values(col)
-                        carr = compress(values, table=tables[field.name],
-                                        split_size=DEFAULT_SPLIT_SIZE)
-                        string_bytes += int(carr.uncompressed_bytes)
-                        codes_bytes += len(carr.codes)
-                        col = to_extension_array(carr, ext_type=types[field.name])
-                    out.append(col)
-                sink.write(out)
-                rows += unit.num_rows
-                units += 1
-                nbytes += unit.nbytes
-                _progress(progress, units, source.num_units, rows, nbytes)
-        finally:
-            sink.close()
+        rows, units = _rewrite(source, sink, schema, convert, progress)
     return {
         "format": out_format,
         "rows": rows,
@@ -623,28 +663,21 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     fsst = {f.name: f.type for f in schema if is_fsst_type(f.type)}
     redict = {name: _Redictionary(t.original_type, running=out_format != "parquet")
               for name, t in fsst.items() if t.index_type is not None}
-    rows = units = nbytes = string_bytes = 0
+    string_bytes = 0
+
+    def convert(field, col, unit_index):
+        nonlocal string_bytes
+        if field.name in fsst:
+            where = f"row group {unit_index}, column {field.name!r}: "
+            col, size = _decode_column(col, fsst[field.name], dev, src, where)
+            string_bytes += size
+            if field.name in redict:
+                col = redict[field.name].encode(col)
+        return col
+
     with atomic_output(dst, force=force, inputs=[src]) as tmp:
         sink = _Sink(tmp, out_format, out_schema, codecs=source.parquet_codecs())
-        try:
-            for unit in source.units():
-                out = []
-                for field in schema:
-                    col = unit.column(field.name)
-                    if field.name in fsst:
-                        where = f"row group {units}, column {field.name!r}: "
-                        col, size = _decode_column(col, fsst[field.name], dev, src, where)
-                        string_bytes += size
-                        if field.name in redict:
-                            col = redict[field.name].encode(col)
-                    out.append(col)
-                sink.write(out)
-                rows += unit.num_rows
-                units += 1
-                nbytes += unit.nbytes
-                _progress(progress, units, source.num_units, rows, nbytes)
-        finally:
-            sink.close()
+        rows, units = _rewrite(source, sink, schema, convert, progress)
     return {
         "format": out_format,
         "device": dev,

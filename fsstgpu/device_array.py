@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.arrow_input import SUPPORTED_TYPES
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import CorruptDataError
 
@@ -35,8 +36,6 @@ _LARGE = {pa.large_string(), pa.large_binary()}
 _VIEW_TO_PLAIN = {pa.string_view(): (pa.string(), pa.large_string()),
                   pa.binary_view(): (pa.binary(), pa.large_binary())}
 _PLAIN_TO_LARGE = {pa.string(): pa.large_string(), pa.binary(): pa.large_binary()}
-SUPPORTED_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary(),
-                   pa.string_view(), pa.binary_view())
 
 
 def _offsets_dtype(type_, total: int):

@@ -167,3 +167,43 @@ class SymbolTable:
         if table.symbols != tuple(symbols):
             raise CorruptDataError("symbol table: symbols are not in canonical order")
         return table, end + 4
+
+    @classmethod
+    def read_many(cls, data, offset: int, count: int) -> tuple[list[SymbolTable], int]:
+        """Read ``count`` serialised tables back to back from ``offset``.
+
+        Parameters
+        ----------
+        data : bytes-like
+        offset : int
+            Where the first table starts.
+        count : int
+            How many tables to read.
+
+        Returns
+        -------
+        tables : list of SymbolTable
+        end : int
+            The offset after the last table.
+
+        Raises
+        ------
+        CorruptDataError
+            When a table is bad; the message starts with ``table K:`` (K counts from 0).
+
+        Examples
+        --------
+        >>> from fsstgpu import SymbolTable
+        >>> raw = SymbolTable([b"a"]).to_bytes() + SymbolTable([b"bc"]).to_bytes()
+        >>> tables, end = SymbolTable.read_many(raw, 0, 2)
+        >>> [t.symbols for t in tables], end == len(raw)
+        ([(b'a',), (b'bc',)], True)
+        """
+        tables = []
+        for k in range(count):
+            try:
+                table, offset = cls.read_from(data, offset)
+            except CorruptDataError as exc:
+                raise CorruptDataError(f"table {k}: {exc}") from None
+            tables.append(table)
+        return tables, offset

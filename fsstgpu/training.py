@@ -385,6 +385,25 @@ def _probe_lookup(vals, lens):
     return byte_code, short_code, hhead, ekey, ecl, enext
 
 
+def _checked_input(data, offsets, sample_bytes):
+    """Check and normalise the arguments of :func:`train_table` and :func:`plan_blocks`.
+
+    Returns ``(data, offsets, n, target)``: contiguous uint8 / int64 arrays, the string count
+    and the sample size in bytes.
+    """
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets.ndim != 1 or len(offsets) == 0:
+        raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
+    n = len(offsets) - 1
+    if n and (offsets[0] < 0 or offsets[-1] > len(data) or not is_non_decreasing(offsets)):
+        raise ValueError("offsets must be non-decreasing and inside data")
+    target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
+    if target < 1:
+        raise ValueError(f"sample_bytes must be positive, not {target}")
+    return data, offsets, n, target
+
+
 def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> SymbolTable:
     """Train a symbol table on the strings ``data[offsets[i]:offsets[i+1]]``.
 
@@ -412,16 +431,7 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
     >>> b"hello wo" in t.symbols
     True
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    if offsets.ndim != 1 or len(offsets) == 0:
-        raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
-    n = len(offsets) - 1
-    if n and (offsets[0] < 0 or offsets[-1] > len(data) or not is_non_decreasing(offsets)):
-        raise ValueError("offsets must be non-decreasing and inside data")
-    target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
-    if target < 1:
-        raise ValueError(f"sample_bytes must be positive, not {target}")
+    data, offsets, n, target = _checked_input(data, offsets, sample_bytes)
     if n == 0 or offsets[-1] == offsets[0]:
         return SymbolTable([])
     return _train(data, offsets, 0, n, target)
@@ -585,16 +595,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     >>> min(abs(int(s) - 20000) for s in starts) * 30 <= 4096  # a block starts at the change
     True
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    if offsets.ndim != 1 or len(offsets) == 0:
-        raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
-    n = len(offsets) - 1
-    if n and (offsets[0] < 0 or offsets[-1] > len(data) or not is_non_decreasing(offsets)):
-        raise ValueError("offsets must be non-decreasing and inside data")
-    target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
-    if target < 1:
-        raise ValueError(f"sample_bytes must be positive, not {target}")
+    data, offsets, n, target = _checked_input(data, offsets, sample_bytes)
     segment_bytes = max(1, int(segment_bytes))
     total = int(offsets[-1] - offsets[0]) if n else 0
     if total < 2 * segment_bytes:

@@ -44,3 +44,40 @@ def copy_bandwidth(nbytes: int = 1 << 30, *, repeat: int = 10) -> float:
 
     seconds = time_device(copy, repeat=repeat)
     return 2 * nbytes / seconds
+
+
+def bench_row(op, variant, dtype, shape, moved, seconds, copy_bps, **extra) -> dict:
+    """One benchmark result row: throughput of ``moved`` bytes in ``seconds`` beside the copy.
+
+    Parameters
+    ----------
+    op, variant, dtype : str
+        What ran.
+    shape : sequence of int
+        The logical shape of the data.
+    moved : int
+        Logical bytes moved (read plus written).
+    seconds : float
+        Device time.
+    copy_bps : float
+        The same run's device-to-device copy bandwidth in bytes/s (:func:`copy_bandwidth`).
+    **extra
+        More fields, appended after the standard ones.
+
+    Returns
+    -------
+    dict
+        ``op``, ``variant``, ``dtype``, ``shape`` (a list), ``bytes_moved``, ``ms``, ``gbps``,
+        ``copy_gbps``, ``pct_copy`` (throughput as a percentage of the copy), then ``extra``.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels._timing import bench_row
+    >>> row = bench_row("rotate", "v", "uint8", (10,), 2e9, 0.5, 8e9, verified=True)
+    >>> row["shape"], row["gbps"], row["pct_copy"], row["verified"]
+    ([10], 4.0, 50.0, True)
+    """
+    bps = moved / seconds
+    return {"op": op, "variant": variant, "dtype": dtype, "shape": list(shape),
+            "bytes_moved": moved, "ms": seconds * 1e3, "gbps": bps / 1e9,
+            "copy_gbps": copy_bps / 1e9, "pct_copy": 100.0 * bps / copy_bps, **extra}

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.kernels._timing import copy_bandwidth, time_device
+from fsstgpu.kernels._timing import bench_row, copy_bandwidth, time_device
 from fsstgpu.kernels.bitplane import (
     BITSHUFFLE_VARIANTS,
     CODEC_VARIANTS,
@@ -27,10 +27,7 @@ GIB = 1 << 30
 
 
 def _row(op, variant, dtype, n, moved, seconds, copy_bps, **extra):
-    bps = moved / seconds
-    return {"op": op, "variant": variant, "dtype": dtype, "shape": [n], "bytes_moved": moved,
-            "ms": seconds * 1e3, "gbps": bps / 1e9, "copy_gbps": copy_bps / 1e9,
-            "pct_copy": 100.0 * bps / copy_bps, **extra}
+    return bench_row(op, variant, dtype, (n,), moved, seconds, copy_bps, **extra)
 
 
 def _shuffle_rows(cp, dtype, size_bytes, repeat, copy_bps):

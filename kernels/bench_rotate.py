@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from fsstgpu.device import get_cupy
-from fsstgpu.kernels._timing import copy_bandwidth, time_device
+from fsstgpu.kernels._timing import bench_row, copy_bandwidth, time_device
 from fsstgpu.kernels.rotate import VARIANTS, plan, rotate
 
 GIB = 1 << 30
@@ -22,10 +22,7 @@ def shifts(n: int) -> list[tuple[str, int]]:
 
 
 def _row(variant, dtype, n, nbytes, seconds, copy_bps, **extra):
-    bps = 2 * nbytes / seconds
-    return {"op": "rotate", "variant": variant, "dtype": dtype, "shape": [n],
-            "bytes_moved": 2 * nbytes, "ms": seconds * 1e3, "gbps": bps / 1e9,
-            "copy_gbps": copy_bps / 1e9, "pct_copy": 100.0 * bps / copy_bps, **extra}
+    return bench_row("rotate", variant, dtype, (n,), 2 * nbytes, seconds, copy_bps, **extra)
 
 
 def bench_rotate(size_bytes: int = GIB, *, repeat: int = 5, copy_bps: float | None = None,

@@ -18,7 +18,7 @@ import math
 import statistics
 
 from fsstgpu.device import get_cupy
-from fsstgpu.kernels._timing import copy_bandwidth, time_device
+from fsstgpu.kernels._timing import bench_row, copy_bandwidth, time_device
 
 # the module itself: fsstgpu.kernels exports the function under the same name
 tmod = importlib.import_module("fsstgpu.kernels.transpose")
@@ -36,10 +36,7 @@ QUICK_SQUARE = ("uint8",)
 
 
 def _row(op, variant, dtype, shape, nbytes, seconds, copy_bps):
-    bps = 2 * nbytes / seconds
-    return {"op": op, "variant": variant, "dtype": dtype, "shape": list(shape),
-            "bytes_moved": 2 * nbytes, "ms": seconds * 1e3, "gbps": bps / 1e9,
-            "copy_gbps": copy_bps / 1e9, "pct_copy": 100.0 * bps / copy_bps}
+    return bench_row(op, variant, dtype, shape, 2 * nbytes, seconds, copy_bps)
 
 
 def _fill(cp, shape, dtype):

@@ -18,8 +18,9 @@ GPU paths (all offsets 64-bit, no host synchronisation, optional ``stream``):
   ``32 * max(rows, cols)`` elements.  The result is a view of the input's memory.
 
 Kernel choice (defaults measured on an NVIDIA H200, 2026-11-29, one run, 1 GiB matrices, % of
-the same run's device-to-device copy bandwidth): the default is picked per element size from
-:data:`TILE_DEFAULT` (out of place) and :data:`SQUARE_DEFAULT` (in place, square):
+the same run's device-to-device copy bandwidth; re-run: ``bash scripts/gpu_final.sh variants``):
+the default is picked per element size from :data:`TILE_DEFAULT` (out of place) and
+:data:`SQUARE_DEFAULT` (in place, square):
 
 * out of place, 1-byte (uint8 32768 x 32768): ``tiles_pf`` V=8 TR=32 MINB=1, 87.9% (``tiles``
   V=4: 78.3%; ``tiles_pf`` V=8 TR=16 MINB=2: 85.1%, V=8 TR=8 MINB=2: 83.9%, V=4 TR=8 MINB=4:

@@ -244,16 +244,29 @@ def _poison_pool(cp, nbytes=64 << 20):
     del junk
 
 
+def _shuffle_inputs(dtype, rng):
+    """``(n, x)``: random arrays of ``n`` ``dtype`` elements, n from 0 to past a million."""
+    isz = np.dtype(dtype).itemsize
+    for n in (0, 1, 7, 8, 31, 32, 33, 100, 1000, 4097, 65_543, 1_000_003):
+        yield n, rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
+
+
+def _codec_inputs(dtype, rng):
+    """Bit-plane codec inputs: empty, zeros, full range, small, edge values, sorted."""
+    info = np.iinfo(dtype)
+    return (np.zeros(0, dtype), np.zeros(5, dtype),
+            rng.integers(info.min, info.max, 100_003, dtype=dtype, endpoint=True),
+            rng.integers(0, 300, 70_001).astype(dtype), _edge_values(dtype, 4099, rng),
+            np.sort(rng.integers(0, min(info.max, 10 ** 6), 9_999)).astype(dtype))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", SHUFFLE_DTYPES + ["i4", "u8"])
 def test_gpu_bitshuffle_matches_cpu(dtype):
     import cupy as cp
 
     seed = _seed()
-    rng = np.random.default_rng(seed)
-    isz = np.dtype(dtype).itemsize
-    for n in (0, 1, 7, 8, 31, 32, 33, 100, 1000, 4097, 65_543, 1_000_003):
-        x = rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
+    for n, x in _shuffle_inputs(dtype, np.random.default_rng(seed)):
         for block in (None, 8, 24, 32, 96, 4096):
             _poison_pool(cp)
             ref = bitshuffle_cpu(x, block)
@@ -319,12 +332,7 @@ def test_gpu_bitplane_matches_cpu(dtype, delta):
     import cupy as cp
 
     seed = _seed()
-    rng = np.random.default_rng(seed)
-    info = np.iinfo(dtype)
-    for v in (np.zeros(0, dtype), np.zeros(5, dtype),
-              rng.integers(info.min, info.max, 100_003, dtype=dtype, endpoint=True),
-              rng.integers(0, 300, 70_001).astype(dtype), _edge_values(dtype, 4099, rng),
-              np.sort(rng.integers(0, min(info.max, 10 ** 6), 9_999)).astype(dtype)):
+    for v in _codec_inputs(dtype, np.random.default_rng(seed)):
         _poison_pool(cp)
         ref = bitplane_pack_cpu(v, delta=delta)
         got = bitplane_pack(cp.asarray(v), delta=delta)
@@ -356,10 +364,7 @@ def test_gpu_bitshuffle_variant_matches_cpu(variant, dtype):
     import cupy as cp
 
     seed = _seed()
-    rng = np.random.default_rng(seed)
-    isz = np.dtype(dtype).itemsize
-    for n in (0, 1, 7, 8, 31, 32, 33, 100, 1000, 4097, 65_543, 1_000_003):
-        x = rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
+    for n, x in _shuffle_inputs(dtype, np.random.default_rng(seed)):
         for block in (None, 8, 24, 32, 96, 4096, 160):
             if n > 100_000 and block not in (None, 24, 160):
                 continue                          # keep the CPU twin's share of the time small
@@ -402,10 +407,7 @@ def test_gpu_bitplane_variant_matches_cpu(variant, dtype, delta):
     seed = _seed()
     rng = np.random.default_rng(seed)
     info = np.iinfo(dtype)
-    for v in (np.zeros(0, dtype), np.zeros(5, dtype),
-              rng.integers(info.min, info.max, 100_003, dtype=dtype, endpoint=True),
-              rng.integers(0, 300, 70_001).astype(dtype), _edge_values(dtype, 4099, rng),
-              np.sort(rng.integers(0, min(info.max, 10 ** 6), 9_999)).astype(dtype),
+    for v in (*_codec_inputs(dtype, rng),
               rng.integers(0, 3, 1_000_003).astype(dtype),
               np.sort(rng.integers(0, min(info.max, 10 ** 6), 2_000_001)).astype(dtype)):
         _poison_pool(cp)

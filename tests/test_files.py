@@ -27,13 +27,7 @@ STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
 
 def write(table: pa.Table, path, rows_per_unit: int | None = None) -> None:
     """Write ``table`` in the format of ``path``'s suffix, ``rows_per_unit`` per row group."""
-    fmt = ff.format_from_name(path)
-    if fmt == "parquet":
-        pq.write_table(table, path, row_group_size=rows_per_unit)
-    else:
-        new = ipc.new_file if fmt == "arrow" else ipc.new_stream
-        with new(path, table.schema) as w:
-            w.write_table(table, max_chunksize=rows_per_unit)
+    ff.write_table(table, path, ff.format_from_name(path), rows_per_unit=rows_per_unit)
 
 
 def read_plain(path) -> pa.Table:

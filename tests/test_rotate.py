@@ -95,25 +95,21 @@ class _Block:
         self.ticket, self.reads, self.waits, self.writes = ticket, reads, waits, writes
 
 
-def _short_blocks(nb, d, left, tile, al0):
-    """reads: (kind 'a' array / 's' saved, start, len); writes: (dst, offset in buffer, len)."""
+def _short_tiles(nb, d, left, tile, al0):
+    """The short-shift kernels' tiles, by ticket: ``(j, p0, p1, s0, waits)``.
+
+    Tile ``[p0, p1)`` of the result comes from source offset ``s0``; ``waits`` are the tickets
+    whose tiles it overwrites before they have read them (tickets run backward for right shifts).
+    """
     ntiles = -(-(nb + al0) // tile)
 
     def bound(t):
         return 0 if t <= 0 else min(nb, t * tile - al0)
 
-    blocks = []
     for j in range(ntiles):
         t = j if left else ntiles - 1 - j
         p0, p1 = bound(t), bound(t + 1)
-        ln = p1 - p0
         s0 = p0 + d if left else p0 - d
-        if left:
-            in_a = max(0, min(ln, nb - s0))
-            reads = [("a", s0, in_a), ("s", max(0, s0 + in_a - nb), ln - in_a)]
-        else:
-            in_s = max(0, min(ln, -s0))
-            reads = [("s", s0 + d, in_s), ("a", max(0, s0), ln - in_s)]
         r0, r1 = (p0 - d, p1 - d) if left else (p0 + d, p1 + d)
         r0, r1 = max(r0, 0), min(r1, nb)
         waits = []
@@ -121,21 +117,54 @@ def _short_blocks(nb, d, left, tile, al0):
             for u in range((r0 + al0) // tile, (r1 - 1 + al0) // tile + 1):
                 if u != t:
                     waits.append(u if left else ntiles - 1 - u)
+        yield j, p0, p1, s0, waits
+
+
+def _short_blocks(nb, d, left, tile, al0):
+    """reads: (kind 'a' array / 's' saved, start, len); writes: (dst, offset in buffer, len)."""
+    blocks = []
+    for j, p0, p1, s0, waits in _short_tiles(nb, d, left, tile, al0):
+        ln = p1 - p0
+        if left:
+            in_a = max(0, min(ln, nb - s0))
+            reads = [("a", s0, in_a), ("s", max(0, s0 + in_a - nb), ln - in_a)]
+        else:
+            in_s = max(0, min(ln, -s0))
+            reads = [("s", s0 + d, in_s), ("a", max(0, s0), ln - in_s)]
         blocks.append(_Block(j, reads, waits, [(p0, 0, ln)]))
     return blocks
 
 
-def _column_blocks(nb, D, L, S, left, W):
-    ncols = -(-D // W)
+def _column_tiles(D, S, left, W):
+    """The column kernels' tiles, by ticket: ``(j, X0, X1, q0, q1, y0, y1, r0, r1, waits)``.
 
+    Columns ``[X0, X1)`` of every lane; ``[q0, q1)`` of them also take saved remainder bytes;
+    the first lane's bytes land at ``[y0, y1)``, of which ``[r0, r1)`` inside the last lane;
+    ``waits`` are the tickets whose columns those overwrite.
+    """
+    ncols = -(-D // W)
+    for j in range(ncols):
+        c = ncols - 1 - j if left else j
+        X0, X1 = c * W, min(D, c * W + W)
+        q0, q1 = (X0, min(X1, S)) if left else (max(X0, D - S), X1)
+        y0 = X0 + S if left else X0 - S
+        y1 = y0 + (X1 - X0)
+        r0, r1 = max(y0, 0), min(y1, D)
+        waits = []
+        if r0 < r1:
+            for u in range(r0 // W, (r1 - 1) // W + 1):
+                if u != c:
+                    waits.append(ncols - 1 - u if left else u)
+        yield j, X0, X1, q0, q1, y0, y1, r0, r1, waits
+
+
+def _column_blocks(nb, D, L, S, left, W):
     def lane_start(l):
         return l * D if left else nb - (l + 1) * D
 
     rem0 = L * D if left else 0
     blocks = []
-    for j in range(ncols):
-        c = ncols - 1 - j if left else j
-        X0, X1 = c * W, min(D, c * W + W)
+    for j, X0, X1, q0, q1, y0, y1, r0, r1, waits in _column_tiles(D, S, left, W):
         ln = X1 - X0
         reads, writes = [], []
         pos = 0
@@ -144,18 +173,9 @@ def _column_blocks(nb, D, L, S, left, W):
             reads.append(("a", lane_start(l) + X0, ln))
             lane_pos.append(pos)
             pos += ln
-        q0, q1 = (X0, min(X1, S)) if left else (max(X0, D - S), X1)
         rpos = pos
         if q0 < q1:
             reads.append(("s", q0 if left else q0 - (D - S), q1 - q0))
-        y0 = X0 + S if left else X0 - S
-        y1 = y0 + ln
-        waits = []
-        r0, r1 = max(y0, 0), min(y1, D)
-        if r0 < r1:
-            for u in range(r0 // W, (r1 - 1) // W + 1):
-                if u != c:
-                    waits.append(ncols - 1 - u if left else u)
         for l in range(1, L):
             writes.append((lane_start(l - 1) + X0, lane_pos[l], ln))
         if q0 < q1:
@@ -224,15 +244,21 @@ def test_kernel_model_short(trial):
     assert np.array_equal(a, expect), (nb, d, left, tile, al0)
 
 
-@pytest.mark.parametrize("trial", range(60))
-def test_kernel_model_column(trial):
-    rng = random.Random(1000 + trial)
+def _column_case(rng):
+    """A random column-kernel case ``(D, L, S, nb, left, W)``: shift D, L lanes, remainder S."""
     D = rng.randrange(1, 300)
     L = rng.randrange(2, 6)
     S = rng.randrange(0, D)
     nb = L * D + S
     left = rng.random() < 0.5
     W = rng.choice([16, 32, 48])
+    return D, L, S, nb, left, W
+
+
+@pytest.mark.parametrize("trial", range(60))
+def test_kernel_model_column(trial):
+    rng = random.Random(1000 + trial)
+    D, L, S, nb, left, W = _column_case(rng)
     a = np.random.default_rng(trial).integers(0, 256, nb, dtype=np.uint8)
     expect = np.roll(a, -D if left else D)
     rem0 = L * D if left else 0
@@ -270,16 +296,8 @@ class _PipeBlockWork:
 
 
 def _pipe_short_work(nb, d, left, tile, al0, base, sbase, mem_a, mem_s):
-    ntiles = -(-(nb + al0) // tile)
-
-    def bound(t):
-        return 0 if t <= 0 else min(nb, t * tile - al0)
-
     work = []
-    for j in range(ntiles):
-        t = j if left else ntiles - 1 - j
-        p0, p1 = bound(t), bound(t + 1)
-        s0 = p0 + d if left else p0 - d
+    for j, p0, p1, s0, waits in _short_tiles(nb, d, left, tile, al0):
         w0 = (base + s0) & ~15
         nw = (((base + s0 + p1 - p0 + 15) & ~15) - w0) >> 4
         v0 = w0 - base
@@ -291,20 +309,12 @@ def _pipe_short_work(nb, d, left, tile, al0, base, sbase, mem_a, mem_s):
                 loads.append((mem_s, (sbase + v) % (1 << 64), 16 * i, None))
             else:
                 loads.append((mem_a, base + v, 16 * i, (base, base + nb)))
-        r0, r1 = (p0 - d, p1 - d) if left else (p0 + d, p1 + d)
-        r0, r1 = max(r0, 0), min(r1, nb)
-        waits = []
-        if r0 < r1:
-            for u in range((r0 + al0) // tile, (r1 - 1 + al0) // tile + 1):
-                if u != t:
-                    waits.append(u if left else ntiles - 1 - u)
         stores = [(base + p0, (base + s0) & 15, p1 - p0)]
         work.append(_PipeBlockWork(j, loads, waits, stores))
     return work
 
 
 def _pipe_column_work(nb, D, L, S, left, W, base, saved, mem_a, mem_s):
-    ncols = -(-D // W)
     stride = W + 64
 
     def ls(l):
@@ -317,29 +327,18 @@ def _pipe_column_work(nb, D, L, S, left, W, base, saved, mem_a, mem_s):
 
     rem0 = L * D if left else 0
     work = []
-    for j in range(ncols):
-        c = ncols - 1 - j if left else j
-        X0, X1 = c * W, min(D, c * W + W)
+    for j, X0, X1, q0, q1, y0, y1, r0, r1, waits in _column_tiles(D, S, left, W):
         ln = X1 - X0
         loads, bufs = [], []
         for l in range(L):
             ws, b = words(mem_a, base + ls(l) + X0, ln, l * stride, (base, base + nb))
             loads += ws
             bufs.append(b)
-        q0, q1 = (X0, min(X1, S)) if left else (max(X0, D - S), X1)
         rbuf = None
         if q0 < q1:
             ws, rbuf = words(mem_s, saved + (q0 if left else q0 - (D - S)), q1 - q0, L * stride,
                              None)
             loads += ws
-        y0 = X0 + S if left else X0 - S
-        y1 = y0 + ln
-        r0, r1 = max(y0, 0), min(y1, D)
-        waits = []
-        if r0 < r1:
-            for u in range(r0 // W, (r1 - 1) // W + 1):
-                if u != c:
-                    waits.append(ncols - 1 - u if left else u)
         stores = [(base + ls(l - 1) + X0, bufs[l], ln) for l in range(1, L)]
         if q0 < q1:
             stores.append((base + ls(L - 1) + q0, rbuf, q1 - q0))
@@ -450,12 +449,7 @@ def test_pipe_model_short(trial):
 @pytest.mark.parametrize("trial", range(60))
 def test_pipe_model_column(trial):
     rng = random.Random(7000 + trial)
-    D = rng.randrange(1, 300)
-    L = rng.randrange(2, 6)
-    S = rng.randrange(0, D)
-    nb = L * D + S
-    left = rng.random() < 0.5
-    W = rng.choice([16, 32, 48])
+    D, L, S, nb, left, W = _column_case(rng)
     al0 = rng.randrange(16)
     mem_a, base = _arena(nb, al0, rng)
     a0 = np.random.default_rng(trial).integers(0, 256, nb, dtype=np.uint8)

@@ -274,14 +274,19 @@ RECT = [(2, 3), (3, 2), (1, 7), (7, 1), (7, 13), (13, 7), (64, 96), (96, 64), (1
         (33, 65), (3, 5000), (5000, 3), (360, 1440)]
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_gpu_inplace_rectangular(cp, dtype):
-    seed = _seed()
+def _check_inplace_rect_set(cp, dtype, seed):
+    """In place: every shape of RECT, then two batched ones."""
     for i, shape in enumerate(RECT):
         _check_inplace(cp, _random(shape, dtype, seed + i), seed)
     _check_inplace(cp, _random((3, 20, 50), dtype, seed), seed)
     _check_inplace(cp, _random((2, 50, 20), dtype, seed), seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_inplace_rectangular(cp, dtype):
+    seed = _seed()
+    _check_inplace_rect_set(cp, dtype, seed)
 
 
 @pytest.mark.gpu
@@ -751,10 +756,7 @@ def test_gpu_inplace_rectangular_cluster(cp, dtype, kernels, monkeypatch):
         monkeypatch.setattr(tmod, "CLUSTER_THREADS", nt)
         monkeypatch.setattr(tmod, "CLUSTER_SMEM", sm)
         monkeypatch.setattr(tmod, "_CLUSTER_GRID_OVERRIDE", grid)
-        for i, shape in enumerate(RECT):
-            _check_inplace(cp, _random(shape, dtype, seed + i), seed)
-        _check_inplace(cp, _random((3, 20, 50), dtype, seed), seed)
-        _check_inplace(cp, _random((2, 50, 20), dtype, seed), seed)
+        _check_inplace_rect_set(cp, dtype, seed)
 
 
 @pytest.mark.gpu
