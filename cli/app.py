@@ -18,6 +18,7 @@ import typer
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
     FileProgress,
+    err_console,
     fail,
     fmt_ratio,
     handle_errors,
@@ -218,6 +219,7 @@ def roundtrip(
     from fsstgpu.formats.files import detect_format
 
     with handle_errors():
+        _warm_up(device.value)
         p = Path(path)
         if p.is_file() and detect_format(p) is not None:
             result = _roundtrip_file(p, device.value, runs if bench else 1)
@@ -227,10 +229,29 @@ def roundtrip(
             print_json(result)
         else:
             out_console().print(kv_table(f"round trip of {path}", [
-                (k.replace("_", " "), _fmt_value(k, v)) for k, v in result.items()
+                (k.replace("_MB_s", " MB/s").replace("_", " "), _fmt_value(k, v))
+                for k, v in result.items()
             ]))
         if not result["equal"]:
             fail(f"{path}: round trip mismatch: the decompressed data differs from the input")
+
+
+def _warm_up(device: str) -> None:
+    """Compile the codec once on a tiny column, so that the timings measure the codec.
+
+    numba compiles the CPU hot loops on first use in a fresh environment (cached on disk after
+    that), and the GPU path compiles its CUDA module once per process.
+    """
+    import pyarrow as pa
+
+    import fsstgpu
+    from fsstgpu.device import resolve_device
+
+    with err_console().status("compiling the codec (first use only) ..."):
+        tiny = pa.array(["warm-up", "warm-up string", None])
+        out = fsstgpu.decompress(fsstgpu.compress(tiny), device=resolve_device(device))
+        if not isinstance(out, (pa.Array, pa.ChunkedArray)):
+            out.to_arrow()
 
 
 def _fmt_value(key, value):
