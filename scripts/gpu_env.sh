@@ -12,7 +12,7 @@ if ! $PY -c "import fsstgpu.formats, fsstgpu.kernels" 2>>"$OUT/pip.txt"; then
     export PYTHONPATH=/tmp/pkg
 fi
 export PY
-if [ -f .data/dbtext.tar.xz ]; then
+if [ -z "$FSSTGPU_DBTEXT" ] && [ -f .data/dbtext.tar.xz ]; then
     mkdir -p /tmp/db && tar xJf .data/dbtext.tar.xz -C /tmp/db && export FSSTGPU_DBTEXT=/tmp/db/dbtext
 fi
 $PY -c "import fsstgpu; print('fsstgpu from', fsstgpu.__file__, fsstgpu.backend_info())"

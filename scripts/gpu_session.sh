@@ -5,19 +5,7 @@
 # the 1 GiB overall column only, old thread-per-split kernels against the warp kernels.
 set -o pipefail
 MODE=${1:-full}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-pip install -q --no-deps --no-build-isolation -e . >"$OUT/pip.txt" 2>&1
-export PYTHONUNBUFFERED=1
-# -P: never put the checkout's root on sys.path (its fsstgpu/ lacks the mapped subpackages)
-PY="python3 -P"
-if ! $PY -c "import fsstgpu.formats, fsstgpu.kernels" 2>>"$OUT/pip.txt"; then
-    rm -rf /tmp/pkg && mkdir -p /tmp/pkg && cp -r fsstgpu /tmp/pkg/
-    for d in kernels formats cli datasets; do ln -s "$PWD/$d" "/tmp/pkg/fsstgpu/$d"; done
-    export PYTHONPATH=/tmp/pkg
-fi
-$PY -c "import fsstgpu; print('fsstgpu from', fsstgpu.__file__, fsstgpu.backend_info())"
-[ -n "$FSSTGPU_DBTEXT" ] || { mkdir -p /tmp/db && tar xJf .data/dbtext.tar.xz -C /tmp/db \
-    && export FSSTGPU_DBTEXT=/tmp/db/dbtext; }
+source scripts/gpu_env.sh  # installs fsstgpu, exports PY and FSSTGPU_DBTEXT
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv | tee "$OUT/smi.txt"
 if [ "$MODE" = warp ]; then
     timeout 160 $PY -m pytest -q -p no:cacheprovider --durations=6 tests/test_gpu_decode.py 2>&1 \
