@@ -34,9 +34,9 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.arrow_input import SUPPORTED_TYPES
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.symbol_table import ESCAPE, SymbolTable
+from fsstgpu.types import SUPPORTED_TYPES
 
 EXTENSION_NAME = "fsstgpu.fsst"
 MAGIC = b"FSAX"
@@ -454,7 +454,7 @@ def from_extension_array(arr):
     ['abc', 'abd']
     """
     from fsstgpu.arrays import CompressedStringArray
-    from fsstgpu.arrow_input import from_arrow
+    from fsstgpu.arrow_layout import from_arrow
     from fsstgpu.splits import compute_splits
 
     if not isinstance(arr, (pa.Array, pa.ChunkedArray)) or not is_fsst_type(arr.type):

@@ -16,12 +16,12 @@ import zlib
 
 import numpy as np
 
-from fsstgpu import lengths as intcodec
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.arrow_input import SUPPORTED_TYPES, type_code
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats import intcodec
 from fsstgpu.splits import derive_code_offsets
 from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.types import SUPPORTED_TYPES, type_code
 
 MAGIC = b"FSGB"
 VERSION = 1
@@ -60,7 +60,8 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         :func:`loads` derives them from the codes and the string lengths.
     lengths_codec : int
         Integer codec of the per-string sections (string lengths, and code lengths when stored):
-        :data:`fsstgpu.lengths.BITPLANE` (default) or :data:`fsstgpu.lengths.NARROW`.
+        :data:`~fsstgpu.formats.intcodec.BITPLANE` (default) or
+        :data:`~fsstgpu.formats.intcodec.NARROW`.
 
     Examples
     --------

@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from fsstgpu.arrow_input import from_arrow
+from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import (
     FsstType,

@@ -44,11 +44,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import arrow_input
+from fsstgpu import arrow_layout
 from fsstgpu.decoder import decode_range
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.splits import compute_splits
 from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.types import INT32_MAX, is_supported, is_text, narrow_offsets
 
 _INT_FIELDS = {
     "block_starts": np.int64,
@@ -59,7 +60,6 @@ _INT_FIELDS = {
     "split_out": np.int64,
     "split_table": np.uint16,
 }
-_STRING_TYPES = (pa.string(), pa.large_string(), pa.string_view())
 
 
 def _frozen(name, value, dtype):
@@ -185,7 +185,7 @@ class CompressedStringArray:
         return np.searchsorted(self.block_starts, i, side="right") - 1
 
     def _value(self, raw: bytes):
-        return raw.decode("utf-8") if self.type in _STRING_TYPES else raw
+        return raw.decode("utf-8") if is_text(self.type) else raw
 
     def __getitem__(self, i):
         """Decode string ``i`` alone (negative indices count from the end); None for a null."""
@@ -243,7 +243,7 @@ class CompressedStringArray:
             raise IndexError(f"take index out of range for {self.length} strings")
         valid = np.ones(len(idx), bool)
         if self.validity is not None:
-            valid &= arrow_input.unpack_bitmap(self.validity, self.length)[idx]
+            valid &= arrow_layout.unpack_bitmap(self.validity, self.length)[idx]
         if index_valid is not None:
             valid &= index_valid
         lengths = np.where(valid, self.lengths[idx], 0)
@@ -270,7 +270,7 @@ class CompressedStringArray:
                 raise CorruptDataError(f"strings {a}..{b} decode to the wrong total length")
             k = j
         validity = None if valid.all() else np.packbits(valid, bitorder="little")
-        return arrow_input.to_arrow(self.type, out, offsets, validity)
+        return arrow_layout.to_arrow(self.type, out, offsets, validity)
 
     # ------------------------------------------------------------------ statistics
     def stats(self) -> dict:
@@ -297,7 +297,7 @@ class CompressedStringArray:
         codes_bytes = len(self.codes)
         table_bytes = sum(t.nbytes_serialised() for t in self.tables)
         stored = len(self.to_bytes())
-        width = 4 if self.type in (pa.string(), pa.binary()) else 8
+        width = 4 if narrow_offsets(self.type) else 8
         chunks = 1 if self.chunk_lengths is None else len(self.chunk_lengths)
         arrow_bytes = (uncompressed + width * (self.length + chunks)
                        + (0 if self.validity is None else len(self.validity)))
@@ -407,7 +407,7 @@ class CompressedStringArray:
             raise CorruptDataError(msg)
 
         n = self.length
-        if self.type not in arrow_input.SUPPORTED_TYPES:
+        if not is_supported(self.type):
             bad(f"type {self.type} is not a supported string or binary type")
         if n < 0:
             bad(f"negative length {n}")
@@ -456,10 +456,10 @@ class CompressedStringArray:
                 bad(f"validity has {len(self.validity)} bytes, expected {(n + 7) // 8}")
             if n % 8 and self.validity[-1] >> (n % 8):
                 bad("validity padding bits are not zero")
-            set_bits = arrow_input.count_set_bits(self.validity)
+            set_bits = arrow_layout.count_set_bits(self.validity)
             if n - set_bits != self.null_count:
                 bad(f"validity has {n - set_bits} nulls, null_count says {self.null_count}")
-            nulls = ~arrow_input.unpack_bitmap(self.validity, n)
+            nulls = ~arrow_layout.unpack_bitmap(self.validity, n)
             if lengths[nulls].any() or code_lengths[nulls].any():
                 bad("a null string has bytes or codes")
         if not 1 <= self.split_size < 2**64:
@@ -478,7 +478,7 @@ class CompressedStringArray:
                 bad("chunk_lengths must be non-negative")
             if int(cl.sum()) != n:
                 bad(f"chunk_lengths add up to {int(cl.sum())}, not {n}")
-        if self.type in (pa.string(), pa.binary()):
+        if narrow_offsets(self.type):
             # 32-bit offsets: every chunk's data must stay below 2 GiB.
             bounds = np.zeros(1 + (1 if self.chunk_lengths is None else len(self.chunk_lengths)),
                               np.int64)
@@ -487,7 +487,7 @@ class CompressedStringArray:
             else:
                 np.cumsum(self.chunk_lengths, out=bounds[1:])
             starts = np.concatenate([[0], np.cumsum(lengths)])[bounds]
-            if len(starts) > 1 and int(np.diff(starts).max()) > arrow_input.INT32_MAX:
+            if len(starts) > 1 and int(np.diff(starts).max()) > INT32_MAX:
                 bad(f"a {self.type} chunk holds more than 2**31 - 1 bytes")
 
     def _check_codes(self) -> None:

@@ -8,7 +8,7 @@ paper. For every file :func:`run_cpu_bench` measures, in the same run:
   (:meth:`fsstgpu.CompressedStringArray.to_bytes`: codes, tables, lengths, split points, ...),
   None if the codec is unavailable;
 * ``compress_mbs``: string bytes / seconds of block planning + training + encoding
-  (:func:`fsstgpu.training.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
+  (:func:`fsstgpu.blocks.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
 * ``decompress_mbs``: string bytes / seconds of :func:`fsstgpu.decoder.decode_all` over the
   column's split points;
 * ``codec_compress_mbs`` / ``codec_decompress_mbs``: the same through the public
@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
 from fsstgpu.encoder import encode_strings
-from fsstgpu.training import plan_blocks
 
 
 def load_lines(path) -> tuple[np.ndarray, np.ndarray]:

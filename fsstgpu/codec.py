@@ -1,6 +1,6 @@
 """compress / decompress / Codec: the front door from Arrow columns to CompressedStringArray.
 
-:func:`compress` normalises the input (:mod:`fsstgpu.arrow_input`), chooses blocks and trains
+:func:`compress` normalises the input (:mod:`fsstgpu.arrow_layout`), chooses blocks and trains
 their symbol tables (:mod:`fsstgpu.training`), encodes every block (:mod:`fsstgpu.encoder`) and
 computes the split points (:mod:`fsstgpu.splits`). :func:`decompress` gives the column back,
 decoded on the CPU (:func:`fsstgpu.decoder.decode_all`) or on the GPU
@@ -18,14 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import arrow_input
+from fsstgpu import arrow_layout
 from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
 from fsstgpu.device import resolve_device
 from fsstgpu.encoder import encode_strings
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
 from fsstgpu.symbol_table import SymbolTable
-from fsstgpu.training import plan_blocks, train_table
+from fsstgpu.training import train_table
 
 ALGORITHMS = ("fsst",)
 
@@ -41,7 +42,7 @@ def _as_arrow(array):
     )
 
 
-def _plan(plain: arrow_input.Plain, table, sample_bytes):
+def _plan(plain: arrow_layout.Plain, table, sample_bytes):
     """Return (block_starts, tables) for the column."""
     n = len(plain)
     if table is not None:
@@ -71,7 +72,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         arrays and nulls are fine.
     table : SymbolTable, optional
         Use this table for the whole column (one block). By default the column is cut into
-        blocks and a table is trained for each (:func:`fsstgpu.training.plan_blocks`); a
+        blocks and a table is trained for each (:func:`fsstgpu.blocks.plan_blocks`); a
         ChunkedArray gets one block per chunk, each trained on its chunk.
     sample_bytes : int, optional
         Training sample size per table, passed to the trainer (its default when None).
@@ -99,7 +100,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
     True
     """
     array = _as_arrow(array)
-    plain = arrow_input.from_arrow(array)
+    plain = arrow_layout.from_arrow(array)
     split_size = int(split_size)
     if not 1 <= split_size < 2**63:
         raise ValueError(f"split_size must be in 1..2**63 - 1, not {split_size}")
@@ -141,7 +142,7 @@ def _decompress_cpu(carr: CompressedStringArray):
                       carr.split_table, carr.uncompressed_bytes)
     offsets = np.zeros(carr.length + 1, np.int64)
     np.cumsum(carr.lengths, out=offsets[1:])
-    return arrow_input.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)
+    return arrow_layout.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)
 
 
 def _rechunk(array, chunk_lengths):

@@ -5,7 +5,7 @@ Two entry points:
 * :func:`decode_range` decodes one run of codes into a caller-given output range (random access,
   one string or many);
 * :func:`decode_all` decodes a whole column from its split points (see the contract in
-  :mod:`fsstgpu.arrays`), groups of splits in parallel (:func:`fsstgpu.encoder.run_tasks`).
+  :mod:`fsstgpu.arrays`), groups of splits in parallel (:func:`fsstgpu.parallel.run_tasks`).
 
 Both check everything a corrupt input could get wrong: a code with no symbol, an escape as the
 last code, output that would pass the end of its range, and (for :func:`decode_all`) a split that
@@ -25,8 +25,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from fsstgpu.encoder import run_tasks
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import ESCAPE, SymbolTable
 
 _TASK_BYTES = 1 << 20  # output bytes per parallel task of decode_all

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.arrow_input import SUPPORTED_TYPES
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.types import SUPPORTED_TYPES
 
 #: below this many splits, :func:`to_device` cuts splits finer so that the GPU has enough threads
 #: (one thread per split; an H200 holds ~170k resident threads)

@@ -22,29 +22,17 @@ The sample is drawn the reference's way, but larger: random strings (a random 51
 of longer ones) until ``sample_bytes`` bytes are collected, from a fixed-seed generator, so the
 same input always gives the same table. Hot loops run in numba.
 
-Block planning (:func:`plan_blocks`) decides where a column gets a new table; see its docstring.
+Where a column gets a new table is :mod:`fsstgpu.blocks`' job.
 """
 
 from __future__ import annotations
 
-import os
-
 import numba
 import numpy as np
-import pyarrow as pa
 
-from fsstgpu.encoder import (
-    HASH_SIZE,
-    LONG_FLAG,
-    _encode_chunk,
-    build_lookup,
-    hash3,
-    is_non_decreasing,
-    load_word,
-    run_tasks,
-    shared_pool,
-)
-from fsstgpu.symbol_table import ESCAPE, MAX_SYMBOLS, SymbolTable
+from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
+from fsstgpu.matcher import HASH_PRIME, HASH_SIZE, LONG_FLAG, build_lookup, hash3, load_word
+from fsstgpu.symbol_table import MAX_SYMBOLS, SymbolTable
 
 DEFAULT_SAMPLE_BYTES = 48 << 10
 # Tuned on dbtext (corpus ratio, reference 2.094): a 48 KB sample instead of 16 KB (+1.5%),
@@ -53,12 +41,10 @@ DEFAULT_SAMPLE_BYTES = 48 << 10
 _MIN_COUNT = 5
 _EXTRA_ROUNDS = 3
 _SINGLE_WEIGHT = 4
-_SEED = 4637947
-_SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
+SEED = 4637947
+SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
 _CODE_BASE = 256  # training codes 0-255 are escaped bytes, 256-510 real symbols
 _NCODES = 512
-_HASH_PRIME = np.uint64(2971215073)
-_CORES = os.cpu_count() or 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -71,7 +57,7 @@ def _mix(x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _make_sample(data, offsets, lo, hi, target, seed):
+def make_sample(data, offsets, lo, hi, target, seed):
     """Sample strings ``lo:hi``: all of them if they hold < ``target`` bytes, else random
     strings (a random 512-byte piece of longer ones) until ``target`` bytes are collected.
     Returns the sample's bytes and its n + 1 offsets."""
@@ -81,7 +67,7 @@ def _make_sample(data, offsets, lo, hi, target, seed):
         sdata = data[offsets[lo] : offsets[hi]].copy()
         soffs = offsets[lo : hi + 1] - offsets[lo]
         return sdata, soffs
-    sdata = np.empty(target + _SAMPLE_LINE, dtype=np.uint8)
+    sdata = np.empty(target + SAMPLE_LINE, dtype=np.uint8)
     soffs = np.empty(target + 2, dtype=np.int64)  # every piece has at least one byte
     soffs[0] = 0
     k = 0
@@ -95,10 +81,10 @@ def _make_sample(data, offsets, lo, hi, target, seed):
             if line == hi:
                 line = lo
         ln = offsets[line + 1] - offsets[line]
-        pieces = 1 + (ln - 1) // _SAMPLE_LINE
+        pieces = 1 + (ln - 1) // SAMPLE_LINE
         state = _mix(state)
-        start = _SAMPLE_LINE * np.int64(state % np.uint64(pieces))
-        take = min(ln - start, _SAMPLE_LINE)
+        start = SAMPLE_LINE * np.int64(state % np.uint64(pieces))
+        take = min(ln - start, SAMPLE_LINE)
         src = offsets[line] + start
         sdata[filled : filled + take] = data[src : src + take]
         filled += take
@@ -126,7 +112,7 @@ def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl,
     gain = 0
     for i in range(nlines):
         if frac < 128:
-            r = np.uint64(i + 1) * np.uint64(frac) * _HASH_PRIME
+            r = np.uint64(i + 1) * np.uint64(frac) * HASH_PRIME
             if 1 + np.int64((r ^ (r >> np.uint64(15))) & np.uint64(127)) > frac:
                 continue
         pos = soffs[i]
@@ -369,23 +355,7 @@ def _table_from(vals, lens) -> SymbolTable:
     return SymbolTable([raw[8 * i : 8 * i + n] for i, n in enumerate(lens.tolist())])
 
 
-@numba.njit(cache=True, nogil=True)
-def _probe_lookup(vals, lens):
-    """The encoder's matcher tables for trained symbols ``vals``/``lens`` (code ``i`` for
-    symbol ``i``), without making a SymbolTable: block planning only needs code counts."""
-    byte_code = np.full(256, np.int32(ESCAPE | (1 << 16)), dtype=np.int32)
-    short_code = np.empty(65536, dtype=np.int32)
-    hhead = np.empty(HASH_SIZE, dtype=np.int32)
-    ekey = np.zeros(256, dtype=np.uint64)
-    ecl = np.zeros(256, dtype=np.int32)
-    enext = np.zeros(256, dtype=np.int32)
-    order = np.argsort(-lens, kind="mergesort")  # longest first
-    build_lookup(vals[order], lens[order], order.astype(np.int32), byte_code, short_code, hhead,
-                 ekey, ecl, enext)
-    return byte_code, short_code, hhead, ekey, ecl, enext
-
-
-def _checked_input(data, offsets, sample_bytes):
+def checked_input(data, offsets, sample_bytes):
     """Check and normalise the arguments of :func:`train_table` and :func:`plan_blocks`.
 
     Returns ``(data, offsets, n, target)``: contiguous uint8 / int64 arrays, the string count
@@ -431,51 +401,24 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
     >>> b"hello wo" in t.symbols
     True
     """
-    data, offsets, n, target = _checked_input(data, offsets, sample_bytes)
+    data, offsets, n, target = checked_input(data, offsets, sample_bytes)
     if n == 0 or offsets[-1] == offsets[0]:
         return SymbolTable([])
-    return _train(data, offsets, 0, n, target)
+    return train_range(data, offsets, 0, n, target)
 
 
-def _train(data, offsets, lo, hi, target):
-    """Train on strings ``lo:hi`` (validated arrays; at least one byte among them)."""
-    sdata, soffs = _make_sample(data, offsets, lo, hi, target, _SEED)
+def train_range(data, offsets, lo, hi, target):
+    """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
+    byte, with a sample of ``target`` bytes."""
+    sdata, soffs = make_sample(data, offsets, lo, hi, target, SEED)
     vals, lens = _build(sdata, soffs, _MIN_COUNT, _EXTRA_ROUNDS, _SINGLE_WEIGHT)
     return _table_from(vals, lens)
 
 
-def as_data_offsets(strings):
-    """The bytes and n + 1 offsets of the non-null strings of ``strings``.
-
-    Accepts a pyarrow array or chunked array of any string/binary type (sliced, with nulls:
-    nulls are skipped), a sequence of ``bytes``/``str`` (``None`` skipped), or a
-    ``(data, offsets)`` pair of numpy arrays.
-    """
-    if isinstance(strings, tuple) and len(strings) == 2 and isinstance(strings[0], np.ndarray):
-        return (np.ascontiguousarray(strings[0], dtype=np.uint8),
-                np.ascontiguousarray(strings[1], dtype=np.int64))
-    if isinstance(strings, pa.ChunkedArray):
-        strings = strings.combine_chunks() if strings.num_chunks else pa.array([], strings.type)
-    if isinstance(strings, pa.Array):
-        t = strings.type
-        if not (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-                or pa.types.is_large_binary(t) or pa.types.is_string_view(t)
-                or pa.types.is_binary_view(t)):
-            raise TypeError(f"expected an Arrow string or binary array, not {t}")
-        arr = strings.cast(pa.large_binary())  # view types cannot be filtered directly
-        if arr.null_count:
-            arr = arr.drop_null()
-        bufs = arr.buffers()
-        offs = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-        data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
-                else np.zeros(0, np.uint8))
-        return data, offs.astype(np.int64)
-    items = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
-             for s in strings if s is not None]
-    lens = np.fromiter((len(s) for s in items), dtype=np.int64, count=len(items))
-    offs = np.zeros(len(items) + 1, dtype=np.int64)
-    np.cumsum(lens, out=offs[1:])
-    return np.frombuffer(b"".join(items), dtype=np.uint8), offs
+def probe_symbols(sdata, soffs):
+    """Symbols trained on a sample with the reference's five rounds only (cheaper, for probing
+    how well a table fits): ``(values, lengths)`` as numpy arrays, code ``i`` = symbol ``i``."""
+    return _build(sdata, soffs, _MIN_COUNT, 0, _SINGLE_WEIGHT)
 
 
 def train(strings, *, sample_bytes=None) -> SymbolTable:
@@ -509,212 +452,3 @@ def train(strings, *, sample_bytes=None) -> SymbolTable:
     return train_table(data, offsets, sample_bytes=sample_bytes)
 
 
-@numba.njit(cache=True, nogil=True)
-def _sample_cost(data, offsets, lo, hi, target, seed, byte_code, short_code, hhead, ekey, ecl,
-                 enext, scratch, scratch_offs):
-    """(sample bytes, code bytes) when a small sample of strings ``lo:hi`` is encoded."""
-    sdata, soffs = _make_sample(data, offsets, lo, hi, target, seed)
-    nlines = soffs.shape[0] - 1
-    end = _encode_chunk(sdata, soffs, 0, nlines, byte_code, short_code, hhead, ekey, ecl, enext,
-                        scratch, 0, scratch_offs)
-    return soffs[nlines] - soffs[0], end
-
-
-def _range_cost(lookup, data, offsets, lo, hi):
-    """Code bytes per string byte when strings ``lo:hi`` are encoded with matcher ``lookup``."""
-    raw = int(offsets[hi] - offsets[lo])
-    if raw == 0:
-        return 1.0
-    scratch = np.empty(2 * raw + 1, dtype=np.uint8)
-    offs = np.empty(hi - lo + 1, dtype=np.int64)
-    return _encode_chunk(data, offsets[lo : hi + 1], 0, hi - lo, *lookup, scratch, 0,
-                         offs) / raw
-
-
-def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
-                segment_bytes: int = 64 << 10, max_block_bytes: int = 64 << 20,
-                tolerance: float = 0.15):
-    """Cut a column into blocks of consecutive strings and train one symbol table per block.
-
-    Policy: a column's data can change at a few places (appended files, partitions, a sorted
-    key moving to another kind of value), and a table trained for one part can compress another
-    part badly (the 22 dbtext files concatenated into one column: 1.41 with one reference
-    table). So:
-
-    1. The column is probed in segments of ``segment_bytes`` (cut at string boundaries). A block
-       starts with a probe table trained on its first 8 KB (reference rounds only), and its
-       baseline cost (code bytes per byte) on that data.
-    2. Each following segment contributes a 4 KB random sample, encoded with the probe table.
-       When its cost exceeds the baseline by more than ``tolerance`` (15%), the change is
-       located to ~4 KB: the previous and current segment are cut into 4 KB pieces, encoded
-       whole with the old and with a fresh probe table, and the new block starts where switching
-       tables costs least. Every 16 segments a fresh probe table is also tried on the next
-       segment, to catch a change to data that compresses *better* with its own table. A block
-       also ends after ``max_block_bytes``.
-    2b. Drift (a sorted key, a slowly changing vocabulary) makes costs creep up; a block shorter
-       than 1 MB is only split for a change that doubles the cost, so drifting data gets
-       blocks of about 1 MB, not one per segment (each block costs a training, ~4 ms).
-    3. Each block then gets its table trained on a sample of the whole block (``sample_bytes``),
-       blocks in parallel. A column that stays one block gets exactly :func:`train_table`'s
-       table. That table is trained on another core while this one probes (most columns stay
-       one block; it is discarded otherwise), so on a machine with a free core a uniform column
-       pays max(probing, training) instead of their sum (probing: ~1.5 ms per MB).
-
-    Every block decodes alone with its table. Inputs under two segments are one block.
-
-    Parameters
-    ----------
-    data : numpy.ndarray of uint8
-    offsets : numpy.ndarray of int64, shape (n + 1,)
-        String boundaries in ``data`` (non-decreasing; ``offsets[0]`` need not be 0).
-    sample_bytes : int, optional
-        Training sample per block (default 49152).
-    segment_bytes, max_block_bytes : int
-        Probe granularity and the largest block, in bytes of string data.
-    tolerance : float
-        Relative cost increase on a segment that starts a new block.
-
-    Returns
-    -------
-    block_starts : numpy.ndarray of int64, shape (nblocks + 1,)
-        String index where each block starts; ``[0] == 0``, ``[-1] == n``.
-    tables : list of SymbolTable
-        One per block.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.training import plan_blocks
-    >>> rng = np.random.default_rng(0)
-    >>> text = b" ".join(rng.choice([b"lorem", b"ipsum", b"dolor", b"sitam"], 120_000))
-    >>> dna = bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 600_000))
-    >>> data = np.frombuffer(text[:600_000] + dna, np.uint8)
-    >>> starts, tables = plan_blocks(data, np.arange(0, 1_200_001, 30))  # 30-byte strings
-    >>> len(tables) == len(starts) - 1 >= 2
-    True
-    >>> min(abs(int(s) - 20000) for s in starts) * 30 <= 4096  # a block starts at the change
-    True
-    """
-    data, offsets, n, target = _checked_input(data, offsets, sample_bytes)
-    segment_bytes = max(1, int(segment_bytes))
-    total = int(offsets[-1] - offsets[0]) if n else 0
-    if total < 2 * segment_bytes:
-        return np.array([0, n], dtype=np.int64), [train_table(data, offsets, sample_bytes=target)]
-
-    def cut(lo, hi, step):
-        """String indices from lo to hi, about ``step`` bytes apart."""
-        marks = np.arange(offsets[lo] + step, offsets[hi], step, dtype=np.int64)
-        return np.unique(np.concatenate(([lo], np.searchsorted(offsets, marks), [hi])))
-
-    # Most columns stay one block, whose table is the whole column's: train it on another core
-    # while this one probes, and drop it if the column gets cut.
-    whole = shared_pool().submit(_train, data, offsets, 0, n, target) if _CORES > 1 else None
-    seg = cut(0, n, segment_bytes)
-    nseg = len(seg) - 1
-    probe_bytes = 4 << 10
-    probe_train = 8 << 10
-    scratch = np.empty(2 * (probe_bytes + _SAMPLE_LINE) + 1, dtype=np.uint8)
-    scratch_offs = np.empty(probe_bytes + 2, dtype=np.int64)
-
-    def probe(lookup, s):
-        raw, coded = _sample_cost(data, offsets, seg[s], seg[s + 1], probe_bytes, _SEED + s,
-                                  *lookup, scratch, scratch_offs)
-        return coded / raw if raw else 0.0
-
-    def probe_table(lo, hi):
-        sdata, soffs = _make_sample(data, offsets, lo, hi, probe_train, _SEED)
-        return _probe_lookup(*_build(sdata, soffs, _MIN_COUNT, 0, _SINGLE_WEIGHT))
-
-    def start_block(lo):
-        """Probe table (its matcher) and baseline cost for a block starting at string ``lo``."""
-        hi = min(n, max(lo + 1, int(np.searchsorted(offsets,
-                                                     offsets[lo] + probe_bytes + probe_train))))
-        if offsets[hi] == offsets[lo]:
-            return None, 0.0
-        # Skip the first 4 KB: the located change point may be up to a piece early.
-        lo_t = min(int(np.searchsorted(offsets, offsets[lo] + probe_bytes)), hi - 1)
-        t = probe_table(lo_t, hi)
-        base = _range_cost(t, data, offsets, lo_t, hi)
-        # The cost on the training data itself is optimistic (a table fits its sample); take
-        # the larger of it and the cost on the next 4 KB sample after it, if different enough
-        # data has not begun already.
-        s_next = int(np.searchsorted(seg, hi, side="left"))
-        if s_next < nseg:
-            holdout = probe(t, s_next)
-            if holdout <= base * (1.0 + tolerance):
-                base = max(base, holdout)
-        return t, base
-
-    def locate(old, new, lo, hi):
-        """Where in strings lo:hi switching from table old to new costs least (None: nowhere)."""
-        pieces = cut(lo, hi, probe_bytes)
-        raw = np.diff(offsets[pieces]).astype(np.float64)
-        c_old = np.array([_range_cost(old, data, offsets, pieces[k], pieces[k + 1])
-                          for k in range(len(pieces) - 1)]) * raw
-        c_new = np.array([_range_cost(new, data, offsets, pieces[k], pieces[k + 1])
-                          for k in range(len(pieces) - 1)]) * raw
-        # total[k]: old table before piece k, new table from piece k on
-        total = np.concatenate(([0.0], np.cumsum(c_old))) + np.concatenate(
-            (np.cumsum(c_new[::-1])[::-1], [0.0]))
-        k = int(np.argmin(total[:-1]))
-        if total[k] > total[-1] * (1.0 - 0.5 * tolerance):
-            return None
-        return int(pieces[k])
-
-    recheck = 16  # segments between checks for a better table (a change to better-compressing data)
-    drift_bytes = 1 << 20
-    starts = [0]
-    table, base = start_block(0)
-    block_bytes = 0
-    for s in range(nseg):
-        seg_bytes = int(offsets[seg[s + 1]] - offsets[seg[s]])
-        lo_seg, hi_seg = int(seg[s]), int(seg[s + 1])
-        if lo_seg > starts[-1] and seg_bytes:
-            at = None
-            if block_bytes + seg_bytes > max_block_bytes:
-                at = lo_seg
-            elif table is None:
-                at = lo_seg
-            else:
-                cost = probe(table, s)
-                since = int(np.searchsorted(seg, starts[-1], side="right"))  # first whole segment
-                # Drift (e.g. a sorted key) splits only blocks of drift_bytes; a shorter block
-                # needs a change that doubles the cost.
-                tol = tolerance if block_bytes >= drift_bytes else 1.0
-                worse = cost > base * (1.0 + tol)
-                if worse or (s - since) % recheck == recheck - 1:
-                    fresh = probe_table(lo_seg, hi_seg)
-                    nxt = min(s + 1, nseg - 1)
-                    if worse or probe(fresh, nxt) * (1.0 + tol) < probe(table, nxt):
-                        # never shorter than the probe table's training range
-                        first = int(np.searchsorted(offsets, offsets[starts[-1]] + probe_bytes
-                                                    + probe_train))
-                        window = max(starts[-1] + 1, first,
-                                     int(seg[max(s - (1 if worse else recheck), 0)]))
-                        if window >= hi_seg:
-                            window = lo_seg
-                        at = locate(table, fresh, window, hi_seg)
-                        if at is None and worse:
-                            at = lo_seg
-            if at is not None:
-                starts.append(at)
-                table, base = start_block(at)
-                block_bytes = int(offsets[lo_seg] - offsets[at])
-                if whole is not None:
-                    whole.cancel()  # not needed (a no-op once it has started)
-        block_bytes += seg_bytes
-    block_starts = np.array(starts + [n], dtype=np.int64)
-    nb = len(block_starts) - 1
-    if nb == 1:
-        return block_starts, [whole.result() if whole is not None else _train(data, offsets, 0, n,
-                                                                               target)]
-
-    tables = [None] * nb
-
-    def final(b):
-        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
-        tables[b] = (SymbolTable([]) if offsets[hi] == offsets[lo]
-                     else _train(data, offsets, lo, hi, target))
-
-    run_tasks(final, nb)
-    return block_starts, tables

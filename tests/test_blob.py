@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
-from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable, lengths
-from fsstgpu.formats import blob
+from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
+from fsstgpu.formats import blob, intcodec
 from fsstgpu.testing import check_roundtrip
 
 # Written by format version 1 (see test_golden_blob for how); must keep decoding forever.
@@ -51,7 +51,7 @@ def golden_table():
 
 
 @pytest.mark.parametrize("hex_, options", [
-    (GOLDEN_HEX, {"store_code_offsets": True, "lengths_codec": lengths.NARROW}),
+    (GOLDEN_HEX, {"store_code_offsets": True, "lengths_codec": intcodec.NARROW}),
     (GOLDEN_BITPLANE_HEX, {}),
 ], ids=["narrow-with-offsets", "default"])
 def test_golden_blob(hex_, options):
@@ -68,8 +68,8 @@ def test_golden_blob(hex_, options):
 
 def test_default_blob_options(carr):
     data = carr.to_bytes()
-    assert data == blob.dumps(carr, store_code_offsets=False, lengths_codec=lengths.BITPLANE)
-    assert not data[5] & blob.FLAG_CODE_OFFSETS and data[6] == lengths.BITPLANE
+    assert data == blob.dumps(carr, store_code_offsets=False, lengths_codec=intcodec.BITPLANE)
+    assert not data[5] & blob.FLAG_CODE_OFFSETS and data[6] == intcodec.BITPLANE
 
 
 def small_carr():
@@ -84,7 +84,7 @@ def carr():
     return small_carr()
 
 
-BLOB_OPTIONS = [(store, codec) for codec in (lengths.NARROW, lengths.BITPLANE)
+BLOB_OPTIONS = [(store, codec) for codec in (intcodec.NARROW, intcodec.BITPLANE)
                 for store in (True, False)]
 
 
@@ -99,7 +99,7 @@ def test_header_layout(carr, small_blob):
     assert small_blob[:4] == b"FSGB" and small_blob[4] == blob.VERSION
     flags, codec, tcode = small_blob[5], small_blob[6], small_blob[7]
     assert flags & blob.FLAG_VALIDITY and not flags & blob.FLAG_CHUNKS
-    assert codec in (lengths.NARROW, lengths.BITPLANE) and tcode == 1  # large_string
+    assert codec in (intcodec.NARROW, intcodec.BITPLANE) and tcode == 1  # large_string
     length, nulls, ncodes, nblocks, nsplits, split_size, nchunks = struct.unpack_from(
         "<7Q", small_blob, 8)
     assert (length, nulls, ncodes, nblocks, nsplits, split_size, nchunks) == (
@@ -111,15 +111,15 @@ def test_sizes_are_compact(carr):
     def size(store, codec):
         return len(blob.dumps(carr, store_code_offsets=store, lengths_codec=codec))
 
-    with_offsets = size(True, lengths.NARROW)
-    without = size(False, lengths.NARROW)
+    with_offsets = size(True, intcodec.NARROW)
+    without = size(False, intcodec.NARROW)
     # One byte per string (code lengths < 256) and the width byte.
     assert with_offsets - without == len(carr) + 1
     assert with_offsets < len(carr.codes) + 3 * len(carr) + 300
     # Bit planes: lengths < 16 take 4 bits each (one 32-value group: 16-byte header, 1 count
     # byte, 3 padding, 4 planes of 4 bytes) instead of 1 + 21 bytes.
-    assert size(False, lengths.BITPLANE) - without == (16 + 4 + 4 * 4) - (1 + len(carr))
-    assert len(carr.to_bytes()) == size(False, lengths.BITPLANE)
+    assert size(False, intcodec.BITPLANE) - without == (16 + 4 + 4 * 4) - (1 + len(carr))
+    assert len(carr.to_bytes()) == size(False, intcodec.BITPLANE)
 
 
 def test_many_empty_strings():
@@ -146,7 +146,7 @@ def test_many_empty_strings():
 ])
 def test_forged_bitplane_lengths(carr, change, message):
     """A lengths section in the bit-plane codec, altered (CRCs fixed): CorruptDataError."""
-    data = blob.dumps(carr, lengths_codec=lengths.BITPLANE)
+    data = blob.dumps(carr, lengths_codec=intcodec.BITPLANE)
     pos, start, end = _sections(data)[4]
     payload = change(data[start:end])
     forged = bytearray(data[:pos] + struct.pack("<Q", len(payload)) + payload + bytes(4)
@@ -340,11 +340,11 @@ def test_bitplane_integer_codec_roundtrip(n, top):
                                                                          else 2**63))
     if n and top:
         values[rng.integers(0, n)] = top  # the maximum occurs
-    payload = lengths.encode_uints(values, lengths.BITPLANE)
-    assert lengths.decode_uints(payload, n, lengths.BITPLANE).tolist() == values.tolist()
+    payload = intcodec.encode_uints(values, intcodec.BITPLANE)
+    assert intcodec.decode_uints(payload, n, intcodec.BITPLANE).tolist() == values.tolist()
     with pytest.raises(CorruptDataError, match="expected"):
-        lengths.decode_uints(payload, n + 1, lengths.BITPLANE)
+        intcodec.decode_uints(payload, n + 1, intcodec.BITPLANE)
     offsets = np.concatenate(([0], np.cumsum(values % np.uint64(1000)))).astype(np.int64)
-    payload = lengths.encode_offsets(offsets, lengths.BITPLANE)
-    assert lengths.decode_offsets(payload, n + 1, total=int(offsets[-1]),
-                                  codec=lengths.BITPLANE).tolist() == offsets.tolist()
+    payload = intcodec.encode_offsets(offsets, intcodec.BITPLANE)
+    assert intcodec.decode_offsets(payload, n + 1, total=int(offsets[-1]),
+                                  codec=intcodec.BITPLANE).tolist() == offsets.tolist()

@@ -11,9 +11,10 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
-from fsstgpu.arrow_input import SUPPORTED_TYPES, from_arrow
+from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
 from fsstgpu.testing import check_roundtrip
+from fsstgpu.types import SUPPORTED_TYPES
 
 STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view()]
 BINARY_TYPES = [pa.binary(), pa.large_binary(), pa.binary_view()]
@@ -311,8 +312,8 @@ def test_replacing_a_field_needs_validation_again():
         carr.validate()
 
 
-@pytest.mark.parametrize("module", ["fsstgpu.arrays", "fsstgpu.arrow_input", "fsstgpu.codec",
-                                    "fsstgpu.lengths", "fsstgpu.splits", "fsstgpu.testing",
+@pytest.mark.parametrize("module", ["fsstgpu.arrays", "fsstgpu.arrow_layout", "fsstgpu.codec",
+                                    "fsstgpu.formats.intcodec", "fsstgpu.splits", "fsstgpu.testing",
                                     "fsstgpu.formats.blob"])
 def test_docstring_examples(module):
     mod = importlib.import_module(module)

@@ -168,6 +168,7 @@ def test_decode_all_corrupt_inputs():
 def test_parallel_chunks_give_the_sequential_encoding():
     """Columns from 128 KB up are encoded in several chunks; the result is one pass's."""
     from fsstgpu import encoder
+    from fsstgpu.matcher import matcher_tables
 
     rng = np.random.default_rng(11)
     words = [b"alpha ", b"beta", b"gamma,", b"http://x.org/", b"\x00", b"zz"]
@@ -181,7 +182,7 @@ def test_parallel_chunks_give_the_sequential_encoding():
         codes, coffs = encode_strings(table, data, offs)
         one = np.empty(2 * len(data) + 1, np.uint8)
         one_offs = np.empty(len(offs), np.int64)
-        end = encoder._encode_chunk(data, offs, 0, len(items), *encoder._lookup(table), one, 0,
+        end = encoder.encode_chunk(data, offs, 0, len(items), *matcher_tables(table), one, 0,
                                     one_offs)
         one_offs[-1] = end
         assert np.array_equal(codes, one[:end]) and np.array_equal(coffs, one_offs)

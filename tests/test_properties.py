@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsstgpu import CorruptDataError, SymbolTable, compress
-from fsstgpu.arrow_input import from_arrow, to_arrow
-from fsstgpu.lengths import decode_offsets, decode_uints, encode_offsets, encode_uints
+from fsstgpu.arrow_layout import from_arrow, to_arrow
+from fsstgpu.formats.intcodec import decode_offsets, decode_uints, encode_offsets, encode_uints
 from fsstgpu.testing import check_roundtrip
 
 SETTINGS = settings(max_examples=40, deadline=None,

@@ -8,8 +8,9 @@ import pytest
 
 import fsstgpu
 from fsstgpu.bench_cpu import load_lines
+from fsstgpu.blocks import plan_blocks
 from fsstgpu.encoder import encode_strings
-from fsstgpu.training import plan_blocks, train_table
+from fsstgpu.training import train_table
 
 # Reference FSST (cwida/fsst 4433be9, fsst_create + fsst_compress on each whole file, built with
 # g++ -O3 on this project's machine): string bytes / (compressed bytes + fsst_export header).
@@ -175,7 +176,7 @@ def test_pair_counter_width_does_not_change_the_table():
     from fsstgpu import training
 
     data, offs = _offsets(_text(20_000, seed=6) + [b"ab" * 256] * 40)  # large pair counts
-    sdata, soffs = training._make_sample(data, offs, 0, len(offs) - 1, 65_000, training._SEED)
+    sdata, soffs = training.make_sample(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
     assert len(sdata) < 65536
     wide = training._build_with(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
                                 training._SINGLE_WEIGHT, np.zeros(512 * 512, np.int32))
@@ -208,16 +209,16 @@ def test_rank_orders_by_gain_then_value_then_length():
 
 def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
     """The speculative whole-column training gives exactly the sequential result."""
-    from fsstgpu import training
+    import os
 
     rng = np.random.default_rng(8)
     uniform = _offsets(_text(40_000, seed=9))
     dna = [bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 40)) for _ in range(8_000)]
     mixed = _offsets(_text(15_000, seed=10) + dna)
     for data, offs in (uniform, mixed):
-        monkeypatch.setattr(training, "_CORES", 2)
+        monkeypatch.setattr(os, "cpu_count", lambda: 2)
         s2, t2 = plan_blocks(data, offs)
-        monkeypatch.setattr(training, "_CORES", 1)
+        monkeypatch.setattr(os, "cpu_count", lambda: 1)
         s1, t1 = plan_blocks(data, offs)
         assert np.array_equal(s1, s2) and t1 == t2
     assert len(t1) == 2  # the mixed column was cut (the speculative table was dropped)

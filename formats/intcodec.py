@@ -50,7 +50,7 @@ def narrowest_width(maximum: int) -> int:
 
     Examples
     --------
-    >>> from fsstgpu.lengths import narrowest_width
+    >>> from fsstgpu.formats.intcodec import narrowest_width
     >>> [narrowest_width(v) for v in (0, 255, 256, 70000, 2**40)]
     [1, 1, 2, 4, 8]
     """
@@ -79,7 +79,7 @@ def encode_uints(values, codec: int = NARROW) -> bytes:
 
     Examples
     --------
-    >>> from fsstgpu.lengths import BITPLANE, encode_uints, decode_uints
+    >>> from fsstgpu.formats.intcodec import BITPLANE, encode_uints, decode_uints
     >>> payload = encode_uints([3, 0, 300])
     >>> len(payload)  # one width byte, then three 2-byte values
     7
@@ -129,7 +129,7 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
 
     Examples
     --------
-    >>> from fsstgpu.lengths import decode_uints
+    >>> from fsstgpu.formats.intcodec import decode_uints
     >>> decode_uints(bytes([1, 7, 9]), 2).tolist()
     [7, 9]
     """
@@ -178,7 +178,7 @@ def encode_offsets(offsets, codec: int = NARROW) -> bytes:
 
     Examples
     --------
-    >>> from fsstgpu.lengths import encode_offsets, decode_offsets
+    >>> from fsstgpu.formats.intcodec import encode_offsets, decode_offsets
     >>> decode_offsets(encode_offsets([0, 2, 2, 9]), 4, total=9).tolist()
     [0, 2, 2, 9]
     """
@@ -204,7 +204,7 @@ def decode_offsets(payload, count: int, *, total: int, what: str = "offsets",
 
     Examples
     --------
-    >>> from fsstgpu.lengths import decode_offsets, encode_offsets
+    >>> from fsstgpu.formats.intcodec import decode_offsets, encode_offsets
     >>> decode_offsets(encode_offsets([0, 5]), 2, total=5).tolist()
     [0, 5]
     """

@@ -1,0 +1,258 @@
+"""Block planning: where a column gets a new symbol table (see :func:`plan_blocks`).
+
+A column's data can change at a few places (appended files, partitions, a sorted key moving to
+another kind of value), and a table trained for one part can compress another part badly (the 22
+dbtext files concatenated into one column: 1.41 with one reference table, 2.16 with per-block
+tables). Planning probes the column with small samples and cheap tables, cuts it where the cost
+of the current table jumps, and trains one table per block.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numba
+import numpy as np
+
+from fsstgpu.encoder import encode_chunk
+from fsstgpu.matcher import HASH_SIZE, build_lookup
+from fsstgpu.parallel import run_tasks, shared_pool
+from fsstgpu.symbol_table import ESCAPE, SymbolTable
+from fsstgpu.training import (
+    SAMPLE_LINE,
+    SEED,
+    checked_input,
+    make_sample,
+    probe_symbols,
+    train_range,
+    train_table,
+)
+
+
+@numba.njit(cache=True, nogil=True)
+def _probe_lookup(vals, lens):
+    """The encoder's matcher tables for trained symbols ``vals``/``lens`` (code ``i`` for
+    symbol ``i``), without making a SymbolTable: block planning only needs code counts."""
+    byte_code = np.full(256, np.int32(ESCAPE | (1 << 16)), dtype=np.int32)
+    short_code = np.empty(65536, dtype=np.int32)
+    hhead = np.empty(HASH_SIZE, dtype=np.int32)
+    ekey = np.zeros(256, dtype=np.uint64)
+    ecl = np.zeros(256, dtype=np.int32)
+    enext = np.zeros(256, dtype=np.int32)
+    order = np.argsort(-lens, kind="mergesort")  # longest first
+    build_lookup(vals[order], lens[order], order.astype(np.int32), byte_code, short_code, hhead,
+                 ekey, ecl, enext)
+    return byte_code, short_code, hhead, ekey, ecl, enext
+
+
+@numba.njit(cache=True, nogil=True)
+def _sample_cost(data, offsets, lo, hi, target, seed, byte_code, short_code, hhead, ekey, ecl,
+                 enext, scratch, scratch_offs):
+    """(sample bytes, code bytes) when a small sample of strings ``lo:hi`` is encoded."""
+    sdata, soffs = make_sample(data, offsets, lo, hi, target, seed)
+    nlines = soffs.shape[0] - 1
+    end = encode_chunk(sdata, soffs, 0, nlines, byte_code, short_code, hhead, ekey, ecl, enext,
+                        scratch, 0, scratch_offs)
+    return soffs[nlines] - soffs[0], end
+
+
+def _range_cost(lookup, data, offsets, lo, hi):
+    """Code bytes per string byte when strings ``lo:hi`` are encoded with matcher ``lookup``."""
+    raw = int(offsets[hi] - offsets[lo])
+    if raw == 0:
+        return 1.0
+    scratch = np.empty(2 * raw + 1, dtype=np.uint8)
+    offs = np.empty(hi - lo + 1, dtype=np.int64)
+    return encode_chunk(data, offsets[lo : hi + 1], 0, hi - lo, *lookup, scratch, 0,
+                         offs) / raw
+
+
+def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
+                segment_bytes: int = 64 << 10, max_block_bytes: int = 64 << 20,
+                tolerance: float = 0.15):
+    """Cut a column into blocks of consecutive strings and train one symbol table per block.
+
+    Policy: a column's data can change at a few places (appended files, partitions, a sorted
+    key moving to another kind of value), and a table trained for one part can compress another
+    part badly (the 22 dbtext files concatenated into one column: 1.41 with one reference
+    table). So:
+
+    1. The column is probed in segments of ``segment_bytes`` (cut at string boundaries). A block
+       starts with a probe table trained on its first 8 KB (reference rounds only), and its
+       baseline cost (code bytes per byte) on that data.
+    2. Each following segment contributes a 4 KB random sample, encoded with the probe table.
+       When its cost exceeds the baseline by more than ``tolerance`` (15%), the change is
+       located to ~4 KB: the previous and current segment are cut into 4 KB pieces, encoded
+       whole with the old and with a fresh probe table, and the new block starts where switching
+       tables costs least. Every 16 segments a fresh probe table is also tried on the next
+       segment, to catch a change to data that compresses *better* with its own table. A block
+       also ends after ``max_block_bytes``.
+    2b. Drift (a sorted key, a slowly changing vocabulary) makes costs creep up; a block shorter
+       than 1 MB is only split for a change that doubles the cost, so drifting data gets
+       blocks of about 1 MB, not one per segment (each block costs a training, ~4 ms).
+    3. Each block then gets its table trained on a sample of the whole block (``sample_bytes``),
+       blocks in parallel. A column that stays one block gets exactly :func:`train_table`'s
+       table. That table is trained on another core while this one probes (most columns stay
+       one block; it is discarded otherwise), so on a machine with a free core a uniform column
+       pays max(probing, training) instead of their sum (probing: ~1.5 ms per MB).
+
+    Every block decodes alone with its table. Inputs under two segments are one block.
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8
+    offsets : numpy.ndarray of int64, shape (n + 1,)
+        String boundaries in ``data`` (non-decreasing; ``offsets[0]`` need not be 0).
+    sample_bytes : int, optional
+        Training sample per block (default 49152).
+    segment_bytes, max_block_bytes : int
+        Probe granularity and the largest block, in bytes of string data.
+    tolerance : float
+        Relative cost increase on a segment that starts a new block.
+
+    Returns
+    -------
+    block_starts : numpy.ndarray of int64, shape (nblocks + 1,)
+        String index where each block starts; ``[0] == 0``, ``[-1] == n``.
+    tables : list of SymbolTable
+        One per block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.blocks import plan_blocks
+    >>> rng = np.random.default_rng(0)
+    >>> text = b" ".join(rng.choice([b"lorem", b"ipsum", b"dolor", b"sitam"], 120_000))
+    >>> dna = bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 600_000))
+    >>> data = np.frombuffer(text[:600_000] + dna, np.uint8)
+    >>> starts, tables = plan_blocks(data, np.arange(0, 1_200_001, 30))  # 30-byte strings
+    >>> len(tables) == len(starts) - 1 >= 2
+    True
+    >>> min(abs(int(s) - 20000) for s in starts) * 30 <= 4096  # a block starts at the change
+    True
+    """
+    data, offsets, n, target = checked_input(data, offsets, sample_bytes)
+    segment_bytes = max(1, int(segment_bytes))
+    total = int(offsets[-1] - offsets[0]) if n else 0
+    if total < 2 * segment_bytes:
+        return np.array([0, n], dtype=np.int64), [train_table(data, offsets, sample_bytes=target)]
+
+    def cut(lo, hi, step):
+        """String indices from lo to hi, about ``step`` bytes apart."""
+        marks = np.arange(offsets[lo] + step, offsets[hi], step, dtype=np.int64)
+        return np.unique(np.concatenate(([lo], np.searchsorted(offsets, marks), [hi])))
+
+    # Most columns stay one block, whose table is the whole column's: train it on another core
+    # while this one probes, and drop it if the column gets cut.
+    spare_core = (os.cpu_count() or 1) > 1
+    whole = shared_pool().submit(train_range, data, offsets, 0, n, target) if spare_core else None
+    seg = cut(0, n, segment_bytes)
+    nseg = len(seg) - 1
+    probe_bytes = 4 << 10
+    probe_train = 8 << 10
+    scratch = np.empty(2 * (probe_bytes + SAMPLE_LINE) + 1, dtype=np.uint8)
+    scratch_offs = np.empty(probe_bytes + 2, dtype=np.int64)
+
+    def probe(lookup, s):
+        raw, coded = _sample_cost(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s,
+                                  *lookup, scratch, scratch_offs)
+        return coded / raw if raw else 0.0
+
+    def probe_table(lo, hi):
+        sdata, soffs = make_sample(data, offsets, lo, hi, probe_train, SEED)
+        return _probe_lookup(*probe_symbols(sdata, soffs))
+
+    def start_block(lo):
+        """Probe table (its matcher) and baseline cost for a block starting at string ``lo``."""
+        hi = min(n, max(lo + 1, int(np.searchsorted(offsets,
+                                                     offsets[lo] + probe_bytes + probe_train))))
+        if offsets[hi] == offsets[lo]:
+            return None, 0.0
+        # Skip the first 4 KB: the located change point may be up to a piece early.
+        lo_t = min(int(np.searchsorted(offsets, offsets[lo] + probe_bytes)), hi - 1)
+        t = probe_table(lo_t, hi)
+        base = _range_cost(t, data, offsets, lo_t, hi)
+        # The cost on the training data itself is optimistic (a table fits its sample); take
+        # the larger of it and the cost on the next 4 KB sample after it, if different enough
+        # data has not begun already.
+        s_next = int(np.searchsorted(seg, hi, side="left"))
+        if s_next < nseg:
+            holdout = probe(t, s_next)
+            if holdout <= base * (1.0 + tolerance):
+                base = max(base, holdout)
+        return t, base
+
+    def locate(old, new, lo, hi):
+        """Where in strings lo:hi switching from table old to new costs least (None: nowhere)."""
+        pieces = cut(lo, hi, probe_bytes)
+        raw = np.diff(offsets[pieces]).astype(np.float64)
+        c_old = np.array([_range_cost(old, data, offsets, pieces[k], pieces[k + 1])
+                          for k in range(len(pieces) - 1)]) * raw
+        c_new = np.array([_range_cost(new, data, offsets, pieces[k], pieces[k + 1])
+                          for k in range(len(pieces) - 1)]) * raw
+        # total[k]: old table before piece k, new table from piece k on
+        total = np.concatenate(([0.0], np.cumsum(c_old))) + np.concatenate(
+            (np.cumsum(c_new[::-1])[::-1], [0.0]))
+        k = int(np.argmin(total[:-1]))
+        if total[k] > total[-1] * (1.0 - 0.5 * tolerance):
+            return None
+        return int(pieces[k])
+
+    recheck = 16  # segments between checks for a better table (a change to better-compressing data)
+    drift_bytes = 1 << 20
+    starts = [0]
+    table, base = start_block(0)
+    block_bytes = 0
+    for s in range(nseg):
+        seg_bytes = int(offsets[seg[s + 1]] - offsets[seg[s]])
+        lo_seg, hi_seg = int(seg[s]), int(seg[s + 1])
+        if lo_seg > starts[-1] and seg_bytes:
+            at = None
+            if block_bytes + seg_bytes > max_block_bytes:
+                at = lo_seg
+            elif table is None:
+                at = lo_seg
+            else:
+                cost = probe(table, s)
+                since = int(np.searchsorted(seg, starts[-1], side="right"))  # first whole segment
+                # Drift (e.g. a sorted key) splits only blocks of drift_bytes; a shorter block
+                # needs a change that doubles the cost.
+                tol = tolerance if block_bytes >= drift_bytes else 1.0
+                worse = cost > base * (1.0 + tol)
+                if worse or (s - since) % recheck == recheck - 1:
+                    fresh = probe_table(lo_seg, hi_seg)
+                    nxt = min(s + 1, nseg - 1)
+                    if worse or probe(fresh, nxt) * (1.0 + tol) < probe(table, nxt):
+                        # never shorter than the probe table's training range
+                        first = int(np.searchsorted(offsets, offsets[starts[-1]] + probe_bytes
+                                                    + probe_train))
+                        window = max(starts[-1] + 1, first,
+                                     int(seg[max(s - (1 if worse else recheck), 0)]))
+                        if window >= hi_seg:
+                            window = lo_seg
+                        at = locate(table, fresh, window, hi_seg)
+                        if at is None and worse:
+                            at = lo_seg
+            if at is not None:
+                starts.append(at)
+                table, base = start_block(at)
+                block_bytes = int(offsets[lo_seg] - offsets[at])
+                if whole is not None:
+                    whole.cancel()  # not needed (a no-op once it has started)
+        block_bytes += seg_bytes
+    block_starts = np.array(starts + [n], dtype=np.int64)
+    nb = len(block_starts) - 1
+    if nb == 1:
+        if whole is None:
+            return block_starts, [train_range(data, offsets, 0, n, target)]
+        return block_starts, [whole.result()]
+
+    tables = [None] * nb
+
+    def final(b):
+        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
+        tables[b] = (SymbolTable([]) if offsets[hi] == offsets[lo]
+                     else train_range(data, offsets, lo, hi, target))
+
+    run_tasks(final, nb)
+    return block_starts, tables

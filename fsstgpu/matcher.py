@@ -1,0 +1,157 @@
+"""The FSST longest-match lookup: the one matcher the encoder and the trainer share.
+
+It follows the reference (cwida/fsst): for every input position the next 8 bytes are loaded as
+one little-endian word, and
+
+1. when a symbol of 3-8 bytes starts with the word's first two bytes (flag :data:`LONG_FLAG` in
+   the 2-byte table), the first 3 bytes are hashed (:func:`hash3`) into a table of such symbols,
+   whose chain is tried longest first against the word masked to each symbol's length;
+2. otherwise the 65536-entry 2-byte table gives the 2-byte symbol starting with those bytes, else
+   the 1-byte symbol of the first byte, else an escape;
+3. with a single byte left in the string, the 256-entry 1-byte table answers.
+
+Entries are ``code | length << 16`` (int32). Training admits a symbol of 3+ bytes only when its
+hash slot is free (:mod:`fsstgpu.training`), so for trained tables every chain has one entry;
+hand-made tables may chain several, longest first, so the match is still the longest.
+
+>>> import numpy as np
+>>> from fsstgpu import SymbolTable
+>>> from fsstgpu.matcher import matcher_tables
+>>> byte_code, short_code, *_ = matcher_tables(SymbolTable([b"a", b"ab"]))
+>>> int(byte_code[ord("a")] & 0xFF), int(short_code[ord("a") | ord("b") << 8] >> 16)
+(0, 2)
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from fsstgpu.symbol_table import ESCAPE, SymbolTable
+
+#: bits of the hash of a symbol's first 3 bytes: 4096 slots for at most 255 symbols
+HASH_BITS = 12
+HASH_SIZE = 1 << HASH_BITS
+#: set in a 2-byte entry when a symbol of 3+ bytes starts with those two bytes
+LONG_FLAG = np.int32(1 << 24)
+#: multiplier of :func:`hash3` (also seeds the trainer's choice of sample lines)
+HASH_PRIME = np.uint64(2971215073)
+
+
+@intrinsic
+def load_u64(typingctx, arr, idx):
+    """Unaligned little-endian 8-byte load from a uint8 array (no bounds check)."""
+    sig = types.uint64(arr, idx)
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def hash3(word):
+    """Hash of the low 3 bytes of ``word`` (uint64) into ``[0, HASH_SIZE)``."""
+    p = (word & np.uint64(0xFFFFFF)) * HASH_PRIME
+    return np.int64((p ^ (p >> np.uint64(15))) & np.uint64(HASH_SIZE - 1))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def load_word(data, pos, end, size):
+    """The bytes ``data[pos:min(pos + 8, end)]`` as a little-endian word, zero beyond ``end``.
+
+    ``size`` is ``len(data)``: a full 8-byte load is used whenever it stays inside the array.
+    """
+    rem = end - pos
+    if pos + 8 <= size:
+        w = load_u64(data, pos)
+        if rem < 8:
+            w &= (np.uint64(1) << np.uint64(8 * rem)) - np.uint64(1)
+        return w
+    w = np.uint64(0)
+    for j in range(min(rem, 8)):
+        w |= np.uint64(data[pos + j]) << np.uint64(8 * j)
+    return w
+
+
+@numba.njit(cache=True, nogil=True)
+def build_lookup(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext):
+    """Fill the matcher tables for the symbols ``packed``/``lengths`` with codes ``codes_of``.
+
+    Symbols must come longest first. Entries are ``code | length << 16`` (int32);
+    ``short_code`` entries also carry :data:`LONG_FLAG` when a symbol of 3+ bytes starts with
+    their two bytes (so the length is ``(entry >> 16) & 0xFF``).
+    ``byte_code`` must be filled with its "no symbol" value by the caller (an escape for the
+    encoder); ``short_code`` is filled here. Symbols of 3+ bytes are chained per hash slot:
+    ``hhead[h]`` is the first entry (-1: none), ``ekey``/``ecl``/``enext`` hold each entry's
+    bytes, code and length, and the next entry; chains are longest first, so the first entry
+    that matches is the longest match.
+    """
+    n = packed.shape[0]
+    for i in range(n):
+        if lengths[i] == 1:
+            byte_code[np.int64(packed[i] & np.uint64(0xFF))] = np.int32(codes_of[i]) | np.int32(
+                1 << 16
+            )
+    # 2-byte entries: default to the 1-byte code of the first byte, then the 2-byte symbols
+    for w in range(65536):
+        short_code[w] = byte_code[w & 0xFF]
+    for i in range(n):
+        if lengths[i] == 2:
+            short_code[np.int64(packed[i] & np.uint64(0xFFFF))] = np.int32(codes_of[i]) | np.int32(
+                2 << 16
+            )
+    hhead[:] = -1
+    tail = np.full(HASH_SIZE, -1, dtype=np.int32)
+    m = 0
+    for i in range(n):
+        ln = np.int64(lengths[i])
+        if ln >= 3:
+            h = hash3(packed[i])
+            ekey[m] = packed[i]
+            ecl[m] = np.int32(codes_of[i]) | np.int32(ln << 16)
+            enext[m] = -1
+            if tail[h] < 0:
+                hhead[h] = m
+            else:
+                enext[tail[h]] = m
+            tail[h] = m
+            m += 1
+            # Mark the 2-byte prefix: only then must the encoder try the hash table.
+            w2 = np.int64(packed[i] & np.uint64(0xFFFF))
+            short_code[w2] = short_code[w2] | LONG_FLAG
+    return m
+
+
+@functools.lru_cache(maxsize=64)
+def matcher_tables(table: SymbolTable):
+    """The matcher tables for ``table``: ``(byte_code, short_code, hhead, ekey, ecl, enext)``.
+
+    Memoised (tables are immutable). Unknown bytes map to an escape (code 255).
+    """
+    byte_code = np.full(256, ESCAPE | (1 << 16), dtype=np.int32)
+    short_code = np.empty(65536, dtype=np.int32)
+    hhead = np.empty(HASH_SIZE, dtype=np.int32)
+    ekey = np.zeros(256, dtype=np.uint64)
+    ecl = np.zeros(256, dtype=np.int32)
+    enext = np.zeros(256, dtype=np.int32)
+    order = np.argsort(-table.lengths.astype(np.int64), kind="stable")  # longest first
+    build_lookup(
+        np.ascontiguousarray(table.packed[order]),
+        np.ascontiguousarray(table.lengths[order]),
+        order.astype(np.int32),
+        byte_code,
+        short_code,
+        hhead,
+        ekey,
+        ecl,
+        enext,
+    )
+    return byte_code, short_code, hhead, ekey, ecl, enext

@@ -1,0 +1,59 @@
+"""The CPU worker pool every parallel path shares (encoding, decoding, training).
+
+One pool of threads per process, one thread per core beyond the caller's, started lazily; work
+is handed out as numbered tasks that numba kernels run with the GIL released (``nogil=True``).
+
+>>> from fsstgpu.parallel import run_tasks
+>>> done = []
+>>> run_tasks(done.append, 3)
+>>> sorted(done)
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+
+@functools.cache
+def shared_pool():
+    """The process-wide worker pool: one thread per core beyond the caller's (at least one).
+
+    Threads are started lazily by the executor and reused by every parallel CPU path
+    (:func:`run_tasks`, speculative training in :func:`fsstgpu.blocks.plan_blocks`).
+    """
+    return ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1),
+                              thread_name_prefix="fsstgpu")
+
+
+def run_tasks(fn, ntasks: int) -> None:
+    """Call ``fn(k)`` for ``k`` in ``range(ntasks)`` on the calling thread and one pool thread
+    per other core; ``fn`` should release the GIL (a ``nogil`` numba kernel).
+
+    Tasks are claimed from a shared counter, so a thread that starts late (the machine busy
+    with other work, or the pool thread still finishing an earlier job) just finds fewer tasks
+    left: the caller never waits on a thread that has not started, unlike a fixed split of the
+    work (numba ``prange`` stalled for milliseconds on a loaded 2-core machine).
+    """
+    workers = min(ntasks, os.cpu_count() or 1) - 1
+    if workers <= 0:
+        for k in range(ntasks):
+            fn(k)
+        return
+    pool = shared_pool()
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def worker():
+        for k in counter:
+            if k >= ntasks:
+                return
+            fn(k)
+
+    futures = [pool.submit(worker) for _ in range(workers)]
+    worker()
+    for f in futures:
+        if not f.cancel():
+            f.result()
