@@ -1,28 +1,26 @@
 """The ``fsstgpu.fsst`` Arrow extension type: an FSST-compressed string column inside Arrow.
 
-Specification: ``formats/arrow.md`` (beside this module). In short:
+Specification: ``formats/arrow.md`` (beside this module). In short (version 2):
 
-* **storage** is ``large_binary`` (or ``binary``): value ``i`` is string ``i``'s FSST codes, a null
-  is a null. A reader without fsstgpu opens the column as plain binary.
-* **extension metadata** (serialised bytes, versioned, CRC-checked) holds what the codes alone do
-  not: the symbol table(s), the original Arrow type (dictionary encoding included), ``S`` (the
-  split size) and, only for a multi-block array, the block starts.
-* the **uncompressed lengths** and the **split points** are not stored: both follow from the codes
-  and the tables in one pass over the codes (a string's length is the sum of its codes' symbol
-  lengths, an escape counting 1), done by :func:`from_extension_array`.
+* **storage** is ``struct<codes: large_binary, lengths: uint32, cuts: binary>`` (``uint64`` lengths
+  for the large value types; ``binary`` codes accepted): per string its FSST codes, its
+  uncompressed length, and, only for strings longer than the split size ``S``, the cut points
+  inside it (:mod:`fsstgpu.splits`). Everything is per string, so any Arrow row operation (slice,
+  take, filter, concatenation) keeps an array valid. A reader without fsstgpu sees that struct.
+* **extension metadata** (serialised bytes, versioned, CRC-checked) holds what is per column: the
+  symbol table(s), the original Arrow type (dictionary encoding included), ``S`` and, only for a
+  multi-block array, the block starts.
 
-Because the metadata holds no per-row data, one type (one table per column) describes every
-record batch / row group of a file: that is what lets Parquet and IPC writers, which keep one
-schema per file, store the column.
+Reading needs no walk over the codes: the split points follow from the lengths, the code offsets
+and the stored cuts at memory speed (:mod:`fsstgpu.formats.arrow_storage`). Version 1 (storage:
+the codes alone, as ``large_binary`` or ``binary``) is still read; its lengths and cuts are
+derived from the codes.
 
 >>> import pyarrow as pa, fsstgpu
->>> from fsstgpu.formats.arrow import to_extension_array, from_extension_array
->>> col = pa.array(["http://a.example", None, "http://b.example"])
->>> ext = to_extension_array(fsstgpu.compress(col))
->>> ext.type.extension_name, ext.storage.type
-('fsstgpu.fsst', DataType(large_binary))
->>> fsstgpu.decompress(from_extension_array(ext), device="cpu").equals(col)
-True
+>>> from fsstgpu.formats.arrow import FsstType
+>>> t = FsstType(pa.large_binary(), pa.string(), [fsstgpu.SymbolTable([b"ab"])], 4096)
+>>> t.storage_type.names, t.version
+(['codes', 'lengths', 'cuts'], 2)
 """
 
 from __future__ import annotations
@@ -30,17 +28,28 @@ from __future__ import annotations
 import struct
 import zlib
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.symbol_table import ESCAPE, SymbolTable
-from fsstgpu.types import SUPPORTED_TYPES
+from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.types import SUPPORTED_TYPES, is_view, narrow_offsets
+
+__all__ = [
+    "EXTENSION_NAME",
+    "FsstType",
+    "extension_type_for",
+    "is_fsst_type",
+    "lengths_type_for",
+    "parse_metadata",
+    "register",
+    "storage_type_for",
+]
 
 EXTENSION_NAME = "fsstgpu.fsst"
 MAGIC = b"FSAX"
-VERSION = 1
+#: the version written; version 1 (codes-only storage) is read too
+VERSION = 2
 
 #: Original value types, by their one-byte code: the blob format's codes, from the one table.
 VALUE_TYPES = SUPPORTED_TYPES
@@ -49,19 +58,40 @@ INDEX_TYPES = (
     pa.int8(), pa.int16(), pa.int32(), pa.int64(),
     pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
 )
-STORAGE_TYPES = (pa.large_binary(), pa.binary())
+#: the types the codes may be stored as
+CODES_TYPES = (pa.large_binary(), pa.binary())
 
 _HEADER = struct.Struct("<4sBBBBQH")  # magic, version, value type, index type, flags, S, ntables
 _FLAG_ORDERED = 1
 
 
+def lengths_type_for(value_type: pa.DataType) -> pa.DataType:
+    """The type of the ``lengths`` child: uint32 where strings fit 32-bit offsets, else uint64."""
+    return pa.uint32() if narrow_offsets(value_type) or is_view(value_type) else pa.uint64()
+
+
+def storage_type_for(value_type: pa.DataType, codes_type=None) -> pa.StructType:
+    """The version-2 storage type of a column of ``value_type``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.arrow import storage_type_for
+    >>> storage_type_for(pa.large_string())
+    StructType(struct<codes: large_binary, lengths: uint64, cuts: binary>)
+    """
+    codes_type = pa.large_binary() if codes_type is None else codes_type
+    return pa.struct([pa.field("codes", codes_type), pa.field("lengths",
+                      lengths_type_for(value_type)), pa.field("cuts", pa.binary())])
+
+
 class FsstType(pa.ExtensionType):
-    """Arrow extension type ``fsstgpu.fsst``: FSST codes per string in a binary storage column.
+    """Arrow extension type ``fsstgpu.fsst``: FSST codes, lengths and cuts per string.
 
     Parameters
     ----------
-    storage_type : pyarrow.DataType
-        ``pa.large_binary()`` or ``pa.binary()``.
+    codes_type : pyarrow.DataType
+        How the codes are stored: ``pa.large_binary()`` or ``pa.binary()``.
     value_type : pyarrow.DataType
         The original string / binary type the codes decode to.
     tables : sequence of SymbolTable
@@ -75,6 +105,9 @@ class FsstType(pa.ExtensionType):
         When the original column was dictionary-encoded: its index type.
     ordered : bool
         The original dictionary type's ``ordered`` flag.
+    version : int
+        2 (the default): storage :func:`storage_type_for`. 1: the codes alone are the storage
+        (what older files hold; read only).
 
     Examples
     --------
@@ -88,10 +121,12 @@ class FsstType(pa.ExtensionType):
     DataType(string)
     """
 
-    def __init__(self, storage_type, value_type, tables, split_size, block_starts=None,
-                 index_type=None, ordered=False):
-        if storage_type not in STORAGE_TYPES:
-            raise TypeError(f"fsstgpu.fsst storage is large_binary or binary, not {storage_type}")
+    def __init__(self, codes_type, value_type, tables, split_size, block_starts=None,
+                 index_type=None, ordered=False, *, version=VERSION):
+        if codes_type not in CODES_TYPES:
+            raise TypeError(f"fsstgpu.fsst codes are large_binary or binary, not {codes_type}")
+        if version not in (1, 2):
+            raise ValueError(f"fsstgpu.fsst version 1 or 2, not {version}")
         if value_type not in VALUE_TYPES:
             raise TypeError(f"fsstgpu.fsst decodes to a string/binary type, not {value_type}")
         if index_type is not None and index_type not in INDEX_TYPES:
@@ -112,6 +147,8 @@ class FsstType(pa.ExtensionType):
             )
         if starts.size and (starts[0] < 0 or np.any(np.diff(starts) < 0)):
             raise ValueError("block starts must be non-negative and non-decreasing")
+        self.version = version
+        self.codes_type = codes_type
         self.value_type = value_type
         self.tables = tables
         self.split_size = split_size
@@ -120,7 +157,8 @@ class FsstType(pa.ExtensionType):
         self.index_type = index_type
         self.ordered = bool(ordered) and index_type is not None
         self._serialised = _serialise(self)
-        super().__init__(storage_type, EXTENSION_NAME)
+        storage = codes_type if version == 1 else storage_type_for(value_type, codes_type)
+        super().__init__(storage, EXTENSION_NAME)
 
     @property
     def original_type(self) -> pa.DataType:
@@ -129,10 +167,10 @@ class FsstType(pa.ExtensionType):
             return self.value_type
         return pa.dictionary(self.index_type, self.value_type, self.ordered)
 
-    def with_storage(self, storage_type) -> FsstType:
-        """The same type over another storage type (``binary`` or ``large_binary``)."""
-        return FsstType(storage_type, self.value_type, self.tables, self.split_size,
-                        self.block_starts, self.index_type, self.ordered)
+    def with_codes_type(self, codes_type) -> FsstType:
+        """The same type with the codes stored as ``codes_type`` (``binary``, ``large_binary``)."""
+        return FsstType(codes_type, self.value_type, self.tables, self.split_size,
+                        self.block_starts, self.index_type, self.ordered, version=self.version)
 
     def __arrow_ext_serialize__(self) -> bytes:
         return self._serialised
@@ -168,7 +206,7 @@ def _serialise(t: FsstType) -> bytes:
     index_code = 0 if t.index_type is None else INDEX_TYPES.index(t.index_type) + 1
     flags = _FLAG_ORDERED if t.ordered else 0
     parts = [
-        _HEADER.pack(MAGIC, VERSION, VALUE_TYPES.index(t.value_type), index_code, flags,
+        _HEADER.pack(MAGIC, t.version, VALUE_TYPES.index(t.value_type), index_code, flags,
                      t.split_size, len(t.tables)),
         t.block_starts.astype("<i8").tobytes(),
         *(table.to_bytes() for table in t.tables),
@@ -197,16 +235,13 @@ def parse_metadata(storage_type, serialized) -> FsstType:
     """
     data = bytes(serialized)
     what = "fsstgpu.fsst metadata"
-    if storage_type not in STORAGE_TYPES:
-        raise CorruptDataError(f"{what}: storage type {storage_type}, expected large_binary "
-                               "or binary")
     if len(data) < _HEADER.size + 4:
         raise CorruptDataError(f"{what}: {len(data)} bytes, too short for the header")
     magic, version, value_code, index_code, flags, split_size, ntables = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise CorruptDataError(f"{what}: bad magic {magic!r}, expected {MAGIC!r}")
-    if version != VERSION:
-        raise CorruptDataError(f"{what}: unsupported version {version} (this reader: {VERSION})")
+    if version not in (1, 2):
+        raise CorruptDataError(f"{what}: unsupported version {version} (this reader: 1, 2)")
     (crc,) = struct.unpack_from("<I", data, len(data) - 4)
     if zlib.crc32(data[:-4]) != crc:
         raise CorruptDataError(f"{what}: CRC32 mismatch")
@@ -235,9 +270,24 @@ def parse_metadata(storage_type, serialized) -> FsstType:
         raise CorruptDataError(f"{what}: {exc}") from None
     if pos != len(body):
         raise CorruptDataError(f"{what}: {len(body) - pos} trailing bytes")
-    return FsstType(storage_type, VALUE_TYPES[value_code], tables, split_size, starts,
+    value_type = VALUE_TYPES[value_code]
+    codes_type = _codes_type_of(storage_type, value_type, version, what)
+    return FsstType(codes_type, value_type, tables, split_size, starts,
                     INDEX_TYPES[index_code - 1] if index_code else None,
-                    bool(flags & _FLAG_ORDERED))
+                    bool(flags & _FLAG_ORDERED), version=version)
+
+
+def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.DataType:
+    """The codes type a version's storage type implies; CorruptDataError if it is not one."""
+    if version == 1:
+        if storage_type in CODES_TYPES:
+            return storage_type
+    elif pa.types.is_struct(storage_type) and storage_type.num_fields == 3:
+        codes_type = storage_type.field(0).type
+        if (codes_type in CODES_TYPES
+                and storage_type == storage_type_for(value_type, codes_type)):
+            return codes_type
+    raise CorruptDataError(f"{what}: storage type {storage_type} is not that of version {version}")
 
 
 def register() -> None:
@@ -267,7 +317,7 @@ def is_fsst_type(type_) -> bool:
     return isinstance(type_, pa.ExtensionType) and type_.extension_name == EXTENSION_NAME
 
 
-def extension_type_for(carr, *, storage_type=None, dictionary_type=None) -> FsstType:
+def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstType:
     """The :class:`FsstType` that :func:`to_extension_array` gives ``carr``.
 
     Tables repeated in every block collapse into one (the block starts then need not be
@@ -276,13 +326,20 @@ def extension_type_for(carr, *, storage_type=None, dictionary_type=None) -> Fsst
     Parameters
     ----------
     carr : CompressedStringArray
-    storage_type : pyarrow.DataType, optional
+    codes_type : pyarrow.DataType, optional
         ``pa.large_binary()`` (the default) or ``pa.binary()``.
     dictionary_type : pyarrow.DictionaryType, optional
         The original dictionary type when the column was dictionary-encoded (its value type
         must be ``carr.type``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow import extension_type_for
+    >>> extension_type_for(fsstgpu.compress(pa.array(["ab"] * 3))).original_type
+    DataType(string)
     """
-    storage_type = pa.large_binary() if storage_type is None else storage_type
+    codes_type = pa.large_binary() if codes_type is None else codes_type
     tables = tuple(carr.tables)
     starts = np.asarray(carr.block_starts, dtype=np.int64)[1:-1]
     if len(tables) > 1 and all(t == tables[0] for t in tables[1:]):
@@ -295,202 +352,7 @@ def extension_type_for(carr, *, storage_type=None, dictionary_type=None) -> Fsst
             raise TypeError(f"dictionary value type {dictionary_type.value_type} differs from "
                             f"the compressed type {carr.type}")
         index_type, ordered = dictionary_type.index_type, dictionary_type.ordered
-    return FsstType(storage_type, carr.type, tables, carr.split_size, starts, index_type,
-                    ordered)
-
-
-def to_extension_array(carr, *, storage_type=None, dictionary_type=None,
-                       ext_type=None) -> pa.ExtensionArray:
-    """Wrap a CompressedStringArray as an ``fsstgpu.fsst`` extension array.
-
-    Zero-copy for the default ``large_binary`` storage: the codes, the int64 code offsets and the
-    validity bitmap become the storage's buffers. The split points and lengths are dropped (see
-    the module docstring); ``carr.chunk_lengths`` is not kept (the result is one array).
-
-    Parameters
-    ----------
-    carr : CompressedStringArray
-    storage_type : pyarrow.DataType, optional
-        ``pa.large_binary()`` (default) or ``pa.binary()`` (needs fewer than 2**31 code bytes).
-    dictionary_type : pyarrow.DictionaryType, optional
-        Record that the original column was dictionary-encoded with this type.
-    ext_type : FsstType, optional
-        Use exactly this type (it must describe ``carr``: same tables, value type and split
-        size), e.g. the column type of a file being written.
-
-    Returns
-    -------
-    pyarrow.ExtensionArray
-
-    Examples
-    --------
-    >>> import pyarrow as pa, fsstgpu
-    >>> from fsstgpu.formats.arrow import to_extension_array
-    >>> ext = to_extension_array(fsstgpu.compress(pa.array(["ab", None])))
-    >>> ext.storage.is_null().to_pylist()
-    [False, True]
-    """
-    derived = extension_type_for(carr, storage_type=storage_type,
-                                 dictionary_type=dictionary_type)
-    if ext_type is None:
-        ext_type = derived
-    elif not (
-        isinstance(ext_type, FsstType) and ext_type.tables == derived.tables
-        and ext_type.value_type == derived.value_type
-        and ext_type.split_size == derived.split_size
-        and np.array_equal(ext_type.block_starts, derived.block_starts)
-    ):
-        raise ValueError(f"{ext_type!r} does not describe this array ({derived!r})")
-    codes = np.ascontiguousarray(carr.codes, dtype=np.uint8)
-    offsets = np.ascontiguousarray(carr.code_offsets, dtype=np.int64)
-    if ext_type.storage_type == pa.binary():
-        if len(codes) > 2**31 - 1:
-            raise ValueError(f"{len(codes)} code bytes do not fit binary storage; use large_binary")
-        offsets = offsets.astype(np.int32)
-    n = int(carr.length)
-    vbuf = None
-    if carr.validity is not None and carr.null_count:
-        vbuf = pa.py_buffer(np.ascontiguousarray(carr.validity, dtype=np.uint8))
-    storage = pa.Array.from_buffers(
-        ext_type.storage_type, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(codes)],
-        int(carr.null_count),
-    )
-    return pa.ExtensionArray.from_storage(ext_type, storage)
-
-
-def _symbol_length_table(tables) -> np.ndarray:
-    """(ntables, 256) int64: symbol length per code, -1 for a code without a symbol (255: 0)."""
-    out = np.full((len(tables), 256), -1, dtype=np.int64)
-    for k, table in enumerate(tables):
-        out[k, : len(table)] = table.lengths
-    out[:, ESCAPE] = 0
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _derive_lengths(codes, code_offsets, block_starts, symlen, lengths):
-    """Fill ``lengths[i]`` with the decoded size of string ``i``; return -1, or a bad string."""
-    for b in range(block_starts.shape[0] - 1):
-        for i in range(block_starts[b], block_starts[b + 1]):
-            c = code_offsets[i]
-            e = code_offsets[i + 1]
-            n = 0
-            while c < e:
-                code = codes[c]
-                if code == ESCAPE:
-                    if c + 1 >= e:
-                        return i
-                    n += 1
-                    c += 2
-                else:
-                    ln = symlen[b, code]
-                    if ln < 0:
-                        return i
-                    n += ln
-                    c += 1
-            lengths[i] = n
-    return -1
-
-
-def derive_lengths(tables, block_starts, codes, code_offsets) -> np.ndarray:
-    """Each string's uncompressed length, from its codes alone (one pass, no decoding).
-
-    Raises
-    ------
-    CorruptDataError
-        When a string's codes end in an escape or use a code its table lacks.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import SymbolTable
-    >>> from fsstgpu.formats.arrow import derive_lengths
-    >>> derive_lengths([SymbolTable([b"abc"])], np.array([0, 2]),
-    ...                np.array([0, 255, 120, 0], np.uint8), np.array([0, 3, 4])).tolist()
-    [4, 3]
-    """
-    codes = np.ascontiguousarray(codes, dtype=np.uint8)
-    code_offsets = np.ascontiguousarray(code_offsets, dtype=np.int64)
-    block_starts = np.ascontiguousarray(block_starts, dtype=np.int64)
-    n = len(code_offsets) - 1
-    if (len(block_starts) != len(tables) + 1 or block_starts[0] != 0 or block_starts[-1] != n
-            or np.any(np.diff(block_starts) < 0)):
-        raise CorruptDataError(f"block starts {block_starts.tolist()[:8]} do not cover "
-                               f"the {n} strings")
-    if n >= 0 and (code_offsets[0] != 0 or code_offsets[-1] != len(codes)
-                   or np.any(np.diff(code_offsets) < 0)):
-        raise CorruptDataError("code offsets must run from 0 to the number of codes, "
-                               "non-decreasing")
-    lengths = np.empty(n, dtype=np.int64)
-    bad = _derive_lengths(codes, code_offsets, block_starts, _symbol_length_table(tables),
-                          lengths)
-    if bad >= 0:
-        raise CorruptDataError(f"string {bad}: its codes end in an escape or use a code "
-                               "without a symbol")
-    return lengths
-
-
-def from_extension_array(arr):
-    """Read an ``fsstgpu.fsst`` array (or chunked array) back into a CompressedStringArray.
-
-    The lengths and split points are derived from the codes (one pass); the result is checked
-    with :meth:`CompressedStringArray.validate` before it is returned. A chunked input gives
-    ``chunk_lengths``, so :func:`fsstgpu.decompress` returns the same chunks.
-
-    Raises
-    ------
-    TypeError
-        When ``arr`` is not of type ``fsstgpu.fsst``.
-    CorruptDataError
-        When the codes do not decode with the type's tables, or the block starts do not fit.
-
-    Examples
-    --------
-    >>> import pyarrow as pa, fsstgpu
-    >>> from fsstgpu.formats.arrow import from_extension_array, to_extension_array
-    >>> carr = fsstgpu.compress(pa.array(["abc", "abd"]))
-    >>> back = from_extension_array(to_extension_array(carr))
-    >>> fsstgpu.decompress(back, device="cpu").to_pylist()
-    ['abc', 'abd']
-    """
-    from fsstgpu.arrays import CompressedStringArray
-    from fsstgpu.arrow_layout import from_arrow
-    from fsstgpu.splits import compute_splits
-
-    if not isinstance(arr, (pa.Array, pa.ChunkedArray)) or not is_fsst_type(arr.type):
-        got = getattr(arr, "type", type(arr).__name__)
-        raise TypeError(f"expected an {EXTENSION_NAME} array, got {got}")
-    ftype = arr.type
-    if isinstance(arr, pa.ChunkedArray):
-        storage = pa.chunked_array([c.storage for c in arr.chunks], type=ftype.storage_type)
-    else:
-        storage = arr.storage
-    plain = from_arrow(storage)  # normalises offsets to int64 from 0, drops bytes under nulls
-    n = len(plain)
-    block_starts = np.concatenate([[0], ftype.block_starts, [n]]).astype(np.int64)
-    if len(ftype.tables) > 1 and int(ftype.block_starts[-1]) > n:
-        raise CorruptDataError(f"{EXTENSION_NAME}: block starts run past the {n} strings")
-    lengths = derive_lengths(ftype.tables, block_starts, plain.data, plain.offsets)
-    split_codes, split_out, split_table = compute_splits(
-        ftype.tables, block_starts, plain.data, plain.offsets, lengths, ftype.split_size)
-    carr = CompressedStringArray(
-        type=ftype.value_type,
-        length=n,
-        tables=ftype.tables,
-        block_starts=block_starts,
-        codes=plain.data,
-        code_offsets=plain.offsets,
-        lengths=lengths,
-        validity=plain.validity,
-        null_count=plain.null_count,
-        split_size=ftype.split_size,
-        split_codes=split_codes,
-        split_out=split_out,
-        split_table=split_table,
-        chunk_lengths=plain.chunk_lengths if isinstance(arr, pa.ChunkedArray) else None,
-    )
-    carr.validate()
-    return carr
+    return FsstType(codes_type, carr.type, tables, carr.split_size, starts, index_type, ordered)
 
 
 register()

@@ -19,7 +19,6 @@ import numpy as np
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import intcodec
-from fsstgpu.splits import derive_code_offsets
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, type_code
 
@@ -126,7 +125,10 @@ class _Reader:
 
 
 def loads(data) -> CompressedStringArray:
-    """Read a blob written by :func:`dumps`, validated.
+    """Read a blob written by :func:`dumps`: every CRC and every structural invariant checked.
+
+    The codes themselves are checked when they are decoded (or by
+    :meth:`~fsstgpu.CompressedStringArray.validate`): reading does not walk them.
 
     ``bytes`` input is used without copying (the arrays are read-only views into it); any other
     bytes-like input is copied first so that later changes to it cannot reach the arrays.
@@ -212,7 +214,7 @@ def loads(data) -> CompressedStringArray:
     else:
         if len(raw["code_offsets"]):
             raise CorruptDataError("code_offsets section present without its flag")
-        code_offsets = derive_code_offsets(tables, block_starts, codes, lengths)
+        code_offsets = None  # derived from the codes and lengths on first use
     validity = None
     if flags & FLAG_VALIDITY:
         if len(raw["validity"]) != (length + 7) // 8:
@@ -245,5 +247,5 @@ def loads(data) -> CompressedStringArray:
         split_out=split_out, split_table=split_table.astype(np.uint16),
         chunk_lengths=chunk_lengths,
     )
-    carr.validate()
+    carr.validate(full=False)
     return carr

@@ -43,15 +43,9 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.arrow import (
-    FsstType,
-    derive_lengths,
-    from_extension_array,
-    is_fsst_type,
-    to_extension_array,
-)
+from fsstgpu.formats.arrow import FsstType, is_fsst_type
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.symbol_table import SymbolTable
 
 FORMATS = ("parquet", "arrow", "arrows")
@@ -606,13 +600,14 @@ def _restored_schema(schema: pa.Schema) -> pa.Schema:
 
 def _decode_column(col, ftype: FsstType, device: str, path, where: str):
     """Decode one fsst column chunk: its plain values (host Arrow array) and string bytes."""
-    from fsstgpu.codec import decompress
+    from fsstgpu.codec import decompress, decompress_device
 
-    with _reading(path, where):
+    with _reading(path, where):  # reading checks the structure, decoding the codes
         carr = from_extension_array(_single(col))
-    out = decompress(carr, device=device)
-    if not isinstance(out, (pa.Array, pa.ChunkedArray)):  # a DeviceStringArray
-        out = out.to_arrow()
+        if device == "gpu":
+            out = decompress_device(carr).to_arrow()
+        else:
+            out = decompress(carr, device=device)
     return _single(out), int(carr.uncompressed_bytes)
 
 
@@ -757,11 +752,9 @@ def inspect_file(path) -> dict:
             if is_fsst_type(f.type):
                 arr = _single(col)
                 with _reading(path, f"unit {k}, column {f.name!r}: "):
-                    plain = from_arrow(arr.storage)
-                    starts = np.concatenate([[0], f.type.block_starts, [len(plain)]])
-                    lengths = derive_lengths(f.type.tables, starts, plain.data, plain.offsets)
-                info["string_bytes"] += int(lengths.sum())
-                info["codes_bytes"] += len(plain.data)
+                    carr = from_extension_array(arr)
+                info["string_bytes"] += int(carr.lengths.sum())
+                info["codes_bytes"] += len(carr.codes)
     for f in schema:
         info = cols[f.name]
         if is_fsst_type(f.type):

@@ -26,8 +26,8 @@ from fsstgpu.device import backend_info, gpu_available
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.codec import Codec, compress, decompress
-from fsstgpu.device_array import DeviceStringArray, to_device
+from fsstgpu.codec import Codec, compress, decompress, decompress_device
+from fsstgpu.device_arrays import DeviceCompressedStringArray, DeviceStringArray, to_device
 from fsstgpu.formats import arrow as _arrow_extension  # noqa: F401  (registers fsstgpu.fsst)
 
 __version__ = "0.1.0"
@@ -36,6 +36,7 @@ __all__ = [
     "Codec",
     "CompressedStringArray",
     "CorruptDataError",
+    "DeviceCompressedStringArray",
     "DeviceError",
     "DeviceStringArray",
     "FsstGpuError",
@@ -43,6 +44,7 @@ __all__ = [
     "backend_info",
     "compress",
     "decompress",
+    "decompress_device",
     "gpu_available",
     "to_device",
     "train",

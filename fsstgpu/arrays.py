@@ -14,7 +14,9 @@ field              dtype / shape               meaning
 ``codes``          uint8, (ncodes,)            every string's codes, concatenated (nulls: none)
 ``code_offsets``   int64, (length + 1,)        string ``i``'s codes are
                                                ``codes[code_offsets[i]:code_offsets[i+1]]``;
-                                               ``[0] == 0``, ``[-1] == ncodes``
+                                               ``[0] == 0``, ``[-1] == ncodes``; may be
+                                               left out (None) and is then derived from the
+                                               codes and lengths on first use
 ``lengths``        int64, (length,)            uncompressed byte length of each string (0 for
                                                nulls); the output offsets are their prefix sum
 ``validity``       uint8 or None, (ceil(n/8),)  Arrow validity bitmap, LSB first, bit offset 0;
@@ -30,13 +32,16 @@ field              dtype / shape               meaning
                                                lengths, so decompress returns the same chunks
 =================  ==========================  ================================================
 
-Split points: a split starts at every block start and at the first code boundary at or after
-every multiple of S uncompressed bytes (inside long strings too), so that decoding the codes
-``split_codes[k]:split_codes[k+1]`` with table ``split_table[k]`` yields exactly the output bytes
-``split_out[k]:split_out[k+1]`` of the Arrow data buffer. Codes of consecutive strings decode to
-consecutive output, so a split needs no string index: this is what lets the GPU give every thread
-equal *uncompressed* work whatever the string lengths. A code boundary is never between an escape
-(255) and its literal byte. Splits never cross a block boundary.
+Split points (:mod:`fsstgpu.splits`): decoding the codes ``split_codes[k]:split_codes[k+1]`` with
+table ``split_table[k]`` yields exactly the output bytes ``split_out[k]:split_out[k+1]`` of the
+Arrow data buffer. Every split start is a code boundary (never between an escape and its literal)
+and splits never cross a block boundary. They are computed once, at compression, and travel with
+the column (blob, extension type): readers do not re-derive them.
+
+Checks: the constructor checks dtypes and shapes; :meth:`CompressedStringArray.validate` checks
+every structural invariant in O(strings) (enough for every decoder to stay inside its buffers: the
+decoders check each split fills exactly its range and raise CorruptDataError otherwise), and with
+``full=True`` also walks every code (:func:`fsstgpu.scan.check_codes`).
 """
 
 from __future__ import annotations
@@ -45,11 +50,11 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu import arrow_layout
+from fsstgpu.checks import check_structure
 from fsstgpu.decoder import decode_range
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.splits import compute_splits
-from fsstgpu.symbol_table import SymbolTable
-from fsstgpu.types import INT32_MAX, is_supported, is_text, narrow_offsets
+from fsstgpu.scan import CHECK, OFFSETS, code_offsets_from_lengths, walk
+from fsstgpu.types import is_text, narrow_offsets
 
 _INT_FIELDS = {
     "block_starts": np.int64,
@@ -98,7 +103,7 @@ class CompressedStringArray:
     True
     """
 
-    __slots__ = ("type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+    __slots__ = ("type", "length", "tables", "block_starts", "codes", "_code_offsets", "lengths",
                  "validity", "null_count", "split_size", "split_codes", "split_out",
                  "split_table", "chunk_lengths", "_validated")
 
@@ -110,7 +115,7 @@ class CompressedStringArray:
         self.tables = tuple(tables)
         self.block_starts = _frozen("block_starts", block_starts, np.int64)
         self.codes = _frozen("codes", codes, np.uint8)
-        self.code_offsets = _frozen("code_offsets", code_offsets, np.int64)
+        self.code_offsets = code_offsets
         self.lengths = _frozen("lengths", lengths, np.int64)
         self.validity = None if validity is None else _frozen("validity", validity, np.uint8)
         self.null_count = int(null_count)
@@ -121,6 +126,26 @@ class CompressedStringArray:
         self.chunk_lengths = (None if chunk_lengths is None
                               else _frozen("chunk_lengths", chunk_lengths, np.int64))
         self._validated = False
+
+    @property
+    def code_offsets(self) -> np.ndarray:
+        """Where each string's codes start (int64, ``length + 1``); derived from the codes and
+        lengths on first use when they were not given (one walk, which also checks them)."""
+        if self._code_offsets is None:
+            derived = code_offsets_from_lengths(self.tables, self.block_starts, self.codes,
+                                                self.lengths)
+            object.__setattr__(self, "_code_offsets", _frozen("code_offsets", derived, np.int64))
+        return self._code_offsets
+
+    @code_offsets.setter
+    def code_offsets(self, value) -> None:
+        frozen = None if value is None else _frozen("code_offsets", value, np.int64)
+        object.__setattr__(self, "_code_offsets", frozen)
+
+    @property
+    def has_code_offsets(self) -> bool:
+        """Whether the code offsets are at hand (given, or derived already)."""
+        return self._code_offsets is not None
 
     def __setattr__(self, name, value):
         # Replacing a field invalidates an earlier validate(); the arrays themselves are
@@ -150,8 +175,10 @@ class CompressedStringArray:
         >>> fsstgpu.compress(pa.array(["abc"])).nbytes > 0
         True
         """
-        arrays = [self.block_starts, self.codes, self.code_offsets, self.lengths,
-                  self.split_codes, self.split_out, self.split_table]
+        arrays = [self.block_starts, self.codes, self.lengths, self.split_codes, self.split_out,
+                  self.split_table]
+        if self._code_offsets is not None:
+            arrays.append(self._code_offsets)
         if self.validity is not None:
             arrays.append(self.validity)
         if self.chunk_lengths is not None:
@@ -387,8 +414,10 @@ class CompressedStringArray:
         ----------
         full : bool
             Also walk every code (O(codes), numba): each string's codes must decode with its
-            block's table to exactly its length, and the split points must be exactly those the
-            contract defines. Without it only the O(strings) structural checks run.
+            block's table to exactly its length, and every split must start on a code boundary
+            at its output position. Without it only the O(strings) structural checks run, which
+            are what the decoders need to stay inside their buffers (they check the codes of
+            each split as they decode it).
 
         Examples
         --------
@@ -397,110 +426,13 @@ class CompressedStringArray:
         """
         if self._validated:
             return
-        self._check_structure()
+        check_structure(self)
         if full:
-            self._check_codes()
+            code_offsets = self._code_offsets
+            derived, _, _ = walk(self.tables, self.block_starts, self.codes,
+                                 code_offsets=code_offsets, lengths=self.lengths,
+                                 mode=OFFSETS if code_offsets is None else CHECK,
+                                 split_codes=self.split_codes, split_out=self.split_out)
+            if code_offsets is None:
+                self.code_offsets = derived
             self._validated = True
-
-    def _check_structure(self) -> None:
-        def bad(msg):
-            raise CorruptDataError(msg)
-
-        n = self.length
-        if not is_supported(self.type):
-            bad(f"type {self.type} is not a supported string or binary type")
-        if n < 0:
-            bad(f"negative length {n}")
-        if not all(isinstance(t, SymbolTable) for t in self.tables):
-            bad("tables must be SymbolTable objects")
-        nblocks = len(self.tables)
-        if nblocks > 65536:
-            bad(f"{nblocks} blocks, at most 65536 (split_table is uint16)")
-        bs = self.block_starts
-        if len(bs) != nblocks + 1:
-            bad(f"block_starts has {len(bs)} entries, expected {nblocks + 1} (tables + 1)")
-        if bs[0] != 0 or bs[-1] != n:
-            bad(f"block_starts must run from 0 to {n}, not {bs[0]} to {bs[-1]}")
-        if np.any(np.diff(bs) < 0):
-            bad("block_starts must be non-decreasing")
-        ncodes = len(self.codes)
-        co = self.code_offsets
-        if len(co) != n + 1:
-            bad(f"code_offsets has {len(co)} entries, expected {n + 1}")
-        if co[0] != 0 or co[-1] != ncodes:
-            bad(f"code_offsets must run from 0 to {ncodes}, not {co[0]} to {co[-1]}")
-        code_lengths = np.diff(co)
-        if np.any(code_lengths < 0):
-            bad("code_offsets must be non-decreasing")
-        lengths = self.lengths
-        if len(lengths) != n:
-            bad(f"lengths has {len(lengths)} entries, expected {n}")
-        if n:
-            if int(lengths.min()) < 0:
-                bad("lengths must be non-negative")
-            # A code yields at most 8 bytes: bounds the sum before it is taken (no overflow).
-            if int(lengths.max()) > 8 * ncodes:
-                bad(f"a length exceeds 8 x the {ncodes} codes")
-        total = int(lengths.sum()) if n else 0
-        if total > 8 * ncodes:
-            bad(f"lengths add up to {total} bytes, more than {ncodes} codes can hold")
-        if not 0 <= self.null_count <= n:
-            bad(f"null_count {self.null_count} outside 0..{n}")
-        if self.validity is None:
-            if self.null_count:
-                bad(f"null_count is {self.null_count} but there is no validity bitmap")
-        else:
-            if self.null_count == 0:
-                bad("a validity bitmap is present but null_count is 0 (it must then be None)")
-            if len(self.validity) != (n + 7) // 8:
-                bad(f"validity has {len(self.validity)} bytes, expected {(n + 7) // 8}")
-            if n % 8 and self.validity[-1] >> (n % 8):
-                bad("validity padding bits are not zero")
-            set_bits = arrow_layout.count_set_bits(self.validity)
-            if n - set_bits != self.null_count:
-                bad(f"validity has {n - set_bits} nulls, null_count says {self.null_count}")
-            nulls = ~arrow_layout.unpack_bitmap(self.validity, n)
-            if lengths[nulls].any() or code_lengths[nulls].any():
-                bad("a null string has bytes or codes")
-        if not 1 <= self.split_size < 2**64:
-            bad(f"split_size must be in 1..2**64 - 1, not {self.split_size}")
-        sc, so, st = self.split_codes, self.split_out, self.split_table
-        if len(sc) != len(st) + 1 or len(so) != len(st) + 1:
-            bad(f"split arrays disagree: {len(sc)} code starts, {len(so)} output starts, "
-                f"{len(st)} tables (need k + 1, k + 1, k)")
-        if sc[-1] != ncodes or so[-1] != total:
-            bad(f"splits must end at {ncodes} codes and {total} bytes, not {sc[-1]} and {so[-1]}")
-        if len(st) and int(st.max()) >= nblocks:
-            bad(f"split_table names table {int(st.max())} of {nblocks}")
-        if self.chunk_lengths is not None:
-            cl = self.chunk_lengths
-            if len(cl) and int(cl.min()) < 0:
-                bad("chunk_lengths must be non-negative")
-            if int(cl.sum()) != n:
-                bad(f"chunk_lengths add up to {int(cl.sum())}, not {n}")
-        if narrow_offsets(self.type):
-            # 32-bit offsets: every chunk's data must stay below 2 GiB.
-            bounds = np.zeros(1 + (1 if self.chunk_lengths is None else len(self.chunk_lengths)),
-                              np.int64)
-            if self.chunk_lengths is None:
-                bounds[1] = n
-            else:
-                np.cumsum(self.chunk_lengths, out=bounds[1:])
-            starts = np.concatenate([[0], np.cumsum(lengths)])[bounds]
-            if len(starts) > 1 and int(np.diff(starts).max()) > INT32_MAX:
-                bad(f"a {self.type} chunk holds more than 2**31 - 1 bytes")
-
-    def _check_codes(self) -> None:
-        sc, so, st = compute_splits(self.tables, self.block_starts, self.codes,
-                                    self.code_offsets, self.lengths, self.split_size)
-        for name, mine, expected in (("split_codes", self.split_codes, sc),
-                                     ("split_out", self.split_out, so),
-                                     ("split_table", self.split_table, st)):
-            if len(mine) != len(expected):
-                raise CorruptDataError(
-                    f"{len(self.split_table)} splits stored, the contract gives {len(st)}")
-            diff = np.flatnonzero(mine != expected)
-            if len(diff):
-                k = int(diff[0])
-                raise CorruptDataError(
-                    f"{name}[{k}] is {int(mine[k])}, the contract puts it at {int(expected[k])}")

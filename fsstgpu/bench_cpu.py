@@ -77,15 +77,17 @@ def _engine_compress(data, offsets):
 
 def _bench_one(name, data, offsets, repeats):
     import fsstgpu
-    from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
+    from fsstgpu.scan import long_string_cuts
+    from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 
     nbytes = int(offsets[-1] - offsets[0])
     mb = nbytes / 1e6
     t_c, (starts, tables, codes, code_offsets) = _best(
         lambda: _engine_compress(data, offsets), repeats)
     lengths = np.diff(offsets)
-    split_codes, split_out, split_table = compute_splits(
-        tables, starts, codes, code_offsets, lengths, DEFAULT_SPLIT_SIZE)
+    cuts = long_string_cuts(tables, starts, codes, code_offsets, lengths, DEFAULT_SPLIT_SIZE)
+    split_codes, split_out, split_table = plan_splits(code_offsets, lengths, starts,
+                                                      DEFAULT_SPLIT_SIZE, cuts)
     t_d, out = _best(lambda: decode_all(tables, codes, split_codes, split_out, split_table,
                                         nbytes), repeats)
     if not np.array_equal(out, data[offsets[0] : offsets[-1]]):

@@ -1,11 +1,12 @@
 """compress / decompress / Codec: the front door from Arrow columns to CompressedStringArray.
 
 :func:`compress` normalises the input (:mod:`fsstgpu.arrow_layout`), chooses blocks and trains
-their symbol tables (:mod:`fsstgpu.training`), encodes every block (:mod:`fsstgpu.encoder`) and
-computes the split points (:mod:`fsstgpu.splits`). :func:`decompress` gives the column back,
-decoded on the CPU (:func:`fsstgpu.decoder.decode_all`) or on the GPU
-(:func:`fsstgpu.device_array.decompress_on_gpu`); the choice is made in one place,
-:func:`fsstgpu.device.resolve_device`.
+their symbol tables (:mod:`fsstgpu.blocks`, :mod:`fsstgpu.training`), encodes every block
+(:mod:`fsstgpu.encoder`) and plans the split points (:mod:`fsstgpu.splits`).
+:func:`decompress` gives the column back in host memory, decoded on the CPU
+(:func:`fsstgpu.decoder.decode_all`) or on the GPU (:mod:`fsstgpu.gpu_decode`), the choice made in
+one place, :func:`fsstgpu.device.resolve_device`; :func:`decompress_device` leaves it in device
+memory.
 
 Chunked input: a ``pyarrow.ChunkedArray`` becomes one block per chunk, each with a table trained
 on that chunk alone (so a chunk's strings never use a table fitted to another chunk's data), or
@@ -14,6 +15,8 @@ ChunkedArray with the same chunks.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +27,8 @@ from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
 from fsstgpu.device import resolve_device
 from fsstgpu.encoder import encode_strings
-from fsstgpu.splits import DEFAULT_SPLIT_SIZE, compute_splits
+from fsstgpu.scan import long_string_cuts
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train_table
 
@@ -121,10 +125,9 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         code_parts.append(codes)
     codes = np.concatenate(code_parts) if code_parts else np.zeros(0, np.uint8)
     lengths = np.diff(plain.offsets)
-    # compute_splits walks every code and checks it decodes to each string's length, so the
-    # result is validated as it is built.
-    split_codes, split_out, split_table = compute_splits(tables, block_starts, codes,
-                                                         code_offsets, lengths, split_size)
+    cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
+    split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
+                                                      split_size, cuts)
     carr = CompressedStringArray(
         type=plain.type, length=n, tables=tables, block_starts=block_starts, codes=codes,
         code_offsets=code_offsets, lengths=lengths, validity=plain.validity,
@@ -132,12 +135,12 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         split_out=split_out, split_table=split_table, chunk_lengths=plain.chunk_lengths,
     )
     carr.validate(full=False)
-    carr._validated = True  # the code walk above was the full check
+    carr._validated = True  # the encoder's own output: the codes fit the lengths
     return carr
 
 
 def _decompress_cpu(carr: CompressedStringArray):
-    carr.validate()
+    carr.validate(full=False)  # decode_all checks the codes of every split
     data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
                       carr.split_table, carr.uncompressed_bytes)
     offsets = np.zeros(carr.length + 1, np.int64)
@@ -145,29 +148,40 @@ def _decompress_cpu(carr: CompressedStringArray):
     return arrow_layout.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)
 
 
-def _rechunk(array, chunk_lengths):
-    if chunk_lengths is None or isinstance(array, pa.ChunkedArray):
-        return array
-    chunks, start = [], 0
-    for length in chunk_lengths:
-        chunks.append(array.slice(start, int(length)))
-        start += int(length)
-    return pa.chunked_array(chunks, type=array.type)
+def _as_compressed(column) -> CompressedStringArray:
+    """A CompressedStringArray, or an ``fsstgpu.fsst`` extension column read into one."""
+    if isinstance(column, CompressedStringArray):
+        return column
+    if isinstance(column, (pa.Array, pa.ChunkedArray)):
+        from fsstgpu.formats.arrow import is_fsst_type
+        from fsstgpu.formats.arrow_storage import from_extension_array
+
+        if is_fsst_type(column.type):
+            return from_extension_array(column)
+        raise TypeError(f"expected a compressed column, got a pyarrow array of {column.type} "
+                        "(compress it first, or read it from an fsstgpu file)")
+    raise TypeError(f"expected a CompressedStringArray or an fsstgpu.fsst extension array, "
+                    f"got {type(column).__name__}")
 
 
-def decompress(carr: CompressedStringArray, device="auto", stream=None):
-    """Decompress to the original column.
+def decompress(carr, device="auto", stream=None):
+    """Decompress to the original column, in host memory.
 
     Parameters
     ----------
-    carr : CompressedStringArray
+    carr : CompressedStringArray, or an ``fsstgpu.fsst`` extension Array / ChunkedArray
+        (a column read from a file that ``fsstgpu compress`` wrote).
     device : {"auto", "cpu", "gpu"}
-        ``"cpu"``: decode on the CPU, return a pyarrow Array (a ChunkedArray when the input was
-        chunked) of exactly the original type. ``"gpu"``: decode on the GPU and return a
-        :class:`fsstgpu.DeviceStringArray` in device memory. ``"auto"`` (or None): return the
-        pyarrow result, decoded on the GPU when one is usable (``FSSTGPU_DEVICE`` overrides).
+        Where to decode: ``"auto"`` (or None) decodes on the GPU when one is usable
+        (``FSSTGPU_DEVICE`` overrides). Deprecated: ``device="gpu"`` still returns a
+        :class:`fsstgpu.DeviceStringArray` for this release; use :func:`decompress_device`.
     stream : cupy.cuda.Stream, optional
         GPU paths only: the stream to work on.
+
+    Returns
+    -------
+    pyarrow.Array or pyarrow.ChunkedArray
+        Exactly the original type; a ChunkedArray with the same chunks when the input was one.
 
     Raises
     ------
@@ -184,18 +198,53 @@ def decompress(carr: CompressedStringArray, device="auto", stream=None):
     >>> out.type, out.num_chunks, out.to_pylist()
     (DataType(large_string), 2, ['a', 'b', None])
     """
-    if not isinstance(carr, CompressedStringArray):
-        raise TypeError(f"expected a CompressedStringArray, got {type(carr).__name__}")
-    requested = device
-    device = resolve_device(device)
-    if device == "cpu":
+    carr = _as_compressed(carr)
+    if device == "gpu":
+        warnings.warn("decompress(..., device='gpu') returns a DeviceStringArray in this "
+                      "release only; use fsstgpu.decompress_device for device memory (decompress "
+                      "will return a pyarrow array)", DeprecationWarning, stacklevel=2)
+        return decompress_device(carr, stream)
+    if resolve_device(device) == "cpu":
         return _decompress_cpu(carr)
-    from fsstgpu.device_array import decompress_on_gpu
+    return decompress_device(carr, stream).to_arrow()
 
-    result = decompress_on_gpu(carr, stream=stream)
-    if requested == "gpu":
-        return result
-    return _rechunk(result.to_arrow(), carr.chunk_lengths)
+
+def decompress_device(carr, stream=None):
+    """Decompress on the GPU into Arrow layout in device memory.
+
+    Parameters
+    ----------
+    carr : CompressedStringArray, fsstgpu.fsst extension array, or DeviceCompressedStringArray
+        Host columns are uploaded overlapped with decoding; a column from
+        :func:`fsstgpu.to_device` is decoded where it is.
+    stream : cupy.cuda.Stream, optional
+        The result is ready on this stream when this returns.
+
+    Returns
+    -------
+    DeviceStringArray
+
+    Raises
+    ------
+    CorruptDataError
+        If the compressed data is inconsistent.
+    DeviceError
+        Without a usable GPU.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
+    ...     assert dev.to_arrow().to_pylist() == ["a", None]
+    """
+    resolve_device("gpu")
+    from fsstgpu.device_arrays import DeviceCompressedStringArray
+    from fsstgpu.gpu_decode import decompress_device as decode
+
+    if not isinstance(carr, DeviceCompressedStringArray):
+        carr = _as_compressed(carr)
+    return decode(carr, stream)
 
 
 class Codec:
@@ -233,6 +282,8 @@ class Codec:
             raise ValueError(f"unknown algorithm {algorithm!r}; available: {ALGORITHMS}")
         if device is not None and device not in ("auto", "cpu", "gpu"):
             raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
+        if device == "gpu":
+            resolve_device("gpu")  # fail here, not at the first decode
         self.algorithm = algo
         self.device = device
         self._options = {"table": table, "sample_bytes": sample_bytes, "split_size": split_size}
@@ -248,7 +299,13 @@ class Codec:
         return compress(arrays, **self._options)
 
     def decode(self, carrs, stream=None):
-        """Decompress one CompressedStringArray, or each of a list; returns the same shape."""
+        """Decompress one compressed column, or each of a list; returns the same shape.
+
+        With ``device="gpu"`` the results are :class:`fsstgpu.DeviceStringArray` (device
+        memory, as nvCOMP's codecs return); otherwise pyarrow arrays.
+        """
         if isinstance(carrs, (list, tuple)):
-            return [decompress(c, device=self.device, stream=stream) for c in carrs]
+            return [self.decode(c, stream) for c in carrs]
+        if self.device == "gpu":
+            return decompress_device(carrs, stream)
         return decompress(carrs, device=self.device, stream=stream)

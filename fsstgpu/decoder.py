@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.parallel import run_tasks
-from fsstgpu.symbol_table import ESCAPE, SymbolTable
+from fsstgpu.symbol_table import ESCAPE, SymbolTable, pack_tables
 
 _TASK_BYTES = 1 << 20  # output bytes per parallel task of decode_all
 
@@ -46,16 +46,6 @@ def _store_u64(typingctx, arr, idx, val):
     return sig, codegen
 
 
-def _table_arrays(table: SymbolTable):
-    """256-entry symbol and length arrays; length 0 marks a code the table lacks (and 255)."""
-    packed = np.zeros(256, dtype=np.uint64)
-    lens = np.zeros(256, dtype=np.uint8)
-    n = len(table)
-    packed[:n] = table.packed
-    lens[:n] = table.lengths
-    return packed, lens
-
-
 @numba.njit(cache=True, nogil=True)
 def _decode_kernel(codes, start, end, packed, lens, out, out_pos, out_end):
     """Decode ``codes[start:end]`` into ``out[out_pos:out_end]``; return the output end or -1.
@@ -69,7 +59,7 @@ def _decode_kernel(codes, start, end, packed, lens, out, out_pos, out_end):
     # Fast loop: 8-byte stores while they stay inside the range.
     while i < end and o <= fast_end:
         c = codes[i]
-        if c != 255:
+        if c != ESCAPE:
             ln = lens[c]
             if ln == 0:
                 return -1
@@ -85,7 +75,7 @@ def _decode_kernel(codes, start, end, packed, lens, out, out_pos, out_end):
     # Tail: byte stores with exact bounds.
     while i < end:
         c = codes[i]
-        if c != 255:
+        if c != ESCAPE:
             ln = np.int64(lens[c])
             if ln == 0 or o + ln > out_end:
                 return -1
@@ -145,8 +135,8 @@ def decode_range(table: SymbolTable, codes, start: int, end: int, out, out_pos: 
         raise ValueError(f"code range {start}..{end} outside 0..{len(codes)}")
     if not 0 <= out_pos <= out_end <= len(out):
         raise ValueError(f"output range {out_pos}..{out_end} outside 0..{len(out)}")
-    packed, lens = _table_arrays(table)
-    o = _decode_kernel(codes, start, end, packed, lens, out, out_pos, out_end)
+    packed, lens = pack_tables([table])
+    o = _decode_kernel(codes, start, end, packed[0], lens[0], out, out_pos, out_end)
     if o < 0:
         raise CorruptDataError(
             f"codes {start}..{end} do not decode into output bytes {out_pos}..{out_end} "
@@ -232,10 +222,7 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
     if total_out < 0:
         raise CorruptDataError(f"negative output size {total_out}")
     _check_splits(len(codes), split_codes, split_out, split_table, len(tables), total_out)
-    packed = np.zeros((max(1, len(tables)), 256), dtype=np.uint64)
-    lens = np.zeros((max(1, len(tables)), 256), dtype=np.uint8)
-    for t, table in enumerate(tables):
-        packed[t], lens[t] = _table_arrays(table)
+    packed, lens = pack_tables(tables)
     out = np.empty(total_out, dtype=np.uint8)
     status = np.empty(len(split_table), dtype=np.int64)
     nsplits = len(split_table)
@@ -256,5 +243,3 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
         )
     return out
 
-
-assert ESCAPE == 255

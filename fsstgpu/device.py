@@ -13,6 +13,9 @@ import os
 from fsstgpu.errors import DeviceError
 
 DEVICES = ("auto", "cpu", "gpu")
+#: what a user without a usable GPU path is told
+INSTALL_HINT = ("The GPU paths need an NVIDIA GPU and CuPy: pip install 'fsstgpu[cuda12]' "
+                "(or 'fsstgpu[cuda13]', matching your CUDA)")
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,7 +76,7 @@ def resolve_device(device: str | None = "auto") -> str:
     usable, reason = _probe_gpu()
     if device == "gpu":
         if not usable:
-            raise DeviceError(f"a GPU was requested but none is usable: {reason}")
+            raise DeviceError(f"a GPU was requested but none is usable: {reason}. {INSTALL_HINT}")
         return "gpu"
     return "gpu" if usable else "cpu"
 
@@ -82,7 +85,7 @@ def get_cupy():
     """Import and return CuPy, or raise :class:`DeviceError` saying why it cannot be used."""
     usable, reason = _probe_gpu()
     if not usable:
-        raise DeviceError(f"GPU path unavailable: {reason}")
+        raise DeviceError(f"GPU path unavailable: {reason}. {INSTALL_HINT}")
     import cupy
 
     return cupy

@@ -207,3 +207,25 @@ class SymbolTable:
                 raise CorruptDataError(f"table {k}: {exc}") from None
             tables.append(table)
         return tables, offset
+
+
+def pack_tables(tables) -> tuple[np.ndarray, np.ndarray]:
+    """The tables as two (ntables, 256) arrays: symbols (uint64) and lengths (uint8).
+
+    Row ``t`` holds table ``t``; codes a table does not define, and the escape 255, have length
+    0. The decoders (CPU and GPU) and the code walk all read tables in this layout. At least one
+    row is returned, so that an empty list still gives arrays a kernel can index.
+
+    Examples
+    --------
+    >>> from fsstgpu.symbol_table import SymbolTable, pack_tables
+    >>> sym, ln = pack_tables([SymbolTable([b"ab", b"c"])])
+    >>> sym.shape, ln[0, :3].tolist(), hex(int(sym[0, 1]))
+    ((1, 256), [1, 2, 0], '0x6261')
+    """
+    sym = np.zeros((max(len(tables), 1), 256), dtype=np.uint64)
+    ln = np.zeros((max(len(tables), 1), 256), dtype=np.uint8)
+    for t, table in enumerate(tables):
+        sym[t, : len(table)] = table.packed
+        ln[t, : len(table)] = table.lengths
+    return sym, ln

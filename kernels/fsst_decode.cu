@@ -1,32 +1,20 @@
-// Split-balanced FSST decompression straight into the Arrow data buffer.
+// Split-balanced FSST decompression straight into the Arrow data buffer, and the Arrow offsets.
 //
 // The column's codes are cut into splits (CompressedStringArray's split points): split k decodes
 // codes[split_codes[k] : split_codes[k+1]] with table split_table[k] into exactly the output bytes
 // out[split_out[k] : split_out[k+1]].  Codes of consecutive strings decode to consecutive output
-// bytes, so one thread decodes one split without knowing where its strings start, and every thread
-// gets about the same *uncompressed* work whatever the string lengths.
+// bytes, so a split decodes without knowing where its strings start, and every warp gets about the
+// same *uncompressed* work whatever the string lengths.
 //
-// Two kernel families: one thread per split (below), and one warp per split (the warp-cooperative
-// kernels further down, the default: 2.3x faster on the H200, see bench_notes/gpu.md).
-//
-// Per thread:
-//   * input: aligned 16-byte loads of the codes, one chunk prefetched ahead, fed 8 bytes at a time
-//     into a 128-bit shift register (lo:hi) whose low byte is the next code.  A refill keeps at
-//     least 9 bytes in hand, enough for 4 codes (escape + literal included), so the inner loop is
-//     unrolled by 4 with one refill check per group.
-//   * table: the block's (at most two) tables in shared memory; splits whose table is neither fall
-//     back to the table in global memory (correct, slower; happens only at table boundaries).
-//   * output: a 64-bit accumulator at an 8-byte aligned position; each full word is written with an
-//     aligned 8-byte store, or paired into one aligned 16-byte store (STORE16).  The split's
-//     unaligned head and tail bytes are written one by one, so two threads never write the same
-//     byte and every store is aligned.
+// fsst_decode: one warp per split, all 32 lanes busy on every code (the walk is described above
+// warp_decode_split).  offsets_tile_sums / offsets_tile_scan: the Arrow offsets from the lengths.
 //
 // Bad input: nothing is read or written out of bounds whatever the split points, codes or tables
 // say.  Split bounds and table ids are checked against the buffer sizes before decoding; the code
-// buffer is padded by the host (FSST_CODES_PAD bytes past the last code, rounded to 16) so that the
-// prefetching loads stay inside it; an unknown code (length 0 in the table), an escape whose literal
-// lies past the split, or output that overflows or underflows the split's range sets a bit of *err
-// and the thread stops writing.  The host turns a non-zero *err into CorruptDataError.
+// buffer is padded by the host (a multiple of 16 bytes plus FSST_CODES_PAD) so that the lanes'
+// aligned loads stay inside it; an unknown code, an escape whose literal lies past the split, or
+// output that overflows or underflows the split's range sets a bit of *err and the warp stops
+// writing.  The host turns a non-zero *err into CorruptDataError.
 
 typedef unsigned long long u64;
 typedef long long i64;
@@ -53,209 +41,8 @@ __device__ __forceinline__ u64 shr64(u64 x, u32 s) {
     return r;
 }
 
-__device__ __forceinline__ u64 lo_word(uint4 v) { return (u64)v.x | ((u64)v.y << 32); }
-__device__ __forceinline__ u64 hi_word(uint4 v) { return (u64)v.z | ((u64)v.w << 32); }
-
-// Byte stores of word's bytes [from, to) at out + pos (pos 8-aligned): heads and tails only.
-__device__ __forceinline__ void store_bytes(u8 *out, i64 pos, u64 word, u32 from, u32 to) {
-#pragma unroll 1
-    for (u32 j = from; j < to; ++j) out[pos + j] = (u8)(word >> (8 * j));
-}
-
-template <int STORE16>
-__device__ __forceinline__ void decode_split(const u8 *__restrict__ codes, i64 cb, i64 ce,
-                                             const u64 *tsym, const u8 *tlen,
-                                             u8 *__restrict__ out, i64 ob, i64 oe,
-                                             int *__restrict__ err) {
-    // ---- input: 128-bit shift register (lo:hi), `avail` valid bytes, the next code in lo's byte 0
-    const uint4 *chunk = reinterpret_cast<const uint4 *>(codes + (cb & ~(i64)15));
-    const uint4 first = chunk[0];
-    uint4 stg = chunk[1];  // words fed next
-    uint4 nxt = chunk[2];  // prefetched one chunk ahead
-    chunk += 3;
-    u32 sidx = 0;  // which 8-byte word of stg feeds the next refill
-    const u32 skip = (u32)(cb & 15);
-    u64 lo, hi;
-    {
-        const u64 w0 = lo_word(first), w1 = hi_word(first);
-        const u32 s = 8 * skip;
-        if (s < 64) {
-            lo = shr64(w0, s) | shl64(w1, 64 - s);
-            hi = shr64(w1, s);
-        } else {
-            lo = shr64(w1, s - 64);
-            hi = 0;
-        }
-    }
-    u32 avail = 16 - skip;  // 1..16
-
-    // ---- output: accumulator of `afill` bytes at the 8-aligned position opos
-    i64 opos = ob & ~(i64)7;
-    u32 afill = (u32)(ob & 7);  // the head's bytes before ob are zeros that are never written
-    u64 acc = 0;
-    u64 low = 0;        // STORE16: the low half of a 16-byte chunk waiting for its high half
-    bool has_low = false;
-    u32 bad = 0;
-    u64 sink = 0;
-    i64 cpos = cb;
-
-    while (cpos < ce) {
-        if (avail <= 8) {  // refill 8 bytes: afterwards avail >= 9, enough for 4 codes
-            const u64 w = sidx ? hi_word(stg) : lo_word(stg);
-            const u32 s = 8 * avail;
-            lo |= shl64(w, s);      // avail == 8: nothing goes to lo
-            hi = shr64(w, 64 - s);  // avail == 0 cannot happen (avail >= 1 here)
-            avail += 8;
-            if (++sidx == 2) {
-                stg = nxt;
-                nxt = *chunk++;
-                sidx = 0;
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            if (cpos < ce) {
-                const u32 c = (u32)lo & 0xff;
-                const bool esc = c == 255;
-                u64 sym = tsym[c];
-                u32 len = tlen[c];
-                const u32 lit = (u32)(lo >> 8) & 0xff;
-                sym = esc ? (u64)lit : sym;
-                len = esc ? 1u : len;
-                bad |= (len == 0);
-                const u32 sh = esc ? 16u : 8u;
-                lo = shr64(lo, sh) | shl64(hi, 64 - sh);
-                hi = shr64(hi, sh);
-                avail -= sh >> 3;
-                cpos += sh >> 3;
-                const u32 s = 8 * afill;
-                acc |= shl64(sym, s);
-                const u64 ov = shr64(sym, 64 - s);  // s == 0: nothing overflows
-                afill += len;
-                if (afill >= 8) {
-                    if (opos + 8 > oe) {
-                        atomicOr(err, FSST_ERR_OVERFLOW);
-                        return;
-                    }
-                    if (STORE16 == 2) {
-                        sink ^= acc;  // timing experiment: decode without the stores
-                    } else if (opos < ob) {
-                        store_bytes(out, opos, acc, (u32)(ob - opos), 8);
-                    } else if (STORE16) {
-                        if (opos & 8) {
-                            if (has_low) {
-                                uint4 v;
-                                v.x = (u32)low;
-                                v.y = (u32)(low >> 32);
-                                v.z = (u32)acc;
-                                v.w = (u32)(acc >> 32);
-                                *reinterpret_cast<uint4 *>(out + opos - 8) = v;
-                            } else {
-                                *reinterpret_cast<u64 *>(out + opos) = acc;
-                            }
-                            has_low = false;
-                        } else {
-                            low = acc;
-                            has_low = true;
-                        }
-                    } else {
-                        *reinterpret_cast<u64 *>(out + opos) = acc;
-                    }
-                    acc = ov;
-                    afill -= 8;
-                    opos += 8;
-                }
-            }
-        }
-    }
-    if (STORE16 == 2) {
-        if (sink == 0x0123456789abcdefULL) out[ob] = 0;  // keeps the decode from being optimised out
-        return;
-    }
-    if (has_low) *reinterpret_cast<u64 *>(out + opos - 8) = low;
-    int e = 0;
-    if (bad) e |= FSST_ERR_CODE;
-    if (cpos != ce) e |= FSST_ERR_ESCAPE;
-    const i64 end = opos + afill;
-    if (end > oe) e |= FSST_ERR_OVERFLOW;
-    if (end < oe) e |= FSST_ERR_UNDERFLOW;
-    if (end <= oe) {
-        const u32 from = opos < ob ? (u32)(ob - opos) : 0u;
-        store_bytes(out, opos, acc, from, afill);
-    }
-    if (e) atomicOr(err, e);
-}
-
-// One thread per split.  tab_sym / tab_len: (ntables, 256) symbols (little-endian, zero padded)
-// and lengths, length 0 for every code a table does not define (code 255 included).
-template <int STORE16, int SMEM_TABLE>
-__device__ __forceinline__ void decode_splits_impl(
-    const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
-    const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
-    const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
-    u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {
-    __shared__ u64 s_sym[2][256];
-    __shared__ u8 s_len[2][256];
-    const i64 k0 = (i64)blockIdx.x * blockDim.x;
-    const i64 k = k0 + threadIdx.x;
-    int t0 = 0, t1 = 0;
-    if (SMEM_TABLE) {
-        const i64 klast = (k0 + blockDim.x < nsplits ? k0 + blockDim.x : nsplits) - 1;
-        t0 = split_table[k0];
-        t1 = split_table[klast];
-        const int c0 = t0 < ntables ? t0 : 0, c1 = t1 < ntables ? t1 : 0;
-        for (int i = threadIdx.x; i < 256; i += blockDim.x) {
-            s_sym[0][i] = tab_sym[(i64)c0 * 256 + i];
-            s_len[0][i] = tab_len[(i64)c0 * 256 + i];
-            s_sym[1][i] = tab_sym[(i64)c1 * 256 + i];
-            s_len[1][i] = tab_len[(i64)c1 * 256 + i];
-        }
-        __syncthreads();
-    }
-    if (k >= nsplits) return;
-    const i64 cb = split_codes[k], ce = split_codes[k + 1];
-    const i64 ob = split_out[k], oe = split_out[k + 1];
-    const int t = split_table[k];
-    if (!(0 <= cb && cb <= ce && ce <= ncodes && 0 <= ob && ob <= oe && oe <= out_size)) {
-        atomicOr(err, FSST_ERR_SPLIT);
-        return;
-    }
-    if (t >= ntables) {
-        atomicOr(err, FSST_ERR_TABLE);
-        return;
-    }
-    if (SMEM_TABLE && (t == t0 || t == t1)) {
-        const int slot = t == t0 ? 0 : 1;
-        decode_split<STORE16>(codes, cb, ce, s_sym[slot], s_len[slot], out, ob, oe, err);
-    } else {
-        decode_split<STORE16>(codes, cb, ce, tab_sym + (i64)t * 256, tab_len + (i64)t * 256, out,
-                              ob, oe, err);
-    }
-}
-
-#define FSST_DECODE_KERNEL(NAME, STORE16, SMEM_TABLE, THREADS, MINBLOCKS)                          \
-    extern "C" __global__ void __launch_bounds__(THREADS, MINBLOCKS) NAME(                        \
-        const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,            \
-        const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,      \
-        const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,             \
-        u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {                               \
-        decode_splits_impl<STORE16, SMEM_TABLE>(codes, ncodes, split_codes, split_out,             \
-                                                split_table, nsplits, tab_sym, tab_len, ntables,   \
-                                                out, out_size, err);                               \
-    }
-
-// Thread-per-split variants (s16_smem_256 was the default until the warp kernels below).
-FSST_DECODE_KERNEL(fsst_decode_s16_smem_256, 1, 1, 256, 1)
-FSST_DECODE_KERNEL(fsst_decode_s16_smem_128, 1, 1, 128, 1)
-FSST_DECODE_KERNEL(fsst_decode_s8_smem_256, 0, 1, 256, 1)
-FSST_DECODE_KERNEL(fsst_decode_s16_gmem_256, 1, 0, 256, 1)
-// more resident warps (register cap 40: 6 blocks of 256 per SM)
-FSST_DECODE_KERNEL(fsst_decode_s16_smem_256_occ6, 1, 1, 256, 6)
-// timing only (writes nothing): what the decode costs without its output stores
-FSST_DECODE_KERNEL(fsst_decode_nostore_smem_256, 2, 1, 256, 1)
-
 // ---------------------------------------------------------------------------------------------
-// Warp-cooperative decode: one warp per split, all 32 lanes busy on every code.
+// One warp per split, all 32 lanes busy on every code.
 //
 // The warp walks its split's codes in windows of 32 * K bytes; lane l takes the K bytes at
 // window + l * K (one aligned K-byte load; the window starts at cb rounded down to K).  Bytes
@@ -290,7 +77,6 @@ struct SmemTable {
     const u64 *sym;  // 512 entries
     const u8 *lb;    // 512 entries, 8 * length or FSST_LB_BAD
     __device__ __forceinline__ u64 sym_of(u32 idx) const { return sym[idx]; }
-    __device__ __forceinline__ u32 lb_of(u32 idx) const { return lb[idx]; }
     __device__ __forceinline__ u32 lb_chk(u32 idx) const { return lb[idx]; }
 };
 
@@ -300,9 +86,6 @@ struct GlobalTable {  // the split's table in global memory (tab_sym / tab_len r
     __device__ __forceinline__ u64 sym_of(u32 idx) const {
         return idx >= 256 ? (u64)(idx - 256) : __ldg(sym + idx);
     }
-    __device__ __forceinline__ u32 lb_of(u32 idx) const {
-        return idx >= 256 ? 8u : 8u * __ldg(len + idx);
-    }
     __device__ __forceinline__ u32 lb_chk(u32 idx) const {
         if (idx >= 256) return 8u;
         const u32 l = __ldg(len + idx);
@@ -310,21 +93,13 @@ struct GlobalTable {  // the split's table in global memory (tab_sym / tab_len r
     }
 };
 
+// a lane's K = 8 code bytes as two words (one aligned 8-byte load)
 template <int K>
 __device__ __forceinline__ void load_lane_bytes(const u8 *p, u32 (&w)[K / 4]) {
-    if constexpr (K == 16) {
-        const uint4 v = *reinterpret_cast<const uint4 *>(p);
-        w[0] = v.x;
-        w[1] = v.y;
-        w[2] = v.z;
-        w[3] = v.w;
-    } else if constexpr (K == 8) {
-        const uint2 v = *reinterpret_cast<const uint2 *>(p);
-        w[0] = v.x;
-        w[1] = v.y;
-    } else {
-        w[0] = *reinterpret_cast<const u32 *>(p);
-    }
+    static_assert(K == 8, "lanes load 8 code bytes");
+    const uint2 v = *reinterpret_cast<const uint2 *>(p);
+    w[0] = v.x;
+    w[1] = v.y;
 }
 
 // 4 bits -> 4 bytes of 0x00 / 0xFF (bit i -> byte i)
@@ -337,7 +112,7 @@ __device__ __forceinline__ u32 ff_nibble(u32 x) {
     return ((b & 0x01010101u) * 0x10204080u) >> 28;
 }
 
-template <int K, int RING, bool FAST, class Table>
+template <int K, int RING, class Table>
 __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, i64 cb, i64 ce,
                                                   const Table tab, u8 *__restrict__ outa, i64 aob,
                                                   i64 aoe, u64 *ring, int *__restrict__ err) {
@@ -366,9 +141,9 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
 #pragma unroll
             for (int i = 0; i < K / 4; ++i) w[i] = 0;
         }
-        // FAST: a window wholly inside the split, its last byte included, needs no masking and
-        // no check of the split's last byte (a uniform branch)
-        const bool inside = FAST && base >= cb && base + WBYTES < ce;
+        // a window wholly inside the split, its last byte included, needs no masking and no check
+        // of the split's last byte (a uniform branch)
+        const bool inside = base >= cb && base + WBYTES < ce;
         u32 ffm = 0;
         if (inside) {
 #pragma unroll
@@ -394,7 +169,7 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
         const u32 pin = before ? (podd >> (31 - __clz(before))) & 1u : par;
         par = notall ? (podd >> (31 - __clz(notall))) & 1u : par;
         // ---- pass 1: table index (code | literal << 8), output bits, undefined codes
-        u32 iw[K / 2];  // two 16-bit entries per word: the index (FAST: and the length in bits)
+        u32 iw[K / 2];  // two 16-bit entries per word: the index and the length in bits
         u32 sum = 0, bad = 0;
         u32 p = pin << 8;  // bit 8: the next byte is a literal
 #pragma unroll
@@ -404,8 +179,8 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
             const u32 ffj = (j <= 8 ? ffm << (8 - j) : ffm >> (j - 8)) & 0x100u;
             p = ffj & ~p;  // a 0xFF byte that is not a literal is an escape
             const u32 lb = tab.lb_chk(idx);
-            // FAST keeps the length with the index (bits 9..15; a bad code stops before pass 2)
-            const u32 ent = FAST ? idx | (lb << 9) : idx;
+            // the length goes with the index (bits 9..15; a bad code stops before pass 2)
+            const u32 ent = idx | (lb << 9);
             if (j & 1) iw[j >> 1] |= ent << 16; else iw[j >> 1] = ent;
             bad |= lb;
             sum += lb;
@@ -450,11 +225,11 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const u32 ent = (j & 1) ? iw[j >> 1] >> 16 : iw[j >> 1] & 0xffffu;
-            const u32 idx = FAST ? ent & 0x1ffu : ent;
+            const u32 idx = ent & 0x1ffu;
             const u64 sym = tab.sym_of(idx);
             acc |= shl64(sym, sh);
             const u64 ov = shr64(sym, 64 - sh);  // sh == 0: nothing overflows
-            sh += FAST ? ent >> 9 : tab.lb_of(idx);
+            sh += ent >> 9;
             const bool full = sh >= 64;
             if (full) *wp = acc;
             wp += full ? 1 : 0;
@@ -466,28 +241,16 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
         for (u32 x = rs > RW ? rs : RW; x < rend; ++x) ring[x - RW] = ring[x];
         __syncwarp();
         // ---- unfinished words: OR them in (several lanes may share one)
-        if (FAST) {  // fewer branches: OR whole words (ORing zeros changes nothing)
-            if (sh) {
-                const u32 r = 2 * (rend & (RW - 1));
-                atomicOr(ring32 + r, (u32)acc);
-                atomicOr(ring32 + r + 1, (u32)(acc >> 32));
-            }
-            if (lane == 0 && (A & 7)) {
-                const u32 r = 2 * ((u32)(A >> 3) & (RW - 1));
-                atomicOr(ring32 + r, (u32)carry);
-                atomicOr(ring32 + r + 1, (u32)(carry >> 32));
-            }
-        } else {
-            if (sh) {
-                const u32 r = 2 * (rend & (RW - 1));
-                if ((u32)acc) atomicOr(ring32 + r, (u32)acc);
-                if ((u32)(acc >> 32)) atomicOr(ring32 + r + 1, (u32)(acc >> 32));
-            }
-            if (lane == 0 && carry) {
-                const u32 r = 2 * ((u32)(A >> 3) & (RW - 1));
-                if ((u32)carry) atomicOr(ring32 + r, (u32)carry);
-                if ((u32)(carry >> 32)) atomicOr(ring32 + r + 1, (u32)(carry >> 32));
-            }
+        // fewer branches: OR whole words (ORing zeros changes nothing)
+        if (sh) {
+            const u32 r = 2 * (rend & (RW - 1));
+            atomicOr(ring32 + r, (u32)acc);
+            atomicOr(ring32 + r + 1, (u32)(acc >> 32));
+        }
+        if (lane == 0 && (A & 7)) {
+            const u32 r = 2 * ((u32)(A >> 3) & (RW - 1));
+            atomicOr(ring32 + r, (u32)carry);
+            atomicOr(ring32 + r + 1, (u32)(carry >> 32));
         }
         __syncwarp();
         carry = (wend & 7) ? ring[(u32)(wend >> 3) & (RW - 1)] : 0ull;
@@ -516,17 +279,24 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
     if (lane == 0 && e) atomicOr(err, e);
 }
 
-// One warp per split, WARPS splits per block; the block's first and last splits' tables in shared
-// memory (a split with another table reads its table from global memory).
-template <int K, int WARPS, int RING, bool FAST>
-__device__ __forceinline__ void warp_decode_impl(
+// The decode kernel: one warp per split, FSST_WARPS splits per block; the block's first and last
+// splits' tables in shared memory (a split with another table reads its table from global memory).
+// FSST_K code bytes per lane; FSST_RING bytes of staging per warp (at least twice the most a window
+// can emit, 32 * K * 8, so that a window never overwrites unwritten bytes); launch bounds: 5
+// resident blocks per SM (40 warps, at most 48 registers).
+#define FSST_K 8
+#define FSST_WARPS 8
+#define FSST_RING 4096
+
+extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {
     __shared__ u64 w_sym[2][512];
     __shared__ u8 w_lb[2][512];
-    __shared__ __align__(16) u64 s_ring[WARPS][RING / 8 + RING_SLACK];
+    constexpr int WARPS = FSST_WARPS;
+    __shared__ __align__(16) u64 s_ring[WARPS][FSST_RING / 8 + RING_SLACK];
     const int warp = threadIdx.x >> 5;
     const i64 k0 = (i64)blockIdx.x * WARPS;
     const i64 k = k0 + warp;
@@ -563,36 +333,14 @@ __device__ __forceinline__ void warp_decode_impl(
     u64 *ring = s_ring[warp];
     if (t == t0 || t == t1) {
         const int slot = t == t0 ? 0 : 1;
-        warp_decode_split<K, RING, FAST>(codes, cb, ce, SmemTable{w_sym[slot], w_lb[slot]}, outa,
-                                   ob + shift, oe + shift, ring, err);
+        warp_decode_split<FSST_K, FSST_RING>(codes, cb, ce, SmemTable{w_sym[slot], w_lb[slot]},
+                                             outa, ob + shift, oe + shift, ring, err);
     } else {
-        warp_decode_split<K, RING, FAST>(codes, cb, ce,
-                                   GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256},
-                                   outa, ob + shift, oe + shift, ring, err);
+        warp_decode_split<FSST_K, FSST_RING>(
+            codes, cb, ce, GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256}, outa,
+            ob + shift, oe + shift, ring, err);
     }
 }
-
-#define FSST_WARP_KERNEL(NAME, K, WARPS, RING, FAST, BOUNDS)                                       \
-    extern "C" __global__ void __launch_bounds__ BOUNDS NAME(                                     \
-        const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,            \
-        const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,      \
-        const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,             \
-        u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {                               \
-        warp_decode_impl<K, WARPS, RING, FAST>(codes, ncodes, split_codes, split_out, split_table,       \
-                                         nsplits, tab_sym, tab_len, ntables, out, out_size, err);  \
-    }
-
-// K code bytes per lane, WARPS warps (splits) per block, RING bytes of staging per warp (at least
-// twice the most a window can emit, 32 * K * 8, so that a window never overwrites unwritten bytes);
-// FAST: no masking in windows wholly inside the split, lengths kept from pass 1, unconditional
-// ORs; BOUNDS: the launch
-// bounds (occ5: 5 resident blocks per SM = 40 warps, at most 48 registers)
-FSST_WARP_KERNEL(fsst_decode_warp_k16_w4, 16, 4, 8192, false, (128))
-FSST_WARP_KERNEL(fsst_decode_warp_k8_w8, 8, 8, 4096, false, (256))
-FSST_WARP_KERNEL(fsst_decode_warp_k8_w4, 8, 4, 4096, false, (128))
-FSST_WARP_KERNEL(fsst_decode_warpf_k16_w4, 16, 4, 8192, true, (128))
-FSST_WARP_KERNEL(fsst_decode_warpf_k8_w8, 8, 8, 4096, true, (256))
-FSST_WARP_KERNEL(fsst_decode_warpf_k8_w8_occ5, 8, 8, 4096, true, (256, 5))
 
 // ---------------------------------------------------------------------------------------------
 // Arrow offsets from the uncompressed lengths: offsets[0] = 0, offsets[i + 1] = sum(len[0..i]).

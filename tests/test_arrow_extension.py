@@ -16,7 +16,9 @@ import pytest
 import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable
 from fsstgpu.formats import arrow as fa
-from fsstgpu.splits import compute_splits
+from fsstgpu.formats import arrow_storage as fs
+from fsstgpu.scan import long_string_cuts
+from fsstgpu.splits import plan_splits
 
 TYPES = [pa.string(), pa.large_string(), pa.string_view(),
          pa.binary(), pa.large_binary(), pa.binary_view()]
@@ -39,12 +41,12 @@ def _column(type_, n=200, seed=0):
 @pytest.mark.parametrize("type_", TYPES, ids=str)
 def test_round_trip_every_type(type_):
     col = _column(type_)
-    ext = fa.to_extension_array(fsstgpu.compress(col))
+    ext = fs.to_extension_array(fsstgpu.compress(col))
     assert ext.type.extension_name == "fsstgpu.fsst"
-    assert ext.storage.type == pa.large_binary()
+    assert ext.storage.type == fa.storage_type_for(type_) and ext.type.version == 2
     assert ext.type.original_type == type_
     assert ext.storage.is_null().equals(col.is_null())
-    back = fa.from_extension_array(ext)
+    back = fs.from_extension_array(ext)
     out = fsstgpu.decompress(back, device="cpu")
     assert out.type == type_
     assert out.equals(col)
@@ -53,23 +55,24 @@ def test_round_trip_every_type(type_):
 def test_storage_values_are_the_codes_and_zero_copy():
     col = pa.array(["abcabc", None, "", "zz"])
     carr = fsstgpu.compress(col)
-    ext = fa.to_extension_array(carr)
+    ext = fs.to_extension_array(carr)
     for i in range(len(col)):
         if col[i].is_valid:
             lo, hi = carr.code_offsets[i], carr.code_offsets[i + 1]
-            assert ext.storage[i].as_py() == bytes(carr.codes[lo:hi])
-    # large_binary storage shares the codes buffer
-    assert ext.storage.buffers()[2].address == carr.codes.ctypes.data
+            assert ext.storage.field("codes")[i].as_py() == bytes(carr.codes[lo:hi])
+            assert ext.storage.field("lengths")[i].as_py() == carr.lengths[i]
+    # large_binary codes share the codes buffer
+    assert ext.storage.field("codes").buffers()[2].address == carr.codes.ctypes.data
 
 
 def test_binary_storage_and_chunked_input():
     col = _column(pa.string(), n=300)
     carr = fsstgpu.compress(col)
-    ext = fa.to_extension_array(carr, storage_type=pa.binary())
-    assert ext.storage.type == pa.binary()
-    assert fsstgpu.decompress(fa.from_extension_array(ext), device="cpu").equals(col)
+    ext = fs.to_extension_array(carr, codes_type=pa.binary())
+    assert ext.storage.field("codes").type == pa.binary() and ext.type.codes_type == pa.binary()
+    assert fsstgpu.decompress(fs.from_extension_array(ext), device="cpu").equals(col)
     chunked = pa.chunked_array([ext[:100], ext[100:101], ext[101:]])
-    back = fa.from_extension_array(chunked)
+    back = fs.from_extension_array(chunked)
     assert back.chunk_lengths.tolist() == [100, 1, 199]
     out = fsstgpu.decompress(back, device="cpu")
     assert [len(c) for c in out.chunks] == [100, 1, 199]
@@ -78,22 +81,26 @@ def test_binary_storage_and_chunked_input():
 
 def test_sliced_extension_array():
     col = _column(pa.large_string(), n=120)
-    ext = fa.to_extension_array(fsstgpu.compress(col))
-    out = fsstgpu.decompress(fa.from_extension_array(ext[7:77]), device="cpu")
+    ext = fs.to_extension_array(fsstgpu.compress(col))
+    out = fsstgpu.decompress(fs.from_extension_array(ext[7:77]), device="cpu")
     assert out.equals(col[7:77])
 
 
 @pytest.mark.parametrize("values", [[], [None, None], ["", ""], [""]], ids=repr)
 def test_edge_columns(values):
     col = pa.array(values, type=pa.string())
-    ext = fa.to_extension_array(fsstgpu.compress(col))
-    assert fsstgpu.decompress(fa.from_extension_array(ext), device="cpu").equals(col)
+    ext = fs.to_extension_array(fsstgpu.compress(col))
+    assert fsstgpu.decompress(fs.from_extension_array(ext), device="cpu").equals(col)
 
 
-def test_lengths_and_splits_are_derived_like_the_encoder():
-    col = _column(pa.string(), n=2000, seed=3)
-    carr = fsstgpu.compress(col, split_size=64)
-    back = fa.from_extension_array(fa.to_extension_array(carr))
+def test_lengths_and_splits_travel_with_the_codes():
+    col = pa.concat_arrays([_column(pa.string(), n=2000, seed=3), pa.array(["x" * 300] * 3)])
+    carr = fsstgpu.compress(col, split_size=64, table=fsstgpu.train(col))
+    ext = fs.to_extension_array(carr)
+    cut_rows = np.flatnonzero(ext.storage.field("cuts").is_valid().to_numpy(zero_copy_only=False))
+    assert set(cut_rows) <= set(np.flatnonzero(carr.lengths > 64))  # only long strings
+    assert {len(col) - 3, len(col) - 2, len(col) - 1} <= set(cut_rows)
+    back = fs.from_extension_array(ext)
     assert back.split_size == 64
     np.testing.assert_array_equal(back.lengths, carr.lengths)
     np.testing.assert_array_equal(back.split_codes, carr.split_codes)
@@ -111,20 +118,21 @@ def test_multi_block_array_keeps_block_starts():
     starts = np.array([0, 50, 120])
     valid = np.concatenate([a.is_valid().to_numpy(zero_copy_only=False),
                             b.is_valid().to_numpy(zero_copy_only=False)])
-    sc, so, st = compute_splits([ta, tb], starts, codes, offsets, lengths, 32)
+    cuts = long_string_cuts([ta, tb], starts, codes, offsets, lengths, 32)
+    sc, so, st = plan_splits(offsets, lengths, starts, 32, cuts)
     carr = fsstgpu.CompressedStringArray(
         type=pa.string(), length=120, tables=[ta, tb], block_starts=starts, codes=codes,
         code_offsets=offsets, lengths=lengths,
         validity=np.packbits(valid, bitorder="little"), null_count=int((~valid).sum()),
         split_size=32, split_codes=sc, split_out=so, split_table=st)
     carr.validate()
-    ext = fa.to_extension_array(carr)
+    ext = fs.to_extension_array(carr)
     assert len(ext.type.tables) == 2 and ext.type.block_starts.tolist() == [50]
-    out = fsstgpu.decompress(fa.from_extension_array(ext), device="cpu")
+    out = fsstgpu.decompress(fs.from_extension_array(ext), device="cpu")
     assert out.equals(pa.concat_arrays([a, b]))
     # the block starts tie the type to this array: a shorter slice cannot hold them
     with pytest.raises(CorruptDataError, match="block starts"):
-        fa.from_extension_array(ext[:40])
+        fs.from_extension_array(ext[:40])
 
 
 def test_identical_block_tables_collapse():
@@ -139,24 +147,24 @@ def test_type_equality_includes_metadata():
     t2 = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ac"])], 4096)
     t3 = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"])], 4096)
     assert t1 != t2 and t1 == t3 and hash(t1) == hash(t3)
-    assert t1 != t1.with_storage(pa.binary())
+    assert t1 != t1.with_codes_type(pa.binary())
     assert pa.schema([("a", t1)]) != pa.schema([("a", t2)])
 
 
 def test_dictionary_type_recorded():
     dt = pa.dictionary(pa.int16(), pa.large_string(), ordered=True)
     carr = fsstgpu.compress(pa.array(["a", "b"], pa.large_string()))
-    ext = fa.to_extension_array(carr, dictionary_type=dt)
+    ext = fs.to_extension_array(carr, dictionary_type=dt)
     again = fa.parse_metadata(ext.type.storage_type, ext.type.__arrow_ext_serialize__())
     assert again.original_type == dt and again == ext.type
     with pytest.raises(TypeError):
-        fa.to_extension_array(carr, dictionary_type=pa.dictionary(pa.int8(), pa.string()))
+        fs.to_extension_array(carr, dictionary_type=pa.dictionary(pa.int8(), pa.string()))
 
 
 def test_register_is_idempotent():
     fa.register()
     fa.register()
-    ext = fa.to_extension_array(fsstgpu.compress(pa.array(["a", None, "bc"])))
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["a", None, "bc"])))
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, pa.schema([("s", ext.type)])) as w:
         w.write_batch(pa.record_batch([ext], names=["s"]))
@@ -166,11 +174,11 @@ def test_register_is_idempotent():
 
 def test_parquet_keeps_the_extension(tmp_path):
     col = _column(pa.string(), n=500)
-    ext = fa.to_extension_array(fsstgpu.compress(col))
+    ext = fs.to_extension_array(fsstgpu.compress(col))
     pq.write_table(pa.table({"s": ext}), tmp_path / "x.parquet", row_group_size=100)
     back = pq.read_table(tmp_path / "x.parquet").column("s")
     assert back.type == ext.type and back.num_chunks == 5
-    out = fsstgpu.decompress(fa.from_extension_array(back), device="cpu")
+    out = fsstgpu.decompress(fs.from_extension_array(back), device="cpu")
     assert out.combine_chunks().equals(col)
 
 
@@ -201,7 +209,7 @@ def test_every_byte_flip_is_rejected():
 
 
 @pytest.mark.parametrize("index,value,message", [
-    (4, 2, "unsupported version"),
+    (4, 3, "unsupported version"),
     (5, 9, "unknown value type"),
     (6, 12, "unknown dictionary index type"),
     (7, 1, "invalid flags"),
@@ -230,7 +238,7 @@ def test_bad_split_size_and_table_count_and_storage():
 
 
 def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
-    ext = fa.to_extension_array(fsstgpu.compress(pa.array(["abc"])))
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc"])))
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, pa.schema([("s", ext.type)])) as w:
         w.write_batch(pa.record_batch([ext], names=["s"]))
@@ -245,32 +253,33 @@ def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
 
 # ----------------------------------------------------------------------- corrupt codes
 def _ext_from_storage(storage, table=SymbolTable([b"ab", b"c"])):
-    ftype = fa.FsstType(pa.large_binary(), pa.string(), [table], 4096)
+    """A version-1 array (codes alone): reading derives the lengths by walking the codes."""
+    ftype = fa.FsstType(pa.large_binary(), pa.string(), [table], 4096, version=1)
     return pa.ExtensionArray.from_storage(ftype, storage)
 
 
 def test_code_without_symbol_is_rejected():
     ext = _ext_from_storage(pa.array([b"\x00\x01", b"\x07"], pa.large_binary()))
     with pytest.raises(CorruptDataError, match="string 1"):
-        fa.from_extension_array(ext)
+        fs.from_extension_array(ext)
 
 
 def test_escape_at_string_end_is_rejected():
     ext = _ext_from_storage(pa.array([b"\x00", b"\x01\xff"], pa.large_binary()))
     with pytest.raises(CorruptDataError, match="string 1"):
-        fa.from_extension_array(ext)
+        fs.from_extension_array(ext)
 
 
 def test_valid_hand_made_codes_decode():
     ext = _ext_from_storage(pa.array([b"\x00\xffz\x01", None, b""], pa.large_binary()))
-    out = fsstgpu.decompress(fa.from_extension_array(ext), device="cpu")
+    out = fsstgpu.decompress(fs.from_extension_array(ext), device="cpu")
     # canonical order: code 0 is b"c" (shorter symbols first), code 1 is b"ab"
     assert out.to_pylist() == ["czab", None, ""]
 
 
 def test_not_an_fsst_array():
     with pytest.raises(TypeError):
-        fa.from_extension_array(pa.array([b"x"]))
+        fs.from_extension_array(pa.array([b"x"]))
 
 
 # ----------------------------------------------------------------------- plain pyarrow
@@ -283,13 +292,14 @@ if path.endswith(".parquet"):
 else:
     t = ipc.open_file(path).read_all()
 f = t.schema.field("s")
-print(f.type, f.metadata[b"ARROW:extension:name"].decode(), t.num_rows, t.column("s").null_count)
+print(f.type.names, f.metadata[b"ARROW:extension:name"].decode(), t.num_rows,
+      t.column("s").null_count, t.column("s").combine_chunks().field("lengths").to_pylist()[::2])
 """
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".arrow"])
-def test_plain_pyarrow_sees_binary(tmp_path, suffix):
-    ext = fa.to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd"])))
+def test_plain_pyarrow_sees_the_storage_struct(tmp_path, suffix):
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd"])))
     table = pa.table({"s": ext})
     path = tmp_path / f"x{suffix}"
     if suffix == ".parquet":
@@ -299,4 +309,5 @@ def test_plain_pyarrow_sees_binary(tmp_path, suffix):
             w.write_table(table)
     res = subprocess.run([sys.executable, "-c", PLAIN_READER, str(path)],
                          capture_output=True, text=True, check=True)
-    assert res.stdout.split() == ["large_binary", "fsstgpu.fsst", "3", "1"]
+    assert res.stdout.split("] ")[0] == "['codes', 'lengths', 'cuts'"
+    assert res.stdout.split("] ")[1].split() == ["fsstgpu.fsst", "3", "1", "[3,", "3]"]

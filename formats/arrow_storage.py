@@ -1,0 +1,259 @@
+"""CompressedStringArray <-> ``fsstgpu.fsst`` extension arrays (the storage of ``arrow.md``).
+
+:func:`to_extension_array` lays a compressed column out as the version-2 storage struct: the codes
+per string (zero-copy from ``codes`` + ``code_offsets`` + ``validity``), the lengths, and the cuts
+inside strings longer than ``S``, taken from the column's own split points. Nothing is walked.
+
+:func:`from_extension_array` reads it back at memory speed: offsets are checked, the cuts are
+checked to lie strictly inside their strings in increasing order, and the split points are planned
+from lengths, code offsets and cuts (:func:`fsstgpu.splits.plan_splits`). The codes themselves are
+checked when they are decoded. Version-1 arrays (codes only) have their lengths and cuts derived
+from the codes (:mod:`fsstgpu.scan`).
+
+>>> import pyarrow as pa, fsstgpu
+>>> from fsstgpu.formats.arrow_storage import to_extension_array, from_extension_array
+>>> col = pa.array(["http://a.example", None, "http://b.example"])
+>>> ext = to_extension_array(fsstgpu.compress(col))
+>>> ext.type.extension_name, ext.storage.type.names
+('fsstgpu.fsst', ['codes', 'lengths', 'cuts'])
+>>> fsstgpu.decompress(from_extension_array(ext), device="cpu").equals(col)
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrow_layout import from_arrow, slice_bitmap
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow import EXTENSION_NAME, FsstType, extension_type_for, is_fsst_type
+from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
+from fsstgpu.splits import plan_splits, split_rows
+
+__all__ = ["from_extension_array", "to_extension_array"]
+
+
+def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
+                       ext_type=None) -> pa.ExtensionArray:
+    """Wrap a CompressedStringArray as an ``fsstgpu.fsst`` extension array (version 2).
+
+    Zero-copy for the codes with the default ``large_binary`` codes type; the lengths are
+    narrowed to the storage's width and the cuts packed. ``carr.chunk_lengths`` is not kept (the
+    result is one array).
+
+    Parameters
+    ----------
+    carr : CompressedStringArray
+    codes_type : pyarrow.DataType, optional
+        ``pa.large_binary()`` (default) or ``pa.binary()`` (needs fewer than 2**31 code bytes).
+    dictionary_type : pyarrow.DictionaryType, optional
+        Record that the original column was dictionary-encoded with this type.
+    ext_type : FsstType, optional
+        Use exactly this type (it must describe ``carr``: same tables, value type and split
+        size), e.g. the column type of a file being written.
+
+    Returns
+    -------
+    pyarrow.ExtensionArray
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> ext = to_extension_array(fsstgpu.compress(pa.array(["ab", None])))
+    >>> ext.storage.field("lengths").to_pylist(), ext.storage.is_null().to_pylist()
+    ([2, 0], [False, True])
+    """
+    derived = extension_type_for(carr, codes_type=codes_type, dictionary_type=dictionary_type)
+    if ext_type is None:
+        ext_type = derived
+    elif not (
+        isinstance(ext_type, FsstType) and ext_type.version == 2
+        and ext_type.tables == derived.tables and ext_type.value_type == derived.value_type
+        and ext_type.split_size == derived.split_size
+        and np.array_equal(ext_type.block_starts, derived.block_starts)
+    ):
+        raise ValueError(f"{ext_type!r} does not describe this array ({derived!r})")
+    n = int(carr.length)
+    codes = np.ascontiguousarray(carr.codes, dtype=np.uint8)
+    code_offsets = np.ascontiguousarray(carr.code_offsets, dtype=np.int64)
+    if ext_type.codes_type == pa.binary():
+        if len(codes) > 2**31 - 1:
+            raise ValueError(f"{len(codes)} code bytes do not fit binary storage; use large_binary")
+        offsets = code_offsets.astype(np.int32)
+    else:
+        offsets = code_offsets
+    vbuf = None
+    if carr.validity is not None and carr.null_count:
+        vbuf = pa.py_buffer(np.ascontiguousarray(carr.validity, dtype=np.uint8))
+    storage_type = ext_type.storage_type
+    codes_arr = pa.Array.from_buffers(ext_type.codes_type, n,
+                                      [vbuf, pa.py_buffer(offsets), pa.py_buffer(codes)],
+                                      int(carr.null_count))
+    width = storage_type.field("lengths").type
+    lengths = np.asarray(carr.lengths)
+    if n and int(lengths.max()) > np.iinfo(width.to_pandas_dtype()).max:
+        raise ValueError(f"a string of {int(lengths.max())} bytes does not fit {width} lengths")
+    lengths_arr = pa.array(lengths.astype(width.to_pandas_dtype()), type=width)
+    cuts_arr = _pack_cuts(carr, code_offsets, np.dtype(width.to_pandas_dtype()))
+    storage = pa.StructArray.from_arrays([codes_arr, lengths_arr, cuts_arr],
+                                         fields=list(storage_type), mask=_mask(carr))
+    return pa.ExtensionArray.from_storage(ext_type, storage)
+
+
+def _mask(carr):
+    if carr.validity is None or not carr.null_count:
+        return None
+    return pa.array(~np.unpackbits(carr.validity, count=carr.length, bitorder="little")
+                    .astype(bool))
+
+
+def _pack_cuts(carr, code_offsets, dtype) -> pa.Array:
+    """The split starts inside strings, per string: (code, output) offsets from its start."""
+    n = int(carr.length)
+    sc = np.asarray(carr.split_codes, dtype=np.int64)
+    rows = split_rows(code_offsets, sc)
+    inner = sc[:-1] > code_offsets[rows]
+    rows = rows[inner]
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(carr.lengths, out=out_offsets[1:])
+    pairs = np.empty((len(rows), 2), dtype=dtype)
+    pairs[:, 0] = sc[:-1][inner] - code_offsets[rows]
+    pairs[:, 1] = np.asarray(carr.split_out)[:-1][inner] - out_offsets[rows]
+    counts = np.bincount(rows, minlength=n)
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(counts * 2 * dtype.itemsize, out=offsets[1:])
+    valid = counts > 0
+    vbuf = pa.py_buffer(np.packbits(valid, bitorder="little")) if not valid.all() else None
+    return pa.Array.from_buffers(pa.binary(), n, [vbuf, pa.py_buffer(offsets),
+                                                  pa.py_buffer(pairs.tobytes())],
+                                 int(n - valid.sum()))
+
+
+def from_extension_array(arr) -> CompressedStringArray:
+    """Read an ``fsstgpu.fsst`` array (or chunked array) back into a CompressedStringArray.
+
+    Structurally checked (:meth:`CompressedStringArray.validate` with ``full=False``); the codes
+    are checked when decoded. A chunked input gives ``chunk_lengths``, so
+    :func:`fsstgpu.decompress` returns the same chunks.
+
+    Raises
+    ------
+    TypeError
+        When ``arr`` is not of type ``fsstgpu.fsst``.
+    CorruptDataError
+        When the storage is inconsistent (offsets, lengths, cuts, block starts).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+    >>> carr = fsstgpu.compress(pa.array(["abc", "abd"]))
+    >>> back = from_extension_array(to_extension_array(carr))
+    >>> back.equals(carr), fsstgpu.decompress(back, device="cpu").to_pylist()
+    (True, ['abc', 'abd'])
+    """
+    if not isinstance(arr, (pa.Array, pa.ChunkedArray)) or not is_fsst_type(arr.type):
+        got = getattr(arr, "type", type(arr).__name__)
+        raise TypeError(f"expected an {EXTENSION_NAME} array, got {got}")
+    ftype = arr.type
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    storages = [c.storage for c in chunks]
+    if ftype.version == 1:
+        codes_col = storages
+    else:
+        flat = [s.flatten() for s in storages]  # the struct's nulls applied to its children
+        codes_col = [f[0] for f in flat]
+    codes_storage = pa.chunked_array(codes_col, type=ftype.codes_type)
+    plain = from_arrow(codes_storage)  # int64 offsets from 0; checked; bytes under nulls dropped
+    n = len(plain)
+    block_starts = np.concatenate([[0], ftype.block_starts, [n]]).astype(np.int64)
+    if len(ftype.tables) > 1 and int(ftype.block_starts[-1]) > n:
+        raise CorruptDataError(f"{EXTENSION_NAME}: block starts run past the {n} strings")
+    if ftype.version == 1:
+        lengths = lengths_from_code_offsets(ftype.tables, block_starts, plain.data, plain.offsets)
+        cuts = long_string_cuts(ftype.tables, block_starts, plain.data, plain.offsets, lengths,
+                                ftype.split_size)
+    else:
+        lengths = _unpack_lengths([f[1] for f in flat], n)
+        if plain.validity is not None:
+            lengths[~np.unpackbits(plain.validity, count=n, bitorder="little").astype(bool)] = 0
+        width = 8 if ftype.storage_type.field("lengths").type == pa.uint64() else 4
+        cuts = _unpack_cuts([f[2] for f in flat], plain.offsets, lengths, width)
+    split_codes, split_out, split_table = plan_splits(plain.offsets, lengths, block_starts,
+                                                      ftype.split_size, cuts)
+    carr = CompressedStringArray(
+        type=ftype.value_type, length=n, tables=ftype.tables, block_starts=block_starts,
+        codes=plain.data, code_offsets=plain.offsets, lengths=lengths, validity=plain.validity,
+        null_count=plain.null_count, split_size=ftype.split_size, split_codes=split_codes,
+        split_out=split_out, split_table=split_table,
+        chunk_lengths=plain.chunk_lengths if isinstance(arr, pa.ChunkedArray) else None,
+    )
+    carr.validate(full=False)
+    return carr
+
+
+def _unpack_lengths(parts, n: int) -> np.ndarray:
+    """The lengths children's values (nulls read as their stored values) as one int64 array."""
+    out = np.empty(n, np.int64)
+    pos = 0
+    for part in parts:
+        m = len(part)
+        if m:
+            values = np.frombuffer(part.buffers()[1], dtype=part.type.to_pandas_dtype())
+            raw = values[part.offset : part.offset + m]
+            if raw.dtype == np.uint64 and int(raw.max()) >= 2**62:
+                raise CorruptDataError(f"{EXTENSION_NAME}: a length of {int(raw.max())} bytes")
+            out[pos : pos + m] = raw
+        pos += m
+    return out
+
+
+def _unpack_cuts(parts, code_offsets, lengths, width: int):
+    """The stored cuts as absolute (code, output, row) arrays, checked to lie strictly inside
+    their strings and to increase. ``width``: bytes per stored offset (the lengths' width)."""
+    cuts = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
+    n = len(cuts)
+    empty = np.zeros(0, np.int64)
+    if n == 0 or cuts.null_count == n:
+        return empty, empty, empty
+    validity, offsets, data = cuts.buffers()
+    offs = np.frombuffer(offsets, np.int32)[cuts.offset : cuts.offset + n + 1].astype(np.int64)
+    sizes = np.diff(offs)
+    if cuts.null_count:
+        bits = slice_bitmap(np.frombuffer(validity, np.uint8), cuts.offset, n)
+        sizes = np.where(np.unpackbits(bits, count=n, bitorder="little").astype(bool), sizes, 0)
+    data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
+    if np.any(sizes < 0) or offs[0] < 0 or offs[-1] > len(data):
+        raise CorruptDataError(f"{EXTENSION_NAME}: the cuts' offsets are out of order or bounds")
+    if np.any(sizes % (2 * width)):
+        raise CorruptDataError(f"{EXTENSION_NAME}: a string's cuts are not pairs of "
+                               f"{width}-byte offsets")
+    starts = offs[:-1][sizes > 0]
+    raw = _gather_bytes(data, starts, sizes[sizes > 0])
+    pairs = raw.view(f"<u{width}").reshape(-1, 2).astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), sizes // (2 * width))
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    code_len = np.diff(code_offsets)[rows]
+    if np.any(pairs <= 0) or np.any(pairs[:, 0] >= code_len) or np.any(
+            pairs[:, 1] >= lengths[rows]):
+        raise CorruptDataError(f"{EXTENSION_NAME}: a cut lies outside its string")
+    code = code_offsets[rows] + pairs[:, 0]
+    out = out_offsets[rows] + pairs[:, 1]
+    if np.any(np.diff(code) <= 0) or np.any(np.diff(out) <= 0):
+        raise CorruptDataError(f"{EXTENSION_NAME}: a string's cuts do not increase")
+    return code, out, rows
+
+
+def _gather_bytes(data, starts, sizes) -> np.ndarray:
+    """The bytes ``data[starts[i]:starts[i] + sizes[i]]`` for every i, concatenated."""
+    if not len(starts):
+        return np.zeros(0, np.uint8)
+    ends = np.cumsum(sizes)
+    if starts[-1] + sizes[-1] - starts[0] == ends[-1]:  # contiguous: the usual case
+        return data[starts[0] : starts[0] + ends[-1]]
+    index = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(starts - (ends - sizes), sizes)
+    return data[index]

@@ -1,0 +1,329 @@
+"""The one walk over FSST codes that does not decode: lengths, code offsets, cuts, checks.
+
+Every path that must know where codes start and how many bytes they stand for, without writing
+the bytes, goes through :func:`walk`: checking a column (:meth:`CompressedStringArray.validate
+<fsstgpu.arrays.CompressedStringArray.validate>`), recovering per-string code offsets from the
+lengths (a blob may leave them out) or lengths from code offsets (version-1 extension arrays), and
+finding the cut points inside long strings that the split plan needs (:mod:`fsstgpu.splits`).
+Decoding itself is :mod:`fsstgpu.decoder`'s.
+
+The walk steps through each string's codes with its block's symbol lengths: a code ``c < 255``
+yields ``symlen[b, c]`` bytes (0 means the table lacks the code: corrupt), the escape 255 yields
+its one literal byte and takes two code bytes. It runs in one of four modes:
+
+=============== ======================== ================================================
+mode            knows                    does
+=============== ======================== ================================================
+``CHECK``       offsets and lengths      checks every string decodes to its length
+``OFFSETS``     lengths                  fills ``code_offsets`` (and checks)
+``LENGTHS``     offsets                  fills ``lengths`` (and checks)
+``LONG``        offsets and lengths      walks only strings longer than ``cut_size``
+=============== ======================== ================================================
+
+In every mode but ``LENGTHS``, each walked string longer than ``cut_size`` records its *cuts*:
+the first code boundary at or after every multiple of ``cut_size`` bytes from the string's start,
+strictly inside the string. With ``split_codes`` given, every split start met on the way must
+fall on a code boundary whose output position is the split's (``CHECK`` and ``OFFSETS`` modes).
+
+>>> import numpy as np
+>>> from fsstgpu import SymbolTable
+>>> from fsstgpu.scan import code_offsets_from_lengths
+>>> code_offsets_from_lengths([SymbolTable([b"ab"])], np.array([0, 3]),
+...                           np.array([0, 255, 120, 0], np.uint8), np.array([3, 0, 2])).tolist()
+[0, 3, 3, 4]
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.symbol_table import ESCAPE, pack_tables
+
+__all__ = [
+    "CHECK",
+    "LENGTHS",
+    "LONG",
+    "OFFSETS",
+    "check_codes",
+    "code_offsets_from_lengths",
+    "long_string_cuts",
+    "lengths_from_code_offsets",
+    "walk",
+]
+
+CHECK, OFFSETS, LENGTHS, LONG = range(4)
+
+_OK, _BAD_CODE, _ESCAPE_AT_END, _LENGTH, _RANGE, _OVERSHOOT, _SHORT, _TRAILING, _SPLIT = range(9)
+_MESSAGES = {
+    _BAD_CODE: "string {i}: a code has no symbol in its block's table",
+    _ESCAPE_AT_END: "string {i}: its codes end in an escape without its literal byte",
+    _LENGTH: "string {i}: its codes decode to a different length than the stored one",
+    _RANGE: "string {i}: code offsets run past the codes or backwards",
+    _OVERSHOOT: "string {i}: a symbol crosses the end of the string (stored length too short)",
+    _SHORT: "string {i}: the codes run out before the stored length is reached",
+    _TRAILING: "codes left over after the last string",
+    _SPLIT: "split {i} does not start on a code boundary at its output position",
+}
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(codes, block_starts, symlen, code_offsets, lengths, mode, cut_size, offsets_out,
+          lengths_out, cut_code, cut_out, cut_row, split_codes, split_out):
+    """Walk the codes (see the module docstring); return (status, index, number of cuts).
+
+    Inputs are read-only views (one compiled signature); OFFSETS fills ``offsets_out``,
+    LENGTHS ``lengths_out``."""
+    ncodes = codes.shape[0]
+    ncap = cut_code.shape[0]
+    nsplit = split_codes.shape[0] - 1  # the last entry is the end, not a split start
+    ncut = 0
+    k = 0  # next split start to meet
+    o = 0  # output position of the current string's start
+    c = 0  # code position (OFFSETS: running; otherwise each string's start)
+    for b in range(block_starts.shape[0] - 1):
+        for i in range(block_starts[b], block_starts[b + 1]):
+            if mode != OFFSETS:
+                c = code_offsets[i]
+                e = code_offsets[i + 1]
+                if c < 0 or e < c or e > ncodes:
+                    return _RANGE, i, ncut
+            else:
+                offsets_out[i] = c
+                e = ncodes
+            need = lengths[i] if mode != LENGTHS else -1
+            if mode == LONG and need <= cut_size:
+                o += need
+                continue
+            produced = 0
+            next_cut = cut_size if 0 < cut_size < need else need + 1  # string-local target
+            while True:
+                # a code boundary: split starts and cuts land here
+                while k < nsplit and split_codes[k] <= c:
+                    if split_codes[k] < c or split_out[k] != o + produced:
+                        return _SPLIT, k, ncut
+                    k += 1
+                if produced >= next_cut and produced < need:
+                    if ncut >= ncap:
+                        return _SHORT, i, ncut  # more cuts than lengths allow: corrupt
+                    cut_code[ncut] = c
+                    cut_out[ncut] = o + produced
+                    cut_row[ncut] = i
+                    ncut += 1
+                    while next_cut <= produced:
+                        next_cut += cut_size
+                if mode == OFFSETS:
+                    if produced == need:
+                        break
+                elif c >= e:
+                    break
+                if c >= e:
+                    return _SHORT, i, ncut
+                code = codes[c]
+                if code == ESCAPE:
+                    if c + 1 >= e:
+                        return _ESCAPE_AT_END, i, ncut
+                    produced += 1
+                    c += 2
+                else:
+                    ln = symlen[b, code]
+                    if ln == 0:
+                        return _BAD_CODE, i, ncut
+                    produced += ln
+                    c += 1
+                if mode == OFFSETS and produced > need:
+                    return _OVERSHOOT, i, ncut
+            if mode == LENGTHS:
+                lengths_out[i] = produced
+            elif produced != need:
+                return _LENGTH, i, ncut
+            o += produced
+    if k < nsplit:
+        return _SPLIT, k, ncut
+    if mode == OFFSETS:
+        offsets_out[offsets_out.shape[0] - 1] = c
+        if c != ncodes:
+            return _TRAILING, 0, ncut
+    return _OK, 0, ncut
+
+
+def _readonly(a, dtype) -> np.ndarray:
+    """A read-only contiguous view: the walk then compiles once, for read-only inputs."""
+    view = np.ascontiguousarray(a, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
+
+
+def _checked_blocks(block_starts, ntables: int, n: int) -> np.ndarray:
+    """block_starts as int64, checked: the walk indexes with it unchecked."""
+    block_starts = np.ascontiguousarray(block_starts, dtype=np.int64)
+    if block_starts.ndim != 1 or len(block_starts) != ntables + 1:
+        raise CorruptDataError(
+            f"block_starts has {len(block_starts)} entries, expected {ntables + 1} (tables + 1)")
+    if block_starts[0] != 0 or block_starts[-1] != n:
+        raise CorruptDataError(f"block_starts must run from 0 to the {n} strings")
+    if np.any(np.diff(block_starts) < 0):
+        raise CorruptDataError("block_starts must be non-decreasing")
+    return block_starts
+
+
+def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=CHECK,
+         cut_size: int = 0, split_codes=None, split_out=None):
+    """Walk a column's codes; return ``(code_offsets, lengths, cuts)`` as far as known.
+
+    Parameters
+    ----------
+    tables : sequence of SymbolTable
+        One per block.
+    block_starts : array of int, shape (nblocks + 1,)
+    codes : numpy.ndarray of uint8
+    code_offsets, lengths : numpy.ndarray of int64, optional
+        What the mode needs (module docstring); the one a mode derives may be None.
+    mode : {CHECK, OFFSETS, LENGTHS, LONG}
+    cut_size : int
+        Record the cuts of strings longer than this (0: none).
+    split_codes, split_out : numpy.ndarray of int64, optional
+        Split points to check on the way (CHECK and OFFSETS modes).
+
+    Returns
+    -------
+    code_offsets, lengths : numpy.ndarray of int64
+    cuts : tuple of three numpy.ndarray of int64
+        The cuts' code positions, output positions and string indices, in order.
+
+    Raises
+    ------
+    CorruptDataError
+        When the codes do not fit the lengths or offsets (the message names the string).
+    """
+    codes = _readonly(codes, np.uint8)
+    none = _readonly(np.zeros(1, np.int64), np.int64)
+    offsets_out = lengths_out = np.zeros(1, np.int64)
+    if mode == OFFSETS:
+        lengths = _readonly(lengths, np.int64)
+        n = len(lengths)
+        code_offsets = none
+        offsets_out = np.zeros(n + 1, np.int64)
+    else:
+        code_offsets = _readonly(code_offsets, np.int64)
+        n = len(code_offsets) - 1
+        if mode == LENGTHS:
+            lengths = none
+            lengths_out = np.zeros(n, np.int64)
+        else:
+            lengths = _readonly(lengths, np.int64)
+            if len(lengths) != n:
+                raise CorruptDataError(f"{len(lengths)} lengths for {n} strings")
+    if mode != LENGTHS and n and int(lengths.min()) < 0:
+        raise CorruptDataError("lengths must be non-negative")
+    block_starts = _readonly(_checked_blocks(block_starts, len(tables), n), np.int64)
+    cut_size = int(cut_size)
+    # Cuts fall at least cut_size output bytes apart and a code yields at most 8 bytes: this
+    # bounds them by the codes even when the lengths are corrupt.
+    total = int(lengths.sum()) if mode != LENGTHS and n else 0
+    cap = min(total, 8 * len(codes)) // cut_size + 1 if cut_size > 0 else 0
+    cut_code = np.empty(cap, np.int64)
+    cut_out = np.empty(cap, np.int64)
+    cut_row = np.empty(cap, np.int64)
+    if split_codes is None:
+        split_codes = split_out = none
+    split_codes = _readonly(split_codes, np.int64)
+    split_out = _readonly(split_out, np.int64)
+    _, symlen = pack_tables(tables)
+    status, index, ncut = _walk(codes, block_starts, _readonly(symlen, np.uint8), code_offsets,
+                                lengths, mode, cut_size, offsets_out, lengths_out, cut_code,
+                                cut_out, cut_row, split_codes, split_out)
+    if status != _OK:
+        raise CorruptDataError(_MESSAGES[status].format(i=index))
+    if mode == OFFSETS:
+        code_offsets = offsets_out
+    elif mode == LENGTHS:
+        lengths = lengths_out
+    return code_offsets, lengths, (cut_code[:ncut], cut_out[:ncut], cut_row[:ncut])
+
+
+def code_offsets_from_lengths(tables, block_starts, codes, lengths) -> np.ndarray:
+    """Recover ``code_offsets`` from the codes and the stored lengths.
+
+    Each code yields at least one byte, so string ``i``'s codes are the shortest run after
+    string ``i - 1``'s that decodes to ``lengths[i]`` bytes.
+
+    Raises
+    ------
+    CorruptDataError
+        When the codes cannot be cut to the lengths (a symbol would cross a string end, the codes
+        run out or are left over, an unknown code).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.scan import code_offsets_from_lengths
+    >>> code_offsets_from_lengths([SymbolTable([b"abc"])], np.array([0, 1]),
+    ...                           np.array([0, 0], np.uint8), np.array([6])).tolist()
+    [0, 2]
+    """
+    return walk(tables, block_starts, codes, lengths=lengths, mode=OFFSETS)[0]
+
+
+def lengths_from_code_offsets(tables, block_starts, codes, code_offsets) -> np.ndarray:
+    """Each string's uncompressed length, from its codes (one pass, no decoding).
+
+    Raises
+    ------
+    CorruptDataError
+        When a string's codes end in an escape or use a code its table lacks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.scan import lengths_from_code_offsets
+    >>> codes = np.array([0, 255, 120, 0], np.uint8)
+    >>> lengths_from_code_offsets([SymbolTable([b"abc"])], np.array([0, 2]), codes,
+    ...                           np.array([0, 3, 4])).tolist()
+    [4, 3]
+    """
+    return walk(tables, block_starts, codes, code_offsets=code_offsets, mode=LENGTHS)[1]
+
+
+def long_string_cuts(tables, block_starts, codes, code_offsets, lengths, cut_size: int):
+    """The cuts inside strings longer than ``cut_size`` (code positions, output positions, rows).
+
+    Only those strings' codes are walked (and checked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.scan import long_string_cuts
+    >>> codes = np.array([0, 0, 0, 0, 0], np.uint8)  # "abc" x 5 as one string
+    >>> [c.tolist() for c in long_string_cuts([SymbolTable([b"abc"])], np.array([0, 1]), codes,
+    ...                                       np.array([0, 5]), np.array([15]), 4)]
+    [[2, 3, 4], [6, 9, 12], [0, 0, 0]]
+    """
+    return walk(tables, block_starts, codes, code_offsets=code_offsets, lengths=lengths,
+                mode=LONG, cut_size=cut_size)[2]
+
+
+def check_codes(tables, block_starts, codes, code_offsets, lengths, split_codes=None,
+                split_out=None) -> None:
+    """Check that every string's codes decode to exactly its length, and that the split starts
+    (when given) are code boundaries at their output positions. Raises CorruptDataError.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.scan import check_codes
+    >>> check_codes([SymbolTable([b"ab"])], np.array([0, 1]), np.array([0, 0], np.uint8),
+    ...             np.array([0, 2]), np.array([5]))
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: string 0: its codes decode to a different length than the \
+stored one
+    """
+    mode = CHECK if code_offsets is not None else OFFSETS
+    walk(tables, block_starts, codes, code_offsets=code_offsets, lengths=lengths, mode=mode,
+         split_codes=split_codes, split_out=split_out)
