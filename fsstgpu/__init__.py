@@ -21,7 +21,7 @@ _CHECKOUT = _Path(__file__).resolve().parent.parent
 if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "kernels" / "__init__.py").is_file():
     __path__.append(str(_CHECKOUT))
 
-from fsstgpu.errors import CorruptDataError, DeviceError, FsstGpuError  # noqa: I001
+from fsstgpu.errors import BatchDecodeError, CorruptDataError, DeviceError, FsstGpuError  # noqa: I001
 from fsstgpu.device import backend_info, gpu_available
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train
@@ -33,6 +33,7 @@ from fsstgpu.formats import arrow as _arrow_extension  # noqa: F401  (registers 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchDecodeError",
     "Codec",
     "CompressedStringArray",
     "CorruptDataError",

@@ -19,112 +19,102 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.device import get_cupy
-from fsstgpu.symbol_table import pack_tables
+from fsstgpu.gpu_layout import HostBatch
 from fsstgpu.types import is_text, is_view, large_type
 
-__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "HostPrepared", "to_device"]
-
-
-def narrow_lengths(lengths: np.ndarray) -> np.ndarray:
-    """The lengths in the narrowest unsigned dtype that holds them (fewer bytes to upload).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.device_arrays import narrow_lengths
-    >>> narrow_lengths(np.array([3, 300])).dtype
-    dtype('uint16')
-    """
-    top = int(lengths.max()) if lengths.size else 0
-    for dt in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(dt).max:
-            return lengths.astype(dt)
-    return lengths.astype(np.uint64)
-
-
-class HostPrepared:
-    """A CompressedStringArray checked and put in the GPU's layout, still in host memory.
-
-    ``codes`` and the split points are the column's own arrays (not copied); the lengths are
-    narrowed and the tables packed (:func:`fsstgpu.symbol_table.pack_tables`).
-    """
-
-    __slots__ = ("type", "length", "null_count", "chunk_lengths", "total", "codes", "split_codes",
-                 "split_out", "split_table", "tab_sym", "tab_len", "ntables", "lengths",
-                 "validity")
-
-    def __init__(self, carr):
-        carr.validate(full=False)
-        self.type = carr.type
-        self.length = int(carr.length)
-        self.null_count = int(carr.null_count)
-        self.chunk_lengths = carr.chunk_lengths
-        self.total = carr.uncompressed_bytes
-        self.codes = carr.codes
-        self.split_codes = carr.split_codes
-        self.split_out = carr.split_out
-        self.split_table = carr.split_table
-        self.tab_sym, self.tab_len = pack_tables(carr.tables)
-        self.ntables = len(carr.tables)
-        self.lengths = narrow_lengths(carr.lengths)
-        self.validity = carr.validity
+__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "to_device"]
 
 
 class DeviceCompressedStringArray:
-    """A compressed string column in device memory, ready to decode (see :func:`to_device`).
+    """One compressed column, or a batch of them, in device memory (see :func:`to_device`).
+
+    The columns are laid out as :class:`fsstgpu.gpu_layout.HostBatch` describes, so that one
+    launch decodes all of them; :func:`fsstgpu.decompress_device` returns one DeviceStringArray
+    per column (a list when ``to_device`` was given a list).
 
     Attributes
     ----------
+    layout : HostBatch
+        The host-side plan (column positions; the host arrays are not kept alive by it beyond
+        what ``columns`` needs).
     codes : cupy.ndarray of uint8
-        The codes, padded past ``ncodes`` so that the kernel's wide loads stay in bounds.
+        Every column's codes, padded past ``ncodes`` so that the kernel's loads stay in bounds.
     split_codes, split_out : cupy.ndarray of int64
     split_table : cupy.ndarray of uint16
     tab_sym : cupy.ndarray of uint64, shape (ntables, 256)
     tab_len : cupy.ndarray of uint8, shape (ntables, 256)
-    lengths : cupy.ndarray of an unsigned dtype, shape (length,)
+    lengths : cupy.ndarray of an unsigned dtype
+        Every column's lengths, concatenated.
     validity : cupy.ndarray of uint8 or None
+        The bitmaps of the columns with nulls, concatenated.
+    scan_args : tuple of cupy.ndarray
+        ``col_first``, ``col_base``, ``col_obyte``, ``col_wide`` for the offsets scan.
     """
 
-    def __init__(self, prep: HostPrepared, stream=None):
+    def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True):
         from fsstgpu.kernels.fsst_decode import padded_size
 
         cp = get_cupy()
-        self.type = prep.type
-        self.length = prep.length
-        self.null_count = prep.null_count
-        self.chunk_lengths = prep.chunk_lengths
-        self.total = prep.total
-        self.ncodes = len(prep.codes)
-        self.ntables = prep.ntables
+        self.layout = layout
+        self.is_batch = True
         with on_stream(stream):
-            self.codes = cp.empty(padded_size(self.ncodes), dtype=cp.uint8)
-            self.codes[self.ncodes :].fill(0)  # the padding the kernel's loads may reach
-            if self.ncodes:
-                self.codes[: self.ncodes].set(prep.codes, stream=stream)
-            self.split_codes = upload(cp, prep.split_codes, stream)
-            self.split_out = upload(cp, prep.split_out, stream)
-            self.split_table = upload(cp, prep.split_table, stream)
-            self.tab_sym = upload(cp, prep.tab_sym, stream)
-            self.tab_len = upload(cp, prep.tab_len, stream)
-            self.lengths = upload(cp, prep.lengths, stream)
-            self.validity = None if prep.validity is None else upload(cp, prep.validity, stream)
+            self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
+            self.codes[layout.ncodes :].fill(0)  # the padding the kernel's loads may reach
+            if upload_codes:
+                for col, codes in zip(layout.columns, layout.codes, strict=True):
+                    if col.ncodes:
+                        self.codes[col.code_start : col.code_start + col.ncodes].set(
+                            codes, stream=stream)
+            self.split_codes = upload(cp, layout.split_codes, stream)
+            self.split_out = upload(cp, layout.split_out, stream)
+            self.split_table = upload(cp, layout.split_table, stream)
+            self.tab_sym = upload(cp, layout.tab_sym, stream)
+            self.tab_len = upload(cp, layout.tab_len, stream)
+            self.lengths = upload(cp, layout.lengths, stream)
+            self.validity = (None if layout.validity is None
+                             else upload(cp, layout.validity, stream))
+            self.scan_args = tuple(upload(cp, a, stream) for a in (
+                layout.col_first, layout.col_base, layout.col_obyte, layout.col_wide))
+
+    @property
+    def columns(self):
+        """Where each column lives (:class:`fsstgpu.gpu_layout.ColumnLayout`)."""
+        return self.layout.columns
+
+    @property
+    def ncodes(self) -> int:
+        return self.layout.ncodes
+
+    @property
+    def total(self) -> int:
+        """Decompressed bytes of every column together."""
+        return self.layout.total
+
+    @property
+    def length(self) -> int:
+        """Strings of every column together."""
+        return int(self.layout.col_first[-1])
 
     @property
     def nsplits(self) -> int:
         return int(self.split_table.shape[0])
 
     @property
+    def ntables(self) -> int:
+        return self.layout.ntables
+
+    @property
     def nbytes(self) -> int:
         """Device bytes held (codes with padding, split points, tables, lengths, validity)."""
         parts = (self.codes, self.split_codes, self.split_out, self.split_table, self.tab_sym,
-                 self.tab_len, self.lengths, self.validity)
+                 self.tab_len, self.lengths, self.validity, *self.scan_args)
         return sum(int(p.nbytes) for p in parts if p is not None)
 
     def __len__(self) -> int:
-        return self.length
+        return len(self.layout.columns)
 
     def __repr__(self) -> str:
-        return (f"DeviceCompressedStringArray({self.type}, {self.length} strings, "
+        return (f"DeviceCompressedStringArray({len(self)} column(s), {self.length} strings, "
                 f"{self.ncodes} codes, {self.nsplits} splits)")
 
 
@@ -224,18 +214,21 @@ class DeviceStringArray:
 
 
 def to_device(carr, stream=None) -> DeviceCompressedStringArray:
-    """Check ``carr``'s structure on the host and upload it once, for any number of decodes.
+    """Check the column(s) on the host and upload them once, for any number of decodes.
 
     Parameters
     ----------
-    carr : CompressedStringArray
+    carr : CompressedStringArray, or a list of them
+        A list is laid out as one batch: :func:`fsstgpu.decompress_device` then decodes every
+        column in one launch and returns a list.
     stream : cupy.cuda.Stream, optional
         Stream for the copies (default: the current stream).
 
     Raises
     ------
     CorruptDataError
-        When the split points, lengths or tables are inconsistent.
+        When the split points, lengths or tables are inconsistent (O(strings) checks; the
+        kernel checks the codes).
     DeviceError
         Without a usable GPU.
 
@@ -247,4 +240,7 @@ def to_device(carr, stream=None) -> DeviceCompressedStringArray:
     ...     assert fsstgpu.decompress_device(dev).to_arrow().to_pylist() == ["ab", "cd"]
     """
     get_cupy()
-    return DeviceCompressedStringArray(HostPrepared(carr), stream)
+    single = not isinstance(carr, (list, tuple))
+    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr), stream)
+    dev.is_batch = not single
+    return dev

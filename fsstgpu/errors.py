@@ -26,3 +26,31 @@ class CorruptDataError(FsstGpuError, ValueError):
 
 class DeviceError(FsstGpuError, RuntimeError):
     """A GPU was asked for and is missing, or failed."""
+
+
+class BatchDecodeError(CorruptDataError):
+    """Some columns of a batch decode are corrupt; the others are kept.
+
+    Attributes
+    ----------
+    failed : dict of int to str
+        Index of each corrupt column in the batch, and what the decoder found.
+    results : list
+        The decoded columns, None at the corrupt ones.
+
+    Examples
+    --------
+    >>> from fsstgpu.errors import BatchDecodeError
+    >>> err = BatchDecodeError({2: "a code that its symbol table does not define"},
+    ...                        ["a", "b", None])
+    >>> str(err)
+    'column 2 of the batch: a code that its symbol table does not define'
+    >>> err.results[:2]
+    ['a', 'b']
+    """
+
+    def __init__(self, failed: dict, results: list):
+        self.failed = dict(failed)
+        self.results = list(results)
+        super().__init__("; ".join(f"column {k} of the batch: {msg}"
+                                   for k, msg in sorted(self.failed.items())))

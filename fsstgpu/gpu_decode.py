@@ -1,18 +1,23 @@
-"""Decompression on the GPU, straight into Arrow layout in device memory.
+"""Decompression on the GPU, straight into Arrow layout in device memory; one launch per batch.
 
-:func:`decompress_device` takes a column already on the device (:func:`fsstgpu.to_device`) or one
-in host memory. A host column is uploaded chunk by chunk and each chunk decoded as soon as it
-lands: chunk ``j`` of the codes (whole splits, about ``chunk_bytes``) is copied into pinned
-staging memory (skipped when the codes are pinned already), uploaded asynchronously on stream
-``j % nstreams`` and decoded on that stream right after, so the copy engine uploads chunk ``j + 1``
-while the SMs decode chunk ``j``. Only compressed bytes cross the bus.
+:func:`decompress_device` takes a column or a list of columns, on the device
+(:func:`fsstgpu.to_device`) or in host memory. A list is laid out as one batch
+(:class:`fsstgpu.gpu_layout.HostBatch`): one offsets scan (three launches) and one decode launch
+give every column, each a :class:`~fsstgpu.DeviceStringArray` whose buffers are views of the
+batch's output buffers.
 
-A decode is one launch of the split-balanced kernel (``kernels/fsst_decode.cu``) and the offsets
-scan; the host waits once, at the end, to read the kernel's error flag, because corrupt data must
-raise :class:`~fsstgpu.CorruptDataError` rather than return garbage. Callers that pipeline many
-decodes use :func:`decode_async` and :meth:`DecodeJob.check` instead. Staging memory comes from
-CuPy's pinned memory pool (``cupy.get_default_pinned_memory_pool()``; ``free_all_blocks()``
-releases it).
+Host columns are uploaded while they decode. The codes are cut into chunks of whole splits (about
+``chunk_bytes``); worker threads copy chunk ``j`` from ordinary (pageable) host memory into one
+of ``nbuffers`` pinned staging buffers (skipped when the codes are pinned already), the copy engine
+uploads it on stream ``j % nstreams`` and the kernel decodes it on that stream right after, so the
+host copies chunk ``j + 1``, the bus carries chunk ``j`` and the SMs decode chunk ``j - 1``
+together. Only compressed bytes cross the bus. Staging memory comes from CuPy's pinned memory pool
+(``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it).
+
+The host waits for the GPU once, at the end, to read the kernel's error flag: corrupt data must
+raise :class:`~fsstgpu.CorruptDataError` (for a batch: :class:`~fsstgpu.BatchDecodeError`, naming
+the bad columns and keeping the good ones) rather than return garbage. Callers that pipeline many
+decodes use :func:`decode_async` and :meth:`DecodeJob.check`.
 """
 
 from __future__ import annotations
@@ -20,43 +25,99 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.device_arrays import (
-    DeviceCompressedStringArray,
-    DeviceStringArray,
-    HostPrepared,
-    on_stream,
-    upload,
-)
-from fsstgpu.errors import CorruptDataError
-from fsstgpu.types import offsets_dtype
+from fsstgpu.device_arrays import DeviceCompressedStringArray, DeviceStringArray, on_stream
+from fsstgpu.errors import BatchDecodeError, CorruptDataError
+from fsstgpu.gpu_layout import HostBatch
+from fsstgpu.parallel import shared_pool
 
 __all__ = ["DecodeJob", "chunk_bounds", "decode_async", "decompress_device"]
 
-DEFAULT_CHUNK_BYTES = 32 << 20
+DEFAULT_CHUNK_BYTES = 8 << 20
 DEFAULT_STREAMS = 3
+DEFAULT_BUFFERS = 6
 
 
 class DecodeJob:
-    """A decode enqueued on a stream: its result and the device error flag not yet read."""
+    """A decode enqueued on a stream: its results and the device error flag not yet read."""
 
-    def __init__(self, result: DeviceStringArray, err, stream):
-        self.result = result
+    def __init__(self, dev: DeviceCompressedStringArray, results: list, data, err, stream):
+        self.dev = dev
+        self.results = results
+        self.data = data
         self.err = err
         self.stream = stream
 
-    def check(self) -> DeviceStringArray:
-        """Wait for the decode (on its stream only), raise CorruptDataError if it found any."""
+    def check(self):
+        """Wait for the decode (on its stream only); raise if the kernel found corrupt data.
+
+        Returns a DeviceStringArray, or a list of them for a batch.
+
+        Raises
+        ------
+        CorruptDataError
+            One column: what the kernel found. A batch: :class:`~fsstgpu.BatchDecodeError`
+            naming every bad column; its ``results`` keeps the good columns.
+        """
         from fsstgpu.kernels.fsst_decode import error_message
 
         bits = int(self.err.get(stream=self.stream)[0])  # the one host sync of a decode
-        if bits:
+        if bits and not self.dev.is_batch:
             raise CorruptDataError(error_message(bits))
-        return self.result
+        if bits:
+            failed = _failed_columns(self.dev, self.data, self.stream)
+            good = [None if k in failed else r for k, r in enumerate(self.results)]
+            raise BatchDecodeError(failed, good)
+        return self.results if self.dev.is_batch else self.results[0]
+
+
+def _outputs(cp, layout: HostBatch, dev, *, out=None, fill=None) -> tuple[list, object]:
+    """The batch's output buffers and one DeviceStringArray (views) per column."""
+    data = cp.empty(layout.total, dtype=cp.uint8) if out is None else out[: layout.total]
+    if fill is not None:
+        data.fill(fill)
+    offsets = cp.empty(layout.offsets_nbytes, dtype=cp.uint8)
+    validity = None if dev.validity is None else dev.validity.copy()
+    results = []
+    for col in layout.columns:
+        width = col.offsets_dtype.itemsize
+        offs = offsets[col.offsets_byte : col.offsets_byte + (col.length + 1) * width]
+        bitmap = None
+        if col.validity_start >= 0:
+            bitmap = validity[col.validity_start : col.validity_start + (col.length + 7) // 8]
+        results.append(DeviceStringArray(
+            col.type, col.length, offs.view(col.offsets_dtype),
+            data[col.out_start : col.out_start + col.total], bitmap, col.null_count,
+            col.chunk_lengths))
+    return results, (data, offsets)
+
+
+def _failed_columns(dev, data, stream) -> dict:
+    """Decode each column of a batch alone to find which are corrupt: {index: message}."""
+    from fsstgpu.kernels.fsst_decode import error_message, launch_decode
+
+    cp = get_cupy()
+    layout = dev.layout
+    errs = cp.zeros(len(layout), dtype=cp.int32)
+    with on_stream(stream):
+        for k in range(len(layout)):
+            s = layout.column_splits(k)
+            launch_decode(dev.codes, dev.ncodes, dev.split_codes[s.start : s.stop + 1],
+                          dev.split_out[s.start : s.stop + 1], dev.split_table[s],
+                          dev.tab_sym, dev.tab_len, dev.ntables, data, layout.total,
+                          errs[k : k + 1], stream=stream)
+    bits = errs.get(stream=stream)
+    return {k: error_message(int(b)) for k, b in enumerate(bits) if b}
+
+
+def _launch_offsets(dev, offsets, stream) -> None:
+    from fsstgpu.kernels.fsst_decode import launch_offsets
+
+    launch_offsets(dev.lengths, offsets, *dev.scan_args, stream=stream)
 
 
 def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | None = None,
                  out=None) -> DecodeJob:
-    """Enqueue a decode of ``dev`` on ``stream`` without waiting; :meth:`DecodeJob.check` it.
+    """Enqueue the decode of ``dev`` (one column or a batch) on ``stream`` without waiting.
 
     ``fill`` fills the output with that byte first (tests: bytes the kernel misses show);
     ``out`` reuses a uint8 buffer of at least ``dev.total`` bytes (benchmarks).
@@ -69,49 +130,45 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     ...     job = decode_async(fsstgpu.to_device(fsstgpu.compress(pa.array(["a", "b"]))))
     ...     assert job.check().to_arrow().to_pylist() == ["a", "b"]
     """
-    from fsstgpu.kernels.fsst_decode import launch_decode, launch_offsets
+    from fsstgpu.kernels.fsst_decode import launch_decode
 
     cp = get_cupy()
     with on_stream(stream):
-        offsets = cp.empty(dev.length + 1, dtype=offsets_dtype(dev.type, dev.total))
-        launch_offsets(dev.lengths, offsets, stream=stream)
-        data = cp.empty(dev.total, dtype=cp.uint8) if out is None else out[: dev.total]
-        if fill is not None:
-            data.fill(fill)
+        results, (data, offsets) = _outputs(cp, dev.layout, dev, out=out, fill=fill)
+        _launch_offsets(dev, offsets, stream)
         err = cp.zeros(1, dtype=cp.int32)
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err, stream=stream)
-        validity = None if dev.validity is None else dev.validity.copy()
-    result = DeviceStringArray(dev.type, dev.length, offsets, data, validity, dev.null_count,
-                               dev.chunk_lengths)
-    return DecodeJob(result, err, stream)
+    return DecodeJob(dev, results, data, err, stream)
 
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                      nstreams: int = DEFAULT_STREAMS, fill: int | None = None
-                      ) -> DeviceStringArray:
-    """Decompress into Arrow layout in device memory.
+                      nstreams: int = DEFAULT_STREAMS, nbuffers: int = DEFAULT_BUFFERS,
+                      fill: int | None = None):
+    """Decompress one column or a batch into Arrow layout in device memory.
 
     Parameters
     ----------
-    carr : CompressedStringArray or DeviceCompressedStringArray
-        A host column is uploaded with the upload overlapped with decoding; a device column
-        (:func:`fsstgpu.to_device`) is decoded in place.
+    carr : CompressedStringArray, a list of them, or a DeviceCompressedStringArray
+        Host columns are uploaded with the upload overlapped with decoding; a device column or
+        batch (:func:`fsstgpu.to_device`) is decoded where it is.
     stream : cupy.cuda.Stream, optional
         The result is ready on this stream (default: the current stream) when this returns.
-    chunk_bytes, nstreams : int
-        Host columns: codes per upload chunk (whole splits), and streams in flight.
+    chunk_bytes, nstreams, nbuffers : int
+        Host columns: codes per upload chunk (whole splits), streams in flight, pinned staging
+        buffers (each ``chunk_bytes``, filled by worker threads).
     fill : int, optional
         Fill the output with this byte before decoding (tests).
 
     Returns
     -------
-    DeviceStringArray
+    DeviceStringArray, or a list of them (one per column) for a list or a batch.
 
     Raises
     ------
     CorruptDataError
-        When the host checks or the kernel find the data inconsistent.
+        When the host checks or the kernel find the data inconsistent; for a batch, a
+        :class:`~fsstgpu.BatchDecodeError` naming the bad columns and keeping the others.
     DeviceError
         Without a usable GPU.
 
@@ -124,7 +181,9 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     """
     if isinstance(carr, DeviceCompressedStringArray):
         return decode_async(carr, stream, fill=fill).check()
-    return _ingest(HostPrepared(carr), stream, chunk_bytes, nstreams, fill)
+    single = not isinstance(carr, (list, tuple))
+    layout = HostBatch([carr] if single else carr)
+    return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
 
 
 def chunk_bounds(split_codes: np.ndarray, chunk_bytes: int) -> np.ndarray:
@@ -156,79 +215,84 @@ def _is_pinned(arr: np.ndarray) -> bool:
     return getattr(attrs, "type", 0) in (1, 3)  # cudaMemoryTypeHost, cudaMemoryTypeManaged
 
 
-def _ingest(prep: HostPrepared, stream, chunk_bytes: int, nstreams: int, fill) -> DeviceStringArray:
-    """Upload a prepared host column chunk by chunk, decoding each chunk as it lands."""
+def _pieces(layout: HostBatch, c0: int, c1: int):
+    """The parts of codes [c0, c1) of the batch: (column codes, start, end, batch position)."""
+    for col, codes in zip(layout.columns, layout.codes, strict=True):
+        lo, hi = max(c0, col.code_start), min(c1, col.code_start + col.ncodes)
+        if lo < hi:
+            yield codes, lo - col.code_start, hi - col.code_start, lo
+
+
+def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstreams: int,
+            nbuffers: int, fill) -> DeviceStringArray | list:
+    """Upload a host batch chunk by chunk, decoding each chunk as it lands."""
     import cupyx
 
-    from fsstgpu.kernels.fsst_decode import (
-        error_message,
-        launch_decode,
-        launch_offsets,
-        padded_size,
-    )
+    from fsstgpu.kernels.fsst_decode import launch_decode
 
     cp = get_cupy()
-    if chunk_bytes < 1 or nstreams < 1:
-        raise ValueError("chunk_bytes and nstreams must be positive")
+    if chunk_bytes < 1 or nstreams < 1 or nbuffers < 1:
+        raise ValueError("chunk_bytes, nstreams and nbuffers must be positive")
     main = stream if stream is not None else cp.cuda.get_current_stream()
-    ncodes = len(prep.codes)
     with on_stream(main):
-        d_sc = upload(cp, prep.split_codes, main)
-        d_so = upload(cp, prep.split_out, main)
-        d_st = upload(cp, prep.split_table, main)
-        d_sym = upload(cp, prep.tab_sym, main)
-        d_len = upload(cp, prep.tab_len, main)
-        d_lengths = upload(cp, prep.lengths, main)
-        validity = None if prep.validity is None else upload(cp, prep.validity, main)
-        d_codes = cp.empty(padded_size(ncodes), dtype=cp.uint8)
-        d_codes[ncodes:].fill(0)  # the padding the kernel's loads may reach
-        offsets = cp.empty(prep.length + 1, dtype=offsets_dtype(prep.type, prep.total))
-        launch_offsets(d_lengths, offsets, stream=main)
-        data = cp.empty(prep.total, dtype=cp.uint8)
-        if fill is not None:
-            data.fill(fill)
+        dev = DeviceCompressedStringArray(layout, main, upload_codes=False)
+        dev.is_batch = is_batch
+        results, (data, offsets) = _outputs(cp, layout, dev, fill=fill)
+        _launch_offsets(dev, offsets, main)
         err = cp.zeros(1, dtype=cp.int32)
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(main)
 
-    bounds = chunk_bounds(prep.split_codes, chunk_bytes)
-    spans = [(int(prep.split_codes[a]), int(prep.split_codes[b]))
+    bounds = chunk_bounds(layout.split_codes, chunk_bytes)
+    spans = [(int(layout.split_codes[a]), int(layout.split_codes[b]))
              for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    staged = not _is_pinned(prep.codes)
     streams = [cp.cuda.Stream(non_blocking=True) for _ in range(min(nstreams, max(len(spans), 1)))]
-    staging, reuse = [], [None] * len(streams)
-    if staged and spans:
-        biggest = max(max(e - s for s, e in spans), 1)
-        staging = [cupyx.empty_pinned((biggest,), dtype=np.uint8) for _ in streams]
     for s in streams:
         s.wait_event(ready)
-    src_base = prep.codes.ctypes.data if ncodes else 0
+    staged = not all(_is_pinned(c) for c in layout.codes if c.size)
+    nbuf = min(nbuffers, max(len(spans), 1))
+    biggest = max((e - s for s, e in spans), default=0)
+    staging = [cupyx.empty_pinned((max(biggest, 1),), np.uint8) for _ in range(nbuf)] if staged \
+        else []
+    released = [None] * nbuf  # event: the upload that last read the buffer is done
+
+    def fill_staging(i, c0, c1, event):
+        if event is not None:
+            event.synchronize()
+        for codes, lo, hi, at in _pieces(layout, c0, c1):
+            np.copyto(staging[i][at - c0 : at - c0 + hi - lo], codes[lo:hi])
+
+    pool = shared_pool()
+    pending = {}
+
+    def start_fill(j):
+        i = j % nbuf
+        pending[j] = pool.submit(fill_staging, i, *spans[j], released[i])
+
+    if staged:
+        for j in range(min(nbuf, len(spans))):
+            start_fill(j)
     for j, ((a, b), (c0, c1)) in enumerate(zip(zip(bounds[:-1], bounds[1:], strict=True), spans,
                                                  strict=True)):
-        i = j % len(streams)
-        s = streams[i]
-        n = c1 - c0
-        if n:
-            if staged:
-                if reuse[i] is not None:
-                    reuse[i].synchronize()  # the copy that last read this staging buffer is done
-                np.copyto(staging[i][:n], prep.codes[c0:c1])
-                src = staging[i].ctypes.data
-            else:
-                src = src_base + c0
-            cp.cuda.runtime.memcpyAsync(d_codes.data.ptr + c0, src, n,
+        s = streams[j % len(streams)]
+        if staged:
+            i = j % nbuf
+            pending.pop(j).result()
+            cp.cuda.runtime.memcpyAsync(dev.codes.data.ptr + c0, staging[i].ctypes.data, c1 - c0,
                                         cp.cuda.runtime.memcpyHostToDevice, s.ptr)
-            if staged:
-                reuse[i] = cp.cuda.Event(disable_timing=True)
-                reuse[i].record(s)
-        launch_decode(d_codes, ncodes, d_sc[a : b + 1], d_so[a : b + 1], d_st[a:b], d_sym, d_len,
-                      prep.ntables, data, prep.total, err, stream=s)
+            released[i] = cp.cuda.Event(disable_timing=True)
+            released[i].record(s)
+            if j + nbuf < len(spans):
+                start_fill(j + nbuf)
+        else:
+            for codes, lo, hi, at in _pieces(layout, c0, c1):
+                cp.cuda.runtime.memcpyAsync(dev.codes.data.ptr + at, codes.ctypes.data + lo,
+                                            hi - lo, cp.cuda.runtime.memcpyHostToDevice, s.ptr)
+        launch_decode(dev.codes, dev.ncodes, dev.split_codes[a : b + 1],
+                      dev.split_out[a : b + 1], dev.split_table[a:b], dev.tab_sym, dev.tab_len,
+                      dev.ntables, data, dev.total, err, stream=s)
     for s in streams:
         done = cp.cuda.Event(disable_timing=True)
         done.record(s)
         main.wait_event(done)
-    bits = int(err.get(stream=main)[0])  # the one wait for the GPU: corrupt data must raise
-    if bits:
-        raise CorruptDataError(error_message(bits))
-    return DeviceStringArray(prep.type, prep.length, offsets, data, validity, prep.null_count,
-                             prep.chunk_lengths)
+    return DecodeJob(dev, results, data, err, main).check()

@@ -288,6 +288,8 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
 #define FSST_WARPS 8
 #define FSST_RING 4096
 
+// Several columns decode in one launch when their codes, outputs, tables and splits are
+// concatenated (split positions and table ids shifted): the kernel does not know about columns.
 extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
@@ -343,72 +345,114 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Arrow offsets from the uncompressed lengths: offsets[0] = 0, offsets[i + 1] = sum(len[0..i]).
-// Two passes over tiles of 4096 lengths (256 threads x 16): tile sums, then (after the host
-// enqueues an exclusive scan of the few tile sums) a tile scan that loads and stores through
-// shared memory so both global accesses are coalesced.  Lengths come in their narrowest unsigned
-// type (L); offsets are int32 or int64 (O).
+// Arrow offsets from the uncompressed lengths, for one column or a batch: column c's lengths are
+// len[col_first[c] : col_first[c + 1]] and its n_c + 1 offsets (offsets[0] = 0, offsets[i + 1] =
+// sum(len[0..i])) go to out + col_obyte[c], 4 or 8 bytes each (col_wide[c]).  Three launches:
+// the sum of every tile of 4096 lengths (256 threads x 16), an exclusive scan of those sums in one
+// block, then a tile scan that loads and stores through shared memory so that both global accesses
+// are coalesced, and subtracts the column's base (col_base[c]: the sum of every length before it).
+// Lengths come in their narrowest unsigned type (L); sums are int64.
 #define FSST_SCAN_TILE 4096
 
-template <typename O>
-__device__ __forceinline__ O warp_inclusive_scan(O v) {
+__device__ __forceinline__ i64 warp_inclusive_scan(i64 v) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
-        const O up = __shfl_up_sync(0xffffffffu, v, d);
+        const i64 up = __shfl_up_sync(0xffffffffu, v, d);
         if (lane >= d) v += up;
     }
     return v;
 }
 
-template <typename L, typename O>
+template <typename L>
 __global__ void __launch_bounds__(256) offsets_tile_sums(const L *__restrict__ len, i64 n,
-                                                         O *__restrict__ sums) {
+                                                         i64 *__restrict__ sums) {
     const i64 base = (i64)blockIdx.x * FSST_SCAN_TILE;
-    O s = 0;
+    i64 s = 0;
     for (int j = threadIdx.x; j < FSST_SCAN_TILE; j += 256) {
         const i64 i = base + j;
-        if (i < n) s += (O)len[i];
+        if (i < n) s += (i64)len[i];
     }
 #pragma unroll
     for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-    __shared__ O ws[8];
+    __shared__ i64 ws[8];
     if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = s;
     __syncthreads();
     if (threadIdx.x == 0) {
-        O t = 0;
+        i64 t = 0;
         for (int w = 0; w < 8; ++w) t += ws[w];
         sums[blockIdx.x] = t;
     }
 }
 
-// tile_base[b]: exclusive prefix of the tile sums (sum of every length before tile b).
-template <typename L, typename O>
-__global__ void __launch_bounds__(256) offsets_tile_scan(const L *__restrict__ len, i64 n,
-                                                         const O *__restrict__ tile_base,
-                                                         O *__restrict__ offsets) {
+// In place: sums[b] becomes the sum of the tile sums before b.  One block of 1024 threads walks the
+// tiles 1024 at a time, carrying the running total.
+extern "C" __global__ void __launch_bounds__(1024) offsets_scan_tile_sums(i64 *__restrict__ sums,
+                                                                         i64 ntiles) {
+    __shared__ i64 ws[32];
+    __shared__ i64 carry;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (i64 b0 = 0; b0 < ntiles; b0 += 1024) {
+        const i64 b = b0 + threadIdx.x;
+        const i64 v = b < ntiles ? sums[b] : 0;
+        const i64 incl = warp_inclusive_scan(v);
+        if ((threadIdx.x & 31) == 31) ws[threadIdx.x >> 5] = incl;
+        __syncthreads();
+        i64 before = carry;
+        for (int w = 0; w < (int)(threadIdx.x >> 5); ++w) before += ws[w];
+        if (b < ntiles) sums[b] = before + incl - v;
+        __syncthreads();
+        if (threadIdx.x == 1023) carry = before + incl;
+        __syncthreads();
+    }
+}
+
+// The column of length i: the last c with col_first[c] <= i (binary search; columns are few).
+__device__ __forceinline__ int column_of(const i64 *__restrict__ col_first, int ncols, i64 i) {
+    int lo = 0, hi = ncols - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (col_first[mid] <= i) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+// tile_base[b]: the sum of every length before tile b (offsets_scan_tile_sums).
+template <typename L>
+__global__ void __launch_bounds__(256) offsets_tile_scan(
+    const L *__restrict__ len, i64 n, const i64 *__restrict__ tile_base,
+    const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
+    const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
+    u8 *__restrict__ out) {
     // padded by one entry every 16, so that thread t's 16 entries (stride 17) hit distinct banks
-    __shared__ O tile[FSST_SCAN_TILE + FSST_SCAN_TILE / 16];
-    __shared__ O ws[8];
+    __shared__ i64 tile[FSST_SCAN_TILE + FSST_SCAN_TILE / 16];
+    __shared__ i64 ws[8];
     const i64 base = (i64)blockIdx.x * FSST_SCAN_TILE;
+    if (blockIdx.x == 0) {  // every column's first offset (also those of empty columns)
+        for (int c = threadIdx.x; c < ncols; c += 256) {
+            if (col_wide[c]) *reinterpret_cast<i64 *>(out + col_obyte[c]) = 0;
+            else *reinterpret_cast<int *>(out + col_obyte[c]) = 0;
+        }
+    }
     for (int j = threadIdx.x; j < FSST_SCAN_TILE; j += 256) {
         const i64 i = base + j;
-        tile[j + (j >> 4)] = i < n ? (O)len[i] : (O)0;
+        tile[j + (j >> 4)] = i < n ? (i64)len[i] : 0;
     }
     __syncthreads();
-    O v[16];
-    O s = 0;
+    i64 v[16];
+    i64 s = 0;
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
         v[k] = tile[threadIdx.x * 17 + k];
         s += v[k];
     }
-    const O incl = warp_inclusive_scan(s);
+    const i64 incl = warp_inclusive_scan(s);
     if ((threadIdx.x & 31) == 31) ws[threadIdx.x >> 5] = incl;
     __syncthreads();
-    O before = tile_base[blockIdx.x];
+    i64 before = tile_base[blockIdx.x];
     for (int w = 0; w < (int)(threadIdx.x >> 5); ++w) before += ws[w];
-    O run = before + incl - s;
+    i64 run = before + incl - s;
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
         run += v[k];
@@ -417,7 +461,11 @@ __global__ void __launch_bounds__(256) offsets_tile_scan(const L *__restrict__ l
     __syncthreads();
     for (int j = threadIdx.x; j < FSST_SCAN_TILE; j += 256) {
         const i64 i = base + j;
-        if (i < n) offsets[i + 1] = tile[j + (j >> 4)];
+        if (i >= n) break;
+        const int c = ncols == 1 ? 0 : column_of(col_first, ncols, i);
+        const i64 value = tile[j + (j >> 4)] - col_base[c];
+        const i64 slot = i - col_first[c] + 1;
+        if (col_wide[c]) reinterpret_cast<i64 *>(out + col_obyte[c])[slot] = value;
+        else reinterpret_cast<int *>(out + col_obyte[c])[slot] = (int)value;
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) offsets[0] = 0;
 }

@@ -36,9 +36,9 @@ SCAN_TILE = 4096
 
 _LEN_CTYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
                np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
-_OFF_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-_SCAN_EXPRESSIONS = tuple(f"offsets_tile_{step}<{lt}, {ot}>" for step in ("sums", "scan")
-                          for lt in _LEN_CTYPES.values() for ot in _OFF_CTYPES.values())
+# the template instantiations compiled with the module (one compilation serves every kernel)
+_EXPRESSIONS = tuple(f"offsets_tile_{step}<{lt}>" for step in ("sums", "scan")
+                     for lt in _LEN_CTYPES.values())
 
 _ERRORS = (
     (1, "a split's code or output range lies outside the buffers or is reversed"),
@@ -65,6 +65,13 @@ def _on(stream):
     return stream if stream is not None else contextlib.nullcontext()
 
 
+def _function(name: str):
+    """Kernel ``name`` of ``fsst_decode.cu``, compiled once (with every template instance)."""
+    from fsstgpu.kernels.loader import get_function
+
+    return get_function(SOURCE, name, name_expressions=_EXPRESSIONS)
+
+
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
                   ntables: int, out, out_size: int, err, *, stream=None) -> None:
     """Enqueue the decode kernel on ``stream`` (no host synchronisation).
@@ -89,8 +96,6 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     ...                   sym, ln, 1, out, 4, err)
     ...     assert bytes(out.get()) == b"abab" and int(err.get()[0]) == 0
     """
-    from fsstgpu.kernels.loader import get_function
-
     nsplits = int(split_table.shape[0])
     if nsplits == 0:
         return
@@ -98,7 +103,7 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         raise ValueError(f"codes buffer of {codes.nbytes} bytes, need {padded_size(ncodes)}")
     if codes.data.ptr % 16:
         raise ValueError("the decode kernel needs a 16-byte aligned codes buffer")
-    func = get_function(SOURCE, "fsst_decode")
+    func = _function("fsst_decode")
     blocks = (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
     args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
             tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err)
@@ -106,12 +111,16 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         func((blocks,), (32 * WARPS_PER_BLOCK,), args)
 
 
-def launch_offsets(lengths, offsets, *, stream=None) -> None:
-    """Enqueue ``offsets[0] = 0, offsets[1:] = cumsum(lengths)`` on ``stream`` (no host sync).
+def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
+                   stream=None) -> None:
+    """Enqueue the Arrow offsets of one column or a batch on ``stream`` (no host sync).
 
-    ``lengths``: CuPy array of uint8/16/32/64, shape (n,); ``offsets``: int32 or int64, (n + 1,).
-    Two tiled passes (``offsets_tile_sums`` / ``offsets_tile_scan`` in ``fsst_decode.cu``) with a
-    small CuPy scan of the tile sums between them.
+    Column ``c``'s lengths are ``lengths[col_first[c]:col_first[c + 1]]``; its offsets (0, then
+    the running sum) are written to the bytes of ``out`` from ``col_obyte[c]``, as int64 where
+    ``col_wide[c]`` else int32; ``col_base[c]`` is the sum of every length before the column.
+    All CuPy arrays: ``lengths`` uint8/16/32/64; ``col_first`` int64 (ncols + 1); ``col_base``,
+    ``col_obyte`` int64 (ncols); ``col_wide`` uint8 (ncols); ``out`` uint8, 8-byte aligned.
+    Three launches (``fsst_decode.cu``): tile sums, one block scanning them, the tile scan.
 
     Examples
     --------
@@ -119,28 +128,22 @@ def launch_offsets(lengths, offsets, *, stream=None) -> None:
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     import cupy as cp
     ...     from fsstgpu.kernels.fsst_decode import launch_offsets
-    ...     offsets = cp.empty(4, cp.int64)
-    ...     launch_offsets(cp.array([3, 0, 2], cp.uint8), offsets)
-    ...     assert offsets.get().tolist() == [0, 3, 3, 5]
+    ...     out = cp.empty(16, cp.uint8)
+    ...     launch_offsets(cp.array([3, 0, 2], cp.uint8), out, cp.array([0, 3]), cp.array([0]),
+    ...                    cp.array([0]), cp.array([0], cp.uint8))
+    ...     assert out.view(cp.int32)[:4].get().tolist() == [0, 3, 3, 5]
     """
-    from fsstgpu.kernels.loader import get_function
-
     cp = get_cupy()
     n = int(lengths.shape[0])
+    ncols = int(col_base.shape[0])
     with _on(stream):
-        if n == 0:
-            offsets[:1].fill(0)
-            return
-        lt, ot = _LEN_CTYPES[np.dtype(lengths.dtype)], _OFF_CTYPES[np.dtype(offsets.dtype)]
-        sums_f = get_function(SOURCE, f"offsets_tile_sums<{lt}, {ot}>",
-                              name_expressions=_SCAN_EXPRESSIONS)
-        scan_f = get_function(SOURCE, f"offsets_tile_scan<{lt}, {ot}>",
-                              name_expressions=_SCAN_EXPRESSIONS)
-        ntiles = (n + SCAN_TILE - 1) // SCAN_TILE
-        sums = cp.empty(ntiles, dtype=offsets.dtype)
+        lt = _LEN_CTYPES[np.dtype(lengths.dtype)]
+        sums_f = _function(f"offsets_tile_sums<{lt}>")
+        scan_f = _function(f"offsets_tile_scan<{lt}>")
+        base_f = _function("offsets_scan_tile_sums")
+        ntiles = max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
+        sums = cp.empty(ntiles, dtype=cp.int64)
         sums_f((ntiles,), (256,), (lengths, np.int64(n), sums))
-        base = cp.empty(ntiles, dtype=offsets.dtype)
-        base[:1].fill(0)
-        if ntiles > 1:
-            cp.cumsum(sums[:-1], out=base[1:])
-        scan_f((ntiles,), (256,), (lengths, np.int64(n), base, offsets))
+        base_f((1,), (1024,), (sums, np.int64(ntiles)))
+        scan_f((ntiles,), (256,), (lengths, np.int64(n), sums, col_first, col_base, col_obyte,
+                                   col_wide, np.int32(ncols), out))

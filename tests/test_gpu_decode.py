@@ -14,8 +14,8 @@ import pytest
 
 import fsstgpu
 from fsstgpu.decoder import decode_all
-from fsstgpu.device_arrays import HostPrepared
 from fsstgpu.gpu_decode import chunk_bounds
+from fsstgpu.gpu_layout import HostBatch
 from fsstgpu.kernels.fsst_decode import error_message
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
@@ -80,15 +80,31 @@ def test_host_checks(change, match):
     carr = fsstgpu.compress(pa.array(_words(2000, 4)), split_size=512)
     assert len(carr.split_table) >= 3
     with pytest.raises(fsstgpu.CorruptDataError, match=match):
-        HostPrepared(_rebuilt(carr, **change(carr)))
+        HostBatch([_rebuilt(carr, **change(carr))])
 
 
-def test_host_preparation_uploads_what_compression_stored():
-    carr = fsstgpu.compress(pa.array(_words(3000, 4, null_every=9)))
-    prep = HostPrepared(carr)
-    assert prep.split_codes is carr.split_codes and prep.codes is carr.codes
-    assert prep.lengths.dtype == np.uint8 and np.array_equal(prep.lengths, carr.lengths)
-    assert prep.total == carr.uncompressed_bytes
+def test_host_batch_concatenates_what_compression_stored():
+    cols = [pa.array(_words(3000, 4, null_every=9)), pa.array(["x" * 300, None], pa.large_string()),
+            pa.array([], pa.binary()), pa.array(_words(50, 5))]
+    carrs = [fsstgpu.compress(c) for c in cols]
+    batch = HostBatch(carrs)
+    assert all(a is c.codes for a, c in zip(batch.codes, carrs, strict=True))  # not copied
+    assert batch.lengths.dtype == np.uint16  # the widest column needs 300
+    assert batch.total == sum(c.uncompressed_bytes for c in carrs)
+    assert batch.ntables == sum(len(c.tables) for c in carrs)
+    for k, (c, col) in enumerate(zip(carrs, batch.columns, strict=True)):
+        s = batch.column_splits(k)
+        assert np.array_equal(batch.split_codes[s] - col.code_start, c.split_codes[:-1])
+        assert np.array_equal(batch.split_out[s] - col.out_start, c.split_out[:-1])
+        assert col.offsets_byte % 8 == 0
+        assert np.array_equal(batch.offsets_cpu()[k], np.concatenate([[0], np.cumsum(c.lengths)]))
+    assert [col.offsets_dtype.itemsize for col in batch.columns] == [4, 8, 4, 4]
+    # the whole batch decodes on the CPU from the concatenated layout: the kernel's input
+    data = decode_all(sum((list(c.tables) for c in carrs), []), np.concatenate(batch.codes),
+                      batch.split_codes, batch.split_out, batch.split_table, batch.total)
+    expected = b"".join(bytes(decode_all(c.tables, c.codes, c.split_codes, c.split_out,
+                                         c.split_table, c.uncompressed_bytes)) for c in carrs)
+    assert bytes(data) == expected
 
 
 def test_chunk_bounds():
@@ -248,10 +264,12 @@ def _broken_device(carr, **changes):
     """Upload ``carr`` with fields changed after the host checks (to exercise the kernel's)."""
     from fsstgpu.device_arrays import DeviceCompressedStringArray
 
-    prep = HostPrepared(carr)
+    prep = HostBatch([carr])
     for name, value in changes.items():
-        setattr(prep, name, value)
-    return prep, DeviceCompressedStringArray(prep)
+        setattr(prep, name, [value] if name == "codes" else value)
+    dev = DeviceCompressedStringArray(prep)
+    dev.is_batch = False
+    return prep, dev
 
 
 def _decode_corrupt(carr, **changes):
@@ -264,7 +282,7 @@ def _decode_corrupt(carr, **changes):
     prep, dev = _broken_device(carr, **changes)
     total = dev.total
     try:
-        twin = decode_all(carr.tables, prep.codes, prep.split_codes, prep.split_out,
+        twin = decode_all(carr.tables, prep.codes[0], prep.split_codes, prep.split_out,
                           prep.split_table, total)
         cpu_error = None
     except fsstgpu.CorruptDataError as exc:
@@ -304,7 +322,7 @@ def test_corrupt_codes_flipped():
 def test_corrupt_split_points_and_lengths():
     col = pa.array(_words(3000, 10))
     carr = fsstgpu.compress(col, split_size=256)
-    prep = HostPrepared(carr)
+    prep = HostBatch([carr])
     sc, so, st = prep.split_codes, prep.split_out, prep.split_table
     n = len(st)
     rng = np.random.default_rng(10)
@@ -365,3 +383,55 @@ def test_unaligned_output_and_long_symbols():
         got = buf.get()
         assert np.array_equal(res.data.get(), ref), shift
         assert np.all(got[:shift] == POISON) and np.all(got[shift + total:] == POISON)
+
+
+# ---------------------------------------------------------------- GPU, batches
+def _batch_columns(seed: int, count: int):
+    rng = np.random.default_rng(seed)
+    types = [pa.string(), pa.large_string(), pa.binary(), pa.string_view()]
+    cols = []
+    for k in range(count):
+        type_ = types[k % len(types)]
+        words = _words(int(rng.integers(0, 3000)), seed + k, null_every=int(rng.integers(0, 9)))
+        if type_ in (pa.binary(),):
+            words = [None if w is None else w.encode() for w in words]
+        cols.append(pa.array(words, type_))
+    cols.append(pa.array([], pa.string()))
+    cols.append(pa.array(["y" * 9000, None], pa.large_binary()))
+    return cols
+
+
+@pytest.mark.gpu
+def test_batch_decodes_every_column_in_one_launch():
+    import cupy as cp
+
+    cols = _batch_columns(20, 40)
+    carrs = [fsstgpu.compress(c) for c in cols]
+    dev = fsstgpu.to_device(carrs)
+    assert len(dev) == len(cols)
+    for results in (fsstgpu.decompress_device(dev), fsstgpu.decompress_device(carrs),
+                    fsstgpu.gpu_decode.decompress_device(carrs, chunk_bytes=4096, nbuffers=2,
+                                                         fill=POISON)):
+        assert len(results) == len(cols)
+        for res, col, carr in zip(results, cols, carrs, strict=True):
+            assert res.to_arrow().equals(col)
+            assert np.array_equal(res.data.get(), _twin(carr))
+            offsets = np.concatenate([[0], np.cumsum(carr.lengths)])
+            assert np.array_equal(res.offsets.get().astype(np.int64), offsets)
+    stream = cp.cuda.Stream(non_blocking=True)
+    assert [r.to_arrow() for r in fsstgpu.decompress_device(carrs, stream=stream)] == list(cols)
+
+
+@pytest.mark.gpu
+def test_batch_names_the_corrupt_column_and_keeps_the_others():
+    cols = _batch_columns(21, 6)
+    carrs = [fsstgpu.compress(c) for c in cols]
+    bad = 2
+    codes = np.array(carrs[bad].codes)
+    codes[len(codes) // 2] = 254 if len(carrs[bad].tables[0]) < 255 else 255
+    carrs[bad] = _rebuilt(carrs[bad], codes=codes)
+    with pytest.raises(fsstgpu.BatchDecodeError, match=f"column {bad} of the batch") as info:
+        fsstgpu.decompress_device(carrs)
+    assert set(info.value.failed) == {bad}
+    for k, (res, col) in enumerate(zip(info.value.results, cols, strict=True)):
+        assert (res is None) if k == bad else res.to_arrow().equals(col)
