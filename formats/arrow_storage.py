@@ -30,7 +30,7 @@ from fsstgpu.arrow_layout import from_arrow, slice_bitmap
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import EXTENSION_NAME, FsstType, extension_type_for, is_fsst_type
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
-from fsstgpu.splits import plan_splits, split_rows
+from fsstgpu.splits import interior_cuts, plan_splits
 
 __all__ = ["from_extension_array", "to_extension_array"]
 
@@ -113,15 +113,12 @@ def _mask(carr):
 def _pack_cuts(carr, code_offsets, dtype) -> pa.Array:
     """The split starts inside strings, per string: (code, output) offsets from its start."""
     n = int(carr.length)
-    sc = np.asarray(carr.split_codes, dtype=np.int64)
-    rows = split_rows(code_offsets, sc)
-    inner = sc[:-1] > code_offsets[rows]
-    rows = rows[inner]
+    code, out, rows = interior_cuts(code_offsets, carr.lengths, carr.split_codes, carr.split_out)
     out_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(carr.lengths, out=out_offsets[1:])
     pairs = np.empty((len(rows), 2), dtype=dtype)
-    pairs[:, 0] = sc[:-1][inner] - code_offsets[rows]
-    pairs[:, 1] = np.asarray(carr.split_out)[:-1][inner] - out_offsets[rows]
+    pairs[:, 0] = code - code_offsets[rows]
+    pairs[:, 1] = out - out_offsets[rows]
     counts = np.bincount(rows, minlength=n)
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(counts * 2 * dtype.itemsize, out=offsets[1:])

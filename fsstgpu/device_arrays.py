@@ -213,7 +213,7 @@ class DeviceStringArray:
 
 
 
-def to_device(carr, stream=None) -> DeviceCompressedStringArray:
+def to_device(carr, stream=None, *, split_size: int | None = None) -> DeviceCompressedStringArray:
     """Check the column(s) on the host and upload them once, for any number of decodes.
 
     Parameters
@@ -223,6 +223,8 @@ def to_device(carr, stream=None) -> DeviceCompressedStringArray:
         column in one launch and returns a list.
     stream : cupy.cuda.Stream, optional
         Stream for the copies (default: the current stream).
+    split_size : int, optional
+        Decode with finer split points (:class:`fsstgpu.gpu_layout.HostBatch`).
 
     Raises
     ------
@@ -241,6 +243,6 @@ def to_device(carr, stream=None) -> DeviceCompressedStringArray:
     """
     get_cupy()
     single = not isinstance(carr, (list, tuple))
-    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr), stream)
+    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr, split_size), stream)
     dev.is_batch = not single
     return dev

@@ -144,7 +144,7 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                       nstreams: int = DEFAULT_STREAMS, nbuffers: int = DEFAULT_BUFFERS,
-                      fill: int | None = None):
+                      split_size: int | None = None, fill: int | None = None):
     """Decompress one column or a batch into Arrow layout in device memory.
 
     Parameters
@@ -157,6 +157,8 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     chunk_bytes, nstreams, nbuffers : int
         Host columns: codes per upload chunk (whole splits), streams in flight, pinned staging
         buffers (each ``chunk_bytes``, filled by worker threads).
+    split_size : int, optional
+        Host columns: decode with finer split points (:class:`fsstgpu.gpu_layout.HostBatch`).
     fill : int, optional
         Fill the output with this byte before decoding (tests).
 
@@ -182,7 +184,7 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     if isinstance(carr, DeviceCompressedStringArray):
         return decode_async(carr, stream, fill=fill).check()
     single = not isinstance(carr, (list, tuple))
-    layout = HostBatch([carr] if single else carr)
+    layout = HostBatch([carr] if single else carr, split_size)
     return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
 
 

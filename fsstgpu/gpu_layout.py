@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu.splits import replan
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import offsets_dtype
 
@@ -78,6 +79,14 @@ class HostBatch:
     O(strings), what the kernel relies on; the kernel checks the codes). ``codes`` stays a list
     of the columns' own arrays: they are uploaded piece by piece, never concatenated on the host.
 
+    Parameters
+    ----------
+    carrs : sequence of CompressedStringArray
+    split_size : int, optional
+        Decode with finer splits than the columns were compressed with, so that a small column
+        still gives every SM work: columns with a larger split size whose code offsets are at
+        hand are re-planned (:func:`fsstgpu.splits.replan`, memory speed). None: as stored.
+
     Attributes
     ----------
     columns : list of ColumnLayout
@@ -99,7 +108,7 @@ class HostBatch:
         Size of the offsets buffer.
     """
 
-    def __init__(self, carrs):
+    def __init__(self, carrs, split_size: int | None = None):
         carrs = list(carrs)
         for carr in carrs:
             carr.validate(full=False)
@@ -121,9 +130,14 @@ class HostBatch:
                 ncodes=len(c.codes), out_start=out_pos, split_start=split_pos, nsplits=nsplits,
                 offsets_byte=obyte, offsets_dtype=odt,
                 validity_start=vbyte if c.validity is not None else -1))
-            sc.append(c.split_codes[:-1] + code_pos)
-            so.append(c.split_out[:-1] + out_pos)
-            st.append(c.split_table.astype(np.int64) + table_pos)
+            c_sc, c_so, c_st = c.split_codes, c.split_out, c.split_table
+            if split_size is not None and split_size < c.split_size and c.has_code_offsets:
+                c_sc, c_so, c_st = replan(c, split_size)
+                nsplits = len(c_st)
+                self.columns[-1].nsplits = nsplits
+            sc.append(c_sc[:-1] + code_pos)
+            so.append(c_so[:-1] + out_pos)
+            st.append(c_st.astype(np.int64) + table_pos)
             tables.extend(c.tables)
             lens.append(c.lengths)
             if c.validity is not None:

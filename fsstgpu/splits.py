@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFAULT_SPLIT_SIZE", "plan_splits", "split_rows"]
+__all__ = ["DEFAULT_SPLIT_SIZE", "interior_cuts", "plan_splits", "replan", "split_rows"]
 
 #: Default ``S``: target uncompressed bytes per split, i.e. the GPU decoder's work per warp.
 #: A 1 GiB column gets ~260 000 splits, plenty to fill an H200 (132 SMs x 40 warps).
@@ -113,3 +113,43 @@ def split_rows(code_offsets, split_codes) -> np.ndarray:
     [1, 1, 2]
     """
     return np.searchsorted(code_offsets, np.asarray(split_codes)[:-1], side="right") - 1
+
+
+def interior_cuts(code_offsets, lengths, split_codes, split_out):
+    """The split starts inside strings (not at a string start): the cuts a plan carries over.
+
+    Returns code positions, output positions and string indices, as :func:`plan_splits` takes
+    them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.splits import interior_cuts
+    >>> [c.tolist() for c in interior_cuts(np.array([0, 5]), np.array([15]),
+    ...                                    np.array([0, 2, 5]), np.array([0, 6, 15]))]
+    [[2], [6], [0]]
+    """
+    code_offsets = np.asarray(code_offsets, np.int64)
+    starts = np.asarray(split_codes, np.int64)[:-1]
+    rows = split_rows(code_offsets, split_codes)
+    inner = starts > code_offsets[rows]
+    return starts[inner], np.asarray(split_out, np.int64)[:-1][inner], rows[inner]
+
+
+def replan(carr, split_size: int):
+    """Split points of ``carr`` for a smaller ``split_size``, at memory speed.
+
+    Rules 1 and 2 are applied at the new size; the cuts inside long strings stay those of the
+    column's own split size (strings between the two sizes are not cut further: finding new
+    cuts would walk their codes). Needs the column's code offsets.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.splits import replan
+    >>> carr = fsstgpu.compress(pa.array(["abcdef"] * 100))
+    >>> len(carr.split_table), len(replan(carr, 100)[2])
+    (1, 6)
+    """
+    cuts = interior_cuts(carr.code_offsets, carr.lengths, carr.split_codes, carr.split_out)
+    return plan_splits(carr.code_offsets, carr.lengths, carr.block_starts, split_size, cuts)
