@@ -107,7 +107,7 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     ``nsplits + 1``, ``split_table`` uint16 of ``nsplits``; ``out`` uint8 of ``out_size`` bytes;
     ``err`` one int32 the kernel ORs its error bits into (zero it before).
     """
-    from fsstgpu.kernels._loader import get_function
+    from fsstgpu.kernels.loader import get_function
 
     nsplits = int(split_table.shape[0])
     if nsplits == 0:
@@ -139,7 +139,7 @@ def launch_offsets(lengths, offsets, *, stream=None) -> None:
     small CuPy scan of the tile sums between them.
     """
     from fsstgpu.device import get_cupy
-    from fsstgpu.kernels._loader import get_function
+    from fsstgpu.kernels.loader import get_function
 
     cp = get_cupy()
     n = int(lengths.shape[0])
