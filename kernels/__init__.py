@@ -1,38 +1,19 @@
-"""GPU kernels (CUDA sources, Python launchers) and their NumPy CPU twins.
+"""GPU kernels (CUDA sources, Python launchers) and their NumPy CPU twins, one module per family.
+
+* :mod:`fsstgpu.kernels.transpose`: :func:`~fsstgpu.kernels.transpose.transpose` (out of place or
+  in place) and ``transpose_cpu``;
+* :mod:`fsstgpu.kernels.rotate`: in-place :func:`~fsstgpu.kernels.rotate.rotate` and
+  ``rotate_cpu``;
+* :mod:`fsstgpu.kernels.bitplane`: ``bitshuffle`` / ``bitunshuffle`` and the bit-plane integer
+  codec ``bitplane_pack`` / ``bitplane_unpack``, each with its ``*_cpu`` twin;
+* :mod:`fsstgpu.kernels.fsst_decode`: the FSST decode kernel's launchers;
+* :mod:`fsstgpu.kernels.loader`: compiles the ``.cu`` sources, once per device.
 
 Every public function takes NumPy or CuPy input and runs the CPU twin or the GPU kernel
 accordingly; both give the same bytes.  CuPy is imported only when a GPU path runs.
 
 >>> import numpy as np
 >>> from fsstgpu.kernels import rotate
->>> rotate(np.arange(4), 1).tolist()
+>>> rotate.rotate(np.arange(4), 1).tolist()
 [1, 2, 3, 0]
 """
-
-from fsstgpu.kernels.bitplane import (
-    bitplane_pack,
-    bitplane_pack_cpu,
-    bitplane_unpack,
-    bitplane_unpack_cpu,
-    bitshuffle,
-    bitshuffle_cpu,
-    bitunshuffle,
-    bitunshuffle_cpu,
-)
-from fsstgpu.kernels.rotate import rotate, rotate_cpu
-from fsstgpu.kernels.transpose import transpose, transpose_cpu
-
-__all__ = [
-    "bitplane_pack",
-    "bitplane_pack_cpu",
-    "bitplane_unpack",
-    "bitplane_unpack_cpu",
-    "bitshuffle",
-    "bitshuffle_cpu",
-    "bitunshuffle",
-    "bitunshuffle_cpu",
-    "rotate",
-    "rotate_cpu",
-    "transpose",
-    "transpose_cpu",
-]

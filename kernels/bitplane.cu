@@ -12,6 +12,7 @@
 //   and a warp stores 32 consecutive words of one plane at a time (128 coalesced bytes).
 //   Unshuffle runs the same steps backwards.  Partial words (a block whose size is not a multiple
 //   of 32, unaligned buffers) are written byte by byte; nothing outside the block is touched.
+//   4- and 8-byte elements run the full blocks through the flat kernels below.
 //
 // bitplane_counts / bitplane_planes / bitplane_decode (template U = unsigned type of the values)
 //   One warp per group of 32 values.  Values are transformed (optional wrapping delta against the
@@ -246,101 +247,8 @@ bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i
     }
 }
 
-// ------------------------------------------------------------------------------------------------
-// Bit-plane integer codec
-// ------------------------------------------------------------------------------------------------
-
-#define FULL 0xffffffffu
-
-template <typename U>
-__device__ __forceinline__ U transform(const U* __restrict__ in, i64 i, i64 n, int delta, int zig) {
-    if (i >= n) return 0;
-    U u = in[i];
-    if (delta) u = (U)(u - (i > 0 ? in[i - 1] : (U)0));
-    if (zig) {
-        constexpr int W = 8 * sizeof(U);
-        const U sign = (u >> (W - 1)) ? (U)~(U)0 : (U)0;   // all ones for a negative value
-        u = (U)((U)(u << 1) ^ sign);
-    }
-    return u;
-}
-
-template <typename U>
-__device__ __forceinline__ int bit_width_or(U u) {
-    if (sizeof(U) == 8) {
-        const uint32_t lo = __reduce_or_sync(FULL, (uint32_t)u);
-        const uint32_t hi = __reduce_or_sync(FULL, (uint32_t)((u64)u >> 32));
-        return hi ? 64 - __clz(hi) : (lo ? 32 - __clz(lo) : 0);
-    } else {
-        const uint32_t o = __reduce_or_sync(FULL, (uint32_t)u);
-        return o ? 32 - __clz(o) : 0;
-    }
-}
-
-template <typename U>
-__global__ void bitplane_counts(const U* __restrict__ in, i64 n, int delta, int zig,
-                                uint8_t* __restrict__ counts, i64 groups) {
-    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (g >= groups) return;                       // whole warps leave together
-    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
-    const int c = bit_width_or<U>(u);
-    if (lane == 0) counts[g] = (uint8_t)c;
-}
-
-template <typename U>
-__global__ void bitplane_planes(const U* __restrict__ in, i64 n, int delta, int zig,
-                                const uint8_t* __restrict__ counts,
-                                const i64* __restrict__ ends, uint32_t* __restrict__ words,
-                                i64 groups) {
-    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (g >= groups) return;
-    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
-    const int c = counts[g];
-    const i64 base = ends[g] - c;
-    uint32_t keep0 = 0, keep1 = 0;
-    for (int b = 0; b < c; ++b) {
-        const uint32_t w = __ballot_sync(FULL, (unsigned)((u >> b) & 1));
-        if ((b & 31) == lane) {
-            if (b < 32) keep0 = w; else keep1 = w;
-        }
-    }
-    if (lane < c) words[base + lane] = keep0;
-    if (lane + 32 < c) words[base + 32 + lane] = keep1;
-}
-
-template <typename U>
-__global__ void bitplane_decode(const uint32_t* __restrict__ words, i64 nwords,
-                                const uint8_t* __restrict__ counts, const i64* __restrict__ ends,
-                                i64 n, int zig, U* __restrict__ out, i64 groups,
-                                int* __restrict__ err) {
-    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (g >= groups) return;
-    constexpr int W = 8 * sizeof(U);
-    int c = counts[g];
-    const i64 base = ends[g] - c;
-    int bad = 0;
-    if (c > W) { bad |= 1; c = 0; }
-    if (base + c > nwords) { bad |= 2; }
-    if (g == groups - 1 && ends[g] != nwords) bad |= 4;
-    if (bad && lane == 0) atomicOr(err, bad);
-    // never read outside [0, nwords)
-    const uint32_t w0 = (lane < c && base + lane < nwords) ? words[base + lane] : 0u;
-    const uint32_t w1 = (lane + 32 < c && base + 32 + lane < nwords) ? words[base + 32 + lane] : 0u;
-    U u = 0;
-    for (int b = 0; b < c; ++b) {
-        const uint32_t w = __shfl_sync(FULL, b < 32 ? w0 : w1, b & 31);
-        u |= (U)((w >> lane) & 1u) << b;
-    }
-    if (zig) u = (U)((u >> 1) ^ (U)(0 - (U)(u & 1)));
-    const i64 i = g * 32 + lane;
-    if (i < n) out[i] = u;
-}
-
 // ================================================================================================
-// Variant "flat" of bitshuffle / bitunshuffle (bitplane.py BITSHUFFLE_VARIANTS)
+// bitshuffle_flat / bitunshuffle_flat: the full blocks of 4- and 8-byte elements
 // ================================================================================================
 // The kernels above give a CUDA block one chunk of ONE bitshuffle block, so with the default block
 // sizes of wide elements (1024 elements of 8 bytes = 32 rows) most of a 128-thread block idles.
@@ -348,7 +256,8 @@ __global__ void bitplane_decode(const uint32_t* __restrict__ words, i64 nwords,
 // into chunks of 32 * NT elements (B a multiple of 32, so every row of 32 elements lies in one
 // bitshuffle block): row r of a chunk is elements e = c0 + 32r .. +32, of bitshuffle block e / B,
 // at offset e % B, and every thread has a whole row.  The final partial block (if any) and the
-// verbatim tail still go through the kernels above.  Per-row work is identical.
+// verbatim tail still go through the kernels above.  Per-row work is identical.  bitplane.py runs
+// them for 4- and 8-byte elements when B is a multiple of 32.
 
 template <int E, int NT>
 __global__ void __launch_bounds__(NT)
@@ -484,297 +393,95 @@ bitunshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
     }
 }
 
-// ================================================================================================
-// Variant "fused" of the bit-plane codec (bitplane.py CODEC_VARIANTS)
-// ================================================================================================
-// One kernel per direction.  A block takes a tile of TG = 8 * GPW groups (ticket from an atomic
-// counter, so tiles start in ticket order), each warp GPW consecutive groups of 32 values.
-//   pack:   values -> plane counts (written to the count bytes) -> the tile's word total ->
-//           decoupled look-back -> word offset of each group -> ballots -> plane words.  Ticket 0
-//           also writes the header and the zero padding; the last tile writes the total.
-//   unpack: count bytes -> word offsets (look-back over word totals) -> decode (as
-//           bitplane_decode, same bounds checks) -> with delta, a second look-back over the
-//           tiles' value sums (wrapping) turns the deltas into values -> out.
-// Look-back status of tile t: stat[3t] = flag (1: aggregate, 2: inclusive prefix), stat[3t + 1] =
-// aggregate, stat[3t + 2] = inclusive prefix; values are written before the flag (st.release),
-// read after it (ld.acquire, then ld.relaxed.gpu).  A tile only waits for smaller tiles, which
-// were claimed by running blocks and never wait for larger ones: it cannot deadlock.  Every spin
-// is bounded by timeout_ns (then *err |= 8 and the result is garbage).
+// ------------------------------------------------------------------------------------------------
+// Bit-plane integer codec
+// ------------------------------------------------------------------------------------------------
 
-__device__ __forceinline__ u64 bp_global_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ u64 ld_acquire64(const u64* p) {
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ u64 ld_relaxed64(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_release64(u64* p, u64 v) {
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void st_relaxed64(u64* p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+#define FULL 0xffffffffu
+
+template <typename U>
+__device__ __forceinline__ U transform(const U* __restrict__ in, i64 i, i64 n, int delta, int zig) {
+    if (i >= n) return 0;
+    U u = in[i];
+    if (delta) u = (U)(u - (i > 0 ? in[i - 1] : (U)0));
+    if (zig) {
+        constexpr int W = 8 * sizeof(U);
+        const U sign = (u >> (W - 1)) ? (U)~(U)0 : (U)0;   // all ones for a negative value
+        u = (U)((U)(u << 1) ^ sign);
+    }
+    return u;
 }
 
-__device__ __forceinline__ u64 warp_sum64(u64 v) {
-#pragma unroll
-    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(FULL, v, o);
-    return v;
+template <typename U>
+__device__ __forceinline__ int bit_width_or(U u) {
+    if (sizeof(U) == 8) {
+        const uint32_t lo = __reduce_or_sync(FULL, (uint32_t)u);
+        const uint32_t hi = __reduce_or_sync(FULL, (uint32_t)((u64)u >> 32));
+        return hi ? 64 - __clz(hi) : (lo ? 32 - __clz(lo) : 0);
+    } else {
+        const uint32_t o = __reduce_or_sync(FULL, (uint32_t)u);
+        return o ? 32 - __clz(o) : 0;
+    }
 }
 
-// Lane 0 only: publish tile t's aggregate (flag 1) or inclusive prefix (flag 2).
-__device__ __forceinline__ void lb_publish(u64* stat, i64 t, int flag, u64 v) {
-    st_relaxed64(stat + 3 * t + (flag == 1 ? 1 : 2), v);
-    st_release64(stat + 3 * t, (u64)flag);
-}
-
-// All 32 lanes of one warp: exclusive prefix (wrapping sum) of the tiles before t.
-__device__ u64 lookback(const u64* stat, i64 t, int* err, u64 timeout_ns) {
+template <typename U>
+__global__ void bitplane_counts(const U* __restrict__ in, i64 n, int delta, int zig,
+                                uint8_t* __restrict__ counts, i64 groups) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
-    u64 excl = 0, t0 = 0;
-    for (i64 p = t - 1; p >= 0; p -= 32) {
-        const i64 idx = p - lane;
-        u64 f = idx >= 0 ? ld_acquire64(stat + 3 * idx) : 2;    // before tile 0: prefix 0
-        while (__ballot_sync(FULL, f == 0)) {
-            if (t0 == 0) t0 = bp_global_ns();
-            const bool give_up = *(volatile int*)err != 0 || bp_global_ns() - t0 > timeout_ns;
-            if (__any_sync(FULL, give_up)) {
-                if (lane == 0) atomicOr(err, 8);
-                return excl;
-            }
-            __nanosleep(32);
-            if (f == 0) f = ld_acquire64(stat + 3 * idx);
-        }
-        u64 v = idx >= 0 ? ld_relaxed64(stat + 3 * idx + (f == 2 ? 2 : 1)) : 0;
-        const unsigned incl = __ballot_sync(FULL, f == 2);
-        if (incl) {
-            const int k = __ffs(incl) - 1;          // nearest tile with an inclusive prefix
-            if (lane > k) v = 0;
-            return excl + warp_sum64(v);
-        }
-        excl += warp_sum64(v);
-    }
-    return excl;
+    if (g >= groups) return;                       // whole warps leave together
+    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
+    const int c = bit_width_or<U>(u);
+    if (lane == 0) counts[g] = (uint8_t)c;
 }
 
-template <typename U> __device__ __forceinline__ U shfl_idx(U v, int src) {
-    if (sizeof(U) == 8) return (U)__shfl_sync(FULL, (u64)v, src);
-    return (U)__shfl_sync(FULL, (uint32_t)v, src);
-}
-template <typename U> __device__ __forceinline__ U shfl_up1(U v, int d) {
-    if (sizeof(U) == 8) return (U)__shfl_up_sync(FULL, (u64)v, d);
-    return (U)__shfl_up_sync(FULL, (uint32_t)v, d);
-}
-
-#define FT 256            // threads of the fused kernels (8 warps)
-
-template <typename U, int GPW>
-__global__ void __launch_bounds__(FT)
-bitplane_pack_fused(const U* __restrict__ in, i64 n, int delta, int zig, uint8_t* __restrict__ out,
-                    i64 groups, i64 start, u64 head0, u64 head1, u64* stat,
-                    unsigned* ticket, i64* total_words, int* err, u64 timeout_ns) {
-    constexpr int TG = 8 * GPW;
-    __shared__ u64 sh_t;
-    __shared__ u64 wsum[8];
-    __shared__ u64 wbase[8];
-    if (threadIdx.x == 0) sh_t = atomicAdd(ticket, 1u);
-    __syncthreads();
-    const i64 t = (i64)sh_t, ntiles = (groups + TG - 1) / TG;
-    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (t == 0) {
-        if (threadIdx.x == 0) {
-            reinterpret_cast<u64*>(out)[0] = head0;
-            reinterpret_cast<u64*>(out)[1] = head1;
+template <typename U>
+__global__ void bitplane_planes(const U* __restrict__ in, i64 n, int delta, int zig,
+                                const uint8_t* __restrict__ counts,
+                                const i64* __restrict__ ends, uint32_t* __restrict__ words,
+                                i64 groups) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (g >= groups) return;
+    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
+    const int c = counts[g];
+    const i64 base = ends[g] - c;
+    uint32_t keep0 = 0, keep1 = 0;
+    for (int b = 0; b < c; ++b) {
+        const uint32_t w = __ballot_sync(FULL, (unsigned)((u >> b) & 1));
+        if ((b & 31) == lane) {
+            if (b < 32) keep0 = w; else keep1 = w;
         }
-        for (i64 o = 16 + groups + threadIdx.x; o < start; o += FT) out[o] = 0;
     }
-    const i64 g0 = t * TG + (i64)w * GPW;      // this warp's first group
-    U u[GPW];
-    int c[GPW];
-    int total = 0;
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        u[q] = transform<U>(in, (g0 + q) * 32 + lane, n, delta, zig);
-    }
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        c[q] = (g0 + q < groups) ? bit_width_or<U>(u[q]) : 0;   // warp-uniform
-        total += c[q];
-        if (lane == q && g0 + q < groups) out[16 + g0 + q] = (uint8_t)c[q];
-    }
-    if (lane == 0) wsum[w] = (u64)total;
-    __syncthreads();
-    if (w == 0) {
-        const u64 mine = lane < 8 ? wsum[lane] : 0;
-        u64 incl = mine;                         // inclusive scan over the 8 warps
-#pragma unroll
-        for (int o = 1; o < 8; o <<= 1) {
-            const u64 x = __shfl_up_sync(FULL, incl, o);
-            if (lane >= o) incl += x;
-        }
-        const u64 agg = __shfl_sync(FULL, incl, 7);
-        u64 excl = 0;
-        if (t == 0) {
-            if (lane == 0) lb_publish(stat, 0, 2, agg);
-        } else {
-            if (lane == 0) lb_publish(stat, t, 1, agg);
-            excl = lookback(stat, t, err, timeout_ns);
-            if (lane == 0) lb_publish(stat, t, 2, excl + agg);
-        }
-        if (lane < 8) wbase[lane] = excl + incl - mine;
-        if (lane == 0 && t == ntiles - 1) *total_words = (i64)(excl + agg);
-    }
-    __syncthreads();
-    uint32_t* words = reinterpret_cast<uint32_t*>(out + start);
-    i64 base = (i64)wbase[w];
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const int cq = c[q];
-        uint32_t keep0 = 0, keep1 = 0;
-        for (int b = 0; b < cq; ++b) {
-            const uint32_t x = __ballot_sync(FULL, (unsigned)((u[q] >> b) & 1));
-            if ((b & 31) == lane) {
-                if (b < 32) keep0 = x; else keep1 = x;
-            }
-        }
-        if (lane < cq) words[base + lane] = keep0;
-        if (lane + 32 < cq) words[base + 32 + lane] = keep1;
-        base += cq;
-    }
+    if (lane < c) words[base + lane] = keep0;
+    if (lane + 32 < c) words[base + 32 + lane] = keep1;
 }
 
-template <typename U, int GPW>
-__global__ void __launch_bounds__(FT)
-bitplane_unpack_fused(const uint8_t* __restrict__ buf, i64 start, i64 nwords, i64 n, int zig,
-                      int delta, U* __restrict__ out, i64 groups, u64* stat_w, u64* stat_v,
-                      unsigned* ticket, int* err, u64 timeout_ns) {
-    constexpr int TG = 8 * GPW;
+template <typename U>
+__global__ void bitplane_decode(const uint32_t* __restrict__ words, i64 nwords,
+                                const uint8_t* __restrict__ counts, const i64* __restrict__ ends,
+                                i64 n, int zig, U* __restrict__ out, i64 groups,
+                                int* __restrict__ err) {
+    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (g >= groups) return;
     constexpr int W = 8 * sizeof(U);
-    constexpr int PER = TG / 32;                 // counts per lane of warp 0
-    __shared__ u64 sh_t;
-    __shared__ i64 gbase[TG];
-    __shared__ int gcnt[TG];
-    __shared__ u64 vsum[8];
-    __shared__ u64 vbase[8];
-    if (threadIdx.x == 0) sh_t = atomicAdd(ticket, 1u);
-    __syncthreads();
-    const i64 t = (i64)sh_t, ntiles = (groups + TG - 1) / TG;
-    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const uint8_t* counts = buf + 16;
-    const uint32_t* words = reinterpret_cast<const uint32_t*>(buf + start);
-    if (w == 0) {
-        int cl[PER];
-        u64 s = 0;
-#pragma unroll
-        for (int k = 0; k < PER; ++k) {
-            const i64 g = t * TG + lane * PER + k;
-            cl[k] = g < groups ? counts[g] : 0;
-            s += (u64)cl[k];
-        }
-        u64 incl = s;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const u64 x = __shfl_up_sync(FULL, incl, o);
-            if (lane >= o) incl += x;
-        }
-        const u64 agg = __shfl_sync(FULL, incl, 31);
-        u64 excl = 0;
-        if (t == 0) {
-            if (lane == 0) lb_publish(stat_w, 0, 2, agg);
-        } else {
-            if (lane == 0) lb_publish(stat_w, t, 1, agg);
-            excl = lookback(stat_w, t, err, timeout_ns);
-            if (lane == 0) lb_publish(stat_w, t, 2, excl + agg);
-        }
-        i64 e = (i64)(excl + incl - s);          // start of this lane's first group
-        int bad = 0;
-#pragma unroll
-        for (int k = 0; k < PER; ++k) {
-            const i64 g = t * TG + lane * PER + k;
-            gbase[lane * PER + k] = e;
-            gcnt[lane * PER + k] = cl[k];
-            if (g < groups) {
-                if (cl[k] > W) bad |= 1;
-                if (e + cl[k] > nwords) bad |= 2;
-                if (g == groups - 1 && e + cl[k] != nwords) bad |= 4;
-            }
-            e += cl[k];
-        }
-        if (bad) atomicOr(err, bad);
+    int c = counts[g];
+    const i64 base = ends[g] - c;
+    int bad = 0;
+    if (c > W) { bad |= 1; c = 0; }
+    if (base + c > nwords) { bad |= 2; }
+    if (g == groups - 1 && ends[g] != nwords) bad |= 4;
+    if (bad && lane == 0) atomicOr(err, bad);
+    // never read outside [0, nwords)
+    const uint32_t w0 = (lane < c && base + lane < nwords) ? words[base + lane] : 0u;
+    const uint32_t w1 = (lane + 32 < c && base + 32 + lane < nwords) ? words[base + 32 + lane] : 0u;
+    U u = 0;
+    for (int b = 0; b < c; ++b) {
+        const uint32_t w = __shfl_sync(FULL, b < 32 ? w0 : w1, b & 31);
+        u |= (U)((w >> lane) & 1u) << b;
     }
-    __syncthreads();
-    U u[GPW];
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const int gi = w * GPW + q;
-        const i64 g = t * TG + gi;
-        u[q] = 0;
-        if (g >= groups) continue;              // warp-uniform
-        int cq = gcnt[gi];
-        const i64 base = gbase[gi];
-        if (cq > W) cq = 0;
-        const uint32_t w0 = (lane < cq && base + lane < nwords) ? words[base + lane] : 0u;
-        const uint32_t w1 = (lane + 32 < cq && base + 32 + lane < nwords) ? words[base + 32 + lane]
-                                                                          : 0u;
-        U x = 0;
-        for (int b = 0; b < cq; ++b) {
-            const uint32_t ww = __shfl_sync(FULL, b < 32 ? w0 : w1, b & 31);
-            x |= (U)((ww >> lane) & 1u) << b;
-        }
-        if (zig) x = (U)((x >> 1) ^ (U)(0 - (U)(x & 1)));
-        u[q] = x;
-    }
-    if (delta) {
-        // inclusive scan of the warp's GPW * 32 deltas in order (wrapping in U)
-        U carry = 0;
-#pragma unroll
-        for (int q = 0; q < GPW; ++q) {
-            U x = u[q];
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const U y = shfl_up1<U>(x, o);
-                if (lane >= o) x = (U)(x + y);
-            }
-            u[q] = (U)(x + carry);
-            carry = shfl_idx<U>(u[q], 31);
-        }
-        if (lane == 0) vsum[w] = (u64)carry;
-        __syncthreads();
-        if (w == 0) {
-            const u64 mine = lane < 8 ? vsum[lane] : 0;
-            u64 incl = mine;
-#pragma unroll
-            for (int o = 1; o < 8; o <<= 1) {
-                const u64 x = __shfl_up_sync(FULL, incl, o);
-                if (lane >= o) incl += x;
-            }
-            const u64 agg = __shfl_sync(FULL, incl, 7);
-            u64 excl = 0;
-            if (t == 0) {
-                if (lane == 0) lb_publish(stat_v, 0, 2, agg);
-            } else {
-                if (lane == 0) lb_publish(stat_v, t, 1, agg);
-                excl = lookback(stat_v, t, err, timeout_ns);
-                if (lane == 0) lb_publish(stat_v, t, 2, excl + agg);
-            }
-            if (lane < 8) vbase[lane] = excl + incl - mine;
-        }
-        __syncthreads();
-        const U add = (U)vbase[w];
-#pragma unroll
-        for (int q = 0; q < GPW; ++q) u[q] = (U)(u[q] + add);
-    }
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const i64 i = (t * TG + w * GPW + q) * 32 + lane;
-        if (i < n) out[i] = u[q];
-    }
-    (void)ntiles;
+    if (zig) u = (U)((u >> 1) ^ (U)(0 - (U)(u & 1)));
+    const i64 i = g * 32 + lane;
+    if (i < n) out[i] = u;
 }

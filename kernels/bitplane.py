@@ -31,13 +31,13 @@ bit-plane codec layout (``bitplane_pack``; all integers little-endian)
     is on (so that small negative steps stay small).  A group's plane count is the bit width of
     the OR of its transformed values; values past ``n`` in the last group are zero.
 
-GPU kernel variants (same bytes; ``variant=`` picks one, None the default)
-    bitshuffle / bitunshuffle: ``"tile"`` or ``"flat"``; the default depends on the element size
-    (:data:`DEFAULT_BITSHUFFLE_VARIANT`): ``"flat"`` for 4 and 8 bytes (H200, 2026-11-29, % of
-    device copy, shuffle / unshuffle: uint32 73 / 69% vs tile 63 / 54%; uint64 82 / 76% vs
-    48 / 33%), ``"tile"`` for 1 byte (77 / 84% vs flat 72 / 70%) and for the unmeasured 2 and
-    16 bytes.  Codec: ``"split"`` (default) or ``"fused"`` (14-16% vs 10-14% of copy, but its
-    unpack raises ``DeviceError`` instead of ``CorruptDataError`` on corrupt input).
+GPU kernels
+    bitshuffle / bitunshuffle: one CUDA block per chunk of one bitshuffle block; for 4- and
+    8-byte elements (:data:`FLAT_ELEMENT_SIZES`) with a block size that is a multiple of 32, the
+    full blocks go through the "flat" kernels, which treat them as one run of 32-element rows.
+    Codec: a plane-count kernel, a CuPy scan and one host synchronisation to size the output, then
+    the plane kernel; decoding is one kernel (plus a CuPy scan for delta) that flags corrupt
+    input for the host to raise.  The measurements behind these choices are in BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -45,11 +45,12 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.errors import CorruptDataError, DeviceError
-from fsstgpu.kernels._loader import get_function
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.kernels.loader import get_function
 
 SOURCE = "bitplane.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
+FLAT_ELEMENT_SIZES = (4, 8)   # element sizes whose full bitshuffle blocks run the flat kernels
 MAGIC = b"FBP1"
 HEADER_BYTES = 16
 GROUP = 32
@@ -59,40 +60,30 @@ _CODES = [np.dtype(t).newbyteorder("<") for t in
 _CPU_CHUNK = 1 << 22      # input bytes per vectorised step of the bitshuffle twin (bounds memory)
 _NT = {1: 128, 2: 128, 4: 128, 8: 128, 16: 64}   # threads per block of the bitshuffle kernels
 _THREADS = 256
-
-# GPU kernel variants (same bytes).  Defaults measured on an NVIDIA H200, 2026-11-29, one run,
-# 1 GiB, % of the same run's device-to-device copy bandwidth (bitshuffle / bitunshuffle; re-run:
-# `bash scripts/gpu_final.sh variants`):
-#   uint8:  tile 77 / 84%  vs flat 72 / 70%  -> tile
-#   uint32: tile 63 / 54%  vs flat 73 / 69%  -> flat
-#   uint64: tile 48 / 33%  vs flat 82 / 76%  -> flat
-# 2- and 16-byte elements were not measured: they keep "tile" (the older default).
-BITSHUFFLE_VARIANTS = ("tile", "flat")   # flat: full blocks as one run of 32-element rows
-DEFAULT_BITSHUFFLE_VARIANT = {1: "tile", 2: "tile", 4: "flat", 8: "flat", 16: "tile"}
-# bit-plane codec: fused 14-16% of copy vs split 10-14% on the same run, but the fused unpack
-# raises DeviceError (a look-back timeout) instead of CorruptDataError on corrupt input (see
-# tests/test_bitplane.py), so "split" stays the default.
-CODEC_VARIANTS = ("split", "fused")      # fused: one kernel per direction, decoupled look-back
-DEFAULT_CODEC_VARIANT = "split"
-FUSED_TIMEOUT_NS = 2_000_000_000         # a look-back wait longer than this aborts the kernel
-_FUSED_GPW = {1: 16, 2: 16, 4: 16, 8: 8}   # groups per warp of the fused kernels, by itemsize
-
-
-def _is_cupy(x) -> bool:
-    return type(x).__module__.split(".")[0] == "cupy"
+_CTYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+# every kernel instantiation the launchers can run, compiled as one NVRTC module
+KERNEL_NAMES = (
+    tuple(f"{k}<{e},{nt}>" for k in ("bitshuffle_kernel", "bitunshuffle_kernel")
+          for e, nt in _NT.items())
+    + tuple(f"{k}<{e},{_NT[e]}>" for k in ("bitshuffle_flat", "bitunshuffle_flat")
+            for e in FLAT_ELEMENT_SIZES)
+    + tuple(f"{k}<{t}>" for k in ("bitplane_counts", "bitplane_planes", "bitplane_decode")
+            for t in _CTYPE.values()))
 
 
 def _check_array(x, what: str):
     if isinstance(x, np.ndarray):
         return "cpu"
-    if _is_cupy(x):
+    if type(x).__module__.split(".")[0] == "cupy":
         return "gpu"
     raise TypeError(f"{what} needs a numpy or cupy array, not {type(x).__name__}")
 
 
-# ------------------------------------------------------------------------------------------------
-# bitshuffle: shared checks
-# ------------------------------------------------------------------------------------------------
+def _kernel(name: str):
+    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
+
+
+# ---- bitshuffle: shared checks -------------------------------------------------------------------
 
 def default_block_size(itemsize: int) -> int:
     """Elements per bitshuffle block for ``itemsize``-byte elements (the package's default).
@@ -129,9 +120,7 @@ def _elem_dtype(dtype) -> np.dtype:
     return dt
 
 
-# ------------------------------------------------------------------------------------------------
-# bitshuffle: CPU twin
-# ------------------------------------------------------------------------------------------------
+# ---- bitshuffle: CPU twin ------------------------------------------------------------------------
 
 def _shuffle_rows(raw: np.ndarray, m: int, e: int, inverse: bool) -> np.ndarray:
     """Bit-transpose blocks of m elements: raw is (blocks, m * e) bytes."""
@@ -243,91 +232,58 @@ def bitunshuffle_cpu(buf: np.ndarray, dtype, block_size: int | None = None, *,
     return _bitshuffle_bytes(np.ascontiguousarray(buf), n, e, b, inverse=True).view(dt)
 
 
-# ------------------------------------------------------------------------------------------------
-# bitshuffle: GPU path and dispatch
-# ------------------------------------------------------------------------------------------------
+# ---- bitshuffle: GPU path and dispatch -----------------------------------------------------------
 
-def _flat_names():
-    names = []
-    for k in ("bitshuffle_flat", "bitunshuffle_flat"):
-        names += [f"{k}<{e},{nt}>" for e, nt in _NT.items()]
-    for k in ("bitplane_pack_fused", "bitplane_unpack_fused"):
-        names += [f"{k}<{t},{_FUSED_GPW[i]}>" for i, t in _CTYPE.items()]
-    return tuple(names)
-
-
-def _bitshuffle_gpu_flat(cp, src, dst, n, e, b, inverse, stream) -> None:
-    """Variant "flat": full blocks through the flat kernels, the rest as in "tile"."""
-    if e not in ELEMENT_SIZES:
-        raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
-    if b % 32:
-        _bitshuffle_gpu(cp, src, dst, n, e, b, inverse, stream)
-        return
-    nfull, mlast, tail = _geometry(n, b)
-    nt = _NT[e]
-    ch = 32 * nt
-    total = nfull * b
-    if total:
-        vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
-        w4 = int((dst if not inverse else src).data.ptr % 4 == 0)
-        name = f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>"
-        fn = get_function(SOURCE, name, name_expressions=_flat_names())
-        fn((-(-total // ch),), (nt,), (src, dst, np.int64(b), np.int64(total), np.int32(vec16),
-                                       np.int32(w4)), stream=stream)
-    rest = n - total
-    if rest:
-        p = total * e
-        _bitshuffle_gpu(cp, src[p:], dst[p:], rest, e, b, inverse, stream)
-
-
-def _bitshuffle_gpu(cp, src, dst, n, e, b, inverse, stream) -> None:
-    if e not in ELEMENT_SIZES:
-        raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
+def _launch_blocks(src, dst, n, e, b, inverse) -> None:
+    """Every block (full, final partial, verbatim tail) through the per-block kernels."""
     nfull, mlast, tail = _geometry(n, b)
     nt = _NT[e]
     ch = 32 * nt
     cpb = -(-b // ch)
     grid = nfull * cpb + -(-mlast // ch)
-    name = f"{'bitunshuffle' if inverse else 'bitshuffle'}_kernel<{e},{nt}>"
     if grid:
         vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0 and (b * e) % 16 == 0)
         w4 = int((dst if not inverse else src).data.ptr % 4 == 0 and (b * e) % 4 == 0)
-        fn = get_function(SOURCE, name, name_expressions=_ALL_NAMES)
+        fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_kernel<{e},{nt}>")
         fn((grid,), (nt,), (src, dst, np.int64(b), np.int64(nfull), np.int64(mlast),
-                            np.int64(cpb), np.int32(vec16), np.int32(w4)), stream=stream)
+                            np.int64(cpb), np.int32(vec16), np.int32(w4)))
     if tail:
         p = (n - tail) * e
         dst[p:] = src[p:]
 
 
-def _check_shuffle_variant(variant) -> None:
-    if variant is not None and variant not in BITSHUFFLE_VARIANTS:
-        raise ValueError(f"bitshuffle variant must be one of {BITSHUFFLE_VARIANTS}, "
-                         f"not {variant!r}")
+def _launch(src, dst, n, e, b, inverse) -> None:
+    if e not in FLAT_ELEMENT_SIZES or b % 32:
+        _launch_blocks(src, dst, n, e, b, inverse)
+        return
+    # the full blocks as one flat run of rows, the rest through the per-block kernels
+    nt = _NT[e]
+    total = (n // b) * b
+    if total:
+        vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
+        w4 = int((dst if not inverse else src).data.ptr % 4 == 0)
+        fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>")
+        fn((-(-total // (32 * nt)),), (nt,), (src, dst, np.int64(b), np.int64(total),
+                                               np.int32(vec16), np.int32(w4)))
+    if n - total:
+        p = total * e
+        _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse)
 
 
-def shuffle_variant(itemsize: int, variant: str | None = None) -> str:
-    """GPU bitshuffle kernel variant for ``itemsize``-byte elements (None: the measured default).
-
-    Examples
-    --------
-    >>> from fsstgpu.kernels.bitplane import shuffle_variant
-    >>> [shuffle_variant(e) for e in (1, 2, 4, 8, 16)], shuffle_variant(4, "tile")
-    (['tile', 'tile', 'flat', 'flat', 'tile'], 'tile')
-    """
-    _check_shuffle_variant(variant)
-    if variant is None:
-        return DEFAULT_BITSHUFFLE_VARIANT.get(itemsize, "tile")
-    return variant
+def _bitshuffle_gpu(x, n, e, b, inverse, stream):
+    """The GPU path of both directions: ``n`` elements of ``e`` bytes, ``x`` read in C order."""
+    if e not in ELEMENT_SIZES:
+        raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
+    cp = get_cupy()
+    with stream or cp.cuda.get_current_stream():
+        src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
+        dst = cp.empty(src.size, dtype=cp.uint8)
+        _launch(src, dst, n, e, b, inverse)
+    return dst
 
 
-def _shuffle_kernel(itemsize: int, variant):
-    return _bitshuffle_gpu_flat if shuffle_variant(itemsize, variant) == "flat" else \
-        _bitshuffle_gpu
-
-
-def bitshuffle(x, block_size: int | None = None, *, stream=None, variant: str | None = None):
-    """Bitshuffle ``x`` (NumPy: CPU twin; CuPy: GPU kernel); returns ``x.nbytes`` uint8 bytes.
+def bitshuffle(x, block_size: int | None = None, *, stream=None):
+    """Bitshuffle ``x`` (NumPy: CPU twin; CuPy: GPU kernels); returns ``x.nbytes`` uint8 bytes.
 
     Parameters
     ----------
@@ -337,10 +293,6 @@ def bitshuffle(x, block_size: int | None = None, *, stream=None, variant: str | 
         Elements per block, a positive multiple of 8 (default :func:`default_block_size`).
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work; nothing synchronises.
-    variant : str, optional
-        GPU kernel variant, one of :data:`BITSHUFFLE_VARIANTS`; ignored on the CPU.  None
-        (default) picks by element size from :data:`DEFAULT_BITSHUFFLE_VARIANT`: ``"flat"`` for
-        4- and 8-byte elements, ``"tile"`` otherwise (H200 measurements, 2026-11-29).
 
     Returns
     -------
@@ -350,29 +302,22 @@ def bitshuffle(x, block_size: int | None = None, *, stream=None, variant: str | 
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu.kernels import bitshuffle, bitunshuffle
+    >>> from fsstgpu.kernels.bitplane import bitshuffle, bitunshuffle
     >>> x = np.arange(100, dtype=np.int32)
     >>> bool((bitunshuffle(bitshuffle(x), np.int32) == x).all())
     True
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> bitshuffle(cp.arange(8, dtype=cp.uint8)).tolist()  # doctest: +SKIP
+    [170, 204, 240, 0, 0, 0, 0, 0]
     """
-    _check_shuffle_variant(variant)
     if _check_array(x, "bitshuffle") == "cpu":
         return bitshuffle_cpu(x, block_size)
-    cp = get_cupy()
-    dt = _elem_dtype(x.dtype)
-    e = dt.itemsize
-    b = _block_size(block_size, e)
-    run = _shuffle_kernel(e, variant)
-    stream = stream or cp.cuda.get_current_stream()
-    with stream:
-        src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
-        dst = cp.empty(src.size, dtype=cp.uint8)
-        run(cp, src, dst, src.size // e, e, b, False, stream)
-    return dst
+    e = _elem_dtype(x.dtype).itemsize
+    return _bitshuffle_gpu(x, x.size, e, _block_size(block_size, e), False, stream)
 
 
 def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None = None,
-                 stream=None, variant: str | None = None):
+                 stream=None):
     """Invert :func:`bitshuffle`: a 1-D array of ``dtype`` from the shuffled bytes.
 
     Parameters
@@ -387,9 +332,11 @@ def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None
         Expected number of elements (checked).
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work; nothing synchronises.
-    variant : str, optional
-        GPU kernel variant, one of :data:`BITSHUFFLE_VARIANTS`; ignored on the CPU.  None
-        (default) picks by element size as :func:`bitshuffle` does.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The elements, 1-D, of ``dtype``.
 
     Raises
     ------
@@ -399,28 +346,17 @@ def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu.kernels import bitunshuffle
+    >>> from fsstgpu.kernels.bitplane import bitunshuffle
     >>> bitunshuffle(np.array([170, 204, 240, 0, 0, 0, 0, 0], np.uint8), np.uint8).tolist()
     [0, 1, 2, 3, 4, 5, 6, 7]
     """
-    _check_shuffle_variant(variant)
     if _check_array(buf, "bitunshuffle") == "cpu":
         return bitunshuffle_cpu(buf, dtype, block_size, count=count)
-    cp = get_cupy()
     dt, e, n = _unshuffle_input(buf, dtype, count)
-    b = _block_size(block_size, e)
-    run = _shuffle_kernel(e, variant)
-    stream = stream or cp.cuda.get_current_stream()
-    with stream:
-        src = cp.ascontiguousarray(buf)
-        dst = cp.empty(src.size, dtype=cp.uint8)
-        run(cp, src, dst, n, e, b, True, stream)
-    return dst.view(dt)
+    return _bitshuffle_gpu(buf, n, e, _block_size(block_size, e), True, stream).view(dt)
 
 
-# ------------------------------------------------------------------------------------------------
-# bit-plane codec: shared pieces
-# ------------------------------------------------------------------------------------------------
+# ---- bit-plane codec: shared pieces --------------------------------------------------------------
 
 def _value_dtype(dtype) -> tuple[int, np.dtype, np.dtype, bool]:
     dt = np.dtype(dtype)
@@ -465,9 +401,7 @@ def _parse_header(head: bytes, size: int) -> tuple[np.dtype, np.dtype, int, int,
     return dt, np.dtype(f"<u{dt.itemsize}"), flags, n, groups, start
 
 
-# ------------------------------------------------------------------------------------------------
-# bit-plane codec: CPU twin
-# ------------------------------------------------------------------------------------------------
+# ---- bit-plane codec: CPU twin -------------------------------------------------------------------
 
 def _transform_cpu(values: np.ndarray, ut: np.dtype, signed: bool, delta: bool):
     u = values.astype(values.dtype.newbyteorder("<"), copy=False).view(ut)
@@ -602,125 +536,9 @@ def bitplane_unpack_cpu(buf) -> np.ndarray:
     return np.ascontiguousarray(u).view(dt).astype(dt.newbyteorder("="), copy=False)
 
 
-# ------------------------------------------------------------------------------------------------
-# bit-plane codec: GPU path and dispatch
-# ------------------------------------------------------------------------------------------------
+# ---- bit-plane codec: GPU path and dispatch ------------------------------------------------------
 
-_CTYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
-
-
-_CODEC_NAMES = tuple(f"{k}<{t}>" for k in ("bitplane_counts", "bitplane_planes", "bitplane_decode")
-                     for t in _CTYPE.values())
-_SHUFFLE_NAMES = tuple(f"{k}<{e},{nt}>" for k in ("bitshuffle_kernel", "bitunshuffle_kernel")
-                       for e, nt in _NT.items())
-_ALL_NAMES = _SHUFFLE_NAMES + _CODEC_NAMES      # one NVRTC compile for every instantiation
-
-
-def _kernel(kind: str, itemsize: int):
-    return get_function(SOURCE, f"{kind}<{_CTYPE[itemsize]}>", name_expressions=_ALL_NAMES)
-
-
-def _codec_variant(variant):
-    variant = DEFAULT_CODEC_VARIANT if variant is None else variant
-    if variant not in CODEC_VARIANTS:
-        raise ValueError(f"bit-plane codec variant must be one of {CODEC_VARIANTS}, "
-                         f"not {variant!r}")
-    return variant
-
-
-def bitplane_pack_bound(n: int, dtype) -> int:
-    """Most bytes :func:`bitplane_pack` can produce for ``n`` values of ``dtype``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.kernels.bitplane import bitplane_pack_bound
-    >>> bitplane_pack_bound(100, np.uint32)
-    532
-    """
-    _, _, ut, _ = _value_dtype(dtype)
-    groups = -(-int(n) // GROUP)
-    return _data_start(groups) + 4 * groups * 8 * ut.itemsize
-
-
-def bitplane_pack_into(values, out, *, delta: bool = False, stream=None):
-    """Pack CuPy integers into a preallocated buffer with one kernel and no synchronisation.
-
-    Parameters
-    ----------
-    values : cupy.ndarray
-        1-D uint8..uint64 or int8..int64 on the GPU.
-    out : cupy.ndarray
-        1-D uint8, at least :func:`bitplane_pack_bound` bytes, 8-byte aligned.
-    delta : bool, default False
-        As in :func:`bitplane_pack`.
-    stream : cupy.cuda.Stream, optional
-        Stream for the GPU work.
-
-    Returns
-    -------
-    cupy.ndarray
-        int64 array of 2 on the device: the packed size in bytes (``out[:size]`` is exactly
-        :func:`bitplane_pack`'s result once the stream reaches it) and an error word (nonzero:
-        a look-back wait timed out, the bytes are garbage).
-
-    Examples
-    --------
-    >>> import cupy as cp  # doctest: +SKIP
-    >>> from fsstgpu.kernels.bitplane import bitplane_pack_bound, bitplane_pack_into
-    >>> v = cp.arange(1000, dtype=cp.uint32)  # doctest: +SKIP
-    >>> out = cp.empty(bitplane_pack_bound(v.size, v.dtype), cp.uint8)  # doctest: +SKIP
-    >>> size, err = bitplane_pack_into(v, out).get()  # doctest: +SKIP
-    """
-    cp = get_cupy()
-    if not _is_cupy(values):
-        raise TypeError(f"bitplane_pack_into needs a cupy array, not {type(values).__name__}")
-    if values.ndim != 1:
-        raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
-    code, _, ut, signed = _value_dtype(values.dtype)
-    n = values.size
-    if (not _is_cupy(out) or out.dtype != cp.uint8 or out.ndim != 1
-            or out.size < bitplane_pack_bound(n, values.dtype) or out.data.ptr % 8):
-        raise ValueError("bitplane_pack_into needs a 1-D, 8-byte aligned cupy uint8 buffer of at "
-                         f"least {bitplane_pack_bound(n, values.dtype)} bytes")
-    groups = -(-n // GROUP)
-    zig = signed or delta
-    flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
-    start = _data_start(groups)
-    head = _header(code, flags, n)
-    stream = stream or cp.cuda.get_current_stream()
-    with stream:
-        info = cp.zeros(2, dtype=cp.int64)         # [total words, error word]
-        if not groups:
-            out[:HEADER_BYTES] = cp.asarray(np.frombuffer(head, np.uint8))
-        else:
-            src = cp.ascontiguousarray(values).view(ut)
-            gpw = _FUSED_GPW[ut.itemsize]
-            ntiles = -(-groups // (8 * gpw))
-            stat = cp.zeros(3 * ntiles, dtype=cp.uint64)
-            ticket = cp.zeros(1, dtype=cp.uint32)
-            fn = get_function(SOURCE, f"bitplane_pack_fused<{_CTYPE[ut.itemsize]},{gpw}>",
-                              name_expressions=_flat_names())
-            fn((ntiles,), (_THREADS,),
-               (src, np.int64(n), np.int32(bool(delta)), np.int32(zig), out, np.int64(groups),
-                np.int64(start), np.uint64(int.from_bytes(head[:8], "little")),
-                np.uint64(int.from_bytes(head[8:], "little")), stat, ticket, info,
-                info[1:].view(cp.int32), np.uint64(FUSED_TIMEOUT_NS)))
-        info[0] = info[0] * 4 + start
-    return info
-
-
-def _pack_fused(cp, values, delta, stream):
-    out = cp.empty(bitplane_pack_bound(values.size, values.dtype), dtype=cp.uint8)
-    size, err = (int(v) for v in bitplane_pack_into(values, out, delta=delta,
-                                                    stream=stream).get(stream=stream))
-    if err:
-        raise DeviceError(f"bitplane_pack (fused): a look-back wait timed out after "
-                          f"{FUSED_TIMEOUT_NS / 1e9:g} s; error word {err}")
-    return out[:size]
-
-
-def bitplane_pack(values, *, delta: bool = False, stream=None, variant: str | None = None):
+def bitplane_pack(values, *, delta: bool = False, stream=None):
     """Pack integers into bit planes (NumPy: CPU twin; CuPy: GPU kernels, same bytes).
 
     The GPU path reads the total size back once (to allocate the exact output), so it
@@ -734,10 +552,6 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, variant: str | No
         Store wrapping, zigzagged differences of consecutive values.
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work.
-    variant : str, optional
-        GPU variant, one of :data:`CODEC_VARIANTS` (default :data:`DEFAULT_CODEC_VARIANT`).
-        ``"fused"`` runs one kernel into an upper-bound buffer and returns a view of its first
-        bytes (one synchronisation; :func:`bitplane_pack_into` has none).
 
     Returns
     -------
@@ -747,18 +561,18 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, variant: str | No
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu.kernels import bitplane_pack, bitplane_unpack
+    >>> from fsstgpu.kernels.bitplane import bitplane_pack, bitplane_unpack
     >>> v = np.arange(1000, dtype=np.int64) * 3
     >>> buf = bitplane_pack(v, delta=True)
     >>> int(buf.size), bool((bitplane_unpack(buf) == v).all())
     (432, True)
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> int(bitplane_pack(cp.asarray(v), delta=True).size)  # doctest: +SKIP
+    432
     """
-    variant = _codec_variant(variant)
     if _check_array(values, "bitplane_pack") == "cpu":
         return bitplane_pack_cpu(values, delta=delta)
     cp = get_cupy()
-    if variant == "fused":
-        return _pack_fused(cp, values, delta, stream or cp.cuda.get_current_stream())
     if values.ndim != 1:
         raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
     code, _, ut, signed = _value_dtype(values.dtype)
@@ -774,8 +588,8 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, variant: str | No
         blocks = -(-groups * 32 // _THREADS)
         args = (src, np.int64(n), np.int32(bool(delta)), np.int32(zig))
         if groups:
-            _kernel("bitplane_counts", ut.itemsize)((blocks,), (_THREADS,),
-                                                    (*args, counts, np.int64(groups)))
+            _kernel(f"bitplane_counts<{_CTYPE[ut.itemsize]}>")(
+                (blocks,), (_THREADS,), (*args, counts, np.int64(groups)))
         ends = cp.cumsum(counts, dtype=cp.int64)
         total = int(ends[-1]) if groups else 0        # the one host synchronisation
         out = cp.zeros(start + 4 * total, dtype=cp.uint8)
@@ -783,13 +597,12 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, variant: str | No
         out[HEADER_BYTES:HEADER_BYTES + groups] = counts
         if total:
             words = out[start:].view(cp.uint32)
-            _kernel("bitplane_planes", ut.itemsize)((blocks,), (_THREADS,),
-                                                    (*args, counts, ends, words,
-                                                     np.int64(groups)))
+            _kernel(f"bitplane_planes<{_CTYPE[ut.itemsize]}>")(
+                (blocks,), (_THREADS,), (*args, counts, ends, words, np.int64(groups)))
     return out
 
 
-def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None = None):
+def bitplane_unpack(buf, *, stream=None, check: bool = True):
     """Decode a :func:`bitplane_pack` buffer (NumPy: CPU twin; CuPy: on the GPU).
 
     On the GPU the 16-byte header is read back to size the output; plane counts are scanned into
@@ -805,9 +618,6 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None
     check : bool, default True
         GPU only: synchronise at the end and raise on inconsistent plane counts.  With False the
         result of a corrupt buffer is garbage (but nothing is read or written out of bounds).
-    variant : str, optional
-        GPU variant, one of :data:`CODEC_VARIANTS` (default :data:`DEFAULT_CODEC_VARIANT`);
-        ``"fused"`` decodes (and undoes the delta) in one kernel.
 
     Returns
     -------
@@ -823,11 +633,10 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu.kernels import bitplane_pack, bitplane_unpack
+    >>> from fsstgpu.kernels.bitplane import bitplane_pack, bitplane_unpack
     >>> bitplane_unpack(bitplane_pack(np.array([7, 0, 255], np.uint8))).tolist()
     [7, 0, 255]
     """
-    variant = _codec_variant(variant)
     if isinstance(buf, (bytes, bytearray, memoryview)) or \
             _check_array(buf, "bitplane_unpack") == "cpu":
         return bitplane_unpack_cpu(buf)
@@ -841,9 +650,7 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None
         head = cp.asnumpy(buf[:HEADER_BYTES], stream=stream).tobytes()
         dt, ut, flags, n, groups, start = _parse_header(head, buf.size)
         out = cp.empty(n, dtype=ut)
-        if groups and variant == "fused":
-            _unpack_fused(cp, buf, ut, dt, flags, n, groups, start, out, stream, check)
-        elif groups:
+        if groups:
             if buf.data.ptr % 4:
                 buf = buf.copy()                       # words must be 4-byte aligned
             counts = buf[HEADER_BYTES:HEADER_BYTES + groups]
@@ -852,7 +659,7 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None
             words = buf[start:].view(cp.uint32) if nwords else cp.zeros(1, cp.uint32)
             err = cp.zeros(1, dtype=cp.int32)
             blocks = -(-groups * 32 // _THREADS)
-            _kernel("bitplane_decode", ut.itemsize)(
+            _kernel(f"bitplane_decode<{_CTYPE[ut.itemsize]}>")(
                 (blocks,), (_THREADS,),
                 (words, np.int64(nwords), counts, ends, np.int64(n),
                  np.int32(bool(flags & FLAG_ZIGZAG)), out, np.int64(groups), err))
@@ -864,9 +671,6 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True, variant: str | None
 
 
 def _raise_decode_error(bad: int, ut, dt) -> None:
-    if bad & 8:
-        raise DeviceError(f"bitplane_unpack (fused): a look-back wait timed out after "
-                          f"{FUSED_TIMEOUT_NS / 1e9:g} s; the output is garbage")
     if bad:
         what = []
         if bad & 1:
@@ -876,24 +680,3 @@ def _raise_decode_error(bad: int, ut, dt) -> None:
         if bad & 4:
             what.append("plane words left over (length does not match the counts)")
         raise CorruptDataError("bit-plane buffer is corrupt: " + "; ".join(what))
-
-
-def _unpack_fused(cp, buf, ut, dt, flags, n, groups, start, out, stream, check) -> None:
-    if buf.data.ptr % 4:
-        buf = buf.copy()                       # words must be 4-byte aligned
-    nwords = (buf.size - start) // 4
-    gpw = _FUSED_GPW[ut.itemsize]
-    ntiles = -(-groups // (8 * gpw))
-    delta = bool(flags & FLAG_DELTA)
-    stat_w = cp.zeros(3 * ntiles, dtype=cp.uint64)
-    stat_v = cp.zeros(3 * ntiles, dtype=cp.uint64) if delta else stat_w
-    ticket = cp.zeros(1, dtype=cp.uint32)
-    err = cp.zeros(1, dtype=cp.int32)
-    fn = get_function(SOURCE, f"bitplane_unpack_fused<{_CTYPE[ut.itemsize]},{gpw}>",
-                      name_expressions=_flat_names())
-    fn((ntiles,), (_THREADS,),
-       (buf, np.int64(start), np.int64(nwords), np.int64(n),
-        np.int32(bool(flags & FLAG_ZIGZAG)), np.int32(delta), out, np.int64(groups), stat_w,
-        stat_v, ticket, err, np.uint64(FUSED_TIMEOUT_NS)))
-    if check:
-        _raise_decode_error(int(err.get(stream=stream)[0]), ut, dt)

@@ -4,44 +4,44 @@
 //
 // Shared machinery
 // ----------------
-// * Work items ("tickets") are claimed with atomicAdd on a counter; the grid has exactly one block
-//   per ticket and each block claims one ticket, so a block's ticket says what it does, never its
-//   blockIdx (the hardware may start blocks in any order).  The ticket -> tile map is closed form.
-// * A block loads its source bytes into shared memory, then publishes "ticket j has read" in a
-//   ring of RING flag slots: slot j % RING holds the largest published ticket + 1 of that residue.
-//   Before publishing, ticket j waits until ticket j - RING has published (so the slot's values
-//   only grow, and "slot >= j' + 1" proves that ticket j' has read).  Then the block waits until
-//   every ticket whose source overlaps its destination has published, and writes.
+// * Work items ("tickets") are claimed with atomicAdd on a counter, so tickets are claimed in
+//   increasing order and only by blocks that are running; a ticket says what the block does,
+//   never its blockIdx (the hardware may start blocks in any order).  The ticket -> tile map is
+//   closed form.
+// * A block loads a ticket's source bytes into shared memory, then publishes "ticket j has read"
+//   in a ring of RING flag slots: slot j % RING holds the largest published ticket + 1 of that
+//   residue.  Before publishing, ticket j waits until ticket j - RING has published (so the
+//   slot's values only grow, and "slot >= j' + 1" proves that ticket j' has read).  Then the block
+//   waits until every ticket whose source overlaps its destination has published, and writes.
+//   Memory ordering: the flag is stored with st.release after a __threadfence, by one thread after
+//   a __syncthreads that follows the block's loads (their values are in shared memory, so later
+//   writes by other blocks cannot change them); waiters use ld.acquire.
 //
-// Why it cannot deadlock (any n, shift and grid size)
-// ---------------------------------------------------
-// Every wait in these kernels is for a ticket SMALLER than the waiter's own (ring reuse: j - RING;
-// readers: shown per kernel below).  A ticket is only ever claimed by a block that is already
-// running, and tickets are claimed in increasing order.  By induction on the ticket number: ticket
-// 0 waits for nobody and finishes; if all tickets < j finish, ticket j's waits are all satisfied
-// and it finishes too.  A waiting block never holds anything a smaller ticket needs (no block waits
-// for a larger ticket, and the smaller tickets are already resident), so no grid size, occupancy
-// or scheduling order can stall it.  Memory ordering: the flag is stored with st.release after a
-// __threadfence, by thread 0 after a __syncthreads that follows the block's loads (their values are
-// in shared memory, so later writes by other blocks cannot change them); waiters use ld.acquire.
+// rotate_column (one block per ticket): rotate [0, nb) left (or right) by D bytes where
+//   nb = L*D + S.  The range is L lanes of D bytes and a remainder of S bytes (left: lanes from 0,
+//   remainder at the end; right: lanes from the end, remainder at 0), the remainder saved to
+//   scratch beforehand.  Lane l's bytes go to lane l-1 at the same offset, the remainder's go to
+//   lane L-1, and lane 0's bytes go to "the top" (lane L-1 or the remainder) shifted by S (left:
+//   +S, right: -S).  Ticket j owns column c = [cW, cW + W) of every lane (left: c = C - 1 - j,
+//   right: c = j): it loads all its lanes (and its part of the saved remainder), publishes, waits
+//   for the columns whose lane L-1 receives its lane 0 (left: columns >= c, right: columns <= c,
+//   i.e. earlier tickets or itself), and writes everything.  All other moves stay inside the
+//   column.  The remainder region is only ever read from the saved copy, so writing it needs no
+//   wait.
+//   Why it cannot deadlock (any n, shift and grid size): every wait is for a ticket SMALLER than
+//   the waiter's own (ring reuse: j - RING; readers: earlier columns).  By induction on the ticket
+//   number: ticket 0 waits for nobody and finishes; if all tickets < j finish, ticket j's waits
+//   are all satisfied and it finishes too.  A waiting block never holds anything a smaller ticket
+//   needs, and the smaller tickets are already resident, so no grid size, occupancy or scheduling
+//   order can stall it.
 //
-// rotate_short: rotate [0, nb) left (or right) by d bytes, d small (saved to scratch beforehand).
-//   Destination tiles are 16-byte aligned ranges of `tile` bytes.  Left: ticket j is tile j, whose
-//   source [p0 + d, p1 + d) lies after it (bytes past nb come from the saved copy of [0, d)); the
-//   old contents of [p0, p1) are read by the tiles covering [p0 - d, p1 - d), all of them at or
-//   before tile j: earlier tickets, or itself (already read).  Bytes below 0 belong to the saved
-//   head, which nobody reads from the array.  Right: mirror image, ticket j is tile m - 1 - j.
-//
-// rotate_column: rotate [0, nb) left (or right) by D bytes where nb = L*D + S.  The range is L
-//   lanes of D bytes and a remainder of S bytes (left: lanes from 0, remainder at the end; right:
-//   lanes from the end, remainder at 0), the remainder saved to scratch beforehand.  Lane l's
-//   bytes go to lane l-1 at the same offset, the remainder's go to lane L-1, and lane 0's bytes go
-//   to "the top" (lane L-1 or the remainder) shifted by S (left: +S, right: -S).  Ticket j owns
-//   column c = [cW, cW + W) of every lane (left: c = C - 1 - j, right: c = j): it loads all its
-//   lanes (and its part of the saved remainder), publishes, waits for the columns whose lane L-1
-//   receives its lane 0 (left: columns >= c, right: columns <= c, i.e. earlier tickets or itself),
-//   and writes everything.  All other moves stay inside the column.  The remainder region is only
-//   ever read from the saved copy, so writing it needs no wait.
+// rotate_short (persistent, pipelined; details below): rotate [0, nb) left (or right) by d bytes,
+//   d small.  Destination tiles are 16-byte aligned ranges of `tile` bytes.  Left: ticket j is
+//   tile j, whose source [p0 + d, p1 + d) lies after it (bytes past nb come from a copy of the old
+//   bytes made beforehand); the old contents of [p0, p1) are read by the tiles covering
+//   [p0 - d, p1 - d), all of them at or before tile j: earlier tickets, or itself (already read).
+//   Bytes below 0 belong to the saved head, which nobody reads from the array.  Right: mirror
+//   image, ticket j is tile m - 1 - j.
 
 // No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
 typedef unsigned char uint8_t;
@@ -136,60 +136,6 @@ __device__ __forceinline__ i64 imax(i64 a, i64 b) { return a > b ? a : b; }
 
 // ------------------------------------------------------------------------------------------------
 
-__device__ __forceinline__ i64 short_bound(i64 t, i64 tile, int al0, i64 nb) {
-    if (t <= 0) return 0;
-    return imin(nb, t * tile - al0);
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS)
-rotate_short(uint8_t* a, i64 nb, i64 d, int left, const uint8_t* saved, unsigned* ring,
-             i64 tile, int al0, i64 ntiles) {
-    extern __shared__ __align__(16) uint8_t smem[];
-    const u64 j = claim(ring);
-    const i64 t = left ? (i64)j : ntiles - 1 - (i64)j;
-    const i64 p0 = short_bound(t, tile, al0, nb), p1 = short_bound(t + 1, tile, al0, nb);
-    const i64 len = p1 - p0;
-
-    // Load the source of [p0, p1) so that smem byte (off + i) is source byte i.
-    // Left: source [p0 + d, p1 + d), bytes >= nb come from saved[v - nb] (saved = old [0, d)).
-    // Right: source [p0 - d, p1 - d), bytes < 0 come from saved[v + d] (saved = old [nb - d, nb)).
-    const i64 s0 = left ? p0 + d : p0 - d;
-    const uint8_t* first = left ? (s0 < nb ? a + s0 : saved + (s0 - nb))
-                                : (s0 < 0 ? saved + (s0 + d) : a + s0);
-    uint8_t* buf = smem + 16 + ((uptr)first & 15);   // smem: tile + 48 bytes
-    if (left) {
-        i64 in_a = imax(0, imin(len, nb - s0));
-        load_range(buf, a + s0, in_a);
-        load_range(buf + in_a, saved + imax(0, s0 + in_a - nb), len - in_a);
-    } else {
-        i64 in_saved = imax(0, imin(len, -s0));
-        load_range(buf, saved + (s0 + d), in_saved);
-        load_range(buf + in_saved, a + imax(0, s0), len - in_saved);
-    }
-    __syncthreads();
-
-    // Readers of the old [p0, p1): destinations [p0 - d, p1 - d) (left) or [p0 + d, p1 + d)
-    // (right), clipped to [0, nb) (outside it they read the saved copy).  Their tiles' tickets
-    // are all smaller than j, or j itself.
-    if (threadIdx.x == 0) {
-        publish(ring, j);
-        i64 r0 = left ? p0 - d : p0 + d, r1 = left ? p1 - d : p1 + d;
-        r0 = imax(r0, 0);
-        r1 = imin(r1, nb);
-        if (r0 < r1) {
-            i64 ta = (r0 + al0) / tile, tb = (r1 - 1 + al0) / tile;
-            for (i64 u = ta; u <= tb; ++u) {
-                if (u == t) continue;
-                wait_ticket(ring, left ? (u64)u : (u64)(ntiles - 1 - u));
-            }
-        }
-    }
-    __syncthreads();
-    store_range(a + p0, buf, len);
-}
-
-// ------------------------------------------------------------------------------------------------
-
 extern "C" __global__ void __launch_bounds__(THREADS)
 rotate_column(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* saved,
               unsigned* ring, i64 W, i64 ncols) {
@@ -253,15 +199,14 @@ rotate_column(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* 
 }
 
 // ================================================================================================
-// Pipelined persistent variants (rotate.py variant="pipe")
+// rotate_short: pipelined and persistent
 // ================================================================================================
 //
-// rotate_short_pipe / rotate_column_pipe do exactly what rotate_short / rotate_column do for one
-// ticket (same ticket -> tile/column map, same publish and waits, same stores), but a block is
-// persistent: it loops over tickets and keeps PIPE_STAGES - 1 tickets' loads in flight while it
-// publishes, waits for and stores the current one.  Loads are cp.async 16-byte copies of the
-// aligned 16-byte words that hold the source bytes (a word holding at least one byte of a valid
-// range lies inside that range's allocation, so no word can fault; its other bytes are unused).
+// A block is persistent: it loops over tickets (the tiles above, the same publish and waits)
+// and keeps PIPE_STAGES - 1 tickets' loads in flight while it publishes, waits for and stores the
+// current one.  Loads are cp.async 16-byte copies of the aligned 16-byte words that hold the
+// source bytes (a word holding at least one byte of a valid range lies inside that range's
+// allocation, so no word can fault; its other bytes are unused).
 //
 // Per block and iteration i (stage s = i % S, S = PIPE_STAGES):
 //   wait for the cp.async group of ticket tk[s]; barrier 1; issue the loads of the ticket held in
@@ -336,16 +281,14 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
-// Issue cp.async copies of the aligned words holding global bytes [g, g + len) into sm, so that
-// the byte at g lands at sm + (g & 15).  Returns that address.  len > 0.
-__device__ __forceinline__ uint8_t* issue_words(uint8_t* sm, uptr g, i64 len) {
-    const uptr w0 = g & ~(uptr)15;
-    const i64 nw = (i64)(((g + len + 15) & ~(uptr)15) - w0) >> 4;
-    for (i64 i = threadIdx.x; i < nw; i += THREADS) cp_async16(sm + 16 * i, w0 + 16 * i);
-    return sm + (g & 15);
-}
-
 // ------------------------------------------------------------------------------------------------
+
+// Start of destination tile t (tile t is [start(t), start(t + 1))): tiles of `tile` bytes on
+// 16-byte aligned addresses (al0 = array address mod 16), clipped to [0, nb].
+__device__ __forceinline__ i64 short_bound(i64 t, i64 tile, int al0, i64 nb) {
+    if (t <= 0) return 0;
+    return imin(nb, t * tile - al0);
+}
 
 // Short pass, source of ticket j's tile as aligned words.  Virtual source position v (left:
 // [p0 + d, p1 + d), right: [p0 - d, p1 - d)) lives at address base + v when the whole word holding
@@ -368,7 +311,7 @@ __device__ __forceinline__ void short_issue(uint8_t* stage, uptr base, i64 nb, i
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, PIPE_MIN_BLOCKS)
-rotate_short_pipe(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring,
+rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring,
                   i64 tile, int al0, i64 ntiles, unsigned* err, u64 timeout_ns) {
     extern __shared__ __align__(16) uint8_t smem[];
     __shared__ u64 tk[PIPE_STAGES];
@@ -421,97 +364,4 @@ rotate_short_pipe(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* rin
         const i64 s0 = left ? p0 + d : p0 - d;
         store_range(a + p0, smem + s * sstride + ((base + (uptr)s0) & 15), p1 - p0);
     }
-}
-
-// ------------------------------------------------------------------------------------------------
-
-__device__ __forceinline__ void column_issue(uint8_t* stage, uptr base, i64 nb, i64 D, int L,
-                                             i64 S, int left, uptr saved, i64 W, i64 ncols,
-                                             u64 j) {
-    const i64 c = left ? ncols - 1 - (i64)j : (i64)j;
-    const i64 X0 = c * W, X1 = imin(D, X0 + W), len = X1 - X0;
-    const i64 stride = W + 64;
-    for (int l = 0; l < L; ++l) {
-        const i64 ls = left ? (i64)l * D : nb - ((i64)l + 1) * D;
-        issue_words(stage + l * stride, base + (uptr)(ls + X0), len);
-    }
-    const i64 q0 = left ? X0 : imax(X0, D - S), q1 = left ? imin(X1, S) : X1;
-    if (q0 < q1) issue_words(stage + L * stride, saved + (uptr)(left ? q0 : q0 - (D - S)),
-                             q1 - q0);
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, 4)   // smem allows ~4 anyway
-rotate_column_pipe(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* saved,
-                   unsigned* ring, i64 W, i64 ncols, unsigned* err, u64 timeout_ns) {
-    extern __shared__ __align__(16) uint8_t smem[];
-    __shared__ u64 tk[PIPE_STAGES];
-    const i64 stride = W + 64;                   // one lane buffer: <= W + 30 bytes of words
-    const i64 sstride = ((i64)L + 1) * stride;   // one stage: L lanes and the remainder
-    const uptr base = (uptr)a, sv = (uptr)saved;
-    const u64 nt = (u64)ncols;
-    const i64 rem0 = left ? (i64)L * D : 0;
-    #define LANE_START(l) (left ? (i64)(l) * D : nb - ((i64)(l) + 1) * D)
-    if (threadIdx.x == 0) {
-        u64 prev = 0;
-        for (int s = 0; s < PIPE_STAGES; ++s) {
-            prev = (s == 0 || prev < nt) ? (u64)atomicAdd(ring + RING, 1u) : nt;
-            tk[s] = prev;
-        }
-    }
-    __syncthreads();
-    for (int s = 0; s < PIPE_STAGES - 1; ++s) {
-        if (tk[s] < nt) column_issue(smem + s * sstride, base, nb, D, L, S, left, sv, W, ncols,
-                                     tk[s]);
-        cp_async_commit();
-    }
-    for (u64 i = 0;; ++i) {
-        const int s = (int)(i % PIPE_STAGES);
-        const u64 j = tk[s];
-        if (j >= nt) break;
-        cp_async_wait<PIPE_STAGES - 2>();
-        __syncthreads();
-        const int sn = (int)((i + PIPE_STAGES - 1) % PIPE_STAGES);
-        const u64 jn = tk[sn];
-        if (jn < nt) column_issue(smem + sn * sstride, base, nb, D, L, S, left, sv, W, ncols,
-                                  jn);
-        cp_async_commit();
-        const i64 c = left ? ncols - 1 - (i64)j : (i64)j;
-        const i64 X0 = c * W, X1 = imin(D, X0 + W), len = X1 - X0;
-        const i64 y0 = left ? X0 + S : X0 - S, y1 = y0 + len;
-        if (threadIdx.x == 0) publish_bounded(ring, j, err, timeout_ns);
-        if (threadIdx.x == 32) {
-            const u64 nx = jn < nt ? (u64)atomicAdd(ring + RING, 1u) : nt;
-            const i64 r0 = imax(y0, 0), r1 = imin(y1, D);
-            if (r0 < r1) {
-                for (i64 u = r0 / W; u <= (r1 - 1) / W; ++u) {
-                    if (u == c) continue;
-                    wait_ticket_bounded(ring, left ? (u64)(ncols - 1 - u) : (u64)u, err,
-                                        timeout_ns);
-                }
-            }
-            tk[s] = nx;
-        }
-        __syncthreads();
-        uint8_t* st = smem + s * sstride;
-        for (int l = 1; l < L; ++l) {
-            const uptr g = base + (uptr)(LANE_START(l) + X0);
-            store_range(a + LANE_START(l - 1) + X0, st + l * stride + (g & 15), len);
-        }
-        const i64 q0 = left ? X0 : imax(X0, D - S), q1 = left ? imin(X1, S) : X1;
-        if (q0 < q1) {
-            const uptr rs = sv + (uptr)(left ? q0 : q0 - (D - S));
-            store_range(a + LANE_START(L - 1) + q0, st + L * stride + (rs & 15), q1 - q0);
-        }
-        const uint8_t* b0 = st + ((base + (uptr)(LANE_START(0) + X0)) & 15);
-        const i64 r0 = imax(y0, 0), r1 = imin(y1, D);
-        if (r0 < r1) store_range(a + LANE_START(L - 1) + r0, b0 + (r0 - y0), r1 - r0);
-        if (left) {
-            const i64 e0 = imax(y0, D);
-            if (e0 < y1) store_range(a + rem0 + (e0 - D), b0 + (e0 - y0), y1 - e0);
-        } else {
-            const i64 e1 = imin(y1, 0);
-            if (y0 < e1) store_range(a + rem0 + (y0 + S), b0, e1 - y0);
-        }
-    }
-    #undef LANE_START
 }

@@ -1,17 +1,24 @@
 // Tiled matrix transposes: out of place, in place for square matrices, and in place for
 // rectangular matrices through the decomposition of Catanzaro, Keller and Garland ("A
-// decomposition for in-place matrix transposition", PPoPP 2014).
+// decomposition for in-place matrix transposition", PPoPP 2014).  Launched by transpose.py, which
+// picks the kernel and its template parameters per element size and shape.
 //
 // Elements are moved as raw bytes: only the element size ES (1, 2, 4, 8 or 16) matters.
 //
 // Out of place / in place square ("tile" kernels).  A block moves one tile of SIDE x SIDE
 // elements, SIDE = 32 * V.  The tile is cut into V x V element blocks; a thread loads the V rows
 // of one block as V vectors of V elements (V * ES bytes each, so 1- and 2-byte elements travel in
-// 4- or 8-byte words), transposes the V x V block in registers, and writes the V resulting
+// 4- to 8-byte words), transposes the V x V block in registers, and writes the V resulting
 // vectors into a shared-memory tile laid out as the OUTPUT tile.  After a barrier every warp writes
 // whole output rows with coalesced vector stores.  The shared tile is XOR-swizzled
 // (column ^ (row / V)) so that both the scattered writes and the row reads are free of bank
 // conflicts without padding.  All offsets are 64-bit.
+//   transpose_tiles / transpose_square_inplace: one tile (pair) per block, blockDim 32 x 8.
+//   transpose_tiles_pf / transpose_square_pf: a persistent grid whose blocks issue the loads of
+//   their next tile (pair) before they store the current one, blockDim 32 x TR and
+//   __launch_bounds__(32 * TR, MINB) as template parameters, and byte-permute (prmt) register
+//   transposes of 1-byte blocks (which make an 8 x 8 byte block, V = 8, cheap).  The square
+//   kernel also issues the loads of BOTH tiles of a pair before touching either.
 //
 // In place rectangular.  For an m x n row-major matrix with m <= n, c = gcd(m, n), a = m / c,
 // b = n / c, the transpose is (C2R, Catanzaro et al.):
@@ -29,7 +36,7 @@
 // buffer chosen by the launcher.
 
 #define TB 32          // tile side in V x V blocks (one warp across)
-#define TROWS 8        // blockDim.y of the tile kernels
+#define TROWS 8        // blockDim.y of the one-tile-per-block kernels
 // loads kept in flight per thread in the row and panel kernels (fewer for wide elements)
 #define NB(ES) ((ES) >= 8 ? 4 : 8)
 
@@ -41,8 +48,120 @@ template <> struct Raw<8> { typedef uint2 t; };
 template <> struct Raw<16> { typedef uint4 t; };
 
 // ------------------------------------------------------------------------------------------------
+// Register transposes of a V x V element block
+// ------------------------------------------------------------------------------------------------
+
+// Transpose a V x V element block held as V vectors (in[e] = row e); out[f] = column f.
+template <int ES, int V> struct RegT {
+    typedef typename Raw<ES>::t T;
+    typedef typename Raw<ES * V>::t Vec;
+    union Pack { Vec v; T e[V]; };
+    static __device__ __forceinline__ void run(const Vec* in, Vec* out)
+    {
+#pragma unroll
+        for (int f = 0; f < V; ++f) {
+            Pack q;
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                Pack p;
+                p.v = in[e];
+                q.e[e] = p.e[f];
+            }
+            out[f] = q.v;
+        }
+    }
+};
+
+// 4 x 4 byte transpose: word e holds row e (byte f = column f); afterwards word f holds column f.
+__device__ __forceinline__ void bt4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3)
+{
+    const unsigned x0 = __byte_perm(r0, r1, 0x5140), x1 = __byte_perm(r0, r1, 0x7362);
+    const unsigned y0 = __byte_perm(r2, r3, 0x5140), y1 = __byte_perm(r2, r3, 0x7362);
+    r0 = __byte_perm(x0, y0, 0x5410);
+    r1 = __byte_perm(x0, y0, 0x7632);
+    r2 = __byte_perm(x1, y1, 0x5410);
+    r3 = __byte_perm(x1, y1, 0x7632);
+}
+
+// 1-byte blocks through byte permutes (prmt).
+template <> struct RegT<1, 4> {
+    static __device__ __forceinline__ void run(const unsigned* in, unsigned* out)
+    {
+        unsigned r0 = in[0], r1 = in[1], r2 = in[2], r3 = in[3];
+        bt4(r0, r1, r2, r3);
+        out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3;
+    }
+};
+// 8 x 8 bytes = four 4 x 4 byte blocks: (lo words of rows 0-3, 4-7) give the lo / hi words of
+// columns 0-3; the hi words give columns 4-7.
+template <> struct RegT<1, 8> {
+    static __device__ __forceinline__ void run(const uint2* in, uint2* out)
+    {
+        unsigned a0 = in[0].x, a1 = in[1].x, a2 = in[2].x, a3 = in[3].x;   // rows 0-3, cols 0-3
+        unsigned b0 = in[4].x, b1 = in[5].x, b2 = in[6].x, b3 = in[7].x;   // rows 4-7, cols 0-3
+        unsigned c0 = in[0].y, c1 = in[1].y, c2 = in[2].y, c3 = in[3].y;   // rows 0-3, cols 4-7
+        unsigned d0 = in[4].y, d1 = in[5].y, d2 = in[6].y, d3 = in[7].y;   // rows 4-7, cols 4-7
+        bt4(a0, a1, a2, a3);
+        bt4(b0, b1, b2, b3);
+        bt4(c0, c1, c2, c3);
+        bt4(d0, d1, d2, d3);
+        out[0] = make_uint2(a0, b0); out[1] = make_uint2(a1, b1);
+        out[2] = make_uint2(a2, b2); out[3] = make_uint2(a3, b3);
+        out[4] = make_uint2(c0, d0); out[5] = make_uint2(c1, d1);
+        out[6] = make_uint2(c2, d2); out[7] = make_uint2(c3, d3);
+    }
+};
+
+// ------------------------------------------------------------------------------------------------
 // Tile kernels
 // ------------------------------------------------------------------------------------------------
+
+// The registers of one tile between its loads and its shared-memory writes (blockDim = 32 x TR).
+template <int ES, int V, int TR>
+struct TileRegs {
+    typedef typename Raw<ES>::t T;
+    typedef typename Raw<ES * V>::t Vec;
+    enum { K = TB / TR };
+    Vec p[K][V];
+
+    // Issue the loads of input tile (r0, c0) of a rows x cols matrix (no wait).  rows and cols
+    // are multiples of V when V > 1 (the launcher guarantees it).
+    __device__ __forceinline__ void fetch(const T* in, long long rows, long long cols,
+                                          long long r0, long long c0)
+    {
+        const long long vcols = cols / V, brows = rows / V;
+        const long long vc = c0 / V + threadIdx.x;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const long long br = r0 / V + threadIdx.y + k * TR;
+            if (br < brows && vc < vcols) {
+#pragma unroll
+                for (int e = 0; e < V; ++e)
+                    p[k][e] = reinterpret_cast<const Vec*>(in + (br * V + e) * cols)[vc];
+            }
+        }
+    }
+
+    // Transpose the blocks in registers and write them into the shared tile laid out as the
+    // output tile: output row tx*V + f, vector column bi, swizzle key (row / V) == tx.
+    __device__ __forceinline__ void put(Vec* sm, long long rows, long long cols, long long r0,
+                                        long long c0) const
+    {
+        const int tx = threadIdx.x;
+        const long long vcols = cols / V, brows = rows / V;
+        const long long vc = c0 / V + tx;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int bi = threadIdx.y + k * TR;
+            if (r0 / V + bi < brows && vc < vcols) {
+                Vec q[V];
+                RegT<ES, V>::run(p[k], q);
+#pragma unroll
+                for (int f = 0; f < V; ++f) sm[(tx * V + f) * TB + (bi ^ tx)] = q[f];
+            }
+        }
+    }
+};
 
 // Load input tile (r0, c0) of a rows x cols matrix into shared memory laid out as the output tile.
 // rows and cols are multiples of V when V > 1 (the launcher guarantees it).
@@ -85,8 +204,8 @@ __device__ __forceinline__ void load_tile(const typename Raw<ES>::t* in,
     }
 }
 
-// Store the shared tile (from input tile (r0, c0)) into the cols x rows output.
-template <int ES, int V>
+// Store the shared tile (from input tile (r0, c0)) into the cols x rows output (blockDim 32 x TR).
+template <int ES, int V, int TR>
 __device__ __forceinline__ void store_tile(const typename Raw<ES * V>::t* sm,
                                            typename Raw<ES>::t* out, long long rows,
                                            long long cols, long long r0, long long c0)
@@ -96,12 +215,27 @@ __device__ __forceinline__ void store_tile(const typename Raw<ES * V>::t* sm,
     const long long ovcols = rows / V;
     const long long ovc = r0 / V + tx;
 #pragma unroll
-    for (int k = 0; k < (TB * V) / TROWS; ++k) {
-        const int orow = ty + k * TROWS;
+    for (int k = 0; k < (TB * V) / TR; ++k) {
+        const int orow = ty + k * TR;
         const long long og = c0 + orow;
         if (og < cols && ovc < ovcols)
-            reinterpret_cast<Vec*>(out + og * rows)[ovc] = sm[orow * TB + (tx ^ ((orow / V) & (TB - 1)))];
+            reinterpret_cast<Vec*>(out + og * rows)[ovc] =
+                sm[orow * TB + (tx ^ ((orow / V) & (TB - 1)))];
     }
+}
+
+// Pair index -> (ti, tj), ti <= tj, of the upper triangle of a tiles x tiles grid; row ti of the
+// triangle starts at off(ti) = ti*tiles - ti*(ti-1)/2.
+__device__ __forceinline__ void pair_coords(long long idx, long long tiles, long long& ti,
+                                            long long& tj)
+{
+    const double tt = 2.0 * (double)tiles + 1.0;
+    ti = (long long)((tt - sqrt(tt * tt - 8.0 * (double)idx)) * 0.5);
+    if (ti < 0) ti = 0;
+    if (ti > tiles - 1) ti = tiles - 1;
+    while (ti > 0 && ti * tiles - ti * (ti - 1) / 2 > idx) --ti;
+    while (ti + 1 < tiles && (ti + 1) * tiles - (ti + 1) * ti / 2 <= idx) ++ti;
+    tj = ti + (idx - (ti * tiles - ti * (ti - 1) / 2));
 }
 
 // Out of place: in is batch x rows x cols, out is batch x cols x rows (both C-contiguous).
@@ -125,7 +259,7 @@ transpose_tiles(const typename Raw<ES>::t* __restrict__ in, typename Raw<ES>::t*
         const long long off = bi * rows * cols;
         load_tile<ES, V>(in + off, sm, rows, cols, tr * side, tc * side);
         __syncthreads();
-        store_tile<ES, V>(sm, out + off, rows, cols, tr * side, tc * side);
+        store_tile<ES, V, TROWS>(sm, out + off, rows, cols, tr * side, tc * side);
         __syncthreads();
     }
 }
@@ -146,7 +280,8 @@ transpose_square_inplace(typename Raw<ES>::t* data, long long n, long long batch
     for (long long t = blockIdx.x; t < total; t += gridDim.x) {
         const long long bi = t / pairs;
         const long long idx = t - bi * pairs;
-        // row ti of the upper triangle starts at off(ti) = ti*tiles - ti*(ti-1)/2
+        // pair_coords(idx, tiles, ti, tj) spelled out: a call here compiles to other PTX (block
+        // order), and this keeps the kernel's code exactly what BENCHMARKS.md measured
         const double tt = 2.0 * (double)tiles + 1.0;
         long long ti = (long long)((tt - sqrt(tt * tt - 8.0 * (double)idx)) * 0.5);
         if (ti < 0) ti = 0;
@@ -158,9 +293,93 @@ transpose_square_inplace(typename Raw<ES>::t* data, long long n, long long batch
         load_tile<ES, V>(base, sa, n, n, ti * side, tj * side);
         if (ti != tj) load_tile<ES, V>(base, sb, n, n, tj * side, ti * side);
         __syncthreads();
-        store_tile<ES, V>(sa, base, n, n, ti * side, tj * side);
-        if (ti != tj) store_tile<ES, V>(sb, base, n, n, tj * side, ti * side);
+        store_tile<ES, V, TROWS>(sa, base, n, n, ti * side, tj * side);
+        if (ti != tj) store_tile<ES, V, TROWS>(sb, base, n, n, tj * side, ti * side);
         __syncthreads();
+    }
+}
+
+// Out of place, persistent: block b handles tiles b, b + grid, ...; the loads of the next tile
+// are issued before the current tile is stored.
+template <int ES, int V, int TR, int MINB>
+__global__ void __launch_bounds__(TB * TR, MINB)
+transpose_tiles_pf(const typename Raw<ES>::t* __restrict__ in, typename Raw<ES>::t* __restrict__ out,
+                   long long rows, long long cols, long long batch, long long tiles_r,
+                   long long tiles_c)
+{
+    typedef typename Raw<ES * V>::t Vec;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    Vec* sm = reinterpret_cast<Vec*>(smem_raw);
+    const long long side = TB * V;
+    const long long per = tiles_r * tiles_c;
+    const long long total = per * batch;
+    long long t = blockIdx.x;
+    if (t >= total) return;
+    long long off, r0, c0;
+    {
+        const long long bi = t / per, rem = t - bi * per, tr = rem / tiles_c;
+        off = bi * rows * cols; r0 = tr * side; c0 = (rem - tr * tiles_c) * side;
+    }
+    TileRegs<ES, V, TR> R;
+    R.fetch(in + off, rows, cols, r0, c0);
+    while (true) {
+        R.put(sm, rows, cols, r0, c0);
+        __syncthreads();
+        const long long tn = t + gridDim.x;
+        long long noff = 0, nr0 = 0, nc0 = 0;
+        if (tn < total) {
+            const long long bi = tn / per, rem = tn - bi * per, tr = rem / tiles_c;
+            noff = bi * rows * cols; nr0 = tr * side; nc0 = (rem - tr * tiles_c) * side;
+            R.fetch(in + noff, rows, cols, nr0, nc0);
+        }
+        store_tile<ES, V, TR>(sm, out + off, rows, cols, r0, c0);
+        if (tn >= total) break;
+        __syncthreads();
+        t = tn; off = noff; r0 = nr0; c0 = nc0;
+    }
+}
+
+// In place square, persistent: both tiles of a pair are loaded before either is written to shared
+// memory, and the next pair is loaded before the current one is stored (pairs are disjoint, so
+// prefetching the next pair never reads what this or another block writes).
+template <int ES, int V, int TR, int MINB>
+__global__ void __launch_bounds__(TB * TR, MINB)
+transpose_square_pf(typename Raw<ES>::t* data, long long n, long long batch, long long tiles)
+{
+    typedef typename Raw<ES>::t T;
+    typedef typename Raw<ES * V>::t Vec;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    Vec* sa = reinterpret_cast<Vec*>(smem_raw);
+    Vec* sb = sa + TB * V * TB;
+    const long long side = TB * V;
+    const long long pairs = tiles * (tiles + 1) / 2;
+    const long long total = pairs * batch;
+    long long t = blockIdx.x;
+    if (t >= total) return;
+    long long bi = t / pairs, ti, tj;
+    pair_coords(t - bi * pairs, tiles, ti, tj);
+    TileRegs<ES, V, TR> A, B;
+    T* base = data + bi * n * n;
+    A.fetch(base, n, n, ti * side, tj * side);
+    if (ti != tj) B.fetch(base, n, n, tj * side, ti * side);
+    while (true) {
+        A.put(sa, n, n, ti * side, tj * side);
+        if (ti != tj) B.put(sb, n, n, tj * side, ti * side);
+        __syncthreads();
+        const long long tn = t + gridDim.x;
+        long long nbi = 0, nti = 0, ntj = 0;
+        if (tn < total) {
+            nbi = tn / pairs;
+            pair_coords(tn - nbi * pairs, tiles, nti, ntj);
+            const T* nbase = data + nbi * n * n;
+            A.fetch(nbase, n, n, nti * side, ntj * side);
+            if (nti != ntj) B.fetch(nbase, n, n, ntj * side, nti * side);
+        }
+        store_tile<ES, V, TR>(sa, base, n, n, ti * side, tj * side);
+        if (ti != tj) store_tile<ES, V, TR>(sb, base, n, n, tj * side, ti * side);
+        if (tn >= total) break;
+        __syncthreads();
+        t = tn; bi = nbi; ti = nti; tj = ntj; base = data + bi * n * n;
     }
 }
 
@@ -394,537 +613,5 @@ __global__ void panel_permute_global(const typename Raw<ES>::t* __restrict__ dat
         }
         if (mode == 2) scratch[f * g + jj] = data[i * n + j];
         else scratch[i * g + jj] = data[f * n + j];
-    }
-}
-
-// ================================================================================================
-// Variants (helper H3d): selectable from transpose.py, not the defaults until measured.
-// ================================================================================================
-//
-// (1) transpose_tiles_pf / transpose_square_pf: the tile kernels above with
-//     * a prmt (__byte_perm) register transpose for 1- and 2-byte elements, which also makes an
-//       8 x 8 byte block (V = 8, 8-byte words, 256-byte row segments) cheap;
-//     * TR (blockDim.y) and MINB (__launch_bounds__ min blocks) as template parameters;
-//     * a persistent grid whose blocks prefetch the next tile (pair) into registers before they
-//       store the current one, so loads of tile t+1 are in flight while tile t is written.
-//     The square kernel also issues the loads of BOTH tiles of a pair before touching either.
-// (2) panel_permute_cluster / row_permute_cluster: the column-panel and row steps of the
-//     rectangular in-place transpose with the panel (row) split over the K CTAs of a thread-block
-//     cluster.  Each CTA keeps R = ceil(m / K) rows of the panel (R elements of the row) in its
-//     shared memory, and the permutation is applied through distributed shared memory (mapa +
-//     ld/st.shared::cluster).  A panel can then be 64-128 bytes wide (whole sectors / lines) and
-//     several CTAs fit on an SM, so loads of one CTA overlap stores of another.
-
-// 4 x 4 byte transpose: word e holds row e (byte f = column f); afterwards word f holds column f.
-__device__ __forceinline__ void bt4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3)
-{
-    const unsigned x0 = __byte_perm(r0, r1, 0x5140), x1 = __byte_perm(r0, r1, 0x7362);
-    const unsigned y0 = __byte_perm(r2, r3, 0x5140), y1 = __byte_perm(r2, r3, 0x7362);
-    r0 = __byte_perm(x0, y0, 0x5410);
-    r1 = __byte_perm(x0, y0, 0x7632);
-    r2 = __byte_perm(x1, y1, 0x5410);
-    r3 = __byte_perm(x1, y1, 0x7632);
-}
-
-// Transpose a V x V element block held as V vectors (in[e] = row e); out[f] = column f.
-template <int ES, int V> struct RegT {
-    typedef typename Raw<ES>::t T;
-    typedef typename Raw<ES * V>::t Vec;
-    union Pack { Vec v; T e[V]; };
-    static __device__ __forceinline__ void run(const Vec* in, Vec* out)
-    {
-#pragma unroll
-        for (int f = 0; f < V; ++f) {
-            Pack q;
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                Pack p;
-                p.v = in[e];
-                q.e[e] = p.e[f];
-            }
-            out[f] = q.v;
-        }
-    }
-};
-template <> struct RegT<1, 4> {
-    static __device__ __forceinline__ void run(const unsigned* in, unsigned* out)
-    {
-        unsigned r0 = in[0], r1 = in[1], r2 = in[2], r3 = in[3];
-        bt4(r0, r1, r2, r3);
-        out[0] = r0; out[1] = r1; out[2] = r2; out[3] = r3;
-    }
-};
-// 8 x 8 bytes = four 4 x 4 byte blocks: (lo words of rows 0-3, 4-7) give the lo / hi words of
-// columns 0-3; the hi words give columns 4-7.
-template <> struct RegT<1, 8> {
-    static __device__ __forceinline__ void run(const uint2* in, uint2* out)
-    {
-        unsigned a0 = in[0].x, a1 = in[1].x, a2 = in[2].x, a3 = in[3].x;   // rows 0-3, cols 0-3
-        unsigned b0 = in[4].x, b1 = in[5].x, b2 = in[6].x, b3 = in[7].x;   // rows 4-7, cols 0-3
-        unsigned c0 = in[0].y, c1 = in[1].y, c2 = in[2].y, c3 = in[3].y;   // rows 0-3, cols 4-7
-        unsigned d0 = in[4].y, d1 = in[5].y, d2 = in[6].y, d3 = in[7].y;   // rows 4-7, cols 4-7
-        bt4(a0, a1, a2, a3);
-        bt4(b0, b1, b2, b3);
-        bt4(c0, c1, c2, c3);
-        bt4(d0, d1, d2, d3);
-        out[0] = make_uint2(a0, b0); out[1] = make_uint2(a1, b1);
-        out[2] = make_uint2(a2, b2); out[3] = make_uint2(a3, b3);
-        out[4] = make_uint2(c0, d0); out[5] = make_uint2(c1, d1);
-        out[6] = make_uint2(c2, d2); out[7] = make_uint2(c3, d3);
-    }
-};
-template <> struct RegT<2, 2> {
-    static __device__ __forceinline__ void run(const unsigned* in, unsigned* out)
-    {
-        const unsigned r0 = in[0], r1 = in[1];
-        out[0] = __byte_perm(r0, r1, 0x5410);
-        out[1] = __byte_perm(r0, r1, 0x7632);
-    }
-};
-// 4 x 4 halfwords = four 2 x 2 halfword blocks, as in RegT<1, 8>.
-template <> struct RegT<2, 4> {
-    static __device__ __forceinline__ void run(const uint2* in, uint2* out)
-    {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {          // output column pair 2h, 2h+1
-            const unsigned r0 = h ? in[0].y : in[0].x, r1 = h ? in[1].y : in[1].x;
-            const unsigned r2 = h ? in[2].y : in[2].x, r3 = h ? in[3].y : in[3].x;
-            out[2 * h] = make_uint2(__byte_perm(r0, r1, 0x5410), __byte_perm(r2, r3, 0x5410));
-            out[2 * h + 1] = make_uint2(__byte_perm(r0, r1, 0x7632), __byte_perm(r2, r3, 0x7632));
-        }
-    }
-};
-
-// The registers of one tile between its loads and its shared-memory writes (blockDim = 32 x TR).
-template <int ES, int V, int TR>
-struct TileRegs {
-    typedef typename Raw<ES>::t T;
-    typedef typename Raw<ES * V>::t Vec;
-    enum { K = TB / TR };
-    Vec p[K][V];
-
-    // Issue the loads of input tile (r0, c0) of a rows x cols matrix (no wait).
-    __device__ __forceinline__ void fetch(const T* in, long long rows, long long cols,
-                                          long long r0, long long c0)
-    {
-        const long long vcols = cols / V, brows = rows / V;
-        const long long vc = c0 / V + threadIdx.x;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const long long br = r0 / V + threadIdx.y + k * TR;
-            if (br < brows && vc < vcols) {
-#pragma unroll
-                for (int e = 0; e < V; ++e)
-                    p[k][e] = reinterpret_cast<const Vec*>(in + (br * V + e) * cols)[vc];
-            }
-        }
-    }
-
-    // Transpose the blocks in registers and write them to the swizzled shared tile (as load_tile).
-    __device__ __forceinline__ void put(Vec* sm, long long rows, long long cols, long long r0,
-                                        long long c0) const
-    {
-        const int tx = threadIdx.x;
-        const long long vcols = cols / V, brows = rows / V;
-        const long long vc = c0 / V + tx;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int bi = threadIdx.y + k * TR;
-            if (r0 / V + bi < brows && vc < vcols) {
-                Vec q[V];
-                RegT<ES, V>::run(p[k], q);
-#pragma unroll
-                for (int f = 0; f < V; ++f) sm[(tx * V + f) * TB + (bi ^ tx)] = q[f];
-            }
-        }
-    }
-};
-
-// store_tile for blockDim.y = TR.
-template <int ES, int V, int TR>
-__device__ __forceinline__ void store_tile_tr(const typename Raw<ES * V>::t* sm,
-                                              typename Raw<ES>::t* out, long long rows,
-                                              long long cols, long long r0, long long c0)
-{
-    typedef typename Raw<ES * V>::t Vec;
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long ovcols = rows / V;
-    const long long ovc = r0 / V + tx;
-#pragma unroll
-    for (int k = 0; k < (TB * V) / TR; ++k) {
-        const int orow = ty + k * TR;
-        const long long og = c0 + orow;
-        if (og < cols && ovc < ovcols)
-            reinterpret_cast<Vec*>(out + og * rows)[ovc] =
-                sm[orow * TB + (tx ^ ((orow / V) & (TB - 1)))];
-    }
-}
-
-// Out of place, persistent: block b handles tiles b, b + grid, ...; the loads of the next tile
-// are issued before the current tile is stored.
-template <int ES, int V, int TR, int MINB>
-__global__ void __launch_bounds__(TB * TR, MINB)
-transpose_tiles_pf(const typename Raw<ES>::t* __restrict__ in, typename Raw<ES>::t* __restrict__ out,
-                   long long rows, long long cols, long long batch, long long tiles_r,
-                   long long tiles_c)
-{
-    typedef typename Raw<ES * V>::t Vec;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    Vec* sm = reinterpret_cast<Vec*>(smem_raw);
-    const long long side = TB * V;
-    const long long per = tiles_r * tiles_c;
-    const long long total = per * batch;
-    long long t = blockIdx.x;
-    if (t >= total) return;
-    long long off, r0, c0;
-    {
-        const long long bi = t / per, rem = t - bi * per, tr = rem / tiles_c;
-        off = bi * rows * cols; r0 = tr * side; c0 = (rem - tr * tiles_c) * side;
-    }
-    TileRegs<ES, V, TR> R;
-    R.fetch(in + off, rows, cols, r0, c0);
-    while (true) {
-        R.put(sm, rows, cols, r0, c0);
-        __syncthreads();
-        const long long tn = t + gridDim.x;
-        long long noff = 0, nr0 = 0, nc0 = 0;
-        if (tn < total) {
-            const long long bi = tn / per, rem = tn - bi * per, tr = rem / tiles_c;
-            noff = bi * rows * cols; nr0 = tr * side; nc0 = (rem - tr * tiles_c) * side;
-            R.fetch(in + noff, rows, cols, nr0, nc0);
-        }
-        store_tile_tr<ES, V, TR>(sm, out + off, rows, cols, r0, c0);
-        if (tn >= total) break;
-        __syncthreads();
-        t = tn; off = noff; r0 = nr0; c0 = nc0;
-    }
-}
-
-// Pair index -> (ti, tj), ti <= tj, of the upper triangle of a tiles x tiles grid.
-__device__ __forceinline__ void pair_coords(long long idx, long long tiles, long long& ti,
-                                            long long& tj)
-{
-    const double tt = 2.0 * (double)tiles + 1.0;
-    ti = (long long)((tt - sqrt(tt * tt - 8.0 * (double)idx)) * 0.5);
-    if (ti < 0) ti = 0;
-    if (ti > tiles - 1) ti = tiles - 1;
-    while (ti > 0 && ti * tiles - ti * (ti - 1) / 2 > idx) --ti;
-    while (ti + 1 < tiles && (ti + 1) * tiles - (ti + 1) * ti / 2 <= idx) ++ti;
-    tj = ti + (idx - (ti * tiles - ti * (ti - 1) / 2));
-}
-
-// In place square, persistent: both tiles of a pair are loaded before either is written to shared
-// memory, and the next pair is loaded before the current one is stored (pairs are disjoint, so
-// prefetching the next pair never reads what this or another block writes).
-template <int ES, int V, int TR, int MINB>
-__global__ void __launch_bounds__(TB * TR, MINB)
-transpose_square_pf(typename Raw<ES>::t* data, long long n, long long batch, long long tiles)
-{
-    typedef typename Raw<ES>::t T;
-    typedef typename Raw<ES * V>::t Vec;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    Vec* sa = reinterpret_cast<Vec*>(smem_raw);
-    Vec* sb = sa + TB * V * TB;
-    const long long side = TB * V;
-    const long long pairs = tiles * (tiles + 1) / 2;
-    const long long total = pairs * batch;
-    long long t = blockIdx.x;
-    if (t >= total) return;
-    long long bi = t / pairs, ti, tj;
-    pair_coords(t - bi * pairs, tiles, ti, tj);
-    TileRegs<ES, V, TR> A, B;
-    T* base = data + bi * n * n;
-    A.fetch(base, n, n, ti * side, tj * side);
-    if (ti != tj) B.fetch(base, n, n, tj * side, ti * side);
-    while (true) {
-        A.put(sa, n, n, ti * side, tj * side);
-        if (ti != tj) B.put(sb, n, n, tj * side, ti * side);
-        __syncthreads();
-        const long long tn = t + gridDim.x;
-        long long nbi = 0, nti = 0, ntj = 0;
-        if (tn < total) {
-            nbi = tn / pairs;
-            pair_coords(tn - nbi * pairs, tiles, nti, ntj);
-            const T* nbase = data + nbi * n * n;
-            A.fetch(nbase, n, n, nti * side, ntj * side);
-            if (nti != ntj) B.fetch(nbase, n, n, ntj * side, nti * side);
-        }
-        store_tile_tr<ES, V, TR>(sa, base, n, n, ti * side, tj * side);
-        if (ti != tj) store_tile_tr<ES, V, TR>(sb, base, n, n, tj * side, ti * side);
-        if (tn >= total) break;
-        __syncthreads();
-        t = tn; bi = nbi; ti = nti; tj = ntj; base = data + bi * n * n;
-    }
-}
-
-// ---------------------------- thread-block clusters (sm_90) -------------------------------------
-
-__device__ __forceinline__ unsigned cl_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned cl_id()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned cl_count()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
-    return r;
-}
-// Every thread of every CTA of the cluster: writes before it are visible to reads after it.
-__device__ __forceinline__ void cl_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-// 32-bit shared-window address of a generic pointer into this CTA's shared memory.
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-    unsigned r;
-    asm volatile("{\n\t.reg .u64 t;\n\tcvta.to.shared.u64 t, %1;\n\tcvt.u32.u64 %0, t;\n\t}"
-                 : "=r"(r) : "l"(p));
-    return r;
-}
-// Shared-memory address (cvta) of CTA `rank`'s copy of the local address `a`.
-__device__ __forceinline__ unsigned cl_map(unsigned a, unsigned rank)
-{
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    return r;
-}
-
-template <int ES> struct Dsm;
-template <> struct Dsm<1> {
-    static __device__ __forceinline__ unsigned char ld(unsigned a)
-    {
-        unsigned short v;
-        asm volatile("ld.shared::cluster.u8 %0, [%1];" : "=h"(v) : "r"(a) : "memory");
-        return (unsigned char)v;
-    }
-    static __device__ __forceinline__ void st(unsigned a, unsigned char v)
-    {
-        asm volatile("st.shared::cluster.u8 [%0], %1;" :: "r"(a), "h"((unsigned short)v) : "memory");
-    }
-};
-template <> struct Dsm<2> {
-    static __device__ __forceinline__ unsigned short ld(unsigned a)
-    {
-        unsigned short v;
-        asm volatile("ld.shared::cluster.u16 %0, [%1];" : "=h"(v) : "r"(a) : "memory");
-        return v;
-    }
-    static __device__ __forceinline__ void st(unsigned a, unsigned short v)
-    {
-        asm volatile("st.shared::cluster.u16 [%0], %1;" :: "r"(a), "h"(v) : "memory");
-    }
-};
-template <> struct Dsm<4> {
-    static __device__ __forceinline__ unsigned ld(unsigned a)
-    {
-        unsigned v;
-        asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
-        return v;
-    }
-    static __device__ __forceinline__ void st(unsigned a, unsigned v)
-    {
-        asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
-    }
-};
-template <> struct Dsm<8> {
-    static __device__ __forceinline__ uint2 ld(unsigned a)
-    {
-        uint2 v;
-        asm volatile("ld.shared::cluster.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(a)
-                     : "memory");
-        return v;
-    }
-    static __device__ __forceinline__ void st(unsigned a, uint2 v)
-    {
-        asm volatile("st.shared::cluster.v2.u32 [%0], {%1, %2};" :: "r"(a), "r"(v.x), "r"(v.y)
-                     : "memory");
-    }
-};
-template <> struct Dsm<16> {
-    static __device__ __forceinline__ uint4 ld(unsigned a)
-    {
-        uint4 v;
-        asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a) : "memory");
-        return v;
-    }
-    static __device__ __forceinline__ void st(unsigned a, uint4 v)
-    {
-        asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};"
-                     :: "r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-    }
-};
-
-// Owner CTA of item f when CTA k holds items [k*R, (k+1)*R): K-1 compares, no division.
-template <int K>
-__device__ __forceinline__ unsigned cl_owner(unsigned f, unsigned R)
-{
-    unsigned o = 0;
-#pragma unroll
-    for (int k = 1; k < K; ++k) o += (f >= k * R) ? 1u : 0u;
-    return o;
-}
-
-// Column steps as panel_permute (same modes and arguments) with the m x w panel split over a
-// cluster of K CTAs: CTA k stores panel rows [k*R, min(m, (k+1)*R)) at local rows 0..R-1.
-// Gather modes (0, 1, 3): load own rows locally, sync, fetch sources f(i) of own rows from their
-// owners, store.  Scatter mode (2): load own rows, write each to the owner of f(i), sync, store
-// own rows.  gridDim.x is a multiple of K; clusters stride over the panels.
-template <int ES, int K>
-__global__ void __cluster_dims__(K, 1, 1) __launch_bounds__(1024)
-panel_permute_cluster(typename Raw<ES>::t* data, unsigned m, unsigned long long n, unsigned w,
-                      int mode, unsigned a, unsigned long long b, unsigned nmm, unsigned sn,
-                      unsigned sq, unsigned sr, unsigned long long npanels, unsigned R)
-{
-    typedef typename Raw<ES>::t T;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    T* sp = reinterpret_cast<T*>(smem_raw);
-    const unsigned sbase = smem_addr(smem_raw);
-    const unsigned s = blockDim.x / w;
-    const unsigned jj = threadIdx.x % w;
-    const unsigned il = threadIdx.x / w;
-    const unsigned rank = cl_rank();
-    const unsigned lo = rank * R;
-    const unsigned hi = min(m, lo + R);
-    const bool scatter = (mode == 2);
-    cl_sync();   // every CTA of the cluster has started before any shared memory is written to
-    for (unsigned long long P = cl_id(); P < npanels; P += cl_count()) {
-        const unsigned long long j = P * w + jj;
-        const bool live = j < n && il < s;
-        ColPerm f;
-        f.init(mode, lo + il, j, m, a, b, nmm, s, sn, sq, sr);
-        if (live) {
-            for (unsigned base = lo + il; base < hi; base += NB(ES) * s) {
-                T v[NB(ES)];
-#pragma unroll
-                for (int k = 0; k < NB(ES); ++k) {
-                    const unsigned i = base + k * s;
-                    if (i < hi) v[k] = data[(unsigned long long)i * n + j];
-                }
-#pragma unroll
-                for (int k = 0; k < NB(ES); ++k) {
-                    const unsigned i = base + k * s;
-                    if (i < hi) {
-                        if (scatter) {
-                            const unsigned d = f.at();
-                            const unsigned o = cl_owner<K>(d, R);
-                            Dsm<ES>::st(cl_map(sbase + ((d - o * R) * w + jj) * ES, o), v[k]);
-                            f.next();
-                        } else {
-                            sp[(i - lo) * w + jj] = v[k];
-                        }
-                    }
-                }
-            }
-        }
-        cl_sync();
-        if (live) {
-            if (scatter) {
-                for (unsigned i = lo + il; i < hi; i += s)
-                    data[(unsigned long long)i * n + j] = sp[(i - lo) * w + jj];
-            } else {
-                for (unsigned base = lo + il; base < hi; base += NB(ES) * s) {
-                    T v[NB(ES)];
-#pragma unroll
-                    for (int k = 0; k < NB(ES); ++k) {
-                        const unsigned i = base + k * s;
-                        if (i < hi) {
-                            const unsigned src = f.at();
-                            const unsigned o = cl_owner<K>(src, R);
-                            v[k] = Dsm<ES>::ld(cl_map(sbase + ((src - o * R) * w + jj) * ES, o));
-                            f.next();
-                        }
-                    }
-#pragma unroll
-                    for (int k = 0; k < NB(ES); ++k) {
-                        const unsigned i = base + k * s;
-                        if (i < hi) data[(unsigned long long)i * n + j] = v[k];
-                    }
-                }
-            }
-        }
-        cl_sync();   // nobody may overwrite shared memory that another CTA still reads
-    }
-}
-
-// Row step as row_permute (same arguments) with each row split over a cluster of K CTAs: CTA k
-// keeps row elements [k*R, min(n, (k+1)*R)) (swizzled as in row_permute).  gather == 0: load own
-// elements j, write each to the owner of d_i(j), sync, store own elements.  gather == 1: load own
-// elements, sync, fetch element d_i(j) of own destinations j from its owner, store.
-template <int ES, int K>
-__global__ void __cluster_dims__(K, 1, 1) __launch_bounds__(1024)
-row_permute_cluster(typename Raw<ES>::t* data, unsigned m, unsigned n, unsigned c, unsigned a,
-                    unsigned b, unsigned sq, unsigned sr, unsigned su, int gather, unsigned R)
-{
-    typedef typename Raw<ES>::t T;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    T* srow = reinterpret_cast<T*>(smem_raw);
-    const unsigned sbase = smem_addr(smem_raw);
-    const unsigned nt = blockDim.x;
-    const unsigned rank = cl_rank();
-    const unsigned lo = rank * R;
-    const unsigned hi = min(n, lo + R);
-    cl_sync();   // every CTA of the cluster has started before any shared memory is written to
-    for (unsigned i = cl_id(); i < m; i += cl_count()) {
-        T* row = data + (unsigned long long)i * n;
-        RowPerm perm;
-        perm.init(lo + threadIdx.x, a, b);
-        for (unsigned base = lo + threadIdx.x; base < hi; base += NB(ES) * nt) {
-            T v[NB(ES)];
-#pragma unroll
-            for (int k = 0; k < NB(ES); ++k) {
-                const unsigned j = base + k * nt;
-                if (j < hi) v[k] = row[j];
-            }
-#pragma unroll
-            for (int k = 0; k < NB(ES); ++k) {
-                const unsigned j = base + k * nt;
-                if (j < hi) {
-                    if (gather) {
-                        srow[swz(j - lo)] = v[k];
-                    } else {
-                        const unsigned d = perm.at(i, m, n, c);
-                        const unsigned o = cl_owner<K>(d, R);
-                        Dsm<ES>::st(cl_map(sbase + swz(d - o * R) * ES, o), v[k]);
-                    }
-                }
-                if (!gather) perm.next(b, sq, sr, su);
-            }
-        }
-        cl_sync();
-        if (gather) {
-            perm.init(lo + threadIdx.x, a, b);
-            for (unsigned base = lo + threadIdx.x; base < hi; base += NB(ES) * nt) {
-                T v[NB(ES)];
-#pragma unroll
-                for (int k = 0; k < NB(ES); ++k) {
-                    const unsigned j = base + k * nt;
-                    if (j < hi) {
-                        const unsigned d = perm.at(i, m, n, c);
-                        const unsigned o = cl_owner<K>(d, R);
-                        v[k] = Dsm<ES>::ld(cl_map(sbase + swz(d - o * R) * ES, o));
-                    }
-                    perm.next(b, sq, sr, su);
-                }
-#pragma unroll
-                for (int k = 0; k < NB(ES); ++k) {
-                    const unsigned j = base + k * nt;
-                    if (j < hi) row[j] = v[k];
-                }
-            }
-        } else {
-            for (unsigned j = lo + threadIdx.x; j < hi; j += nt) row[j] = srow[swz(j - lo)];
-        }
-        cl_sync();
     }
 }

@@ -1,11 +1,14 @@
 """Every CUDA source in fsstgpu.kernels compiles to PTX for sm_90 with nvcc (skipped without nvcc).
 
 Runs on machines with the CUDA toolkit but no GPU, so a syntax error in a ``.cu`` file is caught
-before any GPU time is spent.  Templates are only parsed here; the GPU tests instantiate them.
+before any GPU time is spent.  A source alone only parses its templates; the launcher module of
+the same name lists the instantiations it runs (``KERNEL_NAMES``), and those are compiled too.
 """
 
 from __future__ import annotations
 
+import importlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,20 +20,40 @@ import fsstgpu.kernels
 SOURCES = sorted(Path(fsstgpu.kernels.__file__).resolve().parent.glob("*.cu"))
 
 
+def _nvcc_ptx(source: Path, out: Path) -> subprocess.CompletedProcess:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    return subprocess.run(
+        [nvcc, "-arch=sm_90", "--ptx", "-std=c++17", f"-I{SOURCES[0].parent}", "-o", str(out),
+         str(source)],
+        capture_output=True, text=True, timeout=300)
+
+
 def test_sources_exist():
     names = {p.name for p in SOURCES}
-    assert {"rotate.cu", "bitplane.cu"} <= names
+    assert {"transpose.cu", "rotate.cu", "bitplane.cu", "fsst_decode.cu"} <= names
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
 def test_nvcc_compiles_to_ptx(source, tmp_path):
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not on PATH")
     out = tmp_path / (source.stem + ".ptx")
-    proc = subprocess.run(
-        [nvcc, "-arch=sm_90", "--ptx", "-std=c++17", f"-I{source.parent}", "-o", str(out),
-         str(source)],
-        capture_output=True, text=True, timeout=300)
+    proc = _nvcc_ptx(source, out)
     assert proc.returncode == 0, f"nvcc failed on {source.name}:\n{proc.stderr}"
     assert out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_nvcc_compiles_every_instantiation(source, tmp_path):
+    names = getattr(importlib.import_module(f"fsstgpu.kernels.{source.stem}"), "KERNEL_NAMES", ())
+    if not names:
+        pytest.skip(f"{source.stem}.py names no template instantiations")
+    # taking each kernel's address instantiates it, as NVRTC's name expressions do
+    unit = tmp_path / f"{source.stem}_all.cu"
+    unit.write_text(f'#include "{source.name}"\nvoid* kernels[] = {{\n'
+                    + ",\n".join(f"    (void*)&{n}" for n in names) + "\n};\n")
+    out = tmp_path / f"{source.stem}_all.ptx"
+    proc = _nvcc_ptx(unit, out)
+    assert proc.returncode == 0, f"nvcc failed on {source.name}'s instantiations:\n{proc.stderr}"
+    entries = re.findall(r"^\.visible \.entry", out.read_text(), re.M)
+    assert len(entries) == len(set(names))

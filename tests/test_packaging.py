@@ -54,7 +54,7 @@ def test_wheel_ships_package_data(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"fsstgpu"}
-    for expected in ("fsstgpu/kernels/_loader.py", "fsstgpu/cli/app.py",
+    for expected in ("fsstgpu/kernels/loader.py", "fsstgpu/cli/app.py",
                      "fsstgpu/formats/blob.md", "fsstgpu/datasets/dbtext.py"):
         assert expected in names
     assert any(n.startswith("fsstgpu/kernels/") and n.endswith(".cu") for n in names)

@@ -16,7 +16,14 @@ DEFAULT_OPTIONS = ("-std=c++17",)
 
 
 def cuda_source(name: str) -> str:
-    """Return the text of the CUDA source ``name`` shipped in ``fsstgpu.kernels``."""
+    """Return the text of the CUDA source ``name`` shipped in ``fsstgpu.kernels``.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.loader import cuda_source
+    >>> "rotate_column" in cuda_source("rotate.cu")
+    True
+    """
     return (SOURCE_DIR / name).read_text()
 
 
@@ -46,7 +53,12 @@ def get_function(name: str, function: str, *, options: tuple = DEFAULT_OPTIONS,
     options : tuple of str
         NVRTC options (part of the cache key).
     name_expressions : tuple of str
-        Template instantiations to compile, e.g. ``("transpose_tile<4>",)``.
+        Template instantiations to compile, e.g. ``("transpose_tiles<4,2>",)``.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.loader import get_function
+    >>> fn = get_function("rotate.cu", "rotate_column")  # doctest: +SKIP
     """
     cupy = get_cupy()
     device_id = cupy.cuda.Device().id

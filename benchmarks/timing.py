@@ -2,6 +2,7 @@
 
 Throughput figures are logical bytes over device time measured with CUDA events; every figure is
 printed beside the same run's device-to-device copy bandwidth (bytes read plus bytes written).
+Benchmark code: this folder is not part of the installed package (run it from a checkout).
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ def time_device(fn, *, repeat: int = 10, warmup: int = 2, stream=None) -> float:
     """Median device time of ``fn()`` in seconds, measured with CUDA events on ``stream``.
 
     ``fn`` must enqueue its work on ``stream`` (default: the current stream) without host syncs.
+
+    Examples
+    --------
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> from benchmarks.timing import time_device
+    >>> x = cp.ones(1 << 20)  # doctest: +SKIP
+    >>> seconds = time_device(lambda: x.sum())  # doctest: +SKIP
     """
     cupy = get_cupy()
     stream = stream or cupy.cuda.get_current_stream()
@@ -33,7 +41,13 @@ def time_device(fn, *, repeat: int = 10, warmup: int = 2, stream=None) -> float:
 
 
 def copy_bandwidth(nbytes: int = 1 << 30, *, repeat: int = 10) -> float:
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written."""
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written.
+
+    Examples
+    --------
+    >>> from benchmarks.timing import copy_bandwidth
+    >>> gbps = copy_bandwidth(1 << 28) / 1e9  # doctest: +SKIP
+    """
     cupy = get_cupy()
     src = cupy.empty(nbytes, dtype=cupy.uint8)
     src[:] = 1  # touch it: never time on unwritten memory
@@ -72,7 +86,7 @@ def bench_row(op, variant, dtype, shape, moved, seconds, copy_bps, **extra) -> d
 
     Examples
     --------
-    >>> from fsstgpu.kernels._timing import bench_row
+    >>> from benchmarks.timing import bench_row
     >>> row = bench_row("rotate", "v", "uint8", (10,), 2e9, 0.5, 8e9, verified=True)
     >>> row["shape"], row["gbps"], row["pct_copy"], row["verified"]
     ([10], 4.0, 50.0, True)
