@@ -7,9 +7,9 @@ Specification: ``formats/arrow.md`` (beside this module). In short (version 2):
   uncompressed length, and, only for strings longer than the split size ``S``, the cut points
   inside it (:mod:`fsstgpu.splits`). Everything is per string, so any Arrow row operation (slice,
   take, filter, concatenation) keeps an array valid. A reader without fsstgpu sees that struct.
-* **extension metadata** (serialised bytes, versioned, CRC-checked) holds what is per column: the
-  symbol table(s), the original Arrow type (dictionary encoding included), ``S`` and, only for a
-  multi-block array, the block starts.
+* **extension metadata** (UTF-8 JSON, versioned, CRC-checked; tables base64) holds what is per
+  column: the symbol table(s), the original Arrow type (dictionary encoding included), ``S`` and,
+  only for a multi-block array, the block starts.
 
 Reading needs no walk over the codes: the split points follow from the lengths, the code offsets
 and the stored cuts at memory speed (:mod:`fsstgpu.formats.arrow_storage`). Version 1 (storage:
@@ -25,6 +25,8 @@ derived from the codes.
 
 from __future__ import annotations
 
+import base64
+import json
 import struct
 import zlib
 
@@ -203,10 +205,32 @@ class FsstType(pa.ExtensionType):
 
 
 def _serialise(t: FsstType) -> bytes:
+    return _serialise_json(t) if t.version == 2 else _serialise_v1(t)
+
+
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _serialise_json(t: FsstType) -> bytes:
+    """Version 2: UTF-8 JSON (tables base64), so that every reader can show the metadata."""
+    body = {
+        "version": 2,
+        "value_type": str(t.value_type),
+        "dictionary": (None if t.index_type is None
+                       else {"index_type": str(t.index_type), "ordered": t.ordered}),
+        "split_size": t.split_size,
+        "block_starts": [int(x) for x in t.block_starts],
+        "tables": [base64.b64encode(table.to_bytes()).decode() for table in t.tables],
+    }
+    return _canonical({"crc32": zlib.crc32(_canonical(body)), EXTENSION_NAME: body})
+
+
+def _serialise_v1(t: FsstType) -> bytes:
     index_code = 0 if t.index_type is None else INDEX_TYPES.index(t.index_type) + 1
     flags = _FLAG_ORDERED if t.ordered else 0
     parts = [
-        _HEADER.pack(MAGIC, t.version, VALUE_TYPES.index(t.value_type), index_code, flags,
+        _HEADER.pack(MAGIC, 1, VALUE_TYPES.index(t.value_type), index_code, flags,
                      t.split_size, len(t.tables)),
         t.block_starts.astype("<i8").tobytes(),
         *(table.to_bytes() for table in t.tables),
@@ -218,11 +242,13 @@ def _serialise(t: FsstType) -> bytes:
 def parse_metadata(storage_type, serialized) -> FsstType:
     """Rebuild an :class:`FsstType` from its storage type and metadata bytes, validating both.
 
+    Version 2 metadata is JSON; version 1 the binary layout of ``arrow.md``.
+
     Raises
     ------
     CorruptDataError
-        When the metadata is truncated, has a bad magic, version, CRC, type code or table, or
-        the storage type is not binary / large_binary; the message says which.
+        When the metadata is truncated, altered (CRC), has an unknown version, type or field,
+        a bad table, or does not fit the storage type; the message says which.
 
     Examples
     --------
@@ -231,16 +257,79 @@ def parse_metadata(storage_type, serialized) -> FsstType:
     >>> parse_metadata(pa.large_binary(), b"junk")
     Traceback (most recent call last):
     ...
-    fsstgpu.errors.CorruptDataError: fsstgpu.fsst metadata: 4 bytes, too short for the header
+    fsstgpu.errors.CorruptDataError: fsstgpu.fsst metadata: neither JSON nor the version-1 layout
     """
     data = bytes(serialized)
     what = "fsstgpu.fsst metadata"
+    if data[:1] == b"{":
+        return _parse_json(storage_type, data, what)
+    if data[:4] != MAGIC:
+        raise CorruptDataError(f"{what}: neither JSON nor the version-1 layout")
+    return _parse_v1(storage_type, data, what)
+
+
+_FIELDS = {"version", "value_type", "dictionary", "split_size", "block_starts", "tables"}
+_TYPES_BY_NAME = {str(t): t for t in VALUE_TYPES}
+_INDEX_BY_NAME = {str(t): t for t in INDEX_TYPES}
+
+
+def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
+    try:
+        outer = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptDataError(f"{what}: not valid JSON ({exc})") from None
+    if not isinstance(outer, dict) or set(outer) != {"crc32", EXTENSION_NAME}:
+        raise CorruptDataError(f"{what}: expected the keys crc32 and {EXTENSION_NAME}")
+    body = outer[EXTENSION_NAME]
+    if not isinstance(body, dict) or set(body) != _FIELDS:
+        raise CorruptDataError(f"{what}: expected the fields {sorted(_FIELDS)}")
+    if outer["crc32"] != zlib.crc32(_canonical(body)):
+        raise CorruptDataError(f"{what}: CRC32 mismatch")
+    if body["version"] != 2:
+        raise CorruptDataError(f"{what}: unsupported version {body['version']!r} "
+                               "(this reader: 1, 2)")
+    value_type = _TYPES_BY_NAME.get(body["value_type"])
+    if value_type is None:
+        raise CorruptDataError(f"{what}: unknown value type {body['value_type']!r}")
+    index_type, ordered = None, False
+    dictionary = body["dictionary"]
+    if dictionary is not None:
+        if (not isinstance(dictionary, dict) or set(dictionary) != {"index_type", "ordered"}
+                or dictionary["index_type"] not in _INDEX_BY_NAME
+                or not isinstance(dictionary["ordered"], bool)):
+            raise CorruptDataError(f"{what}: invalid dictionary {dictionary!r}")
+        index_type, ordered = _INDEX_BY_NAME[dictionary["index_type"]], dictionary["ordered"]
+    split_size = body["split_size"]
+    if type(split_size) is not int or not 1 <= split_size < 2**63:
+        raise CorruptDataError(f"{what}: invalid split size {split_size!r}")
+    tables_b64 = body["tables"]
+    if not isinstance(tables_b64, list) or not 1 <= len(tables_b64) <= 65535:
+        raise CorruptDataError(f"{what}: 1 to 65535 tables expected")
+    starts = body["block_starts"]
+    if (not isinstance(starts, list) or len(starts) != len(tables_b64) - 1
+            or any(type(x) is not int or not 0 <= x < 2**63 for x in starts)
+            or any(b < a for a, b in zip(starts, starts[1:], strict=False))):
+        raise CorruptDataError(f"{what}: block starts must be {len(tables_b64) - 1} "
+                               "non-negative, non-decreasing integers")
+    tables = []
+    for k, text in enumerate(tables_b64):
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (TypeError, ValueError):
+            raise CorruptDataError(f"{what}: table {k} is not base64") from None
+        try:
+            tables.append(SymbolTable.from_bytes(raw))
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"{what}: table {k}: {exc}") from None
+    codes_type = _codes_type_of(storage_type, value_type, 2, what)
+    return FsstType(codes_type, value_type, tables, split_size, starts, index_type, ordered)
+
+
+def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
     if len(data) < _HEADER.size + 4:
         raise CorruptDataError(f"{what}: {len(data)} bytes, too short for the header")
     magic, version, value_code, index_code, flags, split_size, ntables = _HEADER.unpack_from(data)
-    if magic != MAGIC:
-        raise CorruptDataError(f"{what}: bad magic {magic!r}, expected {MAGIC!r}")
-    if version not in (1, 2):
+    if version != 1:
         raise CorruptDataError(f"{what}: unsupported version {version} (this reader: 1, 2)")
     (crc,) = struct.unpack_from("<I", data, len(data) - 4)
     if zlib.crc32(data[:-4]) != crc:
@@ -271,10 +360,10 @@ def parse_metadata(storage_type, serialized) -> FsstType:
     if pos != len(body):
         raise CorruptDataError(f"{what}: {len(body) - pos} trailing bytes")
     value_type = VALUE_TYPES[value_code]
-    codes_type = _codes_type_of(storage_type, value_type, version, what)
+    codes_type = _codes_type_of(storage_type, value_type, 1, what)
     return FsstType(codes_type, value_type, tables, split_size, starts,
                     INDEX_TYPES[index_code - 1] if index_code else None,
-                    bool(flags & _FLAG_ORDERED), version=version)
+                    bool(flags & _FLAG_ORDERED), version=1)
 
 
 def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.DataType:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 import sys
@@ -183,29 +184,65 @@ def test_parquet_keeps_the_extension(tmp_path):
 
 
 # ----------------------------------------------------------------------- corrupt metadata
-def _meta():
-    ftype = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"abc", b"d"])], 4096)
-    return ftype.__arrow_ext_serialize__()
+def _meta(version=2):
+    ftype = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"abc", b"d"])], 4096,
+                        version=version)
+    return ftype.storage_type, ftype.__arrow_ext_serialize__()
 
 
 def _with_crc(body: bytes) -> bytes:
     return body + struct.pack("<I", zlib.crc32(body))
 
 
-def test_every_truncation_is_rejected():
-    meta = _meta()
+def _json_with(**changes) -> bytes:
+    """Version-2 metadata with body fields changed and a CRC that matches them."""
+    outer = json.loads(_meta()[1])
+    body = dict(outer["fsstgpu.fsst"], **changes)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return json.dumps({"crc32": zlib.crc32(canonical), "fsstgpu.fsst": body}).encode()
+
+
+def test_metadata_is_utf8_json():
+    storage, meta = _meta()
+    body = json.loads(meta.decode("utf-8"))["fsstgpu.fsst"]
+    assert body["value_type"] == "string" and body["split_size"] == 4096
+    assert fa.parse_metadata(storage, meta).tables == (SymbolTable([b"abc", b"d"]),)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_every_truncation_is_rejected(version):
+    storage, meta = _meta(version)
     for cut in range(len(meta)):
         with pytest.raises(CorruptDataError, match="fsstgpu.fsst metadata"):
-            fa.parse_metadata(pa.large_binary(), meta[:cut])
+            fa.parse_metadata(storage, meta[:cut])
 
 
-def test_every_byte_flip_is_rejected():
-    meta = _meta()
+@pytest.mark.parametrize("version", [1, 2])
+def test_every_byte_flip_is_rejected(version):
+    storage, meta = _meta(version)
     for i in range(len(meta)):
         bad = bytearray(meta)
         bad[i] ^= 0x41
         with pytest.raises(CorruptDataError):
-            fa.parse_metadata(pa.large_binary(), bytes(bad))
+            fa.parse_metadata(storage, bytes(bad))
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"version": 3}, "unsupported version"),
+    ({"value_type": "int32"}, "unknown value type"),
+    ({"dictionary": {"index_type": "float", "ordered": False}}, "invalid dictionary"),
+    ({"dictionary": {"index_type": "int8"}}, "invalid dictionary"),
+    ({"split_size": 0}, "split size"),
+    ({"split_size": 2.5}, "split size"),
+    ({"tables": []}, "tables expected"),
+    ({"tables": ["!!"]}, "base64"),
+    ({"tables": ["AAAA"]}, "table 0"),
+    ({"block_starts": [3]}, "block starts"),
+    ({"extra": 1}, "fields"),
+], ids=str)
+def test_bad_fields_with_valid_crc(change, message):
+    with pytest.raises(CorruptDataError, match=message):
+        fa.parse_metadata(_meta()[0], _json_with(**change))
 
 
 @pytest.mark.parametrize("index,value,message", [
@@ -214,27 +251,36 @@ def test_every_byte_flip_is_rejected():
     (6, 12, "unknown dictionary index type"),
     (7, 1, "invalid flags"),
 ], ids=["version", "value-type", "index-type", "flags"])
-def test_bad_fields_with_valid_crc(index, value, message):
-    body = bytearray(_meta()[:-4])
+def test_bad_version_1_fields_with_valid_crc(index, value, message):
+    storage, meta = _meta(1)
+    body = bytearray(meta[:-4])
     body[index] = value
     with pytest.raises(CorruptDataError, match=message):
-        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
+        fa.parse_metadata(storage, _with_crc(bytes(body)))
 
 
-def test_bad_split_size_and_table_count_and_storage():
-    body = bytearray(_meta()[:-4])
+def test_bad_version_1_split_size_and_table_count():
+    storage, meta = _meta(1)
+    body = bytearray(meta[:-4])
     body[8:16] = struct.pack("<Q", 0)
     with pytest.raises(CorruptDataError, match="split size"):
-        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
-    body = bytearray(_meta()[:-4])
+        fa.parse_metadata(storage, _with_crc(bytes(body)))
+    body = bytearray(meta[:-4])
     body[16:18] = struct.pack("<H", 0)
     with pytest.raises(CorruptDataError, match="no symbol table"):
-        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
-    body = bytearray(_meta()[:-4]) + b"xx"
+        fa.parse_metadata(storage, _with_crc(bytes(body)))
+    body = bytearray(meta[:-4]) + b"xx"
     with pytest.raises(CorruptDataError, match="trailing"):
-        fa.parse_metadata(pa.large_binary(), _with_crc(bytes(body)))
+        fa.parse_metadata(storage, _with_crc(bytes(body)))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_storage_type_must_fit_the_version(version):
     with pytest.raises(CorruptDataError, match="storage type"):
-        fa.parse_metadata(pa.string(), _meta())
+        fa.parse_metadata(pa.string(), _meta(version)[1])
+    other = _meta(3 - version)[0]
+    with pytest.raises(CorruptDataError, match="storage type"):
+        fa.parse_metadata(other, _meta(version)[1])
 
 
 def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
@@ -243,10 +289,10 @@ def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
     with ipc.new_file(sink, pa.schema([("s", ext.type)])) as w:
         w.write_batch(pa.record_batch([ext], names=["s"]))
     data = bytearray(sink.getvalue().to_pybytes())
-    positions = [i for i in range(len(data)) if data[i:i + 4] == b"FSAX"]
+    positions = [i for i in range(len(data)) if data[i:i + 8] == b'"tables"']
     assert positions  # the schema is written twice in an IPC file: header and footer
     for pos in positions:
-        data[pos + 20] ^= 0xFF  # inside the table bytes: CRC no longer matches
+        data[pos + 12] ^= 0x01  # inside the base64 table: the CRC no longer matches
     with pytest.raises(CorruptDataError):
         ipc.open_file(pa.py_buffer(bytes(data))).read_all()
 
