@@ -20,7 +20,7 @@ import numpy as np
 
 from benchmarks.timing import bench_row, copy_bandwidth, time_device
 from fsstgpu.device import get_cupy, gpu_available
-from fsstgpu.kernels import bitplane, rotate, transpose
+from fsstgpu.kernels import bitplane, bitshuffle, rotate, transpose
 
 GIB = 1 << 30
 # transpose: (dtype, rows, cols), ~1 GiB each
@@ -198,10 +198,10 @@ def bench_bitplane(size_bytes: int = GIB, *, repeat: int = 5,
         es = np.dtype(dtype).itemsize
         n = size_bytes // es
         x = cp.random.randint(0, 1 << min(8 * es - 1, 30), size=n, dtype=cp.int64).astype(dtype)
-        t = time_device(lambda x=x: bitplane.bitshuffle(x), repeat=repeat)
+        t = time_device(lambda x=x: bitshuffle.bitshuffle(x), repeat=repeat)
         rows.append(bench_row("bitshuffle", "fsstgpu", dtype, (n,), 2 * x.nbytes, t, copy_bps))
-        s = bitplane.bitshuffle(x)
-        t = time_device(lambda s=s, d=dtype: bitplane.bitunshuffle(s, d), repeat=repeat)
+        s = bitshuffle.bitshuffle(x)
+        t = time_device(lambda s=s, d=dtype: bitshuffle.bitunshuffle(s, d), repeat=repeat)
         rows.append(bench_row("bitunshuffle", "fsstgpu", dtype, (n,), 2 * x.nbytes, t,
                               copy_bps))
         del x, s

@@ -15,14 +15,14 @@ There is deliberately no zero width: every value costs at least one byte, so a c
 a header can never exceed the bytes that back it, and a reader never allocates more than 8 bytes
 per byte of input.
 
-Encoding :data:`BITPLANE` (id 2): the buffer of :func:`fsstgpu.kernels.bitplane_pack` (its own
-16-byte header with magic ``FBP1``, dtype code and count; one plane-count byte per group of 32
+Encoding :data:`BITPLANE` (id 2): the buffer of :func:`fsstgpu.kernels.bitplane.bitplane_pack` (its
+own 16-byte header with magic ``FBP1``, dtype code and count; one plane-count byte per group of 32
 values; then only the non-zero bit planes of each group, 32 bits each), written for the narrowest
-unsigned dtype that holds the maximum and without delta. Per-string lengths vary little within
-32 neighbouring strings, so they take about their bit width (5-7 bits for typical text columns)
-instead of a whole byte or two; the GPU can decode the groups in parallel. A reader accepts only
-unsigned dtypes, no delta or zigzag flag, and exactly the expected count; because a group of 32
-zeros takes one byte, a count can be up to 32 values per byte of payload.
+unsigned dtype that holds the maximum and without delta. Per-string lengths vary little within 32
+neighbouring strings, so they take about their bit width (5-7 bits for typical text columns) instead
+of a whole byte or two; the GPU can decode the groups in parallel. A reader accepts only unsigned
+dtypes, no delta or zigzag flag, and exactly the expected count; because a group of 32 zeros takes
+one byte, a count can be up to 32 values per byte of payload.
 
 The count is never needed from the payload: the reader knows it from the blob's header, and
 checks the payload against it before allocating anything.

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import os
 
+import numpy as np
+
 from fsstgpu.errors import DeviceError
 
 DEVICES = ("auto", "cpu", "gpu")
@@ -79,6 +81,37 @@ def resolve_device(device: str | None = "auto") -> str:
             raise DeviceError(f"a GPU was requested but none is usable: {reason}. {INSTALL_HINT}")
         return "gpu"
     return "gpu" if usable else "cpu"
+
+
+def array_device(x, what: str) -> str:
+    """Tell where array ``x`` lives: ``"cpu"`` for NumPy, ``"gpu"`` for CuPy (CuPy not imported).
+
+    Kernel launchers dispatch on this: NumPy input runs the CPU twin, CuPy input the kernels.
+
+    Parameters
+    ----------
+    x : object
+        The array a function was given.
+    what : str
+        The function's name, for the error message.
+
+    Raises
+    ------
+    TypeError
+        When ``x`` is neither a NumPy nor a CuPy array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.device import array_device
+    >>> array_device(np.zeros(3), "bitshuffle")
+    'cpu'
+    """
+    if isinstance(x, np.ndarray):
+        return "cpu"
+    if type(x).__module__.split(".")[0] == "cupy":
+        return "gpu"
+    raise TypeError(f"{what} needs a numpy or cupy array, not {type(x).__name__}")
 
 
 def get_cupy():

@@ -4,8 +4,10 @@
   in place) and ``transpose_cpu``;
 * :mod:`fsstgpu.kernels.rotate`: in-place :func:`~fsstgpu.kernels.rotate.rotate` and
   ``rotate_cpu``;
-* :mod:`fsstgpu.kernels.bitplane`: ``bitshuffle`` / ``bitunshuffle`` and the bit-plane integer
-  codec ``bitplane_pack`` / ``bitplane_unpack``, each with its ``*_cpu`` twin;
+* :mod:`fsstgpu.kernels.bitshuffle`: ``bitshuffle`` / ``bitunshuffle`` (the ``bitshuffle``
+  package's layout), each with its ``*_cpu`` twin;
+* :mod:`fsstgpu.kernels.bitplane`: the bit-plane integer codec ``bitplane_pack`` /
+  ``bitplane_unpack``, each with its ``*_cpu`` twin;
 * :mod:`fsstgpu.kernels.fsst_decode`: the FSST decode kernel's launchers;
 * :mod:`fsstgpu.kernels.loader`: compiles the ``.cu`` sources, once per device.
 

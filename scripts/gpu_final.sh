@@ -57,7 +57,7 @@ PYEOF
         ;;
     ktests)
         timeout 150 $PY -m pytest -q -p no:cacheprovider -m gpu -rfE tests/test_transpose.py \
-            tests/test_rotate.py tests/test_bitplane.py 2>&1 | tail -30 \
+            tests/test_rotate.py tests/test_bitshuffle.py tests/test_bitplane.py 2>&1 | tail -30 \
             | tee "$OUT/final_ktests.txt" ;;
     retest)
         timeout 120 $PY -m pytest -q -p no:cacheprovider -m gpu -rfE tests/ \

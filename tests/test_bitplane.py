@@ -1,7 +1,5 @@
-"""Tests of fsstgpu.kernels.bitplane: bitshuffle compatibility, the bit-plane codec, the GPU paths.
+"""Tests of fsstgpu.kernels.bitplane: the bit-plane integer codec, its CPU twin and GPU path.
 
-Golden vectors below were produced by the real ``bitshuffle`` package (0.5.2) from the inputs of
-``_golden_input``; the package itself, when installed, is compared against on random data too.
 GPU tests use a fresh seed from os.urandom (named in failures) and poison the memory pool first
 so that unwritten output bytes show up.
 """
@@ -19,123 +17,17 @@ from fsstgpu.kernels.bitplane import (
     bitplane_pack_cpu,
     bitplane_unpack,
     bitplane_unpack_cpu,
-    bitshuffle,
-    bitshuffle_cpu,
-    bitunshuffle,
-    bitunshuffle_cpu,
 )
 
 INT_DTYPES = ["u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8"]
-SHUFFLE_DTYPES = ["u1", "u2", "f4", "i8", "V16"]
 
 
 def _seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
-def _golden_input(n, dtype, seed):
-    isz = np.dtype(dtype).itemsize
-    i = np.arange(n * isz, dtype=np.int64)
-    return ((((i * i * 31 + i * 7 + seed * 13) % 251) ^ (i >> 3)).astype(np.uint8)).view(dtype)
-
-
-GOLDEN = [  # (dtype, n, block_size (0 = default), seed, bitshuffle.bitshuffle(x, block_size))
-    ("uint8", 37, 0, 1,
-     "d728d793fe5401836d0bc732893f6dc30e0023a95a554a32a0aa400f444404bb6c72c6551a"),
-    ("uint16", 21, 0, 2,
-     "f0a011be0a1a718bfdeefe590038aa52966696f9c0cfba107c1a00b6ff7100f07187cb5a2f327b0fd5dd"),
-    ("uint32", 45, 16, 3,
-     "f350a5d93fcb227e728e538acc8cc02519fabc62258b41b0b0012e849f86802d3354f088ccac7873494599c4"
-     "46393faba6557c1156ab49bb89c6e6455f39c054585a29e813efaa97a0492ecc356439dc32f35a5aab952362"
-     "3636d085e5d3f94f78587cbd049bf4aac98219ba13d61d4ecbb4f708334ce699c6d8efbdf52b069840ffe567"
-     "ae914e6a7ad417063f10b0dad0ba163fc72898d26a918ab7a7e8a7ca491fe6359d200950bc44224ea8775073"
-     "d3715173"),
-    ("uint64", 19, 8, 4,
-     "3abc6f70c32126303ae9a65dff2227301a4395f9673dda170d06f1585e1bffe8f20b68edc2849b680d065b6b"
-     "d8839f68fa0335937c8863f7f2a18c8e699f6308b3678e4a5f2227652bb28eff995affbd32198e52fa44e4a6"
-     "94cc9b723db95d40c97a026d418b60a2224c07dda2d59436c97a575bc1e88322144c9ba75e4edd815b010547"
-     "c78a8bca4d0d0b47c19c99d02fe0f8378b42576a"),
-    ("V16", 13, 0, 6,
-     "544937777afc33b454b681e24f3f33b460a2f4d5cb580b83635d5533bd2babdc9c3e63042cc99708635d5566"
-     "9a9c06099c3e9c014e3f990f6c5e59c7dc4c5ab193a107bf32a901105321ed7926cac0d153de33e1e4f9cdd3"
-     "805eb5af3e00cc2dad8ccf492867d3de52de98d3fa5602dfaf8ecf1ea0355fdd0dd33c22e6049ea3753b3f61"
-     "e1a4a5e467272561fbb6b3ca45031b2da1784d801ba4baca5febf40a90260a5ca44f507fc56d4b97f19c7998"
-     "fa98789afe917269cf635971ab423b568c32e10878f6a7d639b2609cd6453e29"),
-    ("uint16", 77, 24, 7,
-     "0f4f3211eed10a4a08719b44fdee93fe59e5ffc7acaa6ac969e976f00f16c6b920ba56ba7c1ad600b6e4008e"
-     "adff81633bc33cd1e12d2fd9f81043e8b07e1a70aa1ca5cce0c6f00075aef1144eef35b0a1f842b658810c38"
-     "2bf1adcd01645babfc0304d2dedd3819c285f082965fbc4e95c3c14c69c0c3d8a0dfc441111a4f9e6a4d08a3"
-     "26509c919ae370b6b65adbc4760c045ed2657e8d06d7"),
-    ("int8", 8, 0, 8, "68d6d21b1cb515ae"),
-    ("uint32", 7, 0, 9, "759b04a68bae14b394b419b592b111a8879df5906980d56d465aa843"),
-]
-
-
 # ------------------------------------------------------------------------------------------------
-# bitshuffle: CPU twin
-# ------------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("dtype,n,block,seed,hexout", GOLDEN)
-def test_bitshuffle_golden_vectors(dtype, n, block, seed, hexout):
-    x = _golden_input(n, dtype, seed)
-    out = bitshuffle_cpu(x, block or None)
-    assert out.dtype == np.uint8 and out.tobytes().hex() == hexout
-    back = bitunshuffle_cpu(out, dtype, block or None)
-    assert back.tobytes() == x.tobytes()
-
-
-def test_bitshuffle_matches_package():
-    pkg = pytest.importorskip("bitshuffle")
-    rng = np.random.default_rng(11)
-    for dtype in ["u1", "u2", "i4", "u8", "V16", "f8"]:
-        isz = np.dtype(dtype).itemsize
-        for n in [0, 1, 7, 8, 9, 31, 64, 127, 129, 1000, 4099, 20000]:
-            for block in [0, 8, 24, 64, 2048]:
-                x = rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
-                ref = pkg.bitshuffle(x, block).view(np.uint8).reshape(-1)
-                assert np.array_equal(bitshuffle_cpu(x, block or None), ref), (dtype, n, block)
-
-
-def test_bitshuffle_layout_by_hand():
-    # 8 elements: plane k is the byte of bit k of elements 0..7, LSB first
-    x = np.arange(8, dtype=np.uint8)
-    assert bitshuffle_cpu(x).tolist() == [0b10101010, 0b11001100, 0b11110000, 0, 0, 0, 0, 0]
-    # n % 8 trailing elements are copied verbatim, a final partial block is rounded down to 8
-    y = np.arange(20, dtype=np.uint16)
-    out = bitshuffle_cpu(y)
-    assert out[32:].view(np.uint16).tolist() == [16, 17, 18, 19]
-    assert out[:2].tolist() == [0b10101010, 0b10101010]
-
-
-@pytest.mark.parametrize("dtype", SHUFFLE_DTYPES)
-def test_bitshuffle_round_trip_blocks(dtype):
-    rng = np.random.default_rng(5)
-    isz = np.dtype(dtype).itemsize
-    for n in (0, 1, 8, 33, 1000, 10007):
-        x = rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
-        for block in (None, 8, 16, 128, 4096):
-            out = bitshuffle_cpu(x, block)
-            assert out.size == x.nbytes
-            assert bitunshuffle_cpu(out, dtype, block, count=n).tobytes() == x.tobytes()
-
-
-def test_bitshuffle_errors():
-    with pytest.raises(ValueError):
-        bitshuffle(np.arange(10), block_size=12)
-    with pytest.raises(ValueError):
-        bitshuffle(np.arange(10), block_size=-8)
-    with pytest.raises(CorruptDataError):
-        bitunshuffle(np.zeros(10, np.uint8), np.uint32)
-    with pytest.raises(CorruptDataError):
-        bitunshuffle(np.zeros(16, np.uint8), np.uint32, count=5)
-    with pytest.raises(TypeError):
-        bitshuffle([1, 2, 3])
-    with pytest.raises(TypeError):
-        bitunshuffle(np.zeros(8, np.uint16), np.uint8)
-
-
-# ------------------------------------------------------------------------------------------------
-# bit-plane codec: CPU twin
+# CPU twin
 # ------------------------------------------------------------------------------------------------
 
 def _edge_values(dtype, n, rng):
@@ -234,20 +126,13 @@ def test_bitplane_type_errors():
 
 
 # ------------------------------------------------------------------------------------------------
-# GPU against the twins
+# GPU against the twin
 # ------------------------------------------------------------------------------------------------
 
 def _poison_pool(cp, nbytes=64 << 20):
     """Fill the pool's free memory with 0xAB so that bytes a kernel forgot to write show up."""
     junk = cp.full(nbytes, 0xAB, dtype=cp.uint8)
     del junk
-
-
-def _shuffle_inputs(dtype, rng):
-    """``(n, x)``: random arrays of ``n`` ``dtype`` elements, n from 0 to past a million."""
-    isz = np.dtype(dtype).itemsize
-    for n in (0, 1, 7, 8, 31, 32, 33, 100, 1000, 4097, 65_543, 1_000_003):
-        yield n, rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
 
 
 def _codec_inputs(dtype, rng):
@@ -257,52 +142,6 @@ def _codec_inputs(dtype, rng):
             rng.integers(info.min, info.max, 100_003, dtype=dtype, endpoint=True),
             rng.integers(0, 300, 70_001).astype(dtype), _edge_values(dtype, 4099, rng),
             np.sort(rng.integers(0, min(info.max, 10 ** 6), 9_999)).astype(dtype))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", SHUFFLE_DTYPES + ["i4", "u8"])
-def test_gpu_bitshuffle_matches_cpu(dtype):
-    """Block sizes of multiples of 32 (4- and 8-byte elements: full blocks through the flat
-    kernels) and not (every block through the per-block kernels), with partial blocks and
-    verbatim tails."""
-    import cupy as cp
-
-    seed = _seed()
-    for n, x in _shuffle_inputs(dtype, np.random.default_rng(seed)):
-        for block in (None, 8, 24, 32, 96, 160, 4096):
-            if n > 100_000 and block not in (None, 24, 160):
-                continue                          # keep the CPU twin's share of the time small
-            _poison_pool(cp)
-            ref = bitshuffle_cpu(x, block)
-            got = bitshuffle(cp.asarray(x), block)
-            assert np.array_equal(cp.asnumpy(got), ref), (dtype, n, block, seed)
-            _poison_pool(cp)
-            back = bitunshuffle(cp.asarray(ref), dtype, block)
-            assert cp.asnumpy(back).tobytes() == x.tobytes(), (dtype, n, block, seed)
-
-
-@pytest.mark.gpu
-def test_gpu_bitshuffle_unaligned_views():
-    """Views at every alignment: the kernels fall back from 16- and 4-byte words to bytes."""
-    import cupy as cp
-
-    seed = _seed()
-    raw = np.random.default_rng(seed).integers(0, 256, 400_001, dtype=np.uint8)
-    dev = cp.asarray(raw)
-    for off in (1, 2, 3, 4, 8):
-        x = dev[off:off + 400_000 - 64]
-        assert np.array_equal(cp.asnumpy(bitshuffle(x)), bitshuffle_cpu(cp.asnumpy(x))), \
-            (off, seed)
-        assert np.array_equal(cp.asnumpy(bitunshuffle(x, np.uint8, 64)),
-                              bitunshuffle_cpu(cp.asnumpy(x), np.uint8, 64)), (off, seed)
-        for dtype in (np.uint32, np.uint64):          # the flat kernels' sizes
-            if off % np.dtype(dtype).itemsize == 0:
-                xs = x[:x.size // 8 * 8].view(dtype)
-                assert np.array_equal(cp.asnumpy(bitshuffle(xs)),
-                                      bitshuffle_cpu(cp.asnumpy(xs))), (off, dtype, seed)
-                assert np.array_equal(cp.asnumpy(bitunshuffle(x[:xs.nbytes], dtype)),
-                                      bitunshuffle_cpu(cp.asnumpy(x[:xs.nbytes]), dtype)), \
-                    (off, dtype, seed)
 
 
 @pytest.mark.gpu

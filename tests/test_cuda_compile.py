@@ -32,7 +32,7 @@ def _nvcc_ptx(source: Path, out: Path) -> subprocess.CompletedProcess:
 
 def test_sources_exist():
     names = {p.name for p in SOURCES}
-    assert {"transpose.cu", "rotate.cu", "bitplane.cu", "fsst_decode.cu"} <= names
+    assert {"transpose.cu", "rotate.cu", "bitshuffle.cu", "bitplane.cu", "fsst_decode.cu"} <= names
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)

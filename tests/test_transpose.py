@@ -115,7 +115,7 @@ def test_cpu_rejects_readonly_inplace():
         transpose_cpu(x, inplace=True)
 
 
-@pytest.mark.parametrize("family", ["transpose", "rotate", "bitplane"])
+@pytest.mark.parametrize("family", ["transpose", "rotate", "bitshuffle", "bitplane"])
 def test_kernel_families_are_modules(family):
     """``import fsstgpu.kernels.<family> as m`` gives the module (it reads the package attribute,
     which must not be a function of the same name)."""

@@ -1,0 +1,382 @@
+// Bitshuffle on the GPU (the bitshuffle package's layout, as used by HDF5 and Blosc).  Launched by
+// bitshuffle.py, which holds the NumPy twin these kernels must match byte for byte.
+//
+// bitshuffle / bitunshuffle (template E = element bytes, NT = threads per block)
+//   A bitshuffle block of m elements (m a multiple of 8) becomes 8E planes of m/8 bytes; plane
+//   p = 8j + k holds bit k of byte j of every element, element i at bit i%8 of byte i/8.  A CUDA
+//   block takes a chunk of 32*NT elements of one bitshuffle block through shared memory (rows of
+//   32 elements, padded by 4 bytes so that thread r reading row r hits distinct banks); thread r
+//   turns its 32 elements into 8E plane words of 32 bits with 8x8 bit-matrix transposes in
+//   registers (cheaper than 8E warp ballots per 32 elements: ~0.2 instructions per byte per warp),
+//   and a warp stores 32 consecutive words of one plane at a time (128 coalesced bytes).
+//   Unshuffle runs the same steps backwards.  Partial words (a block whose size is not a multiple
+//   of 32, unaligned buffers) are written byte by byte; nothing outside the block is touched.
+//   4- and 8-byte elements run the full blocks through the flat kernels below.
+
+// No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
+typedef unsigned char uint8_t;
+typedef unsigned int uint32_t;
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u64 transpose8(u64 x) {
+    // 8x8 bit matrix, row i = byte i, column k = bit k  ->  row k = byte k, column i = bit i
+    u64 t;
+    t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAULL;  x = x ^ t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCULL; x = x ^ t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ULL; x = x ^ t ^ (t << 28);
+    return x;
+}
+
+// byte k (0..7) of each of a, b, c, d -> bytes 0..3 of the result
+__device__ __forceinline__ uint32_t pick4(u64 a, u64 b, u64 c, u64 d, int k) {
+    const int sh = (k & 4) ? 32 : 0;
+    const unsigned kk = k & 3, s = kk | ((kk + 4) << 4);
+    const uint32_t ab = __byte_perm((uint32_t)(a >> sh), (uint32_t)(b >> sh), s);
+    const uint32_t cd = __byte_perm((uint32_t)(c >> sh), (uint32_t)(d >> sh), s);
+    return __byte_perm(ab, cd, 0x5410);
+}
+
+// byte k (0..3) of each of four words -> bytes 0..3 of the result
+__device__ __forceinline__ uint32_t pick4w(uint32_t a, uint32_t b, uint32_t c, uint32_t d, int k) {
+    const unsigned s = k | ((k + 4) << 4);
+    return __byte_perm(__byte_perm(a, b, s), __byte_perm(c, d, s), 0x5410);
+}
+
+template <int E> struct Row {
+    static constexpr int BYTES = 32 * E;       // 32 elements
+    static constexpr int STRIDE = 32 * E + 4;  // padded row in shared memory
+    static constexpr int WORDS = 8 * E;        // words per row
+};
+
+// x = byte j of elements 8q..8q+7 (element 8q+i at byte i), from a row of 32 elements (words).
+template <int E>
+__device__ __forceinline__ u64 gather(const uint32_t* row, int q, int j) {
+    if (E == 1) {
+        return (u64)row[2 * q] | ((u64)row[2 * q + 1] << 32);
+    } else if (E == 2) {
+        const unsigned s = j ? 0x7531 : 0x6420;
+        const uint32_t lo = __byte_perm(row[4 * q], row[4 * q + 1], s);
+        const uint32_t hi = __byte_perm(row[4 * q + 2], row[4 * q + 3], s);
+        return (u64)lo | ((u64)hi << 32);
+    } else {
+        constexpr int EW = E / 4;
+        const int jw = j >> 2, b = j & 3;
+        const uint32_t* r = row + (8 * q) * EW + jw;
+        const uint32_t lo = pick4w(r[0], r[EW], r[2 * EW], r[3 * EW], b);
+        const uint32_t hi = pick4w(r[4 * EW], r[5 * EW], r[6 * EW], r[7 * EW], b);
+        return (u64)lo | ((u64)hi << 32);
+    }
+}
+
+struct ChunkGeom {
+    i64 blk, m, c0, c1;
+    bool ok;
+};
+
+__device__ __forceinline__ ChunkGeom chunk_geom(i64 B, i64 nfull, i64 mlast, i64 cpb, i64 CH) {
+    ChunkGeom g;
+    const i64 bid = blockIdx.x;
+    if (bid < nfull * cpb) {
+        g.blk = bid / cpb;
+        g.c0 = (bid % cpb) * CH;
+        g.m = B;
+    } else {
+        g.blk = nfull;
+        g.c0 = (bid - nfull * cpb) * CH;
+        g.m = mlast;
+    }
+    g.c1 = g.c0 + CH < g.m ? g.c0 + CH : g.m;
+    g.ok = g.c0 < g.m;
+    return g;
+}
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
+                  i64 mlast, i64 cpb, int vec16, int out4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const ChunkGeom g = chunk_geom(B, nfull, mlast, cpb, 32 * NT);
+    if (!g.ok) return;
+    const i64 nel = g.c1 - g.c0, nbytes = nel * E;
+    const uint8_t* src = in + (g.blk * B + g.c0) * E;
+    const int rows = (int)((nel + 31) / 32);
+
+    // stage the chunk into padded rows (zeros past its end)
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const uint4 v = __ldcs(reinterpret_cast<const uint4*>(src) + w);
+            const i64 o = w << 4;
+            uint32_t* d = reinterpret_cast<uint32_t*>(sm + (o / R::BYTES) * R::STRIDE + o % R::BYTES);
+            d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
+        }
+        for (i64 o = (nw << 4) + threadIdx.x; o < nbytes; o += NT)
+            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+    } else {
+        for (i64 o = threadIdx.x; o < nbytes; o += NT)
+            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+    }
+    for (i64 o = nbytes + threadIdx.x; o < (i64)rows * R::BYTES; o += NT)
+        sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = 0;
+    __syncthreads();
+
+    const int r = threadIdx.x;
+    if (r >= rows) return;
+    const uint32_t* row = reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE);
+    const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;   // valid elements: 8..32
+    const int vb = (int)(ve / 8);                                       // valid bytes per plane
+    const bool whole = out4 && vb == 4 && (g.m % 32) == 0;
+    uint8_t* dst = out + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8;
+    const i64 plane_bytes = g.m / 8;
+#pragma unroll 1
+    for (int j = 0; j < E; ++j) {
+        u64 y[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) y[q] = transpose8(gather<E>(row, q, j));
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const uint32_t word = pick4(y[0], y[1], y[2], y[3], k);
+            uint8_t* p = dst + (i64)(8 * j + k) * plane_bytes;
+            if (whole) {
+                *reinterpret_cast<uint32_t*>(p) = word;
+            } else {
+                for (int b = 0; b < vb; ++b) p[b] = (uint8_t)(word >> (8 * b));
+            }
+        }
+    }
+}
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
+                    i64 mlast, i64 cpb, int vec16, int in4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const ChunkGeom g = chunk_geom(B, nfull, mlast, cpb, 32 * NT);
+    if (!g.ok) return;
+    const i64 nel = g.c1 - g.c0, nbytes = nel * E;
+    const int rows = (int)((nel + 31) / 32);
+    const int r = threadIdx.x;
+    if (r < rows) {
+        uint32_t* row = reinterpret_cast<uint32_t*>(sm + r * R::STRIDE);
+        const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;
+        const int vb = (int)(ve / 8);
+        const bool whole = in4 && vb == 4 && (g.m % 32) == 0;
+        const uint8_t* srcp = in + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8;
+        const i64 plane_bytes = g.m / 8;
+#pragma unroll 1
+        for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
+            constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
+            u64 x[JB][4];
+#pragma unroll
+            for (int b = 0; b < JB; ++b) {
+                const int j = 4 * jw + b;
+                uint32_t w[8];
+#pragma unroll
+                for (int k = 0; k < 8; ++k) {
+                    const uint8_t* p = srcp + (i64)(8 * j + k) * plane_bytes;
+                    if (whole) {
+                        w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
+                    } else {
+                        uint32_t v = 0;
+                        for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
+                        w[k] = v;
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
+                    const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
+                    x[b][q] = transpose8((u64)lo | ((u64)hi << 32));   // byte i: element 8q+i
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                if (E == 1) {
+                    row[2 * q] = (uint32_t)x[0][q];
+                    row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
+                } else if (E == 2) {
+#pragma unroll
+                    for (int t = 0; t < 4; ++t) {
+                        const int sh = t < 2 ? 0 : 32, tt = t & 1;
+                        const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
+                                           ((4 + 2 * tt + 1) << 12);
+                        row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
+                                                     (uint32_t)(x[JB - 1][q] >> sh), s);
+                    }
+                } else {
+                    constexpr int EW = E / 4;
+#pragma unroll
+                    for (int i = 0; i < 8; ++i)
+                        row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
+                                                           x[3 % JB][q], i);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    uint8_t* dstp = out + (g.blk * B + g.c0) * E;
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const i64 o = w << 4;
+            const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
+                                                                  o % R::BYTES);
+            __stcs(reinterpret_cast<uint4*>(dstp) + w, make_uint4(s[0], s[1], s[2], s[3]));
+        }
+        for (i64 o = (nw << 4) + threadIdx.x; o < nbytes; o += NT)
+            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
+    } else {
+        for (i64 o = threadIdx.x; o < nbytes; o += NT)
+            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
+    }
+}
+
+// ================================================================================================
+// bitshuffle_flat / bitunshuffle_flat: the full blocks of 4- and 8-byte elements
+// ================================================================================================
+// The kernels above give a CUDA block one chunk of ONE bitshuffle block, so with the default block
+// sizes of wide elements (1024 elements of 8 bytes = 32 rows) most of a 128-thread block idles.
+// The flat kernels cover the full bitshuffle blocks [0, nfull * B) as one flat run of elements cut
+// into chunks of 32 * NT elements (B a multiple of 32, so every row of 32 elements lies in one
+// bitshuffle block): row r of a chunk is elements e = c0 + 32r .. +32, of bitshuffle block e / B,
+// at offset e % B, and every thread has a whole row.  The final partial block (if any) and the
+// verbatim tail still go through the kernels above.  Per-row work is identical.  bitshuffle.py runs
+// them for 4- and 8-byte elements when B is a multiple of 32.
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 total,
+                int vec16, int out4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const i64 c0 = (i64)blockIdx.x * (32 * NT);
+    if (c0 >= total) return;
+    const i64 nel = (total - c0 < 32 * NT) ? total - c0 : 32 * NT;   // a multiple of 32
+    const i64 nbytes = nel * E;
+    const uint8_t* src = in + c0 * E;
+    const int rows = (int)(nel / 32);
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const uint4 v = __ldcs(reinterpret_cast<const uint4*>(src) + w);
+            const i64 o = w << 4;
+            uint32_t* d = reinterpret_cast<uint32_t*>(sm + (o / R::BYTES) * R::STRIDE + o % R::BYTES);
+            d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
+        }
+    } else {
+        for (i64 o = threadIdx.x; o < nbytes; o += NT)
+            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+    }
+    __syncthreads();
+    const int r = threadIdx.x;
+    if (r >= rows) return;
+    const uint32_t* row = reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE);
+    const i64 e = c0 + 32 * (i64)r, blk = e / B, off = e - blk * B;
+    uint8_t* dst = out + blk * B * E + off / 8;
+    const i64 plane_bytes = B / 8;
+#pragma unroll 1
+    for (int j = 0; j < E; ++j) {
+        u64 y[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) y[q] = transpose8(gather<E>(row, q, j));
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const uint32_t word = pick4(y[0], y[1], y[2], y[3], k);
+            uint8_t* p = dst + (i64)(8 * j + k) * plane_bytes;
+            if (out4) {
+                *reinterpret_cast<uint32_t*>(p) = word;
+            } else {
+#pragma unroll
+                for (int b = 0; b < 4; ++b) p[b] = (uint8_t)(word >> (8 * b));
+            }
+        }
+    }
+}
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitunshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 total,
+                  int vec16, int in4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const i64 c0 = (i64)blockIdx.x * (32 * NT);
+    if (c0 >= total) return;
+    const i64 nel = (total - c0 < 32 * NT) ? total - c0 : 32 * NT;
+    const i64 nbytes = nel * E;
+    const int rows = (int)(nel / 32);
+    const int r = threadIdx.x;
+    if (r < rows) {
+        uint32_t* row = reinterpret_cast<uint32_t*>(sm + r * R::STRIDE);
+        const i64 e = c0 + 32 * (i64)r, blk = e / B, off = e - blk * B;
+        const uint8_t* srcp = in + blk * B * E + off / 8;
+        const i64 plane_bytes = B / 8;
+#pragma unroll 1
+        for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
+            constexpr int JB = E >= 4 ? 4 : E;
+            u64 x[JB][4];
+#pragma unroll
+            for (int b = 0; b < JB; ++b) {
+                const int j = 4 * jw + b;
+                uint32_t w[8];
+#pragma unroll
+                for (int k = 0; k < 8; ++k) {
+                    const uint8_t* p = srcp + (i64)(8 * j + k) * plane_bytes;
+                    if (in4) {
+                        w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
+                    } else {
+                        uint32_t v = 0;
+#pragma unroll
+                        for (int c = 0; c < 4; ++c) v |= (uint32_t)p[c] << (8 * c);
+                        w[k] = v;
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
+                    const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
+                    x[b][q] = transpose8((u64)lo | ((u64)hi << 32));
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                if (E == 1) {
+                    row[2 * q] = (uint32_t)x[0][q];
+                    row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
+                } else if (E == 2) {
+#pragma unroll
+                    for (int t = 0; t < 4; ++t) {
+                        const int sh = t < 2 ? 0 : 32, tt = t & 1;
+                        const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
+                                           ((4 + 2 * tt + 1) << 12);
+                        row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
+                                                     (uint32_t)(x[JB - 1][q] >> sh), s);
+                    }
+                } else {
+                    constexpr int EW = E / 4;
+#pragma unroll
+                    for (int i = 0; i < 8; ++i)
+                        row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
+                                                           x[3 % JB][q], i);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    uint8_t* dstp = out + c0 * E;
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const i64 o = w << 4;
+            const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
+                                                                  o % R::BYTES);
+            __stcs(reinterpret_cast<uint4*>(dstp) + w, make_uint4(s[0], s[1], s[2], s[3]));
+        }
+    } else {
+        for (i64 o = threadIdx.x; o < nbytes; o += NT)
+            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
+    }
+}

@@ -1,0 +1,316 @@
+"""Bitshuffle: bit-plane transposition byte-compatible with the ``bitshuffle`` package (HDF5/Blosc).
+
+It comes as a NumPy twin (vectorised, runs everywhere) and CUDA kernels (``bitshuffle.cu``) that
+produce the same bytes; the public functions dispatch on NumPy versus CuPy input.
+
+Layout (byte-compatible with the ``bitshuffle`` package, kiyo-masui/bitshuffle)
+    The ``n`` elements of ``e`` bytes are cut into blocks of ``B`` elements (default
+    :func:`default_block_size`: ``max(128, 8192 // e // 8 * 8)``).  Every full block, then the
+    final partial block rounded down to a multiple of 8 elements, is stored as ``8 * e`` bit planes
+    of ``B / 8`` bytes: plane ``p = 8 * j + k`` holds bit ``k`` (0 = least significant) of byte
+    ``j`` of every element, element ``i`` at bit ``i % 8`` of byte ``i // 8``.  The last
+    ``n % 8`` elements are copied verbatim.  The output has exactly the input's size.
+
+GPU kernels
+    One CUDA block per chunk of one bitshuffle block; for 4- and 8-byte elements
+    (:data:`FLAT_ELEMENT_SIZES`) with a block size that is a multiple of 32, the full blocks go
+    through the "flat" kernels, which treat them as one run of 32-element rows.  The measurements
+    behind these choices are in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu.device import array_device, get_cupy
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.kernels.loader import get_function
+
+SOURCE = "bitshuffle.cu"
+ELEMENT_SIZES = (1, 2, 4, 8, 16)
+FLAT_ELEMENT_SIZES = (4, 8)   # element sizes whose full bitshuffle blocks run the flat kernels
+_CPU_CHUNK = 1 << 22      # input bytes per vectorised step of the bitshuffle twin (bounds memory)
+_NT = {1: 128, 2: 128, 4: 128, 8: 128, 16: 64}   # threads per block of the bitshuffle kernels
+# every kernel instantiation the launchers can run, compiled as one NVRTC module
+KERNEL_NAMES = (
+    tuple(f"{k}<{e},{nt}>" for k in ("bitshuffle_kernel", "bitunshuffle_kernel")
+          for e, nt in _NT.items())
+    + tuple(f"{k}<{e},{_NT[e]}>" for k in ("bitshuffle_flat", "bitunshuffle_flat")
+            for e in FLAT_ELEMENT_SIZES))
+
+
+def _kernel(name: str):
+    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
+
+
+# ---- shared checks -------------------------------------------------------------------------------
+
+def default_block_size(itemsize: int) -> int:
+    """Elements per bitshuffle block for ``itemsize``-byte elements (the package's default).
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.bitshuffle import default_block_size
+    >>> [default_block_size(e) for e in (1, 2, 4, 8, 16)]
+    [8192, 4096, 2048, 1024, 512]
+    """
+    return max(128, (8192 // itemsize) // 8 * 8)
+
+
+def _block_size(block_size, itemsize: int) -> int:
+    if block_size is None or block_size == 0:
+        return default_block_size(itemsize)
+    b = int(block_size)
+    if b != block_size or b <= 0 or b % 8:
+        raise ValueError(f"block_size must be a positive multiple of 8, not {block_size!r}")
+    return b
+
+
+def _geometry(n: int, b: int) -> tuple[int, int, int]:
+    """(full blocks, elements of the final partial block, verbatim elements)."""
+    nfull = n // b
+    rest = n - nfull * b
+    return nfull, rest - rest % 8, rest % 8
+
+
+def _elem_dtype(dtype) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt.hasobject or dt.itemsize == 0:
+        raise TypeError(f"bitshuffle needs a fixed-size dtype, not {dt}")
+    return dt
+
+
+# ---- CPU twin ------------------------------------------------------------------------------------
+
+def _shuffle_rows(raw: np.ndarray, m: int, e: int, inverse: bool) -> np.ndarray:
+    """Bit-transpose blocks of m elements: raw is (blocks, m * e) bytes."""
+    nblk = raw.shape[0]
+    out = np.empty_like(raw)
+    per = max(1, _CPU_CHUNK // max(1, m * e))
+    for s in range(0, nblk, per):
+        part = raw[s:s + per]
+        k = part.shape[0]
+        if not inverse:
+            bits = np.unpackbits(part.reshape(k, m, e), axis=2, bitorder="little")  # (k, m, 8e)
+            planes = np.packbits(bits.transpose(0, 2, 1), axis=2, bitorder="little")
+            out[s:s + k] = planes.reshape(k, m * e)
+        else:
+            bits = np.unpackbits(part.reshape(k, 8 * e, m // 8), axis=2, bitorder="little")
+            elems = np.packbits(bits.transpose(0, 2, 1), axis=2, bitorder="little")
+            out[s:s + k] = elems.reshape(k, m * e)
+    return out
+
+
+def _bitshuffle_bytes(raw: np.ndarray, n: int, e: int, b: int, inverse: bool) -> np.ndarray:
+    nfull, mlast, tail = _geometry(n, b)
+    out = np.empty(n * e, dtype=np.uint8)
+    if nfull:
+        out[:nfull * b * e] = _shuffle_rows(raw[:nfull * b * e].reshape(nfull, b * e), b, e,
+                                            inverse).reshape(-1)
+    p = nfull * b * e
+    if mlast:
+        out[p:p + mlast * e] = _shuffle_rows(raw[p:p + mlast * e].reshape(1, mlast * e), mlast, e,
+                                             inverse).reshape(-1)
+    p += mlast * e
+    out[p:] = raw[p:]
+    return out
+
+
+def bitshuffle_cpu(x: np.ndarray, block_size: int | None = None) -> np.ndarray:
+    """Bitshuffle a NumPy array (the GPU path's twin); returns ``x.nbytes`` bytes (uint8).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Any fixed-size dtype; read in C order.
+    block_size : int, optional
+        Elements per block, a positive multiple of 8 (default :func:`default_block_size`).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 array of ``x.nbytes`` bytes, identical to ``bitshuffle.bitshuffle(x, block_size)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitshuffle import bitshuffle_cpu
+    >>> bitshuffle_cpu(np.arange(8, dtype=np.uint8)).tolist()
+    [170, 204, 240, 0, 0, 0, 0, 0]
+    """
+    dt = _elem_dtype(x.dtype)
+    e = dt.itemsize
+    b = _block_size(block_size, e)
+    raw = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+    return _bitshuffle_bytes(raw, raw.size // e, e, b, inverse=False)
+
+
+def _unshuffle_input(buf, dtype, count):
+    dt = _elem_dtype(dtype)
+    e = dt.itemsize
+    if buf.ndim != 1 or buf.dtype != np.uint8:
+        raise TypeError(f"bitunshuffle needs a 1-D uint8 buffer, not {buf.dtype} {buf.shape}")
+    if buf.size % e:
+        raise CorruptDataError(
+            f"bitshuffled buffer of {buf.size} bytes is not a whole number of {e}-byte elements")
+    n = buf.size // e
+    if count is not None and count != n:
+        raise CorruptDataError(f"bitshuffled buffer holds {n} elements, expected {count}")
+    return dt, e, n
+
+
+def bitunshuffle_cpu(buf: np.ndarray, dtype, block_size: int | None = None, *,
+                     count: int | None = None) -> np.ndarray:
+    """Invert :func:`bitshuffle_cpu`: rebuild the 1-D array of ``dtype`` from its bytes.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 buffer made by bitshuffle with the same ``block_size``.
+    dtype : numpy dtype
+        Element type; ``buf.size`` must be a multiple of its size.
+    block_size : int, optional
+        Elements per block used when shuffling.
+    count : int, optional
+        Expected number of elements (checked).
+
+    Raises
+    ------
+    CorruptDataError
+        When the buffer size does not fit ``dtype`` or ``count``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitshuffle import bitshuffle_cpu, bitunshuffle_cpu
+    >>> x = np.arange(20, dtype=np.uint16)
+    >>> bool((bitunshuffle_cpu(bitshuffle_cpu(x), np.uint16) == x).all())
+    True
+    """
+    dt, e, n = _unshuffle_input(np.asarray(buf), dtype, count)
+    b = _block_size(block_size, e)
+    return _bitshuffle_bytes(np.ascontiguousarray(buf), n, e, b, inverse=True).view(dt)
+
+
+# ---- GPU path and dispatch -----------------------------------------------------------------------
+
+def _launch_blocks(src, dst, n, e, b, inverse) -> None:
+    """Every block (full, final partial, verbatim tail) through the per-block kernels."""
+    nfull, mlast, tail = _geometry(n, b)
+    nt = _NT[e]
+    ch = 32 * nt
+    cpb = -(-b // ch)
+    grid = nfull * cpb + -(-mlast // ch)
+    if grid:
+        vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0 and (b * e) % 16 == 0)
+        w4 = int((dst if not inverse else src).data.ptr % 4 == 0 and (b * e) % 4 == 0)
+        fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_kernel<{e},{nt}>")
+        fn((grid,), (nt,), (src, dst, np.int64(b), np.int64(nfull), np.int64(mlast),
+                            np.int64(cpb), np.int32(vec16), np.int32(w4)))
+    if tail:
+        p = (n - tail) * e
+        dst[p:] = src[p:]
+
+
+def _launch(src, dst, n, e, b, inverse) -> None:
+    if e not in FLAT_ELEMENT_SIZES or b % 32:
+        _launch_blocks(src, dst, n, e, b, inverse)
+        return
+    # the full blocks as one flat run of rows, the rest through the per-block kernels
+    nt = _NT[e]
+    total = (n // b) * b
+    if total:
+        vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
+        w4 = int((dst if not inverse else src).data.ptr % 4 == 0)
+        fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>")
+        fn((-(-total // (32 * nt)),), (nt,), (src, dst, np.int64(b), np.int64(total),
+                                               np.int32(vec16), np.int32(w4)))
+    if n - total:
+        p = total * e
+        _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse)
+
+
+def _bitshuffle_gpu(x, n, e, b, inverse, stream):
+    """The GPU path of both directions: ``n`` elements of ``e`` bytes, ``x`` read in C order."""
+    if e not in ELEMENT_SIZES:
+        raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
+    cp = get_cupy()
+    with stream or cp.cuda.get_current_stream():
+        src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
+        dst = cp.empty(src.size, dtype=cp.uint8)
+        _launch(src, dst, n, e, b, inverse)
+    return dst
+
+
+def bitshuffle(x, block_size: int | None = None, *, stream=None):
+    """Bitshuffle ``x`` (NumPy: CPU twin; CuPy: GPU kernels); returns ``x.nbytes`` uint8 bytes.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or cupy.ndarray
+        Elements of 1, 2, 4, 8 or 16 bytes on the GPU (any fixed size on the CPU), C order.
+    block_size : int, optional
+        Elements per block, a positive multiple of 8 (default :func:`default_block_size`).
+    stream : cupy.cuda.Stream, optional
+        Stream for the GPU work; nothing synchronises.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        1-D uint8, byte-compatible with the ``bitshuffle`` package.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitshuffle import bitshuffle, bitunshuffle
+    >>> x = np.arange(100, dtype=np.int32)
+    >>> bool((bitunshuffle(bitshuffle(x), np.int32) == x).all())
+    True
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> bitshuffle(cp.arange(8, dtype=cp.uint8)).tolist()  # doctest: +SKIP
+    [170, 204, 240, 0, 0, 0, 0, 0]
+    """
+    if array_device(x, "bitshuffle") == "cpu":
+        return bitshuffle_cpu(x, block_size)
+    e = _elem_dtype(x.dtype).itemsize
+    return _bitshuffle_gpu(x, x.size, e, _block_size(block_size, e), False, stream)
+
+
+def bitunshuffle(buf, dtype, block_size: int | None = None, *, count: int | None = None,
+                 stream=None):
+    """Invert :func:`bitshuffle`: a 1-D array of ``dtype`` from the shuffled bytes.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray or cupy.ndarray
+        1-D uint8 bytes produced by bitshuffle with the same ``block_size``.
+    dtype : numpy dtype
+        Element type.
+    block_size : int, optional
+        Elements per block used when shuffling.
+    count : int, optional
+        Expected number of elements (checked).
+    stream : cupy.cuda.Stream, optional
+        Stream for the GPU work; nothing synchronises.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The elements, 1-D, of ``dtype``.
+
+    Raises
+    ------
+    CorruptDataError
+        When the buffer is not a whole number of elements, or not ``count`` of them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitshuffle import bitunshuffle
+    >>> bitunshuffle(np.array([170, 204, 240, 0, 0, 0, 0, 0], np.uint8), np.uint8).tolist()
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    if array_device(buf, "bitunshuffle") == "cpu":
+        return bitunshuffle_cpu(buf, dtype, block_size, count=count)
+    dt, e, n = _unshuffle_input(buf, dtype, count)
+    return _bitshuffle_gpu(buf, n, e, _block_size(block_size, e), True, stream).view(dt)
