@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -73,17 +71,14 @@ def test_config_and_registry():
     assert FSST.from_config({}) == codec
 
 
-def test_registered_by_entry_point_without_importing_fsstgpu():
+def test_registered_by_entry_point_without_importing_fsstgpu(fresh_python):
     code = ("import sys, numpy as np, numcodecs\n"
             "assert 'fsstgpu' not in sys.modules\n"
             "c = numcodecs.get_codec({'id': 'fsst'})\n"
             "a = np.array(['x', None], dtype=object)\n"
             "assert c.decode(c.encode(a)).tolist() == ['x', None]\n"
             "print(type(c).__module__)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd="/", check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "fsstgpu.numcodecs_codec"
+    assert fresh_python(code) == "fsstgpu.numcodecs_codec"
 
 
 @pytest.mark.parametrize("bad", [np.array([1, 2]), np.array([1.5]),
@@ -123,21 +118,13 @@ def zarr_module():
     return zarr
 
 
+# zarr and numcodecs find the codec by their entry points: the reader never imports fsstgpu
 READ_BACK = ("import sys, zarr\n"
              "print(repr(zarr.open_array(sys.argv[1])[:].tolist()))")
 
 
-def read_in_fresh_process(path):
-    """Read a zarr array in a process that never imports fsstgpu itself: zarr and numcodecs
-    find the codec by its entry points."""
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", READ_BACK, str(path)],
-                          capture_output=True, text=True, cwd="/", check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 @pytest.mark.parametrize("values", [WORDS, [w.encode() for w in WORDS]], ids=["U", "S"])
-def test_zarr_v3_fixed_width_strings(tmp_path, values):
+def test_zarr_v3_fixed_width_strings(tmp_path, values, fresh_python):
     zarr = zarr_module()
     from fsstgpu.zarr_codec import NAME, FsstCodec
 
@@ -150,10 +137,10 @@ def test_zarr_v3_fixed_width_strings(tmp_path, values):
     metadata = json.loads((tmp_path / "zarr.json").read_text())
     assert metadata["codecs"] == [{"name": NAME, "configuration": {}}]
     assert same(zarr.open_array(str(tmp_path))[:], data)
-    assert read_in_fresh_process(tmp_path) == repr(data.tolist())
+    assert fresh_python(READ_BACK, str(tmp_path)) == repr(data.tolist())
 
 
-def test_zarr_v2_format_filter(tmp_path):
+def test_zarr_v2_format_filter(tmp_path, fresh_python):
     zarr = zarr_module()
     data = np.array(WORDS * 4)
     with warnings.catch_warnings():
@@ -163,7 +150,7 @@ def test_zarr_v2_format_filter(tmp_path):
                               compressors=None)
         z[:] = data
     assert json.loads((tmp_path / ".zarray").read_text())["filters"] == [{"id": "fsst"}]
-    assert read_in_fresh_process(tmp_path) == repr(data.tolist())
+    assert fresh_python(READ_BACK, str(tmp_path)) == repr(data.tolist())
 
 
 def test_zarr_v3_codec_metadata_round_trip():
