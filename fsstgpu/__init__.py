@@ -27,6 +27,7 @@ from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.codec import Codec, compress, decompress, decompress_device
+from fsstgpu.tables import compress_table, decompress_table
 from fsstgpu.device_arrays import DeviceCompressedStringArray, DeviceStringArray, to_device
 from fsstgpu.formats import arrow as _arrow_extension  # noqa: F401  (registers fsstgpu.fsst)
 
@@ -44,8 +45,10 @@ __all__ = [
     "SymbolTable",
     "backend_info",
     "compress",
+    "compress_table",
     "decompress",
     "decompress_device",
+    "decompress_table",
     "gpu_available",
     "to_device",
     "train",

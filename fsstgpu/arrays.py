@@ -215,7 +215,14 @@ class CompressedStringArray:
         return raw.decode("utf-8") if is_text(self.type) else raw
 
     def __getitem__(self, i):
-        """Decode string ``i`` alone (negative indices count from the end); None for a null."""
+        """``carr[i]``: decode string ``i`` alone (negative indices count from the end; None for
+        a null). ``carr[a:b]``: the strings ``a:b`` as a CompressedStringArray (:meth:`slice`)."""
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.length)
+            if step != 1:
+                raise ValueError(f"a CompressedStringArray slice takes step 1, not {step} "
+                                 "(take() decodes any selection)")
+            return self.slice(start, max(stop - start, 0))
         i = self._index(i)
         if not self.is_valid(i):
             return None
@@ -227,6 +234,111 @@ class CompressedStringArray:
         if end != n:
             raise CorruptDataError(f"string {i} decodes to {end} bytes, its length is {n}")
         return self._value(out.tobytes())
+
+    def slice(self, offset: int = 0, length: int | None = None) -> CompressedStringArray:
+        """The strings ``offset:offset + length`` as a compressed column (as ``pa.Array.slice``).
+
+        The slice shares this column's codes; its split points are planned afresh
+        (:mod:`fsstgpu.slicing`). A chunked column's slice has the chunks that
+        ``pyarrow.ChunkedArray.slice`` would give.
+
+        Parameters
+        ----------
+        offset : int
+            First string (0 to ``len(self)``).
+        length : int, optional
+            Number of strings; default: up to the end (clipped to the end).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> carr = fsstgpu.compress(pa.array(["a", "b", None, "d"], pa.large_string()))
+        >>> part = carr[1:3]
+        >>> type(part).__name__, part.to_arrow().to_pylist()
+        ('CompressedStringArray', ['b', None])
+        """
+        from fsstgpu.slicing import slice_fields
+
+        offset = int(offset)
+        if not 0 <= offset <= self.length:
+            raise IndexError(f"slice offset {offset} outside 0..{self.length}")
+        stop = self.length if length is None else min(offset + int(length), self.length)
+        if stop < offset:
+            raise ValueError(f"slice length must be non-negative, not {length}")
+        part = CompressedStringArray(**slice_fields(self, offset, stop))
+        part.validate(full=False)
+        part._validated = self._validated  # same codes; split points from a checked plan
+        return part
+
+    # ------------------------------------------------------------------ whole-column views
+    def to_arrow(self):
+        """Decode every string on the CPU: exactly ``fsstgpu.decompress(self, device="cpu")``.
+
+        Returns
+        -------
+        pyarrow.Array or pyarrow.ChunkedArray
+            Of the original type (a ChunkedArray with the same chunks when compressed from one).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["a", None], pa.large_string())).to_arrow().type
+        DataType(large_string)
+        """
+        from fsstgpu.codec import decompress
+
+        return decompress(self, device="cpu")
+
+    def _to_single_array(self) -> pa.Array:
+        decoded = self.to_arrow()
+        if isinstance(decoded, pa.ChunkedArray):
+            decoded = (decoded.combine_chunks() if decoded.num_chunks
+                       else pa.array([], type=self.type))
+        return decoded
+
+    def __arrow_c_array__(self, requested_schema=None):
+        """Arrow PyCapsule interface: decode (:meth:`to_arrow`, chunks combined) and export.
+
+        ``pa.array(carr)`` (and every consumer of the interface: polars, DuckDB, nanoarrow)
+        gets the original type. ``requested_schema`` is passed to pyarrow, which casts to it
+        when it can.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> pa.array(fsstgpu.compress(pa.array(["ab", None], pa.large_string()))).type
+        DataType(large_string)
+        """
+        return self._to_single_array().__arrow_c_array__(requested_schema)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """Arrow PyCapsule stream interface: the decoded chunks (one for an unchunked column);
+        ``pa.chunked_array(carr)`` keeps a chunked column's chunks."""
+        decoded = self.to_arrow()
+        if isinstance(decoded, pa.Array):
+            decoded = pa.chunked_array([decoded], type=self.type)
+        return decoded.__arrow_c_stream__(requested_schema)
+
+    def __array__(self, dtype=None, copy=None):
+        """NumPy conversion: an object array of str (bytes for binary types), None for nulls,
+        decoded in bulk (pyarrow's ``to_numpy``), not string by string.
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa, fsstgpu
+        >>> np.asarray(fsstgpu.compress(pa.array(["ab", None])))
+        array(['ab', None], dtype=object)
+        """
+        if copy is False:
+            raise ValueError("a CompressedStringArray cannot be viewed as a numpy array without "
+                             "decoding it (a copy)")
+        decoded = self.to_arrow()
+        out = decoded.to_numpy(zero_copy_only=False)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __iter__(self):
+        """Iterate over the decoded values (the column is decoded once, in bulk)."""
+        return iter(self.to_arrow().to_pylist())
 
     def take(self, indices) -> pa.Array:
         """Decode the strings at ``indices`` (a null index gives a null) into a new pa.Array.

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import arrow_layout
+from fsstgpu import arrow_layout, inputs
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
@@ -35,23 +35,15 @@ from fsstgpu.training import train_table
 ALGORITHMS = ("fsst",)
 
 
-def _as_arrow(array):
-    if isinstance(array, (pa.Array, pa.ChunkedArray)):
-        return array
-    if isinstance(array, (list, tuple)):
-        return pa.array(array)
-    raise TypeError(
-        f"expected a pyarrow Array or ChunkedArray (or a list of str / bytes), "
-        f"got {type(array).__name__}"
-    )
-
-
 def _plan(plain: arrow_layout.Plain, table, sample_bytes):
     """Return (block_starts, tables) for the column."""
     n = len(plain)
     if table is not None:
+        if isinstance(table, (bytes, bytearray, memoryview)):
+            table = SymbolTable.from_bytes(table)  # as SymbolTable.to_bytes wrote it
         if not isinstance(table, SymbolTable):
-            raise TypeError(f"table must be a SymbolTable, not {type(table).__name__}")
+            raise TypeError(f"table must be a SymbolTable or its bytes, not "
+                            f"{type(table).__name__}")
         return np.array([0, n], np.int64), (table,)
     if plain.chunk_lengths is not None:
         block_starts = np.zeros(len(plain.chunk_lengths) + 1, np.int64)
@@ -67,17 +59,23 @@ def _plan(plain: arrow_layout.Plain, table, sample_bytes):
 
 
 def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):
-    """Compress an Arrow string or binary column with FSST.
+    """Compress a string or binary column with FSST.
 
     Parameters
     ----------
-    array : pyarrow.Array, pyarrow.ChunkedArray, or list of str / bytes / None
-        Of type string, large_string, binary, large_binary, string_view or binary_view; sliced
-        arrays and nulls are fine.
-    table : SymbolTable, optional
-        Use this table for the whole column (one block). By default the column is cut into
-        blocks and a table is trained for each (:func:`fsstgpu.blocks.plan_blocks`); a
-        ChunkedArray gets one block per chunk, each trained on its chunk.
+    array : pyarrow.Array, pyarrow.ChunkedArray, pandas.Series, numpy.ndarray, list, ...
+        A column of strings or bytes in any of the forms :mod:`fsstgpu.inputs` lists: Arrow
+        arrays of type string, large_string, binary, large_binary, string_view or binary_view
+        (sliced arrays and nulls are fine), dictionary arrays of those (compressed as their
+        values: decompression gives the value type), pandas Series of strings, 1-D numpy arrays
+        of str / bytes / object / StringDType, objects with ``__arrow_c_array__`` or
+        ``__arrow_c_stream__``, lists of str / bytes / None. A ``pyarrow.Table`` or
+        ``RecordBatch`` is passed to :func:`fsstgpu.compress_table` (and a table returned).
+    table : SymbolTable or bytes, optional
+        Use this table (or one serialised by ``SymbolTable.to_bytes``) for the whole column (one
+        block). By default the column is cut into blocks and a table is trained for each
+        (:func:`fsstgpu.blocks.plan_blocks`); a ChunkedArray gets one block per chunk, each
+        trained on its chunk.
     sample_bytes : int, optional
         Training sample size per table, passed to the trainer (its default when None).
     split_size : int
@@ -87,11 +85,12 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
     Returns
     -------
     CompressedStringArray
+        (a pyarrow Table / RecordBatch for a table input)
 
     Raises
     ------
     TypeError
-        For any other Arrow type (the message names it).
+        For any other input or Arrow type (the message names it and what is accepted).
 
     Examples
     --------
@@ -102,9 +101,16 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
     True
     >>> fsstgpu.decompress(carr, device="cpu").equals(col)
     True
+    >>> import numpy as np
+    >>> fsstgpu.compress(np.array(["ab", "cd"])).to_arrow().to_pylist()
+    ['ab', 'cd']
     """
-    array = _as_arrow(array)
-    plain = arrow_layout.from_arrow(array)
+    if inputs.is_table(array):
+        from fsstgpu.tables import compress_table
+
+        return compress_table(array, table=table, sample_bytes=sample_bytes,
+                              split_size=split_size)
+    plain = arrow_layout.from_arrow(inputs.as_string_column(array))
     split_size = int(split_size)
     if not 1 <= split_size < 2**63:
         raise ValueError(f"split_size must be in 1..2**63 - 1, not {split_size}")
@@ -170,7 +176,9 @@ def decompress(carr, device="auto", stream=None):
     Parameters
     ----------
     carr : CompressedStringArray, or an ``fsstgpu.fsst`` extension Array / ChunkedArray
-        (a column read from a file that ``fsstgpu compress`` wrote).
+        (a column read from a file that ``fsstgpu compress`` or :func:`fsstgpu.compress_table`
+        wrote). A ``pyarrow.Table`` / ``RecordBatch`` is passed to
+        :func:`fsstgpu.decompress_table` (and a table returned).
     device : {"auto", "cpu", "gpu"}
         Where to decode: ``"auto"`` (or None) decodes on the GPU when one is usable
         (``FSSTGPU_DEVICE`` overrides). Deprecated: ``device="gpu"`` still returns a
@@ -198,6 +206,10 @@ def decompress(carr, device="auto", stream=None):
     >>> out.type, out.num_chunks, out.to_pylist()
     (DataType(large_string), 2, ['a', 'b', None])
     """
+    if inputs.is_table(carr):
+        from fsstgpu.tables import decompress_table
+
+        return decompress_table(carr, device=device, stream=stream)
     carr = _as_compressed(carr)
     if device == "gpu":
         warnings.warn("decompress(..., device='gpu') returns a DeviceStringArray in this "

@@ -22,7 +22,7 @@ from fsstgpu.device import get_cupy
 from fsstgpu.gpu_layout import HostBatch
 from fsstgpu.types import is_text, is_view, large_type
 
-__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "to_device"]
+__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address", "to_device"]
 
 
 class DeviceCompressedStringArray:
@@ -148,7 +148,9 @@ class DeviceStringArray:
     The buffers are CuPy arrays, so they expose ``__cuda_array_interface__`` and DLPack
     (``cupy.from_dlpack``/``torch.from_dlpack(arr.data)``); :meth:`buffers` lists them in
     Arrow's order.  View types (``string_view``, ``binary_view``) are held in offsets layout and
-    become views in :meth:`to_arrow`.
+    become views in :meth:`to_arrow`. The whole column goes to Arrow C Device consumers
+    (``__arrow_c_device_array__``: pylibcudf, nanoarrow, ...) without a copy, and to cuDF with
+    :meth:`to_cudf`.
     """
 
     def __init__(self, type_, length, offsets, data, validity, null_count, chunk_lengths=None):
@@ -210,7 +212,73 @@ class DeviceStringArray:
             start += int(n)
         return pa.chunked_array(chunks, type=target)
 
+    # ------------------------------------------------------------------ interchange
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        """Arrow C Device Data Interface (PyCapsule protocol): the buffers, in place on the GPU.
 
+        The column is exported as one array (chunks, if any, are not kept) of the plain type of
+        its offsets' width: ``string`` / ``binary`` with int32 offsets, ``large_string`` /
+        ``large_binary`` with int64 ones (a view type is held, and exported, in offsets layout;
+        ``to_arrow`` casts back to views). The device is synchronised first, so ``sync_event`` is
+        NULL and the data are ready on every stream. ``requested_schema`` is not acted on (the
+        protocol lets a producer ignore it; the consumer casts); other keywords must be None.
+        The exported buffers stay alive until the consumer releases the array.
+
+        Examples
+        --------
+        >>> import fsstgpu, pyarrow as pa
+        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     import nanoarrow.device
+        ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
+        ...     assert nanoarrow.device.c_device_array(dev).device_type.value == 2  # CUDA
+        """
+        from fsstgpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
+
+        unsupported = sorted(name for name, value in kwargs.items() if value is not None)
+        if unsupported:
+            raise NotImplementedError(f"__arrow_c_device_array__ got unsupported keyword(s) "
+                                      f"{unsupported}")
+        device = self.data.device
+        device.synchronize()
+        validity = self.validity if self.null_count else None
+        buffers = [None if validity is None else device_address(validity),
+                   device_address(self.offsets), device_address(self.data)]
+        return export_device_array(
+            plain_format(self.type, self.offsets.dtype.itemsize), self.length, self.null_count,
+            buffers, device_type=ARROW_DEVICE_CUDA, device_id=device.id,
+            keep_alive=(validity, self.offsets, self.data))
+
+    def to_cudf(self):
+        """A ``cudf.Series`` of these strings, handed over through the Arrow C Device interface
+        (:meth:`__arrow_c_device_array__`: libcudf takes the device buffers as they are).
+
+        Raises
+        ------
+        ImportError
+            Without cuDF (``pip install cudf-cu12``, matching your CUDA).
+
+        Examples
+        --------
+        >>> import fsstgpu, pyarrow as pa
+        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
+        ...     assert dev.to_cudf().to_arrow().to_pylist() == ["a", None]
+        """
+        try:
+            import cudf
+            import pylibcudf
+        except ImportError as exc:
+            raise ImportError("DeviceStringArray.to_cudf needs cuDF (pip install cudf-cu12, or "
+                              "the package matching your CUDA)") from exc
+        # pylibcudf >= 25.x: Column.from_arrow; older releases take the object in the constructor
+        from_arrow = getattr(pylibcudf.Column, "from_arrow", None)
+        column = from_arrow(self) if from_arrow is not None else pylibcudf.Column(self)
+        return cudf.Series.from_pylibcudf(column)
+
+
+def device_address(buffer) -> int:
+    """A device buffer's address, from ``__cuda_array_interface__`` (CuPy, Numba, PyTorch...)."""
+    return int(buffer.__cuda_array_interface__["data"][0])
 
 
 def to_device(carr, stream=None, *, split_size: int | None = None) -> DeviceCompressedStringArray:

@@ -45,7 +45,10 @@ def check_roundtrip(array, *, samples: int = 64, seed: int = 0,
     * ``to_bytes`` / ``from_bytes`` give equal fields and the same decompression (both with and
       without stored code offsets);
     * ``carr[i]`` for up to ``samples`` indices (first, last and random ones, negative too);
-    * ``carr.take`` of the same indices.
+    * ``carr.take`` of the same indices;
+    * ``pa.array(carr)`` (the Arrow PyCapsule interface: the column decoded, chunks combined);
+    * slices ``carr[a:b]`` (a random one, a prefix, a suffix, an empty one): fully validated,
+      and decompressing to exactly ``array.slice(a, b - a)``, chunks included.
 
     Parameters
     ----------
@@ -88,15 +91,23 @@ def check_roundtrip(array, *, samples: int = 64, seed: int = 0,
         _check_same(decompress(again, device="cpu"), array, f"blob (code offsets {store})")
 
     n = len(array)
+    flat = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    _check_same(pa.array(carr), flat, "pa.array(carr)")
+    rng = np.random.default_rng(seed)
+    a, b = np.sort(rng.integers(0, n + 1, size=2))
+    for start, stop in ((int(a), int(b)), (0, int(b)), (int(a), n), (int(a), int(a))):
+        part = carr[start:stop]
+        part._validated = False
+        part.validate()  # the re-planned split points too
+        _check_same(decompress(part, device="cpu"), array.slice(start, stop - start),
+                    f"carr[{start}:{stop}]")
     if n == 0:
         assert carr.take([]).to_pylist() == []
         return carr
-    flat = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
     def expected_take(indices):  # pyarrow has no take kernel for view types
         return pa.array([flat[int(i)].as_py() for i in indices], type=array.type)
 
-    rng = np.random.default_rng(seed)
     picks = np.unique(np.concatenate([[0, n - 1], rng.integers(0, n, size=samples)]))
     for i in picks[:samples]:
         expected = flat[int(i)].as_py()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import fsstgpu
@@ -25,3 +28,17 @@ def dbtext_paths():
     if not paths:
         pytest.skip("dbtext corpus not found (set FSSTGPU_DBTEXT or run beside shared/)")
     return paths
+
+
+@pytest.fixture
+def fresh_python():
+    """Run Python code in a new process started outside the checkout (so only what is installed
+    is found, entry points included) and return its stdout; a failure shows its stderr."""
+
+    def run(code: str, *args: str) -> str:
+        done = subprocess.run([sys.executable, "-W", "ignore", "-c", code, *args],
+                              capture_output=True, text=True, cwd="/", check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    return run

@@ -1,0 +1,185 @@
+"""``FSST``: a numcodecs codec for numpy arrays of strings (zarr's codecs are numcodecs codecs).
+
+numcodecs finds it by its id through the entry point ``numcodecs.codecs: fsst`` that the package
+declares, so ``numcodecs.get_codec({"id": "fsst"})`` works without importing fsstgpu; importing
+this module also registers it. numcodecs is an optional dependency
+(``pip install 'fsstgpu[numcodecs]'``); nothing else in fsstgpu imports this module.
+
+**Encoded form**: a small header that restores the array, then the column's blob
+(``formats/blob.md``, :meth:`fsstgpu.CompressedStringArray.to_bytes`) of its values in C order:
+
+======  ======  ==============================================================================
+offset  size    field
+======  ======  ==============================================================================
+0       4       magic ``b"FSNP"``
+4       1       version (1)
+5       1       dtype kind: 0 object (str or bytes: the blob's type says which; None is a
+                null), 1 ``U``, 2 ``S``, 3 NumPy 2's ``StringDType``
+6       1       StringDType missing value: 0 none, 1 ``None``, 2 NaN (0 for other kinds)
+7       1       zero
+8       8       itemsize: characters for ``U``, bytes for ``S``, else 0 (u64, little-endian)
+16      4       ndim (u32)
+20      8 x n   shape (u64 each)
+...             the blob
+======  ======  ==============================================================================
+
+Decoding runs on the CPU (byte-identical to the GPU decoder; a numpy result lives in host memory
+anyway) and returns exactly the dtype and shape encoded: ``U`` / ``S`` with their item size,
+object arrays of str (or bytes) with None for nulls, StringDType with its missing value.
+
+>>> import numpy as np
+>>> from fsstgpu.numcodecs_codec import FSST
+>>> codec = FSST()
+>>> a = np.array([["http://a.example", "http://b.example"], ["", "x"]])
+>>> back = codec.decode(codec.encode(a))
+>>> back.dtype == a.dtype, back.shape, bool((back == a).all())
+(True, (2, 2), True)
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numcodecs.abc
+import numcodecs.registry
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from numcodecs.compat import ensure_bytes
+
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.codec import compress
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.types import is_text
+
+__all__ = ["FSST"]
+
+MAGIC = b"FSNP"
+VERSION = 1
+_HEADER = struct.Struct("<4sBBBBQI")  # magic, version, kind, missing, zero, itemsize, ndim
+OBJECT, UNICODE, BYTES, STRINGDTYPE = range(4)
+NO_MISSING, MISSING_NONE, MISSING_NAN = range(3)
+_KINDS = {"O": OBJECT, "U": UNICODE, "S": BYTES, "T": STRINGDTYPE}
+
+
+def _string_dtype(missing: int):
+    """NumPy 2's StringDType with the given missing value."""
+    string_dtype = getattr(np.dtypes, "StringDType", None)
+    if string_dtype is None:
+        raise CorruptDataError("FSST data holds a StringDType array; this NumPy has no "
+                               "StringDType (NumPy >= 2 does)")
+    if missing == MISSING_NONE:
+        return string_dtype(na_object=None)
+    if missing == MISSING_NAN:
+        return string_dtype(na_object=np.nan)
+    return string_dtype()
+
+
+def _missing_code(dtype) -> int:
+    if not hasattr(dtype, "na_object"):
+        return NO_MISSING
+    na = dtype.na_object
+    if na is None:
+        return MISSING_NONE
+    if isinstance(na, float) and math.isnan(na):
+        return MISSING_NAN
+    raise TypeError(f"FSST keeps StringDType's missing value when it is None or NaN, not {na!r}")
+
+
+class FSST(numcodecs.abc.Codec):
+    """FSST compression of numpy arrays of strings or bytes (the encoded form: module docstring).
+
+    Takes arrays of dtype object (str, or bytes, and None), ``U``, ``S`` or ``StringDType``, of
+    any shape; :meth:`decode` gives back the same dtype and shape. The codec has no parameters:
+    a symbol table is trained for each array encoded (``get_config() == {"id": "fsst"}``).
+
+    Examples
+    --------
+    >>> import numcodecs, numpy as np
+    >>> codec = numcodecs.get_codec({"id": "fsst"})
+    >>> a = np.array(["alpha", None, "beta"], dtype=object)
+    >>> codec.decode(codec.encode(a))
+    array(['alpha', None, 'beta'], dtype=object)
+    """
+
+    codec_id = "fsst"
+
+    def encode(self, buf) -> bytes:
+        """The encoded form of ``buf`` (a numpy array of strings, or anything ``np.asarray``
+        makes one of)."""
+        arr = buf if isinstance(buf, np.ndarray) else np.asarray(buf)
+        kind = _KINDS.get(arr.dtype.kind)
+        if kind is None:
+            raise TypeError(f"FSST encodes arrays of str / bytes (dtype object, U, S or "
+                            f"StringDType), not {arr.dtype}")
+        missing = _missing_code(arr.dtype) if kind == STRINGDTYPE else NO_MISSING
+        itemsize = 0
+        if kind == UNICODE:
+            itemsize = arr.dtype.itemsize // 4
+        elif kind == BYTES:
+            itemsize = arr.dtype.itemsize
+        carr = compress(arr.reshape(-1))  # C order; object arrays: str / bytes / None only
+        header = _HEADER.pack(MAGIC, VERSION, kind, missing, 0, itemsize, arr.ndim)
+        shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
+        return header + shape + carr.to_bytes()
+
+    def decode(self, buf, out=None):
+        """The array ``buf`` encodes; written into ``out`` (same size) when given."""
+        data = ensure_bytes(buf)
+        if len(data) < _HEADER.size:
+            raise CorruptDataError(f"FSST data truncated: {len(data)} bytes")
+        magic, version, kind, missing, zero, itemsize, ndim = _HEADER.unpack_from(data)
+        if magic != MAGIC:
+            raise CorruptDataError(f"FSST data: bad magic {magic!r}, expected {MAGIC!r}")
+        if version != VERSION:
+            raise CorruptDataError(f"FSST data: unsupported version {version}")
+        if kind > STRINGDTYPE or missing > MISSING_NAN or zero or ndim > 64 or (
+                missing and kind != STRINGDTYPE):
+            raise CorruptDataError("FSST data: invalid header")
+        shape_end = _HEADER.size + 8 * ndim
+        if len(data) < shape_end:
+            raise CorruptDataError("FSST data truncated in its shape")
+        shape = struct.unpack_from(f"<{ndim}Q", data, _HEADER.size)
+        carr = CompressedStringArray.from_bytes(data[shape_end:])
+        if math.prod(shape) != len(carr):
+            raise CorruptDataError(f"FSST data: shape {shape} but {len(carr)} strings")
+        values = _values(carr, kind, missing, itemsize).reshape(shape)
+        if out is None:
+            return values
+        out = np.asarray(out)
+        if out.size != values.size:
+            raise ValueError(f"out has {out.size} items, the data {values.size}")
+        out[...] = values.reshape(out.shape)
+        return out
+
+
+def _values(carr: CompressedStringArray, kind: int, missing: int, itemsize: int) -> np.ndarray:
+    """The decoded strings as a flat numpy array of the encoded kind."""
+    col = carr.to_arrow()
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks else pa.array([], type=carr.type)
+    text = is_text(carr.type)
+    if (kind in (UNICODE, STRINGDTYPE) and not text) or (kind == BYTES and text):
+        raise CorruptDataError(f"FSST data: {carr.type} values for dtype kind {kind}")
+    if col.null_count and kind in (UNICODE, BYTES):
+        raise CorruptDataError("FSST data: nulls in a U / S array")
+    if col.null_count and kind == STRINGDTYPE and missing == NO_MISSING:
+        raise CorruptDataError("FSST data: nulls in a StringDType array without missing values")
+    objects = col.to_numpy(zero_copy_only=False)
+    if kind == OBJECT:
+        return objects
+    if kind == BYTES:
+        if len(col) and carr.lengths.max() > itemsize:
+            raise CorruptDataError(f"FSST data: a value longer than the S{itemsize} item size")
+        return objects.astype(f"S{itemsize}")
+    if kind == UNICODE:
+        if len(col) and pc.max(pc.utf8_length(col)).as_py() > itemsize:
+            raise CorruptDataError(f"FSST data: a value longer than the U{itemsize} item size")
+        return objects.astype(f"U{itemsize}")
+    if missing == MISSING_NAN and col.null_count:
+        objects[col.is_null().to_numpy(zero_copy_only=False)] = np.nan
+    return objects.astype(_string_dtype(missing))
+
+
+numcodecs.registry.register_codec(FSST)

@@ -1,0 +1,186 @@
+"""Whole tables: compress the string columns of a pyarrow Table / RecordBatch, keep the rest.
+
+:func:`compress_table` replaces every string-like column (the six string / binary types and
+dictionaries of them) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``), so the result
+is an ordinary Arrow table: it can be written to Parquet or Arrow IPC with pyarrow, sliced,
+filtered and concatenated, and read back by anything that has ``import fsstgpu``-ed (a reader
+without fsstgpu sees the storage struct). :func:`decompress_table` gives the original table back.
+
+Each column gets **one** symbol table, trained on the whole column, so that its extension type
+does not depend on the column's length or chunking (a multi-table type records where each table's
+strings start, which a slice or filter would invalidate); the chunks are kept as they are.
+
+>>> import pyarrow as pa, fsstgpu
+>>> t = pa.table({"id": [1, 2], "url": ["http://a.example", None]})
+>>> c = fsstgpu.compress_table(t)
+>>> c.schema.field("url").type
+FsstType(string, 1 table(s), S=4096, storage=struct<codes: large_binary, lengths: uint32, \
+cuts: binary>)
+>>> fsstgpu.decompress_table(c, device="cpu").equals(t)
+True
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fsstgpu.codec import compress, decompress, decompress_device
+from fsstgpu.device import resolve_device
+from fsstgpu.inputs import as_string_column
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE
+from fsstgpu.training import train
+from fsstgpu.types import is_string_like
+
+__all__ = ["compress_table", "decompress_table"]
+
+
+def _check_table(table, what: str) -> None:
+    if not isinstance(table, (pa.Table, pa.RecordBatch)):
+        raise TypeError(f"{what} takes a pyarrow Table or RecordBatch, not "
+                        f"{type(table).__name__}")
+
+
+def compress_table(data, columns=None, *, table=None, sample_bytes=None,
+                   split_size=DEFAULT_SPLIT_SIZE):
+    """Compress the string-like columns of a Table or RecordBatch; keep the other columns.
+
+    Parameters
+    ----------
+    data : pyarrow.Table or pyarrow.RecordBatch
+    columns : list of str, optional
+        The columns to compress (each must be string-like); default: every string-like column.
+    table : SymbolTable or bytes, optional
+        Use this symbol table for every compressed column (as :func:`fsstgpu.compress` takes
+        it); default: one trained per column.
+    sample_bytes, split_size
+        As for :func:`fsstgpu.compress`.
+
+    Returns
+    -------
+    pyarrow.Table or pyarrow.RecordBatch
+        Same kind, column names, order, chunks, field nullability and metadata; the compressed
+        columns have the ``fsstgpu.fsst`` extension type, which records the original type
+        (a dictionary type included).
+
+    Raises
+    ------
+    TypeError
+        For a non-table, or a requested column that is not string-like.
+    KeyError
+        For a requested column the table lacks.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> batch = pa.record_batch({"k": pa.array(["a", "b"]).dictionary_encode(), "v": [1.5, 2.5]})
+    >>> out = fsstgpu.compress_table(batch)
+    >>> type(out).__name__, str(out.schema.field("k").type)
+    ('RecordBatch', 'extension<fsstgpu.fsst[dictionary<values=string, indices=int32, ordered=0>]>')
+    """
+    _check_table(data, "compress_table")
+    schema = data.schema
+    if columns is None:
+        chosen = {f.name for f in schema if is_string_like(f.type)}
+    else:
+        chosen = set(columns)
+        for name in chosen:
+            if name not in schema.names:
+                raise KeyError(f"no column {name!r} (the table has {schema.names})")
+        for field in schema:
+            if field.name in chosen and not is_string_like(field.type):
+                raise TypeError(f"column {field.name!r} is {field.type}, not a string / binary "
+                                "column")
+    fields, arrays = [], []
+    for i, field in enumerate(schema):
+        col = data.column(i)
+        if field.name in chosen:
+            col = _compress_column(col, table, sample_bytes, split_size)
+            field = field.with_type(col.type)
+        fields.append(field)
+        arrays.append(col)
+    return _rebuild(data, fields, arrays)
+
+
+def _rebuild(like, fields, arrays):
+    """A Table or RecordBatch (as ``like`` is) of these columns, with ``like``'s metadata."""
+    schema = pa.schema(fields, metadata=like.schema.metadata)
+    if isinstance(like, pa.RecordBatch):
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _compress_column(col, symbol_table, sample_bytes, split_size):
+    """One column as an fsstgpu.fsst extension Array (ChunkedArray: the same chunks)."""
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    dictionary_type = col.type if pa.types.is_dictionary(col.type) else None
+    values = as_string_column(col)
+    if symbol_table is None:
+        symbol_table = train(values, sample_bytes=sample_bytes)
+    carr = compress(values, table=symbol_table, split_size=split_size)
+    ext = to_extension_array(carr, dictionary_type=dictionary_type)
+    if not isinstance(col, pa.ChunkedArray):
+        return ext
+    chunks, start = [], 0
+    for chunk in col.chunks:
+        chunks.append(ext.slice(start, len(chunk)))
+        start += len(chunk)
+    return pa.chunked_array(chunks, type=ext.type)
+
+
+def decompress_table(table, device="auto", stream=None):
+    """Decompress every ``fsstgpu.fsst`` column of a Table or RecordBatch; keep the rest.
+
+    Parameters
+    ----------
+    table : pyarrow.Table or pyarrow.RecordBatch
+        E.g. from :func:`compress_table`, or read with ``pyarrow.parquet.read_table`` from a
+        file written from one.
+    device : {"auto", "cpu", "gpu"}
+        Where to decode (see :func:`fsstgpu.decompress`); the result is in host memory.
+    stream : cupy.cuda.Stream, optional
+        GPU only.
+
+    Returns
+    -------
+    pyarrow.Table or pyarrow.RecordBatch
+        Each decompressed column has its original type, with its chunks. A column that was
+        dictionary-encoded gets its dictionary type back, its dictionary rebuilt from the values
+        (in order of first appearance per chunk; the original dictionary's unused entries and
+        order are not kept).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> t = pa.table({"s": pa.chunked_array([["x", "y"], ["z"]], pa.large_string())})
+    >>> back = fsstgpu.decompress_table(fsstgpu.compress_table(t), device="cpu")
+    >>> back.equals(t), back.column("s").num_chunks
+    (True, 2)
+    """
+    from fsstgpu.formats.arrow import is_fsst_type
+    from fsstgpu.formats.arrow_storage import from_extension_array
+
+    _check_table(table, "decompress_table")
+    on_gpu = resolve_device(device) == "gpu"
+    fields, arrays = [], []
+    for i, field in enumerate(table.schema):
+        col = table.column(i)
+        if is_fsst_type(field.type):
+            carr = from_extension_array(col)
+            col = (decompress_device(carr, stream).to_arrow() if on_gpu
+                   else decompress(carr, device="cpu"))
+            if field.type.index_type is not None:
+                col = _dictionary_encode(col, field.type.original_type)
+            field = field.with_type(col.type)
+        fields.append(field)
+        arrays.append(col)
+    return _rebuild(table, fields, arrays)
+
+
+def _dictionary_encode(col, dictionary_type: pa.DictionaryType):
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([_dictionary_encode(c, dictionary_type) for c in col.chunks],
+                                type=dictionary_type)
+    encoded = pc.dictionary_encode(col)
+    return encoded.cast(dictionary_type)

@@ -1,0 +1,173 @@
+"""The numcodecs codec FSST (id "fsst") and its zarr use; skipped without numcodecs / zarr."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+numcodecs = pytest.importorskip("numcodecs")
+
+from fsstgpu import CorruptDataError  # noqa: E402
+from fsstgpu.numcodecs_codec import FSST  # noqa: E402
+
+WORDS = ["http://example.com/a", "", "ab\x00c", "日本語", "x" * 300, "http://example.com/b"]
+
+
+def string_dtype(**kwargs):
+    found = getattr(np.dtypes, "StringDType", None)
+    if found is None:
+        pytest.skip("NumPy < 2 has no StringDType")
+    return found(**kwargs)
+
+
+def arrays():
+    yield np.array(WORDS, dtype=object)
+    yield np.array(["a", None, "b"], dtype=object)
+    yield np.array([b"\x00\xff", None, b""], dtype=object)
+    yield np.array([None, None], dtype=object)
+    yield np.array(WORDS).reshape(2, 3)
+    yield np.asfortranarray(np.array(WORDS).reshape(3, 2))
+    yield np.array([w.encode() for w in WORDS])
+    yield np.array("scalar")
+    yield np.zeros((0, 4), dtype="U3")
+    if getattr(np.dtypes, "StringDType", None) is not None:
+        yield np.array(WORDS, dtype=np.dtypes.StringDType())
+        yield np.array(["a", None], dtype=np.dtypes.StringDType(na_object=None))
+        yield np.array(["a", np.nan], dtype=np.dtypes.StringDType(na_object=np.nan))
+
+
+def same(a, b) -> bool:
+    """Equal dtype, shape and items (None and NaN compare as themselves)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return [repr(x) for x in a.ravel().tolist()] == [repr(x) for x in b.ravel().tolist()]
+
+
+@pytest.mark.parametrize("arr", list(arrays()), ids=lambda a: f"{a.dtype}{a.shape}")
+def test_round_trip_keeps_dtype_and_shape(arr):
+    codec = FSST()
+    encoded = codec.encode(arr)
+    assert isinstance(encoded, bytes)
+    assert same(codec.decode(encoded), arr)
+    assert same(codec.decode(np.frombuffer(encoded, np.uint8)), arr)  # any buffer
+    out = np.empty(arr.shape, dtype=arr.dtype)
+    assert codec.decode(encoded, out=out) is out and same(out, arr)
+
+
+def test_compresses():
+    arr = np.array([f"https://example.com/path/{i % 100}/item" for i in range(5000)],
+                   dtype=object)
+    assert len(FSST().encode(arr)) < sum(len(s) for s in arr) / 2
+
+
+def test_config_and_registry():
+    codec = FSST()
+    config = json.loads(json.dumps(codec.get_config()))
+    assert config == {"id": "fsst"}
+    assert numcodecs.get_codec(config) == codec
+    assert FSST.from_config({}) == codec
+
+
+def test_registered_by_entry_point_without_importing_fsstgpu(fresh_python):
+    code = ("import sys, numpy as np, numcodecs\n"
+            "assert 'fsstgpu' not in sys.modules\n"
+            "c = numcodecs.get_codec({'id': 'fsst'})\n"
+            "a = np.array(['x', None], dtype=object)\n"
+            "assert c.decode(c.encode(a)).tolist() == ['x', None]\n"
+            "print(type(c).__module__)")
+    assert fresh_python(code) == "fsstgpu.numcodecs_codec"
+
+
+@pytest.mark.parametrize("bad", [np.array([1, 2]), np.array([1.5]),
+                                 np.array(["a", 1], dtype=object)])
+def test_refuses_non_strings(bad):
+    with pytest.raises(TypeError):
+        FSST().encode(bad)
+
+
+def test_refuses_unsupported_missing_value():
+    arr = np.array(["a", "b"], dtype=string_dtype(na_object="?"))
+    with pytest.raises(TypeError, match="missing value"):
+        FSST().encode(arr)
+
+
+def test_corrupt_input_raises():
+    encoded = FSST().encode(np.array(WORDS))
+    with pytest.raises(CorruptDataError, match="magic"):
+        FSST().decode(b"XXXX" + encoded[4:])
+    with pytest.raises(CorruptDataError, match="truncated"):
+        FSST().decode(encoded[:10])
+    with pytest.raises(CorruptDataError):
+        FSST().decode(encoded[:-3])
+    wrong_shape = bytearray(encoded)
+    wrong_shape[20] += 1  # the shape's first dimension
+    with pytest.raises(CorruptDataError, match="shape"):
+        FSST().decode(bytes(wrong_shape))
+    with pytest.raises(ValueError, match="items"):
+        FSST().decode(encoded, out=np.empty(2, dtype=object))
+
+
+# ---------------------------------------------------------------------- zarr
+def zarr_module():
+    zarr = pytest.importorskip("zarr")
+    if int(zarr.__version__.split(".")[0]) < 3:
+        pytest.skip("zarr >= 3 needed")
+    return zarr
+
+
+# zarr and numcodecs find the codec by their entry points: the reader never imports fsstgpu
+READ_BACK = ("import sys, zarr\n"
+             "print(repr(zarr.open_array(sys.argv[1])[:].tolist()))")
+
+
+@pytest.mark.parametrize("values", [WORDS, [w.encode() for w in WORDS]], ids=["U", "S"])
+def test_zarr_v3_fixed_width_strings(tmp_path, values, fresh_python):
+    zarr = zarr_module()
+    from fsstgpu.zarr_codec import NAME, FsstCodec
+
+    data = np.array(values * 5).reshape(5, len(values))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's note that numcodecs.* codecs are not in the spec
+        z = zarr.create_array(store=str(tmp_path), shape=data.shape, chunks=(2, 4),
+                              dtype=data.dtype, serializer=FsstCodec(), compressors=None)
+        z[:] = data
+    metadata = json.loads((tmp_path / "zarr.json").read_text())
+    assert metadata["codecs"] == [{"name": NAME, "configuration": {}}]
+    assert same(zarr.open_array(str(tmp_path))[:], data)
+    assert fresh_python(READ_BACK, str(tmp_path)) == repr(data.tolist())
+
+
+def test_zarr_v2_format_filter(tmp_path, fresh_python):
+    zarr = zarr_module()
+    data = np.array(WORDS * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(store=str(tmp_path), shape=data.shape, chunks=(7,),
+                              dtype=data.dtype, zarr_format=2, filters=[FSST()],
+                              compressors=None)
+        z[:] = data
+    assert json.loads((tmp_path / ".zarray").read_text())["filters"] == [{"id": "fsst"}]
+    assert fresh_python(READ_BACK, str(tmp_path)) == repr(data.tolist())
+
+
+def test_zarr_v3_codec_metadata_round_trip():
+    zarr_module()
+    from fsstgpu.zarr_codec import NAME, FsstCodec
+
+    assert FsstCodec.from_dict(FsstCodec().to_dict()) == FsstCodec()
+    with pytest.raises(ValueError):
+        FsstCodec.from_dict({"name": NAME, "configuration": {"level": 3}})
+
+
+@pytest.mark.parametrize("module", ["fsstgpu.numcodecs_codec", "fsstgpu.zarr_codec"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    if module == "fsstgpu.zarr_codec":
+        zarr_module()
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,133 @@
+"""compress_table / decompress_table: string columns compressed, the rest kept, files read back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu.formats.arrow import is_fsst_type
+
+
+def sample_table(n=500):
+    rng = np.random.default_rng(3)
+    urls = [None if i % 11 == 0 else f"http://example.com/{rng.integers(0, 50)}/{i}"
+            for i in range(n)]
+    schema = pa.schema([
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("url", pa.string()),
+        pa.field("blob", pa.large_binary()),
+        pa.field("kind", pa.dictionary(pa.int8(), pa.string())),
+        pa.field("score", pa.float64()),
+    ], metadata={b"origin": b"test"})
+    kinds = pa.array([["red", "green", None][i % 3] for i in range(n)]).dictionary_encode()
+    return pa.table([pa.array(np.arange(n)), pa.array(urls),
+                     pa.array([b"\x00" * (i % 5) for i in range(n)], pa.large_binary()),
+                     kinds.cast(pa.dictionary(pa.int8(), pa.string())),
+                     pa.array(rng.random(n))], schema=schema)
+
+
+def assert_same_table(result, expected):
+    """Equal schemas and values; a dictionary column's dictionary is rebuilt from its values, so
+    only its type and values are compared."""
+    assert result.schema == expected.schema
+    for name in expected.schema.names:
+        got, want = result.column(name), expected.column(name)
+        if pa.types.is_dictionary(want.type):
+            assert got.type == want.type and got.to_pylist() == want.to_pylist(), name
+        else:
+            assert got.equals(want), name
+
+
+def test_string_columns_compressed_rest_kept():
+    table = sample_table()
+    comp = fsstgpu.compress_table(table)
+    assert comp.schema.names == table.schema.names
+    assert comp.schema.metadata == table.schema.metadata
+    assert [is_fsst_type(f.type) for f in comp.schema] == [False, True, True, True, False]
+    assert comp.column("id").equals(table.column("id"))
+    assert not comp.schema.field("id").nullable
+    assert comp.schema.field("kind").type.original_type == table.schema.field("kind").type
+    assert fsstgpu.decompress_table(comp, device="cpu").equals(table)
+    assert fsstgpu.decompress(comp, device="cpu").equals(table)  # decompress dispatches
+
+
+def test_chunks_kept_and_one_symbol_table_per_column():
+    table = pa.concat_tables([sample_table(200), sample_table(0), sample_table(300)])
+    comp = fsstgpu.compress(table)  # compress dispatches to compress_table
+    assert isinstance(comp, pa.Table)
+    for name in ("url", "blob", "kind"):
+        assert [len(c) for c in comp.column(name).chunks] == [
+            len(c) for c in table.column(name).chunks]
+        assert len(comp.schema.field(name).type.tables) == 1
+    back = fsstgpu.decompress_table(comp, device="cpu")
+    assert back.equals(table)
+    assert back.column("url").num_chunks == table.column("url").num_chunks
+
+
+def test_row_operations_on_the_compressed_table():
+    table = sample_table()
+    comp = fsstgpu.compress_table(table)
+    sliced = comp.slice(37, 101)
+    assert_same_table(fsstgpu.decompress_table(sliced, device="cpu"), table.slice(37, 101))
+    mask = pa.array(np.arange(len(table)) % 3 == 1)
+    filtered = fsstgpu.decompress_table(comp.filter(mask), device="cpu")
+    assert_same_table(filtered, table.filter(mask))
+
+
+def test_record_batch_gives_record_batch():
+    batch = sample_table().to_batches()[0]
+    comp = fsstgpu.compress_table(batch, columns=["url"])
+    assert isinstance(comp, pa.RecordBatch)
+    assert is_fsst_type(comp.schema.field("url").type)
+    assert comp.schema.field("blob").type == pa.large_binary()
+    assert fsstgpu.decompress_table(comp, device="cpu").equals(batch)
+
+
+def test_dictionary_type_restored_with_a_rebuilt_dictionary():
+    kinds = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int16()),
+                                           pa.array(["b", "a", "unused"]), ordered=True)
+    table = pa.table({"k": kinds})
+    back = fsstgpu.decompress_table(fsstgpu.compress_table(table), device="cpu")
+    assert back.schema.field("k").type == kinds.type
+    assert back.column("k").to_pylist() == ["a", "b", None, "a"]
+    assert back.column("k").chunk(0).dictionary.to_pylist() == ["a", "b"]  # first appearance
+
+
+def test_parquet_file_of_extension_columns(tmp_path):
+    table = sample_table()
+    path = tmp_path / "t.parquet"
+    pq.write_table(fsstgpu.compress_table(table), path, row_group_size=128)
+    read = pq.read_table(path)
+    assert is_fsst_type(read.schema.field("url").type)
+    url = fsstgpu.decompress(read["url"], device="cpu")
+    assert url.equals(table["url"])
+    assert_same_table(fsstgpu.decompress(read, device="cpu"), table)
+
+
+def test_options_and_errors():
+    table = sample_table(50)
+    symbols = fsstgpu.train(table["url"])
+    comp = fsstgpu.compress_table(table, columns=["url", "blob"], table=symbols, split_size=64)
+    assert comp.schema.field("url").type.tables == (symbols,)
+    assert comp.schema.field("url").type.split_size == 64
+    assert comp.schema.field("kind").type == table.schema.field("kind").type
+    with pytest.raises(KeyError, match="nope"):
+        fsstgpu.compress_table(table, columns=["nope"])
+    with pytest.raises(TypeError, match="score"):
+        fsstgpu.compress_table(table, columns=["score"])
+    with pytest.raises(TypeError, match="Table or RecordBatch"):
+        fsstgpu.compress_table(table["url"])
+    with pytest.raises(TypeError, match="Table or RecordBatch"):
+        fsstgpu.decompress_table([1])
+
+
+def test_empty_tables():
+    empty = pa.table({"s": pa.chunked_array([], pa.string()), "i": pa.chunked_array([], pa.int8())})
+    comp = fsstgpu.compress_table(empty)
+    assert is_fsst_type(comp.schema.field("s").type) and comp.column("s").num_chunks == 0
+    assert fsstgpu.decompress_table(comp, device="cpu").equals(empty)
+    nulls = pa.table({"s": pa.array([None, None], pa.large_string())})
+    assert fsstgpu.decompress_table(fsstgpu.compress_table(nulls), device="cpu").equals(nulls)
