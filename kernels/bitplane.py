@@ -61,8 +61,8 @@ _NT = {1: 128, 2: 128, 4: 128, 8: 128, 16: 64}   # threads per block of the bits
 _THREADS = 256
 
 # GPU kernel variants (same bytes).  Defaults measured on an NVIDIA H200, 2026-11-29, one run,
-# 1 GiB, % of the same run's device-to-device copy bandwidth (bitshuffle / bitunshuffle; re-run:
-# `bash scripts/gpu_final.sh variants`):
+# 1 GiB, % of the same run's device-to-device copy bandwidth (bitshuffle / bitunshuffle;
+# BENCHMARKS.md, section 3):
 #   uint8:  tile 77 / 84%  vs flat 72 / 70%  -> tile
 #   uint32: tile 63 / 54%  vs flat 73 / 69%  -> flat
 #   uint64: tile 48 / 33%  vs flat 82 / 76%  -> flat

@@ -33,7 +33,7 @@ bound every spin-wait (:data:`PIPE_TIMEOUT_NS`): a stuck wait makes the kernel f
 hanging.
 
 Default (``variant=None``): chosen per pass by :data:`DEFAULT_PASS_VARIANT`.  Measured on an
-NVIDIA H200, 2026-11-29, one run (re-run: ``bash scripts/gpu_final.sh variants``), 1 GiB int32
+NVIDIA H200, 2026-11-29, one run (BENCHMARKS.md, section 3), 1 GiB int32
 and uint8 arrays alike, % of the same run's device-to-device copy bandwidth:
 
 * short passes (k = 1, 1000, 4096*3+5, n-1): ``pipe14k`` 41-45%, ``tile`` 33-34%, ``pipe``

@@ -18,7 +18,7 @@ GPU paths (all offsets 64-bit, no host synchronisation, optional ``stream``):
   ``32 * max(rows, cols)`` elements.  The result is a view of the input's memory.
 
 Kernel choice (defaults measured on an NVIDIA H200, 2026-11-29, one run, 1 GiB matrices, % of
-the same run's device-to-device copy bandwidth; re-run: ``bash scripts/gpu_final.sh variants``):
+the same run's device-to-device copy bandwidth; BENCHMARKS.md, section 3):
 the default is picked per element size from :data:`TILE_DEFAULT` (out of place) and
 :data:`SQUARE_DEFAULT` (in place, square):
 

@@ -7,8 +7,9 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
-from fsstgpu.bench_cpu import load_lines
+from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.blocks import plan_blocks
+from fsstgpu.datasets import load_lines
 from fsstgpu.encoder import encode_strings
 from fsstgpu.training import train_table
 
@@ -35,6 +36,12 @@ def _text(n, seed=0):
     words = [b"alpha", b"beta", b"gamma", b"delta", b"http://", b"www.", b".com", b"the ", b"\x00"]
     return [b"".join(words[j] for j in rng.integers(0, len(words), rng.integers(0, 12)))
             for _ in range(n)]
+
+
+def _lines(path):
+    """A line file's strings as (data, offsets)."""
+    plain = from_arrow(load_lines(path))
+    return plain.data, plain.offsets
 
 
 def _size(table, data, offsets):
@@ -143,7 +150,7 @@ def test_dbtext_ratio_at_least_reference(dbtext_paths):
     total_bytes = total_size = 0
     worse = {}
     for path in dbtext_paths:
-        data, offs = load_lines(path)
+        data, offs = _lines(path)
         size = _size(train_table(data, offs), data, offs)
         ratio = len(data) / size
         total_bytes += len(data)
@@ -159,7 +166,7 @@ def test_dbtext_ratio_at_least_reference(dbtext_paths):
 
 
 def test_dbtext_concatenated_column_gets_blocks(dbtext_paths):
-    parts = [load_lines(p) for p in dbtext_paths]
+    parts = [_lines(p) for p in dbtext_paths]
     data = np.concatenate([d for d, _ in parts])
     lens = np.concatenate([np.diff(o) for _, o in parts])
     offs = np.zeros(len(lens) + 1, np.int64)
@@ -224,7 +231,7 @@ def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
     assert len(t1) == 2  # the mixed column was cut (the speculative table was dropped)
 
 
-@pytest.mark.parametrize("module", ["fsstgpu.training", "fsstgpu.encoder", "fsstgpu.bench_cpu"])
+@pytest.mark.parametrize("module", ["fsstgpu.training", "fsstgpu.encoder"])
 def test_docstring_examples(module):
     import doctest
     import importlib
