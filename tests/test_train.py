@@ -230,11 +230,3 @@ def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
         assert np.array_equal(s1, s2) and t1 == t2
     assert len(t1) == 2  # the mixed column was cut (the speculative table was dropped)
 
-
-@pytest.mark.parametrize("module", ["fsstgpu.training", "fsstgpu.encoder"])
-def test_docstring_examples(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
