@@ -1,6 +1,20 @@
-"""Benchmarks of fsstgpu: not installed, run from a checkout (``python -m benchmarks.kernels``).
+"""fsstgpu's benchmarks: measurement code kept out of the installed package.
 
-They use only the public API of :mod:`fsstgpu` and its kernel modules; every GPU figure is timed
-with CUDA events and printed beside the same run's device-to-device copy bandwidth
-(:mod:`benchmarks.timing`).
+They run from a source checkout (an editable install, or Python started in the repository), on
+fsstgpu's public API only; ``fsstgpu bench`` imports them from the checkout it runs from. The
+figures and their history are in BENCHMARKS.md.
+
+==================  ===========================================================================
+module              measures
+==================  ===========================================================================
+``cpu``             the CPU codec on line files (dbtext), beside pyarrow's LZ4
+                    (``fsstgpu bench``)
+``gpu``             GPU decode, device-resident and from host memory, beside the same run's
+                    copy bandwidth and plain uploads (``fsstgpu bench --device gpu``)
+``nvcomp_child``    nvCOMP's codecs on the same strings, in a child process of its own
+``columns``         the GPU benchmark's inputs: compressed columns concatenated and replicated
+``kernels``         the data-movement kernels: transpose, rotate, bit planes
+                    (``fsstgpu bench kernels``)
+``timing``          CUDA-event timing and the device copy bandwidth every GPU figure is set beside
+==================  ===========================================================================
 """

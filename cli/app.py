@@ -359,16 +359,20 @@ def bench(
              "the single word `kernels` to benchmark the GPU data-movement kernels.",
         metavar="[PATH ...] | kernels")] = None,
     device: Annotated[BenchDevice, typer.Option(
-        help="cpu: the CPU codec (bench_cpu); gpu: the GPU decoder (bench_gpu).")
+        help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py).")
     ] = BenchDevice.cpu,
     target_mib: Annotated[int, typer.Option(
         min=1, help="GPU bench: replicate the data to about this many MiB.")] = 1024,
     nvcomp: Annotated[bool, typer.Option(
-        help="GPU bench: also time nvCOMP's codecs on the same bytes (when nvidia.nvcomp "
-             "imports).")] = True,
+        help="GPU bench: also time nvCOMP's codecs on the same bytes, in a child process (when "
+             "nvidia.nvcomp imports).")] = True,
     json_: JsonOpt = False,
 ):
-    """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels)."""
+    """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels).
+
+    The benchmarks live in the source checkout's benchmarks/ folder (they are not installed):
+    run this from a clone with an editable install (exit code 2 otherwise).
+    """
     from fsstgpu.datasets import dbtext_files
     from fsstgpu.device import resolve_device
 
@@ -376,10 +380,8 @@ def bench(
         paths = list(paths or [])
         if paths == ["kernels"]:
             resolve_device("gpu")
-            from fsstgpu.kernels.bench import format_kernel_bench, run_kernel_bench
-
-            rows = run_kernel_bench()
-            _show(rows, format_kernel_bench, json_)
+            kernels = _benchmarks("kernels")
+            _show(kernels.run_kernel_bench(), kernels.format_kernel_bench, json_)
             return
         if "kernels" in paths:
             raise ValueError("`kernels` takes no paths: run `fsstgpu bench kernels` alone "
@@ -394,15 +396,35 @@ def bench(
                 raise FileNotFoundError(f"{p}: no such file")
         if device is BenchDevice.gpu:
             resolve_device("gpu")
-            from fsstgpu.bench_gpu import format_gpu_bench, run_gpu_bench
-
-            rows = run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp)
-            _show(rows, format_gpu_bench, json_)
+            gpu = _benchmarks("gpu")
+            rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp,
+                                     progress=lambda msg: typer.echo(f".. {msg}", err=True))
+            _show(rows, gpu.format_gpu_bench, json_)
         else:
-            from fsstgpu.bench_cpu import format_cpu_bench, run_cpu_bench
+            cpu = _benchmarks("cpu")
+            _show(cpu.run_cpu_bench(paths), cpu.format_cpu_bench, json_)
 
-            rows = run_cpu_bench(paths)
-            _show(rows, format_cpu_bench, json_)
+
+def _benchmarks(name: str):
+    """Module ``benchmarks.<name>`` of the source checkout fsstgpu runs from.
+
+    The benchmarks are not installed; an editable install (or Python started in the checkout)
+    has them beside the package. Exits with code 2 when there is no such folder.
+    """
+    import importlib
+    import sys
+
+    import fsstgpu
+
+    root = Path(fsstgpu.__file__).resolve().parent.parent
+    if not (root / "benchmarks" / "__init__.py").is_file():
+        fail("the benchmarks need a source checkout (they are not installed): clone the "
+             "repository, `pip install -e .` there and run `fsstgpu bench` again", 2)
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(f"benchmarks.{name}")
+    finally:
+        sys.path.remove(str(root))
 
 
 def _show(rows, formatter, json_: bool) -> None:

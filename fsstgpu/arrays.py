@@ -130,7 +130,16 @@ class CompressedStringArray:
     @property
     def code_offsets(self) -> np.ndarray:
         """Where each string's codes start (int64, ``length + 1``); derived from the codes and
-        lengths on first use when they were not given (one walk, which also checks them)."""
+        lengths on first use when they were not given (one walk, which also checks them).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> carr = fsstgpu.compress(pa.array(["abab", "", "ab"]))
+        >>> blob = fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes())
+        >>> blob.code_offsets.tolist() == carr.code_offsets.tolist()
+        True
+        """
         if self._code_offsets is None:
             derived = code_offsets_from_lengths(self.tables, self.block_starts, self.codes,
                                                 self.lengths)
@@ -144,7 +153,14 @@ class CompressedStringArray:
 
     @property
     def has_code_offsets(self) -> bool:
-        """Whether the code offsets are at hand (given, or derived already)."""
+        """Whether the code offsets are at hand (given, or derived already).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["abc"])).has_code_offsets
+        True
+        """
         return self._code_offsets is not None
 
     def __setattr__(self, name, value):
@@ -188,11 +204,26 @@ class CompressedStringArray:
 
     @property
     def uncompressed_bytes(self) -> int:
-        """Total bytes of the strings (the Arrow data buffer's size)."""
+        """Total bytes of the strings (the Arrow data buffer's size).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["abc", None, "de"])).uncompressed_bytes
+        5
+        """
         return int(self.split_out[-1]) if len(self.split_out) else 0
 
     def is_valid(self, i: int) -> bool:
-        """Whether string ``i`` (non-negative) is not null."""
+        """Whether string ``i`` (non-negative) is not null.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> carr = fsstgpu.compress(pa.array(["a", None]))
+        >>> carr.is_valid(0), carr.is_valid(1)
+        (True, False)
+        """
         if self.validity is None:
             return True
         return bool((self.validity[i >> 3] >> (i & 7)) & 1)
@@ -503,7 +534,17 @@ class CompressedStringArray:
         return blob.loads(data)
 
     def equals(self, other) -> bool:
-        """Whether every field of ``other`` equals this one's."""
+        """Whether every field of ``other`` equals this one's.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> col = pa.array(["x", "y"])
+        >>> fsstgpu.compress(col).equals(fsstgpu.compress(col))
+        True
+        >>> fsstgpu.compress(col).equals(fsstgpu.compress(col, split_size=1))
+        False
+        """
         if not isinstance(other, CompressedStringArray):
             return False
         if (self.type, self.length, self.tables, self.null_count, self.split_size) != (

@@ -176,7 +176,15 @@ def _concat(type_: pa.DataType, parts: list[Plain]) -> Plain:
 
 
 def unpack_bitmap(bitmap: np.ndarray, n: int) -> np.ndarray:
-    """Return the first ``n`` bits of an LSB-first bitmap as a bool array."""
+    """Return the first ``n`` bits of an LSB-first bitmap as a bool array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.arrow_layout import unpack_bitmap
+    >>> unpack_bitmap(np.array([0b101], np.uint8), 3).tolist()
+    [True, False, True]
+    """
     return np.unpackbits(bitmap, count=n, bitorder="little").astype(bool)
 
 
@@ -207,7 +215,15 @@ def slice_bitmap(bitmap: np.ndarray, start: int, n: int) -> np.ndarray:
 
 
 def count_set_bits(bitmap: np.ndarray) -> int:
-    """Number of 1 bits in a uint8 array."""
+    """Number of 1 bits in a uint8 array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.arrow_layout import count_set_bits
+    >>> count_set_bits(np.array([0xFF, 0b101], np.uint8))
+    10
+    """
     return int(_POPCOUNT[bitmap].sum())
 
 
@@ -296,6 +312,13 @@ def as_data_offsets(strings):
     Accepts a pyarrow array or chunked array of any string/binary type (sliced, with nulls:
     nulls are skipped), a sequence of ``bytes``/``str`` (``None`` skipped), or a
     ``(data, offsets)`` pair of numpy arrays.
+
+    Examples
+    --------
+    >>> from fsstgpu.arrow_layout import as_data_offsets
+    >>> data, offsets = as_data_offsets(["ab", None, "c"])
+    >>> bytes(data), offsets.tolist()
+    (b'abc', [0, 2, 3])
     """
     if isinstance(strings, tuple) and len(strings) == 2 and isinstance(strings[0], np.ndarray):
         return (np.ascontiguousarray(strings[0], dtype=np.uint8),

@@ -69,7 +69,7 @@ def _range_cost(lookup, data, offsets, lo, hi):
 
 def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
                 segment_bytes: int = 64 << 10, max_block_bytes: int = 64 << 20,
-                tolerance: float = 0.15):
+                tolerance: float = 0.15, speculate: bool | None = None):
     """Cut a column into blocks of consecutive strings and train one symbol table per block.
 
     Policy: a column's data can change at a few places (appended files, partitions, a sorted
@@ -109,6 +109,9 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
         Probe granularity and the largest block, in bytes of string data.
     tolerance : float
         Relative cost increase on a segment that starts a new block.
+    speculate : bool, optional
+        Train the whole column's table on another thread while probing (step 3); default: when
+        the machine has more than one core. The result is the same either way.
 
     Returns
     -------
@@ -144,8 +147,9 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
     # Most columns stay one block, whose table is the whole column's: train it on another core
     # while this one probes, and drop it if the column gets cut.
-    spare_core = (os.cpu_count() or 1) > 1
-    whole = shared_pool().submit(train_range, data, offsets, 0, n, target) if spare_core else None
+    if speculate is None:
+        speculate = (os.cpu_count() or 1) > 1
+    whole = shared_pool().submit(train_range, data, offsets, 0, n, target) if speculate else None
     seg = cut(0, n, segment_bytes)
     nseg = len(seg) - 1
     probe_bytes = 4 << 10

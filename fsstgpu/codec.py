@@ -304,7 +304,17 @@ class Codec:
         return f"Codec(algorithm={self.algorithm!r}, device={self.device!r})"
 
     def encode(self, arrays):
-        """Compress one column, or each column of a list; returns the same shape."""
+        """Compress one column, or each column of a list; returns the same shape.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> codec = fsstgpu.Codec(device="cpu")
+        >>> codec.encode(pa.array(["a", "b"]))
+        CompressedStringArray(type=string, length=2, null_count=0, blocks=1, ...)
+        >>> [len(c) for c in codec.encode([pa.array(["a"]), pa.array(["b", "c"])])]
+        [1, 2]
+        """
         if isinstance(arrays, list) and all(
                 isinstance(a, (pa.Array, pa.ChunkedArray)) for a in arrays):
             return [compress(a, **self._options) for a in arrays]
@@ -315,6 +325,13 @@ class Codec:
 
         With ``device="gpu"`` the results are :class:`fsstgpu.DeviceStringArray` (device
         memory, as nvCOMP's codecs return); otherwise pyarrow arrays.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> codec = fsstgpu.Codec(device="cpu")
+        >>> codec.decode(codec.encode(pa.array([b"z", None], pa.binary()))).to_pylist()
+        [b'z', None]
         """
         if isinstance(carrs, (list, tuple)):
             return [self.decode(c, stream) for c in carrs]

@@ -196,6 +196,17 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
     ------
     CorruptDataError
         When the codes do not fit the lengths or offsets (the message names the string).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.scan import LENGTHS, walk
+    >>> codes = np.array([0, 0, 255, 33], np.uint8)  # "ab" "ab" "!" with the table below
+    >>> _, lengths, _ = walk([SymbolTable([b"ab"])], [0, 2], codes,
+    ...                      code_offsets=np.array([0, 2, 4]), mode=LENGTHS)
+    >>> lengths.tolist()
+    [4, 1]
     """
     codes = _readonly(codes, np.uint8)
     none = _readonly(np.zeros(1, np.int64), np.int64)

@@ -60,6 +60,19 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts):
     -------
     split_codes, split_out : numpy.ndarray of int64, shape (nsplits + 1,)
     split_table : numpy.ndarray of uint16, shape (nsplits,)
+
+    Examples
+    --------
+    Two blocks of two strings (2, 3 | 2, 4 bytes); a split starts at each block and at the first
+    string starting at or after every 2 output bytes:
+
+    >>> import numpy as np
+    >>> from fsstgpu.splits import plan_splits
+    >>> no_cuts = (np.zeros(0, np.int64),) * 3
+    >>> sc, so, st = plan_splits(np.array([0, 1, 3, 4, 6]), np.array([2, 3, 2, 4]),
+    ...                          np.array([0, 2, 4]), 2, no_cuts)
+    >>> sc.tolist(), so.tolist(), st.tolist()
+    ([0, 1, 3, 4, 6], [0, 2, 5, 7, 11], [0, 0, 1, 1])
     """
     code_offsets = np.asarray(code_offsets, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)

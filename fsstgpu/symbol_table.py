@@ -96,7 +96,15 @@ class SymbolTable:
         return f"SymbolTable({len(self)} symbols: {shown}{more})"
 
     def nbytes_serialised(self) -> int:
-        """Size of :meth:`to_bytes` in bytes."""
+        """Size of :meth:`to_bytes` in bytes.
+
+        Examples
+        --------
+        >>> from fsstgpu import SymbolTable
+        >>> t = SymbolTable([b"ab", b"xyz"])
+        >>> t.nbytes_serialised() == len(t.to_bytes())
+        True
+        """
         return _HEADER.size + int(self.lengths.sum()) + 4
 
     def to_bytes(self) -> bytes:

@@ -66,7 +66,15 @@ _NARROW_OFFSETS = frozenset((pa.string(), pa.binary()))
 
 
 def is_supported(type_: pa.DataType) -> bool:
-    """Tell whether ``type_`` is one of the six string / binary types fsstgpu compresses."""
+    """Tell whether ``type_`` is one of the six string / binary types fsstgpu compresses.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import is_supported
+    >>> is_supported(pa.binary_view()), is_supported(pa.dictionary(pa.int8(), pa.string()))
+    (True, False)
+    """
     return type_ in _LARGE
 
 
@@ -105,23 +113,56 @@ def is_string_like(type_: pa.DataType) -> bool:
 
 
 def large_type(type_: pa.DataType) -> pa.DataType:
-    """The large layout of a supported type: ``large_string`` or ``large_binary``."""
+    """The large layout of a supported type: ``large_string`` or ``large_binary``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import large_type
+    >>> large_type(pa.binary())
+    DataType(large_binary)
+    """
     check_type(type_)
     return _LARGE[type_]
 
 
 def is_text(type_: pa.DataType) -> bool:
-    """Tell whether a supported type holds UTF-8 text (``string``, ``large_string``, views)."""
+    """Tell whether a supported type holds UTF-8 text (``string``, ``large_string``,
+    ``string_view``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import is_text
+    >>> is_text(pa.string_view()), is_text(pa.large_binary())
+    (True, False)
+    """
     return type_ in _TEXT
 
 
 def is_view(type_: pa.DataType) -> bool:
-    """Tell whether a supported type is a view type (``string_view``, ``binary_view``)."""
+    """Tell whether a supported type is a view type (``string_view``, ``binary_view``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import is_view
+    >>> is_view(pa.binary_view()), is_view(pa.binary())
+    (True, False)
+    """
     return type_ in _VIEWS
 
 
 def narrow_offsets(type_: pa.DataType) -> bool:
-    """Tell whether a supported type has 32-bit offsets (``string``, ``binary``)."""
+    """Tell whether a supported type has 32-bit offsets (``string``, ``binary``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import narrow_offsets
+    >>> narrow_offsets(pa.string()), narrow_offsets(pa.large_string())
+    (True, False)
+    """
     return type_ in _NARROW_OFFSETS
 
 
@@ -130,19 +171,47 @@ def offsets_dtype(type_: pa.DataType, total: int):
 
     int32 for ``string`` / ``binary`` and the view types (whose offsets layout is their small
     plain type) while the data fits in 2**31 - 1 bytes; int64 otherwise.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import offsets_dtype
+    >>> offsets_dtype(pa.string(), 100), offsets_dtype(pa.string(), 2**31)
+    (dtype('int32'), dtype('int64'))
+    >>> offsets_dtype(pa.large_binary(), 100)
+    dtype('int64')
     """
     small = type_ in _NARROW_OFFSETS or type_ in _VIEWS
     return np.dtype(np.int32) if small and total <= INT32_MAX else np.dtype(np.int64)
 
 
 def type_code(type_: pa.DataType) -> int:
-    """The one-byte code of a supported type in the file formats (its index in the table)."""
+    """The one-byte code of a supported type in the file formats (its index in the table).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import type_code, type_from_code
+    >>> type_code(pa.large_string()), type_from_code(type_code(pa.binary_view()))
+    (1, DataType(binary_view))
+    """
     check_type(type_)
     return SUPPORTED_TYPES.index(type_)
 
 
 def type_from_code(code: int) -> pa.DataType:
-    """The supported type with one-byte code ``code``; ValueError for an unknown code."""
+    """The supported type with one-byte code ``code``; ValueError for an unknown code.
+
+    Examples
+    --------
+    >>> from fsstgpu.types import type_from_code
+    >>> type_from_code(2)
+    DataType(binary)
+    >>> type_from_code(6)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown string type code 6
+    """
     if not 0 <= code < len(SUPPORTED_TYPES):
         raise ValueError(f"unknown string type code {code}")
     return SUPPORTED_TYPES[code]

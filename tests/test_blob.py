@@ -117,7 +117,12 @@ def test_header_layout(carr, small_blob):
         "<7Q", small_blob, 8)
     assert (length, nulls, ncodes, nblocks, nsplits, split_size, nchunks) == (
         len(carr), carr.null_count, len(carr.codes), 1, len(carr.split_table), 16, 0)
-    assert blob.HEADER_SIZE == 68
+    (crc,) = struct.unpack_from("<I", small_blob, 64)  # formats/blob.md: bytes 64..67
+    assert crc == zlib.crc32(small_blob[:64])
+    # the first section (tables) follows the header: its size, its payload, its CRC
+    (size,) = struct.unpack_from("<Q", small_blob, blob.HEADER_SIZE)
+    payload = small_blob[blob.HEADER_SIZE + 8 : blob.HEADER_SIZE + 8 + size]
+    assert SymbolTable.from_bytes(payload) == carr.tables[0]
 
 
 def test_sizes_are_compact(carr):

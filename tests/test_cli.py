@@ -269,11 +269,13 @@ def test_bench_word_kernels_takes_no_paths(tmp_path):
     one_line_error(res, "kernels")
 
 
-def test_bench_cpu(tmp_path):
-    pytest.importorskip("fsstgpu.bench_cpu")
-    text = tmp_path / "lines.txt"
-    text.write_text("".join(f"http://example.com/{i}\n" for i in range(2000)))
-    rows = json.loads(run("bench", text, "--json").stdout)
-    assert isinstance(rows, list) and rows
-    res = run("bench", text)
-    assert res.stdout.strip()
+def test_bench_cpu_from_the_checkout(tmp_path):
+    """`fsstgpu bench` runs benchmarks/cpu.py of the checkout (not installed) on small files."""
+    for name, n in (("a.txt", 2000), ("b.txt", 500)):
+        (tmp_path / name).write_text("".join(f"http://example.com/{i}\n" for i in range(n)))
+    rows = json.loads(run("bench", tmp_path / "a.txt", tmp_path / "b.txt", "--json").stdout)
+    assert [r["name"] for r in rows] == ["a.txt", "b.txt", "(all files, one column)", "TOTAL"]
+    assert [r["strings"] for r in rows] == [2000, 500, 2500, 2500]
+    assert all(r["ratio"] > 1 and r["codec_decompress_mbs"] > 0 for r in rows)
+    res = run("bench", tmp_path / "b.txt")
+    assert "b.txt" in res.stdout and "TOTAL" in res.stdout

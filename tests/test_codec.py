@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -320,16 +317,6 @@ def test_replacing_a_field_needs_validation_again():
     carr.lengths = np.array([3, 4])
     with pytest.raises(CorruptDataError):
         carr.validate()
-
-
-@pytest.mark.parametrize("module", ["fsstgpu.arrays", "fsstgpu.arrow_layout", "fsstgpu.codec",
-                                    "fsstgpu.formats.intcodec", "fsstgpu.splits", "fsstgpu.testing",
-                                    "fsstgpu.formats.blob", "fsstgpu.inputs", "fsstgpu.tables",
-                                    "fsstgpu.slicing", "fsstgpu.arrow_device"])
-def test_docstring_examples(module):
-    mod = importlib.import_module(module)
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_constructor_rejects_values_that_do_not_fit(sample_carr):

@@ -1,19 +1,18 @@
-"""CPU benchmark of the FSST engine on the dbtext corpus, with pyarrow's LZ4 as the yardstick.
+"""CPU benchmark of the FSST codec on line files (the dbtext corpus), with pyarrow's LZ4 beside it.
 
-Each file is one column, one string per line (the ``\\n`` removed, a ``\\r`` kept), as in the FSST
-paper. For every file :func:`run_cpu_bench` measures, in the same run:
+Each file is one column, one string per line (the ``\\n`` removed, a ``\\r`` kept: what
+:func:`fsstgpu.datasets.load_lines` gives), as in the FSST paper. For every file
+:func:`run_cpu_bench` measures, in the same run:
 
 * ``ratio``: string bytes / (code bytes + serialised symbol tables), the paper's measure;
 * ``stored_ratio``: string bytes / the whole stored form
-  (:meth:`fsstgpu.CompressedStringArray.to_bytes`: codes, tables, lengths, split points, ...),
-  None if the codec is unavailable;
+  (:meth:`fsstgpu.CompressedStringArray.to_bytes`: codes, tables, lengths, split points, ...);
 * ``compress_mbs``: string bytes / seconds of block planning + training + encoding
   (:func:`fsstgpu.blocks.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
 * ``decompress_mbs``: string bytes / seconds of :func:`fsstgpu.decoder.decode_all` over the
   column's split points;
 * ``codec_compress_mbs`` / ``codec_decompress_mbs``: the same through the public
-  ``fsstgpu.compress`` / ``fsstgpu.decompress(device="cpu")`` (Arrow in, Arrow out), None if
-  unavailable;
+  ``fsstgpu.compress`` / ``fsstgpu.decompress(device="cpu")`` (Arrow in, Arrow out);
 * ``lz4_*``: ``pyarrow.compress(data, "lz4")`` (LZ4 frame) on the same string bytes.
 
 Times are the best of ``repeats`` runs (wall clock). Rows: one per file, ``(all files, one
@@ -30,21 +29,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+import fsstgpu
+from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.blocks import plan_blocks
+from fsstgpu.datasets import load_lines
 from fsstgpu.decoder import decode_all
 from fsstgpu.encoder import encode_strings
-
-
-def load_lines(path) -> tuple[np.ndarray, np.ndarray]:
-    """A text file's lines (without ``\\n``) as ``(data, offsets)``; a last unterminated line
-    counts too."""
-    raw = np.fromfile(path, dtype=np.uint8)
-    nl = np.flatnonzero(raw == 10)
-    ends = nl if len(raw) == 0 or raw[-1] == 10 else np.append(nl, len(raw))
-    lengths = np.diff(np.concatenate(([-1], ends))) - 1
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.delete(raw, nl), offsets
+from fsstgpu.scan import long_string_cuts
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 
 
 def _best(fn, repeats):
@@ -75,12 +67,10 @@ def _engine_compress(data, offsets):
     return starts, tables, codes, code_offsets
 
 
-def _bench_one(name, data, offsets, repeats):
-    import fsstgpu
-    from fsstgpu.scan import long_string_cuts
-    from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
-
-    nbytes = int(offsets[-1] - offsets[0])
+def _bench_one(name, col, repeats):
+    plain = from_arrow(col)
+    data, offsets = plain.data, plain.offsets
+    nbytes = int(offsets[-1])
     mb = nbytes / 1e6
     t_c, (starts, tables, codes, code_offsets) = _best(
         lambda: _engine_compress(data, offsets), repeats)
@@ -90,38 +80,29 @@ def _bench_one(name, data, offsets, repeats):
                                                       DEFAULT_SPLIT_SIZE, cuts)
     t_d, out = _best(lambda: decode_all(tables, codes, split_codes, split_out, split_table,
                                         nbytes), repeats)
-    if not np.array_equal(out, data[offsets[0] : offsets[-1]]):
+    if not np.array_equal(out, data[:nbytes]):
         raise AssertionError(f"{name}: decoded bytes differ from the input")
     size = len(codes) + sum(t.nbytes_serialised() for t in tables)
-    row = {
-        "name": name, "strings": len(offsets) - 1, "bytes": nbytes, "blocks": len(tables),
-        "compressed_bytes": size, "ratio": nbytes / size if size else float("inf"),
-        "compress_s": t_c, "decompress_s": t_d,
-        "compress_mbs": mb / t_c, "decompress_mbs": mb / t_d,
-        "stored_bytes": None, "stored_ratio": None, "codec_compress_s": None,
-        "codec_decompress_s": None, "codec_compress_mbs": None, "codec_decompress_mbs": None,
-    }
-    try:
-        col = pa.LargeBinaryArray.from_buffers(
-            pa.large_binary(), len(offsets) - 1,
-            [None, pa.py_buffer(offsets - offsets[0]), pa.py_buffer(data[offsets[0]:])])
-        t_cc, carr = _best(lambda: fsstgpu.compress(col), repeats)
-        stored = len(carr.to_bytes())
-        t_cd, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
-        if not back.equals(col):
-            raise AssertionError(f"{name}: codec round trip differs")
-        row.update(stored_bytes=stored, stored_ratio=nbytes / stored, codec_compress_s=t_cc,
-                   codec_decompress_s=t_cd, codec_compress_mbs=mb / t_cc,
-                   codec_decompress_mbs=mb / t_cd)
-    except (NotImplementedError, AttributeError, ImportError):
-        pass
-    raw = pa.py_buffer(np.ascontiguousarray(data[offsets[0] : offsets[-1]]))
+    t_cc, carr = _best(lambda: fsstgpu.compress(col), repeats)
+    stored = len(carr.to_bytes())
+    t_cd, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
+    if not back.equals(col):
+        raise AssertionError(f"{name}: codec round trip differs")
+    raw = pa.py_buffer(np.ascontiguousarray(data[:nbytes]))
     t_lc, lz = _best(lambda: pa.compress(raw, codec="lz4", asbytes=False), repeats)
     t_ld, _ = _best(lambda: pa.decompress(lz, decompressed_size=nbytes, codec="lz4",
                                           asbytes=False), repeats)
-    row.update(lz4_bytes=lz.size, lz4_ratio=nbytes / lz.size, lz4_compress_s=t_lc,
-               lz4_decompress_s=t_ld, lz4_compress_mbs=mb / t_lc, lz4_decompress_mbs=mb / t_ld)
-    return row
+    return {
+        "name": name, "strings": len(col), "bytes": nbytes, "blocks": len(tables),
+        "compressed_bytes": size, "ratio": nbytes / size if size else float("inf"),
+        "compress_s": t_c, "decompress_s": t_d,
+        "compress_mbs": mb / t_c, "decompress_mbs": mb / t_d,
+        "stored_bytes": stored, "stored_ratio": nbytes / stored, "codec_compress_s": t_cc,
+        "codec_decompress_s": t_cd, "codec_compress_mbs": mb / t_cc,
+        "codec_decompress_mbs": mb / t_cd,
+        "lz4_bytes": lz.size, "lz4_ratio": nbytes / lz.size, "lz4_compress_s": t_lc,
+        "lz4_decompress_s": t_ld, "lz4_compress_mbs": mb / t_lc, "lz4_decompress_mbs": mb / t_ld,
+    }
 
 
 def _total(rows, name):
@@ -165,7 +146,7 @@ def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True) ->
     Examples
     --------
     >>> import tempfile, os
-    >>> from fsstgpu.bench_cpu import run_cpu_bench
+    >>> from benchmarks.cpu import run_cpu_bench
     >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.txt")
     >>> _ = open(p, "w").write("".join(f"row {i} of the example\\n" for i in range(3000)))
     >>> rows = run_cpu_bench([p], repeats=1, concatenated=False)
@@ -176,19 +157,16 @@ def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True) ->
         from fsstgpu.datasets import dbtext_files
 
         paths = dbtext_files()
-    paths = [Path(p) for p in paths]
-    loaded = [(p.name, *load_lines(p)) for p in paths]
+    columns = [(Path(p).name, load_lines(p)) for p in paths]
     # Compile and warm every kernel first so that no row pays for it.
-    if loaded:
-        _bench_one("warm-up", loaded[0][1], loaded[0][2], 1)
-    rows = [_bench_one(name, data, offsets, repeats) for name, data, offsets in loaded]
+    if columns:
+        _bench_one("warm-up", columns[0][1], 1)
+    rows = [_bench_one(name, col, repeats) for name, col in columns]
     summary = []
-    if concatenated and len(loaded) > 1:
-        data = np.concatenate([d[o[0] : o[-1]] for _, d, o in loaded])
-        lens = np.concatenate([np.diff(o) for _, _, o in loaded])
-        offsets = np.zeros(len(lens) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        summary.append(_bench_one("(all files, one column)", data, offsets, repeats))
+    if concatenated and len(columns) > 1:
+        # one type for all: a file that is not UTF-8 loads as binary
+        one = pa.concat_arrays([col.cast(pa.large_binary()) for _, col in columns])
+        summary.append(_bench_one("(all files, one column)", one, repeats))
     return rows + summary + [_total(rows, "TOTAL")]
 
 
@@ -197,7 +175,7 @@ def format_cpu_bench(rows):
 
     Examples
     --------
-    >>> from fsstgpu.bench_cpu import format_cpu_bench
+    >>> from benchmarks.cpu import format_cpu_bench
     >>> format_cpu_bench([]).row_count
     0
     """

@@ -1,0 +1,85 @@
+"""nvCOMP's GPU codecs on the benchmark's strings, in a process of its own.
+
+:func:`benchmarks.gpu.nvcomp_rows` runs this module as a child process, with faulthandler on:
+once a process died silently inside nvCOMP (a segfault at the first call, nothing on stderr) and
+took every decode figure of the run with it. Each codec compresses the strings once and its decode
+is timed with CUDA events on our stream (nvCOMP's ``Codec`` otherwise works on an internal stream
+of its own, which the events would not measure); throughput = decompressed bytes / device time,
+beside the copy bandwidth the parent measured.
+
+Usage: ``python -X faulthandler -m benchmarks.nvcomp_child --copies N --copy-bps X --out FILE
+PATH...`` (from the checkout's root or with it on ``PYTHONPATH``). Writes the rows as JSON to
+FILE (one row saying so when ``nvidia.nvcomp`` does not import).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.gpu import note_row, throughput_row
+from benchmarks.timing import time_device
+from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.datasets import load_lines
+from fsstgpu.device import get_cupy
+
+ALGORITHMS = ("LZ4", "Snappy", "GDeflate", "Zstd", "ANS")
+
+
+def nvcomp_rows(data: np.ndarray, copy_bps: float, *, repeat: int = 5) -> list[dict]:
+    """Time every codec of :data:`ALGORITHMS` decoding ``data`` (uint8) from device memory.
+
+    A codec that raises gets a row saying so; the others still run.
+    """
+    from nvidia import nvcomp
+
+    cp = get_cupy()
+    print(f"nvCOMP {getattr(nvcomp, '__version__', '?')}, {data.nbytes:,} bytes", file=sys.stderr,
+          flush=True)
+    arr = nvcomp.as_array(cp.asarray(data))
+    stream = cp.cuda.Stream(non_blocking=True)
+    rows = []
+    for algo in ALGORITHMS:
+        print(f"nvCOMP {algo}", file=sys.stderr, flush=True)
+        try:
+            codec = nvcomp.Codec(algorithm=algo, cuda_stream=stream.ptr)
+            comp = codec.encode(arr)
+            stream.synchronize()
+            seconds = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat,
+                                  stream=stream)
+        except Exception as exc:  # one codec failing must not hide the others
+            rows.append(note_row("overall", f"nvCOMP {algo} failed: {type(exc).__name__}: {exc}",
+                                 data.nbytes, copy_bps))
+            continue
+        rows.append(throughput_row("overall", f"nvCOMP {algo}", data.nbytes,
+                                   data.nbytes / comp.buffer_size, 0, seconds, copy_bps))
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path, help="line files, as the parent read them")
+    parser.add_argument("--copies", type=int, required=True, help="copies of all files' strings")
+    parser.add_argument("--copy-bps", type=float, required=True,
+                        help="the parent's device copy bandwidth, bytes/s (read + written)")
+    parser.add_argument("--out", type=Path, required=True, help="where to write the JSON rows")
+    args = parser.parse_args(argv)
+    one = np.concatenate([from_arrow(load_lines(p)).data for p in args.paths])
+    try:
+        from nvidia import nvcomp  # noqa: F401  (only whether it imports)
+    except Exception as exc:
+        rows = [note_row("overall", f"nvCOMP not measured: nvidia.nvcomp does not import "
+                         f"({type(exc).__name__}; pip install nvidia-nvcomp-cu12 or -cu13)",
+                         one.size * args.copies, args.copy_bps)]
+    else:
+        rows = nvcomp_rows(np.tile(one, args.copies), args.copy_bps)
+    args.out.write_text(json.dumps(rows, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

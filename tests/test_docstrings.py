@@ -1,0 +1,72 @@
+"""Every docstring example of the installed package runs: one test per docstring with examples.
+
+Examples run on a CPU-only machine; GPU-only ones say ``# doctest: +SKIP`` and are collected but
+not run. Options: ELLIPSIS and NORMALIZE_WHITESPACE.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import fsstgpu
+
+#: the subpackages that pyproject.toml maps into fsstgpu
+SUBPACKAGES = ("kernels", "formats", "cli", "datasets")
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+#: the examples that run (not +SKIP) must be at least this many: the docs show the API at work
+MIN_RUNNING = 100
+
+
+def package_modules() -> list[str]:
+    """fsstgpu, its core modules, and every module of its subpackages.
+
+    Run from a checkout, ``fsstgpu.__path__`` also holds the checkout's root (see
+    ``fsstgpu/__init__.py``), whose other folders (``tests``, ``benchmarks``, and ``fsstgpu``
+    itself as ``fsstgpu.fsstgpu``) are not part of the package: the core modules are taken from
+    the package's own folder and the subpackages by name.
+    """
+    core = Path(fsstgpu.__file__).resolve().parent
+    names = ["fsstgpu"] + [f"fsstgpu.{m.name}" for m in pkgutil.iter_modules([str(core)])
+                           if not m.ispkg]
+    for sub in SUBPACKAGES:
+        package = importlib.import_module(f"fsstgpu.{sub}")
+        names.append(package.__name__)
+        names += [m.name for m in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]
+    return names
+
+
+def _docstrings() -> list[doctest.DocTest]:
+    finder = doctest.DocTestFinder()
+    found = []
+    for name in package_modules():
+        found += [t for t in finder.find(importlib.import_module(name), name) if t.examples]
+    return sorted(found, key=lambda t: t.name)
+
+
+DOCSTRINGS = _docstrings()
+
+
+@pytest.mark.parametrize("test", DOCSTRINGS, ids=[t.name for t in DOCSTRINGS])
+def test_docstring_examples(test):
+    report = []
+    result = doctest.DocTestRunner(optionflags=FLAGS).run(test, out=report.append)
+    assert result.failed == 0, "".join(report)
+
+
+def test_enough_examples_run():
+    running = sum(not e.options.get(doctest.SKIP) for t in DOCSTRINGS for e in t.examples)
+    assert running >= MIN_RUNNING, f"{running} examples run"
+
+
+def test_every_subpackage_and_core_module_is_collected():
+    names = package_modules()
+    for expected in ("fsstgpu.codec", "fsstgpu.kernels.fsst_decode", "fsstgpu.formats.blob",
+                     "fsstgpu.cli.app", "fsstgpu.datasets.loaders"):
+        assert expected in names
+    assert not [n for n in names if n.split(".")[1:2] in (["tests"], ["benchmarks"], ["fsstgpu"])]
+    assert len(names) == len(set(names))

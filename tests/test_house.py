@@ -1,0 +1,118 @@
+"""House rules that code review keeps missing, checked on the installed package's sources.
+
+Small modules (no source file over :data:`MAX_LINES` lines); no module importing another module's
+``_private`` names (a name shared between modules is public; the checkout's benchmarks use public
+names only); no benchmark code in the package (it lives in the checkout's ``benchmarks/``);
+submodules not shadowed by the functions they hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import types
+from pathlib import Path
+
+import pytest
+
+#: fsstgpu and the subpackages that pyproject.toml maps into it
+PACKAGES = ("fsstgpu", "fsstgpu.kernels", "fsstgpu.formats", "fsstgpu.cli", "fsstgpu.datasets")
+#: the checkout's benchmarks (not installed): they use fsstgpu's public names only
+CHECKOUT_BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+MAX_LINES = 620  # the house rule says "about 600"
+SOURCE_SUFFIXES = (".py", ".cu", ".cuh")
+#: known breaches being fixed in parallel branches (file -> who); remove an entry once its fix is
+#: merged
+LONG_PENDING = {
+    "fsstgpu.formats/files.py": "files helper",
+    "fsstgpu.datasets/generators.py": "nobody yet: split datasets/generators.py",
+}
+PRIVATE_PENDING = {
+    "fsstgpu.datasets/loaders.py": "files helper (generators._from_buffers)",
+}
+
+
+def _package_files() -> list[tuple[str, Path]]:
+    """(``package/relative path``, path) of every source file in the package folders."""
+    found = []
+    for name in PACKAGES:
+        folder = Path(importlib.import_module(name).__file__).resolve().parent
+        found += [(f"{name}/{p.name}", p) for p in sorted(folder.iterdir())
+                  if p.suffix in SOURCE_SUFFIXES]
+    return found
+
+
+FILES = _package_files()
+
+
+def _params(files, pending):
+    return [pytest.param(path, id=key, marks=[pytest.mark.xfail(strict=False, reason=pending[key])]
+                         if key in pending else []) for key, path in files]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(source: str) -> list[str]:
+    """What a module takes from other modules' private names: ``from m import _x``, ``from
+    m._private import x``, ``import m._private``, and ``m._x`` on an imported module ``m``."""
+    tree = ast.parse(source)
+    found, imported = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if any(_private(part) for part in module.split(".")):
+                found.append(f"line {node.lineno}: from {module} import ...")
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"line {node.lineno}: from {module} import {alias.name}")
+                imported.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if any(_private(part) for part in alias.name.split(".")):
+                    found.append(f"line {node.lineno}: import {alias.name}")
+                imported.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _private(node.attr)
+                and isinstance(node.value, ast.Name) and node.value.id in imported):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", _params(FILES, LONG_PENDING))
+def test_source_file_is_small(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path}: {lines} lines (split it by job)"
+
+
+@pytest.mark.parametrize("path", _params([(k, p) for k, p in FILES if p.suffix == ".py"],
+                                         PRIVATE_PENDING))
+def test_no_private_imports_from_other_modules(path):
+    assert private_imports(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", sorted(CHECKOUT_BENCHMARKS.glob("*.py")),
+                         ids=lambda p: f"benchmarks/{p.name}")
+def test_benchmarks_use_only_public_names(path):
+    assert private_imports(path.read_text(encoding="utf-8")) == []
+
+
+def test_private_import_scan_finds_each_form():
+    source = ("from a import _x, y\nfrom a._b import c\nimport a._b as ab\nimport m\nm._z()\n"
+              "from __future__ import annotations\nself._own = 1\n_mine = 2\n")
+    assert private_imports(source) == ["line 1: from a import _x", "line 2: from a._b import ...",
+                                       "line 3: import a._b", "line 5: m._z"]
+
+
+BENCH_FILES = [key for key, path in FILES if path.stem.startswith("bench")]
+
+
+def test_no_benchmark_module_in_the_package():
+    assert BENCH_FILES == [], "benchmarks belong in the checkout's benchmarks/"
+
+
+def test_submodule_not_shadowed_by_its_function():
+    import fsstgpu.kernels.transpose as m
+
+    assert isinstance(m, types.ModuleType)
