@@ -125,7 +125,7 @@ class CompressedStringArray:
         self.split_table = _frozen("split_table", split_table, np.uint16)
         self.chunk_lengths = (None if chunk_lengths is None
                               else _frozen("chunk_lengths", chunk_lengths, np.int64))
-        self._validated = False
+        self._validated = 0
 
     @property
     def code_offsets(self) -> np.ndarray:
@@ -168,7 +168,7 @@ class CompressedStringArray:
         # read-only, so this is the only way the fields can change.
         object.__setattr__(self, name, value)
         if name != "_validated":
-            object.__setattr__(self, "_validated", False)
+            object.__setattr__(self, "_validated", 0)
 
     # ------------------------------------------------------------------ sizes and access
     def __len__(self) -> int:
@@ -577,9 +577,13 @@ class CompressedStringArray:
         >>> import pyarrow as pa, fsstgpu
         >>> fsstgpu.compress(pa.array(["ok"])).validate()
         """
-        if self._validated:
+        # _validated: 0 unchecked, 1 structure checked, 2 codes checked too (any field
+        # assignment resets it), so repeated calls (every GPU upload makes one) cost nothing
+        if self._validated >= (2 if full else 1):
             return
-        check_structure(self)
+        if not self._validated:
+            check_structure(self)
+            self._validated = 1
         if full:
             code_offsets = self._code_offsets
             derived, _, _ = walk(self.tables, self.block_starts, self.codes,
@@ -588,4 +592,4 @@ class CompressedStringArray:
                                  split_codes=self.split_codes, split_out=self.split_out)
             if code_offsets is None:
                 self.code_offsets = derived
-            self._validated = True
+            self._validated = 2

@@ -141,7 +141,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         split_out=split_out, split_table=split_table, chunk_lengths=plain.chunk_lengths,
     )
     carr.validate(full=False)
-    carr._validated = True  # the encoder's own output: the codes fit the lengths
+    carr._validated = 2  # the encoder's own output: the codes fit the lengths
     return carr
 
 
