@@ -27,7 +27,7 @@ from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.datasets import load_lines
 from fsstgpu.device import get_cupy
 
-ALGORITHMS = ("LZ4", "Snappy", "GDeflate", "Zstd", "ANS")
+ALGORITHMS = ("LZ4", "Snappy", "GDeflate", "Zstd", "ANS", "Cascaded")
 
 
 def nvcomp_rows(data: np.ndarray, copy_bps: float, *, repeat: int = 5) -> list[dict]:
@@ -60,14 +60,66 @@ def nvcomp_rows(data: np.ndarray, copy_bps: float, *, repeat: int = 5) -> list[d
     return rows
 
 
+def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int = 10):
+    """Every codec decoding the first ``size`` bytes of ``data`` for each size, and batches of
+    ``count`` chunks of ``size`` bytes decoded in one call (nvCOMP's batched mode)."""
+    from nvidia import nvcomp
+
+    cp = get_cupy()
+    stream = cp.cuda.Stream(non_blocking=True)
+    rows = []
+    for algo in ALGORITHMS:
+        print(f"nvCOMP {algo} sizes", file=sys.stderr, flush=True)
+        try:
+            codec = nvcomp.Codec(algorithm=algo, cuda_stream=stream.ptr)
+            for size in sizes:
+                arr = nvcomp.as_array(cp.asarray(data[:size]))
+                comp = codec.encode(arr)
+                stream.synchronize()
+                t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat,
+                                stream=stream)
+                gbs = size / t / 1e9
+                rows.append({"what": f"nvCOMP {algo}", "MiB": size / 2**20, "us": t * 1e6,
+                             "GB/s": gbs, "copy GB/s": copy_bps / 1e9,
+                             "of copy": gbs / (copy_bps / 1e9),
+                             "ratio": size / comp.buffer_size})
+            for count, size in batches:
+                chunks = [nvcomp.as_array(cp.asarray(data[k * size : (k + 1) * size]))
+                          for k in range(count)]
+                comp = codec.encode(chunks)
+                stream.synchronize()
+                t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat,
+                                stream=stream)
+                gbs = count * size / t / 1e9
+                rows.append({"what": f"nvCOMP {algo} batch {count} x {size >> 20} MiB",
+                             "MiB": count * size / 2**20, "us": t * 1e6, "GB/s": gbs,
+                             "copy GB/s": copy_bps / 1e9, "of copy": gbs / (copy_bps / 1e9)})
+        except Exception as exc:  # one codec failing must not hide the others
+            rows.append({"what": f"nvCOMP {algo} failed: {type(exc).__name__}: {exc}"})
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("paths", nargs="+", type=Path, help="line files, as the parent read them")
-    parser.add_argument("--copies", type=int, required=True, help="copies of all files' strings")
+    parser.add_argument("paths", nargs="*", type=Path, help="line files, as the parent read them")
+    parser.add_argument("--copies", type=int, default=1, help="copies of all files' strings")
+    parser.add_argument("--sizes", help="comma-separated sizes: the size sweep (dbtext corpus)")
+    parser.add_argument("--batch", default="", help="COUNTxSIZE,...: batched decodes")
     parser.add_argument("--copy-bps", type=float, required=True,
                         help="the parent's device copy bandwidth, bytes/s (read + written)")
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON rows")
     args = parser.parse_args(argv)
+    if args.sizes:
+        from benchmarks.gpu_sizes import corpus
+
+        sizes = [int(x) for x in args.sizes.split(",")]
+        batches = [tuple(int(v) for v in b.split("x")) for b in args.batch.split(",") if b]
+        one = from_arrow(corpus()).data
+        need = max(sizes + [c * s for c, s in batches])
+        data = np.tile(one, -(-need // one.size))
+        rows = size_rows(data, sizes, batches, args.copy_bps)
+        args.out.write_text(json.dumps(rows, default=str))
+        return 0
     one = np.concatenate([from_arrow(load_lines(p)).data for p in args.paths])
     try:
         from nvidia import nvcomp  # noqa: F401  (only whether it imports)

@@ -1,0 +1,212 @@
+"""GPU decode against column size, batches of small columns, and host columns: beside nvCOMP.
+
+The strings are the dbtext corpus laid end to end (one string per line) and repeated or cut to
+each size. In the same run, beside the device-to-device copy bandwidth (bytes read plus written):
+
+* device-resident decode (Arrow offsets included) of one column of each size, device time by CUDA
+  events: with the split points stored at compression, and re-planned finer for the GPU
+  (``split_size=``, :class:`fsstgpu.gpu_layout.HostBatch`) where the column has fewer splits
+  than the GPU has warps;
+* a batch of ``count`` columns of ``size`` bytes decoded in one call;
+* host columns (pageable memory) to device Arrow strings, wall clock, beside a plain pageable
+  upload of the uncompressed strings and offsets;
+* nvCOMP's codecs on the same bytes at each size and in its batched mode on the batch, in a child
+  process of its own (:mod:`benchmarks.nvcomp_child`).
+
+Every decoded output is compared with the CPU decoder's.
+
+Usage: ``python -m benchmarks.gpu_sizes [--json FILE] [--no-nvcomp]`` from the checkout's root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+import fsstgpu
+from benchmarks.columns import replicate
+from benchmarks.timing import copy_bandwidth, time_device
+from fsstgpu.datasets import dbtext_files, load_lines
+from fsstgpu.device import get_cupy
+from fsstgpu.gpu_decode import decode_async, decompress_device
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+SIZES = (1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB, 1024 * MIB)
+HOST_SIZES = (4 * MIB, 64 * MIB, 256 * MIB)
+FINE_SPLIT = 1024
+
+
+def _row(what, size, seconds, copy_bps, **extra) -> dict:
+    gbs = size / seconds / 1e9
+    return {"what": what, "MiB": size / MIB, "us": seconds * 1e6, "GB/s": gbs,
+            "copy GB/s": copy_bps / 1e9, "of copy": gbs / (copy_bps / 1e9), **extra}
+
+
+def corpus() -> pa.Array:
+    """The dbtext corpus as one binary column (its files one after the other)."""
+    paths = dbtext_files()
+    if not paths:
+        raise FileNotFoundError("no dbtext files found (set FSSTGPU_DBTEXT)")
+    return pa.concat_arrays([load_lines(p).cast(pa.binary()) for p in paths])
+
+
+def column_of_size(base, size: int):
+    """A compressed column of about ``size`` string bytes: ``base`` cut or repeated."""
+    if base.uncompressed_bytes >= size:
+        out = np.zeros(base.length + 1, np.int64)
+        np.cumsum(base.lengths, out=out[1:])
+        stop = int(np.searchsorted(out, size))
+        return base[:stop]
+    copies = -(-size // base.uncompressed_bytes)
+    big = replicate(base, copies)
+    out = np.zeros(big.length + 1, np.int64)
+    np.cumsum(big.lengths, out=out[1:])
+    return big[: int(np.searchsorted(out, size))]
+
+
+def _expected(carr) -> np.ndarray:
+    return np.asarray(fsstgpu.decompress(carr, device="cpu").buffers()[2]).view(np.uint8)[
+        : carr.uncompressed_bytes]
+
+
+def device_rows(carr, copy_bps, *, split_size=None, repeat=20, label="") -> dict:
+    cp = get_cupy()
+    dev = fsstgpu.to_device(carr, split_size=split_size)
+    out = cp.empty(dev.total, dtype=cp.uint8)
+    jobs = []
+
+    def decode():
+        jobs.append(decode_async(dev, out=out))
+        del jobs[:-2]
+
+    seconds = time_device(decode, repeat=repeat)
+    for job in jobs:
+        job.check()
+    return _row(f"fsstgpu {label}".strip(), dev.total, seconds, copy_bps, splits=dev.nsplits)
+
+
+def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
+    cp = get_cupy()
+    copy_bps = copy_bandwidth(1 << 30)
+    strings = corpus()
+    base = fsstgpu.compress(strings)
+    rows = []
+    raws = {}
+    for size in SIZES:
+        col = column_of_size(base, size)
+        expect = _expected(col)
+        raws[size] = expect
+        for split_size in (None, FINE_SPLIT):
+            if split_size and len(col.split_table) >= 64 * 1024:
+                continue  # enough splits to fill the GPU already
+            label = "stored splits" if split_size is None else f"split_size={split_size}"
+            row = device_rows(col, copy_bps, split_size=split_size, repeat=repeat, label=label)
+            got = fsstgpu.decompress_device(fsstgpu.to_device(col, split_size=split_size))
+            if not np.array_equal(got.data.get(), expect):
+                raise RuntimeError(f"{size} bytes, {label}: decoded bytes differ")
+            rows.append(row)
+            del got
+        cp.get_default_memory_pool().free_all_blocks()
+    # a batch of small columns in one call
+    for count, size in ((64, 4 * MIB), (256, 1 * MIB)):
+        big = column_of_size(base, count * size)
+        cuts = np.zeros(big.length + 1, np.int64)
+        np.cumsum(big.lengths, out=cuts[1:])
+        idx = np.searchsorted(cuts, np.arange(count + 1) * size)
+        idx[-1] = big.length
+        parts = [big[int(a):int(b)] for a, b in zip(idx[:-1], idx[1:], strict=True)]
+        for split_size in (None, FINE_SPLIT):
+            dev = fsstgpu.to_device(parts, split_size=split_size)
+            seconds = time_device(lambda d=dev: decode_async(d), repeat=repeat)
+            results = decode_async(dev).check()
+            for part, res in zip(parts[:3], results[:3], strict=True):
+                if not np.array_equal(res.data.get(), _expected(part)):
+                    raise RuntimeError("batch: decoded bytes differ")
+            label = "stored splits" if split_size is None else f"split_size={split_size}"
+            rows.append(_row(f"fsstgpu batch {count} x {size // MIB} MiB, {label}",
+                             dev.total, seconds, copy_bps, splits=dev.nsplits))
+        cp.get_default_memory_pool().free_all_blocks()
+    rows += host_rows(base, copy_bps)
+    if nvcomp:
+        cp.get_default_memory_pool().free_all_blocks()
+        cp.get_default_pinned_memory_pool().free_all_blocks()
+        rows += nvcomp_rows(copy_bps)
+    return rows
+
+
+def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
+    """Host column (pageable) to device Arrow strings, beside a plain pageable upload."""
+    import time
+
+    cp = get_cupy()
+    rows = []
+    for size in HOST_SIZES:
+        col = column_of_size(base, size)
+        col.validate(full=False)
+        total = col.uncompressed_bytes
+        plain = np.full(total + 4 * (col.length + 1), 7, np.uint8)  # strings + int32 offsets
+        target = cp.empty(plain.size, dtype=cp.uint8)
+
+        def wall(fn):
+            fn()
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+            return float(np.median(times))
+
+        def upload(dst=target, src=plain):
+            dst.set(src)
+            cp.cuda.get_current_stream().synchronize()
+
+        t_up = wall(upload)
+        rows.append(_row("plain pageable upload (uncompressed)", total, t_up, copy_bps))
+        for split_size in (None, FINE_SPLIT):
+            t = wall(lambda c=col, s=split_size: decompress_device(c, split_size=s))
+            label = "stored splits" if split_size is None else f"split_size={split_size}"
+            rows.append(_row(f"fsstgpu host (pageable) -> device, {label}", total, t, copy_bps,
+                             vs_upload=t_up / t))
+        cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def nvcomp_rows(copy_bps: float) -> list[dict]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
+    with tempfile.TemporaryDirectory(prefix="fsstgpu-nvcomp-") as tmp:
+        out = Path(tmp) / "rows.json"
+        cmd = [sys.executable, "-X", "faulthandler", "-m", "benchmarks.nvcomp_child", "--sizes",
+               ",".join(str(s) for s in SIZES), "--batch", "64x4194304,256x1048576",
+               "--copy-bps", repr(copy_bps), "--out", str(out)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        if proc.returncode == 0 and out.is_file():
+            return json.loads(out.read_text())
+    return [{"what": f"nvCOMP not measured: exit {proc.returncode}"}]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--no-nvcomp", action="store_true")
+    args = parser.parse_args(argv)
+    rows = run(nvcomp=not args.no_nvcomp)
+    for r in rows:
+        print(json.dumps(r, default=str))
+    if args.json:
+        args.json.write_text(json.dumps(rows, default=str, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
