@@ -226,9 +226,11 @@ def decompress_device(carr, stream=None):
 
     Parameters
     ----------
-    carr : CompressedStringArray, fsstgpu.fsst extension array, or DeviceCompressedStringArray
+    carr : CompressedStringArray, fsstgpu.fsst extension array, a list of those, or a
+        DeviceCompressedStringArray
         Host columns are uploaded overlapped with decoding; a column from
-        :func:`fsstgpu.to_device` is decoded where it is.
+        :func:`fsstgpu.to_device` is decoded where it is; a list is decoded as one batch (one
+        launch) and gives a list.
     stream : cupy.cuda.Stream, optional
         The result is ready on this stream when this returns.
 
@@ -254,7 +256,9 @@ def decompress_device(carr, stream=None):
     from fsstgpu.device_arrays import DeviceCompressedStringArray
     from fsstgpu.gpu_decode import decompress_device as decode
 
-    if not isinstance(carr, DeviceCompressedStringArray):
+    if isinstance(carr, (list, tuple)):
+        carr = [_as_compressed(c) for c in carr]
+    elif not isinstance(carr, DeviceCompressedStringArray):
         carr = _as_compressed(carr)
     return decode(carr, stream)
 

@@ -244,10 +244,12 @@ def test_many_tables_in_one_cuda_block():
     codes = np.concatenate(codes)
     code_offsets, lengths = np.array(code_offsets), np.diff(offsets)
     starts = np.asarray(block_starts, np.int64)
-    cuts = long_string_cuts(tables, starts, codes, code_offsets, lengths, 16)
+    block_tables = [tables[b % len(tables)] for b in range(len(starts) - 1)]
+    cuts = long_string_cuts(block_tables, starts, codes, code_offsets, lengths, 16)
     sc, so, st = plan_splits(code_offsets, lengths, starts, 16, cuts)
     carr = fsstgpu.CompressedStringArray(
-        type=pa.binary(), length=len(strings), tables=tables, block_starts=starts, codes=codes,
+        type=pa.binary(), length=len(strings), tables=block_tables, block_starts=starts,
+        codes=codes,
         code_offsets=code_offsets, lengths=lengths, validity=None, null_count=0, split_size=16,
         split_codes=sc, split_out=so, split_table=st)
     carr.validate()
