@@ -4,9 +4,7 @@ The strings are the dbtext corpus laid end to end (one string per line) and repe
 each size. In the same run, beside the device-to-device copy bandwidth (bytes read plus written):
 
 * device-resident decode (Arrow offsets included) of one column of each size, device time by CUDA
-  events: with the split points stored at compression, and re-planned finer for the GPU
-  (``split_size=``, :class:`fsstgpu.gpu_layout.HostBatch`) where the column has fewer splits
-  than the GPU has warps;
+  events;
 * a batch of ``count`` columns of ``size`` bytes decoded in one call;
 * host columns (pageable memory) to device Arrow strings, wall clock, beside a plain pageable
   upload of the uncompressed strings and offsets;
@@ -42,7 +40,6 @@ ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
 SIZES = (1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB, 1024 * MIB)
 HOST_SIZES = (4 * MIB, 64 * MIB, 256 * MIB)
-FINE_SPLIT = 1024
 
 
 def _row(what, size, seconds, copy_bps, **extra) -> dict:
@@ -78,9 +75,9 @@ def _expected(carr) -> np.ndarray:
         : carr.uncompressed_bytes]
 
 
-def device_rows(carr, copy_bps, *, split_size=None, repeat=20, label="") -> dict:
+def device_rows(carr, copy_bps, *, repeat=20) -> dict:
     cp = get_cupy()
-    dev = fsstgpu.to_device(carr, split_size=split_size)
+    dev = fsstgpu.to_device(carr)
     out = cp.empty(dev.total, dtype=cp.uint8)
     jobs = []
 
@@ -91,7 +88,7 @@ def device_rows(carr, copy_bps, *, split_size=None, repeat=20, label="") -> dict
     seconds = time_device(decode, repeat=repeat)
     for job in jobs:
         job.check()
-    return _row(f"fsstgpu {label}".strip(), dev.total, seconds, copy_bps, splits=dev.nsplits)
+    return _row("fsstgpu", dev.total, seconds, copy_bps, splits=dev.nsplits)
 
 
 def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
@@ -105,16 +102,11 @@ def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
         col = column_of_size(base, size)
         expect = _expected(col)
         raws[size] = expect
-        for split_size in (None, FINE_SPLIT):
-            if split_size and len(col.split_table) >= 64 * 1024:
-                continue  # enough splits to fill the GPU already
-            label = "stored splits" if split_size is None else f"split_size={split_size}"
-            row = device_rows(col, copy_bps, split_size=split_size, repeat=repeat, label=label)
-            got = fsstgpu.decompress_device(fsstgpu.to_device(col, split_size=split_size))
-            if not np.array_equal(got.data.get(), expect):
-                raise RuntimeError(f"{size} bytes, {label}: decoded bytes differ")
-            rows.append(row)
-            del got
+        rows.append(device_rows(col, copy_bps, repeat=repeat))
+        got = fsstgpu.decompress_device(fsstgpu.to_device(col))
+        if not np.array_equal(got.data.get(), expect):
+            raise RuntimeError(f"{size} bytes: decoded bytes differ")
+        del got
         cp.get_default_memory_pool().free_all_blocks()
     # a batch of small columns in one call
     for count, size in ((64, 4 * MIB), (256, 1 * MIB)):
@@ -124,16 +116,14 @@ def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
         idx = np.searchsorted(cuts, np.arange(count + 1) * size)
         idx[-1] = big.length
         parts = [big[int(a):int(b)] for a, b in zip(idx[:-1], idx[1:], strict=True)]
-        for split_size in (None, FINE_SPLIT):
-            dev = fsstgpu.to_device(parts, split_size=split_size)
-            seconds = time_device(lambda d=dev: decode_async(d), repeat=repeat)
-            results = decode_async(dev).check()
-            for part, res in zip(parts[:3], results[:3], strict=True):
-                if not np.array_equal(res.data.get(), _expected(part)):
-                    raise RuntimeError("batch: decoded bytes differ")
-            label = "stored splits" if split_size is None else f"split_size={split_size}"
-            rows.append(_row(f"fsstgpu batch {count} x {size // MIB} MiB, {label}",
-                             dev.total, seconds, copy_bps, splits=dev.nsplits))
+        dev = fsstgpu.to_device(parts)
+        seconds = time_device(lambda d=dev: decode_async(d), repeat=repeat)
+        results = decode_async(dev).check()
+        for part, res in zip(parts[:3], results[:3], strict=True):
+            if not np.array_equal(res.data.get(), _expected(part)):
+                raise RuntimeError("batch: decoded bytes differ")
+        rows.append(_row(f"fsstgpu batch {count} x {size // MIB} MiB", dev.total, seconds,
+                         copy_bps, splits=dev.nsplits))
         cp.get_default_memory_pool().free_all_blocks()
     rows += host_rows(base, copy_bps)
     if nvcomp:
@@ -171,11 +161,9 @@ def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
 
         t_up = wall(upload)
         rows.append(_row("plain pageable upload (uncompressed)", total, t_up, copy_bps))
-        for split_size in (None, FINE_SPLIT):
-            t = wall(lambda c=col, s=split_size: decompress_device(c, split_size=s))
-            label = "stored splits" if split_size is None else f"split_size={split_size}"
-            rows.append(_row(f"fsstgpu host (pageable) -> device, {label}", total, t, copy_bps,
-                             vs_upload=t_up / t))
+        t = wall(lambda c=col: decompress_device(c))
+        rows.append(_row("fsstgpu host (pageable) -> device", total, t, copy_bps,
+                         vs_upload=t_up / t))
         cp.get_default_memory_pool().free_all_blocks()
     return rows
 

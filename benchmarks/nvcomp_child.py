@@ -55,6 +55,9 @@ def nvcomp_rows(data: np.ndarray, copy_bps: float, *, repeat: int = 5) -> list[d
             rows.append(note_row("overall", f"nvCOMP {algo} failed: {type(exc).__name__}: {exc}",
                                  data.nbytes, copy_bps))
             continue
+        finally:
+            codec = comp = None  # before the stream they use (see size_rows)
+            stream.synchronize()
         rows.append(throughput_row("overall", f"nvCOMP {algo}", data.nbytes,
                                    data.nbytes / comp.buffer_size, 0, seconds, copy_bps))
     return rows
@@ -96,6 +99,11 @@ def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int 
                              "copy GB/s": copy_bps / 1e9, "of copy": gbs / (copy_bps / 1e9)})
         except Exception as exc:  # one codec failing must not hide the others
             rows.append({"what": f"nvCOMP {algo} failed: {type(exc).__name__}: {exc}"})
+        finally:
+            # nvCOMP's objects use our stream: they must go before it does (destroying the
+            # stream first made the process segfault at exit, 2026-11-30)
+            codec = comp = arr = chunks = None
+            stream.synchronize()
     return rows
 
 

@@ -65,16 +65,14 @@ class DeviceCompressedStringArray:
                     if col.ncodes:
                         self.codes[col.code_start : col.code_start + col.ncodes].set(
                             codes, stream=stream)
-            self.split_codes = upload(cp, layout.split_codes, stream)
-            self.split_out = upload(cp, layout.split_out, stream)
-            self.split_table = upload(cp, layout.split_table, stream)
-            self.tab_sym = upload(cp, layout.tab_sym, stream)
-            self.tab_len = upload(cp, layout.tab_len, stream)
-            self.lengths = upload(cp, layout.lengths, stream)
-            self.validity = (None if layout.validity is None
-                             else upload(cp, layout.validity, stream))
-            self.scan_args = tuple(upload(cp, a, stream) for a in (
-                layout.col_first, layout.col_base, layout.col_obyte, layout.col_wide))
+            # everything else in one copy: split points, tables, lengths, validity, scan plan
+            self.meta = upload(cp, layout.meta, stream)
+        for name in ("split_codes", "split_out", "split_table", "tab_sym", "tab_len", "lengths"):
+            setattr(self, name, layout.section(self.meta, name))
+        self.validity = (None if layout.validity is None
+                         else layout.section(self.meta, "validity"))
+        self.scan_args = tuple(layout.section(self.meta, name) for name in (
+            "col_first", "col_base", "col_obyte", "col_wide"))
 
     @property
     def columns(self):
@@ -106,9 +104,7 @@ class DeviceCompressedStringArray:
     @property
     def nbytes(self) -> int:
         """Device bytes held (codes with padding, split points, tables, lengths, validity)."""
-        parts = (self.codes, self.split_codes, self.split_out, self.split_table, self.tab_sym,
-                 self.tab_len, self.lengths, self.validity, *self.scan_args)
-        return sum(int(p.nbytes) for p in parts if p is not None)
+        return int(self.codes.nbytes) + int(self.meta.nbytes)
 
     def __len__(self) -> int:
         return len(self.layout.columns)
@@ -281,7 +277,7 @@ def device_address(buffer) -> int:
     return int(buffer.__cuda_array_interface__["data"][0])
 
 
-def to_device(carr, stream=None, *, split_size: int | None = None) -> DeviceCompressedStringArray:
+def to_device(carr, stream=None) -> DeviceCompressedStringArray:
     """Check the column(s) on the host and upload them once, for any number of decodes.
 
     Parameters
@@ -291,8 +287,6 @@ def to_device(carr, stream=None, *, split_size: int | None = None) -> DeviceComp
         column in one launch and returns a list.
     stream : cupy.cuda.Stream, optional
         Stream for the copies (default: the current stream).
-    split_size : int, optional
-        Decode with finer split points (:class:`fsstgpu.gpu_layout.HostBatch`).
 
     Raises
     ------
@@ -311,6 +305,6 @@ def to_device(carr, stream=None, *, split_size: int | None = None) -> DeviceComp
     """
     get_cupy()
     single = not isinstance(carr, (list, tuple))
-    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr, split_size), stream)
+    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr), stream)
     dev.is_batch = not single
     return dev

@@ -70,25 +70,36 @@ class DecodeJob:
         return self.results if self.dev.is_batch else self.results[0]
 
 
-def _outputs(cp, layout: HostBatch, dev, *, out=None, fill=None) -> tuple[list, object]:
-    """The batch's output buffers and one DeviceStringArray (views) per column."""
-    data = cp.empty(layout.total, dtype=cp.uint8) if out is None else out[: layout.total]
+def _allocate(cp, layout: HostBatch, *, out=None, fill=None):
+    """The output buffers of a batch: data (``out`` when given) and the offsets of every
+    column, in one allocation."""
+    if out is not None:
+        data = out[: layout.total]
+        offsets = cp.empty(layout.offsets_nbytes, dtype=cp.uint8)
+    else:
+        at = -(-layout.total // 16) * 16
+        both = cp.empty(at + layout.offsets_nbytes, dtype=cp.uint8)
+        data, offsets = both[: layout.total], both[at:]
     if fill is not None:
         data.fill(fill)
-    offsets = cp.empty(layout.offsets_nbytes, dtype=cp.uint8)
-    validity = None if dev.validity is None else dev.validity.copy()
+    return data, offsets
+
+
+def _views(layout: HostBatch, dev, data, offsets) -> list:
+    """One DeviceStringArray per column: views of the batch's buffers (the validity bitmaps are
+    the compressed column's own: Arrow buffers are immutable)."""
     results = []
     for col in layout.columns:
         width = col.offsets_dtype.itemsize
         offs = offsets[col.offsets_byte : col.offsets_byte + (col.length + 1) * width]
         bitmap = None
         if col.validity_start >= 0:
-            bitmap = validity[col.validity_start : col.validity_start + (col.length + 7) // 8]
+            bitmap = dev.validity[col.validity_start : col.validity_start + (col.length + 7) // 8]
         results.append(DeviceStringArray(
             col.type, col.length, offs.view(col.offsets_dtype),
             data[col.out_start : col.out_start + col.total], bitmap, col.null_count,
             col.chunk_lengths))
-    return results, (data, offsets)
+    return results
 
 
 def _failed_columns(dev, data, stream) -> dict:
@@ -134,17 +145,18 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
 
     cp = get_cupy()
     with on_stream(stream):
-        results, (data, offsets) = _outputs(cp, dev.layout, dev, out=out, fill=fill)
+        data, offsets = _allocate(cp, dev.layout, out=out, fill=fill)
         _launch_offsets(dev, offsets, stream)
         err = cp.zeros(1, dtype=cp.int32)
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err, stream=stream)
-    return DecodeJob(dev, results, data, err, stream)
+    # the per-column views are made while the GPU works (with many columns it takes a while)
+    return DecodeJob(dev, _views(dev.layout, dev, data, offsets), data, err, stream)
 
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                       nstreams: int = DEFAULT_STREAMS, nbuffers: int = DEFAULT_BUFFERS,
-                      split_size: int | None = None, fill: int | None = None):
+                      fill: int | None = None):
     """Decompress one column or a batch into Arrow layout in device memory.
 
     Parameters
@@ -157,8 +169,6 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     chunk_bytes, nstreams, nbuffers : int
         Host columns: codes per upload chunk (whole splits), streams in flight, pinned staging
         buffers (each ``chunk_bytes``, filled by worker threads).
-    split_size : int, optional
-        Host columns: decode with finer split points (:class:`fsstgpu.gpu_layout.HostBatch`).
     fill : int, optional
         Fill the output with this byte before decoding (tests).
 
@@ -183,8 +193,11 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     """
     if isinstance(carr, DeviceCompressedStringArray):
         return decode_async(carr, stream, fill=fill).check()
+    import cupyx
+
     single = not isinstance(carr, (list, tuple))
-    layout = HostBatch([carr] if single else carr, split_size)
+    layout = HostBatch([carr] if single else carr,
+                       allocate=lambda n: cupyx.empty_pinned((n,), dtype=np.uint8))
     return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
 
 
@@ -239,7 +252,7 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
     with on_stream(main):
         dev = DeviceCompressedStringArray(layout, main, upload_codes=False)
         dev.is_batch = is_batch
-        results, (data, offsets) = _outputs(cp, layout, dev, fill=fill)
+        data, offsets = _allocate(cp, layout, fill=fill)
         _launch_offsets(dev, offsets, main)
         err = cp.zeros(1, dtype=cp.int32)
         ready = cp.cuda.Event(disable_timing=True)
@@ -297,4 +310,4 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
         done = cp.cuda.Event(disable_timing=True)
         done.record(s)
         main.wait_event(done)
-    return DecodeJob(dev, results, data, err, main).check()
+    return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, main).check()

@@ -21,29 +21,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.splits import replan
+from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import offsets_dtype
 
-__all__ = ["ColumnLayout", "HostBatch", "narrow_lengths"]
+__all__ = ["ColumnLayout", "HostBatch"]
 
 #: the most tables one launch can name (split_table is uint16)
 MAX_TABLES = 65536
 
 
-def narrow_lengths(lengths: np.ndarray, dtype=None) -> np.ndarray:
-    """The lengths in the narrowest unsigned dtype that holds them (or in ``dtype``).
+#: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)
+_TASK_LENGTHS = 1 << 22
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.gpu_layout import narrow_lengths
-    >>> narrow_lengths(np.array([3, 300])).dtype
-    dtype('uint16')
-    """
-    if dtype is None:
-        dtype = _narrowest(int(lengths.max()) if lengths.size else 0)
-    return lengths.astype(dtype)
+
+def _max(lengths) -> int:
+    """The largest length (0 for none), over the cores for long arrays."""
+    n = len(lengths)
+    if n <= _TASK_LENGTHS:
+        return int(lengths.max()) if n else 0
+    tops = [0] * (-(-n // _TASK_LENGTHS))
+    run_tasks(lambda k: tops.__setitem__(
+        k, int(lengths[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS].max())), len(tops))
+    return max(tops)
+
+
+def _narrow_into(lengths, out) -> None:
+    """``out[...] = lengths`` (a narrower dtype that holds them), over the cores for long arrays."""
+    n = len(lengths)
+    ntasks = -(-n // _TASK_LENGTHS)
+    if ntasks <= 1:
+        np.copyto(out, lengths, casting="unsafe")
+        return
+    run_tasks(lambda k: np.copyto(out[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
+                                  lengths[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
+                                  casting="unsafe"), ntasks)
 
 
 def _narrowest(top: int):
@@ -78,14 +90,9 @@ class HostBatch:
     Each column is checked first (:meth:`CompressedStringArray.validate` with ``full=False``:
     O(strings), what the kernel relies on; the kernel checks the codes). ``codes`` stays a list
     of the columns' own arrays: they are uploaded piece by piece, never concatenated on the host.
-
-    Parameters
-    ----------
-    carrs : sequence of CompressedStringArray
-    split_size : int, optional
-        Decode with finer splits than the columns were compressed with, so that a small column
-        still gives every SM work: columns with a larger split size whose code offsets are at
-        hand are re-planned (:func:`fsstgpu.splits.replan`, memory speed). None: as stored.
+    Everything else lives in one host buffer, ``meta``, so that it crosses the bus in one copy:
+    the attributes below are views into it. ``allocate(nbytes)``, when given, provides that
+    buffer (a uint8 array; e.g. pinned memory).
 
     Attributes
     ----------
@@ -93,6 +100,8 @@ class HostBatch:
     codes : list of numpy.ndarray of uint8
     ncodes, total : int
         Codes and output bytes of the whole batch.
+    meta : numpy.ndarray of uint8
+        Every array below, each 16-byte aligned (``sections`` says where).
     split_codes, split_out : numpy.ndarray of int64, shape (nsplits + 1,)
     split_table : numpy.ndarray of uint16, shape (nsplits,)
     tab_sym, tab_len : numpy.ndarray, shape (ntables, 256)
@@ -108,7 +117,7 @@ class HostBatch:
         Size of the offsets buffer.
     """
 
-    def __init__(self, carrs, split_size: int | None = None):
+    def __init__(self, carrs, *, allocate=None):
         carrs = list(carrs)
         for carr in carrs:
             carr.validate(full=False)
@@ -118,53 +127,79 @@ class HostBatch:
                              "(decode the columns in several batches)")
         self.codes = [c.codes for c in carrs]
         self.columns = []
-        sc, so, st, tables, lens, valid = [], [], [], [], [], []
-        code_pos = out_pos = split_pos = table_pos = obyte = vbyte = 0
+        code_pos = out_pos = split_pos = obyte = vbyte = nstrings = 0
         for c in carrs:
             total = c.uncompressed_bytes
             odt = offsets_dtype(c.type, total)
-            nsplits = len(c.split_table)
             self.columns.append(ColumnLayout(
                 type=c.type, length=c.length, null_count=c.null_count,
                 chunk_lengths=c.chunk_lengths, total=total, code_start=code_pos,
-                ncodes=len(c.codes), out_start=out_pos, split_start=split_pos, nsplits=nsplits,
-                offsets_byte=obyte, offsets_dtype=odt,
+                ncodes=len(c.codes), out_start=out_pos, split_start=split_pos,
+                nsplits=len(c.split_table), offsets_byte=obyte, offsets_dtype=odt,
                 validity_start=vbyte if c.validity is not None else -1))
-            c_sc, c_so, c_st = c.split_codes, c.split_out, c.split_table
-            if split_size is not None and split_size < c.split_size and c.has_code_offsets:
-                c_sc, c_so, c_st = replan(c, split_size)
-                nsplits = len(c_st)
-                self.columns[-1].nsplits = nsplits
-            sc.append(c_sc[:-1] + code_pos)
-            so.append(c_so[:-1] + out_pos)
-            st.append(c_st.astype(np.int64) + table_pos)
-            tables.extend(c.tables)
-            lens.append(c.lengths)
-            if c.validity is not None:
-                valid.append(c.validity)
-                vbyte += len(c.validity)
             code_pos += len(c.codes)
             out_pos += total
-            split_pos += nsplits
-            table_pos += len(c.tables)
+            split_pos += len(c.split_table)
+            nstrings += c.length
+            vbyte += 0 if c.validity is None else len(c.validity)
             obyte += -(-(c.length + 1) * odt.itemsize // 8) * 8  # every column 8-byte aligned
         self.ncodes, self.total, self.offsets_nbytes = code_pos, out_pos, obyte
-        self.split_codes = np.concatenate([*sc, [code_pos]]).astype(np.int64)
-        self.split_out = np.concatenate([*so, [out_pos]]).astype(np.int64)
-        self.split_table = np.concatenate(st).astype(np.uint16) if st else np.zeros(0, np.uint16)
-        self.tab_sym, self.tab_len = pack_tables(tables)
-        self.ntables = len(tables)
-        top = max((int(x.max()) for x in lens if x.size), default=0)
-        dtype = _narrowest(top)
-        self.lengths = (np.concatenate([x.astype(dtype) for x in lens]) if lens
-                        else np.zeros(0, dtype))
-        self.validity = np.concatenate(valid) if valid else None
+        self.ntables = ntables
+        ncols = len(carrs)
+        lens_dtype = _narrowest(max((_max(c.lengths) for c in carrs), default=0))
+        self.sections = {}
+        size = 0
+        for name, dtype, shape in (
+                ("split_codes", np.int64, (split_pos + 1,)),
+                ("split_out", np.int64, (split_pos + 1,)),
+                ("split_table", np.uint16, (split_pos,)),
+                ("tab_sym", np.uint64, (max(ntables, 1), 256)),
+                ("tab_len", np.uint8, (max(ntables, 1), 256)),
+                ("lengths", lens_dtype, (nstrings,)),
+                ("validity", np.uint8, (vbyte,)),
+                ("col_first", np.int64, (ncols + 1,)),
+                ("col_base", np.int64, (ncols,)),
+                ("col_obyte", np.int64, (ncols,)),
+                ("col_wide", np.uint8, (ncols,))):
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            self.sections[name] = (size, np.dtype(dtype), shape)
+            size += -(-nbytes // 16) * 16
+        # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
+        self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
+        for name in self.sections:
+            setattr(self, name, self.section(self.meta, name))
+        self._fill(carrs)
+        if not vbyte:
+            self.validity = None
+
+    def section(self, buffer, name: str):
+        """Section ``name`` of ``buffer`` (``meta``, or its device copy) as its array."""
+        start, dtype, shape = self.sections[name]
+        count = int(np.prod(shape))
+        return buffer[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+    def _fill(self, carrs) -> None:
+        self.tab_sym[...], self.tab_len[...] = pack_tables([t for c in carrs for t in c.tables])
+        table_pos = len_pos = 0
+        for c, col in zip(carrs, self.columns, strict=True):
+            s = slice(col.split_start, col.split_start + col.nsplits)
+            np.add(c.split_codes[:-1], col.code_start, out=self.split_codes[s])
+            np.add(c.split_out[:-1], col.out_start, out=self.split_out[s])
+            np.add(c.split_table, table_pos, out=self.split_table[s], casting="unsafe")
+            _narrow_into(c.lengths, self.lengths[len_pos : len_pos + c.length])
+            if col.validity_start >= 0:
+                self.validity[col.validity_start : col.validity_start + len(c.validity)] = (
+                    c.validity)
+            table_pos += len(c.tables)
+            len_pos += c.length
+        self.split_codes[-1] = self.ncodes
+        self.split_out[-1] = self.total
         cols = self.columns
-        self.col_first = np.zeros(len(cols) + 1, np.int64)
+        self.col_first[0] = 0
         np.cumsum([col.length for col in cols], out=self.col_first[1:])
-        self.col_base = np.array([col.out_start for col in cols], np.int64)
-        self.col_obyte = np.array([col.offsets_byte for col in cols], np.int64)
-        self.col_wide = np.array([col.offsets_dtype.itemsize == 8 for col in cols], np.uint8)
+        self.col_base[...] = [col.out_start for col in cols]
+        self.col_obyte[...] = [col.offsets_byte for col in cols]
+        self.col_wide[...] = [col.offsets_dtype.itemsize == 8 for col in cols]
 
     def __len__(self) -> int:
         return len(self.columns)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFAULT_SPLIT_SIZE", "interior_cuts", "plan_splits", "replan", "split_rows"]
+__all__ = ["DEFAULT_SPLIT_SIZE", "interior_cuts", "plan_splits", "split_rows"]
 
 #: Default ``S``: target uncompressed bytes per split, i.e. the GPU decoder's work per warp.
 #: A 1 GiB column gets ~260 000 splits, plenty to fill an H200 (132 SMs x 40 warps).
@@ -147,22 +147,3 @@ def interior_cuts(code_offsets, lengths, split_codes, split_out):
     rows = split_rows(code_offsets, split_codes)
     inner = starts > code_offsets[rows]
     return starts[inner], np.asarray(split_out, np.int64)[:-1][inner], rows[inner]
-
-
-def replan(carr, split_size: int):
-    """Split points of ``carr`` for a smaller ``split_size``, at memory speed.
-
-    Rules 1 and 2 are applied at the new size; the cuts inside long strings stay those of the
-    column's own split size (strings between the two sizes are not cut further: finding new
-    cuts would walk their codes). Needs the column's code offsets.
-
-    Examples
-    --------
-    >>> import pyarrow as pa, fsstgpu
-    >>> from fsstgpu.splits import replan
-    >>> carr = fsstgpu.compress(pa.array(["abcdef"] * 100))
-    >>> len(carr.split_table), len(replan(carr, 100)[2])
-    (1, 6)
-    """
-    cuts = interior_cuts(carr.code_offsets, carr.lengths, carr.split_codes, carr.split_out)
-    return plan_splits(carr.code_offsets, carr.lengths, carr.block_starts, split_size, cuts)

@@ -107,16 +107,6 @@ def test_host_batch_concatenates_what_compression_stored():
     assert bytes(data) == expected
 
 
-@pytest.mark.parametrize("split_size", [1, 64, 1000])
-def test_finer_splits_decode_the_same(split_size):
-    col = pa.array(_words(4000, 12, null_every=5) + ["q" * 20_000])
-    carr = fsstgpu.compress(col)
-    batch = HostBatch([carr], split_size)
-    assert len(batch.split_table) > len(carr.split_table)
-    assert _twin(carr, split_codes=batch.split_codes, split_out=batch.split_out,
-                 split_table=batch.split_table).tobytes() == _twin(carr).tobytes()
-
-
 def test_chunk_bounds():
     sc = np.array([0, 5, 9, 30, 31, 100])
     b = chunk_bounds(sc, 10)
@@ -422,7 +412,6 @@ def test_batch_decodes_every_column_in_one_launch():
     dev = fsstgpu.to_device(carrs)
     assert len(dev) == len(cols)
     for results in (fsstgpu.decompress_device(dev), fsstgpu.decompress_device(carrs),
-                    fsstgpu.decompress_device(fsstgpu.to_device(carrs, split_size=256)),
                     fsstgpu.gpu_decode.decompress_device(carrs, chunk_bytes=4096, nbuffers=2,
                                                          fill=POISON)):
         assert len(results) == len(cols)
