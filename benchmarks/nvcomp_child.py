@@ -63,6 +63,16 @@ def nvcomp_rows(data: np.ndarray, copy_bps: float, *, repeat: int = 5) -> list[d
     return rows
 
 
+def _batch_array(nvcomp, arrays):
+    """nvCOMP's batch of arrays (its batched API), however this version spells it."""
+    for name in ("as_arrays", "BatchArray"):
+        make = getattr(nvcomp, name, None)
+        if make is not None:
+            return make(arrays)
+    raise TypeError("this nvCOMP has no batch array constructor (looked for as_arrays, "
+                    "BatchArray): " + ", ".join(n for n in dir(nvcomp) if "rray" in n))
+
+
 def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int = 10):
     """Every codec decoding the first ``size`` bytes of ``data`` for each size, and batches of
     ``count`` chunks of ``size`` bytes decoded in one call (nvCOMP's batched mode)."""
@@ -87,8 +97,8 @@ def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int 
                              "of copy": gbs / (copy_bps / 1e9),
                              "ratio": size / comp.buffer_size})
             for count, size in batches:
-                chunks = [nvcomp.as_array(cp.asarray(data[k * size : (k + 1) * size]))
-                          for k in range(count)]
+                chunks = _batch_array(nvcomp, [cp.asarray(data[k * size : (k + 1) * size])
+                                               for k in range(count)])
                 comp = codec.encode(chunks)
                 stream.synchronize()
                 t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat,

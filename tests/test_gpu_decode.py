@@ -268,7 +268,10 @@ def _broken_device(carr, **changes):
 
     prep = HostBatch([carr])
     for name, value in changes.items():
-        setattr(prep, name, [value] if name == "codes" else value)
+        if name == "codes":
+            prep.codes = [value]
+        else:  # into the host buffer the upload sends (same shapes)
+            getattr(prep, name)[...] = value
     dev = DeviceCompressedStringArray(prep)
     dev.is_batch = False
     return prep, dev
