@@ -261,10 +261,13 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
     bounds = chunk_bounds(layout.split_codes, chunk_bytes)
     spans = [(int(layout.split_codes[a]), int(layout.split_codes[b]))
              for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(min(nstreams, max(len(spans), 1)))]
-    for s in streams:
-        s.wait_event(ready)
     staged = not all(_is_pinned(c) for c in layout.codes if c.size)
+    if len(spans) <= 1:  # one chunk: no pipeline to run, so no side streams or worker threads
+        streams = [main]
+    else:
+        streams = [cp.cuda.Stream(non_blocking=True) for _ in range(min(nstreams, len(spans)))]
+        for s in streams:
+            s.wait_event(ready)
     nbuf = min(nbuffers, max(len(spans), 1))
     biggest = max((e - s for s, e in spans), default=0)
     staging = [cupyx.empty_pinned((max(biggest, 1),), np.uint8) for _ in range(nbuf)] if staged \
@@ -282,7 +285,11 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
 
     def start_fill(j):
         i = j % nbuf
-        pending[j] = pool.submit(fill_staging, i, *spans[j], released[i])
+        if len(spans) == 1:
+            fill_staging(i, *spans[j], None)
+            pending[j] = None
+        else:
+            pending[j] = pool.submit(fill_staging, i, *spans[j], released[i])
 
     if staged:
         for j in range(min(nbuf, len(spans))):
@@ -292,7 +299,9 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
         s = streams[j % len(streams)]
         if staged:
             i = j % nbuf
-            pending.pop(j).result()
+            task = pending.pop(j)
+            if task is not None:
+                task.result()
             cp.cuda.runtime.memcpyAsync(dev.codes.data.ptr + c0, staging[i].ctypes.data, c1 - c0,
                                         cp.cuda.runtime.memcpyHostToDevice, s.ptr)
             released[i] = cp.cuda.Event(disable_timing=True)
@@ -307,7 +316,8 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
                       dev.split_out[a : b + 1], dev.split_table[a:b], dev.tab_sym, dev.tab_len,
                       dev.ntables, data, dev.total, err, stream=s)
     for s in streams:
-        done = cp.cuda.Event(disable_timing=True)
-        done.record(s)
-        main.wait_event(done)
+        if s is not main:
+            done = cp.cuda.Event(disable_timing=True)
+            done.record(s)
+            main.wait_event(done)
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, main).check()

@@ -32,7 +32,7 @@ MAX_TABLES = 65536
 
 
 #: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)
-_TASK_LENGTHS = 1 << 22
+_TASK_LENGTHS = 1 << 20
 
 
 def _max(lengths) -> int:
