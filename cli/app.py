@@ -216,7 +216,7 @@ def roundtrip(
     json_: JsonOpt = False,
 ):
     """Compress and decompress PATH, check the result equals the input, print ratio and speed."""
-    from fsstgpu.formats.files import detect_format
+    from fsstgpu.formats.sniff import detect_format
 
     with handle_errors():
         _warm_up(device.value)
@@ -308,7 +308,7 @@ def _roundtrip_column(name: str, device: str, runs: int) -> dict:
 def _roundtrip_file(path: Path, device: str, runs: int) -> dict:
     from fsstgpu.device import resolve_device
     from fsstgpu.formats import compress_file, decompress_file, read_table
-    from fsstgpu.formats.files import SUFFIXES, detect_format
+    from fsstgpu.formats.sniff import SUFFIXES, detect_format
 
     dev = resolve_device(device)
     fmt = detect_format(path)
@@ -434,7 +434,7 @@ def train(
     """Train a symbol table and save it, for `fsstgpu compress --table`."""
     import fsstgpu
     from fsstgpu.datasets import load
-    from fsstgpu.formats.files import atomic_output, check_output
+    from fsstgpu.formats.atomic import atomic_output, check_output
 
     with handle_errors():
         inputs = [src] if Path(src).exists() else []
@@ -521,7 +521,9 @@ def datasets_generate(
     import pyarrow as pa
 
     from fsstgpu.datasets import GENERATORS, generate
-    from fsstgpu.formats.files import atomic_output, check_output, format_from_name, write_table
+    from fsstgpu.formats.atomic import atomic_output, check_output
+    from fsstgpu.formats.rowgroups import write_table
+    from fsstgpu.formats.sniff import format_from_name
 
     with handle_errors():
         if name not in GENERATORS:
