@@ -147,7 +147,8 @@ def compress(
     ] = None,
     format: FormatOpt = None,
     sample_bytes: Annotated[int | None, typer.Option(
-        min=1, metavar="BYTES", help="Training sample size per column (default 49152).")
+        min=1, metavar="BYTES",
+        help="Training sample size per column (default: fsstgpu.train's).")
     ] = None,
     table: Annotated[Path | None, typer.Option(
         exists=True, dir_okay=False, metavar="FILE",
@@ -392,7 +393,8 @@ def train(
         metavar="COLUMN",
         help="Column of a Parquet / IPC input (default: its first string column).")] = None,
     sample_bytes: Annotated[int | None, typer.Option(
-        min=1, metavar="BYTES", help="Training sample size (default 49152).")] = None,
+        min=1, metavar="BYTES", help="Training sample size (default: fsstgpu.train's).")
+    ] = None,
     force: ForceOpt = False,
     json_: JsonOpt = False,
 ):

@@ -112,6 +112,14 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
         When ``dst`` exists and ``force`` is false.
     FileNotFoundError
         When the folder of ``dst`` does not exist.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.atomic import check_output
+    >>> check_output("x.bin", inputs=["./x.bin"])
+    Traceback (most recent call last):
+    ...
+    ValueError: x.bin: the output is the input file; choose another output path
     """
     dst = Path(dst)
     for src in inputs:

@@ -28,7 +28,15 @@ class ColumnTypeError(ColumnSelectionError, TypeError):
 
 
 def string_columns(schema: pa.Schema) -> list[str]:
-    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`)."""
+    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.columns import string_columns
+    >>> string_columns(pa.schema([("n", pa.int8()), ("d", pa.dictionary(pa.int8(), pa.binary()))]))
+    ['d']
+    """
     return [f.name for f in schema if is_string_like(f.type)]
 
 
@@ -63,7 +71,8 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file") -> lis
         columns = [c.strip() for c in columns.split(",") if c.strip()]
     chosen = list(dict.fromkeys(columns))
     if not chosen:
-        raise ColumnSelectionError(f"{source}: no column named (an empty list); {_choices(schema)}")
+        raise ColumnSelectionError(f"{source}: no column chosen (the list is empty); "
+                                   f"{_choices(schema)}")
     for name in chosen:
         if name not in schema.names:
             raise ColumnSelectionError(f"{source}: no column named {name!r}; {_choices(schema)}")

@@ -80,7 +80,16 @@ def open_file(path, mode: str = "rb") -> pa.NativeFile:
 
 
 def check_input(src) -> Path:
-    """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file."""
+    """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.rowgroups import check_input
+    >>> check_input("no/such.parquet")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such.parquet: no such file
+    """
     src = Path(src)
     if not src.exists():
         raise FileNotFoundError(f"{src}: no such file")
@@ -93,7 +102,14 @@ _CODEC_ALIASES = {"uncompressed": "none", "lz4_raw": "lz4"}  # as file metadata 
 
 
 def parquet_codec_name(name: str) -> str:
-    """A Parquet codec name as pyarrow's writer takes it; ValueError listing the codecs."""
+    """A Parquet codec name as pyarrow's writer takes it; ValueError listing the codecs.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.rowgroups import parquet_codec_name
+    >>> parquet_codec_name("ZSTD"), parquet_codec_name("uncompressed")
+    ('zstd', 'none')
+    """
     name = _CODEC_ALIASES.get(name.lower(), name.lower())
     if name not in PARQUET_CODECS:
         raise ValueError(f"unknown Parquet codec {name!r}; choose from "
@@ -109,7 +125,17 @@ def _input_codec(name: str) -> str:
 
 
 def holds_extension_type(type_: pa.DataType) -> bool:
-    """Tell whether ``type_`` is, or nests, an Arrow extension type."""
+    """Tell whether ``type_`` is, or nests, an Arrow extension type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow import to_extension_array
+    >>> from fsstgpu.formats.rowgroups import holds_extension_type
+    >>> fsst = to_extension_array(fsstgpu.compress(pa.array(["a"]))).type
+    >>> holds_extension_type(pa.list_(fsst)), holds_extension_type(pa.list_(pa.string()))
+    (True, False)
+    """
     if isinstance(type_, pa.BaseExtensionType):
         return True
     if pa.types.is_dictionary(type_):
@@ -122,6 +148,16 @@ def reading(path, what: str = ""):
     """Turn pyarrow's and fsstgpu's complaints about an input into one CorruptDataError.
 
     The message is ``"<path>: <what><problem>"``; file-system errors pass through unchanged.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.rowgroups import reading
+    >>> with reading("x.parquet", "row group 3: "):
+    ...     raise pa.ArrowInvalid("bad page")
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: x.parquet: row group 3: unreadable (ArrowInvalid: bad page)
     """
     try:
         yield
@@ -305,6 +341,18 @@ def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, in
 
     ``convert(field, column, unit_index)`` returns the column to write. Returns ``(rows,
     units)``; ``progress`` (a :data:`ProgressCallback`) is called after each unit.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.compute as pc
+    >>> from fsstgpu.formats.rowgroups import Sink, Source, rewrite, write_table
+    >>> d = tempfile.mkdtemp()
+    >>> write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "in.arrows"), "arrows",
+    ...             rows_per_unit=2)
+    >>> with Source(os.path.join(d, "in.arrows")) as source:
+    ...     sink = Sink(os.path.join(d, "out.parquet"), "parquet", source.schema)
+    ...     rewrite(source, sink, lambda field, col, k: pc.utf8_upper(col))
+    (3, 2)
     """
     rows = units = nbytes = 0
     try:

@@ -49,6 +49,12 @@ def format_from_name(path, format: str | None = None) -> str | None:
     ------
     ValueError
         When ``format`` is given and names no format (the message lists them).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.sniff import format_from_name
+    >>> format_from_name("x.PQ"), format_from_name("x.bin", "feather"), format_from_name("x.bin")
+    ('parquet', 'arrow', None)
     """
     if format is not None:
         fmt = _ALIASES.get(format.lower(), format.lower())
@@ -84,7 +90,12 @@ def output_format(path, format: str | None = None) -> str:
 
 
 def suffix_for(format: str) -> str:
-    """The usual suffix of a format: ``.parquet``, ``.arrow`` or ``.arrows``."""
+    """The usual suffix of a format: ``.parquet``, ``.arrow`` or ``.arrows``.
+
+    >>> from fsstgpu.formats.sniff import suffix_for
+    >>> suffix_for("arrows"), suffix_for("ipc")
+    ('.arrows', '.arrow')
+    """
     return next(s for s, f in SUFFIXES.items() if f == format_from_name("", format))
 
 
@@ -112,7 +123,20 @@ def detect_format(path) -> str | None:
 
 
 def sniff_format(path) -> str:
-    """Like :func:`detect_format`, but raise CorruptDataError naming the file when unknown."""
+    """Like :func:`detect_format`, but raise CorruptDataError naming the file when unknown.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.sniff import sniff_format
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.parquet")
+    >>> _ = open(p, "wb").write(b"not parquet")
+    >>> try:
+    ...     sniff_format(p)
+    ... except ValueError as exc:  # CorruptDataError is a ValueError
+    ...     print(str(exc) == p + ": not a Parquet or Arrow IPC file")
+    True
+    """
     fmt = detect_format(path)
     if fmt is None:
         size = Path(path).stat().st_size

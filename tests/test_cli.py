@@ -383,3 +383,12 @@ def test_bench_cpu(tmp_path):
     assert isinstance(rows, list) and rows
     res = run("bench", text)
     assert res.stdout.strip()
+
+
+@pytest.mark.parametrize("module", ["output", "signals"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fsstgpu.cli.{module}"))
+    assert result.failed == 0 and result.attempted > 0

@@ -541,3 +541,12 @@ def test_sample_columns_roundtrip_through_codec():
 
     for column in ("comment", "log_line"):  # ChunkedArray input, with and without nulls
         check_roundtrip(load("sample", column=column, rows=1500))
+
+
+@pytest.mark.parametrize("module", ["loaders", "generators"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fsstgpu.datasets.{module}"))
+    assert result.failed == 0 and result.attempted > 0

@@ -426,7 +426,7 @@ def test_bad_parquet_codec_lists_the_codecs(tmp_path):
 
 @pytest.mark.parametrize("columns", ["", " , ", []])
 def test_empty_column_choice_is_an_error(tmp_path, columns):
-    with pytest.raises(ColumnSelectionError, match="no column named.*string columns: u"):
+    with pytest.raises(ColumnSelectionError, match="no column chosen.*string columns: u"):
         compress_file(_src(tmp_path), tmp_path / "c.parquet", columns)
     assert not (tmp_path / "c.parquet").exists()
 
@@ -532,3 +532,13 @@ def test_row_group_over_2_gib_of_strings(tmp_path):
         assert pa.compute.min_max(pa.compute.binary_length(col)).as_py() == {
             "min": size, "max": size}
         assert col[0].as_buffer() == col[2 * n - 1].as_buffer() == pa.py_buffer(bytes(size))
+
+
+@pytest.mark.parametrize("module", ["sniff", "atomic", "rowgroups", "columns", "dictionaries",
+                                    "files"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fsstgpu.formats.{module}"))
+    assert result.failed == 0 and result.attempted > 0
