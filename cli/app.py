@@ -2,13 +2,16 @@
 train symbol tables, generate datasets, round-trip and benchmark.
 
 Every command prints its results on stdout (a table, or JSON with ``--json``) and its progress
-and errors on stderr; see :data:`fsstgpu.cli.output.EXIT_CODES_HELP` for the exit codes.
+and errors on stderr; see :data:`fsstgpu.cli.output.EXIT_CODES_HELP` for the exit codes. Usage
+errors (a bad option or argument, a missing input file, an output whose format its suffix does
+not name, a column the file lacks) exit 2 and list the valid choices.
 """
 
 from __future__ import annotations
 
-import tempfile
+import sys
 import time
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -17,8 +20,8 @@ import typer
 
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
+    EXIT_USAGE,
     FileProgress,
-    err_console,
     fail,
     fmt_ratio,
     handle_errors,
@@ -26,13 +29,16 @@ from fsstgpu.cli.output import (
     kv_table,
     out_console,
     print_json,
+    printable,
     rows_table,
+    warning_line,
 )
+from fsstgpu.cli.signals import stop_signals
 
 app = typer.Typer(
     name="fsstgpu",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     help="FSST string compression for Parquet / Arrow IPC columns, decompressed on NVIDIA GPUs."
     f"\n\n{EXIT_CODES_HELP}",
 )
@@ -41,6 +47,8 @@ app.add_typer(datasets_app, name="datasets")
 
 
 class FileFormat(str, Enum):
+    """Output formats (``fsstgpu.formats.sniff.FORMATS``)."""
+
     parquet = "parquet"
     arrow = "arrow"
     arrows = "arrows"
@@ -57,6 +65,71 @@ class BenchDevice(str, Enum):
     gpu = "gpu"
 
 
+class ParquetCodec(str, Enum):
+    """Parquet codecs (``fsstgpu.formats.rowgroups.PARQUET_CODECS``)."""
+
+    none = "none"
+    snappy = "snappy"
+    gzip = "gzip"
+    brotli = "brotli"
+    lz4 = "lz4"
+    zstd = "zstd"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        import fsstgpu
+
+        typer.echo(f"fsstgpu {fsstgpu.__version__}")
+        raise typer.Exit()
+
+
+def _dataset_or_file(value: str) -> str:
+    """Accept an existing path or a dataset name; otherwise a usage error listing the names."""
+    from fsstgpu.datasets import GENERATORS, is_dataset_name
+
+    if not is_dataset_name(value) and not Path(value).exists():
+        raise typer.BadParameter(
+            f"{printable(value)!r} is neither a file nor a dataset name (generators: "
+            f"{', '.join(GENERATORS)}; sample; dbtext:<file>; see `fsstgpu datasets list`)")
+    return value
+
+
+def _generator_name(value: str) -> str:
+    from fsstgpu.datasets import GENERATORS
+
+    if value not in GENERATORS:
+        raise typer.BadParameter(f"unknown generator {value!r}; choose from "
+                                 f"{', '.join(sorted(GENERATORS))}")
+    return value
+
+
+def _output_format(dst: Path, format: FileFormat | None) -> str:
+    """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error."""
+    from fsstgpu.formats.sniff import output_format
+
+    try:
+        return output_format(dst, None if format is None else format.value)
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[bool, typer.Option(
+        "--version", "-V", callback=_show_version, is_eager=True,
+        help="Show the version and exit.")] = False,
+):
+    pass
+
+
+InFile = Annotated[Path, typer.Argument(
+    exists=True, dir_okay=False, metavar="IN", help="Input Parquet or Arrow IPC file.")]
+OutFile = Annotated[Path, typer.Argument(
+    metavar="OUT", help="Output file; its suffix names the format (.parquet/.pq, "
+    ".arrow/.feather/.ipc, .arrows) unless --format is given.")]
+FormatOpt = Annotated[FileFormat | None, typer.Option(
+    "--format", help="Output format (default: the one OUT's suffix names).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
@@ -66,35 +139,37 @@ ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
 # --------------------------------------------------------------------------- files
 @app.command()
 def compress(
-    src: Annotated[Path, typer.Argument(help="Input Parquet or Arrow IPC file.",
-                                        metavar="IN")],
-    dst: Annotated[Path, typer.Argument(help="Output file (format from its suffix: .parquet, "
-                                        ".arrow/.feather/.ipc, .arrows).", metavar="OUT")],
+    src: InFile,
+    dst: OutFile,
     columns: Annotated[str | None, typer.Option(
-        help="Comma-separated columns to compress (default: every string/binary column).")] = None,
-    format: Annotated[FileFormat | None, typer.Option(
-        "--format", help="Output format (default: from OUT's suffix, else IN's format).")] = None,
+        metavar="COL[,COL...]",
+        help="Columns to compress, comma-separated (default: every string/binary column).")
+    ] = None,
+    format: FormatOpt = None,
     sample_bytes: Annotated[int | None, typer.Option(
-        min=1, help="Training sample size per column in bytes (default 65536).")] = None,
+        min=1, metavar="BYTES",
+        help="Training sample size per column (default: fsstgpu.train's).")
+    ] = None,
     table: Annotated[Path | None, typer.Option(
-        help="Use this symbol table file (from `fsstgpu train`) for every column.")] = None,
-    parquet_codec: Annotated[str, typer.Option(
-        help="Parquet codec for the compressed columns' pages (none, snappy, zstd, lz4, gzip, "
-             "brotli); other columns keep the input's codec.")] = "none",
+        exists=True, dir_okay=False, metavar="FILE",
+        help="Use this symbol table (from `fsstgpu train`) for every column.")] = None,
+    parquet_codec: Annotated[ParquetCodec, typer.Option(
+        help="Parquet codec for the compressed columns' pages; other columns keep the "
+             "input's codec.")] = ParquetCodec.none,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
     json_: JsonOpt = False,
 ):
     """Compress the string columns of a Parquet / Arrow IPC file with FSST."""
-    from fsstgpu.formats import compress_file
-
     with handle_errors():
-        cols = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
+        from fsstgpu.formats import compress_file
+
+        fmt = _output_format(dst, format)
         t0 = time.perf_counter()
-        with FileProgress(f"compress {src.name}", progress) as bar:
-            info = compress_file(src, dst, cols, format=None if format is None else format.value,
-                                 sample_bytes=sample_bytes, table=table, force=force,
-                                 progress=bar, parquet_codec=parquet_codec)
+        with FileProgress(f"compress {printable(src.name)}", progress) as bar:
+            info = compress_file(src, dst, columns, format=fmt, sample_bytes=sample_bytes,
+                                 table=table, force=force, progress=bar,
+                                 parquet_codec=parquet_codec.value)
         info["seconds"] = time.perf_counter() - t0
         info["ratio"] = (info["string_bytes"] / info["codes_bytes"]
                          if info["codes_bytes"] else float("nan"))
@@ -117,27 +192,25 @@ def compress(
 
 @app.command()
 def decompress(
-    src: Annotated[Path, typer.Argument(help="File written by `fsstgpu compress`.",
-                                        metavar="IN")],
-    dst: Annotated[Path, typer.Argument(help="Output file (format from its suffix).",
-                                        metavar="OUT")],
+    src: Annotated[Path, typer.Argument(
+        exists=True, dir_okay=False, metavar="IN", help="File written by `fsstgpu compress`.")],
+    dst: OutFile,
     device: Annotated[Device, typer.Option(
         help="Where to decode: auto picks the GPU when one is usable.")] = Device.auto,
-    format: Annotated[FileFormat | None, typer.Option(
-        "--format", help="Output format (default: from OUT's suffix, else IN's format).")] = None,
+    format: FormatOpt = None,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
     json_: JsonOpt = False,
 ):
     """Restore the original string columns of a file written by `fsstgpu compress`."""
-    from fsstgpu.formats import decompress_file
-
     with handle_errors():
+        from fsstgpu.formats import decompress_file
+
+        fmt = _output_format(dst, format)
         t0 = time.perf_counter()
-        with FileProgress(f"decompress {src.name}", progress) as bar:
-            info = decompress_file(src, dst, device=device.value,
-                                   format=None if format is None else format.value,
-                                   force=force, progress=bar)
+        with FileProgress(f"decompress {printable(src.name)}", progress) as bar:
+            info = decompress_file(src, dst, device=device.value, format=fmt, force=force,
+                                   progress=bar)
         info["seconds"] = time.perf_counter() - t0
         if json_:
             print_json(info)
@@ -157,13 +230,14 @@ def decompress(
 
 @app.command()
 def inspect(
-    path: Annotated[Path, typer.Argument(help="Parquet or Arrow IPC file.", metavar="FILE")],
+    path: Annotated[Path, typer.Argument(
+        exists=True, dir_okay=False, metavar="FILE", help="Parquet or Arrow IPC file.")],
     json_: JsonOpt = False,
 ):
     """Show each column's codec, sizes, ratio and symbol table, and the row groups."""
-    from fsstgpu.formats import inspect_file
-
     with handle_errors():
+        from fsstgpu.formats import inspect_file
+
         info = inspect_file(path)
         if json_:
             print_json(info)
@@ -197,158 +271,47 @@ def inspect(
                                              "nulls"], rows))
         for c in info["columns"]:
             for k, t in enumerate(c.get("tables", [])):
-                console.print(f"[bold]{c['name']}[/bold] table {k}: {t['symbols']} symbols "
+                console.print(f"{c['name']} table {k}: {t['symbols']} symbols "
                               f"({t['bytes']} bytes serialised), by length 1-8: "
                               f"{t['by_length']}; longest: {' '.join(t['longest'])}",
-                              markup=True, highlight=False)
+                              markup=False, highlight=False)
 
 
 # --------------------------------------------------------------------------- round trip
 @app.command()
 def roundtrip(
     path: Annotated[str, typer.Argument(
+        callback=_dataset_or_file, metavar="PATH",
         help="A Parquet / Arrow IPC file, a text file (one string per line), or a dataset "
-             "name (see `fsstgpu datasets list`).", metavar="PATH")],
+             "name (see `fsstgpu datasets list`).")],
     bench: Annotated[bool, typer.Option(
         "--bench", help="Time compress and decompress over several runs (best of N).")] = False,
-    runs: Annotated[int, typer.Option(min=1, help="Runs per timing with --bench.")] = 5,
+    runs: Annotated[int, typer.Option(min=1, metavar="N",
+                                      help="Runs per timing with --bench.")] = 5,
     device: Annotated[Device, typer.Option(help="Where to decompress.")] = Device.auto,
     json_: JsonOpt = False,
 ):
     """Compress and decompress PATH, check the result equals the input, print ratio and speed."""
-    from fsstgpu.formats.files import detect_format
-
     with handle_errors():
-        _warm_up(device.value)
+        from fsstgpu.cli.roundtrip import format_value, roundtrip_column, roundtrip_file, warm_up
+        from fsstgpu.datasets import is_dataset_name
+        from fsstgpu.formats.sniff import detect_format
+
+        warm_up(device.value)
         p = Path(path)
-        if p.is_file() and detect_format(p) is not None:
-            result = _roundtrip_file(p, device.value, runs if bench else 1)
+        if not is_dataset_name(path) and p.is_file() and detect_format(p) is not None:
+            result = roundtrip_file(p, device.value, runs if bench else 1)
         else:
-            result = _roundtrip_column(path, device.value, runs if bench else 1)
+            result = roundtrip_column(path, device.value, runs if bench else 1)
         if json_:
             print_json(result)
         else:
             out_console().print(kv_table(f"round trip of {path}", [
-                (k.replace("_MB_s", " MB/s").replace("_", " "), _fmt_value(k, v))
+                (k.replace("_MB_s", " MB/s").replace("_", " "), format_value(k, v))
                 for k, v in result.items()
             ]))
         if not result["equal"]:
             fail(f"{path}: round trip mismatch: the decompressed data differs from the input")
-
-
-def _warm_up(device: str) -> None:
-    """Compile the codec once on a tiny column, so that the timings measure the codec.
-
-    numba compiles the CPU hot loops on first use in a fresh environment (cached on disk after
-    that), and the GPU path compiles its CUDA module once per process.
-    """
-    import pyarrow as pa
-
-    import fsstgpu
-    from fsstgpu.device import resolve_device
-
-    with err_console().status("compiling the codec (first use only) ..."):
-        tiny = pa.array(["warm-up", "warm-up string", None])
-        out = fsstgpu.decompress(fsstgpu.compress(tiny), device=resolve_device(device))
-        if not isinstance(out, (pa.Array, pa.ChunkedArray)):
-            out.to_arrow()
-
-
-def _fmt_value(key, value):
-    if isinstance(value, float):
-        return f"{value:.3f}" if "ratio" in key or "seconds" in key else f"{value:.1f}"
-    if key.endswith("bytes") and isinstance(value, int):
-        return f"{value:,} ({human_bytes(value)})"
-    return value
-
-
-def _roundtrip_column(name: str, device: str, runs: int) -> dict:
-    import pyarrow as pa
-
-    import fsstgpu
-    from fsstgpu.datasets import load
-    from fsstgpu.device import resolve_device
-
-    dev = resolve_device(device)
-    column = load(name)
-    if isinstance(column, pa.ChunkedArray) and column.num_chunks != 1:
-        column = column.combine_chunks()
-    elif isinstance(column, pa.ChunkedArray):
-        column = column.chunk(0)
-    t_c = t_d = float("inf")
-    out = carr = None
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        carr = fsstgpu.compress(column)
-        t1 = time.perf_counter()
-        out = fsstgpu.decompress(carr, device=dev)
-        if not isinstance(out, (pa.Array, pa.ChunkedArray)):
-            out = out.to_arrow()
-        t2 = time.perf_counter()
-        t_c, t_d = min(t_c, t1 - t0), min(t_d, t2 - t1)
-    stats = carr.stats()
-    mb = stats["uncompressed_bytes"] / 1e6
-    return {
-        "source": name,
-        "device": dev,
-        "strings": stats["strings"],
-        "string_bytes": stats["uncompressed_bytes"],
-        "codes_bytes": stats["codes_bytes"],
-        "table_bytes": stats["table_bytes"],
-        "ratio": stats["ratio"],
-        "compress_seconds": t_c,
-        "decompress_seconds": t_d,
-        "compress_MB_s": mb / t_c if t_c else float("nan"),
-        "decompress_MB_s": mb / t_d if t_d else float("nan"),
-        "runs": runs,
-        "equal": bool(out.equals(column)),
-    }
-
-
-def _roundtrip_file(path: Path, device: str, runs: int) -> dict:
-    from fsstgpu.device import resolve_device
-    from fsstgpu.formats import compress_file, decompress_file, read_table
-    from fsstgpu.formats.files import SUFFIXES, detect_format
-
-    dev = resolve_device(device)
-    fmt = detect_format(path)
-    suffix = {v: k for k, v in reversed(list(SUFFIXES.items()))}[fmt]
-    t_c = t_d = float("inf")
-    with tempfile.TemporaryDirectory(prefix="fsstgpu-roundtrip-") as tmp:
-        comp, back = Path(tmp) / f"c{suffix}", Path(tmp) / f"d{suffix}"
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            cinfo = compress_file(path, comp, force=True)
-            t1 = time.perf_counter()
-            decompress_file(comp, back, device=dev, force=True)
-            t2 = time.perf_counter()
-            t_c, t_d = min(t_c, t1 - t0), min(t_d, t2 - t1)
-        original = read_table(path, device="cpu")
-        restored = read_table(back, device="cpu")
-        equal = bool(restored.equals(original)
-                     and restored.schema.equals(original.schema, check_metadata=True))
-    mb = cinfo["string_bytes"] / 1e6
-    return {
-        "source": str(path),
-        "format": fmt,
-        "device": dev,
-        "rows": cinfo["rows"],
-        "row_groups": cinfo["units"],
-        "fsst_columns": ", ".join(cinfo["columns"]),
-        "input_file_bytes": cinfo["input_bytes"],
-        "compressed_file_bytes": cinfo["output_bytes"],
-        "file_ratio": cinfo["input_bytes"] / cinfo["output_bytes"],
-        "string_bytes": cinfo["string_bytes"],
-        "codes_bytes": cinfo["codes_bytes"],
-        "ratio": cinfo["string_bytes"] / cinfo["codes_bytes"] if cinfo["codes_bytes"]
-        else float("nan"),
-        "compress_seconds": t_c,
-        "decompress_seconds": t_d,
-        "compress_MB_s": mb / t_c if t_c else float("nan"),
-        "decompress_MB_s": mb / t_d if t_d else float("nan"),
-        "runs": runs,
-        "equal": equal,
-    }
 
 
 # --------------------------------------------------------------------------- bench
@@ -362,7 +325,8 @@ def bench(
         help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py).")
     ] = BenchDevice.cpu,
     target_mib: Annotated[int, typer.Option(
-        min=1, help="GPU bench: replicate the data to about this many MiB.")] = 1024,
+        min=1, metavar="MIB", help="GPU bench: replicate the data to about this many MiB.")
+    ] = 1024,
     nvcomp: Annotated[bool, typer.Option(
         help="GPU bench: also time nvCOMP's codecs on the same bytes, in a child process (when "
              "nvidia.nvcomp imports).")] = True,
@@ -442,24 +406,27 @@ def _show(rows, formatter, json_: bool) -> None:
 @app.command()
 def train(
     src: Annotated[str, typer.Argument(
-        help="Text file (one string per line), Parquet / Arrow IPC file, or dataset name.",
-        metavar="IN")],
+        callback=_dataset_or_file, metavar="IN",
+        help="Text file (one string per line), Parquet / Arrow IPC file, or dataset name.")],
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Where to write the symbol table (SymbolTable.to_bytes()).")],
+        "--out", "-o", metavar="FILE",
+        help="Where to write the symbol table (SymbolTable.to_bytes()).")],
     column: Annotated[str | None, typer.Option(
+        metavar="COLUMN",
         help="Column of a Parquet / IPC input (default: its first string column).")] = None,
     sample_bytes: Annotated[int | None, typer.Option(
-        min=1, help="Training sample size in bytes (default 65536).")] = None,
+        min=1, metavar="BYTES", help="Training sample size (default: fsstgpu.train's).")
+    ] = None,
     force: ForceOpt = False,
     json_: JsonOpt = False,
 ):
     """Train a symbol table and save it, for `fsstgpu compress --table`."""
-    import fsstgpu
-    from fsstgpu.datasets import load
-    from fsstgpu.formats.files import atomic_output, check_output
-
     with handle_errors():
-        inputs = [src] if Path(src).exists() else []
+        import fsstgpu
+        from fsstgpu.datasets import is_dataset_name, load
+        from fsstgpu.formats.atomic import atomic_output, check_output
+
+        inputs = [] if is_dataset_name(src) else [src]
         check_output(out, force=force, inputs=inputs)
         strings = load(src, column=column)
         table = fsstgpu.train(strings, sample_bytes=sample_bytes)
@@ -491,9 +458,9 @@ def train(
 @app.command()
 def info(json_: JsonOpt = False):
     """Show the backend: whether a GPU is usable, and what device "auto" picks and why."""
-    import fsstgpu
-
     with handle_errors():
+        import fsstgpu
+
         data = {"version": fsstgpu.__version__, **fsstgpu.backend_info()}
         if json_:
             print_json(data)
@@ -512,9 +479,9 @@ def info(json_: JsonOpt = False):
 @datasets_app.command("list")
 def datasets_list(json_: JsonOpt = False):
     """List the generators, the bundled sample and the dbtext files."""
-    from fsstgpu.datasets import list_datasets
-
     with handle_errors():
+        from fsstgpu.datasets import list_datasets
+
         entries = list_datasets()
         if json_:
             print_json(entries)
@@ -526,32 +493,32 @@ def datasets_list(json_: JsonOpt = False):
 
 @datasets_app.command("generate")
 def datasets_generate(
-    name: Annotated[str, typer.Argument(help="Generator name (see `fsstgpu datasets list`).")],
-    rows: Annotated[int, typer.Option(min=0, help="Number of rows to generate.")],
+    name: Annotated[str, typer.Argument(
+        callback=_generator_name, metavar="NAME",
+        help="Generator name (see `fsstgpu datasets list`).")],
+    rows: Annotated[int, typer.Option(min=0, metavar="N", help="Number of rows to generate.")],
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Output file: .parquet, .arrow/.feather/.ipc or .arrows.")],
-    seed: Annotated[int, typer.Option(min=0, help="Random seed (same seed, same bytes).")] = 0,
+        "--out", "-o", metavar="FILE",
+        help="Output file: .parquet/.pq, .arrow/.feather/.ipc or .arrows (or give --format).")],
+    seed: Annotated[int, typer.Option(
+        min=0, metavar="N", help="Random seed (same seed, same bytes).")] = 0,
     row_group_rows: Annotated[int | None, typer.Option(
-        min=1, help="Rows per Parquet row group / IPC record batch (default: pyarrow's).")
-    ] = None,
+        min=1, metavar="N", help="Rows per Parquet row group / IPC record batch (default: "
+        "pyarrow's).")] = None,
     format: Annotated[FileFormat | None, typer.Option(
-        "--format", help="Output format (default: from the suffix of --out).")] = None,
+        "--format", help="Output format (default: the one the suffix of --out names).")] = None,
     force: ForceOpt = False,
     json_: JsonOpt = False,
 ):
     """Generate a synthetic string column and write it as a one-column file named NAME."""
-    import pyarrow as pa
-
-    from fsstgpu.datasets import GENERATORS, generate
-    from fsstgpu.formats.files import atomic_output, check_output, format_from_name, write_table
-
     with handle_errors():
-        if name not in GENERATORS:
-            fail(f"unknown generator {name!r}; choose from {', '.join(sorted(GENERATORS))}", 2)
-        fmt = format_from_name(out, None if format is None else format.value)
-        if fmt is None:
-            fail(f"{out}: unknown output format; use a .parquet/.arrow/.arrows suffix or --format",
-                 2)
+        import pyarrow as pa
+
+        from fsstgpu.datasets import generate
+        from fsstgpu.formats.atomic import atomic_output, check_output
+        from fsstgpu.formats.rowgroups import write_table
+
+        fmt = _output_format(out, format)
         check_output(out, force=force)
         table = pa.table({name: generate(name, rows, seed)})
         with atomic_output(out, force=force) as tmp:
@@ -565,8 +532,26 @@ def datasets_generate(
 
 
 def main():
-    """Entry point of the ``fsstgpu`` console script."""
-    app()
+    """Entry point of the ``fsstgpu`` console script.
+
+    Runs the app with SIGINT, SIGTERM and SIGHUP stopping a command cleanly (exit 128 + the
+    signal number, see :mod:`fsstgpu.cli.signals`), also when Python had to ignore the
+    interrupt, and with warnings shown as one line each.
+    """
+    with stop_signals() as received, warnings.catch_warnings():
+        warnings.showwarning = warning_line
+        try:
+            app()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+    if received and code != 128 + received[0]:
+        import signal
+
+        name = signal.Signals(received[0]).name
+        sys.stderr.write(f"fsstgpu: error: stopped by {name}\n")
+        code = 128 + received[0]
+    sys.exit(code)
 
 
 if __name__ == "__main__":

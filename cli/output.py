@@ -1,8 +1,9 @@
 """What the CLI prints and how it fails: consoles, tables, JSON, progress bars, exit codes.
 
-Results go to stdout (a rich table, or JSON with ``--json``); progress and errors go to stderr.
-An error is one line naming the file and the problem, never a traceback (set
+Results go to stdout (a rich table, or JSON with ``--json``); progress, warnings and errors go to
+stderr. An error is one line naming the file and the problem, never a traceback (set
 ``FSSTGPU_TRACEBACK=1`` to get one when debugging); the exit code says what kind of error it was.
+File names are printed with any bytes that are not UTF-8 as ``\\xNN`` (:func:`printable`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
+from fsstgpu.cli.signals import Stopped
 from fsstgpu.errors import CorruptDataError, DeviceError
+from fsstgpu.formats.columns import ColumnSelectionError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -37,9 +41,10 @@ EXIT_CORRUPT = 4
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 other error (output exists, I/O error, unsupported column); "
-    "2 usage error; 3 GPU requested but unavailable; 4 corrupt or unreadable input; "
-    "130 interrupted (no partial output is left)."
+    "Exit codes: 0 ok; 1 other error (output exists, I/O error); 2 usage error (bad option or "
+    "argument, missing input file, unknown output format, no such column); 3 GPU requested but "
+    "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
+    "SIGTERM, 129 SIGHUP; no partial output is left)."
 )
 
 
@@ -59,9 +64,20 @@ def err_console() -> Console:
     return Console(file=sys.stderr, soft_wrap=True)
 
 
+def printable(text) -> str:
+    """``text`` (a str or path) safe to print: bytes of a file name that are not UTF-8 (which
+    Python keeps as surrogates) are shown as ``\\xNN``.
+
+    >>> from fsstgpu.cli.output import printable
+    >>> printable("caf\\udce9.parquet")
+    'caf\\\\xe9.parquet'
+    """
+    return str(text).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def fail(message: str, code: int = EXIT_ERROR):
     """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``."""
-    line = " ".join(str(message).split())  # one line, whatever the exception text held
+    line = " ".join(printable(message).split())  # one line, whatever the exception text held
     sys.stderr.write(f"fsstgpu: error: {line}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
@@ -75,14 +91,18 @@ def handle_errors():
         return
     try:
         yield
-    except typer.Exit:
+    except (typer.Exit, typer.TyperException):
         raise
+    except Stopped as exc:
+        fail(f"stopped by {exc}; no partial output was left", exc.exit_code)
     except KeyboardInterrupt:
         fail("interrupted; no partial output was left", EXIT_INTERRUPTED)
     except DeviceError as exc:
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:
         fail(str(exc), EXIT_CORRUPT)
+    except ColumnSelectionError as exc:
+        fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
         text = str(exc)
         if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
@@ -100,6 +120,8 @@ def print_json(obj) -> None:
 def _clean(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    if isinstance(obj, str):
+        return printable(obj)
     if isinstance(obj, dict):
         return {str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -107,23 +129,30 @@ def _clean(obj):
     return obj
 
 
+def warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """Show a Python warning as one line, ``fsstgpu: warning: message`` on stderr (a
+    ``warnings.showwarning`` replacement)."""
+    text = " ".join(printable(message).split())
+    (file or sys.stderr).write(f"fsstgpu: warning: {text}\n")
+
+
 def kv_table(title: str, items) -> Table:
     """A two-column rich table from (key, value) pairs."""
-    table = Table(title=title, show_header=False)
+    table = Table(title=Text(printable(title)), show_header=False)
     table.add_column("key", style="bold")
     table.add_column("value")
     for key, value in items:
-        table.add_row(str(key), str(value))
+        table.add_row(Text(printable(key)), Text(printable(value)))  # no markup
     return table
 
 
 def rows_table(title: str, columns: list[str], rows: list[list]) -> Table:
     """A rich table with a header row."""
-    table = Table(title=title)
+    table = Table(title=Text(printable(title)))
     for i, name in enumerate(columns):
         table.add_column(name, justify="left" if i == 0 else "right")
     for row in rows:
-        table.add_row(*(str(v) for v in row))
+        table.add_row(*(Text(printable(v)) for v in row))
     return table
 
 

@@ -9,6 +9,7 @@ from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir, dbtext_files
 from fsstgpu.datasets.generators import GENERATORS, generate
 from fsstgpu.datasets.loaders import (
     DEFAULT_ROWS,
+    is_dataset_name,
     list_datasets,
     load,
     load_dbtext,
@@ -25,6 +26,7 @@ __all__ = [
     "dbtext_dir",
     "dbtext_files",
     "generate",
+    "is_dataset_name",
     "list_datasets",
     "load",
     "load_dbtext",

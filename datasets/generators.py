@@ -29,6 +29,30 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fsstgpu.datasets.vocabulary import (
+    ARABIC,
+    ASCII_FIRST,
+    ASCII_LAST,
+    CITIES,
+    CJK,
+    CYRILLIC,
+    DOMAINS,
+    EMOJI,
+    EXCEPTIONS,
+    FIRST_NAMES,
+    GREEK,
+    LAST_NAMES,
+    LATIN_ACCENTED,
+    MAIL_PROVIDERS,
+    RESOURCES,
+    SERVICES,
+    TABLES,
+    TAGS,
+    TLDS,
+    WORDS,
+)
+from fsstgpu.types import INT32_MAX
+
 __all__ = [
     "GENERATORS",
     "binary",
@@ -45,7 +69,6 @@ __all__ = [
     "uuids",
 ]
 
-_INT32_MAX = 2**31 - 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -113,7 +136,7 @@ def _from_buffers(lengths: np.ndarray, data, *, binary: bool = False) -> pa.Arra
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    large = offsets[-1] > _INT32_MAX
+    large = offsets[-1] > INT32_MAX
     if binary:
         type_ = pa.large_binary() if large else pa.binary()
     else:
@@ -238,116 +261,6 @@ def _timestamps(rnd: _Random, n: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# Vocabularies.
-
-_WORDS = (
-    "the of and to in is for on that with as by at from this be are or an it not was have "
-    "about home news search products services contact blog help support account login user users "
-    "data report reports orders order cart checkout payment invoice price shipping item items "
-    "category categories article articles page pages video videos image images profile settings "
-    "api docs download downloads release releases project projects team careers events event "
-    "market stock weather sports music movies travel hotel hotels food recipe recipes health "
-    "science technology business world local politics opinion review reviews comment comments "
-    "public private open source code library server client cloud storage network system systems "
-    "time year day week month city state country people work school book books game games"
-).split()
-
-_DOMAINS = (
-    "example.com google.com wikipedia.org github.com amazon.com youtube.com facebook.com "
-    "twitter.com reddit.com stackoverflow.com microsoft.com apple.com nytimes.com bbc.co.uk "
-    "cnn.com linkedin.com medium.com mozilla.org python.org apache.org dbpedia.org "
-    "archive.org spiegel.de lemonde.fr elpais.com yahoo.co.jp naver.com baidu.com "
-    "booking.com ebay.com etsy.com imdb.com netflix.com spotify.com nvidia.com arxiv.org "
-    "nature.com gov.uk europa.eu un.org who.int weather.com espn.com"
-).split()
-
-_TLDS = ("com", "org", "net", "de", "io", "co.uk", "fr", "info", "nl", "edu")
-
-_FIRST_NAMES = (
-    "James Mary John Patricia Robert Jennifer Michael Linda William Elizabeth David Barbara "
-    "Richard Susan Joseph Jessica Thomas Sarah Charles Karen Daniel Nancy Matthew Lisa Anthony "
-    "Betty Mark Sandra Paul Ashley Steven Emily Andrew Donna Kenneth Michelle Joshua Carol Kevin "
-    "Amanda Brian Melissa George Deborah Maria Anna Emma Olivia Noah Liam Sophia Mia Lucas "
-    "Ahmed Fatima Wei Yuki Hiroshi Priya Raj Olga Ivan Sven Ingrid Pierre Chloé José François "
-    "Zoë Björn Søren Łukasz André Inês Jürgen Renée Mónica Ágnes"
-).split()
-
-_LAST_NAMES = (
-    "Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez "
-    "Gonzalez Wilson Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris "
-    "Sanchez Clark Ramirez Lewis Robinson Walker Young Allen King Wright Scott Torres Nguyen Hill "
-    "Flores Green Adams Nelson Baker Hall Rivera Campbell Mitchell Carter Roberts Kim Chen Wang "
-    "Tanaka Sato Patel Singh Ivanov Petrov Schmidt Schneider Fischer Weber Rossi Russo Dubois "
-    "Müller García Pérez Öztürk Nguyễn Kowalski Wójcik Jiménez Gómez Lefèvre Ångström "
-    "O'Brien O'Connor"
-).split()
-
-_ASCII_FIRST = [n for n in _FIRST_NAMES if n.isascii()]
-_ASCII_LAST = [n for n in _LAST_NAMES if n.isascii() and "'" not in n]
-
-_MAIL_PROVIDERS = (
-    "gmail.com yahoo.com hotmail.com outlook.com aol.com icloud.com web.de gmx.de mail.ru "
-    "yahoo.co.uk orange.fr protonmail.com"
-).split()
-
-_SERVICES = (
-    "api-gateway auth-service order-service payment-service inventory search-indexer "
-    "notification-worker user-service billing scheduler"
-).split()
-
-_RESOURCES = "users orders products invoices sessions carts payments items accounts reports".split()
-
-_TABLES = "orders users order_items payments sessions products audit_log events".split()
-
-_EXCEPTIONS = (
-    "java.lang.NullPointerException java.lang.IllegalStateException "
-    "java.util.concurrent.TimeoutException java.io.IOException "
-    "org.postgresql.util.PSQLException java.lang.OutOfMemoryError"
-).split()
-
-_TAGS = "new sale featured popular limited premium eco vintage gift bestseller".split()
-
-_CITIES = (
-    "London Paris Berlin Madrid Rome Amsterdam Vienna Prague Warsaw Lisbon Dublin Stockholm "
-    "Oslo Helsinki Athens Tokyo Seoul Beijing Shanghai Mumbai Delhi Sydney Toronto Chicago "
-    "Boston Seattle Austin Denver Zürich München Kraków Malmö São_Paulo Bogotá"
-).replace("_", " ").split()
-
-_LATIN_ACCENTED = (
-    "café crème brûlée garçon à la française déjà vu être très où forêt Straße größer über "
-    "schön Mädchen Grüße Fußball año niño señor corazón mañana canción información "
-    "pingüino ação coração não informação São Paulo łódź zażółć gęślą jaźń "
-    "Việt Nam tiếng phở"
-).split()
-
-_CYRILLIC = (
-    "привет мир данные сжатие строка столбец быстро память город время человек работа "
-    "дом вода слово жизнь день рука глаз раз большой новый первый последний хороший "
-    "українська мова Київ"
-).split()
-
-_GREEK = (
-    "καλημέρα κόσμος δεδομένα συμπίεση γρήγορα μνήμη πόλη χρόνος άνθρωπος δουλειά σπίτι "
-    "νερό λέξη ζωή μέρα χέρι μεγάλος νέος πρώτος τελευταίος καλός Αθήνα θάλασσα ήλιος"
-).split()
-
-_CJK = (
-    "数据 压缩 字符串 内存 北京 上海 中国 我们 你好 世界 时间 城市 工作 今天 明天 "
-    "图形 处理器 快速 列存储 データ 圧縮 文字列 東京 大阪 日本 ありがとう こんにちは "
-    "です ます カタカナ 한국어 서울 데이터"
-).split()
-
-_ARABIC = (
-    "مرحبا عالم بيانات ضغط سلسلة ذاكرة سريع مدينة وقت إنسان عمل بيت ماء كلمة حياة يوم "
-    "كبير جديد أول آخر جيد القاهرة دبي الرياض"
-).split()
-
-_EMOJI = (
-    "😀 😂 😍 👍 🙏 🎉 🔥 ❤️ ✅ 🚀 🌍 📦 💾 ⚡ 🐍 🤖 👩‍💻 🇯🇵 🇫🇷 ☕"
-).split()
-
-
-# --------------------------------------------------------------------------------------------
 # The generators.
 
 
@@ -365,19 +278,19 @@ def urls(rows: int, seed: int = 0) -> pa.Array:
     n = rows
     scheme = _where(rnd.percent(n, 85), "https://", "http://")
     www = _where(rnd.percent(n, 50), "www.", "")
-    popular = _zipf_pick(rnd, _DOMAINS, n)
-    tail = _cat(_zipf_pick(rnd, _WORDS[20:], n), _zipf_pick(rnd, _WORDS[20:], n), ".",
-                _zipf_pick(rnd, _TLDS, n))
+    popular = _zipf_pick(rnd, DOMAINS, n)
+    tail = _cat(_zipf_pick(rnd, WORDS[20:], n), _zipf_pick(rnd, WORDS[20:], n), ".",
+                _zipf_pick(rnd, TLDS, n))
     host = _where(rnd.percent(n, 70), popular, tail)
-    path = _sentence(rnd, _WORDS[20:], n, 0, 4, "/")
+    path = _sentence(rnd, WORDS[20:], n, 0, 4, "/")
     numeric = _where(rnd.percent(n, 30), _cat("/", _num(rnd.below(n, 1_000_000))), "")
     ext = _pick(["", "", "", ".html", ".php", ".pdf"], rnd.below(n, 6))
     query = _scatter(rnd.weighted(n, [60, 15, 15, 10]), [
         lambda m: pa.array([""] * m, pa.string()),
         lambda m: _cat("?id=", _num(rnd.below(m, 100_000))),
-        lambda m: _cat("?q=", _zipf_pick(rnd, _WORDS, m), "&page=", _num(rnd.between(m, 1, 20))),
+        lambda m: _cat("?q=", _zipf_pick(rnd, WORDS, m), "&page=", _num(rnd.between(m, 1, 20))),
         lambda m: _cat("?utm_source=", _pick(["newsletter", "twitter", "google"], rnd.below(m, 3)),
-                       "&utm_medium=email&utm_campaign=", _zipf_pick(rnd, _WORDS[20:], m)),
+                       "&utm_medium=email&utm_campaign=", _zipf_pick(rnd, WORDS[20:], m)),
     ])
     return _cat(scheme, www, host, "/", path, numeric, ext, query)
 
@@ -395,8 +308,8 @@ def emails(rows: int, seed: int = 0) -> pa.Array:
     n = rows
 
     def names(m: int) -> tuple[pa.Array, pa.Array]:
-        first = pc.utf8_lower(_zipf_pick(rnd, _ASCII_FIRST, m))
-        return first, pc.utf8_lower(_zipf_pick(rnd, _ASCII_LAST, m))
+        first = pc.utf8_lower(_zipf_pick(rnd, ASCII_FIRST, m))
+        return first, pc.utf8_lower(_zipf_pick(rnd, ASCII_LAST, m))
 
     def first_dot_last(m: int) -> pa.Array:
         first, last = names(m)
@@ -418,8 +331,8 @@ def emails(rows: int, seed: int = 0) -> pa.Array:
 
     local = _scatter(rnd.weighted(n, [40, 15, 20, 10, 15]),
                      [first_dot_last, first_last, initial_last, first_last_digits, first_digits])
-    provider = _zipf_pick(rnd, _MAIL_PROVIDERS, n)
-    company = _cat(_zipf_pick(rnd, _WORDS[20:], n), ".", _zipf_pick(rnd, _TLDS, n))
+    provider = _zipf_pick(rnd, MAIL_PROVIDERS, n)
+    company = _cat(_zipf_pick(rnd, WORDS[20:], n), ".", _zipf_pick(rnd, TLDS, n))
     return _cat(local, "@", _where(rnd.percent(n, 65), provider, company))
 
 
@@ -437,7 +350,7 @@ def log_lines(rows: int, seed: int = 0) -> pa.Array:
     stamp = _fixed_strings(_fixed(n, _timestamps(rnd, n), b"Z"))
 
     def service(m: int) -> pa.Array:
-        return _zipf_pick(rnd, _SERVICES, m)
+        return _zipf_pick(rnd, SERVICES, m)
 
     def http(m: int) -> pa.Array:
         code = rnd.below(m, 10)
@@ -445,17 +358,17 @@ def log_lines(rows: int, seed: int = 0) -> pa.Array:
         level = _where(code >= 7, "WARN  ", "INFO  ")
         method = _pick(["GET", "GET", "GET", "POST", "PUT", "DELETE"], rnd.below(m, 6))
         return _cat(level, "[", service(m), "] ", method, " /api/v", _num(rnd.between(m, 1, 2)),
-                    "/", _zipf_pick(rnd, _RESOURCES, m), "/", _num(rnd.below(m, 100_000)), " ",
+                    "/", _zipf_pick(rnd, RESOURCES, m), "/", _num(rnd.below(m, 100_000)), " ",
                     status, " ", _num(rnd.log_lengths(m, 0, 10)), "ms")
 
     def query(m: int) -> pa.Array:
-        return _cat("DEBUG [", service(m), "] db query table=", _zipf_pick(rnd, _TABLES, m),
+        return _cat("DEBUG [", service(m), "] db query table=", _zipf_pick(rnd, TABLES, m),
                     " rows=", _num(rnd.below(m, 500)), " took ", _num(rnd.log_lengths(m, 0, 8)),
                     "ms")
 
     def cache(m: int) -> pa.Array:
         return _cat("DEBUG [", service(m), "] cache ", _where(rnd.percent(m, 80), "hit", "miss"),
-                    " key=", _zipf_pick(rnd, _RESOURCES, m), ":", _num(rnd.below(m, 100_000)))
+                    " key=", _zipf_pick(rnd, RESOURCES, m), ":", _num(rnd.below(m, 100_000)))
 
     def connection(m: int) -> pa.Array:
         state = _pick(["established", "closed", "timed out after 30000ms"], rnd.below(m, 3))
@@ -464,7 +377,7 @@ def log_lines(rows: int, seed: int = 0) -> pa.Array:
 
     def error(m: int) -> pa.Array:
         return _cat("ERROR [", service(m), "] Exception in thread \"worker-",
-                    _num(rnd.below(m, 16)), "\" ", _zipf_pick(rnd, _EXCEPTIONS, m),
+                    _num(rnd.below(m, 16)), "\" ", _zipf_pick(rnd, EXCEPTIONS, m),
                     " at com.example.service.OrderService.process(OrderService.java:",
                     _num(rnd.between(m, 20, 900)), ")")
 
@@ -484,12 +397,12 @@ def json_records(rows: int, seed: int = 0) -> pa.Array:
     """
     rnd = _Random("json_records", seed)
     n = rows
-    user = pc.utf8_lower(_cat(_zipf_pick(rnd, _ASCII_FIRST, n), _num(rnd.below(n, 1000))))
+    user = pc.utf8_lower(_cat(_zipf_pick(rnd, ASCII_FIRST, n), _num(rnd.below(n, 1000))))
     score = _cat(_num(rnd.below(n, 100)), ".", _fixed_strings(_digits(rnd.below(n, 100), 2)))
     tag_counts = rnd.between(n, 0, 3)
-    tags = _join_runs(_zipf_pick(rnd, _TAGS, int(tag_counts.sum())), tag_counts, '","')
+    tags = _join_runs(_zipf_pick(rnd, TAGS, int(tag_counts.sum())), tag_counts, '","')
     tags = _where(tag_counts == 0, "[]", _cat('["', tags, '"]'))
-    city = _zipf_pick(rnd, _CITIES, n)
+    city = _zipf_pick(rnd, CITIES, n)
     address = _where(
         rnd.percent(n, 70),
         _cat('{"city":"', city, '","zip":"', _fixed_strings(_digits(rnd.below(n, 100_000), 5)),
@@ -550,9 +463,9 @@ def person_names(rows: int, seed: int = 0) -> pa.Array:
     title = _pick(["", "Dr. ", "Prof. ", "Mr. ", "Ms. "], rnd.weighted(n, [85, 5, 2, 4, 4]))
     letters = pa.array([chr(c) for c in range(ord("A"), ord("Z") + 1)])
     middle = _where(rnd.percent(n, 15), _cat(_pick(letters, rnd.below(n, 26)), ". "), "")
-    last = _zipf_pick(rnd, _LAST_NAMES, n)
-    double = _cat(last, "-", _zipf_pick(rnd, _LAST_NAMES, n))
-    return _cat(title, _zipf_pick(rnd, _FIRST_NAMES, n), " ", middle,
+    last = _zipf_pick(rnd, LAST_NAMES, n)
+    double = _cat(last, "-", _zipf_pick(rnd, LAST_NAMES, n))
+    return _cat(title, _zipf_pick(rnd, FIRST_NAMES, n), " ", middle,
                 _where(rnd.percent(n, 5), double, last))
 
 
@@ -571,13 +484,13 @@ def multilingual(rows: int, seed: int = 0) -> pa.Array:
     rnd = _Random("multilingual", seed)
     n = rows
     phrase = _scatter(rnd.weighted(n, [30, 20, 15, 20, 15]), [
-        lambda m: _sentence(rnd, _LATIN_ACCENTED, m, 2, 10),
-        lambda m: _sentence(rnd, _CYRILLIC, m, 2, 10),
-        lambda m: _sentence(rnd, _GREEK, m, 2, 10),
-        lambda m: _sentence(rnd, _CJK, m, 2, 12, ""),
-        lambda m: _sentence(rnd, _ARABIC, m, 2, 10),
+        lambda m: _sentence(rnd, LATIN_ACCENTED, m, 2, 10),
+        lambda m: _sentence(rnd, CYRILLIC, m, 2, 10),
+        lambda m: _sentence(rnd, GREEK, m, 2, 10),
+        lambda m: _sentence(rnd, CJK, m, 2, 12, ""),
+        lambda m: _sentence(rnd, ARABIC, m, 2, 10),
     ])
-    emoji = _cat(" ", _sentence(rnd, _EMOJI, n, 1, 3, ""))
+    emoji = _cat(" ", _sentence(rnd, EMOJI, n, 1, 3, ""))
     return _cat(phrase, _where(rnd.percent(n, 25), emoji, ""))
 
 
@@ -597,7 +510,7 @@ def null_heavy(rows: int, seed: int = 0, *, null_fraction: float = 0.9) -> pa.Ar
     values = _scatter(rnd.weighted(n, [40, 30, 30]), [
         lambda m: _pick(["ok", "pending", "failed", "retry", "cancelled"], rnd.zipf(m, 5)),
         lambda m: _cat("E", _fixed_strings(_digits(rnd.below(m, 10_000), 4))),
-        lambda m: _sentence(rnd, _WORDS, m, 1, 6),
+        lambda m: _sentence(rnd, WORDS, m, 1, 6),
     ])
     nulls = int(round(n * null_fraction))
     # A random permutation from integer keys: argsort of raw draws, stable for ties.
@@ -633,7 +546,7 @@ def long_strings(rows: int, seed: int = 0, *, long_length: int = 1 << 20,
     lengths[long_rows] = long_length + rnd.below(n_long, 1 << 16)
     # Every row is a slice of one ASCII text, so cutting it anywhere keeps valid UTF-8.
     text_size = int(max(lengths.max(initial=0), 1 << 16)) * 2
-    words = _zipf_pick(rnd, _WORDS, text_size // 4)
+    words = _zipf_pick(rnd, WORDS, text_size // 4)
     text = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(words)], pa.int32()), words),
                           " ")[0].as_py().encode()
     text = (text * (text_size // max(len(text), 1) + 1))[:text_size]
@@ -675,9 +588,9 @@ def binary(rows: int, seed: int = 0) -> pa.Array:
         return _cat(magic, random_blobs(m))
 
     def utf16_text(m: int) -> pa.Array:
-        words = _vocab([w.encode("utf-16-le") for w in _WORDS], binary=True)
+        words = _vocab([w.encode("utf-16-le") for w in WORDS], binary=True)
         counts = rnd.between(m, 1, 6)
-        return _join_runs(_pick(words, rnd.zipf(int(counts.sum()), len(_WORDS))), counts,
+        return _join_runs(_pick(words, rnd.zipf(int(counts.sum()), len(WORDS))), counts,
                           " ".encode("utf-16-le"))
 
     return _scatter(rnd.weighted(rows, [30, 30, 20, 20]),

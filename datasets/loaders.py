@@ -25,11 +25,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fsstgpu.arrow_layout import to_arrow
 from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
-from fsstgpu.datasets.generators import GENERATORS, _from_buffers, generate
+from fsstgpu.datasets.generators import GENERATORS, generate
+from fsstgpu.formats.columns import ColumnSelectionError, ColumnTypeError, string_columns
+from fsstgpu.types import INT32_MAX
 
 __all__ = [
     "DEFAULT_ROWS",
+    "is_dataset_name",
     "list_datasets",
     "load",
     "load_dbtext",
@@ -63,8 +67,13 @@ def sample_path() -> Path:
     return Path(__file__).resolve().with_name("sample") / "sample.parquet"
 
 
-def load_lines(path: str | os.PathLike, *, rows: int | None = None) -> pa.Array:
+def load_lines(path: str | os.PathLike, *, rows: int | None = None,
+               binary: bool = False) -> pa.Array:
     """Load a file with one value per line (see the module docstring for the exact rules).
+
+    The file is read in one piece and split with NumPy (no Python work per line), so this is
+    also the loader for benchmarks: ``binary=True`` skips the UTF-8 check, and
+    ``fsstgpu.arrow_layout.from_arrow`` turns the result into ``(data, offsets)``.
 
     Parameters
     ----------
@@ -72,11 +81,14 @@ def load_lines(path: str | os.PathLike, *, rows: int | None = None) -> pa.Array:
         The file.
     rows : int, optional
         Keep only the first ``rows`` lines.
+    binary : bool
+        Return ``binary`` whatever the bytes (default: ``string`` when every line is valid
+        UTF-8, else ``binary``).
 
     Returns
     -------
     pyarrow.Array
-        ``string`` if every line is valid UTF-8, else ``binary`` (``large_`` past 2 GiB).
+        ``string`` or ``binary``; ``large_string`` / ``large_binary`` past 2**31 - 1 bytes.
 
     Examples
     --------
@@ -85,27 +97,28 @@ def load_lines(path: str | os.PathLike, *, rows: int | None = None) -> pa.Array:
     >>> with tempfile.TemporaryDirectory() as d:
     ...     p = os.path.join(d, "x.txt")
     ...     _ = open(p, "wb").write(b"a\\r\\n\\nb\\n")
-    ...     load_lines(p).to_pylist()
-    ['a\\r', '', 'b']
+    ...     load_lines(p).to_pylist(), load_lines(p, rows=1, binary=True).to_pylist()
+    (['a\\r', '', 'b'], [b'a\\r'])
     """
     rows = _check_rows(rows)
     buf = np.fromfile(os.fspath(path), dtype=np.uint8)
-    ends = np.flatnonzero(buf == 10)
-    if len(buf) and buf[-1] != 10:
-        ends = np.append(ends, len(buf))
+    newlines = np.flatnonzero(buf == 10)
+    ends = newlines if not len(buf) or buf[-1] == 10 else np.append(newlines, len(buf))
     if rows is not None:
         ends = ends[:rows]
-    starts = np.zeros(len(ends), dtype=np.int64)
-    starts[1:] = ends[:-1] + 1
     used = buf[: int(ends[-1])] if len(ends) else buf[:0]
-    data = used[used != 10]
-    lengths = ends - starts
-    text = _from_buffers(lengths, data, binary=False)
-    try:
-        text.validate(full=True)  # checks that every value is valid UTF-8
-        return text
-    except pa.ArrowInvalid:
-        return _from_buffers(lengths, data, binary=True)
+    data = np.delete(used, newlines[: max(len(ends) - 1, 0)])  # the newlines inside ``used``
+    offsets = np.zeros(len(ends) + 1, dtype=np.int64)
+    offsets[1:] = ends - np.arange(len(ends))  # each line's end, less the newlines before it
+    large = len(data) > INT32_MAX
+    if not binary:
+        text = to_arrow(pa.large_string() if large else pa.string(), data, offsets, None)
+        try:
+            text.validate(full=True)  # checks that every value is valid UTF-8
+            return text
+        except pa.ArrowInvalid:
+            pass
+    return to_arrow(pa.large_binary() if large else pa.binary(), data, offsets, None)
 
 
 def load_parquet(path: str | os.PathLike, *, column: str | None = None,
@@ -221,6 +234,20 @@ def load_dbtext(name: str, *, rows: int | None = None) -> pa.Array:
             f"no dbtext file {name!r} in {root} (known files: {', '.join(DBTEXT_FILES)})"
         )
     return load_lines(path, rows=rows)
+
+
+def is_dataset_name(name) -> bool:
+    """Tell whether :func:`load` reads ``name`` as a dataset name rather than a path.
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets import is_dataset_name
+    >>> is_dataset_name("urls"), is_dataset_name("dbtext:uuid"), is_dataset_name("in.txt")
+    (True, True, False)
+    """
+    return isinstance(name, str) and (
+        name in GENERATORS or name == "sample" or name.startswith("dbtext:")
+        or name in DBTEXT_FILES)
 
 
 def load(name_or_path: str | os.PathLike, *, rows: int | None = None, seed: int = 0,
@@ -357,29 +384,20 @@ def _first_line(doc: str | None) -> str:
     return lines[0] if lines else ""
 
 
-def _is_string_like(type_: pa.DataType) -> bool:
-    if pa.types.is_dictionary(type_):
-        return _is_string_like(type_.value_type)
-    return (pa.types.is_string(type_) or pa.types.is_large_string(type_)
-            or pa.types.is_binary(type_) or pa.types.is_large_binary(type_)
-            or pa.types.is_string_view(type_) or pa.types.is_binary_view(type_))
-
-
 def _choose_column(schema: pa.Schema, column: str | None, path) -> str:
+    names = string_columns(schema)
     if column is None:
-        for field in schema:
-            if _is_string_like(field.type):
-                return field.name
+        if names:
+            return names[0]
         described = ", ".join(f"{f.name}: {f.type}" for f in schema) or "no columns"
-        raise TypeError(f"{os.fspath(path)!r} has no string or binary column ({described})")
+        raise ColumnTypeError(f"{os.fspath(path)!r} has no string or binary column ({described})")
+    choices = f"string columns: {', '.join(names) or '(none)'}"
     if column not in schema.names:
-        raise ValueError(
-            f"no column {column!r} in {os.fspath(path)!r}; columns: {', '.join(schema.names)}"
-        )
-    type_ = schema.field(column).type
-    if not _is_string_like(type_):
-        raise TypeError(f"column {column!r} of {os.fspath(path)!r} is {type_}, not a string or "
-                        "binary type")
+        raise ColumnSelectionError(f"no column {column!r} in {os.fspath(path)!r}; {choices}")
+    if column not in names:
+        raise ColumnTypeError(f"column {column!r} of {os.fspath(path)!r} is "
+                              f"{schema.field(column).type}, not a string or binary type; "
+                              f"{choices}")
     return column
 
 

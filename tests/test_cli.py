@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,9 +12,11 @@ from typer.testing import CliRunner
 
 import fsstgpu
 from fsstgpu import SymbolTable
-from fsstgpu.cli.app import app
+from fsstgpu.cli.app import FileFormat, ParquetCodec, app
 from fsstgpu.datasets.generators import generate
+from fsstgpu.formats import sniff
 from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.rowgroups import PARQUET_CODECS
 
 runner = CliRunner()
 NO_GPU = not fsstgpu.gpu_available()
@@ -24,6 +27,15 @@ def run(*args, code=0):
     assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
     return result
+
+
+def usage_error(result, *needles):
+    """A usage error from the option parser: exit 2, the problem and its choices on stderr."""
+    assert result.exit_code == 2 and result.stdout == ""
+    text = " ".join(result.stderr.replace("│", " ").split())
+    assert "Usage:" in text
+    for needle in needles:
+        assert needle in text, (needle, text)
 
 
 def one_line_error(result, *needles):
@@ -156,9 +168,12 @@ def test_datasets_list_and_generate(tmp_path):
     run("datasets", "generate", "uuids", "--rows", "50", "--out", tmp_path / "x.arrows")
     res = run("datasets", "generate", "nope", "--rows", "5", "--out", tmp_path / "y.parquet",
               code=2)
-    one_line_error(res, "unknown generator")
+    usage_error(res, "unknown generator", "urls", "uuids")
     res = run("datasets", "generate", "urls", "--rows", "5", "--out", tmp_path / "y.txt", code=2)
-    one_line_error(res, "y.txt")
+    one_line_error(res, "y.txt", ".parquet", ".arrows")
+    run("datasets", "generate", "urls", "--rows", "5", "--out", tmp_path / "y.txt", "--format",
+        "arrows")
+    assert sniff.detect_format(tmp_path / "y.txt") == "arrows"
 
 
 # ----------------------------------------------------------------------- failures
@@ -208,21 +223,112 @@ def test_truncated_compressed_file_exits_4(tmp_path, sample):
     assert not (tmp_path / "o.parquet").exists()
 
 
-def test_missing_input_and_bad_usage(tmp_path):
-    res = run("inspect", tmp_path / "none.parquet", code=1)
-    one_line_error(res, "none.parquet")
-    res = runner.invoke(app, ["decompress", "a", "b", "--device", "tpu"])
-    assert res.exit_code == 2
-    res = runner.invoke(app, ["compress", "onlyone"])
-    assert res.exit_code == 2
+@pytest.mark.parametrize("cmd", ["compress", "decompress", "inspect", "roundtrip", "train"])
+def test_missing_input_is_a_usage_error(tmp_path, cmd):
+    missing = tmp_path / "none.parquet"
+    args = {"compress": [missing, tmp_path / "o.parquet"],
+            "decompress": [missing, tmp_path / "o.parquet"], "inspect": [missing],
+            "roundtrip": [missing], "train": [missing, "-o", tmp_path / "t.fsst"]}[cmd]
+    res = run(cmd, *args, code=2)
+    usage_error(res, "none.parquet")
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_unknown_column_and_non_string_column(tmp_path, sample):
+def test_missing_table_file_is_a_usage_error(tmp_path, sample):
     src, _ = sample
-    res = run("compress", src, tmp_path / "c.parquet", "--columns", "zz", code=1)
-    one_line_error(res, "zz")
-    res = run("compress", src, tmp_path / "c.parquet", "--columns", "n", code=1)
+    res = run("compress", src, tmp_path / "c.parquet", "--table", tmp_path / "none.fsst", code=2)
+    usage_error(res, "none.fsst")
+
+
+@pytest.mark.parametrize(("args", "choices"), [
+    (["decompress", "IN", "o.parquet", "--device", "tpu"], ["auto", "cpu", "gpu"]),
+    (["compress", "IN", "o.parquet", "--parquet-codec", "bogus"],
+     ["none", "snappy", "gzip", "brotli", "lz4", "zstd"]),
+    (["compress", "IN", "o.out", "--format", "csv"], ["parquet", "arrow", "arrows"]),
+    (["bench", "--device", "tpu"], ["cpu", "gpu"]),
+])
+def test_bad_choice_is_a_usage_error_listing_the_choices(tmp_path, sample, args, choices):
+    src, _ = sample
+    res = run(*[src if a == "IN" else a for a in args], code=2)
+    usage_error(res, *choices)
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_parquet_codec_choices_are_the_writer_codecs():
+    assert [c.value for c in ParquetCodec] == list(PARQUET_CODECS)
+    assert [f.value for f in FileFormat] == list(sniff.FORMATS)
+
+
+@pytest.mark.parametrize("columns", ["zz", "url,zz", "", " , ", "n"])
+def test_bad_columns_are_usage_errors_listing_string_columns(tmp_path, sample, columns):
+    src, _ = sample
+    res = run("compress", src, tmp_path / "c.parquet", "--columns", columns, code=2)
+    one_line_error(res, "in.parquet", "string columns: url, mail")
+    if columns == "n":
+        one_line_error(res, "'n'", "int64")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_train_column_errors_are_usage_errors(tmp_path, sample):
+    src, _ = sample
+    res = run("train", src, "-o", tmp_path / "t.fsst", "--column", "zz", code=2)
+    one_line_error(res, "zz", "string columns: url, mail")
+    res = run("train", src, "-o", tmp_path / "t.fsst", "--column", "n", code=2)
     one_line_error(res, "'n'", "int64")
+    assert not (tmp_path / "t.fsst").exists()
+
+
+@pytest.mark.parametrize("cmd", ["compress", "decompress"])
+def test_output_format_comes_from_the_suffix_or_is_refused(tmp_path, sample, cmd):
+    src, table = sample
+    if cmd == "decompress":
+        run("compress", src, tmp_path / "c.arrow")
+        src = tmp_path / "c.arrow"
+    res = run(cmd, src, tmp_path / "out.csv", code=2)
+    one_line_error(res, "out.csv", ".parquet", ".arrows", "--format")
+    assert not (tmp_path / "out.csv").exists()
+    run(cmd, src, tmp_path / "out.csv", "--format", "arrows")
+    assert sniff.detect_format(tmp_path / "out.csv") == "arrows"
+    run(cmd, src, tmp_path / "out.PQ")
+    assert sniff.detect_format(tmp_path / "out.PQ") == "parquet"
+
+
+def test_version():
+    for flag in ("--version", "-V"):
+        res = run(flag)
+        assert res.stdout.strip() == f"fsstgpu {fsstgpu.__version__}"
+
+
+def test_completion_can_be_installed():
+    out = run("--help").stdout
+    assert "--install-completion" in out and "--show-completion" in out
+
+
+def test_help_shows_what_each_value_is():
+    out = runner.invoke(app, ["compress", "--help"], env={"COLUMNS": "250"}).stdout
+    lines = {line.split()[1]: line for line in out.splitlines()
+             if len(line.split()) > 1 and line.split()[1].startswith("--")}
+    for option, metavar in [("--columns", "COL[,COL...]"), ("--sample-bytes", "BYTES"),
+                            ("--table", "FILE"), ("--format", "parquet|arrow|arrows"),
+                            ("--parquet-codec", "none|snappy|gzip|brotli|lz4|zstd")]:
+        assert metavar in lines[option], lines[option]
+    for vague in ("<str>", "<int range>"):
+        assert vague not in out, vague
+    out = run("datasets", "generate", "--help").stdout
+    assert "NAME" in out and "FILE" in out and "<int range>" not in out
+
+
+def test_non_utf8_file_names(tmp_path, sample):
+    src, table = sample
+    odd = tmp_path / os.fsdecode(b"caf\xe9.parquet")  # a name that is not valid UTF-8
+    src.rename(odd)
+    comp = tmp_path / os.fsdecode(b"\xff-c.parquet")
+    res = run("compress", odd, comp)
+    assert "caf\\xe9.parquet" in res.stdout and "\\xff-c.parquet" in res.stdout
+    info = json.loads(run("inspect", comp, "--json").stdout)
+    assert info["path"].endswith("\\xff-c.parquet") and info["rows"] == 900
+    run("decompress", comp, tmp_path / "d.parquet")
+    assert pq.read_table(tmp_path / "d.parquet").equals(table)
 
 
 @pytest.mark.skipif(not NO_GPU, reason="checks the no-GPU exit code")

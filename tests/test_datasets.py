@@ -25,6 +25,7 @@ from fsstgpu.datasets import (
     DEFAULT_ROWS,
     GENERATORS,
     generate,
+    is_dataset_name,
     list_datasets,
     load,
     load_dbtext,
@@ -34,6 +35,7 @@ from fsstgpu.datasets import (
     sample_path,
 )
 from fsstgpu.datasets.make_sample import build_table, write_sample
+from fsstgpu.formats.columns import ColumnSelectionError, ColumnTypeError
 
 NAMES = sorted(GENERATORS)
 
@@ -303,6 +305,30 @@ def test_line_file_non_utf8_is_binary(tmp_path, data):
     assert arr.to_pylist() == expected
 
 
+@pytest.mark.parametrize("data", [b"", b"a\r\nb", b"ok\n\xff\xfe\n", "é\n\n日本\n".encode()])
+def test_line_file_as_binary(tmp_path, data):
+    # binary=True: the same values as bytes, whatever they hold, for the benchmarks
+    arr = lines_of(tmp_path, data, binary=True)
+    assert arr.type == pa.binary()
+    assert arr.to_pylist() == [v.encode() if isinstance(v, str) else v
+                               for v in lines_of(tmp_path, data).to_pylist()]
+    assert lines_of(tmp_path, data, binary=True, rows=1).to_pylist() == arr.to_pylist()[:1]
+
+
+@pytest.mark.slow
+def test_line_file_large(tmp_path):
+    # About 10 s and 6 GB. Past 2**31 - 1 bytes the offsets are 64-bit (large_string); the
+    # sparse file reads as zeros.
+    path = tmp_path / "big.txt"
+    with open(path, "wb") as f:
+        f.truncate(2**31 + 2)
+        f.seek(2**31 - 1)
+        f.write(b"\n")
+    arr = load_lines(path)
+    assert arr.type == pa.large_string() and len(arr) == 2
+    assert pa.compute.binary_length(arr).to_pylist() == [2**31 - 1, 2]
+
+
 def test_line_file_rows(tmp_path):
     data = b"a\nbb\n\nccc\nd"
     assert lines_of(tmp_path, data, rows=0).to_pylist() == []
@@ -359,12 +385,21 @@ def test_parquet_columns_and_rows(tmp_path, table):
         assert load_parquet(path, rows=rows).to_pylist() == table.column("s").to_pylist()[:rows]
 
 
+def test_dataset_names_are_what_load_resolves(tmp_path):
+    for name in ["urls", "sample", "dbtext:uuid", "uuid"]:
+        assert is_dataset_name(name)
+    path = tmp_path / "x.txt"
+    path.write_text("a\n")
+    assert not is_dataset_name(str(path)) and not is_dataset_name(path)
+    assert load(str(path)).to_pylist() == ["a"]
+
+
 def test_parquet_column_errors(tmp_path, table):
     path = tmp_path / "t.parquet"
     pq.write_table(table, path)
-    with pytest.raises(ValueError, match="no column 'zz'.*columns: n, s"):
+    with pytest.raises(ColumnSelectionError, match="no column 'zz'.*string columns: s"):
         load_parquet(path, column="zz")
-    with pytest.raises(TypeError, match="'n'.*int64"):
+    with pytest.raises(ColumnTypeError, match="'n'.*int64.*string columns: s"):
         load_parquet(path, column="n")
     only_ints = tmp_path / "ints.parquet"
     pq.write_table(pa.table({"a": [1], "b": [2.0]}), only_ints)
@@ -506,3 +541,12 @@ def test_sample_columns_roundtrip_through_codec():
 
     for column in ("comment", "log_line"):  # ChunkedArray input, with and without nulls
         check_roundtrip(load("sample", column=column, rows=1500))
+
+
+@pytest.mark.parametrize("module", ["loaders", "generators"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fsstgpu.datasets.{module}"))
+    assert result.failed == 0 and result.attempted > 0

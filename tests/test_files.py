@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -16,9 +17,19 @@ import pytest
 import fsstgpu
 from fsstgpu import CorruptDataError, DeviceError, SymbolTable
 from fsstgpu.datasets.generators import GENERATORS, generate
-from fsstgpu.formats import compress_file, decompress_file, inspect_file, read_table
-from fsstgpu.formats import files as ff
+from fsstgpu.formats import (
+    compress_file,
+    decompress_file,
+    inspect_file,
+    read_table,
+    rowgroups,
+    sniff,
+)
 from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.columns import ColumnSelectionError
+from fsstgpu.formats.dictionaries import Redictionary, plain_values
+from fsstgpu.formats.files import decode_column, output_chunks
 
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
 STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
@@ -27,12 +38,12 @@ STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
 
 def write(table: pa.Table, path, rows_per_unit: int | None = None) -> None:
     """Write ``table`` in the format of ``path``'s suffix, ``rows_per_unit`` per row group."""
-    ff.write_table(table, path, ff.format_from_name(path), rows_per_unit=rows_per_unit)
+    rowgroups.write_table(table, path, sniff.format_from_name(path), rows_per_unit=rows_per_unit)
 
 
 def read_plain(path) -> pa.Table:
     """Read with pyarrow only (what any reader sees)."""
-    fmt = ff.detect_format(path)
+    fmt = sniff.detect_format(path)
     if fmt == "parquet":
         return pq.read_table(path)
     reader = ipc.open_file(path) if fmt == "arrow" else ipc.open_stream(path)
@@ -152,9 +163,9 @@ def test_format_conversion_parquet_to_ipc_and_back(tmp_path):
     table = pa.table({"u": generate("urls", 500, 1), "e": generate("emails", 500, 2)})
     write(table, tmp_path / "a.parquet", 200)
     compress_file(tmp_path / "a.parquet", tmp_path / "c.arrows")
-    assert ff.detect_format(tmp_path / "c.arrows") == "arrows"
+    assert sniff.detect_format(tmp_path / "c.arrows") == "arrows"
     decompress_file(tmp_path / "c.arrows", tmp_path / "d.bin", format="parquet", device="cpu")
-    assert ff.detect_format(tmp_path / "d.bin") == "parquet"
+    assert sniff.detect_format(tmp_path / "d.bin") == "parquet"
     assert pq.read_table(tmp_path / "d.bin").equals(table)
     assert units(tmp_path / "d.bin") == [200, 200, 100]
 
@@ -280,7 +291,7 @@ def test_existing_output_untouched_without_force(tmp_path):
         decompress_file(src, dst, device="cpu")
     assert dst.read_bytes() == b"precious"
     compress_file(src, dst, force=True)
-    assert ff.detect_format(dst) == "parquet"
+    assert sniff.detect_format(dst) == "parquet"
 
 
 def test_same_path_refused_also_through_links(tmp_path):
@@ -389,3 +400,147 @@ def test_altered_codes_are_corrupt(tmp_path):
 def test_missing_input(tmp_path):
     with pytest.raises(FileNotFoundError):
         compress_file(tmp_path / "nope.parquet", tmp_path / "o.parquet")
+
+
+# ----------------------------------------------------------------------- usage errors
+def test_output_format_is_named_or_refused(tmp_path):
+    src = _src(tmp_path)
+    with pytest.raises(ValueError, match=r"out\.csv.*\.parquet.*\.arrows"):
+        compress_file(src, tmp_path / "out.csv")
+    compress_file(src, tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match=r"out\.csv"):
+        decompress_file(tmp_path / "c.parquet", tmp_path / "out.csv", device="cpu")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet", "in.parquet"]
+    compress_file(src, tmp_path / "out.csv", format="arrows")
+    assert sniff.detect_format(tmp_path / "out.csv") == "arrows"
+
+
+def test_bad_parquet_codec_lists_the_codecs(tmp_path):
+    with pytest.raises(ValueError, match="bogus.*none, snappy, gzip, brotli, lz4, zstd"):
+        compress_file(_src(tmp_path), tmp_path / "c.parquet", parquet_codec="bogus")
+    assert not (tmp_path / "c.parquet").exists()
+    compress_file(_src(tmp_path), tmp_path / "c.parquet", parquet_codec="ZSTD")
+    md = pq.ParquetFile(tmp_path / "c.parquet").metadata
+    assert md.row_group(0).column(0).compression == "ZSTD"
+
+
+@pytest.mark.parametrize("columns", ["", " , ", []])
+def test_empty_column_choice_is_an_error(tmp_path, columns):
+    with pytest.raises(ColumnSelectionError, match="no column chosen.*string columns: u"):
+        compress_file(_src(tmp_path), tmp_path / "c.parquet", columns)
+    assert not (tmp_path / "c.parquet").exists()
+
+
+def test_input_codecs_pyarrow_cannot_write_become_snappy(tmp_path):
+    # LZ4 in a file's metadata is LZ4_RAW; the writer takes "lz4" for it.
+    t = pa.table({"u": generate("urls", 100), "n": pa.array(range(100))})
+    pq.write_table(t, tmp_path / "in.parquet", compression="lz4")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", ["u"])
+    rg = pq.ParquetFile(tmp_path / "c.parquet").metadata.row_group(0)
+    n = next(rg.column(j) for j in range(rg.num_columns) if rg.column(j).path_in_schema == "n")
+    assert n.compression.startswith("LZ4")
+
+
+# ----------------------------------------------------------------------- file names
+def test_file_names_that_are_not_utf8(tmp_path):
+    # Python keeps the undecodable byte as a surrogate, which pyarrow refuses in a path string.
+    table = pa.table({"u": generate("urls", 300, 3), "n": pa.array(range(300))})
+    src = tmp_path / os.fsdecode(b"in-\xe9.parquet")
+    write(table, src, 100)
+    for fmt in ("parquet", "arrow", "arrows"):
+        comp = tmp_path / os.fsdecode(b"c-\xff" + SUFFIX[fmt].encode())
+        out = tmp_path / os.fsdecode(b"d-\xfe" + SUFFIX[fmt].encode())
+        assert compress_file(src, comp)["rows"] == 300
+        assert inspect_file(comp)["unit_rows"] == [100, 100, 100]
+        decompress_file(comp, out, device="cpu")
+        assert read_table(out, device="cpu").equals(table)
+        assert read_table(comp, device="cpu").equals(table)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".fsstgpu-tmp")]
+
+
+# ----------------------------------------------------------------------- read_table
+def test_read_table_decodes_where_auto_says(tmp_path):
+    table = pa.table({"u": generate("urls", 300, 3), "n": pa.array(range(300))})
+    write(table, tmp_path / "in.parquet", 100)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    # device="auto" is the default and gives a Table, decoded on the GPU when one is usable
+    assert read_table(tmp_path / "c.parquet").equals(table)
+    empty = tmp_path / "e.arrows"
+    write(table.slice(0, 0), empty)
+    assert read_table(empty).schema.equals(table.schema)
+
+
+# ----------------------------------------------------------------------- columns over 2 GiB
+def test_output_chunks_keep_each_chunk_within_the_limit():
+    lengths = np.array([5, 1, 4, 10, 0, 0, 2, 3, 3])
+    chunks = output_chunks(lengths, 6)
+    assert chunks.sum() == len(lengths)
+    ends = np.cumsum(chunks)
+    sizes = [lengths[a:b].sum() for a, b in zip(np.r_[0, ends[:-1]], ends, strict=True)]
+    assert sizes == [6, 4, 10, 5, 3]  # greedy; the 10 alone, over the limit
+    assert output_chunks([], 6).tolist() == []
+
+
+@pytest.mark.parametrize("type_", STRING_TYPES)
+def test_decode_column_cuts_32_bit_offset_columns(type_):
+    # the same logic that keeps a >2 GiB string column decodable, at a small limit
+    values = _strings(2000, type_, seed=4)
+    col = to_extension_array(fsstgpu.compress(values))
+    total = sum(len(v) for v in values.to_pylist() if v is not None)
+    limit = total // 3
+    out, nbytes = decode_column(col, max_chunk_bytes=limit)
+    assert nbytes == total
+    if type_ in (pa.string(), pa.binary()):
+        assert isinstance(out, pa.ChunkedArray) and out.num_chunks >= 3
+        assert max(int(pa.compute.sum(pa.compute.binary_length(c)).as_py() or 0)
+                   for c in out.chunks) <= limit
+        assert out.type == type_ and out.combine_chunks().equals(values)
+    else:  # 64-bit offsets or views: one array, whatever its size
+        assert out.equals(values)
+    chunked = pa.chunked_array([col.slice(0, 700), col.slice(700)])
+    assert pa.chunked_array(decode_column(chunked, max_chunk_bytes=limit)[0]).equals(
+        pa.chunked_array([values]))
+
+
+def test_dictionary_values_keep_their_chunks():
+    col = pa.chunked_array([pa.array(["a", "b", "a"]).dictionary_encode(),
+                            pa.array(["c", None]).dictionary_encode()])
+    plain = plain_values(col)
+    assert plain.type == pa.string() and plain.num_chunks == 2
+    assert plain.to_pylist() == ["a", "b", "a", "c", None]
+    again = Redictionary(col.type, running=True).encode(plain)
+    assert again.num_chunks == 2 and again.cast(pa.string()).equals(plain)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("FSSTGPU_BIG_TESTS"),
+                    reason="25-55 s and 11 GB of memory: set FSSTGPU_BIG_TESTS=1 to run")
+def test_row_group_over_2_gib_of_strings(tmp_path):
+    # 2 x 1100 strings of 1 MiB of zeros: 2.15 GiB in one row group, which pyarrow reads back
+    # as two chunks of `string`; they do not fit one array with 32-bit offsets.
+    size, n = 1 << 20, 1100
+    chunk = pa.Array.from_buffers(pa.string(), n, [
+        None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * size),
+        pa.py_buffer(np.zeros(n * size, np.uint8))])
+    pq.write_table(pa.table({"s": pa.chunked_array([chunk, chunk])}), tmp_path / "in.parquet",
+                   row_group_size=2 * n, compression="zstd")
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet",
+                         table=SymbolTable([bytes(8)]))  # no training pass: half the time
+    assert info["string_bytes"] == 2 * n * size and info["codes_bytes"] == 2 * n * size // 8
+    decompress_file(tmp_path / "c.parquet", tmp_path / "d.arrows", device="cpu")
+    with pa.memory_map(str(tmp_path / "d.arrows")) as f:
+        col = ipc.open_stream(f).read_all().column("s")
+        assert col.type == pa.string() and len(col) == 2 * n
+        assert pa.compute.min_max(pa.compute.binary_length(col)).as_py() == {
+            "min": size, "max": size}
+        assert col[0].as_buffer() == col[2 * n - 1].as_buffer() == pa.py_buffer(bytes(size))
+
+
+@pytest.mark.parametrize("module", ["sniff", "atomic", "rowgroups", "columns", "dictionaries",
+                                    "files"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fsstgpu.formats.{module}"))
+    assert result.failed == 0 and result.attempted > 0

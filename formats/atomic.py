@@ -1,0 +1,215 @@
+"""Write an output file atomically: to a temporary file beside it, then put it in place.
+
+:func:`atomic_output` yields the path of a temporary file in the output's folder; when the block
+ends normally the file takes the output's name in one step, and on any exception (Ctrl-C too) it
+is removed. Readers therefore see either no output or the complete one, never a partial file.
+
+* **No clobbering.** Without ``force``, the last step is ``link(temp, output)``, which fails when
+  the name exists, so of several processes writing one new output exactly one succeeds (on a file
+  system without hard links, an ``O_EXCL`` create claims the name first). With ``force`` it is
+  ``rename``, which replaces the old file in one step.
+* **Inputs are never overwritten**, also when the output names one of them through a link.
+* **Litter from killed processes is cleaned up.** A temporary file is named
+  ``.<output name>.<random>.<pid>@<host>.fsstgpu-tmp``; a process killed before it could remove
+  it (SIGKILL, power loss) leaves it behind, and the next :func:`atomic_output` in that folder
+  removes every such file whose process on this host has gone, with a
+  :class:`StaleTemporaryFileWarning` naming it.
+
+>>> import os, tempfile
+>>> from fsstgpu.formats.atomic import atomic_output
+>>> dst = os.path.join(tempfile.mkdtemp(), "x.bin")
+>>> with atomic_output(dst) as tmp:
+...     _ = open(tmp, "wb").write(b"done")
+>>> open(dst, "rb").read(), os.listdir(os.path.dirname(dst))
+(b'done', ['x.bin'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import secrets
+import warnings
+from pathlib import Path
+
+__all__ = [
+    "TEMP_SUFFIX",
+    "StaleTemporaryFileWarning",
+    "atomic_output",
+    "check_output",
+    "remove_stale_temporaries",
+]
+
+#: Every temporary file fsstgpu writes ends with this.
+TEMP_SUFFIX = ".fsstgpu-tmp"
+_TEMP_NAME = re.compile(r"\.(?P<pid>[0-9]+)@(?P<host>[^@/]*)" + re.escape(TEMP_SUFFIX) + "$")
+# Errors of link() that mean "this file system has no hard links", not "the name is taken".
+_NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
+_NAME_BYTES = 120  # of the output's name kept in the temporary name (file names: 255 bytes)
+
+
+class StaleTemporaryFileWarning(UserWarning):
+    """A temporary file left by a process that died was removed."""
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename) or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory) -> list[Path]:
+    """Remove the temporary files in ``directory`` whose writing process has died.
+
+    Only files named as :func:`atomic_output` names them, by a process of this host that no
+    longer runs, are removed (a process id reused by another process keeps its file: the safe
+    mistake). Returns the removed paths.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.atomic import remove_stale_temporaries
+    >>> d = tempfile.mkdtemp()
+    >>> remove_stale_temporaries(d)
+    []
+    """
+    host = _host()
+    removed = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            match = _TEMP_NAME.search(entry.name)
+            if (match is None or not entry.name.startswith(".") or match["host"] != host
+                    or _pid_alive(int(match["pid"]))):
+                continue
+            with contextlib.suppress(FileNotFoundError):  # another process got there first
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def check_output(dst, *, force: bool = False, inputs=()) -> Path:
+    """Check that ``dst`` may be written (see :func:`atomic_output`); return it as a Path.
+
+    Raises
+    ------
+    ValueError
+        When ``dst`` is one of ``inputs`` (also through links).
+    IsADirectoryError
+        When ``dst`` is a directory.
+    FileExistsError
+        When ``dst`` exists and ``force`` is false.
+    FileNotFoundError
+        When the folder of ``dst`` does not exist.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.atomic import check_output
+    >>> check_output("x.bin", inputs=["./x.bin"])
+    Traceback (most recent call last):
+    ...
+    ValueError: x.bin: the output is the input file; choose another output path
+    """
+    dst = Path(dst)
+    for src in inputs:
+        src = Path(src)
+        if src.resolve() == dst.resolve() or (
+            dst.exists() and src.exists() and os.path.samefile(src, dst)
+        ):
+            raise ValueError(f"{dst}: the output is the input file; choose another output path")
+    if dst.is_dir():
+        raise IsADirectoryError(f"{dst}: is a directory")
+    if os.path.lexists(dst) and not force:
+        raise FileExistsError(f"{dst}: already exists (use --force / force=True to overwrite)")
+    parent = dst.absolute().parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{dst}: directory {parent} does not exist")
+    return dst
+
+
+def _temp_path(dst: Path) -> tuple[Path, int]:
+    """Create an empty temporary file beside ``dst``; return its path and an open descriptor."""
+    name = os.fsdecode(os.fsencode(dst.name)[:_NAME_BYTES])
+    while True:
+        tmp = dst.absolute().parent / (
+            f".{name}.{secrets.token_hex(4)}.{os.getpid()}@{_host()}{TEMP_SUFFIX}")
+        try:  # mode 0o666 less the umask: the mode any new file gets
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # a random name taken: draw again
+            continue
+
+
+def _put_in_place(tmp: Path, dst: Path, force: bool) -> None:
+    """Give ``tmp`` the name ``dst``: replacing it with ``force``, else only if it is free."""
+    if force:
+        os.replace(tmp, dst)
+        return
+    taken = FileExistsError(f"{dst}: already exists (use --force / force=True to overwrite)")
+    try:
+        os.link(tmp, dst)  # atomic: fails if the name exists, whoever created it meanwhile
+    except FileExistsError:
+        raise taken from None
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        try:  # no hard links here: claim the name, then replace our own claim
+            os.close(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            raise taken from None
+        os.replace(tmp, dst)
+    else:
+        os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def atomic_output(dst, *, force: bool = False, inputs=()):
+    """Yield a temporary path beside ``dst``; it becomes ``dst`` when the block succeeds.
+
+    The temporary file is removed if the block raises anything (KeyboardInterrupt too), so an
+    interrupted run leaves neither a partial ``dst`` nor litter; temporary files of dead
+    processes in the same folder are removed first (see the module docstring).
+
+    Parameters
+    ----------
+    dst : str or os.PathLike
+        The output file.
+    force : bool
+        Replace an existing ``dst``. Without it an existing ``dst`` is left untouched, also one
+        that another process creates while this one works.
+    inputs : sequence of paths
+        Files that ``dst`` must not be.
+
+    Raises
+    ------
+    ValueError, IsADirectoryError, FileExistsError, FileNotFoundError
+        As for :func:`check_output`, before the block runs; FileExistsError also at the end
+        when another process took the name meanwhile.
+
+    Examples
+    --------
+    See the module docstring.
+    """
+    dst = check_output(dst, force=force, inputs=inputs)
+    for path in remove_stale_temporaries(dst.absolute().parent):
+        warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
+                      StaleTemporaryFileWarning, stacklevel=3)
+    tmp, fd = _temp_path(dst)
+    os.close(fd)
+    try:
+        yield str(tmp)
+        _put_in_place(tmp, dst, force)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,86 @@
+"""Choosing the string columns of a file to work on, with errors that list the valid choices.
+
+>>> import pyarrow as pa
+>>> from fsstgpu.formats.columns import select_columns
+>>> schema = pa.schema([("url", pa.string()), ("n", pa.int64()), ("raw", pa.binary())])
+>>> select_columns(schema), select_columns(schema, "raw")
+(['url', 'raw'], ['raw'])
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from fsstgpu.types import is_string_like
+
+__all__ = ["ColumnSelectionError", "ColumnTypeError", "select_columns", "string_columns"]
+
+
+class ColumnSelectionError(ValueError):
+    """Columns were named that the file does not have, or none were: a caller's mistake.
+
+    The message names the file and lists the columns that could have been chosen.
+    """
+
+
+class ColumnTypeError(ColumnSelectionError, TypeError):
+    """A named column exists but is not a string / binary column (nor a dictionary of one)."""
+
+
+def string_columns(schema: pa.Schema) -> list[str]:
+    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.columns import string_columns
+    >>> string_columns(pa.schema([("n", pa.int8()), ("d", pa.dictionary(pa.int8(), pa.binary()))]))
+    ['d']
+    """
+    return [f.name for f in schema if is_string_like(f.type)]
+
+
+def _choices(schema: pa.Schema) -> str:
+    names = string_columns(schema)
+    return f"string columns: {', '.join(names)}" if names else "it has no string column"
+
+
+def select_columns(schema: pa.Schema, columns=None, *, source="the file") -> list[str]:
+    """The string columns to work on: those named in ``columns``, or every one.
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+    columns : str, sequence of str, or None
+        Column names, or one comma-separated string of them (blanks around the commas are
+        ignored); None means every string-like column. Repeated names count once.
+    source : str or os.PathLike
+        What to call the file in messages.
+
+    Raises
+    ------
+    ColumnSelectionError
+        When ``columns`` names no column at all (e.g. ``""``), a column the schema lacks, or a
+        name the schema holds twice.
+    ColumnTypeError
+        When a named column is not string-like.
+    """
+    if columns is None:
+        return string_columns(schema)
+    if isinstance(columns, str):  # "a, b": names around commas, blanks ignored
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    chosen = list(dict.fromkeys(columns))
+    if not chosen:
+        raise ColumnSelectionError(f"{source}: no column chosen (the list is empty); "
+                                   f"{_choices(schema)}")
+    for name in chosen:
+        if name not in schema.names:
+            raise ColumnSelectionError(f"{source}: no column named {name!r}; {_choices(schema)}")
+        if schema.names.count(name) > 1:
+            raise ColumnSelectionError(f"{source}: column name {name!r} is ambiguous (the file "
+                                       "has several columns of that name)")
+        ftype = schema.field(name).type
+        if not is_string_like(ftype):
+            raise ColumnTypeError(f"{source}: column {name!r} is {ftype}, not a string/binary "
+                                  f"column; {_choices(schema)}")
+    return chosen

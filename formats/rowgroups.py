@@ -1,0 +1,415 @@
+"""Parquet and Arrow IPC files as a sequence of units (row groups or record batches).
+
+:class:`Source` reads an input one unit at a time and :class:`Sink` writes one unit per call, so
+a rewrite (:func:`rewrite`) holds one unit in memory whatever the file size, and the input's
+unit boundaries survive. :func:`write_table` writes a plain file with pyarrow only.
+
+Files are opened here, as bytes paths, and handed to pyarrow as open files: pyarrow takes path
+strings as UTF-8, which a file name that is not valid UTF-8 (undecodable bytes, which Python
+keeps as surrogates) is not.
+
+Two pyarrow behaviours shape the reading:
+
+* A file with an extension column (``fsstgpu.fsst`` or any other Python-defined type) is decoded
+  on the calling thread. Read with threads, pyarrow's pool threads keep references to the
+  column's Python type after a read returns and drop them later, which takes the GIL; a
+  process ending at that moment aborts (``terminate called without an active exception``).
+* A row group with more than 2 GiB of ``string``/``binary`` data comes back in several chunks;
+  units are kept as they come, chunked, since concatenating them would overflow 32-bit offsets.
+
+>>> import os, tempfile, pyarrow as pa
+>>> from fsstgpu.formats.rowgroups import Source, write_table
+>>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+>>> write_table(pa.table({"s": ["a", "b", "c"]}), path, "parquet", rows_per_unit=2)
+>>> with Source(path) as source:
+...     [unit.num_rows for unit in source.units()]
+[2, 1]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.sniff import sniff_format
+
+__all__ = [
+    "PARQUET_CODECS",
+    "ProgressCallback",
+    "Sink",
+    "Source",
+    "check_input",
+    "holds_extension_type",
+    "open_file",
+    "parquet_codec_name",
+    "reading",
+    "rewrite",
+    "write_table",
+]
+
+#: Parquet codecs a column may be written with (``"none"``: uncompressed pages).
+PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
+
+#: progress(units_done=, units_total=, rows=, nbytes=): called after every row group / batch;
+#: ``units_total`` is None for an IPC stream, ``nbytes`` counts the input's Arrow bytes so far.
+ProgressCallback = Callable[..., None]
+
+
+def open_file(path, mode: str = "rb") -> pa.NativeFile:
+    """Open ``path`` as a pyarrow file, whatever bytes its name holds (see the module docstring).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.rowgroups import open_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "caf\\udce9.bin")  # the bytes b"caf\\xe9.bin"
+    >>> with open_file(path, "wb") as f:
+    ...     _ = f.write(b"ok")
+    >>> open_file(path).read()
+    b'ok'
+    """
+    return pa.OSFile(os.fsencode(path), mode)
+
+
+def check_input(src) -> Path:
+    """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.rowgroups import check_input
+    >>> check_input("no/such.parquet")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such.parquet: no such file
+    """
+    src = Path(src)
+    if not src.exists():
+        raise FileNotFoundError(f"{src}: no such file")
+    if src.is_dir():
+        raise IsADirectoryError(f"{src}: is a directory, not a file")
+    return src
+
+
+_CODEC_ALIASES = {"uncompressed": "none", "lz4_raw": "lz4"}  # as file metadata names them
+
+
+def parquet_codec_name(name: str) -> str:
+    """A Parquet codec name as pyarrow's writer takes it; ValueError listing the codecs.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.rowgroups import parquet_codec_name
+    >>> parquet_codec_name("ZSTD"), parquet_codec_name("uncompressed")
+    ('zstd', 'none')
+    """
+    name = _CODEC_ALIASES.get(name.lower(), name.lower())
+    if name not in PARQUET_CODECS:
+        raise ValueError(f"unknown Parquet codec {name!r}; choose from "
+                         f"{', '.join(PARQUET_CODECS)}")
+    return name
+
+
+def _input_codec(name: str) -> str:
+    """The codec to keep for a column an input had in codec ``name`` (Snappy for one pyarrow
+    cannot write, such as LZO)."""
+    name = _CODEC_ALIASES.get(name.lower(), name.lower())
+    return name if name in PARQUET_CODECS else "snappy"
+
+
+def holds_extension_type(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is, or nests, an Arrow extension type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> from fsstgpu.formats.rowgroups import holds_extension_type
+    >>> fsst = to_extension_array(fsstgpu.compress(pa.array(["a"]))).type
+    >>> holds_extension_type(pa.list_(fsst)), holds_extension_type(pa.list_(pa.string()))
+    (True, False)
+    """
+    if isinstance(type_, pa.BaseExtensionType):
+        return True
+    if pa.types.is_dictionary(type_):
+        return holds_extension_type(type_.value_type)
+    return any(holds_extension_type(type_.field(i).type) for i in range(type_.num_fields))
+
+
+@contextlib.contextmanager
+def reading(path, what: str = ""):
+    """Turn pyarrow's and fsstgpu's complaints about an input into one CorruptDataError.
+
+    The message is ``"<path>: <what><problem>"``; file-system errors pass through unchanged.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.rowgroups import reading
+    >>> with reading("x.parquet", "row group 3: "):
+    ...     raise pa.ArrowInvalid("bad page")
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: x.parquet: row group 3: unreadable (ArrowInvalid: bad page)
+    """
+    try:
+        yield
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{path}: {what}{exc}") from None
+    except (pa.ArrowException, OSError, EOFError) as exc:
+        raise CorruptDataError(f"{path}: {what}unreadable ({type(exc).__name__}: {exc})") from None
+
+
+class Source:
+    """An input file seen as a schema and a sequence of units (row groups or record batches).
+
+    Files are read, not memory-mapped: a mapping would keep every page touched resident (and
+    counted in the process's memory) until the end, while reads free each unit's buffers.
+    Use as a context manager, or call :meth:`close`.
+
+    Attributes
+    ----------
+    path : Path
+    format : {"parquet", "arrow", "arrows"}
+    file_bytes : int
+    schema : pyarrow.Schema
+    num_units : int or None
+        None for an IPC stream (known only at its end).
+    parquet_metadata : pyarrow.parquet.FileMetaData or None
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.format = sniff_format(self.path)
+        self.file_bytes = self.path.stat().st_size
+        self.parquet_metadata = None
+        self._files: list[pa.NativeFile] = []
+        self._parquet = self._ipc_file = None
+        try:
+            with reading(self.path):
+                if self.format == "parquet":
+                    self._parquet = pq.ParquetFile(self._open(), memory_map=False)
+                    self.schema = self._parquet.schema_arrow
+                    self.num_units = self._parquet.num_row_groups
+                    self.parquet_metadata = self._parquet.metadata
+                elif self.format == "arrow":
+                    self._ipc_file = ipc.open_file(self._open())
+                    self.schema = self._ipc_file.schema
+                    self.num_units = self._ipc_file.num_record_batches
+                else:
+                    with open_file(self.path) as f:
+                        self.schema = ipc.open_stream(f).schema
+                    self.num_units = None
+                # See the module docstring: no pool threads near a Python-defined type.
+                self.use_threads = not any(holds_extension_type(f.type) for f in self.schema)
+                if self.format == "arrow" and not self.use_threads:
+                    self._ipc_file = ipc.open_file(self._open(), options=self._ipc_options())
+        except BaseException:
+            self.close()
+            raise
+
+    def _ipc_options(self) -> ipc.IpcReadOptions:
+        return ipc.IpcReadOptions(use_threads=self.use_threads)
+
+    def _open(self) -> pa.NativeFile:
+        f = open_file(self.path)
+        self._files.append(f)
+        return f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self) -> None:
+        """Close the open input files."""
+        for f in self._files:
+            f.close()
+        self._files.clear()
+
+    def units(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
+        """Yield each row group / batch as a Table with this file's schema (or ``columns``)."""
+        names = self.schema.names if columns is None else columns
+        if self.format == "parquet":
+            for i in range(self.num_units):
+                with reading(self.path, f"row group {i}: "):
+                    unit = self._parquet.read_row_group(i, columns=columns,
+                                                        use_threads=self.use_threads)
+                yield unit
+            return
+        if self.format == "arrow":
+            for i in range(self.num_units):
+                with reading(self.path, f"record batch {i}: "):
+                    batch = self._ipc_file.get_batch(i)
+                yield pa.Table.from_batches([batch]).select(names)
+            return
+        with reading(self.path):
+            reader = ipc.open_stream(self._open(), options=self._ipc_options())
+        for i in itertools.count():
+            with reading(self.path, f"record batch {i}: "):
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+            yield pa.Table.from_batches([batch]).select(names)
+
+    def parquet_codecs(self) -> dict[str, str]:
+        """Each top-level column's codec in the first row group (Parquet only)."""
+        if self.parquet_metadata is None or self.num_units == 0:
+            return {}
+        rg = self.parquet_metadata.row_group(0)
+        out = {}
+        for j in range(rg.num_columns):
+            col = rg.column(j)
+            out.setdefault(col.path_in_schema.split(".")[0], col.compression.lower())
+        return out
+
+
+def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
+    """The Parquet column paths of an fsst column, each with the encoding it is written with."""
+    storage = field.type.storage_type
+    if not pa.types.is_struct(storage):  # version 1: the codes alone
+        return [(field.name, "DELTA_LENGTH_BYTE_ARRAY")]
+    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DELTA_BINARY_PACKED"}
+    return [(f"{field.name}.{child.name}", how.get(child.name)) for child in storage]
+
+
+class Sink:
+    """Writes Tables as row groups (Parquet) or record batches (IPC), one per :meth:`write`.
+
+    Parquet: the ``fsst_columns`` (their storage struct's leaves) are written without dictionary
+    encoding or statistics (statistics of codes mean nothing) and with codec ``fsst_codec``; the
+    codes with ``DELTA_LENGTH_BYTE_ARRAY`` (back to back in the page, not interleaved with 4-byte
+    lengths as in PLAIN; their lengths delta-bit-packed) and the string lengths with
+    ``DELTA_BINARY_PACKED``. Every other column gets its codec from ``codecs`` (Snappy when not
+    named there).
+    """
+
+    def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
+                 fsst_codec: str = "none"):
+        self.format = fmt
+        self.schema = schema
+        self._file = open_file(path, "wb")
+        try:
+            if fmt == "parquet":
+                fsst = set(fsst_columns)
+                others = [n for n in schema.names if n not in fsst]
+                codecs = codecs or {}
+                compression = {n: _input_codec(codecs.get(n, "snappy")) for n in others}
+                encoding = {}
+                for name in fsst:
+                    for leaf, how in _fsst_leaves(schema.field(name)):
+                        compression[leaf] = parquet_codec_name(fsst_codec)
+                        if how:
+                            encoding[leaf] = how
+                self._writer = pq.ParquetWriter(
+                    self._file, schema, compression=compression,
+                    use_dictionary=others if fsst else True,
+                    write_statistics=others if fsst else True,
+                    column_encoding=encoding or None,
+                    store_schema=True,
+                )
+            else:
+                new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+                self._writer = new(self._file, schema,
+                                   options=ipc.IpcWriteOptions(emit_dictionary_deltas=True))
+        except BaseException:
+            self._file.close()
+            raise
+
+    def write(self, columns: list) -> None:
+        """Write one unit: one Array or ChunkedArray per field of the schema."""
+        if self.format == "parquet":
+            table = pa.Table.from_arrays(columns, schema=self.schema)
+            # One call, one row group: the input's row-group boundaries survive.
+            self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+            return
+        try:
+            arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
+                      for c in columns]
+        except pa.ArrowInvalid:  # over 2 GiB in a 32-bit-offset column: one batch per chunk
+            self._writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
+            return
+        self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+
+    def close(self) -> None:
+        """Finish the file (footer) and close it."""
+        try:
+            self._writer.close()
+        finally:
+            self._file.close()
+
+
+def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, int]:
+    """Write every unit of ``source`` to ``sink``, each column through ``convert``; close ``sink``.
+
+    ``convert(field, column, unit_index)`` returns the column to write. Returns ``(rows,
+    units)``; ``progress`` (a :data:`ProgressCallback`) is called after each unit.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.compute as pc
+    >>> from fsstgpu.formats.rowgroups import Sink, Source, rewrite, write_table
+    >>> d = tempfile.mkdtemp()
+    >>> write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "in.arrows"), "arrows",
+    ...             rows_per_unit=2)
+    >>> with Source(os.path.join(d, "in.arrows")) as source:
+    ...     sink = Sink(os.path.join(d, "out.parquet"), "parquet", source.schema)
+    ...     rewrite(source, sink, lambda field, col, k: pc.utf8_upper(col))
+    (3, 2)
+    """
+    rows = units = nbytes = 0
+    try:
+        for unit in source.units():
+            sink.write([convert(field, unit.column(field.name), units)
+                        for field in source.schema])
+            rows += unit.num_rows
+            units += 1
+            nbytes += unit.nbytes
+            if progress is not None:
+                progress(units_done=units, units_total=source.num_units, rows=rows,
+                         nbytes=nbytes)
+    finally:
+        sink.close()
+    return rows, units
+
+
+def write_table(table: pa.Table, path, format: str, *, rows_per_unit: int | None = None) -> None:
+    """Write ``table`` to ``path`` as a plain Parquet or Arrow IPC file, with pyarrow only.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+    path : str or os.PathLike
+    format : {"parquet", "arrow", "arrows"}
+        Parquet, an Arrow IPC file or an Arrow IPC stream.
+    rows_per_unit : int, optional
+        Rows per Parquet row group / IPC record batch (default: pyarrow's).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.ipc as ipc
+    >>> from fsstgpu.formats.rowgroups import write_table
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrows")
+    >>> write_table(pa.table({"s": ["a", "b", "c"]}), path, "arrows", rows_per_unit=2)
+    >>> [b.num_rows for b in ipc.open_stream(path)]
+    [2, 1]
+    """
+    with open_file(path, "wb") as f:
+        if format == "parquet":
+            pq.write_table(table, f, row_group_size=rows_per_unit)
+        else:
+            new = ipc.new_file if format == "arrow" else ipc.new_stream
+            with new(f, table.schema) as writer:
+                writer.write_table(table, max_chunksize=rows_per_unit)

@@ -1,0 +1,124 @@
+"""Atomic outputs: no partial files, no clobbering (also between processes), no litter."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from fsstgpu.formats import atomic
+from fsstgpu.formats.atomic import (
+    TEMP_SUFFIX,
+    StaleTemporaryFileWarning,
+    atomic_output,
+    remove_stale_temporaries,
+)
+
+
+def race(dst, writers: int, force: bool = False) -> list[str]:
+    """``writers`` threads write ``dst`` at once; each finishes its block at the same moment."""
+    barrier = threading.Barrier(writers)
+    results = [None] * writers
+
+    def write(k):
+        try:
+            with atomic_output(dst, force=force) as tmp:
+                with open(tmp, "wb") as f:
+                    f.write(b"writer %d" % k)
+                barrier.wait()  # all temporary files complete: now put them in place together
+            results[k] = "ok"
+        except FileExistsError:
+            results[k] = "exists"
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_one_writer_of_a_new_output_wins(tmp_path):
+    # Checking for the output and then renaming let several writers "succeed" (about one trial
+    # in ten before link() made the last step atomic).
+    for trial in range(40):
+        dst = tmp_path / f"out{trial}.bin"
+        results = race(dst, 8)
+        assert results.count("ok") == 1, results
+        winner = results.index("ok")
+        assert dst.read_bytes() == b"writer %d" % winner
+    assert all(not p.name.endswith(TEMP_SUFFIX) for p in tmp_path.iterdir())
+
+
+def test_forced_writers_all_succeed_and_one_file_remains(tmp_path):
+    results = race(tmp_path / "out.bin", 4, force=True)
+    assert results == ["ok"] * 4
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_without_hard_links_the_name_is_claimed_exclusively(tmp_path, monkeypatch):
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)  # a file system without hard links
+    for trial in range(10):
+        dst = tmp_path / f"out{trial}.bin"
+        results = race(dst, 4)
+        assert results.count("ok") == 1, results
+        assert dst.read_bytes() == b"writer %d" % results.index("ok")
+    assert all(not p.name.endswith(TEMP_SUFFIX) for p in tmp_path.iterdir())
+
+
+def test_temporary_file_is_named_after_the_output_and_the_writer(tmp_path):
+    with atomic_output(tmp_path / "x.parquet") as tmp:
+        name = os.path.basename(tmp)
+        assert os.path.dirname(tmp) == str(tmp_path)
+        assert name.startswith(".x.parquet.") and name.endswith(TEMP_SUFFIX)
+        assert f".{os.getpid()}@" in name
+        assert os.path.exists(tmp)
+    assert os.listdir(tmp_path) == ["x.parquet"]
+    long = "n" * 250  # the temporary name stays within the 255-byte limit
+    with atomic_output(tmp_path / long) as tmp:
+        assert len(os.fsencode(os.path.basename(tmp))) <= 255
+    assert (tmp_path / long).exists()
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_temporary_files_of_dead_writers_are_removed(tmp_path):
+    host = atomic._host()
+    dead = tmp_path / f".a.parquet.1234abcd.{dead_pid()}@{host}{TEMP_SUFFIX}"
+    alive = tmp_path / f".b.parquet.1234abcd.{os.getpid()}@{host}{TEMP_SUFFIX}"
+    elsewhere = tmp_path / f".c.parquet.1234abcd.{dead_pid()}@other-host{TEMP_SUFFIX}"
+    unknown = tmp_path / f".d.parquet.z1x2c3{TEMP_SUFFIX}"  # no writer named: left alone
+    for p in (dead, alive, elsewhere, unknown):
+        p.write_bytes(b"partial")
+    with pytest.warns(StaleTemporaryFileWarning, match=dead.name):
+        with atomic_output(tmp_path / "new.bin") as tmp:
+            open(tmp, "wb").close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [alive.name, elsewhere.name, unknown.name, "new.bin"])
+    assert remove_stale_temporaries(tmp_path) == []
+
+
+def test_killed_writer_leaves_a_file_the_next_writer_removes(tmp_path):
+    code = ("import os, sys\nfrom fsstgpu.formats.atomic import atomic_output\n"
+            "with atomic_output(sys.argv[1]) as tmp:\n"
+            "    open(tmp, 'wb').write(b'partial')\n"
+            "    os.kill(os.getpid(), 9)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.bin")], timeout=60)
+    assert proc.returncode == -9
+    (left,) = tmp_path.iterdir()
+    assert left.name.endswith(TEMP_SUFFIX)
+    with pytest.warns(StaleTemporaryFileWarning):
+        with atomic_output(tmp_path / "out.bin") as tmp:
+            open(tmp, "wb").close()
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
