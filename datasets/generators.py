@@ -22,13 +22,13 @@ True
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fsstgpu.datasets.randomness import Random
 from fsstgpu.datasets.vocabulary import (
     ARABIC,
     ASCII_FIRST,
@@ -69,66 +69,6 @@ __all__ = [
     "uuids",
 ]
 
-
-
-# --------------------------------------------------------------------------------------------
-# Randomness: integers only, from PCG64's raw stream.
-
-
-class _Random:
-    """Integer draws from PCG64's raw output, which NumPy keeps stable across versions."""
-
-    def __init__(self, name: str, seed: int) -> None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        # crc32, not hash(): Python's str hash is randomised per process.
-        sequence = np.random.SeedSequence([zlib.crc32(name.encode()), int(seed)])
-        self._bits = np.random.Generator(np.random.PCG64(sequence)).bit_generator
-
-    def raw(self, n: int) -> np.ndarray:
-        return self._bits.random_raw(int(n)).astype(np.uint64, copy=False)
-
-    def below(self, n: int, bound) -> np.ndarray:
-        """``n`` integers uniform in ``[0, bound)``; ``bound`` (< 2**32) may be an array."""
-        if np.any(np.asarray(bound) >= 2**32):
-            raise ValueError("bound must be below 2**32")  # the product below would overflow
-        high = self.raw(n) >> np.uint64(32)
-        return ((high * np.asarray(bound, dtype=np.uint64)) >> np.uint64(32)).astype(np.int64)
-
-    def between(self, n: int, low: int, high: int) -> np.ndarray:
-        """``n`` integers uniform in ``[low, high]``."""
-        return low + self.below(n, high - low + 1)
-
-    def percent(self, n: int, p: int) -> np.ndarray:
-        """``n`` booleans, each true with probability ``p`` percent."""
-        return self.below(n, 100) < p
-
-    def weighted(self, n: int, weights: Sequence[int]) -> np.ndarray:
-        """``n`` indices drawn with the given integer weights."""
-        cumulative = np.cumsum(np.asarray(weights, dtype=np.int64))
-        return np.searchsorted(cumulative, self.below(n, int(cumulative[-1])), side="right")
-
-    def zipf(self, n: int, k: int) -> np.ndarray:
-        """``n`` indices in ``[0, k)``, index i drawn with weight about 1/(i+1)."""
-        return self.weighted(n, _zipf_weights(k))
-
-    def bytes(self, n: int) -> np.ndarray:
-        """``n`` uniform bytes (uint8), the same on little- and big-endian machines."""
-        words = self.raw((n + 7) // 8).astype("<u8", copy=False)
-        return words.view(np.uint8)[:n]
-
-    def log_lengths(self, n: int, low_bits: int, high_bits: int) -> np.ndarray:
-        """Lengths spread evenly over the octaves ``[2**low_bits, 2**high_bits)``."""
-        octave = self.between(n, low_bits, high_bits - 1)
-        return (np.int64(1) << octave) + self.below(n, np.uint64(1) << octave.astype(np.uint64))
-
-
-def _zipf_weights(k: int) -> list[int]:
-    return [max(1, 1_000_000 // (i + 1)) for i in range(k)]
-
-
-# --------------------------------------------------------------------------------------------
-# Building Arrow arrays without Python loops.
 
 
 def _from_buffers(lengths: np.ndarray, data, *, binary: bool = False) -> pa.Array:
@@ -178,7 +118,7 @@ _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _HEX_PAIRS = np.stack([_HEX[np.arange(256) >> 4], _HEX[np.arange(256) & 15]], axis=1)
 
 
-def _hex_matrix(rnd: _Random, n: int, width: int) -> np.ndarray:
+def _hex_matrix(rnd: Random, n: int, width: int) -> np.ndarray:
     """``(n, width)`` random lowercase hex digits (``width`` even)."""
     return _HEX_PAIRS[rnd.bytes(n * (width // 2))].reshape(n, width)
 
@@ -192,7 +132,7 @@ def _pick(words: Sequence[str] | pa.Array, indices: np.ndarray) -> pa.Array:
     return array.take(pa.array(indices, type=pa.int64()))
 
 
-def _zipf_pick(rnd: _Random, words: Sequence[str], n: int) -> pa.Array:
+def _zipf_pick(rnd: Random, words: Sequence[str], n: int) -> pa.Array:
     return _pick(words, rnd.zipf(n, len(words)))
 
 
@@ -214,7 +154,7 @@ def _join_runs(items: pa.Array, counts: np.ndarray, separator) -> pa.Array:
     return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), items), separator)
 
 
-def _sentence(rnd: _Random, words: Sequence[str], n: int, low: int, high: int, sep=" "):
+def _sentence(rnd: Random, words: Sequence[str], n: int, low: int, high: int, sep=" "):
     counts = rnd.between(n, low, high)
     return _join_runs(_zipf_pick(rnd, words, int(counts.sum())), counts, sep)
 
@@ -236,7 +176,7 @@ def _scatter(kinds: np.ndarray, builders: Sequence[Callable[[int], pa.Array]]) -
     return pa.concat_arrays(parts).take(pa.array(inverse, type=pa.int64()))
 
 
-def _timestamps(rnd: _Random, n: int) -> np.ndarray:
+def _timestamps(rnd: Random, n: int) -> np.ndarray:
     """Increasing millisecond timestamps from 2024-03-01, as ``YYYY-MM-DDTHH:MM:SS.mmm`` bytes."""
     ms = 1_709_251_200_000 + np.cumsum(rnd.below(n, 2_000))
     days, in_day = np.divmod(ms, 86_400_000)
@@ -274,7 +214,7 @@ def urls(rows: int, seed: int = 0) -> pa.Array:
     >>> all(u.startswith("http") for u in col.to_pylist())
     True
     """
-    rnd = _Random("urls", seed)
+    rnd = Random("urls", seed)
     n = rows
     scheme = _where(rnd.percent(n, 85), "https://", "http://")
     www = _where(rnd.percent(n, 50), "www.", "")
@@ -304,7 +244,7 @@ def emails(rows: int, seed: int = 0) -> pa.Array:
     >>> all(e.count("@") == 1 for e in emails(500).to_pylist())
     True
     """
-    rnd = _Random("emails", seed)
+    rnd = Random("emails", seed)
     n = rows
 
     def names(m: int) -> tuple[pa.Array, pa.Array]:
@@ -345,7 +285,7 @@ def log_lines(rows: int, seed: int = 0) -> pa.Array:
     >>> log_lines(3).to_pylist()[0][:11]
     '2024-03-01T'
     """
-    rnd = _Random("log_lines", seed)
+    rnd = Random("log_lines", seed)
     n = rows
     stamp = _fixed_strings(_fixed(n, _timestamps(rnd, n), b"Z"))
 
@@ -395,7 +335,7 @@ def json_records(rows: int, seed: int = 0) -> pa.Array:
     >>> sorted(json.loads(json_records(1).to_pylist()[0]))[:3]
     ['active', 'address', 'created']
     """
-    rnd = _Random("json_records", seed)
+    rnd = Random("json_records", seed)
     n = rows
     user = pc.utf8_lower(_cat(_zipf_pick(rnd, ASCII_FIRST, n), _num(rnd.below(n, 1000))))
     score = _cat(_num(rnd.below(n, 100)), ".", _fixed_strings(_digits(rnd.below(n, 100), 2)))
@@ -426,7 +366,7 @@ def uuids(rows: int, seed: int = 0) -> pa.Array:
     >>> uuid.UUID(uuids(1).to_pylist()[0]).version
     4
     """
-    rnd = _Random("uuids", seed)
+    rnd = Random("uuids", seed)
     h = _hex_matrix(rnd, rows, 32).copy()
     h[:, 12] = ord("4")
     h[:, 16] = _HEX[8 + (rnd.below(rows, 4))]
@@ -443,7 +383,7 @@ def hex_ids(rows: int, seed: int = 0) -> pa.Array:
     >>> sorted({len(s.removeprefix("0x")) for s in hex_ids(1000).to_pylist()})
     [8, 16, 32, 40, 64]
     """
-    rnd = _Random("hex_ids", seed)
+    rnd = Random("hex_ids", seed)
     widths = np.array([8, 16, 32, 40, 64], dtype=np.int64)[rnd.weighted(rows, [10, 30, 20, 30, 10])]
     digits = _ragged(_hex_matrix(rnd, rows, 64), widths)
     return _cat(_where(rnd.percent(rows, 20), "0x", ""), digits)
@@ -458,7 +398,7 @@ def person_names(rows: int, seed: int = 0) -> pa.Array:
     >>> all(" " in name for name in person_names(200).to_pylist())
     True
     """
-    rnd = _Random("person_names", seed)
+    rnd = Random("person_names", seed)
     n = rows
     title = _pick(["", "Dr. ", "Prof. ", "Mr. ", "Ms. "], rnd.weighted(n, [85, 5, 2, 4, 4]))
     letters = pa.array([chr(c) for c in range(ord("A"), ord("Z") + 1)])
@@ -481,7 +421,7 @@ def multilingual(rows: int, seed: int = 0) -> pa.Array:
     >>> max(len(s.encode()) - len(s) for s in col.to_pylist()) > 0
     True
     """
-    rnd = _Random("multilingual", seed)
+    rnd = Random("multilingual", seed)
     n = rows
     phrase = _scatter(rnd.weighted(n, [30, 20, 15, 20, 15]), [
         lambda m: _sentence(rnd, LATIN_ACCENTED, m, 2, 10),
@@ -505,7 +445,7 @@ def null_heavy(rows: int, seed: int = 0, *, null_fraction: float = 0.9) -> pa.Ar
     """
     if not 0.0 <= null_fraction <= 1.0:
         raise ValueError(f"null_fraction must be within [0, 1], got {null_fraction!r}")
-    rnd = _Random("null_heavy", seed)
+    rnd = Random("null_heavy", seed)
     n = rows
     values = _scatter(rnd.weighted(n, [40, 30, 30]), [
         lambda m: _pick(["ok", "pending", "failed", "retry", "cancelled"], rnd.zipf(m, 5)),
@@ -537,7 +477,7 @@ def long_strings(rows: int, seed: int = 0, *, long_length: int = 1 << 20,
     """
     if not 0 <= long_length <= 2**30 or max_long < 0:
         raise ValueError("long_length must be within [0, 2**30] and max_long non-negative")
-    rnd = _Random("long_strings", seed)
+    rnd = Random("long_strings", seed)
     n = rows
     lengths = rnd.log_lengths(n, 3, 12)
     lengths[rnd.percent(n, 1)] = 0
@@ -569,7 +509,7 @@ def binary(rows: int, seed: int = 0) -> pa.Array:
     >>> b"\\x00" in data and b"\\xff" in data
     True
     """
-    rnd = _Random("binary", seed)
+    rnd = Random("binary", seed)
 
     def random_blobs(m: int) -> pa.Array:
         lengths = rnd.between(m, 0, 64)
