@@ -122,3 +122,56 @@ def check_roundtrip(array, *, samples: int = 64, seed: int = 0,
     run = np.arange(max(0, n // 2 - 5), min(n, n // 2 + 5))  # contiguous: one decode call
     assert carr.take(run).equals(expected_take(run)), "take of a contiguous run differs"
     return carr
+
+
+def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
+    """Decode ``carr`` with some fields changed, on the GPU and with the CPU twin, and assert that
+    they agree; return whether both found the data corrupt.
+
+    The changes (``codes``, ``split_codes``, ``split_out``, ``split_table``: new values of the
+    same shapes) are made after the host's checks, in what the upload sends, so the kernel's own
+    checks meet them. Asserts: the GPU raises CorruptDataError exactly when
+    :func:`fsstgpu.decoder.decode_all` does, otherwise gives its bytes, and never writes past the
+    output (a poisoned guard after it).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.testing import gpu_decode_matches_cpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     carr = fsstgpu.compress(pa.array(["abc", "abd"]))
+    ...     assert gpu_decode_matches_cpu(carr, split_out=carr.split_out + 1)
+    """
+    from fsstgpu.decoder import decode_all
+    from fsstgpu.device import get_cupy
+    from fsstgpu.device_arrays import DeviceCompressedStringArray
+    from fsstgpu.errors import CorruptDataError
+    from fsstgpu.gpu_decode import decode_async
+    from fsstgpu.gpu_layout import HostBatch
+
+    cp = get_cupy()
+    layout = HostBatch([carr])
+    for name, value in changes.items():
+        if name == "codes":
+            layout.codes = [value]
+        else:  # into the host buffer the upload sends (same shapes)
+            getattr(layout, name)[...] = value
+    dev = DeviceCompressedStringArray(layout)
+    dev.is_batch = False
+    total = dev.total
+    try:
+        twin = decode_all(carr.tables, layout.codes[0], layout.split_codes, layout.split_out,
+                          layout.split_table, total)
+        cpu_error = None
+    except CorruptDataError as exc:
+        cpu_error = str(exc)
+    buf = cp.full(total + 256, poison, dtype=cp.uint8)
+    try:
+        res = decode_async(dev, fill=poison, out=buf).check()
+    except CorruptDataError:
+        assert cpu_error, "the GPU found corruption that the CPU twin did not"
+    else:
+        assert not cpu_error, f"the CPU twin found: {cpu_error}"
+        assert np.array_equal(res.data.get(), twin), "the GPU's bytes differ from the twin's"
+    assert bool((buf[total:] == poison).all()), "the GPU wrote past the output's end"
+    return bool(cpu_error)

@@ -19,6 +19,7 @@ from fsstgpu.gpu_layout import HostBatch
 from fsstgpu.kernels.fsst_decode import error_message
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
+from fsstgpu.testing import gpu_decode_matches_cpu
 
 POISON = 0xAB
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view(),
@@ -262,46 +263,8 @@ def test_skewed_lengths_and_a_huge_string():
 
 
 # ---------------------------------------------------------------- GPU, corrupt input
-def _broken_device(carr, **changes):
-    """Upload ``carr`` with fields changed after the host checks (to exercise the kernel's)."""
-    from fsstgpu.device_arrays import DeviceCompressedStringArray
-
-    prep = HostBatch([carr])
-    for name, value in changes.items():
-        if name == "codes":
-            prep.codes = [value]
-        else:  # into the host buffer the upload sends (same shapes)
-            getattr(prep, name)[...] = value
-    dev = DeviceCompressedStringArray(prep)
-    dev.is_batch = False
-    return prep, dev
-
-
 def _decode_corrupt(carr, **changes):
-    """The GPU raises CorruptDataError exactly when the CPU twin does, never writes out of
-    bounds, and otherwise gives the twin's bytes; returns whether it raised."""
-    import cupy as cp
-
-    from fsstgpu.gpu_decode import decode_async
-
-    prep, dev = _broken_device(carr, **changes)
-    total = dev.total
-    try:
-        twin = decode_all(carr.tables, prep.codes[0], prep.split_codes, prep.split_out,
-                          prep.split_table, total)
-        cpu_error = None
-    except fsstgpu.CorruptDataError as exc:
-        cpu_error = str(exc)
-    buf = cp.full(total + 256, POISON, dtype=cp.uint8)
-    try:
-        res = decode_async(dev, fill=POISON, out=buf).check()
-    except fsstgpu.CorruptDataError:
-        assert cpu_error, "the GPU found corruption that the CPU twin did not"
-    else:
-        assert not cpu_error, f"the CPU twin found: {cpu_error}"
-        assert np.array_equal(res.data.get(), twin)
-    assert np.all(buf[total:].get() == POISON), "wrote past the output's end"
-    return bool(cpu_error)
+    return gpu_decode_matches_cpu(carr, poison=POISON, **changes)
 
 
 @pytest.mark.gpu
