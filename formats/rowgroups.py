@@ -17,6 +17,11 @@ Two pyarrow behaviours shape the reading:
 * A row group with more than 2 GiB of ``string``/``binary`` data comes back in several chunks;
   units are kept as they come, chunked, since concatenating them would overflow 32-bit offsets.
 
+Integrity: a flipped byte must be an error, not wrong data. Parquet files are written with page
+checksums (CRC32 of every data page, checked on read wherever present); Arrow IPC has none, so
+every record batch written here carries the CRC32 of its serialised schema and data in its custom
+metadata (key ``fsstgpu.crc32``), checked on read when present.
+
 >>> import os, tempfile, pyarrow as pa
 >>> from fsstgpu.formats.rowgroups import Source, write_table
 >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -31,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,6 +48,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.sniff import sniff_format
 
 __all__ = [
+    "BATCH_CRC_KEY",
     "PARQUET_CODECS",
     "ProgressCallback",
     "Sink",
@@ -54,6 +61,9 @@ __all__ = [
     "rewrite",
     "write_table",
 ]
+
+#: the custom-metadata key of a record batch's CRC32 (of ``RecordBatch.serialize()``)
+BATCH_CRC_KEY = b"fsstgpu.crc32"
 
 #: Parquet codecs a column may be written with (``"none"``: uncompressed pages).
 PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
@@ -197,7 +207,8 @@ class Source:
         try:
             with reading(self.path):
                 if self.format == "parquet":
-                    self._parquet = pq.ParquetFile(self._open(), memory_map=False)
+                    self._parquet = pq.ParquetFile(self._open(), memory_map=False,
+                                                   page_checksum_verification=True)
                     self.schema = self._parquet.schema_arrow
                     self.num_units = self._parquet.num_row_groups
                     self.parquet_metadata = self._parquet.metadata
@@ -251,7 +262,7 @@ class Source:
         if self.format == "arrow":
             for i in range(self.num_units):
                 with reading(self.path, f"record batch {i}: "):
-                    batch = self._ipc_file.get_batch(i)
+                    batch = _checked(*self._ipc_file.get_batch_with_custom_metadata(i))
                 yield pa.Table.from_batches([batch]).select(names)
             return
         with reading(self.path):
@@ -259,7 +270,7 @@ class Source:
         for i in itertools.count():
             with reading(self.path, f"record batch {i}: "):
                 try:
-                    batch = reader.read_next_batch()
+                    batch = _checked(*reader.read_next_batch_with_custom_metadata())
                 except StopIteration:
                     return
             yield pa.Table.from_batches([batch]).select(names)
@@ -274,6 +285,23 @@ class Source:
             col = rg.column(j)
             out.setdefault(col.path_in_schema.split(".")[0], col.compression.lower())
         return out
+
+
+def _batch_crc(batch: pa.RecordBatch) -> int:
+    """CRC32 of the batch's schema and data, serialised (so a renamed field counts too)."""
+    return zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
+
+
+def _checked(batch: pa.RecordBatch, metadata) -> pa.RecordBatch:
+    """``batch``, after comparing it with the CRC32 it was written with (when it has one)."""
+    if metadata is not None and BATCH_CRC_KEY in metadata:
+        try:
+            expected = int(metadata[BATCH_CRC_KEY])
+        except ValueError:
+            raise CorruptDataError(f"unreadable {BATCH_CRC_KEY.decode()} metadata") from None
+        if _batch_crc(batch) != expected:
+            raise CorruptDataError("CRC32 mismatch: the record batch was altered")
+    return batch
 
 
 def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
@@ -319,6 +347,7 @@ class Sink:
                     write_statistics=others if fsst else True,
                     column_encoding=encoding or None,
                     store_schema=True,
+                    write_page_checksum=True,
                 )
             else:
                 new = ipc.new_file if fmt == "arrow" else ipc.new_stream
@@ -338,10 +367,12 @@ class Sink:
         try:
             arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
                       for c in columns]
+            batches = [pa.RecordBatch.from_arrays(arrays, schema=self.schema)]
         except pa.ArrowInvalid:  # over 2 GiB in a 32-bit-offset column: one batch per chunk
-            self._writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
-            return
-        self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+            batches = pa.Table.from_arrays(columns, schema=self.schema).to_batches()
+        for batch in batches:
+            self._writer.write_batch(
+                batch, custom_metadata={BATCH_CRC_KEY: str(_batch_crc(batch)).encode()})
 
     def close(self) -> None:
         """Finish the file (footer) and close it."""

@@ -393,8 +393,52 @@ def test_altered_codes_are_corrupt(tmp_path):
     data[pos + 3] = 7
     bad = tmp_path / "bad.arrow"
     bad.write_bytes(bytes(data))
-    with pytest.raises(CorruptDataError, match="bad.arrow.*column 's'"):
+    # the batch's CRC32 (written by compress_file) finds it before anything decodes
+    with pytest.raises(CorruptDataError, match="bad.arrow: record batch 0: CRC32 mismatch"):
         decompress_file(bad, tmp_path / "o.arrow", device="cpu")
+
+
+def test_undecodable_codes_name_the_file_and_column(tmp_path):
+    # a file written by plain pyarrow (no batch CRC) whose codes use a code the table lacks
+    t = SymbolTable([b"abc", b"x"])
+    carr = fsstgpu.compress(pa.array(["abcabc" * 5] * 200), table=t)
+    codes = np.array(carr.codes)
+    codes[3] = 7
+    bad_carr = fsstgpu.CompressedStringArray(
+        **{k: getattr(carr, k) for k in ("type", "length", "tables", "block_starts",
+                                         "code_offsets", "lengths", "validity", "null_count",
+                                         "split_size", "split_codes", "split_out", "split_table")},
+        codes=codes)
+    ext = to_extension_array(bad_carr)
+    with ipc.new_file(tmp_path / "bad.arrow", pa.schema([("s", ext.type)])) as w:
+        w.write_batch(pa.record_batch([ext], names=["s"]))
+    with pytest.raises(CorruptDataError, match="bad.arrow.*column 's'"):
+        decompress_file(tmp_path / "bad.arrow", tmp_path / "o.arrow", device="cpu")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_flipped_bytes_are_errors_not_wrong_data(tmp_path, fmt):
+    """Every single-byte flip of a compressed file's data is found (page CRCs / batch CRCs) or
+    leaves the decoded table equal: never wrong data."""
+    table = pa.table({"u": generate("urls", 400, 5), "n": pa.array(range(400))})
+    src = tmp_path / f"in{SUFFIX[fmt]}"
+    write(table, src, 200)
+    comp = tmp_path / f"c{SUFFIX[fmt]}"
+    compress_file(src, comp)
+    data = comp.read_bytes()
+    rng = np.random.default_rng(9)
+    wrong = 0
+    for k, pos in enumerate(rng.integers(0, len(data), 150)):
+        bad = bytearray(data)
+        bad[pos] ^= 1 << int(rng.integers(0, 8))
+        path = tmp_path / f"bad{k}{SUFFIX[fmt]}"
+        path.write_bytes(bytes(bad))
+        try:
+            out = read_table(path, device="cpu")
+        except (CorruptDataError, OSError, ValueError):
+            continue
+        wrong += not out.equals(table)
+    assert wrong == 0
 
 
 def test_missing_input(tmp_path):
