@@ -324,7 +324,7 @@ def test_replacing_a_field_needs_validation_again():
 
 @pytest.mark.parametrize("module", ["fsstgpu.arrays", "fsstgpu.arrow_layout", "fsstgpu.codec",
                                     "fsstgpu.formats.intcodec", "fsstgpu.splits", "fsstgpu.testing",
-                                    "fsstgpu.formats.blob"])
+                                    "fsstgpu.formats.blob", "fsstgpu.utf8", "fsstgpu.checks"])
 def test_docstring_examples(module):
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
