@@ -237,6 +237,31 @@ def test_bad_split_size_and_table_count_and_storage():
         fa.parse_metadata(pa.string(), _meta())
 
 
+@pytest.mark.parametrize("value_type", fa.VALUE_TYPES)
+def test_every_header_value_parses_or_is_corrupt(value_type):
+    """Every value of every header byte, the CRC recomputed (a forger's metadata, dictionary
+    fields included): parse_metadata gives a usable type or CorruptDataError, never a pyarrow or
+    numpy exception (issue #12, finding 3)."""
+    storage = fa.storage_type_for(value_type)
+    dict_type = pa.dictionary(pa.int16(), value_type)
+    meta = fa.FsstType(pa.large_binary(), value_type, [SymbolTable([b"ab"]), SymbolTable([])],
+                       64, [3], index_type=dict_type.index_type).__arrow_ext_serialize__()
+    parsed = 0
+    for i in range(18 + 8):  # the header and the block start
+        for value in range(256):
+            body = bytearray(meta[:-4])
+            body[i] = value
+            try:
+                t = fa.parse_metadata(storage, _with_crc(bytes(body)))
+            except CorruptDataError:
+                continue
+            parsed += 1
+            assert isinstance(t, fa.FsstType) and t.storage_type == storage
+            if t.index_type is not None:
+                assert t.original_type.value_type == t.value_type
+    assert parsed > 18 + 8  # the unchanged bytes, at least
+
+
 def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
     ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc"])))
     sink = pa.BufferOutputStream()
