@@ -219,9 +219,11 @@ def _unpack_lengths(parts, n: int) -> np.ndarray:
 def _unpack_cuts(parts, code_offsets, lengths, width: int):
     """The stored cuts as absolute (code, output, row) arrays, checked to lie strictly inside
     their strings and to increase. ``width``: bytes per stored offset (the lengths' width)."""
+    empty = np.zeros(0, np.int64)
+    if not parts:  # a chunked array without chunks
+        return empty, empty, empty
     cuts = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
     n = len(cuts)
-    empty = np.zeros(0, np.int64)
     if n == 0 or cuts.null_count == n:
         return empty, empty, empty
     validity, offsets, data = cuts.buffers()

@@ -142,7 +142,7 @@ def _plain(array: pa.Array) -> Plain:
     """The plain layout of a checked array (:func:`check_arrow`)."""
     original = array.type
     if is_view(original):
-        array = array.cast(large_type(original))
+        array = _nulls_emptied(array).cast(large_type(original))
     n = len(array)
     if n == 0:
         return Plain(original, np.zeros(0, np.uint8), np.zeros(1, np.int64), None, 0)
@@ -169,6 +169,21 @@ def _plain(array: pa.Array) -> Plain:
     if base:
         offsets = offsets - base
     return Plain(original, data[base : int(raw[-1])], offsets, validity, null_count)
+
+
+def _nulls_emptied(array: pa.Array) -> pa.Array:
+    """A view array with every null's view zeroed (an empty inline string): pyarrow's cast
+    reads the views under nulls too, which :func:`check_arrow` leaves unchecked (Arrow does
+    not define them), and a garbage one crashes it (pyarrow 26: a length of -2**31)."""
+    if not array.null_count:
+        return array
+    n = len(array)
+    buffers = array.buffers()
+    bitmap = slice_bitmap(np.frombuffer(buffers[0], np.uint8), array.offset, n)
+    views = buffer_values(buffers[1], np.int32, 4 * array.offset, 4 * n).reshape(n, 4).copy()
+    views[~unpack_bitmap(bitmap, n)] = 0
+    return pa.Array.from_buffers(array.type, n, [pa.py_buffer(bitmap), pa.py_buffer(views),
+                                                 *buffers[2:]], array.null_count)
 
 
 def check_arrow(array: pa.Array, what: str = "Arrow array") -> None:
@@ -213,7 +228,7 @@ def check_arrow(array: pa.Array, what: str = "Arrow array") -> None:
     type_ = array.type
     if pa.types.is_struct(type_):
         for i in range(type_.num_fields):
-            check_arrow(array.field(i), f"{what}, field {type_.field(i).name!r}")
+            check_arrow(array.field(i), f"{what}, field {_field_name(type_, i)}")
     elif is_view(type_):
         _check_views(array, what)
     elif (pa.types.is_binary(type_) or pa.types.is_string(type_)
@@ -240,6 +255,14 @@ def buffer_values(buffer, dtype, start: int, count: int, what: str = "Arrow arra
         raise CorruptDataError(f"{what}: a {size}-byte buffer cannot hold {dtype.name} values "
                                f"{start}..{start + count}")
     return np.frombuffer(buffer, dtype, count=start + count)[start:]
+
+
+def _field_name(type_: pa.StructType, i: int) -> str:
+    """Field ``i``'s name quoted, or its index when the name is not UTF-8 (a damaged file)."""
+    try:
+        return repr(type_.field(i).name)
+    except UnicodeDecodeError:
+        return f"#{i}"
 
 
 def _check_null_count(array: pa.Array, what: str) -> None:

@@ -96,10 +96,13 @@ def test_views_outside_their_buffers(field, value, message):
         fsstgpu.compress(forged)
 
 
-def test_views_under_nulls_are_not_read():
+@pytest.mark.parametrize("garbage", [[50, 0, 9, 999], [-2**31, 0, 0, 0]])
+def test_views_under_nulls_are_not_read(garbage):
+    """Arrow leaves the views under nulls undefined; pyarrow's cast to the large type reads
+    them anyway, and segfaulted on a length of -2**31 (found by the long fuzz run)."""
     arr = pa.array(["a" * 20, None], pa.binary_view())
     views = np.frombuffer(arr.buffers()[1], np.int32).copy().reshape(-1, 4)
-    views[1] = [50, 0, 9, 999]  # garbage under the null
+    views[1] = garbage
     bufs = arr.buffers()
     forged = pa.Array.from_buffers(arr.type, 2, [bufs[0], pa.py_buffer(views), *bufs[2:]], 1)
     assert fsstgpu.decompress(fsstgpu.compress(forged), "cpu").to_pylist() == [b"a" * 20, None]
@@ -181,3 +184,10 @@ def test_check_arrow_is_memory_speed():
     t = time.perf_counter()
     from_arrow(arr)
     assert time.perf_counter() - t < 0.5
+
+
+def test_extension_column_without_chunks():
+    ext = to_extension_array(fsstgpu.compress(pa.array(["a"])))
+    empty = pa.chunked_array([], type=ext.type)
+    out = fsstgpu.decompress(empty, "cpu")
+    assert len(out) == 0 and out.type == pa.string()
