@@ -6,11 +6,14 @@ column can decode to any bytes. fsstgpu checks both ends: every text input it co
 (:func:`fsstgpu.arrow_layout.from_arrow`) and every text column it decodes.
 
 Checking each string separately costs a call per string (pyarrow's ``validate(full=True)`` runs
-at ~0.6 GB/s on dbtext's short strings). Instead the strings are checked as one stream: a column
-is valid exactly when the concatenation of its strings is valid UTF-8 *and* no string starts on a
-continuation byte (in a valid stream a non-continuation byte always starts a character, so every
-string is then a run of whole characters). The stream check skips eight ASCII bytes at a time.
-Rules are RFC 3629's: no overlong forms, no surrogates (U+D800..U+DFFF), nothing past U+10FFFF.
+at ~1 GB/s a core on dbtext's short strings). Instead the strings are checked as one stream: a
+column is valid exactly when the concatenation of its strings is valid UTF-8 *and* no string
+starts on a continuation byte (in a valid stream a non-continuation byte always starts a
+character, so every string is then a run of whole characters; an all-ASCII stream has no
+continuation bytes at all). The stream runs through Hoehrmann's automaton in its shift form (the
+next state is one table load and a shift), skipping ASCII 32 and 8 bytes at a time; a column is
+cut into tasks of 256 KB for every core (:func:`fsstgpu.parallel.run_tasks`). Rules are RFC
+3629's: no overlong forms, no surrogates (U+D800..U+DFFF), nothing past U+10FFFF.
 
 >>> import numpy as np
 >>> from fsstgpu.utf8 import first_invalid_string
@@ -32,7 +35,8 @@ from fsstgpu.parallel import run_tasks
 __all__ = ["check_utf8", "first_invalid_string"]
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
-_TASK_BYTES = 4 << 20  # bytes per parallel task: big enough to hide a task's overhead
+_TASK_BYTES = 256 << 10  # bytes per parallel task: ~0.1 ms, 10x a task's overhead
+_RUN_BYTES = 64 << 10  # bytes checked as one stream, then again at string starts: in cache
 
 
 def _shift_dfa() -> np.ndarray:
@@ -74,42 +78,101 @@ def _step(dfa, state, byte):
 
 
 @numba.njit(cache=True, nogil=True)
-def _stream_state(data, i, end, dfa):
-    """The automaton's state after ``data[i:end]``, started between characters."""
-    state = _ACCEPT
+def _stream_state(data, i, end, dfa, state):
+    """(state, saw a non-ASCII byte) after ``data[i:end]``, started in ``state``."""
+    high = False
     while i + 8 <= end:
         w = load_u64(data, i)
         i += 8
-        if state == _ACCEPT and (w & _HIGH_BITS) == 0:
+        if (w & _HIGH_BITS) == 0 and state == _ACCEPT:
+            # ASCII between characters: skip ahead 32 bytes at a time while it lasts
+            while i + 32 <= end and ((load_u64(data, i) | load_u64(data, i + 8)
+                                      | load_u64(data, i + 16) | load_u64(data, i + 24))
+                                     & _HIGH_BITS) == 0:
+                i += 32
             continue
+        high = True
         for j in range(8):  # the table loads do not wait for the state: only the shifts do
             state = _step(dfa, state, (w >> np.uint64(8 * j)) & np.uint64(0xFF))
     while i < end:
+        high |= data[i] >= 0x80
         state = _step(dfa, state, data[i])
         i += 1
-    return state
+    return state, high
+
+
+@numba.njit(cache=True, nogil=True)
+def _stream_valid(data, i, end, dfa):
+    """(valid, saw a non-ASCII byte) for ``data[i:end]`` as one stream of characters.
+
+    Each automaton step waits on the one before (a shift by the state), so the range runs as
+    two interleaved streams: the second starts at the first byte after the middle that is no
+    continuation byte (a character start in a valid stream; the range is invalid when more
+    than three continuation bytes follow each other there)."""
+    mid = i + (end - i) // 2
+    k = 0
+    while mid < end and (data[mid] & 0xC0) == 0x80 and k < 4:
+        mid += 1
+        k += 1
+    if k == 4:
+        return False, True
+    a, b = i, mid
+    sa = _ACCEPT
+    sb = _ACCEPT
+    high = False
+    while a + 8 <= mid and b + 8 <= end:
+        wa = load_u64(data, a)
+        wb = load_u64(data, b)
+        a += 8
+        b += 8
+        if ((wa | wb) & _HIGH_BITS) == 0 and sa == _ACCEPT and sb == _ACCEPT:
+            continue
+        high = True
+        for j in range(8):
+            sa = _step(dfa, sa, (wa >> np.uint64(8 * j)) & np.uint64(0xFF))
+            sb = _step(dfa, sb, (wb >> np.uint64(8 * j)) & np.uint64(0xFF))
+    sa, ha = _stream_state(data, a, mid, dfa, sa)
+    sb, hb = _stream_state(data, b, end, dfa, sb)
+    return sa == _ACCEPT and sb == _ACCEPT, high or ha or hb
 
 
 @numba.njit(cache=True, nogil=True)
 def _check_strings(data, offsets, lo, hi, dfa, bad):
     """Check strings ``lo:hi``; ``bad[0]`` gets the first invalid one (or keeps its value).
 
-    Fast path: the strings' bytes as one stream, and no string starting on a continuation
-    byte. Only when that fails are the strings checked one by one, to name the first bad one.
-    ``offsets`` must be non-decreasing and inside ``data``."""
-    end = offsets[hi]
-    ok = _stream_state(data, offsets[lo], end, dfa) == _ACCEPT
-    k = lo + 1
-    while ok and k < hi:
-        p = offsets[k]
-        ok = p >= end or (data[p] & 0xC0) != 0x80
-        k += 1
-    if ok:
-        return
-    for k in range(lo, hi):
-        if _stream_state(data, offsets[k], offsets[k + 1], dfa) != _ACCEPT:
-            bad[0] = k
-            return
+    Fast path, in runs of strings of about 64 KB (so the second look at a run's bytes finds
+    them in cache): the run's bytes as one stream, and (only when it holds a non-ASCII byte) no
+    string starting on a continuation byte. Only when that fails are the run's strings checked
+    one by one, to name the first bad one. Offsets are clamped to ``data``: non-decreasing
+    offsets inside it give the answer, and no others make it read outside."""
+    size = data.shape[0]
+    k = lo
+    while k < hi:
+        start = min(max(offsets[k], 0), size)
+        # the run ends at the first string ending _RUN_BYTES or more past its start (binary
+        # search: offsets are read only where a string start must be checked)
+        a, j = k + 1, hi
+        while a < j:
+            m = (a + j) // 2
+            if offsets[m] - start >= _RUN_BYTES:
+                j = m
+            else:
+                a = m + 1
+        end = min(max(offsets[j], start), size)
+        ok, high = _stream_valid(data, start, end, dfa)
+        m = k + 1
+        while ok and high and m < j:
+            p = offsets[m]
+            ok = p < 0 or p >= end or (data[p] & 0xC0) != 0x80
+            m += 1
+        if not ok:
+            for m in range(k, j):
+                e = min(max(offsets[m + 1], 0), size)
+                if _stream_state(data, min(max(offsets[m], 0), e), e, dfa, _ACCEPT)[0] != \
+                        _ACCEPT:
+                    bad[0] = m
+                    return
+        k = j
 
 
 def first_invalid_string(data: np.ndarray, offsets: np.ndarray) -> int:
@@ -120,7 +183,7 @@ def first_invalid_string(data: np.ndarray, offsets: np.ndarray) -> int:
     data : numpy.ndarray of uint8
     offsets : numpy.ndarray of int32 or int64, shape (n + 1,)
         String ``i`` is ``data[offsets[i]:offsets[i+1]]``; non-decreasing, inside ``data``
-        (checked: ValueError otherwise).
+        (the ends are checked: ValueError; nothing outside ``data`` is read in any case).
 
     Returns
     -------
@@ -136,7 +199,8 @@ def first_invalid_string(data: np.ndarray, offsets: np.ndarray) -> int:
     if int(offsets[0]) < 0 or int(offsets[-1]) > len(data):
         raise ValueError(f"offsets {int(offsets[0])}..{int(offsets[-1])} outside the "
                          f"{len(data)} data bytes")
-    # Tasks of about _TASK_BYTES each, cut at string boundaries.
+    # Tasks of about _TASK_BYTES each (a column of a few MB uses every core), cut at string
+    # boundaries.
     total = int(offsets[-1]) - int(offsets[0])
     ntasks = max(1, min(n, total // _TASK_BYTES))
     targets = int(offsets[0]) + (total * np.arange(ntasks + 1)) // ntasks
