@@ -4,11 +4,12 @@
 per string (zero-copy from ``codes`` + ``code_offsets`` + ``validity``), the lengths, and the cuts
 inside strings longer than ``S``, taken from the column's own split points. Nothing is walked.
 
-:func:`from_extension_array` reads it back at memory speed: offsets are checked, the cuts are
-checked to lie strictly inside their strings in increasing order, and the split points are planned
-from lengths, code offsets and cuts (:func:`fsstgpu.splits.plan_splits`). The codes themselves are
-checked when they are decoded. Version-1 arrays (codes only) have their lengths and cuts derived
-from the codes (:mod:`fsstgpu.scan`).
+:func:`from_extension_array` reads it back at memory speed: the storage's buffers are checked
+(:func:`fsstgpu.arrow_layout.check_arrow`) before any child is read, the lengths against what the
+codes can hold, the cuts to lie strictly inside their strings in increasing order, and the split
+points are planned from lengths, code offsets and cuts (:func:`fsstgpu.splits.plan_splits`). The
+codes themselves are checked when they are decoded. Version-1 arrays (codes only) have their
+lengths and cuts derived from the codes (:mod:`fsstgpu.scan`).
 
 >>> import pyarrow as pa, fsstgpu
 >>> from fsstgpu.formats.arrow_storage import to_extension_array, from_extension_array
@@ -26,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.arrow_layout import from_arrow, slice_bitmap
+from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow, slice_bitmap
+from fsstgpu.checks import length_sums
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import EXTENSION_NAME, FsstType, extension_type_for, is_fsst_type
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
@@ -158,6 +160,9 @@ def from_extension_array(arr) -> CompressedStringArray:
     ftype = arr.type
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     storages = [c.storage for c in chunks]
+    for k, storage in enumerate(storages):  # before any child is read
+        check_arrow(storage, f"{EXTENSION_NAME} storage"
+                    + (f" (chunk {k})" if len(storages) > 1 else ""))
     if ftype.version == 1:
         codes_col = storages
     else:
@@ -177,6 +182,7 @@ def from_extension_array(arr) -> CompressedStringArray:
         lengths = _unpack_lengths([f[1] for f in flat], n)
         if plain.validity is not None:
             lengths[~np.unpackbits(plain.validity, count=n, bitorder="little").astype(bool)] = 0
+        length_sums(lengths, len(plain.data))  # before the plan sizes anything by them
         width = 8 if ftype.storage_type.field("lengths").type == pa.uint64() else 4
         cuts = _unpack_cuts([f[2] for f in flat], plain.offsets, lengths, width)
     split_codes, split_out, split_table = plan_splits(plain.offsets, lengths, block_starts,
@@ -199,8 +205,7 @@ def _unpack_lengths(parts, n: int) -> np.ndarray:
     for part in parts:
         m = len(part)
         if m:
-            values = np.frombuffer(part.buffers()[1], dtype=part.type.to_pandas_dtype())
-            raw = values[part.offset : part.offset + m]
+            raw = buffer_values(part.buffers()[1], part.type.to_pandas_dtype(), part.offset, m)
             if raw.dtype == np.uint64 and int(raw.max()) >= 2**62:
                 raise CorruptDataError(f"{EXTENSION_NAME}: a length of {int(raw.max())} bytes")
             out[pos : pos + m] = raw
@@ -212,14 +217,14 @@ def _unpack_cuts(parts, code_offsets, lengths, width: int):
     """The stored cuts as absolute (code, output, row) arrays, checked to lie strictly inside
     their strings and to increase. ``width``: bytes per stored offset (the lengths' width)."""
     empty = np.zeros(0, np.int64)
-    if not parts:  # a chunked array of no chunks
+    if not parts:  # a chunked array without chunks
         return empty, empty, empty
     cuts = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
     n = len(cuts)
     if n == 0 or cuts.null_count == n:
         return empty, empty, empty
     validity, offsets, data = cuts.buffers()
-    offs = np.frombuffer(offsets, np.int32)[cuts.offset : cuts.offset + n + 1].astype(np.int64)
+    offs = buffer_values(offsets, np.int32, cuts.offset, n + 1).astype(np.int64)
     sizes = np.diff(offs)
     if cuts.null_count:
         bits = slice_bitmap(np.frombuffer(validity, np.uint8), cuts.offset, n)

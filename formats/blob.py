@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 
 from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.checks import length_sums
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import intcodec
 from fsstgpu.symbol_table import SymbolTable
@@ -200,14 +201,10 @@ def loads(data) -> CompressedStringArray:
     codes = np.frombuffer(raw["codes"], dtype=np.uint8)
     block_starts = intcodec.decode_offsets(raw["block_starts"], nblocks + 1, total=length,
                                            what="block_starts")
-    lengths = intcodec.decode_uints(raw["lengths"], length, lengths_codec, what="lengths")
-    # A code yields at most 8 bytes. Checked on the unsigned values (before the int64 view, where
-    # a huge value would turn negative) and on a float sum (which cannot overflow).
-    if length and (int(lengths.max()) > 8 * ncodes
-                   or float(lengths.sum(dtype=np.float64)) > 8.0 * ncodes + 1):
-        raise CorruptDataError(f"the string lengths exceed what {ncodes} codes can hold")
-    lengths = lengths.astype(np.int64)
-    total_out = int(lengths.sum())
+    # Viewed as int64 (no copy): a value past 2**63 turns negative, which the check rejects.
+    lengths = intcodec.decode_uints(raw["lengths"], length, lengths_codec,
+                                    what="lengths").view(np.int64)
+    total_out, _ = length_sums(lengths, ncodes)  # a code yields at most 8 bytes
     if flags & FLAG_CODE_OFFSETS:
         code_offsets = intcodec.decode_offsets(raw["code_offsets"], length + 1, total=ncodes,
                                                what="code_offsets", codec=lengths_codec)

@@ -13,16 +13,18 @@ Encoding :data:`NARROW` (id 1)::
 
 There is deliberately no zero width: every value costs at least one byte, so a count declared in
 a header can never exceed the bytes that back it, and a reader never allocates more than 8 bytes
-per byte of input.
+per byte of input. A reader rejects a width wider than the values need.
 
 Encoding :data:`BITPLANE` (id 2): the buffer of :func:`fsstgpu.kernels.bitplane.bitplane_pack` (its
 own 16-byte header with magic ``FBP1``, dtype code and count; one plane-count byte per group of 32
 values; then only the non-zero bit planes of each group, 32 bits each), written for the narrowest
-unsigned dtype that holds the maximum and without delta. Per-string lengths vary little within 32
-neighbouring strings, so they take about their bit width (5-7 bits for typical text columns) instead
-of a whole byte or two; the GPU can decode the groups in parallel. A reader accepts only unsigned
-dtypes, no delta or zigzag flag, and exactly the expected count; because a group of 32 zeros takes
-one byte, a count can be up to 32 values per byte of payload.
+unsigned dtype that holds the maximum and without delta. Per-string lengths vary little within
+32 neighbouring strings, so they take about their bit width (5-7 bits for typical text columns)
+instead of a whole byte or two; the GPU can decode the groups in parallel. A reader accepts only
+unsigned dtypes, no delta or zigzag flag, and exactly the expected count; because a group of 32
+zeros takes one byte, a count can be up to 32 values per byte of payload. It also accepts only the
+one layout the writer produces (zero padding, each group's plane count its bit width, no bits past
+the count, the narrowest dtype), so that a column has exactly one encoding.
 
 The count is never needed from the payload: the reader knows it from the blob's header, and
 checks the payload against it before allocating anything.
@@ -151,11 +153,16 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
             f"{what}: payload is {len(payload)} bytes, expected {expected} "
             f"({count} values of {width} bytes)"
         )
-    return np.frombuffer(payload[1:], dtype=_DTYPES[width]).astype(np.uint64)
+    values = np.frombuffer(payload[1:], dtype=_DTYPES[width])
+    if width > 1 and count and int(values.max()) < 1 << (4 * width):
+        raise CorruptDataError(f"{what}: values stored {width} bytes wide fit in {width // 2} "
+                               "(the narrowest width is required)")
+    return values.astype(np.uint64, copy=False)
 
 
 def _decode_bitplane(payload, count: int, what: str):
-    """Check a :data:`BITPLANE` payload's header against ``count`` before unpacking it."""
+    """Check a :data:`BITPLANE` payload's header against ``count``, and its layout for the one
+    encoding the writer produces, before unpacking it."""
     head = bytes(payload[:16])
     if len(head) < 16:
         raise CorruptDataError(f"{what}: bit-plane payload of {len(payload)} bytes is shorter "
@@ -166,11 +173,45 @@ def _decode_bitplane(payload, count: int, what: str):
     if head[:4] == b"FBP1" and (head[4] > 3 or head[5]):
         raise CorruptDataError(f"{what}: bit-plane payload must hold unsigned values without "
                                f"delta (dtype code {head[4]}, flags {head[5]})")
+    buf = np.frombuffer(payload, dtype=np.uint8)
+    if head[:4] == b"FBP1":  # else the unpacker names the bad magic
+        _check_canonical(buf, n, 8 << head[4], what)
     try:
-        values = bitplane_unpack_cpu(np.frombuffer(payload, dtype=np.uint8))
+        values = bitplane_unpack_cpu(buf)
     except CorruptDataError as exc:
         raise CorruptDataError(f"{what}: {exc}") from None
-    return values.astype(np.uint64)
+    return values.astype(np.uint64, copy=False)
+
+
+def _check_canonical(buf: np.ndarray, n: int, bits: int, what: str) -> None:
+    """Reject every bit-plane layout but the writer's, so one column has one encoding: zero
+    padding after the plane counts, each count the bit width of its group (its top plane not
+    all zero), no bits past ``n`` in the last group, and the narrowest dtype."""
+    groups = -(-n // 32)
+    start = (16 + groups + 3) // 4 * 4
+    if len(buf) < start:
+        return  # truncated: the unpacker says so
+    counts = buf[16 : 16 + groups].astype(np.int64)
+    if buf[16 + groups : start].any():
+        raise CorruptDataError(f"{what}: bit-plane padding after the plane counts is not zero")
+    ends = np.cumsum(counts)
+    if (groups and int(counts.max()) > bits) or (len(buf) - start) != 4 * (
+            int(ends[-1]) if groups else 0):
+        return  # the unpacker names the inconsistency
+    words = buf[start:].view("<u4") if start % 4 == 0 else buf[start:].copy().view("<u4")
+    full = counts > 0
+    if (words[ends[full] - 1] == 0).any():
+        g = int(np.flatnonzero(full)[np.argmax(words[ends[full] - 1] == 0)])
+        raise CorruptDataError(f"{what}: bit-plane group {g} claims {int(counts[g])} planes but "
+                               "its top plane is zero")
+    tail = n % 32
+    if tail and counts[-1] and (words[ends[-1] - counts[-1] : ends[-1]] >> np.uint32(tail)).any():
+        raise CorruptDataError(f"{what}: bit-plane group {groups - 1} has bits set past the "
+                               f"{n} values")
+    widest = int(counts.max()) if groups else 0
+    if bits > 8 and widest <= bits // 2:
+        raise CorruptDataError(f"{what}: bit-plane values of at most {widest} bits stored as "
+                               f"{bits}-bit integers (the narrowest dtype is required)")
 
 
 def encode_offsets(offsets, codec: int = NARROW) -> bytes:

@@ -41,7 +41,9 @@ the column (blob, extension type): readers do not re-derive them.
 Checks: the constructor checks dtypes and shapes; :meth:`CompressedStringArray.validate` checks
 every structural invariant in O(strings) (enough for every decoder to stay inside its buffers: the
 decoders check each split fills exactly its range and raise CorruptDataError otherwise), and with
-``full=True`` also walks every code (:func:`fsstgpu.scan.check_codes`).
+``full=True`` also walks every code (:func:`fsstgpu.scan.check_codes`). Decoded text (the
+``string`` types) is checked to be UTF-8 by every decoding path: a forged column can decode to any
+bytes.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from fsstgpu.decoder import decode_range
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.scan import CHECK, OFFSETS, code_offsets_from_lengths, walk
 from fsstgpu.types import is_text, narrow_offsets
+from fsstgpu.utf8 import check_utf8
 
 _INT_FIELDS = {
     "block_starts": np.int64,
@@ -105,7 +108,7 @@ class CompressedStringArray:
 
     __slots__ = ("type", "length", "tables", "block_starts", "codes", "_code_offsets", "lengths",
                  "validity", "null_count", "split_size", "split_codes", "split_out",
-                 "split_table", "chunk_lengths", "_validated")
+                 "split_table", "chunk_lengths", "_validated", "_checked")
 
     def __init__(self, *, type, length, tables, block_starts, codes, code_offsets, lengths,
                  validity, null_count, split_size, split_codes, split_out, split_table,
@@ -125,7 +128,8 @@ class CompressedStringArray:
         self.split_table = _frozen("split_table", split_table, np.uint16)
         self.chunk_lengths = (None if chunk_lengths is None
                               else _frozen("chunk_lengths", chunk_lengths, np.int64))
-        self._validated = 0
+        self._validated = False  # validate(full=True) passed
+        self._checked = False  # validate(full=False) passed
 
     @property
     def code_offsets(self) -> np.ndarray:
@@ -167,8 +171,9 @@ class CompressedStringArray:
         # Replacing a field invalidates an earlier validate(); the arrays themselves are
         # read-only, so this is the only way the fields can change.
         object.__setattr__(self, name, value)
-        if name != "_validated":
-            object.__setattr__(self, "_validated", 0)
+        if name not in ("_validated", "_checked"):
+            object.__setattr__(self, "_validated", False)
+            object.__setattr__(self, "_checked", False)
 
     # ------------------------------------------------------------------ sizes and access
     def __len__(self) -> int:
@@ -242,8 +247,14 @@ class CompressedStringArray:
     def _block_of(self, i):
         return np.searchsorted(self.block_starts, i, side="right") - 1
 
-    def _value(self, raw: bytes):
-        return raw.decode("utf-8") if is_text(self.type) else raw
+    def _value(self, i: int, raw: bytes):
+        if not is_text(self.type):
+            return raw
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorruptDataError(f"string {i} decodes to bytes that are not valid UTF-8 "
+                                   f"({exc.reason} at byte {exc.start})") from None
 
     def __getitem__(self, i):
         """``carr[i]``: decode string ``i`` alone (negative indices count from the end; None for
@@ -264,7 +275,7 @@ class CompressedStringArray:
                            int(self.code_offsets[i + 1]), out, 0, n)
         if end != n:
             raise CorruptDataError(f"string {i} decodes to {end} bytes, its length is {n}")
-        return self._value(out.tobytes())
+        return self._value(i, out.tobytes())
 
     def slice(self, offset: int = 0, length: int | None = None) -> CompressedStringArray:
         """The strings ``offset:offset + length`` as a compressed column (as ``pa.Array.slice``).
@@ -417,8 +428,7 @@ class CompressedStringArray:
         if index_valid is not None:
             valid &= index_valid
         lengths = np.where(valid, self.lengths[idx], 0)
-        offsets = np.zeros(len(idx) + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets = arrow_layout.offsets_from_lengths(lengths, self.type)
         out = np.empty(int(offsets[-1]), np.uint8)
         blocks = self._block_of(idx)
         # Runs of consecutive indices in one block decode with one call: their codes and their
@@ -439,6 +449,8 @@ class CompressedStringArray:
             if end != int(offsets[j]):
                 raise CorruptDataError(f"strings {a}..{b} decode to the wrong total length")
             k = j
+        if is_text(self.type):
+            check_utf8(out, offsets, "decoded strings")
         validity = None if valid.all() else np.packbits(valid, bitorder="little")
         return arrow_layout.to_arrow(self.type, out, offsets, validity)
 
@@ -577,13 +589,11 @@ class CompressedStringArray:
         >>> import pyarrow as pa, fsstgpu
         >>> fsstgpu.compress(pa.array(["ok"])).validate()
         """
-        # _validated: 0 unchecked, 1 structure checked, 2 codes checked too (any field
-        # assignment resets it), so repeated calls (every GPU upload makes one) cost nothing
-        if self._validated >= (2 if full else 1):
+        if self._validated or (self._checked and not full):
             return
-        if not self._validated:
+        if not self._checked:
             check_structure(self)
-            self._validated = 1
+            self._checked = True
         if full:
             code_offsets = self._code_offsets
             derived, _, _ = walk(self.tables, self.block_starts, self.codes,
@@ -592,4 +602,4 @@ class CompressedStringArray:
                                  split_codes=self.split_codes, split_out=self.split_out)
             if code_offsets is None:
                 self.code_offsets = derived
-            self._validated = 2
+            self._checked = self._validated = True

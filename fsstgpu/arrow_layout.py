@@ -13,6 +13,13 @@ View types (``string_view``, ``binary_view``) keep their bytes out of line in se
 they are cast to the large types on the way in and back on the way out (pyarrow does both casts).
 Zero-copy where the input allows it: an unsliced ``large_string``/``large_binary`` array without
 garbage under its nulls is used in place; other types copy only their offsets.
+
+Input is never trusted: an array built from buffers (``pa.Array.from_buffers``, an IPC or Parquet
+file, the C data interface) may claim anything, and pyarrow's readers do not check offsets. Before
+any loop reads the bytes, :func:`check_arrow` checks the buffers against the type and length
+(offsets non-decreasing and inside the data, views inside their buffers, the null count against
+the bitmap) and :func:`from_arrow` checks that text is UTF-8 (:mod:`fsstgpu.utf8`), all at memory
+speed; anything wrong raises :class:`~fsstgpu.errors.CorruptDataError` saying what.
 """
 
 from __future__ import annotations
@@ -23,14 +30,27 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.types import INT32_MAX, check_type, is_view, large_type, narrow_offsets
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.types import (
+    INT32_MAX,
+    check_type,
+    is_text,
+    is_view,
+    large_type,
+    narrow_offsets,
+    offsets_dtype,
+)
+from fsstgpu.utf8 import check_utf8
 
 __all__ = [
     "Plain",
     "as_data_offsets",
+    "buffer_values",
+    "check_arrow",
     "count_set_bits",
     "from_arrow",
     "is_non_decreasing",
+    "offsets_from_lengths",
     "slice_bitmap",
     "to_arrow",
     "unpack_bitmap",
@@ -86,6 +106,9 @@ def from_arrow(array) -> Plain:
     ------
     TypeError
         For any other type (the message names it), or a non-Arrow input.
+    CorruptDataError
+        When the array's buffers do not hold what its type and length claim
+        (:func:`check_arrow`), or a text type holds a string that is not UTF-8.
 
     Examples
     --------
@@ -97,33 +120,42 @@ def from_arrow(array) -> Plain:
     """
     if isinstance(array, pa.ChunkedArray):
         check_type(array.type)
-        parts = [_from_array(chunk) for chunk in array.chunks]
+        parts = [_from_array(chunk, f"chunk {k}" if array.num_chunks > 1 else "")
+                 for k, chunk in enumerate(array.chunks)]
         return _concat(array.type, parts)
     if not isinstance(array, pa.Array):
         raise TypeError(f"expected a pyarrow Array or ChunkedArray, got {type(array).__name__}")
     check_type(array.type)
-    return _from_array(array)
+    return _from_array(array, "")
 
 
-def _from_array(array: pa.Array) -> Plain:
+def _from_array(array: pa.Array, where: str) -> Plain:
+    what = f"Arrow {array.type} array" + (f" ({where})" if where else "")
+    check_arrow(array, what)
+    plain = _plain(array)
+    if is_text(plain.type):
+        check_utf8(plain.data, plain.offsets, what)
+    return plain
+
+
+def _plain(array: pa.Array) -> Plain:
+    """The plain layout of a checked array (:func:`check_arrow`)."""
     original = array.type
     if is_view(original):
-        array = array.cast(large_type(original))
+        array = _nulls_emptied(array).cast(large_type(original))
     n = len(array)
     if n == 0:
         return Plain(original, np.zeros(0, np.uint8), np.zeros(1, np.int64), None, 0)
     validity_buf, offsets_buf, data_buf = array.buffers()[:3]
     odtype = np.int32 if narrow_offsets(array.type) else np.int64
-    raw = np.frombuffer(offsets_buf, dtype=odtype)[array.offset : array.offset + n + 1]
+    raw = buffer_values(offsets_buf, odtype, array.offset, n + 1)
     data = np.zeros(0, np.uint8) if data_buf is None else np.frombuffer(data_buf, np.uint8)
-    lengths = np.diff(raw)
-    if lengths.size and int(lengths.min()) < 0:
-        raise ValueError("Arrow offsets are not non-decreasing")
     null_count = array.null_count
     validity = None
-    if null_count and validity_buf is not None:
+    if null_count:
         validity = slice_bitmap(np.frombuffer(validity_buf, np.uint8), array.offset, n)
         valid = unpack_bitmap(validity, n)
+        lengths = np.diff(raw)
         if lengths[~valid].any():
             # Garbage bytes under nulls: gather only the valid strings' bytes.
             lengths = np.where(valid, lengths, 0).astype(np.int64)
@@ -132,13 +164,163 @@ def _from_array(array: pa.Array) -> Plain:
             out = np.empty(int(offsets[-1]), np.uint8)
             _gather(data, raw[:-1].astype(np.int64), lengths, offsets, out)
             return Plain(original, out, offsets, validity, null_count)
-    elif null_count:  # nulls without a bitmap cannot happen for these types; be safe
-        raise ValueError("array reports nulls but has no validity bitmap")
     base = int(raw[0])
     offsets = raw.astype(np.int64, copy=False)  # int64 input: a view, no copy
     if base:
         offsets = offsets - base
     return Plain(original, data[base : int(raw[-1])], offsets, validity, null_count)
+
+
+def _nulls_emptied(array: pa.Array) -> pa.Array:
+    """A view array with every null's view zeroed (an empty inline string): pyarrow's cast
+    reads the views under nulls too, which :func:`check_arrow` leaves unchecked (Arrow does
+    not define them), and a garbage one crashes it (pyarrow 26: a length of -2**31)."""
+    if not array.null_count:
+        return array
+    n = len(array)
+    buffers = array.buffers()
+    bitmap = slice_bitmap(np.frombuffer(buffers[0], np.uint8), array.offset, n)
+    views = buffer_values(buffers[1], np.int32, 4 * array.offset, 4 * n).reshape(n, 4).copy()
+    views[~unpack_bitmap(bitmap, n)] = 0
+    return pa.Array.from_buffers(array.type, n, [pa.py_buffer(bitmap), pa.py_buffer(views),
+                                                 *buffers[2:]], array.null_count)
+
+
+def check_arrow(array: pa.Array, what: str = "Arrow array") -> None:
+    """Raise CorruptDataError unless ``array``'s buffers hold what its type and length claim.
+
+    Checked, at memory speed, before anything reads the values: buffer sizes, child lengths and
+    the null count's range (pyarrow's cheap ``validate()``); the null count against the
+    validity bitmap; for string / binary types, offsets non-decreasing and inside the data
+    (pyarrow checks only the first and the last); for view types, every non-null view inside
+    its data buffer; struct children recursively. UTF-8 is :func:`from_arrow`'s check.
+
+    Parameters
+    ----------
+    array : pyarrow.Array
+        Of a supported string / binary type, an integer type, or a struct of those.
+    what : str
+        Names the array in the message.
+
+    Raises
+    ------
+    CorruptDataError
+        Naming what is wrong.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.arrow_layout import check_arrow
+    >>> offsets = pa.py_buffer(np.array([0, 3, 2, 4], np.int32))
+    >>> check_arrow(pa.Array.from_buffers(pa.binary(), 3, [None, offsets, pa.py_buffer(b"abcd")]))
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: Arrow array: offsets decrease at string 1 (3 to 2)
+    """
+    try:
+        array.validate()
+    except (pa.ArrowException, ValueError) as exc:
+        raise CorruptDataError(f"{what}: {exc}") from None
+    n = len(array)
+    if n == 0:
+        return
+    _check_null_count(array, what)
+    type_ = array.type
+    if pa.types.is_struct(type_):
+        for i in range(type_.num_fields):
+            check_arrow(array.field(i), f"{what}, field {_field_name(type_, i)}")
+    elif is_view(type_):
+        _check_views(array, what)
+    elif (pa.types.is_binary(type_) or pa.types.is_string(type_)
+          or pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)):
+        _check_offsets(array, what)
+
+
+def buffer_values(buffer, dtype, start: int, count: int, what: str = "Arrow array"):
+    """Values ``start:start + count`` of an Arrow buffer as a read-only numpy view.
+
+    Arrow buffers may be longer than their values need, by any number of bytes; a buffer too
+    short (or missing) raises CorruptDataError.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.arrow_layout import buffer_values
+    >>> buffer_values(pa.py_buffer(b"\\x01\\x00\\x02\\x00\\x03"), np.uint16, 1, 1).tolist()
+    [2]
+    """
+    dtype = np.dtype(dtype)
+    size = 0 if buffer is None else buffer.size
+    if start < 0 or count < 0 or (start + count) * dtype.itemsize > size:
+        raise CorruptDataError(f"{what}: a {size}-byte buffer cannot hold {dtype.name} values "
+                               f"{start}..{start + count}")
+    return np.frombuffer(buffer, dtype, count=start + count)[start:]
+
+
+def _field_name(type_: pa.StructType, i: int) -> str:
+    """Field ``i``'s name quoted, or its index when the name is not UTF-8 (a damaged file)."""
+    try:
+        return repr(type_.field(i).name)
+    except UnicodeDecodeError:
+        return f"#{i}"
+
+
+def _check_null_count(array: pa.Array, what: str) -> None:
+    """The declared null count must be the bitmap's (buffer sizes checked already)."""
+    bitmap_buf = array.buffers()[0]
+    declared = array.null_count
+    if bitmap_buf is None:
+        if declared:
+            raise CorruptDataError(f"{what}: {declared} nulls declared without a validity bitmap")
+        return
+    n = len(array)
+    nulls = n - count_set_bits(slice_bitmap(np.frombuffer(bitmap_buf, np.uint8), array.offset, n))
+    if nulls != declared:
+        raise CorruptDataError(f"{what}: the null count says {declared}, the validity bitmap "
+                               f"holds {nulls} nulls")
+
+
+def _check_offsets(array: pa.Array, what: str) -> None:
+    n = len(array)
+    _, offsets_buf, data_buf = array.buffers()[:3]
+    odtype = np.int32 if narrow_offsets(array.type) else np.int64
+    raw = buffer_values(offsets_buf, odtype, array.offset, n + 1, what)
+    size = 0 if data_buf is None else data_buf.size
+    if not is_non_decreasing(raw):
+        k = int(np.flatnonzero(np.diff(raw) < 0)[0])
+        raise CorruptDataError(f"{what}: offsets decrease at string {k} "
+                               f"({int(raw[k])} to {int(raw[k + 1])})")
+    if int(raw[0]) < 0 or int(raw[-1]) > size:
+        raise CorruptDataError(f"{what}: offsets run from {int(raw[0])} to {int(raw[-1])}, "
+                               f"outside the {size}-byte data buffer")
+
+
+def _check_views(array: pa.Array, what: str) -> None:
+    """Every non-null view of more than 12 bytes must lie inside an existing data buffer."""
+    n = len(array)
+    buffers = array.buffers()
+    views = buffer_values(buffers[1], np.int32, 4 * array.offset, 4 * n, what).reshape(n, 4)
+    sizes = np.array([0 if b is None else b.size for b in buffers[2:]], np.int64)
+    lengths = views[:, 0].astype(np.int64)
+    out_of_line = lengths > 12
+    if array.null_count:
+        valid = unpack_bitmap(slice_bitmap(np.frombuffer(buffers[0], np.uint8), array.offset, n),
+                              n)
+        lengths = np.where(valid, lengths, 0)
+        out_of_line &= valid
+    if int(lengths.min()) < 0:
+        k = int(np.argmax(lengths < 0))
+        raise CorruptDataError(f"{what}: view {k} has length {int(lengths[k])}")
+    rows = np.flatnonzero(out_of_line)
+    index = views[rows, 2].astype(np.int64)
+    start = views[rows, 3].astype(np.int64)
+    bad = (index < 0) | (index >= len(sizes)) | (start < 0)
+    bad[~bad] |= start[~bad] + lengths[rows][~bad] > sizes[index[~bad]]
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise CorruptDataError(
+            f"{what}: view {int(rows[j])} ({int(lengths[rows[j]])} bytes at {int(start[j])} in "
+            f"buffer {int(index[j])}) lies outside its {len(sizes)} data buffer(s)")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -227,6 +409,35 @@ def count_set_bits(bitmap: np.ndarray) -> int:
     return int(_POPCOUNT[bitmap].sum())
 
 
+def offsets_from_lengths(lengths, type_) -> np.ndarray:
+    """The n + 1 offsets, from 0, of strings of ``lengths``, in the dtype :func:`to_arrow` uses
+    as they are: int32 for ``string``, ``binary`` and the view types while the total fits
+    (:func:`fsstgpu.types.offsets_dtype`), else int64. No temporaries beyond the result.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.arrow_layout import offsets_from_lengths
+    >>> offs = offsets_from_lengths(np.array([2, 0, 3]), pa.string())
+    >>> offs.tolist(), offs.dtype
+    ([0, 2, 2, 5], dtype('int32'))
+    """
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    total = int(lengths.sum()) if lengths.size else 0
+    offsets = np.empty(len(lengths) + 1, offsets_dtype(type_, total))
+    _running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
+    return offsets
+
+
+@numba.njit(cache=True, nogil=True)
+def _running_sum(lengths, out):
+    total = 0
+    out[0] = 0
+    for i in range(lengths.shape[0]):
+        total += lengths[i]
+        out[i + 1] = total
+
+
 def to_arrow(type_, data, offsets, validity, chunk_lengths=None):
     """Build the Arrow Array (or ChunkedArray) of exactly ``type_`` from the plain layout.
 
@@ -235,7 +446,10 @@ def to_arrow(type_, data, offsets, validity, chunk_lengths=None):
     type_ : pyarrow.DataType
         One of :data:`fsstgpu.types.SUPPORTED_TYPES`.
     data : numpy.ndarray of uint8
-    offsets : numpy.ndarray of int64, shape (n + 1,), starting at 0
+    offsets : numpy.ndarray of int32 or int64, shape (n + 1,), starting at 0
+        Used without a copy when their dtype is the type's (int32 for ``string`` and
+        ``binary``, int64 for the large types) and there is one chunk:
+        :func:`offsets_from_lengths` makes such offsets.
     validity : numpy.ndarray of uint8 or None
         Bitmap with bit offset 0.
     chunk_lengths : sequence of int or None
@@ -261,7 +475,9 @@ def to_arrow(type_, data, offsets, validity, chunk_lengths=None):
     """
     check_type(type_)
     data = np.asarray(data, dtype=np.uint8)
-    offsets = np.asarray(offsets, dtype=np.int64)
+    offsets = np.asarray(offsets)
+    if offsets.dtype not in (np.int32, np.int64):
+        offsets = offsets.astype(np.int64)
     n = len(offsets) - 1
     if chunk_lengths is None:
         return _build(type_, data, offsets, validity, 0, n)
@@ -277,14 +493,19 @@ def to_arrow(type_, data, offsets, validity, chunk_lengths=None):
 
 def _build(type_, data, offsets, validity, start, end):
     n = end - start
-    storage = large_type(type_) if is_view(type_) else type_
     off = offsets[start : end + 1]
     base = int(off[0])
-    rel = off - base
-    if narrow_offsets(type_):
-        if int(rel[-1]) > INT32_MAX:
-            raise ValueError(f"{type_} array would need {int(rel[-1])} bytes, over 2**31 - 1")
-        rel = rel.astype(np.int32)
+    size = int(off[-1]) - base
+    if is_view(type_):  # built in a plain layout, then cast: the small one when it fits
+        storage = large_type(type_)
+        if off.dtype == np.int32:
+            storage = pa.string() if is_text(type_) else pa.binary()
+    else:
+        storage = type_
+    width = np.int32 if narrow_offsets(storage) else np.int64
+    if width == np.int32 and size > INT32_MAX:
+        raise ValueError(f"{type_} array would need {size} bytes, over 2**31 - 1")
+    rel = (off - base if base else off).astype(width, copy=False)
     vbuf, null_count = None, 0
     if validity is not None and n:
         bitmap = slice_bitmap(validity, start, n)
@@ -310,8 +531,8 @@ def as_data_offsets(strings):
     """The bytes and n + 1 offsets of the non-null strings of ``strings``.
 
     Accepts a pyarrow array or chunked array of any string/binary type (sliced, with nulls:
-    nulls are skipped), a sequence of ``bytes``/``str`` (``None`` skipped), or a
-    ``(data, offsets)`` pair of numpy arrays.
+    nulls are skipped; checked as :func:`from_arrow` checks), a sequence of ``bytes``/``str``
+    (``None`` skipped), or a ``(data, offsets)`` pair of numpy arrays.
 
     Examples
     --------
@@ -323,22 +544,13 @@ def as_data_offsets(strings):
     if isinstance(strings, tuple) and len(strings) == 2 and isinstance(strings[0], np.ndarray):
         return (np.ascontiguousarray(strings[0], dtype=np.uint8),
                 np.ascontiguousarray(strings[1], dtype=np.int64))
-    if isinstance(strings, pa.ChunkedArray):
-        strings = strings.combine_chunks() if strings.num_chunks else pa.array([], strings.type)
-    if isinstance(strings, pa.Array):
-        t = strings.type
-        if not (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-                or pa.types.is_large_binary(t) or pa.types.is_string_view(t)
-                or pa.types.is_binary_view(t)):
-            raise TypeError(f"expected an Arrow string or binary array, not {t}")
-        arr = strings.cast(pa.large_binary())  # view types cannot be filtered directly
-        if arr.null_count:
-            arr = arr.drop_null()
-        bufs = arr.buffers()
-        offs = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-        data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
-                else np.zeros(0, np.uint8))
-        return data, offs.astype(np.int64)
+    if isinstance(strings, (pa.Array, pa.ChunkedArray)):
+        plain = from_arrow(strings)  # checked; nulls hold no bytes
+        offsets = plain.offsets
+        if plain.validity is not None:  # skip the nulls: keep the offsets that end valid strings
+            offsets = np.concatenate([offsets[:1],
+                                      offsets[1:][unpack_bitmap(plain.validity, len(plain))]])
+        return plain.data, offsets
     items = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
              for s in strings if s is not None]
     lens = np.fromiter((len(s) for s in items), dtype=np.int64, count=len(items))

@@ -3,8 +3,10 @@
 :func:`check_structure` is what :meth:`CompressedStringArray.validate
 <fsstgpu.arrays.CompressedStringArray.validate>` runs first (and alone with ``full=False``): every
 invariant of the field contract (``fsstgpu/arrays.py``) that holds between the arrays, in
-O(strings) vectorised numpy. It is what the decoders need to stay inside their buffers: they
-check each split's codes while decoding. The walk over the codes is :mod:`fsstgpu.scan`'s.
+O(strings), in single numba passes that allocate nothing per string (a column of 100 million
+empty strings is checked in a fraction of a second, without gigabytes of temporaries). It is what
+the decoders need to stay inside their buffers: they check each split's codes while decoding. The
+walk over the codes is :mod:`fsstgpu.scan`'s.
 
 >>> import pyarrow as pa, fsstgpu
 >>> from fsstgpu.checks import check_structure
@@ -13,6 +15,7 @@ check each split's codes while decoding. The walk over the codes is :mod:`fsstgp
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from fsstgpu import arrow_layout
@@ -20,11 +23,102 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, is_supported, narrow_offsets
 
-__all__ = ["check_structure"]
+__all__ = ["check_structure", "length_sums"]
 
 
 def _bad(msg: str):
     raise CorruptDataError(msg)
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan_lengths(lengths, limit, positions, prefix):
+    """(status, index, total): status 1 for a negative length, 2 when a length or the running
+    total passes ``limit`` (stopped there, so the sum never overflows), else 0. ``prefix[k]``
+    gets ``sum(lengths[:positions[k]])`` (``positions`` non-decreasing, at most n)."""
+    total = 0
+    k = 0
+    for i in range(lengths.shape[0]):
+        while k < positions.shape[0] and positions[k] <= i:
+            prefix[k] = total
+            k += 1
+        v = lengths[i]
+        if v < 0:
+            return 1, i, total
+        if v > limit:
+            return 2, i, total
+        total += v
+        if total > limit:
+            return 2, i, total
+    while k < positions.shape[0]:
+        prefix[k] = total
+        k += 1
+    return 0, 0, total
+
+
+def length_sums(lengths, ncodes: int, positions=None):
+    """The total of the string lengths, checked against what ``ncodes`` codes can hold, and
+    their prefix sums at ``positions``: one pass, no temporaries.
+
+    Parameters
+    ----------
+    lengths : numpy.ndarray of int64
+    ncodes : int
+        A code yields at most 8 bytes: every length and their total must be at most
+        ``8 * ncodes``.
+    positions : numpy.ndarray of int64, optional
+        Non-decreasing string indices in ``0..len(lengths)``.
+
+    Returns
+    -------
+    total : int
+    prefix : numpy.ndarray of int64
+        ``sum(lengths[:p])`` for each ``p`` of ``positions`` (empty without them).
+
+    Raises
+    ------
+    CorruptDataError
+        For a negative length, or lengths adding up to more than ``8 * ncodes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.checks import length_sums
+    >>> total, prefix = length_sums(np.array([3, 0, 5]), 2, np.array([0, 2, 3]))
+    >>> total, prefix.tolist()
+    (8, [0, 3, 8])
+    """
+    positions = np.zeros(0, np.int64) if positions is None else positions
+    prefix = np.empty(len(positions), np.int64)
+    status, i, total = _scan_lengths(lengths, 8 * ncodes, positions, prefix)
+    if status == 1:
+        _bad(f"lengths must be non-negative (string {i}: {int(lengths[i])})")
+    if status == 2:
+        _bad(f"the lengths' total exceeds the {8 * ncodes} bytes {ncodes} codes can hold "
+             f"(by string {i})")
+    return int(total), prefix
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_misfit(code_offsets, lengths):
+    """The first string whose code count does not fit its length, or -1 (a code yields 1 to 8
+    bytes, an escape pair of 2 codes 1 byte)."""
+    for i in range(lengths.shape[0]):
+        c = code_offsets[i + 1] - code_offsets[i]
+        if c > 2 * lengths[i] or lengths[i] > 8 * c:
+            return i
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_filled_null(validity, lengths, code_offsets, has_offsets):
+    """The first null string with bytes or codes, or -1."""
+    for i in range(lengths.shape[0]):
+        if not (validity[i >> 3] >> (i & 7)) & 1:
+            if lengths[i] != 0:
+                return i
+            if has_offsets and code_offsets[i + 1] != code_offsets[i]:
+                return i
+    return -1
 
 
 def check_structure(carr) -> None:
@@ -47,48 +141,37 @@ def check_structure(carr) -> None:
         _bad(f"block_starts has {len(bs)} entries, expected {nblocks + 1} (tables + 1)")
     if bs[0] != 0 or bs[-1] != n:
         _bad(f"block_starts must run from 0 to {n}, not {bs[0]} to {bs[-1]}")
-    if np.any(np.diff(bs) < 0):
+    if not arrow_layout.is_non_decreasing(bs):
         _bad("block_starts must be non-decreasing")
     ncodes = len(carr.codes)
     lengths = carr.lengths
     if len(lengths) != n:
         _bad(f"lengths has {len(lengths)} entries, expected {n}")
-    if n:
-        if int(lengths.min()) < 0:
-            _bad("lengths must be non-negative")
-        # A code yields at most 8 bytes: bounds the sum before it is taken (no overflow).
-        if int(lengths.max()) > 8 * ncodes:
-            _bad(f"a length exceeds 8 x the {ncodes} codes")
-    out_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=out_offsets[1:])
-    total = int(out_offsets[-1])
-    if total > 8 * ncodes:
-        _bad(f"lengths add up to {total} bytes, more than {ncodes} codes can hold")
-    code_lengths = _check_code_offsets(carr, n, ncodes)
-    _check_validity(carr, n, lengths, code_lengths)
-    _check_splits(carr, ncodes, total, nblocks, out_offsets)
-    _check_chunks(carr, n, out_offsets)
+    total, block_out = length_sums(lengths, ncodes, bs)
+    has_offsets = _check_code_offsets(carr, n, ncodes)
+    _check_validity(carr, n, lengths, has_offsets)
+    _check_splits(carr, ncodes, total, nblocks, block_out)
+    _check_chunks(carr, n, total)
 
 
-def _check_code_offsets(carr, n: int, ncodes: int):
-    """The per-string code counts, or None when the code offsets are not at hand."""
+def _check_code_offsets(carr, n: int, ncodes: int) -> bool:
+    """Check the code offsets when they are at hand; return whether they are."""
     if not carr.has_code_offsets:
-        return None
+        return False
     co = carr.code_offsets
     if len(co) != n + 1:
         _bad(f"code_offsets has {len(co)} entries, expected {n + 1}")
     if co[0] != 0 or co[-1] != ncodes:
         _bad(f"code_offsets must run from 0 to {ncodes}, not {co[0]} to {co[-1]}")
-    code_lengths = np.diff(co)
-    if np.any(code_lengths < 0):
+    if not arrow_layout.is_non_decreasing(co):
         _bad("code_offsets must be non-decreasing")
-    # a code yields 1 to 8 bytes, an escape pair (2 codes) 1 byte
-    if np.any(code_lengths > 2 * carr.lengths) or np.any(carr.lengths > 8 * code_lengths):
-        _bad("a string's code count does not fit its length")
-    return code_lengths
+    i = _first_misfit(co, carr.lengths)
+    if i >= 0:
+        _bad(f"a string's code count does not fit its length (string {i})")
+    return True
 
 
-def _check_validity(carr, n: int, lengths, code_lengths) -> None:
+def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
     if not 0 <= carr.null_count <= n:
         _bad(f"null_count {carr.null_count} outside 0..{n}")
     if carr.validity is None:
@@ -104,12 +187,13 @@ def _check_validity(carr, n: int, lengths, code_lengths) -> None:
     set_bits = arrow_layout.count_set_bits(carr.validity)
     if n - set_bits != carr.null_count:
         _bad(f"validity has {n - set_bits} nulls, null_count says {carr.null_count}")
-    nulls = ~arrow_layout.unpack_bitmap(carr.validity, n)
-    if lengths[nulls].any() or (code_lengths is not None and code_lengths[nulls].any()):
-        _bad("a null string has bytes or codes")
+    co = carr.code_offsets if has_offsets else lengths  # a placeholder when absent
+    i = _first_filled_null(carr.validity, lengths, co, has_offsets)
+    if i >= 0:
+        _bad(f"a null string has bytes or codes (string {i})")
 
 
-def _check_splits(carr, ncodes: int, total: int, nblocks: int, out_offsets) -> None:
+def _check_splits(carr, ncodes: int, total: int, nblocks: int, block_out) -> None:
     if not 1 <= carr.split_size < 2**64:
         _bad(f"split_size must be in 1..2**64 - 1, not {carr.split_size}")
     sc, so, st = carr.split_codes, carr.split_out, carr.split_table
@@ -120,15 +204,14 @@ def _check_splits(carr, ncodes: int, total: int, nblocks: int, out_offsets) -> N
         _bad(f"splits must start at code 0 and output byte 0, not {sc[0]} and {so[0]}")
     if sc[-1] != ncodes or so[-1] != total:
         _bad(f"splits must end at {ncodes} codes and {total} bytes, not {sc[-1]} and {so[-1]}")
-    if np.any(np.diff(sc) < 0) or np.any(np.diff(so) < 0):
+    if not (arrow_layout.is_non_decreasing(sc) and arrow_layout.is_non_decreasing(so)):
         _bad("split positions must be non-decreasing")
     if not len(st):
         return
     if int(st.max()) >= nblocks:
         _bad(f"split_table names table {int(st.max())} of {nblocks}")
     # A split stays inside its table's block: between the output positions where the block's
-    # strings start and end.
-    block_out = out_offsets[carr.block_starts]
+    # strings start and end (block_out: those positions).
     t = st.astype(np.int64)
     outside = (so[:-1] < block_out[t]) | (so[1:] > block_out[t + 1])
     if outside.any():
@@ -137,20 +220,20 @@ def _check_splits(carr, ncodes: int, total: int, nblocks: int, out_offsets) -> N
              f"of its table {int(st[k])}")
 
 
-def _check_chunks(carr, n: int, out_offsets) -> None:
+def _check_chunks(carr, n: int, total: int) -> None:
     cl = carr.chunk_lengths
     if cl is not None:
-        if len(cl) and int(cl.min()) < 0:
-            _bad("chunk_lengths must be non-negative")
-        if int(cl.sum()) != n:
+        if len(cl) and (int(cl.min()) < 0 or int(cl.max()) > n):
+            _bad(f"chunk_lengths must lie in 0..{n}")
+        if float(cl.sum(dtype=np.float64)) > n or int(cl.sum()) != n:
             _bad(f"chunk_lengths add up to {int(cl.sum())}, not {n}")
-    if narrow_offsets(carr.type):
+    if narrow_offsets(carr.type) and total > INT32_MAX:
         # 32-bit offsets: every chunk's data must stay below 2 GiB.
         bounds = np.zeros(1 + (1 if cl is None else len(cl)), np.int64)
         if cl is None:
             bounds[1] = n
         else:
             np.cumsum(cl, out=bounds[1:])
-        starts = out_offsets[bounds]
-        if len(starts) > 1 and int(np.diff(starts).max()) > INT32_MAX:
+        _, starts = length_sums(carr.lengths, len(carr.codes), bounds)
+        if int(np.diff(starts).max()) > INT32_MAX:
             _bad(f"a {carr.type} chunk holds more than 2**31 - 1 bytes")

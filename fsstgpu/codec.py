@@ -26,11 +26,13 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
 from fsstgpu.device import resolve_device
-from fsstgpu.encoder import encode_strings
+from fsstgpu.encoder import encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train_table
+from fsstgpu.types import is_text
+from fsstgpu.utf8 import check_utf8
 
 ALGORITHMS = ("fsst",)
 
@@ -118,22 +120,11 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
     if len(tables) > 65536:
         raise ValueError(f"{len(tables)} blocks; at most 65536 (chunk the column less finely)")
     n = len(plain)
-    code_parts = []
-    code_offsets = np.zeros(n + 1, np.int64)
-    base = 0
-    for b, tab in enumerate(tables):
-        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
-        if lo == hi:
-            continue
-        codes, offs = encode_strings(tab, plain.data, plain.offsets[lo : hi + 1])
-        code_offsets[lo + 1 : hi + 1] = offs[1:] - offs[0] + base
-        base += len(codes)
-        code_parts.append(codes)
-    codes = np.concatenate(code_parts) if code_parts else np.zeros(0, np.uint8)
+    codes, code_offsets = encode_blocks(tables, plain.data, plain.offsets, block_starts)
     lengths = np.diff(plain.offsets)
     cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
-                                                      split_size, cuts)
+                                                      split_size, cuts, plain.offsets)
     carr = CompressedStringArray(
         type=plain.type, length=n, tables=tables, block_starts=block_starts, codes=codes,
         code_offsets=code_offsets, lengths=lengths, validity=plain.validity,
@@ -141,7 +132,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         split_out=split_out, split_table=split_table, chunk_lengths=plain.chunk_lengths,
     )
     carr.validate(full=False)
-    carr._validated = 2  # the encoder's own output: the codes fit the lengths
+    carr._checked = carr._validated = True  # the encoder's own output: the codes fit the lengths
     return carr
 
 
@@ -149,8 +140,9 @@ def _decompress_cpu(carr: CompressedStringArray):
     carr.validate(full=False)  # decode_all checks the codes of every split
     data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
                       carr.split_table, carr.uncompressed_bytes)
-    offsets = np.zeros(carr.length + 1, np.int64)
-    np.cumsum(carr.lengths, out=offsets[1:])
+    offsets = arrow_layout.offsets_from_lengths(carr.lengths, carr.type)
+    if is_text(carr.type):  # forged codes can decode to any bytes
+        check_utf8(data, offsets, "decoded column")
     return arrow_layout.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu_layout import HostBatch
 from fsstgpu.types import is_text, is_view, large_type
+from fsstgpu.utf8 import check_utf8
 
 __all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address", "to_device"]
 
@@ -178,6 +179,15 @@ class DeviceStringArray:
     def to_arrow(self):
         """Copy to the host as a pyarrow Array (ChunkedArray when compressed from one).
 
+        Text (the ``string`` types) is checked to be UTF-8 on the host copy; the device buffers
+        themselves are not checked (a forged column decodes on the GPU to whatever its codes
+        say, within its buffers).
+
+        Raises
+        ------
+        CorruptDataError
+            When a ``string`` column decoded to bytes that are not UTF-8.
+
         Examples
         --------
         >>> import fsstgpu, pyarrow as pa
@@ -190,6 +200,8 @@ class DeviceStringArray:
         data = self.data.get()
         validity = None if self.validity is None else self.validity.get()
         target = self.type
+        if is_text(target):  # forged codes can decode to any bytes; checked on the host copy
+            check_utf8(data, offsets, "decoded column")
         if offsets.dtype == np.int64:  # a large type, or > 2 GiB of data: cast below
             physical = large_type(target)
         elif is_view(target):

@@ -109,20 +109,8 @@ def _chunk_bounds(offsets: np.ndarray, chunk_bytes: int, min_chunks: int = 1,
 
 
 def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
-    """Compress every string ``data[offsets[i]:offsets[i+1]]`` with ``table``.
-
-    Parameters
-    ----------
-    table : SymbolTable
-    data : numpy.ndarray of uint8
-        The strings' bytes, concatenated.
-    offsets : numpy.ndarray of int64, shape (n + 1,)
-        String boundaries in ``data`` (non-decreasing, inside ``data``).
-
-    Returns
-    -------
-    codes : numpy.ndarray of uint8
-    code_offsets : numpy.ndarray of int64, shape (n + 1,), starting at 0
+    """Compress every string ``data[offsets[i]:offsets[i+1]]`` with ``table``: the one-block
+    case of :func:`encode_blocks` (whose parameters and results these are).
 
     Examples
     --------
@@ -134,6 +122,44 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
     >>> codes.tolist(), offs.tolist()
     ([0, 255, 120, 0], [0, 3, 4])
     """
+    n = len(offsets) - 1 if np.ndim(offsets) == 1 else 0
+    return encode_blocks((table,), data, offsets, np.array([0, max(n, 0)], np.int64))
+
+
+def encode_blocks(tables, data: np.ndarray, offsets: np.ndarray, block_starts):
+    """Compress strings ``block_starts[b]:block_starts[b + 1]`` with ``tables[b]``, every block.
+
+    Memory: the codes plus a scratch buffer for one wave of chunks (four per core, about 1 MB
+    of input each, at their worst case of 2 bytes per input byte); the codes buffer grows in
+    place (realloc) to the size the ratio so far predicts, and is trimmed at the end. So a
+    column needs about its codes' size, not a worst-case buffer for the whole column.
+
+    Parameters
+    ----------
+    tables : sequence of SymbolTable
+        One per block.
+    data : numpy.ndarray of uint8
+    offsets : numpy.ndarray of int64, shape (n + 1,)
+        String boundaries in ``data`` (non-decreasing, inside ``data``).
+    block_starts : numpy.ndarray of int64, shape (len(tables) + 1,)
+        From 0 to n, non-decreasing.
+
+    Returns
+    -------
+    codes : numpy.ndarray of uint8
+    code_offsets : numpy.ndarray of int64, shape (n + 1,), starting at 0
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.encoder import encode_blocks
+    >>> tables = [SymbolTable([b"ab"]), SymbolTable([b"xa"])]
+    >>> codes, offs = encode_blocks(tables, np.frombuffer(b"abxab", np.uint8),
+    ...                             np.array([0, 3, 5]), np.array([0, 1, 2]))
+    >>> codes.tolist(), offs.tolist()
+    ([0, 255, 120, 255, 97, 255, 98], [0, 3, 7])
+    """
     data = np.ascontiguousarray(data, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     if offsets.ndim != 1 or len(offsets) == 0:
@@ -142,38 +168,64 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
                              or not is_non_decreasing(offsets)):
         raise ValueError("offsets must be non-decreasing and inside data")
     n = len(offsets) - 1
+    block_starts = np.asarray(block_starts, dtype=np.int64)
+    if (len(block_starts) != len(tables) + 1 or block_starts[0] != 0 or block_starts[-1] != n
+            or not is_non_decreasing(block_starts)):
+        raise ValueError(f"block_starts must run from 0 to {n}, one more than the tables")
     code_offsets = np.empty(n + 1, dtype=np.int64)
-    if n == 0:
-        code_offsets[0] = 0
+    # Chunks never cross a block: each block is cut on its own; chunk k uses table block[k].
+    min_chunks = _TASKS_PER_CORE * (os.cpu_count() or 1)
+    chunk_starts, owners = [], []
+    for b in range(len(tables)):
+        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
+        if lo < hi:
+            cuts = _chunk_bounds(offsets[lo : hi + 1], _CHUNK_BYTES, min_chunks,
+                                 _MIN_CHUNK_BYTES) + lo
+            chunk_starts.append(cuts[:-1])
+            owners.append(np.full(len(cuts) - 1, b))
+    if not chunk_starts:
+        code_offsets[:] = 0
         return np.empty(0, dtype=np.uint8), code_offsets
-    lookup = matcher_tables(table)
-    bounds = _chunk_bounds(offsets, _CHUNK_BYTES, _TASKS_PER_CORE * (os.cpu_count() or 1),
-                           _MIN_CHUNK_BYTES)
-    nchunks = len(bounds) - 1
-    # Each chunk gets 2 bytes per input byte (all escapes) plus 1 for the speculative literal.
+    starts = np.concatenate(chunk_starts)
+    bounds = np.append(starts, n)
+    owner = np.concatenate(owners)
+    nchunks = len(starts)
+    lookups = {int(b): matcher_tables(tables[b]) for b in np.unique(owner)}
+    # Waves of a few chunks per core: each chunk of a wave is encoded into its own worst-case
+    # region of a scratch buffer (2 bytes per input byte, plus 1 for the speculative literal),
+    # then the wave's codes are appended, in order, to the output.
+    wave = _TASKS_PER_CORE * (os.cpu_count() or 1)
     chunk_bytes = offsets[bounds[1:]] - offsets[bounds[:-1]]
-    scratch_starts = np.zeros(nchunks, dtype=np.int64)
-    np.cumsum(2 * chunk_bytes[:-1] + 1, out=scratch_starts[1:])
-    scratch = np.empty(int(scratch_starts[-1] + 2 * chunk_bytes[-1] + 1), dtype=np.uint8)
     ends = np.empty(nchunks, dtype=np.int64)
-    if nchunks == 1:
-        ends[0] = encode_chunk(data, offsets, 0, n, *lookup, scratch, 0, code_offsets)
-        code_offsets[n] = ends[0]
-        return scratch[: ends[0]].copy(), code_offsets
+    region = np.zeros(nchunks + 1, dtype=np.int64)
+    scratch = np.empty(0, dtype=np.uint8)
+    codes = np.empty(0, dtype=np.uint8)
+    total = 0
+    for w0 in range(0, nchunks, wave):
+        w1 = min(w0 + wave, nchunks)
+        region[w0] = 0
+        np.cumsum(2 * chunk_bytes[w0:w1] + 1, out=region[w0 + 1 : w1 + 1])
+        if region[w1] > len(scratch):
+            scratch = np.empty(int(region[w1]), dtype=np.uint8)
 
-    def task(k):
-        ends[k] = encode_chunk(data, offsets, bounds[k], bounds[k + 1], *lookup, scratch,
-                                scratch_starts[k], code_offsets)
+        def task(j, w0=w0, scratch=scratch):
+            k = w0 + j
+            ends[k] = encode_chunk(data, offsets, bounds[k], bounds[k + 1],
+                                   *lookups[int(owner[k])], scratch, region[k], code_offsets)
 
-    run_tasks(task, nchunks)
-    sizes = ends - scratch_starts
-    dest_starts = np.zeros(nchunks, dtype=np.int64)
-    np.cumsum(sizes[:-1], out=dest_starts[1:])
-    total = int(dest_starts[-1] + sizes[-1])
-    codes = np.empty(total, dtype=np.uint8)
-    for k in range(nchunks):
-        src, dst = int(scratch_starts[k]), int(dest_starts[k])
-        codes[dst : dst + sizes[k]] = scratch[src : src + sizes[k]]
-        code_offsets[bounds[k] : bounds[k + 1]] += dst - src
+        run_tasks(task, w1 - w0)
+        wave_size = int((ends[w0:w1] - region[w0:w1]).sum())
+        if total + wave_size > len(codes):
+            # Grow to the expected final size (the ratio so far, over the whole input) in place:
+            # resize reallocates, which for large buffers remaps pages instead of copying.
+            done = int(offsets[bounds[w1]] - offsets[0])
+            expect = (total + wave_size) * int(offsets[-1] - offsets[0]) // max(done, 1)
+            codes.resize(max(total + wave_size, expect * 17 // 16), refcheck=False)
+        for k in range(w0, w1):
+            src, size = int(region[k]), int(ends[k] - region[k])
+            codes[total : total + size] = scratch[src : src + size]
+            code_offsets[bounds[k] : bounds[k + 1]] += total - src
+            total += size
     code_offsets[n] = total
+    codes.resize(total, refcheck=False)
     return codes, code_offsets

@@ -230,10 +230,13 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
         raise CorruptDataError("lengths must be non-negative")
     block_starts = _readonly(_checked_blocks(block_starts, len(tables), n), np.int64)
     cut_size = int(cut_size)
-    # Cuts fall at least cut_size output bytes apart and a code yields at most 8 bytes: this
-    # bounds them by the codes even when the lengths are corrupt.
-    total = int(lengths.sum()) if mode != LENGTHS and n else 0
-    cap = min(total, 8 * len(codes)) // cut_size + 1 if cut_size > 0 else 0
+    # Cuts fall at least cut_size output bytes apart, a code yields at most 8 bytes, and each
+    # cut is a distinct code position: this bounds them by the codes even when the lengths are
+    # corrupt (summed as floats: corrupt lengths may overflow int64).
+    total = float(lengths.sum(dtype=np.float64)) if mode != LENGTHS and n else 0.0
+    ncodes = len(codes)
+    cap = int(min(total, 8 * ncodes) // cut_size) if cut_size > 0 else -1
+    cap = min(cap, ncodes) + 1
     cut_code = np.empty(cap, np.int64)
     cut_out = np.empty(cap, np.int64)
     cut_row = np.empty(cap, np.int64)

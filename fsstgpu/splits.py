@@ -40,7 +40,7 @@ __all__ = ["DEFAULT_SPLIT_SIZE", "interior_cuts", "plan_splits", "split_rows"]
 DEFAULT_SPLIT_SIZE = 4096
 
 
-def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts):
+def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_offsets=None):
     """The split points of a column (rules in the module docstring), at memory speed.
 
     Parameters
@@ -55,6 +55,8 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts):
     cuts : tuple of three int64 arrays
         Code positions, output positions and string indices of the cuts inside strings longer
         than ``S`` (:func:`fsstgpu.scan.long_string_cuts`), in order.
+    out_offsets : numpy.ndarray of int64, shape (n + 1,), optional
+        The running sum of ``lengths`` from 0, when the caller has it (saves computing it).
 
     Returns
     -------
@@ -82,16 +84,16 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts):
         raise ValueError(f"split_size must be at least 1, not {split_size}")
     n = len(lengths)
     ncodes = int(code_offsets[-1])
-    out_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=out_offsets[1:])
+    if out_offsets is None:
+        out_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lengths, out=out_offsets[1:])
     total = int(out_offsets[-1])
     if ncodes == 0:
         return np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.uint16)
     # Rules 1 and 2 as string indices; a block's own index, so that of several starts at one
     # code position (empty strings, empty blocks) the last one, whose table decodes the codes
     # that follow, is kept below.
-    targets = np.arange(split_size, total, split_size, dtype=np.int64)
-    rows = np.searchsorted(out_offsets, targets, side="left")
+    rows = _rule2_rows(out_offsets, split_size)
     nblocks = len(block_starts) - 1
     row = np.concatenate([block_starts[:-1], rows])
     block = np.concatenate([np.arange(nblocks, dtype=np.int64),
@@ -112,6 +114,22 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts):
     split_codes = np.append(code[keep], ncodes)
     split_out = np.append(out[keep], total)
     return split_codes, split_out, block[keep].astype(np.uint16)
+
+
+def _rule2_rows(out_offsets, split_size: int) -> np.ndarray:
+    """For every multiple ``t`` of ``S`` below the total, the first string starting at or after
+    ``t`` (index n when none does), duplicates allowed. Found from whichever is fewer, the
+    multiples or the strings, so a tiny ``S`` (a forged one, say) costs no more than the strings.
+    """
+    total = int(out_offsets[-1])
+    n = len(out_offsets) - 1
+    if (total - 1) // split_size <= n:
+        targets = np.arange(split_size, total, split_size, dtype=np.int64)
+        return np.searchsorted(out_offsets, targets, side="left")
+    # String i (1..n) is the first at or after some multiple t < total exactly when a multiple
+    # lies in (out_offsets[i - 1], min(out_offsets[i], total - 1)].
+    hi = np.minimum(out_offsets[1:], total - 1)
+    return np.flatnonzero(hi // split_size > out_offsets[:-1] // split_size) + 1
 
 
 def split_rows(code_offsets, split_codes) -> np.ndarray:

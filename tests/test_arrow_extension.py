@@ -283,6 +283,33 @@ def test_storage_type_must_fit_the_version(version):
         fa.parse_metadata(other, _meta(version)[1])
 
 
+@pytest.mark.parametrize("value_type", fa.VALUE_TYPES)
+def test_every_header_value_parses_or_is_corrupt(value_type):
+    """Every value of every byte of the version-1 binary header, the CRC recomputed (a forger's
+    metadata, dictionary fields included): parse_metadata gives a usable type or
+    CorruptDataError, never a pyarrow or numpy exception (issue #12, finding 3). Version 2's
+    JSON fields are forged in test_bad_fields_with_valid_crc."""
+    storage = pa.large_binary()
+    dict_type = pa.dictionary(pa.int16(), value_type)
+    meta = fa.FsstType(pa.large_binary(), value_type, [SymbolTable([b"ab"]), SymbolTable([])],
+                       64, [3], index_type=dict_type.index_type,
+                       version=1).__arrow_ext_serialize__()
+    parsed = 0
+    for i in range(18 + 8):  # the header and the block start
+        for value in range(256):
+            body = bytearray(meta[:-4])
+            body[i] = value
+            try:
+                t = fa.parse_metadata(storage, _with_crc(bytes(body)))
+            except CorruptDataError:
+                continue
+            parsed += 1
+            assert isinstance(t, fa.FsstType) and t.storage_type == storage
+            if t.index_type is not None:
+                assert t.original_type.value_type == t.value_type
+    assert parsed > 18 + 8  # the unchanged bytes, at least
+
+
 def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
     ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc"])))
     sink = pa.BufferOutputStream()

@@ -173,6 +173,79 @@ def test_forged_bitplane_lengths(carr, change, message):
         CompressedStringArray.from_bytes(_fix_crcs(forged))
 
 
+def _with_lengths(carr, payload: bytes, codec: int) -> bytes:
+    """``carr``'s blob with ``payload`` as its lengths section (sizes and CRCs fixed)."""
+    data = blob.dumps(carr, lengths_codec=codec)
+    pos, start, end = _sections(data)[4]
+    return _fix_crcs(bytearray(data[:pos] + struct.pack("<Q", len(payload)) + payload + bytes(4)
+                               + data[end + 4:]))
+
+
+def _planes(payload: bytes):
+    """(plane-count position, data start) of a bit-plane payload."""
+    n = int.from_bytes(payload[8:16], "little")
+    groups = -(-n // 32)
+    return 16, (16 + groups + 3) // 4 * 4
+
+
+def _wider(p: bytes) -> bytes:
+    """The same values as uint16: dtype code 1 (the plane words do not change)."""
+    return p[:4] + bytes([1]) + p[5:]
+
+
+def _extra_plane(p: bytes) -> bytes:
+    """The last group claims one more plane, all zeros."""
+    counts, start = _planes(p)
+    n = int.from_bytes(p[8:16], "little")
+    last = counts + -(-n // 32) - 1
+    return p[:last] + bytes([p[last] + 1]) + p[last + 1:] + bytes(4)
+
+
+def _bit_past_n(p: bytes) -> bytes:
+    """Bit 31 of the last plane word set: value 31 of the last group, past n = 21."""
+    return p[:-1] + bytes([p[-1] | 0x80])
+
+
+def _padding(p: bytes) -> bytes:
+    counts, start = _planes(p)
+    return p[: start - 1] + b"\x01" + p[start:]
+
+
+@pytest.mark.parametrize("change,message", [
+    (_padding, "padding"),
+    (_bit_past_n, "past the 21 values"),
+    (_extra_plane, "top plane is zero"),
+    (_wider, "narrowest dtype"),
+])
+def test_bitplane_lengths_have_one_encoding(carr, change, message):
+    """Issue #12, finding 11: what blob.md promises of a bit-plane payload (zero padding, no
+    bits past n, plane counts the groups' bit widths, the narrowest dtype) is enforced, so no
+    second blob decodes to the same column."""
+    good = intcodec.encode_uints(carr.lengths, intcodec.BITPLANE)
+    assert len(carr) == 21 and int(carr.lengths.max()) < 256
+    forged = change(good)
+    assert forged != good
+    # the unpacker alone would read the same values from it
+    from fsstgpu.kernels.bitplane import bitplane_unpack_cpu
+
+    assert bitplane_unpack_cpu(np.frombuffer(forged, np.uint8)).tolist() == carr.lengths.tolist()
+    assert CompressedStringArray.from_bytes(_with_lengths(carr, good, intcodec.BITPLANE)).equals(
+        carr)
+    with pytest.raises(CorruptDataError, match=message):
+        intcodec.decode_uints(forged, len(carr), intcodec.BITPLANE)
+    with pytest.raises(CorruptDataError, match=message):
+        CompressedStringArray.from_bytes(_with_lengths(carr, forged, intcodec.BITPLANE))
+
+
+def test_narrow_lengths_have_one_encoding(carr):
+    """The narrow codec likewise: a width wider than the values need is refused."""
+    wide = bytes([2]) + carr.lengths.astype("<u2").tobytes()
+    assert intcodec.decode_uints(intcodec.encode_uints(carr.lengths), len(carr)).tolist() == \
+        carr.lengths.tolist()
+    with pytest.raises(CorruptDataError, match="narrowest width"):
+        CompressedStringArray.from_bytes(_with_lengths(carr, wide, intcodec.NARROW))
+
+
 def test_roundtrip_inputs(carr, small_blob):
     for data in (small_blob, bytearray(small_blob), memoryview(small_blob)):
         again = CompressedStringArray.from_bytes(data)

@@ -1,0 +1,193 @@
+"""Arrow input is checked before any loop reads it: offsets, views, null counts, UTF-8.
+
+Regression tests for issue #12, findings 1-3: an IPC file whose last string offset points past
+the data made ``fsstgpu compress`` segfault or copy process heap into its output; text that is
+not UTF-8 was compressed as it came; bad offsets raised a plain ValueError.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError
+from fsstgpu.arrow_layout import as_data_offsets, check_arrow, from_arrow
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+
+
+def _ipc_bytes(arr: pa.Array) -> bytes:
+    sink = io.BytesIO()
+    table = pa.table({"s": arr})
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _ipc_column(data: bytes) -> pa.ChunkedArray:
+    return pa.ipc.open_file(pa.BufferReader(data)).read_all().column("s")
+
+
+def _three_strings() -> pa.Array:
+    """The finding's array: offsets 0, 4, 8, 12, the middle string null."""
+    offsets = pa.py_buffer(np.array([0, 4, 8, 12], np.int32))
+    validity = pa.py_buffer(np.packbits([1, 0, 1], bitorder="little"))
+    return pa.Array.from_buffers(pa.string(), 3, [validity, offsets, pa.py_buffer(b"abcdEFGHijkl")],
+                                 1)
+
+
+@pytest.mark.parametrize("last", [2**31 - 1, 12 + 20_000])
+def test_ipc_offset_past_the_data(last):
+    """Finding 1, reproduced as reported: the last offset overwritten in the file's bytes."""
+    data = bytearray(_ipc_bytes(_three_strings()))
+    at = bytes(data).find(np.array([0, 4, 8, 12], "<i4").tobytes())
+    data[at + 12 : at + 16] = np.int32(last).tobytes()
+    col = _ipc_column(bytes(data))
+    with pytest.raises(CorruptDataError, match="offsets"):
+        fsstgpu.compress(col)
+    with pytest.raises(CorruptDataError):
+        fsstgpu.train(col)
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.binary(), pa.large_string(),
+                                   pa.large_binary()])
+def test_decreasing_offsets(type_):
+    width = np.int32 if type_ in (pa.string(), pa.binary()) else np.int64
+    offsets = pa.py_buffer(np.array([0, 3, 2, 4], width))
+    arr = pa.Array.from_buffers(type_, 3, [None, offsets, pa.py_buffer(b"abcd")])
+    with pytest.raises(CorruptDataError, match=r"offsets decrease at string 1 \(3 to 2\)"):
+        fsstgpu.compress(arr)
+    # A slice that leaves the bad offset out is fine.
+    assert fsstgpu.decompress(fsstgpu.compress(arr.slice(2)), "cpu").to_pylist() == \
+        arr.slice(2).to_pylist()
+
+
+def test_decreasing_offsets_in_a_later_chunk_are_named():
+    good = pa.array(["ab", "c"])
+    bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(np.array([0, 2, 1], np.int32)),
+                                                 pa.py_buffer(b"ab")])
+    with pytest.raises(CorruptDataError, match=r"string array \(chunk 1\): offsets decrease"):
+        fsstgpu.compress(pa.chunked_array([good, bad]))
+
+
+def test_null_count_must_match_the_bitmap():
+    arr = _three_strings()
+    forged = pa.Array.from_buffers(pa.string(), 3, arr.buffers(), null_count=2)
+    with pytest.raises(CorruptDataError, match="null count says 2.*holds 1"):
+        fsstgpu.compress(forged)
+
+
+@pytest.mark.parametrize("field,value,message", [
+    (2, 7, "outside"),       # buffer index of the long view: no such buffer
+    (3, 1000, "outside"),    # its offset past the buffer's end
+    (3, -1, "outside"),
+    (0, -5, "length -5"),    # a negative length
+])
+def test_views_outside_their_buffers(field, value, message):
+    arr = pa.array(["a" * 20, "b", None], pa.string_view())
+    views = np.frombuffer(arr.buffers()[1], np.int32).copy().reshape(-1, 4)
+    views[0, field] = value
+    bufs = arr.buffers()
+    forged = pa.Array.from_buffers(arr.type, 3, [bufs[0], pa.py_buffer(views), *bufs[2:]], 1)
+    with pytest.raises(CorruptDataError, match=message):
+        fsstgpu.compress(forged)
+
+
+@pytest.mark.parametrize("garbage", [[50, 0, 9, 999], [-2**31, 0, 0, 0]])
+def test_views_under_nulls_are_not_read(garbage):
+    """Arrow leaves the views under nulls undefined; pyarrow's cast to the large type reads
+    them anyway, and segfaulted on a length of -2**31 (found by the long fuzz run)."""
+    arr = pa.array(["a" * 20, None], pa.binary_view())
+    views = np.frombuffer(arr.buffers()[1], np.int32).copy().reshape(-1, 4)
+    views[1] = garbage
+    bufs = arr.buffers()
+    forged = pa.Array.from_buffers(arr.type, 2, [bufs[0], pa.py_buffer(views), *bufs[2:]], 1)
+    assert fsstgpu.decompress(fsstgpu.compress(forged), "cpu").to_pylist() == [b"a" * 20, None]
+
+
+def test_buffers_may_be_longer_than_needed():
+    """Arrow allows buffers longer than their values (any size): not an error."""
+    offsets = pa.py_buffer(np.array([0, 1, 3], np.int32).tobytes() + b"\x01\x02\x03")
+    arr = pa.Array.from_buffers(pa.binary(), 2, [None, offsets, pa.py_buffer(b"abcXYZ")])
+    assert fsstgpu.decompress(fsstgpu.compress(arr), "cpu").to_pylist() == [b"a", b"bc"]
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string(), pa.string_view()])
+def test_text_input_must_be_utf8(type_):
+    """Finding 2 (input side): bytes that are not UTF-8 under a string type are refused."""
+    good = pa.array(["ok", "ñ"], type_)
+    view = type_ == pa.string_view()
+    for bad in (b"\xff\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf"):
+        raw = pa.array([b"ok", bad], pa.binary() if type_ == pa.string() else pa.large_binary())
+        arr = pa.Array.from_buffers(pa.large_string() if view else type_, 2, raw.buffers())
+        with pytest.raises(CorruptDataError, match="string 1 is not valid UTF-8"):
+            fsstgpu.compress(arr.cast(type_) if view else arr)
+    assert fsstgpu.decompress(fsstgpu.compress(good), "cpu").equals(good)
+
+
+def test_a_string_cut_inside_a_character():
+    """Each string must be UTF-8 on its own, not only their concatenation."""
+    data = pa.py_buffer("añ".encode())  # 61 c3 b1
+    arr = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(np.array([0, 2, 3], np.int32)),
+                                                 data])
+    with pytest.raises(CorruptDataError, match="string 0 is not valid UTF-8"):
+        fsstgpu.compress(arr)
+    binary = pa.Array.from_buffers(pa.binary(), 2, [None, arr.buffers()[1], data])
+    assert fsstgpu.compress(binary)[0] == b"a\xc3"
+
+
+def test_as_data_offsets_checks_and_skips_nulls():
+    data, offsets = as_data_offsets(pa.array(["ab", None, "c"]))
+    assert bytes(data) == b"abc" and offsets.tolist() == [0, 2, 3]
+    bad = pa.Array.from_buffers(pa.binary(), 2, [None, pa.py_buffer(np.array([0, 9, 2], np.int32)),
+                                                 pa.py_buffer(b"ab")])
+    with pytest.raises(CorruptDataError):
+        as_data_offsets(bad)
+
+
+def test_check_arrow_of_a_struct_names_the_field():
+    child = pa.Array.from_buffers(pa.binary(), 2, [None, pa.py_buffer(np.array([0, 2, 1],
+                                                                             np.int32)),
+                                                   pa.py_buffer(b"ab")])
+    struct = pa.StructArray.from_arrays([child], names=["codes"])
+    with pytest.raises(CorruptDataError, match="field 'codes': offsets decrease"):
+        check_arrow(struct, "storage")
+
+
+def test_extension_storage_with_bad_code_offsets():
+    """Finding 1 for fsst columns: decompress / inspect read the codes by their offsets."""
+    ext = to_extension_array(fsstgpu.compress(pa.array(["abc", "de", "f"])))
+    codes = ext.storage.field("codes")
+    offsets = np.frombuffer(codes.buffers()[1], np.int64).copy()
+    offsets[2] = 10**6
+    forged_codes = pa.Array.from_buffers(codes.type, 3, [None, pa.py_buffer(offsets),
+                                                         codes.buffers()[2]])
+    storage = pa.StructArray.from_arrays([forged_codes, ext.storage.field("lengths"),
+                                          ext.storage.field("cuts")],
+                                         fields=list(ext.storage.type))
+    forged = pa.ExtensionArray.from_storage(ext.type, storage)
+    with pytest.raises(CorruptDataError, match="codes"):
+        fsstgpu.decompress(forged, "cpu")
+    with pytest.raises(CorruptDataError):
+        from_extension_array(forged)
+
+
+def test_check_arrow_is_memory_speed():
+    """No per-string Python: a million strings are checked in well under a second."""
+    import time
+
+    arr = pa.array(["x" * (i % 7) for i in range(1_000_000)])
+    from_arrow(arr)  # compile
+    t = time.perf_counter()
+    from_arrow(arr)
+    assert time.perf_counter() - t < 0.5
+
+
+def test_extension_column_without_chunks():
+    ext = to_extension_array(fsstgpu.compress(pa.array(["a"])))
+    empty = pa.chunked_array([], type=ext.type)
+    out = fsstgpu.decompress(empty, "cpu")
+    assert len(out) == 0 and out.type == pa.string()
