@@ -11,49 +11,32 @@ from __future__ import annotations
 
 import os
 
-import numba
 import numpy as np
 
 from fsstgpu.encoder import encode_chunk
-from fsstgpu.matcher import HASH_SIZE, build_lookup
+from fsstgpu.matcher import ESCAPES, build_lookup
 from fsstgpu.parallel import run_tasks, shared_pool
-from fsstgpu.symbol_table import ESCAPE, SymbolTable
+from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import (
     SAMPLE_LINE,
     SEED,
     checked_input,
-    make_sample,
     probe_symbols,
+    sample_of,
     train_range,
     train_table,
 )
 
 
-@numba.njit(cache=True, nogil=True)
 def _probe_lookup(vals, lens):
     """The encoder's matcher tables for trained symbols ``vals``/``lens`` (code ``i`` for
     symbol ``i``), without making a SymbolTable: block planning only needs code counts."""
-    byte_code = np.full(256, np.int32(ESCAPE | (1 << 16)), dtype=np.int32)
-    short_code = np.empty(65536, dtype=np.int32)
-    hhead = np.empty(HASH_SIZE, dtype=np.int32)
-    ekey = np.zeros(256, dtype=np.uint64)
-    ecl = np.zeros(256, dtype=np.int32)
-    enext = np.zeros(256, dtype=np.int32)
-    order = np.argsort(-lens, kind="mergesort")  # longest first
-    build_lookup(vals[order], lens[order], order.astype(np.int32), byte_code, short_code, hhead,
-                 ekey, ecl, enext)
-    return byte_code, short_code, hhead, ekey, ecl, enext
+    return build_lookup(vals, lens, np.arange(len(vals), dtype=np.int32), ESCAPES)
 
 
-@numba.njit(cache=True, nogil=True)
-def _sample_cost(data, offsets, lo, hi, target, seed, byte_code, short_code, hhead, ekey, ecl,
-                 enext, scratch, scratch_offs):
-    """(sample bytes, code bytes) when a small sample of strings ``lo:hi`` is encoded."""
-    sdata, soffs = make_sample(data, offsets, lo, hi, target, seed)
-    nlines = soffs.shape[0] - 1
-    end = encode_chunk(sdata, soffs, 0, nlines, byte_code, short_code, hhead, ekey, ecl, enext,
-                        scratch, 0, scratch_offs)
-    return soffs[nlines] - soffs[0], end
+def _encoded_size(lookup, data, offsets, scratch, scratch_offs) -> int:
+    """Code bytes of the read-only strings ``data``/``offsets`` encoded with ``lookup``."""
+    return encode_chunk(data, offsets, 0, len(offsets) - 1, *lookup, scratch, 0, scratch_offs)
 
 
 def _range_cost(lookup, data, offsets, lo, hi):
@@ -63,8 +46,7 @@ def _range_cost(lookup, data, offsets, lo, hi):
         return 1.0
     scratch = np.empty(2 * raw + 1, dtype=np.uint8)
     offs = np.empty(hi - lo + 1, dtype=np.int64)
-    return encode_chunk(data, offsets[lo : hi + 1], 0, hi - lo, *lookup, scratch, 0,
-                         offs) / raw
+    return _encoded_size(lookup, data, offsets[lo : hi + 1], scratch, offs) / raw
 
 
 def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
@@ -154,13 +136,13 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     scratch_offs = np.empty(probe_bytes + 2, dtype=np.int64)
 
     def probe(lookup, s):
-        raw, coded = _sample_cost(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s,
-                                  *lookup, scratch, scratch_offs)
-        return coded / raw if raw else 0.0
+        """Code bytes per byte of a small sample of segment s encoded with ``lookup``."""
+        sdata, soffs = sample_of(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s)
+        raw = int(soffs[-1])
+        return _encoded_size(lookup, sdata, soffs, scratch, scratch_offs) / raw if raw else 0.0
 
     def probe_table(lo, hi):
-        sdata, soffs = make_sample(data, offsets, lo, hi, probe_train, SEED)
-        return _probe_lookup(*probe_symbols(sdata, soffs))
+        return _probe_lookup(*probe_symbols(*sample_of(data, offsets, lo, hi, probe_train, SEED)))
 
     def start_block(lo):
         """Probe table (its matcher) and baseline cost for a block starting at string ``lo``."""

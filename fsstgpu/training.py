@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
+from fsstgpu.jit import readonly
 from fsstgpu.matcher import HASH_PRIME, HASH_SIZE, LONG_FLAG, build_lookup, hash3, load_word
 from fsstgpu.symbol_table import MAX_SYMBOLS, SymbolTable
 
@@ -45,6 +46,10 @@ SEED = 4637947
 SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
 _CODE_BASE = 256  # training codes 0-255 are escaped bytes, 256-510 real symbols
 _NCODES = 512
+_RANKED = 320  # candidates ranked first (see _choose)
+_ESCAPED_BYTES = np.arange(256, dtype=np.int32) | np.int32(1 << 16)  # code b, length 1
+_BYTE_VALUES = np.arange(256, dtype=np.uint64)
+_BYTE_LENGTHS = np.ones(256, dtype=np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -64,8 +69,13 @@ def make_sample(data, offsets, lo, hi, target, seed):
     total = offsets[hi] - offsets[lo]
     n = hi - lo
     if total < target:
-        sdata = data[offsets[lo] : offsets[hi]].copy()
-        soffs = offsets[lo : hi + 1] - offsets[lo]
+        base = offsets[lo]
+        sdata = np.empty(total, dtype=np.uint8)
+        for j in range(total):
+            sdata[j] = data[base + j]
+        soffs = np.empty(n + 1, dtype=np.int64)
+        for i in range(n + 1):
+            soffs[i] = offsets[lo + i] - base
         return sdata, soffs
     sdata = np.empty(target + SAMPLE_LINE, dtype=np.uint8)
     soffs = np.empty(target + 2, dtype=np.int64)  # every piece has at least one byte
@@ -86,30 +96,29 @@ def make_sample(data, offsets, lo, hi, target, seed):
         start = SAMPLE_LINE * np.int64(state % np.uint64(pieces))
         take = min(ln - start, SAMPLE_LINE)
         src = offsets[line] + start
-        sdata[filled : filled + take] = data[src : src + take]
+        for j in range(take):
+            sdata[filled + j] = data[src + j]
         filled += take
         k += 1
         soffs[k] = filled
     return sdata[:filled], soffs[: k + 1]
 
 
-@numba.njit(cache=True, nogil=True)
-def _rebuild_lookup(sym_val, sym_len, nsym, byte_code, short_code, hhead, ekey, ecl, enext):
-    for b in range(256):
-        byte_code[b] = np.int32(b | (1 << 16))  # escape of byte b
-    order = _CODE_BASE + np.argsort(-sym_len[_CODE_BASE : _CODE_BASE + nsym], kind="mergesort")
-    build_lookup(sym_val[order], sym_len[order], order.astype(np.int32), byte_code, short_code,
-                 hhead, ekey, ecl, enext)
+def sample_of(data, offsets, lo, hi, target, seed):
+    """:func:`make_sample` of checked arrays (:func:`checked_input`), as read-only arrays."""
+    sdata, soffs = make_sample(data, offsets, int(lo), int(hi), int(target), int(seed))
+    return readonly(sdata, np.uint8), readonly(soffs, np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
 def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl, enext, count1,
-                    count2, touched, ntouched):
+                    count2, touched):
     """Compress the round's part of the sample, counting symbols (and pairs when frac < 128).
     Returns (bytes saved, number of touched pair counters)."""
     size = sdata.shape[0]
     nlines = soffs.shape[0] - 1
     gain = 0
+    ntouched = 0
     for i in range(nlines):
         if frac < 128:
             r = np.uint64(i + 1) * np.uint64(frac) * HASH_PRIME
@@ -164,79 +173,58 @@ def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl,
 
 
 @numba.njit(cache=True, nogil=True)
-def _rank(uval, ulen, ugain, sel):
-    """``sel`` ordered by gain (descending), then value, then length (ascending)."""
-    sel = sel[np.argsort(-ugain[sel], kind="mergesort")]
-    # Runs of equal gain are short: insertion-sort each by (value, length).
-    m = sel.shape[0]
-    i = 0
-    while i < m:
-        j = i + 1
-        while j < m and ugain[sel[j]] == ugain[sel[i]]:
-            j += 1
-        for a in range(i + 1, j):
-            c = sel[a]
-            b = a - 1
-            while b >= i and (uval[sel[b]] > uval[c]
-                              or (uval[sel[b]] == uval[c] and ulen[sel[b]] > ulen[c])):
-                sel[b + 1] = sel[b]
-                b -= 1
-            sel[b + 1] = c
-        i = j
-    return sel
-
-
-@numba.njit(cache=True, nogil=True)
-def _make_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched, min_count,
+def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
                 single_weight):
-    """Pick the next table from the counts; writes it into ``sym_val``/``sym_len``, returns nsym."""
-    cap = _CODE_BASE + nsym + ntouched
+    """The next table's candidates, each symbol once with its summed gain: ``(values,
+    lengths, gains)``. Candidates are the current symbols and escaped bytes (``count1``) and,
+    when frac < 128, the pairs ``pair_idx`` (code1 * 512 + code2) seen ``pair_cnt`` times;
+    those seen fewer than ``min_count * frac / 128`` times are dropped."""
+    npairs = pair_idx.shape[0] if frac < 128 else 0
+    cap = _CODE_BASE + nsym + npairs
     cval = np.empty(cap, dtype=np.uint64)
     clen = np.empty(cap, dtype=np.int64)
     cgain = np.empty(cap, dtype=np.int64)
     m = 0
     thr = (min_count * frac) // 128
-    for pos1 in range(_CODE_BASE + nsym):
-        cnt = np.int64(count1[pos1])
+    for k in range(_CODE_BASE + nsym):
+        cnt = count1[k]
         if cnt == 0:
             continue
-        ln = sym_len[pos1]
+        ln = sym_len[k]
         if ln == 1:
             cnt *= single_weight
         if cnt < thr:
             continue
-        cval[m] = sym_val[pos1]
+        cval[m] = sym_val[k]
         clen[m] = ln
         cgain[m] = cnt * ln
         m += 1
-    if frac < 128:
-        for t in range(ntouched):
-            idx = touched[t]
-            cnt = np.int64(count2[idx])
-            if cnt < thr:
-                continue
-            p1 = idx // _NCODES
-            p2 = idx % _NCODES
-            l1 = sym_len[p1]
-            if l1 >= 8:
-                continue
-            ln = min(l1 + sym_len[p2], 8)
-            v = sym_val[p1] | (sym_val[p2] << np.uint64(8 * l1))
-            if ln < 8:
-                v &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
-            cval[m] = v
-            clen[m] = ln
-            cgain[m] = cnt * ln
-            m += 1
+    for t in range(npairs):
+        cnt = pair_cnt[t]
+        if cnt < thr:
+            continue
+        idx = pair_idx[t]
+        p1 = idx // _NCODES
+        l1 = sym_len[p1]
+        if l1 >= 8:
+            continue
+        p2 = idx % _NCODES
+        ln = min(l1 + sym_len[p2], 8)
+        v = sym_val[p1] | (sym_val[p2] << np.uint64(8 * l1))
+        if ln < 8:
+            v &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
+        cval[m] = v
+        clen[m] = ln
+        cgain[m] = cnt * ln
+        m += 1
     # Merge duplicates (the same symbol can arise from several pairs) in a hash map keyed by
-    # (value, length).
+    # (value, length); unique candidates keep the order they were first seen in.
     cap = 1024
     while cap < 2 * m:
         cap *= 2
-    slot_of = np.full(cap, -1, dtype=np.int64)
-    uval = np.empty(m, dtype=np.uint64)
-    ulen = np.empty(m, dtype=np.int64)
-    ugain = np.empty(m, dtype=np.int64)
+    slot_of = np.empty(cap, dtype=np.int64)
+    for h in range(cap):
+        slot_of[h] = -1
     u = 0
     for k in range(m):
         v = cval[k]
@@ -246,108 +234,104 @@ def _make_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
             q = slot_of[h]
             if q < 0:
                 slot_of[h] = u
-                uval[u] = v
-                ulen[u] = ln
-                ugain[u] = cgain[k]
+                cval[u] = v  # u <= k: overwrites only entries already read
+                clen[u] = ln
+                cgain[u] = cgain[k]
                 u += 1
                 break
-            if uval[q] == v and ulen[q] == ln:
-                ugain[q] += cgain[k]
+            if cval[q] == v and clen[q] == ln:
+                cgain[q] += cgain[k]
                 break
             h = (h + 1) & (cap - 1)
+    return cval[:u], clen[:u], cgain[:u]
+
+
+def _admitted(vals, lens):
+    """Which of the ranked candidates ``vals``/``lens`` a table takes: every 1-2 byte symbol,
+    and a 3+ byte symbol when no better-ranked one has its hash slot."""
+    ok = lens < 3
+    long = np.flatnonzero(~ok)
+    p = (vals[long] & np.uint64(0xFFFFFF)) * HASH_PRIME  # hash3, vectorised
+    slots = (p ^ (p >> np.uint64(15))) & np.uint64(HASH_SIZE - 1)
+    ok[long[np.unique(slots, return_index=True)[1]]] = True
+    return ok
+
+
+def _choose(uval, ulen, ugain):
+    """Indices of the next table's symbols among the unique candidates, in table order."""
     # Best gain first, ties by smaller value then shorter length (a total order: deterministic).
-    # Only the top few hundred can be chosen, so sort those: 255 symbols plus room for 3+ byte
-    # symbols rejected for a taken hash slot (about 5 of 4096 slots collide for 200 symbols);
-    # fall back to sorting everything if that runs out.
-    keep = min(u, 320)
-    if keep < u:
-        cut = np.partition(-ugain[:u], keep - 1)[keep - 1]
-        sel = np.flatnonzero(-ugain[:u] <= cut)
-    else:
-        sel = np.arange(u)
-    best = _rank(uval, ulen, ugain, sel)
-    nsel = best.shape[0]
+    # Only the top few hundred can be chosen, so rank those first: 255 symbols plus room for
+    # 3+ byte symbols rejected for a taken hash slot (about 5 of 4096 slots collide for 200
+    # symbols); rank everything only if that runs out.
     # One symbol of 3+ bytes per hash slot (the reference's rule). The matcher could chain
     # more, but measured on dbtext the ratio drops (2.18 -> 2.17, genome -4%): overlapping
     # symbols such as "the" and "the " share their counts and crowd out other symbols.
-    taken = np.zeros(HASH_SIZE, dtype=np.bool_)
-    n = 0
-    k = 0
-    while n < MAX_SYMBOLS and k < u:
-        if k == nsel:  # rejected too many: rank the rest too
-            best = _rank(uval, ulen, ugain, np.arange(u))
-            nsel = u
-        c = best[k]
-        k += 1
-        if ulen[c] >= 3:
-            h = hash3(uval[c])
-            if taken[h]:
-                continue
-            taken[h] = True
-        sym_val[_CODE_BASE + n] = uval[c]
-        sym_len[_CODE_BASE + n] = ulen[c]
-        n += 1
-    return n
+    u = len(ugain)
+    keep = min(u, _RANKED)
+    if keep < u:
+        cut = np.partition(ugain, u - keep)[u - keep]
+        sel = np.flatnonzero(ugain >= cut)  # all candidates tied with the keep-th best too
+    else:
+        sel = np.arange(u)
+    while True:
+        ranked = sel[np.lexsort((ulen[sel], uval[sel], -ugain[sel]))]
+        ok = _admitted(uval[ranked], ulen[ranked])
+        if np.count_nonzero(ok) >= MAX_SYMBOLS or len(sel) == u:
+            return ranked[ok][:MAX_SYMBOLS]
+        sel = np.arange(u)
 
 
-@numba.njit(cache=True, nogil=True)
-def _build(sdata, soffs, min_count, extra_rounds, single_weight):
-    """Train on the sample; returns the symbols' values and lengths."""
+def _next_table(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
+                single_weight):
+    """The next table from the round's counts: ``(values, lengths)`` of its symbols."""
+    uval, ulen, ugain = _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt,
+                                    min_count, single_weight)
+    best = _choose(uval, ulen, ugain)
+    return uval[best], ulen[best]
+
+
+def _lookup(vals, lens):
+    """The trainer's matcher tables: code 256 + i for symbol i, escaped byte b is code b."""
+    return build_lookup(vals, lens, _CODE_BASE + np.arange(len(vals), dtype=np.int32),
+                        _ESCAPED_BYTES)
+
+
+def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
+    """Train on the read-only sample (:func:`sample_of`); returns the symbols' values and
+    lengths (uint64, int64). ``counter``: the pair counters' dtype (None: the narrowest that
+    cannot overflow)."""
     # A pair counter gets at most one increment per sample byte: 16 bits suffice for samples
     # under 64 KB (the default) and halve the counters' 1 MB, which then stay in the L2 cache
-    # (training 10% faster).
-    if sdata.shape[0] < 65536:
-        return _build_with(sdata, soffs, min_count, extra_rounds, single_weight,
-                           np.zeros(_NCODES * _NCODES, dtype=np.uint16))
-    return _build_with(sdata, soffs, min_count, extra_rounds, single_weight,
-                       np.zeros(_NCODES * _NCODES, dtype=np.int32))
-
-
-@numba.njit(cache=True, nogil=True)
-def _build_with(sdata, soffs, min_count, extra_rounds, single_weight, count2):
-    """:func:`_build` with the zeroed pair counters ``count2`` (512 * 512)."""
-    sym_val = np.zeros(_NCODES, dtype=np.uint64)
-    sym_len = np.ones(_NCODES, dtype=np.int64)
-    for b in range(256):
-        sym_val[b] = np.uint64(b)
-    nsym = 0
-    byte_code = np.empty(256, dtype=np.int32)
-    short_code = np.empty(65536, dtype=np.int32)
-    hhead = np.empty(HASH_SIZE, dtype=np.int32)
-    ekey = np.zeros(256, dtype=np.uint64)
-    ecl = np.zeros(256, dtype=np.int32)
-    enext = np.zeros(256, dtype=np.int32)
+    # (training 10% faster). Each counter type is its own compile of _compress_count, done
+    # only when first needed.
+    if counter is None:
+        counter = np.uint16 if len(sdata) < 65536 else np.int32
+    count2 = np.zeros(_NCODES * _NCODES, dtype=counter)
+    touched = np.empty(2 * len(sdata) + 2, dtype=np.int64)
     count1 = np.zeros(_NCODES, dtype=np.int64)
-    touched = np.empty(2 * sdata.shape[0] + 2, dtype=np.int64)
-    best_gain = -(1 << 62)
-    best_val = sym_val.copy()
-    best_len = sym_len.copy()
-    best_n = 0
-    best_count1 = count1.copy()
-    fracs = np.empty(5 + extra_rounds, dtype=np.int64)
-    fracs[:4] = np.array([8, 38, 68, 98])
-    fracs[4:] = 127
-    fracs[-1] = 128
-    for frac in fracs:
+    no_pairs = readonly(np.zeros(0), np.int64)
+    # codes 0-255: escaped bytes (value b, length 1); 256 + i: symbol i
+    vals, lens = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    best_gain, best = -(1 << 62), None
+    for frac in [8, 38, 68, 98] + [127] * extra_rounds + [128]:
         count1[:] = 0
-        _rebuild_lookup(sym_val, sym_len, nsym, byte_code, short_code, hhead, ekey, ecl, enext)
-        gain, ntouched = _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey,
-                                         ecl, enext, count1, count2, touched, 0)
+        gain, ntouched = _compress_count(sdata, soffs, frac, *_lookup(vals, lens), count1,
+                                         count2, touched)
+        sym_val = np.concatenate((_BYTE_VALUES, vals))
+        sym_len = np.concatenate((_BYTE_LENGTHS, lens))
         if gain >= best_gain:
-            best_gain = gain
-            best_val[:] = sym_val
-            best_len[:] = sym_len
-            best_n = nsym
-            best_count1[:] = count1
+            best_gain, best = gain, (sym_val, sym_len, len(vals), count1.copy())
         if frac < 128:
-            nsym = _make_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
-                               min_count, single_weight)
-        for t in range(ntouched):
-            count2[touched[t]] = 0
-    n = _make_table(128, best_val, best_len, best_n, best_count1, count2, touched, 0, min_count,
-                    single_weight)
-    return (best_val[_CODE_BASE : _CODE_BASE + n].copy(),
-            best_len[_CODE_BASE : _CODE_BASE + n].copy())
+            pair_idx = touched[:ntouched]
+            pair_cnt = count2[pair_idx].astype(np.int64)
+            count2[pair_idx] = 0
+            vals, lens = _next_table(frac, readonly(sym_val, np.uint64),
+                                     readonly(sym_len, np.int64), len(vals),
+                                     readonly(count1, np.int64), readonly(pair_idx, np.int64),
+                                     readonly(pair_cnt, np.int64), min_count, single_weight)
+    sym_val, sym_len, nsym, count1 = best
+    return _next_table(128, readonly(sym_val, np.uint64), readonly(sym_len, np.int64), nsym,
+                       readonly(count1, np.int64), no_pairs, no_pairs, min_count, single_weight)
 
 
 def _table_from(vals, lens) -> SymbolTable:
@@ -358,11 +342,11 @@ def _table_from(vals, lens) -> SymbolTable:
 def checked_input(data, offsets, sample_bytes):
     """Check and normalise the arguments of :func:`train_table` and :func:`plan_blocks`.
 
-    Returns ``(data, offsets, n, target)``: contiguous uint8 / int64 arrays, the string count
-    and the sample size in bytes.
+    Returns ``(data, offsets, n, target)``: read-only contiguous uint8 / int64 arrays, the string
+    count and the sample size in bytes.
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    data = readonly(data, np.uint8)
+    offsets = readonly(offsets, np.int64)
     if offsets.ndim != 1 or len(offsets) == 0:
         raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
     n = len(offsets) - 1
@@ -410,14 +394,15 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
 def train_range(data, offsets, lo, hi, target):
     """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
     byte, with a sample of ``target`` bytes."""
-    sdata, soffs = make_sample(data, offsets, lo, hi, target, SEED)
+    sdata, soffs = sample_of(data, offsets, lo, hi, target, SEED)
     vals, lens = _build(sdata, soffs, _MIN_COUNT, _EXTRA_ROUNDS, _SINGLE_WEIGHT)
     return _table_from(vals, lens)
 
 
 def probe_symbols(sdata, soffs):
-    """Symbols trained on a sample with the reference's five rounds only (cheaper, for probing
-    how well a table fits): ``(values, lengths)`` as numpy arrays, code ``i`` = symbol ``i``."""
+    """Symbols trained on a read-only sample (:func:`sample_of`) with the reference's five
+    rounds only (cheaper, for probing how well a table fits): ``(values, lengths)`` as numpy
+    arrays, code ``i`` = symbol ``i``."""
     return _build(sdata, soffs, _MIN_COUNT, 0, _SINGLE_WEIGHT)
 
 

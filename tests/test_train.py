@@ -176,35 +176,48 @@ def test_pair_counter_width_does_not_change_the_table():
     from fsstgpu import training
 
     data, offs = _offsets(_text(20_000, seed=6) + [b"ab" * 256] * 40)  # large pair counts
-    sdata, soffs = training.make_sample(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
+    sdata, soffs = training.sample_of(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
     assert len(sdata) < 65536
-    wide = training._build_with(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
-                                training._SINGLE_WEIGHT, np.zeros(512 * 512, np.int32))
-    narrow = training._build(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
-                             training._SINGLE_WEIGHT)
+    args = (sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS, training._SINGLE_WEIGHT)
+    wide = training._build(*args, counter=np.int32)
+    narrow = training._build(*args)
     assert np.array_equal(wide[0], narrow[0]) and np.array_equal(wide[1], narrow[1])
     # A sample of 64 KB or more takes the 32-bit counters, and still gives a valid table.
     t = train_table(data, offs, sample_bytes=100_000)
     assert 0 < len(t) <= 255 and len(data) / _size(t, data, offs) > 2.0
 
 
-def test_rank_orders_by_gain_then_value_then_length():
+def _hash3(value):
+    p = ((value & 0xFFFFFF) * 2971215073) & (2**64 - 1)
+    return (p ^ (p >> 15)) & 4095
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_choose_ranks_by_gain_value_length_and_gives_each_long_symbol_its_own_slot(seed):
+    """The next table: candidates by gain (descending), then value, then length (ascending);
+    a 3+ byte symbol only when no better one has its hash slot; at most 255."""
     from fsstgpu import training
 
-    rng = np.random.default_rng(7)
-    for _ in range(20):
-        u = int(rng.integers(1, 400))
-        uval = rng.integers(0, 6, u).astype(np.uint64)  # many ties on every key
-        ulen = rng.integers(1, 9, u).astype(np.int64)
-        ugain = rng.integers(0, 5, u).astype(np.int64)
-        sel = rng.permutation(u)[: int(rng.integers(1, u + 1))].astype(np.int64)
-        got = training._rank(uval, ulen, ugain, sel.copy())
-        expect = sorted(sel.tolist(), key=lambda k: (-int(ugain[k]), int(uval[k]), int(ulen[k]),
-                                                     k))
-        # (value, length) pairs repeat here, unlike in training: compare the keys
-        keys = [(-int(ugain[k]), int(uval[k]), int(ulen[k])) for k in got.tolist()]
-        assert keys == [(-int(ugain[k]), int(uval[k]), int(ulen[k])) for k in expect]
-        assert sorted(got.tolist()) == sorted(sel.tolist())
+    rng = np.random.default_rng(seed)
+    u = int(rng.integers(1, 1500))
+    # few distinct low 3 bytes: long symbols collide in hash slots (the ranked prefix runs out)
+    low = rng.integers(0, 1 << 24, int(rng.integers(1, 400)))
+    vals = rng.choice(low, u).astype(np.uint64) | (rng.integers(0, 4, u).astype(np.uint64) << 24)
+    lens = rng.integers(1, 9, u).astype(np.int64)
+    _, first = np.unique(np.stack([vals, lens.astype(np.uint64)]), axis=1, return_index=True)
+    vals, lens = vals[np.sort(first)], lens[np.sort(first)]  # (value, length) pairs are unique
+    gains = rng.integers(0, int(rng.integers(1, 50)), len(vals)).astype(np.int64)  # many ties
+    ranked = sorted(range(len(vals)), key=lambda k: (-int(gains[k]), int(vals[k]), int(lens[k])))
+    expect, taken = [], set()
+    for k in ranked:
+        if len(expect) == 255:
+            break
+        if lens[k] >= 3:
+            if _hash3(int(vals[k])) in taken:
+                continue
+            taken.add(_hash3(int(vals[k])))
+        expect.append(k)
+    assert training._choose(vals, lens, gains).tolist() == expect
 
 
 def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
