@@ -23,6 +23,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.jit import readonly
 from fsstgpu.types import INT32_MAX, check_type, is_view, large_type, narrow_offsets
 
 __all__ = [
@@ -141,8 +142,14 @@ def _from_array(array: pa.Array) -> Plain:
     return Plain(original, data[base : int(raw[-1])], offsets, validity, null_count)
 
 
-@numba.njit(cache=True, nogil=True)
 def _gather(data, starts, lengths, out_offsets, out):
+    """Copy ``data[starts[i]:starts[i] + lengths[i]]`` to ``out`` at ``out_offsets[i]``."""
+    _gather_kernel(readonly(data, np.uint8), readonly(starts, np.int64),
+                   readonly(lengths, np.int64), readonly(out_offsets, np.int64), out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_kernel(data, starts, lengths, out_offsets, out):
     for i in range(starts.shape[0]):
         s = starts[i]
         o = out_offsets[i]
@@ -280,10 +287,15 @@ def _build(type_, data, offsets, validity, start, end):
     return arr.cast(type_) if is_view(type_) else arr
 
 
+def is_non_decreasing(a) -> bool:
+    """Whether ``a[i] <= a[i + 1]`` for all i (``a``: 1-D integers, compared as int64): one pass
+    without temporaries, 3x faster than ``np.any(np.diff(a) < 0)`` (0.06 vs 0.19 ms for 229,000
+    offsets)."""
+    return bool(_non_decreasing(readonly(a, np.int64)))  # read-only: one compiled signature
+
+
 @numba.njit(cache=True, nogil=True)
-def is_non_decreasing(a):
-    """Whether ``a[i] <= a[i + 1]`` for all i: one pass without temporaries, 3x faster than
-    ``np.any(np.diff(a) < 0)`` (0.06 vs 0.19 ms for 229,000 offsets)."""
+def _non_decreasing(a):
     for i in range(a.shape[0] - 1):
         if a[i + 1] < a[i]:
             return False

@@ -85,8 +85,9 @@ def load_word(data, pos, end, size):
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext):
-    """Fill the matcher tables (see :func:`build_lookup`) for symbols sorted longest first."""
+def _fill(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail):
+    """Fill the matcher tables (see :func:`build_lookup`) for symbols sorted longest first;
+    ``tail`` (HASH_SIZE) is scratch."""
     n = packed.shape[0]
     for i in range(n):
         if lengths[i] == 1:
@@ -103,7 +104,6 @@ def _fill(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, en
             )
     for h in range(HASH_SIZE):
         hhead[h] = -1
-    tail = np.empty(HASH_SIZE, dtype=np.int32)
     m = 0
     for i in range(n):
         ln = np.int64(lengths[i])
@@ -154,7 +154,8 @@ def build_lookup(packed, lengths, codes_of, byte_code):
               np.empty(HASH_SIZE, dtype=np.int32), np.zeros(256, dtype=np.uint64),
               np.zeros(256, dtype=np.int32), np.zeros(256, dtype=np.int32))
     _fill(readonly(np.asarray(packed)[order], np.uint64), readonly(lengths[order], np.int64),
-          readonly(np.asarray(codes_of)[order], np.int32), *tables)
+          readonly(np.asarray(codes_of)[order], np.int32), *tables,
+          np.empty(HASH_SIZE, dtype=np.int32))
     return tuple(readonly(t, t.dtype) for t in tables)
 
 

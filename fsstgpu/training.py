@@ -62,24 +62,11 @@ def _mix(x):
 
 
 @numba.njit(cache=True, nogil=True)
-def make_sample(data, offsets, lo, hi, target, seed):
-    """Sample strings ``lo:hi``: all of them if they hold < ``target`` bytes, else random
-    strings (a random 512-byte piece of longer ones) until ``target`` bytes are collected.
-    Returns the sample's bytes and its n + 1 offsets."""
-    total = offsets[hi] - offsets[lo]
+def _draw_sample(data, offsets, lo, hi, target, seed, sdata, soffs):
+    """Random strings of ``lo:hi`` (a random 512-byte piece of longer ones) until ``target``
+    bytes are collected into ``sdata`` (``target + 511`` bytes), their ends into ``soffs[1:]``
+    (``soffs[0] == 0``; ``target + 1`` more entries). Returns the number of pieces."""
     n = hi - lo
-    if total < target:
-        base = offsets[lo]
-        sdata = np.empty(total, dtype=np.uint8)
-        for j in range(total):
-            sdata[j] = data[base + j]
-        soffs = np.empty(n + 1, dtype=np.int64)
-        for i in range(n + 1):
-            soffs[i] = offsets[lo + i] - base
-        return sdata, soffs
-    sdata = np.empty(target + SAMPLE_LINE, dtype=np.uint8)
-    soffs = np.empty(target + 2, dtype=np.int64)  # every piece has at least one byte
-    soffs[0] = 0
     k = 0
     filled = 0
     state = np.uint64(seed)
@@ -91,22 +78,35 @@ def make_sample(data, offsets, lo, hi, target, seed):
             if line == hi:
                 line = lo
         ln = offsets[line + 1] - offsets[line]
-        pieces = 1 + (ln - 1) // SAMPLE_LINE
         state = _mix(state)
-        start = SAMPLE_LINE * np.int64(state % np.uint64(pieces))
-        take = min(ln - start, SAMPLE_LINE)
-        src = offsets[line] + start
-        for j in range(take):
-            sdata[filled + j] = data[src + j]
-        filled += take
+        start = SAMPLE_LINE * np.int64(state % np.uint64(1 + (ln - 1) // SAMPLE_LINE))
+        src = offsets[line] + start - filled
+        end = filled + (ln - start if ln - start < SAMPLE_LINE else SAMPLE_LINE)
+        while filled < end:
+            sdata[filled] = data[src + filled]
+            filled += 1
         k += 1
         soffs[k] = filled
-    return sdata[:filled], soffs[: k + 1]
+    return k
 
 
 def sample_of(data, offsets, lo, hi, target, seed):
-    """:func:`make_sample` of checked arrays (:func:`checked_input`), as read-only arrays."""
-    sdata, soffs = make_sample(data, offsets, int(lo), int(hi), int(target), int(seed))
+    """Sample strings ``lo:hi`` of checked arrays (:func:`checked_input`): all of them if they
+    hold < ``target`` bytes, else random strings (a random 512-byte piece of longer ones) from
+    a generator seeded with ``seed``, until ``target`` bytes are collected.
+
+    Returns the sample's bytes and its offsets (from 0), as read-only arrays.
+    """
+    lo, hi, target = int(lo), int(hi), int(target)
+    if offsets[hi] - offsets[lo] < target:
+        sdata = data[offsets[lo] : offsets[hi]]
+        soffs = offsets[lo : hi + 1] - offsets[lo]
+    else:
+        sdata = np.empty(target + SAMPLE_LINE, dtype=np.uint8)
+        soffs = np.empty(target + 2, dtype=np.int64)  # every piece has at least one byte
+        soffs[0] = 0
+        k = _draw_sample(data, offsets, lo, hi, target, int(seed), sdata, soffs)
+        sdata, soffs = sdata[: soffs[k]], soffs[: k + 1]
     return readonly(sdata, np.uint8), readonly(soffs, np.int64)
 
 
@@ -174,16 +174,14 @@ def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl,
 
 @numba.njit(cache=True, nogil=True)
 def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
-                single_weight):
-    """The next table's candidates, each symbol once with its summed gain: ``(values,
-    lengths, gains)``. Candidates are the current symbols and escaped bytes (``count1``) and,
-    when frac < 128, the pairs ``pair_idx`` (code1 * 512 + code2) seen ``pair_cnt`` times;
-    those seen fewer than ``min_count * frac / 128`` times are dropped."""
+                single_weight, cval, clen, cgain, slot_of):
+    """The next table's candidates, each symbol once with its summed gain, into
+    ``cval``/``clen``/``cgain`` (values, lengths, gains); returns their number. Candidates are
+    the current symbols and escaped bytes (``count1``) and, when frac < 128, the pairs
+    ``pair_idx`` (code1 * 512 + code2) seen ``pair_cnt`` times; those seen fewer than
+    ``min_count * frac / 128`` times are dropped. The outputs need room for all of them;
+    ``slot_of`` (scratch) for twice as many, and at least 1024."""
     npairs = pair_idx.shape[0] if frac < 128 else 0
-    cap = _CODE_BASE + nsym + npairs
-    cval = np.empty(cap, dtype=np.uint64)
-    clen = np.empty(cap, dtype=np.int64)
-    cgain = np.empty(cap, dtype=np.int64)
     m = 0
     thr = (min_count * frac) // 128
     for k in range(_CODE_BASE + nsym):
@@ -222,7 +220,6 @@ def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_co
     cap = 1024
     while cap < 2 * m:
         cap *= 2
-    slot_of = np.empty(cap, dtype=np.int64)
     for h in range(cap):
         slot_of[h] = -1
     u = 0
@@ -243,7 +240,7 @@ def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_co
                 cgain[q] += cgain[k]
                 break
             h = (h + 1) & (cap - 1)
-    return cval[:u], clen[:u], cgain[:u]
+    return u
 
 
 def _admitted(vals, lens):
@@ -284,9 +281,12 @@ def _choose(uval, ulen, ugain):
 def _next_table(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
                 single_weight):
     """The next table from the round's counts: ``(values, lengths)`` of its symbols."""
-    uval, ulen, ugain = _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt,
-                                    min_count, single_weight)
-    best = _choose(uval, ulen, ugain)
+    m = _CODE_BASE + nsym + len(pair_idx)
+    uval, ulen, ugain = (np.empty(m, np.uint64), np.empty(m, np.int64), np.empty(m, np.int64))
+    slot_of = np.empty(max(1024, 4 * m), np.int64)
+    u = _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
+                    single_weight, uval, ulen, ugain, slot_of)
+    best = _choose(uval[:u], ulen[:u], ugain[:u])
     return uval[best], ulen[best]
 
 
