@@ -85,10 +85,11 @@ def load_word(data, pos, end, size):
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail):
-    """Fill the matcher tables (see :func:`build_lookup`) for symbols sorted longest first;
-    ``tail`` (HASH_SIZE) is scratch."""
-    n = packed.shape[0]
+def fill(n, packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail):
+    """Fill the matcher tables (see :func:`build_lookup`) for the first ``n`` symbols of
+    ``packed``/``lengths`` (sorted longest first) with codes ``codes_of``; ``byte_code`` must
+    hold its "no symbol" entries already, ``tail`` is scratch. The arrays are
+    :func:`lookup_scratch`'s (writable: the trainer calls this from its own kernel)."""
     for i in range(n):
         if lengths[i] == 1:
             byte_code[np.int64(packed[i] & np.uint64(0xFF))] = np.int32(codes_of[i]) | np.int32(
@@ -123,19 +124,28 @@ def _fill(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, en
             short_code[w2] = short_code[w2] | LONG_FLAG
 
 
+def lookup_scratch():
+    """Fresh arrays for :func:`fill`: ``(packed, lengths, codes_of, byte_code, short_code,
+    hhead, ekey, ecl, enext, tail)``, room for 256 symbols."""
+    return (np.zeros(256, np.uint64), np.zeros(256, np.int64), np.zeros(256, np.int32),
+            np.empty(256, np.int32), np.empty(65536, np.int32), np.empty(HASH_SIZE, np.int32),
+            np.zeros(256, np.uint64), np.zeros(256, np.int32), np.zeros(256, np.int32),
+            np.empty(HASH_SIZE, np.int32))
+
+
 def build_lookup(packed, lengths, codes_of, byte_code):
     """The matcher tables for symbols ``packed``/``lengths`` with codes ``codes_of``.
 
     Parameters
     ----------
     packed : numpy.ndarray of uint64
-        The symbols' bytes, little-endian, zero beyond each symbol's length.
+        The symbols' bytes, little-endian, zero beyond each symbol's length (at most 256).
     lengths : numpy.ndarray of integers
         Their lengths (1-8).
     codes_of : numpy.ndarray of integers
         The code of each symbol (< 65536).
     byte_code : numpy.ndarray of int32, shape (256,)
-        The 1-byte table's "no symbol" entries (an escape, for the encoder); a copy is filled.
+        The 1-byte table's "no symbol" entries (an escape, for the encoder).
 
     Returns
     -------
@@ -150,13 +160,13 @@ def build_lookup(packed, lengths, codes_of, byte_code):
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     order = np.argsort(-lengths, kind="stable")  # longest first
-    tables = (np.array(byte_code, dtype=np.int32), np.empty(65536, dtype=np.int32),
-              np.empty(HASH_SIZE, dtype=np.int32), np.zeros(256, dtype=np.uint64),
-              np.zeros(256, dtype=np.int32), np.zeros(256, dtype=np.int32))
-    _fill(readonly(np.asarray(packed)[order], np.uint64), readonly(lengths[order], np.int64),
-          readonly(np.asarray(codes_of)[order], np.int32), *tables,
-          np.empty(HASH_SIZE, dtype=np.int32))
-    return tuple(readonly(t, t.dtype) for t in tables)
+    n = len(order)
+    scratch = lookup_scratch()
+    for dest, src in zip(scratch[:3], (packed, lengths, codes_of), strict=True):
+        dest[:n] = np.asarray(src)[order]
+    scratch[3][:] = byte_code
+    fill(n, *scratch)
+    return tuple(readonly(t, t.dtype) for t in scratch[3:9])
 
 
 @functools.lru_cache(maxsize=64)

@@ -32,7 +32,15 @@ import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
 from fsstgpu.jit import readonly
-from fsstgpu.matcher import HASH_PRIME, HASH_SIZE, LONG_FLAG, build_lookup, hash3, load_word
+from fsstgpu.matcher import (
+    HASH_PRIME,
+    HASH_SIZE,
+    LONG_FLAG,
+    fill,
+    hash3,
+    load_word,
+    lookup_scratch,
+)
 from fsstgpu.symbol_table import MAX_SYMBOLS, SymbolTable
 
 DEFAULT_SAMPLE_BYTES = 48 << 10
@@ -46,10 +54,8 @@ SEED = 4637947
 SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
 _CODE_BASE = 256  # training codes 0-255 are escaped bytes, 256-510 real symbols
 _NCODES = 512
-_RANKED = 320  # candidates ranked first (see _choose)
+_RANKED = 320  # candidates ranked first (see _next_table)
 _ESCAPED_BYTES = np.arange(256, dtype=np.int32) | np.int32(1 << 16)  # code b, length 1
-_BYTE_VALUES = np.arange(256, dtype=np.uint64)
-_BYTE_LENGTHS = np.ones(256, dtype=np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -98,6 +104,7 @@ def sample_of(data, offsets, lo, hi, target, seed):
     Returns the sample's bytes and its offsets (from 0), as read-only arrays.
     """
     lo, hi, target = int(lo), int(hi), int(target)
+    data, offsets = readonly(data, np.uint8), readonly(offsets, np.int64)
     if offsets[hi] - offsets[lo] < target:
         sdata = data[offsets[lo] : offsets[hi]]
         soffs = offsets[lo : hi + 1] - offsets[lo]
@@ -173,15 +180,70 @@ def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl,
 
 
 @numba.njit(cache=True, nogil=True)
-def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
-                single_weight, cval, clen, cgain, slot_of):
-    """The next table's candidates, each symbol once with its summed gain, into
-    ``cval``/``clen``/``cgain`` (values, lengths, gains); returns their number. Candidates are
-    the current symbols and escaped bytes (``count1``) and, when frac < 128, the pairs
-    ``pair_idx`` (code1 * 512 + code2) seen ``pair_cnt`` times; those seen fewer than
-    ``min_count * frac / 128`` times are dropped. The outputs need room for all of them;
-    ``slot_of`` (scratch) for twice as many, and at least 1024."""
-    npairs = pair_idx.shape[0] if frac < 128 else 0
+def _before(gain_a, val_a, len_a, gain_b, val_b, len_b):
+    """Whether candidate a ranks before b: more gain, then smaller value, then shorter (a total
+    order on distinct symbols, so the table does not depend on candidate order). Scalars, not
+    arrays: array arguments cost refcount updates per call, 50x slower in this loop."""
+    return gain_a > gain_b or (gain_a == gain_b and (val_a < val_b
+                                                     or (val_a == val_b and len_a < len_b)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank(val, ln, gain, u, keep, heap):
+    """The best ``keep`` of candidates ``0:u`` in rank order (:func:`_before`) into
+    ``heap[:keep]``: a binary heap of the best so far whose root is the worst of them, then
+    heap-sorted by moving the root to the end, repeatedly."""
+    size = min(u, keep)
+    for t in range(u + size - 1 if u else 0):
+        if t < u:  # candidate t: into the heap while it has room, else instead of its root
+            c = t
+            if t < size:
+                i = t
+                while i > 0:  # up: a parent ranks after its children
+                    q = heap[(i - 1) // 2]
+                    if not _before(gain[q], val[q], ln[q], gain[c], val[c], ln[c]):
+                        break
+                    heap[i] = q
+                    i = (i - 1) // 2
+                heap[i] = c
+                continue
+            q = heap[0]
+            if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
+                continue
+            lim = size
+        else:  # sorting: the root (worst left) goes to the end, the end element to the root
+            lim = size - 1 - (t - u)
+            c = heap[lim]
+            heap[lim] = heap[0]
+        i = 0
+        while 2 * i + 1 < lim:  # down from the root, within heap[:lim]
+            w = 2 * i + 1
+            q = heap[w]
+            if w + 1 < lim:
+                r = heap[w + 1]
+                if _before(gain[q], val[q], ln[q], gain[r], val[r], ln[r]):
+                    w, q = w + 1, r  # the child that ranks last
+            if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
+                break
+            heap[i] = q
+            i = w
+        heap[i] = c
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched, min_count,
+                single_weight, cval, clen, cgain, slot_of, heap, taken):
+    """Make the next table from a round's counts; write it over codes 256+ of
+    ``sym_val``/``sym_len`` and return its size. The pair counters read are zeroed.
+
+    Candidates are the current symbols and escaped bytes (``count1``; single bytes weighted by
+    ``single_weight``) and, when frac < 128, the concatenated pairs counted in ``count2`` at
+    the ``ntouched`` indices ``touched``; candidates seen fewer than ``min_count * frac / 128``
+    times are dropped, the same symbol from several sources is merged (gains summed), and the
+    best 255 by gain (``count * length``) are taken, a 3+ byte symbol only when no better one
+    has its hash slot. ``cval``/``clen``/``cgain``/``heap`` are scratch for all candidates,
+    ``slot_of`` for twice as many (at least 1024), ``taken`` (HASH_SIZE) must be all False.
+    """
     m = 0
     thr = (min_count * frac) // 128
     for k in range(_CODE_BASE + nsym):
@@ -197,11 +259,12 @@ def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_co
         clen[m] = ln
         cgain[m] = cnt * ln
         m += 1
-    for t in range(npairs):
-        cnt = pair_cnt[t]
+    for t in range(ntouched if frac < 128 else 0):
+        idx = touched[t]
+        cnt = np.int64(count2[idx])
+        count2[idx] = 0  # zero again for the next round
         if cnt < thr:
             continue
-        idx = pair_idx[t]
         p1 = idx // _NCODES
         l1 = sym_len[p1]
         if l1 >= 8:
@@ -216,13 +279,13 @@ def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_co
         cgain[m] = cnt * ln
         m += 1
     # Merge duplicates (the same symbol can arise from several pairs) in a hash map keyed by
-    # (value, length); unique candidates keep the order they were first seen in.
+    # (value, length), compacting the candidates in place in order of first sight.
     cap = 1024
     while cap < 2 * m:
         cap *= 2
     for h in range(cap):
         slot_of[h] = -1
-    u = 0
+    u = np.int64(0)  # not a literal 0: callees would compile for Literal[int](0) too
     for k in range(m):
         v = cval[k]
         ln = clen[k]
@@ -240,60 +303,34 @@ def _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_co
                 cgain[q] += cgain[k]
                 break
             h = (h + 1) & (cap - 1)
-    return u
-
-
-def _admitted(vals, lens):
-    """Which of the ranked candidates ``vals``/``lens`` a table takes: every 1-2 byte symbol,
-    and a 3+ byte symbol when no better-ranked one has its hash slot."""
-    ok = lens < 3
-    long = np.flatnonzero(~ok)
-    p = (vals[long] & np.uint64(0xFFFFFF)) * HASH_PRIME  # hash3, vectorised
-    slots = (p ^ (p >> np.uint64(15))) & np.uint64(HASH_SIZE - 1)
-    ok[long[np.unique(slots, return_index=True)[1]]] = True
-    return ok
-
-
-def _choose(uval, ulen, ugain):
-    """Indices of the next table's symbols among the unique candidates, in table order."""
-    # Best gain first, ties by smaller value then shorter length (a total order: deterministic).
     # Only the top few hundred can be chosen, so rank those first: 255 symbols plus room for
     # 3+ byte symbols rejected for a taken hash slot (about 5 of 4096 slots collide for 200
-    # symbols); rank everything only if that runs out.
+    # symbols); rank everything if that runs out.
     # One symbol of 3+ bytes per hash slot (the reference's rule). The matcher could chain
     # more, but measured on dbtext the ratio drops (2.18 -> 2.17, genome -4%): overlapping
     # symbols such as "the" and "the " share their counts and crowd out other symbols.
-    u = len(ugain)
     keep = min(u, _RANKED)
-    if keep < u:
-        cut = np.partition(ugain, u - keep)[u - keep]
-        sel = np.flatnonzero(ugain >= cut)  # all candidates tied with the keep-th best too
-    else:
-        sel = np.arange(u)
     while True:
-        ranked = sel[np.lexsort((ulen[sel], uval[sel], -ugain[sel]))]
-        ok = _admitted(uval[ranked], ulen[ranked])
-        if np.count_nonzero(ok) >= MAX_SYMBOLS or len(sel) == u:
-            return ranked[ok][:MAX_SYMBOLS]
-        sel = np.arange(u)
-
-
-def _next_table(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
-                single_weight):
-    """The next table from the round's counts: ``(values, lengths)`` of its symbols."""
-    m = _CODE_BASE + nsym + len(pair_idx)
-    uval, ulen, ugain = (np.empty(m, np.uint64), np.empty(m, np.int64), np.empty(m, np.int64))
-    slot_of = np.empty(max(1024, 4 * m), np.int64)
-    u = _candidates(frac, sym_val, sym_len, nsym, count1, pair_idx, pair_cnt, min_count,
-                    single_weight, uval, ulen, ugain, slot_of)
-    best = _choose(uval[:u], ulen[:u], ugain[:u])
-    return uval[best], ulen[best]
-
-
-def _lookup(vals, lens):
-    """The trainer's matcher tables: code 256 + i for symbol i, escaped byte b is code b."""
-    return build_lookup(vals, lens, _CODE_BASE + np.arange(len(vals), dtype=np.int32),
-                        _ESCAPED_BYTES)
+        _rank(cval, clen, cgain, u, keep, heap)
+        n = 0
+        for r in range(keep):
+            c = heap[r]
+            if clen[c] >= 3:
+                h = hash3(cval[c])
+                if taken[h]:
+                    continue
+                taken[h] = True
+            sym_val[_CODE_BASE + n] = cval[c]
+            sym_len[_CODE_BASE + n] = clen[c]
+            n += 1
+            if n == MAX_SYMBOLS:
+                break
+        for i in range(n):  # leave taken all False again
+            if sym_len[_CODE_BASE + i] >= 3:
+                taken[hash3(sym_val[_CODE_BASE + i])] = False
+        if n == MAX_SYMBOLS or keep == u:
+            return n
+        keep = u
 
 
 def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
@@ -302,36 +339,43 @@ def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
     cannot overflow)."""
     # A pair counter gets at most one increment per sample byte: 16 bits suffice for samples
     # under 64 KB (the default) and halve the counters' 1 MB, which then stay in the L2 cache
-    # (training 10% faster). Each counter type is its own compile of _compress_count, done
-    # only when first needed.
+    # (training 10% faster). Each counter type is its own compile of the kernels that take
+    # it, done only when first needed.
     if counter is None:
         counter = np.uint16 if len(sdata) < 65536 else np.int32
-    count2 = np.zeros(_NCODES * _NCODES, dtype=counter)
-    touched = np.empty(2 * len(sdata) + 2, dtype=np.int64)
-    count1 = np.zeros(_NCODES, dtype=np.int64)
-    no_pairs = readonly(np.zeros(0), np.int64)
-    # codes 0-255: escaped bytes (value b, length 1); 256 + i: symbol i
-    vals, lens = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    count2 = np.zeros(_NCODES * _NCODES, counter)
+    touched = np.empty(2 * len(sdata) + 2, np.int64)
+    ncand = _NCODES + len(touched)  # symbols, escaped bytes and pairs
+    scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
+               np.empty(max(1024, 2 * ncand), np.int64), np.empty(ncand, np.int64),
+               np.zeros(HASH_SIZE, np.bool_))
+    _, _, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail = lookup_scratch()
+    codes_of[:] = _CODE_BASE + np.arange(256)
+    # codes 0-255: escaped bytes (value b, length 1), 256 + i: symbol i of the current table
+    sym_val = np.arange(_NCODES, dtype=np.uint64)
+    sym_len = np.ones(_NCODES, np.int64)
+    count1 = np.zeros(_NCODES, np.int64)
+    nsym = 0
     best_gain, best = -(1 << 62), None
     for frac in [8, 38, 68, 98] + [127] * extra_rounds + [128]:
+        # The matcher: code 256 + i for symbol i. fill() wants symbols longest first, but
+        # only for chains of 3+ byte symbols sharing a hash slot, which trained tables never
+        # have (one per slot), so table order serves.
+        byte_code[:] = _ESCAPED_BYTES
+        fill(nsym, sym_val[_CODE_BASE:], sym_len[_CODE_BASE:], codes_of, byte_code, short_code,
+             hhead, ekey, ecl, enext, tail)
         count1[:] = 0
-        gain, ntouched = _compress_count(sdata, soffs, frac, *_lookup(vals, lens), count1,
-                                         count2, touched)
-        sym_val = np.concatenate((_BYTE_VALUES, vals))
-        sym_len = np.concatenate((_BYTE_LENGTHS, lens))
+        gain, ntouched = _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey,
+                                         ecl, enext, count1, count2, touched)
         if gain >= best_gain:
-            best_gain, best = gain, (sym_val, sym_len, len(vals), count1.copy())
+            best_gain, best = gain, (sym_val.copy(), sym_len.copy(), nsym, count1.copy())
         if frac < 128:
-            pair_idx = touched[:ntouched]
-            pair_cnt = count2[pair_idx].astype(np.int64)
-            count2[pair_idx] = 0
-            vals, lens = _next_table(frac, readonly(sym_val, np.uint64),
-                                     readonly(sym_len, np.int64), len(vals),
-                                     readonly(count1, np.int64), readonly(pair_idx, np.int64),
-                                     readonly(pair_cnt, np.int64), min_count, single_weight)
+            nsym = _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
+                               min_count, single_weight, *scratch)
     sym_val, sym_len, nsym, count1 = best
-    return _next_table(128, readonly(sym_val, np.uint64), readonly(sym_len, np.int64), nsym,
-                       readonly(count1, np.int64), no_pairs, no_pairs, min_count, single_weight)
+    n = _next_table(128, sym_val, sym_len, nsym, count1, count2, touched, 0, min_count,
+                    single_weight, *scratch)
+    return sym_val[_CODE_BASE : _CODE_BASE + n].copy(), sym_len[_CODE_BASE : _CODE_BASE + n].copy()
 
 
 def _table_from(vals, lens) -> SymbolTable:

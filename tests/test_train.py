@@ -193,31 +193,48 @@ def _hash3(value):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_choose_ranks_by_gain_value_length_and_gives_each_long_symbol_its_own_slot(seed):
+def test_next_table_ranks_by_gain_value_length_and_gives_long_symbols_their_own_slot(seed):
     """The next table: candidates by gain (descending), then value, then length (ascending);
     a 3+ byte symbol only when no better one has its hash slot; at most 255."""
     from fsstgpu import training
 
     rng = np.random.default_rng(seed)
-    u = int(rng.integers(1, 1500))
+    nsym = int(rng.integers(1, 257))
     # few distinct low 3 bytes: long symbols collide in hash slots (the ranked prefix runs out)
-    low = rng.integers(0, 1 << 24, int(rng.integers(1, 400)))
-    vals = rng.choice(low, u).astype(np.uint64) | (rng.integers(0, 4, u).astype(np.uint64) << 24)
-    lens = rng.integers(1, 9, u).astype(np.int64)
-    _, first = np.unique(np.stack([vals, lens.astype(np.uint64)]), axis=1, return_index=True)
-    vals, lens = vals[np.sort(first)], lens[np.sort(first)]  # (value, length) pairs are unique
-    gains = rng.integers(0, int(rng.integers(1, 50)), len(vals)).astype(np.int64)  # many ties
-    ranked = sorted(range(len(vals)), key=lambda k: (-int(gains[k]), int(vals[k]), int(lens[k])))
+    low = rng.integers(0, 1 << 24, int(rng.integers(1, 200)))
+    lens = rng.integers(2, 9, nsym).astype(np.int64)
+    vals = (rng.choice(low, nsym).astype(np.uint64)
+            | (rng.integers(0, 1 << 16, nsym).astype(np.uint64) << np.uint64(24)))
+    vals &= (np.uint64(1) << (8 * lens).astype(np.uint64)) - np.uint64(1)
+    keep = np.unique(np.stack([vals, lens.astype(np.uint64)]), axis=1, return_index=True)[1]
+    vals, lens = vals[np.sort(keep)], lens[np.sort(keep)]  # distinct symbols
+    nsym = len(vals)
+    sym_val = np.concatenate((np.arange(256, dtype=np.uint64), vals,
+                              np.zeros(256 - nsym, np.uint64)))
+    sym_len = np.concatenate((np.ones(256, np.int64), lens, np.ones(256 - nsym, np.int64)))
+    count1 = np.zeros(512, np.int64)
+    count1[: 256 + nsym] = rng.integers(0, int(rng.integers(2, 50)), 256 + nsym)  # many ties
+    # reference: every used code is a candidate with gain count * length
+    cand = [k for k in range(256 + nsym) if count1[k] > 0]
+    ranked = sorted(cand, key=lambda k: (-int(count1[k] * sym_len[k]), int(sym_val[k]),
+                                         int(sym_len[k])))
     expect, taken = [], set()
     for k in ranked:
         if len(expect) == 255:
             break
-        if lens[k] >= 3:
-            if _hash3(int(vals[k])) in taken:
+        if sym_len[k] >= 3:
+            if _hash3(int(sym_val[k])) in taken:
                 continue
-            taken.add(_hash3(int(vals[k])))
-        expect.append(k)
-    assert training._choose(vals, lens, gains).tolist() == expect
+            taken.add(_hash3(int(sym_val[k])))
+        expect.append((int(sym_val[k]), int(sym_len[k])))
+    ncand = 1024
+    scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
+               np.empty(2 * ncand, np.int64), np.empty(ncand, np.int64), np.zeros(4096, bool))
+    n = training._next_table(128, sym_val, sym_len, nsym, count1, np.zeros(512 * 512, np.uint16),
+                             np.zeros(1, np.int64), 0, 1, 1, *scratch)
+    got = list(zip(sym_val[256 : 256 + n].tolist(), sym_len[256 : 256 + n].tolist(), strict=True))
+    assert got == expect
+    assert not scratch[-1].any()  # the hash-slot scratch is left clear
 
 
 def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
