@@ -9,13 +9,11 @@ of the current table jumps, and trains one table per block.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from fsstgpu.encoder import encode_chunk
 from fsstgpu.matcher import ESCAPES, build_lookup
-from fsstgpu.parallel import run_tasks, shared_pool
+from fsstgpu.parallel import run_tasks, shared_pool, usable_cores
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import (
     SAMPLE_LINE,
@@ -41,12 +39,20 @@ def _encoded_size(lookup, data, offsets, scratch, scratch_offs) -> int:
 
 def _range_cost(lookup, data, offsets, lo, hi):
     """Code bytes per string byte when strings ``lo:hi`` are encoded with matcher ``lookup``."""
-    raw = int(offsets[hi] - offsets[lo])
-    if raw == 0:
-        return 1.0
-    scratch = np.empty(2 * raw + 1, dtype=np.uint8)
-    offs = np.empty(hi - lo + 1, dtype=np.int64)
-    return _encoded_size(lookup, data, offsets[lo : hi + 1], scratch, offs) / raw
+    return float(_piece_costs(lookup, data, offsets, np.array([lo, hi]))[0])
+
+
+def _piece_costs(lookup, data, offsets, pieces):
+    """:func:`_range_cost` of each run of strings ``pieces[k]:pieces[k + 1]`` (1.0 for an empty
+    one), from one encoding of them all (strings encode independently)."""
+    lo, hi = int(pieces[0]), int(pieces[-1])
+    offs = offsets[lo : hi + 1]
+    scratch = np.empty(2 * int(offs[-1] - offs[0]) + 1, dtype=np.uint8)
+    code_offsets = np.empty(hi - lo + 1, dtype=np.int64)
+    code_offsets[-1] = _encoded_size(lookup, data, offs, scratch, code_offsets)
+    raw = np.diff(offsets[pieces])
+    coded = np.diff(code_offsets[pieces - lo])
+    return np.where(raw > 0, coded / np.maximum(raw, 1), 1.0)
 
 
 def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
@@ -126,7 +132,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
     # Most columns stay one block, whose table is the whole column's: train it on another core
     # while this one probes, and drop it if the column gets cut.
-    spare_core = (os.cpu_count() or 1) > 1
+    spare_core = usable_cores() > 1
     whole = shared_pool().submit(train_range, data, offsets, 0, n, target) if spare_core else None
     seg = cut(0, n, segment_bytes)
     nseg = len(seg) - 1
@@ -168,10 +174,8 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
         """Where in strings lo:hi switching from table old to new costs least (None: nowhere)."""
         pieces = cut(lo, hi, probe_bytes)
         raw = np.diff(offsets[pieces]).astype(np.float64)
-        c_old = np.array([_range_cost(old, data, offsets, pieces[k], pieces[k + 1])
-                          for k in range(len(pieces) - 1)]) * raw
-        c_new = np.array([_range_cost(new, data, offsets, pieces[k], pieces[k + 1])
-                          for k in range(len(pieces) - 1)]) * raw
+        c_old = _piece_costs(old, data, offsets, pieces) * raw
+        c_new = _piece_costs(new, data, offsets, pieces) * raw
         # total[k]: old table before piece k, new table from piece k on
         total = np.concatenate(([0.0], np.cumsum(c_old))) + np.concatenate(
             (np.cumsum(c_new[::-1])[::-1], [0.0]))

@@ -54,7 +54,6 @@ SEED = 4637947
 SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
 _CODE_BASE = 256  # training codes 0-255 are escaped bytes, 256-510 real symbols
 _NCODES = 512
-_RANKED = 320  # candidates ranked first (see _next_table)
 _ESCAPED_BYTES = np.arange(256, dtype=np.int32) | np.int32(1 << 16)  # code b, length 1
 
 
@@ -189,50 +188,97 @@ def _before(gain_a, val_a, len_a, gain_b, val_b, len_b):
 
 
 @numba.njit(cache=True, nogil=True)
-def _rank(val, ln, gain, u, keep, heap):
-    """The best ``keep`` of candidates ``0:u`` in rank order (:func:`_before`) into
-    ``heap[:keep]``: a binary heap of the best so far whose root is the worst of them, then
-    heap-sorted by moving the root to the end, repeatedly."""
-    size = min(u, keep)
-    for t in range(u + size - 1 if u else 0):
-        if t < u:  # candidate t: into the heap while it has room, else instead of its root
-            c = t
-            if t < size:
-                i = t
+def _choose(val, ln, gain, u, pick, slot_best, hist, sym_val, sym_len):
+    """Write the best 255 of the distinct candidates ``0:u`` (rank order: :func:`_before`) over
+    codes 256+ of ``sym_val``/``sym_len`` (in no particular order), a 3+ byte symbol only when
+    no better one has its hash slot; return how many.
+
+    Scratch: ``pick`` (u entries), ``hist`` (1024), ``slot_best`` (HASH_SIZE, all -1, and left
+    so). Taking candidates best first, a 3+ byte one is refused exactly when a better one of
+    its hash slot was taken before it: so the taken set is the best 255 of the 1-2 byte
+    candidates and the best 3+ byte candidate of each slot. Those best 255 are found without
+    sorting: a histogram of the gains gives a threshold that keeps at least 255, and a bounded
+    heap picks the 255 among those.
+    """
+    for c in range(u):
+        if ln[c] >= 3:
+            h = hash3(val[c])
+            b = slot_best[h]
+            if b < 0 or _before(gain[c], val[c], ln[c], gain[b], val[b], ln[b]):
+                slot_best[h] = c
+    m = 0
+    top = 0
+    for c in range(u):
+        if ln[c] < 3 or slot_best[hash3(val[c])] == c:
+            pick[m] = c
+            m += 1
+            top = max(top, gain[c])
+    for c in range(u):
+        if ln[c] >= 3:
+            slot_best[hash3(val[c])] = -1
+    if m > MAX_SYMBOLS:
+        # Gains >> shift fall in 0..1023; keep the histogram's top buckets holding >= 255.
+        shift = 0
+        while top >> shift >= 1024:
+            shift += 1
+        for b in range(1024):
+            hist[b] = 0
+        for j in range(m):
+            hist[gain[pick[j]] >> shift] += 1
+        b = 1023
+        above = hist[b]
+        while above < MAX_SYMBOLS:
+            b -= 1
+            above += hist[b]
+        low = b << shift
+        k = 0
+        for j in range(m):
+            c = pick[j]
+            if gain[c] >= low:
+                pick[k] = c
+                k += 1
+        # pick[:size]: a heap of the best so far, its root the worst of them (in place: the
+        # heap never grows past the candidate being read)
+        size = 0
+        for j in range(k):
+            c = pick[j]
+            if size < MAX_SYMBOLS:
+                i = size
+                size += 1
                 while i > 0:  # up: a parent ranks after its children
-                    q = heap[(i - 1) // 2]
+                    q = pick[(i - 1) // 2]
                     if not _before(gain[q], val[q], ln[q], gain[c], val[c], ln[c]):
                         break
-                    heap[i] = q
+                    pick[i] = q
                     i = (i - 1) // 2
-                heap[i] = c
+                pick[i] = c
                 continue
-            q = heap[0]
+            q = pick[0]
             if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
                 continue
-            lim = size
-        else:  # sorting: the root (worst left) goes to the end, the end element to the root
-            lim = size - 1 - (t - u)
-            c = heap[lim]
-            heap[lim] = heap[0]
-        i = 0
-        while 2 * i + 1 < lim:  # down from the root, within heap[:lim]
-            w = 2 * i + 1
-            q = heap[w]
-            if w + 1 < lim:
-                r = heap[w + 1]
-                if _before(gain[q], val[q], ln[q], gain[r], val[r], ln[r]):
-                    w, q = w + 1, r  # the child that ranks last
-            if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
-                break
-            heap[i] = q
-            i = w
-        heap[i] = c
+            i = 0
+            while 2 * i + 1 < size:  # down from the root
+                w = 2 * i + 1
+                q = pick[w]
+                if w + 1 < size:
+                    r = pick[w + 1]
+                    if _before(gain[q], val[q], ln[q], gain[r], val[r], ln[r]):
+                        w, q = w + 1, r  # the child that ranks last
+                if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
+                    break
+                pick[i] = q
+                i = w
+            pick[i] = c
+        m = size
+    for j in range(m):
+        sym_val[_CODE_BASE + j] = val[pick[j]]
+        sym_len[_CODE_BASE + j] = ln[pick[j]]
+    return m
 
 
 @numba.njit(cache=True, nogil=True)
 def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched, min_count,
-                single_weight, cval, clen, cgain, slot_of, heap, taken):
+                single_weight, cval, clen, cgain, slot_of, pick, slot_best, hist):
     """Make the next table from a round's counts; write it over codes 256+ of
     ``sym_val``/``sym_len`` and return its size. The pair counters read are zeroed.
 
@@ -241,8 +287,8 @@ def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
     the ``ntouched`` indices ``touched``; candidates seen fewer than ``min_count * frac / 128``
     times are dropped, the same symbol from several sources is merged (gains summed), and the
     best 255 by gain (``count * length``) are taken, a 3+ byte symbol only when no better one
-    has its hash slot. ``cval``/``clen``/``cgain``/``heap`` are scratch for all candidates,
-    ``slot_of`` for twice as many (at least 1024), ``taken`` (HASH_SIZE) must be all False.
+    has its hash slot. Scratch: ``cval``/``clen``/``cgain``/``pick`` for all candidates,
+    ``slot_of`` for twice as many (at least 1024), and :func:`_choose`'s.
     """
     m = 0
     thr = (min_count * frac) // 128
@@ -293,7 +339,7 @@ def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
         while True:
             q = slot_of[h]
             if q < 0:
-                slot_of[h] = u
+                slot_of[h] = np.int32(u)
                 cval[u] = v  # u <= k: overwrites only entries already read
                 clen[u] = ln
                 cgain[u] = cgain[k]
@@ -303,34 +349,10 @@ def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
                 cgain[q] += cgain[k]
                 break
             h = (h + 1) & (cap - 1)
-    # Only the top few hundred can be chosen, so rank those first: 255 symbols plus room for
-    # 3+ byte symbols rejected for a taken hash slot (about 5 of 4096 slots collide for 200
-    # symbols); rank everything if that runs out.
     # One symbol of 3+ bytes per hash slot (the reference's rule). The matcher could chain
     # more, but measured on dbtext the ratio drops (2.18 -> 2.17, genome -4%): overlapping
     # symbols such as "the" and "the " share their counts and crowd out other symbols.
-    keep = min(u, _RANKED)
-    while True:
-        _rank(cval, clen, cgain, u, keep, heap)
-        n = 0
-        for r in range(keep):
-            c = heap[r]
-            if clen[c] >= 3:
-                h = hash3(cval[c])
-                if taken[h]:
-                    continue
-                taken[h] = True
-            sym_val[_CODE_BASE + n] = cval[c]
-            sym_len[_CODE_BASE + n] = clen[c]
-            n += 1
-            if n == MAX_SYMBOLS:
-                break
-        for i in range(n):  # leave taken all False again
-            if sym_len[_CODE_BASE + i] >= 3:
-                taken[hash3(sym_val[_CODE_BASE + i])] = False
-        if n == MAX_SYMBOLS or keep == u:
-            return n
-        keep = u
+    return _choose(cval, clen, cgain, u, pick, slot_best, hist, sym_val, sym_len)
 
 
 def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
@@ -347,8 +369,8 @@ def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
     touched = np.empty(2 * len(sdata) + 2, np.int64)
     ncand = _NCODES + len(touched)  # symbols, escaped bytes and pairs
     scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
-               np.empty(max(1024, 2 * ncand), np.int64), np.empty(ncand, np.int64),
-               np.zeros(HASH_SIZE, np.bool_))
+               np.empty(max(1024, 2 * ncand), np.int32), np.empty(ncand, np.int64),
+               np.full(HASH_SIZE, -1, np.int64), np.empty(1024, np.int64))
     _, _, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail = lookup_scratch()
     codes_of[:] = _CODE_BASE + np.arange(256)
     # codes 0-255: escaped bytes (value b, length 1), 256 + i: symbol i of the current table
