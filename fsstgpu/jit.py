@@ -26,7 +26,7 @@ import numpy as np
 from numba.core import event
 
 #: what the notice says; measured on a 2-core machine (fsstgpu roundtrip of the sample dataset)
-COMPILE_NOTICE = "fsstgpu: compiling the CPU codec (first run only, ~10 s) ..."
+COMPILE_NOTICE = "fsstgpu: compiling the CPU codec (first run only, ~5 s) ..."
 
 
 def readonly(a, dtype) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import importlib
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import sys
 import numba
 import numpy as np
 import pyarrow as pa
+import pytest
 
 import fsstgpu
 from fsstgpu.blocks import plan_blocks
@@ -88,3 +90,10 @@ def test_compiling_prints_one_line_on_stderr(tmp_path):
     again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=env, check=True)
     assert again.stderr == ""  # loaded from the disk cache: nothing compiles
+
+
+@pytest.mark.parametrize("module", ["fsstgpu.jit", "fsstgpu.matcher", "fsstgpu.blocks",
+                                    "fsstgpu.decoder", "fsstgpu.scan", "fsstgpu.parallel"])
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
