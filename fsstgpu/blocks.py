@@ -16,7 +16,6 @@ from fsstgpu.matcher import ESCAPES, build_lookup
 from fsstgpu.parallel import run_tasks, shared_pool, usable_cores
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import (
-    SAMPLE_LINE,
     SEED,
     checked_input,
     probe_symbols,
@@ -138,13 +137,13 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     nseg = len(seg) - 1
     probe_bytes = 4 << 10
     probe_train = 8 << 10
-    scratch = np.empty(2 * (probe_bytes + SAMPLE_LINE) + 1, dtype=np.uint8)
-    scratch_offs = np.empty(probe_bytes + 2, dtype=np.int64)
 
     def probe(lookup, s):
         """Code bytes per byte of a small sample of segment s encoded with ``lookup``."""
         sdata, soffs = sample_of(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s)
         raw = int(soffs[-1])
+        scratch = np.empty(2 * len(sdata) + 1, dtype=np.uint8)
+        scratch_offs = np.empty(len(soffs), dtype=np.int64)
         return _encoded_size(lookup, sdata, soffs, scratch, scratch_offs) / raw if raw else 0.0
 
     def probe_table(lo, hi):
@@ -186,10 +185,44 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
     recheck = 16  # segments between checks for a better table (a change to better-compressing data)
     drift_bytes = 1 << 20
+    # The walk below is sequential, but what it asks for next is mostly known: the probe cost
+    # of each following segment with the current table, and every recheck-th segment's fresh
+    # table with its cost on the segment after. Those are computed ahead, a batch at a time,
+    # on all cores (memoised by (table number, segment); the work after a cut is wasted).
+    ahead = 4 * usable_cores() if spare_core else 1
+    cost_of = {}  # (table number, segment) -> probe cost; (-1 - s, s + 1): fresh table of s
+    fresh_of = {}  # segment -> its fresh probe table
+
+    def cost(tno, lookup, s, since):
+        """probe(lookup, s), lookup being table number tno (< 0: segment -1 - tno's fresh one)."""
+        if tno < 0 and (tno, s) not in cost_of:
+            cost_of[tno, s] = probe(lookup, s)
+        if (tno, s) not in cost_of:
+            jobs = [t for t in range(s, min(nseg, s + ahead)) if (tno, t) not in cost_of]
+            jobs += [-1 - t for t in range(s, min(nseg, s + ahead))
+                     if (t - since) % recheck == recheck - 1 and t not in fresh_of]
+
+            def job(k):
+                t = jobs[k]
+                if t >= 0:
+                    cost_of[tno, t] = probe(lookup, t)
+                else:  # a fresh table and its cost on the next segment
+                    t = -1 - t
+                    nxt = min(t + 1, nseg - 1)
+                    fresh_of[t] = probe_table(int(seg[t]), int(seg[t + 1]))
+                    cost_of[-1 - t, nxt] = probe(fresh_of[t], nxt)
+
+            run_tasks(job, len(jobs))
+        return cost_of[tno, s]
+
     starts = [0]
     table, base = start_block(0)
+    tno = 0  # the current table's number
     block_bytes = 0
     for s in range(nseg):
+        for key in [key for key in cost_of if key[1] < s]:  # keep only what is ahead
+            del cost_of[key]
+        fresh_of.pop(s - 1, None)  # a fresh table is ~300 KB of matcher
         seg_bytes = int(offsets[seg[s + 1]] - offsets[seg[s]])
         lo_seg, hi_seg = int(seg[s]), int(seg[s + 1])
         if lo_seg > starts[-1] and seg_bytes:
@@ -199,16 +232,18 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
             elif table is None:
                 at = lo_seg
             else:
-                cost = probe(table, s)
                 since = int(np.searchsorted(seg, starts[-1], side="right"))  # first whole segment
                 # Drift (e.g. a sorted key) splits only blocks of drift_bytes; a shorter block
                 # needs a change that doubles the cost.
                 tol = tolerance if block_bytes >= drift_bytes else 1.0
-                worse = cost > base * (1.0 + tol)
+                worse = cost(tno, table, s, since) > base * (1.0 + tol)
                 if worse or (s - since) % recheck == recheck - 1:
-                    fresh = probe_table(lo_seg, hi_seg)
+                    if s not in fresh_of:
+                        fresh_of[s] = probe_table(lo_seg, hi_seg)
+                    fresh = fresh_of[s]
                     nxt = min(s + 1, nseg - 1)
-                    if worse or probe(fresh, nxt) * (1.0 + tol) < probe(table, nxt):
+                    if worse or (cost(-1 - s, fresh, nxt, since) * (1.0 + tol)
+                                 < cost(tno, table, nxt, since)):
                         # never shorter than the probe table's training range
                         first = int(np.searchsorted(offsets, offsets[starts[-1]] + probe_bytes
                                                     + probe_train))
@@ -222,6 +257,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
             if at is not None:
                 starts.append(at)
                 table, base = start_block(at)
+                tno += 1
                 block_bytes = int(offsets[lo_seg] - offsets[at])
                 if whole is not None:
                     whole.cancel()  # not needed (a no-op once it has started)

@@ -239,21 +239,28 @@ def test_next_table_ranks_by_gain_value_length_and_gives_long_symbols_their_own_
     assert (scratch[5] == -1).all()  # the hash-slot scratch is left clear
 
 
-def test_plan_blocks_same_result_with_and_without_a_second_core(monkeypatch):
-    """The speculative whole-column training gives exactly the sequential result."""
+def test_plan_blocks_same_result_with_one_two_or_eight_cores(monkeypatch):
+    """The speculative work (whole-column training, probes computed ahead on every core) gives
+    exactly the sequential result."""
     import os
 
     rng = np.random.default_rng(8)
     uniform = _offsets(_text(40_000, seed=9))
     dna = [bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 40)) for _ in range(8_000)]
     mixed = _offsets(_text(15_000, seed=10) + dna)
-    for data, offs in (uniform, mixed):
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-        s2, t2 = plan_blocks(data, offs)
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-        s1, t1 = plan_blocks(data, offs)
-        assert np.array_equal(s1, s2) and t1 == t2
-    assert len(t1) == 2  # the mixed column was cut (the speculative table was dropped)
+    # drifting keys: many blocks, rechecks and located cuts
+    drift = _offsets([b"/usr/share/%s/%05d/file-%d.txt" % (b"abcdefghij"[i // 4000:][:1] * 3,
+                                                            i // 97, i % 7)
+                      for i in range(40_000)])
+    results = []
+    for data, offs in (uniform, mixed, drift):
+        for cores in ({0}, {0, 1}, set(range(8))):
+            monkeypatch.setattr(os, "sched_getaffinity", lambda pid, c=cores: c, raising=False)
+            results.append(plan_blocks(data, offs, segment_bytes=16 << 10))
+        (s1, t1), (s2, t2), (s8, t8) = results[-3:]
+        assert np.array_equal(s1, s2) and np.array_equal(s1, s8) and t1 == t2 == t8
+    assert len(results[0][1]) == 1 and len(results[3][1]) >= 2  # the mixed column was cut
+    assert len(results[6][1]) > 3
 
 
 @pytest.mark.parametrize("module", ["fsstgpu.training", "fsstgpu.encoder", "fsstgpu.bench_cpu"])
