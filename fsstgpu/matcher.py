@@ -79,7 +79,7 @@ def load_word(data, pos, end, size):
             w &= (np.uint64(1) << np.uint64(8 * rem)) - np.uint64(1)
         return w
     w = np.uint64(0)
-    for j in range(min(rem, 8)):
+    for j in range(rem if rem < 8 else 8):
         w |= np.uint64(data[pos + j]) << np.uint64(8 * j)
     return w
 

@@ -188,17 +188,16 @@ def _before(gain_a, val_a, len_a, gain_b, val_b, len_b):
 
 
 @numba.njit(cache=True, nogil=True)
-def _choose(val, ln, gain, u, pick, slot_best, hist, sym_val, sym_len):
+def _choose(val, ln, gain, u, pick, slot_best, sym_val, sym_len):
     """Write the best 255 of the distinct candidates ``0:u`` (rank order: :func:`_before`) over
     codes 256+ of ``sym_val``/``sym_len`` (in no particular order), a 3+ byte symbol only when
     no better one has its hash slot; return how many.
 
-    Scratch: ``pick`` (u entries), ``hist`` (1024), ``slot_best`` (HASH_SIZE, all -1, and left
-    so). Taking candidates best first, a 3+ byte one is refused exactly when a better one of
-    its hash slot was taken before it: so the taken set is the best 255 of the 1-2 byte
-    candidates and the best 3+ byte candidate of each slot. Those best 255 are found without
-    sorting: a histogram of the gains gives a threshold that keeps at least 255, and a bounded
-    heap picks the 255 among those.
+    Taking candidates best first, a 3+ byte one is refused exactly when a better one of its
+    hash slot was taken before it: so the taken set is the best 255 of the 1-2 byte candidates
+    and of the best 3+ byte candidate of each slot. Those are found without sorting, by a
+    bounded heap (which rejects most candidates with one comparison). Scratch: ``pick`` (u
+    entries), ``slot_best`` (HASH_SIZE, all -1, and left so).
     """
     for c in range(u):
         if ln[c] >= 3:
@@ -207,40 +206,18 @@ def _choose(val, ln, gain, u, pick, slot_best, hist, sym_val, sym_len):
             if b < 0 or _before(gain[c], val[c], ln[c], gain[b], val[b], ln[b]):
                 slot_best[h] = c
     m = 0
-    top = 0
     for c in range(u):
         if ln[c] < 3 or slot_best[hash3(val[c])] == c:
             pick[m] = c
             m += 1
-            top = max(top, gain[c])
     for c in range(u):
         if ln[c] >= 3:
             slot_best[hash3(val[c])] = -1
     if m > MAX_SYMBOLS:
-        # Gains >> shift fall in 0..1023; keep the histogram's top buckets holding >= 255.
-        shift = 0
-        while top >> shift >= 1024:
-            shift += 1
-        for b in range(1024):
-            hist[b] = 0
-        for j in range(m):
-            hist[gain[pick[j]] >> shift] += 1
-        b = 1023
-        above = hist[b]
-        while above < MAX_SYMBOLS:
-            b -= 1
-            above += hist[b]
-        low = b << shift
-        k = 0
-        for j in range(m):
-            c = pick[j]
-            if gain[c] >= low:
-                pick[k] = c
-                k += 1
         # pick[:size]: a heap of the best so far, its root the worst of them (in place: the
         # heap never grows past the candidate being read)
         size = 0
-        for j in range(k):
+        for j in range(m):
             c = pick[j]
             if size < MAX_SYMBOLS:
                 i = size
@@ -278,7 +255,7 @@ def _choose(val, ln, gain, u, pick, slot_best, hist, sym_val, sym_len):
 
 @numba.njit(cache=True, nogil=True)
 def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched, min_count,
-                single_weight, cval, clen, cgain, slot_of, pick, slot_best, hist):
+                single_weight, cval, clen, cgain, slot_of, pick, slot_best):
     """Make the next table from a round's counts; write it over codes 256+ of
     ``sym_val``/``sym_len`` and return its size. The pair counters read are zeroed.
 
@@ -316,7 +293,9 @@ def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
         if l1 >= 8:
             continue
         p2 = idx % _NCODES
-        ln = min(l1 + sym_len[p2], 8)
+        ln = l1 + sym_len[p2]
+        if ln > 8:
+            ln = np.int64(8)
         v = sym_val[p1] | (sym_val[p2] << np.uint64(8 * l1))
         if ln < 8:
             v &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
@@ -352,7 +331,7 @@ def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
     # One symbol of 3+ bytes per hash slot (the reference's rule). The matcher could chain
     # more, but measured on dbtext the ratio drops (2.18 -> 2.17, genome -4%): overlapping
     # symbols such as "the" and "the " share their counts and crowd out other symbols.
-    return _choose(cval, clen, cgain, u, pick, slot_best, hist, sym_val, sym_len)
+    return _choose(cval, clen, cgain, u, pick, slot_best, sym_val, sym_len)
 
 
 def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
@@ -370,7 +349,7 @@ def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
     ncand = _NCODES + len(touched)  # symbols, escaped bytes and pairs
     scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
                np.empty(max(1024, 2 * ncand), np.int32), np.empty(ncand, np.int64),
-               np.full(HASH_SIZE, -1, np.int64), np.empty(1024, np.int64))
+               np.full(HASH_SIZE, -1, np.int64))
     _, _, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail = lookup_scratch()
     codes_of[:] = _CODE_BASE + np.arange(256)
     # codes 0-255: escaped bytes (value b, length 1), 256 + i: symbol i of the current table

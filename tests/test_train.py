@@ -231,7 +231,7 @@ def test_next_table_ranks_by_gain_value_length_and_gives_long_symbols_their_own_
     ncand = 1024
     scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
                np.empty(2 * ncand, np.int32), np.empty(ncand, np.int64),
-               np.full(4096, -1, np.int64), np.empty(1024, np.int64))
+               np.full(4096, -1, np.int64))
     n = training._next_table(128, sym_val, sym_len, nsym, count1, np.zeros(512 * 512, np.uint16),
                              np.zeros(1, np.int64), 0, 1, 1, *scratch)
     got = zip(sym_val[256 : 256 + n].tolist(), sym_len[256 : 256 + n].tolist(), strict=True)
