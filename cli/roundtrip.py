@@ -23,7 +23,8 @@ def warm_up(device: str) -> None:
     from fsstgpu.device import resolve_device
 
     with err_console().status("compiling the codec (first use only) ..."):
-        tiny = pa.array(["warm-up", "warm-up string", None])
+        # over 128 KB: block planning probes it and training draws a sample, as for real data
+        tiny = pa.array([f"warm-up string {i}" for i in range(8000)] + [None])
         out = fsstgpu.decompress(fsstgpu.compress(tiny), device=resolve_device(device))
         if not isinstance(out, (pa.Array, pa.ChunkedArray)):
             out.to_arrow()

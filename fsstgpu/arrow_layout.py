@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.jit import readonly
 from fsstgpu.types import (
     INT32_MAX,
     check_type,
@@ -323,8 +324,14 @@ def _check_views(array: pa.Array, what: str) -> None:
             f"buffer {int(index[j])}) lies outside its {len(sizes)} data buffer(s)")
 
 
-@numba.njit(cache=True, nogil=True)
 def _gather(data, starts, lengths, out_offsets, out):
+    """Copy ``data[starts[i]:starts[i] + lengths[i]]`` to ``out`` at ``out_offsets[i]``."""
+    _gather_kernel(readonly(data, np.uint8), readonly(starts, np.int64),
+                   readonly(lengths, np.int64), readonly(out_offsets, np.int64), out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_kernel(data, starts, lengths, out_offsets, out):
     for i in range(starts.shape[0]):
         s = starts[i]
         o = out_offsets[i]
@@ -422,7 +429,7 @@ def offsets_from_lengths(lengths, type_) -> np.ndarray:
     >>> offs.tolist(), offs.dtype
     ([0, 2, 2, 5], dtype('int32'))
     """
-    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    lengths = readonly(lengths, np.int64)
     total = int(lengths.sum()) if lengths.size else 0
     offsets = np.empty(len(lengths) + 1, offsets_dtype(type_, total))
     _running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
@@ -517,10 +524,15 @@ def _build(type_, data, offsets, validity, start, end):
     return arr.cast(type_) if is_view(type_) else arr
 
 
+def is_non_decreasing(a) -> bool:
+    """Whether ``a[i] <= a[i + 1]`` for all i (``a``: 1-D integers, compared as int64): one pass
+    without temporaries, 3x faster than ``np.any(np.diff(a) < 0)`` (0.06 vs 0.19 ms for 229,000
+    offsets)."""
+    return bool(_non_decreasing(readonly(a, np.int64)))  # read-only: one compiled signature
+
+
 @numba.njit(cache=True, nogil=True)
-def is_non_decreasing(a):
-    """Whether ``a[i] <= a[i + 1]`` for all i: one pass without temporaries, 3x faster than
-    ``np.any(np.diff(a) < 0)`` (0.06 vs 0.19 ms for 229,000 offsets)."""
+def _non_decreasing(a):
     for i in range(a.shape[0] - 1):
         if a[i + 1] < a[i]:
             return False

@@ -9,62 +9,49 @@ of the current table jumps, and trains one table per block.
 
 from __future__ import annotations
 
-import os
-
-import numba
 import numpy as np
 
 from fsstgpu.encoder import encode_chunk
-from fsstgpu.matcher import HASH_SIZE, build_lookup
-from fsstgpu.parallel import run_tasks, shared_pool
-from fsstgpu.symbol_table import ESCAPE, SymbolTable
+from fsstgpu.matcher import ESCAPES, build_lookup
+from fsstgpu.parallel import run_tasks, shared_pool, usable_cores
+from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import (
-    SAMPLE_LINE,
     SEED,
     checked_input,
-    make_sample,
     probe_symbols,
+    sample_of,
     train_range,
     train_table,
 )
 
 
-@numba.njit(cache=True, nogil=True)
 def _probe_lookup(vals, lens):
     """The encoder's matcher tables for trained symbols ``vals``/``lens`` (code ``i`` for
     symbol ``i``), without making a SymbolTable: block planning only needs code counts."""
-    byte_code = np.full(256, np.int32(ESCAPE | (1 << 16)), dtype=np.int32)
-    short_code = np.empty(65536, dtype=np.int32)
-    hhead = np.empty(HASH_SIZE, dtype=np.int32)
-    ekey = np.zeros(256, dtype=np.uint64)
-    ecl = np.zeros(256, dtype=np.int32)
-    enext = np.zeros(256, dtype=np.int32)
-    order = np.argsort(-lens, kind="mergesort")  # longest first
-    build_lookup(vals[order], lens[order], order.astype(np.int32), byte_code, short_code, hhead,
-                 ekey, ecl, enext)
-    return byte_code, short_code, hhead, ekey, ecl, enext
+    return build_lookup(vals, lens, np.arange(len(vals), dtype=np.int32), ESCAPES)
 
 
-@numba.njit(cache=True, nogil=True)
-def _sample_cost(data, offsets, lo, hi, target, seed, byte_code, short_code, hhead, ekey, ecl,
-                 enext, scratch, scratch_offs):
-    """(sample bytes, code bytes) when a small sample of strings ``lo:hi`` is encoded."""
-    sdata, soffs = make_sample(data, offsets, lo, hi, target, seed)
-    nlines = soffs.shape[0] - 1
-    end = encode_chunk(sdata, soffs, 0, nlines, byte_code, short_code, hhead, ekey, ecl, enext,
-                        scratch, 0, scratch_offs)
-    return soffs[nlines] - soffs[0], end
+def _encoded_size(lookup, data, offsets, scratch, scratch_offs) -> int:
+    """Code bytes of the read-only strings ``data``/``offsets`` encoded with ``lookup``."""
+    return encode_chunk(data, offsets, 0, len(offsets) - 1, *lookup, scratch, 0, scratch_offs)
 
 
 def _range_cost(lookup, data, offsets, lo, hi):
     """Code bytes per string byte when strings ``lo:hi`` are encoded with matcher ``lookup``."""
-    raw = int(offsets[hi] - offsets[lo])
-    if raw == 0:
-        return 1.0
-    scratch = np.empty(2 * raw + 1, dtype=np.uint8)
-    offs = np.empty(hi - lo + 1, dtype=np.int64)
-    return encode_chunk(data, offsets[lo : hi + 1], 0, hi - lo, *lookup, scratch, 0,
-                         offs) / raw
+    return float(_piece_costs(lookup, data, offsets, np.array([lo, hi]))[0])
+
+
+def _piece_costs(lookup, data, offsets, pieces):
+    """:func:`_range_cost` of each run of strings ``pieces[k]:pieces[k + 1]`` (1.0 for an empty
+    one), from one encoding of them all (strings encode independently)."""
+    lo, hi = int(pieces[0]), int(pieces[-1])
+    offs = offsets[lo : hi + 1]
+    scratch = np.empty(2 * int(offs[-1] - offs[0]) + 1, dtype=np.uint8)
+    code_offsets = np.empty(hi - lo + 1, dtype=np.int64)
+    code_offsets[-1] = _encoded_size(lookup, data, offs, scratch, code_offsets)
+    raw = np.diff(offsets[pieces])
+    coded = np.diff(code_offsets[pieces - lo])
+    return np.where(raw > 0, coded / np.maximum(raw, 1), 1.0)
 
 
 def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
@@ -147,24 +134,25 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
     # Most columns stay one block, whose table is the whole column's: train it on another core
     # while this one probes, and drop it if the column gets cut.
+    spare_core = usable_cores() > 1
     if speculate is None:
-        speculate = (os.cpu_count() or 1) > 1
+        speculate = spare_core
     whole = shared_pool().submit(train_range, data, offsets, 0, n, target) if speculate else None
     seg = cut(0, n, segment_bytes)
     nseg = len(seg) - 1
     probe_bytes = 4 << 10
     probe_train = 8 << 10
-    scratch = np.empty(2 * (probe_bytes + SAMPLE_LINE) + 1, dtype=np.uint8)
-    scratch_offs = np.empty(probe_bytes + 2, dtype=np.int64)
 
     def probe(lookup, s):
-        raw, coded = _sample_cost(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s,
-                                  *lookup, scratch, scratch_offs)
-        return coded / raw if raw else 0.0
+        """Code bytes per byte of a small sample of segment s encoded with ``lookup``."""
+        sdata, soffs = sample_of(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s)
+        raw = int(soffs[-1])
+        scratch = np.empty(2 * len(sdata) + 1, dtype=np.uint8)
+        scratch_offs = np.empty(len(soffs), dtype=np.int64)
+        return _encoded_size(lookup, sdata, soffs, scratch, scratch_offs) / raw if raw else 0.0
 
     def probe_table(lo, hi):
-        sdata, soffs = make_sample(data, offsets, lo, hi, probe_train, SEED)
-        return _probe_lookup(*probe_symbols(sdata, soffs))
+        return _probe_lookup(*probe_symbols(*sample_of(data, offsets, lo, hi, probe_train, SEED)))
 
     def start_block(lo):
         """Probe table (its matcher) and baseline cost for a block starting at string ``lo``."""
@@ -190,10 +178,8 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
         """Where in strings lo:hi switching from table old to new costs least (None: nowhere)."""
         pieces = cut(lo, hi, probe_bytes)
         raw = np.diff(offsets[pieces]).astype(np.float64)
-        c_old = np.array([_range_cost(old, data, offsets, pieces[k], pieces[k + 1])
-                          for k in range(len(pieces) - 1)]) * raw
-        c_new = np.array([_range_cost(new, data, offsets, pieces[k], pieces[k + 1])
-                          for k in range(len(pieces) - 1)]) * raw
+        c_old = _piece_costs(old, data, offsets, pieces) * raw
+        c_new = _piece_costs(new, data, offsets, pieces) * raw
         # total[k]: old table before piece k, new table from piece k on
         total = np.concatenate(([0.0], np.cumsum(c_old))) + np.concatenate(
             (np.cumsum(c_new[::-1])[::-1], [0.0]))
@@ -204,10 +190,44 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
     recheck = 16  # segments between checks for a better table (a change to better-compressing data)
     drift_bytes = 1 << 20
+    # The walk below is sequential, but what it asks for next is mostly known: the probe cost
+    # of each following segment with the current table, and every recheck-th segment's fresh
+    # table with its cost on the segment after. Those are computed ahead, a batch at a time,
+    # on all cores (memoised by (table number, segment); the work after a cut is wasted).
+    ahead = 4 * usable_cores() if spare_core else 1
+    cost_of = {}  # (table number, segment) -> probe cost; (-1 - s, s + 1): fresh table of s
+    fresh_of = {}  # segment -> its fresh probe table
+
+    def cost(tno, lookup, s, since):
+        """probe(lookup, s), lookup being table number tno (< 0: segment -1 - tno's fresh one)."""
+        if tno < 0 and (tno, s) not in cost_of:
+            cost_of[tno, s] = probe(lookup, s)
+        if (tno, s) not in cost_of:
+            jobs = [t for t in range(s, min(nseg, s + ahead)) if (tno, t) not in cost_of]
+            jobs += [-1 - t for t in range(s, min(nseg, s + ahead))
+                     if (t - since) % recheck == recheck - 1 and t not in fresh_of]
+
+            def job(k):
+                t = jobs[k]
+                if t >= 0:
+                    cost_of[tno, t] = probe(lookup, t)
+                else:  # a fresh table and its cost on the next segment
+                    t = -1 - t
+                    nxt = min(t + 1, nseg - 1)
+                    fresh_of[t] = probe_table(int(seg[t]), int(seg[t + 1]))
+                    cost_of[-1 - t, nxt] = probe(fresh_of[t], nxt)
+
+            run_tasks(job, len(jobs))
+        return cost_of[tno, s]
+
     starts = [0]
     table, base = start_block(0)
+    tno = 0  # the current table's number
     block_bytes = 0
     for s in range(nseg):
+        for key in [key for key in cost_of if key[1] < s]:  # keep only what is ahead
+            del cost_of[key]
+        fresh_of.pop(s - 1, None)  # a fresh table is ~300 KB of matcher
         seg_bytes = int(offsets[seg[s + 1]] - offsets[seg[s]])
         lo_seg, hi_seg = int(seg[s]), int(seg[s + 1])
         if lo_seg > starts[-1] and seg_bytes:
@@ -217,16 +237,18 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
             elif table is None:
                 at = lo_seg
             else:
-                cost = probe(table, s)
                 since = int(np.searchsorted(seg, starts[-1], side="right"))  # first whole segment
                 # Drift (e.g. a sorted key) splits only blocks of drift_bytes; a shorter block
                 # needs a change that doubles the cost.
                 tol = tolerance if block_bytes >= drift_bytes else 1.0
-                worse = cost > base * (1.0 + tol)
+                worse = cost(tno, table, s, since) > base * (1.0 + tol)
                 if worse or (s - since) % recheck == recheck - 1:
-                    fresh = probe_table(lo_seg, hi_seg)
+                    if s not in fresh_of:
+                        fresh_of[s] = probe_table(lo_seg, hi_seg)
+                    fresh = fresh_of[s]
                     nxt = min(s + 1, nseg - 1)
-                    if worse or probe(fresh, nxt) * (1.0 + tol) < probe(table, nxt):
+                    if worse or (cost(-1 - s, fresh, nxt, since) * (1.0 + tol)
+                                 < cost(tno, table, nxt, since)):
                         # never shorter than the probe table's training range
                         first = int(np.searchsorted(offsets, offsets[starts[-1]] + probe_bytes
                                                     + probe_train))
@@ -240,6 +262,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
             if at is not None:
                 starts.append(at)
                 table, base = start_block(at)
+                tno += 1
                 block_bytes = int(offsets[lo_seg] - offsets[at])
                 if whole is not None:
                     whole.cancel()  # not needed (a no-op once it has started)

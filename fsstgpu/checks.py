@@ -20,6 +20,7 @@ import numpy as np
 
 from fsstgpu import arrow_layout
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.jit import readonly
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, is_supported, narrow_offsets
 
@@ -89,7 +90,8 @@ def length_sums(lengths, ncodes: int, positions=None):
     """
     positions = np.zeros(0, np.int64) if positions is None else positions
     prefix = np.empty(len(positions), np.int64)
-    status, i, total = _scan_lengths(lengths, 8 * ncodes, positions, prefix)
+    status, i, total = _scan_lengths(readonly(lengths, np.int64), 8 * ncodes,
+                                     readonly(positions, np.int64), prefix)
     if status == 1:
         _bad(f"lengths must be non-negative (string {i}: {int(lengths[i])})")
     if status == 2:
@@ -165,7 +167,7 @@ def _check_code_offsets(carr, n: int, ncodes: int) -> bool:
         _bad(f"code_offsets must run from 0 to {ncodes}, not {co[0]} to {co[-1]}")
     if not arrow_layout.is_non_decreasing(co):
         _bad("code_offsets must be non-decreasing")
-    i = _first_misfit(co, carr.lengths)
+    i = _first_misfit(readonly(co, np.int64), readonly(carr.lengths, np.int64))
     if i >= 0:
         _bad(f"a string's code count does not fit its length (string {i})")
     return True
@@ -188,7 +190,8 @@ def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
     if n - set_bits != carr.null_count:
         _bad(f"validity has {n - set_bits} nulls, null_count says {carr.null_count}")
     co = carr.code_offsets if has_offsets else lengths  # a placeholder when absent
-    i = _first_filled_null(carr.validity, lengths, co, has_offsets)
+    i = _first_filled_null(readonly(carr.validity, np.uint8), readonly(lengths, np.int64),
+                           readonly(co, np.int64), has_offsets)
     if i >= 0:
         _bad(f"a null string has bytes or codes (string {i})")
 

@@ -26,6 +26,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.jit import readonly
 from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import ESCAPE, SymbolTable, pack_tables
 
@@ -136,7 +137,9 @@ def decode_range(table: SymbolTable, codes, start: int, end: int, out, out_pos: 
     if not 0 <= out_pos <= out_end <= len(out):
         raise ValueError(f"output range {out_pos}..{out_end} outside 0..{len(out)}")
     packed, lens = pack_tables([table])
-    o = _decode_kernel(codes, start, end, packed[0], lens[0], out, out_pos, out_end)
+    # Read-only inputs, as decode_all passes them: the kernel compiles once.
+    o = _decode_kernel(readonly(codes, np.uint8), start, end, readonly(packed[0], np.uint64),
+                       readonly(lens[0], np.uint8), out, out_pos, out_end)
     if o < 0:
         raise CorruptDataError(
             f"codes {start}..{end} do not decode into output bytes {out_pos}..{out_end} "
@@ -214,15 +217,16 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
     >>> bytes(out)
     b'abxab'
     """
-    codes = np.ascontiguousarray(codes, dtype=np.uint8)
-    split_codes = np.ascontiguousarray(split_codes, dtype=np.int64)
-    split_out = np.ascontiguousarray(split_out, dtype=np.int64)
-    split_table = np.ascontiguousarray(split_table, dtype=np.int64)
+    # Read-only inputs whatever the caller's arrays are: the kernel compiles once.
+    codes = readonly(codes, np.uint8)
+    split_codes = readonly(split_codes, np.int64)
+    split_out = readonly(split_out, np.int64)
+    split_table = readonly(split_table, np.int64)
     total_out = int(total_out)
     if total_out < 0:
         raise CorruptDataError(f"negative output size {total_out}")
     _check_splits(len(codes), split_codes, split_out, split_table, len(tables), total_out)
-    packed, lens = pack_tables(tables)
+    packed, lens = (readonly(a, a.dtype) for a in pack_tables(tables))
     out = np.empty(total_out, dtype=np.uint8)
     status = np.empty(len(split_table), dtype=np.int64)
     nsplits = len(split_table)

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from fsstgpu.arrow_layout import is_non_decreasing
+from fsstgpu.jit import readonly
 from fsstgpu.matcher import LONG_FLAG, hash3, load_u64, load_word, matcher_tables
 from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import SymbolTable
@@ -28,11 +29,23 @@ _MIN_CHUNK_BYTES = 64 << 10
 _TASKS_PER_CORE = 4
 
 
-@numba.njit(cache=True, nogil=True)
 def encode_chunk(data, offsets, lo, hi, byte_code, short_code, hhead, ekey, ecl, enext, codes,
-                  out0, code_offsets):
+                 out0, code_offsets) -> int:
     """Encode strings ``lo:hi`` into ``codes`` from ``out0``; ``code_offsets`` get absolute
-    positions. Returns the end position in ``codes``. ``codes`` needs 2 bytes per input byte."""
+    positions. Returns the end position in ``codes``. ``codes`` needs 2 bytes per input byte.
+
+    The matcher tables are :func:`fsstgpu.matcher.build_lookup`'s (read-only); ``data`` and
+    ``offsets`` are passed on as read-only views, so the kernel compiles once.
+    """
+    return _encode_chunk(readonly(data, np.uint8), readonly(offsets, np.int64), int(lo), int(hi),
+                         byte_code, short_code, hhead, ekey, ecl, enext, codes, int(out0),
+                         code_offsets)
+
+
+@numba.njit(cache=True, nogil=True)
+def _encode_chunk(data, offsets, lo, hi, byte_code, short_code, hhead, ekey, ecl, enext, codes,
+                  out0, code_offsets):
+    """:func:`encode_chunk`'s kernel."""
     size = data.shape[0]
     out = out0
     for i in range(lo, hi):

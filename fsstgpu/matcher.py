@@ -32,6 +32,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from fsstgpu.jit import readonly
 from fsstgpu.symbol_table import ESCAPE, SymbolTable
 
 #: bits of the hash of a symbol's first 3 bytes: 4096 slots for at most 255 symbols
@@ -41,6 +42,8 @@ HASH_SIZE = 1 << HASH_BITS
 LONG_FLAG = np.int32(1 << 24)
 #: multiplier of :func:`hash3` (also seeds the trainer's choice of sample lines)
 HASH_PRIME = np.uint64(2971215073)
+#: the encoder's 1-byte table before any symbol is added: every byte is an escape
+ESCAPES = readonly(np.full(256, ESCAPE | (1 << 16)), np.int32)
 
 
 @intrinsic
@@ -76,25 +79,17 @@ def load_word(data, pos, end, size):
             w &= (np.uint64(1) << np.uint64(8 * rem)) - np.uint64(1)
         return w
     w = np.uint64(0)
-    for j in range(min(rem, 8)):
+    for j in range(rem if rem < 8 else 8):
         w |= np.uint64(data[pos + j]) << np.uint64(8 * j)
     return w
 
 
 @numba.njit(cache=True, nogil=True)
-def build_lookup(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext):
-    """Fill the matcher tables for the symbols ``packed``/``lengths`` with codes ``codes_of``.
-
-    Symbols must come longest first. Entries are ``code | length << 16`` (int32);
-    ``short_code`` entries also carry :data:`LONG_FLAG` when a symbol of 3+ bytes starts with
-    their two bytes (so the length is ``(entry >> 16) & 0xFF``).
-    ``byte_code`` must be filled with its "no symbol" value by the caller (an escape for the
-    encoder); ``short_code`` is filled here. Symbols of 3+ bytes are chained per hash slot:
-    ``hhead[h]`` is the first entry (-1: none), ``ekey``/``ecl``/``enext`` hold each entry's
-    bytes, code and length, and the next entry; chains are longest first, so the first entry
-    that matches is the longest match.
-    """
-    n = packed.shape[0]
+def fill(n, packed, lengths, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail):
+    """Fill the matcher tables (see :func:`build_lookup`) for the first ``n`` symbols of
+    ``packed``/``lengths`` (sorted longest first) with codes ``codes_of``; ``byte_code`` must
+    hold its "no symbol" entries already, ``tail`` is scratch. The arrays are
+    :func:`lookup_scratch`'s (writable: the trainer calls this from its own kernel)."""
     for i in range(n):
         if lengths[i] == 1:
             byte_code[np.int64(packed[i] & np.uint64(0xFF))] = np.int32(codes_of[i]) | np.int32(
@@ -108,8 +103,8 @@ def build_lookup(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, 
             short_code[np.int64(packed[i] & np.uint64(0xFFFF))] = np.int32(codes_of[i]) | np.int32(
                 2 << 16
             )
-    hhead[:] = -1
-    tail = np.full(HASH_SIZE, -1, dtype=np.int32)
+    for h in range(HASH_SIZE):
+        hhead[h] = -1
     m = 0
     for i in range(n):
         ln = np.int64(lengths[i])
@@ -118,7 +113,7 @@ def build_lookup(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, 
             ekey[m] = packed[i]
             ecl[m] = np.int32(codes_of[i]) | np.int32(ln << 16)
             enext[m] = -1
-            if tail[h] < 0:
+            if hhead[h] < 0:
                 hhead[h] = m
             else:
                 enext[tail[h]] = m
@@ -127,31 +122,59 @@ def build_lookup(packed, lengths, codes_of, byte_code, short_code, hhead, ekey, 
             # Mark the 2-byte prefix: only then must the encoder try the hash table.
             w2 = np.int64(packed[i] & np.uint64(0xFFFF))
             short_code[w2] = short_code[w2] | LONG_FLAG
-    return m
+
+
+def lookup_scratch():
+    """Fresh arrays for :func:`fill`: ``(packed, lengths, codes_of, byte_code, short_code,
+    hhead, ekey, ecl, enext, tail)``, room for 256 symbols."""
+    return (np.zeros(256, np.uint64), np.zeros(256, np.int64), np.zeros(256, np.int32),
+            np.empty(256, np.int32), np.empty(65536, np.int32), np.empty(HASH_SIZE, np.int32),
+            np.zeros(256, np.uint64), np.zeros(256, np.int32), np.zeros(256, np.int32),
+            np.empty(HASH_SIZE, np.int32))
+
+
+def build_lookup(packed, lengths, codes_of, byte_code):
+    """The matcher tables for symbols ``packed``/``lengths`` with codes ``codes_of``.
+
+    Parameters
+    ----------
+    packed : numpy.ndarray of uint64
+        The symbols' bytes, little-endian, zero beyond each symbol's length (at most 256).
+    lengths : numpy.ndarray of integers
+        Their lengths (1-8).
+    codes_of : numpy.ndarray of integers
+        The code of each symbol (< 65536).
+    byte_code : numpy.ndarray of int32, shape (256,)
+        The 1-byte table's "no symbol" entries (an escape, for the encoder).
+
+    Returns
+    -------
+    tuple of six read-only numpy arrays
+        ``(byte_code, short_code, hhead, ekey, ecl, enext)``: entries are
+        ``code | length << 16`` (int32); ``short_code`` entries also carry :data:`LONG_FLAG` when
+        a symbol of 3+ bytes starts with their two bytes (so the length is
+        ``(entry >> 16) & 0xFF``). Symbols of 3+ bytes are chained per hash slot: ``hhead[h]``
+        is the first entry (-1: none), ``ekey``/``ecl``/``enext`` hold each entry's bytes, code
+        and length, and the next entry; chains are longest first, so the first entry that
+        matches is the longest match.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")  # longest first
+    n = len(order)
+    scratch = lookup_scratch()
+    for dest, src in zip(scratch[:3], (packed, lengths, codes_of), strict=True):
+        dest[:n] = np.asarray(src)[order]
+    scratch[3][:] = byte_code
+    fill(n, *scratch)
+    return tuple(readonly(t, t.dtype) for t in scratch[3:9])
 
 
 @functools.lru_cache(maxsize=64)
 def matcher_tables(table: SymbolTable):
     """The matcher tables for ``table``: ``(byte_code, short_code, hhead, ekey, ecl, enext)``.
 
-    Memoised (tables are immutable). Unknown bytes map to an escape (code 255).
+    Memoised (tables are immutable; the arrays are read-only). Unknown bytes map to an escape
+    (code 255).
     """
-    byte_code = np.full(256, ESCAPE | (1 << 16), dtype=np.int32)
-    short_code = np.empty(65536, dtype=np.int32)
-    hhead = np.empty(HASH_SIZE, dtype=np.int32)
-    ekey = np.zeros(256, dtype=np.uint64)
-    ecl = np.zeros(256, dtype=np.int32)
-    enext = np.zeros(256, dtype=np.int32)
-    order = np.argsort(-table.lengths.astype(np.int64), kind="stable")  # longest first
-    build_lookup(
-        np.ascontiguousarray(table.packed[order]),
-        np.ascontiguousarray(table.lengths[order]),
-        order.astype(np.int32),
-        byte_code,
-        short_code,
-        hhead,
-        ekey,
-        ecl,
-        enext,
-    )
-    return byte_code, short_code, hhead, ekey, ecl, enext
+    return build_lookup(table.packed, table.lengths, np.arange(len(table), dtype=np.int32),
+                        ESCAPES)

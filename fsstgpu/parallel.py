@@ -1,7 +1,9 @@
 """The CPU worker pool every parallel path shares (encoding, decoding, training).
 
-One pool of threads per process, one thread per core beyond the caller's, started lazily; work
-is handed out as numbered tasks that numba kernels run with the GIL released (``nogil=True``).
+One pool of threads per process, one thread per usable core beyond the caller's, started
+lazily; work is handed out as numbered tasks that numba kernels run with the GIL released
+(``nogil=True``). The usable cores are those the process may run on (``taskset``, a container's
+CPU set), so ``taskset -c 0 ...`` runs the codec on one core.
 
 >>> from fsstgpu.parallel import run_tasks
 >>> done = []
@@ -18,27 +20,36 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 
+def usable_cores() -> int:
+    """The number of CPU cores this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity masks on this platform
+        return os.cpu_count() or 1
+
+
 @functools.cache
 def shared_pool():
-    """The process-wide worker pool: one thread per core beyond the caller's (at least one).
+    """The process-wide worker pool: one thread per usable core beyond the caller's (at least
+    one).
 
     Threads are started lazily by the executor and reused by every parallel CPU path
     (:func:`run_tasks`, speculative training in :func:`fsstgpu.blocks.plan_blocks`).
     """
-    return ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1),
+    return ThreadPoolExecutor(max_workers=max(1, usable_cores() - 1),
                               thread_name_prefix="fsstgpu")
 
 
 def run_tasks(fn, ntasks: int) -> None:
     """Call ``fn(k)`` for ``k`` in ``range(ntasks)`` on the calling thread and one pool thread
-    per other core; ``fn`` should release the GIL (a ``nogil`` numba kernel).
+    per other usable core; ``fn`` should release the GIL (a ``nogil`` numba kernel).
 
     Tasks are claimed from a shared counter, so a thread that starts late (the machine busy
     with other work, or the pool thread still finishing an earlier job) just finds fewer tasks
     left: the caller never waits on a thread that has not started, unlike a fixed split of the
     work (numba ``prange`` stalled for milliseconds on a loaded 2-core machine).
     """
-    workers = min(ntasks, os.cpu_count() or 1) - 1
+    workers = min(ntasks, usable_cores()) - 1
     if workers <= 0:
         for k in range(ntasks):
             fn(k)

@@ -39,6 +39,7 @@ import numba
 import numpy as np
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.jit import readonly
 from fsstgpu.symbol_table import ESCAPE, pack_tables
 
 __all__ = [
@@ -148,13 +149,6 @@ def _walk(codes, block_starts, symlen, code_offsets, lengths, mode, cut_size, of
     return _OK, 0, ncut
 
 
-def _readonly(a, dtype) -> np.ndarray:
-    """A read-only contiguous view: the walk then compiles once, for read-only inputs."""
-    view = np.ascontiguousarray(a, dtype=dtype).view()
-    view.flags.writeable = False
-    return view
-
-
 def _checked_blocks(block_starts, ntables: int, n: int) -> np.ndarray:
     """block_starts as int64, checked: the walk indexes with it unchecked."""
     block_starts = np.ascontiguousarray(block_starts, dtype=np.int64)
@@ -208,27 +202,27 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
     >>> lengths.tolist()
     [4, 1]
     """
-    codes = _readonly(codes, np.uint8)
-    none = _readonly(np.zeros(1, np.int64), np.int64)
+    codes = readonly(codes, np.uint8)
+    none = readonly(np.zeros(1, np.int64), np.int64)
     offsets_out = lengths_out = np.zeros(1, np.int64)
     if mode == OFFSETS:
-        lengths = _readonly(lengths, np.int64)
+        lengths = readonly(lengths, np.int64)
         n = len(lengths)
         code_offsets = none
         offsets_out = np.zeros(n + 1, np.int64)
     else:
-        code_offsets = _readonly(code_offsets, np.int64)
+        code_offsets = readonly(code_offsets, np.int64)
         n = len(code_offsets) - 1
         if mode == LENGTHS:
             lengths = none
             lengths_out = np.zeros(n, np.int64)
         else:
-            lengths = _readonly(lengths, np.int64)
+            lengths = readonly(lengths, np.int64)
             if len(lengths) != n:
                 raise CorruptDataError(f"{len(lengths)} lengths for {n} strings")
     if mode != LENGTHS and n and int(lengths.min()) < 0:
         raise CorruptDataError("lengths must be non-negative")
-    block_starts = _readonly(_checked_blocks(block_starts, len(tables), n), np.int64)
+    block_starts = readonly(_checked_blocks(block_starts, len(tables), n), np.int64)
     cut_size = int(cut_size)
     # Cuts fall at least cut_size output bytes apart, a code yields at most 8 bytes, and each
     # cut is a distinct code position: this bounds them by the codes even when the lengths are
@@ -242,10 +236,10 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
     cut_row = np.empty(cap, np.int64)
     if split_codes is None:
         split_codes = split_out = none
-    split_codes = _readonly(split_codes, np.int64)
-    split_out = _readonly(split_out, np.int64)
+    split_codes = readonly(split_codes, np.int64)
+    split_out = readonly(split_out, np.int64)
     _, symlen = pack_tables(tables)
-    status, index, ncut = _walk(codes, block_starts, _readonly(symlen, np.uint8), code_offsets,
+    status, index, ncut = _walk(codes, block_starts, readonly(symlen, np.uint8), code_offsets,
                                 lengths, mode, cut_size, offsets_out, lengths_out, cut_code,
                                 cut_out, cut_row, split_codes, split_out)
     if status != _OK:

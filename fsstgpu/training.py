@@ -31,7 +31,16 @@ import numba
 import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
-from fsstgpu.matcher import HASH_PRIME, HASH_SIZE, LONG_FLAG, build_lookup, hash3, load_word
+from fsstgpu.jit import readonly
+from fsstgpu.matcher import (
+    HASH_PRIME,
+    HASH_SIZE,
+    LONG_FLAG,
+    fill,
+    hash3,
+    load_word,
+    lookup_scratch,
+)
 from fsstgpu.symbol_table import MAX_SYMBOLS, SymbolTable
 
 DEFAULT_SAMPLE_BYTES = 48 << 10
@@ -45,6 +54,7 @@ SEED = 4637947
 SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
 _CODE_BASE = 256  # training codes 0-255 are escaped bytes, 256-510 real symbols
 _NCODES = 512
+_ESCAPED_BYTES = np.arange(256, dtype=np.int32) | np.int32(1 << 16)  # code b, length 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -57,19 +67,11 @@ def _mix(x):
 
 
 @numba.njit(cache=True, nogil=True)
-def make_sample(data, offsets, lo, hi, target, seed):
-    """Sample strings ``lo:hi``: all of them if they hold < ``target`` bytes, else random
-    strings (a random 512-byte piece of longer ones) until ``target`` bytes are collected.
-    Returns the sample's bytes and its n + 1 offsets."""
-    total = offsets[hi] - offsets[lo]
+def _draw_sample(data, offsets, lo, hi, target, seed, sdata, soffs):
+    """Random strings of ``lo:hi`` (a random 512-byte piece of longer ones) until ``target``
+    bytes are collected into ``sdata`` (``target + 511`` bytes), their ends into ``soffs[1:]``
+    (``soffs[0] == 0``; ``target + 1`` more entries). Returns the number of pieces."""
     n = hi - lo
-    if total < target:
-        sdata = data[offsets[lo] : offsets[hi]].copy()
-        soffs = offsets[lo : hi + 1] - offsets[lo]
-        return sdata, soffs
-    sdata = np.empty(target + SAMPLE_LINE, dtype=np.uint8)
-    soffs = np.empty(target + 2, dtype=np.int64)  # every piece has at least one byte
-    soffs[0] = 0
     k = 0
     filled = 0
     state = np.uint64(seed)
@@ -81,35 +83,48 @@ def make_sample(data, offsets, lo, hi, target, seed):
             if line == hi:
                 line = lo
         ln = offsets[line + 1] - offsets[line]
-        pieces = 1 + (ln - 1) // SAMPLE_LINE
         state = _mix(state)
-        start = SAMPLE_LINE * np.int64(state % np.uint64(pieces))
-        take = min(ln - start, SAMPLE_LINE)
-        src = offsets[line] + start
-        sdata[filled : filled + take] = data[src : src + take]
-        filled += take
+        start = SAMPLE_LINE * np.int64(state % np.uint64(1 + (ln - 1) // SAMPLE_LINE))
+        src = offsets[line] + start - filled
+        end = filled + (ln - start if ln - start < SAMPLE_LINE else SAMPLE_LINE)
+        while filled < end:
+            sdata[filled] = data[src + filled]
+            filled += 1
         k += 1
         soffs[k] = filled
-    return sdata[:filled], soffs[: k + 1]
+    return k
 
 
-@numba.njit(cache=True, nogil=True)
-def _rebuild_lookup(sym_val, sym_len, nsym, byte_code, short_code, hhead, ekey, ecl, enext):
-    for b in range(256):
-        byte_code[b] = np.int32(b | (1 << 16))  # escape of byte b
-    order = _CODE_BASE + np.argsort(-sym_len[_CODE_BASE : _CODE_BASE + nsym], kind="mergesort")
-    build_lookup(sym_val[order], sym_len[order], order.astype(np.int32), byte_code, short_code,
-                 hhead, ekey, ecl, enext)
+def sample_of(data, offsets, lo, hi, target, seed):
+    """Sample strings ``lo:hi`` of checked arrays (:func:`checked_input`): all of them if they
+    hold < ``target`` bytes, else random strings (a random 512-byte piece of longer ones) from
+    a generator seeded with ``seed``, until ``target`` bytes are collected.
+
+    Returns the sample's bytes and its offsets (from 0), as read-only arrays.
+    """
+    lo, hi, target = int(lo), int(hi), int(target)
+    data, offsets = readonly(data, np.uint8), readonly(offsets, np.int64)
+    if offsets[hi] - offsets[lo] < target:
+        sdata = data[offsets[lo] : offsets[hi]]
+        soffs = offsets[lo : hi + 1] - offsets[lo]
+    else:
+        sdata = np.empty(target + SAMPLE_LINE, dtype=np.uint8)
+        soffs = np.empty(target + 2, dtype=np.int64)  # every piece has at least one byte
+        soffs[0] = 0
+        k = _draw_sample(data, offsets, lo, hi, target, int(seed), sdata, soffs)
+        sdata, soffs = sdata[: soffs[k]], soffs[: k + 1]
+    return readonly(sdata, np.uint8), readonly(soffs, np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
 def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl, enext, count1,
-                    count2, touched, ntouched):
+                    count2, touched):
     """Compress the round's part of the sample, counting symbols (and pairs when frac < 128).
     Returns (bytes saved, number of touched pair counters)."""
     size = sdata.shape[0]
     nlines = soffs.shape[0] - 1
     gain = 0
+    ntouched = 0
     for i in range(nlines):
         if frac < 128:
             r = np.uint64(i + 1) * np.uint64(frac) * HASH_PRIME
@@ -164,80 +179,138 @@ def _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey, ecl,
 
 
 @numba.njit(cache=True, nogil=True)
-def _rank(uval, ulen, ugain, sel):
-    """``sel`` ordered by gain (descending), then value, then length (ascending)."""
-    sel = sel[np.argsort(-ugain[sel], kind="mergesort")]
-    # Runs of equal gain are short: insertion-sort each by (value, length).
-    m = sel.shape[0]
-    i = 0
-    while i < m:
-        j = i + 1
-        while j < m and ugain[sel[j]] == ugain[sel[i]]:
-            j += 1
-        for a in range(i + 1, j):
-            c = sel[a]
-            b = a - 1
-            while b >= i and (uval[sel[b]] > uval[c]
-                              or (uval[sel[b]] == uval[c] and ulen[sel[b]] > ulen[c])):
-                sel[b + 1] = sel[b]
-                b -= 1
-            sel[b + 1] = c
-        i = j
-    return sel
+def _before(gain_a, val_a, len_a, gain_b, val_b, len_b):
+    """Whether candidate a ranks before b: more gain, then smaller value, then shorter (a total
+    order on distinct symbols, so the table does not depend on candidate order). Scalars, not
+    arrays: array arguments cost refcount updates per call, 50x slower in this loop."""
+    return gain_a > gain_b or (gain_a == gain_b and (val_a < val_b
+                                                     or (val_a == val_b and len_a < len_b)))
 
 
 @numba.njit(cache=True, nogil=True)
-def _make_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched, min_count,
-                single_weight):
-    """Pick the next table from the counts; writes it into ``sym_val``/``sym_len``, returns nsym."""
-    cap = _CODE_BASE + nsym + ntouched
-    cval = np.empty(cap, dtype=np.uint64)
-    clen = np.empty(cap, dtype=np.int64)
-    cgain = np.empty(cap, dtype=np.int64)
+def _choose(val, ln, gain, u, pick, slot_best, sym_val, sym_len):
+    """Write the best 255 of the distinct candidates ``0:u`` (rank order: :func:`_before`) over
+    codes 256+ of ``sym_val``/``sym_len`` (in no particular order), a 3+ byte symbol only when
+    no better one has its hash slot; return how many.
+
+    Taking candidates best first, a 3+ byte one is refused exactly when a better one of its
+    hash slot was taken before it: so the taken set is the best 255 of the 1-2 byte candidates
+    and of the best 3+ byte candidate of each slot. Those are found without sorting, by a
+    bounded heap (which rejects most candidates with one comparison). Scratch: ``pick`` (u
+    entries), ``slot_best`` (HASH_SIZE, all -1, and left so).
+    """
+    for c in range(u):
+        if ln[c] >= 3:
+            h = hash3(val[c])
+            b = slot_best[h]
+            if b < 0 or _before(gain[c], val[c], ln[c], gain[b], val[b], ln[b]):
+                slot_best[h] = c
+    m = 0
+    for c in range(u):
+        if ln[c] < 3 or slot_best[hash3(val[c])] == c:
+            pick[m] = c
+            m += 1
+    for c in range(u):
+        if ln[c] >= 3:
+            slot_best[hash3(val[c])] = -1
+    if m > MAX_SYMBOLS:
+        # pick[:size]: a heap of the best so far, its root the worst of them (in place: the
+        # heap never grows past the candidate being read)
+        size = 0
+        for j in range(m):
+            c = pick[j]
+            if size < MAX_SYMBOLS:
+                i = size
+                size += 1
+                while i > 0:  # up: a parent ranks after its children
+                    q = pick[(i - 1) // 2]
+                    if not _before(gain[q], val[q], ln[q], gain[c], val[c], ln[c]):
+                        break
+                    pick[i] = q
+                    i = (i - 1) // 2
+                pick[i] = c
+                continue
+            q = pick[0]
+            if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
+                continue
+            i = 0
+            while 2 * i + 1 < size:  # down from the root
+                w = 2 * i + 1
+                q = pick[w]
+                if w + 1 < size:
+                    r = pick[w + 1]
+                    if _before(gain[q], val[q], ln[q], gain[r], val[r], ln[r]):
+                        w, q = w + 1, r  # the child that ranks last
+                if not _before(gain[c], val[c], ln[c], gain[q], val[q], ln[q]):
+                    break
+                pick[i] = q
+                i = w
+            pick[i] = c
+        m = size
+    for j in range(m):
+        sym_val[_CODE_BASE + j] = val[pick[j]]
+        sym_len[_CODE_BASE + j] = ln[pick[j]]
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched, min_count,
+                single_weight, cval, clen, cgain, slot_of, pick, slot_best):
+    """Make the next table from a round's counts; write it over codes 256+ of
+    ``sym_val``/``sym_len`` and return its size. The pair counters read are zeroed.
+
+    Candidates are the current symbols and escaped bytes (``count1``; single bytes weighted by
+    ``single_weight``) and, when frac < 128, the concatenated pairs counted in ``count2`` at
+    the ``ntouched`` indices ``touched``; candidates seen fewer than ``min_count * frac / 128``
+    times are dropped, the same symbol from several sources is merged (gains summed), and the
+    best 255 by gain (``count * length``) are taken, a 3+ byte symbol only when no better one
+    has its hash slot. Scratch: ``cval``/``clen``/``cgain``/``pick`` for all candidates,
+    ``slot_of`` for twice as many (at least 1024), and :func:`_choose`'s.
+    """
     m = 0
     thr = (min_count * frac) // 128
-    for pos1 in range(_CODE_BASE + nsym):
-        cnt = np.int64(count1[pos1])
+    for k in range(_CODE_BASE + nsym):
+        cnt = count1[k]
         if cnt == 0:
             continue
-        ln = sym_len[pos1]
+        ln = sym_len[k]
         if ln == 1:
             cnt *= single_weight
         if cnt < thr:
             continue
-        cval[m] = sym_val[pos1]
+        cval[m] = sym_val[k]
         clen[m] = ln
         cgain[m] = cnt * ln
         m += 1
-    if frac < 128:
-        for t in range(ntouched):
-            idx = touched[t]
-            cnt = np.int64(count2[idx])
-            if cnt < thr:
-                continue
-            p1 = idx // _NCODES
-            p2 = idx % _NCODES
-            l1 = sym_len[p1]
-            if l1 >= 8:
-                continue
-            ln = min(l1 + sym_len[p2], 8)
-            v = sym_val[p1] | (sym_val[p2] << np.uint64(8 * l1))
-            if ln < 8:
-                v &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
-            cval[m] = v
-            clen[m] = ln
-            cgain[m] = cnt * ln
-            m += 1
+    for t in range(ntouched if frac < 128 else 0):
+        idx = touched[t]
+        cnt = np.int64(count2[idx])
+        count2[idx] = 0  # zero again for the next round
+        if cnt < thr:
+            continue
+        p1 = idx // _NCODES
+        l1 = sym_len[p1]
+        if l1 >= 8:
+            continue
+        p2 = idx % _NCODES
+        ln = l1 + sym_len[p2]
+        if ln > 8:
+            ln = np.int64(8)
+        v = sym_val[p1] | (sym_val[p2] << np.uint64(8 * l1))
+        if ln < 8:
+            v &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
+        cval[m] = v
+        clen[m] = ln
+        cgain[m] = cnt * ln
+        m += 1
     # Merge duplicates (the same symbol can arise from several pairs) in a hash map keyed by
-    # (value, length).
+    # (value, length), compacting the candidates in place in order of first sight.
     cap = 1024
     while cap < 2 * m:
         cap *= 2
-    slot_of = np.full(cap, -1, dtype=np.int64)
-    uval = np.empty(m, dtype=np.uint64)
-    ulen = np.empty(m, dtype=np.int64)
-    ugain = np.empty(m, dtype=np.int64)
-    u = 0
+    for h in range(cap):
+        slot_of[h] = -1
+    u = np.int64(0)  # not a literal 0: callees would compile for Literal[int](0) too
     for k in range(m):
         v = cval[k]
         ln = clen[k]
@@ -245,109 +318,65 @@ def _make_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
         while True:
             q = slot_of[h]
             if q < 0:
-                slot_of[h] = u
-                uval[u] = v
-                ulen[u] = ln
-                ugain[u] = cgain[k]
+                slot_of[h] = np.int32(u)
+                cval[u] = v  # u <= k: overwrites only entries already read
+                clen[u] = ln
+                cgain[u] = cgain[k]
                 u += 1
                 break
-            if uval[q] == v and ulen[q] == ln:
-                ugain[q] += cgain[k]
+            if cval[q] == v and clen[q] == ln:
+                cgain[q] += cgain[k]
                 break
             h = (h + 1) & (cap - 1)
-    # Best gain first, ties by smaller value then shorter length (a total order: deterministic).
-    # Only the top few hundred can be chosen, so sort those: 255 symbols plus room for 3+ byte
-    # symbols rejected for a taken hash slot (about 5 of 4096 slots collide for 200 symbols);
-    # fall back to sorting everything if that runs out.
-    keep = min(u, 320)
-    if keep < u:
-        cut = np.partition(-ugain[:u], keep - 1)[keep - 1]
-        sel = np.flatnonzero(-ugain[:u] <= cut)
-    else:
-        sel = np.arange(u)
-    best = _rank(uval, ulen, ugain, sel)
-    nsel = best.shape[0]
     # One symbol of 3+ bytes per hash slot (the reference's rule). The matcher could chain
     # more, but measured on dbtext the ratio drops (2.18 -> 2.17, genome -4%): overlapping
     # symbols such as "the" and "the " share their counts and crowd out other symbols.
-    taken = np.zeros(HASH_SIZE, dtype=np.bool_)
-    n = 0
-    k = 0
-    while n < MAX_SYMBOLS and k < u:
-        if k == nsel:  # rejected too many: rank the rest too
-            best = _rank(uval, ulen, ugain, np.arange(u))
-            nsel = u
-        c = best[k]
-        k += 1
-        if ulen[c] >= 3:
-            h = hash3(uval[c])
-            if taken[h]:
-                continue
-            taken[h] = True
-        sym_val[_CODE_BASE + n] = uval[c]
-        sym_len[_CODE_BASE + n] = ulen[c]
-        n += 1
-    return n
+    return _choose(cval, clen, cgain, u, pick, slot_best, sym_val, sym_len)
 
 
-@numba.njit(cache=True, nogil=True)
-def _build(sdata, soffs, min_count, extra_rounds, single_weight):
-    """Train on the sample; returns the symbols' values and lengths."""
+def _build(sdata, soffs, min_count, extra_rounds, single_weight, counter=None):
+    """Train on the read-only sample (:func:`sample_of`); returns the symbols' values and
+    lengths (uint64, int64). ``counter``: the pair counters' dtype (None: the narrowest that
+    cannot overflow)."""
     # A pair counter gets at most one increment per sample byte: 16 bits suffice for samples
-    # under 64 KB (the default sample, 48 KB, is) and halve the counters' 1 MB, which then stay in
-    # the L2 cache (training 10% faster).
-    if sdata.shape[0] < 65536:
-        return _build_with(sdata, soffs, min_count, extra_rounds, single_weight,
-                           np.zeros(_NCODES * _NCODES, dtype=np.uint16))
-    return _build_with(sdata, soffs, min_count, extra_rounds, single_weight,
-                       np.zeros(_NCODES * _NCODES, dtype=np.int32))
-
-
-@numba.njit(cache=True, nogil=True)
-def _build_with(sdata, soffs, min_count, extra_rounds, single_weight, count2):
-    """:func:`_build` with the zeroed pair counters ``count2`` (512 * 512)."""
-    sym_val = np.zeros(_NCODES, dtype=np.uint64)
-    sym_len = np.ones(_NCODES, dtype=np.int64)
-    for b in range(256):
-        sym_val[b] = np.uint64(b)
+    # under 64 KB (the default) and halve the counters' 1 MB, which then stay in the L2 cache
+    # (training 10% faster). Each counter type is its own compile of the kernels that take
+    # it, done only when first needed.
+    if counter is None:
+        counter = np.uint16 if len(sdata) < 65536 else np.int32
+    count2 = np.zeros(_NCODES * _NCODES, counter)
+    touched = np.empty(2 * len(sdata) + 2, np.int64)
+    ncand = _NCODES + len(touched)  # symbols, escaped bytes and pairs
+    scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
+               np.empty(max(1024, 2 * ncand), np.int32), np.empty(ncand, np.int64),
+               np.full(HASH_SIZE, -1, np.int64))
+    _, _, codes_of, byte_code, short_code, hhead, ekey, ecl, enext, tail = lookup_scratch()
+    codes_of[:] = _CODE_BASE + np.arange(256)
+    # codes 0-255: escaped bytes (value b, length 1), 256 + i: symbol i of the current table
+    sym_val = np.arange(_NCODES, dtype=np.uint64)
+    sym_len = np.ones(_NCODES, np.int64)
+    count1 = np.zeros(_NCODES, np.int64)
     nsym = 0
-    byte_code = np.empty(256, dtype=np.int32)
-    short_code = np.empty(65536, dtype=np.int32)
-    hhead = np.empty(HASH_SIZE, dtype=np.int32)
-    ekey = np.zeros(256, dtype=np.uint64)
-    ecl = np.zeros(256, dtype=np.int32)
-    enext = np.zeros(256, dtype=np.int32)
-    count1 = np.zeros(_NCODES, dtype=np.int64)
-    touched = np.empty(2 * sdata.shape[0] + 2, dtype=np.int64)
-    best_gain = -(1 << 62)
-    best_val = sym_val.copy()
-    best_len = sym_len.copy()
-    best_n = 0
-    best_count1 = count1.copy()
-    fracs = np.empty(5 + extra_rounds, dtype=np.int64)
-    fracs[:4] = np.array([8, 38, 68, 98])
-    fracs[4:] = 127
-    fracs[-1] = 128
-    for frac in fracs:
+    best_gain, best = -(1 << 62), None
+    for frac in [8, 38, 68, 98] + [127] * extra_rounds + [128]:
+        # The matcher: code 256 + i for symbol i. fill() wants symbols longest first, but
+        # only for chains of 3+ byte symbols sharing a hash slot, which trained tables never
+        # have (one per slot), so table order serves.
+        byte_code[:] = _ESCAPED_BYTES
+        fill(nsym, sym_val[_CODE_BASE:], sym_len[_CODE_BASE:], codes_of, byte_code, short_code,
+             hhead, ekey, ecl, enext, tail)
         count1[:] = 0
-        _rebuild_lookup(sym_val, sym_len, nsym, byte_code, short_code, hhead, ekey, ecl, enext)
         gain, ntouched = _compress_count(sdata, soffs, frac, byte_code, short_code, hhead, ekey,
-                                         ecl, enext, count1, count2, touched, 0)
+                                         ecl, enext, count1, count2, touched)
         if gain >= best_gain:
-            best_gain = gain
-            best_val[:] = sym_val
-            best_len[:] = sym_len
-            best_n = nsym
-            best_count1[:] = count1
+            best_gain, best = gain, (sym_val.copy(), sym_len.copy(), nsym, count1.copy())
         if frac < 128:
-            nsym = _make_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
-                               min_count, single_weight)
-        for t in range(ntouched):
-            count2[touched[t]] = 0
-    n = _make_table(128, best_val, best_len, best_n, best_count1, count2, touched, 0, min_count,
-                    single_weight)
-    return (best_val[_CODE_BASE : _CODE_BASE + n].copy(),
-            best_len[_CODE_BASE : _CODE_BASE + n].copy())
+            nsym = _next_table(frac, sym_val, sym_len, nsym, count1, count2, touched, ntouched,
+                               min_count, single_weight, *scratch)
+    sym_val, sym_len, nsym, count1 = best
+    n = _next_table(128, sym_val, sym_len, nsym, count1, count2, touched, 0, min_count,
+                    single_weight, *scratch)
+    return sym_val[_CODE_BASE : _CODE_BASE + n].copy(), sym_len[_CODE_BASE : _CODE_BASE + n].copy()
 
 
 def _table_from(vals, lens) -> SymbolTable:
@@ -358,11 +387,11 @@ def _table_from(vals, lens) -> SymbolTable:
 def checked_input(data, offsets, sample_bytes):
     """Check and normalise the arguments of :func:`train_table` and :func:`plan_blocks`.
 
-    Returns ``(data, offsets, n, target)``: contiguous uint8 / int64 arrays, the string count
-    and the sample size in bytes.
+    Returns ``(data, offsets, n, target)``: read-only contiguous uint8 / int64 arrays, the string
+    count and the sample size in bytes.
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    data = readonly(data, np.uint8)
+    offsets = readonly(offsets, np.int64)
     if offsets.ndim != 1 or len(offsets) == 0:
         raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
     n = len(offsets) - 1
@@ -410,14 +439,15 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
 def train_range(data, offsets, lo, hi, target):
     """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
     byte, with a sample of ``target`` bytes."""
-    sdata, soffs = make_sample(data, offsets, lo, hi, target, SEED)
+    sdata, soffs = sample_of(data, offsets, lo, hi, target, SEED)
     vals, lens = _build(sdata, soffs, _MIN_COUNT, _EXTRA_ROUNDS, _SINGLE_WEIGHT)
     return _table_from(vals, lens)
 
 
 def probe_symbols(sdata, soffs):
-    """Symbols trained on a sample with the reference's five rounds only (cheaper, for probing
-    how well a table fits): ``(values, lengths)`` as numpy arrays, code ``i`` = symbol ``i``."""
+    """Symbols trained on a read-only sample (:func:`sample_of`) with the reference's five
+    rounds only (cheaper, for probing how well a table fits): ``(values, lengths)`` as numpy
+    arrays, code ``i`` = symbol ``i``."""
     return _build(sdata, soffs, _MIN_COUNT, 0, _SINGLE_WEIGHT)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from fsstgpu.jit import readonly
 from fsstgpu.matcher import load_u64
 from fsstgpu.parallel import run_tasks
 
@@ -189,10 +190,11 @@ def first_invalid_string(data: np.ndarray, offsets: np.ndarray) -> int:
     -------
     int
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets)
-    if offsets.dtype not in (np.int32, np.int64):
-        offsets = offsets.astype(np.int64)
+    # read-only views of fixed dtypes: one compiled kernel per offsets width (fsstgpu.jit)
+    data = readonly(data, np.uint8)
+    offsets = np.asarray(offsets)
+    offsets = readonly(offsets, offsets.dtype if offsets.dtype in (np.int32, np.int64)
+                       else np.int64)
     n = len(offsets) - 1
     if n <= 0:
         return -1

@@ -183,46 +183,89 @@ def test_pair_counter_width_does_not_change_the_table():
     from fsstgpu import training
 
     data, offs = _offsets(_text(20_000, seed=6) + [b"ab" * 256] * 40)  # large pair counts
-    sdata, soffs = training.make_sample(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
+    sdata, soffs = training.sample_of(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
     assert len(sdata) < 65536
-    wide = training._build_with(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
-                                training._SINGLE_WEIGHT, np.zeros(512 * 512, np.int32))
-    narrow = training._build(sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS,
-                             training._SINGLE_WEIGHT)
+    args = (sdata, soffs, training._MIN_COUNT, training._EXTRA_ROUNDS, training._SINGLE_WEIGHT)
+    wide = training._build(*args, counter=np.int32)
+    narrow = training._build(*args)
     assert np.array_equal(wide[0], narrow[0]) and np.array_equal(wide[1], narrow[1])
     # A sample of 64 KB or more takes the 32-bit counters, and still gives a valid table.
     t = train_table(data, offs, sample_bytes=100_000)
     assert 0 < len(t) <= 255 and len(data) / _size(t, data, offs) > 2.0
 
 
-def test_rank_orders_by_gain_then_value_then_length():
+def _hash3(value):
+    p = ((value & 0xFFFFFF) * 2971215073) & (2**64 - 1)
+    return (p ^ (p >> 15)) & 4095
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_next_table_ranks_by_gain_value_length_and_gives_long_symbols_their_own_slot(seed):
+    """The next table: candidates taken best first by gain (descending), then value, then
+    length (ascending); a 3+ byte symbol only when no better one has its hash slot; at most
+    255 (the table's order is free: tables are put in canonical order)."""
     from fsstgpu import training
 
-    rng = np.random.default_rng(7)
-    for _ in range(20):
-        u = int(rng.integers(1, 400))
-        uval = rng.integers(0, 6, u).astype(np.uint64)  # many ties on every key
-        ulen = rng.integers(1, 9, u).astype(np.int64)
-        ugain = rng.integers(0, 5, u).astype(np.int64)
-        sel = rng.permutation(u)[: int(rng.integers(1, u + 1))].astype(np.int64)
-        got = training._rank(uval, ulen, ugain, sel.copy())
-        expect = sorted(sel.tolist(), key=lambda k: (-int(ugain[k]), int(uval[k]), int(ulen[k]),
-                                                     k))
-        # (value, length) pairs repeat here, unlike in training: compare the keys
-        keys = [(-int(ugain[k]), int(uval[k]), int(ulen[k])) for k in got.tolist()]
-        assert keys == [(-int(ugain[k]), int(uval[k]), int(ulen[k])) for k in expect]
-        assert sorted(got.tolist()) == sorted(sel.tolist())
+    rng = np.random.default_rng(seed)
+    nsym = int(rng.integers(1, 257))
+    # few distinct low 3 bytes: long symbols collide in hash slots (the ranked prefix runs out)
+    low = rng.integers(0, 1 << 24, int(rng.integers(1, 200)))
+    lens = rng.integers(2, 9, nsym).astype(np.int64)
+    vals = (rng.choice(low, nsym).astype(np.uint64)
+            | (rng.integers(0, 1 << 16, nsym).astype(np.uint64) << np.uint64(24)))
+    vals &= (np.uint64(1) << (8 * lens).astype(np.uint64)) - np.uint64(1)
+    keep = np.unique(np.stack([vals, lens.astype(np.uint64)]), axis=1, return_index=True)[1]
+    vals, lens = vals[np.sort(keep)], lens[np.sort(keep)]  # distinct symbols
+    nsym = len(vals)
+    sym_val = np.concatenate((np.arange(256, dtype=np.uint64), vals,
+                              np.zeros(256 - nsym, np.uint64)))
+    sym_len = np.concatenate((np.ones(256, np.int64), lens, np.ones(256 - nsym, np.int64)))
+    count1 = np.zeros(512, np.int64)
+    count1[: 256 + nsym] = rng.integers(0, int(rng.integers(2, 50)), 256 + nsym)  # many ties
+    # reference: every used code is a candidate with gain count * length
+    cand = [k for k in range(256 + nsym) if count1[k] > 0]
+    ranked = sorted(cand, key=lambda k: (-int(count1[k] * sym_len[k]), int(sym_val[k]),
+                                         int(sym_len[k])))
+    expect, taken = [], set()
+    for k in ranked:
+        if len(expect) == 255:
+            break
+        if sym_len[k] >= 3:
+            if _hash3(int(sym_val[k])) in taken:
+                continue
+            taken.add(_hash3(int(sym_val[k])))
+        expect.append((int(sym_val[k]), int(sym_len[k])))
+    ncand = 1024
+    scratch = (np.empty(ncand, np.uint64), np.empty(ncand, np.int64), np.empty(ncand, np.int64),
+               np.empty(2 * ncand, np.int32), np.empty(ncand, np.int64),
+               np.full(4096, -1, np.int64))
+    n = training._next_table(128, sym_val, sym_len, nsym, count1, np.zeros(512 * 512, np.uint16),
+                             np.zeros(1, np.int64), 0, 1, 1, *scratch)
+    got = zip(sym_val[256 : 256 + n].tolist(), sym_len[256 : 256 + n].tolist(), strict=True)
+    assert sorted(got) == sorted(expect)
+    assert (scratch[5] == -1).all()  # the hash-slot scratch is left clear
 
 
-def test_plan_blocks_same_result_with_and_without_speculation():
-    """The speculative whole-column training gives exactly the sequential result."""
+def test_plan_blocks_same_result_with_one_two_or_eight_cores(monkeypatch):
+    """The speculative work (whole-column training, probes computed ahead on every core) gives
+    exactly the sequential result."""
+    import os
+
     rng = np.random.default_rng(8)
     uniform = _offsets(_text(40_000, seed=9))
     dna = [bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 40)) for _ in range(8_000)]
     mixed = _offsets(_text(15_000, seed=10) + dna)
-    for data, offs in (uniform, mixed):
-        s2, t2 = plan_blocks(data, offs, speculate=True)
-        s1, t1 = plan_blocks(data, offs, speculate=False)
-        assert np.array_equal(s1, s2) and t1 == t2
-    assert len(t1) == 2  # the mixed column was cut (the speculative table was dropped)
+    # drifting keys: many blocks, rechecks and located cuts
+    drift = _offsets([b"/usr/share/%s/%05d/file-%d.txt" % (b"abcdefghij"[i // 4000:][:1] * 3,
+                                                            i // 97, i % 7)
+                      for i in range(40_000)])
+    results = []
+    for data, offs in (uniform, mixed, drift):
+        for cores in ({0}, {0, 1}, set(range(8))):
+            monkeypatch.setattr(os, "sched_getaffinity", lambda pid, c=cores: c, raising=False)
+            results.append(plan_blocks(data, offs, segment_bytes=16 << 10))
+        (s1, t1), (s2, t2), (s8, t8) = results[-3:]
+        assert np.array_equal(s1, s2) and np.array_equal(s1, s8) and t1 == t2 == t8
+    assert len(results[0][1]) == 1 and len(results[3][1]) >= 2  # the mixed column was cut
+    assert len(results[6][1]) > 3
 
