@@ -39,11 +39,11 @@ import numpy as np
 
 import fsstgpu
 from benchmarks.columns import concat, replicate
-from benchmarks.timing import copy_bandwidth, time_device
+from benchmarks.timing import copy_bandwidth, time_decode, time_device
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.datasets import load_lines
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu_decode import decode_async, decompress_device
+from fsstgpu.gpu_decode import decompress_device
 from fsstgpu.kernels.fsst_decode import error_message, launch_decode
 from fsstgpu.types import offsets_dtype
 
@@ -98,18 +98,7 @@ def decode_rows(name: str, carr, expect: np.ndarray, ratio: float, copy_bps: flo
     cp.get_default_memory_pool().free_all_blocks()  # what earlier measurements left
     dev = fsstgpu.to_device(carr)
     out = cp.full(dev.total, POISON, dtype=cp.uint8)
-    jobs = []
-
-    def decode():
-        jobs.append(decode_async(dev, out=out))
-        # Keep only the last two results: retaining every one would make each repeat
-        # cudaMalloc fresh offsets instead of reusing the pool's blocks.
-        del jobs[:-2]
-
-    t_full = time_device(decode, repeat=repeat)
-    for job in jobs:
-        job.check()
-    jobs.clear()
+    t_full = time_decode(dev, out, repeat=repeat)
     _check_output(out, expect, f"{name}, decode + offsets")
     out.fill(POISON)  # the kernel-only runs must write every byte again
     err = cp.zeros(1, dtype=cp.int32)

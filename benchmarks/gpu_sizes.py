@@ -31,7 +31,7 @@ import pyarrow as pa
 
 import fsstgpu
 from benchmarks.columns import replicate
-from benchmarks.timing import copy_bandwidth, time_device
+from benchmarks.timing import copy_bandwidth, time_decode, time_device
 from fsstgpu.datasets import dbtext_files, load_lines
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu_decode import decode_async, decompress_device
@@ -78,16 +78,7 @@ def _expected(carr) -> np.ndarray:
 def device_rows(carr, copy_bps, *, repeat=20) -> dict:
     cp = get_cupy()
     dev = fsstgpu.to_device(carr)
-    out = cp.empty(dev.total, dtype=cp.uint8)
-    jobs = []
-
-    def decode():
-        jobs.append(decode_async(dev, out=out))
-        del jobs[:-2]
-
-    seconds = time_device(decode, repeat=repeat)
-    for job in jobs:
-        job.check()
+    seconds = time_decode(dev, cp.empty(dev.total, dtype=cp.uint8), repeat=repeat)
     return _row("fsstgpu", dev.total, seconds, copy_bps, splits=dev.nsplits)
 
 

@@ -40,6 +40,33 @@ def time_device(fn, *, repeat: int = 10, warmup: int = 2, stream=None) -> float:
     return statistics.median(times)
 
 
+def time_decode(dev, out, *, repeat: int) -> float:
+    """Median device time of decoding the device column or batch ``dev`` into the uint8 buffer
+    ``out`` (:func:`fsstgpu.gpu_decode.decode_async`); the timed decodes are checked after.
+
+    Examples
+    --------
+    >>> import fsstgpu, pyarrow as pa  # doctest: +SKIP
+    >>> from benchmarks.timing import time_decode
+    >>> dev = fsstgpu.to_device(fsstgpu.compress(pa.array(["a"] * 1000)))  # doctest: +SKIP
+    >>> seconds = time_decode(dev, get_cupy().empty(dev.total, "uint8"), repeat=5)  # doctest: +SKIP
+    """
+    from fsstgpu.gpu_decode import decode_async
+
+    jobs = []
+
+    def decode():
+        jobs.append(decode_async(dev, out=out))
+        # Keep only the last two results: retaining every one would make each repeat
+        # cudaMalloc fresh offsets instead of reusing the pool's blocks.
+        del jobs[:-2]
+
+    seconds = time_device(decode, repeat=repeat)
+    for job in jobs:
+        job.check()
+    return seconds
+
+
 def copy_bandwidth(nbytes: int = 1 << 30, *, repeat: int = 10) -> float:
     """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written.
 

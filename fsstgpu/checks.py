@@ -139,12 +139,7 @@ def check_structure(carr) -> None:
     if nblocks > 65536:
         _bad(f"{nblocks} blocks, at most 65536 (split_table is uint16)")
     bs = carr.block_starts
-    if len(bs) != nblocks + 1:
-        _bad(f"block_starts has {len(bs)} entries, expected {nblocks + 1} (tables + 1)")
-    if bs[0] != 0 or bs[-1] != n:
-        _bad(f"block_starts must run from 0 to {n}, not {bs[0]} to {bs[-1]}")
-    if not arrow_layout.is_non_decreasing(bs):
-        _bad("block_starts must be non-decreasing")
+    _check_positions("block_starts", bs, nblocks + 1, n, " (tables + 1)")
     ncodes = len(carr.codes)
     lengths = carr.lengths
     if len(lengths) != n:
@@ -156,17 +151,22 @@ def check_structure(carr) -> None:
     _check_chunks(carr, n, total)
 
 
+def _check_positions(name: str, positions, count: int, last: int, why: str = "") -> None:
+    """``positions`` must have ``count`` entries, run from 0 to ``last`` and never decrease."""
+    if len(positions) != count:
+        _bad(f"{name} has {len(positions)} entries, expected {count}{why}")
+    if positions[0] != 0 or positions[-1] != last:
+        _bad(f"{name} must run from 0 to {last}, not {positions[0]} to {positions[-1]}")
+    if not arrow_layout.is_non_decreasing(positions):
+        _bad(f"{name} must be non-decreasing")
+
+
 def _check_code_offsets(carr, n: int, ncodes: int) -> bool:
     """Check the code offsets when they are at hand; return whether they are."""
     if not carr.has_code_offsets:
         return False
     co = carr.code_offsets
-    if len(co) != n + 1:
-        _bad(f"code_offsets has {len(co)} entries, expected {n + 1}")
-    if co[0] != 0 or co[-1] != ncodes:
-        _bad(f"code_offsets must run from 0 to {ncodes}, not {co[0]} to {co[-1]}")
-    if not arrow_layout.is_non_decreasing(co):
-        _bad("code_offsets must be non-decreasing")
+    _check_positions("code_offsets", co, n + 1, ncodes)
     i = _first_misfit(readonly(co, np.int64), readonly(carr.lengths, np.int64))
     if i >= 0:
         _bad(f"a string's code count does not fit its length (string {i})")

@@ -92,19 +92,11 @@ __device__ __forceinline__ ChunkGeom chunk_geom(i64 B, i64 nfull, i64 mlast, i64
     return g;
 }
 
+// Stage nbytes at src into the padded rows of sm (16-byte loads when vec16; the tail byte by byte).
 template <int E, int NT>
-__global__ void __launch_bounds__(NT)
-bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
-                  i64 mlast, i64 cpb, int vec16, int out4) {
+__device__ __forceinline__ void stage_rows(const uint8_t* src, i64 nbytes, int vec16, uint8_t* sm) {
     typedef Row<E> R;
-    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
-    const ChunkGeom g = chunk_geom(B, nfull, mlast, cpb, 32 * NT);
-    if (!g.ok) return;
-    const i64 nel = g.c1 - g.c0, nbytes = nel * E;
-    const uint8_t* src = in + (g.blk * B + g.c0) * E;
-    const int rows = (int)((nel + 31) / 32);
-
-    // stage the chunk into padded rows (zeros past its end)
+    i64 o0 = 0;
     if (vec16) {
         const i64 nw = nbytes >> 4;
         for (i64 w = threadIdx.x; w < nw; w += NT) {
@@ -113,24 +105,36 @@ bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
             uint32_t* d = reinterpret_cast<uint32_t*>(sm + (o / R::BYTES) * R::STRIDE + o % R::BYTES);
             d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
         }
-        for (i64 o = (nw << 4) + threadIdx.x; o < nbytes; o += NT)
-            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
-    } else {
-        for (i64 o = threadIdx.x; o < nbytes; o += NT)
-            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+        o0 = nw << 4;
     }
-    for (i64 o = nbytes + threadIdx.x; o < (i64)rows * R::BYTES; o += NT)
-        sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = 0;
-    __syncthreads();
+    for (i64 o = o0 + threadIdx.x; o < nbytes; o += NT)
+        sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
+}
 
-    const int r = threadIdx.x;
-    if (r >= rows) return;
-    const uint32_t* row = reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE);
-    const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;   // valid elements: 8..32
-    const int vb = (int)(ve / 8);                                       // valid bytes per plane
-    const bool whole = out4 && vb == 4 && (g.m % 32) == 0;
-    uint8_t* dst = out + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8;
-    const i64 plane_bytes = g.m / 8;
+// The first nbytes of the padded rows of sm to dst (16-byte streaming stores when vec16).
+template <int E, int NT>
+__device__ __forceinline__ void store_rows(const uint8_t* sm, uint8_t* dst, i64 nbytes, int vec16) {
+    typedef Row<E> R;
+    i64 o0 = 0;
+    if (vec16) {
+        const i64 nw = nbytes >> 4;
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
+            const i64 o = w << 4;
+            const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
+                                                                  o % R::BYTES);
+            __stcs(reinterpret_cast<uint4*>(dst) + w, make_uint4(s[0], s[1], s[2], s[3]));
+        }
+        o0 = nw << 4;
+    }
+    for (i64 o = o0 + threadIdx.x; o < nbytes; o += NT)
+        dst[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
+}
+
+// One thread's row of 32 elements -> its 32-bit word of each of the 8E planes, plane p at
+// dst + p * plane_bytes; vb valid bytes per word (whole: all 4, stored as one aligned word).
+template <int E>
+__device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i64 plane_bytes,
+                                            int vb, bool whole) {
 #pragma unroll 1
     for (int j = 0; j < E; ++j) {
         u64 y[4];
@@ -149,6 +153,84 @@ bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
     }
 }
 
+// shuffle_row backwards: the words of the 8E planes at src -> the thread's row of 32 elements.
+template <int E>
+__device__ __forceinline__ void unshuffle_row(const uint8_t* src, i64 plane_bytes, int vb,
+                                              bool whole, uint32_t* row) {
+#pragma unroll 1
+    for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
+        constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
+        u64 x[JB][4];
+#pragma unroll
+        for (int b = 0; b < JB; ++b) {
+            const int j = 4 * jw + b;
+            uint32_t w[8];
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                const uint8_t* p = src + (i64)(8 * j + k) * plane_bytes;
+                if (whole) {
+                    w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
+                } else {
+                    uint32_t v = 0;
+                    for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
+                    w[k] = v;
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
+                const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
+                x[b][q] = transpose8((u64)lo | ((u64)hi << 32));   // byte i: element 8q+i
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            if (E == 1) {
+                row[2 * q] = (uint32_t)x[0][q];
+                row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
+            } else if (E == 2) {
+#pragma unroll
+                for (int t = 0; t < 4; ++t) {
+                    const int sh = t < 2 ? 0 : 32, tt = t & 1;
+                    const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
+                                       ((4 + 2 * tt + 1) << 12);
+                    row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
+                                                 (uint32_t)(x[JB - 1][q] >> sh), s);
+                }
+            } else {
+                constexpr int EW = E / 4;
+#pragma unroll
+                for (int i = 0; i < 8; ++i)
+                    row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
+                                                       x[3 % JB][q], i);
+            }
+        }
+    }
+}
+
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
+                  i64 mlast, i64 cpb, int vec16, int out4) {
+    typedef Row<E> R;
+    __shared__ __align__(16) uint8_t sm[NT * R::STRIDE];
+    const ChunkGeom g = chunk_geom(B, nfull, mlast, cpb, 32 * NT);
+    if (!g.ok) return;
+    const i64 nel = g.c1 - g.c0, nbytes = nel * E;
+    const int rows = (int)((nel + 31) / 32);
+    stage_rows<E, NT>(in + (g.blk * B + g.c0) * E, nbytes, vec16, sm);
+    for (i64 o = nbytes + threadIdx.x; o < (i64)rows * R::BYTES; o += NT)   // zeros past the end
+        sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = 0;
+    __syncthreads();
+    const int r = threadIdx.x;
+    if (r >= rows) return;
+    const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;   // valid elements: 8..32
+    const int vb = (int)(ve / 8);                                       // valid bytes per plane
+    shuffle_row<E>(reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE),
+                   out + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8, g.m / 8, vb,
+                   out4 && vb == 4 && (g.m % 32) == 0);
+}
+
 template <int E, int NT>
 __global__ void __launch_bounds__(NT)
 bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nfull,
@@ -161,78 +243,14 @@ bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i
     const int rows = (int)((nel + 31) / 32);
     const int r = threadIdx.x;
     if (r < rows) {
-        uint32_t* row = reinterpret_cast<uint32_t*>(sm + r * R::STRIDE);
         const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;
         const int vb = (int)(ve / 8);
-        const bool whole = in4 && vb == 4 && (g.m % 32) == 0;
-        const uint8_t* srcp = in + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8;
-        const i64 plane_bytes = g.m / 8;
-#pragma unroll 1
-        for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
-            constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
-            u64 x[JB][4];
-#pragma unroll
-            for (int b = 0; b < JB; ++b) {
-                const int j = 4 * jw + b;
-                uint32_t w[8];
-#pragma unroll
-                for (int k = 0; k < 8; ++k) {
-                    const uint8_t* p = srcp + (i64)(8 * j + k) * plane_bytes;
-                    if (whole) {
-                        w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
-                    } else {
-                        uint32_t v = 0;
-                        for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
-                        w[k] = v;
-                    }
-                }
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
-                    const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
-                    x[b][q] = transpose8((u64)lo | ((u64)hi << 32));   // byte i: element 8q+i
-                }
-            }
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                if (E == 1) {
-                    row[2 * q] = (uint32_t)x[0][q];
-                    row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
-                } else if (E == 2) {
-#pragma unroll
-                    for (int t = 0; t < 4; ++t) {
-                        const int sh = t < 2 ? 0 : 32, tt = t & 1;
-                        const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
-                                           ((4 + 2 * tt + 1) << 12);
-                        row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
-                                                     (uint32_t)(x[JB - 1][q] >> sh), s);
-                    }
-                } else {
-                    constexpr int EW = E / 4;
-#pragma unroll
-                    for (int i = 0; i < 8; ++i)
-                        row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
-                                                           x[3 % JB][q], i);
-                }
-            }
-        }
+        unshuffle_row<E>(in + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8, g.m / 8, vb,
+                         in4 && vb == 4 && (g.m % 32) == 0,
+                         reinterpret_cast<uint32_t*>(sm + r * R::STRIDE));
     }
     __syncthreads();
-    uint8_t* dstp = out + (g.blk * B + g.c0) * E;
-    if (vec16) {
-        const i64 nw = nbytes >> 4;
-        for (i64 w = threadIdx.x; w < nw; w += NT) {
-            const i64 o = w << 4;
-            const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
-                                                                  o % R::BYTES);
-            __stcs(reinterpret_cast<uint4*>(dstp) + w, make_uint4(s[0], s[1], s[2], s[3]));
-        }
-        for (i64 o = (nw << 4) + threadIdx.x; o < nbytes; o += NT)
-            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
-    } else {
-        for (i64 o = threadIdx.x; o < nbytes; o += NT)
-            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
-    }
+    store_rows<E, NT>(sm, out + (g.blk * B + g.c0) * E, nbytes, vec16);
 }
 
 // ================================================================================================
@@ -256,45 +274,13 @@ bitshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B
     const i64 c0 = (i64)blockIdx.x * (32 * NT);
     if (c0 >= total) return;
     const i64 nel = (total - c0 < 32 * NT) ? total - c0 : 32 * NT;   // a multiple of 32
-    const i64 nbytes = nel * E;
-    const uint8_t* src = in + c0 * E;
-    const int rows = (int)(nel / 32);
-    if (vec16) {
-        const i64 nw = nbytes >> 4;
-        for (i64 w = threadIdx.x; w < nw; w += NT) {
-            const uint4 v = __ldcs(reinterpret_cast<const uint4*>(src) + w);
-            const i64 o = w << 4;
-            uint32_t* d = reinterpret_cast<uint32_t*>(sm + (o / R::BYTES) * R::STRIDE + o % R::BYTES);
-            d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
-        }
-    } else {
-        for (i64 o = threadIdx.x; o < nbytes; o += NT)
-            sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES] = src[o];
-    }
+    stage_rows<E, NT>(in + c0 * E, nel * E, vec16, sm);
     __syncthreads();
     const int r = threadIdx.x;
-    if (r >= rows) return;
-    const uint32_t* row = reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE);
+    if (r >= (int)(nel / 32)) return;
     const i64 e = c0 + 32 * (i64)r, blk = e / B, off = e - blk * B;
-    uint8_t* dst = out + blk * B * E + off / 8;
-    const i64 plane_bytes = B / 8;
-#pragma unroll 1
-    for (int j = 0; j < E; ++j) {
-        u64 y[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) y[q] = transpose8(gather<E>(row, q, j));
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            const uint32_t word = pick4(y[0], y[1], y[2], y[3], k);
-            uint8_t* p = dst + (i64)(8 * j + k) * plane_bytes;
-            if (out4) {
-                *reinterpret_cast<uint32_t*>(p) = word;
-            } else {
-#pragma unroll
-                for (int b = 0; b < 4; ++b) p[b] = (uint8_t)(word >> (8 * b));
-            }
-        }
-    }
+    shuffle_row<E>(reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE),
+                   out + blk * B * E + off / 8, B / 8, 4, out4);
 }
 
 template <int E, int NT>
@@ -306,77 +292,12 @@ bitunshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
     const i64 c0 = (i64)blockIdx.x * (32 * NT);
     if (c0 >= total) return;
     const i64 nel = (total - c0 < 32 * NT) ? total - c0 : 32 * NT;
-    const i64 nbytes = nel * E;
-    const int rows = (int)(nel / 32);
     const int r = threadIdx.x;
-    if (r < rows) {
-        uint32_t* row = reinterpret_cast<uint32_t*>(sm + r * R::STRIDE);
+    if (r < (int)(nel / 32)) {
         const i64 e = c0 + 32 * (i64)r, blk = e / B, off = e - blk * B;
-        const uint8_t* srcp = in + blk * B * E + off / 8;
-        const i64 plane_bytes = B / 8;
-#pragma unroll 1
-        for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
-            constexpr int JB = E >= 4 ? 4 : E;
-            u64 x[JB][4];
-#pragma unroll
-            for (int b = 0; b < JB; ++b) {
-                const int j = 4 * jw + b;
-                uint32_t w[8];
-#pragma unroll
-                for (int k = 0; k < 8; ++k) {
-                    const uint8_t* p = srcp + (i64)(8 * j + k) * plane_bytes;
-                    if (in4) {
-                        w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
-                    } else {
-                        uint32_t v = 0;
-#pragma unroll
-                        for (int c = 0; c < 4; ++c) v |= (uint32_t)p[c] << (8 * c);
-                        w[k] = v;
-                    }
-                }
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
-                    const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
-                    x[b][q] = transpose8((u64)lo | ((u64)hi << 32));
-                }
-            }
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                if (E == 1) {
-                    row[2 * q] = (uint32_t)x[0][q];
-                    row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
-                } else if (E == 2) {
-#pragma unroll
-                    for (int t = 0; t < 4; ++t) {
-                        const int sh = t < 2 ? 0 : 32, tt = t & 1;
-                        const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
-                                           ((4 + 2 * tt + 1) << 12);
-                        row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
-                                                     (uint32_t)(x[JB - 1][q] >> sh), s);
-                    }
-                } else {
-                    constexpr int EW = E / 4;
-#pragma unroll
-                    for (int i = 0; i < 8; ++i)
-                        row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
-                                                           x[3 % JB][q], i);
-                }
-            }
-        }
+        unshuffle_row<E>(in + blk * B * E + off / 8, B / 8, 4, in4,
+                         reinterpret_cast<uint32_t*>(sm + r * R::STRIDE));
     }
     __syncthreads();
-    uint8_t* dstp = out + c0 * E;
-    if (vec16) {
-        const i64 nw = nbytes >> 4;
-        for (i64 w = threadIdx.x; w < nw; w += NT) {
-            const i64 o = w << 4;
-            const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
-                                                                  o % R::BYTES);
-            __stcs(reinterpret_cast<uint4*>(dstp) + w, make_uint4(s[0], s[1], s[2], s[3]));
-        }
-    } else {
-        for (i64 o = threadIdx.x; o < nbytes; o += NT)
-            dstp[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
-    }
+    store_rows<E, NT>(sm, out + c0 * E, nel * E, vec16);
 }
