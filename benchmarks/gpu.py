@@ -28,18 +28,16 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 import fsstgpu
 from benchmarks.columns import concat, replicate
-from benchmarks.timing import copy_bandwidth, time_decode, time_device
+from benchmarks.timing import copy_bandwidth, time_decode, time_device, time_wall
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.datasets import load_lines
 from fsstgpu.device import get_cupy
@@ -116,18 +114,6 @@ def decode_rows(name: str, carr, expect: np.ndarray, ratio: float, copy_bps: flo
             for what, t in (("decode + offsets", t_full), ("kernel only", t_kernel))]
 
 
-def _wall(fn, repeat: int) -> float:
-    """Median host wall-clock seconds of ``fn()`` (which returns with the GPU done), after one
-    untimed call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def _with_pinned_codes(carr):
     """``carr`` with its codes copied into pinned host memory (the upload then needs no
     staging copy)."""
@@ -163,7 +149,7 @@ def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
     for label, src in (("pageable", np.empty(plain_bytes, np.uint8)),
                        ("pinned", cupyx.empty_pinned((plain_bytes,), dtype=np.uint8))):
         src[:] = 7  # touch it: never time on unwritten memory
-        uploads[label] = _wall(lambda s=src: upload(s), repeat)
+        uploads[label] = time_wall(lambda s=src: upload(s), repeat=repeat)
     rows = [throughput_row("overall", f"plain upload, {label} (uncompressed)", total, 1.0, 0, t,
                            copy_bps, vs_upload=1.0) for label, t in uploads.items()]
     for label, column in (("pageable", carr), ("pinned", _with_pinned_codes(carr))):
@@ -178,8 +164,8 @@ def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
                                            fill=POISON)
                 _check_output(result.data, expect, what)
                 del result
-                t = _wall(lambda c=column, k=chunk, n=ns: decompress_device(
-                    c, chunk_bytes=k, nstreams=n), repeat)
+                t = time_wall(lambda c=column, k=chunk, n=ns: decompress_device(
+                    c, chunk_bytes=k, nstreams=n), repeat=repeat)
                 rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table),
                                            t, copy_bps, vs_upload=uploads[label] / t))
     return rows

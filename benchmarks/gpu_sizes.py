@@ -31,7 +31,7 @@ import pyarrow as pa
 
 import fsstgpu
 from benchmarks.columns import replicate
-from benchmarks.timing import copy_bandwidth, time_decode, time_device
+from benchmarks.timing import copy_bandwidth, time_decode, time_device, time_wall
 from fsstgpu.datasets import dbtext_files, load_lines
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu_decode import decode_async, decompress_device
@@ -126,7 +126,6 @@ def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
 
 def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
     """Host column (pageable) to device Arrow strings, beside a plain pageable upload."""
-    import time
 
     cp = get_cupy()
     rows = []
@@ -137,22 +136,13 @@ def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
         plain = np.full(total + 4 * (col.length + 1), 7, np.uint8)  # strings + int32 offsets
         target = cp.empty(plain.size, dtype=cp.uint8)
 
-        def wall(fn):
-            fn()
-            times = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                fn()
-                times.append(time.perf_counter() - t0)
-            return float(np.median(times))
-
         def upload(dst=target, src=plain):
             dst.set(src)
             cp.cuda.get_current_stream().synchronize()
 
-        t_up = wall(upload)
+        t_up = time_wall(upload, repeat=repeat)
         rows.append(_row("plain pageable upload (uncompressed)", total, t_up, copy_bps))
-        t = wall(lambda c=col: decompress_device(c))
+        t = time_wall(lambda c=col: decompress_device(c), repeat=repeat)
         rows.append(_row("fsstgpu host (pageable) -> device", total, t, copy_bps,
                          vs_upload=t_up / t))
         cp.get_default_memory_pool().free_all_blocks()

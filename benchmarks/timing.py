@@ -8,6 +8,7 @@ Benchmark code: this folder is not part of the installed package (run it from a 
 from __future__ import annotations
 
 import statistics
+import time
 
 from fsstgpu.device import get_cupy
 
@@ -65,6 +66,25 @@ def time_decode(dev, out, *, repeat: int) -> float:
     for job in jobs:
         job.check()
     return seconds
+
+
+def time_wall(fn, *, repeat: int) -> float:
+    """Median host wall-clock seconds of ``fn()`` (which returns with the GPU done), after one
+    untimed call: the measure of host paths, end to end.
+
+    Examples
+    --------
+    >>> from benchmarks.timing import time_wall
+    >>> time_wall(lambda: sum(range(100)), repeat=3) >= 0
+    True
+    """
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def copy_bandwidth(nbytes: int = 1 << 30, *, repeat: int = 10) -> float:
