@@ -330,6 +330,10 @@ def bench(
     nvcomp: Annotated[bool, typer.Option(
         help="GPU bench: also time nvCOMP's codecs on the same bytes, in a child process (when "
              "nvidia.nvcomp imports).")] = True,
+    threads: Annotated[int | None, typer.Option(
+        min=1, metavar="N",
+        help="CPU bench: a scaling table over 1, 2, 4, ... N cores of the PATHs as one column, "
+             "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py).")] = None,
     json_: JsonOpt = False,
 ):
     """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels).
@@ -358,12 +362,22 @@ def bench(
         for p in paths:
             if not Path(p).is_file():
                 raise FileNotFoundError(f"{p}: no such file")
+        if device is BenchDevice.gpu and threads is not None:
+            fail("--threads goes with --device cpu (the GPU bench uses the GPU)", EXIT_USAGE)
         if device is BenchDevice.gpu:
             resolve_device("gpu")
             gpu = _benchmarks("gpu")
             rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp,
                                      progress=lambda msg: typer.echo(f".. {msg}", err=True))
             _show(rows, gpu.format_gpu_bench, json_)
+        elif threads is not None:
+            import pyarrow as pa
+
+            from fsstgpu.datasets import load_lines
+
+            scaling = _benchmarks("cpu_scaling")
+            column = pa.chunked_array([load_lines(p, binary=True) for p in paths])
+            _show(scaling.cpu_scaling(column, threads=threads), scaling.format_rows, json_)
         else:
             cpu = _benchmarks("cpu")
             _show(cpu.run_cpu_bench(paths), cpu.format_cpu_bench, json_)

@@ -385,3 +385,16 @@ def test_bench_cpu_from_the_checkout(tmp_path):
     assert all(r["ratio"] > 1 and r["codec_decompress_mbs"] > 0 for r in rows)
     res = run("bench", tmp_path / "b.txt")
     assert "b.txt" in res.stdout and "TOTAL" in res.stdout
+
+
+def test_bench_threads_gives_a_scaling_table_of_the_paths_as_one_column(tmp_path):
+    """`fsstgpu bench --threads N` runs benchmarks/cpu_scaling.py over the files as one column."""
+    for name, n in (("a.txt", 3000), ("b.txt", 1000)):
+        (tmp_path / name).write_text("".join(f"http://example.com/{name}/{i}\n" for i in range(n)))
+    rows = json.loads(run("bench", tmp_path / "a.txt", tmp_path / "b.txt", "--threads", "1",
+                          "--json").stdout)
+    assert [r["cores"] for r in rows] == [1]
+    assert rows[0]["ratio"] > 1 and rows[0]["lz4_ratio"] > 1
+    assert rows[0]["compress_MB_s"] > 0 and rows[0]["zstd_decompress_MB_s"] > 0
+    res = run("bench", tmp_path / "a.txt", "--threads", "1", "--device", "gpu", code=2)
+    one_line_error(res, "--threads goes with --device cpu")
