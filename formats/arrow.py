@@ -33,6 +33,7 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, is_view, narrow_offsets
@@ -147,7 +148,7 @@ class FsstType(pa.ExtensionType):
                 f"{len(tables)} tables need {len(tables) - 1} interior block starts, "
                 f"got {len(starts)}"
             )
-        if starts.size and (starts[0] < 0 or np.any(np.diff(starts) < 0)):
+        if starts.size and (starts[0] < 0 or not is_non_decreasing(starts)):
             raise ValueError("block starts must be non-negative and non-decreasing")
         self.version = version
         self.codes_type = codes_type
@@ -350,7 +351,7 @@ def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
         raise CorruptDataError(f"{what}: truncated block starts")
     starts = np.frombuffer(data, dtype="<i8", count=nstarts, offset=pos).astype(np.int64)
     pos += 8 * nstarts
-    if starts.size and (starts[0] < 0 or np.any(np.diff(starts) < 0)):
+    if starts.size and (starts[0] < 0 or not is_non_decreasing(starts)):
         raise CorruptDataError(f"{what}: block starts are negative or decreasing")
     body = memoryview(data)[:-4]
     try:

@@ -50,6 +50,7 @@ __all__ = [
     "check_arrow",
     "count_set_bits",
     "from_arrow",
+    "first_decrease",
     "is_non_decreasing",
     "offsets_from_lengths",
     "slice_bitmap",
@@ -287,8 +288,8 @@ def _check_offsets(array: pa.Array, what: str) -> None:
     odtype = np.int32 if narrow_offsets(array.type) else np.int64
     raw = buffer_values(offsets_buf, odtype, array.offset, n + 1, what)
     size = 0 if data_buf is None else data_buf.size
-    if not is_non_decreasing(raw):
-        k = int(np.flatnonzero(np.diff(raw) < 0)[0])
+    k = first_decrease(raw)
+    if k >= 0:
         raise CorruptDataError(f"{what}: offsets decrease at string {k} "
                                f"({int(raw[k])} to {int(raw[k + 1])})")
     if int(raw[0]) < 0 or int(raw[-1]) > size:
@@ -527,16 +528,40 @@ def _build(type_, data, offsets, validity, start, end):
 def is_non_decreasing(a) -> bool:
     """Whether ``a[i] <= a[i + 1]`` for all i (``a``: 1-D integers, compared as int64): one pass
     without temporaries, 3x faster than ``np.any(np.diff(a) < 0)`` (0.06 vs 0.19 ms for 229,000
-    offsets)."""
-    return bool(_non_decreasing(readonly(a, np.int64)))  # read-only: one compiled signature
+    offsets), and right where that is wrong: ``np.diff`` wraps around for values more than the
+    dtype's range apart (int32 offsets 2e9 then -2e9 differ by +294,967,296).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.arrow_layout import is_non_decreasing
+    >>> is_non_decreasing(np.array([0, 2, 2, 5]))
+    True
+    >>> is_non_decreasing(np.array([2_000_000_000, -2_000_000_000], np.int32))
+    False
+    """
+    return first_decrease(a) < 0
+
+
+def first_decrease(a) -> int:
+    """The first ``i`` with ``a[i + 1] < a[i]`` (compared as int64), or -1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.arrow_layout import first_decrease
+    >>> first_decrease(np.array([0, 3, 2, 4])), first_decrease(np.array([1, 1]))
+    (1, -1)
+    """
+    return int(_first_decrease(readonly(a, np.int64)))  # read-only: one compiled signature
 
 
 @numba.njit(cache=True, nogil=True)
-def _non_decreasing(a):
+def _first_decrease(a):
     for i in range(a.shape[0] - 1):
         if a[i + 1] < a[i]:
-            return False
-    return True
+            return i
+    return -1
 
 
 def as_data_offsets(strings):

@@ -25,6 +25,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.jit import readonly
 from fsstgpu.parallel import run_tasks
@@ -174,7 +175,7 @@ def _check_splits(ncodes, split_codes, split_out, split_table, ntables, total_ou
             f"split output positions must run from 0 to {total_out}, not "
             f"{split_out[0]} to {split_out[-1]}"
         )
-    if np.any(np.diff(split_codes) < 0) or np.any(np.diff(split_out) < 0):
+    if not is_non_decreasing(split_codes) or not is_non_decreasing(split_out):
         raise CorruptDataError("split positions must be non-decreasing")
     if nsplits and int(split_table.max()) >= ntables:
         raise CorruptDataError(

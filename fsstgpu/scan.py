@@ -38,6 +38,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.jit import readonly
 from fsstgpu.symbol_table import ESCAPE, pack_tables
@@ -157,7 +158,7 @@ def _checked_blocks(block_starts, ntables: int, n: int) -> np.ndarray:
             f"block_starts has {len(block_starts)} entries, expected {ntables + 1} (tables + 1)")
     if block_starts[0] != 0 or block_starts[-1] != n:
         raise CorruptDataError(f"block_starts must run from 0 to the {n} strings")
-    if np.any(np.diff(block_starts) < 0):
+    if not is_non_decreasing(block_starts):
         raise CorruptDataError("block_starts must be non-decreasing")
     return block_starts
 

@@ -65,6 +65,30 @@ def test_decreasing_offsets(type_):
         arr.slice(2).to_pylist()
 
 
+def test_offsets_that_decrease_by_more_than_the_int32_range_are_caught():
+    """np.diff of int32 offsets wraps around: 1,828,716,605 then -989,855,743 'differ' by
+    +1,476,394,944 (fuzz: ipc_file seed 20261130 case 1155 raised IndexError)."""
+    offsets = pa.py_buffer(np.array([0, 1_828_716_605, -989_855_743, 4], np.int32))
+    arr = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(b"abcd")])
+    with pytest.raises(CorruptDataError,
+                       match=r"offsets decrease at string 1 \(1828716605 to -989855743\)"):
+        fsstgpu.compress(arr)
+
+
+def test_positions_that_decrease_by_more_than_the_int64_range_are_caught():
+    """The same wrap-around for int64 positions (split points, block starts): the decrease from
+    2**63 - 1 to -2**63 + 1 'is' +2 to np.diff."""
+    from fsstgpu.arrow_layout import first_decrease, is_non_decreasing
+    from fsstgpu.decoder import decode_all
+
+    positions = np.array([0, 2**63 - 1, -(2**63) + 1, 0, 5], np.int64)
+    assert np.all(np.diff(positions) >= 0)  # what the old check saw
+    assert not is_non_decreasing(positions) and first_decrease(positions) == 1
+    with pytest.raises(CorruptDataError, match="non-decreasing"):
+        decode_all([fsstgpu.SymbolTable([])], np.zeros(5, np.uint8), positions,
+                   np.array([0, 1, 2, 3, 5]), np.zeros(4, np.uint16), 5)
+
+
 def test_decreasing_offsets_in_a_later_chunk_are_named():
     good = pa.array(["ab", "c"])
     bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(np.array([0, 2, 1], np.int32)),
