@@ -319,8 +319,9 @@ def roundtrip(
 def bench(
     paths: Annotated[list[str] | None, typer.Argument(
         help="Text files (one string per line) to benchmark (default: the dbtext corpus); or "
-             "the single word `kernels` to benchmark the GPU data-movement kernels.",
-        metavar="[PATH ...] | kernels")] = None,
+             "the single word `kernels` (the GPU data-movement kernels) or `files` (Parquet "
+             "files of real text against pyarrow's, benchmarks/files.py).",
+        metavar="[PATH ...] | kernels | files")] = None,
     device: Annotated[BenchDevice, typer.Option(
         help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py).")
     ] = BenchDevice.cpu,
@@ -334,9 +335,14 @@ def bench(
         min=1, metavar="N",
         help="CPU bench: a scaling table over 1, 2, 4, ... N cores of the PATHs as one column, "
              "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py).")] = None,
+    rows: Annotated[int, typer.Option(
+        min=1, metavar="N",
+        help="`bench files`: rows of the table built from this machine's text.")
+    ] = 1_500_000,
     json_: JsonOpt = False,
 ):
-    """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels).
+    """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels;
+    `fsstgpu bench files`: Parquet sizes, writes, reads and reads onto the GPU against pyarrow).
 
     The benchmarks live in the source checkout's benchmarks/ folder (they are not installed):
     run this from a clone with an editable install (exit code 2 otherwise).
@@ -351,9 +357,13 @@ def bench(
             kernels = _benchmarks("kernels")
             _show(kernels.run_kernel_bench(), kernels.format_kernel_bench, json_)
             return
-        if "kernels" in paths:
-            raise ValueError("`kernels` takes no paths: run `fsstgpu bench kernels` alone "
-                             "(write ./kernels for a file of that name)")
+        if paths == ["files"]:
+            _bench_files(rows, json_)
+            return
+        for word in ("kernels", "files"):
+            if word in paths:
+                raise ValueError(f"`{word}` takes no paths: run `fsstgpu bench {word}` alone "
+                                 f"(write ./{word} for a file of that name)")
         if not paths:
             paths = [str(p) for p in dbtext_files()]
             if not paths:
@@ -381,6 +391,21 @@ def bench(
         else:
             cpu = _benchmarks("cpu")
             _show(cpu.run_cpu_bench(paths), cpu.format_cpu_bench, json_)
+
+
+def _bench_files(rows: int, json_: bool) -> None:
+    """`fsstgpu bench files`: this machine's text (and dbtext, when found) as tables."""
+    from fsstgpu.datasets import dbtext_files, dbtext_table, machine_text_table
+    from fsstgpu.device import gpu_available
+
+    files = _benchmarks("files")
+    say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
+    say(f"building the machine-text table ({rows:,} rows)")
+    tables = {"machine_text": machine_text_table(rows)}
+    if dbtext_files():
+        tables["dbtext"] = dbtext_table()
+    out = files.run_files_bench(tables, gpu=gpu_available(), progress=say)
+    _show(out, files.format_files_bench, json_)
 
 
 def _benchmarks(name: str):

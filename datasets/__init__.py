@@ -18,6 +18,7 @@ from fsstgpu.datasets.loaders import (
     load_parquet,
     sample_path,
 )
+from fsstgpu.datasets.text_tables import dbtext_table, machine_text_table
 
 __all__ = [
     "DBTEXT_FILES",
@@ -25,6 +26,7 @@ __all__ = [
     "GENERATORS",
     "dbtext_dir",
     "dbtext_files",
+    "dbtext_table",
     "generate",
     "is_dataset_name",
     "list_datasets",
@@ -33,5 +35,6 @@ __all__ = [
     "load_ipc",
     "load_lines",
     "load_parquet",
+    "machine_text_table",
     "sample_path",
 ]

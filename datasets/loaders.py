@@ -100,7 +100,7 @@ def load_lines(path: str | os.PathLike, *, rows: int | None = None,
     ...     load_lines(p).to_pylist(), load_lines(p, rows=1, binary=True).to_pylist()
     (['a\\r', '', 'b'], [b'a\\r'])
     """
-    rows = _check_rows(rows)
+    rows = check_rows(rows)
     buf = np.fromfile(os.fspath(path), dtype=np.uint8)
     newlines = np.flatnonzero(buf == 10)
     ends = newlines if not len(buf) or buf[-1] == 10 else np.append(newlines, len(buf))
@@ -152,7 +152,7 @@ def load_parquet(path: str | os.PathLike, *, column: str | None = None,
     >>> len(col), col.type
     (10, DataType(string))
     """
-    rows = _check_rows(rows)
+    rows = check_rows(rows)
     parquet = pq.ParquetFile(os.fspath(path))
     name = _choose_column(parquet.schema_arrow, column, path)
     if rows is None:
@@ -196,7 +196,7 @@ def load_ipc(path: str | os.PathLike, *, column: str | None = None, rows: int | 
     ...     load_ipc(p).to_pylist()
     ['x', 'y']
     """
-    rows = _check_rows(rows)
+    rows = check_rows(rows)
     table = _read_ipc(os.fspath(path), stream)
     name = _choose_column(table.schema, column, path)
     col = table.column(name)
@@ -366,7 +366,15 @@ def list_datasets() -> list[dict]:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_rows(rows):
+def check_rows(rows):
+    """``rows=`` of a loader as an int (or None: all rows); ValueError for anything else.
+
+    Examples
+    --------
+    >>> from fsstgpu.datasets.loaders import check_rows
+    >>> check_rows(3), check_rows(None)
+    (3, None)
+    """
     if rows is None:
         return None
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 0:

@@ -26,6 +26,7 @@ derived from the codes.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import struct
 import zlib
@@ -180,7 +181,7 @@ class FsstType(pa.ExtensionType):
 
     @classmethod
     def __arrow_ext_deserialize__(cls, storage_type, serialized) -> FsstType:
-        return parse_metadata(storage_type, serialized)
+        return _parse_cached(storage_type, bytes(serialized))
 
     # pyarrow's default equality ignores the metadata; two columns with different tables must
     # not compare equal (a writer would then accept a batch its schema cannot decode).
@@ -238,6 +239,14 @@ def _serialise_v1(t: FsstType) -> bytes:
     ]
     body = b"".join(parts)
     return body + struct.pack("<I", zlib.crc32(body))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_cached(storage_type, serialized: bytes) -> FsstType:
+    # pyarrow deserialises the type once per chunk it reads (a file's row groups, a reader's
+    # batches): parsing and checking the same tables again each time cost a third of reading a
+    # file's fsst columns to the GPU. FsstType is immutable, so sharing one is safe.
+    return parse_metadata(storage_type, serialized)
 
 
 def parse_metadata(storage_type, serialized) -> FsstType:

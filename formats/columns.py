@@ -45,7 +45,8 @@ def _choices(schema: pa.Schema) -> str:
     return f"string columns: {', '.join(names)}" if names else "it has no string column"
 
 
-def select_columns(schema: pa.Schema, columns=None, *, source="the file") -> list[str]:
+def select_columns(schema: pa.Schema, columns=None, *, source="the file",
+                   dictionaries: bool = True) -> list[str]:
     """The string columns to work on: those named in ``columns``, or every one.
 
     Parameters
@@ -53,9 +54,12 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file") -> lis
     schema : pyarrow.Schema
     columns : str, sequence of str, or None
         Column names, or one comma-separated string of them (blanks around the commas are
-        ignored); None means every string-like column. Repeated names count once.
+        ignored); None means every string-like column (but dictionary-encoded ones when
+        ``dictionaries`` is false). Repeated names count once.
     source : str or os.PathLike
         What to call the file in messages.
+    dictionaries : bool
+        Whether ``columns=None`` includes dictionary-encoded string columns.
 
     Raises
     ------
@@ -66,7 +70,8 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file") -> lis
         When a named column is not string-like.
     """
     if columns is None:
-        return string_columns(schema)
+        return [name for name in string_columns(schema)
+                if dictionaries or not pa.types.is_dictionary(schema.field(name).type)]
     if isinstance(columns, str):  # "a, b": names around commas, blanks ignored
         columns = [c.strip() for c in columns.split(",") if c.strip()]
     chosen = list(dict.fromkeys(columns))

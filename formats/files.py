@@ -16,6 +16,7 @@ written atomically, never over an input, and over an existing file only with ``f
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from fsstgpu.formats.arrow import FsstType, is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.columns import select_columns
+from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.rowgroups import (
     Sink,
@@ -44,15 +46,19 @@ __all__ = [
     "compress_file",
     "decode_column",
     "decompress_file",
-    "inspect_file",
     "output_chunks",
     "read_table",
 ]
 
 
+# Schema metadata of a compressed Parquet file: the input's codec of each compressed column
+# (JSON), so that decompress_file writes the strings back as the input had them.
+CODECS_KEY = b"fsstgpu.input_codecs"
+
+
 # --------------------------------------------------------------------------- compress
 def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
-                  table=None, force=False, progress=None, parquet_codec="none") -> dict:
+                  table=None, force=False, progress=None, parquet_codec="zstd") -> dict:
     """Write a copy of a Parquet / Arrow IPC file with its string columns FSST-compressed.
 
     Parameters
@@ -61,7 +67,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         Input and output files. ``dst`` must differ from ``src``.
     columns : str or sequence of str, optional
         The columns to compress (each must be string-like; a string is split at commas);
-        default every string-like column.
+        default every string-like column that is not dictionary-encoded (a dictionary column is
+        already compact, and kept as it is its dictionaries survive exactly).
     format : {"parquet", "arrow", "arrows"}, optional
         Output format; default the one ``dst``'s suffix names (an unknown suffix is refused).
     sample_bytes : int, optional
@@ -72,10 +79,13 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         Overwrite an existing ``dst``.
     progress : callable, optional
         ``progress(units_done=, units_total=, rows=, nbytes=)`` after every row group / batch.
-    parquet_codec : {"none", "snappy", "gzip", "brotli", "lz4", "zstd"}
-        Parquet codec for the fsst columns' pages (default ``"none"``: the codes are already
-        compressed, and a GPU can decode them straight from the pages); e.g. ``"zstd"`` trades
-        decode work for a smaller file. Other columns keep the input's codec.
+    parquet_codec : {"zstd", "none", "snappy", "gzip", "brotli", "lz4"}
+        Parquet codec for the fsst columns' pages (default ``"zstd"``, at level 3: FSST removes
+        the redundancy inside strings, zstd the repeats across them, and together they undercut
+        pyarrow's zstd Parquet of the strings); ``"none"`` keeps the codes as they are, for
+        readers that decode them straight from the pages. Other columns keep the input's codec;
+        the input's codec of the compressed columns is recorded and restored by
+        :func:`decompress_file`.
 
     Returns
     -------
@@ -120,14 +130,23 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     fsst_codec = parquet_codec_name(parquet_codec)
     fixed_table = _symbol_table(table)
     with Source(src) as source:
-        chosen = select_columns(source.schema, columns, source=src)
-        tables = (dict.fromkeys(chosen, fixed_table) if fixed_table is not None
-                  else _train_tables(source, chosen, sample_bytes))
+        chosen = select_columns(source.schema, columns, source=src, dictionaries=False)
+        first = _first_values(source, chosen)
+        tables = {name: (fixed_table if fixed_table is not None
+                         else _train(first.get(name), sample_bytes)) for name in chosen}
         types = {f.name: _fsst_type(f.type, tables[f.name]) for f in source.schema
                  if f.name in tables}
+        codecs = source.parquet_codecs()
+        metadata = dict(source.schema.metadata or {})
+        if codecs:
+            metadata[CODECS_KEY] = json.dumps(codecs)
+        # The other columns are stored with zstd too (unless the input's codec is as strong):
+        # decompress_file gives them back their own.
+        stored = {f.name: _as_strong_as_zstd(codecs.get(f.name, "snappy"))
+                  for f in source.schema}
         out_schema = pa.schema(
             [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types else f
-             for f in source.schema], metadata=source.schema.metadata)
+             for f in source.schema], metadata=metadata or None)
         sizes = {"string_bytes": 0, "codes_bytes": 0}
 
         def convert(field, col, unit_index):
@@ -141,8 +160,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
             return to_extension_array(carr, ext_type=ftype)
 
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
-            sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types),
-                        codecs=source.parquet_codecs(), fsst_codec=fsst_codec)
+            sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
+                        fsst_codec=fsst_codec,
+                        repeating=[n for n in types if n in first and _repeats(first[n])])
             rows, units = rewrite(source, sink, convert, progress)
     return {
         "format": out_format,
@@ -168,27 +188,52 @@ def _symbol_table(table) -> SymbolTable | None:
         raise CorruptDataError(f"{path}: {exc}") from None
 
 
-def _train_tables(source: Source, names: list[str], sample_bytes) -> dict[str, SymbolTable]:
-    """One table per column, trained on the first unit holding values of that column."""
-    from fsstgpu.training import train
+def _as_strong_as_zstd(codec: str) -> str:
+    """``codec``, or zstd in place of a weaker one (none, Snappy, LZ4)."""
+    return "zstd" if codec in ("none", "uncompressed", "snappy", "lz4", "lz4_raw") else codec
 
-    tables: dict[str, SymbolTable] = {}
+
+def _first_values(source: Source, names: list[str]) -> dict[str, pa.Array]:
+    """Each column's plain values in the first unit holding any (columns without values are
+    left out)."""
+    first: dict[str, pa.Array] = {}
     missing = list(names)
     for unit in (source.units(columns=names) if missing else ()):
         for name in list(missing):
             values = plain_values(unit.column(name))
             if len(values) - values.null_count > 0:
-                # Training reads one buffer of offsets: views have none, and the chunks of a
-                # unit over 2 GiB only fit together with 64-bit offsets.
-                if is_view(values.type) or isinstance(values, pa.ChunkedArray):
-                    values = values.cast(large_type(values.type))
-                tables[name] = train(values, sample_bytes=sample_bytes)
+                first[name] = values
                 missing.remove(name)
         if not missing:
             break
-    for name in missing:  # no values anywhere: any table will do
-        tables[name] = SymbolTable([])
-    return tables
+    return first
+
+
+def _train(values, sample_bytes) -> SymbolTable:
+    """The column's table, trained on ``values`` (None: no values anywhere, any table will do)."""
+    from fsstgpu.training import train
+
+    if values is None:
+        return SymbolTable([])
+    # Training reads one buffer of offsets: views have none, and the chunks of a unit over
+    # 2 GiB only fit together with 64-bit offsets.
+    if is_view(values.type) or isinstance(values, pa.ChunkedArray):
+        values = values.cast(large_type(values.type))
+    return train(values, sample_bytes=sample_bytes)
+
+
+# A column whose first unit has at most this share of distinct values gets its codes dictionary-
+# encoded. Measured (formats/files.md): a column of 710 distinct lines shrinks 4x, while a
+# column of 49% distinct doc lines does not shrink and reads no faster.
+REPEATING_SHARE = 0.1
+
+
+def _repeats(values) -> bool:
+    """Tell whether ``values`` repeat enough for Parquet's dictionary encoding of their codes."""
+    if is_view(values.type):
+        values = values.cast(large_type(values.type))
+    present = len(values) - values.null_count
+    return pc.count_distinct(values).as_py() <= REPEATING_SHARE * present
 
 
 def _fsst_type(type_: pa.DataType, table: SymbolTable) -> FsstType:
@@ -294,9 +339,32 @@ def decode_column(col, device: str = "cpu", *, max_chunk_bytes: int = INT32_MAX)
 
 
 def _restored_schema(schema: pa.Schema) -> pa.Schema:
+    metadata = {k: v for k, v in (schema.metadata or {}).items() if k != CODECS_KEY}
     return pa.schema(
         [pa.field(f.name, f.type.original_type, f.nullable, f.metadata)
-         if is_fsst_type(f.type) else f for f in schema], metadata=schema.metadata)
+         if is_fsst_type(f.type) else f for f in schema], metadata=metadata or None)
+
+
+def _restored_codecs(source: Source) -> dict[str, str]:
+    """The Parquet codec of every column of a decompressed file: the input's, recorded under
+    :data:`CODECS_KEY` (Snappy, pyarrow's default, when the input was not Parquet or the
+    record is unreadable; a column of a file without the record keeps its codec, and an fsst
+    column gets Snappy)."""
+    codecs = source.parquet_codecs()
+    try:
+        recorded = json.loads((source.schema.metadata or {}).get(CODECS_KEY, b"{}"))
+    except ValueError:
+        recorded = {}
+    if not isinstance(recorded, dict):
+        recorded = {}
+    has_record = CODECS_KEY in (source.schema.metadata or {})
+    for f in source.schema:
+        codec = recorded.get(f.name)
+        if isinstance(codec, str):
+            codecs[f.name] = codec
+        elif has_record or is_fsst_type(f.type):
+            codecs[f.name] = "snappy"
+    return codecs
 
 
 def _decoder(source: Source, out_format: str, device: str):
@@ -367,7 +435,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         convert, sizes = _decoder(source, out_format, dev)
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, _restored_schema(source.schema),
-                        codecs=source.parquet_codecs())
+                        codecs=_restored_codecs(source))
             rows, units = rewrite(source, sink, convert, progress)
     return {
         "format": out_format,
@@ -381,117 +449,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     }
 
 
-# --------------------------------------------------------------------------- inspect / read
-def inspect_file(path) -> dict:
-    """Describe a Parquet / Arrow IPC file: per column codec, sizes, ratio, symbol tables.
-
-    Returns
-    -------
-    dict
-        ``path``, ``format``, ``file_bytes``, ``rows``, ``units`` (row groups or record
-        batches), ``unit_rows`` (rows per unit), ``schema_metadata`` (keys), and ``columns``: a
-        list of dicts with ``name``, ``type`` (the original type), ``stored_type``, ``codec``
-        (``"fsst"`` or ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk
-        sizes, or IPC buffer sizes), ``null_count``; for fsst columns also ``string_bytes``
-        (uncompressed), ``codes_bytes``, ``ratio`` (string bytes / (codes + table bytes)),
-        ``file_ratio`` (string bytes / stored bytes) and ``tables``: one summary per symbol table
-        (``symbols``, ``bytes``, ``mean_symbol_length``, ``by_length``: symbol counts for lengths
-        1..8, ``longest``: up to 8 of the longest symbols, as Python ``repr`` strings); for
-        other Parquet columns ``parquet_codec``.
-
-    Raises
-    ------
-    CorruptDataError
-        When the file is not a readable Parquet / Arrow IPC file, or its codes are corrupt.
-
-    Examples
-    --------
-    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
-    >>> from fsstgpu.formats import compress_file, inspect_file
-    >>> d = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"s": ["abc"] * 10}), os.path.join(d, "a.parquet"))
-    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
-    >>> [c["codec"] for c in inspect_file(os.path.join(d, "b.parquet"))["columns"]]
-    ['fsst']
-    """
-    path = check_input(path)
-    with Source(path) as source:
-        schema = source.schema
-        cols = {f.name: _column_summary(f) for f in schema}
-        if source.parquet_metadata is not None:
-            _add_parquet_sizes(source.parquet_metadata, cols)
-        unit_rows = []
-        for k, unit in enumerate(source.units()):
-            unit_rows.append(unit.num_rows)
-            for f in schema:
-                col, info = unit.column(f.name), cols[f.name]
-                info["null_count"] += col.null_count
-                if source.parquet_metadata is None:
-                    info["stored_bytes"] += col.nbytes
-                if is_fsst_type(f.type):
-                    with reading(path, f"unit {k}, column {f.name!r}: "):
-                        carr = from_extension_array(col)
-                    info["string_bytes"] += int(carr.lengths.sum())
-                    info["codes_bytes"] += len(carr.codes)
-    for f in schema:
-        info = cols[f.name]
-        if is_fsst_type(f.type):
-            tb = sum(t.nbytes_serialised() for t in f.type.tables)
-            info["ratio"] = (info["string_bytes"] / (info["codes_bytes"] + tb)
-                             if info["codes_bytes"] + tb else float("nan"))
-            info["file_ratio"] = (info["string_bytes"] / info["stored_bytes"]
-                                  if info["stored_bytes"] else float("nan"))
-    return {
-        "path": str(path),
-        "format": source.format,
-        "file_bytes": source.file_bytes,
-        "rows": sum(unit_rows),
-        "units": len(unit_rows),
-        "unit_rows": unit_rows,
-        "schema_metadata": sorted(k.decode("utf-8", "replace")
-                                  for k in (schema.metadata or {})),
-        "columns": list(cols.values()),
-    }
-
-
-def _column_summary(field: pa.Field) -> dict:
-    fsst = is_fsst_type(field.type)
-    info = {"name": field.name,
-            "type": str(field.type.original_type if fsst else field.type),
-            "stored_type": str(field.type.storage_type if fsst else field.type),
-            "codec": "fsst" if fsst else "none",
-            "stored_bytes": 0, "null_count": 0}
-    if fsst:
-        info.update(string_bytes=0, codes_bytes=0,
-                    tables=[_table_summary(t) for t in field.type.tables])
-    return info
-
-
-def _add_parquet_sizes(metadata, cols: dict) -> None:
-    """Add each column chunk's stored size (and, for plain columns, its codec) to ``cols``."""
-    for i in range(metadata.num_row_groups):
-        rg = metadata.row_group(i)
-        for j in range(rg.num_columns):
-            c = rg.column(j)
-            info = cols.get(c.path_in_schema.split(".")[0])
-            if info is not None:
-                info["stored_bytes"] += c.total_compressed_size
-                if info["codec"] == "none":
-                    info["parquet_codec"] = c.compression.lower()
-
-
-def _table_summary(table: SymbolTable) -> dict:
-    lengths = table.lengths.astype(np.int64)
-    longest = sorted(table.symbols, key=len, reverse=True)[:8]
-    return {
-        "symbols": len(table),
-        "bytes": table.nbytes_serialised(),
-        "mean_symbol_length": float(lengths.mean()) if len(lengths) else 0.0,
-        "by_length": np.bincount(lengths, minlength=9)[1:9].tolist(),
-        "longest": [repr(s) for s in longest],
-    }
-
-
+# --------------------------------------------------------------------------- read
 def read_table(path, device="auto"):
     """Read a Parquet / Arrow IPC file, decompressing its fsst columns.
 
@@ -529,29 +487,10 @@ def read_table(path, device="auto"):
     dev = resolve_device(device)
     with Source(path) as source:
         if device == "gpu":
-            return _read_to_device(source)
+            return read_to_device(source)
         convert, _ = _decoder(source, source.format, dev)
         out_schema = _restored_schema(source.schema)
-        units = [pa.Table.from_arrays([convert(f, unit.column(f.name), k)
-                                       for f in source.schema], schema=out_schema)
-                 for k, unit in enumerate(source.units())]
+        units = [pa.Table.from_arrays([convert(f, unit[f.name], k) for f in source.schema],
+                                      schema=out_schema)
+                 for k, unit in enumerate(parallel_units(source))]
     return pa.concat_tables(units) if units else out_schema.empty_table()
-
-
-def _read_to_device(source: Source) -> dict:
-    from fsstgpu.codec import decompress_device
-
-    parts: dict[str, list] = {f.name: [] for f in source.schema}
-    for unit in source.units():
-        for f in source.schema:
-            parts[f.name].extend(unit.column(f.name).chunks)
-    out = {}
-    for f in source.schema:
-        col = pa.chunked_array(parts[f.name], type=f.type)
-        if is_fsst_type(f.type):
-            with reading(source.path, f"column {f.name!r}: "):
-                carr = from_extension_array(col)
-            out[f.name] = decompress_device(carr)
-        else:
-            out[f.name] = col
-    return out

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import zlib
 from collections.abc import Callable, Iterator
@@ -64,6 +65,19 @@ __all__ = [
 
 #: the custom-metadata key of a record batch's CRC32 (of ``RecordBatch.serialize()``)
 BATCH_CRC_KEY = b"fsstgpu.crc32"
+
+#: the schema-metadata key of the CRC32 of a Parquet file's Arrow schema (without this key):
+#: pages carry their own CRCs, the footer does not, and a flipped byte there could turn an
+#: fsst column into a plain struct or rename a column.
+SCHEMA_CRC_KEY = b"fsstgpu.schema_crc32"
+
+#: the file-metadata key of the row counts of a Parquet file's row groups (JSON), added when
+#: the file is finished: a flipped row count in the footer would silently drop rows.
+ROW_GROUPS_KEY = b"fsstgpu.row_groups"
+
+# Struct children of an fsst column's storage: seen without the extension type (and without
+# SCHEMA_CRC_KEY), they mean a footer whose metadata was lost, not a user's struct.
+_FSST_STORAGE_NAMES = ["codes", "lengths", "cuts"]
 
 #: Parquet codecs a column may be written with (``"none"``: uncompressed pages).
 PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
@@ -107,6 +121,12 @@ def check_input(src) -> Path:
         raise IsADirectoryError(f"{src}: is a directory, not a file")
     return src
 
+
+# zstd level of the fsst columns' pages. Measured on a 1M-row table of this machine's text
+# (formats/files.md): level 3 makes the codes' pages 13% smaller than level 1 (pyarrow's default),
+# enough for the file to undercut pyarrow's zstd Parquet of the strings; higher levels gain 1-2%
+# more at several times the write time.
+FSST_ZSTD_LEVEL = 3
 
 _CODEC_ALIASES = {"uncompressed": "none", "lz4_raw": "lz4"}  # as file metadata names them
 
@@ -209,7 +229,8 @@ class Source:
                 if self.format == "parquet":
                     self._parquet = pq.ParquetFile(self._open(), memory_map=False,
                                                    page_checksum_verification=True)
-                    self.schema = self._parquet.schema_arrow
+                    self.schema = _checked_schema(self._parquet.schema_arrow)
+                    _check_row_groups(self._parquet.metadata)
                     self.num_units = self._parquet.num_row_groups
                     self.parquet_metadata = self._parquet.metadata
                 elif self.format == "arrow":
@@ -304,46 +325,97 @@ def _checked(batch: pa.RecordBatch, metadata) -> pa.RecordBatch:
     return batch
 
 
+def _schema_crc(schema: pa.Schema) -> int:
+    return zlib.crc32(schema.serialize())
+
+
+def _without_keys(schema: pa.Schema, keys=(SCHEMA_CRC_KEY, ROW_GROUPS_KEY)) -> pa.Schema:
+    metadata = {k: v for k, v in (schema.metadata or {}).items() if k not in keys}
+    return schema.with_metadata(metadata) if metadata else schema.remove_metadata()
+
+
+def _checked_schema(schema: pa.Schema) -> pa.Schema:
+    """A Parquet file's Arrow ``schema`` without fsstgpu's footer keys, after comparing it with
+    the CRC32 it was written with (when it has one)."""
+    plain = _without_keys(schema)
+    if SCHEMA_CRC_KEY not in (schema.metadata or {}):
+        for f in schema:
+            if pa.types.is_struct(f.type) and [c.name for c in f.type] == _FSST_STORAGE_NAMES:
+                raise CorruptDataError(
+                    f"column {f.name!r} is an fsstgpu.fsst column's storage without its type: "
+                    "the file's footer metadata was lost or altered")
+        return plain
+    if schema.metadata[SCHEMA_CRC_KEY] != str(_schema_crc(plain)).encode():
+        raise CorruptDataError("CRC32 mismatch: the file's schema (its footer) was altered")
+    return plain
+
+
+def _check_row_groups(metadata) -> None:
+    """Compare a Parquet file's row-group row counts with :data:`ROW_GROUPS_KEY`, if recorded."""
+    recorded = (metadata.metadata or {}).get(ROW_GROUPS_KEY)
+    if recorded is None:
+        return
+    actual = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    if recorded != json.dumps(actual).encode():
+        raise CorruptDataError(f"the footer's row counts {actual} differ from those written "
+                               f"({recorded.decode(errors='replace')})")
+
+
 def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
     """The Parquet column paths of an fsst column, each with the encoding it is written with."""
     storage = field.type.storage_type
     if not pa.types.is_struct(storage):  # version 1: the codes alone
         return [(field.name, "DELTA_LENGTH_BYTE_ARRAY")]
-    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DELTA_BINARY_PACKED"}
+    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DICTIONARY"}
     return [(f"{field.name}.{child.name}", how.get(child.name)) for child in storage]
 
 
 class Sink:
     """Writes Tables as row groups (Parquet) or record batches (IPC), one per :meth:`write`.
 
-    Parquet: the ``fsst_columns`` (their storage struct's leaves) are written without dictionary
-    encoding or statistics (statistics of codes mean nothing) and with codec ``fsst_codec``; the
-    codes with ``DELTA_LENGTH_BYTE_ARRAY`` (back to back in the page, not interleaved with 4-byte
-    lengths as in PLAIN; their lengths delta-bit-packed) and the string lengths with
-    ``DELTA_BINARY_PACKED``. Every other column gets its codec from ``codecs`` (Snappy when not
-    named there).
+    Parquet: the ``fsst_columns`` (their storage struct's leaves) are written without statistics
+    (statistics of codes mean nothing) and with codec ``fsst_codec`` (zstd at level
+    :data:`FSST_ZSTD_LEVEL`); the codes of the ``repeating`` ones with dictionary encoding (equal
+    strings have equal codes), the others' with ``DELTA_LENGTH_BYTE_ARRAY`` (back to back in the
+    page, not interleaved with 4-byte lengths as in PLAIN); the string lengths (few distinct
+    values) with dictionary encoding, or plain for the ``repeating`` ones. Every other column
+    gets its codec from ``codecs`` (Snappy when not named there). ``formats/files.md`` has the
+    measurements behind these choices.
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
-                 fsst_codec: str = "none"):
+                 fsst_codec: str = "zstd", repeating=()):
         self.format = fmt
         self.schema = schema
+        self._rows: list[int] = []
         self._file = open_file(path, "wb")
         try:
             if fmt == "parquet":
                 fsst = set(fsst_columns)
+                if fsst:  # an fsstgpu file: its footer gets a checksum (see SCHEMA_CRC_KEY)
+                    schema = self.schema = schema.with_metadata({
+                        **(schema.metadata or {}),
+                        SCHEMA_CRC_KEY: str(_schema_crc(_without_keys(schema))).encode()})
                 others = [n for n in schema.names if n not in fsst]
                 codecs = codecs or {}
                 compression = {n: _input_codec(codecs.get(n, "snappy")) for n in others}
-                encoding = {}
+                levels, encoding, dictionary = {}, {}, list(others)
                 for name in fsst:
                     for leaf, how in _fsst_leaves(schema.field(name)):
                         compression[leaf] = parquet_codec_name(fsst_codec)
-                        if how:
+                        if compression[leaf] == "zstd":
+                            levels[leaf] = FSST_ZSTD_LEVEL
+                        if name in repeating:  # codes: a dictionary; lengths: as they are
+                            how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY",
+                                   "DICTIONARY": "PLAIN"}.get(how, how)
+                        if how == "DICTIONARY":
+                            dictionary.append(leaf)
+                        elif how:
                             encoding[leaf] = how
                 self._writer = pq.ParquetWriter(
                     self._file, schema, compression=compression,
-                    use_dictionary=others if fsst else True,
+                    compression_level=levels or None,
+                    use_dictionary=dictionary if fsst else True,
                     write_statistics=others if fsst else True,
                     column_encoding=encoding or None,
                     store_schema=True,
@@ -363,6 +435,7 @@ class Sink:
             table = pa.Table.from_arrays(columns, schema=self.schema)
             # One call, one row group: the input's row-group boundaries survive.
             self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+            self._rows.append(table.num_rows)
             return
         try:
             arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
@@ -377,6 +450,10 @@ class Sink:
     def close(self) -> None:
         """Finish the file (footer) and close it."""
         try:
+            if (self.format == "parquet" and SCHEMA_CRC_KEY in (self.schema.metadata or {})
+                    and hasattr(self._writer, "add_key_value_metadata")):  # pyarrow >= 16
+                self._writer.add_key_value_metadata(
+                    {ROW_GROUPS_KEY: json.dumps(self._rows)})
             self._writer.close()
         finally:
             self._file.close()

@@ -133,12 +133,23 @@ def test_dictionary_columns(tmp_path, fmt):
                                           pa.array(["lo", "hi"], pa.large_string()),
                                           ordered=True)
     table = pa.table({"d32": d32, "d8": d8, "dord": dord})
-    # one batch: dictionary order is first occurrence in every format
-    original, restored, info, comp = round_trip(tmp_path, table, fmt)
+    # by default dictionary columns are kept as they are: exact in any order, over any units
+    backwards = pa.DictionaryArray.from_arrays(pa.array([2 - i % 3 for i in range(n)], pa.int8()),
+                                               pa.array(["zzz", "yy", "x"]))
+    kept = table.append_column("back", backwards)
+    for rows in (None, 30):
+        original, restored, info, comp = round_trip(tmp_path, kept, fmt, rows_per_unit=rows)
+        assert info["columns"] == []
+        assert not any(is_fsst_type(t) for t in read_plain(comp).schema.types)
+        assert_same(original, restored)
+    # named, they are compressed; one batch: dictionary order is first occurrence in every format
+    original, restored, info, comp = round_trip(tmp_path, table, fmt,
+                                                columns=["d32", "d8", "dord"])
     assert set(info["columns"]) == {"d32", "d8", "dord"}
     assert_same(original, restored)
     # several row groups: values and types survive; Parquet keeps one dictionary per row group
-    original, restored, _, _ = round_trip(tmp_path, table, fmt, rows_per_unit=30)
+    original, restored, _, _ = round_trip(tmp_path, table, fmt, rows_per_unit=30,
+                                          columns=["d32", "d8", "dord"])
     assert restored.schema.equals(original.schema, check_metadata=True)
     for name in table.column_names:
         vt = table.schema.field(name).type.value_type
@@ -241,6 +252,28 @@ def test_read_table_cpu_and_gpu_request(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_gpu_read_table_joins_row_groups_on_the_device(tmp_path, fmt):
+    n = 3001
+    table = pa.table({"u": generate("urls", n, 3), "w": generate("null_heavy", n, 4),
+                      "b": generate("urls", n, 5).cast(pa.large_binary()),
+                      "n": pa.array(range(n))})
+    write(table, tmp_path / f"in{SUFFIX[fmt]}", 333)  # row groups of odd lengths: bitmaps shift
+    compress_file(tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}")
+    cols = read_table(tmp_path / f"c{SUFFIX[fmt]}", device="gpu")
+    for name in ("u", "w", "b"):
+        got = cols[name].to_arrow()
+        assert [len(c) for c in got.chunks] == [333] * 9 + [4]
+        assert got.equals(table.column(name))
+        assert cols[name].null_count == table.column(name).null_count
+    assert cols["n"].equals(table.column("n"))
+    empty = pa.table({"u": pa.array([], pa.string())})
+    write(empty, tmp_path / f"e{SUFFIX[fmt]}")
+    compress_file(tmp_path / f"e{SUFFIX[fmt]}", tmp_path / f"ce{SUFFIX[fmt]}")
+    assert len(read_table(tmp_path / f"ce{SUFFIX[fmt]}", device="gpu")["u"]) == 0
+
+
+@pytest.mark.gpu
 def test_gpu_read_and_decompress(tmp_path):
     table = pa.table({"u": generate("urls", 3000, 3), "n": pa.array(range(3000))})
     write(table, tmp_path / "in.parquet", 1000)
@@ -251,6 +284,94 @@ def test_gpu_read_and_decompress(tmp_path):
     assert got.equals(table.column("u").combine_chunks())
     decompress_file(tmp_path / "c.parquet", tmp_path / "o.parquet", device="gpu")
     assert pq.read_table(tmp_path / "o.parquet").equals(table)
+
+
+def _poisoned_codes(ext: pa.ExtensionArray, value: int = 254) -> pa.ExtensionArray:
+    """``ext`` with every code byte replaced by ``value`` (a code its table lacks)."""
+    storage = ext.storage
+    codes = storage.field("codes")
+    data = np.frombuffer(codes.buffers()[2], np.uint8).copy()
+    data[:] = value
+    bad = pa.Array.from_buffers(codes.type, len(codes),
+                                [codes.buffers()[0], codes.buffers()[1], pa.py_buffer(data)],
+                                offset=codes.offset)
+    struct = pa.StructArray.from_arrays([bad, storage.field("lengths"), storage.field("cuts")],
+                                        names=["codes", "lengths", "cuts"],
+                                        mask=storage.is_null())
+    return pa.ExtensionArray.from_storage(ext.type, struct)
+
+
+def test_parallel_units_are_the_units_in_order(tmp_path):
+    from fsstgpu.formats.device_reader import parallel_units
+    from fsstgpu.formats.rowgroups import Source
+
+    table = pa.table({"u": generate("urls", 2000, 3), "n": pa.array(range(2000))})
+    write(table, tmp_path / "in.parquet", 150)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    with Source(tmp_path / "c.parquet") as source:
+        serial = list(source.units())
+        for workers, ahead in ((1, 1), (3, 2), (8, None)):
+            units = list(parallel_units(source, workers=workers, ahead=ahead))
+            assert len(units) == len(serial) == 14
+            assert all(list(u) == ["u", "n"] for u in units)
+            assert all(u[name].equals(s.column(name))
+                       for u, s in zip(units, serial, strict=True) for name in ("u", "n"))
+    # a damaged row group is named, whichever thread read it
+    data = bytearray((tmp_path / "c.parquet").read_bytes())
+    md = pq.ParquetFile(tmp_path / "c.parquet").metadata
+    where = md.row_group(9).column(0).data_page_offset + 40
+    data[where] ^= 0x10
+    (tmp_path / "bad.parquet").write_bytes(bytes(data))
+    with Source(tmp_path / "bad.parquet") as source:
+        with pytest.raises(CorruptDataError, match="bad.parquet: row group 9"):
+            list(parallel_units(source, workers=4))
+
+
+@pytest.mark.gpu
+def test_gpu_stream_to_device_row_groups_match_the_cpu(tmp_path):
+    from fsstgpu.formats.device_reader import stream_to_device
+
+    n = 5000
+    table = pa.table({"u": generate("urls", n, 7), "w": generate("null_heavy", n, 8),
+                      "n": pa.array(range(n))})
+    write(table, tmp_path / "in.parquet", 700)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    start = 0
+    for unit in stream_to_device(tmp_path / "c.parquet", workers=3, ahead=2):
+        rows = len(unit["n"])
+        for name in ("u", "w"):
+            assert pa.chunked_array(unit[name].to_arrow()).equals(
+                table.column(name).slice(start, rows))
+        assert unit["n"].equals(table.column("n").slice(start, rows))
+        start += rows
+    assert start == n
+
+
+def _file_with_a_corrupt_column(path):
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    good = to_extension_array(fsstgpu.compress(generate("urls", 500, 1)))
+    bad = _poisoned_codes(to_extension_array(fsstgpu.compress(generate("urls", 500, 2))))
+    schema = pa.schema([("good", good.type), ("bad", bad.type)])
+    with pq.ParquetWriter(path, schema, store_schema=True) as w:
+        w.write_table(pa.table([good, bad], schema=schema))
+
+
+def test_cpu_file_reads_name_the_corrupt_column(tmp_path):
+    _file_with_a_corrupt_column(tmp_path / "c.parquet")
+    with pytest.raises(CorruptDataError, match="c.parquet: row group 0, column 'bad'"):
+        read_table(tmp_path / "c.parquet", device="cpu")
+
+
+@pytest.mark.gpu
+def test_gpu_file_reads_name_the_corrupt_column(tmp_path):
+    from fsstgpu.formats.device_reader import stream_to_device
+
+    _file_with_a_corrupt_column(tmp_path / "c.parquet")
+    with pytest.raises(CorruptDataError, match="c.parquet: row group 0, column 'bad'"):
+        read_table(tmp_path / "c.parquet", device="gpu")
+    with pytest.raises(CorruptDataError, match="c.parquet: row group 0, column 'bad'"):
+        list(stream_to_device(tmp_path / "c.parquet"))
 
 
 # ----------------------------------------------------------------------- plain pyarrow
@@ -441,6 +562,32 @@ def test_flipped_bytes_are_errors_not_wrong_data(tmp_path, fmt):
     assert wrong == 0
 
 
+def test_flipped_footer_bytes_are_errors_not_wrong_data(tmp_path):
+    """The Parquet footer (schema, names, the Arrow schema) has no page CRC: the schema CRC32
+    in the file's metadata catches a flip that would turn an fsst column into a plain struct or
+    rename a column."""
+    table = pa.table({"u": generate("urls", 400, 5), "n": pa.array(range(400))})
+    write(table, tmp_path / "in.parquet", 200)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    data = (tmp_path / "c.parquet").read_bytes()
+    footer = int.from_bytes(data[-8:-4], "little")
+    rng = np.random.default_rng(3)
+    wrong = errors = 0
+    for k, pos in enumerate(rng.choice(np.arange(len(data) - 8 - footer, len(data) - 8), 300,
+                                       replace=False)):
+        bad = bytearray(data)
+        bad[pos] ^= 1 << int(rng.integers(0, 8))
+        path = tmp_path / f"bad{k}.parquet"
+        path.write_bytes(bytes(bad))
+        try:
+            out = read_table(path, device="cpu")
+        except (CorruptDataError, OSError, ValueError):
+            errors += 1
+            continue
+        wrong += not (out.equals(table) and out.schema.equals(table.schema))
+    assert wrong == 0 and errors > 100
+
+
 def test_missing_input(tmp_path):
     with pytest.raises(FileNotFoundError):
         compress_file(tmp_path / "nope.parquet", tmp_path / "o.parquet")
@@ -475,14 +622,80 @@ def test_empty_column_choice_is_an_error(tmp_path, columns):
     assert not (tmp_path / "c.parquet").exists()
 
 
-def test_input_codecs_pyarrow_cannot_write_become_snappy(tmp_path):
+def test_input_codecs_are_stored_as_zstd_and_given_back(tmp_path):
     # LZ4 in a file's metadata is LZ4_RAW; the writer takes "lz4" for it.
     t = pa.table({"u": generate("urls", 100), "n": pa.array(range(100))})
     pq.write_table(t, tmp_path / "in.parquet", compression="lz4")
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", ["u"])
-    rg = pq.ParquetFile(tmp_path / "c.parquet").metadata.row_group(0)
-    n = next(rg.column(j) for j in range(rg.num_columns) if rg.column(j).path_in_schema == "n")
-    assert n.compression.startswith("LZ4")
+    assert set(_leaves(tmp_path / "c.parquet")["n"][0:1]) == {"ZSTD"}  # stored smaller
+    decompress_file(tmp_path / "c.parquet", tmp_path / "out.parquet", device="cpu")
+    assert _leaves(tmp_path / "out.parquet")["n"][0].startswith("LZ4")  # given back
+
+
+def _leaves(path) -> dict:
+    """Parquet column path -> (codec, encodings) in the first row group."""
+    rg = pq.ParquetFile(path).metadata.row_group(0)
+    return {rg.column(j).path_in_schema: (rg.column(j).compression, rg.column(j).encodings)
+            for j in range(rg.num_columns)}
+
+
+def test_fsst_pages_are_zstd_and_repeating_codes_dictionary_encoded(tmp_path):
+    n = 4000
+    lines = [f"ii  package-{i % 37}  1.{i % 37}  amd64  the package number {i % 37}"
+             for i in range(n)]
+    table = pa.table({"few": lines, "many": generate("urls", n, 4)})
+    write(table, tmp_path / "in.parquet", 1000)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    leaves = _leaves(tmp_path / "c.parquet")
+    assert {leaf: codec for leaf, (codec, _) in leaves.items()} == dict.fromkeys(
+        ["few.codes", "few.lengths", "few.cuts", "many.codes", "many.lengths", "many.cuts"],
+        "ZSTD")
+    assert "RLE_DICTIONARY" in leaves["few.codes"][1]
+    assert "DELTA_LENGTH_BYTE_ARRAY" in leaves["many.codes"][1]
+    assert "RLE_DICTIONARY" not in leaves["many.codes"][1]
+    assert "RLE_DICTIONARY" in leaves["many.lengths"][1]
+    # the dictionary makes the repeating column's codes tiny: 37 distinct lines
+    assert (pq.ParquetFile(tmp_path / "c.parquet").metadata.row_group(0).column(0)
+            .total_compressed_size < 2000)
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    compress_file(tmp_path / "in.parquet", tmp_path / "none.parquet", parquet_codec="none")
+    assert all(codec == "UNCOMPRESSED" for codec, _ in _leaves(tmp_path / "none.parquet").values())
+
+
+@pytest.mark.parametrize("codec", ["zstd", "snappy", "none", "gzip"])
+def test_decompress_restores_the_input_codec(tmp_path, codec):
+    table = pa.table({"u": generate("urls", 300, 3), "n": pa.array(range(300))})
+    pq.write_table(table, tmp_path / "in.parquet", compression=codec)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    decompress_file(tmp_path / "c.parquet", tmp_path / "out.parquet", device="cpu")
+    stronger = "GZIP" if codec == "gzip" else "ZSTD"
+    assert {c for c, _ in _leaves(tmp_path / "c.parquet").values()} == {"ZSTD", stronger}
+    expected = "UNCOMPRESSED" if codec == "none" else codec.upper()
+    assert {c for c, _ in _leaves(tmp_path / "out.parquet").values()} == {expected}
+    out = pq.ParquetFile(tmp_path / "out.parquet")
+    original = pq.ParquetFile(tmp_path / "in.parquet")
+    assert out.schema_arrow.metadata == original.schema_arrow.metadata
+    assert out.read().equals(table)
+
+
+def test_decompress_of_an_ipc_born_file_writes_snappy_strings(tmp_path):
+    table = pa.table({"u": generate("urls", 300, 3)})
+    write(table, tmp_path / "in.arrows", 100)
+    compress_file(tmp_path / "in.arrows", tmp_path / "c.parquet")
+    decompress_file(tmp_path / "c.parquet", tmp_path / "out.parquet", device="cpu")
+    assert {c for c, _ in _leaves(tmp_path / "out.parquet").values()} == {"SNAPPY"}
+
+
+def test_pandas_category_over_row_groups_round_trips_exactly(tmp_path):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"cat": pd.Categorical(["b", "a", "c", None] * 250,
+                                             categories=["c", "b", "a"]),
+                       "s": [f"row {i}" for i in range(1000)]})
+    df.to_parquet(tmp_path / "in.parquet", row_group_size=300)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    decompress_file(tmp_path / "c.parquet", tmp_path / "out.parquet", device="cpu")
+    assert pq.read_table(tmp_path / "out.parquet").equals(pq.read_table(tmp_path / "in.parquet"))
+    assert pd.read_parquet(tmp_path / "out.parquet").equals(df)
 
 
 # ----------------------------------------------------------------------- file names

@@ -1,0 +1,201 @@
+"""Files on the user's path: sizes, writes, reads and reads onto the GPU, beside pyarrow's own.
+
+:func:`run_files_bench` takes real-text tables (:func:`fsstgpu.datasets.machine_text_table`,
+:func:`fsstgpu.datasets.dbtext_table`), writes each as pyarrow Snappy and zstd Parquet and
+compresses it with ``fsstgpu.formats.compress_file`` (the default, and ``parquet_codec="none"``),
+then times, by wall clock on a warm page cache (median of ``repeat`` after one untimed call):
+
+* ``write``: pyarrow writing the table (Snappy, zstd) from memory; fsstgpu compressing the Snappy
+  file into its own (read + train + encode + write: the ``fsstgpu compress`` path), beside
+  ``transcode`` (pyarrow reading the Snappy file and writing it as zstd: the same file-to-file
+  job);
+* ``read``: ``pyarrow.parquet.read_table`` of the Snappy / zstd files, and
+  ``fsstgpu.formats.read_table(device="cpu")`` of fsstgpu's (Arrow strings out);
+* ``to_gpu`` (when a GPU is usable): pyarrow reading the Snappy / zstd file and uploading the
+  string columns' buffers (offsets, data, validity) with CuPy, against
+  ``read_table(device="gpu")`` of fsstgpu's files (Arrow strings in device memory) and
+  ``stream_to_device`` (``fsstgpu-stream``: row group by row group, host memory bounded), each
+  ending with the device synchronised.
+
+Sizes are per column (every Parquet leaf of it, compressed) and per file. Throughputs count the
+string columns' bytes (``string_MB``). Run from a checkout: ``fsstgpu bench files``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchmarks.timing import time_wall
+from fsstgpu.formats import compress_file, read_table
+
+ROWS_PER_GROUP = 200_000
+FILES = ("snappy", "zstd", "fsstgpu", "fsstgpu-none")
+
+
+def _string_columns(table: pa.Table) -> list[str]:
+    """The plain (not dictionary-encoded) string and binary columns: those fsstgpu compresses."""
+    return [f.name for f in table.schema
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+            or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+
+
+def column_sizes(path) -> dict[str, int]:
+    """Compressed bytes of each top-level column of a Parquet file (all its leaves).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from benchmarks.files import column_sizes
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), path)
+    >>> sorted(column_sizes(path))
+    ['n', 's']
+    """
+    md = pq.ParquetFile(path).metadata
+    out: dict[str, int] = {}
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for j in range(rg.num_columns):
+            col = rg.column(j)
+            top = col.path_in_schema.split(".")[0]
+            out[top] = out.get(top, 0) + col.total_compressed_size
+    return out
+
+
+def _upload_strings(table: pa.Table, names: list[str]) -> None:
+    """Upload the buffers of ``names``' chunks to the GPU and wait: the yardstick's last step."""
+    import cupy as cp
+    import numpy as np
+
+    for name in names:
+        for chunk in table.column(name).chunks:
+            for buf in chunk.buffers():
+                if buf is not None and buf.size:
+                    cp.asarray(np.frombuffer(buf, dtype=np.uint8))
+    cp.cuda.get_current_stream().synchronize()
+
+
+def _to_gpu_fsstgpu(path) -> None:
+    import cupy as cp
+
+    read_table(path, device="gpu")
+    cp.cuda.get_current_stream().synchronize()
+
+
+def _stream_fsstgpu(path) -> None:
+    import cupy as cp
+
+    from fsstgpu.formats.device_reader import stream_to_device
+
+    for _ in stream_to_device(path):
+        pass
+    cp.cuda.get_current_stream().synchronize()
+
+
+def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int = 3,
+                rows_per_group: int = ROWS_PER_GROUP) -> dict:
+    """Every figure of one table (see the module docstring) as one dict."""
+    work = Path(workdir)
+    strings = _string_columns(table)
+    string_bytes = sum(b.size for n in strings for c in table.column(n).chunks
+                       for b in c.buffers()[2:3] if b is not None)
+    paths = {f: work / f"{name}.{f}.parquet" for f in FILES}
+    row = {"table": name, "rows": table.num_rows,
+           "row_groups": -(-table.num_rows // rows_per_group), "string_columns": strings,
+           "string_MB": string_bytes / 1e6,
+           "write_s": {}, "read_s": {}, "to_gpu_s": {}}
+
+    for codec in ("snappy", "zstd"):
+        row["write_s"][codec] = time_wall(
+            lambda c=codec: pq.write_table(table, paths[c], compression=c,
+                                           row_group_size=rows_per_group), repeat=repeat)
+
+    def compress(dst, **kw):
+        if dst.exists():
+            os.remove(dst)
+        compress_file(paths["snappy"], dst, **kw)
+
+    row["write_s"]["fsstgpu"] = time_wall(lambda: compress(paths["fsstgpu"]), repeat=repeat)
+    compress(paths["fsstgpu-none"], parquet_codec="none")
+    row["write_s"]["transcode_zstd"] = time_wall(
+        lambda: pq.write_table(pq.read_table(paths["snappy"]), work / "t.parquet",
+                               compression="zstd", row_group_size=rows_per_group), repeat=repeat)
+
+    row["file_MB"] = {f: p.stat().st_size / 1e6 for f, p in paths.items()}
+    row["column_MB"] = {f: {c: v / 1e6 for c, v in column_sizes(p).items()}
+                        for f, p in paths.items()}
+
+    for codec in ("snappy", "zstd"):
+        row["read_s"][codec] = time_wall(lambda c=codec: pq.read_table(paths[c]), repeat=repeat)
+    for f in ("fsstgpu", "fsstgpu-none"):
+        row["read_s"][f] = time_wall(lambda f=f: read_table(paths[f], device="cpu"),
+                                     repeat=repeat)
+    if gpu:
+        for codec in ("snappy", "zstd"):
+            row["to_gpu_s"][codec] = time_wall(
+                lambda c=codec: _upload_strings(pq.read_table(paths[c]), strings), repeat=repeat)
+        for f in ("fsstgpu", "fsstgpu-none"):
+            row["to_gpu_s"][f] = time_wall(lambda f=f: _to_gpu_fsstgpu(paths[f]), repeat=repeat)
+        row["to_gpu_s"]["fsstgpu-stream"] = time_wall(
+            lambda: _stream_fsstgpu(paths["fsstgpu"]), repeat=repeat)
+    return row
+
+
+def run_files_bench(tables: dict, *, gpu: bool, repeat: int = 3, workdir=None,
+                    progress=None) -> list[dict]:
+    """:func:`bench_table` of every ``name: table`` in ``tables``; files go to ``workdir`` (a
+    temporary folder, removed after, by default).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from benchmarks.files import run_files_bench
+    >>> t = pa.table({"s": ["http://a.example/%d" % i for i in range(2000)]})
+    >>> [row] = run_files_bench({"urls": t}, gpu=False, repeat=1)
+    >>> sorted(row["file_MB"]) == sorted(["snappy", "zstd", "fsstgpu", "fsstgpu-none"])
+    True
+    """
+    if workdir is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return run_files_bench(tables, gpu=gpu, repeat=repeat, workdir=tmp,
+                                   progress=progress)
+    rows = []
+    for name, table in tables.items():
+        if progress is not None:
+            progress(f"files: {name} ({table.num_rows:,} rows)")
+        rows.append(bench_table(name, table, workdir, gpu=gpu, repeat=repeat))
+    return rows
+
+
+def format_files_bench(rows: list[dict]) -> str:
+    """The rows as plain-text tables: sizes per column, then times and throughputs.
+
+    Examples
+    --------
+    >>> from benchmarks.files import format_files_bench
+    >>> format_files_bench([])
+    ''
+    """
+    out = []
+    for r in rows:
+        out.append(f"{r['table']}: {r['rows']:,} rows in {r['row_groups']} row groups, "
+                   f"{r['string_MB']:.1f} MB in string columns {', '.join(r['string_columns'])}")
+        cols = list(r["column_MB"]["snappy"])
+        out.append(f"  {'MB':<14}" + "".join(f"{f:>13}" for f in FILES))
+        for c in cols:
+            out.append(f"  {c[:14]:<14}" + "".join(f"{r['column_MB'][f].get(c, 0):13.2f}"
+                                              for f in FILES))
+        out.append(f"  {'(whole file)':<14}" + "".join(f"{r['file_MB'][f]:13.2f}"
+                                                       for f in FILES))
+        for what in ("write_s", "read_s", "to_gpu_s"):
+            if not r[what]:
+                continue
+            cells = "  ".join(f"{k} {v:.3f} s ({r['string_MB'] / 1e3 / v:.2f} GB/s)"
+                              for k, v in r[what].items())
+            out.append(f"  {what[:-2]:<8} {cells}")
+    return "\n".join(out)

@@ -1,0 +1,264 @@
+"""Files onto the GPU: row groups read in parallel, one batched decode per row group.
+
+Reading a compressed Parquet file is host work: pages are checked (CRC32) and decompressed
+(zstd), the codes reassembled, the storage checked (:func:`from_extension_array`). Pyarrow does
+a file with a Python-defined extension type on the calling thread (``files.md``: its own pool
+threads would outlive the call holding the type), so :func:`parallel_units` reads the column
+chunks of the row groups on threads of its own instead, each thread with its own handle on the
+file and pyarrow's threads off, at most ``ahead`` row groups in flight beyond the one in use:
+host memory stays bounded by a few row groups. The threads are joined before the call returns.
+
+:func:`stream_to_device` hands each row group's fsst columns to the GPU as one batch
+(:func:`fsstgpu.decompress_device` of a list: one upload, one launch set), while the next row
+groups are being read.
+
+>>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats import compress_file
+>>> from fsstgpu.formats.device_reader import parallel_units
+>>> from fsstgpu.formats.rowgroups import Source
+>>> d = tempfile.mkdtemp()
+>>> pq.write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "a.parquet"),
+...                row_group_size=1)
+>>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
+>>> with Source(os.path.join(d, "b.parquet")) as source:
+...     [len(unit["s"]) for unit in parallel_units(source, workers=2)]
+[1, 1, 1]
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fsstgpu.errors import BatchDecodeError, CorruptDataError
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
+
+__all__ = ["decode_batch", "parallel_units", "read_to_device", "stream_to_device"]
+
+
+def _default_workers() -> int:
+    return max(1, min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def parallel_units(source: Source, *, workers: int | None = None,
+                   ahead: int | None = None, convert=None) -> Iterator[dict]:
+    """Yield ``source``'s units in order, each column of each Parquet row group read by one of
+    ``workers`` threads (a row group's columns in parallel too: its largest column bounds it).
+
+    Parameters
+    ----------
+    source : Source
+    workers : int, optional
+        Reading threads (default: the cores this process may use, at most 16).
+    ahead : int, optional
+        Row groups read or held beyond the one being consumed (default 2).
+    convert : callable, optional
+        ``convert(k, name, column)`` is run on the reading thread after column ``name`` of unit
+        ``k`` is read, and its result yielded instead of the column (host work that then runs
+        in parallel too).
+
+    Yields
+    ------
+    dict
+        Column name -> ``pyarrow.ChunkedArray`` (or what ``convert`` returns), one dict per
+        unit; IPC files and streams are read in order on the calling thread.
+
+    Raises
+    ------
+    CorruptDataError
+        Naming the file and the row group, as :meth:`Source.units`.
+    """
+    names = source.schema.names
+    convert = convert or (lambda k, name, column: column)
+    if source.format != "parquet" or len(set(names)) < len(names):
+        for k, unit in enumerate(source.units()):
+            yield {name: convert(k, name, unit.column(name)) for name in names}
+        return
+    workers = workers or _default_workers()
+    ahead = max(1, ahead or 2)
+    local = threading.local()
+    handles: list = []
+    lock = threading.Lock()
+
+    def read(k: int, name: str):
+        if not hasattr(local, "parquet"):
+            f = open_file(source.path)
+            with lock:
+                handles.append(f)
+            local.parquet = pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
+        with reading(source.path, f"row group {k}: "):
+            unit = local.parquet.read_row_group(k, columns=[name], use_threads=source.use_threads)
+        return convert(k, name, unit.column(0))
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read") as pool:
+            def submit(k):
+                return {name: pool.submit(read, k, name) for name in names}
+
+            pending = deque(submit(k) for k in range(min(ahead + 1, source.num_units)))
+            following = len(pending)
+            try:
+                while pending:
+                    unit = {name: job.result() for name, job in pending.popleft().items()}
+                    if following < source.num_units:
+                        pending.append(submit(following))
+                        following += 1
+                    yield unit
+            finally:
+                for jobs in pending:
+                    for job in jobs.values():
+                        job.cancel()
+    finally:
+        for f in handles:
+            f.close()
+
+
+def stream_to_device(path, *, workers: int | None = None, ahead: int | None = None,
+                     stream=None) -> Iterator[dict]:
+    """Read a Parquet / Arrow IPC file onto the GPU one row group (record batch) at a time.
+
+    Row groups are read ahead in parallel (:func:`parallel_units`); each one's fsst columns
+    are decoded on the GPU in one batch. Host memory holds at most ``ahead + 1`` row groups.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    workers, ahead : int, optional
+        As for :func:`parallel_units`.
+    stream : cupy.cuda.Stream, optional
+        Each yielded row group is ready on this stream (default: the current stream).
+
+    Yields
+    ------
+    dict
+        Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column) or the host
+        ``pyarrow.ChunkedArray`` (every other column), one dict per row group.
+
+    Raises
+    ------
+    CorruptDataError
+        Naming the file, row group and column.
+    DeviceError
+        Without a usable GPU.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.formats.device_reader import stream_to_device
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     for unit in stream_to_device("data.fsst.parquet"):
+    ...         print({name: len(col) for name, col in unit.items()})
+    """
+    from fsstgpu.device import resolve_device
+
+    resolve_device("gpu")
+    with Source(check_input(path)) as source:
+        units = parallel_units(source, workers=workers, ahead=ahead,
+                               convert=_compressed_columns(source))
+        for k, unit in enumerate(units):
+            carrs = {n: c for n, c in unit.items() if n in _fsst_names(source)}
+            out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
+                                             for n, c in carrs.items()}, stream=stream)
+            unit.update(zip(carrs, out.values(), strict=True))
+            yield unit
+
+
+def read_to_device(source: Source, *, workers: int | None = None) -> dict:
+    """Every column of ``source``: the fsst ones decoded on the GPU, the others on the host.
+
+    Row groups are read and checked in parallel (:func:`parallel_units`), every (row group,
+    column) is decoded in one batch, and each column's row groups are joined on the device
+    (:func:`fsstgpu.device_arrays.concat_device_arrays`; its chunks are the row groups).
+
+    Returns
+    -------
+    dict
+        Column name -> :class:`fsstgpu.DeviceStringArray` or ``pyarrow.ChunkedArray``.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.formats.device_reader import read_to_device
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     with Source("data.fsst.parquet") as source:
+    ...         columns = read_to_device(source)
+    """
+    from fsstgpu.device_arrays import concat_device_arrays
+
+    fsst = _fsst_names(source)
+    host: dict[str, list] = {f.name: [] for f in source.schema}
+    batch: dict[str, object] = {}
+    which: list[str] = []
+    for k, unit in enumerate(parallel_units(source, workers=workers,
+                                            convert=_compressed_columns(source))):
+        for name, col in unit.items():
+            if name in fsst:
+                batch[f"row group {k}, column {name!r}"] = col
+                which.append(name)
+            else:
+                host[name].extend(col.chunks)
+    for name in fsst:  # no row groups at all: an empty column, on the device too
+        if name not in which:
+            empty = pa.chunked_array([], source.schema.field(name).type)
+            batch[f"column {name!r}"] = from_extension_array(empty)
+            which.append(name)
+    decoded: dict[str, list] = {}
+    for name, col in zip(which, decode_batch(source.path, batch).values(), strict=True):
+        decoded.setdefault(name, []).append(col)
+    return {f.name: concat_device_arrays(decoded[f.name]) if f.name in decoded
+            else pa.chunked_array(host[f.name], type=f.type) for f in source.schema}
+
+
+def _fsst_names(source: Source) -> set[str]:
+    return {f.name for f in source.schema if is_fsst_type(f.type)}
+
+
+def _compressed_columns(source: Source):
+    """``convert`` for :func:`parallel_units`: each fsst column as a CompressedStringArray,
+    checked (:func:`from_extension_array`) on the reading thread; other columns unchanged."""
+    fsst = _fsst_names(source)
+
+    def convert(k: int, name: str, column):
+        if name not in fsst:
+            return column
+        with reading(source.path, f"row group {k}, column {name!r}: "):
+            return from_extension_array(column)
+
+    return convert
+
+
+def decode_batch(path, carrs: dict, *, stream=None) -> dict:
+    """Decode the compressed columns ``carrs`` (label -> column) on the GPU in one batch.
+
+    Returns label -> :class:`fsstgpu.DeviceStringArray`, in order. A corrupt column raises
+    CorruptDataError ``"<path>: <label>: <problem>"`` naming every bad column.
+
+    Examples
+    --------
+    >>> import fsstgpu, pyarrow as pa
+    >>> from fsstgpu.formats.device_reader import decode_batch
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     out = decode_batch("f", {"column 's'": fsstgpu.compress(pa.array(["a"]))})
+    """
+    from fsstgpu.codec import decompress_device
+
+    if not carrs:
+        return {}
+    labels = list(carrs)
+    with reading(path):
+        try:
+            decoded = decompress_device(list(carrs.values()), stream=stream)
+        except BatchDecodeError as exc:
+            raise CorruptDataError("; ".join(f"{labels[k]}: {msg}"
+                                             for k, msg in sorted(exc.failed.items()))) from None
+    return dict(zip(labels, decoded, strict=True))

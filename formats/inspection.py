@@ -1,0 +1,126 @@
+"""Describe a Parquet / Arrow IPC file: per column codec, sizes, ratio and symbol tables.
+
+The ``fsstgpu inspect`` command prints what :func:`inspect_file` returns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.rowgroups import Source, check_input, reading
+from fsstgpu.symbol_table import SymbolTable
+
+__all__ = ["inspect_file"]
+
+
+def inspect_file(path) -> dict:
+    """Describe a Parquet / Arrow IPC file: per column codec, sizes, ratio, symbol tables.
+
+    Returns
+    -------
+    dict
+        ``path``, ``format``, ``file_bytes``, ``rows``, ``units`` (row groups or record
+        batches), ``unit_rows`` (rows per unit), ``schema_metadata`` (keys), and ``columns``: a
+        list of dicts with ``name``, ``type`` (the original type), ``stored_type``, ``codec``
+        (``"fsst"`` or ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk
+        sizes, or IPC buffer sizes), ``null_count``; for fsst columns also ``string_bytes``
+        (uncompressed), ``codes_bytes``, ``ratio`` (string bytes / (codes + table bytes)),
+        ``file_ratio`` (string bytes / stored bytes) and ``tables``: one summary per symbol table
+        (``symbols``, ``bytes``, ``mean_symbol_length``, ``by_length``: symbol counts for lengths
+        1..8, ``longest``: up to 8 of the longest symbols, as Python ``repr`` strings); for
+        other Parquet columns ``parquet_codec``.
+
+    Raises
+    ------
+    CorruptDataError
+        When the file is not a readable Parquet / Arrow IPC file, or its codes are corrupt.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file, inspect_file
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["abc"] * 10}), os.path.join(d, "a.parquet"))
+    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
+    >>> [c["codec"] for c in inspect_file(os.path.join(d, "b.parquet"))["columns"]]
+    ['fsst']
+    """
+    path = check_input(path)
+    with Source(path) as source:
+        schema = source.schema
+        cols = {f.name: _column_summary(f) for f in schema}
+        if source.parquet_metadata is not None:
+            _add_parquet_sizes(source.parquet_metadata, cols)
+        unit_rows = []
+        for k, unit in enumerate(source.units()):
+            unit_rows.append(unit.num_rows)
+            for f in schema:
+                col, info = unit.column(f.name), cols[f.name]
+                info["null_count"] += col.null_count
+                if source.parquet_metadata is None:
+                    info["stored_bytes"] += col.nbytes
+                if is_fsst_type(f.type):
+                    with reading(path, f"unit {k}, column {f.name!r}: "):
+                        carr = from_extension_array(col)
+                    info["string_bytes"] += int(carr.lengths.sum())
+                    info["codes_bytes"] += len(carr.codes)
+    for f in schema:
+        info = cols[f.name]
+        if is_fsst_type(f.type):
+            tb = sum(t.nbytes_serialised() for t in f.type.tables)
+            info["ratio"] = (info["string_bytes"] / (info["codes_bytes"] + tb)
+                             if info["codes_bytes"] + tb else float("nan"))
+            info["file_ratio"] = (info["string_bytes"] / info["stored_bytes"]
+                                  if info["stored_bytes"] else float("nan"))
+    return {
+        "path": str(path),
+        "format": source.format,
+        "file_bytes": source.file_bytes,
+        "rows": sum(unit_rows),
+        "units": len(unit_rows),
+        "unit_rows": unit_rows,
+        "schema_metadata": sorted(k.decode("utf-8", "replace")
+                                  for k in (schema.metadata or {})),
+        "columns": list(cols.values()),
+    }
+
+
+def _column_summary(field: pa.Field) -> dict:
+    fsst = is_fsst_type(field.type)
+    info = {"name": field.name,
+            "type": str(field.type.original_type if fsst else field.type),
+            "stored_type": str(field.type.storage_type if fsst else field.type),
+            "codec": "fsst" if fsst else "none",
+            "stored_bytes": 0, "null_count": 0}
+    if fsst:
+        info.update(string_bytes=0, codes_bytes=0,
+                    tables=[_table_summary(t) for t in field.type.tables])
+    return info
+
+
+def _add_parquet_sizes(metadata, cols: dict) -> None:
+    """Add each column chunk's stored size (and, for plain columns, its codec) to ``cols``."""
+    for i in range(metadata.num_row_groups):
+        rg = metadata.row_group(i)
+        for j in range(rg.num_columns):
+            c = rg.column(j)
+            info = cols.get(c.path_in_schema.split(".")[0])
+            if info is not None:
+                info["stored_bytes"] += c.total_compressed_size
+                if info["codec"] == "none":
+                    info["parquet_codec"] = c.compression.lower()
+
+
+def _table_summary(table: SymbolTable) -> dict:
+    lengths = table.lengths.astype(np.int64)
+    longest = sorted(table.symbols, key=len, reverse=True)[:8]
+    return {
+        "symbols": len(table),
+        "bytes": table.nbytes_serialised(),
+        "mean_symbol_length": float(lengths.mean()) if len(lengths) else 0.0,
+        "by_length": np.bincount(lengths, minlength=9)[1:9].tolist(),
+        "longest": [repr(s) for s in longest],
+    }
