@@ -154,8 +154,10 @@ def compress(
         exists=True, dir_okay=False, metavar="FILE",
         help="Use this symbol table (from `fsstgpu train`) for every column.")] = None,
     parquet_codec: Annotated[ParquetCodec, typer.Option(
-        help="Parquet codec for the compressed columns' pages; other columns keep the "
-             "input's codec.")] = ParquetCodec.none,
+        help="Parquet codec for the compressed columns' pages (zstd level 3; `none` keeps the "
+             "codes as they are); other columns are stored zstd unless the input's codec is as "
+             "strong, and `decompress` gives every column its input codec back.")
+    ] = ParquetCodec.zstd,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
     json_: JsonOpt = False,
