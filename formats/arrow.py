@@ -41,6 +41,7 @@ from fsstgpu.types import SUPPORTED_TYPES, is_view, narrow_offsets
 
 __all__ = [
     "EXTENSION_NAME",
+    "FsstArray",
     "FsstType",
     "extension_type_for",
     "is_fsst_type",
@@ -87,6 +88,40 @@ def storage_type_for(value_type: pa.DataType, codes_type=None) -> pa.StructType:
     codes_type = pa.large_binary() if codes_type is None else codes_type
     return pa.struct([pa.field("codes", codes_type), pa.field("lengths",
                       lengths_type_for(value_type)), pa.field("cuts", pa.binary())])
+
+
+class FsstArray(pa.ExtensionArray):
+    """An ``fsstgpu.fsst`` column as pyarrow hands it out once fsstgpu is imported: its
+    :meth:`to_pylist`, :meth:`to_pandas` and :meth:`cast` decode the strings (on the CPU), so
+    ``Table.to_pylist()`` shows text, not codes. ``.storage`` is the stored struct.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> ext = to_extension_array(fsstgpu.compress(pa.array(["ab", None])))
+    >>> ext.to_pylist(), pa.table({"s": ext}).to_pylist()
+    (['ab', None], [{'s': 'ab'}, {'s': None}])
+    >>> ext.cast(pa.large_string()).type
+    DataType(large_string)
+    """
+
+    def decoded(self):
+        """The column's values, decoded: its original type (a dictionary column's plain values;
+        a ChunkedArray for a ``string`` column of more than 2 GiB)."""
+        from fsstgpu.formats.files import decode_column
+
+        return decode_column(self)[0]
+
+    def to_pylist(self, **kwargs):
+        return self.decoded().to_pylist(**kwargs)
+
+    def to_pandas(self, **kwargs):
+        return self.decoded().to_pandas(**kwargs)
+
+    def cast(self, target_type=None, safe=None, options=None, memory_pool=None):
+        return self.decoded().cast(target_type, safe=safe, options=options,
+                                   memory_pool=memory_pool)
 
 
 class FsstType(pa.ExtensionType):
@@ -197,6 +232,9 @@ class FsstType(pa.ExtensionType):
 
     def __reduce__(self):
         return parse_metadata, (self.storage_type, self._serialised)
+
+    def __arrow_ext_class__(self):
+        return FsstArray
 
     def __repr__(self) -> str:
         return (f"FsstType({self.original_type}, {len(self.tables)} table(s), "

@@ -384,3 +384,19 @@ def test_plain_pyarrow_sees_the_storage_struct(tmp_path, suffix):
                          capture_output=True, text=True, check=True)
     assert res.stdout.split("] ")[0] == "['codes', 'lengths', 'cuts'"
     assert res.stdout.split("] ")[1].split() == ["fsstgpu.fsst", "3", "1", "[3,", "3]"]
+
+
+def test_fsst_columns_decode_on_to_pylist_cast_and_to_pandas():
+    from fsstgpu.formats.arrow import FsstArray
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    col = pa.array(["http://a.example/x", None, "ftp://b", ""] * 50, pa.large_string())
+    ext = to_extension_array(fsstgpu.compress(col))
+    assert isinstance(ext, FsstArray)
+    assert ext.to_pylist() == col.to_pylist()
+    assert pa.chunked_array([ext, ext]).to_pylist() == col.to_pylist() * 2
+    assert pa.table({"s": ext}).to_pylist() == [{"s": v} for v in col.to_pylist()]
+    assert ext.cast(pa.string()).equals(col.cast(pa.string()))
+    assert ext.storage.type.names == ["codes", "lengths", "cuts"]  # the stored struct
+    pd = pytest.importorskip("pandas")
+    assert ext.to_pandas().equals(pd.Series(col.to_pylist()))
