@@ -17,8 +17,10 @@ then times, by wall clock on a warm page cache (median of ``repeat`` after one u
   ``stream_to_device`` (``fsstgpu-stream``: row group by row group, host memory bounded), each
   ending with the device synchronised.
 
-Sizes are per column (every Parquet leaf of it, compressed) and per file. Throughputs count the
-string columns' bytes (``string_MB``). Run from a checkout: ``fsstgpu bench files``.
+Sizes are per column (every Parquet leaf of it, compressed) and per file; when DuckDB or
+vortex-data is installed, the size of its own file of the table too (``peer_file_MB``).
+Throughputs count the string columns' bytes (``string_MB``). Run from a checkout:
+``fsstgpu bench files``.
 """
 
 from __future__ import annotations
@@ -87,6 +89,33 @@ def _to_gpu_fsstgpu(path) -> None:
     cp.cuda.get_current_stream().synchronize()
 
 
+def _peer_sizes(table: pa.Table, stem) -> dict[str, float]:
+    """MB of the FSST-based peers' own files of ``table``, for those installed: a DuckDB
+    database (its string compression includes DICT_FSST) and a vortex-data file, each written
+    with its defaults."""
+    sizes = {}
+    try:
+        import duckdb
+    except ImportError:
+        duckdb = None
+    if duckdb is not None:
+        path = f"{stem}.duckdb"
+        with duckdb.connect(path) as con:
+            con.register("src", table)
+            con.execute("CREATE TABLE t AS SELECT * FROM src")
+            con.execute("CHECKPOINT")
+        sizes[f"duckdb {duckdb.__version__}"] = os.path.getsize(path) / 1e6
+    try:
+        import vortex
+    except ImportError:
+        vortex = None
+    if vortex is not None:
+        path = f"{stem}.vortex"
+        vortex.io.write(table, path)
+        sizes[f"vortex-data {vortex.__version__}"] = os.path.getsize(path) / 1e6
+    return sizes
+
+
 def _stream_fsstgpu(path) -> None:
     import cupy as cp
 
@@ -127,6 +156,7 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
                                compression="zstd", row_group_size=rows_per_group), repeat=repeat)
 
     row["file_MB"] = {f: p.stat().st_size / 1e6 for f, p in paths.items()}
+    row["peer_file_MB"] = _peer_sizes(table, work / name)
     row["column_MB"] = {f: {c: v / 1e6 for c, v in column_sizes(p).items()}
                         for f, p in paths.items()}
 
@@ -192,6 +222,8 @@ def format_files_bench(rows: list[dict]) -> str:
                                               for f in FILES))
         out.append(f"  {'(whole file)':<14}" + "".join(f"{r['file_MB'][f]:13.2f}"
                                                        for f in FILES))
+        for peer, mb in r.get("peer_file_MB", {}).items():
+            out.append(f"  {peer} (its own format, defaults): {mb:.2f} MB")
         for what in ("write_s", "read_s", "to_gpu_s"):
             if not r[what]:
                 continue

@@ -31,6 +31,7 @@ import errno
 import os
 import re
 import secrets
+import signal
 import warnings
 from pathlib import Path
 
@@ -138,6 +139,21 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     return dst
 
 
+_STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+
+
+def _hold_stop_signals():
+    """Block the stop signals on this thread (where the OS can); returns what to restore."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+
+def _release_signals(held) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _temp_path(dst: Path) -> tuple[Path, int]:
     """Create an empty temporary file beside ``dst``; return its path and an open descriptor."""
     name = os.fsdecode(os.fsencode(dst.name)[:_NAME_BYTES])
@@ -204,8 +220,15 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     for path in remove_stale_temporaries(dst.absolute().parent):
         warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
                       StaleTemporaryFileWarning, stacklevel=3)
-    tmp, fd = _temp_path(dst)
-    os.close(fd)
+    held = _hold_stop_signals()
+    try:
+        tmp, fd = _temp_path(dst)
+        os.close(fd)
+    finally:
+        # A stop signal that came while the file was being created is raised from here on,
+        # inside the block below that removes it (before, it could land between the create and
+        # the try, and the temporary file was left behind).
+        _release_signals(held)
     try:
         yield str(tmp)
         _put_in_place(tmp, dst, force)

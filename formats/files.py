@@ -367,27 +367,36 @@ def _restored_codecs(source: Source) -> dict[str, str]:
     return codecs
 
 
-def _decoder(source: Source, out_format: str, device: str):
-    """``convert(field, col, unit_index)`` for :func:`rewrite`: decodes the fsst columns.
+class _Decoder:
+    """Decodes the fsst columns of ``source``'s units: :meth:`decode` (no state: safe on any
+    thread, in any order) then :meth:`finish` (in unit order: dictionary columns are re-encoded
+    per unit for Parquet, one dictionary per row group, and with one growing dictionary for
+    IPC). ``string_bytes`` counts the decoded string bytes; :meth:`convert` is both, for
+    :func:`rewrite`."""
 
-    Dictionary columns are re-encoded per unit for Parquet (one dictionary per row group) and
-    with one growing dictionary for IPC. The returned dict counts the decoded string bytes.
-    """
-    fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
-    redict = {f.name: Redictionary(f.type.original_type, running=out_format != "parquet")
-              for f in source.schema if f.name in fsst and f.type.index_type is not None}
-    sizes = {"string_bytes": 0}
+    def __init__(self, source: Source, out_format: str, device: str):
+        self.path = source.path
+        self.device = device
+        self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
+        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format != "parquet")
+                       for f in source.schema if f.name in self.fsst
+                       and f.type.index_type is not None}
+        self.string_bytes = 0
 
-    def convert(field, col, unit_index):
-        if field.name not in fsst:
-            return col
-        where = f"row group {unit_index}, column {field.name!r}: "
-        with reading(source.path, where):
-            col, nbytes = decode_column(col, device)
-        sizes["string_bytes"] += nbytes
-        return redict[field.name].encode(col) if field.name in redict else col
+    def decode(self, name: str, col, unit_index: int):
+        """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""
+        if name not in self.fsst:
+            return col, 0
+        with reading(self.path, f"row group {unit_index}, column {name!r}: "):
+            return decode_column(col, self.device)
 
-    return convert, sizes
+    def finish(self, name: str, decoded) -> pa.Array:
+        values, nbytes = decoded
+        self.string_bytes += nbytes
+        return self.redict[name].encode(values) if name in self.redict else values
+
+    def convert(self, field, col, unit_index):
+        return self.finish(field.name, self.decode(field.name, col, unit_index))
 
 
 def decompress_file(src, dst, *, device="auto", format=None, force=False,
@@ -432,11 +441,11 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     out_format = output_format(dst, format)
     dev = resolve_device(device)
     with Source(src) as source:
-        convert, sizes = _decoder(source, out_format, dev)
+        decoder = _Decoder(source, out_format, dev)
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, _restored_schema(source.schema),
                         codecs=_restored_codecs(source))
-            rows, units = rewrite(source, sink, convert, progress)
+            rows, units = rewrite(source, sink, decoder.convert, progress)
     return {
         "format": out_format,
         "device": dev,
@@ -445,7 +454,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         "columns": [f.name for f in source.schema if is_fsst_type(f.type)],
         "input_bytes": source.file_bytes,
         "output_bytes": Path(dst).stat().st_size,
-        **sizes,
+        "string_bytes": decoder.string_bytes,
     }
 
 
@@ -488,9 +497,15 @@ def read_table(path, device="auto"):
     with Source(path) as source:
         if device == "gpu":
             return read_to_device(source)
-        convert, _ = _decoder(source, source.format, dev)
+        decoder = _Decoder(source, source.format, dev)
         out_schema = _restored_schema(source.schema)
-        units = [pa.Table.from_arrays([convert(f, unit[f.name], k) for f in source.schema],
-                                      schema=out_schema)
-                 for k, unit in enumerate(parallel_units(source))]
+        # On the CPU, columns decode on the reading threads too (the codec's own pool is
+        # shared by all of them); GPU decodes stay on this thread.
+        early = (lambda k, name, col: decoder.decode(name, col, k)) if dev == "cpu" else None
+        units = []
+        for k, unit in enumerate(parallel_units(source, convert=early)):
+            cols = [decoder.finish(f.name, unit[f.name] if early
+                                   else decoder.decode(f.name, unit[f.name], k))
+                    for f in source.schema]
+            units.append(pa.Table.from_arrays(cols, schema=out_schema))
     return pa.concat_tables(units) if units else out_schema.empty_table()
