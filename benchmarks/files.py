@@ -15,7 +15,8 @@ then times, by wall clock on a warm page cache (median of ``repeat`` after one u
   string columns' buffers (offsets, data, validity) with CuPy, against
   ``read_table(device="gpu")`` of fsstgpu's files (Arrow strings in device memory) and
   ``stream_to_device`` (``fsstgpu-stream``: row group by row group, host memory bounded), each
-  ending with the device synchronised.
+  ending with the device synchronised; and the growth of peak resident memory of a fresh process
+  doing each (:func:`peak_host_mb`), beside one row group's size in Arrow.
 
 Sizes are per column (every Parquet leaf of it, compressed) and per file; when DuckDB or
 vortex-data is installed, the size of its own file of the table too (``peer_file_MB``).
@@ -116,6 +117,44 @@ def _peer_sizes(table: pa.Table, stem) -> dict[str, float]:
     return sizes
 
 
+_PEAK_CHILD = """
+import resource, sys
+import cupy as cp, pyarrow.parquet as pq, fsstgpu
+from fsstgpu.formats import read_table
+from fsstgpu.formats.device_reader import stream_to_device
+import benchmarks.files as bf
+fsstgpu.decompress_device(fsstgpu.compress(__import__("pyarrow").array(["warm"] * 1000)))
+how, path = sys.argv[1], sys.argv[2]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if how == "read_table":
+    cols = read_table(path, device="gpu")
+elif how == "stream":
+    for unit in stream_to_device(path):
+        del unit
+elif how == "pyarrow":
+    table = pq.read_table(path)
+    bf._upload_strings(table, bf._string_columns(table))
+cp.cuda.Device().synchronize()
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_host_mb(how: str, path) -> float:
+    """MB by which a fresh process's peak resident memory grows while it reads ``path`` onto the
+    GPU ``how`` (``read_table``, ``stream`` or ``pyarrow``: zstd read + upload), after imports,
+    CUDA start-up and one small decode (``ru_maxrss``; pinned staging buffers count)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, "-c", _PEAK_CHILD, how, str(path)], cwd=root,
+                         capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"peak_host_mb({how!r}) failed: {res.stderr[-2000:]}")
+    before, after = (int(v) for v in res.stdout.split()[-2:])
+    return (after - before) / 1e3  # ru_maxrss is in KiB on Linux: ~MB
+
+
 def _stream_fsstgpu(path) -> None:
     import cupy as cp
 
@@ -173,6 +212,14 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
             row["to_gpu_s"][f] = time_wall(lambda f=f: _to_gpu_fsstgpu(paths[f]), repeat=repeat)
         row["to_gpu_s"]["fsstgpu-stream"] = time_wall(
             lambda: _stream_fsstgpu(paths["fsstgpu"]), repeat=repeat)
+        row["row_group_MB"] = table.slice(0, rows_per_group).nbytes / 1e6
+        try:
+            row["peak_host_MB"] = {
+                "pyarrow zstd + upload": peak_host_mb("pyarrow", paths["zstd"]),
+                "fsstgpu read_table": peak_host_mb("read_table", paths["fsstgpu"]),
+                "fsstgpu stream": peak_host_mb("stream", paths["fsstgpu"])}
+        except RuntimeError as exc:  # a figure missing, not the whole run
+            row["peak_host_error"] = str(exc)
     return row
 
 
@@ -230,4 +277,8 @@ def format_files_bench(rows: list[dict]) -> str:
             cells = "  ".join(f"{k} {v:.3f} s ({r['string_MB'] / 1e3 / v:.2f} GB/s)"
                               for k, v in r[what].items())
             out.append(f"  {what[:-2]:<8} {cells}")
+        if "peak_host_MB" in r:
+            cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_host_MB"].items())
+            out.append(f"  peak host memory onto the GPU (one row group in Arrow: "
+                       f"{r['row_group_MB']:.0f} MB): {cells}")
     return "\n".join(out)

@@ -39,6 +39,7 @@ import json
 import os
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -462,8 +463,9 @@ class Sink:
 def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, int]:
     """Write every unit of ``source`` to ``sink``, each column through ``convert``; close ``sink``.
 
-    ``convert(field, column, unit_index)`` returns the column to write. Returns ``(rows,
-    units)``; ``progress`` (a :data:`ProgressCallback`) is called after each unit.
+    ``convert(field, column, unit_index)`` returns the column to write (on the calling thread,
+    in order); each unit is written while the next one is converted. Returns ``(rows,
+    units)``; ``progress`` (a :data:`ProgressCallback`) is called after each unit is written.
 
     Examples
     --------
@@ -478,17 +480,35 @@ def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, in
     (3, 2)
     """
     rows = units = nbytes = 0
+    # Unit k is written (pyarrow's encoding and page compression, the GIL released) on a
+    # thread of its own while unit k + 1 is read and converted here: one unit in flight.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsstgpu-write")
+    pending = None
+
+    def written(job) -> None:
+        nonlocal rows, units, nbytes
+        job.result()
+        unit = job.unit
+        rows, units, nbytes = rows + unit.num_rows, units + 1, nbytes + unit.nbytes
+        if progress is not None:
+            progress(units_done=units, units_total=source.num_units, rows=rows, nbytes=nbytes)
+
     try:
-        for unit in source.units():
-            sink.write([convert(field, unit.column(field.name), units)
-                        for field in source.schema])
-            rows += unit.num_rows
-            units += 1
-            nbytes += unit.nbytes
-            if progress is not None:
-                progress(units_done=units, units_total=source.num_units, rows=rows,
-                         nbytes=nbytes)
+        for k, unit in enumerate(source.units()):
+            columns = [convert(field, unit.column(field.name), k) for field in source.schema]
+            if pending is not None:
+                written(pending)
+                pending = None
+            pending = writer.submit(sink.write, columns)
+            pending.unit = unit
+        if pending is not None:
+            written(pending)
+            pending = None
     finally:
+        if pending is not None:  # stopped meanwhile: let the write finish before closing
+            with contextlib.suppress(BaseException):
+                pending.result()
+        writer.shutdown(wait=True)
         sink.close()
     return rows, units
 
