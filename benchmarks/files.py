@@ -118,14 +118,25 @@ def _peer_sizes(table: pa.Table, stem) -> dict[str, float]:
 
 
 _PEAK_CHILD = """
-import resource, sys
+import os, sys, threading, time
 import cupy as cp, pyarrow.parquet as pq, fsstgpu
 from fsstgpu.formats import read_table
 from fsstgpu.formats.device_reader import stream_to_device
 import benchmarks.files as bf
 fsstgpu.decompress_device(fsstgpu.compress(__import__("pyarrow").array(["warm"] * 1000)))
 how, path = sys.argv[1], sys.argv[2]
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+page = os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+peak, done = [rss()], threading.Event()
+def sample():
+    while not done.is_set():
+        peak[0] = max(peak[0], rss())
+        time.sleep(0.0005)
+before = rss()
+sampler = threading.Thread(target=sample)
+sampler.start()
 if how == "read_table":
     cols = read_table(path, device="gpu")
 elif how == "stream":
@@ -135,14 +146,17 @@ elif how == "pyarrow":
     table = pq.read_table(path)
     bf._upload_strings(table, bf._string_columns(table))
 cp.cuda.Device().synchronize()
-print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+done.set()
+sampler.join()
+print(before, max(peak[0], rss()))
 """
 
 
 def peak_host_mb(how: str, path) -> float:
-    """MB by which a fresh process's peak resident memory grows while it reads ``path`` onto the
-    GPU ``how`` (``read_table``, ``stream`` or ``pyarrow``: zstd read + upload), after imports,
-    CUDA start-up and one small decode (``ru_maxrss``; pinned staging buffers count)."""
+    """MB by which a fresh process's resident memory peaks above its level before it reads
+    ``path`` onto the GPU ``how`` (``read_table``, ``stream`` or ``pyarrow``: zstd read +
+    upload), after imports, CUDA start-up and one small decode (resident set sampled every
+    0.5 ms from ``/proc/self/statm``; pinned staging buffers count). Linux only."""
     import subprocess
     import sys
 
@@ -152,7 +166,7 @@ def peak_host_mb(how: str, path) -> float:
     if res.returncode:
         raise RuntimeError(f"peak_host_mb({how!r}) failed: {res.stderr[-2000:]}")
     before, after = (int(v) for v in res.stdout.split()[-2:])
-    return (after - before) / 1e3  # ru_maxrss is in KiB on Linux: ~MB
+    return (after - before) / 1e6
 
 
 def _stream_fsstgpu(path) -> None:

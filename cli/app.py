@@ -21,6 +21,7 @@ import typer
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
+    DatasetProgress,
     FileProgress,
     fail,
     fmt_ratio,
@@ -125,6 +126,48 @@ def _main_options(
 
 InFile = Annotated[Path, typer.Argument(
     exists=True, dir_okay=False, metavar="IN", help="Input Parquet or Arrow IPC file.")]
+
+
+def _input_location(value: str) -> str:
+    """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
+    or a URL (checked when opened); otherwise a usage error."""
+    import glob
+
+    from fsstgpu.formats.locations import is_url
+
+    if is_url(value) or Path(value).exists() or (glob.has_magic(value) and glob.glob(value)):
+        return value
+    raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
+
+
+class PathOrUrl(str):
+    """A local path, glob pattern or URL, kept as typed (a Path would fold ``s3://`` to ``s3:/``;
+    the name is what --help shows as its type)."""
+
+
+DataIn = Annotated[PathOrUrl, typer.Argument(
+    metavar="IN", parser=PathOrUrl, callback=_input_location,
+    help="Input Parquet or Arrow IPC file; or a dataset: a folder (its files, recursively), a "
+         "quoted glob pattern, or an fsspec URL (s3://, gs://, memory://) of either.")]
+
+
+def _is_dataset(value: str) -> bool:
+    import glob
+
+    from fsstgpu.formats.locations import Url, is_url
+
+    if glob.has_magic(value):
+        return True
+    return Url(value).is_dir() if is_url(value) else Path(value).is_dir()
+
+
+def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None:
+    if json_:
+        print_json(results)
+        return
+    out_console().print(kv_table(f"{verb} {src} -> {dst}: {len(results)} files", [
+        (r["output"], f"{r['rows']:,} rows, {human_bytes(r['input_bytes'])} -> "
+                      f"{human_bytes(r['output_bytes'])}") for r in results]))
 OutFile = Annotated[Path, typer.Argument(
     metavar="OUT", help="Output file; its suffix names the format (.parquet/.pq, "
     ".arrow/.feather/.ipc, .arrows) unless --format is given.")]
@@ -139,7 +182,7 @@ ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
 # --------------------------------------------------------------------------- files
 @app.command()
 def compress(
-    src: InFile,
+    src: DataIn,
     dst: OutFile,
     columns: Annotated[str | None, typer.Option(
         metavar="COL[,COL...]",
@@ -162,10 +205,23 @@ def compress(
     progress: ProgressOpt = True,
     json_: JsonOpt = False,
 ):
-    """Compress the string columns of a Parquet / Arrow IPC file with FSST."""
+    """Compress the string columns of a Parquet / Arrow IPC file (or of every file of a
+    dataset, into the folder OUT) with FSST."""
     with handle_errors():
-        from fsstgpu.formats import compress_file
+        from fsstgpu.formats import compress_dataset, compress_file
+        from fsstgpu.formats.locations import local_or_url
 
+        if _is_dataset(src):
+            if format is not None:
+                fail("--format names one output file's format; a dataset's outputs keep their "
+                     "inputs' names and formats", EXIT_USAGE)
+            with DatasetProgress(f"compress {printable(src)}", progress) as bar:
+                results = compress_dataset(src, dst, columns, sample_bytes=sample_bytes,
+                                           table=table, force=force, progress=bar,
+                                           parquet_codec=parquet_codec.value)
+            _show_dataset(results, "compressed", src, dst, json_)
+            return
+        src = local_or_url(src)
         fmt = _output_format(dst, format)
         t0 = time.perf_counter()
         with FileProgress(f"compress {printable(src.name)}", progress) as bar:
@@ -194,8 +250,7 @@ def compress(
 
 @app.command()
 def decompress(
-    src: Annotated[Path, typer.Argument(
-        exists=True, dir_okay=False, metavar="IN", help="File written by `fsstgpu compress`.")],
+    src: DataIn,
     dst: OutFile,
     device: Annotated[Device, typer.Option(
         help="Where to decode: auto picks the GPU when one is usable.")] = Device.auto,
@@ -204,10 +259,22 @@ def decompress(
     progress: ProgressOpt = True,
     json_: JsonOpt = False,
 ):
-    """Restore the original string columns of a file written by `fsstgpu compress`."""
+    """Restore the original string columns of a file written by `fsstgpu compress` (or of
+    every file of such a dataset, into the folder OUT)."""
     with handle_errors():
-        from fsstgpu.formats import decompress_file
+        from fsstgpu.formats import decompress_dataset, decompress_file
+        from fsstgpu.formats.locations import local_or_url
 
+        if _is_dataset(src):
+            if format is not None:
+                fail("--format names one output file's format; a dataset's outputs keep their "
+                     "inputs' names and formats", EXIT_USAGE)
+            with DatasetProgress(f"decompress {printable(src)}", progress) as bar:
+                results = decompress_dataset(src, dst, device=device.value, force=force,
+                                             progress=bar)
+            _show_dataset(results, "decompressed", src, dst, json_)
+            return
+        src = local_or_url(src)
         fmt = _output_format(dst, format)
         t0 = time.perf_counter()
         with FileProgress(f"decompress {printable(src.name)}", progress) as bar:

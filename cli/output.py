@@ -211,3 +211,19 @@ class FileProgress:
         elapsed = max(time.perf_counter() - self._start, 1e-9)
         self._progress.update(self._task, completed=units_done, total=units_total, rows=rows,
                               mib=nbytes / 2**20, rate=nbytes / 2**20 / elapsed)
+
+
+class DatasetProgress(FileProgress):
+    """A rich progress bar on stderr over the files of a dataset (the ``progress=`` callback of
+    :func:`fsstgpu.formats.compress_dataset` and :func:`~fsstgpu.formats.decompress_dataset`)."""
+
+    def __call__(self, *, files_done, files_total, last):
+        elapsed = max(time.perf_counter() - self._start, 1e-9)
+        nbytes = self._bytes = getattr(self, "_bytes", 0) + int(last.get("input_bytes", 0))
+        self._progress.update(self._task, completed=files_done, total=files_total,
+                              rows=self._rows_so_far(last), mib=nbytes / 2**20,
+                              rate=nbytes / 2**20 / elapsed)
+
+    def _rows_so_far(self, last) -> int:
+        self._rows = getattr(self, "_rows", 0) + int(last.get("rows", 0))
+        return self._rows

@@ -4,11 +4,14 @@ Specifications live beside the code: ``arrow.md`` (the extension type), ``blob.m
 ``files.md`` (Parquet / IPC files). Modules: ``arrow`` (the extension type), ``files``
 (compress, decompress and read files), ``inspection`` (describe one), ``rowgroups`` (reading and
 writing them one row group at a time), ``device_reader`` (row groups read in parallel, onto the
-GPU), ``sniff`` (which format a file holds), ``atomic`` (safe output), ``columns`` (choosing
+GPU), ``datasets`` (directories, globs and lists of files), ``locations`` (local paths and
+fsspec URLs), ``sniff`` (which format a file holds), ``atomic`` (safe output), ``columns`` (choosing
 columns), ``dictionaries`` (dictionary columns).
 """
 
+from fsstgpu.formats.datasets import compress_dataset, decompress_dataset, read_dataset
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
 from fsstgpu.formats.inspection import inspect_file
 
-__all__ = ["compress_file", "decompress_file", "inspect_file", "read_table"]
+__all__ = ["compress_dataset", "compress_file", "decompress_dataset", "decompress_file",
+           "inspect_file", "read_dataset", "read_table"]

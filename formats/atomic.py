@@ -35,6 +35,8 @@ import signal
 import warnings
 from pathlib import Path
 
+from fsstgpu.formats.locations import is_url
+
 __all__ = [
     "TEMP_SUFFIX",
     "StaleTemporaryFileWarning",
@@ -122,8 +124,12 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     ...
     ValueError: x.bin: the output is the input file; choose another output path
     """
+    if is_url(dst):
+        raise ValueError(f"{dst}: outputs are local paths (a URL can be an input)")
     dst = Path(dst)
     for src in inputs:
+        if is_url(src):  # a remote input cannot be a local output
+            continue
         src = Path(src)
         if src.resolve() == dst.resolve() or (
             dst.exists() and src.exists() and os.path.samefile(src, dst)

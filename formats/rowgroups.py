@@ -47,6 +47,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.locations import Url, is_url, local_or_url
 from fsstgpu.formats.sniff import sniff_format
 
 __all__ = [
@@ -101,10 +102,14 @@ def open_file(path, mode: str = "rb") -> pa.NativeFile:
     >>> open_file(path).read()
     b'ok'
     """
+    if isinstance(path, Url) or is_url(path):
+        if mode != "rb":
+            raise ValueError(f"{path}: outputs are local paths (a URL can be an input)")
+        return Url(path).open()
     return pa.OSFile(os.fsencode(path), mode)
 
 
-def check_input(src) -> Path:
+def check_input(src) -> Path | Url:
     """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file.
 
     Examples
@@ -115,7 +120,13 @@ def check_input(src) -> Path:
     ...
     FileNotFoundError: no/such.parquet: no such file
     """
-    src = Path(src)
+    src = local_or_url(src)
+    if isinstance(src, Url):
+        if not src.is_file():
+            if src.is_dir():
+                raise IsADirectoryError(f"{src}: is a directory, not a file")
+            raise FileNotFoundError(f"{src}: no such file")
+        return src
     if not src.exists():
         raise FileNotFoundError(f"{src}: no such file")
     if src.is_dir():
@@ -219,9 +230,10 @@ class Source:
     """
 
     def __init__(self, path):
-        self.path = Path(path)
+        self.path = path if isinstance(path, Url) else Path(path)
         self.format = sniff_format(self.path)
-        self.file_bytes = self.path.stat().st_size
+        self.file_bytes = (self.path.size() if isinstance(self.path, Url)
+                           else self.path.stat().st_size)
         self.parquet_metadata = None
         self._files: list[pa.NativeFile] = []
         self._parquet = self._ipc_file = None

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.locations import Url
 
 __all__ = [
     "FORMATS",
@@ -111,8 +112,12 @@ def detect_format(path) -> str | None:
     >>> detect_format(p) is None
     True
     """
-    with open(os.fspath(path), "rb") as f:
-        head = f.read(8)
+    if isinstance(path, Url):
+        with path.open() as f:
+            head = f.read(8)
+    else:
+        with open(os.fspath(path), "rb") as f:
+            head = f.read(8)
     if head[:4] == b"PAR1":
         return "parquet"
     if head[:6] == b"ARROW1":
@@ -139,7 +144,7 @@ def sniff_format(path) -> str:
     """
     fmt = detect_format(path)
     if fmt is None:
-        size = Path(path).stat().st_size
+        size = path.size() if isinstance(path, Url) else Path(path).stat().st_size
         what = "an empty file" if size == 0 else "not a Parquet or Arrow IPC file"
         raise CorruptDataError(f"{path}: {what}")
     return fmt

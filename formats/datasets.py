@@ -1,0 +1,151 @@
+"""Datasets: a directory, glob or list of Parquet / Arrow IPC files (local or fsspec URLs).
+
+:func:`compress_dataset` and :func:`decompress_dataset` write one output file per input file,
+under one output folder, each with :func:`~fsstgpu.formats.compress_file`'s promises (atomic,
+never over an input, over an existing output only with ``force``): a failure leaves the files
+done so far complete and names the file it stopped at. :func:`read_dataset` reads all the files
+as one table (or one set of device columns). Files are found by
+:func:`fsstgpu.formats.locations.dataset_files`; each keeps its own symbol tables.
+
+>>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats.datasets import compress_dataset, read_dataset
+>>> d = tempfile.mkdtemp()
+>>> os.makedirs(os.path.join(d, "in", "year=2026"))
+>>> pq.write_table(pa.table({"s": ["a", "b"]}), os.path.join(d, "in", "one.parquet"))
+>>> pq.write_table(pa.table({"s": ["c"]}), os.path.join(d, "in", "year=2026", "two.parquet"))
+>>> [r["output"][len(d) + 1:] for r in compress_dataset(os.path.join(d, "in"),
+...                                                      os.path.join(d, "out"))]
+['out/one.parquet', 'out/year=2026/two.parquet']
+>>> read_dataset(os.path.join(d, "out"), device="cpu").column("s").to_pylist()
+['a', 'b', 'c']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from fsstgpu.formats.files import compress_file, decompress_file, read_table
+from fsstgpu.formats.locations import dataset_files
+
+__all__ = ["compress_dataset", "decompress_dataset", "read_dataset"]
+
+
+def _output_folder(dst) -> Path:
+    dst = Path(dst)
+    if dst.exists() and not dst.is_dir():
+        raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
+    return dst
+
+
+def _each_file(src, dst, work, progress) -> list[dict]:
+    out_dir = _output_folder(dst)
+    files = dataset_files(src)
+    results = []
+    for k, (path, rel) in enumerate(files):
+        out = out_dir / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        info = work(path, out)
+        results.append({"input": str(path), "output": str(out), **info})
+        if progress is not None:
+            progress(files_done=k + 1, files_total=len(files), last=results[-1])
+    return results
+
+
+def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **options
+                     ) -> list[dict]:
+    """Compress every file of a dataset into the folder ``dst`` (same relative names).
+
+    Parameters
+    ----------
+    src : str, os.PathLike or list
+        A directory, a glob pattern or a list of files; local or fsspec URLs
+        (:func:`~fsstgpu.formats.locations.dataset_files`).
+    dst : str or os.PathLike
+        Output folder (created); each output has its input's relative name and format.
+    columns, force, **options
+        As for :func:`~fsstgpu.formats.compress_file` (``table=``: one symbol table for
+        every file; default, each file trains its own).
+    progress : callable, optional
+        ``progress(files_done=, files_total=, last=)`` after each file.
+
+    Returns
+    -------
+    list of dict
+        :func:`~fsstgpu.formats.compress_file`'s result per file, with ``input`` and
+        ``output``.
+
+    Examples
+    --------
+    See the module docstring.
+    """
+    return _each_file(src, dst, lambda path, out: compress_file(
+        path, out, columns, force=force, **options), progress)
+
+
+def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -> list[dict]:
+    """Decompress every file of a compressed dataset into the folder ``dst``.
+
+    As :func:`compress_dataset`, with :func:`~fsstgpu.formats.decompress_file` per file.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.datasets import compress_dataset, decompress_dataset
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a", None]}), os.path.join(d, "x.parquet"))
+    >>> _ = compress_dataset(os.path.join(d, "*.parquet"), os.path.join(d, "c"))
+    >>> _ = decompress_dataset(os.path.join(d, "c"), os.path.join(d, "p"), device="cpu")
+    >>> pq.read_table(os.path.join(d, "p", "x.parquet")).column("s").to_pylist()
+    ['a', None]
+    """
+    return _each_file(src, dst, lambda path, out: decompress_file(
+        path, out, device=device, force=force), progress)
+
+
+def read_dataset(src, device="auto"):
+    """Read every file of a dataset as one table, decompressing fsst columns.
+
+    Parameters
+    ----------
+    src : str, os.PathLike or list
+        As for :func:`compress_dataset`.
+    device : {"auto", "cpu", "gpu"}
+        As for :func:`~fsstgpu.formats.read_table`: a ``pyarrow.Table`` (the files' tables
+        concatenated; they must have one schema), or with ``"gpu"`` a dict of columns, each
+        fsst column one :class:`fsstgpu.DeviceStringArray` over all the files (its chunks the
+        row groups).
+
+    Raises
+    ------
+    ValueError
+        When the files' schemas differ (the message names the first file that differs).
+
+    Examples
+    --------
+    See the module docstring.
+    """
+    parts = [(path, read_table(path, device=device)) for path, _ in dataset_files(src)]
+    if device != "gpu":
+        first_path, first = parts[0]
+        for path, table in parts[1:]:
+            if not table.schema.equals(first.schema):
+                raise ValueError(f"{path}: its schema differs from {first_path}'s:\n"
+                                 f"{table.schema}\nagainst\n{first.schema}")
+        return pa.concat_tables([table for _, table in parts])
+    from fsstgpu.device_arrays import DeviceStringArray, concat_device_arrays
+
+    names = list(parts[0][1])
+    out = {}
+    for name in names:
+        columns = []
+        for path, cols in parts:
+            if name not in cols:
+                raise ValueError(f"{path}: no column {name!r} (the first file has one)")
+            columns.append(cols[name])
+        if all(isinstance(c, DeviceStringArray) for c in columns):
+            out[name] = concat_device_arrays(columns)
+        else:
+            out[name] = pa.chunked_array([chunk for c in columns for chunk in c.chunks])
+    return out

@@ -1,0 +1,169 @@
+"""Where input files are: local paths, fsspec URLs, and datasets (directories, globs, lists).
+
+A string with a scheme (``s3://bucket/a.parquet``, ``gs://...``, ``memory://...``) is a
+:class:`Url`, opened through fsspec (``pip install fsspec``, plus the scheme's package such as
+``s3fs`` or ``gcsfs``) as a pyarrow file; ``file://`` URLs and everything else are local paths.
+Outputs are local paths: the atomic-write promises (``atomic.py``) rest on ``link``/``rename``
+in one folder.
+
+:func:`dataset_files` expands a dataset: a directory (its Parquet / Arrow IPC files, recursively,
+in sorted order), a glob pattern, or a list of paths or URLs, each with the relative name its
+output takes.
+
+>>> from fsstgpu.formats.locations import Url, is_url
+>>> is_url("s3://bucket/a.parquet"), is_url("/data/a.parquet"), is_url("file:///data/a.parquet")
+(True, False, False)
+>>> Url("memory://x/a.parquet").name
+'a.parquet'
+"""
+
+from __future__ import annotations
+
+import glob as globbing
+import os
+import re
+from pathlib import Path
+
+import pyarrow as pa
+
+__all__ = ["DATASET_SUFFIXES", "Url", "dataset_files", "is_url", "local_or_url"]
+
+#: the file names a directory dataset is made of (others, such as ``_SUCCESS``, are skipped)
+DATASET_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_GLOB = re.compile(r"[*?\[]")
+
+
+def is_url(location) -> bool:
+    """Tell whether ``location`` is a URL fsspec opens (a scheme other than ``file``)."""
+    return (isinstance(location, str) and bool(_SCHEME.match(location))
+            and not location.lower().startswith("file://"))
+
+
+class Url(str):
+    """An input file behind an fsspec URL; a ``str`` (its URL) for messages and comparisons."""
+
+    @property
+    def name(self) -> str:
+        """The last part of the path, like ``Path.name``."""
+        return self.rstrip("/").rsplit("/", 1)[-1]
+
+    def filesystem(self):
+        """``(fsspec filesystem, path within it)``; ImportError naming the package to install."""
+        try:
+            import fsspec
+        except ImportError:
+            raise ImportError(f"{self}: reading URLs needs fsspec (pip install fsspec, and the "
+                              f"package of its scheme, such as s3fs or gcsfs)") from None
+        return fsspec.core.url_to_fs(str(self))
+
+    def open(self) -> pa.NativeFile:
+        """The file, opened for reading as a pyarrow random-access file."""
+        fs, path = self.filesystem()
+        return pa.PythonFile(fs.open(path, "rb"), mode="r")
+
+    def size(self) -> int:
+        fs, path = self.filesystem()
+        return int(fs.size(path))
+
+    def is_file(self) -> bool:
+        fs, path = self.filesystem()
+        return bool(fs.isfile(path))
+
+    def is_dir(self) -> bool:
+        fs, path = self.filesystem()
+        return bool(fs.isdir(path))
+
+
+def local_or_url(location) -> Path | Url:
+    """``location`` as a :class:`Url` (a URL with a scheme) or a local ``Path``.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.locations import local_or_url
+    >>> type(local_or_url("memory://a.parquet")).__name__, local_or_url("file:///tmp/a.pq")
+    ('Url', PosixPath('/tmp/a.pq'))
+    """
+    if isinstance(location, Url):
+        return location
+    if is_url(location):
+        return Url(location)
+    text = os.fspath(location)
+    if isinstance(text, str) and text.lower().startswith("file://"):
+        return Path(text[len("file://"):])
+    return Path(location)
+
+
+def dataset_files(source) -> list[tuple[Path | Url, str]]:
+    """The files of a dataset, each with its relative output name.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, or a list of them
+        A directory (local or URL: its files with a :data:`DATASET_SUFFIXES` suffix, found
+        recursively, relative names keep the subfolders), a glob pattern (``data/*.parquet``,
+        ``s3://b/part-*.parquet``: the base names), or a list of files (their base names).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the directory or pattern names no file, or a listed file is missing.
+    ValueError
+        When two files would get one output name.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.locations import dataset_files
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ("a.parquet", "sub/b.parquet", "_SUCCESS"):
+    ...     os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+    ...     _ = open(os.path.join(d, name), "wb").write(b"x")
+    >>> [rel for _, rel in dataset_files(d)]
+    ['a.parquet', 'sub/b.parquet']
+    """
+    if isinstance(source, (list, tuple)):
+        files = [(local_or_url(s), local_or_url(s).name) for s in source]
+        for f, _ in files:
+            if not f.is_file():
+                raise FileNotFoundError(f"{f}: no such file")
+    else:
+        loc = local_or_url(source)
+        if isinstance(loc, Url):
+            files = _url_files(loc)
+        elif loc.is_dir():
+            files = sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
+                           if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
+        elif _GLOB.search(str(loc)):
+            files = [(Path(p), Path(p).name) for p in sorted(globbing.glob(str(loc)))
+                     if Path(p).is_file()]
+        elif loc.is_file():
+            files = [(loc, loc.name)]
+        else:
+            raise FileNotFoundError(f"{loc}: no such file or directory")
+        if not files:
+            raise FileNotFoundError(f"{source}: no Parquet or Arrow IPC file there")
+    names = [rel for _, rel in files]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"several inputs would be written as {', '.join(twice)}: give a "
+                         "directory (its subfolders keep them apart) or rename them")
+    return files
+
+
+def _url_files(url: Url) -> list[tuple[Url, str]]:
+    fs, path = url.filesystem()
+    protocol = url.split("://", 1)[0]
+    if _GLOB.search(path):
+        found = sorted(fs.glob(path))
+        return [(Url(f"{protocol}://{p}"), p.rsplit("/", 1)[-1]) for p in found
+                if fs.isfile(p)]
+    if fs.isdir(path):
+        root = path.rstrip("/") + "/"
+        found = sorted(p for p in fs.find(path) if p.lower().endswith(DATASET_SUFFIXES))
+        return [(Url(f"{protocol}://{p}"), p[len(root):] if p.startswith(root) else p)
+                for p in found]
+    if fs.isfile(path):
+        return [(url, url.name)]
+    raise FileNotFoundError(f"{url}: no such file or directory")

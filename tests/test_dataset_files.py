@@ -1,0 +1,157 @@
+"""Datasets (directories, globs, lists of files) and fsspec URLs as inputs."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu import CorruptDataError
+from fsstgpu.datasets import generate
+from fsstgpu.formats import (
+    compress_dataset,
+    compress_file,
+    decompress_dataset,
+    read_dataset,
+    read_table,
+)
+from fsstgpu.formats.atomic import TEMP_SUFFIX
+from fsstgpu.formats.locations import dataset_files
+
+
+def _table(n, seed):
+    return pa.table({"u": generate("urls", n, seed), "w": generate("null_heavy", n, seed + 1),
+                     "k": pa.array(range(n))})
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    """A partitioned dataset: three files in two folders, and a file that is not data."""
+    root = tmp_path / "in"
+    (root / "year=2025").mkdir(parents=True)
+    (root / "year=2026").mkdir()
+    tables = {"year=2025/a.parquet": _table(300, 1), "year=2025/b.parquet": _table(200, 3),
+              "year=2026/c.parquet": _table(250, 5)}
+    for rel, t in tables.items():
+        pq.write_table(t, root / rel, row_group_size=90)
+    (root / "_SUCCESS").write_bytes(b"")
+    return root, tables
+
+
+def test_directory_dataset_round_trips_file_by_file(dataset, tmp_path):
+    root, tables = dataset
+    done = []
+    info = compress_dataset(root, tmp_path / "c", progress=lambda **kw: done.append(kw))
+    assert [r["output"][len(str(tmp_path / "c")) + 1:] for r in info] == list(tables)
+    assert [d["files_done"] for d in done] == [1, 2, 3] and done[-1]["files_total"] == 3
+    decompress_dataset(tmp_path / "c", tmp_path / "p", device="cpu")
+    for rel, t in tables.items():
+        assert pq.read_table(tmp_path / "p" / rel).equals(t)
+        assert (pq.ParquetFile(tmp_path / "p" / rel).metadata.num_row_groups
+                == pq.ParquetFile(root / rel).metadata.num_row_groups == -(-len(t) // 90))
+    whole = read_dataset(tmp_path / "c", device="cpu")
+    assert whole.equals(pa.concat_tables(tables.values()))
+
+
+def test_globs_and_lists(dataset, tmp_path):
+    root, tables = dataset
+    assert [rel for _, rel in dataset_files(str(root / "year=2025" / "*.parquet"))] == [
+        "a.parquet", "b.parquet"]
+    files = [root / "year=2025" / "a.parquet", root / "year=2026" / "c.parquet"]
+    compress_dataset(files, tmp_path / "c")
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["a.parquet", "c.parquet"]
+    with pytest.raises(ValueError, match="a.parquet"):
+        dataset_files([root / "year=2025" / "a.parquet", root / "year=2025" / "a.parquet"])
+    with pytest.raises(FileNotFoundError, match="no Parquet or Arrow IPC file"):
+        dataset_files(str(tmp_path / "nothing*.parquet"))
+
+
+def test_a_bad_file_is_named_and_the_others_are_kept(dataset, tmp_path):
+    root, tables = dataset
+    (root / "year=2026" / "c.parquet").write_bytes(b"PAR1 but not really")
+    with pytest.raises(CorruptDataError, match="c.parquet"):
+        compress_dataset(root, tmp_path / "c")
+    done = sorted(p.relative_to(tmp_path / "c").as_posix()
+                  for p in (tmp_path / "c").rglob("*") if p.is_file())
+    assert done == ["year=2025/a.parquet", "year=2025/b.parquet"]
+    assert read_table(tmp_path / "c" / "year=2025" / "a.parquet", device="cpu").equals(
+        tables["year=2025/a.parquet"])
+    assert not list((tmp_path / "c").rglob(f"*{TEMP_SUFFIX}"))
+    # outputs are kept unless forced; an output folder that is a file is refused
+    (root / "year=2026" / "c.parquet").unlink()
+    with pytest.raises(FileExistsError):
+        compress_dataset(root, tmp_path / "c")
+    compress_dataset(root, tmp_path / "c", force=True)
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(NotADirectoryError):
+        compress_dataset(root, tmp_path / "f")
+
+
+def test_read_dataset_refuses_files_of_different_schemas(tmp_path):
+    pq.write_table(pa.table({"s": ["a"]}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"s": [1]}), tmp_path / "b.parquet")
+    with pytest.raises(ValueError, match="b.parquet: its schema differs"):
+        read_dataset(tmp_path, device="cpu")
+
+
+def test_fsspec_urls_are_inputs(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    table = _table(400, 7)
+    with fs.open("/fsstgpu-test/raw/a.parquet", "wb") as f:
+        pq.write_table(table, f, row_group_size=150)
+    try:
+        info = compress_file("memory://fsstgpu-test/raw/a.parquet", tmp_path / "c.parquet")
+        assert info["rows"] == 400 and info["columns"] == ["u", "w"]
+        with fs.open("/fsstgpu-test/comp/a.parquet", "wb") as f:
+            f.write((tmp_path / "c.parquet").read_bytes())
+        url = "memory://fsstgpu-test/comp/a.parquet"
+        assert read_table(url, device="cpu").equals(table)
+        assert read_dataset("memory://fsstgpu-test/comp", device="cpu").equals(table)
+        with pytest.raises(ValueError, match="several inputs would be written as a.parquet"):
+            dataset_files("memory://fsstgpu-test/*/a.parquet")  # raw/ and comp/: one name
+        compress_dataset("memory://fsstgpu-test/raw", tmp_path / "ds")
+        assert read_table(tmp_path / "ds" / "a.parquet", device="cpu").equals(table)
+        with pytest.raises(FileNotFoundError, match="memory://fsstgpu-test/none.parquet"):
+            read_table("memory://fsstgpu-test/none.parquet", device="cpu")
+        with pytest.raises(ValueError, match="outputs are local paths"):
+            compress_file(tmp_path / "c.parquet", "memory://fsstgpu-test/out.parquet")
+    finally:
+        fs.rm("/fsstgpu-test", recursive=True)
+
+
+@pytest.mark.gpu
+def test_gpu_read_dataset_joins_the_files_on_the_device(dataset, tmp_path):
+    root, tables = dataset
+    compress_dataset(root, tmp_path / "c")
+    cols = read_dataset(tmp_path / "c", device="gpu")
+    whole = pa.concat_tables(tables.values())
+    for name in ("u", "w"):
+        assert cols[name].to_arrow().equals(whole.column(name))
+    assert cols["k"].equals(whole.column("k"))
+
+
+def test_cli_compresses_and_decompresses_a_dataset(dataset, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    root, tables = dataset
+    runner = CliRunner()
+    res = runner.invoke(app, ["compress", str(root), str(tmp_path / "c"), "--json"])
+    assert res.exit_code == 0, res.stderr
+    assert [r["rows"] for r in json.loads(res.stdout)] == [len(t) for t in tables.values()]
+    res = runner.invoke(app, ["decompress", str(tmp_path / "c" / "*" / "*.parquet"),
+                              str(tmp_path / "p"), "--device", "cpu"])
+    assert res.exit_code == 0, res.stderr
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["a.parquet", "b.parquet",
+                                                                  "c.parquet"]
+    for rel, t in tables.items():
+        assert pq.read_table(tmp_path / "p" / rel.split("/")[1]).equals(t)
+    res = runner.invoke(app, ["compress", str(root), str(tmp_path / "d"), "--format", "arrow"])
+    assert res.exit_code == 2 and "--format" in res.stderr
+    res = runner.invoke(app, ["compress", str(tmp_path / "none*.parquet"), str(tmp_path / "e")])
+    assert res.exit_code == 2 and "no such file, folder or matching files" in " ".join(
+        res.stderr.replace("│", " ").split())
