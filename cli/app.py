@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +33,22 @@ from fsstgpu.cli.output import (
     rows_table,
     warning_line,
 )
+from fsstgpu.cli.params import (
+    BenchDevice,
+    DataIn,
+    Device,
+    FileFormat,
+    ForceOpt,
+    FormatOpt,
+    JsonOpt,
+    OutFile,
+    ParquetCodec,
+    ProgressOpt,
+    dataset_or_file,
+    generator_name,
+    is_dataset,
+    output_format_of,
+)
 from fsstgpu.cli.signals import stop_signals
 
 app = typer.Typer(
@@ -47,72 +62,12 @@ datasets_app = typer.Typer(no_args_is_help=True, help="List and generate dataset
 app.add_typer(datasets_app, name="datasets")
 
 
-class FileFormat(str, Enum):
-    """Output formats (``fsstgpu.formats.sniff.FORMATS``)."""
-
-    parquet = "parquet"
-    arrow = "arrow"
-    arrows = "arrows"
-
-
-class Device(str, Enum):
-    auto = "auto"
-    cpu = "cpu"
-    gpu = "gpu"
-
-
-class BenchDevice(str, Enum):
-    cpu = "cpu"
-    gpu = "gpu"
-
-
-class ParquetCodec(str, Enum):
-    """Parquet codecs (``fsstgpu.formats.rowgroups.PARQUET_CODECS``)."""
-
-    none = "none"
-    snappy = "snappy"
-    gzip = "gzip"
-    brotli = "brotli"
-    lz4 = "lz4"
-    zstd = "zstd"
-
-
 def _show_version(value: bool) -> None:
     if value:
         import fsstgpu
 
         typer.echo(f"fsstgpu {fsstgpu.__version__}")
         raise typer.Exit()
-
-
-def _dataset_or_file(value: str) -> str:
-    """Accept an existing path or a dataset name; otherwise a usage error listing the names."""
-    from fsstgpu.datasets import GENERATORS, is_dataset_name
-
-    if not is_dataset_name(value) and not Path(value).exists():
-        raise typer.BadParameter(
-            f"{printable(value)!r} is neither a file nor a dataset name (generators: "
-            f"{', '.join(GENERATORS)}; sample; dbtext:<file>; see `fsstgpu datasets list`)")
-    return value
-
-
-def _generator_name(value: str) -> str:
-    from fsstgpu.datasets import GENERATORS
-
-    if value not in GENERATORS:
-        raise typer.BadParameter(f"unknown generator {value!r}; choose from "
-                                 f"{', '.join(sorted(GENERATORS))}")
-    return value
-
-
-def _output_format(dst: Path, format: FileFormat | None) -> str:
-    """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error."""
-    from fsstgpu.formats.sniff import output_format
-
-    try:
-        return output_format(dst, None if format is None else format.value)
-    except ValueError as exc:
-        fail(str(exc), EXIT_USAGE)
 
 
 @app.callback()
@@ -124,43 +79,6 @@ def _main_options(
     pass
 
 
-InFile = Annotated[Path, typer.Argument(
-    exists=True, dir_okay=False, metavar="IN", help="Input Parquet or Arrow IPC file.")]
-
-
-def _input_location(value: str) -> str:
-    """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
-    or a URL (checked when opened); otherwise a usage error."""
-    import glob
-
-    from fsstgpu.formats.locations import is_url
-
-    if is_url(value) or Path(value).exists() or (glob.has_magic(value) and glob.glob(value)):
-        return value
-    raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
-
-
-class PathOrUrl(str):
-    """A local path, glob pattern or URL, kept as typed (a Path would fold ``s3://`` to ``s3:/``;
-    the name is what --help shows as its type)."""
-
-
-DataIn = Annotated[PathOrUrl, typer.Argument(
-    metavar="IN", parser=PathOrUrl, callback=_input_location,
-    help="Input Parquet or Arrow IPC file; or a dataset: a folder (its files, recursively), a "
-         "quoted glob pattern, or an fsspec URL (s3://, gs://, memory://) of either.")]
-
-
-def _is_dataset(value: str) -> bool:
-    import glob
-
-    from fsstgpu.formats.locations import Url, is_url
-
-    if glob.has_magic(value):
-        return True
-    return Url(value).is_dir() if is_url(value) else Path(value).is_dir()
-
-
 def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None:
     if json_:
         print_json(results)
@@ -168,17 +86,6 @@ def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None
     out_console().print(kv_table(f"{verb} {src} -> {dst}: {len(results)} files", [
         (r["output"], f"{r['rows']:,} rows, {human_bytes(r['input_bytes'])} -> "
                       f"{human_bytes(r['output_bytes'])}") for r in results]))
-OutFile = Annotated[Path, typer.Argument(
-    metavar="OUT", help="Output file; its suffix names the format (.parquet/.pq, "
-    ".arrow/.feather/.ipc, .arrows) unless --format is given.")]
-FormatOpt = Annotated[FileFormat | None, typer.Option(
-    "--format", help="Output format (default: the one OUT's suffix names).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
-ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
-                                           help="Show a progress bar on stderr (terminals only).")]
-
-
 # --------------------------------------------------------------------------- files
 @app.command()
 def compress(
@@ -211,7 +118,7 @@ def compress(
         from fsstgpu.formats import compress_dataset, compress_file
         from fsstgpu.formats.locations import local_or_url
 
-        if _is_dataset(src):
+        if is_dataset(src):
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
@@ -222,7 +129,7 @@ def compress(
             _show_dataset(results, "compressed", src, dst, json_)
             return
         src = local_or_url(src)
-        fmt = _output_format(dst, format)
+        fmt = output_format_of(dst, format)
         t0 = time.perf_counter()
         with FileProgress(f"compress {printable(src.name)}", progress) as bar:
             info = compress_file(src, dst, columns, format=fmt, sample_bytes=sample_bytes,
@@ -265,7 +172,7 @@ def decompress(
         from fsstgpu.formats import decompress_dataset, decompress_file
         from fsstgpu.formats.locations import local_or_url
 
-        if _is_dataset(src):
+        if is_dataset(src):
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
@@ -275,7 +182,7 @@ def decompress(
             _show_dataset(results, "decompressed", src, dst, json_)
             return
         src = local_or_url(src)
-        fmt = _output_format(dst, format)
+        fmt = output_format_of(dst, format)
         t0 = time.perf_counter()
         with FileProgress(f"decompress {printable(src.name)}", progress) as bar:
             info = decompress_file(src, dst, device=device.value, format=fmt, force=force,
@@ -350,7 +257,7 @@ def inspect(
 @app.command()
 def roundtrip(
     path: Annotated[str, typer.Argument(
-        callback=_dataset_or_file, metavar="PATH",
+        callback=dataset_or_file, metavar="PATH",
         help="A Parquet / Arrow IPC file, a text file (one string per line), or a dataset "
              "name (see `fsstgpu datasets list`).")],
     bench: Annotated[bool, typer.Option(
@@ -514,7 +421,7 @@ def _show(rows, formatter, json_: bool) -> None:
 @app.command()
 def train(
     src: Annotated[str, typer.Argument(
-        callback=_dataset_or_file, metavar="IN",
+        callback=dataset_or_file, metavar="IN",
         help="Text file (one string per line), Parquet / Arrow IPC file, or dataset name.")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="FILE",
@@ -602,7 +509,7 @@ def datasets_list(json_: JsonOpt = False):
 @datasets_app.command("generate")
 def datasets_generate(
     name: Annotated[str, typer.Argument(
-        callback=_generator_name, metavar="NAME",
+        callback=generator_name, metavar="NAME",
         help="Generator name (see `fsstgpu datasets list`).")],
     rows: Annotated[int, typer.Option(min=0, metavar="N", help="Number of rows to generate.")],
     out: Annotated[Path, typer.Option(
@@ -626,7 +533,7 @@ def datasets_generate(
         from fsstgpu.formats.atomic import atomic_output, check_output
         from fsstgpu.formats.rowgroups import write_table
 
-        fmt = _output_format(out, format)
+        fmt = output_format_of(out, format)
         check_output(out, force=force)
         table = pa.table({name: generate(name, rows, seed)})
         with atomic_output(out, force=force) as tmp:

@@ -1,0 +1,117 @@
+"""The command line's argument and option types, and the checks that turn bad values into
+usage errors (exit 2) listing the valid choices."""
+
+from __future__ import annotations
+
+import glob
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fsstgpu.cli.output import EXIT_USAGE, fail, printable
+
+
+class FileFormat(str, Enum):
+    """Output formats (``fsstgpu.formats.sniff.FORMATS``)."""
+
+    parquet = "parquet"
+    arrow = "arrow"
+    arrows = "arrows"
+
+
+class Device(str, Enum):
+    auto = "auto"
+    cpu = "cpu"
+    gpu = "gpu"
+
+
+class BenchDevice(str, Enum):
+    cpu = "cpu"
+    gpu = "gpu"
+
+
+class ParquetCodec(str, Enum):
+    """Parquet codecs (``fsstgpu.formats.rowgroups.PARQUET_CODECS``)."""
+
+    none = "none"
+    snappy = "snappy"
+    gzip = "gzip"
+    brotli = "brotli"
+    lz4 = "lz4"
+    zstd = "zstd"
+
+
+def dataset_or_file(value: str) -> str:
+    """Accept an existing path or a dataset name; otherwise a usage error listing the names."""
+    from fsstgpu.datasets import GENERATORS, is_dataset_name
+
+    if not is_dataset_name(value) and not Path(value).exists():
+        raise typer.BadParameter(
+            f"{printable(value)!r} is neither a file nor a dataset name (generators: "
+            f"{', '.join(GENERATORS)}; sample; dbtext:<file>; see `fsstgpu datasets list`)")
+    return value
+
+
+def generator_name(value: str) -> str:
+    from fsstgpu.datasets import GENERATORS
+
+    if value not in GENERATORS:
+        raise typer.BadParameter(f"unknown generator {value!r}; choose from "
+                                 f"{', '.join(sorted(GENERATORS))}")
+    return value
+
+
+def output_format_of(dst: Path, format: FileFormat | None) -> str:
+    """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error."""
+    from fsstgpu.formats.sniff import output_format
+
+    try:
+        return output_format(dst, None if format is None else format.value)
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+InFile = Annotated[Path, typer.Argument(
+    exists=True, dir_okay=False, metavar="IN", help="Input Parquet or Arrow IPC file.")]
+
+
+def input_location(value: str) -> str:
+    """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
+    or a URL (checked when opened); otherwise a usage error."""
+    from fsstgpu.formats.locations import is_url
+
+    if is_url(value) or Path(value).exists() or (glob.has_magic(value) and glob.glob(value)):
+        return value
+    raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
+
+
+class PathOrUrl(str):
+    """A local path, glob pattern or URL, kept as typed (a Path would fold ``s3://`` to ``s3:/``;
+    the name is what --help shows as its type)."""
+
+
+DataIn = Annotated[PathOrUrl, typer.Argument(
+    metavar="IN", parser=PathOrUrl, callback=input_location,
+    help="Input Parquet or Arrow IPC file; or a dataset: a folder (its files, recursively), a "
+         "quoted glob pattern, or an fsspec URL (s3://, gs://, memory://) of either.")]
+
+
+def is_dataset(value: str) -> bool:
+    from fsstgpu.formats.locations import Url, is_url
+
+    if glob.has_magic(value):
+        return True
+    return Url(value).is_dir() if is_url(value) else Path(value).is_dir()
+
+
+OutFile = Annotated[Path, typer.Argument(
+    metavar="OUT", help="Output file; its suffix names the format (.parquet/.pq, "
+    ".arrow/.feather/.ipc, .arrows) unless --format is given.")]
+FormatOpt = Annotated[FileFormat | None, typer.Option(
+    "--format", help="Output format (default: the one OUT's suffix names).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
+ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
+                                           help="Show a progress bar on stderr (terminals only).")]
