@@ -106,9 +106,10 @@ def is_dataset(value: str) -> bool:
     return Url(value).is_dir() if is_url(value) else Path(value).is_dir()
 
 
-OutFile = Annotated[Path, typer.Argument(
-    metavar="OUT", help="Output file; its suffix names the format (.parquet/.pq, "
-    ".arrow/.feather/.ipc, .arrows) unless --format is given.")]
+OutFile = Annotated[PathOrUrl, typer.Argument(
+    metavar="OUT", parser=PathOrUrl,
+    help="Output file (or URL); its suffix names the format (.parquet/.pq, .arrow/.feather/.ipc, "
+         ".arrows) unless --format is given; for a dataset IN, the output folder.")]
 FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]

@@ -35,7 +35,7 @@ import signal
 import warnings
 from pathlib import Path
 
-from fsstgpu.formats.locations import is_url
+from fsstgpu.formats.locations import Url, is_url
 
 __all__ = [
     "TEMP_SUFFIX",
@@ -125,7 +125,7 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     ValueError: x.bin: the output is the input file; choose another output path
     """
     if is_url(dst):
-        raise ValueError(f"{dst}: outputs are local paths (a URL can be an input)")
+        return _check_url_output(Url(dst), force=force, inputs=inputs)
     dst = Path(dst)
     for src in inputs:
         if is_url(src):  # a remote input cannot be a local output
@@ -143,6 +143,46 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     if not parent.is_dir():
         raise FileNotFoundError(f"{dst}: directory {parent} does not exist")
     return dst
+
+
+def _check_url_output(dst: Url, *, force: bool, inputs) -> Url:
+    if any(str(src) == str(dst) for src in inputs):
+        raise ValueError(f"{dst}: the output is the input file; choose another output path")
+    fs, path = dst.filesystem()
+    if fs.isdir(path):
+        raise IsADirectoryError(f"{dst}: is a directory")
+    if fs.exists(path) and not force:
+        raise FileExistsError(f"{dst}: already exists (use --force / force=True to overwrite)")
+    return dst
+
+
+@contextlib.contextmanager
+def _url_output(dst: Url, *, force: bool):
+    """A local temporary file, uploaded to ``dst`` in one ``put`` when the block succeeds (an
+    object store shows an object only once it is whole); removed in any case. An object that
+    appears at ``dst`` meanwhile is kept unless ``force`` (checked just before the upload: a
+    window that a local ``link`` does not have)."""
+    import tempfile
+
+    fs, path = dst.filesystem()
+    held = _hold_stop_signals()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".fsstgpu-upload.", suffix=TEMP_SUFFIX)
+        os.close(fd)
+    finally:
+        _release_signals(held)
+    try:
+        yield tmp
+        if fs.exists(path) and not force:
+            raise FileExistsError(f"{dst}: already exists (use --force / force=True to "
+                                  "overwrite)")
+        parent = path.rsplit("/", 1)[0]
+        if parent and parent != path:
+            fs.makedirs(parent, exist_ok=True)
+        fs.put_file(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 _STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
@@ -223,6 +263,10 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     See the module docstring.
     """
     dst = check_output(dst, force=force, inputs=inputs)
+    if isinstance(dst, Url):
+        with _url_output(dst, force=force) as tmp:
+            yield tmp
+        return
     for path in remove_stale_temporaries(dst.absolute().parent):
         warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
                       StaleTemporaryFileWarning, stacklevel=3)

@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
-from fsstgpu.formats.locations import dataset_files
+from fsstgpu.formats.locations import Url, dataset_files, is_url
 
 __all__ = ["compress_dataset", "decompress_dataset", "read_dataset"]
 
@@ -40,12 +40,16 @@ def _output_folder(dst) -> Path:
 
 
 def _each_file(src, dst, work, progress) -> list[dict]:
-    out_dir = _output_folder(dst)
+    remote = is_url(dst)
+    out_dir = None if remote else _output_folder(dst)
     files = dataset_files(src)
     results = []
     for k, (path, rel) in enumerate(files):
-        out = out_dir / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
+        if remote:
+            out = Url(f"{str(dst).rstrip('/')}/{rel}")
+        else:
+            out = out_dir / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
         info = work(path, out)
         results.append({"input": str(path), "output": str(out), **info})
         if progress is not None:
@@ -63,7 +67,8 @@ def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **op
         A directory, a glob pattern or a list of files; local or fsspec URLs
         (:func:`~fsstgpu.formats.locations.dataset_files`).
     dst : str or os.PathLike
-        Output folder (created); each output has its input's relative name and format.
+        Output folder (created), local or a URL; each output has its input's relative name and
+        format.
     columns, force, **options
         As for :func:`~fsstgpu.formats.compress_file` (``table=``: one symbol table for
         every file; default, each file trains its own).

@@ -3,8 +3,8 @@
 A string with a scheme (``s3://bucket/a.parquet``, ``gs://...``, ``memory://...``) is a
 :class:`Url`, opened through fsspec (``pip install fsspec``, plus the scheme's package such as
 ``s3fs`` or ``gcsfs``) as a pyarrow file; ``file://`` URLs and everything else are local paths.
-Outputs are local paths: the atomic-write promises (``atomic.py``) rest on ``link``/``rename``
-in one folder.
+An output URL is written to a local temporary file and uploaded in one ``put`` when complete
+(``atomic.py``).
 
 :func:`dataset_files` expands a dataset: a directory (its Parquet / Arrow IPC files, recursively,
 in sorted order), a glob pattern, or a list of paths or URLs, each with the relative name its

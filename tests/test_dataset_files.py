@@ -114,8 +114,29 @@ def test_fsspec_urls_are_inputs(tmp_path):
         assert read_table(tmp_path / "ds" / "a.parquet", device="cpu").equals(table)
         with pytest.raises(FileNotFoundError, match="memory://fsstgpu-test/none.parquet"):
             read_table("memory://fsstgpu-test/none.parquet", device="cpu")
-        with pytest.raises(ValueError, match="outputs are local paths"):
-            compress_file(tmp_path / "c.parquet", "memory://fsstgpu-test/out.parquet")
+        # outputs to URLs: uploaded whole when complete, never over an existing object
+        out = "memory://fsstgpu-test/out/a.parquet"
+        compress_file("memory://fsstgpu-test/raw/a.parquet", out)
+        assert read_table(out, device="cpu").equals(table)
+        with pytest.raises(FileExistsError, match="already exists"):
+            compress_file("memory://fsstgpu-test/raw/a.parquet", out)
+        compress_file("memory://fsstgpu-test/raw/a.parquet", out, force=True)
+        with pytest.raises(ValueError, match="the output is the input"):
+            compress_file(out, out, force=True)
+        compress_dataset("memory://fsstgpu-test/raw", "memory://fsstgpu-test/ds2")
+        assert read_dataset("memory://fsstgpu-test/ds2", device="cpu").equals(table)
+        # a write that fails half way (row group 1 of 3 is damaged) uploads nothing
+        pq.write_table(table, tmp_path / "in.parquet", row_group_size=150,
+                       write_page_checksum=True)
+        data = bytearray((tmp_path / "in.parquet").read_bytes())
+        chunk = pq.ParquetFile(tmp_path / "in.parquet").metadata.row_group(1).column(0)
+        start = (chunk.dictionary_page_offset if chunk.has_dictionary_page
+                 else chunk.data_page_offset)
+        data[start + chunk.total_compressed_size // 2] ^= 0x20
+        (tmp_path / "bad.parquet").write_bytes(bytes(data))
+        with pytest.raises(CorruptDataError, match="row group 1"):
+            compress_file(tmp_path / "bad.parquet", "memory://fsstgpu-test/bad.parquet")
+        assert not fs.exists("/fsstgpu-test/bad.parquet")
     finally:
         fs.rm("/fsstgpu-test", recursive=True)
 
@@ -155,3 +176,28 @@ def test_cli_compresses_and_decompresses_a_dataset(dataset, tmp_path):
     res = runner.invoke(app, ["compress", str(tmp_path / "none*.parquet"), str(tmp_path / "e")])
     assert res.exit_code == 2 and "no such file, folder or matching files" in " ".join(
         res.stderr.replace("│", " ").split())
+
+
+def test_cli_reads_and_writes_urls(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    table = _table(300, 9)
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=100)
+    fs = fsspec.filesystem("memory")
+    runner = CliRunner()
+    try:
+        res = runner.invoke(app, ["compress", str(tmp_path / "in.parquet"),
+                                  "memory://fsstgpu-cli/c.parquet"])
+        assert res.exit_code == 0, res.stderr
+        res = runner.invoke(app, ["decompress", "memory://fsstgpu-cli/c.parquet",
+                                  str(tmp_path / "out.parquet"), "--device", "cpu"])
+        assert res.exit_code == 0, res.stderr
+        assert pq.read_table(tmp_path / "out.parquet").equals(table)
+        res = runner.invoke(app, ["compress", str(tmp_path / "in.parquet"),
+                                  "memory://fsstgpu-cli/c.parquet"])
+        assert res.exit_code == 1 and "already exists" in res.stderr
+    finally:
+        fs.rm("/fsstgpu-cli", recursive=True)
