@@ -44,6 +44,8 @@ from fsstgpu.cli.params import (
     OutFile,
     ParquetCodec,
     ProgressOpt,
+    SchedulerOpt,
+    WorkersOpt,
     dataset_or_file,
     generator_name,
     is_dataset,
@@ -110,6 +112,8 @@ def compress(
     ] = ParquetCodec.zstd,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
     json_: JsonOpt = False,
 ):
     """Compress the string columns of a Parquet / Arrow IPC file (or of every file of a
@@ -122,10 +126,18 @@ def compress(
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
-            with DatasetProgress(f"compress {printable(src)}", progress) as bar:
-                results = compress_dataset(src, dst, columns, sample_bytes=sample_bytes,
-                                           table=table, force=force, progress=bar,
-                                           parquet_codec=parquet_codec.value)
+            options = dict(sample_bytes=sample_bytes, table=table,
+                           parquet_codec=parquet_codec.value)
+            if workers or scheduler:
+                from fsstgpu import dask as on_dask
+
+                with on_dask.local_client(workers, scheduler=scheduler) as client:
+                    results = on_dask.compress_dataset(src, dst, columns, client=client,
+                                                       force=force, **options)
+            else:
+                with DatasetProgress(f"compress {printable(src)}", progress) as bar:
+                    results = compress_dataset(src, dst, columns, force=force, progress=bar,
+                                               **options)
             _show_dataset(results, "compressed", src, dst, json_)
             return
         src = local_or_url(src)
@@ -164,6 +176,8 @@ def decompress(
     format: FormatOpt = None,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
     json_: JsonOpt = False,
 ):
     """Restore the original string columns of a file written by `fsstgpu compress` (or of
@@ -176,9 +190,16 @@ def decompress(
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
-            with DatasetProgress(f"decompress {printable(src)}", progress) as bar:
-                results = decompress_dataset(src, dst, device=device.value, force=force,
-                                             progress=bar)
+            if workers or scheduler:
+                from fsstgpu import dask as on_dask
+
+                with on_dask.local_client(workers, scheduler=scheduler) as client:
+                    results = on_dask.decompress_dataset(src, dst, client=client,
+                                                         device=device.value, force=force)
+            else:
+                with DatasetProgress(f"decompress {printable(src)}", progress) as bar:
+                    results = decompress_dataset(src, dst, device=device.value, force=force,
+                                                 progress=bar)
             _show_dataset(results, "decompressed", src, dst, json_)
             return
         src = local_or_url(src)

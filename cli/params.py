@@ -116,3 +116,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    min=1, metavar="N",
+    help="A dataset IN: compress / decompress its files on a local Dask cluster of N worker "
+         "processes (pip install 'fsstgpu[dask]').")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    metavar="ADDRESS",
+    help="A dataset IN: run its files on the Dask cluster at this scheduler address "
+         "(tcp://host:8786); the workers must see IN and OUT (shared filesystem or URLs).")]

@@ -21,11 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 
 def usable_cores() -> int:
-    """The number of CPU cores this process may run on (its affinity mask), at least 1."""
+    """The number of CPU cores this process may run on (its affinity mask), at least 1; at most
+    ``FSSTGPU_THREADS`` when that is set (several worker processes sharing a machine, e.g. a
+    Dask cluster, each get their share)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # no affinity masks on this platform
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    cap = os.environ.get("FSSTGPU_THREADS", "")
+    return max(1, min(cores, int(cap))) if cap.strip().isdigit() else cores
 
 
 @functools.cache

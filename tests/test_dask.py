@@ -1,0 +1,92 @@
+"""fsstgpu.dask on a local CPU cluster (2 worker processes): datasets round-trip exactly, and a
+worker killed mid-file loses no output and leaves no partial file."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+from fsstgpu.dask import compress_dataset, decompress_dataset, local_client  # noqa: E402
+from fsstgpu.datasets import generate  # noqa: E402
+from fsstgpu.formats import read_table  # noqa: E402
+from fsstgpu.formats.atomic import TEMP_SUFFIX  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_client(workers=2) as c:
+        yield c
+
+
+def _dataset(root, files=5, rows=2000):
+    tables = {}
+    for k in range(files):
+        rel = f"part={k % 2}/f{k}.parquet"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        tables[rel] = pa.table({"u": generate("urls", rows, k), "w": generate("null_heavy", rows,
+                                                                              k + 10),
+                                "k": pa.array(range(rows))})
+        pq.write_table(tables[rel], root / rel, row_group_size=500)
+    return tables
+
+
+def test_dataset_round_trips_on_a_cluster(client, tmp_path):
+    tables = _dataset(tmp_path / "in")
+    info = compress_dataset(tmp_path / "in", tmp_path / "c", client=client)
+    assert [r["output"] for r in info] == [str(tmp_path / "c" / rel) for rel in sorted(tables)]
+    assert all(r["columns"] == ["u", "w"] and r["units"] == 4 for r in info)
+    back = decompress_dataset(tmp_path / "c", tmp_path / "p", client=client, device="cpu")
+    assert len(back) == len(tables)
+    for rel, table in tables.items():
+        assert pq.read_table(tmp_path / "p" / rel).equals(table)
+        assert read_table(tmp_path / "c" / rel, device="cpu").equals(table)
+    workers = client.run(lambda: os.environ.get("FSSTGPU_THREADS"))
+    assert len(workers) == 2 and all(v is not None for v in workers.values())
+
+
+def _die_once(marker: str):
+    """A progress callback that kills its worker process after the first row group of the
+    first file it sees, once (the marker file says it already did)."""
+    def on_unit(**progress):
+        if progress["units_done"] == 1 and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)  # as SIGKILL would: no cleanup, the temporary file stays behind
+    return on_unit
+
+
+def test_a_worker_killed_mid_file_loses_nothing(client, tmp_path):
+    tables = _dataset(tmp_path / "in", files=4)
+    marker = str(tmp_path / "killed")
+    info = compress_dataset(tmp_path / "in", tmp_path / "c", client=client,
+                            on_unit=_die_once(marker))
+    assert os.path.exists(marker)  # a worker did die mid-file
+    assert len(info) == len(tables)
+    for rel, table in tables.items():
+        assert read_table(tmp_path / "c" / rel, device="cpu").equals(table)
+    assert not list((tmp_path / "c").rglob(f"*{TEMP_SUFFIX}"))
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_cli_runs_a_dataset_on_local_workers(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    tables = _dataset(tmp_path / "in", files=3, rows=800)
+    res = CliRunner().invoke(app, ["compress", str(tmp_path / "in"), str(tmp_path / "c"),
+                                   "--workers", "2", "--json"])
+    assert res.exit_code == 0, res.stderr
+    assert len(json.loads(res.stdout)) == 3
+    for rel, table in tables.items():
+        assert read_table(tmp_path / "c" / rel, device="cpu").equals(table)
