@@ -38,8 +38,10 @@ from fsstgpu.cli.params import (
     DataIn,
     Device,
     FileFormat,
+    FileOrDataset,
     ForceOpt,
     FormatOpt,
+    GeneratorName,
     JsonOpt,
     OutFile,
     ParquetCodec,
@@ -277,8 +279,8 @@ def inspect(
 # --------------------------------------------------------------------------- round trip
 @app.command()
 def roundtrip(
-    path: Annotated[str, typer.Argument(
-        callback=dataset_or_file, metavar="PATH",
+    path: Annotated[FileOrDataset, typer.Argument(
+        parser=FileOrDataset, callback=dataset_or_file, metavar="PATH",
         help="A Parquet / Arrow IPC file, a text file (one string per line), or a dataset "
              "name (see `fsstgpu datasets list`).")],
     bench: Annotated[bool, typer.Option(
@@ -441,8 +443,8 @@ def _show(rows, formatter, json_: bool) -> None:
 # --------------------------------------------------------------------------- train
 @app.command()
 def train(
-    src: Annotated[str, typer.Argument(
-        callback=dataset_or_file, metavar="IN",
+    src: Annotated[FileOrDataset, typer.Argument(
+        parser=FileOrDataset, callback=dataset_or_file, metavar="IN",
         help="Text file (one string per line), Parquet / Arrow IPC file, or dataset name.")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="FILE",
@@ -529,8 +531,8 @@ def datasets_list(json_: JsonOpt = False):
 
 @datasets_app.command("generate")
 def datasets_generate(
-    name: Annotated[str, typer.Argument(
-        callback=generator_name, metavar="NAME",
+    name: Annotated[GeneratorName, typer.Argument(
+        parser=GeneratorName, callback=generator_name, metavar="NAME",
         help="Generator name (see `fsstgpu datasets list`).")],
     rows: Annotated[int, typer.Option(min=0, metavar="N", help="Number of rows to generate.")],
     out: Annotated[Path, typer.Option(

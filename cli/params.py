@@ -73,10 +73,6 @@ def output_format_of(dst: Path, format: FileFormat | None) -> str:
         fail(str(exc), EXIT_USAGE)
 
 
-InFile = Annotated[Path, typer.Argument(
-    exists=True, dir_okay=False, metavar="IN", help="Input Parquet or Arrow IPC file.")]
-
-
 def input_location(value: str) -> str:
     """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
     or a URL (checked when opened); otherwise a usage error."""
@@ -85,6 +81,15 @@ def input_location(value: str) -> str:
     if is_url(value) or Path(value).exists() or (glob.has_magic(value) and glob.glob(value)):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
+
+
+class FileOrDataset(str):
+    """A file path or a dataset name (``urls``, ``sample``, ``dbtext:<file>``); the name is what
+    --help shows as its type."""
+
+
+class GeneratorName(str):
+    """The name of a dataset generator (``fsstgpu datasets list``)."""
 
 
 class PathOrUrl(str):
