@@ -41,7 +41,8 @@ from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
 
-__all__ = ["decode_batch", "parallel_units", "read_to_device", "stream_to_device"]
+__all__ = ["decode_batch", "parallel_units", "read_to_device", "read_unit_to_device",
+           "stream_to_device"]
 
 
 def _default_workers() -> int:
@@ -170,6 +171,36 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
                                              for n, c in carrs.items()}, stream=stream)
             unit.update(zip(carrs, out.values(), strict=True))
             yield unit
+
+
+def read_unit_to_device(path, k: int, *, stream=None) -> dict:
+    """Row group (record batch) ``k`` of a file, its fsst columns decoded on the GPU in one
+    batch (the unit of work of a task that reads a dataset row group by row group).
+
+    Returns
+    -------
+    dict
+        Column name -> :class:`fsstgpu.DeviceStringArray` or ``pyarrow.ChunkedArray``.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.formats.device_reader import read_unit_to_device
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     first = read_unit_to_device("data.fsst.parquet", 0)
+    """
+    from fsstgpu.device import resolve_device
+
+    resolve_device("gpu")
+    with Source(check_input(path)) as source:
+        unit = source.unit(k)
+        convert = _compressed_columns(source)
+        carrs = {f.name: convert(k, f.name, unit.column(f.name)) for f in source.schema
+                 if f.name in _fsst_names(source)}
+        out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
+                                         for n, c in carrs.items()}, stream=stream)
+        decoded = dict(zip(carrs, out.values(), strict=True))
+        return {f.name: decoded.get(f.name, unit.column(f.name)) for f in source.schema}
 
 
 def read_to_device(source: Source, *, workers: int | None = None) -> dict:

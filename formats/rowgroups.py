@@ -283,6 +283,25 @@ class Source:
             f.close()
         self._files.clear()
 
+    def unit(self, k: int) -> pa.Table:
+        """Row group / batch ``k`` alone (an IPC stream is read up to it); IndexError when the
+        file has fewer."""
+        if self.format == "parquet":
+            if not 0 <= k < self.num_units:
+                raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
+            with reading(self.path, f"row group {k}: "):
+                return self._parquet.read_row_group(k, use_threads=self.use_threads)
+        if self.format == "arrow":
+            if not 0 <= k < self.num_units:
+                raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
+            with reading(self.path, f"record batch {k}: "):
+                batch = _checked(*self._ipc_file.get_batch_with_custom_metadata(k))
+            return pa.Table.from_batches([batch])
+        for i, unit in enumerate(self.units()):
+            if i == k:
+                return unit
+        raise IndexError(f"{self.path}: no record batch {k}")
+
     def units(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
         """Yield each row group / batch as a Table with this file's schema (or ``columns``)."""
         names = self.schema.names if columns is None else columns

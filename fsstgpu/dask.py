@@ -7,7 +7,7 @@ make: each output is written atomically, so a worker that dies mid-file leaves n
 (Dask runs the task again elsewhere, and that run removes the dead process's temporary file);
 outputs finished before a failure are kept. Files and their results pass between the client and
 the workers as names and small dicts; decoded GPU columns stay on the workers
-(:func:`read_dataset_to_gpus` returns futures).
+(:func:`read_dataset_to_gpus` is a Dask bag of them, by file or by row group).
 
 Without ``client=``, the current ``dask.distributed`` client is used (:func:`local_client`
 starts a local one). Each worker process runs the CPU codec on ``FSSTGPU_THREADS`` cores (set by
@@ -32,7 +32,8 @@ from pathlib import Path
 
 from fsstgpu.formats.locations import Url, dataset_files, is_url
 
-__all__ = ["compress_dataset", "decompress_dataset", "local_client", "read_dataset_to_gpus"]
+__all__ = ["compress_dataset", "dataset_parts", "decompress_dataset", "local_client",
+           "read_dataset_to_gpus"]
 
 
 def _distributed():
@@ -156,37 +157,80 @@ def decompress_dataset(src, dst, *, client=None, device="auto", force=False, on_
     return _run(client, _decompress_one, _outputs(src, dst), device, force, on_unit)
 
 
-def _read_one_to_gpu(src: str) -> dict:
-    """Decode one file onto this worker's GPU: device ``worker name mod devices`` unless
-    ``CUDA_VISIBLE_DEVICES`` already gave the worker its own."""
-    from fsstgpu.device import get_cupy
-    from fsstgpu.formats import read_table
-
-    cp = get_cupy()
+def _worker_gpu(cp):
+    """This worker's GPU: ``worker name mod devices`` (``CUDA_VISIBLE_DEVICES`` may already
+    have given each worker its own, making it device 0)."""
     ndev = cp.cuda.runtime.getDeviceCount()
     name = _distributed().get_worker().name
     index = name if isinstance(name, int) else abs(hash(name))
-    with cp.cuda.Device(index % ndev):
-        cols = read_table(Url(src) if is_url(src) else src, device="gpu")
+    return cp.cuda.Device(index % ndev)
+
+
+def _read_part_to_gpu(src: str, unit: int | None) -> list[dict]:
+    """One partition: file ``src`` (``unit`` None) or its row group ``unit``, decoded onto this
+    worker's GPU, as a one-element list (a bag partition)."""
+    from fsstgpu.device import get_cupy
+    from fsstgpu.formats import read_table
+    from fsstgpu.formats.device_reader import read_unit_to_device
+
+    cp = get_cupy()
+    location = Url(src) if is_url(src) else src
+    with _worker_gpu(cp):
+        cols = (read_table(location, device="gpu") if unit is None
+                else read_unit_to_device(location, unit))
         cp.cuda.get_current_stream().synchronize()
-    return cols
+    return [cols]
 
 
-def read_dataset_to_gpus(src, *, client=None) -> list:
-    """Decode every file of a compressed dataset on the workers' GPUs, one task per file.
+def dataset_parts(src, by: str = "file") -> list[tuple[str, int | None]]:
+    """The partitions of a dataset read onto GPUs: ``(file, None)`` per file, or with
+    ``by="row_group"`` ``(file, k)`` per row group (record batch; an IPC stream counts as one
+    part: its batches are known only by reading it). Reads only the files' footers.
 
-    Returns
-    -------
-    list of distributed.Future
-        One per file, in the dataset's order; each holds, on its worker, the file's columns as
-        :func:`fsstgpu.formats.read_table` (``device="gpu"``) gives them. Nothing comes back
-        to the client until it asks (``future.result()`` copies through it).
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.dask import dataset_parts
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "a.parquet"),
+    ...                row_group_size=2)
+    >>> [k for _, k in dataset_parts(d, by="row_group")]
+    [0, 1]
+    """
+    from fsstgpu.formats.rowgroups import Source
+
+    if by not in ("file", "row_group"):
+        raise ValueError(f"by must be 'file' or 'row_group', not {by!r}")
+    parts = []
+    for path, _ in dataset_files(src):
+        if by == "file":
+            parts.append((str(path), None))
+            continue
+        with Source(path) as source:
+            units = source.num_units
+        parts.extend([(str(path), k) for k in range(units)] if units is not None
+                     else [(str(path), None)])
+    return parts
+
+
+def read_dataset_to_gpus(src, *, by: str = "file"):
+    """A Dask bag of a compressed dataset decoded on the workers' GPUs, one partition per file
+    (or per row group with ``by="row_group"``).
+
+    Each partition holds one dict, the part's columns as :func:`fsstgpu.formats.read_table`
+    (``device="gpu"``) gives them, in the memory of the GPU of the worker that decoded it.
+    The bag is lazy: ``bag.persist()`` decodes and keeps the partitions on the workers;
+    ``bag.map(fn)`` runs ``fn`` where they are (nothing comes back to the client unless it is
+    computed there).
 
     Examples
     --------
     >>> from fsstgpu.dask import read_dataset_to_gpus
-    >>> futures = read_dataset_to_gpus("data/compressed/")  # doctest: +SKIP
+    >>> bag = read_dataset_to_gpus("data/compressed/", by="row_group")  # doctest: +SKIP
+    >>> rows = bag.map(lambda cols: len(cols["url"])).compute()  # doctest: +SKIP
     """
-    client = _client(client)
-    return [client.submit(_read_one_to_gpu, str(path), pure=False)
-            for path, _ in dataset_files(src)]
+    import dask
+    import dask.bag
+
+    return dask.bag.from_delayed([dask.delayed(_read_part_to_gpu, pure=False)(path, unit)
+                                  for path, unit in dataset_parts(src, by)])

@@ -90,3 +90,33 @@ def test_cli_runs_a_dataset_on_local_workers(tmp_path):
     assert len(json.loads(res.stdout)) == 3
     for rel, table in tables.items():
         assert read_table(tmp_path / "c" / rel, device="cpu").equals(table)
+
+
+def test_reading_onto_gpus_is_planned_as_a_bag_of_files_or_row_groups(tmp_path):
+    from fsstgpu.dask import dataset_parts, read_dataset_to_gpus
+    from fsstgpu.formats import compress_dataset as compress_here
+
+    _dataset(tmp_path / "in", files=3, rows=1200)  # 3 row groups of 500, 500, 200 each
+
+    compress_here(tmp_path / "in", tmp_path / "c")
+    assert len(dataset_parts(tmp_path / "c")) == 3
+    parts = dataset_parts(tmp_path / "c", by="row_group")
+    assert [k for _, k in parts] == [0, 1, 2] * 3
+    assert read_dataset_to_gpus(tmp_path / "c", by="row_group").npartitions == 9
+    with pytest.raises(ValueError, match="by must be"):
+        dataset_parts(tmp_path / "c", by="page")
+
+
+@pytest.mark.gpu
+def test_gpu_bag_decodes_row_groups_on_the_workers(client, tmp_path):
+    from fsstgpu.dask import read_dataset_to_gpus
+    from fsstgpu.formats import compress_dataset as compress_here
+
+    tables = _dataset(tmp_path / "in", files=3, rows=1200)
+    compress_here(tmp_path / "in", tmp_path / "c")
+    bag = read_dataset_to_gpus(tmp_path / "c", by="row_group").persist()
+    got = client.compute(bag.map(lambda cols: cols["u"].to_arrow())).result()
+    expected = [t.column("u").slice(k * 500, 500) for t in tables.values() for k in range(3)]
+    assert len(got) == 9
+    for g, e in zip(got, expected, strict=True):
+        assert pa.chunked_array(g).equals(e)
