@@ -8,8 +8,8 @@ Snappy, as pyarrow writes them), then times by wall clock, in one run:
 * ``workers=N``: ``fsstgpu.dask.compress_dataset`` on a local cluster of N processes (each
   codec on ``cores // N`` threads), the cluster started before the clock;
 * ``gpus=G`` (with ``G`` GPUs visible): ``fsstgpu.dask.read_dataset_to_gpus`` of the compressed
-  dataset (by row group) on G workers, each decoding into its own GPU, until every row group is
-  in device memory.
+  dataset, by file and by row group, on G workers, each decoding into its own GPU, until every
+  part is in device memory.
 
 Speed-ups are against ``workers=1``; ``efficiency`` is speed-up over workers. Run from a checkout:
 ``python -m benchmarks.dask_scaling [--files N] [--rows N] [--json]``.
@@ -77,12 +77,13 @@ def run_dask_bench(table, *, files: int = 16, workers=(1, 2, 4, 8, 16), gpus: in
         out["to_gpus_s"] = {}
         for g in sorted({1, gpus}):
             with on_dask.local_client(g) as client:
-                def read(c=client):
-                    bag = on_dask.read_dataset_to_gpus(work / "single", by="row_group")
-                    c.compute(bag.map(len)).result()  # decoded where they stay
                 client.run(_warm)
-                read()  # warm: CUDA contexts, compile caches
-                out["to_gpus_s"][f"gpus={g}"] = _timed(read)
+                for by in ("file", "row_group"):
+                    def read(c=client, by=by):
+                        bag = on_dask.read_dataset_to_gpus(work / "single", by=by)
+                        c.compute(bag.map(len)).result()  # decoded where they stay
+                    read()  # warm: CUDA contexts, compile caches
+                    out["to_gpus_s"][f"gpus={g}, by {by}"] = _timed(read)
     shutil.rmtree(work, ignore_errors=True)
     return out
 
