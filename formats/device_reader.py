@@ -5,8 +5,8 @@ Reading a compressed Parquet file is host work: pages are checked (CRC32) and de
 a file with a Python-defined extension type on the calling thread (``files.md``: its own pool
 threads would outlive the call holding the type), so :func:`parallel_units` reads the column
 chunks of the row groups on threads of its own instead, each thread with its own handle on the
-file and pyarrow's threads off, at most ``ahead`` row groups in flight beyond the one in use:
-host memory stays bounded by a few row groups. The threads are joined before the call returns.
+file and pyarrow's threads off, at most ``ahead + 1`` row groups in flight beyond the one in
+use: host memory stays bounded by a few row groups. The threads are joined before the call returns.
 
 :func:`stream_to_device` hands each row group's fsst columns to the GPU as one batch
 (:func:`fsstgpu.decompress_device` of a list: one upload, one launch set), while the next row
@@ -61,7 +61,8 @@ def parallel_units(source: Source, *, workers: int | None = None,
     workers : int, optional
         Reading threads (default: the cores this process may use, at most 16).
     ahead : int, optional
-        Row groups read or held beyond the one being consumed (default 2).
+        Row groups read ahead besides the next one (default 2): at most ``ahead + 1`` are being
+        read while the caller holds the one yielded last.
     convert : callable, optional
         ``convert(k, name, column)`` is run on the reading thread after column ``name`` of unit
         ``k`` is read, and its result yielded instead of the column (host work that then runs
@@ -128,7 +129,8 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
     """Read a Parquet / Arrow IPC file onto the GPU one row group (record batch) at a time.
 
     Row groups are read ahead in parallel (:func:`parallel_units`); each one's fsst columns
-    are decoded on the GPU in one batch. Host memory holds at most ``ahead + 1`` row groups.
+    are decoded on the GPU in one batch. Host memory holds at most ``ahead + 2`` row groups
+(4 by default): the one yielded and those being read.
 
     Parameters
     ----------
