@@ -53,7 +53,7 @@ def _timed(fn) -> float:
 
 
 def run_dask_bench(table, *, files: int = 16, workers=(1, 2, 4, 8, 16), gpus: int = 0,
-                   workdir=None) -> dict:
+                   threads: int | None = None, workdir=None) -> dict:
     """Every figure of the module docstring as one dict (seconds and speed-ups)."""
     from fsstgpu import dask as on_dask
     from fsstgpu.formats import compress_dataset
@@ -63,8 +63,9 @@ def run_dask_bench(table, *, files: int = 16, workers=(1, 2, 4, 8, 16), gpus: in
     out = {"files": files, "rows": table.num_rows, "string_MB": string_mb, "compress_s": {}}
     _warm()
     out["compress_s"]["single"] = _timed(lambda: compress_dataset(work / "in", work / "single"))
+    out["threads_per_worker"] = threads or "cores // workers"
     for n in workers:
-        with on_dask.local_client(n) as client:
+        with on_dask.local_client(n, threads=threads) as client:
             client.run(_warm)  # imports and numba's cached kernels, before the clock
             target = work / f"w{n}"
             out["compress_s"][f"workers={n}"] = _timed(
@@ -96,10 +97,11 @@ def format_dask_bench(r: dict) -> str:
     >>> from benchmarks.dask_scaling import format_dask_bench
     >>> print(format_dask_bench({"files": 2, "rows": 10, "string_MB": 1.0,
     ...                          "compress_s": {"single": 1.0}, "efficiency": {}}))
-    2 files, 10 rows, 1.0 MB of strings
+    2 files, 10 rows, 1.0 MB of strings, codec threads per worker: ?
       compress single: 1.000 s (1.0 MB/s)
     """
-    lines = [f"{r['files']} files, {r['rows']:,} rows, {r['string_MB']:.1f} MB of strings"]
+    lines = [f"{r['files']} files, {r['rows']:,} rows, {r['string_MB']:.1f} MB of strings, "
+             f"codec threads per worker: {r.get('threads_per_worker', '?')}"]
     for k, v in r["compress_s"].items():
         eff = r["efficiency"].get(k)
         lines.append(f"  compress {k}: {v:.3f} s ({r['string_MB'] / v:.1f} MB/s)"
@@ -117,6 +119,8 @@ def _main(argv=None) -> None:
     parser.add_argument("--files", type=int, default=16)
     parser.add_argument("--rows", type=int, default=1_600_000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--threads", type=int, default=None,
+                        help="codec threads per worker (default: the worker's share of cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     gpus = 0
@@ -125,7 +129,7 @@ def _main(argv=None) -> None:
 
         gpus = cp.cuda.runtime.getDeviceCount()
     r = run_dask_bench(machine_text_table(args.rows), files=args.files,
-                       workers=tuple(args.workers), gpus=gpus)
+                       workers=tuple(args.workers), gpus=gpus, threads=args.threads)
     print(json.dumps(r, indent=1) if args.json else format_dask_bench(r))
 
 

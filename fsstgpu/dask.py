@@ -46,10 +46,12 @@ def _distributed():
 
 
 @contextlib.contextmanager
-def local_client(workers: int | None = None, *, processes: bool = True, scheduler=None):
+def local_client(workers: int | None = None, *, processes: bool = True, scheduler=None,
+                 threads: int | None = None):
     """A ``dask.distributed`` client: of the scheduler at ``scheduler`` (an address), or of a
     local cluster of ``workers`` processes (default: one per core), one task at a time each,
-    each running the codec on its share of the cores (``FSSTGPU_THREADS``).
+    each running the codec on ``threads`` cores (``FSSTGPU_THREADS``; default its share of the
+    machine's).
 
     Examples
     --------
@@ -67,7 +69,7 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
 
     cores = usable_cores()
     workers = workers or cores
-    env = {"FSSTGPU_THREADS": str(max(1, cores // workers))}
+    env = {"FSSTGPU_THREADS": str(threads or max(1, cores // workers))}
     os.environ.setdefault("FSSTGPU_THREADS", env["FSSTGPU_THREADS"])  # threads workers
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                   processes=processes, dashboard_address=None,
