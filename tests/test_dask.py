@@ -121,3 +121,17 @@ def test_gpu_bag_decodes_row_groups_on_the_workers(client, tmp_path):
     assert len(got) == 9
     for g, e in zip(got, expected, strict=True):
         assert pa.chunked_array(g).equals(e)
+
+
+def test_fsstgpu_threads_caps_the_codec_pool(monkeypatch):
+    from fsstgpu.parallel import usable_cores
+
+    monkeypatch.delenv("FSSTGPU_THREADS", raising=False)
+    cores = usable_cores()
+    monkeypatch.setenv("FSSTGPU_THREADS", "1")
+    assert usable_cores() == 1
+    monkeypatch.setenv("FSSTGPU_THREADS", str(cores + 5))  # never more than the process may use
+    assert usable_cores() == cores
+    for junk in ("", "two", "-3"):
+        monkeypatch.setenv("FSSTGPU_THREADS", junk)
+        assert usable_cores() == cores
