@@ -29,31 +29,51 @@ import pyarrow as pa
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
 from fsstgpu.formats.locations import Url, dataset_files, is_url
 
-__all__ = ["compress_dataset", "decompress_dataset", "read_dataset"]
+__all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
+           "read_dataset"]
 
 
-def _output_folder(dst) -> Path:
-    dst = Path(dst)
-    if dst.exists() and not dst.is_dir():
+def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
+    """Each file of the dataset ``src`` with the output it gets under the folder ``dst`` (its
+    relative name; ``dst`` local or a URL): the plan every dataset writer follows.
+
+    Raises
+    ------
+    NotADirectoryError
+        When ``dst`` is an existing local file.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.datasets import dataset_outputs
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a"]}), os.path.join(d, "x.parquet"))
+    >>> [str(out) for _, out in dataset_outputs(d, "memory://bucket/out/")]
+    ['memory://bucket/out/x.parquet']
+    """
+    if is_url(dst):
+        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in dataset_files(src)]
+    out_dir = Path(dst)
+    if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
-    return dst
+    return [(path, out_dir / rel) for path, rel in dataset_files(src)]
+
+
+def make_parent(out) -> None:
+    """Create the local folder an output goes in (a URL's store needs none)."""
+    if not is_url(out):
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
 
 
 def _each_file(src, dst, work, progress) -> list[dict]:
-    remote = is_url(dst)
-    out_dir = None if remote else _output_folder(dst)
-    files = dataset_files(src)
+    plan = dataset_outputs(src, dst)
     results = []
-    for k, (path, rel) in enumerate(files):
-        if remote:
-            out = Url(f"{str(dst).rstrip('/')}/{rel}")
-        else:
-            out = out_dir / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
+    for k, (path, out) in enumerate(plan):
+        make_parent(out)
         info = work(path, out)
         results.append({"input": str(path), "output": str(out), **info})
         if progress is not None:
-            progress(files_done=k + 1, files_total=len(files), last=results[-1])
+            progress(files_done=k + 1, files_total=len(plan), last=results[-1])
     return results
 
 

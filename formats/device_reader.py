@@ -167,12 +167,18 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
     with Source(check_input(path)) as source:
         units = parallel_units(source, workers=workers, ahead=ahead,
                                convert=_compressed_columns(source))
+        fsst = _fsst_names(source)
         for k, unit in enumerate(units):
-            carrs = {n: c for n, c in unit.items() if n in _fsst_names(source)}
-            out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
-                                             for n, c in carrs.items()}, stream=stream)
-            unit.update(zip(carrs, out.values(), strict=True))
-            yield unit
+            yield _decoded_unit(source, k, unit, fsst, stream)
+
+
+def _decoded_unit(source: Source, k: int, unit: dict, fsst: set, stream) -> dict:
+    """Unit ``k`` (name -> column, the fsst ones as CompressedStringArrays) with its fsst
+    columns decoded on the GPU in one batch."""
+    carrs = {n: c for n, c in unit.items() if n in fsst}
+    out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
+                                     for n, c in carrs.items()}, stream=stream)
+    return {**unit, **dict(zip(carrs, out.values(), strict=True))}
 
 
 def read_unit_to_device(path, k: int, *, stream=None) -> dict:
@@ -195,14 +201,10 @@ def read_unit_to_device(path, k: int, *, stream=None) -> dict:
 
     resolve_device("gpu")
     with Source(check_input(path)) as source:
-        unit = source.unit(k)
+        table = source.unit(k)
         convert = _compressed_columns(source)
-        carrs = {f.name: convert(k, f.name, unit.column(f.name)) for f in source.schema
-                 if f.name in _fsst_names(source)}
-        out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
-                                         for n, c in carrs.items()}, stream=stream)
-        decoded = dict(zip(carrs, out.values(), strict=True))
-        return {f.name: decoded.get(f.name, unit.column(f.name)) for f in source.schema}
+        unit = {f.name: convert(k, f.name, table.column(f.name)) for f in source.schema}
+        return _decoded_unit(source, k, unit, _fsst_names(source), stream)
 
 
 def read_to_device(source: Source, *, workers: int | None = None) -> dict:

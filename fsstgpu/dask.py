@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
 
-from fsstgpu.formats.locations import Url, dataset_files, is_url
+from fsstgpu.formats.locations import dataset_files
 
 __all__ = ["compress_dataset", "dataset_parts", "decompress_dataset", "local_client",
            "read_dataset_to_gpus"]
@@ -83,36 +82,27 @@ def _client(client):
 
 
 def _outputs(src, dst) -> list[tuple[str, str]]:
-    remote = is_url(dst)
-    if not remote:
-        out_dir = Path(dst)
-        if out_dir.exists() and not out_dir.is_dir():
-            raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this "
-                                     "is a file")
-    pairs = []
-    for path, rel in dataset_files(src):
-        out = f"{str(dst).rstrip('/')}/{rel}" if remote else str(Path(dst) / rel)
-        pairs.append((str(path), out))
-    return pairs
+    """The dataset's (input, output) pairs as strings: what travels to the workers."""
+    from fsstgpu.formats.datasets import dataset_outputs
+
+    return [(str(path), str(out)) for path, out in dataset_outputs(src, dst)]
 
 
 def _compress_one(src: str, dst: str, columns, force: bool, options: dict, on_unit) -> dict:
     from fsstgpu.formats import compress_file
+    from fsstgpu.formats.datasets import make_parent
 
-    if not is_url(dst):
-        Path(dst).parent.mkdir(parents=True, exist_ok=True)
-    info = compress_file(Url(src) if is_url(src) else src, dst, columns, force=force,
-                         progress=on_unit, **options)
+    make_parent(dst)
+    info = compress_file(src, dst, columns, force=force, progress=on_unit, **options)
     return {"input": src, "output": dst, **info}
 
 
 def _decompress_one(src: str, dst: str, device: str, force: bool, on_unit) -> dict:
     from fsstgpu.formats import decompress_file
+    from fsstgpu.formats.datasets import make_parent
 
-    if not is_url(dst):
-        Path(dst).parent.mkdir(parents=True, exist_ok=True)
-    info = decompress_file(Url(src) if is_url(src) else src, dst, device=device, force=force,
-                           progress=on_unit)
+    make_parent(dst)
+    info = decompress_file(src, dst, device=device, force=force, progress=on_unit)
     return {"input": src, "output": dst, **info}
 
 
@@ -176,10 +166,9 @@ def _read_part_to_gpu(src: str, unit: int | None) -> list[dict]:
     from fsstgpu.formats.device_reader import read_unit_to_device
 
     cp = get_cupy()
-    location = Url(src) if is_url(src) else src
-    with _worker_gpu(cp):
-        cols = (read_table(location, device="gpu") if unit is None
-                else read_unit_to_device(location, unit))
+    with _worker_gpu(cp):  # src: a path or URL string, resolved by the readers
+        cols = (read_table(src, device="gpu") if unit is None
+                else read_unit_to_device(src, unit))
         cp.cuda.get_current_stream().synchronize()
     return [cols]
 
