@@ -30,7 +30,7 @@ from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.columns import select_columns
 from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
-from fsstgpu.formats.locations import Url, local_or_url
+from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.rowgroups import (
     Sink,
     Source,
@@ -171,7 +171,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         "units": units,
         "columns": list(types),
         "input_bytes": source.file_bytes,
-        "output_bytes": _size(dst),
+        "output_bytes": file_size(dst),
         **sizes,
     }
 
@@ -187,11 +187,6 @@ def _symbol_table(table) -> SymbolTable | None:
         return SymbolTable.from_bytes(path.read_bytes())
     except CorruptDataError as exc:
         raise CorruptDataError(f"{path}: {exc}") from None
-
-
-def _size(location) -> int:
-    loc = local_or_url(location)
-    return loc.size() if isinstance(loc, Url) else loc.stat().st_size
 
 
 def _as_strong_as_zstd(codec: str) -> str:
@@ -459,7 +454,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         "units": units,
         "columns": [f.name for f in source.schema if is_fsst_type(f.type)],
         "input_bytes": source.file_bytes,
-        "output_bytes": _size(dst),
+        "output_bytes": file_size(dst),
         "string_bytes": decoder.string_bytes,
     }
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-__all__ = ["DATASET_SUFFIXES", "Url", "dataset_files", "is_url", "local_or_url"]
+__all__ = ["DATASET_SUFFIXES", "Url", "dataset_files", "file_size", "is_url", "local_or_url"]
 
 #: the file names a directory dataset is made of (others, such as ``_SUCCESS``, are skipped)
 DATASET_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
@@ -93,6 +93,22 @@ def local_or_url(location) -> Path | Url:
     if isinstance(text, str) and text.lower().startswith("file://"):
         return Path(text[len("file://"):])
     return Path(location)
+
+
+def file_size(location) -> int:
+    """The size in bytes of a local file or of the object behind a URL.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.locations import file_size
+    >>> p = os.path.join(tempfile.mkdtemp(), "x")
+    >>> _ = open(p, "wb").write(b"abc")
+    >>> file_size(p)
+    3
+    """
+    loc = local_or_url(location)
+    return loc.size() if isinstance(loc, Url) else loc.stat().st_size
 
 
 def dataset_files(source) -> list[tuple[Path | Url, str]]:

@@ -47,7 +47,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.locations import Url, is_url, local_or_url
+from fsstgpu.formats.locations import Url, file_size, is_url, local_or_url
 from fsstgpu.formats.sniff import sniff_format
 
 __all__ = [
@@ -232,8 +232,7 @@ class Source:
     def __init__(self, path):
         self.path = path if isinstance(path, Url) else Path(path)
         self.format = sniff_format(self.path)
-        self.file_bytes = (self.path.size() if isinstance(self.path, Url)
-                           else self.path.stat().st_size)
+        self.file_bytes = file_size(self.path)
         self.parquet_metadata = None
         self._files: list[pa.NativeFile] = []
         self._parquet = self._ipc_file = None

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.locations import Url
+from fsstgpu.formats.locations import Url, file_size
 
 __all__ = [
     "FORMATS",
@@ -144,7 +144,7 @@ def sniff_format(path) -> str:
     """
     fmt = detect_format(path)
     if fmt is None:
-        size = path.size() if isinstance(path, Url) else Path(path).stat().st_size
+        size = file_size(path)
         what = "an empty file" if size == 0 else "not a Parquet or Arrow IPC file"
         raise CorruptDataError(f"{path}: {what}")
     return fmt
