@@ -15,8 +15,9 @@ then times, by wall clock on a warm page cache (median of ``repeat`` after one u
   string columns' buffers (offsets, data, validity) with CuPy, against
   ``read_table(device="gpu")`` of fsstgpu's files (Arrow strings in device memory) and
   ``stream_to_device`` (``fsstgpu-stream``: row group by row group, host memory bounded), each
-  ending with the device synchronised; and the growth of peak resident memory of a fresh process
-  doing each (:func:`peak_host_mb`), beside one row group's size in Arrow.
+  ending with the device synchronised; and the growth of peak resident memory and of the CuPy
+  device pool of a fresh process doing each (:func:`peak_memory_mb`), beside one row group's
+  size in Arrow.
 
 Sizes are per column (every Parquet leaf of it, compressed) and per file; when DuckDB or
 vortex-data is installed, the size of its own file of the table too (``peer_file_MB``).
@@ -134,6 +135,8 @@ def sample():
     while not done.is_set():
         peak[0] = max(peak[0], rss())
         time.sleep(0.0005)
+pool = cp.get_default_memory_pool()
+pool_before = pool.total_bytes()
 before = rss()
 sampler = threading.Thread(target=sample)
 sampler.start()
@@ -148,15 +151,19 @@ elif how == "pyarrow":
 cp.cuda.Device().synchronize()
 done.set()
 sampler.join()
-print(before, max(peak[0], rss()))
+# the pool keeps freed blocks for reuse, so what it holds now is the read's peak (approx.)
+print(before, max(peak[0], rss()), pool_before, pool.total_bytes())
 """
 
 
-def peak_host_mb(how: str, path) -> float:
-    """MB by which a fresh process's resident memory peaks above its level before it reads
-    ``path`` onto the GPU ``how`` (``read_table``, ``stream`` or ``pyarrow``: zstd read +
-    upload), after imports, CUDA start-up and one small decode (resident set sampled every
-    0.5 ms from ``/proc/self/statm``; pinned staging buffers count). Linux only."""
+def peak_memory_mb(how: str, path) -> tuple[float, float]:
+    """MB by which a fresh process's resident memory, and its CuPy device pool, peak above their
+    level before it reads ``path`` onto the GPU ``how`` (``read_table``, ``stream`` or
+    ``pyarrow``: zstd read + upload), after imports, CUDA start-up and one small decode.
+
+    Host: the resident set sampled every 0.5 ms from ``/proc/self/statm`` (pinned staging
+    buffers count). Device: the bytes CuPy's pool holds after the read (it keeps freed blocks
+    for reuse, so this is about the read's peak of live device buffers). Linux only."""
     import subprocess
     import sys
 
@@ -164,9 +171,9 @@ def peak_host_mb(how: str, path) -> float:
     res = subprocess.run([sys.executable, "-c", _PEAK_CHILD, how, str(path)], cwd=root,
                          capture_output=True, text=True)
     if res.returncode:
-        raise RuntimeError(f"peak_host_mb({how!r}) failed: {res.stderr[-2000:]}")
-    before, after = (int(v) for v in res.stdout.split()[-2:])
-    return (after - before) / 1e6
+        raise RuntimeError(f"peak_memory_mb({how!r}) failed: {res.stderr[-2000:]}")
+    before, after, pool_before, pool_after = (int(v) for v in res.stdout.split()[-4:])
+    return (after - before) / 1e6, (pool_after - pool_before) / 1e6
 
 
 def _stream_fsstgpu(path) -> None:
@@ -228,10 +235,11 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
             lambda: _stream_fsstgpu(paths["fsstgpu"]), repeat=repeat)
         row["row_group_MB"] = table.slice(0, rows_per_group).nbytes / 1e6
         try:
-            row["peak_host_MB"] = {
-                "pyarrow zstd + upload": peak_host_mb("pyarrow", paths["zstd"]),
-                "fsstgpu read_table": peak_host_mb("read_table", paths["fsstgpu"]),
-                "fsstgpu stream": peak_host_mb("stream", paths["fsstgpu"])}
+            peaks = {"pyarrow zstd + upload": peak_memory_mb("pyarrow", paths["zstd"]),
+                     "fsstgpu read_table": peak_memory_mb("read_table", paths["fsstgpu"]),
+                     "fsstgpu stream": peak_memory_mb("stream", paths["fsstgpu"])}
+            row["peak_host_MB"] = {k: host for k, (host, _) in peaks.items()}
+            row["peak_device_MB"] = {k: dev for k, (_, dev) in peaks.items()}
         except RuntimeError as exc:  # a figure missing, not the whole run
             row["peak_host_error"] = str(exc)
     return row
@@ -295,4 +303,8 @@ def format_files_bench(rows: list[dict]) -> str:
             cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_host_MB"].items())
             out.append(f"  peak host memory onto the GPU (one row group in Arrow: "
                        f"{r['row_group_MB']:.0f} MB): {cells}")
+        if "peak_device_MB" in r:
+            cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_device_MB"].items())
+            out.append(f"  peak device pool onto the GPU (strings in Arrow: "
+                       f"{r['string_MB']:.0f} MB): {cells}")
     return "\n".join(out)

@@ -87,8 +87,9 @@ def _ratio(carrs) -> float:
 
 
 def decode_rows(name: str, carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
-                repeat: int = 10) -> list[dict]:
-    """Device-resident decode of ``carr``: with offsets, and the kernel alone.
+                repeat: int = 10, lengths: bool = True) -> list[dict]:
+    """Device-resident decode of ``carr``: with offsets, and the kernel alone; with
+    ``lengths``, also :func:`lengths_rows`.
 
     ``expect`` holds the bytes that the decoded data repeats (one copy's strings).
     """
@@ -110,8 +111,46 @@ def decode_rows(name: str, carr, expect: np.ndarray, ratio: float, copy_bps: flo
     if bits:
         raise fsstgpu.CorruptDataError(error_message(bits))
     _check_output(out, expect, f"{name}, kernel only")
-    return [throughput_row(name, what, dev.total, ratio, dev.nsplits, t, copy_bps)
+    rows = [throughput_row(name, what, dev.total, ratio, dev.nsplits, t, copy_bps)
             for what, t in (("decode + offsets", t_full), ("kernel only", t_kernel))]
+    if lengths:
+        rows += lengths_rows(name, carr, dev, out, expect, ratio, copy_bps, repeat=repeat)
+    return rows
+
+
+def lengths_rows(name, carr, dev, out, expect, ratio, copy_bps, *, repeat=10) -> list[dict]:
+    """The string lengths on the device, both ways: narrow lengths scanned into offsets (the
+    three-launch scan) against bit-plane packed lengths unpacked into offsets by one fused
+    kernel; as parts of a whole decode, and the offsets step alone (device time). ``bytes`` of
+    the offsets-only rows are the offsets written."""
+    from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
+    from fsstgpu.kernels.fsst_decode import launch_offsets
+
+    cp = get_cupy()
+    packed = fsstgpu.to_device(carr, lengths="bitplane")
+    out.fill(POISON)
+    t_packed = time_decode(packed, out, repeat=repeat)
+    _check_output(out, expect, f"{name}, decode + offsets (bit-plane lengths)")
+    col = dev.layout.columns[0]
+    offsets = cp.empty(dev.layout.offsets_nbytes, dtype=cp.uint8)
+    wide = col.offsets_dtype.itemsize == 8
+    t_scan = time_device(lambda: launch_offsets(dev.lengths, offsets, *dev.scan_args),
+                         repeat=repeat)
+    expect_offsets = offsets.copy()
+    buf = packed.layout.column_packed_lengths(packed.lengths, 0)
+    t_fused = time_device(lambda: bitplane_unpack_offsets(buf, offsets, wide=wide, check=False),
+                          repeat=repeat)
+    if not bool((offsets == expect_offsets).all()):
+        raise AssertionError(f"{name}: bit-plane offsets differ from the scan's")
+    obytes = (carr.length + 1) * col.offsets_dtype.itemsize
+    narrow = dev.lengths.nbytes
+    return [
+        throughput_row(name, "decode + offsets (bit-plane lengths)", dev.total, ratio,
+                       dev.nsplits, t_packed, copy_bps),
+        throughput_row(name, f"offsets only: scan of {dev.lengths.dtype} lengths "
+                       f"({narrow / 1e6:.1f} MB to upload)", obytes, ratio, 0, t_scan, copy_bps),
+        throughput_row(name, f"offsets only: fused bit-plane unpack ({int(buf.size) / 1e6:.1f} MB "
+                       "to upload)", obytes, ratio, 0, t_fused, copy_bps)]
 
 
 def _with_pinned_codes(carr):
@@ -168,7 +207,25 @@ def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
                     c, chunk_bytes=k, nstreams=n), repeat=repeat)
                 rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table),
                                            t, copy_bps, vs_upload=uploads[label] / t))
+        what = f"ingest, codes {label}, default chunks, bit-plane lengths"
+        t_pack = time_wall(lambda c=column: _repack(c), repeat=1)  # the first upload's cost
+        result = decompress_device(column, lengths="bitplane", fill=POISON)
+        _check_output(result.data, expect, what)
+        del result
+        t = time_wall(lambda c=column: decompress_device(c, lengths="bitplane"), repeat=repeat)
+        rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table), t,
+                                   copy_bps, vs_upload=uploads[label] / t))
+        rows.append(throughput_row("overall", "  packing those lengths on the host (once per "
+                                   "column; a blob brings them packed)", total, ratio, 0, t_pack,
+                                   copy_bps))
     return rows
+
+
+def _repack(column) -> None:
+    from fsstgpu.gpu_layout import packed_lengths
+
+    column.packed_lengths = None
+    packed_lengths(column)
 
 
 def nvcomp_rows(paths, copies: int, nbytes: int, copy_bps: float, *,

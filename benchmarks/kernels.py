@@ -20,14 +20,14 @@ import numpy as np
 
 from benchmarks.timing import bench_row, copy_bandwidth, time_device
 from fsstgpu.device import get_cupy, gpu_available
-from fsstgpu.kernels import bitplane, bitshuffle, rotate, transpose
+from fsstgpu.kernels import bitplane, bitshuffle, rotate, transpose, transpose_inplace
 
 GIB = 1 << 30
 # transpose: (dtype, rows, cols), ~1 GiB each
 OUT_OF_PLACE = [("uint8", 32768, 32768), ("uint16", 16384, 32768), ("float32", 16384, 16384),
                 ("float64", 8192, 16384), ("complex128", 8192, 8192)]
 SQUARE = [("float32", 16384), ("uint8", 32768), ("float64", 11584)]
-# power-of-two shape (gcd = rows: three passes) and a coprime one (two passes)
+# gcd = rows (blocks + chunk cycles: two passes) and a coprime shape (Catanzaro: two passes)
 RECT = [("float32", 8192, 32768), ("float32", 5003, 53636)]
 
 
@@ -109,7 +109,9 @@ def bench_transpose(*, repeat: int = 10, copy_bps: float | None = None) -> list[
     for dtype, r, c in RECT:
         x = _filled(cp, (r, c), dtype)
         for shape, seconds in _time_alternating(cp, x, repeat).items():
-            row("inplace_rect", "fsstgpu panel + row", dtype, shape, x.nbytes, seconds)
+            blocks = transpose_inplace.block_shape(*shape, x.dtype.itemsize)
+            label = "fsstgpu blocks + chunk cycles" if blocks else "fsstgpu panel + row"
+            row("inplace_rect", label, dtype, shape, x.nbytes, seconds)
         row("inplace_rect", "cupy.ascontiguousarray(x.T) (out of place)", dtype, (r, c),
             x.nbytes, time_device(lambda x=x: cp.ascontiguousarray(x.T), repeat=repeat))
         del x
@@ -170,14 +172,21 @@ def bench_rotate(size_bytes: int = GIB, *, repeat: int = 5, copy_bps: float | No
 # ------------------------------------------------------------------------------------------------
 
 def _codec_rows(name, vals, delta, repeat, copy_bps):
-    t = time_device(lambda: bitplane.bitplane_pack(vals, delta=delta), repeat=repeat)
+    # the no-sync paths: pack without trimming, unpack with the count and dtype known
+    t = time_device(lambda: bitplane.bitplane_pack(vals, delta=delta, trim=False), repeat=repeat)
     buf = bitplane.bitplane_pack(vals, delta=delta)
     moved = vals.nbytes + int(buf.size)
     rows = [bench_row("bitplane_pack", name, str(vals.dtype), (vals.size,), moved, t, copy_bps,
                       input_gbps=vals.nbytes / t / 1e9, ratio=vals.nbytes / int(buf.size))]
-    t = time_device(lambda: bitplane.bitplane_unpack(buf, check=False), repeat=repeat)
+    t = time_device(lambda: bitplane.bitplane_unpack(buf, count=vals.size, dtype=vals.dtype,
+                                                     check=False), repeat=repeat)
     rows.append(bench_row("bitplane_unpack", name, str(vals.dtype), (vals.size,), moved, t,
                           copy_bps, output_gbps=vals.nbytes / t / 1e9))
+    if not delta and vals.dtype.kind == "u":      # lengths -> int64 Arrow offsets, fused
+        t = time_device(lambda: bitplane.bitplane_unpack_offsets(
+            buf, count=vals.size, dtype=vals.dtype, wide=True, check=False), repeat=repeat)
+        rows.append(bench_row("bitplane_unpack_offsets", name, str(vals.dtype), (vals.size,),
+                              int(buf.size) + 8 * (vals.size + 1), t, copy_bps))
     return rows
 
 

@@ -49,7 +49,7 @@ def _frame(payload: bytes) -> bytes:
 
 
 def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
-          lengths_codec: int = intcodec.BITPLANE) -> bytes:
+          lengths_codec: int = intcodec.BITPLANE_INDEXED) -> bytes:
     """Serialise ``carr`` (see blob.md for the layout).
 
     Parameters
@@ -60,16 +60,17 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         :func:`loads` derives them from the codes and the string lengths.
     lengths_codec : int
         Integer codec of the per-string sections (string lengths, and code lengths when stored):
-        :data:`~fsstgpu.formats.intcodec.BITPLANE` (default) or
-        :data:`~fsstgpu.formats.intcodec.NARROW`.
+        :data:`~fsstgpu.formats.intcodec.BITPLANE_INDEXED` (default: bit planes with the index
+        that lets the GPU unpack them into offsets in one kernel),
+        :data:`~fsstgpu.formats.intcodec.BITPLANE` or :data:`~fsstgpu.formats.intcodec.NARROW`.
 
     Examples
     --------
     >>> import pyarrow as pa, fsstgpu
     >>> from fsstgpu.formats import blob
     >>> data = blob.dumps(fsstgpu.compress(pa.array(["a", "b"])))
-    >>> data[:4], data[4], data[6]  # magic, version, lengths codec (2: bit planes)
-    (b'FSGB', 1, 2)
+    >>> data[:4], data[4], data[6]  # magic, version, lengths codec (3: indexed bit planes)
+    (b'FSGB', 1, 3)
     """
     if lengths_codec not in intcodec.CODECS:
         raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
@@ -243,6 +244,9 @@ def loads(data) -> CompressedStringArray:
         null_count=null_count, split_size=split_size, split_codes=split_codes,
         split_out=split_out, split_table=split_table.astype(np.uint16),
         chunk_lengths=chunk_lengths,
+        # already the layout the GPU unpacks: it travels as stored (fsstgpu.gpu_layout)
+        packed_lengths=(np.frombuffer(raw["lengths"], dtype=np.uint8)
+                        if lengths_codec == intcodec.BITPLANE_INDEXED and length else None),
     )
     carr.validate(full=False)
     return carr

@@ -159,7 +159,8 @@ def read_dataset(src, device="auto"):
                 raise ValueError(f"{path}: its schema differs from {first_path}'s:\n"
                                  f"{table.schema}\nagainst\n{first.schema}")
         return pa.concat_tables([table for _, table in parts])
-    from fsstgpu.device_arrays import DeviceStringArray, concat_device_arrays
+    from fsstgpu.device_arrays import DeviceStringArray
+    from fsstgpu.device_concat import concat_device_arrays
 
     names = list(parts[0][1])
     out = {}

@@ -211,8 +211,10 @@ def read_to_device(source: Source, *, workers: int | None = None) -> dict:
     """Every column of ``source``: the fsst ones decoded on the GPU, the others on the host.
 
     Row groups are read and checked in parallel (:func:`parallel_units`), every (row group,
-    column) is decoded in one batch, and each column's row groups are joined on the device
-    (:func:`fsstgpu.device_arrays.concat_device_arrays`; its chunks are the row groups).
+    column) is decoded in one batch laid out column by column, and each column's row groups are
+    joined where they lie (:func:`fsstgpu.device_concat.concat_device_arrays` with
+    ``consume=True``: no copy of the data, the offsets compacted in place with the GPU rotate;
+    its chunks are the row groups).
 
     Returns
     -------
@@ -228,29 +230,29 @@ def read_to_device(source: Source, *, workers: int | None = None) -> dict:
     ...     with Source("data.fsst.parquet") as source:
     ...         columns = read_to_device(source)
     """
-    from fsstgpu.device_arrays import concat_device_arrays
+    from fsstgpu.device_concat import concat_device_arrays
 
     fsst = _fsst_names(source)
     host: dict[str, list] = {f.name: [] for f in source.schema}
-    batch: dict[str, object] = {}
-    which: list[str] = []
+    pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     for k, unit in enumerate(parallel_units(source, workers=workers,
                                             convert=_compressed_columns(source))):
         for name, col in unit.items():
             if name in fsst:
-                batch[f"row group {k}, column {name!r}"] = col
-                which.append(name)
+                pieces[name][f"row group {k}, column {name!r}"] = col
             else:
                 host[name].extend(col.chunks)
-    for name in fsst:  # no row groups at all: an empty column, on the device too
-        if name not in which:
+    for name, labelled in pieces.items():  # no row groups at all: an empty column
+        if not labelled:
             empty = pa.chunked_array([], source.schema.field(name).type)
-            batch[f"column {name!r}"] = from_extension_array(empty)
-            which.append(name)
+            labelled[f"column {name!r}"] = from_extension_array(empty)
+    # column by column, so that each column's row groups decode end to end and join in place
+    batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
+    which = [name for name, labelled in pieces.items() for _ in labelled]
     decoded: dict[str, list] = {}
     for name, col in zip(which, decode_batch(source.path, batch).values(), strict=True):
         decoded.setdefault(name, []).append(col)
-    return {f.name: concat_device_arrays(decoded[f.name]) if f.name in decoded
+    return {f.name: concat_device_arrays(decoded[f.name], consume=True) if f.name in decoded
             else pa.chunked_array(host[f.name], type=f.type) for f in source.schema}
 
 

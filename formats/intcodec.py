@@ -15,9 +15,12 @@ There is deliberately no zero width: every value costs at least one byte, so a c
 a header can never exceed the bytes that back it, and a reader never allocates more than 8 bytes
 per byte of input. A reader rejects a width wider than the values need.
 
-Encoding :data:`BITPLANE` (id 2): the buffer of :func:`fsstgpu.kernels.bitplane.bitplane_pack` (its
-own 16-byte header with magic ``FBP1``, dtype code and count; one plane-count byte per group of 32
-values; then only the non-zero bit planes of each group, 32 bits each), written for the narrowest
+Encoding :data:`BITPLANE` (id 2): the buffer of
+``fsstgpu.kernels.bitplane.bitplane_pack_cpu(values, version=1)``, layout FBP1 (its own 16-byte
+header with magic ``FBP1``, dtype code and count; one plane-count byte per group of 32 values; then
+only the non-zero bit planes of each group, 32 bits each; the newer FBP2 layout with a superblock
+index is not used in blobs, and is rejected here so that a column keeps one encoding), written
+for the narrowest
 unsigned dtype that holds the maximum and without delta. Per-string lengths vary little within
 32 neighbouring strings, so they take about their bit width (5-7 bits for typical text columns)
 instead of a whole byte or two; the GPU can decode the groups in parallel. A reader accepts only
@@ -25,6 +28,13 @@ unsigned dtypes, no delta or zigzag flag, and exactly the expected count; becaus
 zeros takes one byte, a count can be up to 32 values per byte of payload. It also accepts only the
 one layout the writer produces (zero padding, each group's plane count its bit width, no bits past
 the count, the narrowest dtype), so that a column has exactly one encoding.
+
+Encoding :data:`BITPLANE_INDEXED` (id 3, the blob writer's default since 2026-11-30): the same
+values in layout FBP2 (``bitplane_pack_cpu(values)``: the FBP1 groups plus a superblock index of
+word positions and running sums every 4096 values), under the same rules (unsigned, no delta,
+exactly the writer's bytes). The index lets the GPU unpack the lengths straight into Arrow offsets
+in one kernel with no look-back, so a blob's lengths go to the GPU as they are stored
+(``CompressedStringArray.packed_lengths``); it costs 16 bytes per 4096 values.
 
 The count is never needed from the payload: the reader knows it from the blob's header, and
 checks the payload against it before allocating anything.
@@ -39,9 +49,11 @@ from fsstgpu.kernels.bitplane import bitplane_pack_cpu, bitplane_unpack_cpu
 
 NARROW = 1
 BITPLANE = 2
-CODECS = {NARROW: "narrowest unsigned width", BITPLANE: "bit planes per group of 32"}
+BITPLANE_INDEXED = 3
+CODECS = {NARROW: "narrowest unsigned width", BITPLANE: "bit planes per group of 32",
+          BITPLANE_INDEXED: "bit planes per group of 32, indexed every 4096 values"}
 # Values per payload byte a codec can declare at most (the allocation bound for readers).
-MAX_VALUES_PER_BYTE = {NARROW: 1, BITPLANE: 32}
+MAX_VALUES_PER_BYTE = {NARROW: 1, BITPLANE: 32, BITPLANE_INDEXED: 32}
 
 _WIDTHS = (1, 2, 4, 8)
 _DTYPES = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
@@ -105,6 +117,8 @@ def encode_uints(values, codec: int = NARROW) -> bytes:
     width = narrowest_width(int(values.max())) if values.size else 1
     narrow = values.astype(_DTYPES[width], copy=False)
     if codec == BITPLANE:
+        return bitplane_pack_cpu(narrow, version=1).tobytes()
+    if codec == BITPLANE_INDEXED:
         return bitplane_pack_cpu(narrow).tobytes()
     return bytes([width]) + narrow.tobytes()
 
@@ -140,8 +154,8 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
     payload = memoryview(payload).cast("B")
     if count < 0:
         raise CorruptDataError(f"{what}: negative count {count}")
-    if codec == BITPLANE:
-        return _decode_bitplane(payload, count, what)
+    if codec in (BITPLANE, BITPLANE_INDEXED):
+        return _decode_bitplane(payload, count, what, b"FBP1" if codec == BITPLANE else b"FBP2")
     if len(payload) < 1:
         raise CorruptDataError(f"{what}: empty payload, expected at least the width byte")
     width = payload[0]
@@ -160,7 +174,7 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
     return values.astype(np.uint64, copy=False)
 
 
-def _decode_bitplane(payload, count: int, what: str):
+def _decode_bitplane(payload, count: int, what: str, magic: bytes):
     """Check a :data:`BITPLANE` payload's header against ``count``, and its layout for the one
     encoding the writer produces, before unpacking it."""
     head = bytes(payload[:16])
@@ -170,11 +184,14 @@ def _decode_bitplane(payload, count: int, what: str):
     n = int.from_bytes(head[8:16], "little")
     if n != count:
         raise CorruptDataError(f"{what}: bit-plane payload holds {n} values, expected {count}")
-    if head[:4] == b"FBP1" and (head[4] > 3 or head[5]):
+    if head[:4] != magic:
+        raise CorruptDataError(f"{what}: bit-plane payload has magic {head[:4]!r}, expected "
+                               f"{magic!r}")
+    if head[4] > 3 or head[5]:
         raise CorruptDataError(f"{what}: bit-plane payload must hold unsigned values without "
                                f"delta (dtype code {head[4]}, flags {head[5]})")
     buf = np.frombuffer(payload, dtype=np.uint8)
-    if head[:4] == b"FBP1":  # else the unpacker names the bad magic
+    if magic == b"FBP1":  # the FBP2 reader accepts only the writer's bytes itself
         _check_canonical(buf, n, 8 << head[4], what)
     try:
         values = bitplane_unpack_cpu(buf)

@@ -30,6 +30,8 @@ field              dtype / shape               meaning
 ``split_table``    uint16, (nsplits,)          which table decodes the split
 ``chunk_lengths``  int64 or None                when the input was a ChunkedArray: the chunk
                                                lengths, so decompress returns the same chunks
+``packed_lengths`` uint8 or None                ``lengths`` bit-plane packed (FBP2), when known;
+                                               what the GPU path uploads (unpacked there)
 =================  ==========================  ================================================
 
 Split points (:mod:`fsstgpu.splits`): decoding the codes ``split_codes[k]:split_codes[k+1]`` with
@@ -108,11 +110,11 @@ class CompressedStringArray:
 
     __slots__ = ("type", "length", "tables", "block_starts", "codes", "_code_offsets", "lengths",
                  "validity", "null_count", "split_size", "split_codes", "split_out",
-                 "split_table", "chunk_lengths", "_validated", "_checked")
+                 "split_table", "chunk_lengths", "packed_lengths", "_validated", "_checked")
 
     def __init__(self, *, type, length, tables, block_starts, codes, code_offsets, lengths,
                  validity, null_count, split_size, split_codes, split_out, split_table,
-                 chunk_lengths=None):
+                 chunk_lengths=None, packed_lengths=None):
         self.type = type
         self.length = int(length)
         self.tables = tuple(tables)
@@ -128,6 +130,8 @@ class CompressedStringArray:
         self.split_table = _frozen("split_table", split_table, np.uint16)
         self.chunk_lengths = (None if chunk_lengths is None
                               else _frozen("chunk_lengths", chunk_lengths, np.int64))
+        self.packed_lengths = (None if packed_lengths is None
+                               else _frozen("packed_lengths", packed_lengths, np.uint8))
         self._validated = False  # validate(full=True) passed
         self._checked = False  # validate(full=False) passed
 

@@ -19,12 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu_layout import HostBatch
+from fsstgpu.gpu_layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
 
-__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "concat_device_arrays",
-           "device_address", "to_device"]
+__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address",
+           "to_device"]
 
 
 class DeviceCompressedStringArray:
@@ -290,7 +290,8 @@ def device_address(buffer) -> int:
     return int(buffer.__cuda_array_interface__["data"][0])
 
 
-def to_device(carr, stream=None) -> DeviceCompressedStringArray:
+def to_device(carr, stream=None, *,
+              lengths: str = DEFAULT_LENGTHS) -> DeviceCompressedStringArray:
     """Check the column(s) on the host and upload them once, for any number of decodes.
 
     Parameters
@@ -300,6 +301,9 @@ def to_device(carr, stream=None) -> DeviceCompressedStringArray:
         column in one launch and returns a list.
     stream : cupy.cuda.Stream, optional
         Stream for the copies (default: the current stream).
+    lengths : {"narrow", "bitplane"}
+        How the string lengths travel: in their narrowest unsigned dtype (scanned into offsets
+        on the GPU), or bit-plane packed (unpacked into the offsets on the GPU in one kernel).
 
     Raises
     ------
@@ -318,72 +322,7 @@ def to_device(carr, stream=None) -> DeviceCompressedStringArray:
     """
     get_cupy()
     single = not isinstance(carr, (list, tuple))
-    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr), stream)
+    dev = DeviceCompressedStringArray(HostBatch([carr] if single else carr, lengths=lengths),
+                                      stream)
     dev.is_batch = not single
     return dev
-
-
-def concat_device_arrays(parts, stream=None) -> DeviceStringArray:
-    """The device columns ``parts`` (of one type) end to end, as one column.
-
-    The chunks of the result are the parts' (their chunks, or each part as one), so
-    :meth:`DeviceStringArray.to_arrow` gives them back as a ChunkedArray. Data and offsets are
-    copied on the device (a full pass at copy speed); validity bitmaps are re-packed.
-
-    Parameters
-    ----------
-    parts : sequence of DeviceStringArray
-    stream : cupy.cuda.Stream, optional
-        The result is ready on this stream (default: the current stream).
-
-    Examples
-    --------
-    >>> import fsstgpu, pyarrow as pa
-    >>> from fsstgpu.device_arrays import concat_device_arrays
-    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     a, b = (fsstgpu.decompress_device(fsstgpu.compress(pa.array(s)))
-    ...             for s in (["x", None], ["yz"]))
-    ...     assert concat_device_arrays([a, b]).to_arrow().to_pylist() == ["x", None, "yz"]
-    """
-    from fsstgpu.types import INT32_MAX
-
-    cp = get_cupy()
-    parts = list(parts)
-    if not parts:
-        raise ValueError("concat_device_arrays needs at least one column")
-    type_ = parts[0].type
-    if any(p.type != type_ for p in parts):
-        raise TypeError(f"columns of different types: {sorted({str(p.type) for p in parts})}")
-    sizes = [int(p.data.nbytes) for p in parts]  # a decoded column's data is exactly its bytes
-    n, total = sum(p.length for p in parts), sum(sizes)
-    wide = total > INT32_MAX or any(p.offsets.dtype == np.int64 for p in parts)
-    with on_stream(stream):
-        offsets = cp.empty(n + 1, dtype=cp.int64 if wide else cp.int32)
-        offsets[0] = 0
-        row, base = 1, 0
-        for p, size in zip(parts, sizes, strict=True):
-            piece = offsets[row : row + p.length]
-            piece[...] = p.offsets[1:]
-            piece += base
-            row, base = row + p.length, base + size
-        data = cp.concatenate([p.data for p in parts]) if total else cp.empty(0, cp.uint8)
-        validity = None
-        null_count = sum(p.null_count for p in parts)
-        if null_count:
-            valid = cp.concatenate([_valid_bits(cp, p) for p in parts])
-            padded = cp.zeros(-(-n // 8) * 8, dtype=cp.uint8)
-            padded[:n] = valid
-            weights = (1 << cp.arange(8, dtype=cp.uint8)).astype(cp.uint8)
-            validity = (padded.reshape(-1, 8) * weights).sum(axis=1, dtype=cp.uint8)
-    chunks = np.concatenate([np.asarray(p.chunk_lengths, dtype=np.int64)
-                             if p.chunk_lengths is not None else np.array([p.length])
-                             for p in parts])
-    return DeviceStringArray(type_, n, offsets, data, validity, null_count, chunks)
-
-
-def _valid_bits(cp, part: DeviceStringArray):
-    """One uint8 (0 or 1) per row of ``part``: its validity bitmap unpacked, LSB first."""
-    if part.validity is None or part.null_count == 0:
-        return cp.ones(part.length, dtype=cp.uint8)
-    i = cp.arange(part.length, dtype=cp.int64)
-    return ((part.validity[i >> 3] >> (i & 7).astype(cp.uint8)) & 1).astype(cp.uint8)

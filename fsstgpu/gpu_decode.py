@@ -27,7 +27,7 @@ import numpy as np
 from fsstgpu.device import get_cupy
 from fsstgpu.device_arrays import DeviceCompressedStringArray, DeviceStringArray, on_stream
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
-from fsstgpu.gpu_layout import HostBatch
+from fsstgpu.gpu_layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.parallel import shared_pool
 
 __all__ = ["DecodeJob", "chunk_bounds", "decode_async", "decompress_device"]
@@ -60,14 +60,32 @@ class DecodeJob:
         """
         from fsstgpu.kernels.fsst_decode import error_message
 
-        bits = int(self.err.get(stream=self.stream)[0])  # the one host sync of a decode
-        if bits and not self.dev.is_batch:
-            raise CorruptDataError(error_message(bits))
+        flags = self.err.get(stream=self.stream)  # the one host sync of a decode
+        bits = int(flags[0])
+        failed = _corrupt_lengths(flags[1:])
+        if (bits or failed) and not self.dev.is_batch:
+            raise CorruptDataError(failed[0] if failed else error_message(bits))
         if bits:
-            failed = _failed_columns(self.dev, self.data, self.stream)
+            failed = {**_failed_columns(self.dev, self.data, self.stream), **failed}
+        if failed:
             good = [None if k in failed else r for k, r in enumerate(self.results)]
             raise BatchDecodeError(failed, good)
         return self.results if self.dev.is_batch else self.results[0]
+
+
+def _error_flags(cp, layout: HostBatch):
+    """The device flags of a decode: [0] the decode kernel's bits, [1 + k] column k's lengths
+    (bit-plane packed lengths are checked as they are unpacked)."""
+    return cp.zeros(1 + len(layout), dtype=cp.int32)
+
+
+def _corrupt_lengths(flags) -> dict:
+    """{column: message} for the columns whose packed lengths were flagged."""
+    if not flags.any():
+        return {}
+    from fsstgpu.kernels.bitplane import error_message
+
+    return {k: f"string lengths: {error_message(int(b))}" for k, b in enumerate(flags) if b}
 
 
 def _allocate(cp, layout: HostBatch, *, out=None, fill=None):
@@ -120,10 +138,27 @@ def _failed_columns(dev, data, stream) -> dict:
     return {k: error_message(int(b)) for k, b in enumerate(bits) if b}
 
 
-def _launch_offsets(dev, offsets, stream) -> None:
+def _launch_offsets(dev, offsets, stream, err) -> None:
+    """Every column's Arrow offsets into ``offsets``: one scan of the narrow lengths, or one
+    fused unpack + scan per column of bit-plane packed lengths (flagging corrupt ones in
+    ``err``, read with the decode's)."""
     from fsstgpu.kernels.fsst_decode import launch_offsets
 
-    launch_offsets(dev.lengths, offsets, *dev.scan_args, stream=stream)
+    layout = dev.layout
+    if layout.lengths_layout == "narrow":
+        launch_offsets(dev.lengths, offsets, *dev.scan_args, stream=stream)
+        return
+    from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
+
+    for k, col in enumerate(layout.columns):
+        if col.length == 0:  # nothing to unpack: the one offset is 0
+            offsets[col.offsets_byte : col.offsets_byte + col.offsets_dtype.itemsize].fill(0)
+            continue
+        bitplane_unpack_offsets(layout.column_packed_lengths(dev.lengths, k), offsets,
+                                byte_offset=col.offsets_byte,
+                                wide=col.offsets_dtype.itemsize == 8, count=col.length,
+                                dtype=layout.packed_dtypes[k], stream=stream, check=False,
+                                err=err[k : k + 1])
 
 
 def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | None = None,
@@ -146,17 +181,18 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     cp = get_cupy()
     with on_stream(stream):
         data, offsets = _allocate(cp, dev.layout, out=out, fill=fill)
-        _launch_offsets(dev, offsets, stream)
-        err = cp.zeros(1, dtype=cp.int32)
+        err = _error_flags(cp, dev.layout)
+        _launch_offsets(dev, offsets, stream, err[1:])
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
-                      dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err, stream=stream)
+                      dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
+                      stream=stream)
     # the per-column views are made while the GPU works (with many columns it takes a while)
     return DecodeJob(dev, _views(dev.layout, dev, data, offsets), data, err, stream)
 
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                       nstreams: int = DEFAULT_STREAMS, nbuffers: int = DEFAULT_BUFFERS,
-                      fill: int | None = None):
+                      fill: int | None = None, lengths: str = DEFAULT_LENGTHS):
     """Decompress one column or a batch into Arrow layout in device memory.
 
     Parameters
@@ -171,6 +207,8 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
         buffers (each ``chunk_bytes``, filled by worker threads).
     fill : int, optional
         Fill the output with this byte before decoding (tests).
+    lengths : {"narrow", "bitplane"}
+        Host columns: how the string lengths travel (:func:`fsstgpu.to_device`).
 
     Returns
     -------
@@ -196,7 +234,7 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     import cupyx
 
     single = not isinstance(carr, (list, tuple))
-    layout = HostBatch([carr] if single else carr,
+    layout = HostBatch([carr] if single else carr, lengths=lengths,
                        allocate=lambda n: cupyx.empty_pinned((n,), dtype=np.uint8))
     return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
 
@@ -253,8 +291,8 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
         dev = DeviceCompressedStringArray(layout, main, upload_codes=False)
         dev.is_batch = is_batch
         data, offsets = _allocate(cp, layout, fill=fill)
-        _launch_offsets(dev, offsets, main)
-        err = cp.zeros(1, dtype=cp.int32)
+        err = _error_flags(cp, layout)
+        _launch_offsets(dev, offsets, main, err[1:])
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(main)
 
@@ -314,7 +352,7 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
                                             hi - lo, cp.cuda.runtime.memcpyHostToDevice, s.ptr)
         launch_decode(dev.codes, dev.ncodes, dev.split_codes[a : b + 1],
                       dev.split_out[a : b + 1], dev.split_table[a:b], dev.tab_sym, dev.tab_len,
-                      dev.ntables, data, dev.total, err, stream=s)
+                      dev.ntables, data, dev.total, err[:1], stream=s)
     for s in streams:
         if s is not main:
             done = cp.cuda.Event(disable_timing=True)

@@ -21,11 +21,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu.kernels.bitplane_cpu import CODES
 from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import offsets_dtype
 
-__all__ = ["ColumnLayout", "HostBatch"]
+__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "HostBatch", "packed_lengths"]
+
+#: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column
+LENGTHS_LAYOUTS = ("narrow", "bitplane")
+#: the default, chosen by measurement (BENCHMARKS.md, "lengths to the GPU")
+DEFAULT_LENGTHS = "narrow"
 
 #: the most tables one launch can name (split_table is uint16)
 MAX_TABLES = 65536
@@ -56,6 +62,28 @@ def _narrow_into(lengths, out) -> None:
     run_tasks(lambda k: np.copyto(out[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
                                   lengths[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
                                   casting="unsafe"), ntasks)
+
+
+def packed_lengths(carr) -> np.ndarray:
+    """``carr``'s lengths as a bit-plane buffer (FBP2): the one it came with (a blob stores them
+    so), else packed now and kept on the column for its next upload.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.gpu_layout import packed_lengths
+    >>> from fsstgpu.kernels.bitplane import bitplane_unpack_cpu
+    >>> carr = fsstgpu.compress(pa.array(["ab", None, "cde"]))
+    >>> bitplane_unpack_cpu(packed_lengths(carr)).tolist()
+    [2, 0, 3]
+    """
+    from fsstgpu.kernels.bitplane import bitplane_pack_cpu
+
+    if carr.packed_lengths is None:
+        narrow = carr.lengths.astype(_narrowest(_max(carr.lengths)))
+        carr.packed_lengths = bitplane_pack_cpu(narrow)
+        carr.packed_lengths.flags.writeable = False
+    return carr.packed_lengths
 
 
 def _narrowest(top: int):
@@ -105,8 +133,12 @@ class HostBatch:
     split_codes, split_out : numpy.ndarray of int64, shape (nsplits + 1,)
     split_table : numpy.ndarray of uint16, shape (nsplits,)
     tab_sym, tab_len : numpy.ndarray, shape (ntables, 256)
-    lengths : numpy.ndarray, shape (sum of lengths,)
-        Every column's lengths, in one narrowest unsigned dtype.
+    lengths : numpy.ndarray
+        ``lengths="narrow"``: every column's lengths, in one narrowest unsigned dtype;
+        ``"bitplane"``: every column's FBP2 buffer (uint8), each from an 8-byte boundary
+        (``packed_at``; :meth:`column_packed_lengths`), unpacked into the offsets on the GPU.
+    lengths_layout : str
+        ``"narrow"`` or ``"bitplane"`` (the ``lengths`` argument).
     validity : numpy.ndarray of uint8 or None
         Every column's bitmap that has nulls, each from a byte boundary.
     col_first, col_base, col_obyte : numpy.ndarray of int64, shape (ncols + 1,), (ncols,), (ncols,)
@@ -117,7 +149,9 @@ class HostBatch:
         Size of the offsets buffer.
     """
 
-    def __init__(self, carrs, *, allocate=None):
+    def __init__(self, carrs, *, allocate=None, lengths: str = DEFAULT_LENGTHS):
+        if lengths not in LENGTHS_LAYOUTS:
+            raise ValueError(f"lengths must be one of {LENGTHS_LAYOUTS}, not {lengths!r}")
         carrs = list(carrs)
         for carr in carrs:
             carr.validate(full=False)
@@ -146,7 +180,18 @@ class HostBatch:
         self.ncodes, self.total, self.offsets_nbytes = code_pos, out_pos, obyte
         self.ntables = ntables
         ncols = len(carrs)
-        lens_dtype = _narrowest(max((_max(c.lengths) for c in carrs), default=0))
+        self.lengths_layout = lengths
+        if lengths == "bitplane":  # each column's packed buffer from a 16-byte boundary
+            packed = [packed_lengths(c) for c in carrs]
+            self.packed_at = np.cumsum([0] + [-(-p.size // 16) * 16 for p in packed])
+            self.packed_sizes = [int(p.size) for p in packed]
+            # each column's lengths dtype, from its header (the GPU then reads no header back)
+            self.packed_dtypes = [CODES[int(p[4])] for p in packed]
+            lens_dtype, nlens = np.dtype(np.uint8), int(self.packed_at[-1])
+        else:
+            packed = None
+            lens_dtype = _narrowest(max((_max(c.lengths) for c in carrs), default=0))
+            nlens = nstrings
         self.sections = {}
         size = 0
         for name, dtype, shape in (
@@ -155,7 +200,7 @@ class HostBatch:
                 ("split_table", np.uint16, (split_pos,)),
                 ("tab_sym", np.uint64, (max(ntables, 1), 256)),
                 ("tab_len", np.uint8, (max(ntables, 1), 256)),
-                ("lengths", lens_dtype, (nstrings,)),
+                ("lengths", lens_dtype, (nlens,)),
                 ("validity", np.uint8, (vbyte,)),
                 ("col_first", np.int64, (ncols + 1,)),
                 ("col_base", np.int64, (ncols,)),
@@ -168,7 +213,7 @@ class HostBatch:
         self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
         for name in self.sections:
             setattr(self, name, self.section(self.meta, name))
-        self._fill(carrs)
+        self._fill(carrs, packed)
         if not vbyte:
             self.validity = None
 
@@ -178,7 +223,7 @@ class HostBatch:
         count = int(np.prod(shape))
         return buffer[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
 
-    def _fill(self, carrs) -> None:
+    def _fill(self, carrs, packed) -> None:
         self.tab_sym[...], self.tab_len[...] = pack_tables([t for c in carrs for t in c.tables])
         table_pos = len_pos = 0
         for c, col in zip(carrs, self.columns, strict=True):
@@ -186,12 +231,16 @@ class HostBatch:
             np.add(c.split_codes[:-1], col.code_start, out=self.split_codes[s])
             np.add(c.split_out[:-1], col.out_start, out=self.split_out[s])
             np.add(c.split_table, table_pos, out=self.split_table[s], casting="unsafe")
-            _narrow_into(c.lengths, self.lengths[len_pos : len_pos + c.length])
+            if packed is None:
+                _narrow_into(c.lengths, self.lengths[len_pos : len_pos + c.length])
             if col.validity_start >= 0:
                 self.validity[col.validity_start : col.validity_start + len(c.validity)] = (
                     c.validity)
             table_pos += len(c.tables)
             len_pos += c.length
+        if packed is not None:
+            for k, buf in enumerate(packed):
+                self.lengths[self.packed_at[k] : self.packed_at[k] + buf.size] = buf
         self.split_codes[-1] = self.ncodes
         self.split_out[-1] = self.total
         cols = self.columns
@@ -203,6 +252,12 @@ class HostBatch:
 
     def __len__(self) -> int:
         return len(self.columns)
+
+    def column_packed_lengths(self, lengths, index: int):
+        """Column ``index``'s bit-plane packed lengths in ``lengths`` (the section, on the host
+        or the device), with ``lengths="bitplane"``."""
+        start = int(self.packed_at[index])
+        return lengths[start : start + self.packed_sizes[index]]
 
     def column_splits(self, index: int) -> slice:
         """The split indices of column ``index`` in the batch's split arrays."""
@@ -220,6 +275,12 @@ class HostBatch:
         >>> [o.tolist() for o in batch.offsets_cpu()]
         [[0, 2, 2, 3]]
         """
+        if self.lengths_layout == "bitplane":
+            from fsstgpu.kernels.bitplane import bitplane_unpack_offsets_cpu
+
+            return [bitplane_unpack_offsets_cpu(self.column_packed_lengths(self.lengths, c),
+                                                wide=col.offsets_dtype.itemsize == 8)
+                    for c, col in enumerate(self.columns)]
         out = []
         for c, col in enumerate(self.columns):
             lens = self.lengths[self.col_first[c] : self.col_first[c + 1]].astype(np.int64)

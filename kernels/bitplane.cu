@@ -1,107 +1,470 @@
-// The bit-plane integer codec on the GPU.  Launched by bitplane.py, which holds the NumPy twin
-// these kernels must match byte for byte.
+// The bit-plane integer codec on the GPU, layout FBP2 (specified in bitplane.py, whose NumPy twin
+// in bitplane_cpu.py these kernels match byte for byte).  One kernel per direction, no host sync.
 //
-// bitplane_counts / bitplane_planes / bitplane_decode (template U = unsigned type of the values)
-//   One warp per group of 32 values.  Values are transformed (optional wrapping delta against the
-//   previous value, optional zigzag), the group's plane count is the bit width of the OR of its
-//   values (__reduce_or_sync), and plane b is __ballot_sync of bit b (value i at bit i).  Decoding
-//   reads the group's words at its offset (an inclusive scan of the counts done on the device by
-//   the launcher) and rebuilds each lane's value with shuffles.  The decoder never reads past the
-//   words it was given: a count above the value width, words missing, or words left over set bits
-//   of *err (1, 2, 4) for the launcher to report.
+// Work unit: one superblock (SB_GROUPS = 128 groups of 32 values = 4096 values) per CUDA block of
+// NT = 256 threads; warp w owns groups 16w .. 16w + 15 of it, lane i value i of each group.
+//
+//   bitplane_pack    loads its 16 values per thread up front (16 independent loads in flight per
+//                    thread), transforms them (delta against the previous value, zigzag), takes
+//                    each group's plane count (__reduce_or_sync), writes the count bytes, and
+//                    scans words and value sums over the block.  The superblock's first word and
+//                    prefix (two running sums: words, values) come from a single-pass decoupled
+//                    look-back over superblocks claimed in ticket order (warp 0), while warps 1-7
+//                    already build plane words with __ballot_sync into shared memory; then the
+//                    block streams its words out (16-byte stores for the aligned body).
+//   bitplane_unpack  reads index entries s, s + 1 and its 128 count bytes, scans the counts,
+//                    copies its words (16-byte loads) into shared memory, rebuilds each lane's
+//                    value from broadcast shared reads, un-zigzags, and for delta adds prefix[s]
+//                    to an inclusive block scan.  Blocks never wait on each other.
+//   bitplane_unpack_offsets  the same decode of unsigned lengths into Arrow offsets: prefix[s] +
+//                    exclusive block scan, int32 or int64, the last block writing offsets[n].
+//
+// Why this should stream at copy speed: traffic is input + packed bytes, each touched once by
+// 16-byte or full-warp 4-byte accesses.  Memory-level parallelism: pack keeps 16 loads per thread
+// (64-128 B) in flight, unpack one or more 16-byte loads per thread, with 4+ resident blocks per SM
+// (registers ~64-80 per thread, shared memory <= 33 KB per block) that is > 32 KB in flight per
+// SM, above the ~20 KB an H200 SM needs to cover DRAM latency.  Shared-memory traffic is broadcast
+// reads (decode) or lane-consecutive words (staging): no bank conflicts worth counting.  The
+// look-back waits only on the previous superblock's aggregate, published right after its loads.
+//
+// Corruption (unpack kernels): every byte read is bounds-checked against the host-given sizes; a
+// block whose index entries or counts are inconsistent decodes zeros instead of reading words.
+// Bits of *err: 1 count above the value width, 2 word index does not match the counts, 4 buffer
+// length does not match the index total, 8 prefix sums do not match the values, 16 header does
+// not match (magic, dtype, n, flags), 32 non-canonical (top plane zero, bits past n, padding not
+// zero), 64 offsets overflow int32/int64.  Pack: 128 look-back timeout.
 
-// No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
 typedef unsigned char uint8_t;
 typedef unsigned int uint32_t;
-
 typedef long long i64;
 typedef unsigned long long u64;
 
 #define FULL 0xffffffffu
+#define NT 256                 // threads per block (8 warps)
+#define GPW 16                 // groups per warp
+#define SB_GROUPS 128          // groups per superblock (bitplane_cpu.SUPERBLOCK_GROUPS)
+#define VALID (1ull << 63)     // look-back status flag bit
 
-template <typename U>
-__device__ __forceinline__ U transform(const U* __restrict__ in, i64 i, i64 n, int delta, int zig) {
-    if (i >= n) return 0;
-    U u = in[i];
-    if (delta) u = (U)(u - (i > 0 ? in[i - 1] : (U)0));
-    if (zig) {
-        constexpr int W = 8 * sizeof(U);
-        const U sign = (u >> (W - 1)) ? (U)~(U)0 : (U)0;   // all ones for a negative value
-        u = (U)((U)(u << 1) ^ sign);
-    }
-    return u;
+__device__ __forceinline__ u64 bp_now_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ u64 ld_acquire(const u64* p) {
+    u64 v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ u64 ld_relaxed(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_release(u64* p, u64 v) {
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed(u64* p, u64 v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }
 
-template <typename U>
-__device__ __forceinline__ int bit_width_or(U u) {
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+#pragma unroll
+    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
+template <typename U> __device__ __forceinline__ U shfl_up(U v, int d) {
+    if (sizeof(U) == 8) return (U)__shfl_up_sync(FULL, (u64)v, d);
+    return (U)__shfl_up_sync(FULL, (uint32_t)v, d);
+}
+template <typename U> __device__ __forceinline__ U shfl_at(U v, int src) {
+    if (sizeof(U) == 8) return (U)__shfl_sync(FULL, (u64)v, src);
+    return (U)__shfl_sync(FULL, (uint32_t)v, src);
+}
+template <typename U> __device__ __forceinline__ U warp_incl_scan(U v, int lane) {
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const U x = shfl_up<U>(v, o);
+        if (lane >= o) v = (U)(v + x);
+    }
+    return v;
+}
+template <typename U> __device__ __forceinline__ U zigzag(U d) {
+    const U sign = (d >> (8 * sizeof(U) - 1)) ? (U)~(U)0 : (U)0;
+    return (U)((U)(d << 1) ^ sign);
+}
+template <typename U> __device__ __forceinline__ U unzigzag(U z) {
+    return (U)((z >> 1) ^ (U)(0 - (U)(z & 1)));
+}
+template <typename U> __device__ __forceinline__ int group_width(U u) {   // whole warp
     if (sizeof(U) == 8) {
         const uint32_t lo = __reduce_or_sync(FULL, (uint32_t)u);
         const uint32_t hi = __reduce_or_sync(FULL, (uint32_t)((u64)u >> 32));
         return hi ? 64 - __clz(hi) : (lo ? 32 - __clz(lo) : 0);
-    } else {
-        const uint32_t o = __reduce_or_sync(FULL, (uint32_t)u);
-        return o ? 32 - __clz(o) : 0;
+    }
+    const uint32_t o = __reduce_or_sync(FULL, (uint32_t)u);
+    return o ? 32 - __clz(o) : 0;
+}
+
+// ---- pack ----------------------------------------------------------------------------------------
+// Look-back status of superblock t (zeroed by the launcher), four u64: [0] aggregate words | VALID,
+// [1] aggregate value sum, [2] inclusive words | VALID, [3] inclusive value sum.  The sum is
+// written (relaxed) before its word count is released; a reader acquires the word count first.
+// Deadlock freedom: superblocks are claimed by atomicAdd tickets, so superblock t is processed by
+// a block that started after the blocks of every t' < t; those are resident or done, and each
+// waits only on smaller tickets, so the smallest unfinished one never waits: progress for any grid
+// size and any residency.  Every spin is still bounded by timeout_ns of %globaltimer (then *err |=
+// 128 and the result is garbage, which the launcher reports) so that a broken scheduler or a
+// corrupted scratch buffer can never hang the GPU.
+
+__device__ void publish(u64* st, int inclusive, u64 words, u64 sum) {
+    st_relaxed(st + (inclusive ? 3 : 1), sum);
+    st_release(st + (inclusive ? 2 : 0), words | VALID);
+}
+
+// Warp 0: (words, sum) of all superblocks before t.
+__device__ void look_back(u64* stat, i64 t, int* err, u64 timeout_ns, u64& ex_w, u64& ex_v) {
+    const int lane = threadIdx.x & 31;
+    ex_w = 0; ex_v = 0;
+    u64 t0 = 0;
+    for (i64 p = t - 1; p >= 0; p -= 32) {
+        const i64 idx = p - lane;
+        int state = idx < 0 ? 2 : 0;                   // before superblock 0: inclusive zero
+        u64 w = 0, v = 0;
+        while (true) {
+            if (state == 0) {
+                const u64* st = stat + 4 * idx;
+                u64 f = ld_acquire(st + 2);
+                if (f & VALID) { state = 2; w = f & ~VALID; v = ld_relaxed(st + 3); }
+                else {
+                    f = ld_acquire(st);
+                    if (f & VALID) { state = 1; w = f & ~VALID; v = ld_relaxed(st + 1); }
+                }
+            }
+            const unsigned ready = __ballot_sync(FULL, state != 0);
+            const unsigned incl = __ballot_sync(FULL, state == 2);
+            if (incl) {
+                const int k = __ffs(incl) - 1;         // nearest inclusive prefix
+                const unsigned need = k == 31 ? FULL : (2u << k) - 1;
+                if ((ready & need) == need) {
+                    if (lane > k) { w = 0; v = 0; }
+                    ex_w += warp_sum(w); ex_v += warp_sum(v);
+                    return;
+                }
+            } else if (ready == FULL) {
+                break;
+            }
+            if (t0 == 0) t0 = bp_now_ns();
+            const bool give_up = *(volatile int*)err != 0 || bp_now_ns() - t0 > timeout_ns;
+            if (__any_sync(FULL, give_up)) {
+                if (lane == 0) atomicOr(err, 128);
+                return;
+            }
+            __nanosleep(64);
+        }
+        ex_w += warp_sum(w); ex_v += warp_sum(v);
     }
 }
 
 template <typename U>
-__global__ void bitplane_counts(const U* __restrict__ in, i64 n, int delta, int zig,
-                                uint8_t* __restrict__ counts, i64 groups) {
-    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (g >= groups) return;                       // whole warps leave together
-    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
-    const int c = bit_width_or<U>(u);
-    if (lane == 0) counts[g] = (uint8_t)c;
-}
-
-template <typename U>
-__global__ void bitplane_planes(const U* __restrict__ in, i64 n, int delta, int zig,
-                                const uint8_t* __restrict__ counts,
-                                const i64* __restrict__ ends, uint32_t* __restrict__ words,
-                                i64 groups) {
-    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (g >= groups) return;
-    const U u = transform<U>(in, g * 32 + lane, n, delta, zig);
-    const int c = counts[g];
-    const i64 base = ends[g] - c;
-    uint32_t keep0 = 0, keep1 = 0;
-    for (int b = 0; b < c; ++b) {
-        const uint32_t w = __ballot_sync(FULL, (unsigned)((u >> b) & 1));
-        if ((b & 31) == lane) {
-            if (b < 32) keep0 = w; else keep1 = w;
+__global__ void __launch_bounds__(NT)
+bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delta, int zig,
+              uint8_t* __restrict__ out, i64 index_start, i64 words_start, u64 head0, u64 head1,
+              u64* stat, unsigned* ticket, i64* nbytes, int* err, u64 timeout_ns) {
+    constexpr int W = 8 * sizeof(U);
+    __shared__ uint32_t s_words[SB_GROUPS * W];
+    __shared__ u64 s_wv[8];
+    __shared__ int s_ww[8];
+    __shared__ u64 s_base;
+    __shared__ i64 s_t;
+    if (threadIdx.x == 0) s_t = (i64)atomicAdd(ticket, 1u);
+    __syncthreads();
+    const i64 t = s_t;
+    if (t >= sblocks) return;                          // whole block
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (t == 0 && threadIdx.x == 0) {
+        reinterpret_cast<u64*>(out)[0] = head0;
+        reinterpret_cast<u64*>(out)[1] = head1;
+    }
+    const i64 g0 = t * SB_GROUPS + w * GPW;           // this warp's first group
+    const i64 i0 = g0 * 32 + lane;
+    U z[GPW];
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) z[q] = (i0 + 32 * q < n) ? in[i0 + 32 * q] : (U)0;
+    U before = (delta && g0 > 0 && g0 * 32 - 1 < n) ? in[g0 * 32 - 1] : (U)0;
+    u64 vsum = 0;
+    int c[GPW], wtot = 0;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) {
+        const U raw = z[q];
+        U d = raw;
+        if (delta) {
+            U prev = shfl_up<U>(raw, 1);
+            const U last = shfl_at<U>(raw, 31);
+            if (lane == 0) prev = before;
+            before = last;
+            d = (U)(raw - prev);
+        }
+        if (i0 + 32 * q >= n) d = 0;
+        vsum += (u64)d;
+        z[q] = zig ? zigzag<U>(d) : d;
+        c[q] = group_width<U>(z[q]);                  // warp-uniform; 0 past the end
+        wtot += c[q];
+    }
+    int mine = 0;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) if (lane == q) mine = c[q];
+    if (lane < GPW && g0 + lane < groups) out[16 + g0 + lane] = (uint8_t)mine;
+    vsum = warp_sum(vsum);
+    if (lane == 0) { s_ww[w] = wtot; s_wv[w] = vsum; }
+    __syncthreads();
+    int off = 0, total = 0;
+    u64 vtotal = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        off += k < w ? s_ww[k] : 0;
+        total += s_ww[k];
+        vtotal += s_wv[k];
+    }
+    if (w == 0) {                                      // the superblock's place in the output
+        u64* st = stat + 4 * t;
+        u64 ex_w = 0, ex_v = 0;
+        if (t == 0) {
+            if (lane == 0) publish(st, 1, (u64)total, vtotal);
+        } else {
+            if (lane == 0) publish(st, 0, (u64)total, vtotal);
+            look_back(stat, t, err, timeout_ns, ex_w, ex_v);
+            if (lane == 0) publish(st, 1, ex_w + total, ex_v + vtotal);
+        }
+        if (lane == 0) {
+            u64* index = reinterpret_cast<u64*>(out + index_start);
+            index[2 * t] = ex_w;
+            index[2 * t + 1] = ex_v;
+            s_base = ex_w;
+            if (t == sblocks - 1) {
+                index[2 * t + 2] = ex_w + total;
+                index[2 * t + 3] = ex_v + vtotal;
+                for (i64 o = 16 + groups; o < index_start; ++o) out[o] = 0;
+                *nbytes = *(volatile int*)err ? (i64)-1 : words_start + 4 * (i64)(ex_w + total);
+            }
         }
     }
-    if (lane < c) words[base + lane] = keep0;
-    if (lane + 32 < c) words[base + 32 + lane] = keep1;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) {                    // planes into shared memory
+        uint32_t keep0 = 0, keep1 = 0;
+        for (int b = 0; b < c[q]; ++b) {
+            const uint32_t word = __ballot_sync(FULL, (unsigned)((z[q] >> b) & 1));
+            if ((b & 31) == lane) { if (b < 32) keep0 = word; else keep1 = word; }
+        }
+        if (lane < c[q]) s_words[off + lane] = keep0;
+        if (lane + 32 < c[q]) s_words[off + 32 + lane] = keep1;
+        off += c[q];
+    }
+    __syncthreads();
+    // stream the words out: scalar head up to a 16-byte boundary, uint4 body, scalar tail
+    uint32_t* dst = reinterpret_cast<uint32_t*>(out + words_start) + (i64)s_base;
+    int head = (int)((4 - (((u64)dst >> 2) & 3)) & 3);
+    if (head > total) head = total;
+    if ((int)threadIdx.x < head) dst[threadIdx.x] = s_words[threadIdx.x];
+    const int nvec = (total - head) >> 2;
+    uint4* vdst = reinterpret_cast<uint4*>(dst + head);
+    for (int k = threadIdx.x; k < nvec; k += NT) {
+        const uint32_t* s = s_words + head + 4 * k;
+        vdst[k] = make_uint4(s[0], s[1], s[2], s[3]);
+    }
+    const int tail0 = head + 4 * nvec;
+    if (tail0 + (int)threadIdx.x < total) dst[tail0 + threadIdx.x] = s_words[tail0 + threadIdx.x];
+}
+
+// ---- unpack --------------------------------------------------------------------------------------
+// Shared front half of both decoders: validate, stage words, rebuild the lanes' stored values
+// (un-zigzagged) of the warp's 16 groups into v[]; returns this block's (prefix[s], prefix[s+1]).
+
+struct Sizes {
+    i64 n, groups, sblocks, index_start, words_start, nwords;  // nwords: plane words in the buffer
+    u64 head0, head1, head0_mask;                            // expected header (flags masked)
+    int is_signed;                                           // zigzag flag = signed | delta
+};
+// The launchers pass the fields one by one (plain scalars for cupy.RawKernel).
+#define SIZES_PARAMS i64 n, i64 groups, i64 sblocks, i64 index_start, i64 words_start, \
+    i64 nwords, u64 head0, u64 head1, u64 head0_mask, int is_signed
+#define SIZES_INIT {n, groups, sblocks, index_start, words_start, nwords, head0, head1, \
+    head0_mask, is_signed}
+
+template <typename U>
+__device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, const Sizes& z,
+                                             int* err, int want_flags, U (&v)[GPW], u64& p0,
+                                             u64& p1, int& flags, uint32_t* s_words, int* s_ww,
+                                             u64* s_misc) {
+    constexpr int W = 8 * sizeof(U);
+    const i64 s = blockIdx.x;
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    int bad = 0;
+    if (threadIdx.x == 0) {
+        const u64* h = reinterpret_cast<const u64*>(buf);
+        const u64* index = reinterpret_cast<const u64*>(buf + z.index_start);
+        const u64 h0 = h[0];
+        const int f = (int)((h0 >> 40) & 0xff);
+        if ((h0 & z.head0_mask) != z.head0 || h[1] != z.head1 || f & ~3 ||
+            ((f >> 1) & 1) != (z.is_signed | (f & 1)) || (want_flags >= 0 && f != want_flags))
+            bad |= 16;
+        u64 ws0 = index[2 * s], ws1 = index[2 * s + 2];
+        s_misc[2] = index[2 * s + 1];
+        s_misc[3] = index[2 * s + 3];
+        if (s == 0 && (ws0 != 0 || s_misc[2] != 0)) bad |= 2;
+        if (s == z.sblocks - 1) {
+            if (ws1 != (u64)z.nwords) bad |= 4;
+            for (i64 o = 16 + z.groups; o < z.index_start; ++o) if (buf[o]) bad |= 32;
+        }
+        if (ws0 > ws1 || ws1 > (u64)z.nwords || ws1 - ws0 > (u64)(SB_GROUPS * W)) {
+            bad |= 2; ws0 = ws1 = 0;
+        }
+        s_misc[0] = ws0;
+        s_misc[1] = ws1;
+        s_ww[8] = f;
+    }
+    const i64 g0 = s * SB_GROUPS + w * GPW;
+    int cnt = (lane < GPW && g0 + lane < z.groups) ? buf[16 + g0 + lane] : 0;
+    if (cnt > W) { bad |= 1; cnt = 0; }
+    int incl = cnt;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int x = __shfl_up_sync(FULL, incl, o);
+        if (lane >= o) incl += x;
+    }
+    if (lane == 31) s_ww[w] = incl;
+    __syncthreads();
+    int total = 0, woff = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) { woff += k < w ? s_ww[k] : 0; total += s_ww[k]; }
+    flags = s_ww[8];
+    const u64 ws0 = s_misc[0];
+    p0 = s_misc[2];
+    p1 = s_misc[3];
+    const bool ok = s_misc[1] - ws0 == (u64)total;
+    if (!ok && threadIdx.x == 0) bad |= 2;
+    // stage words [ws0, ws0 + total) at s_words[sh ...], sh = ws0 % 4, so the aligned body of the
+    // global range lands on 16-byte shared slots
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(buf + z.words_start);
+    const int sh = (int)(((u64)(words + ws0) >> 2) & 3);   // words are 4-byte aligned
+    const int n_ok = ok ? total : 0;
+    const int head = (4 - sh) & 3;
+    if ((int)threadIdx.x < head && (int)threadIdx.x < n_ok)
+        s_words[sh + threadIdx.x] = words[ws0 + threadIdx.x];
+    const int nvec = n_ok > head ? (n_ok - head) >> 2 : 0;
+    const uint4* src = reinterpret_cast<const uint4*>(words + ws0 + head);
+#pragma unroll 4
+    for (int k = threadIdx.x; k < nvec; k += NT)
+        reinterpret_cast<uint4*>(s_words)[1 + k - (sh == 0)] = __ldcs(src + k);
+    const int tail0 = n_ok > head ? head + 4 * nvec : n_ok;
+    if (tail0 + (int)threadIdx.x < n_ok)
+        s_words[sh + tail0 + threadIdx.x] = words[ws0 + tail0 + threadIdx.x];
+    __syncthreads();
+    const int zig = flags & 2;
+    int excl = incl - cnt + woff;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) {
+        const int c = ok ? __shfl_sync(FULL, cnt, q) : 0;
+        const int o = sh + __shfl_sync(FULL, excl, q);
+        U u = 0;
+        for (int b = 0; b < c; ++b) u |= (U)((s_words[o + b] >> lane) & 1u) << b;
+        if (c && s_words[o + c - 1] == 0) bad |= 32;
+        if ((g0 + q) * 32 + lane >= z.n) { if (u) bad |= 32; u = 0; }
+        v[q] = zig ? unzigzag<U>(u) : u;
+    }
+    bad = __reduce_or_sync(FULL, bad);
+    if (bad && lane == 0) atomicOr(err, bad);
 }
 
 template <typename U>
-__global__ void bitplane_decode(const uint32_t* __restrict__ words, i64 nwords,
-                                const uint8_t* __restrict__ counts, const i64* __restrict__ ends,
-                                i64 n, int zig, U* __restrict__ out, i64 groups,
-                                int* __restrict__ err) {
-    const i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    if (g >= groups) return;
+__global__ void __launch_bounds__(NT)
+bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ out, int* err) {
+    const Sizes z = SIZES_INIT;
     constexpr int W = 8 * sizeof(U);
-    int c = counts[g];
-    const i64 base = ends[g] - c;
-    int bad = 0;
-    if (c > W) { bad |= 1; c = 0; }
-    if (base + c > nwords) { bad |= 2; }
-    if (g == groups - 1 && ends[g] != nwords) bad |= 4;
-    if (bad && lane == 0) atomicOr(err, bad);
-    // never read outside [0, nwords)
-    const uint32_t w0 = (lane < c && base + lane < nwords) ? words[base + lane] : 0u;
-    const uint32_t w1 = (lane + 32 < c && base + 32 + lane < nwords) ? words[base + 32 + lane] : 0u;
-    U u = 0;
-    for (int b = 0; b < c; ++b) {
-        const uint32_t w = __shfl_sync(FULL, b < 32 ? w0 : w1, b & 31);
-        u |= (U)((w >> lane) & 1u) << b;
+    __shared__ __align__(16) uint32_t s_words[SB_GROUPS * W + 4];
+    __shared__ int s_ww[9];
+    __shared__ u64 s_misc[4];
+    __shared__ u64 s_wsum[8];
+    U v[GPW];
+    u64 p0, p1;
+    int flags;
+    decode_block<U>(buf, z, err, -1, v, p0, p1, flags, s_words, s_ww, s_misc);
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    u64 sum = 0;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) sum += (u64)v[q];
+    sum = warp_sum(sum);
+    if (lane == 0) s_wsum[w] = sum;
+    __syncthreads();
+    u64 base = p0, all = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) { base += k < w ? s_wsum[k] : 0; all += s_wsum[k]; }
+    if (threadIdx.x == 0 && p0 + all != p1) atomicOr(err, 8);
+    const i64 i0 = ((i64)blockIdx.x * SB_GROUPS + w * GPW) * 32 + lane;
+    U carry = (U)base;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) {
+        U x = v[q];
+        if (flags & 1) {
+            const U s = warp_incl_scan<U>(x, lane);
+            x = (U)(carry + s);
+            carry = (U)(carry + shfl_at<U>(s, 31));
+        }
+        if (i0 + 32 * q < z.n) out[i0 + 32 * q] = x;
     }
-    if (zig) u = (U)((u >> 1) ^ (U)(0 - (U)(u & 1)));
-    const i64 i = g * 32 + lane;
-    if (i < n) out[i] = u;
+}
+
+template <typename U, typename O>
+__global__ void __launch_bounds__(NT)
+bitplane_unpack_offsets(const uint8_t* __restrict__ buf, SIZES_PARAMS, uint8_t* __restrict__ dst,
+                        int* err) {
+    const Sizes z = SIZES_INIT;
+    constexpr int W = 8 * sizeof(U);
+    constexpr u64 LIMIT = sizeof(O) == 8 ? 0x7fffffffffffffffull : 0x7fffffffull;
+    __shared__ __align__(16) uint32_t s_words[SB_GROUPS * W + 4];
+    __shared__ int s_ww[9];
+    __shared__ u64 s_misc[4];
+    __shared__ u64 s_wsum[8];
+    U v[GPW];
+    u64 p0, p1;
+    int flags;
+    decode_block<U>(buf, z, err, 0, v, p0, p1, flags, s_words, s_ww, s_misc);
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    u64 sum = 0;                                      // saturating: values may be up to 2**64 - 1
+    bool over = false;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) {
+        over |= (u64)v[q] > LIMIT;
+        const u64 x = sum + (u64)v[q];
+        sum = x < sum ? ~0ull : x;
+    }
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        const u64 y = __shfl_xor_sync(FULL, sum, o), x = sum + y;
+        sum = x < sum ? ~0ull : x;
+    }
+    if (__any_sync(FULL, over) && lane == 0) atomicOr(err, 64);
+    if (lane == 0) s_wsum[w] = sum;
+    __syncthreads();
+    u64 base = p0, all = p0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        u64 x = base + (k < w ? s_wsum[k] : 0);
+        base = x < base ? ~0ull : x;
+        x = all + s_wsum[k];
+        all = x < all ? ~0ull : x;
+    }
+    if (threadIdx.x == 0) {
+        if (all != p1) atomicOr(err, 8);
+        if (all > LIMIT) atomicOr(err, 64);
+    }
+    O* offs = reinterpret_cast<O*>(dst);
+    const i64 i0 = ((i64)blockIdx.x * SB_GROUPS + w * GPW) * 32 + lane;
+    u64 carry = base;
+#pragma unroll
+    for (int q = 0; q < GPW; ++q) {
+        const u64 s = warp_incl_scan<u64>((u64)v[q], lane);
+        if (i0 + 32 * q < z.n) offs[i0 + 32 * q] = (O)(carry + s - (u64)v[q]);
+        carry += __shfl_sync(FULL, s, 31);
+    }
+    if (blockIdx.x == z.sblocks - 1 && threadIdx.x == 0) offs[z.n] = (O)p1;
 }

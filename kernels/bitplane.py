@@ -1,32 +1,56 @@
 """The bit-plane integer codec: integers packed as bit planes of groups of 32 values.
 
-It comes as a NumPy twin (vectorised, runs everywhere) and CUDA kernels (``bitplane.cu``) that
-produce the same bytes; the public functions dispatch on NumPy versus CuPy input.
+It comes as a NumPy twin (:mod:`fsstgpu.kernels.bitplane_cpu`, vectorised, runs everywhere) and
+CUDA kernels (``bitplane.cu``, one kernel per direction, no host synchronisation) that produce the
+same bytes; the public functions dispatch on NumPy versus CuPy input.
 
-Layout (``bitplane_pack``; all integers little-endian)
+Layout FBP2 (written by ``bitplane_pack``; all integers little-endian)
     ========  =======  ==========================================================================
     offset    size     content
     ========  =======  ==========================================================================
-    0         4        magic ``b"FBP1"``
+    0         4        magic ``b"FBP2"``
     4         1        dtype code: 0-3 = uint8/16/32/64, 4-7 = int8/16/32/64
-    5         1        flags: bit 0 = delta, bit 1 = zigzag (other bits 0)
+    5         1        flags: bit 0 = delta, bit 1 = zigzag (set exactly when signed or delta)
     6         2        zero
     8         8        ``n``, the number of values
     16        G        plane count of each group of 32 values, ``G = ceil(n / 32)``
-    ...       0-3      zero padding to a multiple of 4
-    ...       4 * sum  for each group in order, ``count`` words of 32 bits: word ``b`` holds bit
+    16 + G    0-7      zero padding to a multiple of 8 (``I`` = this multiple)
+    I         16(S+1)  superblock index, ``S = ceil(G / 128)``: entry ``s`` is two uint64,
+                       ``word_start[s]`` (index of superblock ``s``'s first plane word) and
+                       ``prefix[s]``; entry ``S`` holds the totals (the number of plane words, and
+                       the sum over all values)
+    I+16(S+1) 4 * sum  for each group in order, ``count`` words of 32 bits: word ``b`` holds bit
                        ``b`` of the group's 32 transformed values (value ``i`` at bit ``i``)
     ========  =======  ==========================================================================
 
+    A superblock is :data:`SUPERBLOCK_GROUPS` = 128 groups (:data:`SUPERBLOCK` = 4096 values).
+    ``word_start[s] = sum(counts of groups < 128 s)``, so ``word_start[0] = 0`` and
+    ``word_start[S]`` is the number of plane words.  ``prefix[s]`` is the wrapping (mod 2**64) sum,
+    over all values before the superblock, of the *stored* values (after un-zigzag), each
+    zero-extended from its width: without delta the values themselves (their unsigned view), so
+    for lengths ``prefix[s]`` is the Arrow offset of value ``4096 s`` and ``prefix[S]`` the total;
+    with delta the wrapped differences, so ``prefix[s] mod 2**w`` is the unsigned view of value
+    ``4096 s - 1`` (0 for ``s = 0``).  Every superblock can thus be decoded on its own.
+
     Transform before packing: optional wrapping delta (``v[i] - v[i-1]``, ``v[-1] = 0``), then
     zigzag (``(x << 1) ^ (x >> (w - 1))`` on the signed view) for signed dtypes and whenever delta
-    is on (so that small negative steps stay small).  A group's plane count is the bit width of
-    the OR of its transformed values; values past ``n`` in the last group are zero.
+    is on.  A group's plane count is the bit width of the OR of its transformed values; values
+    past ``n`` in the last group are zero.  The layout is canonical: a reader rejects a buffer
+    whose padding is not zero, whose groups' top planes are zero, with bits past ``n``, or whose
+    index or length disagrees with the counts and values.
+
+Layout FBP1 (older; still read, and written with ``bitplane_pack_cpu(version=1)`` for the blob
+format's bit-plane codec): the same header with magic ``b"FBP1"``, the counts, zero padding to a
+multiple of 4, then the plane words; no index.  The GPU reads FBP1 by copying the buffer to the
+host, decoding it with the CPU twin and uploading the values (a synchronisation, documented
+slowness).
 
 GPU kernels
-    A plane-count kernel, a CuPy scan and one host synchronisation to size the output, then the
-    plane kernel; decoding is one kernel (plus a CuPy scan for delta) that flags corrupt input for
-    the host to raise.  The measurements behind these choices are in BENCHMARKS.md.
+    ``bitplane_pack``: one block per superblock, claimed in ticket order, single-pass decoupled
+    look-back for both running sums (words, values), worst-case output plus the exact size as a
+    device scalar.  ``bitplane_unpack`` / ``bitplane_unpack_offsets``: one independent block per
+    superblock; corrupt input sets bits of a device flag that ``check=True`` reads back once.
+    Design and occupancy notes are in ``bitplane.cu``.
 """
 
 from __future__ import annotations
@@ -34,214 +58,84 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import array_device, get_cupy
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import CorruptDataError, DeviceError
+from fsstgpu.kernels.bitplane_cpu import (
+    CODES,
+    FLAG_DELTA,
+    FLAG_ZIGZAG,
+    GROUP,
+    HEADER_BYTES,
+    MAGIC,
+    MAGIC_V1,
+    SUPERBLOCK,
+    SUPERBLOCK_GROUPS,
+    Layout,
+    bitplane_pack_cpu,
+    bitplane_unpack_cpu,
+    bitplane_unpack_offsets_cpu,
+    header,
+    offsets_target,
+    parse_header,
+    value_dtype,
+)
 from fsstgpu.kernels.loader import get_function
 
+__all__ = ["CODES", "FLAG_DELTA", "FLAG_ZIGZAG", "GROUP", "HEADER_BYTES", "MAGIC", "MAGIC_V1",
+           "SUPERBLOCK", "SUPERBLOCK_GROUPS", "bitplane_pack", "bitplane_pack_cpu",
+           "bitplane_unpack", "bitplane_unpack_cpu", "bitplane_unpack_offsets",
+           "bitplane_unpack_offsets_cpu", "error_message"]
+
 SOURCE = "bitplane.cu"
-MAGIC = b"FBP1"
-HEADER_BYTES = 16
-GROUP = 32
-FLAG_DELTA, FLAG_ZIGZAG = 1, 2
-_CODES = [np.dtype(t).newbyteorder("<") for t in
-          ("u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8")]
-_THREADS = 256
+THREADS = 256                                  # bitplane.cu NT (8 warps of 16 groups each)
+#: a look-back spin gives up (DeviceError) after this long; never reached by a working GPU
+LOOKBACK_TIMEOUT_NS = 5_000_000_000
 _CTYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 # every kernel instantiation the launchers can run, compiled as one NVRTC module
-KERNEL_NAMES = tuple(f"{k}<{t}>" for k in ("bitplane_counts", "bitplane_planes", "bitplane_decode")
-                     for t in _CTYPE.values())
+KERNEL_NAMES = (tuple(f"{k}<{t}>" for k in ("bitplane_pack", "bitplane_unpack")
+                      for t in _CTYPE.values())
+                + tuple(f"bitplane_unpack_offsets<{t}, {o}>" for t in _CTYPE.values()
+                        for o in ("int", "long long")))
+_ERRORS = {1: "plane counts above the value width", 2: "word index does not match the plane counts",
+           4: "length does not match the index total (truncated or trailing bytes)",
+           8: "prefix sums do not match the values",
+           16: "header does not match (magic, dtype, count or flags)",
+           32: "not the writer's layout (top plane zero, bits past n, or padding not zero)"}
 
 
 def _kernel(name: str):
     return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
 
 
-# ---- shared pieces -------------------------------------------------------------------------------
-
-def _value_dtype(dtype) -> tuple[int, np.dtype, np.dtype, bool]:
-    dt = np.dtype(dtype)
-    if dt.kind not in "ui" or dt.itemsize not in (1, 2, 4, 8):
-        raise TypeError(f"bitplane_pack handles uint8..uint64 and int8..int64, not {dt}")
-    signed = dt.kind == "i"
-    code = {1: 0, 2: 1, 4: 2, 8: 3}[dt.itemsize] + (4 if signed else 0)
-    return code, _CODES[code], np.dtype(f"<u{dt.itemsize}"), signed
-
-
-def _header(code: int, flags: int, n: int) -> bytes:
-    return MAGIC + bytes([code, flags, 0, 0]) + int(n).to_bytes(8, "little")
-
-
-def _data_start(groups: int) -> int:
-    return (HEADER_BYTES + groups + 3) // 4 * 4
-
-
-def _parse_header(head: bytes, size: int) -> tuple[np.dtype, np.dtype, int, int, int, int]:
-    """Validate the fixed header against the buffer size; return
-    (dtype, unsigned dtype, flags, n, groups, data start)."""
-    if size < HEADER_BYTES:
-        raise CorruptDataError(f"bit-plane buffer of {size} bytes is shorter than its "
-                               f"{HEADER_BYTES}-byte header")
-    if head[:4] != MAGIC:
-        raise CorruptDataError(f"bit-plane buffer has magic {head[:4]!r}, expected {MAGIC!r}")
-    code, flags = head[4], head[5]
-    if code >= len(_CODES):
-        raise CorruptDataError(f"bit-plane buffer has unknown dtype code {code}")
-    if flags & ~(FLAG_DELTA | FLAG_ZIGZAG) or head[6] or head[7]:
-        raise CorruptDataError(f"bit-plane buffer has unknown flags {head[5:8].hex()}")
-    n = int.from_bytes(head[8:16], "little")
-    groups = -(-n // GROUP)
-    start = _data_start(groups)
-    if start > size:
-        raise CorruptDataError(f"bit-plane buffer of {size} bytes is truncated: {n} values need "
-                               f"{groups} plane counts")
-    if (size - start) % 4:
-        raise CorruptDataError(f"bit-plane buffer has {size - start} bytes of plane words, not a "
-                               "multiple of 4 (truncated or padded)")
-    dt = _CODES[code]
-    return dt, np.dtype(f"<u{dt.itemsize}"), flags, n, groups, start
-
-
-# ---- CPU twin ------------------------------------------------------------------------------------
-
-def _transform_cpu(values: np.ndarray, ut: np.dtype, signed: bool, delta: bool):
-    u = values.astype(values.dtype.newbyteorder("<"), copy=False).view(ut)
-    zig = signed or delta
-    if delta:
-        u = np.diff(u, prepend=ut.type(0))              # wraps in the unsigned type
-    if zig:
-        w = 8 * ut.itemsize
-        s = u.view(f"<i{ut.itemsize}")
-        u = (u << ut.type(1)) ^ (s >> (w - 1)).view(ut)
-    return np.asarray(u, dtype=ut), (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
-
-
-def bitplane_pack_cpu(values: np.ndarray, *, delta: bool = False) -> np.ndarray:
-    """Pack integers into the bit-plane layout (the GPU path's twin).
-
-    Parameters
-    ----------
-    values : numpy.ndarray
-        1-D uint8..uint64 or int8..int64.
-    delta : bool, default False
-        Store wrapping differences of consecutive values (zigzagged): small for sorted or
-        slowly varying data.
-
-    Returns
-    -------
-    numpy.ndarray
-        uint8 buffer in the layout of the module docstring, readable by :func:`bitplane_unpack`.
+def error_message(bad: int) -> str:
+    """Words for the error bits a kernel of this module set (``bad`` non-zero).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fsstgpu.kernels.bitplane import bitplane_pack_cpu, bitplane_unpack_cpu
-    >>> v = np.array([3, 1, 4, 1, 5, 9, 2, 6], dtype=np.uint32)
-    >>> buf = bitplane_pack_cpu(v)
-    >>> buf.size, bitplane_unpack_cpu(buf).tolist()
-    (36, [3, 1, 4, 1, 5, 9, 2, 6])
+    >>> from fsstgpu.kernels.bitplane import error_message
+    >>> error_message(1)
+    'plane counts above the value width'
     """
-    values = np.asarray(values)
-    if values.ndim != 1:
-        raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
-    code, _, ut, signed = _value_dtype(values.dtype)
-    n = values.size
-    u, flags = _transform_cpu(values, ut, signed, delta)
-    groups = -(-n // GROUP)
-    w = 8 * ut.itemsize
-    padded = np.zeros(groups * GROUP, dtype=ut)
-    padded[:n] = u
-    grid = padded.reshape(groups, GROUP)
-    ors = np.bitwise_or.reduce(grid, axis=1) if groups else np.zeros(0, ut)
-    counts = np.zeros(groups, dtype=np.uint8)
-    for b in range(w):
-        counts += (ors >> ut.type(b)) != 0                  # bit width = number of b with or>>b
-    top = int(counts.max()) if groups else 0
-    words = np.zeros((groups, max(top, 1)), dtype="<u4")
-    for b in range(top):
-        bits = ((grid >> ut.type(b)) & ut.type(1)).astype(np.uint8)
-        words[:, b] = np.packbits(bits, axis=1, bitorder="little").view("<u4")[:, 0]
-    keep = np.arange(words.shape[1])[None, :] < counts[:, None]
-    start = _data_start(groups)
-    out = np.zeros(start + 4 * int(counts.sum(dtype=np.int64)), dtype=np.uint8)
-    out[:HEADER_BYTES] = np.frombuffer(_header(code, flags, n), dtype=np.uint8)
-    out[HEADER_BYTES:HEADER_BYTES + groups] = counts
-    out[start:] = words[keep].view(np.uint8)
-    return out
+    what = [m for b, m in _ERRORS.items() if bad & b]
+    if bad & 64:
+        what.append("the running sum overflows the offsets")
+    if bad & 128:
+        what.append("a look-back timed out")
+    return "; ".join(what) or f"unknown error bits {bad:#x}"
 
 
-def _as_buffer(buf) -> np.ndarray:
-    if isinstance(buf, (bytes, bytearray, memoryview)):
-        return np.frombuffer(buf, dtype=np.uint8)
-    buf = np.asarray(buf)
-    if buf.dtype != np.uint8 or buf.ndim != 1:
-        raise TypeError(f"bitplane_unpack needs a 1-D uint8 buffer, not {buf.dtype} {buf.shape}")
-    return buf
+def _raise_flags(bad: int, what: str, wide: bool = False) -> None:
+    if bad & 127 & ~64:
+        raise CorruptDataError(f"bit-plane buffer is corrupt ({what}): "
+                               + "; ".join(m for b, m in _ERRORS.items() if bad & b))
+    if bad & 64:
+        raise ValueError(f"bit-plane lengths overflow {'int64' if wide else 'int32'} offsets"
+                         + ("" if wide else " (use wide=True)"))
+    if bad & 128:
+        raise DeviceError("bitplane_pack: the look-back timed out (a GPU scheduling fault)")
 
 
-def bitplane_unpack_cpu(buf) -> np.ndarray:
-    """Decode a :func:`bitplane_pack` buffer on the CPU.
-
-    Parameters
-    ----------
-    buf : numpy.ndarray or bytes
-        The packed buffer (1-D uint8).
-
-    Returns
-    -------
-    numpy.ndarray
-        The values, with the dtype recorded in the header.
-
-    Raises
-    ------
-    CorruptDataError
-        For a bad header, plane counts wider than the dtype, or a buffer whose length does not
-        match its plane counts (truncated or with trailing bytes).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.kernels.bitplane import bitplane_pack_cpu, bitplane_unpack_cpu
-    >>> v = np.array([-2, 5, 7, 7], dtype=np.int16)
-    >>> bitplane_unpack_cpu(bitplane_pack_cpu(v, delta=True)).tolist()
-    [-2, 5, 7, 7]
-    """
-    buf = _as_buffer(buf)
-    dt, ut, flags, n, groups, start = _parse_header(buf[:HEADER_BYTES].tobytes(), buf.size)
-    w = 8 * ut.itemsize
-    counts = buf[HEADER_BYTES:HEADER_BYTES + groups]
-    if groups and int(counts.max()) > w:
-        g = int(np.argmax(counts > w))
-        raise CorruptDataError(f"bit-plane group {g} claims {int(counts[g])} planes, more than "
-                               f"the {w} bits of {dt}")
-    ends = np.cumsum(counts, dtype=np.int64)
-    total = int(ends[-1]) if groups else 0
-    have = (buf.size - start) // 4
-    if have != total:
-        raise CorruptDataError(f"bit-plane buffer has {have} plane words, its counts say {total} "
-                               f"({'truncated' if have < total else 'trailing bytes'})")
-    words = buf[start:].view("<u4") if start % 4 == 0 else buf[start:].copy().view("<u4")
-    begins = ends - counts
-    grid = np.zeros((groups, GROUP), dtype=ut)
-    top = int(counts.max()) if groups else 0
-    for b in range(top):
-        sel = counts > b
-        wv = np.ascontiguousarray(words[begins[sel] + b])
-        bits = np.unpackbits(wv.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
-        grid[sel] |= bits.astype(ut) << ut.type(b)
-    u = grid.reshape(-1)[:n]
-    if flags & FLAG_ZIGZAG:
-        u = (u >> ut.type(1)) ^ (ut.type(0) - (u & ut.type(1)))
-    if flags & FLAG_DELTA:
-        u = np.cumsum(u, dtype=ut)
-    return np.ascontiguousarray(u).view(dt).astype(dt.newbyteorder("="), copy=False)
-
-
-# ---- GPU path and dispatch -----------------------------------------------------------------------
-
-def bitplane_pack(values, *, delta: bool = False, stream=None):
-    """Pack integers into bit planes (NumPy: CPU twin; CuPy: GPU kernels, same bytes).
-
-    The GPU path reads the total size back once (to allocate the exact output), so it
-    synchronises ``stream`` once.
+def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True):
+    """Pack integers into bit planes (NumPy: CPU twin; CuPy: one GPU kernel, same bytes).
 
     Parameters
     ----------
@@ -251,10 +145,15 @@ def bitplane_pack(values, *, delta: bool = False, stream=None):
         Store wrapping, zigzagged differences of consecutive values.
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work.
+    trim : bool, default True
+        GPU only.  True: synchronise once, check the kernel's flag and return the exact buffer.
+        False: no synchronisation; return ``(buffer, nbytes)`` where ``buffer`` has the worst-case
+        size (its first ``nbytes`` bytes are the result) and ``nbytes`` a 0-d int64 device array
+        (-1 if the look-back failed, which a working GPU never does).
 
     Returns
     -------
-    numpy.ndarray or cupy.ndarray
+    numpy.ndarray or cupy.ndarray, or (cupy.ndarray, cupy.ndarray)
         The packed uint8 buffer (layout in the module docstring).
 
     Examples
@@ -264,59 +163,103 @@ def bitplane_pack(values, *, delta: bool = False, stream=None):
     >>> v = np.arange(1000, dtype=np.int64) * 3
     >>> buf = bitplane_pack(v, delta=True)
     >>> int(buf.size), bool((bitplane_unpack(buf) == v).all())
-    (432, True)
+    (464, True)
     >>> import cupy as cp  # doctest: +SKIP
-    >>> int(bitplane_pack(cp.asarray(v), delta=True).size)  # doctest: +SKIP
-    432
+    >>> big, nbytes = bitplane_pack(cp.asarray(v), delta=True, trim=False)  # doctest: +SKIP
+    >>> int(nbytes)  # doctest: +SKIP
+    464
     """
     if array_device(values, "bitplane_pack") == "cpu":
         return bitplane_pack_cpu(values, delta=delta)
     cp = get_cupy()
     if values.ndim != 1:
         raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
-    code, _, ut, signed = _value_dtype(values.dtype)
+    code, ut, signed = value_dtype(values.dtype)
     n = values.size
-    groups = -(-n // GROUP)
     zig = signed or delta
     flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
-    start = _data_start(groups)
+    lay = Layout(n)
+    head = header(code, flags, n)
     stream = stream or cp.cuda.get_current_stream()
     with stream:
+        if n == 0:
+            out = cp.asarray(bitplane_pack_cpu(np.zeros(0, values.dtype), delta=delta))
+            nbytes = cp.array(out.size, dtype=cp.int64)
+            return out if trim else (out, nbytes)
         src = cp.ascontiguousarray(values).view(ut)
-        counts = cp.empty(groups, dtype=cp.uint8)
-        blocks = -(-groups * 32 // _THREADS)
-        args = (src, np.int64(n), np.int32(bool(delta)), np.int32(zig))
-        if groups:
-            _kernel(f"bitplane_counts<{_CTYPE[ut.itemsize]}>")(
-                (blocks,), (_THREADS,), (*args, counts, np.int64(groups)))
-        ends = cp.cumsum(counts, dtype=cp.int64)
-        total = int(ends[-1]) if groups else 0        # the one host synchronisation
-        out = cp.zeros(start + 4 * total, dtype=cp.uint8)
-        out[:HEADER_BYTES] = cp.asarray(np.frombuffer(_header(code, flags, n), np.uint8))
-        out[HEADER_BYTES:HEADER_BYTES + groups] = counts
-        if total:
-            words = out[start:].view(cp.uint32)
-            _kernel(f"bitplane_planes<{_CTYPE[ut.itemsize]}>")(
-                (blocks,), (_THREADS,), (*args, counts, ends, words, np.int64(groups)))
-    return out
+        out = cp.empty(lay.max_bytes(ut.itemsize), dtype=cp.uint8)
+        # zeroed scratch: look-back status (4 u64 per superblock), ticket + error flag, size
+        scratch = cp.zeros(4 * lay.sblocks + 2, dtype=cp.uint64)
+        ticket = scratch[4 * lay.sblocks:4 * lay.sblocks + 1].view(cp.uint32)[:1]
+        err = scratch[4 * lay.sblocks:4 * lay.sblocks + 1].view(cp.int32)[1:]
+        nbytes = scratch[4 * lay.sblocks + 1:].view(cp.int64).reshape(())
+        _kernel(f"bitplane_pack<{_CTYPE[ut.itemsize]}>")(
+            (lay.sblocks,), (THREADS,),
+            (src, np.int64(n), np.int64(lay.groups), np.int64(lay.sblocks), np.int32(delta),
+             np.int32(zig), out, np.int64(lay.index_start), np.int64(lay.words_start),
+             np.uint64(int.from_bytes(head[:8], "little")),
+             np.uint64(int.from_bytes(head[8:], "little")), scratch, ticket,
+             scratch[4 * lay.sblocks + 1:].view(cp.int64), err,
+             np.uint64(LOOKBACK_TIMEOUT_NS)))
+        if not trim:
+            return out, nbytes
+        bad = int(err.get(stream=stream)[0])                  # the one synchronisation
+        _raise_flags(bad, "pack")
+        return out[:int(nbytes.get(stream=stream))].copy()    # frees the worst-case buffer
 
 
-def bitplane_unpack(buf, *, stream=None, check: bool = True):
-    """Decode a :func:`bitplane_pack` buffer (NumPy: CPU twin; CuPy: on the GPU).
+def _device_buffer(cp, buf, what: str):
+    if buf.dtype != cp.uint8 or buf.ndim != 1:
+        raise TypeError(f"{what} needs a 1-D uint8 buffer, not {buf.dtype} {buf.shape}")
+    return buf.copy() if buf.data.ptr % 16 else buf     # the kernels read 16-byte words
 
-    On the GPU the 16-byte header is read back to size the output; plane counts are scanned into
-    word offsets on the device; the decode kernel never reads outside the buffer and flags
-    inconsistencies, which ``check=True`` reads back once at the end (one synchronisation).
+
+def _gpu_header(cp, buf, stream, count, dtype):
+    """(version, dtype, unsigned dtype, flags, layout) from the host header (one small copy), or
+    from ``count`` and ``dtype`` without a copy (the kernel then checks the header)."""
+    if count is None or dtype is None:
+        head = cp.asnumpy(buf[:HEADER_BYTES], stream=stream).tobytes()
+        return parse_header(head, buf.size)
+    code, ut, _ = value_dtype(dtype)
+    lay = Layout(count)
+    if buf.size < lay.words_start or (buf.size - lay.words_start) % 4:
+        raise CorruptDataError(f"bit-plane buffer of {buf.size} bytes does not fit {count} values "
+                               "(truncated or padded)")
+    return 2, CODES[code], ut, -1, lay
+
+
+def _sizes(lay: Layout, dt, nbytes: int) -> tuple:
+    code = CODES.index(np.dtype(dt).newbyteorder("<"))
+    head = header(code, 0, lay.n)
+    mask = (1 << 64) - 1 - (0xFF << 40)                  # flags are checked separately
+    return (np.int64(lay.n), np.int64(lay.groups), np.int64(lay.sblocks),
+            np.int64(lay.index_start), np.int64(lay.words_start),
+            np.int64((nbytes - lay.words_start) // 4),
+            np.uint64(int.from_bytes(head[:8], "little")),
+            np.uint64(int.from_bytes(head[8:], "little")), np.uint64(mask), np.int32(code >= 4))
+
+
+def bitplane_unpack(buf, *, count: int | None = None, dtype=None, stream=None,
+                    check: bool = True):
+    """Decode a :func:`bitplane_pack` buffer (NumPy: CPU twin; CuPy: one GPU kernel).
+
+    On the GPU the 16-byte header is read back to size the output unless ``count`` and ``dtype``
+    are given (then the kernel checks the header against them).  The kernel never reads outside
+    the buffer and flags every inconsistency, which ``check=True`` reads back once at the end.
+    An FBP1 buffer is decoded on the host (copy, CPU twin, upload).
 
     Parameters
     ----------
     buf : numpy.ndarray, bytes or cupy.ndarray
-        The packed 1-D uint8 buffer.
+        The packed 1-D uint8 buffer (exactly its bytes: no trailing bytes).
+    count, dtype : int and dtype, optional
+        GPU only: the expected number of values and dtype; with both and ``check=False`` nothing
+        synchronises.
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work.
     check : bool, default True
-        GPU only: synchronise at the end and raise on inconsistent plane counts.  With False the
-        result of a corrupt buffer is garbage (but nothing is read or written out of bounds).
+        GPU only: synchronise at the end and raise on a corrupt buffer.  With False the result of
+        a corrupt buffer is garbage (but nothing is read or written out of bounds).
 
     Returns
     -------
@@ -326,8 +269,8 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True):
     Raises
     ------
     CorruptDataError
-        For a bad header, plane counts wider than the dtype, or a length that does not match
-        the plane counts.
+        For any buffer that is not exactly what :func:`bitplane_pack` writes (the message names
+        what is wrong).
 
     Examples
     --------
@@ -340,42 +283,103 @@ def bitplane_unpack(buf, *, stream=None, check: bool = True):
             array_device(buf, "bitplane_unpack") == "cpu":
         return bitplane_unpack_cpu(buf)
     cp = get_cupy()
-    if buf.dtype != cp.uint8 or buf.ndim != 1:
-        raise TypeError(f"bitplane_unpack needs a 1-D uint8 buffer, not {buf.dtype} {buf.shape}")
+    buf = _device_buffer(cp, buf, "bitplane_unpack")
     stream = stream or cp.cuda.get_current_stream()
     with stream:
-        if buf.size < HEADER_BYTES:
-            _parse_header(b"", buf.size)
-        head = cp.asnumpy(buf[:HEADER_BYTES], stream=stream).tobytes()
-        dt, ut, flags, n, groups, start = _parse_header(head, buf.size)
-        out = cp.empty(n, dtype=ut)
-        if groups:
-            if buf.data.ptr % 4:
-                buf = buf.copy()                       # words must be 4-byte aligned
-            counts = buf[HEADER_BYTES:HEADER_BYTES + groups]
-            ends = cp.cumsum(counts, dtype=cp.int64)
-            nwords = (buf.size - start) // 4
-            words = buf[start:].view(cp.uint32) if nwords else cp.zeros(1, cp.uint32)
-            err = cp.zeros(1, dtype=cp.int32)
-            blocks = -(-groups * 32 // _THREADS)
-            _kernel(f"bitplane_decode<{_CTYPE[ut.itemsize]}>")(
-                (blocks,), (_THREADS,),
-                (words, np.int64(nwords), counts, ends, np.int64(n),
-                 np.int32(bool(flags & FLAG_ZIGZAG)), out, np.int64(groups), err))
-            if flags & FLAG_DELTA:
-                out = cp.cumsum(out, dtype=ut)
-            if check:
-                _raise_decode_error(int(err.get(stream=stream)[0]), ut, dt)
+        version, dt, ut, _, lay = _gpu_header(cp, buf, stream, count, dtype)
+        if version == 1 or lay.n == 0:
+            return cp.asarray(bitplane_unpack_cpu(cp.asnumpy(buf, stream=stream)))
+        out = cp.empty(lay.n, dtype=ut)
+        err = cp.zeros(1, dtype=cp.int32)
+        _kernel(f"bitplane_unpack<{_CTYPE[ut.itemsize]}>")(
+            (lay.sblocks,), (THREADS,), (buf, *_sizes(lay, dt, buf.size), out, err))
+        if check:
+            _raise_flags(int(err.get(stream=stream)[0]), "unpack")
     return out.view(dt)
 
 
-def _raise_decode_error(bad: int, ut, dt) -> None:
-    if bad:
-        what = []
-        if bad & 1:
-            what.append(f"plane counts above the {8 * ut.itemsize} bits of {dt}")
-        if bad & 2:
-            what.append("plane words missing (truncated)")
-        if bad & 4:
-            what.append("plane words left over (length does not match the counts)")
-        raise CorruptDataError("bit-plane buffer is corrupt: " + "; ".join(what))
+def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool = False,
+                            count: int | None = None, dtype=None, stream=None,
+                            check: bool = True, err=None):
+    """Decode packed lengths straight into Arrow offsets (``0``, then the running sum).
+
+    The fused use by the codec: one kernel, no lengths array in between.  ``buf`` must hold
+    unsigned lengths without delta (``bitplane_pack`` of uint8..uint64 lengths).
+
+    Parameters
+    ----------
+    buf : numpy.ndarray, bytes or cupy.ndarray
+        The packed 1-D uint8 buffer (NumPy/bytes: the CPU twin, same bytes).
+    out : numpy.ndarray or cupy.ndarray, optional
+        1-D uint8 buffer to write the ``n + 1`` offsets into, at ``byte_offset`` (an address that
+        is a multiple of the offset size; 8-byte aligned is recommended).  Other bytes of ``out``
+        are left alone.  Default: a new buffer.
+    byte_offset : int, default 0
+        Where in ``out`` the offsets start.
+    wide : bool, default False
+        int64 offsets (Arrow large_string) instead of int32.
+    count, dtype : int and unsigned dtype, optional
+        GPU only: the number of lengths and their dtype, so that the header is not read back
+        (no synchronisation with ``check=False``; the kernel checks the header).
+    stream : cupy.cuda.Stream, optional
+        Stream for the GPU work.
+    check : bool, default True
+        GPU only: synchronise once at the end and raise on a corrupt buffer or an overflow.
+    err : cupy.ndarray, optional
+        GPU only: a 1-element int32 device array the kernel ORs its error bits into instead
+        (``check`` is then not done; :func:`error_message` words the bits), so that a caller
+        unpacking many buffers reads every flag in one synchronisation.
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        The offsets (int32 or int64), a view into ``out`` when given.
+
+    Raises
+    ------
+    CorruptDataError
+        For a corrupt buffer, or one holding signed or delta-coded values.
+    ValueError
+        When the offsets overflow int32 (int64 for ``wide``), or ``out`` is too small or
+        misaligned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitplane import bitplane_pack, bitplane_unpack_offsets
+    >>> buf = bitplane_pack(np.array([5, 0, 2, 7], np.uint32))
+    >>> bitplane_unpack_offsets(buf).tolist()
+    [0, 5, 5, 7, 14]
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> dst = cp.zeros(64, cp.uint8)  # doctest: +SKIP
+    >>> offs = bitplane_unpack_offsets(cp.asarray(buf), dst, byte_offset=16)  # doctest: +SKIP
+    >>> offs.tolist()  # doctest: +SKIP
+    [0, 5, 5, 7, 14]
+    """
+    if isinstance(buf, (bytes, bytearray, memoryview)) or \
+            array_device(buf, "bitplane_unpack_offsets") == "cpu":
+        return bitplane_unpack_offsets_cpu(buf, out, byte_offset=byte_offset, wide=wide)
+    cp = get_cupy()
+    buf = _device_buffer(cp, buf, "bitplane_unpack_offsets")
+    stream = stream or cp.cuda.get_current_stream()
+    otype = cp.int64 if wide else cp.int32
+    with stream:
+        version, dt, ut, flags, lay = _gpu_header(cp, buf, stream, count, dtype)
+        if dt.kind != "u" or flags > 0:
+            raise CorruptDataError(f"bit-plane offsets need unsigned lengths without delta, the "
+                                   f"buffer holds {dt} with flags {flags}")
+        target = offsets_target(out, byte_offset, lay.n, wide, xp=cp)
+        view = target[byte_offset:byte_offset + (lay.n + 1) * np.dtype(otype).itemsize]
+        if version == 1 or lay.n == 0:
+            host = bitplane_unpack_offsets_cpu(cp.asnumpy(buf, stream=stream), wide=wide)
+            view[:] = cp.asarray(host.view(np.uint8))
+            return view.view(otype)
+        flags_given = err is not None
+        if not flags_given:
+            err = cp.zeros(1, dtype=cp.int32)
+        _kernel(f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
+                f"{'long long' if wide else 'int'}>")(
+            (lay.sblocks,), (THREADS,), (buf, *_sizes(lay, dt, buf.size), view, err))
+        if check and not flags_given:
+            _raise_flags(int(err.get(stream=stream)[0]), "offsets", wide)
+    return view.view(otype)

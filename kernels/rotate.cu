@@ -1,51 +1,74 @@
 // In-place rotation of a byte range (std::rotate), one pass per kernel: every byte the kernel
-// moves is read once from the array and written once to it.  Launched by rotate.py, which also
-// turns a rotation into a plan of one or more such passes.
+// moves is read once from the array (or from a small saved copy) and written once.  Launched by
+// rotate.py, which also turns a rotation into a plan of passes (one pass unless a lane pass's
+// remainder is too big to save, see plan()).
 //
 // Shared machinery
 // ----------------
 // * Work items ("tickets") are claimed with atomicAdd on a counter, so tickets are claimed in
 //   increasing order and only by blocks that are running; a ticket says what the block does,
-//   never its blockIdx (the hardware may start blocks in any order).  The ticket -> tile map is
-//   closed form.
-// * A block loads a ticket's source bytes into shared memory, then publishes "ticket j has read"
-//   in a ring of RING flag slots: slot j % RING holds the largest published ticket + 1 of that
-//   residue.  Before publishing, ticket j waits until ticket j - RING has published (so the
-//   slot's values only grow, and "slot >= j' + 1" proves that ticket j' has read).  Then the block
-//   waits until every ticket whose source overlaps its destination has published, and writes.
-//   Memory ordering: the flag is stored with st.release after a __threadfence, by one thread after
-//   a __syncthreads that follows the block's loads (their values are in shared memory, so later
-//   writes by other blocks cannot change them); waiters use ld.acquire.
+//   never its blockIdx (the hardware may start blocks in any order).  Ticket -> work is closed
+//   form.
+// * A block publishes "ticket j has read what its neighbour overwrites" in a ring of RING flag
+//   slots: slot j % RING holds the largest published ticket + 1 of that residue.  Before
+//   publishing, ticket j waits until ticket j - RING has published (so a slot's value only grows
+//   and "slot >= t + 1" proves that ticket t has published).
+// * Memory ordering: loads are cp.async copies into shared memory; every thread waits for its own
+//   (cp.async.wait_group), then __syncthreads, then one thread issues __threadfence and a
+//   st.release.gpu of the flag.  The bytes are in shared memory by then, so later stores by other
+//   blocks cannot change them.  A waiter spins with ld.acquire.gpu, then __syncthreads, then its
+//   threads store.
+// * Bounded waits: every spin also watches *err and a %globaltimer deadline (timeout_ns).  Past
+//   the deadline the waiter sets *err = 1 and stops waiting; every later wait sees *err and
+//   returns at once, so the kernel always finishes (with a garbage result) and the host raises.
+// * Deadlock freedom (any grid size, any residency): every wait is for a ticket SMALLER than the
+//   waiter's own, and a block publishes before any wait other than the ring-reuse one (j - RING).
+//   Induction on the ticket number: if every ticket < j publishes, ticket j's block gets past its
+//   ring wait, publishes, gets past its other waits and finishes.  Tickets smaller than j were
+//   claimed by blocks that were running (atomicAdd order) and resident blocks make progress, so
+//   no grid size, occupancy or scheduling order can stall a waiter; blocks that are not resident
+//   hold no ticket and block nobody.
+// * Loads move aligned 16-byte words (cp.async.cg); a word holding at least one byte of a valid
+//   range lies inside that range's allocation, so no word can fault; its other bytes are unused.
+//   Stores write 16-byte aligned words inside a range and single bytes at its ragged ends (the
+//   bytes next to them belong to other blocks).
 //
-// rotate_column (one block per ticket): rotate [0, nb) left (or right) by D bytes where
-//   nb = L*D + S.  The range is L lanes of D bytes and a remainder of S bytes (left: lanes from 0,
-//   remainder at the end; right: lanes from the end, remainder at 0), the remainder saved to
-//   scratch beforehand.  Lane l's bytes go to lane l-1 at the same offset, the remainder's go to
-//   lane L-1, and lane 0's bytes go to "the top" (lane L-1 or the remainder) shifted by S (left:
-//   +S, right: -S).  Ticket j owns column c = [cW, cW + W) of every lane (left: c = C - 1 - j,
-//   right: c = j): it loads all its lanes (and its part of the saved remainder), publishes, waits
-//   for the columns whose lane L-1 receives its lane 0 (left: columns >= c, right: columns <= c,
-//   i.e. earlier tickets or itself), and writes everything.  All other moves stay inside the
-//   column.  The remainder region is only ever read from the saved copy, so writing it needs no
-//   wait.
-//   Why it cannot deadlock (any n, shift and grid size): every wait is for a ticket SMALLER than
-//   the waiter's own (ring reuse: j - RING; readers: earlier columns).  By induction on the ticket
-//   number: ticket 0 waits for nobody and finishes; if all tickets < j finish, ticket j's waits
-//   are all satisfied and it finishes too.  A waiting block never holds anything a smaller ticket
-//   needs, and the smaller tickets are already resident, so no grid size, occupancy or scheduling
-//   order can stall it.
+// rotate_short (left rotation by d <= SHORT_DMAX; a right rotation is the mirror image):
+//   new[i] = old[i + d], bytes past nb wrap (old [nb, nb + d) = old [0, d) is read from a copy
+//   made before the kernel).  Tiles are `tile` bytes on 16-byte aligned addresses.  The
+//   destination is cut into nchunks chunks of whole tiles, ticket j = chunk j.  A block streams
+//   its chunk [c0, c1) RIGHT TO LEFT through a ring of NS tile slots in shared memory: it loads
+//   old [c0, c1 + d) tile by tile (each old byte once, cp.async, `PREFETCH` tiles ahead) and stores
+//   destination tile [p0, p1) from old [p0 + d, p1 + d) as soon as that is in the ring (tiles
+//   right of p0, loaded earlier; NS >= PREFETCH + 1 + ceil(d / tile) keeps them there).  Its own
+//   chunk is only overwritten by itself, after it loaded the bytes.  Across chunks: the first
+//   tiles it loads are the next chunk's head [c1, c1 + d); then it publishes.  Before storing a
+//   tile that starts below c0 + d (its own head, which chunk j - 1 loads first) it waits for
+//   ticket j - 1, normally long published.  Chunk 0's head [0, d) is read only from the copy.
+//   Right rotation: chunk = nchunks - 1 - j, tiles left to right, head [c0 - d, c0).
 //
-// rotate_short (persistent, pipelined; details below): rotate [0, nb) left (or right) by d bytes,
-//   d small.  Destination tiles are 16-byte aligned ranges of `tile` bytes.  Left: ticket j is
-//   tile j, whose source [p0 + d, p1 + d) lies after it (bytes past nb come from a copy of the old
-//   bytes made beforehand); the old contents of [p0, p1) are read by the tiles covering
-//   [p0 - d, p1 - d), all of them at or before tile j: earlier tickets, or itself (already read).
-//   Bytes below 0 belong to the saved head, which nobody reads from the array.  Right: mirror
-//   image, ticket j is tile m - 1 - j.
+// rotate_column (lane streaming, d > SHORT_DMAX): rotate [0, nb) left (or right) by D bytes,
+//   nb = L*D + S.  The range is L lanes of D bytes and a remainder of S bytes (left: lanes from
+//   0, remainder at the end; right: lanes from the end, remainder at 0).  Lane l's bytes go to
+//   lane l-1 at the same offset, the remainder's go to lane L-1 (left: offsets [0, S), right:
+//   [D - S, D)), lane 0's go to "the top" shifted by S (left: +S, right: -S; offsets past lane
+//   L-1 land in the remainder).  A ticket owns a column [x0, x0 + W) of the lanes and a segment
+//   of them: destination lanes [l0, l1) (the G segments of a column split lanes 0..L-2), source
+//   lanes l0+1..l1.  It loads source lane l1 first (chain mode: and lane 0, kept for the wrap)
+//   and publishes: segment g+1's first store overwrites lane l1, so it waits for ticket j - 1
+//   (segment g, same column) first.  Then it streams: load lane l+1 (PREFETCH lanes ahead),
+//   store it into lane l.  The last segment (l1 = L-1) writes the top of its column:
+//   * stash mode (D + S small): old lane 0 and the remainder were saved to scratch; the last
+//     segment writes lane L-1 and the remainder at its column's offsets from the copies, after
+//     its own load of lane L-1.  No other cross-block hazard: nobody reads lane 0 or the
+//     remainder from the array.
+//   * chain mode (G = 1, only the remainder saved): the block kept old lane 0 in shared memory
+//     and stores it to lane L-1 at offsets [x0 + S, x0 + W + S) (right: - S) once the columns
+//     owning them have loaded their lane L-1 (published).  Tickets go by decreasing column (right:
+//     increasing), so those are smaller tickets (or its own column, loaded already).
 
 // No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
 typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 
 typedef long long i64;
@@ -54,6 +77,12 @@ typedef unsigned long long uptr;   // pointer as an integer
 
 #define THREADS 256
 #define RING 4096
+#define PREFETCH 4                 // tiles (short) / lanes (column) loaded ahead per block
+#define NO_WRAP (1LL << 40)        // ring size meaning "a linear buffer"
+#define MIN_BLOCKS 4               // resident blocks per SM the register budget allows
+
+__device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
+__device__ __forceinline__ i64 imax(i64 a, i64 b) { return a > b ? a : b; }
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
     unsigned v;
@@ -65,15 +94,29 @@ __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
 }
 
-// Thread 0 only.  Blocks until ticket t has published its read.
-__device__ __forceinline__ void wait_ticket(const unsigned* ring, u64 t) {
-    const unsigned* slot = ring + (t % RING);
-    while (ld_acquire(slot) < (unsigned)(t + 1)) __nanosleep(64);
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
 }
 
-// Thread 0 only.  Publishes "ticket j has read" (after the ring slot's previous owner did).
-__device__ __forceinline__ void publish(unsigned* ring, u64 j) {
-    if (j >= RING) wait_ticket(ring, j - RING);
+// Thread-level.  Returns once ticket t has published, *err is set, or the deadline passed (then
+// it sets *err).
+__device__ __forceinline__ void wait_ticket(const unsigned* ring, u64 t, unsigned* err,
+                                            u64 timeout_ns) {
+    const unsigned* slot = ring + (t % RING);
+    if (ld_acquire(slot) >= (unsigned)(t + 1)) return;
+    const u64 t0 = global_ns();
+    while (ld_acquire(slot) < (unsigned)(t + 1)) {
+        if (*(const volatile unsigned*)err) return;
+        if (global_ns() - t0 > timeout_ns) { atomicOr(err, 1u); return; }
+        __nanosleep(32);
+    }
+}
+
+// Thread 0, after the __syncthreads that follows the block's completed loads.
+__device__ __forceinline__ void publish(unsigned* ring, u64 j, unsigned* err, u64 timeout_ns) {
+    if (j >= RING) wait_ticket(ring, j - RING, err, timeout_ns);
     __threadfence();
     st_release(ring + (j % RING), (unsigned)(j + 1));
 }
@@ -83,185 +126,6 @@ __device__ __forceinline__ u64 claim(unsigned* ring) {
     if (threadIdx.x == 0) ticket = atomicAdd(ring + RING, 1u);
     __syncthreads();
     return ticket;
-}
-
-// Copy len bytes global -> shared.  16-byte words when both sides share their address mod 16.
-__device__ void load_range(uint8_t* sm, const uint8_t* g, i64 len) {
-    if (len <= 0) return;
-    if ((((uptr)sm ^ (uptr)g) & 15) == 0) {
-        i64 head = (16 - ((uptr)g & 15)) & 15;
-        if (head > len) head = len;
-        i64 words = (len - head) >> 4;
-        for (i64 i = threadIdx.x; i < head; i += THREADS) sm[i] = g[i];
-        const uint4* gw = reinterpret_cast<const uint4*>(g + head);
-        uint4* sw = reinterpret_cast<uint4*>(sm + head);
-        for (i64 i = threadIdx.x; i < words; i += THREADS) sw[i] = __ldcs(gw + i);
-        for (i64 i = head + (words << 4) + threadIdx.x; i < len; i += THREADS) sm[i] = g[i];
-    } else {
-        for (i64 i = threadIdx.x; i < len; i += THREADS) sm[i] = g[i];
-    }
-}
-
-// 16 bytes from shared memory at any byte address (reads up to 4 bytes past them: every buffer is
-// followed by at least 16 bytes of shared memory).
-__device__ __forceinline__ uint4 read16(const uint8_t* p) {
-    uptr a = (uptr)p;
-    const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~(uptr)3);
-    unsigned sh = (unsigned)(a & 3) * 8;
-    uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-    uint4 r;
-    r.x = __funnelshift_r(w0, w1, sh);
-    r.y = __funnelshift_r(w1, w2, sh);
-    r.z = __funnelshift_r(w2, w3, sh);
-    r.w = __funnelshift_r(w3, w4, sh);
-    return r;
-}
-
-// Copy len bytes shared -> global, any relative alignment: aligned 16-byte stores inside, single
-// bytes at the two ragged ends (the bytes next to them belong to other tiles).
-__device__ void store_range(uint8_t* g, const uint8_t* sm, i64 len) {
-    if (len <= 0) return;
-    i64 head = (16 - ((uptr)g & 15)) & 15;
-    if (head > len) head = len;
-    i64 words = (len - head) >> 4;
-    for (i64 i = threadIdx.x; i < head; i += THREADS) g[i] = sm[i];
-    uint4* gw = reinterpret_cast<uint4*>(g + head);
-    const uint8_t* s = sm + head;
-    for (i64 i = threadIdx.x; i < words; i += THREADS) __stcs(gw + i, read16(s + (i << 4)));
-    for (i64 i = head + (words << 4) + threadIdx.x; i < len; i += THREADS) g[i] = sm[i];
-}
-
-__device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
-__device__ __forceinline__ i64 imax(i64 a, i64 b) { return a > b ? a : b; }
-
-// ------------------------------------------------------------------------------------------------
-
-extern "C" __global__ void __launch_bounds__(THREADS)
-rotate_column(uint8_t* a, i64 nb, i64 D, int L, i64 S, int left, const uint8_t* saved,
-              unsigned* ring, i64 W, i64 ncols) {
-    extern __shared__ __align__(16) uint8_t smem[];
-    const u64 j = claim(ring);
-    const i64 c = left ? ncols - 1 - (i64)j : (i64)j;
-    const i64 X0 = c * W, X1 = imin(D, X0 + W), len = X1 - X0;
-    const i64 stride = W + 48;      // one lane buffer: 16 B slack before, 16 + 16 after
-    const i64 rem0 = left ? (i64)L * D : 0;         // where the remainder lives
-    // lane l starts at lane_start(l)
-    #define LANE_START(l) (left ? (i64)(l) * D : nb - ((i64)(l) + 1) * D)
-
-    // Load every lane's column, and the part of the saved remainder that this column receives.
-    for (int l = 0; l < L; ++l) {
-        const uint8_t* g = a + LANE_START(l) + X0;
-        load_range(smem + l * stride + 16 + ((uptr)g & 15), g, len);
-    }
-    // remainder bytes go to lane L-1: left at offsets [0, S), right at offsets [D - S, D)
-    const i64 q0 = left ? X0 : imax(X0, D - S), q1 = left ? imin(X1, S) : X1;
-    const uint8_t* rsrc = saved + (left ? q0 : q0 - (D - S));
-    uint8_t* rbuf = smem + L * stride + 16 + ((uptr)rsrc & 15);
-    if (q0 < q1) load_range(rbuf, rsrc, q1 - q0);
-    __syncthreads();
-
-    // Lane 0's bytes go to top offsets y in [X0 + sS, X1 + sS) (s = +1 left, -1 right); the part
-    // inside [0, D) lands in lane L-1, whose old bytes are read by the columns holding them.
-    const i64 y0 = left ? X0 + S : X0 - S, y1 = y0 + len;
-    if (threadIdx.x == 0) {
-        publish(ring, j);
-        i64 r0 = imax(y0, 0), r1 = imin(y1, D);
-        if (r0 < r1) {
-            for (i64 u = r0 / W; u <= (r1 - 1) / W; ++u) {
-                if (u == c) continue;
-                wait_ticket(ring, left ? (u64)(ncols - 1 - u) : (u64)u);
-            }
-        }
-    }
-    __syncthreads();
-
-    for (int l = 1; l < L; ++l) {
-        const uint8_t* g = a + LANE_START(l) + X0;
-        store_range(a + LANE_START(l - 1) + X0, smem + l * stride + 16 + ((uptr)g & 15), len);
-    }
-    if (q0 < q1) store_range(a + LANE_START(L - 1) + q0, rbuf, q1 - q0);
-    {
-        const uint8_t* g = a + LANE_START(0) + X0;
-        const uint8_t* b0 = smem + 16 + ((uptr)g & 15);
-        // part landing in lane L-1: offsets [max(y0, 0), min(y1, D))
-        i64 r0 = imax(y0, 0), r1 = imin(y1, D);
-        if (r0 < r1) store_range(a + LANE_START(L - 1) + r0, b0 + (r0 - y0), r1 - r0);
-        // part landing in the remainder: left y >= D -> rem offset y - D; right y < 0 -> y + S
-        if (left) {
-            i64 e0 = imax(y0, D);
-            if (e0 < y1) store_range(a + rem0 + (e0 - D), b0 + (e0 - y0), y1 - e0);
-        } else {
-            i64 e1 = imin(y1, 0);
-            if (y0 < e1) store_range(a + rem0 + (y0 + S), b0, e1 - y0);
-        }
-    }
-    #undef LANE_START
-}
-
-// ================================================================================================
-// rotate_short: pipelined and persistent
-// ================================================================================================
-//
-// A block is persistent: it loops over tickets (the tiles above, the same publish and waits)
-// and keeps PIPE_STAGES - 1 tickets' loads in flight while it publishes, waits for and stores the
-// current one.  Loads are cp.async 16-byte copies of the aligned 16-byte words that hold the
-// source bytes (a word holding at least one byte of a valid range lies inside that range's
-// allocation, so no word can fault; its other bytes are unused).
-//
-// Per block and iteration i (stage s = i % S, S = PIPE_STAGES):
-//   wait for the cp.async group of ticket tk[s]; barrier 1; issue the loads of the ticket held in
-//   stage (i + S - 1) % S (claimed one iteration earlier) into that stage's buffer (last read by
-//   the stores of iteration i - 1, which all ended before barrier 1); thread 0 publishes tk[s];
-//   thread 32 claims the next ticket and waits for tk[s]'s readers; barrier 2; store stage s.
-//
-// Why it cannot deadlock (any grid size, any residency)
-// -----------------------------------------------------
-// A block claims its tickets one after another with atomicAdd, so the tickets a block holds are
-// increasing and every ticket it holds was claimed while it was running.  The work on a ticket t
-// waits only for (a) the block's previous ticket to be stored, (b) ticket t - RING to have
-// published (ring reuse), (c) t's readers to have published: all are tickets smaller than t.
-// Induction on t: if every ticket < t gets published and stored, the block holding t gets past
-// (a), (b), (c) and stores t.  Ticket 0 waits for nothing.  Every ticket < ntickets is claimed:
-// a block leaves its loop only after claiming a ticket >= ntickets.  Blocks that are not resident
-// hold no ticket, so they block nobody; they start when another block exits, claim a ticket past
-// the end and leave.
-//
-// Bounded waits: every spin also watches *err and a %globaltimer deadline (timeout_ns).  Past the
-// deadline the waiter sets *err = 1 and stops waiting; every later wait sees *err and returns at
-// once, so the kernel always finishes (with a garbage result) and the host raises.
-
-#define PIPE_STAGES 3
-#define PIPE_MIN_BLOCKS 5   // <= 51 registers: 5 resident blocks of 256 threads per SM
-
-__device__ __forceinline__ u64 global_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ unsigned ld_volatile(const unsigned* p) {
-    return *(const volatile unsigned*)p;
-}
-
-// Thread-level only.  Returns once ticket t has published, *err is set, or the deadline passed
-// (then it sets *err).
-__device__ __forceinline__ void wait_ticket_bounded(const unsigned* ring, u64 t, unsigned* err,
-                                                    u64 timeout_ns) {
-    const unsigned* slot = ring + (t % RING);
-    if (ld_acquire(slot) >= (unsigned)(t + 1)) return;
-    const u64 t0 = global_ns();
-    while (ld_acquire(slot) < (unsigned)(t + 1)) {
-        if (ld_volatile(err)) return;
-        if (global_ns() - t0 > timeout_ns) { atomicOr(err, 1u); return; }
-        __nanosleep(32);
-    }
-}
-
-__device__ __forceinline__ void publish_bounded(unsigned* ring, u64 j, unsigned* err,
-                                                u64 timeout_ns) {
-    if (j >= RING) wait_ticket_bounded(ring, j - RING, err, timeout_ns);
-    __threadfence();
-    st_release(ring + (j % RING), (unsigned)(j + 1));
 }
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
@@ -281,87 +145,267 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
-// ------------------------------------------------------------------------------------------------
-
-// Start of destination tile t (tile t is [start(t), start(t + 1))): tiles of `tile` bytes on
-// 16-byte aligned addresses (al0 = array address mod 16), clipped to [0, nb].
-__device__ __forceinline__ i64 short_bound(i64 t, i64 tile, int al0, i64 nb) {
-    if (t <= 0) return 0;
-    return imin(nb, t * tile - al0);
+// 16 bytes from shared memory at any byte address p: the aligned 16-byte word holding p and,
+// when p is unaligned, the next one (the one holding p + 15).  Reads only words that hold some
+// of the 16 bytes.
+__device__ __forceinline__ uint4 read16(const uint8_t* p) {
+    const uptr a = (uptr)p;
+    const uint4* w = reinterpret_cast<const uint4*>(a & ~(uptr)15);
+    const uint4 lo = w[0];
+    const unsigned off = (unsigned)(a & 15);
+    if (off == 0) return lo;
+    const uint4 hi = w[1];
+    const unsigned q = off >> 2, sh = (off & 3) * 8;
+    const uint32_t r0 = q == 0 ? lo.x : q == 1 ? lo.y : q == 2 ? lo.z : lo.w;
+    const uint32_t r1 = q == 0 ? lo.y : q == 1 ? lo.z : q == 2 ? lo.w : hi.x;
+    const uint32_t r2 = q == 0 ? lo.z : q == 1 ? lo.w : q == 2 ? hi.x : hi.y;
+    const uint32_t r3 = q == 0 ? lo.w : q == 1 ? hi.x : q == 2 ? hi.y : hi.z;
+    const uint32_t r4 = q == 0 ? hi.x : q == 1 ? hi.y : q == 2 ? hi.z : hi.w;
+    uint4 r;
+    r.x = __funnelshift_r(r0, r1, sh);
+    r.y = __funnelshift_r(r1, r2, sh);
+    r.z = __funnelshift_r(r2, r3, sh);
+    r.w = __funnelshift_r(r3, r4, sh);
+    return r;
 }
 
-// Short pass, source of ticket j's tile as aligned words.  Virtual source position v (left:
-// [p0 + d, p1 + d), right: [p0 - d, p1 - d)) lives at address base + v when the whole word holding
-// it lies in [0, nb) (left: no byte >= nb; right: no byte < 0), else at sbase + v, a copy of the
-// old bytes made before the kernel that covers every such word (left: v in [nb - 16, nb + d + 16),
-// right: v in [-d - 16, 16)), aligned like the array (sbase = base mod 16).
-__device__ __forceinline__ void short_issue(uint8_t* stage, uptr base, i64 nb, i64 d, int left,
-                                            uptr sbase, i64 tile, int al0, i64 ntiles, u64 j) {
-    const i64 t = left ? (i64)j : ntiles - 1 - (i64)j;
-    const i64 p0 = short_bound(t, tile, al0, nb), p1 = short_bound(t + 1, tile, al0, nb);
-    const i64 s0 = left ? p0 + d : p0 - d;
-    const uptr w0 = (base + (uptr)s0) & ~(uptr)15;                   // address of the first word
-    const i64 nw = (i64)(((base + (uptr)(s0 + p1 - p0) + 15) & ~(uptr)15) - w0) >> 4;
-    const i64 v0 = (i64)(w0 - base);                                 // virtual start of word 0
+// Store len bytes to global g from shared buffer sm (R bytes, circular: byte k of the source is
+// sm[(o + k) mod R], 0 <= o < R, len <= R; when the buffer wraps, its first 16 bytes are
+// repeated at sm[R, R + 16) so that read16 may run past the end).
+__device__ void store_from(uint8_t* g, const uint8_t* sm, i64 R, i64 o, i64 len) {
+    if (len <= 0) return;
+    i64 head = (16 - ((uptr)g & 15)) & 15;
+    if (head > len) head = len;
+    const i64 words = (len - head) >> 4;
+    for (i64 k = threadIdx.x; k < head; k += THREADS) {
+        const i64 s = o + k;
+        g[k] = sm[s >= R ? s - R : s];
+    }
+    uint4* gw = reinterpret_cast<uint4*>(g + head);
+    for (i64 i = threadIdx.x; i < words; i += THREADS) {
+        i64 s = o + head + 16 * i;
+        s = s >= R ? s - R : s;
+        __stcs(gw + i, read16(sm + s));
+    }
+    for (i64 k = head + (words << 4) + threadIdx.x; k < len; k += THREADS) {
+        const i64 s = o + k;
+        g[k] = sm[s >= R ? s - R : s];
+    }
+}
+
+// Issue cp.async copies of the aligned words holding global [g, g + len) into sm (word 0 = the
+// word holding g, so byte g + k lands at sm[(g & 15) + k]).  Does not commit.
+__device__ __forceinline__ void load_words(uint8_t* sm, uptr g, i64 len) {
+    if (len <= 0) return;
+    const uptr w0 = g & ~(uptr)15;
+    const i64 nw = (i64)(((g + (uptr)len + 15) & ~(uptr)15) - w0) >> 4;
+    for (i64 i = threadIdx.x; i < nw; i += THREADS) cp_async16(sm + 16 * i, w0 + 16 * i);
+}
+
+// Whole-block move of len bytes (global src -> global dst, any alignment) through shared buffer
+// buf.  Every cp.async of the thread is waited for, so call it only with no loads in flight that
+// later code expects to be pending.
+__device__ void staged_move(uint8_t* dst, const uint8_t* src, i64 len, uint8_t* buf) {
+    if (len <= 0) return;
+    load_words(buf, (uptr)src, len);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    store_from(dst, buf, NO_WRAP, (i64)((uptr)src & 15), len);
+    __syncthreads();
+}
+
+// ================================================================================================
+// rotate_short
+// ================================================================================================
+//
+// Virtual positions v (old byte v of the range; left: v in [0, nb + d), bytes >= nb from the
+// copy; right: v in [-d, nb), bytes < 0 from the copy).  The copy lives at sbase + v, aligned
+// like the array (base + v), and holds every word that has a byte outside [0, nb) (left:
+// [nb - 16, nb + d + 16), right: [-d - 16, 16)).  Tile tau (biased so that it is >= 0 for
+// v >= -d) is [tau * tile - al0 - R, (tau + 1) * tile - al0 - R), R = NS * tile, and lives in
+// ring slot tau % NS: byte v at ring offset (v + al0 + R) mod R, 16-byte words on 16-byte
+// offsets.  Slot 0's first word is repeated after the ring (read16 past its end).
+//
+// Per block, steps s = 0 .. nsteps-1 load the tiles of [lo, hi) (left: [c0, c1 + d) right to
+// left; right: [c0 - d, c1) left to right).  Step s: wait for tile s's cp.async group; (thread 0
+// waits for ticket j - 1 at the step whose store first touches the neighbour's head); barrier;
+// issue the loads of step s + PREFETCH into its slot (last read by a store of step
+// s + PREFETCH - NS < s, finished before the barrier; the store of step s reads tiles s - m,
+// m <= ceil(d / tile), and NS >= PREFETCH + 1 + ceil(d / tile) keeps them apart); thread 0
+// publishes after the step that completes the head; store the tile's destination part.
+
+__device__ __forceinline__ i64 tile_of(i64 v, i64 tile, i64 al0, i64 R) {
+    return (v + al0 + R) / tile;
+}
+
+// Issue the loads of tile t's part of [lo, hi) into its slot (does not commit).
+__device__ __forceinline__ void short_load(uint8_t* smem, i64 R, uptr base, uptr sbase, i64 nb,
+                                           int left, i64 lo, i64 hi, i64 t, i64 tile, int NS) {
+    const i64 al0 = (i64)(base & 15);
+    const i64 ts = t * tile - al0 - R;                 // tile start (16-byte aligned address)
+    const i64 q0 = imax(lo, ts), q1 = imin(hi, ts + tile);
+    const i64 v0 = (i64)(((base + (uptr)q0) & ~(uptr)15) - base);
+    const i64 nw = (i64)(((base + (uptr)q1 + 15) & ~(uptr)15) - (base + (uptr)v0)) >> 4;
+    uint8_t* slot = smem + (t % NS) * tile + (v0 - ts);
     for (i64 i = threadIdx.x; i < nw; i += THREADS) {
         const i64 v = v0 + 16 * i;
         const bool from_copy = left ? (v + 16 > nb) : (v < 0);
-        cp_async16(stage + 16 * i, (from_copy ? sbase : base) + (uptr)v);
+        const uptr src = (from_copy ? sbase : base) + (uptr)v;
+        cp_async16(slot + 16 * i, src);
+        if (slot + 16 * i == smem) cp_async16(smem + R, src);   // slot 0's first word, again
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, PIPE_MIN_BLOCKS)
-rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring,
-                  i64 tile, int al0, i64 ntiles, unsigned* err, u64 timeout_ns) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring, i64 tile, int NS,
+             i64 chunk_tiles, i64 nchunks, unsigned* err, u64 timeout_ns) {
     extern __shared__ __align__(16) uint8_t smem[];
-    __shared__ u64 tk[PIPE_STAGES];
-    const i64 sstride = tile + 64;        // stage: <= tile + 30 bytes of words, read16 overrun
+    const i64 R = (i64)NS * tile;
     const uptr base = (uptr)a;
-    const u64 nt = (u64)ntiles;
-    if (threadIdx.x == 0) {
-        u64 prev = 0;
-        for (int s = 0; s < PIPE_STAGES; ++s) {
-            prev = (s == 0 || prev < nt) ? (u64)atomicAdd(ring + RING, 1u) : nt;
-            tk[s] = prev;
+    const i64 al0 = (i64)(base & 15);
+    const u64 j = claim(ring);
+    const i64 ch = left ? (i64)j : nchunks - 1 - (i64)j;
+    const i64 c0 = imax(0, ch * chunk_tiles * tile - al0);
+    const i64 c1 = imin(nb, (ch + 1) * chunk_tiles * tile - al0);
+    const i64 lo = left ? c0 : c0 - d, hi = left ? c1 + d : c1;
+    const i64 ta = tile_of(lo, tile, al0, R), tb = tile_of(hi - 1, tile, al0, R);
+    const i64 nsteps = tb - ta + 1;
+    // head: the steps before the first destination tile; wait: the first step whose tile meets
+    // the neighbour's head (left: starts below c0 + d; right: ends above c1 - d)
+    const i64 e = left ? tb - tile_of(c1 - 1, tile, al0, R) : tile_of(c0, tile, al0, R) - ta;
+    const i64 pub_step = imax(e - 1, 0);
+    const bool waits = left ? ch > 0 : ch < nchunks - 1;
+    const i64 wait_step = left ? tb - tile_of(imin(c0 + d, c1) - 1, tile, al0, R)
+                               : tile_of(imax(c1 - d, c0), tile, al0, R) - ta;
+
+    // step s -> tile, its loaded range and its destination part
+    #define STEP_TILE(s) (left ? tb - (s) : ta + (s))
+    #define TILE_START(t) ((t) * tile - al0 - R)
+
+    for (int s = 0; s < PREFETCH; ++s) {
+        if (s < nsteps)
+            short_load(smem, R, base, sbase, nb, left, lo, hi, STEP_TILE(s), tile, NS);
+        cp_async_commit();
+    }
+    for (i64 s = 0; s < nsteps; ++s) {
+        cp_async_wait<PREFETCH - 1>();                 // this thread's copies of step s are done
+        if (waits && s == wait_step && threadIdx.x == 0) wait_ticket(ring, j - 1, err, timeout_ns);
+        __syncthreads();                               // everybody's are (and the wait is over)
+        if (s == pub_step && threadIdx.x == 0) publish(ring, j, err, timeout_ns);
+        const i64 sn = s + PREFETCH;
+        if (sn < nsteps)
+            short_load(smem, R, base, sbase, nb, left, lo, hi, STEP_TILE(sn), tile, NS);
+        cp_async_commit();
+        const i64 t = STEP_TILE(s);
+        const i64 p0 = imax(c0, TILE_START(t)), p1 = imin(c1, TILE_START(t + 1));
+        if (p0 < p1) {
+            const i64 src = left ? p0 + d : p0 - d;
+            store_from(a + p0, smem, R, (src + al0 + R) % R, p1 - p0);
         }
     }
-    __syncthreads();
-    for (int s = 0; s < PIPE_STAGES - 1; ++s) {
-        if (tk[s] < nt) short_issue(smem + s * sstride, base, nb, d, left, sbase, tile, al0,
-                                    ntiles, tk[s]);
+    cp_async_wait<0>();                                // (only empty groups are left)
+    #undef STEP_TILE
+    #undef TILE_START
+}
+
+// ================================================================================================
+// rotate_column
+// ================================================================================================
+//
+// Shared memory: P (source lane l1), K (chain mode: old lane 0), then ring slots for lanes
+// l0+1 .. l1-1, each W + 48 bytes (<= W + 16 bytes of words plus read16 slack).  The host
+// allocates min(NSLOT, L - 2) slots, at least one: a slot index used below is always smaller
+// than the number of lanes streamed through the ring (<= L - 2), and the top's staged moves
+// reuse slot 0.  Step i (i = 0 .. m-1, m = l1 - l0) stores lane l0 + i from lane l0 + 1 + i
+// (slot i % NSLOT, or P for the last step); it first waits for lane l0 + 1 + i's group and
+// issues lane l0 + 1 + i + PREFETCH into slot (i + PREFETCH) % NSLOT, whose last reader (step
+// i + PREFETCH - NSLOT = i - 1) finished before the barrier.
+
+#define NSLOT (PREFETCH + 1)
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+rotate_column(uint8_t* a, i64 nb, i64 D, i64 L, i64 S, int left, const uint8_t* lane0,
+              const uint8_t* rem, unsigned* ring, i64 W, i64 ncols, i64 G, unsigned* err,
+              u64 timeout_ns) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    const i64 stride = W + 48;
+    uint8_t* P = smem;
+    uint8_t* K = smem + stride;
+    uint8_t* slots = smem + 2 * stride;
+    const bool chain = lane0 == nullptr;
+    const u64 j = claim(ring);
+    const i64 cidx = (i64)j / G, g = (i64)j % G;
+    const i64 c = left ? ncols - 1 - cidx : cidx;
+    const i64 x0 = c * W, x1 = imin(D, x0 + W), len = x1 - x0;
+    const i64 l0 = g * (L - 1) / G, l1 = (g + 1) * (L - 1) / G, m = l1 - l0;
+    #define LANE(l) (a + (left ? (i64)(l) * D : nb - ((i64)(l) + 1) * D) + x0)
+
+    // group 0: the last source lane (and lane 0), then the first PREFETCH lanes of the stream
+    load_words(P, (uptr)LANE(l1), len);
+    if (chain) load_words(K, (uptr)LANE(0), len);
+    cp_async_commit();
+    for (int f = 0; f < PREFETCH; ++f) {
+        const i64 l = l0 + 1 + f;
+        if (l < l1) load_words(slots + (f % NSLOT) * stride, (uptr)LANE(l), len);
         cp_async_commit();
     }
-    for (u64 i = 0;; ++i) {
-        const int s = (int)(i % PIPE_STAGES);
-        const u64 j = tk[s];
-        if (j >= nt) break;                      // tickets in tk only grow: nothing left
-        cp_async_wait<PIPE_STAGES - 2>();        // this thread's copies of ticket j are done
-        __syncthreads();                         // everybody's are
-        const int sn = (int)((i + PIPE_STAGES - 1) % PIPE_STAGES);
-        const u64 jn = tk[sn];
-        if (jn < nt) short_issue(smem + sn * sstride, base, nb, d, left, sbase, tile, al0,
-                                 ntiles, jn);
+    cp_async_wait<PREFETCH>();                          // group 0 is done
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        publish(ring, j, err, timeout_ns);
+        if (g > 0) wait_ticket(ring, j - 1, err, timeout_ns);   // segment g-1 has read lane l0
+    }
+    for (i64 i = 0; i < m; ++i) {
+        cp_async_wait<PREFETCH - 1>();
+        __syncthreads();
+        const i64 ln = l0 + 1 + i + PREFETCH;
+        if (ln < l1) load_words(slots + ((i + PREFETCH) % NSLOT) * stride, (uptr)LANE(ln), len);
         cp_async_commit();
-        const i64 t = left ? (i64)j : ntiles - 1 - (i64)j;
-        const i64 p0 = short_bound(t, tile, al0, nb), p1 = short_bound(t + 1, tile, al0, nb);
-        if (threadIdx.x == 0) publish_bounded(ring, j, err, timeout_ns);
-        if (threadIdx.x == 32) {
-            const u64 nx = jn < nt ? (u64)atomicAdd(ring + RING, 1u) : nt;
-            i64 r0 = left ? p0 - d : p0 + d, r1 = left ? p1 - d : p1 + d;
-            r0 = imax(r0, 0);
-            r1 = imin(r1, nb);
-            if (r0 < r1) {
-                const i64 ta = (r0 + al0) / tile, tb = (r1 - 1 + al0) / tile;
-                for (i64 u = ta; u <= tb; ++u) {
-                    if (u == t) continue;
-                    wait_ticket_bounded(ring, left ? (u64)u : (u64)(ntiles - 1 - u), err,
-                                        timeout_ns);
-                }
+        const uint8_t* src = LANE(l0 + 1 + i);
+        const uint8_t* buf = (l0 + 1 + i == l1) ? P : slots + (i % NSLOT) * stride;
+        store_from(LANE(l0 + i), buf, NO_WRAP, (i64)((uptr)src & 15), len);
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    if (g != G - 1) return;
+
+    // The top of this column.  Old lane L-1 here is in P already (loaded before any store).
+    uint8_t* top = LANE(L - 1) - x0;                   // lane L-1, offset 0
+    uint8_t* remd = a + (left ? L * D : 0);            // remainder, offset 0
+    const i64 r1 = imin(x1, S);                        // remainder offsets [x0, r1)
+    const i64 rs = left ? 0 : D - S;                   // lane L-1 offsets [rs, rs + S) <- rem
+    {   // saved remainder -> lane L-1
+        const i64 y0 = imax(x0, rs), y1 = imin(x1, rs + S);
+        staged_move(top + y0, rem + (y0 - rs), y1 - y0, slots);
+    }
+    if (!chain) {
+        // lane 0 (saved) -> lane L-1 outside [rs, rs + S), and -> the remainder
+        const i64 y0 = left ? imax(x0, S) : x0, y1 = left ? x1 : imin(x1, D - S);
+        staged_move(top + y0, lane0 + (left ? y0 - S : y0 + S), y1 - y0, slots);
+        staged_move(remd + x0, lane0 + (left ? D - S + x0 : x0), r1 - x0, slots);
+    } else {
+        // kept lane 0 [x0, x1) -> top offsets [x0 + sS, x1 + sS) (s = +1 left, -1 right)
+        const i64 y0 = left ? x0 + S : x0 - S, y1 = y0 + len;
+        const uint8_t* k0 = K + ((uptr)LANE(0) & 15);  // byte x0 of old lane 0
+        const i64 q0 = imax(y0, 0), q1 = imin(y1, D);  // the part in lane L-1
+        if (threadIdx.x == 0 && q0 < q1) {
+            for (i64 u = q0 / W; u <= (q1 - 1) / W; ++u) {
+                if (u == c) continue;                  // own lane L-1: loaded (P)
+                wait_ticket(ring, (u64)(left ? ncols - 1 - u : u) * G + (G - 1), err,
+                            timeout_ns);
             }
-            tk[s] = nx;                          // read again at iteration i + 1 (as stage sn)
         }
         __syncthreads();
-        const i64 s0 = left ? p0 + d : p0 - d;
-        store_range(a + p0, smem + s * sstride + ((base + (uptr)s0) & 15), p1 - p0);
+        store_from(top + q0, k0 + (q0 - y0), NO_WRAP, 0, q1 - q0);
+        if (left && y1 > D) {
+            const i64 e0 = imax(y0, D);
+            store_from(remd + (e0 - D), k0 + (e0 - y0), NO_WRAP, 0, y1 - e0);
+        }
+        if (!left && y0 < 0) {
+            const i64 e1 = imin(y1, 0);
+            store_from(remd + (y0 + S), k0, NO_WRAP, 0, e1 - y0);
+        }
     }
+    #undef LANE
 }

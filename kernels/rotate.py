@@ -4,34 +4,42 @@
 as raw bytes, so any element size works (rotating by ``k`` elements is rotating the bytes by
 ``k * itemsize``); ``k`` may be negative or larger than ``len(x)`` (it is taken modulo ``len(x)``).
 
-How (details and the deadlock arguments in ``rotate.cu``): the host turns (bytes, shift) into a
-short *plan* of one or more passes (:func:`plan`); each pass is one kernel that reads every byte
-it moves once and writes it once, keeping tiles in shared memory, with tiles handed out by an
-atomic ticket in a closed-form order so that a block only ever waits for tickets smaller than its
-own.
+How (details, memory ordering and the deadlock argument in ``rotate.cu``): the host turns
+(bytes, shift) into a *plan* of passes (:func:`plan`, one pass unless noted below); each pass is
+one kernel that reads every byte it moves once and writes it once, streaming tiles through
+shared memory with :data:`PREFETCH` tiles of ``cp.async`` loads in flight per block.  Work items
+are handed out by an atomic ticket in a closed-form order and a block only ever waits for a
+ticket smaller than its own, after publishing its own flag, so no grid size or residency can
+deadlock it.
 
-* ``short`` pass (shift ``d = min(k, n - k)`` bytes at most :data:`SCRATCH_BYTES`): the bytes
-  that wrap around are copied first; destination tiles of :data:`SHORT_TILE` bytes are then
-  filled left to right (right to left for a right rotation), each tile waiting for the tiles that
-  read its old contents.  Persistent blocks keep the ``cp.async`` loads of
-  :data:`SHORT_STAGES` - 1 tiles in flight while they publish and store the current one; every
-  wait is bounded (``timeout``): a stuck wait makes the kernel finish early and :func:`rotate`
-  raise :class:`fsstgpu.DeviceError` (``check=True``, one synchronisation) instead of hanging.
-* ``column`` pass (``n = L * d + s`` with ``L <= LMAX`` lanes and ``s <= SCRATCH_BYTES``): the
-  array is ``L`` lanes of ``d`` bytes plus a remainder of ``s``; one block owns a column of
-  ``W`` bytes across all lanes, so the lane-to-lane moves stay inside the block and only the lane
-  that wraps around (shifted by ``s``) waits for a neighbouring column.
-* otherwise a ``column`` pass with ``s = 0`` over the first ``min(L, LMAX)`` lanes moves them into
-  place, and the plan continues on the rest (a Gries-Mills step): total traffic stays within
-  ``LMAX / (LMAX - 1)`` of one pass while ``L > LMAX``, and shrinks geometrically afterwards.
+* ``short`` pass (shift ``d = min(k, n - k)`` bytes at most :data:`SHORT_DMAX`): the ``d`` bytes
+  that wrap around are copied first; the destination is cut into one contiguous chunk per block
+  (a few per SM).  A block streams its chunk backwards (left rotation; forwards for a right
+  one) through a ring of tiles in shared memory: each tile loads exactly its own old bytes and
+  stores the destination bytes, which are ``d`` bytes further and already in the ring (a copy
+  with carry).  The only cross-block hazard is the ``d`` bytes at a chunk's edge, which the
+  neighbouring block loads first and flags; the owner waits for that flag before its very last
+  stores, so no wait sits on the critical path.
+* ``column`` pass (lane streaming, ``n = L * d + s``): the array is ``L`` lanes of ``d`` bytes
+  plus a remainder of ``s``.  A block owns a column of ``W`` bytes of a run of lanes (a
+  *segment*) and streams through them: load lane ``l + 1``, store it into lane ``l``.  When
+  ``d + s`` fits in :data:`SCRATCH_BYTES` (*stash*), lane 0 and the remainder are saved first
+  and a column may be split into segments, each waiting only for its predecessor (which loads
+  the shared lane first); otherwise (*chain*) only the remainder is saved and the block keeps its
+  column of lane 0 in shared memory and stores it into lane ``L - 1`` (shifted by ``s``) at the
+  end, once the columns owning those bytes have loaded them.
+* a remainder larger than :data:`SCRATCH_BYTES` cannot be saved: the plan then rotates the
+  ``L`` whole lanes first (``s = 0``: one pass), leaving a rotation of ``d + s`` bytes by ``s``
+  (a Gries-Mills step); this repeats while the remainder stays large, shrinking geometrically.
 
-Device memory beyond the array: at most :data:`SCRATCH_BYTES` of saved bytes plus a ring of
-:data:`RING` ticket flags (16 KiB), well under 1 MiB.  No host-built tables, no host-to-device
-copies; the only host synchronisation is ``check`` after a short pass.
+Device memory beyond the array: at most :data:`SCRATCH_BYTES` of saved bytes, a ring of
+:data:`RING` ticket flags (16 KiB) and an error flag, under 1 MiB.  No host-built tables; the
+only host synchronisation is ``check`` at the end.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -39,37 +47,98 @@ import numpy as np
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.loader import get_function
+from fsstgpu.kernels.transpose import resident_blocks
 
 SOURCE = "rotate.cu"
-SCRATCH_BYTES = 512 * 1024      # most bytes a pass ever saves (the wrapping head / remainder)
+SCRATCH_BYTES = 960 * 1024      # most bytes a pass saves before its kernel (wrapped bytes, stash)
 RING = 4096                     # ticket flag slots (uint32), plus one ticket counter
-COLUMN_SMEM = 48 * 1024 - 256   # dynamic shared memory of a column block, (L+1)*(W+48) bytes
-                                # (48 KiB less room for the static ticket variable)
-COLUMN_MAX_W = 8192             # widest column
-COLUMN_MIN_W = 256              # narrowest column worth a pass (decides LMAX)
-LMAX = COLUMN_SMEM // (COLUMN_MIN_W + 48) - 1
-THREADS = 256
-SHORT_TILE = 14336              # bytes per destination tile of the short pass
-SHORT_STAGES = 3                # tiles in flight per short-pass block (PIPE_STAGES in rotate.cu)
-SHORT_BLOCKS_PER_SM = 5         # resident short-pass blocks per SM (registers, shared memory)
-WAIT_TIMEOUT_S = 2.0            # default bound on one wait of the short pass
+THREADS = 256                   # threads per block (THREADS in rotate.cu)
+PREFETCH = 4                    # tiles / lanes of loads in flight per block (PREFETCH in rotate.cu)
+SHORT_TILE = 8192               # bytes per tile of the short pass
+SHORT_DMAX = 64 * 1024          # largest shift of a short pass (its ring holds d + 5 tiles)
+SHORT_BLOCKS_PER_SM = 4         # at most this many short-pass blocks (= chunks) per SM
+LANE_W = 16384                  # widest column of a column pass (bytes per lane tile)
+LANE_SMEM = 47 * 1024           # shared memory of a column-pass block (its buffers; no opt-in)
+LANE_MIN_W = 512                # narrowest column of a chain-mode column pass
+LANE_MIN_SEG = 8                # fewest lanes a segment of a stash-mode column streams
+COLUMN_BLOCKS_PER_SM = 4        # column-pass work items aimed at per SM (one wave when possible)
+WAIT_TIMEOUT_S = 2.0            # default bound on one wait of a kernel
 
 
 # ------------------------------------------------------------------------------------------------
 # The plan (shared by both paths, so the CPU twin checks it in CI)
 # ------------------------------------------------------------------------------------------------
 
-def column_width(lanes: int) -> int:
-    """Bytes per lane of one column block with ``lanes`` lanes (a multiple of 16).
+def column_stash(d: int, rem: int) -> bool:
+    """Whether a column pass saves lane 0 as well as the remainder (*stash* mode).
+
+    Both copies fit in the scratch buffer: lane 0 at offset 0, the remainder at the next
+    multiple of 16.
 
     Examples
     --------
-    >>> from fsstgpu.kernels.rotate import column_width
-    >>> column_width(2), column_width(100)
-    (8192, 432)
+    >>> from fsstgpu.kernels.rotate import column_stash
+    >>> column_stash(100_000, 5), column_stash(1 << 20, 5)
+    (True, False)
     """
-    w = (COLUMN_SMEM // (lanes + 1) - 48) // 16 * 16
-    return min(COLUMN_MAX_W, w)
+    return -(-d // 16) * 16 + rem <= SCRATCH_BYTES
+
+
+def column_smem(width: int, lanes: int) -> int:
+    """Dynamic shared memory of a column-pass block: buffers P and K, and ring slots for the
+    lanes it streams (at most ``PREFETCH + 1``, at least one, reused for the top's moves), each
+    ``width + 48`` bytes (``rotate.cu``).
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.rotate import column_smem
+    >>> column_smem(4096, 2), column_smem(4096, 100)
+    (12432, 29008)
+    """
+    return _column_buffers(lanes) * (width + 48)
+
+
+def _column_buffers(lanes: int) -> int:
+    return 2 + max(1, min(PREFETCH + 1, lanes - 2))
+
+
+def column_layout(d: int, lanes: int, rem: int, blocks: int) -> tuple[int, int]:
+    """Column width and segments per column of a column pass.
+
+    Parameters
+    ----------
+    d, lanes, rem : int
+        Lane length, lanes and remainder bytes of the pass.
+    blocks : int
+        Work items (tickets) aimed at: the blocks resident on the device at once.
+
+    Returns
+    -------
+    tuple of int
+        ``(W, G)``: ``W`` bytes per column (a multiple of 16, at most :data:`LANE_W`, buffers
+        within :data:`LANE_SMEM`), ``ceil(d / W)`` columns of about equal width, each split into
+        ``G`` segments (``G = 1`` in chain mode; else at most ``(lanes - 1) // LANE_MIN_SEG``);
+        columns times segments stays within ``blocks`` when there are segments.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.rotate import column_layout
+    >>> column_layout(65537, 16383, 65535, 528)
+    (6560, 52)
+    >>> column_layout(1 << 29, 2, 0, 528)
+    (15872, 1)
+    """
+    blocks = max(1, blocks)
+    stash = column_stash(d, rem)
+    wmax = min(LANE_W, (LANE_SMEM // _column_buffers(lanes) - 48) // 128 * 128)
+    ncols = -(-d // wmax)
+    if not stash:   # no segments: more, narrower columns
+        ncols = max(ncols, min(blocks, max(1, d // LANE_MIN_W)))
+    w = -(-d // (16 * ncols)) * 16
+    ncols = -(-d // w)
+    if not stash:
+        return w, 1
+    return w, max(1, min(blocks // ncols, (lanes - 1) // LANE_MIN_SEG))
 
 
 def short_scratch(nb: int, d: int, left: bool, base: int, scratch_ptr: int):
@@ -127,7 +196,11 @@ def plan(nbytes: int, shift: int) -> list[tuple]:
         ``("short", offset, length, d, left)`` and
         ``("column", offset, length, d, left, lanes, remainder)`` passes in order; each rotates
         the byte range ``[offset, offset + length)`` left (``left``) or right by ``d`` bytes,
-        ``0 < d < length``.  Empty when there is nothing to do.
+        ``0 < d <= length / 2``; a short pass has ``d <= SHORT_DMAX``, a column pass
+        ``d > SHORT_DMAX``, ``length = lanes * d + remainder`` and
+        ``remainder <= SCRATCH_BYTES``.  One pass unless that remainder would be larger, then
+        one column pass per Gries-Mills step plus a last pass.  Empty when there is nothing to
+        do.
 
     Examples
     --------
@@ -136,6 +209,10 @@ def plan(nbytes: int, shift: int) -> list[tuple]:
     [('short', 0, 100, 1, True)]
     >>> plan(1 << 30, (1 << 30) // 2)
     [('column', 0, 1073741824, 536870912, True, 2, 0)]
+    >>> for step in plan(10 << 20, 4 << 20):  # remainder 2 MiB: whole lanes first, then the rest
+    ...     print(step)
+    ('column', 0, 8388608, 4194304, True, 2, 0)
+    ('column', 4194304, 6291456, 2097152, False, 3, 0)
     """
     steps: list[tuple] = []
     off, nb, k = 0, int(nbytes), int(shift)
@@ -145,25 +222,25 @@ def plan(nbytes: int, shift: int) -> list[tuple]:
             break
         left = k <= nb - k
         d = k if left else nb - k
-        if d <= SCRATCH_BYTES:
+        if d <= SHORT_DMAX:
             steps.append(("short", off, nb, d, left))
             break
         lanes, rem = divmod(nb, d)
-        if lanes <= LMAX and rem <= SCRATCH_BYTES:
+        if rem <= SCRATCH_BYTES:
             steps.append(("column", off, nb, d, left, lanes, rem))
             break
-        # Move min(lanes, LMAX) whole lanes into place (no remainder: no scratch), then finish the
-        # rest, which is again a rotation by d of a shorter range.
-        used = min(lanes, LMAX)
+        # The remainder is too big to save: rotate the whole lanes (no remainder), which leaves
+        # lane 0 next to the remainder in the wrong order; swapping those two is a rotation of
+        # d + rem bytes by rem (left: [lane 0 | rem] right by rem, right: [rem | lane 0] left).
         if left:
-            steps.append(("column", off, used * d, d, True, used, 0))
-            off += (used - 1) * d
-            nb -= (used - 1) * d
+            steps.append(("column", off, lanes * d, d, True, lanes, 0))
+            off += (lanes - 1) * d
+            nb = d + rem
             k = d
         else:
-            steps.append(("column", off + nb - used * d, used * d, d, False, used, 0))
-            nb -= (used - 1) * d
-            k = nb - d
+            steps.append(("column", off + rem, lanes * d, d, False, lanes, 0))
+            nb = d + rem
+            k = rem
     return steps
 
 
@@ -231,18 +308,18 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     Parameters
     ----------
     x : numpy.ndarray or cupy.ndarray
-        1-D contiguous array of any fixed-size dtype (1, 2, 4, 8, 16 bytes ... all work).
+        1-D contiguous array of any fixed-size dtype (1, 2, 4, 8, 16 bytes ... all work), at any
+        address (``buf[3:]`` views included).
     k : int
         Elements to rotate by (``x`` becomes ``roll(x, -k)``); negative rotates right.
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work (default: the current stream).  Nothing synchronises, except
-        ``check`` after a short pass.
+        ``check``.
     check : bool, default True
-        When the plan has a short pass: synchronise once at the end and raise ``DeviceError``
-        when one of its bounded waits timed out (the result is then garbage).  With False
-        nothing synchronises.
+        Synchronise once at the end and raise ``DeviceError`` when one of the kernels' bounded
+        waits timed out (the result is then garbage).  With False nothing synchronises.
     timeout : float, default 2.0
-        Seconds one wait of the short pass may spin before the kernel gives up.
+        Seconds one wait may spin before the kernel gives up.
 
     Returns
     -------
@@ -252,7 +329,7 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     Raises
     ------
     fsstgpu.DeviceError
-        When a wait of the short pass timed out (``check=True``).
+        When a wait timed out (``check=True``).
 
     Examples
     --------
@@ -273,61 +350,82 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     steps = plan(x.nbytes, k * x.dtype.itemsize)
     if not steps:
         return x
-    has_short = any(step[0] == "short" for step in steps)
     stream = stream or cp.cuda.get_current_stream()
     with stream:
         raw = x.view(cp.uint8)
-        # scratch: saved bytes plus slack for alignment (column: 16 bytes; short: the copy
-        # region needs d + 32 bytes plus alignment, see short_scratch); control: flag ring +
-        # ticket, reset by every launch.
-        scratch = cp.empty(SCRATCH_BYTES + (64 if has_short else 32), dtype=cp.uint8)
+        # scratch: saved bytes plus alignment slack; ctrl: flag ring + ticket counter, reset
+        # before every launch; err: set by a wait that timed out
+        scratch = cp.empty(SCRATCH_BYTES + 64, dtype=cp.uint8)
         ctrl = cp.empty(RING + 1, dtype=cp.uint32)
-        err = cp.zeros(1, dtype=cp.uint32) if has_short else None
+        err = cp.zeros(1, dtype=cp.uint32)
         timeout_ns = cp.uint64(max(1, int(timeout * 1e9)))
         for step in steps:
-            if step[0] == "short":
-                _launch_short(cp, raw, step, scratch, ctrl, err, timeout_ns, stream)
-            else:
-                _launch_column(cp, raw, step, scratch, ctrl, stream)
-        if has_short and check and int(err.get(stream=stream)[0]):
-            raise DeviceError(f"rotate: a wait of the short pass timed out after {timeout:g} s "
+            ctrl.fill(0)
+            launch = _launch_short if step[0] == "short" else _launch_column
+            launch(cp, raw, step, scratch, ctrl, err, timeout_ns, stream)
+        if check and int(err.get(stream=stream)[0]):
+            raise DeviceError(f"rotate: a wait timed out after {timeout:g} s "
                               "(kernel aborted; the array is garbage)")
     return x
+
+
+@functools.cache
+def _device_limits(device_id: int) -> tuple[int, int, int, int, int]:
+    """(SMs, shared memory per SM, registers per SM, threads per SM, opt-in shared per block)."""
+    at = get_cupy().cuda.Device(device_id).attributes
+    return (int(at["MultiProcessorCount"]), int(at["MaxSharedMemoryPerMultiprocessor"]),
+            int(at["MaxRegistersPerMultiprocessor"]), int(at["MaxThreadsPerMultiProcessor"]),
+            int(at["MaxSharedMemoryPerBlockOptin"]))
+
+
+def _function(cp, name: str, smem: int, per_sm_cap: int):
+    """The kernel, allowed ``smem`` bytes of dynamic shared memory, and the blocks of it that
+    are resident on the device at once (at most ``per_sm_cap`` per SM)."""
+    fn = get_function(SOURCE, name)
+    sms, sm_smem, sm_regs, sm_threads, optin = _device_limits(cp.cuda.Device().id)
+    if smem > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = optin
+    per_sm = resident_blocks(THREADS, smem + 64, int(fn.num_regs), sm_smem, sm_regs, sm_threads)
+    return fn, sms * max(1, min(per_sm, per_sm_cap))
 
 
 def _launch_short(cp, raw, step, scratch, ctrl, err, timeout_ns, stream) -> None:
     _, off, length, d, left = step
     base = raw.data.ptr + off
-    ctrl.fill(0)
     pad, sbase, fills = short_scratch(length, d, left, base, scratch.data.ptr)
     for s_off, a_off, ln in fills:
         scratch[s_off:s_off + ln] = raw[off + a_off: off + a_off + ln]
-    al0 = base % 16
-    ntiles = -(-(length + al0) // SHORT_TILE)
-    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
-    grid = max(1, min(ntiles, sms * SHORT_BLOCKS_PER_SM))
-    fn = get_function(SOURCE, "rotate_short")
-    fn((grid,), (THREADS,),
+    tile = SHORT_TILE
+    ns = PREFETCH + 1 + -(-d // tile)          # ring slots: prefetch + current + the carry
+    smem = ns * tile + 16                      # + slot 0's first word repeated after the ring
+    fn, blocks = _function(cp, "rotate_short", smem, SHORT_BLOCKS_PER_SM)
+    span = length + base % 16                  # tiles start on 16-byte aligned addresses
+    chunk_tiles = max(-(-span // (tile * blocks)), -(-(d + 16) // tile))   # chunk > d bytes
+    nchunks = -(-span // (chunk_tiles * tile))
+    fn((nchunks,), (THREADS,),
        (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(bool(left)),
-        cp.uint64(sbase), ctrl, cp.int64(SHORT_TILE), cp.int32(al0), cp.int64(ntiles), err,
-        timeout_ns),
-       shared_mem=SHORT_STAGES * (SHORT_TILE + 64), stream=stream)
+        cp.uint64(sbase), ctrl, cp.int64(tile), cp.int32(ns), cp.int64(chunk_tiles),
+        cp.int64(nchunks), err, timeout_ns),
+       shared_mem=smem, stream=stream)
 
 
-def _launch_column(cp, raw, step, scratch, ctrl, stream) -> None:
+def _launch_column(cp, raw, step, scratch, ctrl, err, timeout_ns, stream) -> None:
     _, off, length, d, left, lanes, rem = step
-    ctrl.fill(0)
     base = raw.data.ptr + off
-    rem_start = lanes * d if left else 0
-    pad = 0
+    lane0_at = 0 if left else length - d
+    rem_at = lanes * d if left else 0
+    stash = column_stash(d, rem)
+    rem_off = -(-d // 16) * 16 if stash else 0
+    if stash:
+        scratch[:d] = raw[off + lane0_at: off + lane0_at + d]
     if rem:
-        pad = (base + rem_start - scratch.data.ptr) % 16
-        scratch[pad:pad + rem] = raw[off + rem_start: off + rem_start + rem]
-    width = column_width(lanes)
+        scratch[rem_off:rem_off + rem] = raw[off + rem_at: off + rem_at + rem]
+    fn, blocks = _function(cp, "rotate_column", LANE_SMEM, COLUMN_BLOCKS_PER_SM)
+    width, segments = column_layout(d, lanes, rem, blocks)
     ncols = -(-d // width)
-    fn = get_function(SOURCE, "rotate_column")
-    fn((ncols,), (THREADS,),
-       (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(lanes), cp.int64(rem),
-        cp.int32(bool(left)), cp.uint64(scratch.data.ptr + pad), ctrl, cp.int64(width),
-        cp.int64(ncols)),
-       shared_mem=(lanes + 1) * (width + 48), stream=stream)
+    fn((ncols * segments,), (THREADS,),
+       (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int64(lanes), cp.int64(rem),
+        cp.int32(bool(left)), cp.uint64(scratch.data.ptr if stash else 0),
+        cp.uint64(scratch.data.ptr + rem_off), ctrl, cp.int64(width), cp.int64(ncols),
+        cp.int64(segments), err, timeout_ns),
+       shared_mem=column_smem(width, lanes), stream=stream)

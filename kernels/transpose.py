@@ -11,11 +11,16 @@ GPU paths (all offsets 64-bit, no host synchronisation, optional ``stream``):
   transposed in registers so that 1- to 8-byte elements move as 4- to 16-byte words (V > 1 when
   both dimensions are multiples of V and the pointers are aligned to V elements);
 * in place, square: one block swaps tile (i, j) with tile (j, i); no device scratch;
-* in place, rectangular: the decomposition of Catanzaro, Keller and Garland (PPoPP 2014) into
-  column rotations, row permutations and column permutations (see ``transpose.cu``); three passes
-  over the matrix (two when the dimensions are coprime).  Rows and column panels that fit in
-  shared memory need no device scratch; larger ones go through a scratch buffer of at most
-  ``32 * max(rows, cols)`` elements.  The result is a view of the input's memory.
+* in place, rectangular, ``g = gcd(rows, cols)`` with ``g * itemsize >= 1024`` bytes (e.g. one
+  dimension a multiple of the other): g x g blocks transposed in place, then a cycle-following
+  permutation of g-element chunks (:mod:`fsstgpu.kernels.transpose_inplace`); two passes at
+  square-kernel and near-copy speed, device scratch at most a few MiB;
+* in place, other rectangular shapes (coprime or small g): the decomposition of Catanzaro, Keller
+  and Garland (PPoPP 2014) into column rotations, row permutations and column permutations (see
+  ``transpose.cu``); three passes over the matrix (two when the dimensions are coprime).  Rows
+  and column panels that fit in shared memory need no device scratch; larger ones go through a
+  scratch buffer of at most ``32 * max(rows, cols)`` elements.
+  The in-place result is a view of the input's memory.
 
 The tile kernel of each case is listed per element size in :data:`OUT_OF_PLACE` and
 :data:`IN_PLACE_SQUARE` and picked by :func:`choose_kernel`: the persistent prefetching kernels
@@ -33,6 +38,7 @@ import math
 import numpy as np
 
 from fsstgpu.device import get_cupy
+from fsstgpu.kernels import transpose_inplace
 from fsstgpu.kernels.loader import get_function
 
 SOURCE = "transpose.cu"
@@ -391,9 +397,27 @@ def _panel_step(flat, m, n, a, b, mode, limit) -> None:
         grid2[:, j0 * k:(j0 + g) * k] = swords[:m * g * k].reshape(m, g * k)
 
 
+def _block_inplace(flat, a, g, b) -> None:
+    """The (a*g) x (b*g) transpose by g x g blocks and a chunk permutation (two passes): the
+    batched square kernel wherever the blocks are contiguous, ``square_blocks`` otherwise."""
+    if a == 1:     # the permutation first makes block J the J-th contiguous g x g matrix
+        transpose_inplace.permute_chunks(flat, a, g, b)
+        _square(flat, b, g)
+    elif b == 1:   # blocks contiguous already
+        _square(flat, a, g)
+        transpose_inplace.permute_chunks(flat, a, g, b)
+    else:
+        transpose_inplace.square_blocks(flat, a, g, b)
+        transpose_inplace.permute_chunks(flat, a, g, b)
+
+
 def _rect_inplace(flat, rows, cols, limit) -> None:
     """Transpose the rows x cols matrix held by the contiguous 1-D device array ``flat``, with
-    at most ``limit`` bytes of shared memory per block."""
+    at most ``limit`` bytes of shared memory per block (Catanzaro-Keller-Garland passes)."""
+    blocks = transpose_inplace.block_shape(rows, cols, flat.dtype.itemsize)
+    if blocks is not None:
+        _block_inplace(flat, *blocks)
+        return
     m, n = min(rows, cols), max(rows, cols)
     c = math.gcd(m, n)
     a, b = m // c, n // c
@@ -422,15 +446,18 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None, smem_limit: in
         overlapping x; receives the result.
     inplace : bool, default False
         Transpose inside x's own memory (x must be C-contiguous) and return a view of it with
-        the transposed shape.  Square matrices swap tile pairs; rectangular ones use the
+        the transposed shape.  Square matrices swap tile pairs; rectangular ones whose
+        ``gcd(rows, cols)`` elements fill 1 KiB transpose g x g blocks and permute g-element
+        chunks (:mod:`fsstgpu.kernels.transpose_inplace`); the others use the
         Catanzaro-Keller-Garland decomposition (device scratch: none when a row and a 32-byte
         column panel fit in shared memory, else at most ``32 * max(rows, cols)`` elements).
     stream : cupy.cuda.Stream, optional
         Stream for the GPU work (default: the current stream); ignored for NumPy input.
     smem_limit : int, optional
-        GPU, in place, rectangular only: the most shared memory (bytes) a row or column-panel
-        pass may use per block; default (None) the device's opt-in maximum.  Rows and panels
-        that do not fit go through device scratch (a small limit forces that path).
+        GPU, in place, Catanzaro-Keller-Garland shapes only: the most shared memory (bytes) a
+        row or column-panel pass may use per block; default (None) the device's opt-in
+        maximum.  Rows and panels that do not fit go through device scratch (a small limit
+        forces that path).
 
     Returns
     -------

@@ -87,7 +87,8 @@ def test_cpu_bench_rows(load, tmp_path):
 
 
 # ids name the module in full: a bare "gpu" id would make the item look GPU-marked
-@pytest.mark.parametrize("name", ["columns", "cpu", "gpu"], ids=lambda n: f"benchmarks.{n}")
+@pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "gsst_layout"],
+                         ids=lambda n: f"benchmarks.{n}")
 def test_docstring_examples(load, name):
     if name == "gpu":
         pytest.importorskip("benchmarks.timing", reason="benchmarks/timing.py not in this tree")

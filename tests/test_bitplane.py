@@ -13,11 +13,15 @@ import pytest
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitplane import (
+    SUPERBLOCK,
     bitplane_pack,
     bitplane_pack_cpu,
     bitplane_unpack,
     bitplane_unpack_cpu,
+    bitplane_unpack_offsets,
+    bitplane_unpack_offsets_cpu,
 )
+from fsstgpu.kernels.bitplane_cpu import Layout
 
 INT_DTYPES = ["u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8"]
 
@@ -56,13 +60,20 @@ def test_bitplane_round_trip(dtype, delta):
         assert np.array_equal(bitplane_unpack(buf.tobytes()), v)
 
 
+# FBP1 bytes committed 2026-11 (the layout the blob codec stores): they must decode forever
+FBP1_GOLDEN = "4642503101000000050000000000000003000000150000000600000010000000"
+FBP2_GOLDEN = ("4642503201000000050000000000000003000000000000000000000000000000"
+               "00000000000000000300000000000000" "0b00000000000000" "150000000600000010000000")
+
+
 def test_bitplane_layout_golden():
     v = np.array([1, 2, 3, 0, 5], dtype=np.uint16)
-    buf = bitplane_pack_cpu(v)
-    # header: magic, code 1 (uint16), flags 0, n = 5; one group of width 3; 3 plane words
-    assert buf.tobytes().hex() == (
-        "46425031" "01000000" "0500000000000000" "03000000"
-        "15000000" "06000000" "10000000")
+    # FBP1 header: magic, code 1 (uint16), flags 0, n = 5; one group of width 3; 3 plane words
+    assert bitplane_pack_cpu(v, version=1).tobytes().hex() == FBP1_GOLDEN
+    assert bitplane_unpack_cpu(bytes.fromhex(FBP1_GOLDEN)).tolist() == [1, 2, 3, 0, 5]
+    # FBP2: the count, padding to 24, index entries (0, 0) and totals (3 words, sum 11), words
+    assert bitplane_pack_cpu(v).tobytes().hex() == FBP2_GOLDEN
+    assert bitplane_unpack_cpu(bytes.fromhex(FBP2_GOLDEN)).tolist() == [1, 2, 3, 0, 5]
     d = bitplane_pack_cpu(np.array([5, 4, 6], dtype=np.int8), delta=True)
     # deltas 5, -1, 2 -> zigzag 10, 1, 4 -> width 4
     assert d[4] == 4 and d[5] == 3 and d[16] == 4
@@ -73,13 +84,53 @@ def test_bitplane_sizes_follow_bit_widths():
     v = np.zeros(64, np.uint32)
     v[:32] = 7                                # group 0: 3 planes, group 1: none
     buf = bitplane_pack_cpu(v)
-    assert buf[16:18].tolist() == [3, 0] and buf.size == 20 + 3 * 4
+    assert buf[16:18].tolist() == [3, 0] and buf.size == 24 + 32 + 3 * 4
+    assert bitplane_pack_cpu(v, version=1).size == 20 + 3 * 4
     lengths = np.random.default_rng(0).integers(0, 200, 10_000).astype(np.uint32)
     assert bitplane_pack_cpu(lengths).size < lengths.nbytes / 3.5
 
 
-def _corruptions(buf: np.ndarray):
+SIZES = [0, 1, 31, 32, 33, 4095, 4096, 4097, 3 * 4096 + 77]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("delta", [False, True])
+def test_fbp2_round_trip_and_index(dtype, delta):
+    rng = np.random.default_rng(abs(hash((dtype, delta, 2))) % 2 ** 32)
+    info = np.iinfo(dtype)
+    for n in SIZES:
+        for v in (rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True),
+                  rng.integers(0, 9, n).astype(dtype)):
+            buf = bitplane_pack_cpu(v, delta=delta)
+            assert np.array_equal(bitplane_unpack_cpu(buf), v), (dtype, delta, n)
+            lay = Layout(n)
+            index = buf[lay.index_start:lay.words_start].view("<u8").reshape(-1, 2)
+            counts = buf[16:16 + lay.groups].astype(np.int64)
+            uu = v.view(f"u{v.itemsize}")
+            u = uu.astype(np.uint64)
+            stored = np.diff(uu, prepend=uu.dtype.type(0)).astype(np.uint64) if delta else u
+            for s in range(lay.sblocks + 1):
+                assert int(index[s, 0]) == int(counts[:128 * s].sum())
+                assert int(index[s, 1]) == int(stored[:SUPERBLOCK * s].sum(dtype=np.uint64))
+                if delta and 0 < s and SUPERBLOCK * s <= n:
+                    assert int(index[s, 1]) % 2 ** (8 * v.itemsize) == int(u[SUPERBLOCK * s - 1])
+            assert buf.size == lay.words_start + 4 * int(index[-1, 0])
+
+
+def test_fbp2_large_round_trip():
+    rng = np.random.default_rng(7)
+    v = np.sort(rng.integers(0, 10 ** 12, 1_000_003)).astype(np.int64)
+    assert np.array_equal(bitplane_unpack_cpu(bitplane_pack_cpu(v, delta=True)), v)
+    lengths = rng.integers(0, 300, 1_000_003).astype(np.uint16)
+    buf = bitplane_pack_cpu(lengths)
+    offs = bitplane_unpack_offsets_cpu(buf, wide=True)
+    assert offs.dtype == np.int64 and offs[0] == 0 and np.array_equal(np.diff(offs), lengths)
+
+
+def _corruptions(buf: np.ndarray, version: int = 2):
     b = buf.copy()
+    n = int.from_bytes(b[8:16].tobytes(), "little")
+    lay = Layout(n, version)
     yield "empty", b[:0]
     yield "short header", b[:10]
     bad = b.copy()
@@ -103,14 +154,94 @@ def _corruptions(buf: np.ndarray):
     bad = b.copy()
     bad[17] = bad[17] + 1                      # counts no longer match the length
     yield "count mismatch", bad
+    if version == 2:
+        for k in range(lay.index_start, lay.words_start, 3):   # every index byte region
+            bad = b.copy()
+            bad[k] ^= 0x10
+            yield f"index byte {k}", bad
+        bad = b.copy()
+        bad[5] = 0                                 # uint32 with a zigzag flag dropped: fine
+        yield from () if b[5] == 0 else [("zigzag flag", bad)]
+        if lay.index_start > 16 + lay.groups:
+            bad = b.copy()
+            bad[16 + lay.groups] = 1
+            yield "padding", bad
+        bad = b.copy()
+        bad[lay.words_start + 4 * int(b[16]) - 1 :lay.words_start + 4 * int(b[16])] = 0
+        yield "top plane zero", bad
+        for k in range(lay.words_start, b.size, max(1, (b.size - lay.words_start) // 7)):
+            bad = b.copy()
+            bad[k] ^= 0x40                            # a value changes: the prefix sums see it
+            yield f"word byte {k}", bad
+
+
+def _corrupt_inputs(rng):
+    return (rng.integers(1, 1000, 100).astype(np.uint32),
+            rng.integers(1, 1000, 3 * 4096 + 5).astype(np.uint32))
 
 
 def test_bitplane_corrupt_buffers_raise():
-    v = np.random.default_rng(3).integers(0, 1000, 100).astype(np.uint32)
-    buf = bitplane_pack_cpu(v)
-    for what, bad in _corruptions(buf):
+    for v in _corrupt_inputs(np.random.default_rng(3)):
+        for version in (1, 2):
+            buf = bitplane_pack_cpu(v, version=version)
+            for what, bad in _corruptions(buf, version):
+                try:
+                    got = bitplane_unpack_cpu(bad)
+                except CorruptDataError:
+                    continue
+                # a flipped word bit may still be a valid buffer only if the values moved by the
+                # same amount elsewhere: never for one flip
+                pytest.fail(f"{what} (v{version}, n={v.size}) decoded to {got[:4]}")
+
+
+def test_bitplane_bits_past_n_rejected():
+    buf = bitplane_pack_cpu(np.full(5, 3, np.uint8))
+    lay = Layout(5)
+    buf[lay.words_start + 3] |= 0x80            # value 31 of the group, past n = 5
+    with pytest.raises(CorruptDataError, match="past"):
+        bitplane_unpack_cpu(buf)
+
+
+def test_offsets_twin():
+    rng = np.random.default_rng(11)
+    for n in SIZES:
+        for dtype in ("u1", "u2", "u4", "u8"):
+            lengths = rng.integers(0, 200, n).astype(dtype)
+            buf = bitplane_pack_cpu(lengths)
+            want = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+            for wide in (False, True):
+                got = bitplane_unpack_offsets_cpu(buf, wide=wide)
+                assert got.dtype == (np.int64 if wide else np.int32)
+                assert np.array_equal(got, want), (n, dtype, wide)
+                out = np.full(8 * n + 40, 0xAB, np.uint8)
+                got = bitplane_unpack_offsets_cpu(buf, out, byte_offset=16, wide=wide)
+                end = 16 + got.nbytes
+                assert np.array_equal(got, want)
+                assert (out[:16] == 0xAB).all() and (out[end:] == 0xAB).all()
+            assert np.array_equal(bitplane_unpack_offsets_cpu(
+                bitplane_pack_cpu(lengths, version=1)), want)
+
+
+def test_offsets_twin_errors():
+    big = np.full(3, 2 ** 30, np.uint32)
+    with pytest.raises(ValueError, match="wide=True"):
+        bitplane_unpack_offsets_cpu(bitplane_pack_cpu(big))
+    assert bitplane_unpack_offsets_cpu(bitplane_pack_cpu(big), wide=True)[-1] == 3 * 2 ** 30
+    huge = np.full(3, 2 ** 63 - 1, np.uint64)
+    with pytest.raises(ValueError):
+        bitplane_unpack_offsets_cpu(bitplane_pack_cpu(huge), wide=True)
+    with pytest.raises(CorruptDataError, match="without delta"):
+        bitplane_unpack_offsets_cpu(bitplane_pack_cpu(np.arange(5, dtype=np.uint8), delta=True))
+    with pytest.raises(CorruptDataError, match="without delta"):
+        bitplane_unpack_offsets_cpu(bitplane_pack_cpu(np.arange(5, dtype=np.int8)))
+    buf = bitplane_pack_cpu(np.arange(5, dtype=np.uint8))
+    with pytest.raises(ValueError, match="do not fit"):
+        bitplane_unpack_offsets_cpu(buf, np.zeros(20, np.uint8), byte_offset=4)
+    with pytest.raises(ValueError, match="multiple of 8"):
+        bitplane_unpack_offsets_cpu(buf, np.zeros(100, np.uint8), byte_offset=4, wide=True)
+    for what, bad in _corruptions(bitplane_pack_cpu(np.arange(1, 101, dtype=np.uint32))):
         with pytest.raises(CorruptDataError):
-            bitplane_unpack_cpu(bad)
+            bitplane_unpack_offsets_cpu(bad)
             pytest.fail(what)
 
 
@@ -169,11 +300,85 @@ def test_gpu_bitplane_matches_cpu(dtype, delta):
 def test_gpu_bitplane_corrupt_buffers_raise():
     import cupy as cp
 
-    rng = np.random.default_rng(_seed())
-    for v in (rng.integers(0, 1000, 100).astype(np.uint32),
-              rng.integers(0, 1000, 50_000).astype(np.uint32)):
-        buf = bitplane_pack_cpu(v)
-        for what, bad in _corruptions(buf):
-            with pytest.raises(CorruptDataError):
-                bitplane_unpack(cp.asarray(bad))
-                pytest.fail(what)
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    for v in (*_corrupt_inputs(rng), rng.integers(1, 1000, 50_000).astype(np.uint32)):
+        for version in (1, 2):
+            buf = bitplane_pack_cpu(v, version=version)
+            for what, bad in _corruptions(buf, version):
+                with pytest.raises(CorruptDataError):
+                    bitplane_unpack(cp.asarray(bad))
+                    pytest.fail(f"{what} (v{version}, n={v.size}, seed {seed})")
+                if version == 2 and bad.size >= 16 and what not in ("magic", "dtype code"):
+                    with pytest.raises((CorruptDataError, ValueError)):
+                        bitplane_unpack(cp.asarray(bad), count=v.size, dtype=v.dtype)
+                        pytest.fail(f"{what} with count (n={v.size}, seed {seed})")
+                    with pytest.raises((CorruptDataError, ValueError)):
+                        bitplane_unpack_offsets(cp.asarray(bad))
+                        pytest.fail(f"{what} offsets (n={v.size}, seed {seed})")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("delta", [False, True])
+def test_gpu_bitplane_sizes_and_no_sync_paths(dtype, delta):
+    import cupy as cp
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    for n in (*SIZES, 1 << 20):
+        v = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True) if n % 2 else \
+            rng.integers(0, 40, n).astype(dtype)
+        ref = bitplane_pack_cpu(v, delta=delta)
+        _poison_pool(cp)
+        big, nbytes = bitplane_pack(cp.asarray(v), delta=delta, trim=False)
+        assert isinstance(nbytes, cp.ndarray) and nbytes.shape == () and nbytes.dtype == cp.int64
+        size = int(nbytes)
+        assert size == ref.size and big.size >= size, (dtype, delta, n, seed)
+        assert np.array_equal(cp.asnumpy(big[:size]), ref), (dtype, delta, n, seed)
+        _poison_pool(cp)
+        back = bitplane_unpack(cp.asarray(ref), count=n, dtype=v.dtype, check=False)
+        assert np.array_equal(cp.asnumpy(back), v), (dtype, delta, n, seed)
+        back = bitplane_unpack(cp.asarray(bitplane_pack_cpu(v, delta=delta, version=1)))
+        assert np.array_equal(cp.asnumpy(back), v), ("FBP1", dtype, delta, n, seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["u1", "u2", "u4", "u8"])
+def test_gpu_offsets_match_twin_and_keep_poison(dtype):
+    import cupy as cp
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    for n in (*SIZES, 1_000_003):
+        lengths = rng.integers(0, 250, n).astype(dtype)
+        buf = bitplane_pack_cpu(lengths)
+        for wide in (False, True):
+            for byte_offset in (0, 8, 24):
+                ref = np.full(8 * n + 64, 0xAB, np.uint8)
+                bitplane_unpack_offsets_cpu(buf, ref, byte_offset=byte_offset, wide=wide)
+                out = cp.full(ref.size, 0xAB, cp.uint8)
+                got = bitplane_unpack_offsets(cp.asarray(buf), out, byte_offset=byte_offset,
+                                              wide=wide)
+                assert got.dtype == (np.int64 if wide else np.int32)
+                assert np.array_equal(cp.asnumpy(out), ref), (dtype, n, wide, byte_offset, seed)
+                fast = bitplane_unpack_offsets(cp.asarray(buf), count=n, dtype=lengths.dtype,
+                                               wide=wide, check=False)
+                assert np.array_equal(cp.asnumpy(fast), cp.asnumpy(got)), (dtype, n, seed)
+
+
+@pytest.mark.gpu
+def test_gpu_offsets_overflow():
+    import cupy as cp
+
+    big = bitplane_pack_cpu(np.full(5000, 2 ** 20, np.uint32))
+    with pytest.raises(ValueError, match="wide=True"):
+        bitplane_unpack_offsets(cp.asarray(big))
+    assert int(bitplane_unpack_offsets(cp.asarray(big), wide=True)[-1]) == 5000 * 2 ** 20
+    huge = bitplane_pack_cpu(np.full(9000, 2 ** 62, np.uint64))
+    with pytest.raises(ValueError):
+        bitplane_unpack_offsets(cp.asarray(huge), wide=True)
+    with pytest.raises(CorruptDataError):
+        bitplane_unpack_offsets(cp.asarray(bitplane_pack_cpu(np.arange(9, dtype=np.uint8),
+                                                             delta=True)))

@@ -41,8 +41,9 @@ GOLDEN_BITPLANE_HEX = (
 )
 
 
-# Written by the current default writer (string-aligned split points, :mod:`fsstgpu.splits`).
-GOLDEN_CURRENT_HEX = (
+# Written by the default writer with string-aligned split points (:mod:`fsstgpu.splits`) and FBP1
+# bit-plane lengths (codec 2) until 2026-11-30; must keep decoding forever too.
+GOLDEN_ALIGNED_FBP1_HEX = (
     "4653474201030200050000000000000001000000000000001100000000000000010000000000000003000000"
     "0000000008000000000000000200000000000000a6ac9b311d00000000000000465354540101000001000001"
     "0078612e622f687474703a2f2f0919858c3dd5f85e02000000000000000105857d0e8e000000000000000069"
@@ -50,6 +51,19 @@ GOLDEN_CURRENT_HEX = (
     "00000000050000000000000004000000150000001500000010000000110000006fa3c2d50100000000000000"
     "1d346c7492040000000000000001020708ee5071820400000000000000010b0e04039cd45504000000000000"
     "0001000000759a6fc00300000000000000010302358f8436"
+)
+
+
+# Written by the current default writer: lengths in indexed bit planes (codec 3, layout FBP2).
+GOLDEN_CURRENT_HEX = (
+    "4653474201030300050000000000000001000000000000001100000000000000010000000000000003000000"
+    "000000000800000000000000020000000000000035a35c7b1d00000000000000465354540101000001000001"
+    "0078612e622f687474703a2f2f0919858c3dd5f85e02000000000000000105857d0e8e000000000000000069"
+    "df22651100000000000000020100ff00ff790201ff68ff74ff74ff70112a2fc9480000000000000046425032"
+    "0000000005000000000000000400000000000000000000000000000000000000000000000400000000000000"
+    "1d0000000000000015000000150000001000000011000000449a2f1801000000000000001d346c7492040000"
+    "000000000001020708ee5071820400000000000000010b0e04039cd455040000000000000001000000759a6f"
+    "c00300000000000000010302358f8436"
 )
 
 
@@ -62,8 +76,9 @@ def golden_table():
     return SymbolTable([b"http://", b"a.b/", b"x"])
 
 
-@pytest.mark.parametrize("hex_", [GOLDEN_HEX, GOLDEN_BITPLANE_HEX, GOLDEN_CURRENT_HEX],
-                         ids=["narrow-with-offsets", "bitplane", "current"])
+@pytest.mark.parametrize("hex_", [GOLDEN_HEX, GOLDEN_BITPLANE_HEX, GOLDEN_ALIGNED_FBP1_HEX,
+                                  GOLDEN_CURRENT_HEX],
+                         ids=["narrow-with-offsets", "bitplane", "aligned-fbp1", "current"])
 def test_golden_blob_decodes(hex_):
     carr = CompressedStringArray.from_bytes(bytes.fromhex(hex_))
     carr.validate()  # the full walk: every code and every split start
@@ -81,8 +96,21 @@ def test_writer_is_stable():
 
 def test_default_blob_options(carr):
     data = carr.to_bytes()
-    assert data == blob.dumps(carr, store_code_offsets=False, lengths_codec=intcodec.BITPLANE)
-    assert not data[5] & blob.FLAG_CODE_OFFSETS and data[6] == intcodec.BITPLANE
+    assert data == blob.dumps(carr, store_code_offsets=False,
+                              lengths_codec=intcodec.BITPLANE_INDEXED)
+    assert not data[5] & blob.FLAG_CODE_OFFSETS and data[6] == intcodec.BITPLANE_INDEXED
+
+
+def test_indexed_lengths_travel_as_stored(carr):
+    """A blob's FBP2 lengths become the column's packed_lengths (what the GPU uploads)."""
+    from fsstgpu.kernels.bitplane import bitplane_unpack_offsets_cpu
+
+    back = CompressedStringArray.from_bytes(carr.to_bytes())
+    assert back.packed_lengths is not None and bytes(back.packed_lengths[:4]) == b"FBP2"
+    offsets = bitplane_unpack_offsets_cpu(back.packed_lengths)
+    assert offsets.tolist() == [0, *np.cumsum(carr.lengths).tolist()]
+    older = blob.dumps(carr, lengths_codec=intcodec.BITPLANE)
+    assert CompressedStringArray.from_bytes(older).packed_lengths is None
 
 
 def small_carr():
@@ -97,7 +125,8 @@ def carr():
     return small_carr()
 
 
-BLOB_OPTIONS = [(store, codec) for codec in (intcodec.NARROW, intcodec.BITPLANE)
+BLOB_OPTIONS = [(store, codec) for codec in (intcodec.NARROW, intcodec.BITPLANE,
+                                              intcodec.BITPLANE_INDEXED)
                 for store in (True, False)]
 
 
@@ -112,7 +141,7 @@ def test_header_layout(carr, small_blob):
     assert small_blob[:4] == b"FSGB" and small_blob[4] == blob.VERSION
     flags, codec, tcode = small_blob[5], small_blob[6], small_blob[7]
     assert flags & blob.FLAG_VALIDITY and not flags & blob.FLAG_CHUNKS
-    assert codec in (intcodec.NARROW, intcodec.BITPLANE) and tcode == 1  # large_string
+    assert codec in intcodec.CODECS and tcode == 1  # large_string
     length, nulls, ncodes, nblocks, nsplits, split_size, nchunks = struct.unpack_from(
         "<7Q", small_blob, 8)
     assert (length, nulls, ncodes, nblocks, nsplits, split_size, nchunks) == (
@@ -137,7 +166,9 @@ def test_sizes_are_compact(carr):
     # Bit planes: lengths < 16 take 4 bits each (one 32-value group: 16-byte header, 1 count
     # byte, 3 padding, 4 planes of 4 bytes) instead of 1 + 21 bytes.
     assert size(False, intcodec.BITPLANE) - without == (16 + 4 + 4 * 4) - (1 + len(carr))
-    assert len(carr.to_bytes()) == size(False, intcodec.BITPLANE)
+    # Indexed: the counts padded to 8 bytes and a 2-entry index (one superblock, the totals).
+    assert size(False, intcodec.BITPLANE_INDEXED) - size(False, intcodec.BITPLANE) == 4 + 2 * 16
+    assert len(carr.to_bytes()) == size(False, intcodec.BITPLANE_INDEXED)
 
 
 def test_many_empty_strings():

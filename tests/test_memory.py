@@ -55,7 +55,8 @@ def test_reading_many_empty_strings_is_cheap():
     empty = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(np.zeros(n + 1, np.int32)),
                                                    pa.py_buffer(b"")])
     data = fsstgpu.compress(empty).to_bytes()
-    assert len(data) < n // 30
+    # 32 empty strings a byte, plus the FBP2 index's 16 bytes per 4096 strings
+    assert len(data) < n // 28
     fsstgpu.decompress(CompressedStringArray.from_bytes(data), device="cpu")  # compile
     out, peak, seconds = _traced(
         lambda: fsstgpu.decompress(CompressedStringArray.from_bytes(data), device="cpu"))

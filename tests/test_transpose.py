@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from fsstgpu.kernels import transpose as tmod
+from fsstgpu.kernels import transpose_inplace as tin
 from fsstgpu.kernels.transpose import transpose, transpose_cpu
 
 DTYPES = [np.uint8, np.float16, np.float32, np.int64, np.complex128]   # 1, 2, 4, 8, 16 bytes
@@ -167,6 +168,113 @@ def test_resident_blocks_fit_an_sm(threads, smem, regs):
                 and blocks * -(-threads // 32) * warp_regs <= sm["sm_regs"])
 
     assert k >= 0 and fits(k) and not fits(k + 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# In-place block path: shape choice, the kernels' division, and the host's cycle plan, applied
+# with NumPy exactly as chunk_save / chunk_cycles apply it (runs in CI)
+# ------------------------------------------------------------------------------------------------
+
+def test_block_shape_choice():
+    assert tin.block_shape(8192, 32768, 4) == (1, 8192, 4)
+    assert tin.block_shape(32768, 8192, 4) == (4, 8192, 1)
+    assert tin.block_shape(6000, 8000, 1) == (3, 2000, 4)
+    assert tin.block_shape(5003, 53636, 4) is None            # coprime
+    assert tin.block_shape(4096, 4096, 4) is None             # square: the square kernels
+    assert tin.block_shape(255, 510, 4) is None               # 1020-byte chunks
+    assert tin.block_shape(256, 510 * 256, 4) == (1, 256, 510)
+    assert tin.block_shape(64, 192, 16) == (1, 64, 3)
+    assert tin.block_shape(1, 4096, 16) is None
+
+
+def test_fast_divisor_matches_division():
+    rng = np.random.default_rng(5)
+    ns = np.concatenate([np.arange(4096), rng.integers(0, 2**31, 200_000), [2**31 - 1]])
+    ns = ns.astype(np.uint64)
+    for d in [*range(1, 200), 255, 256, 257, 4095, 8192, 12345677, 2**30, 2**30 + 1, 2**31 - 1,
+              *rng.integers(2, 2**31, 50).tolist()]:
+        mul, shift = tin.fast_divisor(int(d))
+        got = ns if mul == 0 else ((ns * np.uint64(mul)) >> np.uint64(32)) >> np.uint64(shift)
+        assert mul < 2**32 and np.array_equal(got, ns // np.uint64(d)), d
+    with pytest.raises(ValueError):
+        tin.fast_divisor(0)
+
+
+def _apply_plan(chunks: np.ndarray, plan) -> np.ndarray:
+    """chunk_save then chunk_cycles on the rows of ``chunks`` (in place), item by item."""
+    a, g, b = plan.a, plan.g, plan.b
+    scratch = {int(slot): chunks[start].copy() for start, _, slot, _ in plan.longs}
+    items = [(int(s), int(n), None) for s, n in plan.singles]
+    items += [(int(s), int(n), int(nxt)) for s, n, _, nxt in plan.longs]
+    for start, steps, nxt in items:
+        head = chunks[start].copy()
+        cur = start
+        for s in range(steps):
+            q = int(tin.chunk_source(cur, a, g, b))
+            last = head if nxt is None else scratch[nxt]
+            chunks[cur] = last if s + 1 == steps else chunks[q]
+            cur = q
+    return chunks
+
+
+@pytest.mark.parametrize("a,g,b", [(1, 5, 3), (3, 5, 1), (2, 3, 5), (4, 7, 3), (1, 64, 3),
+                                   (1, 1000, 3), (5, 16, 9), (7, 100, 11), (1, 8192, 4),
+                                   (4, 8192, 1), (1, 97, 2), (2, 1, 3)])
+@pytest.mark.parametrize("seg", [4, 5, 64])
+def test_chunk_plan_is_the_permutation(a, g, b, seg):
+    n = a * g * b
+    plan = tin.chunk_plan(a, g, b, seg)
+    chunks = np.arange(n, dtype=np.int64)[:, None] * 3 + np.arange(2)
+    want = chunks[tin.chunk_source(np.arange(n), a, g, b)]
+    assert np.array_equal(_apply_plan(chunks.copy(), plan), want), (a, g, b, seg)
+    # the items write every moved chunk once; segments are at most seg steps, slots distinct
+    src = tin.chunk_source(np.arange(n), a, g, b)
+    moved = np.count_nonzero(src != np.arange(n))
+    assert plan.singles[:, 1].sum() + plan.longs[:, 1].sum() == moved
+    assert (plan.singles[:, 1] <= seg).all() and (plan.longs[:, 1] <= seg).all()
+    assert np.array_equal(np.sort(plan.longs[:, 2]), np.arange(len(plan.longs)))
+    assert sorted(plan.longs[:, 3].tolist()) == list(range(len(plan.longs)))
+
+
+def test_segment_length_bounds_scratch_and_work():
+    for n, chunk, wpc in [(32768, 32768, 2048), (3000, 4000, 250), (1 << 20, 1024, 64),
+                          (8, 1 << 20, 65536), (1 << 24, 4096, 256)]:
+        seg = tin.segment_length(n, chunk, wpc)
+        assert seg >= tin.MIN_SEG
+        # at most 2n/seg segments (each long cycle has more than seg chunks): heads fit
+        assert 2 * n // seg * chunk <= 2 * tin.SEG_SCRATCH + 2 * chunk
+    # a plan whose cycles are long: segments, and the scratch they need stays in the bound
+    a, g, b = 1, 1000, 3
+    seg = tin.segment_length(a * g * b, 4 * g, g // 4)
+    plan = tin.chunk_plan(a, g, b, seg)
+    assert len(plan.longs) and len(plan.longs) * 4 * g <= 2 * tin.SEG_SCRATCH
+
+
+@pytest.mark.parametrize("rows,cols", [(256, 768), (768, 256), (512, 768), (600, 900),
+                                       (300, 300 * 7), (1024, 4096), (4096, 1024)])
+def test_block_decomposition_with_numpy(rows, cols):
+    """The launcher's two steps (transpose._block_inplace) replayed with NumPy: blocks
+    transposed in place, chunks permuted by the plan, in the order the launcher runs them."""
+    x = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    a, g, b = tin.block_shape(rows, cols, 4)
+    plan = tin.chunk_plan(a, g, b, 4)
+    buf = x.copy().reshape(-1)
+
+    def squares():
+        if a == 1:    # after the permutation: b contiguous g x g matrices (the square kernel)
+            grid = buf.reshape(b, g, g)
+            grid[...] = grid.transpose(0, 2, 1).copy()
+        else:         # blocks (I, J) at row stride b*g (square_blocks; contiguous when b == 1)
+            grid = buf.reshape(a, g, b, g)
+            grid[...] = grid.transpose(0, 3, 2, 1).copy()
+
+    def permute():
+        buf[...] = _apply_plan(buf.reshape(-1, g).copy(), plan).reshape(-1)
+
+    steps = (permute, squares) if a == 1 else (squares, permute)
+    for step in steps:
+        step()
+    assert np.array_equal(buf.reshape(cols, rows), x.T)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -390,3 +498,60 @@ def test_gpu_stream_and_errors(cp):
         transpose(cp.zeros((2, 2)), np.zeros((2, 2)))
     with pytest.raises(ValueError):
         transpose(cp.zeros(5))
+
+
+# shapes of the block path: a = 1 (wide), b = 1 (tall), both > 1 (strided blocks), ragged tiles,
+# and the benchmark shapes scaled down (8192 x 32768 -> 1024 x 4096)
+BLOCK_RECT = {1: [(1024, 3072), (3072, 1024), (2048, 3072), (1100, 2200)],
+              2: [(512, 1536), (1536, 512), (1024, 1536), (600, 1800)],
+              4: [(256, 768), (768, 256), (512, 768), (600, 900), (300, 2100), (1024, 4096),
+                  (4096, 1024), (256, 256 * 37)],
+              8: [(128, 384), (384, 128), (256, 384), (130, 390)],
+              16: [(64, 192), (192, 64), (128, 192), (65, 195), (64, 64 * 37)]}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_inplace_blocks(cp, dtype):
+    """Shapes the block path takes (squares + chunk cycles), single and batched."""
+    seed = _seed()
+    es = np.dtype(dtype).itemsize
+    for i, shape in enumerate(BLOCK_RECT[es]):
+        assert tin.block_shape(*shape, es) is not None, shape
+        _check_inplace(cp, _random(shape, dtype, seed + i), seed)
+    _check_inplace(cp, _random((3, *BLOCK_RECT[es][0]), dtype, seed), seed)
+    _check_inplace(cp, _random((2, *BLOCK_RECT[es][2]), dtype, seed), seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.complex128])
+def test_gpu_inplace_blocks_misaligned(cp, dtype):
+    """A matrix starting one element into an allocation: narrower chunk words (and V = 1
+    square blocks), the same result."""
+    seed = _seed()
+    es = np.dtype(dtype).itemsize
+    for i, (rows, cols) in enumerate(BLOCK_RECT[es][:3]):
+        host = _random((rows * cols + 1,), dtype, seed + i)
+        flat = cp.asarray(host)
+        x = flat[1:].reshape(rows, cols)
+        got = transpose(x, inplace=True)
+        assert got.data.ptr == x.data.ptr
+        assert np.array_equal(_bytes(cp.asnumpy(got)),
+                              _bytes(transpose_cpu(host[1:].reshape(rows, cols)))), \
+            f"misaligned in place {rows}x{cols} dtype {np.dtype(dtype)} seed {seed}"
+        assert np.array_equal(_bytes(cp.asnumpy(flat[:1])), _bytes(host[:1])), f"seed {seed}"
+
+
+@pytest.mark.gpu
+def test_gpu_inplace_blocks_long_cycles_and_bench_shapes(cp):
+    """Cycles cut into segments through scratch (asserted from the plan), then the benchmark
+    shapes scaled down (8192 x 32768 and the coprime 5003 x 53636), float32, both directions."""
+    seed = _seed()
+    for i, (rows, cols) in enumerate([(1000, 3000), (3000, 1000), (1000, 1000 * 29)]):
+        a, g, b = tin.block_shape(rows, cols, 4)
+        n = a * g * b
+        plan = tin.chunk_plan(a, g, b, tin.segment_length(n, 4 * g, g // 4))
+        assert len(plan.longs), (rows, cols)
+        _check_inplace(cp, _random((rows, cols), np.float32, seed + i), seed)
+    for i, shape in enumerate([(2048, 8192), (8192, 2048), (1251, 13409), (13409, 1251)]):
+        _check_inplace(cp, _random(shape, np.float32, seed + i), seed)

@@ -1,0 +1,123 @@
+"""String lengths to the GPU bit-plane packed (FBP2) and unpacked there straight into the Arrow
+offsets, against the narrow lengths and the CPU decoder.
+
+GPU outputs are poisoned first (``fill``); inputs are fresh random columns (seed from
+os.urandom, named in failure messages).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu.errors import BatchDecodeError, CorruptDataError
+from fsstgpu.gpu_layout import HostBatch, packed_lengths
+
+TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.string_view()]
+
+
+def _seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def _column(rng, n, type_):
+    words = ["", "a", "bc", "naïve", "fsst-gpu", "x" * 70, "y" * 300, "日本語"]
+    values = [None if rng.random() < 0.05 else words[int(i)]
+              for i in rng.integers(0, len(words), n)]
+    if type_ in (pa.binary(),):
+        values = [None if v is None else v.encode() for v in values]
+    return pa.array(values, type_)
+
+
+def _columns(seed):
+    rng = np.random.default_rng(seed)
+    sizes = [0, 1, 31, 4095, 4096, 4097, 20000]
+    return [_column(rng, n, TYPES[k % len(TYPES)]) for k, n in enumerate(sizes)]
+
+
+# ---------------------------------------------------------------- CPU (run everywhere)
+def test_packed_offsets_equal_narrow_offsets_on_the_host():
+    seed = _seed()
+    carrs = [fsstgpu.compress(c) for c in _columns(seed)]
+    narrow = HostBatch(carrs, lengths="narrow").offsets_cpu()
+    packed = HostBatch(carrs, lengths="bitplane").offsets_cpu()
+    for a, b in zip(narrow, packed, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b), f"seed {seed}"
+
+
+def test_packed_lengths_are_cached_and_read_only():
+    carr = fsstgpu.compress(pa.array(["ab", None, "cde"] * 100))
+    first = packed_lengths(carr)
+    assert packed_lengths(carr) is first and not first.flags.writeable
+    back = fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes())
+    assert bytes(back.packed_lengths) == bytes(first)       # a blob brings them as they are
+
+
+def test_unknown_lengths_layout_is_refused():
+    with pytest.raises(ValueError, match="lengths must be one of"):
+        HostBatch([fsstgpu.compress(pa.array(["a"]))], lengths="wide")
+
+
+# ---------------------------------------------------------------- GPU
+@pytest.mark.gpu
+def test_batch_with_packed_lengths_matches_the_cpu():
+    from fsstgpu.gpu_decode import decompress_device
+
+    seed = _seed()
+    cols = _columns(seed)
+    carrs = [fsstgpu.compress(c) for c in cols]
+    out = decompress_device(carrs, lengths="bitplane", fill=0xAB)
+    for col, dev in zip(cols, out, strict=True):
+        assert dev.to_arrow().equals(col), f"seed {seed}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("type_", TYPES)
+def test_resident_column_with_packed_lengths(type_):
+    seed = _seed()
+    col = _column(np.random.default_rng(seed), 50_000, type_)
+    dev = fsstgpu.to_device(fsstgpu.compress(col), lengths="bitplane")
+    for _ in range(2):           # decoded twice from the same device column
+        assert fsstgpu.decompress_device(dev).to_arrow().equals(col), f"seed {seed}"
+
+
+@pytest.mark.gpu
+def test_blob_lengths_go_to_the_gpu_as_stored():
+    seed = _seed()
+    col = _column(np.random.default_rng(seed), 10_000, pa.large_string())
+    carr = fsstgpu.CompressedStringArray.from_bytes(fsstgpu.compress(col).to_bytes())
+    stored = carr.packed_lengths
+    out = fsstgpu.decompress_device(fsstgpu.to_device(carr, lengths="bitplane"))
+    assert out.to_arrow().equals(col) and carr.packed_lengths is stored, f"seed {seed}"
+
+
+def _forged(carr, flip_at):
+    """``carr`` with one byte of its packed lengths' plane words flipped."""
+    bad = packed_lengths(carr).copy()
+    bad[flip_at] ^= 0x10
+    return fsstgpu.CompressedStringArray(
+        type=carr.type, length=carr.length, tables=carr.tables, block_starts=carr.block_starts,
+        codes=carr.codes, code_offsets=None, lengths=carr.lengths, validity=carr.validity,
+        null_count=carr.null_count, split_size=carr.split_size, split_codes=carr.split_codes,
+        split_out=carr.split_out, split_table=carr.split_table, packed_lengths=bad)
+
+
+@pytest.mark.gpu
+def test_corrupt_packed_lengths_raise_and_name_the_column():
+    from fsstgpu.gpu_decode import decompress_device
+
+    seed = _seed()
+    cols = _columns(seed)[4:]
+    carrs = [fsstgpu.compress(c) for c in cols]
+    bad = _forged(carrs[1], packed_lengths(carrs[1]).size - 3)   # a plane word of the end
+    with pytest.raises(CorruptDataError, match="string lengths"):
+        decompress_device(bad, lengths="bitplane")
+    with pytest.raises(BatchDecodeError) as info:
+        decompress_device([carrs[0], bad, carrs[2]], lengths="bitplane")
+    assert list(info.value.failed) == [1], f"seed {seed}"
+    good = info.value.results
+    assert good[0].to_arrow().equals(cols[0]) and good[2].to_arrow().equals(cols[2])
