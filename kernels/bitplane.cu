@@ -41,6 +41,9 @@ typedef unsigned long long u64;
 
 #define FULL 0xffffffffu
 #define NT 256                 // threads per block (8 warps)
+#ifndef BP_MINB
+#define BP_MINB 4              // resident blocks per SM asked of the register allocator
+#endif
 #define GPW 16                 // groups per warp
 #define SB_GROUPS 128          // groups per superblock (bitplane_cpu.SUPERBLOCK_GROUPS)
 #define VALID (1ull << 63)     // look-back status flag bit
@@ -166,7 +169,7 @@ __device__ void look_back(u64* stat, i64 t, int* err, u64 timeout_ns, u64& ex_w,
 }
 
 template <typename U>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, BP_MINB)
 bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delta, int zig,
               uint8_t* __restrict__ out, i64 index_start, i64 words_start, u64 head0, u64 head1,
               u64* stat, unsigned* ticket, i64* nbytes, int* err, u64 timeout_ns) {
@@ -376,7 +379,7 @@ __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, co
 }
 
 template <typename U>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, BP_MINB)
 bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ out, int* err) {
     const Sizes z = SIZES_INIT;
     constexpr int W = 8 * sizeof(U);
@@ -414,7 +417,7 @@ bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ o
 }
 
 template <typename U, typename O>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, BP_MINB)
 bitplane_unpack_offsets(const uint8_t* __restrict__ buf, SIZES_PARAMS, uint8_t* __restrict__ dst,
                         int* err) {
     const Sizes z = SIZES_INIT;

@@ -77,9 +77,13 @@ typedef unsigned long long uptr;   // pointer as an integer
 
 #define THREADS 256
 #define RING 4096
-#define PREFETCH 4                 // tiles (short) / lanes (column) loaded ahead per block
+#ifndef PREFETCH
+#define PREFETCH 3                 // tiles (short) / lanes (column) loaded ahead per block
+#endif
 #define NO_WRAP (1LL << 40)        // ring size meaning "a linear buffer"
+#ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4               // resident blocks per SM the register budget allows
+#endif
 
 __device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ i64 imax(i64 a, i64 b) { return a > b ? a : b; }

@@ -53,10 +53,10 @@ SOURCE = "rotate.cu"
 SCRATCH_BYTES = 960 * 1024      # most bytes a pass saves before its kernel (wrapped bytes, stash)
 RING = 4096                     # ticket flag slots (uint32), plus one ticket counter
 THREADS = 256                   # threads per block (THREADS in rotate.cu)
-PREFETCH = 4                    # tiles / lanes of loads in flight per block (PREFETCH in rotate.cu)
-SHORT_TILE = 8192               # bytes per tile of the short pass
-SHORT_DMAX = 64 * 1024          # largest shift of a short pass (its ring holds d + 5 tiles)
-SHORT_BLOCKS_PER_SM = 4         # at most this many short-pass blocks (= chunks) per SM
+PREFETCH = 3                    # tiles / lanes of loads in flight per block (PREFETCH in rotate.cu)
+SHORT_TILE = 32768              # bytes per tile of the short pass
+SHORT_DMAX = 64 * 1024          # largest short-pass shift (ring: PREFETCH + 1 + d / tile tiles)
+SHORT_BLOCKS_PER_SM = 1         # at most this many short-pass blocks (= chunks) per SM
 LANE_W = 16384                  # widest column of a column pass (bytes per lane tile)
 LANE_SMEM = 47 * 1024           # shared memory of a column-pass block (its buffers; no opt-in)
 LANE_MIN_W = 512                # narrowest column of a chain-mode column pass
@@ -383,9 +383,15 @@ def _function(cp, name: str, smem: int, per_sm_cap: int):
     are resident on the device at once (at most ``per_sm_cap`` per SM)."""
     fn = get_function(SOURCE, name)
     sms, sm_smem, sm_regs, sm_threads, optin = _device_limits(cp.cuda.Device().id)
+    static = int(fn.shared_size_bytes)   # the kernel's own __shared__ variables
+    if smem + static > optin:
+        raise ValueError(f"{name} needs {smem + static} bytes of shared memory per block, the "
+                         f"device allows {optin}")
     if smem > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = optin
-    per_sm = resident_blocks(THREADS, smem + 64, int(fn.num_regs), sm_smem, sm_regs, sm_threads)
+        # the opt-in limit covers static and dynamic shared memory together
+        fn.max_dynamic_shared_size_bytes = optin - static
+    per_sm = resident_blocks(THREADS, smem + static, int(fn.num_regs), sm_smem, sm_regs,
+                             sm_threads)
     return fn, sms * max(1, min(per_sm, per_sm_cap))
 
 
