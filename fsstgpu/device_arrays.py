@@ -301,9 +301,11 @@ def to_device(carr, stream=None, *,
         column in one launch and returns a list.
     stream : cupy.cuda.Stream, optional
         Stream for the copies (default: the current stream).
-    lengths : {"narrow", "bitplane"}
+    lengths : {"auto", "narrow", "bitplane"}
         How the string lengths travel: in their narrowest unsigned dtype (scanned into offsets
-        on the GPU), or bit-plane packed (unpacked into the offsets on the GPU in one kernel).
+        on the GPU), or bit-plane packed (unpacked into the offsets on the GPU in one kernel;
+        packed on the host first unless the column has them packed already). ``"auto"``
+        (default): packed when every column has them packed (read from a blob), else narrow.
 
     Raises
     ------

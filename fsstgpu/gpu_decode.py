@@ -207,7 +207,7 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
         buffers (each ``chunk_bytes``, filled by worker threads).
     fill : int, optional
         Fill the output with this byte before decoding (tests).
-    lengths : {"narrow", "bitplane"}
+    lengths : {"auto", "narrow", "bitplane"}
         Host columns: how the string lengths travel (:func:`fsstgpu.to_device`).
 
     Returns

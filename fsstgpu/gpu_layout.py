@@ -28,10 +28,11 @@ from fsstgpu.types import offsets_dtype
 
 __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "HostBatch", "packed_lengths"]
 
-#: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column
-LENGTHS_LAYOUTS = ("narrow", "bitplane")
-#: the default, chosen by measurement (BENCHMARKS.md, "lengths to the GPU")
-DEFAULT_LENGTHS = "narrow"
+#: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column;
+#: "auto" packs them when every column already has them packed (a blob brings them so), since
+#: packing on the host costs more than it saves (BENCHMARKS.md, "Lengths to the GPU")
+LENGTHS_LAYOUTS = ("auto", "narrow", "bitplane")
+DEFAULT_LENGTHS = "auto"
 
 #: the most tables one launch can name (split_table is uint16)
 MAX_TABLES = 65536
@@ -138,7 +139,7 @@ class HostBatch:
         ``"bitplane"``: every column's FBP2 buffer (uint8), each from an 8-byte boundary
         (``packed_at``; :meth:`column_packed_lengths`), unpacked into the offsets on the GPU.
     lengths_layout : str
-        ``"narrow"`` or ``"bitplane"`` (the ``lengths`` argument).
+        ``"narrow"`` or ``"bitplane"`` (the ``lengths`` argument; ``"auto"`` resolved).
     validity : numpy.ndarray of uint8 or None
         Every column's bitmap that has nulls, each from a byte boundary.
     col_first, col_base, col_obyte : numpy.ndarray of int64, shape (ncols + 1,), (ncols,), (ncols,)
@@ -153,6 +154,9 @@ class HostBatch:
         if lengths not in LENGTHS_LAYOUTS:
             raise ValueError(f"lengths must be one of {LENGTHS_LAYOUTS}, not {lengths!r}")
         carrs = list(carrs)
+        if lengths == "auto":
+            packed_all = carrs and all(c.packed_lengths is not None for c in carrs)
+            lengths = "bitplane" if packed_all else "narrow"
         for carr in carrs:
             carr.validate(full=False)
         ntables = sum(len(c.tables) for c in carrs)

@@ -121,3 +121,12 @@ def test_corrupt_packed_lengths_raise_and_name_the_column():
     assert list(info.value.failed) == [1], f"seed {seed}"
     good = info.value.results
     assert good[0].to_arrow().equals(cols[0]) and good[2].to_arrow().equals(cols[2])
+
+
+def test_auto_packs_only_lengths_that_came_packed():
+    carr = fsstgpu.compress(pa.array(["ab", None, "cde"] * 100))
+    assert HostBatch([carr]).lengths_layout == "narrow"          # nothing packed to reuse
+    assert carr.packed_lengths is None                           # and nothing packed for it
+    blob = fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes())
+    assert HostBatch([blob]).lengths_layout == "bitplane"
+    assert HostBatch([blob, carr]).lengths_layout == "narrow"
