@@ -30,12 +30,17 @@ SOURCE = "bitshuffle.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
 FLAT_ELEMENT_SIZES = (4, 8)   # element sizes whose full bitshuffle blocks run the flat kernels
 _CPU_CHUNK = 1 << 22      # input bytes per vectorised step of the bitshuffle twin (bounds memory)
-_NT = {1: 128, 2: 128, 4: 128, 8: 128, 16: 64}   # threads per block of the bitshuffle kernels
+# Threads per block of the kernels, per direction and element size: the best of 32-512 in a
+# sweep on an H200 (2026-11-30, 1 GiB, % of copy; BENCHMARKS.md): shuffle 64 / 32 / 32 / 128
+# and unshuffle 64 / 64 / 32 / 32 for 1 / 2 / 4 / 8-byte elements (16 bytes: not swept).
+_NT = {False: {1: 64, 2: 32, 4: 32, 8: 128, 16: 64},    # bitshuffle
+       True: {1: 64, 2: 64, 4: 32, 8: 32, 16: 64}}      # bitunshuffle
+_NAME = {False: "bitshuffle", True: "bitunshuffle"}
 # every kernel instantiation the launchers can run, compiled as one NVRTC module
 KERNEL_NAMES = (
-    tuple(f"{k}<{e},{nt}>" for k in ("bitshuffle_kernel", "bitunshuffle_kernel")
-          for e, nt in _NT.items())
-    + tuple(f"{k}<{e},{_NT[e]}>" for k in ("bitshuffle_flat", "bitunshuffle_flat")
+    tuple(f"{_NAME[inv]}_kernel<{e},{nt}>" for inv in (False, True)
+          for e, nt in _NT[inv].items())
+    + tuple(f"{_NAME[inv]}_flat<{e},{_NT[inv][e]}>" for inv in (False, True)
             for e in FLAT_ELEMENT_SIZES))
 
 
@@ -197,7 +202,7 @@ def bitunshuffle_cpu(buf: np.ndarray, dtype, block_size: int | None = None, *,
 def _launch_blocks(src, dst, n, e, b, inverse) -> None:
     """Every block (full, final partial, verbatim tail) through the per-block kernels."""
     nfull, mlast, tail = _geometry(n, b)
-    nt = _NT[e]
+    nt = _NT[inverse][e]
     ch = 32 * nt
     cpb = -(-b // ch)
     grid = nfull * cpb + -(-mlast // ch)
@@ -217,7 +222,7 @@ def _launch(src, dst, n, e, b, inverse) -> None:
         _launch_blocks(src, dst, n, e, b, inverse)
         return
     # the full blocks as one flat run of rows, the rest through the per-block kernels
-    nt = _NT[e]
+    nt = _NT[inverse][e]
     total = (n // b) * b
     if total:
         vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
