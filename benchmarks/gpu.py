@@ -18,6 +18,9 @@ written, :func:`benchmarks.timing.copy_bandwidth`):
   :meth:`~fsstgpu.CompressedStringArray.from_bytes` leave theirs); host wall clock including the
   final synchronisation, median; GB/s counts the strings' bytes (a plain upload moves the offsets
   too); ``vs upload`` is the speed-up over the plain upload from the same kind of memory;
+* the string lengths both ways (:func:`lengths_rows`, and the ingest rows with default chunks):
+  narrow lengths scanned into offsets against bit-plane packed lengths (FBP2) unpacked into
+  offsets by one fused kernel;
 * nvCOMP's codecs on the overall column's bytes, in a child process of its own
   (:mod:`benchmarks.nvcomp_child`), when ``nvidia.nvcomp`` imports there.
 
@@ -207,15 +210,17 @@ def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
                     c, chunk_bytes=k, nstreams=n), repeat=repeat)
                 rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table),
                                            t, copy_bps, vs_upload=uploads[label] / t))
-        what = f"ingest, codes {label}, default chunks, bit-plane lengths"
         t_pack = time_wall(lambda c=column: _repack(c), repeat=1)  # the first upload's cost
-        result = decompress_device(column, lengths="bitplane", fill=POISON)
-        _check_output(result.data, expect, what)
-        del result
-        t = time_wall(lambda c=column: decompress_device(c, lengths="bitplane"), repeat=repeat)
-        rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table), t,
-                                   copy_bps, vs_upload=uploads[label] / t))
-        rows.append(throughput_row("overall", "  packing those lengths on the host (once per "
+        for lengths in ("narrow", "bitplane"):  # same chunking, lengths the only difference
+            what = f"ingest, codes {label}, default chunks, {lengths} lengths"
+            result = decompress_device(column, lengths=lengths, fill=POISON)
+            _check_output(result.data, expect, what)
+            del result
+            t = time_wall(lambda c=column, k=lengths: decompress_device(c, lengths=k),
+                          repeat=repeat)
+            rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table), t,
+                                       copy_bps, vs_upload=uploads[label] / t))
+        rows.append(throughput_row("overall", "  packing the lengths on the host (once per "
                                    "column; a blob brings them packed)", total, ratio, 0, t_pack,
                                    copy_bps))
     return rows

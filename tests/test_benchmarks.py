@@ -87,7 +87,7 @@ def test_cpu_bench_rows(load, tmp_path):
 
 
 # ids name the module in full: a bare "gpu" id would make the item look GPU-marked
-@pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "gsst_layout"],
+@pytest.mark.parametrize("name", ["columns", "cpu", "gpu"],
                          ids=lambda n: f"benchmarks.{n}")
 def test_docstring_examples(load, name):
     if name == "gpu":
