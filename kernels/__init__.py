@@ -1,13 +1,15 @@
 """GPU kernels (CUDA sources, Python launchers) and their NumPy CPU twins, one module per family.
 
 * :mod:`fsstgpu.kernels.transpose`: :func:`~fsstgpu.kernels.transpose.transpose` (out of place or
-  in place) and ``transpose_cpu``;
+  in place) and ``transpose_cpu``; :mod:`fsstgpu.kernels.transpose_inplace` holds the two-pass
+  in-place path for rectangular shapes with a large common factor;
 * :mod:`fsstgpu.kernels.rotate`: in-place :func:`~fsstgpu.kernels.rotate.rotate` and
   ``rotate_cpu``;
 * :mod:`fsstgpu.kernels.bitshuffle`: ``bitshuffle`` / ``bitunshuffle`` (the ``bitshuffle``
   package's layout), each with its ``*_cpu`` twin;
 * :mod:`fsstgpu.kernels.bitplane`: the bit-plane integer codec ``bitplane_pack`` /
-  ``bitplane_unpack``, each with its ``*_cpu`` twin;
+  ``bitplane_unpack`` / ``bitplane_unpack_offsets`` (lengths straight into Arrow offsets); their
+  ``*_cpu`` twins live in :mod:`fsstgpu.kernels.bitplane_cpu`;
 * :mod:`fsstgpu.kernels.fsst_decode`: the FSST decode kernel's launchers;
 * :mod:`fsstgpu.kernels.loader`: compiles the ``.cu`` sources, once per device.
 

@@ -93,7 +93,7 @@ def column_smem(width: int, lanes: int) -> int:
     --------
     >>> from fsstgpu.kernels.rotate import column_smem
     >>> column_smem(4096, 2), column_smem(4096, 100)
-    (12432, 29008)
+    (12432, 24864)
     """
     return _column_buffers(lanes) * (width + 48)
 
@@ -124,7 +124,7 @@ def column_layout(d: int, lanes: int, rem: int, blocks: int) -> tuple[int, int]:
     --------
     >>> from fsstgpu.kernels.rotate import column_layout
     >>> column_layout(65537, 16383, 65535, 528)
-    (6560, 52)
+    (7296, 58)
     >>> column_layout(1 << 29, 2, 0, 528)
     (15872, 1)
     """
