@@ -14,8 +14,9 @@ deadlock it.
 
 * ``short`` pass (shift ``d = min(k, n - k)`` bytes at most :data:`SHORT_DMAX`): the ``d`` bytes
   that wrap around are copied first; the destination is cut into one contiguous chunk per block
-  (a few per SM).  A block streams its chunk backwards (left rotation; forwards for a right
-  one) through a ring of tiles in shared memory: each tile loads exactly its own old bytes and
+  (:data:`SHORT_BLOCKS_PER_SM` per SM; one measured best).  A block streams its chunk
+  backwards (left rotation; forwards for a right one) through a ring of tiles in shared
+  memory: each tile loads exactly its own old bytes and
   stores the destination bytes, which are ``d`` bytes further and already in the ring (a copy
   with carry).  The only cross-block hazard is the ``d`` bytes at a chunk's edge, which the
   neighbouring block loads first and flags; the owner waits for that flag before its very last
