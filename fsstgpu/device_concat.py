@@ -61,8 +61,6 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     ...     assert concat_device_arrays([a, b], consume=True).to_arrow().to_pylist() == [
     ...         "x", None, "yz"]
     """
-    from fsstgpu.types import INT32_MAX
-
     cp = get_cupy()
     parts = list(parts)
     if not parts:
@@ -71,13 +69,12 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     if any(p.type != type_ for p in parts):
         raise TypeError(f"columns of different types: {sorted({str(p.type) for p in parts})}")
     sizes = [int(p.data.nbytes) for p in parts]  # a decoded column's data is exactly its bytes
-    n, total = sum(p.length for p in parts), sum(sizes)
-    wide = total > INT32_MAX or any(p.offsets.dtype == np.int64 for p in parts)
+    n = sum(p.length for p in parts)
     with on_stream(stream):
         if consume and joinable_in_place(parts):
             offsets, data = _join_in_place(cp, parts, sizes, stream)
         else:
-            offsets, data = _join_by_copy(cp, parts, sizes, n, total, wide)
+            offsets, data = _join_by_copy(cp, parts, sizes, n)
         validity = None
         null_count = sum(p.null_count for p in parts)
         if null_count:
@@ -124,7 +121,11 @@ def joinable_in_place(parts) -> bool:
     return True
 
 
-def _join_by_copy(cp, parts, sizes, n, total, wide):
+def _join_by_copy(cp, parts, sizes, n):
+    from fsstgpu.types import INT32_MAX
+
+    total = sum(sizes)
+    wide = total > INT32_MAX or any(p.offsets.dtype == np.int64 for p in parts)
     offsets = cp.empty(n + 1, dtype=cp.int64 if wide else cp.int32)
     offsets[0] = 0
     row, base = 1, 0

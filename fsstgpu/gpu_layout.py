@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.kernels.bitplane_cpu import CODES
+from fsstgpu.kernels.bitplane_cpu import (
+    bitplane_pack_cpu,
+    bitplane_unpack_offsets_cpu,
+    parse_header,
+)
 from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import offsets_dtype
@@ -78,8 +82,6 @@ def packed_lengths(carr) -> np.ndarray:
     >>> bitplane_unpack_cpu(packed_lengths(carr)).tolist()
     [2, 0, 3]
     """
-    from fsstgpu.kernels.bitplane import bitplane_pack_cpu
-
     if carr.packed_lengths is None:
         narrow = carr.lengths.astype(_narrowest(_max(carr.lengths)))
         carr.packed_lengths = bitplane_pack_cpu(narrow)
@@ -136,7 +138,7 @@ class HostBatch:
     tab_sym, tab_len : numpy.ndarray, shape (ntables, 256)
     lengths : numpy.ndarray
         ``lengths="narrow"``: every column's lengths, in one narrowest unsigned dtype;
-        ``"bitplane"``: every column's FBP2 buffer (uint8), each from an 8-byte boundary
+        ``"bitplane"``: every column's FBP2 buffer (uint8), each from a 16-byte boundary
         (``packed_at``; :meth:`column_packed_lengths`), unpacked into the offsets on the GPU.
     lengths_layout : str
         ``"narrow"`` or ``"bitplane"`` (the ``lengths`` argument; ``"auto"`` resolved).
@@ -190,7 +192,7 @@ class HostBatch:
             self.packed_at = np.cumsum([0] + [-(-p.size // 16) * 16 for p in packed])
             self.packed_sizes = [int(p.size) for p in packed]
             # each column's lengths dtype, from its header (the GPU then reads no header back)
-            self.packed_dtypes = [CODES[int(p[4])] for p in packed]
+            self.packed_dtypes = [parse_header(p[:16].tobytes(), p.size)[1] for p in packed]
             lens_dtype, nlens = np.dtype(np.uint8), int(self.packed_at[-1])
         else:
             packed = None
@@ -280,8 +282,6 @@ class HostBatch:
         [[0, 2, 2, 3]]
         """
         if self.lengths_layout == "bitplane":
-            from fsstgpu.kernels.bitplane import bitplane_unpack_offsets_cpu
-
             return [bitplane_unpack_offsets_cpu(self.column_packed_lengths(self.lengths, c),
                                                 wide=col.offsets_dtype.itemsize == 8)
                     for c, col in enumerate(self.columns)]

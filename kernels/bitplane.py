@@ -126,7 +126,7 @@ def error_message(bad: int) -> str:
 def _raise_flags(bad: int, what: str, wide: bool = False) -> None:
     if bad & 127 & ~64:
         raise CorruptDataError(f"bit-plane buffer is corrupt ({what}): "
-                               + "; ".join(m for b, m in _ERRORS.items() if bad & b))
+                               + error_message(bad & 127 & ~64))
     if bad & 64:
         raise ValueError(f"bit-plane lengths overflow {'int64' if wide else 'int32'} offsets"
                          + ("" if wide else " (use wide=True)"))
