@@ -1,0 +1,347 @@
+"""Integrity of Arrow IPC files and streams: validation, checksums, positions and an end batch.
+
+Arrow IPC carries no checksums and no count of its batches, so fsstgpu adds its own, in each
+record batch's custom metadata (``formats/files.md``, "Arrow IPC specifics"):
+
+* every batch read from outside is validated in full (offsets, indices, UTF-8, the storage of
+  extension columns) before anything serialises, hashes or copies it: pyarrow's serialiser and
+  writers trust their input, and a forged offset made them crash the process;
+* :data:`CRC_KEY`: CRC32 of the schema, the batch, the dictionaries it uses and its position,
+  all serialised (the first version, :data:`CRC_V1_KEY`, had no dictionaries: a flipped bit in
+  a dictionary message went unseen; it is still checked when read);
+* :data:`POSITION_KEY`: the batch's index and the rows up to and including it;
+* the writer ends with a batch of no rows carrying :data:`END_KEY` (how many batches and rows
+  came before it), and the schema carries :data:`SCHEMA_KEY`: a file or stream written by
+  fsstgpu without that end batch was cut short. Readers here do not yield it; other readers see
+  an empty batch.
+
+>>> import pyarrow as pa
+>>> from fsstgpu.formats.ipc_integrity import IpcChecks, batch_metadata
+>>> batch = pa.record_batch({"s": ["a", "b"]})
+>>> metadata = batch_metadata(batch, index=0, rows=2)
+>>> checks = IpcChecks(batch.schema)
+>>> checks.check(batch, metadata).num_rows
+2
+>>> checks.check(pa.record_batch({"s": ["c"]}), metadata)
+Traceback (most recent call last):
+...
+fsstgpu.errors.CorruptDataError: CRC32 mismatch: the record batch was altered
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import pyarrow as pa
+
+from fsstgpu.errors import CorruptDataError
+
+__all__ = ["CRC_KEY", "CRC_V1_KEY", "END_KEY", "POSITION_KEY", "SCHEMA_KEY", "IpcChecks",
+           "batch_crc", "batch_metadata", "data_batches", "end_batch", "marked_schema",
+           "validate_batch"]
+
+#: version 1 of the batch checksum (schema and data, not dictionaries): read, no longer written
+CRC_V1_KEY = b"fsstgpu.crc32"
+#: CRC32 of the serialised schema, data, dictionaries and the position / end metadata
+CRC_KEY = b"fsstgpu.crc32.v2"
+#: JSON ``[index, rows]``: the batch's index and the rows of the batches up to it, itself included
+POSITION_KEY = b"fsstgpu.batch"
+#: JSON ``{"batches": n, "rows": r}`` on the end batch (no rows) closing the file / stream
+END_KEY = b"fsstgpu.end"
+#: schema metadata of an IPC file / stream written by fsstgpu: its batches carry the keys above
+SCHEMA_KEY = b"fsstgpu.ipc_integrity"
+_SCHEMA_VALUE = b"2"
+
+
+def validate_batch(batch: pa.RecordBatch) -> None:
+    """Check every column of ``batch`` in full; CorruptDataError naming the first bad one.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.formats.ipc_integrity import validate_batch
+    >>> offsets = pa.py_buffer(np.array([0, 9, 2], np.int32).tobytes())
+    >>> bad = pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ab")])
+    >>> validate_batch(pa.record_batch([bad], names=["s"]))
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: column 's': invalid (Offset invariant failure: ...)
+    """
+    try:
+        batch.validate()
+    except pa.ArrowException as exc:
+        raise CorruptDataError(f"invalid record batch ({_reason(exc)})") from None
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            # an extension array's full validation covers its storage; say so explicitly, since
+            # that storage is what readers here take apart
+            (col.storage if isinstance(col, pa.ExtensionArray) else col).validate(full=True)
+        except pa.ArrowException as exc:
+            raise CorruptDataError(f"column {name!r}: invalid ({_reason(exc)})") from None
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc)
+    return text.removeprefix("Invalid: ").replace("Invalid: ", "")
+
+
+def _children(arr: pa.Array) -> list[pa.Array]:
+    """The child arrays of a nested array (whose dictionaries the checksum must cover)."""
+    t = arr.type
+    if isinstance(arr, pa.ExtensionArray):
+        return [arr.storage]
+    if pa.types.is_struct(t) or pa.types.is_union(t):
+        return [arr.field(i) for i in range(t.num_fields)]
+    if hasattr(arr, "values"):  # lists, list views, maps, run-end encoded
+        return [arr.values]
+    return []
+
+
+def _holds_dictionary(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        return True
+    if isinstance(t, pa.BaseExtensionType):
+        return _holds_dictionary(t.storage_type)
+    return any(_holds_dictionary(t.field(i).type) for i in range(t.num_fields))
+
+
+def _dictionaries(arr: pa.Array):
+    """Every dictionary ``arr`` uses, nested ones included, depth first."""
+    if pa.types.is_dictionary(arr.type):
+        yield arr.dictionary
+        yield from _dictionaries(arr.dictionary)
+    elif _holds_dictionary(arr.type):
+        for child in _children(arr):
+            yield from _dictionaries(child)
+
+
+def batch_crc(batch: pa.RecordBatch, extra: bytes = b"") -> int:
+    """CRC32 of ``batch``'s schema, data and dictionaries, serialised, then of ``extra``.
+
+    ``RecordBatch.serialize()`` leaves dictionaries out (IPC sends them as messages of their
+    own), so each one is serialised as a batch of its own. Validate ``batch`` first: the
+    serialiser trusts its input.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.ipc_integrity import batch_crc
+    >>> a = pa.record_batch({"d": pa.array(["x", "y"]).dictionary_encode()})
+    >>> b = pa.record_batch({"d": pa.array(["x", "z"]).dictionary_encode()})
+    >>> batch_crc(a) == batch_crc(b)
+    False
+    """
+    crc = zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
+    for col in batch.columns:
+        for dictionary in _dictionaries(col):
+            crc = zlib.crc32(pa.record_batch([dictionary], names=["dictionary"]).serialize(), crc)
+    return zlib.crc32(extra, crc)
+
+
+def _v1_crc(batch: pa.RecordBatch) -> int:
+    return zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
+
+
+def batch_metadata(batch: pa.RecordBatch, *, index: int, rows: int) -> dict:
+    """The custom metadata of data batch ``index`` (``rows``: rows up to and including it)."""
+    position = json.dumps([index, rows]).encode()
+    return {POSITION_KEY: position, CRC_KEY: str(batch_crc(batch, position)).encode()}
+
+
+def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int,
+              rows: int) -> tuple[pa.RecordBatch, dict]:
+    """The end batch and its metadata, after ``batches`` batches of ``rows`` rows in all.
+
+    It has no rows, and the dictionaries of the ``last`` batch written (a writer would otherwise
+    see new, empty dictionaries: a replacement, which an IPC file cannot hold).
+    """
+    batch = (last.slice(0, 0) if last is not None
+             else pa.RecordBatch.from_pylist([], schema=schema))
+    end = json.dumps({"batches": batches, "rows": rows}).encode()
+    return batch, {END_KEY: end, CRC_KEY: str(batch_crc(batch, end)).encode()}
+
+
+def marked_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with :data:`SCHEMA_KEY`: what an IPC output of fsstgpu is written with."""
+    return schema.with_metadata({**(schema.metadata or {}), SCHEMA_KEY: _SCHEMA_VALUE})
+
+
+def _unmarked(schema: pa.Schema) -> pa.Schema:
+    metadata = {k: v for k, v in (schema.metadata or {}).items() if k != SCHEMA_KEY}
+    return schema.with_metadata(metadata) if metadata else schema.remove_metadata()
+
+
+def _json(metadata, key: bytes):
+    try:
+        return json.loads(metadata[key])
+    except (ValueError, UnicodeDecodeError):
+        raise CorruptDataError(f"unreadable {key.decode()} metadata") from None
+
+
+class IpcChecks:
+    """Checks the record batches of one IPC file or stream, read in order from the start.
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+        The file's schema as read; :attr:`schema` is it without :data:`SCHEMA_KEY`.
+    """
+
+    def __init__(self, schema: pa.Schema):
+        self.marked = SCHEMA_KEY in (schema.metadata or {})
+        self.schema = _unmarked(schema)
+        self.batches = self.rows = 0
+        self.end: dict | None = None
+
+    def check(self, batch: pa.RecordBatch, metadata, index: int | None = None):
+        """``batch`` validated and compared with its checksum and position; None for the end
+        batch. ``index``: the batch's index in an IPC file read out of order (then the rows
+        before it are unknown and not compared)."""
+        validate_batch(batch)
+        metadata = metadata or {}
+        if self.end is not None:
+            raise CorruptDataError("a record batch follows the end batch")
+        ours = self.marked or CRC_KEY in metadata or END_KEY in metadata
+        if CRC_KEY in metadata:
+            extra = metadata.get(END_KEY, metadata.get(POSITION_KEY, b""))
+            if batch_crc(batch, extra) != _int(metadata, CRC_KEY):
+                raise CorruptDataError("CRC32 mismatch: the record batch was altered")
+        elif ours:
+            raise CorruptDataError(f"the record batch has no {CRC_KEY.decode()} checksum")
+        elif CRC_V1_KEY in metadata and _v1_crc(batch) != _int(metadata, CRC_V1_KEY):
+            raise CorruptDataError("CRC32 mismatch: the record batch was altered")
+        self.marked = self.marked or ours
+        if END_KEY in metadata:
+            self._check_end(batch, _json(metadata, END_KEY))
+            return None
+        if self.marked:
+            self._check_position(batch, _json(metadata, POSITION_KEY) if POSITION_KEY in metadata
+                                 else None, index)
+        self.batches += 1
+        self.rows += batch.num_rows
+        return batch.replace_schema_metadata(self.schema.metadata)
+
+    def _check_position(self, batch, position, index) -> None:
+        expected = self.batches if index is None else index
+        if not (isinstance(position, list) and len(position) == 2
+                and all(isinstance(v, int) for v in position)):
+            raise CorruptDataError(f"unreadable {POSITION_KEY.decode()} metadata")
+        if position[0] != expected:
+            raise CorruptDataError(f"record batch {expected} says it is batch {position[0]}: "
+                                   "batches were lost, repeated or reordered")
+        if index is None and position[1] != self.rows + batch.num_rows:
+            raise CorruptDataError(f"record batch {expected} ends at row {position[1]} but "
+                                   f"{self.rows + batch.num_rows} rows were read: rows were lost")
+
+    def _check_end(self, batch, end) -> None:
+        if batch.num_rows or not (isinstance(end, dict) and set(end) == {"batches", "rows"}):
+            raise CorruptDataError(f"unreadable {END_KEY.decode()} metadata")
+        self.end = end
+
+    def finish(self) -> None:
+        """Check, after the last batch, that the end batch was read and counts what was read;
+        CorruptDataError ``truncated`` otherwise."""
+        if not self.marked:
+            return
+        if self.end is None:
+            raise CorruptDataError(f"truncated: it ends after {self.batches} record batches "
+                                   f"({self.rows} rows) without fsstgpu's end batch")
+        if self.end != {"batches": self.batches, "rows": self.rows}:
+            raise CorruptDataError(
+                f"truncated: {self.batches} record batches ({self.rows} rows) were read, the "
+                f"end batch counts {self.end['batches']} ({self.end['rows']} rows)")
+
+
+def data_batches(reader) -> int:
+    """How many data batches an open IPC file (``pyarrow.ipc.RecordBatchFileReader``) holds:
+    all of them, or for one written by fsstgpu all but its end batch, which is checked here
+    (read first, it tells a file whose footer lost or gained batches)."""
+    count = reader.num_record_batches
+    if SCHEMA_KEY not in (reader.schema.metadata or {}):
+        return count
+    if count == 0:
+        raise CorruptDataError("truncated: the file has no record batch, not even its end batch")
+    checks = IpcChecks(reader.schema)
+    if checks.check(*reader.get_batch_with_custom_metadata(count - 1), index=count - 1) is not None:
+        raise CorruptDataError(f"truncated: its last record batch ({count - 1}) is not the end "
+                               "batch")
+    if checks.end["batches"] != count - 1:
+        raise CorruptDataError(f"the file holds {count - 1} record batches, its end batch "
+                               f"counts {checks.end['batches']}: batches were lost or added")
+    return count - 1
+
+
+def _int(metadata, key: bytes) -> int:
+    try:
+        return int(metadata[key])
+    except ValueError:
+        raise CorruptDataError(f"unreadable {key.decode()} metadata") from None
+
+
+class IpcWriter:
+    """Writes an IPC file or stream whose batches carry :func:`batch_metadata`, closed (by
+    :meth:`close`) with the :func:`end_batch`.
+
+    Parameters
+    ----------
+    f : pyarrow.NativeFile
+    fmt : {"arrow", "arrows"}
+    schema : pyarrow.Schema
+    compression : {"lz4", "zstd", "uncompressed"}, optional
+        The bodies' codec (default zstd).
+    mark : bool
+        Write the schema with :data:`SCHEMA_KEY` (so that even a stream cut before its first
+        batch reads as truncated); off for outputs meant to equal a user's file, whose schema
+        metadata must come back as it was.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.ipc as ipc
+    >>> from fsstgpu.formats.ipc_integrity import IpcWriter
+    >>> sink = pa.BufferOutputStream()
+    >>> writer = IpcWriter(sink, "arrows", pa.schema([("n", pa.int8())]))
+    >>> writer.write(pa.record_batch({"n": pa.array([1, 2], pa.int8())}))
+    >>> writer.close()
+    >>> [b.num_rows for b in ipc.open_stream(sink.getvalue())]  # the end batch has no rows
+    [2, 0]
+    """
+
+    def __init__(self, f, fmt: str, schema: pa.Schema, *, compression: str | None = None,
+                 mark: bool = True):
+        import pyarrow.ipc as ipc
+
+        self.schema = marked_schema(schema) if mark else schema
+        self.batches = self.rows = 0
+        self._last, self._failed = None, False
+        codec = compression or "zstd"
+        new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+        self._writer = new(f, self.schema, options=ipc.IpcWriteOptions(
+            emit_dictionary_deltas=True, compression=None if codec == "uncompressed" else codec))
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Write one data batch (ValueError when an IPC file would need a new dictionary)."""
+        try:
+            self._writer.write_batch(batch, custom_metadata=batch_metadata(
+                batch, index=self.batches, rows=self.rows + batch.num_rows))
+        except pa.ArrowInvalid as exc:
+            self._failed = True
+            if "replacement" not in str(exc):
+                raise
+            raise ValueError(
+                f"record batch {self.batches} has a dictionary that replaces, not extends, the "
+                "one before: an Arrow IPC file holds one dictionary per column (growing by "
+                "deltas); write an IPC stream (.arrows) or Parquet instead") from None
+        except BaseException:
+            self._failed = True
+            raise
+        self.batches, self.rows, self._last = self.batches + 1, self.rows + batch.num_rows, batch
+
+    def close(self) -> None:
+        """Write the end batch (unless a write failed: the output is then abandoned) and finish
+        the file / stream; the file itself stays open."""
+        if not self._failed:
+            batch, metadata = end_batch(self.schema, self._last, batches=self.batches,
+                                        rows=self.rows)
+            self._writer.write_batch(batch, custom_metadata=metadata)
+        self._writer.close()
