@@ -1,20 +1,22 @@
 """The ``fsstgpu.fsst`` Arrow extension type: an FSST-compressed string column inside Arrow.
 
-Specification: ``formats/arrow.md`` (beside this module). In short (version 2):
+Specification: ``formats/arrow.md`` (beside this module). In short (versions 2 and 3):
 
 * **storage** is ``struct<codes: large_binary, lengths: uint32, cuts: binary>`` (``uint64`` lengths
   for the large value types; ``binary`` codes accepted): per string its FSST codes, its
   uncompressed length, and, only for strings longer than the split size ``S``, the cut points
-  inside it (:mod:`fsstgpu.splits`). Everything is per string, so any Arrow row operation (slice,
-  take, filter, concatenation) keeps an array valid. A reader without fsstgpu sees that struct.
+  inside it (:mod:`fsstgpu.splits`). A column of several symbol tables (version 3) adds
+  ``table: uint16``, the table of each string. Everything is per string, so any Arrow row
+  operation (slice, take, filter, concatenation) keeps an array valid. A reader without fsstgpu
+  sees that struct.
 * **extension metadata** (UTF-8 JSON, versioned, CRC-checked; tables base64) holds what is per
-  column: the symbol table(s), the original Arrow type (dictionary encoding included), ``S`` and,
-  only for a multi-block array, the block starts.
+  column: the symbol table(s), the original Arrow type (dictionary encoding included) and ``S``.
 
 Reading needs no walk over the codes: the split points follow from the lengths, the code offsets
 and the stored cuts at memory speed (:mod:`fsstgpu.formats.arrow_storage`). Version 1 (storage:
 the codes alone, as ``large_binary`` or ``binary``) is still read; its lengths and cuts are
-derived from the codes.
+derived from the codes. Version 2 arrays of several tables (their block starts in the metadata)
+are still read too.
 
 >>> import pyarrow as pa, fsstgpu
 >>> from fsstgpu.formats.arrow import FsstType
@@ -43,6 +45,7 @@ __all__ = [
     "EXTENSION_NAME",
     "FsstArray",
     "FsstType",
+    "distinct_tables",
     "extension_type_for",
     "is_fsst_type",
     "lengths_type_for",
@@ -53,8 +56,10 @@ __all__ = [
 
 EXTENSION_NAME = "fsstgpu.fsst"
 MAGIC = b"FSAX"
-#: the version written; version 1 (codes-only storage) is read too
+#: the version written for one table; version 1 (codes-only storage) is read too
 VERSION = 2
+#: the version written for several tables (a ``table`` per string in the storage)
+MULTI_TABLE_VERSION = 3
 
 #: Original value types, by their one-byte code: the blob format's codes, from the one table.
 VALUE_TYPES = SUPPORTED_TYPES
@@ -75,8 +80,10 @@ def lengths_type_for(value_type: pa.DataType) -> pa.DataType:
     return pa.uint32() if narrow_offsets(value_type) or is_view(value_type) else pa.uint64()
 
 
-def storage_type_for(value_type: pa.DataType, codes_type=None) -> pa.StructType:
-    """The version-2 storage type of a column of ``value_type``.
+def storage_type_for(value_type: pa.DataType, codes_type=None, *,
+                     per_row_tables: bool = False) -> pa.StructType:
+    """The version-2 storage type of a column of ``value_type`` (version 3's with
+    ``per_row_tables``: a ``table`` index per string after the three fields).
 
     Examples
     --------
@@ -86,8 +93,11 @@ def storage_type_for(value_type: pa.DataType, codes_type=None) -> pa.StructType:
     StructType(struct<codes: large_binary, lengths: uint64, cuts: binary>)
     """
     codes_type = pa.large_binary() if codes_type is None else codes_type
-    return pa.struct([pa.field("codes", codes_type), pa.field("lengths",
-                      lengths_type_for(value_type)), pa.field("cuts", pa.binary())])
+    fields = [pa.field("codes", codes_type), pa.field("lengths", lengths_type_for(value_type)),
+              pa.field("cuts", pa.binary())]
+    if per_row_tables:
+        fields.append(pa.field("table", pa.uint16()))
+    return pa.struct(fields)
 
 
 class FsstArray(pa.ExtensionArray):
@@ -134,19 +144,21 @@ class FsstType(pa.ExtensionType):
     value_type : pyarrow.DataType
         The original string / binary type the codes decode to.
     tables : sequence of SymbolTable
-        One per block (one for a column of a file).
+        The column's distinct tables (one for a column of a file).
     split_size : int
         ``S``, the target uncompressed bytes per split (>= 1).
     block_starts : sequence of int, optional
-        Interior block starts (``len(tables) - 1`` of them) when there are several tables;
-        they tie the type to one array's length.
+        Version 2 with several tables only (read, never written): the interior block starts
+        (``len(tables) - 1`` of them), which tie the type to one array's length.
     index_type : pyarrow.DataType, optional
         When the original column was dictionary-encoded: its index type.
     ordered : bool
         The original dictionary type's ``ordered`` flag.
-    version : int
-        2 (the default): storage :func:`storage_type_for`. 1: the codes alone are the storage
-        (what older files hold; read only).
+    version : int, optional
+        By default 2 for one table and 3 for several. 2: storage :func:`storage_type_for`.
+        3: that storage plus a ``table`` index per string (``per_row_tables``), so that row
+        operations keep the array valid. 1: the codes alone are the storage (what older files
+        hold; read only).
 
     Examples
     --------
@@ -158,19 +170,24 @@ class FsstType(pa.ExtensionType):
     True
     >>> t.original_type
     DataType(string)
+    >>> FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"]), SymbolTable([b"c"])],
+    ...          4096).storage_type.names
+    ['codes', 'lengths', 'cuts', 'table']
     """
 
     def __init__(self, codes_type, value_type, tables, split_size, block_starts=None,
-                 index_type=None, ordered=False, *, version=VERSION):
+                 index_type=None, ordered=False, *, version=None):
         if codes_type not in CODES_TYPES:
             raise TypeError(f"fsstgpu.fsst codes are large_binary or binary, not {codes_type}")
-        if version not in (1, 2):
-            raise ValueError(f"fsstgpu.fsst version 1 or 2, not {version}")
+        tables = tuple(tables)
+        if version is None:
+            version = VERSION if len(tables) == 1 else MULTI_TABLE_VERSION
+        if version not in (1, 2, 3):
+            raise ValueError(f"fsstgpu.fsst version 1, 2 or 3, not {version}")
         if value_type not in VALUE_TYPES:
             raise TypeError(f"fsstgpu.fsst decodes to a string/binary type, not {value_type}")
         if index_type is not None and index_type not in INDEX_TYPES:
             raise TypeError(f"dictionary index type must be an integer type, not {index_type}")
-        tables = tuple(tables)
         if not 1 <= len(tables) <= 65535:
             raise ValueError(f"fsstgpu.fsst needs 1 to 65535 tables, not {len(tables)}")
         if any(not isinstance(t, SymbolTable) for t in tables):
@@ -179,7 +196,11 @@ class FsstType(pa.ExtensionType):
         if not 1 <= split_size < 2**63:
             raise ValueError(f"split_size must be at least 1, not {split_size}")
         starts = np.asarray([] if block_starts is None else block_starts, dtype=np.int64)
-        if len(starts) != len(tables) - 1:
+        if version == 3:
+            if len(starts):
+                raise ValueError("version 3 keeps each string's table in the storage; "
+                                 "block starts are version 2's")
+        elif len(starts) != len(tables) - 1:
             raise ValueError(
                 f"{len(tables)} tables need {len(tables) - 1} interior block starts, "
                 f"got {len(starts)}"
@@ -196,7 +217,8 @@ class FsstType(pa.ExtensionType):
         self.index_type = index_type
         self.ordered = bool(ordered) and index_type is not None
         self._serialised = _serialise(self)
-        storage = codes_type if version == 1 else storage_type_for(value_type, codes_type)
+        storage = codes_type if version == 1 else storage_type_for(
+            value_type, codes_type, per_row_tables=version == 3)
         super().__init__(storage, EXTENSION_NAME)
 
     @property
@@ -245,7 +267,7 @@ class FsstType(pa.ExtensionType):
 
 
 def _serialise(t: FsstType) -> bytes:
-    return _serialise_json(t) if t.version == 2 else _serialise_v1(t)
+    return _serialise_v1(t) if t.version == 1 else _serialise_json(t)
 
 
 def _canonical(obj) -> bytes:
@@ -253,16 +275,18 @@ def _canonical(obj) -> bytes:
 
 
 def _serialise_json(t: FsstType) -> bytes:
-    """Version 2: UTF-8 JSON (tables base64), so that every reader can show the metadata."""
+    """Versions 2 and 3: UTF-8 JSON (tables base64), so that every reader can show the metadata.
+    Version 3 has no block starts (each string's table is in the storage)."""
     body = {
-        "version": 2,
+        "version": t.version,
         "value_type": str(t.value_type),
         "dictionary": (None if t.index_type is None
                        else {"index_type": str(t.index_type), "ordered": t.ordered}),
         "split_size": t.split_size,
-        "block_starts": [int(x) for x in t.block_starts],
         "tables": [base64.b64encode(table.to_bytes()).decode() for table in t.tables],
     }
+    if t.version == 2:
+        body["block_starts"] = [int(x) for x in t.block_starts]
     return _canonical({"crc32": zlib.crc32(_canonical(body)), EXTENSION_NAME: body})
 
 
@@ -290,7 +314,7 @@ def _parse_cached(storage_type, serialized: bytes) -> FsstType:
 def parse_metadata(storage_type, serialized) -> FsstType:
     """Rebuild an :class:`FsstType` from its storage type and metadata bytes, validating both.
 
-    Version 2 metadata is JSON; version 1 the binary layout of ``arrow.md``.
+    Version 2 and 3 metadata is JSON; version 1 the binary layout of ``arrow.md``.
 
     Raises
     ------
@@ -316,51 +340,68 @@ def parse_metadata(storage_type, serialized) -> FsstType:
     return _parse_v1(storage_type, data, what)
 
 
-_FIELDS = {"version", "value_type", "dictionary", "split_size", "block_starts", "tables"}
+_FIELDS = {"version", "value_type", "dictionary", "split_size", "tables"}
+_FIELDS_BY_VERSION = {2: _FIELDS | {"block_starts"}, 3: _FIELDS}
 _TYPES_BY_NAME = {str(t): t for t in VALUE_TYPES}
 _INDEX_BY_NAME = {str(t): t for t in INDEX_TYPES}
+#: Valid metadata nests 3 deep (outer object, body, dictionary or lists); deeper JSON is refused
+#: before parsing, which would otherwise recurse once per level (a RecursionError, not ours).
+_MAX_DEPTH = 8
+
+
+def _json_depth(data: bytes) -> int:
+    """How deep brackets nest in ``data`` (brackets inside strings counted too: valid metadata
+    has none there)."""
+    b = np.frombuffer(data, np.uint8)
+    step = (((b == 0x5B) | (b == 0x7B)).astype(np.int8)
+            - ((b == 0x5D) | (b == 0x7D)).astype(np.int8))
+    return int(np.cumsum(step, dtype=np.int64).max()) if len(b) else 0
 
 
 def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
+    if _json_depth(data) > _MAX_DEPTH:
+        raise CorruptDataError(f"{what}: JSON nested deeper than {_MAX_DEPTH} levels")
     try:
         outer = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CorruptDataError(f"{what}: not valid JSON ({exc})") from None
     if not isinstance(outer, dict) or set(outer) != {"crc32", EXTENSION_NAME}:
         raise CorruptDataError(f"{what}: expected the keys crc32 and {EXTENSION_NAME}")
     body = outer[EXTENSION_NAME]
-    if not isinstance(body, dict) or set(body) != _FIELDS:
-        raise CorruptDataError(f"{what}: expected the fields {sorted(_FIELDS)}")
+    if not isinstance(body, dict) or not _FIELDS <= set(body):
+        raise CorruptDataError(f"{what}: expected the fields {sorted(_FIELDS_BY_VERSION[2])}")
     if outer["crc32"] != zlib.crc32(_canonical(body)):
         raise CorruptDataError(f"{what}: CRC32 mismatch")
-    if body["version"] != 2:
-        raise CorruptDataError(f"{what}: unsupported version {body['version']!r} "
-                               "(this reader: 1, 2)")
-    value_type = _TYPES_BY_NAME.get(body["value_type"])
-    if value_type is None:
-        raise CorruptDataError(f"{what}: unknown value type {body['value_type']!r}")
-    index_type, ordered = None, False
-    dictionary = body["dictionary"]
-    if dictionary is not None:
-        if (not isinstance(dictionary, dict) or set(dictionary) != {"index_type", "ordered"}
-                or dictionary["index_type"] not in _INDEX_BY_NAME
-                or not isinstance(dictionary["ordered"], bool)):
-            raise CorruptDataError(f"{what}: invalid dictionary {dictionary!r}")
-        index_type, ordered = _INDEX_BY_NAME[dictionary["index_type"]], dictionary["ordered"]
+    # every field's JSON type is checked before it is used (a list is not hashable, ...)
+    version = body["version"]
+    if type(version) is not int or version not in _FIELDS_BY_VERSION:
+        raise CorruptDataError(f"{what}: unsupported version {version!r} (this reader: 1, 2, 3)")
+    if set(body) != _FIELDS_BY_VERSION[version]:
+        raise CorruptDataError(f"{what}: version {version} expects the fields "
+                               f"{sorted(_FIELDS_BY_VERSION[version])}")
+    value_type = body["value_type"]
+    if type(value_type) is not str or value_type not in _TYPES_BY_NAME:
+        raise CorruptDataError(f"{what}: unknown value type {value_type!r}")
+    value_type = _TYPES_BY_NAME[value_type]
+    index_type, ordered = _dictionary_of(body["dictionary"], what)
     split_size = body["split_size"]
     if type(split_size) is not int or not 1 <= split_size < 2**63:
         raise CorruptDataError(f"{what}: invalid split size {split_size!r}")
     tables_b64 = body["tables"]
     if not isinstance(tables_b64, list) or not 1 <= len(tables_b64) <= 65535:
         raise CorruptDataError(f"{what}: 1 to 65535 tables expected")
-    starts = body["block_starts"]
-    if (not isinstance(starts, list) or len(starts) != len(tables_b64) - 1
-            or any(type(x) is not int or not 0 <= x < 2**63 for x in starts)
-            or any(b < a for a, b in zip(starts, starts[1:], strict=False))):
-        raise CorruptDataError(f"{what}: block starts must be {len(tables_b64) - 1} "
-                               "non-negative, non-decreasing integers")
+    starts = None
+    if version == 2:
+        starts = body["block_starts"]
+        if (not isinstance(starts, list) or len(starts) != len(tables_b64) - 1
+                or any(type(x) is not int or not 0 <= x < 2**63 for x in starts)
+                or any(b < a for a, b in zip(starts, starts[1:], strict=False))):
+            raise CorruptDataError(f"{what}: block starts must be {len(tables_b64) - 1} "
+                                   "non-negative, non-decreasing integers")
     tables = []
     for k, text in enumerate(tables_b64):
+        if type(text) is not str:
+            raise CorruptDataError(f"{what}: table {k} is not base64")
         try:
             raw = base64.b64decode(text, validate=True)
         except (TypeError, ValueError):
@@ -369,8 +410,21 @@ def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
             tables.append(SymbolTable.from_bytes(raw))
         except CorruptDataError as exc:
             raise CorruptDataError(f"{what}: table {k}: {exc}") from None
-    codes_type = _codes_type_of(storage_type, value_type, 2, what)
-    return FsstType(codes_type, value_type, tables, split_size, starts, index_type, ordered)
+    codes_type = _codes_type_of(storage_type, value_type, version, what)
+    return FsstType(codes_type, value_type, tables, split_size, starts, index_type, ordered,
+                    version=version)
+
+
+def _dictionary_of(dictionary, what: str):
+    """(index type, ordered) of the ``dictionary`` field: None or {"index_type", "ordered"}."""
+    if dictionary is None:
+        return None, False
+    if (not isinstance(dictionary, dict) or set(dictionary) != {"index_type", "ordered"}
+            or type(dictionary["index_type"]) is not str
+            or dictionary["index_type"] not in _INDEX_BY_NAME
+            or not isinstance(dictionary["ordered"], bool)):
+        raise CorruptDataError(f"{what}: invalid dictionary {dictionary!r}")
+    return _INDEX_BY_NAME[dictionary["index_type"]], dictionary["ordered"]
 
 
 def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
@@ -378,7 +432,7 @@ def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
         raise CorruptDataError(f"{what}: {len(data)} bytes, too short for the header")
     magic, version, value_code, index_code, flags, split_size, ntables = _HEADER.unpack_from(data)
     if version != 1:
-        raise CorruptDataError(f"{what}: unsupported version {version} (this reader: 1, 2)")
+        raise CorruptDataError(f"{what}: unsupported version {version} (this reader: 1, 2, 3)")
     (crc,) = struct.unpack_from("<I", data, len(data) - 4)
     if zlib.crc32(data[:-4]) != crc:
         raise CorruptDataError(f"{what}: CRC32 mismatch")
@@ -419,10 +473,10 @@ def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.Data
     if version == 1:
         if storage_type in CODES_TYPES:
             return storage_type
-    elif pa.types.is_struct(storage_type) and storage_type.num_fields == 3:
+    elif pa.types.is_struct(storage_type) and storage_type.num_fields == (4 if version == 3 else 3):
         codes_type = storage_type.field(0).type
-        if (codes_type in CODES_TYPES
-                and storage_type == storage_type_for(value_type, codes_type)):
+        if codes_type in CODES_TYPES and storage_type == storage_type_for(
+                value_type, codes_type, per_row_tables=version == 3):
             return codes_type
     raise CorruptDataError(f"{what}: storage type {storage_type} is not that of version {version}")
 
@@ -457,8 +511,9 @@ def is_fsst_type(type_) -> bool:
 def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstType:
     """The :class:`FsstType` that :func:`to_extension_array` gives ``carr``.
 
-    Tables repeated in every block collapse into one (the block starts then need not be
-    stored, and the type is the same for every array compressed with that table).
+    The type lists the column's distinct tables (:func:`distinct_tables`): one table, however
+    many blocks use it, gives version 2 (the same type for every array compressed with that
+    table); several give version 3, whose storage names each string's table.
 
     Parameters
     ----------
@@ -477,10 +532,7 @@ def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstTy
     DataType(string)
     """
     codes_type = pa.large_binary() if codes_type is None else codes_type
-    tables = tuple(carr.tables)
-    starts = np.asarray(carr.block_starts, dtype=np.int64)[1:-1]
-    if len(tables) > 1 and all(t == tables[0] for t in tables[1:]):
-        tables, starts = tables[:1], None
+    tables, _ = distinct_tables(carr.tables)
     index_type, ordered = None, False
     if dictionary_type is not None:
         if not pa.types.is_dictionary(dictionary_type):
@@ -489,7 +541,27 @@ def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstTy
             raise TypeError(f"dictionary value type {dictionary_type.value_type} differs from "
                             f"the compressed type {carr.type}")
         index_type, ordered = dictionary_type.index_type, dictionary_type.ordered
-    return FsstType(codes_type, carr.type, tables, carr.split_size, starts, index_type, ordered)
+    return FsstType(codes_type, carr.type, tables, carr.split_size, None, index_type, ordered)
+
+
+def distinct_tables(tables):
+    """The distinct tables of ``tables`` in order of first use, and each one's index there.
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.formats.arrow import distinct_tables
+    >>> a, b = SymbolTable([b"ab"]), SymbolTable([b"cd"])
+    >>> found, index = distinct_tables([a, b, a])
+    >>> found == (a, b), index.tolist()
+    (True, [0, 1, 0])
+    """
+    seen: dict[bytes, int] = {}
+    index = np.array([seen.setdefault(t.to_bytes(), len(seen)) for t in tables], np.int64)
+    found = [None] * len(seen)
+    for t, k in zip(tables, index.tolist(), strict=True):
+        found[k] = t
+    return tuple(found), index
 
 
 register()

@@ -30,11 +30,22 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow, slice_bitmap
 from fsstgpu.checks import length_sums
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.arrow import EXTENSION_NAME, FsstType, extension_type_for, is_fsst_type
+from fsstgpu.formats.arrow import (
+    EXTENSION_NAME,
+    FsstType,
+    distinct_tables,
+    extension_type_for,
+    is_fsst_type,
+)
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
 from fsstgpu.splits import interior_cuts, plan_splits
 
-__all__ = ["from_extension_array", "to_extension_array"]
+__all__ = ["from_extension_array", "table_runs", "to_extension_array"]
+
+#: Version 3 reading: at most this many blocks (``CompressedStringArray``'s split_table is
+#: uint16). It also bounds what an interleaving of tables costs the decoders, which hold a copy
+#: of the table of every block (2.3 KiB each): 150 MiB at most, whatever the array.
+MAX_BLOCKS = 65536
 
 
 def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
@@ -72,10 +83,9 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     if ext_type is None:
         ext_type = derived
     elif not (
-        isinstance(ext_type, FsstType) and ext_type.version == 2
+        isinstance(ext_type, FsstType) and ext_type.version == derived.version
         and ext_type.tables == derived.tables and ext_type.value_type == derived.value_type
         and ext_type.split_size == derived.split_size
-        and np.array_equal(ext_type.block_starts, derived.block_starts)
     ):
         raise ValueError(f"{ext_type!r} does not describe this array ({derived!r})")
     n = int(carr.length)
@@ -100,8 +110,12 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
         raise ValueError(f"a string of {int(lengths.max())} bytes does not fit {width} lengths")
     lengths_arr = pa.array(lengths.astype(width.to_pandas_dtype()), type=width)
     cuts_arr = _pack_cuts(carr, code_offsets, np.dtype(width.to_pandas_dtype()))
-    storage = pa.StructArray.from_arrays([codes_arr, lengths_arr, cuts_arr],
-                                         fields=list(storage_type), mask=_mask(carr))
+    children = [codes_arr, lengths_arr, cuts_arr]
+    if ext_type.version == 3:  # each string's table, so that row operations carry it along
+        _, index = distinct_tables(carr.tables)
+        per_row = np.repeat(index.astype(np.uint16), np.diff(carr.block_starts))
+        children.append(pa.array(per_row, pa.uint16()))
+    storage = pa.StructArray.from_arrays(children, fields=list(storage_type), mask=_mask(carr))
     return pa.ExtensionArray.from_storage(ext_type, storage)
 
 
@@ -163,23 +177,30 @@ def from_extension_array(arr) -> CompressedStringArray:
     for k, storage in enumerate(storages):  # before any child is read
         check_arrow(storage, f"{EXTENSION_NAME} storage"
                     + (f" (chunk {k})" if len(storages) > 1 else ""))
+    flat = None
     if ftype.version == 1:
         codes_col = storages
     else:
         flat = [s.flatten() for s in storages]  # the struct's nulls applied to its children
+        _check_valid_rows(ftype, storages, flat)
         codes_col = [f[0] for f in flat]
     codes_storage = pa.chunked_array(codes_col, type=ftype.codes_type)
     plain = from_arrow(codes_storage)  # int64 offsets from 0; checked; bytes under nulls dropped
     n = len(plain)
-    block_starts = np.concatenate([[0], ftype.block_starts, [n]]).astype(np.int64)
-    if len(ftype.tables) > 1 and int(ftype.block_starts[-1]) > n:
-        raise CorruptDataError(f"{EXTENSION_NAME}: block starts run past the {n} strings")
+    if ftype.version == 3:
+        tables, block_starts = table_runs(ftype.tables, _unpack_values([f[3] for f in flat], n),
+                                          plain.validity)
+    else:
+        tables = ftype.tables
+        block_starts = np.concatenate([[0], ftype.block_starts, [n]]).astype(np.int64)
+        if len(ftype.tables) > 1 and int(ftype.block_starts[-1]) > n:
+            raise CorruptDataError(f"{EXTENSION_NAME}: block starts run past the {n} strings")
     if ftype.version == 1:
-        lengths = lengths_from_code_offsets(ftype.tables, block_starts, plain.data, plain.offsets)
-        cuts = long_string_cuts(ftype.tables, block_starts, plain.data, plain.offsets, lengths,
+        lengths = lengths_from_code_offsets(tables, block_starts, plain.data, plain.offsets)
+        cuts = long_string_cuts(tables, block_starts, plain.data, plain.offsets, lengths,
                                 ftype.split_size)
     else:
-        lengths = _unpack_lengths([f[1] for f in flat], n)
+        lengths = _unpack_values([f[1] for f in flat], n)
         if plain.validity is not None:
             lengths[~np.unpackbits(plain.validity, count=n, bitorder="little").astype(bool)] = 0
         length_sums(lengths, len(plain.data))  # before the plan sizes anything by them
@@ -188,7 +209,7 @@ def from_extension_array(arr) -> CompressedStringArray:
     split_codes, split_out, split_table = plan_splits(plain.offsets, lengths, block_starts,
                                                       ftype.split_size, cuts)
     carr = CompressedStringArray(
-        type=ftype.value_type, length=n, tables=ftype.tables, block_starts=block_starts,
+        type=ftype.value_type, length=n, tables=tables, block_starts=block_starts,
         codes=plain.data, code_offsets=plain.offsets, lengths=lengths, validity=plain.validity,
         null_count=plain.null_count, split_size=ftype.split_size, split_codes=split_codes,
         split_out=split_out, split_table=split_table,
@@ -198,8 +219,72 @@ def from_extension_array(arr) -> CompressedStringArray:
     return carr
 
 
-def _unpack_lengths(parts, n: int) -> np.ndarray:
-    """The lengths children's values (nulls read as their stored values) as one int64 array."""
+def _check_valid_rows(ftype, storages, flat) -> None:
+    """Every valid string has its codes, its length and (version 3) its table: a child null
+    under a valid row is not what any writer or Arrow row operation makes (taking a null index
+    nulls the struct row), and reading it would decode the row as null or use the value
+    beneath the null."""
+    names = ("codes", "lengths") + (("table",) if ftype.version == 3 else ())
+    for k, (storage, children) in enumerate(zip(storages, flat, strict=True)):
+        for name in names:
+            # the flattened child is null where the struct or the child is: the counts agree
+            # exactly when the child has no null of its own under a valid row
+            if children[ftype.storage_type.get_field_index(name)].null_count != storage.null_count:
+                where = f" (chunk {k})" if len(storages) > 1 else ""
+                raise CorruptDataError(f"{EXTENSION_NAME} storage{where}: a valid string has a "
+                                       f"null {name!r} entry")
+
+
+def table_runs(tables, per_row, validity):
+    """Version 3: the blocks (runs of strings of one table) and their tables, from each string's
+    table index ``per_row``; null strings join the block before them (they have no codes).
+
+    Raises CorruptDataError for an index past the tables, or for more than :data:`MAX_BLOCKS`
+    blocks: a row operation that reorders strings (a take by a permutation, a sort) can
+    interleave the tables string by string.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.formats.arrow_storage import table_runs
+    >>> a, b = SymbolTable([b"ab"]), SymbolTable([b"cd"])
+    >>> found, starts = table_runs((a, b), np.array([0, 0, 1, 1, 0]), None)
+    >>> found == (a, b, a), starts.tolist()
+    (True, [0, 2, 4, 5])
+    """
+    n = len(per_row)
+    ids = np.asarray(per_row, np.int64)
+    rows = np.arange(n, dtype=np.int64)
+    if validity is not None:
+        valid = np.unpackbits(validity, count=n, bitorder="little").astype(bool)
+        if not valid.any():
+            ids = np.zeros(n, np.int64)
+        else:  # a null string takes the table of the last valid string before it (or after)
+            rows = np.maximum.accumulate(np.where(valid, rows, int(np.argmax(valid))))
+            ids = ids[rows]
+    if n and int(ids.max()) >= len(tables):
+        raise CorruptDataError(f"{EXTENSION_NAME} storage: a string names table "
+                               f"{int(ids.max())} of {len(tables)}")
+    starts = np.concatenate([[0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [n]]).astype(np.int64)
+    nblocks = len(starts) - 1
+    if nblocks > MAX_BLOCKS:
+        raise CorruptDataError(
+            f"{EXTENSION_NAME}: the {n} strings switch between the {len(tables)} tables "
+            f"{nblocks - 1} times, more than a multi-table array can be read with ({MAX_BLOCKS} "
+            "blocks): a row operation (take, sort, concatenation) reordered it after "
+            "compression. Decode it "
+            "first (FsstArray.decoded(), fsstgpu.decompress) and then reorder, or compress "
+            "with one table (fsstgpu.compress(..., table=...))")
+    first = ids[starts[:-1]].tolist() if n else [0]
+    if not n:
+        starts = np.zeros(2, np.int64)
+    return tuple(tables[k] for k in first), starts
+
+
+def _unpack_values(parts, n: int) -> np.ndarray:
+    """The lengths (or table) children's values (nulls read as their stored values) as one int64
+    array."""
     out = np.empty(n, np.int64)
     pos = 0
     for part in parts:

@@ -7,7 +7,8 @@ input                             becomes
 ================================  ===========================================================
 pyarrow Array / ChunkedArray      itself, when of one of the six types (:mod:`fsstgpu.types`)
 pyarrow DictionaryArray (or       its values, decoded: the compressed column (and
-chunked) of such values           :func:`fsstgpu.decompress`) has the *value* type
+chunked) of such values           :func:`fsstgpu.decompress`) has the *value* type (polars'
+                                  Categorical / Enum: ``string_view``)
 pandas Series / Index             ``pa.array(series)``: object dtype of str / bytes / None /
                                   NaN, ``string[python]``, ``string[pyarrow]``, pandas 3's
                                   ``str``; a categorical of strings becomes a dictionary (above)
@@ -36,7 +37,7 @@ import sys
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.types import SUPPORTED_TYPES, is_supported
+from fsstgpu.types import SUPPORTED_TYPES, is_supported, is_view
 
 __all__ = ["ACCEPTED", "as_string_column", "is_table"]
 
@@ -164,5 +165,16 @@ def _dictionary_values(col):
         names = ", ".join(str(t) for t in SUPPORTED_TYPES)
         raise TypeError(f"fsstgpu compresses dictionary arrays of {names}, not {col.type}")
     if isinstance(col, pa.ChunkedArray):
-        return pa.chunked_array([c.dictionary_decode() for c in col.chunks], type=value_type)
-    return col.dictionary_decode()
+        return pa.chunked_array([_decode(c) for c in col.chunks], type=value_type)
+    return _decode(col)
+
+
+def _decode(arr):
+    """One dictionary array's values. pyarrow has no take kernel for view values (polars'
+    Categorical and Enum are dictionaries of ``string_view``): those are taken as their large
+    type and cast back, so the column keeps its values' type."""
+    value_type = arr.type.value_type
+    if not is_view(value_type):
+        return arr.dictionary_decode()
+    large = pa.large_string() if pa.types.is_string_view(value_type) else pa.large_binary()
+    return arr.dictionary.cast(large).take(arr.indices).cast(value_type)

@@ -109,7 +109,7 @@ def test_lengths_and_splits_travel_with_the_codes():
     np.testing.assert_array_equal(back.split_table, carr.split_table)
 
 
-def test_multi_block_array_keeps_block_starts():
+def test_multi_block_array_keeps_each_strings_table():
     a, b = _column(pa.string(), 50, 1), _column(pa.string(), 70, 2)
     ta, tb = SymbolTable([b"http://", b"www."]), SymbolTable([b"example", b".com/"])
     ca, cb = fsstgpu.compress(a, table=ta), fsstgpu.compress(b, table=tb)
@@ -128,12 +128,23 @@ def test_multi_block_array_keeps_block_starts():
         split_size=32, split_codes=sc, split_out=so, split_table=st)
     carr.validate()
     ext = fs.to_extension_array(carr)
-    assert len(ext.type.tables) == 2 and ext.type.block_starts.tolist() == [50]
+    assert len(ext.type.tables) == 2 and ext.type.version == 3
+    assert ext.storage.field("table").to_pylist() == [0] * 50 + [1] * 70
     out = fsstgpu.decompress(fs.from_extension_array(ext), device="cpu")
     assert out.equals(pa.concat_arrays([a, b]))
-    # the block starts tie the type to this array: a shorter slice cannot hold them
+    # each string carries its table: a slice reads back as those strings (issue #20)
+    out = fsstgpu.decompress(fs.from_extension_array(ext[40:60]), device="cpu")
+    assert out.equals(pa.concat_arrays([a, b])[40:60])
+    # version 2 (block starts in the metadata) is still read; a shorter slice cannot hold them
+    legacy = fa.FsstType(pa.large_binary(), pa.string(), ext.type.tables, 32, [50], version=2)
+    storage = pa.StructArray.from_arrays(ext.storage.flatten()[:3],
+                                         fields=list(legacy.storage_type),
+                                         mask=ext.storage.is_null())
+    old = pa.ExtensionArray.from_storage(legacy, storage)
+    back = fsstgpu.decompress(fs.from_extension_array(old), device="cpu")
+    assert back.equals(pa.concat_arrays([a, b]))
     with pytest.raises(CorruptDataError, match="block starts"):
-        fs.from_extension_array(ext[:40])
+        fs.from_extension_array(old[:40])
 
 
 def test_identical_block_tables_collapse():
@@ -228,7 +239,9 @@ def test_every_byte_flip_is_rejected(version):
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"version": 3}, "unsupported version"),
+    ({"version": 4}, "unsupported version"),
+    ({"version": 3}, "version 3 expects the fields"),
+    ({"version": [2]}, "unsupported version"),
     ({"value_type": "int32"}, "unknown value type"),
     ({"dictionary": {"index_type": "float", "ordered": False}}, "invalid dictionary"),
     ({"dictionary": {"index_type": "int8"}}, "invalid dictionary"),
