@@ -188,8 +188,8 @@ def from_extension_array(arr) -> CompressedStringArray:
     plain = from_arrow(codes_storage)  # int64 offsets from 0; checked; bytes under nulls dropped
     n = len(plain)
     if ftype.version == 3:
-        tables, block_starts = table_runs(ftype.tables, _unpack_values([f[3] for f in flat], n),
-                                          plain.validity)
+        tables, block_starts = table_runs(
+            ftype.tables, _unpack_values([f[3] for f in flat], n, np.uint16), plain.validity)
     else:
         tables = ftype.tables
         block_starts = np.concatenate([[0], ftype.block_starts, [n]]).astype(np.int64)
@@ -254,38 +254,33 @@ def table_runs(tables, per_row, validity):
     (True, [0, 2, 4, 5])
     """
     n = len(per_row)
-    ids = np.asarray(per_row, np.int64)
-    rows = np.arange(n, dtype=np.int64)
-    if validity is not None:
-        valid = np.unpackbits(validity, count=n, bitorder="little").astype(bool)
-        if not valid.any():
-            ids = np.zeros(n, np.int64)
-        else:  # a null string takes the table of the last valid string before it (or after)
-            rows = np.maximum.accumulate(np.where(valid, rows, int(np.argmax(valid))))
-            ids = ids[rows]
-    if n and int(ids.max()) >= len(tables):
+    ids, where = np.asarray(per_row), None
+    if validity is not None:  # only valid strings decide the runs: nulls have no codes
+        where = np.flatnonzero(np.unpackbits(validity, count=n, bitorder="little"))
+        ids = ids[where]
+    if len(ids) and int(ids.max()) >= len(tables):
         raise CorruptDataError(f"{EXTENSION_NAME} storage: a string names table "
                                f"{int(ids.max())} of {len(tables)}")
-    starts = np.concatenate([[0], np.flatnonzero(ids[1:] != ids[:-1]) + 1, [n]]).astype(np.int64)
-    nblocks = len(starts) - 1
-    if nblocks > MAX_BLOCKS:
+    change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    starts = np.empty(len(change) + 2, np.int64)
+    starts[0], starts[-1] = 0, n
+    # a run starts at its first valid string; the nulls before it stay in the run before
+    starts[1:-1] = change if where is None else where[change]
+    if len(starts) - 1 > MAX_BLOCKS:
         raise CorruptDataError(
             f"{EXTENSION_NAME}: the {n} strings switch between the {len(tables)} tables "
-            f"{nblocks - 1} times, more than a multi-table array can be read with ({MAX_BLOCKS} "
-            "blocks): a row operation (take, sort, concatenation) reordered it after "
-            "compression. Decode it "
-            "first (FsstArray.decoded(), fsstgpu.decompress) and then reorder, or compress "
-            "with one table (fsstgpu.compress(..., table=...))")
-    first = ids[starts[:-1]].tolist() if n else [0]
-    if not n:
-        starts = np.zeros(2, np.int64)
+            f"{len(starts) - 2} times, more than a multi-table array can be read with "
+            f"({MAX_BLOCKS} blocks): a row operation (take, sort, concatenation) reordered it "
+            "after compression. Decode it first (FsstArray.decoded(), fsstgpu.decompress) and "
+            "then reorder, or compress with one table (fsstgpu.compress(..., table=...))")
+    first = ids[np.concatenate([[0], change])].tolist() if len(ids) else [0]
     return tuple(tables[k] for k in first), starts
 
 
-def _unpack_values(parts, n: int) -> np.ndarray:
-    """The lengths (or table) children's values (nulls read as their stored values) as one int64
-    array."""
-    out = np.empty(n, np.int64)
+def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
+    """The lengths (or table) children's values (nulls read as their stored values) as one
+    array of ``dtype``."""
+    out = np.empty(n, dtype)
     pos = 0
     for part in parts:
         m = len(part)

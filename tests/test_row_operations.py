@@ -344,3 +344,17 @@ def test_dictionary_of_binary_view_compresses():
     out = fsstgpu.decompress(fsstgpu.compress(pa.chunked_array([col, col])), device="cpu")
     assert out.type == pa.binary_view()
     assert out.to_pylist() == [b"\x00bb", None, b"a", b"\x00bb"] * 2
+
+
+def test_table_runs_put_nulls_in_the_run_before():
+    a, b = SymbolTable([b"ab"]), SymbolTable([b"cd"])
+    per_row = np.array([7, 0, 7, 1, 1, 7, 0, 7], np.uint16)  # 7: beneath a null, ignored
+    valid = np.array([0, 1, 0, 1, 1, 0, 1, 0], bool)
+    found, starts = fs.table_runs((a, b), per_row, np.packbits(valid, bitorder="little"))
+    assert found == (a, b, a) and starts.tolist() == [0, 3, 6, 8]
+    found, starts = fs.table_runs((a, b), per_row[:2], np.zeros(1, np.uint8))
+    assert found == (a,) and starts.tolist() == [0, 2]
+    found, starts = fs.table_runs((a, b), per_row[:0], None)
+    assert found == (a,) and starts.tolist() == [0, 0]
+    with pytest.raises(CorruptDataError, match="names table 7 of 2"):
+        fs.table_runs((a, b), per_row, None)
