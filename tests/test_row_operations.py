@@ -128,6 +128,11 @@ def test_ipc_file_of_a_filtered_array(multi, tmp_path):
     back = ipc.open_file(path).read_all()
     _same(back.column("s"), plain.filter(mask))
     assert back.column("s").to_pylist() == plain.filter(mask).to_pylist()
+    from fsstgpu.formats.files import decompress_file
+
+    decompress_file(path, tmp_path / "plain.arrow", device="cpu")
+    out = ipc.open_file(tmp_path / "plain.arrow").read_all().column("s")
+    assert out.to_pylist() == plain.filter(mask).to_pylist()
 
 
 def test_compressed_array_slicing_gives_consistent_types(multi):
@@ -325,6 +330,10 @@ def test_declared_counts_do_not_allocate_beyond_the_input():
         fields=list(many.storage_type), mask=small.storage.is_null())
     arr = pa.ExtensionArray.from_storage(many, storage)
     assert _peak(lambda: fs.from_extension_array(arr)) <= 64 * size + 2**20
+    # ... and parsing metadata of many tables (17 bytes each) stays within its size too
+    some = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([])] * 8192, 4096)
+    meta = some.__arrow_ext_serialize__()
+    assert _peak(lambda: fa.parse_metadata(some.storage_type, meta)) <= 64 * len(meta) + 2**20
 
 
 # --------------------------------------------- finding 11: polars Categorical / Enum input
