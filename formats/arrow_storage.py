@@ -8,8 +8,10 @@ inside strings longer than ``S``, taken from the column's own split points. Noth
 (:func:`fsstgpu.arrow_layout.check_arrow`) before any child is read, the lengths against what the
 codes can hold, the cuts to lie strictly inside their strings in increasing order, and the split
 points are planned from lengths, code offsets and cuts (:func:`fsstgpu.splits.plan_splits`). The
-codes themselves are checked when they are decoded. Version-1 arrays (codes only) have their
-lengths and cuts derived from the codes (:mod:`fsstgpu.scan`).
+codes themselves are checked when they are decoded. A multi-table array (version 3) names each
+string's table in the storage; its blocks are the runs of equal tables (:func:`table_runs`), so
+an Arrow row operation on it reads back as the strings it selected. Version-1 arrays (codes only)
+have their lengths and cuts derived from the codes (:mod:`fsstgpu.scan`).
 
 >>> import pyarrow as pa, fsstgpu
 >>> from fsstgpu.formats.arrow_storage import to_extension_array, from_extension_array
@@ -157,7 +159,9 @@ def from_extension_array(arr) -> CompressedStringArray:
     TypeError
         When ``arr`` is not of type ``fsstgpu.fsst``.
     CorruptDataError
-        When the storage is inconsistent (offsets, lengths, cuts, block starts).
+        When the storage is inconsistent (offsets, lengths, cuts, block starts, tables; a
+        valid string with a null ``codes``, ``lengths`` or ``table`` entry), or a multi-table
+        array was reordered into more than :data:`MAX_BLOCKS` runs of one table.
 
     Examples
     --------

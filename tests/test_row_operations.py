@@ -257,6 +257,11 @@ def test_deeply_nested_json_is_corrupt():
         fa.parse_metadata(storage, deep)
     with pytest.raises(CorruptDataError, match="nested deeper"):
         fa.parse_metadata(storage, b"{" + b'"a":{' * 1500)
+    # closing brackets inside a string hide the depth from the count: the parser's own
+    # recursion limit is caught too
+    hidden = b'{"x": "' + b"]" * 100000 + b'", "y": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    with pytest.raises(CorruptDataError, match="not valid JSON"):
+        fa.parse_metadata(storage, hidden)
 
 
 @pytest.mark.parametrize("field,value,message", [
