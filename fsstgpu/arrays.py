@@ -57,7 +57,7 @@ from fsstgpu import arrow_layout
 from fsstgpu.checks import check_structure
 from fsstgpu.decoder import decode_range
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.scan import CHECK, OFFSETS, code_offsets_from_lengths, walk
+from fsstgpu.scan import CHECK, OFFSETS, walk
 from fsstgpu.types import is_text, narrow_offsets
 from fsstgpu.utf8 import check_utf8
 
@@ -138,7 +138,9 @@ class CompressedStringArray:
     @property
     def code_offsets(self) -> np.ndarray:
         """Where each string's codes start (int64, ``length + 1``); derived from the codes and
-        lengths on first use when they were not given (one walk, which also checks them).
+        lengths on first use when they were not given: by :meth:`validate`, whose one walk
+        checks every code and split point on the way (so a column whose strings cannot be
+        reached alone is corrupt, as its whole-column decode says).
 
         Examples
         --------
@@ -149,9 +151,7 @@ class CompressedStringArray:
         True
         """
         if self._code_offsets is None:
-            derived = code_offsets_from_lengths(self.tables, self.block_starts, self.codes,
-                                                self.lengths)
-            object.__setattr__(self, "_code_offsets", _frozen("code_offsets", derived, np.int64))
+            self.validate()
         return self._code_offsets
 
     @code_offsets.setter
@@ -270,6 +270,7 @@ class CompressedStringArray:
                                  "(take() decodes any selection)")
             return self.slice(start, max(stop - start, 0))
         i = self._index(i)
+        self.validate()  # once: random access answers as the whole-column decode does
         if not self.is_valid(i):
             return None
         n = int(self.lengths[i])
@@ -389,7 +390,9 @@ class CompressedStringArray:
     def take(self, indices) -> pa.Array:
         """Decode the strings at ``indices`` (a null index gives a null) into a new pa.Array.
 
-        Only the selected strings are decoded. Negative indices count from the end.
+        Only the selected strings are decoded (after one :meth:`validate`, so that a corrupt
+        column raises here as in :func:`fsstgpu.decompress`). Negative indices count from
+        the end.
 
         Parameters
         ----------
@@ -423,6 +426,7 @@ class CompressedStringArray:
             raise TypeError(f"indices must be a 1-D integer sequence, not {idx.dtype} "
                             f"of shape {idx.shape}")
         idx = idx.astype(np.int64)
+        self.validate()  # once: a corrupt column gives no strings, as its whole decode
         idx = np.where(idx < 0, idx + self.length, idx)
         if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.length):
             raise IndexError(f"take index out of range for {self.length} strings")

@@ -138,9 +138,12 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
 
 def _decompress_cpu(carr: CompressedStringArray):
     carr.validate(full=False)  # decode_all checks the codes of every split
-    data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
-                      carr.split_table, carr.uncompressed_bytes)
     offsets = arrow_layout.offsets_from_lengths(carr.lengths, carr.type)
+    # The string ends (and stored code offsets) are checked in the same walk: the column decodes
+    # exactly when each of its strings decodes alone (carr[i], take) and validate() passes.
+    data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
+                      carr.split_table, carr.uncompressed_bytes, string_ends=offsets,
+                      code_offsets=carr._code_offsets)
     if is_text(carr.type):  # forged codes can decode to any bytes
         check_utf8(data, offsets, "decoded column")
     return arrow_layout.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)
