@@ -372,3 +372,17 @@ def test_table_runs_put_nulls_in_the_run_before():
     assert found == (a,) and starts.tolist() == [0, 0]
     with pytest.raises(CorruptDataError, match="names table 7 of 2"):
         fs.table_runs((a, b), per_row, None)
+
+
+def test_version_3_with_binary_codes_and_dictionary_type(multi):
+    carr = fsstgpu.compress(_plain_multi(), split_size=16)
+    dict_type = pa.dictionary(pa.int16(), pa.string())
+    ext = fs.to_extension_array(carr, codes_type=pa.binary(), dictionary_type=dict_type)
+    assert ext.type.version == 3 and ext.storage.type.field("codes").type == pa.binary()
+    assert ext.type.with_codes_type(pa.large_binary()).version == 3
+    again = fa.parse_metadata(ext.type.storage_type, ext.type.__arrow_ext_serialize__())
+    assert again == ext.type and again.original_type == dict_type
+    plain = _plain_multi().combine_chunks()
+    _same(ext.take(pa.array([61, 0, 31])), plain.take(pa.array([61, 0, 31])))
+    with pytest.raises(ValueError, match="block starts are version 2's"):
+        fa.FsstType(pa.large_binary(), pa.string(), ext.type.tables, 16, [30, 60])
