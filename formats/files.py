@@ -31,6 +31,7 @@ from fsstgpu.formats.columns import select_columns
 from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.locations import file_size
+from fsstgpu.formats.parquet_options import input_leaf, validated
 from fsstgpu.formats.rowgroups import (
     Sink,
     Source,
@@ -137,22 +138,22 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                          else _train(first.get(name), sample_bytes)) for name in chosen}
         types = {f.name: _fsst_type(f.type, tables[f.name]) for f in source.schema
                  if f.name in tables}
-        codecs = source.parquet_codecs()
+        codecs = source.parquet_codecs()  # by leaf path, and by name (its first leaf's)
         metadata = dict(source.schema.metadata or {})
         if codecs:
-            metadata[CODECS_KEY] = json.dumps(codecs)
+            metadata[CODECS_KEY] = json.dumps(_input_record(source, codecs))
         # The other columns are stored with zstd too (unless the input's codec is as strong):
         # decompress_file gives them back their own.
-        stored = {f.name: _as_strong_as_zstd(codecs.get(f.name, "snappy"))
-                  for f in source.schema}
+        stored = {f.name: "zstd" for f in source.schema}
+        stored.update({k: _as_strong_as_zstd(v) for k, v in codecs.items()})
         out_schema = pa.schema(
             [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types else f
              for f in source.schema], metadata=metadata or None)
         sizes = {"string_bytes": 0, "codes_bytes": 0}
 
         def convert(field, col, unit_index):
-            if field.name not in types:
-                return col
+            if field.name not in types:  # copied through: checked first (parquet_options.py)
+                return _copied(source, field.name, col, unit_index)
             ftype = types[field.name]
             carr = compress(plain_values(col), table=ftype.tables[0],
                             split_size=ftype.split_size)
@@ -162,8 +163,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
 
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
-                        fsst_codec=fsst_codec,
-                        repeating=[n for n in types if n in first and _repeats(first[n])])
+                        fsst_codec=fsst_codec, ipc_compression=source.ipc_compression,
+                        repeating=[n for n in types if n in first and _repeats(first[n])]
+                        + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress)
     return {
         "format": out_format,
@@ -187,6 +189,42 @@ def _symbol_table(table) -> SymbolTable | None:
         return SymbolTable.from_bytes(path.read_bytes())
     except CorruptDataError as exc:
         raise CorruptDataError(f"{path}: {exc}") from None
+
+
+def _input_record(source: Source, codecs: dict) -> dict:
+    """The input codecs to record under :data:`CODECS_KEY`: ``codecs``, but for a column that
+    is fsst already (an fsst file compressed again) the codecs its own record keeps."""
+    old = _record(source)
+    fsst = [f.name for f in source.schema if is_fsst_type(f.type)]
+    return {**{k: v for k, v in codecs.items() if not any(_of(k, n) for n in fsst)},
+            **{k: v for k, v in old.items() if any(_of(k, n) for n in fsst)}}
+
+
+def _of(key: str, name: str) -> bool:
+    """Tell whether codec key ``key`` (a leaf path or a name) belongs to column ``name``."""
+    return key == name or key.startswith(name + ".")
+
+
+def _dictionary_codes(source: Source) -> list[str]:
+    """The fsst columns of ``source`` whose codes are dictionary-encoded (Parquet): copied
+    through, they keep that."""
+    if source.parquet_metadata is None or source.num_units == 0:
+        return []
+    rg = source.parquet_metadata.row_group(0)
+    paths = {}
+    for j in range(rg.num_columns):
+        with reading(source.path):
+            paths[input_leaf(rg, j)] = rg.column(j).has_dictionary_page
+    return [f.name for f in source.schema
+            if is_fsst_type(f.type) and paths.get(f"{f.name}.codes")]
+
+
+def _copied(source: Source, name: str, col, unit_index: int):
+    """Column ``name`` of a Parquet unit, copied through, after a full validation."""
+    if source.format != "parquet":
+        return col
+    with reading(source.path, f"row group {unit_index}: "):
+        return validated(col, f"column {name!r}")
 
 
 def _as_strong_as_zstd(codec: str) -> str:
@@ -352,42 +390,50 @@ def _restored_codecs(source: Source) -> dict[str, str]:
     record is unreadable; a column of a file without the record keeps its codec, and an fsst
     column gets Snappy)."""
     codecs = source.parquet_codecs()
+    recorded = _record(source)
+    has_record = CODECS_KEY in (source.schema.metadata or {})
+    for f in source.schema:
+        # by leaf path (by name in files written before nested columns had theirs)
+        mine = {k: v for k, v in recorded.items() if _of(k, f.name)}
+        if mine or has_record or is_fsst_type(f.type):
+            codecs = {k: v for k, v in codecs.items() if not _of(k, f.name)}
+            codecs.update(mine or {f.name: "snappy"})
+    return codecs
+
+
+def _record(source: Source) -> dict[str, str]:
+    """The codecs recorded under :data:`CODECS_KEY` (none when unreadable)."""
     try:
         recorded = json.loads((source.schema.metadata or {}).get(CODECS_KEY, b"{}"))
     except ValueError:
-        recorded = {}
+        return {}
     if not isinstance(recorded, dict):
-        recorded = {}
-    has_record = CODECS_KEY in (source.schema.metadata or {})
-    for f in source.schema:
-        codec = recorded.get(f.name)
-        if isinstance(codec, str):
-            codecs[f.name] = codec
-        elif has_record or is_fsst_type(f.type):
-            codecs[f.name] = "snappy"
-    return codecs
+        return {}
+    return {k: v for k, v in recorded.items() if isinstance(v, str)}
 
 
 class _Decoder:
     """Decodes the fsst columns of ``source``'s units: :meth:`decode` (no state: safe on any
     thread, in any order) then :meth:`finish` (in unit order: dictionary columns are re-encoded
-    per unit for Parquet, one dictionary per row group, and with one growing dictionary for
-    IPC). ``string_bytes`` counts the decoded string bytes; :meth:`convert` is both, for
-    :func:`rewrite`."""
+    per unit for Parquet and IPC streams, one dictionary per row group / batch, and with one
+    growing dictionary for an IPC file). ``string_bytes`` counts the decoded string bytes;
+    :meth:`convert` is both, for :func:`rewrite`."""
 
     def __init__(self, source: Source, out_format: str, device: str):
         self.path = source.path
+        self.source = source
         self.device = device
         self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
-        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format != "parquet")
+        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow")
                        for f in source.schema if f.name in self.fsst
                        and f.type.index_type is not None}
         self.string_bytes = 0
 
     def decode(self, name: str, col, unit_index: int):
         """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""
+        col = self.source.restored(name, col)  # Parquet: the type it was written with
         if name not in self.fsst:
-            return col, 0
+            return _copied(self.source, name, col, unit_index), 0
         with reading(self.path, f"row group {unit_index}, column {name!r}: "):
             return decode_column(col, self.device)
 
@@ -445,7 +491,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         decoder = _Decoder(source, out_format, dev)
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, _restored_schema(source.schema),
-                        codecs=_restored_codecs(source))
+                        codecs=_restored_codecs(source), ipc_compression=source.ipc_compression)
             rows, units = rewrite(source, sink, decoder.convert, progress)
     return {
         "format": out_format,

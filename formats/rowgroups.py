@@ -19,8 +19,10 @@ Two pyarrow behaviours shape the reading:
 
 Integrity: a flipped byte must be an error, not wrong data. Parquet files are written with page
 checksums (CRC32 of every data page, checked on read wherever present); Arrow IPC has none, so
-every record batch written here carries the CRC32 of its serialised schema and data in its custom
-metadata (key ``fsstgpu.crc32``), checked on read when present.
+every record batch read is validated in full, and every one written here carries a CRC32 of its
+serialised schema, data and dictionaries and its position, and the output ends with a batch
+counting them (:mod:`fsstgpu.formats.ipc_integrity`). IPC outputs keep the input's IPC
+compression (:mod:`fsstgpu.formats.ipc_compression`), zstd for an input without one (Parquet).
 
 >>> import os, tempfile, pyarrow as pa
 >>> from fsstgpu.formats.rowgroups import Source, write_table
@@ -37,7 +39,6 @@ import contextlib
 import itertools
 import json
 import os
-import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -47,7 +48,22 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.ipc_compression import ipc_compression
+from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, IpcWriter, data_batches
 from fsstgpu.formats.locations import Url, file_size, is_url, local_or_url
+from fsstgpu.formats.parquet_options import (  # Parquet's options and footer checks
+    PARQUET_CODECS,
+    ROW_GROUPS_KEY,
+    SCHEMA_CRC_KEY,
+    check_row_groups,
+    checked_schema,
+    input_codecs,
+    open_parquet,
+    parquet_codec_name,
+    restore,
+    with_schema_crc,
+    writer_options,
+)
 from fsstgpu.formats.sniff import sniff_format
 
 __all__ = [
@@ -65,24 +81,9 @@ __all__ = [
     "write_table",
 ]
 
-#: the custom-metadata key of a record batch's CRC32 (of ``RecordBatch.serialize()``)
-BATCH_CRC_KEY = b"fsstgpu.crc32"
-
-#: the schema-metadata key of the CRC32 of a Parquet file's Arrow schema (without this key):
-#: pages carry their own CRCs, the footer does not, and a flipped byte there could turn an
-#: fsst column into a plain struct or rename a column.
-SCHEMA_CRC_KEY = b"fsstgpu.schema_crc32"
-
-#: the file-metadata key of the row counts of a Parquet file's row groups (JSON), added when
-#: the file is finished: a flipped row count in the footer would silently drop rows.
-ROW_GROUPS_KEY = b"fsstgpu.row_groups"
-
-# Struct children of an fsst column's storage: seen without the extension type (and without
-# SCHEMA_CRC_KEY), they mean a footer whose metadata was lost, not a user's struct.
-_FSST_STORAGE_NAMES = ["codes", "lengths", "cuts"]
-
-#: Parquet codecs a column may be written with (``"none"``: uncompressed pages).
-PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
+#: the custom-metadata key of a record batch's CRC32 as written now (version 2: schema, data,
+#: dictionaries and position; version 1, ``fsstgpu.crc32``, is still checked when read)
+BATCH_CRC_KEY = CRC_KEY
 
 #: progress(units_done=, units_total=, rows=, nbytes=): called after every row group / batch;
 #: ``units_total`` is None for an IPC stream, ``nbytes`` counts the input's Arrow bytes so far.
@@ -132,38 +133,6 @@ def check_input(src) -> Path | Url:
     if src.is_dir():
         raise IsADirectoryError(f"{src}: is a directory, not a file")
     return src
-
-
-# zstd level of the fsst columns' pages. Measured on a 1M-row table of this machine's text
-# (formats/files.md): level 3 makes the codes' pages 13% smaller than level 1 (pyarrow's default),
-# enough for the file to undercut pyarrow's zstd Parquet of the strings; higher levels gain 1-2%
-# more at several times the write time.
-FSST_ZSTD_LEVEL = 3
-
-_CODEC_ALIASES = {"uncompressed": "none", "lz4_raw": "lz4"}  # as file metadata names them
-
-
-def parquet_codec_name(name: str) -> str:
-    """A Parquet codec name as pyarrow's writer takes it; ValueError listing the codecs.
-
-    Examples
-    --------
-    >>> from fsstgpu.formats.rowgroups import parquet_codec_name
-    >>> parquet_codec_name("ZSTD"), parquet_codec_name("uncompressed")
-    ('zstd', 'none')
-    """
-    name = _CODEC_ALIASES.get(name.lower(), name.lower())
-    if name not in PARQUET_CODECS:
-        raise ValueError(f"unknown Parquet codec {name!r}; choose from "
-                         f"{', '.join(PARQUET_CODECS)}")
-    return name
-
-
-def _input_codec(name: str) -> str:
-    """The codec to keep for a column an input had in codec ``name`` (Snappy for one pyarrow
-    cannot write, such as LZO)."""
-    name = _CODEC_ALIASES.get(name.lower(), name.lower())
-    return name if name in PARQUET_CODECS else "snappy"
 
 
 def holds_extension_type(type_: pa.DataType) -> bool:
@@ -234,25 +203,31 @@ class Source:
         self.format = sniff_format(self.path)
         self.file_bytes = file_size(self.path)
         self.parquet_metadata = None
+        self._restore: dict[str, pa.DataType] = {}  # Parquet: types to cast columns back to
+        self.ipc_compression = None  # an IPC input's body codec ("lz4", "zstd"), if any
         self._files: list[pa.NativeFile] = []
         self._parquet = self._ipc_file = None
         try:
             with reading(self.path):
                 if self.format == "parquet":
-                    self._parquet = pq.ParquetFile(self._open(), memory_map=False,
-                                                   page_checksum_verification=True)
-                    self.schema = _checked_schema(self._parquet.schema_arrow)
-                    _check_row_groups(self._parquet.metadata)
+                    self._parquet = open_parquet(self._open())
+                    # the schema as written (Parquet changes some types: cast back per unit)
+                    self.schema, self._restore = checked_schema(self._parquet)
+                    check_row_groups(self._parquet.metadata)
                     self.num_units = self._parquet.num_row_groups
                     self.parquet_metadata = self._parquet.metadata
                 elif self.format == "arrow":
                     self._ipc_file = ipc.open_file(self._open())
-                    self.schema = self._ipc_file.schema
-                    self.num_units = self._ipc_file.num_record_batches
+                    self._ipc_schema = self._ipc_file.schema
+                    self.num_units = data_batches(self._ipc_file)  # the end batch left out
                 else:
                     with open_file(self.path) as f:
-                        self.schema = ipc.open_stream(f).schema
+                        self._ipc_schema = ipc.open_stream(f).schema
                     self.num_units = None
+                if self.format != "parquet":
+                    self.schema = IpcChecks(self._ipc_schema).schema
+                    with open_file(self.path) as f:
+                        self.ipc_compression = ipc_compression(f, self.format)
                 # See the module docstring: no pool threads near a Python-defined type.
                 self.use_threads = not any(holds_extension_type(f.type) for f in self.schema)
                 if self.format == "arrow" and not self.use_threads:
@@ -289,12 +264,16 @@ class Source:
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
             with reading(self.path, f"row group {k}: "):
-                return self._parquet.read_row_group(k, use_threads=self.use_threads)
+                return self._restored(self._parquet.read_row_group(
+                    k, use_threads=self.use_threads))
         if self.format == "arrow":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
             with reading(self.path, f"record batch {k}: "):
-                batch = _checked(*self._ipc_file.get_batch_with_custom_metadata(k))
+                batch = IpcChecks(self._ipc_schema).check(
+                    *self._ipc_file.get_batch_with_custom_metadata(k), index=k)
+                if batch is None:
+                    raise CorruptDataError("it is the end batch, amid the data")
             return pa.Table.from_batches([batch])
         for i, unit in enumerate(self.units()):
             if i == k:
@@ -307,155 +286,96 @@ class Source:
         if self.format == "parquet":
             for i in range(self.num_units):
                 with reading(self.path, f"row group {i}: "):
-                    unit = self._parquet.read_row_group(i, columns=columns,
-                                                        use_threads=self.use_threads)
+                    unit = self._restored(self._parquet.read_row_group(
+                        i, columns=columns, use_threads=self.use_threads))
                 yield unit
             return
+        checks = IpcChecks(self._ipc_schema)
         if self.format == "arrow":
-            for i in range(self.num_units):
+            # an fsstgpu file's end batch is read too (not yielded): it counts the batches
+            for i in range(self.num_units + checks.marked):
                 with reading(self.path, f"record batch {i}: "):
-                    batch = _checked(*self._ipc_file.get_batch_with_custom_metadata(i))
-                yield pa.Table.from_batches([batch]).select(names)
+                    batch = checks.check(*self._ipc_file.get_batch_with_custom_metadata(i))
+                if batch is not None:
+                    yield pa.Table.from_batches([batch]).select(names)
+            with reading(self.path):
+                checks.finish()
             return
         with reading(self.path):
             reader = ipc.open_stream(self._open(), options=self._ipc_options())
         for i in itertools.count():
             with reading(self.path, f"record batch {i}: "):
                 try:
-                    batch = _checked(*reader.read_next_batch_with_custom_metadata())
+                    batch = checks.check(*reader.read_next_batch_with_custom_metadata())
                 except StopIteration:
-                    return
-            yield pa.Table.from_batches([batch]).select(names)
+                    break
+            if batch is not None:  # None: the end batch, which must be the last
+                yield pa.Table.from_batches([batch]).select(names)
+        with reading(self.path):
+            checks.finish()
+
+    def restored(self, name: str, column):
+        """Column ``name`` of a Parquet row group cast back to the type it was written with
+        (Parquet reads ``date64`` as ``date32``, ...: ``formats/parquet_options.py``)."""
+        if self.format != "parquet" or name not in self._restore:
+            return column
+        with reading(self.path, f"column {name!r}: "):
+            return restore(column, self._restore[name])
+
+    def _restored(self, unit: pa.Table) -> pa.Table:
+        if not self._restore:
+            return unit
+        return pa.Table.from_arrays([restore(unit.column(n), self._restore[n])
+                                     if n in self._restore else unit.column(n)
+                                     for n in unit.column_names],
+                                    schema=pa.schema([self.schema.field(n)
+                                                      for n in unit.column_names],
+                                                     metadata=self.schema.metadata))
 
     def parquet_codecs(self) -> dict[str, str]:
-        """Each top-level column's codec in the first row group (Parquet only)."""
+        """Each leaf column's codec in the first row group, by its path (``l.list.element``),
+        and each top-level column's (its first leaf's) by its name (Parquet only)."""
         if self.parquet_metadata is None or self.num_units == 0:
             return {}
-        rg = self.parquet_metadata.row_group(0)
-        out = {}
-        for j in range(rg.num_columns):
-            col = rg.column(j)
-            out.setdefault(col.path_in_schema.split(".")[0], col.compression.lower())
-        return out
-
-
-def _batch_crc(batch: pa.RecordBatch) -> int:
-    """CRC32 of the batch's schema and data, serialised (so a renamed field counts too)."""
-    return zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
-
-
-def _checked(batch: pa.RecordBatch, metadata) -> pa.RecordBatch:
-    """``batch``, after comparing it with the CRC32 it was written with (when it has one)."""
-    if metadata is not None and BATCH_CRC_KEY in metadata:
-        try:
-            expected = int(metadata[BATCH_CRC_KEY])
-        except ValueError:
-            raise CorruptDataError(f"unreadable {BATCH_CRC_KEY.decode()} metadata") from None
-        if _batch_crc(batch) != expected:
-            raise CorruptDataError("CRC32 mismatch: the record batch was altered")
-    return batch
-
-
-def _schema_crc(schema: pa.Schema) -> int:
-    return zlib.crc32(schema.serialize())
-
-
-def _without_keys(schema: pa.Schema, keys=(SCHEMA_CRC_KEY, ROW_GROUPS_KEY)) -> pa.Schema:
-    metadata = {k: v for k, v in (schema.metadata or {}).items() if k not in keys}
-    return schema.with_metadata(metadata) if metadata else schema.remove_metadata()
-
-
-def _checked_schema(schema: pa.Schema) -> pa.Schema:
-    """A Parquet file's Arrow ``schema`` without fsstgpu's footer keys, after comparing it with
-    the CRC32 it was written with (when it has one)."""
-    plain = _without_keys(schema)
-    if SCHEMA_CRC_KEY not in (schema.metadata or {}):
-        for f in schema:
-            if pa.types.is_struct(f.type) and [c.name for c in f.type] == _FSST_STORAGE_NAMES:
-                raise CorruptDataError(
-                    f"column {f.name!r} is an fsstgpu.fsst column's storage without its type: "
-                    "the file's footer metadata was lost or altered")
-        return plain
-    if schema.metadata[SCHEMA_CRC_KEY] != str(_schema_crc(plain)).encode():
-        raise CorruptDataError("CRC32 mismatch: the file's schema (its footer) was altered")
-    return plain
-
-
-def _check_row_groups(metadata) -> None:
-    """Compare a Parquet file's row-group row counts with :data:`ROW_GROUPS_KEY`, if recorded."""
-    recorded = (metadata.metadata or {}).get(ROW_GROUPS_KEY)
-    if recorded is None:
-        return
-    actual = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
-    if recorded != json.dumps(actual).encode():
-        raise CorruptDataError(f"the footer's row counts {actual} differ from those written "
-                               f"({recorded.decode(errors='replace')})")
-
-
-def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
-    """The Parquet column paths of an fsst column, each with the encoding it is written with."""
-    storage = field.type.storage_type
-    if not pa.types.is_struct(storage):  # version 1: the codes alone
-        return [(field.name, "DELTA_LENGTH_BYTE_ARRAY")]
-    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DICTIONARY"}
-    return [(f"{field.name}.{child.name}", how.get(child.name)) for child in storage]
+        with reading(self.path):
+            return input_codecs(self.parquet_metadata)
 
 
 class Sink:
     """Writes Tables as row groups (Parquet) or record batches (IPC), one per :meth:`write`.
 
-    Parquet: the ``fsst_columns`` (their storage struct's leaves) are written without statistics
-    (statistics of codes mean nothing) and with codec ``fsst_codec`` (zstd at level
-    :data:`FSST_ZSTD_LEVEL`); the codes of the ``repeating`` ones with dictionary encoding (equal
-    strings have equal codes), the others' with ``DELTA_LENGTH_BYTE_ARRAY`` (back to back in the
-    page, not interleaved with 4-byte lengths as in PLAIN); the string lengths (few distinct
-    values) with dictionary encoding, or plain for the ``repeating`` ones. Every other column
-    gets its codec from ``codecs`` (Snappy when not named there). ``formats/files.md`` has the
+    Parquet: the ``fsst_columns`` (their storage struct's leaves), and every column of an fsst
+    type, are written without statistics (statistics of codes mean nothing) and with codec
+    ``fsst_codec`` (zstd at level 3); the codes of the ``repeating`` ones with dictionary
+    encoding (equal strings have equal codes), the others' with ``DELTA_LENGTH_BYTE_ARRAY``
+    (back to back in the page, not interleaved with 4-byte lengths as in PLAIN); the string
+    lengths (few distinct values) with dictionary encoding, or plain for the ``repeating``
+    ones. Every other leaf gets its codec from ``codecs``, by leaf path or by its column's
+    name (Snappy when named in neither), with dictionary encoding and statistics
+    (:func:`~fsstgpu.formats.parquet_options.writer_options`). ``formats/files.md`` has the
     measurements behind these choices.
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
-                 fsst_codec: str = "zstd", repeating=()):
+                 fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None):
         self.format = fmt
         self.schema = schema
         self._rows: list[int] = []
         self._file = open_file(path, "wb")
         try:
             if fmt == "parquet":
-                fsst = set(fsst_columns)
-                if fsst:  # an fsstgpu file: its footer gets a checksum (see SCHEMA_CRC_KEY)
-                    schema = self.schema = schema.with_metadata({
-                        **(schema.metadata or {}),
-                        SCHEMA_CRC_KEY: str(_schema_crc(_without_keys(schema))).encode()})
-                others = [n for n in schema.names if n not in fsst]
-                codecs = codecs or {}
-                compression = {n: _input_codec(codecs.get(n, "snappy")) for n in others}
-                levels, encoding, dictionary = {}, {}, list(others)
-                for name in fsst:
-                    for leaf, how in _fsst_leaves(schema.field(name)):
-                        compression[leaf] = parquet_codec_name(fsst_codec)
-                        if compression[leaf] == "zstd":
-                            levels[leaf] = FSST_ZSTD_LEVEL
-                        if name in repeating:  # codes: a dictionary; lengths: as they are
-                            how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY",
-                                   "DICTIONARY": "PLAIN"}.get(how, how)
-                        if how == "DICTIONARY":
-                            dictionary.append(leaf)
-                        elif how:
-                            encoding[leaf] = how
+                # an fsstgpu file's footer gets a checksum (see SCHEMA_CRC_KEY); every option
+                # is keyed by leaf path, so that nested columns get theirs too
+                schema = self.schema = with_schema_crc(schema)
                 self._writer = pq.ParquetWriter(
-                    self._file, schema, compression=compression,
-                    compression_level=levels or None,
-                    use_dictionary=dictionary if fsst else True,
-                    write_statistics=others if fsst else True,
-                    column_encoding=encoding or None,
-                    store_schema=True,
-                    write_page_checksum=True,
-                )
+                    self._file, schema, store_schema=True, write_page_checksum=True,
+                    **writer_options(schema, fsst_columns=fsst_columns, codecs=codecs,
+                                     fsst_codec=fsst_codec, repeating=repeating))
             else:
-                new = ipc.new_file if fmt == "arrow" else ipc.new_stream
-                self._writer = new(self._file, schema,
-                                   options=ipc.IpcWriteOptions(emit_dictionary_deltas=True))
+                # checksums, positions and an end batch; the input's codec, else zstd
+                self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression,
+                                         mark=bool(fsst_columns))
+                self.schema = self._writer.schema
         except BaseException:
             self._file.close()
             raise
@@ -475,8 +395,7 @@ class Sink:
         except pa.ArrowInvalid:  # over 2 GiB in a 32-bit-offset column: one batch per chunk
             batches = pa.Table.from_arrays(columns, schema=self.schema).to_batches()
         for batch in batches:
-            self._writer.write_batch(
-                batch, custom_metadata={BATCH_CRC_KEY: str(_batch_crc(batch)).encode()})
+            self._writer.write(batch)
 
     def close(self) -> None:
         """Finish the file (footer) and close it."""

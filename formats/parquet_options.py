@@ -1,0 +1,455 @@
+"""Parquet specifics of :mod:`fsstgpu.formats.rowgroups`: the writer's options per leaf column,
+and the checks of a file's footer.
+
+Pyarrow keys its per-column writer options (``compression=``, ``use_dictionary=``,
+``write_statistics=``, ...) by the Parquet *leaf* path (``tags.list.element``, ``point.x``), not
+by the top-level name: a nested column keyed by its name gets none of them (uncompressed pages,
+no dictionary, no statistics). :func:`leaf_paths` names the leaves as pyarrow does and
+:func:`writer_options` keys every option by them.
+
+The footer has no checksum of its own, so an fsstgpu file's Arrow schema carries its CRC32
+(:data:`SCHEMA_CRC_KEY`) and the file's key-value metadata the row counts
+(:data:`ROW_GROUPS_KEY`, added by the writer's ``close()`` only, so another writer rewriting
+the file does not copy it: pyarrow copies the schema's metadata, not the file's). Parquet
+changes some Arrow types (``date64`` is read back as ``date32``, ``timestamp[s]`` as
+``timestamp[ms]``, list items are named ``element``, ...); the schema given to the writer is
+stored whole (``ARROW:schema``), so :func:`checked_schema` compares the CRC with that schema,
+checks that the schema pyarrow rebuilds from the Parquet footer is exactly what Parquet makes
+of it, and returns it: its columns are cast back to it (:func:`restore`).
+
+>>> import pyarrow as pa
+>>> from fsstgpu.formats.parquet_options import leaf_paths
+>>> leaf_paths(pa.field("tags", pa.map_(pa.string(), pa.list_(pa.int8()))))
+['tags.key_value.key', 'tags.key_value.value.list.element']
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import zlib
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow import is_fsst_type
+
+__all__ = [
+    "FSST_ZSTD_LEVEL",
+    "PARQUET_CODECS",
+    "ROW_GROUPS_KEY",
+    "SCHEMA_CRC_KEY",
+    "check_row_groups",
+    "checked_schema",
+    "input_codecs",
+    "input_leaf",
+    "leaf_paths",
+    "open_parquet",
+    "parquet_codec_name",
+    "restore",
+    "validated",
+    "with_schema_crc",
+    "writer_options",
+]
+
+#: the schema-metadata key of the CRC32 of a Parquet file's Arrow schema (without this key):
+#: pages carry their own CRCs, the footer does not, and a flipped byte there could turn an
+#: fsst column into a plain struct or rename a column.
+SCHEMA_CRC_KEY = b"fsstgpu.schema_crc32"
+
+#: the file-metadata key of the row counts of a Parquet file's row groups (JSON), added when
+#: the file is finished: a flipped row count in the footer would silently drop rows. Only
+#: fsstgpu's writer adds it, so it also tells a footer written here from another writer's.
+ROW_GROUPS_KEY = b"fsstgpu.row_groups"
+
+#: Parquet codecs a column may be written with (``"none"``: uncompressed pages).
+PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
+
+# zstd level of the fsst columns' pages. Measured on a 1M-row table of this machine's text
+# (formats/files.md): level 3 makes the codes' pages 13% smaller than level 1 (pyarrow's default),
+# enough for the file to undercut pyarrow's zstd Parquet of the strings; higher levels gain 1-2%
+# more at several times the write time.
+FSST_ZSTD_LEVEL = 3
+
+_CODEC_ALIASES = {"uncompressed": "none", "lz4_raw": "lz4"}  # as file metadata names them
+
+# Struct children of an fsst column's storage: seen without the extension type, they mean a
+# footer whose Arrow schema was lost (another writer's) or altered, not a user's struct.
+_FSST_STORAGE_NAMES = ["codes", "lengths", "cuts"]
+
+_KEYS = (SCHEMA_CRC_KEY, ROW_GROUPS_KEY)
+
+
+def parquet_codec_name(name: str) -> str:
+    """A Parquet codec name as pyarrow's writer takes it; ValueError listing the codecs.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.parquet_options import parquet_codec_name
+    >>> parquet_codec_name("ZSTD"), parquet_codec_name("uncompressed")
+    ('zstd', 'none')
+    """
+    name = _CODEC_ALIASES.get(name.lower(), name.lower())
+    if name not in PARQUET_CODECS:
+        raise ValueError(f"unknown Parquet codec {name!r}; choose from "
+                         f"{', '.join(PARQUET_CODECS)}")
+    return name
+
+
+def _input_codec(name: str) -> str:
+    """The codec to keep for a column an input had in codec ``name`` (Snappy for one pyarrow
+    cannot write, such as LZO)."""
+    name = _CODEC_ALIASES.get(name.lower(), name.lower())
+    return name if name in PARQUET_CODECS else "snappy"
+
+
+def leaf_paths(field: pa.Field) -> list[str]:
+    """The Parquet column paths of a top-level ``field``, as pyarrow's writer names them.
+
+    Lists (also large and fixed-size) are ``<name>.list.element``, maps
+    ``<name>.key_value.key`` and ``.value``, struct children ``<name>.<child>``; an extension
+    type has its storage's leaves, a dictionary one leaf.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_options import leaf_paths
+    >>> leaf_paths(pa.field("p", pa.struct([("x", pa.int8()), ("l", pa.list_(pa.string()))])))
+    ['p.x', 'p.l.list.element']
+    """
+    return _leaves(field.name, field.type)
+
+
+def _leaves(path: str, type_: pa.DataType) -> list[str]:
+    if isinstance(type_, pa.BaseExtensionType):
+        return _leaves(path, type_.storage_type)
+    if pa.types.is_struct(type_):
+        return [p for child in type_ for p in _leaves(f"{path}.{child.name}", child.type)]
+    if pa.types.is_map(type_):
+        return (_leaves(f"{path}.key_value.key", type_.key_type)
+                + _leaves(f"{path}.key_value.value", type_.item_type))
+    if (pa.types.is_list(type_) or pa.types.is_large_list(type_)
+            or pa.types.is_fixed_size_list(type_) or pa.types.is_list_view(type_)
+            or pa.types.is_large_list_view(type_)):
+        return _leaves(f"{path}.list.element", type_.value_type)
+    return [path]
+
+
+def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
+    """The Parquet column paths of an fsst column, each with the encoding it is written with."""
+    storage = field.type.storage_type
+    if not pa.types.is_struct(storage):  # version 1: the codes alone
+        return [(field.name, "DELTA_LENGTH_BYTE_ARRAY")]
+    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DICTIONARY"}
+    return [(f"{field.name}.{child.name}", how.get(child.name)) for child in storage]
+
+
+def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_codec="zstd",
+                   repeating=()) -> dict:
+    """``pyarrow.parquet.ParquetWriter`` keyword arguments for ``schema``, keyed by leaf path.
+
+    fsst columns (those named in ``fsst_columns`` and every column of an fsst type, such as one
+    copied from an fsst input) get codec ``fsst_codec``, no statistics and their encodings
+    (``formats/files.md``); every other leaf gets ``codecs[leaf]`` (else ``codecs[name]`` of
+    its top-level column, else Snappy), dictionary encoding and statistics.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_options import writer_options
+    >>> schema = pa.schema([("l", pa.list_(pa.string())), ("n", pa.int8())])
+    >>> writer_options(schema, codecs={"l": "zstd"})["compression"]
+    {'l.list.element': 'zstd', 'n': 'snappy'}
+    """
+    fsst = set(fsst_columns) | {f.name for f in schema if is_fsst_type(f.type)}
+    codecs = codecs or {}
+    compression, levels, encoding, dictionary, statistics = {}, {}, {}, [], []
+    for field in schema:
+        if field.name not in fsst:
+            for leaf in leaf_paths(field):
+                compression[leaf] = _input_codec(codecs.get(leaf) or codecs.get(field.name)
+                                                 or "snappy")
+                dictionary.append(leaf)
+                statistics.append(leaf)
+            continue
+        for leaf, how in _fsst_leaves(field):
+            compression[leaf] = parquet_codec_name(fsst_codec)
+            if compression[leaf] == "zstd":
+                levels[leaf] = FSST_ZSTD_LEVEL
+            if field.name in repeating:  # codes: a dictionary; lengths: as they are
+                how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY", "DICTIONARY": "PLAIN"}.get(how, how)
+            if how == "DICTIONARY":
+                dictionary.append(leaf)
+            elif how:
+                encoding[leaf] = how
+    return {
+        "compression": compression,
+        "compression_level": levels or None,
+        "use_dictionary": dictionary if fsst else True,
+        "write_statistics": statistics if fsst else True,
+        "column_encoding": encoding or None,
+    }
+
+
+def _without_keys(schema: pa.Schema) -> pa.Schema:
+    metadata = {k: v for k, v in (schema.metadata or {}).items() if k not in _KEYS}
+    return schema.with_metadata(metadata) if metadata else schema.remove_metadata()
+
+
+def _schema_crc(schema: pa.Schema) -> bytes:
+    # Over the schema as the IPC format reads it back, which is what is stored: it does not
+    # keep everything (a map's entries are "entries" again, where pyarrow's Parquet reader
+    # names them after the column), and a CRC of the schema in memory would not match.
+    plain = pa.ipc.read_schema(pa.py_buffer(_without_keys(schema).serialize()))
+    return str(zlib.crc32(plain.serialize())).encode()
+
+
+def with_schema_crc(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with :data:`SCHEMA_CRC_KEY` when it has an fsst column (else as it is).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_options import with_schema_crc
+    >>> with_schema_crc(pa.schema([("n", pa.int8())])).metadata is None
+    True
+    """
+    if not any(is_fsst_type(f.type) for f in schema):
+        return schema
+    return schema.with_metadata({**(schema.metadata or {}), SCHEMA_CRC_KEY: _schema_crc(schema)})
+
+
+def _read_back(schema: pa.Schema) -> pa.Schema:
+    """The Arrow schema pyarrow reads back from a Parquet file written with ``schema``."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, schema, store_schema=True) as writer:
+        writer.write_table(schema.empty_table())
+    return pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema_arrow
+
+
+def _stored_schema(kv: dict) -> pa.Schema | None:
+    """The Arrow schema the file's writer was given (``ARROW:schema``), or None."""
+    raw = kv.get(b"ARROW:schema")
+    if raw is None:
+        return None
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(raw)))
+    except (binascii.Error, ValueError, pa.ArrowException) as exc:
+        raise CorruptDataError(f"its stored Arrow schema is unreadable ({exc})") from None
+
+
+def open_parquet(f: pa.NativeFile) -> pq.ParquetFile:
+    """``pyarrow.parquet.ParquetFile`` of ``f`` (page CRCs checked), its refusal of an fsst
+    column's type explained when the file is another writer's (``created_by``)."""
+    try:
+        return pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
+    except UnicodeDecodeError:  # pyarrow decodes the column names as UTF-8
+        raise CorruptDataError("a column name in the footer is not UTF-8: the footer was "
+                               "altered") from None
+    except CorruptDataError as exc:
+        created_by = _created_by(f)
+        if created_by is None or created_by.startswith("parquet-cpp-arrow"):
+            raise
+        raise CorruptDataError(
+            f"{exc}: the file was rewritten by another writer ({created_by}), which changed the "
+            "fsst columns' storage types: they cannot be decoded as they are; decompress the "
+            "original file, or rewrite this one with pyarrow from a table read with fsstgpu"
+        ) from None
+
+
+# Writers' names as they start the footer's created_by (Parquet's FileMetaData field 6).
+_WRITERS = re.compile(rb"(?:parquet-cpp|Polars|DuckDB|parquet-mr|parquet-rs|fastparquet"
+                      rb"|impala|parquet-go|Apache Spark)[ -~]{0,120}")
+
+
+def _created_by(f: pa.NativeFile) -> str | None:
+    """The writer named in the footer of ``f``, found by its bytes: pyarrow's metadata reader
+    is what refused the file (an fsst type it could not rebuild), so it cannot be asked."""
+    try:
+        size = f.size()
+        f.seek(size - 8)
+        length = int.from_bytes(f.read(4), "little")
+        f.seek(max(0, size - 8 - length))
+        found = _WRITERS.search(f.read(min(length, size - 8)))
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    return found.group().decode("ascii") if found else None
+
+
+def checked_schema(parquet: pq.ParquetFile) -> tuple[pa.Schema, dict[str, pa.DataType]]:
+    """The Arrow schema of a Parquet file, without fsstgpu's footer keys, after the checks of
+    its footer; and the types its columns are to be cast back to (:func:`restore`).
+
+    A footer written by fsstgpu (:data:`ROW_GROUPS_KEY` present) must match its schema CRC,
+    and the schema pyarrow rebuilds from the Parquet schema must be exactly what Parquet makes
+    of the stored one. A file rewritten by another writer keeps fsstgpu's schema metadata but not
+    the row counts: when its schema no longer matches the CRC (its writer changed types, e.g.
+    ``version="1.0"``), what is left to check is checked: the fsst types' own CRCs (when
+    pyarrow parses them), page CRCs where written, and the codes when decoded.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.parquet_options import checked_schema
+    >>> buf = pa.BufferOutputStream()
+    >>> pq.write_table(pa.table({"n": [1]}), buf)
+    >>> checked_schema(pq.ParquetFile(pa.BufferReader(buf.getvalue())))
+    (n: int64, {})
+    """
+    metadata = parquet.metadata
+    kv = metadata.metadata or {}
+    try:
+        actual = parquet.schema_arrow
+    except UnicodeDecodeError:
+        raise CorruptDataError("a column name in the footer is not UTF-8: the footer was "
+                               "altered") from None
+    stored = _stored_schema(kv)
+    ours = ROW_GROUPS_KEY in kv
+    created_by = metadata.created_by or "unknown"
+    recorded = (stored if stored is not None else actual).metadata or {}
+    if SCHEMA_CRC_KEY not in recorded:
+        if ours:
+            raise CorruptDataError(f"the footer lacks its schema CRC32 ({SCHEMA_CRC_KEY.decode()})")
+        _check_fsst_storage(actual, created_by, ours)
+        return _without_keys(actual), {}
+    target = _without_keys(stored if stored is not None else actual)
+    intact = (stored is not None and recorded[SCHEMA_CRC_KEY] == _schema_crc(stored)
+              and _read_back(target).equals(_without_keys(actual), check_metadata=True))
+    if not intact and ours:
+        raise CorruptDataError("CRC32 mismatch: the file's schema (its footer) was altered")
+    if target.names != actual.names:
+        raise CorruptDataError(f"its Arrow schema names the columns {target.names}, its Parquet "
+                               f"schema {actual.names}")
+    _check_fsst_storage(target, created_by, ours)
+    return target, {f.name: f.type for f, a in zip(target, actual, strict=True)
+                    if f.type != a.type}
+
+
+def _check_fsst_storage(schema: pa.Schema, created_by: str, ours: bool) -> None:
+    """CorruptDataError for a column that is an fsst column's storage without its type."""
+    for f in schema:
+        if (pa.types.is_struct(f.type) and not is_fsst_type(f.type)
+                and [c.name for c in f.type][:3] == _FSST_STORAGE_NAMES):
+            if ours:
+                raise CorruptDataError(
+                    f"column {f.name!r} is an fsstgpu.fsst column's storage without its type: "
+                    "the file's footer metadata was lost or altered")
+            raise CorruptDataError(
+                f"column {f.name!r} is fsstgpu.fsst storage whose symbol tables were in the "
+                f"Arrow schema (the ARROW:schema footer key) that the file's writer "
+                f"({created_by}) dropped: its strings cannot be decoded; rewrite the file "
+                "with pyarrow keeping the schema (store_schema=True), or decompress it first")
+
+
+def check_row_groups(metadata: pq.FileMetaData) -> None:
+    """Compare a Parquet file's row-group row counts with :data:`ROW_GROUPS_KEY`, if recorded.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.parquet_options import check_row_groups
+    >>> buf = pa.BufferOutputStream()
+    >>> pq.write_table(pa.table({"n": [1]}), buf)
+    >>> check_row_groups(pq.ParquetFile(pa.BufferReader(buf.getvalue())).metadata)
+    """
+    recorded = (metadata.metadata or {}).get(ROW_GROUPS_KEY)
+    if recorded is None:
+        return
+    actual = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    if recorded != json.dumps(actual).encode():
+        raise CorruptDataError(f"the footer's row counts {actual} differ from those written "
+                               f"({recorded.decode(errors='replace')})")
+
+
+def restore(column, type_: pa.DataType):
+    """``column`` (an Array or ChunkedArray read from Parquet) cast back to ``type_``.
+
+    An extension type Parquet lost (its storage's types changed, e.g. by a ``version="1.0"``
+    writer) is rebuilt around its storage cast back. A value the cast cannot keep exactly
+    raises ``pyarrow.ArrowInvalid`` (read as corrupt data).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_options import restore
+    >>> restore(pa.array([1000], pa.timestamp("ms")), pa.timestamp("s")).type
+    TimestampType(timestamp[s])
+    """
+    if column.type == type_:
+        return column
+    if isinstance(column, pa.ChunkedArray):
+        return pa.chunked_array([restore(c, type_) for c in column.chunks], type=type_)
+    if isinstance(type_, pa.BaseExtensionType):
+        storage = column.storage if isinstance(column, pa.ExtensionArray) else column
+        return pa.ExtensionArray.from_storage(type_, restore(storage, type_.storage_type))
+    return column.cast(type_)
+
+
+def input_codecs(metadata: pq.FileMetaData) -> dict[str, str]:
+    """Each leaf's codec in the first row group, keyed by its path, and each top-level column's
+    (its first leaf's) by its name; CorruptDataError for a path that is not UTF-8.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.parquet_options import input_codecs
+    >>> buf = pa.BufferOutputStream()
+    >>> pq.write_table(pa.table({"l": [["a"]]}), buf, compression="zstd")
+    >>> input_codecs(pq.ParquetFile(pa.BufferReader(buf.getvalue())).metadata)
+    {'l.list.element': 'zstd', 'l': 'zstd'}
+    """
+    if metadata.num_row_groups == 0:
+        return {}
+    rg = metadata.row_group(0)
+    leaves, names = {}, {}
+    for j in range(rg.num_columns):
+        path = input_leaf(rg, j)
+        leaves[path] = rg.column(j).compression.lower()
+        names.setdefault(path.split(".")[0], leaves[path])
+    return {**leaves, **{k: v for k, v in names.items() if k not in leaves}}
+
+
+def input_leaf(row_group: pq.RowGroupMetaData, j: int) -> str:
+    """The path of column chunk ``j`` of ``row_group``; CorruptDataError when not UTF-8 (a
+    damaged footer: pyarrow raises UnicodeDecodeError).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.parquet_options import input_leaf
+    >>> buf = pa.BufferOutputStream()
+    >>> pq.write_table(pa.table({"p": [{"x": 1}]}), buf)
+    >>> input_leaf(pq.ParquetFile(pa.BufferReader(buf.getvalue())).metadata.row_group(0), 0)
+    'p.x'
+    """
+    try:
+        return row_group.column(j).path_in_schema
+    except UnicodeDecodeError:
+        raise CorruptDataError(f"the footer's path of column chunk {j} is not UTF-8: "
+                               "the footer was altered") from None
+
+
+def validated(column, what: str):
+    """``column`` after a full validation (offsets, UTF-8 of strings): pyarrow's Parquet reader
+    hands out string columns without checking their UTF-8, and a column copied through into
+    an output must not carry damage on; CorruptDataError naming ``what``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_options import validated
+    >>> offsets = pa.array([0, 1], pa.int32()).buffers()[1]
+    >>> bad = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(b"\\xff")])
+    >>> validated(bad, "column 's'")
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: column 's' is invalid (Invalid UTF8 sequence at string index 0)
+    """
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        raise CorruptDataError(f"{what} is invalid ({exc})") from None
+    return column
