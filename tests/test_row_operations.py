@@ -386,3 +386,13 @@ def test_version_3_with_binary_codes_and_dictionary_type(multi):
     _same(ext.take(pa.array([61, 0, 31])), plain.take(pa.array([61, 0, 31])))
     with pytest.raises(ValueError, match="block starts are version 2's"):
         fa.FsstType(pa.large_binary(), pa.string(), ext.type.tables, 16, [30, 60])
+
+
+def test_parquet_round_trip_of_a_reversed_table(multi, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    ext, plain = multi
+    index = pa.array(np.arange(len(plain))[::-1])
+    pq.write_table(pa.table({"s": ext}).take(index), tmp_path / "r.parquet")
+    back = pq.read_table(tmp_path / "r.parquet").column("s")
+    assert back.type.version == 3
+    _same(back, plain.take(index))
