@@ -41,6 +41,24 @@ HEADER_SIZE = _HEADER.size + _U32.size  # 68
 SECTIONS = ("tables", "block_starts", "code_offsets", "codes", "lengths", "validity",
             "split_codes", "split_out", "split_table", "chunk_lengths")
 _MIN_TABLE_BYTES = 17  # an empty serialised SymbolTable
+MAX_BLOCKS = 65536  # split_table is uint16
+# Chunks a blob may declare: MAX_BLOCKS (a chunked column gets a block a chunk), plus one per
+# CHUNK_BYTES bytes of blob. A decoded chunk is a pyarrow slice (about 500 bytes) whatever its
+# length, so this keeps a forged blob's chunks under 32 times its size (issue #20, finding 6: a
+# 3 MB blob of zero-length chunks took 3.8 GB).
+CHUNK_BYTES = 16
+
+
+def chunk_limit(blob_size: int) -> int:
+    """The most chunks a blob of ``blob_size`` bytes may declare (blob.md, check 2).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.blob import chunk_limit
+    >>> chunk_limit(1_000_000)
+    128036
+    """
+    return MAX_BLOCKS + blob_size // CHUNK_BYTES
 
 
 def _frame(payload: bytes) -> bytes:
@@ -99,7 +117,11 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         b"" if carr.chunk_lengths is None else intcodec.encode_uints(carr.chunk_lengths),
     )
     parts.extend(_frame(p) for p in payloads)
-    return b"".join(parts)
+    data = b"".join(parts)
+    if nchunks > chunk_limit(len(data)):  # the reader would refuse it
+        raise ValueError(f"{nchunks} chunks in a {len(data)}-byte blob; at most "
+                         f"{chunk_limit(len(data))} (combine chunks first)")
+    return data
 
 
 class _Reader:
@@ -184,8 +206,12 @@ def loads(data) -> CompressedStringArray:
                                ("null_count", null_count, per_string)):
         if count > bound:
             raise CorruptDataError(f"{count} {name} declared in a {limit}-byte blob")
-    if nblocks * _MIN_TABLE_BYTES > limit:
-        raise CorruptDataError(f"{nblocks} blocks declared in a {limit}-byte blob")
+    if nblocks * _MIN_TABLE_BYTES > limit or nblocks > MAX_BLOCKS:
+        raise CorruptDataError(f"{nblocks} blocks declared in a {limit}-byte blob (at most "
+                               f"{min(MAX_BLOCKS, limit // _MIN_TABLE_BYTES)})")
+    if nchunks > chunk_limit(limit):
+        raise CorruptDataError(f"{nchunks} chunks declared in a {limit}-byte blob (at most "
+                               f"{chunk_limit(limit)})")
 
     reader = _Reader(view)
     raw = {name: reader.section(name) for name in SECTIONS}

@@ -12,6 +12,11 @@ Finding 6: a 3 MB blob declaring millions of zero-length chunks made ``decompres
 
 from __future__ import annotations
 
+import struct
+import subprocess
+import sys
+import zlib
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -188,3 +193,105 @@ def test_a_forged_text_column_raises_on_every_decoding_path():
     got = answers(forge(carr, lengths=lengths))
     del got["validate"]
     assert all(v == "corrupt" for v in got.values()), got
+
+
+# ------------------------------------------------------------------------------ finding 6: memory
+def rewrite(data: bytes, *, header=None, **payloads) -> bytes:
+    """``data`` with header fields (name: value, as in blob.md) or section payloads replaced,
+    every size and CRC recomputed."""
+    fields = list(blob._HEADER.unpack_from(data, 0))
+    names = ("magic", "version", "flags", "lengths_codec", "type", "length", "null_count",
+             "ncodes", "nblocks", "nsplits", "split_size", "nchunks")
+    for name, value in (header or {}).items():
+        fields[names.index(name)] = value
+    head = blob._HEADER.pack(*fields)
+    out = [head, struct.pack("<I", zlib.crc32(head))]
+    pos = blob.HEADER_SIZE
+    for name in blob.SECTIONS:
+        (size,) = struct.unpack_from("<Q", data, pos)
+        payload = payloads.get(name, data[pos + 8 : pos + 8 + size])
+        pos += 12 + size
+        framed = struct.pack("<Q", len(payload))
+        out += [framed, payload, struct.pack("<I", zlib.crc32(payload, zlib.crc32(framed)))]
+    return b"".join(out)
+
+
+def chunk_bomb(strings: int, nchunks: int, string_bytes: int = 0) -> bytes:
+    """A CRC-valid blob of ``strings`` random strings in ``nchunks`` chunks: one string in each
+    of the first chunks, the rest empty (chunk lengths: one byte each)."""
+    rng = np.random.default_rng(6)
+    values = [rng.bytes(string_bytes) for _ in range(strings)]
+    col = pa.chunked_array([values[:1], values[1:]], pa.binary())
+    data = fsstgpu.compress(col, table=SymbolTable([])).to_bytes()
+    lengths = np.zeros(nchunks, np.int64)
+    lengths[:strings] = 1
+    return rewrite(data, header={"nchunks": nchunks},
+                   chunk_lengths=b"\x01" + lengths.astype(np.uint8).tobytes())
+
+
+_MEASURE = """
+import resource, sys
+import fsstgpu
+from fsstgpu import CompressedStringArray, CorruptDataError
+small = fsstgpu.compress(__import__("pyarrow").chunked_array([["a"], ["b"]]))
+fsstgpu.decompress(CompressedStringArray.from_bytes(small.to_bytes()), device="cpu")  # compiled
+data = open(sys.argv[1], "rb").read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    out = fsstgpu.decompress(CompressedStringArray.from_bytes(data), device="cpu")
+    what = f"{out.num_chunks} chunks"
+except CorruptDataError as exc:
+    what = f"corrupt: {exc}"
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(peak * 1024, what)
+"""
+
+
+def _peak(data: bytes, tmp_path) -> tuple[int, str]:
+    """(bytes the process grew by while reading and decoding ``data``, what it gave), measured
+    in a fresh process: pyarrow's arrays are allocated where tracemalloc does not look."""
+    path = tmp_path / "blob"
+    path.write_bytes(data)
+    done = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True,
+                          text=True, timeout=300, check=True)
+    grown, what = done.stdout.split(" ", 1)
+    return int(grown), what.strip()
+
+
+def test_a_blob_of_millions_of_empty_chunks_is_refused_before_allocating(tmp_path):
+    data = chunk_bomb(0, 3_000_000)
+    assert len(data) < 3_100_000
+    grown, what = _peak(data, tmp_path)
+    assert what.startswith("corrupt: 3000000 chunks declared"), what
+    assert grown < 64 * len(data), f"{grown / len(data):.0f} x the blob"
+
+
+def test_the_most_chunks_a_blob_may_declare_decode_in_bounded_memory(tmp_path):
+    """At the limit (one per 16 bytes beyond 65536), every chunk non-empty (a slice each):
+    under 64 times the blob plus what 65536 chunks take (32 MB)."""
+    strings = 130_000
+    base = len(chunk_bomb(strings, 1, string_bytes=10)) - 1  # each chunk adds one byte
+    nchunks = strings
+    while blob.chunk_limit(base + nchunks) > nchunks:
+        nchunks = blob.chunk_limit(base + nchunks)
+    data = chunk_bomb(strings, nchunks, string_bytes=10)
+    grown, what = _peak(data, tmp_path)
+    assert what == f"{nchunks} chunks", what
+    assert grown < 64 * len(data) + 32 * 2**20, f"{grown / len(data):.0f} x the blob"
+    print(f"{nchunks} chunks from {len(data)} bytes: grew {grown / len(data):.0f} x")
+    with pytest.raises(CorruptDataError, match="chunks declared"):
+        CompressedStringArray.from_bytes(chunk_bomb(strings, nchunks + 1, string_bytes=10))
+
+
+def test_the_writer_refuses_what_the_reader_would():
+    col = pa.chunked_array([[b""]] * 80_000, pa.binary())  # a byte a chunk: 65536 + 5000
+    carr = fsstgpu.compress(col, table=SymbolTable([]))
+    with pytest.raises(ValueError, match="80000 chunks in a .*combine chunks"):
+        carr.to_bytes()
+
+
+def test_a_blob_declaring_more_blocks_than_a_column_can_have_is_refused_at_once():
+    data = fsstgpu.compress(pa.array(["a"])).to_bytes()
+    forged = rewrite(data, header={"nblocks": 65537}, tables=b"\0" * (17 * 65537))
+    with pytest.raises(CorruptDataError, match="65537 blocks declared"):
+        CompressedStringArray.from_bytes(forged)
