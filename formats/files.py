@@ -543,7 +543,9 @@ def read_table(path, device="auto"):
     dev = resolve_device(device)
     with Source(path) as source:
         if device == "gpu":
-            return read_to_device(source)
+            # host columns get the types they were written with, as on the CPU
+            return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
+                    for name, col in read_to_device(source).items()}
         decoder = _Decoder(source, source.format, dev)
         out_schema = _restored_schema(source.schema)
         # On the CPU, columns decode on the reading threads too (the codec's own pool is
@@ -554,5 +556,6 @@ def read_table(path, device="auto"):
             cols = [decoder.finish(f.name, unit[f.name] if early
                                    else decoder.decode(f.name, unit[f.name], k))
                     for f in source.schema]
-            units.append(pa.Table.from_arrays(cols, schema=out_schema))
+            with reading(path, f"row group {k}: "):  # columns read apart: lengths may differ
+                units.append(pa.Table.from_arrays(cols, schema=out_schema))
     return pa.concat_tables(units) if units else out_schema.empty_table()

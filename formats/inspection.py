@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.symbol_table import SymbolTable
 
@@ -52,8 +53,6 @@ def inspect_file(path) -> dict:
     with Source(path) as source:
         schema = source.schema
         cols = {f.name: _column_summary(f) for f in schema}
-        if source.parquet_metadata is not None:
-            _add_parquet_sizes(source.parquet_metadata, cols)
         unit_rows = []
         for k, unit in enumerate(source.units()):
             unit_rows.append(unit.num_rows)
@@ -67,6 +66,11 @@ def inspect_file(path) -> dict:
                         carr = from_extension_array(col)
                     info["string_bytes"] += int(carr.lengths.sum())
                     info["codes_bytes"] += len(carr.codes)
+        if source.parquet_metadata is not None:
+            # after the reads, which check every column chunk's metadata: pyarrow aborts the
+            # process on some damage there when asked from Python first (parquet_options.py)
+            with reading(path):
+                _add_parquet_sizes(source.parquet_metadata, cols)
     for f in schema:
         info = cols[f.name]
         if is_fsst_type(f.type):
@@ -107,7 +111,7 @@ def _add_parquet_sizes(metadata, cols: dict) -> None:
         rg = metadata.row_group(i)
         for j in range(rg.num_columns):
             c = rg.column(j)
-            info = cols.get(c.path_in_schema.split(".")[0])
+            info = cols.get(input_leaf(rg, j).split(".")[0])
             if info is not None:
                 info["stored_bytes"] += c.total_compressed_size
                 if info["codec"] == "none":

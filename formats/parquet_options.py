@@ -42,6 +42,7 @@ __all__ = [
     "PARQUET_CODECS",
     "ROW_GROUPS_KEY",
     "SCHEMA_CRC_KEY",
+    "check_column_metadata",
     "check_row_groups",
     "checked_schema",
     "input_codecs",
@@ -308,7 +309,10 @@ def checked_schema(parquet: pq.ParquetFile) -> tuple[pa.Schema, dict[str, pa.Dat
                                "altered") from None
     stored = _stored_schema(kv)
     ours = ROW_GROUPS_KEY in kv
-    created_by = metadata.created_by or "unknown"
+    try:
+        created_by = metadata.created_by or "unknown"
+    except UnicodeDecodeError:  # only named in messages
+        created_by = "its name in the footer is not UTF-8"
     recorded = (stored if stored is not None else actual).metadata or {}
     if SCHEMA_CRC_KEY not in recorded:
         if ours:
@@ -410,6 +414,27 @@ def input_codecs(metadata: pq.FileMetaData) -> dict[str, str]:
         leaves[path] = rg.column(j).compression.lower()
         names.setdefault(path.split(".")[0], leaves[path])
     return {**leaves, **{k: v for k, v in names.items() if k not in leaves}}
+
+
+def check_column_metadata(parquet: pq.ParquetFile, row_group: int = 0, *,
+                          use_threads: bool = False) -> None:
+    """Have pyarrow's reader check the column chunks' metadata of ``row_group`` (reading one
+    row): some damage there (a size-statistics histogram of the wrong length) makes
+    ``RowGroupMetaData.column()`` throw a C++ exception through Python, which aborts the
+    process, while the reader raises it as an error. Call before reading column metadata.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.parquet_options import check_column_metadata
+    >>> buf = pa.BufferOutputStream()
+    >>> pq.write_table(pa.table({"n": [1, 2]}), buf)
+    >>> check_column_metadata(pq.ParquetFile(pa.BufferReader(buf.getvalue())))
+    """
+    if row_group < parquet.metadata.num_row_groups:
+        batches = parquet.iter_batches(batch_size=1, row_groups=[row_group],
+                                       use_threads=use_threads)
+        next(batches, None)
 
 
 def input_leaf(row_group: pq.RowGroupMetaData, j: int) -> str:

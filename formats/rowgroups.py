@@ -55,6 +55,7 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     PARQUET_CODECS,
     ROW_GROUPS_KEY,
     SCHEMA_CRC_KEY,
+    check_column_metadata,
     check_row_groups,
     checked_schema,
     input_codecs,
@@ -337,7 +338,8 @@ class Source:
         and each top-level column's (its first leaf's) by its name (Parquet only)."""
         if self.parquet_metadata is None or self.num_units == 0:
             return {}
-        with reading(self.path):
+        with reading(self.path, "row group 0: "):
+            check_column_metadata(self._parquet, use_threads=self.use_threads)
             return input_codecs(self.parquet_metadata)
 
 
