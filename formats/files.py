@@ -424,7 +424,8 @@ class _Decoder:
         self.source = source
         self.device = device
         self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
-        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow")
+        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
+                                            name=f.name)
                        for f in source.schema if f.name in self.fsst
                        and f.type.index_type is not None}
         self.string_bytes = 0

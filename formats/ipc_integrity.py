@@ -329,13 +329,25 @@ class IpcWriter:
             if "replacement" not in str(exc):
                 raise
             raise ValueError(
-                f"record batch {self.batches} has a dictionary that replaces, not extends, the "
-                "one before: an Arrow IPC file holds one dictionary per column (growing by "
-                "deltas); write an IPC stream (.arrows) or Parquet instead") from None
+                f"record batch {self.batches}{self._replaced(batch)} has a dictionary that "
+                "replaces, not extends, the one before: an Arrow IPC file holds one dictionary "
+                "per column (growing by deltas); write an IPC stream (.arrows) or Parquet "
+                "instead") from None
         except BaseException:
             self._failed = True
             raise
         self.batches, self.rows, self._last = self.batches + 1, self.rows + batch.num_rows, batch
+
+    def _replaced(self, batch: pa.RecordBatch) -> str:
+        """``", column 'name'"`` for the first top-level column whose dictionary ``batch``
+        replaces (empty when none is found)."""
+        for i, f in enumerate(batch.schema):
+            if self._last is None or not pa.types.is_dictionary(f.type):
+                continue
+            before, now = self._last.column(i).dictionary, batch.column(i).dictionary
+            if len(now) < len(before) or not now.slice(0, len(before)).equals(before):
+                return f", column {f.name!r},"
+        return ""
 
     def close(self) -> None:
         """Write the end batch (unless a write failed: the output is then abandoned) and finish

@@ -1,10 +1,11 @@
 """Whole tables: compress the string columns of a pyarrow Table / RecordBatch, keep the rest.
 
-:func:`compress_table` replaces every string-like column (the six string / binary types and
-dictionaries of them) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``), so the result
-is an ordinary Arrow table: it can be written to Parquet or Arrow IPC with pyarrow, sliced,
-filtered and concatenated, and read back by anything that has ``import fsstgpu``-ed (a reader
-without fsstgpu sees the storage struct). :func:`decompress_table` gives the original table back.
+:func:`compress_table` replaces every string-like column (the six string / binary types; a
+dictionary of them when named) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``), so
+the result is an ordinary Arrow table: it can be written to Parquet or Arrow IPC with pyarrow,
+sliced, filtered and concatenated, and read back by anything that has ``import fsstgpu``-ed (a
+reader without fsstgpu sees the storage struct). :func:`decompress_table` gives the original table
+back.
 
 Each column gets **one** symbol table, trained on the whole column, so that its extension type
 does not depend on the column's length or chunking (a multi-table type records where each table's
@@ -49,7 +50,10 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     ----------
     data : pyarrow.Table or pyarrow.RecordBatch
     columns : list of str, optional
-        The columns to compress (each must be string-like); default: every string-like column.
+        The columns to compress (each must be string-like); default: every string-like column
+        that is not dictionary-encoded. A dictionary column is already compact, and kept it
+        comes back exactly; named, it is compressed as its plain values and gets a dictionary
+        rebuilt from them back (see :func:`decompress_table`), as ``compress_file`` does.
     table : SymbolTable or bytes, optional
         Use this symbol table for every compressed column (as :func:`fsstgpu.compress` takes
         it); default: one trained per column.
@@ -74,14 +78,17 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     --------
     >>> import pyarrow as pa, fsstgpu
     >>> batch = pa.record_batch({"k": pa.array(["a", "b"]).dictionary_encode(), "v": [1.5, 2.5]})
-    >>> out = fsstgpu.compress_table(batch)
+    >>> fsstgpu.compress_table(batch).schema.field("k").type  # kept
+    DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    >>> out = fsstgpu.compress_table(batch, columns=["k"])
     >>> type(out).__name__, str(out.schema.field("k").type)
     ('RecordBatch', 'extension<fsstgpu.fsst[dictionary<values=string, indices=int32, ordered=0>]>')
     """
     _check_table(data, "compress_table")
     schema = data.schema
-    if columns is None:
-        chosen = {f.name for f in schema if is_string_like(f.type)}
+    if columns is None:  # dictionary columns only when named (their dictionaries would change)
+        chosen = {f.name for f in schema
+                  if is_string_like(f.type) and not pa.types.is_dictionary(f.type)}
     else:
         chosen = set(columns)
         for name in chosen:

@@ -43,7 +43,11 @@ def assert_same_table(result, expected):
 
 def test_string_columns_compressed_rest_kept():
     table = sample_table()
-    comp = fsstgpu.compress_table(table)
+    kept = fsstgpu.compress_table(table)  # a dictionary column only when named
+    assert [is_fsst_type(f.type) for f in kept.schema] == [False, True, True, False, False]
+    assert kept.column("kind").equals(table.column("kind"))
+    assert fsstgpu.decompress_table(kept, device="cpu").equals(table)
+    comp = fsstgpu.compress_table(table, columns=["url", "blob", "kind"])
     assert comp.schema.names == table.schema.names
     assert comp.schema.metadata == table.schema.metadata
     assert [is_fsst_type(f.type) for f in comp.schema] == [False, True, True, True, False]
@@ -56,7 +60,7 @@ def test_string_columns_compressed_rest_kept():
 
 def test_chunks_kept_and_one_symbol_table_per_column():
     table = pa.concat_tables([sample_table(200), sample_table(0), sample_table(300)])
-    comp = fsstgpu.compress(table)  # compress dispatches to compress_table
+    comp = fsstgpu.compress_table(table, columns=["url", "blob", "kind"])
     assert isinstance(comp, pa.Table)
     for name in ("url", "blob", "kind"):
         assert [len(c) for c in comp.column(name).chunks] == [
@@ -90,7 +94,7 @@ def test_dictionary_type_restored_with_a_rebuilt_dictionary():
     kinds = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int16()),
                                            pa.array(["b", "a", "unused"]), ordered=True)
     table = pa.table({"k": kinds})
-    back = fsstgpu.decompress_table(fsstgpu.compress_table(table), device="cpu")
+    back = fsstgpu.decompress_table(fsstgpu.compress_table(table, columns=["k"]), device="cpu")
     assert back.schema.field("k").type == kinds.type
     assert back.column("k").to_pylist() == ["a", "b", None, "a"]
     assert back.column("k").chunk(0).dictionary.to_pylist() == ["a", "b"]  # first appearance
