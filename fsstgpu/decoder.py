@@ -97,6 +97,33 @@ def _decode_kernel(codes, start, end, packed, lens, out, out_pos, out_end):
     return o
 
 
+def compact_tables(tables):
+    """The tables as the CPU decoder reads them: every symbol, table after table (uint64), where
+    each table's start (int64, ``ntables + 1``), and a (ntables, 256) uint8 array of lengths (0
+    for codes a table lacks and for the escape).
+
+    :func:`~fsstgpu.symbol_table.pack_tables` gives every table 256 symbols of 8 bytes: 2.3 KB
+    a table, so a blob of 65536 tables of 17 bytes each took 135 times its size to decode (issue
+    #20, finding 6). This takes 256 bytes a table and 8 a symbol.
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.decoder import compact_tables
+    >>> packed, first, lens = compact_tables([SymbolTable([b"ab", b"c"]), SymbolTable([])])
+    >>> [hex(int(v)) for v in packed], first.tolist(), lens[0, :3].tolist()
+    (['0x63', '0x6261'], [0, 2, 2], [1, 2, 0])
+    """
+    first = np.zeros(len(tables) + 1, np.int64)
+    np.cumsum([len(t) for t in tables], out=first[1:])
+    packed = np.zeros(max(int(first[-1]), 1), np.uint64)  # one entry at least: a kernel indexes
+    lens = np.zeros((max(len(tables), 1), 256), np.uint8)
+    for t, table in enumerate(tables):
+        packed[first[t] : first[t + 1]] = table.packed
+        lens[t, : len(table)] = table.lengths
+    return packed, first, lens
+
+
 def decode_range(table: SymbolTable, codes, start: int, end: int, out, out_pos: int, out_end: int):
     """Decode ``codes[start:end]`` into ``out`` from ``out_pos``; return the output end.
 
@@ -264,7 +291,7 @@ def _first_end_after(ends, pos):
 
 
 @numba.njit(cache=True, nogil=True)
-def _decode_splits(codes, split_codes, split_out, split_table, packed, lens, out, ends,
+def _decode_splits(codes, split_codes, split_out, split_table, packed, first, lens, out, ends,
                    code_offsets, status, rows, k0, k1):
     """Decode splits ``k0:k1``; ``status[k]`` gets each split's output end (negative: corrupt)
     and ``rows[k]`` the string end index it stopped at."""
@@ -272,9 +299,11 @@ def _decode_splits(codes, split_codes, split_out, split_table, packed, lens, out
     for k in range(k0, k1):
         t = np.int64(split_table[k])
         row = _first_end_after(ends, split_out[k])
-        status[k], rows[k] = _decode_checked(codes, split_codes[k], split_codes[k + 1], packed[t],
-                                             lens[t], out, split_out[k], split_out[k + 1], ends,
-                                             row, code_offsets, starts)
+        # table t's symbols: packed[first[t]:first[t + 1]] (lens[t, c] == 0 past them)
+        status[k], rows[k] = _decode_checked(codes, split_codes[k], split_codes[k + 1],
+                                             packed[first[t] : first[t + 1]], lens[t], out,
+                                             split_out[k], split_out[k + 1], ends, row,
+                                             code_offsets, starts)
 
 
 def _check_splits(ncodes, split_codes, split_out, split_table, ntables, total_out):
@@ -363,7 +392,7 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
         raise CorruptDataError(f"negative output size {total_out}")
     _check_splits(len(codes), split_codes, split_out, split_table, len(tables), total_out)
     ends, offsets = _checked_ends(string_ends, code_offsets, total_out, len(codes))
-    packed, lens = (readonly(a, a.dtype) for a in pack_tables(tables))
+    packed, first, lens = (readonly(a, a.dtype) for a in compact_tables(tables))
     out = np.empty(total_out, dtype=np.uint8)
     nsplits = len(split_table)
     status = np.empty(nsplits, dtype=np.int64)
@@ -372,8 +401,8 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
     ntasks = max(1, min(nsplits, total_out // _TASK_BYTES))
     bounds = np.searchsorted(split_out[:-1], (total_out * np.arange(ntasks + 1)) // ntasks)
     bounds[-1] = nsplits
-    run_tasks(lambda k: _decode_splits(codes, split_codes, split_out, split_table, packed, lens,
-                                       out, ends, offsets, status, rows, bounds[k],
+    run_tasks(lambda k: _decode_splits(codes, split_codes, split_out, split_table, packed, first,
+                                       lens, out, ends, offsets, status, rows, bounds[k],
                                        bounds[k + 1]), ntasks)
     bad = np.flatnonzero(status != split_out[1:])
     if len(bad):

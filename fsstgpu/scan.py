@@ -41,7 +41,7 @@ import numpy as np
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.jit import readonly
-from fsstgpu.symbol_table import ESCAPE, pack_tables
+from fsstgpu.symbol_table import ESCAPE
 
 __all__ = [
     "CHECK",
@@ -239,7 +239,9 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
         split_codes = split_out = none
     split_codes = readonly(split_codes, np.int64)
     split_out = readonly(split_out, np.int64)
-    _, symlen = pack_tables(tables)
+    symlen = np.zeros((max(len(tables), 1), 256), np.uint8)  # lengths only: 256 bytes a table
+    for t, table in enumerate(tables):
+        symlen[t, : len(table)] = table.lengths
     status, index, ncut = _walk(codes, block_starts, readonly(symlen, np.uint8), code_offsets,
                                 lengths, mode, cut_size, offsets_out, lengths_out, cut_code,
                                 cut_out, cut_row, split_codes, split_out)
