@@ -320,7 +320,10 @@ def checked_schema(parquet: pq.ParquetFile) -> tuple[pa.Schema, dict[str, pa.Dat
         _check_fsst_storage(actual, created_by, ours)
         return _without_keys(actual), {}
     target = _without_keys(stored if stored is not None else actual)
-    intact = (stored is not None and recorded[SCHEMA_CRC_KEY] == _schema_crc(stored)
+    # files written before the CRC was of the schema as read back have that of pyarrow's
+    # rebuilt schema, serialised as it was (a map's entries named after the column)
+    legacy = str(zlib.crc32(_without_keys(actual).serialize())).encode()
+    intact = (stored is not None and recorded[SCHEMA_CRC_KEY] in (_schema_crc(stored), legacy)
               and _read_back(target).equals(_without_keys(actual), check_metadata=True))
     if not intact and ours:
         raise CorruptDataError("CRC32 mismatch: the file's schema (its footer) was altered")

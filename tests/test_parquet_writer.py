@@ -375,3 +375,27 @@ def test_flips_in_a_file_of_every_type_are_errors_never_crashes(tmp_path, seed):
             inspect_file(path)
         except CorruptDataError:
             pass
+
+
+def test_files_with_the_former_schema_crc_still_read(tmp_path):
+    """Files written before: the CRC was of the schema as given to the writer, serialised
+    as it was (a map read from Parquet has its entries named after the column, which the
+    stored schema does not keep)."""
+    import json
+    import zlib
+
+    import fsstgpu
+    from fsstgpu.formats.arrow_storage import to_extension_array
+    from fsstgpu.formats.parquet_options import ROW_GROUPS_KEY, SCHEMA_CRC_KEY
+
+    pq.write_table(pa.table({"m": TYPES["map"]}), tmp_path / "map.parquet")
+    maps = pq.read_table(tmp_path / "map.parquet").column("m").combine_chunks()
+    fsst = to_extension_array(fsstgpu.compress(pa.array(STRINGS)))
+    schema = pa.schema([("s", fsst.type), ("m", maps.type)])
+    schema = schema.with_metadata({SCHEMA_CRC_KEY: str(zlib.crc32(schema.serialize()))})
+    with pq.ParquetWriter(tmp_path / "old.parquet", schema, store_schema=True) as writer:
+        writer.write_table(pa.Table.from_arrays([fsst, maps], schema=schema))
+        writer.add_key_value_metadata({ROW_GROUPS_KEY: json.dumps([60])})
+    back = read_table(tmp_path / "old.parquet", device="cpu")
+    assert back.column("s").to_pylist() == STRINGS and back.column("m").equals(
+        pa.chunked_array([maps]))
