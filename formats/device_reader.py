@@ -99,7 +99,8 @@ def parallel_units(source: Source, *, workers: int | None = None,
             local.parquet = pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
         with reading(source.path, f"row group {k}: "):
             unit = local.parquet.read_row_group(k, columns=[name], use_threads=source.use_threads)
-        return convert(k, name, unit.column(0))
+        # the type it was written with (Parquet reads some back as others: parquet_options.py)
+        return convert(k, name, source.restored(name, unit.column(0)))
 
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read") as pool:

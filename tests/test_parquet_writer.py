@@ -399,3 +399,16 @@ def test_files_with_the_former_schema_crc_still_read(tmp_path):
     back = read_table(tmp_path / "old.parquet", device="cpu")
     assert back.column("s").to_pylist() == STRINGS and back.column("m").equals(
         pa.chunked_array([maps]))
+
+
+def test_parallel_units_give_the_written_types(tmp_path):
+    """The reading threads of read_table and stream_to_device cast each column back too."""
+    from fsstgpu.formats.device_reader import parallel_units
+    from fsstgpu.formats.rowgroups import Source
+
+    table = _table("date64")
+    _write_ipc(table, tmp_path / "in.arrow", "arrow")
+    compress_file(tmp_path / "in.arrow", tmp_path / "c.parquet")
+    with Source(tmp_path / "c.parquet") as source:
+        units = list(parallel_units(source, workers=2))
+    assert [u["date64"].type for u in units] == [pa.date64()]
