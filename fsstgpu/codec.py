@@ -140,10 +140,13 @@ def _decompress_cpu(carr: CompressedStringArray):
     carr.validate(full=False)  # decode_all checks the codes of every split
     offsets = arrow_layout.offsets_from_lengths(carr.lengths, carr.type)
     # The string ends (and stored code offsets) are checked in the same walk: the column decodes
-    # exactly when each of its strings decodes alone (carr[i], take) and validate() passes.
+    # exactly when each of its strings decodes alone (carr[i], take) and validate() passes. A
+    # column validate() passed (the encoder's own, say) holds them already: the faster decode.
+    checked = carr._validated
     data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
-                      carr.split_table, carr.uncompressed_bytes, string_ends=offsets,
-                      code_offsets=carr._code_offsets)
+                      carr.split_table, carr.uncompressed_bytes,
+                      string_ends=None if checked else offsets,
+                      code_offsets=None if checked else carr._code_offsets)
     if is_text(carr.type):  # forged codes can decode to any bytes
         check_utf8(data, offsets, "decoded column")
     if carr.chunk_lengths is None or (offsets.dtype == np.int64 and narrow_offsets(carr.type)):
