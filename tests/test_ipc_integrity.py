@@ -1,0 +1,491 @@
+"""Arrow IPC inputs and outputs (issue #20): validation before anything is copied, checksums
+over dictionaries, truncation, IPC compression kept, dictionary columns, exact round trips."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats import compress_file, decompress_file, inspect_file, read_table
+from fsstgpu.formats.ipc_compression import ipc_compression
+from fsstgpu.formats.ipc_integrity import CRC_KEY, CRC_V1_KEY, END_KEY, POSITION_KEY, SCHEMA_KEY
+from fsstgpu.formats.rowgroups import open_file
+
+SUFFIX = {"arrow": ".arrow", "arrows": ".arrows"}
+
+
+# ----------------------------------------------------------------------- helpers
+def write_ipc(table_or_batches, path, fmt=None, *, rows=None, compression=None, metadata=None):
+    """Write with plain pyarrow (batches, or a table cut into ``rows``-row batches)."""
+    fmt = fmt or ("arrows" if str(path).endswith(".arrows") else "arrow")
+    batches = (table_or_batches.to_batches(max_chunksize=rows)
+               if isinstance(table_or_batches, pa.Table) else list(table_or_batches))
+    new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+    with new(str(path), batches[0].schema,
+             options=ipc.IpcWriteOptions(compression=compression)) as w:
+        for k, b in enumerate(batches):
+            w.write_batch(b, custom_metadata=metadata[k] if metadata else None)
+    return path
+
+
+def read_plain(path) -> pa.Table:
+    data = pa.py_buffer(Path(path).read_bytes())
+    reader = ipc.open_file(data) if data.to_pybytes()[:6] == b"ARROW1" else ipc.open_stream(data)
+    return reader.read_all()
+
+
+def batches_with_metadata(path):
+    data = pa.py_buffer(Path(path).read_bytes())
+    if data.to_pybytes()[:6] == b"ARROW1":
+        r = ipc.open_file(data)
+        return r.schema, [r.get_batch_with_custom_metadata(i) for i in range(r.num_record_batches)]
+    r = ipc.open_stream(data)
+    out = []
+    while True:
+        try:
+            out.append(r.read_next_batch_with_custom_metadata())
+        except StopIteration:
+            return r.schema, out
+
+
+def _table_at(buf: bytes, pos: int):
+    """Field positions of the flatbuffer table at ``pos`` (0: absent)."""
+    vt = pos - struct.unpack_from("<i", buf, pos)[0]
+    vsize = struct.unpack_from("<H", buf, vt)[0]
+
+    def field(k):
+        at = 4 + 2 * k
+        off = struct.unpack_from("<H", buf, vt + at)[0] if at + 2 <= vsize else 0
+        return pos + off if off else 0
+    return field
+
+
+def _deref(buf: bytes, at: int) -> int:
+    return at + struct.unpack_from("<I", buf, at)[0]
+
+
+def messages(data: bytes) -> list[tuple[int, int, int, int]]:
+    """``(start, header type, body start, body end)`` of each message of an IPC stream (or of
+    the messages after an IPC file's magic); header type 1 schema, 2 dictionary, 3 batch."""
+    out, pos = [], 8 if data[:6] == b"ARROW1" else 0
+    while pos + 8 <= len(data):
+        cont, mlen = struct.unpack_from("<Ii", data, pos)
+        if cont != 0xFFFFFFFF or mlen == 0:
+            break
+        meta = pos + 8
+        field = _table_at(data, _deref(data, meta))
+        body = struct.unpack_from("<q", data, field(3))[0] if field(3) else 0
+        out.append((pos, data[field(1)], meta + mlen, meta + mlen + body))
+        pos = meta + mlen + body
+    return out
+
+
+EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
+    """The command line in a process of its own: a crash shows as a signal, not a failure."""
+    code = "import sys; from fsstgpu.cli.app import main; sys.argv[0] = 'fsstgpu'; main()"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, check=False, timeout=300)
+
+
+def mixed_table(n=600) -> pa.Table:
+    return pa.table({
+        "s": pa.array([f"http://x.example/{i % 97}/{i}" if i % 7 else None for i in range(n)]),
+        "d": pa.array([f"k{i % 13}" for i in range(n)]).dictionary_encode(),
+        "l": pa.array([[f"a{i}", None, "bc"] if i % 5 else None for i in range(n)]),
+        "n": pa.array(range(n)),
+    })
+
+
+def forged_list_table() -> pa.Table:
+    """A list<string> column whose string child has one forged middle offset."""
+    vals = pa.array(["abc", "de", "fgh", "ij"] * 4)
+    offsets = np.frombuffer(vals.buffers()[1], np.int32)[:len(vals) + 1].copy()
+    offsets[5] = 1 << 30
+    bad = pa.Array.from_buffers(pa.string(), len(vals),
+                                [None, pa.py_buffer(offsets.tobytes()), vals.buffers()[2]])
+    lst = pa.ListArray.from_arrays(pa.array([0, 4, 8, 12, 16], pa.int32()), bad)
+    return pa.table({"s": pa.array(["http://a.example/x"] * 4), "l": lst})
+
+
+# ------------------------------------------------- finding 1: validate before copying anything
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+@pytest.mark.parametrize("out", [".parquet", ".arrows", ".arrow"])
+def test_forged_pass_through_column_is_corrupt(tmp_path, fmt, out):
+    # pyarrow writes the forged offsets as they are; its Parquet writer then crashed on them
+    # (SIGBUS) and an IPC output copied them through with exit 0
+    src = write_ipc(forged_list_table(), tmp_path / f"in{SUFFIX[fmt]}")
+    with pytest.raises(CorruptDataError, match=r"in\.arrows?: record batch 0: column 'l': "
+                                               "invalid"):
+        compress_file(src, tmp_path / f"c{out}")
+    assert not (tmp_path / f"c{out}").exists()
+    with pytest.raises(CorruptDataError, match="column 'l'"):
+        read_table(src, device="cpu")
+
+
+def test_forged_columns_exit_4_on_the_command_line(tmp_path):
+    src = write_ipc(forged_list_table(), tmp_path / "in.arrows")
+    res = run_cli("compress", src, tmp_path / "c.parquet")
+    assert res.returncode == 4, (res.returncode, res.stderr)
+    assert "column 'l'" in res.stderr
+    # a compressed file whose copied-through column is forged afterwards
+    good = write_ipc(forged_list_table().set_column(
+        1, "l", pa.array([["x"]] * 4)), tmp_path / "good.arrows")
+    compress_file(good, tmp_path / "c.arrows")
+    schema, batches = batches_with_metadata(tmp_path / "c.arrows")
+    forged = [pa.record_batch([b.column(0), forged_list_table().column("l").chunk(0)],
+                              schema=schema) for b, _ in batches[:1]]
+    write_ipc(forged, tmp_path / "forged.arrows", metadata=[batches[0][1]])
+    for args in (["decompress", tmp_path / "forged.arrows", tmp_path / "o.parquet"],
+                 ["inspect", tmp_path / "forged.arrows"],
+                 ["roundtrip", tmp_path / "forged.arrows"]):
+        res = run_cli(*args)
+        assert res.returncode == 4, (args, res.returncode, res.stderr)
+        assert "column 'l'" in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
+def test_forged_fsst_storage_is_invalid_before_its_checksum(tmp_path):
+    # the fsst column's storage is validated (offsets of its codes), not only its type
+    compress_file(write_ipc(mixed_table(), tmp_path / "in.arrows", rows=200),
+                  tmp_path / "c.arrows")
+    schema, batches = batches_with_metadata(tmp_path / "c.arrows")
+    batch, metadata = batches[0]
+    ext = batch.column(0)
+    codes = ext.storage.field("codes")
+    offsets = np.frombuffer(codes.buffers()[1], np.int64)[:len(codes) + 1].copy()
+    offsets[3] = 1 << 40
+    bad_codes = pa.Array.from_buffers(codes.type, len(codes), [codes.buffers()[0], pa.py_buffer(
+        offsets.tobytes()), codes.buffers()[2]], offset=codes.offset)
+    storage = pa.StructArray.from_arrays(
+        [bad_codes, ext.storage.field("lengths"), ext.storage.field("cuts")],
+        fields=list(ext.storage.type), mask=ext.storage.is_null())
+    forged = pa.record_batch([pa.ExtensionArray.from_storage(ext.type, storage),
+                              *batch.columns[1:]], schema=schema)
+    write_ipc([forged], tmp_path / "forged.arrows", metadata=[metadata])
+    with pytest.raises(CorruptDataError, match="record batch 0: column 's': invalid"):
+        decompress_file(tmp_path / "forged.arrows", tmp_path / "o.arrows", device="cpu")
+
+
+_DAMAGE_SCRIPT = textwrap.dedent("""
+    import random, sys
+    from pathlib import Path
+    from fsstgpu.errors import CorruptDataError
+    from fsstgpu.formats import decompress_file, inspect_file
+    src, out, seed, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    good = src.read_bytes()
+    rng = random.Random(seed)
+    outcomes = {"corrupt": 0, "same": 0}
+    for k in range(count):
+        data = bytearray(good)
+        pos, n = rng.randrange(len(good)), rng.randint(1, 63)
+        data[pos:pos + n] = bytes(len(data[pos:pos + n]))
+        bad = out / f"bad{k}.arrows"
+        bad.write_bytes(bytes(data))
+        try:
+            inspect_file(bad)
+            decompress_file(bad, out / f"o{k}.parquet", device="cpu")
+            outcomes["same"] += 1  # checked by the caller
+        except CorruptDataError:
+            outcomes["corrupt"] += 1
+            bad.unlink()
+    print(outcomes)
+""")
+
+
+def test_zeroed_bytes_never_crash(tmp_path):
+    # runs of 1-63 zero bytes over a compressed stream (the fuzz finding): before, pyarrow's
+    # serialiser (for the CRC) or Parquet writer (for copied columns) crashed on some; now every
+    # one is CorruptDataError, or left the data as it was (padding)
+    src = write_ipc(mixed_table(), tmp_path / "in.arrows", rows=200)
+    compress_file(src, tmp_path / "c.arrows")
+    work = tmp_path / "w"
+    work.mkdir()
+    done = subprocess.run([sys.executable, "-c", _DAMAGE_SCRIPT, str(tmp_path / "c.arrows"),
+                           str(work), "20261201", "300"], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    expected = mixed_table()
+    for out in work.glob("o*.parquet"):
+        assert pq.read_table(out).equals(expected), out
+
+
+# --------------------------------------------------- finding 3: dictionaries under the checksum
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+def test_flipped_dictionary_bytes_are_corrupt(tmp_path, fmt):
+    src = write_ipc(mixed_table(120), tmp_path / f"in{SUFFIX[fmt]}", rows=40)
+    comp = tmp_path / f"c{SUFFIX[fmt]}"
+    compress_file(src, comp)  # "d" is kept: a dictionary message per column and file
+    expected = read_plain(src)
+    data = comp.read_bytes()
+    dictionary = [(b, e) for _, kind, b, e in messages(data) if kind == 2]
+    assert dictionary
+    start, end = dictionary[0]
+    changed = 0
+    for pos in range(start, end):
+        bad = bytearray(data)
+        bad[pos] ^= 1 << (pos % 8)
+        path = tmp_path / f"bad{SUFFIX[fmt]}"
+        path.write_bytes(bytes(bad))
+        try:
+            table = read_table(path, device="cpu")
+        except CorruptDataError:
+            changed += 1
+            continue
+        assert table.equals(expected), pos  # a flip in padding changes nothing
+    assert changed > (end - start) // 2
+
+
+def test_version_1_checksums_are_still_checked(tmp_path):
+    # files of earlier versions carry fsstgpu.crc32 (schema and data) on each batch
+    batch = pa.record_batch({"s": ["a", "b"]})
+    crc = __import__("zlib").crc32(batch.serialize(), __import__("zlib").crc32(
+        batch.schema.serialize()))
+    write_ipc([batch], tmp_path / "old.arrows", metadata=[{CRC_V1_KEY: str(crc).encode()}])
+    assert read_table(tmp_path / "old.arrows", device="cpu").column("s").to_pylist() == ["a", "b"]
+    write_ipc([pa.record_batch({"s": ["a", "c"]})], tmp_path / "bad.arrows",
+              metadata=[{CRC_V1_KEY: str(crc).encode()}])
+    with pytest.raises(CorruptDataError, match="CRC32 mismatch"):
+        read_table(tmp_path / "bad.arrows", device="cpu")
+
+
+# ----------------------------------------------------------- finding 4: truncation is an error
+def _compressed_stream(tmp_path) -> tuple[Path, bytes]:
+    src = write_ipc(mixed_table(3000), tmp_path / "in.arrows", rows=800)
+    comp = tmp_path / "c.arrows"
+    compress_file(src, comp)
+    return comp, comp.read_bytes()
+
+
+def test_stream_cut_at_any_message_boundary_is_truncated(tmp_path):
+    comp, data = _compressed_stream(tmp_path)
+    bounds = [start for start, *_ in messages(data)][1:] + [len(data) - len(EOS)]
+    assert len(bounds) >= 6  # dictionaries, 4 batches, the end batch
+    for k, cut in enumerate(bounds[:-1]):
+        for tail in (b"", EOS):
+            bad = tmp_path / f"cut{k}{len(tail)}.arrows"
+            bad.write_bytes(data[:cut] + tail)
+            with pytest.raises(CorruptDataError, match="truncated"):
+                decompress_file(bad, tmp_path / "o.arrows", device="cpu")
+            with pytest.raises(CorruptDataError, match="truncated"):
+                read_table(bad, device="cpu")
+            with pytest.raises(CorruptDataError, match="truncated"):
+                inspect_file(bad)
+            assert not (tmp_path / "o.arrows").exists()
+    # the whole stream reads, and its end batch is not data
+    assert read_table(comp, device="cpu").num_rows == 3000
+    assert inspect_file(comp)["unit_rows"] == [800, 800, 800, 600]
+
+
+def test_truncated_stream_exits_4(tmp_path):
+    comp, data = _compressed_stream(tmp_path)
+    cut = [start for start, kind, *_ in messages(data) if kind == 3][2]
+    (tmp_path / "cut.arrows").write_bytes(data[:cut] + EOS)
+    res = run_cli("decompress", tmp_path / "cut.arrows", tmp_path / "o.arrows")
+    assert res.returncode == 4 and "truncated" in res.stderr, res.stderr
+
+
+def test_lost_repeated_or_reordered_batches_are_corrupt(tmp_path):
+    for fmt in ("arrow", "arrows"):
+        src = write_ipc(mixed_table(3000), tmp_path / f"in{SUFFIX[fmt]}", rows=800)
+        comp = tmp_path / f"c{SUFFIX[fmt]}"
+        compress_file(src, comp)
+        schema, batches = batches_with_metadata(comp)
+        assert [b.num_rows for b, _ in batches] == [800, 800, 800, 600, 0]
+        assert POSITION_KEY in batches[1][1] and END_KEY in batches[-1][1]
+        assert SCHEMA_KEY in schema.metadata
+        for name, order in (("lost", [0, 2, 3, 4]), ("repeated", [0, 1, 1, 2, 3, 4]),
+                            ("reordered", [1, 0, 2, 3, 4]), ("no end", [0, 1, 2, 3]),
+                            ("after end", [0, 1, 2, 3, 4, 0])):
+            bad = tmp_path / f"{name}{SUFFIX[fmt]}"
+            write_ipc([batches[k][0] for k in order], bad, fmt,
+                      metadata=[batches[k][1] for k in order])
+            with pytest.raises(CorruptDataError):
+                read_table(bad, device="cpu")
+            with pytest.raises(CorruptDataError):
+                decompress_file(bad, tmp_path / f"o{SUFFIX[fmt]}", device="cpu", force=True)
+
+
+def test_plain_readers_see_an_empty_end_batch(tmp_path):
+    src = write_ipc(mixed_table(300), tmp_path / "in.arrows", rows=100)
+    compress_file(src, tmp_path / "c.arrow")
+    decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrows", device="cpu")
+    reader = ipc.open_stream(str(tmp_path / "o.arrows"))
+    assert [b.num_rows for b in reader] == [100, 100, 100, 0]
+    # the decompressed output's schema is the input's: no fsstgpu key there
+    assert read_plain(tmp_path / "o.arrows").schema.metadata is None
+    assert read_plain(tmp_path / "o.arrows").equals(read_plain(src))
+
+
+def test_checksum_key_without_the_schema_mark_still_needs_the_end(tmp_path):
+    # a decompressed output (no schema mark) cut short is still recognised by its batches' keys
+    src = write_ipc(mixed_table(300), tmp_path / "in.arrows", rows=100)
+    compress_file(src, tmp_path / "c.arrows")
+    decompress_file(tmp_path / "c.arrows", tmp_path / "o.arrows", device="cpu")
+    schema, batches = batches_with_metadata(tmp_path / "o.arrows")
+    assert CRC_KEY in batches[0][1] and SCHEMA_KEY not in (schema.metadata or {})
+    write_ipc([b for b, _ in batches[:2]], tmp_path / "cut.arrows",
+              metadata=[m for _, m in batches[:2]])
+    with pytest.raises(CorruptDataError, match="truncated"):
+        compress_file(tmp_path / "cut.arrows", tmp_path / "again.arrows")
+
+
+# ------------------------------------------------------- finding 9: IPC compression is kept
+@pytest.mark.parametrize("codec", ["lz4", "zstd", None])
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+def test_ipc_compression_is_kept(tmp_path, codec, fmt):
+    table = mixed_table(2000)
+    src = write_ipc(table, tmp_path / f"in{SUFFIX[fmt]}", rows=500, compression=codec)
+    want = codec or "uncompressed"
+    for out in ("c.arrow", "c.arrows"):
+        compress_file(src, tmp_path / out)
+        with open_file(tmp_path / out) as f:
+            assert ipc_compression(f, out.rsplit(".", 1)[1]) == want, out
+        decompress_file(tmp_path / out, tmp_path / f"o{SUFFIX[fmt]}", device="cpu", force=True)
+        with open_file(tmp_path / f"o{SUFFIX[fmt]}") as f:
+            assert ipc_compression(f, fmt) == want
+        assert read_plain(tmp_path / f"o{SUFFIX[fmt]}").equals(table)
+
+
+def test_parquet_input_gives_zstd_ipc(tmp_path):
+    table = mixed_table(2000)
+    pq.write_table(table, tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.arrow")
+    with open_file(tmp_path / "c.arrow") as f:
+        assert ipc_compression(f, "arrow") == "zstd"
+    # an lz4 Feather stays compressed: a 102.8 MiB one became an 888.3 MiB .arrow
+    compress_file(write_ipc(table, tmp_path / "lz4.arrow", compression="lz4"),
+                  tmp_path / "c_lz4.arrow")
+    compress_file(write_ipc(table, tmp_path / "none.arrow"), tmp_path / "c_none.arrow")
+    assert (tmp_path / "c_lz4.arrow").stat().st_size < (tmp_path / "c_none.arrow").stat().st_size
+
+
+# ------------------------------------------- finding 10: per-batch dictionaries, compress_table
+def _per_batch_dictionaries(values_per_batch=100, batches=4, index=pa.int8()):
+    dtype = pa.dictionary(index, pa.string())
+    return [pa.record_batch({"d": pa.array([f"v{b}_{i % values_per_batch}" if i % 11 else None
+                                            for i in range(300)]).dictionary_encode().cast(dtype),
+                             "n": pa.array(range(300))}) for b in range(batches)]
+
+
+def test_replacement_dictionaries_round_trip_through_streams(tmp_path):
+    src = write_ipc(_per_batch_dictionaries(), tmp_path / "in.arrows")
+    original = read_plain(src)
+    for comp in ("c.arrows", "c.arrow", "c.parquet"):
+        compress_file(src, tmp_path / comp, columns="d")
+        decompress_file(tmp_path / comp, tmp_path / "o.arrows", device="cpu", force=True)
+        assert read_plain(tmp_path / "o.arrows").equals(original), comp
+    # kept, the column's dictionaries pass through a stream unchanged
+    compress_file(src, tmp_path / "k.arrows")
+    assert read_plain(tmp_path / "k.arrows").equals(original)
+
+
+def test_replacement_dictionaries_into_an_ipc_file(tmp_path):
+    src = write_ipc(_per_batch_dictionaries(), tmp_path / "in.arrows")
+    # kept: an IPC file cannot hold the replacements
+    with pytest.raises(ValueError, match="record batch 1, column 'd',.*IPC stream"):
+        compress_file(src, tmp_path / "k.arrow")
+    assert not (tmp_path / "k.arrow").exists()
+    compress_file(src, tmp_path / "c.arrows", columns="d")
+    # 400 distinct values over the file: more than int8 indices reach (found at the 200th)
+    with pytest.raises(ValueError, match=r"column 'd': \d+ distinct values.*int8"):
+        decompress_file(tmp_path / "c.arrows", tmp_path / "o.arrow", device="cpu")
+    res = run_cli("decompress", tmp_path / "c.arrows", tmp_path / "o.arrow")
+    assert res.returncode == 1 and "IPC stream" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    # few enough values: one dictionary grows over the file, the values come back
+    small = write_ipc(_per_batch_dictionaries(values_per_batch=20), tmp_path / "small.arrows")
+    compress_file(small, tmp_path / "cs.arrows", columns="d")
+    decompress_file(tmp_path / "cs.arrows", tmp_path / "os.arrow", device="cpu")
+    back, original = read_plain(tmp_path / "os.arrow"), read_plain(small)
+    assert back.schema == original.schema
+    assert back.column("d").to_pylist() == original.column("d").to_pylist()
+
+
+def test_compress_table_keeps_dictionary_columns(tmp_path):
+    t = pa.table({"d": pa.array([f"x{i % 62}" for i in range(500)]).dictionary_encode(),
+                  "s": pa.array([f"y{i}" for i in range(500)])})
+    comp = fsstgpu.compress_table(t)
+    assert comp.schema.field("d").type == t.schema.field("d").type
+    assert fsstgpu.decompress_table(comp, device="cpu").equals(t)
+    named = fsstgpu.compress_table(t, columns=["d"])
+    assert fsstgpu.decompress_table(named, device="cpu").equals(t)  # first-occurrence order
+
+
+# -------------------------------------------- finding 11: dictionary<int32, string_view> named
+def test_dictionary_of_string_views_compresses(tmp_path):
+    views = pa.array(["a", "bb", "ccc", None], pa.string_view())
+    col = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, None, 2, 3] * 50, pa.int32()), views)
+    src = write_ipc(pa.table({"d": col}), tmp_path / "in.arrows", rows=100)
+    original = read_plain(src)
+    res = run_cli("compress", src, tmp_path / "c.arrows", "--columns", "d")
+    assert res.returncode == 0, res.stderr
+    decompress_file(tmp_path / "c.arrows", tmp_path / "o.arrows", device="cpu")
+    back = read_plain(tmp_path / "o.arrows")
+    assert back.schema == original.schema
+    assert back.column("d").to_pylist() == original.column("d").to_pylist()
+    assert read_table(tmp_path / "c.arrows", device="cpu").column("d").to_pylist() == (
+        original.column("d").to_pylist())
+
+
+# ----------------------------------------------------- every type through .arrow and .arrows
+def every_type_table(n=240) -> pa.Table:
+    words = [f"w{i % 17}" if i % 9 else None for i in range(n)]
+    return pa.table({
+        "s": pa.array([f"text {i}" if i % 5 else None for i in range(n)]),
+        "lst": pa.array([[f"a{i}", None] if i % 4 else None for i in range(n)]),
+        "llst": pa.array([["x", f"{i}"] for i in range(n)], pa.large_list(pa.string())),
+        "fsl": pa.array([[i, i + 1] for i in range(n)], pa.list_(pa.int32(), 2)),
+        "map": pa.array([[("k", i)] if i % 3 else [] for i in range(n)],
+                        pa.map_(pa.string(), pa.int64())),
+        "nest": pa.array([{"a": {"b": f"n{i}"}, "c": [i]} for i in range(n)]),
+        "d64": pa.array(np.arange(n, dtype=np.int64) * 86_400_000, pa.date64()),
+        "ts": pa.array(np.arange(n, dtype=np.int64), pa.timestamp("s")),
+        "t32": pa.array(np.arange(n, dtype=np.int32), pa.time32("s")),
+        "dls": pa.array(words, pa.large_string()).dictionary_encode().cast(
+            pa.dictionary(pa.int8(), pa.large_string())),
+    })
+
+
+@pytest.mark.parametrize("src_fmt", ["arrow", "arrows"])
+@pytest.mark.parametrize("out_fmt", ["arrow", "arrows"])
+@pytest.mark.parametrize("columns", [None, "s,dls"])
+def test_every_type_round_trips_through_ipc(tmp_path, src_fmt, out_fmt, columns):
+    src = write_ipc(every_type_table(), tmp_path / f"in{SUFFIX[src_fmt]}", rows=70)
+    comp = tmp_path / f"c{SUFFIX[out_fmt]}"
+    compress_file(src, comp, columns=columns)
+    out = tmp_path / f"o{SUFFIX[out_fmt]}"
+    decompress_file(comp, out, device="cpu")
+    original, back = read_plain(src), read_plain(out)
+    assert back.schema.equals(original.schema, check_metadata=True)
+    if columns is None:  # dictionaries kept: exact
+        assert back.equals(original)
+    else:  # a named dictionary column's dictionaries are rebuilt from its values
+        for name in original.column_names:
+            assert back.column(name).to_pylist() == original.column(name).to_pylist(), name
+    assert read_table(comp, device="cpu").column("nest").equals(original.column("nest"))
+    assert inspect_file(comp)["unit_rows"] == [70, 70, 70, 30]
+
+
+def test_per_batch_dictionaries_round_trip_exactly_through_streams(tmp_path):
+    batches = _per_batch_dictionaries(values_per_batch=30)
+    src = write_ipc(batches, tmp_path / "in.arrows")
+    for columns in (None, "d"):
+        compress_file(src, tmp_path / "c.arrows", columns=columns, force=True)
+        decompress_file(tmp_path / "c.arrows", tmp_path / "o.arrows", device="cpu", force=True)
+        back = ipc.open_stream(str(tmp_path / "o.arrows")).read_all()
+        assert back.equals(read_plain(src)), columns
+        assert [c.dictionary.to_pylist() for c in back.column("d").chunks][:4] == [
+            b.column(0).dictionary.to_pylist() for b in batches]
