@@ -256,8 +256,9 @@ def open_parquet(f: pa.NativeFile) -> pq.ParquetFile:
             raise
         raise CorruptDataError(
             f"{exc}: the file was rewritten by another writer ({created_by}), which changed the "
-            "fsst columns' storage types: they cannot be decoded as they are; decompress the "
-            "original file, or rewrite this one with pyarrow from a table read with fsstgpu"
+            "fsst columns' storage types, which pyarrow then refuses to open as fsst: "
+            "decompress the original file (fsstgpu decompress) before rewriting it with "
+            "another writer"
         ) from None
 
 
