@@ -43,7 +43,8 @@ the column (blob, extension type): readers do not re-derive them.
 Checks: the constructor checks dtypes and shapes; :meth:`CompressedStringArray.validate` checks
 every structural invariant in O(strings) (enough for every decoder to stay inside its buffers: the
 decoders check each split fills exactly its range and raise CorruptDataError otherwise), and with
-``full=True`` also walks every code (:func:`fsstgpu.scan.check_codes`). Decoded text (the
+``full=True`` also walks every code (:func:`fsstgpu.scan.check_codes`); random access runs that
+once first, so it raises exactly when the whole-column decode does. Decoded text (the
 ``string`` types) is checked to be UTF-8 by every decoding path: a forged column can decode to any
 bytes.
 """

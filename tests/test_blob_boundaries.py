@@ -321,3 +321,20 @@ def test_the_most_blocks_a_blob_may_declare_decode_in_bounded_memory(tmp_path):
     grown, what = _peak(data, tmp_path)
     assert what == "65536 strings", what
     assert grown < 64 * len(data), f"{grown / len(data):.0f} x the blob"
+
+
+def test_the_most_splits_a_blob_may_declare_decode_in_bounded_memory(tmp_path):
+    """A million empty splits (three bytes each: two deltas and a table index) of a column with
+    no codes: the decoder's per-split arrays, 40 bytes a split, stay under 64 times the blob."""
+    from fsstgpu.formats import intcodec
+
+    nsplits = 1_000_000
+    zeros = np.zeros(nsplits + 1, np.int64)
+    base = fsstgpu.compress(pa.array([""], pa.binary())).to_bytes()
+    data = rewrite(base, header={"nsplits": nsplits},
+                   split_codes=intcodec.encode_offsets(zeros),
+                   split_out=intcodec.encode_offsets(zeros),
+                   split_table=intcodec.encode_uints(zeros[:-1]))
+    grown, what = _peak(data, tmp_path)
+    assert what == "1 strings", what
+    assert grown < 64 * len(data), f"{grown / len(data):.0f} x the blob"
