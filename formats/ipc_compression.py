@@ -24,7 +24,7 @@ import struct
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-__all__ = ["IPC_CODECS", "ipc_compression"]
+__all__ = ["IPC_CODECS", "FlatTable", "ipc_compression"]
 
 #: IPC body codecs, as pyarrow's ``IpcWriteOptions(compression=)`` names them, by their number
 #: in ``CompressionType`` (Message.fbs: LZ4_FRAME = 0, ZSTD = 1).
@@ -34,15 +34,16 @@ _FILE_MAGIC = 8  # "ARROW1" and two bytes of padding, then the stream's messages
 _DICTIONARY_BATCH, _RECORD_BATCH = 2, 3  # MessageHeader union tags
 
 
-class _Table:
-    """A flatbuffer table: fields found through its vtable, every read bounds-checked."""
+class FlatTable:
+    """A flatbuffer table: fields found through its vtable, every read bounds-checked (a read
+    past the buffer is a ``struct.error``)."""
 
     def __init__(self, buf: bytes, pos: int):
         self.buf, self.pos = buf, pos
         self.vtable = pos - struct.unpack_from("<i", buf, pos)[0]
         self.vtable_size = struct.unpack_from("<H", buf, self.vtable)[0]
 
-    def _field(self, k: int) -> int:
+    def field(self, k: int) -> int:
         """The position of field ``k``, or 0 when it is absent (its default)."""
         at = 4 + 2 * k
         if at + 2 > self.vtable_size:
@@ -51,17 +52,33 @@ class _Table:
         return self.pos + off if off else 0
 
     def u8(self, k: int, default: int = 0) -> int:
-        at = self._field(k)
+        at = self.field(k)
         return struct.unpack_from("<B", self.buf, at)[0] if at else default
 
-    def table(self, k: int) -> _Table | None:
-        at = self._field(k)
-        return _Table(self.buf, at + struct.unpack_from("<I", self.buf, at)[0]) if at else None
+    def table(self, k: int) -> FlatTable | None:
+        at = self.field(k)
+        return FlatTable(self.buf, at + struct.unpack_from("<I", self.buf, at)[0]) if at else None
+
+    def vector(self, k: int) -> tuple[int, int]:
+        """``(position of the first element, length)`` of vector field ``k`` ((0, 0): absent)."""
+        at = self.field(k)
+        if not at:
+            return 0, 0
+        start = at + struct.unpack_from("<I", self.buf, at)[0]
+        return start + 4, struct.unpack_from("<I", self.buf, start)[0]
+
+    def string_at(self, at: int) -> bytes:
+        """The string that the offset at ``at`` points to."""
+        start = at + struct.unpack_from("<I", self.buf, at)[0]
+        n = struct.unpack_from("<I", self.buf, start)[0]
+        if start + 4 + n > len(self.buf):
+            raise struct.error("string past the buffer")
+        return bytes(self.buf[start + 4:start + 4 + n])
 
 
 def _body_codec(metadata: bytes) -> str | None:
     """The codec of one message's body, given its flatbuffer ``Message``."""
-    message = _Table(metadata, struct.unpack_from("<I", metadata, 0)[0])
+    message = FlatTable(metadata, struct.unpack_from("<I", metadata, 0)[0])
     header = message.table(2)  # Message: version, header_type, header, bodyLength, ...
     if message.u8(1) == _DICTIONARY_BATCH and header is not None:
         header = header.table(1)  # DictionaryBatch: id, data (a RecordBatch), isDelta

@@ -253,12 +253,20 @@ class IpcChecks:
                 f"end batch counts {self.end['batches']} ({self.end['rows']} rows)")
 
 
-def data_batches(reader) -> int:
+def data_batches(reader, f=None) -> int:
     """How many data batches an open IPC file (``pyarrow.ipc.RecordBatchFileReader``) holds:
     all of them, or for one written by fsstgpu all but its end batch, which is checked here
-    (read first, it tells a file whose footer lost or gained batches)."""
+    (read first, it tells a file whose footer lost or gained batches).
+
+    A file is fsstgpu's when its schema has :data:`SCHEMA_KEY` or, ``f`` given (the file, open
+    again), when its last batch carries :data:`END_KEY` (found from the footer without reading
+    the batch: :func:`fsstgpu.formats.ipc_footer.last_batch_metadata`).
+    """
+    from fsstgpu.formats.ipc_footer import last_batch_metadata
+
     count = reader.num_record_batches
-    if SCHEMA_KEY not in (reader.schema.metadata or {}):
+    if SCHEMA_KEY not in (reader.schema.metadata or {}) and (
+            f is None or END_KEY not in (last_batch_metadata(f) or {})):
         return count
     if count == 0:
         raise CorruptDataError("truncated: the file has no record batch, not even its end batch")

@@ -220,7 +220,8 @@ class Source:
                 elif self.format == "arrow":
                     self._ipc_file = ipc.open_file(self._open())
                     self._ipc_schema = self._ipc_file.schema
-                    self.num_units = data_batches(self._ipc_file)  # the end batch left out
+                    # fsstgpu's end batch left out (found from the footer: a second handle)
+                    self.num_units = data_batches(self._ipc_file, self._open())
                 else:
                     with open_file(self.path) as f:
                         self._ipc_schema = ipc.open_stream(f).schema
@@ -294,7 +295,7 @@ class Source:
         checks = IpcChecks(self._ipc_schema)
         if self.format == "arrow":
             # an fsstgpu file's end batch is read too (not yielded): it counts the batches
-            for i in range(self.num_units + checks.marked):
+            for i in range(self._ipc_file.num_record_batches):
                 with reading(self.path, f"record batch {i}: "):
                     batch = checks.check(*self._ipc_file.get_batch_with_custom_metadata(i))
                 if batch is not None:

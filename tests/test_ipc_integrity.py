@@ -489,3 +489,27 @@ def test_per_batch_dictionaries_round_trip_exactly_through_streams(tmp_path):
         assert back.equals(read_plain(src)), columns
         assert [c.dictionary.to_pylist() for c in back.column("d").chunks][:4] == [
             b.column(0).dictionary.to_pylist() for b in batches]
+
+
+def test_decompressed_ipc_file_is_read_without_its_end_batch(tmp_path):
+    # a decompressed .arrow has no schema mark: its end batch is found from the footer
+    from fsstgpu.formats.rowgroups import Source
+
+    src = write_ipc(mixed_table(300), tmp_path / "in.arrow", rows=100)
+    compress_file(src, tmp_path / "c.arrow")
+    decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrow", device="cpu")
+    assert inspect_file(tmp_path / "o.arrow")["unit_rows"] == [100, 100, 100]
+    with Source(tmp_path / "o.arrow") as source:
+        assert source.num_units == 3
+        assert source.unit(2).num_rows == 100
+        with pytest.raises(IndexError):
+            source.unit(3)
+    assert read_table(tmp_path / "o.arrow", device="cpu").equals(read_plain(src))
+    compress_file(tmp_path / "o.arrow", tmp_path / "again.arrow")
+    assert inspect_file(tmp_path / "again.arrow")["unit_rows"] == [100, 100, 100]
+    # without its end batch it is truncated
+    schema, batches = batches_with_metadata(tmp_path / "o.arrow")
+    write_ipc([b for b, _ in batches[:-1]], tmp_path / "cut.arrow",
+              metadata=[m for _, m in batches[:-1]])
+    with pytest.raises(CorruptDataError, match="truncated"):
+        read_table(tmp_path / "cut.arrow", device="cpu")
