@@ -295,6 +295,13 @@ def _decode_splits(codes, split_codes, split_out, split_table, packed, first, le
                    code_offsets, status, rows, k0, k1):
     """Decode splits ``k0:k1``; ``status[k]`` gets each split's output end (negative: corrupt)
     and ``rows[k]`` the string end index it stopped at."""
+    if ends.shape[0] == 0:  # no string ends to check: the plain kernel, a third faster
+        for k in range(k0, k1):
+            t = np.int64(split_table[k])
+            status[k] = _decode_kernel(codes, split_codes[k], split_codes[k + 1],
+                                       packed[first[t] : first[t + 1]], lens[t], out,
+                                       split_out[k], split_out[k + 1])
+        return
     starts = np.full(_WINDOW + 16, -1, np.int64)  # older than every code position
     for k in range(k0, k1):
         t = np.int64(split_table[k])
@@ -430,7 +437,7 @@ def _checked_ends(string_ends, code_offsets, total_out: int, ncodes: int):
     if string_ends is None:
         if code_offsets is not None:
             raise ValueError("code_offsets are checked against string_ends: give both")
-        string_ends = np.array([0, total_out], np.int64)  # one string: nothing to check
+        return (readonly(np.zeros(0, np.int64), np.int64),) * 2  # nothing to check
     ends = np.asarray(string_ends)
     ends = readonly(ends, np.int32 if ends.dtype == np.int32 else np.int64)
     if ends.ndim != 1 or not len(ends) or ends[0] != 0 or ends[-1] != total_out:
