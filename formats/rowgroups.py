@@ -195,7 +195,9 @@ class Source:
     file_bytes : int
     schema : pyarrow.Schema
     num_units : int or None
-        None for an IPC stream (known only at its end).
+        None for an IPC stream (known only at its end); fsstgpu's end batch is not counted.
+    ipc_compression : {"lz4", "zstd", "uncompressed"} or None
+        An IPC input's body codec (None for Parquet), which IPC outputs keep.
     parquet_metadata : pyarrow.parquet.FileMetaData or None
     """
 
@@ -357,6 +359,10 @@ class Sink:
     name (Snappy when named in neither), with dictionary encoding and statistics
     (:func:`~fsstgpu.formats.parquet_options.writer_options`). ``formats/files.md`` has the
     measurements behind these choices.
+
+    IPC: an :class:`~fsstgpu.formats.ipc_integrity.IpcWriter` (checksums, positions, an end
+    batch; the schema marked when there are ``fsst_columns``), its bodies compressed with
+    ``ipc_compression`` (``"lz4"``, ``"zstd"``, ``"uncompressed"``; default zstd).
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
