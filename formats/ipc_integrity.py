@@ -31,13 +31,16 @@ fsstgpu.errors.CorruptDataError: CRC32 mismatch: the record batch was altered
 from __future__ import annotations
 
 import json
+import struct
 import zlib
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fsstgpu.errors import CorruptDataError
 
-__all__ = ["CRC_KEY", "CRC_V1_KEY", "END_KEY", "POSITION_KEY", "SCHEMA_KEY", "IpcChecks",
+__all__ = ["CRC_KEY", "CRC_V1_KEY", "END_KEY", "POSITION_KEY", "SCHEMA_KEY", "Dictionaries",
+           "IpcChecks", "IpcWriter",
            "batch_crc", "batch_metadata", "data_batches", "end_batch", "marked_schema",
            "validate_batch"]
 
@@ -54,8 +57,50 @@ SCHEMA_KEY = b"fsstgpu.ipc_integrity"
 _SCHEMA_VALUE = b"2"
 
 
-def validate_batch(batch: pa.RecordBatch) -> None:
+class Dictionaries:
+    """Dictionaries already validated and hashed, while they come back batch after batch.
+
+    The batches of a dictionary column share one dictionary (or its growing delta), often much
+    larger than one batch's indices; validating and serialising it again for every batch would
+    cost its size per batch. A dictionary is known by its type, length, offset and buffers'
+    addresses; each one remembered is held, so that its memory cannot be reused by another.
+    """
+
+    def __init__(self, keep: int = 16):
+        self.keep = keep
+        self._seen: dict = {}
+
+    def _entry(self, dictionary: pa.Array) -> dict:
+        key = (str(dictionary.type), len(dictionary), dictionary.offset,
+               tuple((b.address, b.size) if b is not None else None
+                     for b in dictionary.buffers()))
+        entry = self._seen.get(key)
+        if entry is None:
+            if len(self._seen) >= self.keep:
+                self._seen.pop(next(iter(self._seen)))
+            entry = self._seen[key] = {"array": dictionary}
+        return entry
+
+    def validate(self, dictionary: pa.Array) -> None:
+        """``dictionary.validate(full=True)``, once."""
+        entry = self._entry(dictionary)
+        if not entry.get("valid"):
+            dictionary.validate(full=True)
+            entry["valid"] = True
+
+    def crc(self, dictionary: pa.Array) -> int:
+        """CRC32 of ``dictionary`` serialised as a one-column batch named ``dictionary``."""
+        entry = self._entry(dictionary)
+        if "crc" not in entry:
+            entry["crc"] = zlib.crc32(
+                pa.record_batch([dictionary], names=["dictionary"]).serialize())
+        return entry["crc"]
+
+
+def validate_batch(batch: pa.RecordBatch, dictionaries: Dictionaries | None = None) -> None:
     """Check every column of ``batch`` in full; CorruptDataError naming the first bad one.
+
+    ``dictionaries``: the dictionaries of dictionary columns seen before (validated once).
 
     Examples
     --------
@@ -74,11 +119,26 @@ def validate_batch(batch: pa.RecordBatch) -> None:
         raise CorruptDataError(f"invalid record batch ({_reason(exc)})") from None
     for name, col in zip(batch.schema.names, batch.columns, strict=True):
         try:
-            # an extension array's full validation covers its storage; say so explicitly, since
-            # that storage is what readers here take apart
-            (col.storage if isinstance(col, pa.ExtensionArray) else col).validate(full=True)
+            if pa.types.is_dictionary(col.type) and dictionaries is not None:
+                _validate_indices(col, dictionaries)
+            else:
+                # an extension array's full validation covers its storage; say so explicitly,
+                # since that storage is what readers here take apart
+                (col.storage if isinstance(col, pa.ExtensionArray) else col).validate(full=True)
         except pa.ArrowException as exc:
             raise CorruptDataError(f"column {name!r}: invalid ({_reason(exc)})") from None
+
+
+def _validate_indices(col: pa.DictionaryArray, dictionaries: Dictionaries) -> None:
+    """What ``col.validate(full=True)`` checks, the dictionary only once: the indices, and that
+    every index of a valid slot addresses a dictionary value."""
+    dictionaries.validate(col.dictionary)
+    col.indices.validate(full=True)
+    if col.indices.null_count < len(col):
+        low, high = pc.min_max(col.indices).values()
+        if low.as_py() < 0 or high.as_py() >= len(col.dictionary):
+            raise pa.ArrowInvalid(f"a dictionary index out of range: [{low}, {high}] for a "
+                                  f"dictionary of {len(col.dictionary)} values")
 
 
 def _reason(exc: Exception) -> str:
@@ -116,12 +176,14 @@ def _dictionaries(arr: pa.Array):
             yield from _dictionaries(child)
 
 
-def batch_crc(batch: pa.RecordBatch, extra: bytes = b"") -> int:
-    """CRC32 of ``batch``'s schema, data and dictionaries, serialised, then of ``extra``.
+def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
+              dictionaries: Dictionaries | None = None) -> int:
+    """CRC32 of ``batch``'s schema and data, serialised, then of the CRC32 of each dictionary it
+    uses (4 bytes, little-endian), then of ``extra``.
 
     ``RecordBatch.serialize()`` leaves dictionaries out (IPC sends them as messages of their
-    own), so each one is serialised as a batch of its own. Validate ``batch`` first: the
-    serialiser trusts its input.
+    own), so each one is serialised as a batch of its own, and hashed apart so that
+    ``dictionaries`` can remember it. Validate ``batch`` first: the serialiser trusts its input.
 
     Examples
     --------
@@ -132,10 +194,11 @@ def batch_crc(batch: pa.RecordBatch, extra: bytes = b"") -> int:
     >>> batch_crc(a) == batch_crc(b)
     False
     """
+    dictionaries = dictionaries or Dictionaries()
     crc = zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
     for col in batch.columns:
         for dictionary in _dictionaries(col):
-            crc = zlib.crc32(pa.record_batch([dictionary], names=["dictionary"]).serialize(), crc)
+            crc = zlib.crc32(struct.pack("<I", dictionaries.crc(dictionary)), crc)
     return zlib.crc32(extra, crc)
 
 
@@ -143,14 +206,16 @@ def _v1_crc(batch: pa.RecordBatch) -> int:
     return zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
 
 
-def batch_metadata(batch: pa.RecordBatch, *, index: int, rows: int) -> dict:
+def batch_metadata(batch: pa.RecordBatch, *, index: int, rows: int,
+                   dictionaries: Dictionaries | None = None) -> dict:
     """The custom metadata of data batch ``index`` (``rows``: rows up to and including it)."""
     position = json.dumps([index, rows]).encode()
-    return {POSITION_KEY: position, CRC_KEY: str(batch_crc(batch, position)).encode()}
+    return {POSITION_KEY: position,
+            CRC_KEY: str(batch_crc(batch, position, dictionaries)).encode()}
 
 
-def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int,
-              rows: int) -> tuple[pa.RecordBatch, dict]:
+def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int, rows: int,
+              dictionaries: Dictionaries | None = None) -> tuple[pa.RecordBatch, dict]:
     """The end batch and its metadata, after ``batches`` batches of ``rows`` rows in all.
 
     It has no rows, and the dictionaries of the ``last`` batch written (a writer would otherwise
@@ -159,7 +224,7 @@ def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int,
     batch = (last.slice(0, 0) if last is not None
              else pa.RecordBatch.from_pylist([], schema=schema))
     end = json.dumps({"batches": batches, "rows": rows}).encode()
-    return batch, {END_KEY: end, CRC_KEY: str(batch_crc(batch, end)).encode()}
+    return batch, {END_KEY: end, CRC_KEY: str(batch_crc(batch, end, dictionaries)).encode()}
 
 
 def marked_schema(schema: pa.Schema) -> pa.Schema:
@@ -193,19 +258,20 @@ class IpcChecks:
         self.schema = _unmarked(schema)
         self.batches = self.rows = 0
         self.end: dict | None = None
+        self._dictionaries = Dictionaries()
 
     def check(self, batch: pa.RecordBatch, metadata, index: int | None = None):
         """``batch`` validated and compared with its checksum and position; None for the end
         batch. ``index``: the batch's index in an IPC file read out of order (then the rows
         before it are unknown and not compared)."""
-        validate_batch(batch)
+        validate_batch(batch, self._dictionaries)
         metadata = metadata or {}
         if self.end is not None:
             raise CorruptDataError("a record batch follows the end batch")
         ours = self.marked or CRC_KEY in metadata or END_KEY in metadata
         if CRC_KEY in metadata:
             extra = metadata.get(END_KEY, metadata.get(POSITION_KEY, b""))
-            if batch_crc(batch, extra) != _int(metadata, CRC_KEY):
+            if batch_crc(batch, extra, self._dictionaries) != _int(metadata, CRC_KEY):
                 raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         elif ours:
             raise CorruptDataError(f"the record batch has no {CRC_KEY.decode()} checksum")
@@ -322,6 +388,7 @@ class IpcWriter:
         self.schema = marked_schema(schema) if mark else schema
         self.batches = self.rows = 0
         self._last, self._failed = None, False
+        self._dictionaries = Dictionaries()
         codec = compression or "zstd"
         new = ipc.new_file if fmt == "arrow" else ipc.new_stream
         self._writer = new(f, self.schema, options=ipc.IpcWriteOptions(
@@ -331,7 +398,8 @@ class IpcWriter:
         """Write one data batch (ValueError when an IPC file would need a new dictionary)."""
         try:
             self._writer.write_batch(batch, custom_metadata=batch_metadata(
-                batch, index=self.batches, rows=self.rows + batch.num_rows))
+                batch, index=self.batches, rows=self.rows + batch.num_rows,
+                dictionaries=self._dictionaries))
         except pa.ArrowInvalid as exc:
             self._failed = True
             if "replacement" not in str(exc):
@@ -362,6 +430,6 @@ class IpcWriter:
         the file / stream; the file itself stays open."""
         if not self._failed:
             batch, metadata = end_batch(self.schema, self._last, batches=self.batches,
-                                        rows=self.rows)
+                                        rows=self.rows, dictionaries=self._dictionaries)
             self._writer.write_batch(batch, custom_metadata=metadata)
         self._writer.close()

@@ -513,3 +513,25 @@ def test_decompressed_ipc_file_is_read_without_its_end_batch(tmp_path):
               metadata=[m for _, m in batches[:-1]])
     with pytest.raises(CorruptDataError, match="truncated"):
         read_table(tmp_path / "cut.arrow", device="cpu")
+
+
+def test_a_shared_dictionary_is_hashed_once(tmp_path, monkeypatch):
+    # a kept dictionary column's batches share one dictionary: serialised for its checksum once
+    # per reader and writer, not once per batch (it can be far larger than a batch's indices)
+    words = pa.array([f"word {i}" for i in range(5000)])
+    col = pa.DictionaryArray.from_arrays(pa.array(np.arange(20_000) % 5000, pa.int32()), words)
+    src = write_ipc(pa.table({"d": col, "s": pa.array(["x"] * 20_000)}), tmp_path / "in.arrows",
+                    rows=1000)
+    hashed = []
+    record_batch = pa.record_batch
+
+    def counting(arrays, *args, names=None, **kwargs):
+        if names == ["dictionary"]:
+            hashed.append(len(arrays[0]))
+        return record_batch(arrays, *args, names=names, **kwargs)
+
+    monkeypatch.setattr(pa, "record_batch", counting)
+    compress_file(src, tmp_path / "c.arrows")
+    back = read_table(tmp_path / "c.arrows", device="cpu")
+    assert back.column("d").equals(read_plain(src).column("d"))
+    assert hashed == [5000, 5000]  # the writer's, then read_table's (21 batches each)
