@@ -36,6 +36,7 @@ import zlib
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 
 from fsstgpu.errors import CorruptDataError
 
@@ -58,7 +59,8 @@ _SCHEMA_VALUE = b"2"
 
 
 class Dictionaries:
-    """Dictionaries already validated and hashed, while they come back batch after batch.
+    """Dictionaries already validated and hashed, while they come back batch after batch (and
+    the schema's canonical form).
 
     The batches of a dictionary column share one dictionary (or its growing delta), often much
     larger than one batch's indices; validating and serialising it again for every batch would
@@ -69,6 +71,16 @@ class Dictionaries:
     def __init__(self, keep: int = 16):
         self.keep = keep
         self._seen: dict = {}
+        self._schema: tuple | None = None
+
+    def schema_bytes(self, schema: pa.Schema) -> bytes:
+        """``schema`` serialised as a reader gets it back: pyarrow's IPC writer renames a map's
+        entries field (``key_value`` from Parquet) to ``entries``, so the writer's own schema
+        does not serialise as the file's does. Serialised, read and serialised again, both do."""
+        if self._schema is None or not self._schema[0].equals(schema, check_metadata=True):
+            canonical = ipc.read_schema(pa.py_buffer(schema.serialize())).serialize()
+            self._schema = (schema, canonical.to_pybytes())
+        return self._schema[1]
 
     def _entry(self, dictionary: pa.Array) -> dict:
         key = (str(dictionary.type), len(dictionary), dictionary.offset,
@@ -178,8 +190,8 @@ def _dictionaries(arr: pa.Array):
 
 def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
               dictionaries: Dictionaries | None = None) -> int:
-    """CRC32 of ``batch``'s schema and data, serialised, then of the CRC32 of each dictionary it
-    uses (4 bytes, little-endian), then of ``extra``.
+    """CRC32 of ``batch``'s schema (as read back) and data, serialised, then of the CRC32 of
+    each dictionary it uses (4 bytes, little-endian), then of ``extra``.
 
     ``RecordBatch.serialize()`` leaves dictionaries out (IPC sends them as messages of their
     own), so each one is serialised as a batch of its own, and hashed apart so that
@@ -195,7 +207,7 @@ def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
     False
     """
     dictionaries = dictionaries or Dictionaries()
-    crc = zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
+    crc = zlib.crc32(batch.serialize(), zlib.crc32(dictionaries.schema_bytes(batch.schema)))
     for col in batch.columns:
         for dictionary in _dictionaries(col):
             crc = zlib.crc32(struct.pack("<I", dictionaries.crc(dictionary)), crc)
@@ -383,8 +395,6 @@ class IpcWriter:
 
     def __init__(self, f, fmt: str, schema: pa.Schema, *, compression: str | None = None,
                  mark: bool = True):
-        import pyarrow.ipc as ipc
-
         self.schema = marked_schema(schema) if mark else schema
         self.batches = self.rows = 0
         self._last, self._failed = None, False
