@@ -252,7 +252,7 @@ def _unmarked(schema: pa.Schema) -> pa.Schema:
 def _json(metadata, key: bytes):
     try:
         return json.loads(metadata[key])
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise CorruptDataError(f"unreadable {key.decode()} metadata") from None
 
 
