@@ -317,9 +317,14 @@ class IpcChecks:
             raise CorruptDataError(f"unreadable {END_KEY.decode()} metadata")
         self.end = end
 
-    def finish(self) -> None:
+    def finish(self, stats=None) -> None:
         """Check, after the last batch, that the end batch was read and counts what was read;
-        CorruptDataError ``truncated`` otherwise."""
+        CorruptDataError ``truncated`` otherwise. ``stats``: a stream reader's ``ReadStats``,
+        which tell a stream of any writer that ends after its dictionaries, before the batch
+        they were written for (writers send dictionaries with a batch)."""
+        if stats is not None and stats.num_dictionary_batches and not stats.num_record_batches:
+            raise CorruptDataError("truncated: it ends after its dictionaries, before any record "
+                                   "batch")
         if not self.marked:
             return
         if self.end is None:

@@ -316,7 +316,7 @@ class Source:
             if batch is not None:  # None: the end batch, which must be the last
                 yield pa.Table.from_batches([batch]).select(names)
         with reading(self.path):
-            checks.finish()
+            checks.finish(reader.stats)
 
     def restored(self, name: str, column):
         """Column ``name`` of a Parquet row group cast back to the type it was written with

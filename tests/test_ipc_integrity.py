@@ -545,3 +545,20 @@ def test_a_shared_dictionary_is_hashed_once(tmp_path, monkeypatch):
     back = read_table(tmp_path / "c.arrows", device="cpu")
     assert back.column("d").equals(read_plain(src).column("d"))
     assert hashed == [5000, 5000]  # the writer's, then read_table's (21 batches each)
+
+
+def test_a_stream_cut_after_its_dictionaries_is_truncated(tmp_path):
+    # a decompressed stream has no schema mark; cut after its dictionaries it still tells
+    src = write_ipc(mixed_table(300), tmp_path / "in.arrows", rows=100)
+    compress_file(src, tmp_path / "c.arrows")
+    decompress_file(tmp_path / "c.arrows", tmp_path / "o.arrows", device="cpu")
+    data = (tmp_path / "o.arrows").read_bytes()
+    first_batch = [start for start, kind, *_ in messages(data) if kind == 3][0]
+    (tmp_path / "cut.arrows").write_bytes(data[:first_batch] + EOS)
+    with pytest.raises(CorruptDataError, match="truncated: it ends after its dictionaries"):
+        read_table(tmp_path / "cut.arrows", device="cpu")
+    # an empty stream of any writer is no such thing: no dictionaries without a batch
+    schema = pa.schema([("d", pa.dictionary(pa.int32(), pa.string()))])
+    with ipc.new_stream(str(tmp_path / "empty.arrows"), schema) as w:
+        w.write_table(schema.empty_table())
+    assert read_table(tmp_path / "empty.arrows", device="cpu").num_rows == 0
