@@ -393,8 +393,10 @@ class Sink:
         """Write one unit: one Array or ChunkedArray per field of the schema."""
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
-            # One call, one row group: the input's row-group boundaries survive.
-            self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+            try:  # one call, one row group: the input's row-group boundaries survive
+                self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
+                raise ValueError(_unwritable(table, exc)) from None
             self._rows.append(table.num_rows)
             return
         try:
@@ -416,6 +418,19 @@ class Sink:
             self._writer.close()
         finally:
             self._file.close()
+
+
+def _unwritable(table: pa.Table, exc: Exception) -> str:
+    """Why pyarrow's Parquet writer refused ``table`` (types Parquet cannot hold, such as a
+    dictionary holding a null or of views, or seconds past the millisecond range), naming the
+    first column it refuses alone."""
+    for field, column in zip(table.schema, table.columns, strict=True):
+        try:
+            pq.write_table(pa.table({field.name: column}), pa.BufferOutputStream())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as alone:
+            return (f"column {field.name!r} ({field.type}) cannot be written to Parquet "
+                    f"({alone}); write an Arrow IPC output (.arrow, .arrows) instead")
+    return f"the table cannot be written to Parquet ({exc})"
 
 
 def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, int]:

@@ -412,3 +412,20 @@ def test_parallel_units_give_the_written_types(tmp_path):
     with Source(tmp_path / "c.parquet") as source:
         units = list(parallel_units(source, workers=2))
     assert [u["date64"].type for u in units] == [pa.date64()]
+
+
+@pytest.mark.parametrize("column", [
+    pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), pa.array(["a", None])),
+    pa.array([2**62, 0, 1], pa.timestamp("s")),
+], ids=["dictionary_holding_null", "seconds_past_milliseconds"])
+def test_columns_parquet_cannot_hold_are_named(tmp_path, column):
+    # pyarrow's Parquet writer refuses these legal Arrow columns; the error names the column and
+    # the outputs that can hold it, instead of pyarrow's bare message.
+    src = tmp_path / "in.arrow"
+    feather.write_feather(pa.table({"odd": column, "s": STRINGS[:3]}), src)
+    with pytest.raises(ValueError, match=r"column 'odd' .* cannot be written to Parquet .*\.arrow"):
+        compress_file(src, tmp_path / "out.parquet")
+    assert not (tmp_path / "out.parquet").exists()
+    compress_file(src, tmp_path / "out.arrow")
+    decompress_file(tmp_path / "out.arrow", tmp_path / "back.arrow")
+    assert feather.read_table(tmp_path / "back.arrow").column("odd").combine_chunks().equals(column)
