@@ -46,16 +46,26 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import fsstgpu
-from fsstgpu import CorruptDataError
-from fsstgpu.formats import blob as blobfmt
-from fsstgpu.formats.arrow import FsstType, parse_metadata
-from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
-from fsstgpu.types import SUPPORTED_TYPES
+if __name__ == "__main__":  # fuzz_files imports this module by name: one module, one Rejected
+    sys.modules.setdefault("fuzz_cases", sys.modules["__main__"])
 
+import fsstgpu  # noqa: E402
+from fsstgpu import CorruptDataError  # noqa: E402
+from fsstgpu.formats import blob as blobfmt  # noqa: E402
+from fsstgpu.formats.arrow import FsstType, parse_metadata  # noqa: E402
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array  # noqa: E402
+from fsstgpu.types import SUPPORTED_TYPES  # noqa: E402
+
+# The file targets (issue #20) live in fuzz_files.py; a target's index seeds its cases, so new
+# ones go at the end.
+FILE_TARGETS = ("ipc_passthrough", "ipc_dictionary", "ipc_truncated", "row_ops", "nested_types",
+                "blob_bomb", "cli")
 TARGETS = ("blob", "blob_forged", "ext_metadata", "ext_storage", "ipc_file", "ipc_stream",
-           "parquet")
-FAILURES = ("wrong_type", "bad_output", "silent_wrong", "crash", "hang")
+           "parquet", *FILE_TARGETS)
+FAILURES = ("wrong_type", "bad_output", "silent_wrong", "memory", "crash", "hang")
+INPUT_BYTES = [0]  # the current case's input size, for the memory check
+MEMORY_FACTOR = 64  # a case may peak at this many times its input bytes ...
+MEMORY_CONSTANT = 128 << 20  # ... plus this (pyarrow's and numba's working sets)
 _INTERESTING = (0, 1, 2, 7, 8, 12, 13, 31, 32, 127, 128, 255, 256, 4095, 4096, 65535, 65536,
                 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**62, 2**63 - 1, 2**63, 2**64 - 1)
 
@@ -278,6 +288,7 @@ def _run_blob(inputs: Inputs, rng, forged: bool):
     k = int(rng.integers(0, len(inputs.blobs)))
     original = inputs.blobs[k]
     data = forge_blob(original, rng) if forged else mutate(original, rng)
+    INPUT_BYTES[0] = len(data)
     carr = fsstgpu.CompressedStringArray.from_bytes(data)
     out = _decode_carr(carr)
     carr.validate()
@@ -298,6 +309,7 @@ def _run_ext_metadata(inputs: Inputs, rng):
         data = mutate(meta, rng)
     if rng.random() < 0.7 and len(data) >= 4:
         data = _with_crc(data[:-4])
+    INPUT_BYTES[0] = ext.nbytes + len(data)
     ftype = parse_metadata(ext.type.storage_type, data)
     if not isinstance(ftype, FsstType):
         raise AssertionError("parse_metadata returned no FsstType")
@@ -319,6 +331,7 @@ def _run_ext_storage(inputs: Inputs, rng):
         forged = forge_storage(inputs.ext[k], rng)
     except (pa.ArrowException, ValueError, TypeError) as exc:
         raise Rejected(str(exc)) from None
+    INPUT_BYTES[0] = inputs.ext[k].nbytes
     carr = from_extension_array(forged)
     out = _decode_carr(carr)
     return ("ok_same" if _same(out, inputs.columns[k]) else "ok_diff"), ""
@@ -344,6 +357,7 @@ def _read_container(target: str, data: bytes) -> tuple[pa.Table, list[str]]:
 
 def _run_container(inputs: Inputs, rng, target: str):
     data = mutate(inputs.files[target], rng)
+    INPUT_BYTES[0] = len(data)
     table, names = _read_container(target, data)
     original = inputs.table
     differs = False
@@ -370,7 +384,12 @@ def _run_container(inputs: Inputs, rng, target: str):
 def run_case(inputs: Inputs, target: str, seed: int, index: int, phase=lambda p: None):
     """Run one case; return (outcome, detail)."""
     rng = np.random.default_rng([seed, TARGETS.index(target), index])
+    INPUT_BYTES[0] = 0
     try:
+        if target in FILE_TARGETS:
+            import fuzz_files
+
+            return fuzz_files.run(target, seed, rng)
         if target in ("blob", "blob_forged"):
             return _run_blob(inputs, rng, forged=target == "blob_forged")
         if target == "ext_metadata":
@@ -385,12 +404,51 @@ def run_case(inputs: Inputs, target: str, seed: int, index: int, phase=lambda p:
     except AssertionError as exc:
         return "bad_output", str(exc)[:200]
     except Exception as exc:  # noqa: BLE001 (every other exception is a finding)
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{os.path.basename(tb.filename)}:{tb.lineno}"
+        frames = traceback.extract_tb(exc.__traceback__)
+        ours = [f for f in frames if "site-packages" not in f.filename
+                and not f.filename.endswith((".pxi", ".pyx"))] or frames
+        # the innermost frame, and the innermost of fsstgpu or the harness when that differs
+        where = " < ".join(dict.fromkeys(f"{os.path.basename(f.filename)}:{f.lineno}"
+                                         for f in (frames[-1], ours[-1])))
         return "wrong_type", f"{type(exc).__name__} at {where}: {exc}"[:200]
 
 
 # ------------------------------------------------------------------------------------ worker
+def _status_bytes(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) << 10
+    raise KeyError(key)
+
+
+def _peak_growth(inputs: Inputs, target: str, seed: int, index: int):
+    """(outcome, detail, peak resident bytes over those before the case, or None where Linux's
+    peak reset, ``clear_refs`` 5, is not available)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        before = _status_bytes("VmRSS")
+    except OSError:
+        return (*run_case(inputs, target, seed, index), None)
+    outcome, detail = run_case(inputs, target, seed, index)
+    return outcome, detail, _status_bytes("VmHWM") - before
+
+
+def measured_case(inputs: Inputs, target: str, seed: int, index: int):
+    """:func:`run_case` with the memory check: a case peaking over ``MEMORY_FACTOR`` times its
+    input plus ``MEMORY_CONSTANT`` twice in a row (the first run may compile numba kernels) is
+    a ``memory`` finding."""
+    outcome, detail, growth = _peak_growth(inputs, target, seed, index)
+    budget = MEMORY_FACTOR * INPUT_BYTES[0] + MEMORY_CONSTANT
+    if growth is not None and growth > budget:
+        outcome, detail, growth = _peak_growth(inputs, target, seed, index)
+        if growth > budget:
+            return "memory", (f"peak +{growth >> 20} MiB for {INPUT_BYTES[0]} input bytes "
+                              f"({outcome}: {detail})")
+    return outcome, detail
+
+
 def worker(target: str, seed: int, start: int, count: int) -> None:
     """Run cases ``start:start + count``, one line per event on stdout: ``S i`` before case i,
     ``R i outcome detail`` after it (the parent finds a crashed or hung case from these)."""
@@ -416,7 +474,7 @@ def worker(target: str, seed: int, start: int, count: int) -> None:
             import time
 
             time.sleep(3600)
-        outcome, detail = run_case(inputs, target, seed, i)
+        outcome, detail = measured_case(inputs, target, seed, i)
         detail = detail.replace("\n", " ")
         out.write(f"R {i} {outcome} {detail}\n")
         out.flush()
@@ -427,6 +485,6 @@ if __name__ == "__main__":
         worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
     elif len(sys.argv) == 5 and sys.argv[1] == "replay":
         target, seed, index = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-        print(run_case(Inputs(seed), target, seed, index))
+        print(measured_case(Inputs(seed), target, seed, index))
     else:
         sys.exit(__doc__)
