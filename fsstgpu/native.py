@@ -37,7 +37,9 @@ from fsstgpu.parallel import usable_cores
 from fsstgpu.symbol_table import SymbolTable, pack_tables
 
 __all__ = ["decode_all", "decode_codes", "decode_range", "encode_blocks",
-           "first_invalid_string", "isa", "matcher"]
+           "first_invalid_string", "isa", "matcher", "supported_isas"]
+
+_ISAS = ("scalar", "avx2", "avx512")
 
 
 def isa() -> str:
@@ -50,6 +52,19 @@ def isa() -> str:
     True
     """
     return _native.isa()
+
+
+def supported_isas() -> tuple[str, ...]:
+    """The instruction sets this CPU can run the kernels with, lowest first (``FSSTGPU_ISA``
+    picks one of them).
+
+    Examples
+    --------
+    >>> from fsstgpu import native
+    >>> native.supported_isas()[0], native.isa() in native.supported_isas()
+    ('scalar', True)
+    """
+    return _ISAS[: _ISAS.index(_native.best_isa()) + 1]
 
 
 def _threads(threads) -> int:

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "entry.h"
+#include "checks.h"
+#include "codec.h"
 #include "kernels.h"
 #include "parallel.h"
 
@@ -48,62 +49,46 @@ void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m, int
 
 }  // namespace
 
-py::tuple encode_blocks(const Array<uint8_t>& data, const Array<int64_t>& offsets,
-                        const Array<int64_t>& block_starts,
-                        const std::vector<std::shared_ptr<Matcher>>& matchers, int threads) {
-    const int64_t size = length_1d(data, "data");
-    const int64_t n = length_1d(offsets, "offsets") - 1;
+Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
+                    const int64_t* bs, int64_t nblocks, const Matcher* const* matchers,
+                    int threads, int64_t* co) {
     if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
-    const int64_t* off = offsets.data();
     check_offsets(off, n, size, "offsets");
-    const int64_t nblocks = length_1d(block_starts, "block_starts") - 1;
-    const int64_t* bs = block_starts.data();
-    if (nblocks != static_cast<int64_t>(matchers.size()) || bs[0] != 0 || bs[nblocks] != n) {
+    if (nblocks < 0 || bs[0] != 0 || bs[nblocks] != n) {
         throw std::invalid_argument("block_starts must run from 0 to " + std::to_string(n) +
                                     ", one more than the tables");
     }
     check_offsets(bs, nblocks, n, "block_starts");
-    for (const auto& m : matchers) {
-        if (!m) throw std::invalid_argument("a matcher is None");
+    for (int64_t b = 0; b < nblocks; ++b) {
+        if (matchers[b] == nullptr) throw std::invalid_argument("a matcher is None");
     }
     const Kernels& kern = kernels(active_isa());
-    Array<int64_t> code_offsets(n + 1);
-    int64_t* co = code_offsets.mutable_data();
-    std::unique_ptr<uint8_t[]> codes;
-    int64_t total = 0;
-    {
-        py::gil_scoped_release nogil;
-        std::vector<Chunk> chunks;
-        for (int64_t b = 0; b < nblocks; ++b) {
-            if (bs[b] < bs[b + 1]) cut_block(off, bs[b], bs[b + 1], matchers[b].get(), threads,
-                                             chunks);
-        }
-        const uint8_t* src = data.data();
-        parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
-            Chunk& c = chunks[k];
-            // 2 bytes per input byte at worst, + 1 for the speculative literal (pages that are
-            // never written are never mapped in)
-            c.buf.reset(new uint8_t[2 * (off[c.hi] - off[c.lo]) + 8]);
-            c.size = kern.encode(src, size, off, c.lo, c.hi, *c.matcher, c.buf.get(), 0, co);
-        });
-        for (Chunk& c : chunks) {
-            c.base = total;
-            total += c.size;
-        }
-        codes.reset(new uint8_t[std::max<int64_t>(total, 1)]);
-        parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
-            Chunk& c = chunks[k];
-            std::copy(c.buf.get(), c.buf.get() + c.size, codes.get() + c.base);
-            c.buf.reset();
-            for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base;
-        });
-        co[n] = total;
-        if (n == 0) co[0] = 0;
+    std::vector<Chunk> chunks;
+    for (int64_t b = 0; b < nblocks; ++b) {
+        if (bs[b] < bs[b + 1]) cut_block(off, bs[b], bs[b + 1], matchers[b], threads, chunks);
     }
-    uint8_t* raw = codes.release();
-    py::capsule owner(raw, [](void* p) { delete[] static_cast<uint8_t*>(p); });
-    Array<uint8_t> out({total}, {int64_t(1)}, raw, owner);
-    return py::make_tuple(out, code_offsets);
+    parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
+        Chunk& c = chunks[k];
+        // 2 bytes per input byte at worst, + 1 for the speculative literal (pages that are
+        // never written are never mapped in)
+        c.buf.reset(new uint8_t[2 * (off[c.hi] - off[c.lo]) + 8]);
+        c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, c.buf.get(), 0, co);
+    });
+    Codes out;
+    for (Chunk& c : chunks) {
+        c.base = out.size;
+        out.size += c.size;
+    }
+    out.bytes.reset(new uint8_t[std::max<int64_t>(out.size, 1)]);
+    uint8_t* dst = out.bytes.get();
+    parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
+        Chunk& c = chunks[k];
+        std::copy(c.buf.get(), c.buf.get() + c.size, dst + c.base);
+        c.buf.reset();
+        for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base;
+    });
+    co[n] = out.size;
+    return out;
 }
 
 }  // namespace fsstgpu_native

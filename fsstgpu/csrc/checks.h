@@ -1,28 +1,12 @@
-// Checked views of the NumPy arrays the entry points take: exact dtype, C order, 1-D.
+// Argument checks shared by the entry points: every offset the kernels will follow is checked
+// here first.
 #pragma once
-
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace fsstgpu_native {
-
-namespace py = pybind11;
-
-template <class T>
-using Array = py::array_t<T, py::array::c_style>;
-
-template <class T>
-int64_t length_1d(const Array<T>& a, const char* what) {
-    if (a.ndim() != 1) {
-        throw std::invalid_argument(std::string(what) + " must be 1-D, not " +
-                                    std::to_string(a.ndim()) + "-D");
-    }
-    return static_cast<int64_t>(a.shape(0));
-}
 
 // Throw std::invalid_argument unless a[0..n] runs non-decreasing from >= 0 to <= limit.
 template <class T>
