@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 
 #include "matcher.h"
@@ -13,8 +14,11 @@ namespace fsstgpu_native {
 // encode.cpp: strings block_starts[b]:block_starts[b + 1] with matchers[b], b < nblocks;
 // code_offsets (n + 1 entries) gets each string's start in the codes. The same bytes whatever
 // the thread count.
+struct FreeBytes {
+    void operator()(uint8_t* p) const { std::free(p); }
+};
 struct Codes {
-    std::unique_ptr<uint8_t[]> bytes;
+    std::unique_ptr<uint8_t, FreeBytes> bytes;  // malloc'd: shrunk in place by realloc
     int64_t size = 0;
 };
 Codes encode_column(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t n,

@@ -1,8 +1,13 @@
 // Parallel encoding of a column: strings cut into chunks (never across a block), each chunk
-// encoded into its own worst-case buffer, then the chunks packed in order. Strings encode
-// independently, so the result does not depend on the cuts or the thread count.
+// encoded into its own worst-case region of one buffer, then the chunks moved down in order
+// and the buffer shrunk. Strings encode independently, so the result does not depend on the
+// cuts or the thread count. Memory: the worst case (2 bytes per input byte) is only reserved;
+// pages never written are never mapped in, so the peak is about the codes' size.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,8 +28,8 @@ constexpr int kChunksPerThread = 4;  // a late-starting thread still gets a shar
 struct Chunk {
     int64_t lo, hi;  // strings
     const Matcher* matcher;
-    std::unique_ptr<uint8_t[]> buf;
-    int64_t size = 0, base = 0;  // code bytes, and where they go in the output
+    int64_t region = 0;          // where its codes are written
+    int64_t size = 0, base = 0;  // code bytes, and where they end up
 };
 
 void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m, int threads,
@@ -41,7 +46,7 @@ void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m, int
             cut = std::lower_bound(off + prev, off + hi, target) - off;
         }
         if (cut > prev) {
-            chunks.push_back(Chunk{prev, cut, m, nullptr});
+            chunks.push_back(Chunk{prev, cut, m});
             prev = cut;
         }
     }
@@ -67,26 +72,36 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
     for (int64_t b = 0; b < nblocks; ++b) {
         if (bs[b] < bs[b + 1]) cut_block(off, bs[b], bs[b + 1], matchers[b], threads, chunks);
     }
+    // each region: 2 bytes per input byte at worst, + 1 for the speculative literal
+    int64_t reserve = 8;
+    for (Chunk& c : chunks) {
+        c.region = reserve;
+        reserve += 2 * (off[c.hi] - off[c.lo]) + 8;
+    }
+    Codes out;
+    out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve))));
+    if (!out.bytes) throw std::bad_alloc();
+    uint8_t* buf = out.bytes.get();
     parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
         Chunk& c = chunks[k];
-        // 2 bytes per input byte at worst, + 1 for the speculative literal (pages that are
-        // never written are never mapped in)
-        c.buf.reset(new uint8_t[2 * (off[c.hi] - off[c.lo]) + 8]);
-        c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, c.buf.get(), 0, co);
+        c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co) -
+                 c.region;
     });
-    Codes out;
     for (Chunk& c : chunks) {
         c.base = out.size;
         out.size += c.size;
+        // base <= region, so moving the chunks down in order never overwrites unmoved codes
+        std::memmove(buf + c.base, buf + c.region, static_cast<size_t>(c.size));
     }
-    out.bytes.reset(new uint8_t[std::max<int64_t>(out.size, 1)]);
-    uint8_t* dst = out.bytes.get();
     parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
-        Chunk& c = chunks[k];
-        std::copy(c.buf.get(), c.buf.get() + c.size, dst + c.base);
-        c.buf.reset();
-        for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base;
+        const Chunk& c = chunks[k];
+        for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base - c.region;
     });
+    // shrinking a large block remaps its pages: no copy
+    if (void* smaller = std::realloc(buf, static_cast<size_t>(std::max<int64_t>(out.size, 1)))) {
+        out.bytes.release();
+        out.bytes.reset(static_cast<uint8_t*>(smaller));
+    }
     co[n] = out.size;
     return out;
 }

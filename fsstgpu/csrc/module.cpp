@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -70,7 +71,7 @@ py::tuple encode_blocks(const Array<uint8_t>& data, const Array<int64_t>& offset
                               nblocks, raw.data(), threads, co);
     }
     uint8_t* bytes = codes.bytes.release();
-    py::capsule owner(bytes, [](void* p) { delete[] static_cast<uint8_t*>(p); });
+    py::capsule owner(bytes, [](void* p) { std::free(p); });
     return py::make_tuple(Array<uint8_t>({codes.size}, {int64_t(1)}, bytes, owner),
                           code_offsets);
 }
