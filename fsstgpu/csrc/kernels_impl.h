@@ -27,9 +27,20 @@ FSSTGPU_TARGET inline uint64_t load64(const uint8_t* p) {
 
 FSSTGPU_TARGET inline void store64(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
 
+// matcher.h's hash3, in 32 bits: the slot only uses bits 0-26 of the product
 FSSTGPU_TARGET inline int64_t slot(uint64_t word) {
-    uint64_t p = (word & 0xFFFFFFull) * kHashPrime;
+    const uint32_t p = static_cast<uint32_t>(word & 0xFFFFFF) * static_cast<uint32_t>(kHashPrime);
     return static_cast<int64_t>((p ^ (p >> 15)) & (kHashSize - 1));
+}
+
+// The low n bytes of word (1 <= n <= 8).
+FSSTGPU_TARGET inline uint64_t low_bytes(uint64_t word, int64_t n) {
+#if FSSTGPU_ISA_LEVEL > 0
+    return _bzhi_u64(word, static_cast<unsigned>(8 * n));
+#else
+    const int sh = static_cast<int>(64 - 8 * n);
+    return (word << sh) >> sh;
+#endif
 }
 
 // data[pos:min(pos + 8, end)] as a little-endian word, zero beyond end; never reads past size.
@@ -62,8 +73,7 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
             if (cl & kLongFlag) {
                 int32_t e = m.hhead[slot(word)];
                 while (e >= 0) {
-                    const int sh = 64 - 8 * (m.ecl[e] >> 16);
-                    if ((word << sh) >> sh == m.ekey[e]) break;
+                    if (low_bytes(word, m.ecl[e] >> 16) == m.ekey[e]) break;
                     e = m.enext[e];
                 }
                 if (e >= 0) {
@@ -87,10 +97,7 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
                 int32_t e = m.hhead[slot(word)];
                 while (e >= 0) {
                     const int64_t ln = m.ecl[e] >> 16;
-                    if (ln <= rem) {
-                        const int sh = static_cast<int>(64 - 8 * ln);
-                        if ((word << sh) >> sh == m.ekey[e]) break;
-                    }
+                    if (ln <= rem && low_bytes(word, ln) == m.ekey[e]) break;
                     e = m.enext[e];
                 }
                 if (e >= 0) {
@@ -171,8 +178,10 @@ FSSTGPU_TARGET int64_t decode(const uint8_t* codes, int64_t start, int64_t end,
         if (c != kEscape) {
             const int64_t ln = lens[c];
             if (ln == 0 || o + ln > out_end) return -1;
+            // the symbol's first ln bytes (little-endian); a loop here gets vectorised into
+            // 512-bit code whose set-up costs more than the few bytes it writes
             const uint64_t sym = packed[c];
-            for (int64_t j = 0; j < ln; ++j) out[o + j] = static_cast<uint8_t>(sym >> (8 * j));
+            std::memcpy(out + o, &sym, static_cast<size_t>(ln));
             o += ln;
             ++i;
         } else {
