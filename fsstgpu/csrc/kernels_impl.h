@@ -241,6 +241,42 @@ FSSTGPU_TARGET inline uint64_t stream_state(const uint8_t* data, int64_t i, int6
     return state;
 }
 
+// Whether data[i:end] is one valid stream of characters. A lone automaton waits on each step
+// (the shift by the state), so non-ASCII text (CJK) runs as two interleaved streams: the second
+// starts at the first byte after the middle that is no continuation byte (a character start
+// in a valid stream; more than three continuation bytes in a row are invalid anyway).
+FSSTGPU_TARGET inline bool stream_valid(const uint8_t* data, int64_t i, int64_t end,
+                                        const uint64_t* dfa, bool* high) {
+    int64_t mid = i + (end - i) / 2;
+    int skipped = 0;
+    while (mid < end && (data[mid] & 0xC0) == 0x80 && skipped < 4) {
+        ++mid;
+        ++skipped;
+    }
+    if (skipped == 4) {
+        *high = true;
+        return false;
+    }
+    int64_t a = i, b = mid;
+    uint64_t sa = 0, sb = 0;
+    for (;;) {
+        if (sa == 0 && a < mid && data[a] < 0x80) a = ascii_end(data, a, mid);
+        if (sb == 0 && b < end && data[b] < 0x80) b = ascii_end(data, b, end);
+        if (a + 8 > mid || b + 8 > end) break;
+        *high = true;
+        const uint64_t wa = load64(data + a), wb = load64(data + b);
+        for (int j = 0; j < 8; ++j) {  // the table loads do not wait: only the shifts do
+            sa = (dfa[(wa >> (8 * j)) & 0xFF] >> sa) & 63;
+            sb = (dfa[(wb >> (8 * j)) & 0xFF] >> sb) & 63;
+        }
+        a += 8;
+        b += 8;
+        if (sa == 6 || sb == 6) return false;
+    }
+    return stream_state(data, a, mid, dfa, sa, high) == 0 &&
+           stream_state(data, b, end, dfa, sb, high) == 0;
+}
+
 template <class Off>
 FSSTGPU_TARGET int64_t first_invalid(const uint8_t* data, const Off* offsets, int64_t lo,
                                      int64_t hi, const uint64_t* dfa) {
@@ -256,7 +292,7 @@ FSSTGPU_TARGET int64_t first_invalid(const uint8_t* data, const Off* offsets, in
         }
         const int64_t end = offsets[j];
         bool high = false;
-        bool ok = stream_state(data, start, end, dfa, 0, &high) == 0;
+        bool ok = stream_valid(data, start, end, dfa, &high);
         for (int64_t s = k + 1; ok && high && s < j; ++s) {
             const int64_t p = offsets[s];
             ok = p >= end || (data[p] & 0xC0) != 0x80;
