@@ -5,9 +5,8 @@ Columns are encoded by the compiled kernel (:func:`fsstgpu.native.encode_blocks`
 worst-case buffer, then packed in order), so the result is identical to encoding the strings one
 after the other, whatever the thread count.
 
-:func:`encode_chunk` is the numba kernel with :mod:`fsstgpu.matcher`'s tables, which block
-planning still uses for its probe tables (made without a SymbolTable) and the tests use as the
-native encoder's oracle; it goes when planning moves to the compiled matcher (issue #21).
+:func:`encode_chunk` is the numba kernel with :mod:`fsstgpu.matcher`'s tables, kept only as the
+tests' oracle for the compiled encoder (issue #21: it goes with the rest of numba).
 """
 
 from __future__ import annotations
