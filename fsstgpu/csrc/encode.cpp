@@ -73,29 +73,43 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
         if (bs[b] < bs[b + 1]) cut_block(off, bs[b], bs[b + 1], matchers[b], threads, chunks);
     }
     // each region: 2 bytes per input byte at worst, + 1 for the speculative literal
-    int64_t reserve = 8;
+    int64_t reserve = 0;
     for (Chunk& c : chunks) {
         c.region = reserve;
         reserve += 2 * (off[c.hi] - off[c.lo]) + 8;
     }
     Codes out;
-    out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve))));
+    out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve + 8))));
     if (!out.bytes) throw std::bad_alloc();
     uint8_t* buf = out.bytes.get();
-    parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
-        Chunk& c = chunks[k];
-        c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co) -
-                 c.region;
-    });
+    if (threads <= 1 || chunks.size() <= 1) {
+        // one thread: each chunk right after the one before, so nothing moves afterwards
+        int64_t next = 0;
+        for (Chunk& c : chunks) {
+            c.region = next;
+            next = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co);
+            c.size = next - c.region;
+        }
+    } else {
+        parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
+            Chunk& c = chunks[k];
+            c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co) -
+                     c.region;
+        });
+    }
     for (Chunk& c : chunks) {
         c.base = out.size;
         out.size += c.size;
         // base <= region, so moving the chunks down in order never overwrites unmoved codes
-        std::memmove(buf + c.base, buf + c.region, static_cast<size_t>(c.size));
+        if (c.base != c.region) {
+            std::memmove(buf + c.base, buf + c.region, static_cast<size_t>(c.size));
+        }
     }
     parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
         const Chunk& c = chunks[k];
-        for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base - c.region;
+        if (c.base != c.region) {
+            for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base - c.region;
+        }
     });
     // shrinking a large block remaps its pages: no copy
     if (void* smaller = std::realloc(buf, static_cast<size_t>(std::max<int64_t>(out.size, 1)))) {
