@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.encoder import encode_chunk
-from fsstgpu.matcher import ESCAPES, build_lookup
+from fsstgpu import native
 from fsstgpu.parallel import run_tasks, shared_pool, usable_cores
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import (
@@ -26,14 +25,16 @@ from fsstgpu.training import (
 
 
 def _probe_lookup(vals, lens):
-    """The encoder's matcher tables for trained symbols ``vals``/``lens`` (code ``i`` for
+    """The compiled encoder's tables for trained symbols ``vals``/``lens`` (code ``i`` for
     symbol ``i``), without making a SymbolTable: block planning only needs code counts."""
-    return build_lookup(vals, lens, np.arange(len(vals), dtype=np.int32), ESCAPES)
+    return native.matcher_of(vals, lens)
 
 
-def _encoded_size(lookup, data, offsets, scratch, scratch_offs) -> int:
-    """Code bytes of the read-only strings ``data``/``offsets`` encoded with ``lookup``."""
-    return encode_chunk(data, offsets, 0, len(offsets) - 1, *lookup, scratch, 0, scratch_offs)
+def _code_offsets(lookup, data, offsets) -> np.ndarray:
+    """Where each of the strings ``data``/``offsets`` starts when encoded with ``lookup``, and
+    the end: one thread (planning runs its probes in parallel itself)."""
+    return native.encode_matched([lookup], data, offsets, np.array([0, len(offsets) - 1]),
+                                 threads=1)[1]
 
 
 def _range_cost(lookup, data, offsets, lo, hi):
@@ -45,10 +46,7 @@ def _piece_costs(lookup, data, offsets, pieces):
     """:func:`_range_cost` of each run of strings ``pieces[k]:pieces[k + 1]`` (1.0 for an empty
     one), from one encoding of them all (strings encode independently)."""
     lo, hi = int(pieces[0]), int(pieces[-1])
-    offs = offsets[lo : hi + 1]
-    scratch = np.empty(2 * int(offs[-1] - offs[0]) + 1, dtype=np.uint8)
-    code_offsets = np.empty(hi - lo + 1, dtype=np.int64)
-    code_offsets[-1] = _encoded_size(lookup, data, offs, scratch, code_offsets)
+    code_offsets = _code_offsets(lookup, data, offsets[lo : hi + 1])
     raw = np.diff(offsets[pieces])
     coded = np.diff(code_offsets[pieces - lo])
     return np.where(raw > 0, coded / np.maximum(raw, 1), 1.0)
@@ -170,9 +168,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
         """Code bytes per byte of a small sample of segment s encoded with ``lookup``."""
         sdata, soffs = sample_of(data, offsets, seg[s], seg[s + 1], probe_bytes, SEED + s)
         raw = int(soffs[-1])
-        scratch = np.empty(2 * len(sdata) + 1, dtype=np.uint8)
-        scratch_offs = np.empty(len(soffs), dtype=np.int64)
-        return _encoded_size(lookup, sdata, soffs, scratch, scratch_offs) / raw if raw else 0.0
+        return int(_code_offsets(lookup, sdata, soffs)[-1]) / raw if raw else 0.0
 
     def probe_table(lo, hi):
         return _probe_lookup(*probe_symbols(*sample_of(data, offsets, lo, hi, probe_train, SEED)))

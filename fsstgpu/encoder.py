@@ -1,32 +1,24 @@
 """FSST encoding on the CPU: greedy longest match, string by string, in parallel over chunks.
 
-Matching is :mod:`fsstgpu.matcher`'s. Inputs are encoded in chunks of strings (up to 1 MB each,
-at least four per core as long as each keeps 64 KB), spread over the cores by
-:func:`fsstgpu.parallel.run_tasks`, each chunk into its own worst-case region of a scratch buffer;
-the regions are then packed together. The result is identical to encoding the strings one after
-the other.
+Columns are encoded by the compiled kernel (:func:`fsstgpu.native.encode_blocks`: chunks of up to
+1 MB of strings, at least four per thread as long as each keeps 64 KB, each into its own
+worst-case buffer, then packed in order), so the result is identical to encoding the strings one
+after the other, whatever the thread count.
+
+:func:`encode_chunk` is the numba kernel with :mod:`fsstgpu.matcher`'s tables, kept only as the
+tests' oracle for the compiled encoder (issue #21: it goes with the rest of numba).
 """
 
 from __future__ import annotations
 
-import os
-
 import numba
 import numpy as np
 
-from fsstgpu.arrow_layout import is_non_decreasing
+from fsstgpu import native
 from fsstgpu.jit import readonly
-from fsstgpu.matcher import LONG_FLAG, hash3, load_u64, load_word, matcher_tables
-from fsstgpu.parallel import run_tasks
+from fsstgpu.matcher import LONG_FLAG, hash3, load_u64, load_word
+from fsstgpu.parallel import usable_cores
 from fsstgpu.symbol_table import SymbolTable
-
-# Input bytes per parallel task: up to 1 MB, but a column is cut into at least _TASKS_PER_CORE
-# tasks per core as long as each keeps 64 KB (~150 us of work, >10x a task's overhead), so
-# mid-sized columns use every core and a late-starting thread still gets a share (2 MB columns:
-# 230 -> 400 MB/s on 2 cores).
-_CHUNK_BYTES = 1 << 20
-_MIN_CHUNK_BYTES = 64 << 10
-_TASKS_PER_CORE = 4
 
 
 def encode_chunk(data, offsets, lo, hi, byte_code, short_code, hhead, ekey, ecl, enext, codes,
@@ -106,21 +98,6 @@ def _encode_chunk(data, offsets, lo, hi, byte_code, short_code, hhead, ekey, ecl
     return out
 
 
-def _chunk_bounds(offsets: np.ndarray, chunk_bytes: int, min_chunks: int = 1,
-                  min_chunk_bytes: int = 1) -> np.ndarray:
-    """String indices cutting ``offsets`` into runs of about ``chunk_bytes`` bytes each, or into
-    ``min_chunks`` runs when that gives more, but never runs under ``min_chunk_bytes``."""
-    n = len(offsets) - 1
-    span = int(offsets[-1] - offsets[0])
-    nchunks = max(1, min(n, span // max(1, min_chunk_bytes),
-                         max(span // chunk_bytes, min_chunks)))
-    if nchunks == 1:
-        return np.array([0, n], dtype=np.int64)
-    targets = offsets[0] + (span * np.arange(1, nchunks, dtype=np.int64)) // nchunks
-    cuts = np.searchsorted(offsets, targets, side="left")
-    return np.unique(np.concatenate(([0], cuts, [n]))).astype(np.int64)
-
-
 def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
     """Compress every string ``data[offsets[i]:offsets[i+1]]`` with ``table``: the one-block
     case of :func:`encode_blocks` (whose parameters and results these are).
@@ -142,10 +119,9 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
 def encode_blocks(tables, data: np.ndarray, offsets: np.ndarray, block_starts):
     """Compress strings ``block_starts[b]:block_starts[b + 1]`` with ``tables[b]``, every block.
 
-    Memory: the codes plus a scratch buffer for one wave of chunks (four per core, about 1 MB
-    of input each, at their worst case of 2 bytes per input byte); the codes buffer grows in
-    place (realloc) to the size the ratio so far predicts, and is trimmed at the end. So a
-    column needs about its codes' size, not a worst-case buffer for the whole column.
+    Memory: about twice the codes' size at the peak (each chunk's codes, then the packed
+    codes); the chunks' worst-case buffers are reserved, but pages never written are never
+    mapped in. The threads are :func:`fsstgpu.parallel.usable_cores`.
 
     Parameters
     ----------
@@ -173,72 +149,5 @@ def encode_blocks(tables, data: np.ndarray, offsets: np.ndarray, block_starts):
     >>> codes.tolist(), offs.tolist()
     ([0, 255, 120, 255, 97, 255, 98], [0, 3, 7])
     """
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    if offsets.ndim != 1 or len(offsets) == 0:
-        raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
-    if len(offsets) > 1 and (offsets[0] < 0 or offsets[-1] > len(data)
-                             or not is_non_decreasing(offsets)):
-        raise ValueError("offsets must be non-decreasing and inside data")
-    n = len(offsets) - 1
-    block_starts = np.asarray(block_starts, dtype=np.int64)
-    if (len(block_starts) != len(tables) + 1 or block_starts[0] != 0 or block_starts[-1] != n
-            or not is_non_decreasing(block_starts)):
-        raise ValueError(f"block_starts must run from 0 to {n}, one more than the tables")
-    code_offsets = np.empty(n + 1, dtype=np.int64)
-    # Chunks never cross a block: each block is cut on its own; chunk k uses table block[k].
-    min_chunks = _TASKS_PER_CORE * (os.cpu_count() or 1)
-    chunk_starts, owners = [], []
-    for b in range(len(tables)):
-        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
-        if lo < hi:
-            cuts = _chunk_bounds(offsets[lo : hi + 1], _CHUNK_BYTES, min_chunks,
-                                 _MIN_CHUNK_BYTES) + lo
-            chunk_starts.append(cuts[:-1])
-            owners.append(np.full(len(cuts) - 1, b))
-    if not chunk_starts:
-        code_offsets[:] = 0
-        return np.empty(0, dtype=np.uint8), code_offsets
-    starts = np.concatenate(chunk_starts)
-    bounds = np.append(starts, n)
-    owner = np.concatenate(owners)
-    nchunks = len(starts)
-    lookups = {int(b): matcher_tables(tables[b]) for b in np.unique(owner)}
-    # Waves of a few chunks per core: each chunk of a wave is encoded into its own worst-case
-    # region of a scratch buffer (2 bytes per input byte, plus 1 for the speculative literal),
-    # then the wave's codes are appended, in order, to the output.
-    wave = _TASKS_PER_CORE * (os.cpu_count() or 1)
-    chunk_bytes = offsets[bounds[1:]] - offsets[bounds[:-1]]
-    ends = np.empty(nchunks, dtype=np.int64)
-    region = np.zeros(nchunks + 1, dtype=np.int64)
-    scratch = np.empty(0, dtype=np.uint8)
-    codes = np.empty(0, dtype=np.uint8)
-    total = 0
-    for w0 in range(0, nchunks, wave):
-        w1 = min(w0 + wave, nchunks)
-        region[w0] = 0
-        np.cumsum(2 * chunk_bytes[w0:w1] + 1, out=region[w0 + 1 : w1 + 1])
-        if region[w1] > len(scratch):
-            scratch = np.empty(int(region[w1]), dtype=np.uint8)
-
-        def task(j, w0=w0, scratch=scratch):
-            k = w0 + j
-            ends[k] = encode_chunk(data, offsets, bounds[k], bounds[k + 1],
-                                   *lookups[int(owner[k])], scratch, region[k], code_offsets)
-
-        run_tasks(task, w1 - w0)
-        wave_size = int((ends[w0:w1] - region[w0:w1]).sum())
-        if total + wave_size > len(codes):
-            # Grow to the expected final size (the ratio so far, over the whole input) in place:
-            # resize reallocates, which for large buffers remaps pages instead of copying.
-            done = int(offsets[bounds[w1]] - offsets[0])
-            expect = (total + wave_size) * int(offsets[-1] - offsets[0]) // max(done, 1)
-            codes.resize(max(total + wave_size, expect * 17 // 16), refcheck=False)
-        for k in range(w0, w1):
-            src, size = int(region[k]), int(ends[k] - region[k])
-            codes[total : total + size] = scratch[src : src + size]
-            code_offsets[bounds[k] : bounds[k + 1]] += total - src
-            total += size
-    code_offsets[n] = total
-    codes.resize(total, refcheck=False)
-    return codes, code_offsets
+    # The compiled kernel checks the offsets and block starts (ValueError) before reading.
+    return native.encode_blocks(tables, data, offsets, block_starts, usable_cores())

@@ -177,8 +177,6 @@ def test_parallel_chunks_give_the_sequential_encoding():
                  for _ in range(nstrings)]
         data, offs = _offsets(items)
         table = train_table(data, offs)
-        bounds = encoder._chunk_bounds(offs, encoder._CHUNK_BYTES, 8, encoder._MIN_CHUNK_BYTES)
-        assert len(bounds) - 1 == max(1, min(8, len(data) // encoder._MIN_CHUNK_BYTES))
         codes, coffs = encode_strings(table, data, offs)
         one = np.empty(2 * len(data) + 1, np.uint8)
         one_offs = np.empty(len(offs), np.int64)

@@ -1,0 +1,47 @@
+// The codec's entry points on plain arrays (module.cpp binds them to NumPy and drops the GIL
+// around them). Each checks its arguments before any kernel reads them: bad arguments throw
+// std::invalid_argument, corrupt compressed data CorruptData (errors.h).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "matcher.h"
+
+namespace fsstgpu_native {
+
+// encode.cpp: strings block_starts[b]:block_starts[b + 1] with matchers[b], b < nblocks;
+// code_offsets (n + 1 entries) gets each string's start in the codes. The same bytes whatever
+// the thread count.
+struct FreeBytes {
+    void operator()(uint8_t* p) const { std::free(p); }
+};
+struct Codes {
+    std::unique_ptr<uint8_t, FreeBytes> bytes;  // malloc'd: shrunk in place by realloc
+    int64_t size = 0;
+};
+Codes encode_column(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t n,
+                    const int64_t* block_starts, int64_t nblocks, const Matcher* const* matchers,
+                    int threads, int64_t* code_offsets);
+
+// decode.cpp. A table set is ntables rows of 256 symbols (packed) and lengths (0: no symbol).
+// One range: the output end, or -1 when the codes are corrupt.
+int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t end,
+                   const uint64_t* packed, const uint8_t* lens, uint8_t* out, int64_t nout,
+                   int64_t out_pos, int64_t out_end);
+// A column from its split points (fsstgpu.arrays' contract): check_splits first (before the
+// output is allocated), then decode_splits into out[0:total_out].
+void check_splits(int64_t ncodes, const int64_t* split_codes, int64_t nsplit_codes,
+                  const int64_t* split_out, int64_t nsplit_out, const int64_t* split_table,
+                  int64_t nsplits, const uint8_t* lens, int64_t ntables, int64_t total_out);
+void decode_splits(const uint8_t* codes, const int64_t* split_codes, const int64_t* split_out,
+                   const int64_t* split_table, int64_t nsplits, const uint64_t* packed,
+                   const uint8_t* lens, uint8_t* out, int64_t total_out, int threads);
+
+// utf8.cpp: the first of the n strings that is not valid UTF-8, or -1.
+template <class Off>
+int64_t first_invalid_string(const uint8_t* data, int64_t size, const Off* offsets, int64_t n,
+                             int threads);
+
+}  // namespace fsstgpu_native

@@ -1,0 +1,123 @@
+// Parallel encoding of a column: strings cut into chunks (never across a block), each chunk
+// encoded into its own worst-case region of one buffer, then the chunks moved down in order
+// and the buffer shrunk. Strings encode independently, so the result does not depend on the
+// cuts or the thread count. Memory: the worst case (2 bytes per input byte) is only reserved;
+// pages never written are never mapped in, so the peak is about the codes' size.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "checks.h"
+#include "codec.h"
+#include "kernels.h"
+#include "parallel.h"
+
+namespace fsstgpu_native {
+
+namespace {
+
+constexpr int64_t kMaxChunkBytes = 1 << 20;  // a chunk's buffer stays in L2/L3
+constexpr int64_t kMinChunkBytes = 64 << 10;  // ~100 us of work: >> a task's overhead
+constexpr int kChunksPerThread = 4;  // a late-starting thread still gets a share
+
+struct Chunk {
+    int64_t lo, hi;  // strings
+    const Matcher* matcher;
+    int64_t region = 0;          // where its codes are written
+    int64_t size = 0, base = 0;  // code bytes, and where they end up
+};
+
+void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m, int threads,
+               std::vector<Chunk>& chunks) {
+    const int64_t span = off[hi] - off[lo];
+    const int64_t want = std::clamp<int64_t>(span / (kChunksPerThread * std::max(threads, 1)),
+                                             kMinChunkBytes, kMaxChunkBytes);
+    const int64_t n = std::max<int64_t>(1, std::min<int64_t>(hi - lo, span / want));
+    int64_t prev = lo;
+    for (int64_t c = 1; c <= n; ++c) {
+        int64_t cut = hi;
+        if (c < n) {
+            const int64_t target = off[lo] + static_cast<int64_t>((__int128)span * c / n);
+            cut = std::lower_bound(off + prev, off + hi, target) - off;
+        }
+        if (cut > prev) {
+            chunks.push_back(Chunk{prev, cut, m});
+            prev = cut;
+        }
+    }
+}
+
+}  // namespace
+
+Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
+                    const int64_t* bs, int64_t nblocks, const Matcher* const* matchers,
+                    int threads, int64_t* co) {
+    if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
+    check_offsets(off, n, size, "offsets");
+    if (nblocks < 0 || bs[0] != 0 || bs[nblocks] != n) {
+        throw std::invalid_argument("block_starts must run from 0 to " + std::to_string(n) +
+                                    ", one more than the tables");
+    }
+    check_offsets(bs, nblocks, n, "block_starts");
+    for (int64_t b = 0; b < nblocks; ++b) {
+        if (matchers[b] == nullptr) throw std::invalid_argument("a matcher is None");
+    }
+    const Kernels& kern = kernels(active_isa());
+    std::vector<Chunk> chunks;
+    for (int64_t b = 0; b < nblocks; ++b) {
+        if (bs[b] < bs[b + 1]) cut_block(off, bs[b], bs[b + 1], matchers[b], threads, chunks);
+    }
+    // each region: 2 bytes per input byte at worst, + 1 for the speculative literal
+    int64_t reserve = 0;
+    for (Chunk& c : chunks) {
+        c.region = reserve;
+        reserve += 2 * (off[c.hi] - off[c.lo]) + 8;
+    }
+    Codes out;
+    out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve + 8))));
+    if (!out.bytes) throw std::bad_alloc();
+    uint8_t* buf = out.bytes.get();
+    if (threads <= 1 || chunks.size() <= 1) {
+        // one thread: each chunk right after the one before, so nothing moves afterwards
+        int64_t next = 0;
+        for (Chunk& c : chunks) {
+            c.region = next;
+            next = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co);
+            c.size = next - c.region;
+        }
+    } else {
+        parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
+            Chunk& c = chunks[k];
+            c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co) -
+                     c.region;
+        });
+    }
+    for (Chunk& c : chunks) {
+        c.base = out.size;
+        out.size += c.size;
+        // base <= region, so moving the chunks down in order never overwrites unmoved codes
+        if (c.base != c.region) {
+            std::memmove(buf + c.base, buf + c.region, static_cast<size_t>(c.size));
+        }
+    }
+    parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
+        const Chunk& c = chunks[k];
+        if (c.base != c.region) {
+            for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base - c.region;
+        }
+    });
+    // shrinking a large block remaps its pages: no copy
+    if (void* smaller = std::realloc(buf, static_cast<size_t>(std::max<int64_t>(out.size, 1)))) {
+        out.bytes.release();
+        out.bytes.reset(static_cast<uint8_t*>(smaller));
+    }
+    co[n] = out.size;
+    return out;
+}
+
+}  // namespace fsstgpu_native

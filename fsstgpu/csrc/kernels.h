@@ -1,0 +1,43 @@
+// The hot loops, one copy per instruction set (kernels_scalar.cpp, kernels_avx2.cpp,
+// kernels_avx512.cpp compile kernels_impl.h each with their own target attributes), and the
+// table that picks a copy at run time. Callers validate every offset and range first: the
+// kernels trust their arguments and check only what the encoded data itself could get wrong.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu.h"
+#include "matcher.h"
+
+namespace fsstgpu_native {
+
+struct Kernels {
+    // Encode strings lo:hi of data/offsets into codes from out0 (room for 2 bytes per input
+    // byte, plus 8); code_offsets[i] gets string i's start. Returns the end in codes.
+    int64_t (*encode)(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t lo,
+                      int64_t hi, const Matcher& m, uint8_t* codes, int64_t out0,
+                      int64_t* code_offsets);
+    // Decode codes[start:end] into out[out_pos:out_end] (writing nowhere else); the output
+    // end, or -1 for an unknown code (length 0), an escape as the last code, or an overflow.
+    // lens[c] <= 8 for every code.
+    int64_t (*decode)(const uint8_t* codes, int64_t start, int64_t end, const uint64_t* packed,
+                      const uint8_t* lens, uint8_t* out, int64_t out_pos, int64_t out_end);
+    // The first of strings lo:hi that is not valid UTF-8, or -1; offsets non-decreasing and
+    // inside data. dfa is utf8_dfa().
+    int64_t (*utf8_32)(const uint8_t* data, const int32_t* offsets, int64_t lo, int64_t hi,
+                       const uint64_t* dfa);
+    int64_t (*utf8_64)(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                       const uint64_t* dfa);
+};
+
+const Kernels& kernels(Isa isa);
+
+// Hoehrmann's UTF-8 automaton in shift form: (dfa[byte] >> state) & 63 is the next state,
+// states are multiples of 6, 0 = between characters, 6 = rejected for good.
+const uint64_t* utf8_dfa();
+
+namespace scalar { extern const Kernels table; }
+namespace avx2 { extern const Kernels table; }
+namespace avx512 { extern const Kernels table; }
+
+}  // namespace fsstgpu_native

@@ -1,0 +1,63 @@
+// Matcher construction, in the order fsstgpu/matcher.py's fill() uses: symbols longest first
+// (ties in code order), so hash chains list longer symbols first and the first match is the
+// longest one.
+#include "matcher.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fsstgpu_native {
+
+void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, int n) {
+    if (n < 0 || n > kMaxSymbols) {
+        throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
+                                    std::to_string(n));
+    }
+    for (int i = 0; i < n; ++i) {
+        if (lengths[i] < 1 || lengths[i] > 8) {
+            throw std::invalid_argument("symbol " + std::to_string(i) + " has length " +
+                                        std::to_string(lengths[i]) + ", not 1-8");
+        }
+        // bytes past the length would never match the masked input word
+        if (lengths[i] < 8 && (packed[i] >> (8 * lengths[i])) != 0) {
+            throw std::invalid_argument("symbol " + std::to_string(i) +
+                                        " has bytes past its length");
+        }
+    }
+    m.nsymbols = n;
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return lengths[a] > lengths[b]; });
+    for (int c = 0; c < 256; ++c) m.byte_code[c] = kEscape | (1 << 16);
+    for (int i : order) {
+        if (lengths[i] == 1) m.byte_code[packed[i] & 0xFF] = i | (1 << 16);
+    }
+    for (int w = 0; w < 65536; ++w) m.short_code[w] = m.byte_code[w & 0xFF];
+    for (int i : order) {
+        if (lengths[i] == 2) m.short_code[packed[i] & 0xFFFF] = i | (2 << 16);
+    }
+    std::fill(std::begin(m.hhead), std::end(m.hhead), -1);
+    int tail[kHashSize];
+    int e = 0;
+    for (int i : order) {
+        if (lengths[i] < 3) continue;
+        int64_t h = hash3(packed[i]);
+        m.ekey[e] = packed[i];
+        m.ecl[e] = i | (lengths[i] << 16);
+        m.enext[e] = -1;
+        if (m.hhead[h] < 0) {
+            m.hhead[h] = e;
+        } else {
+            m.enext[tail[h]] = e;
+        }
+        tail[h] = e;
+        m.short_code[packed[i] & 0xFFFF] |= kLongFlag;
+        ++e;
+    }
+}
+
+}  // namespace fsstgpu_native

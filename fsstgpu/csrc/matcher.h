@@ -1,0 +1,37 @@
+// The FSST longest-match lookup tables of one symbol table (see fsstgpu/matcher.py, whose
+// layout and construction order these follow, so both encoders pick the same symbols).
+#pragma once
+
+#include <cstdint>
+
+namespace fsstgpu_native {
+
+constexpr int kHashBits = 12;
+constexpr int kHashSize = 1 << kHashBits;
+constexpr uint64_t kHashPrime = 2971215073ull;
+constexpr int32_t kLongFlag = 1 << 24;  // a 2-byte entry whose bytes start a 3-8 byte symbol
+constexpr int kEscape = 255;
+constexpr int kMaxSymbols = 255;
+
+// Entries are code | length << 16 (| kLongFlag in short_code). Plain data only: the kernels
+// that read it are compiled once per instruction set and must share no library code.
+struct Matcher {
+    int32_t byte_code[256];     // the 1-byte symbol of a byte, else an escape (length 1)
+    int32_t short_code[65536];  // the 2-byte symbol of two bytes, else byte_code of the first
+    int32_t hhead[kHashSize];   // first chain entry of a hash slot, -1 for none
+    uint64_t ekey[256];         // 3-8 byte symbols, zero-padded little-endian
+    int32_t ecl[256];           // their code | length << 16
+    int32_t enext[256];         // next entry of the chain (always a later one), -1 at the end
+    int nsymbols;
+};
+
+inline int64_t hash3(uint64_t word) {
+    uint64_t p = (word & 0xFFFFFFull) * kHashPrime;
+    return static_cast<int64_t>((p ^ (p >> 15)) & (kHashSize - 1));
+}
+
+// Fill m for symbols packed[i] (zero-padded bytes) of lengths[i] (1-8), code i each; n <= 255.
+// Throws std::invalid_argument for a length outside 1-8 or bytes beyond a symbol's length.
+void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, int n);
+
+}  // namespace fsstgpu_native

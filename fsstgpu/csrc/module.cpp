@@ -1,0 +1,168 @@
+// fsstgpu._native: the compiled CPU codec bound to NumPy arrays. fsstgpu/native.py is its
+// documented face; nothing else imports this module. This file only checks array shapes and
+// dtypes, allocates results and drops the GIL; the codec itself (codec.h) knows no Python.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "codec.h"
+#include "cpu.h"
+#include "errors.h"
+#include "matcher.h"
+
+namespace py = pybind11;
+using namespace fsstgpu_native;
+
+namespace {
+
+// Exact dtype, C order (pybind11 casts a safely castable array to a fresh copy).
+template <class T>
+using Array = py::array_t<T, py::array::c_style>;
+
+template <class T>
+int64_t length(const Array<T>& a, const char* what, int ndim = 1) {
+    if (a.ndim() != ndim) {
+        throw std::invalid_argument(std::string(what) + " must be " + std::to_string(ndim) +
+                                    "-D, not " + std::to_string(a.ndim()) + "-D");
+    }
+    return static_cast<int64_t>(a.shape(0));
+}
+
+std::shared_ptr<Matcher> make_matcher(const Array<uint64_t>& packed,
+                                      const Array<uint8_t>& lengths) {
+    const int64_t n = length(packed, "packed");
+    if (length(lengths, "lengths") != n) {
+        throw std::invalid_argument("packed and lengths differ in length");
+    }
+    if (n > kMaxSymbols) {
+        throw std::invalid_argument("a symbol table holds at most 255 symbols, not " +
+                                    std::to_string(n));
+    }
+    auto m = std::make_shared<Matcher>();
+    build_matcher(*m, packed.data(), lengths.data(), static_cast<int>(n));
+    return m;
+}
+
+py::tuple encode_blocks(const Array<uint8_t>& data, const Array<int64_t>& offsets,
+                        const Array<int64_t>& block_starts,
+                        const std::vector<std::shared_ptr<Matcher>>& matchers, int threads) {
+    const int64_t size = length(data, "data");
+    const int64_t n = length(offsets, "offsets") - 1;
+    if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
+    const int64_t nblocks = length(block_starts, "block_starts") - 1;
+    if (nblocks != static_cast<int64_t>(matchers.size())) {
+        throw std::invalid_argument("block_starts must run from 0 to " + std::to_string(n) +
+                                    ", one more than the tables");
+    }
+    std::vector<const Matcher*> raw;
+    for (const auto& m : matchers) raw.push_back(m.get());
+    Array<int64_t> code_offsets(n + 1);
+    int64_t* co = code_offsets.mutable_data();
+    Codes codes;
+    {
+        py::gil_scoped_release nogil;
+        codes = encode_column(data.data(), size, offsets.data(), n, block_starts.data(),
+                              nblocks, raw.data(), threads, co);
+    }
+    uint8_t* bytes = codes.bytes.release();
+    py::capsule owner(bytes, [](void* p) { std::free(p); });
+    return py::make_tuple(Array<uint8_t>({codes.size}, {int64_t(1)}, bytes, owner),
+                          code_offsets);
+}
+
+void check_tables(const Array<uint64_t>& packed, const Array<uint8_t>& lens, int ndim) {
+    length(packed, "packed", ndim);
+    length(lens, "lens", ndim);
+    if (packed.shape(ndim - 1) != 256 || lens.shape(ndim - 1) != 256 ||
+        packed.shape(0) != lens.shape(0)) {
+        throw std::invalid_argument("symbol tables must be rows of 256 symbols and lengths");
+    }
+}
+
+int64_t decode_range(const Array<uint8_t>& codes, int64_t start, int64_t end,
+                     const Array<uint64_t>& packed, const Array<uint8_t>& lens,
+                     Array<uint8_t>& out, int64_t out_pos, int64_t out_end) {
+    const int64_t ncodes = length(codes, "codes");
+    const int64_t nout = length(out, "out");
+    check_tables(packed, lens, 1);
+    uint8_t* dst = out.mutable_data();
+    py::gil_scoped_release nogil;
+    return decode_one(codes.data(), ncodes, start, end, packed.data(), lens.data(), dst, nout,
+                      out_pos, out_end);
+}
+
+Array<uint8_t> decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_codes,
+                          const Array<int64_t>& split_out, const Array<int64_t>& split_table,
+                          const Array<uint64_t>& packed, const Array<uint8_t>& lens,
+                          int64_t total_out, int threads) {
+    check_tables(packed, lens, 2);
+    const int64_t nsplits = length(split_table, "split_table");
+    check_splits(length(codes, "codes"), split_codes.data(), length(split_codes, "split_codes"),
+                 split_out.data(), length(split_out, "split_out"), split_table.data(), nsplits,
+                 lens.data(), packed.shape(0), total_out);
+    Array<uint8_t> out(total_out);  // only once the splits say how much is coming
+    uint8_t* dst = out.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        decode_splits(codes.data(), split_codes.data(), split_out.data(), split_table.data(),
+                      nsplits, packed.data(), lens.data(), dst, total_out, threads);
+    }
+    return out;
+}
+
+template <class Off>
+int64_t first_invalid(const Array<uint8_t>& data, const Array<Off>& offsets, int threads) {
+    const int64_t size = length(data, "data");
+    const int64_t n = length(offsets, "offsets") - 1;
+    py::gil_scoped_release nogil;
+    return first_invalid_string(data.data(), size, offsets.data(), n, threads);
+}
+
+// CorruptData becomes fsstgpu.CorruptDataError once fsstgpu.errors is loaded (always, through
+// fsstgpu.native), else ValueError: the sanitizer test loads this module on its own.
+void raise_corrupt(const char* message) {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (modules.contains("fsstgpu.errors")) {
+        py::object cls = modules["fsstgpu.errors"].attr("CorruptDataError");
+        PyErr_SetString(cls.ptr(), message);
+    } else {
+        PyErr_SetString(PyExc_ValueError, message);
+    }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "fsstgpu's compiled CPU codec (documented in fsstgpu.native)";
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const CorruptData& e) {
+            raise_corrupt(e.what());
+        }
+    });
+    py::class_<Matcher, std::shared_ptr<Matcher>>(m, "Matcher")
+        .def(py::init(&make_matcher), py::arg("packed"), py::arg("lengths"))
+        .def_property_readonly("nsymbols", [](const Matcher& mt) { return mt.nsymbols; });
+    m.def("encode_blocks", &encode_blocks, py::arg("data"), py::arg("offsets"),
+          py::arg("block_starts"), py::arg("matchers"), py::arg("threads"));
+    // out is written in place: never a converted copy
+    m.def("decode_range", &decode_range, py::arg("codes"), py::arg("start"), py::arg("end"),
+          py::arg("packed"), py::arg("lens"), py::arg("out").noconvert(), py::arg("out_pos"),
+          py::arg("out_end"));
+    m.def("decode_all", &decode_all, py::arg("codes"), py::arg("split_codes"),
+          py::arg("split_out"), py::arg("split_table"), py::arg("packed"), py::arg("lens"),
+          py::arg("total_out"), py::arg("threads"));
+    m.def("first_invalid_string", &first_invalid<int32_t>, py::arg("data"),
+          py::arg("offsets").noconvert(), py::arg("threads"));
+    m.def("first_invalid_string", &first_invalid<int64_t>, py::arg("data"), py::arg("offsets"),
+          py::arg("threads"));
+    m.def("isa", [] { return std::string(isa_name(active_isa())); });
+    m.def("best_isa", [] { return std::string(isa_name(best_isa())); });
+}

@@ -1,0 +1,340 @@
+"""The compiled codec (fsstgpu.native) against the numba one, byte for byte, on every
+instruction set the machine has; and a sanitizer build fuzzed in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fsstgpu
+from fsstgpu import CorruptDataError, SymbolTable, decoder, encoder, native, utf8
+from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.datasets import load_lines
+from fsstgpu.jit import readonly
+from fsstgpu.matcher import matcher_tables
+from fsstgpu.symbol_table import pack_tables
+from fsstgpu.training import train_table
+
+ISAS = native.supported_isas()
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(params=ISAS)
+def isa(request, monkeypatch):
+    """Each instruction set the CPU supports, in turn (FSSTGPU_ISA is read on every call)."""
+    monkeypatch.setenv("FSSTGPU_ISA", request.param)
+    assert native.isa() == request.param
+    return request.param
+
+
+def _offsets(items):
+    data = np.frombuffer(b"".join(items), np.uint8)
+    offs = np.zeros(len(items) + 1, np.int64)
+    np.cumsum([len(s) for s in items], out=offs[1:])
+    return data, offs
+
+
+def numba_encode(table, data, offs):
+    """The numba kernel over all strings in one pass: the oracle."""
+    n = len(offs) - 1
+    codes = np.empty(2 * int(offs[-1] - offs[0]) + 8, np.uint8)
+    code_offs = np.empty(n + 1, np.int64)
+    end = encoder.encode_chunk(data, offs, 0, n, *matcher_tables(table), codes, 0, code_offs)
+    code_offs[n] = end
+    return codes[:end], code_offs
+
+
+def greedy_encode(table, s: bytes) -> list[int]:
+    """Independent reference: the longest symbol at each position, else an escape."""
+    code = {sym: c for c, sym in enumerate(table.symbols)}
+    out, i = [], 0
+    while i < len(s):
+        for ln in range(min(8, len(s) - i), 0, -1):
+            if s[i : i + ln] in code:
+                out.append(code[s[i : i + ln]])
+                i += ln
+                break
+        else:
+            out += [255, s[i]]
+            i += 1
+    return out
+
+
+def assert_same_encoding(tables, data, offs, block_starts, threads=(1, 2, 7)):
+    want_codes, want_offs = [], [np.zeros(1, np.int64)]
+    for b, table in enumerate(tables):
+        lo, hi = int(block_starts[b]), int(block_starts[b + 1])
+        c, o = numba_encode(table, data, offs[lo : hi + 1])
+        want_offs.append(o[1:] + sum(len(x) for x in want_codes))
+        want_codes.append(c)
+    want = np.concatenate(want_codes) if want_codes else np.empty(0, np.uint8)
+    for t in threads:
+        codes, code_offs = native.encode_blocks(tables, data, offs, block_starts, threads=t)
+        assert np.array_equal(codes, want), t
+        assert np.array_equal(code_offs, np.concatenate(want_offs)), t
+    return codes, code_offs
+
+
+_SYMBOL = st.lists(st.sampled_from(b"ab\x00\xff e"), min_size=1, max_size=8).map(bytes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(symbols=st.lists(_SYMBOL, max_size=255, unique=True),
+       items=st.lists(st.lists(st.sampled_from(b"ab\x00\xff ez"), max_size=30).map(bytes),
+                      max_size=40))
+def test_encoder_matches_numba_and_greedy_on_hypothesis_tables(symbols, items):
+    table = SymbolTable(symbols)
+    data, offs = _offsets(items)
+    codes, code_offs = assert_same_encoding([table], data, offs, np.array([0, len(items)]),
+                                            threads=(1, 3))
+    for i, s in enumerate(items[:10]):
+        assert codes[code_offs[i] : code_offs[i + 1]].tolist() == greedy_encode(table, s)
+
+
+def test_encoder_matches_numba_on_random_binary(isa):
+    rng = np.random.default_rng(5)
+    for nstrings, maxlen in ((1, 0), (500, 20), (20_000, 60), (3, 300_000)):
+        lengths = rng.integers(0, maxlen + 1, nstrings)
+        offs = np.zeros(nstrings + 1, np.int64)
+        np.cumsum(lengths, out=offs[1:])
+        data = rng.integers(0, 256, int(offs[-1]), dtype=np.uint8)
+        data[rng.random(len(data)) < 0.5] = ord("a")  # runs that the trained symbols match
+        table = train_table(data, offs)
+        assert_same_encoding([table], data, offs, np.array([0, nstrings]))
+        # several blocks, one of them empty, and a slice not starting at byte 0
+        cut = nstrings // 2
+        assert_same_encoding([table, SymbolTable([b"a", b"aa", b"aaaaaaaa"]), table], data,
+                             offs, np.array([0, cut, cut, nstrings]))
+        assert_same_encoding([table], data, offs[cut:], np.array([0, nstrings - cut]))
+
+
+def test_encoder_on_dbtext_per_file_and_as_one_column(dbtext_paths):
+    columns = [from_arrow(load_lines(p, binary=True)) for p in dbtext_paths]
+    tables = []
+    for col in columns:
+        offs = np.asarray(col.offsets, np.int64)
+        tables.append(train_table(col.data, offs))
+        assert_same_encoding(tables[-1:], col.data, offs, np.array([0, len(offs) - 1]),
+                             threads=(1, 2))
+    # every file one block of one column, with its own table
+    data = np.concatenate([c.data[int(c.offsets[0]) : int(c.offsets[-1])] for c in columns])
+    lengths = np.concatenate([np.diff(np.asarray(c.offsets, np.int64)) for c in columns])
+    offs = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offs[1:])
+    block_starts = np.cumsum([0] + [len(c.offsets) - 1 for c in columns])
+    codes, code_offs = assert_same_encoding(tables, data, offs, block_starts, threads=(1, 2, 5))
+    owner = np.searchsorted(block_starts, np.arange(len(lengths)), side="right") - 1
+    back = native.decode_all(tables, codes, code_offs, offs, owner, len(data))
+    assert np.array_equal(back, data)
+
+
+def test_encoder_rejects_bad_offsets_and_blocks():
+    t = [SymbolTable([b"ab"])]
+    data = np.frombuffer(b"abcab", np.uint8)
+    for offs, blocks in (([0, 3, 2], [0, 2]), ([0, 3, 6], [0, 2]), ([-1, 3, 5], [0, 2]),
+                         ([], [0, 0]), ([0, 3, 5], [0, 1]), ([0, 3, 5], [0, 3, 2]),
+                         ([0, 3, 5], [1, 2])):
+        with pytest.raises(ValueError):
+            native.encode_blocks(t if len(blocks) == 2 else t * 2, data, np.array(offs),
+                                 np.array(blocks))
+    with pytest.raises(ValueError):
+        native.encode_blocks(t, data, np.array([[0, 5]]), np.array([0, 1]))
+
+
+def test_encoder_releases_the_gil():
+    """Two Python threads encoding at once both finish with the single-thread answer."""
+    rng = np.random.default_rng(1)
+    data = rng.integers(97, 100, 4 << 20, dtype=np.uint8)
+    offs = np.arange(0, len(data) + 1, 64, dtype=np.int64)
+    table = train_table(data, offs)
+    want = native.encode_blocks([table], data, offs, np.array([0, len(offs) - 1]), threads=1)
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda _: native.encode_blocks(
+            [table], data, offs, np.array([0, len(offs) - 1]), threads=2), range(2)))
+    for codes, code_offs in done:
+        assert np.array_equal(codes, want[0]) and np.array_equal(code_offs, want[1])
+
+
+def _kernel(codes, start, end, packed, lens, out, out_pos, out_end):
+    return decoder._decode_kernel(readonly(codes, np.uint8), start, end,
+                                  readonly(packed, np.uint64), readonly(lens, np.uint8), out,
+                                  out_pos, out_end)
+
+
+def test_decoder_kernel_matches_numba_on_random_and_forged_codes(isa):
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        syms = {bytes(rng.integers(0, 4, rng.integers(1, 9)).astype(np.uint8))
+                for _ in range(rng.integers(1, 60))}
+        packed, lens = pack_tables([SymbolTable(syms)])
+        ncodes = int(rng.integers(0, 200))
+        # mostly known codes, some escapes, a few unknown ones (or none)
+        known = rng.integers(0, len(syms), ncodes)
+        codes = np.where(rng.random(ncodes) < 0.15, 255, known).astype(np.uint8)
+        if rng.random() < 0.3:
+            codes[rng.integers(0, max(ncodes, 1), 2) % max(ncodes, 1)] = 254
+        start = int(rng.integers(0, ncodes + 1))
+        end = int(rng.integers(start, ncodes + 1))
+        size = int(rng.integers(0, 1200))
+        out_pos = int(rng.integers(0, size + 1))
+        out_end = int(rng.integers(out_pos, size + 1))
+        want = np.full(size, 0xAA, np.uint8)
+        got = want.copy()
+        o = _kernel(codes, start, end, packed[0], lens[0], want, out_pos, out_end)
+        assert native.decode_codes(codes, start, end, packed[0], lens[0], got, out_pos,
+                                   out_end) == o
+        # nothing outside the range; inside it, the decoded bytes (padding may differ)
+        assert (got[:out_pos] == 0xAA).all() and (got[out_end:] == 0xAA).all()
+        if o >= 0:
+            assert np.array_equal(got[out_pos:o], want[out_pos:o])
+
+
+def test_decode_range_checks_like_numba():
+    t = SymbolTable([b"ab"])
+    out = np.zeros(4, np.uint8)
+    for codes in ([0, 255], [7], [0, 0, 0]):
+        codes = np.array(codes, np.uint8)
+        with pytest.raises(CorruptDataError, match="do not decode"):
+            native.decode_range(t, codes, 0, len(codes), out, 0, 4)
+        with pytest.raises(CorruptDataError, match="do not decode"):
+            decoder.decode_range(t, codes, 0, len(codes), out, 0, 4)
+    with pytest.raises(ValueError, match="outside"):
+        native.decode_range(t, np.zeros(2, np.uint8), 0, 3, out, 0, 4)
+    with pytest.raises(ValueError, match="outside"):
+        native.decode_range(t, np.zeros(2, np.uint8), 0, 2, out, 2, 5)
+    with pytest.raises(TypeError):  # the output is written in place: never a converted copy
+        native.decode_range(t, np.zeros(2, np.uint8), 0, 2, np.zeros(4, np.int32), 0, 4)
+
+
+def test_decode_all_matches_numba_and_reports_the_same_corruption(isa):
+    rng = np.random.default_rng(4)
+    words = [b"alpha ", b"beta", b"http://x.org/", b"\x00", b"zz\xff"]
+    items = [b"".join(words[j] for j in rng.integers(0, 5, rng.integers(0, 9)))
+             for _ in range(30_000)]
+    data, offs = _offsets(items)
+    tables = [train_table(data, offs), SymbolTable([b"alpha", b"beta", b"zz"])]
+    block_starts = np.array([0, 12_000, len(items)])
+    codes, code_offs = native.encode_blocks(tables, data, offs, block_starts)
+    # splits of ~50 strings, each with its block's table
+    cuts = np.arange(0, len(items) + 1, 50)
+    cuts = np.unique(np.concatenate((cuts, block_starts)))
+    split_table = (np.searchsorted(block_starts, cuts[:-1], side="right") - 1).astype(np.uint16)
+    args = (codes, code_offs[cuts], offs[cuts], split_table, len(data))
+    for threads in (1, 3):
+        assert np.array_equal(native.decode_all(tables, *args, threads=threads), data)
+    assert np.array_equal(decoder.decode_all(tables, *args), data)
+    forged = codes.copy()
+    forged[rng.integers(0, len(codes), 40)] = 250  # no symbol 250: unknown codes
+    bad = [
+        (forged, code_offs[cuts], offs[cuts], split_table, len(data)),
+        (codes, code_offs[cuts], offs[cuts] + np.r_[0, np.ones(len(cuts) - 1, int)],
+         split_table, len(data) + 1),
+        (codes, code_offs[cuts][:-1], offs[cuts], split_table, len(data)),
+        (codes, code_offs[cuts], offs[cuts], split_table + 1, len(data)),
+        (codes, code_offs[cuts], offs[cuts], split_table, -1),
+        (codes, code_offs[cuts][::-1], offs[cuts], split_table, len(data)),
+    ]
+    for case in bad:
+        with pytest.raises(CorruptDataError) as want:
+            decoder.decode_all(tables, *case)
+        with pytest.raises(CorruptDataError) as got:
+            native.decode_all(tables, *case, threads=2)
+        assert str(got.value) == str(want.value)
+
+
+def _utf8_cases(rng):
+    pieces = ["a", "ñ", "€", "𝄞", "日本", " " * 70, "x" * 33]
+    invalid = [b"\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82",
+               b"\x80", b"\xf0\x9d\x84"]
+    for _ in range(200):
+        items = ["".join(rng.choice(pieces, rng.integers(0, 6))).encode()
+                 for _ in range(rng.integers(1, 60))]
+        if rng.random() < 0.6:
+            k = int(rng.integers(0, len(items)))
+            s = items[k]
+            at = int(rng.integers(0, len(s) + 1))
+            items[k] = s[:at] + invalid[rng.integers(0, len(invalid))] + s[at:]
+        data, offs = _offsets(items)
+        if rng.random() < 0.2 and len(data) > 2:  # cut strings inside characters
+            offs = np.unique(np.concatenate((offs, rng.integers(0, len(data), 3))))
+        yield data, offs
+
+
+def test_utf8_matches_numba(isa):
+    rng = np.random.default_rng(8)
+    for data, offs in _utf8_cases(rng):
+        want = utf8.first_invalid_string(data, offs)
+        for dtype in (np.int32, np.int64):
+            assert native.first_invalid_string(data, offs.astype(dtype), threads=2) == want
+    big = np.frombuffer(("añb€" * 300_000).encode() + b"\xff" + b"z" * 1000, np.uint8)
+    offs = np.arange(0, len(big) + 1, 7, dtype=np.int64)
+    offs[-1] = len(big)
+    assert native.first_invalid_string(big, offs) == utf8.first_invalid_string(big, offs)
+    assert native.first_invalid_string(big[:-1001], offs[offs <= len(big) - 1001]) in (-1,)
+    with pytest.raises(ValueError):
+        native.first_invalid_string(big, np.array([0, len(big) + 1]))
+
+
+def test_utf8_on_dbtext(dbtext_paths):
+    for path in dbtext_paths:
+        col = from_arrow(load_lines(path, binary=True))
+        assert native.first_invalid_string(col.data, col.offsets) == -1, path.name
+
+
+# ---- the sanitizer build ----
+
+def _sanitizer_build(dest: Path) -> Path:
+    """The extension compiled again with ASan and UBSan, one compiler process per source.
+
+    The codec (every file but module.cpp) is instrumented; module.cpp, the NumPy binding that
+    checks shapes and passes pointers on, is compiled plain at -O0: instrumenting pybind11's
+    templates costs 30 s of compiling and checks nothing of ours."""
+    pybind11 = pytest.importorskip("pybind11", reason="pybind11 headers needed to build")
+    csrc = Path(fsstgpu.__file__).resolve().parent / "csrc"
+    cxx = os.environ.get("CXX", "g++")
+    if shutil.which(cxx) is None:
+        pytest.skip(f"no C++ compiler ({cxx}) to build the sanitizer copy")
+    common = ["-std=c++17", "-fPIC", f"-I{pybind11.get_include()}",
+              f"-I{sysconfig.get_paths()['include']}", f"-I{csrc}"]
+    sanitized = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+    jobs = [subprocess.Popen([cxx, *common, *(["-O0"] if src.name == "module.cpp" else sanitized),
+                              "-c", str(src), "-o", str(dest / f"{src.stem}.o")],
+                             stderr=subprocess.PIPE, text=True)
+            for src in sorted(csrc.glob("*.cpp"))]
+    for job in jobs:
+        assert job.wait() == 0, job.stderr.read()
+    lib = dest / f"_native{sysconfig.get_config_var('EXT_SUFFIX')}"
+    subprocess.run([cxx, "-shared", "-fsanitize=address,undefined", *map(str, dest.glob("*.o")),
+                    "-o", str(lib)], check=True)
+    return lib
+
+
+def _runtime(cxx: str, name: str) -> str:
+    path = subprocess.run([cxx, f"-print-file-name={name}"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    if not os.path.isabs(path):
+        pytest.skip(f"{cxx} has no {name}")
+    return path
+
+
+def test_sanitizer_build_survives_the_fuzz(tmp_path):
+    _sanitizer_build(tmp_path)
+    cxx = os.environ.get("CXX", "g++")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1",
+               LD_PRELOAD=f"{_runtime(cxx, 'libasan.so')} {_runtime(cxx, 'libubsan.so')}")
+    for isa in ISAS:
+        env["FSSTGPU_ISA"] = isa
+        done = subprocess.run([sys.executable, str(HERE / "native_fuzz.py"), str(tmp_path),
+                               "150"], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0 and "fuzz ok" in done.stdout, (isa, done.stderr[-4000:])
+        assert "runtime error" not in done.stderr, (isa, done.stderr[-4000:])
