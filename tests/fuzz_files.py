@@ -222,6 +222,11 @@ class FileInputs:
             col = pa.chunked_array(chunks, pa.string())
             carr = fsstgpu.compress(col, split_size=16)
             out.append((to_extension_array(carr), col.combine_chunks()))
+        # Blocks whose strings have the same codes under different tables: only the table of
+        # each string tells them apart (tests/test_row_operations.py).
+        col = pa.chunked_array([["ab" * 4] * 30, [None, "cdcdcdcd"] * 15, ["ef" * 40] * 30])
+        out.append((to_extension_array(fsstgpu.compress(col, split_size=16)),
+                    col.combine_chunks()))
         return out
 
     def new_case(self) -> None:
@@ -393,7 +398,14 @@ def _run_damaged(inp: FileInputs, rng, truncate: bool):
 
 def _row_op(ext, plain, rng, other):
     n = len(ext)
-    op = int(rng.integers(0, 5))
+    op = int(rng.integers(0, 6))
+    if op == 5:  # rows permuted among rows of their length: every split still fits the codes
+        lengths = pc.fill_null(pc.binary_length(plain), -1).to_numpy(zero_copy_only=False)
+        idx = np.arange(n)
+        for length in np.unique(lengths):
+            where = np.flatnonzero(lengths == length)
+            idx[where] = rng.permutation(where)
+        return pc.take(ext, pa.array(idx)), pc.take(plain, pa.array(idx))
     if op == 0:
         a = int(rng.integers(0, n + 1))
         b = int(rng.integers(a, n + 1))
