@@ -1,11 +1,15 @@
 """Fuzzing: damaged and forged blobs, extension metadata and storage, Arrow IPC files and streams
-and Parquet files through the public read and decode functions (the cases: ``fuzz_cases.py``).
+and Parquet files through the public read and decode functions (the cases: ``fuzz_cases.py``);
+and the file layer of issue #20 (``fuzz_files.py``: pass-through columns, dictionary messages,
+truncated streams, row operations, nested and temporal types, chunk bombs, the command line).
 
 Each batch of cases runs in a worker subprocess, so a crash or a hang shows up as one (seeded,
 replayable) case instead of killing the test run. The default run is a few thousand cases
 (about a minute on 2 cores); ``FSSTGPU_FUZZ_CASES`` sets another total, ``FSSTGPU_FUZZ_SEED`` the
-seed, and ``FSSTGPU_FUZZ_REPORT`` a path where the counts are written as JSON (RELIABILITY.md
-records a long run). Replay a case with ``python tests/fuzz_cases.py replay TARGET SEED INDEX``.
+seed, ``FSSTGPU_FUZZ_FILE_CASES`` the file targets' total, and ``FSSTGPU_FUZZ_REPORT`` a path
+``r.json`` where each test writes its counts as JSON (``r-fuzz.json``, ``r-fuzz_files.json``;
+RELIABILITY.md records long runs). Replay a case with
+``python tests/fuzz_cases.py replay TARGET SEED INDEX``.
 """
 
 from __future__ import annotations
