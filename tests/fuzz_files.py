@@ -550,12 +550,17 @@ def _run_cli(inp: FileInputs, rng):
         raise Failure("crash", f"fsstgpu {cmd}: rc {proc.returncode}: {tail[0][:150]}")
     if proc.returncode == 4:
         return "clean_error", tail[0][:150]
+    if proc.returncode == 1 and any(m in proc.stderr for m in REFUSALS):
+        return "rejected", tail[0][:150]  # as in-process: a valid column the output cannot hold
     if proc.returncode != 0:
         raise Failure("wrong_type", f"fsstgpu {cmd}: rc {proc.returncode}: {tail[0][:150]}")
     if out.exists():
         _read_output(out, fmt, f"fsstgpu {cmd} output")
     return "ok_diff", f"fsstgpu {cmd}: exit 0"
 
+
+# fsstgpu's refusals of valid columns an output format cannot hold (RELIABILITY.md)
+REFUSALS = ("cannot be written to Parquet", "replaces, not extends")
 
 RUNNERS = {"ipc_passthrough": _run_passthrough,
            "ipc_dictionary": lambda inp, rng: _run_damaged(inp, rng, truncate=False),
@@ -576,8 +581,8 @@ def run(target: str, seed: int, rng):
     except Failure as exc:
         return exc.args[0], exc.args[1].replace(str(inp.dir), "<tmp>")[:200]
     except ValueError as exc:
-        if "cannot be written to Parquet" in str(exc):  # a valid column Parquet cannot hold,
-            return "rejected", str(exc)[:200]           # refused by name (the output's limit)
+        if any(m in str(exc) for m in REFUSALS):  # a valid column the output cannot hold,
+            return "rejected", str(exc)[:200]     # refused by name
         raise
     except (CorruptDataError, Rejected) as exc:  # the same detail in every run
         raise type(exc)(str(exc).replace(str(inp.dir), "<tmp>")) from None
