@@ -463,12 +463,36 @@ def _pyarrow_roundtrip(table: pa.Table, fmt: str, path: Path) -> pa.Table:
     return _read_plain(path, fmt)
 
 
+def _growing_dictionaries(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """The batches with each dictionary column's dictionary growing from batch to batch (each
+    one extends the one before: the stream writer sends deltas or replacements of a prefix)."""
+    out, seen = [], {}
+    for b in batches:
+        cols = []
+        for name, col in zip(b.schema.names, b.columns, strict=True):
+            if pa.types.is_dictionary(col.type):
+                values = col.cast(col.type.value_type).to_pylist()
+                order = seen.setdefault(name, {})
+                for v in values:
+                    if v is not None:
+                        order.setdefault(v, len(order))
+                idx = pa.array([None if v is None else order[v] for v in values],
+                               col.type.index_type)
+                col = pa.DictionaryArray.from_arrays(
+                    idx, pa.array(list(order), col.type.value_type))
+            cols.append(col)
+        out.append(pa.record_batch(cols, schema=b.schema))
+    return out
+
+
 def _run_nested(inp: FileInputs, rng):
-    names = list(rng.choice(NESTED, size=int(rng.integers(1, 6)), replace=False))
+    names = [str(x) for x in rng.choice(NESTED, size=int(rng.integers(1, 6)), replace=False)]
     if "s" not in names:
         names.append("s")
     src_fmt, mid_fmt, out_fmt = (FORMATS[int(i)] for i in rng.integers(0, 3, 3))
     batches = _batches(rng, names, int(rng.integers(1, 4)), int(rng.integers(1, 60)))
+    if src_fmt == "arrows" and rng.random() < 0.4:
+        batches = _growing_dictionaries(batches)
     table = pa.Table.from_batches(batches)
     src, mid, out = inp.path(f".{src_fmt}"), inp.path(f".{mid_fmt}"), inp.path(f".{out_fmt}")
     try:
