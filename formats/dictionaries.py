@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from fsstgpu.types import is_view, large_type
 
-__all__ = ["Redictionary", "plain_values"]
+__all__ = ["FileDictionaries", "Redictionary", "plain_values"]
 
 
 def plain_values(col):
@@ -122,3 +122,82 @@ def _index_limit(index_type: pa.DataType) -> int:
     """How many dictionary values indices of ``index_type`` can address."""
     bits = index_type.bit_width - (1 if pa.types.is_signed_integer(index_type) else 0)
     return 1 << bits
+
+
+class FileDictionaries:
+    """Keeps each top-level dictionary column of an IPC file output on one dictionary, which
+    only grows (an IPC file holds one dictionary per column, extended by deltas).
+
+    Pyarrow's file writer takes a batch's dictionary as a delta only when it is longer than the
+    one written before, which it starts with, and that one is not empty; anything else is a
+    replacement, which a file cannot hold. So a batch whose dictionary is a prefix of the one
+    written (an empty one included) is given the written one (its indices stay valid), and
+    batches before the first write whose dictionaries are empty are held back (up to
+    ``hold_bytes``) and given the first non-empty ones: an IPC file reader hands every batch
+    the final dictionary anyway.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionaries import FileDictionaries
+    >>> def batch(v): return pa.record_batch({"d": pa.array(v, pa.string()).dictionary_encode()})
+    >>> keep = FileDictionaries()
+    >>> keep.batches(batch([]))  # held back
+    []
+    >>> [b.column(0).dictionary.to_pylist() for b in keep.batches(batch(["x", "y"]))]
+    [['x', 'y'], ['x', 'y']]
+    >>> [b.column(0).dictionary.to_pylist() for b in keep.batches(batch(["x"]))]
+    [['x', 'y']]
+    """
+
+    def __init__(self, hold_bytes: int = 64 << 20):
+        self.hold_bytes = hold_bytes
+        self._written: dict[int, pa.Array] = {}  # column index: the dictionary written last
+        self._held: list[pa.RecordBatch] = []
+
+    def batches(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        """The batches to write now for ``batch`` (none while it is held back)."""
+        if self._written or not _columns(batch):
+            return [*self.flush(), self._extend(batch)]
+        self._held.append(batch)
+        if (any(not len(batch.column(i).dictionary) for i in _columns(batch))
+                and sum(b.nbytes for b in self._held) <= self.hold_bytes):
+            return []
+        return self.flush()
+
+    def flush(self) -> list[pa.RecordBatch]:
+        """The batches held back, given the dictionaries of the last one where theirs are
+        prefixes of those (before the end batch, or a batch that is not held back)."""
+        held, self._held = self._held, []
+        if not held:
+            return []
+        last = held[-1]
+        reference = {i: last.column(i).dictionary for i in _columns(last)}
+        return [self._extend(_given(b, reference)) for b in held]
+
+    def _extend(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        batch = _given(batch, self._written)
+        for i in _columns(batch):
+            self._written[i] = batch.column(i).dictionary
+        return batch
+
+
+def _columns(batch: pa.RecordBatch) -> list[int]:
+    return [i for i, f in enumerate(batch.schema) if pa.types.is_dictionary(f.type)]
+
+
+def _given(batch: pa.RecordBatch, dictionaries: dict) -> pa.RecordBatch:
+    """``batch`` with ``dictionaries[i]`` for column ``i`` where its dictionary is a prefix."""
+    for i, before in dictionaries.items():
+        col = batch.column(i)
+        if col.dictionary is before or not _is_prefix(col.dictionary, before):
+            continue
+        col = pa.DictionaryArray.from_arrays(col.indices, before, ordered=col.type.ordered,
+                                             safe=False)
+        batch = batch.set_column(i, batch.schema.field(i), col)
+    return batch
+
+
+def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:
+    return (len(dictionary) <= len(of)
+            and (not len(dictionary) or of.slice(0, len(dictionary)).equals(dictionary)))

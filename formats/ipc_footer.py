@@ -1,8 +1,9 @@
 """The custom metadata of an Arrow IPC file's last record batch, read without the batch.
 
 An IPC file written by fsstgpu ends with an empty batch counting the others
-(:mod:`fsstgpu.formats.ipc_integrity`); a decompressed output has no schema mark telling so, and
-reading its last batch to find out would read a whole batch of any other writer's file twice.
+(:mod:`fsstgpu.formats.ipc_integrity`); a decompressed output written before its schema got
+the mark has nothing else telling so, and reading its last batch to find out would read a whole
+batch of any other writer's file twice.
 The file's footer (``File.fbs``) lists each batch's message (offset and metadata length), so
 :func:`last_batch_metadata` reads only the last message's header and its ``custom_metadata``.
 

@@ -6,9 +6,10 @@ record batch's custom metadata (``formats/files.md``, "Arrow IPC specifics"):
 * every batch read from outside is validated in full (offsets, indices, UTF-8, the storage of
   extension columns) before anything serialises, hashes or copies it: pyarrow's serialiser and
   writers trust their input, and a forged offset made them crash the process;
-* :data:`CRC_KEY`: CRC32 of the schema, the batch, the dictionaries it uses and its position,
-  all serialised (the first version, :data:`CRC_V1_KEY`, had no dictionaries: a flipped bit in
-  a dictionary message went unseen; it is still checked when read);
+* :data:`CRC_KEY`: CRC32 of the schema, the batch, the prefix of each dictionary it uses that
+  it was written with (its length in :data:`LENGTHS_KEY`: an IPC file reader applies every
+  delta before the first batch) and its position, all serialised (earlier versions, still
+  checked when read: :data:`CRC_V2_KEY` hashed whole dictionaries, :data:`CRC_V1_KEY` none);
 * :data:`POSITION_KEY`: the batch's index and the rows up to and including it;
 * the writer ends with a batch of no rows carrying :data:`END_KEY` (how many batches and rows
   came before it), and the schema carries :data:`SCHEMA_KEY`: a file or stream written by
@@ -39,16 +40,22 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.dictionaries import FileDictionaries
 
-__all__ = ["CRC_KEY", "CRC_V1_KEY", "END_KEY", "POSITION_KEY", "SCHEMA_KEY", "Dictionaries",
+__all__ = ["CRC_KEY", "CRC_V1_KEY", "CRC_V2_KEY", "END_KEY", "LENGTHS_KEY", "POSITION_KEY",
+           "SCHEMA_KEY", "Dictionaries",
            "IpcChecks", "IpcWriter",
            "batch_crc", "batch_metadata", "data_batches", "end_batch", "marked_schema",
            "validate_batch"]
 
 #: version 1 of the batch checksum (schema and data, not dictionaries): read, no longer written
 CRC_V1_KEY = b"fsstgpu.crc32"
-#: CRC32 of the serialised schema, data, dictionaries and the position / end metadata
-CRC_KEY = b"fsstgpu.crc32.v2"
+#: version 2 (whole dictionaries: wrong for an IPC file whose dictionaries grow): read only
+CRC_V2_KEY = b"fsstgpu.crc32.v2"
+#: CRC32 of the serialised schema, data, dictionary prefixes, position / end and lengths
+CRC_KEY = b"fsstgpu.crc32.v3"
+#: JSON list: the length of each dictionary the batch uses (depth first), as written
+LENGTHS_KEY = b"fsstgpu.dictionary_lengths"
 #: JSON ``[index, rows]``: the batch's index and the rows of the batches up to it, itself included
 POSITION_KEY = b"fsstgpu.batch"
 #: JSON ``{"batches": n, "rows": r}`` on the end batch (no rows) closing the file / stream
@@ -100,13 +107,29 @@ class Dictionaries:
             dictionary.validate(full=True)
             entry["valid"] = True
 
-    def crc(self, dictionary: pa.Array) -> int:
-        """CRC32 of ``dictionary`` serialised as a one-column batch named ``dictionary``."""
+    def crc(self, dictionary: pa.Array, length: int | None = None) -> int:
+        """CRC32 of ``dictionary`` serialised as a one-column batch named ``dictionary``; with
+        ``length`` (version 3), of its first ``length`` values copied into buffers of their own
+        (a slice serialises its parent's buffers whole, a reader's dictionary may have been
+        grown by deltas: the copy is the same for both)."""
         entry = self._entry(dictionary)
-        if "crc" not in entry:
-            entry["crc"] = zlib.crc32(
+        key = "crc" if length is None else ("prefix", length)
+        if key not in entry:
+            if length is not None:
+                dictionary = _canonical(dictionary.slice(0, length))
+            entry[key] = zlib.crc32(
                 pa.record_batch([dictionary], names=["dictionary"]).serialize())
-        return entry["crc"]
+        return entry[key]
+
+
+def _canonical(values: pa.Array) -> pa.Array:
+    """``values`` in buffers of their own, laid out the same whatever buffers they came in:
+    copied (``concat_arrays``), views as their large type (a view array's data buffers are
+    copied as they are, those of a dictionary grown by deltas included)."""
+    if pa.types.is_string_view(values.type) or pa.types.is_binary_view(values.type):
+        return values.cast(pa.large_string() if pa.types.is_string_view(values.type)
+                           else pa.large_binary())
+    return pa.concat_arrays([values])
 
 
 def validate_batch(batch: pa.RecordBatch, dictionaries: Dictionaries | None = None) -> None:
@@ -189,10 +212,13 @@ def _dictionaries(arr: pa.Array):
 
 
 def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
-              dictionaries: Dictionaries | None = None) -> int:
+              dictionaries: Dictionaries | None = None, lengths: list | None = None) -> int:
     """CRC32 of ``batch``'s schema (as read back) and data, serialised, then of the CRC32 of
     each dictionary it uses (4 bytes, little-endian), then of ``extra``.
 
+    ``lengths`` (version 3): hash only the first ``lengths[k]`` values of dictionary ``k``, the
+    dictionary as the batch was written with (an IPC file reader hands every batch the final
+    dictionary, deltas applied); None (version 2): whole dictionaries.
     ``RecordBatch.serialize()`` leaves dictionaries out (IPC sends them as messages of their
     own), so each one is serialised as a batch of its own, and hashed apart so that
     ``dictionaries`` can remember it. Validate ``batch`` first: the serialiser trusts its input.
@@ -205,13 +231,32 @@ def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
     >>> b = pa.record_batch({"d": pa.array(["x", "z"]).dictionary_encode()})
     >>> batch_crc(a) == batch_crc(b)
     False
+    >>> batch_crc(a, lengths=[1]) == batch_crc(b, lengths=[1])  # only "x" hashed
+    True
     """
     dictionaries = dictionaries or Dictionaries()
     crc = zlib.crc32(batch.serialize(), zlib.crc32(dictionaries.schema_bytes(batch.schema)))
-    for col in batch.columns:
-        for dictionary in _dictionaries(col):
-            crc = zlib.crc32(struct.pack("<I", dictionaries.crc(dictionary)), crc)
+    used = [d for col in batch.columns for d in _dictionaries(col)]
+    if lengths is not None:
+        if not isinstance(lengths, list) or len(lengths) != len(used) or any(
+                not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= len(d)
+                for n, d in zip(lengths, used, strict=False)):
+            raise CorruptDataError("CRC32 mismatch: the record batch's dictionaries were altered")
+    for k, dictionary in enumerate(used):
+        crc = zlib.crc32(struct.pack("<I", dictionaries.crc(
+            dictionary, None if lengths is None else lengths[k])), crc)
     return zlib.crc32(extra, crc)
+
+
+def _lengths(batch: pa.RecordBatch) -> list[int]:
+    return [len(d) for col in batch.columns for d in _dictionaries(col)]
+
+
+def _crc_metadata(batch, key: bytes, value: bytes, dictionaries) -> dict:
+    lengths = json.dumps(_lengths(batch)).encode()
+    return {key: value, LENGTHS_KEY: lengths,
+            CRC_KEY: str(batch_crc(batch, value + lengths, dictionaries,
+                                   json.loads(lengths))).encode()}
 
 
 def _v1_crc(batch: pa.RecordBatch) -> int:
@@ -221,9 +266,7 @@ def _v1_crc(batch: pa.RecordBatch) -> int:
 def batch_metadata(batch: pa.RecordBatch, *, index: int, rows: int,
                    dictionaries: Dictionaries | None = None) -> dict:
     """The custom metadata of data batch ``index`` (``rows``: rows up to and including it)."""
-    position = json.dumps([index, rows]).encode()
-    return {POSITION_KEY: position,
-            CRC_KEY: str(batch_crc(batch, position, dictionaries)).encode()}
+    return _crc_metadata(batch, POSITION_KEY, json.dumps([index, rows]).encode(), dictionaries)
 
 
 def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int, rows: int,
@@ -236,7 +279,7 @@ def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int, r
     batch = (last.slice(0, 0) if last is not None
              else pa.RecordBatch.from_pylist([], schema=schema))
     end = json.dumps({"batches": batches, "rows": rows}).encode()
-    return batch, {END_KEY: end, CRC_KEY: str(batch_crc(batch, end, dictionaries)).encode()}
+    return batch, _crc_metadata(batch, END_KEY, end, dictionaries)
 
 
 def marked_schema(schema: pa.Schema) -> pa.Schema:
@@ -280,10 +323,19 @@ class IpcChecks:
         metadata = metadata or {}
         if self.end is not None:
             raise CorruptDataError("a record batch follows the end batch")
-        ours = self.marked or CRC_KEY in metadata or END_KEY in metadata
+        ours = (self.marked or CRC_KEY in metadata or CRC_V2_KEY in metadata
+                or END_KEY in metadata)
+        extra = metadata.get(END_KEY, metadata.get(POSITION_KEY, b""))
         if CRC_KEY in metadata:
-            extra = metadata.get(END_KEY, metadata.get(POSITION_KEY, b""))
-            if batch_crc(batch, extra, self._dictionaries) != _int(metadata, CRC_KEY):
+            lengths = _json(metadata, LENGTHS_KEY) if LENGTHS_KEY in metadata else None
+            if END_KEY in metadata and lengths != _lengths(batch):
+                # the end batch holds the final dictionaries: nothing may follow their prefix
+                raise CorruptDataError("CRC32 mismatch: the dictionaries were altered")
+            if batch_crc(batch, extra + metadata.get(LENGTHS_KEY, b""), self._dictionaries,
+                         lengths if lengths is not None else []) != _int(metadata, CRC_KEY):
+                raise CorruptDataError("CRC32 mismatch: the record batch was altered")
+        elif CRC_V2_KEY in metadata:
+            if batch_crc(batch, extra, self._dictionaries) != _int(metadata, CRC_V2_KEY):
                 raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         elif ours:
             raise CorruptDataError(f"the record batch has no {CRC_KEY.decode()} checksum")
@@ -382,9 +434,8 @@ class IpcWriter:
     compression : {"lz4", "zstd", "uncompressed"}, optional
         The bodies' codec (default zstd).
     mark : bool
-        Write the schema with :data:`SCHEMA_KEY` (so that even a stream cut before its first
-        batch reads as truncated); off for outputs meant to equal a user's file, whose schema
-        metadata must come back as it was.
+        Write the schema with :data:`SCHEMA_KEY` (default), so that even a stream cut before
+        its first batch reads as truncated; fsstgpu's readers remove it (plain readers see it).
 
     Examples
     --------
@@ -408,9 +459,15 @@ class IpcWriter:
         new = ipc.new_file if fmt == "arrow" else ipc.new_stream
         self._writer = new(f, self.schema, options=ipc.IpcWriteOptions(
             emit_dictionary_deltas=True, compression=None if codec == "uncompressed" else codec))
+        # an IPC file: one dictionary per column, growing (a prefix of it is given it)
+        self._grown = FileDictionaries() if fmt == "arrow" else None
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Write one data batch (ValueError when an IPC file would need a new dictionary)."""
+        for b in self._grown.batches(batch) if self._grown is not None else [batch]:
+            self._write(b)
+
+    def _write(self, batch: pa.RecordBatch) -> None:
         try:
             self._writer.write_batch(batch, custom_metadata=batch_metadata(
                 batch, index=self.batches, rows=self.rows + batch.num_rows,
@@ -436,13 +493,16 @@ class IpcWriter:
             if self._last is None or not pa.types.is_dictionary(f.type):
                 continue
             before, now = self._last.column(i).dictionary, batch.column(i).dictionary
-            if len(now) < len(before) or not now.slice(0, len(before)).equals(before):
+            if not (now.equals(before) or len(now) > len(before) > 0
+                    and now.slice(0, len(before)).equals(before)):  # pyarrow's delta rule
                 return f", column {f.name!r},"
         return ""
 
     def close(self) -> None:
         """Write the end batch (unless a write failed: the output is then abandoned) and finish
         the file / stream; the file itself stays open."""
+        for b in self._grown.flush() if self._grown is not None and not self._failed else []:
+            self._write(b)
         if not self._failed:
             batch, metadata = end_batch(self.schema, self._last, batches=self.batches,
                                         rows=self.rows, dictionaries=self._dictionaries)

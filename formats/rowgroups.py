@@ -361,7 +361,7 @@ class Sink:
     measurements behind these choices.
 
     IPC: an :class:`~fsstgpu.formats.ipc_integrity.IpcWriter` (checksums, positions, an end
-    batch; the schema marked when there are ``fsst_columns``), its bodies compressed with
+    batch, the schema marked: fsstgpu's readers remove the mark), its bodies compressed with
     ``ipc_compression`` (``"lz4"``, ``"zstd"``, ``"uncompressed"``; default zstd).
     """
 
@@ -382,8 +382,7 @@ class Sink:
                                      fsst_codec=fsst_codec, repeating=repeating))
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
-                self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression,
-                                         mark=bool(fsst_columns))
+                self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)
                 self.schema = self._writer.schema
         except BaseException:
             self._file.close()

@@ -39,10 +39,14 @@ def write_ipc(table_or_batches, path, fmt=None, *, rows=None, compression=None, 
     return path
 
 
-def read_plain(path) -> pa.Table:
+def read_plain(path, ours=False) -> pa.Table:
+    """Plain pyarrow's read; ``ours``: an fsstgpu output, its schema's one extra key removed."""
     data = pa.py_buffer(Path(path).read_bytes())
     reader = ipc.open_file(data) if data.to_pybytes()[:6] == b"ARROW1" else ipc.open_stream(data)
-    return reader.read_all()
+    table = reader.read_all()
+    metadata = dict(table.schema.metadata or {})
+    assert not ours or metadata.pop(SCHEMA_KEY) == b"2"
+    return table.replace_schema_metadata(metadata or None) if ours else table
 
 
 def batches_with_metadata(path):
@@ -248,17 +252,23 @@ def test_flipped_dictionary_bytes_are_corrupt(tmp_path, fmt):
     assert changed > (end - start) // 2
 
 
-def test_version_1_checksums_are_still_checked(tmp_path):
-    # files of earlier versions carry fsstgpu.crc32 (schema and data) on each batch
-    batch = pa.record_batch({"s": ["a", "b"]})
-    crc = __import__("zlib").crc32(batch.serialize(), __import__("zlib").crc32(
-        batch.schema.serialize()))
-    write_ipc([batch], tmp_path / "old.arrows", metadata=[{CRC_V1_KEY: str(crc).encode()}])
-    assert read_table(tmp_path / "old.arrows", device="cpu").column("s").to_pylist() == ["a", "b"]
-    write_ipc([pa.record_batch({"s": ["a", "c"]})], tmp_path / "bad.arrows",
-              metadata=[{CRC_V1_KEY: str(crc).encode()}])
-    with pytest.raises(CorruptDataError, match="CRC32 mismatch"):
-        read_table(tmp_path / "bad.arrows", device="cpu")
+def test_version_1_and_2_checksums_are_still_checked(tmp_path):
+    # earlier versions' fsstgpu.crc32 (schema, data), fsstgpu.crc32.v2 (and whole dictionaries)
+    import zlib
+    from contextlib import nullcontext
+    crc, v2_key = fsstgpu.formats.ipc_integrity.batch_crc, b"fsstgpu.crc32.v2"
+    batch = pa.record_batch({"s": ["a", "b"], "d": pa.array(["x", "y"]).dictionary_encode()})
+    v1 = {CRC_V1_KEY: str(zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize())))}
+    v2 = [{POSITION_KEY: "[0, 2]"}, {END_KEY: '{"batches": 1, "rows": 2}'}]
+    for b, m in zip([batch, batch.slice(0, 0)], v2, strict=True):
+        m[v2_key] = str(crc(b, next(iter(m.values())).encode()))
+    for metadata in ([v1], v2):
+        for k, fmt in enumerate(["arrows", "arrow"] * 2):  # then with an altered batch
+            first = pa.record_batch({"s": ["a", "c"], "d": batch.column(1)}) if k > 1 else batch
+            path = write_ipc([first, batch.slice(0, 0)][:len(metadata)], tmp_path / f"{k}.{fmt}",
+                             metadata=metadata)
+            with pytest.raises(CorruptDataError, match="CRC32") if k > 1 else nullcontext():
+                assert read_table(path, device="cpu").column("s").to_pylist() == ["a", "b"]
 
 
 # ----------------------------------------------------------- finding 4: truncation is an error
@@ -324,17 +334,25 @@ def test_plain_readers_see_an_empty_end_batch(tmp_path):
     decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrows", device="cpu")
     reader = ipc.open_stream(str(tmp_path / "o.arrows"))
     assert [b.num_rows for b in reader] == [100, 100, 100, 0]
-    # the decompressed output's schema is the input's: no fsstgpu key there
-    assert read_plain(tmp_path / "o.arrows").schema.metadata is None
+    # the decompressed output's schema is the input's and the mark, nothing else
+    assert read_plain(tmp_path / "o.arrows", ours=True).schema.metadata is None
     assert read_plain(tmp_path / "o.arrows").equals(read_plain(src))
 
 
+def write_unmarked(table, path):
+    """An output of fsstgpu without the schema mark (decompressed ones before they had it)."""
+    from fsstgpu.formats.ipc_integrity import IpcWriter
+    with pa.OSFile(str(path), "wb") as f:
+        writer = IpcWriter(f, str(path).rsplit(".", 1)[1], table.schema, mark=False)
+        for batch in table.to_batches(100):
+            writer.write(batch)
+        writer.close()
+    return path
+
+
 def test_checksum_key_without_the_schema_mark_still_needs_the_end(tmp_path):
-    # a decompressed output (no schema mark) cut short is still recognised by its batches' keys
-    src = write_ipc(mixed_table(300), tmp_path / "in.arrows", rows=100)
-    compress_file(src, tmp_path / "c.arrows")
-    decompress_file(tmp_path / "c.arrows", tmp_path / "o.arrows", device="cpu")
-    schema, batches = batches_with_metadata(tmp_path / "o.arrows")
+    # an output without the schema mark cut short is still recognised by its batches' keys
+    schema, batches = batches_with_metadata(write_unmarked(mixed_table(300), tmp_path / "o.arrows"))
     assert CRC_KEY in batches[0][1] and SCHEMA_KEY not in (schema.metadata or {})
     write_ipc([b for b, _ in batches[:2]], tmp_path / "cut.arrows",
               metadata=[m for _, m in batches[:2]])
@@ -475,7 +493,7 @@ def test_every_type_round_trips_through_ipc(tmp_path, src_fmt, out_fmt, columns)
     out = tmp_path / f"o{SUFFIX[out_fmt]}"
     decompress_file(comp, out, device="cpu")
     original = pq.read_table(src) if src_fmt == "parquet" else read_plain(src)
-    back = read_plain(out)
+    back = read_plain(out, ours=True)
     if src_fmt == "parquet":  # Parquet's own metadata, and the map's field name, differ
         original = original.replace_schema_metadata(None)
         back = back.cast(original.schema)
@@ -502,12 +520,11 @@ def test_per_batch_dictionaries_round_trip_exactly_through_streams(tmp_path):
 
 
 def test_decompressed_ipc_file_is_read_without_its_end_batch(tmp_path):
-    # a decompressed .arrow has no schema mark: its end batch is found from the footer
+    # a .arrow without the mark (an older decompressed one): its end batch found from the footer
     from fsstgpu.formats.rowgroups import Source
 
     src = write_ipc(mixed_table(300), tmp_path / "in.arrow", rows=100)
-    compress_file(src, tmp_path / "c.arrow")
-    decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrow", device="cpu")
+    write_unmarked(mixed_table(300), tmp_path / "o.arrow")
     assert inspect_file(tmp_path / "o.arrow")["unit_rows"] == [100, 100, 100]
     with Source(tmp_path / "o.arrow") as source:
         assert source.num_units == 3
@@ -562,3 +579,42 @@ def test_a_stream_cut_after_its_dictionaries_is_truncated(tmp_path):
     with ipc.new_stream(str(tmp_path / "empty.arrows"), schema) as w:
         w.write_table(schema.empty_table())
     assert read_table(tmp_path / "empty.arrows", device="cpu").num_rows == 0
+
+
+@pytest.mark.parametrize(("values", "messages_", "type_"), [
+    ([["x"], ["x", "y"]], 2, pa.string()), ([[], ["x"]], 1, pa.string()),
+    ([["x"], []], 1, pa.string()), ([[], [], ["x", "y"], ["x"], ["x", "y", "z"]], 2, pa.string()),
+    ([["a long value " * 2 + "1"], ["a long value " * 2 + "1", "a" * 32]], 2, pa.string_view())])
+def test_growing_dictionaries_into_an_ipc_file(tmp_path, values, messages_, type_):
+    # an IPC file reader applies all deltas at once: the checksum covers each batch's prefix
+    batches = [pa.record_batch([pa.array(v, pa.string()), pa.DictionaryArray.from_arrays(
+        pa.array(range(len(v)), pa.int32()), pa.array(v, type_))], names="sd") for v in values]
+    src = write_ipc(batches, tmp_path / "in.arrows")
+    for columns in ("d", None):  # the last, kept: "d"'s dictionary messages are in c.arrow
+        compress_file(src, tmp_path / "c.arrow", columns=columns, force=True)
+        decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrow", device="cpu", force=True)
+        for path in ("c.arrow", "o.arrow"):
+            back = read_table(tmp_path / path, device="cpu")
+            assert back.column("d").to_pylist() == sum(values, []), (path, columns)
+    data = (tmp_path / "c.arrow").read_bytes()  # a flip in any dictionary message is seen
+    dictionaries = [e for _, kind, _, e in messages(data) if kind == 2]
+    assert len(dictionaries) == messages_  # the dictionary, a delta
+    for end in dictionaries:
+        bad = bytearray(data)
+        bad[end - 8] ^= 1  # the first value byte (a message's last buffer, padded to 8)
+        (tmp_path / "bad.arrow").write_bytes(bytes(bad))
+        with pytest.raises(CorruptDataError, match="CRC32 mismatch"):
+            read_table(tmp_path / "bad.arrow", device="cpu")
+
+
+def test_a_decompressed_stream_cut_after_its_schema_is_truncated(tmp_path):
+    compress_file(write_ipc(mixed_table(120), tmp_path / "i.arrows", rows=40), tmp_path / "c.arrow")
+    decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrows", device="cpu")
+    data, cut = (tmp_path / "o.arrows").read_bytes(), tmp_path / "cut.arrows"
+    for end in [start for start, *_ in messages(data)][1:3]:  # after the schema, a dictionary
+        for tail in (b"", EOS):
+            cut.write_bytes(data[:end] + tail)
+            for call in (lambda: read_table(cut, device="cpu"), lambda: compress_file(
+                    cut, tmp_path / "x.arrow"), lambda: decompress_file(cut, tmp_path / "x.pq")):
+                with pytest.raises(CorruptDataError, match="truncated"):
+                    call()
