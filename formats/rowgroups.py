@@ -82,8 +82,8 @@ __all__ = [
     "write_table",
 ]
 
-#: the custom-metadata key of a record batch's CRC32 as written now (version 2: schema, data,
-#: dictionaries and position; version 1, ``fsstgpu.crc32``, is still checked when read)
+#: the custom-metadata key of a record batch's CRC32 as written now (version 3: schema, data,
+#: the dictionary prefixes it was written with and position; versions 2 and 1 are still checked)
 BATCH_CRC_KEY = CRC_KEY
 
 #: progress(units_done=, units_total=, rows=, nbytes=): called after every row group / batch;
