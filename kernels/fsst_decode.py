@@ -37,7 +37,7 @@ SCAN_TILE = 4096
 _LEN_CTYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
                np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 # the template instantiations compiled with the module (one compilation serves every kernel)
-_EXPRESSIONS = tuple(f"offsets_tile_{step}<{lt}>" for step in ("sums", "scan")
+KERNEL_NAMES = tuple(f"offsets_tile_{step}<{lt}>" for step in ("sums", "scan")
                      for lt in _LEN_CTYPES.values())
 
 _ERRORS = (
@@ -69,7 +69,7 @@ def _function(name: str):
     """Kernel ``name`` of ``fsst_decode.cu``, compiled once (with every template instance)."""
     from fsstgpu.kernels.loader import get_function
 
-    return get_function(SOURCE, name, name_expressions=_EXPRESSIONS)
+    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
 
 
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
