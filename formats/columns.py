@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from fsstgpu.errors import FsstGpuError
 from fsstgpu.types import is_string_like
 
 __all__ = ["ColumnSelectionError", "ColumnTypeError", "select_columns", "string_columns"]
 
 
-class ColumnSelectionError(ValueError):
+class ColumnSelectionError(FsstGpuError, ValueError):
     """Columns were named that the file does not have, or none were: a caller's mistake.
 
-    The message names the file and lists the columns that could have been chosen.
+    The message names the file and lists the columns that could have been chosen. Under
+    :class:`~fsstgpu.errors.FsstGpuError`, so that one ``except`` catches all that fsstgpu
+    raises on purpose.
     """
 
 

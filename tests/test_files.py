@@ -805,3 +805,16 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(f"fsstgpu.formats.{module}"))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_column_selection_errors_are_fsstgpu_errors():
+    # one except clause catches everything fsstgpu raises on purpose (issue #22)
+    from fsstgpu.errors import FsstGpuError
+    from fsstgpu.formats.columns import ColumnSelectionError, ColumnTypeError, select_columns
+
+    assert issubclass(ColumnSelectionError, FsstGpuError)
+    assert issubclass(ColumnSelectionError, ValueError)
+    with pytest.raises(FsstGpuError, match="no_such"):
+        select_columns(pa.schema([("s", pa.string())]), "no_such")
+    with pytest.raises(ColumnTypeError):
+        select_columns(pa.schema([("n", pa.int64())]), "n")
