@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
+from fsstgpu.inputs import as_string_column
 from fsstgpu.jit import readonly
 from fsstgpu.matcher import (
     HASH_PRIME,
@@ -469,7 +470,8 @@ def train(strings, *, sample_bytes=None) -> SymbolTable:
     Raises
     ------
     TypeError
-        For an Arrow array that is not a string or binary type.
+        For anything :func:`fsstgpu.compress` does not take (a list of integers, an Arrow
+        array that is not of a string or binary type).
 
     Examples
     --------
@@ -478,6 +480,11 @@ def train(strings, *, sample_bytes=None) -> SymbolTable:
     >>> 0 < len(t) <= 255
     True
     """
+    if not (isinstance(strings, tuple) and len(strings) == 2
+            and isinstance(strings[0], np.ndarray)):
+        # compress's normaliser: what compress takes, train takes (a list of ints was trained
+        # on as bytes, a dictionary array refused)
+        strings = as_string_column(strings)
     data, offsets = as_data_offsets(strings)
     return train_table(data, offsets, sample_bytes=sample_bytes)
 

@@ -269,3 +269,17 @@ def test_plan_blocks_same_result_with_one_two_or_eight_cores(monkeypatch):
     assert len(results[0][1]) == 1 and len(results[3][1]) >= 2  # the mixed column was cut
     assert len(results[6][1]) > 3
 
+
+
+def test_train_takes_what_compress_takes():
+    # one input normaliser (issue #22): a list of ints was silently trained on, a dictionary
+    # array refused by train while compress took it
+    import pyarrow as pa
+    import pytest
+
+    from fsstgpu.training import train
+
+    with pytest.raises(TypeError, match="fsstgpu compresses strings"):
+        train([1, 2, 3])
+    col = pa.array(["http://a.example/x", "http://b.example/y"] * 50)
+    assert train(col.dictionary_encode()) == train(col)
