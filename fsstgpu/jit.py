@@ -46,7 +46,9 @@ class _CompileNotice(event.Listener):
     """numba fires ``numba:compile`` only when it really compiles (not on a disk-cache hit)."""
 
     def on_start(self, ev):
-        if getattr(ev.data["dispatcher"].py_func, "__module__", "").startswith("fsstgpu."):
+        # a user's function may have no module (None): it is not ours
+        module = getattr(ev.data["dispatcher"].py_func, "__module__", None) or ""
+        if module.startswith("fsstgpu."):
             _say_compiling()
 
     def on_end(self, ev):

@@ -103,3 +103,15 @@ def test_compiling_prints_one_line_on_stderr(tmp_path):
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_compile_notice_ignores_functions_without_a_module():
+    # the process-wide listener saw every numba compile in the user's process: a function whose
+    # __module__ is None crashed it (issue #22)
+    import numba
+
+    def f(x):
+        return x + 1
+
+    f.__module__ = None
+    assert numba.njit(f)(1) == 2
