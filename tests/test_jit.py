@@ -21,7 +21,7 @@ from fsstgpu.scan import lengths_from_code_offsets
 from fsstgpu.training import train_table
 
 _MODULES = ["fsstgpu.arrow_layout", "fsstgpu.matcher", "fsstgpu.training", "fsstgpu.blocks",
-            "fsstgpu.encoder", "fsstgpu.decoder", "fsstgpu.scan", "fsstgpu.checks", "fsstgpu.utf8"]
+            "fsstgpu.encoder", "fsstgpu.decoder", "fsstgpu.scan", "fsstgpu.checks"]
 
 
 def _kernels():
@@ -70,13 +70,13 @@ def test_every_kernel_compiles_once():
     """One compiled signature per kernel, whatever arrays the caller has. The trainer's pair
     counters are 16 bits for samples under 64 KB and 32 bits above: the two kernels that take
     them compile for each width, but only when a sample of that size is used; so does the
-    running sum that writes int32 or int64 Arrow offsets, the UTF-8 check that reads them, and
-    the decoder's string-end check that reads them too."""
+    running sum that writes int32 or int64 Arrow offsets, and the decoder's string-end check
+    that reads them."""
     _exercise()
     kernels = _kernels()
     assert "fsstgpu.encoder._encode_chunk" in kernels and len(kernels) >= 8
     per_width = {"fsstgpu.training._compress_count", "fsstgpu.training._next_table",
-                 "fsstgpu.arrow_layout._running_sum", "fsstgpu.utf8._check_strings",
+                 "fsstgpu.arrow_layout._running_sum",
                  *(f"fsstgpu.decoder.{k}" for k in ("_decode_splits", "_decode_checked",
                                                     "_check_ends", "_first_end_after",
                                                     "_decreases"))}
