@@ -84,8 +84,12 @@ def packed_lengths(carr) -> np.ndarray:
     """
     if carr.packed_lengths is None:
         narrow = carr.lengths.astype(_narrowest(_max(carr.lengths)))
-        carr.packed_lengths = bitplane_pack_cpu(narrow)
-        carr.packed_lengths.flags.writeable = False
+        packed = bitplane_pack_cpu(narrow)
+        packed.flags.writeable = False
+        # a cache of the column's own lengths: written past __setattr__, which would take it
+        # for a new field and forget the column's validation (the next CPU decode would then
+        # re-run every check and the string-end walk; issue #22)
+        object.__setattr__(carr, "packed_lengths", packed)
     return carr.packed_lengths
 
 

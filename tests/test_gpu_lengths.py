@@ -130,3 +130,14 @@ def test_auto_packs_only_lengths_that_came_packed():
     blob = fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes())
     assert HostBatch([blob]).lengths_layout == "bitplane"
     assert HostBatch([blob, carr]).lengths_layout == "narrow"
+
+
+def test_packing_the_lengths_keeps_the_columns_validation():
+    # packed_lengths() caches a function of the column's own lengths: the column stays
+    # validated, so its next CPU decode skips the checks it passed (issue #22)
+    from fsstgpu.kernels.bitplane import bitplane_unpack_cpu
+
+    carr = fsstgpu.compress(pa.array(["ab", None, "cde"] * 10))
+    carr.validate()
+    assert bitplane_unpack_cpu(packed_lengths(carr)).tolist() == carr.lengths.tolist()
+    assert carr._validated and carr._checked
