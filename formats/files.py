@@ -30,6 +30,7 @@ from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.columns import select_columns
 from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
+from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.parquet_options import input_leaf, validated
 from fsstgpu.formats.rowgroups import (
@@ -60,7 +61,8 @@ CODECS_KEY = b"fsstgpu.input_codecs"
 
 # --------------------------------------------------------------------------- compress
 def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
-                  table=None, force=False, progress=None, parquet_codec="zstd") -> dict:
+                  table=None, force=False, progress=None, parquet_codec="zstd",
+                  ipc_compression=None) -> dict:
     """Write a copy of a Parquet / Arrow IPC file with its string columns FSST-compressed.
 
     Parameters
@@ -88,6 +90,11 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         readers that decode them straight from the pages. Other columns keep the input's codec;
         the input's codec of the compressed columns is recorded and restored by
         :func:`decompress_file`.
+    ipc_compression : {"lz4", "zstd", "uncompressed"}, optional
+        Body codec of an Arrow IPC output; default the input's lz4 or zstd, else zstd
+        (uncompressed, an fsst column's storage of codes, 8-byte code offsets, lengths and cuts
+        can be larger than the strings: 12.6 MB of dbtext lines became 14.5 MB, 4.7 MB with
+        zstd).
 
     Returns
     -------
@@ -107,7 +114,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         lists the string columns); ColumnTypeError (also a TypeError) for a column that is not
         string-like.
     ValueError
-        When ``dst`` is ``src``, its format is unknown, or ``parquet_codec`` is.
+        When ``dst`` is ``src``, its format is unknown, or ``parquet_codec`` or
+        ``ipc_compression`` is.
 
     Examples
     --------
@@ -130,6 +138,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     check_output(dst, force=force, inputs=[src])
     out_format = output_format(dst, format)
     fsst_codec = parquet_codec_name(parquet_codec)
+    if ipc_compression not in (None, "uncompressed", *IPC_CODECS):
+        raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)
     with Source(src) as source:
         chosen = select_columns(source.schema, columns, source=src, dictionaries=False)
@@ -163,7 +173,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
 
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
-                        fsst_codec=fsst_codec, ipc_compression=source.ipc_compression,
+                        fsst_codec=fsst_codec,
+                        ipc_compression=ipc_compression or _compressed_ipc(source),
                         repeating=[n for n in types if n in first and _repeats(first[n])]
                         + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress)
@@ -225,6 +236,12 @@ def _copied(source: Source, name: str, col, unit_index: int):
         return col
     with reading(source.path, f"row group {unit_index}: "):
         return validated(col, f"column {name!r}")
+
+
+def _compressed_ipc(source: Source) -> str:
+    """The IPC body codec of a compressed output by default: the input's lz4 / zstd, else zstd
+    (see ``ipc_compression`` of :func:`compress_file`)."""
+    return source.ipc_compression if source.ipc_compression in IPC_CODECS else "zstd"
 
 
 def _as_strong_as_zstd(codec: str) -> str:

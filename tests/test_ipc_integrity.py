@@ -363,10 +363,12 @@ def test_checksum_key_without_the_schema_mark_still_needs_the_end(tmp_path):
 # ------------------------------------------------------- finding 9: IPC compression is kept
 @pytest.mark.parametrize("codec", ["lz4", "zstd", None])
 @pytest.mark.parametrize("fmt", ["arrow", "arrows"])
-def test_ipc_compression_is_kept(tmp_path, codec, fmt):
+def test_ipc_compression_is_kept_or_zstd(tmp_path, codec, fmt):
     table = mixed_table(2000)
     src = write_ipc(table, tmp_path / f"in{SUFFIX[fmt]}", rows=500, compression=codec)
-    want = codec or "uncompressed"
+    # an uncompressed input's compressed output is zstd (uncompressed, the fsst storage can be
+    # larger than the strings), and its decompressed output keeps that
+    want = codec or "zstd"
     for out in ("c.arrow", "c.arrows"):
         compress_file(src, tmp_path / out)
         with open_file(tmp_path / out) as f:
@@ -383,11 +385,21 @@ def test_parquet_input_gives_zstd_ipc(tmp_path):
     compress_file(tmp_path / "in.parquet", tmp_path / "c.arrow")
     with open_file(tmp_path / "c.arrow") as f:
         assert ipc_compression(f, "arrow") == "zstd"
-    # an lz4 Feather stays compressed: a 102.8 MiB one became an 888.3 MiB .arrow
+    # an lz4 Feather stays lz4 (a 102.8 MiB one became an 888.3 MiB .arrow); an uncompressed
+    # one gets zstd unless asked otherwise, and uncompressed is larger
+    src = write_ipc(table, tmp_path / "none.arrow")
     compress_file(write_ipc(table, tmp_path / "lz4.arrow", compression="lz4"),
                   tmp_path / "c_lz4.arrow")
-    compress_file(write_ipc(table, tmp_path / "none.arrow"), tmp_path / "c_none.arrow")
-    assert (tmp_path / "c_lz4.arrow").stat().st_size < (tmp_path / "c_none.arrow").stat().st_size
+    compress_file(src, tmp_path / "c_none.arrow")
+    compress_file(src, tmp_path / "c_raw.arrow", ipc_compression="uncompressed")
+    for name, codec in (("c_lz4.arrow", "lz4"), ("c_none.arrow", "zstd"),
+                        ("c_raw.arrow", "uncompressed")):
+        with open_file(tmp_path / name) as f:
+            assert ipc_compression(f, "arrow") == codec
+    sizes = {n: (tmp_path / n).stat().st_size for n in ("c_lz4.arrow", "c_raw.arrow")}
+    assert sizes["c_lz4.arrow"] < sizes["c_raw.arrow"]
+    with pytest.raises(ValueError, match="ipc_compression"):
+        compress_file(src, tmp_path / "c_bad.arrow", ipc_compression="gzip")
 
 
 # ------------------------------------------- finding 10: per-batch dictionaries, compress_table
@@ -596,7 +608,9 @@ def test_growing_dictionaries_into_an_ipc_file(tmp_path, values, messages_, type
         for path in ("c.arrow", "o.arrow"):
             back = read_table(tmp_path / path, device="cpu")
             assert back.column("d").to_pylist() == sum(values, []), (path, columns)
-    data = (tmp_path / "c.arrow").read_bytes()  # a flip in any dictionary message is seen
+    # a flip in any dictionary message is seen (bodies left uncompressed, to reach the bytes)
+    compress_file(src, tmp_path / "c.arrow", ipc_compression="uncompressed", force=True)
+    data = (tmp_path / "c.arrow").read_bytes()
     dictionaries = [e for _, kind, _, e in messages(data) if kind == 2]
     assert len(dictionaries) == messages_  # the dictionary, a delta
     for end in dictionaries:
