@@ -26,7 +26,7 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
 from fsstgpu.device import resolve_device
-from fsstgpu.encoder import encode_blocks
+from fsstgpu.native import encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import SymbolTable

@@ -17,7 +17,6 @@ import numpy as np
 from fsstgpu import native
 from fsstgpu.jit import readonly
 from fsstgpu.matcher import LONG_FLAG, hash3, load_u64, load_word
-from fsstgpu.parallel import usable_cores
 from fsstgpu.symbol_table import SymbolTable
 
 
@@ -100,7 +99,7 @@ def _encode_chunk(data, offsets, lo, hi, byte_code, short_code, hhead, ekey, ecl
 
 def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
     """Compress every string ``data[offsets[i]:offsets[i+1]]`` with ``table``: the one-block
-    case of :func:`encode_blocks` (whose parameters and results these are).
+    case of :func:`fsstgpu.native.encode_blocks` (whose parameters and results these are).
 
     Examples
     --------
@@ -113,41 +112,4 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
     ([0, 255, 120, 0], [0, 3, 4])
     """
     n = len(offsets) - 1 if np.ndim(offsets) == 1 else 0
-    return encode_blocks((table,), data, offsets, np.array([0, max(n, 0)], np.int64))
-
-
-def encode_blocks(tables, data: np.ndarray, offsets: np.ndarray, block_starts):
-    """Compress strings ``block_starts[b]:block_starts[b + 1]`` with ``tables[b]``, every block.
-
-    Memory: about twice the codes' size at the peak (each chunk's codes, then the packed
-    codes); the chunks' worst-case buffers are reserved, but pages never written are never
-    mapped in. The threads are :func:`fsstgpu.parallel.usable_cores`.
-
-    Parameters
-    ----------
-    tables : sequence of SymbolTable
-        One per block.
-    data : numpy.ndarray of uint8
-    offsets : numpy.ndarray of int64, shape (n + 1,)
-        String boundaries in ``data`` (non-decreasing, inside ``data``).
-    block_starts : numpy.ndarray of int64, shape (len(tables) + 1,)
-        From 0 to n, non-decreasing.
-
-    Returns
-    -------
-    codes : numpy.ndarray of uint8
-    code_offsets : numpy.ndarray of int64, shape (n + 1,), starting at 0
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import SymbolTable
-    >>> from fsstgpu.encoder import encode_blocks
-    >>> tables = [SymbolTable([b"ab"]), SymbolTable([b"xa"])]
-    >>> codes, offs = encode_blocks(tables, np.frombuffer(b"abxab", np.uint8),
-    ...                             np.array([0, 3, 5]), np.array([0, 1, 2]))
-    >>> codes.tolist(), offs.tolist()
-    ([0, 255, 120, 255, 97, 255, 98], [0, 3, 7])
-    """
-    # The compiled kernel checks the offsets and block starts (ValueError) before reading.
-    return native.encode_blocks(tables, data, offsets, block_starts, usable_cores())
+    return native.encode_blocks((table,), data, offsets, np.array([0, max(n, 0)], np.int64))

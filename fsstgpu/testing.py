@@ -4,6 +4,7 @@
 user can get back from it: the CPU decompression, the blob round trip, single-string access and
 ``take``. Tests of every module (and other packages' tests) call it instead of writing their own
 comparisons, so a new way to get strings back is checked everywhere once it is added here.
+:func:`greedy_encode` is the encoders' oracle: FSST's definition, one string in plain Python.
 """
 
 from __future__ import annotations
@@ -175,3 +176,31 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
         assert np.array_equal(res.data.get(), twin), "the GPU's bytes differ from the twin's"
     assert bool((buf[total:] == poison).all()), "the GPU wrote past the output's end"
     return bool(cpu_error)
+
+
+def greedy_encode(table, s: bytes) -> list[int]:
+    """The codes of ``s`` by FSST's definition: at each position the longest symbol of
+    ``table`` that matches, else an escape (255) and the byte. Plain Python, independent of
+    every encoder it checks.
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.testing import greedy_encode
+    >>> greedy_encode(SymbolTable([b"a", b"ab"]), b"abax")
+    [1, 0, 255, 120]
+    """
+    code_of = {sym: c for c, sym in enumerate(table.symbols)}
+    out, i = [], 0
+    while i < len(s):
+        for ln in range(min(8, len(s) - i), 0, -1):
+            c = code_of.get(s[i : i + ln])
+            if c is not None:
+                out.append(c)
+                i += ln
+                break
+        else:
+            out += [255, s[i]]
+            i += 1
+    return out
+

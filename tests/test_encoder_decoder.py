@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from fsstgpu import CorruptDataError, SymbolTable
 from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.encoder import encode_strings
+from fsstgpu.testing import greedy_encode
 from fsstgpu.training import train_table
 
 
@@ -17,24 +18,6 @@ def _offsets(items):
     offs = np.zeros(len(items) + 1, np.int64)
     np.cumsum([len(s) for s in items], out=offs[1:])
     return np.frombuffer(b"".join(items), np.uint8), offs
-
-
-def _greedy(table, s):
-    """Plain longest-match FSST encoding of one string (the definition)."""
-    out = []
-    i = 0
-    code_of = {sym: c for c, sym in enumerate(table.symbols)}
-    while i < len(s):
-        for ln in range(min(8, len(s) - i), 0, -1):
-            c = code_of.get(s[i : i + ln])
-            if c is not None:
-                out.append(c)
-                i += ln
-                break
-        else:
-            out += [255, s[i]]
-            i += 1
-    return out
 
 
 def _roundtrip(table, items):
@@ -60,7 +43,7 @@ def test_encoder_is_greedy_longest_match_even_with_shared_prefixes():
     items = [bytes(rng.choice(alphabet, rng.integers(0, 40))) for _ in range(2000)] + [b""]
     _, _, codes, coffs = _roundtrip(OVERLAPPING, items)
     for i, s in enumerate(items):
-        assert codes[coffs[i] : coffs[i + 1]].tolist() == _greedy(OVERLAPPING, s)
+        assert codes[coffs[i] : coffs[i + 1]].tolist() == greedy_encode(OVERLAPPING, s)
 
 
 def test_trained_table_roundtrip_random_bytes_and_empty_strings():
@@ -82,7 +65,7 @@ def test_roundtrip_any_table(items, symbols):
     table = SymbolTable(symbols)
     _, _, codes, coffs = _roundtrip(table, items)
     for i, s in enumerate(items):
-        assert codes[coffs[i] : coffs[i + 1]].tolist() == _greedy(table, s)
+        assert codes[coffs[i] : coffs[i + 1]].tolist() == greedy_encode(table, s)
 
 
 def test_large_input_parallel_paths_match_serial():

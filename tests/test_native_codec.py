@@ -23,6 +23,7 @@ from fsstgpu.datasets import load_lines
 from fsstgpu.jit import readonly
 from fsstgpu.matcher import matcher_tables
 from fsstgpu.symbol_table import pack_tables
+from fsstgpu.testing import greedy_encode
 from fsstgpu.training import train_table
 
 ISAS = native.supported_isas()
@@ -52,22 +53,6 @@ def numba_encode(table, data, offs):
     end = encoder.encode_chunk(data, offs, 0, n, *matcher_tables(table), codes, 0, code_offs)
     code_offs[n] = end
     return codes[:end], code_offs
-
-
-def greedy_encode(table, s: bytes) -> list[int]:
-    """Independent reference: the longest symbol at each position, else an escape."""
-    code = {sym: c for c, sym in enumerate(table.symbols)}
-    out, i = [], 0
-    while i < len(s):
-        for ln in range(min(8, len(s) - i), 0, -1):
-            if s[i : i + ln] in code:
-                out.append(code[s[i : i + ln]])
-                i += ln
-                break
-        else:
-            out += [255, s[i]]
-            i += 1
-    return out
 
 
 def assert_same_encoding(tables, data, offs, block_starts, threads=(1, 2, 7)):
