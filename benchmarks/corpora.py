@@ -113,7 +113,10 @@ def _capped(columns, cap_bytes):
         data_offsets = np.asarray(col.cast(pa.large_binary()).buffers()[1]
                                   ).view(np.int64)[col.offset: col.offset + len(col) + 1]
         keep = int(np.searchsorted(data_offsets - data_offsets[0], left, side="right")) - 1
-        out.append((name, col.slice(0, keep)))
+        if keep:
+            out.append((name, col.slice(0, keep)))
+        if keep < len(col):  # the cap falls in this column: the rest is left out
+            break
         left -= int(data_offsets[keep] - data_offsets[0])
     return out
 

@@ -31,7 +31,12 @@ int64_t fsstref_compress(size_t n, const uint8_t* data, const int64_t* offsets, 
         str_in[i] = data + offsets[i];
         len_in[i] = static_cast<size_t>(offsets[i + 1] - offsets[i]);
     }
-    fsst_encoder_t* encoder = fsst_create(n, len_in.data(), str_in.data(), 0);
+    // fsst_create reads one string even when n is 0 (it samples max(n, 1)): give it an empty one.
+    static const unsigned char nothing = 0;
+    size_t empty_len = 0;
+    const unsigned char* empty_str = &nothing;
+    fsst_encoder_t* encoder = n ? fsst_create(n, len_in.data(), str_in.data(), 0)
+                                : fsst_create(1, &empty_len, &empty_str, 0);
     if (encoder == nullptr) return -2;
     size_t done = fsst_compress(encoder, n, len_in.data(), str_in.data(), cap, out,
                                 len_out.data(), str_out.data());
