@@ -333,7 +333,23 @@ def bench(
     threads: Annotated[int | None, typer.Option(
         min=1, metavar="N",
         help="CPU bench: a scaling table over 1, 2, 4, ... N cores of the PATHs as one column, "
-             "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py).")] = None,
+             "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py); with --reference: "
+             "fsstgpu and pyarrow on N cores (default 1).")] = None,
+    reference: Annotated[str | None, typer.Option(
+        metavar="LIB_OR_SRC",
+        help="CPU bench: the reference FSST beside fsstgpu, LZ4 and zstd, interleaved, on the "
+             "PATHs or corpora (benchmarks/reference_bench.py). A checkout of "
+             "github.com/cwida/fsst (built once into ~/.cache/fsstgpu/fsst-ref) or a library "
+             "benchmarks/reference_fsst.py built. PATH may name a corpus: "
+             "dbtext, dbtext-column, doc-lines, usr-paths, stdlib-lines (default: all five).")
+    ] = None,
+    repeats: Annotated[int, typer.Option(
+        min=1, metavar="N", help="With --reference: timed runs per figure (the best counts).")
+    ] = 5,
+    reference_table_mb: Annotated[float | None, typer.Option(
+        min=0.001, metavar="MB",
+        help="With --reference: also the reference with a new table every MB of strings.")
+    ] = None,
     rows: Annotated[int, typer.Option(
         min=1, metavar="N",
         help="`bench files`: rows of the table built from this machine's text.")
@@ -363,6 +379,13 @@ def bench(
             if word in paths:
                 raise ValueError(f"`{word}` takes no paths: run `fsstgpu bench {word}` alone "
                                  f"(write ./{word} for a file of that name)")
+        if reference is not None:
+            if device is BenchDevice.gpu:
+                fail("--reference goes with --device cpu (the reference decodes on the CPU)",
+                     EXIT_USAGE)
+            _bench_reference(paths, reference, threads or 1, repeats, reference_table_mb,
+                             json_)
+            return
         if not paths:
             paths = [str(p) for p in dbtext_files()]
             if not paths:
@@ -390,6 +413,33 @@ def bench(
         else:
             cpu = _benchmarks("cpu")
             _show(cpu.run_cpu_bench(paths), cpu.format_cpu_bench, json_)
+
+
+def _bench_reference(paths: list[str], reference: str, threads: int, repeats: int,
+                     table_mb: float | None, json_: bool) -> None:
+    """`fsstgpu bench --reference`: the reference FSST beside fsstgpu, LZ4 and zstd."""
+    from fsstgpu.datasets import load_lines
+
+    corpora = _benchmarks("corpora")
+    ref_fsst = _benchmarks("reference_fsst")
+    compare = _benchmarks("reference_bench")
+    say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
+    inputs = []
+    for p in paths or corpora.CORPORA:
+        if p in corpora.CORPORA:
+            say(f"loading the corpus {p}")
+            inputs.append((p, corpora.load_corpus(p)))
+        elif Path(p).is_file():
+            inputs.append((p, [(Path(p).name, load_lines(p))]))
+        else:
+            raise FileNotFoundError(f"{p}: no such file, nor a corpus "
+                                    f"({', '.join(corpora.CORPORA)})")
+    say(f"reference FSST from {reference}")
+    ref = ref_fsst.load(reference)
+    say(f"reference library {ref.path}")
+    rows = compare.compare(inputs, reference=ref, threads=threads, repeats=repeats,
+                           table_mb=table_mb, progress=say)
+    _show(rows, compare.format_table, json_)
 
 
 def _bench_files(rows: int, json_: bool) -> None:
