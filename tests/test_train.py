@@ -300,3 +300,18 @@ def test_dbtext_tables_are_the_pinned_ones(dbtext_paths):
         if path.name in TABLE_CRC and crc != TABLE_CRC[path.name]:
             changed[path.name] = hex(crc)
     assert not changed, f"trained tables changed: {changed}"
+
+
+def test_concurrent_trainings_give_the_sequential_tables():
+    """Each thread trains with its own scratch (kept between trainings), GIL released."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    inputs = [_offsets(_text(3000 + 1000 * k, seed=20 + k)) for k in range(6)]
+    inputs.append(_offsets([b"x" * 70_000]))  # > 64 KB: the 32-bit counters' scratch
+    sizes = [None, 4096, 100_000]
+    want = [[train_table(d, o, sample_bytes=s) for s in sizes] for d, o in inputs]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            got = list(pool.map(lambda x: [train_table(*x, sample_bytes=s) for s in sizes],
+                                inputs))
+            assert got == want

@@ -4,6 +4,7 @@
 #include "train.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -26,90 +27,172 @@ inline uint64_t mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-// The longest-match lookup of the encoder (matcher.h's layout) for training codes: entries
-// are code | length << 16 with 9-bit codes, | kLongFlag in short_code.
+// The encoder's longest-match lookup (matcher.h) for training codes, in 16-bit entries
+// code | length << 9, kept sparse so that a new table rewrites only its own entries (refilling
+// 65536 2-byte entries each round was 13% of training): a zero 2-byte entry means "byte_code
+// of the first byte". Trained tables have at most one 3-8 byte symbol per hash slot (choose),
+// so a slot holds one symbol and the lookup needs no chain and no branch: the slot's symbol
+// when it matches (then it is the longest match), else the 2-byte table's answer.
+constexpr int kLenShift = 9;
+
+inline int entry_code(uint32_t cl) { return cl & 0x1FF; }
+inline int entry_len(uint32_t cl) { return (cl >> kLenShift) & 0xF; }
+
 struct TrainMatcher {
-    int32_t byte_code[256];
-    int32_t short_code[65536];
-    int32_t hhead[kHashSize];
-    uint64_t ekey[256];
-    int32_t ecl[256];
-    int32_t enext[256];
-    int32_t tail[kHashSize];
+    static constexpr int kNone = 255;  // the entry of an empty slot: matches nothing
+    uint16_t byte_code[256];
+    uint16_t short_code[65536];  // zero but where `written` says
+    uint8_t slot[kHashSize];     // the 3-8 byte symbol of a hash slot, kNone but in `used`
+    uint64_t ekey[256];          // the symbols, and the masks of their lengths
+    uint64_t emask[256];
+    uint16_t ecl[256];
+    uint16_t written[256];  // the non-zero short_code entries
+    uint16_t used[256];     // the slots set
+    int nwritten = 0, nused = 0;
+
+    TrainMatcher() {
+        std::fill(std::begin(short_code), std::end(short_code), uint16_t(0));
+        std::fill(std::begin(slot), std::end(slot), uint8_t(kNone));
+        ekey[kNone] = 1;  // (word & 0) != 1
+        emask[kNone] = 0;
+        ecl[kNone] = 0;
+    }
+    // The entry of the (at least) 2 bytes starting word: its 2-byte symbol, else the first
+    // byte's entry.
+    uint32_t two(uint64_t word) const {
+        const uint32_t sc = short_code[word & 0xFFFF];
+        const uint32_t bc = byte_code[word & 0xFF];
+        return sc ? sc : bc;
+    }
+    // The longest match at word, which holds 8 or more bytes of the string.
+    uint32_t match8(uint64_t word) const {
+        const int e = slot[hash3(word)];
+        const uint32_t cl = two(word);
+        return (word & emask[e]) == ekey[e] ? ecl[e] : cl;
+    }
+    // The longest match at word, which holds rem (2-7) bytes of the string, zero after them.
+    uint32_t match(uint64_t word, int64_t rem) const {
+        const int e = slot[hash3(word)];
+        const uint32_t cl = two(word);
+        const bool fits = entry_len(ecl[e]) <= rem;  // zero bytes past the end match nothing
+        return fits & ((word & emask[e]) == ekey[e]) ? ecl[e] : cl;
+    }
 };
 
-// Fill m for the nsym symbols of val/len (codes 256 + i), in table order: trained tables have
-// one 3+ byte symbol per hash slot, so no chain needs ordering longest first.
+// Fill m for the nsym symbols of val/len (codes 256 + i), at most one of 3+ bytes per hash
+// slot (else std::logic_error: choose never makes such a table).
 void fill(TrainMatcher& m, int nsym, const uint64_t* val, const int64_t* len) {
-    for (int c = 0; c < 256; ++c) m.byte_code[c] = c | (1 << 16);
+    for (int k = 0; k < m.nwritten; ++k) m.short_code[m.written[k]] = 0;
+    for (int k = 0; k < m.nused; ++k) m.slot[m.used[k]] = TrainMatcher::kNone;
+    m.nwritten = m.nused = 0;
+    for (int c = 0; c < 256; ++c) m.byte_code[c] = uint16_t(c | (1 << kLenShift));
     for (int i = 0; i < nsym; ++i) {
-        if (len[i] == 1) m.byte_code[val[i] & 0xFF] = (kCodeBase + i) | (1 << 16);
+        if (len[i] == 1) m.byte_code[val[i] & 0xFF] = uint16_t((kCodeBase + i) | (1 << kLenShift));
     }
-    for (int w = 0; w < 65536; ++w) m.short_code[w] = m.byte_code[w & 0xFF];
-    for (int i = 0; i < nsym; ++i) {
-        if (len[i] == 2) m.short_code[val[i] & 0xFFFF] = (kCodeBase + i) | (2 << 16);
-    }
-    std::fill(std::begin(m.hhead), std::end(m.hhead), -1);
     int e = 0;
     for (int i = 0; i < nsym; ++i) {
         const int64_t ln = len[i];
-        if (ln < 3) continue;
-        const int64_t h = hash3(val[i]);
-        m.ekey[e] = val[i];
-        m.ecl[e] = (kCodeBase + i) | static_cast<int32_t>(ln << 16);
-        m.enext[e] = -1;
-        if (m.hhead[h] < 0) {
-            m.hhead[h] = e;
-        } else {
-            m.enext[m.tail[h]] = e;
+        if (ln == 2) {
+            const uint16_t w = uint16_t(val[i] & 0xFFFF);
+            m.short_code[w] = uint16_t((kCodeBase + i) | (2 << kLenShift));
+            m.written[m.nwritten++] = w;
+        } else if (ln >= 3) {
+            const int64_t h = hash3(val[i]);
+            if (m.slot[h] != TrainMatcher::kNone) {
+                throw std::logic_error("two trained symbols of 3+ bytes share a hash slot");
+            }
+            m.slot[h] = uint8_t(e);
+            m.used[m.nused++] = uint16_t(h);
+            m.ekey[e] = val[i];
+            m.emask[e] = ~uint64_t(0) >> (64 - 8 * ln);
+            m.ecl[e] = uint16_t((kCodeBase + i) | (ln << kLenShift));
+            ++e;
         }
-        m.tail[h] = e;
-        ++e;
-        m.short_code[val[i] & 0xFFFF] |= kLongFlag;
     }
 }
 
-// bytes[pos:min(pos + 8, end)] as a little-endian word, zero beyond end; size: the readable
-// bytes at `bytes`.
-inline uint64_t load_word(const uint8_t* bytes, int64_t pos, int64_t end, int64_t size) {
-    const int64_t rem = end - pos;
-    uint64_t w = 0;
-    if (pos + 8 <= size) {
-        std::memcpy(&w, bytes + pos, 8);
-        if (rem < 8) w &= (uint64_t(1) << (8 * rem)) - 1;
-        return w;
-    }
-    for (int64_t j = 0; j < std::min<int64_t>(rem, 8); ++j) {
-        w |= uint64_t(bytes[pos + j]) << (8 * j);
-    }
+// The 8 bytes at p (the sample buffer has 8 bytes of slack past its end).
+inline uint64_t load8(const uint8_t* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
     return w;
 }
 
-// Scratch for one training, reused across its rounds.
+// A grow-only array, left uninitialised.
+template <class T>
+struct Buffer {
+    std::unique_ptr<T[]> p;
+    size_t n = 0;
+    T* grow(size_t want) {
+        if (want > n) {
+            p.reset(new T[want]);
+            n = want;
+        }
+        return p.get();
+    }
+};
+
+// Scratch for training, kept per thread between trainings (a fresh MB of it cost more page
+// faults than the training's compressing).
 template <class Counter>
 struct Work {
     TrainMatcher matcher;
-    std::vector<Counter> count2;   // pair counters, kNCodes * kNCodes, zero between rounds
-    std::vector<int64_t> touched;  // the pair counters a round made non-zero
-    std::vector<uint64_t> cval;    // candidates: value, length, gain
-    std::vector<int64_t> clen, cgain, pick;
-    std::vector<int32_t> slot_of;
-    std::vector<int64_t> slot_best;  // kHashSize, all -1 between uses
-};
+    std::unique_ptr<Counter[]> count2;  // pair counters, kNCodes * kNCodes, zero between uses
+    int64_t slot_best[kHashSize];       // all -1 between uses
+    Buffer<int32_t> touched;            // the pair counters a round made non-zero
+    Buffer<uint64_t> cval;              // candidates: value, length, gain
+    Buffer<int64_t> clen, cgain, pick;
+    Buffer<int32_t> slot_of;            // the duplicate merge's map; then choose's slots
+    Buffer<uint64_t> slot_val;          // the map's values
+    bool dirty = false;  // a training left off midway (bad_alloc): the above not clean
 
-struct Round {
-    int64_t gain, ntouched;
+    Work() : count2(new Counter[size_t(kNCodes) * kNCodes]()) {
+        std::fill(std::begin(slot_best), std::end(slot_best), -1);
+    }
+    static Work& of_this_thread() {
+        static thread_local std::unique_ptr<Work> work;
+        if (!work || work->dirty) work = std::make_unique<Work>();
+        return *work;
+    }
 };
 
 // Compress the round's part of the sample (frac / 128 of its strings), counting symbols in
-// count1 and, when frac < 128, pairs in count2.
-template <class Counter>
-Round compress_count(const uint8_t* s, int64_t size, const int64_t* soffs, int64_t nlines,
-                     int frac, const TrainMatcher& m, int64_t* count1, Work<Counter>& w) {
+// count1 and, with Pairs, adjacent pairs in count2 (new ones appended to touched). Returns the
+// bytes saved. The longest match is the encoder's (kernels_impl.h), with training codes.
+template <bool Pairs, class Counter>
+int64_t compress_count(const uint8_t* s, const int64_t* soffs, int64_t nlines, int frac,
+                       const TrainMatcher& m, int64_t* count1, Counter* count2,
+                       int32_t* touched, int64_t& ntouched) {
     const int64_t base = soffs[0];
-    Counter* count2 = w.count2.data();
-    int64_t* touched = w.touched.data();
-    int64_t gain = 0, ntouched = 0;
+    int64_t gain = 0, nt = ntouched;
+    int64_t code1 = -1;
+    // one symbol: count it, and (Pairs) the pairs it ends; branch-free where the branch
+    // would be data-dependent
+    auto count = [&](uint32_t cl, uint64_t word) {
+        const int64_t code2 = entry_code(cl);
+        const int64_t ln2 = entry_len(cl);
+        const int64_t first = int64_t(word & 0xFF);
+        gain += ln2 - 1 - (code2 < kCodeBase);
+        count1[code2] += 1;
+        count1[first] += (ln2 != 1);  // the first byte alone: the alternative
+        if (Pairs && code1 >= 0) {
+            // the concatenation of the two symbols is a candidate ...
+            const int64_t idx = code1 * kNCodes + code2;
+            const Counter c = count2[idx];
+            touched[nt] = int32_t(idx);
+            nt += (c == 0);
+            count2[idx] = Counter(c + 1);
+            // ... and so is the first symbol extended by one byte (idx2 == idx only when
+            // ln2 == 1, when nothing is added)
+            const int64_t idx2 = code1 * kNCodes + first;
+            const Counter c2 = count2[idx2];
+            touched[nt] = int32_t(idx2);
+            nt += (c2 == 0) & (ln2 > 1);
+            count2[idx2] = Counter(c2 + (ln2 > 1));
+        }
+        code1 = code2;
+        return ln2;
+    };
     for (int64_t i = 0; i < nlines; ++i) {
         if (frac < 128) {
             const uint64_t r = uint64_t(i + 1) * uint64_t(frac) * kHashPrime;
@@ -117,50 +200,23 @@ Round compress_count(const uint8_t* s, int64_t size, const int64_t* soffs, int64
         }
         int64_t pos = soffs[i] - base;
         const int64_t end = soffs[i + 1] - base;
-        int64_t code1 = -1;
+        code1 = -1;
+        // 8 or more bytes left: every symbol fits, no length checks
+        while (pos + 8 <= end) {
+            const uint64_t word = load8(s + pos);
+            const uint32_t cl = m.match8(word);
+            pos += count(cl, word);
+        }
+        // the last 1-7 bytes
         while (pos < end) {
             const int64_t rem = end - pos;
-            const uint64_t word = load_word(s, pos, end, size);
-            int32_t cl;
-            if (rem >= 2) {
-                cl = m.short_code[word & 0xFFFF];
-                if (rem >= 3 && (cl & kLongFlag)) {
-                    for (int32_t e = m.hhead[hash3(word)]; e >= 0; e = m.enext[e]) {
-                        const int ln = m.ecl[e] >> 16;
-                        if (ln <= rem) {
-                            const int sh = 64 - 8 * ln;
-                            if ((word << sh) >> sh == m.ekey[e]) {
-                                cl = m.ecl[e];
-                                break;
-                            }
-                        }
-                    }
-                }
-            } else {
-                cl = m.byte_code[word & 0xFF];
-            }
-            const int64_t code2 = cl & 0xFFFF;
-            const int64_t ln2 = (cl >> 16) & 0xFF;
-            const int64_t first = int64_t(word & 0xFF);
-            pos += ln2;
-            gain += ln2 - (code2 < kCodeBase ? 2 : 1);
-            count1[code2] += 1;
-            if (ln2 != 1) count1[first] += 1;  // the first byte alone: the alternative
-            if (frac < 128 && code1 >= 0) {
-                // the concatenation of the two symbols is a candidate ...
-                int64_t idx = code1 * kNCodes + code2;
-                if (count2[idx] == 0) touched[ntouched++] = idx;
-                count2[idx] += 1;
-                if (ln2 > 1) {  // ... and so is the first symbol extended by one byte
-                    idx = code1 * kNCodes + first;
-                    if (count2[idx] == 0) touched[ntouched++] = idx;
-                    count2[idx] += 1;
-                }
-            }
-            code1 = code2;
+            const uint64_t word = load8(s + pos) & ((uint64_t(1) << (8 * rem)) - 1);
+            const uint32_t cl = rem >= 2 ? m.match(word, rem) : m.byte_code[word & 0xFF];
+            pos += count(cl, word);
         }
     }
-    return Round{gain, ntouched};
+    ntouched = nt;
+    return gain;
 }
 
 // Whether candidate a ranks before b: more gain, then smaller value, then shorter (a total
@@ -178,32 +234,36 @@ inline bool before(int64_t gain_a, uint64_t val_a, int64_t len_a, int64_t gain_b
 // and of the best 3+ byte candidate of each slot, found without sorting by a bounded heap.
 template <class Counter>
 int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
-    const uint64_t* val = w.cval.data();
-    const int64_t* ln = w.clen.data();
-    const int64_t* gain = w.cgain.data();
-    int64_t* pick = w.pick.data();
-    int64_t* slot_best = w.slot_best.data();
+    const uint64_t* val = w.cval.p.get();
+    const int64_t* ln = w.clen.p.get();
+    const int64_t* gain = w.cgain.p.get();
+    int64_t* pick = w.pick.grow(size_t(u));
+    int32_t* slot_of = w.slot_of.grow(size_t(u));  // each candidate's hash slot, -1: < 3 bytes
+    int64_t* slot_best = w.slot_best;
     auto ranks_before = [&](int64_t a, int64_t b) {
         return before(gain[a], val[a], ln[a], gain[b], val[b], ln[b]);
     };
     for (int64_t c = 0; c < u; ++c) {
+        slot_of[c] = -1;
         if (ln[c] >= 3) {
             const int64_t h = hash3(val[c]);
+            slot_of[c] = int32_t(h);
             const int64_t b = slot_best[h];
             if (b < 0 || ranks_before(c, b)) slot_best[h] = c;
         }
     }
     int64_t m = 0;
     for (int64_t c = 0; c < u; ++c) {
-        if (ln[c] < 3 || slot_best[hash3(val[c])] == c) pick[m++] = c;
+        if (slot_of[c] < 0 || slot_best[slot_of[c]] == c) pick[m++] = c;
     }
     for (int64_t c = 0; c < u; ++c) {
-        if (ln[c] >= 3) slot_best[hash3(val[c])] = -1;
+        if (slot_of[c] >= 0) slot_best[slot_of[c]] = -1;
     }
     if (m > kMaxSymbols) {
         // pick[:size]: a heap of the best so far, its root the worst of them (in place: the
         // heap never grows past the candidate being read)
         int64_t size = 0;
+        int64_t root_gain = INT64_MIN;  // the root's gain once the heap is full
         for (int64_t j = 0; j < m; ++j) {
             const int64_t c = pick[j];
             if (size < kMaxSymbols) {
@@ -215,9 +275,10 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
                     i = (i - 1) / 2;
                 }
                 pick[i] = c;
+                if (size == kMaxSymbols) root_gain = gain[pick[0]];
                 continue;
             }
-            if (!ranks_before(c, pick[0])) continue;
+            if (gain[c] < root_gain || !ranks_before(c, pick[0])) continue;
             int64_t i = 0;
             while (2 * i + 1 < size) {  // down from the root
                 int64_t wi = 2 * i + 1;
@@ -234,6 +295,7 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
                 i = wi;
             }
             pick[i] = c;
+            root_gain = gain[pick[0]];
         }
         m = size;
     }
@@ -253,9 +315,10 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
 template <class Counter>
 int next_table(int frac, uint64_t* sym_val, int64_t* sym_len, int nsym, const int64_t* count1,
                int64_t ntouched, int min_count, int single_weight, Work<Counter>& w) {
-    uint64_t* cval = w.cval.data();
-    int64_t* clen = w.clen.data();
-    int64_t* cgain = w.cgain.data();
+    const size_t most = size_t(kCodeBase + nsym + (frac < 128 ? ntouched : 0));
+    uint64_t* cval = w.cval.grow(most);
+    int64_t* clen = w.clen.grow(most);
+    int64_t* cgain = w.cgain.grow(most);
     int64_t m = 0;
     const int64_t thr = (int64_t(min_count) * frac) / 128;
     for (int k = 0; k < kCodeBase + nsym; ++k) {
@@ -270,9 +333,10 @@ int next_table(int frac, uint64_t* sym_val, int64_t* sym_len, int nsym, const in
         ++m;
     }
     if (frac < 128) {
-        Counter* count2 = w.count2.data();
+        Counter* count2 = w.count2.get();
+        const int32_t* touched = w.touched.p.get();
         for (int64_t t = 0; t < ntouched; ++t) {
-            const int64_t idx = w.touched[t];
+            const int64_t idx = touched[t];
             const int64_t cnt = count2[idx];
             count2[idx] = 0;  // zero again for the next round
             if (cnt < thr) continue;
@@ -291,27 +355,31 @@ int next_table(int frac, uint64_t* sym_val, int64_t* sym_len, int nsym, const in
     }
     // Merge duplicates (the same symbol can arise from several pairs) in a hash map keyed by
     // (value, length), compacting the candidates in place in order of first sight.
-    int64_t cap = 1024;
-    while (cap < 2 * m) cap *= 2;
-    if (static_cast<int64_t>(w.slot_of.size()) < cap) w.slot_of.resize(cap);
-    int32_t* slot_of = w.slot_of.data();
+    // The map's slots hold the candidate's value too, so a probe reads one cache line.
+    int bits = 10;
+    while ((int64_t(1) << bits) < 2 * m) ++bits;
+    const int64_t cap = int64_t(1) << bits;
+    int32_t* slot_of = w.slot_of.grow(size_t(cap));
+    uint64_t* slot_val = w.slot_val.grow(size_t(cap));
     std::fill(slot_of, slot_of + cap, -1);
     int64_t u = 0;
     for (int64_t k = 0; k < m; ++k) {
         const uint64_t v = cval[k];
         const int64_t ln = clen[k];
-        for (int64_t h = int64_t(mix(v ^ uint64_t(ln)) & uint64_t(cap - 1));;
+        // Fibonacci hashing: the map's order is not the candidates' (first sight is)
+        for (int64_t h = int64_t(((v ^ uint64_t(ln)) * 0x9E3779B97F4A7C15ull) >> (64 - bits));;
              h = (h + 1) & (cap - 1)) {
             const int32_t q = slot_of[h];
             if (q < 0) {
                 slot_of[h] = static_cast<int32_t>(u);
+                slot_val[h] = v;
                 cval[u] = v;  // u <= k: overwrites only entries already read
                 clen[u] = ln;
                 cgain[u] = cgain[k];
                 ++u;
                 break;
             }
-            if (cval[q] == v && clen[q] == ln) {
+            if (slot_val[h] == v && clen[q] == ln) {
                 cgain[q] += cgain[k];
                 break;
             }
@@ -322,18 +390,14 @@ int next_table(int frac, uint64_t* sym_val, int64_t* sym_len, int nsym, const in
     return choose(u, w, sym_val, sym_len);
 }
 
+// Train on sample s (8 bytes of slack after its end) with the thread's scratch.
 template <class Counter>
 Symbols build(const uint8_t* s, const int64_t* soffs, int64_t nlines, const TrainOptions& opt) {
     const int64_t size = soffs[nlines] - soffs[0];
-    auto w = std::make_unique<Work<Counter>>();
-    w->count2.assign(size_t(kNCodes) * kNCodes, 0);
-    w->touched.resize(size_t(2 * size + 2));
-    const size_t ncand = kNCodes + w->touched.size();  // symbols, escaped bytes and pairs
-    w->cval.resize(ncand);
-    w->clen.resize(ncand);
-    w->cgain.resize(ncand);
-    w->pick.resize(ncand);
-    w->slot_best.assign(kHashSize, -1);
+    Work<Counter>& w = Work<Counter>::of_this_thread();
+    w.dirty = true;
+    // at most two new pair counters per symbol, one symbol per byte at most
+    int32_t* touched = w.touched.grow(size_t(2 * size + 2));
     // codes 0-255: escaped bytes (value b, length 1), 256 + i: symbol i of the current table
     uint64_t sym_val[kNCodes];
     int64_t sym_len[kNCodes];
@@ -347,27 +411,34 @@ Symbols build(const uint8_t* s, const int64_t* soffs, int64_t nlines, const Trai
     uint64_t best_val[kNCodes];
     int64_t best_len[kNCodes], best_count1[kNCodes];
     int best_nsym = 0;
-    std::vector<int> fracs = {8, 38, 68, 98};
-    fracs.insert(fracs.end(), std::max(opt.extra_rounds, 0), 127);
-    fracs.push_back(128);
-    for (int frac : fracs) {
-        fill(w->matcher, nsym, sym_val + kCodeBase, sym_len + kCodeBase);
+    const int rounds = 4 + std::max(opt.extra_rounds, 0) + 1;
+    for (int round = 0; round < rounds; ++round) {
+        // the fraction of strings compressed grows 8, 38, 68, 98, then 127 (extra rounds:
+        // all but 1/128) and 128: the last, without pairs
+        const int frac = round < 4 ? 8 + 30 * round : round < rounds - 1 ? 127 : 128;
+        fill(w.matcher, nsym, sym_val + kCodeBase, sym_len + kCodeBase);
         std::fill(count1, count1 + kNCodes, 0);
-        const Round r = compress_count(s, size, soffs, nlines, frac, w->matcher, count1, *w);
-        if (r.gain >= best_gain) {
-            best_gain = r.gain;
+        int64_t ntouched = 0;
+        const int64_t gain =
+            frac < 128 ? compress_count<true>(s, soffs, nlines, frac, w.matcher, count1,
+                                              w.count2.get(), touched, ntouched)
+                       : compress_count<false>(s, soffs, nlines, frac, w.matcher, count1,
+                                               w.count2.get(), touched, ntouched);
+        if (gain >= best_gain) {
+            best_gain = gain;
             std::copy(sym_val, sym_val + kNCodes, best_val);
             std::copy(sym_len, sym_len + kNCodes, best_len);
             std::copy(count1, count1 + kNCodes, best_count1);
             best_nsym = nsym;
         }
         if (frac < 128) {
-            nsym = next_table(frac, sym_val, sym_len, nsym, count1, r.ntouched, opt.min_count,
-                              opt.single_weight, *w);
+            nsym = next_table(frac, sym_val, sym_len, nsym, count1, ntouched, opt.min_count,
+                              opt.single_weight, w);
         }
     }
     const int n = next_table(128, best_val, best_len, best_nsym, best_count1, 0, opt.min_count,
-                             opt.single_weight, *w);
+                             opt.single_weight, w);
+    w.dirty = false;  // every pair counter read was zeroed, every slot_best reset
     Symbols out;
     out.values.assign(best_val + kCodeBase, best_val + kCodeBase + n);
     out.lengths.resize(n);
@@ -375,43 +446,61 @@ Symbols build(const uint8_t* s, const int64_t* soffs, int64_t nlines, const Trai
     return out;
 }
 
-}  // namespace
-
-Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                 int64_t target, uint64_t seed) {
-    Sample out;
-    if (offsets[hi] - offsets[lo] < target) {
-        out.bytes.assign(data + offsets[lo], data + offsets[hi]);
-        out.offsets.resize(size_t(hi - lo + 1));
-        for (int64_t i = lo; i <= hi; ++i) out.offsets[i - lo] = offsets[i] - offsets[lo];
-        return out;
+// The thread's sample buffer: bytes with 8 bytes of slack, and offsets.
+struct SampleScratch {
+    Buffer<uint8_t> bytes;
+    std::vector<int64_t> offsets;
+    static SampleScratch& of_this_thread() {
+        static thread_local SampleScratch scratch;
+        return scratch;
     }
-    // at least target bytes in lo:hi, so the skip over empty strings below terminates
-    const int64_t n = hi - lo;
-    out.bytes.resize(size_t(target + kSampleLine - 1));
-    out.offsets.push_back(0);
+};
+
+// Random strings of lo:hi (a random 512-byte piece of longer ones) until target bytes are
+// collected into bytes (grown to hold them and 8 bytes more), their ends after offsets' 0.
+// lo:hi must hold at least target >= 1 bytes. Returns the bytes drawn.
+int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                    int64_t target, uint64_t seed, Buffer<uint8_t>& bytes,
+                    std::vector<int64_t>& out_offsets) {
+    const uint64_t n = uint64_t(hi - lo);
+    // x % n without a division (Lemire, Kaser and Kurz 2019: exact for 64-bit x with a
+    // 128-bit multiplier): short strings make thousands of draws, and a division each was
+    // most of drawing's time
+    const unsigned __int128 magic = n > 1 ? ~(unsigned __int128)0 / n + 1 : 0;
+    auto mod_n = [&](uint64_t x) -> uint64_t {
+        const unsigned __int128 low = magic * x;
+        const unsigned __int128 top = (unsigned __int128)uint64_t(low >> 64) * n +
+                                      (((unsigned __int128)uint64_t(low) * n) >> 64);
+        return uint64_t(top >> 64);
+    };
+    uint8_t* dst = bytes.grow(size_t(target + kSampleLine - 1 + 8));
+    out_offsets.assign(1, 0);
     int64_t filled = 0;
-    uint64_t state = seed;
+    uint64_t state = mix(seed);
     while (filled < target) {
-        state = mix(state);
-        int64_t line = lo + int64_t(state % uint64_t(n));
-        while (offsets[line + 1] == offsets[line]) {  // skip empty strings
+        int64_t line = lo + int64_t(mod_n(state));
+        // the next draw does not depend on this one's strings: start loading its offsets
+        const uint64_t next = mix(mix(state));
+        __builtin_prefetch(offsets + lo + mod_n(next));
+        while (offsets[line + 1] == offsets[line]) {  // skip empty strings: some are not
             if (++line == hi) line = lo;
         }
         const int64_t ln = offsets[line + 1] - offsets[line];
         state = mix(state);
-        const int64_t start =
-            kSampleLine * int64_t(state % uint64_t(1 + (ln - 1) / kSampleLine));
+        const int64_t pieces = 1 + (ln - 1) / kSampleLine;
+        const int64_t start = pieces == 1 ? 0 : kSampleLine * int64_t(state % uint64_t(pieces));
         const int64_t take = std::min(ln - start, kSampleLine);
-        std::memcpy(out.bytes.data() + filled, data + offsets[line] + start, size_t(take));
+        std::memcpy(dst + filled, data + offsets[line] + start, size_t(take));
         filled += take;
-        out.offsets.push_back(filled);
+        out_offsets.push_back(filled);
+        state = next;
     }
-    out.bytes.resize(size_t(filled));
-    return out;
+    std::memset(dst + filled, 0, 8);
+    return filled;
 }
 
-Symbols train_sample(const uint8_t* bytes, const int64_t* offsets, int64_t nstrings,
+// Train on a sample whose bytes have 8 bytes of slack: the counter width picked.
+Symbols train_padded(const uint8_t* bytes, const int64_t* offsets, int64_t nstrings,
                      const TrainOptions& options) {
     // A pair counter gets at most one increment per sample byte: 16 bits suffice below 64 KB
     // and halve the counters' 512 K entries, which then stay in the L2 cache.
@@ -428,14 +517,43 @@ Symbols train_sample(const uint8_t* bytes, const int64_t* offsets, int64_t nstri
     return build<uint16_t>(bytes, offsets, nstrings, options);
 }
 
+}  // namespace
+
+Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                 int64_t target, uint64_t seed) {
+    Sample out;
+    if (offsets[hi] - offsets[lo] < target) {
+        out.bytes.assign(data + offsets[lo], data + offsets[hi]);
+        out.offsets.resize(size_t(hi - lo + 1));
+        for (int64_t i = lo; i <= hi; ++i) out.offsets[i - lo] = offsets[i] - offsets[lo];
+        return out;
+    }
+    Buffer<uint8_t> bytes;
+    const int64_t filled = draw_sample(data, offsets, lo, hi, target, seed, bytes, out.offsets);
+    out.bytes.assign(bytes.p.get(), bytes.p.get() + filled);
+    return out;
+}
+
+Symbols train_sample(const uint8_t* bytes, const int64_t* offsets, int64_t nstrings,
+                     const TrainOptions& options) {
+    // copied: the copy has the slack that lets every load take 8 bytes (<= 64 KB usually)
+    const int64_t size = offsets[nstrings] - offsets[0];
+    SampleScratch& scratch = SampleScratch::of_this_thread();
+    uint8_t* padded = scratch.bytes.grow(size_t(size + 8));
+    if (size > 0) std::memcpy(padded, bytes, size_t(size));
+    std::memset(padded + size, 0, 8);
+    return train_padded(padded, offsets, nstrings, options);
+}
+
 Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
                     int64_t target, uint64_t seed, const TrainOptions& options) {
     if (offsets[hi] - offsets[lo] < target) {
         return train_sample(data + offsets[lo], offsets + lo, hi - lo, options);
     }
-    const Sample s = sample_of(data, offsets, lo, hi, target, seed);
-    return train_sample(s.bytes.data(), s.offsets.data(),
-                        static_cast<int64_t>(s.offsets.size()) - 1, options);
+    SampleScratch& scratch = SampleScratch::of_this_thread();
+    draw_sample(data, offsets, lo, hi, target, seed, scratch.bytes, scratch.offsets);
+    return train_padded(scratch.bytes.p.get(), scratch.offsets.data(),
+                        static_cast<int64_t>(scratch.offsets.size()) - 1, options);
 }
 
 void check_train_range(int64_t size, const int64_t* offsets, int64_t n, int64_t lo, int64_t hi,
@@ -480,14 +598,9 @@ Symbols rank_symbols(const uint64_t* values, const int64_t* lengths, int nsym,
     if (min_count < 0 || single_weight < 0 || single_weight > 1 << 12) {
         throw std::invalid_argument("min_count must be >= 0, single_weight 0-4096");
     }
-    auto w = std::make_unique<Work<uint16_t>>();
-    w->cval.resize(kNCodes);
-    w->clen.resize(kNCodes);
-    w->cgain.resize(kNCodes);
-    w->pick.resize(kNCodes);
-    w->slot_best.assign(kHashSize, -1);
+    Work<uint16_t>& w = Work<uint16_t>::of_this_thread();
     const int n = next_table(128, sym_val, sym_len, nsym, count1, 0, min_count, single_weight,
-                             *w);
+                             w);
     Symbols out;
     out.values.assign(sym_val + kCodeBase, sym_val + kCodeBase + n);
     out.lengths.assign(sym_len + kCodeBase, sym_len + kCodeBase + n);

@@ -3,7 +3,8 @@
 // is its implementation: the same input, sample size and seed always give the same symbols.
 //
 // Inputs are trusted here (the callers check them: see check_train_range): offsets[lo..hi]
-// non-decreasing and inside the data.
+// non-decreasing and inside the data. Trainings on different threads are independent; each
+// thread keeps its scratch (a few MB at the default sample) for its next training.
 #pragma once
 
 #include <cstdint>
