@@ -41,8 +41,7 @@ DEFAULT_SAMPLE_BYTES = 48 << 10
 # instead of 8x (+0.2%). Lower candidate thresholds or more rounds bought < 0.3% more. The
 # compiled trainer (csrc/train.h) holds these numbers; here only the extra rounds are chosen.
 _EXTRA_ROUNDS = 3
-SEED = 4637947
-SAMPLE_LINE = 512  # longer strings contribute one random 512-byte piece to the sample
+SEED = 4637947  # csrc/train.h kTrainSeed
 
 
 def _readonly(a, dtype) -> np.ndarray:
