@@ -133,3 +133,53 @@ def fuzz_round():
 for _ in range(ROUNDS):
     fuzz_round()
 print("fuzz ok")
+
+
+def fuzz_train():
+    """The trainer's entry points: random strings and ranges, forged offsets and ranges, sample
+    sizes around the 16-bit counter limit, and random rank_symbols inputs."""
+    # now and then over 64 KB: the 32-bit pair counters
+    data, offsets = strings(int(rng.integers(3500, 4000) if rng.random() < 0.1 else
+                                rng.integers(0, 400)))
+    if rng.random() < 0.3:
+        data = rng.integers(0, 256, len(data)).astype(np.uint8)  # escapes everywhere
+    n = len(offsets) - 1
+    lo, hi = sorted(int(x) for x in rng.integers(0, n + 1, 2))
+    target = int(rng.choice([1, 2, 7, 100, 4096, 1 << 16, 1 << 20]))
+    rounds = int(rng.integers(0, 4))
+    for fn, args in ((_native.train_range, (data, offsets, lo, hi, target, 3, rounds)),
+                     (_native.sample_of, (data, offsets, lo, hi, target, 3))):
+        fn(*args)
+        for bad_lo, bad_hi in ((hi, lo - 1), (-1, hi), (lo, n + 1)):
+            expect_error(fn, data, offsets, bad_lo, bad_hi, *args[4:])
+        expect_error(fn, data, offsets, lo, hi, 0, *args[5:])
+        if hi > lo and offsets[hi] > offsets[lo]:
+            forged = offsets.copy()
+            forged[hi] = len(data) + 1
+            expect_error(fn, data, forged, lo, hi, *args[4:])
+            forged = offsets.copy()
+            forged[lo], forged[hi] = offsets[hi], offsets[lo]
+            expect_error(fn, data, forged, lo, hi, *args[4:])
+    sample, soffs = _native.sample_of(data, offsets, 0, n, target, int(rng.integers(0, 99)))
+    for bits in (0, 16, 32, 8):
+        try:
+            _native.train_sample(sample, soffs, rounds, counter_bits=bits)
+        except ValueError:
+            pass
+    expect_error(_native.train_sample, sample, soffs[::-1].copy() if len(soffs) > 2 and
+                 soffs[-1] > 0 else np.array([0, len(sample) + 1]), rounds)
+    expect_error(_native.train_range, data, offsets, lo, hi, target, 3, -1)
+    # one selection step from random counts (some forged: negative, huge, bad lengths)
+    values = rng.integers(0, 1 << 63, 512, dtype=np.uint64)
+    lengths = rng.integers(1, 9, 512).astype(np.int64)
+    counts = rng.integers(0, 50, 512).astype(np.int64)
+    _native.rank_symbols(values, lengths, int(rng.integers(0, 257)), counts, 5, 4)
+    for bad in ((values, lengths, 257, counts), (values[:5], lengths, 3, counts),
+                (values, np.zeros(512, np.int64), 3, counts),
+                (values, lengths, 3, np.full(512, -1, np.int64)),
+                (values, lengths, 3, np.full(512, 1 << 62, np.int64))):
+        expect_error(_native.rank_symbols, *bad, 5, 4)
+
+
+for _ in range(ROUNDS):
+    fuzz_train()

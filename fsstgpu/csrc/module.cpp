@@ -15,6 +15,7 @@
 #include "cpu.h"
 #include "errors.h"
 #include "matcher.h"
+#include "bind_train.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -165,4 +166,5 @@ PYBIND11_MODULE(_native, m) {
           py::arg("threads"));
     m.def("isa", [] { return std::string(isa_name(active_isa())); });
     m.def("best_isa", [] { return std::string(isa_name(best_isa())); });
+    bind_train(m);
 }
