@@ -1,0 +1,52 @@
+"""Block planning of columns larger than one block: planned piece by piece on every core."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from fsstgpu.blocks import plan_blocks
+
+
+def _mixed(n_runs=24, run=2500, seed=0):
+    """Runs of strings of different kinds: words, DNA, numbers, paths."""
+    rng = np.random.default_rng(seed)
+    words = [b"lorem", b"ipsum", b"dolor", b"sit", b"amet", b"consectetur", b" ", b", "]
+    kinds = [
+        lambda: b"".join(words[j] for j in rng.integers(0, 8, 6)),
+        lambda: bytes(rng.choice(np.frombuffer(b"ACGT", np.uint8), 40)),
+        lambda: b"%d.%02d" % (rng.integers(0, 10**6), rng.integers(0, 100)),
+        lambda: b"/usr/lib/python3/%x/__init__.py" % rng.integers(0, 1 << 20),
+    ]
+    items = [kinds[r % 4]() for r in range(n_runs) for _ in range(run)]
+    data = np.frombuffer(b"".join(items), np.uint8)
+    offsets = np.zeros(len(items) + 1, np.int64)
+    np.cumsum([len(s) for s in items], out=offsets[1:])
+    return data, offsets
+
+
+def test_large_column_is_planned_in_pieces_the_same_on_any_core_count(monkeypatch):
+    data, offsets = _mixed()
+    piece = 256 << 10
+    results = []
+    for cores in ({0}, {0, 1}, set(range(8))):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, c=cores: c, raising=False)
+        results.append(plan_blocks(data, offsets, max_block_bytes=piece, segment_bytes=16 << 10))
+    (s1, t1), (s2, t2), (s8, t8) = results
+    assert np.array_equal(s1, s2) and np.array_equal(s1, s8) and t1 == t2 == t8
+    assert s1[0] == 0 and s1[-1] == len(offsets) - 1 and np.all(np.diff(s1) > 0)
+    assert len(t1) == len(s1) - 1
+    # every piece boundary of the fixed grid starts a block, and no block exceeds a piece
+    grid = np.searchsorted(offsets, np.arange(piece, offsets[-1], piece))
+    assert set(grid.tolist()) <= set(s1.tolist())
+    assert np.diff(offsets[s1]).max() <= piece + 64
+    # the kinds change every 2500 strings: the changes inside pieces are found too
+    assert len(t1) >= 20
+
+
+def test_one_piece_column_plans_as_before():
+    data, offsets = _mixed(n_runs=4, run=1500)
+    whole = plan_blocks(data, offsets, segment_bytes=16 << 10)
+    same = plan_blocks(data, offsets, segment_bytes=16 << 10, max_block_bytes=len(data))
+    assert np.array_equal(whole[0], same[0]) and whole[1] == same[1]
