@@ -12,20 +12,23 @@ __all__ = ["format_value", "roundtrip_column", "roundtrip_file", "warm_up"]
 
 
 def warm_up(device: str) -> None:
-    """Compile the codec once on a tiny column, so that the timings measure the codec.
+    """Compile the GPU decoder once on a tiny column, so that the timings measure the codec.
 
-    numba compiles the CPU hot loops on first use in a fresh environment (cached on disk after
-    that), and the GPU path compiles its CUDA module once per process.
+    The GPU path compiles its CUDA module once per process; the CPU codec is compiled ahead of
+    time (the extension ``pip install`` builds), so for ``cpu`` there is nothing to do.
     """
     import pyarrow as pa
 
     import fsstgpu
     from fsstgpu.device import resolve_device
 
-    with err_console().status("compiling the codec (first use only) ..."):
+    device = resolve_device(device)
+    if device == "cpu":
+        return
+    with err_console().status("compiling the GPU decoder (once per process) ..."):
         # over 128 KB: block planning probes it and training draws a sample, as for real data
         tiny = pa.array([f"warm-up string {i}" for i in range(8000)] + [None])
-        out = fsstgpu.decompress(fsstgpu.compress(tiny), device=resolve_device(device))
+        out = fsstgpu.decompress(fsstgpu.compress(tiny), device=device)
         if not isinstance(out, (pa.Array, pa.ChunkedArray)):
             out.to_arrow()
 

@@ -1,9 +1,10 @@
 """The CPU worker pool every parallel path shares (encoding, decoding, training).
 
 One pool of threads per process, one thread per usable core beyond the caller's, started
-lazily; work is handed out as numbered tasks that numba kernels run with the GIL released
-(``nogil=True``). The usable cores are those the process may run on (``taskset``, a container's
-CPU set), so ``taskset -c 0 ...`` runs the codec on one core.
+lazily; work is handed out as numbered tasks that call the compiled codec
+(:mod:`fsstgpu.native`), which releases the GIL. The usable cores are those the process may
+run on (``taskset``, a container's CPU set), so ``taskset -c 0 ...`` runs the codec on one
+core.
 
 >>> from fsstgpu.parallel import run_tasks
 >>> done = []
@@ -46,12 +47,13 @@ def shared_pool():
 
 def run_tasks(fn, ntasks: int) -> None:
     """Call ``fn(k)`` for ``k`` in ``range(ntasks)`` on the calling thread and one pool thread
-    per other usable core; ``fn`` should release the GIL (a ``nogil`` numba kernel).
+    per other usable core; ``fn`` should release the GIL (a call into :mod:`fsstgpu.native`).
 
     Tasks are claimed from a shared counter, so a thread that starts late (the machine busy
     with other work, or the pool thread still finishing an earlier job) just finds fewer tasks
     left: the caller never waits on a thread that has not started, unlike a fixed split of the
-    work (numba ``prange`` stalled for milliseconds on a loaded 2-core machine).
+    work (numba's ``prange``, used before the codec was compiled C++, stalled for milliseconds
+    on a loaded 2-core machine).
     """
     workers = min(ntasks, usable_cores()) - 1
     if workers <= 0:
