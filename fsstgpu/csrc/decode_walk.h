@@ -1,0 +1,146 @@
+// The decode walk that also checks the string ends (fsstgpu/decoder.py's contract for
+// decode_all with string_ends): no symbol or escape may run across a string's end, and stored
+// code offsets must be where the strings' codes start. Included by decode.cpp only.
+//
+// Each symbol's start is noted in a window of `starts` (the code position of the symbol that
+// starts at each output byte) and the ends are checked a window at a time: the symbol loop stays
+// the plain decoder's (four codes at a time while none is an escape), plus one store a symbol,
+// with no branch per string. A split's answer (which error, at which string end) depends only on
+// the window rule below, so the four-code steps change the speed, never the answer.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "matcher.h"
+
+namespace fsstgpu_native {
+namespace walk {
+
+// Output bytes per window: its scratch (8 bytes an output byte) stays in the L1 cache.
+constexpr int64_t kWindow = 4096;
+// starts entries: a window's symbols start below kWindow, its tail runs at most 15 bytes on.
+constexpr int64_t kStarts = kWindow + 16;
+// Statuses of a split the walk rejects (a non-negative one is its output end).
+constexpr int64_t kCorrupt = -1, kCrosses = -2, kOffset = -3;
+
+inline void store64(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
+
+inline bool has_escape(uint32_t w) {  // the zero-byte test on w ^ 0xFFFFFFFF
+    const uint32_t x = ~w;
+    return ((x - 0x01010101u) & ~x & 0x80808080u) != 0;
+}
+
+// Check the string ends ends[row:] up to output o (code position i) of a window that began at
+// output base, code wcode; row moves past every end that passed. starts[p - base] holds the
+// code position of the symbol that started at output p when one did in this window (positions
+// >= wcode; anything else there is older). An end must be such a start (else kCrosses) and,
+// with code offsets, at its code offset (else kOffset).
+template <class Off>
+inline int64_t check_ends(const Off* ends, int64_t nends, const int64_t* code_offsets,
+                          int64_t& row, int64_t o, int64_t i, int64_t base, int64_t wcode,
+                          const int64_t* starts) {
+    while (row < nends && int64_t(ends[row]) <= o) {
+        const int64_t e = ends[row];
+        const int64_t pos = e == o ? i : starts[e - base];
+        if (pos < wcode) return kCrosses;
+        if (code_offsets && code_offsets[row] != pos) return kOffset;
+        ++row;
+    }
+    return 0;
+}
+
+// Decode codes[start:end] into out[out_pos:out_end] checking the string ends (nends of them,
+// ends[row] the first after out_pos); return the output end or a negative status, and leave in
+// row the end it stopped at. starts has kStarts entries, none at or after start on entry.
+template <class Off>
+inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
+                              const uint64_t* packed, const uint8_t* lens, uint8_t* out,
+                              int64_t out_pos, int64_t out_end, const Off* ends, int64_t nends,
+                              const int64_t* code_offsets, int64_t& row, int64_t* starts) {
+    int64_t i = start;
+    int64_t o = out_pos;
+    const int64_t fast_end = out_end - 8;
+    int64_t base = o, wcode = i;  // the current window's output and code start
+    for (;;) {
+        const int64_t lim = std::min(fast_end + 1, base + kWindow);
+        // Four codes at a time while all four start below lim (so each is a code the one-at-a-
+        // time loop would take too) and their 8-byte stores stay in the range.
+        while (i + 4 <= end && o + 24 < lim) {
+            uint32_t four;
+            std::memcpy(&four, codes + i, 4);
+            if (has_escape(four)) {
+                starts[o - base] = i;
+                if (codes[i] != kEscape) {
+                    const uint8_t c = codes[i];
+                    if (lens[c] == 0) return kCorrupt;
+                    store64(out + o, packed[c]);
+                    o += lens[c];
+                    ++i;
+                } else {
+                    out[o++] = codes[i + 1];  // i + 4 <= end: the literal is there
+                    i += 2;
+                }
+                continue;
+            }
+            const uint8_t c0 = codes[i], c1 = codes[i + 1], c2 = codes[i + 2], c3 = codes[i + 3];
+            const int64_t l0 = lens[c0], l1 = lens[c1], l2 = lens[c2], l3 = lens[c3];
+            const int64_t o1 = o + l0, o2 = o1 + l1, o3 = o2 + l2;
+            starts[o - base] = i;
+            starts[o1 - base] = i + 1;
+            starts[o2 - base] = i + 2;
+            starts[o3 - base] = i + 3;
+            store64(out + o, packed[c0]);
+            store64(out + o1, packed[c1]);
+            store64(out + o2, packed[c2]);
+            store64(out + o3, packed[c3]);
+            if ((l0 == 0) | (l1 == 0) | (l2 == 0) | (l3 == 0)) return kCorrupt;
+            o = o3 + l3;
+            i += 4;
+        }
+        // One code at a time, 8-byte stores while they stay inside the range.
+        while (i < end && o < lim) {
+            starts[o - base] = i;
+            const uint8_t c = codes[i];
+            if (c != kEscape) {
+                if (lens[c] == 0) return kCorrupt;
+                store64(out + o, packed[c]);
+                o += lens[c];
+                ++i;
+            } else {
+                if (i + 1 >= end) return kCorrupt;
+                out[o++] = codes[i + 1];
+                i += 2;
+            }
+        }
+        if (i < end && o > fast_end) {
+            // Tail: byte stores with exact bounds (fewer than 16 bytes past the window).
+            while (i < end) {
+                starts[o - base] = i;
+                const uint8_t c = codes[i];
+                if (c != kEscape) {
+                    const int64_t ln = lens[c];
+                    if (ln == 0 || o + ln > out_end) return kCorrupt;
+                    const uint64_t sym = packed[c];
+                    std::memcpy(out + o, &sym, static_cast<size_t>(ln));
+                    o += ln;
+                    ++i;
+                } else {
+                    if (i + 1 >= end || o >= out_end) return kCorrupt;
+                    out[o++] = codes[i + 1];
+                    i += 2;
+                }
+            }
+        }
+        const int64_t status = check_ends(ends, nends, code_offsets, row, o, i, base, wcode,
+                                          starts);
+        if (status) return status;
+        if (i >= end) return o;
+        base = o;
+        wcode = i;
+    }
+}
+
+}  // namespace walk
+}  // namespace fsstgpu_native
