@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codec.h"
+#include "decode_kernel.h"
 #include "decode_walk.h"
 #include "errors.h"
 #include "kernels.h"
@@ -64,6 +65,12 @@ void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
         if (count < 0 || count > kMaxSymbols) {
             throw std::invalid_argument("table " + std::to_string(t) + " has " +
                                         std::to_string(count) + " symbols");
+        }
+        for (int64_t c = 0; c < count; ++c) {
+            if (tb.lens[256 * t + c] == 0) {
+                throw std::invalid_argument("table " + std::to_string(t) + " has no length for " +
+                                            "its code " + std::to_string(c));
+            }
         }
         for (int64_t c = count; c < 256; ++c) {
             if (tb.lens[256 * t + c] != 0) {
@@ -182,8 +189,11 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                                                  se->code_offsets, row, starts.data());
                 rows[k] = row;
             } else {
-                status[k] = kern.decode(codes, sc[k], sc[k + 1], packed, lens, out, so[k],
-                                        so[k + 1]);
+                // 8-byte stores may run on into the next splits of this task (decoded after
+                // this one, by this thread), never past the task's end
+                status[k] = plain::decode(codes, sc[k], sc[k + 1], packed, lens,
+                                          tb.first[t_ + 1] - tb.first[t_], out, so[k],
+                                          so[k + 1], so[k1]);
             }
             ok = ok && status[k] == so[k + 1];
             if (utf8 && ok && bad_utf8[t] < 0 &&
