@@ -184,9 +184,16 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
             const uint8_t* lens = tb.lens + 256 * t_;
             if (check) {
                 int64_t row = std::upper_bound(ends, ends + nends, Off(so[k])) - ends;
-                status[k] = walk::decode_checked(codes, sc[k], sc[k + 1], packed, lens, out,
-                                                 so[k], so[k + 1], ends, nends,
-                                                 se->code_offsets, row, starts.data());
+                const bool known = !plain::has_unknown(codes, sc[k], sc[k + 1],
+                                                       int(tb.first[t_ + 1] - tb.first[t_]));
+                status[k] = known ? walk::decode_checked<Off, true>(
+                                        codes, sc[k], sc[k + 1], packed, lens, out, so[k],
+                                        so[k + 1], ends, nends, se->code_offsets, row,
+                                        starts.data())
+                                  : walk::decode_checked<Off, false>(
+                                        codes, sc[k], sc[k + 1], packed, lens, out, so[k],
+                                        so[k + 1], ends, nends, se->code_offsets, row,
+                                        starts.data());
                 rows[k] = row;
             } else {
                 // 8-byte stores may run on into the next splits of this task (decoded after

@@ -4,15 +4,16 @@
 //
 // Each symbol's start is noted in a window of `starts` (the code position of the symbol that
 // starts at each output byte) and the ends are checked a window at a time: the symbol loop stays
-// the plain decoder's (four codes at a time while none is an escape), plus one store a symbol,
+// the plain decoder's (eight codes at a time while none is an escape), plus one store a symbol,
 // with no branch per string. A split's answer (which error, at which string end) depends only on
-// the window rule below, so the four-code steps change the speed, never the answer.
+// the window rule below, so the eight-code steps change the speed, never the answer.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "decode_kernel.h"
 #include "matcher.h"
 
 namespace fsstgpu_native {
@@ -25,12 +26,7 @@ constexpr int64_t kStarts = kWindow + 16;
 // Statuses of a split the walk rejects (a non-negative one is its output end).
 constexpr int64_t kCorrupt = -1, kCrosses = -2, kOffset = -3;
 
-inline void store64(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
-
-inline bool has_escape(uint32_t w) {  // the zero-byte test on w ^ 0xFFFFFFFF
-    const uint32_t x = ~w;
-    return ((x - 0x01010101u) & ~x & 0x80808080u) != 0;
-}
+using plain::store64;
 
 // Check the string ends ends[row:] up to output o (code position i) of a window that began at
 // output base, code wcode; row moves past every end that passed. starts[p - base] holds the
@@ -54,7 +50,8 @@ inline int64_t check_ends(const Off* ends, int64_t nends, const int64_t* code_of
 // Decode codes[start:end] into out[out_pos:out_end] checking the string ends (nends of them,
 // ends[row] the first after out_pos); return the output end or a negative status, and leave in
 // row the end it stopped at. starts has kStarts entries, none at or after start on entry.
-template <class Off>
+// Known: no code of the run lacks its symbol (decode_kernel.h's plain::has_unknown).
+template <class Off, bool Known>
 inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                               const uint64_t* packed, const uint8_t* lens, uint8_t* out,
                               int64_t out_pos, int64_t out_end, const Off* ends, int64_t nends,
@@ -65,39 +62,64 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
     int64_t base = o, wcode = i;  // the current window's output and code start
     for (;;) {
         const int64_t lim = std::min(fast_end + 1, base + kWindow);
-        // Four codes at a time while all four start below lim (so each is a code the one-at-a-
-        // time loop would take too) and their 8-byte stores stay in the range.
-        while (i + 4 <= end && o + 24 < lim) {
-            uint32_t four;
-            std::memcpy(&four, codes + i, 4);
-            if (has_escape(four)) {
-                starts[o - base] = i;
-                if (codes[i] != kEscape) {
-                    const uint8_t c = codes[i];
-                    if (lens[c] == 0) return kCorrupt;
-                    store64(out + o, packed[c]);
-                    o += lens[c];
-                    ++i;
-                } else {
-                    out[o++] = codes[i + 1];  // i + 4 <= end: the literal is there
-                    i += 2;
+        // Eight codes at a time while all eight start below lim (so each is a code the one-
+        // at-a-time loop would take too) and their 8-byte stores stay in the range.
+        while (i + 8 <= end && o + 56 < lim) {
+            const uint64_t w = plain::load64(codes + i);
+            const uint64_t esc = plain::escapes(w);
+            int64_t* at = starts + (o - base);  // at[p]: the symbol starting p bytes on
+            if (esc == 0) {
+                const unsigned c0 = w & 0xFF, c1 = (w >> 8) & 0xFF, c2 = (w >> 16) & 0xFF,
+                               c3 = (w >> 24) & 0xFF, c4 = (w >> 32) & 0xFF,
+                               c5 = (w >> 40) & 0xFF, c6 = (w >> 48) & 0xFF, c7 = w >> 56;
+                const int64_t l0 = lens[c0], l1 = lens[c1], l2 = lens[c2], l3 = lens[c3];
+                const int64_t l4 = lens[c4], l5 = lens[c5], l6 = lens[c6], l7 = lens[c7];
+                const uint64_t s0 = packed[c0], s1 = packed[c1], s2 = packed[c2],
+                               s3 = packed[c3], s4 = packed[c4], s5 = packed[c5],
+                               s6 = packed[c6], s7 = packed[c7];
+                const int64_t p1 = l0, p2 = l0 + l1, p3 = p2 + l2, p4 = p2 + (l2 + l3);
+                const int64_t p5 = p4 + l4, p6 = p4 + (l4 + l5), p7 = p6 + l6;
+                at[0] = i;
+                at[p1] = i + 1;
+                at[p2] = i + 2;
+                at[p3] = i + 3;
+                at[p4] = i + 4;
+                at[p5] = i + 5;
+                at[p6] = i + 6;
+                at[p7] = i + 7;
+                uint8_t* d = out + o;
+                store64(d, s0);
+                store64(d + p1, s1);
+                store64(d + p2, s2);
+                store64(d + p3, s3);
+                store64(d + p4, s4);
+                store64(d + p5, s5);
+                store64(d + p6, s6);
+                store64(d + p7, s7);
+                if (!Known && ((l0 == 0) | (l1 == 0) | (l2 == 0) | (l3 == 0) | (l4 == 0) |
+                               (l5 == 0) | (l6 == 0) | (l7 == 0))) {
+                    return kCorrupt;
                 }
+                o += p6 + (l6 + l7);
+                i += 8;
                 continue;
             }
-            const uint8_t c0 = codes[i], c1 = codes[i + 1], c2 = codes[i + 2], c3 = codes[i + 3];
-            const int64_t l0 = lens[c0], l1 = lens[c1], l2 = lens[c2], l3 = lens[c3];
-            const int64_t o1 = o + l0, o2 = o1 + l1, o3 = o2 + l2;
-            starts[o - base] = i;
-            starts[o1 - base] = i + 1;
-            starts[o2 - base] = i + 2;
-            starts[o3 - base] = i + 3;
-            store64(out + o, packed[c0]);
-            store64(out + o1, packed[c1]);
-            store64(out + o2, packed[c2]);
-            store64(out + o3, packed[c3]);
-            if ((l0 == 0) | (l1 == 0) | (l2 == 0) | (l3 == 0)) return kCorrupt;
-            o = o3 + l3;
-            i += 4;
+            // the codes before the first escape, then the escape (unless it is the eighth:
+            // its literal may lie past the eight bytes)
+            const int first = __builtin_ctzll(esc) >> 3;
+            for (int j = 0; j < first; ++j) {
+                const uint8_t c = codes[i];
+                if (!Known && lens[c] == 0) return kCorrupt;
+                starts[o - base] = i;
+                store64(out + o, packed[c]);
+                o += lens[c];
+                ++i;
+            }
+            if (first < 7) {
+                starts[o - base] = i;
+                out[o++] = codes[i + 1];
+                i += 2;
+            }
         }
         // One code at a time, 8-byte stores while they stay inside the range.
         while (i < end && o < lim) {
