@@ -261,13 +261,17 @@ def compact_tables(tables):
     >>> [hex(int(v)) for v in packed[:2]], len(packed), first.tolist(), lens[0, :3].tolist()
     (['0x63', '0x6261'], 257, [0, 2, 2], [1, 2, 0])
     """
-    first = np.zeros(len(tables) + 1, np.int64)
-    np.cumsum([len(t) for t in tables], out=first[1:])
-    packed = np.zeros(int(first[-1]) + 255, np.uint64)
-    lens = np.zeros((max(len(tables), 1), 256), np.uint8)  # one row at least: a kernel indexes
-    for t, table in enumerate(tables):
-        packed[first[t] : first[t + 1]] = table.packed
-        lens[t, : len(table)] = table.lengths
+    ntables = len(tables)
+    counts = np.fromiter((len(t.lengths) for t in tables), np.int64, ntables)
+    first = np.zeros(ntables + 1, np.int64)
+    np.cumsum(counts, out=first[1:])
+    total = int(first[-1])
+    packed = np.zeros(total + 255, np.uint64)
+    lens = np.zeros((max(ntables, 1), 256), np.uint8)  # one row at least: a kernel indexes
+    if total:  # whole arrays at once: a blob may hold 65536 tables
+        packed[:total] = np.concatenate([t.packed for t in tables])
+        rows = np.repeat(np.arange(ntables), counts)
+        lens[rows, np.arange(total) - first[rows]] = np.concatenate([t.lengths for t in tables])
     return packed, first, lens
 
 
