@@ -17,10 +17,12 @@ column decodes exactly when each string decodes alone). They raise
 :class:`~fsstgpu.errors.CorruptDataError` and never write outside the output range they were
 given.
 
-Speed: four codes are tested for an escape at once; while no escape is among them and 32 output
-bytes remain in the range, their symbols are written as four unaligned 8-byte stores (each
-symbol's zero padding is overwritten by the next); only the last few bytes of a range are
-written one at a time, so neighbouring splits never touch each other's bytes.
+Speed: eight codes are tested for an escape at once; while no escape is among them and 64 output
+bytes remain, their symbols are written as eight unaligned 8-byte stores (each symbol's zero
+padding is overwritten by the next, and a split's by the next split of the same thread); only
+the last few bytes before the end of a task (another thread's output) are written one at a
+time. A table with all 255 symbols (or a run of codes with none the table lacks) skips the test
+for unknown codes.
 
 >>> import numpy as np
 >>> from fsstgpu import SymbolTable
