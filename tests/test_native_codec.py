@@ -370,6 +370,53 @@ def test_utf8_matches_pythons_decoder(isa):
         native.first_invalid_string(big, np.array([0, len(big) + 1]))
 
 
+def _decode_all_first_invalid(items, threads=1) -> int:
+    """decode_all's fused UTF-8 answer for the strings items, every byte an escape (a table
+    of no symbols), in splits of about 4 KB."""
+    data, offs = _offsets(items)
+    codes = np.empty(2 * len(data), np.uint8)
+    codes[0::2], codes[1::2] = 255, data
+    cut = np.unique(np.r_[0, np.searchsorted(offs, np.arange(0, len(data), 4096)), len(items)])
+    try:
+        native.decode_all([SymbolTable([])], codes, 2 * offs[cut], offs[cut],
+                          np.zeros(len(cut) - 1, np.int64), len(data), string_ends=offs,
+                          check_ends=False, utf8=True, threads=threads)
+    except CorruptDataError as err:
+        return int(str(err).split("string ")[1].split(" ")[0])
+    return -1
+
+
+def test_decode_all_utf8_matches_pythons_decoder(isa):
+    """The fused check (a SIMD stream check, then the per-string kernel where it fails) on
+    every byte pair and the 3- and 4-byte forms around each rule's edges, at any alignment
+    and cut across strings; and _utf8_cases."""
+    rng = np.random.default_rng(13)
+    pieces = ["a", "ñ", "€", "𝄞", "日本", " " * 40, "\U0010FFFF", "\uFFFF", "\u07FF", "\u0800"]
+
+    def text():
+        return "".join(rng.choice(pieces, rng.integers(0, 6))).encode()
+
+    edges = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xF0, 0xFF]
+    cases = [bytes([a, b]) for a in range(0x80, 0x100) for b in range(0x100)]
+    cases += [bytes([a, b, c]) for a in range(0xC0, 0x100) for b in edges for c in edges]
+    cases += [bytes([a, b, c, d]) for a in range(0xF0, 0x100) for b in edges
+              for c in (0x80, 0xBF, 0x00, 0xC0) for d in (0x80, 0xBF, 0x00, 0xC0)]
+    for seq in cases[:: 1 if isa == ISAS[-1] else 7]:
+        items = [text() for _ in range(int(rng.integers(0, 3)))]
+        at = len(items)
+        items.append(text() + b"z" * int(rng.integers(0, 40)) + seq + text())
+        if rng.random() < 0.3:  # cut across two strings
+            s, cut = items[at], int(rng.integers(0, len(items[at]) + 1))
+            items[at : at + 1] = [s[:cut], s[cut:]]
+        items.append(text())
+        data, offs = _offsets(items)
+        assert _decode_all_first_invalid(items) == _first_invalid_by_python(data, offs), seq
+    for data, offs in _utf8_cases(rng):
+        items = [data[offs[i] : offs[i + 1]].tobytes() for i in range(len(offs) - 1)]
+        assert (_decode_all_first_invalid(items, threads=2)
+                == _first_invalid_by_python(data, offs))
+
+
 def test_utf8_on_dbtext(dbtext_paths):
     for path in dbtext_paths:
         col = from_arrow(load_lines(path, binary=True))

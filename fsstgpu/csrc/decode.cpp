@@ -9,6 +9,7 @@
 
 #include "codec.h"
 #include "decode_kernel.h"
+#include "decode_utf8.h"
 #include "decode_walk.h"
 #include "errors.h"
 #include "kernels.h"
@@ -135,11 +136,24 @@ void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
 
 namespace {
 
-// The UTF-8 check of strings lo:hi (whole in out); the first invalid one or -1.
+// The UTF-8 check of strings lo:hi (whole in out); the first invalid one or -1. With simd the
+// run is first checked as one stream (decode_utf8.h) and, when it holds a non-ASCII byte, for
+// a string that starts on a continuation byte (utf8.py's method); only a run that fails goes
+// to the per-string kernel, to name its first invalid string.
 template <class Off>
 int64_t first_invalid(const Kernels& kern, const uint8_t* out, const Off* ends, int64_t lo,
-                      int64_t hi, const uint64_t* dfa) {
+                      int64_t hi, const uint64_t* dfa, bool simd) {
     if (lo >= hi) return -1;
+    if (simd) {
+        const int64_t a = ends[lo], b = ends[hi];
+        bool high = false;
+        bool ok = stream_valid_simd(out + a, b - a, &high);
+        for (int64_t s = lo + 1; ok && high && s < hi; ++s) {
+            const int64_t p = ends[s];
+            ok = p >= b || (out[p] & 0xC0) != 0x80;
+        }
+        if (ok) return -1;
+    }
     if constexpr (sizeof(Off) == 4) {
         return kern.utf8_32(out, reinterpret_cast<const int32_t*>(ends), lo, hi, dfa);
     } else {
@@ -154,6 +168,7 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                       uint8_t* out, int64_t total_out, const StringEnds<Off>* se, int threads) {
     const Kernels& kern = kernels(active_isa());
     const uint64_t* dfa = utf8_dfa();
+    const bool simd = has_simd_utf8();
     const int64_t nsplits = sp.n;
     const int64_t *sc = sp.codes, *so = sp.out, *st = sp.table;
     const bool check = se && se->check;
@@ -208,7 +223,7 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                 // the strings completed so far: ends[r + 1] <= so[k + 1]
                 const int64_t hi =
                     std::upper_bound(ends + vrow, ends + nends, Off(so[k + 1])) - ends - 1;
-                bad_utf8[t] = first_invalid(kern, out, ends, vrow, hi, dfa);
+                bad_utf8[t] = first_invalid(kern, out, ends, vrow, hi, dfa, simd);
                 vrow = std::max(vrow, hi);
                 vpos = so[k + 1];
             }
@@ -249,7 +264,7 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
         const Off p = Off(so[bounds[t]]);
         const int64_t r = std::upper_bound(ends, ends + nends, p) - ends - 1;
         if (r != last && r >= 0 && r + 1 < nends && ends[r] < p && ends[r + 1] > p) {
-            const int64_t b = first_invalid(kern, out, ends, r, r + 1, dfa);
+            const int64_t b = first_invalid(kern, out, ends, r, r + 1, dfa, simd);
             if (b >= 0 && (bad < 0 || b < bad)) bad = b;
             last = r;
         }
