@@ -32,7 +32,6 @@ from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train_table
 from fsstgpu.types import is_text, narrow_offsets
-from fsstgpu.utf8 import check_utf8
 
 ALGORITHMS = ("fsst",)
 
@@ -142,13 +141,13 @@ def _decompress_cpu(carr: CompressedStringArray):
     # The string ends (and stored code offsets) are checked in the same walk: the column decodes
     # exactly when each of its strings decodes alone (carr[i], take) and validate() passes. A
     # column validate() passed (the encoder's own, say) holds them already: the faster decode.
+    # Forged codes can decode to any bytes: text is checked to be UTF-8 in the same pass, each
+    # split's strings right after they are decoded.
     checked = carr._validated
     data = decode_all(carr.tables, carr.codes, carr.split_codes, carr.split_out,
-                      carr.split_table, carr.uncompressed_bytes,
-                      string_ends=None if checked else offsets,
-                      code_offsets=None if checked else carr._code_offsets)
-    if is_text(carr.type):  # forged codes can decode to any bytes
-        check_utf8(data, offsets, "decoded column")
+                      carr.split_table, carr.uncompressed_bytes, string_ends=offsets,
+                      code_offsets=None if checked else carr._code_offsets,
+                      check_ends=not checked, utf8=is_text(carr.type))
     if carr.chunk_lengths is None or (offsets.dtype == np.int64 and narrow_offsets(carr.type)):
         # (past 2 GiB a 32-bit type's chunks need their own offsets: few chunks are that large)
         return arrow_layout.to_arrow(carr.type, data, offsets, carr.validity, carr.chunk_lengths)

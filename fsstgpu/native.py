@@ -10,8 +10,9 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 
 * :func:`encode_blocks`: greedy longest-match FSST encoding (the codes of
   :func:`fsstgpu.testing.greedy_encode`);
-* :func:`decode_codes` / :func:`decode_range` / :func:`decode_all`: the equivalents of
-  :mod:`fsstgpu.decoder`'s kernel and entry points, with the same corruption checks;
+* :func:`decode_codes` / :func:`decode_range` / :func:`decode_all`: FSST decoding (one run of
+  codes, a whole column from its split points, with every corruption check; :mod:`fsstgpu.decoder`
+  is their documented home);
 * :func:`first_invalid_string`: :func:`fsstgpu.utf8.first_invalid_string`'s contract.
 
 >>> import numpy as np
@@ -36,8 +37,9 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.parallel import usable_cores
 from fsstgpu.symbol_table import SymbolTable, pack_tables
 
-__all__ = ["decode_all", "decode_codes", "decode_range", "encode_blocks", "encode_matched",
-           "first_invalid_string", "isa", "matcher", "matcher_of", "supported_isas"]
+__all__ = ["compact_tables", "decode_all", "decode_codes", "decode_range", "encode_blocks",
+           "encode_matched", "first_invalid_string", "isa", "matcher", "matcher_of",
+           "supported_isas"]
 
 _ISAS = ("scalar", "avx2", "avx512")
 
@@ -154,7 +156,7 @@ def encode_matched(matchers, data, offsets, block_starts, threads=None):
 
 
 def decode_codes(codes, start, end, packed, lens, out, out_pos, out_end) -> int:
-    """:func:`fsstgpu.decoder`'s kernel: decode ``codes[start:end]`` into
+    """The decoding kernel: decode ``codes[start:end]`` into
     ``out[out_pos:out_end]``; return the output end, or -1 when the codes are corrupt.
 
     Parameters
@@ -195,7 +197,30 @@ def decode_codes(codes, start, end, packed, lens, out, out_pos, out_end) -> int:
 
 def decode_range(table: SymbolTable, codes, start: int, end: int, out, out_pos: int,
                  out_end: int) -> int:
-    """:func:`fsstgpu.decoder.decode_range`, compiled: same parameters, result and errors.
+    """Decode ``codes[start:end]`` into ``out`` from ``out_pos``; return the output end.
+
+    Parameters
+    ----------
+    table : SymbolTable
+    codes : numpy.ndarray of uint8
+    start, end : int
+        The codes to decode, ``0 <= start <= end <= len(codes)``.
+    out : numpy.ndarray of uint8
+        Written in place, only in ``out[out_pos:out_end]`` (writable uint8, else TypeError).
+    out_pos, out_end : int
+        The output range, ``0 <= out_pos <= out_end <= len(out)``.
+
+    Returns
+    -------
+    int
+        The position after the last byte written.
+
+    Raises
+    ------
+    CorruptDataError
+        If the codes run past ``out_end``, end in an escape, or use a code the table lacks.
+    ValueError
+        If a range lies outside its array.
 
     Examples
     --------
@@ -218,9 +243,52 @@ def decode_range(table: SymbolTable, codes, start: int, end: int, out, out_pos: 
     return o
 
 
-def decode_all(tables, codes, split_codes, split_out, split_table, total_out: int,
+def compact_tables(tables):
+    """The tables as the CPU decoder reads them: every symbol, table after table (uint64, then
+    255 zero words so that a kernel may read any code's word before it checks the code), where
+    each table's symbols start (int64, ``ntables + 1``), and a (ntables, 256) uint8 array of
+    lengths (0 for codes a table lacks and for the escape).
+
+    :func:`~fsstgpu.symbol_table.pack_tables` gives every table 256 symbols of 8 bytes: 2.3 KB
+    a table, so a blob of 65536 tables of 17 bytes each took 135 times its size to decode (issue
+    #20, finding 6). This takes 256 bytes a table and 8 a symbol.
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.native import compact_tables
+    >>> packed, first, lens = compact_tables([SymbolTable([b"ab", b"c"]), SymbolTable([])])
+    >>> [hex(int(v)) for v in packed[:2]], len(packed), first.tolist(), lens[0, :3].tolist()
+    (['0x63', '0x6261'], 257, [0, 2, 2], [1, 2, 0])
+    """
+    ntables = len(tables)
+    counts = np.fromiter((len(t.lengths) for t in tables), np.int64, ntables)
+    first = np.zeros(ntables + 1, np.int64)
+    np.cumsum(counts, out=first[1:])
+    total = int(first[-1])
+    packed = np.zeros(total + 255, np.uint64)
+    lens = np.zeros((max(ntables, 1), 256), np.uint8)  # one row at least: a kernel indexes
+    if total:  # whole arrays at once: a blob may hold 65536 tables
+        packed[:total] = np.concatenate([t.packed for t in tables])
+        rows = np.repeat(np.arange(ntables), counts)
+        lens[rows, np.arange(total) - first[rows]] = np.concatenate([t.lengths for t in tables])
+    return packed, first, lens
+
+
+def decode_all(tables, codes, split_codes, split_out, split_table, total_out: int, *,
+               string_ends=None, code_offsets=None, check_ends: bool = True, utf8: bool = False,
                threads=None) -> np.ndarray:
-    """:func:`fsstgpu.decoder.decode_all`, compiled: same parameters, result and errors.
+    """Decode a whole column from its split points; return its ``total_out`` data bytes.
+
+    Split ``k`` decodes ``codes[split_codes[k]:split_codes[k+1]]`` with ``tables[split_table[k]]``
+    into output bytes ``split_out[k]:split_out[k+1]`` (the contract in :mod:`fsstgpu.arrays`).
+    Splits are decoded in parallel. With ``string_ends`` (and ``check_ends``) the decode also
+    checks, in the same walk, that no symbol (or escape) runs across a string's end and, with
+    ``code_offsets``, that each string's codes start where they say: then the column decodes
+    here exactly when every string decodes alone (``carr[i]``, ``take``) and
+    :meth:`~fsstgpu.CompressedStringArray.validate` passes, to the same bytes. With ``utf8``
+    every string must be valid UTF-8 (:func:`fsstgpu.utf8.check_utf8`'s rules and message),
+    checked split by split right after it is decoded, while its bytes are in the cache.
 
     Parameters
     ----------
@@ -229,6 +297,16 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
     split_codes, split_out : numpy.ndarray of int64, shape (nsplits + 1,)
     split_table : numpy.ndarray of integers, shape (nsplits,)
     total_out : int
+    string_ends : numpy.ndarray of int32 or int64, shape (n + 1,), optional
+        The strings' output offsets (the Arrow offsets: from 0, non-decreasing, ending at
+        ``total_out``).
+    code_offsets : numpy.ndarray of int64, shape (n + 1,), optional
+        Where each string's codes start, when stored (only with ``string_ends``).
+    check_ends : bool
+        Check the string ends in the walk (False: a column known good, ``string_ends`` given
+        for ``utf8`` only).
+    utf8 : bool
+        Check that every string is valid UTF-8 (needs ``string_ends``).
     threads : int, optional
         Threads to use (default: the usable cores).
 
@@ -239,24 +317,56 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
     Raises
     ------
     CorruptDataError
-        If the split arrays are inconsistent, or any split does not decode to exactly its range.
+        If the split arrays are inconsistent, any split does not decode to exactly its range, a
+        symbol crosses a string end, a code offset disagrees with the codes or (``utf8``) a
+        string is not valid UTF-8.
+    ValueError
+        For ``code_offsets`` or ``utf8`` without ``string_ends``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu import SymbolTable, native
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.native import decode_all
     >>> codes = np.array([0, 255, 120, 0], np.uint8)
-    >>> out = native.decode_all([SymbolTable([b"ab"])], codes, np.array([0, 3, 4]),
-    ...                         np.array([0, 3, 5]), np.array([0, 0], np.uint16), 5)
-    >>> bytes(out)
+    >>> args = ([SymbolTable([b"ab"])], codes, np.array([0, 3, 4]), np.array([0, 3, 5]),
+    ...         np.array([0, 0], np.uint16), 5)
+    >>> bytes(decode_all(*args))
     b'abxab'
+    >>> decode_all(*args, string_ends=np.array([0, 1, 5]))  # "a" + "bxab": "ab" crosses
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: string 0: a symbol runs across its end (split 0, codes 0..3)
     """
-    packed, lens = pack_tables(tables)
-    return _native.decode_all(np.ascontiguousarray(codes, np.uint8),
-                              np.ascontiguousarray(split_codes, np.int64),
-                              np.ascontiguousarray(split_out, np.int64),
-                              np.ascontiguousarray(split_table, np.int64), packed, lens,
-                              int(total_out), _threads(threads))
+    total_out = int(total_out)
+    if string_ends is None:
+        if code_offsets is not None or utf8:
+            raise ValueError("code_offsets and utf8 are checked against string_ends: give them")
+        ends = np.zeros(0, np.int64)
+        check_ends = False
+    else:
+        ends = np.asarray(string_ends)
+        if ends.ndim != 1 or not len(ends):  # the C++ check names the rest
+            raise CorruptDataError(f"string ends must run from 0 to the {total_out} output bytes")
+        ends = np.ascontiguousarray(ends, np.int32 if ends.dtype == np.int32 else np.int64)
+    offsets = np.zeros(0, np.int64)
+    if code_offsets is not None and check_ends:
+        offsets = np.ascontiguousarray(code_offsets, np.int64)
+        if offsets.ndim != 1 or offsets.shape != ends.shape:
+            raise CorruptDataError(f"code offsets must be {len(ends)} positions from 0 to "
+                                   f"{np.size(codes)}")
+    packed, first, lens = compact_tables(tables)
+    codes = np.ascontiguousarray(codes, np.uint8)
+    out, bad = _native.decode_all(codes, np.ascontiguousarray(split_codes, np.int64),
+                                  np.ascontiguousarray(split_out, np.int64),
+                                  np.ascontiguousarray(split_table, np.int64), packed, first,
+                                  lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
+                                  _threads(threads))
+    if bad >= 0:
+        from fsstgpu.utf8 import invalid_utf8_error  # (fsstgpu.utf8 imports this module)
+
+        raise invalid_utf8_error(out, ends, bad, "decoded column")
+    return out
 
 
 def first_invalid_string(data, offsets, threads=None) -> int:

@@ -58,6 +58,30 @@ def tables_of(matchers):
     return packed, lens
 
 
+def compact_of(matchers):
+    """fsstgpu.native.compact_tables' layout for the matchers' symbol sets."""
+    first = np.zeros(len(matchers) + 1, np.int64)
+    np.cumsum([len(p) for p, _ in matchers], out=first[1:])
+    packed = np.zeros(int(first[-1]) + 255, np.uint64)
+    lens = np.zeros((max(len(matchers), 1), 256), np.uint8)
+    for t, (p, ln) in enumerate(matchers):
+        packed[first[t] : first[t + 1]] = p
+        lens[t, : len(ln)] = ln
+    return packed, first, lens
+
+
+NO_ENDS = np.zeros(0, np.int64)
+
+
+def decode_all(codes, splits, souts, stab, compact, total, threads, ends=NO_ENDS, check=False,
+               code_offsets=NO_ENDS, utf8=False):
+    """_native.decode_all's column decode: the bytes (a UTF-8 answer is checked in range)."""
+    out, bad = _native.decode_all(codes, splits, souts, stab, *compact, total, ends, check,
+                                  code_offsets, utf8, threads)
+    assert -1 <= bad < max(len(ends) - 1, 0) and len(out) == total
+    return out
+
+
 def fuzz_round():
     nt = int(rng.integers(1, 4))
     sets = [symbols(int(rng.integers(0, 256))) for _ in range(nt)]
@@ -71,8 +95,9 @@ def fuzz_round():
     # decode back: one split per string, table of its block
     owner = np.searchsorted(block_starts, np.arange(n), side="right") - 1
     packed, lens = tables_of(sets)
-    out = _native.decode_all(codes, code_offsets, offsets, owner.astype(np.int64), packed, lens,
-                             int(offsets[-1]), threads)
+    compact = compact_of(sets)
+    out = decode_all(codes, code_offsets, offsets, owner.astype(np.int64), compact,
+                     int(offsets[-1]), threads)
     assert np.array_equal(out, data)
     # forged encoder inputs
     if n:
@@ -103,11 +128,11 @@ def fuzz_round():
     flens = lens.copy()
     flens[rng.integers(0, nt), rng.integers(0, 256, 20)] = 0
     try:
-        _native.decode_all(forged, splits, souts, stab, packed, flens, total, threads)
+        decode_all(forged, splits, souts, stab, (compact[0], compact[1], flens), total, threads)
     except ValueError:
         pass
-    expect_error(_native.decode_all, forged, splits, souts, stab, packed,
-                 np.full_like(lens, 9), total, threads)
+    expect_error(decode_all, forged, splits, souts, stab,
+                 (compact[0], compact[1], np.full_like(lens, 9)), total, threads)
     buf = np.zeros(int(rng.integers(0, 64)), np.uint8)
     for _ in range(20):
         a, b = np.sort(rng.integers(-2, len(forged) + 3, 2))
@@ -130,8 +155,66 @@ def fuzz_round():
                      np.array([0, len(text) + 1], dtype), threads)
 
 
+def fuzz_decode():
+    """The column decode's string-end, code-offset and UTF-8 checks on forged ends, offsets,
+    codes and tables: every answer in range, or ValueError."""
+    nt = int(rng.integers(1, 3))
+    sets = [symbols(int(rng.integers(0, 256))) for _ in range(nt)]
+    compact = compact_of(sets)
+    n = int(rng.integers(0, 200))
+    data, offsets = strings(n)
+    block_starts = np.array([0] + sorted(rng.integers(0, n + 1, nt - 1)) + [n], np.int64)
+    threads = int(rng.integers(1, 4))
+    codes, code_offsets = _native.encode_blocks(data, offsets, block_starts,
+                                                [_native.Matcher(*m) for m in sets], threads)
+    # splits cut anywhere in the strings' codes, each with the table of its first string
+    cut = np.unique(np.r_[0, rng.integers(0, n + 1, 4), block_starts, n])
+    owner = (np.searchsorted(block_starts, cut[:-1], side="right") - 1).astype(np.int64)
+    splits, souts, total = code_offsets[cut], offsets[cut], int(offsets[-1])
+    for dtype in (np.int32, np.int64):
+        ends = offsets.astype(dtype)
+        out = decode_all(codes, splits, souts, owner, compact, total, threads, ends, True,
+                         code_offsets, True)
+        assert np.array_equal(out, data)
+        forged = codes.copy()
+        if len(forged):
+            forged[rng.integers(0, len(forged), 3)] = rng.integers(0, 256, 3)
+        fends = ends.copy()
+        if n > 1:
+            fends[rng.integers(1, n)] += dtype(rng.integers(-3, 4))
+        foffs = code_offsets.copy()
+        if n > 1:
+            foffs[rng.integers(1, n)] += int(rng.integers(-3, 4))
+        for args in ((forged, ends, code_offsets), (codes, fends, code_offsets),
+                     (codes, ends, foffs), (forged, fends, foffs), (forged, ends, NO_ENDS),
+                     (codes, fends[:-1], code_offsets), (codes, ends, foffs[1:]),
+                     (forged, fends[::-1].copy(), NO_ENDS)):
+            c, e, o = args
+            for check in (False, True):
+                try:
+                    decode_all(c, splits, souts, owner, compact, total, threads,
+                               e, check, o, bool(rng.integers(0, 2)))
+                except ValueError:
+                    pass
+    # tables not in compact_tables' form
+    packed, first, lens = compact
+    bad_tables = [(packed[: max(len(packed) - 255, 0)], first, lens), (packed, first - 1, lens),
+                  (packed, first, lens[:, :255].copy())]
+    if first[0] != first[-1]:
+        bad_tables.append((packed, first[::-1].copy(), lens))
+    for bad in bad_tables:
+        expect_error(decode_all, codes, splits, souts, owner, bad, total, threads)
+    if int(first[1]) < 256:
+        wrong = lens.copy()
+        wrong[0, int(first[1]) :] = 1
+        if int(first[1]) < 255:
+            expect_error(decode_all, codes, splits, souts, owner, (packed, first, wrong),
+                         total, threads)
+
+
 for _ in range(ROUNDS):
     fuzz_round()
+    fuzz_decode()
 print("fuzz ok")
 
 

@@ -1,6 +1,6 @@
-"""The compiled codec (fsstgpu.native) against oracles (the encoder against
-fsstgpu.testing.greedy_encode, the decoder against numba's, byte for byte) on every instruction
-set the machine has; and a sanitizer build fuzzed in a subprocess."""
+"""The compiled codec (fsstgpu.native) against plain oracles, byte for byte: the encoder against
+fsstgpu.testing.greedy_encode, the decoder and the UTF-8 check against plain-Python decoding; on
+every instruction set the machine has; and a sanitizer build fuzzed in a subprocess."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable, decoder, native, utf8
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.datasets import load_lines
-from fsstgpu.jit import readonly
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.testing import greedy_encode
 from fsstgpu.training import train_table
@@ -147,18 +146,33 @@ def test_encoder_releases_the_gil():
         assert np.array_equal(codes, want[0]) and np.array_equal(code_offs, want[1])
 
 
-def _kernel(codes, start, end, packed, lens, out, out_pos, out_end):
-    return decoder._decode_kernel(readonly(codes, np.uint8), start, end,
-                                  readonly(packed, np.uint64), readonly(lens, np.uint8), out,
-                                  out_pos, out_end)
+def _python_decode(symbols, codes, start, end, out, out_pos, out_end) -> int:
+    """The oracle: the decoding rules in plain Python (``symbols[c]`` the bytes of code c, None
+    for none); the output end, or -1 for an unknown code, an escape as the last code or output
+    past ``out_end``."""
+    i, o = start, out_pos
+    while i < end:
+        if codes[i] == 255:
+            if i + 1 >= end or o >= out_end:
+                return -1
+            piece, i = bytes([codes[i + 1]]), i + 2
+        else:
+            piece, i = symbols[codes[i]], i + 1
+            if piece is None or o + len(piece) > out_end:
+                return -1
+        out[o : o + len(piece)] = np.frombuffer(piece, np.uint8)
+        o += len(piece)
+    return o
 
 
-def test_decoder_kernel_matches_numba_on_random_and_forged_codes(isa):
+def test_decode_codes_matches_python_on_random_and_forged_codes(isa):
     rng = np.random.default_rng(9)
     for _ in range(300):
         syms = {bytes(rng.integers(0, 4, rng.integers(1, 9)).astype(np.uint8))
                 for _ in range(rng.integers(1, 60))}
-        packed, lens = pack_tables([SymbolTable(syms)])
+        table = SymbolTable(syms)
+        packed, lens = pack_tables([table])
+        by_code = list(table.symbols) + [None] * (256 - len(table))
         ncodes = int(rng.integers(0, 200))
         # mostly known codes, some escapes, a few unknown ones (or none)
         known = rng.integers(0, len(syms), ncodes)
@@ -172,7 +186,7 @@ def test_decoder_kernel_matches_numba_on_random_and_forged_codes(isa):
         out_end = int(rng.integers(out_pos, size + 1))
         want = np.full(size, 0xAA, np.uint8)
         got = want.copy()
-        o = _kernel(codes, start, end, packed[0], lens[0], want, out_pos, out_end)
+        o = _python_decode(by_code, codes.tolist(), start, end, want, out_pos, out_end)
         assert native.decode_codes(codes, start, end, packed[0], lens[0], got, out_pos,
                                    out_end) == o
         # nothing outside the range; inside it, the decoded bytes (padding may differ)
@@ -181,13 +195,11 @@ def test_decoder_kernel_matches_numba_on_random_and_forged_codes(isa):
             assert np.array_equal(got[out_pos:o], want[out_pos:o])
 
 
-def test_decode_range_checks_like_numba():
+def test_decode_range_checks():
     t = SymbolTable([b"ab"])
     out = np.zeros(4, np.uint8)
     for codes in ([0, 255], [7], [0, 0, 0]):
         codes = np.array(codes, np.uint8)
-        with pytest.raises(CorruptDataError, match="do not decode"):
-            native.decode_range(t, codes, 0, len(codes), out, 0, 4)
         with pytest.raises(CorruptDataError, match="do not decode"):
             decoder.decode_range(t, codes, 0, len(codes), out, 0, 4)
     with pytest.raises(ValueError, match="outside"):
@@ -198,40 +210,115 @@ def test_decode_range_checks_like_numba():
         native.decode_range(t, np.zeros(2, np.uint8), 0, 2, np.zeros(4, np.int32), 0, 4)
 
 
-def test_decode_all_matches_numba_and_reports_the_same_corruption(isa):
-    rng = np.random.default_rng(4)
+def _split_column(rng, nitems=30_000):
+    """Strings of a few words, two blocks with their tables, splits of ~50 strings."""
     words = [b"alpha ", b"beta", b"http://x.org/", b"\x00", b"zz\xff"]
     items = [b"".join(words[j] for j in rng.integers(0, 5, rng.integers(0, 9)))
-             for _ in range(30_000)]
+             for _ in range(nitems)]
     data, offs = _offsets(items)
     tables = [train_table(data, offs), SymbolTable([b"alpha", b"beta", b"zz"])]
-    block_starts = np.array([0, 12_000, len(items)])
+    block_starts = np.array([0, nitems * 2 // 5, nitems])
     codes, code_offs = native.encode_blocks(tables, data, offs, block_starts)
-    # splits of ~50 strings, each with its block's table
-    cuts = np.arange(0, len(items) + 1, 50)
-    cuts = np.unique(np.concatenate((cuts, block_starts)))
+    cuts = np.unique(np.concatenate((np.arange(0, nitems + 1, 50), block_starts)))
     split_table = (np.searchsorted(block_starts, cuts[:-1], side="right") - 1).astype(np.uint16)
+    return tables, data, offs, codes, code_offs, cuts, split_table
+
+
+def test_decode_all_round_trips_and_reports_corruption(isa):
+    rng = np.random.default_rng(4)
+    tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng)
     args = (codes, code_offs[cuts], offs[cuts], split_table, len(data))
     for threads in (1, 3):
         assert np.array_equal(native.decode_all(tables, *args, threads=threads), data)
-    assert np.array_equal(decoder.decode_all(tables, *args), data)
+        assert np.array_equal(native.decode_all(tables, *args, string_ends=offs,
+                                                code_offsets=code_offs, threads=threads), data)
     forged = codes.copy()
     forged[rng.integers(0, len(codes), 40)] = 250  # no symbol 250: unknown codes
     bad = [
-        (forged, code_offs[cuts], offs[cuts], split_table, len(data)),
-        (codes, code_offs[cuts], offs[cuts] + np.r_[0, np.ones(len(cuts) - 1, int)],
-         split_table, len(data) + 1),
-        (codes, code_offs[cuts][:-1], offs[cuts], split_table, len(data)),
-        (codes, code_offs[cuts], offs[cuts], split_table + 1, len(data)),
-        (codes, code_offs[cuts], offs[cuts], split_table, -1),
-        (codes, code_offs[cuts][::-1], offs[cuts], split_table, len(data)),
+        ((forged, *args[1:]), r"split \d+ \(codes \d+\.\.\d+, table \d\) is corrupt; expected "
+                              r"output bytes \d+\.\.\d+ \(\d+ bad splits\)"),
+        ((codes, code_offs[cuts], offs[cuts] + np.r_[0, np.ones(len(cuts) - 1, int)],
+          split_table, len(data) + 1), r"split 0 \(.*\) ends at output byte \d+; expected"),
+        ((codes, code_offs[cuts][:-1], *args[2:]), "split arrays disagree"),
+        ((*args[:3], split_table + 1, len(data)), "split table index 2 but only 2 tables"),
+        ((*args[:4], -1), "negative output size -1"),
+        ((codes, code_offs[cuts][::-1], *args[2:]), "split code positions must run from 0"),
     ]
-    for case in bad:
-        with pytest.raises(CorruptDataError) as want:
-            decoder.decode_all(tables, *case)
-        with pytest.raises(CorruptDataError) as got:
-            native.decode_all(tables, *case, threads=2)
-        assert str(got.value) == str(want.value)
+    for case, message in bad:
+        for threads in (1, 2):
+            with pytest.raises(CorruptDataError, match=message):
+                native.decode_all(tables, *case, threads=threads)
+
+
+def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa):
+    rng = np.random.default_rng(6)
+    tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng, 120_000)
+    args = (codes, code_offs[cuts], offs[cuts], split_table, len(data))
+    assert len(data) > 2 << 20  # several tasks
+    # string ends moved by a byte: a symbol (or an escape) runs across them, or they land on a
+    # symbol start and only the code offsets disagree
+    for r in rng.integers(1, len(offs) - 1, 8):
+        ends = offs.copy()
+        ends[r] = min(ends[r] + 1, ends[r + 1])
+        if ends[r] == offs[r]:
+            continue
+        for code_offsets in (None, code_offs):
+            answers = set()
+            for threads in (1, 2, 5):
+                with pytest.raises(CorruptDataError) as err:
+                    native.decode_all(tables, *args, string_ends=ends.astype(np.int32),
+                                      code_offsets=code_offsets, threads=threads)
+                answers.add(str(err.value))
+            assert len(answers) == 1, answers
+            assert (f"string {r - 1}: a symbol runs across its end" in answers.pop()
+                    or code_offsets is not None)
+    # code offsets off by one
+    bad = code_offs.copy()
+    bad[7] += 1
+    with pytest.raises(CorruptDataError, match="string 7: its stored code offset"):
+        native.decode_all(tables, *args, string_ends=offs, code_offsets=bad)
+    for ends, message in ((offs + 1, "string ends must run from 0"),
+                          (offs[::-1], "string ends must run from 0"),
+                          (np.r_[0, 5, 3, offs[3:]], "string ends must be non-decreasing")):
+        with pytest.raises(CorruptDataError, match=message):
+            native.decode_all(tables, *args, string_ends=ends)
+    with pytest.raises(CorruptDataError, match="code offsets must be"):
+        native.decode_all(tables, *args, string_ends=offs, code_offsets=code_offs[1:])
+    with pytest.raises(ValueError):
+        native.decode_all(tables, *args, code_offsets=code_offs)
+    with pytest.raises(ValueError):
+        native.decode_all(tables, *args, utf8=True)
+
+
+def test_decode_all_checks_utf8_like_check_utf8_at_any_thread_count(isa):
+    """The fused UTF-8 check names the first invalid string, whether it lies in one task or
+    across two (columns over 1 MB decode in several tasks), whatever the thread count."""
+    rng = np.random.default_rng(12)
+    pieces = [b"a", "ñ".encode(), "€".encode(), "日本".encode(), b" " * 70]
+    items = [b"".join(pieces[j] for j in rng.integers(0, 5, rng.integers(0, 12)))
+             for _ in range(40_000)]
+    items[30_000] = b"x" * 3_000_000  # one long string: across task boundaries
+    table = train_table(*_offsets(items))
+    for broken in ((), (5,), (20_000, 39_999), (30_000,), (39_999,), (30_000, 35_000)):
+        forged = list(items)
+        for r in broken:
+            forged[r] = forged[r] + b"\xe2\x82"  # a character cut short
+        data, offs = _offsets(forged)
+        codes, code_offs = native.encode_blocks([table], data, offs, np.array([0, len(items)]))
+        cuts = np.unique(np.r_[np.arange(0, len(items) + 1, 40), 30_000, 30_001])
+        args = ([table], codes, code_offs[cuts], offs[cuts], np.zeros(len(cuts) - 1, np.int64),
+                len(data))
+        for threads in (1, 2, 5):
+            for ends in (offs, offs.astype(np.int32)):
+                if not broken:
+                    assert np.array_equal(native.decode_all(*args, string_ends=ends,
+                                                            check_ends=False, utf8=True,
+                                                            threads=threads), data)
+                    continue
+                with pytest.raises(CorruptDataError,
+                                   match=f"decoded column: string {min(broken)} is not valid"):
+                    native.decode_all(*args, string_ends=ends, code_offsets=code_offs,
+                                      utf8=True, threads=threads)
 
 
 def _utf8_cases(rng):
@@ -277,6 +364,53 @@ def test_utf8_matches_pythons_decoder(isa):
     assert native.first_invalid_string(big[:-1001], offs[offs <= len(big) - 1001]) in (-1,)
     with pytest.raises(ValueError):
         native.first_invalid_string(big, np.array([0, len(big) + 1]))
+
+
+def _decode_all_first_invalid(items, threads=1) -> int:
+    """decode_all's fused UTF-8 answer for the strings items, every byte an escape (a table
+    of no symbols), in splits of about 4 KB."""
+    data, offs = _offsets(items)
+    codes = np.empty(2 * len(data), np.uint8)
+    codes[0::2], codes[1::2] = 255, data
+    cut = np.unique(np.r_[0, np.searchsorted(offs, np.arange(0, len(data), 4096)), len(items)])
+    try:
+        native.decode_all([SymbolTable([])], codes, 2 * offs[cut], offs[cut],
+                          np.zeros(len(cut) - 1, np.int64), len(data), string_ends=offs,
+                          check_ends=False, utf8=True, threads=threads)
+    except CorruptDataError as err:
+        return int(str(err).split("string ")[1].split(" ")[0])
+    return -1
+
+
+def test_decode_all_utf8_matches_pythons_decoder(isa):
+    """The fused check (a SIMD stream check, then the per-string kernel where it fails) on
+    every byte pair and the 3- and 4-byte forms around each rule's edges, at any alignment
+    and cut across strings; and _utf8_cases."""
+    rng = np.random.default_rng(13)
+    pieces = ["a", "ñ", "€", "𝄞", "日本", " " * 40, "\U0010FFFF", "\uFFFF", "\u07FF", "\u0800"]
+
+    def text():
+        return "".join(rng.choice(pieces, rng.integers(0, 6))).encode()
+
+    edges = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xF0, 0xFF]
+    cases = [bytes([a, b]) for a in range(0x80, 0x100) for b in range(0x100)]
+    cases += [bytes([a, b, c]) for a in range(0xC0, 0x100) for b in edges for c in edges]
+    cases += [bytes([a, b, c, d]) for a in range(0xF0, 0x100) for b in edges
+              for c in (0x80, 0xBF, 0x00, 0xC0) for d in (0x80, 0xBF, 0x00, 0xC0)]
+    for seq in cases[:: 1 if isa == ISAS[-1] else 7]:
+        items = [text() for _ in range(int(rng.integers(0, 3)))]
+        at = len(items)
+        items.append(text() + b"z" * int(rng.integers(0, 40)) + seq + text())
+        if rng.random() < 0.3:  # cut across two strings
+            s, cut = items[at], int(rng.integers(0, len(items[at]) + 1))
+            items[at : at + 1] = [s[:cut], s[cut:]]
+        items.append(text())
+        data, offs = _offsets(items)
+        assert _decode_all_first_invalid(items) == _first_invalid_by_python(data, offs), seq
+    for data, offs in _utf8_cases(rng):
+        items = [data[offs[i] : offs[i + 1]].tobytes() for i in range(len(offs) - 1)]
+        assert (_decode_all_first_invalid(items, threads=2)
+                == _first_invalid_by_python(data, offs))
 
 
 def test_utf8_on_dbtext(dbtext_paths):

@@ -25,19 +25,11 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* offsets, i
                     const int64_t* block_starts, int64_t nblocks, const Matcher* const* matchers,
                     int threads, int64_t* code_offsets);
 
-// decode.cpp. A table set is ntables rows of 256 symbols (packed) and lengths (0: no symbol).
-// One range: the output end, or -1 when the codes are corrupt.
+// decode.cpp. One range (a table as 256 symbols and 256 lengths, 0: no symbol): the output end, or -1 when the codes are corrupt.
 int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t end,
                    const uint64_t* packed, const uint8_t* lens, uint8_t* out, int64_t nout,
                    int64_t out_pos, int64_t out_end);
-// A column from its split points (fsstgpu.arrays' contract): check_splits first (before the
-// output is allocated), then decode_splits into out[0:total_out].
-void check_splits(int64_t ncodes, const int64_t* split_codes, int64_t nsplit_codes,
-                  const int64_t* split_out, int64_t nsplit_out, const int64_t* split_table,
-                  int64_t nsplits, const uint8_t* lens, int64_t ntables, int64_t total_out);
-void decode_splits(const uint8_t* codes, const int64_t* split_codes, const int64_t* split_out,
-                   const int64_t* split_table, int64_t nsplits, const uint64_t* packed,
-                   const uint8_t* lens, uint8_t* out, int64_t total_out, int threads);
+// A column from its split points: decode.h.
 
 // utf8.cpp: the first of the n strings that is not valid UTF-8, or -1.
 template <class Off>

@@ -1,11 +1,16 @@
-// Decoding entry points: one range (decoder.py's decode_range kernel) and a whole column from
-// its split points (decoder.py's decode_all), with the same checks and messages.
+// Decoding entry points: one range (decoder.py's decode_range) and a whole column from its
+// split points (decoder.py's decode_all, decode.h), with decoder.py's checks and messages.
+#include "decode.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "codec.h"
+#include "decode_kernel.h"
+#include "decode_utf8.h"
+#include "decode_walk.h"
 #include "errors.h"
 #include "kernels.h"
 #include "parallel.h"
@@ -15,6 +20,9 @@ namespace fsstgpu_native {
 namespace {
 
 constexpr int64_t kTaskBytes = 1 << 20;  // output bytes per parallel task
+// Output bytes decoded between two UTF-8 checks of the strings they completed: still in the L1
+// or L2 cache when the check reads them.
+constexpr int64_t kUtf8Bytes = 32 << 10;
 
 std::string range(int64_t a, int64_t b) { return std::to_string(a) + ".." + std::to_string(b); }
 
@@ -46,11 +54,41 @@ int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t 
     return kernels(active_isa()).decode(codes, start, end, packed, lens, out, out_pos, out_end);
 }
 
-void check_splits(int64_t ncodes, const int64_t* sc, int64_t nc, const int64_t* so, int64_t no,
-                  const int64_t* st, int64_t nsplits, const uint8_t* lens, int64_t ntables,
-                  int64_t total_out) {
+template <class Off>
+void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
+                  const CompactTables& tb, int64_t total_out, const Off* ends, int64_t nends,
+                  const int64_t* code_offsets, int64_t ncode_offsets) {
+    // the tables: compact_tables' form, or a kernel would read outside them
+    const int64_t nt = tb.ntables;
+    if (tb.first[0] != 0) throw std::invalid_argument("table starts must begin at 0");
+    for (int64_t t = 0; t < nt; ++t) {
+        const int64_t count = tb.first[t + 1] - tb.first[t];
+        if (count < 0 || count > kMaxSymbols) {
+            throw std::invalid_argument("table " + std::to_string(t) + " has " +
+                                        std::to_string(count) + " symbols");
+        }
+        for (int64_t c = 0; c < count; ++c) {
+            if (tb.lens[256 * t + c] == 0) {
+                throw std::invalid_argument("table " + std::to_string(t) + " has no length for " +
+                                            "its code " + std::to_string(c));
+            }
+        }
+        for (int64_t c = count; c < 256; ++c) {
+            if (tb.lens[256 * t + c] != 0) {
+                throw std::invalid_argument("table " + std::to_string(t) + " has a length for " +
+                                            "code " + std::to_string(c) + " past its symbols");
+            }
+        }
+    }
+    if (tb.npacked < tb.first[nt] + kMaxSymbols) {
+        throw std::invalid_argument("packed symbols need " + std::to_string(kMaxSymbols) +
+                                    " words of zero padding");
+    }
+    check_lengths(tb.lens, nt);
+    // the splits
     if (total_out < 0) throw CorruptData("negative output size " + std::to_string(total_out));
-    check_lengths(lens, ntables);
+    const int64_t nsplits = sp.n;
+    const int64_t *sc = sp.codes, *so = sp.out, *st = sp.table;
     if (nc != nsplits + 1 || no != nsplits + 1) {
         throw CorruptData("split arrays disagree: " + std::to_string(nc) + " code starts, " +
                           std::to_string(no) + " output starts, " + std::to_string(nsplits) +
@@ -71,20 +109,75 @@ void check_splits(int64_t ncodes, const int64_t* sc, int64_t nc, const int64_t* 
             throw CorruptData("split positions must be non-decreasing");
         }
     }
-    for (int64_t k = 0; k < nsplits; ++k) {
-        if (st[k] < 0 || st[k] >= ntables) {
-            throw CorruptData("split table index " + std::to_string(st[k]) + " but only " +
-                              std::to_string(ntables) + " tables");
+    if (nsplits) {
+        // decoder.py names the largest index; a negative one (never read) the smallest
+        const int64_t hi = *std::max_element(st, st + nsplits);
+        const int64_t lo = *std::min_element(st, st + nsplits);
+        if (hi >= nt || lo < 0) {
+            throw CorruptData("split table index " + std::to_string(hi >= nt ? hi : lo) +
+                              " but only " + std::to_string(nt) + " tables");
         }
+    }
+    // the string ends and code offsets
+    if (!ends) return;
+    if (nends < 1 || ends[0] != 0 || int64_t(ends[nends - 1]) != total_out) {
+        throw CorruptData("string ends must run from 0 to the " + std::to_string(total_out) +
+                          " output bytes");
+    }
+    for (int64_t r = 0; r + 1 < nends; ++r) {
+        if (ends[r + 1] < ends[r]) throw CorruptData("string ends must be non-decreasing");
+    }
+    if (ncode_offsets >= 0 && (ncode_offsets != nends || code_offsets[0] != 0 ||
+                               code_offsets[nends - 1] != ncodes)) {
+        throw CorruptData("code offsets must be " + std::to_string(nends) +
+                          " positions from 0 to " + std::to_string(ncodes));
     }
 }
 
-void decode_splits(const uint8_t* codes, const int64_t* sc, const int64_t* so,
-                   const int64_t* st, int64_t nsplits, const uint64_t* packed,
-                   const uint8_t* lens, uint8_t* out, int64_t total_out, int threads) {
+namespace {
+
+// The UTF-8 check of strings lo:hi (whole in out); the first invalid one or -1. With simd the
+// run is first checked as one stream (decode_utf8.h) and, when it holds a non-ASCII byte, for
+// a string that starts on a continuation byte (utf8.py's method); only a run that fails goes
+// to the per-string kernel, to name its first invalid string.
+template <class Off>
+int64_t first_invalid(const Kernels& kern, const uint8_t* out, const Off* ends, int64_t lo,
+                      int64_t hi, const uint64_t* dfa, bool simd) {
+    if (lo >= hi) return -1;
+    if (simd) {
+        const int64_t a = ends[lo], b = ends[hi];
+        bool high = false;
+        bool ok = stream_valid_simd(out + a, b - a, &high);
+        for (int64_t s = lo + 1; ok && high && s < hi; ++s) {
+            const int64_t p = ends[s];
+            ok = p >= b || (out[p] & 0xC0) != 0x80;
+        }
+        if (ok) return -1;
+    }
+    if constexpr (sizeof(Off) == 4) {
+        return kern.utf8_32(out, reinterpret_cast<const int32_t*>(ends), lo, hi, dfa);
+    } else {
+        return kern.utf8_64(out, reinterpret_cast<const int64_t*>(ends), lo, hi, dfa);
+    }
+}
+
+}  // namespace
+
+template <class Off>
+int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTables& tb,
+                      uint8_t* out, int64_t total_out, const StringEnds<Off>* se, int threads) {
     const Kernels& kern = kernels(active_isa());
+    const uint64_t* dfa = utf8_dfa();
+    const bool simd = has_simd_utf8();
+    const int64_t nsplits = sp.n;
+    const int64_t *sc = sp.codes, *so = sp.out, *st = sp.table;
+    const bool check = se && se->check;
+    const bool utf8 = se && se->utf8;
+    const Off* ends = se ? se->ends : nullptr;
+    const int64_t nends = se ? se->n + 1 : 0;
     std::vector<int64_t> status(static_cast<size_t>(nsplits));
-    // tasks of about kTaskBytes of output, cut at split boundaries
+    std::vector<int64_t> rows(check ? static_cast<size_t>(nsplits) : 0);
+    // tasks of about kTaskBytes of output, cut at split boundaries (decoder.py's)
     const int64_t ntasks = std::max<int64_t>(1, std::min(nsplits, total_out / kTaskBytes));
     std::vector<int64_t> bounds(static_cast<size_t>(ntasks + 1));
     for (int64_t t = 0; t < ntasks; ++t) {
@@ -92,11 +185,48 @@ void decode_splits(const uint8_t* codes, const int64_t* sc, const int64_t* so,
         bounds[t] = std::lower_bound(so, so + nsplits, target) - so;
     }
     bounds[ntasks] = nsplits;
+    std::vector<int64_t> bad_utf8(static_cast<size_t>(ntasks), -1);
     parallel_for(ntasks, threads, [&](int64_t t) {
-        for (int64_t k = bounds[t]; k < bounds[t + 1]; ++k) {
-            const int64_t row = st[k] * 256;
-            status[k] = kern.decode(codes, sc[k], sc[k + 1], packed + row, lens + row, out,
-                                    so[k], so[k + 1]);
+        const int64_t k0 = bounds[t], k1 = bounds[t + 1];
+        std::vector<int64_t> starts(check ? walk::kStarts : 0, INT64_MIN);  // older than any
+        // UTF-8: the strings whole inside this task's output, from the first starting in it
+        int64_t vrow = utf8 ? std::lower_bound(ends, ends + nends, Off(so[k0])) - ends : 0;
+        int64_t vpos = so[k0];
+        bool ok = true;
+        for (int64_t k = k0; k < k1; ++k) {
+            const int64_t t_ = st[k];
+            const uint64_t* packed = tb.packed + tb.first[t_];
+            const uint8_t* lens = tb.lens + 256 * t_;
+            if (check) {
+                int64_t row = std::upper_bound(ends, ends + nends, Off(so[k])) - ends;
+                const bool known = !plain::has_unknown(codes, sc[k], sc[k + 1],
+                                                       int(tb.first[t_ + 1] - tb.first[t_]));
+                status[k] = known ? walk::decode_checked<Off, true>(
+                                        codes, sc[k], sc[k + 1], packed, lens, out, so[k],
+                                        so[k + 1], ends, nends, se->code_offsets, row,
+                                        starts.data())
+                                  : walk::decode_checked<Off, false>(
+                                        codes, sc[k], sc[k + 1], packed, lens, out, so[k],
+                                        so[k + 1], ends, nends, se->code_offsets, row,
+                                        starts.data());
+                rows[k] = row;
+            } else {
+                // 8-byte stores may run on into the next splits of this task (decoded after
+                // this one, by this thread), never past the task's end
+                status[k] = plain::decode(codes, sc[k], sc[k + 1], packed, lens,
+                                          tb.first[t_ + 1] - tb.first[t_], out, so[k],
+                                          so[k + 1], so[k1]);
+            }
+            ok = ok && status[k] == so[k + 1];
+            if (utf8 && ok && bad_utf8[t] < 0 &&
+                (so[k + 1] - vpos >= kUtf8Bytes || k + 1 == k1)) {
+                // the strings completed so far: ends[r + 1] <= so[k + 1]
+                const int64_t hi =
+                    std::upper_bound(ends + vrow, ends + nends, Off(so[k + 1])) - ends - 1;
+                bad_utf8[t] = first_invalid(kern, out, ends, vrow, hi, dfa, simd);
+                vrow = std::max(vrow, hi);
+                vpos = so[k + 1];
+            }
         }
     });
     int64_t first = -1, nbad = 0;
@@ -108,6 +238,17 @@ void decode_splits(const uint8_t* codes, const int64_t* sc, const int64_t* so,
     }
     if (first >= 0) {
         const int64_t k = first;
+        const std::string where = "split " + std::to_string(k) + ", codes " +
+                                  range(sc[k], sc[k + 1]);
+        if (status[k] == walk::kCrosses) {
+            throw CorruptData("string " + std::to_string(rows[k] - 1) +
+                              ": a symbol runs across its end (" + where + ")");
+        }
+        if (status[k] == walk::kOffset) {
+            throw CorruptData("string " + std::to_string(rows[k]) + ": its stored code offset " +
+                              std::to_string(se->code_offsets[rows[k]]) +
+                              " is not where its codes start (" + where + ")");
+        }
         const std::string what = status[k] < 0
                                      ? "is corrupt"
                                      : "ends at output byte " + std::to_string(status[k]);
@@ -116,6 +257,33 @@ void decode_splits(const uint8_t* codes, const int64_t* sc, const int64_t* so,
                           "; expected output bytes " + range(so[k], so[k + 1]) + " (" +
                           std::to_string(nbad) + " bad splits)");
     }
+    if (!utf8) return -1;
+    // the strings across a task boundary (no task holds them whole), then the smallest index
+    int64_t bad = -1, last = -1;
+    for (int64_t t = 1; t < ntasks; ++t) {
+        const Off p = Off(so[bounds[t]]);
+        const int64_t r = std::upper_bound(ends, ends + nends, p) - ends - 1;
+        if (r != last && r >= 0 && r + 1 < nends && ends[r] < p && ends[r + 1] > p) {
+            const int64_t b = first_invalid(kern, out, ends, r, r + 1, dfa, simd);
+            if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+            last = r;
+        }
+    }
+    for (int64_t b : bad_utf8) {
+        if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+    }
+    return bad;
 }
+
+template void check_column<int32_t>(int64_t, const Splits&, int64_t, int64_t,
+                                    const CompactTables&, int64_t, const int32_t*, int64_t,
+                                    const int64_t*, int64_t);
+template void check_column<int64_t>(int64_t, const Splits&, int64_t, int64_t,
+                                    const CompactTables&, int64_t, const int64_t*, int64_t,
+                                    const int64_t*, int64_t);
+template int64_t decode_column<int32_t>(const uint8_t*, const Splits&, const CompactTables&,
+                                        uint8_t*, int64_t, const StringEnds<int32_t>*, int);
+template int64_t decode_column<int64_t>(const uint8_t*, const Splits&, const CompactTables&,
+                                        uint8_t*, int64_t, const StringEnds<int64_t>*, int);
 
 }  // namespace fsstgpu_native

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include "codec.h"
 #include "cpu.h"
+#include "decode.h"
 #include "errors.h"
 #include "matcher.h"
 #include "bind_train.h"
@@ -98,23 +100,58 @@ int64_t decode_range(const Array<uint8_t>& codes, int64_t start, int64_t end,
                       out_pos, out_end);
 }
 
-Array<uint8_t> decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_codes,
-                          const Array<int64_t>& split_out, const Array<int64_t>& split_table,
-                          const Array<uint64_t>& packed, const Array<uint8_t>& lens,
-                          int64_t total_out, int threads) {
-    check_tables(packed, lens, 2);
-    const int64_t nsplits = length(split_table, "split_table");
-    check_splits(length(codes, "codes"), split_codes.data(), length(split_codes, "split_codes"),
-                 split_out.data(), length(split_out, "split_out"), split_table.data(), nsplits,
-                 lens.data(), packed.shape(0), total_out);
+// The column decode (decode.h) with string ends of type Off (or none: an empty array).
+template <class Off>
+py::tuple decode_column_as(const Array<uint8_t>& codes, const Splits& splits, int64_t nsc,
+                           int64_t nso, const CompactTables& tables, int64_t total_out,
+                           const Array<Off>& ends, bool check_ends,
+                           const Array<int64_t>& code_offsets, bool utf8, int threads) {
+    const int64_t nends = length(ends, "string_ends");
+    const int64_t ncodes = length(codes, "codes");
+    const int64_t noffs = length(code_offsets, "code_offsets");
+    if (!nends && (check_ends || utf8 || noffs)) {
+        throw std::invalid_argument("checking string ends or UTF-8 needs the string ends");
+    }
+    const Off* ends_p = nends ? ends.data() : nullptr;
+    const int64_t* offs_p = noffs ? code_offsets.data() : nullptr;
+    check_column<Off>(ncodes, splits, nsc, nso, tables, total_out, ends_p, nends, offs_p,
+                      noffs ? noffs : -1);
     Array<uint8_t> out(total_out);  // only once the splits say how much is coming
     uint8_t* dst = out.mutable_data();
+    const StringEnds<Off> se{ends_p, nends - 1, offs_p, check_ends, utf8};
+    int64_t bad;
     {
         py::gil_scoped_release nogil;
-        decode_splits(codes.data(), split_codes.data(), split_out.data(), split_table.data(),
-                      nsplits, packed.data(), lens.data(), dst, total_out, threads);
+        bad = decode_column<Off>(codes.data(), splits, tables, dst, total_out,
+                                 nends ? &se : nullptr, threads);
     }
-    return out;
+    return py::make_tuple(out, bad);
+}
+
+py::tuple decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_codes,
+                     const Array<int64_t>& split_out, const Array<int64_t>& split_table,
+                     const Array<uint64_t>& packed, const Array<int64_t>& first,
+                     const Array<uint8_t>& lens, int64_t total_out, const py::array& ends,
+                     bool check_ends, const Array<int64_t>& code_offsets, bool utf8,
+                     int threads) {
+    const int64_t ntables = length(first, "first") - 1;
+    length(lens, "lens", 2);
+    if (ntables < 0 || lens.shape(1) != 256 || lens.shape(0) < std::max<int64_t>(ntables, 1)) {
+        throw std::invalid_argument("tables must be ntables + 1 starts and rows of 256 lengths");
+    }
+    const CompactTables tables{packed.data(), length(packed, "packed"), first.data(), lens.data(),
+                               ntables};
+    const Splits splits{split_codes.data(), split_out.data(), split_table.data(),
+                        length(split_table, "split_table")};
+    const int64_t nsc = length(split_codes, "split_codes"), nso = length(split_out, "split_out");
+    if (py::isinstance<Array<int32_t>>(ends)) {
+        return decode_column_as<int32_t>(codes, splits, nsc, nso, tables, total_out,
+                                         ends.cast<Array<int32_t>>(), check_ends, code_offsets,
+                                         utf8, threads);
+    }
+    return decode_column_as<int64_t>(codes, splits, nsc, nso, tables, total_out,
+                                     ends.cast<Array<int64_t>>(), check_ends, code_offsets, utf8,
+                                     threads);
 }
 
 template <class Off>
@@ -158,8 +195,9 @@ PYBIND11_MODULE(_native, m) {
           py::arg("packed"), py::arg("lens"), py::arg("out").noconvert(), py::arg("out_pos"),
           py::arg("out_end"));
     m.def("decode_all", &decode_all, py::arg("codes"), py::arg("split_codes"),
-          py::arg("split_out"), py::arg("split_table"), py::arg("packed"), py::arg("lens"),
-          py::arg("total_out"), py::arg("threads"));
+          py::arg("split_out"), py::arg("split_table"), py::arg("packed"), py::arg("first"),
+          py::arg("lens"), py::arg("total_out"), py::arg("string_ends"), py::arg("check_ends"),
+          py::arg("code_offsets"), py::arg("utf8"), py::arg("threads"));
     m.def("first_invalid_string", &first_invalid<int32_t>, py::arg("data"),
           py::arg("offsets").noconvert(), py::arg("threads"));
     m.def("first_invalid_string", &first_invalid<int64_t>, py::arg("data"), py::arg("offsets"),

@@ -1,0 +1,168 @@
+// The decode walk that also checks the string ends (fsstgpu/decoder.py's contract for
+// decode_all with string_ends): no symbol or escape may run across a string's end, and stored
+// code offsets must be where the strings' codes start. Included by decode.cpp only.
+//
+// Each symbol's start is noted in a window of `starts` (the code position of the symbol that
+// starts at each output byte) and the ends are checked a window at a time: the symbol loop stays
+// the plain decoder's (eight codes at a time while none is an escape), plus one store a symbol,
+// with no branch per string. A split's answer (which error, at which string end) depends only on
+// the window rule below, so the eight-code steps change the speed, never the answer.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "decode_kernel.h"
+#include "matcher.h"
+
+namespace fsstgpu_native {
+namespace walk {
+
+// Output bytes per window: its scratch (8 bytes an output byte) stays in the L1 cache.
+constexpr int64_t kWindow = 4096;
+// starts entries: a window's symbols start below kWindow, its tail runs at most 15 bytes on.
+constexpr int64_t kStarts = kWindow + 16;
+// Statuses of a split the walk rejects (a non-negative one is its output end).
+constexpr int64_t kCorrupt = -1, kCrosses = -2, kOffset = -3;
+
+using plain::store64;
+
+// Check the string ends ends[row:] up to output o (code position i) of a window that began at
+// output base, code wcode; row moves past every end that passed. starts[p - base] holds the
+// code position of the symbol that started at output p when one did in this window (positions
+// >= wcode; anything else there is older). An end must be such a start (else kCrosses) and,
+// with code offsets, at its code offset (else kOffset).
+template <class Off>
+inline int64_t check_ends(const Off* ends, int64_t nends, const int64_t* code_offsets,
+                          int64_t& row, int64_t o, int64_t i, int64_t base, int64_t wcode,
+                          const int64_t* starts) {
+    while (row < nends && int64_t(ends[row]) <= o) {
+        const int64_t e = ends[row];
+        const int64_t pos = e == o ? i : starts[e - base];
+        if (pos < wcode) return kCrosses;
+        if (code_offsets && code_offsets[row] != pos) return kOffset;
+        ++row;
+    }
+    return 0;
+}
+
+// Decode codes[start:end] into out[out_pos:out_end] checking the string ends (nends of them,
+// ends[row] the first after out_pos); return the output end or a negative status, and leave in
+// row the end it stopped at. starts has kStarts entries, none at or after start on entry.
+// Known: no code of the run lacks its symbol (decode_kernel.h's plain::has_unknown).
+template <class Off, bool Known>
+inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
+                              const uint64_t* packed, const uint8_t* lens, uint8_t* out,
+                              int64_t out_pos, int64_t out_end, const Off* ends, int64_t nends,
+                              const int64_t* code_offsets, int64_t& row, int64_t* starts) {
+    int64_t i = start;
+    int64_t o = out_pos;
+    const int64_t fast_end = out_end - 8;
+    int64_t base = o, wcode = i;  // the current window's output and code start
+    for (;;) {
+        const int64_t lim = std::min(fast_end + 1, base + kWindow);
+        // Eight codes at a time while all eight start below lim (so each is a code the one-
+        // at-a-time loop would take too) and their 8-byte stores stay in the range.
+        while (i + 8 <= end && o + 56 < lim) {
+            const uint64_t w = plain::load64(codes + i);
+            const uint64_t esc = plain::escapes(w);
+            int64_t* at = starts + (o - base);  // at[p]: the symbol starting p bytes on
+            if (esc == 0) {
+                const unsigned c0 = w & 0xFF, c1 = (w >> 8) & 0xFF, c2 = (w >> 16) & 0xFF,
+                               c3 = (w >> 24) & 0xFF, c4 = (w >> 32) & 0xFF,
+                               c5 = (w >> 40) & 0xFF, c6 = (w >> 48) & 0xFF, c7 = w >> 56;
+                const int64_t l0 = lens[c0], l1 = lens[c1], l2 = lens[c2], l3 = lens[c3];
+                const int64_t l4 = lens[c4], l5 = lens[c5], l6 = lens[c6], l7 = lens[c7];
+                const uint64_t s0 = packed[c0], s1 = packed[c1], s2 = packed[c2],
+                               s3 = packed[c3], s4 = packed[c4], s5 = packed[c5],
+                               s6 = packed[c6], s7 = packed[c7];
+                const int64_t p1 = l0, p2 = l0 + l1, p3 = p2 + l2, p4 = p2 + (l2 + l3);
+                const int64_t p5 = p4 + l4, p6 = p4 + (l4 + l5), p7 = p6 + l6;
+                at[0] = i;
+                at[p1] = i + 1;
+                at[p2] = i + 2;
+                at[p3] = i + 3;
+                at[p4] = i + 4;
+                at[p5] = i + 5;
+                at[p6] = i + 6;
+                at[p7] = i + 7;
+                uint8_t* d = out + o;
+                store64(d, s0);
+                store64(d + p1, s1);
+                store64(d + p2, s2);
+                store64(d + p3, s3);
+                store64(d + p4, s4);
+                store64(d + p5, s5);
+                store64(d + p6, s6);
+                store64(d + p7, s7);
+                if (!Known && ((l0 == 0) | (l1 == 0) | (l2 == 0) | (l3 == 0) | (l4 == 0) |
+                               (l5 == 0) | (l6 == 0) | (l7 == 0))) {
+                    return kCorrupt;
+                }
+                o += p6 + (l6 + l7);
+                i += 8;
+                continue;
+            }
+            // the codes before the first escape, then the escape (unless it is the eighth:
+            // its literal may lie past the eight bytes)
+            const int first = __builtin_ctzll(esc) >> 3;
+            for (int j = 0; j < first; ++j) {
+                const uint8_t c = codes[i];
+                if (!Known && lens[c] == 0) return kCorrupt;
+                starts[o - base] = i;
+                store64(out + o, packed[c]);
+                o += lens[c];
+                ++i;
+            }
+            if (first < 7) {
+                starts[o - base] = i;
+                out[o++] = codes[i + 1];
+                i += 2;
+            }
+        }
+        // One code at a time, 8-byte stores while they stay inside the range.
+        while (i < end && o < lim) {
+            starts[o - base] = i;
+            const uint8_t c = codes[i];
+            if (c != kEscape) {
+                if (lens[c] == 0) return kCorrupt;
+                store64(out + o, packed[c]);
+                o += lens[c];
+                ++i;
+            } else {
+                if (i + 1 >= end) return kCorrupt;
+                out[o++] = codes[i + 1];
+                i += 2;
+            }
+        }
+        if (i < end && o > fast_end) {
+            // Tail: byte stores with exact bounds (fewer than 16 bytes past the window).
+            while (i < end) {
+                starts[o - base] = i;
+                const uint8_t c = codes[i];
+                if (c != kEscape) {
+                    const int64_t ln = lens[c];
+                    if (ln == 0 || o + ln > out_end) return kCorrupt;
+                    const uint64_t sym = packed[c];
+                    std::memcpy(out + o, &sym, static_cast<size_t>(ln));
+                    o += ln;
+                    ++i;
+                } else {
+                    if (i + 1 >= end || o >= out_end) return kCorrupt;
+                    out[o++] = codes[i + 1];
+                    i += 2;
+                }
+            }
+        }
+        const int64_t status = check_ends(ends, nends, code_offsets, row, o, i, base, wcode,
+                                          starts);
+        if (status) return status;
+        if (i >= end) return o;
+        base = o;
+        wcode = i;
+    }
+}
+
+}  // namespace walk
+}  // namespace fsstgpu_native
