@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bind_scan.h"
 #include "codec.h"
 #include "cpu.h"
 #include "errors.h"
@@ -165,4 +166,5 @@ PYBIND11_MODULE(_native, m) {
           py::arg("threads"));
     m.def("isa", [] { return std::string(isa_name(active_isa())); });
     m.def("best_isa", [] { return std::string(isa_name(best_isa())); });
+    bind_scan(m);
 }
