@@ -1,6 +1,6 @@
 """The compiled O(strings) loops of fsstgpu.checks and fsstgpu.arrow_layout against plain
 Python / NumPy references, on random and forged arrays, whatever the thread count (arrays of
-over 2**18 entries are searched in parallel chunks)."""
+over 2**21 entries are searched in parallel chunks)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def sums_outcome(lengths, ncodes, positions, threads):
 @pytest.mark.parametrize("seed", range(10))
 def test_length_sums_match_the_plain_loop(seed):
     rng = np.random.default_rng(seed)
-    n = int(rng.choice([0, 5, 3000, 600_000]))
+    n = int(rng.choice([0, 5, 3000, 2_200_000]))
     lengths = rng.integers(0, 30, n)
     ncodes = int(lengths.sum() // int(rng.choice([2, 6, 9]))) + 1
     if n and seed % 3 == 1:
@@ -62,8 +62,8 @@ def test_length_sums_match_the_plain_loop(seed):
 
 
 def test_length_sums_name_the_first_bad_string():
-    lengths = np.ones(900_000, np.int64)
-    lengths[[400_000, 700_000]] = -1
+    lengths = np.ones(2_500_000, np.int64)
+    lengths[[400_000, 2_000_000]] = -1
     for t in THREADS:
         with pytest.raises(CorruptDataError, match=r"\(string 400000: -1\)"):
             native.length_sums(lengths, 10**6, np.zeros(0, np.int64), t)
@@ -77,7 +77,7 @@ def test_length_sums_name_the_first_bad_string():
 @pytest.mark.parametrize("seed", range(6))
 def test_misfit_and_filled_null_match_numpy(seed):
     rng = np.random.default_rng(seed)
-    n = int(rng.choice([1, 100, 700_000]))
+    n = int(rng.choice([1, 100, 2_200_000]))
     counts = rng.integers(1, 4, n)
     lengths = counts * rng.integers(1, 9, n) // 2 + 1
     lengths = np.minimum(lengths, 8 * counts)
@@ -105,7 +105,7 @@ def test_misfit_and_filled_null_match_numpy(seed):
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16])
 def test_first_decrease_matches_numpy(dtype):
     rng = np.random.default_rng(1)
-    for n in (0, 1, 2, 1000, 800_000):
+    for n in (0, 1, 2, 1000, 2_200_000):
         a = np.sort(rng.integers(0, 30_000, n)).astype(dtype)
         if n > 2:
             a[rng.integers(1, n, 3)] = 0
@@ -117,7 +117,7 @@ def test_first_decrease_matches_numpy(dtype):
 
 def test_running_sum_and_popcount_match_numpy():
     rng = np.random.default_rng(2)
-    for n in (0, 7, 900_000):
+    for n in (0, 7, 2_200_000):
         lengths = rng.integers(0, 100, n)
         want = np.concatenate(([0], np.cumsum(lengths)))
         for type_ in (pa.string(), pa.large_binary()):
@@ -133,7 +133,7 @@ def test_running_sum_and_popcount_match_numpy():
 def test_gather_copies_and_checks_every_range():
     rng = np.random.default_rng(3)
     data = rng.integers(0, 256, 5000).astype(np.uint8)
-    n = 400_000
+    n = 2_200_000
     starts = rng.integers(0, 4990, n)
     lengths = rng.integers(0, 10, n)
     offsets = np.concatenate(([0], np.cumsum(lengths)))
@@ -144,7 +144,7 @@ def test_gather_copies_and_checks_every_range():
         native.gather(data, starts, lengths, offsets, out, t)
         assert np.array_equal(out[: len(want)], want)
         bad = starts.copy()
-        bad[[300_000, 100_000]] = 4999
+        bad[[1_500_000, 100_000]] = 4999
         with pytest.raises(ValueError, match="^string 100000 "):
             native.gather(data, bad, lengths + (bad == 4999) * 5, offsets, out, t)
     with pytest.raises(ValueError):

@@ -68,7 +68,7 @@ int64_t length_sums(const int64_t* lengths, int64_t n, int64_t ncodes, const int
     std::vector<int64_t> eff(static_cast<size_t>(npos));
     int64_t last = 0;
     for (int64_t p = 0; p < npos; ++p) eff[p] = last = std::min(std::max(last, positions[p]), n);
-    const int64_t ntasks = std::max<int64_t>(1, std::min<int64_t>(n / kTaskItems, 64 * threads));
+    const int64_t ntasks = tasks_for(n, threads);
     std::vector<Scan> parts(static_cast<size_t>(ntasks));
     auto lo = [&](int64_t t) { return int64_t((__int128)n * t / ntasks); };
     parallel_for(ntasks, threads, [&](int64_t t) {

@@ -12,13 +12,22 @@
 namespace fsstgpu_native {
 
 constexpr int64_t kTaskItems = 1 << 18;  // array entries per parallel task, about
+// below this many entries (a few ms) one thread: starting and joining helpers on a busy
+// machine costs more than they save
+constexpr int64_t kParallelItems = 1 << 21;
+
+// How many tasks to cut n entries into: 1 (serial) for small n or one thread.
+inline int64_t tasks_for(int64_t n, int threads) {
+    if (threads <= 1 || n < kParallelItems) return 1;
+    return std::min<int64_t>(n / kTaskItems, 64 * int64_t(threads));
+}
 
 // The lowest index that first_in(lo, hi) finds in [0, n) (it returns -1 or an index in
 // [lo, hi)), or -1: chunks in parallel, the first chunk with a hit wins.
 template <class Fn>
 int64_t first_over_chunks(int64_t n, int threads, Fn&& first_in) {
-    const int64_t ntasks = std::max<int64_t>(1, std::min<int64_t>(n / kTaskItems, 64 * threads));
-    if (threads <= 1 || ntasks == 1) return n > 0 ? first_in(int64_t(0), n) : -1;
+    const int64_t ntasks = tasks_for(n, threads);
+    if (ntasks == 1) return n > 0 ? first_in(int64_t(0), n) : -1;
     std::vector<int64_t> found(static_cast<size_t>(ntasks), -1);
     parallel_for(ntasks, threads, [&](int64_t t) {
         found[t] = first_in(int64_t((__int128)n * t / ntasks),

@@ -35,8 +35,7 @@ void gather(const uint8_t* data, int64_t ndata, const int64_t* starts, const int
 template <class Out>
 void running_sum(const int64_t* lengths, int64_t n, Out* out, int threads) {
     // one pass on one thread; two (sums, then offsets) on several
-    const int64_t ntasks =
-        threads <= 1 ? 1 : std::max<int64_t>(1, std::min<int64_t>(n / kTaskItems, 64 * threads));
+    const int64_t ntasks = tasks_for(n, threads);
     auto lo = [&](int64_t t) { return int64_t((__int128)n * t / ntasks); };
     std::vector<uint64_t> base(static_cast<size_t>(ntasks + 1), 0);
     if (ntasks > 1) {

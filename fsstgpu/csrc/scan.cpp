@@ -23,6 +23,7 @@ namespace fsstgpu_native {
 namespace {
 
 constexpr int64_t kTaskCodes = 1 << 18;  // codes per parallel chunk, about
+constexpr int64_t kParallelCodes = 1 << 21;  // fewer (a few ms): one thread
 constexpr int64_t kNoStop = std::numeric_limits<int64_t>::max();
 
 enum Status {
@@ -361,7 +362,7 @@ WalkCuts walk_mode(const WalkInput& in, int threads) {
     const int64_t ntasks = std::min<int64_t>(in.ncodes / kTaskCodes, 64 * int64_t(threads));
     std::vector<State> starts;
     std::vector<int64_t> stops;
-    bool parallel = threads > 1 && ntasks > 1 && in.n > 1;
+    bool parallel = threads > 1 && in.ncodes >= kParallelCodes && in.n > 1;
     if (parallel && Mode == kOffsets) {
         parallel = in.nsplits > 0 && sorted(in.split_codes, in.nsplits) &&
                    sorted(in.split_out, in.nsplits) &&
