@@ -26,12 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.jit import readonly
 from fsstgpu.types import (
     INT32_MAX,
     check_type,
@@ -57,9 +56,6 @@ __all__ = [
     "to_arrow",
     "unpack_bitmap",
 ]
-
-_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
-
 
 @dataclass(frozen=True)
 class Plain:
@@ -327,17 +323,7 @@ def _check_views(array: pa.Array, what: str) -> None:
 
 def _gather(data, starts, lengths, out_offsets, out):
     """Copy ``data[starts[i]:starts[i] + lengths[i]]`` to ``out`` at ``out_offsets[i]``."""
-    _gather_kernel(readonly(data, np.uint8), readonly(starts, np.int64),
-                   readonly(lengths, np.int64), readonly(out_offsets, np.int64), out)
-
-
-@numba.njit(cache=True, nogil=True)
-def _gather_kernel(data, starts, lengths, out_offsets, out):
-    for i in range(starts.shape[0]):
-        s = starts[i]
-        o = out_offsets[i]
-        for j in range(lengths[i]):
-            out[o + j] = data[s + j]
+    native.gather(data, starts, lengths, out_offsets, out)
 
 
 def _concat(type_: pa.DataType, parts: list[Plain]) -> Plain:
@@ -414,7 +400,7 @@ def count_set_bits(bitmap: np.ndarray) -> int:
     >>> count_set_bits(np.array([0xFF, 0b101], np.uint8))
     10
     """
-    return int(_POPCOUNT[bitmap].sum())
+    return native.count_set_bits(bitmap)
 
 
 def offsets_from_lengths(lengths, type_) -> np.ndarray:
@@ -430,20 +416,11 @@ def offsets_from_lengths(lengths, type_) -> np.ndarray:
     >>> offs.tolist(), offs.dtype
     ([0, 2, 2, 5], dtype('int32'))
     """
-    lengths = readonly(lengths, np.int64)
+    lengths = np.ascontiguousarray(lengths, np.int64)
     total = int(lengths.sum()) if lengths.size else 0
     offsets = np.empty(len(lengths) + 1, offsets_dtype(type_, total))
-    _running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
+    native.running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
     return offsets
-
-
-@numba.njit(cache=True, nogil=True)
-def _running_sum(lengths, out):
-    total = 0
-    out[0] = 0
-    for i in range(lengths.shape[0]):
-        total += lengths[i]
-        out[i + 1] = total
 
 
 def to_arrow(type_, data, offsets, validity, chunk_lengths=None):
@@ -553,15 +530,7 @@ def first_decrease(a) -> int:
     >>> first_decrease(np.array([0, 3, 2, 4])), first_decrease(np.array([1, 1]))
     (1, -1)
     """
-    return int(_first_decrease(readonly(a, np.int64)))  # read-only: one compiled signature
-
-
-@numba.njit(cache=True, nogil=True)
-def _first_decrease(a):
-    for i in range(a.shape[0] - 1):
-        if a[i + 1] < a[i]:
-            return i
-    return -1
+    return native.first_decrease(a)
 
 
 def as_data_offsets(strings):

@@ -3,8 +3,9 @@
 :func:`check_structure` is what :meth:`CompressedStringArray.validate
 <fsstgpu.arrays.CompressedStringArray.validate>` runs first (and alone with ``full=False``): every
 invariant of the field contract (``fsstgpu/arrays.py``) that holds between the arrays, in
-O(strings), in single numba passes that allocate nothing per string (a column of 100 million
-empty strings is checked in a fraction of a second, without gigabytes of temporaries). It is what
+O(strings), in single compiled passes (:mod:`fsstgpu.native`, spread over the cores) that
+allocate nothing per string (a column of 100 million empty strings is checked in a fraction of a
+second, without gigabytes of temporaries). It is what
 the decoders need to stay inside their buffers: they check each split's codes while decoding. The
 walk over the codes is :mod:`fsstgpu.scan`'s.
 
@@ -15,12 +16,10 @@ walk over the codes is :mod:`fsstgpu.scan`'s.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from fsstgpu import arrow_layout
+from fsstgpu import arrow_layout, native
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.jit import readonly
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, is_supported, narrow_offsets
 
@@ -29,31 +28,6 @@ __all__ = ["check_structure", "length_sums"]
 
 def _bad(msg: str):
     raise CorruptDataError(msg)
-
-
-@numba.njit(cache=True, nogil=True)
-def _scan_lengths(lengths, limit, positions, prefix):
-    """(status, index, total): status 1 for a negative length, 2 when a length or the running
-    total passes ``limit`` (stopped there, so the sum never overflows), else 0. ``prefix[k]``
-    gets ``sum(lengths[:positions[k]])`` (``positions`` non-decreasing, at most n)."""
-    total = 0
-    k = 0
-    for i in range(lengths.shape[0]):
-        while k < positions.shape[0] and positions[k] <= i:
-            prefix[k] = total
-            k += 1
-        v = lengths[i]
-        if v < 0:
-            return 1, i, total
-        if v > limit:
-            return 2, i, total
-        total += v
-        if total > limit:
-            return 2, i, total
-    while k < positions.shape[0]:
-        prefix[k] = total
-        k += 1
-    return 0, 0, total
 
 
 def length_sums(lengths, ncodes: int, positions=None):
@@ -89,38 +63,7 @@ def length_sums(lengths, ncodes: int, positions=None):
     (8, [0, 3, 8])
     """
     positions = np.zeros(0, np.int64) if positions is None else positions
-    prefix = np.empty(len(positions), np.int64)
-    status, i, total = _scan_lengths(readonly(lengths, np.int64), 8 * ncodes,
-                                     readonly(positions, np.int64), prefix)
-    if status == 1:
-        _bad(f"lengths must be non-negative (string {i}: {int(lengths[i])})")
-    if status == 2:
-        _bad(f"the lengths' total exceeds the {8 * ncodes} bytes {ncodes} codes can hold "
-             f"(by string {i})")
-    return int(total), prefix
-
-
-@numba.njit(cache=True, nogil=True)
-def _first_misfit(code_offsets, lengths):
-    """The first string whose code count does not fit its length, or -1 (a code yields 1 to 8
-    bytes, an escape pair of 2 codes 1 byte)."""
-    for i in range(lengths.shape[0]):
-        c = code_offsets[i + 1] - code_offsets[i]
-        if c > 2 * lengths[i] or lengths[i] > 8 * c:
-            return i
-    return -1
-
-
-@numba.njit(cache=True, nogil=True)
-def _first_filled_null(validity, lengths, code_offsets, has_offsets):
-    """The first null string with bytes or codes, or -1."""
-    for i in range(lengths.shape[0]):
-        if not (validity[i >> 3] >> (i & 7)) & 1:
-            if lengths[i] != 0:
-                return i
-            if has_offsets and code_offsets[i + 1] != code_offsets[i]:
-                return i
-    return -1
+    return native.length_sums(lengths, ncodes, positions)
 
 
 def check_structure(carr) -> None:
@@ -167,7 +110,7 @@ def _check_code_offsets(carr, n: int, ncodes: int) -> bool:
         return False
     co = carr.code_offsets
     _check_positions("code_offsets", co, n + 1, ncodes)
-    i = _first_misfit(readonly(co, np.int64), readonly(carr.lengths, np.int64))
+    i = native.first_misfit(co, carr.lengths)
     if i >= 0:
         _bad(f"a string's code count does not fit its length (string {i})")
     return True
@@ -189,9 +132,8 @@ def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
     set_bits = arrow_layout.count_set_bits(carr.validity)
     if n - set_bits != carr.null_count:
         _bad(f"validity has {n - set_bits} nulls, null_count says {carr.null_count}")
-    co = carr.code_offsets if has_offsets else lengths  # a placeholder when absent
-    i = _first_filled_null(readonly(carr.validity, np.uint8), readonly(lengths, np.int64),
-                           readonly(co, np.int64), has_offsets)
+    i = native.first_filled_null(carr.validity, lengths,
+                                 carr.code_offsets if has_offsets else None)
     if i >= 0:
         _bad(f"a null string has bytes or codes (string {i})")
 

@@ -35,13 +35,11 @@ fall on a code boundary whose output position is the split's (``CHECK`` and ``OF
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from fsstgpu import native
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.jit import readonly
-from fsstgpu.symbol_table import ESCAPE
 
 __all__ = [
     "CHECK",
@@ -57,99 +55,6 @@ __all__ = [
 
 CHECK, OFFSETS, LENGTHS, LONG = range(4)
 
-_OK, _BAD_CODE, _ESCAPE_AT_END, _LENGTH, _RANGE, _OVERSHOOT, _SHORT, _TRAILING, _SPLIT = range(9)
-_MESSAGES = {
-    _BAD_CODE: "string {i}: a code has no symbol in its block's table",
-    _ESCAPE_AT_END: "string {i}: its codes end in an escape without its literal byte",
-    _LENGTH: "string {i}: its codes decode to a different length than the stored one",
-    _RANGE: "string {i}: code offsets run past the codes or backwards",
-    _OVERSHOOT: "string {i}: a symbol crosses the end of the string (stored length too short)",
-    _SHORT: "string {i}: the codes run out before the stored length is reached",
-    _TRAILING: "codes left over after the last string",
-    _SPLIT: "split {i} does not start on a code boundary at its output position",
-}
-
-
-@numba.njit(cache=True, nogil=True)
-def _walk(codes, block_starts, symlen, code_offsets, lengths, mode, cut_size, offsets_out,
-          lengths_out, cut_code, cut_out, cut_row, split_codes, split_out):
-    """Walk the codes (see the module docstring); return (status, index, number of cuts).
-
-    Inputs are read-only views (one compiled signature); OFFSETS fills ``offsets_out``,
-    LENGTHS ``lengths_out``."""
-    ncodes = codes.shape[0]
-    ncap = cut_code.shape[0]
-    nsplit = split_codes.shape[0] - 1  # the last entry is the end, not a split start
-    ncut = 0
-    k = 0  # next split start to meet
-    o = 0  # output position of the current string's start
-    c = 0  # code position (OFFSETS: running; otherwise each string's start)
-    for b in range(block_starts.shape[0] - 1):
-        for i in range(block_starts[b], block_starts[b + 1]):
-            if mode != OFFSETS:
-                c = code_offsets[i]
-                e = code_offsets[i + 1]
-                if c < 0 or e < c or e > ncodes:
-                    return _RANGE, i, ncut
-            else:
-                offsets_out[i] = c
-                e = ncodes
-            need = lengths[i] if mode != LENGTHS else -1
-            if mode == LONG and need <= cut_size:
-                o += need
-                continue
-            produced = 0
-            next_cut = cut_size if 0 < cut_size < need else need + 1  # string-local target
-            while True:
-                # a code boundary: split starts and cuts land here
-                while k < nsplit and split_codes[k] <= c:
-                    if split_codes[k] < c or split_out[k] != o + produced:
-                        return _SPLIT, k, ncut
-                    k += 1
-                if produced >= next_cut and produced < need:
-                    if ncut >= ncap:
-                        return _SHORT, i, ncut  # more cuts than lengths allow: corrupt
-                    cut_code[ncut] = c
-                    cut_out[ncut] = o + produced
-                    cut_row[ncut] = i
-                    ncut += 1
-                    while next_cut <= produced:
-                        next_cut += cut_size
-                if mode == OFFSETS:
-                    if produced == need:
-                        break
-                elif c >= e:
-                    break
-                if c >= e:
-                    return _SHORT, i, ncut
-                code = codes[c]
-                if code == ESCAPE:
-                    if c + 1 >= e:
-                        return _ESCAPE_AT_END, i, ncut
-                    produced += 1
-                    c += 2
-                else:
-                    ln = symlen[b, code]
-                    if ln == 0:
-                        return _BAD_CODE, i, ncut
-                    produced += ln
-                    c += 1
-                if mode == OFFSETS and produced > need:
-                    return _OVERSHOOT, i, ncut
-            if mode == LENGTHS:
-                lengths_out[i] = produced
-            elif produced != need:
-                return _LENGTH, i, ncut
-            o += produced
-    if k < nsplit:
-        return _SPLIT, k, ncut
-    if mode == OFFSETS:
-        offsets_out[offsets_out.shape[0] - 1] = c
-        if c != ncodes:
-            return _TRAILING, 0, ncut
-    return _OK, 0, ncut
-
-
 def _checked_blocks(block_starts, ntables: int, n: int) -> np.ndarray:
     """block_starts as int64, checked: the walk indexes with it unchecked."""
     block_starts = np.ascontiguousarray(block_starts, dtype=np.int64)
@@ -164,7 +69,7 @@ def _checked_blocks(block_starts, ntables: int, n: int) -> np.ndarray:
 
 
 def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=CHECK,
-         cut_size: int = 0, split_codes=None, split_out=None):
+         cut_size: int = 0, split_codes=None, split_out=None, threads=None):
     """Walk a column's codes; return ``(code_offsets, lengths, cuts)`` as far as known.
 
     Parameters
@@ -180,6 +85,9 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
         Record the cuts of strings longer than this (0: none).
     split_codes, split_out : numpy.ndarray of int64, optional
         Split points to check on the way (CHECK and OFFSETS modes).
+    threads : int, optional
+        Threads to walk with (default: the usable cores); the result and the error do not
+        depend on it (:func:`fsstgpu.native.walk_codes`).
 
     Returns
     -------
@@ -203,55 +111,44 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
     >>> lengths.tolist()
     [4, 1]
     """
-    codes = readonly(codes, np.uint8)
-    none = readonly(np.zeros(1, np.int64), np.int64)
-    offsets_out = lengths_out = np.zeros(1, np.int64)
+    codes = np.ascontiguousarray(codes, np.uint8)
     if mode == OFFSETS:
-        lengths = readonly(lengths, np.int64)
+        lengths = np.ascontiguousarray(lengths, np.int64)
         n = len(lengths)
-        code_offsets = none
-        offsets_out = np.zeros(n + 1, np.int64)
+        code_offsets = None
     else:
-        code_offsets = readonly(code_offsets, np.int64)
+        code_offsets = np.ascontiguousarray(code_offsets, np.int64)
         n = len(code_offsets) - 1
         if mode == LENGTHS:
-            lengths = none
-            lengths_out = np.zeros(n, np.int64)
+            lengths = None
         else:
-            lengths = readonly(lengths, np.int64)
+            lengths = np.ascontiguousarray(lengths, np.int64)
             if len(lengths) != n:
                 raise CorruptDataError(f"{len(lengths)} lengths for {n} strings")
     if mode != LENGTHS and n and int(lengths.min()) < 0:
         raise CorruptDataError("lengths must be non-negative")
-    block_starts = readonly(_checked_blocks(block_starts, len(tables), n), np.int64)
+    block_starts = _checked_blocks(block_starts, len(tables), n)
     cut_size = int(cut_size)
-    # Cuts fall at least cut_size output bytes apart, a code yields at most 8 bytes, and each
-    # cut is a distinct code position: this bounds them by the codes even when the lengths are
-    # corrupt (summed as floats: corrupt lengths may overflow int64).
-    total = float(lengths.sum(dtype=np.float64)) if mode != LENGTHS and n else 0.0
-    ncodes = len(codes)
-    cap = int(min(total, 8 * ncodes) // cut_size) if cut_size > 0 else -1
-    cap = min(cap, ncodes) + 1
-    cut_code = np.empty(cap, np.int64)
-    cut_out = np.empty(cap, np.int64)
-    cut_row = np.empty(cap, np.int64)
+    max_cuts = 0
+    if cut_size > 0:
+        # Cuts fall at least cut_size output bytes apart, a code yields at most 8 bytes, and
+        # each cut is a distinct code position: this bounds them by the codes even when the
+        # lengths are corrupt (summed as floats: corrupt lengths may overflow int64).
+        total = float(lengths.sum(dtype=np.float64)) if mode != LENGTHS and n else 0.0
+        max_cuts = min(int(min(total, 8 * len(codes)) // cut_size), len(codes)) + 1
     if split_codes is None:
-        split_codes = split_out = none
-    split_codes = readonly(split_codes, np.int64)
-    split_out = readonly(split_out, np.int64)
+        split_out = None
     symlen = np.zeros((max(len(tables), 1), 256), np.uint8)  # lengths only: 256 bytes a table
     for t, table in enumerate(tables):
         symlen[t, : len(table)] = table.lengths
-    status, index, ncut = _walk(codes, block_starts, readonly(symlen, np.uint8), code_offsets,
-                                lengths, mode, cut_size, offsets_out, lengths_out, cut_code,
-                                cut_out, cut_row, split_codes, split_out)
-    if status != _OK:
-        raise CorruptDataError(_MESSAGES[status].format(i=index))
+    offsets_out, lengths_out, *cuts = native.walk_codes(
+        codes, block_starts, symlen, code_offsets, lengths, mode, cut_size, max_cuts,
+        split_codes, split_out, threads)
     if mode == OFFSETS:
         code_offsets = offsets_out
     elif mode == LENGTHS:
         lengths = lengths_out
-    return code_offsets, lengths, (cut_code[:ncut], cut_out[:ncut], cut_row[:ncut])
+    return code_offsets, lengths, tuple(cuts)
 
 
 def code_offsets_from_lengths(tables, block_starts, codes, lengths) -> np.ndarray:

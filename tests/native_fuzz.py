@@ -212,10 +212,104 @@ def fuzz_decode():
                          total, threads)
 
 
-for _ in range(ROUNDS):
-    fuzz_round()
-    fuzz_decode()
-print("fuzz ok")
+def maybe_forge(a, rng_):
+    """a, or a copy with a few entries moved (possibly out of range)."""
+    if a is None or not len(a) or rng_.random() < 0.3:
+        return a
+    a = a.copy()
+    idx = rng_.integers(0, len(a), int(rng_.integers(1, 4)))
+    a[idx] += rng_.integers(-3, 4, len(idx))
+    if rng_.random() < 0.1:
+        a[idx[0]] = rng_.choice([-(2**62), 2**62, 2**63 - 1])
+    return a
+
+
+def fuzz_scan(big):
+    """The codes walk, the column checks and the layout loops on forged input; a big column
+    (over 2**21 codes) is walked in parallel chunks."""
+    nt = int(rng.integers(1, 4))
+    sets = [symbols(int(rng.integers(1, 256))) for _ in range(nt)]
+    matchers = [_native.Matcher(p, ln) for p, ln in sets]
+    n = 250_000 if big else int(rng.choice([0, 1, 50, 300, 3000]))
+    data, offsets = strings(n)
+    starts = np.sort(rng.integers(0, n + 1, nt - 1))
+    block_starts = np.concatenate(([0], starts, [n])).astype(np.int64)
+    threads = int(rng.integers(1, 5))
+    codes, code_offsets = _native.encode_blocks(data, offsets, block_starts, matchers, threads)
+    _, symlen = tables_of(sets)
+    lengths = np.diff(offsets)
+    # splits: every string start, and some points inside strings (found by a clean walk)
+    cut = int(rng.integers(1, 64))
+    _, _, cc, co_, _ = _native.walk_codes(codes, block_starts, symlen, code_offsets, lengths,
+                                          3, cut, len(codes) + 1, None, None, threads)
+    sc = np.concatenate((code_offsets, cc))
+    so = np.concatenate((offsets, co_))
+    order = np.lexsort((so, sc))
+    sc, so = sc[order], so[order]
+    for _ in range(6):
+        fc = codes.copy()
+        if len(fc) and rng.random() < 0.5:
+            flips = rng.integers(0, len(fc), 2)
+            fc[flips] = rng.integers(0, 256, 2)
+        fl = symlen.copy()
+        if rng.random() < 0.2:
+            fl[rng.integers(0, nt), rng.integers(0, 256, 5)] = 0
+        args = (maybe_forge(code_offsets, rng), maybe_forge(lengths, rng))
+        splits = (maybe_forge(sc, rng), maybe_forge(so, rng)) if rng.random() < 0.7 else (
+            None, None)
+        for mode in range(4):
+            try:
+                _native.walk_codes(fc, block_starts, fl, *args, mode,
+                                   int(rng.choice([0, -1, cut, 2**62])),
+                                   int(rng.choice([0, -5, 10, len(fc) + 1])), *splits,
+                                   threads)
+            except ValueError:
+                pass
+    if n:
+        expect_error(_native.walk_codes, codes, block_starts[::-1].copy(), symlen,
+                     code_offsets, lengths, 0, 0, 0, None, None, 1)
+    expect_error(_native.walk_codes, codes, block_starts, symlen[:0], code_offsets, lengths,
+                 0, 0, 0, None, None, 1)
+    expect_error(_native.walk_codes, codes, block_starts, symlen, code_offsets[:-1], lengths,
+                 0, 0, 0, None, None, 1)
+    expect_error(_native.walk_codes, codes, block_starts, symlen, code_offsets, lengths, 9, 0,
+                 0, None, None, 1)
+    if len(sc) > 1:
+        expect_error(_native.walk_codes, codes, block_starts, symlen, code_offsets, lengths, 0,
+                     0, 0, sc, so[:-1], 1)
+    # the column checks and the layout loops
+    fl_ = maybe_forge(lengths, rng)
+    pos = rng.integers(-3, n + 4, int(rng.integers(0, 9)))
+    for ncodes in (len(codes), int(rng.integers(0, len(codes) + 2))):
+        try:
+            _native.length_sums(fl_, ncodes, pos, threads)
+        except ValueError:
+            pass
+    expect_error(_native.length_sums, lengths, -1, pos, threads)
+    fco = maybe_forge(code_offsets, rng)
+    _native.first_misfit(fco, fl_, threads)
+    expect_error(_native.first_misfit, fco[:-1], fl_, threads)
+    validity = rng.integers(0, 256, (n + 7) // 8).astype(np.uint8)
+    _native.first_filled_null(validity, fl_, fco, threads)
+    _native.first_filled_null(validity, fl_, None, threads)
+    if n > 8:
+        expect_error(_native.first_filled_null, validity[:-1], fl_, None, threads)
+        expect_error(_native.first_filled_null, validity, fl_, fco[:-1], threads)
+    _native.count_set_bits(validity)
+    for dtype in (np.int32, np.int64):
+        _native.first_decrease(maybe_forge(offsets, rng).astype(dtype), threads)
+    out32, out64 = np.empty(n + 1, np.int32), np.empty(n + 1, np.int64)
+    _native.running_sum(fl_, out32, threads)
+    _native.running_sum(fl_, out64, threads)
+    expect_error(_native.running_sum, fl_, out64[:-1], threads)
+    out = np.zeros(len(data), np.uint8)
+    try:
+        _native.gather(data, maybe_forge(offsets[:-1], rng), fl_, maybe_forge(offsets, rng), out,
+                       threads)
+    except ValueError:
+        pass
+    if n:
+        expect_error(_native.gather, data, offsets[:-1], lengths + 1, offsets, out, threads)
 
 
 def fuzz_train():
@@ -264,5 +358,9 @@ def fuzz_train():
         expect_error(_native.rank_symbols, *bad, 5, 4)
 
 
-for _ in range(ROUNDS):
+for r in range(ROUNDS):
+    fuzz_round()
+    fuzz_decode()
+    fuzz_scan(big=r % 25 == 0)
     fuzz_train()
+print("fuzz ok")

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bind_scan.h"
 #include "codec.h"
 #include "cpu.h"
 #include "decode.h"
@@ -205,4 +206,5 @@ PYBIND11_MODULE(_native, m) {
     m.def("isa", [] { return std::string(isa_name(active_isa())); });
     m.def("best_isa", [] { return std::string(isa_name(best_isa())); });
     bind_train(m);
+    bind_scan(m);
 }

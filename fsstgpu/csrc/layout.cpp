@@ -1,0 +1,72 @@
+// The plain layout's loops of layout.h.
+#include "layout.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "checks_column.h"
+#include "parallel.h"
+
+namespace fsstgpu_native {
+
+void gather(const uint8_t* data, int64_t ndata, const int64_t* starts, const int64_t* lengths,
+            const int64_t* out_offsets, int64_t n, uint8_t* out, int64_t nout, int threads) {
+    const int64_t bad = first_over_chunks(n, threads, [&](int64_t lo, int64_t hi) -> int64_t {
+        for (int64_t i = lo; i < hi; ++i) {
+            const int64_t s = starts[i], len = lengths[i], o = out_offsets[i];
+            if (s < 0 || len < 0 || o < 0 || s > ndata - len || o > nout - len) return i;
+        }
+        return -1;
+    });
+    if (bad >= 0) {
+        throw std::invalid_argument("string " + std::to_string(bad) +
+                                    " lies outside its source or destination");
+    }
+    first_over_chunks(n, threads, [&](int64_t lo, int64_t hi) -> int64_t {
+        for (int64_t i = lo; i < hi; ++i) {
+            if (lengths[i]) std::memcpy(out + out_offsets[i], data + starts[i], size_t(lengths[i]));
+        }
+        return -1;
+    });
+}
+
+template <class Out>
+void running_sum(const int64_t* lengths, int64_t n, Out* out, int threads) {
+    // one pass on one thread; two (sums, then offsets) on several
+    const int64_t ntasks = tasks_for(n, threads);
+    auto lo = [&](int64_t t) { return int64_t((__int128)n * t / ntasks); };
+    std::vector<uint64_t> base(static_cast<size_t>(ntasks + 1), 0);
+    if (ntasks > 1) {
+        parallel_for(ntasks, threads, [&](int64_t t) {
+            uint64_t sum = 0;
+            for (int64_t i = lo(t); i < lo(t + 1); ++i) sum += uint64_t(lengths[i]);
+            base[t + 1] = sum;
+        });
+        for (int64_t t = 0; t < ntasks; ++t) base[t + 1] += base[t];
+    }
+    out[0] = 0;
+    parallel_for(ntasks, threads, [&](int64_t t) {
+        uint64_t sum = base[t];
+        for (int64_t i = lo(t); i < lo(t + 1); ++i) {
+            sum += uint64_t(lengths[i]);
+            out[i + 1] = Out(int64_t(sum));
+        }
+    });
+}
+
+template <class T>
+int64_t first_decrease(const T* a, int64_t n, int threads) {
+    // pairs (a[i], a[i + 1]) for i < n - 1
+    return first_over_chunks(n - 1, threads, [&](int64_t lo, int64_t hi) {
+        return first_in_blocks(lo, hi, [&](int64_t i) { return a[i + 1] < a[i]; });
+    });
+}
+
+template void running_sum<int32_t>(const int64_t*, int64_t, int32_t*, int);
+template void running_sum<int64_t>(const int64_t*, int64_t, int64_t*, int);
+template int64_t first_decrease<int32_t>(const int32_t*, int64_t, int);
+template int64_t first_decrease<int64_t>(const int64_t*, int64_t, int);
+
+}  // namespace fsstgpu_native

@@ -1,0 +1,23 @@
+// The plain string layout's loops (fsstgpu/arrow_layout.py's kernels): gathering strings,
+// offsets from lengths, the first decrease of a sequence. Parallel, with the serial loop's
+// result whatever the thread count.
+#pragma once
+
+#include <cstdint>
+
+namespace fsstgpu_native {
+
+// Copies data[starts[i]:starts[i] + lengths[i]] to out[out_offsets[i]:...] for i < n; every
+// range is checked first (std::invalid_argument naming the first string outside its array).
+void gather(const uint8_t* data, int64_t ndata, const int64_t* starts, const int64_t* lengths,
+            const int64_t* out_offsets, int64_t n, uint8_t* out, int64_t nout, int threads);
+
+// out[0] = 0, out[i + 1] = lengths[0] + ... + lengths[i], wrapping as int64 then stored as Out.
+template <class Out>
+void running_sum(const int64_t* lengths, int64_t n, Out* out, int threads);
+
+// The first i with a[i + 1] < a[i], or -1.
+template <class T>
+int64_t first_decrease(const T* a, int64_t n, int threads);
+
+}  // namespace fsstgpu_native
