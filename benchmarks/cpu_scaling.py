@@ -7,8 +7,7 @@ mask), so one call gives the whole table from one run on one machine. In every r
 
 * ``compress_MB_s`` / ``decompress_MB_s``: string bytes over the best of ``repeats`` wall times of
   ``fsstgpu.compress(column)`` (block planning, training, encoding: the whole public call) and
-  ``fsstgpu.decompress(carr, device="cpu")`` (Arrow out), after one untimed warm-up round trip
-  (numba's compile is not timed);
+  ``fsstgpu.decompress(carr, device="cpu")`` (Arrow out), after one untimed warm-up round trip;
 * ``lz4_*`` / ``zstd_*``: ``pyarrow.compress`` / ``pyarrow.decompress`` (LZ4 frame; zstd at
   pyarrow's default level) of the same string bytes, cut into 1 MiB pieces that as many threads
   as cores compress in parallel (pyarrow releases the GIL), best of ``repeats``;

@@ -66,7 +66,7 @@ def run_dask_bench(table, *, files: int = 16, workers=(1, 2, 4, 8, 16), gpus: in
     out["threads_per_worker"] = threads or "cores // workers"
     for n in workers:
         with on_dask.local_client(n, threads=threads) as client:
-            client.run(_warm)  # imports and numba's cached kernels, before the clock
+            client.run(_warm)  # imports, before the clock
             target = work / f"w{n}"
             out["compress_s"][f"workers={n}"] = _timed(
                 lambda c=client, t=target: on_dask.compress_dataset(work / "in", t, client=c))

@@ -587,7 +587,7 @@ class CompressedStringArray:
         Parameters
         ----------
         full : bool
-            Also walk every code (O(codes), numba): each string's codes must decode with its
+            Also walk every code (O(codes), compiled): each string's codes must decode with its
             block's table to exactly its length, and every split must start on a code boundary
             at its output position. Without it only the O(strings) structural checks run, which
             are what the decoders need to stay inside their buffers (they check the codes of

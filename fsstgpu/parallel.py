@@ -74,3 +74,13 @@ def run_tasks(fn, ntasks: int) -> None:
     for f in futures:
         if not f.cancel():
             f.result()
+
+
+def thread_count(threads=None) -> int:
+    """Threads for one call of the compiled codec: ``threads`` (at least 1), or by default
+    :func:`usable_cores`.
+
+    >>> thread_count(0), thread_count(3), thread_count() == usable_cores()
+    (1, 3, True)
+    """
+    return usable_cores() if threads is None else max(1, int(threads))

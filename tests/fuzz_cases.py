@@ -65,7 +65,7 @@ TARGETS = ("blob", "blob_forged", "ext_metadata", "ext_storage", "ipc_file", "ip
 FAILURES = ("wrong_type", "bad_output", "silent_wrong", "memory", "crash", "hang")
 INPUT_BYTES = [0]  # the current case's input size, for the memory check
 MEMORY_FACTOR = 64  # a case may peak at this many times its input bytes ...
-MEMORY_CONSTANT = 128 << 20  # ... plus this (pyarrow's and numba's working sets)
+MEMORY_CONSTANT = 128 << 20  # ... plus this (pyarrow's working set)
 _INTERESTING = (0, 1, 2, 7, 8, 12, 13, 31, 32, 127, 128, 255, 256, 4095, 4096, 65535, 65536,
                 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**62, 2**63 - 1, 2**63, 2**64 - 1)
 
@@ -437,8 +437,8 @@ def _peak_growth(inputs: Inputs, target: str, seed: int, index: int):
 
 def measured_case(inputs: Inputs, target: str, seed: int, index: int):
     """:func:`run_case` with the memory check: a case peaking over ``MEMORY_FACTOR`` times its
-    input plus ``MEMORY_CONSTANT`` twice in a row (the first run may compile numba kernels) is
-    a ``memory`` finding."""
+    input plus ``MEMORY_CONSTANT`` twice in a row (the first run warms caches and the thread
+    pool) is a ``memory`` finding."""
     outcome, detail, growth = _peak_growth(inputs, target, seed, index)
     budget = MEMORY_FACTOR * INPUT_BYTES[0] + MEMORY_CONSTANT
     if growth is not None and growth > budget:

@@ -1,4 +1,4 @@
-// Matcher construction, in the order fsstgpu/matcher.py's fill() uses: symbols longest first
+// Matcher construction: symbols longest first
 // (ties in code order), so hash chains list longer symbols first and the first match is the
 // longest one.
 #include "matcher.h"

@@ -1,5 +1,5 @@
-// The FSST longest-match lookup tables of one symbol table (see fsstgpu/matcher.py, whose
-// layout and construction order these follow, so both encoders pick the same symbols).
+// The FSST longest-match lookup tables of one symbol table, as the encoder kernels
+// (kernels_impl.h) read them; the trainer (train.cpp) keeps a lighter copy of the same layout.
 #pragma once
 
 #include <cstdint>

@@ -1,19 +1,7 @@
-"""The compiled CPU codec (C++17, built by ``pip install``): encoder, decoder and UTF-8 check.
+"""The compiled encoder, decoder and UTF-8 check (``fsstgpu._native``), for NumPy arrays.
 
-This module is the documented face of the extension ``fsstgpu._native`` (sources in
-``fsstgpu/csrc``). Every entry point validates its arguments, releases the GIL and spreads the
-work over ``threads`` std::threads (default :func:`fsstgpu.parallel.usable_cores`, which honours
-``FSSTGPU_THREADS``); results do not depend on the thread count.
-
-The hot loops are compiled three times (scalar, AVX2, AVX-512) and picked at run time for the
-CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a lower copy.
-
-* :func:`encode_blocks`: greedy longest-match FSST encoding (the codes of
-  :func:`fsstgpu.testing.greedy_encode`);
-* :func:`decode_codes` / :func:`decode_range` / :func:`decode_all`: FSST decoding (one run of
-  codes, a whole column from its split points, with every corruption check; :mod:`fsstgpu.decoder`
-  is their documented home);
-* :func:`first_invalid_string`: :func:`fsstgpu.utf8.first_invalid_string`'s contract.
+:mod:`fsstgpu.native` documents the extension as a whole; this module holds the entry points of
+the codec itself: the instruction set in use, matchers, encoding, decoding and the UTF-8 check.
 
 >>> import numpy as np
 >>> from fsstgpu import SymbolTable, native
@@ -22,8 +10,6 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 ...                                    np.array([0, 3, 5]), np.array([0, 2]))
 >>> codes.tolist(), offs.tolist()
 ([0, 255, 120, 0], [0, 3, 4])
->>> native.isa() in ("scalar", "avx2", "avx512")
-True
 """
 
 from __future__ import annotations
@@ -34,7 +20,7 @@ import numpy as np
 
 from fsstgpu import _native
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.parallel import usable_cores
+from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable, pack_tables
 
 __all__ = ["compact_tables", "decode_all", "decode_codes", "decode_range", "encode_blocks",
@@ -67,10 +53,6 @@ def supported_isas() -> tuple[str, ...]:
     ('scalar', True)
     """
     return _ISAS[: _ISAS.index(_native.best_isa()) + 1]
-
-
-def _threads(threads) -> int:
-    return usable_cores() if threads is None else max(1, int(threads))
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,7 +134,7 @@ def encode_matched(matchers, data, offsets, block_starts, threads=None):
     return _native.encode_blocks(np.ascontiguousarray(data, np.uint8),
                                  np.ascontiguousarray(offsets, np.int64),
                                  np.ascontiguousarray(block_starts, np.int64), list(matchers),
-                                 _threads(threads))
+                                 thread_count(threads))
 
 
 def decode_codes(codes, start, end, packed, lens, out, out_pos, out_end) -> int:
@@ -361,7 +343,7 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
                                   np.ascontiguousarray(split_out, np.int64),
                                   np.ascontiguousarray(split_table, np.int64), packed, first,
                                   lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
-                                  _threads(threads))
+                                  thread_count(threads))
     if bad >= 0:
         from fsstgpu.utf8 import invalid_utf8_error  # (fsstgpu.utf8 imports this module)
 
@@ -395,262 +377,4 @@ def first_invalid_string(data, offsets, threads=None) -> int:
     if offsets.dtype != np.int32:
         offsets = offsets.astype(np.int64, copy=False)
     return _native.first_invalid_string(np.ascontiguousarray(data, np.uint8),
-                                        np.ascontiguousarray(offsets), _threads(threads))
-
-
-# ---- train ----
-# The compiled trainer (csrc/train.h, also called from C++): fsstgpu.training documents the
-# algorithm and makes SymbolTables of these symbols. Symbols come as (values, lengths): uint64
-# little-endian bytes, zero beyond each length, and uint8 lengths 1-8, in no particular order.
-
-
-def train_symbols(data, offsets, lo, hi, sample_bytes, seed, extra_rounds=3):
-    """Train symbols on strings ``lo:hi`` of ``data``/``offsets``: a sample of
-    ``sample_bytes`` (:func:`sample_of`) and ``4 + extra_rounds + 1`` rounds of
-    compress-and-count (``extra_rounds=0``: the reference's five, for cheap probe tables).
-
-    Parameters
-    ----------
-    data : numpy.ndarray of uint8
-    offsets : numpy.ndarray of int64
-        ``offsets[lo:hi + 1]`` non-decreasing, inside ``data`` (else ValueError).
-    lo, hi : int
-        The strings to train on, ``0 <= lo <= hi < len(offsets)``.
-    sample_bytes : int
-        At least 1.
-    seed : int
-        The sample's generator seed (:data:`fsstgpu.training.SEED` for tables).
-    extra_rounds : int, optional
-
-    Returns
-    -------
-    values : numpy.ndarray of uint64
-    lengths : numpy.ndarray of uint8
-        At most 255 distinct symbols.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> data = np.frombuffer(b"hello world" * 100, np.uint8)
-    >>> values, lengths = native.train_symbols(data, np.arange(0, 1101, 11), 0, 100, 4096, 1)
-    >>> int.from_bytes(b"hello wo", "little") in values.tolist()
-    True
-    """
-    return _native.train_range(np.ascontiguousarray(data, np.uint8),
-                               np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
-                               int(sample_bytes), int(seed), int(extra_rounds))
-
-
-def train_sample(sample, offsets, extra_rounds=3):
-    """:func:`train_symbols` on a sample as it is: strings ``sample[offsets[i]:offsets[i + 1]]``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> values, lengths = native.train_sample(np.frombuffer(b"abcabcabc" * 200, np.uint8),
-    ...                                       np.arange(0, 1801, 9), extra_rounds=0)
-    >>> sorted(int(v).to_bytes(8, "little")[:n] for v, n in zip(values, lengths))
-    [b'a', b'abcabca', b'b', b'bc']
-    """
-    return _native.train_sample(np.ascontiguousarray(sample, np.uint8),
-                                np.ascontiguousarray(offsets, np.int64), int(extra_rounds))
-
-
-def sample_of(data, offsets, lo, hi, sample_bytes, seed):
-    """The training sample of strings ``lo:hi``: all of them (copied) when they hold fewer than
-    ``sample_bytes`` bytes, else random strings (a random 512-byte piece of longer ones) from a
-    generator seeded with ``seed`` until ``sample_bytes`` bytes are collected.
-
-    Returns
-    -------
-    sample : numpy.ndarray of uint8
-    sample_offsets : numpy.ndarray of int64
-        The pieces' boundaries in ``sample``, from 0.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> data = np.frombuffer(b"ab" * 1000, np.uint8)
-    >>> sample, offs = native.sample_of(data, np.array([0, 2000]), 0, 1, 100, seed=7)
-    >>> len(sample), offs.tolist()  # one random 512-byte piece of the 2000-byte string
-    (512, [0, 512])
-    """
-    return _native.sample_of(np.ascontiguousarray(data, np.uint8),
-                             np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
-                             int(sample_bytes), int(seed))
-
-
-__all__ += ["sample_of", "train_sample", "train_symbols"]
-
-
-# ---- scan ----
-
-
-def walk_codes(codes, block_starts, symlen, code_offsets, lengths, mode, cut_size=0, max_cuts=0,
-               split_codes=None, split_out=None, threads=None):
-    """:func:`fsstgpu.scan.walk`'s loop: walk the codes without decoding them.
-
-    Parameters
-    ----------
-    codes : numpy.ndarray of uint8
-    block_starts : numpy.ndarray of int64, shape (nblocks + 1,)
-        From 0 to n, non-decreasing (else ValueError).
-    symlen : numpy.ndarray of uint8, shape (>= nblocks, 256)
-        Each block's symbol lengths (0: no symbol).
-    code_offsets, lengths : numpy.ndarray of int64 or None
-        What ``mode`` (one of :data:`fsstgpu.scan.CHECK`, ``OFFSETS``, ``LENGTHS``, ``LONG``)
-        needs; the one it derives may be None.
-    cut_size, max_cuts : int
-        Record the cuts of strings longer than ``cut_size`` (none when <= 0); more than
-        ``max_cuts`` of them is corrupt.
-    split_codes, split_out : numpy.ndarray of int64 or None
-        Split points to check on the way.
-    threads : int, optional
-
-    Returns
-    -------
-    code_offsets, lengths : numpy.ndarray of int64 or None
-        The one the mode derives (OFFSETS, LENGTHS), else None.
-    cut_code, cut_out, cut_row : numpy.ndarray of int64
-
-    Raises
-    ------
-    CorruptDataError
-        As :func:`fsstgpu.scan.walk`, naming the same string (or split) whatever ``threads``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> symlen = np.zeros((1, 256), np.uint8); symlen[0, 0] = 2
-    >>> offs, _, *cuts = native.walk_codes(np.array([0, 255, 120, 0], np.uint8),
-    ...                                    np.array([0, 2]), symlen, None, np.array([3, 2]), 1)
-    >>> offs.tolist()
-    [0, 3, 4]
-    """
-    def opt(a):
-        return None if a is None else np.ascontiguousarray(a, np.int64)
-    return _native.walk_codes(np.ascontiguousarray(codes, np.uint8),
-                              np.ascontiguousarray(block_starts, np.int64),
-                              np.ascontiguousarray(symlen, np.uint8), opt(code_offsets),
-                              opt(lengths), int(mode), int(cut_size), int(max_cuts),
-                              opt(split_codes), opt(split_out), _threads(threads))
-
-
-def length_sums(lengths, ncodes: int, positions, threads=None):
-    """:func:`fsstgpu.checks.length_sums`, compiled: ``(total, prefix)``, same errors.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> total, prefix = native.length_sums(np.array([3, 0, 5]), 2, np.array([0, 2, 3]))
-    >>> total, prefix.tolist()
-    (8, [0, 3, 8])
-    """
-    return _native.length_sums(np.ascontiguousarray(lengths, np.int64), int(ncodes),
-                               np.ascontiguousarray(positions, np.int64), _threads(threads))
-
-
-def first_misfit(code_offsets, lengths, threads=None) -> int:
-    """The first string whose code count cannot yield its length (a code yields 1 to 8
-    bytes, an escape pair 1), or -1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> native.first_misfit(np.array([0, 1, 5]), np.array([8, 1]))
-    1
-    """
-    return _native.first_misfit(np.ascontiguousarray(code_offsets, np.int64),
-                                np.ascontiguousarray(lengths, np.int64), _threads(threads))
-
-
-def first_filled_null(validity, lengths, code_offsets=None, threads=None) -> int:
-    """The first null string (its validity bit clear) with bytes or, when ``code_offsets``
-    are given, codes; or -1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> native.first_filled_null(np.array([0b01], np.uint8), np.array([1, 0]),
-    ...                          np.array([0, 1, 2]))
-    1
-    """
-    co = None if code_offsets is None else np.ascontiguousarray(code_offsets, np.int64)
-    return _native.first_filled_null(np.ascontiguousarray(validity, np.uint8),
-                                     np.ascontiguousarray(lengths, np.int64), co,
-                                     _threads(threads))
-
-
-def count_set_bits(bitmap) -> int:
-    """The number of 1 bits in a uint8 array.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> native.count_set_bits(np.array([0xFF, 0b101], np.uint8))
-    10
-    """
-    return _native.count_set_bits(np.ascontiguousarray(bitmap, np.uint8))
-
-
-def gather(data, starts, lengths, out_offsets, out, threads=None) -> None:
-    """Copy ``data[starts[i]:starts[i] + lengths[i]]`` into ``out`` (writable uint8) at
-    ``out_offsets[i]``, for every i; a range outside ``data`` or ``out`` is a ValueError.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> out = np.zeros(3, np.uint8)
-    >>> native.gather(np.frombuffer(b"abcd", np.uint8), np.array([3, 0]), np.array([1, 2]),
-    ...               np.array([0, 1]), out)
-    >>> bytes(out)
-    b'dab'
-    """
-    _native.gather(np.ascontiguousarray(data, np.uint8), np.ascontiguousarray(starts, np.int64),
-                   np.ascontiguousarray(lengths, np.int64),
-                   np.ascontiguousarray(out_offsets, np.int64), out, _threads(threads))
-
-
-def running_sum(lengths, out, threads=None) -> None:
-    """``out[0] = 0``, ``out[i + 1] = lengths[:i + 1].sum()``, into ``out`` (writable int32 or
-    int64, ``len(lengths) + 1`` entries; int32 keeps the low 32 bits).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> out = np.empty(4, np.int32)
-    >>> native.running_sum(np.array([2, 0, 3]), out)
-    >>> out.tolist()
-    [0, 2, 2, 5]
-    """
-    _native.running_sum(np.ascontiguousarray(lengths, np.int64), out, _threads(threads))
-
-
-def first_decrease(a, threads=None) -> int:
-    """The first ``i`` with ``a[i + 1] < a[i]`` (int32 as they are, other integers compared as
-    int64), or -1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> native.first_decrease(np.array([0, 3, 2, 4], np.int32)), native.first_decrease([1, 1])
-    (1, -1)
-    """
-    a = np.asarray(a)
-    a = np.ascontiguousarray(a if a.dtype == np.int32 else a.astype(np.int64, copy=False))
-    return _native.first_decrease(a, _threads(threads))
-
-
-__all__ += ["count_set_bits", "first_decrease", "first_filled_null", "first_misfit", "gather",
-            "length_sums", "running_sum", "walk_codes"]
+                                        np.ascontiguousarray(offsets), thread_count(threads))

@@ -1,0 +1,157 @@
+"""``fsstgpu bench``: which benchmark of the checkout's ``benchmarks/`` folder runs, and how.
+
+The benchmarks are not installed (they live in the source checkout); :func:`run_bench` picks one
+from the command line's words and options and prints its table (or JSON).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fsstgpu.cli.output import EXIT_USAGE, fail, out_console, print_json
+from fsstgpu.cli.params import BenchDevice
+
+__all__ = ["run_bench"]
+
+
+def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp: bool,
+              threads: int | None, reference: str | None, repeats: int,
+              reference_table_mb: float | None, rows: int, json_: bool) -> None:
+    """Run the benchmark the command line asks for (see ``fsstgpu bench --help``)."""
+    from fsstgpu.datasets import dbtext_files
+    from fsstgpu.device import resolve_device
+
+    if paths == ["kernels"]:
+        resolve_device("gpu")
+        kernels = _benchmarks("kernels")
+        _show(kernels.run_kernel_bench(), kernels.format_kernel_bench, json_)
+        return
+    if paths == ["files"]:
+        _bench_files(rows, json_)
+        return
+    for word in ("kernels", "files"):
+        if word in paths:
+            raise ValueError(f"`{word}` takes no paths: run `fsstgpu bench {word}` alone "
+                             f"(write ./{word} for a file of that name)")
+    if reference is not None:
+        if device is BenchDevice.gpu:
+            fail("--reference goes with --device cpu (the reference decodes on the CPU)",
+                 EXIT_USAGE)
+        _bench_reference(paths, reference, threads or 1, repeats, reference_table_mb,
+                         json_)
+        return
+    if not paths:
+        paths = [str(p) for p in dbtext_files()]
+        if not paths:
+            raise FileNotFoundError("no PATH given and the dbtext corpus was not found "
+                                    "(set FSSTGPU_DBTEXT)")
+    for p in paths:
+        if not Path(p).is_file():
+            raise FileNotFoundError(f"{p}: no such file")
+    if device is BenchDevice.gpu and threads is not None:
+        fail("--threads goes with --device cpu (the GPU bench uses the GPU)", EXIT_USAGE)
+    if device is BenchDevice.gpu:
+        resolve_device("gpu")
+        gpu = _benchmarks("gpu")
+        rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp,
+                                 progress=lambda msg: typer.echo(f".. {msg}", err=True))
+        _show(rows, gpu.format_gpu_bench, json_)
+    elif threads is not None:
+        import pyarrow as pa
+
+        from fsstgpu.datasets import load_lines
+
+        scaling = _benchmarks("cpu_scaling")
+        column = pa.chunked_array([load_lines(p, binary=True) for p in paths])
+        _show(scaling.cpu_scaling(column, threads=threads), scaling.format_rows, json_)
+    else:
+        cpu = _benchmarks("cpu")
+        _show(cpu.run_cpu_bench(paths), cpu.format_cpu_bench, json_)
+
+
+def _bench_reference(paths: list[str], reference: str, threads: int, repeats: int,
+                     table_mb: float | None, json_: bool) -> None:
+    """`fsstgpu bench --reference`: the reference FSST beside fsstgpu, LZ4 and zstd."""
+    from fsstgpu.datasets import load_lines
+
+    corpora = _benchmarks("corpora")
+    ref_fsst = _benchmarks("reference_fsst")
+    compare = _benchmarks("reference_bench")
+    say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
+    inputs = []
+    for p in paths or corpora.CORPORA:
+        if p in corpora.CORPORA:
+            say(f"loading the corpus {p}")
+            inputs.append((p, corpora.load_corpus(p)))
+        elif Path(p).is_file():
+            inputs.append((p, [(Path(p).name, load_lines(p))]))
+        else:
+            raise FileNotFoundError(f"{p}: no such file, nor a corpus "
+                                    f"({', '.join(corpora.CORPORA)})")
+    say(f"reference FSST from {reference}")
+    ref = ref_fsst.load(reference)
+    say(f"reference library {ref.path}")
+    rows = compare.compare(inputs, reference=ref, threads=threads, repeats=repeats,
+                           table_mb=table_mb, progress=say)
+    _show(rows, compare.format_table, json_)
+
+
+def _bench_files(rows: int, json_: bool) -> None:
+    """`fsstgpu bench files`: this machine's text (and dbtext, when found) as tables."""
+    from fsstgpu.datasets import dbtext_files, dbtext_table, machine_text_table
+    from fsstgpu.device import gpu_available
+
+    files = _benchmarks("files")
+    say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
+    say(f"building the machine-text table ({rows:,} rows)")
+    tables = {"machine_text": machine_text_table(rows)}
+    if dbtext_files():
+        tables["dbtext"] = dbtext_table()
+    out = files.run_files_bench(tables, gpu=gpu_available(), progress=say)
+    _show(out, files.format_files_bench, json_)
+
+
+def _benchmarks(name: str):
+    """Module ``benchmarks.<name>`` of the source checkout fsstgpu runs from.
+
+    The benchmarks are not installed; an editable install (or Python started in the checkout)
+    has them beside the package. Exits with code 2 when there is no such folder.
+    """
+    import importlib
+    import sys
+
+    import fsstgpu
+
+    root = Path(fsstgpu.__file__).resolve().parent.parent
+    if not (root / "benchmarks" / "__init__.py").is_file():
+        fail("the benchmarks need a source checkout (they are not installed): clone the "
+             "repository, `pip install -e .` there and run `fsstgpu bench` again", 2)
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(f"benchmarks.{name}")
+    finally:
+        sys.path.remove(str(root))
+
+
+def _show(rows, formatter, json_: bool) -> None:
+    if json_:
+        print_json(rows)
+        return
+    text = formatter(rows)
+    if isinstance(text, str):
+        typer.echo(text)
+    else:
+        out_console().print(text)
+
+
+def _show(rows, formatter, json_: bool) -> None:
+    if json_:
+        print_json(rows)
+        return
+    text = formatter(rows)
+    if isinstance(text, str):
+        typer.echo(text)
+    else:
+        out_console().print(text)

@@ -1,0 +1,178 @@
+"""The compiled walks and checks (``fsstgpu._native``, C++ in ``fsstgpu/csrc/scan*``,
+``checks*``, ``layout*``): :mod:`fsstgpu.scan`, :mod:`fsstgpu.checks` and
+:mod:`fsstgpu.arrow_layout` are their documented homes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu import _native
+from fsstgpu.parallel import thread_count
+
+__all__ = ["count_set_bits", "first_decrease", "first_filled_null", "first_misfit", "gather",
+            "length_sums", "running_sum", "walk_codes"]
+
+
+
+def walk_codes(codes, block_starts, symlen, code_offsets, lengths, mode, cut_size=0, max_cuts=0,
+               split_codes=None, split_out=None, threads=None):
+    """:func:`fsstgpu.scan.walk`'s loop: walk the codes without decoding them.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of uint8
+    block_starts : numpy.ndarray of int64, shape (nblocks + 1,)
+        From 0 to n, non-decreasing (else ValueError).
+    symlen : numpy.ndarray of uint8, shape (>= nblocks, 256)
+        Each block's symbol lengths (0: no symbol).
+    code_offsets, lengths : numpy.ndarray of int64 or None
+        What ``mode`` (one of :data:`fsstgpu.scan.CHECK`, ``OFFSETS``, ``LENGTHS``, ``LONG``)
+        needs; the one it derives may be None.
+    cut_size, max_cuts : int
+        Record the cuts of strings longer than ``cut_size`` (none when <= 0); more than
+        ``max_cuts`` of them is corrupt.
+    split_codes, split_out : numpy.ndarray of int64 or None
+        Split points to check on the way.
+    threads : int, optional
+
+    Returns
+    -------
+    code_offsets, lengths : numpy.ndarray of int64 or None
+        The one the mode derives (OFFSETS, LENGTHS), else None.
+    cut_code, cut_out, cut_row : numpy.ndarray of int64
+
+    Raises
+    ------
+    CorruptDataError
+        As :func:`fsstgpu.scan.walk`, naming the same string (or split) whatever ``threads``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> symlen = np.zeros((1, 256), np.uint8); symlen[0, 0] = 2
+    >>> offs, _, *cuts = native.walk_codes(np.array([0, 255, 120, 0], np.uint8),
+    ...                                    np.array([0, 2]), symlen, None, np.array([3, 2]), 1)
+    >>> offs.tolist()
+    [0, 3, 4]
+    """
+    def opt(a):
+        return None if a is None else np.ascontiguousarray(a, np.int64)
+    return _native.walk_codes(np.ascontiguousarray(codes, np.uint8),
+                              np.ascontiguousarray(block_starts, np.int64),
+                              np.ascontiguousarray(symlen, np.uint8), opt(code_offsets),
+                              opt(lengths), int(mode), int(cut_size), int(max_cuts),
+                              opt(split_codes), opt(split_out), thread_count(threads))
+
+
+def length_sums(lengths, ncodes: int, positions, threads=None):
+    """:func:`fsstgpu.checks.length_sums`, compiled: ``(total, prefix)``, same errors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> total, prefix = native.length_sums(np.array([3, 0, 5]), 2, np.array([0, 2, 3]))
+    >>> total, prefix.tolist()
+    (8, [0, 3, 8])
+    """
+    return _native.length_sums(np.ascontiguousarray(lengths, np.int64), int(ncodes),
+                               np.ascontiguousarray(positions, np.int64), thread_count(threads))
+
+
+def first_misfit(code_offsets, lengths, threads=None) -> int:
+    """The first string whose code count cannot yield its length (a code yields 1 to 8
+    bytes, an escape pair 1), or -1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> native.first_misfit(np.array([0, 1, 5]), np.array([8, 1]))
+    1
+    """
+    return _native.first_misfit(np.ascontiguousarray(code_offsets, np.int64),
+                                np.ascontiguousarray(lengths, np.int64), thread_count(threads))
+
+
+def first_filled_null(validity, lengths, code_offsets=None, threads=None) -> int:
+    """The first null string (its validity bit clear) with bytes or, when ``code_offsets``
+    are given, codes; or -1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> native.first_filled_null(np.array([0b01], np.uint8), np.array([1, 0]),
+    ...                          np.array([0, 1, 2]))
+    1
+    """
+    co = None if code_offsets is None else np.ascontiguousarray(code_offsets, np.int64)
+    return _native.first_filled_null(np.ascontiguousarray(validity, np.uint8),
+                                     np.ascontiguousarray(lengths, np.int64), co,
+                                     thread_count(threads))
+
+
+def count_set_bits(bitmap) -> int:
+    """The number of 1 bits in a uint8 array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> native.count_set_bits(np.array([0xFF, 0b101], np.uint8))
+    10
+    """
+    return _native.count_set_bits(np.ascontiguousarray(bitmap, np.uint8))
+
+
+def gather(data, starts, lengths, out_offsets, out, threads=None) -> None:
+    """Copy ``data[starts[i]:starts[i] + lengths[i]]`` into ``out`` (writable uint8) at
+    ``out_offsets[i]``, for every i; a range outside ``data`` or ``out`` is a ValueError.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> out = np.zeros(3, np.uint8)
+    >>> native.gather(np.frombuffer(b"abcd", np.uint8), np.array([3, 0]), np.array([1, 2]),
+    ...               np.array([0, 1]), out)
+    >>> bytes(out)
+    b'dab'
+    """
+    _native.gather(np.ascontiguousarray(data, np.uint8), np.ascontiguousarray(starts, np.int64),
+                   np.ascontiguousarray(lengths, np.int64),
+                   np.ascontiguousarray(out_offsets, np.int64), out, thread_count(threads))
+
+
+def running_sum(lengths, out, threads=None) -> None:
+    """``out[0] = 0``, ``out[i + 1] = lengths[:i + 1].sum()``, into ``out`` (writable int32 or
+    int64, ``len(lengths) + 1`` entries; int32 keeps the low 32 bits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> out = np.empty(4, np.int32)
+    >>> native.running_sum(np.array([2, 0, 3]), out)
+    >>> out.tolist()
+    [0, 2, 2, 5]
+    """
+    _native.running_sum(np.ascontiguousarray(lengths, np.int64), out, thread_count(threads))
+
+
+def first_decrease(a, threads=None) -> int:
+    """The first ``i`` with ``a[i + 1] < a[i]`` (int32 as they are, other integers compared as
+    int64), or -1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> native.first_decrease(np.array([0, 3, 2, 4], np.int32)), native.first_decrease([1, 1])
+    (1, -1)
+    """
+    a = np.asarray(a)
+    a = np.ascontiguousarray(a if a.dtype == np.int32 else a.astype(np.int64, copy=False))
+    return _native.first_decrease(a, thread_count(threads))
