@@ -6,7 +6,7 @@
 // bytes, one per lane, and each lane encodes its group, string after string, into its own
 // worst-case region of the output (2 bytes per input byte, 8 apart). The lanes are
 // independent dependency chains, so their loads overlap; the regions are then moved down in
-// order and the code offsets of the moved strings shifted. The scalar copies run 4 lanes in
+// order and the code offsets of the moved strings shifted. The scalar copies run 3 lanes in
 // plain registers, the AVX-512 copy 8 lanes per 512-bit register (several registers).
 //
 // One step of a lane, branch-free, with rem = bytes left in the string (>= 1) and word the
@@ -65,7 +65,7 @@ FSSTGPU_TARGET inline void lane_finish(Lane& L, const uint8_t* data, const int64
 }
 
 #ifndef FSSTGPU_SCALAR_LANES
-#define FSSTGPU_SCALAR_LANES 4
+#define FSSTGPU_SCALAR_LANES 3
 #endif
 constexpr int kScalarLanes = FSSTGPU_SCALAR_LANES;
 
