@@ -28,12 +28,13 @@ constexpr int kChunksPerThread = 4;  // a late-starting thread still gets a shar
 struct Chunk {
     int64_t lo, hi;  // strings
     const Matcher* matcher;
+    const LaneTable* lanes;      // the matcher's, or null where it chains
     int64_t region = 0;          // where its codes are written
     int64_t size = 0, base = 0;  // code bytes, and where they end up
 };
 
-void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m, int threads,
-               std::vector<Chunk>& chunks) {
+void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m,
+               const LaneTable* t, int threads, std::vector<Chunk>& chunks) {
     const int64_t span = off[hi] - off[lo];
     const int64_t want = std::clamp<int64_t>(span / (kChunksPerThread * std::max(threads, 1)),
                                              kMinChunkBytes, kMaxChunkBytes);
@@ -46,7 +47,7 @@ void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m, int
             cut = std::lower_bound(off + prev, off + hi, target) - off;
         }
         if (cut > prev) {
-            chunks.push_back(Chunk{prev, cut, m});
+            chunks.push_back(Chunk{prev, cut, m, t});
             prev = cut;
         }
     }
@@ -68,15 +69,23 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
         if (matchers[b] == nullptr) throw std::invalid_argument("a matcher is None");
     }
     const Kernels& kern = kernels(active_isa());
+    const int loop = encode_loop();
+    // each block's one-candidate hash table (a few microseconds: 80 KB filled), built here
+    // because a Matcher is shared and immutable
+    std::vector<std::unique_ptr<LaneTable>> lane_tables(static_cast<size_t>(nblocks));
     std::vector<Chunk> chunks;
     for (int64_t b = 0; b < nblocks; ++b) {
-        if (bs[b] < bs[b + 1]) cut_block(off, bs[b], bs[b + 1], matchers[b], threads, chunks);
+        if (bs[b] == bs[b + 1]) continue;
+        auto& t = lane_tables[static_cast<size_t>(b)];
+        t.reset(new LaneTable);
+        if (!build_lane_table(*t, *matchers[b])) t.reset();
+        cut_block(off, bs[b], bs[b + 1], matchers[b], t.get(), threads, chunks);
     }
-    // each region: 2 bytes per input byte at worst, + 1 for the speculative literal
+    // each region: 2 bytes per input byte at worst, + the kernels' slack
     int64_t reserve = 0;
     for (Chunk& c : chunks) {
         c.region = reserve;
-        reserve += 2 * (off[c.hi] - off[c.lo]) + 8;
+        reserve += 2 * (off[c.hi] - off[c.lo]) + kEncodeSlack;
     }
     Codes out;
     out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve + 8))));
@@ -87,13 +96,15 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
         int64_t next = 0;
         for (Chunk& c : chunks) {
             c.region = next;
-            next = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co);
+            next = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, c.lanes, loop, buf,
+                               c.region, co);
             c.size = next - c.region;
         }
     } else {
         parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
             Chunk& c = chunks[k];
-            c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, buf, c.region, co) -
+            c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, c.lanes, loop,
+                                 buf, c.region, co) -
                      c.region;
         });
     }

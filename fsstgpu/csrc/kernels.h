@@ -7,16 +7,19 @@
 #include <cstdint>
 
 #include "cpu.h"
+#include "encode_lanes.h"
 #include "matcher.h"
 
 namespace fsstgpu_native {
 
 struct Kernels {
     // Encode strings lo:hi of data/offsets into codes from out0 (room for 2 bytes per input
-    // byte, plus 8); code_offsets[i] gets string i's start. Returns the end in codes.
+    // byte, plus kEncodeSlack); code_offsets[i] gets string i's start. Returns the end in
+    // codes. t: m's LaneTable (the lane kernels), or null where m chains (build_lane_table).
+    // loop: an EncodeLoop; kAuto times them on the first strings and keeps the fastest.
     int64_t (*encode)(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t lo,
-                      int64_t hi, const Matcher& m, uint8_t* codes, int64_t out0,
-                      int64_t* code_offsets);
+                      int64_t hi, const Matcher& m, const LaneTable* t, int loop,
+                      uint8_t* codes, int64_t out0, int64_t* code_offsets);
     // Decode codes[start:end] into out[out_pos:out_end] (writing nowhere else); the output
     // end, or -1 for an unknown code (length 0), an escape as the last code, or an overflow.
     // lens[c] <= 8 for every code.

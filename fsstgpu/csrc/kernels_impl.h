@@ -58,9 +58,10 @@ FSSTGPU_TARGET inline uint64_t load_word(const uint8_t* data, int64_t pos, int64
 
 // ---- encoder: greedy longest match, the numba kernel's loop (fsstgpu/encoder.py) ----
 
-FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* offsets,
-                              int64_t lo, int64_t hi, const Matcher& m, uint8_t* codes,
-                              int64_t out0, int64_t* code_offsets) {
+// One string after another, walking hash chains: any table, and the strings near the data's end.
+FSSTGPU_TARGET int64_t encode_chained(const uint8_t* data, int64_t size, const int64_t* offsets,
+                                      int64_t lo, int64_t hi, const Matcher& m, uint8_t* codes,
+                                      int64_t out0, int64_t* code_offsets) {
     int64_t out = out0;
     for (int64_t i = lo; i < hi; ++i) {
         code_offsets[i] = out;
@@ -115,6 +116,77 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
         }
     }
     return out;
+}
+
+#include "encode_lanes_impl.h"
+
+// The first string at or past byte target (offsets sorted), in lo:hi.
+FSSTGPU_TARGET inline int64_t string_at(const int64_t* offsets, int64_t lo, int64_t hi,
+                                        int64_t target) {
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (offsets[mid] < target) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
+#endif
+
+// Which loop is faster depends on the text: the lanes' branch-free steps win where the
+// choice between a long and a short symbol is erratic, the chained loop's branches where it
+// is regular (speculation then runs ahead), and the vector lanes' gathers are slow on some
+// CPUs. All give the same codes, so a large call times each on a first piece of its strings
+// (kProbeBytes each; the vector lanes, 32 of them, on 4 times as much) and the fastest one
+// encodes the rest.
+constexpr int64_t kProbeBytes = 16 << 10;
+
+FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* offsets,
+                              int64_t lo, int64_t hi, const Matcher& m, const LaneTable* t,
+                              int loop, uint8_t* codes, int64_t out0, int64_t* code_offsets) {
+    if (t == nullptr || loop == kChained) {
+        return encode_chained(data, size, offsets, lo, hi, m, codes, out0, code_offsets);
+    }
+    int64_t out = out0;
+    int best = loop == kVector && FSSTGPU_ISA_LEVEL >= 2 ? kVector : kLanes;
+#if defined(__x86_64__) || defined(__i386__)
+    const int64_t base = offsets[lo];
+    const int64_t span = offsets[hi] - base;
+    const int64_t vec_probe =
+        FSSTGPU_ISA_LEVEL >= 2 && span >= 4 * 6 * kProbeBytes ? 4 * kProbeBytes : 0;
+    if (loop == kAuto && span >= 4 * 2 * kProbeBytes) {
+        int64_t cut[4];
+        cut[0] = lo;
+        cut[1] = string_at(offsets, lo, hi, base + kProbeBytes);
+        cut[2] = string_at(offsets, cut[1], hi, base + 2 * kProbeBytes);
+        cut[3] = string_at(offsets, cut[2], hi, base + 2 * kProbeBytes + vec_probe);
+        double cost[3] = {0, 0, 1e300};
+        for (int k = 0; k < (vec_probe ? 3 : 2); ++k) {
+            const uint64_t t0 = ticks();
+            if (k == 0) {
+                out = encode_chained(data, size, offsets, cut[0], cut[1], m, codes, out,
+                                     code_offsets);
+            } else if (k == 1) {
+                out = encode_lanes<false>(data, size, offsets, cut[1], cut[2], m, *t, codes, out,
+                                          code_offsets);
+            } else {
+                out = encode_lanes<true>(data, size, offsets, cut[2], cut[3], m, *t, codes, out,
+                                         code_offsets);
+            }
+            const int64_t bytes = offsets[cut[k + 1]] - offsets[cut[k]];
+            cost[k] = static_cast<double>(ticks() - t0) / static_cast<double>(bytes > 0 ? bytes : 1);
+        }
+        best = cost[0] < cost[1] ? 0 : 1;
+        if (cost[2] < cost[best]) best = 2;
+        lo = cut[vec_probe ? 3 : 2];
+    }
+#endif
+    if (best == kChained) return encode_chained(data, size, offsets, lo, hi, m, codes, out,
+                                         code_offsets);
+    if (best == kVector) return encode_lanes<true>(data, size, offsets, lo, hi, m, *t, codes, out,
+                                             code_offsets);
+    return encode_lanes<false>(data, size, offsets, lo, hi, m, *t, codes, out, code_offsets);
 }
 
 // ---- decoder: fsstgpu/decoder.py's _decode_kernel, four codes at a time where it can ----

@@ -1,0 +1,42 @@
+#include "encode_lanes.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+
+namespace fsstgpu_native {
+
+int encode_loop() {
+    const char* want = std::getenv("FSSTGPU_ENCODER");
+    if (want == nullptr) return kAuto;
+    if (std::strcmp(want, "chained") == 0) return kChained;
+    if (std::strcmp(want, "lanes") == 0) return kLanes;
+    if (std::strcmp(want, "vector") == 0) return kVector;
+    return kAuto;
+}
+
+bool build_lane_table(LaneTable& t, const Matcher& m) {
+    std::fill(std::begin(t.key), std::end(t.key), uint64_t(1));
+    std::fill(std::begin(t.cl), std::end(t.cl), 0);
+    std::fill(std::begin(t.slot_entry), std::end(t.slot_entry), uint8_t(0));
+    t.entry[0] = LaneTable::Entry{1, 0};
+    t.entry_cl[0] = 0;
+    int n = 0;
+    for (int h = 0; h < kHashSize; ++h) {
+        const int e = m.hhead[h];
+        if (e < 0) continue;
+        if (m.enext[e] >= 0) return false;
+        const int len = (m.ecl[e] >> 16) & 0xFF;  // 3-8 (build_matcher checked)
+        t.key[h] = m.ekey[e];
+        t.cl[h] = m.ecl[e];
+        ++n;  // at most kMaxSymbols slots are used
+        t.slot_entry[h] = static_cast<uint8_t>(n);
+        t.entry[n] = LaneTable::Entry{
+            m.ekey[e], len >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * len)) - 1};
+        t.entry_cl[n] = m.ecl[e];
+    }
+    return true;
+}
+
+}  // namespace fsstgpu_native
