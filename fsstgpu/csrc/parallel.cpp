@@ -23,7 +23,6 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
-#include <system_error>
 #include <thread>
 
 namespace fsstgpu_native {
@@ -132,8 +131,9 @@ struct Pool {
                 pthread_setname_np(worker.native_handle(), "fsstgpu-pool");
                 worker.detach();
             }
-        } catch (const std::system_error&) {
-            // no more threads to be had: the ones started and the callers do the work
+        } catch (const std::exception&) {
+            // no more threads to be had (system_error, bad_alloc): the ones started and the
+            // callers do the work
         }
         pthread_sigmask(SIG_SETMASK, &before, nullptr);
     }
