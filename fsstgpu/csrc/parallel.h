@@ -1,48 +1,46 @@
-// Numbered tasks on std::threads: the caller plus threads - 1 helpers claim tasks from one
-// atomic counter, so a helper that starts late just finds fewer left (as
-// fsstgpu/parallel.py's run_tasks does). The first exception a task throws stops the claiming
-// and is rethrown on the caller's thread.
+// Numbered tasks on a process-wide pool of threads: the caller plus up to threads - 1 pool
+// workers claim tasks from one atomic counter, so a worker that wakes late (or is still busy
+// with another caller's tasks) just finds fewer left, and the caller never waits for a thread
+// that has not started a task. The first exception a task throws stops the claiming and is
+// rethrown on the caller's thread.
+//
+// The workers are started on first use (as many as the largest `threads` asked for, less one)
+// and parked between calls: starting and joining a thread per call cost ~20 us a thread, and
+// the codec makes many small calls (block planning encodes 64 KB pieces hundreds of times a
+// column). Calls from inside a task run inline, on the thread running the task: nesting never
+// waits on the pool. parallel.cpp has the pool; callers need only this template.
 #pragma once
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <exception>
-#include <mutex>
-#include <system_error>
-#include <thread>
-#include <vector>
+#include <memory>
+#include <type_traits>
 
 namespace fsstgpu_native {
+
+namespace pool {
+
+using Task = void (*)(void* fn, int64_t k);
+
+// Run task(fn, k) for k in [0, ntasks) on the caller and up to threads - 1 pool workers;
+// ntasks >= 2 and threads >= 2.
+void run(int64_t ntasks, int threads, Task task, void* fn);
+
+// Whether this thread is running a task of the pool (a worker, or a caller inside its tasks).
+bool inside_task() noexcept;
+
+}  // namespace pool
 
 template <class Fn>
 void parallel_for(int64_t ntasks, int threads, Fn&& fn) {
     if (ntasks <= 0) return;
-    const int64_t helpers = std::min<int64_t>(std::max(threads, 1), ntasks) - 1;
-    std::atomic<int64_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_lock;
-    auto work = [&] {
-        for (int64_t k; (k = next.fetch_add(1)) < ntasks;) {
-            try {
-                fn(k);
-            } catch (...) {
-                std::lock_guard<std::mutex> hold(error_lock);
-                if (!error) error = std::current_exception();
-                next.store(ntasks);
-            }
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<size_t>(helpers));
-    try {
-        for (int64_t t = 0; t < helpers; ++t) pool.emplace_back(work);
-    } catch (const std::system_error&) {
-        // no more threads to be had: the ones started and the caller do the work
+    if (threads <= 1 || ntasks == 1 || pool::inside_task()) {
+        for (int64_t k = 0; k < ntasks; ++k) fn(k);
+        return;
     }
-    work();
-    for (auto& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
+    using F = std::remove_reference_t<Fn>;
+    pool::run(
+        ntasks, threads, [](void* f, int64_t k) { (*static_cast<F*>(f))(k); },
+        const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
 }
 
 }  // namespace fsstgpu_native
