@@ -69,8 +69,7 @@ def sample_of(data, offsets, lo, hi, target, seed):
 
 
 def _table_from(vals, lens) -> SymbolTable:
-    raw = np.ascontiguousarray(vals, dtype="<u8").tobytes()
-    return SymbolTable([raw[8 * i : 8 * i + n] for i, n in enumerate(lens.tolist())])
+    return SymbolTable.from_packed(vals, lens)
 
 
 def checked_input(data, offsets, sample_bytes):
