@@ -144,14 +144,3 @@ def _show(rows, formatter, json_: bool) -> None:
         typer.echo(text)
     else:
         out_console().print(text)
-
-
-def _show(rows, formatter, json_: bool) -> None:
-    if json_:
-        print_json(rows)
-        return
-    text = formatter(rows)
-    if isinstance(text, str):
-        typer.echo(text)
-    else:
-        out_console().print(text)

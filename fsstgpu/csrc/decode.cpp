@@ -51,7 +51,9 @@ int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t 
                                     range(0, nout));
     }
     check_lengths(lens, 1);
-    return kernels(active_isa()).decode(codes, start, end, packed, lens, out, out_pos, out_end);
+    // decode_all's loop (decode_kernel.h), stores bounded by the range itself
+    return plain::decode_run<false>(codes, start, end, packed, lens, out, out_pos, out_end,
+                                    out_end);
 }
 
 template <class Off>

@@ -20,11 +20,6 @@ struct Kernels {
     int64_t (*encode)(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t lo,
                       int64_t hi, const Matcher& m, const LaneTable* t, int loop,
                       uint8_t* codes, int64_t out0, int64_t* code_offsets);
-    // Decode codes[start:end] into out[out_pos:out_end] (writing nowhere else); the output
-    // end, or -1 for an unknown code (length 0), an escape as the last code, or an overflow.
-    // lens[c] <= 8 for every code.
-    int64_t (*decode)(const uint8_t* codes, int64_t start, int64_t end, const uint64_t* packed,
-                      const uint8_t* lens, uint8_t* out, int64_t out_pos, int64_t out_end);
     // The first of strings lo:hi that is not valid UTF-8, or -1; offsets non-decreasing and
     // inside data. dfa is utf8_dfa().
     int64_t (*utf8_32)(const uint8_t* data, const int32_t* offsets, int64_t lo, int64_t hi,

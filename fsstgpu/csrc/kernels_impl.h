@@ -25,8 +25,6 @@ FSSTGPU_TARGET inline uint64_t load64(const uint8_t* p) {
     return w;
 }
 
-FSSTGPU_TARGET inline void store64(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
-
 // matcher.h's hash3, in 32 bits: the slot only uses bits 0-26 of the product
 FSSTGPU_TARGET inline int64_t slot(uint64_t word) {
     const uint32_t p = static_cast<uint32_t>(word & 0xFFFFFF) * static_cast<uint32_t>(kHashPrime);
@@ -189,82 +187,6 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     return encode_lanes<false>(data, size, offsets, lo, hi, m, *t, codes, out, code_offsets);
 }
 
-// ---- decoder: fsstgpu/decoder.py's _decode_kernel, four codes at a time where it can ----
-
-// True when one of the four bytes of w is an escape (the zero-byte test on w ^ 0xFFFFFFFF).
-FSSTGPU_TARGET inline bool has_escape(uint32_t w) {
-    const uint32_t x = ~w;
-    return ((x - 0x01010101u) & ~x & 0x80808080u) != 0;
-}
-
-FSSTGPU_TARGET int64_t decode(const uint8_t* codes, int64_t start, int64_t end,
-                              const uint64_t* packed, const uint8_t* lens, uint8_t* out,
-                              int64_t out_pos, int64_t out_end) {
-    int64_t i = start;
-    int64_t o = out_pos;
-    // Four symbols of at most 8 bytes: 32 bytes of room make every 8-byte store safe. An
-    // unknown code is only reported after the four stores, which stay inside the range.
-    while (i + 4 <= end && o + 32 <= out_end) {
-        uint32_t four;
-        std::memcpy(&four, codes + i, 4);
-        if (has_escape(four)) {
-            if (codes[i] != kEscape) {
-                const uint8_t c = codes[i];
-                if (lens[c] == 0) return -1;
-                store64(out + o, packed[c]);
-                o += lens[c];
-                ++i;
-            } else {
-                out[o++] = codes[i + 1];  // i + 4 <= end: the literal is there
-                i += 2;
-            }
-            continue;
-        }
-        const uint8_t c0 = codes[i], c1 = codes[i + 1], c2 = codes[i + 2], c3 = codes[i + 3];
-        const int l0 = lens[c0], l1 = lens[c1], l2 = lens[c2], l3 = lens[c3];
-        store64(out + o, packed[c0]);
-        store64(out + o + l0, packed[c1]);
-        store64(out + o + l0 + l1, packed[c2]);
-        store64(out + o + l0 + l1 + l2, packed[c3]);
-        if ((l0 == 0) | (l1 == 0) | (l2 == 0) | (l3 == 0)) return -1;
-        o += l0 + l1 + l2 + l3;
-        i += 4;
-    }
-    // one code at a time with 8-byte stores while they stay inside the range
-    while (i < end && o + 8 <= out_end) {
-        const uint8_t c = codes[i];
-        if (c != kEscape) {
-            if (lens[c] == 0) return -1;
-            store64(out + o, packed[c]);
-            o += lens[c];
-            ++i;
-        } else {
-            if (i + 1 >= end) return -1;
-            out[o++] = codes[i + 1];
-            i += 2;
-        }
-    }
-    // tail: byte stores with exact bounds, so neighbouring ranges are never touched
-    while (i < end) {
-        const uint8_t c = codes[i];
-        if (c != kEscape) {
-            const int64_t ln = lens[c];
-            if (ln == 0 || o + ln > out_end) return -1;
-            // the symbol's first ln bytes (little-endian); a loop here gets vectorised into
-            // 512-bit code whose set-up costs more than the few bytes it writes
-            const uint64_t sym = packed[c];
-            std::memcpy(out + o, &sym, static_cast<size_t>(ln));
-            o += ln;
-            ++i;
-        } else {
-            if (i + 1 >= end || o >= out_end) return -1;
-            out[o++] = codes[i + 1];
-            i += 2;
-        }
-    }
-    return o;
-}
-
 // ---- UTF-8 (fsstgpu/utf8.py): strings checked as one stream, in runs of about 64 KB ----
 
 constexpr int64_t kRunBytes = 64 << 10;
@@ -394,7 +316,7 @@ FSSTGPU_TARGET int64_t utf8_64(const uint8_t* data, const int64_t* offsets, int6
 
 }  // namespace
 
-const Kernels table = {encode, decode, utf8_32, utf8_64};
+const Kernels table = {encode, utf8_32, utf8_64};
 
 }  // namespace FSSTGPU_ISA_NS
 }  // namespace fsstgpu_native

@@ -3,13 +3,9 @@
 :mod:`fsstgpu.native` documents the extension as a whole; this module holds the entry points of
 the codec itself: the instruction set in use, matchers, encoding, decoding and the UTF-8 check.
 
->>> import numpy as np
->>> from fsstgpu import SymbolTable, native
->>> t = SymbolTable([b"ab"])
->>> codes, offs = native.encode_blocks([t], np.frombuffer(b"abxab", np.uint8),
-...                                    np.array([0, 3, 5]), np.array([0, 2]))
->>> codes.tolist(), offs.tolist()
-([0, 255, 120, 0], [0, 3, 4])
+>>> from fsstgpu import native
+>>> native.isa() in native.supported_isas()
+True
 """
 
 from __future__ import annotations
