@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bind_arrays.h"
 #include "checks_column.h"
 #include "layout.h"
 #include "scan.h"
@@ -18,27 +19,14 @@ using namespace fsstgpu_native;
 
 namespace {
 
-template <class T>
-using Array = py::array_t<T, py::array::c_style>;
+using bind::Array;
 template <class T>
 using Maybe = std::optional<Array<T>>;
-
-template <class T>
-int64_t size_of(const Array<T>& a, const char* what) {
-    if (a.ndim() != 1) throw std::invalid_argument(std::string(what) + " must be 1-D");
-    return static_cast<int64_t>(a.shape(0));
-}
 
 void need(bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument(what);
 }
 
-template <class T>
-Array<T> copy_of(const std::vector<T>& v) {
-    Array<T> a(static_cast<py::ssize_t>(v.size()));
-    if (!v.empty()) std::copy(v.begin(), v.end(), a.mutable_data());
-    return a;
-}
 
 py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
                const Array<uint8_t>& symlen, const Maybe<int64_t>& code_offsets,
@@ -47,24 +35,24 @@ py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
                int threads) {
     WalkInput in{};
     in.codes = codes.data();
-    in.ncodes = size_of(codes, "codes");
+    in.ncodes = bind::length(codes, "codes");
     in.mode = mode;
     need(mode >= kCheck && mode <= kLong, "mode must be CHECK, OFFSETS, LENGTHS or LONG");
     if (mode == kOffsets) {
         need(bool(lengths), "OFFSETS needs the lengths");
-        in.n = size_of(*lengths, "lengths");
+        in.n = bind::length(*lengths, "lengths");
     } else {
         need(bool(code_offsets), "the walk needs code_offsets but in OFFSETS mode");
-        in.n = size_of(*code_offsets, "code_offsets") - 1;
+        in.n = bind::length(*code_offsets, "code_offsets") - 1;
         need(in.n >= 0, "code_offsets must hold n + 1 entries");
         in.code_offsets = code_offsets->data();
         if (mode != kLengths) {
-            need(bool(lengths) && size_of(*lengths, "lengths") == in.n,
+            need(bool(lengths) && bind::length(*lengths, "lengths") == in.n,
                  "lengths must hold one entry a string");
         }
     }
     if (mode != kLengths) in.lengths = lengths->data();
-    in.nblocks = size_of(block_starts, "block_starts") - 1;
+    in.nblocks = bind::length(block_starts, "block_starts") - 1;
     need(in.nblocks >= 0, "block_starts must hold nblocks + 1 entries");
     in.block_starts = block_starts.data();
     need(symlen.ndim() == 2 && symlen.shape(1) == 256 && symlen.shape(0) >= in.nblocks,
@@ -74,8 +62,8 @@ py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
     in.max_cuts = max_cuts;
     need(bool(split_codes) == bool(split_out), "split_codes and split_out come together");
     if (split_codes) {
-        const int64_t k = size_of(*split_codes, "split_codes");
-        need(size_of(*split_out, "split_out") == k, "split_codes and split_out differ in length");
+        const int64_t k = bind::length(*split_codes, "split_codes");
+        need(bind::length(*split_out, "split_out") == k, "split_codes and split_out differ in length");
         in.nsplits = std::max<int64_t>(k - 1, 0);
         in.split_codes = split_codes->data();
         in.split_out = split_out->data();
@@ -96,13 +84,13 @@ py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
     }
     py::object none = py::none();
     return py::make_tuple(offsets_out ? py::object(*offsets_out) : none,
-                          lengths_out ? py::object(*lengths_out) : none, copy_of(cuts.code),
-                          copy_of(cuts.out), copy_of(cuts.row));
+                          lengths_out ? py::object(*lengths_out) : none, bind::to_array(cuts.code),
+                          bind::to_array(cuts.out), bind::to_array(cuts.row));
 }
 
 py::tuple sums(const Array<int64_t>& lengths, int64_t ncodes, const Array<int64_t>& positions,
                int threads) {
-    const int64_t n = size_of(lengths, "lengths"), npos = size_of(positions, "positions");
+    const int64_t n = bind::length(lengths, "lengths"), npos = bind::length(positions, "positions");
     Array<int64_t> prefix(npos);
     int64_t* out = prefix.mutable_data();
     int64_t total;
@@ -114,17 +102,17 @@ py::tuple sums(const Array<int64_t>& lengths, int64_t ncodes, const Array<int64_
 }
 
 int64_t misfit(const Array<int64_t>& code_offsets, const Array<int64_t>& lengths, int threads) {
-    const int64_t n = size_of(lengths, "lengths");
-    need(size_of(code_offsets, "code_offsets") == n + 1, "code_offsets must hold n + 1 entries");
+    const int64_t n = bind::length(lengths, "lengths");
+    need(bind::length(code_offsets, "code_offsets") == n + 1, "code_offsets must hold n + 1 entries");
     py::gil_scoped_release nogil;
     return first_misfit(code_offsets.data(), lengths.data(), n, threads);
 }
 
 int64_t filled_null(const Array<uint8_t>& validity, const Array<int64_t>& lengths,
                     const Maybe<int64_t>& code_offsets, int threads) {
-    const int64_t n = size_of(lengths, "lengths");
-    need(size_of(validity, "validity") >= (n + 7) / 8, "validity must hold a bit a string");
-    need(!code_offsets || size_of(*code_offsets, "code_offsets") == n + 1,
+    const int64_t n = bind::length(lengths, "lengths");
+    need(bind::length(validity, "validity") >= (n + 7) / 8, "validity must hold a bit a string");
+    need(!code_offsets || bind::length(*code_offsets, "code_offsets") == n + 1,
          "code_offsets must hold n + 1 entries");
     const int64_t* co = code_offsets ? code_offsets->data() : nullptr;
     py::gil_scoped_release nogil;
@@ -134,10 +122,10 @@ int64_t filled_null(const Array<uint8_t>& validity, const Array<int64_t>& length
 void gather_strings(const Array<uint8_t>& data, const Array<int64_t>& starts,
                     const Array<int64_t>& lengths, const Array<int64_t>& out_offsets,
                     Array<uint8_t>& out, int threads) {
-    const int64_t n = size_of(starts, "starts");
-    need(size_of(lengths, "lengths") >= n && size_of(out_offsets, "out_offsets") >= n,
+    const int64_t n = bind::length(starts, "starts");
+    need(bind::length(lengths, "lengths") >= n && bind::length(out_offsets, "out_offsets") >= n,
          "lengths and out_offsets must hold an entry for each start");
-    const int64_t ndata = size_of(data, "data"), nout = size_of(out, "out");
+    const int64_t ndata = bind::length(data, "data"), nout = bind::length(out, "out");
     uint8_t* dst = out.mutable_data();
     py::gil_scoped_release nogil;
     gather(data.data(), ndata, starts.data(), lengths.data(), out_offsets.data(), n, dst, nout,
@@ -146,8 +134,8 @@ void gather_strings(const Array<uint8_t>& data, const Array<int64_t>& starts,
 
 template <class Out>
 void sum_into(const Array<int64_t>& lengths, Array<Out>& out, int threads) {
-    const int64_t n = size_of(lengths, "lengths");
-    need(size_of(out, "out") == n + 1, "out must hold n + 1 entries");
+    const int64_t n = bind::length(lengths, "lengths");
+    need(bind::length(out, "out") == n + 1, "out must hold n + 1 entries");
     Out* dst = out.mutable_data();
     py::gil_scoped_release nogil;
     running_sum(lengths.data(), n, dst, threads);
@@ -155,7 +143,7 @@ void sum_into(const Array<int64_t>& lengths, Array<Out>& out, int threads) {
 
 template <class T>
 int64_t decrease(const Array<T>& a, int threads) {
-    const int64_t n = size_of(a, "a");
+    const int64_t n = bind::length(a, "a");
     py::gil_scoped_release nogil;
     return first_decrease(a.data(), n, threads);
 }
@@ -173,7 +161,7 @@ void bind_scan(py::module_& m) {
     m.def("first_filled_null", &filled_null, py::arg("validity"), py::arg("lengths"),
           py::arg("code_offsets"), py::arg("threads"));
     m.def("count_set_bits", [](const Array<uint8_t>& bitmap) {
-        const int64_t n = size_of(bitmap, "bitmap");
+        const int64_t n = bind::length(bitmap, "bitmap");
         py::gil_scoped_release nogil;
         return count_set_bits(bitmap.data(), n);
     }, py::arg("bitmap"));

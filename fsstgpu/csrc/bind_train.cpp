@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bind_arrays.h"
 #include "train.h"
 
 namespace py = pybind11;
@@ -14,24 +15,9 @@ using namespace fsstgpu_native;
 
 namespace {
 
-template <class T>
-using Array = py::array_t<T, py::array::c_style>;
-
-template <class T>
-int64_t length_1d(const Array<T>& a, const char* what) {
-    if (a.ndim() != 1) {
-        throw std::invalid_argument(std::string(what) + " must be 1-D, not " +
-                                    std::to_string(a.ndim()) + "-D");
-    }
-    return static_cast<int64_t>(a.shape(0));
-}
-
-template <class T>
-Array<T> to_array(const std::vector<T>& v) {
-    Array<T> out(static_cast<py::ssize_t>(v.size()));
-    if (!v.empty()) std::copy(v.begin(), v.end(), out.mutable_data());
-    return out;
-}
+using bind::Array;
+using bind::length;
+using bind::to_array;
 
 py::tuple to_tuple(const Symbols& s) {
     return py::make_tuple(to_array(s.values), to_array(s.lengths));
@@ -51,8 +37,8 @@ TrainOptions options(int extra_rounds, int counter_bits) {
 py::tuple train_range_py(const Array<uint8_t>& data, const Array<int64_t>& offsets, int64_t lo,
                          int64_t hi, int64_t target, uint64_t seed, int extra_rounds,
                          int counter_bits) {
-    const int64_t size = length_1d(data, "data");
-    const int64_t n = length_1d(offsets, "offsets") - 1;
+    const int64_t size = length(data, "data");
+    const int64_t n = length(offsets, "offsets") - 1;
     check_train_range(size, offsets.data(), n, lo, hi, target);
     const TrainOptions opt = options(extra_rounds, counter_bits);
     Symbols s;
@@ -65,8 +51,8 @@ py::tuple train_range_py(const Array<uint8_t>& data, const Array<int64_t>& offse
 
 py::tuple train_sample_py(const Array<uint8_t>& bytes, const Array<int64_t>& offsets,
                           int extra_rounds, int counter_bits) {
-    const int64_t size = length_1d(bytes, "sample");
-    const int64_t n = length_1d(offsets, "sample offsets") - 1;
+    const int64_t size = length(bytes, "sample");
+    const int64_t n = length(offsets, "sample offsets") - 1;
     if (n < 0) throw std::invalid_argument("sample offsets must hold n + 1 string boundaries");
     check_train_range(size, offsets.data(), n, 0, n, 1);
     const TrainOptions opt = options(extra_rounds, counter_bits);
@@ -82,8 +68,8 @@ py::tuple train_sample_py(const Array<uint8_t>& bytes, const Array<int64_t>& off
 
 py::tuple sample_of_py(const Array<uint8_t>& data, const Array<int64_t>& offsets, int64_t lo,
                        int64_t hi, int64_t target, uint64_t seed) {
-    const int64_t size = length_1d(data, "data");
-    const int64_t n = length_1d(offsets, "offsets") - 1;
+    const int64_t size = length(data, "data");
+    const int64_t n = length(offsets, "offsets") - 1;
     check_train_range(size, offsets.data(), n, lo, hi, target);
     Sample s;
     {
@@ -96,8 +82,8 @@ py::tuple sample_of_py(const Array<uint8_t>& data, const Array<int64_t>& offsets
 py::tuple rank_symbols_py(const Array<uint64_t>& values, const Array<int64_t>& lengths,
                           int nsym, const Array<int64_t>& count1, int min_count,
                           int single_weight) {
-    if (length_1d(values, "values") != 512 || length_1d(lengths, "lengths") != 512 ||
-        length_1d(count1, "count1") != 512) {
+    if (length(values, "values") != 512 || length(lengths, "lengths") != 512 ||
+        length(count1, "count1") != 512) {
         throw std::invalid_argument("values, lengths and count1 must hold 512 codes");
     }
     return to_tuple(rank_symbols(values.data(), lengths.data(), nsym, count1.data(), min_count,

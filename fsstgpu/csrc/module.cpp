@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bind_arrays.h"
 #include "bind_scan.h"
 #include "codec.h"
 #include "cpu.h"
@@ -25,18 +26,8 @@ using namespace fsstgpu_native;
 
 namespace {
 
-// Exact dtype, C order (pybind11 casts a safely castable array to a fresh copy).
-template <class T>
-using Array = py::array_t<T, py::array::c_style>;
-
-template <class T>
-int64_t length(const Array<T>& a, const char* what, int ndim = 1) {
-    if (a.ndim() != ndim) {
-        throw std::invalid_argument(std::string(what) + " must be " + std::to_string(ndim) +
-                                    "-D, not " + std::to_string(a.ndim()) + "-D");
-    }
-    return static_cast<int64_t>(a.shape(0));
-}
+using bind::Array;
+using bind::length;
 
 std::shared_ptr<Matcher> make_matcher(const Array<uint64_t>& packed,
                                       const Array<uint8_t>& lengths) {
