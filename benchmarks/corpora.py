@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.datasets.text_tables import sorted_walk
+
 CORPORA = ("dbtext", "dbtext-column", "doc-lines", "usr-paths", "stdlib-lines")
 """The corpus names, in the order the issue's table lists them."""
 
@@ -80,7 +82,7 @@ def load_corpus(name: str, *, cap_bytes: int | None = None) -> list[tuple[str, p
                               cap_bytes))]
     if name == "stdlib-lines":
         stdlib = sysconfig.get_paths()["stdlib"]
-        files = (p for p in _sorted_walk(stdlib, skip_dirs=("site-packages",))
+        files = (p for p in sorted_walk(stdlib, skip_dirs=("site-packages",))
                  if p.endswith(".py"))
         return [(name, lines_of_files(files, cap_bytes=cap_bytes))]
     raise ValueError(f"unknown corpus {name!r}; known: {', '.join(CORPORA)}")
@@ -121,14 +123,6 @@ def _capped(columns, cap_bytes):
     return out
 
 
-def _sorted_walk(root: str, skip_dirs=()):
-    """File paths under ``root`` (``os.walk``, sorted, symlinked folders not entered)."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in skip_dirs)
-        for name in sorted(files):
-            yield os.path.join(folder, name)
-
-
 def tree_paths(root: str):
     """Every path under ``root`` (folders, files, symlinks; links not followed) as bytes
     (``os.fsencode``): each folder's entries sorted, a folder's tree after its entries.
@@ -157,7 +151,7 @@ def text_files(root: str):
     >>> any(p.endswith("os.py") for p in text_files(sysconfig.get_paths()["stdlib"]))
     True
     """
-    for path in _sorted_walk(root):
+    for path in sorted_walk(root):
         if not os.path.islink(path):
             yield path
 

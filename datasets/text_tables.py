@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from fsstgpu.datasets.dbtext import dbtext_dir, dbtext_files
 from fsstgpu.datasets.loaders import check_rows, load_lines
 
-__all__ = ["dbtext_table", "machine_text_table"]
+__all__ = ["dbtext_table", "machine_text_table", "sorted_walk"]
 
 METADATA_KEY = b"fsstgpu.text_table"
 """Schema metadata key of :func:`machine_text_table`: UTF-8 JSON naming the sources used."""
@@ -224,8 +224,19 @@ def _roots(roots: dict | None) -> dict:
     return out
 
 
-def _sorted_walk(root: str, skip_dirs=()):
-    """``os.walk`` in sorted order, symlinked folders not entered; yields file paths."""
+def sorted_walk(root: str, skip_dirs=()):
+    """``os.walk`` in sorted order, symlinked folders not entered; yields file paths.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.datasets.text_tables import sorted_walk
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for name in ("b", "a"):
+    ...         open(os.path.join(d, name), "w").close()
+    ...     [os.path.basename(p) for p in sorted_walk(d)]
+    ['a', 'b']
+    """
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in skip_dirs)
         for name in sorted(files):
@@ -252,7 +263,7 @@ def _read_text(path: str) -> str | None:
 
 def _lines_of_tree(root: str, wanted, skip_dirs=()):
     """Yield ``(line, line_no)`` for every line of the wanted text files under ``root``."""
-    for path in _sorted_walk(root, skip_dirs):
+    for path in sorted_walk(root, skip_dirs):
         # symlinked files would repeat a file read elsewhere, or point outside the tree
         if not wanted(os.path.basename(path)) or os.path.islink(path):
             continue
@@ -267,7 +278,7 @@ def _lines_of_tree(root: str, wanted, skip_dirs=()):
 
 def _files_of_tree(root: str):
     """Yield ``(path, size)`` for every file (symlinks included, not followed) under root."""
-    for path in _sorted_walk(root):
+    for path in sorted_walk(root):
         try:
             yield path, os.lstat(path).st_size
         except OSError:  # removed while walking
