@@ -1,10 +1,15 @@
-// What every binding file (module.cpp, bind_*.cpp) needs of NumPy arrays: the exact-dtype,
-// C-order array type, the dimension check and a vector's copy as an array.
+// What every binding file (module.cpp, bind_*.cpp) needs: the exact-dtype, C-order array type,
+// the dimension check, a vector's copy as an array, and running codec work without the GIL.
 #pragma once
 
+#include <Python.h>
 #include <pybind11/numpy.h>
 
 #include <algorithm>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -32,6 +37,37 @@ Array<T> to_array(const std::vector<T>& v) {
     Array<T> out(static_cast<pybind11::ssize_t>(v.size()));
     if (!v.empty()) std::copy(v.begin(), v.end(), out.mutable_data());
     return out;
+}
+
+// f() with the GIL released. Not pybind11's gil_scoped_release: its destructor takes the GIL
+// back, and when the interpreter is finalizing, Python ends a daemon thread right there
+// (pthread_exit, a forced unwind) -- out of a noexcept destructor, which aborts the whole
+// process ("terminate called without an active exception"). Here the GIL is retaken in plain
+// code, so that unwind passes through and only the daemon thread ends.
+template <class F>
+auto without_gil(F&& f) -> decltype(f()) {
+    using R = decltype(f());
+    PyThreadState* state = PyEval_SaveThread();
+    std::exception_ptr error;
+    if constexpr (std::is_void_v<R>) {
+        try {
+            f();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        PyEval_RestoreThread(state);
+        if (error) std::rethrow_exception(error);
+    } else {
+        std::optional<R> result;
+        try {
+            result.emplace(f());
+        } catch (...) {
+            error = std::current_exception();
+        }
+        PyEval_RestoreThread(state);
+        if (error) std::rethrow_exception(error);
+        return std::move(*result);
+    }
 }
 
 }  // namespace bind

@@ -63,7 +63,8 @@ py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
     need(bool(split_codes) == bool(split_out), "split_codes and split_out come together");
     if (split_codes) {
         const int64_t k = bind::length(*split_codes, "split_codes");
-        need(bind::length(*split_out, "split_out") == k, "split_codes and split_out differ in length");
+        need(bind::length(*split_out, "split_out") == k,
+             "split_codes and split_out differ in length");
         in.nsplits = std::max<int64_t>(k - 1, 0);
         in.split_codes = split_codes->data();
         in.split_out = split_out->data();
@@ -78,10 +79,9 @@ py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
         in.lengths_out = lengths_out->mutable_data();
     }
     WalkCuts cuts;
-    {
-        py::gil_scoped_release nogil;
-        cuts = walk_codes(in, threads);
-    }
+    cuts = bind::without_gil([&] {
+        return walk_codes(in, threads);
+    });
     py::object none = py::none();
     return py::make_tuple(offsets_out ? py::object(*offsets_out) : none,
                           lengths_out ? py::object(*lengths_out) : none, bind::to_array(cuts.code),
@@ -94,18 +94,18 @@ py::tuple sums(const Array<int64_t>& lengths, int64_t ncodes, const Array<int64_
     Array<int64_t> prefix(npos);
     int64_t* out = prefix.mutable_data();
     int64_t total;
-    {
-        py::gil_scoped_release nogil;
-        total = length_sums(lengths.data(), n, ncodes, positions.data(), npos, out, threads);
-    }
+    total = bind::without_gil([&] {
+        return length_sums(lengths.data(), n, ncodes, positions.data(), npos, out, threads);
+    });
     return py::make_tuple(total, prefix);
 }
 
 int64_t misfit(const Array<int64_t>& code_offsets, const Array<int64_t>& lengths, int threads) {
     const int64_t n = bind::length(lengths, "lengths");
-    need(bind::length(code_offsets, "code_offsets") == n + 1, "code_offsets must hold n + 1 entries");
-    py::gil_scoped_release nogil;
-    return first_misfit(code_offsets.data(), lengths.data(), n, threads);
+    need(bind::length(code_offsets, "code_offsets") == n + 1,
+         "code_offsets must hold n + 1 entries");
+    return bind::without_gil(
+        [&] { return first_misfit(code_offsets.data(), lengths.data(), n, threads); });
 }
 
 int64_t filled_null(const Array<uint8_t>& validity, const Array<int64_t>& lengths,
@@ -115,8 +115,8 @@ int64_t filled_null(const Array<uint8_t>& validity, const Array<int64_t>& length
     need(!code_offsets || bind::length(*code_offsets, "code_offsets") == n + 1,
          "code_offsets must hold n + 1 entries");
     const int64_t* co = code_offsets ? code_offsets->data() : nullptr;
-    py::gil_scoped_release nogil;
-    return first_filled_null(validity.data(), lengths.data(), co, n, threads);
+    return bind::without_gil(
+        [&] { return first_filled_null(validity.data(), lengths.data(), co, n, threads); });
 }
 
 void gather_strings(const Array<uint8_t>& data, const Array<int64_t>& starts,
@@ -127,9 +127,10 @@ void gather_strings(const Array<uint8_t>& data, const Array<int64_t>& starts,
          "lengths and out_offsets must hold an entry for each start");
     const int64_t ndata = bind::length(data, "data"), nout = bind::length(out, "out");
     uint8_t* dst = out.mutable_data();
-    py::gil_scoped_release nogil;
-    gather(data.data(), ndata, starts.data(), lengths.data(), out_offsets.data(), n, dst, nout,
-           threads);
+    bind::without_gil([&] {
+        gather(data.data(), ndata, starts.data(), lengths.data(), out_offsets.data(), n, dst, nout,
+               threads);
+    });
 }
 
 template <class Out>
@@ -137,15 +138,13 @@ void sum_into(const Array<int64_t>& lengths, Array<Out>& out, int threads) {
     const int64_t n = bind::length(lengths, "lengths");
     need(bind::length(out, "out") == n + 1, "out must hold n + 1 entries");
     Out* dst = out.mutable_data();
-    py::gil_scoped_release nogil;
-    running_sum(lengths.data(), n, dst, threads);
+    bind::without_gil([&] { running_sum(lengths.data(), n, dst, threads); });
 }
 
 template <class T>
 int64_t decrease(const Array<T>& a, int threads) {
     const int64_t n = bind::length(a, "a");
-    py::gil_scoped_release nogil;
-    return first_decrease(a.data(), n, threads);
+    return bind::without_gil([&] { return first_decrease(a.data(), n, threads); });
 }
 
 }  // namespace
@@ -162,8 +161,7 @@ void bind_scan(py::module_& m) {
           py::arg("code_offsets"), py::arg("threads"));
     m.def("count_set_bits", [](const Array<uint8_t>& bitmap) {
         const int64_t n = bind::length(bitmap, "bitmap");
-        py::gil_scoped_release nogil;
-        return count_set_bits(bitmap.data(), n);
+        return bind::without_gil([&] { return count_set_bits(bitmap.data(), n); });
     }, py::arg("bitmap"));
     // out is written in place: never a converted copy
     m.def("gather", &gather_strings, py::arg("data"), py::arg("starts"), py::arg("lengths"),

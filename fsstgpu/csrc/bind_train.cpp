@@ -42,10 +42,9 @@ py::tuple train_range_py(const Array<uint8_t>& data, const Array<int64_t>& offse
     check_train_range(size, offsets.data(), n, lo, hi, target);
     const TrainOptions opt = options(extra_rounds, counter_bits);
     Symbols s;
-    {
-        py::gil_scoped_release nogil;
-        s = train_range(data.data(), offsets.data(), lo, hi, target, seed, opt);
-    }
+    s = bind::without_gil([&] {
+        return train_range(data.data(), offsets.data(), lo, hi, target, seed, opt);
+    });
     return to_tuple(s);
 }
 
@@ -59,10 +58,9 @@ py::tuple train_sample_py(const Array<uint8_t>& bytes, const Array<int64_t>& off
     // strings index bytes from offsets[0]: bytes[offsets[0]:] is the sample
     const uint8_t* start = bytes.data() + offsets.data()[0];
     Symbols s;
-    {
-        py::gil_scoped_release nogil;
-        s = train_sample(start, offsets.data(), n, opt);
-    }
+    s = bind::without_gil([&] {
+        return train_sample(start, offsets.data(), n, opt);
+    });
     return to_tuple(s);
 }
 
@@ -72,10 +70,9 @@ py::tuple sample_of_py(const Array<uint8_t>& data, const Array<int64_t>& offsets
     const int64_t n = length(offsets, "offsets") - 1;
     check_train_range(size, offsets.data(), n, lo, hi, target);
     Sample s;
-    {
-        py::gil_scoped_release nogil;
-        s = sample_of(data.data(), offsets.data(), lo, hi, target, seed);
-    }
+    s = bind::without_gil([&] {
+        return sample_of(data.data(), offsets.data(), lo, hi, target, seed);
+    });
     return py::make_tuple(to_array(s.bytes), to_array(s.offsets));
 }
 

@@ -60,11 +60,10 @@ py::tuple encode_blocks(const Array<uint8_t>& data, const Array<int64_t>& offset
     Array<int64_t> code_offsets(n + 1);
     int64_t* co = code_offsets.mutable_data();
     Codes codes;
-    {
-        py::gil_scoped_release nogil;
-        codes = encode_column(data.data(), size, offsets.data(), n, block_starts.data(),
+    codes = bind::without_gil([&] {
+        return encode_column(data.data(), size, offsets.data(), n, block_starts.data(),
                               nblocks, raw.data(), threads, co);
-    }
+    });
     uint8_t* bytes = codes.bytes.release();
     py::capsule owner(bytes, [](void* p) { std::free(p); });
     return py::make_tuple(Array<uint8_t>({codes.size}, {int64_t(1)}, bytes, owner),
@@ -87,9 +86,10 @@ int64_t decode_range(const Array<uint8_t>& codes, int64_t start, int64_t end,
     const int64_t nout = length(out, "out");
     check_tables(packed, lens, 1);
     uint8_t* dst = out.mutable_data();
-    py::gil_scoped_release nogil;
-    return decode_one(codes.data(), ncodes, start, end, packed.data(), lens.data(), dst, nout,
-                      out_pos, out_end);
+    return bind::without_gil([&] {
+        return decode_one(codes.data(), ncodes, start, end, packed.data(), lens.data(), dst, nout,
+                          out_pos, out_end);
+    });
 }
 
 // The column decode (decode.h) with string ends of type Off (or none: an empty array).
@@ -112,11 +112,10 @@ py::tuple decode_column_as(const Array<uint8_t>& codes, const Splits& splits, in
     uint8_t* dst = out.mutable_data();
     const StringEnds<Off> se{ends_p, nends - 1, offs_p, check_ends, utf8};
     int64_t bad;
-    {
-        py::gil_scoped_release nogil;
-        bad = decode_column<Off>(codes.data(), splits, tables, dst, total_out,
+    bad = bind::without_gil([&] {
+        return decode_column<Off>(codes.data(), splits, tables, dst, total_out,
                                  nends ? &se : nullptr, threads);
-    }
+    });
     return py::make_tuple(out, bad);
 }
 
@@ -150,8 +149,8 @@ template <class Off>
 int64_t first_invalid(const Array<uint8_t>& data, const Array<Off>& offsets, int threads) {
     const int64_t size = length(data, "data");
     const int64_t n = length(offsets, "offsets") - 1;
-    py::gil_scoped_release nogil;
-    return first_invalid_string(data.data(), size, offsets.data(), n, threads);
+    return bind::without_gil(
+        [&] { return first_invalid_string(data.data(), size, offsets.data(), n, threads); });
 }
 
 // CorruptData becomes fsstgpu.CorruptDataError once fsstgpu.errors is loaded (always, through
