@@ -6,8 +6,10 @@
 #include <pybind11/numpy.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <optional>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <cstdint>
@@ -39,11 +41,29 @@ Array<T> to_array(const std::vector<T>& v) {
     return out;
 }
 
-// f() with the GIL released. Not pybind11's gil_scoped_release: its destructor takes the GIL
-// back, and when the interpreter is finalizing, Python ends a daemon thread right there
-// (pthread_exit, a forced unwind) -- out of a noexcept destructor, which aborts the whole
-// process ("terminate called without an active exception"). Here the GIL is retaken in plain
-// code, so that unwind passes through and only the daemon thread ends.
+// The thread that imported the extension (module.cpp sets it): the one that normally finalizes.
+inline unsigned long& import_thread() {
+    static unsigned long ident = 0;
+    return ident;
+}
+
+// Called with the GIL released, when the work is done. At interpreter exit Python ends any other
+// thread that retakes the GIL (pthread_exit: a forced unwind through the binding's frames, whose
+// Python objects are then released without the GIL: a crash, or std::terminate out of a
+// noexcept destructor such as pybind11's gil_scoped_release). A daemon thread finishing codec
+// work then parks here for good instead; the process is exiting and it touches nothing more.
+inline void park_if_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    const bool finalizing = Py_IsFinalizing();
+#else
+    const bool finalizing = _Py_IsFinalizing();
+#endif
+    if (finalizing && PyThread_get_thread_ident() != import_thread()) {
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+}
+
+// f() with the GIL released; the GIL is retaken in plain code, after park_if_finalizing.
 template <class F>
 auto without_gil(F&& f) -> decltype(f()) {
     using R = decltype(f());
@@ -55,6 +75,7 @@ auto without_gil(F&& f) -> decltype(f()) {
         } catch (...) {
             error = std::current_exception();
         }
+        park_if_finalizing();
         PyEval_RestoreThread(state);
         if (error) std::rethrow_exception(error);
     } else {
@@ -64,6 +85,7 @@ auto without_gil(F&& f) -> decltype(f()) {
         } catch (...) {
             error = std::current_exception();
         }
+        park_if_finalizing();
         PyEval_RestoreThread(state);
         if (error) std::rethrow_exception(error);
         return std::move(*result);

@@ -169,6 +169,7 @@ void raise_corrupt(const char* message) {
 
 PYBIND11_MODULE(_native, m) {
     m.doc() = "fsstgpu's compiled CPU codec (documented in fsstgpu.native)";
+    bind::import_thread() = PyThread_get_thread_ident();
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
