@@ -81,50 +81,6 @@ class SymbolTable:
         self.packed.flags.writeable = False
         self.lengths.flags.writeable = False
 
-    @classmethod
-    def from_packed(cls, values, lengths) -> SymbolTable:
-        """The table of symbols given packed, as the compiled trainer returns them: symbol ``i``
-        is the first ``lengths[i]`` bytes of ``values[i]`` (uint64, little-endian, zero beyond
-        its length), in any order. Same table and checks as the constructor, vectorised (a
-        column of thousands of blocks builds thousands of tables).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fsstgpu import SymbolTable
-        >>> t = SymbolTable.from_packed(np.array([0x6463, 0x61], np.uint64), np.array([2, 1]))
-        >>> t.symbols, t == SymbolTable([b"cd", b"a"])
-        ((b'a', b'cd'), True)
-        """
-        values = np.ascontiguousarray(values, dtype="<u8").ravel()
-        lengths = np.asarray(lengths).ravel()
-        if len(values) != len(lengths):
-            raise ValueError("values and lengths differ in length")
-        if len(values) > MAX_SYMBOLS:
-            raise ValueError(f"a symbol table holds at most {MAX_SYMBOLS} symbols, not "
-                             f"{len(values)}")
-        if len(values) and (lengths.min() < 1 or lengths.max() > MAX_SYMBOL_LENGTH):
-            raise ValueError(f"symbols are 1-{MAX_SYMBOL_LENGTH} bytes long")
-        lengths = lengths.astype(np.uint8)
-        # the bytes beyond a symbol's length must be zero (they are not part of it)
-        keep = np.where(lengths >= 8, np.uint64(2**64 - 1),
-                        (np.uint64(1) << (8 * lengths.astype(np.uint64))) - np.uint64(1))
-        if np.any(values & ~keep):
-            raise ValueError("a packed symbol has bytes beyond its length")
-        # (length, bytes) order: equal lengths compare as big-endian numbers
-        order = np.lexsort((values.byteswap(), lengths))
-        values, lengths = values[order], lengths[order]
-        if len(values) > 1 and np.any((values[1:] == values[:-1])
-                                      & (lengths[1:] == lengths[:-1])):
-            raise ValueError("symbols must be distinct")
-        raw = values.tobytes()
-        table = cls.__new__(cls)
-        table.symbols = tuple(raw[8 * i : 8 * i + n] for i, n in enumerate(lengths.tolist()))
-        table.packed, table.lengths = values, lengths
-        table.packed.flags.writeable = False
-        table.lengths.flags.writeable = False
-        return table
-
     def __len__(self) -> int:
         return len(self.symbols)
 

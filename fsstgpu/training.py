@@ -68,10 +68,6 @@ def sample_of(data, offsets, lo, hi, target, seed):
     return _readonly(sdata, np.uint8), _readonly(soffs, np.int64)
 
 
-def _table_from(vals, lens) -> SymbolTable:
-    return SymbolTable.from_packed(vals, lens)
-
-
 def checked_input(data, offsets, sample_bytes):
     """Check and normalise the arguments of :func:`train_table` and :func:`plan_blocks`.
 
@@ -127,7 +123,9 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
 def train_range(data, offsets, lo, hi, target):
     """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
     byte, with a sample of ``target`` bytes."""
-    return _table_from(*native.train_symbols(data, offsets, lo, hi, target, SEED, _EXTRA_ROUNDS))
+    vals, lens = native.train_symbols(data, offsets, lo, hi, target, SEED, _EXTRA_ROUNDS)
+    raw = vals.astype("<u8").tobytes()
+    return SymbolTable([raw[8 * i : 8 * i + n] for i, n in enumerate(lens.tolist())])
 
 
 def probe_symbols(sdata, soffs):
