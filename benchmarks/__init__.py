@@ -21,5 +21,6 @@ module                measures
 ``reference_fsst``    the reference FSST (cwida/fsst) built from a checkout outside the repository,
                       driven through ctypes (shim: ``reference_fsst_shim.cpp``)
 ``corpora``           the comparison's corpora: dbtext, doc lines, paths, stdlib source lines
+``yardsticks``        pyarrow's LZ4 / zstd, measured one way (1 MiB pieces on a thread pool)
 ====================  ===========================================================================
 """

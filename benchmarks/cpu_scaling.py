@@ -30,8 +30,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-_PIECE = 1 << 20  # yardstick piece: 1 MiB of string bytes per pyarrow call
-
 
 def core_counts(threads: int) -> list[int]:
     """1, 2, 4, ... up to ``threads``, and ``threads`` itself.
@@ -127,6 +125,7 @@ def _measure(path: str, cores: list[int], repeats: int) -> dict:
     import pyarrow as pa
 
     import fsstgpu
+    from benchmarks.yardsticks import compress_pieces, decompress_pieces, pieces_of
 
     with pa.memory_map(path) as f:
         column = pa.ipc.open_file(f).read_all().column(0).combine_chunks()
@@ -141,14 +140,12 @@ def _measure(path: str, cores: list[int], repeats: int) -> dict:
     row = {"cores": len(cores), "string_bytes": nbytes,
            "ratio": nbytes / max(1, stats["codes_bytes"] + stats["table_bytes"]),
            "compress_MB_s": nbytes / t_c / 1e6, "decompress_MB_s": nbytes / t_d / 1e6}
-    pieces = [raw.slice(i, min(_PIECE, nbytes - i)) for i in range(0, nbytes, _PIECE)]
+    pieces = pieces_of(raw)
     with ThreadPoolExecutor(len(cores)) as pool:
         for codec in ("lz4", "zstd"):
-            t_c, packed = _best(lambda c=codec: list(pool.map(lambda p: pa.compress(p, c),
-                                                                 pieces)), repeats)
-            t_d, _ = _best(lambda c=codec, z=packed: list(pool.map(
-                lambda zp: pa.decompress(zp[0], zp[1].size, c), zip(z, pieces, strict=True))),
-                repeats)
+            t_c, packed = _best(lambda c=codec: compress_pieces(pieces, c, pool), repeats)
+            t_d, _ = _best(lambda c=codec, z=packed: decompress_pieces(z, pieces, c, pool),
+                           repeats)
             row[f"{codec}_ratio"] = nbytes / max(1, sum(z.size for z in packed))
             row[f"{codec}_compress_MB_s"] = nbytes / t_c / 1e6
             row[f"{codec}_decompress_MB_s"] = nbytes / t_d / 1e6

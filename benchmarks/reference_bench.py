@@ -32,8 +32,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-_PIECE = 1 << 20  # LZ4 / zstd: 1 MiB of string bytes per pyarrow call
-
 CONTENDERS = ("reference", "reference_per_mb", "fsstgpu", "lz4", "zstd")
 """Contender names in the order rows and tables list them."""
 
@@ -89,26 +87,23 @@ class _Pyarrow:
         import pyarrow as pa
 
         from benchmarks.reference_fsst import strings_layout
+        from benchmarks.yardsticks import pieces_of
 
         self.name, self.codec, self.pool = codec, codec, pool
         data, _ = strings_layout(column)
         raw = pa.py_buffer(data)
         self.raw = raw
-        self.pieces = [raw.slice(i, min(_PIECE, raw.size - i)) for i in range(0, raw.size, _PIECE)]
-
-    def _map(self, fn, items):
-        return list(self.pool.map(fn, items)) if self.pool else [fn(x) for x in items]
+        self.pieces = pieces_of(raw)
 
     def compress(self):
-        import pyarrow as pa
+        from benchmarks.yardsticks import compress_pieces
 
-        return self._map(lambda p: pa.compress(p, self.codec), self.pieces)
+        return compress_pieces(self.pieces, self.codec, self.pool)
 
     def decompress(self, packed):
-        import pyarrow as pa
+        from benchmarks.yardsticks import decompress_pieces
 
-        return self._map(lambda zp: pa.decompress(zp[0], zp[1].size, self.codec),
-                         list(zip(packed, self.pieces, strict=True)))
+        return decompress_pieces(packed, self.pieces, self.codec, self.pool)
 
     def stored_bytes(self, packed) -> int:
         return sum(z.size for z in packed)
