@@ -39,7 +39,7 @@ def shared_pool():
     one).
 
     Threads are started lazily by the executor and reused by every parallel CPU path
-    (:func:`run_tasks`, speculative training in :func:`fsstgpu.blocks.plan_blocks`).
+    (:func:`run_tasks`, the GPU decode's host work).
     """
     return ThreadPoolExecutor(max_workers=max(1, usable_cores() - 1),
                               thread_name_prefix="fsstgpu")

@@ -39,8 +39,7 @@ DEFAULT_SAMPLE_BYTES = 48 << 10
 # Tuned on dbtext (corpus ratio, reference 2.094): a 48 KB sample instead of 16 KB (+1.5%),
 # three extra rounds over the whole sample before the last (+1.5%), and single bytes weighted 4x
 # instead of 8x (+0.2%). Lower candidate thresholds or more rounds bought < 0.3% more. The
-# compiled trainer (csrc/train.h) holds these numbers; here only the extra rounds are chosen.
-_EXTRA_ROUNDS = 3
+# compiled trainer holds these numbers (csrc/train.h TrainOptions, also the block planner's).
 SEED = 4637947  # csrc/train.h kTrainSeed
 
 
@@ -49,23 +48,6 @@ def _readonly(a, dtype) -> np.ndarray:
     view = np.ascontiguousarray(a, dtype=dtype).view()
     view.flags.writeable = False
     return view
-
-
-def sample_of(data, offsets, lo, hi, target, seed):
-    """Sample strings ``lo:hi`` of checked arrays (:func:`checked_input`): all of them if they
-    hold < ``target`` bytes, else random strings (a random 512-byte piece of longer ones) from
-    a generator seeded with ``seed``, until ``target`` bytes are collected.
-
-    Returns the sample's bytes and its offsets (from 0), as read-only arrays.
-    """
-    lo, hi, target = int(lo), int(hi), int(target)
-    data, offsets = _readonly(data, np.uint8), _readonly(offsets, np.int64)
-    if offsets[hi] - offsets[lo] < target:
-        sdata = data[offsets[lo] : offsets[hi]]
-        soffs = offsets[lo : hi + 1] - offsets[lo]
-    else:
-        sdata, soffs = native.sample_of(data, offsets, lo, hi, target, int(seed))
-    return _readonly(sdata, np.uint8), _readonly(soffs, np.int64)
 
 
 def checked_input(data, offsets, sample_bytes):
@@ -123,16 +105,14 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
 def train_range(data, offsets, lo, hi, target):
     """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
     byte, with a sample of ``target`` bytes."""
-    vals, lens = native.train_symbols(data, offsets, lo, hi, target, SEED, _EXTRA_ROUNDS)
-    raw = vals.astype("<u8").tobytes()
-    return SymbolTable([raw[8 * i : 8 * i + n] for i, n in enumerate(lens.tolist())])
+    return table_of_symbols(*native.train_symbols(data, offsets, lo, hi, target, SEED))
 
 
-def probe_symbols(sdata, soffs):
-    """Symbols trained on a read-only sample (:func:`sample_of`) with the reference's five
-    rounds only (cheaper, for probing how well a table fits): ``(values, lengths)`` as numpy
-    arrays, code ``i`` = symbol ``i``."""
-    return native.train_sample(sdata, soffs, extra_rounds=0)
+def table_of_symbols(values, lengths) -> SymbolTable:
+    """The SymbolTable of trained symbols (uint64 little-endian ``values``, zero beyond each
+    of ``lengths``), as the compiled trainer and planner return them."""
+    raw = np.ascontiguousarray(values, "<u8").tobytes()
+    return SymbolTable([raw[8 * i : 8 * i + n] for i, n in enumerate(lengths.tolist())])
 
 
 def train(strings, *, sample_bytes=None) -> SymbolTable:

@@ -359,6 +359,45 @@ def fuzz_train():
 
 
 
+def fuzz_plan():
+    """The block planner: columns of a few segments with changes of alphabet (so blocks are
+    cut and located), tiny segments and blocks, forged offsets and options; the same plan at
+    every thread count."""
+    n = int(rng.integers(0, 3000))
+    lengths = rng.integers(0, int(rng.choice([4, 40, 400])), n)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = rng.choice(ALPHABET, int(offsets[-1])).astype(np.uint8)
+    if len(data) > 10:
+        cut = int(rng.integers(0, len(data)))
+        data[cut:] = rng.integers(0, 256, len(data) - cut).astype(np.uint8)  # escapes
+    segment = int(rng.choice([1, 64, 512, 4096, 1 << 16]))
+    largest = int(rng.choice([1, 1000, 1 << 14, 1 << 26]))
+    tolerance = float(rng.choice([0.0, 0.05, 0.15, 3.0]))
+    target = int(rng.choice([1, 100, 4096, 1 << 16]))
+    first = None
+    for threads in (1, 2, 3):
+        got = _native.plan_blocks(data, offsets, target, segment, largest, tolerance,
+                                  bool(rng.random() < 0.5), threads)
+        if first is None:
+            first = got
+        assert all(np.array_equal(a, b) for a, b in zip(got, first, strict=True))
+    starts, values, lens, counts = first
+    assert starts[0] == 0 and starts[-1] == n and np.all(np.diff(starts) >= 0)
+    assert len(counts) == len(starts) - 1 and counts.sum() == len(values) == len(lens)
+    expect_error(_native.plan_blocks, data, offsets, 0, segment, largest, tolerance, True, 2)
+    expect_error(_native.plan_blocks, data, offsets, target, segment, largest, float("nan"),
+                 True, 2)
+    if n and offsets[-1] > 0:
+        forged = offsets.copy()
+        forged[-1] = len(data) + 1
+        expect_error(_native.plan_blocks, data, forged, target, segment, largest, tolerance,
+                     True, 2)
+        forged = offsets[::-1].copy()
+        expect_error(_native.plan_blocks, data, forged, target, segment, largest, tolerance,
+                     True, 2)
+
+
 def slot_of(packed):
     p = (int(packed) & 0xFFFFFF) * 2971215073
     return (p ^ (p >> 15)) & 4095
@@ -421,5 +460,7 @@ for r in range(ROUNDS):
     fuzz_decode()
     fuzz_scan(big=r % 25 == 0)
     fuzz_train()
+    if r % 5 == 0:
+        fuzz_plan()
 fuzz_encode_simd()
 print("fuzz ok")

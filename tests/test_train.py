@@ -180,10 +180,10 @@ def test_dbtext_concatenated_column_gets_blocks(dbtext_paths):
 
 def test_pair_counter_width_does_not_change_the_table():
     """Samples under 64 KB count pairs in 16 bits (one increment per sample byte at most)."""
-    from fsstgpu import _native, training
+    from fsstgpu import _native, native, training
 
     data, offs = _offsets(_text(20_000, seed=6) + [b"ab" * 256] * 40)  # large pair counts
-    sdata, soffs = training.sample_of(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
+    sdata, soffs = native.sample_of(data, offs, 0, len(offs) - 1, 65_000, training.SEED)
     assert len(sdata) < 65536
     wide = _native.train_sample(sdata, soffs, 3, counter_bits=32)
     narrow = _native.train_sample(sdata, soffs, 3)

@@ -20,6 +20,7 @@
 #include "errors.h"
 #include "matcher.h"
 #include "bind_train.h"
+#include "bind_plan.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -198,4 +199,5 @@ PYBIND11_MODULE(_native, m) {
     m.def("best_isa", [] { return std::string(isa_name(best_isa())); });
     bind_train(m);
     bind_scan(m);
+    bind_plan(m);
 }

@@ -19,6 +19,7 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
   is their documented home);
 * :func:`first_invalid_string`: :func:`fsstgpu.utf8.first_invalid_string`'s contract;
 * :func:`train_symbols` / :func:`train_sample` / :func:`sample_of`: table training;
+* :func:`plan_symbols`: block planning (where a column gets a new table) and its tables;
 * :func:`walk_codes`, :func:`length_sums`, :func:`first_misfit`, ...: the code walk and the
   column checks.
 
@@ -33,9 +34,10 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 True
 """
 
-from fsstgpu.native import codec, scan, train
+from fsstgpu.native import codec, plan, scan, train
 from fsstgpu.native.codec import *  # noqa: F403
+from fsstgpu.native.plan import *  # noqa: F403
 from fsstgpu.native.scan import *  # noqa: F403
 from fsstgpu.native.train import *  # noqa: F403
 
-__all__ = [*codec.__all__, *train.__all__, *scan.__all__]
+__all__ = [*codec.__all__, *train.__all__, *scan.__all__, *plan.__all__]

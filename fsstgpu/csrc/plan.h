@@ -1,0 +1,34 @@
+// Block planning: where a column gets a new symbol table, and each block's table.
+// fsstgpu/blocks.py documents the policy (plan_blocks); this is its implementation, in one call
+// with the GIL released: the walk over a column's segments, its probes and located changes,
+// the columns over max_block_bytes planned piece by piece on every core, and the final
+// trainings. The same input always gives the same blocks and tables, whatever the thread count.
+//
+// Inputs are trusted here: the caller checks them with check_train_range (offsets[0..n]
+// non-decreasing inside the data, sample_bytes >= 1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "train.h"
+
+namespace fsstgpu_native {
+
+struct PlanOptions {
+    int64_t sample_bytes = kDefaultSampleBytes;  // each block's training sample
+    int64_t segment_bytes = 64 << 10;            // probe granularity (at least 1)
+    int64_t max_block_bytes = 64 << 20;          // the largest block (at least 1)
+    double tolerance = 0.15;                     // relative cost increase that starts a block
+    bool speculate = true;  // train a one-piece column's whole table while probing (spare core)
+};
+
+struct Plan {
+    std::vector<int64_t> block_starts;  // string index of each block's start, then n
+    std::vector<Symbols> tables;        // one per block (empty for a block of empty strings)
+};
+
+Plan plan_blocks(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t n,
+                 const PlanOptions& options, int threads);
+
+}  // namespace fsstgpu_native
