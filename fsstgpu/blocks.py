@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import native
-from fsstgpu.training import checked_input, table_of_symbols
+from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.training import checked_input
 
 
 def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
@@ -92,10 +93,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     True
     """
     data, offsets, _, target = checked_input(data, offsets, sample_bytes)
-    starts, values, lengths, counts = native.plan_symbols(
+    starts, symbols = native.plan_symbols(
         data, offsets, target, segment_bytes=segment_bytes, max_block_bytes=max_block_bytes,
         tolerance=tolerance, speculate=True if speculate is None else speculate)
-    ends = np.cumsum(counts).tolist()
-    tables = [table_of_symbols(values[end - count : end], lengths[end - count : end])
-              for end, count in zip(ends, counts.tolist(), strict=True)]
-    return starts, tables
+    return starts, [SymbolTable(s) for s in symbols]

@@ -62,22 +62,29 @@ class SymbolTable:
     __slots__ = ("symbols", "packed", "lengths")
 
     def __init__(self, symbols):
-        syms = [bytes(s) for s in symbols]
+        # C-level passes only (sorts, map, join): block planning makes thousands of tables a
+        # column, and a per-symbol Python loop cost ~200 us a table
+        syms = list(symbols)
+        if set(map(type, syms)) - {bytes}:  # bytes(s) of 255 bytes objects: ~30 us
+            syms = list(map(bytes, syms))
         if len(syms) > MAX_SYMBOLS:
             raise ValueError(f"a symbol table holds at most {MAX_SYMBOLS} symbols, not {len(syms)}")
-        for s in syms:
-            if not 1 <= len(s) <= MAX_SYMBOL_LENGTH:
-                raise ValueError(
-                    f"symbols are 1-{MAX_SYMBOL_LENGTH} bytes long, not {len(s)}: {s!r}"
-                )
+        lengths = list(map(len, syms))
+        if syms and not 1 <= min(lengths) <= max(lengths) <= MAX_SYMBOL_LENGTH:
+            s = next(s for s in syms if not 1 <= len(s) <= MAX_SYMBOL_LENGTH)
+            raise ValueError(
+                f"symbols are 1-{MAX_SYMBOL_LENGTH} bytes long, not {len(s)}: {s!r}"
+            )
         if len(set(syms)) != len(syms):
             raise ValueError("symbols must be distinct")
-        syms.sort(key=lambda s: (len(s), s))
+        syms.sort()
+        syms.sort(key=len)  # stable: by length, then bytes
         self.symbols = tuple(syms)
-        self.lengths = np.array([len(s) for s in syms], dtype=np.uint8)
-        self.packed = np.array(
-            [int.from_bytes(s.ljust(8, b"\0"), "little") for s in syms], dtype=np.uint64
-        )
+        self.lengths = np.fromiter(map(len, syms), np.uint8, count=len(syms))
+        # each symbol's bytes in the low bytes of its 8-byte slot, zero after
+        padded = np.zeros((len(syms), 8), np.uint8)
+        padded[np.arange(8) < self.lengths[:, None]] = np.frombuffer(b"".join(syms), np.uint8)
+        self.packed = padded.view("<u8").reshape(-1).astype(np.uint64, copy=False)
         self.packed.flags.writeable = False
         self.lengths.flags.writeable = False
 

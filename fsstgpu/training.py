@@ -105,12 +105,12 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
 def train_range(data, offsets, lo, hi, target):
     """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
     byte, with a sample of ``target`` bytes."""
-    return table_of_symbols(*native.train_symbols(data, offsets, lo, hi, target, SEED))
+    return _table_of_symbols(*native.train_symbols(data, offsets, lo, hi, target, SEED))
 
 
-def table_of_symbols(values, lengths) -> SymbolTable:
+def _table_of_symbols(values, lengths) -> SymbolTable:
     """The SymbolTable of trained symbols (uint64 little-endian ``values``, zero beyond each
-    of ``lengths``), as the compiled trainer and planner return them."""
+    of ``lengths``), as the compiled trainer returns them."""
     raw = np.ascontiguousarray(values, "<u8").tobytes()
     return SymbolTable([raw[8 * i : 8 * i + n] for i, n in enumerate(lengths.tolist())])
 

@@ -99,6 +99,23 @@ def fuzz_round():
     out = decode_all(codes, code_offsets, offsets, owner.astype(np.int64), compact,
                      int(offsets[-1]), threads)
     assert np.array_equal(out, data)
+    # the same tables given as symbols: the same codes; forged counts and symbols refused
+    values = np.concatenate([p for p, _ in sets]).astype(np.uint64)
+    lengths = np.concatenate([ln for _, ln in sets]).astype(np.uint8)
+    counts = np.array([len(p) for p, _ in sets], np.int64)
+    got = _native.encode_symbols(data, offsets, block_starts, values, lengths, counts, threads)
+    assert np.array_equal(got[0], codes) and np.array_equal(got[1], code_offsets)
+    for bad_counts in (counts + 1, counts[:-1], -counts - 1, np.full(nt, 256, np.int64)):
+        expect_error(_native.encode_symbols, data, offsets, block_starts, values, lengths,
+                     bad_counts, threads)
+    if len(values):
+        bad_lengths = lengths.copy()
+        bad_lengths[int(rng.integers(0, len(values)))] = rng.choice([0, 9])
+        expect_error(_native.encode_symbols, data, offsets, block_starts, values, bad_lengths,
+                     counts, threads)
+        expect_error(_native.encode_symbols, data, offsets, block_starts, values,
+                     np.ones(len(values), np.uint8) if values.max() > 255 else lengths[:-1],
+                     counts, threads)
     # forged encoder inputs
     if n:
         bad = offsets.copy()
@@ -381,10 +398,11 @@ def fuzz_plan():
                                   bool(rng.random() < 0.5), threads)
         if first is None:
             first = got
-        assert all(np.array_equal(a, b) for a, b in zip(got, first, strict=True))
-    starts, values, lens, counts = first
+        assert np.array_equal(got[0], first[0]) and got[1] == first[1]
+    starts, tables = first
     assert starts[0] == 0 and starts[-1] == n and np.all(np.diff(starts) >= 0)
-    assert len(counts) == len(starts) - 1 and counts.sum() == len(values) == len(lens)
+    assert len(tables) == len(starts) - 1
+    assert all(len(t) <= 255 and all(1 <= len(s) <= 8 for s in t) for t in tables)
     expect_error(_native.plan_blocks, data, offsets, 0, segment, largest, tolerance, True, 2)
     expect_error(_native.plan_blocks, data, offsets, target, segment, largest, float("nan"),
                  True, 2)

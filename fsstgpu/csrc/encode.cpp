@@ -2,11 +2,14 @@
 // encoded into its own worst-case region of one buffer, then the chunks moved down in order
 // and the buffer shrunk. Strings encode independently, so the result does not depend on the
 // cuts or the thread count. Memory: the worst case (2 bytes per input byte) is only reserved;
-// pages never written are never mapped in, so the peak is about the codes' size.
+// pages never written are never mapped in, so the peak is about the codes' size. A block's
+// lookup tables are built by the first of its chunks to run and freed after its last.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -27,14 +30,13 @@ constexpr int kChunksPerThread = 4;  // a late-starting thread still gets a shar
 
 struct Chunk {
     int64_t lo, hi;  // strings
-    const Matcher* matcher;
-    const LaneTable* lanes;      // the matcher's, or null where it chains
+    int64_t block;
     int64_t region = 0;          // where its codes are written
     int64_t size = 0, base = 0;  // code bytes, and where they end up
 };
 
-void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m,
-               const LaneTable* t, int threads, std::vector<Chunk>& chunks) {
+void cut_block(const int64_t* off, int64_t lo, int64_t hi, int64_t block, int threads,
+               std::vector<Chunk>& chunks) {
     const int64_t span = off[hi] - off[lo];
     const int64_t want = std::clamp<int64_t>(span / (kChunksPerThread * std::max(threads, 1)),
                                              kMinChunkBytes, kMaxChunkBytes);
@@ -47,17 +49,26 @@ void cut_block(const int64_t* off, int64_t lo, int64_t hi, const Matcher* m,
             cut = std::lower_bound(off + prev, off + hi, target) - off;
         }
         if (cut > prev) {
-            chunks.push_back(Chunk{prev, cut, m, t});
+            chunks.push_back(Chunk{prev, cut, block});
             prev = cut;
         }
     }
 }
 
-}  // namespace
+// A block's lookup tables while its chunks encode: the matcher (given, or built from the
+// block's symbols by the first chunk to need it) and its lane table (null where it chains),
+// released after the block's last chunk.
+struct BlockTables {
+    std::once_flag built;
+    std::unique_ptr<Matcher> owned;
+    const Matcher* matcher = nullptr;
+    std::unique_ptr<LaneTable> lanes;
+    std::atomic<int64_t> chunks_left{0};
+};
 
-Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
-                    const int64_t* bs, int64_t nblocks, const Matcher* const* matchers,
-                    int threads, int64_t* co) {
+Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
+                  const int64_t* bs, int64_t nblocks, const Matcher* const* matchers,
+                  const BlockSymbols* symbols, int threads, int64_t* co) {
     if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
     check_offsets(off, n, size, "offsets");
     if (nblocks < 0 || bs[0] != 0 || bs[nblocks] != n) {
@@ -65,22 +76,40 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
                                     ", one more than the tables");
     }
     check_offsets(bs, nblocks, n, "block_starts");
-    for (int64_t b = 0; b < nblocks; ++b) {
-        if (matchers[b] == nullptr) throw std::invalid_argument("a matcher is None");
+    if (matchers != nullptr) {
+        for (int64_t b = 0; b < nblocks; ++b) {
+            if (matchers[b] == nullptr) throw std::invalid_argument("a matcher is None");
+        }
     }
     const Kernels& kern = kernels(active_isa());
     const int loop = encode_loop();
-    // each block's one-candidate hash table (a few microseconds: 80 KB filled), built here
-    // because a Matcher is shared and immutable
-    std::vector<std::unique_ptr<LaneTable>> lane_tables(static_cast<size_t>(nblocks));
+    std::unique_ptr<BlockTables[]> tables(new BlockTables[static_cast<size_t>(nblocks)]);
     std::vector<Chunk> chunks;
     for (int64_t b = 0; b < nblocks; ++b) {
         if (bs[b] == bs[b + 1]) continue;
-        auto& t = lane_tables[static_cast<size_t>(b)];
-        t.reset(new LaneTable);
-        if (!build_lane_table(*t, *matchers[b])) t.reset();
-        cut_block(off, bs[b], bs[b + 1], matchers[b], t.get(), threads, chunks);
+        const size_t before = chunks.size();
+        cut_block(off, bs[b], bs[b + 1], b, threads, chunks);
+        tables[b].chunks_left.store(static_cast<int64_t>(chunks.size() - before));
     }
+    // each block's tables, built once (a matcher is ~280 KB, its lane table 60 KB: a few
+    // microseconds each, but thousands of blocks would hold a GB)
+    auto tables_of = [&](int64_t b) -> BlockTables& {
+        BlockTables& t = tables[b];
+        std::call_once(t.built, [&] {
+            if (matchers != nullptr) {
+                t.matcher = matchers[b];
+            } else {
+                t.owned.reset(new Matcher);
+                const int64_t first = symbols->first[b];
+                build_matcher(*t.owned, symbols->values + first, symbols->lengths + first,
+                              static_cast<int>(symbols->first[b + 1] - first));
+                t.matcher = t.owned.get();
+            }
+            t.lanes.reset(new LaneTable);
+            if (!build_lane_table(*t.lanes, *t.matcher)) t.lanes.reset();
+        });
+        return t;
+    };
     // each region: 2 bytes per input byte at worst, + the kernels' slack
     int64_t reserve = 0;
     for (Chunk& c : chunks) {
@@ -91,21 +120,28 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
     out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve + 8))));
     if (!out.bytes) throw std::bad_alloc();
     uint8_t* buf = out.bytes.get();
+    auto encode = [&](Chunk& c, int64_t at) {
+        BlockTables& t = tables_of(c.block);
+        const int64_t end = kern.encode(data, size, off, c.lo, c.hi, *t.matcher, t.lanes.get(),
+                                        loop, buf, at, co);
+        if (t.chunks_left.fetch_sub(1) == 1) {  // the block's last chunk
+            t.lanes.reset();
+            t.owned.reset();
+        }
+        return end;
+    };
     if (threads <= 1 || chunks.size() <= 1) {
         // one thread: each chunk right after the one before, so nothing moves afterwards
         int64_t next = 0;
         for (Chunk& c : chunks) {
             c.region = next;
-            next = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, c.lanes, loop, buf,
-                               c.region, co);
+            next = encode(c, c.region);
             c.size = next - c.region;
         }
     } else {
         parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
             Chunk& c = chunks[k];
-            c.size = kern.encode(data, size, off, c.lo, c.hi, *c.matcher, c.lanes, loop,
-                                 buf, c.region, co) -
-                     c.region;
+            c.size = encode(c, c.region) - c.region;
         });
     }
     for (Chunk& c : chunks) {
@@ -129,6 +165,42 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
     }
     co[n] = out.size;
     return out;
+}
+
+}  // namespace
+
+Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
+                    const int64_t* bs, int64_t nblocks, const Matcher* const* matchers,
+                    int threads, int64_t* co) {
+    return encode_with(data, size, off, n, bs, nblocks, matchers, nullptr, threads, co);
+}
+
+Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
+                    const int64_t* bs, int64_t nblocks, const BlockSymbols& symbols,
+                    int threads, int64_t* co) {
+    return encode_with(data, size, off, n, bs, nblocks, nullptr, &symbols, threads, co);
+}
+
+void check_symbols(const BlockSymbols& symbols, int64_t nblocks, int64_t nvalues) {
+    if (nblocks < 0 || symbols.first[0] != 0 || symbols.first[nblocks] != nvalues) {
+        throw std::invalid_argument("symbol counts must add up to the symbols given");
+    }
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const int64_t count = symbols.first[b + 1] - symbols.first[b];
+        if (count < 0 || count > kMaxSymbols) {
+            throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
+                                        std::to_string(count));
+        }
+    }
+    for (int64_t i = 0; i < nvalues; ++i) {
+        const int len = symbols.lengths[i];
+        if (len < 1 || len > 8) {
+            throw std::invalid_argument("symbol lengths must be 1-8, not " + std::to_string(len));
+        }
+        if (len < 8 && (symbols.values[i] >> (8 * len)) != 0) {
+            throw std::invalid_argument("a symbol has bytes past its length");
+        }
+    }
 }
 
 }  // namespace fsstgpu_native

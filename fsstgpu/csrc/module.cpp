@@ -45,6 +45,14 @@ std::shared_ptr<Matcher> make_matcher(const Array<uint64_t>& packed,
     return m;
 }
 
+// The encoder's result as (codes, code_offsets) arrays; the codes keep their malloc'd buffer.
+py::tuple as_arrays(Codes& codes, const Array<int64_t>& code_offsets) {
+    uint8_t* bytes = codes.bytes.release();
+    py::capsule owner(bytes, [](void* p) { std::free(p); });
+    return py::make_tuple(Array<uint8_t>({codes.size}, {int64_t(1)}, bytes, owner),
+                          code_offsets);
+}
+
 py::tuple encode_blocks(const Array<uint8_t>& data, const Array<int64_t>& offsets,
                         const Array<int64_t>& block_starts,
                         const std::vector<std::shared_ptr<Matcher>>& matchers, int threads) {
@@ -65,10 +73,46 @@ py::tuple encode_blocks(const Array<uint8_t>& data, const Array<int64_t>& offset
         return encode_column(data.data(), size, offsets.data(), n, block_starts.data(),
                               nblocks, raw.data(), threads, co);
     });
-    uint8_t* bytes = codes.bytes.release();
-    py::capsule owner(bytes, [](void* p) { std::free(p); });
-    return py::make_tuple(Array<uint8_t>({codes.size}, {int64_t(1)}, bytes, owner),
-                          code_offsets);
+    return as_arrays(codes, code_offsets);
+}
+
+// encode_blocks with each block's table as symbols (values/lengths, counts[b] of them for
+// block b): the lookup tables are built inside, in parallel, a few at a time.
+py::tuple encode_symbols(const Array<uint8_t>& data, const Array<int64_t>& offsets,
+                         const Array<int64_t>& block_starts, const Array<uint64_t>& values,
+                         const Array<uint8_t>& lengths, const Array<int64_t>& counts,
+                         int threads) {
+    const int64_t size = length(data, "data");
+    const int64_t n = length(offsets, "offsets") - 1;
+    if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
+    const int64_t nblocks = length(block_starts, "block_starts") - 1;
+    if (nblocks != length(counts, "counts")) {
+        throw std::invalid_argument("block_starts must run from 0 to " + std::to_string(n) +
+                                    ", one more than the tables");
+    }
+    const int64_t nvalues = length(values, "values");
+    if (length(lengths, "lengths") != nvalues) {
+        throw std::invalid_argument("values and lengths differ in length");
+    }
+    std::vector<int64_t> first(static_cast<size_t>(nblocks + 1), 0);
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const int64_t c = counts.data()[b];
+        if (c < 0 || c > kMaxSymbols) {
+            throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
+                                        std::to_string(c));
+        }
+        first[b + 1] = first[b] + c;
+    }
+    const BlockSymbols symbols{values.data(), lengths.data(), first.data()};
+    check_symbols(symbols, nblocks, nvalues);
+    Array<int64_t> code_offsets(n + 1);
+    int64_t* co = code_offsets.mutable_data();
+    Codes codes;
+    codes = bind::without_gil([&] {
+        return encode_column(data.data(), size, offsets.data(), n, block_starts.data(),
+                             nblocks, symbols, threads, co);
+    });
+    return as_arrays(codes, code_offsets);
 }
 
 void check_tables(const Array<uint64_t>& packed, const Array<uint8_t>& lens, int ndim) {
@@ -183,6 +227,9 @@ PYBIND11_MODULE(_native, m) {
         .def_property_readonly("nsymbols", [](const Matcher& mt) { return mt.nsymbols; });
     m.def("encode_blocks", &encode_blocks, py::arg("data"), py::arg("offsets"),
           py::arg("block_starts"), py::arg("matchers"), py::arg("threads"));
+    m.def("encode_symbols", &encode_symbols, py::arg("data"), py::arg("offsets"),
+          py::arg("block_starts"), py::arg("values"), py::arg("lengths"), py::arg("counts"),
+          py::arg("threads"));
     // out is written in place: never a converted copy
     m.def("decode_range", &decode_range, py::arg("codes"), py::arg("start"), py::arg("end"),
           py::arg("packed"), py::arg("lens"), py::arg("out").noconvert(), py::arg("out_pos"),

@@ -121,7 +121,18 @@ def encode_blocks(tables, data, offsets, block_starts, threads=None):
     >>> codes.tolist(), offs.tolist()
     ([0, 255, 120, 255, 97, 255, 98], [0, 3, 7])
     """
-    return encode_matched([matcher(t) for t in tables], data, offsets, block_starts, threads)
+    # the tables as symbols: the lookup tables are built in the call, in parallel, a few
+    # blocks' at a time (a matcher each is ~280 KB: thousands of blocks would hold a GB)
+    tables = list(tables)
+    counts = np.array([len(t) for t in tables], np.int64)
+    values = np.concatenate([t.packed for t in tables]) if tables else np.empty(0, np.uint64)
+    lengths = np.concatenate([t.lengths for t in tables]) if tables else np.empty(0, np.uint8)
+    return _native.encode_symbols(np.ascontiguousarray(data, np.uint8),
+                                  np.ascontiguousarray(offsets, np.int64),
+                                  np.ascontiguousarray(block_starts, np.int64),
+                                  np.ascontiguousarray(values, np.uint64),
+                                  np.ascontiguousarray(lengths, np.uint8), counts,
+                                  thread_count(threads))
 
 
 def encode_matched(matchers, data, offsets, block_starts, threads=None):

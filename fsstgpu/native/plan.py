@@ -39,20 +39,16 @@ def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
     -------
     block_starts : numpy.ndarray of int64
         Each block's first string, then ``n``.
-    values : numpy.ndarray of uint64
-    lengths : numpy.ndarray of uint8
-        Every block's symbols in turn (little-endian bytes, zero beyond each length).
-    counts : numpy.ndarray of int64
-        How many symbols each block has.
+    tables : list of list of bytes
+        Each block's symbols (in no particular order; a SymbolTable sorts them).
 
     Examples
     --------
     >>> import numpy as np
     >>> from fsstgpu import native
     >>> data = np.frombuffer(b"hello world" * 100, np.uint8)
-    >>> starts, values, lengths, counts = native.plan_symbols(data, np.arange(0, 1101, 11),
-    ...                                                       4096)
-    >>> starts.tolist(), int(counts.sum()) == len(values) == len(lengths)
+    >>> starts, tables = native.plan_symbols(data, np.arange(0, 1101, 11), 4096)
+    >>> starts.tolist(), b"hello wo" in tables[0]
     ([0, 100], True)
     """
     return _native.plan_blocks(np.ascontiguousarray(data, np.uint8),
