@@ -135,3 +135,64 @@ def test_submodule_not_shadowed_by_its_function():
     import fsstgpu.kernels.transpose as m
 
     assert isinstance(m, types.ModuleType)
+
+
+# ------------------------------------------------------------------ one copy of each module
+#: the checkout's root; the package's folders in it, as pyproject.toml maps them
+REPO = Path(__file__).resolve().parents[1]
+MAPPED = {"fsstgpu": "fsstgpu", "fsstgpu.native": "fsstgpu/native", "fsstgpu.kernels": "kernels",
+          "fsstgpu.formats": "formats", "fsstgpu.cli": "cli", "fsstgpu.datasets": "datasets"}
+#: what fsstgpu/__init__.py's __path__ hack made importable (issue #22): a second copy of every
+#: module, and the checkout's other folders
+NOT_MODULES = ("fsstgpu.fsstgpu", "fsstgpu.tests", "fsstgpu.benchmarks")
+
+
+def test_walk_packages_terminates_inside_the_package():
+    import pkgutil
+
+    import fsstgpu
+
+    names = [m.name for m in pkgutil.walk_packages(fsstgpu.__path__, "fsstgpu.")]
+    assert "fsstgpu.codec" in names and "fsstgpu.native.codec" in names
+    assert [n for n in names if n.startswith(NOT_MODULES)] == []
+
+
+@pytest.mark.parametrize("name", NOT_MODULES)
+def test_checkout_folders_are_not_modules(name):
+    assert importlib.util.find_spec(name) is None
+
+
+@pytest.mark.parametrize("name", ["kernels", "cli", "formats", "datasets"])
+def test_no_top_level_module_here(name):
+    assert importlib.util.find_spec(name) is None
+
+
+@pytest.mark.parametrize("name", sorted(MAPPED))
+def test_subpackages_come_from_this_checkout(name):
+    module = importlib.import_module(name)
+    assert Path(module.__file__).resolve() == REPO / MAPPED[name] / "__init__.py"
+
+
+def test_python_started_by_tests_imports_this_checkout():
+    import subprocess
+    import sys
+
+    code = ("import importlib.util, fsstgpu.kernels, fsstgpu.cli.app;"
+            "print(fsstgpu.kernels.__file__, fsstgpu.cli.app.__file__,"
+            " importlib.util.find_spec('fsstgpu.fsstgpu'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [str(REPO / "kernels" / "__init__.py"), str(REPO / "cli" / "app.py"), "None"]
+
+
+def test_package_run_from_the_checkout_root_has_no_second_copy():
+    # without the tests' finder (no PYTHONPATH): Python finds ./fsstgpu from the current folder
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import importlib.util, fsstgpu; print(importlib.util.find_spec('fsstgpu.fsstgpu'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["None"]
