@@ -61,6 +61,9 @@ def chunk_limit(blob_size: int) -> int:
     return MAX_BLOCKS + blob_size // CHUNK_BYTES
 
 
+_FRAME_BYTES = _U64.size + _U32.size  # a section's size before it and CRC32 after it
+
+
 def _frame(payload: bytes) -> bytes:
     size = _U64.pack(len(payload))
     return size + payload + _U32.pack(zlib.crc32(payload, zlib.crc32(size)))
@@ -122,6 +125,41 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         raise ValueError(f"{nchunks} chunks in a {len(data)}-byte blob; at most "
                          f"{chunk_limit(len(data))} (combine chunks first)")
     return data
+
+
+def dumped_size(carr: CompressedStringArray, *,
+                lengths_codec: int = intcodec.BITPLANE_INDEXED) -> int:
+    """``len(dumps(carr, lengths_codec=lengths_codec))``, computed without serialising: the
+    sections' sizes from their counts, and the lengths' bit-plane size from one pass over them
+    (none when the column holds them packed already).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats import blob
+    >>> carr = fsstgpu.compress(pa.array(["a", None, "b"] * 100))
+    >>> blob.dumped_size(carr) == len(blob.dumps(carr))
+    True
+    """
+    if lengths_codec not in intcodec.CODECS:
+        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
+    if lengths_codec == intcodec.BITPLANE_INDEXED and carr.packed_lengths is not None:
+        lengths = len(carr.packed_lengths)  # the very bytes dumps writes (the narrowest dtype)
+    else:
+        lengths = intcodec.encoded_size(carr.lengths, lengths_codec)
+    payloads = (
+        sum(t.nbytes_serialised() for t in carr.tables),
+        intcodec.encoded_offsets_size(carr.block_starts),
+        0,  # code offsets: stored only on request
+        len(carr.codes),
+        lengths,
+        0 if carr.validity is None else len(carr.validity),
+        intcodec.encoded_offsets_size(carr.split_codes),
+        intcodec.encoded_offsets_size(carr.split_out),
+        intcodec.encoded_size(carr.split_table),
+        0 if carr.chunk_lengths is None else intcodec.encoded_size(carr.chunk_lengths),
+    )
+    return HEADER_SIZE + len(payloads) * _FRAME_BYTES + sum(payloads)
 
 
 class _Reader:

@@ -86,10 +86,9 @@ def packed_lengths(carr) -> np.ndarray:
         narrow = carr.lengths.astype(_narrowest(_max(carr.lengths)))
         packed = bitplane_pack_cpu(narrow)
         packed.flags.writeable = False
-        # a cache of the column's own lengths: written past __setattr__, which would take it
-        # for a new field and forget the column's validation (the next CPU decode would then
-        # re-run every check and the string-end walk; issue #22)
-        object.__setattr__(carr, "packed_lengths", packed)
+        # a cache of the column's own lengths: the column keeps its validation (no check reads
+        # packed_lengths), so its next CPU decode does not re-run the checks it passed
+        carr.packed_lengths = packed
     return carr.packed_lengths
 
 
