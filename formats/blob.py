@@ -20,6 +20,7 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.checks import length_sums
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import intcodec
+from fsstgpu.limits import MAX_TABLES
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, type_code
 
@@ -41,7 +42,7 @@ HEADER_SIZE = _HEADER.size + _U32.size  # 68
 SECTIONS = ("tables", "block_starts", "code_offsets", "codes", "lengths", "validity",
             "split_codes", "split_out", "split_table", "chunk_lengths")
 _MIN_TABLE_BYTES = 17  # an empty serialised SymbolTable
-MAX_BLOCKS = 65536  # split_table is uint16
+MAX_BLOCKS = MAX_TABLES  # split_table is uint16
 # Chunks a blob may declare: MAX_BLOCKS (a chunked column gets a block a chunk), plus one per
 # CHUNK_BYTES bytes of blob. A decoded chunk is a pyarrow slice (about 500 bytes) whatever its
 # length, so this keeps a forged blob's chunks under 32 times its size (issue #20, finding 6: a
@@ -232,8 +233,6 @@ def loads(data) -> CompressedStringArray:
         raise CorruptDataError(f"unknown type code {tcode}")
     if not flags & FLAG_CHUNKS and nchunks:
         raise CorruptDataError(f"{nchunks} chunks declared without the chunk flag")
-    if split_size < 1:
-        raise CorruptDataError("split size 0")
     # Bound every count by the blob size before anything is allocated from it (each item of a
     # section takes at least one byte, except per-string values in the bit-plane codec: 32 a
     # byte; a table at least 17).

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu import limits
 from fsstgpu.kernels.bitplane_cpu import (
     bitplane_pack_cpu,
     bitplane_unpack_offsets_cpu,
@@ -38,8 +39,8 @@ __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "HostBatch", "packed_lengths"]
 LENGTHS_LAYOUTS = ("auto", "narrow", "bitplane")
 DEFAULT_LENGTHS = "auto"
 
-#: the most tables one launch can name (split_table is uint16)
-MAX_TABLES = 65536
+#: the most tables one launch can name (split_table is uint16): a column's limit
+MAX_TABLES = limits.MAX_TABLES
 
 
 #: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)

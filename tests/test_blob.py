@@ -382,6 +382,7 @@ def test_forged_flips_never_crash(carr, small_blob):
     ("nblocks", 0, "tables section"),
     ("nsplits", 1, "split"),
     ("split_size", 0, "split size"),
+    ("split_size", 2**63, "split size"),  # read before (the column limit was 2**64 - 1 here)
     ("null_count", 5, "null"),
     ("nchunks", 1, "chunk"),
 ])
