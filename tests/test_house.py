@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import pkgutil
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -148,11 +152,12 @@ MAPPED = {"fsstgpu": "fsstgpu", "fsstgpu.native": "fsstgpu/native", "fsstgpu.ker
 #: what fsstgpu/__init__.py's __path__ hack made importable (issue #22): a second copy of every
 #: module, and the checkout's other folders
 NOT_MODULES = ("fsstgpu.fsstgpu", "fsstgpu.tests", "fsstgpu.benchmarks")
+#: the root conftest.py points imports at this checkout unless told to test what is installed
+this_checkout = pytest.mark.skipif(bool(os.environ.get("FSSTGPU_TEST_INSTALLED")),
+                                   reason="FSSTGPU_TEST_INSTALLED: testing the installed package")
 
 
 def test_walk_packages_terminates_inside_the_package():
-    import pkgutil
-
     import fsstgpu
 
     names = [m.name for m in pkgutil.walk_packages(fsstgpu.__path__, "fsstgpu.")]
@@ -170,16 +175,15 @@ def test_no_top_level_module_here(name):
     assert importlib.util.find_spec(name) is None
 
 
+@this_checkout
 @pytest.mark.parametrize("name", sorted(MAPPED))
 def test_subpackages_come_from_this_checkout(name):
     module = importlib.import_module(name)
     assert Path(module.__file__).resolve() == REPO / MAPPED[name] / "__init__.py"
 
 
+@this_checkout
 def test_python_started_by_tests_imports_this_checkout():
-    import subprocess
-    import sys
-
     code = ("import importlib.util, fsstgpu.kernels, fsstgpu.cli.app;"
             "print(fsstgpu.kernels.__file__, fsstgpu.cli.app.__file__,"
             " importlib.util.find_spec('fsstgpu.fsstgpu'))")
@@ -190,10 +194,6 @@ def test_python_started_by_tests_imports_this_checkout():
 
 def test_package_run_from_the_checkout_root_has_no_second_copy():
     # without the tests' finder (no PYTHONPATH): Python finds ./fsstgpu from the current folder
-    import os
-    import subprocess
-    import sys
-
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     code = "import importlib.util, fsstgpu; print(importlib.util.find_spec('fsstgpu.fsstgpu'))"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
