@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, is_view, narrow_offsets
 
@@ -72,6 +73,8 @@ INDEX_TYPES = (
 CODES_TYPES = (pa.large_binary(), pa.binary())
 
 _HEADER = struct.Struct("<4sBBBBQH")  # magic, version, value type, index type, flags, S, ntables
+#: the most tables version 1 can count (in 16 bits); versions 2 and 3 hold a column's limit
+_V1_MAX_TABLES = MAX_TABLES - 1
 _FLAG_ORDERED = 1
 
 
@@ -146,7 +149,7 @@ class FsstType(pa.ExtensionType):
     tables : sequence of SymbolTable
         The column's distinct tables (one for a column of a file).
     split_size : int
-        ``S``, the target uncompressed bytes per split (>= 1).
+        ``S``, the target uncompressed bytes per split (1..2**63 - 1: :mod:`fsstgpu.limits`).
     block_starts : sequence of int, optional
         Version 2 with several tables only (read, never written): the interior block starts
         (``len(tables) - 1`` of them), which tie the type to one array's length.
@@ -188,13 +191,13 @@ class FsstType(pa.ExtensionType):
             raise TypeError(f"fsstgpu.fsst decodes to a string/binary type, not {value_type}")
         if index_type is not None and index_type not in INDEX_TYPES:
             raise TypeError(f"dictionary index type must be an integer type, not {index_type}")
-        if not 1 <= len(tables) <= 65535:
-            raise ValueError(f"fsstgpu.fsst needs 1 to 65535 tables, not {len(tables)}")
+        most = _V1_MAX_TABLES if version == 1 else MAX_TABLES
+        if not 1 <= len(tables) <= most:
+            raise ValueError(f"fsstgpu.fsst version {version} holds 1 to {most} tables, not "
+                             f"{len(tables)}")
         if any(not isinstance(t, SymbolTable) for t in tables):
             raise TypeError("tables must be SymbolTable instances")
-        split_size = int(split_size)
-        if not 1 <= split_size < 2**63:
-            raise ValueError(f"split_size must be at least 1, not {split_size}")
+        split_size = check_split_size(int(split_size))
         starts = np.asarray([] if block_starts is None else block_starts, dtype=np.int64)
         if version == 3:
             if len(starts):
@@ -385,11 +388,12 @@ def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
     value_type = _TYPES_BY_NAME[value_type]
     index_type, ordered = _dictionary_of(body["dictionary"], what)
     split_size = body["split_size"]
-    if type(split_size) is not int or not 1 <= split_size < 2**63:
+    if type(split_size) is not int:  # its range: FsstType's check
         raise CorruptDataError(f"{what}: invalid split size {split_size!r}")
     tables_b64 = body["tables"]
-    if not isinstance(tables_b64, list) or not 1 <= len(tables_b64) <= 65535:
-        raise CorruptDataError(f"{what}: 1 to 65535 tables expected")
+    # bounds the work before the tables are decoded (FsstType checks the count again)
+    if not isinstance(tables_b64, list) or not 1 <= len(tables_b64) <= MAX_TABLES:
+        raise CorruptDataError(f"{what}: 1 to {MAX_TABLES} tables expected")
     starts = None
     if version == 2:
         starts = body["block_starts"]
@@ -411,8 +415,17 @@ def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
         except CorruptDataError as exc:
             raise CorruptDataError(f"{what}: table {k}: {exc}") from None
     codes_type = _codes_type_of(storage_type, value_type, version, what)
-    return FsstType(codes_type, value_type, tables, split_size, starts, index_type, ordered,
-                    version=version)
+    return _checked_type(what, codes_type, value_type, tables, split_size, starts, index_type,
+                         ordered, version=version)
+
+
+def _checked_type(what: str, *args, **kwargs) -> FsstType:
+    """FsstType(*args, **kwargs) of fields read from metadata: its checks (the split size's
+    range, the table count) are the reader's, and what they find is corrupt data."""
+    try:
+        return FsstType(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        raise CorruptDataError(f"{what}: {exc}") from None
 
 
 def _dictionary_of(dictionary, what: str):
@@ -442,8 +455,6 @@ def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
         raise CorruptDataError(f"{what}: unknown dictionary index type code {index_code}")
     if flags & ~_FLAG_ORDERED or (flags and not index_code):
         raise CorruptDataError(f"{what}: invalid flags {flags:#x}")
-    if split_size < 1 or split_size >= 2**63:
-        raise CorruptDataError(f"{what}: invalid split size {split_size}")
     if ntables < 1:
         raise CorruptDataError(f"{what}: no symbol table")
     pos = _HEADER.size
@@ -463,9 +474,9 @@ def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
         raise CorruptDataError(f"{what}: {len(body) - pos} trailing bytes")
     value_type = VALUE_TYPES[value_code]
     codes_type = _codes_type_of(storage_type, value_type, 1, what)
-    return FsstType(codes_type, value_type, tables, split_size, starts,
-                    INDEX_TYPES[index_code - 1] if index_code else None,
-                    bool(flags & _FLAG_ORDERED), version=1)
+    return _checked_type(what, codes_type, value_type, tables, split_size, starts,
+                         INDEX_TYPES[index_code - 1] if index_code else None,
+                         bool(flags & _FLAG_ORDERED), version=1)
 
 
 def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.DataType:

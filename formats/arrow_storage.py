@@ -39,6 +39,7 @@ from fsstgpu.formats.arrow import (
     extension_type_for,
     is_fsst_type,
 )
+from fsstgpu.limits import MAX_TABLES
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
 from fsstgpu.splits import interior_cuts, plan_splits
 
@@ -47,7 +48,7 @@ __all__ = ["from_extension_array", "table_runs", "to_extension_array"]
 #: Version 3 reading: at most this many blocks (``CompressedStringArray``'s split_table is
 #: uint16). It also bounds what an interleaving of tables costs the decoders, which hold a copy
 #: of the table of every block (2.3 KiB each): 150 MiB at most, whatever the array.
-MAX_BLOCKS = 65536
+MAX_BLOCKS = MAX_TABLES
 
 
 def to_extension_array(carr, *, codes_type=None, dictionary_type=None,

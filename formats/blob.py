@@ -20,6 +20,7 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.checks import length_sums
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import intcodec
+from fsstgpu.limits import MAX_TABLES
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, type_code
 
@@ -41,7 +42,7 @@ HEADER_SIZE = _HEADER.size + _U32.size  # 68
 SECTIONS = ("tables", "block_starts", "code_offsets", "codes", "lengths", "validity",
             "split_codes", "split_out", "split_table", "chunk_lengths")
 _MIN_TABLE_BYTES = 17  # an empty serialised SymbolTable
-MAX_BLOCKS = 65536  # split_table is uint16
+MAX_BLOCKS = MAX_TABLES  # split_table is uint16
 # Chunks a blob may declare: MAX_BLOCKS (a chunked column gets a block a chunk), plus one per
 # CHUNK_BYTES bytes of blob. A decoded chunk is a pyarrow slice (about 500 bytes) whatever its
 # length, so this keeps a forged blob's chunks under 32 times its size (issue #20, finding 6: a
@@ -59,6 +60,9 @@ def chunk_limit(blob_size: int) -> int:
     128036
     """
     return MAX_BLOCKS + blob_size // CHUNK_BYTES
+
+
+_FRAME_BYTES = _U64.size + _U32.size  # a section's size before it and CRC32 after it
 
 
 def _frame(payload: bytes) -> bytes:
@@ -122,6 +126,41 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         raise ValueError(f"{nchunks} chunks in a {len(data)}-byte blob; at most "
                          f"{chunk_limit(len(data))} (combine chunks first)")
     return data
+
+
+def dumped_size(carr: CompressedStringArray, *,
+                lengths_codec: int = intcodec.BITPLANE_INDEXED) -> int:
+    """``len(dumps(carr, lengths_codec=lengths_codec))``, computed without serialising: the
+    sections' sizes from their counts, and the lengths' bit-plane size from one pass over them
+    (none when the column holds them packed already).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats import blob
+    >>> carr = fsstgpu.compress(pa.array(["a", None, "b"] * 100))
+    >>> blob.dumped_size(carr) == len(blob.dumps(carr))
+    True
+    """
+    if lengths_codec not in intcodec.CODECS:
+        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
+    if lengths_codec == intcodec.BITPLANE_INDEXED and carr.packed_lengths is not None:
+        lengths = len(carr.packed_lengths)  # the very bytes dumps writes (the narrowest dtype)
+    else:
+        lengths = intcodec.encoded_size(carr.lengths, lengths_codec)
+    payloads = (
+        sum(t.nbytes_serialised() for t in carr.tables),
+        intcodec.encoded_offsets_size(carr.block_starts),
+        0,  # code offsets: stored only on request
+        len(carr.codes),
+        lengths,
+        0 if carr.validity is None else len(carr.validity),
+        intcodec.encoded_offsets_size(carr.split_codes),
+        intcodec.encoded_offsets_size(carr.split_out),
+        intcodec.encoded_size(carr.split_table),
+        0 if carr.chunk_lengths is None else intcodec.encoded_size(carr.chunk_lengths),
+    )
+    return HEADER_SIZE + len(payloads) * _FRAME_BYTES + sum(payloads)
 
 
 class _Reader:
@@ -194,8 +233,6 @@ def loads(data) -> CompressedStringArray:
         raise CorruptDataError(f"unknown type code {tcode}")
     if not flags & FLAG_CHUNKS and nchunks:
         raise CorruptDataError(f"{nchunks} chunks declared without the chunk flag")
-    if split_size < 1:
-        raise CorruptDataError("split size 0")
     # Bound every count by the blob size before anything is allocated from it (each item of a
     # section takes at least one byte, except per-string values in the bit-plane codec: 32 a
     # byte; a table at least 17).

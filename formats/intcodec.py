@@ -46,6 +46,7 @@ import numpy as np
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitplane import bitplane_pack_cpu, bitplane_unpack_cpu
+from fsstgpu.kernels.bitplane_cpu import packed_size
 
 NARROW = 1
 BITPLANE = 2
@@ -105,6 +106,34 @@ def encode_uints(values, codec: int = NARROW) -> bytes:
     >>> decode_uints(payload, 64, BITPLANE).tolist() == [5] * 64
     True
     """
+    narrow = _narrowed(values, codec)
+    if codec == BITPLANE:
+        return bitplane_pack_cpu(narrow, version=1).tobytes()
+    if codec == BITPLANE_INDEXED:
+        return bitplane_pack_cpu(narrow).tobytes()
+    return bytes([narrow.itemsize]) + narrow.tobytes()
+
+
+def encoded_size(values, codec: int = NARROW) -> int:
+    """``len(encode_uints(values, codec))``, computed without encoding (no planes packed, no
+    bytes copied).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.intcodec import BITPLANE, encoded_size
+    >>> encoded_size([3, 0, 300]), encoded_size([5] * 64, BITPLANE)
+    (7, 44)
+    """
+    narrow = _narrowed(values, codec)
+    if codec == BITPLANE:
+        return packed_size(narrow, version=1)
+    if codec == BITPLANE_INDEXED:
+        return packed_size(narrow)
+    return 1 + narrow.nbytes
+
+
+def _narrowed(values, codec: int) -> np.ndarray:
+    """``values`` checked, in the narrowest unsigned dtype that holds them (what is encoded)."""
     if codec not in CODECS:
         raise ValueError(f"unknown integer codec {codec}; known: {sorted(CODECS)}")
     values = np.asarray(values)
@@ -115,12 +144,7 @@ def encode_uints(values, codec: int = NARROW) -> bytes:
     if values.size and values.dtype.kind == "i" and int(values.min()) < 0:
         raise ValueError("values must be non-negative")
     width = narrowest_width(int(values.max())) if values.size else 1
-    narrow = values.astype(_DTYPES[width], copy=False)
-    if codec == BITPLANE:
-        return bitplane_pack_cpu(narrow, version=1).tobytes()
-    if codec == BITPLANE_INDEXED:
-        return bitplane_pack_cpu(narrow).tobytes()
-    return bytes([width]) + narrow.tobytes()
+    return values.astype(_DTYPES[width], copy=False)
 
 
 def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integers"):
@@ -240,13 +264,29 @@ def encode_offsets(offsets, codec: int = NARROW) -> bytes:
     >>> decode_offsets(encode_offsets([0, 2, 2, 9]), 4, total=9).tolist()
     [0, 2, 2, 9]
     """
+    return encode_uints(_deltas(offsets), codec)
+
+
+def encoded_offsets_size(offsets, codec: int = NARROW) -> int:
+    """``len(encode_offsets(offsets, codec))``, computed without encoding.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.intcodec import encoded_offsets_size
+    >>> encoded_offsets_size([0, 2, 2, 9])
+    4
+    """
+    return encoded_size(_deltas(offsets), codec)
+
+
+def _deltas(offsets) -> np.ndarray:
     offsets = np.asarray(offsets, dtype=np.int64)
     if offsets.size == 0 or offsets[0] != 0:
         raise ValueError("offsets must be non-empty and start at 0")
     deltas = np.diff(offsets)
     if deltas.size and int(deltas.min()) < 0:
         raise ValueError("offsets must be non-decreasing")
-    return encode_uints(deltas, codec)
+    return deltas
 
 
 def decode_offsets(payload, count: int, *, total: int, what: str = "offsets",

@@ -10,17 +10,6 @@ exactly the column back, on the CPU or (with CuPy and an NVIDIA GPU) on the GPU:
 True
 """
 
-from pathlib import Path as _Path
-
-# The subpackages live in top-level folders of the repository (kernels/, formats/, cli/,
-# datasets/) that pyproject.toml maps to fsstgpu.kernels etc. An install (wheel or editable) knows
-# the mapping; Python run from a checkout's root (`python -m pytest`, `python -c "import
-# fsstgpu"`) finds this folder first and would lack them. Searching the checkout's root for
-# subpackages gives the same mapping there; installed packages have no such sibling folders.
-_CHECKOUT = _Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "kernels" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))
-
 from fsstgpu.errors import BatchDecodeError, CorruptDataError, DeviceError, FsstGpuError  # noqa: I001
 from fsstgpu.device import backend_info, gpu_available
 from fsstgpu.symbol_table import SymbolTable

@@ -71,6 +71,7 @@ _INT_FIELDS = {
     "split_out": np.int64,
     "split_table": np.uint16,
 }
+_UNCHECKED = frozenset({"packed_lengths", "_validated", "_checked"})  # no check reads them
 
 
 def _frozen(name, value, dtype):
@@ -173,10 +174,13 @@ class CompressedStringArray:
         return self._code_offsets is not None
 
     def __setattr__(self, name, value):
-        # Replacing a field invalidates an earlier validate(); the arrays themselves are
-        # read-only, so this is the only way the fields can change.
+        # Replacing a field the checks read invalidates an earlier validate() (the arrays are
+        # read-only: this is the only way they change); writing the packed_lengths cache or the
+        # object already held keeps it (issue #22: any write dropped it).
+        slot = "_code_offsets" if name == "code_offsets" else name
+        replaced = name not in _UNCHECKED and getattr(self, slot, None) is not value
         object.__setattr__(self, name, value)
-        if name not in ("_validated", "_checked"):
+        if replaced:
             object.__setattr__(self, "_validated", False)
             object.__setattr__(self, "_checked", False)
 
@@ -484,10 +488,12 @@ class CompressedStringArray:
         >>> s["ratio"] > 2, s["stored_bytes"] > s["codes_bytes"]
         (True, True)
         """
+        from fsstgpu.formats import blob
+
         uncompressed = self.uncompressed_bytes
         codes_bytes = len(self.codes)
         table_bytes = sum(t.nbytes_serialised() for t in self.tables)
-        stored = len(self.to_bytes())
+        stored = blob.dumped_size(self)  # len(self.to_bytes()), without serialising
         width = 4 if narrow_offsets(self.type) else 8
         chunks = 1 if self.chunk_lengths is None else len(self.chunk_lengths)
         arrow_bytes = (uncompressed + width * (self.length + chunks)

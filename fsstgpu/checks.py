@@ -20,6 +20,7 @@ import numpy as np
 
 from fsstgpu import arrow_layout, native
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, is_supported, narrow_offsets
 
@@ -79,8 +80,8 @@ def check_structure(carr) -> None:
     if not all(isinstance(t, SymbolTable) for t in carr.tables):
         _bad("tables must be SymbolTable objects")
     nblocks = len(carr.tables)
-    if nblocks > 65536:
-        _bad(f"{nblocks} blocks, at most 65536 (split_table is uint16)")
+    if nblocks > MAX_TABLES:
+        _bad(f"{nblocks} blocks, at most {MAX_TABLES} (split_table is uint16)")
     bs = carr.block_starts
     _check_positions("block_starts", bs, nblocks + 1, n, " (tables + 1)")
     ncodes = len(carr.codes)
@@ -139,8 +140,7 @@ def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
 
 
 def _check_splits(carr, ncodes: int, total: int, nblocks: int, block_out) -> None:
-    if not 1 <= carr.split_size < 2**64:
-        _bad(f"split_size must be in 1..2**64 - 1, not {carr.split_size}")
+    check_split_size(carr.split_size, CorruptDataError)
     sc, so, st = carr.split_codes, carr.split_out, carr.split_table
     if len(sc) != len(st) + 1 or len(so) != len(st) + 1:
         _bad(f"split arrays disagree: {len(sc)} code starts, {len(so)} output starts, "

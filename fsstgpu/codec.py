@@ -26,6 +26,7 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.blocks import plan_blocks
 from fsstgpu.decoder import decode_all
 from fsstgpu.device import resolve_device
+from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.native import encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
@@ -112,12 +113,11 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         return compress_table(array, table=table, sample_bytes=sample_bytes,
                               split_size=split_size)
     plain = arrow_layout.from_arrow(inputs.as_string_column(array))
-    split_size = int(split_size)
-    if not 1 <= split_size < 2**63:
-        raise ValueError(f"split_size must be in 1..2**63 - 1, not {split_size}")
+    split_size = check_split_size(int(split_size))
     block_starts, tables = _plan(plain, table, sample_bytes)
-    if len(tables) > 65536:
-        raise ValueError(f"{len(tables)} blocks; at most 65536 (chunk the column less finely)")
+    if len(tables) > MAX_TABLES:
+        raise ValueError(f"{len(tables)} blocks; at most {MAX_TABLES} (chunk the column less "
+                         "finely)")
     n = len(plain)
     codes, code_offsets = encode_blocks(tables, plain.data, plain.offsets, block_starts)
     lengths = np.diff(plain.offsets)

@@ -50,7 +50,9 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
     """A ``dask.distributed`` client: of the scheduler at ``scheduler`` (an address), or of a
     local cluster of ``workers`` processes (default: one per core), one task at a time each,
     each running the codec on ``threads`` cores (``FSSTGPU_THREADS``; default its share of the
-    machine's).
+    machine's). Worker processes get ``FSSTGPU_THREADS`` in their environment; thread workers
+    (``processes=False``) share this process, whose ``FSSTGPU_THREADS`` is then set (unless set
+    already) while the cluster runs, and restored after.
 
     Examples
     --------
@@ -69,12 +71,28 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
     cores = usable_cores()
     workers = workers or cores
     env = {"FSSTGPU_THREADS": str(threads or max(1, cores // workers))}
-    os.environ.setdefault("FSSTGPU_THREADS", env["FSSTGPU_THREADS"])  # threads workers
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                  processes=processes, dashboard_address=None,
-                                  env=env if processes else None) as cluster:
-        with distributed.Client(cluster) as client:
-            yield client
+    with contextlib.ExitStack() as stack:
+        if processes:  # (a thread worker takes no env= at all: a TypeError)
+            options = {"env": env}
+        else:  # thread workers run the codec in this process
+            options = {}
+            stack.enter_context(_environ_default(env))
+        cluster = stack.enter_context(distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+            **options))
+        yield stack.enter_context(distributed.Client(cluster))
+
+
+@contextlib.contextmanager
+def _environ_default(env: dict):
+    """``os.environ`` with the variables of ``env`` it lacks, until the block ends."""
+    added = {k: v for k, v in env.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 def _client(client):

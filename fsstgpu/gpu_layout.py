@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu import limits
 from fsstgpu.kernels.bitplane_cpu import (
     bitplane_pack_cpu,
     bitplane_unpack_offsets_cpu,
@@ -38,8 +39,8 @@ __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "HostBatch", "packed_lengths"]
 LENGTHS_LAYOUTS = ("auto", "narrow", "bitplane")
 DEFAULT_LENGTHS = "auto"
 
-#: the most tables one launch can name (split_table is uint16)
-MAX_TABLES = 65536
+#: the most tables one launch can name (split_table is uint16): a column's limit
+MAX_TABLES = limits.MAX_TABLES
 
 
 #: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)
@@ -86,10 +87,9 @@ def packed_lengths(carr) -> np.ndarray:
         narrow = carr.lengths.astype(_narrowest(_max(carr.lengths)))
         packed = bitplane_pack_cpu(narrow)
         packed.flags.writeable = False
-        # a cache of the column's own lengths: written past __setattr__, which would take it
-        # for a new field and forget the column's validation (the next CPU decode would then
-        # re-run every check and the string-end walk; issue #22)
-        object.__setattr__(carr, "packed_lengths", packed)
+        # a cache of the column's own lengths: the column keeps its validation (no check reads
+        # packed_lengths), so its next CPU decode does not re-run the checks it passed
+        carr.packed_lengths = packed
     return carr.packed_lengths
 
 

@@ -51,7 +51,7 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_
         Uncompressed length of each string.
     block_starts : numpy.ndarray of int64, shape (nblocks + 1,)
     split_size : int
-        ``S``, at least 1.
+        ``S``, in 1..2**63 - 1 (checked by the caller: :func:`fsstgpu.limits.check_split_size`).
     cuts : tuple of three int64 arrays
         Code positions, output positions and string indices of the cuts inside strings longer
         than ``S`` (:func:`fsstgpu.scan.long_string_cuts`), in order.
@@ -80,8 +80,6 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_
     lengths = np.asarray(lengths, dtype=np.int64)
     block_starts = np.asarray(block_starts, dtype=np.int64)
     split_size = int(split_size)
-    if split_size < 1:
-        raise ValueError(f"split_size must be at least 1, not {split_size}")
     n = len(lengths)
     ncodes = int(code_offsets[-1])
     if out_offsets is None:

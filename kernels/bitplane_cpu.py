@@ -126,6 +126,55 @@ def _exclusive(x: np.ndarray) -> np.ndarray:
 
 # ---- pack ----------------------------------------------------------------------------------------
 
+def _prepared(values, delta: bool, version: int):
+    """(dtype code, unsigned dtype, flags, the values as stored (after delta), the values as
+    packed (zigzagged too)) of ``values`` for :func:`bitplane_pack_cpu`."""
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
+    if version not in (1, 2):
+        raise ValueError(f"bit-plane layout version must be 1 or 2, not {version}")
+    code, ut, signed = value_dtype(values.dtype)
+    u = values.astype(values.dtype.newbyteorder("<"), copy=False).view(ut)
+    if delta:
+        u = np.diff(u, prepend=ut.type(0))              # wraps in the unsigned type
+    stored = u                                          # the values before zigzag
+    zig = signed or delta
+    if zig:
+        s = u.view(f"<i{ut.itemsize}")
+        u = (u << ut.type(1)) ^ (s >> (8 * ut.itemsize - 1)).view(ut)
+    flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
+    return code, ut, flags, stored, u
+
+
+def _plane_counts(u: np.ndarray, ut) -> np.ndarray:
+    """The bit planes each group of 32 values of ``u`` stores: the bit width of their OR."""
+    full = u.size // GROUP
+    ors = np.bitwise_or.reduce(u[:full * GROUP].reshape(full, GROUP), axis=1)
+    if u.size % GROUP:
+        ors = np.append(ors, np.bitwise_or.reduce(u[full * GROUP:]))
+    counts = np.zeros(ors.size, dtype=np.uint8)
+    for b in range(8 * ut.itemsize):
+        counts += (ors >> ut.type(b)) != 0                  # bit width = number of b with or>>b
+    return counts
+
+
+def packed_size(values: np.ndarray, *, delta: bool = False, version: int = 2) -> int:
+    """``bitplane_pack_cpu(values, delta=delta, version=version).size``, without packing: the
+    layout's fixed part and 4 bytes per stored plane (one pass over the values, no planes cut).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.bitplane_cpu import bitplane_pack_cpu, packed_size
+    >>> v = np.array([3, 1, 4, 1, 5, 9, 2, 6], dtype=np.uint32)
+    >>> packed_size(v), packed_size(v, version=1), bitplane_pack_cpu(v).size
+    (72, 36, 72)
+    """
+    _, ut, _, _, u = _prepared(values, delta, version)
+    return Layout(u.size, version).words_start + 4 * int(_plane_counts(u, ut).sum(dtype=np.int64))
+
+
 def bitplane_pack_cpu(values: np.ndarray, *, delta: bool = False, version: int = 2) -> np.ndarray:
     """Pack integers into the bit-plane layout (the GPU path's twin).
 
@@ -156,31 +205,14 @@ def bitplane_pack_cpu(values: np.ndarray, *, delta: bool = False, version: int =
     >>> bitplane_pack_cpu(v, version=1).size
     36
     """
-    values = np.asarray(values)
-    if values.ndim != 1:
-        raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
-    if version not in (1, 2):
-        raise ValueError(f"bit-plane layout version must be 1 or 2, not {version}")
-    code, ut, signed = value_dtype(values.dtype)
-    n = values.size
-    u = values.astype(values.dtype.newbyteorder("<"), copy=False).view(ut)
-    if delta:
-        u = np.diff(u, prepend=ut.type(0))              # wraps in the unsigned type
-    stored = u                                          # the values before zigzag
-    zig = signed or delta
-    if zig:
-        s = u.view(f"<i{ut.itemsize}")
-        u = (u << ut.type(1)) ^ (s >> (8 * ut.itemsize - 1)).view(ut)
-    flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
+    code, ut, flags, stored, u = _prepared(values, delta, version)
+    n = u.size
     lay = Layout(n, version)
     groups = lay.groups
     padded = np.zeros(groups * GROUP, dtype=ut)
     padded[:n] = u
     grid = padded.reshape(groups, GROUP)
-    ors = np.bitwise_or.reduce(grid, axis=1) if groups else np.zeros(0, ut)
-    counts = np.zeros(groups, dtype=np.uint8)
-    for b in range(8 * ut.itemsize):
-        counts += (ors >> ut.type(b)) != 0                  # bit width = number of b with or>>b
+    counts = _plane_counts(u, ut)
     top = int(counts.max()) if groups else 0
     words = np.zeros((groups, max(top, 1)), dtype="<u4")
     for b in range(top):

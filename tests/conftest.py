@@ -32,8 +32,9 @@ def dbtext_paths():
 
 @pytest.fixture
 def fresh_python():
-    """Run Python code in a new process started outside the checkout (so only what is installed
-    is found, entry points included) and return its stdout; a failure shows its stderr."""
+    """Run Python code in a new process started outside the checkout (so the current folder
+    hides nothing: fsstgpu is this checkout's through the root conftest.py's finder, entry points
+    are the installed ones) and return its stdout; a failure shows its stderr."""
 
     def run(code: str, *args: str) -> str:
         done = subprocess.run([sys.executable, "-W", "ignore", "-c", code, *args],

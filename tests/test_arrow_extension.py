@@ -247,6 +247,7 @@ def test_every_byte_flip_is_rejected(version):
     ({"dictionary": {"index_type": "int8"}}, "invalid dictionary"),
     ({"split_size": 0}, "split size"),
     ({"split_size": 2.5}, "split size"),
+    ({"split_size": 2**63}, "split size"),
     ({"tables": []}, "tables expected"),
     ({"tables": ["!!"]}, "base64"),
     ({"tables": ["AAAA"]}, "table 0"),
@@ -413,3 +414,27 @@ def test_fsst_columns_decode_on_to_pylist_cast_and_to_pandas():
     assert ext.storage.type.names == ["codes", "lengths", "cuts"]  # the stored struct
     pd = pytest.importorskip("pandas")
     assert ext.to_pandas().equals(pd.Series(col.to_pylist()))
+
+
+def test_a_column_of_the_most_tables_has_an_extension_type():
+    # issue #22: a column holds up to 65536 tables (split_table is uint16), the extension type
+    # took 65535 (version 1's 16-bit count), so such a column could not become an Arrow array
+    from fsstgpu.limits import MAX_TABLES
+
+    n = MAX_TABLES
+    tables = [SymbolTable([i.to_bytes(2, "little")]) for i in range(n)]
+    carr = fsstgpu.CompressedStringArray(
+        type=pa.binary(), length=n, tables=tables, block_starts=np.arange(n + 1),
+        codes=np.zeros(n, np.uint8), code_offsets=np.arange(n + 1), lengths=np.full(n, 2),
+        validity=None, null_count=0, split_size=4096, split_codes=np.arange(n + 1),
+        split_out=np.arange(0, 2 * n + 1, 2), split_table=np.arange(n))
+    ext = fs.to_extension_array(carr)
+    assert len(ext.type.tables) == n and ext.type.version == 3
+    meta = ext.type.__arrow_ext_serialize__()
+    assert fa.parse_metadata(ext.type.storage_type, meta) == ext.type
+    out = fsstgpu.decompress(fs.from_extension_array(ext), device="cpu")
+    assert out.to_pylist() == [i.to_bytes(2, "little") for i in range(n)]
+    with pytest.raises(ValueError, match="1 to 65536 tables"):
+        fa.FsstType(pa.large_binary(), pa.string(), tables + tables[:1], 4096)
+    with pytest.raises(ValueError, match="version 1 holds 1 to 65535 tables"):  # not struct.error
+        fa.FsstType(pa.large_binary(), pa.string(), tables, 4096, version=1)

@@ -382,6 +382,7 @@ def test_forged_flips_never_crash(carr, small_blob):
     ("nblocks", 0, "tables section"),
     ("nsplits", 1, "split"),
     ("split_size", 0, "split size"),
+    ("split_size", 2**63, "split size"),  # read before (the column limit was 2**64 - 1 here)
     ("null_count", 5, "null"),
     ("nchunks", 1, "chunk"),
 ])
@@ -468,3 +469,16 @@ def test_bitplane_integer_codec_roundtrip(n, top):
     payload = intcodec.encode_offsets(offsets, intcodec.BITPLANE)
     assert intcodec.decode_offsets(payload, n + 1, total=int(offsets[-1]),
                                   codec=intcodec.BITPLANE).tolist() == offsets.tolist()
+
+
+@pytest.mark.parametrize("codec", sorted(intcodec.CODECS))
+def test_encoded_size_is_the_encodings_size(codec):
+    rng = np.random.default_rng(22)
+    for n in (0, 1, 31, 32, 33, 4095, 4096, 4097, 20000):
+        for top in (1, 2, 200, 70000, 2**40):
+            values = rng.integers(0, top, n)
+            values[rng.random(n) < 0.5] = 0  # groups of zeros store no planes
+            assert intcodec.encoded_size(values, codec) == len(intcodec.encode_uints(values, codec))
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 300, 1000))])
+    assert (intcodec.encoded_offsets_size(offsets, codec)
+            == len(intcodec.encode_offsets(offsets, codec)))

@@ -319,6 +319,47 @@ def test_replacing_a_field_needs_validation_again():
         carr.validate()
 
 
+def test_validation_is_kept_until_a_checked_field_changes(monkeypatch):
+    # issue #22: any write, the packed-lengths cache included, dropped the validation, so the
+    # next decode re-ran check_structure
+    import fsstgpu.arrays
+
+    col = pa.array(["abc", None, "abd"] * 40)
+    carr = fsstgpu.compress(col)  # the encoder's own output comes validated
+    checks = []
+    real = fsstgpu.arrays.check_structure
+    monkeypatch.setattr(fsstgpu.arrays, "check_structure", lambda c: checks.append(real(c)))
+    carr.packed_lengths = np.zeros(16, np.uint8)  # a cache no check reads
+    carr.lengths = carr.lengths  # the object already held
+    carr.code_offsets = carr.code_offsets
+    assert fsstgpu.decompress(carr, device="cpu").equals(col) and checks == []
+    carr.lengths = carr.lengths.copy()  # another object: checked again, once
+    assert fsstgpu.decompress(carr, device="cpu").equals(col)
+    assert fsstgpu.decompress(carr, device="cpu").equals(col) and len(checks) == 1
+
+
+def _stats_columns():
+    words = [f"http://example.com/page/{i % 50}" for i in range(3000)]
+    yield fsstgpu.compress(pa.array(words))
+    yield fsstgpu.compress(pa.array([None if i % 3 else w for i, w in enumerate(words)]))
+    yield fsstgpu.compress(pa.chunked_array([words[:100], words[100:], []]))
+    yield fsstgpu.compress(pa.array(["x" * 70000, "", "y" * 300] * 5, pa.large_binary()))
+    yield fsstgpu.compress(pa.array(words, pa.string_view()), split_size=256)
+    yield fsstgpu.compress(pa.array([], pa.string()))
+    blob = fsstgpu.CompressedStringArray.from_bytes(fsstgpu.compress(pa.array(words)).to_bytes())
+    assert blob.packed_lengths is not None
+    yield blob
+
+
+@pytest.mark.parametrize("carr", list(_stats_columns()), ids=lambda c: str(c.type))
+def test_stats_sizes_the_blob_without_writing_it(carr, monkeypatch):
+    from fsstgpu.formats import blob
+
+    stored = len(carr.to_bytes())
+    monkeypatch.setattr(blob, "dumps", lambda *a, **k: pytest.fail("stats() serialised"))
+    assert carr.stats()["stored_bytes"] == stored
+
+
 def test_constructor_rejects_values_that_do_not_fit(sample_carr):
     with pytest.raises(ValueError, match="codes"):
         _fields(sample_carr, codes=np.array(sample_carr.codes, np.int64) + 300)

@@ -68,3 +68,30 @@ def test_nvcc_compiles_every_instantiation(source, tmp_path):
 
 def _entries(ptx: Path) -> int:
     return len(re.findall(r"^\.visible \.entry", ptx.read_text(), re.M))
+
+
+#: a ``__global__`` template's name (what a launcher's KERNEL_NAMES instantiates)
+_TEMPLATE_KERNEL = re.compile(r"template\s*<[^{;]*?>\s*__global__\s+(?:void\s+)?"
+                              r"(?:__launch_bounds__\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(", re.S)
+
+
+def template_kernels(source: str) -> set[str]:
+    """The names of the ``__global__`` function templates in CUDA ``source``."""
+    return set(_TEMPLATE_KERNEL.findall(source))
+
+
+def test_template_kernel_scan_finds_each_form():
+    source = ("template <typename T> __global__ void a(T x) {}\n"
+              "template <int K, class L>\n__global__ void __launch_bounds__(256) b(const L* p) {}\n"
+              "template <int N> __device__ void not_a_kernel() {}\n"
+              'extern "C" __global__ void plain() {}\n')
+    assert template_kernels(source) == {"a", "b"}
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_every_template_kernel_is_instantiated_by_its_launcher(source):
+    # without nvcc too: a template kernel its launcher does not list in KERNEL_NAMES is never
+    # compiled by test_nvcc_compiles_every_instantiation (fsst_decode.py's were not, once)
+    launcher = importlib.import_module(f"fsstgpu.kernels.{source.stem}")
+    listed = {name.split("<")[0] for name in getattr(launcher, "KERNEL_NAMES", ())}
+    assert template_kernels(source.read_text(encoding="utf-8")) <= listed

@@ -19,12 +19,28 @@ from fsstgpu.formats import read_table  # noqa: E402
 from fsstgpu.formats.atomic import TEMP_SUFFIX  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
+#: this process's FSSTGPU_THREADS before any cluster started (local_client set it for good)
+THREADS_BEFORE = os.environ.get("FSSTGPU_THREADS")
 
 
 @pytest.fixture(scope="module")
 def client():
     with local_client(workers=2) as c:
         yield c
+
+
+def test_local_client_leaves_this_process_environment_alone(client, monkeypatch):
+    # issue #22: local_client wrote FSSTGPU_THREADS into os.environ and left it there
+    assert os.environ.get("FSSTGPU_THREADS") == THREADS_BEFORE  # worker processes: theirs only
+    assert all(client.run(lambda: os.environ.get("FSSTGPU_THREADS")).values())
+    monkeypatch.delenv("FSSTGPU_THREADS", raising=False)
+    with local_client(workers=1, processes=False, threads=3):  # thread workers: while it runs
+        assert os.environ["FSSTGPU_THREADS"] == "3"
+    assert "FSSTGPU_THREADS" not in os.environ
+    monkeypatch.setenv("FSSTGPU_THREADS", "5")
+    with local_client(workers=1, processes=False, threads=3):
+        assert os.environ["FSSTGPU_THREADS"] == "5"  # the user's choice stands
+    assert os.environ["FSSTGPU_THREADS"] == "5"
 
 
 def _dataset(root, files=5, rows=2000):

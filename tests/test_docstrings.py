@@ -9,7 +9,6 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
-from pathlib import Path
 
 import pytest
 
@@ -23,16 +22,9 @@ MIN_RUNNING = 100
 
 
 def package_modules() -> list[str]:
-    """fsstgpu, its core modules, and every module of its subpackages.
-
-    Run from a checkout, ``fsstgpu.__path__`` also holds the checkout's root (see
-    ``fsstgpu/__init__.py``), whose other folders (``tests``, ``benchmarks``, and ``fsstgpu``
-    itself as ``fsstgpu.fsstgpu``) are not part of the package: the core modules are taken from
-    the package's own folder and the subpackages by name.
-    """
-    core = Path(fsstgpu.__file__).resolve().parent
-    names = ["fsstgpu"] + [f"fsstgpu.{m.name}" for m in pkgutil.iter_modules([str(core)])
-                           if not m.ispkg]
+    """fsstgpu and every module of it and of the subpackages pyproject.toml maps into it (they
+    live outside ``fsstgpu.__path__``, so they are walked by name)."""
+    names = ["fsstgpu"] + [m.name for m in pkgutil.walk_packages(fsstgpu.__path__, "fsstgpu.")]
     for sub in SUBPACKAGES:
         package = importlib.import_module(f"fsstgpu.{sub}")
         names.append(package.__name__)

@@ -5,12 +5,19 @@ Small modules (no source file over :data:`MAX_LINES` lines); no module importing
 names only); no benchmark code in the package (it lives in the checkout's ``benchmarks/``);
 submodules not shadowed by the functions they hold. A compiled extension (``fsstgpu._native``) is
 the private half of one face package (``fsstgpu/native/``): only its modules may import it.
+One copy of each module (``pkgutil.walk_packages`` ends inside the package; the checkout's
+folders import only as the subpackages pyproject.toml maps); the column's limits spelled in
+``fsstgpu/limits.py`` alone.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import os
+import pkgutil
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -135,3 +142,109 @@ def test_submodule_not_shadowed_by_its_function():
     import fsstgpu.kernels.transpose as m
 
     assert isinstance(m, types.ModuleType)
+
+
+# ------------------------------------------------------------------ one copy of each module
+#: the checkout's root; the package's folders in it, as pyproject.toml maps them
+REPO = Path(__file__).resolve().parents[1]
+MAPPED = {"fsstgpu": "fsstgpu", "fsstgpu.native": "fsstgpu/native", "fsstgpu.kernels": "kernels",
+          "fsstgpu.formats": "formats", "fsstgpu.cli": "cli", "fsstgpu.datasets": "datasets"}
+#: what fsstgpu/__init__.py's __path__ hack made importable (issue #22): a second copy of every
+#: module, and the checkout's other folders
+NOT_MODULES = ("fsstgpu.fsstgpu", "fsstgpu.tests", "fsstgpu.benchmarks")
+#: the root conftest.py points imports at this checkout unless told to test what is installed
+this_checkout = pytest.mark.skipif(bool(os.environ.get("FSSTGPU_TEST_INSTALLED")),
+                                   reason="FSSTGPU_TEST_INSTALLED: testing the installed package")
+
+
+def test_walk_packages_terminates_inside_the_package():
+    import fsstgpu
+
+    names = [m.name for m in pkgutil.walk_packages(fsstgpu.__path__, "fsstgpu.")]
+    assert "fsstgpu.codec" in names and "fsstgpu.native.codec" in names
+    assert [n for n in names if n.startswith(NOT_MODULES)] == []
+
+
+@pytest.mark.parametrize("name", NOT_MODULES)
+def test_checkout_folders_are_not_modules(name):
+    assert importlib.util.find_spec(name) is None
+
+
+@pytest.mark.parametrize("name", ["kernels", "cli", "formats", "datasets"])
+def test_no_top_level_module_here(name):
+    assert importlib.util.find_spec(name) is None
+
+
+@this_checkout
+@pytest.mark.parametrize("name", sorted(MAPPED))
+def test_subpackages_come_from_this_checkout(name):
+    module = importlib.import_module(name)
+    assert Path(module.__file__).resolve() == REPO / MAPPED[name] / "__init__.py"
+
+
+@this_checkout
+def test_python_started_by_tests_imports_this_checkout():
+    code = ("import importlib.util, fsstgpu.kernels, fsstgpu.cli.app;"
+            "print(fsstgpu.kernels.__file__, fsstgpu.cli.app.__file__,"
+            " importlib.util.find_spec('fsstgpu.fsstgpu'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [str(REPO / "kernels" / "__init__.py"), str(REPO / "cli" / "app.py"), "None"]
+
+
+def test_package_run_from_the_checkout_root_has_no_second_copy():
+    # without the tests' finder (no PYTHONPATH): Python finds ./fsstgpu from the current folder
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import importlib.util, fsstgpu; print(importlib.util.find_spec('fsstgpu.fsstgpu'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["None"]
+
+
+# ------------------------------------------------------------------ one home for each limit
+#: the modules that check or write the column contract's limits (fsstgpu/limits.py holds them)
+LIMIT_USERS = ("fsstgpu/arrays.py", "fsstgpu/checks.py", "fsstgpu/codec.py", "fsstgpu/splits.py",
+               "fsstgpu/gpu_layout.py", "formats/blob.py", "formats/arrow.py",
+               "formats/arrow_storage.py")
+
+
+def limit_literals(source: str) -> list[str]:
+    """Where a module spells a limit itself: the table count (65535, 65536, ``1 << 16``,
+    ``2**16``) or a comparison of a split size (``split_size < ...``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value in (
+                65535, 65536):
+            found.append(f"line {node.lineno}: {node.value}")
+        elif (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.LShift))
+              and isinstance(node.right, ast.Constant) and node.right.value == 16):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Compare) and all(
+                isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(x, ast.Name) and x.id == "split_size"
+                   or isinstance(x, ast.Attribute) and x.attr == "split_size" for x in sides):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return sorted(found, key=lambda f: int(f.split(":")[0][5:]))
+
+
+@pytest.mark.parametrize("path", LIMIT_USERS)
+def test_column_limits_have_one_home(path):
+    assert limit_literals((REPO / path).read_text(encoding="utf-8")) == []
+
+
+def test_limit_scan_finds_each_form():
+    source = ("a = 65536\nif n > 65535: pass\nb = 1 << 16\nif not 1 <= split_size < 2**63: pass\n"
+              "if carr.split_size < 1: pass\nc = (total - 1) // split_size <= n\n"
+              "d = a.split_size == b.split_size\n")
+    assert limit_literals(source) == ["line 1: 65536", "line 2: 65535", "line 3: 1 << 16",
+                                      "line 4: 1 <= split_size < 2 ** 63",
+                                      "line 5: carr.split_size < 1"]
+
+
+def test_the_formats_take_the_column_limits():
+    from fsstgpu import gpu_layout, limits
+    from fsstgpu.formats import arrow_storage, blob
+
+    assert blob.MAX_BLOCKS == arrow_storage.MAX_BLOCKS == gpu_layout.MAX_TABLES == 65536
+    assert limits.MAX_TABLES == 65536 and limits.MAX_SPLIT_SIZE == 2**63 - 1

@@ -1,0 +1,58 @@
+"""The column contract's limits (the field table of :mod:`fsstgpu.arrays`), in one place.
+
+The compressor, the structural checks (:mod:`fsstgpu.checks`), the GPU batches and the readers
+and writers of every format take them from here, so that a column one part accepts no other part
+refuses:
+
+* :data:`MAX_TABLES`: symbol tables (blocks) in a column, in one GPU batch, in a multi-table
+  extension array: ``split_table`` (and the extension storage's per-string table index) is
+  uint16.
+* :data:`MAX_SPLIT_SIZE`: the split size ``S`` is an int64 everywhere (the split planner, the
+  decoders, the extension type's metadata), so at most ``2**63 - 1``; at least 1.
+
+>>> from fsstgpu.limits import MAX_TABLES, check_split_size
+>>> MAX_TABLES, check_split_size(4096)
+(65536, 4096)
+>>> check_split_size(0)
+Traceback (most recent call last):
+...
+ValueError: split_size 0 is not a split size in 1..2**63 - 1
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size"]
+
+#: the most symbol tables (blocks) a column holds: ``split_table`` is uint16
+MAX_TABLES = 1 << 16
+#: the largest split size: an int64
+MAX_SPLIT_SIZE = 2**63 - 1
+#: the split sizes allowed, as messages name them
+SPLIT_SIZES = "1..2**63 - 1"
+
+
+def check_split_size(split_size, error: type[Exception] = ValueError, *,
+                     what: str = "split_size") -> int:
+    """Return ``split_size`` as an int, or raise ``error`` when it is outside
+    1..\\ :data:`MAX_SPLIT_SIZE`.
+
+    Parameters
+    ----------
+    split_size : int
+    error : exception class
+        ValueError for an argument, :class:`~fsstgpu.errors.CorruptDataError` for stored data.
+    what : str
+        What the message calls it.
+
+    Examples
+    --------
+    >>> from fsstgpu.errors import CorruptDataError
+    >>> from fsstgpu.limits import check_split_size
+    >>> check_split_size(2**63, CorruptDataError, what="S")
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: S 9223372036854775808 is not a split size in 1..2**63 - 1
+    """
+    if not 1 <= split_size <= MAX_SPLIT_SIZE:
+        raise error(f"{what} {split_size} is not a split size in {SPLIT_SIZES}")
+    return int(split_size)
