@@ -77,14 +77,20 @@ class SymbolTable:
             )
         if len(set(syms)) != len(syms):
             raise ValueError("symbols must be distinct")
-        syms.sort()
-        syms.sort(key=len)  # stable: by length, then bytes
-        self.symbols = tuple(syms)
-        self.lengths = np.fromiter(map(len, syms), np.uint8, count=len(syms))
+        lens = np.array(lengths, np.uint8)
         # each symbol's bytes in the low bytes of its 8-byte slot, zero after
         padded = np.zeros((len(syms), 8), np.uint8)
-        padded[np.arange(8) < self.lengths[:, None]] = np.frombuffer(b"".join(syms), np.uint8)
-        self.packed = padded.view("<u8").reshape(-1).astype(np.uint64, copy=False)
+        padded[np.arange(8) < lens[:, None]] = np.frombuffer(b"".join(syms), np.uint8)
+        packed = padded.view("<u8").reshape(-1).astype(np.uint64, copy=False)
+        # canonical order: by length, then bytes (for equal lengths the big-endian reading of
+        # the zero-padded slots orders as the bytes do); usually the order given already
+        order = np.lexsort((packed.byteswap(), lens))
+        if np.any(order != np.arange(len(syms))):
+            syms = [syms[i] for i in order.tolist()]
+            packed, lens = packed[order], lens[order]
+        self.symbols = tuple(syms)
+        self.lengths = lens
+        self.packed = packed
         self.packed.flags.writeable = False
         self.lengths.flags.writeable = False
 
