@@ -294,3 +294,19 @@ def test_forked_children_get_a_pool_of_their_own():
         hammer.join()
     for codes, code_offs in got:
         assert np.array_equal(codes, want[0]) and np.array_equal(code_offs, want[1])
+
+
+def test_a_large_column_gives_the_same_codes_on_any_thread_count():
+    """Over 32 MB the threaded encode hands each chunk's region back once copied (madvise),
+    while other chunks are still copied: the codes must not notice."""
+    rng = np.random.default_rng(4)
+    words = rng.integers(97, 123, (4096, 8), dtype=np.uint8)
+    data = words[rng.integers(0, 4096, 5 << 20)].reshape(-1)[: 36 << 20].copy()
+    data[rng.integers(0, len(data), 1 << 16)] = 0xFF  # escapes: regions fill unevenly
+    offs = np.concatenate([[0], np.sort(rng.integers(0, len(data), 400_000)), [len(data)]])
+    tables = [train_table(data[: 1 << 20], np.array([0, 1 << 20]))] * 30
+    blocks = np.linspace(0, len(offs) - 1, 31).astype(np.int64)
+    want = native.encode_blocks(tables, data, offs, blocks, threads=1)
+    for threads in (2, 5):
+        got = native.encode_blocks(tables, data, offs, blocks, threads=threads)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), threads
