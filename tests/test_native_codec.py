@@ -195,6 +195,39 @@ def test_decode_codes_matches_python_on_random_and_forged_codes(isa):
             assert np.array_equal(got[out_pos:o], want[out_pos:o])
 
 
+def test_decode_codes_matches_python_in_long_runs_of_few_escapes(isa):
+    # long runs with rare escapes: the kernel's sixteen-code rounds (a full table, so no
+    # length test, or a partial one), an escape at every place of a round, unknown codes
+    # inside a round, output ranges that end before the codes do
+    rng = np.random.default_rng(21)
+    for case in range(120):
+        nsyms = 255 if case % 2 else int(rng.integers(1, 255))
+        syms = set()
+        while len(syms) < nsyms:
+            syms.add(bytes(rng.integers(0, 256, rng.integers(1, 9)).astype(np.uint8)))
+        table = SymbolTable(syms)
+        packed, lens = pack_tables([table])
+        by_code = list(table.symbols) + [None] * (256 - len(table))
+        ncodes = int(rng.integers(0, 3000))
+        codes = rng.integers(0, nsyms, ncodes).astype(np.uint8)
+        codes[rng.random(ncodes) < (0, 0.005, 0.03)[case % 3]] = 255
+        if case % 5 == 0 and ncodes:
+            codes[int(rng.integers(0, ncodes))] = rng.integers(nsyms, 256) if nsyms < 255 else 255
+        start = int(rng.integers(0, 20)) if ncodes > 20 else 0
+        end = ncodes - int(rng.integers(0, 3)) if ncodes > 3 else ncodes
+        size = ncodes * 8 + 200
+        out_pos = int(rng.integers(0, 100))
+        out_end = size - int(rng.integers(0, 8)) if case % 4 else out_pos + ncodes * 4
+        want = np.full(size, 0xAA, np.uint8)
+        got = want.copy()
+        o = _python_decode(by_code, codes.tolist(), start, end, want, out_pos, out_end)
+        assert native.decode_codes(codes, start, end, packed[0], lens[0], got, out_pos,
+                                   out_end) == o, case
+        assert (got[:out_pos] == 0xAA).all() and (got[out_end:] == 0xAA).all()
+        if o >= 0:
+            assert np.array_equal(got[out_pos:o], want[out_pos:o])
+
+
 def test_decode_range_checks():
     t = SymbolTable([b"ab"])
     out = np.zeros(4, np.uint8)
