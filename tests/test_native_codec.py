@@ -446,6 +446,42 @@ def test_decode_all_utf8_matches_pythons_decoder(isa):
                 == _first_invalid_by_python(data, offs))
 
 
+def test_decode_all_utf8_with_an_ascii_table_checks_the_escaped_bytes(isa):
+    """A table of ASCII symbols: the splits whose escaped bytes are ASCII too skip the UTF-8
+    check; a byte >= 0x80 (always escaped) is checked, in its split's strings and in a string
+    that begins in ASCII splits before it, with and without the string-end walk."""
+    rng = np.random.default_rng(14)
+    words = [b"alpha ", b"beta", b"http://x.org/", b"\x00", b"zz"]
+    items = [b"".join(words[j] for j in rng.integers(0, 5, rng.integers(0, 9)))
+             for _ in range(30_000)]
+    items[20_000] = b"y" * 200_000  # across many splits (and two tasks, with threads)
+    table = train_table(*_offsets(items))
+    assert all(b < 0x80 for s in table.symbols for b in s)
+    for changed, tail in (((), b""), ((7, 29_999), "ñ".encode()), ((3,), b"\xe2\x82"),
+                          ((15_000, 29_999), b"\xff"), ((20_000,), b"\xc3"),
+                          ((20_000, 25_000), "€".encode() + b"\x80")):
+        forged = list(items)
+        for r in changed:
+            forged[r] = forged[r] + tail
+        data, offs = _offsets(forged)
+        want = _first_invalid_by_python(data, offs)
+        codes, code_offs = native.encode_blocks([table], data, offs, np.array([0, len(items)]))
+        cuts = np.unique(np.r_[np.arange(0, len(items) + 1, 20), 20_000, 20_001])
+        args = ([table], codes, code_offs[cuts], offs[cuts], np.zeros(len(cuts) - 1, np.int64),
+                len(data))
+        for threads in (1, 2):
+            for check in (False, True):
+                try:
+                    out = native.decode_all(*args, string_ends=offs, check_ends=check,
+                                            code_offsets=code_offs if check else None,
+                                            utf8=True, threads=threads)
+                    got = -1
+                    assert np.array_equal(out, data)
+                except CorruptDataError as err:
+                    got = int(str(err).split("string ")[1].split(" ")[0])
+                assert got == want, (changed, tail, threads, check)
+
+
 def test_utf8_on_dbtext(dbtext_paths):
     for path in dbtext_paths:
         col = from_arrow(load_lines(path, binary=True))

@@ -6,7 +6,9 @@
 // written as unaligned 8-byte stores, each where the one before ended. A round with an escape
 // decodes the codes before it and the escape, then goes on from there. With Known (every
 // code's symbol is known to exist: the table has 255 symbols, or no code byte of the run is one
-// the table lacks) the loop skips the length-0 test.
+// the table lacks) the loop skips the length-0 test. literals gathers (ORs) the escaped bytes
+// written: with a table of ASCII symbols, a run whose literals are ASCII decoded to ASCII
+// (decode.cpp then skips its UTF-8 check).
 #pragma once
 
 #include <cstdint>
@@ -57,7 +59,8 @@ inline void put(unsigned code, const uint64_t* packed, const uint8_t* lens, uint
 template <bool Known>
 inline int64_t decode_run(const uint8_t* codes, int64_t start, int64_t end,
                           const uint64_t* packed, const uint8_t* lens, uint8_t* out,
-                          int64_t out_pos, int64_t out_end, int64_t store_end) {
+                          int64_t out_pos, int64_t out_end, int64_t store_end,
+                          uint8_t& literals) {
     // Sixteen codes a round while none is an escape, each symbol stored where the one before
     // ended: one add a code is the only chain, and pointers rather than indices keep every
     // live value in a register (the eight-wide prefix sums this replaced spilled, 2.8 -> 4.5
@@ -86,6 +89,7 @@ inline int64_t decode_run(const uint8_t* codes, int64_t start, int64_t end,
             if (!Known && bad) return -1;
             c += first;
             if (first < 8) {
+                literals |= c[1];
                 *d++ = c[1];
                 c += 2;
             }
@@ -103,6 +107,7 @@ inline int64_t decode_run(const uint8_t* codes, int64_t start, int64_t end,
             ++i;
         } else {
             if (i + 1 >= end) return -1;
+            literals |= codes[i + 1];
             out[o++] = codes[i + 1];
             i += 2;
         }
@@ -119,6 +124,7 @@ inline int64_t decode_run(const uint8_t* codes, int64_t start, int64_t end,
             ++i;
         } else {
             if (i + 1 >= end || o >= out_end) return -1;
+            literals |= codes[i + 1];
             out[o++] = codes[i + 1];
             i += 2;
         }
@@ -130,12 +136,13 @@ inline int64_t decode_run(const uint8_t* codes, int64_t start, int64_t end,
 // its symbol.
 inline int64_t decode(const uint8_t* codes, int64_t start, int64_t end, const uint64_t* packed,
                       const uint8_t* lens, int64_t nsymbols, uint8_t* out, int64_t out_pos,
-                      int64_t out_end, int64_t store_end) {
+                      int64_t out_end, int64_t store_end, uint8_t& literals) {
     if (!has_unknown(codes, start, end, static_cast<int>(nsymbols))) {
         return decode_run<true>(codes, start, end, packed, lens, out, out_pos, out_end,
-                                store_end);
+                                store_end, literals);
     }
-    return decode_run<false>(codes, start, end, packed, lens, out, out_pos, out_end, store_end);
+    return decode_run<false>(codes, start, end, packed, lens, out, out_pos, out_end, store_end,
+                             literals);
 }
 
 }  // namespace plain

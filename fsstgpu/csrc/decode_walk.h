@@ -50,12 +50,14 @@ inline int64_t check_ends(const Off* ends, int64_t nends, const int64_t* code_of
 // Decode codes[start:end] into out[out_pos:out_end] checking the string ends (nends of them,
 // ends[row] the first after out_pos); return the output end or a negative status, and leave in
 // row the end it stopped at. starts has kStarts entries, none at or after start on entry.
-// Known: no code of the run lacks its symbol (decode_kernel.h's plain::has_unknown).
+// Known: no code of the run lacks its symbol (decode_kernel.h's plain::has_unknown). literals
+// gathers (ORs) the escaped bytes written, for the UTF-8 check's ASCII test (decode.cpp).
 template <class Off, bool Known>
 inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                               const uint64_t* packed, const uint8_t* lens, uint8_t* out,
                               int64_t out_pos, int64_t out_end, const Off* ends, int64_t nends,
-                              const int64_t* code_offsets, int64_t& row, int64_t* starts) {
+                              const int64_t* code_offsets, int64_t& row, int64_t* starts,
+                              uint8_t& literals) {
     int64_t i = start;
     int64_t o = out_pos;
     const int64_t fast_end = out_end - 8;
@@ -117,6 +119,7 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
             }
             if (first < 7) {
                 starts[o - base] = i;
+                literals |= codes[i + 1];
                 out[o++] = codes[i + 1];
                 i += 2;
             }
@@ -132,6 +135,7 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                 ++i;
             } else {
                 if (i + 1 >= end) return kCorrupt;
+                literals |= codes[i + 1];
                 out[o++] = codes[i + 1];
                 i += 2;
             }
@@ -150,6 +154,7 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                     ++i;
                 } else {
                     if (i + 1 >= end || o >= out_end) return kCorrupt;
+                    literals |= codes[i + 1];
                     out[o++] = codes[i + 1];
                     i += 2;
                 }
