@@ -228,6 +228,22 @@ def test_decode_codes_matches_python_in_long_runs_of_few_escapes(isa):
             assert np.array_equal(got[out_pos:o], want[out_pos:o])
 
 
+def test_compact_tables_row_by_row_and_gathered_agree():
+    """Up to 32 tables are laid out row by row, more with whole-array gathers: same layout."""
+    rng = np.random.default_rng(22)
+    tables = [SymbolTable({bytes(rng.integers(0, 256, rng.integers(1, 9)).astype(np.uint8))
+                           for _ in range(rng.integers(0, 256))}) for _ in range(40)]
+    for n in (0, 1, 2, 7, 32):
+        packed, first, lens = native.compact_tables(tables[:n])
+        more = native.compact_tables(tables[:n] + tables[:33])  # the gathered layout
+        total = int(first[-1])
+        assert first.dtype == np.int64 and packed.dtype == np.uint64 and lens.dtype == np.uint8
+        assert np.array_equal(first, more[1][: n + 1]) and lens.shape == (max(n, 1), 256)
+        assert np.array_equal(lens[:n], more[2][:n]) and not lens[n:].any()
+        assert np.array_equal(packed[:total], more[0][:total])
+        assert len(packed) == total + 255 and not packed[total:].any()
+
+
 def test_decode_range_checks():
     t = SymbolTable([b"ab"])
     out = np.zeros(4, np.uint8)
