@@ -299,6 +299,24 @@ def test_decode_all_round_trips_and_reports_corruption(isa):
                 native.decode_all(tables, *case, threads=threads)
 
 
+def test_decode_all_walk_reports_unknown_codes_like_the_plain_decode(isa):
+    """Unknown codes inside the string-end walk's eight-code groups (a table of 3 symbols):
+    the same split and message as the plain decode, at any thread count."""
+    rng = np.random.default_rng(5)
+    tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng)
+    args = (codes, code_offs[cuts], offs[cuts], split_table, len(data))
+    for at in (rng.integers(0, len(codes), 1), rng.integers(0, len(codes), 30)):
+        forged = codes.copy()
+        forged[at] = 250
+        for threads in (1, 2):
+            with pytest.raises(CorruptDataError) as plain:
+                native.decode_all(tables, forged, *args[1:], threads=threads)
+            with pytest.raises(CorruptDataError) as walked:
+                native.decode_all(tables, forged, *args[1:], string_ends=offs,
+                                  code_offsets=code_offs, threads=threads)
+            assert str(walked.value) == str(plain.value)
+
+
 def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa):
     rng = np.random.default_rng(6)
     tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng, 120_000)
