@@ -177,12 +177,12 @@ int64_t upper_from(const Off* ends, int64_t lo, int64_t n, int64_t v) {
 // to the per-string kernel, to name its first invalid string.
 template <class Off>
 int64_t first_invalid(const Kernels& kern, const uint8_t* out, const Off* ends, int64_t lo,
-                      int64_t hi, const uint64_t* dfa, bool simd) {
+                      int64_t hi, const uint64_t* dfa, bool simd, bool simd512) {
     if (lo >= hi) return -1;
     if (simd) {
         const int64_t a = ends[lo], b = ends[hi];
         bool high = false;
-        bool ok = stream_valid_simd(out + a, b - a, &high);
+        bool ok = stream_valid_simd(out + a, b - a, &high, simd512);
         for (int64_t s = lo + 1; ok && high && s < hi; ++s) {
             const int64_t p = ends[s];
             ok = p >= b || (out[p] & 0xC0) != 0x80;
@@ -204,6 +204,7 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
     const Kernels& kern = kernels(active_isa());
     const uint64_t* dfa = utf8_dfa();
     const bool simd = has_simd_utf8();
+    const bool simd512 = active_isa() >= Isa::avx512;
     const int64_t nsplits = sp.n;
     const int64_t *sc = sp.codes, *so = sp.out, *st = sp.table;
     const bool check = se && se->check;
@@ -265,7 +266,7 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                 // the strings completed so far: ends[r + 1] <= so[k + 1]
                 const int64_t hi = upper_from(ends, vrow, nends, so[k + 1]) - 1;
                 if (high_end > int64_t(ends[vrow])) {  // else ASCII: valid
-                    bad_utf8[t] = first_invalid(kern, out, ends, vrow, hi, dfa, simd);
+                    bad_utf8[t] = first_invalid(kern, out, ends, vrow, hi, dfa, simd, simd512);
                 }
                 vrow = std::max(vrow, hi);
                 vpos = so[k + 1];
@@ -307,7 +308,7 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
         const Off p = Off(so[bounds[t]]);
         const int64_t r = std::upper_bound(ends, ends + nends, p) - ends - 1;
         if (r != last && r >= 0 && r + 1 < nends && ends[r] < p && ends[r + 1] > p) {
-            const int64_t b = first_invalid(kern, out, ends, r, r + 1, dfa, simd);
+            const int64_t b = first_invalid(kern, out, ends, r, r + 1, dfa, simd, simd512);
             if (b >= 0 && (bad < 0 || b < bad)) bad = b;
             last = r;
         }
