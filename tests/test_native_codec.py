@@ -349,6 +349,12 @@ def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa)
                           (np.r_[0, 5, 3, offs[3:]], "string ends must be non-decreasing")):
         with pytest.raises(CorruptDataError, match=message):
             native.decode_all(tables, *args, string_ends=ends)
+    for r in (1, 4094, 4095, 4096, 4097, len(offs) - 2):  # a decrease in any block of the test
+        ends = offs.copy()
+        ends[r] = ends[r + 1] + 1
+        for dtype in (np.int32, np.int64):
+            with pytest.raises(CorruptDataError, match="string ends must be non-decreasing"):
+                native.decode_all(tables, *args, string_ends=ends.astype(dtype))
     with pytest.raises(CorruptDataError, match="code offsets must be"):
         native.decode_all(tables, *args, string_ends=offs, code_offsets=code_offs[1:])
     with pytest.raises(ValueError):
