@@ -403,10 +403,12 @@ def count_set_bits(bitmap: np.ndarray) -> int:
     return native.count_set_bits(bitmap)
 
 
-def offsets_from_lengths(lengths, type_) -> np.ndarray:
+def offsets_from_lengths(lengths, type_, total=None) -> np.ndarray:
     """The n + 1 offsets, from 0, of strings of ``lengths``, in the dtype :func:`to_arrow` uses
     as they are: int32 for ``string``, ``binary`` and the view types while the total fits
     (:func:`fsstgpu.types.offsets_dtype`), else int64. No temporaries beyond the result.
+    ``total``, when given, must be the lengths' sum (a checked column's ``uncompressed_bytes``):
+    it saves a pass over them.
 
     Examples
     --------
@@ -415,10 +417,13 @@ def offsets_from_lengths(lengths, type_) -> np.ndarray:
     >>> offs = offsets_from_lengths(np.array([2, 0, 3]), pa.string())
     >>> offs.tolist(), offs.dtype
     ([0, 2, 2, 5], dtype('int32'))
+    >>> offsets_from_lengths(np.array([2, 0, 3]), pa.large_string(), total=5).tolist()
+    [0, 2, 2, 5]
     """
     lengths = np.ascontiguousarray(lengths, np.int64)
-    total = int(lengths.sum()) if lengths.size else 0
-    offsets = np.empty(len(lengths) + 1, offsets_dtype(type_, total))
+    if total is None:
+        total = int(lengths.sum()) if lengths.size else 0
+    offsets = np.empty(len(lengths) + 1, offsets_dtype(type_, int(total)))
     native.running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
     return offsets
 

@@ -137,7 +137,8 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
 
 def _decompress_cpu(carr: CompressedStringArray):
     carr.validate(full=False)  # decode_all checks the codes of every split
-    offsets = arrow_layout.offsets_from_lengths(carr.lengths, carr.type)
+    # (validate checked that the lengths add up to uncompressed_bytes)
+    offsets = arrow_layout.offsets_from_lengths(carr.lengths, carr.type, carr.uncompressed_bytes)
     # The string ends (and stored code offsets) are checked in the same walk: the column decodes
     # exactly when each of its strings decodes alone (carr[i], take) and validate() passes. A
     # column validate() passed (the encoder's own, say) holds them already: the faster decode.

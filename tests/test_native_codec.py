@@ -195,6 +195,55 @@ def test_decode_codes_matches_python_on_random_and_forged_codes(isa):
             assert np.array_equal(got[out_pos:o], want[out_pos:o])
 
 
+def test_decode_codes_matches_python_in_long_runs_of_few_escapes(isa):
+    # long runs with rare escapes: the kernel's sixteen-code rounds (a full table, so no
+    # length test, or a partial one), an escape at every place of a round, unknown codes
+    # inside a round, output ranges that end before the codes do
+    rng = np.random.default_rng(21)
+    for case in range(120):
+        nsyms = 255 if case % 2 else int(rng.integers(1, 255))
+        syms = set()
+        while len(syms) < nsyms:
+            syms.add(bytes(rng.integers(0, 256, rng.integers(1, 9)).astype(np.uint8)))
+        table = SymbolTable(syms)
+        packed, lens = pack_tables([table])
+        by_code = list(table.symbols) + [None] * (256 - len(table))
+        ncodes = int(rng.integers(0, 3000))
+        codes = rng.integers(0, nsyms, ncodes).astype(np.uint8)
+        codes[rng.random(ncodes) < (0, 0.005, 0.03)[case % 3]] = 255
+        if case % 5 == 0 and ncodes:
+            codes[int(rng.integers(0, ncodes))] = rng.integers(nsyms, 256) if nsyms < 255 else 255
+        start = int(rng.integers(0, 20)) if ncodes > 20 else 0
+        end = ncodes - int(rng.integers(0, 3)) if ncodes > 3 else ncodes
+        size = ncodes * 8 + 200
+        out_pos = int(rng.integers(0, 100))
+        out_end = size - int(rng.integers(0, 8)) if case % 4 else out_pos + ncodes * 4
+        want = np.full(size, 0xAA, np.uint8)
+        got = want.copy()
+        o = _python_decode(by_code, codes.tolist(), start, end, want, out_pos, out_end)
+        assert native.decode_codes(codes, start, end, packed[0], lens[0], got, out_pos,
+                                   out_end) == o, case
+        assert (got[:out_pos] == 0xAA).all() and (got[out_end:] == 0xAA).all()
+        if o >= 0:
+            assert np.array_equal(got[out_pos:o], want[out_pos:o])
+
+
+def test_compact_tables_row_by_row_and_gathered_agree():
+    """Up to 32 tables are laid out row by row, more with whole-array gathers: same layout."""
+    rng = np.random.default_rng(22)
+    tables = [SymbolTable({bytes(rng.integers(0, 256, rng.integers(1, 9)).astype(np.uint8))
+                           for _ in range(rng.integers(0, 256))}) for _ in range(40)]
+    for n in (0, 1, 2, 7, 32):
+        packed, first, lens = native.compact_tables(tables[:n])
+        more = native.compact_tables(tables[:n] + tables[:33])  # the gathered layout
+        total = int(first[-1])
+        assert first.dtype == np.int64 and packed.dtype == np.uint64 and lens.dtype == np.uint8
+        assert np.array_equal(first, more[1][: n + 1]) and lens.shape == (max(n, 1), 256)
+        assert np.array_equal(lens[:n], more[2][:n]) and not lens[n:].any()
+        assert np.array_equal(packed[:total], more[0][:total])
+        assert len(packed) == total + 255 and not packed[total:].any()
+
+
 def test_decode_range_checks():
     t = SymbolTable([b"ab"])
     out = np.zeros(4, np.uint8)
@@ -250,6 +299,24 @@ def test_decode_all_round_trips_and_reports_corruption(isa):
                 native.decode_all(tables, *case, threads=threads)
 
 
+def test_decode_all_walk_reports_unknown_codes_like_the_plain_decode(isa):
+    """Unknown codes inside the string-end walk's eight-code groups (a table of 3 symbols):
+    the same split and message as the plain decode, at any thread count."""
+    rng = np.random.default_rng(5)
+    tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng)
+    args = (codes, code_offs[cuts], offs[cuts], split_table, len(data))
+    for at in (rng.integers(0, len(codes), 1), rng.integers(0, len(codes), 30)):
+        forged = codes.copy()
+        forged[at] = 250
+        for threads in (1, 2):
+            with pytest.raises(CorruptDataError) as plain:
+                native.decode_all(tables, forged, *args[1:], threads=threads)
+            with pytest.raises(CorruptDataError) as walked:
+                native.decode_all(tables, forged, *args[1:], string_ends=offs,
+                                  code_offsets=code_offs, threads=threads)
+            assert str(walked.value) == str(plain.value)
+
+
 def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa):
     rng = np.random.default_rng(6)
     tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng, 120_000)
@@ -282,6 +349,12 @@ def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa)
                           (np.r_[0, 5, 3, offs[3:]], "string ends must be non-decreasing")):
         with pytest.raises(CorruptDataError, match=message):
             native.decode_all(tables, *args, string_ends=ends)
+    for r in (1, 4094, 4095, 4096, 4097, len(offs) - 2):  # a decrease in any block of the test
+        ends = offs.copy()
+        ends[r] = ends[r + 1] + 1
+        for dtype in (np.int32, np.int64):
+            with pytest.raises(CorruptDataError, match="string ends must be non-decreasing"):
+                native.decode_all(tables, *args, string_ends=ends.astype(dtype))
     with pytest.raises(CorruptDataError, match="code offsets must be"):
         native.decode_all(tables, *args, string_ends=offs, code_offsets=code_offs[1:])
     with pytest.raises(ValueError):
@@ -411,6 +484,42 @@ def test_decode_all_utf8_matches_pythons_decoder(isa):
         items = [data[offs[i] : offs[i + 1]].tobytes() for i in range(len(offs) - 1)]
         assert (_decode_all_first_invalid(items, threads=2)
                 == _first_invalid_by_python(data, offs))
+
+
+def test_decode_all_utf8_with_an_ascii_table_checks_the_escaped_bytes(isa):
+    """A table of ASCII symbols: the splits whose escaped bytes are ASCII too skip the UTF-8
+    check; a byte >= 0x80 (always escaped) is checked, in its split's strings and in a string
+    that begins in ASCII splits before it, with and without the string-end walk."""
+    rng = np.random.default_rng(14)
+    words = [b"alpha ", b"beta", b"http://x.org/", b"\x00", b"zz"]
+    items = [b"".join(words[j] for j in rng.integers(0, 5, rng.integers(0, 9)))
+             for _ in range(30_000)]
+    items[20_000] = b"y" * 200_000  # across many splits (and two tasks, with threads)
+    table = train_table(*_offsets(items))
+    assert all(b < 0x80 for s in table.symbols for b in s)
+    for changed, tail in (((), b""), ((7, 29_999), "ñ".encode()), ((3,), b"\xe2\x82"),
+                          ((15_000, 29_999), b"\xff"), ((20_000,), b"\xc3"),
+                          ((20_000, 25_000), "€".encode() + b"\x80")):
+        forged = list(items)
+        for r in changed:
+            forged[r] = forged[r] + tail
+        data, offs = _offsets(forged)
+        want = _first_invalid_by_python(data, offs)
+        codes, code_offs = native.encode_blocks([table], data, offs, np.array([0, len(items)]))
+        cuts = np.unique(np.r_[np.arange(0, len(items) + 1, 20), 20_000, 20_001])
+        args = ([table], codes, code_offs[cuts], offs[cuts], np.zeros(len(cuts) - 1, np.int64),
+                len(data))
+        for threads in (1, 2):
+            for check in (False, True):
+                try:
+                    out = native.decode_all(*args, string_ends=offs, check_ends=check,
+                                            code_offsets=code_offs if check else None,
+                                            utf8=True, threads=threads)
+                    got = -1
+                    assert np.array_equal(out, data)
+                except CorruptDataError as err:
+                    got = int(str(err).split("string ")[1].split(" ")[0])
+                assert got == want, (changed, tail, threads, check)
 
 
 def test_utf8_on_dbtext(dbtext_paths):

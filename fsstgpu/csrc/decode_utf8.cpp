@@ -1,5 +1,5 @@
-// decode_utf8.h: the lookup UTF-8 check, compiled for AVX2 with a target attribute (the build
-// has no -march flags) and used only where cpu.h says AVX2 runs.
+// decode_utf8.h: the lookup UTF-8 check, compiled for AVX2 and for AVX-512 BW with target
+// attributes (the build has no -march flags) and used only where cpu.h says they run.
 #include "decode_utf8.h"
 
 #include <cstring>
@@ -54,34 +54,41 @@ AVX2 inline __m256i high_nibble(__m256i v) {
     return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
 }
 
+// The three lookups of the paper's method: by the previous byte's high and low nibbles, and by
+// this byte's high nibble.
+AVX2 inline __m256i byte_1_high_table() {
+    return table16(kTooLong, kTooLong, kTooLong, kTooLong, kTooLong, kTooLong, kTooLong, kTooLong,
+                   kTwoConts, kTwoConts, kTwoConts, kTwoConts, kTooShort | kOverlong2, kTooShort,
+                   kTooShort | kOverlong3 | kSurrogate,
+                   kTooShort | kTooLarge | kTooLarge1000 | kOverlong4);
+}
+AVX2 inline __m256i byte_1_low_table() {
+    return table16(kCarry | kOverlong3 | kOverlong2 | kOverlong4, kCarry | kOverlong2, kCarry,
+                   kCarry, kCarry | kTooLarge, kCarry | kTooLarge | kTooLarge1000,
+                   kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000,
+                   kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000,
+                   kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000,
+                   kCarry | kTooLarge | kTooLarge1000,
+                   kCarry | kTooLarge | kTooLarge1000 | kSurrogate,
+                   kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000);
+}
+AVX2 inline __m256i byte_2_high_table() {
+    return table16(kTooShort, kTooShort, kTooShort, kTooShort, kTooShort, kTooShort, kTooShort,
+                   kTooShort,
+                   kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge1000 | kOverlong4,
+                   kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge,
+                   kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
+                   kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge, kTooShort,
+                   kTooShort, kTooShort, kTooShort);
+}
+
 // The error bits of one block given the previous one.
 AVX2 inline __m256i block_errors(__m256i input, __m256i prev) {
     const __m256i prev1 = prev_bytes<1>(input, prev);
-    const __m256i byte_1_high = _mm256_shuffle_epi8(
-        table16(kTooLong, kTooLong, kTooLong, kTooLong, kTooLong, kTooLong, kTooLong, kTooLong,
-                kTwoConts, kTwoConts, kTwoConts, kTwoConts, kTooShort | kOverlong2, kTooShort,
-                kTooShort | kOverlong3 | kSurrogate,
-                kTooShort | kTooLarge | kTooLarge1000 | kOverlong4),
-        high_nibble(prev1));
+    const __m256i byte_1_high = _mm256_shuffle_epi8(byte_1_high_table(), high_nibble(prev1));
     const __m256i byte_1_low = _mm256_shuffle_epi8(
-        table16(kCarry | kOverlong3 | kOverlong2 | kOverlong4, kCarry | kOverlong2, kCarry,
-                kCarry, kCarry | kTooLarge, kCarry | kTooLarge | kTooLarge1000,
-                kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000,
-                kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000,
-                kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000,
-                kCarry | kTooLarge | kTooLarge1000,
-                kCarry | kTooLarge | kTooLarge1000 | kSurrogate,
-                kCarry | kTooLarge | kTooLarge1000, kCarry | kTooLarge | kTooLarge1000),
-        _mm256_and_si256(prev1, _mm256_set1_epi8(0x0F)));
-    const __m256i byte_2_high = _mm256_shuffle_epi8(
-        table16(kTooShort, kTooShort, kTooShort, kTooShort, kTooShort, kTooShort, kTooShort,
-                kTooShort,
-                kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge1000 | kOverlong4,
-                kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge,
-                kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
-                kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge, kTooShort,
-                kTooShort, kTooShort, kTooShort),
-        high_nibble(input));
+        byte_1_low_table(), _mm256_and_si256(prev1, _mm256_set1_epi8(0x0F)));
+    const __m256i byte_2_high = _mm256_shuffle_epi8(byte_2_high_table(), high_nibble(input));
     const __m256i special =
         _mm256_and_si256(_mm256_and_si256(byte_1_high, byte_1_low), byte_2_high);
     // a third byte (two after a lead 111_____) or fourth (three after 1111____) must be a
@@ -136,18 +143,93 @@ AVX2 bool valid_avx2(const uint8_t* data, int64_t n, bool* high) {
     return _mm256_testz_si256(error, error);
 }
 
+// The same check 64 bytes a step (AVX-512 BW): the lookups per 128-bit lane as above; the
+// bytes before each lane come from the lane below it, or from the previous block's last lane.
+#define AVX512 __attribute__((target("avx512f,avx512bw")))
+
+AVX512 inline __m512i wide(__m256i table) {  // table16's 16 bytes in all four lanes
+    return _mm512_broadcast_i32x4(_mm256_castsi256_si128(table));
+}
+
+template <int N>
+AVX512 inline __m512i prev_bytes512(__m512i input, __m512i prev) {
+    // lane k: prev's last lane for k = 0, else input's lane k - 1 (qwords 8-15 are input's)
+    const __m512i below =
+        _mm512_permutex2var_epi64(prev, _mm512_setr_epi64(6, 7, 8, 9, 10, 11, 12, 13), input);
+    return _mm512_alignr_epi8(input, below, 16 - N);
+}
+
+AVX512 inline __m512i high_nibble512(__m512i v) {
+    return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
+}
+
+// block_errors, 64 bytes
+AVX512 inline __m512i block_errors512(__m512i input, __m512i prev, const __m512i* tables) {
+    const __m512i prev1 = prev_bytes512<1>(input, prev);
+    const __m512i byte_1_high = _mm512_shuffle_epi8(tables[0], high_nibble512(prev1));
+    const __m512i byte_1_low =
+        _mm512_shuffle_epi8(tables[1], _mm512_and_si512(prev1, _mm512_set1_epi8(0x0F)));
+    const __m512i byte_2_high = _mm512_shuffle_epi8(tables[2], high_nibble512(input));
+    const __m512i special =
+        _mm512_and_si512(_mm512_and_si512(byte_1_high, byte_1_low), byte_2_high);
+    const __m512i third =
+        _mm512_subs_epu8(prev_bytes512<2>(input, prev), _mm512_set1_epi8(0x60));
+    const __m512i fourth =
+        _mm512_subs_epu8(prev_bytes512<3>(input, prev), _mm512_set1_epi8(0x70));
+    const __m512i must23 =
+        _mm512_and_si512(_mm512_or_si512(third, fourth), _mm512_set1_epi8(char(0x80)));
+    return _mm512_xor_si512(must23, special);
+}
+
+AVX512 bool valid_avx512(const uint8_t* data, int64_t n, bool* high) {
+    // block_errors' three tables, in every lane (taken from the AVX2 code's, so they agree)
+    const __m512i tables[3] = {wide(byte_1_high_table()), wide(byte_1_low_table()),
+                               wide(byte_2_high_table())};
+    // incomplete(): the last three bytes of the block may begin an unfinished character
+    alignas(64) static const uint8_t kMax[64] = {
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0xF0 - 1, 0xE0 - 1,
+        0xC0 - 1};
+    const __m512i max = _mm512_load_si512(kMax);
+    __m512i error = _mm512_setzero_si512();
+    __m512i prev = _mm512_setzero_si512();
+    __m512i prev_incomplete = _mm512_setzero_si512();
+    bool any_high = false;
+    for (int64_t i = 0; i < n; i += 64) {
+        // the last block masked: zero (ASCII) padding ends an unfinished character as one
+        const __m512i input =
+            i + 64 <= n ? _mm512_loadu_si512(data + i)
+                        : _mm512_maskz_loadu_epi8(~uint64_t(0) >> (64 - (n - i)), data + i);
+        if (_mm512_movepi8_mask(input) == 0) {
+            error = _mm512_or_si512(error, prev_incomplete);
+            prev_incomplete = _mm512_setzero_si512();
+        } else {
+            any_high = true;
+            error = _mm512_or_si512(error, block_errors512(input, prev, tables));
+            prev_incomplete = _mm512_subs_epu8(input, max);
+        }
+        prev = input;
+        if (((i + 64) & 4095) == 0 && _mm512_test_epi8_mask(error, error)) break;
+    }
+    error = _mm512_or_si512(error, prev_incomplete);  // the stream ends inside a character
+    *high = *high || any_high;
+    return _mm512_test_epi8_mask(error, error) == 0;
+}
+
 }  // namespace
 
 bool has_simd_utf8() { return active_isa() >= Isa::avx2; }
 
-bool stream_valid_simd(const uint8_t* data, int64_t n, bool* high) {
-    return valid_avx2(data, n, high);
+bool stream_valid_simd(const uint8_t* data, int64_t n, bool* high, bool avx512) {
+    return avx512 ? valid_avx512(data, n, high) : valid_avx2(data, n, high);
 }
 
 #else
 
 bool has_simd_utf8() { return false; }
-bool stream_valid_simd(const uint8_t*, int64_t, bool*) { return false; }
+bool stream_valid_simd(const uint8_t*, int64_t, bool*, bool) { return false; }
 
 #endif
 

@@ -50,12 +50,14 @@ inline int64_t check_ends(const Off* ends, int64_t nends, const int64_t* code_of
 // Decode codes[start:end] into out[out_pos:out_end] checking the string ends (nends of them,
 // ends[row] the first after out_pos); return the output end or a negative status, and leave in
 // row the end it stopped at. starts has kStarts entries, none at or after start on entry.
-// Known: no code of the run lacks its symbol (decode_kernel.h's plain::has_unknown).
+// Known: no code of the run lacks its symbol (decode_kernel.h's plain::has_unknown). literals
+// gathers (ORs) the escaped bytes written, for the UTF-8 check's ASCII test (decode.cpp).
 template <class Off, bool Known>
 inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                               const uint64_t* packed, const uint8_t* lens, uint8_t* out,
                               int64_t out_pos, int64_t out_end, const Off* ends, int64_t nends,
-                              const int64_t* code_offsets, int64_t& row, int64_t* starts) {
+                              const int64_t* code_offsets, int64_t& row, int64_t* starts,
+                              uint8_t& literals) {
     int64_t i = start;
     int64_t o = out_pos;
     const int64_t fast_end = out_end - 8;
@@ -67,40 +69,23 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
         while (i + 8 <= end && o + 56 < lim) {
             const uint64_t w = plain::load64(codes + i);
             const uint64_t esc = plain::escapes(w);
-            int64_t* at = starts + (o - base);  // at[p]: the symbol starting p bytes on
             if (esc == 0) {
-                const unsigned c0 = w & 0xFF, c1 = (w >> 8) & 0xFF, c2 = (w >> 16) & 0xFF,
-                               c3 = (w >> 24) & 0xFF, c4 = (w >> 32) & 0xFF,
-                               c5 = (w >> 40) & 0xFF, c6 = (w >> 48) & 0xFF, c7 = w >> 56;
-                const int64_t l0 = lens[c0], l1 = lens[c1], l2 = lens[c2], l3 = lens[c3];
-                const int64_t l4 = lens[c4], l5 = lens[c5], l6 = lens[c6], l7 = lens[c7];
-                const uint64_t s0 = packed[c0], s1 = packed[c1], s2 = packed[c2],
-                               s3 = packed[c3], s4 = packed[c4], s5 = packed[c5],
-                               s6 = packed[c6], s7 = packed[c7];
-                const int64_t p1 = l0, p2 = l0 + l1, p3 = p2 + l2, p4 = p2 + (l2 + l3);
-                const int64_t p5 = p4 + l4, p6 = p4 + (l4 + l5), p7 = p6 + l6;
-                at[0] = i;
-                at[p1] = i + 1;
-                at[p2] = i + 2;
-                at[p3] = i + 3;
-                at[p4] = i + 4;
-                at[p5] = i + 5;
-                at[p6] = i + 6;
-                at[p7] = i + 7;
-                uint8_t* d = out + o;
-                store64(d, s0);
-                store64(d + p1, s1);
-                store64(d + p2, s2);
-                store64(d + p3, s3);
-                store64(d + p4, s4);
-                store64(d + p5, s5);
-                store64(d + p6, s6);
-                store64(d + p7, s7);
-                if (!Known && ((l0 == 0) | (l1 == 0) | (l2 == 0) | (l3 == 0) | (l4 == 0) |
-                               (l5 == 0) | (l6 == 0) | (l7 == 0))) {
-                    return kCorrupt;
+                // each symbol where the one before ended, its start noted in starts: one add a
+                // code is the only chain (the eight-wide prefix sums this replaced spilled:
+                // decode_kernel.h's rounds)
+                uint8_t* const ob = out + base;
+                int64_t p = o - base;
+                bool bad = false;
+                for (int j = 0; j < 8; ++j) {
+                    const unsigned c = (w >> (8 * j)) & 0xFF;
+                    const unsigned len = lens[c];
+                    starts[p] = i + j;
+                    store64(ob + p, packed[c]);
+                    p += len;
+                    if (!Known) bad |= len == 0;
                 }
-                o += p6 + (l6 + l7);
+                if (!Known && bad) return kCorrupt;
+                o = base + p;
                 i += 8;
                 continue;
             }
@@ -117,6 +102,7 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
             }
             if (first < 7) {
                 starts[o - base] = i;
+                literals |= codes[i + 1];
                 out[o++] = codes[i + 1];
                 i += 2;
             }
@@ -132,6 +118,7 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                 ++i;
             } else {
                 if (i + 1 >= end) return kCorrupt;
+                literals |= codes[i + 1];
                 out[o++] = codes[i + 1];
                 i += 2;
             }
@@ -150,6 +137,7 @@ inline int64_t decode_checked(const uint8_t* codes, int64_t start, int64_t end,
                     ++i;
                 } else {
                     if (i + 1 >= end || o >= out_end) return kCorrupt;
+                    literals |= codes[i + 1];
                     out[o++] = codes[i + 1];
                     i += 2;
                 }

