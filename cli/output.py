@@ -86,6 +86,7 @@ def fail(message: str, code: int = EXIT_ERROR):
 @contextlib.contextmanager
 def handle_errors():
     """Map exceptions to one-line messages and the documented exit codes."""
+    _check_device_variable()
     if os.environ.get("FSSTGPU_TRACEBACK"):
         yield
         return
@@ -110,6 +111,17 @@ def handle_errors():
         fail(text or type(exc).__name__, EXIT_ERROR)
     except Exception as exc:  # a bug: still one line, but say it is unexpected
         fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
+
+
+def _check_device_variable() -> None:
+    """A bad ``FSSTGPU_DEVICE`` is a usage error (exit 2) naming the variable, before any work
+    (the library's ValueError would exit 1 and not say where the bad name came from)."""
+    from fsstgpu.device import DEVICES
+
+    value = os.environ.get("FSSTGPU_DEVICE")
+    if value is not None and (value.strip().lower() or "auto") not in DEVICES:
+        fail(f"FSSTGPU_DEVICE={value!r} is not a device: set it to one of "
+             f"{', '.join(DEVICES)}, or unset it", EXIT_USAGE)
 
 
 def print_json(obj) -> None:
