@@ -2,7 +2,8 @@
 train symbol tables, generate datasets, round-trip and benchmark.
 
 Every command prints its results on stdout (a table, or JSON with ``--json``) and its progress
-and errors on stderr; see :data:`fsstgpu.cli.output.EXIT_CODES_HELP` for the exit codes. Usage
+and errors on stderr (with ``--json``, an error is also a JSON object on stdout:
+:mod:`fsstgpu.cli.group`); see :data:`fsstgpu.cli.output.EXIT_CODES_HELP` for the exit codes. Usage
 errors (a bad option or argument, a missing input file, an output whose format its suffix does
 not name, a column the file lacks) exit 2 and list the valid choices.
 """
@@ -17,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from fsstgpu.cli.group import Group
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
@@ -57,12 +59,13 @@ from fsstgpu.cli.signals import stop_signals
 
 app = typer.Typer(
     name="fsstgpu",
+    cls=Group,
     no_args_is_help=True,
     add_completion=True,
     help="FSST string compression for Parquet / Arrow IPC columns, decompressed on NVIDIA GPUs."
     f"\n\n{EXIT_CODES_HELP}",
 )
-datasets_app = typer.Typer(no_args_is_help=True, help="List and generate datasets.")
+datasets_app = typer.Typer(cls=Group, no_args_is_help=True, help="List and generate datasets.")
 app.add_typer(datasets_app, name="datasets")
 
 

@@ -76,11 +76,38 @@ def printable(text) -> str:
 
 
 def fail(message: str, code: int = EXIT_ERROR):
-    """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``."""
+    """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``; under
+    ``--json`` also ``{"error": message, "exit_code": code}`` on stdout."""
     line = " ".join(printable(message).split())  # one line, whatever the exception text held
+    print_json_error(line, code)
     sys.stderr.write(f"fsstgpu: error: {line}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
+
+
+class _JsonState:
+    """Whether errors are printed as JSON too (``--json``), and whether stdout has had JSON."""
+
+    errors = False
+    printed = False
+
+
+@contextlib.contextmanager
+def json_errors():
+    """Within the block, :func:`fail` and :func:`print_json_error` print JSON on stdout
+    (used by :class:`fsstgpu.cli.group.Group` when ``--json`` is given)."""
+    _JsonState.errors, _JsonState.printed = True, False
+    try:
+        yield
+    finally:
+        _JsonState.errors = _JsonState.printed = False
+
+
+def print_json_error(message: str, code: int) -> None:
+    """Under :func:`json_errors`, ``{"error": message, "exit_code": code}`` on stdout, unless
+    the command printed its JSON result already (stdout stays one JSON document)."""
+    if _JsonState.errors and not _JsonState.printed:
+        print_json({"error": " ".join(printable(message).split()), "exit_code": code})
 
 
 @contextlib.contextmanager
@@ -127,6 +154,8 @@ def _check_device_variable() -> None:
 def print_json(obj) -> None:
     """Write ``obj`` as JSON on stdout (NaN becomes null)."""
     sys.stdout.write(json.dumps(_clean(obj), indent=2, default=str) + "\n")
+    sys.stdout.flush()
+    _JsonState.printed = True
 
 
 def _clean(obj):

@@ -117,7 +117,9 @@ OutFile = Annotated[PathOrUrl, typer.Argument(
          ".arrows) unless --format is given; for a dataset IN, the output folder.")]
 FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help='Print machine-readable JSON on stdout; an error too, as {"error": message, '
+                   '"exit_code": code}.')]
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]

@@ -3,6 +3,8 @@ for errors too, messages that name what the user gave, help text that shows what
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -48,3 +50,31 @@ def test_bench_without_paths_or_corpus_is_a_usage_error(tmp_path, monkeypatch):
     assert "no PATH given" in error_line(res)
     res = run("bench", tmp_path / "none.txt", code=2)
     assert "none.txt: no such file" in error_line(res)
+
+
+def json_error(result, code, *needles):
+    """Under --json an error is one JSON object on stdout (and the message on stderr)."""
+    assert result.exit_code == code
+    error = json.loads(result.stdout)
+    assert error["exit_code"] == code and result.stderr
+    for needle in needles:
+        assert needle in error["error"], (needle, error)
+    return error
+
+
+def test_json_errors_are_json(tmp_path, plain):
+    out = tmp_path / "c.parquet"
+    # the option parser's errors (exit 2)
+    json_error(run("compress", tmp_path / "none.parquet", out, "--json", code=2), 2, "none.parquet")
+    json_error(run("decompress", plain, out, "--device", "tpu", "--json", code=2), 2, "tpu")
+    # the command's own errors: a usage error (2), an existing output (1), a corrupt input (4)
+    json_error(run("compress", plain, out, "--columns", "zz", "--json", code=2), 2, "zz")
+    run("compress", plain, out, "--json")
+    json_error(run("compress", plain, out, "--json", code=1), 1, "already exists")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not parquet PAR1")
+    json_error(run("inspect", bad, "--json", code=4), 4, "bad.parquet")
+    json_error(run("datasets", "generate", "urls", "--rows", "5", "-o", tmp_path / "x.txt",
+                   "--json", code=2), 2, "x.txt")
+    # without --json, errors stay off stdout
+    assert run("compress", plain, out, code=1).stdout == ""
