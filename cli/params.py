@@ -44,10 +44,21 @@ class ParquetCodec(str, Enum):
 
 
 def dataset_or_file(value: str) -> str:
-    """Accept an existing path or a dataset name; otherwise a usage error listing the names."""
+    """Accept an existing file or a dataset name; otherwise a usage error (a folder or a device
+    is named as such; a missing name gets the list of dataset names)."""
     from fsstgpu.datasets import GENERATORS, is_dataset_name
 
-    if not is_dataset_name(value) and not Path(value).exists():
+    if is_dataset_name(value):
+        return value
+    path = Path(value)
+    if path.is_dir():  # a folder of files is a dataset for compress / decompress, not here
+        raise typer.BadParameter(
+            f"{printable(value)!r} is a folder: give one file (Parquet / Arrow IPC, or text "
+            "with one string per line) or a dataset name; `fsstgpu compress` and "
+            "`decompress` take a folder of files")
+    if path.exists() and not path.is_file():
+        raise typer.BadParameter(f"{printable(value)!r} is not a regular file")
+    if not path.exists():
         raise typer.BadParameter(
             f"{printable(value)!r} is neither a file nor a dataset name (generators: "
             f"{', '.join(GENERATORS)}; sample; dbtext:<file>; see `fsstgpu datasets list`)")

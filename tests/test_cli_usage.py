@@ -78,3 +78,17 @@ def test_json_errors_are_json(tmp_path, plain):
                    "--json", code=2), 2, "x.txt")
     # without --json, errors stay off stdout
     assert run("compress", plain, out, code=1).stdout == ""
+
+
+@pytest.mark.parametrize("cmd", ["roundtrip", "train"])
+def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, cmd):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "a.parquet").write_bytes(plain.read_bytes())
+    extra = ["-o", tmp_path / "t.fsst"] if cmd == "train" else []
+    res = run(cmd, folder, *extra, code=2)
+    text = " ".join(res.stderr.replace("│", " ").split())
+    assert "is a folder" in text and "no such file" not in text, text
+    res = run(cmd, "/dev/null", *extra, code=2)
+    assert "not a regular file" in " ".join(res.stderr.replace("│", " ").split())
+    assert not (tmp_path / "t.fsst").exists()
