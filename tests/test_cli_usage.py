@@ -3,7 +3,9 @@ for errors too, messages that name what the user gave, help text that shows what
 
 from __future__ import annotations
 
+import errno
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fsstgpu.cli.app import app
+from fsstgpu.formats.atomic import TEMP_SUFFIX, atomic_output
 
 runner = CliRunner()
 
@@ -92,3 +95,33 @@ def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, 
     res = run(cmd, "/dev/null", *extra, code=2)
     assert "not a regular file" in " ".join(res.stderr.replace("│", " ").split())
     assert not (tmp_path / "t.fsst").exists()
+
+
+def read_only_folder(tmp_path) -> Path:
+    """A folder this process cannot create files in (root writes in a 0o555 folder: /sys)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys")):
+        try:
+            (candidate / "probe").touch()
+        except OSError:
+            return candidate
+        (candidate / "probe").unlink()
+    pytest.skip("no read-only folder here")
+
+
+def test_read_only_output_names_the_output_not_the_temporary_file(tmp_path, plain):
+    out = read_only_folder(tmp_path) / "o.parquet"
+    line = error_line(run("compress", plain, out, code=1))
+    assert str(out) in line and TEMP_SUFFIX not in line and ".o.parquet." not in line, line
+    assert not out.exists()
+
+
+def test_errors_about_the_temporary_file_name_the_output(tmp_path):
+    dst = tmp_path / "x.bin"
+    with pytest.raises(OSError) as caught, atomic_output(dst) as tmp:
+        raise OSError(errno.ENOSPC, "No space left on device", tmp)
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(dst)
+    assert TEMP_SUFFIX not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
