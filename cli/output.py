@@ -32,6 +32,7 @@ from rich.text import Text
 from fsstgpu.cli.signals import Stopped
 from fsstgpu.errors import CorruptDataError, DeviceError
 from fsstgpu.formats.columns import ColumnSelectionError
+from fsstgpu.formats.files import NotCompressedError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -42,7 +43,8 @@ EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 other error (output exists, I/O error); 2 usage error (bad option or "
-    "argument, missing input file, unknown output format, no such column); 3 GPU requested but "
+    "argument, missing input file, unknown output format, no such column, decompress of a file "
+    "fsstgpu did not compress); 3 GPU requested but "
     "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
     "SIGTERM, 129 SIGHUP; no partial output is left)."
 )
@@ -129,7 +131,7 @@ def handle_errors():
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:
         fail(str(exc), EXIT_CORRUPT)
-    except ColumnSelectionError as exc:
+    except (ColumnSelectionError, NotCompressedError) as exc:
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
         text = str(exc)

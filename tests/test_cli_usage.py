@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from fsstgpu.cli.app import app
 from fsstgpu.formats.atomic import TEMP_SUFFIX, atomic_output
+from fsstgpu.formats.files import NotCompressedError, decompress_file
 
 runner = CliRunner()
 
@@ -125,3 +126,25 @@ def test_errors_about_the_temporary_file_name_the_output(tmp_path):
     assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(dst)
     assert TEMP_SUFFIX not in str(caught.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_decompress_refuses_a_plain_file(tmp_path, plain):
+    """A file fsstgpu did not compress is refused (exit 2), not rewritten (re-encoded, larger)."""
+    out = tmp_path / "d.parquet"
+    line = error_line(run("decompress", plain, out, code=2))
+    assert "in.parquet" in line and "not a file written by `fsstgpu compress`" in line
+    assert not out.exists()
+    with pytest.raises(NotCompressedError, match="nothing to decompress"):
+        decompress_file(plain, out)
+    # a compressed file, and one compressed from a table without strings, still decompress
+    run("compress", plain, tmp_path / "c.parquet")
+    run("decompress", tmp_path / "c.parquet", out)
+    assert pq.read_table(out).equals(pq.read_table(plain))
+    pq.write_table(pa.table({"n": [1, 2]}), tmp_path / "n.parquet")
+    run("compress", tmp_path / "n.parquet", tmp_path / "cn.parquet")
+    run("decompress", tmp_path / "cn.parquet", tmp_path / "dn.parquet")
+    # a dataset of plain files is refused at its first file
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "a.parquet").write_bytes(plain.read_bytes())
+    assert "a.parquet" in error_line(run("decompress", folder, tmp_path / "dout", code=2))
