@@ -60,12 +60,14 @@ from fsstgpu.cli.signals import stop_signals
 app = typer.Typer(
     name="fsstgpu",
     cls=Group,
+    rich_markup_mode="rich",  # the help texts escape [ as rich markup wants, whatever the default
     no_args_is_help=True,
     add_completion=True,
     help="FSST string compression for Parquet / Arrow IPC columns, decompressed on NVIDIA GPUs."
     f"\n\n{EXIT_CODES_HELP}",
 )
-datasets_app = typer.Typer(cls=Group, no_args_is_help=True, help="List and generate datasets.")
+datasets_app = typer.Typer(cls=Group, rich_markup_mode="rich", no_args_is_help=True,
+                           help="List and generate datasets.")
 app.add_typer(datasets_app, name="datasets")
 
 

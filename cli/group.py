@@ -1,5 +1,5 @@
 """The click group behind the ``fsstgpu`` app (and its ``datasets`` group): what typer's own
-does, plus JSON for every error under ``--json``.
+does, plus JSON for every error under ``--json`` and help without ``<bool>`` beside flags.
 
 * **JSON errors.** With ``--json`` on the command line an error prints
   ``{"error": message, "exit_code": code}`` on stdout (besides the message on stderr), whether
@@ -7,6 +7,8 @@ does, plus JSON for every error under ``--json``.
   (:func:`fsstgpu.cli.output.fail`); a script reading stdout always gets JSON. The parser's
   errors come before the command knows its options, hence the ``--json`` looked for in the
   raw arguments.
+* **Flags.** typer's help shows each option's type, ``<bool>`` for a flag, which takes no
+  value; flags get an empty type column instead.
 """
 
 from __future__ import annotations
@@ -21,8 +23,24 @@ from fsstgpu.cli.output import json_errors, print_json_error
 __all__ = ["Group"]
 
 
+def _quiet_flags(command, ctx) -> None:
+    for param in command.get_params(ctx):  # the --help option too (click caches it)
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
 class Group(TyperGroup):
-    """typer's group, with the JSON errors of the module docstring."""
+    """typer's group, with the JSON errors and flag help of the module docstring."""
+
+    def get_command(self, ctx, cmd_name):
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _quiet_flags(command, ctx)
+        return command
+
+    def format_help(self, ctx, formatter):
+        _quiet_flags(self, ctx)
+        return super().format_help(ctx, formatter)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):

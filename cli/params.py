@@ -137,7 +137,7 @@ ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
 WorkersOpt = Annotated[int | None, typer.Option(
     min=1, metavar="N",
     help="A dataset IN: compress / decompress its files on a local Dask cluster of N worker "
-         "processes (pip install 'fsstgpu[dask]').")]
+         "processes (pip install 'fsstgpu\\[dask]').")]  # rich markup: \\[ shows a [
 SchedulerOpt = Annotated[str | None, typer.Option(
     metavar="ADDRESS",
     help="A dataset IN: run its files on the Dask cluster at this scheduler address "
