@@ -119,7 +119,9 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     source : str, os.PathLike, or a list of them
         A directory (local or URL: its files with a :data:`DATASET_SUFFIXES` suffix, found
         recursively, relative names keep the subfolders), a glob pattern (``data/*.parquet``,
-        ``s3://b/part-*.parquet``: the base names), or a list of files (their base names).
+        ``ds/*/*.parquet``, ``s3://b/part-*.parquet``: relative names from the pattern's last
+        folder without wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
+        files (their base names).
 
     Raises
     ------
@@ -152,8 +154,9 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
             files = sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
                            if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
         elif _GLOB.search(str(loc)):
-            files = [(Path(p), Path(p).name) for p in sorted(globbing.glob(str(loc)))
-                     if Path(p).is_file()]
+            base = _fixed_prefix(str(loc), os.sep)
+            files = [(Path(p), Path(os.path.relpath(p, base or os.curdir)).as_posix())
+                     for p in sorted(globbing.glob(str(loc))) if Path(p).is_file()]
         elif loc.is_file():
             files = [(loc, loc.name)]
         else:
@@ -168,13 +171,32 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     return files
 
 
+def _fixed_prefix(pattern: str, sep: str) -> str:
+    """The folders of a glob pattern before its first part with a wildcard (``ds/*/*.parquet``:
+    ``ds``); relative output names start below it.
+
+    >>> from fsstgpu.formats.locations import _fixed_prefix
+    >>> [_fixed_prefix(p, "/") for p in ("ds/*/*.parquet", "b/x/p-*.pq", "*.pq", "/*/a.pq")]
+    ['ds', 'b/x', '', '/']
+    """
+    parts = pattern.split(sep)
+    fixed = []
+    for part in parts[:-1]:
+        if _GLOB.search(part):
+            break
+        fixed.append(part)
+    prefix = sep.join(fixed)
+    return prefix if prefix or not pattern.startswith(sep) else sep
+
+
 def _url_files(url: Url) -> list[tuple[Url, str]]:
     fs, path = url.filesystem()
     protocol = url.split("://", 1)[0]
     if _GLOB.search(path):
         found = sorted(fs.glob(path))
-        return [(Url(f"{protocol}://{p}"), p.rsplit("/", 1)[-1]) for p in found
-                if fs.isfile(p)]
+        base = _fixed_prefix(path, "/").rstrip("/") + "/"
+        return [(Url(f"{protocol}://{p}"), p[len(base):] if p.startswith(base) else p)
+                for p in found if fs.isfile(p)]
     if fs.isdir(path):
         root = path.rstrip("/") + "/"
         found = sorted(p for p in fs.find(path) if p.lower().endswith(DATASET_SUFFIXES))

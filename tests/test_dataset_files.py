@@ -66,6 +66,24 @@ def test_globs_and_lists(dataset, tmp_path):
         dataset_files(str(tmp_path / "nothing*.parquet"))
 
 
+def test_a_glob_over_hive_folders_keeps_them(dataset, tmp_path):
+    """'ds/*/*.parquet' with one file name in several partitions (Spark's part-0 in each) was
+    refused as "several inputs would be written as ..."; the folders below the pattern's fixed
+    part are kept instead."""
+    root, tables = dataset
+    for old, new in (("year=2025/a.parquet", "year=2025/part-0.parquet"),
+                     ("year=2026/c.parquet", "year=2026/part-0.parquet")):
+        (root / old).rename(root / new)
+    expected = ["year=2025/b.parquet", "year=2025/part-0.parquet", "year=2026/part-0.parquet"]
+    assert [rel for _, rel in dataset_files(str(root / "*" / "*.parquet"))] == expected
+    assert [rel for _, rel in dataset_files(str(root / "year=2025" / "*.parquet"))] == [
+        "b.parquet", "part-0.parquet"]
+    info = compress_dataset(str(root / "*" / "*.parquet"), tmp_path / "c")
+    assert [r["output"] for r in info] == [str(tmp_path / "c" / rel) for rel in expected]
+    assert read_table(tmp_path / "c" / "year=2026" / "part-0.parquet", device="cpu").equals(
+        tables["year=2026/c.parquet"])
+
+
 def test_a_bad_file_is_named_and_the_others_are_kept(dataset, tmp_path):
     root, tables = dataset
     (root / "year=2026" / "c.parquet").write_bytes(b"PAR1 but not really")
@@ -108,8 +126,9 @@ def test_fsspec_urls_are_inputs(tmp_path):
         url = "memory://fsstgpu-test/comp/a.parquet"
         assert read_table(url, device="cpu").equals(table)
         assert read_dataset("memory://fsstgpu-test/comp", device="cpu").equals(table)
-        with pytest.raises(ValueError, match="several inputs would be written as a.parquet"):
-            dataset_files("memory://fsstgpu-test/*/a.parquet")  # raw/ and comp/: one name
+        # raw/ and comp/ both hold a.parquet: names below the pattern's fixed folders differ
+        assert [rel for _, rel in dataset_files("memory://fsstgpu-test/*/a.parquet")] == [
+            "comp/a.parquet", "raw/a.parquet"]
         compress_dataset("memory://fsstgpu-test/raw", tmp_path / "ds")
         assert read_table(tmp_path / "ds" / "a.parquet", device="cpu").equals(table)
         with pytest.raises(FileNotFoundError, match="memory://fsstgpu-test/none.parquet"):
@@ -167,10 +186,10 @@ def test_cli_compresses_and_decompresses_a_dataset(dataset, tmp_path):
     res = runner.invoke(app, ["decompress", str(tmp_path / "c" / "*" / "*.parquet"),
                               str(tmp_path / "p"), "--device", "cpu"])
     assert res.exit_code == 0, res.stderr
-    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["a.parquet", "b.parquet",
-                                                                  "c.parquet"]
+    assert sorted(p.relative_to(tmp_path / "p").as_posix()  # the hive folders kept
+                  for p in (tmp_path / "p").rglob("*.parquet")) == list(tables)
     for rel, t in tables.items():
-        assert pq.read_table(tmp_path / "p" / rel.split("/")[1]).equals(t)
+        assert pq.read_table(tmp_path / "p" / rel).equals(t)
     res = runner.invoke(app, ["compress", str(root), str(tmp_path / "d"), "--format", "arrow"])
     assert res.exit_code == 2 and "--format" in res.stderr
     res = runner.invoke(app, ["compress", str(tmp_path / "none*.parquet"), str(tmp_path / "e")])
