@@ -8,7 +8,9 @@ An output URL is written to a local temporary file and uploaded in one ``put`` w
 
 :func:`dataset_files` expands a dataset: a directory (its Parquet / Arrow IPC files, recursively,
 in sorted order), a glob pattern, or a list of paths or URLs, each with the relative name its
-output takes.
+output takes. As ``pyarrow.dataset`` does, files and folders below the directory (or below the
+pattern's last folder without wildcards) whose names start with ``_`` or ``.`` are not data and
+are skipped: ``_temporary/``, ``_SUCCESS``, ``_metadata``, ``.hidden``.
 
 >>> from fsstgpu.formats.locations import Url, is_url
 >>> is_url("s3://bucket/a.parquet"), is_url("/data/a.parquet"), is_url("file:///data/a.parquet")
@@ -121,7 +123,8 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
         recursively, relative names keep the subfolders), a glob pattern (``data/*.parquet``,
         ``ds/*/*.parquet``, ``s3://b/part-*.parquet``: relative names from the pattern's last
         folder without wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
-        files (their base names).
+        files (their base names). Below a directory or pattern, names starting with ``_`` or
+        ``.`` are skipped (see the module docstring); listed files are taken as named.
 
     Raises
     ------
@@ -135,7 +138,7 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     >>> import os, tempfile
     >>> from fsstgpu.formats.locations import dataset_files
     >>> d = tempfile.mkdtemp()
-    >>> for name in ("a.parquet", "sub/b.parquet", "_SUCCESS"):
+    >>> for name in ("a.parquet", "sub/b.parquet", "_SUCCESS", "_temporary/0/c.parquet"):
     ...     os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
     ...     _ = open(os.path.join(d, name), "wb").write(b"x")
     >>> [rel for _, rel in dataset_files(d)]
@@ -161,6 +164,7 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
             files = [(loc, loc.name)]
         else:
             raise FileNotFoundError(f"{loc}: no such file or directory")
+        files = [(f, rel) for f, rel in files if not _hidden(rel)]
         if not files:
             raise FileNotFoundError(f"{source}: no Parquet or Arrow IPC file there")
     names = [rel for _, rel in files]
@@ -169,6 +173,16 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
         raise ValueError(f"several inputs would be written as {', '.join(twice)}: give a "
                          "directory (its subfolders keep them apart) or rename them")
     return files
+
+
+#: Names below a dataset's root that are not data (pyarrow.dataset's ``ignore_prefixes``).
+IGNORED_PREFIXES = ("_", ".")
+
+
+def _hidden(rel: str) -> bool:
+    """Tell whether a relative name has a file or folder named as not data (``_temporary/``,
+    ``_SUCCESS``, ``.part``): pyarrow.dataset skips those."""
+    return any(part.startswith(IGNORED_PREFIXES) for part in rel.split("/") if part)
 
 
 def _fixed_prefix(pattern: str, sep: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -220,3 +222,26 @@ def test_cli_reads_and_writes_urls(tmp_path):
         assert res.exit_code == 1 and "already exists" in res.stderr
     finally:
         fs.rm("/fsstgpu-cli", recursive=True)
+
+
+def test_names_starting_with_underscore_or_dot_are_not_data(dataset, tmp_path):
+    """As pyarrow.dataset: _temporary/ (a job still writing), _metadata, .hidden are skipped
+    below the root, in folders and globs; files named explicitly are taken."""
+    import pyarrow.dataset as pads
+
+    root, tables = dataset
+    stray = _table(10, 99)
+    for rel in ("_temporary/0/part-9.parquet", "year=2026/_tmp.parquet",
+                "year=2026/.c.parquet.crc.parquet", ".hidden/x.parquet", "_metadata.parquet"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(stray, root / rel)
+    assert [rel for _, rel in dataset_files(root)] == list(tables)
+    assert [rel for _, rel in dataset_files(str(root / "*" / "*.parquet"))] == list(tables)
+    assert [rel for _, rel in dataset_files(str(root / "**" / "*.parquet"))] == list(tables)
+    seen = sorted(os.path.relpath(f, root) for f in pads.dataset(root, format="parquet").files)
+    assert seen == list(tables)  # what pyarrow.dataset reads
+    assert [rel for _, rel in dataset_files(str(root / "_temporary" / "0" / "*.parquet"))] == [
+        "part-9.parquet"]  # asked for by the pattern's fixed part: taken
+    assert len(dataset_files([root / "_metadata.parquet"])) == 1
+    compress_dataset(root, tmp_path / "c")
+    assert read_dataset(tmp_path / "c", device="cpu").equals(pa.concat_tables(tables.values()))
