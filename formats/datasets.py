@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
-from fsstgpu.formats.locations import Url, dataset_files, is_url
+from fsstgpu.formats.locations import DATASET_SUFFIXES, Url, dataset_files, is_url
 
 __all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
            "read_dataset"]
@@ -40,7 +40,9 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     Raises
     ------
     NotADirectoryError
-        When ``dst`` is an existing local file.
+        When ``dst`` is an existing local file, or does not exist and is named as a file
+        (``out.parquet``: a suffix of :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which
+        would silently become a folder; an existing folder of that name is taken.
 
     Examples
     --------
@@ -52,11 +54,26 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     ['memory://bucket/out/x.parquet']
     """
     if is_url(dst):
+        if _file_name(Url(dst)) and not Url(dst).is_dir():
+            raise _named_as_a_file(dst)
         return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in dataset_files(src)]
     out_dir = Path(dst)
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
+    if not out_dir.exists() and _file_name(out_dir):
+        raise _named_as_a_file(dst)
     return [(path, out_dir / rel) for path, rel in dataset_files(src)]
+
+
+def _file_name(dst) -> bool:
+    """Tell whether ``dst``'s name ends as a data file's does (``out.parquet``)."""
+    return str(dst).rstrip("/").lower().endswith(DATASET_SUFFIXES)
+
+
+def _named_as_a_file(dst) -> NotADirectoryError:
+    return NotADirectoryError(
+        f"{dst}: the output of a dataset is a folder (one output file per input file), and this "
+        "name is a file's; name a folder, or create the folder first to use this name")
 
 
 def make_parent(out) -> None:

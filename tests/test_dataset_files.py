@@ -245,3 +245,26 @@ def test_names_starting_with_underscore_or_dot_are_not_data(dataset, tmp_path):
     assert len(dataset_files([root / "_metadata.parquet"])) == 1
     compress_dataset(root, tmp_path / "c")
     assert read_dataset(tmp_path / "c", device="cpu").equals(pa.concat_tables(tables.values()))
+
+
+def test_a_dataset_output_named_as_a_file_is_refused(dataset, tmp_path):
+    """OUT 'x.parquet' silently became a folder of that name; now refused, nothing written. A
+    folder of that name that exists is taken (the user made it so)."""
+    root, tables = dataset
+    with pytest.raises(NotADirectoryError, match="x.parquet: the output of a dataset is a folder"):
+        compress_dataset(root, tmp_path / "x.parquet")
+    assert not (tmp_path / "x.parquet").exists()
+    (tmp_path / "y.parquet").mkdir()
+    compress_dataset(root, tmp_path / "y.parquet")
+    assert (tmp_path / "y.parquet" / "year=2026" / "c.parquet").is_file()
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    res = CliRunner().invoke(app, ["compress", str(root), str(tmp_path / "z.PQ")])
+    assert res.exit_code == 1 and "z.PQ: the output of a dataset is a folder" in res.stderr
+    assert not (tmp_path / "z.PQ").exists()
+    fsspec = pytest.importorskip("fsspec")
+    with pytest.raises(NotADirectoryError, match="memory://fsstgpu-out/x.arrow"):
+        compress_dataset(root, "memory://fsstgpu-out/x.arrow")
+    assert not fsspec.filesystem("memory").exists("/fsstgpu-out")
