@@ -22,6 +22,7 @@ as one table (or one set of device columns). Files are found by
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,7 +31,7 @@ from fsstgpu.formats.files import compress_file, decompress_file, read_table
 from fsstgpu.formats.locations import DATASET_SUFFIXES, Url, dataset_files, is_url
 
 __all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
-           "read_dataset"]
+           "output_name", "read_dataset"]
 
 
 def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
@@ -56,13 +57,51 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     if is_url(dst):
         if _file_name(Url(dst)) and not Url(dst).is_dir():
             raise _named_as_a_file(dst)
-        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in dataset_files(src)]
+        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
     out_dir = Path(dst)
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
     if not out_dir.exists() and _file_name(out_dir):
         raise _named_as_a_file(dst)
-    return [(path, out_dir / rel) for path, rel in dataset_files(src)]
+    return [(path, out_dir / rel) for path, rel in _renamed(src)]
+
+
+#: Codec names writers put before the suffix (Spark: ``part-0-c000.snappy.parquet``); an output
+#: drops them, as its pages are stored otherwise (fsst + zstd, or the input's codecs back).
+CODEC_INFIXES = ("snappy", "gz", "gzip", "zstd", "zst", "lz4", "lz4_raw", "brotli", "br",
+                 "uncompressed")
+_CODEC_INFIX = re.compile(r"\.(" + "|".join(CODEC_INFIXES) + r")(\.[^./]+)$", re.IGNORECASE)
+
+
+def output_name(rel: str) -> str:
+    """The output name of a dataset file named ``rel``: ``rel`` less a codec name before its
+    suffix.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.datasets import output_name
+    >>> output_name("y=1/part-00000-c000.snappy.parquet"), output_name("a.zstd.arrow")
+    ('y=1/part-00000-c000.parquet', 'a.arrow')
+    >>> output_name("snappy.parquet"), output_name("b.parquet")
+    ('snappy.parquet', 'b.parquet')
+    """
+    folder, _, name = rel.rpartition("/")
+    stem = _CODEC_INFIX.sub(r"\2", name)
+    if stem.startswith("."):  # 'snappy.parquet' has no name to keep
+        stem = name
+    return f"{folder}/{stem}" if folder else stem
+
+
+def _renamed(src) -> list[tuple[Path | Url, str]]:
+    """The dataset's files with their output names (:func:`output_name`); two inputs that
+    would share one are refused."""
+    files = [(path, output_name(rel)) for path, rel in dataset_files(src)]
+    names = [rel for _, rel in files]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"several inputs would be written as {', '.join(twice)} (a codec name "
+                         "before the suffix is dropped from output names): rename them")
+    return files
 
 
 def _file_name(dst) -> bool:

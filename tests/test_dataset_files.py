@@ -268,3 +268,24 @@ def test_a_dataset_output_named_as_a_file_is_refused(dataset, tmp_path):
     with pytest.raises(NotADirectoryError, match="memory://fsstgpu-out/x.arrow"):
         compress_dataset(root, "memory://fsstgpu-out/x.arrow")
     assert not fsspec.filesystem("memory").exists("/fsstgpu-out")
+
+
+def test_outputs_drop_the_codec_from_their_names(tmp_path):
+    """Spark's part-00000-c000.snappy.parquet compressed is fsst + zstd: its output must not be
+    named .snappy.parquet."""
+    root = tmp_path / "in"
+    (root / "y=1").mkdir(parents=True)
+    t = _table(100, 11)
+    pq.write_table(t, root / "y=1" / "part-00000-c000.snappy.parquet", compression="snappy")
+    pq.write_table(t, root / "y=1" / "part-00001-c000.GZ.parquet", compression="gzip")
+    info = compress_dataset(root, tmp_path / "c")
+    assert [r["output"][len(str(tmp_path / "c")) + 1:] for r in info] == [
+        "y=1/part-00000-c000.parquet", "y=1/part-00001-c000.parquet"]
+    decompress_dataset(tmp_path / "c", tmp_path / "p", device="cpu")
+    back = tmp_path / "p" / "y=1" / "part-00000-c000.parquet"
+    assert pq.read_table(back).equals(t)
+    assert pq.ParquetFile(back).metadata.row_group(0).column(0).compression == "SNAPPY"
+    pq.write_table(t, root / "y=1" / "part-00000-c000.parquet")
+    with pytest.raises(ValueError, match="part-00000-c000.parquet"):
+        compress_dataset(root, tmp_path / "c2")
+    assert not (tmp_path / "c2").exists()
