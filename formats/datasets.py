@@ -16,8 +16,9 @@ as one table (or one set of device columns). Files are found by
 >>> [r["output"][len(d) + 1:] for r in compress_dataset(os.path.join(d, "in"),
 ...                                                      os.path.join(d, "out"))]
 ['out/one.parquet', 'out/year=2026/two.parquet']
->>> read_dataset(os.path.join(d, "out"), device="cpu").column("s").to_pylist()
-['a', 'b', 'c']
+>>> t = read_dataset(os.path.join(d, "out"), device="cpu")  # year: the hive folder's
+>>> t.column("s").to_pylist(), t.column("year").to_pylist()
+(['a', 'b', 'c'], [None, None, 2026])
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pyarrow as pa
 
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
 from fsstgpu.formats.locations import DATASET_SUFFIXES, Url, dataset_files, is_url
+from fsstgpu.formats.partitions import hive_columns, with_partition_columns
 
 __all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
            "output_name", "read_dataset"]
@@ -185,7 +187,7 @@ def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -
         path, out, device=device, force=force), progress)
 
 
-def read_dataset(src, device="auto"):
+def read_dataset(src, device="auto", *, partitioning="hive"):
     """Read every file of a dataset as one table, decompressing fsst columns.
 
     Parameters
@@ -197,18 +199,32 @@ def read_dataset(src, device="auto"):
         concatenated; they must have one schema), or with ``"gpu"`` a dict of columns, each
         fsst column one :class:`fsstgpu.DeviceStringArray` over all the files (its chunks the
         row groups).
+    partitioning : {"hive", None}
+        ``"hive"`` (the default, as ``pyarrow.parquet.read_table`` of a folder): the
+        ``key=value`` folders of each file's relative name become columns after the files' own
+        (``int32`` or ``string``, :mod:`fsstgpu.formats.partitions`; host columns with
+        ``"gpu"``); None: the files' columns only.
 
     Raises
     ------
     ValueError
-        When the files' schemas differ (the message names the first file that differs).
+        When the files' schemas differ (the message names the first file that differs), or
+        ``partitioning`` is neither.
 
     Examples
     --------
     See the module docstring.
     """
-    parts = [(path, read_table(path, device=device)) for path, _ in dataset_files(src)]
+    if partitioning not in ("hive", None):
+        raise ValueError(f"partitioning must be 'hive' or None, not {partitioning!r}")
+    files = dataset_files(src)
+    keys = hive_columns([rel for _, rel in files]) if partitioning == "hive" else {}
+    parts = [(path, read_table(path, device=device)) for path, _ in files]
+    values = [{key: (type_, vals[k]) for key, (type_, vals) in keys.items()}
+              for k in range(len(files))]
     if device != "gpu":
+        parts = [(path, with_partition_columns(table, part))
+                 for (path, table), part in zip(parts, values, strict=True)]
         first_path, first = parts[0]
         for path, table in parts[1:]:
             if not table.schema.equals(first.schema):
@@ -230,4 +246,10 @@ def read_dataset(src, device="auto"):
             out[name] = concat_device_arrays(columns)
         else:
             out[name] = pa.chunked_array([chunk for c in columns for chunk in c.chunks])
+    for key, (type_, _) in keys.items():
+        if key not in out:  # as on the CPU: a file column of that name wins
+            rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
+            out[key] = pa.chunked_array(
+                [pa.repeat(pa.scalar(part[key][1], type_), n)
+                 for part, n in zip(values, rows, strict=True)], type=type_)
     return out

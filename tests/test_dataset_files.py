@@ -51,8 +51,8 @@ def test_directory_dataset_round_trips_file_by_file(dataset, tmp_path):
         assert pq.read_table(tmp_path / "p" / rel).equals(t)
         assert (pq.ParquetFile(tmp_path / "p" / rel).metadata.num_row_groups
                 == pq.ParquetFile(root / rel).metadata.num_row_groups == -(-len(t) // 90))
-    whole = read_dataset(tmp_path / "c", device="cpu")
-    assert whole.equals(pa.concat_tables(tables.values()))
+    whole = read_dataset(tmp_path / "c", device="cpu")  # the hive folders' year column too
+    assert whole.drop_columns(["year"]).equals(pa.concat_tables(tables.values()))
 
 
 def test_globs_and_lists(dataset, tmp_path):
@@ -171,6 +171,7 @@ def test_gpu_read_dataset_joins_the_files_on_the_device(dataset, tmp_path):
     for name in ("u", "w"):
         assert cols[name].to_arrow().equals(whole.column(name))
     assert cols["k"].equals(whole.column("k"))
+    assert cols["year"].to_pylist() == [2025] * 500 + [2026] * 250  # hive column, on the host
 
 
 def test_cli_compresses_and_decompresses_a_dataset(dataset, tmp_path):
@@ -244,7 +245,8 @@ def test_names_starting_with_underscore_or_dot_are_not_data(dataset, tmp_path):
         "part-9.parquet"]  # asked for by the pattern's fixed part: taken
     assert len(dataset_files([root / "_metadata.parquet"])) == 1
     compress_dataset(root, tmp_path / "c")
-    assert read_dataset(tmp_path / "c", device="cpu").equals(pa.concat_tables(tables.values()))
+    assert read_dataset(tmp_path / "c", device="cpu", partitioning=None).equals(
+        pa.concat_tables(tables.values()))
 
 
 def test_a_dataset_output_named_as_a_file_is_refused(dataset, tmp_path):
@@ -289,3 +291,28 @@ def test_outputs_drop_the_codec_from_their_names(tmp_path):
     with pytest.raises(ValueError, match="part-00000-c000.parquet"):
         compress_dataset(root, tmp_path / "c2")
     assert not (tmp_path / "c2").exists()
+
+
+def test_read_dataset_exposes_hive_partition_columns(dataset, tmp_path):
+    """The key=value folders become columns, typed and valued as pyarrow.dataset(...,
+    partitioning="hive") reads them; partitioning=None reads the files' columns only."""
+    import pyarrow.dataset as pads
+
+    root, tables = dataset
+    (root / "year=2026" / "kind=a b").mkdir()
+    pq.write_table(_table(30, 17), root / "year=2026" / "kind=a b" / "d.parquet")
+    compress_dataset(root, tmp_path / "c")
+    mine = read_dataset(tmp_path / "c", device="cpu")
+    theirs = pads.dataset(root, format="parquet", partitioning="hive").to_table()
+    assert mine.schema.names == theirs.schema.names == ["u", "w", "k", "year", "kind"]
+    for name in ("year", "kind"):
+        assert mine.schema.field(name).type == theirs.schema.field(name).type
+        assert mine.column(name).to_pylist() == theirs.column(name).to_pylist()
+    assert mine.column("year").to_pylist() == [2025] * 500 + [2026] * 280
+    assert mine.column("kind").to_pylist() == [None] * 750 + ["a b"] * 30
+    assert mine.drop_columns(["year", "kind"]).equals(
+        read_dataset(tmp_path / "c", device="cpu", partitioning=None))
+    files = [tmp_path / "c" / "year=2025" / "a.parquet"]  # a list of files: no folders
+    assert read_dataset(files, device="cpu").schema.names == ["u", "w", "k"]
+    with pytest.raises(ValueError, match="partitioning"):
+        read_dataset(tmp_path / "c", device="cpu", partitioning="directory")
