@@ -80,11 +80,29 @@ def printable(text) -> str:
 def fail(message: str, code: int = EXIT_ERROR):
     """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``; under
     ``--json`` also ``{"error": message, "exit_code": code}`` on stdout."""
-    line = " ".join(printable(message).split())  # one line, whatever the exception text held
+    line = " ".join(printable(_unaliased(message)).split())  # one line, whatever the text held
     print_json_error(line, code)
     sys.stderr.write(f"fsstgpu: error: {line}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
+
+
+_ALIASES: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def alias(path, name: str):
+    """Within the block, :func:`fail` writes ``name`` for ``path`` (a temporary file standing
+    for standard input or output: :mod:`fsstgpu.cli.stdio`)."""
+    _ALIASES[str(path)] = name
+    yield  # on an exception the alias stays: the message is written after the block is left
+    _ALIASES.pop(str(path), None)
+
+
+def _unaliased(message: str) -> str:
+    for path, name in _ALIASES.items():
+        message = message.replace(path, name)
+    return message
 
 
 class _JsonState:

@@ -86,10 +86,11 @@ def output_format_of(dst: Path, format: FileFormat | None) -> str:
 
 def input_location(value: str) -> str:
     """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
-    or a URL (checked when opened); otherwise a usage error."""
+    a URL (checked when opened) or ``-`` (stdin); otherwise a usage error."""
     from fsstgpu.formats.locations import is_url
 
-    if is_url(value) or Path(value).exists() or (glob.has_magic(value) and glob.glob(value)):
+    if value == "-" or is_url(value) or Path(value).exists() or (
+            glob.has_magic(value) and glob.glob(value)):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
 
@@ -110,8 +111,9 @@ class PathOrUrl(str):
 
 DataIn = Annotated[PathOrUrl, typer.Argument(
     metavar="IN", parser=PathOrUrl, callback=input_location,
-    help="Input Parquet or Arrow IPC file; or a dataset: a folder (its files, recursively), a "
-         "quoted glob pattern, or an fsspec URL (s3://, gs://, memory://) of either.")]
+    help="Input Parquet or Arrow IPC file (- reads standard input); or a dataset: a folder (its "
+         "files, recursively), a quoted glob pattern, or an fsspec URL (s3://, gs://, "
+         "memory://) of either.")]
 
 
 def is_dataset(value: str) -> bool:
@@ -125,7 +127,8 @@ def is_dataset(value: str) -> bool:
 OutFile = Annotated[PathOrUrl, typer.Argument(
     metavar="OUT", parser=PathOrUrl,
     help="Output file (or URL); its suffix names the format (.parquet/.pq, .arrow/.feather/.ipc, "
-         ".arrows) unless --format is given; for a dataset IN, the output folder.")]
+         ".arrows) unless --format is given; - writes standard output (format: --format, else "
+         "the input's); for a dataset IN, the output folder.")]
 FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
 JsonOpt = Annotated[bool, typer.Option(

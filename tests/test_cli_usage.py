@@ -164,3 +164,26 @@ def test_help_shows_what_it_says(cmd):
     if cmd == ["compress"]:  # the flags are still listed, with their negative forms
         for flag in ("--force", "-f", "--progress", "--no-progress", "--json", "--help"):
             assert flag in out
+
+
+def test_dash_is_stdin_and_stdout(tmp_path, plain):
+    """compress - - < in > out, as gzip / zstd users pipe; errors name <stdin>, stdout gets the
+    file only when it is complete."""
+    res = runner.invoke(app, ["compress", "-", "-"], input=plain.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout_bytes[:4] == b"PAR1" and "compressed - -> -" in res.stderr  # table: stderr
+    (tmp_path / "c.parquet").write_bytes(res.stdout_bytes)
+    res = runner.invoke(app, ["decompress", "-", "-", "--format", "arrows"],
+                        input=res.stdout_bytes)
+    assert res.exit_code == 0, res.stderr
+    assert pa.ipc.open_stream(res.stdout_bytes).read_all().equals(pq.read_table(plain))
+    res = runner.invoke(app, ["decompress", "-", str(tmp_path / "d.parquet"), "--json"],
+                        input=(tmp_path / "c.parquet").read_bytes())
+    assert res.exit_code == 0 and json.loads(res.stdout)["rows"] == 500
+    assert pq.read_table(tmp_path / "d.parquet").equals(pq.read_table(plain))
+    res = runner.invoke(app, ["compress", "-", "-"], input=b"not a file")
+    assert res.exit_code == 4 and res.stdout_bytes == b""
+    line = error_line(res)
+    assert "<stdin>" in line and "fsstgpu-stdin" not in line, line
+    res = runner.invoke(app, ["compress", str(plain), "-", "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["exit_code"] == 2
