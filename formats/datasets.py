@@ -187,6 +187,18 @@ def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -
         path, out, device=device, force=force), progress)
 
 
+def _check_types(parts) -> None:
+    """Refuse files whose columns of one name have different types (naming the first two)."""
+    seen: dict[str, tuple] = {}
+    for path, table in parts:
+        for field in table.schema:
+            first = seen.setdefault(field.name, (path, field.type))
+            if field.type != first[1]:
+                raise ValueError(f"{path}: its schema differs from {first[0]}'s: column "
+                                 f"{field.name!r} is {field.type} there, {first[1]} in "
+                                 f"{first[0]}:\n{table.schema}")
+
+
 def read_dataset(src, device="auto", *, partitioning="hive"):
     """Read every file of a dataset as one table, decompressing fsst columns.
 
@@ -196,7 +208,9 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
         As for :func:`compress_dataset`.
     device : {"auto", "cpu", "gpu"}
         As for :func:`~fsstgpu.formats.read_table`: a ``pyarrow.Table`` (the files' tables
-        concatenated; they must have one schema), or with ``"gpu"`` a dict of columns, each
+        concatenated: their columns in order of first appearance, a column a file lacks null in
+        its rows; a column of two types is refused), or with ``"gpu"`` a dict of columns (the
+        files must have the same columns), each
         fsst column one :class:`fsstgpu.DeviceStringArray` over all the files (its chunks the
         row groups).
     partitioning : {"hive", None}
@@ -208,8 +222,9 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     Raises
     ------
     ValueError
-        When the files' schemas differ (the message names the first file that differs), or
-        ``partitioning`` is neither.
+        When two files have a column of one name and two types (the message names both), with
+        ``"gpu"`` when a file lacks a column of the first, or when ``partitioning`` is
+        neither.
 
     Examples
     --------
@@ -225,12 +240,9 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     if device != "gpu":
         parts = [(path, with_partition_columns(table, part))
                  for (path, table), part in zip(parts, values, strict=True)]
-        first_path, first = parts[0]
-        for path, table in parts[1:]:
-            if not table.schema.equals(first.schema):
-                raise ValueError(f"{path}: its schema differs from {first_path}'s:\n"
-                                 f"{table.schema}\nagainst\n{first.schema}")
-        return pa.concat_tables([table for _, table in parts])
+        _check_types(parts)
+        # a column some files lack is null in their rows (pyarrow's schema unification)
+        return pa.concat_tables([table for _, table in parts], promote_options="default")
     from fsstgpu.device_arrays import DeviceStringArray
     from fsstgpu.device_concat import concat_device_arrays
 

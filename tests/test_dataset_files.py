@@ -316,3 +316,18 @@ def test_read_dataset_exposes_hive_partition_columns(dataset, tmp_path):
     assert read_dataset(files, device="cpu").schema.names == ["u", "w", "k"]
     with pytest.raises(ValueError, match="partitioning"):
         read_dataset(tmp_path / "c", device="cpu", partitioning="directory")
+
+
+def test_read_dataset_merges_files_with_other_columns(tmp_path):
+    """A second file with an extra column (a column added to the data later) was refused; its
+    columns are merged, nulls where a file lacks one, as pyarrow's schema unification does."""
+    pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "extra": ["new"]}), tmp_path / "b.parquet")
+    compress_dataset(tmp_path, tmp_path / "c")
+    got = read_dataset(tmp_path / "c", device="cpu")
+    assert got.schema.names == ["s", "n", "extra"]
+    assert got.to_pydict() == {"s": ["a", "b", "c"], "n": [1, 2, None],
+                               "extra": [None, None, "new"]}
+    pq.write_table(pa.table({"s": [1]}), tmp_path / "c" / "z.parquet")
+    with pytest.raises(ValueError, match="z.parquet: its schema differs .* column 's' is int64"):
+        read_dataset(tmp_path / "c", device="cpu")
