@@ -2,13 +2,15 @@
 train symbol tables, generate datasets, round-trip and benchmark.
 
 Every command prints its results on stdout (a table, or JSON with ``--json``) and its progress
-and errors on stderr; see :data:`fsstgpu.cli.output.EXIT_CODES_HELP` for the exit codes. Usage
+and errors on stderr (with ``--json``, an error is also a JSON object on stdout:
+:mod:`fsstgpu.cli.group`); see :data:`fsstgpu.cli.output.EXIT_CODES_HELP` for the exit codes. Usage
 errors (a bad option or argument, a missing input file, an output whose format its suffix does
 not name, a column the file lacks) exit 2 and list the valid choices.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import warnings
@@ -17,11 +19,13 @@ from typing import Annotated
 
 import typer
 
+from fsstgpu.cli.group import Group
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
     DatasetProgress,
     FileProgress,
+    err_console,
     fail,
     fmt_ratio,
     handle_errors,
@@ -54,15 +58,19 @@ from fsstgpu.cli.params import (
     output_format_of,
 )
 from fsstgpu.cli.signals import stop_signals
+from fsstgpu.cli.stdio import STDIO, stdin_file, stdout_file
 
 app = typer.Typer(
     name="fsstgpu",
+    cls=Group,
+    rich_markup_mode="rich",  # the help texts escape [ as rich markup wants, whatever the default
     no_args_is_help=True,
     add_completion=True,
     help="FSST string compression for Parquet / Arrow IPC columns, decompressed on NVIDIA GPUs."
     f"\n\n{EXIT_CODES_HELP}",
 )
-datasets_app = typer.Typer(no_args_is_help=True, help="List and generate datasets.")
+datasets_app = typer.Typer(cls=Group, rich_markup_mode="rich", no_args_is_help=True,
+                           help="List and generate datasets.")
 app.add_typer(datasets_app, name="datasets")
 
 
@@ -90,6 +98,31 @@ def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None
     out_console().print(kv_table(f"{verb} {src} -> {dst}: {len(results)} files", [
         (r["output"], f"{r['rows']:,} rows, {human_bytes(r['input_bytes'])} -> "
                       f"{human_bytes(r['output_bytes'])}") for r in results]))
+@contextlib.contextmanager
+def _files(src, dst, format, json_: bool):
+    """``(input, output, output format)`` of a one-file compress / decompress: local paths or
+    URLs, or for ``-`` temporary files standing for stdin / stdout (:mod:`fsstgpu.cli.stdio`)."""
+    from fsstgpu.formats.locations import local_or_url
+    from fsstgpu.formats.sniff import detect_format, suffix_for
+
+    if dst == STDIO and json_:
+        fail("--json and OUT - would both write to stdout: give OUT a file name, or leave out "
+             "--json", EXIT_USAGE)
+    with stdin_file(src) as path:
+        path = local_or_url(path)
+        if dst != STDIO:
+            fmt = output_format_of(dst, format)
+        else:  # no suffix to name it: --format, else the input's
+            fmt = format.value if format is not None else detect_format(path) or "parquet"
+        with stdout_file(dst, suffix_for(fmt)) as out:
+            yield path, out, fmt
+
+
+def _results_console(dst):
+    """Where the results table goes: stdout, or stderr when stdout holds the output file."""
+    return err_console() if dst == STDIO else out_console()
+
+
 # --------------------------------------------------------------------------- files
 @app.command()
 def compress(
@@ -122,7 +155,6 @@ def compress(
     dataset, into the folder OUT) with FSST."""
     with handle_errors():
         from fsstgpu.formats import compress_dataset, compress_file
-        from fsstgpu.formats.locations import local_or_url
 
         if is_dataset(src):
             if format is not None:
@@ -142,11 +174,10 @@ def compress(
                                                **options)
             _show_dataset(results, "compressed", src, dst, json_)
             return
-        src = local_or_url(src)
-        fmt = output_format_of(dst, format)
         t0 = time.perf_counter()
-        with FileProgress(f"compress {printable(src.name)}", progress) as bar:
-            info = compress_file(src, dst, columns, format=fmt, sample_bytes=sample_bytes,
+        with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
+                f"compress {printable(Path(src).name)}", progress) as bar:
+            info = compress_file(path, out, columns, format=fmt, sample_bytes=sample_bytes,
                                  table=table, force=force, progress=bar,
                                  parquet_codec=parquet_codec.value)
         info["seconds"] = time.perf_counter() - t0
@@ -155,7 +186,7 @@ def compress(
         if json_:
             print_json(info)
             return
-        out_console().print(kv_table(f"compressed {src} -> {dst}", [
+        _results_console(dst).print(kv_table(f"compressed {src} -> {dst}", [
             ("format", info["format"]),
             ("rows", f"{info['rows']:,}"),
             ("row groups / batches", info["units"]),
@@ -186,7 +217,6 @@ def decompress(
     every file of such a dataset, into the folder OUT)."""
     with handle_errors():
         from fsstgpu.formats import decompress_dataset, decompress_file
-        from fsstgpu.formats.locations import local_or_url
 
         if is_dataset(src):
             if format is not None:
@@ -204,17 +234,16 @@ def decompress(
                                                  progress=bar)
             _show_dataset(results, "decompressed", src, dst, json_)
             return
-        src = local_or_url(src)
-        fmt = output_format_of(dst, format)
         t0 = time.perf_counter()
-        with FileProgress(f"decompress {printable(src.name)}", progress) as bar:
-            info = decompress_file(src, dst, device=device.value, format=fmt, force=force,
+        with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
+                f"decompress {printable(Path(src).name)}", progress) as bar:
+            info = decompress_file(path, out, device=device.value, format=fmt, force=force,
                                    progress=bar)
         info["seconds"] = time.perf_counter() - t0
         if json_:
             print_json(info)
             return
-        out_console().print(kv_table(f"decompressed {src} -> {dst}", [
+        _results_console(dst).print(kv_table(f"decompressed {src} -> {dst}", [
             ("format", info["format"]),
             ("device", info["device"]),
             ("rows", f"{info['rows']:,}"),

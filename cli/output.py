@@ -32,6 +32,7 @@ from rich.text import Text
 from fsstgpu.cli.signals import Stopped
 from fsstgpu.errors import CorruptDataError, DeviceError
 from fsstgpu.formats.columns import ColumnSelectionError
+from fsstgpu.formats.files import NotCompressedError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -42,7 +43,8 @@ EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 other error (output exists, I/O error); 2 usage error (bad option or "
-    "argument, missing input file, unknown output format, no such column); 3 GPU requested but "
+    "argument, missing input file, unknown output format, no such column, decompress of a file "
+    "fsstgpu did not compress); 3 GPU requested but "
     "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
     "SIGTERM, 129 SIGHUP; no partial output is left)."
 )
@@ -76,16 +78,62 @@ def printable(text) -> str:
 
 
 def fail(message: str, code: int = EXIT_ERROR):
-    """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``."""
-    line = " ".join(printable(message).split())  # one line, whatever the exception text held
+    """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``; under
+    ``--json`` also ``{"error": message, "exit_code": code}`` on stdout."""
+    line = " ".join(printable(_unaliased(message)).split())  # one line, whatever the text held
+    print_json_error(line, code)
     sys.stderr.write(f"fsstgpu: error: {line}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
 
 
+_ALIASES: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def alias(path, name: str):
+    """Within the block, :func:`fail` writes ``name`` for ``path`` (a temporary file standing
+    for standard input or output: :mod:`fsstgpu.cli.stdio`)."""
+    _ALIASES[str(path)] = name
+    yield  # on an exception the alias stays: the message is written after the block is left
+    _ALIASES.pop(str(path), None)
+
+
+def _unaliased(message: str) -> str:
+    for path, name in _ALIASES.items():
+        message = message.replace(path, name)
+    return message
+
+
+class _JsonState:
+    """Whether errors are printed as JSON too (``--json``), and whether stdout has had JSON."""
+
+    errors = False
+    printed = False
+
+
+@contextlib.contextmanager
+def json_errors():
+    """Within the block, :func:`fail` and :func:`print_json_error` print JSON on stdout
+    (used by :class:`fsstgpu.cli.group.Group` when ``--json`` is given)."""
+    _JsonState.errors, _JsonState.printed = True, False
+    try:
+        yield
+    finally:
+        _JsonState.errors = _JsonState.printed = False
+
+
+def print_json_error(message: str, code: int) -> None:
+    """Under :func:`json_errors`, ``{"error": message, "exit_code": code}`` on stdout, unless
+    the command printed its JSON result already (stdout stays one JSON document)."""
+    if _JsonState.errors and not _JsonState.printed:
+        print_json({"error": " ".join(printable(message).split()), "exit_code": code})
+
+
 @contextlib.contextmanager
 def handle_errors():
     """Map exceptions to one-line messages and the documented exit codes."""
+    _check_device_variable()
     if os.environ.get("FSSTGPU_TRACEBACK"):
         yield
         return
@@ -101,7 +149,7 @@ def handle_errors():
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:
         fail(str(exc), EXIT_CORRUPT)
-    except ColumnSelectionError as exc:
+    except (ColumnSelectionError, NotCompressedError) as exc:
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
         text = str(exc)
@@ -112,9 +160,22 @@ def handle_errors():
         fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
 
 
+def _check_device_variable() -> None:
+    """A bad ``FSSTGPU_DEVICE`` is a usage error (exit 2) naming the variable, before any work
+    (the library's ValueError would exit 1 and not say where the bad name came from)."""
+    from fsstgpu.device import DEVICES
+
+    value = os.environ.get("FSSTGPU_DEVICE")
+    if value is not None and (value.strip().lower() or "auto") not in DEVICES:
+        fail(f"FSSTGPU_DEVICE={value!r} is not a device: set it to one of "
+             f"{', '.join(DEVICES)}, or unset it", EXIT_USAGE)
+
+
 def print_json(obj) -> None:
     """Write ``obj`` as JSON on stdout (NaN becomes null)."""
     sys.stdout.write(json.dumps(_clean(obj), indent=2, default=str) + "\n")
+    sys.stdout.flush()
+    _JsonState.printed = True
 
 
 def _clean(obj):

@@ -44,10 +44,21 @@ class ParquetCodec(str, Enum):
 
 
 def dataset_or_file(value: str) -> str:
-    """Accept an existing path or a dataset name; otherwise a usage error listing the names."""
+    """Accept an existing file or a dataset name; otherwise a usage error (a folder or a device
+    is named as such; a missing name gets the list of dataset names)."""
     from fsstgpu.datasets import GENERATORS, is_dataset_name
 
-    if not is_dataset_name(value) and not Path(value).exists():
+    if is_dataset_name(value):
+        return value
+    path = Path(value)
+    if path.is_dir():  # a folder of files is a dataset for compress / decompress, not here
+        raise typer.BadParameter(
+            f"{printable(value)!r} is a folder: give one file (Parquet / Arrow IPC, or text "
+            "with one string per line) or a dataset name; `fsstgpu compress` and "
+            "`decompress` take a folder of files")
+    if path.exists() and not path.is_file():
+        raise typer.BadParameter(f"{printable(value)!r} is not a regular file")
+    if not path.exists():
         raise typer.BadParameter(
             f"{printable(value)!r} is neither a file nor a dataset name (generators: "
             f"{', '.join(GENERATORS)}; sample; dbtext:<file>; see `fsstgpu datasets list`)")
@@ -75,10 +86,11 @@ def output_format_of(dst: Path, format: FileFormat | None) -> str:
 
 def input_location(value: str) -> str:
     """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
-    or a URL (checked when opened); otherwise a usage error."""
+    a URL (checked when opened) or ``-`` (stdin); otherwise a usage error."""
     from fsstgpu.formats.locations import is_url
 
-    if is_url(value) or Path(value).exists() or (glob.has_magic(value) and glob.glob(value)):
+    if value == "-" or is_url(value) or Path(value).exists() or (
+            glob.has_magic(value) and glob.glob(value)):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
 
@@ -99,8 +111,9 @@ class PathOrUrl(str):
 
 DataIn = Annotated[PathOrUrl, typer.Argument(
     metavar="IN", parser=PathOrUrl, callback=input_location,
-    help="Input Parquet or Arrow IPC file; or a dataset: a folder (its files, recursively), a "
-         "quoted glob pattern, or an fsspec URL (s3://, gs://, memory://) of either.")]
+    help="Input Parquet or Arrow IPC file (- reads standard input); or a dataset: a folder (its "
+         "files, recursively), a quoted glob pattern, or an fsspec URL (s3://, gs://, "
+         "memory://) of either.")]
 
 
 def is_dataset(value: str) -> bool:
@@ -114,17 +127,20 @@ def is_dataset(value: str) -> bool:
 OutFile = Annotated[PathOrUrl, typer.Argument(
     metavar="OUT", parser=PathOrUrl,
     help="Output file (or URL); its suffix names the format (.parquet/.pq, .arrow/.feather/.ipc, "
-         ".arrows) unless --format is given; for a dataset IN, the output folder.")]
+         ".arrows) unless --format is given; - writes standard output (format: --format, else "
+         "the input's); for a dataset IN, the output folder.")]
 FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help='Print machine-readable JSON on stdout; an error too, as {"error": message, '
+                   '"exit_code": code}.')]
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]
 WorkersOpt = Annotated[int | None, typer.Option(
     min=1, metavar="N",
     help="A dataset IN: compress / decompress its files on a local Dask cluster of N worker "
-         "processes (pip install 'fsstgpu[dask]').")]
+         "processes (pip install 'fsstgpu\\[dask]').")]  # rich markup: \\[ shows a [
 SchedulerOpt = Annotated[str | None, typer.Option(
     metavar="ADDRESS",
     help="A dataset IN: run its files on the Dask cluster at this scheduler address "

@@ -45,11 +45,11 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
     if not paths:
         paths = [str(p) for p in dbtext_files()]
         if not paths:
-            raise FileNotFoundError("no PATH given and the dbtext corpus was not found "
-                                    "(set FSSTGPU_DBTEXT)")
+            fail("no PATH given and the dbtext corpus was not found: name text files, or set "
+                 "FSSTGPU_DBTEXT to the corpus folder", EXIT_USAGE)
     for p in paths:
         if not Path(p).is_file():
-            raise FileNotFoundError(f"{p}: no such file")
+            fail(f"{p}: no such file", EXIT_USAGE)
     if device is BenchDevice.gpu and threads is not None:
         fail("--threads goes with --device cpu (the GPU bench uses the GPU)", EXIT_USAGE)
     if device is BenchDevice.gpu:
@@ -88,8 +88,8 @@ def _bench_reference(paths: list[str], reference: str, threads: int, repeats: in
         elif Path(p).is_file():
             inputs.append((p, [(Path(p).name, load_lines(p))]))
         else:
-            raise FileNotFoundError(f"{p}: no such file, nor a corpus "
-                                    f"({', '.join(corpora.CORPORA)})")
+            fail(f"{p}: no such file, nor a corpus ({', '.join(corpora.CORPORA)})",
+                 EXIT_USAGE)
     say(f"reference FSST from {reference}")
     ref = ref_fsst.load(reference)
     say(f"reference library {ref.path}")

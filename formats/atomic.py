@@ -212,6 +212,12 @@ def _temp_path(dst: Path) -> tuple[Path, int]:
             continue
 
 
+def _naming(exc: OSError, dst: Path) -> OSError:
+    """``exc`` (about the temporary file) as the same error about ``dst``: messages name the
+    file the user asked for, never a temporary name they have not heard of."""
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(dst))
+
+
 def _put_in_place(tmp: Path, dst: Path, force: bool) -> None:
     """Give ``tmp`` the name ``dst``: replacing it with ``force``, else only if it is free."""
     if force:
@@ -274,6 +280,8 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     try:
         tmp, fd = _temp_path(dst)
         os.close(fd)
+    except OSError as exc:  # a read-only folder: the user named dst, not our temporary name
+        raise _naming(exc, dst) from None
     finally:
         # A stop signal that came while the file was being created is raised from here on,
         # inside the block below that removes it (before, it could land between the create and
@@ -282,7 +290,9 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     try:
         yield str(tmp)
         _put_in_place(tmp, dst, force)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename in (str(tmp), tmp):
+            raise _naming(exc, dst) from None
         raise

@@ -16,21 +16,24 @@ as one table (or one set of device columns). Files are found by
 >>> [r["output"][len(d) + 1:] for r in compress_dataset(os.path.join(d, "in"),
 ...                                                      os.path.join(d, "out"))]
 ['out/one.parquet', 'out/year=2026/two.parquet']
->>> read_dataset(os.path.join(d, "out"), device="cpu").column("s").to_pylist()
-['a', 'b', 'c']
+>>> t = read_dataset(os.path.join(d, "out"), device="cpu")  # year: the hive folder's
+>>> t.column("s").to_pylist(), t.column("year").to_pylist()
+(['a', 'b', 'c'], [None, None, 2026])
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
 
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
-from fsstgpu.formats.locations import Url, dataset_files, is_url
+from fsstgpu.formats.locations import DATASET_SUFFIXES, Url, dataset_files, is_url
+from fsstgpu.formats.partitions import hive_columns, with_partition_columns
 
 __all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
-           "read_dataset"]
+           "output_name", "read_dataset"]
 
 
 def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
@@ -40,7 +43,9 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     Raises
     ------
     NotADirectoryError
-        When ``dst`` is an existing local file.
+        When ``dst`` is an existing local file, or does not exist and is named as a file
+        (``out.parquet``: a suffix of :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which
+        would silently become a folder; an existing folder of that name is taken.
 
     Examples
     --------
@@ -52,11 +57,64 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     ['memory://bucket/out/x.parquet']
     """
     if is_url(dst):
-        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in dataset_files(src)]
+        if _file_name(Url(dst)) and not Url(dst).is_dir():
+            raise _named_as_a_file(dst)
+        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
     out_dir = Path(dst)
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
-    return [(path, out_dir / rel) for path, rel in dataset_files(src)]
+    if not out_dir.exists() and _file_name(out_dir):
+        raise _named_as_a_file(dst)
+    return [(path, out_dir / rel) for path, rel in _renamed(src)]
+
+
+#: Codec names writers put before the suffix (Spark: ``part-0-c000.snappy.parquet``); an output
+#: drops them, as its pages are stored otherwise (fsst + zstd, or the input's codecs back).
+CODEC_INFIXES = ("snappy", "gz", "gzip", "zstd", "zst", "lz4", "lz4_raw", "brotli", "br",
+                 "uncompressed")
+_CODEC_INFIX = re.compile(r"\.(" + "|".join(CODEC_INFIXES) + r")(\.[^./]+)$", re.IGNORECASE)
+
+
+def output_name(rel: str) -> str:
+    """The output name of a dataset file named ``rel``: ``rel`` less a codec name before its
+    suffix.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.datasets import output_name
+    >>> output_name("y=1/part-00000-c000.snappy.parquet"), output_name("a.zstd.arrow")
+    ('y=1/part-00000-c000.parquet', 'a.arrow')
+    >>> output_name("snappy.parquet"), output_name("b.parquet")
+    ('snappy.parquet', 'b.parquet')
+    """
+    folder, _, name = rel.rpartition("/")
+    stem = _CODEC_INFIX.sub(r"\2", name)
+    if stem.startswith("."):  # 'snappy.parquet' has no name to keep
+        stem = name
+    return f"{folder}/{stem}" if folder else stem
+
+
+def _renamed(src) -> list[tuple[Path | Url, str]]:
+    """The dataset's files with their output names (:func:`output_name`); two inputs that
+    would share one are refused."""
+    files = [(path, output_name(rel)) for path, rel in dataset_files(src)]
+    names = [rel for _, rel in files]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"several inputs would be written as {', '.join(twice)} (a codec name "
+                         "before the suffix is dropped from output names): rename them")
+    return files
+
+
+def _file_name(dst) -> bool:
+    """Tell whether ``dst``'s name ends as a data file's does (``out.parquet``)."""
+    return str(dst).rstrip("/").lower().endswith(DATASET_SUFFIXES)
+
+
+def _named_as_a_file(dst) -> NotADirectoryError:
+    return NotADirectoryError(
+        f"{dst}: the output of a dataset is a folder (one output file per input file), and this "
+        "name is a file's; name a folder, or create the folder first to use this name")
 
 
 def make_parent(out) -> None:
@@ -129,7 +187,19 @@ def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -
         path, out, device=device, force=force), progress)
 
 
-def read_dataset(src, device="auto"):
+def _check_types(parts) -> None:
+    """Refuse files whose columns of one name have different types (naming the first two)."""
+    seen: dict[str, tuple] = {}
+    for path, table in parts:
+        for field in table.schema:
+            first = seen.setdefault(field.name, (path, field.type))
+            if field.type != first[1]:
+                raise ValueError(f"{path}: its schema differs from {first[0]}'s: column "
+                                 f"{field.name!r} is {field.type} there, {first[1]} in "
+                                 f"{first[0]}:\n{table.schema}")
+
+
+def read_dataset(src, device="auto", *, partitioning="hive"):
     """Read every file of a dataset as one table, decompressing fsst columns.
 
     Parameters
@@ -138,27 +208,41 @@ def read_dataset(src, device="auto"):
         As for :func:`compress_dataset`.
     device : {"auto", "cpu", "gpu"}
         As for :func:`~fsstgpu.formats.read_table`: a ``pyarrow.Table`` (the files' tables
-        concatenated; they must have one schema), or with ``"gpu"`` a dict of columns, each
+        concatenated: their columns in order of first appearance, a column a file lacks null in
+        its rows; a column of two types is refused), or with ``"gpu"`` a dict of columns (the
+        files must have the same columns), each
         fsst column one :class:`fsstgpu.DeviceStringArray` over all the files (its chunks the
         row groups).
+    partitioning : {"hive", None}
+        ``"hive"`` (the default, as ``pyarrow.parquet.read_table`` of a folder): the
+        ``key=value`` folders of each file's relative name become columns after the files' own
+        (``int32`` or ``string``, :mod:`fsstgpu.formats.partitions`; host columns with
+        ``"gpu"``); None: the files' columns only.
 
     Raises
     ------
     ValueError
-        When the files' schemas differ (the message names the first file that differs).
+        When two files have a column of one name and two types (the message names both), with
+        ``"gpu"`` when a file lacks a column of the first, or when ``partitioning`` is
+        neither.
 
     Examples
     --------
     See the module docstring.
     """
-    parts = [(path, read_table(path, device=device)) for path, _ in dataset_files(src)]
+    if partitioning not in ("hive", None):
+        raise ValueError(f"partitioning must be 'hive' or None, not {partitioning!r}")
+    files = dataset_files(src)
+    keys = hive_columns([rel for _, rel in files]) if partitioning == "hive" else {}
+    parts = [(path, read_table(path, device=device)) for path, _ in files]
+    values = [{key: (type_, vals[k]) for key, (type_, vals) in keys.items()}
+              for k in range(len(files))]
     if device != "gpu":
-        first_path, first = parts[0]
-        for path, table in parts[1:]:
-            if not table.schema.equals(first.schema):
-                raise ValueError(f"{path}: its schema differs from {first_path}'s:\n"
-                                 f"{table.schema}\nagainst\n{first.schema}")
-        return pa.concat_tables([table for _, table in parts])
+        parts = [(path, with_partition_columns(table, part))
+                 for (path, table), part in zip(parts, values, strict=True)]
+        _check_types(parts)
+        # a column some files lack is null in their rows (pyarrow's schema unification)
+        return pa.concat_tables([table for _, table in parts], promote_options="default")
     from fsstgpu.device_arrays import DeviceStringArray
     from fsstgpu.device_concat import concat_device_arrays
 
@@ -174,4 +258,10 @@ def read_dataset(src, device="auto"):
             out[name] = concat_device_arrays(columns)
         else:
             out[name] = pa.chunked_array([chunk for c in columns for chunk in c.chunks])
+    for key, (type_, _) in keys.items():
+        if key not in out:  # as on the CPU: a file column of that name wins
+            rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
+            out[key] = pa.chunked_array(
+                [pa.repeat(pa.scalar(part[key][1], type_), n)
+                 for part, n in zip(values, rows, strict=True)], type=type_)
     return out

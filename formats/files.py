@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
@@ -46,12 +46,31 @@ from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH, SymbolTable
 from fsstgpu.types import INT32_MAX, is_view, large_type, narrow_offsets
 
 __all__ = [
+    "NotCompressedError",
     "compress_file",
     "decode_column",
     "decompress_file",
     "output_chunks",
     "read_table",
 ]
+
+
+class NotCompressedError(FsstGpuError, ValueError):
+    """A file given to :func:`decompress_file` has plain string columns and no fsst column:
+    nothing to decompress.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.files import NotCompressedError, decompress_file
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a"]}), os.path.join(d, "plain.parquet"))
+    >>> try:
+    ...     decompress_file(os.path.join(d, "plain.parquet"), os.path.join(d, "o.parquet"))
+    ... except NotCompressedError:
+    ...     print("refused;", os.listdir(d))
+    refused; ['plain.parquet']
+    """
 
 
 # Schema metadata of a compressed Parquet file: the input's codec of each compressed column
@@ -464,6 +483,21 @@ class _Decoder:
         return self.finish(field.name, self.decode(field.name, col, unit_index))
 
 
+def _check_compressed(source: Source) -> None:
+    """Refuse a plain file: string columns that compress_file would have compressed, and no
+    fsst column. (A file without such columns, only numbers or dictionaries, is what
+    compress_file writes for it: it is copied.)"""
+    if any(is_fsst_type(f.type) for f in source.schema):
+        return
+    plain = select_columns(source.schema, None, dictionaries=False)
+    if plain:
+        raise NotCompressedError(
+            f"{source.path}: not a file written by `fsstgpu compress`: its string columns "
+            f"({', '.join(plain)}) are plain and it has no fsst column, so there is nothing to "
+            "decompress (rewritten it would only be re-encoded, often larger; copy it to have "
+            "it under another name)")
+
+
 def decompress_file(src, dst, *, device="auto", format=None, force=False,
                     progress=None) -> dict:
     """Write a copy of a file made by :func:`compress_file` with its string columns restored.
@@ -490,6 +524,10 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     ------
     CorruptDataError
         When ``src`` is not a readable Parquet / Arrow IPC file or its codes do not decode.
+    NotCompressedError
+        When ``src`` is a plain file, not one :func:`compress_file` wrote (string columns and no
+        fsst column): it would only be rewritten, re-encoded and often larger (nothing is
+        written).
     DeviceError
         When ``device="gpu"`` and no GPU is usable (checked before anything is written).
     FileExistsError, ValueError
@@ -506,6 +544,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     out_format = output_format(dst, format)
     dev = resolve_device(device)
     with Source(src) as source:
+        _check_compressed(source)
         decoder = _Decoder(source, out_format, dev)
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, _restored_schema(source.schema),

@@ -8,7 +8,9 @@ An output URL is written to a local temporary file and uploaded in one ``put`` w
 
 :func:`dataset_files` expands a dataset: a directory (its Parquet / Arrow IPC files, recursively,
 in sorted order), a glob pattern, or a list of paths or URLs, each with the relative name its
-output takes.
+output takes. As ``pyarrow.dataset`` does, files and folders below the directory (or below the
+pattern's last folder without wildcards) whose names start with ``_`` or ``.`` are not data and
+are skipped: ``_temporary/``, ``_SUCCESS``, ``_metadata``, ``.hidden``.
 
 >>> from fsstgpu.formats.locations import Url, is_url
 >>> is_url("s3://bucket/a.parquet"), is_url("/data/a.parquet"), is_url("file:///data/a.parquet")
@@ -119,7 +121,10 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     source : str, os.PathLike, or a list of them
         A directory (local or URL: its files with a :data:`DATASET_SUFFIXES` suffix, found
         recursively, relative names keep the subfolders), a glob pattern (``data/*.parquet``,
-        ``s3://b/part-*.parquet``: the base names), or a list of files (their base names).
+        ``ds/*/*.parquet``, ``s3://b/part-*.parquet``: relative names from the pattern's last
+        folder without wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
+        files (their base names). Below a directory or pattern, names starting with ``_`` or
+        ``.`` are skipped (see the module docstring); listed files are taken as named.
 
     Raises
     ------
@@ -133,7 +138,7 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     >>> import os, tempfile
     >>> from fsstgpu.formats.locations import dataset_files
     >>> d = tempfile.mkdtemp()
-    >>> for name in ("a.parquet", "sub/b.parquet", "_SUCCESS"):
+    >>> for name in ("a.parquet", "sub/b.parquet", "_SUCCESS", "_temporary/0/c.parquet"):
     ...     os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
     ...     _ = open(os.path.join(d, name), "wb").write(b"x")
     >>> [rel for _, rel in dataset_files(d)]
@@ -152,12 +157,14 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
             files = sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
                            if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
         elif _GLOB.search(str(loc)):
-            files = [(Path(p), Path(p).name) for p in sorted(globbing.glob(str(loc)))
-                     if Path(p).is_file()]
+            base = _fixed_prefix(str(loc), os.sep)
+            files = [(Path(p), Path(os.path.relpath(p, base or os.curdir)).as_posix())
+                     for p in sorted(globbing.glob(str(loc))) if Path(p).is_file()]
         elif loc.is_file():
             files = [(loc, loc.name)]
         else:
             raise FileNotFoundError(f"{loc}: no such file or directory")
+        files = [(f, rel) for f, rel in files if not _hidden(rel)]
         if not files:
             raise FileNotFoundError(f"{source}: no Parquet or Arrow IPC file there")
     names = [rel for _, rel in files]
@@ -168,13 +175,42 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     return files
 
 
+#: Names below a dataset's root that are not data (pyarrow.dataset's ``ignore_prefixes``).
+IGNORED_PREFIXES = ("_", ".")
+
+
+def _hidden(rel: str) -> bool:
+    """Tell whether a relative name has a file or folder named as not data (``_temporary/``,
+    ``_SUCCESS``, ``.part``): pyarrow.dataset skips those."""
+    return any(part.startswith(IGNORED_PREFIXES) for part in rel.split("/") if part)
+
+
+def _fixed_prefix(pattern: str, sep: str) -> str:
+    """The folders of a glob pattern before its first part with a wildcard (``ds/*/*.parquet``:
+    ``ds``); relative output names start below it.
+
+    >>> from fsstgpu.formats.locations import _fixed_prefix
+    >>> [_fixed_prefix(p, "/") for p in ("ds/*/*.parquet", "b/x/p-*.pq", "*.pq", "/*/a.pq")]
+    ['ds', 'b/x', '', '/']
+    """
+    parts = pattern.split(sep)
+    fixed = []
+    for part in parts[:-1]:
+        if _GLOB.search(part):
+            break
+        fixed.append(part)
+    prefix = sep.join(fixed)
+    return prefix if prefix or not pattern.startswith(sep) else sep
+
+
 def _url_files(url: Url) -> list[tuple[Url, str]]:
     fs, path = url.filesystem()
     protocol = url.split("://", 1)[0]
     if _GLOB.search(path):
         found = sorted(fs.glob(path))
-        return [(Url(f"{protocol}://{p}"), p.rsplit("/", 1)[-1]) for p in found
-                if fs.isfile(p)]
+        base = _fixed_prefix(path, "/").rstrip("/") + "/"
+        return [(Url(f"{protocol}://{p}"), p[len(base):] if p.startswith(base) else p)
+                for p in found if fs.isfile(p)]
     if fs.isdir(path):
         root = path.rstrip("/") + "/"
         found = sorted(p for p in fs.find(path) if p.lower().endswith(DATASET_SUFFIXES))

@@ -72,7 +72,8 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         values: decompression gives the value type), pandas Series of strings, 1-D numpy arrays
         of str / bytes / object / StringDType, objects with ``__arrow_c_array__`` or
         ``__arrow_c_stream__``, lists of str / bytes / None. A ``pyarrow.Table`` or
-        ``RecordBatch`` is passed to :func:`fsstgpu.compress_table` (and a table returned).
+        ``RecordBatch``, or a pandas / polars DataFrame, is passed to
+        :func:`fsstgpu.compress_table` (and a table returned).
     table : SymbolTable or bytes, optional
         Use this table (or one serialised by ``SymbolTable.to_bytes``) for the whole column (one
         block). By default the column is cut into blocks and a table is trained for each

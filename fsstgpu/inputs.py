@@ -20,9 +20,10 @@ Arrow PyCapsule producers         objects with ``__arrow_c_array__`` (one array)
 list / tuple                      of str / bytes / None
 ================================  ===========================================================
 
-Tables (``pyarrow.Table``, ``pyarrow.RecordBatch``) have several columns and are
-:mod:`fsstgpu.tables`'s. pandas is never imported here: a pandas object can only exist once the
-user has imported pandas, so ``sys.modules`` tells whether to look for one.
+Tables (``pyarrow.Table``, ``pyarrow.RecordBatch``, and pandas and polars DataFrames, which
+:func:`as_table` turns into a ``pyarrow.Table``) have several columns and are
+:mod:`fsstgpu.tables`'s. pandas and polars are never imported here: their objects can only exist
+once the user has imported them, so ``sys.modules`` tells whether to look for one.
 
 >>> import numpy as np
 >>> from fsstgpu.inputs import as_string_column
@@ -39,18 +40,59 @@ import pyarrow as pa
 
 from fsstgpu.types import SUPPORTED_TYPES, is_supported, is_view
 
-__all__ = ["ACCEPTED", "as_string_column", "is_table"]
+__all__ = ["ACCEPTED", "as_string_column", "as_table", "is_table"]
 
 #: What the compressor takes, as error messages name it.
 ACCEPTED = ("a pyarrow string/binary Array or ChunkedArray (dictionary-encoded too), a pandas "
             "Series of strings, a 1-D numpy array of dtype U, S, object or StringDType, an object "
             "with __arrow_c_array__ / __arrow_c_stream__, a list of str / bytes / None, or "
-            "(fsstgpu.compress_table) a pyarrow Table or RecordBatch")
+            "(fsstgpu.compress_table) a pyarrow Table or RecordBatch or a pandas / polars "
+            "DataFrame")
 
 
 def is_table(obj) -> bool:
-    """Whether ``obj`` is a pyarrow Table or RecordBatch (several columns)."""
-    return isinstance(obj, (pa.Table, pa.RecordBatch))
+    """Whether ``obj`` is a pyarrow Table or RecordBatch, or a pandas / polars DataFrame
+    (several columns: :func:`fsstgpu.compress_table`'s)."""
+    return isinstance(obj, (pa.Table, pa.RecordBatch, *_frame_types()))
+
+
+def as_table(obj, what: str = "compress_table"):
+    """``obj`` as a pyarrow Table or RecordBatch: itself, or a pandas / polars DataFrame as a
+    Table.
+
+    A pandas DataFrame goes through ``pa.Table.from_pandas``, so that its index and column dtypes
+    are recorded in the schema's pandas metadata and ``Table.to_pandas()`` gives them back; a
+    polars DataFrame through its Arrow stream (``pa.table``: polars' strings are
+    ``string_view``), as :func:`as_string_column` takes a polars Series.
+
+    Raises
+    ------
+    TypeError
+        For anything else (``what`` names the function in the message).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fsstgpu.inputs import as_table
+    >>> as_table(pd.DataFrame({"s": ["a", None]})).column("s").to_pylist()
+    ['a', None]
+    """
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
+        return obj
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(obj, getattr(pandas, "DataFrame", ())):
+        return pa.Table.from_pandas(obj)
+    if isinstance(obj, _frame_types()):
+        return pa.table(obj)
+    raise TypeError(f"{what} takes a pyarrow Table or RecordBatch or a pandas / polars "
+                    f"DataFrame, not {type(obj).__name__}")
+
+
+def _frame_types() -> tuple:
+    """pandas' and polars' DataFrame, of those imported (see :func:`_pandas_types`)."""
+    found = (getattr(sys.modules.get("pandas"), "DataFrame", None),
+             getattr(sys.modules.get("polars"), "DataFrame", None))
+    return tuple(t for t in found if isinstance(t, type))
 
 
 def as_string_column(obj):
@@ -89,7 +131,7 @@ def as_string_column(obj):
 string/binary Array or ChunkedArray (dictionary-encoded too), a pandas Series of strings, a 1-D \
 numpy array of dtype U, S, object or StringDType, an object with __arrow_c_array__ / \
 __arrow_c_stream__, a list of str / bytes / None, or (fsstgpu.compress_table) a pyarrow Table or \
-RecordBatch
+RecordBatch or a pandas / polars DataFrame
     """
     what = _describe(obj)
     col = _to_arrow(obj, what)

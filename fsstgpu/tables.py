@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from fsstgpu.codec import compress, decompress, decompress_device
 from fsstgpu.device import resolve_device
-from fsstgpu.inputs import as_string_column
+from fsstgpu.inputs import as_string_column, as_table
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.training import train
 from fsstgpu.types import is_string_like
@@ -48,7 +48,9 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
 
     Parameters
     ----------
-    data : pyarrow.Table or pyarrow.RecordBatch
+    data : pyarrow.Table, pyarrow.RecordBatch, pandas.DataFrame or polars.DataFrame
+        A DataFrame is taken as a Table (:func:`fsstgpu.inputs.as_table`: a pandas one with its
+        index and dtypes recorded, so that ``decompress_table(...).to_pandas()`` gives it back).
     columns : list of str, optional
         The columns to compress (each must be string-like); default: every string-like column
         that is not dictionary-encoded. A dictionary column is already compact, and kept it
@@ -63,9 +65,9 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     Returns
     -------
     pyarrow.Table or pyarrow.RecordBatch
-        Same kind, column names, order, chunks, field nullability and metadata; the compressed
-        columns have the ``fsstgpu.fsst`` extension type, which records the original type
-        (a dictionary type included).
+        Same kind (a Table for a DataFrame), column names, order, chunks, field nullability
+        and metadata; the compressed columns have the ``fsstgpu.fsst`` extension type, which
+        records the original type (a dictionary type included).
 
     Raises
     ------
@@ -84,7 +86,7 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     >>> type(out).__name__, str(out.schema.field("k").type)
     ('RecordBatch', 'extension<fsstgpu.fsst[dictionary<values=string, indices=int32, ordered=0>]>')
     """
-    _check_table(data, "compress_table")
+    data = as_table(data, "compress_table")
     schema = data.schema
     if columns is None:  # dictionary columns only when named (their dictionaries would change)
         chosen = {f.name for f in schema

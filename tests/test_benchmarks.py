@@ -261,7 +261,7 @@ def test_cli_bench_reference_errors(tmp_path):
     done = _cli("--reference", tmp_path / "nothing", "stdlib-lines")
     assert done.returncode == 1 and "neither a library" in done.stderr, done.stderr
     done = _cli("--reference", tmp_path, "no-such-corpus")
-    assert done.returncode == 1 and "nor a corpus" in done.stderr, done.stderr
+    assert done.returncode == 2 and "nor a corpus" in done.stderr, done.stderr  # usage error
     done = _cli("--reference", tmp_path, "--device", "gpu")
     assert done.returncode == 2 and "--device cpu" in done.stderr, done.stderr
 

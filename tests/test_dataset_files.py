@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -49,8 +51,8 @@ def test_directory_dataset_round_trips_file_by_file(dataset, tmp_path):
         assert pq.read_table(tmp_path / "p" / rel).equals(t)
         assert (pq.ParquetFile(tmp_path / "p" / rel).metadata.num_row_groups
                 == pq.ParquetFile(root / rel).metadata.num_row_groups == -(-len(t) // 90))
-    whole = read_dataset(tmp_path / "c", device="cpu")
-    assert whole.equals(pa.concat_tables(tables.values()))
+    whole = read_dataset(tmp_path / "c", device="cpu")  # the hive folders' year column too
+    assert whole.drop_columns(["year"]).equals(pa.concat_tables(tables.values()))
 
 
 def test_globs_and_lists(dataset, tmp_path):
@@ -64,6 +66,24 @@ def test_globs_and_lists(dataset, tmp_path):
         dataset_files([root / "year=2025" / "a.parquet", root / "year=2025" / "a.parquet"])
     with pytest.raises(FileNotFoundError, match="no Parquet or Arrow IPC file"):
         dataset_files(str(tmp_path / "nothing*.parquet"))
+
+
+def test_a_glob_over_hive_folders_keeps_them(dataset, tmp_path):
+    """'ds/*/*.parquet' with one file name in several partitions (Spark's part-0 in each) was
+    refused as "several inputs would be written as ..."; the folders below the pattern's fixed
+    part are kept instead."""
+    root, tables = dataset
+    for old, new in (("year=2025/a.parquet", "year=2025/part-0.parquet"),
+                     ("year=2026/c.parquet", "year=2026/part-0.parquet")):
+        (root / old).rename(root / new)
+    expected = ["year=2025/b.parquet", "year=2025/part-0.parquet", "year=2026/part-0.parquet"]
+    assert [rel for _, rel in dataset_files(str(root / "*" / "*.parquet"))] == expected
+    assert [rel for _, rel in dataset_files(str(root / "year=2025" / "*.parquet"))] == [
+        "b.parquet", "part-0.parquet"]
+    info = compress_dataset(str(root / "*" / "*.parquet"), tmp_path / "c")
+    assert [r["output"] for r in info] == [str(tmp_path / "c" / rel) for rel in expected]
+    assert read_table(tmp_path / "c" / "year=2026" / "part-0.parquet", device="cpu").equals(
+        tables["year=2026/c.parquet"])
 
 
 def test_a_bad_file_is_named_and_the_others_are_kept(dataset, tmp_path):
@@ -108,8 +128,9 @@ def test_fsspec_urls_are_inputs(tmp_path):
         url = "memory://fsstgpu-test/comp/a.parquet"
         assert read_table(url, device="cpu").equals(table)
         assert read_dataset("memory://fsstgpu-test/comp", device="cpu").equals(table)
-        with pytest.raises(ValueError, match="several inputs would be written as a.parquet"):
-            dataset_files("memory://fsstgpu-test/*/a.parquet")  # raw/ and comp/: one name
+        # raw/ and comp/ both hold a.parquet: names below the pattern's fixed folders differ
+        assert [rel for _, rel in dataset_files("memory://fsstgpu-test/*/a.parquet")] == [
+            "comp/a.parquet", "raw/a.parquet"]
         compress_dataset("memory://fsstgpu-test/raw", tmp_path / "ds")
         assert read_table(tmp_path / "ds" / "a.parquet", device="cpu").equals(table)
         with pytest.raises(FileNotFoundError, match="memory://fsstgpu-test/none.parquet"):
@@ -150,6 +171,7 @@ def test_gpu_read_dataset_joins_the_files_on_the_device(dataset, tmp_path):
     for name in ("u", "w"):
         assert cols[name].to_arrow().equals(whole.column(name))
     assert cols["k"].equals(whole.column("k"))
+    assert cols["year"].to_pylist() == [2025] * 500 + [2026] * 250  # hive column, on the host
 
 
 def test_cli_compresses_and_decompresses_a_dataset(dataset, tmp_path):
@@ -167,10 +189,10 @@ def test_cli_compresses_and_decompresses_a_dataset(dataset, tmp_path):
     res = runner.invoke(app, ["decompress", str(tmp_path / "c" / "*" / "*.parquet"),
                               str(tmp_path / "p"), "--device", "cpu"])
     assert res.exit_code == 0, res.stderr
-    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["a.parquet", "b.parquet",
-                                                                  "c.parquet"]
+    assert sorted(p.relative_to(tmp_path / "p").as_posix()  # the hive folders kept
+                  for p in (tmp_path / "p").rglob("*.parquet")) == list(tables)
     for rel, t in tables.items():
-        assert pq.read_table(tmp_path / "p" / rel.split("/")[1]).equals(t)
+        assert pq.read_table(tmp_path / "p" / rel).equals(t)
     res = runner.invoke(app, ["compress", str(root), str(tmp_path / "d"), "--format", "arrow"])
     assert res.exit_code == 2 and "--format" in res.stderr
     res = runner.invoke(app, ["compress", str(tmp_path / "none*.parquet"), str(tmp_path / "e")])
@@ -201,3 +223,111 @@ def test_cli_reads_and_writes_urls(tmp_path):
         assert res.exit_code == 1 and "already exists" in res.stderr
     finally:
         fs.rm("/fsstgpu-cli", recursive=True)
+
+
+def test_names_starting_with_underscore_or_dot_are_not_data(dataset, tmp_path):
+    """As pyarrow.dataset: _temporary/ (a job still writing), _metadata, .hidden are skipped
+    below the root, in folders and globs; files named explicitly are taken."""
+    import pyarrow.dataset as pads
+
+    root, tables = dataset
+    stray = _table(10, 99)
+    for rel in ("_temporary/0/part-9.parquet", "year=2026/_tmp.parquet",
+                "year=2026/.c.parquet.crc.parquet", ".hidden/x.parquet", "_metadata.parquet"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(stray, root / rel)
+    assert [rel for _, rel in dataset_files(root)] == list(tables)
+    assert [rel for _, rel in dataset_files(str(root / "*" / "*.parquet"))] == list(tables)
+    assert [rel for _, rel in dataset_files(str(root / "**" / "*.parquet"))] == list(tables)
+    seen = sorted(os.path.relpath(f, root) for f in pads.dataset(root, format="parquet").files)
+    assert seen == list(tables)  # what pyarrow.dataset reads
+    assert [rel for _, rel in dataset_files(str(root / "_temporary" / "0" / "*.parquet"))] == [
+        "part-9.parquet"]  # asked for by the pattern's fixed part: taken
+    assert len(dataset_files([root / "_metadata.parquet"])) == 1
+    compress_dataset(root, tmp_path / "c")
+    assert read_dataset(tmp_path / "c", device="cpu", partitioning=None).equals(
+        pa.concat_tables(tables.values()))
+
+
+def test_a_dataset_output_named_as_a_file_is_refused(dataset, tmp_path):
+    """OUT 'x.parquet' silently became a folder of that name; now refused, nothing written. A
+    folder of that name that exists is taken (the user made it so)."""
+    root, tables = dataset
+    with pytest.raises(NotADirectoryError, match="x.parquet: the output of a dataset is a folder"):
+        compress_dataset(root, tmp_path / "x.parquet")
+    assert not (tmp_path / "x.parquet").exists()
+    (tmp_path / "y.parquet").mkdir()
+    compress_dataset(root, tmp_path / "y.parquet")
+    assert (tmp_path / "y.parquet" / "year=2026" / "c.parquet").is_file()
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    res = CliRunner().invoke(app, ["compress", str(root), str(tmp_path / "z.PQ")])
+    assert res.exit_code == 1 and "z.PQ: the output of a dataset is a folder" in res.stderr
+    assert not (tmp_path / "z.PQ").exists()
+    fsspec = pytest.importorskip("fsspec")
+    with pytest.raises(NotADirectoryError, match="memory://fsstgpu-out/x.arrow"):
+        compress_dataset(root, "memory://fsstgpu-out/x.arrow")
+    assert not fsspec.filesystem("memory").exists("/fsstgpu-out")
+
+
+def test_outputs_drop_the_codec_from_their_names(tmp_path):
+    """Spark's part-00000-c000.snappy.parquet compressed is fsst + zstd: its output must not be
+    named .snappy.parquet."""
+    root = tmp_path / "in"
+    (root / "y=1").mkdir(parents=True)
+    t = _table(100, 11)
+    pq.write_table(t, root / "y=1" / "part-00000-c000.snappy.parquet", compression="snappy")
+    pq.write_table(t, root / "y=1" / "part-00001-c000.GZ.parquet", compression="gzip")
+    info = compress_dataset(root, tmp_path / "c")
+    assert [r["output"][len(str(tmp_path / "c")) + 1:] for r in info] == [
+        "y=1/part-00000-c000.parquet", "y=1/part-00001-c000.parquet"]
+    decompress_dataset(tmp_path / "c", tmp_path / "p", device="cpu")
+    back = tmp_path / "p" / "y=1" / "part-00000-c000.parquet"
+    assert pq.read_table(back).equals(t)
+    assert pq.ParquetFile(back).metadata.row_group(0).column(0).compression == "SNAPPY"
+    pq.write_table(t, root / "y=1" / "part-00000-c000.parquet")
+    with pytest.raises(ValueError, match="part-00000-c000.parquet"):
+        compress_dataset(root, tmp_path / "c2")
+    assert not (tmp_path / "c2").exists()
+
+
+def test_read_dataset_exposes_hive_partition_columns(dataset, tmp_path):
+    """The key=value folders become columns, typed and valued as pyarrow.dataset(...,
+    partitioning="hive") reads them; partitioning=None reads the files' columns only."""
+    import pyarrow.dataset as pads
+
+    root, tables = dataset
+    (root / "year=2026" / "kind=a b").mkdir()
+    pq.write_table(_table(30, 17), root / "year=2026" / "kind=a b" / "d.parquet")
+    compress_dataset(root, tmp_path / "c")
+    mine = read_dataset(tmp_path / "c", device="cpu")
+    theirs = pads.dataset(root, format="parquet", partitioning="hive").to_table()
+    assert mine.schema.names == theirs.schema.names == ["u", "w", "k", "year", "kind"]
+    for name in ("year", "kind"):
+        assert mine.schema.field(name).type == theirs.schema.field(name).type
+        assert mine.column(name).to_pylist() == theirs.column(name).to_pylist()
+    assert mine.column("year").to_pylist() == [2025] * 500 + [2026] * 280
+    assert mine.column("kind").to_pylist() == [None] * 750 + ["a b"] * 30
+    assert mine.drop_columns(["year", "kind"]).equals(
+        read_dataset(tmp_path / "c", device="cpu", partitioning=None))
+    files = [tmp_path / "c" / "year=2025" / "a.parquet"]  # a list of files: no folders
+    assert read_dataset(files, device="cpu").schema.names == ["u", "w", "k"]
+    with pytest.raises(ValueError, match="partitioning"):
+        read_dataset(tmp_path / "c", device="cpu", partitioning="directory")
+
+
+def test_read_dataset_merges_files_with_other_columns(tmp_path):
+    """A second file with an extra column (a column added to the data later) was refused; its
+    columns are merged, nulls where a file lacks one, as pyarrow's schema unification does."""
+    pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "extra": ["new"]}), tmp_path / "b.parquet")
+    compress_dataset(tmp_path, tmp_path / "c")
+    got = read_dataset(tmp_path / "c", device="cpu")
+    assert got.schema.names == ["s", "n", "extra"]
+    assert got.to_pydict() == {"s": ["a", "b", "c"], "n": [1, 2, None],
+                               "extra": [None, None, "new"]}
+    pq.write_table(pa.table({"s": [1]}), tmp_path / "c" / "z.parquet")
+    with pytest.raises(ValueError, match="z.parquet: its schema differs .* column 's' is int64"):
+        read_dataset(tmp_path / "c", device="cpu")

@@ -18,6 +18,7 @@ import pytest
 import fsstgpu
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import compress_file, decompress_file, inspect_file, read_table
+from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, CRC_V1_KEY, END_KEY, POSITION_KEY, SCHEMA_KEY
 from fsstgpu.formats.rowgroups import open_file
@@ -629,6 +630,9 @@ def test_a_decompressed_stream_cut_after_its_schema_is_truncated(tmp_path):
         for tail in (b"", EOS):
             cut.write_bytes(data[:end] + tail)
             for call in (lambda: read_table(cut, device="cpu"), lambda: compress_file(
-                    cut, tmp_path / "x.arrow"), lambda: decompress_file(cut, tmp_path / "x.pq")):
+                    cut, tmp_path / "x.arrow")):
                 with pytest.raises(CorruptDataError, match="truncated"):
                     call()
+            with pytest.raises(NotCompressedError):  # plain: refused before it is read
+                decompress_file(cut, tmp_path / "x.pq")
+            assert not (tmp_path / "x.pq").exists()

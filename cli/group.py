@@ -1,0 +1,75 @@
+"""The click group behind the ``fsstgpu`` app (and its ``datasets`` group): what typer's own
+does, plus JSON for every error under ``--json`` and help without ``<bool>`` beside flags.
+
+* **JSON errors.** With ``--json`` on the command line an error prints
+  ``{"error": message, "exit_code": code}`` on stdout (besides the message on stderr), whether
+  the option parser refused an argument (exit 2) or the command failed
+  (:func:`fsstgpu.cli.output.fail`); a script reading stdout always gets JSON. The parser's
+  errors come before the command knows its options, hence the ``--json`` looked for in the
+  raw arguments.
+* **Flags.** typer's help shows each option's type, ``<bool>`` for a flag, which takes no
+  value; flags get an empty type column instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from typer.core import TyperGroup
+
+from fsstgpu.cli.output import json_errors, print_json_error
+
+__all__ = ["Group"]
+
+
+def _quiet_flags(command, ctx) -> None:
+    for param in command.get_params(ctx):  # the --help option too (click caches it)
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
+class Group(TyperGroup):
+    """typer's group, with the JSON errors and flag help of the module docstring."""
+
+    def get_command(self, ctx, cmd_name):
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _quiet_flags(command, ctx)
+        return command
+
+    def format_help(self, ctx, formatter):
+        _quiet_flags(self, ctx)
+        return super().format_help(ctx, formatter)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
+             **extra):
+        argv = sys.argv[1:] if args is None else list(args)
+        words = argv[:argv.index("--")] if "--" in argv else argv
+        if not standalone_mode or "--json" not in words:
+            return super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
+                                standalone_mode=standalone_mode, **extra)
+        with json_errors():
+            try:
+                code = super().main(args=argv, prog_name=prog_name,
+                                    complete_var=complete_var, standalone_mode=False, **extra)
+            except typer.TyperException as exc:  # the parser's errors (typer's vendored click)
+                code = getattr(exc, "exit_code", 1)
+                print_json_error(exc.format_message() if hasattr(exc, "format_message")
+                                 else str(exc), code)
+                self._show(exc)
+                sys.exit(code)
+            except typer.Abort:
+                print_json_error("aborted", 1)
+                sys.stderr.write("Aborted!\n")
+                sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+    def _show(self, exc: typer.TyperException) -> None:
+        """The parser's error on stderr, drawn as typer draws it."""
+        try:
+            from typer import rich_utils
+        except ImportError:  # typer without rich
+            exc.show()
+        else:
+            rich_utils.rich_format_error(exc)

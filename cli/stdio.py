@@ -1,0 +1,59 @@
+"""``-`` for IN and OUT of compress / decompress: standard input and output.
+
+Parquet and Arrow IPC files are read from their ends (the footer) and by random access, so
+standard input is first copied whole to a temporary file; an output goes to a temporary file
+and is copied to standard output once complete, so a failed command writes nothing there (as
+:mod:`fsstgpu.formats.atomic` promises for files). Messages name ``<stdin>`` / ``<stdout>``,
+never the temporary files (:func:`fsstgpu.cli.output.alias`). With OUT ``-`` the results table
+goes to stderr (stdout holds the file), the output's format is ``--format``'s or the input's,
+and a terminal on stdout is refused (binary data would garble it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from fsstgpu.cli.output import EXIT_USAGE, alias, fail
+
+__all__ = ["STDIO", "stdin_file", "stdout_file"]
+
+#: The name that stands for standard input (as IN) or output (as OUT).
+STDIO = "-"
+
+
+@contextlib.contextmanager
+def stdin_file(src):
+    """``src``, or for ``-`` a temporary copy of standard input (removed afterwards)."""
+    if src != STDIO:
+        yield src
+        return
+    with tempfile.TemporaryDirectory(prefix="fsstgpu-stdin-") as folder:
+        path = Path(folder) / "stdin"
+        with open(path, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        with alias(path, "<stdin>"):
+            yield path
+
+
+@contextlib.contextmanager
+def stdout_file(dst, suffix: str):
+    """``dst``, or for ``-`` a temporary file (named with ``suffix``) copied to standard output
+    when the block succeeds."""
+    if dst != STDIO:
+        yield dst
+        return
+    if sys.stdout.isatty():
+        fail("OUT - writes the file to standard output, which is a terminal here: redirect it "
+             "(> file, | command)", EXIT_USAGE)
+    with tempfile.TemporaryDirectory(prefix="fsstgpu-stdout-") as folder:
+        path = Path(folder) / f"stdout{suffix}"
+        with alias(path, "<stdout>"):
+            yield path
+        sys.stdout.flush()
+        with open(path, "rb") as f:
+            shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
+        sys.stdout.buffer.flush()

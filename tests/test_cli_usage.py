@@ -1,0 +1,189 @@
+"""The command line as a demanding user meets it (issue #23, item 7): usage errors exit 2, JSON
+for errors too, messages that name what the user gave, help text that shows what it says."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from fsstgpu.cli.app import app
+from fsstgpu.formats.atomic import TEMP_SUFFIX, atomic_output
+from fsstgpu.formats.files import NotCompressedError, decompress_file
+
+runner = CliRunner()
+
+
+def run(*args, code=0, env=None):
+    result = runner.invoke(app, [str(a) for a in args], env=env)
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    return result
+
+
+def error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fsstgpu: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def plain(tmp_path):
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"s": [f"http://example.com/{i}" for i in range(500)]}), path)
+    return path
+
+
+@pytest.mark.parametrize("args", [["info"], ["decompress", "IN", "OUT"], ["roundtrip", "IN"]])
+def test_bad_device_variable_is_a_usage_error(tmp_path, plain, args):
+    args = [plain if a == "IN" else tmp_path / "o.parquet" if a == "OUT" else a for a in args]
+    res = run(*args, code=2, env={"FSSTGPU_DEVICE": "banana"})
+    line = error_line(res)
+    assert "FSSTGPU_DEVICE='banana'" in line and "auto, cpu, gpu" in line
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_bench_without_paths_or_corpus_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no shared/datasets/dbtext above it
+    res = run("bench", code=2, env={"FSSTGPU_DBTEXT": str(tmp_path / "none")})
+    assert "no PATH given" in error_line(res)
+    res = run("bench", tmp_path / "none.txt", code=2)
+    assert "none.txt: no such file" in error_line(res)
+
+
+def json_error(result, code, *needles):
+    """Under --json an error is one JSON object on stdout (and the message on stderr)."""
+    assert result.exit_code == code
+    error = json.loads(result.stdout)
+    assert error["exit_code"] == code and result.stderr
+    for needle in needles:
+        assert needle in error["error"], (needle, error)
+    return error
+
+
+def test_json_errors_are_json(tmp_path, plain):
+    out = tmp_path / "c.parquet"
+    # the option parser's errors (exit 2)
+    json_error(run("compress", tmp_path / "none.parquet", out, "--json", code=2), 2, "none.parquet")
+    json_error(run("decompress", plain, out, "--device", "tpu", "--json", code=2), 2, "tpu")
+    # the command's own errors: a usage error (2), an existing output (1), a corrupt input (4)
+    json_error(run("compress", plain, out, "--columns", "zz", "--json", code=2), 2, "zz")
+    run("compress", plain, out, "--json")
+    json_error(run("compress", plain, out, "--json", code=1), 1, "already exists")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not parquet PAR1")
+    json_error(run("inspect", bad, "--json", code=4), 4, "bad.parquet")
+    json_error(run("datasets", "generate", "urls", "--rows", "5", "-o", tmp_path / "x.txt",
+                   "--json", code=2), 2, "x.txt")
+    # without --json, errors stay off stdout
+    assert run("compress", plain, out, code=1).stdout == ""
+
+
+@pytest.mark.parametrize("cmd", ["roundtrip", "train"])
+def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, cmd):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "a.parquet").write_bytes(plain.read_bytes())
+    extra = ["-o", tmp_path / "t.fsst"] if cmd == "train" else []
+    res = run(cmd, folder, *extra, code=2)
+    text = " ".join(res.stderr.replace("│", " ").split())
+    assert "is a folder" in text and "no such file" not in text, text
+    res = run(cmd, "/dev/null", *extra, code=2)
+    assert "not a regular file" in " ".join(res.stderr.replace("│", " ").split())
+    assert not (tmp_path / "t.fsst").exists()
+
+
+def read_only_folder(tmp_path) -> Path:
+    """A folder this process cannot create files in (root writes in a 0o555 folder: /sys)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys")):
+        try:
+            (candidate / "probe").touch()
+        except OSError:
+            return candidate
+        (candidate / "probe").unlink()
+    pytest.skip("no read-only folder here")
+
+
+def test_read_only_output_names_the_output_not_the_temporary_file(tmp_path, plain):
+    out = read_only_folder(tmp_path) / "o.parquet"
+    line = error_line(run("compress", plain, out, code=1))
+    assert str(out) in line and TEMP_SUFFIX not in line and ".o.parquet." not in line, line
+    assert not out.exists()
+
+
+def test_errors_about_the_temporary_file_name_the_output(tmp_path):
+    dst = tmp_path / "x.bin"
+    with pytest.raises(OSError) as caught, atomic_output(dst) as tmp:
+        raise OSError(errno.ENOSPC, "No space left on device", tmp)
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(dst)
+    assert TEMP_SUFFIX not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_decompress_refuses_a_plain_file(tmp_path, plain):
+    """A file fsstgpu did not compress is refused (exit 2), not rewritten (re-encoded, larger)."""
+    out = tmp_path / "d.parquet"
+    line = error_line(run("decompress", plain, out, code=2))
+    assert "in.parquet" in line and "not a file written by `fsstgpu compress`" in line
+    assert not out.exists()
+    with pytest.raises(NotCompressedError, match="nothing to decompress"):
+        decompress_file(plain, out)
+    # a compressed file, and one compressed from a table without strings, still decompress
+    run("compress", plain, tmp_path / "c.parquet")
+    run("decompress", tmp_path / "c.parquet", out)
+    assert pq.read_table(out).equals(pq.read_table(plain))
+    pq.write_table(pa.table({"n": [1, 2]}), tmp_path / "n.parquet")
+    run("compress", tmp_path / "n.parquet", tmp_path / "cn.parquet")
+    run("decompress", tmp_path / "cn.parquet", tmp_path / "dn.parquet")
+    # a dataset of plain files is refused at its first file
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "a.parquet").write_bytes(plain.read_bytes())
+    assert "a.parquet" in error_line(run("decompress", folder, tmp_path / "dout", code=2))
+
+
+COMMANDS = [["compress"], ["decompress"], ["inspect"], ["roundtrip"], ["bench"], ["train"],
+            ["info"], ["datasets"], ["datasets", "list"], ["datasets", "generate"], []]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: "-".join(c) or "app")
+def test_help_shows_what_it_says(cmd):
+    """Help is rich markup: [dask] must be escaped to show; flags take no value: no <bool>."""
+    out = run(*cmd, "--help", env={"COLUMNS": "250"}).stdout
+    assert "<bool>" not in out
+    if cmd in (["compress"], ["decompress"]):
+        assert "pip install 'fsstgpu[dask]'" in out
+    if cmd == ["compress"]:  # the flags are still listed, with their negative forms
+        for flag in ("--force", "-f", "--progress", "--no-progress", "--json", "--help"):
+            assert flag in out
+
+
+def test_dash_is_stdin_and_stdout(tmp_path, plain):
+    """compress - - < in > out, as gzip / zstd users pipe; errors name <stdin>, stdout gets the
+    file only when it is complete."""
+    res = runner.invoke(app, ["compress", "-", "-"], input=plain.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout_bytes[:4] == b"PAR1" and "compressed - -> -" in res.stderr  # table: stderr
+    (tmp_path / "c.parquet").write_bytes(res.stdout_bytes)
+    res = runner.invoke(app, ["decompress", "-", "-", "--format", "arrows"],
+                        input=res.stdout_bytes)
+    assert res.exit_code == 0, res.stderr
+    assert pa.ipc.open_stream(res.stdout_bytes).read_all().equals(pq.read_table(plain))
+    res = runner.invoke(app, ["decompress", "-", str(tmp_path / "d.parquet"), "--json"],
+                        input=(tmp_path / "c.parquet").read_bytes())
+    assert res.exit_code == 0 and json.loads(res.stdout)["rows"] == 500
+    assert pq.read_table(tmp_path / "d.parquet").equals(pq.read_table(plain))
+    res = runner.invoke(app, ["compress", "-", "-"], input=b"not a file")
+    assert res.exit_code == 4 and res.stdout_bytes == b""
+    line = error_line(res)
+    assert "<stdin>" in line and "fsstgpu-stdin" not in line, line
+    res = runner.invoke(app, ["compress", str(plain), "-", "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["exit_code"] == 2
