@@ -29,7 +29,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsstgpu.formats.files import compress_file, decompress_file, read_table
-from fsstgpu.formats.locations import DATASET_SUFFIXES, Url, dataset_files, is_url
+from fsstgpu.formats.locations import (
+    DATASET_SUFFIXES,
+    Url,
+    dataset_files,
+    is_url,
+    refuse_repeats,
+)
 from fsstgpu.formats.partitions import hive_columns, with_partition_columns
 
 __all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
@@ -98,11 +104,8 @@ def _renamed(src) -> list[tuple[Path | Url, str]]:
     """The dataset's files with their output names (:func:`output_name`); two inputs that
     would share one are refused."""
     files = [(path, output_name(rel)) for path, rel in dataset_files(src)]
-    names = [rel for _, rel in files]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ValueError(f"several inputs would be written as {', '.join(twice)} (a codec name "
-                         "before the suffix is dropped from output names): rename them")
+    refuse_repeats([rel for _, rel in files],
+                   "rename them (a codec name before the suffix is dropped from output names)")
     return files
 
 

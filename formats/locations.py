@@ -167,12 +167,29 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
         files = [(f, rel) for f, rel in files if not _hidden(rel)]
         if not files:
             raise FileNotFoundError(f"{source}: no Parquet or Arrow IPC file there")
-    names = [rel for _, rel in files]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ValueError(f"several inputs would be written as {', '.join(twice)}: give a "
-                         "directory (its subfolders keep them apart) or rename them")
+    refuse_repeats([rel for _, rel in files],
+                   "give a directory (its subfolders keep them apart) or rename them")
     return files
+
+
+def refuse_repeats(names, advice: str) -> None:
+    """Raise ValueError naming the output names given more than once, with ``advice``.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.locations import refuse_repeats
+    >>> refuse_repeats(["a.parquet", "b.parquet"], "rename them")
+    >>> refuse_repeats(["a.parquet", "a.parquet"], "rename them")
+    Traceback (most recent call last):
+    ...
+    ValueError: several inputs would be written as a.parquet: rename them
+    """
+    counts: dict = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    twice = sorted(n for n, c in counts.items() if c > 1)
+    if twice:
+        raise ValueError(f"several inputs would be written as {', '.join(twice)}: {advice}")
 
 
 #: Names below a dataset's root that are not data (pyarrow.dataset's ``ignore_prefixes``).
