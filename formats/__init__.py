@@ -10,9 +10,27 @@ holds), ``atomic`` (safe output), ``columns`` (choosing columns), ``dictionaries
 columns).
 """
 
-from fsstgpu.formats.datasets import compress_dataset, decompress_dataset, read_dataset
-from fsstgpu.formats.files import compress_file, decompress_file, read_table
-from fsstgpu.formats.inspection import inspect_file
+from __future__ import annotations
 
-__all__ = ["compress_dataset", "compress_file", "decompress_dataset", "decompress_file",
-           "inspect_file", "read_dataset", "read_table"]
+import importlib
+
+# The file functions load on first use (PEP 562), not with the package: `import fsstgpu`
+# registers the extension type (fsstgpu.formats.arrow) and needs none of pyarrow.parquet,
+# pyarrow.fs or pyarrow.compute, which cost ~80 ms of the import.
+_HOMES = {"compress_dataset": "datasets", "decompress_dataset": "datasets",
+          "read_dataset": "datasets", "compress_file": "files", "decompress_file": "files",
+          "read_table": "files", "inspect_file": "inspection"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"fsstgpu.formats.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_HOMES})

@@ -24,7 +24,6 @@ True
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fsstgpu.codec import compress, decompress, decompress_device
 from fsstgpu.device import resolve_device
@@ -191,5 +190,5 @@ def _dictionary_encode(col, dictionary_type: pa.DictionaryType):
     if isinstance(col, pa.ChunkedArray):
         return pa.chunked_array([_dictionary_encode(c, dictionary_type) for c in col.chunks],
                                 type=dictionary_type)
-    encoded = pc.dictionary_encode(col)
+    encoded = col.dictionary_encode()  # (pyarrow.compute loads on first use, not at import)
     return encoded.cast(dictionary_type)
