@@ -274,3 +274,18 @@ def test_cli_bench_reference(tmp_path, reference_lib):
     row, = json.loads(done.stdout)
     assert row["corpus"] == str(text) and row["strings"] == 4000 and row["threads"] == 1
     assert row["reference_ratio"] > 2 and row["fsstgpu_ratio"] > 2
+
+
+def test_mixed_column_is_runs_of_every_file_in_turn(load, tmp_path):
+    mixed = load("mixed_column")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a").write_bytes(b"\n".join(b"a%d" % i for i in range(5000)))
+    (src / "b").write_bytes(b"\n".join(b"b%d" % i for i in range(3000)))
+    (src / "README.md").write_bytes(b"not data")
+    size = mixed.make(src, tmp_path / "mixed.txt", 60_000)
+    lines = (tmp_path / "mixed.txt").read_bytes().split(b"\n")[:-1]
+    assert size == (tmp_path / "mixed.txt").stat().st_size >= 60_000
+    assert lines[:4000] == [b"a%d" % i for i in range(4000)]
+    assert lines[4000:8000] == [b"b%d" % (i % 3000) for i in range(4000)]  # b wraps around
+    assert lines[8000:8001] == [b"a4000"]

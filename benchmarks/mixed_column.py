@@ -1,0 +1,101 @@
+"""Issue #21's large column: runs of 4000 lines of every dbtext file in turn, and its bench.
+
+The column changes kind every 4000 strings, so block planning cuts it into thousands of blocks
+(a 1 GiB column: 4047): the case where the planner, not the encoder, sets the speed. BENCHMARKS.md
+sections 8 and 9 measured it this way on the H200 host.
+
+``python -m benchmarks.mixed_column make DBTEXT_DIR OUT [BYTES]`` writes the column as a text
+file (one string per line; default 1.074e9 bytes, continuing each file where its last run ended,
+wrapping around). ``python -m benchmarks.mixed_column bench FILE THREADS...`` loads it as one
+``large_binary`` column and prints, for each thread count, in that order: fsstgpu's ratio,
+blocks, one ``fsstgpu.compress`` (wall), the best of two ``fsstgpu.decompress(device="cpu")``
+(wall; equality with the input checked for the first count) and pyarrow's LZ4 and zstd on the
+same bytes in 1 MiB pieces on as many threads (:mod:`benchmarks.yardsticks`' way).
+``FSSTGPU_THREADS`` is set per count; the pool keeps the size of the first count it starts with,
+so give the largest count first (as the sections did: 16 8 4, then 1 in a second process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pyarrow as pa
+
+RUN_LINES = 4000
+
+
+def make(dbtext: Path, out: Path, target: int = 1_074_000_000) -> int:
+    """Write the column to ``out``; return its size in bytes."""
+    files = sorted(p for p in Path(dbtext).iterdir() if p.is_file() and p.suffix != ".md")
+    lines = [p.read_bytes().split(b"\n") for p in files]
+    pos = [0] * len(lines)
+    total = 0
+    with open(out, "wb") as f:
+        while total < target:
+            for k, ls in enumerate(lines):
+                run = [ls[(pos[k] + j) % len(ls)] for j in range(RUN_LINES)]
+                pos[k] = (pos[k] + RUN_LINES) % len(ls)
+                chunk = b"\n".join(run) + b"\n"
+                f.write(chunk)
+                total += len(chunk)
+                if total >= target:
+                    break
+    return total
+
+
+def _pieces_rate(pieces, threads: int, codec: str):
+    """pyarrow ``codec`` on the pieces with ``threads`` threads: (ratio, compress s,
+    decompress s)."""
+    with ThreadPoolExecutor(threads) as ex:
+        t0 = time.perf_counter()
+        packed = list(ex.map(lambda b: pa.compress(b, codec), pieces))
+        tc = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        list(ex.map(lambda cb: pa.decompress(cb[0], cb[1].size, codec), zip(packed, pieces,
+                                                                             strict=True)))
+        td = time.perf_counter() - t0
+    return sum(p.size for p in pieces) / sum(c.size for c in packed), tc, td
+
+
+def bench(path: Path, thread_counts: list[int]) -> None:
+    """Print one line per thread count (module docstring)."""
+    import fsstgpu
+
+    col = pa.array(Path(path).read_bytes().split(b"\n"), pa.large_binary())
+    raw = col.buffers()[2]
+    mb = raw.size / 1e6
+    print(f"{mb:.0f} MB, {len(col)} strings", flush=True)
+    pieces = [raw.slice(i, min(1 << 20, raw.size - i)) for i in range(0, raw.size, 1 << 20)]
+    for n, threads in enumerate(thread_counts):
+        os.environ["FSSTGPU_THREADS"] = str(threads)
+        t0 = time.perf_counter()
+        carr = fsstgpu.compress(col)
+        tc = time.perf_counter() - t0
+        td = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            out = fsstgpu.decompress(carr, device="cpu")
+            td = min(td, time.perf_counter() - t0)
+        equal = out.equals(col) if n == 0 else "n/a"
+        lz4 = _pieces_rate(pieces, threads, "lz4")
+        zstd = _pieces_rate(pieces, threads, "zstd")
+        print(f"threads {threads}: fsstgpu ratio {carr.stats()['ratio']:.3f} blocks "
+              f"{len(carr.tables)} compress {mb / tc:.0f} MB/s ({tc:.2f} s) decompress "
+              f"{mb / td:.0f} MB/s equal {equal} | LZ4 ratio {lz4[0]:.2f} compress "
+              f"{mb / lz4[1]:.0f} decompress {mb / lz4[2]:.0f} MB/s | zstd ratio {zstd[0]:.2f} "
+              f"compress {mb / zstd[1]:.0f} decompress {mb / zstd[2]:.0f} MB/s", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "make":
+        size = make(Path(sys.argv[2]), Path(sys.argv[3]),
+                    int(float(sys.argv[4])) if len(sys.argv) > 4 else 1_074_000_000)
+        print(sys.argv[3], size)
+    elif len(sys.argv) >= 4 and sys.argv[1] == "bench":
+        bench(Path(sys.argv[2]), [int(t) for t in sys.argv[3:]])
+    else:
+        sys.exit(__doc__)
