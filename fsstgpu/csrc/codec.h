@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "matcher.h"
 
@@ -22,7 +23,7 @@ struct Codes {
     int64_t size = 0;
 };
 // Each block's table comes either built (matchers[b]) or as symbols (symbols: block b's are
-// values/lengths[first[b]:first[b + 1]], code i = symbol i, checked by check_symbols); from
+// values/lengths[first[b]:first[b + 1]], code i = symbol i: block_symbol_starts); from
 // symbols a block's lookup tables are built by the first chunk that needs them and freed after
 // its last, so a column of thousands of blocks holds a few at a time.
 struct BlockSymbols {
@@ -36,9 +37,12 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* offsets, i
 Codes encode_column(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t n,
                     const int64_t* block_starts, int64_t nblocks, const BlockSymbols& symbols,
                     int threads, int64_t* code_offsets);
-// Throws std::invalid_argument unless first runs from 0 to nvalues, each block holding 0-255
-// symbols of 1-8 bytes with no bytes past their lengths.
-void check_symbols(const BlockSymbols& symbols, int64_t nblocks, int64_t nvalues);
+// Where each block's symbols start (nblocks + 1 entries) given counts[b] of them for block b:
+// throws std::invalid_argument unless each count is 0-255, they add up to nvalues and every
+// block's symbols pass check_symbols (matcher.h).
+std::vector<int64_t> block_symbol_starts(const int64_t* counts, int64_t nblocks,
+                                         const uint64_t* values, const uint8_t* lengths,
+                                         int64_t nvalues);
 
 // decode.cpp. One range (a table as 256 symbols and 256 lengths, 0: no symbol): the output end, or -1 when the codes are corrupt.
 int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t end,

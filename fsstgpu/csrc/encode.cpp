@@ -123,7 +123,7 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
                 t.owned.reset(new Matcher);
                 const int64_t first = symbols->first[b];
                 build_matcher(*t.owned, symbols->values + first, symbols->lengths + first,
-                              static_cast<int>(symbols->first[b + 1] - first));
+                              symbols->first[b + 1] - first);
                 t.matcher = t.owned.get();
             }
             t.lanes.reset(new LaneTable);
@@ -212,26 +212,24 @@ Codes encode_column(const uint8_t* data, int64_t size, const int64_t* off, int64
     return encode_with(data, size, off, n, bs, nblocks, nullptr, &symbols, threads, co);
 }
 
-void check_symbols(const BlockSymbols& symbols, int64_t nblocks, int64_t nvalues) {
-    if (nblocks < 0 || symbols.first[0] != 0 || symbols.first[nblocks] != nvalues) {
+std::vector<int64_t> block_symbol_starts(const int64_t* counts, int64_t nblocks,
+                                         const uint64_t* values, const uint8_t* lengths,
+                                         int64_t nvalues) {
+    std::vector<int64_t> first(static_cast<size_t>(std::max<int64_t>(nblocks, 0) + 1), 0);
+    for (int64_t b = 0; b < nblocks; ++b) {
+        if (counts[b] < 0 || counts[b] > kMaxSymbols) {
+            throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
+                                        std::to_string(counts[b]));
+        }
+        first[b + 1] = first[b] + counts[b];
+    }
+    if (first.back() != nvalues) {
         throw std::invalid_argument("symbol counts must add up to the symbols given");
     }
     for (int64_t b = 0; b < nblocks; ++b) {
-        const int64_t count = symbols.first[b + 1] - symbols.first[b];
-        if (count < 0 || count > kMaxSymbols) {
-            throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
-                                        std::to_string(count));
-        }
+        check_symbols(values + first[b], lengths + first[b], counts[b]);
     }
-    for (int64_t i = 0; i < nvalues; ++i) {
-        const int len = symbols.lengths[i];
-        if (len < 1 || len > 8) {
-            throw std::invalid_argument("symbol lengths must be 1-8, not " + std::to_string(len));
-        }
-        if (len < 8 && (symbols.values[i] >> (8 * len)) != 0) {
-            throw std::invalid_argument("a symbol has bytes past its length");
-        }
-    }
+    return first;
 }
 
 }  // namespace fsstgpu_native

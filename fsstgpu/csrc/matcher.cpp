@@ -11,12 +11,12 @@
 
 namespace fsstgpu_native {
 
-void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, int n) {
+void check_symbols(const uint64_t* packed, const uint8_t* lengths, int64_t n) {
     if (n < 0 || n > kMaxSymbols) {
         throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
                                     std::to_string(n));
     }
-    for (int i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
         if (lengths[i] < 1 || lengths[i] > 8) {
             throw std::invalid_argument("symbol " + std::to_string(i) + " has length " +
                                         std::to_string(lengths[i]) + ", not 1-8");
@@ -27,8 +27,12 @@ void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, i
                                         " has bytes past its length");
         }
     }
-    m.nsymbols = n;
-    std::vector<int> order(n);
+}
+
+void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, int64_t n) {
+    check_symbols(packed, lengths, n);
+    m.nsymbols = static_cast<int>(n);
+    std::vector<int> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int a, int b) { return lengths[a] > lengths[b]; });

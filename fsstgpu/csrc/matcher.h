@@ -30,8 +30,12 @@ inline int64_t hash3(uint64_t word) {
     return static_cast<int64_t>((p ^ (p >> 15)) & (kHashSize - 1));
 }
 
-// Fill m for symbols packed[i] (zero-padded bytes) of lengths[i] (1-8), code i each; n <= 255.
-// Throws std::invalid_argument for a length outside 1-8 or bytes beyond a symbol's length.
-void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, int n);
+// Throws std::invalid_argument unless 0 <= n <= 255 and each symbol packed[i] (zero-padded
+// bytes) has a length lengths[i] of 1-8 and no bytes beyond it.
+void check_symbols(const uint64_t* packed, const uint8_t* lengths, int64_t n);
+
+// Fill m for symbols packed[i] of lengths[i], code i each, once check_symbols passes (it runs
+// first and throws as it does).
+void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, int64_t n);
 
 }  // namespace fsstgpu_native

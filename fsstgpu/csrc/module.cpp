@@ -36,12 +36,8 @@ std::shared_ptr<Matcher> make_matcher(const Array<uint64_t>& packed,
     if (length(lengths, "lengths") != n) {
         throw std::invalid_argument("packed and lengths differ in length");
     }
-    if (n > kMaxSymbols) {
-        throw std::invalid_argument("a symbol table holds at most 255 symbols, not " +
-                                    std::to_string(n));
-    }
-    auto m = std::make_shared<Matcher>();
-    build_matcher(*m, packed.data(), lengths.data(), static_cast<int>(n));
+    auto m = std::make_shared<Matcher>();  // build_matcher checks the symbols first
+    build_matcher(*m, packed.data(), lengths.data(), n);
     return m;
 }
 
@@ -94,17 +90,9 @@ py::tuple encode_symbols(const Array<uint8_t>& data, const Array<int64_t>& offse
     if (length(lengths, "lengths") != nvalues) {
         throw std::invalid_argument("values and lengths differ in length");
     }
-    std::vector<int64_t> first(static_cast<size_t>(nblocks + 1), 0);
-    for (int64_t b = 0; b < nblocks; ++b) {
-        const int64_t c = counts.data()[b];
-        if (c < 0 || c > kMaxSymbols) {
-            throw std::invalid_argument("a symbol table holds 0-255 symbols, not " +
-                                        std::to_string(c));
-        }
-        first[b + 1] = first[b] + c;
-    }
+    const std::vector<int64_t> first = block_symbol_starts(counts.data(), nblocks, values.data(),
+                                                           lengths.data(), nvalues);
     const BlockSymbols symbols{values.data(), lengths.data(), first.data()};
-    check_symbols(symbols, nblocks, nvalues);
     Array<int64_t> code_offsets(n + 1);
     int64_t* co = code_offsets.mutable_data();
     Codes codes;

@@ -148,7 +148,7 @@ private:
             free_.pop_back();
         }
         build_matcher(t->matcher, s.values.data(), s.lengths.data(),
-                      static_cast<int>(s.values.size()));
+                      static_cast<int64_t>(s.values.size()));
         t->has_lanes = build_lane_table(t->lanes, t->matcher);
         return t;
     }
