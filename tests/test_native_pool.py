@@ -192,7 +192,7 @@ def pool_threads():
 rng = np.random.default_rng(0)
 data = rng.integers(97, 105, 1 << 20, dtype=np.uint8)
 offs = np.arange(0, len(data) + 1, 16, dtype=np.int64)
-m = native.matcher(train_table(data, offs))
+table = train_table(data, offs)
 blocks = np.linspace(0, len(offs) - 1, 9).astype(np.int64)
 """
 
@@ -202,7 +202,7 @@ def test_workers_are_started_once_and_capped_by_the_thread_count():
 counts = [pool_threads()]
 for threads in (1, 3, 3, 2, 5, 3):
     for _ in range(50):
-        native.encode_matched([m] * 8, data, offs, blocks, threads)
+        native.encode_blocks([table] * 8, data, offs, blocks, threads)
     counts.append(pool_threads())
 print(counts)
 """
@@ -216,7 +216,7 @@ def test_fsstgpu_threads_still_caps_the_pool():
     code = SETUP + """
 import fsstgpu
 fsstgpu.compress([bytes(data[i:i + 40]) for i in range(0, 1 << 20, 40)])
-native.encode_matched([m] * 8, data, offs, blocks)  # default threads: the usable cores
+native.encode_blocks([table] * 8, data, offs, blocks)  # default threads: the usable cores
 from fsstgpu.parallel import usable_cores
 print(pool_threads(), usable_cores())
 """
@@ -252,7 +252,7 @@ def test_python_exits_cleanly_after_using_the_pool():
     # reacquires the GIL in a destructor, and Python 3.11 ends such a thread with pthread_exit)
     code = SETUP + """
 import sys
-native.encode_matched([m] * 8, data, offs, blocks, int(sys.argv[1]))
+native.encode_blocks([table] * 8, data, offs, blocks, int(sys.argv[1]))
 print("done")
 """
     for run in range(8):

@@ -10,8 +10,6 @@ True
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from fsstgpu import _native
@@ -20,8 +18,7 @@ from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable, pack_tables
 
 __all__ = ["compact_tables", "decode_all", "decode_codes", "decode_range", "encode_blocks",
-           "encode_matched", "first_invalid_string", "isa", "matcher", "matcher_of",
-           "supported_isas"]
+           "first_invalid_string", "isa", "supported_isas"]
 
 _ISAS = ("scalar", "avx2", "avx512")
 
@@ -49,41 +46,6 @@ def supported_isas() -> tuple[str, ...]:
     ('scalar', True)
     """
     return _ISAS[: _ISAS.index(_native.best_isa()) + 1]
-
-
-@functools.lru_cache(maxsize=64)
-def matcher(table: SymbolTable):
-    """The compiled longest-match tables of ``table`` (memoised: tables are immutable).
-
-    Examples
-    --------
-    >>> from fsstgpu import SymbolTable, native
-    >>> native.matcher(SymbolTable([b"ab", b"c"])).nsymbols
-    2
-    """
-    return matcher_of(table.packed, table.lengths)
-
-
-def matcher_of(values, lengths):
-    """The compiled longest-match tables for symbols that need not make a SymbolTable (block
-    planning's probe symbols): symbol ``i`` (bytes ``values[i]``, little-endian, zero beyond
-    ``lengths[i]``) gets code ``i``; at most 255 symbols of 1-8 bytes (else ValueError).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> m = native.matcher_of(np.array([0x6261], np.uint64), np.array([2]))
-    >>> codes, _ = native.encode_matched([m], np.frombuffer(b"abc", np.uint8), np.array([0, 3]),
-    ...                                  np.array([0, 1]))
-    >>> codes.tolist()
-    [0, 255, 99]
-    """
-    values = np.ascontiguousarray(values, np.uint64)
-    lengths = np.asarray(lengths)
-    if lengths.size and (lengths.min() < 1 or lengths.max() > 8):
-        raise ValueError("symbols are 1-8 bytes long")
-    return _native.Matcher(values, np.ascontiguousarray(lengths, np.uint8))
 
 
 def encode_blocks(tables, data, offsets, block_starts, threads=None):
@@ -133,15 +95,6 @@ def encode_blocks(tables, data, offsets, block_starts, threads=None):
                                   np.ascontiguousarray(values, np.uint64),
                                   np.ascontiguousarray(lengths, np.uint8), counts,
                                   thread_count(threads))
-
-
-def encode_matched(matchers, data, offsets, block_starts, threads=None):
-    """:func:`encode_blocks` with compiled tables (:func:`matcher`, :func:`matcher_of`) in
-    place of the symbol tables."""
-    return _native.encode_blocks(np.ascontiguousarray(data, np.uint8),
-                                 np.ascontiguousarray(offsets, np.int64),
-                                 np.ascontiguousarray(block_starts, np.int64), list(matchers),
-                                 thread_count(threads))
 
 
 def decode_codes(codes, start, end, packed, lens, out, out_pos, out_end) -> int:
