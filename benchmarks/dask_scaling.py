@@ -5,11 +5,11 @@ Snappy, as pyarrow writes them), then times by wall clock, in one run:
 
 * ``single``: the single-process path (``fsstgpu.formats.compress_dataset``: files one after
   the other, each on every core through the codec's threads), as ``fsstgpu compress DIR OUT``;
-* ``workers=N``: ``fsstgpu.dask.compress_dataset`` on a local cluster of N processes (each
-  codec on ``cores // N`` threads), the cluster started before the clock;
-* ``gpus=G`` (with ``G`` GPUs visible): ``fsstgpu.dask.read_dataset_to_gpus`` of the compressed
-  dataset, by file and by row group, on G workers, each decoding into its own GPU, until every
-  part is in device memory.
+* ``workers=N``: ``fsstgpu.integrations.dask.compress_dataset`` on a local cluster of N
+  processes (each codec on ``cores // N`` threads), the cluster started before the clock;
+* ``gpus=G`` (with ``G`` GPUs visible): ``fsstgpu.integrations.dask.read_dataset_to_gpus`` of
+  the compressed dataset, by file and by row group, on G workers, each decoding into its own
+  GPU, until every part is in device memory.
 
 Speed-ups are against ``workers=1``; ``efficiency`` is speed-up over workers. Run from a checkout:
 ``python -m benchmarks.dask_scaling [--files N] [--rows N] [--json]``.
@@ -55,8 +55,8 @@ def _timed(fn) -> float:
 def run_dask_bench(table, *, files: int = 16, workers=(1, 2, 4, 8, 16), gpus: int = 0,
                    threads: int | None = None, workdir=None) -> dict:
     """Every figure of the module docstring as one dict (seconds and speed-ups)."""
-    from fsstgpu import dask as on_dask
     from fsstgpu.formats import compress_dataset
+    from fsstgpu.integrations import dask as on_dask
 
     work = Path(workdir or tempfile.mkdtemp())
     string_mb = write_dataset(table, work / "in", files)

@@ -13,7 +13,7 @@ then times, by wall clock on a warm page cache (median of ``repeat`` after one u
   ``fsstgpu.formats.read_table(device="cpu")`` of fsstgpu's (Arrow strings out);
 * ``to_gpu`` (when a GPU is usable): pyarrow reading the Snappy / zstd file and uploading the
   string columns' buffers (offsets, data, validity) with CuPy, against
-  ``read_table(device="gpu")`` of fsstgpu's files (Arrow strings in device memory) and
+  ``read_table_device`` of fsstgpu's files (Arrow strings in device memory) and
   ``stream_to_device`` (``fsstgpu-stream``: row group by row group, host memory bounded), each
   ending with the device synchronised; and the growth of peak resident memory and of the CuPy
   device pool of a fresh process doing each (:func:`peak_memory_mb`), beside one row group's
@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmarks.timing import time_wall
-from fsstgpu.formats import compress_file, read_table
+from fsstgpu.formats import compress_file, read_table, read_table_device
 
 ROWS_PER_GROUP = 200_000
 FILES = ("snappy", "zstd", "fsstgpu", "fsstgpu-none")
@@ -87,7 +87,7 @@ def _upload_strings(table: pa.Table, names: list[str]) -> None:
 def _to_gpu_fsstgpu(path) -> None:
     import cupy as cp
 
-    read_table(path, device="gpu")
+    read_table_device(path)
     cp.cuda.get_current_stream().synchronize()
 
 
@@ -121,7 +121,7 @@ def _peer_sizes(table: pa.Table, stem) -> dict[str, float]:
 _PEAK_CHILD = """
 import os, sys, threading, time
 import cupy as cp, pyarrow.parquet as pq, fsstgpu
-from fsstgpu.formats import read_table
+from fsstgpu.formats import read_table, read_table_device
 from fsstgpu.formats.device_reader import stream_to_device
 import benchmarks.files as bf
 fsstgpu.decompress_device(fsstgpu.compress(__import__("pyarrow").array(["warm"] * 1000)))
@@ -141,7 +141,7 @@ before = rss()
 sampler = threading.Thread(target=sample)
 sampler.start()
 if how == "read_table":
-    cols = read_table(path, device="gpu")
+    cols = read_table_device(path)
 elif how == "stream":
     for unit in stream_to_device(path):
         del unit

@@ -7,11 +7,11 @@ compressed column, at memory speed); "overall" is every file laid end to end, re
 written, :func:`benchmarks.timing.copy_bandwidth`):
 
 * device-resident decode (:func:`fsstgpu.to_device` once, then decoded many times): ``decode +
-  offsets`` is :func:`fsstgpu.gpu_decode.decode_async` into a reused data buffer (the kernel, the
+  offsets`` is :func:`fsstgpu.gpu.decode.decode_async` into a reused data buffer (the kernel, the
   offsets scan, the offsets allocation), ``kernel only`` is
   :func:`fsstgpu.kernels.fsst_decode.launch_decode` alone; device time by CUDA events
   (:func:`benchmarks.timing.time_device`, median); throughput = decompressed bytes / time;
-* ingestion of the overall column from host memory (:func:`fsstgpu.gpu_decode.decompress_device`
+* ingestion of the overall column from host memory (:func:`fsstgpu.gpu.decode.decompress_device`
   of a host column: upload overlapped with decoding), codes in pageable and in pinned memory,
   beside a plain upload of the uncompressed strings and their Arrow offsets from pageable and
   from pinned memory (the column validated once beforehand, as :func:`fsstgpu.compress` and
@@ -44,7 +44,7 @@ from benchmarks.timing import copy_bandwidth, time_decode, time_device, time_wal
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.datasets import load_lines
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu_decode import decompress_device
+from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.kernels.fsst_decode import error_message, launch_decode
 from fsstgpu.types import offsets_dtype
 
@@ -227,7 +227,7 @@ def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
 
 
 def _repack(column) -> None:
-    from fsstgpu.gpu_layout import packed_lengths
+    from fsstgpu.gpu.layout import packed_lengths
 
     column.packed_lengths = None
     packed_lengths(column)

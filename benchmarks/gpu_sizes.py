@@ -34,7 +34,7 @@ from benchmarks.columns import replicate
 from benchmarks.timing import copy_bandwidth, time_decode, time_device, time_wall
 from fsstgpu.datasets import dbtext_files, load_lines
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu_decode import decode_async, decompress_device
+from fsstgpu.gpu.decode import decode_async, decompress_device
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20

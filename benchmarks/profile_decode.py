@@ -17,7 +17,7 @@ import numpy as np
 
 import fsstgpu
 from benchmarks.gpu_sizes import column_of_size, corpus
-from fsstgpu.gpu_decode import decode_async
+from fsstgpu.gpu.decode import decode_async
 
 
 def main(size: int = 1 << 30) -> int:

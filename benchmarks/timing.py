@@ -43,7 +43,7 @@ def time_device(fn, *, repeat: int = 10, warmup: int = 2, stream=None) -> float:
 
 def time_decode(dev, out, *, repeat: int) -> float:
     """Median device time of decoding the device column or batch ``dev`` into the uint8 buffer
-    ``out`` (:func:`fsstgpu.gpu_decode.decode_async`); the timed decodes are checked after.
+    ``out`` (:func:`fsstgpu.gpu.decode.decode_async`); the timed decodes are checked after.
 
     Examples
     --------
@@ -52,7 +52,7 @@ def time_decode(dev, out, *, repeat: int) -> float:
     >>> dev = fsstgpu.to_device(fsstgpu.compress(pa.array(["a"] * 1000)))  # doctest: +SKIP
     >>> seconds = time_decode(dev, get_cupy().empty(dev.total, "uint8"), repeat=5)  # doctest: +SKIP
     """
-    from fsstgpu.gpu_decode import decode_async
+    from fsstgpu.gpu.decode import decode_async
 
     jobs = []
 

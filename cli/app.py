@@ -19,6 +19,7 @@ from typing import Annotated
 
 import typer
 
+import fsstgpu
 from fsstgpu.cli.group import Group
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
@@ -57,8 +58,23 @@ from fsstgpu.cli.params import (
     is_dataset,
     output_format_of,
 )
+from fsstgpu.cli.roundtrip import format_value, roundtrip_column, roundtrip_file, warm_up
+from fsstgpu.cli.run_bench import run_bench
 from fsstgpu.cli.signals import stop_signals
 from fsstgpu.cli.stdio import STDIO, stdin_file, stdout_file
+from fsstgpu.datasets import generate, is_dataset_name, list_datasets, load
+from fsstgpu.formats import (
+    compress_dataset,
+    compress_file,
+    decompress_dataset,
+    decompress_file,
+    inspect_file,
+)
+from fsstgpu.formats.atomic import atomic_output, check_output
+from fsstgpu.formats.locations import local_or_url
+from fsstgpu.formats.rowgroups import write_table
+from fsstgpu.formats.sniff import detect_format, suffix_for
+from fsstgpu.integrations import dask as on_dask
 
 app = typer.Typer(
     name="fsstgpu",
@@ -76,8 +92,6 @@ app.add_typer(datasets_app, name="datasets")
 
 def _show_version(value: bool) -> None:
     if value:
-        import fsstgpu
-
         typer.echo(f"fsstgpu {fsstgpu.__version__}")
         raise typer.Exit()
 
@@ -102,8 +116,6 @@ def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None
 def _files(src, dst, format, json_: bool):
     """``(input, output, output format)`` of a one-file compress / decompress: local paths or
     URLs, or for ``-`` temporary files standing for stdin / stdout (:mod:`fsstgpu.cli.stdio`)."""
-    from fsstgpu.formats.locations import local_or_url
-    from fsstgpu.formats.sniff import detect_format, suffix_for
 
     if dst == STDIO and json_:
         fail("--json and OUT - would both write to stdout: give OUT a file name, or leave out "
@@ -154,8 +166,6 @@ def compress(
     """Compress the string columns of a Parquet / Arrow IPC file (or of every file of a
     dataset, into the folder OUT) with FSST."""
     with handle_errors():
-        from fsstgpu.formats import compress_dataset, compress_file
-
         if is_dataset(src):
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
@@ -163,8 +173,6 @@ def compress(
             options = dict(sample_bytes=sample_bytes, table=table,
                            parquet_codec=parquet_codec.value)
             if workers or scheduler:
-                from fsstgpu import dask as on_dask
-
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.compress_dataset(src, dst, columns, client=client,
                                                        force=force, **options)
@@ -216,15 +224,11 @@ def decompress(
     """Restore the original string columns of a file written by `fsstgpu compress` (or of
     every file of such a dataset, into the folder OUT)."""
     with handle_errors():
-        from fsstgpu.formats import decompress_dataset, decompress_file
-
         if is_dataset(src):
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
             if workers or scheduler:
-                from fsstgpu import dask as on_dask
-
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.decompress_dataset(src, dst, client=client,
                                                          device=device.value, force=force)
@@ -264,8 +268,6 @@ def inspect(
 ):
     """Show each column's codec, sizes, ratio and symbol table, and the row groups."""
     with handle_errors():
-        from fsstgpu.formats import inspect_file
-
         info = inspect_file(path)
         if json_:
             print_json(info)
@@ -321,10 +323,6 @@ def roundtrip(
 ):
     """Compress and decompress PATH, check the result equals the input, print ratio and speed."""
     with handle_errors():
-        from fsstgpu.cli.roundtrip import format_value, roundtrip_column, roundtrip_file, warm_up
-        from fsstgpu.datasets import is_dataset_name
-        from fsstgpu.formats.sniff import detect_format
-
         warm_up(device.value)
         p = Path(path)
         if not is_dataset_name(path) and p.is_file() and detect_format(p) is not None:
@@ -391,7 +389,6 @@ def bench(
     The benchmarks live in the source checkout's benchmarks/ folder (they are not installed):
     run this from a clone with an editable install (exit code 2 otherwise).
     """
-    from fsstgpu.cli.run_bench import run_bench
 
     with handle_errors():
         run_bench(list(paths or []), device=device, target_mib=target_mib, nvcomp=nvcomp,
@@ -419,10 +416,6 @@ def train(
 ):
     """Train a symbol table and save it, for `fsstgpu compress --table`."""
     with handle_errors():
-        import fsstgpu
-        from fsstgpu.datasets import is_dataset_name, load
-        from fsstgpu.formats.atomic import atomic_output, check_output
-
         inputs = [] if is_dataset_name(src) else [src]
         check_output(out, force=force, inputs=inputs)
         strings = load(src, column=column)
@@ -456,8 +449,6 @@ def train(
 def info(json_: JsonOpt = False):
     """Show the backend: whether a GPU is usable, and what device "auto" picks and why."""
     with handle_errors():
-        import fsstgpu
-
         data = {"version": fsstgpu.__version__, **fsstgpu.backend_info()}
         if json_:
             print_json(data)
@@ -477,8 +468,6 @@ def info(json_: JsonOpt = False):
 def datasets_list(json_: JsonOpt = False):
     """List the generators, the bundled sample and the dbtext files."""
     with handle_errors():
-        from fsstgpu.datasets import list_datasets
-
         entries = list_datasets()
         if json_:
             print_json(entries)
@@ -511,9 +500,6 @@ def datasets_generate(
     with handle_errors():
         import pyarrow as pa
 
-        from fsstgpu.datasets import generate
-        from fsstgpu.formats.atomic import atomic_output, check_output
-        from fsstgpu.formats.rowgroups import write_table
 
         fmt = output_format_of(out, format)
         check_output(out, force=force)

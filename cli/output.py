@@ -30,9 +30,10 @@ from rich.table import Table
 from rich.text import Text
 
 from fsstgpu.cli.signals import Stopped
+from fsstgpu.device import DEVICES
 from fsstgpu.errors import CorruptDataError, DeviceError
-from fsstgpu.formats.columns import ColumnSelectionError
 from fsstgpu.formats.files import NotCompressedError
+from fsstgpu.formats.selection import ColumnSelectionError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -163,7 +164,6 @@ def handle_errors():
 def _check_device_variable() -> None:
     """A bad ``FSSTGPU_DEVICE`` is a usage error (exit 2) naming the variable, before any work
     (the library's ValueError would exit 1 and not say where the bad name came from)."""
-    from fsstgpu.device import DEVICES
 
     value = os.environ.get("FSSTGPU_DEVICE")
     if value is not None and (value.strip().lower() or "auto") not in DEVICES:

@@ -11,6 +11,9 @@ from typing import Annotated
 import typer
 
 from fsstgpu.cli.output import EXIT_USAGE, fail, printable
+from fsstgpu.datasets import GENERATORS, is_dataset_name
+from fsstgpu.formats.locations import Url, is_url
+from fsstgpu.formats.sniff import output_format
 
 
 class FileFormat(str, Enum):
@@ -46,7 +49,6 @@ class ParquetCodec(str, Enum):
 def dataset_or_file(value: str) -> str:
     """Accept an existing file or a dataset name; otherwise a usage error (a folder or a device
     is named as such; a missing name gets the list of dataset names)."""
-    from fsstgpu.datasets import GENERATORS, is_dataset_name
 
     if is_dataset_name(value):
         return value
@@ -66,8 +68,6 @@ def dataset_or_file(value: str) -> str:
 
 
 def generator_name(value: str) -> str:
-    from fsstgpu.datasets import GENERATORS
-
     if value not in GENERATORS:
         raise typer.BadParameter(f"unknown generator {value!r}; choose from "
                                  f"{', '.join(sorted(GENERATORS))}")
@@ -76,7 +76,6 @@ def generator_name(value: str) -> str:
 
 def output_format_of(dst: Path, format: FileFormat | None) -> str:
     """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error."""
-    from fsstgpu.formats.sniff import output_format
 
     try:
         return output_format(dst, None if format is None else format.value)
@@ -87,7 +86,6 @@ def output_format_of(dst: Path, format: FileFormat | None) -> str:
 def input_location(value: str) -> str:
     """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
     a URL (checked when opened) or ``-`` (stdin); otherwise a usage error."""
-    from fsstgpu.formats.locations import is_url
 
     if value == "-" or is_url(value) or Path(value).exists() or (
             glob.has_magic(value) and glob.glob(value)):
@@ -117,8 +115,6 @@ DataIn = Annotated[PathOrUrl, typer.Argument(
 
 
 def is_dataset(value: str) -> bool:
-    from fsstgpu.formats.locations import Url, is_url
-
     if glob.has_magic(value):
         return True
     return Url(value).is_dir() if is_url(value) else Path(value).is_dir()

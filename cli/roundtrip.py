@@ -6,7 +6,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import fsstgpu
 from fsstgpu.cli.output import err_console, human_bytes
+from fsstgpu.datasets import load
+from fsstgpu.device import resolve_device
+from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.formats.sniff import detect_format, suffix_for
 
 __all__ = ["format_value", "roundtrip_column", "roundtrip_file", "warm_up"]
 
@@ -19,8 +24,6 @@ def warm_up(device: str) -> None:
     """
     import pyarrow as pa
 
-    import fsstgpu
-    from fsstgpu.device import resolve_device
 
     device = resolve_device(device)
     if device == "cpu":
@@ -46,9 +49,6 @@ def roundtrip_column(name: str, device: str, runs: int) -> dict:
     """Round-trip the column :func:`fsstgpu.datasets.load` gives for ``name``; best of ``runs``."""
     import pyarrow as pa
 
-    import fsstgpu
-    from fsstgpu.datasets import load
-    from fsstgpu.device import resolve_device
 
     dev = resolve_device(device)
     column = load(name)
@@ -88,9 +88,6 @@ def roundtrip_column(name: str, device: str, runs: int) -> dict:
 
 def roundtrip_file(path: Path, device: str, runs: int) -> dict:
     """Round-trip a Parquet / IPC file through compress_file and decompress_file."""
-    from fsstgpu.device import resolve_device
-    from fsstgpu.formats import compress_file, decompress_file, read_table
-    from fsstgpu.formats.sniff import detect_format, suffix_for
 
     dev = resolve_device(device)
     fmt = detect_format(path)

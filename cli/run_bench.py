@@ -10,8 +10,11 @@ from pathlib import Path
 
 import typer
 
+import fsstgpu
 from fsstgpu.cli.output import EXIT_USAGE, fail, out_console, print_json
 from fsstgpu.cli.params import BenchDevice
+from fsstgpu.datasets import dbtext_files, dbtext_table, load_lines, machine_text_table
+from fsstgpu.device import gpu_available, resolve_device
 
 __all__ = ["run_bench"]
 
@@ -20,8 +23,6 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
               threads: int | None, reference: str | None, repeats: int,
               reference_table_mb: float | None, rows: int, json_: bool) -> None:
     """Run the benchmark the command line asks for (see ``fsstgpu bench --help``)."""
-    from fsstgpu.datasets import dbtext_files
-    from fsstgpu.device import resolve_device
 
     if paths == ["kernels"]:
         resolve_device("gpu")
@@ -61,7 +62,6 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
     elif threads is not None:
         import pyarrow as pa
 
-        from fsstgpu.datasets import load_lines
 
         scaling = _benchmarks("cpu_scaling")
         column = pa.chunked_array([load_lines(p, binary=True) for p in paths])
@@ -74,7 +74,6 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
 def _bench_reference(paths: list[str], reference: str, threads: int, repeats: int,
                      table_mb: float | None, json_: bool) -> None:
     """`fsstgpu bench --reference`: the reference FSST beside fsstgpu, LZ4 and zstd."""
-    from fsstgpu.datasets import load_lines
 
     corpora = _benchmarks("corpora")
     ref_fsst = _benchmarks("reference_fsst")
@@ -100,8 +99,6 @@ def _bench_reference(paths: list[str], reference: str, threads: int, repeats: in
 
 def _bench_files(rows: int, json_: bool) -> None:
     """`fsstgpu bench files`: this machine's text (and dbtext, when found) as tables."""
-    from fsstgpu.datasets import dbtext_files, dbtext_table, machine_text_table
-    from fsstgpu.device import gpu_available
 
     files = _benchmarks("files")
     say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
@@ -122,7 +119,6 @@ def _benchmarks(name: str):
     import importlib
     import sys
 
-    import fsstgpu
 
     root = Path(fsstgpu.__file__).resolve().parent.parent
     if not (root / "benchmarks" / "__init__.py").is_file():

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from fsstgpu.arrow_layout import to_arrow
 from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
 from fsstgpu.datasets.generators import GENERATORS, generate
-from fsstgpu.formats.columns import ColumnSelectionError, ColumnTypeError, string_columns
+from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError, string_columns
 from fsstgpu.types import INT32_MAX
 
 __all__ = [

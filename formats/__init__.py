@@ -6,8 +6,10 @@ Specifications live beside the code: ``arrow.md`` (the extension type), ``blob.m
 writing them one row group at a time), ``device_reader`` (row groups read in parallel, onto the
 GPU), ``datasets`` (directories, globs and lists of files), ``partitions`` (their Hive
 partition columns), ``locations`` (local paths and fsspec URLs), ``sniff`` (which format a file
-holds), ``atomic`` (safe output), ``columns`` (choosing columns), ``dictionaries`` (dictionary
-columns).
+holds), ``atomic`` (safe output), ``selection`` (choosing columns), ``dictionaries`` (dictionary
+columns), ``tables`` (the string columns of a Table compressed), ``arrow_storage`` /
+``arrow_read`` (a compressed column to and from its extension array), ``blob`` (the standalone
+blob).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import importlib
 # registers the extension type (fsstgpu.formats.arrow) and needs none of pyarrow.parquet,
 # pyarrow.fs or pyarrow.compute, which cost ~80 ms of the import.
 _HOMES = {"compress_dataset": "datasets", "decompress_dataset": "datasets",
-          "read_dataset": "datasets", "compress_file": "files", "decompress_file": "files",
-          "read_table": "files", "inspect_file": "inspection"}
+          "read_dataset": "datasets", "read_dataset_device": "datasets",
+          "compress_file": "files", "decompress_file": "files", "read_table": "files",
+          "read_table_device": "files", "inspect_file": "inspection"}
 
 __all__ = sorted(_HOMES)
 

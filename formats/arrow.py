@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow_read import EXTENSION_NAME, decode_column, is_fsst_type
 from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, is_view, narrow_offsets
@@ -55,7 +56,6 @@ __all__ = [
     "storage_type_for",
 ]
 
-EXTENSION_NAME = "fsstgpu.fsst"
 MAGIC = b"FSAX"
 #: the version written for one table; version 1 (codes-only storage) is read too
 VERSION = 2
@@ -122,8 +122,6 @@ class FsstArray(pa.ExtensionArray):
     def decoded(self):
         """The column's values, decoded: its original type (a dictionary column's plain values;
         a ChunkedArray for a ``string`` column of more than 2 GiB)."""
-        from fsstgpu.formats.files import decode_column
-
         return decode_column(self)[0]
 
     def to_pylist(self, **kwargs):
@@ -504,19 +502,6 @@ def register() -> None:
     except pa.ArrowKeyError:
         pa.unregister_extension_type(EXTENSION_NAME)
         pa.register_extension_type(prototype)
-
-
-def is_fsst_type(type_) -> bool:
-    """Tell whether an Arrow type is the ``fsstgpu.fsst`` extension type.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.formats.arrow import is_fsst_type
-    >>> is_fsst_type(pa.string())
-    False
-    """
-    return isinstance(type_, pa.ExtensionType) and type_.extension_name == EXTENSION_NAME
 
 
 def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstType:

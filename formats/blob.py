@@ -16,7 +16,7 @@ import zlib
 
 import numpy as np
 
-from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrays import CompressedStringArray, install_blob_format
 from fsstgpu.checks import length_sums
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import intcodec
@@ -307,9 +307,14 @@ def loads(data) -> CompressedStringArray:
         null_count=null_count, split_size=split_size, split_codes=split_codes,
         split_out=split_out, split_table=split_table.astype(np.uint16),
         chunk_lengths=chunk_lengths,
-        # already the layout the GPU unpacks: it travels as stored (fsstgpu.gpu_layout)
+        # already the layout the GPU unpacks: it travels as stored (fsstgpu.gpu.layout)
         packed_lengths=(np.frombuffer(raw["lengths"], dtype=np.uint8)
                         if lengths_codec == intcodec.BITPLANE_INDEXED and length else None),
     )
     carr.validate(full=False)
     return carr
+
+
+# CompressedStringArray.to_bytes / from_bytes / stats use these (the column API lies below the
+# formats and does not import them)
+install_blob_format(dumps=dumps, loads=loads, dumped_size=dumped_size)

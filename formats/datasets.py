@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from fsstgpu.formats.files import compress_file, decompress_file, read_table
+from fsstgpu.formats.files import compress_file, decompress_file, read_table, read_table_device
 from fsstgpu.formats.locations import (
     DATASET_SUFFIXES,
     Url,
@@ -37,9 +37,11 @@ from fsstgpu.formats.locations import (
     refuse_repeats,
 )
 from fsstgpu.formats.partitions import hive_columns, with_partition_columns
+from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.gpu.concat import concat_device_arrays
 
 __all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
-           "output_name", "read_dataset"]
+           "output_name", "read_dataset", "read_dataset_device"]
 
 
 def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
@@ -210,45 +212,69 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     src : str, os.PathLike or list
         As for :func:`compress_dataset`.
     device : {"auto", "cpu", "gpu"}
-        As for :func:`~fsstgpu.formats.read_table`: a ``pyarrow.Table`` (the files' tables
-        concatenated: their columns in order of first appearance, a column a file lacks null in
-        its rows; a column of two types is refused), or with ``"gpu"`` a dict of columns (the
-        files must have the same columns), each
-        fsst column one :class:`fsstgpu.DeviceStringArray` over all the files (its chunks the
-        row groups).
+        Where the fsst columns decode, as for :func:`~fsstgpu.formats.read_table`; the result is
+        a host ``pyarrow.Table`` either way (:func:`read_dataset_device`: in GPU memory).
     partitioning : {"hive", None}
         ``"hive"`` (the default, as ``pyarrow.parquet.read_table`` of a folder): the
         ``key=value`` folders of each file's relative name become columns after the files' own
-        (``int32`` or ``string``, :mod:`fsstgpu.formats.partitions`; host columns with
-        ``"gpu"``); None: the files' columns only.
+        (``int32`` or ``string``, :mod:`fsstgpu.formats.partitions`); None: the files' columns
+        only.
+
+    Returns
+    -------
+    pyarrow.Table
+        The files' tables concatenated: their columns in order of first appearance, a column a
+        file lacks null in its rows.
 
     Raises
     ------
     ValueError
-        When two files have a column of one name and two types (the message names both), with
-        ``"gpu"`` when a file lacks a column of the first, or when ``partitioning`` is
-        neither.
+        When two files have a column of one name and two types (the message names both), or
+        when ``partitioning`` is neither.
 
     Examples
     --------
     See the module docstring.
     """
-    if partitioning not in ("hive", None):
-        raise ValueError(f"partitioning must be 'hive' or None, not {partitioning!r}")
-    files = dataset_files(src)
-    keys = hive_columns([rel for _, rel in files]) if partitioning == "hive" else {}
-    parts = [(path, read_table(path, device=device)) for path, _ in files]
-    values = [{key: (type_, vals[k]) for key, (type_, vals) in keys.items()}
-              for k in range(len(files))]
-    if device != "gpu":
-        parts = [(path, with_partition_columns(table, part))
-                 for (path, table), part in zip(parts, values, strict=True)]
-        _check_types(parts)
-        # a column some files lack is null in their rows (pyarrow's schema unification)
-        return pa.concat_tables([table for _, table in parts], promote_options="default")
-    from fsstgpu.device_arrays import DeviceStringArray
-    from fsstgpu.device_concat import concat_device_arrays
+    files, keys, values = _dataset_parts(src, partitioning)
+    parts = [(path, with_partition_columns(read_table(path, device=device), part))
+             for (path, _), part in zip(files, values, strict=True)]
+    _check_types(parts)
+    # a column some files lack is null in their rows (pyarrow's schema unification)
+    return pa.concat_tables([table for _, table in parts], promote_options="default")
 
+
+def read_dataset_device(src, *, partitioning="hive") -> dict:
+    """Read every file of a dataset with its fsst columns decoded into GPU memory.
+
+    Parameters
+    ----------
+    src, partitioning
+        As for :func:`read_dataset` (partition columns are host columns).
+
+    Returns
+    -------
+    dict
+        Column name -> one :class:`fsstgpu.DeviceStringArray` over all the files (each fsst
+        column; its chunks the row groups) or a ``pyarrow.ChunkedArray`` (every other column).
+        The files must have the same columns.
+
+    Raises
+    ------
+    DeviceError
+        Without a usable GPU.
+    ValueError
+        When a file lacks a column of the first, or ``partitioning`` is neither value.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.formats import read_dataset_device
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     cols = read_dataset_device("local/events/")
+    """
+    files, keys, values = _dataset_parts(src, partitioning)
+    parts = [(path, read_table_device(path)) for path, _ in files]
     names = list(parts[0][1])
     out = {}
     for name in names:
@@ -268,3 +294,14 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
                 [pa.repeat(pa.scalar(part[key][1], type_), n)
                  for part, n in zip(values, rows, strict=True)], type=type_)
     return out
+
+
+def _dataset_parts(src, partitioning):
+    """The files of a dataset, its hive keys and each file's key values."""
+    if partitioning not in ("hive", None):
+        raise ValueError(f"partitioning must be 'hive' or None, not {partitioning!r}")
+    files = dataset_files(src)
+    keys = hive_columns([rel for _, rel in files]) if partitioning == "hive" else {}
+    values = [{key: (type_, vals[k]) for key, (type_, vals) in keys.items()}
+              for k in range(len(files))]
+    return files, keys, values

@@ -36,10 +36,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fsstgpu.device import resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
+from fsstgpu.gpu.concat import concat_device_arrays
+from fsstgpu.gpu.decode import decompress_device
 
 __all__ = ["decode_batch", "parallel_units", "read_to_device", "read_unit_to_device",
            "stream_to_device"]
@@ -162,7 +165,6 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
     ...     for unit in stream_to_device("data.fsst.parquet"):
     ...         print({name: len(col) for name, col in unit.items()})
     """
-    from fsstgpu.device import resolve_device
 
     resolve_device("gpu")
     with Source(check_input(path)) as source:
@@ -198,7 +200,6 @@ def read_unit_to_device(path, k: int, *, stream=None) -> dict:
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     first = read_unit_to_device("data.fsst.parquet", 0)
     """
-    from fsstgpu.device import resolve_device
 
     resolve_device("gpu")
     with Source(check_input(path)) as source:
@@ -213,7 +214,7 @@ def read_to_device(source: Source, *, workers: int | None = None) -> dict:
 
     Row groups are read and checked in parallel (:func:`parallel_units`), every (row group,
     column) is decoded in one batch laid out column by column, and each column's row groups are
-    joined where they lie (:func:`fsstgpu.device_concat.concat_device_arrays` with
+    joined where they lie (:func:`fsstgpu.gpu.concat.concat_device_arrays` with
     ``consume=True``: no copy of the data, the offsets compacted in place with the GPU rotate;
     its chunks are the row groups).
 
@@ -231,7 +232,6 @@ def read_to_device(source: Source, *, workers: int | None = None) -> dict:
     ...     with Source("data.fsst.parquet") as source:
     ...         columns = read_to_device(source)
     """
-    from fsstgpu.device_concat import concat_device_arrays
 
     fsst = _fsst_names(source)
     host: dict[str, list] = {f.name: [] for f in source.schema}
@@ -288,7 +288,6 @@ def decode_batch(path, carrs: dict, *, stream=None) -> dict:
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     out = decode_batch("f", {"column 's'": fsstgpu.compress(pa.array(["a"]))})
     """
-    from fsstgpu.codec import decompress_device
 
     if not carrs:
         return {}

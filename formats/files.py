@@ -19,15 +19,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fsstgpu.columns import compress_column
+from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
-from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.arrow_read import decode_column
+from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
-from fsstgpu.formats.columns import select_columns
 from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
@@ -41,17 +42,19 @@ from fsstgpu.formats.rowgroups import (
     reading,
     rewrite,
 )
+from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format
-from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH, SymbolTable
-from fsstgpu.types import INT32_MAX, is_view, large_type, narrow_offsets
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE
+from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.training import train
+from fsstgpu.types import is_view, large_type
 
 __all__ = [
     "NotCompressedError",
     "compress_file",
-    "decode_column",
     "decompress_file",
-    "output_chunks",
     "read_table",
+    "read_table_device",
 ]
 
 
@@ -151,7 +154,6 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     >>> pq.read_table(os.path.join(d, "out.parquet")).equals(t)
     True
     """
-    from fsstgpu.codec import compress
 
     src = check_input(src)
     check_output(dst, force=force, inputs=[src])
@@ -184,8 +186,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
             if field.name not in types:  # copied through: checked first (parquet_options.py)
                 return _copied(source, field.name, col, unit_index)
             ftype = types[field.name]
-            carr = compress(plain_values(col), table=ftype.tables[0],
-                            split_size=ftype.split_size)
+            carr = compress_column(plain_values(col), table=ftype.tables[0],
+                                   split_size=ftype.split_size)
             sizes["string_bytes"] += int(carr.uncompressed_bytes)
             sizes["codes_bytes"] += len(carr.codes)
             return to_extension_array(carr, ext_type=ftype)
@@ -286,7 +288,6 @@ def _first_values(source: Source, names: list[str]) -> dict[str, pa.Array]:
 
 def _train(values, sample_bytes) -> SymbolTable:
     """The column's table, trained on ``values`` (None: no values anywhere, any table will do)."""
-    from fsstgpu.training import train
 
     if values is None:
         return SymbolTable([])
@@ -313,7 +314,6 @@ def _repeats(values) -> bool:
 
 def _fsst_type(type_: pa.DataType, table: SymbolTable) -> FsstType:
     """The fsst column type replacing a string-like column of type ``type_``."""
-    from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 
     if pa.types.is_dictionary(type_):
         return FsstType(pa.large_binary(), type_.value_type, [table], DEFAULT_SPLIT_SIZE,
@@ -322,97 +322,6 @@ def _fsst_type(type_: pa.DataType, table: SymbolTable) -> FsstType:
 
 
 # --------------------------------------------------------------------------- decompress
-def output_chunks(lengths, limit: int) -> np.ndarray:
-    """Chunk lengths cutting items of these ``lengths`` into runs of at most ``limit`` in total
-    (an item longer than ``limit`` gets a chunk of its own).
-
-    Examples
-    --------
-    >>> from fsstgpu.formats.files import output_chunks
-    >>> output_chunks([3, 3, 3, 9, 1], limit=6).tolist()
-    [2, 1, 1, 1]
-    """
-    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
-    chunks = []
-    start = 0
-    while start < len(ends):
-        base = int(ends[start - 1]) if start else 0
-        stop = max(int(np.searchsorted(ends, base + limit, side="right")), start + 1)
-        chunks.append(stop - start)
-        start = stop
-    return np.array(chunks, dtype=np.int64)
-
-
-def _pieces(col, max_bytes: int) -> list[pa.ExtensionArray]:
-    """``col``'s arrays, cut where needed so that none decodes to more than ``max_bytes``.
-
-    Version 2 stores each string's length, which bounds the pieces exactly; for version 1 a code
-    byte decodes to at most MAX_SYMBOL_LENGTH bytes, so a piece of at most ``max_bytes //
-    MAX_SYMBOL_LENGTH`` code bytes is small enough whatever it holds. A type with several tables
-    has block starts that count rows of the whole array, so it is not cut.
-    """
-    arrays = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    if len(col.type.tables) > 1:
-        return [pa.concat_arrays(arrays)] if len(arrays) > 1 else arrays
-    pieces = []
-    for arr in arrays:
-        if col.type.version == 1:
-            limit = max(max_bytes // MAX_SYMBOL_LENGTH, 1)
-            sizes = pc.binary_length(arr.storage)
-        else:
-            limit = max_bytes
-            sizes = arr.storage.field("lengths")
-        sizes = sizes.fill_null(0).to_numpy(zero_copy_only=False)
-        if int(sizes.sum()) <= limit:
-            pieces.append(arr)
-            continue
-        start = 0
-        for rows in output_chunks(sizes, limit):
-            pieces.append(arr.slice(start, int(rows)))
-            start += int(rows)
-    return pieces
-
-
-def decode_column(col, device: str = "cpu", *, max_chunk_bytes: int = INT32_MAX):
-    """Decode one ``fsstgpu.fsst`` column (Array or ChunkedArray) to a host Arrow column.
-
-    Returns ``(values, string_bytes)``: the plain values (dictionary columns as their plain
-    values), an Array, or a ChunkedArray when the column is cut: a ``string`` / ``binary``
-    column comes back in chunks that hold at most ``max_chunk_bytes`` bytes each, since one
-    array of these types holds at most 2**31 - 1 bytes.
-
-    Raises
-    ------
-    CorruptDataError
-        When the codes do not decode.
-
-    Examples
-    --------
-    >>> import pyarrow as pa, fsstgpu
-    >>> from fsstgpu.formats.arrow_storage import to_extension_array
-    >>> from fsstgpu.formats.files import decode_column
-    >>> col = to_extension_array(fsstgpu.compress(pa.array(["ab", "cd", "ef"] * 4)))
-    >>> values, nbytes = decode_column(col, max_chunk_bytes=10)
-    >>> values.num_chunks > 1, values.to_pylist() == ["ab", "cd", "ef"] * 4, nbytes
-    (True, True, 24)
-    """
-    from fsstgpu.codec import decompress, decompress_device
-
-    ftype = col.type
-    pieces = (_pieces(col, max_chunk_bytes) if narrow_offsets(ftype.value_type)
-              else [col])
-    out, total = [], 0
-    for piece in pieces:
-        carr = from_extension_array(piece)
-        values = (decompress_device(carr).to_arrow() if device == "gpu"
-                  else decompress(carr, device=device))
-        out.extend(values.chunks if isinstance(values, pa.ChunkedArray) else [values])
-        total += int(carr.uncompressed_bytes)
-    if len(out) == 1:
-        return out[0], total
-    return pa.chunked_array(out, type=ftype.value_type), total
-
-
 def _restored_schema(schema: pa.Schema) -> pa.Schema:
     metadata = {k: v for k, v in (schema.metadata or {}).items() if k != CODECS_KEY}
     return pa.schema(
@@ -537,7 +446,6 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     --------
     See :func:`compress_file`.
     """
-    from fsstgpu.device import resolve_device
 
     src = check_input(src)
     check_output(dst, force=force, inputs=[src])
@@ -570,12 +478,10 @@ def read_table(path, device="auto"):
     ----------
     path : str or os.PathLike
     device : {"auto", "cpu", "gpu"}
-        ``"auto"`` and ``"cpu"``: a ``pyarrow.Table`` exactly like the one
-        :func:`decompress_file` would write (``"auto"`` decodes on the GPU when one is usable,
-        ``FSSTGPU_DEVICE`` overriding). ``"gpu"``: a ``dict`` from column name to a
-        :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in one array,
-        decoded straight into GPU memory; dictionary columns as their plain values) or a
-        ``pyarrow.ChunkedArray`` (every other column, on the host).
+        Where the fsst columns decode (``"auto"``: on the GPU when one is usable,
+        ``FSSTGPU_DEVICE`` overriding). The result is a host ``pyarrow.Table`` either way,
+        exactly like the one :func:`decompress_file` would write; :func:`read_table_device`
+        leaves the strings in GPU memory.
 
     Raises
     ------
@@ -594,15 +500,9 @@ def read_table(path, device="auto"):
     >>> read_table(os.path.join(d, "b.parquet")).column("s").to_pylist()
     ['x', None, 'yz']
     """
-    from fsstgpu.device import resolve_device
-
     path = check_input(path)
     dev = resolve_device(device)
     with Source(path) as source:
-        if device == "gpu":
-            # host columns get the types they were written with, as on the CPU
-            return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
-                    for name, col in read_to_device(source).items()}
         decoder = _Decoder(source, source.format, dev)
         out_schema = _restored_schema(source.schema)
         # On the CPU, columns decode on the reading threads too (the codec's own pool is
@@ -616,3 +516,34 @@ def read_table(path, device="auto"):
             with reading(path, f"row group {k}: "):  # columns read apart: lengths may differ
                 units.append(pa.Table.from_arrays(cols, schema=out_schema))
     return pa.concat_tables(units) if units else out_schema.empty_table()
+
+
+def read_table_device(path) -> dict:
+    """Read a Parquet / Arrow IPC file with its fsst columns decoded straight into GPU memory.
+
+    Returns
+    -------
+    dict
+        Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in
+        one array; dictionary columns as their plain values) or ``pyarrow.ChunkedArray`` (every
+        other column, on the host, with the type it was written with).
+
+    Raises
+    ------
+    DeviceError
+        Without a usable GPU.
+    CorruptDataError
+        When the file is unreadable or its codes do not decode.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.formats import read_table_device
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     cols = read_table_device("b.parquet")
+    """
+    path = check_input(path)
+    resolve_device("gpu")
+    with Source(path) as source:
+        return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
+                for name, col in read_to_device(source).items()}

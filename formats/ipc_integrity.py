@@ -41,6 +41,7 @@ import pyarrow.ipc as ipc
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries
+from fsstgpu.formats.ipc_footer import last_batch_metadata
 
 __all__ = ["CRC_KEY", "CRC_V1_KEY", "CRC_V2_KEY", "END_KEY", "LENGTHS_KEY", "POSITION_KEY",
            "SCHEMA_KEY", "Dictionaries",
@@ -397,7 +398,6 @@ def data_batches(reader, f=None) -> int:
     again), when its last batch carries :data:`END_KEY` (found from the footer without reading
     the batch: :func:`fsstgpu.formats.ipc_footer.last_batch_metadata`).
     """
-    from fsstgpu.formats.ipc_footer import last_batch_metadata
 
     count = reader.num_record_batches
     if SCHEMA_KEY not in (reader.schema.metadata or {}) and (

@@ -8,17 +8,27 @@ exactly the column back, on the CPU or (with CuPy and an NVIDIA GPU) on the GPU:
 >>> carr = fsstgpu.compress(col)
 >>> fsstgpu.decompress(carr, device="cpu").equals(col)
 True
+
+The package in layers, each importing only itself and the layers below (``tests/test_layers.py``
+holds the map): the base (``errors``, ``limits``, ``types``, ``parallel``, ``device``); the CPU
+codec (the compiled ``_native`` and its face ``native``, ``training``, ``blocks``, ``scan``,
+``checks``, ``splits``, ``symbol_table``, ``arrow_layout``, ``inputs``, ``utf8``); the column API
+(``arrays``: CompressedStringArray, ``columns``: compress_column / decompress_column, ``rows``,
+``slicing``); the GPU runtime (``fsstgpu.gpu``, ``fsstgpu.kernels``); the formats
+(``fsstgpu.formats``: blob, extension type, tables, files, datasets); the integrations
+(``fsstgpu.integrations``: dask, numcodecs, zarr; ``testing``; ``fsstgpu.datasets``); and the face:
+this module, ``api`` (the front door that dispatches columns, tables, extension arrays and blobs
+to the CPU or the GPU) and ``fsstgpu.cli``.
 """
 
-from fsstgpu.errors import BatchDecodeError, CorruptDataError, DeviceError, FsstGpuError  # noqa: I001
+from fsstgpu.api import Codec, compress, decompress, decompress_device
+from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.device import backend_info, gpu_available
+from fsstgpu.errors import BatchDecodeError, CorruptDataError, DeviceError, FsstGpuError
+from fsstgpu.formats.tables import compress_table, decompress_table
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, to_device
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train
-from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.codec import Codec, compress, decompress, decompress_device
-from fsstgpu.tables import compress_table, decompress_table
-from fsstgpu.device_arrays import DeviceCompressedStringArray, DeviceStringArray, to_device
-from fsstgpu.formats import arrow as _arrow_extension  # noqa: F401  (registers fsstgpu.fsst)
 
 __version__ = "0.1.0"
 

@@ -56,11 +56,12 @@ import pyarrow as pa
 
 from fsstgpu import arrow_layout
 from fsstgpu.checks import check_structure
-from fsstgpu.decoder import decode_range
+from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.rows import take_rows
 from fsstgpu.scan import CHECK, OFFSETS, walk
+from fsstgpu.slicing import slice_fields
 from fsstgpu.types import is_text, narrow_offsets
-from fsstgpu.utf8 import check_utf8
 
 _INT_FIELDS = {
     "block_starts": np.int64,
@@ -72,6 +73,40 @@ _INT_FIELDS = {
     "split_table": np.uint16,
 }
 _UNCHECKED = frozenset({"packed_lengths", "_validated", "_checked"})  # no check reads them
+#: the column's byte format (``formats/blob.md``): formats/blob.py installs its writer and reader
+#: here when imported, which ``import fsstgpu`` does (the column API lies below the formats and
+#: never imports them: issue #22)
+_BLOB_FORMAT = {}
+
+
+def install_blob_format(*, dumps, loads, dumped_size) -> None:
+    """Give :meth:`CompressedStringArray.to_bytes`, :meth:`~CompressedStringArray.from_bytes`
+    and :meth:`~CompressedStringArray.stats` the blob format's functions (called once, by
+    ``formats/blob.py``).
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.arrays import installed_blob_format
+    >>> installed_blob_format("loads").__module__
+    'fsstgpu.formats.blob'
+    """
+    _BLOB_FORMAT.update(dumps=dumps, loads=loads, dumped_size=dumped_size)
+
+
+def installed_blob_format(name: str):
+    """The blob format's ``dumps``, ``loads`` or ``dumped_size`` (see :func:`install_blob_format`).
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.arrays import installed_blob_format
+    >>> installed_blob_format("dumps").__name__
+    'dumps'
+    """
+    if name not in _BLOB_FORMAT:
+        raise RuntimeError("the blob format is not installed: import fsstgpu first")
+    return _BLOB_FORMAT[name]
 
 
 def _frozen(name, value, dtype):
@@ -309,8 +344,6 @@ class CompressedStringArray:
         >>> type(part).__name__, part.to_arrow().to_pylist()
         ('CompressedStringArray', ['b', None])
         """
-        from fsstgpu.slicing import slice_fields
-
         offset = int(offset)
         if not 0 <= offset <= self.length:
             raise IndexError(f"slice offset {offset} outside 0..{self.length}")
@@ -324,7 +357,7 @@ class CompressedStringArray:
 
     # ------------------------------------------------------------------ whole-column views
     def to_arrow(self):
-        """Decode every string on the CPU: exactly ``fsstgpu.decompress(self, device="cpu")``.
+        """Decode every string on the CPU (what ``fsstgpu.decompress(self, device="cpu")`` returns).
 
         Returns
         -------
@@ -337,9 +370,28 @@ class CompressedStringArray:
         >>> fsstgpu.compress(pa.array(["a", None], pa.large_string())).to_arrow().type
         DataType(large_string)
         """
-        from fsstgpu.codec import decompress
-
-        return decompress(self, device="cpu")
+        self.validate(full=False)  # decode_all checks the codes of every split
+        # (validate checked that the lengths add up to uncompressed_bytes)
+        offsets = arrow_layout.offsets_from_lengths(self.lengths, self.type,
+                                                    self.uncompressed_bytes)
+        # The string ends (and stored code offsets) are checked in the same walk: the column
+        # decodes exactly when each of its strings decodes alone (carr[i], take) and validate()
+        # passes. A column validate() passed (the encoder's own, say) holds them already: the
+        # faster decode. Forged codes can decode to any bytes: text is checked to be UTF-8 in
+        # the same pass, each split's strings right after they are decoded.
+        checked = self._validated
+        data = decode_all(self.tables, self.codes, self.split_codes, self.split_out,
+                          self.split_table, self.uncompressed_bytes, string_ends=offsets,
+                          code_offsets=None if checked else self._code_offsets,
+                          check_ends=not checked, utf8=is_text(self.type))
+        if self.chunk_lengths is None or (offsets.dtype == np.int64
+                                          and narrow_offsets(self.type)):
+            # (past 2 GiB a 32-bit type's chunks need their own offsets: few chunks are that
+            # large)
+            return arrow_layout.to_arrow(self.type, data, offsets, self.validity,
+                                         self.chunk_lengths)
+        return arrow_layout.as_chunks(arrow_layout.to_arrow(self.type, data, offsets,
+                                                            self.validity), self.chunk_lengths)
 
     def _to_single_array(self) -> pa.Array:
         decoded = self.to_arrow()
@@ -416,56 +468,7 @@ class CompressedStringArray:
         >>> carr.take([1, -1, 0]).to_pylist()
         [b'yy', None, b'x']
         """
-        index_valid = None
-        if isinstance(indices, (pa.Array, pa.ChunkedArray)):
-            if not pa.types.is_integer(indices.type):
-                raise TypeError(f"indices must be integers, not {indices.type}")
-            if indices.null_count:
-                index_valid = indices.is_valid().to_numpy(zero_copy_only=False)
-                indices = indices.fill_null(0)
-            indices = indices.to_numpy(zero_copy_only=False)
-        idx = np.asarray(indices)
-        if idx.size == 0:
-            idx = idx.astype(np.int64)
-        if idx.ndim != 1 or idx.dtype.kind not in "iu":
-            raise TypeError(f"indices must be a 1-D integer sequence, not {idx.dtype} "
-                            f"of shape {idx.shape}")
-        idx = idx.astype(np.int64)
-        self.validate()  # once: a corrupt column gives no strings, as its whole decode
-        idx = np.where(idx < 0, idx + self.length, idx)
-        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.length):
-            raise IndexError(f"take index out of range for {self.length} strings")
-        valid = np.ones(len(idx), bool)
-        if self.validity is not None:
-            valid &= arrow_layout.unpack_bitmap(self.validity, self.length)[idx]
-        if index_valid is not None:
-            valid &= index_valid
-        lengths = np.where(valid, self.lengths[idx], 0)
-        offsets = arrow_layout.offsets_from_lengths(lengths, self.type)
-        out = np.empty(int(offsets[-1]), np.uint8)
-        blocks = self._block_of(idx)
-        # Runs of consecutive indices in one block decode with one call: their codes and their
-        # output are both contiguous.
-        k, m = 0, len(idx)
-        while k < m:
-            if not valid[k]:
-                k += 1
-                continue
-            j = k + 1
-            while (j < m and valid[j] and idx[j] == idx[j - 1] + 1
-                   and blocks[j] == blocks[k]):
-                j += 1
-            a, b = int(idx[k]), int(idx[j - 1]) + 1
-            end = decode_range(self.tables[int(blocks[k])], self.codes,
-                               int(self.code_offsets[a]), int(self.code_offsets[b]),
-                               out, int(offsets[k]), int(offsets[j]))
-            if end != int(offsets[j]):
-                raise CorruptDataError(f"strings {a}..{b} decode to the wrong total length")
-            k = j
-        if is_text(self.type):
-            check_utf8(out, offsets, "decoded strings")
-        validity = None if valid.all() else np.packbits(valid, bitorder="little")
-        return arrow_layout.to_arrow(self.type, out, offsets, validity)
+        return take_rows(self, indices)
 
     # ------------------------------------------------------------------ statistics
     def stats(self) -> dict:
@@ -488,12 +491,10 @@ class CompressedStringArray:
         >>> s["ratio"] > 2, s["stored_bytes"] > s["codes_bytes"]
         (True, True)
         """
-        from fsstgpu.formats import blob
-
         uncompressed = self.uncompressed_bytes
         codes_bytes = len(self.codes)
         table_bytes = sum(t.nbytes_serialised() for t in self.tables)
-        stored = blob.dumped_size(self)  # len(self.to_bytes()), without serialising
+        stored = installed_blob_format("dumped_size")(self)  # len(self.to_bytes()), unwritten
         width = 4 if narrow_offsets(self.type) else 8
         chunks = 1 if self.chunk_lengths is None else len(self.chunk_lengths)
         arrow_bytes = (uncompressed + width * (self.length + chunks)
@@ -535,9 +536,7 @@ class CompressedStringArray:
         >>> fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes()).equals(carr)
         True
         """
-        from fsstgpu.formats import blob
-
-        return blob.dumps(self, store_code_offsets=store_code_offsets)
+        return installed_blob_format("dumps")(self, store_code_offsets=store_code_offsets)
 
     @classmethod
     def from_bytes(cls, data) -> CompressedStringArray:
@@ -556,9 +555,7 @@ class CompressedStringArray:
         ...
         fsstgpu.errors.CorruptDataError: blob truncated: 4 bytes, the header needs 68
         """
-        from fsstgpu.formats import blob
-
-        return blob.loads(data)
+        return installed_blob_format("loads")(data)
 
     def equals(self, other) -> bool:
         """Whether every field of ``other`` equals this one's.

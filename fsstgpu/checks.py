@@ -142,19 +142,10 @@ def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
 def _check_splits(carr, ncodes: int, total: int, nblocks: int, block_out) -> None:
     check_split_size(carr.split_size, CorruptDataError)
     sc, so, st = carr.split_codes, carr.split_out, carr.split_table
-    if len(sc) != len(st) + 1 or len(so) != len(st) + 1:
-        _bad(f"split arrays disagree: {len(sc)} code starts, {len(so)} output starts, "
-             f"{len(st)} tables (need k + 1, k + 1, k)")
-    if sc[0] != 0 or so[0] != 0:
-        _bad(f"splits must start at code 0 and output byte 0, not {sc[0]} and {so[0]}")
-    if sc[-1] != ncodes or so[-1] != total:
-        _bad(f"splits must end at {ncodes} codes and {total} bytes, not {sc[-1]} and {so[-1]}")
-    if not (arrow_layout.is_non_decreasing(sc) and arrow_layout.is_non_decreasing(so)):
-        _bad("split positions must be non-decreasing")
+    # the decoder's own check of the split arrays (one home for it: csrc/decode.cpp)
+    native.check_splits(sc, so, st, ncodes, total, nblocks)
     if not len(st):
         return
-    if int(st.max()) >= nblocks:
-        _bad(f"split_table names table {int(st.max())} of {nblocks}")
     # A split stays inside its table's block: between the output positions where the block's
     # strings start and end (block_out: those positions).
     t = st.astype(np.int64)

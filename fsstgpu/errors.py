@@ -54,3 +54,21 @@ class BatchDecodeError(CorruptDataError):
         self.results = list(results)
         super().__init__("; ".join(f"column {k} of the batch: {msg}"
                                    for k, msg in sorted(self.failed.items())))
+
+
+def invalid_utf8_error(data, offsets, i: int,
+                       what: str = "column") -> CorruptDataError:
+    """The error :func:`check_utf8` raises for string ``i``: its index and first 16 bytes
+    (:func:`fsstgpu.native.decode_all` raises it for a decoded column it checked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.errors import invalid_utf8_error
+    >>> str(invalid_utf8_error(np.frombuffer(b"a\\xff", np.uint8), np.array([0, 1, 2]), 1))
+    'column: string 1 is not valid UTF-8 (bytes ff)'
+    """
+    s, e = int(offsets[i]), int(offsets[i + 1])
+    head = " ".join(f"{b:02x}" for b in bytes(data[s : min(e, s + 16)]))
+    more = " ..." if e - s > 16 else ""
+    return CorruptDataError(f"{what}: string {i} is not valid UTF-8 (bytes {head}{more})")

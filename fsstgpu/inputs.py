@@ -22,8 +22,8 @@ list / tuple                      of str / bytes / None
 
 Tables (``pyarrow.Table``, ``pyarrow.RecordBatch``, and pandas and polars DataFrames, which
 :func:`as_table` turns into a ``pyarrow.Table``) have several columns and are
-:mod:`fsstgpu.tables`'s. pandas and polars are never imported here: their objects can only exist
-once the user has imported them, so ``sys.modules`` tells whether to look for one.
+:mod:`fsstgpu.formats.tables`'s. pandas and polars are never imported here: their objects can
+only exist once the user has imported them, so ``sys.modules`` tells whether to look for one.
 
 >>> import numpy as np
 >>> from fsstgpu.inputs import as_string_column
@@ -187,7 +187,8 @@ def _pandas_types() -> tuple:
 def _from_numpy(arr: np.ndarray):
     if arr.ndim != 1:
         raise ValueError(f"fsstgpu compresses 1-D arrays; this one has shape {arr.shape} "
-                         "(ravel it, or use fsstgpu.numcodecs_codec.FSST, which keeps the shape)")
+                         "(ravel it, or use fsstgpu.integrations.numcodecs.FSST, which keeps "
+                         "the shape)")
     # kind T is NumPy 2's StringDType; pyarrow reads it (and its missing values) natively
     if arr.dtype.kind not in "USOT":
         raise TypeError(f"fsstgpu compresses strings, not a numpy array of dtype {arr.dtype}; "

@@ -13,7 +13,13 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.codec import compress, decompress
+from fsstgpu.columns import compress_column, decompress_column
+from fsstgpu.decoder import decode_all
+from fsstgpu.device import get_cupy
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray
+from fsstgpu.gpu.decode import decode_async
+from fsstgpu.gpu.layout import HostBatch
 
 
 def _check_same(result, expected, what: str) -> None:
@@ -41,7 +47,7 @@ def check_roundtrip(array, *, samples: int = 64, seed: int = 0,
     Checks, each type-exact (same Arrow type, Array vs ChunkedArray, chunk lengths) and
     value-exact (bytes and nulls):
 
-    * ``decompress(carr, device="cpu")``, whose buffers are also validated by Arrow;
+    * ``decompress_column(carr)``, whose buffers are also validated by Arrow;
     * :meth:`CompressedStringArray.validate` on the compressed fields;
     * ``to_bytes`` / ``from_bytes`` give equal fields and the same decompression (both with and
       without stored code offsets);
@@ -78,18 +84,18 @@ def check_roundtrip(array, *, samples: int = 64, seed: int = 0,
     >>> len(carr)
     3
     """
-    carr = compress(array, **compress_options)
+    carr = compress_column(array, **compress_options)
     carr._validated = carr._checked = False  # check_roundtrip re-runs every check on purpose
     carr.validate()
     assert len(carr) == len(array)
     assert carr.type == array.type
-    _check_same(decompress(carr, device="cpu"), array, "decompress")
+    _check_same(decompress_column(carr), array, "decompress")
 
     for store in (True, False):
         blob = carr.to_bytes(store_code_offsets=store)
         again = CompressedStringArray.from_bytes(blob)
         assert again.equals(carr), f"from_bytes(to_bytes(store_code_offsets={store})) differs"
-        _check_same(decompress(again, device="cpu"), array, f"blob (code offsets {store})")
+        _check_same(decompress_column(again), array, f"blob (code offsets {store})")
 
     n = len(array)
     flat = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
@@ -100,7 +106,7 @@ def check_roundtrip(array, *, samples: int = 64, seed: int = 0,
         part = carr[start:stop]
         part._validated = part._checked = False
         part.validate()  # the re-planned split points too
-        _check_same(decompress(part, device="cpu"), array.slice(start, stop - start),
+        _check_same(decompress_column(part), array.slice(start, stop - start),
                     f"carr[{start}:{stop}]")
     if n == 0:
         assert carr.take([]).to_pylist() == []
@@ -143,12 +149,6 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     ...     carr = fsstgpu.compress(pa.array(["abc", "abd"]))
     ...     assert gpu_decode_matches_cpu(carr, split_out=carr.split_out + 1)
     """
-    from fsstgpu.decoder import decode_all
-    from fsstgpu.device import get_cupy
-    from fsstgpu.device_arrays import DeviceCompressedStringArray
-    from fsstgpu.errors import CorruptDataError
-    from fsstgpu.gpu_decode import decode_async
-    from fsstgpu.gpu_layout import HostBatch
 
     cp = get_cupy()
     layout = HostBatch([carr])

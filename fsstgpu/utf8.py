@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import native
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import invalid_utf8_error
 
 __all__ = ["check_utf8", "first_invalid_string", "invalid_utf8_error"]
 
@@ -71,21 +71,3 @@ def check_utf8(data: np.ndarray, offsets: np.ndarray, what: str = "column") -> N
     i = first_invalid_string(data, offsets)
     if i >= 0:
         raise invalid_utf8_error(data, offsets, i, what)
-
-
-def invalid_utf8_error(data: np.ndarray, offsets: np.ndarray, i: int,
-                       what: str = "column") -> CorruptDataError:
-    """The error :func:`check_utf8` raises for string ``i``: its index and first 16 bytes
-    (:func:`fsstgpu.native.decode_all` raises it for a decoded column it checked).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.utf8 import invalid_utf8_error
-    >>> str(invalid_utf8_error(np.frombuffer(b"a\\xff", np.uint8), np.array([0, 1, 2]), 1))
-    'column: string 1 is not valid UTF-8 (bytes ff)'
-    """
-    s, e = int(offsets[i]), int(offsets[i + 1])
-    head = " ".join(f"{b:02x}" for b in np.asarray(data[s : min(e, s + 16)]).tolist())
-    more = " ..." if e - s > 16 else ""
-    return CorruptDataError(f"{what}: string {i} is not valid UTF-8 (bytes {head}{more})")

@@ -17,11 +17,10 @@ kernel sets an error bit); tables come in :func:`fsstgpu.symbol_table.pack_table
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from fsstgpu.device import get_cupy
+from fsstgpu.kernels.loader import get_function, on_stream
 
 __all__ = ["CODES_PAD", "error_message", "launch_decode", "launch_offsets", "padded_size"]
 
@@ -61,13 +60,8 @@ def padded_size(ncodes: int) -> int:
     return ((ncodes + 15) // 16) * 16 + CODES_PAD
 
 
-def _on(stream):
-    return stream if stream is not None else contextlib.nullcontext()
-
-
 def _function(name: str):
     """Kernel ``name`` of ``fsst_decode.cu``, compiled once (with every template instance)."""
-    from fsstgpu.kernels.loader import get_function
 
     return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
 
@@ -107,7 +101,7 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     blocks = (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
     args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
             tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err)
-    with _on(stream):
+    with on_stream(stream):
         func((blocks,), (32 * WARPS_PER_BLOCK,), args)
 
 
@@ -136,7 +130,7 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
     cp = get_cupy()
     n = int(lengths.shape[0])
     ncols = int(col_base.shape[0])
-    with _on(stream):
+    with on_stream(stream):
         lt = _LEN_CTYPES[np.dtype(lengths.dtype)]
         sums_f = _function(f"offsets_tile_sums<{lt}>")
         scan_f = _function(f"offsets_tile_scan<{lt}>")

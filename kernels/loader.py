@@ -6,6 +6,7 @@ and name and get it compiled once per (file, device, options) through ``cupy.Raw
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 
@@ -13,6 +14,18 @@ from fsstgpu.device import get_cupy
 
 SOURCE_DIR = Path(__file__).resolve().parent
 DEFAULT_OPTIONS = ("-std=c++17",)
+
+
+def on_stream(stream):
+    """A context making ``stream`` current (a CuPy stream), or doing nothing for None.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.loader import on_stream
+    >>> with on_stream(None):
+    ...     pass
+    """
+    return stream if stream is not None else contextlib.nullcontext()
 
 
 def cuda_source(name: str) -> str:

@@ -473,7 +473,24 @@ def fuzz_encode_simd():
         assert np.array_equal(out, data)
 
 
+def fuzz_check_splits():
+    """The split points' check alone (validate's, the decoder's): forged arrays of any
+    lengths, orders and table indices must raise (CorruptData: a ValueError here) or pass,
+    never read past them."""
+    n = int(rng.integers(0, 6))
+    sc = np.sort(rng.integers(-2, 20, int(rng.integers(0, 7))))
+    so = rng.integers(-2, 20, int(rng.choice([n + 1, int(rng.integers(0, 7))])))
+    st = rng.integers(-3, 4, int(rng.choice([n, int(rng.integers(0, 7))])))
+    try:
+        _native.check_splits(sc.astype(np.int64), so.astype(np.int64), st.astype(np.int64),
+                             int(rng.integers(-1, 20)), int(rng.integers(-1, 20)),
+                             int(rng.integers(0, 4)))
+    except ValueError:
+        pass
+
+
 for r in range(ROUNDS):
+    fuzz_check_splits()
     fuzz_round()
     fuzz_decode()
     fuzz_scan(big=r % 25 == 0)

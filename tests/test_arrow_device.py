@@ -1,5 +1,5 @@
-"""The Arrow C Device Data Interface export (fsstgpu.arrow_device) and DeviceStringArray's use of
-it. On the CPU: the struct layout, host memory exported as a CPU device array and imported by
+"""The Arrow C Device Data Interface export (fsstgpu.gpu.arrow_device) and DeviceStringArray's use
+of it. On the CPU: the struct layout, host memory exported as a CPU device array and imported by
 pyarrow, the release bookkeeping, and DeviceStringArray over fake device buffers; on a GPU
 (marked gpu): real device columns read by nanoarrow and cuDF."""
 
@@ -14,7 +14,9 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
-from fsstgpu.arrow_device import (
+from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.gpu.arrow_device import (
     ARROW_DEVICE_CPU,
     ARROW_DEVICE_CUDA,
     ARROW_FLAG_NULLABLE,
@@ -24,8 +26,6 @@ from fsstgpu.arrow_device import (
     export_device_array,
     plain_format,
 )
-from fsstgpu.arrow_layout import from_arrow
-from fsstgpu.device_arrays import DeviceStringArray
 
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))

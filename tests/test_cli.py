@@ -351,10 +351,10 @@ def test_gpu_requested_without_gpu_exits_3(tmp_path, sample):
 
 def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypatch):
     src, _ = sample
-    import fsstgpu.codec
+    import fsstgpu.formats.files
 
     calls = []
-    real = fsstgpu.codec.compress
+    real = fsstgpu.formats.files.compress_column
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -362,7 +362,7 @@ def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypat
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fsstgpu.codec, "compress", interrupted)
+    monkeypatch.setattr(fsstgpu.formats.files, "compress_column", interrupted)
     res = run("compress", src, tmp_path / "c.parquet", code=130)
     one_line_error(res, "interrupted")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]

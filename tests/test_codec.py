@@ -423,7 +423,7 @@ def sample_carr():
     (lambda c: {"codes": _first_code_unused(c)}, "string 1: a code has no symbol", True),
     (lambda c: {"code_offsets": _plus(c.code_offsets, 5, 1)}, "string", False),
     (lambda c: {"code_offsets": _plus(c.code_offsets, 5, 10**6)}, "non-decreasing", False),
-    (lambda c: {"lengths": _plus(c.lengths, 3, 1)}, "splits must end", True),
+    (lambda c: {"lengths": _plus(c.lengths, 3, 1)}, "split output positions must run", True),
     (lambda c: {"lengths": _plus(_plus(c.lengths, 3, 1), 4, -1)}, "string 3", False),
     (lambda c: {"lengths": _plus(c.lengths, 0, -10**6)}, "non-negative", True),
     (lambda c: {"lengths": _plus(c.lengths, 1, 10**15)}, "exceeds", True),
@@ -436,9 +436,9 @@ def sample_carr():
     (lambda c: {"split_codes": _plus(c.split_codes, 2, 1)}, "split", True),
     (lambda c: {"split_out": _plus(c.split_out, 2, 1)}, "split 2", True),
     (lambda c: {"split_table": np.zeros_like(c.split_table)}, "split", True),
-    (lambda c: {"split_table": c.split_table + 5}, "split_table", True),
+    (lambda c: {"split_table": c.split_table + 5}, "split table index", True),
     (lambda c: {"split_codes": c.split_codes[1:], "split_out": c.split_out[1:],
-                "split_table": c.split_table[1:]}, "splits", True),
+                "split_table": c.split_table[1:]}, "split code positions must run", True),
     (lambda c: {"chunk_lengths": _plus(c.chunk_lengths, 0, 1)}, "chunk_lengths", True),
 ])
 def test_validate_catches(sample_carr, change, message, decoding_notices):

@@ -1,5 +1,5 @@
-"""fsstgpu.dask on a local CPU cluster (2 worker processes): datasets round-trip exactly, and a
-worker killed mid-file loses no output and leaves no partial file."""
+"""fsstgpu.integrations.dask on a local CPU cluster (2 worker processes): datasets round-trip
+exactly, and a worker killed mid-file loses no output and leaves no partial file."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
-from fsstgpu.dask import compress_dataset, decompress_dataset, local_client  # noqa: E402
 from fsstgpu.datasets import generate  # noqa: E402
 from fsstgpu.formats import read_table  # noqa: E402
 from fsstgpu.formats.atomic import TEMP_SUFFIX  # noqa: E402
+from fsstgpu.integrations.dask import compress_dataset, decompress_dataset, local_client  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
 #: this process's FSSTGPU_THREADS before any cluster started (local_client set it for good)
@@ -109,8 +109,8 @@ def test_cli_runs_a_dataset_on_local_workers(tmp_path):
 
 
 def test_reading_onto_gpus_is_planned_as_a_bag_of_files_or_row_groups(tmp_path):
-    from fsstgpu.dask import dataset_parts, read_dataset_to_gpus
     from fsstgpu.formats import compress_dataset as compress_here
+    from fsstgpu.integrations.dask import dataset_parts, read_dataset_to_gpus
 
     _dataset(tmp_path / "in", files=3, rows=1200)  # 3 row groups of 500, 500, 200 each
 
@@ -125,8 +125,8 @@ def test_reading_onto_gpus_is_planned_as_a_bag_of_files_or_row_groups(tmp_path):
 
 @pytest.mark.gpu
 def test_gpu_bag_decodes_row_groups_on_the_workers(client, tmp_path):
-    from fsstgpu.dask import read_dataset_to_gpus
     from fsstgpu.formats import compress_dataset as compress_here
+    from fsstgpu.integrations.dask import read_dataset_to_gpus
 
     tables = _dataset(tmp_path / "in", files=3, rows=1200)
     compress_here(tmp_path / "in", tmp_path / "c")

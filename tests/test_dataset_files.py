@@ -15,6 +15,7 @@ from fsstgpu.formats import (
     compress_file,
     decompress_dataset,
     read_dataset,
+    read_dataset_device,
     read_table,
 )
 from fsstgpu.formats.atomic import TEMP_SUFFIX
@@ -166,8 +167,10 @@ def test_fsspec_urls_are_inputs(tmp_path):
 def test_gpu_read_dataset_joins_the_files_on_the_device(dataset, tmp_path):
     root, tables = dataset
     compress_dataset(root, tmp_path / "c")
-    cols = read_dataset(tmp_path / "c", device="gpu")
+    cols = read_dataset_device(tmp_path / "c")
     whole = pa.concat_tables(tables.values())
+    assert read_dataset(tmp_path / "c", device="gpu").select(["u", "w"]).equals(
+        read_dataset(tmp_path / "c", device="cpu").select(["u", "w"]))
     for name in ("u", "w"):
         assert cols[name].to_arrow().equals(whole.column(name))
     assert cols["k"].equals(whole.column("k"))

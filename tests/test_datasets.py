@@ -35,7 +35,7 @@ from fsstgpu.datasets import (
     sample_path,
 )
 from fsstgpu.datasets.make_sample import build_table, write_sample
-from fsstgpu.formats.columns import ColumnSelectionError, ColumnTypeError
+from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError
 
 NAMES = sorted(GENERATORS)
 

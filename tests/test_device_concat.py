@@ -1,4 +1,4 @@
-"""Tests of fsstgpu.device_concat: joining device columns by copy and in place (GPU rotate).
+"""Tests of fsstgpu.gpu.concat: joining device columns by copy and in place (GPU rotate).
 
 Every test compares against pyarrow's own concatenation of the host columns; inputs are fresh
 random strings (seed from os.urandom, named in failure messages).
@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
-from fsstgpu.device_concat import concat_device_arrays, joinable_in_place
-from fsstgpu.gpu_decode import decompress_device
+from fsstgpu.gpu.concat import concat_device_arrays, joinable_in_place
+from fsstgpu.gpu.decode import decompress_device
 
 pytestmark = pytest.mark.gpu
 

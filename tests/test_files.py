@@ -22,14 +22,15 @@ from fsstgpu.formats import (
     decompress_file,
     inspect_file,
     read_table,
+    read_table_device,
     rowgroups,
     sniff,
 )
 from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_read import decode_column, output_chunks
 from fsstgpu.formats.arrow_storage import to_extension_array
-from fsstgpu.formats.columns import ColumnSelectionError
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
-from fsstgpu.formats.files import decode_column, output_chunks
+from fsstgpu.formats.selection import ColumnSelectionError
 
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
 STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
@@ -251,6 +252,8 @@ def test_read_table_cpu_and_gpu_request(tmp_path):
         with pytest.raises(DeviceError):
             read_table(tmp_path / "c.arrow", device="gpu")
         with pytest.raises(DeviceError):
+            read_table_device(tmp_path / "c.arrow")
+        with pytest.raises(DeviceError):
             decompress_file(tmp_path / "c.arrow", tmp_path / "o.arrow", device="gpu")
         assert not (tmp_path / "o.arrow").exists()
 
@@ -264,7 +267,8 @@ def test_gpu_read_table_joins_row_groups_on_the_device(tmp_path, fmt):
                       "n": pa.array(range(n))})
     write(table, tmp_path / f"in{SUFFIX[fmt]}", 333)  # row groups of odd lengths: bitmaps shift
     compress_file(tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}")
-    cols = read_table(tmp_path / f"c{SUFFIX[fmt]}", device="gpu")
+    cols = read_table_device(tmp_path / f"c{SUFFIX[fmt]}")
+    assert read_table(tmp_path / f"c{SUFFIX[fmt]}", device="gpu").equals(table)
     for name in ("u", "w", "b"):
         got = cols[name].to_arrow()
         assert [len(c) for c in got.chunks] == [333] * 9 + [4]
@@ -274,7 +278,7 @@ def test_gpu_read_table_joins_row_groups_on_the_device(tmp_path, fmt):
     empty = pa.table({"u": pa.array([], pa.string())})
     write(empty, tmp_path / f"e{SUFFIX[fmt]}")
     compress_file(tmp_path / f"e{SUFFIX[fmt]}", tmp_path / f"ce{SUFFIX[fmt]}")
-    assert len(read_table(tmp_path / f"ce{SUFFIX[fmt]}", device="gpu")["u"]) == 0
+    assert len(read_table_device(tmp_path / f"ce{SUFFIX[fmt]}")["u"]) == 0
 
 
 @pytest.mark.gpu
@@ -282,7 +286,7 @@ def test_gpu_read_and_decompress(tmp_path):
     table = pa.table({"u": generate("urls", 3000, 3), "n": pa.array(range(3000))})
     write(table, tmp_path / "in.parquet", 1000)
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
-    cols = read_table(tmp_path / "c.parquet", device="gpu")
+    cols = read_table_device(tmp_path / "c.parquet")
     got = cols["u"].to_arrow()  # a ChunkedArray when the column spans several row groups
     got = got.combine_chunks() if isinstance(got, pa.ChunkedArray) else got
     assert got.equals(table.column("u").combine_chunks())
@@ -374,6 +378,8 @@ def test_gpu_file_reads_name_the_corrupt_column(tmp_path):
     _file_with_a_corrupt_column(tmp_path / "c.parquet")
     with pytest.raises(CorruptDataError, match="c.parquet: row group 0, column 'bad'"):
         read_table(tmp_path / "c.parquet", device="gpu")
+    with pytest.raises(CorruptDataError, match="c.parquet: row group 0, column 'bad'"):
+        read_table_device(tmp_path / "c.parquet")
     with pytest.raises(CorruptDataError, match="c.parquet: row group 0, column 'bad'"):
         list(stream_to_device(tmp_path / "c.parquet"))
 
@@ -797,8 +803,8 @@ def test_row_group_over_2_gib_of_strings(tmp_path):
         assert col[0].as_buffer() == col[2 * n - 1].as_buffer() == pa.py_buffer(bytes(size))
 
 
-@pytest.mark.parametrize("module", ["sniff", "atomic", "rowgroups", "columns", "dictionaries",
-                                    "files"])
+@pytest.mark.parametrize("module", ["sniff", "atomic", "rowgroups", "selection", "dictionaries",
+                                    "files", "arrow_read", "tables"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib
@@ -810,7 +816,7 @@ def test_docstring_examples_run(module):
 def test_column_selection_errors_are_fsstgpu_errors():
     # one except clause catches everything fsstgpu raises on purpose (issue #22)
     from fsstgpu.errors import FsstGpuError
-    from fsstgpu.formats.columns import ColumnSelectionError, ColumnTypeError, select_columns
+    from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError, select_columns
 
     assert issubclass(ColumnSelectionError, FsstGpuError)
     assert issubclass(ColumnSelectionError, ValueError)

@@ -14,8 +14,8 @@ import pytest
 
 import fsstgpu
 from fsstgpu.decoder import decode_all
-from fsstgpu.gpu_decode import chunk_bounds
-from fsstgpu.gpu_layout import HostBatch
+from fsstgpu.gpu.decode import chunk_bounds
+from fsstgpu.gpu.layout import HostBatch
 from fsstgpu.kernels.fsst_decode import error_message
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
@@ -128,7 +128,7 @@ def _gpu_decode_checked(carr, expected=None, ingest_too=True):
     """Decode ``carr`` every way on the GPU and compare with the CPU decoder byte for byte."""
     import cupy as cp
 
-    from fsstgpu.gpu_decode import decode_async
+    from fsstgpu.gpu.decode import decode_async
 
     ref = fsstgpu.decompress(carr, device="cpu") if expected is None else expected
     total = carr.uncompressed_bytes
@@ -141,7 +141,7 @@ def _gpu_decode_checked(carr, expected=None, ingest_too=True):
     stream = cp.cuda.Stream(non_blocking=True)
     results.append(("stream", fsstgpu.decompress_device(dev, stream=stream)))
     if ingest_too:
-        from fsstgpu.gpu_decode import decompress_device
+        from fsstgpu.gpu.decode import decompress_device
 
         results.append(("ingest", decompress_device(carr, chunk_bytes=max(total // 5, 64),
                                                     fill=POISON)))
@@ -321,9 +321,8 @@ def test_device_arrays_export():
     carr = fsstgpu.compress(pa.array(["abc", None, "de"]))
     res = fsstgpu.decompress_device(carr)
     assert isinstance(res, fsstgpu.DeviceStringArray)
-    with pytest.warns(DeprecationWarning, match="decompress_device"):
-        old = fsstgpu.decompress(carr, device="gpu")
-    assert isinstance(old, fsstgpu.DeviceStringArray)
+    host = fsstgpu.decompress(carr, device="gpu")  # decoded on the GPU, returned on the host
+    assert isinstance(host, pa.Array) and host.equals(pa.array(["abc", None, "de"]))
     assert bytes(cp.from_dlpack(res.data).get()) == b"abcde"
     assert res.offsets.__cuda_array_interface__["shape"] == (4,)
     assert res.validity is not None and res.nbytes >= 5 + 16
@@ -336,7 +335,7 @@ def test_unaligned_output_and_long_symbols():
     and 8-byte symbols only (a window's largest output)."""
     import cupy as cp
 
-    from fsstgpu.gpu_decode import decode_async
+    from fsstgpu.gpu.decode import decode_async
 
     col = pa.array([b"abcdefgh" * int(n) for n in np.random.default_rng(11).integers(0, 900, 60)]
                    + [b"x\xff\xffabcdefgh"], pa.binary())
@@ -378,7 +377,7 @@ def test_batch_decodes_every_column_in_one_launch():
     dev = fsstgpu.to_device(carrs)
     assert len(dev) == len(cols)
     for results in (fsstgpu.decompress_device(dev), fsstgpu.decompress_device(carrs),
-                    fsstgpu.gpu_decode.decompress_device(carrs, chunk_bytes=4096, nbuffers=2,
+                    fsstgpu.gpu.decode.decompress_device(carrs, chunk_bytes=4096, nbuffers=2,
                                                          fill=POISON)):
         assert len(results) == len(cols)
         for res, col, carr in zip(results, cols, carrs, strict=True):

@@ -15,7 +15,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
-from fsstgpu.gpu_layout import HostBatch, packed_lengths
+from fsstgpu.gpu.layout import HostBatch, packed_lengths
 
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.string_view()]
 
@@ -65,7 +65,7 @@ def test_unknown_lengths_layout_is_refused():
 # ---------------------------------------------------------------- GPU
 @pytest.mark.gpu
 def test_batch_with_packed_lengths_matches_the_cpu():
-    from fsstgpu.gpu_decode import decompress_device
+    from fsstgpu.gpu.decode import decompress_device
 
     seed = _seed()
     cols = _columns(seed)
@@ -108,7 +108,7 @@ def _forged(carr, flip_at):
 
 @pytest.mark.gpu
 def test_corrupt_packed_lengths_raise_and_name_the_column():
-    from fsstgpu.gpu_decode import decompress_device
+    from fsstgpu.gpu.decode import decompress_device
 
     seed = _seed()
     cols = _columns(seed)[4:]

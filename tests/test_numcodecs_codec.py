@@ -11,7 +11,7 @@ import pytest
 numcodecs = pytest.importorskip("numcodecs")
 
 from fsstgpu import CorruptDataError  # noqa: E402
-from fsstgpu.numcodecs_codec import FSST  # noqa: E402
+from fsstgpu.integrations.numcodecs import FSST  # noqa: E402
 
 WORDS = ["http://example.com/a", "", "ab\x00c", "日本語", "x" * 300, "http://example.com/b"]
 
@@ -78,7 +78,7 @@ def test_registered_by_entry_point_without_importing_fsstgpu(fresh_python):
             "a = np.array(['x', None], dtype=object)\n"
             "assert c.decode(c.encode(a)).tolist() == ['x', None]\n"
             "print(type(c).__module__)")
-    assert fresh_python(code) == "fsstgpu.numcodecs_codec"
+    assert fresh_python(code) == "fsstgpu.integrations.numcodecs"
 
 
 @pytest.mark.parametrize("bad", [np.array([1, 2]), np.array([1.5]),
@@ -126,7 +126,7 @@ READ_BACK = ("import sys, zarr\n"
 @pytest.mark.parametrize("values", [WORDS, [w.encode() for w in WORDS]], ids=["U", "S"])
 def test_zarr_v3_fixed_width_strings(tmp_path, values, fresh_python):
     zarr = zarr_module()
-    from fsstgpu.zarr_codec import NAME, FsstCodec
+    from fsstgpu.integrations.zarr import NAME, FsstCodec
 
     data = np.array(values * 5).reshape(5, len(values))
     with warnings.catch_warnings():
@@ -155,19 +155,19 @@ def test_zarr_v2_format_filter(tmp_path, fresh_python):
 
 def test_zarr_v3_codec_metadata_round_trip():
     zarr_module()
-    from fsstgpu.zarr_codec import NAME, FsstCodec
+    from fsstgpu.integrations.zarr import NAME, FsstCodec
 
     assert FsstCodec.from_dict(FsstCodec().to_dict()) == FsstCodec()
     with pytest.raises(ValueError):
         FsstCodec.from_dict({"name": NAME, "configuration": {"level": 3}})
 
 
-@pytest.mark.parametrize("module", ["fsstgpu.numcodecs_codec", "fsstgpu.zarr_codec"])
+@pytest.mark.parametrize("module", ["fsstgpu.integrations.numcodecs", "fsstgpu.integrations.zarr"])
 def test_docstring_examples(module):
     import doctest
     import importlib
 
-    if module == "fsstgpu.zarr_codec":
+    if module == "fsstgpu.integrations.zarr":
         zarr_module()
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

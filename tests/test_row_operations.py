@@ -21,6 +21,7 @@ import pytest
 import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable
 from fsstgpu.formats import arrow as fa
+from fsstgpu.formats import arrow_read
 from fsstgpu.formats import arrow_storage as fs
 
 N = 30
@@ -147,10 +148,10 @@ def test_compressed_array_slicing_gives_consistent_types(multi):
 def test_too_many_table_switches_is_a_clear_error(multi, monkeypatch):
     ext, plain = multi
     index = pa.array([0, N + 1, 1, N + 3, 2])  # four switches: five blocks
-    monkeypatch.setattr(fs, "MAX_BLOCKS", 4)
+    monkeypatch.setattr(arrow_read, "MAX_BLOCKS", 4)  # the reader's limit
     with pytest.raises(CorruptDataError, match="reordered it after compression"):
         fs.from_extension_array(ext.take(index))
-    monkeypatch.setattr(fs, "MAX_BLOCKS", 5)
+    monkeypatch.setattr(arrow_read, "MAX_BLOCKS", 5)
     _same(ext.take(index), plain.take(index))
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError
 
 
 def sample_table(n=500):
@@ -118,10 +119,16 @@ def test_options_and_errors():
     assert comp.schema.field("url").type.tables == (symbols,)
     assert comp.schema.field("url").type.split_size == 64
     assert comp.schema.field("kind").type == table.schema.field("kind").type
-    with pytest.raises(KeyError, match="nope"):
+    # the files' column selector (formats/selection.py): its errors are fsstgpu's
+    with pytest.raises(ColumnSelectionError, match="the table: no column named 'nope'"):
         fsstgpu.compress_table(table, columns=["nope"])
-    with pytest.raises(TypeError, match="score"):
+    with pytest.raises(ColumnTypeError, match="score") as err:
         fsstgpu.compress_table(table, columns=["score"])
+    assert isinstance(err.value, TypeError) and isinstance(err.value, fsstgpu.FsstGpuError)
+    with pytest.raises(ColumnSelectionError, match="no column chosen"):
+        fsstgpu.compress_table(table, columns=[])
+    named = fsstgpu.compress_table(table, columns="url, blob", table=symbols, split_size=64)
+    assert named.equals(comp)
     with pytest.raises(TypeError, match="Table or RecordBatch"):
         fsstgpu.compress_table(table["url"])
     with pytest.raises(TypeError, match="Table or RecordBatch"):

@@ -58,38 +58,8 @@ int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t 
                                     out_end, literals);
 }
 
-template <class Off>
-void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
-                  const CompactTables& tb, int64_t total_out, const Off* ends, int64_t nends,
-                  const int64_t* code_offsets, int64_t ncode_offsets) {
-    // the tables: compact_tables' form, or a kernel would read outside them
-    const int64_t nt = tb.ntables;
-    if (tb.first[0] != 0) throw std::invalid_argument("table starts must begin at 0");
-    for (int64_t t = 0; t < nt; ++t) {
-        const int64_t count = tb.first[t + 1] - tb.first[t];
-        if (count < 0 || count > kMaxSymbols) {
-            throw std::invalid_argument("table " + std::to_string(t) + " has " +
-                                        std::to_string(count) + " symbols");
-        }
-        for (int64_t c = 0; c < count; ++c) {
-            if (tb.lens[256 * t + c] == 0) {
-                throw std::invalid_argument("table " + std::to_string(t) + " has no length for " +
-                                            "its code " + std::to_string(c));
-            }
-        }
-        for (int64_t c = count; c < 256; ++c) {
-            if (tb.lens[256 * t + c] != 0) {
-                throw std::invalid_argument("table " + std::to_string(t) + " has a length for " +
-                                            "code " + std::to_string(c) + " past its symbols");
-            }
-        }
-    }
-    if (tb.npacked < tb.first[nt] + kMaxSymbols) {
-        throw std::invalid_argument("packed symbols need " + std::to_string(kMaxSymbols) +
-                                    " words of zero padding");
-    }
-    check_lengths(tb.lens, nt);
-    // the splits
+void check_splits(const Splits& sp, int64_t nc, int64_t no, int64_t ncodes, int64_t total_out,
+                  int64_t nt) {
     if (total_out < 0) throw CorruptData("negative output size " + std::to_string(total_out));
     const int64_t nsplits = sp.n;
     const int64_t *sc = sp.codes, *so = sp.out, *st = sp.table;
@@ -122,6 +92,40 @@ void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
                               " but only " + std::to_string(nt) + " tables");
         }
     }
+}
+
+template <class Off>
+void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
+                  const CompactTables& tb, int64_t total_out, const Off* ends, int64_t nends,
+                  const int64_t* code_offsets, int64_t ncode_offsets) {
+    // the tables: compact_tables' form, or a kernel would read outside them
+    const int64_t nt = tb.ntables;
+    if (tb.first[0] != 0) throw std::invalid_argument("table starts must begin at 0");
+    for (int64_t t = 0; t < nt; ++t) {
+        const int64_t count = tb.first[t + 1] - tb.first[t];
+        if (count < 0 || count > kMaxSymbols) {
+            throw std::invalid_argument("table " + std::to_string(t) + " has " +
+                                        std::to_string(count) + " symbols");
+        }
+        for (int64_t c = 0; c < count; ++c) {
+            if (tb.lens[256 * t + c] == 0) {
+                throw std::invalid_argument("table " + std::to_string(t) + " has no length for " +
+                                            "its code " + std::to_string(c));
+            }
+        }
+        for (int64_t c = count; c < 256; ++c) {
+            if (tb.lens[256 * t + c] != 0) {
+                throw std::invalid_argument("table " + std::to_string(t) + " has a length for " +
+                                            "code " + std::to_string(c) + " past its symbols");
+            }
+        }
+    }
+    if (tb.npacked < tb.first[nt] + kMaxSymbols) {
+        throw std::invalid_argument("packed symbols need " + std::to_string(kMaxSymbols) +
+                                    " words of zero padding");
+    }
+    check_lengths(tb.lens, nt);
+    check_splits(sp, nc, no, ncodes, total_out, nt);
     // the string ends and code offsets
     if (!ends) return;
     if (nends < 1 || ends[0] != 0 || int64_t(ends[nends - 1]) != total_out) {

@@ -39,6 +39,13 @@ struct StringEnds {
 // Throws CorruptData (the decoder.py messages) unless the splits, the string ends and the code
 // offsets are consistent; std::invalid_argument for tables that are not compact_tables' form.
 // ends may be null (no string ends); ncode_offsets < 0: none.
+// The split points' own invariants (one home: check_column runs it, and so does
+// CompressedStringArray.validate through native.check_splits): nc / no entries of codes / out
+// (n + 1 each), running non-decreasing from 0 to ncodes and to total_out, table indices in
+// 0..nt - 1. Throws CorruptData naming the first broken one.
+void check_splits(const Splits& splits, int64_t nsplit_codes, int64_t nsplit_out, int64_t ncodes,
+                  int64_t total_out, int64_t ntables);
+
 template <class Off>
 void check_column(int64_t ncodes, const Splits& splits, int64_t nsplit_codes,
                   int64_t nsplit_out, const CompactTables& tables, int64_t total_out,

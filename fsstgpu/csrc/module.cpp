@@ -21,6 +21,7 @@
 #include "matcher.h"
 #include "bind_train.h"
 #include "bind_plan.h"
+#include "bind_checks.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -235,4 +236,5 @@ PYBIND11_MODULE(_native, m) {
     bind_train(m);
     bind_scan(m);
     bind_plan(m);
+    bind_checks(m);
 }

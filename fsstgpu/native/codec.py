@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import _native
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import CorruptDataError, invalid_utf8_error
 from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable, pack_tables
 
-__all__ = ["compact_tables", "decode_all", "decode_codes", "decode_range", "encode_blocks",
-           "first_invalid_string", "isa", "supported_isas"]
+__all__ = ["check_splits", "compact_tables", "decode_all", "decode_codes", "decode_range",
+           "encode_blocks", "first_invalid_string", "isa", "supported_isas"]
 
 _ISAS = ("scalar", "avx2", "avx512")
 
@@ -317,10 +317,35 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
                                   lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
                                   thread_count(threads))
     if bad >= 0:
-        from fsstgpu.utf8 import invalid_utf8_error  # (fsstgpu.utf8 imports this module)
-
         raise invalid_utf8_error(out, ends, bad, "decoded column")
     return out
+
+
+def check_splits(split_codes, split_out, split_table, ncodes: int, total_out: int,
+                 ntables: int) -> None:
+    """Check a column's split points as the decoder does (``csrc/decode.cpp``'s check_splits,
+    run by :func:`decode_all` too): ``nsplits + 1`` code and output starts running
+    non-decreasing from 0 to ``ncodes`` and to ``total_out``, table indices below ``ntables``.
+
+    Raises
+    ------
+    CorruptDataError
+        Naming the first broken invariant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.native import check_splits
+    >>> check_splits(np.array([0, 3]), np.array([0, 5]), np.array([0]), 3, 5, 1)
+    >>> check_splits(np.array([0, 3]), np.array([0, 4]), np.array([0]), 3, 5, 1)
+    Traceback (most recent call last):
+    ...
+    fsstgpu.errors.CorruptDataError: split output positions must run from 0 to 5, not 0 to 4
+    """
+    _native.check_splits(np.ascontiguousarray(split_codes, np.int64),
+                         np.ascontiguousarray(split_out, np.int64),
+                         np.ascontiguousarray(split_table, np.int64), int(ncodes),
+                         int(total_out), int(ntables))
 
 
 def first_invalid_string(data, offsets, threads=None) -> int:

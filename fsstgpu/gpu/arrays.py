@@ -13,13 +13,14 @@ plus the output (data + offsets + validity).
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pyarrow as pa
 
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu_layout import DEFAULT_LENGTHS, HostBatch
+from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
+from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
+from fsstgpu.kernels.fsst_decode import padded_size
+from fsstgpu.kernels.loader import on_stream
 from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
 
@@ -30,7 +31,7 @@ __all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address",
 class DeviceCompressedStringArray:
     """One compressed column, or a batch of them, in device memory (see :func:`to_device`).
 
-    The columns are laid out as :class:`fsstgpu.gpu_layout.HostBatch` describes, so that one
+    The columns are laid out as :class:`fsstgpu.gpu.layout.HostBatch` describes, so that one
     launch decodes all of them; :func:`fsstgpu.decompress_device` returns one DeviceStringArray
     per column (a list when ``to_device`` was given a list).
 
@@ -54,8 +55,6 @@ class DeviceCompressedStringArray:
     """
 
     def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True):
-        from fsstgpu.kernels.fsst_decode import padded_size
-
         cp = get_cupy()
         self.layout = layout
         self.is_batch = True
@@ -78,7 +77,7 @@ class DeviceCompressedStringArray:
 
     @property
     def columns(self):
-        """Where each column lives (:class:`fsstgpu.gpu_layout.ColumnLayout`)."""
+        """Where each column lives (:class:`fsstgpu.gpu.layout.ColumnLayout`)."""
         return self.layout.columns
 
     @property
@@ -114,11 +113,6 @@ class DeviceCompressedStringArray:
     def __repr__(self) -> str:
         return (f"DeviceCompressedStringArray({len(self)} column(s), {self.length} strings, "
                 f"{self.ncodes} codes, {self.nsplits} splits)")
-
-
-def on_stream(stream):
-    """Context making ``stream`` current (a no-op context for None)."""
-    return stream if stream is not None else contextlib.nullcontext()
 
 
 def upload(cp, host: np.ndarray, stream):
@@ -241,7 +235,6 @@ class DeviceStringArray:
         ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
         ...     assert nanoarrow.device.c_device_array(dev).device_type.value == 2  # CUDA
         """
-        from fsstgpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
 
         unsupported = sorted(name for name, value in kwargs.items() if value is not None)
         if unsupported:

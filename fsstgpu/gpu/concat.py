@@ -24,7 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.device_arrays import DeviceStringArray, on_stream
+from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.kernels.loader import on_stream
+from fsstgpu.kernels.rotate import rotate
+from fsstgpu.types import INT32_MAX
 
 __all__ = ["concat_device_arrays", "joinable_in_place"]
 
@@ -51,7 +54,7 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     Examples
     --------
     >>> import fsstgpu, pyarrow as pa
-    >>> from fsstgpu.device_concat import concat_device_arrays
+    >>> from fsstgpu.gpu.concat import concat_device_arrays
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     a, b = (fsstgpu.decompress_device(fsstgpu.compress(pa.array(s)))
     ...             for s in (["x", None], ["yz"]))
@@ -96,11 +99,10 @@ def joinable_in_place(parts) -> bool:
 
     Examples
     --------
-    >>> from fsstgpu.device_concat import joinable_in_place
+    >>> from fsstgpu.gpu.concat import joinable_in_place
     >>> joinable_in_place([])
     False
     """
-    from fsstgpu.types import INT32_MAX
 
     if not parts:
         return False
@@ -122,8 +124,6 @@ def joinable_in_place(parts) -> bool:
 
 
 def _join_by_copy(cp, parts, sizes, n):
-    from fsstgpu.types import INT32_MAX
-
     total = sum(sizes)
     wide = total > INT32_MAX or any(p.offsets.dtype == np.int64 for p in parts)
     offsets = cp.empty(n + 1, dtype=cp.int64 if wide else cp.int32)
@@ -141,7 +141,6 @@ def _join_by_copy(cp, parts, sizes, n):
 def _join_in_place(cp, parts, sizes, stream):
     """Compact the parts' offsets slots into one offsets array where the first slot starts
     (module docstring); the data is a view over the parts' data."""
-    from fsstgpu.kernels.rotate import rotate
 
     first = parts[0]
     dtype = first.offsets.dtype

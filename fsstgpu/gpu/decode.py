@@ -2,7 +2,7 @@
 
 :func:`decompress_device` takes a column or a list of columns, on the device
 (:func:`fsstgpu.to_device`) or in host memory. A list is laid out as one batch
-(:class:`fsstgpu.gpu_layout.HostBatch`): one offsets scan (three launches) and one decode launch
+(:class:`fsstgpu.gpu.layout.HostBatch`): one offsets scan (three launches) and one decode launch
 give every column, each a :class:`~fsstgpu.DeviceStringArray` whose buffers are views of the
 batch's output buffers.
 
@@ -25,9 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.device_arrays import DeviceCompressedStringArray, DeviceStringArray, on_stream
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
-from fsstgpu.gpu_layout import DEFAULT_LENGTHS, HostBatch
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
+from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
+from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
+from fsstgpu.kernels.bitplane import error_message as lengths_error_message
+from fsstgpu.kernels.fsst_decode import error_message, launch_decode, launch_offsets
+from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import shared_pool
 
 __all__ = ["DecodeJob", "chunk_bounds", "decode_async", "decompress_device"]
@@ -58,7 +62,6 @@ class DecodeJob:
             One column: what the kernel found. A batch: :class:`~fsstgpu.BatchDecodeError`
             naming every bad column; its ``results`` keeps the good columns.
         """
-        from fsstgpu.kernels.fsst_decode import error_message
 
         flags = self.err.get(stream=self.stream)  # the one host sync of a decode
         bits = int(flags[0])
@@ -83,9 +86,9 @@ def _corrupt_lengths(flags) -> dict:
     """{column: message} for the columns whose packed lengths were flagged."""
     if not flags.any():
         return {}
-    from fsstgpu.kernels.bitplane import error_message
 
-    return {k: f"string lengths: {error_message(int(b))}" for k, b in enumerate(flags) if b}
+    return {k: f"string lengths: {lengths_error_message(int(b))}"
+            for k, b in enumerate(flags) if b}
 
 
 def _allocate(cp, layout: HostBatch, *, out=None, fill=None):
@@ -122,7 +125,6 @@ def _views(layout: HostBatch, dev, data, offsets) -> list:
 
 def _failed_columns(dev, data, stream) -> dict:
     """Decode each column of a batch alone to find which are corrupt: {index: message}."""
-    from fsstgpu.kernels.fsst_decode import error_message, launch_decode
 
     cp = get_cupy()
     layout = dev.layout
@@ -142,13 +144,11 @@ def _launch_offsets(dev, offsets, stream, err) -> None:
     """Every column's Arrow offsets into ``offsets``: one scan of the narrow lengths, or one
     fused unpack + scan per column of bit-plane packed lengths (flagging corrupt ones in
     ``err``, read with the decode's)."""
-    from fsstgpu.kernels.fsst_decode import launch_offsets
 
     layout = dev.layout
     if layout.lengths_layout == "narrow":
         launch_offsets(dev.lengths, offsets, *dev.scan_args, stream=stream)
         return
-    from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 
     for k, col in enumerate(layout.columns):
         if col.length == 0:  # nothing to unpack: the one offset is 0
@@ -172,11 +172,10 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     --------
     >>> import fsstgpu, pyarrow as pa
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     from fsstgpu.gpu_decode import decode_async
+    ...     from fsstgpu.gpu.decode import decode_async
     ...     job = decode_async(fsstgpu.to_device(fsstgpu.compress(pa.array(["a", "b"]))))
     ...     assert job.check().to_arrow().to_pylist() == ["a", "b"]
     """
-    from fsstgpu.kernels.fsst_decode import launch_decode
 
     cp = get_cupy()
     with on_stream(stream):
@@ -245,7 +244,7 @@ def chunk_bounds(split_codes: np.ndarray, chunk_bytes: int) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu.gpu_decode import chunk_bounds
+    >>> from fsstgpu.gpu.decode import chunk_bounds
     >>> chunk_bounds(np.array([0, 10, 20, 30, 40]), 20).tolist()
     [0, 2, 4]
     """
@@ -281,7 +280,6 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
     """Upload a host batch chunk by chunk, decoding each chunk as it lands."""
     import cupyx
 
-    from fsstgpu.kernels.fsst_decode import launch_decode
 
     cp = get_cupy()
     if chunk_bytes < 1 or nstreams < 1 or nbuffers < 1:

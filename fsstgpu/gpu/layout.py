@@ -10,7 +10,7 @@ offsets. Everything here is host-side numpy at memory speed (O(strings + splits)
 the codes: the kernel checks them.
 
 >>> import pyarrow as pa, fsstgpu
->>> from fsstgpu.gpu_layout import HostBatch
+>>> from fsstgpu.gpu.layout import HostBatch
 >>> a, b = fsstgpu.compress(pa.array(["ab", "cd"])), fsstgpu.compress(pa.array(["xyz"]))
 >>> batch = HostBatch([a, b])
 >>> batch.split_out.tolist(), [col.out_start for col in batch.columns], batch.col_first.tolist()
@@ -77,7 +77,7 @@ def packed_lengths(carr) -> np.ndarray:
     Examples
     --------
     >>> import pyarrow as pa, fsstgpu
-    >>> from fsstgpu.gpu_layout import packed_lengths
+    >>> from fsstgpu.gpu.layout import packed_lengths
     >>> from fsstgpu.kernels.bitplane import bitplane_unpack_cpu
     >>> carr = fsstgpu.compress(pa.array(["ab", None, "cde"]))
     >>> bitplane_unpack_cpu(packed_lengths(carr)).tolist()
@@ -280,7 +280,7 @@ class HostBatch:
         Examples
         --------
         >>> import pyarrow as pa, fsstgpu
-        >>> from fsstgpu.gpu_layout import HostBatch
+        >>> from fsstgpu.gpu.layout import HostBatch
         >>> batch = HostBatch([fsstgpu.compress(pa.array(["ab", None, "c"]))])
         >>> [o.tolist() for o in batch.offsets_cpu()]
         [[0, 2, 2, 3]]

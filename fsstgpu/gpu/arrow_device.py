@@ -32,7 +32,7 @@ ctypes callbacks, which take the GIL, so a consumer may release from any thread.
 ``sync_event`` is always NULL: the caller makes the data ready (synchronises) before exporting.
 
 >>> import numpy as np, pyarrow as pa
->>> from fsstgpu.arrow_device import ARROW_DEVICE_CPU, export_device_array
+>>> from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CPU, export_device_array
 >>> offsets, data = np.array([0, 2, 3], np.int32), np.frombuffer(b"abc", np.uint8)
 >>> class Host:  # host memory exported as a CPU device array, which pyarrow imports
 ...     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
@@ -200,7 +200,7 @@ def plain_format(type_: pa.DataType, offsets_itemsize: int) -> str:
     Examples
     --------
     >>> import pyarrow as pa
-    >>> from fsstgpu.arrow_device import plain_format
+    >>> from fsstgpu.gpu.arrow_device import plain_format
     >>> plain_format(pa.string_view(), 4), plain_format(pa.large_binary(), 8)
     ('u', 'Z')
     """

@@ -28,7 +28,7 @@ anyway) and returns exactly the dtype and shape encoded: ``U`` / ``S`` with thei
 object arrays of str (or bytes) with None for nulls, StringDType with its missing value.
 
 >>> import numpy as np
->>> from fsstgpu.numcodecs_codec import FSST
+>>> from fsstgpu.integrations.numcodecs import FSST
 >>> codec = FSST()
 >>> a = np.array([["http://a.example", "http://b.example"], ["", "x"]])
 >>> back = codec.decode(codec.encode(a))
@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 from numcodecs.compat import ensure_bytes
 
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.codec import compress
+from fsstgpu.columns import compress_column
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.types import is_text
 
@@ -119,7 +119,7 @@ class FSST(numcodecs.abc.Codec):
             itemsize = arr.dtype.itemsize // 4
         elif kind == BYTES:
             itemsize = arr.dtype.itemsize
-        carr = compress(arr.reshape(-1))  # C order; object arrays: str / bytes / None only
+        carr = compress_column(arr.reshape(-1))  # C order; object arrays: str / bytes / None only
         header = _HEADER.pack(MAGIC, VERSION, kind, missing, 0, itemsize, arr.ndim)
         shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
         return header + shape + carr.to_bytes()

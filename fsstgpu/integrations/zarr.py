@@ -1,8 +1,8 @@
 """``FsstCodec``: FSST as zarr v3's array-to-bytes codec ("serializer") for fixed-width strings.
 
 In zarr v3 an array's chunks are turned into bytes by one array-to-bytes codec; this class puts
-the numcodecs codec :class:`fsstgpu.numcodecs_codec.FSST` in that place, so every chunk is stored
-FSST-compressed (one symbol table per chunk). Its name in the array metadata is
+the numcodecs codec :class:`fsstgpu.integrations.numcodecs.FSST` in that place, so every chunk is
+stored FSST-compressed (one symbol table per chunk). Its name in the array metadata is
 ``"numcodecs.fsst"``, following zarr's naming of numcodecs codecs; zarr finds the class through
 the entry point ``zarr.codecs: numcodecs.fsst`` that the package declares. Needs zarr >= 3;
 nothing in fsstgpu imports this module.
@@ -13,7 +13,7 @@ only its own ``vlen-utf8`` codec as the serializer of that dtype (it checks the 
 name), and in the zarr v2 format it ties object arrays to a fixed list of object codec ids.
 
 >>> import numpy as np, zarr
->>> from fsstgpu.zarr_codec import FsstCodec
+>>> from fsstgpu.integrations.zarr import FsstCodec
 >>> data = np.array(["http://a.example/1", "http://a.example/22", "", "b"])
 >>> z = zarr.create_array(store={}, shape=data.shape, chunks=(2,), dtype=data.dtype,
 ...                       serializer=FsstCodec())
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from zarr.abc.codec import ArrayBytesCodec
 
-from fsstgpu.numcodecs_codec import FSST
+from fsstgpu.integrations.numcodecs import FSST
 
 __all__ = ["NAME", "FsstCodec"]
 
@@ -38,9 +38,9 @@ NAME = "numcodecs.fsst"
 
 @dataclass(frozen=True)
 class FsstCodec(ArrayBytesCodec):
-    """zarr v3 array-to-bytes codec: each chunk encoded by :class:`~fsstgpu.numcodecs_codec.FSST`
-    (no parameters). Give it as ``serializer=FsstCodec()`` to ``zarr.create_array`` for an
-    array of dtype ``U`` or ``S``."""
+    """zarr v3 array-to-bytes codec: each chunk encoded by
+    :class:`~fsstgpu.integrations.numcodecs.FSST` (no parameters). Give it as
+    ``serializer=FsstCodec()`` to ``zarr.create_array`` for an array of dtype ``U`` or ``S``."""
 
     is_fixed_size = False
 

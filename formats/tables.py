@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from fsstgpu.codec import compress, decompress, decompress_device
+from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.selection import select_columns
+from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.training import train
-from fsstgpu.types import is_string_like
 
 __all__ = ["compress_table", "decompress_table"]
 
@@ -50,8 +53,9 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     data : pyarrow.Table, pyarrow.RecordBatch, pandas.DataFrame or polars.DataFrame
         A DataFrame is taken as a Table (:func:`fsstgpu.inputs.as_table`: a pandas one with its
         index and dtypes recorded, so that ``decompress_table(...).to_pandas()`` gives it back).
-    columns : list of str, optional
-        The columns to compress (each must be string-like); default: every string-like column
+    columns : list of str or str, optional
+        The columns to compress (each must be string-like; a string: names separated by commas,
+        as :func:`fsstgpu.formats.compress_file` takes them); default: every string-like column
         that is not dictionary-encoded. A dictionary column is already compact, and kept it
         comes back exactly; named, it is compressed as its plain values and gets a dictionary
         rebuilt from them back (see :func:`decompress_table`), as ``compress_file`` does.
@@ -71,9 +75,10 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     Raises
     ------
     TypeError
-        For a non-table, or a requested column that is not string-like.
-    KeyError
-        For a requested column the table lacks.
+        For a non-table.
+    ColumnSelectionError
+        For a requested column the table lacks (a ValueError), or one that is not string-like
+        (its subclass ``ColumnTypeError`` is a TypeError too).
 
     Examples
     --------
@@ -87,18 +92,8 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     """
     data = as_table(data, "compress_table")
     schema = data.schema
-    if columns is None:  # dictionary columns only when named (their dictionaries would change)
-        chosen = {f.name for f in schema
-                  if is_string_like(f.type) and not pa.types.is_dictionary(f.type)}
-    else:
-        chosen = set(columns)
-        for name in chosen:
-            if name not in schema.names:
-                raise KeyError(f"no column {name!r} (the table has {schema.names})")
-        for field in schema:
-            if field.name in chosen and not is_string_like(field.type):
-                raise TypeError(f"column {field.name!r} is {field.type}, not a string / binary "
-                                "column")
+    # the files' selector: dictionary columns only when named (their dictionaries would change)
+    chosen = set(select_columns(schema, columns, source="the table", dictionaries=False))
     fields, arrays = [], []
     for i, field in enumerate(schema):
         col = data.column(i)
@@ -120,13 +115,11 @@ def _rebuild(like, fields, arrays):
 
 def _compress_column(col, symbol_table, sample_bytes, split_size):
     """One column as an fsstgpu.fsst extension Array (ChunkedArray: the same chunks)."""
-    from fsstgpu.formats.arrow_storage import to_extension_array
-
     dictionary_type = col.type if pa.types.is_dictionary(col.type) else None
     values = as_string_column(col)
     if symbol_table is None:
         symbol_table = train(values, sample_bytes=sample_bytes)
-    carr = compress(values, table=symbol_table, split_size=split_size)
+    carr = compress_column(values, table=symbol_table, split_size=split_size)
     ext = to_extension_array(carr, dictionary_type=dictionary_type)
     if not isinstance(col, pa.ChunkedArray):
         return ext
@@ -166,9 +159,6 @@ def decompress_table(table, device="auto", stream=None):
     >>> back.equals(t), back.column("s").num_chunks
     (True, 2)
     """
-    from fsstgpu.formats.arrow import is_fsst_type
-    from fsstgpu.formats.arrow_storage import from_extension_array
-
     _check_table(table, "decompress_table")
     on_gpu = resolve_device(device) == "gpu"
     fields, arrays = [], []
@@ -177,7 +167,7 @@ def decompress_table(table, device="auto", stream=None):
         if is_fsst_type(field.type):
             carr = from_extension_array(col)
             col = (decompress_device(carr, stream).to_arrow() if on_gpu
-                   else decompress(carr, device="cpu"))
+                   else decompress_column(carr))
             if field.type.index_type is not None:
                 col = _dictionary_encode(col, field.type.original_type)
             field = field.with_type(col.type)

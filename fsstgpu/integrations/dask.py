@@ -14,7 +14,7 @@ starts a local one). Each worker process runs the CPU codec on ``FSSTGPU_THREADS
 :func:`local_client` to its share of the machine) so that workers do not oversubscribe it.
 
 >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
->>> from fsstgpu.dask import compress_dataset, local_client
+>>> from fsstgpu.integrations.dask import compress_dataset, local_client
 >>> d = tempfile.mkdtemp()
 >>> for k in range(3):
 ...     pq.write_table(pa.table({"s": [f"row {i} of {k}" for i in range(100)]}),
@@ -29,7 +29,13 @@ from __future__ import annotations
 import contextlib
 import os
 
+from fsstgpu.device import get_cupy
+from fsstgpu.formats import compress_file, decompress_file, read_table_device
+from fsstgpu.formats.datasets import dataset_outputs, make_parent
+from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.locations import dataset_files
+from fsstgpu.formats.rowgroups import Source
+from fsstgpu.parallel import usable_cores
 
 __all__ = ["compress_dataset", "dataset_parts", "decompress_dataset", "local_client",
            "read_dataset_to_gpus"]
@@ -39,8 +45,8 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise ImportError("fsstgpu.dask needs dask.distributed: pip install 'fsstgpu[dask]'"
-                          ) from None
+        raise ImportError("fsstgpu.integrations.dask needs dask.distributed: pip install "
+                          "'fsstgpu[dask]'") from None
     return distributed
 
 
@@ -56,7 +62,7 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
 
     Examples
     --------
-    >>> from fsstgpu.dask import local_client
+    >>> from fsstgpu.integrations.dask import local_client
     >>> with local_client(workers=1, processes=False) as client:  # doctest: +SKIP
     ...     print(len(client.scheduler_info()["workers"]))
     1
@@ -66,7 +72,6 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
         with distributed.Client(scheduler) as client:
             yield client
         return
-    from fsstgpu.parallel import usable_cores
 
     cores = usable_cores()
     workers = workers or cores
@@ -101,24 +106,17 @@ def _client(client):
 
 def _outputs(src, dst) -> list[tuple[str, str]]:
     """The dataset's (input, output) pairs as strings: what travels to the workers."""
-    from fsstgpu.formats.datasets import dataset_outputs
 
     return [(str(path), str(out)) for path, out in dataset_outputs(src, dst)]
 
 
 def _compress_one(src: str, dst: str, columns, force: bool, options: dict, on_unit) -> dict:
-    from fsstgpu.formats import compress_file
-    from fsstgpu.formats.datasets import make_parent
-
     make_parent(dst)
     info = compress_file(src, dst, columns, force=force, progress=on_unit, **options)
     return {"input": src, "output": dst, **info}
 
 
 def _decompress_one(src: str, dst: str, device: str, force: bool, on_unit) -> dict:
-    from fsstgpu.formats import decompress_file
-    from fsstgpu.formats.datasets import make_parent
-
     make_parent(dst)
     info = decompress_file(src, dst, device=device, force=force, progress=on_unit)
     return {"input": src, "output": dst, **info}
@@ -179,13 +177,10 @@ def _worker_gpu(cp):
 def _read_part_to_gpu(src: str, unit: int | None) -> list[dict]:
     """One partition: file ``src`` (``unit`` None) or its row group ``unit``, decoded onto this
     worker's GPU, as a one-element list (a bag partition)."""
-    from fsstgpu.device import get_cupy
-    from fsstgpu.formats import read_table
-    from fsstgpu.formats.device_reader import read_unit_to_device
 
     cp = get_cupy()
     with _worker_gpu(cp):  # src: a path or URL string, resolved by the readers
-        cols = (read_table(src, device="gpu") if unit is None
+        cols = (read_table_device(src) if unit is None
                 else read_unit_to_device(src, unit))
         cp.cuda.get_current_stream().synchronize()
     return [cols]
@@ -199,14 +194,13 @@ def dataset_parts(src, by: str = "file") -> list[tuple[str, int | None]]:
     Examples
     --------
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
-    >>> from fsstgpu.dask import dataset_parts
+    >>> from fsstgpu.integrations.dask import dataset_parts
     >>> d = tempfile.mkdtemp()
     >>> pq.write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "a.parquet"),
     ...                row_group_size=2)
     >>> [k for _, k in dataset_parts(d, by="row_group")]
     [0, 1]
     """
-    from fsstgpu.formats.rowgroups import Source
 
     if by not in ("file", "row_group"):
         raise ValueError(f"by must be 'file' or 'row_group', not {by!r}")
@@ -226,15 +220,16 @@ def read_dataset_to_gpus(src, *, by: str = "file"):
     """A Dask bag of a compressed dataset decoded on the workers' GPUs, one partition per file
     (or per row group with ``by="row_group"``).
 
-    Each partition holds one dict, the part's columns as :func:`fsstgpu.formats.read_table`
-    (``device="gpu"``) gives them, in the memory of the GPU of the worker that decoded it.
+    Each partition holds one dict, the part's columns as
+    :func:`fsstgpu.formats.read_table_device` gives them, in the memory of the GPU of the worker
+    that decoded it.
     The bag is lazy: ``bag.persist()`` decodes and keeps the partitions on the workers;
     ``bag.map(fn)`` runs ``fn`` where they are (nothing comes back to the client unless it is
     computed there).
 
     Examples
     --------
-    >>> from fsstgpu.dask import read_dataset_to_gpus
+    >>> from fsstgpu.integrations.dask import read_dataset_to_gpus
     >>> bag = read_dataset_to_gpus("data/compressed/", by="row_group")  # doctest: +SKIP
     >>> rows = bag.map(lambda cols: len(cols["url"])).compute()  # doctest: +SKIP
     """

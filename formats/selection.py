@@ -1,7 +1,7 @@
 """Choosing the string columns of a file to work on, with errors that list the valid choices.
 
 >>> import pyarrow as pa
->>> from fsstgpu.formats.columns import select_columns
+>>> from fsstgpu.formats.selection import select_columns
 >>> schema = pa.schema([("url", pa.string()), ("n", pa.int64()), ("raw", pa.binary())])
 >>> select_columns(schema), select_columns(schema, "raw")
 (['url', 'raw'], ['raw'])
@@ -36,7 +36,7 @@ def string_columns(schema: pa.Schema) -> list[str]:
     Examples
     --------
     >>> import pyarrow as pa
-    >>> from fsstgpu.formats.columns import string_columns
+    >>> from fsstgpu.formats.selection import string_columns
     >>> string_columns(pa.schema([("n", pa.int8()), ("d", pa.dictionary(pa.int8(), pa.binary()))]))
     ['d']
     """

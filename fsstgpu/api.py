@@ -1,0 +1,272 @@
+"""The front door: compress / decompress / decompress_device / Codec, whatever they are given.
+
+The face of the package (``fsstgpu/__init__.py`` re-exports it), above every layer it dispatches
+to: columns go to the column API (:mod:`fsstgpu.columns`), tables to :mod:`fsstgpu.formats.tables`,
+``fsstgpu.fsst`` extension columns and blobs are read by their formats
+(:mod:`fsstgpu.formats.arrow_storage`, :mod:`fsstgpu.formats.blob`), and decoding runs on the CPU
+(:meth:`CompressedStringArray.to_arrow`) or the GPU (:mod:`fsstgpu.gpu.decode`), the choice made in
+one place, :func:`fsstgpu.device.resolve_device`. One return type per function:
+:func:`decompress` gives host Arrow columns, :func:`decompress_device` device ones.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from fsstgpu import inputs
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.columns import compress_column, decompress_column
+from fsstgpu.device import DEVICES, resolve_device
+from fsstgpu.formats import blob
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.tables import compress_table, decompress_table
+from fsstgpu.gpu import decode as gpu_decode
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE
+
+__all__ = ["ALGORITHMS", "Codec", "compress", "decompress", "decompress_device"]
+
+ALGORITHMS = ("fsst",)
+
+
+def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):
+    """Compress a string or binary column with FSST (a table: each string column of it).
+
+    Parameters
+    ----------
+    array : pyarrow.Array, pyarrow.ChunkedArray, pandas.Series, numpy.ndarray, list, ...
+        A column of strings or bytes in any form :func:`fsstgpu.columns.compress_column` takes
+        (Arrow string / binary / view / dictionary arrays, pandas Series, numpy arrays, Arrow
+        C data producers, lists of str / bytes / None). A ``pyarrow.Table`` or
+        ``RecordBatch``, or a pandas / polars DataFrame, is passed to
+        :func:`fsstgpu.compress_table` (and a table returned).
+    table : SymbolTable or bytes, optional
+        Use this table (or one serialised by ``SymbolTable.to_bytes``) for the whole column (one
+        block). By default the column is cut into blocks and a table is trained for each
+        (:func:`fsstgpu.blocks.plan_blocks`); a ChunkedArray gets one block per chunk, each
+        trained on its chunk.
+    sample_bytes : int, optional
+        Training sample size per table, passed to the trainer (its default when None).
+    split_size : int
+        ``S``, the target uncompressed bytes per split (the GPU decoder's work per thread);
+        default :data:`fsstgpu.splits.DEFAULT_SPLIT_SIZE` (4096).
+
+    Returns
+    -------
+    CompressedStringArray
+        (a pyarrow Table / RecordBatch for a table input)
+
+    Raises
+    ------
+    TypeError
+        For any other input or Arrow type (the message names it and what is accepted).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> col = pa.array(["http://a.example/x", None, "http://b.example/y"] * 50)
+    >>> carr = fsstgpu.compress(col)
+    >>> carr.stats()["ratio"] > 1
+    True
+    >>> fsstgpu.decompress(carr, device="cpu").equals(col)
+    True
+    >>> fsstgpu.compress(pa.table({"s": ["ab", None]})).schema.field("s").type.extension_name
+    'fsstgpu.fsst'
+    """
+    if inputs.is_table(array):
+        return compress_table(array, table=table, sample_bytes=sample_bytes,
+                              split_size=split_size)
+    return compress_column(array, table, sample_bytes=sample_bytes, split_size=split_size)
+
+
+def _as_compressed(column) -> CompressedStringArray:
+    """A CompressedStringArray; an ``fsstgpu.fsst`` extension column or a blob read into one."""
+    if isinstance(column, CompressedStringArray):
+        return column
+    if isinstance(column, (bytes, bytearray, memoryview)):
+        return blob.loads(column)
+    if isinstance(column, (pa.Array, pa.ChunkedArray)):
+        if is_fsst_type(column.type):
+            return from_extension_array(column)
+        raise TypeError(f"expected a compressed column, got a pyarrow array of {column.type} "
+                        "(compress it first, or read it from an fsstgpu file)")
+    raise TypeError(f"expected a CompressedStringArray, an fsstgpu.fsst extension array or a "
+                    f"blob, got {type(column).__name__}")
+
+
+def decompress(carr, device="auto", stream=None):
+    """Decompress to the original column, in host memory.
+
+    Parameters
+    ----------
+    carr : CompressedStringArray, an ``fsstgpu.fsst`` extension Array / ChunkedArray, or a blob
+        An extension column is one read from a file that ``fsstgpu compress`` or
+        :func:`fsstgpu.compress_table` wrote; a blob (bytes-like) one that
+        :meth:`CompressedStringArray.to_bytes` wrote. A ``pyarrow.Table`` / ``RecordBatch`` is
+        passed to :func:`fsstgpu.decompress_table` (and a table returned).
+    device : {"auto", "cpu", "gpu"}
+        Where to decode: ``"auto"`` (or None) decodes on the GPU when one is usable
+        (``FSSTGPU_DEVICE`` overrides). The result is in host memory either way;
+        :func:`decompress_device` leaves it in device memory.
+    stream : cupy.cuda.Stream, optional
+        GPU paths only: the stream to work on.
+
+    Returns
+    -------
+    pyarrow.Array or pyarrow.ChunkedArray
+        Exactly the original type; a ChunkedArray with the same chunks when the input was one.
+
+    Raises
+    ------
+    CorruptDataError
+        If the compressed data is inconsistent.
+    DeviceError
+        When ``device="gpu"`` and no GPU is usable.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> col = pa.chunked_array([["a", "b"], [None]], type=pa.large_string())
+    >>> out = fsstgpu.decompress(fsstgpu.compress(col), device="cpu")
+    >>> out.type, out.num_chunks, out.to_pylist()
+    (DataType(large_string), 2, ['a', 'b', None])
+    """
+    if inputs.is_table(carr):
+        return decompress_table(carr, device=device, stream=stream)
+    carr = _as_compressed(carr)
+    if resolve_device(device) == "cpu":
+        return decompress_column(carr)
+    return gpu_decode.decompress_device(carr, stream).to_arrow()
+
+
+def decompress_device(carr, stream=None):
+    """Decompress on the GPU into Arrow layout in device memory.
+
+    Parameters
+    ----------
+    carr : CompressedStringArray, fsstgpu.fsst extension array, a list of those, or a
+        DeviceCompressedStringArray
+        Host columns are uploaded overlapped with decoding; a column from
+        :func:`fsstgpu.to_device` is decoded where it is; a list is decoded as one batch (one
+        launch) and gives a list.
+    stream : cupy.cuda.Stream, optional
+        The result is ready on this stream when this returns.
+
+    Returns
+    -------
+    DeviceStringArray
+
+    Raises
+    ------
+    CorruptDataError
+        If the compressed data is inconsistent.
+    DeviceError
+        Without a usable GPU.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
+    ...     assert dev.to_arrow().to_pylist() == ["a", None]
+    """
+    resolve_device("gpu")
+    if isinstance(carr, (list, tuple)):
+        carr = [_as_compressed(c) for c in carr]
+    elif not isinstance(carr, DeviceCompressedStringArray):
+        carr = _as_compressed(carr)
+    return gpu_decode.decompress_device(carr, stream)
+
+
+class Codec:
+    """An nvCOMP-style codec object: ``encode`` Arrow columns, ``decode`` them back.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"fsst"`` (the only one; case-insensitive).
+    device : {"auto", "cpu", "gpu"}
+        Where :meth:`decode` runs (see :func:`decompress`).
+    table : SymbolTable, optional
+        Passed to :func:`compress`: one table for every column encoded.
+    sample_bytes, split_size
+        Passed to :func:`compress`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown algorithm or device name.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> codec = fsstgpu.Codec(algorithm="fsst", device="cpu")
+    >>> cols = [pa.array(["x", "yy"]), pa.array([b"z"], pa.binary())]
+    >>> [c.to_pylist() for c in codec.decode(codec.encode(cols))]
+    [['x', 'yy'], [b'z']]
+    """
+
+    def __init__(self, algorithm="fsst", device="auto", *, table=None, sample_bytes=None,
+                 split_size=DEFAULT_SPLIT_SIZE):
+        algo = str(algorithm).lower()
+        if algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algorithm!r}; available: {ALGORITHMS}")
+        if device is not None and device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
+        if device == "gpu":
+            resolve_device("gpu")  # fail here, not at the first decode
+        self.algorithm = algo
+        self.device = device
+        self._options = {"table": table, "sample_bytes": sample_bytes, "split_size": split_size}
+
+    def __repr__(self) -> str:
+        return f"Codec(algorithm={self.algorithm!r}, device={self.device!r})"
+
+    def encode(self, arrays):
+        """Compress one column, or each column of a list; returns the same shape.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> codec = fsstgpu.Codec(device="cpu")
+        >>> codec.encode(pa.array(["a", "b"]))
+        CompressedStringArray(type=string, length=2, null_count=0, blocks=1, ...)
+        >>> [len(c) for c in codec.encode([pa.array(["a"]), pa.array(["b", "c"])])]
+        [1, 2]
+        """
+        if isinstance(arrays, list) and all(
+                isinstance(a, (pa.Array, pa.ChunkedArray)) for a in arrays):
+            return [compress(a, **self._options) for a in arrays]
+        return compress(arrays, **self._options)
+
+    def decode(self, carrs, stream=None):
+        """Decompress one compressed column, or each of a list; returns the same shape.
+
+        The results are pyarrow arrays in host memory, decoded where ``device`` says;
+        :meth:`decode_device` leaves them in device memory (as nvCOMP's codecs do).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> codec = fsstgpu.Codec(device="cpu")
+        >>> codec.decode(codec.encode(pa.array([b"z", None], pa.binary()))).to_pylist()
+        [b'z', None]
+        """
+        if isinstance(carrs, (list, tuple)):
+            return [self.decode(c, stream) for c in carrs]
+        return decompress(carrs, device=self.device, stream=stream)
+
+    def decode_device(self, carrs, stream=None):
+        """Decompress on the GPU into device memory: :func:`decompress_device` of ``carrs``
+        (a list is decoded as one batch).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     codec = fsstgpu.Codec(device="gpu")
+        ...     dev = codec.decode_device(codec.encode(pa.array(["a", None])))
+        ...     assert dev.to_arrow().to_pylist() == ["a", None]
+        """
+        return decompress_device(carrs, stream)

@@ -1,0 +1,93 @@
+"""Rows of a compressed column decoded alone: :meth:`CompressedStringArray.take`'s selection.
+
+Runs of consecutive indices in one block decode with one call (their codes and their output are
+both contiguous); the column is validated once first, so a corrupt column gives no strings, as
+its whole decode.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu import arrow_layout
+from fsstgpu.decoder import decode_range
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.types import is_text
+from fsstgpu.utf8 import check_utf8
+
+__all__ = ["take_rows"]
+
+
+def take_rows(carr, indices) -> pa.Array:
+    """The strings of ``carr`` (a CompressedStringArray) at ``indices``, decoded.
+
+    Parameters
+    ----------
+    carr : CompressedStringArray
+    indices : sequence of int, numpy integer array, or pyarrow integer Array
+        Positions to take, in any order, repeats allowed; negative ones count from the end; a
+        null index gives a null.
+
+    Returns
+    -------
+    pyarrow.Array
+        Of the column's original type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.rows import take_rows
+    >>> take_rows(fsstgpu.compress(pa.array(["a", "bb", None])), [1, 2, 0]).to_pylist()
+    ['bb', None, 'a']
+    """
+    index_valid = None
+    if isinstance(indices, (pa.Array, pa.ChunkedArray)):
+        if not pa.types.is_integer(indices.type):
+            raise TypeError(f"indices must be integers, not {indices.type}")
+        if indices.null_count:
+            index_valid = indices.is_valid().to_numpy(zero_copy_only=False)
+            indices = indices.fill_null(0)
+        indices = indices.to_numpy(zero_copy_only=False)
+    idx = np.asarray(indices)
+    if idx.size == 0:
+        idx = idx.astype(np.int64)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        raise TypeError(f"indices must be a 1-D integer sequence, not {idx.dtype} "
+                        f"of shape {idx.shape}")
+    idx = idx.astype(np.int64)
+    carr.validate()  # once: a corrupt column gives no strings, as its whole decode
+    idx = np.where(idx < 0, idx + carr.length, idx)
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= carr.length):
+        raise IndexError(f"take index out of range for {carr.length} strings")
+    valid = np.ones(len(idx), bool)
+    if carr.validity is not None:
+        valid &= arrow_layout.unpack_bitmap(carr.validity, carr.length)[idx]
+    if index_valid is not None:
+        valid &= index_valid
+    lengths = np.where(valid, carr.lengths[idx], 0)
+    offsets = arrow_layout.offsets_from_lengths(lengths, carr.type)
+    out = np.empty(int(offsets[-1]), np.uint8)
+    blocks = np.searchsorted(carr.block_starts, idx, side="right") - 1
+    # Runs of consecutive indices in one block decode with one call: their codes and their
+    # output are both contiguous.
+    k, m = 0, len(idx)
+    while k < m:
+        if not valid[k]:
+            k += 1
+            continue
+        j = k + 1
+        while (j < m and valid[j] and idx[j] == idx[j - 1] + 1
+               and blocks[j] == blocks[k]):
+            j += 1
+        a, b = int(idx[k]), int(idx[j - 1]) + 1
+        end = decode_range(carr.tables[int(blocks[k])], carr.codes,
+                           int(carr.code_offsets[a]), int(carr.code_offsets[b]),
+                           out, int(offsets[k]), int(offsets[j]))
+        if end != int(offsets[j]):
+            raise CorruptDataError(f"strings {a}..{b} decode to the wrong total length")
+        k = j
+    if is_text(carr.type):
+        check_utf8(out, offsets, "decoded strings")
+    validity = None if valid.all() else np.packbits(valid, bitorder="little")
+    return arrow_layout.to_arrow(carr.type, out, offsets, validity)
