@@ -69,8 +69,10 @@ def _rebuilt(carr, **changes):
 
 @pytest.mark.parametrize("change, match", [
     (lambda c: {"split_codes": c.split_codes[:-1]}, "split arrays"),
-    (lambda c: {"split_codes": np.r_[c.split_codes[:-1], c.split_codes[-1] + 1]}, "splits"),
-    (lambda c: {"split_out": np.r_[c.split_out[:-1], c.split_out[-1] - 1]}, "splits"),
+    (lambda c: {"split_codes": np.r_[c.split_codes[:-1], c.split_codes[-1] + 1]},
+     "split code positions must run"),
+    (lambda c: {"split_out": np.r_[c.split_out[:-1], c.split_out[-1] - 1]},
+     "split output positions must run"),
     (lambda c: {"split_table": c.split_table + 1}, "table"),
     (lambda c: {"lengths": c.lengths[:-1]}, "lengths"),
     (lambda c: {"split_codes": np.r_[0, c.split_codes[2], c.split_codes[1],
