@@ -127,11 +127,11 @@ private:
             return static_cast<double>(encode(data_, size_, off_, lo, hi, t)) /
                    static_cast<double>(raw);
         }
-        const Sample s = sample_of(data_, off_, lo, hi, kProbeSample, seed);
-        const int64_t pieces = static_cast<int64_t>(s.offsets.size()) - 1;
-        return static_cast<double>(encode(s.bytes.data(), static_cast<int64_t>(s.bytes.size()),
-                                          s.offsets.data(), 0, pieces, t)) /
-               static_cast<double>(s.offsets.back());
+        const int64_t bytes = sample_into(data_, off_, lo, hi, kProbeSample, seed, sample_);
+        const int64_t pieces = static_cast<int64_t>(sample_.offsets.size()) - 1;
+        return static_cast<double>(encode(sample_.bytes.data(), bytes, sample_.offsets.data(), 0,
+                                          pieces, t)) /
+               static_cast<double>(bytes);
     }
     double probe_segment(const ProbeTable& t, int64_t s) {
         return probe(t, seg_[s], seg_[s + 1], kTrainSeed + static_cast<uint64_t>(s));
@@ -244,6 +244,7 @@ private:
     std::vector<TablePtr> free_;
     std::vector<uint8_t> codes_;
     std::vector<int64_t> codes_at_;
+    Sample sample_;  // a probe's sample, its memory kept
 };
 
 std::vector<int64_t> PiecePlanner::walk() {

@@ -457,10 +457,12 @@ struct SampleScratch {
 };
 
 // Random strings of lo:hi (a random 512-byte piece of longer ones) until target bytes are
-// collected into bytes (grown to hold them and 8 bytes more), their ends after offsets' 0.
-// lo:hi must hold at least target >= 1 bytes. Returns the bytes drawn.
+// collected into dst (room for target + kDrawSlack bytes: the last string can overshoot, and
+// 8 bytes of slack are zeroed after it), their ends after offsets' 0. lo:hi must hold at
+// least target >= 1 bytes. Returns the bytes drawn.
+constexpr int64_t kDrawSlack = kSampleLine - 1 + 8;
 int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                    int64_t target, uint64_t seed, Buffer<uint8_t>& bytes,
+                    int64_t target, uint64_t seed, uint8_t* dst,
                     std::vector<int64_t>& out_offsets) {
     const uint64_t n = uint64_t(hi - lo);
     // x % n without a division (Lemire, Kaser and Kurz 2019: exact for 64-bit x with a
@@ -473,15 +475,41 @@ int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int
                                       (((unsigned __int128)uint64_t(low) * n) >> 64);
         return uint64_t(top >> 64);
     };
-    uint8_t* dst = bytes.grow(size_t(target + kSampleLine - 1 + 8));
     out_offsets.assign(1, 0);
     int64_t filled = 0;
-    uint64_t state = mix(seed);
-    while (filled < target) {
-        int64_t line = lo + int64_t(mod_n(state));
-        // the next draw does not depend on this one's strings: start loading its offsets
-        const uint64_t next = mix(mix(state));
-        __builtin_prefetch(offsets + lo + mod_n(next));
+    // Draw k's string is lo + mod_n(s_k), s_0 = mix(seed), s_k+1 = mix(mix(s_k)): a sequence
+    // known ahead of the strings drawn. Each draw reads two random places (its offsets, then
+    // its bytes), cache and TLB misses both: so the offsets of the draw kOffsetsAhead on are
+    // loaded, and the bytes of the one kBytesAhead on (its offsets loaded by then).
+    constexpr int kRing = 16, kOffsetsAhead = 12, kBytesAhead = 6;
+    uint64_t ring_state[kRing];
+    int64_t ring_line[kRing];
+    uint64_t gen = mix(seed);  // the state of draw k + kOffsetsAhead
+    auto queue = [&](int64_t k) {
+        const int j = int(k & (kRing - 1));
+        ring_state[j] = gen;
+        ring_line[j] = lo + int64_t(mod_n(gen));
+        __builtin_prefetch(offsets + ring_line[j]);
+        gen = mix(mix(gen));
+    };
+    for (int64_t k = 0; k < kOffsetsAhead; ++k) queue(k);
+    for (int64_t k = 0; filled < target; ++k) {
+        queue(k + kOffsetsAhead);
+        {
+            const int j = int((k + kBytesAhead) & (kRing - 1));
+            const int64_t at = offsets[ring_line[j]];
+            const int64_t ln = offsets[ring_line[j] + 1] - at;
+            // a long string's piece as the draw will pick it (an empty one is skipped: the
+            // draw takes a later string, not loaded ahead)
+            const int64_t start =
+                ln > kSampleLine
+                    ? kSampleLine * int64_t(mix(ring_state[j]) % uint64_t(1 + (ln - 1) / kSampleLine))
+                    : 0;
+            __builtin_prefetch(data + at + start);
+        }
+        const int j = int(k & (kRing - 1));
+        uint64_t state = ring_state[j];
+        int64_t line = ring_line[j];
         while (offsets[line + 1] == offsets[line]) {  // skip empty strings: some are not
             if (++line == hi) line = lo;
         }
@@ -493,7 +521,6 @@ int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int
         std::memcpy(dst + filled, data + offsets[line] + start, size_t(take));
         filled += take;
         out_offsets.push_back(filled);
-        state = next;
     }
     std::memset(dst + filled, 0, 8);
     return filled;
@@ -519,18 +546,25 @@ Symbols train_padded(const uint8_t* bytes, const int64_t* offsets, int64_t nstri
 
 }  // namespace
 
+int64_t sample_into(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                    int64_t target, uint64_t seed, Sample& out) {
+    const int64_t raw = offsets[hi] - offsets[lo];
+    if (raw < target) {
+        if (out.bytes.size() < size_t(raw + 8)) out.bytes.resize(size_t(raw + 8));
+        if (raw > 0) std::memcpy(out.bytes.data(), data + offsets[lo], size_t(raw));
+        std::memset(out.bytes.data() + raw, 0, 8);
+        out.offsets.resize(size_t(hi - lo + 1));
+        for (int64_t i = lo; i <= hi; ++i) out.offsets[i - lo] = offsets[i] - offsets[lo];
+        return raw;
+    }
+    if (out.bytes.size() < size_t(target + kDrawSlack)) out.bytes.resize(size_t(target + kDrawSlack));
+    return draw_sample(data, offsets, lo, hi, target, seed, out.bytes.data(), out.offsets);
+}
+
 Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
                  int64_t target, uint64_t seed) {
     Sample out;
-    if (offsets[hi] - offsets[lo] < target) {
-        out.bytes.assign(data + offsets[lo], data + offsets[hi]);
-        out.offsets.resize(size_t(hi - lo + 1));
-        for (int64_t i = lo; i <= hi; ++i) out.offsets[i - lo] = offsets[i] - offsets[lo];
-        return out;
-    }
-    Buffer<uint8_t> bytes;
-    const int64_t filled = draw_sample(data, offsets, lo, hi, target, seed, bytes, out.offsets);
-    out.bytes.assign(bytes.p.get(), bytes.p.get() + filled);
+    out.bytes.resize(size_t(sample_into(data, offsets, lo, hi, target, seed, out)));
     return out;
 }
 
@@ -551,7 +585,8 @@ Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int
         return train_sample(data + offsets[lo], offsets + lo, hi - lo, options);
     }
     SampleScratch& scratch = SampleScratch::of_this_thread();
-    draw_sample(data, offsets, lo, hi, target, seed, scratch.bytes, scratch.offsets);
+    draw_sample(data, offsets, lo, hi, target, seed,
+                scratch.bytes.grow(size_t(target + kDrawSlack)), scratch.offsets);
     return train_padded(scratch.bytes.p.get(), scratch.offsets.data(),
                         static_cast<int64_t>(scratch.offsets.size()) - 1, options);
 }
