@@ -33,6 +33,7 @@ struct ProbeTable {
     Matcher matcher;
     LaneTable lanes;
     bool has_lanes = false;
+    uint64_t id = 0;  // which table (a recycled one gets a new id)
 };
 
 // numpy.searchsorted(a[0:len], x, side="left" / "right")
@@ -119,19 +120,35 @@ private:
     }
 
     // Code bytes per byte of a 4 KB sample of strings lo:hi (all of them when fewer) drawn
-    // with seed, encoded with t; 0 for no bytes.
+    // with seed, encoded with t; 0 for no bytes. The walk and locate ask for the same probes
+    // again (a segment's probe with the block's table before and after a recheck, with the old
+    // and the fresh table in locate): the last sample and the last kCosts costs are kept.
     double probe(const ProbeTable& t, int64_t lo, int64_t hi, uint64_t seed) {
         const int64_t raw = off_[hi] - off_[lo];
         if (raw == 0) return 0.0;
-        if (raw < kProbeSample) {
-            return static_cast<double>(encode(data_, size_, off_, lo, hi, t)) /
-                   static_cast<double>(raw);
+        for (const ProbeCost& c : costs_) {
+            if (c.table == t.id && c.lo == lo && c.hi == hi && c.seed == seed) return c.cost;
         }
-        const int64_t bytes = sample_into(data_, off_, lo, hi, kProbeSample, seed, sample_);
-        const int64_t pieces = static_cast<int64_t>(sample_.offsets.size()) - 1;
-        return static_cast<double>(encode(sample_.bytes.data(), bytes, sample_.offsets.data(), 0,
-                                          pieces, t)) /
-               static_cast<double>(bytes);
+        double cost;
+        if (raw < kProbeSample) {
+            cost = static_cast<double>(encode(data_, size_, off_, lo, hi, t)) /
+                   static_cast<double>(raw);
+        } else {
+            if (sample_lo_ != lo || sample_hi_ != hi || sample_seed_ != seed) {
+                sample_lo_ = -1;  // (if sample_into throws)
+                sample_bytes_ = sample_into(data_, off_, lo, hi, kProbeSample, seed, sample_);
+                sample_lo_ = lo;
+                sample_hi_ = hi;
+                sample_seed_ = seed;
+            }
+            const int64_t pieces = static_cast<int64_t>(sample_.offsets.size()) - 1;
+            cost = static_cast<double>(encode(sample_.bytes.data(), sample_bytes_,
+                                              sample_.offsets.data(), 0, pieces, t)) /
+                   static_cast<double>(sample_bytes_);
+        }
+        costs_[next_cost_] = ProbeCost{t.id, lo, hi, seed, cost};
+        next_cost_ = (next_cost_ + 1) % kCosts;
+        return cost;
     }
     double probe_segment(const ProbeTable& t, int64_t s) {
         return probe(t, seg_[s], seg_[s + 1], kTrainSeed + static_cast<uint64_t>(s));
@@ -147,8 +164,10 @@ private:
             t = std::move(free_.back());
             free_.pop_back();
         }
+        t->id = 0;  // (if build_matcher throws: a table no cost belongs to)
         build_matcher(t->matcher, s.values.data(), s.lengths.data(),
                       static_cast<int64_t>(s.values.size()));
+        t->id = ++tables_made_;
         t->has_lanes = build_lane_table(t->lanes, t->matcher);
         return t;
     }
@@ -244,7 +263,21 @@ private:
     std::vector<TablePtr> free_;
     std::vector<uint8_t> codes_;
     std::vector<int64_t> codes_at_;
-    Sample sample_;  // a probe's sample, its memory kept
+    // the last probe's sample (strings sample_lo_:sample_hi_, seed sample_seed_)
+    Sample sample_;
+    int64_t sample_bytes_ = 0, sample_lo_ = -1, sample_hi_ = -1;
+    uint64_t sample_seed_ = 0;
+    // the last kCosts probes' costs (table 0: none)
+    struct ProbeCost {
+        uint64_t table;
+        int64_t lo, hi;
+        uint64_t seed;
+        double cost;
+    };
+    static constexpr int kCosts = 64;
+    ProbeCost costs_[kCosts] = {};
+    int next_cost_ = 0;
+    uint64_t tables_made_ = 0;
 };
 
 std::vector<int64_t> PiecePlanner::walk() {
