@@ -253,11 +253,16 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
         }
     }
     int64_t m = 0;
+    // (branch-free: which candidates pass is data, and a mispredicted branch per candidate
+    // cost more than the loops' work)
     for (int64_t c = 0; c < u; ++c) {
-        if (slot_of[c] < 0 || slot_best[slot_of[c]] == c) pick[m++] = c;
+        const int32_t h = slot_of[c];
+        pick[m] = c;
+        m += (h < 0) | (slot_best[h < 0 ? 0 : h] == c);
     }
     for (int64_t c = 0; c < u; ++c) {
-        if (slot_of[c] >= 0) slot_best[slot_of[c]] = -1;
+        const int32_t h = slot_of[c];
+        slot_best[h < 0 ? 0 : h] = -1;  // slot 0 too: all slots are -1 between uses anyway
     }
     if (m > kMaxSymbols) {
         // pick[:size]: a heap of the best so far, its root the worst of them (in place: the
@@ -335,22 +340,24 @@ int next_table(int frac, uint64_t* sym_val, int64_t* sym_len, int nsym, const in
     if (frac < 128) {
         Counter* count2 = w.count2.get();
         const int32_t* touched = w.touched.p.get();
+        // Branch-free, each pair written and kept or not: most pairs fall below thr, in no
+        // predictable pattern, and the counter loads (random, in L2) overlap only when no
+        // mispredicted branch stands between them.
         for (int64_t t = 0; t < ntouched; ++t) {
             const int64_t idx = touched[t];
             const int64_t cnt = count2[idx];
             count2[idx] = 0;  // zero again for the next round
-            if (cnt < thr) continue;
             const int64_t p1 = idx / kNCodes;
             const int64_t l1 = sym_len[p1];
-            if (l1 >= 8) continue;
             const int64_t p2 = idx % kNCodes;
             const int64_t ln = std::min<int64_t>(8, l1 + sym_len[p2]);
-            uint64_t v = sym_val[p1] | (sym_val[p2] << (8 * l1));
-            if (ln < 8) v &= (uint64_t(1) << (8 * ln)) - 1;
+            // (l1 == 8: no candidate, the shift kept in range)
+            const uint64_t v = (sym_val[p1] | (sym_val[p2] << ((8 * l1) & 63))) &
+                               (~uint64_t(0) >> (64 - 8 * ln));
             cval[m] = v;
             clen[m] = ln;
             cgain[m] = cnt * ln;
-            ++m;
+            m += (cnt >= thr) & (l1 < 8);
         }
     }
     // Merge duplicates (the same symbol can arise from several pairs) in a hash map keyed by
