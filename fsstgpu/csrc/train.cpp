@@ -488,7 +488,7 @@ int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int
     // known ahead of the strings drawn. Each draw reads two random places (its offsets, then
     // its bytes), cache and TLB misses both: so the offsets of the draw kOffsetsAhead on are
     // loaded, and the bytes of the one kBytesAhead on (its offsets loaded by then).
-    constexpr int kRing = 16, kOffsetsAhead = 12, kBytesAhead = 6;
+    constexpr int kRing = 32, kOffsetsAhead = 24, kBytesAhead = 12;
     uint64_t ring_state[kRing];
     int64_t ring_line[kRing];
     uint64_t gen = mix(seed);  // the state of draw k + kOffsetsAhead
