@@ -141,7 +141,7 @@ struct Work {
     int64_t slot_best[kHashSize];       // all -1 between uses
     Buffer<int32_t> touched;            // the pair counters a round made non-zero
     Buffer<uint64_t> cval;              // candidates: value, length, gain
-    Buffer<int64_t> clen, cgain, pick;
+    Buffer<int64_t> clen, cgain, pick, kept;
     Buffer<int32_t> slot_of;            // the duplicate merge's map; then choose's slots
     Buffer<uint64_t> slot_val;          // the map's values
     bool dirty = false;  // a training left off midway (bad_alloc): the above not clean
@@ -238,16 +238,46 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
     const int64_t* ln = w.clen.p.get();
     const int64_t* gain = w.cgain.p.get();
     int64_t* pick = w.pick.grow(size_t(u));
-    int32_t* slot_of = w.slot_of.grow(size_t(u));  // each candidate's hash slot, -1: < 3 bytes
+    int32_t* slot_of = w.slot_of.grow(size_t(u));  // each kept candidate's slot, -1: < 3 bytes
     int64_t* slot_best = w.slot_best;
     auto ranks_before = [&](int64_t a, int64_t b) {
         return before(gain[a], val[a], ln[a], gain[b], val[b], ln[b]);
     };
+    // A candidate ranking below 255 candidates of 1-2 bytes (never refused) cannot be taken,
+    // nor can it decide a slot whose best could be (that best ranks before it): so the
+    // candidates below a lower bound on the 255th best 1-2 byte gain are dropped first (most
+    // are: pairs seen a few times). The bound is the 255th gain itself below 256, else a power
+    // of two, from a histogram. The taken set stays the same; the heap sees fewer candidates.
+    int64_t floor_gain = INT64_MIN;
+    if (u > 4 * kMaxSymbols) {
+        constexpr int kExact = 256;  // gains below: a bucket each; above: one per bit length
+        int64_t hist[kExact + 64] = {};
+        for (int64_t c = 0; c < u; ++c) {
+            const uint64_t g = uint64_t(std::max<int64_t>(gain[c], 0));
+            const int b = g < kExact ? int(g) : kExact + (63 - __builtin_clzll(g));
+            hist[b] += ln[c] <= 2;
+        }
+        int64_t above = 0;
+        for (int b = kExact + 63; b >= 0; --b) {
+            above += hist[b];
+            if (above >= kMaxSymbols) {
+                floor_gain = b < kExact ? b : int64_t(1) << (b - kExact);
+                break;
+            }
+        }
+    }
+    int64_t* kept = w.kept.grow(size_t(u));
+    int64_t nkept = 0;
     for (int64_t c = 0; c < u; ++c) {
-        slot_of[c] = -1;
+        kept[nkept] = c;
+        nkept += gain[c] >= floor_gain;
+    }
+    for (int64_t j = 0; j < nkept; ++j) {
+        const int64_t c = kept[j];
+        slot_of[j] = -1;
         if (ln[c] >= 3) {
             const int64_t h = hash3(val[c]);
-            slot_of[c] = int32_t(h);
+            slot_of[j] = int32_t(h);
             const int64_t b = slot_best[h];
             if (b < 0 || ranks_before(c, b)) slot_best[h] = c;
         }
@@ -255,13 +285,13 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
     int64_t m = 0;
     // (branch-free: which candidates pass is data, and a mispredicted branch per candidate
     // cost more than the loops' work)
-    for (int64_t c = 0; c < u; ++c) {
-        const int32_t h = slot_of[c];
-        pick[m] = c;
-        m += (h < 0) | (slot_best[h < 0 ? 0 : h] == c);
+    for (int64_t j = 0; j < nkept; ++j) {
+        const int32_t h = slot_of[j];
+        pick[m] = kept[j];
+        m += (h < 0) | (slot_best[h < 0 ? 0 : h] == kept[j]);
     }
-    for (int64_t c = 0; c < u; ++c) {
-        const int32_t h = slot_of[c];
+    for (int64_t j = 0; j < nkept; ++j) {
+        const int32_t h = slot_of[j];
         slot_best[h < 0 ? 0 : h] = -1;  // slot 0 too: all slots are -1 between uses anyway
     }
     if (m > kMaxSymbols) {
