@@ -4,6 +4,7 @@
 #include "matcher.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -40,7 +41,11 @@ void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, i
     for (int i : order) {
         if (lengths[i] == 1) m.byte_code[packed[i] & 0xFF] = i | (1 << 16);
     }
-    for (int w = 0; w < 65536; ++w) m.short_code[w] = m.byte_code[w & 0xFF];
+    // short_code[w] = byte_code[w & 0xFF]: 256 copies of byte_code, as block copies (a probe
+    // table is built per block start and per recheck, and this is most of building one)
+    for (int w = 0; w < 65536; w += 256) {
+        std::memcpy(m.short_code + w, m.byte_code, sizeof(m.byte_code));
+    }
     for (int i : order) {
         if (lengths[i] == 2) m.short_code[packed[i] & 0xFFFF] = i | (2 << 16);
     }

@@ -27,12 +27,14 @@ constexpr int64_t kProbeSample = 4 << 10;  // bytes of a segment's probe sample;
 constexpr int64_t kProbeTrain = 8 << 10;   // a probe table's training sample
 constexpr int kRecheck = 16;               // segments between tries of a fresh table
 constexpr int64_t kDriftBytes = 1 << 20;   // blocks shorter than this need a doubled cost
+constexpr int64_t kSmallEncode = 16 << 10;  // encodes shorter than this: the chained loop
 
 // A probe table as the encoder kernels read it.
 struct ProbeTable {
     Matcher matcher;
     LaneTable lanes;
     bool has_lanes = false;
+    uint64_t id = 0;  // which table (a recycled one gets a new id)
 };
 
 // numpy.searchsorted(a[0:len], x, side="left" / "right")
@@ -111,27 +113,47 @@ private:
         const size_t room = static_cast<size_t>(2 * (o[hi] - o[lo]) + kEncodeSlack + 8);
         if (codes_.size() < room) codes_.resize(room);
         if (codes_at_.size() < static_cast<size_t>(hi - lo + 1)) codes_at_.resize(hi - lo + 1);
+        // A probe's few KB go to the chained loop: the lane loops' setup and tails cost more
+        // than they save on so few strings (dbtext column plan: ~5% less time), and the
+        // kernel's own choice (kAuto) times loops only on spans of 128 KB and more.
+        const int loop = loop_ == kAuto && o[hi] - o[lo] < kSmallEncode ? kChained : loop_;
         const int64_t end =
             kern_.encode(d, dsize, o + lo, 0, hi - lo, t.matcher, t.has_lanes ? &t.lanes : nullptr,
-                         loop_, codes_.data(), 0, codes_at_.data());
+                         loop, codes_.data(), 0, codes_at_.data());
         codes_at_[hi - lo] = end;
         return end;
     }
 
     // Code bytes per byte of a 4 KB sample of strings lo:hi (all of them when fewer) drawn
-    // with seed, encoded with t; 0 for no bytes.
+    // with seed, encoded with t; 0 for no bytes. The walk and locate ask for the same probes
+    // again (a segment's probe with the block's table before and after a recheck, with the old
+    // and the fresh table in locate): the last sample and the last kCosts costs are kept.
     double probe(const ProbeTable& t, int64_t lo, int64_t hi, uint64_t seed) {
         const int64_t raw = off_[hi] - off_[lo];
         if (raw == 0) return 0.0;
-        if (raw < kProbeSample) {
-            return static_cast<double>(encode(data_, size_, off_, lo, hi, t)) /
-                   static_cast<double>(raw);
+        for (const ProbeCost& c : costs_) {
+            if (c.table == t.id && c.lo == lo && c.hi == hi && c.seed == seed) return c.cost;
         }
-        const Sample s = sample_of(data_, off_, lo, hi, kProbeSample, seed);
-        const int64_t pieces = static_cast<int64_t>(s.offsets.size()) - 1;
-        return static_cast<double>(encode(s.bytes.data(), static_cast<int64_t>(s.bytes.size()),
-                                          s.offsets.data(), 0, pieces, t)) /
-               static_cast<double>(s.offsets.back());
+        double cost;
+        if (raw < kProbeSample) {
+            cost = static_cast<double>(encode(data_, size_, off_, lo, hi, t)) /
+                   static_cast<double>(raw);
+        } else {
+            if (sample_lo_ != lo || sample_hi_ != hi || sample_seed_ != seed) {
+                sample_lo_ = -1;  // (if sample_into throws)
+                sample_bytes_ = sample_into(data_, off_, lo, hi, kProbeSample, seed, sample_);
+                sample_lo_ = lo;
+                sample_hi_ = hi;
+                sample_seed_ = seed;
+            }
+            const int64_t pieces = static_cast<int64_t>(sample_.offsets.size()) - 1;
+            cost = static_cast<double>(encode(sample_.bytes.data(), sample_bytes_,
+                                              sample_.offsets.data(), 0, pieces, t)) /
+                   static_cast<double>(sample_bytes_);
+        }
+        costs_[next_cost_] = ProbeCost{t.id, lo, hi, seed, cost};
+        next_cost_ = (next_cost_ + 1) % kCosts;
+        return cost;
     }
     double probe_segment(const ProbeTable& t, int64_t s) {
         return probe(t, seg_[s], seg_[s + 1], kTrainSeed + static_cast<uint64_t>(s));
@@ -147,8 +169,10 @@ private:
             t = std::move(free_.back());
             free_.pop_back();
         }
+        t->id = 0;  // (if build_matcher throws: a table no cost belongs to)
         build_matcher(t->matcher, s.values.data(), s.lengths.data(),
                       static_cast<int64_t>(s.values.size()));
+        t->id = ++tables_made_;
         t->has_lanes = build_lane_table(t->lanes, t->matcher);
         return t;
     }
@@ -244,6 +268,21 @@ private:
     std::vector<TablePtr> free_;
     std::vector<uint8_t> codes_;
     std::vector<int64_t> codes_at_;
+    // the last probe's sample (strings sample_lo_:sample_hi_, seed sample_seed_)
+    Sample sample_;
+    int64_t sample_bytes_ = 0, sample_lo_ = -1, sample_hi_ = -1;
+    uint64_t sample_seed_ = 0;
+    // the last kCosts probes' costs (table 0: none)
+    struct ProbeCost {
+        uint64_t table;
+        int64_t lo, hi;
+        uint64_t seed;
+        double cost;
+    };
+    static constexpr int kCosts = 64;
+    ProbeCost costs_[kCosts] = {};
+    int next_cost_ = 0;
+    uint64_t tables_made_ = 0;
 };
 
 std::vector<int64_t> PiecePlanner::walk() {

@@ -141,7 +141,7 @@ struct Work {
     int64_t slot_best[kHashSize];       // all -1 between uses
     Buffer<int32_t> touched;            // the pair counters a round made non-zero
     Buffer<uint64_t> cval;              // candidates: value, length, gain
-    Buffer<int64_t> clen, cgain, pick;
+    Buffer<int64_t> clen, cgain, pick, kept;
     Buffer<int32_t> slot_of;            // the duplicate merge's map; then choose's slots
     Buffer<uint64_t> slot_val;          // the map's values
     bool dirty = false;  // a training left off midway (bad_alloc): the above not clean
@@ -238,26 +238,61 @@ int choose(int64_t u, Work<Counter>& w, uint64_t* sym_val, int64_t* sym_len) {
     const int64_t* ln = w.clen.p.get();
     const int64_t* gain = w.cgain.p.get();
     int64_t* pick = w.pick.grow(size_t(u));
-    int32_t* slot_of = w.slot_of.grow(size_t(u));  // each candidate's hash slot, -1: < 3 bytes
+    int32_t* slot_of = w.slot_of.grow(size_t(u));  // each kept candidate's slot, -1: < 3 bytes
     int64_t* slot_best = w.slot_best;
     auto ranks_before = [&](int64_t a, int64_t b) {
         return before(gain[a], val[a], ln[a], gain[b], val[b], ln[b]);
     };
+    // A candidate ranking below 255 candidates of 1-2 bytes (never refused) cannot be taken,
+    // nor can it decide a slot whose best could be (that best ranks before it): so the
+    // candidates below a lower bound on the 255th best 1-2 byte gain are dropped first (most
+    // are: pairs seen a few times). The bound is the 255th gain itself below 256, else a power
+    // of two, from a histogram. The taken set stays the same; the heap sees fewer candidates.
+    int64_t floor_gain = INT64_MIN;
+    if (u > 4 * kMaxSymbols) {
+        constexpr int kExact = 256;  // gains below: a bucket each; above: one per bit length
+        int64_t hist[kExact + 64] = {};
+        for (int64_t c = 0; c < u; ++c) {
+            const uint64_t g = uint64_t(std::max<int64_t>(gain[c], 0));
+            const int b = g < kExact ? int(g) : kExact + (63 - __builtin_clzll(g));
+            hist[b] += ln[c] <= 2;
+        }
+        int64_t above = 0;
+        for (int b = kExact + 63; b >= 0; --b) {
+            above += hist[b];
+            if (above >= kMaxSymbols) {
+                floor_gain = b < kExact ? b : int64_t(1) << (b - kExact);
+                break;
+            }
+        }
+    }
+    int64_t* kept = w.kept.grow(size_t(u));
+    int64_t nkept = 0;
     for (int64_t c = 0; c < u; ++c) {
-        slot_of[c] = -1;
+        kept[nkept] = c;
+        nkept += gain[c] >= floor_gain;
+    }
+    for (int64_t j = 0; j < nkept; ++j) {
+        const int64_t c = kept[j];
+        slot_of[j] = -1;
         if (ln[c] >= 3) {
             const int64_t h = hash3(val[c]);
-            slot_of[c] = int32_t(h);
+            slot_of[j] = int32_t(h);
             const int64_t b = slot_best[h];
             if (b < 0 || ranks_before(c, b)) slot_best[h] = c;
         }
     }
     int64_t m = 0;
-    for (int64_t c = 0; c < u; ++c) {
-        if (slot_of[c] < 0 || slot_best[slot_of[c]] == c) pick[m++] = c;
+    // (branch-free: which candidates pass is data, and a mispredicted branch per candidate
+    // cost more than the loops' work)
+    for (int64_t j = 0; j < nkept; ++j) {
+        const int32_t h = slot_of[j];
+        pick[m] = kept[j];
+        m += (h < 0) | (slot_best[h < 0 ? 0 : h] == kept[j]);
     }
-    for (int64_t c = 0; c < u; ++c) {
-        if (slot_of[c] >= 0) slot_best[slot_of[c]] = -1;
+    for (int64_t j = 0; j < nkept; ++j) {
+        const int32_t h = slot_of[j];
+        slot_best[h < 0 ? 0 : h] = -1;  // slot 0 too: all slots are -1 between uses anyway
     }
     if (m > kMaxSymbols) {
         // pick[:size]: a heap of the best so far, its root the worst of them (in place: the
@@ -335,22 +370,24 @@ int next_table(int frac, uint64_t* sym_val, int64_t* sym_len, int nsym, const in
     if (frac < 128) {
         Counter* count2 = w.count2.get();
         const int32_t* touched = w.touched.p.get();
+        // Branch-free, each pair written and kept or not: most pairs fall below thr, in no
+        // predictable pattern, and the counter loads (random, in L2) overlap only when no
+        // mispredicted branch stands between them.
         for (int64_t t = 0; t < ntouched; ++t) {
             const int64_t idx = touched[t];
             const int64_t cnt = count2[idx];
             count2[idx] = 0;  // zero again for the next round
-            if (cnt < thr) continue;
             const int64_t p1 = idx / kNCodes;
             const int64_t l1 = sym_len[p1];
-            if (l1 >= 8) continue;
             const int64_t p2 = idx % kNCodes;
             const int64_t ln = std::min<int64_t>(8, l1 + sym_len[p2]);
-            uint64_t v = sym_val[p1] | (sym_val[p2] << (8 * l1));
-            if (ln < 8) v &= (uint64_t(1) << (8 * ln)) - 1;
+            // (l1 == 8: no candidate, the shift kept in range)
+            const uint64_t v = (sym_val[p1] | (sym_val[p2] << ((8 * l1) & 63))) &
+                               (~uint64_t(0) >> (64 - 8 * ln));
             cval[m] = v;
             clen[m] = ln;
             cgain[m] = cnt * ln;
-            ++m;
+            m += (cnt >= thr) & (l1 < 8);
         }
     }
     // Merge duplicates (the same symbol can arise from several pairs) in a hash map keyed by
@@ -457,10 +494,12 @@ struct SampleScratch {
 };
 
 // Random strings of lo:hi (a random 512-byte piece of longer ones) until target bytes are
-// collected into bytes (grown to hold them and 8 bytes more), their ends after offsets' 0.
-// lo:hi must hold at least target >= 1 bytes. Returns the bytes drawn.
+// collected into dst (room for target + kDrawSlack bytes: the last string can overshoot, and
+// 8 bytes of slack are zeroed after it), their ends after offsets' 0. lo:hi must hold at
+// least target >= 1 bytes. Returns the bytes drawn.
+constexpr int64_t kDrawSlack = kSampleLine - 1 + 8;
 int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                    int64_t target, uint64_t seed, Buffer<uint8_t>& bytes,
+                    int64_t target, uint64_t seed, uint8_t* dst,
                     std::vector<int64_t>& out_offsets) {
     const uint64_t n = uint64_t(hi - lo);
     // x % n without a division (Lemire, Kaser and Kurz 2019: exact for 64-bit x with a
@@ -473,15 +512,41 @@ int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int
                                       (((unsigned __int128)uint64_t(low) * n) >> 64);
         return uint64_t(top >> 64);
     };
-    uint8_t* dst = bytes.grow(size_t(target + kSampleLine - 1 + 8));
     out_offsets.assign(1, 0);
     int64_t filled = 0;
-    uint64_t state = mix(seed);
-    while (filled < target) {
-        int64_t line = lo + int64_t(mod_n(state));
-        // the next draw does not depend on this one's strings: start loading its offsets
-        const uint64_t next = mix(mix(state));
-        __builtin_prefetch(offsets + lo + mod_n(next));
+    // Draw k's string is lo + mod_n(s_k), s_0 = mix(seed), s_k+1 = mix(mix(s_k)): a sequence
+    // known ahead of the strings drawn. Each draw reads two random places (its offsets, then
+    // its bytes), cache and TLB misses both: so the offsets of the draw kOffsetsAhead on are
+    // loaded, and the bytes of the one kBytesAhead on (its offsets loaded by then).
+    constexpr int kRing = 32, kOffsetsAhead = 24, kBytesAhead = 12;
+    uint64_t ring_state[kRing];
+    int64_t ring_line[kRing];
+    uint64_t gen = mix(seed);  // the state of draw k + kOffsetsAhead
+    auto queue = [&](int64_t k) {
+        const int j = int(k & (kRing - 1));
+        ring_state[j] = gen;
+        ring_line[j] = lo + int64_t(mod_n(gen));
+        __builtin_prefetch(offsets + ring_line[j]);
+        gen = mix(mix(gen));
+    };
+    for (int64_t k = 0; k < kOffsetsAhead; ++k) queue(k);
+    for (int64_t k = 0; filled < target; ++k) {
+        queue(k + kOffsetsAhead);
+        {
+            const int j = int((k + kBytesAhead) & (kRing - 1));
+            const int64_t at = offsets[ring_line[j]];
+            const int64_t ln = offsets[ring_line[j] + 1] - at;
+            // a long string's piece as the draw will pick it (an empty one is skipped: the
+            // draw takes a later string, not loaded ahead)
+            const int64_t start =
+                ln > kSampleLine
+                    ? kSampleLine * int64_t(mix(ring_state[j]) % uint64_t(1 + (ln - 1) / kSampleLine))
+                    : 0;
+            __builtin_prefetch(data + at + start);
+        }
+        const int j = int(k & (kRing - 1));
+        uint64_t state = ring_state[j];
+        int64_t line = ring_line[j];
         while (offsets[line + 1] == offsets[line]) {  // skip empty strings: some are not
             if (++line == hi) line = lo;
         }
@@ -493,7 +558,6 @@ int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int
         std::memcpy(dst + filled, data + offsets[line] + start, size_t(take));
         filled += take;
         out_offsets.push_back(filled);
-        state = next;
     }
     std::memset(dst + filled, 0, 8);
     return filled;
@@ -519,18 +583,25 @@ Symbols train_padded(const uint8_t* bytes, const int64_t* offsets, int64_t nstri
 
 }  // namespace
 
+int64_t sample_into(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                    int64_t target, uint64_t seed, Sample& out) {
+    const int64_t raw = offsets[hi] - offsets[lo];
+    if (raw < target) {
+        if (out.bytes.size() < size_t(raw + 8)) out.bytes.resize(size_t(raw + 8));
+        if (raw > 0) std::memcpy(out.bytes.data(), data + offsets[lo], size_t(raw));
+        std::memset(out.bytes.data() + raw, 0, 8);
+        out.offsets.resize(size_t(hi - lo + 1));
+        for (int64_t i = lo; i <= hi; ++i) out.offsets[i - lo] = offsets[i] - offsets[lo];
+        return raw;
+    }
+    if (out.bytes.size() < size_t(target + kDrawSlack)) out.bytes.resize(size_t(target + kDrawSlack));
+    return draw_sample(data, offsets, lo, hi, target, seed, out.bytes.data(), out.offsets);
+}
+
 Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
                  int64_t target, uint64_t seed) {
     Sample out;
-    if (offsets[hi] - offsets[lo] < target) {
-        out.bytes.assign(data + offsets[lo], data + offsets[hi]);
-        out.offsets.resize(size_t(hi - lo + 1));
-        for (int64_t i = lo; i <= hi; ++i) out.offsets[i - lo] = offsets[i] - offsets[lo];
-        return out;
-    }
-    Buffer<uint8_t> bytes;
-    const int64_t filled = draw_sample(data, offsets, lo, hi, target, seed, bytes, out.offsets);
-    out.bytes.assign(bytes.p.get(), bytes.p.get() + filled);
+    out.bytes.resize(size_t(sample_into(data, offsets, lo, hi, target, seed, out)));
     return out;
 }
 
@@ -551,7 +622,8 @@ Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int
         return train_sample(data + offsets[lo], offsets + lo, hi - lo, options);
     }
     SampleScratch& scratch = SampleScratch::of_this_thread();
-    draw_sample(data, offsets, lo, hi, target, seed, scratch.bytes, scratch.offsets);
+    draw_sample(data, offsets, lo, hi, target, seed,
+                scratch.bytes.grow(size_t(target + kDrawSlack)), scratch.offsets);
     return train_padded(scratch.bytes.p.get(), scratch.offsets.data(),
                         static_cast<int64_t>(scratch.offsets.size()) - 1, options);
 }

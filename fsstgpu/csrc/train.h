@@ -46,6 +46,12 @@ struct Sample {
 Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
                  int64_t target, uint64_t seed);
 
+// sample_of into out, whose memory is kept for the next call (a block planner draws thousands
+// of small samples): out.bytes holds the sample's bytes, then at least 8 zero bytes (and
+// maybe more, unused); returns how many bytes the sample has.
+int64_t sample_into(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                    int64_t target, uint64_t seed, Sample& out);
+
 // Train on a sample: nstrings strings, string i is bytes[offsets[i] - offsets[0] :
 // offsets[i + 1] - offsets[0]] (so a slice of a column's own arrays serves as a sample).
 Symbols train_sample(const uint8_t* bytes, const int64_t* offsets, int64_t nstrings,
