@@ -31,20 +31,33 @@ constexpr int kJobLanes = 32;  // 4 registers: enough chains to cover the gather
 // region(k) = 2 * (its start - batch start) + 2 * k; the batch's at most:
 constexpr int64_t kJobScratch = 2 * kJobBytes + 2 * kJobStrings + 64;  // < 2^19
 static_assert(kJobScratch < (int64_t(1) << 19), "out fits in 19 bits");
+// Lanes are stepped while at least this many are live (fewer finish one at a time, each step
+// a chain of dependent loads: about 3 times the cost of a code in a full register).
+constexpr int kJobDrain = 12;
 
-// One step of the 8 jobs of v; returns the lanes whose string is now done.
-FSSTGPU_TARGET inline __mmask8 job_step(__m512i& v, const uint8_t* base, const Matcher& m,
-                                        const LaneTable& t, uint8_t* scratch) {
+// The low min(max(n, 0), 8) bits.
+FSSTGPU_TARGET inline unsigned lanes_of(int64_t n) {
+    return n >= 8 ? 0xFFu : n <= 0 ? 0u : (1u << n) - 1;
+}
+
+// One step of the jobs of v in lanes live (Full: all 8, no masks); returns the live lanes whose
+// string is now done. A lane that is not live holds a finished job (or none): its loads and
+// stores are masked off (its position may be the data's last byte).
+template <bool Full>
+FSSTGPU_TARGET inline __mmask8 job_step(__m512i& v, __mmask8 live, const uint8_t* base,
+                                        const Matcher& m, const LaneTable& t, uint8_t* scratch) {
     const __m512i ff = _mm512_set1_epi64(0xFF);
     const __m512i cur = _mm512_srli_epi64(v, 48);
     const __m512i end = _mm512_and_si512(_mm512_srli_epi64(v, 32), _mm512_set1_epi64(0xFFFF));
     const __m512i rem = _mm512_sub_epi64(end, cur);
-    const __m512i word = _mm512_i64gather_epi64(cur, base, 1);
+    const __m512i word =
+        Full ? _mm512_i64gather_epi64(cur, base, 1)
+             : _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), live, cur, base, 1);
     // the short entry: of the next two bytes, or of the last byte alone
-    const __m512i b0 = _mm512_and_si512(word, ff);
     const __mmask8 single = _mm512_cmpeq_epi64_mask(rem, _mm512_set1_epi64(1));
     __m512i sidx = _mm512_and_si512(word, _mm512_set1_epi64(0xFFFF));
-    sidx = _mm512_mask_or_epi64(sidx, single, b0, _mm512_set1_epi64(static_cast<int64_t>(m.single_hi)));
+    sidx = _mm512_mask_ternarylogic_epi64(  // (word & 0xFF) | single_hi
+        sidx, single, ff, _mm512_set1_epi64(static_cast<int64_t>(m.single_hi)), 0xEA);
     const __m512i sc = _mm512_i64gather_epi64(sidx, m.short_code, 2);  // low 16 bits: the entry
     // slot(): the low 3 bytes times the prime in 32 bits (the upper halves stay zero)
     __m512i h = _mm512_mullo_epi32(_mm512_and_si512(word, _mm512_set1_epi64(0xFFFFFF)),
@@ -58,19 +71,24 @@ FSSTGPU_TARGET inline __mmask8 job_step(__m512i& v, const uint8_t* base, const M
     hit = _mm512_mask_cmple_epu64_mask(hit, _mm512_srli_epi64(vcl, 16), rem);
     // code | length << 8 in the low 16 bits
     const __m512i cl = _mm512_mask_mov_epi64(sc, hit, _mm512_srli_epi64(vcl, 8));
-    const __m512i code = _mm512_and_si512(cl, ff);
-    // the code and the literal in one 4-byte store (the region has room for it)
-    const __m512i pair = _mm512_or_si512(
-        code, _mm512_and_si512(_mm512_slli_epi64(word, 8), _mm512_set1_epi64(0xFF00)));
-    _mm512_i64scatter_epi32(scratch, _mm512_and_si512(v, _mm512_set1_epi64(0x7FFFF)),
-                            _mm512_cvtepi64_epi32(pair), 1);
-    const __mmask8 esc = _mm512_cmpeq_epi64_mask(code, ff);
+    // the code and the literal in one 4-byte store (the region has room for it; its last two
+    // bytes are whatever: later codes or nothing overwrite them): cl's low byte, word's next
+    const __m512i pair = _mm512_ternarylogic_epi64(_mm512_slli_epi64(word, 8), cl, ff, 0xD8);
+    const __m512i at = _mm512_and_si512(v, _mm512_set1_epi64(0x7FFFF));
+    if (Full) {
+        _mm512_i64scatter_epi32(scratch, at, _mm512_cvtepi64_epi32(pair), 1);
+    } else {
+        _mm512_mask_i64scatter_epi32(scratch, live, at, _mm512_cvtepi64_epi32(pair), 1);
+    }
+    const __mmask8 esc = _mm512_cmpeq_epi64_mask(_mm512_and_si512(cl, ff), ff);
     const __m512i one = _mm512_set1_epi64(1);
-    v = _mm512_add_epi64(v, _mm512_slli_epi64(
-                                _mm512_and_si512(cl, _mm512_set1_epi64(0x0F00)), 40));
-    v = _mm512_add_epi64(v, one);
+    const __m512i len = _mm512_and_si512(cl, _mm512_set1_epi64(0x0F00));
+    // done when the step's length is what was left
+    const __mmask8 fin = Full ? _mm512_cmpeq_epi64_mask(len, _mm512_slli_epi64(rem, 8))
+                              : _mm512_mask_cmpeq_epi64_mask(live, len, _mm512_slli_epi64(rem, 8));
+    v = _mm512_add_epi64(v, _mm512_or_si512(_mm512_slli_epi64(len, 40), one));
     v = _mm512_mask_add_epi64(v, esc, v, one);
-    return _mm512_cmpeq_epi64_mask(_mm512_srli_epi64(v, 48), end);
+    return fin;
 }
 
 // The rest of job j with lane_step; its end goes to endpos[idx].
@@ -137,34 +155,71 @@ FSSTGPU_TARGET int64_t encode_jobs(const uint8_t* data, int64_t size, const int6
         }
         const uint8_t* bdata = data + base;
         int64_t qp = 0, nd = 0;
-        if (nq >= 2 * kJobLanes) {
-            __m512i v0 = _mm512_loadu_si512(queue), v1 = _mm512_loadu_si512(queue + 8);
-            __m512i v2 = _mm512_loadu_si512(queue + 16), v3 = _mm512_loadu_si512(queue + 24);
-            qp = kJobLanes;
-            // while every lane can be refilled
-            while (qp + kJobLanes <= nq) {
+        if (nq >= kJobDrain) {
+            // the first jobs, lanes without one not live
+            __mmask8 l0 = static_cast<__mmask8>(lanes_of(nq)), l1 = static_cast<__mmask8>(lanes_of(nq - 8));
+            __mmask8 l2 = static_cast<__mmask8>(lanes_of(nq - 16)), l3 = static_cast<__mmask8>(lanes_of(nq - 24));
+            __m512i v0 = _mm512_maskz_loadu_epi64(l0, queue);
+            __m512i v1 = _mm512_maskz_loadu_epi64(l1, queue + 8);
+            __m512i v2 = _mm512_maskz_loadu_epi64(l2, queue + 16);
+            __m512i v3 = _mm512_maskz_loadu_epi64(l3, queue + 24);
+            qp = nq < kJobLanes ? nq : kJobLanes;
+            // Finished jobs go to the done list, the next ones into their lanes:
+            // while every lane can be refilled, no masks,
+            if (l3 == 0xFF) {
+                while (qp + kJobLanes <= nq) {
 #define FSSTGPU_JOB_REFILL(v)                                                              \
-                {                                                                          \
-                    const __mmask8 f = job_step(v, bdata, m, t, scratch);                     \
-                    _mm512_storeu_si512(done + nd, _mm512_maskz_compress_epi64(f, v));     \
-                    v = _mm512_mask_expand_epi64(v, f, _mm512_loadu_si512(queue + qp));    \
-                    const int c = __builtin_popcount(static_cast<unsigned>(f));            \
-                    nd += c;                                                               \
-                    qp += c;                                                               \
-                }
-                FSSTGPU_JOB_REFILL(v0)
-                FSSTGPU_JOB_REFILL(v1)
-                FSSTGPU_JOB_REFILL(v2)
-                FSSTGPU_JOB_REFILL(v3)
+                    {                                                                      \
+                        const __mmask8 f = job_step<true>(v, 0xFF, bdata, m, t, scratch);  \
+                        _mm512_storeu_si512(done + nd, _mm512_maskz_compress_epi64(f, v)); \
+                        v = _mm512_mask_expand_epi64(v, f, _mm512_loadu_si512(queue + qp)); \
+                        const int c = __builtin_popcount(static_cast<unsigned>(f));        \
+                        nd += c;                                                           \
+                        qp += c;                                                           \
+                    }
+                    FSSTGPU_JOB_REFILL(v0)
+                    FSSTGPU_JOB_REFILL(v1)
+                    FSSTGPU_JOB_REFILL(v2)
+                    FSSTGPU_JOB_REFILL(v3)
 #undef FSSTGPU_JOB_REFILL
+                }
             }
-            alignas(64) uint64_t live[kJobLanes];
-            _mm512_store_si512(live, v0);
-            _mm512_store_si512(live + 8, v1);
-            _mm512_store_si512(live + 16, v2);
-            _mm512_store_si512(live + 24, v3);
+            // then, with the last jobs, while enough lanes are live to be worth a step (a step
+            // costs the same whatever its mask)
+            for (;;) {
+                const int live = __builtin_popcount(static_cast<unsigned>(l0)) +
+                                 __builtin_popcount(static_cast<unsigned>(l1)) +
+                                 __builtin_popcount(static_cast<unsigned>(l2)) +
+                                 __builtin_popcount(static_cast<unsigned>(l3));
+                if (live < kJobDrain) break;
+#define FSSTGPU_JOB_DRAIN(v, l)                                                            \
+                {                                                                          \
+                    const __mmask8 f = job_step<false>(v, l, bdata, m, t, scratch);        \
+                    _mm512_storeu_si512(done + nd, _mm512_maskz_compress_epi64(f, v));     \
+                    nd += __builtin_popcount(static_cast<unsigned>(f));                    \
+                    const int64_t avail = nq - qp;                                         \
+                    const unsigned take =                                                  \
+                        avail >= 8 ? f : _pdep_u32(lanes_of(avail), f);                    \
+                    v = _mm512_mask_expand_epi64(v, static_cast<__mmask8>(take),           \
+                                                 _mm512_loadu_si512(queue + qp));          \
+                    qp += __builtin_popcount(take);                                        \
+                    l = static_cast<__mmask8>((l & ~f) | take);                            \
+                }
+                FSSTGPU_JOB_DRAIN(v0, l0)
+                FSSTGPU_JOB_DRAIN(v1, l1)
+                FSSTGPU_JOB_DRAIN(v2, l2)
+                FSSTGPU_JOB_DRAIN(v3, l3)
+#undef FSSTGPU_JOB_DRAIN
+            }
+            alignas(64) uint64_t jobs[kJobLanes];
+            _mm512_store_si512(jobs, v0);
+            _mm512_store_si512(jobs + 8, v1);
+            _mm512_store_si512(jobs + 16, v2);
+            _mm512_store_si512(jobs + 24, v3);
+            const unsigned live = unsigned(l0) | unsigned(l1) << 8 | unsigned(l2) << 16 |
+                                  unsigned(l3) << 24;
             for (int k = 0; k < kJobLanes; ++k) {
-                job_finish(live[k], data, base, m, t, scratch, endpos);
+                if ((live >> k) & 1) job_finish(jobs[k], data, base, m, t, scratch, endpos);
             }
             for (int64_t d = 0; d < nd; ++d) {
                 endpos[(done[d] >> 19) & 0x1FFF] = static_cast<int64_t>(done[d] & 0x7FFFF);

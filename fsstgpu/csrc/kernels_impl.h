@@ -136,13 +136,13 @@ FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
 
 // Which loop is faster depends on the text and the CPU. The AVX-512 job kernel beat the others
 // on every text measured (dbtext, Python source lines, /usr paths; by 20-30% on an AMD Zen 4,
-// whose gathers are slow), from calls of about kJobMinBytes up; below that its queue is too
-// short to fill the lanes. Elsewhere the lanes' branch-free steps win where the choice between
+// whose gathers are slow), from calls of about kJobMinBytes up (the planner's 4 KB probes
+// included: 6% of plan_blocks on dbtext); below that its queue is too short to fill lanes. Elsewhere the lanes' branch-free steps win where the choice between
 // a long and a short symbol is erratic, the chained loop's branches where it is regular
 // (speculation then runs ahead). All give the same codes, so a large call times both on a
 // first piece of its strings (kProbeBytes each) and the faster one encodes the rest.
 constexpr int64_t kProbeBytes = 16 << 10;
-constexpr int64_t kJobMinBytes = 16 << 10;
+constexpr int64_t kJobMinBytes = 2 << 10;
 
 FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* offsets,
                               int64_t lo, int64_t hi, const Matcher& m, const LaneTable* t,
