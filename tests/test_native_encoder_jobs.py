@@ -13,7 +13,7 @@ from fsstgpu import SymbolTable, native
 from fsstgpu.testing import greedy_encode
 
 ISAS = native.supported_isas()
-LOOPS = (None, "chained", "lanes", "vector")
+LOOPS = (None, "chained", "lanes", "vector", "gather")
 
 
 def as_column(strings):

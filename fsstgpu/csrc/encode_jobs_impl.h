@@ -91,6 +91,71 @@ FSSTGPU_TARGET inline __mmask8 job_step(__m512i& v, __mmask8 live, const uint8_t
     return fin;
 }
 
+// job_step with the gathers and the scatter done by scalar loads and stores through stack
+// buffers: on Zen 4 a 512-bit gather or scatter issues for ~15-18 cycles whatever its mask,
+// 8 scalar loads take ~3. dummy: a scratch offset that takes the stores of lanes not live.
+template <bool Full>
+FSSTGPU_TARGET inline __mmask8 job_step_e(__m512i& v, __mmask8 live, const uint8_t* base,
+                                          const Matcher& m, const LaneTable& t,
+                                          uint8_t* scratch, int64_t dummy) {
+    alignas(64) uint64_t ia[8], ib[8], wa[8], wb[8], wc[8], wd[8];
+    const __m512i ff = _mm512_set1_epi64(0xFF);
+    __m512i cur = _mm512_srli_epi64(v, 48);
+    if (!Full) cur = _mm512_maskz_mov_epi64(live, cur);  // lanes not live read data[base]
+    const __m512i end = _mm512_and_si512(_mm512_srli_epi64(v, 32), _mm512_set1_epi64(0xFFFF));
+    const __m512i rem = _mm512_sub_epi64(end, cur);
+    _mm512_store_si512(ia, cur);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) wa[k] = load64(base + ia[k]);
+    const __m512i word = _mm512_load_si512(wa);
+    const __mmask8 single = _mm512_cmpeq_epi64_mask(rem, _mm512_set1_epi64(1));
+    __m512i sidx = _mm512_and_si512(word, _mm512_set1_epi64(0xFFFF));
+    sidx = _mm512_mask_ternarylogic_epi64(
+        sidx, single, ff, _mm512_set1_epi64(static_cast<int64_t>(m.single_hi)), 0xEA);
+    __m512i h = _mm512_mullo_epi32(_mm512_and_si512(word, _mm512_set1_epi64(0xFFFFFF)),
+                                   _mm512_set1_epi64(static_cast<uint32_t>(kHashPrime)));
+    h = _mm512_and_si512(_mm512_xor_si512(h, _mm512_srli_epi32(h, 15)),
+                         _mm512_set1_epi64(kHashSize - 1));
+    _mm512_store_si512(ia, sidx);
+    _mm512_store_si512(ib, h);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        wb[k] = m.short_code[ia[k]];
+        wc[k] = t.key[ib[k]];
+        wd[k] = t.vcl[ib[k]];
+    }
+    const __m512i sc = _mm512_load_si512(wb);
+    const __m512i key = _mm512_load_si512(wc);
+    const __m512i vcl = _mm512_load_si512(wd);
+    const __m512i mask = _mm512_srlv_epi64(_mm512_set1_epi64(-1), _mm512_and_si512(vcl, ff));
+    __mmask8 hit = _mm512_cmpeq_epi64_mask(_mm512_and_si512(word, mask), key);
+    hit = _mm512_mask_cmple_epu64_mask(hit, _mm512_srli_epi64(vcl, 16), rem);
+    const __m512i cl = _mm512_mask_mov_epi64(sc, hit, _mm512_srli_epi64(vcl, 8));
+    const __m512i pair = _mm512_ternarylogic_epi64(_mm512_slli_epi64(word, 8), cl, ff, 0xD8);
+    __m512i at = _mm512_and_si512(v, _mm512_set1_epi64(0x7FFFF));
+    if (!Full) at = _mm512_mask_mov_epi64(_mm512_set1_epi64(dummy), live, at);
+    _mm512_store_si512(ia, at);
+    _mm512_store_si512(ib, pair);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        const uint32_t two = static_cast<uint32_t>(ib[k]);
+        std::memcpy(scratch + ia[k], &two, 4);
+    }
+    const __mmask8 esc = _mm512_cmpeq_epi64_mask(_mm512_and_si512(cl, ff), ff);
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i len = _mm512_and_si512(cl, _mm512_set1_epi64(0x0F00));
+    const __mmask8 fin = Full ? _mm512_cmpeq_epi64_mask(len, _mm512_slli_epi64(rem, 8))
+                              : _mm512_mask_cmpeq_epi64_mask(live, len, _mm512_slli_epi64(rem, 8));
+    v = _mm512_add_epi64(v, _mm512_or_si512(_mm512_slli_epi64(len, 40), one));
+    v = _mm512_mask_add_epi64(v, esc, v, one);
+    return fin;
+}
+
+// One step of group v (lanes l; F: all of them live) with gathers or with scalar loads.
+#define FSSTGPU_JOB_STEP(F, v, l)                                                          \
+    (Gather ? job_step<F>(v, l, bdata, m, t, scratch)                                      \
+            : job_step_e<F>(v, l, bdata, m, t, scratch, dummy))
+
 // The rest of job j with lane_step; its end goes to endpos[idx].
 FSSTGPU_TARGET inline void job_finish(uint64_t j, const uint8_t* data, int64_t base,
                                       const Matcher& m, const LaneTable& t, uint8_t* scratch,
@@ -103,7 +168,9 @@ FSSTGPU_TARGET inline void job_finish(uint64_t j, const uint8_t* data, int64_t b
 }
 
 // Strings lo:hi into codes from out0 (room: 2 bytes per input byte + kEncodeSlack); returns
-// the end. Same codes and offsets as encode_chained for a table without chains.
+// the end. Same codes and offsets as encode_chained for a table without chains. Gather: the
+// steps load with gathers (job_step), else with scalar loads (job_step_e).
+template <bool Gather>
 FSSTGPU_TARGET int64_t encode_jobs(const uint8_t* data, int64_t size, const int64_t* offsets,
                                    int64_t lo, int64_t hi, const Matcher& m, const LaneTable& t,
                                    uint8_t* codes, int64_t out0, int64_t* code_offsets) {
@@ -126,6 +193,7 @@ FSSTGPU_TARGET int64_t encode_jobs(const uint8_t* data, int64_t size, const int6
         return encode_lanes(data, size, offsets, lo, hi, m, t, codes, out0, code_offsets);
     }
     uint8_t* scratch = mem;
+    const int64_t dummy = room - 8;  // past every region and the copies' reads
     uint64_t* queue = reinterpret_cast<uint64_t*>(mem + room);
     uint64_t* done = queue + jobs_room;
     int64_t* endpos = reinterpret_cast<int64_t*>(done + jobs_room);
@@ -170,7 +238,7 @@ FSSTGPU_TARGET int64_t encode_jobs(const uint8_t* data, int64_t size, const int6
                 while (qp + kJobLanes <= nq) {
 #define FSSTGPU_JOB_REFILL(v)                                                              \
                     {                                                                      \
-                        const __mmask8 f = job_step<true>(v, 0xFF, bdata, m, t, scratch);  \
+                        const __mmask8 f = FSSTGPU_JOB_STEP(true, v, 0xFF);               \
                         _mm512_storeu_si512(done + nd, _mm512_maskz_compress_epi64(f, v)); \
                         v = _mm512_mask_expand_epi64(v, f, _mm512_loadu_si512(queue + qp)); \
                         const int c = __builtin_popcount(static_cast<unsigned>(f));        \
@@ -194,7 +262,7 @@ FSSTGPU_TARGET int64_t encode_jobs(const uint8_t* data, int64_t size, const int6
                 if (live < kJobDrain) break;
 #define FSSTGPU_JOB_DRAIN(v, l)                                                            \
                 {                                                                          \
-                    const __mmask8 f = job_step<false>(v, l, bdata, m, t, scratch);        \
+                    const __mmask8 f = FSSTGPU_JOB_STEP(false, v, l);                      \
                     _mm512_storeu_si512(done + nd, _mm512_maskz_compress_epi64(f, v));     \
                     nd += __builtin_popcount(static_cast<unsigned>(f));                    \
                     const int64_t avail = nq - qp;                                         \

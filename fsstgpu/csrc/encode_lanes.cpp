@@ -13,6 +13,7 @@ int encode_loop() {
     if (std::strcmp(want, "chained") == 0) return kChained;
     if (std::strcmp(want, "lanes") == 0) return kLanes;
     if (std::strcmp(want, "vector") == 0) return kVector;
+    if (std::strcmp(want, "gather") == 0) return kGather;
     return kAuto;
 }
 

@@ -31,10 +31,11 @@ struct LaneTable {
     int32_t entry_cl[kMaxSymbols + 1];  // code | length << 8; entry 0: 0
 };
 
-// The encoder's loops (all give the same codes): FSSTGPU_ENCODER=chained|lanes|vector picks
-// one for tests and measurements (vector: the AVX-512 job kernel, encode_jobs_impl.h; lanes
-// in the other copies), else kAuto.
-enum EncodeLoop : int { kChained = 0, kLanes = 1, kVector = 2, kAuto = 3 };
+// The encoder's loops (all give the same codes): FSSTGPU_ENCODER=chained|lanes|vector|gather
+// picks one for tests and measurements (vector: the AVX-512 job kernel, encode_jobs_impl.h,
+// loading with scalar loads; gather: the same with gathers; both are lanes in the other
+// copies), else kAuto.
+enum EncodeLoop : int { kChained = 0, kLanes = 1, kVector = 2, kAuto = 3, kGather = 4 };
 int encode_loop();
 
 // Fill t from m; false (t unusable) when a slot holds more than one symbol.

@@ -135,14 +135,28 @@ FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
 #endif
 
 // Which loop is faster depends on the text and the CPU. The AVX-512 job kernel beat the others
-// on every text measured (dbtext, Python source lines, /usr paths; by 20-30% on an AMD Zen 4,
-// whose gathers are slow), from calls of about kJobMinBytes up (the planner's 4 KB probes
-// included: 6% of plan_blocks on dbtext); below that its queue is too short to fill lanes. Elsewhere the lanes' branch-free steps win where the choice between
-// a long and a short symbol is erratic, the chained loop's branches where it is regular
-// (speculation then runs ahead). All give the same codes, so a large call times both on a
-// first piece of its strings (kProbeBytes each) and the faster one encodes the rest.
+// on every text measured (dbtext, Python source lines, /usr paths), from calls of about
+// kJobMinBytes up (the planner's 4 KB probes included: 6% of plan_blocks on dbtext); below
+// that its queue is too short to fill lanes. Its loads: on an AMD Zen 4, whose gathers issue
+// for ~15 cycles each, scalar loads through the stack were 22-25% faster; CPUs with fast
+// gathers may differ, so a large call times both on a first piece of its strings and the
+// faster one encodes the rest (small calls take the scalar loads). Without AVX-512 the lanes'
+// branch-free steps win where the choice between a long and a short symbol is erratic, the
+// chained loop's branches where it is regular (speculation then runs ahead): a large call
+// times both the same way. All give the same codes.
 constexpr int64_t kProbeBytes = 16 << 10;
 constexpr int64_t kJobMinBytes = 2 << 10;
+
+#if defined(__x86_64__) || defined(__i386__)
+// cost = ticks per byte of strings from:to encoded by call (which returns the new out).
+#define FSSTGPU_TIMED(cost, call, from, to)                                                 \
+    {                                                                                      \
+        const uint64_t t0 = ticks();                                                       \
+        out = call;                                                                        \
+        const int64_t n = offsets[to] - offsets[from];                                     \
+        cost = static_cast<double>(ticks() - t0) / static_cast<double>(n > 0 ? n : 1);     \
+    }
+#endif
 
 FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* offsets,
                               int64_t lo, int64_t hi, const Matcher& m, const LaneTable* t,
@@ -153,8 +167,25 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     const int64_t base = offsets[lo];
     const int64_t span = offsets[hi] - base;
 #if FSSTGPU_ISA_LEVEL >= 2
-    if (loop == kVector || (loop == kAuto && span >= kJobMinBytes)) {
-        return encode_jobs(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
+    if (loop == kGather) {
+        return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
+    }
+    if (loop == kVector || (loop == kAuto && span < 4 * 2 * kProbeBytes && span >= kJobMinBytes)) {
+        return encode_jobs<false>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
+    }
+    if (loop == kAuto && span >= 4 * 2 * kProbeBytes) {
+        const int64_t mid = string_at(offsets, lo, hi, base + kProbeBytes);
+        const int64_t cut = string_at(offsets, mid, hi, base + 2 * kProbeBytes);
+        int64_t out = out0;
+        double scalar_loads = 0, gathers = 0;
+        FSSTGPU_TIMED(scalar_loads, encode_jobs<false>(data, size, offsets, lo, mid, m, *t, codes,
+                                                       out, code_offsets), lo, mid)
+        FSSTGPU_TIMED(gathers, encode_jobs<true>(data, size, offsets, mid, cut, m, *t, codes, out,
+                                                 code_offsets), mid, cut)
+        if (gathers < scalar_loads) {
+            return encode_jobs<true>(data, size, offsets, cut, hi, m, *t, codes, out, code_offsets);
+        }
+        return encode_jobs<false>(data, size, offsets, cut, hi, m, *t, codes, out, code_offsets);
     }
 #endif
     int64_t out = out0;
@@ -163,13 +194,11 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     if (FSSTGPU_ISA_LEVEL < 2 && loop == kAuto && span >= 4 * 2 * kProbeBytes) {
         const int64_t mid = string_at(offsets, lo, hi, base + kProbeBytes);
         const int64_t cut = string_at(offsets, mid, hi, base + 2 * kProbeBytes);
-        const int64_t n0 = offsets[mid] - base, n1 = offsets[cut] - offsets[mid];
-        uint64_t t0 = ticks();
-        out = encode_chained(data, size, offsets, lo, mid, m, codes, out, code_offsets);
-        const double chained = static_cast<double>(ticks() - t0) / static_cast<double>(n0 > 0 ? n0 : 1);
-        t0 = ticks();
-        out = encode_lanes(data, size, offsets, mid, cut, m, *t, codes, out, code_offsets);
-        const double laned = static_cast<double>(ticks() - t0) / static_cast<double>(n1 > 0 ? n1 : 1);
+        double chained = 0, laned = 0;
+        FSSTGPU_TIMED(chained, encode_chained(data, size, offsets, lo, mid, m, codes, out,
+                                              code_offsets), lo, mid)
+        FSSTGPU_TIMED(laned, encode_lanes(data, size, offsets, mid, cut, m, *t, codes, out,
+                                          code_offsets), mid, cut)
         lanes = laned <= chained;
         lo = cut;
     }
@@ -177,6 +206,7 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     if (!lanes) return encode_chained(data, size, offsets, lo, hi, m, codes, out, code_offsets);
     return encode_lanes(data, size, offsets, lo, hi, m, *t, codes, out, code_offsets);
 }
+#undef FSSTGPU_TIMED
 
 // ---- UTF-8 (fsstgpu/utf8.py): strings checked as one stream, in runs of about 64 KB ----
 
