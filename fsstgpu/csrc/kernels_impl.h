@@ -137,13 +137,14 @@ FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
 // Which loop is faster depends on the text and the CPU. The AVX-512 job kernel beat the others
 // on every text measured (dbtext, Python source lines, /usr paths), from calls of about
 // kJobMinBytes up (the planner's 4 KB probes included: 6% of plan_blocks on dbtext); below
-// that its queue is too short to fill lanes. Its loads: on an AMD Zen 4, whose gathers issue
-// for ~15 cycles each, scalar loads through the stack were 22-25% faster; CPUs with fast
-// gathers may differ, so a large call times both on a first piece of its strings and the
-// faster one encodes the rest (small calls take the scalar loads). Without AVX-512 the lanes'
-// branch-free steps win where the choice between a long and a short symbol is erratic, the
-// chained loop's branches where it is regular (speculation then runs ahead): a large call
-// times both the same way. All give the same codes.
+// that its queue is too short to fill lanes. It loads with scalar loads through the stack,
+// not gathers: on an AMD Zen 4, whose gathers issue for ~15 cycles each, that was 13-50%
+// faster on each dbtext file (FSSTGPU_ENCODER=gather forces the gathers, for CPUs with fast
+// ones; timing both on 16 KB pieces picked the gathers on a quarter of the calls here, from
+// noise, so kAuto does not). Without AVX-512 the lanes' branch-free steps win where the
+// choice between a long and a short symbol is erratic, the chained loop's branches where it
+// is regular (speculation then runs ahead): a large call times both on a first piece of its
+// strings and the faster one encodes the rest. All give the same codes.
 constexpr int64_t kProbeBytes = 16 << 10;
 constexpr int64_t kJobMinBytes = 2 << 10;
 
@@ -170,22 +171,8 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     if (loop == kGather) {
         return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
     }
-    if (loop == kVector || (loop == kAuto && span < 4 * 2 * kProbeBytes && span >= kJobMinBytes)) {
+    if (loop == kVector || (loop == kAuto && span >= kJobMinBytes)) {
         return encode_jobs<false>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
-    }
-    if (loop == kAuto && span >= 4 * 2 * kProbeBytes) {
-        const int64_t mid = string_at(offsets, lo, hi, base + kProbeBytes);
-        const int64_t cut = string_at(offsets, mid, hi, base + 2 * kProbeBytes);
-        int64_t out = out0;
-        double scalar_loads = 0, gathers = 0;
-        FSSTGPU_TIMED(scalar_loads, encode_jobs<false>(data, size, offsets, lo, mid, m, *t, codes,
-                                                       out, code_offsets), lo, mid)
-        FSSTGPU_TIMED(gathers, encode_jobs<true>(data, size, offsets, mid, cut, m, *t, codes, out,
-                                                 code_offsets), mid, cut)
-        if (gathers < scalar_loads) {
-            return encode_jobs<true>(data, size, offsets, cut, hi, m, *t, codes, out, code_offsets);
-        }
-        return encode_jobs<false>(data, size, offsets, cut, hi, m, *t, codes, out, code_offsets);
     }
 #endif
     int64_t out = out0;
