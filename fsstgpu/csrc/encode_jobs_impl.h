@@ -121,8 +121,9 @@ FSSTGPU_TARGET inline __mmask8 job_step_e(__m512i& v, __mmask8 live, const uint8
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
         wb[k] = m.short_code[ia[k]];
-        wc[k] = t.key[ib[k]];
-        wd[k] = t.vcl[ib[k]];
+        const LaneTable::VEntry& ve = t.ventry[t.slot_entry[ib[k]]];
+        wc[k] = ve.key;
+        wd[k] = ve.vcl;
     }
     const __m512i sc = _mm512_load_si512(wb);
     const __m512i key = _mm512_load_si512(wc);

@@ -23,6 +23,7 @@ bool build_lane_table(LaneTable& t, const Matcher& m) {
     std::fill(std::begin(t.slot_entry), std::end(t.slot_entry), uint8_t(0));
     t.entry[0] = LaneTable::Entry{1, 0};
     t.entry_cl[0] = 0;
+    t.ventry[0] = LaneTable::VEntry{1, 64};
     int n = 0;
     for (int h = 0; h < kHashSize; ++h) {
         const int e = m.hhead[h];
@@ -36,6 +37,7 @@ bool build_lane_table(LaneTable& t, const Matcher& m) {
         t.entry[n] = LaneTable::Entry{
             m.ekey[e], len >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * len)) - 1};
         t.entry_cl[n] = m.ecl[e];
+        t.ventry[n] = LaneTable::VEntry{t.key[h], t.vcl[h]};
     }
     return true;
 }

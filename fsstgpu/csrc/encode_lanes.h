@@ -29,6 +29,9 @@ struct LaneTable {
         uint64_t mask;  // the low bytes of its length; entry 0: 0
     } entry[kMaxSymbols + 1];
     int32_t entry_cl[kMaxSymbols + 1];  // code | length << 8; entry 0: 0
+    struct VEntry {
+        uint64_t key, vcl;  // key and vcl of the entry's slot; entry 0: 1 and 64
+    } ventry[kMaxSymbols + 1];
 };
 
 // The encoder's loops (all give the same codes): FSSTGPU_ENCODER=chained|lanes|vector|gather
