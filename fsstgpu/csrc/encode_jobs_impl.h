@@ -19,14 +19,16 @@
 // hold a long string while the queue runs dry): the scalar lanes encode a run of them.
 //
 // One step of a lane: lane_step's choice (see encode_lanes_impl.h), branch-free in vectors:
-// the slot's long symbol (LaneTable::key/vcl, its length <= rem), else short_code of the next
-// two bytes, or of the last byte and single_hi when one byte is left (matcher.h).
+// the slot's long symbol (its length <= rem), else short_code of the next two bytes, or of the
+// last byte and single_hi when one byte is left (matcher.h). Its loads come in two variants:
+// gathers (job_step: LaneTable::key/vcl, a gather per field) or scalar loads through stack
+// buffers (job_step_e: slot_entry -> ventry), which kAuto takes (kernels_impl.h says why).
 
 #if FSSTGPU_ISA_LEVEL >= 2
 constexpr int64_t kJobBytes = 65535;   // 16 bits of cur and end
 constexpr int64_t kJobStrings = 8191;  // 13 bits of idx
 constexpr int64_t kJobLong = 1024;
-constexpr int kJobLanes = 32;  // 4 registers: enough chains to cover the gathers' latency
+constexpr int kJobLanes = 32;  // 4 registers: enough chains to cover the loads' latency (6: no faster)
 // A string's region: 2 bytes per byte + 2 (the 4-byte stores of a last escape), so
 // region(k) = 2 * (its start - batch start) + 2 * k; the batch's at most:
 constexpr int64_t kJobScratch = 2 * kJobBytes + 2 * kJobStrings + 64;  // < 2^19
