@@ -16,7 +16,7 @@ from fsstgpu.training import train_table
 
 ISAS = native.supported_isas()
 THREADS = (1, 2, 3)
-LOOPS = (None, "chained", "lanes", "vector")
+LOOPS = (None, "chained", "lanes", "vector", "gather")
 
 
 def encodings(monkeypatch, tables, data, offsets, block_starts):

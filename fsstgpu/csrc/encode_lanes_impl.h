@@ -6,14 +6,14 @@
 // bytes, one per lane, and each lane encodes its group, string after string, into its own
 // worst-case region of the output (2 bytes per input byte, 8 apart). The lanes are
 // independent dependency chains, so their loads overlap; the regions are then moved down in
-// order and the code offsets of the moved strings shifted. The scalar copies run 3 lanes in
-// plain registers, the AVX-512 copy 8 lanes per 512-bit register (several registers).
+// order and the code offsets of the moved strings shifted. 3 lanes run in plain registers (the
+// AVX-512 copy has a vector kernel besides: encode_jobs_impl.h).
 //
 // One step of a lane, branch-free, with rem = bytes left in the string (>= 1) and word the
 // next 8 bytes (bytes past the string are whatever follows it; they never decide anything):
 //   the slot's one long symbol matches when its length <= rem and its bytes equal word's;
-//   else the 2-byte table's entry (the 2-byte symbol, else the first byte's), the 1-byte
-//   table's when rem == 1. This is encode_chained's choice for tables without chains: a long
+//   else the 2-byte table's entry (the 2-byte symbol, else the first byte's); when rem == 1,
+//   the entry of the byte and single_hi (the byte's own). This is encode_chained's choice for tables without chains: a long
 //   symbol can only match where its 2-byte prefix carries kLongFlag.
 // The code byte and the literal are both stored; the output steps over the literal only
 // after an escape. Strings that end within 7 bytes of the data's end (whose 8-byte loads
@@ -34,15 +34,17 @@ FSSTGPU_TARGET inline void lane_step(Lane& L, const uint8_t* data, const Matcher
     // selects by masks: as branches (what the compiler makes of ?:) they mispredict on about
     // every third code
     const int32_t hit = -static_cast<int32_t>(((word & t.entry[e].mask) == t.entry[e].key) &
-                                              (((lcl >> 16) & 0xFF) <= rem));
-    const int32_t two = -static_cast<int32_t>(rem >= 2);
-    const int32_t scl = (m.short_code[word & 0xFFFF] & two) | (m.byte_code[word & 0xFF] & ~two);
+                                              (((lcl >> 8) & 0xF) <= rem));
+    // the last byte of a string: its byte_code entry, at single_hi
+    const uint64_t two = uint64_t(0) - static_cast<uint64_t>(rem >= 2);
+    const int32_t scl =
+        m.short_code[(word & 0xFFFF & two) | (((word & 0xFF) | m.single_hi) & ~two)];
     const int32_t cl = (lcl & hit) | (scl & ~hit);
     const int c = cl & 0xFF;
     codes[L.out] = static_cast<uint8_t>(c);
     codes[L.out + 1] = static_cast<uint8_t>(word);
     L.out += 1 + (c == kEscape);
-    L.pos += (cl >> 16) & 0xFF;
+    L.pos += (cl >> 8) & 0xF;
 }
 
 // Move lane L to the next non-empty string of its group (recording the start of every string
@@ -161,135 +163,11 @@ FSSTGPU_TARGET inline void run_lanes_scalar(Lane* lanes, int nlanes, const uint8
         }
     }
 }
-#if FSSTGPU_ISA_LEVEL >= 2
-constexpr int kVectors = 4;  // registers of 8 lanes: enough chains to cover the gathers' latency
-constexpr int kVecLanes = 8 * kVectors;
-static_assert(kVecLanes <= kMaxLanes, "the slack covers every lane");
-
-// Lanes [8v, 8v + 8) as vectors; a lane is live while its group has strings left.
-struct LaneVec {
-    __m512i pos, end, out, s, last;
-    __mmask8 live;
-};
-
-// One step of every live lane of V (lane_step, 8 at a time); false once fewer than
-// min_live lanes are live (the rest then finish one by one: a nearly empty register costs as
-// much as a full one).
-FSSTGPU_TARGET inline void vec_step(LaneVec& V, const uint8_t* data, const int64_t* offsets,
-                                    const Matcher& m, const LaneTable& t, uint8_t* codes,
-                                    int64_t* code_offsets) {
-    const __m512i one = _mm512_set1_epi64(1);
-    // lanes whose string is done move on (again for empty strings)
-    __mmask8 fin = _mm512_mask_cmpeq_epi64_mask(V.live, V.pos, V.end);
-    while (fin) {
-        V.s = _mm512_mask_add_epi64(V.s, fin, V.s, one);
-        V.live &= ~_mm512_mask_cmpeq_epi64_mask(fin, V.s, V.last);
-        fin &= V.live;
-        _mm512_mask_i64scatter_epi64(code_offsets, fin, V.s, V.out, 8);
-        V.end = _mm512_mask_i64gather_epi64(V.end, fin, _mm512_add_epi64(V.s, one), offsets, 8);
-        fin = _mm512_mask_cmpeq_epi64_mask(fin, V.pos, V.end);
-    }
-    const __mmask8 act = V.live;
-    if (!act) return;
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i byte = _mm512_set1_epi64(0xFF);
-    const __m512i rem = _mm512_sub_epi64(V.end, V.pos);
-    const __m512i word = _mm512_mask_i64gather_epi64(zero, act, V.pos, data, 1);
-    // slot(): the low 3 bytes times the prime in 32 bits (the upper halves stay zero)
-    __m512i p = _mm512_mullo_epi32(_mm512_and_si512(word, _mm512_set1_epi64(0xFFFFFF)),
-                                   _mm512_set1_epi64(static_cast<uint32_t>(kHashPrime)));
-    p = _mm512_and_si512(_mm512_xor_si512(p, _mm512_srli_epi32(p, 15)),
-                         _mm512_set1_epi64(kHashSize - 1));
-    const __m512i key = _mm512_mask_i64gather_epi64(zero, act, p, t.key, 8);
-    const __m512i lcl = _mm512_cvtepu32_epi64(
-        _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), act, p, t.cl, 4));
-    const __m512i llen = _mm512_and_si512(_mm512_srli_epi64(lcl, 16), byte);
-    // the low llen bytes: a shift by 64 (no symbol: llen 0) gives 0
-    const __m512i mask = _mm512_srlv_epi64(_mm512_set1_epi64(-1),
-                                           _mm512_sub_epi64(_mm512_set1_epi64(64),
-                                                            _mm512_slli_epi64(llen, 3)));
-    __mmask8 hit = _mm512_mask_cmpeq_epi64_mask(act, _mm512_and_si512(word, mask), key);
-    hit = _mm512_mask_cmple_epi64_mask(hit, llen, rem);
-    __m256i scl = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), act,
-                                              _mm512_and_si512(word, _mm512_set1_epi64(0xFFFF)),
-                                              m.short_code, 4);
-    const __mmask8 single = _mm512_mask_cmplt_epi64_mask(act, rem, _mm512_set1_epi64(2));
-    if (single) {
-        scl = _mm512_mask_i64gather_epi32(scl, single, _mm512_and_si512(word, byte),
-                                          m.byte_code, 4);
-    }
-    const __m512i cl = _mm512_mask_blend_epi64(hit, _mm512_cvtepu32_epi64(scl), lcl);
-    const __m512i code = _mm512_and_si512(cl, byte);
-    const __m512i len = _mm512_and_si512(_mm512_srli_epi64(cl, 16), byte);
-    // code byte and literal in one 4-byte store per lane
-    const __m512i pair = _mm512_or_si512(code, _mm512_slli_epi64(_mm512_and_si512(word, byte), 8));
-    _mm512_mask_i64scatter_epi32(codes, act, V.out, _mm512_cvtepi64_epi32(pair), 1);
-    const __mmask8 esc = _mm512_mask_cmpeq_epi64_mask(act, code, byte);
-    V.out = _mm512_mask_add_epi64(V.out, act, V.out, one);
-    V.out = _mm512_mask_add_epi64(V.out, esc, V.out, one);
-    V.pos = _mm512_mask_add_epi64(V.pos, act, V.pos, len);
-}
-
-FSSTGPU_TARGET inline void run_lanes_vec(Lane* lanes, int nlanes, const uint8_t* data,
-                                     const int64_t* offsets, const Matcher& m,
-                                     const LaneTable& t, uint8_t* codes,
-                                     int64_t* code_offsets) {
-    // lanes past nlanes start done
-    alignas(64) int64_t f[5][kVecLanes];
-    for (int k = 0; k < kVecLanes; ++k) {
-        const Lane& L = lanes[k < nlanes ? k : 0];
-        f[0][k] = L.pos;
-        f[1][k] = L.end;
-        f[2][k] = L.out;
-        f[3][k] = k < nlanes ? L.s : L.last - 1;
-        f[4][k] = L.last;
-    }
-    LaneVec V[kVectors];
-    for (int v = 0; v < kVectors; ++v) {
-        V[v].pos = _mm512_load_si512(f[0] + 8 * v);
-        V[v].end = _mm512_load_si512(f[1] + 8 * v);
-        V[v].out = _mm512_load_si512(f[2] + 8 * v);
-        V[v].s = _mm512_load_si512(f[3] + 8 * v);
-        V[v].last = _mm512_load_si512(f[4] + 8 * v);
-        V[v].live = 0xFF;
-    }
-    // until fewer than half the lanes have strings left
-    for (;;) {
-        int live = 0;
-        for (int v = 0; v < kVectors; ++v) {
-            vec_step(V[v], data, offsets, m, t, codes, code_offsets);
-            live += __builtin_popcount(V[v].live);
-        }
-        if (2 * live < nlanes) break;
-    }
-    for (int v = 0; v < kVectors; ++v) {
-        _mm512_store_si512(f[0] + 8 * v, V[v].pos);
-        _mm512_store_si512(f[1] + 8 * v, V[v].end);
-        _mm512_store_si512(f[2] + 8 * v, V[v].out);
-        _mm512_store_si512(f[3] + 8 * v, V[v].s);
-        for (int k = 0; k < 8; ++k) {
-            if (!((V[v].live >> k) & 1)) f[3][8 * v + k] = f[4][8 * v + k];  // done
-        }
-    }
-    for (int k = 0; k < nlanes; ++k) {
-        Lane& L = lanes[k];
-        L.pos = f[0][k];
-        L.end = f[1][k];
-        L.out = f[2][k];
-        L.s = f[3][k];
-        if (L.s < L.last) {
-            while (L.pos < L.end) lane_step(L, data, m, t, codes);
-            lane_finish(L, data, offsets, m, t, codes, code_offsets);
-        }
-    }
-}
-#endif
 
 constexpr int64_t kMinLaneBytes = 2048;  // a group smaller than this is not worth a lane
 
 // Strings lo:hi into codes from out0 (room: 2 bytes per input byte + kEncodeSlack); returns
 // the end. Same codes and offsets as encode_chained for a table without chains.
-template <bool Vec>
 FSSTGPU_TARGET int64_t encode_lanes(const uint8_t* data, int64_t size, const int64_t* offsets,
                                     int64_t lo, int64_t hi, const Matcher& m,
                                     const LaneTable& t, uint8_t* codes, int64_t out0,
@@ -303,8 +181,7 @@ FSSTGPU_TARGET int64_t encode_lanes(const uint8_t* data, int64_t size, const int
     const int64_t fast = a;
     const int64_t span = offsets[fast] - offsets[lo];
     int64_t nl = span / kMinLaneBytes;
-    const int lanes_max = Vec ? kMaxLanes : kScalarLanes;
-    if (nl > lanes_max) nl = lanes_max;
+    if (nl > kScalarLanes) nl = kScalarLanes;
     if (nl > fast - lo) nl = fast - lo;
     if (nl < 1) nl = 1;
     Lane lanes[kMaxLanes];
@@ -329,15 +206,7 @@ FSSTGPU_TARGET int64_t encode_lanes(const uint8_t* data, int64_t size, const int
     }
     int64_t region[kMaxLanes];
     for (int64_t k = 0; k < nl; ++k) region[k] = lanes[k].out;
-#if FSSTGPU_ISA_LEVEL >= 2
-    if (Vec) {
-        run_lanes_vec(lanes, static_cast<int>(nl), data, offsets, m, t, codes, code_offsets);
-    } else
-#endif
-    {
-        run_lanes_scalar(lanes, static_cast<int>(nl), data, offsets, m, t, codes,
-                         code_offsets);
-    }
+    run_lanes_scalar(lanes, static_cast<int>(nl), data, offsets, m, t, codes, code_offsets);
     // the regions moved down in order (each starts at or past where it lands)
     int64_t out = lanes[0].out;
     int64_t s0 = lanes[0].last;

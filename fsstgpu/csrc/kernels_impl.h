@@ -6,6 +6,7 @@
 // AVX-512 must never be picked by the linker for a call from another copy (an ODR merge of an
 // inline function would run AVX-512 code on a CPU without it).
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #if FSSTGPU_ISA_LEVEL > 0
 #include <immintrin.h>
@@ -68,16 +69,16 @@ FSSTGPU_TARGET int64_t encode_chained(const uint8_t* data, int64_t size, const i
         // 8 whole bytes left in the string: no length checks needed
         while (pos + 8 <= end) {
             const uint64_t word = load64(data + pos);
-            int32_t cl = m.short_code[word & 0xFFFF];
+            const int32_t cl = m.short_code[word & 0xFFFF];
             if (cl & kLongFlag) {
                 int32_t e = m.hhead[slot(word)];
                 while (e >= 0) {
-                    if (low_bytes(word, m.ecl[e] >> 16) == m.ekey[e]) break;
+                    if (low_bytes(word, m.ecl[e] >> 8) == m.ekey[e]) break;
                     e = m.enext[e];
                 }
                 if (e >= 0) {
                     codes[out++] = static_cast<uint8_t>(m.ecl[e] & 0xFF);
-                    pos += m.ecl[e] >> 16;
+                    pos += m.ecl[e] >> 8;
                     continue;
                 }
             }
@@ -86,7 +87,7 @@ FSSTGPU_TARGET int64_t encode_chained(const uint8_t* data, int64_t size, const i
             codes[out] = static_cast<uint8_t>(c);
             codes[out + 1] = static_cast<uint8_t>(word);
             out += 1 + (c == kEscape);
-            pos += (cl >> 16) & 0xFF;
+            pos += (cl >> 8) & 0xF;
         }
         // the last 1-7 bytes
         while (pos < end) {
@@ -95,13 +96,13 @@ FSSTGPU_TARGET int64_t encode_chained(const uint8_t* data, int64_t size, const i
             if (rem >= 3) {
                 int32_t e = m.hhead[slot(word)];
                 while (e >= 0) {
-                    const int64_t ln = m.ecl[e] >> 16;
+                    const int64_t ln = m.ecl[e] >> 8;
                     if (ln <= rem && low_bytes(word, ln) == m.ekey[e]) break;
                     e = m.enext[e];
                 }
                 if (e >= 0) {
                     codes[out++] = static_cast<uint8_t>(m.ecl[e] & 0xFF);
-                    pos += m.ecl[e] >> 16;
+                    pos += m.ecl[e] >> 8;
                     continue;
                 }
             }
@@ -110,13 +111,14 @@ FSSTGPU_TARGET int64_t encode_chained(const uint8_t* data, int64_t size, const i
             codes[out] = static_cast<uint8_t>(c);
             codes[out + 1] = static_cast<uint8_t>(word);
             out += 1 + (c == kEscape);
-            pos += (cl >> 16) & 0xFF;
+            pos += (cl >> 8) & 0xF;
         }
     }
     return out;
 }
 
 #include "encode_lanes_impl.h"
+#include "encode_jobs_impl.h"
 
 // The first string at or past byte target (offsets sorted), in lo:hi.
 FSSTGPU_TARGET inline int64_t string_at(const int64_t* offsets, int64_t lo, int64_t hi,
@@ -132,13 +134,30 @@ FSSTGPU_TARGET inline int64_t string_at(const int64_t* offsets, int64_t lo, int6
 FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
 #endif
 
-// Which loop is faster depends on the text: the lanes' branch-free steps win where the
+// Which loop is faster depends on the text and the CPU. The AVX-512 job kernel beat the others
+// on every text measured (dbtext, Python source lines, /usr paths), from calls of about
+// kJobMinBytes up (the planner's 4 KB probes included: 6% of plan_blocks on dbtext); below
+// that its queue is too short to fill lanes. It loads with scalar loads through the stack,
+// not gathers: on an AMD Zen 4, whose gathers issue for ~15 cycles each, that was 13-50%
+// faster on each dbtext file (FSSTGPU_ENCODER=gather forces the gathers, for CPUs with fast
+// ones; timing both on 16 KB pieces picked the gathers on a quarter of the calls here, from
+// noise, so kAuto does not). Without AVX-512 the lanes' branch-free steps win where the
 // choice between a long and a short symbol is erratic, the chained loop's branches where it
-// is regular (speculation then runs ahead), and the vector lanes' gathers are slow on some
-// CPUs. All give the same codes, so a large call times each on a first piece of its strings
-// (kProbeBytes each; the vector lanes, 32 of them, on 4 times as much) and the fastest one
-// encodes the rest.
+// is regular (speculation then runs ahead): a large call times both on a first piece of its
+// strings and the faster one encodes the rest. All give the same codes.
 constexpr int64_t kProbeBytes = 16 << 10;
+constexpr int64_t kJobMinBytes = 2 << 10;
+
+#if defined(__x86_64__) || defined(__i386__)
+// cost = ticks per byte of strings from:to encoded by call (which returns the new out).
+#define FSSTGPU_TIMED(cost, call, from, to)                                                 \
+    {                                                                                      \
+        const uint64_t t0 = ticks();                                                       \
+        out = call;                                                                        \
+        const int64_t n = offsets[to] - offsets[from];                                     \
+        cost = static_cast<double>(ticks() - t0) / static_cast<double>(n > 0 ? n : 1);     \
+    }
+#endif
 
 FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* offsets,
                               int64_t lo, int64_t hi, const Matcher& m, const LaneTable* t,
@@ -146,46 +165,35 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     if (t == nullptr || loop == kChained) {
         return encode_chained(data, size, offsets, lo, hi, m, codes, out0, code_offsets);
     }
-    int64_t out = out0;
-    int best = loop == kVector && FSSTGPU_ISA_LEVEL >= 2 ? kVector : kLanes;
-#if defined(__x86_64__) || defined(__i386__)
     const int64_t base = offsets[lo];
     const int64_t span = offsets[hi] - base;
-    const int64_t vec_probe =
-        FSSTGPU_ISA_LEVEL >= 2 && span >= 4 * 6 * kProbeBytes ? 4 * kProbeBytes : 0;
-    if (loop == kAuto && span >= 4 * 2 * kProbeBytes) {
-        int64_t cut[4];
-        cut[0] = lo;
-        cut[1] = string_at(offsets, lo, hi, base + kProbeBytes);
-        cut[2] = string_at(offsets, cut[1], hi, base + 2 * kProbeBytes);
-        cut[3] = string_at(offsets, cut[2], hi, base + 2 * kProbeBytes + vec_probe);
-        double cost[3] = {0, 0, 1e300};
-        for (int k = 0; k < (vec_probe ? 3 : 2); ++k) {
-            const uint64_t t0 = ticks();
-            if (k == 0) {
-                out = encode_chained(data, size, offsets, cut[0], cut[1], m, codes, out,
-                                     code_offsets);
-            } else if (k == 1) {
-                out = encode_lanes<false>(data, size, offsets, cut[1], cut[2], m, *t, codes, out,
-                                          code_offsets);
-            } else {
-                out = encode_lanes<true>(data, size, offsets, cut[2], cut[3], m, *t, codes, out,
-                                         code_offsets);
-            }
-            const int64_t bytes = offsets[cut[k + 1]] - offsets[cut[k]];
-            cost[k] = static_cast<double>(ticks() - t0) / static_cast<double>(bytes > 0 ? bytes : 1);
-        }
-        best = cost[0] < cost[1] ? 0 : 1;
-        if (cost[2] < cost[best]) best = 2;
-        lo = cut[vec_probe ? 3 : 2];
+#if FSSTGPU_ISA_LEVEL >= 2
+    if (loop == kGather) {
+        return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
+    }
+    if (loop == kVector || (loop == kAuto && span >= kJobMinBytes)) {
+        return encode_jobs<false>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
     }
 #endif
-    if (best == kChained) return encode_chained(data, size, offsets, lo, hi, m, codes, out,
-                                         code_offsets);
-    if (best == kVector) return encode_lanes<true>(data, size, offsets, lo, hi, m, *t, codes, out,
-                                             code_offsets);
-    return encode_lanes<false>(data, size, offsets, lo, hi, m, *t, codes, out, code_offsets);
+    int64_t out = out0;
+    bool lanes = true;
+#if defined(__x86_64__) || defined(__i386__)
+    if (FSSTGPU_ISA_LEVEL < 2 && loop == kAuto && span >= 4 * 2 * kProbeBytes) {
+        const int64_t mid = string_at(offsets, lo, hi, base + kProbeBytes);
+        const int64_t cut = string_at(offsets, mid, hi, base + 2 * kProbeBytes);
+        double chained = 0, laned = 0;
+        FSSTGPU_TIMED(chained, encode_chained(data, size, offsets, lo, mid, m, codes, out,
+                                              code_offsets), lo, mid)
+        FSSTGPU_TIMED(laned, encode_lanes(data, size, offsets, mid, cut, m, *t, codes, out,
+                                          code_offsets), mid, cut)
+        lanes = laned <= chained;
+        lo = cut;
+    }
+#endif
+    if (!lanes) return encode_chained(data, size, offsets, lo, hi, m, codes, out, code_offsets);
+    return encode_lanes(data, size, offsets, lo, hi, m, *t, codes, out, code_offsets);
 }
+#undef FSSTGPU_TIMED
 
 // ---- UTF-8 (fsstgpu/utf8.py): strings checked as one stream, in runs of about 64 KB ----
 

@@ -37,18 +37,26 @@ void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, i
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int a, int b) { return lengths[a] > lengths[b]; });
-    for (int c = 0; c < 256; ++c) m.byte_code[c] = kEscape | (1 << 16);
+    for (int c = 0; c < 256; ++c) m.byte_code[c] = kEscape | (1 << 8);
     for (int i : order) {
-        if (lengths[i] == 1) m.byte_code[packed[i] & 0xFF] = i | (1 << 16);
+        if (lengths[i] == 1) m.byte_code[packed[i] & 0xFF] = static_cast<uint16_t>(i | (1 << 8));
     }
-    // short_code[w] = byte_code[w & 0xFF]: 256 copies of byte_code, as block copies (a probe
-    // table is built per block start and per recheck, and this is most of building one)
-    for (int w = 0; w < 65536; w += 256) {
-        std::memcpy(m.short_code + w, m.byte_code, sizeof(m.byte_code));
+    // short_code[w] = byte_code[w & 0xFF]: 256 copies of byte_code, by doubling
+    std::memcpy(m.short_code, m.byte_code, sizeof(m.byte_code));
+    for (size_t have = 256; have < 65536; have *= 2) {
+        std::memcpy(m.short_code + have, m.short_code, have * sizeof(uint16_t));
     }
+    std::fill(m.short_code + 65536, std::end(m.short_code), uint16_t(0));
+    bool second[256] = {};
     for (int i : order) {
-        if (lengths[i] == 2) m.short_code[packed[i] & 0xFFFF] = i | (2 << 16);
+        if (lengths[i] == 2) {
+            m.short_code[packed[i] & 0xFFFF] = static_cast<uint16_t>(i | (2 << 8));
+            second[(packed[i] >> 8) & 0xFF] = true;
+        }
     }
+    int x = 0;
+    while (x < 255 && second[x]) ++x;  // stops before 255: at most 255 symbols
+    m.single_hi = uint64_t(x) << 8;
     std::fill(std::begin(m.hhead), std::end(m.hhead), -1);
     int tail[kHashSize];
     int e = 0;
@@ -56,7 +64,7 @@ void build_matcher(Matcher& m, const uint64_t* packed, const uint8_t* lengths, i
         if (lengths[i] < 3) continue;
         int64_t h = hash3(packed[i]);
         m.ekey[e] = packed[i];
-        m.ecl[e] = i | (lengths[i] << 16);
+        m.ecl[e] = i | (lengths[i] << 8);
         m.enext[e] = -1;
         if (m.hhead[h] < 0) {
             m.hhead[h] = e;

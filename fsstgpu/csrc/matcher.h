@@ -9,19 +9,26 @@ namespace fsstgpu_native {
 constexpr int kHashBits = 12;
 constexpr int kHashSize = 1 << kHashBits;
 constexpr uint64_t kHashPrime = 2971215073ull;
-constexpr int32_t kLongFlag = 1 << 24;  // a 2-byte entry whose bytes start a 3-8 byte symbol
+constexpr uint16_t kLongFlag = 1 << 15;  // a 2-byte entry whose bytes start a 3-8 byte symbol
 constexpr int kEscape = 255;
 constexpr int kMaxSymbols = 255;
 
-// Entries are code | length << 16 (| kLongFlag in short_code). Plain data only: the kernels
+// Entries are code | length << 8 (| kLongFlag in short_code): 16 bits, so the 2-byte table
+// is 128 KB (it mostly lives in L2) and is built by a few copies. Plain data only: the kernels
 // that read it are compiled once per instruction set and must share no library code.
 struct Matcher {
-    int32_t byte_code[256];     // the 1-byte symbol of a byte, else an escape (length 1)
-    int32_t short_code[65536];  // the 2-byte symbol of two bytes, else byte_code of the first
-    int32_t hhead[kHashSize];   // first chain entry of a hash slot, -1 for none
-    uint64_t ekey[256];         // 3-8 byte symbols, zero-padded little-endian
-    int32_t ecl[256];           // their code | length << 16
-    int32_t enext[256];         // next entry of the chain (always a later one), -1 at the end
+    uint16_t byte_code[256];  // the 1-byte symbol of a byte, else an escape (length 1)
+    // the 2-byte symbol of two bytes, else byte_code of the first; 4 zero entries past the
+    // end (the vector kernel reads 8 bytes at an entry)
+    uint16_t short_code[65536 + 4];
+    int32_t hhead[kHashSize];  // first chain entry of a hash slot, -1 for none
+    uint64_t ekey[256];        // 3-8 byte symbols, zero-padded little-endian
+    int32_t ecl[256];          // their code | length << 8
+    int32_t enext[256];        // next entry of the chain (always a later one), -1 at the end
+    // A second byte no 2-byte symbol has (there are at most 255 of them), shifted up 8:
+    // short_code[b | single_hi] is byte_code[b] (flags aside), so the last byte of a string
+    // can be looked up in short_code too.
+    uint64_t single_hi;
     int nsymbols;
 };
 
