@@ -44,21 +44,6 @@ void release_pages(uint8_t* p, size_t bytes) {
     if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
-// Ask for 2 MB pages on the whole pages of [p, p + bytes) (where transparent huge pages are
-// on madvise): the codes are written front to back, and a fault per 4 KB page cost ~3% of an
-// encode.
-void huge_pages(uint8_t* p, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-    const uintptr_t page = 4096;
-    const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-    const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
-    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
 struct Chunk {
     int64_t lo, hi;  // strings
     int64_t block;
@@ -156,7 +141,6 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
     out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve + 8))));
     if (!out.bytes) throw std::bad_alloc();
     uint8_t* buf = out.bytes.get();
-    if (reserve >= kReleaseBytes) huge_pages(buf, static_cast<size_t>(reserve));
     auto encode = [&](Chunk& c, int64_t at) {
         BlockTables& t = tables_of(c.block);
         const int64_t end = kern.encode(data, size, off, c.lo, c.hi, *t.matcher, t.lanes.get(),
