@@ -29,6 +29,18 @@ Isa best_isa() {
     return Isa::scalar;
 }
 
+bool fast_gathers() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool intel = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_is("intel");
+    }();
+    return intel;
+#else
+    return false;
+#endif
+}
+
 Isa active_isa() {
     static const Isa best = best_isa();
     // Read on every call (the entry points hold the GIL then), so a test can switch paths.

@@ -139,9 +139,10 @@ FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
 // kJobMinBytes up (the planner's 4 KB probes included: 6% of plan_blocks on dbtext); below
 // that its queue is too short to fill lanes. It loads with scalar loads through the stack,
 // not gathers: on an AMD Zen 4, whose gathers issue for ~15 cycles each, that was 13-50%
-// faster on each dbtext file (FSSTGPU_ENCODER=gather forces the gathers, for CPUs with fast
-// ones; timing both on 16 KB pieces picked the gathers on a quarter of the calls here, from
-// noise, so kAuto does not). Without AVX-512 the lanes' branch-free steps win where the
+// faster on each dbtext file; on the H200 host's Intel Xeon the gathers were 45% faster, so
+// kAuto takes them on Intel CPUs (cpu.h's fast_gathers; FSSTGPU_ENCODER=gather / vector force
+// one; timing both on 16 KB pieces picked the gathers on a quarter of the calls on the AMD
+// box, from noise, so kAuto does not time them). Without AVX-512 the lanes' branch-free steps win where the
 // choice between a long and a short symbol is erratic, the chained loop's branches where it
 // is regular (speculation then runs ahead): a large call times both on a first piece of its
 // strings and the faster one encodes the rest. All give the same codes.
@@ -169,6 +170,9 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     const int64_t span = offsets[hi] - base;
 #if FSSTGPU_ISA_LEVEL >= 2
     if (loop == kGather) {
+        return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
+    }
+    if (loop == kAuto && span >= kJobMinBytes && fast_gathers()) {
         return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
     }
     if (loop == kVector || (loop == kAuto && span >= kJobMinBytes)) {
