@@ -41,16 +41,10 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         C data producers, lists of str / bytes / None). A ``pyarrow.Table`` or
         ``RecordBatch``, or a pandas / polars DataFrame, is passed to
         :func:`fsstgpu.compress_table` (and a table returned).
-    table : SymbolTable or bytes, optional
-        Use this table (or one serialised by ``SymbolTable.to_bytes``) for the whole column (one
-        block). By default the column is cut into blocks and a table is trained for each
-        (:func:`fsstgpu.blocks.plan_blocks`); a ChunkedArray gets one block per chunk, each
-        trained on its chunk.
-    sample_bytes : int, optional
-        Training sample size per table, passed to the trainer (its default when None).
-    split_size : int
-        ``S``, the target uncompressed bytes per split (the GPU decoder's work per thread);
-        default :data:`fsstgpu.splits.DEFAULT_SPLIT_SIZE` (4096).
+    table, sample_bytes, split_size
+        As for :func:`fsstgpu.columns.compress_column` (the symbol table to use instead of
+        planned blocks, the training sample per table, ``S``: the target uncompressed bytes per
+        split, 4096 by default); for a table, passed to :func:`fsstgpu.compress_table`.
 
     Returns
     -------

@@ -204,3 +204,18 @@ def greedy_encode(table, s: bytes) -> list[int]:
             i += 1
     return out
 
+
+
+def symbol_slot(sym: bytes) -> int:
+    """The hash slot of a 3-8 byte symbol (``csrc/matcher.h``'s hash3 of its first 3 bytes):
+    a trained table holds at most one such symbol per slot, so tests that build tables by hand
+    for the lane kernels keep to it.
+
+    Examples
+    --------
+    >>> from fsstgpu.testing import symbol_slot
+    >>> 0 <= symbol_slot(b"http") < 4096
+    True
+    """
+    p = (int.from_bytes(sym[:3], "little") * 2971215073) & (2**64 - 1)
+    return (p ^ (p >> 15)) & 4095

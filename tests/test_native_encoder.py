@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from fsstgpu import SymbolTable, native
-from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.arrow_layout import as_data_offsets, from_arrow
 from fsstgpu.datasets import load_lines
-from fsstgpu.testing import greedy_encode
+from fsstgpu.testing import greedy_encode, symbol_slot
 from fsstgpu.training import train_table
 
 ISAS = native.supported_isas()
@@ -48,19 +48,6 @@ def check_greedy(table, data, offsets, codes, code_offsets, strings):
         assert got == greedy_encode(table, s), i
 
 
-def as_column(strings):
-    lengths = np.array([len(s) for s in strings], np.int64)
-    offsets = np.zeros(len(strings) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.frombuffer(b"".join(strings), np.uint8), offsets
-
-
-def slot(sym: bytes) -> int:
-    """matcher.h's hash3 of a symbol's first 3 bytes."""
-    p = (int.from_bytes(sym[:3], "little") * 2971215073) & (2**64 - 1)
-    return (p ^ (p >> 15)) & 4095
-
-
 def test_dbtext_per_file_and_as_one_column(dbtext_paths, monkeypatch):
     columns = [from_arrow(load_lines(p, binary=True)) for p in dbtext_paths]
     rng = np.random.default_rng(21)
@@ -89,16 +76,16 @@ def binary_table(rng):
     syms, slots = {}, set()
     for b in (b"\x00", b"\xff", b"a", b"\x00\x00", b"\xff\x00", b"a\x00", b"\x00\x00\x00",
               b"\xff\xff\xff\xff\xff\xff\xff\xff", b"ab\x00"):
-        if len(b) < 3 or slot(b) not in slots:
+        if len(b) < 3 or symbol_slot(b) not in slots:
             syms[b] = None
             if len(b) >= 3:
-                slots.add(slot(b))
+                slots.add(symbol_slot(b))
     while len(syms) < 150:
         s = bytes(rng.choice(alphabet, int(rng.integers(1, 9))))
         if len(s) >= 3:
-            if slot(s) in slots or s in syms:
+            if symbol_slot(s) in slots or s in syms:
                 continue
-            slots.add(slot(s))
+            slots.add(symbol_slot(s))
         syms[s] = None
     return SymbolTable(list(syms))
 
@@ -117,7 +104,7 @@ def test_binary_with_empty_and_long_strings(monkeypatch, seed):
     strings[1000] = bytes(rng.choice(alphabet, 70_000))  # longer than 64 KB
     strings[5000] = bytes(rng.integers(0, 256, 100_000, dtype=np.uint8))  # random binary
     strings += [b"", b"\x00", b"", b"ab\x00", b"\xff"]  # at the data's very end
-    data, offs = as_column(strings)
+    data, offs = as_data_offsets(strings)
     n = len(strings)
     codes, code_offs = encodings(monkeypatch, [table], data, offs, np.array([0, n]))
     picks = np.concatenate([rng.integers(0, n, 2000), [1000, 5000], np.arange(n - 30, n)])
@@ -138,14 +125,14 @@ def test_tables_whose_slots_chain_keep_the_chain_walk(monkeypatch):
     while pair is None:
         s = bytes(rng.integers(97, 101, 3, dtype=np.uint8)) + bytes(
             rng.integers(97, 101, int(rng.integers(0, 5)), dtype=np.uint8))
-        h = slot(s)
+        h = symbol_slot(s)
         if h in first and first[h][:3] != s[:3]:
             pair = first[h], s
         first.setdefault(h, s)
     table = SymbolTable([pair[0], pair[1], b"a", b"ab"])
     strings = [bytes(rng.choice(np.frombuffer(b"abcd", np.uint8), int(rng.integers(0, 40))))
                + pair[int(rng.integers(0, 2))] for _ in range(20_000)]
-    data, offs = as_column(strings)
+    data, offs = as_data_offsets(strings)
     codes, code_offs = encodings(monkeypatch, [table], data, offs, np.array([0, len(strings)]))
     check_greedy(table, data, offs, codes, code_offs, range(0, len(strings), 7))
 
@@ -153,7 +140,7 @@ def test_tables_whose_slots_chain_keep_the_chain_walk(monkeypatch):
 def test_tiny_inputs(monkeypatch):
     table = SymbolTable([b"ab", b"abc", b"\x00", b"abcdefgh"])
     for strings in ([], [b""], [b"a"], [b"abcdefgh"], [b"", b"abc", b""], [b"abcdefghab"] * 9):
-        data, offs = as_column(strings)
+        data, offs = as_data_offsets(strings)
         codes, code_offs = encodings(monkeypatch, [table], data, offs,
                                      np.array([0, len(strings)]))
         check_greedy(table, data, offs, codes, code_offs, range(len(strings)))

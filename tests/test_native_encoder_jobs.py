@@ -10,23 +10,11 @@ import numpy as np
 import pytest
 
 from fsstgpu import SymbolTable, native
-from fsstgpu.testing import greedy_encode
+from fsstgpu.arrow_layout import as_data_offsets
+from fsstgpu.testing import greedy_encode, symbol_slot
 
 ISAS = native.supported_isas()
 LOOPS = (None, "chained", "lanes", "vector", "gather")
-
-
-def as_column(strings):
-    lengths = np.array([len(s) for s in strings], np.int64)
-    offsets = np.zeros(len(strings) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.frombuffer(b"".join(strings), np.uint8), offsets
-
-
-def slot(sym: bytes) -> int:
-    """matcher.h's hash3 of a symbol's first 3 bytes."""
-    p = (int.from_bytes(sym[:3], "little") * 2971215073) & (2**64 - 1)
-    return (p ^ (p >> 15)) & 4095
 
 
 def one_per_slot(symbols):
@@ -35,15 +23,15 @@ def one_per_slot(symbols):
     seen, keep = set(), []
     for s in symbols:
         if len(s) >= 3:
-            if slot(s) in seen:
+            if symbol_slot(s) in seen:
                 continue
-            seen.add(slot(s))
+            seen.add(symbol_slot(s))
         keep.append(s)
     return keep
 
 
 def same_everywhere(monkeypatch, table, strings, threads=(1, 2)):
-    data, offsets = as_column(strings)
+    data, offsets = as_data_offsets(strings)
     bs = np.array([0, len(strings)])
     first = None
     for isa in ISAS:
