@@ -5,10 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import fsstgpu
+from fsstgpu import native
 from fsstgpu.datasets import dbtext_files
+
+#: FSSTGPU_ENCODER's loops (None: the default choice)
+ENCODER_LOOPS = (None, "chained", "lanes", "vector", "gather")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -28,6 +33,33 @@ def dbtext_paths():
     if not paths:
         pytest.skip("dbtext corpus not found (set FSSTGPU_DBTEXT or run beside shared/)")
     return paths
+
+
+@pytest.fixture
+def encode_everywhere(monkeypatch):
+    """``encode_blocks`` under every instruction set this CPU has, every encoder loop and (for
+    the default loop) each of ``threads``; asserts that all give the same codes and code offsets
+    and returns them."""
+
+    def run(tables, data, offsets, block_starts, threads=(1, 2, 3)):
+        first = None
+        for isa in native.supported_isas():
+            monkeypatch.setenv("FSSTGPU_ISA", isa)
+            for loop in ENCODER_LOOPS:
+                if loop:
+                    monkeypatch.setenv("FSSTGPU_ENCODER", loop)
+                else:
+                    monkeypatch.delenv("FSSTGPU_ENCODER", raising=False)
+                for t in threads if not loop else (1,):
+                    got = native.encode_blocks(tables, data, offsets, block_starts, threads=t)
+                    if first is None:
+                        first = got
+                    else:
+                        assert np.array_equal(got[0], first[0]), (isa, loop, t)
+                        assert np.array_equal(got[1], first[1]), (isa, loop, t)
+        return first
+
+    return run
 
 
 @pytest.fixture

@@ -434,19 +434,39 @@ def unchained(packed, lengths):
     return packed[keep], lengths[keep]
 
 
+def same_codes_on_every_loop(p, ln, data, offsets, runs):
+    """Encode data/offsets (one block) with the table p/ln under each instruction set's copy and
+    each (FSSTGPU_ENCODER loop, threads) of runs: all give the same codes, and they decode back."""
+    import os
+
+    matcher = _native.Matcher(p, ln)
+    n = len(offsets) - 1
+    block_starts = np.array([0, n], np.int64)
+    first = None
+    for isa in ("scalar", "avx2", "avx512"):
+        os.environ["FSSTGPU_ISA"] = isa
+        for loop, threads in runs:
+            os.environ["FSSTGPU_ENCODER"] = loop
+            got = _native.encode_blocks(data, offsets, block_starts, [matcher], threads)
+            if first is None:
+                first = got
+            assert np.array_equal(got[0], first[0]) and np.array_equal(got[1], first[1])
+    os.environ.pop("FSSTGPU_ISA")
+    os.environ.pop("FSSTGPU_ENCODER")
+    out = decode_all(first[0], first[1], offsets, np.zeros(n, np.int64),
+                     compact_of([(p, ln)]), int(offsets[-1]), 2)
+    assert np.array_equal(out, data)
+
+
 def fuzz_encode_simd():
     """The encoder's loops (FSSTGPU_ENCODER: chained, lanes, vector, gather, or timed on the first
     strings, which needs chunks of 128 KB or more) in each instruction set's copy: all give
     the same codes at every thread count, and they decode back; tables with and without
     chained slots, empty and long strings, strings at the data's end."""
-    import os
-
-    isas = ("scalar", "avx2", "avx512")
     for _ in range(max(1, ROUNDS // 25)):
         p, ln = symbols(int(rng.integers(1, 256)))
         if rng.random() < 0.7:
             p, ln = unchained(p, ln)
-        matcher = _native.Matcher(p, ln)
         n = int(rng.integers(1, 12000))
         lengths = rng.integers(0, 60, n)
         lengths[rng.random(n) < 0.1] = 0
@@ -455,22 +475,9 @@ def fuzz_encode_simd():
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         data = rng.choice(ALPHABET, int(offsets[-1])).astype(np.uint8)
-        block_starts = np.array([0, n], np.int64)
-        first = None
-        for isa in isas:
-            os.environ["FSSTGPU_ISA"] = isa
-            for loop, threads in (("auto", 1), ("auto", 3), ("chained", 1), ("lanes", 2),
-                                  ("vector", 1), ("gather", 2)):
-                os.environ["FSSTGPU_ENCODER"] = loop
-                got = _native.encode_blocks(data, offsets, block_starts, [matcher], threads)
-                if first is None:
-                    first = got
-                assert np.array_equal(got[0], first[0]) and np.array_equal(got[1], first[1])
-        os.environ.pop("FSSTGPU_ISA")
-        os.environ.pop("FSSTGPU_ENCODER")
-        out = decode_all(first[0], first[1], offsets, np.zeros(n, np.int64),
-                         compact_of([(p, ln)]), int(offsets[-1]), 2)
-        assert np.array_equal(out, data)
+        same_codes_on_every_loop(p, ln, data, offsets,
+                                 (("auto", 1), ("auto", 3), ("chained", 1), ("lanes", 2),
+                                  ("vector", 1), ("gather", 2)))
 
 
 def fuzz_encode_jobs():
@@ -479,8 +486,6 @@ def fuzz_encode_jobs():
     runs, strings ending at the data's very end, and tables whose 2-byte symbols leave one
     second byte free (a string's last byte is looked up with it). Every loop and instruction
     set gives the same codes, and they decode back."""
-    import os
-
     for _ in range(max(1, ROUNDS // 25)):
         if rng.random() < 0.3:  # 255 two-byte symbols, all second bytes but one
             free = int(rng.integers(0, 256))
@@ -489,7 +494,6 @@ def fuzz_encode_jobs():
             ln = np.full(len(syms), 2, np.uint8)
         else:
             p, ln = unchained(*symbols(int(rng.integers(1, 256))))
-        matcher = _native.Matcher(p, ln)
         n = int(rng.integers(1, 30000))
         kind = rng.random(n)
         lengths = np.where(kind < 0.4, rng.integers(0, 3, n), rng.integers(1, 8, n))
@@ -499,22 +503,9 @@ def fuzz_encode_jobs():
         np.cumsum(lengths, out=offsets[1:])
         alphabet = ALPHABET if rng.random() < 0.7 else np.arange(256, dtype=np.uint8)
         data = rng.choice(alphabet, int(offsets[-1])).astype(np.uint8)
-        block_starts = np.array([0, n], np.int64)
-        first = None
-        for isa in ("scalar", "avx2", "avx512"):
-            os.environ["FSSTGPU_ISA"] = isa
-            for loop, threads in (("auto", 1), ("chained", 1), ("lanes", 1), ("vector", 2),
-                                  ("gather", 1)):
-                os.environ["FSSTGPU_ENCODER"] = loop
-                got = _native.encode_blocks(data, offsets, block_starts, [matcher], threads)
-                if first is None:
-                    first = got
-                assert np.array_equal(got[0], first[0]) and np.array_equal(got[1], first[1])
-        os.environ.pop("FSSTGPU_ISA")
-        os.environ.pop("FSSTGPU_ENCODER")
-        out = decode_all(first[0], first[1], offsets, np.zeros(n, np.int64),
-                         compact_of([(p, ln)]), int(offsets[-1]), 2)
-        assert np.array_equal(out, data)
+        same_codes_on_every_loop(p, ln, data, offsets,
+                                 (("auto", 1), ("chained", 1), ("lanes", 1), ("vector", 2),
+                                  ("gather", 1)))
 
 
 def fuzz_check_splits():

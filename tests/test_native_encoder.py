@@ -8,37 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsstgpu import SymbolTable, native
+from fsstgpu import SymbolTable
 from fsstgpu.arrow_layout import as_data_offsets, from_arrow
 from fsstgpu.datasets import load_lines
 from fsstgpu.testing import greedy_encode, symbol_slot
 from fsstgpu.training import train_table
-
-ISAS = native.supported_isas()
-THREADS = (1, 2, 3)
-LOOPS = (None, "chained", "lanes", "vector", "gather")
-
-
-def encodings(monkeypatch, tables, data, offsets, block_starts):
-    """The codes of every instruction set, loop (FSSTGPU_ENCODER; unset: the fastest on the
-    first strings) and thread count; asserts they are all the same."""
-    first = None
-    for isa in ISAS:
-        monkeypatch.setenv("FSSTGPU_ISA", isa)
-        for loop in LOOPS:
-            if loop:
-                monkeypatch.setenv("FSSTGPU_ENCODER", loop)
-            else:
-                monkeypatch.delenv("FSSTGPU_ENCODER", raising=False)
-            for threads in THREADS if not loop else (1,):
-                codes, code_offsets = native.encode_blocks(tables, data, offsets,
-                                                           block_starts, threads=threads)
-                if first is None:
-                    first = codes, code_offsets
-                else:
-                    assert np.array_equal(codes, first[0]), (isa, loop, threads)
-                    assert np.array_equal(code_offsets, first[1]), (isa, loop, threads)
-    return first
 
 
 def check_greedy(table, data, offsets, codes, code_offsets, strings):
@@ -48,7 +22,7 @@ def check_greedy(table, data, offsets, codes, code_offsets, strings):
         assert got == greedy_encode(table, s), i
 
 
-def test_dbtext_per_file_and_as_one_column(dbtext_paths, monkeypatch):
+def test_dbtext_per_file_and_as_one_column(dbtext_paths, encode_everywhere):
     columns = [from_arrow(load_lines(p, binary=True)) for p in dbtext_paths]
     rng = np.random.default_rng(21)
     for col in columns:
@@ -56,7 +30,7 @@ def test_dbtext_per_file_and_as_one_column(dbtext_paths, monkeypatch):
         offs = np.asarray(col.offsets, np.int64)
         table = train_table(data, offs)
         n = len(offs) - 1
-        codes, code_offs = encodings(monkeypatch, [table], data, offs, np.array([0, n]))
+        codes, code_offs = encode_everywhere([table], data, offs, np.array([0, n]))
         check_greedy(table, data, offs, codes, code_offs, rng.integers(0, n, 300))
         check_greedy(table, data, offs, codes, code_offs, range(max(0, n - 20), n))
     data = np.concatenate([c.data[int(c.offsets[0]) : int(c.offsets[-1])] for c in columns])
@@ -64,7 +38,7 @@ def test_dbtext_per_file_and_as_one_column(dbtext_paths, monkeypatch):
     offs = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offs[1:])
     table = train_table(data, offs)
-    codes, code_offs = encodings(monkeypatch, [table], data, offs, np.array([0, len(lengths)]))
+    codes, code_offs = encode_everywhere([table], data, offs, np.array([0, len(lengths)]))
     check_greedy(table, data, offs, codes, code_offs, rng.integers(0, len(lengths), 1000))
 
 
@@ -91,7 +65,7 @@ def binary_table(rng):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_binary_with_empty_and_long_strings(monkeypatch, seed):
+def test_binary_with_empty_and_long_strings(seed, encode_everywhere):
     rng = np.random.default_rng(seed)
     table = binary_table(rng)
     alphabet = np.frombuffer(b"\x00\xffab\x00\xffc", np.uint8)
@@ -106,18 +80,18 @@ def test_binary_with_empty_and_long_strings(monkeypatch, seed):
     strings += [b"", b"\x00", b"", b"ab\x00", b"\xff"]  # at the data's very end
     data, offs = as_data_offsets(strings)
     n = len(strings)
-    codes, code_offs = encodings(monkeypatch, [table], data, offs, np.array([0, n]))
+    codes, code_offs = encode_everywhere([table], data, offs, np.array([0, n]))
     picks = np.concatenate([rng.integers(0, n, 2000), [1000, 5000], np.arange(n - 30, n)])
     check_greedy(table, data, offs, codes, code_offs, picks)
     # two blocks with different tables, one of them empty
     bs = np.array([0, n // 3, n // 3, n])
     other = SymbolTable([b"a", b"ab", b"\x00\x00\x00\x00"])
-    codes2, code_offs2 = encodings(monkeypatch, [table, other, other], data, offs, bs)
+    codes2, code_offs2 = encode_everywhere([table, other, other], data, offs, bs)
     check_greedy(other, data, offs, codes2, code_offs2, rng.integers(n // 3, n, 500))
     assert np.array_equal(codes2[: code_offs2[n // 3]], codes[: code_offs[n // 3]])
 
 
-def test_tables_whose_slots_chain_keep_the_chain_walk(monkeypatch):
+def test_tables_whose_slots_chain_keep_the_chain_walk(encode_everywhere):
     # two 3+ byte symbols in one hash slot: the lane tables cannot hold them
     rng = np.random.default_rng(3)
     first = {}
@@ -133,15 +107,15 @@ def test_tables_whose_slots_chain_keep_the_chain_walk(monkeypatch):
     strings = [bytes(rng.choice(np.frombuffer(b"abcd", np.uint8), int(rng.integers(0, 40))))
                + pair[int(rng.integers(0, 2))] for _ in range(20_000)]
     data, offs = as_data_offsets(strings)
-    codes, code_offs = encodings(monkeypatch, [table], data, offs, np.array([0, len(strings)]))
+    codes, code_offs = encode_everywhere([table], data, offs, np.array([0, len(strings)]))
     check_greedy(table, data, offs, codes, code_offs, range(0, len(strings), 7))
 
 
-def test_tiny_inputs(monkeypatch):
+def test_tiny_inputs(encode_everywhere):
     table = SymbolTable([b"ab", b"abc", b"\x00", b"abcdefgh"])
     for strings in ([], [b""], [b"a"], [b"abcdefgh"], [b"", b"abc", b""], [b"abcdefghab"] * 9):
         data, offs = as_data_offsets(strings)
-        codes, code_offs = encodings(monkeypatch, [table], data, offs,
+        codes, code_offs = encode_everywhere([table], data, offs,
                                      np.array([0, len(strings)]))
         check_greedy(table, data, offs, codes, code_offs, range(len(strings)))
         assert code_offs[-1] == len(codes)

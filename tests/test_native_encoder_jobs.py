@@ -9,12 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsstgpu import SymbolTable, native
+from fsstgpu import SymbolTable
 from fsstgpu.arrow_layout import as_data_offsets
 from fsstgpu.testing import greedy_encode, symbol_slot
-
-ISAS = native.supported_isas()
-LOOPS = (None, "chained", "lanes", "vector", "gather")
 
 
 def one_per_slot(symbols):
@@ -28,27 +25,6 @@ def one_per_slot(symbols):
             seen.add(symbol_slot(s))
         keep.append(s)
     return keep
-
-
-def same_everywhere(monkeypatch, table, strings, threads=(1, 2)):
-    data, offsets = as_data_offsets(strings)
-    bs = np.array([0, len(strings)])
-    first = None
-    for isa in ISAS:
-        monkeypatch.setenv("FSSTGPU_ISA", isa)
-        for loop in LOOPS:
-            if loop:
-                monkeypatch.setenv("FSSTGPU_ENCODER", loop)
-            else:
-                monkeypatch.delenv("FSSTGPU_ENCODER", raising=False)
-            for t in threads if not loop else (1,):
-                got = native.encode_blocks([table], data, offsets, bs, threads=t)
-                if first is None:
-                    first = got
-                else:
-                    assert np.array_equal(got[0], first[0]), (isa, loop, t)
-                    assert np.array_equal(got[1], first[1]), (isa, loop, t)
-    return first
 
 
 def check_greedy(table, strings, codes, code_offsets, picks):
@@ -65,7 +41,7 @@ def random_table(rng, alphabet, n=200):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_batches_cut_by_count_and_bytes(monkeypatch, seed):
+def test_batches_cut_by_count_and_bytes(seed, encode_everywhere):
     rng = np.random.default_rng(seed)
     alphabet = np.frombuffer(b"\x00\xffabc\x00\xff", np.uint8)
     table = random_table(rng, alphabet)
@@ -86,7 +62,8 @@ def test_batches_cut_by_count_and_bytes(monkeypatch, seed):
         strings.append(bytes(rng.choice(alphabet, n)))
     strings += [b""] * 500 + [bytes(rng.integers(0, 256, 200_000, dtype=np.uint8))]
     strings += [bytes(rng.choice(alphabet, int(rng.integers(1, 8)))) for _ in range(5_000)]
-    codes, code_offsets = same_everywhere(monkeypatch, table, strings)
+    codes, code_offsets = encode_everywhere([table], *as_data_offsets(strings),
+                                            np.array([0, len(strings)]), threads=(1, 2))
     n = len(strings)
     picks = np.concatenate([rng.integers(0, n, 3000), np.arange(n - 5_600, n - 5_000),
                             np.arange(50_000, 50_300), np.arange(n - 30, n)])
@@ -94,7 +71,7 @@ def test_batches_cut_by_count_and_bytes(monkeypatch, seed):
     assert code_offsets[-1] == len(codes)
 
 
-def test_last_byte_lookup_with_one_free_second_byte(monkeypatch):
+def test_last_byte_lookup_with_one_free_second_byte(encode_everywhere):
     # 255 two-byte symbols, one for each second byte but 0xFF: a string's last byte is looked
     # up with that byte; then the same with 0x00 free (and every 1-byte code an escape)
     rng = np.random.default_rng(5)
@@ -104,13 +81,14 @@ def test_last_byte_lookup_with_one_free_second_byte(monkeypatch):
         strings = [bytes(rng.integers(0, 256, int(rng.integers(0, 12)), dtype=np.uint8))
                    for _ in range(40_000)]
         strings += [bytes([free]) * int(k) for k in range(1, 9)]
-        codes, code_offsets = same_everywhere(monkeypatch, table, strings, threads=(1,))
+        codes, code_offsets = encode_everywhere([table], *as_data_offsets(strings),
+                                            np.array([0, len(strings)]), threads=(1,))
         picks = np.concatenate([rng.integers(0, len(strings), 2000),
                                 np.arange(len(strings) - 20, len(strings))])
         check_greedy(table, strings, codes, code_offsets, picks)
 
 
-def test_symbols_with_zero_bytes_past_a_strings_end(monkeypatch):
+def test_symbols_with_zero_bytes_past_a_strings_end(encode_everywhere):
     # symbols ending in 0x00 must not match a string that ends where the symbol's zeros start
     # (the bytes past a string are whatever follows it: here zeros)
     table = SymbolTable(one_per_slot([b"ab\x00", b"ab\x00\x00\x00", b"a", b"b", b"\x00",
@@ -119,6 +97,7 @@ def test_symbols_with_zero_bytes_past_a_strings_end(monkeypatch):
     for k in range(30_000):
         strings.append([b"ab", b"a", b"abcdefg", b"abcdefgh", b"ab\x00", b"b"][k % 6])
         strings.append(b"\x00" * (k % 9))
-    codes, code_offsets = same_everywhere(monkeypatch, table, strings, threads=(1,))
+    codes, code_offsets = encode_everywhere([table], *as_data_offsets(strings),
+                                            np.array([0, len(strings)]), threads=(1,))
     check_greedy(table, strings, codes, code_offsets, range(0, len(strings), 7))
     check_greedy(table, strings, codes, code_offsets, range(len(strings) - 30, len(strings)))
