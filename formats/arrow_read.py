@@ -331,11 +331,11 @@ def decode_column(col, device: str = "cpu", *, max_chunk_bytes: int = INT32_MAX)
     ftype = col.type
     pieces = (_pieces(col, max_chunk_bytes) if narrow_offsets(ftype.value_type)
               else [col])
+    on_gpu = resolve_device(device) == "gpu"
     out, total = [], 0
     for piece in pieces:
         carr = from_extension_array(piece)
-        values = (decompress_device(carr).to_arrow() if resolve_device(device) == "gpu"
-                  else decompress_column(carr))
+        values = decompress_device(carr).to_arrow() if on_gpu else decompress_column(carr)
         out.extend(values.chunks if isinstance(values, pa.ChunkedArray) else [values])
         total += int(carr.uncompressed_bytes)
     if len(out) == 1:

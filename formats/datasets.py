@@ -236,7 +236,7 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     --------
     See the module docstring.
     """
-    files, keys, values = _dataset_parts(src, partitioning)
+    files, _, values = _dataset_parts(src, partitioning)
     parts = [(path, with_partition_columns(read_table(path, device=device), part))
              for (path, _), part in zip(files, values, strict=True)]
     _check_types(parts)

@@ -137,14 +137,14 @@ FSSTGPU_TARGET inline uint64_t ticks() { return __builtin_ia32_rdtsc(); }
 // Which loop is faster depends on the text and the CPU. The AVX-512 job kernel beat the others
 // on every text measured (dbtext, Python source lines, /usr paths), from calls of about
 // kJobMinBytes up (the planner's 4 KB probes included: 6% of plan_blocks on dbtext); below
-// that its queue is too short to fill lanes. It loads with scalar loads through the stack,
-// not gathers: on an AMD Zen 4, whose gathers issue for ~15 cycles each, that was 13-50%
-// faster on each dbtext file; on the H200 host's Intel Xeon the gathers were 45% faster, so
-// kAuto takes them on Intel CPUs (cpu.h's fast_gathers; FSSTGPU_ENCODER=gather / vector force
-// one; timing both on 16 KB pieces picked the gathers on a quarter of the calls on the AMD
-// box, from noise, so kAuto does not time them). Without AVX-512 the lanes' branch-free steps win where the
-// choice between a long and a short symbol is erratic, the chained loop's branches where it
-// is regular (speculation then runs ahead): a large call times both on a first piece of its
+// that its queue is too short to fill lanes. How it loads depends on the CPU (cpu.h's
+// fast_gathers): on an AMD Zen 4, whose gathers issue for ~15 cycles each, scalar loads
+// through the stack were 13-50% faster on each dbtext file; on the H200 host's Intel Xeon the
+// gathers were 45% faster (FSSTGPU_ENCODER=gather / vector force one; timing both on 16 KB
+// pieces picked the gathers on a quarter of the calls on the AMD box, from noise, so kAuto
+// does not time them). Without AVX-512 the lanes' branch-free steps win where the choice
+// between a long and a short symbol is erratic, the chained loop's branches where it is
+// regular (speculation then runs ahead): a large call times both on a first piece of its
 // strings and the faster one encodes the rest. All give the same codes.
 constexpr int64_t kProbeBytes = 16 << 10;
 constexpr int64_t kJobMinBytes = 2 << 10;
@@ -169,13 +169,11 @@ FSSTGPU_TARGET int64_t encode(const uint8_t* data, int64_t size, const int64_t* 
     const int64_t base = offsets[lo];
     const int64_t span = offsets[hi] - base;
 #if FSSTGPU_ISA_LEVEL >= 2
-    if (loop == kGather) {
+    const bool jobs = loop == kAuto && span >= kJobMinBytes;
+    if (loop == kGather || (jobs && fast_gathers())) {
         return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
     }
-    if (loop == kAuto && span >= kJobMinBytes && fast_gathers()) {
-        return encode_jobs<true>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
-    }
-    if (loop == kVector || (loop == kAuto && span >= kJobMinBytes)) {
+    if (loop == kVector || jobs) {
         return encode_jobs<false>(data, size, offsets, lo, hi, m, *t, codes, out0, code_offsets);
     }
 #endif
