@@ -293,7 +293,8 @@ def inspect(
                 fmt_ratio(c["ratio"]) if fsst else "-",
                 fmt_ratio(c["file_ratio"]) if fsst else "-",
                 (f"{tables[0]['symbols']} sym, mean {tables[0]['mean_symbol_length']:.2f} B"
-                 + (f" (+{len(tables) - 1} tables)" if len(tables) > 1 else "")) if fsst else "-",
+                 + (f" (+{len(tables) - 1} tables)" if len(tables) > 1 else ""))
+                if fsst and tables else "-",
                 f"{c['null_count']:,}",
             ])
         console.print(rows_table("columns", ["column", "type", "codec", "stored", "strings",

@@ -2,27 +2,28 @@
 
 Specification: ``formats/arrow.md`` (beside this module). In short (versions 2 and 3):
 
-* **storage** is ``struct<codes: large_binary, lengths: uint32, cuts: binary>`` (``uint64`` lengths
-  for the large value types; ``binary`` codes accepted): per string its FSST codes, its
-  uncompressed length, and, only for strings longer than the split size ``S``, the cut points
-  inside it (:mod:`fsstgpu.splits`). A column of several symbol tables (version 3) adds
-  ``table: uint16``, the table of each string. Everything is per string, so any Arrow row
-  operation (slice, take, filter, concatenation) keeps an array valid. A reader without fsstgpu
-  sees that struct.
-* **extension metadata** (UTF-8 JSON, versioned, CRC-checked; tables base64) holds what is per
-  column: the symbol table(s), the original Arrow type (dictionary encoding included) and ``S``.
+* **storage** (version 4) is ``struct<codes: large_binary, lengths: uint32, cuts: binary,
+  table: dictionary<uint16, binary>>`` (``uint64`` lengths for the large value types;
+  ``binary`` codes accepted): per string its FSST codes, its uncompressed length, only for
+  strings longer than the split size ``S`` the cut points inside it (:mod:`fsstgpu.splits`),
+  and its symbol table, as an index into the chunk's dictionary of serialised tables.
+  Everything is per string, so any Arrow row operation (slice, take, filter, concatenation)
+  keeps an array valid. A reader without fsstgpu sees that struct.
+* **extension metadata** (UTF-8 JSON, versioned, CRC-checked) holds what is per logical type:
+  the original Arrow type (dictionary encoding included) and ``S``. So one type serves every
+  column of that type, whatever its tables: the files of a dataset share one schema.
 
 Reading needs no walk over the codes: the split points follow from the lengths, the code offsets
-and the stored cuts at memory speed (:mod:`fsstgpu.formats.arrow_storage`). Version 1 (storage:
-the codes alone, as ``large_binary`` or ``binary``) is still read; its lengths and cuts are
-derived from the codes. Version 2 arrays of several tables (their block starts in the metadata)
-are still read too.
+and the stored cuts at memory speed (:mod:`fsstgpu.formats.arrow_storage`). The versions that
+kept the tables in the metadata are still read: 3 (a ``table: uint16`` index per string), 2 (no
+``table`` child; several tables by block starts) and 1 (storage: the codes alone, lengths and
+cuts derived from the codes).
 
 >>> import pyarrow as pa, fsstgpu
 >>> from fsstgpu.formats.arrow import FsstType
->>> t = FsstType(pa.large_binary(), pa.string(), [fsstgpu.SymbolTable([b"ab"])], 4096)
+>>> t = FsstType(pa.large_binary(), pa.string(), None, 4096)
 >>> t.storage_type.names, t.version
-(['codes', 'lengths', 'cuts'], 2)
+(['codes', 'lengths', 'cuts', 'table'], 4)
 """
 
 from __future__ import annotations
@@ -57,10 +58,14 @@ __all__ = [
 ]
 
 MAGIC = b"FSAX"
-#: the version written for one table; version 1 (codes-only storage) is read too
-VERSION = 2
-#: the version written for several tables (a ``table`` per string in the storage)
+#: the version written: the tables in the data (a ``table`` dictionary per string), so that the
+#: type depends only on the logical type; versions 1 to 3 (tables in the metadata) are read too
+VERSION = 4
+#: the read-only version of several tables in the metadata (a ``table`` index per string)
 MULTI_TABLE_VERSION = 3
+#: the type of version 4's ``table`` child: per string its table, the chunk's distinct
+#: serialised SymbolTables as the dictionary (Parquet stores each once per column chunk)
+TABLE_DICTIONARY = pa.dictionary(pa.uint16(), pa.binary())
 
 #: Original value types, by their one-byte code: the blob format's codes, from the one table.
 VALUE_TYPES = SUPPORTED_TYPES
@@ -84,22 +89,27 @@ def lengths_type_for(value_type: pa.DataType) -> pa.DataType:
 
 
 def storage_type_for(value_type: pa.DataType, codes_type=None, *,
-                     per_row_tables: bool = False) -> pa.StructType:
-    """The version-2 storage type of a column of ``value_type`` (version 3's with
-    ``per_row_tables``: a ``table`` index per string after the three fields).
+                     version: int = VERSION) -> pa.StructType:
+    """The storage type of a column of ``value_type`` in ``version`` (2, 3 or 4): the codes,
+    lengths and cuts, then each string's table (version 3: an index into the metadata's tables;
+    version 4: :data:`TABLE_DICTIONARY`, the tables themselves).
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> from fsstgpu.formats.arrow import storage_type_for
-    >>> storage_type_for(pa.large_string())
+    >>> storage_type_for(pa.large_string(), version=2)
     StructType(struct<codes: large_binary, lengths: uint64, cuts: binary>)
+    >>> storage_type_for(pa.string()).field("table").type
+    DictionaryType(dictionary<values=binary, indices=uint16, ordered=0>)
     """
     codes_type = pa.large_binary() if codes_type is None else codes_type
     fields = [pa.field("codes", codes_type), pa.field("lengths", lengths_type_for(value_type)),
               pa.field("cuts", pa.binary())]
-    if per_row_tables:
+    if version == MULTI_TABLE_VERSION:
         fields.append(pa.field("table", pa.uint16()))
+    elif version == VERSION:
+        fields.append(pa.field("table", TABLE_DICTIONARY))
     return pa.struct(fields)
 
 
@@ -136,7 +146,12 @@ class FsstArray(pa.ExtensionArray):
 
 
 class FsstType(pa.ExtensionType):
-    """Arrow extension type ``fsstgpu.fsst``: FSST codes, lengths and cuts per string.
+    """Arrow extension type ``fsstgpu.fsst``: FSST codes, lengths, cuts and tables per string.
+
+    Version 4 (written) keeps the symbol tables in the data, so the type is one per logical
+    type: every column of strings compressed with the same split size has the same type,
+    whatever its tables, and a folder of files is one dataset. Versions 1 to 3 (read) keep the
+    tables in the type.
 
     Parameters
     ----------
@@ -144,8 +159,8 @@ class FsstType(pa.ExtensionType):
         How the codes are stored: ``pa.large_binary()`` or ``pa.binary()``.
     value_type : pyarrow.DataType
         The original string / binary type the codes decode to.
-    tables : sequence of SymbolTable
-        The column's distinct tables (one for a column of a file).
+    tables : sequence of SymbolTable, optional
+        Versions 1 to 3 only: the column's distinct tables. None (or empty) for version 4.
     split_size : int
         ``S``, the target uncompressed bytes per split (1..2**63 - 1: :mod:`fsstgpu.limits`).
     block_starts : sequence of int, optional
@@ -156,50 +171,53 @@ class FsstType(pa.ExtensionType):
     ordered : bool
         The original dictionary type's ``ordered`` flag.
     version : int, optional
-        By default 2 for one table and 3 for several. 2: storage :func:`storage_type_for`.
-        3: that storage plus a ``table`` index per string (``per_row_tables``), so that row
-        operations keep the array valid. 1: the codes alone are the storage (what older files
-        hold; read only).
+        By default 4 without tables; with tables 2 for one and 3 for several. 4: storage
+        :func:`storage_type_for`, each string's table in a ``table`` dictionary child. 3: a
+        ``table`` index per string into ``tables``. 2: no ``table`` child. 1: the codes alone
+        are the storage (what the oldest files hold). 1 to 3 are read, never written.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> from fsstgpu import SymbolTable
     >>> from fsstgpu.formats.arrow import FsstType
-    >>> t = FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"])], 4096)
+    >>> t = FsstType(pa.large_binary(), pa.string(), None, 4096)
     >>> FsstType.__arrow_ext_deserialize__(t.storage_type, t.__arrow_ext_serialize__()) == t
     True
-    >>> t.original_type
-    DataType(string)
-    >>> FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"]), SymbolTable([b"c"])],
-    ...          4096).storage_type.names
-    ['codes', 'lengths', 'cuts', 'table']
+    >>> t.original_type, t.version, t.storage_type.names
+    (DataType(string), 4, ['codes', 'lengths', 'cuts', 'table'])
+    >>> FsstType(pa.large_binary(), pa.string(), [SymbolTable([b"ab"])], 4096).version
+    2
     """
 
     def __init__(self, codes_type, value_type, tables, split_size, block_starts=None,
                  index_type=None, ordered=False, *, version=None):
         if codes_type not in CODES_TYPES:
             raise TypeError(f"fsstgpu.fsst codes are large_binary or binary, not {codes_type}")
-        tables = tuple(tables)
+        tables = tuple(tables or ())
         if version is None:
-            version = VERSION if len(tables) == 1 else MULTI_TABLE_VERSION
-        if version not in (1, 2, 3):
-            raise ValueError(f"fsstgpu.fsst version 1, 2 or 3, not {version}")
+            version = VERSION if not tables else 2 if len(tables) == 1 else MULTI_TABLE_VERSION
+        if version not in (1, 2, 3, 4):
+            raise ValueError(f"fsstgpu.fsst version 1, 2, 3 or 4, not {version}")
         if value_type not in VALUE_TYPES:
             raise TypeError(f"fsstgpu.fsst decodes to a string/binary type, not {value_type}")
         if index_type is not None and index_type not in INDEX_TYPES:
             raise TypeError(f"dictionary index type must be an integer type, not {index_type}")
-        most = _V1_MAX_TABLES if version == 1 else MAX_TABLES
-        if not 1 <= len(tables) <= most:
-            raise ValueError(f"fsstgpu.fsst version {version} holds 1 to {most} tables, not "
-                             f"{len(tables)}")
+        if version == VERSION:
+            if tables:
+                raise ValueError("version 4 keeps the tables in the data, not in the type")
+        else:
+            most = _V1_MAX_TABLES if version == 1 else MAX_TABLES
+            if not 1 <= len(tables) <= most:
+                raise ValueError(f"fsstgpu.fsst version {version} holds 1 to {most} tables, "
+                                 f"not {len(tables)}")
         if any(not isinstance(t, SymbolTable) for t in tables):
             raise TypeError("tables must be SymbolTable instances")
         split_size = check_split_size(int(split_size))
         starts = np.asarray([] if block_starts is None else block_starts, dtype=np.int64)
-        if version == 3:
+        if version in (MULTI_TABLE_VERSION, VERSION):
             if len(starts):
-                raise ValueError("version 3 keeps each string's table in the storage; "
+                raise ValueError(f"version {version} keeps each string's table in the storage; "
                                  "block starts are version 2's")
         elif len(starts) != len(tables) - 1:
             raise ValueError(
@@ -219,7 +237,7 @@ class FsstType(pa.ExtensionType):
         self.ordered = bool(ordered) and index_type is not None
         self._serialised = _serialise(self)
         storage = codes_type if version == 1 else storage_type_for(
-            value_type, codes_type, per_row_tables=version == 3)
+            value_type, codes_type, version=version)
         super().__init__(storage, EXTENSION_NAME)
 
     @property
@@ -228,6 +246,11 @@ class FsstType(pa.ExtensionType):
         if self.index_type is None:
             return self.value_type
         return pa.dictionary(self.index_type, self.value_type, self.ordered)
+
+    @property
+    def tables_in_data(self) -> bool:
+        """True for version 4: each chunk's storage holds its tables (``table`` child)."""
+        return self.version == VERSION
 
     def with_codes_type(self, codes_type) -> FsstType:
         """The same type with the codes stored as ``codes_type`` (``binary``, ``large_binary``)."""
@@ -260,8 +283,10 @@ class FsstType(pa.ExtensionType):
         return FsstArray
 
     def __repr__(self) -> str:
-        return (f"FsstType({self.original_type}, {len(self.tables)} table(s), "
-                f"S={self.split_size}, storage={self.storage_type})")
+        tables = ("tables in the data" if self.tables_in_data
+                  else f"{len(self.tables)} table(s)")
+        return (f"FsstType({self.original_type}, {tables}, S={self.split_size}, "
+                f"storage={self.storage_type})")
 
     def __str__(self) -> str:
         return f"extension<{EXTENSION_NAME}[{self.original_type}]>"
@@ -276,16 +301,18 @@ def _canonical(obj) -> bytes:
 
 
 def _serialise_json(t: FsstType) -> bytes:
-    """Versions 2 and 3: UTF-8 JSON (tables base64), so that every reader can show the metadata.
-    Version 3 has no block starts (each string's table is in the storage)."""
+    """Versions 2 to 4: UTF-8 JSON (tables base64), so that every reader can show the metadata.
+    Version 3 has no block starts (each string's table is in the storage), version 4 no tables
+    (they are in the storage too)."""
     body = {
         "version": t.version,
         "value_type": str(t.value_type),
         "dictionary": (None if t.index_type is None
                        else {"index_type": str(t.index_type), "ordered": t.ordered}),
         "split_size": t.split_size,
-        "tables": [base64.b64encode(table.to_bytes()).decode() for table in t.tables],
     }
+    if t.version != VERSION:
+        body["tables"] = [base64.b64encode(table.to_bytes()).decode() for table in t.tables]
     if t.version == 2:
         body["block_starts"] = [int(x) for x in t.block_starts]
     return _canonical({"crc32": zlib.crc32(_canonical(body)), EXTENSION_NAME: body})
@@ -341,8 +368,9 @@ def parse_metadata(storage_type, serialized) -> FsstType:
     return _parse_v1(storage_type, data, what)
 
 
-_FIELDS = {"version", "value_type", "dictionary", "split_size", "tables"}
-_FIELDS_BY_VERSION = {2: _FIELDS | {"block_starts"}, 3: _FIELDS}
+_FIELDS = {"version", "value_type", "dictionary", "split_size"}
+_FIELDS_BY_VERSION = {2: _FIELDS | {"tables", "block_starts"}, 3: _FIELDS | {"tables"},
+                      4: _FIELDS}
 _TYPES_BY_NAME = {str(t): t for t in VALUE_TYPES}
 _INDEX_BY_NAME = {str(t): t for t in INDEX_TYPES}
 #: Valid metadata nests 3 deep (outer object, body, dictionary or lists); deeper JSON is refused
@@ -376,7 +404,8 @@ def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
     # every field's JSON type is checked before it is used (a list is not hashable, ...)
     version = body["version"]
     if type(version) is not int or version not in _FIELDS_BY_VERSION:
-        raise CorruptDataError(f"{what}: unsupported version {version!r} (this reader: 1, 2, 3)")
+        raise CorruptDataError(f"{what}: unsupported version {version!r} "
+                               "(this reader: 1, 2, 3, 4)")
     if set(body) != _FIELDS_BY_VERSION[version]:
         raise CorruptDataError(f"{what}: version {version} expects the fields "
                                f"{sorted(_FIELDS_BY_VERSION[version])}")
@@ -388,9 +417,10 @@ def _parse_json(storage_type, data: bytes, what: str) -> FsstType:
     split_size = body["split_size"]
     if type(split_size) is not int:  # its range: FsstType's check
         raise CorruptDataError(f"{what}: invalid split size {split_size!r}")
-    tables_b64 = body["tables"]
+    tables_b64 = body.get("tables", [])
     # bounds the work before the tables are decoded (FsstType checks the count again)
-    if not isinstance(tables_b64, list) or not 1 <= len(tables_b64) <= MAX_TABLES:
+    if version != VERSION and (not isinstance(tables_b64, list)
+                               or not 1 <= len(tables_b64) <= MAX_TABLES):
         raise CorruptDataError(f"{what}: 1 to {MAX_TABLES} tables expected")
     starts = None
     if version == 2:
@@ -443,7 +473,8 @@ def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
         raise CorruptDataError(f"{what}: {len(data)} bytes, too short for the header")
     magic, version, value_code, index_code, flags, split_size, ntables = _HEADER.unpack_from(data)
     if version != 1:
-        raise CorruptDataError(f"{what}: unsupported version {version} (this reader: 1, 2, 3)")
+        raise CorruptDataError(f"{what}: unsupported version {version} "
+                               "(this reader: 1, 2, 3, 4)")
     (crc,) = struct.unpack_from("<I", data, len(data) - 4)
     if zlib.crc32(data[:-4]) != crc:
         raise CorruptDataError(f"{what}: CRC32 mismatch")
@@ -482,10 +513,10 @@ def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.Data
     if version == 1:
         if storage_type in CODES_TYPES:
             return storage_type
-    elif pa.types.is_struct(storage_type) and storage_type.num_fields == (4 if version == 3 else 3):
+    elif pa.types.is_struct(storage_type) and storage_type.num_fields == (3 if version == 2 else 4):
         codes_type = storage_type.field(0).type
         if codes_type in CODES_TYPES and storage_type == storage_type_for(
-                value_type, codes_type, per_row_tables=version == 3):
+                value_type, codes_type, version=version):
             return codes_type
     raise CorruptDataError(f"{what}: storage type {storage_type} is not that of version {version}")
 
@@ -496,7 +527,7 @@ def register() -> None:
     ``import fsstgpu`` calls it. A second call (or a reload of this module) replaces the
     registration with this module's class, so that readers always build the current class.
     """
-    prototype = FsstType(pa.large_binary(), pa.string(), [SymbolTable([])], 1)
+    prototype = FsstType(pa.large_binary(), pa.string(), None, 1)
     try:
         pa.register_extension_type(prototype)
     except pa.ArrowKeyError:
@@ -504,12 +535,15 @@ def register() -> None:
         pa.register_extension_type(prototype)
 
 
-def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstType:
-    """The :class:`FsstType` that :func:`to_extension_array` gives ``carr``.
+def extension_type_for(carr, *, codes_type=None, dictionary_type=None,
+                       version: int = VERSION) -> FsstType:
+    """The :class:`FsstType` that :func:`to_extension_array` gives ``carr`` (version 4).
 
-    The type lists the column's distinct tables (:func:`distinct_tables`): one table, however
-    many blocks use it, gives version 2 (the same type for every array compressed with that
-    table); several give version 3, whose storage names each string's table.
+    It depends on ``carr``'s value type, split size and the codes' and dictionary's types only,
+    never on its tables (they go into the storage), so every column of one logical type has the
+    same type: files of one dataset share a schema, and arrays concatenate. ``version=2`` or
+    ``3`` gives the older layouts' type (the tables in the type: 2 for one distinct table, 3 for
+    several), for readers older than version 4.
 
     Parameters
     ----------
@@ -524,11 +558,11 @@ def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstTy
     --------
     >>> import pyarrow as pa, fsstgpu
     >>> from fsstgpu.formats.arrow import extension_type_for
-    >>> extension_type_for(fsstgpu.compress(pa.array(["ab"] * 3))).original_type
-    DataType(string)
+    >>> a = extension_type_for(fsstgpu.compress(pa.array(["ab"] * 3)))
+    >>> a.original_type, a == extension_type_for(fsstgpu.compress(pa.array(["xyz"])))
+    (DataType(string), True)
     """
     codes_type = pa.large_binary() if codes_type is None else codes_type
-    tables, _ = distinct_tables(carr.tables)
     index_type, ordered = None, False
     if dictionary_type is not None:
         if not pa.types.is_dictionary(dictionary_type):
@@ -537,7 +571,15 @@ def extension_type_for(carr, *, codes_type=None, dictionary_type=None) -> FsstTy
             raise TypeError(f"dictionary value type {dictionary_type.value_type} differs from "
                             f"the compressed type {carr.type}")
         index_type, ordered = dictionary_type.index_type, dictionary_type.ordered
-    return FsstType(codes_type, carr.type, tables, carr.split_size, None, index_type, ordered)
+    if version == VERSION:
+        return FsstType(codes_type, carr.type, None, carr.split_size, None, index_type, ordered)
+    if version not in (2, MULTI_TABLE_VERSION):
+        raise ValueError(f"fsstgpu.fsst arrays are written as version 4 (or 2, 3), not {version}")
+    tables, _ = distinct_tables(carr.tables)
+    if version == 2 and len(tables) > 1:
+        raise ValueError(f"version 2 holds one table; this array has {len(tables)}: version 3")
+    return FsstType(codes_type, carr.type, tables, carr.split_size, None, index_type, ordered,
+                    version=version)
 
 
 def distinct_tables(tables):

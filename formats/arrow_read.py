@@ -4,16 +4,19 @@
 buffers are checked (:func:`fsstgpu.arrow_layout.check_arrow`) before any child is read, the
 lengths against what the codes can hold, the cuts to lie strictly inside their strings in
 increasing order, and the split points are planned from lengths, code offsets and cuts
-(:func:`fsstgpu.splits.plan_splits`). The codes themselves are checked when they are decoded. A
-multi-table array (version 3) names each string's table in the storage; its blocks are the runs of
-equal tables (:func:`table_runs`), so an Arrow row operation on it reads back as the strings it
-selected. Version-1 arrays (codes only) have their lengths and cuts derived from the codes
+(:func:`fsstgpu.splits.plan_splits`). The codes themselves are checked when they are decoded. The
+storage names each string's table (version 4: in a dictionary of the tables themselves, per
+chunk; version 3: an index into the type's tables); the blocks are the runs of equal tables
+(:func:`table_runs`), so an Arrow row operation reads back as the strings it selected.
+Version-1 arrays (codes only) have their lengths and cuts derived from the codes
 (:mod:`fsstgpu.scan`). :func:`decode_column` decodes a whole column, cut into chunks that fit
 their type. The extension type (``arrow.py``) decodes through this module, so it reads only the
 type's attributes and never imports the type's module.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +31,7 @@ from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
 from fsstgpu.splits import plan_splits
-from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH
+from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH, SymbolTable
 from fsstgpu.types import INT32_MAX, narrow_offsets
 
 __all__ = ["EXTENSION_NAME", "MAX_BLOCKS", "decode_column", "from_extension_array",
@@ -99,7 +102,10 @@ def from_extension_array(arr) -> CompressedStringArray:
     codes_storage = pa.chunked_array(codes_col, type=ftype.codes_type)
     plain = from_arrow(codes_storage)  # int64 offsets from 0; checked; bytes under nulls dropped
     n = len(plain)
-    if ftype.version == 3:
+    if ftype.version == 4:
+        tables, per_row = _tables_in_data([f[3] for f in flat], n, plain.validity)
+        tables, block_starts = table_runs(tables, per_row, plain.validity)
+    elif ftype.version == 3:
         tables, block_starts = table_runs(
             ftype.tables, _unpack_values([f[3] for f in flat], n, np.uint16), plain.validity)
     else:
@@ -136,7 +142,7 @@ def _check_valid_rows(ftype, storages, flat) -> None:
     under a valid row is not what any writer or Arrow row operation makes (taking a null index
     nulls the struct row), and reading it would decode the row as null or use the value
     beneath the null."""
-    names = ("codes", "lengths") + (("table",) if ftype.version == 3 else ())
+    names = ("codes", "lengths") + (("table",) if ftype.version >= 3 else ())
     for k, (storage, children) in enumerate(zip(storages, flat, strict=True)):
         for name in names:
             # the flattened child is null where the struct or the child is: the counts agree
@@ -187,6 +193,61 @@ def table_runs(tables, per_row, validity):
             "then reorder, or compress with one table (fsstgpu.compress(..., table=...))")
     first = ids[np.concatenate([[0], change])].tolist() if len(ids) else [0]
     return tuple(tables[k] for k in first), starts
+
+
+@functools.lru_cache(maxsize=1024)
+def _table_of(serialised: bytes) -> SymbolTable:
+    # every chunk of a file repeats its row group's tables (and pyarrow cuts a row group into
+    # several chunks): each distinct table is parsed and checked once
+    return SymbolTable.from_bytes(serialised)
+
+
+def _tables_in_data(parts, n: int, validity):
+    """Version 4: the distinct tables of the ``table`` children ``parts`` (one dictionary
+    array per chunk, the struct's nulls applied) and each string's index into them.
+
+    Untrusted: an index past its chunk's dictionary, a null or damaged table under a valid
+    string is CorruptDataError; what lies under a null string is never read.
+    """
+    valid = None if validity is None else np.unpackbits(validity, count=n,
+                                                         bitorder="little").astype(bool)
+    per_row = np.zeros(n, np.int64)
+    found: dict[bytes, int] = {}
+    tables: list[SymbolTable] = []
+    pos = 0
+    for k, part in enumerate(parts):
+        m = len(part)
+        if not m:
+            continue
+        where = f"{EXTENSION_NAME} storage" + (f" (chunk {k})" if len(parts) > 1 else "")
+        if not pa.types.is_dictionary(part.type):
+            raise CorruptDataError(f"{where}: the table child is not a dictionary")
+        dictionary = part.dictionary
+        check_arrow(dictionary, f"{where}, the tables")
+        raw = buffer_values(part.indices.buffers()[1], np.uint16, part.indices.offset, m,
+                            f"{where}, the table indices").astype(np.int64)
+        used = np.ones(m, bool) if valid is None else valid[pos : pos + m]
+        raw = np.where(used, raw, 0)
+        if used.any() and int(raw.max()) >= len(dictionary):
+            raise CorruptDataError(f"{where}: a string names table {int(raw.max())} of "
+                                   f"{len(dictionary)}")
+        local = np.zeros(max(len(dictionary), 1), np.int64)
+        for j in np.flatnonzero(np.bincount(raw[used], minlength=len(dictionary))).tolist():
+            value = dictionary[j].as_buffer()
+            if value is None and not dictionary[j].is_valid:
+                raise CorruptDataError(f"{where}: a string's table {j} is null")
+            serialised = b"" if value is None else value.to_pybytes()
+            if serialised not in found:
+                try:
+                    table = _table_of(serialised)
+                except CorruptDataError as exc:
+                    raise CorruptDataError(f"{where}: table {j}: {exc}") from None
+                found[serialised] = len(tables)
+                tables.append(table)
+            local[j] = found[serialised]
+        per_row[pos : pos + m] = local[raw]
+        pos += m
+    return tuple(tables) or (SymbolTable([]),), per_row
 
 
 def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
@@ -285,7 +346,7 @@ def _pieces(col, max_bytes: int) -> list[pa.ExtensionArray]:
     has block starts that count rows of the whole array, so it is not cut.
     """
     arrays = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    if len(col.type.tables) > 1:
+    if not col.type.tables_in_data and len(col.type.tables) > 1:
         return [pa.concat_arrays(arrays)] if len(arrays) > 1 else arrays
     pieces = []
     for arr in arrays:

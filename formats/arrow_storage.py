@@ -1,8 +1,9 @@
 """CompressedStringArray -> ``fsstgpu.fsst`` extension arrays (the storage of ``arrow.md``).
 
-:func:`to_extension_array` lays a compressed column out as the version-2 storage struct: the codes
-per string (zero-copy from ``codes`` + ``code_offsets`` + ``validity``), the lengths, and the cuts
-inside strings longer than ``S``, taken from the column's own split points. Nothing is walked.
+:func:`to_extension_array` lays a compressed column out as the version-4 storage struct: the codes
+per string (zero-copy from ``codes`` + ``code_offsets`` + ``validity``), the lengths, the cuts
+inside strings longer than ``S`` (taken from the column's own split points) and each string's
+table (a dictionary of the column's distinct serialised tables). Nothing is walked.
 
 :func:`from_extension_array` (:mod:`fsstgpu.formats.arrow_read`, re-exported here) reads it
 back.
@@ -12,7 +13,7 @@ back.
 >>> col = pa.array(["http://a.example", None, "http://b.example"])
 >>> ext = to_extension_array(fsstgpu.compress(col))
 >>> ext.type.extension_name, ext.storage.type.names
-('fsstgpu.fsst', ['codes', 'lengths', 'cuts'])
+('fsstgpu.fsst', ['codes', 'lengths', 'cuts', 'table'])
 >>> fsstgpu.decompress(from_extension_array(ext), device="cpu").equals(col)
 True
 """
@@ -22,21 +23,23 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.formats.arrow import FsstType, distinct_tables, extension_type_for
+from fsstgpu.formats.arrow import TABLE_DICTIONARY, FsstType, distinct_tables, extension_type_for
 from fsstgpu.formats.arrow_read import MAX_BLOCKS, from_extension_array, table_runs
 from fsstgpu.splits import interior_cuts
 
-__all__ = ["MAX_BLOCKS", "from_extension_array", "table_runs", "to_extension_array"]
+__all__ = ["MAX_BLOCKS", "GrowingTables", "from_extension_array", "table_runs",
+           "to_extension_array"]
 
 
 
 def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
-                       ext_type=None) -> pa.ExtensionArray:
-    """Wrap a CompressedStringArray as an ``fsstgpu.fsst`` extension array (version 2).
+                       ext_type=None, version: int = 4) -> pa.ExtensionArray:
+    """Wrap a CompressedStringArray as an ``fsstgpu.fsst`` extension array (version 4).
 
     Zero-copy for the codes with the default ``large_binary`` codes type; the lengths are
-    narrowed to the storage's width and the cuts packed. ``carr.chunk_lengths`` is not kept (the
-    result is one array).
+    narrowed to the storage's width, the cuts packed, and each string's table recorded in the
+    ``table`` dictionary (the column's distinct tables, serialised, once each).
+    ``carr.chunk_lengths`` is not kept (the result is one array).
 
     Parameters
     ----------
@@ -46,8 +49,11 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     dictionary_type : pyarrow.DictionaryType, optional
         Record that the original column was dictionary-encoded with this type.
     ext_type : FsstType, optional
-        Use exactly this type (it must describe ``carr``: same tables, value type and split
-        size), e.g. the column type of a file being written.
+        Use exactly this type (version 4, of ``carr``'s value type and split size), e.g. the
+        column type of a file being written (with its dictionary index type).
+    version : {4, 3, 2}
+        The layout (``arrow.md``): 4, the tables in the storage; 3 and 2, the tables in the type
+        (2: one distinct table, 3: several), for fsstgpu readers older than version 4.
 
     Returns
     -------
@@ -61,13 +67,14 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     >>> ext.storage.field("lengths").to_pylist(), ext.storage.is_null().to_pylist()
     ([2, 0], [False, True])
     """
-    derived = extension_type_for(carr, codes_type=codes_type, dictionary_type=dictionary_type)
+    derived = extension_type_for(carr, codes_type=codes_type, dictionary_type=dictionary_type,
+                                 version=version)
     if ext_type is None:
         ext_type = derived
     elif not (
         isinstance(ext_type, FsstType) and ext_type.version == derived.version
-        and ext_type.tables == derived.tables and ext_type.value_type == derived.value_type
-        and ext_type.split_size == derived.split_size
+        and ext_type.value_type == derived.value_type
+        and ext_type.split_size == derived.split_size and ext_type.tables == derived.tables
     ):
         raise ValueError(f"{ext_type!r} does not describe this array ({derived!r})")
     n = int(carr.length)
@@ -93,12 +100,24 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     lengths_arr = pa.array(lengths.astype(width.to_pandas_dtype()), type=width)
     cuts_arr = _pack_cuts(carr, code_offsets, np.dtype(width.to_pandas_dtype()))
     children = [codes_arr, lengths_arr, cuts_arr]
-    if ext_type.version == 3:  # each string's table, so that row operations carry it along
+    if ext_type.version == 4:
+        children.append(_table_per_string(carr))
+    elif ext_type.version == 3:  # an index into the type's tables
         _, index = distinct_tables(carr.tables)
-        per_row = np.repeat(index.astype(np.uint16), np.diff(carr.block_starts))
-        children.append(pa.array(per_row, pa.uint16()))
+        children.append(pa.array(np.repeat(index.astype(np.uint16), np.diff(carr.block_starts)),
+                                 pa.uint16()))
     storage = pa.StructArray.from_arrays(children, fields=list(storage_type), mask=_mask(carr))
     return pa.ExtensionArray.from_storage(ext_type, storage)
+
+
+def _table_per_string(carr) -> pa.DictionaryArray:
+    """Each string's table: indices into the column's distinct tables, serialised once each,
+    so that row operations carry every string's table along."""
+    tables, index = distinct_tables(carr.tables)
+    per_row = np.repeat(index.astype(np.uint16), np.diff(carr.block_starts))
+    dictionary = pa.array([t.to_bytes() for t in tables], TABLE_DICTIONARY.value_type)
+    return pa.DictionaryArray.from_arrays(pa.array(per_row, TABLE_DICTIONARY.index_type),
+                                          dictionary)
 
 
 def _mask(carr):
@@ -125,3 +144,55 @@ def _pack_cuts(carr, code_offsets, dtype) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), n, [vbuf, pa.py_buffer(offsets),
                                                   pa.py_buffer(pairs.tobytes())],
                                  int(n - valid.sum()))
+
+
+class GrowingTables:
+    """Keeps the ``table`` dictionaries of one version-4 column of an Arrow IPC *file* on one
+    list that only grows: an IPC file holds one dictionary per dictionary field (extended by
+    deltas, never replaced), while each compressed batch brings its own tables.
+
+    :meth:`extend` gives a batch's array the list of every table seen so far (its own added at
+    the end) with its indices remapped; pyarrow's file writer then writes each batch's new
+    tables as a delta, and a reader of the file hands every batch the whole list.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
+    >>> grow = GrowingTables()
+    >>> a = grow.extend(to_extension_array(fsstgpu.compress(pa.array(["ab", "ab"]))))
+    >>> b = grow.extend(to_extension_array(fsstgpu.compress(pa.array(["xyz", None]))))
+    >>> [len(x.storage.field("table").dictionary) for x in (a, b)], b.to_pylist()
+    ([1, 2], ['xyz', None])
+    """
+
+    def __init__(self):
+        self._position: dict[bytes, int] = {}
+        self._values: list[bytes] = []
+        self._dictionary = None
+
+    def extend(self, ext: pa.ExtensionArray) -> pa.ExtensionArray:
+        """``ext`` (a version-4 array) with the growing list of tables as its dictionary."""
+        storage = ext.storage
+        child = storage.field("table")
+        mapping = np.zeros(max(len(child.dictionary), 1), np.uint16)
+        for j, value in enumerate(child.dictionary.to_pylist()):
+            if value is not None:
+                if value not in self._position:
+                    self._position[value] = len(self._values)
+                    self._values.append(value)
+                    self._dictionary = None
+                mapping[j] = self._position[value]
+        if self._dictionary is None:
+            self._dictionary = pa.array(self._values or [b""], TABLE_DICTIONARY.value_type)
+        indices = child.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        indices = np.where(indices < len(mapping), indices, 0)  # garbage under nulls
+        table = pa.DictionaryArray.from_arrays(
+            pa.array(mapping[indices], TABLE_DICTIONARY.index_type,
+                     mask=child.is_null().to_numpy(zero_copy_only=False)
+                     if child.null_count else None),
+            self._dictionary)
+        children = [storage.field(i) for i in range(storage.type.num_fields - 1)] + [table]
+        mask = storage.is_null() if storage.null_count else None
+        rebuilt = pa.StructArray.from_arrays(children, fields=list(storage.type), mask=mask)
+        return pa.ExtensionArray.from_storage(ext.type, rebuilt)

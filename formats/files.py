@@ -3,10 +3,13 @@
 Every string-like column (``string``, ``large_string``, ``string_view``, ``binary``,
 ``large_binary``, ``binary_view``, and dictionaries of them) is stored as an ``fsstgpu.fsst``
 extension column (``formats/arrow.md``); every other column, nested ones included, passes through
-unchanged. One symbol table per column per file, trained on the first row group (record batch)
-holding values of that column; then the file is rewritten one row group / record batch at a time
+unchanged. The file is rewritten one row group / record batch at a time
 (:mod:`fsstgpu.formats.rowgroups`), so memory stays bounded by a small multiple of one row group
-whatever the file size. ``formats/files.md`` describes the files and what survives a round trip.
+whatever the file size, and each one's strings get tables as :func:`fsstgpu.compress` gives a
+column's chunks (:class:`fsstgpu.columns.ColumnStream`: a row group of 1 MiB or more planned
+and trained on its own, a smaller one with the table before it while that still fits). The
+tables travel in the data (version 4), so every file of one dataset has one schema.
+``formats/files.md`` describes the files and what survives a round trip.
 
 Formats: an input is recognised by its first bytes; an output's format comes from ``format=``
 or its suffix (:mod:`fsstgpu.formats.sniff`), and an unknown suffix is refused. Outputs are
@@ -22,12 +25,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsstgpu.columns import compress_column
+from fsstgpu.columns import ColumnStream, compress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
-from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
@@ -46,7 +49,6 @@ from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
-from fsstgpu.training import train
 from fsstgpu.types import is_view, large_type
 
 __all__ = [
@@ -98,9 +100,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     format : {"parquet", "arrow", "arrows"}, optional
         Output format; default the one ``dst``'s suffix names (an unknown suffix is refused).
     sample_bytes : int, optional
-        Training sample size per column (default: :func:`fsstgpu.train`'s).
+        Training sample size per table (default: :func:`fsstgpu.train`'s).
     table : SymbolTable, bytes or path, optional
-        Use this symbol table for every compressed column instead of training.
+        Use this symbol table for every compressed column instead of training (by default each
+        row group / batch is planned and trained on its own, as :func:`fsstgpu.compress` does).
     force : bool
         Overwrite an existing ``dst``.
     progress : callable, optional
@@ -163,12 +166,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)
     with Source(src) as source:
-        chosen = select_columns(source.schema, columns, source=src, dictionaries=False)
-        first = _first_values(source, chosen)
-        tables = {name: (fixed_table if fixed_table is not None
-                         else _train(first.get(name), sample_bytes)) for name in chosen}
-        types = {f.name: _fsst_type(f.type, tables[f.name]) for f in source.schema
-                 if f.name in tables}
+        chosen = set(select_columns(source.schema, columns, source=src, dictionaries=False))
+        first = _first_values(source, list(chosen))
+        types = {f.name: _fsst_type(f.type) for f in source.schema if f.name in chosen}
         codecs = source.parquet_codecs()  # by leaf path, and by name (its first leaf's)
         metadata = dict(source.schema.metadata or {})
         if codecs:
@@ -181,16 +181,29 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
             [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types else f
              for f in source.schema], metadata=metadata or None)
         sizes = {"string_bytes": 0, "codes_bytes": 0}
+        # an IPC file holds one dictionary per field: each column's tables on one growing list
+        growing = {f.name: GrowingTables() for f in out_schema
+                   if out_format == "arrow" and is_fsst_type(f.type) and f.type.tables_in_data}
+
+        # each column's row groups one after the other, as compress plans a column's chunks
+        streams = {name: ColumnStream(sample_bytes=sample_bytes,
+                                      split_size=types[name].split_size) for name in types}
 
         def convert(field, col, unit_index):
             if field.name not in types:  # copied through: checked first (parquet_options.py)
-                return _copied(source, field.name, col, unit_index)
-            ftype = types[field.name]
-            carr = compress_column(plain_values(col), table=ftype.tables[0],
-                                   split_size=ftype.split_size)
-            sizes["string_bytes"] += int(carr.uncompressed_bytes)
-            sizes["codes_bytes"] += len(carr.codes)
-            return to_extension_array(carr, ext_type=ftype)
+                col = _copied(source, field.name, col, unit_index)
+            else:
+                ftype = types[field.name]
+                carr = (compress_column(plain_values(col), table=fixed_table,
+                                        split_size=ftype.split_size) if fixed_table is not None
+                        else streams[field.name].compress(plain_values(col)))
+                sizes["string_bytes"] += int(carr.uncompressed_bytes)
+                sizes["codes_bytes"] += len(carr.codes)
+                col = to_extension_array(carr, ext_type=ftype)
+            if field.name in growing:
+                parts = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+                col = pa.chunked_array([growing[field.name].extend(p) for p in parts], col.type)
+            return col
 
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
@@ -286,18 +299,6 @@ def _first_values(source: Source, names: list[str]) -> dict[str, pa.Array]:
     return first
 
 
-def _train(values, sample_bytes) -> SymbolTable:
-    """The column's table, trained on ``values`` (None: no values anywhere, any table will do)."""
-
-    if values is None:
-        return SymbolTable([])
-    # Training reads one buffer of offsets: views have none, and the chunks of a unit over
-    # 2 GiB only fit together with 64-bit offsets.
-    if is_view(values.type) or isinstance(values, pa.ChunkedArray):
-        values = values.cast(large_type(values.type))
-    return train(values, sample_bytes=sample_bytes)
-
-
 # A column whose first unit has at most this share of distinct values gets its codes dictionary-
 # encoded. Measured (formats/files.md): a column of 710 distinct lines shrinks 4x, while a
 # column of 49% distinct doc lines does not shrink and reads no faster.
@@ -312,13 +313,13 @@ def _repeats(values) -> bool:
     return pc.count_distinct(values).as_py() <= REPEATING_SHARE * present
 
 
-def _fsst_type(type_: pa.DataType, table: SymbolTable) -> FsstType:
-    """The fsst column type replacing a string-like column of type ``type_``."""
+def _fsst_type(type_: pa.DataType) -> FsstType:
+    """The fsst column type (version 4) replacing a string-like column of type ``type_``."""
 
     if pa.types.is_dictionary(type_):
-        return FsstType(pa.large_binary(), type_.value_type, [table], DEFAULT_SPLIT_SIZE,
+        return FsstType(pa.large_binary(), type_.value_type, None, DEFAULT_SPLIT_SIZE,
                         index_type=type_.index_type, ordered=type_.ordered)
-    return FsstType(pa.large_binary(), type_, [table], DEFAULT_SPLIT_SIZE)
+    return FsstType(pa.large_binary(), type_, None, DEFAULT_SPLIT_SIZE)
 
 
 # --------------------------------------------------------------------------- decompress

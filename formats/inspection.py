@@ -31,8 +31,9 @@ def inspect_file(path) -> dict:
         (uncompressed), ``codes_bytes``, ``ratio`` (string bytes / (codes + table bytes)),
         ``file_ratio`` (string bytes / stored bytes) and ``tables``: one summary per symbol table
         (``symbols``, ``bytes``, ``mean_symbol_length``, ``by_length``: symbol counts for lengths
-        1..8, ``longest``: up to 8 of the longest symbols, as Python ``repr`` strings); for
-        other Parquet columns ``parquet_codec``.
+        1..8, ``longest``: up to 8 of the longest symbols, as Python ``repr`` strings; the
+        column's distinct tables, every row group's, in order of first use); for other Parquet
+        columns ``parquet_codec``.
 
     Raises
     ------
@@ -53,6 +54,7 @@ def inspect_file(path) -> dict:
     with Source(path) as source:
         schema = source.schema
         cols = {f.name: _column_summary(f) for f in schema}
+        seen: dict[str, dict[bytes, SymbolTable]] = {f.name: {} for f in schema}
         unit_rows = []
         for k, unit in enumerate(source.units()):
             unit_rows.append(unit.num_rows)
@@ -66,6 +68,8 @@ def inspect_file(path) -> dict:
                         carr = from_extension_array(col)
                     info["string_bytes"] += int(carr.lengths.sum())
                     info["codes_bytes"] += len(carr.codes)
+                    for table in carr.tables:  # version 4: the tables are in the data
+                        seen[f.name].setdefault(table.to_bytes(), table)
         if source.parquet_metadata is not None:
             # after the reads, which check every column chunk's metadata: pyarrow aborts the
             # process on some damage there when asked from Python first (parquet_options.py)
@@ -74,7 +78,9 @@ def inspect_file(path) -> dict:
     for f in schema:
         info = cols[f.name]
         if is_fsst_type(f.type):
-            tb = sum(t.nbytes_serialised() for t in f.type.tables)
+            tables = list(seen[f.name].values()) or list(f.type.tables)
+            info["tables"] = [_table_summary(t) for t in tables]
+            tb = sum(t.nbytes_serialised() for t in tables)
             info["ratio"] = (info["string_bytes"] / (info["codes_bytes"] + tb)
                              if info["codes_bytes"] + tb else float("nan"))
             info["file_ratio"] = (info["string_bytes"] / info["stored_bytes"]
@@ -100,8 +106,7 @@ def _column_summary(field: pa.Field) -> dict:
             "codec": "fsst" if fsst else "none",
             "stored_bytes": 0, "null_count": 0}
     if fsst:
-        info.update(string_bytes=0, codes_bytes=0,
-                    tables=[_table_summary(t) for t in field.type.tables])
+        info.update(string_bytes=0, codes_bytes=0, tables=[])
     return info
 
 

@@ -94,11 +94,12 @@ class Dictionaries:
         key = (str(dictionary.type), len(dictionary), dictionary.offset,
                tuple((b.address, b.size) if b is not None else None
                      for b in dictionary.buffers()))
-        entry = self._seen.get(key)
+        entry = self._seen.pop(key, None)
         if entry is None:
-            if len(self._seen) >= self.keep:
-                self._seen.pop(next(iter(self._seen)))
-            entry = self._seen[key] = {"array": dictionary}
+            if len(self._seen) >= self.keep:  # the least recently used goes: a shared one
+                self._seen.pop(next(iter(self._seen)))  # stays among batches' own (fsst tables)
+            entry = {"array": dictionary}
+        self._seen[key] = entry
         return entry
 
     def validate(self, dictionary: pa.Array) -> None:

@@ -144,7 +144,9 @@ def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
     storage = field.type.storage_type
     if not pa.types.is_struct(storage):  # version 1: the codes alone
         return [(field.name, "DELTA_LENGTH_BYTE_ARRAY")]
-    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DICTIONARY"}
+    # version 4's tables (one dictionary page per column chunk, the indices run-length coded):
+    # written plain, every string would carry a copy of its 2 KB table
+    how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DICTIONARY", "table": "TABLES"}
     return [(f"{field.name}.{child.name}", how.get(child.name)) for child in storage]
 
 
@@ -182,7 +184,7 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
                 levels[leaf] = FSST_ZSTD_LEVEL
             if field.name in repeating:  # codes: a dictionary; lengths: as they are
                 how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY", "DICTIONARY": "PLAIN"}.get(how, how)
-            if how == "DICTIONARY":
+            if how in ("DICTIONARY", "TABLES"):
                 dictionary.append(leaf)
             elif how:
                 encoding[leaf] = how

@@ -313,6 +313,13 @@ class Source:
                     batch = checks.check(*reader.read_next_batch_with_custom_metadata())
                 except StopIteration:
                     break
+                except pa.ArrowInvalid as exc:
+                    if "ended without reading the expected number" not in str(exc):
+                        raise
+                    # cut between the dictionary messages before a batch (an fsst column's
+                    # tables are one): what a cut stream is, not some other damage
+                    raise CorruptDataError("truncated: it ends before the dictionaries of "
+                                           "this record batch were all read") from None
             if batch is not None:  # None: the end batch, which must be the last
                 yield pa.Table.from_batches([batch]).select(names)
         with reading(self.path):

@@ -7,16 +7,17 @@ sliced, filtered and concatenated, and read back by anything that has ``import f
 reader without fsstgpu sees the storage struct). :func:`decompress_table` gives the original table
 back.
 
-Each column gets **one** symbol table, trained on the whole column, so that its extension type
-does not depend on the column's length or chunking (a multi-table type records where each table's
-strings start, which a slice or filter would invalidate); the chunks are kept as they are.
+Each column is planned and trained as :func:`fsstgpu.compress` does it (blocks, each chunk of
+1 MiB or more planned on its own: :mod:`fsstgpu.columns`); the tables travel in the storage, so
+the extension type is the same for every column of one string type, whatever its tables, and
+the chunks are kept as they are.
 
 >>> import pyarrow as pa, fsstgpu
 >>> t = pa.table({"id": [1, 2], "url": ["http://a.example", None]})
 >>> c = fsstgpu.compress_table(t)
 >>> c.schema.field("url").type
-FsstType(string, 1 table(s), S=4096, storage=struct<codes: large_binary, lengths: uint32, \
-cuts: binary>)
+FsstType(string, tables in the data, S=4096, storage=struct<codes: large_binary, \
+lengths: uint32, cuts: binary, table: dictionary<values=binary, indices=uint16, ordered=0>>)
 >>> fsstgpu.decompress_table(c, device="cpu").equals(t)
 True
 """
@@ -33,7 +34,6 @@ from fsstgpu.formats.selection import select_columns
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
-from fsstgpu.training import train
 
 __all__ = ["compress_table", "decompress_table"]
 
@@ -61,7 +61,7 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
         rebuilt from them back (see :func:`decompress_table`), as ``compress_file`` does.
     table : SymbolTable or bytes, optional
         Use this symbol table for every compressed column (as :func:`fsstgpu.compress` takes
-        it); default: one trained per column.
+        it); default: tables trained per column as :func:`fsstgpu.compress` trains them.
     sample_bytes, split_size
         As for :func:`fsstgpu.compress`.
 
@@ -117,9 +117,8 @@ def _compress_column(col, symbol_table, sample_bytes, split_size):
     """One column as an fsstgpu.fsst extension Array (ChunkedArray: the same chunks)."""
     dictionary_type = col.type if pa.types.is_dictionary(col.type) else None
     values = as_string_column(col)
-    if symbol_table is None:
-        symbol_table = train(values, sample_bytes=sample_bytes)
-    carr = compress_column(values, table=symbol_table, split_size=split_size)
+    carr = compress_column(values, table=symbol_table, sample_bytes=sample_bytes,
+                           split_size=split_size)
     ext = to_extension_array(carr, dictionary_type=dictionary_type)
     if not isinstance(col, pa.ChunkedArray):
         return ext

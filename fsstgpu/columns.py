@@ -7,15 +7,19 @@ encodes every block (:mod:`fsstgpu.native`) and plans the split points (:mod:`fs
 polymorphic front door (tables, extension arrays, blobs, the GPU) is :mod:`fsstgpu.api`, above
 the GPU runtime and the formats; this layer imports neither.
 
-Chunked input: a ``pyarrow.ChunkedArray`` becomes one block per chunk, each with a table trained
-on that chunk alone (so a chunk's strings never use a table fitted to another chunk's data), or
-one block when ``table`` is given; the chunk lengths are recorded and decompression returns a
-ChunkedArray with the same chunks.
+Chunked input: a ``pyarrow.ChunkedArray`` is planned in pieces of whole chunks, each piece its
+chunks together until they hold :data:`MIN_PIECE_BYTES` of strings: a chunk's strings never use a
+table fitted to another large chunk's data (a chunk often is another file or batch), and small
+chunks share tables instead of each paying a training; one block when ``table`` is given. The
+chunk lengths are recorded and decompression returns a ChunkedArray with the same chunks. The
+same policy serves every entry point: ``compress``, ``compress_table`` (a column's chunks) and
+``compress_file`` (a file's row groups / batches are its chunks).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from fsstgpu import arrow_layout, inputs
 from fsstgpu.arrays import CompressedStringArray
@@ -25,9 +29,37 @@ from fsstgpu.native import encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import SymbolTable
-from fsstgpu.training import train_table
+from fsstgpu.types import is_view, narrow_offsets
 
-__all__ = ["compress_column", "decompress_column"]
+__all__ = ["MIN_PIECE_BYTES", "ColumnStream", "compress_column", "decompress_column",
+           "planning_pieces"]
+
+#: A ChunkedArray's chunks are planned together until they hold this many string bytes: a
+#: training (~2 ms) per chunk of a few KB would cost more than it saves, and its table (~2 KB)
+#: would be a large share of the chunk.
+MIN_PIECE_BYTES = 1 << 20
+
+
+def planning_pieces(chunk_bytes, min_bytes: int | None = None) -> np.ndarray:
+    """Chunk indices where each planning piece starts, and the chunk count at the end: runs of
+    consecutive chunks holding ``min_bytes`` (default :data:`MIN_PIECE_BYTES`) string bytes or
+    more (the last may hold fewer).
+
+    Examples
+    --------
+    >>> from fsstgpu.columns import planning_pieces
+    >>> planning_pieces([5, 5, 20, 0, 1, 30], min_bytes=10).tolist()
+    [0, 2, 3, 6]
+    """
+    min_bytes = MIN_PIECE_BYTES if min_bytes is None else min_bytes
+    sizes = np.asarray(chunk_bytes, np.int64)
+    starts, held = [0], 0
+    for k, size in enumerate(sizes.tolist()):
+        held += size
+        if held >= min_bytes and k + 1 < len(sizes):
+            starts.append(k + 1)
+            held = 0
+    return np.array(starts + [len(sizes)], np.int64)
 
 
 def _plan(plain: arrow_layout.Plain, table, sample_bytes):
@@ -40,17 +72,21 @@ def _plan(plain: arrow_layout.Plain, table, sample_bytes):
             raise TypeError(f"table must be a SymbolTable or its bytes, not "
                             f"{type(table).__name__}")
         return np.array([0, n], np.int64), (table,)
-    if plain.chunk_lengths is not None:
-        block_starts = np.zeros(len(plain.chunk_lengths) + 1, np.int64)
-        np.cumsum(plain.chunk_lengths, out=block_starts[1:])
-        tables = []
-        for b in range(len(plain.chunk_lengths)):
-            lo, hi = plain.offsets[block_starts[b]], plain.offsets[block_starts[b + 1]]
-            offs = plain.offsets[block_starts[b] : block_starts[b + 1] + 1] - lo
-            tables.append(train_table(plain.data[lo:hi], offs, sample_bytes=sample_bytes))
-        return block_starts, tuple(tables)
-    block_starts, tables = plan_blocks(plain.data, plain.offsets, sample_bytes=sample_bytes)
-    return np.asarray(block_starts, np.int64), tuple(tables)
+    if plain.chunk_lengths is None or len(plain.chunk_lengths) < 2:
+        block_starts, tables = plan_blocks(plain.data, plain.offsets, sample_bytes=sample_bytes)
+        return np.asarray(block_starts, np.int64), tuple(tables)
+    chunk_starts = np.zeros(len(plain.chunk_lengths) + 1, np.int64)
+    np.cumsum(plain.chunk_lengths, out=chunk_starts[1:])
+    pieces = chunk_starts[planning_pieces(np.diff(plain.offsets[chunk_starts]))]
+    starts, tables = [np.zeros(1, np.int64)], []
+    for lo, hi in zip(pieces[:-1].tolist(), pieces[1:].tolist(), strict=True):
+        base = plain.offsets[lo]
+        offs = plain.offsets[lo : hi + 1] - base
+        piece_starts, piece_tables = plan_blocks(plain.data[base : plain.offsets[hi]], offs,
+                                                 sample_bytes=sample_bytes)
+        starts.append(np.asarray(piece_starts[1:], np.int64) + lo)
+        tables.extend(piece_tables)
+    return np.concatenate(starts), tuple(tables)
 
 
 def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):
@@ -68,8 +104,8 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     table : SymbolTable or bytes, optional
         Use this table (or one serialised by ``SymbolTable.to_bytes``) for the whole column (one
         block). By default the column is cut into blocks and a table is trained for each
-        (:func:`fsstgpu.blocks.plan_blocks`); a ChunkedArray gets one block per chunk, each
-        trained on its chunk.
+        (:func:`fsstgpu.blocks.plan_blocks`); a ChunkedArray is planned in pieces of whole
+        chunks of at least :data:`MIN_PIECE_BYTES` (see the module's docstring).
     sample_bytes : int, optional
         Training sample size per table, passed to the trainer (its default when None).
     split_size : int
@@ -149,3 +185,85 @@ def decompress_column(carr: CompressedStringArray):
     if not isinstance(carr, CompressedStringArray):
         raise TypeError(f"expected a CompressedStringArray, got {type(carr).__name__}")
     return carr.to_arrow()
+
+
+class ColumnStream:
+    """Compress a column that arrives in pieces, one after the other (a file's row groups or
+    record batches), with the policy :func:`compress_column` applies to a ChunkedArray's chunks.
+
+    A piece of :data:`MIN_PIECE_BYTES` or more is planned and trained on its own. A smaller one
+    is first encoded with the table of the last block before it ("encode as you go"): kept when
+    its cost (code bytes per string byte) is within ``tolerance`` of what that table cost on
+    the block it was trained for, else planned and trained anew. So a file of many small row
+    groups pays a training where its text changes, not one per row group, and no row group
+    keeps a table fitted to other text.
+
+    Parameters
+    ----------
+    sample_bytes : int, optional
+        Training sample per table (the trainer's default when None).
+    split_size : int
+        As for :func:`compress_column`.
+    tolerance : float
+        Relative cost increase at which a small piece gets tables of its own.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.columns import ColumnStream
+    >>> stream = ColumnStream()
+    >>> a = stream.compress(pa.array(["http://a.example/%d" % i for i in range(500)]))
+    >>> b = stream.compress(pa.array(["http://a.example/%d" % i for i in range(499, 0, -1)]))
+    >>> c = stream.compress(pa.array(["ACGTTGCA" * 3] * 500))  # other text: a table of its own
+    >>> b.tables == a.tables, c.tables == a.tables
+    (True, False)
+    """
+
+    def __init__(self, *, sample_bytes=None, split_size: int = DEFAULT_SPLIT_SIZE,
+                 tolerance: float = 0.15):
+        self.sample_bytes = sample_bytes
+        self.split_size = split_size
+        self.tolerance = tolerance
+        self._table = None  # the last block's table, and its cost on that block
+        self._cost = None
+
+    def compress(self, values) -> CompressedStringArray:
+        """The next piece, compressed (a :class:`CompressedStringArray`)."""
+        column = inputs.as_string_column(values)
+        if self._table is not None and _string_bytes_at_most(column, MIN_PIECE_BYTES):
+            carr = compress_column(column, table=self._table, split_size=self.split_size)
+            nbytes = int(np.asarray(carr.lengths).sum())
+            if len(carr.codes) <= nbytes * self._cost * (1 + self.tolerance):
+                return carr
+        carr = compress_column(column, sample_bytes=self.sample_bytes,
+                               split_size=self.split_size)
+        self._remember_last_block(carr)
+        return carr
+
+    def _remember_last_block(self, carr) -> None:
+        first = int(carr.block_starts[-2])
+        string_bytes = int(np.asarray(carr.lengths[first:]).sum())
+        if string_bytes:
+            code_bytes = int(carr.code_offsets[-1]) - int(carr.code_offsets[first])
+            self._table, self._cost = carr.tables[-1], code_bytes / string_bytes
+
+
+def _string_bytes_at_most(column, limit: int) -> bool:
+    """Tell whether an Arrow string column (Array or ChunkedArray) holds at most ``limit``
+    string bytes, from its offsets (bytes under nulls counted too: a size class, no more)."""
+    total = 0
+    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if not len(chunk):
+            continue
+        if is_view(chunk.type):  # each view's length: the first 4 of its 16 bytes
+            views = arrow_layout.buffer_values(chunk.buffers()[1], np.int32,
+                                               4 * chunk.offset, 4 * len(chunk))
+            total += int(np.maximum(views[::4], 0).sum())
+        else:
+            dtype = np.int32 if narrow_offsets(chunk.type) else np.int64
+            offsets = arrow_layout.buffer_values(chunk.buffers()[1], dtype, chunk.offset,
+                                                 len(chunk) + 1)
+            total += int(offsets[-1]) - int(offsets[0])
+        if total > limit:
+            return False
+    return True

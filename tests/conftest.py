@@ -75,3 +75,10 @@ def fresh_python():
         return done.stdout.strip()
 
     return run
+
+
+@pytest.fixture
+def table_per_chunk(monkeypatch):
+    """Plan every chunk of a ChunkedArray on its own, however small (fsstgpu.columns plans
+    chunks under 1 MiB together): tests of multi-table columns build them from small chunks."""
+    monkeypatch.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)

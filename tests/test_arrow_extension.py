@@ -44,7 +44,7 @@ def test_round_trip_every_type(type_):
     col = _column(type_)
     ext = fs.to_extension_array(fsstgpu.compress(col))
     assert ext.type.extension_name == "fsstgpu.fsst"
-    assert ext.storage.type == fa.storage_type_for(type_) and ext.type.version == 2
+    assert ext.storage.type == fa.storage_type_for(type_) and ext.type.version == 4
     assert ext.type.original_type == type_
     assert ext.storage.is_null().equals(col.is_null())
     back = fs.from_extension_array(ext)
@@ -128,15 +128,21 @@ def test_multi_block_array_keeps_each_strings_table():
         split_size=32, split_codes=sc, split_out=so, split_table=st)
     carr.validate()
     ext = fs.to_extension_array(carr)
-    assert len(ext.type.tables) == 2 and ext.type.version == 3
-    assert ext.storage.field("table").to_pylist() == [0] * 50 + [1] * 70
+    assert ext.type.tables == () and ext.type.version == 4
+    assert ext.storage.field("table").indices.to_pylist() == [0] * 50 + [1] * 70
+    assert ext.storage.field("table").dictionary.to_pylist() == [ta.to_bytes(), tb.to_bytes()]
     out = fsstgpu.decompress(fs.from_extension_array(ext), device="cpu")
     assert out.equals(pa.concat_arrays([a, b]))
     # each string carries its table: a slice reads back as those strings (issue #20)
     out = fsstgpu.decompress(fs.from_extension_array(ext[40:60]), device="cpu")
     assert out.equals(pa.concat_arrays([a, b])[40:60])
+    # version 3 (the tables in the type, an index per string) is still read and written
+    v3 = fs.to_extension_array(carr, version=3)
+    assert len(v3.type.tables) == 2 and v3.storage.field("table").to_pylist() == [0] * 50 + [1] * 70
+    assert fsstgpu.decompress(fs.from_extension_array(v3[40:60]), device="cpu").equals(
+        pa.concat_arrays([a, b])[40:60])
     # version 2 (block starts in the metadata) is still read; a shorter slice cannot hold them
-    legacy = fa.FsstType(pa.large_binary(), pa.string(), ext.type.tables, 32, [50], version=2)
+    legacy = fa.FsstType(pa.large_binary(), pa.string(), (ta, tb), 32, [50], version=2)
     storage = pa.StructArray.from_arrays(ext.storage.flatten()[:3],
                                          fields=list(legacy.storage_type),
                                          mask=ext.storage.is_null())
@@ -151,7 +157,23 @@ def test_identical_block_tables_collapse():
     t = SymbolTable([b"ab"])
     ftype = fa.FsstType(pa.large_binary(), pa.string(), [t], 4096)
     carr = fsstgpu.compress(pa.array(["ab"] * 10), table=t, split_size=4096)
-    assert fa.extension_type_for(carr) == ftype
+    assert fa.extension_type_for(carr, version=2) == ftype
+    assert len(fs.to_extension_array(carr).storage.field("table").dictionary) == 1
+
+
+def test_one_type_per_logical_type():
+    """Version 4's type does not depend on the tables: columns of one string type compressed
+    apart share it (issue #23), so pyarrow concatenates them and writes them to one file."""
+    a = fs.to_extension_array(fsstgpu.compress(pa.array(["http://a.example/x"] * 100)))
+    b = fs.to_extension_array(fsstgpu.compress(pa.array(["zzz", None, "qqq" * 9])))
+    assert a.type == b.type and hash(a.type) == hash(b.type)
+    assert a.type.__arrow_ext_serialize__() == b.type.__arrow_ext_serialize__()
+    assert fs.to_extension_array(fsstgpu.compress(pa.array(["x"], pa.large_string()))).type \
+        != a.type  # another logical type, another type
+    both = pa.concat_arrays([a, b])
+    assert both.to_pylist() == a.to_pylist() + b.to_pylist()
+    table = pa.concat_tables([pa.table({"s": a}), pa.table({"s": b})])
+    assert table.column("s").to_pylist() == a.to_pylist() + b.to_pylist()
 
 
 def test_type_equality_includes_metadata():
@@ -239,7 +261,8 @@ def test_every_byte_flip_is_rejected(version):
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"version": 4}, "unsupported version"),
+    ({"version": 5}, "unsupported version"),
+    ({"version": 4}, "version 4 expects the fields"),
     ({"version": 3}, "version 3 expects the fields"),
     ({"version": [2]}, "unsupported version"),
     ({"value_type": "int32"}, "unknown value type"),
@@ -325,7 +348,7 @@ def test_every_header_value_parses_or_is_corrupt(value_type):
 
 
 def test_corrupt_metadata_surfaces_through_pyarrow(tmp_path):
-    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc"])))
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc"])), version=2)
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, pa.schema([("s", ext.type)])) as w:
         w.write_batch(pa.record_batch([ext], names=["s"]))
@@ -396,7 +419,7 @@ def test_plain_pyarrow_sees_the_storage_struct(tmp_path, suffix):
             w.write_table(table)
     res = subprocess.run([sys.executable, "-c", PLAIN_READER, str(path)],
                          capture_output=True, text=True, check=True)
-    assert res.stdout.split("] ")[0] == "['codes', 'lengths', 'cuts'"
+    assert res.stdout.split("] ")[0] == "['codes', 'lengths', 'cuts', 'table'"
     assert res.stdout.split("] ")[1].split() == ["fsstgpu.fsst", "3", "1", "[3,", "3]"]
 
 
@@ -411,7 +434,7 @@ def test_fsst_columns_decode_on_to_pylist_cast_and_to_pandas():
     assert pa.chunked_array([ext, ext]).to_pylist() == col.to_pylist() * 2
     assert pa.table({"s": ext}).to_pylist() == [{"s": v} for v in col.to_pylist()]
     assert ext.cast(pa.string()).equals(col.cast(pa.string()))
-    assert ext.storage.type.names == ["codes", "lengths", "cuts"]  # the stored struct
+    assert ext.storage.type.names == ["codes", "lengths", "cuts", "table"]  # the stored struct
     pd = pytest.importorskip("pandas")
     assert ext.to_pandas().equals(pd.Series(col.to_pylist()))
 
@@ -428,7 +451,8 @@ def test_a_column_of_the_most_tables_has_an_extension_type():
         codes=np.zeros(n, np.uint8), code_offsets=np.arange(n + 1), lengths=np.full(n, 2),
         validity=None, null_count=0, split_size=4096, split_codes=np.arange(n + 1),
         split_out=np.arange(0, 2 * n + 1, 2), split_table=np.arange(n))
-    ext = fs.to_extension_array(carr)
+    assert len(fs.to_extension_array(carr).storage.field("table").dictionary) == n
+    ext = fs.to_extension_array(carr, version=3)
     assert len(ext.type.tables) == n and ext.type.version == 3
     meta = ext.type.__arrow_ext_serialize__()
     assert fa.parse_metadata(ext.type.storage_type, meta) == ext.type

@@ -190,7 +190,7 @@ def test_extension_storage_with_bad_code_offsets():
     forged_codes = pa.Array.from_buffers(codes.type, 3, [None, pa.py_buffer(offsets),
                                                          codes.buffers()[2]])
     storage = pa.StructArray.from_arrays([forged_codes, ext.storage.field("lengths"),
-                                          ext.storage.field("cuts")],
+                                          ext.storage.field("cuts"), ext.storage.field("table")],
                                          fields=list(ext.storage.type))
     forged = pa.ExtensionArray.from_storage(ext.type, storage)
     with pytest.raises(CorruptDataError, match="codes"):

@@ -42,7 +42,7 @@ def _strings(carr):
     return fsstgpu.decompress(carr, device="cpu").to_pylist()
 
 
-def test_concat_is_a_valid_column(load):
+def test_concat_is_a_valid_column(load, table_per_chunk):
     columns = load("columns")
     parts = [pa.array(["http://a.example/1", None, ""] * 50),
              generate("null_heavy", 300, 1),

@@ -111,7 +111,8 @@ def test_train_then_compress_with_table(tmp_path, sample):
     t = SymbolTable.from_bytes((tmp_path / "t.fsst").read_bytes())
     assert info["symbols"] == len(t) > 0
     run("compress", src, tmp_path / "c.parquet", "--table", tmp_path / "t.fsst")
-    assert pq.read_schema(tmp_path / "c.parquet").field("mail").type.tables == (t,)
+    stored = pq.read_table(tmp_path / "c.parquet").column("mail")
+    assert fsstgpu.formats.arrow_storage.from_extension_array(stored).tables == (t,)
     text = tmp_path / "lines.txt"
     text.write_text("alpha beta\ngamma beta\n" * 50)
     run("train", text, "-o", tmp_path / "t2.fsst")
@@ -354,7 +355,7 @@ def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypat
     import fsstgpu.formats.files
 
     calls = []
-    real = fsstgpu.formats.files.compress_column
+    real = fsstgpu.formats.files.to_extension_array
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -362,7 +363,7 @@ def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypat
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fsstgpu.formats.files, "compress_column", interrupted)
+    monkeypatch.setattr(fsstgpu.formats.files, "to_extension_array", interrupted)
     res = run("compress", src, tmp_path / "c.parquet", code=130)
     one_line_error(res, "interrupted")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]

@@ -106,8 +106,19 @@ def test_chunked(type_):
         [base[:100], pa.array([], type_), base[100:101], base[101:333], base[333:]], type=type_)
     carr = check_roundtrip(chunked)
     assert carr.chunk_lengths.tolist() == [100, 0, 1, 232, 67]
-    assert len(carr.tables) == 5  # one block per chunk
-    assert carr.block_starts.tolist() == [0, 100, 100, 101, 333, 400]
+    assert len(carr.tables) == 1  # small chunks are planned together
+    assert carr.block_starts.tolist() == [0, 400]
+
+
+def test_chunked_planning_pieces(type_, monkeypatch):
+    """Chunks of MIN_PIECE_BYTES or more are planned apart: one block (at least) each."""
+    base = pa.array(values_for(type_, 400, null_every=3, seed=2), type_)
+    chunked = pa.chunked_array(
+        [base[:100], pa.array([], type_), base[100:101], base[101:333], base[333:]], type=type_)
+    monkeypatch.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
+    carr = check_roundtrip(chunked)
+    assert len(carr.tables) == 4  # the empty chunk joins the next one's piece
+    assert carr.block_starts.tolist() == [0, 100, 101, 333, 400]
 
 
 def test_chunked_with_table_is_one_block(type_):
@@ -406,7 +417,9 @@ def _first_code_unused(carr):
 @pytest.fixture(scope="module")
 def sample_carr():
     vals = values_for(pa.string(), 300, null_every=7, seed=9)
-    return fsstgpu.compress(pa.chunked_array([vals[:100], vals[100:]]), split_size=64)
+    with pytest.MonkeyPatch.context() as mp:  # two blocks: a table per chunk, however small
+        mp.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
+        return fsstgpu.compress(pa.chunked_array([vals[:100], vals[100:]]), split_size=64)
 
 
 # Each corruption, the message validate() gives, and whether decoding alone notices it: the

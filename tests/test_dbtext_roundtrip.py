@@ -17,7 +17,7 @@ def test_dbtext_roundtrip(dbtext_paths):
         assert stats["ratio"] > 1.2, f"{path.name}: ratio {stats['ratio']:.3f}"
 
 
-def test_dbtext_chunked_binary_view(dbtext_paths):
+def test_dbtext_chunked_binary_view(dbtext_paths, table_per_chunk):
     """One file as a ChunkedArray of binary_view: chunks of one table each, view type kept."""
     path = min(dbtext_paths, key=lambda p: p.stat().st_size)
     column = load_lines(path).cast(pa.binary()).cast(pa.binary_view())

@@ -28,7 +28,7 @@ from fsstgpu.formats import (
 )
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column, output_chunks
-from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.selection import ColumnSelectionError
 
@@ -207,20 +207,42 @@ def test_fixed_table_from_file(tmp_path):
     st = fsstgpu.train(generate("urls", 1000, 9))
     (tmp_path / "t.fsst").write_bytes(st.to_bytes())
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", table=tmp_path / "t.fsst")
-    schema = pq.read_schema(tmp_path / "c.parquet")
-    assert schema.field("a").type.tables == (st,) and schema.field("b").type.tables == (st,)
+    assert _tables(tmp_path / "c.parquet", "a") == _tables(tmp_path / "c.parquet", "b") == [st]
     assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
     (tmp_path / "bad.fsst").write_bytes(b"FSTT\x01garbage")
     with pytest.raises(CorruptDataError, match="bad.fsst"):
         compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", table=tmp_path / "bad.fsst")
 
 
+def _tables(path, name):
+    """The distinct symbol tables of column ``name`` of a compressed Parquet file, in order."""
+    seen = {}
+    for chunk in pq.read_table(path, columns=[name]).column(name).chunks:
+        for t in from_extension_array(chunk).tables:
+            seen.setdefault(t.to_bytes(), t)
+    return list(seen.values())
+
+
+def test_each_row_group_is_trained_on_its_own(tmp_path):
+    """Issue #23: tables come from every row group, not from the first one: a file whose text
+    changes after its first row group compresses as well as its row groups apart."""
+    urls, uuids = generate("urls", 4000, 1), generate("uuids", 4000, 2)
+    col = pa.concat_arrays([urls, uuids.cast(pa.string())])
+    write(pa.table({"s": col}), tmp_path / "in.parquet", 4000)
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    tables = _tables(tmp_path / "c.parquet", "s")
+    assert len(tables) == 2 and tables[0] != tables[1]
+    apart = sum(len(fsstgpu.compress(c).codes) for c in (urls, uuids.cast(pa.string())))
+    assert info["codes_bytes"] == apart
+    assert read_table(tmp_path / "c.parquet", device="cpu").column("s").equals(
+        pa.chunked_array([col[:4000], col[4000:]]))
+
+
 def test_training_skips_row_groups_without_values(tmp_path):
     col = pa.array([None] * 100 + [f"http://host/{i}/path" for i in range(200)])
     write(pa.table({"s": col}), tmp_path / "in.parquet", 100)
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
-    (t,) = pq.read_schema(tmp_path / "c.parquet").field("s").type.tables
-    assert len(t) > 0
+    assert max(len(t) for t in _tables(tmp_path / "c.parquet", "s")) > 0
     assert read_table(tmp_path / "c.parquet", device="cpu").column("s").equals(
         pa.chunked_array([col]))
 
@@ -303,9 +325,9 @@ def _poisoned_codes(ext: pa.ExtensionArray, value: int = 254) -> pa.ExtensionArr
     bad = pa.Array.from_buffers(codes.type, len(codes),
                                 [codes.buffers()[0], codes.buffers()[1], pa.py_buffer(data)],
                                 offset=codes.offset)
-    struct = pa.StructArray.from_arrays([bad, storage.field("lengths"), storage.field("cuts")],
-                                        names=["codes", "lengths", "cuts"],
-                                        mask=storage.is_null())
+    struct = pa.StructArray.from_arrays(
+        [bad, *(storage.field(i) for i in range(1, storage.type.num_fields))],
+        fields=list(storage.type), mask=storage.is_null())
     return pa.ExtensionArray.from_storage(ext.type, struct)
 
 
@@ -658,9 +680,11 @@ def test_fsst_pages_are_zstd_and_repeating_codes_dictionary_encoded(tmp_path):
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
     leaves = _leaves(tmp_path / "c.parquet")
     assert {leaf: codec for leaf, (codec, _) in leaves.items()} == dict.fromkeys(
-        ["few.codes", "few.lengths", "few.cuts", "many.codes", "many.lengths", "many.cuts"],
-        "ZSTD")
+        ["few.codes", "few.lengths", "few.cuts", "few.table", "many.codes", "many.lengths",
+         "many.cuts", "many.table"], "ZSTD")
     assert "RLE_DICTIONARY" in leaves["few.codes"][1]
+    # each row group's tables once, in a dictionary page: never a copy per string
+    assert all("RLE_DICTIONARY" in leaves[f"{c}.table"][1] for c in ("few", "many"))
     assert "DELTA_LENGTH_BYTE_ARRAY" in leaves["many.codes"][1]
     assert "RLE_DICTIONARY" not in leaves["many.codes"][1]
     assert "RLE_DICTIONARY" in leaves["many.lengths"][1]

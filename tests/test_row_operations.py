@@ -1,9 +1,9 @@
 """Arrow row operations on ``fsstgpu.fsst`` arrays, and the storage and metadata they must not
 let through (issue #20: findings 2, 5, 6 and 11).
 
-A multi-table array (several symbol tables) records each string's table in its storage
-(version 3), so slice, take, filter and concatenation by plain pyarrow keep it readable with the
-right strings; single-table arrays (version 2) need nothing for that.
+Every array records each string's table in its storage (version 4: a dictionary of the tables;
+version 3, read only: an index into the type's tables), so slice, take, filter and concatenation
+by plain pyarrow keep it readable with the right strings.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def _plain_multi():
 def multi():
     """(extension array of three tables, the strings it holds as one plain array)."""
     col = _plain_multi()
-    carr = fsstgpu.compress(col, split_size=16)  # "ef" * 40 is cut inside
+    with pytest.MonkeyPatch.context() as mp:  # a table per chunk, however small
+        mp.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
+        carr = fsstgpu.compress(col, split_size=16)  # "ef" * 40 is cut inside
     assert len(carr.tables) == 3
     return fs.to_extension_array(carr), col.combine_chunks()
 
@@ -155,22 +157,63 @@ def test_too_many_table_switches_is_a_clear_error(multi, monkeypatch):
     _same(ext.take(index), plain.take(index))
 
 
-def test_table_index_past_the_tables(multi):
-    ext, _ = multi
+def _with_table_child(ext, child):
     children = ext.storage.flatten()
-    children[3] = pa.array([0] * (len(ext) - 1) + [3], pa.uint16())
+    children[3] = child
     storage = pa.StructArray.from_arrays(children, fields=list(ext.type.storage_type),
                                          mask=ext.storage.is_null())
+    return pa.ExtensionArray.from_storage(ext.type, storage)
+
+
+def test_table_index_past_the_tables(multi):
+    ext, _ = multi
+    tables = ext.storage.field("table").dictionary
+    assert len(tables) == 3
+    past = pa.DictionaryArray.from_arrays(
+        pa.array([0] * (len(ext) - 1) + [3], pa.uint16()), tables, safe=False)
     with pytest.raises(CorruptDataError, match="names table 3 of 3"):
-        fs.from_extension_array(pa.ExtensionArray.from_storage(ext.type, storage))
+        fs.from_extension_array(_with_table_child(ext, past))
+    old = fs.to_extension_array(fs.from_extension_array(ext), version=3)  # the index of v3
+    with pytest.raises(CorruptDataError, match="names table 3 of 3"):
+        fs.from_extension_array(_with_table_child(
+            old, pa.array([0] * (len(ext) - 1) + [3], pa.uint16())))
 
 
-def test_single_table_arrays_stay_version_2():
+@pytest.mark.parametrize("damage", ["null table", "not a table", "indices null"])
+def test_damaged_tables_in_the_storage(multi, damage):
+    """Version 4's tables come from the data: a null or damaged table under a valid string,
+    or a null index, is refused, naming it."""
+    ext, _ = multi
+    child = ext.storage.field("table")
+    values = child.dictionary.to_pylist()
+    indices = child.indices
+    if damage == "null table":
+        values[1] = None
+    elif damage == "not a table":
+        values[1] = b"FSTT" + values[1][4:-1] + bytes([values[1][-1] ^ 1])
+    else:
+        indices = pa.array(indices.to_pylist()[:-1] + [None], pa.uint16())
+    forged = pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.binary()))
+    match = {"null table": "table 1 is null", "not a table": "table 1",
+             "indices null": "null 'table'"}[damage]
+    with pytest.raises(CorruptDataError, match=match):
+        fs.from_extension_array(_with_table_child(ext, forged))
+
+
+@pytest.mark.parametrize("version", [4, 2])
+def test_single_table_arrays(version, monkeypatch):
+    """Two blocks of one table store it once (version 4: one dictionary entry); version 2, the
+    layout older readers know, is still written on request."""
+    monkeypatch.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
     col = pa.array(["ab", None, "cdcd", "ab" * 50] * 10)
     carr = fsstgpu.compress(pa.chunked_array([col, col]), split_size=16)
     assert len(carr.tables) == 2 and carr.tables[0] == carr.tables[1]
-    ext = fs.to_extension_array(carr)
-    assert ext.type.version == 2 and ext.storage.type.names == ["codes", "lengths", "cuts"]
+    ext = fs.to_extension_array(carr, version=version)
+    assert ext.type.version == version
+    if version == 2:
+        assert ext.storage.type.names == ["codes", "lengths", "cuts"]
+    else:
+        assert len(ext.storage.field("table").dictionary) == 1
     plain = pa.concat_arrays([col, col])
     _same(ext.slice(3, 30), plain.slice(3, 30))
     _same(ext.take(pa.array([79, 0, 3])), plain.take(pa.array([79, 0, 3])))
@@ -180,7 +223,7 @@ def test_single_table_arrays_stay_version_2():
 
 
 def test_version_3_metadata_round_trip(multi):
-    ext, _ = multi
+    ext = fs.to_extension_array(fs.from_extension_array(multi[0]), version=3)
     assert ext.type.version == 3 and ext.storage.type.names[-1] == "table"
     body = json.loads(ext.type.__arrow_ext_serialize__())["fsstgpu.fsst"]
     assert body["version"] == 3 and "block_starts" not in body and len(body["tables"]) == 3
@@ -228,7 +271,8 @@ def test_null_child_from_buffers():
     nulled = pa.Array.from_buffers(codes.type, 3, [pa.py_buffer(bytes([0b101])),
                                                    *codes.buffers()[1:]], null_count=1)
     storage = pa.StructArray.from_buffers(ext.storage.type, 3, [None], children=[
-        nulled, ext.storage.field("lengths"), ext.storage.field("cuts")])
+        nulled, ext.storage.field("lengths"), ext.storage.field("cuts"),
+        ext.storage.field("table")])
     with pytest.raises(CorruptDataError, match="null 'codes'"):
         fs.from_extension_array(pa.ExtensionArray.from_storage(ext.type, storage))
 
@@ -322,17 +366,14 @@ def test_declared_counts_do_not_allocate_beyond_the_input():
         fa.FsstType(pa.large_binary(), pa.string(), tables[:1], 2**62),
     ]
     for ftype in forged:
-        if ftype.version == 2 and len(ftype.tables) == 1:
-            arr = pa.ExtensionArray.from_storage(ftype, small.storage)
-        else:
-            arr = pa.ExtensionArray.from_storage(ftype, pa.StructArray.from_arrays(
-                small.storage.flatten(), fields=list(ftype.storage_type),
-                mask=small.storage.is_null()))
+        arr = pa.ExtensionArray.from_storage(ftype, pa.StructArray.from_arrays(
+            small.storage.flatten()[:3], fields=list(ftype.storage_type),
+            mask=small.storage.is_null()))
         assert _peak(lambda arr=arr: fs.from_extension_array(arr)) <= 64 * size + 2**20
     # version 3: the table indices come from the storage; a forged type with 65535 tables
     many = fa.FsstType(pa.large_binary(), pa.string(), [SymbolTable([])] * 65535, 4096)
     storage = pa.StructArray.from_arrays(
-        [*small.storage.flatten(), pa.array([65534, 0, 0, 65534], pa.uint16())],
+        [*small.storage.flatten()[:3], pa.array([65534, 0, 0, 65534], pa.uint16())],
         fields=list(many.storage_type), mask=small.storage.is_null())
     arr = pa.ExtensionArray.from_storage(many, storage)
     assert _peak(lambda: fs.from_extension_array(arr)) <= 64 * size + 2**20
@@ -376,9 +417,10 @@ def test_table_runs_put_nulls_in_the_run_before():
 
 
 def test_version_3_with_binary_codes_and_dictionary_type(multi):
-    carr = fsstgpu.compress(_plain_multi(), split_size=16)
+    carr = fs.from_extension_array(multi[0])
     dict_type = pa.dictionary(pa.int16(), pa.string())
-    ext = fs.to_extension_array(carr, codes_type=pa.binary(), dictionary_type=dict_type)
+    ext = fs.to_extension_array(carr, codes_type=pa.binary(), dictionary_type=dict_type,
+                                version=3)
     assert ext.type.version == 3 and ext.storage.type.field("codes").type == pa.binary()
     assert ext.type.with_codes_type(pa.large_binary()).version == 3
     again = fa.parse_metadata(ext.type.storage_type, ext.type.__arrow_ext_serialize__())
@@ -395,5 +437,5 @@ def test_parquet_round_trip_of_a_reversed_table(multi, tmp_path):
     index = pa.array(np.arange(len(plain))[::-1])
     pq.write_table(pa.table({"s": ext}).take(index), tmp_path / "r.parquet")
     back = pq.read_table(tmp_path / "r.parquet").column("s")
-    assert back.type.version == 3
+    assert back.type.version == 4
     _same(back, plain.take(index))

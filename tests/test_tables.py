@@ -59,14 +59,22 @@ def test_string_columns_compressed_rest_kept():
     assert fsstgpu.decompress(comp, device="cpu").equals(table)  # decompress dispatches
 
 
-def test_chunks_kept_and_one_symbol_table_per_column():
+def _tables_of(column):
+    return fsstgpu.formats.arrow_storage.from_extension_array(column).tables
+
+
+def test_chunks_kept_and_one_type_per_column():
+    """The chunks stay; small chunks share a table (planned together); every column of one
+    string type has the same extension type, whatever its tables (issue #23)."""
     table = pa.concat_tables([sample_table(200), sample_table(0), sample_table(300)])
     comp = fsstgpu.compress_table(table, columns=["url", "blob", "kind"])
     assert isinstance(comp, pa.Table)
     for name in ("url", "blob", "kind"):
         assert [len(c) for c in comp.column(name).chunks] == [
             len(c) for c in table.column(name).chunks]
-        assert len(comp.schema.field(name).type.tables) == 1
+        assert len(_tables_of(comp.column(name))) == 1
+        assert comp.schema.field(name).type == fsstgpu.compress_table(
+            table.slice(0, 3), columns=[name]).schema.field(name).type
     back = fsstgpu.decompress_table(comp, device="cpu")
     assert back.equals(table)
     assert back.column("url").num_chunks == table.column("url").num_chunks
@@ -116,7 +124,7 @@ def test_options_and_errors():
     table = sample_table(50)
     symbols = fsstgpu.train(table["url"])
     comp = fsstgpu.compress_table(table, columns=["url", "blob"], table=symbols, split_size=64)
-    assert comp.schema.field("url").type.tables == (symbols,)
+    assert _tables_of(comp.column("url")) == (symbols,)
     assert comp.schema.field("url").type.split_size == 64
     assert comp.schema.field("kind").type == table.schema.field("kind").type
     # the files' column selector (formats/selection.py): its errors are fsstgpu's
