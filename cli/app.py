@@ -32,6 +32,7 @@ from fsstgpu.cli.output import (
     handle_errors,
     human_bytes,
     kv_table,
+    note,
     out_console,
     print_json,
     printable,
@@ -50,15 +51,24 @@ from fsstgpu.cli.params import (
     JsonOpt,
     OutFile,
     ParquetCodec,
+    PathOrUrl,
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
     dataset_or_file,
     generator_name,
     is_dataset,
+    one_file,
     output_format_of,
+    roundtrip_source,
 )
-from fsstgpu.cli.roundtrip import format_value, roundtrip_column, roundtrip_file, warm_up
+from fsstgpu.cli.roundtrip import (
+    format_value,
+    roundtrip_column,
+    roundtrip_dataset,
+    roundtrip_file,
+    warm_up,
+)
 from fsstgpu.cli.run_bench import run_bench
 from fsstgpu.cli.signals import stop_signals
 from fsstgpu.cli.stdio import STDIO, stdin_file, stdout_file
@@ -71,7 +81,8 @@ from fsstgpu.formats import (
     inspect_file,
 )
 from fsstgpu.formats.atomic import atomic_output, check_output
-from fsstgpu.formats.locations import local_or_url
+from fsstgpu.formats.datasets import check_dataset_output
+from fsstgpu.formats.locations import local_or_url, skipped_files
 from fsstgpu.formats.rowgroups import write_table
 from fsstgpu.formats.sniff import detect_format, suffix_for
 from fsstgpu.integrations import dask as on_dask
@@ -105,6 +116,28 @@ def _main_options(
     pass
 
 
+#: How many skipped names the note lists before "and N more".
+_SKIPPED_SHOWN = 5
+
+
+def _start_dataset(src, dst) -> None:
+    """Before a dataset's files are written: refuse OUT ``-`` (stdout holds one file, a
+    dataset's output is a folder) and an OUT named as a file, and name the files skipped as
+    not data."""
+    if dst == STDIO:
+        fail("OUT - is standard output, which holds one file; the output of a dataset is a "
+             "folder (one file per input file): name a folder", EXIT_USAGE)
+    if dst is not None:
+        check_dataset_output(dst)
+    skipped = skipped_files(src)
+    if skipped:
+        shown = ", ".join(skipped[:_SKIPPED_SHOWN])
+        more = f" and {len(skipped) - _SKIPPED_SHOWN} more" if len(skipped) > _SKIPPED_SHOWN \
+            else ""
+        note(f"skipped {len(skipped)} file{'s' * (len(skipped) > 1)} named _* or .* or in "
+             f"such a folder (not data, as pyarrow.dataset skips them): {shown}{more}")
+
+
 def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None:
     if json_:
         print_json(results)
@@ -112,6 +145,8 @@ def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None
     out_console().print(kv_table(f"{verb} {src} -> {dst}: {len(results)} files", [
         (r["output"], f"{r['rows']:,} rows, {human_bytes(r['input_bytes'])} -> "
                       f"{human_bytes(r['output_bytes'])}") for r in results]))
+
+
 @contextlib.contextmanager
 def _files(src, dst, format, json_: bool):
     """``(input, output, output format)`` of a one-file compress / decompress: local paths or
@@ -170,6 +205,7 @@ def compress(
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
+            _start_dataset(src, dst)
             options = dict(sample_bytes=sample_bytes, table=table,
                            parquet_codec=parquet_codec.value)
             if workers or scheduler:
@@ -228,6 +264,7 @@ def decompress(
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
+            _start_dataset(src, dst)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.decompress_dataset(src, dst, client=client,
@@ -262,20 +299,24 @@ def decompress(
 
 @app.command()
 def inspect(
-    path: Annotated[Path, typer.Argument(
-        exists=True, dir_okay=False, metavar="FILE", help="Parquet or Arrow IPC file.")],
+    path: Annotated[PathOrUrl, typer.Argument(
+        parser=PathOrUrl, callback=one_file, metavar="FILE",
+        help="Parquet or Arrow IPC file, or its URL (- reads standard input).")],
     json_: JsonOpt = False,
 ):
     """Show each column's codec, sizes, ratio and symbol table, and the row groups."""
     with handle_errors():
-        info = inspect_file(path)
+        with stdin_file(path) as name:
+            info = inspect_file(name)
+        if path == STDIO:
+            info["path"] = "<stdin>"
         if json_:
             print_json(info)
             return
         console = out_console()
         rg = info["unit_rows"]
         shown = ", ".join(f"{r:,}" for r in rg[:8]) + (", ..." if len(rg) > 8 else "")
-        console.print(kv_table(f"{path}", [
+        console.print(kv_table(f"{info['path'] if path == STDIO else path}", [
             ("format", info["format"]),
             ("file size", human_bytes(info["file_bytes"])),
             ("rows", f"{info['rows']:,}"),
@@ -311,9 +352,11 @@ def inspect(
 @app.command()
 def roundtrip(
     path: Annotated[FileOrDataset, typer.Argument(
-        parser=FileOrDataset, callback=dataset_or_file, metavar="PATH",
-        help="A Parquet / Arrow IPC file, a text file (one string per line), or a dataset "
-             "name (see `fsstgpu datasets list`).")],
+        parser=FileOrDataset, callback=roundtrip_source, metavar="PATH",
+        help="A Parquet / Arrow IPC file (- reads standard input), a text file (one string per "
+             "line), a dataset of files (a folder, its files recursively, or a quoted glob "
+             "pattern: each file round-trips on its own, the figures are their sums), or a "
+             "dataset name (see `fsstgpu datasets list`).")],
     bench: Annotated[bool, typer.Option(
         "--bench", help="Time compress and decompress over several runs (best of N).")] = False,
     runs: Annotated[int, typer.Option(min=1, metavar="N",
@@ -324,11 +367,19 @@ def roundtrip(
     """Compress and decompress PATH, check the result equals the input, print ratio and speed."""
     with handle_errors():
         warm_up(device.value)
-        p = Path(path)
-        if not is_dataset_name(path) and p.is_file() and detect_format(p) is not None:
-            result = roundtrip_file(p, device.value, runs if bench else 1)
+        runs = runs if bench else 1
+        if not is_dataset_name(path) and is_dataset(path):
+            _start_dataset(path, None)
+            result = roundtrip_dataset(path, device.value, runs)
         else:
-            result = roundtrip_column(path, device.value, runs if bench else 1)
+            with stdin_file(path) as name:
+                p = Path(name)
+                if not is_dataset_name(name) and p.is_file() and detect_format(p) is not None:
+                    result = roundtrip_file(p, device.value, runs)
+                else:
+                    result = roundtrip_column(name, device.value, runs)
+            if path == STDIO:
+                result["source"] = "<stdin>"
         if json_:
             print_json(result)
         else:
@@ -337,7 +388,8 @@ def roundtrip(
                 for k, v in result.items()
             ]))
         if not result["equal"]:
-            fail(f"{path}: round trip mismatch: the decompressed data differs from the input")
+            fail(f"{result.get('differs', path)}: round trip mismatch: the decompressed data "
+                 "differs from the input")
 
 
 # --------------------------------------------------------------------------- bench
@@ -401,10 +453,12 @@ def bench(
 def train(
     src: Annotated[FileOrDataset, typer.Argument(
         parser=FileOrDataset, callback=dataset_or_file, metavar="IN",
-        help="Text file (one string per line), Parquet / Arrow IPC file, or dataset name.")],
+        help="Text file (one string per line), Parquet / Arrow IPC file (- reads standard "
+             "input), or dataset name.")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="FILE",
-        help="Where to write the symbol table (SymbolTable.to_bytes()).")],
+        help="Where to write the symbol table (SymbolTable.to_bytes()); - writes standard "
+             "output (the results table goes to stderr).")],
     column: Annotated[str | None, typer.Option(
         metavar="COLUMN",
         help="Column of a Parquet / IPC input (default: its first string column).")] = None,
@@ -416,13 +470,23 @@ def train(
 ):
     """Train a symbol table and save it, for `fsstgpu compress --table`."""
     with handle_errors():
-        inputs = [] if is_dataset_name(src) else [src]
-        check_output(out, force=force, inputs=inputs)
-        strings = load(src, column=column)
+        to_stdout = str(out) == STDIO
+        if to_stdout and json_:
+            fail("--json and --out - would both write to stdout: give --out a file name, or "
+                 "leave out --json", EXIT_USAGE)
+        inputs = [] if is_dataset_name(src) or src == STDIO else [src]
+        if not to_stdout:
+            check_output(out, force=force, inputs=inputs)
+        with stdin_file(src) as name:
+            strings = load(name if src == STDIO else src, column=column)
         table = fsstgpu.train(strings, sample_bytes=sample_bytes)
         data = table.to_bytes()
-        with atomic_output(out, force=force, inputs=inputs) as tmp:
-            Path(tmp).write_bytes(data)
+        with stdout_file(str(out), ".fsst") as dst:
+            if to_stdout:
+                Path(dst).write_bytes(data)
+            else:
+                with atomic_output(out, force=force, inputs=inputs) as tmp:
+                    Path(tmp).write_bytes(data)
         lengths = [int(x) for x in table.lengths]
         info = {
             "source": src,
@@ -435,7 +499,7 @@ def train(
         if json_:
             print_json(info)
             return
-        out_console().print(kv_table(f"symbol table from {src}", [
+        _results_console(str(out)).print(kv_table(f"symbol table from {src}", [
             ("written to", out),
             ("symbols", info["symbols"]),
             ("serialised bytes", info["bytes"]),

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from fsstgpu.errors import FsstGpuError
 from fsstgpu.formats.files import compress_file, decompress_file, read_table, read_table_device
 from fsstgpu.formats.locations import (
     DATASET_SUFFIXES,
@@ -40,8 +41,27 @@ from fsstgpu.formats.partitions import hive_columns, with_partition_columns
 from fsstgpu.gpu.arrays import DeviceStringArray
 from fsstgpu.gpu.concat import concat_device_arrays
 
-__all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
-           "output_name", "read_dataset", "read_dataset_device"]
+__all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
+           "decompress_dataset", "make_parent", "output_name", "read_dataset",
+           "read_dataset_device"]
+
+
+class DatasetOutputError(FsstGpuError, NotADirectoryError):
+    """The output of a dataset names a file (an existing one, or a name such as
+    ``out.parquet``), where it must be a folder: a caller's mistake (the command line's exit 2).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.datasets import DatasetOutputError, dataset_outputs
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a"]}), os.path.join(d, "x.parquet"))
+    >>> try:
+    ...     dataset_outputs(d, os.path.join(d, "out.parquet"))
+    ... except DatasetOutputError:
+    ...     print("refused;", sorted(os.listdir(d)))
+    refused; ['x.parquet']
+    """
 
 
 def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
@@ -50,10 +70,11 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
 
     Raises
     ------
-    NotADirectoryError
-        When ``dst`` is an existing local file, or does not exist and is named as a file
-        (``out.parquet``: a suffix of :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which
-        would silently become a folder; an existing folder of that name is taken.
+    DatasetOutputError
+        (a NotADirectoryError) When ``dst`` is an existing local file, or does not exist and is
+        named as a file (``out.parquet``: a suffix of
+        :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which would silently become a
+        folder; an existing folder of that name is taken.
 
     Examples
     --------
@@ -64,16 +85,37 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     >>> [str(out) for _, out in dataset_outputs(d, "memory://bucket/out/")]
     ['memory://bucket/out/x.parquet']
     """
+    check_dataset_output(dst)
+    if is_url(dst):
+        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
+    return [(path, Path(dst) / rel) for path, rel in _renamed(src)]
+
+
+def check_dataset_output(dst) -> None:
+    """Refuse ``dst`` as a dataset's output folder when it names a file
+    (:class:`DatasetOutputError`, see :func:`dataset_outputs`), before any file is listed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.datasets import check_dataset_output
+    >>> check_dataset_output(os.path.join(tempfile.mkdtemp(), "out"))  # a folder's name: taken
+    >>> check_dataset_output(os.path.join(tempfile.mkdtemp(), "out.parquet"))
+    Traceback (most recent call last):
+    ...
+    fsstgpu.formats.datasets.DatasetOutputError: ...out.parquet: the output of a dataset is a \
+folder (one output file per input file), and this name is a file's; name a folder, or create \
+the folder first to use this name
+    """
     if is_url(dst):
         if _file_name(Url(dst)) and not Url(dst).is_dir():
             raise _named_as_a_file(dst)
-        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
+        return
     out_dir = Path(dst)
     if out_dir.exists() and not out_dir.is_dir():
-        raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
+        raise DatasetOutputError(f"{dst}: the output of a dataset is a folder, and this is a file")
     if not out_dir.exists() and _file_name(out_dir):
         raise _named_as_a_file(dst)
-    return [(path, out_dir / rel) for path, rel in _renamed(src)]
 
 
 #: Codec names writers put before the suffix (Spark: ``part-0-c000.snappy.parquet``); an output
@@ -116,8 +158,8 @@ def _file_name(dst) -> bool:
     return str(dst).rstrip("/").lower().endswith(DATASET_SUFFIXES)
 
 
-def _named_as_a_file(dst) -> NotADirectoryError:
-    return NotADirectoryError(
+def _named_as_a_file(dst) -> DatasetOutputError:
+    return DatasetOutputError(
         f"{dst}: the output of a dataset is a folder (one output file per input file), and this "
         "name is a file's; name a folder, or create the folder first to use this name")
 

@@ -56,11 +56,16 @@ def test_bench_without_paths_or_corpus_is_a_usage_error(tmp_path, monkeypatch):
     assert "none.txt: no such file" in error_line(res)
 
 
+KINDS = {1: "error", 2: "usage", 3: "device", 4: "corrupt", 130: "interrupted"}
+
+
 def json_error(result, code, *needles):
-    """Under --json an error is one JSON object on stdout (and the message on stderr)."""
+    """Under --json an error is one JSON object on stdout (and the message on stderr), its
+    kind in a word."""
     assert result.exit_code == code
     error = json.loads(result.stdout)
     assert error["exit_code"] == code and result.stderr
+    assert error["kind"] == KINDS[code], error
     for needle in needles:
         assert needle in error["error"], (needle, error)
     return error
@@ -84,7 +89,7 @@ def test_json_errors_are_json(tmp_path, plain):
     assert run("compress", plain, out, code=1).stdout == ""
 
 
-@pytest.mark.parametrize("cmd", ["roundtrip", "train"])
+@pytest.mark.parametrize("cmd", ["train", "inspect"])
 def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, cmd):
     folder = tmp_path / "ds"
     folder.mkdir()
@@ -96,6 +101,80 @@ def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, 
     res = run(cmd, "/dev/null", *extra, code=2)
     assert "not a regular file" in " ".join(res.stderr.replace("│", " ").split())
     assert not (tmp_path / "t.fsst").exists()
+
+
+def dataset_folder(tmp_path, plain) -> Path:
+    """ds/ of two hive folders, and a _temporary/ and a hidden file that are not data."""
+    folder = tmp_path / "ds"
+    for rel in ("y=1/a.parquet", "y=2/b.snappy.parquet", "_temporary/0/c.parquet",
+                ".d.parquet"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(plain.read_bytes())
+    return folder
+
+
+def test_roundtrip_of_a_folder_or_glob_round_trips_each_file(tmp_path, plain):
+    """roundtrip FOLDER said "no such file", then "is a folder"; it round-trips the dataset:
+    its data files (the skipped ones named), the figures their sums."""
+    folder = dataset_folder(tmp_path, plain)
+    one = json.loads(run("roundtrip", plain, "--json").stdout)
+    for source in (folder, folder / "*" / "*.parquet"):
+        res = run("roundtrip", source, "--json")
+        got = json.loads(res.stdout)
+        assert got["equal"] is True and got["files"] == 2 and got["fsst_columns"] == "s"
+        for key in ("rows", "row_groups", "string_bytes", "codes_bytes", "input_file_bytes"):
+            assert got[key] == 2 * one[key], key
+        if source == folder:
+            assert "skipped 2 files" in res.stderr and "_temporary/0/c.parquet" in res.stderr
+    text = run("roundtrip", folder).stdout
+    assert "round trip of" in text and "files" in text and "True" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.parquet"]  # nothing left
+
+
+def test_a_dataset_output_must_be_a_folder(tmp_path, plain, monkeypatch):
+    """OUT x.parquet (and OUT -) for a folder IN: a usage error before anything is written,
+    instead of exit 1 (x.parquet) or a folder named - (OUT -)."""
+    folder = dataset_folder(tmp_path, plain)
+    monkeypatch.chdir(tmp_path)  # where a folder named - would be made
+    for cmd in ("compress", "decompress"):
+        line = error_line(run(cmd, folder, tmp_path / "x.parquet", code=2))
+        assert "x.parquet: the output of a dataset is a folder" in line
+        line = error_line(run(cmd, folder, "-", code=2))
+        assert "OUT - is standard output" in line
+        json_error(run(cmd, folder, tmp_path / "x.parquet", "--json", code=2), 2, "folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.parquet"]
+
+
+def test_compressing_a_dataset_names_the_files_it_skips(tmp_path, plain):
+    """_temporary/ and .hidden files are not data (as in pyarrow.dataset): skipped, and said so
+    on stderr (stdout keeps the results)."""
+    folder = dataset_folder(tmp_path, plain)
+    res = run("compress", folder, tmp_path / "c", "--json")
+    assert [Path(r["output"]).relative_to(tmp_path / "c").as_posix()
+            for r in json.loads(res.stdout)] == ["y=1/a.parquet", "y=2/b.parquet"]
+    assert res.stderr.startswith("fsstgpu: note: skipped 2 files named _* or .*")
+    assert ".d.parquet, _temporary/0/c.parquet" in res.stderr
+    res = run("decompress", tmp_path / "c", tmp_path / "d")  # nothing to skip: no note
+    assert "note" not in res.stderr
+
+
+def test_dash_for_inspect_and_train(tmp_path, plain):
+    """inspect - and train - read standard input; train --out - writes the table to stdout."""
+    res = runner.invoke(app, ["inspect", "-", "--json"], input=plain.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["path"] == "<stdin>" and got["rows"] == 500 and got["format"] == "parquet"
+    run("train", plain, "-o", tmp_path / "t.fsst")
+    res = runner.invoke(app, ["train", "-", "-o", "-"], input=plain.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout_bytes == (tmp_path / "t.fsst").read_bytes()
+    assert "symbol table from -" in res.stderr  # the results table: stderr
+    res = runner.invoke(app, ["train", "-", "-o", "-"], input=b"one line\nanother line\n")
+    assert res.exit_code == 0 and len(res.stdout_bytes) > 0
+    res = runner.invoke(app, ["train", plain.as_posix(), "-o", "-", "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["kind"] == "usage"
+    res = runner.invoke(app, ["inspect", "-"], input=b"not a file")
+    assert res.exit_code == 4 and "<stdin>: not a Parquet or Arrow IPC file" in res.stderr
 
 
 def read_only_folder(tmp_path) -> Path:

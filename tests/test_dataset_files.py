@@ -267,7 +267,7 @@ def test_a_dataset_output_named_as_a_file_is_refused(dataset, tmp_path):
     from fsstgpu.cli.app import app
 
     res = CliRunner().invoke(app, ["compress", str(root), str(tmp_path / "z.PQ")])
-    assert res.exit_code == 1 and "z.PQ: the output of a dataset is a folder" in res.stderr
+    assert res.exit_code == 2 and "z.PQ: the output of a dataset is a folder" in res.stderr
     assert not (tmp_path / "z.PQ").exists()
     fsspec = pytest.importorskip("fsspec")
     with pytest.raises(NotADirectoryError, match="memory://fsstgpu-out/x.arrow"):
