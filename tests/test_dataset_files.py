@@ -334,3 +334,25 @@ def test_read_dataset_merges_files_with_other_columns(tmp_path):
     pq.write_table(pa.table({"s": [1]}), tmp_path / "c" / "z.parquet")
     with pytest.raises(ValueError, match="z.parquet: its schema differs .* column 's' is int64"):
         read_dataset(tmp_path / "c", device="cpu")
+
+
+@pytest.mark.parametrize("values", [
+    ["01", "2", "-0"], ["+5", "3"], ["-2147483648", "7"], ["2147483648", "1"], ["1.5", "2"],
+    ["0x10", "0X1f", "3"], ["0xFFFFFFFF", "0x80000000"], ["-0x10", "1"], ["0x", "1"],
+    ["0x0000000010", "1"], ["\u0661\u0662", "1"], [" 1", "2"], ["", "1"]],
+    ids=lambda v: "|".join(v))
+def test_partition_values_are_typed_as_pyarrow_types_them(tmp_path, values):
+    """A key is int32 exactly when pyarrow.dataset's hive inference makes it int32 (no '+',
+    0x hex of up to 8 digits as 32 bits, decimal within int32), with the same values."""
+    import pyarrow.dataset as pads
+
+    for i, value in enumerate(values):
+        (tmp_path / f"k={value}").mkdir()
+        pq.write_table(pa.table({"s": [f"row {i}"]}), tmp_path / f"k={value}" / f"{i}.parquet")
+    theirs = pads.dataset(tmp_path, format="parquet", partitioning="hive").to_table()
+    mine = read_dataset(tmp_path, device="cpu")
+    assert mine.schema.field("k").type == theirs.schema.field("k").type
+    def rows(t):
+        return sorted(zip(t.column("s").to_pylist(), t.column("k").to_pylist(), strict=True))
+
+    assert rows(mine) == rows(theirs)
