@@ -235,10 +235,14 @@ def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -
 
 
 def _check_types(parts) -> None:
-    """Refuse files whose columns of one name have different types (naming the first two)."""
+    """Refuse files whose columns of one name have different types (naming the first two); a
+    column of type null (all nulls, as a writer that saw no value types it) takes any type, as
+    in ``pyarrow.unify_schemas``."""
     seen: dict[str, tuple] = {}
     for path, table in parts:
         for field in table.schema:
+            if pa.types.is_null(field.type):
+                continue
             first = seen.setdefault(field.name, (path, field.type))
             if field.type != first[1]:
                 raise ValueError(f"{path}: its schema differs from {first[0]}'s: column "
@@ -271,8 +275,9 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     Raises
     ------
     ValueError
-        When two files have a column of one name and two types (the message names both), or
-        when ``partitioning`` is neither.
+        When two files have a column of one name and two types (the message names both; a
+        column of type null in a file is taken as any type), or when ``partitioning`` is
+        neither.
 
     Examples
     --------

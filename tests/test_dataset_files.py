@@ -336,6 +336,20 @@ def test_read_dataset_merges_files_with_other_columns(tmp_path):
         read_dataset(tmp_path / "c", device="cpu")
 
 
+def test_read_dataset_takes_a_column_of_type_null_as_any_type(tmp_path):
+    """A file whose writer saw only nulls in a column types it null; pyarrow.unify_schemas
+    merges it with the other files' type (pyarrow.dataset fails on it), and so does
+    read_dataset."""
+    pq.write_table(pa.table({"s": ["a", "b"], "n": pa.nulls(2)}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "n": pa.array([7], pa.int64())}), tmp_path / "b.parquet")
+    pq.write_table(pa.table({"s": ["d"], "n": pa.nulls(1)}), tmp_path / "c.parquet")
+    unified = pa.unify_schemas([pq.read_schema(tmp_path / f"{n}.parquet") for n in "abc"])
+    compress_dataset(tmp_path, tmp_path / "out")
+    got = read_dataset(tmp_path / "out", device="cpu")
+    assert got.schema == unified and got.column("n").to_pylist() == [None, None, 7, None]
+    assert got.column("s").to_pylist() == ["a", "b", "c", "d"]
+
+
 @pytest.mark.parametrize("values", [
     ["01", "2", "-0"], ["+5", "3"], ["-2147483648", "7"], ["2147483648", "1"], ["1.5", "2"],
     ["0x10", "0X1f", "3"], ["0xFFFFFFFF", "0x80000000"], ["-0x10", "1"], ["0x", "1"],
