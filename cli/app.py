@@ -128,7 +128,7 @@ def _start_dataset(src, dst) -> None:
         fail("OUT - is standard output, which holds one file; the output of a dataset is a "
              "folder (one file per input file): name a folder", EXIT_USAGE)
     if dst is not None:
-        check_dataset_output(dst)
+        check_dataset_output(dst, src)
     skipped = skipped_files(src)
     if skipped:
         shown = ", ".join(skipped[:_SKIPPED_SHOWN])

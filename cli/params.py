@@ -86,7 +86,7 @@ def roundtrip_source(value: str) -> str:
     folder, a glob pattern matching files) or ``-`` (stdin); otherwise a usage error."""
 
     if value == "-" or (not is_dataset_name(value) and (
-            Path(value).is_dir() or (glob.has_magic(value) and glob.glob(value)))):
+            Path(value).is_dir() or (glob.has_magic(value) and glob.glob(value, recursive=True)))):
         return value
     return dataset_or_file(value)
 
@@ -112,7 +112,7 @@ def input_location(value: str) -> str:
     a URL (checked when opened) or ``-`` (stdin); otherwise a usage error."""
 
     if value == "-" or is_url(value) or Path(value).exists() or (
-            glob.has_magic(value) and glob.glob(value)):
+            glob.has_magic(value) and glob.glob(value, recursive=True)):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
 

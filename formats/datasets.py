@@ -23,6 +23,7 @@ as one table (or one set of device columns). Files are found by
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -32,8 +33,10 @@ from fsstgpu.errors import FsstGpuError
 from fsstgpu.formats.files import compress_file, decompress_file, read_table, read_table_device
 from fsstgpu.formats.locations import (
     DATASET_SUFFIXES,
+    IGNORED_PREFIXES,
     Url,
     dataset_files,
+    fixed_prefix,
     is_url,
     refuse_repeats,
 )
@@ -85,15 +88,18 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     >>> [str(out) for _, out in dataset_outputs(d, "memory://bucket/out/")]
     ['memory://bucket/out/x.parquet']
     """
-    check_dataset_output(dst)
+    check_dataset_output(dst, src)
     if is_url(dst):
         return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
     return [(path, Path(dst) / rel) for path, rel in _renamed(src)]
 
 
-def check_dataset_output(dst) -> None:
+def check_dataset_output(dst, src=None) -> None:
     """Refuse ``dst`` as a dataset's output folder when it names a file
-    (:class:`DatasetOutputError`, see :func:`dataset_outputs`), before any file is listed.
+    (:class:`DatasetOutputError`, see :func:`dataset_outputs`), or lies inside the folder of
+    the dataset ``src`` (a directory, or a ``**`` pattern's fixed part), where its files would
+    be read as the dataset's the next time (a folder named ``_*`` or ``.*`` there is skipped,
+    and so taken); before any file is listed.
 
     Examples
     --------
@@ -106,6 +112,14 @@ def check_dataset_output(dst) -> None:
     fsstgpu.formats.datasets.DatasetOutputError: ...out.parquet: the output of a dataset is a \
 folder (one output file per input file), and this name is a file's; name a folder, or create \
 the folder first to use this name
+    >>> d = tempfile.mkdtemp()
+    >>> check_dataset_output(os.path.join(d, "_compressed"), d)  # skipped as not data: taken
+    >>> check_dataset_output(os.path.join(d, "compressed"), d)
+    Traceback (most recent call last):
+    ...
+    fsstgpu.formats.datasets.DatasetOutputError: ...compressed: the output folder is inside the \
+input dataset's folder..., where its files would be read as the dataset's; name a folder \
+outside it, or one named _* or .* inside it (skipped as not data)
     """
     if is_url(dst):
         if _file_name(Url(dst)) and not Url(dst).is_dir():
@@ -116,6 +130,27 @@ the folder first to use this name
         raise DatasetOutputError(f"{dst}: the output of a dataset is a folder, and this is a file")
     if not out_dir.exists() and _file_name(out_dir):
         raise _named_as_a_file(dst)
+    root = _dataset_folder(src)
+    if root is not None:
+        inside = os.path.relpath(os.path.realpath(out_dir), os.path.realpath(root))
+        parts = Path(inside).parts
+        if inside != os.pardir and not inside.startswith(os.pardir + os.sep) \
+                and not any(part.startswith(IGNORED_PREFIXES) for part in parts):
+            raise DatasetOutputError(
+                f"{dst}: the output folder is inside the input dataset's folder {root}, where "
+                "its files would be read as the dataset's; name a folder outside it, or one "
+                "named _* or .* inside it (skipped as not data)")
+
+
+def _dataset_folder(src) -> str | None:
+    """The local folder whose files, at any depth, are the dataset ``src``: a directory, or the
+    fixed part of a ``**`` pattern; None for anything else (a list, a URL, a shallow pattern)."""
+    if src is None or isinstance(src, (list, tuple)) or is_url(src):
+        return None
+    text = os.fspath(src)
+    if "**" in text:
+        return fixed_prefix(text, os.sep) or os.curdir
+    return text if os.path.isdir(text) else None
 
 
 #: Codec names writers put before the suffix (Spark: ``part-0-c000.snappy.parquet``); an output

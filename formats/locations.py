@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-__all__ = ["DATASET_SUFFIXES", "Url", "dataset_files", "file_size", "is_url", "local_or_url",
-           "skipped_files"]
+__all__ = ["DATASET_SUFFIXES", "IGNORED_PREFIXES", "Url", "dataset_files", "file_size",
+           "fixed_prefix", "is_url", "local_or_url", "skipped_files"]
 
 #: the file names a directory dataset is made of (others, such as ``_SUCCESS``, are skipped)
 DATASET_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
@@ -122,8 +122,9 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     source : str, os.PathLike, or a list of them
         A directory (local or URL: its files with a :data:`DATASET_SUFFIXES` suffix, found
         recursively, relative names keep the subfolders), a glob pattern (``data/*.parquet``,
-        ``ds/*/*.parquet``, ``s3://b/part-*.parquet``: relative names from the pattern's last
-        folder without wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
+        ``ds/*/*.parquet``, ``ds/**/*.parquet`` (``**``: any depth of folders, none too),
+        ``s3://b/part-*.parquet``: relative names from the pattern's last folder without
+        wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
         files (their base names). Below a directory or pattern, names starting with ``_`` or
         ``.`` are skipped (see the module docstring); listed files are taken as named.
 
@@ -190,9 +191,9 @@ def _found(source) -> list[tuple[Path | Url, str]]:
         return sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
                       if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
     if _GLOB.search(str(loc)):
-        base = _fixed_prefix(str(loc), os.sep)
+        base = fixed_prefix(str(loc), os.sep)
         return [(Path(p), Path(os.path.relpath(p, base or os.curdir)).as_posix())
-                for p in sorted(globbing.glob(str(loc))) if Path(p).is_file()]
+                for p in sorted(globbing.glob(str(loc), recursive=True)) if Path(p).is_file()]
     if loc.is_file():
         return [(loc, loc.name)]
     raise FileNotFoundError(f"{loc}: no such file or directory")
@@ -228,12 +229,14 @@ def _hidden(rel: str) -> bool:
     return any(part.startswith(IGNORED_PREFIXES) for part in rel.split("/") if part)
 
 
-def _fixed_prefix(pattern: str, sep: str) -> str:
+def fixed_prefix(pattern: str, sep: str) -> str:
     """The folders of a glob pattern before its first part with a wildcard (``ds/*/*.parquet``:
-    ``ds``); relative output names start below it.
+    ``ds``; parts split at ``sep``); relative output names start below it.
 
-    >>> from fsstgpu.formats.locations import _fixed_prefix
-    >>> [_fixed_prefix(p, "/") for p in ("ds/*/*.parquet", "b/x/p-*.pq", "*.pq", "/*/a.pq")]
+    Examples
+    --------
+    >>> from fsstgpu.formats.locations import fixed_prefix
+    >>> [fixed_prefix(p, "/") for p in ("ds/*/*.parquet", "b/x/p-*.pq", "*.pq", "/*/a.pq")]
     ['ds', 'b/x', '', '/']
     """
     parts = pattern.split(sep)
@@ -251,7 +254,7 @@ def _url_files(url: Url) -> list[tuple[Url, str]]:
     protocol = url.split("://", 1)[0]
     if _GLOB.search(path):
         found = sorted(fs.glob(path))
-        base = _fixed_prefix(path, "/").rstrip("/") + "/"
+        base = fixed_prefix(path, "/").rstrip("/") + "/"
         return [(Url(f"{protocol}://{p}"), p[len(base):] if p.startswith(base) else p)
                 for p in found if fs.isfile(p)]
     if fs.isdir(path):

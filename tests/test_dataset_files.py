@@ -324,9 +324,10 @@ def test_read_dataset_exposes_hive_partition_columns(dataset, tmp_path):
 def test_read_dataset_merges_files_with_other_columns(tmp_path):
     """A second file with an extra column (a column added to the data later) was refused; its
     columns are merged, nulls where a file lacks one, as pyarrow's schema unification does."""
-    pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), tmp_path / "a.parquet")
-    pq.write_table(pa.table({"s": ["c"], "extra": ["new"]}), tmp_path / "b.parquet")
-    compress_dataset(tmp_path, tmp_path / "c")
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), tmp_path / "in" / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "extra": ["new"]}), tmp_path / "in" / "b.parquet")
+    compress_dataset(tmp_path / "in", tmp_path / "c")
     got = read_dataset(tmp_path / "c", device="cpu")
     assert got.schema.names == ["s", "n", "extra"]
     assert got.to_pydict() == {"s": ["a", "b", "c"], "n": [1, 2, None],
@@ -340,11 +341,13 @@ def test_read_dataset_takes_a_column_of_type_null_as_any_type(tmp_path):
     """A file whose writer saw only nulls in a column types it null; pyarrow.unify_schemas
     merges it with the other files' type (pyarrow.dataset fails on it), and so does
     read_dataset."""
-    pq.write_table(pa.table({"s": ["a", "b"], "n": pa.nulls(2)}), tmp_path / "a.parquet")
-    pq.write_table(pa.table({"s": ["c"], "n": pa.array([7], pa.int64())}), tmp_path / "b.parquet")
-    pq.write_table(pa.table({"s": ["d"], "n": pa.nulls(1)}), tmp_path / "c.parquet")
-    unified = pa.unify_schemas([pq.read_schema(tmp_path / f"{n}.parquet") for n in "abc"])
-    compress_dataset(tmp_path, tmp_path / "out")
+    src = tmp_path / "in"
+    src.mkdir()
+    pq.write_table(pa.table({"s": ["a", "b"], "n": pa.nulls(2)}), src / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "n": pa.array([7], pa.int64())}), src / "b.parquet")
+    pq.write_table(pa.table({"s": ["d"], "n": pa.nulls(1)}), src / "c.parquet")
+    unified = pa.unify_schemas([pq.read_schema(src / f"{n}.parquet") for n in "abc"])
+    compress_dataset(src, tmp_path / "out")
     got = read_dataset(tmp_path / "out", device="cpu")
     assert got.schema == unified and got.column("n").to_pylist() == [None, None, 7, None]
     assert got.column("s").to_pylist() == ["a", "b", "c", "d"]
@@ -370,3 +373,46 @@ def test_partition_values_are_typed_as_pyarrow_types_them(tmp_path, values):
         return sorted(zip(t.column("s").to_pylist(), t.column("k").to_pylist(), strict=True))
 
     assert rows(mine) == rows(theirs)
+
+
+def test_a_double_star_pattern_reaches_any_depth(tmp_path):
+    """'ds/**/*.parquet' took ** as * (one folder level); it is any depth, as in a shell with
+    globstar and fsspec's glob, for the CLI's IN too."""
+    root = tmp_path / "ds"
+    rels = ["top.parquet", "y=1/a.parquet", "y=1/m=2/b.parquet", "y=1/m=2/d=3/c.parquet",
+            "_temporary/y=1/x.parquet"]
+    for i, rel in enumerate(rels):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(_table(10, i), root / rel)
+    found = [rel for _, rel in dataset_files(str(root / "**" / "*.parquet"))]
+    assert found == sorted(rels[:4])
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    res = CliRunner().invoke(app, ["compress", str(root / "y=1" / "**" / "c.parquet"),
+                                   str(tmp_path / "out")])
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "out" / "m=2" / "d=3" / "c.parquet").is_file()
+
+
+def test_an_output_folder_inside_the_input_folder_is_refused(dataset, tmp_path):
+    """compress ds ds/c made ds/c/..., which the next read of ds takes as data (twice the rows);
+    refused before anything is written, unless the folder is one skipped as not data."""
+    root, tables = dataset
+    for dst in (root / "c", root / "year=2025" / "c", root / "." / "c"):
+        with pytest.raises(NotADirectoryError, match="inside the input dataset's folder"):
+            compress_dataset(root, dst)
+        assert not dst.exists()
+    with pytest.raises(NotADirectoryError, match="inside the input dataset's folder"):
+        compress_dataset(str(root / "**" / "*.parquet"), root / "c")
+    compress_dataset(root, root / "_compressed")  # skipped as not data: taken
+    assert [rel for _, rel in dataset_files(root)] == list(tables)
+    compress_dataset(str(root / "*" / "*.parquet"), root / "c")  # a pattern that cannot see c
+    compress_dataset(root, tmp_path / "in-c")  # beside it: taken
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    res = CliRunner().invoke(app, ["compress", str(root), str(root / "d")])
+    assert res.exit_code == 2 and "inside the input dataset's folder" in res.stderr
