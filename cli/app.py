@@ -549,7 +549,8 @@ def datasets_generate(
     rows: Annotated[int, typer.Option(min=0, metavar="N", help="Number of rows to generate.")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="FILE",
-        help="Output file: .parquet/.pq, .arrow/.feather/.ipc or .arrows (or give --format).")],
+        help="Output file: .parquet/.pq, .arrow/.feather/.ipc or .arrows (or give --format); "
+             "- writes standard output (format: --format, else parquet).")],
     seed: Annotated[int, typer.Option(
         min=0, metavar="N", help="Random seed (same seed, same bytes).")] = 0,
     row_group_rows: Annotated[int | None, typer.Option(
@@ -564,18 +565,27 @@ def datasets_generate(
     with handle_errors():
         import pyarrow as pa
 
-
-        fmt = output_format_of(out, format)
-        check_output(out, force=force)
+        to_stdout = str(out) == STDIO
+        if to_stdout and json_:
+            fail("--json and --out - would both write to stdout: give --out a file name, or "
+                 "leave out --json", EXIT_USAGE)
+        if to_stdout:
+            fmt = format.value if format is not None else "parquet"
+        else:
+            fmt = output_format_of(out, format)
+            check_output(out, force=force)
         table = pa.table({name: generate(name, rows, seed)})
-        with atomic_output(out, force=force) as tmp:
-            write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
+        with stdout_file(str(out), suffix_for(fmt)) as dst:
+            with contextlib.nullcontext(dst) if to_stdout else atomic_output(
+                    out, force=force) as tmp:
+                write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
+            size = Path(dst).stat().st_size
         info = {"name": name, "rows": rows, "seed": seed, "format": fmt, "out": str(out),
-                "bytes": out.stat().st_size}
+                "bytes": size}
         if json_:
             print_json(info)
             return
-        out_console().print(kv_table(f"generated {name}", list(info.items())))
+        _results_console(str(out)).print(kv_table(f"generated {name}", list(info.items())))
 
 
 def main():

@@ -1,5 +1,5 @@
 """``-`` for IN and OUT of compress / decompress (and for ``inspect``, ``roundtrip`` and
-``train``'s input, ``train --out``): standard input and output.
+``train``'s input, ``train --out`` and ``datasets generate --out``): standard input and output.
 
 Parquet and Arrow IPC files are read from their ends (the footer) and by random access, so
 standard input is first copied whole to a temporary file; an output goes to a temporary file

@@ -158,8 +158,29 @@ def test_compressing_a_dataset_names_the_files_it_skips(tmp_path, plain):
     assert "note" not in res.stderr
 
 
-def test_dash_for_inspect_and_train(tmp_path, plain):
-    """inspect - and train - read standard input; train --out - writes the table to stdout."""
+def test_dash_for_generate_and_a_pipe_of_commands(tmp_path):
+    """datasets generate -o - writes the file to stdout (parquet unless --format), so that
+    generate | compress - - | inspect - is a pipe."""
+    run("datasets", "generate", "urls", "--rows", "300", "-o", tmp_path / "u.parquet")
+    res = runner.invoke(app, ["datasets", "generate", "urls", "--rows", "300", "-o", "-"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout_bytes == (tmp_path / "u.parquet").read_bytes()
+    assert "generated urls" in res.stderr  # the results table: stderr
+    res = runner.invoke(app, ["datasets", "generate", "urls", "--rows", "300", "-o", "-",
+                              "--format", "arrows"])
+    assert pa.ipc.open_stream(res.stdout_bytes).read_all().num_rows == 300
+    res = runner.invoke(app, ["compress", "-", "-"], input=res.stdout_bytes)
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["inspect", "-", "--json"], input=res.stdout_bytes)
+    got = json.loads(res.stdout)
+    assert got["format"] == "arrows" and got["columns"][0]["codec"] == "fsst"
+    res = runner.invoke(app, ["datasets", "generate", "urls", "--rows", "3", "-o", "-", "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["kind"] == "usage"
+
+
+def test_dash_for_inspect_train_and_roundtrip(tmp_path, plain):
+    """inspect -, train - and roundtrip - read standard input; train --out - writes the table
+    to stdout."""
     res = runner.invoke(app, ["inspect", "-", "--json"], input=plain.read_bytes())
     assert res.exit_code == 0, res.stderr
     got = json.loads(res.stdout)
@@ -175,6 +196,13 @@ def test_dash_for_inspect_and_train(tmp_path, plain):
     assert res.exit_code == 2 and json.loads(res.stdout)["kind"] == "usage"
     res = runner.invoke(app, ["inspect", "-"], input=b"not a file")
     assert res.exit_code == 4 and "<stdin>: not a Parquet or Arrow IPC file" in res.stderr
+    res = runner.invoke(app, ["roundtrip", "-", "--json"], input=plain.read_bytes())
+    got = json.loads(res.stdout)
+    assert got["source"] == "<stdin>" and got["format"] == "parquet" and got["rows"] == 500
+    assert got["equal"] is True
+    res = runner.invoke(app, ["roundtrip", "-", "--json"], input=b"a line\nanother\n")
+    got = json.loads(res.stdout)
+    assert got["source"] == "<stdin>" and got["strings"] == 2 and got["equal"] is True
 
 
 def read_only_folder(tmp_path) -> Path:
