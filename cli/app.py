@@ -478,7 +478,7 @@ def train(
         if not to_stdout:
             check_output(out, force=force, inputs=inputs)
         with stdin_file(src) as name:
-            strings = load(name if src == STDIO else src, column=column)
+            strings = load(name, column=column)
         table = fsstgpu.train(strings, sample_bytes=sample_bytes)
         data = table.to_bytes()
         with stdout_file(str(out), ".fsst") as dst:
