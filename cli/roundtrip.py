@@ -114,7 +114,8 @@ def roundtrip_dataset(src, device: str, runs: int) -> dict:
 
     dev = resolve_device(device)
     t_c = t_d = float("inf")
-    with tempfile.TemporaryDirectory(prefix="fsstgpu-roundtrip-") as tmp:
+    # named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it
+    with tempfile.TemporaryDirectory(prefix="_fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / "c", Path(tmp) / "d"
         for _ in range(runs):
             t0 = time.perf_counter()

@@ -131,6 +131,17 @@ def test_roundtrip_of_a_folder_or_glob_round_trips_each_file(tmp_path, plain):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.parquet"]  # nothing left
 
 
+def test_roundtrip_of_the_folder_that_holds_the_temporary_folder(tmp_path, plain, monkeypatch):
+    """roundtrip /tmp (TMPDIR inside the dataset): its temporary outputs are not inside the
+    dataset's folder as data, nor read as its files."""
+    import tempfile
+
+    folder = dataset_folder(tmp_path, plain)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    got = json.loads(run("roundtrip", folder, "--json").stdout)
+    assert got["equal"] is True and got["files"] == 2
+
+
 def test_a_dataset_output_must_be_a_folder(tmp_path, plain, monkeypatch):
     """OUT x.parquet (and OUT -) for a folder IN: a usage error before anything is written,
     instead of exit 1 (x.parquet) or a folder named - (OUT -)."""
