@@ -81,8 +81,8 @@ from fsstgpu.formats import (
     inspect_file,
 )
 from fsstgpu.formats.atomic import atomic_output, check_output
-from fsstgpu.formats.datasets import check_dataset_output
-from fsstgpu.formats.locations import local_or_url, skipped_files
+from fsstgpu.formats.datasets import check_dataset_output, output_name
+from fsstgpu.formats.locations import is_url, local_or_url, skipped_files
 from fsstgpu.formats.rowgroups import write_table
 from fsstgpu.formats.sniff import detect_format, suffix_for
 from fsstgpu.integrations import dask as on_dask
@@ -145,6 +145,18 @@ def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None
     out_console().print(kv_table(f"{verb} {src} -> {dst}: {len(results)} files", [
         (r["output"], f"{r['rows']:,} rows, {human_bytes(r['input_bytes'])} -> "
                       f"{human_bytes(r['output_bytes'])}") for r in results]))
+
+
+def _into_folder(src, dst):
+    """OUT of a one-file compress / decompress, an existing local folder taken as ``cp`` takes
+    it: the file ``OUT/<IN's name>`` (less a codec name before the suffix, as a dataset's
+    outputs: ``a.snappy.parquet`` -> ``a.parquet``); anything else as given."""
+    if dst == STDIO or is_url(dst) or not Path(dst).is_dir():
+        return dst
+    if src == STDIO:
+        fail(f"{dst} is a folder, and standard input has no name to give the file in it: name "
+             "the output file", EXIT_USAGE)
+    return str(Path(dst) / output_name(local_or_url(src).name))
 
 
 @contextlib.contextmanager
@@ -219,6 +231,7 @@ def compress(
             _show_dataset(results, "compressed", src, dst, json_)
             return
         t0 = time.perf_counter()
+        dst = _into_folder(src, dst)
         with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
                 f"compress {printable(Path(src).name)}", progress) as bar:
             info = compress_file(path, out, columns, format=fmt, sample_bytes=sample_bytes,
@@ -276,6 +289,7 @@ def decompress(
             _show_dataset(results, "decompressed", src, dst, json_)
             return
         t0 = time.perf_counter()
+        dst = _into_folder(src, dst)
         with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
                 f"decompress {printable(Path(src).name)}", progress) as bar:
             info = decompress_file(path, out, device=device.value, format=fmt, force=force,

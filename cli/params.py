@@ -148,7 +148,8 @@ OutFile = Annotated[PathOrUrl, typer.Argument(
     metavar="OUT", parser=PathOrUrl,
     help="Output file (or URL); its suffix names the format (.parquet/.pq, .arrow/.feather/.ipc, "
          ".arrows) unless --format is given; - writes standard output (format: --format, else "
-         "the input's); for a dataset IN, the output folder.")]
+         "the input's); an existing folder gets the file under IN's name, as cp does; for a "
+         "dataset IN, the output folder.")]
 FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
 JsonOpt = Annotated[bool, typer.Option(

@@ -305,3 +305,24 @@ def test_dash_is_stdin_and_stdout(tmp_path, plain):
     assert "<stdin>" in line and "fsstgpu-stdin" not in line, line
     res = runner.invoke(app, ["compress", str(plain), "-", "--json"])
     assert res.exit_code == 2 and json.loads(res.stdout)["exit_code"] == 2
+
+
+def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, plain):
+    """compress in.parquet out/ said "cannot tell the output format from 'no suffix'"; an
+    existing folder takes the file under the input's name, as cp does (a codec name before the
+    suffix dropped, as in a dataset's outputs)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    run("compress", plain, out)
+    assert [p.name for p in out.iterdir()] == ["in.parquet"]
+    assert "already exists" in error_line(run("compress", plain, out, code=1))
+    spark = tmp_path / "part-0.snappy.parquet"
+    spark.write_bytes(plain.read_bytes())
+    res = run("compress", spark, out, "--json")
+    assert json.loads(res.stdout)["output_bytes"] == (out / "part-0.parquet").stat().st_size
+    back = tmp_path / "back"
+    back.mkdir()
+    run("decompress", out / "in.parquet", back)
+    assert pq.read_table(back / "in.parquet").equals(pq.read_table(plain))
+    res = runner.invoke(app, ["compress", "-", str(out)], input=plain.read_bytes())
+    assert res.exit_code == 2 and "standard input has no name" in res.stderr
