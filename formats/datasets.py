@@ -338,15 +338,17 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
     -------
     dict
         Column name -> one :class:`fsstgpu.DeviceStringArray` over all the files (each fsst
-        column; its chunks the row groups) or a ``pyarrow.ChunkedArray`` (every other column).
-        The files must have the same columns.
+        column; its chunks the row groups) or a ``pyarrow.ChunkedArray`` (every other column),
+        in order of first appearance. A host column some files lack is null in their rows, as
+        in :func:`read_dataset`; an fsst column must be in every file.
 
     Raises
     ------
     DeviceError
         Without a usable GPU.
     ValueError
-        When a file lacks a column of the first, or ``partitioning`` is neither value.
+        When a file lacks an fsst column of another file, a column is fsst in one file and
+        plain in another, a host column has two types, or ``partitioning`` is neither value.
 
     Examples
     --------
@@ -357,25 +359,43 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
     """
     files, keys, values = _dataset_parts(src, partitioning)
     parts = [(path, read_table_device(path)) for path, _ in files]
-    names = list(parts[0][1])
+    rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
     out = {}
-    for name in names:
-        columns = []
-        for path, cols in parts:
-            if name not in cols:
-                raise ValueError(f"{path}: no column {name!r} (the first file has one)")
-            columns.append(cols[name])
-        if all(isinstance(c, DeviceStringArray) for c in columns):
-            out[name] = concat_device_arrays(columns)
-        else:
-            out[name] = pa.chunked_array([chunk for c in columns for chunk in c.chunks])
+    for name in dict.fromkeys(n for _, cols in parts for n in cols):  # first appearance
+        out[name] = _device_dataset_column(name, parts, rows)
     for key, (type_, _) in keys.items():
         if key not in out:  # as on the CPU: a file column of that name wins
-            rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
             out[key] = pa.chunked_array(
                 [pa.repeat(pa.scalar(part[key][1], type_), n)
                  for part, n in zip(values, rows, strict=True)], type=type_)
     return out
+
+
+def _device_dataset_column(name, parts, rows):
+    """Column ``name`` of every file of ``parts`` (``(path, columns)``) joined: the device
+    columns on the device; host columns as one ChunkedArray, nulls where a file lacks it."""
+    present = [(path, cols[name]) for path, cols in parts if name in cols]
+    on_device = [(path, c) for path, c in present if isinstance(c, DeviceStringArray)]
+    on_host = [(path, c) for path, c in present if not isinstance(c, DeviceStringArray)]
+    if on_device and on_host:
+        raise ValueError(f"column {name!r} is fsst-compressed in {on_device[0][0]} and plain in "
+                         f"{on_host[0][0]}: read_dataset (on the host) reads such files")
+    if on_device:
+        if len(on_device) < len(parts):
+            lacking = next(path for path, cols in parts if name not in cols)
+            raise ValueError(f"{lacking}: no column {name!r}, which other files hold as fsst "
+                             "strings decoded on the GPU; read_dataset (on the host) reads such "
+                             "files, with nulls where a file lacks a column")
+        return concat_device_arrays([c for _, c in on_device])
+    _check_types([(path, pa.table({name: c})) for path, c in on_host])
+    types = [c.type for _, c in on_host if not pa.types.is_null(c.type)]
+    type_ = types[0] if types else pa.null()
+    chunks = []
+    for (_, cols), n in zip(parts, rows, strict=True):
+        column = cols.get(name)
+        chunks += [pa.nulls(n, type_)] if column is None else [
+            chunk.cast(type_) for chunk in column.chunks]  # a null-typed file's chunks
+    return pa.chunked_array(chunks, type=type_)
 
 
 def _dataset_parts(src, partitioning):

@@ -416,3 +416,43 @@ def test_an_output_folder_inside_the_input_folder_is_refused(dataset, tmp_path):
 
     res = CliRunner().invoke(app, ["compress", str(root), str(root / "d")])
     assert res.exit_code == 2 and "inside the input dataset's folder" in res.stderr
+
+
+def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monkeypatch):
+    """read_dataset_device took the first file's columns and refused a file lacking one (and
+    dropped a column only later files had); host columns now merge as read_dataset's do, and
+    device columns that cannot be null-filled on the device are refused by name. The per-file
+    reader is replaced by host tables (no GPU here), as read_table_device would return them."""
+    import fsstgpu.formats.datasets as datasets
+    from fsstgpu.gpu.arrays import DeviceStringArray
+
+    src = tmp_path / "in"
+    for rel, table in {"y=1/a.parquet": pa.table({"n": [1, 2], "x": pa.nulls(2)}),
+                       "y=2/b.parquet": pa.table({"n": [3], "x": ["s"], "extra": [1.5]})}.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, src / rel)
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: {
+        name: col for name, col in zip(pq.read_table(path).column_names,
+                                       pq.read_table(path).columns, strict=True)})
+    got = read_dataset_device(src)
+    assert list(got) == ["n", "x", "extra", "y"]
+    assert {k: v.to_pylist() for k, v in got.items()} == {
+        "n": [1, 2, 3], "x": [None, None, "s"], "extra": [None, None, 1.5], "y": [1, 1, 2]}
+    assert got["x"].type == pa.string() and got["extra"].type == pa.float64()
+    host = read_dataset(src, device="cpu")
+    assert all(got[k].to_pylist() == host.column(k).to_pylist() for k in host.column_names)
+
+    fake = DeviceStringArray(pa.string(), 2, None, None, None, 0)  # never decoded: refused first
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: (
+        {"n": pa.chunked_array([[1, 2]]), "s": fake} if path.name == "a.parquet"
+        else {"n": pa.chunked_array([[3]])}))
+    with pytest.raises(ValueError, match="b.parquet: no column 's', which other files hold"):
+        read_dataset_device(src)
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: (
+        {"s": fake} if path.name == "a.parquet" else {"s": pa.chunked_array([["x"]])}))
+    with pytest.raises(ValueError, match="column 's' is fsst-compressed in .*a.parquet and plain"):
+        read_dataset_device(src)
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: {
+        "n": pa.chunked_array([[1]] if path.name == "a.parquet" else [["one"]])})
+    with pytest.raises(ValueError, match="column 'n' is string there, int64"):
+        read_dataset_device(src)
