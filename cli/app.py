@@ -32,6 +32,7 @@ from fsstgpu.cli.output import (
     handle_errors,
     human_bytes,
     kv_table,
+    note,
     out_console,
     print_json,
     printable,
@@ -50,15 +51,24 @@ from fsstgpu.cli.params import (
     JsonOpt,
     OutFile,
     ParquetCodec,
+    PathOrUrl,
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
     dataset_or_file,
     generator_name,
     is_dataset,
+    one_file,
     output_format_of,
+    roundtrip_source,
 )
-from fsstgpu.cli.roundtrip import format_value, roundtrip_column, roundtrip_file, warm_up
+from fsstgpu.cli.roundtrip import (
+    format_value,
+    roundtrip_column,
+    roundtrip_dataset,
+    roundtrip_file,
+    warm_up,
+)
 from fsstgpu.cli.run_bench import run_bench
 from fsstgpu.cli.signals import stop_signals
 from fsstgpu.cli.stdio import STDIO, stdin_file, stdout_file
@@ -71,7 +81,8 @@ from fsstgpu.formats import (
     inspect_file,
 )
 from fsstgpu.formats.atomic import atomic_output, check_output
-from fsstgpu.formats.locations import local_or_url
+from fsstgpu.formats.datasets import check_dataset_output, output_name
+from fsstgpu.formats.locations import is_url, local_or_url, skipped_files
 from fsstgpu.formats.rowgroups import write_table
 from fsstgpu.formats.sniff import detect_format, suffix_for
 from fsstgpu.integrations import dask as on_dask
@@ -105,6 +116,28 @@ def _main_options(
     pass
 
 
+#: How many skipped names the note lists before "and N more".
+_SKIPPED_SHOWN = 5
+
+
+def _start_dataset(src, dst) -> None:
+    """Before a dataset's files are written: refuse OUT ``-`` (stdout holds one file, a
+    dataset's output is a folder) and an OUT named as a file, and name the files skipped as
+    not data."""
+    if dst == STDIO:
+        fail("OUT - is standard output, which holds one file; the output of a dataset is a "
+             "folder (one file per input file): name a folder", EXIT_USAGE)
+    if dst is not None:
+        check_dataset_output(dst, src)
+    skipped = skipped_files(src)
+    if skipped:
+        shown = ", ".join(skipped[:_SKIPPED_SHOWN])
+        more = f" and {len(skipped) - _SKIPPED_SHOWN} more" if len(skipped) > _SKIPPED_SHOWN \
+            else ""
+        note(f"skipped {len(skipped)} file{'s' * (len(skipped) > 1)} named _* or .* or in "
+             f"such a folder (not data, as pyarrow.dataset skips them): {shown}{more}")
+
+
 def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None:
     if json_:
         print_json(results)
@@ -112,6 +145,20 @@ def _show_dataset(results: list[dict], verb: str, src, dst, json_: bool) -> None
     out_console().print(kv_table(f"{verb} {src} -> {dst}: {len(results)} files", [
         (r["output"], f"{r['rows']:,} rows, {human_bytes(r['input_bytes'])} -> "
                       f"{human_bytes(r['output_bytes'])}") for r in results]))
+
+
+def _into_folder(src, dst):
+    """OUT of a one-file compress / decompress, an existing local folder taken as ``cp`` takes
+    it: the file ``OUT/<IN's name>`` (less a codec name before the suffix, as a dataset's
+    outputs: ``a.snappy.parquet`` -> ``a.parquet``); anything else as given."""
+    if dst == STDIO or is_url(dst) or not Path(dst).is_dir():
+        return dst
+    if src == STDIO:
+        fail(f"{dst} is a folder, and standard input has no name to give the file in it: name "
+             "the output file", EXIT_USAGE)
+    return str(Path(dst) / output_name(local_or_url(src).name))
+
+
 @contextlib.contextmanager
 def _files(src, dst, format, json_: bool):
     """``(input, output, output format)`` of a one-file compress / decompress: local paths or
@@ -170,6 +217,7 @@ def compress(
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
+            _start_dataset(src, dst)
             options = dict(sample_bytes=sample_bytes, table=table,
                            parquet_codec=parquet_codec.value)
             if workers or scheduler:
@@ -183,6 +231,7 @@ def compress(
             _show_dataset(results, "compressed", src, dst, json_)
             return
         t0 = time.perf_counter()
+        dst = _into_folder(src, dst)
         with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
                 f"compress {printable(Path(src).name)}", progress) as bar:
             info = compress_file(path, out, columns, format=fmt, sample_bytes=sample_bytes,
@@ -228,6 +277,7 @@ def decompress(
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
+            _start_dataset(src, dst)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.decompress_dataset(src, dst, client=client,
@@ -239,6 +289,7 @@ def decompress(
             _show_dataset(results, "decompressed", src, dst, json_)
             return
         t0 = time.perf_counter()
+        dst = _into_folder(src, dst)
         with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
                 f"decompress {printable(Path(src).name)}", progress) as bar:
             info = decompress_file(path, out, device=device.value, format=fmt, force=force,
@@ -262,20 +313,24 @@ def decompress(
 
 @app.command()
 def inspect(
-    path: Annotated[Path, typer.Argument(
-        exists=True, dir_okay=False, metavar="FILE", help="Parquet or Arrow IPC file.")],
+    path: Annotated[PathOrUrl, typer.Argument(
+        parser=PathOrUrl, callback=one_file, metavar="FILE",
+        help="Parquet or Arrow IPC file, or its URL (- reads standard input).")],
     json_: JsonOpt = False,
 ):
     """Show each column's codec, sizes, ratio and symbol table, and the row groups."""
     with handle_errors():
-        info = inspect_file(path)
+        with stdin_file(path) as name:
+            info = inspect_file(name)
+        if path == STDIO:
+            info["path"] = "<stdin>"
         if json_:
             print_json(info)
             return
         console = out_console()
         rg = info["unit_rows"]
         shown = ", ".join(f"{r:,}" for r in rg[:8]) + (", ..." if len(rg) > 8 else "")
-        console.print(kv_table(f"{path}", [
+        console.print(kv_table(f"{info['path'] if path == STDIO else path}", [
             ("format", info["format"]),
             ("file size", human_bytes(info["file_bytes"])),
             ("rows", f"{info['rows']:,}"),
@@ -312,9 +367,11 @@ def inspect(
 @app.command()
 def roundtrip(
     path: Annotated[FileOrDataset, typer.Argument(
-        parser=FileOrDataset, callback=dataset_or_file, metavar="PATH",
-        help="A Parquet / Arrow IPC file, a text file (one string per line), or a dataset "
-             "name (see `fsstgpu datasets list`).")],
+        parser=FileOrDataset, callback=roundtrip_source, metavar="PATH",
+        help="A Parquet / Arrow IPC file (- reads standard input), a text file (one string per "
+             "line), a dataset of files (a folder, its files recursively, or a quoted glob "
+             "pattern: each file round-trips on its own, the figures are their sums), or a "
+             "dataset name (see `fsstgpu datasets list`).")],
     bench: Annotated[bool, typer.Option(
         "--bench", help="Time compress and decompress over several runs (best of N).")] = False,
     runs: Annotated[int, typer.Option(min=1, metavar="N",
@@ -325,11 +382,19 @@ def roundtrip(
     """Compress and decompress PATH, check the result equals the input, print ratio and speed."""
     with handle_errors():
         warm_up(device.value)
-        p = Path(path)
-        if not is_dataset_name(path) and p.is_file() and detect_format(p) is not None:
-            result = roundtrip_file(p, device.value, runs if bench else 1)
+        runs = runs if bench else 1
+        if not is_dataset_name(path) and is_dataset(path):
+            _start_dataset(path, None)
+            result = roundtrip_dataset(path, device.value, runs)
         else:
-            result = roundtrip_column(path, device.value, runs if bench else 1)
+            with stdin_file(path) as name:
+                p = Path(name)
+                if not is_dataset_name(name) and p.is_file() and detect_format(p) is not None:
+                    result = roundtrip_file(p, device.value, runs)
+                else:
+                    result = roundtrip_column(name, device.value, runs)
+            if path == STDIO:
+                result["source"] = "<stdin>"
         if json_:
             print_json(result)
         else:
@@ -338,7 +403,8 @@ def roundtrip(
                 for k, v in result.items()
             ]))
         if not result["equal"]:
-            fail(f"{path}: round trip mismatch: the decompressed data differs from the input")
+            fail(f"{result.get('differs', path)}: round trip mismatch: the decompressed data "
+                 "differs from the input")
 
 
 # --------------------------------------------------------------------------- bench
@@ -402,10 +468,12 @@ def bench(
 def train(
     src: Annotated[FileOrDataset, typer.Argument(
         parser=FileOrDataset, callback=dataset_or_file, metavar="IN",
-        help="Text file (one string per line), Parquet / Arrow IPC file, or dataset name.")],
+        help="Text file (one string per line), Parquet / Arrow IPC file (- reads standard "
+             "input), or dataset name.")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="FILE",
-        help="Where to write the symbol table (SymbolTable.to_bytes()).")],
+        help="Where to write the symbol table (SymbolTable.to_bytes()); - writes standard "
+             "output (the results table goes to stderr).")],
     column: Annotated[str | None, typer.Option(
         metavar="COLUMN",
         help="Column of a Parquet / IPC input (default: its first string column).")] = None,
@@ -417,13 +485,23 @@ def train(
 ):
     """Train a symbol table and save it, for `fsstgpu compress --table`."""
     with handle_errors():
-        inputs = [] if is_dataset_name(src) else [src]
-        check_output(out, force=force, inputs=inputs)
-        strings = load(src, column=column)
+        to_stdout = str(out) == STDIO
+        if to_stdout and json_:
+            fail("--json and --out - would both write to stdout: give --out a file name, or "
+                 "leave out --json", EXIT_USAGE)
+        inputs = [] if is_dataset_name(src) or src == STDIO else [src]
+        if not to_stdout:
+            check_output(out, force=force, inputs=inputs)
+        with stdin_file(src) as name:
+            strings = load(name, column=column)
         table = fsstgpu.train(strings, sample_bytes=sample_bytes)
         data = table.to_bytes()
-        with atomic_output(out, force=force, inputs=inputs) as tmp:
-            Path(tmp).write_bytes(data)
+        with stdout_file(str(out), ".fsst") as dst:
+            if to_stdout:
+                Path(dst).write_bytes(data)
+            else:
+                with atomic_output(out, force=force, inputs=inputs) as tmp:
+                    Path(tmp).write_bytes(data)
         lengths = [int(x) for x in table.lengths]
         info = {
             "source": src,
@@ -436,7 +514,7 @@ def train(
         if json_:
             print_json(info)
             return
-        out_console().print(kv_table(f"symbol table from {src}", [
+        _results_console(str(out)).print(kv_table(f"symbol table from {src}", [
             ("written to", out),
             ("symbols", info["symbols"]),
             ("serialised bytes", info["bytes"]),
@@ -486,7 +564,8 @@ def datasets_generate(
     rows: Annotated[int, typer.Option(min=0, metavar="N", help="Number of rows to generate.")],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="FILE",
-        help="Output file: .parquet/.pq, .arrow/.feather/.ipc or .arrows (or give --format).")],
+        help="Output file: .parquet/.pq, .arrow/.feather/.ipc or .arrows (or give --format); "
+             "- writes standard output (format: --format, else parquet).")],
     seed: Annotated[int, typer.Option(
         min=0, metavar="N", help="Random seed (same seed, same bytes).")] = 0,
     row_group_rows: Annotated[int | None, typer.Option(
@@ -501,18 +580,27 @@ def datasets_generate(
     with handle_errors():
         import pyarrow as pa
 
-
-        fmt = output_format_of(out, format)
-        check_output(out, force=force)
+        to_stdout = str(out) == STDIO
+        if to_stdout and json_:
+            fail("--json and --out - would both write to stdout: give --out a file name, or "
+                 "leave out --json", EXIT_USAGE)
+        if to_stdout:
+            fmt = format.value if format is not None else "parquet"
+        else:
+            fmt = output_format_of(out, format)
+            check_output(out, force=force)
         table = pa.table({name: generate(name, rows, seed)})
-        with atomic_output(out, force=force) as tmp:
-            write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
+        with stdout_file(str(out), suffix_for(fmt)) as dst:
+            with contextlib.nullcontext(dst) if to_stdout else atomic_output(
+                    out, force=force) as tmp:
+                write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
+            size = Path(dst).stat().st_size
         info = {"name": name, "rows": rows, "seed": seed, "format": fmt, "out": str(out),
-                "bytes": out.stat().st_size}
+                "bytes": size}
         if json_:
             print_json(info)
             return
-        out_console().print(kv_table(f"generated {name}", list(info.items())))
+        _results_console(str(out)).print(kv_table(f"generated {name}", list(info.items())))
 
 
 def main():

@@ -2,9 +2,10 @@
 does, plus JSON for every error under ``--json`` and help without ``<bool>`` beside flags.
 
 * **JSON errors.** With ``--json`` on the command line an error prints
-  ``{"error": message, "exit_code": code}`` on stdout (besides the message on stderr), whether
-  the option parser refused an argument (exit 2) or the command failed
-  (:func:`fsstgpu.cli.output.fail`); a script reading stdout always gets JSON. The parser's
+  ``{"error": message, "kind": kind, "exit_code": code}`` on stdout (besides the message on
+  stderr; ``kind``: :func:`fsstgpu.cli.output.error_kind`), whether the option parser refused
+  an argument (exit 2) or the command failed (:func:`fsstgpu.cli.output.fail`); a script
+  reading stdout always gets JSON. The parser's
   errors come before the command knows its options, hence the ``--json`` looked for in the
   raw arguments.
 * **Flags.** typer's help shows each option's type, ``<bool>`` for a flag, which takes no

@@ -32,6 +32,7 @@ from rich.text import Text
 from fsstgpu.cli.signals import Stopped
 from fsstgpu.device import DEVICES
 from fsstgpu.errors import CorruptDataError, DeviceError
+from fsstgpu.formats.datasets import DatasetOutputError
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.selection import ColumnSelectionError
 
@@ -45,10 +46,26 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 other error (output exists, I/O error); 2 usage error (bad option or "
     "argument, missing input file, unknown output format, no such column, decompress of a file "
-    "fsstgpu did not compress); 3 GPU requested but "
+    "fsstgpu did not compress, a dataset's output named as a file or inside its input); 3 GPU "
+    "requested but "
     "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
     "SIGTERM, 129 SIGHUP; no partial output is left)."
 )
+
+
+#: The ``kind`` of an error under ``--json``, by exit code (128 + N: ``"stopped"``).
+ERROR_KINDS = {EXIT_ERROR: "error", EXIT_USAGE: "usage", EXIT_DEVICE: "device",
+               EXIT_CORRUPT: "corrupt", EXIT_INTERRUPTED: "interrupted"}
+
+
+def error_kind(code: int) -> str:
+    """What an exit code says went wrong, in one word (``--json`` errors' ``kind``).
+
+    >>> from fsstgpu.cli.output import error_kind
+    >>> error_kind(2), error_kind(4), error_kind(143)
+    ('usage', 'corrupt', 'stopped')
+    """
+    return ERROR_KINDS.get(code, "stopped" if isinstance(code, int) and code > 128 else "error")
 
 
 def out_console() -> Console:
@@ -80,7 +97,8 @@ def printable(text) -> str:
 
 def fail(message: str, code: int = EXIT_ERROR):
     """Print ``fsstgpu: error: message`` as one line on stderr and exit with ``code``; under
-    ``--json`` also ``{"error": message, "exit_code": code}`` on stdout."""
+    ``--json`` also ``{"error": message, "kind": ..., "exit_code": code}`` on stdout
+    (:func:`print_json_error`)."""
     line = " ".join(printable(_unaliased(message)).split())  # one line, whatever the text held
     print_json_error(line, code)
     sys.stderr.write(f"fsstgpu: error: {line}\n")
@@ -125,10 +143,12 @@ def json_errors():
 
 
 def print_json_error(message: str, code: int) -> None:
-    """Under :func:`json_errors`, ``{"error": message, "exit_code": code}`` on stdout, unless
-    the command printed its JSON result already (stdout stays one JSON document)."""
+    """Under :func:`json_errors`, ``{"error": message, "kind": kind, "exit_code": code}`` on
+    stdout (``kind``: :func:`error_kind`, ``"usage"`` for exit 2), unless the command printed
+    its JSON result already (stdout stays one JSON document)."""
     if _JsonState.errors and not _JsonState.printed:
-        print_json({"error": " ".join(printable(message).split()), "exit_code": code})
+        print_json({"error": " ".join(printable(message).split()), "kind": error_kind(code),
+                    "exit_code": code})
 
 
 @contextlib.contextmanager
@@ -150,7 +170,7 @@ def handle_errors():
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:
         fail(str(exc), EXIT_CORRUPT)
-    except (ColumnSelectionError, NotCompressedError) as exc:
+    except (ColumnSelectionError, NotCompressedError, DatasetOutputError) as exc:
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
         text = str(exc)
@@ -188,6 +208,13 @@ def _clean(obj):
     if isinstance(obj, (list, tuple)):
         return [_clean(v) for v in obj]
     return obj
+
+
+def note(message: str) -> None:
+    """Tell the user something they may not expect, ``fsstgpu: note: message`` as one line on
+    stderr (stdout keeps the results, JSON under ``--json``)."""
+    sys.stderr.write(f"fsstgpu: note: {' '.join(printable(message).split())}\n")
+    sys.stderr.flush()
 
 
 def warning_line(message, category, filename, lineno, file=None, line=None) -> None:

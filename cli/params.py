@@ -47,10 +47,10 @@ class ParquetCodec(str, Enum):
 
 
 def dataset_or_file(value: str) -> str:
-    """Accept an existing file or a dataset name; otherwise a usage error (a folder or a device
-    is named as such; a missing name gets the list of dataset names)."""
+    """Accept an existing file, ``-`` (stdin) or a dataset name; otherwise a usage error (a
+    folder or a device is named as such; a missing name gets the list of dataset names)."""
 
-    if is_dataset_name(value):
+    if is_dataset_name(value) or value == "-":  # - : standard input (cli/stdio.py)
         return value
     path = Path(value)
     if path.is_dir():  # a folder of files is a dataset for compress / decompress, not here
@@ -65,6 +65,30 @@ def dataset_or_file(value: str) -> str:
             f"{printable(value)!r} is neither a file nor a dataset name (generators: "
             f"{', '.join(GENERATORS)}; sample; dbtext:<file>; see `fsstgpu datasets list`)")
     return value
+
+
+def one_file(value: str) -> str:
+    """FILE of ``inspect``: an existing regular file, a URL (checked when opened) or ``-``
+    (stdin); otherwise a usage error saying what it is instead."""
+
+    path = Path(value)
+    if value == "-" or is_url(value) or path.is_file():
+        return value
+    if path.is_dir():
+        raise typer.BadParameter(f"{printable(value)!r} is a folder: give one file")
+    if path.exists():
+        raise typer.BadParameter(f"{printable(value)!r} is not a regular file")
+    raise typer.BadParameter(f"{printable(value)!r}: no such file")
+
+
+def roundtrip_source(value: str) -> str:
+    """PATH of ``roundtrip``: what :func:`dataset_or_file` accepts, a dataset of files (a
+    folder, a glob pattern matching files) or ``-`` (stdin); otherwise a usage error."""
+
+    if value == "-" or (not is_dataset_name(value) and (
+            Path(value).is_dir() or (glob.has_magic(value) and glob.glob(value, recursive=True)))):
+        return value
+    return dataset_or_file(value)
 
 
 def generator_name(value: str) -> str:
@@ -88,7 +112,7 @@ def input_location(value: str) -> str:
     a URL (checked when opened) or ``-`` (stdin); otherwise a usage error."""
 
     if value == "-" or is_url(value) or Path(value).exists() or (
-            glob.has_magic(value) and glob.glob(value)):
+            glob.has_magic(value) and glob.glob(value, recursive=True)):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
 
@@ -124,12 +148,13 @@ OutFile = Annotated[PathOrUrl, typer.Argument(
     metavar="OUT", parser=PathOrUrl,
     help="Output file (or URL); its suffix names the format (.parquet/.pq, .arrow/.feather/.ipc, "
          ".arrows) unless --format is given; - writes standard output (format: --format, else "
-         "the input's); for a dataset IN, the output folder.")]
+         "the input's); an existing folder gets the file under IN's name, as cp does; for a "
+         "dataset IN, the output folder.")]
 FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help='Print machine-readable JSON on stdout; an error too, as {"error": message, '
-                   '"exit_code": code}.')]
+                   '"kind": usage|error|device|corrupt|interrupted|stopped, "exit_code": code}.')]
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]

@@ -1,4 +1,5 @@
-"""``fsstgpu roundtrip``: compress and decompress a file or a column, check and time it."""
+"""``fsstgpu roundtrip``: compress and decompress a file, a dataset or a column, check and time
+it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ import fsstgpu
 from fsstgpu.cli.output import err_console, human_bytes
 from fsstgpu.datasets import load
 from fsstgpu.device import resolve_device
-from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.formats import (
+    compress_dataset,
+    compress_file,
+    decompress_dataset,
+    decompress_file,
+    read_table,
+)
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
-__all__ = ["format_value", "roundtrip_column", "roundtrip_file", "warm_up"]
+__all__ = ["format_value", "roundtrip_column", "roundtrip_dataset", "roundtrip_file", "warm_up"]
 
 
 def warm_up(device: str) -> None:
@@ -86,6 +93,66 @@ def roundtrip_column(name: str, device: str, runs: int) -> dict:
     }
 
 
+def _same_file(original, restored) -> bool:
+    """Tell whether ``restored`` reads as ``original`` does: values, types and metadata."""
+    before = read_table(original, device="cpu")
+    after = read_table(restored, device="cpu")
+    return bool(after.equals(before) and after.schema.equals(before.schema, check_metadata=True))
+
+
+def _speeds(string_bytes: int, t_c: float, t_d: float) -> dict:
+    mb = string_bytes / 1e6
+    return {"compress_seconds": t_c, "decompress_seconds": t_d,
+            "compress_MB_s": mb / t_c if t_c else float("nan"),
+            "decompress_MB_s": mb / t_d if t_d else float("nan")}
+
+
+def roundtrip_dataset(src, device: str, runs: int) -> dict:
+    """Round-trip every file of a dataset (a folder or a glob pattern) through compress_dataset
+    and decompress_dataset, in a temporary folder; the figures are the files' sums, ``equal``
+    whether every file came back as it was (``differs``: the first that did not)."""
+
+    dev = resolve_device(device)
+    t_c = t_d = float("inf")
+    # named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it
+    with tempfile.TemporaryDirectory(prefix="_fsstgpu-roundtrip-") as tmp:
+        comp, back = Path(tmp) / "c", Path(tmp) / "d"
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            cinfo = compress_dataset(src, comp, force=True)
+            t1 = time.perf_counter()
+            decompress_dataset(comp, back, device=dev, force=True)
+            t2 = time.perf_counter()
+            t_c, t_d = min(t_c, t1 - t0), min(t_d, t2 - t1)
+        # the outputs keep their relative names under both folders
+        differs = [r["input"] for r in cinfo
+                   if not _same_file(r["input"], back / Path(r["output"]).relative_to(comp))]
+    total = {key: sum(r[key] for r in cinfo)
+             for key in ("rows", "units", "input_bytes", "output_bytes", "string_bytes",
+                         "codes_bytes")}
+    columns = list(dict.fromkeys(c for r in cinfo for c in r["columns"]))
+    return {
+        "source": str(src),
+        "files": len(cinfo),
+        "formats": ", ".join(sorted({r["format"] for r in cinfo})),
+        "device": dev,
+        "rows": total["rows"],
+        "row_groups": total["units"],
+        "fsst_columns": ", ".join(columns),
+        "input_file_bytes": total["input_bytes"],
+        "compressed_file_bytes": total["output_bytes"],
+        "file_ratio": total["input_bytes"] / total["output_bytes"],
+        "string_bytes": total["string_bytes"],
+        "codes_bytes": total["codes_bytes"],
+        "ratio": total["string_bytes"] / total["codes_bytes"] if total["codes_bytes"]
+        else float("nan"),
+        **_speeds(total["string_bytes"], t_c, t_d),
+        "runs": runs,
+        "equal": not differs,
+        **({"differs": differs[0]} if differs else {}),
+    }
+
+
 def roundtrip_file(path: Path, device: str, runs: int) -> dict:
     """Round-trip a Parquet / IPC file through compress_file and decompress_file."""
 
@@ -102,11 +169,7 @@ def roundtrip_file(path: Path, device: str, runs: int) -> dict:
             decompress_file(comp, back, device=dev, force=True)
             t2 = time.perf_counter()
             t_c, t_d = min(t_c, t1 - t0), min(t_d, t2 - t1)
-        original = read_table(path, device="cpu")
-        restored = read_table(back, device="cpu")
-        equal = bool(restored.equals(original)
-                     and restored.schema.equals(original.schema, check_metadata=True))
-    mb = cinfo["string_bytes"] / 1e6
+        equal = _same_file(path, back)
     return {
         "source": str(path),
         "format": fmt,
@@ -121,10 +184,7 @@ def roundtrip_file(path: Path, device: str, runs: int) -> dict:
         "codes_bytes": cinfo["codes_bytes"],
         "ratio": cinfo["string_bytes"] / cinfo["codes_bytes"] if cinfo["codes_bytes"]
         else float("nan"),
-        "compress_seconds": t_c,
-        "decompress_seconds": t_d,
-        "compress_MB_s": mb / t_c if t_c else float("nan"),
-        "decompress_MB_s": mb / t_d if t_d else float("nan"),
+        **_speeds(cinfo["string_bytes"], t_c, t_d),
         "runs": runs,
         "equal": equal,
     }

@@ -1,4 +1,5 @@
-"""``-`` for IN and OUT of compress / decompress: standard input and output.
+"""``-`` for IN and OUT of compress / decompress (and for ``inspect``, ``roundtrip`` and
+``train``'s input, ``train --out`` and ``datasets generate --out``): standard input and output.
 
 Parquet and Arrow IPC files are read from their ends (the footer) and by random access, so
 standard input is first copied whole to a temporary file; an output goes to a temporary file
@@ -18,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from fsstgpu.cli.output import EXIT_USAGE, alias, fail
+from fsstgpu.formats.sniff import detect_format, suffix_for
 
 __all__ = ["STDIO", "stdin_file", "stdout_file"]
 
@@ -27,7 +29,9 @@ STDIO = "-"
 
 @contextlib.contextmanager
 def stdin_file(src):
-    """``src``, or for ``-`` a temporary copy of standard input (removed afterwards)."""
+    """``src``, or for ``-`` a temporary copy of standard input (removed afterwards), named
+    ``stdin`` with the suffix of the format its first bytes show (``stdin.parquet``; none for
+    text)."""
     if src != STDIO:
         yield src
         return
@@ -35,6 +39,9 @@ def stdin_file(src):
         path = Path(folder) / "stdin"
         with open(path, "wb") as f:
             shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        fmt = detect_format(path)
+        if fmt is not None:  # named as its format, for readers that go by the suffix
+            path = path.rename(path.with_suffix(suffix_for(fmt)))
         with alias(path, "<stdin>"):
             yield path
 

@@ -23,16 +23,20 @@ as one table (or one set of device columns). Files are found by
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pyarrow as pa
 
+from fsstgpu.errors import FsstGpuError
 from fsstgpu.formats.files import compress_file, decompress_file, read_table, read_table_device
 from fsstgpu.formats.locations import (
     DATASET_SUFFIXES,
+    IGNORED_PREFIXES,
     Url,
     dataset_files,
+    fixed_prefix,
     is_url,
     refuse_repeats,
 )
@@ -40,8 +44,27 @@ from fsstgpu.formats.partitions import hive_columns, with_partition_columns
 from fsstgpu.gpu.arrays import DeviceStringArray
 from fsstgpu.gpu.concat import concat_device_arrays
 
-__all__ = ["compress_dataset", "dataset_outputs", "decompress_dataset", "make_parent",
-           "output_name", "read_dataset", "read_dataset_device"]
+__all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
+           "decompress_dataset", "make_parent", "output_name", "read_dataset",
+           "read_dataset_device"]
+
+
+class DatasetOutputError(FsstGpuError, NotADirectoryError):
+    """The output of a dataset names a file (an existing one, or a name such as
+    ``out.parquet``), where it must be a folder: a caller's mistake (the command line's exit 2).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.datasets import DatasetOutputError, dataset_outputs
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a"]}), os.path.join(d, "x.parquet"))
+    >>> try:
+    ...     dataset_outputs(d, os.path.join(d, "out.parquet"))
+    ... except DatasetOutputError:
+    ...     print("refused;", sorted(os.listdir(d)))
+    refused; ['x.parquet']
+    """
 
 
 def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
@@ -50,10 +73,11 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
 
     Raises
     ------
-    NotADirectoryError
-        When ``dst`` is an existing local file, or does not exist and is named as a file
-        (``out.parquet``: a suffix of :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which
-        would silently become a folder; an existing folder of that name is taken.
+    DatasetOutputError
+        (a NotADirectoryError) When ``dst`` is an existing local file, or does not exist and is
+        named as a file (``out.parquet``: a suffix of
+        :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which would silently become a
+        folder; an existing folder of that name is taken.
 
     Examples
     --------
@@ -64,16 +88,69 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     >>> [str(out) for _, out in dataset_outputs(d, "memory://bucket/out/")]
     ['memory://bucket/out/x.parquet']
     """
+    check_dataset_output(dst, src)
+    if is_url(dst):
+        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
+    return [(path, Path(dst) / rel) for path, rel in _renamed(src)]
+
+
+def check_dataset_output(dst, src=None) -> None:
+    """Refuse ``dst`` as a dataset's output folder when it names a file
+    (:class:`DatasetOutputError`, see :func:`dataset_outputs`), or lies inside the folder of
+    the dataset ``src`` (a directory, or a ``**`` pattern's fixed part), where its files would
+    be read as the dataset's the next time (a folder named ``_*`` or ``.*`` there is skipped,
+    and so taken); before any file is listed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.datasets import check_dataset_output
+    >>> check_dataset_output(os.path.join(tempfile.mkdtemp(), "out"))  # a folder's name: taken
+    >>> check_dataset_output(os.path.join(tempfile.mkdtemp(), "out.parquet"))
+    Traceback (most recent call last):
+    ...
+    fsstgpu.formats.datasets.DatasetOutputError: ...out.parquet: the output of a dataset is a \
+folder (one output file per input file), and this name is a file's; name a folder, or create \
+the folder first to use this name
+    >>> d = tempfile.mkdtemp()
+    >>> check_dataset_output(os.path.join(d, "_compressed"), d)  # skipped as not data: taken
+    >>> check_dataset_output(os.path.join(d, "compressed"), d)
+    Traceback (most recent call last):
+    ...
+    fsstgpu.formats.datasets.DatasetOutputError: ...compressed: the output folder is inside the \
+input dataset's folder..., where its files would be read as the dataset's; name a folder \
+outside it, or one named _* or .* inside it (skipped as not data)
+    """
     if is_url(dst):
         if _file_name(Url(dst)) and not Url(dst).is_dir():
             raise _named_as_a_file(dst)
-        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
+        return
     out_dir = Path(dst)
     if out_dir.exists() and not out_dir.is_dir():
-        raise NotADirectoryError(f"{dst}: the output of a dataset is a folder, and this is a file")
+        raise DatasetOutputError(f"{dst}: the output of a dataset is a folder, and this is a file")
     if not out_dir.exists() and _file_name(out_dir):
         raise _named_as_a_file(dst)
-    return [(path, out_dir / rel) for path, rel in _renamed(src)]
+    root = _dataset_folder(src)
+    if root is not None:
+        inside = os.path.relpath(os.path.realpath(out_dir), os.path.realpath(root))
+        parts = Path(inside).parts
+        if inside != os.pardir and not inside.startswith(os.pardir + os.sep) \
+                and not any(part.startswith(IGNORED_PREFIXES) for part in parts):
+            raise DatasetOutputError(
+                f"{dst}: the output folder is inside the input dataset's folder {root}, where "
+                "its files would be read as the dataset's; name a folder outside it, or one "
+                "named _* or .* inside it (skipped as not data)")
+
+
+def _dataset_folder(src) -> str | None:
+    """The local folder whose files, at any depth, are the dataset ``src``: a directory, or the
+    fixed part of a ``**`` pattern; None for anything else (a list, a URL, a shallow pattern)."""
+    if src is None or isinstance(src, (list, tuple)) or is_url(src):
+        return None
+    text = os.fspath(src)
+    if "**" in text:
+        return fixed_prefix(text, os.sep) or os.curdir
+    return text if os.path.isdir(text) else None
 
 
 #: Codec names writers put before the suffix (Spark: ``part-0-c000.snappy.parquet``); an output
@@ -116,8 +193,8 @@ def _file_name(dst) -> bool:
     return str(dst).rstrip("/").lower().endswith(DATASET_SUFFIXES)
 
 
-def _named_as_a_file(dst) -> NotADirectoryError:
-    return NotADirectoryError(
+def _named_as_a_file(dst) -> DatasetOutputError:
+    return DatasetOutputError(
         f"{dst}: the output of a dataset is a folder (one output file per input file), and this "
         "name is a file's; name a folder, or create the folder first to use this name")
 
@@ -193,10 +270,14 @@ def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -
 
 
 def _check_types(parts) -> None:
-    """Refuse files whose columns of one name have different types (naming the first two)."""
+    """Refuse files whose columns of one name have different types (naming the first two); a
+    column of type null (all nulls, as a writer that saw no value types it) takes any type, as
+    in ``pyarrow.unify_schemas``."""
     seen: dict[str, tuple] = {}
     for path, table in parts:
         for field in table.schema:
+            if pa.types.is_null(field.type):
+                continue
             first = seen.setdefault(field.name, (path, field.type))
             if field.type != first[1]:
                 raise ValueError(f"{path}: its schema differs from {first[0]}'s: column "
@@ -229,8 +310,9 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     Raises
     ------
     ValueError
-        When two files have a column of one name and two types (the message names both), or
-        when ``partitioning`` is neither.
+        When two files have a column of one name and two types (the message names both; a
+        column of type null in a file is taken as any type), or when ``partitioning`` is
+        neither.
 
     Examples
     --------
@@ -256,15 +338,17 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
     -------
     dict
         Column name -> one :class:`fsstgpu.DeviceStringArray` over all the files (each fsst
-        column; its chunks the row groups) or a ``pyarrow.ChunkedArray`` (every other column).
-        The files must have the same columns.
+        column; its chunks the row groups) or a ``pyarrow.ChunkedArray`` (every other column),
+        in order of first appearance. A host column some files lack is null in their rows, as
+        in :func:`read_dataset`; an fsst column must be in every file.
 
     Raises
     ------
     DeviceError
         Without a usable GPU.
     ValueError
-        When a file lacks a column of the first, or ``partitioning`` is neither value.
+        When a file lacks an fsst column of another file, a column is fsst in one file and
+        plain in another, a host column has two types, or ``partitioning`` is neither value.
 
     Examples
     --------
@@ -275,25 +359,43 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
     """
     files, keys, values = _dataset_parts(src, partitioning)
     parts = [(path, read_table_device(path)) for path, _ in files]
-    names = list(parts[0][1])
+    rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
     out = {}
-    for name in names:
-        columns = []
-        for path, cols in parts:
-            if name not in cols:
-                raise ValueError(f"{path}: no column {name!r} (the first file has one)")
-            columns.append(cols[name])
-        if all(isinstance(c, DeviceStringArray) for c in columns):
-            out[name] = concat_device_arrays(columns)
-        else:
-            out[name] = pa.chunked_array([chunk for c in columns for chunk in c.chunks])
+    for name in dict.fromkeys(n for _, cols in parts for n in cols):  # first appearance
+        out[name] = _device_dataset_column(name, parts, rows)
     for key, (type_, _) in keys.items():
         if key not in out:  # as on the CPU: a file column of that name wins
-            rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
             out[key] = pa.chunked_array(
                 [pa.repeat(pa.scalar(part[key][1], type_), n)
                  for part, n in zip(values, rows, strict=True)], type=type_)
     return out
+
+
+def _device_dataset_column(name, parts, rows):
+    """Column ``name`` of every file of ``parts`` (``(path, columns)``) joined: the device
+    columns on the device; host columns as one ChunkedArray, nulls where a file lacks it."""
+    present = [(path, cols[name]) for path, cols in parts if name in cols]
+    on_device = [(path, c) for path, c in present if isinstance(c, DeviceStringArray)]
+    on_host = [(path, c) for path, c in present if not isinstance(c, DeviceStringArray)]
+    if on_device and on_host:
+        raise ValueError(f"column {name!r} is fsst-compressed in {on_device[0][0]} and plain in "
+                         f"{on_host[0][0]}: read_dataset (on the host) reads such files")
+    if on_device:
+        if len(on_device) < len(parts):
+            lacking = next(path for path, cols in parts if name not in cols)
+            raise ValueError(f"{lacking}: no column {name!r}, which other files hold as fsst "
+                             "strings decoded on the GPU; read_dataset (on the host) reads such "
+                             "files, with nulls where a file lacks a column")
+        return concat_device_arrays([c for _, c in on_device])
+    _check_types([(path, pa.table({name: c})) for path, c in on_host])
+    types = [c.type for _, c in on_host if not pa.types.is_null(c.type)]
+    type_ = types[0] if types else pa.null()
+    chunks = []
+    for (_, cols), n in zip(parts, rows, strict=True):
+        column = cols.get(name)
+        chunks += [pa.nulls(n, type_)] if column is None else [
+            chunk.cast(type_) for chunk in column.chunks]  # a null-typed file's chunks
+    return pa.chunked_array(chunks, type=type_)
 
 
 def _dataset_parts(src, partitioning):

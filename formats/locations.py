@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-__all__ = ["DATASET_SUFFIXES", "Url", "dataset_files", "file_size", "is_url", "local_or_url"]
+__all__ = ["DATASET_SUFFIXES", "IGNORED_PREFIXES", "Url", "dataset_files", "file_size",
+           "fixed_prefix", "is_url", "local_or_url", "skipped_files"]
 
 #: the file names a directory dataset is made of (others, such as ``_SUCCESS``, are skipped)
 DATASET_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
@@ -121,8 +122,9 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     source : str, os.PathLike, or a list of them
         A directory (local or URL: its files with a :data:`DATASET_SUFFIXES` suffix, found
         recursively, relative names keep the subfolders), a glob pattern (``data/*.parquet``,
-        ``ds/*/*.parquet``, ``s3://b/part-*.parquet``: relative names from the pattern's last
-        folder without wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
+        ``ds/*/*.parquet``, ``ds/**/*.parquet`` (``**``: any depth of folders, none too),
+        ``s3://b/part-*.parquet``: relative names from the pattern's last folder without
+        wildcards, so hive folders ``ds/year=2026/`` are kept), or a list of
         files (their base names). Below a directory or pattern, names starting with ``_`` or
         ``.`` are skipped (see the module docstring); listed files are taken as named.
 
@@ -150,26 +152,51 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
             if not f.is_file():
                 raise FileNotFoundError(f"{f}: no such file")
     else:
-        loc = local_or_url(source)
-        if isinstance(loc, Url):
-            files = _url_files(loc)
-        elif loc.is_dir():
-            files = sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
-                           if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
-        elif _GLOB.search(str(loc)):
-            base = _fixed_prefix(str(loc), os.sep)
-            files = [(Path(p), Path(os.path.relpath(p, base or os.curdir)).as_posix())
-                     for p in sorted(globbing.glob(str(loc))) if Path(p).is_file()]
-        elif loc.is_file():
-            files = [(loc, loc.name)]
-        else:
-            raise FileNotFoundError(f"{loc}: no such file or directory")
-        files = [(f, rel) for f, rel in files if not _hidden(rel)]
+        files = [(f, rel) for f, rel in _found(source) if not _hidden(rel)]
         if not files:
             raise FileNotFoundError(f"{source}: no Parquet or Arrow IPC file there")
     refuse_repeats([rel for _, rel in files],
                    "give a directory (its subfolders keep them apart) or rename them")
     return files
+
+
+def skipped_files(source) -> list[str]:
+    """The relative names of the files that :func:`dataset_files` leaves out of the directory
+    or pattern ``source`` as not data (``_``- and ``.``-named, see the module docstring), for
+    a caller to say so; none for a list of files, which are taken as named.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fsstgpu.formats.locations import skipped_files
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ("a.parquet", "_temporary/0/b.parquet", ".c.parquet"):
+    ...     os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+    ...     _ = open(os.path.join(d, name), "wb").write(b"x")
+    >>> skipped_files(d)
+    ['.c.parquet', '_temporary/0/b.parquet']
+    """
+    if isinstance(source, (list, tuple)):
+        return []
+    return [rel for _, rel in _found(source) if _hidden(rel)]
+
+
+def _found(source) -> list[tuple[Path | Url, str]]:
+    """Every file a directory, pattern or file names (``_``- and ``.``-named ones too), with its
+    relative name, sorted."""
+    loc = local_or_url(source)
+    if isinstance(loc, Url):
+        return _url_files(loc)
+    if loc.is_dir():
+        return sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
+                      if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
+    if _GLOB.search(str(loc)):
+        base = fixed_prefix(str(loc), os.sep)
+        return [(Path(p), Path(os.path.relpath(p, base or os.curdir)).as_posix())
+                for p in sorted(globbing.glob(str(loc), recursive=True)) if Path(p).is_file()]
+    if loc.is_file():
+        return [(loc, loc.name)]
+    raise FileNotFoundError(f"{loc}: no such file or directory")
 
 
 def refuse_repeats(names, advice: str) -> None:
@@ -202,12 +229,14 @@ def _hidden(rel: str) -> bool:
     return any(part.startswith(IGNORED_PREFIXES) for part in rel.split("/") if part)
 
 
-def _fixed_prefix(pattern: str, sep: str) -> str:
+def fixed_prefix(pattern: str, sep: str) -> str:
     """The folders of a glob pattern before its first part with a wildcard (``ds/*/*.parquet``:
-    ``ds``); relative output names start below it.
+    ``ds``; parts split at ``sep``); relative output names start below it.
 
-    >>> from fsstgpu.formats.locations import _fixed_prefix
-    >>> [_fixed_prefix(p, "/") for p in ("ds/*/*.parquet", "b/x/p-*.pq", "*.pq", "/*/a.pq")]
+    Examples
+    --------
+    >>> from fsstgpu.formats.locations import fixed_prefix
+    >>> [fixed_prefix(p, "/") for p in ("ds/*/*.parquet", "b/x/p-*.pq", "*.pq", "/*/a.pq")]
     ['ds', 'b/x', '', '/']
     """
     parts = pattern.split(sep)
@@ -225,7 +254,7 @@ def _url_files(url: Url) -> list[tuple[Url, str]]:
     protocol = url.split("://", 1)[0]
     if _GLOB.search(path):
         found = sorted(fs.glob(path))
-        base = _fixed_prefix(path, "/").rstrip("/") + "/"
+        base = fixed_prefix(path, "/").rstrip("/") + "/"
         return [(Url(f"{protocol}://{p}"), p[len(base):] if p.startswith(base) else p)
                 for p in found if fs.isfile(p)]
     if fs.isdir(path):

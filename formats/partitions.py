@@ -4,9 +4,10 @@ partitioning="hive")`` reads them.
 
 The values come from the folder names of each file's relative name (below the dataset's
 directory, or below a glob pattern's fixed part: :func:`fsstgpu.formats.locations.dataset_files`),
-URI-decoded; a key's column is ``int32`` when all its values are integers of that range, else
-``string``; ``__HIVE_DEFAULT_PARTITION__`` and a key a file's folders lack are nulls. Keys come
-in the order they first appear.
+URI-decoded; a key's column is ``int32`` when all its values are integers of that range as
+Arrow's parser reads them (decimal with an optional ``-``, or ``0x`` and up to 8 hex digits,
+taken as 32 bits: ``0xFFFFFFFF`` is -1), else ``string``; ``__HIVE_DEFAULT_PARTITION__`` and
+a key a file's folders lack are nulls. Keys come in the order they first appear.
 
 >>> from fsstgpu.formats.partitions import hive_columns
 >>> cols = hive_columns(["year=2025/a.parquet", "year=2026/k=x%20y/b.parquet"])
@@ -25,8 +26,26 @@ __all__ = ["NULL_PARTITION", "hive_columns", "with_partition_columns"]
 
 #: A partition value that stands for null (Hive's, pyarrow's ``null_fallback``).
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-_INT = re.compile(r"^[+-]?[0-9]+$")
+_DECIMAL = re.compile(r"-?[0-9]+")  # no "+": pyarrow keeps "+5" a string
+_HEX = re.compile(r"0[xX][0-9a-fA-F]{1,8}")
 _INT32 = (-2**31, 2**31 - 1)
+
+
+def _int32(value: str) -> int | None:
+    """``value`` as the int32 pyarrow's partition inference reads it, or None when it is not
+    one (then the key's column is a string column).
+
+    >>> from fsstgpu.formats.partitions import _int32
+    >>> [_int32(v) for v in ("007", "-7", "+7", "2147483648", "0x10", "0xFFFFFFFF", "1.0")]
+    [7, -7, None, None, 16, -1, None]
+    """
+    if _DECIMAL.fullmatch(value):
+        number = int(value)
+        return number if _INT32[0] <= number <= _INT32[1] else None
+    if _HEX.fullmatch(value):  # 32 bits, two's complement
+        number = int(value[2:], 16)
+        return number - 2**32 if number > _INT32[1] else number
+    return None
 
 
 def _folder_values(rel: str) -> dict[str, str | None]:
@@ -53,8 +72,8 @@ def hive_columns(rels) -> dict[str, tuple[pa.DataType, list]]:
     for key in keys:
         raw = [values.get(key) for values in per_file]
         present = [v for v in raw if v is not None]
-        if present and all(_INT.match(v) and _INT32[0] <= int(v) <= _INT32[1] for v in present):
-            out[key] = (pa.int32(), [None if v is None else int(v) for v in raw])
+        if present and all(_int32(v) is not None for v in present):
+            out[key] = (pa.int32(), [None if v is None else _int32(v) for v in raw])
         else:
             out[key] = (pa.string(), raw)
     return out

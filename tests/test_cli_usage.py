@@ -56,11 +56,16 @@ def test_bench_without_paths_or_corpus_is_a_usage_error(tmp_path, monkeypatch):
     assert "none.txt: no such file" in error_line(res)
 
 
+KINDS = {1: "error", 2: "usage", 3: "device", 4: "corrupt", 130: "interrupted"}
+
+
 def json_error(result, code, *needles):
-    """Under --json an error is one JSON object on stdout (and the message on stderr)."""
+    """Under --json an error is one JSON object on stdout (and the message on stderr), its
+    kind in a word."""
     assert result.exit_code == code
     error = json.loads(result.stdout)
     assert error["exit_code"] == code and result.stderr
+    assert error["kind"] == KINDS[code], error
     for needle in needles:
         assert needle in error["error"], (needle, error)
     return error
@@ -84,7 +89,7 @@ def test_json_errors_are_json(tmp_path, plain):
     assert run("compress", plain, out, code=1).stdout == ""
 
 
-@pytest.mark.parametrize("cmd", ["roundtrip", "train"])
+@pytest.mark.parametrize("cmd", ["train", "inspect"])
 def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, cmd):
     folder = tmp_path / "ds"
     folder.mkdir()
@@ -96,6 +101,119 @@ def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, 
     res = run(cmd, "/dev/null", *extra, code=2)
     assert "not a regular file" in " ".join(res.stderr.replace("│", " ").split())
     assert not (tmp_path / "t.fsst").exists()
+
+
+def dataset_folder(tmp_path, plain) -> Path:
+    """ds/ of two hive folders, and a _temporary/ and a hidden file that are not data."""
+    folder = tmp_path / "ds"
+    for rel in ("y=1/a.parquet", "y=2/b.snappy.parquet", "_temporary/0/c.parquet",
+                ".d.parquet"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(plain.read_bytes())
+    return folder
+
+
+def test_roundtrip_of_a_folder_or_glob_round_trips_each_file(tmp_path, plain):
+    """roundtrip FOLDER said "no such file", then "is a folder"; it round-trips the dataset:
+    its data files (the skipped ones named), the figures their sums."""
+    folder = dataset_folder(tmp_path, plain)
+    one = json.loads(run("roundtrip", plain, "--json").stdout)
+    for source in (folder, folder / "*" / "*.parquet"):
+        res = run("roundtrip", source, "--json")
+        got = json.loads(res.stdout)
+        assert got["equal"] is True and got["files"] == 2 and got["fsst_columns"] == "s"
+        for key in ("rows", "row_groups", "string_bytes", "codes_bytes", "input_file_bytes"):
+            assert got[key] == 2 * one[key], key
+        if source == folder:
+            assert "skipped 2 files" in res.stderr and "_temporary/0/c.parquet" in res.stderr
+    text = run("roundtrip", folder).stdout
+    assert "round trip of" in text and "files" in text and "True" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.parquet"]  # nothing left
+
+
+def test_roundtrip_of_the_folder_that_holds_the_temporary_folder(tmp_path, plain, monkeypatch):
+    """roundtrip /tmp (TMPDIR inside the dataset): its temporary outputs are not inside the
+    dataset's folder as data, nor read as its files."""
+    import tempfile
+
+    folder = dataset_folder(tmp_path, plain)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    got = json.loads(run("roundtrip", folder, "--json").stdout)
+    assert got["equal"] is True and got["files"] == 2
+
+
+def test_a_dataset_output_must_be_a_folder(tmp_path, plain, monkeypatch):
+    """OUT x.parquet (and OUT -) for a folder IN: a usage error before anything is written,
+    instead of exit 1 (x.parquet) or a folder named - (OUT -)."""
+    folder = dataset_folder(tmp_path, plain)
+    monkeypatch.chdir(tmp_path)  # where a folder named - would be made
+    for cmd in ("compress", "decompress"):
+        line = error_line(run(cmd, folder, tmp_path / "x.parquet", code=2))
+        assert "x.parquet: the output of a dataset is a folder" in line
+        line = error_line(run(cmd, folder, "-", code=2))
+        assert "OUT - is standard output" in line
+        json_error(run(cmd, folder, tmp_path / "x.parquet", "--json", code=2), 2, "folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.parquet"]
+
+
+def test_compressing_a_dataset_names_the_files_it_skips(tmp_path, plain):
+    """_temporary/ and .hidden files are not data (as in pyarrow.dataset): skipped, and said so
+    on stderr (stdout keeps the results)."""
+    folder = dataset_folder(tmp_path, plain)
+    res = run("compress", folder, tmp_path / "c", "--json")
+    assert [Path(r["output"]).relative_to(tmp_path / "c").as_posix()
+            for r in json.loads(res.stdout)] == ["y=1/a.parquet", "y=2/b.parquet"]
+    assert res.stderr.startswith("fsstgpu: note: skipped 2 files named _* or .*")
+    assert ".d.parquet, _temporary/0/c.parquet" in res.stderr
+    res = run("decompress", tmp_path / "c", tmp_path / "d")  # nothing to skip: no note
+    assert "note" not in res.stderr
+
+
+def test_dash_for_generate_and_a_pipe_of_commands(tmp_path):
+    """datasets generate -o - writes the file to stdout (parquet unless --format), so that
+    generate | compress - - | inspect - is a pipe."""
+    run("datasets", "generate", "urls", "--rows", "300", "-o", tmp_path / "u.parquet")
+    res = runner.invoke(app, ["datasets", "generate", "urls", "--rows", "300", "-o", "-"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout_bytes == (tmp_path / "u.parquet").read_bytes()
+    assert "generated urls" in res.stderr  # the results table: stderr
+    res = runner.invoke(app, ["datasets", "generate", "urls", "--rows", "300", "-o", "-",
+                              "--format", "arrows"])
+    assert pa.ipc.open_stream(res.stdout_bytes).read_all().num_rows == 300
+    res = runner.invoke(app, ["compress", "-", "-"], input=res.stdout_bytes)
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["inspect", "-", "--json"], input=res.stdout_bytes)
+    got = json.loads(res.stdout)
+    assert got["format"] == "arrows" and got["columns"][0]["codec"] == "fsst"
+    res = runner.invoke(app, ["datasets", "generate", "urls", "--rows", "3", "-o", "-", "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["kind"] == "usage"
+
+
+def test_dash_for_inspect_train_and_roundtrip(tmp_path, plain):
+    """inspect -, train - and roundtrip - read standard input; train --out - writes the table
+    to stdout."""
+    res = runner.invoke(app, ["inspect", "-", "--json"], input=plain.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["path"] == "<stdin>" and got["rows"] == 500 and got["format"] == "parquet"
+    run("train", plain, "-o", tmp_path / "t.fsst")
+    res = runner.invoke(app, ["train", "-", "-o", "-"], input=plain.read_bytes())
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout_bytes == (tmp_path / "t.fsst").read_bytes()
+    assert "symbol table from -" in res.stderr  # the results table: stderr
+    res = runner.invoke(app, ["train", "-", "-o", "-"], input=b"one line\nanother line\n")
+    assert res.exit_code == 0 and len(res.stdout_bytes) > 0
+    res = runner.invoke(app, ["train", plain.as_posix(), "-o", "-", "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["kind"] == "usage"
+    res = runner.invoke(app, ["inspect", "-"], input=b"not a file")
+    assert res.exit_code == 4 and "<stdin>: not a Parquet or Arrow IPC file" in res.stderr
+    res = runner.invoke(app, ["roundtrip", "-", "--json"], input=plain.read_bytes())
+    got = json.loads(res.stdout)
+    assert got["source"] == "<stdin>" and got["format"] == "parquet" and got["rows"] == 500
+    assert got["equal"] is True
+    res = runner.invoke(app, ["roundtrip", "-", "--json"], input=b"a line\nanother\n")
+    got = json.loads(res.stdout)
+    assert got["source"] == "<stdin>" and got["strings"] == 2 and got["equal"] is True
 
 
 def read_only_folder(tmp_path) -> Path:
@@ -187,3 +305,24 @@ def test_dash_is_stdin_and_stdout(tmp_path, plain):
     assert "<stdin>" in line and "fsstgpu-stdin" not in line, line
     res = runner.invoke(app, ["compress", str(plain), "-", "--json"])
     assert res.exit_code == 2 and json.loads(res.stdout)["exit_code"] == 2
+
+
+def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, plain):
+    """compress in.parquet out/ said "cannot tell the output format from 'no suffix'"; an
+    existing folder takes the file under the input's name, as cp does (a codec name before the
+    suffix dropped, as in a dataset's outputs)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    run("compress", plain, out)
+    assert [p.name for p in out.iterdir()] == ["in.parquet"]
+    assert "already exists" in error_line(run("compress", plain, out, code=1))
+    spark = tmp_path / "part-0.snappy.parquet"
+    spark.write_bytes(plain.read_bytes())
+    res = run("compress", spark, out, "--json")
+    assert json.loads(res.stdout)["output_bytes"] == (out / "part-0.parquet").stat().st_size
+    back = tmp_path / "back"
+    back.mkdir()
+    run("decompress", out / "in.parquet", back)
+    assert pq.read_table(back / "in.parquet").equals(pq.read_table(plain))
+    res = runner.invoke(app, ["compress", "-", str(out)], input=plain.read_bytes())
+    assert res.exit_code == 2 and "standard input has no name" in res.stderr

@@ -267,7 +267,7 @@ def test_a_dataset_output_named_as_a_file_is_refused(dataset, tmp_path):
     from fsstgpu.cli.app import app
 
     res = CliRunner().invoke(app, ["compress", str(root), str(tmp_path / "z.PQ")])
-    assert res.exit_code == 1 and "z.PQ: the output of a dataset is a folder" in res.stderr
+    assert res.exit_code == 2 and "z.PQ: the output of a dataset is a folder" in res.stderr
     assert not (tmp_path / "z.PQ").exists()
     fsspec = pytest.importorskip("fsspec")
     with pytest.raises(NotADirectoryError, match="memory://fsstgpu-out/x.arrow"):
@@ -324,9 +324,10 @@ def test_read_dataset_exposes_hive_partition_columns(dataset, tmp_path):
 def test_read_dataset_merges_files_with_other_columns(tmp_path):
     """A second file with an extra column (a column added to the data later) was refused; its
     columns are merged, nulls where a file lacks one, as pyarrow's schema unification does."""
-    pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), tmp_path / "a.parquet")
-    pq.write_table(pa.table({"s": ["c"], "extra": ["new"]}), tmp_path / "b.parquet")
-    compress_dataset(tmp_path, tmp_path / "c")
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"s": ["a", "b"], "n": [1, 2]}), tmp_path / "in" / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "extra": ["new"]}), tmp_path / "in" / "b.parquet")
+    compress_dataset(tmp_path / "in", tmp_path / "c")
     got = read_dataset(tmp_path / "c", device="cpu")
     assert got.schema.names == ["s", "n", "extra"]
     assert got.to_pydict() == {"s": ["a", "b", "c"], "n": [1, 2, None],
@@ -334,3 +335,124 @@ def test_read_dataset_merges_files_with_other_columns(tmp_path):
     pq.write_table(pa.table({"s": [1]}), tmp_path / "c" / "z.parquet")
     with pytest.raises(ValueError, match="z.parquet: its schema differs .* column 's' is int64"):
         read_dataset(tmp_path / "c", device="cpu")
+
+
+def test_read_dataset_takes_a_column_of_type_null_as_any_type(tmp_path):
+    """A file whose writer saw only nulls in a column types it null; pyarrow.unify_schemas
+    merges it with the other files' type (pyarrow.dataset fails on it), and so does
+    read_dataset."""
+    src = tmp_path / "in"
+    src.mkdir()
+    pq.write_table(pa.table({"s": ["a", "b"], "n": pa.nulls(2)}), src / "a.parquet")
+    pq.write_table(pa.table({"s": ["c"], "n": pa.array([7], pa.int64())}), src / "b.parquet")
+    pq.write_table(pa.table({"s": ["d"], "n": pa.nulls(1)}), src / "c.parquet")
+    unified = pa.unify_schemas([pq.read_schema(src / f"{n}.parquet") for n in "abc"])
+    compress_dataset(src, tmp_path / "out")
+    got = read_dataset(tmp_path / "out", device="cpu")
+    assert got.schema == unified and got.column("n").to_pylist() == [None, None, 7, None]
+    assert got.column("s").to_pylist() == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("values", [
+    ["01", "2", "-0"], ["+5", "3"], ["-2147483648", "7"], ["2147483648", "1"], ["1.5", "2"],
+    ["0x10", "0X1f", "3"], ["0xFFFFFFFF", "0x80000000"], ["-0x10", "1"], ["0x", "1"],
+    ["0x0000000010", "1"], ["\u0661\u0662", "1"], [" 1", "2"], ["", "1"]],
+    ids=lambda v: "|".join(v))
+def test_partition_values_are_typed_as_pyarrow_types_them(tmp_path, values):
+    """A key is int32 exactly when pyarrow.dataset's hive inference makes it int32 (no '+',
+    0x hex of up to 8 digits as 32 bits, decimal within int32), with the same values."""
+    import pyarrow.dataset as pads
+
+    for i, value in enumerate(values):
+        (tmp_path / f"k={value}").mkdir()
+        pq.write_table(pa.table({"s": [f"row {i}"]}), tmp_path / f"k={value}" / f"{i}.parquet")
+    theirs = pads.dataset(tmp_path, format="parquet", partitioning="hive").to_table()
+    mine = read_dataset(tmp_path, device="cpu")
+    assert mine.schema.field("k").type == theirs.schema.field("k").type
+    def rows(t):
+        return sorted(zip(t.column("s").to_pylist(), t.column("k").to_pylist(), strict=True))
+
+    assert rows(mine) == rows(theirs)
+
+
+def test_a_double_star_pattern_reaches_any_depth(tmp_path):
+    """'ds/**/*.parquet' took ** as * (one folder level); it is any depth, as in a shell with
+    globstar and fsspec's glob, for the CLI's IN too."""
+    root = tmp_path / "ds"
+    rels = ["top.parquet", "y=1/a.parquet", "y=1/m=2/b.parquet", "y=1/m=2/d=3/c.parquet",
+            "_temporary/y=1/x.parquet"]
+    for i, rel in enumerate(rels):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(_table(10, i), root / rel)
+    found = [rel for _, rel in dataset_files(str(root / "**" / "*.parquet"))]
+    assert found == sorted(rels[:4])
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    res = CliRunner().invoke(app, ["compress", str(root / "y=1" / "**" / "c.parquet"),
+                                   str(tmp_path / "out")])
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "out" / "m=2" / "d=3" / "c.parquet").is_file()
+
+
+def test_an_output_folder_inside_the_input_folder_is_refused(dataset, tmp_path):
+    """compress ds ds/c made ds/c/..., which the next read of ds takes as data (twice the rows);
+    refused before anything is written, unless the folder is one skipped as not data."""
+    root, tables = dataset
+    for dst in (root / "c", root / "year=2025" / "c", root / "." / "c"):
+        with pytest.raises(NotADirectoryError, match="inside the input dataset's folder"):
+            compress_dataset(root, dst)
+        assert not dst.exists()
+    with pytest.raises(NotADirectoryError, match="inside the input dataset's folder"):
+        compress_dataset(str(root / "**" / "*.parquet"), root / "c")
+    compress_dataset(root, root / "_compressed")  # skipped as not data: taken
+    assert [rel for _, rel in dataset_files(root)] == list(tables)
+    compress_dataset(str(root / "*" / "*.parquet"), root / "c")  # a pattern that cannot see c
+    compress_dataset(root, tmp_path / "in-c")  # beside it: taken
+    from typer.testing import CliRunner
+
+    from fsstgpu.cli.app import app
+
+    res = CliRunner().invoke(app, ["compress", str(root), str(root / "d")])
+    assert res.exit_code == 2 and "inside the input dataset's folder" in res.stderr
+
+
+def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monkeypatch):
+    """read_dataset_device took the first file's columns and refused a file lacking one (and
+    dropped a column only later files had); host columns now merge as read_dataset's do, and
+    device columns that cannot be null-filled on the device are refused by name. The per-file
+    reader is replaced by host tables (no GPU here), as read_table_device would return them."""
+    import fsstgpu.formats.datasets as datasets
+    from fsstgpu.gpu.arrays import DeviceStringArray
+
+    src = tmp_path / "in"
+    for rel, table in {"y=1/a.parquet": pa.table({"n": [1, 2], "x": pa.nulls(2)}),
+                       "y=2/b.parquet": pa.table({"n": [3], "x": ["s"], "extra": [1.5]})}.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, src / rel)
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: {
+        name: col for name, col in zip(pq.read_table(path).column_names,
+                                       pq.read_table(path).columns, strict=True)})
+    got = read_dataset_device(src)
+    assert list(got) == ["n", "x", "extra", "y"]
+    assert {k: v.to_pylist() for k, v in got.items()} == {
+        "n": [1, 2, 3], "x": [None, None, "s"], "extra": [None, None, 1.5], "y": [1, 1, 2]}
+    assert got["x"].type == pa.string() and got["extra"].type == pa.float64()
+    host = read_dataset(src, device="cpu")
+    assert all(got[k].to_pylist() == host.column(k).to_pylist() for k in host.column_names)
+
+    fake = DeviceStringArray(pa.string(), 2, None, None, None, 0)  # never decoded: refused first
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: (
+        {"n": pa.chunked_array([[1, 2]]), "s": fake} if path.name == "a.parquet"
+        else {"n": pa.chunked_array([[3]])}))
+    with pytest.raises(ValueError, match="b.parquet: no column 's', which other files hold"):
+        read_dataset_device(src)
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: (
+        {"s": fake} if path.name == "a.parquet" else {"s": pa.chunked_array([["x"]])}))
+    with pytest.raises(ValueError, match="column 's' is fsst-compressed in .*a.parquet and plain"):
+        read_dataset_device(src)
+    monkeypatch.setattr(datasets, "read_table_device", lambda path: {
+        "n": pa.chunked_array([[1]] if path.name == "a.parquet" else [["one"]])})
+    with pytest.raises(ValueError, match="column 'n' is string there, int64"):
+        read_dataset_device(src)

@@ -9,13 +9,19 @@ import pytest
 import fsstgpu
 from fsstgpu.formats.arrow import is_fsst_type
 
-pd = pytest.importorskip("pandas")
-pl = pytest.importorskip("polars")
-
 URLS = [f"http://example.com/page/{i % 37}" if i % 11 else None for i in range(400)]
 
 
+def pandas():
+    return pytest.importorskip("pandas", reason="pandas is not installed (an optional input)")
+
+
+def polars():
+    return pytest.importorskip("polars", reason="polars is not installed (an optional input)")
+
+
 def test_pandas_dataframe_round_trips_with_its_index_and_dtypes():
+    pd = pandas()
     df = pd.DataFrame({"url": URLS, "n": range(400), "b": [s.encode() if s else None
                                                           for s in URLS]},
                       index=pd.Index(range(1000, 1400), name="row"))
@@ -30,7 +36,22 @@ def test_pandas_dataframe_round_trips_with_its_index_and_dtypes():
     assert not is_fsst_type(chosen.schema.field("url").type)
 
 
+def test_pandas_categorical_and_arrow_strings_come_back():
+    """A category column is kept (a dictionary) unless named; string[pyarrow] is compressed."""
+    pd = pandas()
+    df = pd.DataFrame({"cat": pd.Categorical(["p", "q", "p"]),
+                       "s": pd.array(["u", pd.NA, "v"], dtype="string[pyarrow]")})
+    comp = fsstgpu.compress_table(df)
+    assert not is_fsst_type(comp.schema.field("cat").type)
+    assert is_fsst_type(comp.schema.field("s").type)
+    pd.testing.assert_frame_equal(fsstgpu.decompress_table(comp, device="cpu").to_pandas(), df)
+    named = fsstgpu.compress_table(df, columns=["cat"])
+    assert is_fsst_type(named.schema.field("cat").type)
+    pd.testing.assert_frame_equal(fsstgpu.decompress_table(named, device="cpu").to_pandas(), df)
+
+
 def test_polars_dataframe_round_trips():
+    pl = polars()
     frame = pl.DataFrame({"url": URLS, "n": list(range(400))})
     comp = fsstgpu.compress_table(frame)
     assert isinstance(comp, pa.Table) and is_fsst_type(comp.schema.field("url").type)
@@ -38,7 +59,17 @@ def test_polars_dataframe_round_trips():
     assert back.equals(frame)
 
 
+def test_polars_categorical_comes_back():
+    pl = polars()
+    frame = pl.DataFrame({"c": pl.Series(["p", "q", None, "p"], dtype=pl.Categorical)})
+    for columns in (None, ["c"]):
+        comp = fsstgpu.compress_table(frame, columns=columns)
+        assert is_fsst_type(comp.schema.field("c").type) == (columns is not None)
+        assert pl.from_arrow(fsstgpu.decompress_table(comp, device="cpu")).equals(frame)
+
+
 def test_other_inputs_are_still_refused():
+    pd = pandas()
     with pytest.raises(TypeError, match="Table or RecordBatch or a pandas / polars DataFrame"):
         fsstgpu.compress_table(pd.Series(URLS))
     with pytest.raises(TypeError, match="Table or RecordBatch"):
