@@ -8,8 +8,8 @@ GPU), ``datasets`` (directories, globs and lists of files), ``partitions`` (thei
 partition columns), ``locations`` (local paths and fsspec URLs), ``sniff`` (which format a file
 holds), ``atomic`` (safe output), ``selection`` (choosing columns), ``dictionaries`` (dictionary
 columns), ``tables`` (the string columns of a Table compressed), ``arrow_storage`` /
-``arrow_read`` (a compressed column to and from its extension array), ``blob`` (the standalone
-blob).
+``arrow_read`` (a compressed column to and from its extension array), ``pruning`` (which row
+groups a ``filters=`` read needs), ``blob`` (the standalone blob).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import importlib
 _HOMES = {"compress_dataset": "datasets", "decompress_dataset": "datasets",
           "read_dataset": "datasets", "read_dataset_device": "datasets",
           "compress_file": "files", "decompress_file": "files", "read_table": "files",
-          "read_table_device": "files", "inspect_file": "inspection"}
+          "read_table_device": "files", "open_reader": "files",
+          "inspect_file": "inspection"}
 
 __all__ = sorted(_HOMES)
 

@@ -54,7 +54,8 @@ def _default_workers() -> int:
 
 
 def parallel_units(source: Source, *, workers: int | None = None,
-                   ahead: int | None = None, convert=None) -> Iterator[dict]:
+                   ahead: int | None = None, convert=None, columns=None,
+                   units=None) -> Iterator[dict]:
     """Yield ``source``'s units in order, each column of each Parquet row group read by one of
     ``workers`` threads (a row group's columns in parallel too: its largest column bounds it).
 
@@ -70,6 +71,11 @@ def parallel_units(source: Source, *, workers: int | None = None,
         ``convert(k, name, column)`` is run on the reading thread after column ``name`` of unit
         ``k`` is read, and its result yielded instead of the column (host work that then runs
         in parallel too).
+    columns : list of str, optional
+        Only these columns (default all, in the schema's order).
+    units : list of int, optional
+        Only these units, in this order (default all; :func:`fsstgpu.formats.pruning.
+        selected_units` chooses them for ``row_groups=`` and ``filters=``).
 
     Yields
     ------
@@ -82,12 +88,15 @@ def parallel_units(source: Source, *, workers: int | None = None,
     CorruptDataError
         Naming the file and the row group, as :meth:`Source.units`.
     """
-    names = source.schema.names
+    names = source.schema.names if columns is None else list(columns)
     convert = convert or (lambda k, name, column: column)
-    if source.format != "parquet" or len(set(names)) < len(names):
-        for k, unit in enumerate(source.units()):
+    if source.format != "parquet" or len(set(source.schema.names)) < len(source.schema.names):
+        chosen = (enumerate(source.units()) if units is None
+                  else ((k, source.unit(k)) for k in units))  # a file's batches: by index
+        for k, unit in chosen:
             yield {name: convert(k, name, unit.column(name)) for name in names}
         return
+    order = list(range(source.num_units)) if units is None else list(units)
     workers = workers or _default_workers()
     ahead = max(1, ahead or 2)
     local = threading.local()
@@ -110,13 +119,13 @@ def parallel_units(source: Source, *, workers: int | None = None,
             def submit(k):
                 return {name: pool.submit(read, k, name) for name in names}
 
-            pending = deque(submit(k) for k in range(min(ahead + 1, source.num_units)))
+            pending = deque(submit(k) for k in order[:ahead + 1])
             following = len(pending)
             try:
                 while pending:
                     unit = {name: job.result() for name, job in pending.popleft().items()}
-                    if following < source.num_units:
-                        pending.append(submit(following))
+                    if following < len(order):
+                        pending.append(submit(order[following]))
                         following += 1
                     yield unit
             finally:

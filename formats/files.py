@@ -5,10 +5,12 @@ Every string-like column (``string``, ``large_string``, ``string_view``, ``binar
 extension column (``formats/arrow.md``); every other column, nested ones included, passes through
 unchanged. The file is rewritten one row group / record batch at a time
 (:mod:`fsstgpu.formats.rowgroups`), so memory stays bounded by a small multiple of one row group
-whatever the file size, and each one's strings get tables as :func:`fsstgpu.compress` gives a
-column's chunks (:class:`fsstgpu.columns.ColumnStream`: a row group of 1 MiB or more planned
-and trained on its own, a smaller one with the table before it while that still fits). The
-tables travel in the data (version 4), so every file of one dataset has one schema.
+whatever the file size. Each column's row groups are compressed one after the other by a
+:class:`fsstgpu.columns.ColumnStream`: a row group keeps the table before it while that still
+fits its text (at most 15% more code bytes per byte than on its own block), else gets a table
+of its own (planned into blocks where its text changes when the pages are not compressed
+again). The tables travel in the data (version 4), so
+every file of one dataset has one schema.
 ``formats/files.md`` describes the files and what survives a round trip.
 
 Formats: an input is recognised by its first bytes; an output's format comes from ``format=``
@@ -19,6 +21,7 @@ written atomically, never over an input, and over an existing file only with ``f
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -37,6 +40,14 @@ from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.parquet_options import input_leaf, validated
+from fsstgpu.formats.pruning import (
+    STRING_STATS_KEY,
+    bounds_of,
+    normalized_filters,
+    row_filter,
+    selected_units,
+    stats_footer,
+)
 from fsstgpu.formats.rowgroups import (
     Sink,
     Source,
@@ -45,7 +56,7 @@ from fsstgpu.formats.rowgroups import (
     reading,
     rewrite,
 )
-from fsstgpu.formats.selection import select_columns
+from fsstgpu.formats.selection import ColumnSelectionError, select_columns
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
@@ -55,6 +66,7 @@ __all__ = [
     "NotCompressedError",
     "compress_file",
     "decompress_file",
+    "open_reader",
     "read_table",
     "read_table_device",
 ]
@@ -185,8 +197,12 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         growing = {f.name: GrowingTables() for f in out_schema
                    if out_format == "arrow" and is_fsst_type(f.type) and f.type.tables_in_data}
 
-        # each column's row groups one after the other, as compress plans a column's chunks
-        streams = {name: ColumnStream(sample_bytes=sample_bytes,
+        # each column's row groups one after the other: a new table where the text changes
+        # (blocks only where nothing compresses the codes again: ColumnStream's measurement)
+        again = (fsst_codec != "none" if out_format == "parquet"
+                 else (ipc_compression or _compressed_ipc(source)) != "uncompressed")
+        bounds = {name: [] for name in types}
+        streams = {name: ColumnStream(sample_bytes=sample_bytes, blocks=not again,
                                       split_size=types[name].split_size) for name in types}
 
         def convert(field, col, unit_index):
@@ -194,6 +210,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                 col = _copied(source, field.name, col, unit_index)
             else:
                 ftype = types[field.name]
+                if out_format == "parquet":  # for filters= (the codes' statistics order nothing)
+                    bounds[field.name].append(bounds_of(plain_values(col)))
                 carr = (compress_column(plain_values(col), table=fixed_table,
                                         split_size=ftype.split_size) if fixed_table is not None
                         else streams[field.name].compress(plain_values(col)))
@@ -209,6 +227,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
             sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
                         fsst_codec=fsst_codec,
                         ipc_compression=ipc_compression or _compressed_ipc(source),
+                        footer=lambda: {STRING_STATS_KEY: stats_footer(bounds)} if bounds else {},
                         repeating=[n for n in types if n in first and _repeats(first[n])]
                         + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress)
@@ -472,7 +491,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
 
 
 # --------------------------------------------------------------------------- read
-def read_table(path, device="auto"):
+def read_table(path, device="auto", *, columns=None, filters=None, row_groups=None):
     """Read a Parquet / Arrow IPC file, decompressing its fsst columns.
 
     Parameters
@@ -483,6 +502,16 @@ def read_table(path, device="auto"):
         ``FSSTGPU_DEVICE`` overriding). The result is a host ``pyarrow.Table`` either way,
         exactly like the one :func:`decompress_file` would write; :func:`read_table_device`
         leaves the strings in GPU memory.
+    columns : list of str, optional
+        Only these columns, in this order (as ``pyarrow.parquet.read_table``).
+    filters : list or pyarrow.compute.Expression, optional
+        Only the rows these select, as ``pyarrow.parquet.read_table`` takes them: ``(column, op,
+        value)`` tuples, a list of them (all must hold) or a list of such lists (any); a Parquet
+        file's row groups that cannot match are not read, by the bounds of each fsst column's
+        strings that ``compress_file`` records and Parquet's own statistics of the others
+        (:mod:`fsstgpu.formats.pruning`). An Expression filters rows but prunes nothing.
+    row_groups : list of int, optional
+        Only these row groups (record batches of an IPC file), in this order.
 
     Raises
     ------
@@ -490,33 +519,128 @@ def read_table(path, device="auto"):
         When ``device="gpu"`` and no GPU is usable.
     CorruptDataError
         When the file is unreadable or its codes do not decode.
+    ColumnSelectionError
+        When ``columns`` or ``filters`` name a column the file lacks (a ValueError).
+    ValueError
+        For a malformed filter, or a row group the file lacks.
 
     Examples
     --------
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
     >>> from fsstgpu.formats import compress_file, read_table
     >>> d = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"s": ["x", None, "yz"]}), os.path.join(d, "a.parquet"))
+    >>> pq.write_table(pa.table({"s": ["x", None, "yz"], "n": [1, 2, 3]}),
+    ...                os.path.join(d, "a.parquet"))
     >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
     >>> read_table(os.path.join(d, "b.parquet")).column("s").to_pylist()
     ['x', None, 'yz']
+    >>> read_table(os.path.join(d, "b.parquet"), columns=["s"],
+    ...            filters=[("s", ">=", "y")]).to_pylist()
+    [{'s': 'yz'}]
     """
     path = check_input(path)
     dev = resolve_device(device)
     with Source(path) as source:
-        decoder = _Decoder(source, source.format, dev)
-        out_schema = _restored_schema(source.schema)
+        plan = _ReadPlan(source, columns, filters, row_groups)
+        units = list(plan.tables(dev))
+    return pa.concat_tables(units) if units else plan.schema.empty_table()
+
+
+def open_reader(path, *, columns=None, filters=None, row_groups=None,
+                device="cpu") -> pa.RecordBatchReader:
+    """Stream a Parquet / Arrow IPC file's record batches, fsst columns decoded, one row group
+    (record batch) at a time: a ``pyarrow.RecordBatchReader`` that engines consume lazily.
+
+    ``pl.from_arrow(reader)`` (polars), ``duckdb.from_arrow(reader)`` (DuckDB) and
+    ``pyarrow.dataset.Scanner.from_batches`` take it as it is. Memory holds a few row groups
+    at a time, whatever the file size. The file stays open until the reader is read to its end
+    or closed.
+
+    Parameters
+    ----------
+    path, columns, filters, row_groups
+        As for :func:`read_table`.
+    device : {"cpu", "auto", "gpu"}
+        Where the fsst columns decode (the batches are host batches either way); default the
+        CPU, whose decode runs beside the reading.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file, open_reader
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["ab", "cd", "ef"]}), os.path.join(d, "a.parquet"),
+    ...                row_group_size=2)
+    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
+    >>> reader = open_reader(os.path.join(d, "b.parquet"))
+    >>> [batch.column(0).to_pylist() for batch in reader]
+    [['ab', 'cd'], ['ef']]
+    """
+    path = check_input(path)
+    dev = resolve_device(device)
+    source = Source(path)
+    try:
+        plan = _ReadPlan(source, columns, filters, row_groups)
+    except BaseException:
+        source.close()
+        raise
+
+    def batches():
+        with source:
+            for table in plan.tables(dev):
+                yield from table.to_batches()
+
+    return pa.RecordBatchReader.from_batches(plan.schema, batches())
+
+
+class _ReadPlan:
+    """What a read with ``columns=``, ``filters=`` and ``row_groups=`` reads of ``source``,
+    and its decoded units (:meth:`tables`), each filtered and with the columns asked for."""
+
+    def __init__(self, source: Source, columns, filters, row_groups):
+        self.source = source
+        names = source.schema.names
+        if isinstance(columns, str):
+            columns = [c.strip() for c in columns.split(",")]
+        self.columns = list(names) if columns is None else list(columns)
+        self.expression = row_filter(filters)
+        conjunctions = normalized_filters(filters)
+        needed = set(self.columns)
+        if conjunctions is not None:
+            needed |= {t[0] for conj in conjunctions for t in conj}
+        elif self.expression is not None:
+            needed = set(names)  # an Expression's columns cannot be listed
+        missing = [c for c in list(needed) if c not in names]
+        if missing:
+            raise ColumnSelectionError(f"{source.path}: no column named {missing[0]!r} (it has "
+                                       f"{', '.join(names)})")
+        self.read = [n for n in names if n in needed]  # the file's order, each once
+        self.units = selected_units(source, row_groups, filters)
+        restored = _restored_schema(source.schema)
+        self.full = pa.schema([restored.field(n) for n in self.read],
+                              metadata=restored.metadata)
+        self.schema = pa.schema([restored.field(n) for n in self.columns],
+                                metadata=restored.metadata)
+
+    def tables(self, device: str):
+        """Yield each unit read, as a Table of :attr:`schema`."""
+        source = self.source
+        decoder = _Decoder(source, source.format, device)
         # On the CPU, columns decode on the reading threads too (the codec's own pool is
         # shared by all of them); GPU decodes stay on this thread.
-        early = (lambda k, name, col: decoder.decode(name, col, k)) if dev == "cpu" else None
-        units = []
-        for k, unit in enumerate(parallel_units(source, convert=early)):
-            cols = [decoder.finish(f.name, unit[f.name] if early
-                                   else decoder.decode(f.name, unit[f.name], k))
-                    for f in source.schema]
-            with reading(path, f"row group {k}: "):  # columns read apart: lengths may differ
-                units.append(pa.Table.from_arrays(cols, schema=out_schema))
-    return pa.concat_tables(units) if units else out_schema.empty_table()
+        early = ((lambda k, name, col: decoder.decode(name, col, k)) if device == "cpu"
+                 else None)
+        order = self.units if self.units is not None else itertools.count()
+        units = parallel_units(source, convert=early, columns=self.read, units=self.units)
+        for k, unit in zip(order, units, strict=False):  # order: count() when all
+            cols = [decoder.finish(name, unit[name] if early
+                                   else decoder.decode(name, unit[name], k))
+                    for name in self.read]
+            with reading(source.path, f"row group {k}: "):  # columns read apart: lengths differ
+                table = pa.Table.from_arrays(cols, schema=self.full)
+            if self.expression is not None:
+                table = table.filter(self.expression)
+            yield table.select(self.columns)
 
 
 def read_table_device(path) -> dict:

@@ -370,12 +370,17 @@ class Sink:
     IPC: an :class:`~fsstgpu.formats.ipc_integrity.IpcWriter` (checksums, positions, an end
     batch, the schema marked: fsstgpu's readers remove the mark), its bodies compressed with
     ``ipc_compression`` (``"lz4"``, ``"zstd"``, ``"uncompressed"``; default zstd).
+
+    ``footer``: a callable giving more key-values for a Parquet footer, called at close (the
+    string bounds of :mod:`fsstgpu.formats.pruning`).
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
-                 fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None):
+                 fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None,
+                 footer=None):
         self.format = fmt
         self.schema = schema
+        self._footer = footer  # Parquet: footer key-values, asked for at close
         self._rows: list[int] = []
         self._file = open_file(path, "wb")
         try:
@@ -419,8 +424,9 @@ class Sink:
         try:
             if (self.format == "parquet" and SCHEMA_CRC_KEY in (self.schema.metadata or {})
                     and hasattr(self._writer, "add_key_value_metadata")):  # pyarrow >= 16
+                extra = self._footer() if self._footer is not None else {}
                 self._writer.add_key_value_metadata(
-                    {ROW_GROUPS_KEY: json.dumps(self._rows)})
+                    {ROW_GROUPS_KEY: json.dumps(self._rows), **extra})
             self._writer.close()
         finally:
             self._file.close()

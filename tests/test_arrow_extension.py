@@ -462,3 +462,25 @@ def test_a_column_of_the_most_tables_has_an_extension_type():
         fa.FsstType(pa.large_binary(), pa.string(), tables + tables[:1], 4096)
     with pytest.raises(ValueError, match="version 1 holds 1 to 65535 tables"):  # not struct.error
         fa.FsstType(pa.large_binary(), pa.string(), tables, 4096, version=1)
+
+
+def test_scalars_and_table_to_pandas_show_the_strings():
+    """Issue #23, item 4: ``t["s"][0]`` and ``Table.to_pandas()`` decode (they showed the
+    storage struct's dicts); pandas gets the dtypes of the decoded values."""
+    pd = pytest.importorskip("pandas", reason="pandas is optional")
+    col = pa.array(["http://a.example/x", None, "ftp://b"])
+    ext = fs.to_extension_array(fsstgpu.compress(col))
+    kinds = fs.to_extension_array(fsstgpu.compress(col), dictionary_type=pa.dictionary(
+        pa.int8(), pa.string()))
+    blobs = fs.to_extension_array(fsstgpu.compress(col.cast(pa.binary())))
+    table = pa.table({"s": ext, "k": kinds, "b": blobs})
+    assert [table["s"][i].as_py() for i in range(3)] == col.to_pylist()
+    assert table["b"][2].as_py() == b"ftp://b"
+    df = table.to_pandas()
+    plain = pa.table({"s": col, "k": col.dictionary_encode(), "b": col.cast(pa.binary())})
+    expected = plain.to_pandas()
+    assert df.dtypes.tolist()[:2] == expected.dtypes.tolist()[:2]
+    assert df["b"].dtype.kind == expected["b"].dtype.kind == "O"  # bytes as objects
+    assert df.astype(object).where(df.notna(), None).values.tolist() == \
+        expected.astype(object).where(expected.notna(), None).values.tolist()
+    assert isinstance(df["k"].dtype, pd.CategoricalDtype)

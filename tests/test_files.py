@@ -238,6 +238,26 @@ def test_each_row_group_is_trained_on_its_own(tmp_path):
         pa.chunked_array([col[:4000], col[4000:]]))
 
 
+def test_a_uniform_file_pays_one_training_per_column(tmp_path):
+    """Row groups of the same text keep the table before them (ColumnStream)."""
+    write(pa.table({"s": generate("urls", 8000, 5)}), tmp_path / "in.parquet", 1000)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    assert len(_tables(tmp_path / "c.parquet", "s")) == 1
+
+
+@pytest.mark.parametrize("codec,blocks", [("zstd", False), ("none", True)])
+def test_blocks_only_where_nothing_compresses_the_codes_again(tmp_path, codec, blocks):
+    """One row group of two texts: planned into two blocks for uncompressed pages; one table
+    under zstd (which catches what blocks would win: formats/files.md)."""
+    col = pa.concat_arrays([generate("urls", 40_000, 1),
+                            generate("uuids", 40_000, 2).cast(pa.string())])
+    write(pa.table({"s": col}), tmp_path / "in.parquet", len(col))
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", parquet_codec=codec)
+    assert (len(_tables(tmp_path / "c.parquet", "s")) > 1) == blocks
+    assert read_table(tmp_path / "c.parquet", device="cpu").column("s").to_pylist() == \
+        col.to_pylist()
+
+
 def test_training_skips_row_groups_without_values(tmp_path):
     col = pa.array([None] * 100 + [f"http://host/{i}/path" for i in range(200)])
     write(pa.table({"s": col}), tmp_path / "in.parquet", 100)

@@ -287,12 +287,18 @@ def test_pyarrow_rewrite_without_the_schema_says_the_tables_were_dropped(fsst_fi
         read_table(tmp_path / "ns.parquet", device="cpu")
 
 
-def test_pandas_rewrite_says_the_tables_were_dropped(fsst_file, tmp_path):
+def test_pandas_reads_the_strings_and_rewrites_them_plain(fsst_file, tmp_path):
+    """pandas converts an fsst column through the type's pandas dtype, which decodes (issue
+    #23, item 4): it sees the strings, and writes them back as plain strings."""
     pd = pytest.importorskip("pandas", reason="pandas is not installed")
-    path, _ = fsst_file
-    pd.read_parquet(path).to_parquet(tmp_path / "pd.parquet")
-    with pytest.raises(CorruptDataError, match=r"pd\.parquet: column 's' .* symbol tables"):
-        read_table(tmp_path / "pd.parquet", device="cpu")
+    path, table = fsst_file
+    df = pd.read_parquet(path)
+    assert df["s"].tolist() == table.column("s").to_pylist()
+    df.to_parquet(tmp_path / "pd.parquet")
+    back = read_table(tmp_path / "pd.parquet", device="cpu")
+    assert back.column("s").to_pylist() == table.column("s").to_pylist()
+    assert pa.types.is_string(back.schema.field("s").type) or pa.types.is_large_string(
+        back.schema.field("s").type)
 
 
 def test_polars_rewrite_says_why_it_does_not_decode(fsst_file, tmp_path):

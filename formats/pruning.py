@@ -1,0 +1,272 @@
+"""Row-group pruning: which row groups of a Parquet file a ``filters=`` read must look at.
+
+An fsst column's Parquet statistics would be of its codes, which order nothing, so the writer
+turns them off and records, per row group, the least and greatest string of each fsst column in
+the footer instead (:data:`STRING_STATS_KEY`: canonical JSON with a CRC, strings base64, cut to
+:data:`BOUND_BYTES` bytes: a cut least string is still a lower bound, a cut greatest one is
+raised to the next prefix). Plain columns prune on Parquet's own statistics.
+
+``filters`` are pyarrow's: a list of ``(column, op, value)`` tuples (all must hold) or a list of
+such lists (any may hold), ops ``==``, ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``,
+``not in``; or a ``pyarrow.compute.Expression``, which filters rows but prunes nothing (its
+terms cannot be read back from pyarrow). Pruning only skips row groups no row of which can
+match; the rows of the others are filtered exactly after decoding.
+
+>>> from fsstgpu.formats.pruning import bounds_of, may_match
+>>> import pyarrow as pa
+>>> b = bounds_of(pa.array(["kiwi", "apple", None]))
+>>> may_match([("s", "==", "banana")], {"s": b}), may_match([("s", ">", "lemon")], {"s": b})
+(True, False)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.parquet_options import input_leaf
+from fsstgpu.types import is_view, large_type
+
+__all__ = ["BOUND_BYTES", "STRING_STATS_KEY", "bounds_of", "may_match", "normalized_filters",
+           "row_filter", "selected_units", "stats_footer"]
+
+#: Footer key of the per-row-group bounds of the fsst columns' strings.
+STRING_STATS_KEY = b"fsstgpu.string_stats"
+#: Bounds are cut to this many bytes (a long string's prefix bounds it as well).
+BOUND_BYTES = 64
+
+_OPS = ("==", "=", "!=", "<", "<=", ">", ">=", "in", "not in")
+
+
+def bounds_of(values) -> tuple[bytes, bytes | None] | None:
+    """``(least, greatest)`` bounds of a string column's values as bytes (greatest None when no
+    cut prefix bounds it: all 0xFF), or None when it has no value.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.pruning import bounds_of
+    >>> bounds_of(pa.array(["b" * 70, "a"]))
+    (b'a', b'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbc')
+    """
+    if is_view(values.type):
+        values = values.cast(large_type(values.type))
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        values = values.cast(pa.large_binary())
+    if len(values) == values.null_count:
+        return None
+    least, greatest = pc.min_max(values).values()
+    least, greatest = least.as_py()[:BOUND_BYTES], greatest.as_py()
+    return least, _raised(greatest)
+
+
+def _raised(value: bytes) -> bytes | None:
+    """The shortest string of at most BOUND_BYTES bytes that is >= ``value``."""
+    if len(value) <= BOUND_BYTES:
+        return value
+    prefix = bytearray(value[:BOUND_BYTES])
+    while prefix and prefix[-1] == 0xFF:
+        prefix.pop()
+    if not prefix:
+        return None
+    prefix[-1] += 1
+    return bytes(prefix)
+
+
+def stats_footer(per_column: dict) -> bytes:
+    """The footer value for ``{column: [bounds of each row group]}`` (as :func:`bounds_of`)."""
+    body = {name: [None if b is None else [_b64(b[0]), None if b[1] is None else _b64(b[1])]
+                   for b in units] for name, units in per_column.items()}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return json.dumps({"crc32": zlib.crc32(canonical.encode()), "columns": body},
+                      sort_keys=True, separators=(",", ":")).encode()
+
+
+def _b64(b: bytes) -> str:
+    return base64.b64encode(b).decode()
+
+
+def _read_stats(metadata: pq.FileMetaData, names) -> dict:
+    """``{column: [bounds per row group]}`` from the footer (empty when it has none); a damaged
+    record is CorruptDataError, since trusting it would skip row groups that match."""
+    raw = (metadata.metadata or {}).get(STRING_STATS_KEY)
+    if raw is None:
+        return {}
+    what = f"the footer's {STRING_STATS_KEY.decode()}"
+    try:
+        outer = json.loads(raw)
+        body = outer["columns"]
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        if outer["crc32"] != zlib.crc32(canonical):
+            raise CorruptDataError(f"{what}: CRC32 mismatch")
+        out = {}
+        for name in names:
+            units = body.get(name)
+            if units is None:
+                continue
+            if not isinstance(units, list) or len(units) != metadata.num_row_groups:
+                raise CorruptDataError(f"{what}: column {name!r} has no bounds for every "
+                                       "row group")
+            out[name] = [None if b is None else
+                         (base64.b64decode(b[0], validate=True),
+                          None if b[1] is None else base64.b64decode(b[1], validate=True))
+                         for b in units]
+        return out
+    except CorruptDataError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise CorruptDataError(f"{what}: unreadable ({type(exc).__name__})") from None
+
+
+def normalized_filters(filters):
+    """``filters`` as a list of conjunctions (lists of checked ``(column, op, value)``), or
+    None for an Expression or no filters.
+
+    Raises
+    ------
+    ValueError
+        For a term that is not ``(column, op, value)`` with a known op.
+    """
+    if filters is None or isinstance(filters, pc.Expression):
+        return None
+    filters = list(filters)
+    if not filters:
+        raise ValueError("filters= is empty: give conjunctions of (column, op, value) terms")
+    if all(isinstance(t, tuple) for t in filters):
+        filters = [filters]
+    out = []
+    for conj in filters:
+        terms = []
+        for term in conj:
+            if (not isinstance(term, tuple) or len(term) != 3 or not isinstance(term[0], str)
+                    or term[1] not in _OPS):
+                raise ValueError(f"filters: {term!r} is not a (column, op, value) term with op "
+                                 f"one of {', '.join(_OPS)}")
+            terms.append(term)
+        out.append(terms)
+    return out
+
+
+def row_filter(filters) -> pc.Expression | None:
+    """The row-level Expression of ``filters`` (an Expression as it is)."""
+    if filters is None or isinstance(filters, pc.Expression):
+        return filters
+    return pq.filters_to_expression(normalized_filters(filters))
+
+
+def may_match(conjunctions, bounds: dict) -> bool:
+    """Tell whether a row group whose columns lie within ``bounds`` (``{column: (least,
+    greatest) or None}``, None: no value) may hold a row that ``conjunctions`` select.
+
+    Columns without bounds can match anything.
+    """
+    conjunctions = normalized_filters(conjunctions) if conjunctions else None
+    if conjunctions is None:
+        return True
+    return any(all(_term_may_hold(term, bounds) for term in conj) for conj in conjunctions)
+
+
+def _term_may_hold(term, bounds) -> bool:
+    name, op, value = term
+    if name not in bounds:
+        return True
+    b = bounds[name]
+    if b is None:  # no value in the row group: a comparison with null holds for no row
+        return False
+    least, greatest = b
+    try:
+        values = list(value) if op in ("in", "not in") else [value]
+        values = [_comparable(v, least) for v in values]
+    except (TypeError, ValueError):
+        return True  # a value we cannot order against the bounds: no pruning
+    try:
+        if op in ("==", "=", "in"):
+            return any(least <= v and (greatest is None or v <= greatest) for v in values)
+        if op == "<":
+            return least < values[0]
+        if op == "<=":
+            return least <= values[0]
+        if op == ">":
+            return greatest is None or greatest > values[0]
+        if op == ">=":
+            return greatest is None or greatest >= values[0]
+    except TypeError:
+        return True
+    return True  # != and not in: only a row group of one repeated value could be skipped
+
+
+def _comparable(value, like):
+    """``value`` in the bounds' kind: strings as UTF-8 bytes beside byte bounds."""
+    if isinstance(like, bytes) and isinstance(value, str):
+        return value.encode()
+    if isinstance(like, bytes) and not isinstance(value, (bytes, bytearray)):
+        raise TypeError("not a string")
+    return value
+
+
+def _parquet_bounds(metadata: pq.FileMetaData, k: int, names) -> dict:
+    """Parquet's own min/max of row group ``k``'s top-level primitive columns among ``names``."""
+    out = {}
+    rg = metadata.row_group(k)
+    for j in range(rg.num_columns):
+        path = input_leaf(rg, j)
+        if path not in names:
+            continue
+        stats = rg.column(j).statistics
+        if stats is None or not stats.has_min_max:
+            if stats is not None and stats.null_count == rg.num_rows and rg.num_rows:
+                out[path] = None
+            continue
+        least, greatest = stats.min, stats.max
+        if isinstance(least, str):
+            least, greatest = least.encode(), greatest.encode()
+        out[path] = (least, greatest)
+    return out
+
+
+def selected_units(source, row_groups=None, filters=None) -> list[int]:
+    """The units of ``source`` a read with ``row_groups=`` and ``filters=`` must read.
+
+    Parameters
+    ----------
+    source : fsstgpu.formats.rowgroups.Source
+    row_groups : sequence of int, optional
+        Those units only (of a Parquet file or an Arrow IPC file), in the order given.
+    filters : list or pyarrow.compute.Expression, optional
+        See the module docstring; a Parquet file's row groups that cannot match are left out.
+
+    Raises
+    ------
+    ValueError
+        For ``row_groups=`` on an IPC stream, an index past the units, or a bad filter.
+    CorruptDataError
+        When the footer's bounds are damaged.
+    """
+    total = source.num_units
+    if row_groups is None:
+        chosen = list(range(total)) if total is not None else None
+    else:
+        if total is None:
+            raise ValueError("row_groups= needs a Parquet or Arrow IPC file, not a stream")
+        chosen = [int(k) for k in row_groups]
+        bad = [k for k in chosen if not 0 <= k < total]
+        if bad:
+            raise ValueError(f"{source.path}: no row group {bad[0]} (it has {total})")
+    conjunctions = normalized_filters(filters)
+    if conjunctions is None or source.parquet_metadata is None or chosen is None:
+        return chosen
+    names = {t[0] for conj in conjunctions for t in conj}
+    ours = _read_stats(source.parquet_metadata, names)
+    kept = []
+    for k in chosen:
+        bounds = _parquet_bounds(source.parquet_metadata, k, names - set(ours))
+        bounds.update({name: units[k] for name, units in ours.items()})
+        if may_match(conjunctions, bounds):
+            kept.append(k)
+    return kept

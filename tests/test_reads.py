@@ -1,0 +1,149 @@
+"""Issue #23, item 3: reads like pyarrow's: columns=, filters= (row groups pruned by the
+bounds of each fsst column's strings), row_groups=, and a streaming reader of decoded batches
+that polars and DuckDB consume."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu.formats.files as files
+from fsstgpu import CorruptDataError
+from fsstgpu.datasets.generators import generate
+from fsstgpu.formats import compress_file, open_reader, read_table
+from fsstgpu.formats.pruning import (
+    STRING_STATS_KEY,
+    bounds_of,
+    may_match,
+    normalized_filters,
+    stats_footer,
+)
+from fsstgpu.formats.selection import ColumnSelectionError
+
+ROWS, PER_GROUP = 4000, 1000
+
+
+def _table() -> pa.Table:
+    # sorted strings: each row group holds one range of them, so bounds prune
+    keys = pa.array(sorted(f"key-{i:05d}" for i in range(ROWS)))
+    return pa.table({"k": keys, "url": generate("urls", ROWS, 3), "n": pa.array(range(ROWS))})
+
+
+@pytest.fixture(scope="module")
+def compressed(tmp_path_factory):
+    d = tmp_path_factory.mktemp("reads")
+    pq.write_table(_table(), d / "in.parquet", row_group_size=PER_GROUP)
+    compress_file(d / "in.parquet", d / "c.parquet")
+    compress_file(d / "in.parquet", d / "c.arrow")
+    return d
+
+
+def _read_groups(monkeypatch):
+    """The row groups the reads ask parallel_units for."""
+    seen = []
+    real = files.parallel_units
+
+    def spying(source, **kwargs):
+        seen.append(kwargs.get("units"))
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(files, "parallel_units", spying)
+    return seen
+
+
+@pytest.mark.parametrize("filters,groups", [
+    ([("k", "==", "key-01500")], [1]),
+    ([("k", ">=", "key-02000")], [2, 3]),
+    ([("k", "<", "key-01000")], [0]),
+    ([("k", "in", ["key-00001", "key-03999"])], [0, 3]),
+    ([[("k", "<", "key-00500")], [("n", ">=", 3500)]], [0, 3]),  # either
+    ([("k", ">", "zzz")], []),
+    ([("k", "!=", "key-00001")], [0, 1, 2, 3]),  # prunes nothing
+])
+def test_filters_prune_row_groups_by_the_strings_bounds(compressed, monkeypatch, filters, groups):
+    seen = _read_groups(monkeypatch)
+    got = read_table(compressed / "c.parquet", device="cpu", filters=filters)
+    assert seen == [groups]
+    expected = _table().filter(pq.filters_to_expression(filters))
+    assert got.equals(expected)
+
+
+def test_columns_filters_and_row_groups_together(compressed):
+    t = read_table(compressed / "c.parquet", device="cpu", columns=["url", "n"],
+                   filters=[("k", ">=", "key-03990")], row_groups=[3, 0])
+    assert t.schema.names == ["url", "n"]
+    assert t.column("n").to_pylist() == list(range(3990, 4000))
+    t = read_table(compressed / "c.parquet", device="cpu", row_groups=[2, 0], columns="n")
+    assert t.column("n").to_pylist() == list(range(2000, 3000)) + list(range(1000))
+    # an IPC file: row_groups are its record batches; filters filter (no bounds to prune by)
+    t = read_table(compressed / "c.arrow", device="cpu", row_groups=[1],
+                   filters=pc.field("k") == "key-01001")
+    assert t.column("n").to_pylist() == [1001]
+
+
+def test_read_errors(compressed):
+    with pytest.raises(ColumnSelectionError, match="no column named 'nope'"):
+        read_table(compressed / "c.parquet", device="cpu", columns=["nope"])
+    with pytest.raises(ColumnSelectionError, match="no column named 'x'"):
+        read_table(compressed / "c.parquet", device="cpu", filters=[("x", "==", 1)])
+    with pytest.raises(ValueError, match="no row group 9"):
+        read_table(compressed / "c.parquet", device="cpu", row_groups=[9])
+    with pytest.raises(ValueError, match="not a .column, op, value. term"):
+        read_table(compressed / "c.parquet", device="cpu", filters=[("k", "~", "a")])
+
+
+def test_damaged_bounds_are_an_error_not_a_wrong_answer(compressed, tmp_path):
+    table = pq.read_table(compressed / "c.parquet")
+    md = pq.ParquetFile(compressed / "c.parquet").metadata.metadata
+    record = json.loads(md[STRING_STATS_KEY])
+    record["columns"]["k"][1][0] = record["columns"]["k"][3][0]  # row group 1 "starts later"
+    bad = dict(md)
+    bad[STRING_STATS_KEY] = json.dumps(record).encode()
+    with pq.ParquetWriter(tmp_path / "bad.parquet", table.schema) as w:
+        w.write_table(table, row_group_size=PER_GROUP)
+        w.add_key_value_metadata({STRING_STATS_KEY: bad[STRING_STATS_KEY]})
+    with pytest.raises(CorruptDataError, match="CRC32 mismatch"):
+        read_table(tmp_path / "bad.parquet", device="cpu", filters=[("k", "==", "key-01500")])
+
+
+def test_bounds_are_cut_and_still_bound():
+    long = "a" * 100 + "z"
+    least, greatest = bounds_of(pa.array([long, "b", None]))
+    assert least == b"a" * 64 and greatest == b"b"
+    least, greatest = bounds_of(pa.array(["\xff" * 3, "x" * 70], pa.string()))
+    assert greatest == "\xff".encode() * 3 and least == b"x" * 64
+    assert bounds_of(pa.array([b"\xff" * 70], pa.binary()))[1] is None  # no prefix bounds it
+    assert bounds_of(pa.array([None, None], pa.string())) is None
+    b = {"s": bounds_of(pa.array(["m" * 80]))}
+    assert may_match([("s", "==", "m" * 80)], b) and may_match([("s", ">", "m" * 79)], b)
+    assert not may_match([("s", "==", "n")], b) and not may_match([("s", "==", "x")],
+                                                                    {"s": None})
+    footer = stats_footer({"s": [b["s"], None]})
+    assert json.loads(footer)["columns"]["s"][1] is None
+    assert normalized_filters([("s", "==", 1)]) == [[("s", "==", 1)]]
+
+
+def test_streaming_reader(compressed):
+    reader = open_reader(compressed / "c.parquet", columns=["k", "n"],
+                         filters=[("n", ">=", 2500)])
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.schema.names == ["k", "n"] and reader.schema.field("k").type == pa.string()
+    batches = list(reader)
+    assert sum(b.num_rows for b in batches) == 1500
+    assert pa.Table.from_batches(batches).equals(
+        _table().select(["k", "n"]).filter(pc.field("n") >= 2500))
+
+
+def test_engines_consume_the_reader(compressed):
+    polars = pytest.importorskip("polars", reason="polars is an optional engine")
+    df = polars.from_arrow(open_reader(compressed / "c.parquet", columns=["k"]))
+    assert df.height == ROWS and df["k"][0] == "key-00000"
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is an optional engine")
+    reader = open_reader(compressed / "c.parquet", columns=["k", "n"])
+    got = duckdb.from_arrow(reader).filter("k like 'key-03%'").aggregate(
+        "count(*), max(k)").fetchall()
+    assert got == [(1000, "key-03999")]
