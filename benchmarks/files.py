@@ -10,7 +10,9 @@ then times, by wall clock on a warm page cache (median of ``repeat`` after one u
   ``transcode`` (pyarrow reading the Snappy file and writing it as zstd: the same file-to-file
   job);
 * ``read``: ``pyarrow.parquet.read_table`` of the Snappy / zstd files, and
-  ``fsstgpu.formats.read_table(device="cpu")`` of fsstgpu's (Arrow strings out);
+  ``fsstgpu.formats.read_table(device="cpu")`` of fsstgpu's (Arrow strings out); the largest
+  string column alone (``columns=``) by both, with the peak host memory of a fresh process
+  doing it (:func:`column_peak_mb`);
 * ``to_gpu`` (when a GPU is usable): pyarrow reading the Snappy / zstd file and uploading the
   string columns' buffers (offsets, data, validity) with CuPy, against
   ``read_table_device`` of fsstgpu's files (Arrow strings in device memory) and
@@ -176,6 +178,47 @@ def peak_memory_mb(how: str, path) -> tuple[float, float]:
     return (after - before) / 1e6, (pool_after - pool_before) / 1e6
 
 
+_COLUMN_PEAK_CHILD = """
+import os, sys, threading, time
+import pyarrow.parquet as pq, fsstgpu
+from fsstgpu.formats import read_table
+how, path, column = sys.argv[1:4]
+page = os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+peak, done = [rss()], threading.Event()
+def sample():
+    while not done.is_set():
+        peak[0] = max(peak[0], rss())
+        time.sleep(0.0005)
+before = rss()
+sampler = threading.Thread(target=sample)
+sampler.start()
+t = (read_table(path, device="cpu", columns=[column]) if how == "fsstgpu"
+     else pq.read_table(path, columns=[column]))
+done.set()
+sampler.join()
+print(before, max(peak[0], rss()))
+"""
+
+
+def column_peak_mb(how: str, path, column: str) -> float:
+    """MB by which a fresh process's resident memory peaks above its level after imports while
+    it reads one column of ``path`` to the host (``how``: ``fsstgpu`` with
+    ``read_table(columns=)``, else pyarrow's ``pq.read_table(columns=)``). Linux only."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, "-c", _COLUMN_PEAK_CHILD, how, str(path), column],
+                         cwd=root, capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"column_peak_mb({how!r}) failed: {res.stderr[-2000:]}")
+    before, after = (int(v) for v in res.stdout.split()[-2:])
+    return (after - before) / 1e6
+
+
 def _stream_fsstgpu(path) -> None:
     import cupy as cp
 
@@ -225,6 +268,21 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
     for f in ("fsstgpu", "fsstgpu-none"):
         row["read_s"][f] = time_wall(lambda f=f: read_table(paths[f], device="cpu"),
                                      repeat=repeat)
+    # one column (the largest string one): read time and peak host memory, beside pyarrow's
+    big = max(strings, key=lambda c: table.column(c).nbytes) if strings else None
+    if big is not None:
+        row["column"] = big
+        row["column_read_s"] = {
+            "zstd": time_wall(lambda: pq.read_table(paths["zstd"], columns=[big]),
+                              repeat=repeat),
+            "fsstgpu": time_wall(lambda: read_table(paths["fsstgpu"], device="cpu",
+                                                    columns=[big]), repeat=repeat)}
+        try:
+            row["column_peak_MB"] = {"zstd": column_peak_mb("pyarrow", paths["zstd"], big),
+                                     "fsstgpu": column_peak_mb("fsstgpu", paths["fsstgpu"],
+                                                               big)}
+        except RuntimeError as exc:
+            row["column_peak_error"] = str(exc)
     if gpu:
         for codec in ("snappy", "zstd"):
             row["to_gpu_s"][codec] = time_wall(
@@ -299,6 +357,10 @@ def format_files_bench(rows: list[dict]) -> str:
             cells = "  ".join(f"{k} {v:.3f} s ({r['string_MB'] / 1e3 / v:.2f} GB/s)"
                               for k, v in r[what].items())
             out.append(f"  {what[:-2]:<8} {cells}")
+        if "column_read_s" in r:
+            cells = "  ".join(f"{k} {v:.3f} s" for k, v in r["column_read_s"].items())
+            peaks = "  ".join(f"{k} +{v:.0f} MB" for k, v in r.get("column_peak_MB", {}).items())
+            out.append(f"  column {r['column']!r} alone: {cells}; peak host memory {peaks}")
         if "peak_host_MB" in r:
             cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_host_MB"].items())
             out.append(f"  peak host memory onto the GPU (one row group in Arrow: "

@@ -209,11 +209,24 @@ def _tables_in_data(parts, n: int, validity):
     Untrusted: an index past its chunk's dictionary, a null or damaged table under a valid
     string is CorruptDataError; what lies under a null string is never read.
     """
-    valid = None if validity is None else np.unpackbits(validity, count=n,
-                                                         bitorder="little").astype(bool)
-    per_row = np.zeros(n, np.int64)
+    valid = None
+    per_row = np.empty(n, np.int32)
     found: dict[bytes, int] = {}
     tables: list[SymbolTable] = []
+
+    def index_of(dictionary, j: int, where: str) -> int:
+        if not dictionary[j].is_valid:
+            raise CorruptDataError(f"{where}: a string's table {j} is null")
+        serialised = dictionary[j].as_buffer().to_pybytes()
+        if serialised not in found:
+            try:
+                table = _table_of(serialised)
+            except CorruptDataError as exc:
+                raise CorruptDataError(f"{where}: table {j}: {exc}") from None
+            found[serialised] = len(tables)
+            tables.append(table)
+        return found[serialised]
+
     pos = 0
     for k, part in enumerate(parts):
         m = len(part)
@@ -225,26 +238,26 @@ def _tables_in_data(parts, n: int, validity):
         dictionary = part.dictionary
         check_arrow(dictionary, f"{where}, the tables")
         raw = buffer_values(part.indices.buffers()[1], np.uint16, part.indices.offset, m,
-                            f"{where}, the table indices").astype(np.int64)
-        used = np.ones(m, bool) if valid is None else valid[pos : pos + m]
-        raw = np.where(used, raw, 0)
+                            f"{where}, the table indices")
+        if part.null_count == m:  # no string to decode: no table is looked at
+            per_row[pos : pos + m] = 0
+            pos += m
+            continue
+        if len(dictionary) == 1 and int(raw.max()) == 0:  # the usual chunk: one table
+            per_row[pos : pos + m] = index_of(dictionary, 0, where)
+            pos += m
+            continue
+        if valid is None:
+            valid = (np.ones(n, bool) if validity is None
+                     else np.unpackbits(validity, count=n, bitorder="little").astype(bool))
+        used = valid[pos : pos + m]
+        raw = np.where(used, raw, 0)  # what lies under a null is never looked up
         if used.any() and int(raw.max()) >= len(dictionary):
             raise CorruptDataError(f"{where}: a string names table {int(raw.max())} of "
                                    f"{len(dictionary)}")
-        local = np.zeros(max(len(dictionary), 1), np.int64)
+        local = np.zeros(max(len(dictionary), 1), np.int32)
         for j in np.flatnonzero(np.bincount(raw[used], minlength=len(dictionary))).tolist():
-            value = dictionary[j].as_buffer()
-            if value is None and not dictionary[j].is_valid:
-                raise CorruptDataError(f"{where}: a string's table {j} is null")
-            serialised = b"" if value is None else value.to_pybytes()
-            if serialised not in found:
-                try:
-                    table = _table_of(serialised)
-                except CorruptDataError as exc:
-                    raise CorruptDataError(f"{where}: table {j}: {exc}") from None
-                found[serialised] = len(tables)
-                tables.append(table)
-            local[j] = found[serialised]
+            local[j] = index_of(dictionary, j, where)
         per_row[pos : pos + m] = local[raw]
         pos += m
     return tuple(tables) or (SymbolTable([]),), per_row
