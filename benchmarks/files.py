@@ -120,14 +120,8 @@ def _peer_sizes(table: pa.Table, stem) -> dict[str, float]:
     return sizes
 
 
-_PEAK_CHILD = """
-import os, sys, threading, time
-import cupy as cp, pyarrow.parquet as pq, fsstgpu
-from fsstgpu.formats import read_table, read_table_device
-from fsstgpu.formats.device_reader import stream_to_device
-import benchmarks.files as bf
-fsstgpu.decompress_device(fsstgpu.compress(__import__("pyarrow").array(["warm"] * 1000)))
-how, path = sys.argv[1], sys.argv[2]
+# a child's resident-set sampler (every 0.5 ms, from /proc/self/statm): peak[0] is the peak
+_RSS_SAMPLER = """
 page = os.sysconf("SC_PAGE_SIZE")
 def rss():
     with open("/proc/self/statm") as f:
@@ -137,7 +131,17 @@ def sample():
     while not done.is_set():
         peak[0] = max(peak[0], rss())
         time.sleep(0.0005)
-pool = cp.get_default_memory_pool()
+"""
+
+_PEAK_CHILD = """
+import os, sys, threading, time
+import cupy as cp, pyarrow.parquet as pq, fsstgpu
+from fsstgpu.formats import read_table, read_table_device
+from fsstgpu.formats.device_reader import stream_to_device
+import benchmarks.files as bf
+fsstgpu.decompress_device(fsstgpu.compress(__import__("pyarrow").array(["warm"] * 1000)))
+how, path = sys.argv[1], sys.argv[2]
+""" + _RSS_SAMPLER + """pool = cp.get_default_memory_pool()
 pool_before = pool.total_bytes()
 before = rss()
 sampler = threading.Thread(target=sample)
@@ -183,16 +187,7 @@ import os, sys, threading, time
 import pyarrow.parquet as pq, fsstgpu
 from fsstgpu.formats import read_table
 how, path, column = sys.argv[1:4]
-page = os.sysconf("SC_PAGE_SIZE")
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * page
-peak, done = [rss()], threading.Event()
-def sample():
-    while not done.is_set():
-        peak[0] = max(peak[0], rss())
-        time.sleep(0.0005)
-before = rss()
+""" + _RSS_SAMPLER + """before = rss()
 sampler = threading.Thread(target=sample)
 sampler.start()
 t = (read_table(path, device="cpu", columns=[column]) if how == "fsstgpu"

@@ -21,6 +21,7 @@ import typer
 
 import fsstgpu
 from fsstgpu.cli.group import Group
+from fsstgpu.cli.inspect_view import show_inspection
 from fsstgpu.cli.output import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
@@ -327,40 +328,7 @@ def inspect(
         if json_:
             print_json(info)
             return
-        console = out_console()
-        rg = info["unit_rows"]
-        shown = ", ".join(f"{r:,}" for r in rg[:8]) + (", ..." if len(rg) > 8 else "")
-        console.print(kv_table(f"{info['path'] if path == STDIO else path}", [
-            ("format", info["format"]),
-            ("file size", human_bytes(info["file_bytes"])),
-            ("rows", f"{info['rows']:,}"),
-            ("row groups / batches", f"{info['units']} ({shown})" if rg else "0"),
-            ("schema metadata keys", ", ".join(info["schema_metadata"]) or "(none)"),
-        ]))
-        rows = []
-        for c in info["columns"]:
-            fsst = c["codec"] == "fsst"
-            tables = c.get("tables", [])
-            rows.append([
-                c["name"], c["type"], c["codec"] if fsst else c.get("parquet_codec", "none"),
-                human_bytes(c["stored_bytes"]),
-                human_bytes(c["string_bytes"]) if fsst else "-",
-                fmt_ratio(c["ratio"]) if fsst else "-",
-                fmt_ratio(c["file_ratio"]) if fsst else "-",
-                (f"{tables[0]['symbols']} sym, mean {tables[0]['mean_symbol_length']:.2f} B"
-                 + (f" (+{len(tables) - 1} tables)" if len(tables) > 1 else ""))
-                if fsst and tables else "-",
-                f"{c['null_count']:,}",
-            ])
-        console.print(rows_table("columns", ["column", "type", "codec", "stored", "strings",
-                                             "fsst ratio", "file ratio", "symbol table",
-                                             "nulls"], rows))
-        for c in info["columns"]:
-            for k, t in enumerate(c.get("tables", [])):
-                console.print(f"{c['name']} table {k}: {t['symbols']} symbols "
-                              f"({t['bytes']} bytes serialised), by length 1-8: "
-                              f"{t['by_length']}; longest: {' '.join(t['longest'])}",
-                              markup=False, highlight=False)
+        show_inspection(out_console(), info, info["path"] if path == STDIO else path)
 
 
 # --------------------------------------------------------------------------- round trip

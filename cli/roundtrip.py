@@ -100,11 +100,25 @@ def _same_file(original, restored) -> bool:
     return bool(after.equals(before) and after.schema.equals(before.schema, check_metadata=True))
 
 
-def _speeds(string_bytes: int, t_c: float, t_d: float) -> dict:
-    mb = string_bytes / 1e6
-    return {"compress_seconds": t_c, "decompress_seconds": t_d,
-            "compress_MB_s": mb / t_c if t_c else float("nan"),
-            "decompress_MB_s": mb / t_d if t_d else float("nan")}
+def _figures(info: dict, columns, t_c: float, t_d: float, runs: int) -> dict:
+    """The round trip's figures from ``compress_file``'s counts (or their sums over files)."""
+    mb = info["string_bytes"] / 1e6
+    return {
+        "rows": info["rows"],
+        "row_groups": info["units"],
+        "fsst_columns": ", ".join(columns),
+        "input_file_bytes": info["input_bytes"],
+        "compressed_file_bytes": info["output_bytes"],
+        "file_ratio": info["input_bytes"] / info["output_bytes"],
+        "string_bytes": info["string_bytes"],
+        "codes_bytes": info["codes_bytes"],
+        "ratio": info["string_bytes"] / info["codes_bytes"] if info["codes_bytes"]
+        else float("nan"),
+        "compress_seconds": t_c, "decompress_seconds": t_d,
+        "compress_MB_s": mb / t_c if t_c else float("nan"),
+        "decompress_MB_s": mb / t_d if t_d else float("nan"),
+        "runs": runs,
+    }
 
 
 def roundtrip_dataset(src, device: str, runs: int) -> dict:
@@ -136,18 +150,7 @@ def roundtrip_dataset(src, device: str, runs: int) -> dict:
         "files": len(cinfo),
         "formats": ", ".join(sorted({r["format"] for r in cinfo})),
         "device": dev,
-        "rows": total["rows"],
-        "row_groups": total["units"],
-        "fsst_columns": ", ".join(columns),
-        "input_file_bytes": total["input_bytes"],
-        "compressed_file_bytes": total["output_bytes"],
-        "file_ratio": total["input_bytes"] / total["output_bytes"],
-        "string_bytes": total["string_bytes"],
-        "codes_bytes": total["codes_bytes"],
-        "ratio": total["string_bytes"] / total["codes_bytes"] if total["codes_bytes"]
-        else float("nan"),
-        **_speeds(total["string_bytes"], t_c, t_d),
-        "runs": runs,
+        **_figures(total, columns, t_c, t_d, runs),
         "equal": not differs,
         **({"differs": differs[0]} if differs else {}),
     }
@@ -174,17 +177,6 @@ def roundtrip_file(path: Path, device: str, runs: int) -> dict:
         "source": str(path),
         "format": fmt,
         "device": dev,
-        "rows": cinfo["rows"],
-        "row_groups": cinfo["units"],
-        "fsst_columns": ", ".join(cinfo["columns"]),
-        "input_file_bytes": cinfo["input_bytes"],
-        "compressed_file_bytes": cinfo["output_bytes"],
-        "file_ratio": cinfo["input_bytes"] / cinfo["output_bytes"],
-        "string_bytes": cinfo["string_bytes"],
-        "codes_bytes": cinfo["codes_bytes"],
-        "ratio": cinfo["string_bytes"] / cinfo["codes_bytes"] if cinfo["codes_bytes"]
-        else float("nan"),
-        **_speeds(cinfo["string_bytes"], t_c, t_d),
-        "runs": runs,
+        **_figures(cinfo, cinfo["columns"], t_c, t_d, runs),
         "equal": equal,
     }

@@ -30,7 +30,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsstgpu.errors import FsstGpuError
-from fsstgpu.formats.files import compress_file, decompress_file, read_table, read_table_device
+from fsstgpu.formats.file_reads import read_table, read_table_device
+from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import (
     DATASET_SUFFIXES,
     IGNORED_PREFIXES,

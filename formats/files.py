@@ -9,9 +9,9 @@ whatever the file size. Each column's row groups are compressed one after the ot
 :class:`fsstgpu.columns.ColumnStream`: a row group keeps the table before it while that still
 fits its text (at most 15% more code bytes per byte than on its own block), else gets a table
 of its own (planned into blocks where its text changes when the pages are not compressed
-again). The tables travel in the data (version 4), so
-every file of one dataset has one schema.
-``formats/files.md`` describes the files and what survives a round trip.
+again). The tables travel in the data (version 4), so every file of one dataset has one
+schema. Reading: :mod:`fsstgpu.formats.file_reads`. ``formats/files.md`` describes the files
+and what survives a round trip.
 
 Formats: an input is recognised by its first bytes; an output's format comes from ``format=``
 or its suffix (:mod:`fsstgpu.formats.sniff`), and an unknown suffix is refused. Outputs are
@@ -21,7 +21,6 @@ written atomically, never over an input, and over an existing file only with ``f
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
@@ -32,20 +31,16 @@ from fsstgpu.columns import ColumnStream, compress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
-from fsstgpu.formats.arrow_read import decode_column
 from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
-from fsstgpu.formats.device_reader import parallel_units, read_to_device
-from fsstgpu.formats.dictionaries import Redictionary, plain_values
+from fsstgpu.formats.decoding import CODECS_KEY, Decoder, copied, restored_schema
+from fsstgpu.formats.dictionaries import plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
-from fsstgpu.formats.parquet_options import input_leaf, validated
+from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.formats.pruning import (
     STRING_STATS_KEY,
     bounds_of,
-    normalized_filters,
-    row_filter,
-    selected_units,
     stats_footer,
 )
 from fsstgpu.formats.rowgroups import (
@@ -56,7 +51,7 @@ from fsstgpu.formats.rowgroups import (
     reading,
     rewrite,
 )
-from fsstgpu.formats.selection import ColumnSelectionError, select_columns
+from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
@@ -66,9 +61,6 @@ __all__ = [
     "NotCompressedError",
     "compress_file",
     "decompress_file",
-    "open_reader",
-    "read_table",
-    "read_table_device",
 ]
 
 
@@ -90,9 +82,6 @@ class NotCompressedError(FsstGpuError, ValueError):
     """
 
 
-# Schema metadata of a compressed Parquet file: the input's codec of each compressed column
-# (JSON), so that decompress_file writes the strings back as the input had them.
-CODECS_KEY = b"fsstgpu.input_codecs"
 
 
 # --------------------------------------------------------------------------- compress
@@ -207,7 +196,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
 
         def convert(field, col, unit_index):
             if field.name not in types:  # copied through: checked first (parquet_options.py)
-                col = _copied(source, field.name, col, unit_index)
+                col = copied(source, field.name, col, unit_index)
             else:
                 ftype = types[field.name]
                 if out_format == "parquet":  # for filters= (the codes' statistics order nothing)
@@ -283,14 +272,6 @@ def _dictionary_codes(source: Source) -> list[str]:
             if is_fsst_type(f.type) and paths.get(f"{f.name}.codes")]
 
 
-def _copied(source: Source, name: str, col, unit_index: int):
-    """Column ``name`` of a Parquet unit, copied through, after a full validation."""
-    if source.format != "parquet":
-        return col
-    with reading(source.path, f"row group {unit_index}: "):
-        return validated(col, f"column {name!r}")
-
-
 def _compressed_ipc(source: Source) -> str:
     """The IPC body codec of a compressed output by default: the input's lz4 / zstd, else zstd
     (see ``ipc_compression`` of :func:`compress_file`)."""
@@ -342,13 +323,6 @@ def _fsst_type(type_: pa.DataType) -> FsstType:
 
 
 # --------------------------------------------------------------------------- decompress
-def _restored_schema(schema: pa.Schema) -> pa.Schema:
-    metadata = {k: v for k, v in (schema.metadata or {}).items() if k != CODECS_KEY}
-    return pa.schema(
-        [pa.field(f.name, f.type.original_type, f.nullable, f.metadata)
-         if is_fsst_type(f.type) else f for f in schema], metadata=metadata or None)
-
-
 def _restored_codecs(source: Source) -> dict[str, str]:
     """The Parquet codec of every column of a decompressed file: the input's, recorded under
     :data:`CODECS_KEY` (Snappy, pyarrow's default, when the input was not Parquet or the
@@ -375,41 +349,6 @@ def _record(source: Source) -> dict[str, str]:
     if not isinstance(recorded, dict):
         return {}
     return {k: v for k, v in recorded.items() if isinstance(v, str)}
-
-
-class _Decoder:
-    """Decodes the fsst columns of ``source``'s units: :meth:`decode` (no state: safe on any
-    thread, in any order) then :meth:`finish` (in unit order: dictionary columns are re-encoded
-    per unit for Parquet and IPC streams, one dictionary per row group / batch, and with one
-    growing dictionary for an IPC file). ``string_bytes`` counts the decoded string bytes;
-    :meth:`convert` is both, for :func:`rewrite`."""
-
-    def __init__(self, source: Source, out_format: str, device: str):
-        self.path = source.path
-        self.source = source
-        self.device = device
-        self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
-        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
-                                            name=f.name)
-                       for f in source.schema if f.name in self.fsst
-                       and f.type.index_type is not None}
-        self.string_bytes = 0
-
-    def decode(self, name: str, col, unit_index: int):
-        """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""
-        col = self.source.restored(name, col)  # Parquet: the type it was written with
-        if name not in self.fsst:
-            return _copied(self.source, name, col, unit_index), 0
-        with reading(self.path, f"row group {unit_index}, column {name!r}: "):
-            return decode_column(col, self.device)
-
-    def finish(self, name: str, decoded) -> pa.Array:
-        values, nbytes = decoded
-        self.string_bytes += nbytes
-        return self.redict[name].encode(values) if name in self.redict else values
-
-    def convert(self, field, col, unit_index):
-        return self.finish(field.name, self.decode(field.name, col, unit_index))
 
 
 def _check_compressed(source: Source) -> None:
@@ -473,9 +412,9 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     dev = resolve_device(device)
     with Source(src) as source:
         _check_compressed(source)
-        decoder = _Decoder(source, out_format, dev)
+        decoder = Decoder(source, out_format, dev)
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
-            sink = Sink(tmp, out_format, _restored_schema(source.schema),
+            sink = Sink(tmp, out_format, restored_schema(source.schema),
                         codecs=_restored_codecs(source), ipc_compression=source.ipc_compression)
             rows, units = rewrite(source, sink, decoder.convert, progress)
     return {
@@ -488,187 +427,3 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         "output_bytes": file_size(dst),
         "string_bytes": decoder.string_bytes,
     }
-
-
-# --------------------------------------------------------------------------- read
-def read_table(path, device="auto", *, columns=None, filters=None, row_groups=None):
-    """Read a Parquet / Arrow IPC file, decompressing its fsst columns.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    device : {"auto", "cpu", "gpu"}
-        Where the fsst columns decode (``"auto"``: on the GPU when one is usable,
-        ``FSSTGPU_DEVICE`` overriding). The result is a host ``pyarrow.Table`` either way,
-        exactly like the one :func:`decompress_file` would write; :func:`read_table_device`
-        leaves the strings in GPU memory.
-    columns : list of str, optional
-        Only these columns, in this order (as ``pyarrow.parquet.read_table``).
-    filters : list or pyarrow.compute.Expression, optional
-        Only the rows these select, as ``pyarrow.parquet.read_table`` takes them: ``(column, op,
-        value)`` tuples, a list of them (all must hold) or a list of such lists (any); a Parquet
-        file's row groups that cannot match are not read, by the bounds of each fsst column's
-        strings that ``compress_file`` records and Parquet's own statistics of the others
-        (:mod:`fsstgpu.formats.pruning`). An Expression filters rows but prunes nothing.
-    row_groups : list of int, optional
-        Only these row groups (record batches of an IPC file), in this order.
-
-    Raises
-    ------
-    DeviceError
-        When ``device="gpu"`` and no GPU is usable.
-    CorruptDataError
-        When the file is unreadable or its codes do not decode.
-    ColumnSelectionError
-        When ``columns`` or ``filters`` name a column the file lacks (a ValueError).
-    ValueError
-        For a malformed filter, or a row group the file lacks.
-
-    Examples
-    --------
-    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
-    >>> from fsstgpu.formats import compress_file, read_table
-    >>> d = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"s": ["x", None, "yz"], "n": [1, 2, 3]}),
-    ...                os.path.join(d, "a.parquet"))
-    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
-    >>> read_table(os.path.join(d, "b.parquet")).column("s").to_pylist()
-    ['x', None, 'yz']
-    >>> read_table(os.path.join(d, "b.parquet"), columns=["s"],
-    ...            filters=[("s", ">=", "y")]).to_pylist()
-    [{'s': 'yz'}]
-    """
-    path = check_input(path)
-    dev = resolve_device(device)
-    with Source(path) as source:
-        plan = _ReadPlan(source, columns, filters, row_groups)
-        units = list(plan.tables(dev))
-    return pa.concat_tables(units) if units else plan.schema.empty_table()
-
-
-def open_reader(path, *, columns=None, filters=None, row_groups=None,
-                device="cpu") -> pa.RecordBatchReader:
-    """Stream a Parquet / Arrow IPC file's record batches, fsst columns decoded, one row group
-    (record batch) at a time: a ``pyarrow.RecordBatchReader`` that engines consume lazily.
-
-    ``pl.from_arrow(reader)`` (polars), ``duckdb.from_arrow(reader)`` (DuckDB) and
-    ``pyarrow.dataset.Scanner.from_batches`` take it as it is. Memory holds a few row groups
-    at a time, whatever the file size. The file stays open until the reader is read to its end
-    or closed.
-
-    Parameters
-    ----------
-    path, columns, filters, row_groups
-        As for :func:`read_table`.
-    device : {"cpu", "auto", "gpu"}
-        Where the fsst columns decode (the batches are host batches either way); default the
-        CPU, whose decode runs beside the reading.
-
-    Examples
-    --------
-    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
-    >>> from fsstgpu.formats import compress_file, open_reader
-    >>> d = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"s": ["ab", "cd", "ef"]}), os.path.join(d, "a.parquet"),
-    ...                row_group_size=2)
-    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
-    >>> reader = open_reader(os.path.join(d, "b.parquet"))
-    >>> [batch.column(0).to_pylist() for batch in reader]
-    [['ab', 'cd'], ['ef']]
-    """
-    path = check_input(path)
-    dev = resolve_device(device)
-    source = Source(path)
-    try:
-        plan = _ReadPlan(source, columns, filters, row_groups)
-    except BaseException:
-        source.close()
-        raise
-
-    def batches():
-        with source:
-            for table in plan.tables(dev):
-                yield from table.to_batches()
-
-    return pa.RecordBatchReader.from_batches(plan.schema, batches())
-
-
-class _ReadPlan:
-    """What a read with ``columns=``, ``filters=`` and ``row_groups=`` reads of ``source``,
-    and its decoded units (:meth:`tables`), each filtered and with the columns asked for."""
-
-    def __init__(self, source: Source, columns, filters, row_groups):
-        self.source = source
-        names = source.schema.names
-        if isinstance(columns, str):
-            columns = [c.strip() for c in columns.split(",")]
-        self.columns = list(names) if columns is None else list(columns)
-        self.expression = row_filter(filters)
-        conjunctions = normalized_filters(filters)
-        needed = set(self.columns)
-        if conjunctions is not None:
-            needed |= {t[0] for conj in conjunctions for t in conj}
-        elif self.expression is not None:
-            needed = set(names)  # an Expression's columns cannot be listed
-        missing = [c for c in list(needed) if c not in names]
-        if missing:
-            raise ColumnSelectionError(f"{source.path}: no column named {missing[0]!r} (it has "
-                                       f"{', '.join(names)})")
-        self.read = [n for n in names if n in needed]  # the file's order, each once
-        self.units = selected_units(source, row_groups, filters)
-        restored = _restored_schema(source.schema)
-        self.full = pa.schema([restored.field(n) for n in self.read],
-                              metadata=restored.metadata)
-        self.schema = pa.schema([restored.field(n) for n in self.columns],
-                                metadata=restored.metadata)
-
-    def tables(self, device: str):
-        """Yield each unit read, as a Table of :attr:`schema`."""
-        source = self.source
-        decoder = _Decoder(source, source.format, device)
-        # On the CPU, columns decode on the reading threads too (the codec's own pool is
-        # shared by all of them); GPU decodes stay on this thread.
-        early = ((lambda k, name, col: decoder.decode(name, col, k)) if device == "cpu"
-                 else None)
-        order = self.units if self.units is not None else itertools.count()
-        units = parallel_units(source, convert=early, columns=self.read, units=self.units)
-        for k, unit in zip(order, units, strict=False):  # order: count() when all
-            cols = [decoder.finish(name, unit[name] if early
-                                   else decoder.decode(name, unit[name], k))
-                    for name in self.read]
-            with reading(source.path, f"row group {k}: "):  # columns read apart: lengths differ
-                table = pa.Table.from_arrays(cols, schema=self.full)
-            if self.expression is not None:
-                table = table.filter(self.expression)
-            yield table.select(self.columns)
-
-
-def read_table_device(path) -> dict:
-    """Read a Parquet / Arrow IPC file with its fsst columns decoded straight into GPU memory.
-
-    Returns
-    -------
-    dict
-        Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in
-        one array; dictionary columns as their plain values) or ``pyarrow.ChunkedArray`` (every
-        other column, on the host, with the type it was written with).
-
-    Raises
-    ------
-    DeviceError
-        Without a usable GPU.
-    CorruptDataError
-        When the file is unreadable or its codes do not decode.
-
-    Examples
-    --------
-    >>> import fsstgpu
-    >>> from fsstgpu.formats import read_table_device
-    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     cols = read_table_device("b.parquet")
-    """
-    path = check_input(path)
-    resolve_device("gpu")
-    with Source(path) as source:
-        return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
-                for name, col in read_to_device(source).items()}

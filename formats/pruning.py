@@ -230,8 +230,10 @@ def _parquet_bounds(metadata: pq.FileMetaData, k: int, names) -> dict:
     return out
 
 
-def selected_units(source, row_groups=None, filters=None) -> list[int]:
-    """The units of ``source`` a read with ``row_groups=`` and ``filters=`` must read.
+def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
+    """The units of ``source`` a read with ``row_groups=`` and ``filters=`` must read; None
+    for all of them, read in order (so that an IPC input's end is checked: a file cut short
+    is truncated, not shorter).
 
     Parameters
     ----------
@@ -250,7 +252,7 @@ def selected_units(source, row_groups=None, filters=None) -> list[int]:
     """
     total = source.num_units
     if row_groups is None:
-        chosen = list(range(total)) if total is not None else None
+        chosen = None
     else:
         if total is None:
             raise ValueError("row_groups= needs a Parquet or Arrow IPC file, not a stream")
@@ -259,14 +261,14 @@ def selected_units(source, row_groups=None, filters=None) -> list[int]:
         if bad:
             raise ValueError(f"{source.path}: no row group {bad[0]} (it has {total})")
     conjunctions = normalized_filters(filters)
-    if conjunctions is None or source.parquet_metadata is None or chosen is None:
+    if conjunctions is None or source.parquet_metadata is None:
         return chosen
     names = {t[0] for conj in conjunctions for t in conj}
     ours = _read_stats(source.parquet_metadata, names)
     kept = []
-    for k in chosen:
+    for k in range(total) if chosen is None else chosen:
         bounds = _parquet_bounds(source.parquet_metadata, k, names - set(ours))
         bounds.update({name: units[k] for name, units in ours.items()})
         if may_match(conjunctions, bounds):
             kept.append(k)
-    return kept
+    return None if chosen is None and len(kept) == total else kept

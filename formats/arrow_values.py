@@ -1,0 +1,93 @@
+"""What pyarrow hands out for ``fsstgpu.fsst`` columns once fsstgpu is imported: arrays
+(:class:`FsstArray`) and scalars (:class:`FsstScalar`) that decode on ``to_pylist()`` / ``as_py()``
+/ ``to_pandas()`` / ``cast()``, and the pandas dtype (:func:`decoded_dtype`) through which
+``Table.to_pandas()`` and ``pandas.read_parquet`` decode. The type (``arrow.py``) names them.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pyarrow as pa
+
+from fsstgpu.formats.arrow_read import decode_column
+
+__all__ = ["FsstArray", "FsstScalar", "decoded_dtype"]
+
+
+class FsstArray(pa.ExtensionArray):
+    """An ``fsstgpu.fsst`` column as pyarrow hands it out once fsstgpu is imported: its
+    :meth:`to_pylist`, :meth:`to_pandas` and :meth:`cast` decode the strings (on the CPU), so
+    ``Table.to_pylist()`` shows text, not codes. ``.storage`` is the stored struct.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> ext = to_extension_array(fsstgpu.compress(pa.array(["ab", None])))
+    >>> ext.to_pylist(), pa.table({"s": ext}).to_pylist()
+    (['ab', None], [{'s': 'ab'}, {'s': None}])
+    >>> ext.cast(pa.large_string()).type
+    DataType(large_string)
+    """
+
+    def decoded(self):
+        """The column's values, decoded: its original type (a dictionary column's plain values;
+        a ChunkedArray for a ``string`` column of more than 2 GiB)."""
+        return decode_column(self)[0]
+
+    def to_pylist(self, **kwargs):
+        return self.decoded().to_pylist(**kwargs)
+
+    def to_pandas(self, **kwargs):
+        return self.decoded().to_pandas(**kwargs)
+
+    def cast(self, target_type=None, safe=None, options=None, memory_pool=None):
+        return self.decoded().cast(target_type, safe=safe, options=options,
+                                   memory_pool=memory_pool)
+
+
+class FsstScalar(pa.ExtensionScalar):
+    """One value of an ``fsstgpu.fsst`` column: :meth:`as_py` decodes it (``t["s"][0]``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> ext = to_extension_array(fsstgpu.compress(pa.array(["ab", None])))
+    >>> ext[0].as_py(), ext[1].as_py(), pa.table({"s": ext})["s"][0].as_py()
+    ('ab', None, 'ab')
+    """
+
+    def as_py(self, **kwargs):
+        if not self.is_valid:
+            return None
+        storage = pa.array([self.value.as_py()], type=self.type.storage_type)
+        one = pa.ExtensionArray.from_storage(self.type, storage)
+        return decode_column(one)[0][0].as_py(**kwargs)
+
+
+@functools.cache
+def decoded_dtype():
+    """A pandas dtype whose ``__from_arrow__`` decodes: pandas then gives an fsst column the
+    dtype its decoded values get (``str``, ``object`` for bytes), as if it were never coded.
+    Made on first use: pandas is optional, and slow to import."""
+    import pandas as pd
+
+    class FsstDecoded(pd.api.extensions.ExtensionDtype):
+        name = "fsstgpu.fsst"
+        type = object
+
+        def __from_arrow__(self, array):
+            chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+            decoded = [c.decoded() for c in chunks]
+            parts = [p for d in decoded
+                     for p in (d.chunks if isinstance(d, pa.ChunkedArray) else [d])]
+            ftype = array.type
+            values = pa.chunked_array(parts, type=ftype.value_type)
+            if ftype.index_type is not None:  # a dictionary column: a Categorical, as it was
+                values = values.dictionary_encode()
+            # (bytes: a NumpyExtensionArray of objects; pandas takes no plain ndarray here)
+            return values.to_pandas().array
+
+    return FsstDecoded()

@@ -1,0 +1,77 @@
+"""Decoding a compressed file's units: what :func:`~fsstgpu.formats.files.decompress_file` and
+the reads of :mod:`fsstgpu.formats.file_reads` share.
+
+:class:`Decoder` decodes the fsst columns of a file's units (and re-encodes the dictionary
+columns that were compressed as their values); :func:`restored_schema` is the schema they decode
+to; :func:`copied` checks a column that is copied through. :data:`CODECS_KEY` is the schema
+metadata in which ``compress_file`` records the input's Parquet codecs.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_read import decode_column
+from fsstgpu.formats.dictionaries import Redictionary
+from fsstgpu.formats.parquet_options import validated
+from fsstgpu.formats.rowgroups import Source, reading
+
+__all__ = ["CODECS_KEY", "Decoder", "copied", "restored_schema"]
+
+# Schema metadata of a compressed Parquet file: the input's codec of each compressed column
+# (JSON), so that decompress_file writes the strings back as the input had them.
+CODECS_KEY = b"fsstgpu.input_codecs"
+
+
+def copied(source: Source, name: str, col, unit_index: int):
+    """Column ``name`` of a Parquet unit, copied through, after a full validation (an IPC
+    unit's columns are checked by the IPC reader)."""
+    if source.format != "parquet":
+        return col
+    with reading(source.path, f"row group {unit_index}: "):
+        return validated(col, f"column {name!r}")
+
+
+def restored_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema a compressed file decodes to: each fsst field of its original type, the
+    record of the input's codecs dropped."""
+    metadata = {k: v for k, v in (schema.metadata or {}).items() if k != CODECS_KEY}
+    return pa.schema(
+        [pa.field(f.name, f.type.original_type, f.nullable, f.metadata)
+         if is_fsst_type(f.type) else f for f in schema], metadata=metadata or None)
+
+
+class Decoder:
+    """Decodes the fsst columns of ``source``'s units: :meth:`decode` (no state: safe on any
+    thread, in any order) then :meth:`finish` (in unit order: dictionary columns are re-encoded
+    per unit for Parquet and IPC streams, one dictionary per row group / batch, and with one
+    growing dictionary for an IPC file). ``string_bytes`` counts the decoded string bytes;
+    :meth:`convert` is both, for :func:`rewrite`."""
+
+    def __init__(self, source: Source, out_format: str, device: str):
+        self.path = source.path
+        self.source = source
+        self.device = device
+        self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
+        self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
+                                            name=f.name)
+                       for f in source.schema if f.name in self.fsst
+                       and f.type.index_type is not None}
+        self.string_bytes = 0
+
+    def decode(self, name: str, col, unit_index: int):
+        """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""
+        col = self.source.restored(name, col)  # Parquet: the type it was written with
+        if name not in self.fsst:
+            return copied(self.source, name, col, unit_index), 0
+        with reading(self.path, f"row group {unit_index}, column {name!r}: "):
+            return decode_column(col, self.device)
+
+    def finish(self, name: str, decoded) -> pa.Array:
+        values, nbytes = decoded
+        self.string_bytes += nbytes
+        return self.redict[name].encode(values) if name in self.redict else values
+
+    def convert(self, field, col, unit_index):
+        return self.finish(field.name, self.decode(field.name, col, unit_index))

@@ -1,0 +1,205 @@
+"""Reading compressed files: :func:`read_table` (a host Table, like ``pyarrow.parquet.read_table``:
+``columns=``, ``filters=``, ``row_groups=``), :func:`open_reader` (a ``RecordBatchReader`` of
+decoded batches, for engines that stream) and :func:`read_table_device` (the strings in GPU
+memory). Row groups are read ahead in parallel (:mod:`fsstgpu.formats.device_reader`), pruned by
+``filters=`` (:mod:`fsstgpu.formats.pruning`), and decoded by
+:class:`fsstgpu.formats.decoding.Decoder`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pyarrow as pa
+
+from fsstgpu.device import resolve_device
+from fsstgpu.formats.decoding import Decoder, restored_schema
+from fsstgpu.formats.device_reader import parallel_units, read_to_device
+from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
+from fsstgpu.formats.rowgroups import Source, check_input, reading
+from fsstgpu.formats.selection import ColumnSelectionError
+
+__all__ = ["open_reader", "read_table", "read_table_device"]
+
+
+def read_table(path, device="auto", *, columns=None, filters=None, row_groups=None):
+    """Read a Parquet / Arrow IPC file, decompressing its fsst columns.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    device : {"auto", "cpu", "gpu"}
+        Where the fsst columns decode (``"auto"``: on the GPU when one is usable,
+        ``FSSTGPU_DEVICE`` overriding). The result is a host ``pyarrow.Table`` either way,
+        exactly like the one :func:`decompress_file` would write; :func:`read_table_device`
+        leaves the strings in GPU memory.
+    columns : list of str, optional
+        Only these columns, in this order (as ``pyarrow.parquet.read_table``).
+    filters : list or pyarrow.compute.Expression, optional
+        Only the rows these select, as ``pyarrow.parquet.read_table`` takes them: ``(column, op,
+        value)`` tuples, a list of them (all must hold) or a list of such lists (any); a Parquet
+        file's row groups that cannot match are not read, by the bounds of each fsst column's
+        strings that ``compress_file`` records and Parquet's own statistics of the others
+        (:mod:`fsstgpu.formats.pruning`). An Expression filters rows but prunes nothing.
+    row_groups : list of int, optional
+        Only these row groups (record batches of an IPC file), in this order.
+
+    Raises
+    ------
+    DeviceError
+        When ``device="gpu"`` and no GPU is usable.
+    CorruptDataError
+        When the file is unreadable or its codes do not decode.
+    ColumnSelectionError
+        When ``columns`` or ``filters`` name a column the file lacks (a ValueError).
+    ValueError
+        For a malformed filter, or a row group the file lacks.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file, read_table
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["x", None, "yz"], "n": [1, 2, 3]}),
+    ...                os.path.join(d, "a.parquet"))
+    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
+    >>> read_table(os.path.join(d, "b.parquet")).column("s").to_pylist()
+    ['x', None, 'yz']
+    >>> read_table(os.path.join(d, "b.parquet"), columns=["s"],
+    ...            filters=[("s", ">=", "y")]).to_pylist()
+    [{'s': 'yz'}]
+    """
+    path = check_input(path)
+    dev = resolve_device(device)
+    with Source(path) as source:
+        plan = _ReadPlan(source, columns, filters, row_groups)
+        units = list(plan.tables(dev))
+    return pa.concat_tables(units) if units else plan.schema.empty_table()
+
+
+def open_reader(path, *, columns=None, filters=None, row_groups=None,
+                device="cpu") -> pa.RecordBatchReader:
+    """Stream a Parquet / Arrow IPC file's record batches, fsst columns decoded, one row group
+    (record batch) at a time: a ``pyarrow.RecordBatchReader`` that engines consume lazily.
+
+    ``pl.from_arrow(reader)`` (polars), ``duckdb.from_arrow(reader)`` (DuckDB) and
+    ``pyarrow.dataset.Scanner.from_batches`` take it as it is. Memory holds a few row groups
+    at a time, whatever the file size. The file stays open until the reader is read to its end
+    or closed.
+
+    Parameters
+    ----------
+    path, columns, filters, row_groups
+        As for :func:`read_table`.
+    device : {"cpu", "auto", "gpu"}
+        Where the fsst columns decode (the batches are host batches either way); default the
+        CPU, whose decode runs beside the reading.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file, open_reader
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["ab", "cd", "ef"]}), os.path.join(d, "a.parquet"),
+    ...                row_group_size=2)
+    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
+    >>> reader = open_reader(os.path.join(d, "b.parquet"))
+    >>> [batch.column(0).to_pylist() for batch in reader]
+    [['ab', 'cd'], ['ef']]
+    """
+    path = check_input(path)
+    dev = resolve_device(device)
+    source = Source(path)
+    try:
+        plan = _ReadPlan(source, columns, filters, row_groups)
+    except BaseException:
+        source.close()
+        raise
+
+    def batches():
+        with source:
+            for table in plan.tables(dev):
+                yield from table.to_batches()
+
+    return pa.RecordBatchReader.from_batches(plan.schema, batches())
+
+
+class _ReadPlan:
+    """What a read with ``columns=``, ``filters=`` and ``row_groups=`` reads of ``source``,
+    and its decoded units (:meth:`tables`), each filtered and with the columns asked for."""
+
+    def __init__(self, source: Source, columns, filters, row_groups):
+        self.source = source
+        names = source.schema.names
+        if isinstance(columns, str):
+            columns = [c.strip() for c in columns.split(",")]
+        self.columns = list(names) if columns is None else list(columns)
+        self.expression = row_filter(filters)
+        conjunctions = normalized_filters(filters)
+        needed = set(self.columns)
+        if conjunctions is not None:
+            needed |= {t[0] for conj in conjunctions for t in conj}
+        elif self.expression is not None:
+            needed = set(names)  # an Expression's columns cannot be listed
+        missing = [c for c in list(needed) if c not in names]
+        if missing:
+            raise ColumnSelectionError(f"{source.path}: no column named {missing[0]!r} (it has "
+                                       f"{', '.join(names)})")
+        self.read = [n for n in names if n in needed]  # the file's order, each once
+        self.units = selected_units(source, row_groups, filters)
+        restored = restored_schema(source.schema)
+        self.full = pa.schema([restored.field(n) for n in self.read],
+                              metadata=restored.metadata)
+        self.schema = pa.schema([restored.field(n) for n in self.columns],
+                                metadata=restored.metadata)
+
+    def tables(self, device: str):
+        """Yield each unit read, as a Table of :attr:`schema`."""
+        source = self.source
+        decoder = Decoder(source, source.format, device)
+        # On the CPU, columns decode on the reading threads too (the codec's own pool is
+        # shared by all of them); GPU decodes stay on this thread.
+        early = ((lambda k, name, col: decoder.decode(name, col, k)) if device == "cpu"
+                 else None)
+        order = self.units if self.units is not None else itertools.count()
+        units = parallel_units(source, convert=early, columns=self.read, units=self.units)
+        for k, unit in zip(order, units, strict=False):  # order: count() when all
+            cols = [decoder.finish(name, unit[name] if early
+                                   else decoder.decode(name, unit[name], k))
+                    for name in self.read]
+            with reading(source.path, f"row group {k}: "):  # columns read apart: lengths differ
+                table = pa.Table.from_arrays(cols, schema=self.full)
+            if self.expression is not None:
+                table = table.filter(self.expression)
+            yield table.select(self.columns)
+
+
+def read_table_device(path) -> dict:
+    """Read a Parquet / Arrow IPC file with its fsst columns decoded straight into GPU memory.
+
+    Returns
+    -------
+    dict
+        Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in
+        one array; dictionary columns as their plain values) or ``pyarrow.ChunkedArray`` (every
+        other column, on the host, with the type it was written with).
+
+    Raises
+    ------
+    DeviceError
+        Without a usable GPU.
+    CorruptDataError
+        When the file is unreadable or its codes do not decode.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.formats import read_table_device
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     cols = read_table_device("b.parquet")
+    """
+    path = check_input(path)
+    resolve_device("gpu")
+    with Source(path) as source:
+        return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
+                for name, col in read_to_device(source).items()}
