@@ -39,6 +39,15 @@ from fsstgpu.formats.device_reader import parallel_units, read_to_device
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
+from fsstgpu.formats.nested import (
+    NestedCompressor,
+    decode_nested,
+    fsst_type_of,
+    has_fsst,
+    holds_fsst,
+    holds_strings,
+    plain_type_of,
+)
 from fsstgpu.formats.parquet_options import input_leaf, validated
 from fsstgpu.formats.pruning import (
     STRING_STATS_KEY,
@@ -178,7 +187,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)
     with Source(src) as source:
-        chosen = set(select_columns(source.schema, columns, source=src, dictionaries=False))
+        chosen = set(select_columns(source.schema, columns, source=src, dictionaries=False,
+                                    nested=True))
+        nested = [f.name for f in source.schema if f.name in chosen and holds_strings(f.type)]
+        chosen -= set(nested)  # nested columns: their string leaves (formats/nested.py)
         first = _first_values(source, list(chosen))
         types = {f.name: _fsst_type(f.type) for f in source.schema if f.name in chosen}
         codecs = source.parquet_codecs()  # by leaf path, and by name (its first leaf's)
@@ -190,7 +202,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         stored = {f.name: "zstd" for f in source.schema}
         stored.update({k: _as_strong_as_zstd(v) for k, v in codecs.items()})
         out_schema = pa.schema(
-            [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types else f
+            [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types
+             else f.with_type(fsst_type_of(f.type)) if f.name in nested else f
              for f in source.schema], metadata=metadata or None)
         sizes = {"string_bytes": 0, "codes_bytes": 0}
         # an IPC file holds one dictionary per field: each column's tables on one growing list
@@ -204,8 +217,14 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         bounds = {name: [] for name in types}
         streams = {name: ColumnStream(sample_bytes=sample_bytes, blocks=not again,
                                       split_size=types[name].split_size) for name in types}
+        leaves = {name: NestedCompressor(source.schema.field(name).type, table=fixed_table,
+                                         sample_bytes=sample_bytes, stream=True,
+                                         blocks=not again, growing=out_format == "arrow")
+                  for name in nested}
 
         def convert(field, col, unit_index):
+            if field.name in leaves:  # checked first, as a copied column is
+                return leaves[field.name].compress(_copied(source, field.name, col, unit_index))
             if field.name not in types:  # copied through: checked first (parquet_options.py)
                 col = _copied(source, field.name, col, unit_index)
             else:
@@ -231,11 +250,14 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         repeating=[n for n in types if n in first and _repeats(first[n])]
                         + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress)
+    for work in leaves.values():
+        sizes["string_bytes"] += work.string_bytes
+        sizes["codes_bytes"] += work.codes_bytes
     return {
         "format": out_format,
         "rows": rows,
         "units": units,
-        "columns": list(types),
+        "columns": [f.name for f in source.schema if f.name in types or f.name in leaves],
         "input_bytes": source.file_bytes,
         "output_bytes": file_size(dst),
         **sizes,
@@ -259,7 +281,7 @@ def _input_record(source: Source, codecs: dict) -> dict:
     """The input codecs to record under :data:`CODECS_KEY`: ``codecs``, but for a column that
     is fsst already (an fsst file compressed again) the codecs its own record keeps."""
     old = _record(source)
-    fsst = [f.name for f in source.schema if is_fsst_type(f.type)]
+    fsst = [f.name for f in source.schema if has_fsst(f.type)]
     return {**{k: v for k, v in codecs.items() if not any(_of(k, n) for n in fsst)},
             **{k: v for k, v in old.items() if any(_of(k, n) for n in fsst)}}
 
@@ -345,8 +367,9 @@ def _fsst_type(type_: pa.DataType) -> FsstType:
 def _restored_schema(schema: pa.Schema) -> pa.Schema:
     metadata = {k: v for k, v in (schema.metadata or {}).items() if k != CODECS_KEY}
     return pa.schema(
-        [pa.field(f.name, f.type.original_type, f.nullable, f.metadata)
-         if is_fsst_type(f.type) else f for f in schema], metadata=metadata or None)
+        [pa.field(f.name, f.type.original_type, f.nullable, f.metadata) if is_fsst_type(f.type)
+         else f.with_type(plain_type_of(f.type)) if holds_fsst(f.type) else f for f in schema],
+        metadata=metadata or None)
 
 
 def _restored_codecs(source: Source) -> dict[str, str]:
@@ -360,7 +383,7 @@ def _restored_codecs(source: Source) -> dict[str, str]:
     for f in source.schema:
         # by leaf path (by name in files written before nested columns had theirs)
         mine = {k: v for k, v in recorded.items() if _of(k, f.name)}
-        if mine or has_record or is_fsst_type(f.type):
+        if mine or has_record or has_fsst(f.type):
             codecs = {k: v for k, v in codecs.items() if not _of(k, f.name)}
             codecs.update(mine or {f.name: "snappy"})
     return codecs
@@ -389,6 +412,7 @@ class _Decoder:
         self.source = source
         self.device = device
         self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
+        self.nested = {f.name for f in source.schema if holds_fsst(f.type)}  # nested.py
         self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
                                             name=f.name)
                        for f in source.schema if f.name in self.fsst
@@ -398,6 +422,9 @@ class _Decoder:
     def decode(self, name: str, col, unit_index: int):
         """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""
         col = self.source.restored(name, col)  # Parquet: the type it was written with
+        if name in self.nested:
+            with reading(self.path, f"row group {unit_index}, column {name!r}: "):
+                return decode_nested(col, self.device)
         if name not in self.fsst:
             return _copied(self.source, name, col, unit_index), 0
         with reading(self.path, f"row group {unit_index}, column {name!r}: "):
@@ -416,9 +443,9 @@ def _check_compressed(source: Source) -> None:
     """Refuse a plain file: string columns that compress_file would have compressed, and no
     fsst column. (A file without such columns, only numbers or dictionaries, is what
     compress_file writes for it: it is copied.)"""
-    if any(is_fsst_type(f.type) for f in source.schema):
+    if any(has_fsst(f.type) for f in source.schema):
         return
-    plain = select_columns(source.schema, None, dictionaries=False)
+    plain = select_columns(source.schema, None, dictionaries=False, nested=True)
     if plain:
         raise NotCompressedError(
             f"{source.path}: not a file written by `fsstgpu compress`: its string columns "
@@ -483,7 +510,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         "device": dev,
         "rows": rows,
         "units": units,
-        "columns": [f.name for f in source.schema if is_fsst_type(f.type)],
+        "columns": [f.name for f in source.schema if has_fsst(f.type)],
         "input_bytes": source.file_bytes,
         "output_bytes": file_size(dst),
         "string_bytes": decoder.string_bytes,
@@ -670,5 +697,15 @@ def read_table_device(path) -> dict:
     path = check_input(path)
     resolve_device("gpu")
     with Source(path) as source:
-        return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
+        return {name: _on_host(source, name, col) if isinstance(col, pa.ChunkedArray) else col
                 for name, col in read_to_device(source).items()}
+
+
+def _on_host(source: Source, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A host column of :func:`read_table_device`: restored, its nested fsst leaves decoded on
+    the CPU (formats/nested.py: no GPU decoding of nested columns yet)."""
+    col = source.restored(name, col)
+    if not holds_fsst(col.type):
+        return col
+    with reading(source.path, f"column {name!r}: "):
+        return decode_nested(col, "cpu")[0]

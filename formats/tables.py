@@ -30,6 +30,7 @@ from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, holds_strings
 from fsstgpu.formats.selection import select_columns
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
@@ -93,11 +94,16 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     data = as_table(data, "compress_table")
     schema = data.schema
     # the files' selector: dictionary columns only when named (their dictionaries would change)
-    chosen = set(select_columns(schema, columns, source="the table", dictionaries=False))
+    chosen = set(select_columns(schema, columns, source="the table", dictionaries=False,
+                                nested=True))
     fields, arrays = [], []
     for i, field in enumerate(schema):
         col = data.column(i)
-        if field.name in chosen:
+        if field.name in chosen and holds_strings(field.type):  # formats/nested.py
+            col = compress_nested(col, table=table, sample_bytes=sample_bytes,
+                                  split_size=split_size)
+            field = field.with_type(col.type)
+        elif field.name in chosen:
             col = _compress_column(col, table, sample_bytes, split_size)
             field = field.with_type(col.type)
         fields.append(field)
@@ -169,6 +175,9 @@ def decompress_table(table, device="auto", stream=None):
                    else decompress_column(carr))
             if field.type.index_type is not None:
                 col = _dictionary_encode(col, field.type.original_type)
+            field = field.with_type(col.type)
+        elif holds_fsst(field.type):  # formats/nested.py: each leaf decoded on ``device``
+            col, _ = decode_nested(col, "gpu" if on_gpu else "cpu")
             field = field.with_type(col.type)
         fields.append(field)
         arrays.append(col)
