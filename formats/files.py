@@ -2,7 +2,8 @@
 
 Every string-like column (``string``, ``large_string``, ``string_view``, ``binary``,
 ``large_binary``, ``binary_view``, and dictionaries of them) is stored as an ``fsstgpu.fsst``
-extension column (``formats/arrow.md``); every other column, nested ones included, passes through
+extension column (``formats/arrow.md``), the string-like leaves of list / struct / map columns
+``fsstgpu.fsst`` leaves (:mod:`fsstgpu.formats.nested`); every other column passes through
 unchanged. The file is rewritten one row group / record batch at a time
 (:mod:`fsstgpu.formats.rowgroups`), so memory stays bounded by a small multiple of one row group
 whatever the file size. Each column's row groups are compressed one after the other by a
@@ -115,9 +116,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     src, dst : str or os.PathLike
         Input and output files. ``dst`` must differ from ``src``.
     columns : str or sequence of str, optional
-        The columns to compress (each must be string-like; a string is split at commas);
-        default every string-like column that is not dictionary-encoded (a dictionary column is
-        already compact, and kept as it is its dictionaries survive exactly).
+        The columns to compress (each must be string-like, or a list / struct / map column
+        holding string-like leaves; a string is split at commas); default every such column
+        that is not dictionary-encoded (a dictionary column is already compact, and kept as it
+        is its dictionaries survive exactly).
     format : {"parquet", "arrow", "arrows"}, optional
         Output format; default the one ``dst``'s suffix names (an unknown suffix is refused).
     sample_bytes : int, optional
@@ -678,7 +680,8 @@ def read_table_device(path) -> dict:
     dict
         Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in
         one array; dictionary columns as their plain values) or ``pyarrow.ChunkedArray`` (every
-        other column, on the host, with the type it was written with).
+        other column, on the host, with the type it was written with; a list / struct / map
+        column with fsst leaves decoded on the CPU: nested columns are not decoded on the GPU).
 
     Raises
     ------

@@ -135,8 +135,9 @@ def fsst_type_of(type_: pa.DataType, split_size: int = DEFAULT_SPLIT_SIZE) -> pa
     --------
     >>> import pyarrow as pa
     >>> from fsstgpu.formats.nested import fsst_type_of
-    >>> str(fsst_type_of(pa.map_(pa.string(), pa.int8())))
-    'map<extension<fsstgpu.fsst[string]>, int8>'
+    >>> t = fsst_type_of(pa.map_(pa.string(), pa.int8()))
+    >>> str(t.key_type), str(t.item_type)
+    ('extension<fsstgpu.fsst[string]>', 'int8')
     """
     return _map_type(type_, lambda t: _fsst_leaf_type(t, split_size) if is_supported(t) else t)
 

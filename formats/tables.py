@@ -1,11 +1,12 @@
 """Whole tables: compress the string columns of a pyarrow Table / RecordBatch, keep the rest.
 
 :func:`compress_table` replaces every string-like column (the six string / binary types; a
-dictionary of them when named) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``), so
-the result is an ordinary Arrow table: it can be written to Parquet or Arrow IPC with pyarrow,
-sliced, filtered and concatenated, and read back by anything that has ``import fsstgpu``-ed (a
-reader without fsstgpu sees the storage struct). :func:`decompress_table` gives the original table
-back.
+dictionary of them when named) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``),
+and the string-like leaves of list / struct / map columns by ``fsstgpu.fsst`` leaves
+(:mod:`fsstgpu.formats.nested`), so the result is an ordinary Arrow table: it can be written to
+Parquet or Arrow IPC with pyarrow, sliced, filtered and concatenated, and read back by anything
+that has ``import fsstgpu``-ed (a reader without fsstgpu sees the storage struct).
+:func:`decompress_table` gives the original table back.
 
 Each column is planned and trained as :func:`fsstgpu.compress` does it (blocks, each chunk of
 1 MiB or more planned on its own: :mod:`fsstgpu.columns`); the tables travel in the storage, so
@@ -55,11 +56,13 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
         A DataFrame is taken as a Table (:func:`fsstgpu.inputs.as_table`: a pandas one with its
         index and dtypes recorded, so that ``decompress_table(...).to_pandas()`` gives it back).
     columns : list of str or str, optional
-        The columns to compress (each must be string-like; a string: names separated by commas,
-        as :func:`fsstgpu.formats.compress_file` takes them); default: every string-like column
-        that is not dictionary-encoded. A dictionary column is already compact, and kept it
-        comes back exactly; named, it is compressed as its plain values and gets a dictionary
-        rebuilt from them back (see :func:`decompress_table`), as ``compress_file`` does.
+        The columns to compress (each must be string-like, or a list / struct / map column
+        holding string-like leaves, each leaf compressed as one column; a string: names
+        separated by commas, as :func:`fsstgpu.formats.compress_file` takes them); default:
+        every such column that is not dictionary-encoded. A dictionary column is already
+        compact, and kept it comes back exactly; named, it is compressed as its plain values and
+        gets a dictionary rebuilt from them back (see :func:`decompress_table`), as
+        ``compress_file`` does.
     table : SymbolTable or bytes, optional
         Use this symbol table for every compressed column (as :func:`fsstgpu.compress` takes
         it); default: tables trained per column as :func:`fsstgpu.compress` trains them.
