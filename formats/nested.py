@@ -38,8 +38,8 @@ from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.types import is_supported
 
-__all__ = ["NestedCompressor", "compress_nested", "decode_nested", "fsst_type_of", "has_fsst",
-           "holds_fsst", "holds_strings", "plain_type_of"]
+__all__ = ["NestedCompressor", "compress_nested", "decode_nested", "empty_array", "fsst_type_of",
+           "has_fsst", "holds_fsst", "holds_strings", "plain_type_of"]
 
 
 # --------------------------------------------------------------------------- types
@@ -158,6 +158,33 @@ def plain_type_of(type_: pa.DataType) -> pa.DataType:
 
 
 # --------------------------------------------------------------------------- arrays
+def empty_array(type_: pa.DataType) -> pa.Array:
+    """An empty array of ``type_``, also when it nests an extension type (``pa.array([],
+    type)`` and ``Schema.empty_table()`` refuse ``list<fsstgpu.fsst>``: "extension").
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import empty_array, fsst_type_of
+    >>> len(empty_array(fsst_type_of(pa.list_(pa.string()))))
+    0
+    """
+    if not (_is_container(type_) or isinstance(type_, pa.BaseExtensionType)):
+        return pa.array([], type_)
+    if isinstance(type_, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(type_, empty_array(type_.storage_type))
+    children = [empty_array(f.type) for f in _children(type_)]
+    if pa.types.is_struct(type_):
+        return pa.StructArray.from_arrays(children, fields=list(type_))
+    if pa.types.is_fixed_size_list(type_):
+        return pa.FixedSizeListArray.from_arrays(children[0], type=type_)
+    if pa.types.is_map(type_):
+        return pa.MapArray.from_arrays(pa.array([0], pa.int32()), *children, type=type_)
+    offsets = pa.array([0], pa.int64() if pa.types.is_large_list(type_) else pa.int32())
+    cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
+    return cls.from_arrays(offsets, children[0], type=type_)
+
+
 def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
     """``arr`` with each leaf array replaced by ``leaf(key, values)`` (``key``: the child
     indices down to it), visiting only the subtrees whose type ``wanted`` holds; a rebuilt

@@ -22,6 +22,7 @@ from fsstgpu.formats.nested import (
     NestedCompressor,
     compress_nested,
     decode_nested,
+    empty_array,
     fsst_type_of,
     holds_fsst,
     holds_strings,
@@ -264,6 +265,19 @@ def test_files_round_trip(tmp_path, fmt):
     info = compress_file(src, tmp_path / f"one.{fmt}", columns="st")
     assert info["columns"] == ["st"]
     assert read_table(tmp_path / f"one.{fmt}", device="cpu").equals(table)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_an_empty_file_round_trips(tmp_path, fmt):
+    """pyarrow cannot make an empty list<fsstgpu.fsst> by itself (Schema.empty_table(): the
+    IPC writer's end batch of a file without batches raised "extension")."""
+    table = _table(0).drop_columns(["lv", "deep"])
+    write_table(table, tmp_path / f"in.{fmt}", fmt)
+    compress_file(tmp_path / f"in.{fmt}", tmp_path / f"c.{fmt}")
+    back = read_table(tmp_path / f"c.{fmt}", device="cpu")
+    assert back.num_rows == 0 and back.schema == table.schema
+    assert empty_array(fsst_type_of(table.schema.field("ls").type)).type == fsst_type_of(
+        table.schema.field("ls").type)
 
 
 def test_view_leaves_of_an_ipc_input_go_to_parquet_compressed(tmp_path):
