@@ -15,7 +15,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError
-from fsstgpu.formats import compress_file, decompress_file, open_reader, read_table
+from fsstgpu.formats import compress_file, decompress_file, inspect_file, open_reader, read_table
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.nested import (
@@ -302,6 +302,9 @@ def test_parquet_nested_fsst_leaves_get_the_fsst_treatment(tmp_path):
         assert "DELTA_LENGTH_BYTE_ARRAY" in leaves[f"{leaf}.codes"].encodings
         assert leaves[f"{leaf}.codes"].compression == "ZSTD"
     assert leaves["n"].is_stats_set
+    info = {c["name"]: c for c in inspect_file(tmp_path / "c.parquet")["columns"]}
+    assert info["l"]["codec"] == "fsst-nested" and info["l"]["type"] == "list<element: string>"
+    assert info["l"]["parquet_codec"] == "zstd" and info["n"]["codec"] == "none"
     # the footer is fsstgpu's (schema CRC, row counts), with only nested fsst columns
     assert b"fsstgpu.row_groups" in pq.ParquetFile(tmp_path / "c.parquet").metadata.metadata
 
