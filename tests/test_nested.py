@@ -15,7 +15,15 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError
-from fsstgpu.formats import compress_file, decompress_file, inspect_file, open_reader, read_table
+from fsstgpu.formats import (
+    compress_file,
+    decompress_file,
+    files,
+    inspect_file,
+    open_reader,
+    read_table,
+    read_table_device,
+)
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.nested import (
@@ -344,6 +352,36 @@ def test_real_text_in_lists_gets_smaller(dbtext_paths, tmp_path):
     pq.write_table(table, tmp_path / "zstd.parquet", compression="zstd")
     compress_file(tmp_path / "zstd.parquet", tmp_path / "cz.parquet")
     assert (tmp_path / "cz.parquet").stat().st_size < (tmp_path / "zstd.parquet").stat().st_size
+
+
+def test_read_table_device_decodes_nested_columns_on_the_host(tmp_path):
+    """Without a GPU here: the host side of read_table_device (files._on_host), which gets
+    every non-fsst column of the file as read."""
+    table = pa.table({"l": _lists(300), "n": pa.array(range(300))})
+    write_table(table, tmp_path / "in.parquet", "parquet", rows_per_unit=100)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    with Source(tmp_path / "c.parquet") as source:
+        units = list(source.units())
+        for name in ("l", "n"):
+            col = pa.chunked_array([c for u in units for c in u.column(name).chunks])
+            got = files._on_host(source, name, col)
+            assert got.equals(table.column(name)) and got.num_chunks == 3
+
+
+@pytest.mark.gpu
+def test_gpu_readers_give_nested_columns_decoded_on_the_host(tmp_path):
+    """Nested leaves are not decoded on the GPU: read_table_device returns them as host
+    columns, decoded on the CPU; device="gpu" decodes each leaf there and returns host data."""
+    table = _table(500).drop_columns(["lv", "deep"])
+    write_table(table, tmp_path / "in.parquet", "parquet", rows_per_unit=200)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    cols = read_table_device(tmp_path / "c.parquet")
+    for name in ("l", "st", "m", "ls", "fl", "ll"):
+        assert isinstance(cols[name], pa.ChunkedArray) and cols[name].equals(table.column(name))
+    assert cols["plain"].to_arrow().equals(table.column("plain"))
+    assert read_table(tmp_path / "c.parquet", device="gpu").equals(table)
+    coded = fsstgpu.compress_table(table)
+    assert fsstgpu.decompress_table(coded, device="gpu").equals(table)
 
 
 # ----------------------------------------------------------------------- damage
