@@ -42,6 +42,7 @@ from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.nested import (
     NestedCompressor,
+    NestedTables,
     decode_nested,
     fsst_type_of,
     has_fsst,
@@ -211,6 +212,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         # an IPC file holds one dictionary per field: each column's tables on one growing list
         growing = {f.name: GrowingTables() for f in out_schema
                    if out_format == "arrow" and is_fsst_type(f.type) and f.type.tables_in_data}
+        growing.update({f.name: NestedTables() for f in out_schema  # copied nested fsst leaves
+                        if out_format == "arrow" and holds_fsst(f.type) and f.name not in nested})
 
         # each column's row groups one after the other: a new table where the text changes
         # (blocks only where nothing compresses the codes again: ColumnStream's measurement)

@@ -38,8 +38,8 @@ from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.types import is_supported
 
-__all__ = ["NestedCompressor", "compress_nested", "decode_nested", "empty_array", "fsst_type_of",
-           "has_fsst", "holds_fsst", "holds_strings", "plain_type_of"]
+__all__ = ["NestedCompressor", "NestedTables", "compress_nested", "decode_nested", "empty_array",
+           "fsst_type_of", "has_fsst", "holds_fsst", "holds_strings", "plain_type_of"]
 
 
 # --------------------------------------------------------------------------- types
@@ -325,6 +325,35 @@ class NestedCompressor:
             out.append(ext.slice(start, len(piece)))
             start += len(piece)
         return out
+
+
+class NestedTables:
+    """:class:`fsstgpu.formats.arrow_storage.GrowingTables` for every fsst leaf of a nested
+    column copied into an Arrow IPC *file* (one dictionary per field, growing by deltas), as
+    an fsst column copied from another file gets: :meth:`extend` takes one array per batch.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import NestedTables, compress_nested
+    >>> grow = NestedTables()
+    >>> a = grow.extend(compress_nested(pa.array([["http://a.example/"] * 4])))
+    >>> b = grow.extend(compress_nested(pa.array([["qwerty qwerty"] * 4])))
+    >>> len(b.values.storage.field("table").dictionary), b.to_pylist()[0][0]
+    (2, 'qwerty qwerty')
+    """
+
+    def __init__(self):
+        self._growing: dict[tuple, GrowingTables] = {}
+
+    def extend(self, arr: pa.Array) -> pa.Array:
+        """``arr`` with each fsst leaf (version 4) given its growing list of tables."""
+        def grow(key, values):
+            if not (is_fsst_type(values.type) and values.type.tables_in_data):
+                return values
+            return self._growing.setdefault(key, GrowingTables()).extend(values)
+
+        return _walk(arr, grow, is_fsst_type)
 
 
 def compress_nested(col, *, table=None, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):

@@ -326,6 +326,20 @@ def test_an_arrow_file_of_many_batches_keeps_growing_tables(tmp_path):
     assert read_table(tmp_path / "c.arrow", device="cpu").equals(table)
 
 
+@pytest.mark.parametrize("out", ["arrow", "arrows", "parquet"])
+def test_a_compressed_stream_compressed_again_copies_its_nested_leaves(tmp_path, out):
+    """Copied into an IPC file, the nested leaves' per-batch tables are made one growing
+    dictionary (written as they were, the writer refused the second batch's)."""
+    parts = [pa.array([[f"{w} {i}"] for i in range(200)]) for w in ("alpha", "zz-9", "q")]
+    table = pa.table({"l": pa.chunked_array(parts)})
+    write_table(table, tmp_path / "in.arrows", "arrows", rows_per_unit=200)
+    compress_file(tmp_path / "in.arrows", tmp_path / "c.arrows")
+    info = compress_file(tmp_path / "c.arrows", tmp_path / f"cc.{out}")
+    assert info["columns"] == []
+    assert holds_fsst(_read_plain(tmp_path / f"cc.{out}").schema.field("l").type)
+    assert read_table(tmp_path / f"cc.{out}", device="cpu").equals(table)
+
+
 def test_decompress_file_refuses_a_plain_file_of_nested_strings(tmp_path):
     pq.write_table(pa.table({"l": _lists(10)}), tmp_path / "plain.parquet")
     with pytest.raises(NotCompressedError, match="l"):
