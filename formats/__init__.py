@@ -7,7 +7,8 @@ writing them one row group at a time), ``device_reader`` (row groups read in par
 GPU), ``datasets`` (directories, globs and lists of files), ``partitions`` (their Hive
 partition columns), ``locations`` (local paths and fsspec URLs), ``sniff`` (which format a file
 holds), ``atomic`` (safe output), ``selection`` (choosing columns), ``dictionaries`` (dictionary
-columns), ``tables`` (the string columns of a Table compressed), ``arrow_storage`` /
+columns), ``tables`` (the string columns of a Table compressed), ``nested`` (strings inside
+list, struct and map columns), ``arrow_storage`` /
 ``arrow_read`` (a compressed column to and from its extension array), ``pruning`` (which row
 groups a ``filters=`` read needs), ``blob`` (the standalone blob).
 """
