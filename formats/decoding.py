@@ -14,6 +14,7 @@ import pyarrow as pa
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
 from fsstgpu.formats.dictionaries import Redictionary
+from fsstgpu.formats.nested import decode_nested, holds_fsst, plain_type_of
 from fsstgpu.formats.parquet_options import validated
 from fsstgpu.formats.rowgroups import Source, reading
 
@@ -34,12 +35,13 @@ def copied(source: Source, name: str, col, unit_index: int):
 
 
 def restored_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema a compressed file decodes to: each fsst field of its original type, the
-    record of the input's codecs dropped."""
+    """The schema a compressed file decodes to: each fsst field of its original type (nested
+    ones with plain leaves), the record of the input's codecs dropped."""
     metadata = {k: v for k, v in (schema.metadata or {}).items() if k != CODECS_KEY}
     return pa.schema(
-        [pa.field(f.name, f.type.original_type, f.nullable, f.metadata)
-         if is_fsst_type(f.type) else f for f in schema], metadata=metadata or None)
+        [pa.field(f.name, f.type.original_type, f.nullable, f.metadata) if is_fsst_type(f.type)
+         else f.with_type(plain_type_of(f.type)) if holds_fsst(f.type) else f for f in schema],
+        metadata=metadata or None)
 
 
 class Decoder:
@@ -54,6 +56,7 @@ class Decoder:
         self.source = source
         self.device = device
         self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
+        self.nested = {f.name for f in source.schema if holds_fsst(f.type)}  # nested.py
         self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
                                             name=f.name)
                        for f in source.schema if f.name in self.fsst
@@ -63,6 +66,9 @@ class Decoder:
     def decode(self, name: str, col, unit_index: int):
         """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""
         col = self.source.restored(name, col)  # Parquet: the type it was written with
+        if name in self.nested:
+            with reading(self.path, f"row group {unit_index}, column {name!r}: "):
+                return decode_nested(col, self.device)
         if name not in self.fsst:
             return copied(self.source, name, col, unit_index), 0
         with reading(self.path, f"row group {unit_index}, column {name!r}: "):

@@ -15,6 +15,7 @@ import pyarrow as pa
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.decoding import Decoder, restored_schema
 from fsstgpu.formats.device_reader import parallel_units, read_to_device
+from fsstgpu.formats.nested import decode_nested, holds_fsst
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.selection import ColumnSelectionError
@@ -182,7 +183,8 @@ def read_table_device(path) -> dict:
     dict
         Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in
         one array; dictionary columns as their plain values) or ``pyarrow.ChunkedArray`` (every
-        other column, on the host, with the type it was written with).
+        other column, on the host, with the type it was written with; a list / struct / map
+        column with fsst leaves decoded on the CPU: nested columns are not decoded on the GPU).
 
     Raises
     ------
@@ -201,5 +203,15 @@ def read_table_device(path) -> dict:
     path = check_input(path)
     resolve_device("gpu")
     with Source(path) as source:
-        return {name: source.restored(name, col) if isinstance(col, pa.ChunkedArray) else col
+        return {name: _on_host(source, name, col) if isinstance(col, pa.ChunkedArray) else col
                 for name, col in read_to_device(source).items()}
+
+
+def _on_host(source: Source, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A host column of :func:`read_table_device`: restored, its nested fsst leaves decoded on
+    the CPU (formats/nested.py: no GPU decoding of nested columns yet)."""
+    col = source.restored(name, col)
+    if not holds_fsst(col.type):
+        return col
+    with reading(source.path, f"column {name!r}: "):
+        return decode_nested(col, "cpu")[0]

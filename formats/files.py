@@ -2,7 +2,8 @@
 
 Every string-like column (``string``, ``large_string``, ``string_view``, ``binary``,
 ``large_binary``, ``binary_view``, and dictionaries of them) is stored as an ``fsstgpu.fsst``
-extension column (``formats/arrow.md``); every other column, nested ones included, passes through
+extension column (``formats/arrow.md``), the string-like leaves of list / struct / map columns
+``fsstgpu.fsst`` leaves (:mod:`fsstgpu.formats.nested`); every other column passes through
 unchanged. The file is rewritten one row group / record batch at a time
 (:mod:`fsstgpu.formats.rowgroups`), so memory stays bounded by a small multiple of one row group
 whatever the file size. Each column's row groups are compressed one after the other by a
@@ -37,6 +38,14 @@ from fsstgpu.formats.decoding import CODECS_KEY, Decoder, copied, restored_schem
 from fsstgpu.formats.dictionaries import plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
+from fsstgpu.formats.nested import (
+    NestedCompressor,
+    NestedTables,
+    fsst_type_of,
+    has_fsst,
+    holds_fsst,
+    holds_strings,
+)
 from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.formats.pruning import (
     STRING_STATS_KEY,
@@ -95,9 +104,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     src, dst : str or os.PathLike
         Input and output files. ``dst`` must differ from ``src``.
     columns : str or sequence of str, optional
-        The columns to compress (each must be string-like; a string is split at commas);
-        default every string-like column that is not dictionary-encoded (a dictionary column is
-        already compact, and kept as it is its dictionaries survive exactly).
+        The columns to compress (each must be string-like, or a list / struct / map column
+        holding string-like leaves; a string is split at commas); default every such column
+        that is not dictionary-encoded (a dictionary column is already compact, and kept as it
+        is its dictionaries survive exactly).
     format : {"parquet", "arrow", "arrows"}, optional
         Output format; default the one ``dst``'s suffix names (an unknown suffix is refused).
     sample_bytes : int, optional
@@ -167,7 +177,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)
     with Source(src) as source:
-        chosen = set(select_columns(source.schema, columns, source=src, dictionaries=False))
+        chosen = set(select_columns(source.schema, columns, source=src, dictionaries=False,
+                                    nested=True))
+        nested = [f.name for f in source.schema if f.name in chosen and holds_strings(f.type)]
+        chosen -= set(nested)  # nested columns: their string leaves (formats/nested.py)
         first = _first_values(source, list(chosen))
         types = {f.name: _fsst_type(f.type) for f in source.schema if f.name in chosen}
         codecs = source.parquet_codecs()  # by leaf path, and by name (its first leaf's)
@@ -179,12 +192,15 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         stored = {f.name: "zstd" for f in source.schema}
         stored.update({k: _as_strong_as_zstd(v) for k, v in codecs.items()})
         out_schema = pa.schema(
-            [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types else f
+            [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types
+             else f.with_type(fsst_type_of(f.type)) if f.name in nested else f
              for f in source.schema], metadata=metadata or None)
         sizes = {"string_bytes": 0, "codes_bytes": 0}
         # an IPC file holds one dictionary per field: each column's tables on one growing list
         growing = {f.name: GrowingTables() for f in out_schema
                    if out_format == "arrow" and is_fsst_type(f.type) and f.type.tables_in_data}
+        growing.update({f.name: NestedTables() for f in out_schema  # copied nested fsst leaves
+                        if out_format == "arrow" and holds_fsst(f.type) and f.name not in nested})
 
         # each column's row groups one after the other: a new table where the text changes
         # (blocks only where nothing compresses the codes again: ColumnStream's measurement)
@@ -193,8 +209,14 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         bounds = {name: [] for name in types}
         streams = {name: ColumnStream(sample_bytes=sample_bytes, blocks=not again,
                                       split_size=types[name].split_size) for name in types}
+        leaves = {name: NestedCompressor(source.schema.field(name).type, table=fixed_table,
+                                         sample_bytes=sample_bytes, stream=True,
+                                         blocks=not again, growing=out_format == "arrow")
+                  for name in nested}
 
         def convert(field, col, unit_index):
+            if field.name in leaves:  # checked first, as a copied column is
+                return leaves[field.name].compress(copied(source, field.name, col, unit_index))
             if field.name not in types:  # copied through: checked first (parquet_options.py)
                 col = copied(source, field.name, col, unit_index)
             else:
@@ -220,11 +242,14 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         repeating=[n for n in types if n in first and _repeats(first[n])]
                         + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress)
+    for work in leaves.values():
+        sizes["string_bytes"] += work.string_bytes
+        sizes["codes_bytes"] += work.codes_bytes
     return {
         "format": out_format,
         "rows": rows,
         "units": units,
-        "columns": list(types),
+        "columns": [f.name for f in source.schema if f.name in types or f.name in leaves],
         "input_bytes": source.file_bytes,
         "output_bytes": file_size(dst),
         **sizes,
@@ -248,7 +273,7 @@ def _input_record(source: Source, codecs: dict) -> dict:
     """The input codecs to record under :data:`CODECS_KEY`: ``codecs``, but for a column that
     is fsst already (an fsst file compressed again) the codecs its own record keeps."""
     old = _record(source)
-    fsst = [f.name for f in source.schema if is_fsst_type(f.type)]
+    fsst = [f.name for f in source.schema if has_fsst(f.type)]
     return {**{k: v for k, v in codecs.items() if not any(_of(k, n) for n in fsst)},
             **{k: v for k, v in old.items() if any(_of(k, n) for n in fsst)}}
 
@@ -334,7 +359,7 @@ def _restored_codecs(source: Source) -> dict[str, str]:
     for f in source.schema:
         # by leaf path (by name in files written before nested columns had theirs)
         mine = {k: v for k, v in recorded.items() if _of(k, f.name)}
-        if mine or has_record or is_fsst_type(f.type):
+        if mine or has_record or has_fsst(f.type):
             codecs = {k: v for k, v in codecs.items() if not _of(k, f.name)}
             codecs.update(mine or {f.name: "snappy"})
     return codecs
@@ -355,9 +380,9 @@ def _check_compressed(source: Source) -> None:
     """Refuse a plain file: string columns that compress_file would have compressed, and no
     fsst column. (A file without such columns, only numbers or dictionaries, is what
     compress_file writes for it: it is copied.)"""
-    if any(is_fsst_type(f.type) for f in source.schema):
+    if any(has_fsst(f.type) for f in source.schema):
         return
-    plain = select_columns(source.schema, None, dictionaries=False)
+    plain = select_columns(source.schema, None, dictionaries=False, nested=True)
     if plain:
         raise NotCompressedError(
             f"{source.path}: not a file written by `fsstgpu compress`: its string columns "
@@ -422,7 +447,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         "device": dev,
         "rows": rows,
         "units": units,
-        "columns": [f.name for f in source.schema if is_fsst_type(f.type)],
+        "columns": [f.name for f in source.schema if has_fsst(f.type)],
         "input_bytes": source.file_bytes,
         "output_bytes": file_size(dst),
         "string_bytes": decoder.string_bytes,

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.nested import holds_fsst, plain_type_of
 from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.symbol_table import SymbolTable
@@ -100,6 +101,10 @@ def inspect_file(path) -> dict:
 
 def _column_summary(field: pa.Field) -> dict:
     fsst = is_fsst_type(field.type)
+    if holds_fsst(field.type):  # fsst leaves in a list / struct / map (formats/nested.py)
+        return {"name": field.name, "type": str(plain_type_of(field.type)),
+                "stored_type": str(field.type), "codec": "fsst-nested", "stored_bytes": 0,
+                "null_count": 0}
     info = {"name": field.name,
             "type": str(field.type.original_type if fsst else field.type),
             "stored_type": str(field.type.storage_type if fsst else field.type),
@@ -119,7 +124,7 @@ def _add_parquet_sizes(metadata, cols: dict) -> None:
             info = cols.get(input_leaf(rg, j).split(".")[0])
             if info is not None:
                 info["stored_bytes"] += c.total_compressed_size
-                if info["codec"] == "none":
+                if info["codec"] != "fsst":
                     info["parquet_codec"] = c.compression.lower()
 
 

@@ -42,6 +42,7 @@ import pyarrow.ipc as ipc
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
+from fsstgpu.formats.nested import empty_array
 
 __all__ = ["CRC_KEY", "CRC_V1_KEY", "CRC_V2_KEY", "END_KEY", "LENGTHS_KEY", "POSITION_KEY",
            "SCHEMA_KEY", "Dictionaries",
@@ -278,8 +279,9 @@ def end_batch(schema: pa.Schema, last: pa.RecordBatch | None, *, batches: int, r
     It has no rows, and the dictionaries of the ``last`` batch written (a writer would otherwise
     see new, empty dictionaries: a replacement, which an IPC file cannot hold).
     """
-    batch = (last.slice(0, 0) if last is not None
-             else pa.RecordBatch.from_pylist([], schema=schema))
+    batch = (last.slice(0, 0) if last is not None  # (empty_array: nested fsst types too)
+             else pa.RecordBatch.from_arrays([empty_array(f.type) for f in schema],
+                                             schema=schema))
     end = json.dumps({"batches": batches, "rows": rows}).encode()
     return batch, _crc_metadata(batch, END_KEY, end, dictionaries)
 

@@ -141,13 +141,36 @@ def _leaves(path: str, type_: pa.DataType) -> list[str]:
 
 def _fsst_leaves(field: pa.Field) -> list[tuple[str, str | None]]:
     """The Parquet column paths of an fsst column, each with the encoding it is written with."""
-    storage = field.type.storage_type
+    return _fsst_storage_leaves(field.name, field.type)
+
+
+def _fsst_storage_leaves(path: str, type_: pa.DataType) -> list[tuple[str, str | None]]:
+    storage = type_.storage_type
     if not pa.types.is_struct(storage):  # version 1: the codes alone
-        return [(field.name, "DELTA_LENGTH_BYTE_ARRAY")]
+        return [(path, "DELTA_LENGTH_BYTE_ARRAY")]
     # version 4's tables (one dictionary page per column chunk, the indices run-length coded):
     # written plain, every string would carry a copy of its 2 KB table
     how = {"codes": "DELTA_LENGTH_BYTE_ARRAY", "lengths": "DICTIONARY", "table": "TABLES"}
-    return [(f"{field.name}.{child.name}", how.get(child.name)) for child in storage]
+    return [(f"{path}.{child.name}", how.get(child.name)) for child in storage]
+
+
+def _nested_fsst_leaves(path: str, type_: pa.DataType) -> dict[str, str | None]:
+    """The leaves of the fsst types nested in a list / struct / map column (formats/nested.py),
+    keyed by path as :func:`leaf_paths` names them, with their encodings."""
+    if is_fsst_type(type_):
+        return dict(_fsst_storage_leaves(path, type_))
+    if isinstance(type_, pa.BaseExtensionType):
+        return {}
+    if pa.types.is_struct(type_):
+        return {k: v for child in type_
+                for k, v in _nested_fsst_leaves(f"{path}.{child.name}", child.type).items()}
+    if pa.types.is_map(type_):
+        return {**_nested_fsst_leaves(f"{path}.key_value.key", type_.key_type),
+                **_nested_fsst_leaves(f"{path}.key_value.value", type_.item_type)}
+    if (pa.types.is_list(type_) or pa.types.is_large_list(type_)
+            or pa.types.is_fixed_size_list(type_)):
+        return _nested_fsst_leaves(f"{path}.list.element", type_.value_type)
+    return {}
 
 
 def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_codec="zstd",
@@ -156,7 +179,8 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
 
     fsst columns (those named in ``fsst_columns`` and every column of an fsst type, such as one
     copied from an fsst input) get codec ``fsst_codec``, no statistics and their encodings
-    (``formats/files.md``); every other leaf gets ``codecs[leaf]`` (else ``codecs[name]`` of
+    (``formats/files.md``), and so do the fsst leaves inside list / struct / map columns
+    (``formats/nested.py``); every other leaf gets ``codecs[leaf]`` (else ``codecs[name]`` of
     its top-level column, else Snappy), dictionary encoding and statistics.
 
     Examples
@@ -170,29 +194,40 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
     fsst = set(fsst_columns) | {f.name for f in schema if is_fsst_type(f.type)}
     codecs = codecs or {}
     compression, levels, encoding, dictionary, statistics = {}, {}, {}, [], []
+    any_nested = False
+
+    def fsst_leaf(leaf, how, repeats):
+        compression[leaf] = parquet_codec_name(fsst_codec)
+        if compression[leaf] == "zstd":
+            levels[leaf] = FSST_ZSTD_LEVEL
+        if repeats:  # codes: a dictionary; lengths: as they are
+            how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY", "DICTIONARY": "PLAIN"}.get(how, how)
+        if how in ("DICTIONARY", "TABLES"):
+            dictionary.append(leaf)
+        elif how:
+            encoding[leaf] = how
+
     for field in schema:
         if field.name not in fsst:
+            nested = _nested_fsst_leaves(field.name, field.type)  # fsst leaves of lists, ...
+            any_nested = any_nested or bool(nested)
             for leaf in leaf_paths(field):
+                if leaf in nested:
+                    fsst_leaf(leaf, nested[leaf], False)
+                    continue
                 compression[leaf] = _input_codec(codecs.get(leaf) or codecs.get(field.name)
                                                  or "snappy")
                 dictionary.append(leaf)
                 statistics.append(leaf)
             continue
         for leaf, how in _fsst_leaves(field):
-            compression[leaf] = parquet_codec_name(fsst_codec)
-            if compression[leaf] == "zstd":
-                levels[leaf] = FSST_ZSTD_LEVEL
-            if field.name in repeating:  # codes: a dictionary; lengths: as they are
-                how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY", "DICTIONARY": "PLAIN"}.get(how, how)
-            if how in ("DICTIONARY", "TABLES"):
-                dictionary.append(leaf)
-            elif how:
-                encoding[leaf] = how
+            fsst_leaf(leaf, how, field.name in repeating)
+    keyed = bool(fsst) or any_nested
     return {
         "compression": compression,
         "compression_level": levels or None,
-        "use_dictionary": dictionary if fsst else True,
-        "write_statistics": statistics if fsst else True,
+        "use_dictionary": dictionary if keyed else True,
+        "write_statistics": statistics if keyed else True,
         "column_encoding": encoding or None,
     }
 
@@ -211,7 +246,8 @@ def _schema_crc(schema: pa.Schema) -> bytes:
 
 
 def with_schema_crc(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with :data:`SCHEMA_CRC_KEY` when it has an fsst column (else as it is).
+    """``schema`` with :data:`SCHEMA_CRC_KEY` when it has an fsst column, or fsst leaves in a
+    nested one (else as it is).
 
     Examples
     --------
@@ -220,7 +256,7 @@ def with_schema_crc(schema: pa.Schema) -> pa.Schema:
     >>> with_schema_crc(pa.schema([("n", pa.int8())])).metadata is None
     True
     """
-    if not any(is_fsst_type(f.type) for f in schema):
+    if not any(is_fsst_type(f.type) or _nested_fsst_leaves(f.name, f.type) for f in schema):
         return schema
     return schema.with_metadata({**(schema.metadata or {}), SCHEMA_CRC_KEY: _schema_crc(schema)})
 
@@ -229,7 +265,8 @@ def _read_back(schema: pa.Schema) -> pa.Schema:
     """The Arrow schema pyarrow reads back from a Parquet file written with ``schema``."""
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, schema, store_schema=True) as writer:
-        writer.write_table(schema.empty_table())
+        # (not schema.empty_table(): pyarrow cannot make an empty list of an extension type)
+        writer.write_table(pa.Table.from_batches([], schema=schema))
     return pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema_arrow
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from fsstgpu.errors import FsstGpuError
+from fsstgpu.formats.nested import holds_strings
 from fsstgpu.types import is_string_like
 
 __all__ = ["ColumnSelectionError", "ColumnTypeError", "select_columns", "string_columns"]
@@ -30,8 +31,10 @@ class ColumnTypeError(ColumnSelectionError, TypeError):
     """A named column exists but is not a string / binary column (nor a dictionary of one)."""
 
 
-def string_columns(schema: pa.Schema) -> list[str]:
-    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`).
+def string_columns(schema: pa.Schema, *, nested: bool = False) -> list[str]:
+    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`), and
+    with ``nested`` the list / struct / map columns holding strings
+    (:func:`fsstgpu.formats.nested.holds_strings`).
 
     Examples
     --------
@@ -40,16 +43,17 @@ def string_columns(schema: pa.Schema) -> list[str]:
     >>> string_columns(pa.schema([("n", pa.int8()), ("d", pa.dictionary(pa.int8(), pa.binary()))]))
     ['d']
     """
-    return [f.name for f in schema if is_string_like(f.type)]
+    return [f.name for f in schema
+            if is_string_like(f.type) or (nested and holds_strings(f.type))]
 
 
-def _choices(schema: pa.Schema) -> str:
-    names = string_columns(schema)
+def _choices(schema: pa.Schema, nested: bool = False) -> str:
+    names = string_columns(schema, nested=nested)
     return f"string columns: {', '.join(names)}" if names else "it has no string column"
 
 
 def select_columns(schema: pa.Schema, columns=None, *, source="the file",
-                   dictionaries: bool = True) -> list[str]:
+                   dictionaries: bool = True, nested: bool = False) -> list[str]:
     """The string columns to work on: those named in ``columns``, or every one.
 
     Parameters
@@ -63,6 +67,9 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
         What to call the file in messages.
     dictionaries : bool
         Whether ``columns=None`` includes dictionary-encoded string columns.
+    nested : bool
+        Whether list / struct / map columns that hold strings count as string columns (in
+        ``columns=None`` and when named).
 
     Raises
     ------
@@ -73,22 +80,23 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
         When a named column is not string-like.
     """
     if columns is None:
-        return [name for name in string_columns(schema)
+        return [name for name in string_columns(schema, nested=nested)
                 if dictionaries or not pa.types.is_dictionary(schema.field(name).type)]
     if isinstance(columns, str):  # "a, b": names around commas, blanks ignored
         columns = [c.strip() for c in columns.split(",") if c.strip()]
     chosen = list(dict.fromkeys(columns))
     if not chosen:
         raise ColumnSelectionError(f"{source}: no column chosen (the list is empty); "
-                                   f"{_choices(schema)}")
+                                   f"{_choices(schema, nested)}")
     for name in chosen:
         if name not in schema.names:
-            raise ColumnSelectionError(f"{source}: no column named {name!r}; {_choices(schema)}")
+            raise ColumnSelectionError(f"{source}: no column named {name!r}; "
+                                       f"{_choices(schema, nested)}")
         if schema.names.count(name) > 1:
             raise ColumnSelectionError(f"{source}: column name {name!r} is ambiguous (the file "
                                        "has several columns of that name)")
         ftype = schema.field(name).type
-        if not is_string_like(ftype):
+        if not (is_string_like(ftype) or (nested and holds_strings(ftype))):
             raise ColumnTypeError(f"{source}: column {name!r} is {ftype}, not a string/binary "
-                                  f"column; {_choices(schema)}")
+                                  f"column; {_choices(schema, nested)}")
     return chosen

@@ -1,11 +1,12 @@
 """Whole tables: compress the string columns of a pyarrow Table / RecordBatch, keep the rest.
 
 :func:`compress_table` replaces every string-like column (the six string / binary types; a
-dictionary of them when named) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``), so
-the result is an ordinary Arrow table: it can be written to Parquet or Arrow IPC with pyarrow,
-sliced, filtered and concatenated, and read back by anything that has ``import fsstgpu``-ed (a
-reader without fsstgpu sees the storage struct). :func:`decompress_table` gives the original table
-back.
+dictionary of them when named) by an ``fsstgpu.fsst`` extension column (``formats/arrow.md``),
+and the string-like leaves of list / struct / map columns by ``fsstgpu.fsst`` leaves
+(:mod:`fsstgpu.formats.nested`), so the result is an ordinary Arrow table: it can be written to
+Parquet or Arrow IPC with pyarrow, sliced, filtered and concatenated, and read back by anything
+that has ``import fsstgpu``-ed (a reader without fsstgpu sees the storage struct).
+:func:`decompress_table` gives the original table back.
 
 Each column is planned and trained as :func:`fsstgpu.compress` does it (blocks, each chunk of
 1 MiB or more planned on its own: :mod:`fsstgpu.columns`); the tables travel in the storage, so
@@ -30,6 +31,7 @@ from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, holds_strings
 from fsstgpu.formats.selection import select_columns
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
@@ -54,11 +56,13 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
         A DataFrame is taken as a Table (:func:`fsstgpu.inputs.as_table`: a pandas one with its
         index and dtypes recorded, so that ``decompress_table(...).to_pandas()`` gives it back).
     columns : list of str or str, optional
-        The columns to compress (each must be string-like; a string: names separated by commas,
-        as :func:`fsstgpu.formats.compress_file` takes them); default: every string-like column
-        that is not dictionary-encoded. A dictionary column is already compact, and kept it
-        comes back exactly; named, it is compressed as its plain values and gets a dictionary
-        rebuilt from them back (see :func:`decompress_table`), as ``compress_file`` does.
+        The columns to compress (each must be string-like, or a list / struct / map column
+        holding string-like leaves, each leaf compressed as one column; a string: names
+        separated by commas, as :func:`fsstgpu.formats.compress_file` takes them); default:
+        every such column that is not dictionary-encoded. A dictionary column is already
+        compact, and kept it comes back exactly; named, it is compressed as its plain values and
+        gets a dictionary rebuilt from them back (see :func:`decompress_table`), as
+        ``compress_file`` does.
     table : SymbolTable or bytes, optional
         Use this symbol table for every compressed column (as :func:`fsstgpu.compress` takes
         it); default: tables trained per column as :func:`fsstgpu.compress` trains them.
@@ -93,11 +97,16 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     data = as_table(data, "compress_table")
     schema = data.schema
     # the files' selector: dictionary columns only when named (their dictionaries would change)
-    chosen = set(select_columns(schema, columns, source="the table", dictionaries=False))
+    chosen = set(select_columns(schema, columns, source="the table", dictionaries=False,
+                                nested=True))
     fields, arrays = [], []
     for i, field in enumerate(schema):
         col = data.column(i)
-        if field.name in chosen:
+        if field.name in chosen and holds_strings(field.type):  # formats/nested.py
+            col = compress_nested(col, table=table, sample_bytes=sample_bytes,
+                                  split_size=split_size)
+            field = field.with_type(col.type)
+        elif field.name in chosen:
             col = _compress_column(col, table, sample_bytes, split_size)
             field = field.with_type(col.type)
         fields.append(field)
@@ -169,6 +178,9 @@ def decompress_table(table, device="auto", stream=None):
                    else decompress_column(carr))
             if field.type.index_type is not None:
                 col = _dictionary_encode(col, field.type.original_type)
+            field = field.with_type(col.type)
+        elif holds_fsst(field.type):  # formats/nested.py: each leaf decoded on ``device``
+            col, _ = decode_nested(col, "gpu" if on_gpu else "cpu")
             field = field.with_type(col.type)
         fields.append(field)
         arrays.append(col)

@@ -30,6 +30,7 @@ from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column, output_chunks
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
+from fsstgpu.formats.nested import has_fsst, holds_fsst
 from fsstgpu.formats.selection import ColumnSelectionError
 
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
@@ -117,10 +118,11 @@ def test_every_arrow_type_with_nulls_metadata_and_passthrough(tmp_path, fmt):
     schema = pa.schema(fields, metadata={"origin": "test", "rows": str(n)})
     table = pa.table(cols, schema=schema)
     original, restored, info, comp = round_trip(tmp_path, table, fmt, rows_per_unit=64)
-    assert info["columns"] == [f"c{k}" for k in range(6)]
+    assert info["columns"] == [f"c{k}" for k in range(6)] + ["lst", "st"]  # nested: leaves
     seen = read_plain(comp).schema
     assert all(is_fsst_type(seen.field(f"c{k}").type) for k in range(6))
-    assert not any(is_fsst_type(seen.field(c).type) for c in ("n", "lst", "st", "f"))
+    assert all(holds_fsst(seen.field(c).type) for c in ("lst", "st"))
+    assert not any(has_fsst(seen.field(c).type) for c in ("n", "f"))
     assert seen.field("c0").metadata == {b"unit": b"col0"}
     assert not seen.field("c1").nullable
     assert_same(original, restored)

@@ -163,10 +163,15 @@ def test_nested_columns_keep_codec_dictionary_and_statistics(tmp_path):
     table = _nested_table()
     pq.write_table(table, tmp_path / "in.parquet", compression="zstd")
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    fsst_leaves = ("tags.list.element.", "point.name.", "m.key_value.key.")  # formats/nested.py
     for path, col in _leaves(tmp_path / "c.parquet").items():
         assert col.compression == "ZSTD", path
-        if not path.startswith("s."):
+        if path.startswith(("s.", *fsst_leaves)):
+            assert not col.is_stats_set, path
+        else:
             assert col.is_stats_set and col.has_dictionary_page, path
+    assert {p for p in _leaves(tmp_path / "c.parquet") if p.startswith(fsst_leaves)} == {
+        f"{leaf}{child}" for leaf in fsst_leaves for child in ("codes", "lengths", "cuts", "table")}
     decompress_file(tmp_path / "c.parquet", tmp_path / "d.parquet", device="cpu")
     for path, col in _leaves(tmp_path / "d.parquet").items():
         assert col.compression == "ZSTD" and col.is_stats_set, path

@@ -1,0 +1,428 @@
+"""Strings nested in list, struct and map columns, FSST-coded leaf by leaf.
+
+A column of type ``list<string>``, ``struct<a: string, b: int64>``, ``map<string, binary>``, ...
+(``list``, ``large_list``, ``fixed_size_list``, ``struct`` and ``map``, nested to any depth) keeps
+its nesting, and each string-like leaf (``string``, ``large_string``, ``string_view``,
+``binary``, ``large_binary``, ``binary_view``; map keys too) becomes an ``fsstgpu.fsst``
+extension array (``formats/arrow.md``, "fsst inside nested types"). Every value of one leaf is
+compressed together, as one column (one training), whatever the number of chunks; the values
+compressed are exactly those the parents reference: a sliced parent, or list offsets that do
+not start at 0, is rebuilt with offsets from 0 over the values it uses, its validity kept.
+Other leaves (numbers, dictionaries) and other containers (list views, unions, run-end
+encoded arrays) are left as they are. pyarrow writes and reads the result in Parquet (the
+extension types restored from the stored Arrow schema) and Arrow IPC.
+
+:func:`fsst_type_of` / :func:`plain_type_of` map the types, :func:`compress_nested` and
+:class:`NestedCompressor` (a file's row groups one after the other, each leaf with its own
+training stream) compress, :func:`decode_nested` decodes.
+
+>>> import pyarrow as pa
+>>> from fsstgpu.formats.nested import compress_nested, decode_nested
+>>> col = pa.array([["http://a.example", None], [], None, ["http://b.example"]])
+>>> coded = compress_nested(col)
+>>> str(coded.type.value_type)
+'extension<fsstgpu.fsst[string]>'
+>>> decode_nested(coded)[0].equals(col)
+True
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from fsstgpu.columns import ColumnStream, compress_column
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow import FsstType, is_fsst_type
+from fsstgpu.formats.arrow_read import decode_column
+from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE
+from fsstgpu.types import is_supported
+
+__all__ = ["NestedCompressor", "NestedTables", "compress_nested", "decode_nested", "empty_array",
+           "fsst_type_of", "has_fsst", "holds_fsst", "holds_strings", "plain_type_of"]
+
+
+# --------------------------------------------------------------------------- types
+def _is_container(type_: pa.DataType) -> bool:
+    return (pa.types.is_list(type_) or pa.types.is_large_list(type_)
+            or pa.types.is_fixed_size_list(type_) or pa.types.is_struct(type_)
+            or pa.types.is_map(type_)) and not isinstance(type_, pa.BaseExtensionType)
+
+
+def _children(type_: pa.DataType) -> list[pa.Field]:
+    if pa.types.is_map(type_):
+        return [type_.key_field, type_.item_field]
+    if pa.types.is_struct(type_):
+        return list(type_)
+    return [type_.value_field]
+
+
+def _with_children(type_: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
+    """``type_``'s container around ``fields`` (names, nullability and metadata as given)."""
+    if pa.types.is_map(type_):
+        return pa.map_(fields[0], fields[1], keys_sorted=type_.keys_sorted)
+    if pa.types.is_struct(type_):
+        return pa.struct(fields)
+    if pa.types.is_fixed_size_list(type_):
+        return pa.list_(fields[0], type_.list_size)
+    if pa.types.is_large_list(type_):
+        return pa.large_list(fields[0])
+    return pa.list_(fields[0])
+
+
+def _holds(type_: pa.DataType, leaf) -> bool:
+    return _is_container(type_) and any(leaf(f.type) or _holds(f.type, leaf)
+                                        for f in _children(type_))
+
+
+def holds_strings(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is a list / struct / map type nesting a plain string-like leaf.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import holds_strings
+    >>> holds_strings(pa.list_(pa.struct([("s", pa.binary())]))), holds_strings(pa.string())
+    (True, False)
+    """
+    return _holds(type_, is_supported)
+
+
+def holds_fsst(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is a list / struct / map type nesting an ``fsstgpu.fsst`` leaf.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import fsst_type_of, holds_fsst
+    >>> holds_fsst(fsst_type_of(pa.list_(pa.string()))), holds_fsst(pa.list_(pa.string()))
+    (True, False)
+    """
+    return _holds(type_, is_fsst_type)
+
+
+def has_fsst(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is ``fsstgpu.fsst`` or nests it (a column to decode).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import has_fsst
+    >>> has_fsst(pa.struct([("n", pa.int8())]))
+    False
+    """
+    return is_fsst_type(type_) or holds_fsst(type_)
+
+
+def _map_type(type_: pa.DataType, leaf) -> pa.DataType:
+    """``type_`` with each leaf type ``t`` replaced by ``leaf(t)`` (containers kept)."""
+    if not _is_container(type_):
+        return leaf(type_)
+    return _with_children(type_, [f.with_type(_map_type(f.type, leaf))
+                                  for f in _children(type_)])
+
+
+def _fsst_leaf_type(type_: pa.DataType, split_size: int) -> FsstType:
+    return FsstType(pa.large_binary(), type_, None, split_size)
+
+
+def fsst_type_of(type_: pa.DataType, split_size: int = DEFAULT_SPLIT_SIZE) -> pa.DataType:
+    """The type of a nested column with every string-like leaf ``fsstgpu.fsst`` (version 4).
+
+    Field names, nullability and metadata are kept; other leaves are unchanged.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import fsst_type_of
+    >>> t = fsst_type_of(pa.map_(pa.string(), pa.int8()))
+    >>> str(t.key_type), str(t.item_type)
+    ('extension<fsstgpu.fsst[string]>', 'int8')
+    """
+    return _map_type(type_, lambda t: _fsst_leaf_type(t, split_size) if is_supported(t) else t)
+
+
+def plain_type_of(type_: pa.DataType) -> pa.DataType:
+    """``type_`` with each ``fsstgpu.fsst`` leaf back to its original type (the inverse of
+    :func:`fsst_type_of`); an ``fsstgpu.fsst`` type itself gives its original type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import fsst_type_of, plain_type_of
+    >>> t = pa.struct([("a", pa.large_string()), ("b", pa.int64())])
+    >>> plain_type_of(fsst_type_of(t)) == t
+    True
+    """
+    return _map_type(type_, lambda t: t.original_type if is_fsst_type(t) else t)
+
+
+# --------------------------------------------------------------------------- arrays
+def empty_array(type_: pa.DataType) -> pa.Array:
+    """An empty array of ``type_``, also when it nests an extension type (``pa.array([],
+    type)`` and ``Schema.empty_table()`` refuse ``list<fsstgpu.fsst>``: "extension").
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import empty_array, fsst_type_of
+    >>> len(empty_array(fsst_type_of(pa.list_(pa.string()))))
+    0
+    """
+    if not (_is_container(type_) or isinstance(type_, pa.BaseExtensionType)):
+        return pa.array([], type_)
+    if isinstance(type_, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(type_, empty_array(type_.storage_type))
+    children = [empty_array(f.type) for f in _children(type_)]
+    if pa.types.is_struct(type_):
+        return pa.StructArray.from_arrays(children, fields=list(type_))
+    if pa.types.is_fixed_size_list(type_):
+        return pa.FixedSizeListArray.from_arrays(children[0], type=type_)
+    if pa.types.is_map(type_):
+        return pa.MapArray.from_arrays(pa.array([0], pa.int32()), *children, type=type_)
+    offsets = pa.array([0], pa.int64() if pa.types.is_large_list(type_) else pa.int32())
+    cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
+    return cls.from_arrays(offsets, children[0], type=type_)
+
+
+def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
+    """``arr`` with each leaf array replaced by ``leaf(key, values)`` (``key``: the child
+    indices down to it), visiting only the subtrees whose type ``wanted`` holds; a rebuilt
+    parent has offsets from 0 over exactly the child values it references, and its nulls."""
+    type_ = arr.type
+    if not _is_container(type_):
+        return leaf(key, arr)
+    if not _holds(type_, wanted):
+        return arr
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(type_):
+        children = [arr.field(i) for i in range(type_.num_fields)]  # sliced as arr is
+        new = [_walk(c, leaf, wanted, (*key, i)) for i, c in enumerate(children)]
+        fields = [f.with_type(c.type) for f, c in zip(type_, new, strict=True)]
+        return pa.StructArray.from_arrays(new, fields=fields, mask=mask)
+    if pa.types.is_fixed_size_list(type_):
+        size = type_.list_size
+        values = arr.values.slice(arr.offset * size, len(arr) * size)  # .values ignores offset
+        new = _walk(values, leaf, wanted, (*key, 0))
+        return pa.FixedSizeListArray.from_arrays(
+            new, type=_with_children(type_, [type_.value_field.with_type(new.type)]), mask=mask)
+    offsets = arr.offsets  # with arr's offset applied, not from 0; no nulls
+    if len(offsets) == 0:
+        offsets = pa.array([0], offsets.type)
+    start, end = offsets[0].as_py(), offsets[-1].as_py()
+    if start:
+        offsets = pa.array(offsets.to_numpy() - start, offsets.type)
+    values = arr.values.slice(start, end - start)
+    if pa.types.is_map(type_):
+        keys = _walk(values.field(0), leaf, wanted, (*key, 0))
+        items = _walk(values.field(1), leaf, wanted, (*key, 1))
+        new_type = _with_children(type_, [type_.key_field.with_type(keys.type),
+                                          type_.item_field.with_type(items.type)])
+        return pa.MapArray.from_arrays(offsets, keys, items, type=new_type, mask=mask)
+    new = _walk(values, leaf, wanted, (*key, 0))
+    new_type = _with_children(type_, [type_.value_field.with_type(new.type)])
+    cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
+    return cls.from_arrays(offsets, new, type=new_type, mask=mask)
+
+
+def _chunks(col) -> list[pa.Array]:
+    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+
+
+def _like(col, chunks: list[pa.Array], type_: pa.DataType):
+    """``chunks`` as ``col`` was: a ChunkedArray of them, or the one Array."""
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array(chunks, type=type_)
+    return chunks[0]
+
+
+class NestedCompressor:
+    """Compresses the string-like leaves of one nested column, piece after piece (a file's row
+    groups): each leaf is one column, trained on all its values in a piece (with ``stream``,
+    through a :class:`fsstgpu.columns.ColumnStream` per leaf, which keeps a table while it still
+    fits the next pieces).
+
+    Parameters
+    ----------
+    type_ : pyarrow.DataType
+        The column's (plain) type.
+    table : SymbolTable, optional
+        One table for every leaf instead of training.
+    sample_bytes, split_size
+        As for :func:`fsstgpu.compress`.
+    stream : bool
+        Train through a ColumnStream per leaf (``blocks`` as it takes it).
+    growing : bool
+        For an Arrow IPC *file*: keep each leaf's tables on one growing dictionary
+        (:class:`fsstgpu.formats.arrow_storage.GrowingTables`).
+
+    Attributes
+    ----------
+    type : pyarrow.DataType
+        The compressed column's type (:func:`fsst_type_of`).
+    string_bytes, codes_bytes : int
+        The leaves' string bytes and code bytes compressed so far.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import NestedCompressor
+    >>> work = NestedCompressor(pa.list_(pa.string()))
+    >>> out = work.compress(pa.array([["ab", "cd"], ["ab"]]))
+    >>> out.type == work.type, work.string_bytes
+    (True, 6)
+    """
+
+    def __init__(self, type_: pa.DataType, *, table=None, sample_bytes=None,
+                 split_size: int = DEFAULT_SPLIT_SIZE, stream: bool = False,
+                 blocks: bool = True, growing: bool = False):
+        self.type = fsst_type_of(type_, split_size)
+        self.string_bytes = self.codes_bytes = 0
+        self._table, self._sample_bytes, self._split_size = table, sample_bytes, split_size
+        self._stream, self._blocks = stream, blocks
+        self._streams: dict[tuple, ColumnStream] = {}
+        self._growing: dict[tuple, GrowingTables] | None = {} if growing else None
+
+    def compress(self, col):
+        """``col`` (an Array or ChunkedArray of the column's type) with its string leaves
+        compressed; a ChunkedArray keeps its chunks."""
+        chunks = _chunks(col)
+        found: dict[tuple, list[pa.Array]] = {}
+
+        def collect(key, values):
+            if is_supported(values.type):
+                found.setdefault(key, []).append(values)
+            return values
+
+        for chunk in chunks:  # first every leaf's values, so that one leaf trains once
+            _walk(chunk, collect, is_supported)
+        coded = {key: iter(self._leaf(key, pieces)) for key, pieces in found.items()}
+
+        def replace(key, values):
+            return next(coded[key]) if is_supported(values.type) else values
+
+        return _like(col, [_walk(chunk, replace, is_supported) for chunk in chunks], self.type)
+
+    def _leaf(self, key: tuple, pieces: list[pa.Array]) -> list[pa.ExtensionArray]:
+        """One leaf's values (one piece per chunk) compressed together, cut back into pieces."""
+        values = pa.chunked_array(pieces, type=pieces[0].type)
+        if self._table is None and self._stream:
+            if key not in self._streams:
+                self._streams[key] = ColumnStream(sample_bytes=self._sample_bytes,
+                                                  blocks=self._blocks,
+                                                  split_size=self._split_size)
+            carr = self._streams[key].compress(values)
+        else:
+            carr = compress_column(values, table=self._table, sample_bytes=self._sample_bytes,
+                                   split_size=self._split_size)
+        self.string_bytes += int(carr.uncompressed_bytes)
+        self.codes_bytes += len(carr.codes)
+        ext = to_extension_array(carr, ext_type=_fsst_leaf_type(values.type, self._split_size))
+        if self._growing is not None:
+            ext = self._growing.setdefault(key, GrowingTables()).extend(ext)
+        out, start = [], 0
+        for piece in pieces:
+            out.append(ext.slice(start, len(piece)))
+            start += len(piece)
+        return out
+
+
+class NestedTables:
+    """:class:`fsstgpu.formats.arrow_storage.GrowingTables` for every fsst leaf of a nested
+    column copied into an Arrow IPC *file* (one dictionary per field, growing by deltas), as
+    an fsst column copied from another file gets: :meth:`extend` takes one array per batch.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import NestedTables, compress_nested
+    >>> grow = NestedTables()
+    >>> a = grow.extend(compress_nested(pa.array([["http://a.example/"] * 4])))
+    >>> b = grow.extend(compress_nested(pa.array([["qwerty qwerty"] * 4])))
+    >>> len(b.values.storage.field("table").dictionary), b.to_pylist()[0][0]
+    (2, 'qwerty qwerty')
+    """
+
+    def __init__(self):
+        self._growing: dict[tuple, GrowingTables] = {}
+
+    def extend(self, arr: pa.Array) -> pa.Array:
+        """``arr`` with each fsst leaf (version 4) given its growing list of tables."""
+        def grow(key, values):
+            if not (is_fsst_type(values.type) and values.type.tables_in_data):
+                return values
+            return self._growing.setdefault(key, GrowingTables()).extend(values)
+
+        return _walk(arr, grow, is_fsst_type)
+
+
+def compress_nested(col, *, table=None, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):
+    """A nested column (Array or ChunkedArray) with every string-like leaf ``fsstgpu.fsst``.
+
+    Each leaf is compressed as one column (all its values together, trained as
+    :func:`fsstgpu.compress` trains); the chunks, offsets' meaning, nulls and other leaves are
+    kept. The result has type :func:`fsst_type_of` of ``col.type``.
+
+    Parameters
+    ----------
+    col : pyarrow.Array or pyarrow.ChunkedArray
+    table, sample_bytes, split_size
+        As for :func:`fsstgpu.compress`.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import compress_nested
+    >>> col = pa.array([{"a": "x", "b": 1}, None], pa.struct([("a", pa.string()),
+    ...                                                        ("b", pa.int64())]))
+    >>> compress_nested(col).to_pylist()  # the fsst leaf decodes on to_pylist
+    [{'a': 'x', 'b': 1}, None]
+    """
+    work = NestedCompressor(col.type, table=table, sample_bytes=sample_bytes,
+                            split_size=split_size)
+    return work.compress(col)
+
+
+def decode_nested(col, device: str = "cpu"):
+    """Decode every ``fsstgpu.fsst`` leaf of a nested column (Array or ChunkedArray).
+
+    Returns ``(values, string_bytes)`` as :func:`fsstgpu.formats.arrow_read.decode_column`
+    does: the column with its original type (:func:`plain_type_of`) and chunks, and the
+    decoded bytes. ``device`` decodes each leaf there (the result is in host memory).
+
+    Raises
+    ------
+    CorruptDataError
+        When a leaf's storage or codes are damaged, or a parent does not fit its children.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import compress_nested, decode_nested
+    >>> col = pa.array([{"k": "v"}], pa.map_(pa.string(), pa.string()))
+    >>> values, nbytes = decode_nested(compress_nested(col))
+    >>> values.equals(col), nbytes
+    (True, 2)
+    """
+    total = 0
+
+    def decode(key, values):
+        nonlocal total
+        if not is_fsst_type(values.type):
+            return values
+        plain, nbytes = decode_column(values, device)
+        total += nbytes
+        if isinstance(plain, pa.ChunkedArray):  # a parent holds one child array
+            plain = pa.concat_arrays(plain.chunks) if plain.num_chunks else \
+                pa.array([], values.type.value_type)
+        original = values.type.original_type
+        if pa.types.is_dictionary(original):
+            plain = plain.dictionary_encode().cast(original)
+        return plain
+
+    try:
+        chunks = [_walk(chunk, decode, is_fsst_type) for chunk in _chunks(col)]
+    except pa.ArrowException as exc:
+        raise CorruptDataError(f"a nested column does not decode ({type(exc).__name__}: "
+                               f"{exc})") from None
+    return _like(col, chunks, plain_type_of(col.type)), total

@@ -1,0 +1,438 @@
+"""Strings inside list, struct and map columns FSST-coded (issue #23, item 5;
+``formats/nested.py``): every string-like leaf an ``fsstgpu.fsst`` array, through memory,
+compress_table / decompress_table, and compress_file / read_table / decompress_file /
+open_reader for Parquet, Arrow IPC files and streams."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError
+from fsstgpu.formats import (
+    compress_file,
+    decompress_file,
+    file_reads,
+    inspect_file,
+    open_reader,
+    read_table,
+    read_table_device,
+)
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.files import NotCompressedError
+from fsstgpu.formats.nested import (
+    NestedCompressor,
+    compress_nested,
+    decode_nested,
+    empty_array,
+    fsst_type_of,
+    holds_fsst,
+    holds_strings,
+    plain_type_of,
+)
+from fsstgpu.formats.rowgroups import Source, write_table
+from fsstgpu.formats.selection import ColumnTypeError
+
+WORDS = ["alpha", "beta", "gamma", "http://example.org/a/b", "", "delta epsilon"]
+
+
+def _text(i: int) -> str:
+    return f"{WORDS[i % len(WORDS)]}-{i % 13}"
+
+
+def _lists(n, type_=None, inner=pa.string()):
+    """Nulls in the parent, null and empty strings in the leaf, empty lists."""
+    rows = [None if i % 7 == 3 else [] if i % 5 == 1 else
+            [None if (i + j) % 6 == 0 else _text(i + j) for j in range(i % 4 + 1)]
+            for i in range(n)]
+    return pa.array(rows, type_ or pa.list_(inner))
+
+
+def _structs(n):
+    return pa.array([None if i % 9 == 4 else {"a": None if i % 4 == 0 else _text(i), "b": i}
+                     for i in range(n)], pa.struct([("a", pa.string()), ("b", pa.int64())]))
+
+
+def _list_of_structs(n):
+    type_ = pa.list_(pa.struct([("s", pa.binary())]))
+    return pa.array([None if i % 8 == 2 else [] if i % 8 == 5 else
+                     [None if j == 1 else {"s": None if (i + j) % 3 == 0 else _text(i).encode()}
+                      for j in range(i % 3 + 1)] for i in range(n)], type_)
+
+
+def _maps(n, item=pa.string()):
+    return pa.array([None if i % 6 == 1 else [] if i % 6 == 2 else
+                     [(f"k{i % 5}", None if i % 4 == 0 else _text(i)), ("kk", _text(i + 1))]
+                     for i in range(n)], pa.map_(pa.string(), item))
+
+
+def _fixed(n):
+    return pa.array([None if i % 5 == 0 else [_text(i), None if i % 3 == 0 else _text(i + 2)]
+                     for i in range(n)], pa.list_(pa.string(), 2))
+
+
+def _deep(n):
+    """list<struct<m: map<string, list<large_binary>>, t: string_view>>"""
+    type_ = pa.list_(pa.struct([("m", pa.map_(pa.string(), pa.list_(pa.large_binary()))),
+                                ("t", pa.string_view())]))
+    return pa.array([None if i % 5 == 0 else
+                     [{"m": [(f"k{i}", [_text(i).encode(), None])], "t": _text(i)},
+                      None, {"m": None, "t": None}] for i in range(n)], type_)
+
+
+COLUMNS = {
+    "list<string>": lambda n: _lists(n),
+    "large_list<large_string>": lambda n: _lists(n, pa.large_list(pa.large_string())),
+    "list<binary_view>": lambda n: _lists(n, inner=pa.binary_view()),
+    "struct<a: string, b: int64>": _structs,
+    "list<struct<s: binary>>": _list_of_structs,
+    "map<string, string>": _maps,
+    "fixed_size_list<string, 2>": _fixed,
+    "deep": _deep,
+}
+
+
+def _fsst_leaves(type_) -> int:
+    """How many fsst leaves ``type_`` holds."""
+    if is_fsst_type(type_):
+        return 1
+    return sum(_fsst_leaves(type_.field(i).type) for i in range(type_.num_fields))
+
+
+def _strings(type_) -> int:
+    """How many string-like leaves ``type_`` holds."""
+    if type_ in (pa.string(), pa.large_string(), pa.string_view(), pa.binary(),
+                 pa.large_binary(), pa.binary_view()):
+        return 1
+    return sum(_strings(type_.field(i).type) for i in range(type_.num_fields))
+
+
+# ----------------------------------------------------------------------- in memory
+@pytest.mark.parametrize("name", sorted(COLUMNS))
+def test_every_nesting_round_trips_sliced_chunked_and_empty(name):
+    col = COLUMNS[name](120)
+    assert holds_strings(col.type)
+    for arr in (col, col.slice(7), col.slice(13, 40), col.slice(120), col.slice(3, 0)):
+        coded = compress_nested(arr)
+        assert coded.type == fsst_type_of(arr.type) and holds_fsst(coded.type)
+        assert _fsst_leaves(coded.type) == _strings(arr.type) > 0
+        assert plain_type_of(coded.type) == arr.type
+        coded.validate(full=True)
+        back, nbytes = decode_nested(coded)
+        back.validate(full=True)
+        assert back.type == arr.type and back.equals(arr), name
+        assert back.to_pylist() == arr.to_pylist()
+    chunked = pa.chunked_array([col.slice(0, 50), col.slice(50, 0), col.slice(50)])
+    coded = compress_nested(chunked)
+    assert [len(c) for c in coded.chunks] == [50, 0, 70]
+    back, _ = decode_nested(coded)
+    assert back.equals(chunked) and back.num_chunks == 3
+
+
+def test_only_the_referenced_leaf_values_are_compressed():
+    """A sliced parent, and list offsets not starting at 0, reference a part of their values:
+    exactly that part is compressed (and counted)."""
+    values = pa.array(["unused-before"] * 50 + ["ab", "cd", None, "ef"] + ["unused-after"] * 50)
+    offsets = pa.array([50, 52, 52, 54], pa.int32())
+    lists = pa.ListArray.from_arrays(offsets, values, mask=pa.array([False, True, False]))
+    assert lists.to_pylist() == [["ab", "cd"], None, [None, "ef"]]
+    work = NestedCompressor(lists.type)
+    coded = work.compress(lists)
+    assert len(coded.values) == 4 and work.string_bytes == 6
+    assert coded.offsets.to_pylist() == [0, 2, 2, 4]
+    assert decode_nested(coded)[0].equals(lists)
+    sliced = lists.slice(2)
+    work = NestedCompressor(lists.type)
+    coded = work.compress(sliced)
+    assert len(coded.values) == 2 and work.string_bytes == 2
+    assert decode_nested(coded)[0].to_pylist() == [[None, "ef"]]
+    # a struct slice: its children are sliced with it
+    st = _structs(30).slice(10, 5)
+    work = NestedCompressor(st.type)
+    coded = work.compress(st)
+    assert len(coded.field(0)) == 5
+    assert work.string_bytes == sum(len(s["a"]) for s in st.to_pylist() if s and s["a"])
+
+
+def test_one_leaf_is_one_column_for_training():
+    """The chunks of a column are compressed together: one table per leaf, not per chunk."""
+    chunked = pa.chunked_array([_lists(40), _lists(40), _lists(40)])
+    coded = compress_nested(chunked)
+    dictionaries = {c.values.storage.field("table").dictionary[0].as_py()
+                    for c in coded.chunks}
+    assert len(dictionaries) == 1
+
+
+def test_other_leaves_and_containers_are_left_alone():
+    type_ = pa.struct([("n", pa.int32()), ("d", pa.dictionary(pa.int8(), pa.string())),
+                       ("l", pa.list_(pa.float64()))])
+    assert not holds_strings(type_)
+    assert fsst_type_of(type_) == type_
+    assert not holds_strings(pa.list_view(pa.string()))
+    col = pa.array([{"n": 1, "d": "x", "l": [1.0]}], type_)
+    assert compress_nested(col).equals(col)
+
+
+def test_pyarrow_writes_and_reads_nested_fsst_in_parquet_and_ipc():
+    """pyarrow stores extension types inside list / struct / map (map keys too) in Parquet,
+    restoring them from the stored Arrow schema, and in IPC."""
+    table = pa.table({name: make(60) for name, make in COLUMNS.items()})
+    coded = fsstgpu.compress_table(table)
+    assert all(holds_fsst(t) for t in coded.schema.types)
+    assert is_fsst_type(coded.schema.field("map<string, string>").type.key_type)
+    buf = io.BytesIO()
+    pq.write_table(coded, buf, store_schema=True)
+    buf.seek(0)
+    back = pq.read_table(buf)
+    assert back.schema == coded.schema and back.equals(coded)
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, coded.schema) as writer:
+        writer.write_table(coded)
+    back = ipc.open_file(sink.getvalue()).read_all()
+    assert back.equals(coded)
+    assert fsstgpu.decompress_table(back, device="cpu").equals(table)
+
+
+# ----------------------------------------------------------------------- tables
+def test_compress_table_compresses_nested_string_columns_by_default():
+    table = pa.table({"l": pa.chunked_array([_lists(30), _lists(20)]), "s": _structs(50),
+                      "m": _maps(50), "n": pa.array(range(50)),
+                      "ints": pa.array([[i] for i in range(50)]),
+                      "plain": [_text(i) for i in range(50)]})
+    coded = fsstgpu.compress_table(table)
+    assert [holds_fsst(t) for t in coded.schema.types] == [True, True, True, False, False,
+                                                           False]
+    assert is_fsst_type(coded.schema.field("plain").type)
+    assert coded.column("l").num_chunks == 2
+    assert fsstgpu.decompress_table(coded, device="cpu").equals(table)
+    # columns= names nested columns too; the others are kept
+    only = fsstgpu.compress_table(table, columns=["m"])
+    assert holds_fsst(only.schema.field("m").type)
+    assert only.column("l").equals(table.column("l"))
+    assert fsstgpu.decompress_table(only, device="cpu").equals(table)
+    with pytest.raises(ColumnTypeError, match="'ints'"):
+        fsstgpu.compress_table(table, columns=["ints"])
+    batch = table.combine_chunks().to_batches()[0]
+    back = fsstgpu.decompress_table(fsstgpu.compress_table(batch), device="cpu")
+    assert isinstance(back, pa.RecordBatch) and back.equals(batch)
+
+
+def test_a_fixed_table_codes_every_leaf():
+    table = fsstgpu.train(pa.array(WORDS * 10))
+    col = _maps(40)
+    coded = compress_nested(col, table=table)
+    leaf = coded.values.field(1).storage.field("table").dictionary
+    assert leaf.to_pylist() == [table.to_bytes()]
+    assert decode_nested(coded)[0].equals(col)
+
+
+# ----------------------------------------------------------------------- files
+def _table(n: int = 300) -> pa.Table:
+    short = {"list<string>": "l", "large_list<large_string>": "ll", "list<binary_view>": "lv",
+             "struct<a: string, b: int64>": "st", "list<struct<s: binary>>": "ls",
+             "map<string, string>": "m", "fixed_size_list<string, 2>": "fl", "deep": "deep"}
+    cols = {short[name]: make(n) for name, make in COLUMNS.items()}
+    cols["n"] = pa.array(range(n), pa.int64())
+    cols["plain"] = pa.array([_text(i) for i in range(n)])
+    return pa.table(cols)
+
+
+def _read_plain(path) -> pa.Table:
+    with Source(path) as source:
+        return pa.concat_tables(list(source.units()))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_files_round_trip(tmp_path, fmt):
+    table = _table()
+    if fmt == "parquet":  # pyarrow cannot write view leaves of lists to Parquet ("Slicing not
+        table = table.drop_columns(["lv", "deep"])  # implemented for StringView")
+    src, dst, out = (tmp_path / f"{n}.{fmt}" for n in ("in", "c", "out"))
+    write_table(table, src, fmt, rows_per_unit=70)
+    info = compress_file(src, dst)
+    nested = [n for n in table.column_names if n not in ("n", "plain")]
+    assert info["columns"] == [*nested, "plain"] and info["units"] == 5
+    stored = _read_plain(dst)
+    assert all(holds_fsst(stored.schema.field(n).type) for n in nested)
+    assert info["string_bytes"] > 0 and info["codes_bytes"] > 0
+    assert read_table(dst, device="cpu").equals(table)
+    assert open_reader(dst).read_all().equals(table)
+    if fmt != "arrows":  # (a stream has no row_groups=)
+        assert read_table(dst, device="cpu", columns=["m", "n"], row_groups=[1]).equals(
+            table.select(["m", "n"]).slice(70, 70))
+    decompress_file(dst, out, device="cpu")
+    back = _read_plain(out)
+    assert back.equals(table) and not any(holds_fsst(t) for t in back.schema.types)
+    # columns= may name a nested column alone
+    info = compress_file(src, tmp_path / f"one.{fmt}", columns="st")
+    assert info["columns"] == ["st"]
+    assert read_table(tmp_path / f"one.{fmt}", device="cpu").equals(table)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_an_empty_file_round_trips(tmp_path, fmt):
+    """pyarrow cannot make an empty list<fsstgpu.fsst> by itself (Schema.empty_table(): the
+    IPC writer's end batch of a file without batches raised "extension")."""
+    table = _table(0).drop_columns(["lv", "deep"])
+    write_table(table, tmp_path / f"in.{fmt}", fmt)
+    compress_file(tmp_path / f"in.{fmt}", tmp_path / f"c.{fmt}")
+    back = read_table(tmp_path / f"c.{fmt}", device="cpu")
+    assert back.num_rows == 0 and back.schema == table.schema
+    assert empty_array(fsst_type_of(table.schema.field("ls").type)).type == fsst_type_of(
+        table.schema.field("ls").type)
+
+
+def test_view_leaves_of_an_ipc_input_go_to_parquet_compressed(tmp_path):
+    """Plain, pyarrow cannot write them to Parquet; as fsst leaves (large_binary codes) it can,
+    and the stored Arrow schema gives the views back."""
+    table = _table(150)
+    write_table(table, tmp_path / "in.arrow", "arrow", rows_per_unit=70)
+    compress_file(tmp_path / "in.arrow", tmp_path / "c.parquet")
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+
+
+def test_parquet_nested_fsst_leaves_get_the_fsst_treatment(tmp_path):
+    table = pa.table({"l": _lists(2000), "m": _maps(2000), "n": pa.array(range(2000))})
+    pq.write_table(table, tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    rg = pq.ParquetFile(tmp_path / "c.parquet").metadata.row_group(0)
+    leaves = {rg.column(j).path_in_schema: rg.column(j) for j in range(rg.num_columns)}
+    for leaf in ("l.list.element", "m.key_value.key", "m.key_value.value"):
+        for child in ("codes", "lengths", "cuts", "table"):
+            assert not leaves[f"{leaf}.{child}"].is_stats_set, (leaf, child)
+        assert "RLE_DICTIONARY" in leaves[f"{leaf}.table"].encodings
+        assert "DELTA_LENGTH_BYTE_ARRAY" in leaves[f"{leaf}.codes"].encodings
+        assert leaves[f"{leaf}.codes"].compression == "ZSTD"
+    assert leaves["n"].is_stats_set
+    info = {c["name"]: c for c in inspect_file(tmp_path / "c.parquet")["columns"]}
+    assert info["l"]["codec"] == "fsst-nested" and info["l"]["type"] == "list<element: string>"
+    assert info["l"]["parquet_codec"] == "zstd" and info["n"]["codec"] == "none"
+    # the footer is fsstgpu's (schema CRC, row counts), with only nested fsst columns
+    assert b"fsstgpu.row_groups" in pq.ParquetFile(tmp_path / "c.parquet").metadata.metadata
+
+
+def test_an_arrow_file_of_many_batches_keeps_growing_tables(tmp_path):
+    """An IPC file holds one dictionary per field: each nested leaf's tables grow by deltas."""
+    parts = [pa.array([[f"{w} {i}"] for i in range(200)]) for w in ("alpha", "zz-9", "q")]
+    table = pa.table({"l": pa.chunked_array(parts)})
+    write_table(table, tmp_path / "in.arrows", "arrows", rows_per_unit=200)
+    compress_file(tmp_path / "in.arrows", tmp_path / "c.arrow")
+    assert read_table(tmp_path / "c.arrow", device="cpu").equals(table)
+
+
+@pytest.mark.parametrize("out", ["arrow", "arrows", "parquet"])
+def test_a_compressed_stream_compressed_again_copies_its_nested_leaves(tmp_path, out):
+    """Copied into an IPC file, the nested leaves' per-batch tables are made one growing
+    dictionary (written as they were, the writer refused the second batch's)."""
+    parts = [pa.array([[f"{w} {i}"] for i in range(200)]) for w in ("alpha", "zz-9", "q")]
+    table = pa.table({"l": pa.chunked_array(parts)})
+    write_table(table, tmp_path / "in.arrows", "arrows", rows_per_unit=200)
+    compress_file(tmp_path / "in.arrows", tmp_path / "c.arrows")
+    info = compress_file(tmp_path / "c.arrows", tmp_path / f"cc.{out}")
+    assert info["columns"] == []
+    assert holds_fsst(_read_plain(tmp_path / f"cc.{out}").schema.field("l").type)
+    assert read_table(tmp_path / f"cc.{out}", device="cpu").equals(table)
+
+
+def test_decompress_file_refuses_a_plain_file_of_nested_strings(tmp_path):
+    pq.write_table(pa.table({"l": _lists(10)}), tmp_path / "plain.parquet")
+    with pytest.raises(NotCompressedError, match="l"):
+        decompress_file(tmp_path / "plain.parquet", tmp_path / "o.parquet", device="cpu")
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_real_text_in_lists_gets_smaller(dbtext_paths, tmp_path):
+    lines = []
+    for path in sorted(dbtext_paths)[:8]:
+        lines += path.read_bytes().decode("utf-8", "replace").splitlines()[:4000]
+    lists = pa.ListArray.from_arrays(pa.array(np.arange(0, len(lines) // 5 * 5 + 1, 5,
+                                                        dtype=np.int32)),
+                                     pa.array(lines[:len(lines) // 5 * 5]))
+    table = pa.table({"lines": lists})
+    pq.write_table(table, tmp_path / "in.parquet", compression="none")
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", parquet_codec="none")
+    assert info["columns"] == ["lines"]
+    assert info["string_bytes"] == sum(len(s.encode()) for s in lines[:len(lines) // 5 * 5])
+    assert info["string_bytes"] / info["codes_bytes"] > 1.5
+    assert (tmp_path / "c.parquet").stat().st_size < (tmp_path / "in.parquet").stat().st_size
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    # before, the column was copied through (zstd pages): the fsst file is smaller than that
+    pq.write_table(table, tmp_path / "zstd.parquet", compression="zstd")
+    compress_file(tmp_path / "zstd.parquet", tmp_path / "cz.parquet")
+    assert (tmp_path / "cz.parquet").stat().st_size < (tmp_path / "zstd.parquet").stat().st_size
+
+
+def test_read_table_device_decodes_nested_columns_on_the_host(tmp_path):
+    """Without a GPU here: the host side of read_table_device (file_reads._on_host), which gets
+    every non-fsst column of the file as read."""
+    table = pa.table({"l": _lists(300), "n": pa.array(range(300))})
+    write_table(table, tmp_path / "in.parquet", "parquet", rows_per_unit=100)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    with Source(tmp_path / "c.parquet") as source:
+        units = list(source.units())
+        for name in ("l", "n"):
+            col = pa.chunked_array([c for u in units for c in u.column(name).chunks])
+            got = file_reads._on_host(source, name, col)
+            assert got.equals(table.column(name)) and got.num_chunks == 3
+
+
+@pytest.mark.gpu
+def test_gpu_readers_give_nested_columns_decoded_on_the_host(tmp_path):
+    """Nested leaves are not decoded on the GPU: read_table_device returns them as host
+    columns, decoded on the CPU; device="gpu" decodes each leaf there and returns host data."""
+    table = _table(500).drop_columns(["lv", "deep"])
+    write_table(table, tmp_path / "in.parquet", "parquet", rows_per_unit=200)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    cols = read_table_device(tmp_path / "c.parquet")
+    for name in ("l", "st", "m", "ls", "fl", "ll"):
+        assert isinstance(cols[name], pa.ChunkedArray) and cols[name].equals(table.column(name))
+    assert cols["plain"].to_arrow().equals(table.column("plain"))
+    assert read_table(tmp_path / "c.parquet", device="gpu").equals(table)
+    coded = fsstgpu.compress_table(table)
+    assert fsstgpu.decompress_table(coded, device="gpu").equals(table)
+
+
+# ----------------------------------------------------------------------- damage
+def _damaged(coded: pa.ListArray) -> pa.ListArray:
+    """``coded`` with its leaf's string lengths far beyond what its codes can hold."""
+    leaf = coded.values
+    storage = leaf.storage
+    lengths = pa.array(np.full(len(storage), 10**6, np.uint32))
+    children = [storage.field(0), lengths, storage.field(2), storage.field(3)]
+    bad = pa.StructArray.from_arrays(children, fields=list(storage.type),
+                                     mask=storage.is_null() if storage.null_count else None)
+    return pa.ListArray.from_arrays(coded.offsets, pa.ExtensionArray.from_storage(leaf.type, bad),
+                                    type=coded.type)
+
+
+def test_a_damaged_nested_leaf_is_corrupt_data(tmp_path):
+    coded = compress_nested(pa.array([["abc", "abd"], ["xyz"]]))
+    bad = _damaged(coded)
+    with pytest.raises(CorruptDataError):
+        decode_nested(bad)
+    with pytest.raises(CorruptDataError):
+        fsstgpu.decompress_table(pa.table({"l": bad}), device="cpu")
+    # in a file: written by pyarrow (its page CRCs intact), refused by fsstgpu's reader
+    pq.write_table(pa.table({"l": bad}), tmp_path / "bad.parquet", store_schema=True)
+    with pytest.raises(CorruptDataError, match=r"bad\.parquet: row group 0, column 'l'"):
+        read_table(tmp_path / "bad.parquet", device="cpu")
+    with pytest.raises(CorruptDataError):
+        decompress_file(tmp_path / "bad.parquet", tmp_path / "o.parquet", device="cpu")
+    assert not (tmp_path / "o.parquet").exists()
+    # a table that is not a table
+    storage = coded.values.storage
+    tables = pa.DictionaryArray.from_arrays(storage.field(3).indices,
+                                            pa.array([b"FSTT-not-a-table"]))
+    bad = pa.StructArray.from_arrays([storage.field(i) for i in range(3)] + [tables],
+                                     fields=list(storage.type))
+    bad = pa.ListArray.from_arrays(coded.offsets,
+                                   pa.ExtensionArray.from_storage(coded.values.type, bad),
+                                   type=coded.type)
+    with pytest.raises(CorruptDataError):
+        decode_nested(bad)
