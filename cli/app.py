@@ -205,6 +205,13 @@ def compress(
              "codes as they are); other columns are stored zstd unless the input's codec is as "
              "strong, and `decompress` gives every column its input codec back.")
     ] = ParquetCodec.zstd,
+    zstd_level: Annotated[int | None, typer.Option(
+        min=1, max=22, metavar="LEVEL",
+        help="zstd level of the compressed columns' pages (default 3; higher: smaller, slower).")
+    ] = None,
+    row_group_rows: Annotated[int | None, typer.Option(
+        min=1, metavar="ROWS",
+        help="Rows per output row group / batch (default: the input's are kept).")] = None,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
     workers: WorkersOpt = None,
@@ -220,7 +227,8 @@ def compress(
                      "inputs' names and formats", EXIT_USAGE)
             _start_dataset(src, dst)
             options = dict(sample_bytes=sample_bytes, table=table,
-                           parquet_codec=parquet_codec.value)
+                           parquet_codec=parquet_codec.value, zstd_level=zstd_level,
+                           row_group_rows=row_group_rows)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.compress_dataset(src, dst, columns, client=client,
@@ -237,7 +245,8 @@ def compress(
                 f"compress {printable(Path(src).name)}", progress) as bar:
             info = compress_file(path, out, columns, format=fmt, sample_bytes=sample_bytes,
                                  table=table, force=force, progress=bar,
-                                 parquet_codec=parquet_codec.value)
+                                 parquet_codec=parquet_codec.value, zstd_level=zstd_level,
+                                 row_group_rows=row_group_rows)
         info["seconds"] = time.perf_counter() - t0
         info["ratio"] = (info["string_bytes"] / info["codes_bytes"]
                          if info["codes_bytes"] else float("nan"))

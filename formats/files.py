@@ -96,7 +96,7 @@ class NotCompressedError(FsstGpuError, ValueError):
 # --------------------------------------------------------------------------- compress
 def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                   table=None, force=False, progress=None, parquet_codec="zstd",
-                  ipc_compression=None) -> dict:
+                  ipc_compression=None, zstd_level=None, row_group_rows=None) -> dict:
     """Write a copy of a Parquet / Arrow IPC file with its string columns FSST-compressed.
 
     Parameters
@@ -126,6 +126,12 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         readers that decode them straight from the pages. Other columns keep the input's codec;
         the input's codec of the compressed columns is recorded and restored by
         :func:`decompress_file`.
+    zstd_level : int, optional
+        The zstd level of the fsst columns' Parquet pages (1 to 22; default 3,
+        :data:`~fsstgpu.formats.parquet_options.FSST_ZSTD_LEVEL`): higher levels write smaller
+        files, slower (``formats/files.md``).
+    row_group_rows : int, optional
+        Rows per output row group / record batch (default: the input's units are kept).
     ipc_compression : {"lz4", "zstd", "uncompressed"}, optional
         Body codec of an Arrow IPC output; default the input's lz4 or zstd, else zstd
         (uncompressed, an fsst column's storage of codes, 8-byte code offsets, lengths and cuts
@@ -173,6 +179,11 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     check_output(dst, force=force, inputs=[src])
     out_format = output_format(dst, format)
     fsst_codec = parquet_codec_name(parquet_codec)
+    if zstd_level is not None and not (isinstance(zstd_level, int) and 1 <= zstd_level <= 22):
+        raise ValueError(f"zstd_level {zstd_level!r}: an integer from 1 to 22")
+    if row_group_rows is not None and not (isinstance(row_group_rows, int)
+                                           and row_group_rows >= 1):
+        raise ValueError(f"row_group_rows {row_group_rows!r}: a positive integer")
     if ipc_compression not in (None, "uncompressed", *IPC_CODECS):
         raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)
@@ -239,9 +250,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         fsst_codec=fsst_codec,
                         ipc_compression=ipc_compression or _compressed_ipc(source),
                         footer=lambda: {STRING_STATS_KEY: stats_footer(bounds)} if bounds else {},
+                        zstd_level=zstd_level,
                         repeating=[n for n in types if n in first and _repeats(first[n])]
                         + _dictionary_codes(source))
-            rows, units = rewrite(source, sink, convert, progress)
+            rows, units = rewrite(source, sink, convert, progress, rows_per_unit=row_group_rows)
     for work in leaves.values():
         sizes["string_bytes"] += work.string_bytes
         sizes["codes_bytes"] += work.codes_bytes

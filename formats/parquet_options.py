@@ -174,14 +174,15 @@ def _nested_fsst_leaves(path: str, type_: pa.DataType) -> dict[str, str | None]:
 
 
 def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_codec="zstd",
-                   repeating=()) -> dict:
+                   repeating=(), zstd_level: int | None = None) -> dict:
     """``pyarrow.parquet.ParquetWriter`` keyword arguments for ``schema``, keyed by leaf path.
 
     fsst columns (those named in ``fsst_columns`` and every column of an fsst type, such as one
     copied from an fsst input) get codec ``fsst_codec``, no statistics and their encodings
     (``formats/files.md``), and so do the fsst leaves inside list / struct / map columns
     (``formats/nested.py``); every other leaf gets ``codecs[leaf]`` (else ``codecs[name]`` of
-    its top-level column, else Snappy), dictionary encoding and statistics.
+    its top-level column, else Snappy), dictionary encoding and statistics. ``zstd_level``:
+    the fsst pages' zstd level (default :data:`FSST_ZSTD_LEVEL`).
 
     Examples
     --------
@@ -199,7 +200,7 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
     def fsst_leaf(leaf, how, repeats):
         compression[leaf] = parquet_codec_name(fsst_codec)
         if compression[leaf] == "zstd":
-            levels[leaf] = FSST_ZSTD_LEVEL
+            levels[leaf] = FSST_ZSTD_LEVEL if zstd_level is None else zstd_level
         if repeats:  # codes: a dictionary; lengths: as they are
             how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY", "DICTIONARY": "PLAIN"}.get(how, how)
         if how in ("DICTIONARY", "TABLES"):

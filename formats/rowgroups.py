@@ -377,7 +377,7 @@ class Sink:
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
                  fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None,
-                 footer=None):
+                 footer=None, zstd_level: int | None = None):
         self.format = fmt
         self.schema = schema
         self._footer = footer  # Parquet: footer key-values, asked for at close
@@ -391,7 +391,8 @@ class Sink:
                 self._writer = pq.ParquetWriter(
                     self._file, schema, store_schema=True, write_page_checksum=True,
                     **writer_options(schema, fsst_columns=fsst_columns, codecs=codecs,
-                                     fsst_codec=fsst_codec, repeating=repeating))
+                                     fsst_codec=fsst_codec, repeating=repeating,
+                                     zstd_level=zstd_level))
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
                 self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)
@@ -445,12 +446,43 @@ def _unwritable(table: pa.Table, exc: Exception) -> str:
     return f"the table cannot be written to Parquet ({exc})"
 
 
-def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, int]:
+def regrouped(units, rows: int) -> Iterator[pa.Table]:
+    """The rows of ``units`` (Tables of one schema) again, in Tables of ``rows`` rows (the last
+    may hold fewer): at most one output unit and one input unit in memory at a time.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.rowgroups import regrouped
+    >>> parts = [pa.table({"n": range(k, k + 3)}) for k in (0, 3, 6)]
+    >>> [t.column("n").to_pylist() for t in regrouped(parts, 4)]
+    [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+    """
+    if rows < 1:
+        raise ValueError(f"row groups of {rows} rows: give 1 or more")
+    held, count = [], 0
+    for unit in units:
+        start = 0
+        while start < unit.num_rows:
+            take = min(rows - count, unit.num_rows - start)
+            held.append(unit.slice(start, take))
+            count, start = count + take, start + take
+            if count == rows:
+                yield pa.concat_tables(held).combine_chunks()
+                held, count = [], 0
+    if count:
+        yield pa.concat_tables(held).combine_chunks()
+
+
+def rewrite(source: Source, sink: Sink, convert, progress=None, *,
+            rows_per_unit: int | None = None) -> tuple[int, int]:
     """Write every unit of ``source`` to ``sink``, each column through ``convert``; close ``sink``.
 
     ``convert(field, column, unit_index)`` returns the column to write (on the calling thread,
     in order); each unit is written while the next one is converted. Returns ``(rows,
     units)``; ``progress`` (a :data:`ProgressCallback`) is called after each unit is written.
+    ``rows_per_unit``: the output's row groups / batches hold that many rows (the input's are
+    kept by default).
 
     Examples
     --------
@@ -476,10 +508,17 @@ def rewrite(source: Source, sink: Sink, convert, progress=None) -> tuple[int, in
         unit = job.unit
         rows, units, nbytes = rows + unit.num_rows, units + 1, nbytes + unit.nbytes
         if progress is not None:
-            progress(units_done=units, units_total=source.num_units, rows=rows, nbytes=nbytes)
+            progress(units_done=units, units_total=total, rows=rows, nbytes=nbytes)
 
+    units_in = source.units()
+    total = source.num_units
+    if rows_per_unit is not None:
+        units_in = regrouped(units_in, rows_per_unit)
+        known = (source.parquet_metadata.num_rows if source.parquet_metadata is not None
+                 else None)
+        total = None if known is None else -(-known // rows_per_unit)
     try:
-        for k, unit in enumerate(source.units()):
+        for k, unit in enumerate(units_in):
             columns = [convert(field, unit.column(field.name), k) for field in source.schema]
             if pending is not None:
                 written(pending)

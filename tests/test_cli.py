@@ -399,3 +399,14 @@ def test_bench_threads_gives_a_scaling_table_of_the_paths_as_one_column(tmp_path
     assert rows[0]["compress_MB_s"] > 0 and rows[0]["zstd_decompress_MB_s"] > 0
     res = run("bench", tmp_path / "a.txt", "--threads", "1", "--device", "gpu", code=2)
     one_line_error(res, "--threads goes with --device cpu")
+
+
+def test_compress_writer_options(tmp_path, sample):
+    src, table = sample
+    res = run("compress", src, tmp_path / "c.parquet", "--zstd-level", "19",
+              "--row-group-rows", "400", "--json")
+    assert json.loads(res.stdout)["units"] == 3  # 900 rows in groups of 400
+    meta = pq.ParquetFile(tmp_path / "c.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [400, 400, 100]
+    assert fsstgpu.formats.read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    run("compress", src, tmp_path / "x.parquet", "--zstd-level", "0", code=2)

@@ -870,3 +870,25 @@ def test_column_selection_errors_are_fsstgpu_errors():
         select_columns(pa.schema([("s", pa.string())]), "no_such")
     with pytest.raises(ColumnTypeError):
         select_columns(pa.schema([("n", pa.int64())]), "n")
+
+
+def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
+    """Issue #23: the fsst pages' zstd level (a higher one writes a smaller file) and the
+    output's row group size (the input's by default), from the API and the command line."""
+    table = pa.table({"s": generate("urls", 20_000, 7), "n": pa.array(range(20_000))})
+    write(table, tmp_path / "in.parquet", 3000)
+    compress_file(tmp_path / "in.parquet", tmp_path / "l1.parquet", zstd_level=1)
+    compress_file(tmp_path / "in.parquet", tmp_path / "l19.parquet", zstd_level=19)
+    assert (tmp_path / "l19.parquet").stat().st_size < (tmp_path / "l1.parquet").stat().st_size
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "rg.parquet", row_group_rows=8000)
+    meta = pq.ParquetFile(tmp_path / "rg.parquet").metadata
+    assert info["units"] == meta.num_row_groups == 3
+    assert [meta.row_group(i).num_rows for i in range(3)] == [8000, 8000, 4000]
+    assert read_table(tmp_path / "rg.parquet", device="cpu").equals(table)
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "rg.arrows", row_group_rows=5000)
+    assert info["units"] == 4 and read_table(tmp_path / "rg.arrows", device="cpu").equals(table)
+    with pytest.raises(ValueError, match="zstd_level 0"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", zstd_level=0)
+    with pytest.raises(ValueError, match="row_group_rows 0"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", row_group_rows=0)
+    assert not (tmp_path / "x.parquet").exists()
