@@ -121,23 +121,30 @@ def _figures(info: dict, columns, t_c: float, t_d: float, runs: int) -> dict:
     }
 
 
+def _timed(compress, decompress, runs: int):
+    """``(compress()'s last result, best compress s, best decompress s)`` over ``runs``."""
+    t_c = t_d = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        info = compress()
+        t1 = time.perf_counter()
+        decompress()
+        t_c, t_d = min(t_c, t1 - t0), min(t_d, time.perf_counter() - t1)
+    return info, t_c, t_d
+
+
 def roundtrip_dataset(src, device: str, runs: int) -> dict:
     """Round-trip every file of a dataset (a folder or a glob pattern) through compress_dataset
     and decompress_dataset, in a temporary folder; the figures are the files' sums, ``equal``
     whether every file came back as it was (``differs``: the first that did not)."""
 
     dev = resolve_device(device)
-    t_c = t_d = float("inf")
     # named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it
     with tempfile.TemporaryDirectory(prefix="_fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / "c", Path(tmp) / "d"
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            cinfo = compress_dataset(src, comp, force=True)
-            t1 = time.perf_counter()
-            decompress_dataset(comp, back, device=dev, force=True)
-            t2 = time.perf_counter()
-            t_c, t_d = min(t_c, t1 - t0), min(t_d, t2 - t1)
+        cinfo, t_c, t_d = _timed(lambda: compress_dataset(src, comp, force=True),
+                                 lambda: decompress_dataset(comp, back, device=dev, force=True),
+                                 runs)
         # the outputs keep their relative names under both folders
         differs = [r["input"] for r in cinfo
                    if not _same_file(r["input"], back / Path(r["output"]).relative_to(comp))]
@@ -162,16 +169,11 @@ def roundtrip_file(path: Path, device: str, runs: int) -> dict:
     dev = resolve_device(device)
     fmt = detect_format(path)
     suffix = suffix_for(fmt)
-    t_c = t_d = float("inf")
     with tempfile.TemporaryDirectory(prefix="fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / f"c{suffix}", Path(tmp) / f"d{suffix}"
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            cinfo = compress_file(path, comp, force=True)
-            t1 = time.perf_counter()
-            decompress_file(comp, back, device=dev, force=True)
-            t2 = time.perf_counter()
-            t_c, t_d = min(t_c, t1 - t0), min(t_d, t2 - t1)
+        cinfo, t_c, t_d = _timed(lambda: compress_file(path, comp, force=True),
+                                 lambda: decompress_file(comp, back, device=dev, force=True),
+                                 runs)
         equal = _same_file(path, back)
     return {
         "source": str(path),
