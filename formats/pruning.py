@@ -25,13 +25,16 @@ import base64
 import json
 import zlib
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from fsstgpu import native
+from fsstgpu.arrow_layout import buffer_values, slice_bitmap
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.parquet_options import input_leaf
-from fsstgpu.types import is_view, large_type
+from fsstgpu.types import is_view, large_type, narrow_offsets
 
 __all__ = ["BOUND_BYTES", "STRING_STATS_KEY", "bounds_of", "may_match", "normalized_filters",
            "row_filter", "selected_units", "stats_footer"]
@@ -48,6 +51,9 @@ def bounds_of(values) -> tuple[bytes, bytes | None] | None:
     """``(least, greatest)`` bounds of a string column's values as bytes (greatest None when no
     cut prefix bounds it: all 0xFF), or None when it has no value.
 
+    One compiled pass over the strings (:func:`fsstgpu.native.string_bounds`), bytewise as Arrow
+    orders binary and UTF-8 strings; pyarrow's ``min_max`` took a tenth of ``compress_file``.
+
     Examples
     --------
     >>> import pyarrow as pa
@@ -55,15 +61,37 @@ def bounds_of(values) -> tuple[bytes, bytes | None] | None:
     >>> bounds_of(pa.array(["b" * 70, "a"]))
     (b'a', b'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbc')
     """
-    if is_view(values.type):
-        values = values.cast(large_type(values.type))
-    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-        values = values.cast(pa.large_binary())
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    found = [b for b in (_chunk_bounds(c) for c in chunks) if b is not None]
+    if not found:
+        return None
+    least = min(b[0] for b in found)
+    greatest = max(b[1] for b in found)
+    return least[:BOUND_BYTES], _raised(greatest)
+
+
+def _chunk_bounds(values: pa.Array) -> tuple[bytes, bytes] | None:
+    """The least and greatest string of one Arrow array, whole (None: no value)."""
     if len(values) == values.null_count:
         return None
-    least, greatest = pc.min_max(values).values()
-    least, greatest = least.as_py()[:BOUND_BYTES], greatest.as_py()
-    return least, _raised(greatest)
+    if is_view(values.type):
+        values = values.cast(large_type(values.type))
+    n = len(values)
+    buffers = values.buffers()
+    dtype = np.int32 if narrow_offsets(values.type) else np.int64
+    offsets = buffer_values(buffers[1], dtype, values.offset, n + 1).astype(np.int64)
+    data = np.zeros(0, np.uint8) if buffers[2] is None else np.frombuffer(buffers[2], np.uint8)
+    validity = None
+    if values.null_count:
+        validity = slice_bitmap(np.frombuffer(buffers[0], np.uint8), values.offset, n)
+    try:
+        lo, hi = native.string_bounds(data, offsets, validity)
+    except ValueError as exc:  # offsets the array's own checks would refuse
+        raise CorruptDataError(f"string column: {exc}") from None
+    if lo < 0:
+        return None
+    return (data[offsets[lo] : offsets[lo + 1]].tobytes(),
+            data[offsets[hi] : offsets[hi + 1]].tobytes())
 
 
 def _raised(value: bytes) -> bytes | None:

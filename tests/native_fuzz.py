@@ -524,8 +524,35 @@ def fuzz_check_splits():
         pass
 
 
+def fuzz_string_bounds():
+    """The strings' bounds (formats/pruning.py) over forged offsets and bitmaps: raise
+    ValueError or give indices of valid strings, the least and greatest bytewise."""
+    size = int(rng.integers(0, 12))
+    data = rng.integers(0, 256, size).astype(np.uint8)
+    n = int(rng.integers(0, 7))
+    offsets = np.sort(rng.integers(-1, size + 2, n + 1)).astype(np.int64)
+    if rng.random() < 0.3:
+        offsets = rng.integers(-2, size + 3, int(rng.integers(0, 8))).astype(np.int64)
+    bits = None
+    if rng.random() < 0.5:
+        bits = rng.integers(0, 256, int(rng.integers(0, 3))).astype(np.uint8)
+    try:
+        lo, hi = _native.string_bounds(data, offsets, bits, int(rng.integers(1, 4)))
+    except ValueError:
+        return
+    count = len(offsets) - 1
+    valid = [i for i in range(count) if bits is None or (bits[i >> 3] >> (i & 7)) & 1]
+    strings = [data[offsets[i] : offsets[i + 1]].tobytes() for i in valid]
+    if not valid:
+        assert (lo, hi) == (-1, -1)
+    else:
+        assert data[offsets[lo] : offsets[lo + 1]].tobytes() == min(strings)
+        assert data[offsets[hi] : offsets[hi + 1]].tobytes() == max(strings)
+
+
 for r in range(ROUNDS):
     fuzz_check_splits()
+    fuzz_string_bounds()
     fuzz_round()
     fuzz_decode()
     fuzz_scan(big=r % 25 == 0)

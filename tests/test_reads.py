@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -147,3 +148,21 @@ def test_engines_consume_the_reader(compressed):
     got = duckdb.from_arrow(reader).filter("k like 'key-03%'").aggregate(
         "count(*), max(k)").fetchall()
     assert got == [(1000, "key-03999")]
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_string(), pa.binary(), pa.binary_view()])
+def test_bounds_match_python_min_and_max(type_):
+    """The compiled bounds (native.string_bounds) against Python's order of the values, on
+    random strings of few letters (ties, empty strings, nulls, slices, chunks)."""
+    rng = np.random.default_rng(5)
+    text = not (pa.types.is_binary(type_) or type_ == pa.binary_view())
+    for _ in range(60):
+        n = int(rng.integers(0, 30))
+        values = [None if rng.random() < 0.2 else "".join(rng.choice(list("ab\u00e9z"),
+                  int(rng.integers(0, 6)))) for _ in range(n)]
+        if not text:
+            values = [None if v is None else v.encode() for v in values]
+        col = pa.chunked_array([pa.array(values, type_)[1:], pa.array(values[:3], type_)])
+        present = [v.encode() if text else v for v in col.to_pylist() if v is not None]
+        expected = (min(present), max(present)) if present else None
+        assert bounds_of(col) == expected

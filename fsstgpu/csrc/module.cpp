@@ -22,6 +22,7 @@
 #include "bind_train.h"
 #include "bind_plan.h"
 #include "bind_checks.h"
+#include "bind_bounds.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -237,4 +238,5 @@ PYBIND11_MODULE(_native, m) {
     bind_scan(m);
     bind_plan(m);
     bind_checks(m);
+    bind_bounds(m);
 }

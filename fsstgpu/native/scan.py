@@ -11,7 +11,7 @@ from fsstgpu import _native
 from fsstgpu.parallel import thread_count
 
 __all__ = ["count_set_bits", "first_decrease", "first_filled_null", "first_misfit", "gather",
-            "length_sums", "running_sum", "walk_codes"]
+            "length_sums", "running_sum", "string_bounds", "walk_codes"]
 
 
 
@@ -176,3 +176,34 @@ def first_decrease(a, threads=None) -> int:
     a = np.asarray(a)
     a = np.ascontiguousarray(a if a.dtype == np.int32 else a.astype(np.int64, copy=False))
     return _native.first_decrease(a, thread_count(threads))
+
+
+def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]:
+    """Indices of the least and greatest valid strings ``data[offsets[i]:offsets[i + 1]]``,
+    bytewise (Arrow's order of binary and UTF-8 strings); ``(-1, -1)`` when none is valid. Ties
+    give the first index, whatever the thread count (``csrc/bounds.cpp``).
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8
+    offsets : numpy.ndarray of int64, shape (n + 1,)
+        Checked: non-decreasing, inside ``data`` (else ValueError).
+    validity : numpy.ndarray of uint8, optional
+        An Arrow bitmap of at least n bits; None: every string valid.
+    threads : int, optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.native import string_bounds
+    >>> data = np.frombuffer(b"kiwiapplebanana", np.uint8)
+    >>> string_bounds(data, np.array([0, 4, 9, 15]))
+    (1, 0)
+    >>> string_bounds(data, np.array([0, 4, 9, 15]), np.array([0b101], np.uint8))
+    (2, 0)
+    """
+    return _native.string_bounds(np.ascontiguousarray(data, np.uint8),
+                                 np.ascontiguousarray(offsets, np.int64),
+                                 None if validity is None
+                                 else np.ascontiguousarray(validity, np.uint8),
+                                 thread_count(threads))
