@@ -38,6 +38,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 
 __all__ = [
+    "FSST_DICTIONARY_PAGE_BYTES",
     "FSST_ZSTD_LEVEL",
     "PARQUET_CODECS",
     "ROW_GROUPS_KEY",
@@ -74,6 +75,10 @@ PARQUET_CODECS = ("none", "snappy", "gzip", "brotli", "lz4", "zstd")
 # enough for the file to undercut pyarrow's zstd Parquet of the strings; higher levels gain 1-2%
 # more at several times the write time.
 FSST_ZSTD_LEVEL = 3
+#: Dictionary pages of fsst files may hold this much (pyarrow's default, 1 MiB, falls back to
+#: plain pages after a few thousand distinct lines: the repeating columns' codes then lose their
+#: dictionary; measured in formats/files.md).
+FSST_DICTIONARY_PAGE_BYTES = 64 << 20
 
 _CODEC_ALIASES = {"uncompressed": "none", "lz4_raw": "lz4"}  # as file metadata names them
 
@@ -227,6 +232,7 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
     return {
         "compression": compression,
         "compression_level": levels or None,
+        "dictionary_pagesize_limit": FSST_DICTIONARY_PAGE_BYTES if keyed else None,
         "use_dictionary": dictionary if keyed else True,
         "write_statistics": statistics if keyed else True,
         "column_encoding": encoding or None,
