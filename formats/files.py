@@ -28,7 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsstgpu.columns import ColumnStream, compress_column
+from fsstgpu.columns import ColumnStream
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
@@ -219,7 +219,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                  else (ipc_compression or _compressed_ipc(source)) != "uncompressed")
         bounds = {name: [] for name in types}
         streams = {name: ColumnStream(sample_bytes=sample_bytes, blocks=not again,
-                                      split_size=types[name].split_size) for name in types}
+                                      table=fixed_table, split_size=types[name].split_size)
+                   for name in types}
         leaves = {name: NestedCompressor(source.schema.field(name).type, table=fixed_table,
                                          sample_bytes=sample_bytes, stream=True,
                                          blocks=not again, growing=out_format == "arrow")
@@ -231,15 +232,13 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
             if field.name not in types:  # copied through: checked first (parquet_options.py)
                 col = copied(source, field.name, col, unit_index)
             else:
-                ftype = types[field.name]
+                values = plain_values(col)
                 if out_format == "parquet":  # for filters= (the codes' statistics order nothing)
-                    bounds[field.name].append(bounds_of(plain_values(col)))
-                carr = (compress_column(plain_values(col), table=fixed_table,
-                                        split_size=ftype.split_size) if fixed_table is not None
-                        else streams[field.name].compress(plain_values(col)))
+                    bounds[field.name].append(bounds_of(values))
+                carr = streams[field.name].compress(values)
                 sizes["string_bytes"] += int(carr.uncompressed_bytes)
                 sizes["codes_bytes"] += len(carr.codes)
-                col = to_extension_array(carr, ext_type=ftype)
+                col = to_extension_array(carr, ext_type=types[field.name])
             if field.name in growing:
                 parts = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
                 col = pa.chunked_array([growing[field.name].extend(p) for p in parts], col.type)

@@ -306,10 +306,10 @@ class NestedCompressor:
     def _leaf(self, key: tuple, pieces: list[pa.Array]) -> list[pa.ExtensionArray]:
         """One leaf's values (one piece per chunk) compressed together, cut back into pieces."""
         values = pa.chunked_array(pieces, type=pieces[0].type)
-        if self._table is None and self._stream:
+        if self._stream:
             if key not in self._streams:
                 self._streams[key] = ColumnStream(sample_bytes=self._sample_bytes,
-                                                  blocks=self._blocks,
+                                                  blocks=self._blocks, table=self._table,
                                                   split_size=self._split_size)
             carr = self._streams[key].compress(values)
         else:

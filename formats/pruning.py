@@ -195,8 +195,11 @@ def may_match(conjunctions, bounds: dict) -> bool:
     Columns without bounds can match anything.
     """
     conjunctions = normalized_filters(conjunctions) if conjunctions else None
-    if conjunctions is None:
-        return True
+    return conjunctions is None or _may_match(conjunctions, bounds)
+
+
+def _may_match(conjunctions, bounds: dict) -> bool:
+    """:func:`may_match` of conjunctions already normalised (once per read, not per row group)."""
     return any(all(_term_may_hold(term, bounds) for term in conj) for conj in conjunctions)
 
 
@@ -297,6 +300,6 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     for k in range(total) if chosen is None else chosen:
         bounds = _parquet_bounds(source.parquet_metadata, k, names - set(ours))
         bounds.update({name: units[k] for name, units in ours.items()})
-        if may_match(conjunctions, bounds):
+        if _may_match(conjunctions, bounds):
             kept.append(k)
     return None if chosen is None and len(kept) == total else kept

@@ -215,6 +215,8 @@ class ColumnStream:
         Relative cost increase at which a piece gets tables of its own.
     blocks : bool
         Plan a retrained piece into blocks (the default), or give it one table.
+    table : SymbolTable or bytes, optional
+        Compress every piece with this table instead (nothing is trained).
 
     Examples
     --------
@@ -229,17 +231,20 @@ class ColumnStream:
     """
 
     def __init__(self, *, sample_bytes=None, split_size: int = DEFAULT_SPLIT_SIZE,
-                 tolerance: float = 0.15, blocks: bool = True):
+                 tolerance: float = 0.15, blocks: bool = True, table=None):
         self.sample_bytes = sample_bytes
         self.split_size = split_size
         self.tolerance = tolerance
         self.blocks = blocks
+        self.fixed_table = table
         self._table = None  # the last block's table, and its cost on that block
         self._cost = None
 
     def compress(self, values) -> CompressedStringArray:
         """The next piece, compressed (a :class:`CompressedStringArray`)."""
         column = inputs.as_string_column(values)
+        if self.fixed_table is not None:
+            return compress_column(column, table=self.fixed_table, split_size=self.split_size)
         if self._table is not None:
             carr = compress_column(column, table=self._table, split_size=self.split_size)
             nbytes = int(np.asarray(carr.lengths).sum())
