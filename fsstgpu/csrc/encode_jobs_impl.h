@@ -42,6 +42,23 @@ FSSTGPU_TARGET inline unsigned lanes_of(int64_t n) {
     return n >= 8 ? 0xFFu : n <= 0 ? 0u : (1u << n) - 1;
 }
 
+// The end of a step, both loads' kinds alike: v advanced past the code written (one byte, two
+// with an escape's literal) and past the input its symbol took (cl: length << 8 | code; rem: the
+// bytes that were left); returns the live lanes whose string is now done (the step's length is
+// what was left).
+template <bool Full>
+FSSTGPU_TARGET __attribute__((always_inline)) inline __mmask8 job_advance(__m512i& v, __m512i cl, __m512i rem, __mmask8 live) {
+    const __m512i ff = _mm512_set1_epi64(0xFF);
+    const __mmask8 esc = _mm512_cmpeq_epi64_mask(_mm512_and_si512(cl, ff), ff);
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i len = _mm512_and_si512(cl, _mm512_set1_epi64(0x0F00));
+    const __mmask8 fin = Full ? _mm512_cmpeq_epi64_mask(len, _mm512_slli_epi64(rem, 8))
+                              : _mm512_mask_cmpeq_epi64_mask(live, len, _mm512_slli_epi64(rem, 8));
+    v = _mm512_add_epi64(v, _mm512_or_si512(_mm512_slli_epi64(len, 40), one));
+    v = _mm512_mask_add_epi64(v, esc, v, one);
+    return fin;
+}
+
 // One step of the jobs of v in lanes live (Full: all 8, no masks); returns the live lanes whose
 // string is now done. A lane that is not live holds a finished job (or none): its loads and
 // stores are masked off (its position may be the data's last byte).
@@ -82,15 +99,7 @@ FSSTGPU_TARGET inline __mmask8 job_step(__m512i& v, __mmask8 live, const uint8_t
     } else {
         _mm512_mask_i64scatter_epi32(scratch, live, at, _mm512_cvtepi64_epi32(pair), 1);
     }
-    const __mmask8 esc = _mm512_cmpeq_epi64_mask(_mm512_and_si512(cl, ff), ff);
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m512i len = _mm512_and_si512(cl, _mm512_set1_epi64(0x0F00));
-    // done when the step's length is what was left
-    const __mmask8 fin = Full ? _mm512_cmpeq_epi64_mask(len, _mm512_slli_epi64(rem, 8))
-                              : _mm512_mask_cmpeq_epi64_mask(live, len, _mm512_slli_epi64(rem, 8));
-    v = _mm512_add_epi64(v, _mm512_or_si512(_mm512_slli_epi64(len, 40), one));
-    v = _mm512_mask_add_epi64(v, esc, v, one);
-    return fin;
+    return job_advance<Full>(v, cl, rem, live);
 }
 
 // job_step with the gathers and the scatter done by scalar loads and stores through stack
@@ -144,14 +153,7 @@ FSSTGPU_TARGET inline __mmask8 job_step_e(__m512i& v, __mmask8 live, const uint8
         const uint32_t two = static_cast<uint32_t>(ib[k]);
         std::memcpy(scratch + ia[k], &two, 4);
     }
-    const __mmask8 esc = _mm512_cmpeq_epi64_mask(_mm512_and_si512(cl, ff), ff);
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m512i len = _mm512_and_si512(cl, _mm512_set1_epi64(0x0F00));
-    const __mmask8 fin = Full ? _mm512_cmpeq_epi64_mask(len, _mm512_slli_epi64(rem, 8))
-                              : _mm512_mask_cmpeq_epi64_mask(live, len, _mm512_slli_epi64(rem, 8));
-    v = _mm512_add_epi64(v, _mm512_or_si512(_mm512_slli_epi64(len, 40), one));
-    v = _mm512_mask_add_epi64(v, esc, v, one);
-    return fin;
+    return job_advance<Full>(v, cl, rem, live);
 }
 
 // One step of group v (lanes l; F: all of them live) with gathers or with scalar loads.
