@@ -110,7 +110,8 @@ def parallel_units(source: Source, *, workers: int | None = None,
                 handles.append(f)
             local.parquet = pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
         with reading(source.path, f"row group {k}: "):
-            unit = local.parquet.read_row_group(k, columns=[name], use_threads=source.use_threads)
+            unit = source.rows_checked(k, local.parquet.read_row_group(
+                k, columns=[name], use_threads=source.use_threads))
         # the type it was written with (Parquet reads some back as others: parquet_options.py)
         return convert(k, name, source.restored(name, unit.column(0)))
 

@@ -51,6 +51,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, IpcWriter, data_batches
 from fsstgpu.formats.locations import Url, file_size, is_url, local_or_url
+from fsstgpu.formats.parquet_compat import check_readable_back, hint
 from fsstgpu.formats.parquet_options import (  # Parquet's options and footer checks
     PARQUET_CODECS,
     ROW_GROUPS_KEY,
@@ -178,7 +179,8 @@ def reading(path, what: str = ""):
     except CorruptDataError as exc:
         raise CorruptDataError(f"{path}: {what}{exc}") from None
     except (pa.ArrowException, OSError, EOFError) as exc:
-        raise CorruptDataError(f"{path}: {what}unreadable ({type(exc).__name__}: {exc})") from None
+        raise CorruptDataError(
+            f"{path}: {what}unreadable ({type(exc).__name__}: {hint(str(exc))})") from None
 
 
 class Source:
@@ -268,8 +270,8 @@ class Source:
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
             with reading(self.path, f"row group {k}: "):
-                return self._restored(self._parquet.read_row_group(
-                    k, use_threads=self.use_threads))
+                return self._restored(self.rows_checked(k, self._parquet.read_row_group(
+                    k, use_threads=self.use_threads)))
         if self.format == "arrow":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
@@ -284,14 +286,25 @@ class Source:
                 return unit
         raise IndexError(f"{self.path}: no record batch {k}")
 
+    def rows_checked(self, k: int, table: pa.Table) -> pa.Table:
+        """``table``, read from row group ``k``, if it has the rows the footer gives the row
+        group: a damaged column chunk entry can make pyarrow read a column alone as empty
+        (pyarrow 25), where the footer's counts (checked against the written ones when
+        fsstgpu wrote the file) still say how many there are."""
+        expected = self.parquet_metadata.row_group(k).num_rows
+        if table.num_rows != expected:
+            raise CorruptDataError(f"{table.num_rows} rows read, where the footer has "
+                                   f"{expected}: the footer or its column chunks are damaged")
+        return table
+
     def units(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
         """Yield each row group / batch as a Table with this file's schema (or ``columns``)."""
         names = self.schema.names if columns is None else columns
         if self.format == "parquet":
             for i in range(self.num_units):
                 with reading(self.path, f"row group {i}: "):
-                    unit = self._restored(self._parquet.read_row_group(
-                        i, columns=columns, use_threads=self.use_threads))
+                    unit = self._restored(self.rows_checked(i, self._parquet.read_row_group(
+                        i, columns=columns, use_threads=self.use_threads)))
                 yield unit
             return
         checks = IpcChecks(self._ipc_schema)
@@ -405,6 +418,7 @@ class Sink:
         """Write one unit: one Array or ChunkedArray per field of the schema."""
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
+            check_readable_back(table)  # (fixed-size lists holding nulls, pyarrow < 26)
             try:  # one call, one row group: the input's row-group boundaries survive
                 self._writer.write_table(table, row_group_size=max(1, table.num_rows))
             except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:

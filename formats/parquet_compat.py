@@ -1,0 +1,98 @@
+"""What the installed pyarrow's Parquet reader cannot read back, checked before writing it.
+
+pyarrow before 26 writes a ``fixed_size_list`` column holding a null (the list itself, or a struct
+above it) to Parquet and then cannot read the file: "Expected all lists to be of size=2 but
+index 1 had size=0", also for files pyarrow wrote itself. A file fsstgpu writes must be readable
+with the user's own pyarrow, so the Parquet writer refuses such a table there
+(:func:`check_readable_back`) and the readers add the reason to that message (:func:`hint`).
+
+>>> import pyarrow as pa
+>>> from fsstgpu.formats.parquet_compat import null_fixed_size_lists
+>>> null_fixed_size_lists(pa.table({"p": pa.array([[1, 2], None], pa.list_(pa.int8(), 2))}))
+['p']
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = ["READS_NULL_FIXED_SIZE_LISTS", "check_readable_back", "hint", "null_fixed_size_lists"]
+
+#: whether this pyarrow reads back a Parquet fixed_size_list holding nulls (fixed in 26)
+READS_NULL_FIXED_SIZE_LISTS = int(pa.__version__.split(".")[0]) >= 26
+
+_SYMPTOM = "Expected all lists to be of size="
+_LIST_ARRAYS = tuple(getattr(pa, name) for name in ("ListArray", "LargeListArray", "ListViewArray",
+                                                    "LargeListViewArray") if hasattr(pa, name))
+
+
+def null_fixed_size_lists(table: pa.Table) -> list[str]:
+    """The columns of ``table`` holding a fixed-size list that is null at its own level or
+    under a null struct (null lists above it hold no entries, and read back).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_compat import null_fixed_size_lists
+    >>> fl = pa.list_(pa.string(), 2)
+    >>> null_fixed_size_lists(pa.table({"s": pa.array([{"f": ["a", "b"]}, None],
+    ...                                              pa.struct([("f", fl)])),
+    ...                                 "l": pa.array([[["a", "b"]], None], pa.list_(fl))}))
+    ['s']
+    """
+    return [name for name, column in zip(table.column_names, table.columns, strict=True)
+            if any(_holds_null_fixed_size_list(chunk, False) for chunk in column.chunks)]
+
+
+def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool) -> bool:
+    type_ = array.type
+    if isinstance(type_, pa.BaseExtensionType):
+        return _holds_null_fixed_size_list(array.storage, parent_null)
+    if pa.types.is_fixed_size_list(type_):
+        if parent_null or array.null_count:
+            return True
+        return _holds_null_fixed_size_list(array.flatten(), False)
+    if pa.types.is_struct(type_):
+        null = parent_null or array.null_count > 0
+        return any(_holds_null_fixed_size_list(array.field(i), null)
+                   for i in range(type_.num_fields))
+    if pa.types.is_map(type_):
+        return (_holds_null_fixed_size_list(array.keys, False)
+                or _holds_null_fixed_size_list(array.items, False))
+    if isinstance(array, _LIST_ARRAYS):
+        return _holds_null_fixed_size_list(array.flatten(), False)
+    return False
+
+
+def check_readable_back(table: pa.Table) -> None:
+    """Refuse (ValueError) a table this pyarrow would write to Parquet and not read back.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_compat import check_readable_back
+    >>> check_readable_back(pa.table({"p": pa.array([[1, 2]], pa.list_(pa.int8(), 2))}))
+    """
+    if READS_NULL_FIXED_SIZE_LISTS:
+        return
+    names = null_fixed_size_lists(table)
+    if names:
+        raise ValueError(
+            f"column {names[0]!r} holds null fixed-size lists, which pyarrow {pa.__version__} "
+            "writes to Parquet but cannot read back (fixed in pyarrow 26): upgrade pyarrow, "
+            "or write Arrow IPC (.arrow)")
+
+
+def hint(message: str) -> str:
+    """``message`` of a failed Parquet read, with the reason when it is this pyarrow's.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.parquet_compat import hint
+    >>> hint("bad page")
+    'bad page'
+    """
+    if READS_NULL_FIXED_SIZE_LISTS or _SYMPTOM not in message:
+        return message
+    return (f"{message}; pyarrow {pa.__version__} cannot read null fixed-size lists from "
+            "Parquet (fixed in pyarrow 26): upgrade pyarrow")
