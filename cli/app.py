@@ -452,7 +452,7 @@ def train(
         help="Where to write the symbol table (SymbolTable.to_bytes()); - writes standard "
              "output (the results table goes to stderr).")],
     column: Annotated[str | None, typer.Option(
-        metavar="COLUMN",
+        "--column", metavar="COLUMN",  # (named: typer 0.27 made it --COLUMN)
         help="Column of a Parquet / IPC input (default: its first string column).")] = None,
     sample_bytes: Annotated[int | None, typer.Option(
         min=1, metavar="BYTES", help="Training sample size (default: fsstgpu.train's).")

@@ -63,6 +63,8 @@ class FsstScalar(pa.ExtensionScalar):
         if not self.is_valid:
             return None
         storage = pa.array([self.value.as_py()], type=self.type.storage_type)
+        if storage.type != self.type.storage_type:  # pyarrow < 26 gives the table's
+            storage = storage.cast(self.type.storage_type)  # dictionary int16 indices
         one = pa.ExtensionArray.from_storage(self.type, storage)
         return decode_column(one)[0][0].as_py(**kwargs)
 

@@ -169,6 +169,9 @@ def empty_array(type_: pa.DataType) -> pa.Array:
     >>> len(empty_array(fsst_type_of(pa.list_(pa.string()))))
     0
     """
+    if pa.types.is_dictionary(type_):  # (older pyarrow's pa.array([], dict) gives int16 indices)
+        return pa.DictionaryArray.from_arrays(pa.array([], type_.index_type),
+                                              pa.array([], type_.value_type))
     if not (_is_container(type_) or isinstance(type_, pa.BaseExtensionType)):
         return pa.array([], type_)
     if isinstance(type_, pa.BaseExtensionType):

@@ -41,6 +41,11 @@ class CheckoutFinder(importlib.abc.MetaPathFinder):
     checkout lacks but another finder has (the compiled ``fsstgpu._native`` not built here, found
     in the editable install's checkout) is refused: the tests would run another tree's code."""
 
+    #: marks every copy of this finder: conftest.py runs this file as another module than the
+    #: ``sitecustomize`` Python ran at start-up, so ``isinstance`` misses the other copy's finder
+    #: (each would then ask the other, without end)
+    checkout_finder = True
+
     def __init__(self, packages: dict[str, Path]):
         self.packages = packages
 
@@ -55,7 +60,7 @@ class CheckoutFinder(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, [str(parent)])
         if spec is None:
             elsewhere = [f.find_spec(fullname, path, target) for f in sys.meta_path
-                         if f is not self and hasattr(f, "find_spec")]
+                         if not getattr(f, "checkout_finder", False) and hasattr(f, "find_spec")]
             found = [s.origin for s in elsewhere if s is not None]
             if found:
                 raise ModuleNotFoundError(
@@ -67,7 +72,7 @@ class CheckoutFinder(importlib.abc.MetaPathFinder):
 
 def install(root: Path = ROOT) -> None:
     """Put the finder of ``root``'s packages first on ``sys.meta_path`` (once)."""
-    if not any(isinstance(f, CheckoutFinder) for f in sys.meta_path):
+    if not any(getattr(f, "checkout_finder", False) for f in sys.meta_path):
         sys.meta_path.insert(0, CheckoutFinder(package_dirs(root)))
 
 
