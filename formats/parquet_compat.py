@@ -41,7 +41,16 @@ def null_fixed_size_lists(table: pa.Table) -> list[str]:
     ['s']
     """
     return [name for name, column in zip(table.column_names, table.columns, strict=True)
-            if any(_holds_null_fixed_size_list(chunk, False) for chunk in column.chunks)]
+            if _has_fixed_size_list(column.type)  # (walk no other column's values)
+            and any(_holds_null_fixed_size_list(chunk, False) for chunk in column.chunks)]
+
+
+def _has_fixed_size_list(type_: pa.DataType) -> bool:
+    if isinstance(type_, pa.BaseExtensionType):
+        return _has_fixed_size_list(type_.storage_type)
+    if pa.types.is_fixed_size_list(type_):
+        return True
+    return any(_has_fixed_size_list(type_.field(i).type) for i in range(type_.num_fields))
 
 
 def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool) -> bool:
