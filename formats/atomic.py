@@ -31,7 +31,6 @@ import errno
 import os
 import re
 import secrets
-import signal
 import warnings
 from pathlib import Path
 
@@ -165,12 +164,8 @@ def _url_output(dst: Url, *, force: bool):
     import tempfile
 
     fs, path = dst.filesystem()
-    held = _hold_stop_signals()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".fsstgpu-upload.", suffix=TEMP_SUFFIX)
-        os.close(fd)
-    finally:
-        _release_signals(held)
+    with _new_temporary(Path(tempfile.gettempdir()), ".fsstgpu-upload") as made:
+        tmp = str(made)
     try:
         yield tmp
         if fs.exists(path) and not force:
@@ -185,31 +180,32 @@ def _url_output(dst: Url, *, force: bool):
             os.unlink(tmp)
 
 
-_STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+@contextlib.contextmanager
+def _new_temporary(folder: Path, prefix: str):
+    """Create an empty file ``<prefix>.<random>.<pid>@<host>.fsstgpu-tmp`` in ``folder`` and
+    yield its path; it is removed if anything interrupts, before the block or in it.
 
-
-def _hold_stop_signals():
-    """Block the stop signals on this thread (where the OS can); returns what to restore."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-
-
-def _release_signals(held) -> None:
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def _temp_path(dst: Path) -> tuple[Path, int]:
-    """Create an empty temporary file beside ``dst``; return its path and an open descriptor."""
-    name = os.fsdecode(os.fsencode(dst.name)[:_NAME_BYTES])
-    while True:
-        tmp = dst.absolute().parent / (
-            f".{name}.{secrets.token_hex(4)}.{os.getpid()}@{_host()}{TEMP_SUFFIX}")
-        try:  # mode 0o666 less the umask: the mode any new file gets
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:  # a random name taken: draw again
-            continue
+    A stop signal's handler raises in the main thread at whatever point it has reached, whichever
+    thread took the signal (blocking it on the main thread alone did not hold it off: a codec
+    thread took it, and 1 CI run in several left the file). So the name is drawn before the
+    file exists and every step after is inside the ``try`` that removes it. The name holds this
+    process's id: it is never another process's file.
+    """
+    tmp = None
+    try:
+        while True:
+            tmp = folder / f"{prefix}.{secrets.token_hex(4)}.{os.getpid()}@{_host()}{TEMP_SUFFIX}"
+            try:  # mode 0o666 less the umask: the mode any new file gets
+                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                break
+            except FileExistsError:  # a random name taken: draw again
+                continue
+        yield tmp
+    except BaseException:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
 
 
 def _naming(exc: OSError, dst: Path) -> OSError:
@@ -276,23 +272,12 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     for path in remove_stale_temporaries(dst.absolute().parent):
         warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
                       StaleTemporaryFileWarning, stacklevel=3)
-    held = _hold_stop_signals()
+    name = os.fsdecode(os.fsencode(dst.name)[:_NAME_BYTES])
     try:
-        tmp, fd = _temp_path(dst)
-        os.close(fd)
-    except OSError as exc:  # a read-only folder: the user named dst, not our temporary name
-        raise _naming(exc, dst) from None
-    finally:
-        # A stop signal that came while the file was being created is raised from here on,
-        # inside the block below that removes it (before, it could land between the create and
-        # the try, and the temporary file was left behind).
-        _release_signals(held)
-    try:
-        yield str(tmp)
-        _put_in_place(tmp, dst, force)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename in (str(tmp), tmp):
+        with _new_temporary(dst.absolute().parent, f".{name}") as tmp:
+            yield str(tmp)
+            _put_in_place(tmp, dst, force)
+    except OSError as exc:  # about the temporary file: the user named dst, not it
+        if str(exc.filename or "").endswith(TEMP_SUFFIX):
             raise _naming(exc, dst) from None
         raise

@@ -122,3 +122,22 @@ def test_killed_writer_leaves_a_file_the_next_writer_removes(tmp_path):
         with atomic_output(tmp_path / "out.bin") as tmp:
             open(tmp, "wb").close()
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_a_stop_right_after_the_create_leaves_no_file(tmp_path, monkeypatch):
+    """A stop signal's exception can come at any step after the temporary file is created and
+    before the block that removes it (it once did, between the create and that block: the CI's
+    SIGTERM test left the file): here it comes from the descriptor's close."""
+    folder = tmp_path / "t"  # (both the local and the URL output make theirs here)
+    folder.mkdir()
+    real_close = os.close
+
+    def interrupted_close(fd):
+        real_close(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "close", interrupted_close)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic._new_temporary(folder, ".x.parquet"):
+            pass
+    assert list(folder.iterdir()) == []
