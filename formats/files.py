@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from fsstgpu.columns import ColumnStream
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
-from fsstgpu.formats.arrow import FsstType, is_fsst_type
+from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.decoding import CODECS_KEY, Decoder, copied, restored_schema
@@ -41,6 +41,7 @@ from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.nested import (
     NestedCompressor,
     NestedTables,
+    fsst_leaf_type,
     fsst_type_of,
     has_fsst,
     holds_fsst,
@@ -62,7 +63,6 @@ from fsstgpu.formats.rowgroups import (
 )
 from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format
-from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import is_view, large_type
 
@@ -193,7 +193,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         nested = [f.name for f in source.schema if f.name in chosen and holds_strings(f.type)]
         chosen -= set(nested)  # nested columns: their string leaves (formats/nested.py)
         first = _first_values(source, list(chosen))
-        types = {f.name: _fsst_type(f.type) for f in source.schema if f.name in chosen}
+        types = {f.name: fsst_leaf_type(f.type) for f in source.schema if f.name in chosen}
         codecs = source.parquet_codecs()  # by leaf path, and by name (its first leaf's)
         metadata = dict(source.schema.metadata or {})
         if codecs:
@@ -348,15 +348,6 @@ def _repeats(values) -> bool:
         values = values.cast(large_type(values.type))
     present = len(values) - values.null_count
     return pc.count_distinct(values).as_py() <= REPEATING_SHARE * present
-
-
-def _fsst_type(type_: pa.DataType) -> FsstType:
-    """The fsst column type (version 4) replacing a string-like column of type ``type_``."""
-
-    if pa.types.is_dictionary(type_):
-        return FsstType(pa.large_binary(), type_.value_type, None, DEFAULT_SPLIT_SIZE,
-                        index_type=type_.index_type, ordered=type_.ordered)
-    return FsstType(pa.large_binary(), type_, None, DEFAULT_SPLIT_SIZE)
 
 
 # --------------------------------------------------------------------------- decompress

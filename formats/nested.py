@@ -39,7 +39,8 @@ from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.types import is_supported
 
 __all__ = ["NestedCompressor", "NestedTables", "compress_nested", "decode_nested", "empty_array",
-           "fsst_type_of", "has_fsst", "holds_fsst", "holds_strings", "plain_type_of"]
+           "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst", "holds_strings",
+           "plain_type_of"]
 
 
 # --------------------------------------------------------------------------- types
@@ -122,7 +123,21 @@ def _map_type(type_: pa.DataType, leaf) -> pa.DataType:
                                   for f in _children(type_)])
 
 
-def _fsst_leaf_type(type_: pa.DataType, split_size: int) -> FsstType:
+def fsst_leaf_type(type_: pa.DataType, split_size: int = DEFAULT_SPLIT_SIZE) -> FsstType:
+    """The ``fsstgpu.fsst`` type (version 4) replacing a string-like (or dictionary of
+    string-like) column or leaf of type ``type_``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import fsst_leaf_type
+    >>> t = fsst_leaf_type(pa.dictionary(pa.int8(), pa.string()))
+    >>> str(t.value_type), str(t.index_type)
+    ('string', 'int8')
+    """
+    if pa.types.is_dictionary(type_):
+        return FsstType(pa.large_binary(), type_.value_type, None, split_size,
+                        index_type=type_.index_type, ordered=type_.ordered)
     return FsstType(pa.large_binary(), type_, None, split_size)
 
 
@@ -139,7 +154,7 @@ def fsst_type_of(type_: pa.DataType, split_size: int = DEFAULT_SPLIT_SIZE) -> pa
     >>> str(t.key_type), str(t.item_type)
     ('extension<fsstgpu.fsst[string]>', 'int8')
     """
-    return _map_type(type_, lambda t: _fsst_leaf_type(t, split_size) if is_supported(t) else t)
+    return _map_type(type_, lambda t: fsst_leaf_type(t, split_size) if is_supported(t) else t)
 
 
 def plain_type_of(type_: pa.DataType) -> pa.DataType:
@@ -320,7 +335,7 @@ class NestedCompressor:
                                    split_size=self._split_size)
         self.string_bytes += int(carr.uncompressed_bytes)
         self.codes_bytes += len(carr.codes)
-        ext = to_extension_array(carr, ext_type=_fsst_leaf_type(values.type, self._split_size))
+        ext = to_extension_array(carr, ext_type=fsst_leaf_type(values.type, self._split_size))
         if self._growing is not None:
             ext = self._growing.setdefault(key, GrowingTables()).extend(ext)
         out, start = [], 0
