@@ -198,14 +198,14 @@ def _from_numpy(arr: np.ndarray):
         # numpy's value only drops trailing NULs ("a\x00b" is a valid value): go through
         # Python objects, which hold numpy's values exactly.
         arr = arr.astype(object)
-    if arr.dtype.kind == "T":
-        try:
-            return pa.array(arr, from_pandas=False)
-        except pa.ArrowNotImplementedError:  # pyarrow built against an older NumPy ABI
-            # (25 with NumPy 2.5: "Unsupported numpy type"): as objects, its missing values
-            # (None or NaN, StringDType's na_object) become nulls
-            return pa.array(arr.astype(object), from_pandas=True)
-    return pa.array(arr, from_pandas=False)
+    try:
+        return pa.array(arr, from_pandas=False)
+    except pa.ArrowNotImplementedError:
+        if arr.dtype.kind != "T":
+            raise
+        # a StringDType this pyarrow cannot take (25 with NumPy 2.5: "Unsupported numpy
+        # type"): as objects, its missing values (None or NaN, its na_object) become nulls
+        return pa.array(arr.astype(object), from_pandas=True)
 
 
 def _dictionary_values(col):
