@@ -93,7 +93,9 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     True
     """
     data, offsets, _, target = checked_input(data, offsets, sample_bytes)
-    starts, symbols = native.plan_symbols(
+    starts, packed, lengths, first = native.plan_symbols(
         data, offsets, target, segment_bytes=segment_bytes, max_block_bytes=max_block_bytes,
         tolerance=tolerance, speculate=True if speculate is None else speculate)
-    return starts, [SymbolTable(s) for s in symbols]
+    bounds = first.tolist()
+    return starts, [SymbolTable.from_canonical(packed[a:b], lengths[a:b])
+                    for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

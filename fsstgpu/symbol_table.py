@@ -42,8 +42,6 @@ class SymbolTable:
 
     Attributes
     ----------
-    symbols : tuple of bytes
-        The symbols in code order.
     packed : numpy.ndarray of uint64, shape (n,)
         Each symbol's bytes as a little-endian integer, zero-padded: the decoder's view.
     lengths : numpy.ndarray of uint8, shape (n,)
@@ -59,7 +57,7 @@ class SymbolTable:
     True
     """
 
-    __slots__ = ("symbols", "packed", "lengths")
+    __slots__ = ("_symbols", "packed", "lengths")
 
     def __init__(self, symbols):
         # C-level passes only (sorts, map, join): block planning makes thousands of tables a
@@ -88,14 +86,46 @@ class SymbolTable:
         if np.any(order != np.arange(len(syms))):
             syms = [syms[i] for i in order.tolist()]
             packed, lens = packed[order], lens[order]
-        self.symbols = tuple(syms)
+        self._symbols = tuple(syms)
         self.lengths = lens
         self.packed = packed
         self.packed.flags.writeable = False
         self.lengths.flags.writeable = False
 
+    @classmethod
+    def from_canonical(cls, packed: np.ndarray, lengths: np.ndarray) -> SymbolTable:
+        """A table of symbols already checked and in canonical order, without checking them
+        again: the compiled planner's output (``packed``: uint64 as :attr:`packed`, ``lengths``:
+        uint8). The block planner makes a table a block, thousands a large column, and the
+        checks and sort of the constructor cost ~70 us a table.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fsstgpu import SymbolTable
+        >>> t = SymbolTable([b"ab", b"c"])
+        >>> SymbolTable.from_canonical(t.packed.copy(), t.lengths.copy()) == t
+        True
+        """
+        table = object.__new__(cls)
+        table._symbols = None  # made on first use from the packed values
+        table.packed = packed.view()
+        table.lengths = lengths.view()
+        table.packed.flags.writeable = False
+        table.lengths.flags.writeable = False
+        return table
+
+    @property
+    def symbols(self) -> tuple:
+        """The symbols in code order (tuple of bytes)."""
+        if self._symbols is None:
+            raw = self.packed.astype("<u8", copy=False).tobytes()
+            self._symbols = tuple(raw[8 * i : 8 * i + n]
+                                  for i, n in enumerate(self.lengths.tolist()))
+        return self._symbols
+
     def __len__(self) -> int:
-        return len(self.symbols)
+        return len(self.lengths)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SymbolTable) and self.symbols == other.symbols

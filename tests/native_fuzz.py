@@ -398,11 +398,12 @@ def fuzz_plan():
                                   bool(rng.random() < 0.5), threads)
         if first is None:
             first = got
-        assert np.array_equal(got[0], first[0]) and got[1] == first[1]
-    starts, tables = first
+        assert all(np.array_equal(a, b) for a, b in zip(got, first, strict=True))
+    starts, packed, lengths, bounds = first
     assert starts[0] == 0 and starts[-1] == n and np.all(np.diff(starts) >= 0)
-    assert len(tables) == len(starts) - 1
-    assert all(len(t) <= 255 and all(1 <= len(s) <= 8 for s in t) for t in tables)
+    assert len(bounds) == len(starts) and bounds[0] == 0 and bounds[-1] == len(packed)
+    assert len(lengths) == len(packed) and np.all(np.diff(bounds) <= 255)
+    assert np.all((lengths >= 1) & (lengths <= 8))
     expect_error(_native.plan_blocks, data, offsets, 0, segment, largest, tolerance, True, 2)
     expect_error(_native.plan_blocks, data, offsets, target, segment, largest, float("nan"),
                  True, 2)

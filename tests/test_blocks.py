@@ -50,3 +50,21 @@ def test_one_piece_column_plans_as_before():
     whole = plan_blocks(data, offsets, segment_bytes=16 << 10)
     same = plan_blocks(data, offsets, segment_bytes=16 << 10, max_block_bytes=len(data))
     assert np.array_equal(whole[0], same[0]) and whole[1] == same[1]
+
+
+def test_planned_tables_are_the_tables_their_symbols_make():
+    # the planner hands its tables over in canonical order (SymbolTable.from_canonical trusts
+    # it): each must equal the table the checking constructor makes of the same symbols, in
+    # code order, values and lengths
+    from fsstgpu import SymbolTable
+
+    data, offsets = _mixed(n_runs=8, run=1500, seed=3)
+    _, tables = plan_blocks(data, offsets, segment_bytes=16 << 10)
+    assert len(tables) >= 4
+    for t in tables:
+        rebuilt = SymbolTable(reversed(t.symbols))
+        assert rebuilt == t and rebuilt.symbols == t.symbols
+        assert np.array_equal(rebuilt.packed, t.packed) and t.packed.dtype == np.uint64
+        assert np.array_equal(rebuilt.lengths, t.lengths) and t.lengths.dtype == np.uint8
+        assert not t.packed.flags.writeable and not t.lengths.flags.writeable
+        assert SymbolTable.from_bytes(t.to_bytes()) == t

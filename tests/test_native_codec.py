@@ -317,6 +317,26 @@ def test_decode_all_walk_reports_unknown_codes_like_the_plain_decode(isa):
             assert str(walked.value) == str(plain.value)
 
 
+def test_decode_all_finds_a_decrease_in_any_task_of_the_string_end_check():
+    """The string ends are checked in tasks of 2**20 on the threads: a decrease at either side
+    of a task boundary, or in a later task, is found at any thread count."""
+    n = (2 << 20) + 1000  # three tasks
+    data = np.frombuffer(b"ab" * n, np.uint8)
+    offs = np.arange(0, 2 * n + 1, 2, dtype=np.int64)
+    tables = [SymbolTable([b"ab"])]
+    codes, code_offs = native.encode_blocks(tables, data, offs, np.array([0, n]))
+    cuts = np.arange(0, n + 1, 4096)
+    cuts = np.unique(np.r_[cuts, n])
+    args = (codes, code_offs[cuts], offs[cuts], np.zeros(len(cuts) - 1, np.uint16), len(data))
+    assert np.array_equal(native.decode_all(tables, *args, string_ends=offs, threads=4), data)
+    for r in ((1 << 20) - 1, 1 << 20, (2 << 20) + 7, n - 1):
+        ends = offs.copy()
+        ends[r] = ends[r + 1] + 1
+        for threads in (1, 4):
+            with pytest.raises(CorruptDataError, match="string ends must be non-decreasing"):
+                native.decode_all(tables, *args, string_ends=ends, threads=threads)
+
+
 def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa):
     rng = np.random.default_rng(6)
     tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng, 120_000)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bind_arrays.h"
@@ -38,25 +39,34 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
     plan = bind::without_gil([&] {
         return plan_blocks(data.data(), size, offsets.data(), n, opt, threads);
     });
-    // each table as a list of its symbols' bytes (what a SymbolTable is made of: making them
-    // here costs ~10 us a table, slicing arrays in Python ~50)
-    py::list tables;
+    // every table's symbols in SymbolTable's canonical order (by length, then bytes: for equal
+    // lengths the big-endian reading of the zero-padded value), table after table, so that
+    // Python wraps slices of three arrays (a SymbolTable a block: 4047 of them took 0.29 s of a
+    // 2.3 s compress on 16 cores when each was made from a list of bytes and sorted again)
+    std::vector<uint64_t> packed;
+    std::vector<uint8_t> lengths;
+    std::vector<int64_t> first{0};
+    std::vector<std::pair<uint64_t, uint64_t>> order;  // (length << 56 | index, big-endian)
     for (const Symbols& s : plan.tables) {
-        std::vector<std::string> symbols(s.values.size());
-        for (size_t i = 0; i < symbols.size(); ++i) {
-            for (int k = 0; k < s.lengths[i]; ++k) {
-                symbols[i].push_back(static_cast<char>(s.values[i] >> (8 * k)));
-            }
+        order.clear();
+        for (size_t i = 0; i < s.values.size(); ++i) {
+            const int len = s.lengths[i];
+            const uint64_t v =
+                len >= 8 ? s.values[i] : s.values[i] & ((uint64_t{1} << (8 * len)) - 1);
+            order.emplace_back(static_cast<uint64_t>(len) << 56 | i, __builtin_bswap64(v));
         }
-        // in SymbolTable's order (by length, then bytes), which its sort then finds at once
-        std::sort(symbols.begin(), symbols.end(), [](const std::string& a, const std::string& b) {
-            return a.size() != b.size() ? a.size() < b.size() : a < b;
+        std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+            const uint64_t la = a.first >> 56, lb = b.first >> 56;
+            return la != lb ? la < lb : a.second < b.second;
         });
-        py::list out;
-        for (const std::string& sym : symbols) out.append(py::bytes(sym));
-        tables.append(std::move(out));
+        for (const auto& [key, be] : order) {
+            packed.push_back(__builtin_bswap64(be));
+            lengths.push_back(static_cast<uint8_t>(key >> 56));
+        }
+        first.push_back(static_cast<int64_t>(packed.size()));
     }
-    return py::make_tuple(bind::to_array(plan.block_starts), std::move(tables));
+    return py::make_tuple(bind::to_array(plan.block_starts), bind::to_array(packed),
+                          bind::to_array(lengths), bind::to_array(first));
 }
 
 }  // namespace

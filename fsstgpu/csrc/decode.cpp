@@ -97,7 +97,7 @@ void check_splits(const Splits& sp, int64_t nc, int64_t no, int64_t ncodes, int6
 template <class Off>
 void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
                   const CompactTables& tb, int64_t total_out, const Off* ends, int64_t nends,
-                  const int64_t* code_offsets, int64_t ncode_offsets) {
+                  const int64_t* code_offsets, int64_t ncode_offsets, int threads) {
     // the tables: compact_tables' form, or a kernel would read outside them
     const int64_t nt = tb.ntables;
     if (tb.first[0] != 0) throw std::invalid_argument("table starts must begin at 0");
@@ -132,12 +132,22 @@ void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
         throw CorruptData("string ends must run from 0 to the " + std::to_string(total_out) +
                           " output bytes");
     }
-    // a block at a time without an exit inside it, so that the compiler vectorises the test
-    for (int64_t r0 = 0; r0 + 1 < nends; r0 += 4096) {
-        const int64_t r1 = std::min(nends - 1, r0 + 4096);
+    // a block at a time without an exit inside it, so that the compiler vectorises the test;
+    // blocks of 1 M ends on the threads
+    constexpr int64_t kEndsTask = 1 << 20;
+    const int64_t ntasks = (nends - 1 + kEndsTask - 1) / kEndsTask;
+    std::vector<uint8_t> falls(static_cast<size_t>(std::max<int64_t>(ntasks, 0)));
+    parallel_for(ntasks, threads, [&](int64_t k) {
+        const int64_t t1 = std::min(nends - 1, (k + 1) * kEndsTask);
         Off down = 0;  // (a bool accumulator is not vectorised)
-        for (int64_t r = r0; r < r1; ++r) down |= Off(ends[r + 1] < ends[r]);
-        if (down) throw CorruptData("string ends must be non-decreasing");
+        for (int64_t r0 = k * kEndsTask; r0 < t1 && !down; r0 += 4096) {
+            const int64_t r1 = std::min(t1, r0 + 4096);
+            for (int64_t r = r0; r < r1; ++r) down |= Off(ends[r + 1] < ends[r]);
+        }
+        falls[static_cast<size_t>(k)] = down != 0;
+    });
+    if (std::find(falls.begin(), falls.end(), 1) != falls.end()) {
+        throw CorruptData("string ends must be non-decreasing");
     }
     if (ncode_offsets >= 0 && (ncode_offsets != nends || code_offsets[0] != 0 ||
                                code_offsets[nends - 1] != ncodes)) {
@@ -329,10 +339,10 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
 
 template void check_column<int32_t>(int64_t, const Splits&, int64_t, int64_t,
                                     const CompactTables&, int64_t, const int32_t*, int64_t,
-                                    const int64_t*, int64_t);
+                                    const int64_t*, int64_t, int);
 template void check_column<int64_t>(int64_t, const Splits&, int64_t, int64_t,
                                     const CompactTables&, int64_t, const int64_t*, int64_t,
-                                    const int64_t*, int64_t);
+                                    const int64_t*, int64_t, int);
 template int64_t decode_column<int32_t>(const uint8_t*, const Splits&, const CompactTables&,
                                         uint8_t*, int64_t, const StringEnds<int32_t>*, int);
 template int64_t decode_column<int64_t>(const uint8_t*, const Splits&, const CompactTables&,

@@ -38,7 +38,8 @@ struct StringEnds {
 
 // Throws CorruptData (the decoder.py messages) unless the splits, the string ends and the code
 // offsets are consistent; std::invalid_argument for tables that are not compact_tables' form.
-// ends may be null (no string ends); ncode_offsets < 0: none.
+// ends may be null (no string ends); ncode_offsets < 0: none. The string ends are checked on
+// `threads` (a 1 GiB column's 28 M ends took 15-20 ms on one).
 // The split points' own invariants (one home: check_column runs it, and so does
 // CompressedStringArray.validate through native.check_splits): nc / no entries of codes / out
 // (n + 1 each), running non-decreasing from 0 to ncodes and to total_out, table indices in
@@ -50,7 +51,7 @@ template <class Off>
 void check_column(int64_t ncodes, const Splits& splits, int64_t nsplit_codes,
                   int64_t nsplit_out, const CompactTables& tables, int64_t total_out,
                   const Off* ends, int64_t nends, const int64_t* code_offsets,
-                  int64_t ncode_offsets);
+                  int64_t ncode_offsets, int threads);
 
 // Decodes into out[0:total_out]; throws CorruptData for a split that does not decode exactly
 // into its range (or crosses a string end, or disagrees with a code offset). Returns the first

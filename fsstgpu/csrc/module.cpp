@@ -142,7 +142,7 @@ py::tuple decode_column_as(const Array<uint8_t>& codes, const Splits& splits, in
     const Off* ends_p = nends ? ends.data() : nullptr;
     const int64_t* offs_p = noffs ? code_offsets.data() : nullptr;
     check_column<Off>(ncodes, splits, nsc, nso, tables, total_out, ends_p, nends, offs_p,
-                      noffs ? noffs : -1);
+                      noffs ? noffs : -1, threads);
     Array<uint8_t> out(total_out);  // only once the splits say how much is coming
     uint8_t* dst = out.mutable_data();
     const StringEnds<Off> se{ends_p, nends - 1, offs_p, check_ends, utf8};

@@ -224,8 +224,9 @@ def compact_tables(tables):
     lens = np.zeros((max(ntables, 1), 256), np.uint8)  # one row at least: a kernel indexes
     if total:  # whole arrays at once: a blob may hold 65536 tables
         packed[:total] = np.concatenate([t.packed for t in tables])
-        rows = np.repeat(np.arange(ntables), counts)
-        lens[rows, np.arange(total) - first[rows]] = np.concatenate([t.lengths for t in tables])
+        # row t's first counts[t] entries, in row-major order: the concatenation's (a boolean
+        # mask: 4047 tables took 19 ms with (row, column) index arrays, 16 cores idle)
+        lens[np.arange(256) < counts[:, None]] = np.concatenate([t.lengths for t in tables])
     return packed, first, lens
 
 

@@ -39,17 +39,24 @@ def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
     -------
     block_starts : numpy.ndarray of int64
         Each block's first string, then ``n``.
-    tables : list of list of bytes
-        Each block's symbols (in no particular order; a SymbolTable sorts them).
+    packed : numpy.ndarray of uint64
+        Every block's symbols, block after block, each block's in SymbolTable's canonical
+        order (by length, then bytes), as little-endian integers, zero-padded.
+    lengths : numpy.ndarray of uint8
+        Each of those symbols' length.
+    first : numpy.ndarray of int64
+        Where each block's symbols start in ``packed``, then their total.
 
     Examples
     --------
     >>> import numpy as np
     >>> from fsstgpu import native
     >>> data = np.frombuffer(b"hello world" * 100, np.uint8)
-    >>> starts, tables = native.plan_symbols(data, np.arange(0, 1101, 11), 4096)
-    >>> starts.tolist(), b"hello wo" in tables[0]
+    >>> starts, packed, lengths, first = native.plan_symbols(data, np.arange(0, 1101, 11), 4096)
+    >>> starts.tolist(), first.tolist() == [0, len(packed)]
     ([0, 100], True)
+    >>> int.from_bytes(b"hello wo", "little") in packed
+    True
     """
     return _native.plan_blocks(np.ascontiguousarray(data, np.uint8),
                                np.ascontiguousarray(offsets, np.int64), int(sample_bytes),
