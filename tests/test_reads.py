@@ -166,3 +166,21 @@ def test_bounds_match_python_min_and_max(type_):
         present = [v.encode() if text else v for v in col.to_pylist() if v is not None]
         expected = (min(present), max(present)) if present else None
         assert bounds_of(col) == expected
+
+
+@pytest.mark.parametrize("limit", [7, 40, 1 << 20])
+def test_decode_column_cuts_sliced_chunks_with_nulls_at_the_limit(limit):
+    # the lengths' stored sum (nulls' values included) decides whether a chunk is cut: a
+    # sliced struct storage and null rows must give the same values at any limit
+    import fsstgpu
+    from fsstgpu.formats.arrow_read import decode_column
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    values = ["ab", None, "cdef", "", "ghijk", None, "lm"] * 6
+    ext = to_extension_array(fsstgpu.compress(pa.array(values)))
+    for lo, hi in ((0, len(values)), (3, 30), (5, 6), (8, 8)):
+        got, nbytes = decode_column(ext.slice(lo, hi - lo), max_chunk_bytes=limit)
+        want = values[lo:hi]
+        assert got.to_pylist() == want and nbytes == sum(len(v or "") for v in want)
+        chunks = got.chunks if isinstance(got, pa.ChunkedArray) else [got]
+        assert all(len(c.buffers()[2] or b"") <= max(limit, 5) for c in chunks)
