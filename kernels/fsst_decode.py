@@ -22,8 +22,7 @@ import numpy as np
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.loader import get_function, on_stream
 
-__all__ = ["CODES_PAD", "error_message", "launch_decode", "launch_offsets", "padded_size",
-           "scan_tiles"]
+__all__ = ["CODES_PAD", "error_message", "launch_decode", "launch_offsets", "padded_size"]
 
 SOURCE = "fsst_decode.cu"
 #: bytes of padding after the last code: a lane loads 8 aligned bytes at most 8 bytes before the
@@ -61,31 +60,10 @@ def padded_size(ncodes: int) -> int:
     return ((ncodes + 15) // 16) * 16 + CODES_PAD
 
 
-#: (device, kernel name) -> function: a decode call resolves four kernels, and the loader's
-#: lookup (compile cache key, module function) cost ~5 us each on the H200 host, per launch
-_FUNCTIONS: dict = {}
-
-
 def _function(name: str):
     """Kernel ``name`` of ``fsst_decode.cu``, compiled once (with every template instance)."""
-    key = (get_cupy().cuda.runtime.getDevice(), name)
-    func = _FUNCTIONS.get(key)
-    if func is None:
-        func = _FUNCTIONS[key] = get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
-    return func
 
-
-def scan_tiles(n: int) -> int:
-    """The offsets scan's tiles for ``n`` lengths: the int64 scratch :func:`launch_offsets`
-    needs (``sums=``).
-
-    Examples
-    --------
-    >>> from fsstgpu.kernels.fsst_decode import scan_tiles
-    >>> scan_tiles(0), scan_tiles(4096), scan_tiles(4097)
-    (1, 1, 2)
-    """
-    return max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
+    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
 
 
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
@@ -128,7 +106,7 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
 
 
 def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
-                   stream=None, sums=None) -> None:
+                   stream=None) -> None:
     """Enqueue the Arrow offsets of one column or a batch on ``stream`` (no host sync).
 
     Column ``c``'s lengths are ``lengths[col_first[c]:col_first[c + 1]]``; its offsets (0, then
@@ -137,8 +115,6 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
     All CuPy arrays: ``lengths`` uint8/16/32/64; ``col_first`` int64 (ncols + 1); ``col_base``,
     ``col_obyte`` int64 (ncols); ``col_wide`` uint8 (ncols); ``out`` uint8, 8-byte aligned.
     Three launches (``fsst_decode.cu``): tile sums, one block scanning them, the tile scan.
-    ``sums``: int64 scratch of at least :func:`scan_tiles` ``(len(lengths))`` entries (default:
-    allocated here).
 
     Examples
     --------
@@ -159,12 +135,8 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
         sums_f = _function(f"offsets_tile_sums<{lt}>")
         scan_f = _function(f"offsets_tile_scan<{lt}>")
         base_f = _function("offsets_scan_tile_sums")
-        ntiles = scan_tiles(n)
-        if sums is None:
-            sums = cp.empty(ntiles, dtype=cp.int64)
-        elif sums.dtype != cp.int64 or sums.size < ntiles:
-            raise ValueError(f"the scan needs {ntiles} int64 of scratch, not {sums.size} "
-                             f"{sums.dtype}")
+        ntiles = max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
+        sums = cp.empty(ntiles, dtype=cp.int64)
         sums_f((ntiles,), (256,), (lengths, np.int64(n), sums))
         base_f((1,), (1024,), (sums, np.int64(ntiles)))
         scan_f((ntiles,), (256,), (lengths, np.int64(n), sums, col_first, col_base, col_obyte,

@@ -30,7 +30,7 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 from fsstgpu.kernels.bitplane import error_message as lengths_error_message
-from fsstgpu.kernels.fsst_decode import error_message, launch_decode, launch_offsets, scan_tiles
+from fsstgpu.kernels.fsst_decode import error_message, launch_decode, launch_offsets
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import shared_pool
 
@@ -76,6 +76,12 @@ class DecodeJob:
         return self.results if self.dev.is_batch else self.results[0]
 
 
+def _error_flags(cp, layout: HostBatch):
+    """The device flags of a decode: [0] the decode kernel's bits, [1 + k] column k's lengths
+    (bit-plane packed lengths are checked as they are unpacked)."""
+    return cp.zeros(1 + len(layout), dtype=cp.int32)
+
+
 def _corrupt_lengths(flags) -> dict:
     """{column: message} for the columns whose packed lengths were flagged."""
     if not flags.any():
@@ -86,30 +92,18 @@ def _corrupt_lengths(flags) -> dict:
 
 
 def _allocate(cp, layout: HostBatch, *, out=None, fill=None):
-    """The buffers of a decode, in one allocation: data (``out`` when given), every column's
-    offsets, the offsets scan's scratch and the error flags (zeroed on the current stream:
-    [0] the decode kernel's bits, [1 + k] column k's packed lengths, checked as they are
-    unpacked). Returns (data, offsets, scratch, flags).
-
-    One pool allocation and one memset instead of three allocations and a fill kernel: on the
-    H200 host the two cost 28 us of a 1 MiB column's 180 us call (BENCHMARKS.md section 13).
-    """
-    def up(k):
-        return -(-k // 16) * 16
-
-    ntiles = scan_tiles(len(layout.lengths) if layout.lengths_layout == "narrow" else 0)
-    head = 0 if out is not None else up(layout.total)
-    at_scratch = head + up(layout.offsets_nbytes)
-    at_flags = at_scratch + 8 * ntiles
-    whole = cp.empty(at_flags + 4 * (1 + len(layout)), dtype=cp.uint8)
-    data = out[: layout.total] if out is not None else whole[: layout.total]
-    offsets = whole[head : head + layout.offsets_nbytes]
-    scratch = whole[at_scratch:at_flags].view(cp.int64)
-    flags = whole[at_flags:].view(cp.int32)
-    flags.data.memset_async(0, flags.nbytes)
+    """The output buffers of a batch: data (``out`` when given) and the offsets of every
+    column, in one allocation."""
+    if out is not None:
+        data = out[: layout.total]
+        offsets = cp.empty(layout.offsets_nbytes, dtype=cp.uint8)
+    else:
+        at = -(-layout.total // 16) * 16
+        both = cp.empty(at + layout.offsets_nbytes, dtype=cp.uint8)
+        data, offsets = both[: layout.total], both[at:]
     if fill is not None:
         data.fill(fill)
-    return data, offsets, scratch, flags
+    return data, offsets
 
 
 def _views(layout: HostBatch, dev, data, offsets) -> list:
@@ -146,14 +140,14 @@ def _failed_columns(dev, data, stream) -> dict:
     return {k: error_message(int(b)) for k, b in enumerate(bits) if b}
 
 
-def _launch_offsets(dev, offsets, stream, err, scratch) -> None:
-    """Every column's Arrow offsets into ``offsets``: one scan of the narrow lengths (with
-    ``scratch``, :func:`_allocate`'s), or one fused unpack + scan per column of bit-plane
-    packed lengths (flagging corrupt ones in ``err``, read with the decode's)."""
+def _launch_offsets(dev, offsets, stream, err) -> None:
+    """Every column's Arrow offsets into ``offsets``: one scan of the narrow lengths, or one
+    fused unpack + scan per column of bit-plane packed lengths (flagging corrupt ones in
+    ``err``, read with the decode's)."""
 
     layout = dev.layout
     if layout.lengths_layout == "narrow":
-        launch_offsets(dev.lengths, offsets, *dev.scan_args, stream=stream, sums=scratch)
+        launch_offsets(dev.lengths, offsets, *dev.scan_args, stream=stream)
         return
 
     for k, col in enumerate(layout.columns):
@@ -185,8 +179,9 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
 
     cp = get_cupy()
     with on_stream(stream):
-        data, offsets, scratch, err = _allocate(cp, dev.layout, out=out, fill=fill)
-        _launch_offsets(dev, offsets, stream, err[1:], scratch)
+        data, offsets = _allocate(cp, dev.layout, out=out, fill=fill)
+        err = _error_flags(cp, dev.layout)
+        _launch_offsets(dev, offsets, stream, err[1:])
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
                       stream=stream)
@@ -293,8 +288,9 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
     with on_stream(main):
         dev = DeviceCompressedStringArray(layout, main, upload_codes=False)
         dev.is_batch = is_batch
-        data, offsets, scratch, err = _allocate(cp, layout, fill=fill)
-        _launch_offsets(dev, offsets, main, err[1:], scratch)
+        data, offsets = _allocate(cp, layout, fill=fill)
+        err = _error_flags(cp, layout)
+        _launch_offsets(dev, offsets, main, err[1:])
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(main)
 
