@@ -384,18 +384,13 @@ def _decodable(col, max_bytes: int):
         if col.type.version == 1:
             limit = max(max_bytes // MAX_SYMBOL_LENGTH, 1)
             sizes = np.diff(from_arrow(arr.storage).offsets)  # nulls: none
-            if int(sizes.sum()) <= limit:
-                yield from_extension_array(arr)
-                continue
         else:
-            limit = max_bytes
-            if _length_bound(arr.storage.field("lengths")) <= limit:
-                yield from_extension_array(arr)
-                continue
-            sizes = arr.storage.field("lengths").fill_null(0).to_numpy(zero_copy_only=False)
-            if int(sizes.sum()) <= limit:  # the bound counted values under nulls
-                yield from_extension_array(arr)
-                continue
+            limit, lengths = max_bytes, arr.storage.field("lengths")
+            sizes = (None if _length_bound(lengths) <= limit  # small enough: no pass needed
+                     else lengths.fill_null(0).to_numpy(zero_copy_only=False))
+        if sizes is None or int(sizes.sum()) <= limit:  # (the bound counts values under nulls)
+            yield from_extension_array(arr)
+            continue
         start = 0
         for rows in output_chunks(sizes, limit):
             yield from_extension_array(arr.slice(start, int(rows)))

@@ -46,22 +46,19 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
     std::vector<uint64_t> packed;
     std::vector<uint8_t> lengths;
     std::vector<int64_t> first{0};
-    std::vector<std::pair<uint64_t, uint64_t>> order;  // (length << 56 | index, big-endian)
+    std::vector<std::pair<uint8_t, uint64_t>> order;  // (length, big-endian value): sorted
     for (const Symbols& s : plan.tables) {
         order.clear();
         for (size_t i = 0; i < s.values.size(); ++i) {
             const int len = s.lengths[i];
             const uint64_t v =
                 len >= 8 ? s.values[i] : s.values[i] & ((uint64_t{1} << (8 * len)) - 1);
-            order.emplace_back(static_cast<uint64_t>(len) << 56 | i, __builtin_bswap64(v));
+            order.emplace_back(static_cast<uint8_t>(len), __builtin_bswap64(v));
         }
-        std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-            const uint64_t la = a.first >> 56, lb = b.first >> 56;
-            return la != lb ? la < lb : a.second < b.second;
-        });
-        for (const auto& [key, be] : order) {
+        std::sort(order.begin(), order.end());
+        for (const auto& [len, be] : order) {
             packed.push_back(__builtin_bswap64(be));
-            lengths.push_back(static_cast<uint8_t>(key >> 56));
+            lengths.push_back(len);
         }
         first.push_back(static_cast<int64_t>(packed.size()));
     }
