@@ -292,7 +292,8 @@ bool split_starts(const WalkInput& in, int64_t ntasks, int threads, std::vector<
     auto lo = [&](int64_t t) { return int64_t((__int128)n * t / nchunks); };
     parallel_for(nchunks, threads, [&](int64_t t) {
         int64_t sum = 0;
-        for (int64_t i = lo(t); i < lo(t + 1); ++i) {
+        const int64_t end = lo(t + 1);  // (in a loop test: a 128-bit division a string)
+        for (int64_t i = lo(t); i < end; ++i) {
             const int64_t v = in.lengths[i];
             if (v < 0 || v > limit - sum) {
                 bad[t] = 1;
@@ -308,7 +309,8 @@ bool split_starts(const WalkInput& in, int64_t ntasks, int threads, std::vector<
     }
     parallel_for(nchunks, threads, [&](int64_t t) {
         int64_t sum = sums[t];
-        for (int64_t i = lo(t); i < lo(t + 1); ++i) {
+        const int64_t end = lo(t + 1);  // (the stores may alias n: recomputed each string)
+        for (int64_t i = lo(t); i < end; ++i) {
             prefix[i] = sum;
             sum += in.lengths[i];
         }
