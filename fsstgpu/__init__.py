@@ -10,9 +10,10 @@ exactly the column back, on the CPU or (with CuPy and an NVIDIA GPU) on the GPU:
 True
 
 The package in layers, each importing only itself and the layers below (``tests/test_layers.py``
-holds the map): the base (``errors``, ``limits``, ``types``, ``parallel``, ``device``); the CPU
-codec (the compiled ``_native`` and its face ``native``, ``training``, ``blocks``, ``scan``,
-``checks``, ``splits``, ``symbol_table``, ``arrow_layout``, ``inputs``, ``utf8``); the column API
+holds the map): the base (``errors``, ``limits``, ``types``, ``parallel``, ``device``,
+``memory``); the CPU codec (the compiled ``_native`` and its face ``native``, ``training``,
+``blocks``, ``scan``, ``checks``, ``splits``, ``symbol_table``, ``arrow_layout``, ``inputs``,
+``utf8``); the column API
 (``arrays``: CompressedStringArray, ``columns``: compress_column / decompress_column, ``rows``,
 ``slicing``); the GPU runtime (``fsstgpu.gpu``, ``fsstgpu.kernels``); the formats
 (``fsstgpu.formats``: blob, extension type, tables, files, datasets); the integrations

@@ -58,6 +58,7 @@ from fsstgpu import arrow_layout
 from fsstgpu.checks import check_structure
 from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.memory import pool_empty
 from fsstgpu.rows import take_rows
 from fsstgpu.scan import CHECK, OFFSETS, walk
 from fsstgpu.slicing import slice_fields
@@ -379,11 +380,14 @@ class CompressedStringArray:
         # passes. A column validate() passed (the encoder's own, say) holds them already: the
         # faster decode. Forged codes can decode to any bytes: text is checked to be UTF-8 in
         # the same pass, each split's strings right after they are decoded.
-        checked = self._validated
+        # (Nor does a checked binary column need the ends at all: the decoder checks ends it
+        # is given, a pass over them.)
+        checked, text = self._validated, is_text(self.type)
         data = decode_all(self.tables, self.codes, self.split_codes, self.split_out,
-                          self.split_table, self.uncompressed_bytes, string_ends=offsets,
+                          self.split_table, self.uncompressed_bytes,
+                          string_ends=offsets if text or not checked else None,
                           code_offsets=None if checked else self._code_offsets,
-                          check_ends=not checked, utf8=is_text(self.type))
+                          check_ends=not checked, utf8=text, alloc=pool_empty)
         if self.chunk_lengths is None or (offsets.dtype == np.int64
                                           and narrow_offsets(self.type)):
             # (past 2 GiB a 32-bit type's chunks need their own offsets: few chunks are that

@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.memory import pool_empty
 from fsstgpu.types import (
     INT32_MAX,
     check_type,
@@ -407,7 +408,8 @@ def count_set_bits(bitmap: np.ndarray) -> int:
 def offsets_from_lengths(lengths, type_, total=None) -> np.ndarray:
     """The n + 1 offsets, from 0, of strings of ``lengths``, in the dtype :func:`to_arrow` uses
     as they are: int32 for ``string``, ``binary`` and the view types while the total fits
-    (:func:`fsstgpu.types.offsets_dtype`), else int64. No temporaries beyond the result.
+    (:func:`fsstgpu.types.offsets_dtype`), else int64, in pyarrow's memory pool
+    (:mod:`fsstgpu.memory`). No temporaries beyond the result.
     ``total``, when given, must be the lengths' sum (a checked column's ``uncompressed_bytes``):
     it saves a pass over them.
 
@@ -424,7 +426,7 @@ def offsets_from_lengths(lengths, type_, total=None) -> np.ndarray:
     lengths = np.ascontiguousarray(lengths, np.int64)
     if total is None:
         total = int(lengths.sum()) if lengths.size else 0
-    offsets = np.empty(len(lengths) + 1, offsets_dtype(type_, int(total)))
+    offsets = pool_empty(len(lengths) + 1, offsets_dtype(type_, int(total)))
     native.running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
     return offsets
 

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable, decoder, native, utf8
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.datasets import load_lines
+from fsstgpu.memory import pool_empty
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.testing import greedy_encode
 from fsstgpu.training import train_table
@@ -271,6 +273,48 @@ def _split_column(rng, nitems=30_000):
     cuts = np.unique(np.concatenate((np.arange(0, nitems + 1, 50), block_starts)))
     split_table = (np.searchsorted(block_starts, cuts[:-1], side="right") - 1).astype(np.uint16)
     return tables, data, offs, codes, code_offs, cuts, split_table
+
+
+def test_decode_all_writes_into_the_callers_output_once_the_splits_are_checked():
+    """``alloc`` gives the output (pyarrow's pool in to_arrow): written in place, asked for only
+    after the split check (a forged size never allocates), and refused unless it is exactly
+    the size's writable uint8 bytes."""
+    rng = np.random.default_rng(6)
+    tables, data, offs, codes, code_offs, cuts, split_table = _split_column(rng)
+    args = (codes, code_offs[cuts], offs[cuts], split_table, len(data))
+    asked = []
+
+    def pool(n):
+        asked.append(n)
+        out = pool_empty(n)
+        out[:] = 0xEE  # poisoned: every byte must be written
+        return out
+
+    got = native.decode_all(tables, *args, alloc=pool)
+    assert asked == [len(data)] and np.array_equal(got, data)
+    with pytest.raises(CorruptDataError, match="split output positions"):
+        native.decode_all(tables, *args[:4], 10**15, alloc=pool)
+    assert asked == [len(data)]
+    wrong = [lambda n: np.empty(n + 1, np.uint8), lambda n: np.empty(n, np.int8),
+             lambda n: np.empty(2 * n, np.uint8)[::2], lambda n: np.frombuffer(bytes(n), np.uint8),
+             lambda n: None]
+    for alloc in wrong:
+        with pytest.raises(ValueError, match="alloc must return"):
+            native.decode_all(tables, *args, alloc=alloc)
+
+
+def test_decoded_columns_live_in_pyarrows_pool():
+    """fsstgpu.decompress's bytes and offsets are pyarrow pool memory (reused from call to
+    call, counted by pyarrow.total_allocated_bytes)."""
+    col = pa.array([f"row {i} of some text" for i in range(200_000)], pa.large_string())
+    carr = fsstgpu.compress(col)
+    before = pa.total_allocated_bytes()
+    out = fsstgpu.decompress(carr, device="cpu")
+    assert out.equals(col)
+    held = pa.total_allocated_bytes() - before
+    assert held >= out.buffers()[1].size + out.buffers()[2].size
+    del out
+    assert pa.total_allocated_bytes() - before < held
 
 
 def test_decode_all_round_trips_and_reports_corruption(isa):

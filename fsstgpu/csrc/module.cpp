@@ -127,12 +127,28 @@ int64_t decode_range(const Array<uint8_t>& codes, int64_t start, int64_t end,
     });
 }
 
+// alloc(size): the caller's output (pyarrow's memory pool, say): exactly size writable uint8
+// bytes in C order, written in place, never a converted copy.
+Array<uint8_t> output_of(const py::object& alloc, int64_t size) {
+    py::object got = alloc(size);
+    if (!py::isinstance<Array<uint8_t>>(got)) {
+        throw std::invalid_argument("alloc must return a C-ordered uint8 numpy array");
+    }
+    Array<uint8_t> out = got.cast<Array<uint8_t>>();
+    if (out.ptr() != got.ptr() || out.ndim() != 1 || out.shape(0) != size || !out.writeable()) {
+        throw std::invalid_argument("alloc must return " + std::to_string(size) +
+                                    " writable bytes");
+    }
+    return out;
+}
+
 // The column decode (decode.h) with string ends of type Off (or none: an empty array).
 template <class Off>
 py::tuple decode_column_as(const Array<uint8_t>& codes, const Splits& splits, int64_t nsc,
                            int64_t nso, const CompactTables& tables, int64_t total_out,
                            const Array<Off>& ends, bool check_ends,
-                           const Array<int64_t>& code_offsets, bool utf8, int threads) {
+                           const Array<int64_t>& code_offsets, bool utf8, int threads,
+                           const py::object& alloc) {
     const int64_t nends = length(ends, "string_ends");
     const int64_t ncodes = length(codes, "codes");
     const int64_t noffs = length(code_offsets, "code_offsets");
@@ -143,7 +159,8 @@ py::tuple decode_column_as(const Array<uint8_t>& codes, const Splits& splits, in
     const int64_t* offs_p = noffs ? code_offsets.data() : nullptr;
     check_column<Off>(ncodes, splits, nsc, nso, tables, total_out, ends_p, nends, offs_p,
                       noffs ? noffs : -1, threads);
-    Array<uint8_t> out(total_out);  // only once the splits say how much is coming
+    // only once the splits say how much is coming
+    Array<uint8_t> out = alloc.is_none() ? Array<uint8_t>(total_out) : output_of(alloc, total_out);
     uint8_t* dst = out.mutable_data();
     const StringEnds<Off> se{ends_p, nends - 1, offs_p, check_ends, utf8};
     int64_t bad;
@@ -159,7 +176,7 @@ py::tuple decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_co
                      const Array<uint64_t>& packed, const Array<int64_t>& first,
                      const Array<uint8_t>& lens, int64_t total_out, const py::array& ends,
                      bool check_ends, const Array<int64_t>& code_offsets, bool utf8,
-                     int threads) {
+                     int threads, const py::object& alloc) {
     const int64_t ntables = length(first, "first") - 1;
     length(lens, "lens", 2);
     if (ntables < 0 || lens.shape(1) != 256 || lens.shape(0) < std::max<int64_t>(ntables, 1)) {
@@ -173,11 +190,11 @@ py::tuple decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_co
     if (py::isinstance<Array<int32_t>>(ends)) {
         return decode_column_as<int32_t>(codes, splits, nsc, nso, tables, total_out,
                                          ends.cast<Array<int32_t>>(), check_ends, code_offsets,
-                                         utf8, threads);
+                                         utf8, threads, alloc);
     }
     return decode_column_as<int64_t>(codes, splits, nsc, nso, tables, total_out,
                                      ends.cast<Array<int64_t>>(), check_ends, code_offsets, utf8,
-                                     threads);
+                                     threads, alloc);
 }
 
 template <class Off>
@@ -227,7 +244,8 @@ PYBIND11_MODULE(_native, m) {
     m.def("decode_all", &decode_all, py::arg("codes"), py::arg("split_codes"),
           py::arg("split_out"), py::arg("split_table"), py::arg("packed"), py::arg("first"),
           py::arg("lens"), py::arg("total_out"), py::arg("string_ends"), py::arg("check_ends"),
-          py::arg("code_offsets"), py::arg("utf8"), py::arg("threads"));
+          py::arg("code_offsets"), py::arg("utf8"), py::arg("threads"),
+          py::arg("alloc") = py::none());
     m.def("first_invalid_string", &first_invalid<int32_t>, py::arg("data"),
           py::arg("offsets").noconvert(), py::arg("threads"));
     m.def("first_invalid_string", &first_invalid<int64_t>, py::arg("data"), py::arg("offsets"),

@@ -232,7 +232,7 @@ def compact_tables(tables):
 
 def decode_all(tables, codes, split_codes, split_out, split_table, total_out: int, *,
                string_ends=None, code_offsets=None, check_ends: bool = True, utf8: bool = False,
-               threads=None) -> np.ndarray:
+               threads=None, alloc=None) -> np.ndarray:
     """Decode a whole column from its split points; return its ``total_out`` data bytes.
 
     Split ``k`` decodes ``codes[split_codes[k]:split_codes[k+1]]`` with ``tables[split_table[k]]``
@@ -264,6 +264,10 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
         Check that every string is valid UTF-8 (needs ``string_ends``).
     threads : int, optional
         Threads to use (default: the usable cores).
+    alloc : callable, optional
+        ``alloc(total_out)`` gives the output: a writable C-ordered uint8 array of exactly that
+        size (:func:`fsstgpu.memory.pool_empty`: pyarrow's memory pool); called once the split
+        points are checked, so a forged size fails before any allocation. Default: numpy's.
 
     Returns
     -------
@@ -316,7 +320,7 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
                                   np.ascontiguousarray(split_out, np.int64),
                                   np.ascontiguousarray(split_table, np.int64), packed, first,
                                   lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
-                                  thread_count(threads))
+                                  thread_count(threads), alloc)
     if bad >= 0:
         raise invalid_utf8_error(out, ends, bad, "decoded column")
     return out
