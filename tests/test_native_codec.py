@@ -230,20 +230,35 @@ def test_decode_codes_matches_python_in_long_runs_of_few_escapes(isa):
             assert np.array_equal(got[out_pos:o], want[out_pos:o])
 
 
-def test_compact_tables_row_by_row_and_gathered_agree():
-    """Up to 32 tables are laid out row by row, more with whole-array gathers: same layout."""
+def test_compact_tables_lays_out_every_symbol_and_length():
+    """Against the layout written out in numpy: symbols table after table then 255 zero
+    words, the starts, one 256-length row per table (one row at least); bad tables refused."""
     rng = np.random.default_rng(22)
     tables = [SymbolTable({bytes(rng.integers(0, 256, rng.integers(1, 9)).astype(np.uint8))
                            for _ in range(rng.integers(0, 256))}) for _ in range(40)]
-    for n in (0, 1, 2, 7, 32):
-        packed, first, lens = native.compact_tables(tables[:n])
-        more = native.compact_tables(tables[:n] + tables[:33])  # the gathered layout
-        total = int(first[-1])
-        assert first.dtype == np.int64 and packed.dtype == np.uint64 and lens.dtype == np.uint8
-        assert np.array_equal(first, more[1][: n + 1]) and lens.shape == (max(n, 1), 256)
-        assert np.array_equal(lens[:n], more[2][:n]) and not lens[n:].any()
-        assert np.array_equal(packed[:total], more[0][:total])
-        assert len(packed) == total + 255 and not packed[total:].any()
+    tables.append(SymbolTable([bytes([k]) for k in range(255)]))  # a full table
+    for n in (0, 1, 2, 7, 33, 41):
+        part = tables[:n]
+        packed, first, lens = native.compact_tables(part)
+        counts = [len(t.lengths) for t in part]
+        assert first.dtype == np.int64 and first.tolist() == np.r_[0, np.cumsum(counts)].tolist()
+        want = np.concatenate([t.packed for t in part] + [np.zeros(255, np.uint64)])
+        assert packed.dtype == np.uint64 and np.array_equal(packed, want)
+        assert lens.dtype == np.uint8 and lens.shape == (max(n, 1), 256)
+        for k, t in enumerate(part):
+            assert np.array_equal(lens[k, : counts[k]], t.lengths) and not lens[k, counts[k]:].any()
+        assert native.compact_tables(iter(part))[1].tolist() == first.tolist()
+
+    class Forged:
+        def __init__(self, packed, lengths):
+            self.packed, self.lengths = packed, lengths
+
+    for bad in (Forged(np.zeros(2, np.uint64), np.ones(3, np.uint8)),
+                Forged(np.zeros(256, np.uint64), np.ones(256, np.uint8)),
+                Forged(np.zeros(2, np.int64), np.ones(2, np.uint8)),
+                Forged(np.zeros((2, 1), np.uint64), np.ones(2, np.uint8))):
+        with pytest.raises(ValueError):
+            native.compact_tables([tables[0], bad])
 
 
 def test_decode_range_checks():
