@@ -379,9 +379,8 @@ class CompressedStringArray:
         # decodes exactly when each of its strings decodes alone (carr[i], take) and validate()
         # passes. A column validate() passed (the encoder's own, say) holds them already: the
         # faster decode. Forged codes can decode to any bytes: text is checked to be UTF-8 in
-        # the same pass, each split's strings right after they are decoded.
-        # (Nor does a checked binary column need the ends at all: the decoder checks ends it
-        # is given, a pass over them.)
+        # the same pass, each split's strings right after they are decoded. (A checked binary
+        # column needs no ends at all: given ends cost the decoder a pass to check them.)
         checked, text = self._validated, is_text(self.type)
         data = decode_all(self.tables, self.codes, self.split_codes, self.split_out,
                           self.split_table, self.uncompressed_bytes,
