@@ -4,9 +4,10 @@ A decode writes its bytes and offsets into fresh memory, and fresh memory costs 
 page faults and zeroing before the first byte lands: on the H200 host's 16 cores, 36 ms a GiB,
 as much as two thirds of the decode itself (BENCHMARKS.md section 14). NumPy's large arrays go
 back to the operating system when freed, so every call pays it again; pyarrow's pool (mimalloc
-or jemalloc) keeps freed memory for the next allocation, so a loop that decodes a column (a
-row group, a batch) at a time and drops the last one reuses warm pages, the way pyarrow's own
-readers do. The buffers are also counted where an Arrow user looks
+or jemalloc) keeps freed memory for the next allocation, so a loop of decompress calls that
+drops each result before the next reuses warm pages (1.5x on those 16 cores). (A whole-file
+read keeps every chunk it decodes: no gain there, a few percent lost on 16 cores, not yet
+explained: section 14.) The buffers are also counted where an Arrow user looks
 (``pyarrow.total_allocated_bytes()``, a pool set with ``pyarrow.set_memory_pool``).
 """
 
