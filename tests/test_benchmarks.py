@@ -289,3 +289,17 @@ def test_mixed_column_is_runs_of_every_file_in_turn(load, tmp_path):
     assert lines[:4000] == [b"a%d" % i for i in range(4000)]
     assert lines[4000:8000] == [b"b%d" % (i % 3000) for i in range(4000)]  # b wraps around
     assert lines[8000:8001] == [b"a4000"]
+
+
+def test_mixed_column_bench_prints_fresh_and_reused_decompress(load, tmp_path, capsys,
+                                                               monkeypatch):
+    """The bench's line per thread count: ratio, blocks, compress, decompress into fresh and
+    reused memory (the round trip checked), and pyarrow's LZ4 and zstd the same two ways."""
+    mixed = load("mixed_column")
+    text = tmp_path / "lines.txt"
+    text.write_bytes(b"".join(b"row %d of some text, %d\n" % (i, i % 97) for i in range(20_000)))
+    monkeypatch.setenv("FSSTGPU_THREADS", "1")
+    mixed.bench(text, [1])
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("threads 1: fsstgpu ratio ") and "equal True" in line
+    assert line.count(" fresh, ") == 3 and line.count(" reused") == 3, line
