@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from benchmarks.yardsticks import compress_pieces, decompress_pieces, pieces_of
+
 RUN_LINES = 4000
 
 
@@ -55,14 +57,13 @@ def _pieces_rate(pieces, threads: int, codec: str):
     decompress s into fresh memory, decompress s again once the first results are dropped)."""
     with ThreadPoolExecutor(threads) as ex:
         t0 = time.perf_counter()
-        packed = list(ex.map(lambda b: pa.compress(b, codec), pieces))
+        packed = compress_pieces(pieces, codec, ex)
         tc = time.perf_counter() - t0
         times, out = [], []
         for _ in range(2):
             out.clear()  # (the second round: the pool's freed memory is there to reuse)
             t0 = time.perf_counter()
-            out.extend(ex.map(lambda cb: pa.decompress(cb[0], cb[1].size, codec),
-                              zip(packed, pieces, strict=True)))
+            out.extend(decompress_pieces(packed, pieces, codec, ex))
             times.append(time.perf_counter() - t0)
     return sum(p.size for p in pieces) / sum(c.size for c in packed), tc, *times
 
@@ -75,7 +76,7 @@ def bench(path: Path, thread_counts: list[int]) -> None:
     raw = col.buffers()[2]
     mb = raw.size / 1e6
     print(f"{mb:.0f} MB, {len(col)} strings", flush=True)
-    pieces = [raw.slice(i, min(1 << 20, raw.size - i)) for i in range(0, raw.size, 1 << 20)]
+    pieces = pieces_of(raw)
     for n, threads in enumerate(thread_counts):
         os.environ["FSSTGPU_THREADS"] = str(threads)
         t0 = time.perf_counter()
