@@ -123,7 +123,7 @@ def decode_rows(name: str, carr, expect: np.ndarray, ratio: float, copy_bps: flo
 
 def lengths_rows(name, carr, dev, out, expect, ratio, copy_bps, *, repeat=10) -> list[dict]:
     """The string lengths on the device, both ways: narrow lengths scanned into offsets (the
-    three-launch scan) against bit-plane packed lengths unpacked into offsets by one fused
+    one-pass scan) against bit-plane packed lengths unpacked into offsets by one fused
     kernel; as parts of a whole decode, and the offsets step alone (device time). ``bytes`` of
     the offsets-only rows are the offsets written."""
     from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
@@ -137,7 +137,8 @@ def lengths_rows(name, carr, dev, out, expect, ratio, copy_bps, *, repeat=10) ->
     col = dev.layout.columns[0]
     offsets = cp.empty(dev.layout.offsets_nbytes, dtype=cp.uint8)
     wide = col.offsets_dtype.itemsize == 8
-    t_scan = time_device(lambda: launch_offsets(dev.lengths, offsets, *dev.scan_args),
+    err = cp.zeros(1, dtype=cp.int32)
+    t_scan = time_device(lambda: launch_offsets(dev.lengths, offsets, *dev.scan_args, err),
                          repeat=repeat)
     expect_offsets = offsets.copy()
     buf = packed.layout.column_packed_lengths(packed.lengths, 0)

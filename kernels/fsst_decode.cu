@@ -7,7 +7,7 @@
 // same *uncompressed* work whatever the string lengths.
 //
 // fsst_decode: one warp per split, all 32 lanes busy on every code (the walk is described above
-// warp_decode_split).  offsets_tile_sums / offsets_tile_scan: the Arrow offsets from the lengths.
+// warp_decode_split).  offsets_one_pass: the Arrow offsets from the lengths.
 //
 // Bad input: nothing is read or written out of bounds whatever the split points, codes or tables
 // say.  Split bounds and table ids are checked against the buffer sizes before decoding; the code
@@ -347,11 +347,14 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
 // ---------------------------------------------------------------------------------------------
 // Arrow offsets from the uncompressed lengths, for one column or a batch: column c's lengths are
 // len[col_first[c] : col_first[c + 1]] and its n_c + 1 offsets (offsets[0] = 0, offsets[i + 1] =
-// sum(len[0..i])) go to out + col_obyte[c], 4 or 8 bytes each (col_wide[c]).  Three launches:
-// the sum of every tile of 4096 lengths (256 threads x 16), an exclusive scan of those sums in one
-// block, then a tile scan that loads and stores through shared memory so that both global accesses
-// are coalesced, and subtracts the column's base (col_base[c]: the sum of every length before it).
-// Lengths come in their narrowest unsigned type (L); sums are int64.
+// sum(len[0..i])) go to out + col_obyte[c], 4 or 8 bytes each (col_wide[c]).  One launch: a
+// single-pass scan with decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix
+// Scan with Decoupled Look-back", 2016) over tiles of 4096 lengths (256 threads x 16), each tile
+// loaded and stored through shared memory so that both global accesses are coalesced, the
+// column's base (col_base[c]: the sum of every length before it) subtracted.  Lengths come in
+// their narrowest unsigned type (L); sums are int64.  (It replaced three launches, tile sums, one
+// block scanning them and the tile scan: 1.3-2x faster calls up to 64 MiB, BENCHMARKS.md
+// section 15.)
 #define FSST_SCAN_TILE 4096
 
 __device__ __forceinline__ i64 warp_inclusive_scan(i64 v) {
@@ -364,50 +367,6 @@ __device__ __forceinline__ i64 warp_inclusive_scan(i64 v) {
     return v;
 }
 
-template <typename L>
-__global__ void __launch_bounds__(256) offsets_tile_sums(const L *__restrict__ len, i64 n,
-                                                         i64 *__restrict__ sums) {
-    const i64 base = (i64)blockIdx.x * FSST_SCAN_TILE;
-    i64 s = 0;
-    for (int j = threadIdx.x; j < FSST_SCAN_TILE; j += 256) {
-        const i64 i = base + j;
-        if (i < n) s += (i64)len[i];
-    }
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-    __shared__ i64 ws[8];
-    if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        i64 t = 0;
-        for (int w = 0; w < 8; ++w) t += ws[w];
-        sums[blockIdx.x] = t;
-    }
-}
-
-// In place: sums[b] becomes the sum of the tile sums before b.  One block of 1024 threads walks the
-// tiles 1024 at a time, carrying the running total.
-extern "C" __global__ void __launch_bounds__(1024) offsets_scan_tile_sums(i64 *__restrict__ sums,
-                                                                         i64 ntiles) {
-    __shared__ i64 ws[32];
-    __shared__ i64 carry;
-    if (threadIdx.x == 0) carry = 0;
-    __syncthreads();
-    for (i64 b0 = 0; b0 < ntiles; b0 += 1024) {
-        const i64 b = b0 + threadIdx.x;
-        const i64 v = b < ntiles ? sums[b] : 0;
-        const i64 incl = warp_inclusive_scan(v);
-        if ((threadIdx.x & 31) == 31) ws[threadIdx.x >> 5] = incl;
-        __syncthreads();
-        i64 before = carry;
-        for (int w = 0; w < (int)(threadIdx.x >> 5); ++w) before += ws[w];
-        if (b < ntiles) sums[b] = before + incl - v;
-        __syncthreads();
-        if (threadIdx.x == 1023) carry = before + incl;
-        __syncthreads();
-    }
-}
-
 // The column of length i: the last c with col_first[c] <= i (binary search; columns are few).
 __device__ __forceinline__ int column_of(const i64 *__restrict__ col_first, int ncols, i64 i) {
     int lo = 0, hi = ncols - 1;
@@ -418,18 +377,74 @@ __device__ __forceinline__ int column_of(const i64 *__restrict__ col_first, int 
     return lo;
 }
 
-// tile_base[b]: the sum of every length before tile b (offsets_scan_tile_sums).
+// Each block claims the next tile by ticket (status[ntiles]: a tile's predecessors were claimed
+// by blocks that started before it, resident or done, so the smallest unfinished tile never
+// waits), publishes its tile's sum, finds the sum of every tile before it from its
+// predecessors' words (warp 0, 32 tiles a step), publishes its inclusive sum, and writes its
+// offsets.  status (ntiles + 1 words) must be zero at the launch.  A status word is a flag in
+// its top two bits (FSST_SCAN_AGG: the tile's sum; FSST_SCAN_INCL: the sum up to the tile's end)
+// over the value, so one 64-bit store publishes both.  Every wait is bounded by timeout_ns of
+// %globaltimer: then *err gets FSST_ERR_SCAN_TIMEOUT (never in a correct launch).
+#define FSST_SCAN_AGG (1ull << 62)
+#define FSST_SCAN_INCL (2ull << 62)
+#define FSST_SCAN_VALUE ((1ull << 62) - 1)
+#define FSST_ERR_SCAN_TIMEOUT 64
+
+__device__ __forceinline__ u64 scan_now_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ u64 scan_ld_acquire(const u64 *p) {
+    u64 v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void scan_st_release(u64 *p, u64 v) {
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// Warp 0: the sum of every tile before t (t > 0), from the status words of tiles t-1, t-2, ...
+__device__ i64 scan_look_back(u64 *status, i64 t, int *err, u64 timeout_ns) {
+    const int lane = threadIdx.x & 31;
+    const u64 t0 = scan_now_ns();
+    i64 before = 0;
+    for (i64 p = t - 1;; p -= 32) {
+        const i64 idx = p - lane;
+        u64 st = idx < 0 ? FSST_SCAN_INCL : 0;  // before tile 0: an inclusive zero
+        while (true) {
+            if (!(st >> 62)) st = scan_ld_acquire(status + idx);
+            if (__all_sync(0xffffffffu, (st >> 62) != 0)) break;
+            const int late = lane == 0 && scan_now_ns() - t0 > timeout_ns;
+            if (__shfl_sync(0xffffffffu, late, 0)) {
+                if (lane == 0) atomicOr(err, FSST_ERR_SCAN_TIMEOUT);
+                return before;
+            }
+        }
+        const unsigned incl = __ballot_sync(0xffffffffu, (st >> 63) != 0);
+        const int last = incl ? __ffs(incl) - 1 : 31;  // the nearest inclusive word ends the walk
+        i64 v = lane <= last ? (i64)(st & FSST_SCAN_VALUE) : 0;
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+        before += v;
+        if (incl) return before;
+    }
+}
+
 template <typename L>
-__global__ void __launch_bounds__(256) offsets_tile_scan(
-    const L *__restrict__ len, i64 n, const i64 *__restrict__ tile_base,
+__global__ void __launch_bounds__(256) offsets_one_pass(
+    const L *__restrict__ len, i64 n, u64 *__restrict__ status, i64 ntiles,
     const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
     const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
-    u8 *__restrict__ out) {
-    // padded by one entry every 16, so that thread t's 16 entries (stride 17) hit distinct banks
+    u8 *__restrict__ out, int *__restrict__ err, u64 timeout_ns) {
     __shared__ i64 tile[FSST_SCAN_TILE + FSST_SCAN_TILE / 16];
     __shared__ i64 ws[8];
-    const i64 base = (i64)blockIdx.x * FSST_SCAN_TILE;
-    if (blockIdx.x == 0) {  // every column's first offset (also those of empty columns)
+    __shared__ i64 s_tile, s_before;
+    if (threadIdx.x == 0) s_tile = (i64)atomicAdd(status + ntiles, 1ull);
+    __syncthreads();
+    const i64 t = s_tile;
+    const i64 base = t * FSST_SCAN_TILE;
+    if (t == 0) {  // every column's first offset (also those of empty columns)
         for (int c = threadIdx.x; c < ncols; c += 256) {
             if (col_wide[c]) *reinterpret_cast<i64 *>(out + col_obyte[c]) = 0;
             else *reinterpret_cast<int *>(out + col_obyte[c]) = 0;
@@ -450,7 +465,21 @@ __global__ void __launch_bounds__(256) offsets_tile_scan(
     const i64 incl = warp_inclusive_scan(s);
     if ((threadIdx.x & 31) == 31) ws[threadIdx.x >> 5] = incl;
     __syncthreads();
-    i64 before = tile_base[blockIdx.x];
+    if (threadIdx.x < 32) {
+        i64 agg = 0;
+        for (int w = 0; w < 8; ++w) agg += ws[w];
+        if (threadIdx.x == 0) {
+            scan_st_release(status + t,
+                            (t == 0 ? FSST_SCAN_INCL : FSST_SCAN_AGG) | ((u64)agg & FSST_SCAN_VALUE));
+        }
+        const i64 before = t == 0 ? 0 : scan_look_back(status, t, err, timeout_ns);
+        if (threadIdx.x == 0) {
+            if (t > 0) scan_st_release(status + t, FSST_SCAN_INCL | ((u64)(before + agg) & FSST_SCAN_VALUE));
+            s_before = before;
+        }
+    }
+    __syncthreads();
+    i64 before = s_before;
     for (int w = 0; w < (int)(threadIdx.x >> 5); ++w) before += ws[w];
     i64 run = before + incl - s;
 #pragma unroll

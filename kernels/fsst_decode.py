@@ -2,7 +2,7 @@
 
 ``fsst_decode.cu`` decodes split ``k`` (codes ``split_codes[k]:split_codes[k+1]``, table
 ``split_table[k]``) into the output bytes ``split_out[k]:split_out[k+1]``, one warp per split;
-``offsets_tile_sums`` / ``offsets_tile_scan`` turn the string lengths into Arrow offsets. This
+``offsets_one_pass`` turns the string lengths into Arrow offsets. This
 module pads code buffers so that the kernel's loads stay in bounds, launches both without host
 synchronisation, and turns the kernel's error bits into words. The CPU twin of the decode is
 :func:`fsstgpu.decoder.decode_all` (the same bytes, the same splits, CorruptDataError where the
@@ -17,12 +17,17 @@ kernel sets an error bit); tables come in :func:`fsstgpu.symbol_table.pack_table
 
 from __future__ import annotations
 
+import ctypes
+import threading
+
 import numpy as np
 
 from fsstgpu.device import get_cupy
+from fsstgpu.kernels.driver import Launch
 from fsstgpu.kernels.loader import get_function, on_stream
 
-__all__ = ["CODES_PAD", "error_message", "launch_decode", "launch_offsets", "padded_size"]
+__all__ = ["CODES_PAD", "PlannedDecode", "error_message", "launch_decode", "launch_offsets",
+           "padded_size", "scan_scratch_nbytes"]
 
 SOURCE = "fsst_decode.cu"
 #: bytes of padding after the last code: a lane loads 8 aligned bytes at most 8 bytes before the
@@ -36,8 +41,11 @@ SCAN_TILE = 4096
 _LEN_CTYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
                np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 # the template instantiations compiled with the module (one compilation serves every kernel)
-KERNEL_NAMES = tuple(f"offsets_tile_{step}<{lt}>" for step in ("sums", "scan")
-                     for lt in _LEN_CTYPES.values())
+KERNEL_NAMES = tuple(f"offsets_one_pass<{lt}>" for lt in _LEN_CTYPES.values())
+
+#: the one-pass scan's bound on any wait for a predecessor tile (never reached in a correct
+#: launch: tiles are claimed in order, so the first unfinished one never waits)
+SCAN_TIMEOUT_NS = 10_000_000_000
 
 _ERRORS = (
     (1, "a split's code or output range lies outside the buffers or is reversed"),
@@ -46,6 +54,7 @@ _ERRORS = (
     (8, "the codes decode to more bytes than the split's output range (wrong lengths?)"),
     (16, "the codes decode to fewer bytes than the split's output range (wrong lengths?)"),
     (32, "a split names a symbol table that does not exist"),
+    (64, "the offsets scan timed out waiting for a tile (a GPU fault?)"),
 )
 
 
@@ -105,7 +114,17 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         func((blocks,), (32 * WARPS_PER_BLOCK,), args)
 
 
-def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
+def scan_scratch_nbytes(nlengths: int) -> int:
+    """Bytes of zeroed device scratch the offsets scan of ``nlengths`` lengths needs: a status
+    word per tile of :data:`SCAN_TILE` lengths and the tile counter.
+
+    >>> scan_scratch_nbytes(0), scan_scratch_nbytes(4097)
+    (16, 24)
+    """
+    return 8 * (max(1, (nlengths + SCAN_TILE - 1) // SCAN_TILE) + 1)
+
+
+def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, *,
                    stream=None) -> None:
     """Enqueue the Arrow offsets of one column or a batch on ``stream`` (no host sync).
 
@@ -113,8 +132,9 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
     the running sum) are written to the bytes of ``out`` from ``col_obyte[c]``, as int64 where
     ``col_wide[c]`` else int32; ``col_base[c]`` is the sum of every length before the column.
     All CuPy arrays: ``lengths`` uint8/16/32/64; ``col_first`` int64 (ncols + 1); ``col_base``,
-    ``col_obyte`` int64 (ncols); ``col_wide`` uint8 (ncols); ``out`` uint8, 8-byte aligned.
-    Three launches (``fsst_decode.cu``): tile sums, one block scanning them, the tile scan.
+    ``col_obyte`` int64 (ncols); ``col_wide`` uint8 (ncols); ``out`` uint8, 8-byte aligned;
+    ``err`` one int32 that a scan which cannot finish ORs 64 into (never in a correct launch).
+    One launch (``offsets_one_pass`` in ``fsst_decode.cu``) and a zeroed scratch allocation.
 
     Examples
     --------
@@ -122,22 +142,105 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, *,
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     import cupy as cp
     ...     from fsstgpu.kernels.fsst_decode import launch_offsets
-    ...     out = cp.empty(16, cp.uint8)
+    ...     out, err = cp.empty(16, cp.uint8), cp.zeros(1, cp.int32)
     ...     launch_offsets(cp.array([3, 0, 2], cp.uint8), out, cp.array([0, 3]), cp.array([0]),
-    ...                    cp.array([0]), cp.array([0], cp.uint8))
+    ...                    cp.array([0]), cp.array([0], cp.uint8), err)
     ...     assert out.view(cp.int32)[:4].get().tolist() == [0, 3, 3, 5]
     """
     cp = get_cupy()
     n = int(lengths.shape[0])
-    ncols = int(col_base.shape[0])
+    ntiles = max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
     with on_stream(stream):
-        lt = _LEN_CTYPES[np.dtype(lengths.dtype)]
-        sums_f = _function(f"offsets_tile_sums<{lt}>")
-        scan_f = _function(f"offsets_tile_scan<{lt}>")
-        base_f = _function("offsets_scan_tile_sums")
+        status = cp.zeros(scan_scratch_nbytes(n) // 8, dtype=cp.uint64)
+        scan = _function(f"offsets_one_pass<{_LEN_CTYPES[np.dtype(lengths.dtype)]}>")
+        scan((ntiles,), (256,), (lengths, np.int64(n), status, np.int64(ntiles), col_first,
+                                 col_base, col_obyte, col_wide, np.int32(col_base.shape[0]), out,
+                                 err, np.uint64(SCAN_TIMEOUT_NS)))
+
+
+class PlannedDecode:
+    """:func:`launch_offsets` then :func:`launch_decode` of one device column or batch, planned
+    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`): two launches.
+
+    Everything but the output, the scan's scratch and the error flag is fixed when the plan is
+    made: functions, grids, the inputs' device addresses (the plan holds no reference to them:
+    its owner keeps them alive) and every scalar. A call rewrites five pointers and makes two
+    launches, under a lock, so threads may share a plan. Same kernels, same bytes as the two
+    launchers.
+
+    Parameters
+    ----------
+    codes, split_codes, split_out, split_table, tab_sym, tab_len, lengths, col_first, col_base,
+    col_obyte, col_wide : cupy.ndarray
+        As :func:`launch_decode` and :func:`launch_offsets` take them.
+    ncodes, ntables, out_size : int
+        Likewise.
+
+    Attributes
+    ----------
+    scratch_nbytes : int
+        Bytes of 8-byte aligned device scratch a call needs, zeroed before each call
+        (:func:`scan_scratch_nbytes`).
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     from fsstgpu.symbol_table import SymbolTable, pack_tables
+    ...     from fsstgpu.kernels.fsst_decode import PlannedDecode, padded_size
+    ...     codes = cp.zeros(padded_size(2), cp.uint8)  # two codes 0: "ab" "ab"
+    ...     sym, ln = (cp.asarray(a) for a in pack_tables([SymbolTable([b"ab"])]))
+    ...     plan = PlannedDecode(codes, 2, cp.array([0, 2]), cp.array([0, 4]),
+    ...                          cp.zeros(1, cp.uint16), sym, ln, 1, 4, cp.array([2, 2], cp.uint8),
+    ...                          cp.array([0, 2]), cp.array([0]), cp.array([0]),
+    ...                          cp.array([0], cp.uint8))
+    ...     out, offs, err = cp.empty(4, cp.uint8), cp.empty(12, cp.uint8), cp.zeros(1, cp.int32)
+    ...     scratch = cp.zeros(plan.scratch_nbytes, cp.uint8)
+    ...     plan(out.data.ptr, offs.data.ptr, scratch.data.ptr, err.data.ptr,
+    ...          cp.cuda.get_current_stream().ptr)
+    ...     assert bytes(out.get()) == b"abab" and offs.view(cp.int32).get().tolist() == [0, 2, 4]
+    """
+
+    def __init__(self, codes, ncodes: int, split_codes, split_out, split_table, tab_sym,
+                 tab_len, ntables: int, out_size: int, lengths, col_first, col_base, col_obyte,
+                 col_wide):
+        ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+        n = int(lengths.shape[0])
         ntiles = max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
-        sums = cp.empty(ntiles, dtype=cp.int64)
-        sums_f((ntiles,), (256,), (lengths, np.int64(n), sums))
-        base_f((1,), (1024,), (sums, np.int64(ntiles)))
-        scan_f((ntiles,), (256,), (lengths, np.int64(n), sums, col_first, col_base, col_obyte,
-                                   col_wide, np.int32(ncols), out))
+        lt = _LEN_CTYPES[np.dtype(lengths.dtype)]
+        self.scratch_nbytes = scan_scratch_nbytes(n)
+        self._scan = Launch(_function(f"offsets_one_pass<{lt}>"), ntiles, 256, [
+            (ptr, lengths.data.ptr), (i64, n), (ptr, 0), (i64, ntiles), (ptr, col_first.data.ptr),
+            (ptr, col_base.data.ptr), (ptr, col_obyte.data.ptr), (ptr, col_wide.data.ptr),
+            (i32, int(col_base.shape[0])), (ptr, 0), (ptr, 0), (ctypes.c_uint64, SCAN_TIMEOUT_NS)])
+        nsplits = int(split_table.shape[0])
+        self._decode = None
+        if nsplits:
+            if codes.nbytes < padded_size(ncodes):
+                raise ValueError(f"codes buffer of {codes.nbytes} bytes, need "
+                                 f"{padded_size(ncodes)}")
+            if codes.data.ptr % 16:
+                raise ValueError("the decode kernel needs a 16-byte aligned codes buffer")
+            self._decode = Launch(
+                _function("fsst_decode"), (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK,
+                32 * WARPS_PER_BLOCK, [
+                    (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
+                    (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
+                    (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
+                    (i64, out_size), (ptr, 0)])
+        self._lock = threading.Lock()
+
+    def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int) -> None:
+        """Enqueue the offsets into device address ``offsets`` and the decode into ``out`` on
+        ``stream`` (a CUstream handle), with ``scratch_nbytes`` of scratch at ``scratch`` and
+        the decode's error word at ``err`` (both zeroed before, by the caller)."""
+        with self._lock:
+            self._scan.set(2, scratch)
+            self._scan.set(9, offsets)
+            self._scan.set(10, err)
+            self._scan(stream)
+            if self._decode is not None:
+                self._decode.set(9, out)
+                self._decode.set(11, err)
+                self._decode(stream)
