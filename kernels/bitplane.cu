@@ -39,6 +39,8 @@ typedef unsigned int uint32_t;
 typedef long long i64;
 typedef unsigned long long u64;
 
+#include "sync.cuh"
+
 #define FULL 0xffffffffu
 #define NT 256                 // threads per block (8 warps)
 #ifndef BP_MINB
@@ -47,28 +49,6 @@ typedef unsigned long long u64;
 #define GPW 16                 // groups per warp
 #define SB_GROUPS 128          // groups per superblock (bitplane_cpu.SUPERBLOCK_GROUPS)
 #define VALID (1ull << 63)     // look-back status flag bit
-
-__device__ __forceinline__ u64 bp_now_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ u64 ld_acquire(const u64* p) {
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ u64 ld_relaxed(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_release(u64* p, u64 v) {
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void st_relaxed(u64* p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
 
 __device__ __forceinline__ u64 warp_sum(u64 v) {
 #pragma unroll
@@ -156,8 +136,8 @@ __device__ void look_back(u64* stat, i64 t, int* err, u64 timeout_ns, u64& ex_w,
             } else if (ready == FULL) {
                 break;
             }
-            if (t0 == 0) t0 = bp_now_ns();
-            const bool give_up = *(volatile int*)err != 0 || bp_now_ns() - t0 > timeout_ns;
+            if (t0 == 0) t0 = global_ns();
+            const bool give_up = *(volatile int*)err != 0 || global_ns() - t0 > timeout_ns;
             if (__any_sync(FULL, give_up)) {
                 if (lane == 0) atomicOr(err, 128);
                 return;

@@ -22,6 +22,8 @@ typedef unsigned int u32;
 typedef unsigned short u16;
 typedef unsigned char u8;
 
+#include "sync.cuh"
+
 #define FSST_ERR_SPLIT 1      // split bounds outside the buffers or reversed
 #define FSST_ERR_CODE 2       // a code the split's table does not define
 #define FSST_ERR_ESCAPE 4     // an escape whose literal byte lies past the split's last code
@@ -390,32 +392,18 @@ __device__ __forceinline__ int column_of(const i64 *__restrict__ col_first, int 
 #define FSST_SCAN_VALUE ((1ull << 62) - 1)
 #define FSST_ERR_SCAN_TIMEOUT 64
 
-__device__ __forceinline__ u64 scan_now_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ u64 scan_ld_acquire(const u64 *p) {
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void scan_st_release(u64 *p, u64 v) {
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
 // Warp 0: the sum of every tile before t (t > 0), from the status words of tiles t-1, t-2, ...
 __device__ i64 scan_look_back(u64 *status, i64 t, int *err, u64 timeout_ns) {
     const int lane = threadIdx.x & 31;
-    const u64 t0 = scan_now_ns();
+    const u64 t0 = global_ns();
     i64 before = 0;
     for (i64 p = t - 1;; p -= 32) {
         const i64 idx = p - lane;
         u64 st = idx < 0 ? FSST_SCAN_INCL : 0;  // before tile 0: an inclusive zero
         while (true) {
-            if (!(st >> 62)) st = scan_ld_acquire(status + idx);
+            if (!(st >> 62)) st = ld_acquire(status + idx);
             if (__all_sync(0xffffffffu, (st >> 62) != 0)) break;
-            const int late = lane == 0 && scan_now_ns() - t0 > timeout_ns;
+            const int late = lane == 0 && global_ns() - t0 > timeout_ns;
             if (__shfl_sync(0xffffffffu, late, 0)) {
                 if (lane == 0) atomicOr(err, FSST_ERR_SCAN_TIMEOUT);
                 return before;
@@ -469,12 +457,12 @@ __global__ void __launch_bounds__(256) offsets_one_pass(
         i64 agg = 0;
         for (int w = 0; w < 8; ++w) agg += ws[w];
         if (threadIdx.x == 0) {
-            scan_st_release(status + t,
+            st_release(status + t,
                             (t == 0 ? FSST_SCAN_INCL : FSST_SCAN_AGG) | ((u64)agg & FSST_SCAN_VALUE));
         }
         const i64 before = t == 0 ? 0 : scan_look_back(status, t, err, timeout_ns);
         if (threadIdx.x == 0) {
-            if (t > 0) scan_st_release(status + t, FSST_SCAN_INCL | ((u64)(before + agg) & FSST_SCAN_VALUE));
+            if (t > 0) st_release(status + t, FSST_SCAN_INCL | ((u64)(before + agg) & FSST_SCAN_VALUE));
             s_before = before;
         }
     }

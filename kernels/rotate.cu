@@ -75,6 +75,8 @@ typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned long long uptr;   // pointer as an integer
 
+#include "sync.cuh"
+
 #define THREADS 256
 #define RING 4096
 #ifndef PREFETCH
@@ -87,22 +89,6 @@ typedef unsigned long long uptr;   // pointer as an integer
 
 __device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ i64 imax(i64 a, i64 b) { return a > b ? a : b; }
-
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ u64 global_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // Thread-level.  Returns once ticket t has published, *err is set, or the deadline passed (then
 // it sets *err).
