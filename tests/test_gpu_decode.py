@@ -147,6 +147,8 @@ def _gpu_decode_checked(carr, expected=None, ingest_too=True):
 
         results.append(("ingest", decompress_device(carr, chunk_bytes=max(total // 5, 64),
                                                     fill=POISON)))
+        results.append(("ingest-one-chunk", decompress_device(carr, chunk_bytes=total + 1,
+                                                              fill=POISON)))
         pinned = _rebuilt(carr, codes=_pinned(np.asarray(carr.codes)))
         results.append(("ingest-pinned", decompress_device(pinned, nstreams=2, fill=POISON,
                                                            chunk_bytes=max(total // 3, 64))))

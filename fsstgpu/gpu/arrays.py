@@ -52,12 +52,16 @@ class DeviceCompressedStringArray:
         The bitmaps of the columns with nulls, concatenated.
     scan_args : tuple of cupy.ndarray
         ``col_first``, ``col_base``, ``col_obyte``, ``col_wide`` for the offsets scan.
+    planned_decode : fsstgpu.kernels.fsst_decode.PlannedDecode or None
+        The decode's launches, planned by the first decode that can use them and replayed by
+        every later one (:mod:`fsstgpu.gpu.decode`).
     """
 
     def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True):
         cp = get_cupy()
         self.layout = layout
         self.is_batch = True
+        self.planned_decode = None
         with on_stream(stream):
             self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
             self.codes[layout.ncodes :].fill(0)  # the padding the kernel's loads may reach

@@ -14,7 +14,8 @@ of ``nbuffers`` pinned staging buffers (skipped when the codes are pinned alread
 uploads it on stream ``j % nstreams`` and the kernel decodes it on that stream right after, so the
 host copies chunk ``j + 1``, the bus carries chunk ``j`` and the SMs decode chunk ``j - 1``
 together. Only compressed bytes cross the bus. Staging memory comes from CuPy's pinned memory pool
-(``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it).
+(``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it). Codes that make one
+chunk have nothing to overlap: they are uploaded as they are and decoded as a device column.
 
 The host waits for the GPU once, at the end, to read the kernel's error flag: corrupt data must
 raise :class:`~fsstgpu.CorruptDataError` (for a batch: :class:`~fsstgpu.BatchDecodeError`, naming
@@ -192,12 +193,12 @@ def _planned(dev: DeviceCompressedStringArray) -> PlannedDecode | None:
     launchers' way)."""
     if dev.layout.lengths_layout != "narrow" or driver() is None:
         return None
-    plan = getattr(dev, "_planned_decode", None)
+    plan = dev.planned_decode
     if plan is None:
         plan = PlannedDecode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out,
                              dev.split_table, dev.tab_sym, dev.tab_len, dev.ntables, dev.total,
                              dev.lengths, *dev.scan_args)
-        dev._planned_decode = plan
+        dev.planned_decode = plan
     return plan
 
 
@@ -345,14 +346,20 @@ def _pieces(layout: HostBatch, c0: int, c1: int):
 
 def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstreams: int,
             nbuffers: int, fill) -> DeviceStringArray | list:
-    """Upload a host batch chunk by chunk, decoding each chunk as it lands."""
+    """Upload a host batch chunk by chunk, decoding each chunk as it lands (one chunk: upload it,
+    then decode it as a device column is decoded)."""
     import cupyx
-
 
     cp = get_cupy()
     if chunk_bytes < 1 or nstreams < 1 or nbuffers < 1:
         raise ValueError("chunk_bytes, nstreams and nbuffers must be positive")
     main = stream if stream is not None else cp.cuda.get_current_stream()
+    bounds = chunk_bounds(layout.split_codes, chunk_bytes)
+    if len(bounds) <= 2:  # nothing to overlap
+        with on_stream(main):
+            dev = DeviceCompressedStringArray(layout, main)
+        dev.is_batch = is_batch
+        return decode_async(dev, main, fill=fill).check()
     with on_stream(main):
         dev = DeviceCompressedStringArray(layout, main, upload_codes=False)
         dev.is_batch = is_batch
@@ -362,16 +369,12 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
         ready = cp.cuda.Event(disable_timing=True)
         ready.record(main)
 
-    bounds = chunk_bounds(layout.split_codes, chunk_bytes)
     spans = [(int(layout.split_codes[a]), int(layout.split_codes[b]))
              for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     staged = not all(_is_pinned(c) for c in layout.codes if c.size)
-    if len(spans) <= 1:  # one chunk: no pipeline to run, so no side streams or worker threads
-        streams = [main]
-    else:
-        streams = [cp.cuda.Stream(non_blocking=True) for _ in range(min(nstreams, len(spans)))]
-        for s in streams:
-            s.wait_event(ready)
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(min(nstreams, len(spans)))]
+    for s in streams:
+        s.wait_event(ready)
     nbuf = min(nbuffers, max(len(spans), 1))
     biggest = max((e - s for s, e in spans), default=0)
     staging = [cupyx.empty_pinned((max(biggest, 1),), np.uint8) for _ in range(nbuf)] if staged \
@@ -388,12 +391,7 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
     pending = {}
 
     def start_fill(j):
-        i = j % nbuf
-        if len(spans) == 1:
-            fill_staging(i, *spans[j], None)
-            pending[j] = None
-        else:
-            pending[j] = pool.submit(fill_staging, i, *spans[j], released[i])
+        pending[j] = pool.submit(fill_staging, j % nbuf, *spans[j], released[j % nbuf])
 
     if staged:
         for j in range(min(nbuf, len(spans))):
@@ -403,9 +401,7 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
         s = streams[j % len(streams)]
         if staged:
             i = j % nbuf
-            task = pending.pop(j)
-            if task is not None:
-                task.result()
+            pending.pop(j).result()
             cp.cuda.runtime.memcpyAsync(dev.codes.data.ptr + c0, staging[i].ctypes.data, c1 - c0,
                                         cp.cuda.runtime.memcpyHostToDevice, s.ptr)
             released[i] = cp.cuda.Event(disable_timing=True)
@@ -420,8 +416,7 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
                       dev.split_out[a : b + 1], dev.split_table[a:b], dev.tab_sym, dev.tab_len,
                       dev.ntables, data, dev.total, err[:1], stream=s)
     for s in streams:
-        if s is not main:
-            done = cp.cuda.Event(disable_timing=True)
-            done.record(s)
-            main.wait_event(done)
+        done = cp.cuda.Event(disable_timing=True)
+        done.record(s)
+        main.wait_event(done)
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, main).check()

@@ -19,6 +19,8 @@ the codes: the kernel checks them.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fsstgpu import limits
@@ -216,7 +218,7 @@ class HostBatch:
                 ("col_base", np.int64, (ncols,)),
                 ("col_obyte", np.int64, (ncols,)),
                 ("col_wide", np.uint8, (ncols,))):
-            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            nbytes = math.prod(shape) * np.dtype(dtype).itemsize
             self.sections[name] = (size, np.dtype(dtype), shape)
             size += -(-nbytes // 16) * 16
         # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
@@ -230,7 +232,7 @@ class HostBatch:
     def section(self, buffer, name: str):
         """Section ``name`` of ``buffer`` (``meta``, or its device copy) as its array."""
         start, dtype, shape = self.sections[name]
-        count = int(np.prod(shape))
+        count = math.prod(shape)  # (numpy's prod of a tuple: 3-5 us, 22 calls a batch)
         return buffer[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
 
     def _fill(self, carrs, packed) -> None:
