@@ -19,6 +19,7 @@ import pyarrow as pa
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
+from fsstgpu.kernels.driver import driver, memset_d8
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.types import is_text, is_view, large_type
@@ -64,7 +65,7 @@ class DeviceCompressedStringArray:
         self.planned_decode = None
         with on_stream(stream):
             self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
-            self.codes[layout.ncodes :].fill(0)  # the padding the kernel's loads may reach
+            _zero(cp, self.codes, layout.ncodes, stream)  # the padding the kernel's loads reach
             if upload_codes:
                 for col, codes in zip(layout.columns, layout.codes, strict=True):
                     if col.ncodes:
@@ -117,6 +118,16 @@ class DeviceCompressedStringArray:
     def __repr__(self) -> str:
         return (f"DeviceCompressedStringArray({len(self)} column(s), {self.length} strings, "
                 f"{self.ncodes} codes, {self.nsplits} splits)")
+
+
+def _zero(cp, buf, start: int, stream) -> None:
+    """Zero ``buf[start:]`` on ``stream``: one driver memset where the driver is at hand (a
+    CuPy fill is a kernel launch and a slice)."""
+    if driver() is None:
+        buf[start:].fill(0)
+        return
+    where = stream if stream is not None else cp.cuda.get_current_stream()
+    memset_d8(buf.data.ptr + start, 0, int(buf.nbytes) - start, where.ptr)
 
 
 def upload(cp, host: np.ndarray, stream):
