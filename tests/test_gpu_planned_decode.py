@@ -127,3 +127,19 @@ def test_out_too_small_is_refused():
     dev = fsstgpu.to_device(fsstgpu.compress(_column(13, 100)))
     with pytest.raises(ValueError, match="at least"):
         decode_async(dev, out=cp.empty(max(dev.total - 1, 0), cp.uint8))
+
+
+@pytest.mark.gpu
+def test_without_the_driver_cupy_does_it(monkeypatch):
+    """Where ctypes cannot load libcuda, decodes take CuPy's launches, fill and get."""
+    from fsstgpu.gpu import arrays, decode
+
+    monkeypatch.setattr(decode, "driver", lambda: None)
+    monkeypatch.setattr(arrays, "driver", lambda: None)
+    col = _column(14, 20_000)
+    carr = fsstgpu.compress(col, split_size=512)
+    dev = fsstgpu.to_device(carr)
+    assert decode._planned(dev) is None
+    _, _, res = _decoded(dev, True, monkeypatch)
+    assert res.to_arrow().equals(col)
+    assert fsstgpu.decompress_device(carr).to_arrow().equals(col)  # host column, one chunk
