@@ -121,6 +121,11 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         func((blocks,), (32 * WARPS_PER_BLOCK,), args)
 
 
+def _tiles(nlengths: int) -> int:
+    """Tiles of the offsets scan (at least one: tile 0 writes the first offsets)."""
+    return max(1, (nlengths + SCAN_TILE - 1) // SCAN_TILE)
+
+
 def scan_scratch_nbytes(nlengths: int) -> int:
     """Bytes of zeroed device scratch the offsets scan of ``nlengths`` lengths needs: a status
     word per tile of :data:`SCAN_TILE` lengths and the tile counter.
@@ -128,7 +133,7 @@ def scan_scratch_nbytes(nlengths: int) -> int:
     >>> scan_scratch_nbytes(0), scan_scratch_nbytes(4097)
     (16, 24)
     """
-    return 8 * (max(1, (nlengths + SCAN_TILE - 1) // SCAN_TILE) + 1)
+    return 8 * (_tiles(nlengths) + 1)
 
 
 def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, *,
@@ -156,7 +161,7 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, 
     """
     cp = get_cupy()
     n = int(lengths.shape[0])
-    ntiles = max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
+    ntiles = _tiles(n)
     with on_stream(stream):
         status = cp.zeros(scan_scratch_nbytes(n) // 8, dtype=cp.uint64)
         scan = _function(f"offsets_one_pass<{_LEN_CTYPES[np.dtype(lengths.dtype)]}>")
@@ -212,7 +217,7 @@ class PlannedDecode:
                  col_wide):
         ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
         n = int(lengths.shape[0])
-        ntiles = max(1, (n + SCAN_TILE - 1) // SCAN_TILE)
+        ntiles = _tiles(n)
         lt = _LEN_CTYPES[np.dtype(lengths.dtype)]
         self.scratch_nbytes = scan_scratch_nbytes(n)
         self._scan = Launch(_function(f"offsets_one_pass<{lt}>"), ntiles, 256, [

@@ -127,6 +127,8 @@ def test_out_too_small_is_refused():
     dev = fsstgpu.to_device(fsstgpu.compress(_column(13, 100)))
     with pytest.raises(ValueError, match="at least"):
         decode_async(dev, out=cp.empty(max(dev.total - 1, 0), cp.uint8))
+    with pytest.raises(ValueError, match="contiguous"):
+        decode_async(dev, out=cp.empty(2 * dev.total + 2, cp.uint8)[::2])
 
 
 @pytest.mark.gpu

@@ -206,8 +206,10 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     """decode_async through the plan: one allocation (output, offsets, scratch and flags), a
     memset of the flags and the plan's launches; no CuPy kernel call."""
     layout = dev.layout
-    if out is not None and (out.dtype != cp.uint8 or out.size < layout.total):
-        raise ValueError(f"out must be a uint8 buffer of at least {layout.total} bytes")
+    if out is not None and (out.dtype != cp.uint8 or out.size < layout.total
+                            or not out.flags.c_contiguous):
+        raise ValueError(f"out must be a contiguous uint8 buffer of at least {layout.total} "
+                         "bytes")
     stream = stream if stream is not None else cp.cuda.get_current_stream()
     at_offsets = 0 if out is not None else -(-layout.total // 16) * 16
     at_scratch = -(-(at_offsets + layout.offsets_nbytes) // 16) * 16
