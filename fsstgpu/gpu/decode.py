@@ -234,7 +234,7 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     """Enqueue the decode of ``dev`` (one column or a batch) on ``stream`` without waiting.
 
     ``fill`` fills the output with that byte first (tests: bytes the kernel misses show);
-    ``out`` reuses a uint8 buffer of at least ``dev.total`` bytes (benchmarks).
+    ``out`` reuses a contiguous uint8 buffer of at least ``dev.total`` bytes (benchmarks).
 
     Examples
     --------
