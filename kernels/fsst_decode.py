@@ -109,16 +109,24 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     nsplits = int(split_table.shape[0])
     if nsplits == 0:
         return
+    _check_codes(codes, ncodes)
+    args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
+            tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err)
+    with on_stream(stream):
+        _function("fsst_decode")((_decode_blocks(nsplits),), (32 * WARPS_PER_BLOCK,), args)
+
+
+def _check_codes(codes, ncodes: int) -> None:
+    """Refuse a codes buffer the decode kernel's aligned loads could read past."""
     if codes.nbytes < padded_size(ncodes):
         raise ValueError(f"codes buffer of {codes.nbytes} bytes, need {padded_size(ncodes)}")
     if codes.data.ptr % 16:
         raise ValueError("the decode kernel needs a 16-byte aligned codes buffer")
-    func = _function("fsst_decode")
-    blocks = (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
-    args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
-            tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err)
-    with on_stream(stream):
-        func((blocks,), (32 * WARPS_PER_BLOCK,), args)
+
+
+def _decode_blocks(nsplits: int) -> int:
+    """Blocks of the decode kernel: a warp per split, WARPS_PER_BLOCK warps a block."""
+    return (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
 
 
 def _tiles(nlengths: int) -> int:
@@ -227,14 +235,9 @@ class PlannedDecode:
         nsplits = int(split_table.shape[0])
         self._decode = None
         if nsplits:
-            if codes.nbytes < padded_size(ncodes):
-                raise ValueError(f"codes buffer of {codes.nbytes} bytes, need "
-                                 f"{padded_size(ncodes)}")
-            if codes.data.ptr % 16:
-                raise ValueError("the decode kernel needs a 16-byte aligned codes buffer")
+            _check_codes(codes, ncodes)
             self._decode = Launch(
-                _function("fsst_decode"), (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK,
-                32 * WARPS_PER_BLOCK, [
+                _function("fsst_decode"), _decode_blocks(nsplits), 32 * WARPS_PER_BLOCK, [
                     (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
                     (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
                     (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),

@@ -110,6 +110,11 @@ def _corrupt_lengths(flags) -> dict:
             for k, b in enumerate(flags) if b}
 
 
+def _up16(nbytes: int) -> int:
+    """``nbytes`` rounded up to 16: where the next buffer of one allocation starts."""
+    return -(-nbytes // 16) * 16
+
+
 def _allocate(cp, layout: HostBatch, *, out=None, fill=None):
     """The output buffers of a batch: data (``out`` when given) and the offsets of every
     column, in one allocation."""
@@ -117,7 +122,7 @@ def _allocate(cp, layout: HostBatch, *, out=None, fill=None):
         data = out[: layout.total]
         offsets = cp.empty(layout.offsets_nbytes, dtype=cp.uint8)
     else:
-        at = -(-layout.total // 16) * 16
+        at = _up16(layout.total)
         both = cp.empty(at + layout.offsets_nbytes, dtype=cp.uint8)
         data, offsets = both[: layout.total], both[at:]
     if fill is not None:
@@ -206,13 +211,9 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     """decode_async through the plan: one allocation (output, offsets, scratch and flags), a
     memset of the flags and the plan's launches; no CuPy kernel call."""
     layout = dev.layout
-    if out is not None and (out.dtype != cp.uint8 or out.size < layout.total
-                            or not out.flags.c_contiguous):
-        raise ValueError(f"out must be a contiguous uint8 buffer of at least {layout.total} "
-                         "bytes")
     stream = stream if stream is not None else cp.cuda.get_current_stream()
-    at_offsets = 0 if out is not None else -(-layout.total // 16) * 16
-    at_scratch = -(-(at_offsets + layout.offsets_nbytes) // 16) * 16
+    at_offsets = 0 if out is not None else _up16(layout.total)
+    at_scratch = _up16(at_offsets + layout.offsets_nbytes)
     at_err = at_scratch + plan.scratch_nbytes
     nflags = 1 + len(layout)
     with on_stream(stream):
@@ -246,6 +247,10 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     """
 
     cp = get_cupy()
+    # the kernel writes by pointer: both paths need room, one byte per element, no strides
+    if out is not None and (out.dtype != cp.uint8 or out.size < dev.total
+                            or not out.flags.c_contiguous):
+        raise ValueError(f"out must be a contiguous uint8 buffer of at least {dev.total} bytes")
     plan = _planned(dev)
     if plan is not None:
         return _decode_planned(cp, dev, plan, stream, fill, out)
