@@ -13,7 +13,11 @@ each size. In the same run, beside the device-to-device copy bandwidth (bytes re
 
 Every decoded output is compared with the CPU decoder's.
 
-Usage: ``python -m benchmarks.gpu_sizes [--json FILE] [--no-nvcomp]`` from the checkout's root.
+``fsstgpu bench --device gpu`` prints these rows (:func:`format_sweep`) after the per-file table,
+and ``--plot FILE.svg`` draws them (:mod:`benchmarks.sweep_plot`).
+
+Usage: ``python -m benchmarks.gpu_sizes [--json FILE] [--plot FILE.svg] [--no-nvcomp]`` from the
+checkout's root.
 """
 
 from __future__ import annotations
@@ -79,17 +83,22 @@ def device_rows(carr, copy_bps, *, repeat=20) -> dict:
     cp = get_cupy()
     dev = fsstgpu.to_device(carr)
     seconds = time_decode(dev, cp.empty(dev.total, dtype=cp.uint8), repeat=repeat)
-    return _row("fsstgpu", dev.total, seconds, copy_bps, splits=dev.nsplits)
+    return _row("fsstgpu", dev.total, seconds, copy_bps, splits=dev.nsplits,
+                ratio=carr.stats()["ratio"])
 
 
-def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
+def run(nvcomp: bool = True, repeat: int = 20, progress=None) -> list[dict]:
+    """The sweep's rows (device columns, batches, host columns, uploads, nvCOMP), in order."""
+    say = progress or (lambda msg: None)
     cp = get_cupy()
     copy_bps = copy_bandwidth(1 << 30)
+    say("sweep: compressing the dbtext corpus")
     strings = corpus()
     base = fsstgpu.compress(strings)
-    rows = []
+    rows = [pinned_upload_row(copy_bps)]
     raws = {}
     for size in SIZES:
+        say(f"sweep: {size // MIB} MiB")
         col = column_of_size(base, size)
         expect = _expected(col)
         raws[size] = expect
@@ -116,12 +125,59 @@ def run(nvcomp: bool = True, repeat: int = 20) -> list[dict]:
         rows.append(_row(f"fsstgpu batch {count} x {size // MIB} MiB", dev.total, seconds,
                          copy_bps, splits=dev.nsplits))
         cp.get_default_memory_pool().free_all_blocks()
+    say("sweep: host columns")
     rows += host_rows(base, copy_bps)
     if nvcomp:
+        say("sweep: nvCOMP (child process)")
         cp.get_default_memory_pool().free_all_blocks()
         cp.get_default_pinned_memory_pool().free_all_blocks()
         rows += nvcomp_rows(copy_bps)
     return rows
+
+
+def pinned_upload_row(copy_bps, size: int = 256 * MIB, repeat: int = 5) -> dict:
+    """The same run's host-to-device bandwidth from pinned memory (the bus's ceiling)."""
+    cp = get_cupy()
+    src = cp.cuda.alloc_pinned_memory(size)
+    host = np.frombuffer(src, np.uint8, size)
+    host[:] = 7
+    dst = cp.empty(size, dtype=cp.uint8)
+
+    def upload():
+        dst.set(host)
+        cp.cuda.get_current_stream().synchronize()
+
+    return _row("plain pinned upload", size, time_wall(upload, repeat=repeat), copy_bps)
+
+
+def format_sweep(rows: list[dict]):
+    """Render :func:`run`'s rows as a rich Table.
+
+    Examples
+    --------
+    >>> from benchmarks.gpu_sizes import format_sweep
+    >>> format_sweep([{"what": "fsstgpu", "MiB": 16.0, "us": 95.0, "GB/s": 176.6,
+    ...                "copy GB/s": 4100.0, "of copy": 0.043, "splits": 4096},
+    ...               {"what": "nvCOMP zstd failed: RuntimeError: x"}]).row_count
+    2
+    """
+    from rich.table import Table
+
+    table = Table(title="GPU decode against column size (device-resident unless noted; dbtext "
+                        "laid end to end), beside the same run's copy, uploads and nvCOMP")
+    cols = (("what", None, ""), ("MiB", "MiB", ".0f"), ("us", "us", ".1f"),
+            ("GB/s", "GB/s", ".1f"), ("of copy", "of copy", ".1%"), ("ratio", "ratio", ".2f"),
+            ("vs upload", "vs_upload", ".2f"))
+    for header, key, _ in cols:
+        table.add_column(header, justify="left" if key is None else "right")
+    for r in rows:
+        table.add_row(*(str(r.get("what", "")) if key is None
+                        else ("-" if r.get(key) is None else format(r[key], spec))
+                        for _, key, spec in cols))
+    copy = next((r["copy GB/s"] for r in rows if r.get("copy GB/s")), None)
+    if copy:
+        table.caption = f"device copy (read + written) in this run: {copy:.0f} GB/s"
+    return table
 
 
 def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
@@ -167,6 +223,8 @@ def nvcomp_rows(copy_bps: float) -> list[dict]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--plot", type=Path, help="draw the sweep here (.svg, or .png "
+                        "with matplotlib)")
     parser.add_argument("--no-nvcomp", action="store_true")
     args = parser.parse_args(argv)
     rows = run(nvcomp=not args.no_nvcomp)
@@ -174,6 +232,10 @@ def main(argv=None) -> int:
         print(json.dumps(r, default=str))
     if args.json:
         args.json.write_text(json.dumps(rows, default=str, indent=1))
+    if args.plot:
+        from benchmarks.sweep_plot import draw_sweep
+
+        draw_sweep(rows, args.plot)
     return 0
 
 

@@ -393,7 +393,8 @@ def bench(
              "files of real text against pyarrow's, benchmarks/files.py).",
         metavar="[PATH ...] | kernels | files")] = None,
     device: Annotated[BenchDevice, typer.Option(
-        help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py).")
+        help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py, "
+             "then the size sweep of benchmarks/gpu_sizes.py).")
     ] = BenchDevice.cpu,
     target_mib: Annotated[int, typer.Option(
         min=1, metavar="MIB", help="GPU bench: replicate the data to about this many MiB.")
@@ -425,6 +426,10 @@ def bench(
         min=1, metavar="N",
         help="`bench files`: rows of the table built from this machine's text.")
     ] = 1_500_000,
+    plot: Annotated[str | None, typer.Option(
+        metavar="FILE",
+        help="GPU bench: draw the size sweep (1 MiB - 1 GiB, batches, host columns, nvCOMP) "
+             "into FILE.svg (or FILE.png, with matplotlib installed).")] = None,
     json_: JsonOpt = False,
 ):
     """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels;
@@ -437,7 +442,7 @@ def bench(
     with handle_errors():
         run_bench(list(paths or []), device=device, target_mib=target_mib, nvcomp=nvcomp,
                   threads=threads, reference=reference, repeats=repeats,
-                  reference_table_mb=reference_table_mb, rows=rows, json_=json_)
+                  reference_table_mb=reference_table_mb, rows=rows, json_=json_, plot=plot)
 
 
 # --------------------------------------------------------------------------- train

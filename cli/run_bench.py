@@ -21,8 +21,12 @@ __all__ = ["run_bench"]
 
 def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp: bool,
               threads: int | None, reference: str | None, repeats: int,
-              reference_table_mb: float | None, rows: int, json_: bool) -> None:
+              reference_table_mb: float | None, rows: int, json_: bool,
+              plot: str | None = None) -> None:
     """Run the benchmark the command line asks for (see ``fsstgpu bench --help``)."""
+
+    if plot is not None:
+        _check_plot(plot, device)
 
     if paths == ["kernels"]:
         resolve_device("gpu")
@@ -56,9 +60,17 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
     if device is BenchDevice.gpu:
         resolve_device("gpu")
         gpu = _benchmarks("gpu")
-        rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp,
-                                 progress=lambda msg: typer.echo(f".. {msg}", err=True))
-        _show(rows, gpu.format_gpu_bench, json_)
+        say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
+        rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp, progress=say)
+        sizes = _benchmarks("gpu_sizes")
+        sweep = sizes.run(nvcomp=nvcomp, progress=say)
+        if plot is not None:
+            say(f"plot: {_benchmarks('sweep_plot').draw_sweep(sweep, plot)}")
+        if json_:
+            print_json({"files": rows, "sweep": sweep})
+            return
+        _show(rows, gpu.format_gpu_bench, False)
+        _show(sweep, sizes.format_sweep, False)
     elif threads is not None:
         import pyarrow as pa
 
@@ -95,6 +107,20 @@ def _bench_reference(paths: list[str], reference: str, threads: int, repeats: in
     rows = compare.compare(inputs, reference=ref, threads=threads, repeats=repeats,
                            table_mb=table_mb, progress=say)
     _show(rows, compare.format_table, json_)
+
+
+def _check_plot(plot: str, device: BenchDevice) -> None:
+    """Refuse a --plot that cannot be drawn before anything is measured (exit 2)."""
+    import importlib.util
+
+    if device is not BenchDevice.gpu:
+        fail("--plot draws the GPU size sweep: it goes with --device gpu", EXIT_USAGE)
+    suffix = Path(plot).suffix.lower()
+    if suffix not in (".svg", ".png"):
+        fail(f"--plot {plot}: the plot is written as .svg or .png", EXIT_USAGE)
+    if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
+        fail(f"--plot {plot}: a .png needs matplotlib (pip install matplotlib); .svg needs "
+             "nothing", EXIT_USAGE)
 
 
 def _bench_files(rows: int, json_: bool) -> None:

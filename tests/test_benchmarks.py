@@ -97,11 +97,11 @@ def test_cpu_bench_rows(load, tmp_path):
 
 
 # ids name the module in full: a bare "gpu" id would make the item look GPU-marked
-@pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "corpora", "reference_fsst",
-                                  "reference_bench"],
+@pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "gpu_sizes", "sweep_plot", "corpora",
+                                  "reference_fsst", "reference_bench"],
                          ids=lambda n: f"benchmarks.{n}")
 def test_docstring_examples(load, name):
-    if name == "gpu":
+    if name in ("gpu", "gpu_sizes"):
         pytest.importorskip("benchmarks.timing", reason="benchmarks/timing.py not in this tree")
     module = load(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -255,6 +255,69 @@ def test_reference_round_trip_and_comparison(load, reference_lib):
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "fsstgpu.cli.app", "bench", *map(str, args)],
                           capture_output=True, text=True, cwd=REPO)
+
+
+def _sweep_rows() -> list[dict]:
+    """Rows as benchmarks.gpu_sizes.run writes them (figures made up, shapes real)."""
+    copy = {"copy GB/s": 4100.0}
+    rows = [{"what": "plain pinned upload", "MiB": 256.0, "GB/s": 55.0, **copy}]
+    for mib in (1, 4, 16, 64, 256, 1024):
+        rows.append({"what": "fsstgpu", "MiB": float(mib), "GB/s": 19.0 * mib ** 0.6, **copy})
+        for k, algo in enumerate(("ANS", "LZ4", "zstd")):
+            rows.append({"what": f"nvCOMP {algo}", "MiB": float(mib),
+                         "GB/s": 10.0 * mib ** 0.5 / (k + 1), "ratio": 1.5, **copy})
+    rows += [{"what": "fsstgpu batch 64 x 4 MiB", "MiB": 256.0, "GB/s": 506.0, **copy},
+             {"what": "nvCOMP ANS batch 64 x 4 MiB", "MiB": 256.0, "GB/s": 219.0, **copy},
+             {"what": "fsstgpu host (pageable) -> device", "MiB": 4.0, "GB/s": 6.0,
+              "vs_upload": 0.6, **copy},
+             {"what": "nvCOMP GDeflate failed: RuntimeError: no"}]
+    return rows
+
+
+def test_sweep_plot_draws_a_line_per_codec(load, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    plot = load("sweep_plot")
+    out = plot.draw_sweep(_sweep_rows(), tmp_path / "sweep.svg")
+    root = ET.fromstring(out.read_text())  # well-formed
+    ns = "{http://www.w3.org/2000/svg}"
+    lines = root.findall(f"{ns}polyline")
+    assert len(lines) == 4  # fsstgpu, nvCOMP ANS / LZ4 / zstd; the failed codec is left out
+    assert all(len(line.get("points").split()) == 6 for line in lines)
+    text = " ".join(t.text for t in root.iter(f"{ns}text"))
+    assert "fsstgpu batch 64 x 4 MiB (506 GB/s)" in text and "4100 GB/s" in text
+    assert "GDeflate" not in text
+    with pytest.raises(ValueError, match=".svg or .png"):
+        plot.draw_sweep(_sweep_rows(), tmp_path / "sweep.pdf")
+    with pytest.raises(ValueError, match="no measured rows"):
+        plot.draw_sweep([{"what": "nvCOMP not measured: exit 1"}], tmp_path / "none.svg")
+    assert not (tmp_path / "none.svg").exists()
+    png = tmp_path / "sweep.png"
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        with pytest.raises(ValueError, match="needs matplotlib"):
+            plot.draw_sweep(_sweep_rows(), png)
+    else:
+        plot.draw_sweep(_sweep_rows(), png)
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_plot_redraws_a_saved_sweep(tmp_path):
+    saved = tmp_path / "sweep.json"
+    saved.write_text(json.dumps(_sweep_rows()))
+    done = subprocess.run([sys.executable, "-m", "benchmarks.sweep_plot", saved,
+                           tmp_path / "again.svg"], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "again.svg").read_text().count("<polyline") == 4
+
+
+def test_cli_bench_plot_errors(tmp_path):
+    done = _cli("--plot", tmp_path / "s.svg")
+    assert done.returncode == 2 and "--device gpu" in done.stderr, done.stderr
+    done = _cli("--device", "gpu", "--plot", tmp_path / "s.pdf")
+    assert done.returncode == 2 and ".svg or .png" in done.stderr, done.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_cli_bench_reference_errors(tmp_path):
