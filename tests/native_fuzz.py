@@ -551,7 +551,121 @@ def fuzz_string_bounds():
         assert data[offsets[hi] : offsets[hi + 1]].tobytes() == max(strings)
 
 
+def uleb(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def delta_encoded(values, block=128, minis=4):
+    """Parquet DELTA_BINARY_PACKED of int64 ``values`` (a straightforward writer)."""
+    zz = lambda v: (v << 1) ^ (v >> 63)  # noqa: E731
+    out = bytearray(uleb(block) + uleb(minis) + uleb(len(values)))
+    out += uleb(zz(int(values[0])) & (2**64 - 1)) if len(values) else uleb(0)
+    deltas = [int(b) - int(a) for a, b in zip(values[:-1], values[1:], strict=True)]
+    per = block // minis
+    for k in range(0, len(deltas), block):
+        chunk = deltas[k:k + block]
+        low = min(chunk)
+        out += uleb(zz(low) & (2**64 - 1))
+        rel = [d - low for d in chunk]
+        widths, bodies = [], []
+        for m in range(minis):
+            part = rel[m * per:(m + 1) * per]
+            w = max(part).bit_length() if part else 0
+            widths.append(w)
+            if part:
+                bits = sum(v << (i * w) for i, v in enumerate(part))
+                bodies.append(bits.to_bytes(per * w // 8, "little"))
+        out += bytes(widths) + b"".join(bodies)
+    return bytes(out)
+
+
+def fuzz_delta_binary_packed():
+    """native.delta_binary_packed: a writer's encodings decode to their values, and any forged
+    or cut page raises ValueError (CorruptData) or decodes within it, never read past it."""
+    n = int(rng.integers(0, 700))
+    values = np.cumsum(rng.integers(-50, int(rng.choice([3, 300, 1 << 20])), n))
+    page = np.frombuffer(delta_encoded(values, *[(128, 4), (256, 8), (128, 1)][
+        int(rng.integers(0, 3))]), np.uint8)
+    got, end = _native.delta_binary_packed(page, 0, n)
+    assert end == len(page) and np.array_equal(got, values)
+    expect_error(_native.delta_binary_packed, page, 0, max(n - 1, 0) if n else -1)
+    if len(page) > 1:
+        expect_error(_native.delta_binary_packed, page[:int(rng.integers(0, len(page)))].copy()
+                     if n > 1 else page[:0].copy(), 0, n)
+    forged = page.copy()
+    for _ in range(int(rng.integers(1, 6))):
+        if len(forged):
+            forged[int(rng.integers(0, len(forged)))] = int(rng.integers(0, 256))
+    try:
+        got, end = _native.delta_binary_packed(forged, int(rng.integers(0, 3)), n + 40)
+        assert 0 <= end <= len(forged) and len(got) <= n + 40
+    except ValueError:
+        pass
+
+
+def rle_encoded(values, width):
+    """The RLE / bit-packed hybrid of ``values``: runs of 8+ equal values as RLE runs, the
+    rest bit-packed in groups of 8 (the last group padded)."""
+    out, k, nbytes = bytearray(), 0, (width + 7) // 8
+    while k < len(values):
+        j = k
+        while j < len(values) and values[j] == values[k]:
+            j += 1
+        if j - k >= 8:
+            out += uleb((j - k) << 1) + int(values[k]).to_bytes(nbytes, "little")
+            k = j
+            continue
+        part = list(values[k:k + 8])
+        bits = sum(int(v) << (i * width) for i, v in enumerate(part))
+        out += uleb(3) + bits.to_bytes(width, "little")
+        k += 8
+    return bytes(out)
+
+
+def fuzz_rle_and_plain():
+    """native.rle_hybrid and plain_byte_arrays: encodings decode to their values; forged or
+    cut pages raise ValueError (CorruptData) or decode inside them."""
+    width = int(rng.integers(0, 33))
+    n = int(rng.integers(0, 500))
+    top = 1 << width
+    values = rng.integers(0, top, n, dtype=np.uint64) if width else np.zeros(n, np.uint64)
+    if n and rng.random() < 0.5:
+        values[: n // 2] = values[0]
+    page = np.frombuffer(rle_encoded(values, width), np.uint8)
+    got, end = _native.rle_hybrid(page, 0, width, n)
+    assert np.array_equal(got, values.astype(np.uint32)) and end == len(page)
+    if n and len(page):
+        expect_error(_native.rle_hybrid, page[: int(rng.integers(0, len(page)))].copy(), 0,
+                     width, n)
+    forged = page.copy()
+    for _ in range(int(rng.integers(1, 5))):
+        if len(forged):
+            forged[int(rng.integers(0, len(forged)))] = int(rng.integers(0, 256))
+    try:
+        got, end = _native.rle_hybrid(forged, int(rng.integers(0, 3)),
+                                      int(rng.integers(0, 34)), n + 5)
+        assert 0 <= end <= len(forged)
+    except ValueError:
+        pass
+    raw = bytes(rng.integers(0, 256, int(rng.integers(0, 64)), dtype=np.uint8))
+    try:
+        starts, lengths, end = _native.plain_byte_arrays(np.frombuffer(raw, np.uint8), 0,
+                                                         int(rng.integers(0, 6)))
+        assert end <= len(raw) and all(s + ln <= len(raw) for s, ln in zip(starts, lengths,
+                                                                         strict=True))
+    except ValueError:
+        pass
+
+
 for r in range(ROUNDS):
+    fuzz_delta_binary_packed()
+    fuzz_rle_and_plain()
     fuzz_check_splits()
     fuzz_string_bounds()
     fuzz_round()
