@@ -10,8 +10,7 @@ import numpy as np
 from fsstgpu import _native
 from fsstgpu.parallel import thread_count
 
-__all__ = ["count_set_bits", "delta_binary_packed", "first_decrease", "plain_byte_arrays",
-           "rle_hybrid", "first_filled_null", "first_misfit", "gather",
+__all__ = ["count_set_bits", "first_decrease", "first_filled_null", "first_misfit", "gather",
             "length_sums", "running_sum", "string_bounds", "walk_codes"]
 
 
@@ -208,77 +207,3 @@ def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]
                                  None if validity is None
                                  else np.ascontiguousarray(validity, np.uint8),
                                  thread_count(threads))
-
-
-def delta_binary_packed(page, start: int, max_values: int):
-    """Decode Parquet's ``DELTA_BINARY_PACKED`` values at ``page[start:]`` (C++,
-    ``csrc/parquet_delta.cpp``; :mod:`fsstgpu.formats.parquet_pages` reads code lengths with it).
-
-    Parameters
-    ----------
-    page : numpy.ndarray of uint8
-        A page from a file: every read is bounds-checked.
-    start : int
-    max_values : int
-        More values than this is corrupt (the page header's value count).
-
-    Returns
-    -------
-    values : numpy.ndarray of int64
-    end : int
-        The position just past them in ``page``.
-
-    Raises
-    ------
-    CorruptDataError
-        Naming what is wrong (a header or block past the page, a bit width over 64, too many
-        values).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.native import delta_binary_packed
-    >>> # block of 128 in 4 miniblocks, 3 values, first 5; min delta 1, widths 1 (deltas 0, 1)
-    >>> page = np.array([0x80, 0x01, 4, 3, 10, 2, 1, 1, 1, 1, 0b10, 0, 0, 0], np.uint8)
-    >>> values, end = delta_binary_packed(page, 0, 3)
-    >>> values.tolist(), end
-    ([5, 6, 8], 14)
-    """
-    return _native.delta_binary_packed(np.ascontiguousarray(page, np.uint8), int(start),
-                                       int(max_values))
-
-
-def rle_hybrid(page, start: int, bit_width: int, count: int):
-    """Decode ``count`` values of Parquet's RLE / bit-packed hybrid runs at ``page[start:]``
-    (definition levels, dictionary indices; C++, bounds-checked).
-
-    Returns ``(values as uint32, the position just past the runs)``; CorruptDataError when the
-    runs do not hold ``count`` values inside the page.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.native import rle_hybrid
-    >>> values, end = rle_hybrid(np.array([6, 1, 3, 0b10001000, 0b11000110, 0b11111010],
-    ...                                   np.uint8), 0, 3, 11)  # 3 x 1, then 0-7 packed
-    >>> values.tolist(), end
-    ([1, 1, 1, 0, 1, 2, 3, 4, 5, 6, 7], 6)
-    """
-    return _native.rle_hybrid(np.ascontiguousarray(page, np.uint8), int(start), int(bit_width),
-                              int(count))
-
-
-def plain_byte_arrays(page, start: int, count: int):
-    """The ``count`` PLAIN byte arrays at ``page[start:]`` (a 4-byte length before each):
-    ``(starts, lengths, the position just past them)``; CorruptDataError past the page.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.native import plain_byte_arrays
-    >>> starts, lengths, end = plain_byte_arrays(np.array([2, 0, 0, 0, 97, 98], np.uint8), 0, 1)
-    >>> starts.tolist(), lengths.tolist(), end
-    ([4], [2], 6)
-    """
-    return _native.plain_byte_arrays(np.ascontiguousarray(page, np.uint8), int(start),
-                                     int(count))
