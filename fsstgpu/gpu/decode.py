@@ -309,13 +309,8 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     import cupyx
 
     single = not isinstance(carr, (list, tuple))
-    carrs = [carr] if single else list(carr)
-    # Pinned metadata lets the pipelined upload below run asynchronously; codes of one upload
-    # chunk (see _ingest) are copied before the decode anyway, and there a pinned allocation
-    # costs more than the pageable copy of the metadata it would speed up.
-    one_chunk = sum(len(getattr(c, "codes", ())) for c in carrs) <= chunk_bytes
-    layout = HostBatch(carrs, lengths=lengths, allocate=None if one_chunk else
-                       lambda n: cupyx.empty_pinned((n,), dtype=np.uint8))
+    layout = HostBatch([carr] if single else carr, lengths=lengths,
+                       allocate=lambda n: cupyx.empty_pinned((n,), dtype=np.uint8))
     return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
 
 
