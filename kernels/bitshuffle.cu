@@ -92,6 +92,13 @@ __device__ __forceinline__ ChunkGeom chunk_geom(i64 B, i64 nfull, i64 mlast, i64
     return g;
 }
 
+// The valid bytes of row r's word of each plane: a row holds up to 32 of the chunk's nel
+// elements (8..32 valid, a multiple of 8 inside a bitshuffle block), one plane bit each.
+__device__ __forceinline__ int row_plane_bytes(i64 nel, int r) {
+    const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;
+    return (int)(ve / 8);
+}
+
 // Stage nbytes at src into the padded rows of sm (16-byte loads when vec16; the tail byte by byte).
 template <int E, int NT>
 __device__ __forceinline__ void stage_rows(const uint8_t* src, i64 nbytes, int vec16, uint8_t* sm) {
@@ -224,8 +231,7 @@ bitshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
     __syncthreads();
     const int r = threadIdx.x;
     if (r >= rows) return;
-    const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;   // valid elements: 8..32
-    const int vb = (int)(ve / 8);                                       // valid bytes per plane
+    const int vb = row_plane_bytes(nel, r);
     shuffle_row<E>(reinterpret_cast<const uint32_t*>(sm + r * R::STRIDE),
                    out + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8, g.m / 8, vb,
                    out4 && vb == 4 && (g.m % 32) == 0);
@@ -243,8 +249,7 @@ bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i
     const int rows = (int)((nel + 31) / 32);
     const int r = threadIdx.x;
     if (r < rows) {
-        const i64 ve = nel - 32 * (i64)r < 32 ? nel - 32 * (i64)r : 32;
-        const int vb = (int)(ve / 8);
+        const int vb = row_plane_bytes(nel, r);
         unshuffle_row<E>(in + g.blk * B * E + (g.c0 + 32 * (i64)r) / 8, g.m / 8, vb,
                          in4 && vb == 4 && (g.m % 32) == 0,
                          reinterpret_cast<uint32_t*>(sm + r * R::STRIDE));

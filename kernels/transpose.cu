@@ -35,17 +35,13 @@
 // panels too large for shared memory go through the *_global kernels and a small device scratch
 // buffer chosen by the launcher.
 
+#include "tile.cuh"
+
 #define TB 32          // tile side in V x V blocks (one warp across)
 #define TROWS 8        // blockDim.y of the one-tile-per-block kernels
 // loads kept in flight per thread in the row and panel kernels (fewer for wide elements)
 #define NB(ES) ((ES) >= 8 ? 4 : 8)
 
-template <int B> struct Raw;
-template <> struct Raw<1> { typedef unsigned char t; };
-template <> struct Raw<2> { typedef unsigned short t; };
-template <> struct Raw<4> { typedef unsigned int t; };
-template <> struct Raw<8> { typedef uint2 t; };
-template <> struct Raw<16> { typedef uint4 t; };
 
 // ------------------------------------------------------------------------------------------------
 // Register transposes of a V x V element block
@@ -163,65 +159,21 @@ struct TileRegs {
     }
 };
 
-// Load input tile (r0, c0) of a rows x cols matrix into shared memory laid out as the output tile.
-// rows and cols are multiples of V when V > 1 (the launcher guarantees it).
+// The tiles of a rows x cols input (row stride cols) and its cols x rows output (tile.cuh).
 template <int ES, int V>
 __device__ __forceinline__ void load_tile(const typename Raw<ES>::t* in,
                                           typename Raw<ES * V>::t* sm, long long rows,
                                           long long cols, long long r0, long long c0)
 {
-    typedef typename Raw<ES>::t T;
-    typedef typename Raw<ES * V>::t Vec;
-    union Pack { Vec v; T e[V]; };
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long vcols = cols / V;
-    const long long vc = c0 / V + tx;
-    const long long brows = rows / V;
-    Pack p[TB / TROWS][V];
-#pragma unroll
-    for (int k = 0; k < TB / TROWS; ++k) {
-        const long long br = r0 / V + ty + k * TROWS;
-        if (br < brows && vc < vcols) {
-#pragma unroll
-            for (int e = 0; e < V; ++e)
-                p[k][e].v = reinterpret_cast<const Vec*>(in + (br * V + e) * cols)[vc];
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < TB / TROWS; ++k) {
-        const int bi = ty + k * TROWS;
-        const long long br = r0 / V + bi;
-        if (br < brows && vc < vcols) {
-#pragma unroll
-            for (int f = 0; f < V; ++f) {
-                Pack q;
-#pragma unroll
-                for (int e = 0; e < V; ++e) q.e[e] = p[k][e].e[f];
-                // output row tx*V + f of the tile, vector column bi; swizzle key (row / V) == tx
-                sm[(tx * V + f) * TB + (bi ^ tx)] = q.v;
-            }
-        }
-    }
+    tile_load<ES, V, TB, TROWS>(in, sm, rows, cols, cols, r0, c0);
 }
 
-// Store the shared tile (from input tile (r0, c0)) into the cols x rows output (blockDim 32 x TR).
 template <int ES, int V, int TR>
 __device__ __forceinline__ void store_tile(const typename Raw<ES * V>::t* sm,
                                            typename Raw<ES>::t* out, long long rows,
                                            long long cols, long long r0, long long c0)
 {
-    typedef typename Raw<ES * V>::t Vec;
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long ovcols = rows / V;
-    const long long ovc = r0 / V + tx;
-#pragma unroll
-    for (int k = 0; k < (TB * V) / TR; ++k) {
-        const int orow = ty + k * TR;
-        const long long og = c0 + orow;
-        if (og < cols && ovc < ovcols)
-            reinterpret_cast<Vec*>(out + og * rows)[ovc] =
-                sm[orow * TB + (tx ^ ((orow / V) & (TB - 1)))];
-    }
+    tile_store<ES, V, TB, TR>(sm, out, rows, cols, rows, r0, c0);
 }
 
 // Pair index -> (ti, tj), ti <= tj, of the upper triangle of a tiles x tiles grid; row ti of the

@@ -20,12 +20,7 @@
 // access is a coalesced run of 32 words; a thread issues the loads of D chain steps before it
 // stores them (the chain's next positions are never written before they are read).
 
-template <int B> struct Word;
-template <> struct Word<1> { typedef unsigned char t; };
-template <> struct Word<2> { typedef unsigned short t; };
-template <> struct Word<4> { typedef unsigned int t; };
-template <> struct Word<8> { typedef uint2 t; };
-template <> struct Word<16> { typedef uint4 t; };
+#include "tile.cuh"
 
 #define CHAIN_D 8     // chain steps whose loads a thread keeps in flight
 #define SQ_SIDE 32    // square_blocks: tile side in V x V element blocks
@@ -53,7 +48,7 @@ struct ChunkSrc {
 // scratch[slot] <- chunk start of every long item (item = (start, steps, slot, next slot)).
 template <int W>
 __global__ void __launch_bounds__(256)
-chunk_save(const typename Word<W>::t* __restrict__ data, typename Word<W>::t* __restrict__ scratch,
+chunk_save(const typename Raw<W>::t* __restrict__ data, typename Raw<W>::t* __restrict__ scratch,
            const int4* __restrict__ longs, unsigned n_long, unsigned wpc, unsigned slices)
 {
     const unsigned lane = threadIdx.x & 31;
@@ -75,13 +70,13 @@ chunk_save(const typename Word<W>::t* __restrict__ data, typename Word<W>::t* __
 // [n_single, n_single + n_long) are segments (start, steps, slot, next slot) of longer ones.
 template <int W>
 __global__ void __launch_bounds__(256)
-chunk_cycles(typename Word<W>::t* data, const typename Word<W>::t* __restrict__ scratch,
+chunk_cycles(typename Raw<W>::t* data, const typename Raw<W>::t* __restrict__ scratch,
              const int2* __restrict__ singles, unsigned n_single,
              const int4* __restrict__ longs, unsigned n_long, unsigned wpc, unsigned slices,
              unsigned a, unsigned ma, unsigned sa, unsigned g, unsigned mg, unsigned sg, unsigned b)
 {
     const ChunkSrc src = {a, ma, sa, g, mg, sg, b};
-    typedef typename Word<W>::t T;
+    typedef typename Raw<W>::t T;
     const unsigned lane = threadIdx.x & 31;
     const unsigned long long total = ((unsigned long long)n_single + n_long) * slices;
     const unsigned long long nwarps = ((unsigned long long)gridDim.x * blockDim.x) >> 5;
@@ -138,65 +133,11 @@ chunk_cycles(typename Word<W>::t* data, const typename Word<W>::t* __restrict__ 
 // ------------------------------------------------------------------------------------------------
 
 template <int ES, int V>
-__device__ __forceinline__ void sq_load(const typename Word<ES>::t* base, typename Word<ES * V>::t* sm,
-                                        long long g, long long ld, long long r0, long long c0)
-{
-    typedef typename Word<ES>::t T;
-    typedef typename Word<ES * V>::t Vec;
-    union Pack { Vec v; T e[V]; };
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long vg = g / V;
-    const long long vc = c0 / V + tx;
-    Pack p[SQ_SIDE / SQ_ROWS][V];
-#pragma unroll
-    for (int k = 0; k < SQ_SIDE / SQ_ROWS; ++k) {
-        const long long br = r0 / V + ty + k * SQ_ROWS;
-        if (br < vg && vc < vg) {
-#pragma unroll
-            for (int e = 0; e < V; ++e)
-                p[k][e].v = reinterpret_cast<const Vec*>(base + (br * V + e) * ld)[vc];
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < SQ_SIDE / SQ_ROWS; ++k) {
-        const int bi = ty + k * SQ_ROWS;
-        if (r0 / V + bi < vg && vc < vg) {
-#pragma unroll
-            for (int f = 0; f < V; ++f) {
-                Pack q;
-#pragma unroll
-                for (int e = 0; e < V; ++e) q.e[e] = p[k][e].e[f];
-                // output row tx*V + f of the tile, word column bi, XOR-swizzled by tx
-                sm[(tx * V + f) * SQ_SIDE + (bi ^ tx)] = q.v;
-            }
-        }
-    }
-}
-
-template <int ES, int V>
-__device__ __forceinline__ void sq_store(const typename Word<ES * V>::t* sm,
-                                         typename Word<ES>::t* base, long long g, long long ld,
-                                         long long r0, long long c0)
-{
-    typedef typename Word<ES * V>::t Vec;
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long ovc = r0 / V + tx;
-#pragma unroll
-    for (int k = 0; k < (SQ_SIDE * V) / SQ_ROWS; ++k) {
-        const int orow = ty + k * SQ_ROWS;
-        const long long og = c0 + orow;
-        if (og < g && ovc < g / V)
-            reinterpret_cast<Vec*>(base + og * ld)[ovc] =
-                sm[orow * SQ_SIDE + (tx ^ ((orow / V) & (SQ_SIDE - 1)))];
-    }
-}
-
-template <int ES, int V>
 __global__ void __launch_bounds__(SQ_SIDE * SQ_ROWS)
-square_blocks(typename Word<ES>::t* data, long long g, long long ld, long long nblocks,
+square_blocks(typename Raw<ES>::t* data, long long g, long long ld, long long nblocks,
               long long b, long long tiles)
 {
-    typedef typename Word<ES * V>::t Vec;
+    typedef typename Raw<ES * V>::t Vec;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     Vec* sa = reinterpret_cast<Vec*>(smem_raw);
     Vec* sb = sa + SQ_SIDE * V * SQ_SIDE;
@@ -215,12 +156,12 @@ square_blocks(typename Word<ES>::t* data, long long g, long long ld, long long n
         while (ti > 0 && ti * tiles - ti * (ti - 1) / 2 > idx) --ti;
         while (ti + 1 < tiles && (ti + 1) * tiles - (ti + 1) * ti / 2 <= idx) ++ti;
         const long long tj = ti + (idx - (ti * tiles - ti * (ti - 1) / 2));
-        typename Word<ES>::t* base = data + bi * g * ld + bj * g;
-        sq_load<ES, V>(base, sa, g, ld, ti * side, tj * side);
-        if (ti != tj) sq_load<ES, V>(base, sb, g, ld, tj * side, ti * side);
+        typename Raw<ES>::t* base = data + bi * g * ld + bj * g;
+        tile_load<ES, V, SQ_SIDE, SQ_ROWS>(base, sa, g, g, ld, ti * side, tj * side);
+        if (ti != tj) tile_load<ES, V, SQ_SIDE, SQ_ROWS>(base, sb, g, g, ld, tj * side, ti * side);
         __syncthreads();
-        sq_store<ES, V>(sa, base, g, ld, ti * side, tj * side);
-        if (ti != tj) sq_store<ES, V>(sb, base, g, ld, tj * side, ti * side);
+        tile_store<ES, V, SQ_SIDE, SQ_ROWS>(sa, base, g, g, ld, ti * side, tj * side);
+        if (ti != tj) tile_store<ES, V, SQ_SIDE, SQ_ROWS>(sb, base, g, g, ld, tj * side, ti * side);
         __syncthreads();
     }
 }
