@@ -28,6 +28,7 @@ from fsstgpu.device import backend_info, gpu_available
 from fsstgpu.errors import BatchDecodeError, CorruptDataError, DeviceError, FsstGpuError
 from fsstgpu.formats.tables import compress_table, decompress_table
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, to_device
+from fsstgpu.gpu.encode import compress_device
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train
 
@@ -45,6 +46,7 @@ __all__ = [
     "SymbolTable",
     "backend_info",
     "compress",
+    "compress_device",
     "compress_table",
     "decompress",
     "decompress_device",

@@ -1,0 +1,182 @@
+"""Compression on the GPU (issue #25, first step): strings encoded by a GPU kernel with a table
+trained on the CPU, into the same CompressedStringArray the CPU encoder makes.
+
+:func:`compress_device` takes device strings (a :class:`~fsstgpu.DeviceStringArray`) or a host
+column, checks them on the device (offsets inside the data and in order, UTF-8 for text
+types), encodes them with :mod:`fsstgpu.kernels.fsst_encode` (greedy longest match: byte for
+byte the codes of ``fsstgpu.compress(column, table=table)``), and brings the codes and their
+offsets back to plan the split points on the host as :func:`fsstgpu.columns.compress_column`
+does. The table is the caller's, or trained on the CPU from a sample of whole strings spread
+over the column (copied back: at most ``sample_bytes``). One table, one block: the CPU's block
+planner walks the whole column, which would bring it all back.
+
+Not done yet (issue #25): the result stays on the host (a device-resident compressed column,
+split points planned on the GPU), long strings are encoded by one thread each (no parallel
+parse that resynchronises), and training from a device column samples evenly rather than as the
+CPU trainer does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu import arrow_layout, inputs
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.device import get_cupy, resolve_device
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
+from fsstgpu.kernels.loader import on_stream
+from fsstgpu.limits import check_split_size
+from fsstgpu.scan import long_string_cuts
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
+from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.training import DEFAULT_SAMPLE_BYTES, train
+from fsstgpu.types import is_text
+
+__all__ = ["compress_device"]
+
+
+def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE,
+                    stream=None, fill=None) -> CompressedStringArray:
+    """Compress a string column with FSST on the GPU.
+
+    Parameters
+    ----------
+    strings : DeviceStringArray or a host string column
+        Device strings (e.g. :func:`fsstgpu.decompress_device`'s result), or any column
+        :func:`fsstgpu.compress` takes (uploaded first).
+    table : SymbolTable or bytes, optional
+        The symbol table (one block). Default: trained on the CPU from whole strings spread
+        evenly over the column, at most ``sample_bytes`` of them copied back.
+    sample_bytes : int, optional
+        The training sample (default the trainer's, 49152 bytes).
+    split_size : int
+        As for :func:`fsstgpu.compress`.
+    stream : cupy.cuda.Stream, optional
+    fill : int, optional
+        Poison the device codes buffer with this byte before the codes are written (tests).
+
+    Returns
+    -------
+    CompressedStringArray
+        In host memory; equal to ``fsstgpu.compress(column, table=table)``.
+
+    Raises
+    ------
+    CorruptDataError
+        For device offsets outside the data or decreasing, a validity bitmap shorter than the
+        column, or a text string that is not UTF-8.
+    DeviceError
+        Without a usable GPU.
+
+    Examples
+    --------
+    >>> import fsstgpu, pyarrow as pa
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     col = pa.array(["http://a.example/x", None, "http://b.example/y"] * 100)
+    ...     t = fsstgpu.train(col)
+    ...     assert fsstgpu.compress_device(col, t).equals(fsstgpu.compress(col, table=t))
+    """
+    resolve_device("gpu")
+    cp = get_cupy()
+    split_size = check_split_size(int(split_size))
+    with on_stream(stream):
+        type_, n, data, offsets, validity, null_count, chunks = _on_device(cp, strings)
+        _check(cp, type_, n, data, offsets, validity)
+        if table is None:
+            table = _trained(cp, data, offsets, validity, n, sample_bytes)
+        elif not isinstance(table, SymbolTable):
+            table = SymbolTable.from_bytes(table)
+        codes, code_offsets = encode_on_device(table, data, offsets, validity, stream=stream,
+                                               fill=fill)
+        host_offsets = offsets.get()
+        host_validity = None if validity is None else validity.get()
+        codes, code_offsets = codes.get(), code_offsets.get()
+    lengths = np.diff(host_offsets)
+    if host_validity is not None:  # null strings have no bytes, as the CPU encoder reads them
+        lengths[~np.unpackbits(host_validity, count=n, bitorder="little").astype(bool)] = 0
+    tables, block_starts = (table,), np.array([0, n], np.int64)
+    cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
+                                                      split_size, cuts, out_offsets)
+    carr = CompressedStringArray(
+        type=type_, length=n, tables=tables, block_starts=block_starts, codes=codes,
+        code_offsets=code_offsets, lengths=lengths, validity=host_validity,
+        null_count=null_count, split_size=split_size, split_codes=split_codes,
+        split_out=split_out, split_table=split_table, chunk_lengths=chunks)
+    carr.validate(full=False)
+    return carr
+
+
+def _on_device(cp, strings):
+    """(type, n, data, int64 offsets from 0, validity or None, null count, chunk lengths) of
+    ``strings`` on the device; data 8-byte aligned."""
+    if isinstance(strings, DeviceStringArray):
+        n = strings.length
+        offsets = strings.offsets.astype(cp.int64)
+        base = int(offsets[0]) if n else 0
+        if not 0 <= base <= int(strings.data.size):
+            raise CorruptDataError("the device strings' offsets lie outside their data or "
+                                   "decrease")
+        offsets = offsets - base
+        data = strings.data[base:]
+        if data.data.ptr % 8:  # the kernel's aligned loads
+            data = data.copy()
+        return (strings.type, n, data, offsets, strings.validity, strings.null_count,
+                strings.chunk_lengths)
+    plain = arrow_layout.from_arrow(inputs.as_string_column(strings))
+    data = cp.asarray(np.ascontiguousarray(plain.data)) if len(plain.data) else \
+        cp.zeros(0, cp.uint8)
+    validity = None if plain.validity is None else cp.asarray(plain.validity)
+    return (plain.type, len(plain), data, cp.asarray(plain.offsets), validity,
+            plain.null_count, plain.chunk_lengths)
+
+
+def _check(cp, type_, n, data, offsets, validity) -> None:
+    """Device input is outside data: every check a CPU column gets (arrow_layout.check_arrow),
+    before any kernel reads by the offsets."""
+    if int(offsets.shape[0]) != n + 1:
+        raise CorruptDataError(f"{int(offsets.shape[0])} offsets for {n} strings")
+    if validity is not None and int(validity.size) < (n + 7) // 8:
+        raise CorruptDataError(f"a validity bitmap of {int(validity.size)} bytes for {n} "
+                               "strings")
+    if n:
+        bad = cp.stack([offsets[0] < 0, offsets[-1] > data.size,
+                        cp.any(offsets[1:] < offsets[:-1])])
+        first, past, decreasing = (bool(b) for b in bad.get())
+        if first or past or decreasing:
+            raise CorruptDataError("the device strings' offsets lie outside their data or "
+                                   "decrease")
+    if is_text(type_):
+        bad = first_invalid_utf8(data, offsets, validity)
+        if bad >= 0:
+            raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
+
+
+def _trained(cp, data, offsets, validity, n: int, sample_bytes) -> SymbolTable:
+    """A table trained on the CPU from whole strings spread evenly over the device column, at
+    most ``sample_bytes`` of them brought back (nulls left out)."""
+    target = int(sample_bytes or DEFAULT_SAMPLE_BYTES)
+    host_offsets = offsets.get()
+    lengths = np.diff(host_offsets)
+    if validity is not None:
+        lengths[~np.unpackbits(validity.get(), count=n, bitorder="little").astype(bool)] = 0
+    total = int(lengths.sum())
+    if total <= target:
+        picked = np.flatnonzero(lengths)
+    else:  # every k-th string from a start that spreads them, until the target
+        k = max(1, int(total // target))
+        picked = np.arange(0, n, k)
+        picked = picked[np.cumsum(lengths[picked]) <= target]
+    starts, sizes = host_offsets[picked], lengths[picked]
+    sample_offsets = np.zeros(len(picked) + 1, np.int64)
+    np.cumsum(sizes, out=sample_offsets[1:])
+    if not len(picked):
+        return train([b""])
+    # gather the sample on the device: one index array, one copy back
+    index = np.repeat(starts - sample_offsets[:-1], sizes) + np.arange(sample_offsets[-1])
+    sample = data[cp.asarray(index)].get()
+    return train((sample, sample_offsets), sample_bytes=target)

@@ -1,0 +1,138 @@
+"""Launchers of the GPU FSST encoder (``fsst_encode.cu``) and its UTF-8 check.
+
+:func:`encode_lookups` turns a SymbolTable into the kernel's lookups (built on the host, a few
+hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings in two
+launches (count each string's codes, prefix sum, write them) and returns the codes and their
+offsets on the device. The CPU twin is the compiled encoder (:func:`fsstgpu.native.encode_blocks`
+with the same table): greedy longest match, so the same codes byte for byte.
+
+>>> from fsstgpu import SymbolTable
+>>> from fsstgpu.kernels.fsst_encode import bucket_of, encode_lookups
+>>> look = encode_lookups(SymbolTable([b"a", b"ab", b"http", b"https"]))
+>>> int(look["byte_code"][ord("a")]), int(look["pair_code"][int.from_bytes(b"ab", "little")])
+(0, 1)
+>>> b = bucket_of(int.from_bytes(b"htt", "little"))
+>>> [int(c) for c in look["cand_code"][look["bucket"][b]:look["bucket"][b + 1]]]  # longest first
+[3, 2]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu.device import get_cupy
+from fsstgpu.kernels.loader import get_function, on_stream
+
+__all__ = ["BUCKETS", "bucket_of", "encode_lookups", "encode_on_device", "first_invalid_utf8"]
+
+SOURCE = "fsst_encode.cu"
+#: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
+BUCKETS = 1024
+NONE = 0xFFFF
+KERNEL_NAMES = ("fsst_encode<false>", "fsst_encode<true>")
+THREADS = 256
+
+
+def bucket_of(first3: int) -> int:
+    """The bucket of a symbol (or position) whose first three bytes are ``first3``
+    (little-endian): the kernel's ``enc_bucket``."""
+    return ((first3 & 0xFFFFFF) * 0x9E3779B1 & 0xFFFFFFFF) >> 22
+
+
+def encode_lookups(table) -> dict:
+    """The encode kernel's lookups of ``table`` as NumPy arrays: ``byte_code`` (256) and
+    ``pair_code`` (65536) uint16 (``0xFFFF``: no symbol), ``bucket`` (BUCKETS + 1) uint16
+    ranges into ``cand_val`` (uint64), ``cand_len`` and ``cand_code`` (uint8), the 3-8 byte
+    symbols by bucket, longest first."""
+    packed = np.asarray(table.packed, np.uint64)
+    lengths = np.asarray(table.lengths, np.int64)
+    codes = np.arange(len(packed), dtype=np.int64)
+    byte_code = np.full(256, NONE, np.uint16)
+    one = lengths == 1
+    byte_code[packed[one].astype(np.int64)] = codes[one]
+    pair_code = np.full(65536, NONE, np.uint16)
+    two = lengths == 2
+    pair_code[packed[two].astype(np.int64)] = codes[two]
+    long_ = np.flatnonzero(lengths >= 3)
+    buckets = np.array([bucket_of(int(v) & 0xFFFFFF) for v in packed[long_]], np.int64)
+    order = np.lexsort((-lengths[long_], buckets))  # by bucket, then longest first
+    long_, buckets = long_[order], buckets[order]
+    bucket = np.zeros(BUCKETS + 1, np.uint16)
+    np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bucket[1:])
+    return {"byte_code": byte_code, "pair_code": pair_code, "bucket": bucket,
+            "cand_val": packed[long_].copy(), "cand_len": lengths[long_].astype(np.uint8),
+            "cand_code": codes[long_].astype(np.uint8)}
+
+
+def _pointer(array):
+    """A kernel argument for an optional array: the array, or a null pointer."""
+    return np.uint64(0) if array is None else array
+
+
+def _blocks(n: int) -> int:
+    return max(1, min((n + THREADS - 1) // THREADS, 65536))
+
+
+def _fn(name: str):
+    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
+
+
+def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
+                     lookups=None):
+    """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays.
+
+    ``data`` (uint8, 8-byte aligned) and ``offsets`` (int64, n + 1, checked by the caller to
+    lie inside ``data`` in order) are CuPy arrays on the current device; ``validity`` (uint8
+    bitmap or None) leaves null strings without codes. ``fill`` poisons the codes buffer
+    before the codes are written (tests); ``lookups`` reuses :func:`encode_lookups`' arrays
+    already on the device.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     from fsstgpu import SymbolTable
+    ...     codes, offs = encode_on_device(SymbolTable([b"ab"]), cp.frombuffer(b"abx", cp.uint8),
+    ...                                    cp.array([0, 3]))
+    ...     assert codes.get().tolist() == [0, 255, 120] and offs.get().tolist() == [0, 3]
+    """
+    cp = get_cupy()
+    if data.data.ptr % 8:
+        raise ValueError("the encode kernel needs an 8-byte aligned data buffer")
+    n = int(offsets.shape[0]) - 1
+    with on_stream(stream):
+        if lookups is None:
+            lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
+        code_offsets = cp.zeros(n + 1, cp.int64)
+        if n <= 0:
+            return cp.zeros(0, cp.uint8), code_offsets
+        look = (lookups["byte_code"], lookups["pair_code"], lookups["bucket"],
+                lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
+        common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
+        counts = code_offsets[1:]
+        _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
+                                  (*common, counts, code_offsets, data))
+        code_offsets[1:] = cp.cumsum(counts)
+        total = int(code_offsets[-1])  # the one wait: the codes' size
+        codes = cp.empty(max(total, 1), cp.uint8)
+        if fill is not None:
+            codes.fill(fill)
+        _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
+                                 (*common, counts, code_offsets, codes))
+    return codes[:total], code_offsets
+
+
+def first_invalid_utf8(data, offsets, validity=None, *, stream=None) -> int:
+    """The index of the first valid string that is not UTF-8, or -1 (device arrays as for
+    :func:`encode_on_device`)."""
+    cp = get_cupy()
+    n = int(offsets.shape[0]) - 1
+    if n <= 0:
+        return -1
+    with on_stream(stream):
+        first = cp.full(1, np.iinfo(np.uint64).max, cp.uint64)
+        _fn("utf8_first_invalid")((_blocks(n),), (THREADS,),
+                                  (data, offsets, np.int64(n), _pointer(validity), first))
+        found = int(first.get()[0])
+    return -1 if found == np.iinfo(np.uint64).max else found

@@ -1,0 +1,144 @@
+"""GPU FSST encoding (issue #25's first step): byte for byte the CPU encoder's codes with the same
+table, on fresh random columns and on real text, the codes buffer poisoned first; bad device
+input refused with CorruptDataError. The CPU twin is ``fsstgpu.compress(column, table=t)``. The
+lookup tests at the top run everywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import SymbolTable
+from fsstgpu.datasets import load_lines
+from fsstgpu.kernels.fsst_encode import BUCKETS, bucket_of, encode_lookups
+from fsstgpu.testing import greedy_encode
+
+POISON = 0xAB
+
+
+# ---------------------------------------------------------------- CPU (run everywhere)
+def _lookup_encode(table, s: bytes) -> list[int]:
+    """The kernel's algorithm over encode_lookups, in Python (the lookups' own check)."""
+    look = encode_lookups(table)
+    out, i = [], 0
+    while i < len(s):
+        rem = len(s) - i
+        w = int.from_bytes(s[i:i + 8].ljust(8, b"\0"), "little")
+        code = length = None
+        if rem >= 3:
+            b = bucket_of(w)
+            for j in range(int(look["bucket"][b]), int(look["bucket"][b + 1])):
+                ln = int(look["cand_len"][j])
+                if ln <= rem and w & ((1 << 8 * ln) - 1) == int(look["cand_val"][j]):
+                    code, length = int(look["cand_code"][j]), ln
+                    break
+        if code is None and rem >= 2 and look["pair_code"][w & 0xFFFF] != 0xFFFF:
+            code, length = int(look["pair_code"][w & 0xFFFF]), 2
+        if code is None and look["byte_code"][w & 0xFF] != 0xFFFF:
+            code, length = int(look["byte_code"][w & 0xFF]), 1
+        if code is None:
+            out += [255, s[i]]
+            i += 1
+        else:
+            out.append(code)
+            i += length
+    return out
+
+
+def _prefix_table(rng) -> SymbolTable:
+    """Symbols sharing prefixes (several 3-8 byte ones per bucket) and bytes 0 and 255."""
+    syms = set()
+    stems = [bytes(rng.integers(0, 256, 3, dtype=np.uint8)) for _ in range(12)]
+    stems += [b"htt", b"\0\0\0"]
+    for stem in stems:
+        for ln in range(3, 9):
+            if rng.random() < 0.6:
+                syms.add(stem + bytes(rng.integers(0, 256, ln - 3, dtype=np.uint8)))
+    while len(syms) < 255:
+        syms.add(bytes(rng.integers(0, 256, int(rng.integers(1, 3)), dtype=np.uint8)))
+    return SymbolTable(sorted(syms)[:255])
+
+
+def test_lookups_encode_greedily():
+    rng = np.random.default_rng()
+    for _ in range(20):
+        table = _prefix_table(rng)
+        look = encode_lookups(table)
+        assert int(look["bucket"][-1]) == int((table.lengths >= 3).sum())
+        assert len(look["bucket"]) == BUCKETS + 1
+        syms = list(table.symbols)
+        for _ in range(20):
+            pieces = [syms[int(k)] for k in rng.integers(0, len(syms), 8)]
+            s = b"".join(p[: int(rng.integers(1, len(p) + 1))] for p in pieces)
+            s += bytes(rng.integers(0, 256, int(rng.integers(0, 4)), dtype=np.uint8))
+            assert _lookup_encode(table, s) == greedy_encode(table, s)
+
+
+# ---------------------------------------------------------------- GPU
+def _random_column(rng, n: int, type_):
+    alphabet = np.frombuffer(b"abcdefgh \0\xff\xc3\xa9/.:", np.uint8)
+    values = []
+    for _ in range(n):
+        k = int(rng.integers(0, 40)) if rng.random() < 0.995 else int(rng.integers(5000, 20000))
+        values.append(bytes(rng.choice(alphabet, k)))
+    if pa.types.is_string(type_) or pa.types.is_large_string(type_):
+        values = [v.decode("utf-8", "replace").encode() for v in values]
+        values = [v.decode() for v in values]
+    values = [None if rng.random() < 0.05 else v for v in values]
+    return pa.array(values, type_)
+
+
+def _same(got, want) -> None:
+    assert np.array_equal(np.asarray(got.codes), np.asarray(want.codes))
+    assert np.array_equal(np.asarray(got.code_offsets), np.asarray(want.code_offsets))
+    assert got.equals(want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("type_", [pa.binary(), pa.large_string()], ids=str)
+def test_gpu_codes_equal_the_cpu_encoders(type_):
+    rng = np.random.default_rng()
+    for round_ in range(4):
+        col = _random_column(rng, int(rng.integers(0, 4000)), type_)
+        table = fsstgpu.train(col) if round_ % 2 else _prefix_table(rng)
+        got = fsstgpu.compress_device(col, table, fill=POISON)
+        _same(got, fsstgpu.compress(col, table=table))
+        assert fsstgpu.decompress(got, device="cpu").equals(col)
+
+
+@pytest.mark.gpu
+def test_gpu_encodes_device_strings(dbtext_paths):
+    """Real text, given as device strings (a decode's result, then a slice of one)."""
+    for path in dbtext_paths[:6]:
+        col = load_lines(path)
+        table = fsstgpu.train(col)
+        dev = fsstgpu.decompress_device(fsstgpu.compress(col))
+        _same(fsstgpu.compress_device(dev, table, fill=POISON), fsstgpu.compress(col, table=table))
+        part = fsstgpu.DeviceStringArray(dev.type, 100, dev.offsets[7:108], dev.data, None, 0)
+        _same(fsstgpu.compress_device(part, table), fsstgpu.compress(col[7:107], table=table))
+        trained = fsstgpu.compress_device(dev)  # a table from a sample brought back
+        assert fsstgpu.decompress(trained, device="cpu").equals(col)
+        assert len(trained.codes) < 0.95 * trained.uncompressed_bytes
+
+
+@pytest.mark.gpu
+def test_gpu_encode_refuses_bad_device_strings():
+    import cupy as cp
+
+    data = cp.asarray(np.frombuffer(b"abc\xffdef", np.uint8))
+    cases = [cp.array([0, 3, 2], cp.int64), cp.array([0, 3, 9], cp.int64),
+             cp.array([-1, 3, 5], cp.int64)]
+    for offsets in cases:
+        bad = fsstgpu.DeviceStringArray(pa.binary(), 2, offsets, data, None, 0)
+        with pytest.raises(fsstgpu.CorruptDataError, match="offsets"):
+            fsstgpu.compress_device(bad, SymbolTable([b"ab"]))
+    text = fsstgpu.DeviceStringArray(pa.string(), 2, cp.array([0, 3, 7], cp.int64), data, None,
+                                     0)
+    with pytest.raises(fsstgpu.CorruptDataError, match="string 1 .* not UTF-8"):
+        fsstgpu.compress_device(text, SymbolTable([b"ab"]))
+    short = fsstgpu.DeviceStringArray(pa.binary(), 20, cp.zeros(21, cp.int64), data,
+                                      cp.zeros(1, cp.uint8), 20)
+    with pytest.raises(fsstgpu.CorruptDataError, match="validity"):
+        fsstgpu.compress_device(short, SymbolTable([b"ab"]))
