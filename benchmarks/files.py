@@ -36,7 +36,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmarks.timing import time_wall
+from benchmarks.timing import copy_bandwidth, time_wall
 from fsstgpu.formats import compress_file, read_table, read_table_device
 
 ROWS_PER_GROUP = 200_000
@@ -317,11 +317,35 @@ def run_files_bench(tables: dict, *, gpu: bool, repeat: int = 3, workdir=None,
             return run_files_bench(tables, gpu=gpu, repeat=repeat, workdir=tmp,
                                    progress=progress)
     rows = []
+    links = bus_bandwidths() if gpu else {}
     for name, table in tables.items():
         if progress is not None:
             progress(f"files: {name} ({table.num_rows:,} rows)")
-        rows.append(bench_table(name, table, workdir, gpu=gpu, repeat=repeat))
+        rows.append({**bench_table(name, table, workdir, gpu=gpu, repeat=repeat), **links})
     return rows
+
+
+def bus_bandwidths(nbytes: int = 256 << 20, repeat: int = 5) -> dict:
+    """The same run's device copy (read + written) and host-to-device upload bandwidths, GB/s:
+    what the ``to_gpu`` rows are read against."""
+    import numpy as np
+
+    from fsstgpu.device import get_cupy
+
+    cp = get_cupy()
+    dst = cp.empty(nbytes, cp.uint8)
+    pageable = np.full(nbytes, 7, np.uint8)
+    pinned = np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
+    pinned[:] = 7
+
+    def upload(src):
+        dst.set(src)
+        cp.cuda.get_current_stream().synchronize()
+
+    return {"copy_GBs": copy_bandwidth(1 << 30) / 1e9,
+            "upload_pinned_GBs": nbytes / time_wall(lambda: upload(pinned), repeat=repeat) / 1e9,
+            "upload_pageable_GBs": nbytes / time_wall(lambda: upload(pageable),
+                                                      repeat=repeat) / 1e9}
 
 
 def format_files_bench(rows: list[dict]) -> str:
@@ -346,6 +370,10 @@ def format_files_bench(rows: list[dict]) -> str:
                                                        for f in FILES))
         for peer, mb in r.get("peer_file_MB", {}).items():
             out.append(f"  {peer} (its own format, defaults): {mb:.2f} MB")
+        if "copy_GBs" in r:
+            out.append(f"  same run: device copy {r['copy_GBs']:.0f} GB/s, upload pinned "
+                       f"{r['upload_pinned_GBs']:.1f} GB/s, pageable "
+                       f"{r['upload_pageable_GBs']:.1f} GB/s")
         for what in ("write_s", "read_s", "to_gpu_s"):
             if not r[what]:
                 continue
