@@ -11,6 +11,9 @@
   ``bitplane_unpack`` / ``bitplane_unpack_offsets`` (lengths straight into Arrow offsets); their
   ``*_cpu`` twins live in :mod:`fsstgpu.kernels.bitplane_cpu`;
 * :mod:`fsstgpu.kernels.fsst_decode`: the FSST decode kernel's launchers;
+* :mod:`fsstgpu.kernels.fsst_encode`: the FSST encode kernel's lookups and launchers (its twin is
+  the compiled CPU encoder, ``fsstgpu.native.encode_blocks``) and a UTF-8 check of device
+  strings;
 * :mod:`fsstgpu.kernels.loader`: compiles the ``.cu`` sources, once per device.
 
 Every public function takes NumPy or CuPy input and runs the CPU twin or the GPU kernel
