@@ -36,7 +36,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmarks.timing import copy_bandwidth, time_wall
+from benchmarks.timing import copy_bandwidth, pinned_like, time_wall, upload_seconds
 from fsstgpu.formats import compress_file, read_table, read_table_device
 
 ROWS_PER_GROUP = 200_000
@@ -332,64 +332,9 @@ def bus_bandwidths(nbytes: int = 256 << 20, repeat: int = 5) -> dict:
 
     from fsstgpu.device import get_cupy
 
-    cp = get_cupy()
-    dst = cp.empty(nbytes, cp.uint8)
+    dst = get_cupy().empty(nbytes, np.uint8)
     pageable = np.full(nbytes, 7, np.uint8)
-    pinned = np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
-    pinned[:] = 7
-
-    def upload(src):
-        dst.set(src)
-        cp.cuda.get_current_stream().synchronize()
-
     return {"copy_GBs": copy_bandwidth(1 << 30) / 1e9,
-            "upload_pinned_GBs": nbytes / time_wall(lambda: upload(pinned), repeat=repeat) / 1e9,
-            "upload_pageable_GBs": nbytes / time_wall(lambda: upload(pageable),
-                                                      repeat=repeat) / 1e9}
-
-
-def format_files_bench(rows: list[dict]) -> str:
-    """The rows as plain-text tables: sizes per column, then times and throughputs.
-
-    Examples
-    --------
-    >>> from benchmarks.files import format_files_bench
-    >>> format_files_bench([])
-    ''
-    """
-    out = []
-    for r in rows:
-        out.append(f"{r['table']}: {r['rows']:,} rows in {r['row_groups']} row groups, "
-                   f"{r['string_MB']:.1f} MB in string columns {', '.join(r['string_columns'])}")
-        cols = list(r["column_MB"]["snappy"])
-        out.append(f"  {'MB':<14}" + "".join(f"{f:>13}" for f in FILES))
-        for c in cols:
-            out.append(f"  {c[:14]:<14}" + "".join(f"{r['column_MB'][f].get(c, 0):13.2f}"
-                                              for f in FILES))
-        out.append(f"  {'(whole file)':<14}" + "".join(f"{r['file_MB'][f]:13.2f}"
-                                                       for f in FILES))
-        for peer, mb in r.get("peer_file_MB", {}).items():
-            out.append(f"  {peer} (its own format, defaults): {mb:.2f} MB")
-        if "copy_GBs" in r:
-            out.append(f"  same run: device copy {r['copy_GBs']:.0f} GB/s, upload pinned "
-                       f"{r['upload_pinned_GBs']:.1f} GB/s, pageable "
-                       f"{r['upload_pageable_GBs']:.1f} GB/s")
-        for what in ("write_s", "read_s", "to_gpu_s"):
-            if not r[what]:
-                continue
-            cells = "  ".join(f"{k} {v:.3f} s ({r['string_MB'] / 1e3 / v:.2f} GB/s)"
-                              for k, v in r[what].items())
-            out.append(f"  {what[:-2]:<8} {cells}")
-        if "column_read_s" in r:
-            cells = "  ".join(f"{k} {v:.3f} s" for k, v in r["column_read_s"].items())
-            peaks = "  ".join(f"{k} +{v:.0f} MB" for k, v in r.get("column_peak_MB", {}).items())
-            out.append(f"  column {r['column']!r} alone: {cells}; peak host memory {peaks}")
-        if "peak_host_MB" in r:
-            cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_host_MB"].items())
-            out.append(f"  peak host memory onto the GPU (one row group in Arrow: "
-                       f"{r['row_group_MB']:.0f} MB): {cells}")
-        if "peak_device_MB" in r:
-            cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_device_MB"].items())
-            out.append(f"  peak device pool onto the GPU (strings in Arrow: "
-                       f"{r['string_MB']:.0f} MB): {cells}")
-    return "\n".join(out)
+            "upload_pinned_GBs": nbytes / upload_seconds(pinned_like(pageable), dst,
+                                                         repeat=repeat) / 1e9,
+            "upload_pageable_GBs": nbytes / upload_seconds(pageable, dst, repeat=repeat) / 1e9}

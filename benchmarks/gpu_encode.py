@@ -6,8 +6,9 @@ For each size: one table trained on the CPU (timed), then
   the read of the codes' size), CUDA events, median; GB/s of input string bytes;
 * ``fsstgpu.compress_device`` of the device strings, wall clock (the codes and offsets copied
   back, the split points planned on the host);
-* ``fsstgpu.compress(column, table=table)`` on the CPU's cores, wall clock, and a pinned upload
-  of the strings (what a GPU user pays to bring them back is smaller: the codes);
+* ``fsstgpu.compress(column, table=table)`` on the CPU's cores, wall clock (best of the runs),
+  and a pinned upload of the strings (median, as every upload yardstick:
+  :func:`benchmarks.timing.upload_seconds`);
 
 and the codes compared with the CPU's at every size.
 
@@ -27,7 +28,7 @@ import pyarrow as pa
 
 import fsstgpu
 from benchmarks.gpu_sizes import corpus
-from benchmarks.timing import copy_bandwidth, time_device
+from benchmarks.timing import copy_bandwidth, pinned_like, time_device, upload_seconds
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.fsst_encode import encode_lookups, encode_on_device
 
@@ -75,9 +76,7 @@ def size_row(strings: pa.Array, size: int, copy_bps: float, repeat: int) -> dict
     cpu = fsstgpu.compress(col, table=table)
     cpu_s = _wall(lambda: fsstgpu.compress(col, table=table), max(1, repeat // 2))
     same = bool(np.array_equal(np.asarray(gpu.codes), np.asarray(cpu.codes)) and gpu.equals(cpu))
-    host = np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
-    host[:] = data
-    up_s = _wall(lambda: (d_data.set(host), cp.cuda.get_current_stream().synchronize()), repeat)
+    up_s = upload_seconds(pinned_like(data), d_data, repeat=repeat)
     return {"MiB": nbytes / MIB, "strings": len(col), "ratio": cpu.stats()["ratio"],
             "train ms": train_s * 1e3,
             "GPU encode GB/s (device-resident, kernels)": nbytes / kernel_s / 1e9,

@@ -35,7 +35,14 @@ import pyarrow as pa
 
 import fsstgpu
 from benchmarks.columns import replicate
-from benchmarks.timing import copy_bandwidth, time_decode, time_device, time_wall
+from benchmarks.timing import (
+    copy_bandwidth,
+    pinned_like,
+    time_decode,
+    time_device,
+    time_wall,
+    upload_seconds,
+)
 from fsstgpu.datasets import dbtext_files, load_lines
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.decode import decode_async, decompress_device
@@ -138,16 +145,9 @@ def run(nvcomp: bool = True, repeat: int = 20, progress=None) -> list[dict]:
 def pinned_upload_row(copy_bps, size: int = 256 * MIB, repeat: int = 5) -> dict:
     """The same run's host-to-device bandwidth from pinned memory (the bus's ceiling)."""
     cp = get_cupy()
-    src = cp.cuda.alloc_pinned_memory(size)
-    host = np.frombuffer(src, np.uint8, size)
-    host[:] = 7
-    dst = cp.empty(size, dtype=cp.uint8)
-
-    def upload():
-        dst.set(host)
-        cp.cuda.get_current_stream().synchronize()
-
-    return _row("plain pinned upload", size, time_wall(upload, repeat=repeat), copy_bps)
+    host = pinned_like(np.full(size, 7, np.uint8))
+    seconds = upload_seconds(host, cp.empty(size, dtype=cp.uint8), repeat=repeat)
+    return _row("plain pinned upload", size, seconds, copy_bps)
 
 
 def format_sweep(rows: list[dict]):
@@ -190,13 +190,7 @@ def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
         col.validate(full=False)
         total = col.uncompressed_bytes
         plain = np.full(total + 4 * (col.length + 1), 7, np.uint8)  # strings + int32 offsets
-        target = cp.empty(plain.size, dtype=cp.uint8)
-
-        def upload(dst=target, src=plain):
-            dst.set(src)
-            cp.cuda.get_current_stream().synchronize()
-
-        t_up = time_wall(upload, repeat=repeat)
+        t_up = upload_seconds(plain, cp.empty(plain.size, dtype=cp.uint8), repeat=repeat)
         rows.append(_row("plain pageable upload (uncompressed)", total, t_up, copy_bps))
         t = time_wall(lambda c=col: decompress_device(c), repeat=repeat)
         rows.append(_row("fsstgpu host (pageable) -> device", total, t, copy_bps,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import statistics
 import time
 
+import numpy as np
+
 from fsstgpu.device import get_cupy
 
 
@@ -85,6 +87,35 @@ def time_wall(fn, *, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def upload_seconds(host, device, *, repeat: int = 5) -> float:
+    """Median wall-clock seconds of a plain host-to-device copy of ``host`` (a NumPy array, in
+    pageable or pinned memory) into ``device`` (a CuPy array of its size), synchronised: the
+    same run's upload yardstick (:func:`time_wall`'s measure).
+
+    Examples
+    --------
+    >>> import numpy as np, cupy as cp  # doctest: +SKIP
+    >>> from benchmarks.timing import pinned_like, upload_seconds
+    >>> host = pinned_like(np.ones(1 << 20, np.uint8))  # doctest: +SKIP
+    >>> seconds = upload_seconds(host, cp.empty(1 << 20, cp.uint8))  # doctest: +SKIP
+    """
+    cupy = get_cupy()
+
+    def upload():
+        device.set(host)
+        cupy.cuda.get_current_stream().synchronize()
+
+    return time_wall(upload, repeat=repeat)
+
+
+def pinned_like(host):
+    """A copy of the NumPy array ``host`` in pinned host memory (uploads from it are DMA)."""
+    cupy = get_cupy()
+    out = np.frombuffer(cupy.cuda.alloc_pinned_memory(host.nbytes), host.dtype, host.size)
+    out[...] = host.reshape(-1)
+    return out.reshape(host.shape)
 
 
 def copy_bandwidth(nbytes: int = 1 << 30, *, repeat: int = 10) -> float:
