@@ -22,6 +22,7 @@ import numpy as np
 
 from fsstgpu import arrow_layout, inputs
 from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrow_layout import unpack_bitmap
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceStringArray
@@ -82,20 +83,20 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     cp = get_cupy()
     split_size = check_split_size(int(split_size))
     with on_stream(stream):
-        type_, n, data, offsets, validity, null_count, chunks = _on_device(cp, strings)
-        _check(cp, type_, n, data, offsets, validity)
+        type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
+        if not checked:
+            _check(cp, type_, n, data, offsets, validity)
+        # the offsets and validity come back once: for the sample, the lengths and the splits
+        host_offsets = offsets.get()
+        host_validity = None if validity is None else validity.get()
+        lengths = _lengths(host_offsets, host_validity)
         if table is None:
-            table = _trained(cp, data, offsets, validity, n, sample_bytes)
+            table = _trained(cp, data, host_offsets, lengths, sample_bytes)
         elif not isinstance(table, SymbolTable):
             table = SymbolTable.from_bytes(table)
         codes, code_offsets = encode_on_device(table, data, offsets, validity, stream=stream,
                                                fill=fill)
-        host_offsets = offsets.get()
-        host_validity = None if validity is None else validity.get()
         codes, code_offsets = codes.get(), code_offsets.get()
-    lengths = np.diff(host_offsets)
-    if host_validity is not None:  # null strings have no bytes, as the CPU encoder reads them
-        lengths[~np.unpackbits(host_validity, count=n, bitorder="little").astype(bool)] = 0
     tables, block_starts = (table,), np.array([0, n], np.int64)
     cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
     out_offsets = np.zeros(n + 1, np.int64)
@@ -111,9 +112,28 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     return carr
 
 
+def _lengths(offsets: np.ndarray, validity) -> np.ndarray:
+    """Each string's length, 0 for a null one (its bytes are not encoded, as the CPU encoder
+    drops them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.gpu.encode import _lengths
+    >>> _lengths(np.array([0, 2, 5, 6]), np.array([0b101], np.uint8)).tolist()
+    [2, 0, 1]
+    """
+    lengths = np.diff(offsets)
+    if validity is not None:
+        lengths[~unpack_bitmap(validity, len(lengths))] = 0
+    return lengths
+
+
 def _on_device(cp, strings):
-    """(type, n, data, int64 offsets from 0, validity or None, null count, chunk lengths) of
-    ``strings`` on the device; data 8-byte aligned."""
+    """(type, n, data, int64 offsets from 0, validity or None, null count, chunk lengths,
+    checked) of ``strings`` on the device, data 8-byte aligned; ``checked``: a host column,
+    whose offsets and UTF-8 :func:`fsstgpu.arrow_layout.from_arrow` checked before its upload
+    (device strings get :func:`_check`)."""
     if isinstance(strings, DeviceStringArray):
         n = strings.length
         offsets = strings.offsets.astype(cp.int64)
@@ -126,13 +146,13 @@ def _on_device(cp, strings):
         if data.data.ptr % 8:  # the kernel's aligned loads
             data = data.copy()
         return (strings.type, n, data, offsets, strings.validity, strings.null_count,
-                strings.chunk_lengths)
+                strings.chunk_lengths, False)
     plain = arrow_layout.from_arrow(inputs.as_string_column(strings))
     data = cp.asarray(np.ascontiguousarray(plain.data)) if len(plain.data) else \
         cp.zeros(0, cp.uint8)
     validity = None if plain.validity is None else cp.asarray(plain.validity)
     return (plain.type, len(plain), data, cp.asarray(plain.offsets), validity,
-            plain.null_count, plain.chunk_lengths)
+            plain.null_count, plain.chunk_lengths, True)
 
 
 def _check(cp, type_, n, data, offsets, validity) -> None:
@@ -156,27 +176,43 @@ def _check(cp, type_, n, data, offsets, validity) -> None:
             raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
 
 
-def _trained(cp, data, offsets, validity, n: int, sample_bytes) -> SymbolTable:
-    """A table trained on the CPU from whole strings spread evenly over the device column, at
-    most ``sample_bytes`` of them brought back (nulls left out)."""
+def _trained(cp, data, offsets: np.ndarray, lengths: np.ndarray, sample_bytes) -> SymbolTable:
+    """A table trained on the CPU from whole strings of the device column (host ``offsets``
+    and ``lengths``, 0 for nulls) spread over it (:func:`_sample_index`), brought back."""
     target = int(sample_bytes or DEFAULT_SAMPLE_BYTES)
-    host_offsets = offsets.get()
-    lengths = np.diff(host_offsets)
-    if validity is not None:
-        lengths[~np.unpackbits(validity.get(), count=n, bitorder="little").astype(bool)] = 0
+    index, sample_offsets = _sample_index(offsets, lengths, target)
+    if len(sample_offsets) == 1:
+        return train([b""])
+    sample = data[cp.asarray(index)].get()  # one gather on the device, one copy back
+    return train((sample, sample_offsets), sample_bytes=target)
+
+
+def _sample_index(offsets: np.ndarray, lengths: np.ndarray, target: int):
+    """The byte positions of a training sample of whole, non-empty strings and the sample's
+    own offsets: all of them when they fit ``target`` bytes, else every k-th string from the
+    first (k = total bytes // target), as many as fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.gpu.encode import _sample_index
+    >>> offsets = np.array([0, 2, 4, 6, 9, 12])
+    >>> _sample_index(offsets, np.diff(offsets), 100)[1].tolist()  # all fit
+    [0, 2, 4, 6, 9, 12]
+    >>> index, offs = _sample_index(offsets, np.diff(offsets), 6)  # every 2nd string
+    >>> index.tolist(), offs.tolist()
+    ([0, 1, 4, 5], [0, 2, 4])
+    """
     total = int(lengths.sum())
     if total <= target:
         picked = np.flatnonzero(lengths)
-    else:  # every k-th string from a start that spreads them, until the target
-        k = max(1, int(total // target))
-        picked = np.arange(0, n, k)
+    else:
+        k = max(1, total // target)
+        picked = np.arange(0, len(lengths), k)
         picked = picked[np.cumsum(lengths[picked]) <= target]
-    starts, sizes = host_offsets[picked], lengths[picked]
+    sizes = lengths[picked]
     sample_offsets = np.zeros(len(picked) + 1, np.int64)
     np.cumsum(sizes, out=sample_offsets[1:])
-    if not len(picked):
-        return train([b""])
-    # gather the sample on the device: one index array, one copy back
-    index = np.repeat(starts - sample_offsets[:-1], sizes) + np.arange(sample_offsets[-1])
-    sample = data[cp.asarray(index)].get()
-    return train((sample, sample_offsets), sample_bytes=target)
+    index = np.repeat(offsets[picked] - sample_offsets[:-1], sizes) + \
+        np.arange(sample_offsets[-1])
+    return index, sample_offsets
