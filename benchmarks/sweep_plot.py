@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-__all__ = ["draw_sweep", "sweep_series"]
+__all__ = ["draw_sweep", "plot_path_problem", "sweep_series"]
 
 # distinct on white, fsstgpu first
 COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
@@ -87,15 +87,14 @@ def draw_sweep(rows: list[dict], path, *, title: str | None = None) -> Path:
     1
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".svg", ".png"):
-        raise ValueError(f"{path}: the plot is written as .svg or .png, "
-                         f"not {suffix or 'no suffix'!r}")
+    problem = plot_path_problem(path)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     lines, points, copy_gbs = sweep_series(rows)
     if not lines and not points:
         raise ValueError("no measured rows to draw")
     title = title or "GPU decode throughput against column size (decoded bytes / s)"
-    if suffix == ".png":
+    if path.suffix.lower() == ".png":
         _draw_png(lines, points, copy_gbs, path, title)
     else:
         path.write_text(_svg(lines, points, copy_gbs, title))
@@ -181,15 +180,31 @@ def _svg(lines, points, copy_gbs, title) -> str:
     return "\n".join(out) + "\n"
 
 
-def _draw_png(lines, points, copy_gbs, path: Path, title: str) -> None:
-    try:
-        import matplotlib
+def plot_path_problem(path) -> str | None:
+    """Why the sweep cannot be drawn into ``path`` (its suffix; ``.png`` without matplotlib),
+    or None: :func:`draw_sweep` and ``fsstgpu bench --plot`` (before it measures) ask it.
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ValueError(f"{path}: a .png needs matplotlib (pip install matplotlib); "
-                         ".svg needs nothing") from None
+    Examples
+    --------
+    >>> from benchmarks.sweep_plot import plot_path_problem
+    >>> plot_path_problem("sweep.svg") is None, plot_path_problem("sweep.pdf")
+    (True, "the plot is written as .svg or .png, not '.pdf'")
+    """
+    import importlib.util
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".svg", ".png"):
+        return f"the plot is written as .svg or .png, not {suffix or 'no suffix'!r}"
+    if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
+        return "a .png needs matplotlib (pip install matplotlib); .svg needs nothing"
+    return None
+
+
+def _draw_png(lines, points, copy_gbs, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(10, 5.6))
     for name, series in lines.items():
         ax.plot(*zip(*series, strict=True), marker="o", label=name,

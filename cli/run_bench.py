@@ -111,16 +111,11 @@ def _bench_reference(paths: list[str], reference: str, threads: int, repeats: in
 
 def _check_plot(plot: str, device: BenchDevice) -> None:
     """Refuse a --plot that cannot be drawn before anything is measured (exit 2)."""
-    import importlib.util
-
     if device is not BenchDevice.gpu:
         fail("--plot draws the GPU size sweep: it goes with --device gpu", EXIT_USAGE)
-    suffix = Path(plot).suffix.lower()
-    if suffix not in (".svg", ".png"):
-        fail(f"--plot {plot}: the plot is written as .svg or .png", EXIT_USAGE)
-    if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
-        fail(f"--plot {plot}: a .png needs matplotlib (pip install matplotlib); .svg needs "
-             "nothing", EXIT_USAGE)
+    problem = _benchmarks("sweep_plot").plot_path_problem(plot)
+    if problem:
+        fail(f"--plot {plot}: {problem}", EXIT_USAGE)
 
 
 def _bench_files(rows: int, json_: bool) -> None:
