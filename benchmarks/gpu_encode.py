@@ -10,9 +10,12 @@ For each size: one table trained on the CPU (timed), then
   and a pinned upload of the strings (median, as every upload yardstick:
   :func:`benchmarks.timing.upload_seconds`);
 
-and the codes compared with the CPU's at every size.
+and the codes compared with the CPU's at every size; then nvCOMP's compressors (LZ4, Snappy,
+GDeflate, zstd, ANS, Cascaded) on the same corpus cut to the same sizes, device-resident, CUDA
+events around their ``encode``, with their ratios (a child process, as for the decode sweep).
+``fsstgpu bench --device gpu`` prints this table after the size sweep.
 
-Usage: ``python -m benchmarks.gpu_encode [--json FILE]`` from the checkout's root.
+Usage: ``python -m benchmarks.gpu_encode [--json FILE] [--no-nvcomp]`` from the checkout's root.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 import fsstgpu
-from benchmarks.gpu_sizes import corpus
+from benchmarks.gpu_sizes import corpus, nvcomp_rows
 from benchmarks.timing import copy_bandwidth, pinned_like, time_device, upload_seconds
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.fsst_encode import encode_lookups, encode_on_device
@@ -86,25 +89,77 @@ def size_row(strings: pa.Array, size: int, copy_bps: float, repeat: int) -> dict
             "same codes": same}
 
 
-def run(repeat: int = 5) -> list[dict]:
+def run(repeat: int = 5, nvcomp: bool = True, progress=None) -> list[dict]:
+    """One row a size (:func:`size_row`), then nvCOMP's compressors on the same corpus cut to
+    the same sizes, in a child process (:func:`benchmarks.gpu_sizes.nvcomp_rows`)."""
+    say = progress or (lambda msg: None)
     cp = get_cupy()
     copy_bps = copy_bandwidth(1 << 30)
     strings = corpus().cast(pa.large_binary())
     rows = []
     for size in SIZES:
+        say(f"encode: {size // MIB} MiB")
         rows.append(size_row(strings, size, copy_bps, repeat))
-        print(json.dumps(rows[-1]), flush=True)
         cp.get_default_memory_pool().free_all_blocks()
+    if nvcomp:
+        say("encode: nvCOMP's compressors (child process)")
+        cp.get_default_pinned_memory_pool().free_all_blocks()
+        rows += nvcomp_rows(copy_bps, SIZES, "", encode=True)
     return rows
+
+
+ENCODE_COLUMNS = (("MiB", "MiB", ".0f"), ("ratio", "ratio", ".2f"), ("train ms", "train ms", ".1f"),
+                  ("GPU encode GB/s", "GPU encode GB/s (device-resident, kernels)", ".1f"),
+                  ("compress_device GB/s", "compress_device GB/s (codes back, splits on host)",
+                   ".2f"),
+                  ("CPU GB/s", "CPU compress GB/s (same table, all cores)", ".2f"),
+                  ("pinned upload GB/s", "pinned upload GB/s", ".1f"))
+
+
+def format_encode(rows: list[dict]):
+    """Render :func:`run`'s rows as a rich Table: fsstgpu's rows, then nvCOMP's.
+
+    Examples
+    --------
+    >>> from benchmarks.gpu_encode import format_encode
+    >>> format_encode([{"MiB": 16.0, "ratio": 1.5, "GPU encode GB/s (device-resident, "
+    ...                 "kernels)": 47.5, "same codes": True, "copy GB/s": 4000.0},
+    ...                {"what": "nvCOMP LZ4 compress", "MiB": 16.0, "GB/s": 30.0,
+    ...                 "ratio": 1.3}]).row_count
+    2
+    """
+    from rich.table import Table
+
+    table = Table(title="GPU compression of dbtext laid end to end (one table, trained on the "
+                        "CPU), beside the CPU encoder and nvCOMP's compressors on the same bytes")
+    table.add_column("what", justify="left")
+    for header, _, _ in ENCODE_COLUMNS:
+        table.add_column(header, justify="right")
+    for r in rows:
+        if "what" in r:  # nvCOMP: its compress GB/s in the GPU encode column
+            cells = {"MiB": r.get("MiB"), "ratio": r.get("ratio"),
+                     "GPU encode GB/s (device-resident, kernels)": r.get("GB/s")}
+            what = r["what"]
+        else:
+            cells, what = r, "fsstgpu" + ("" if r.get("same codes") else " (CODES DIFFER)")
+        table.add_row(what, *("-" if cells.get(key) is None else format(cells[key], spec)
+                              for _, key, spec in ENCODE_COLUMNS))
+    copy = next((r["copy GB/s"] for r in rows if r.get("copy GB/s")), None)
+    if copy:
+        table.caption = f"device copy (read + written) in this run: {copy:.0f} GB/s"
+    return table
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--no-nvcomp", action="store_true")
     args = parser.parse_args(argv)
-    rows = run()
+    rows = run(nvcomp=not args.no_nvcomp)
+    for r in rows:
+        print(json.dumps(r, default=str))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        args.json.write_text(json.dumps(rows, indent=1, default=str))
     return 0
 
 

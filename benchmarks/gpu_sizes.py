@@ -199,14 +199,18 @@ def host_rows(base, copy_bps, repeat: int = 5) -> list[dict]:
     return rows
 
 
-def nvcomp_rows(copy_bps: float) -> list[dict]:
+def nvcomp_rows(copy_bps: float, sizes=SIZES, batch: str = "64x4194304,256x1048576", *,
+                encode: bool = False) -> list[dict]:
+    """nvCOMP's codecs on the dbtext corpus cut to each of ``sizes``, in a child process
+    (:mod:`benchmarks.nvcomp_child`): decodes (and ``batch``'s batched decodes), or with
+    ``encode`` compressions."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     with tempfile.TemporaryDirectory(prefix="fsstgpu-nvcomp-") as tmp:
         out = Path(tmp) / "rows.json"
         cmd = [sys.executable, "-X", "faulthandler", "-m", "benchmarks.nvcomp_child", "--sizes",
-               ",".join(str(s) for s in SIZES), "--batch", "64x4194304,256x1048576",
-               "--copy-bps", repr(copy_bps), "--out", str(out)]
+               ",".join(str(s) for s in sizes), "--batch", batch,
+               "--copy-bps", repr(copy_bps), "--out", str(out)] + (["--encode"] if encode else [])
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
         if proc.returncode == 0 and out.is_file():

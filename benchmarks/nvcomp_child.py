@@ -8,8 +8,10 @@ of its own, which the events would not measure); throughput = decompressed bytes
 beside the copy bandwidth the parent measured.
 
 Usage: ``python -X faulthandler -m benchmarks.nvcomp_child --copies N --copy-bps X --out FILE
-PATH...`` (from the checkout's root or with it on ``PYTHONPATH``). Writes the rows as JSON to
-FILE (one row saying so when ``nvidia.nvcomp`` does not import).
+PATH...`` (decodes of the files' strings), or ``--sizes S,... [--batch CxS,...] [--encode]``
+(the dbtext corpus cut to each size: decodes, or with ``--encode`` compressions), from the
+checkout's root or with it on ``PYTHONPATH``. Writes the rows as JSON to FILE (one row saying so
+when ``nvidia.nvcomp`` does not import).
 """
 
 from __future__ import annotations
@@ -117,12 +119,46 @@ def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int 
     return rows
 
 
+def encode_rows(data: np.ndarray, sizes, copy_bps: float, *, repeat: int = 5) -> list[dict]:
+    """Every codec compressing the first ``size`` bytes of ``data`` (device-resident, one
+    buffer) for each size: CUDA events on our stream around ``encode``, median; GB/s of input
+    bytes, with the ratio. What :mod:`benchmarks.gpu_encode` puts beside the GPU FSST encoder."""
+    from nvidia import nvcomp
+
+    cp = get_cupy()
+    stream = cp.cuda.Stream(non_blocking=True)
+    rows = []
+    for algo in ALGORITHMS:
+        print(f"nvCOMP {algo} compress", file=sys.stderr, flush=True)
+        try:
+            codec = nvcomp.Codec(algorithm=algo, cuda_stream=stream.ptr)
+            for size in sizes:
+                arr = nvcomp.as_array(cp.asarray(data[:size]))
+                comp = codec.encode(arr)
+                stream.synchronize()
+                ratio = size / comp.buffer_size
+                comp = None
+                t = time_device(lambda c=codec, x=arr: c.encode(x), repeat=repeat,
+                                stream=stream)
+                rows.append({"what": f"nvCOMP {algo} compress", "MiB": size / 2**20,
+                             "GB/s": size / t / 1e9, "ratio": ratio,
+                             "copy GB/s": copy_bps / 1e9})
+        except Exception as exc:  # one codec failing must not hide the others
+            rows.append({"what": f"nvCOMP {algo} compress failed: {type(exc).__name__}: {exc}"})
+        finally:
+            codec = comp = arr = None  # before the stream they use (see size_rows)
+            stream.synchronize()
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="line files, as the parent read them")
     parser.add_argument("--copies", type=int, default=1, help="copies of all files' strings")
     parser.add_argument("--sizes", help="comma-separated sizes: the size sweep (dbtext corpus)")
     parser.add_argument("--batch", default="", help="COUNTxSIZE,...: batched decodes")
+    parser.add_argument("--encode", action="store_true",
+                        help="with --sizes: time the codecs' compression instead")
     parser.add_argument("--copy-bps", type=float, required=True,
                         help="the parent's device copy bandwidth, bytes/s (read + written)")
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON rows")
@@ -135,7 +171,10 @@ def main(argv=None) -> int:
         one = from_arrow(corpus()).data
         need = max(sizes + [c * s for c, s in batches])
         data = np.tile(one, -(-need // one.size))
-        rows = size_rows(data, sizes, batches, args.copy_bps)
+        if args.encode:
+            rows = encode_rows(data, sizes, args.copy_bps)
+        else:
+            rows = size_rows(data, sizes, batches, args.copy_bps)
         args.out.write_text(json.dumps(rows, default=str))
         return 0
     one = np.concatenate([from_arrow(load_lines(p)).data for p in args.paths])

@@ -394,7 +394,8 @@ def bench(
         metavar="[PATH ...] | kernels | files")] = None,
     device: Annotated[BenchDevice, typer.Option(
         help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py, "
-             "then the size sweep of benchmarks/gpu_sizes.py).")
+             "then the size sweep of benchmarks/gpu_sizes.py), then the GPU encoder beside "
+             "nvCOMP's compressors (benchmarks/gpu_encode.py).")
     ] = BenchDevice.cpu,
     target_mib: Annotated[int, typer.Option(
         min=1, metavar="MIB", help="GPU bench: replicate the data to about this many MiB.")

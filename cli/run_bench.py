@@ -66,11 +66,14 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
         sweep = sizes.run(nvcomp=nvcomp, progress=say)
         if plot is not None:
             say(f"plot: {_benchmarks('sweep_plot').draw_sweep(sweep, plot)}")
+        encode = _benchmarks("gpu_encode")
+        encoded = encode.run(nvcomp=nvcomp, progress=say)
         if json_:
-            print_json({"files": rows, "sweep": sweep})
+            print_json({"files": rows, "sweep": sweep, "encode": encoded})
             return
         _show(rows, gpu.format_gpu_bench, False)
         _show(sweep, sizes.format_sweep, False)
+        _show(encoded, encode.format_encode, False)
     elif threads is not None:
         import pyarrow as pa
 

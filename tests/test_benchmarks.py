@@ -97,11 +97,11 @@ def test_cpu_bench_rows(load, tmp_path):
 
 
 # ids name the module in full: a bare "gpu" id would make the item look GPU-marked
-@pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "gpu_sizes", "sweep_plot", "corpora",
-                                  "reference_fsst", "reference_bench"],
+@pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "gpu_sizes", "gpu_encode", "sweep_plot",
+                                  "corpora", "reference_fsst", "reference_bench"],
                          ids=lambda n: f"benchmarks.{n}")
 def test_docstring_examples(load, name):
-    if name in ("gpu", "gpu_sizes"):
+    if name in ("gpu", "gpu_sizes", "gpu_encode"):
         pytest.importorskip("benchmarks.timing", reason="benchmarks/timing.py not in this tree")
     module = load(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
