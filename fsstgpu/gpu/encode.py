@@ -99,8 +99,11 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         codes, code_offsets = codes.get(), code_offsets.get()
     tables, block_starts = (table,), np.array([0, n], np.int64)
     cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
-    out_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=out_offsets[1:])
+    if host_validity is None and (n == 0 or host_offsets[0] == 0):
+        out_offsets = host_offsets  # no length zeroed: the output offsets are the input's
+    else:
+        out_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lengths, out=out_offsets[1:])
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
                                                       split_size, cuts, out_offsets)
     carr = CompressedStringArray(
