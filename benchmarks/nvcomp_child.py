@@ -75,80 +75,77 @@ def _batch_array(nvcomp, arrays):
                     "BatchArray): " + ", ".join(n for n in dir(nvcomp) if "rray" in n))
 
 
-def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int = 10):
-    """Every codec decoding the first ``size`` bytes of ``data`` for each size, and batches of
-    ``count`` chunks of ``size`` bytes decoded in one call (nvCOMP's batched mode)."""
+def _per_codec(what: str, measure) -> list[dict]:
+    """``measure(nvcomp, codec, algo, stream)``'s rows for every codec of :data:`ALGORITHMS`,
+    each codec on one stream of ours; a codec that raises gets a row saying so."""
     from nvidia import nvcomp
 
-    cp = get_cupy()
-    stream = cp.cuda.Stream(non_blocking=True)
+    stream = get_cupy().cuda.Stream(non_blocking=True)
     rows = []
     for algo in ALGORITHMS:
-        print(f"nvCOMP {algo} sizes", file=sys.stderr, flush=True)
+        print(f"nvCOMP {algo} {what}", file=sys.stderr, flush=True)
+        codec = None
         try:
             codec = nvcomp.Codec(algorithm=algo, cuda_stream=stream.ptr)
-            for size in sizes:
-                arr = nvcomp.as_array(cp.asarray(data[:size]))
-                comp = codec.encode(arr)
-                stream.synchronize()
-                t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat,
-                                stream=stream)
-                gbs = size / t / 1e9
-                rows.append({"what": f"nvCOMP {algo}", "MiB": size / 2**20, "us": t * 1e6,
-                             "GB/s": gbs, "copy GB/s": copy_bps / 1e9,
-                             "of copy": gbs / (copy_bps / 1e9),
-                             "ratio": size / comp.buffer_size})
-            for count, size in batches:
-                chunks = _batch_array(nvcomp, [cp.asarray(data[k * size : (k + 1) * size])
-                                               for k in range(count)])
-                comp = codec.encode(chunks)
-                stream.synchronize()
-                t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat,
-                                stream=stream)
-                gbs = count * size / t / 1e9
-                rows.append({"what": f"nvCOMP {algo} batch {count} x {size >> 20} MiB",
-                             "MiB": count * size / 2**20, "us": t * 1e6, "GB/s": gbs,
-                             "copy GB/s": copy_bps / 1e9, "of copy": gbs / (copy_bps / 1e9)})
+            rows += measure(nvcomp, codec, algo, stream)
         except Exception as exc:  # one codec failing must not hide the others
-            rows.append({"what": f"nvCOMP {algo} failed: {type(exc).__name__}: {exc}"})
+            rows.append({"what": f"nvCOMP {algo} {what} failed: {type(exc).__name__}: {exc}"})
         finally:
             # nvCOMP's objects use our stream: they must go before it does (destroying the
             # stream first made the process segfault at exit, 2026-11-30)
-            codec = comp = arr = chunks = None
+            codec = None
             stream.synchronize()
     return rows
+
+
+def size_rows(data: np.ndarray, sizes, batches, copy_bps: float, *, repeat: int = 10):
+    """Every codec decoding the first ``size`` bytes of ``data`` for each size, and batches of
+    ``count`` chunks of ``size`` bytes decoded in one call (nvCOMP's batched mode)."""
+    cp = get_cupy()
+
+    def measure(nvcomp, codec, algo, stream):
+        rows = []
+        for size in sizes:
+            comp = codec.encode(nvcomp.as_array(cp.asarray(data[:size])))
+            stream.synchronize()
+            t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat, stream=stream)
+            gbs = size / t / 1e9
+            rows.append({"what": f"nvCOMP {algo}", "MiB": size / 2**20, "us": t * 1e6,
+                         "GB/s": gbs, "copy GB/s": copy_bps / 1e9,
+                         "of copy": gbs / (copy_bps / 1e9), "ratio": size / comp.buffer_size})
+        for count, size in batches:
+            chunks = _batch_array(nvcomp, [cp.asarray(data[k * size : (k + 1) * size])
+                                           for k in range(count)])
+            comp = codec.encode(chunks)
+            stream.synchronize()
+            t = time_device(lambda c=codec, x=comp: c.decode(x), repeat=repeat, stream=stream)
+            gbs = count * size / t / 1e9
+            rows.append({"what": f"nvCOMP {algo} batch {count} x {size >> 20} MiB",
+                         "MiB": count * size / 2**20, "us": t * 1e6, "GB/s": gbs,
+                         "copy GB/s": copy_bps / 1e9, "of copy": gbs / (copy_bps / 1e9)})
+        return rows
+
+    return _per_codec("sizes", measure)
 
 
 def encode_rows(data: np.ndarray, sizes, copy_bps: float, *, repeat: int = 5) -> list[dict]:
     """Every codec compressing the first ``size`` bytes of ``data`` (device-resident, one
     buffer) for each size: CUDA events on our stream around ``encode``, median; GB/s of input
     bytes, with the ratio. What :mod:`benchmarks.gpu_encode` puts beside the GPU FSST encoder."""
-    from nvidia import nvcomp
-
     cp = get_cupy()
-    stream = cp.cuda.Stream(non_blocking=True)
-    rows = []
-    for algo in ALGORITHMS:
-        print(f"nvCOMP {algo} compress", file=sys.stderr, flush=True)
-        try:
-            codec = nvcomp.Codec(algorithm=algo, cuda_stream=stream.ptr)
-            for size in sizes:
-                arr = nvcomp.as_array(cp.asarray(data[:size]))
-                comp = codec.encode(arr)
-                stream.synchronize()
-                ratio = size / comp.buffer_size
-                comp = None
-                t = time_device(lambda c=codec, x=arr: c.encode(x), repeat=repeat,
-                                stream=stream)
-                rows.append({"what": f"nvCOMP {algo} compress", "MiB": size / 2**20,
-                             "GB/s": size / t / 1e9, "ratio": ratio,
-                             "copy GB/s": copy_bps / 1e9})
-        except Exception as exc:  # one codec failing must not hide the others
-            rows.append({"what": f"nvCOMP {algo} compress failed: {type(exc).__name__}: {exc}"})
-        finally:
-            codec = comp = arr = None  # before the stream they use (see size_rows)
+
+    def measure(nvcomp, codec, algo, stream):
+        rows = []
+        for size in sizes:
+            arr = nvcomp.as_array(cp.asarray(data[:size]))
+            ratio = size / codec.encode(arr).buffer_size
             stream.synchronize()
-    return rows
+            t = time_device(lambda c=codec, x=arr: c.encode(x), repeat=repeat, stream=stream)
+            rows.append({"what": f"nvCOMP {algo} compress", "MiB": size / 2**20,
+                         "GB/s": size / t / 1e9, "ratio": ratio, "copy GB/s": copy_bps / 1e9})
+        return rows
+
+    return _per_codec("compress", measure)
 
 
 def main(argv=None) -> int:
