@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFAULT_SPLIT_SIZE", "interior_cuts", "plan_splits", "split_rows"]
+__all__ = ["DEFAULT_SPLIT_SIZE", "assemble_splits", "interior_cuts", "plan_splits", "rule2_rows",
+           "split_rows"]
 
 #: Default ``S``: target uncompressed bytes per split, i.e. the GPU decoder's work per warp.
 #: A 1 GiB column gets ~260 000 splits, plenty to fill an H200 (132 SMs x 40 warps).
@@ -88,16 +89,37 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_
     total = int(out_offsets[-1])
     if ncodes == 0:
         return np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.uint16)
+    row = np.concatenate([block_starts[:-1], rule2_rows(out_offsets, split_size)])
+    return assemble_splits(block_starts, row, code_offsets[row], out_offsets[row], cuts,
+                           ncodes, total)
+
+
+def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int):
+    """The split arrays from the split starts of rules 1 and 2 and the cuts (rule 3): what
+    :func:`plan_splits` does once it has them, apart so that a caller whose offsets live
+    elsewhere (the GPU encoder: :func:`fsstgpu.compress_device`) gathers only these rows.
+
+    ``row`` is ``block_starts[:-1]`` followed by :func:`rule2_rows`; ``code`` and ``out`` are
+    the code and output offsets at those rows; ``ncodes`` > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.splits import assemble_splits
+    >>> empty = np.zeros(0, np.int64)
+    >>> sc, so, st = assemble_splits(np.array([0, 3]), np.array([0, 2]), np.array([0, 4]),
+    ...                              np.array([0, 6]), (empty, empty, empty), 6, 9)
+    >>> sc.tolist(), so.tolist(), st.tolist()
+    ([0, 4, 6], [0, 6, 9], [0, 0])
+    """
     # Rules 1 and 2 as string indices; a block's own index, so that of several starts at one
     # code position (empty strings, empty blocks) the last one, whose table decodes the codes
     # that follow, is kept below.
-    rows = _rule2_rows(out_offsets, split_size)
+    block_starts = np.asarray(block_starts, dtype=np.int64)
+    row, code, out = (np.asarray(a, dtype=np.int64) for a in (row, code, out))
     nblocks = len(block_starts) - 1
-    row = np.concatenate([block_starts[:-1], rows])
     block = np.concatenate([np.arange(nblocks, dtype=np.int64),
-                            np.searchsorted(block_starts, rows, side="right") - 1])
-    code = code_offsets[row]
-    out = out_offsets[row]
+                            np.searchsorted(block_starts, row[nblocks:], side="right") - 1])
     cut_code, cut_out, cut_row = (np.asarray(a, np.int64) for a in cuts)
     if len(cut_code):
         code = np.concatenate([code, cut_code])
@@ -114,20 +136,28 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_
     return split_codes, split_out, block[keep].astype(np.uint16)
 
 
-def _rule2_rows(out_offsets, split_size: int) -> np.ndarray:
+def rule2_rows(out_offsets, split_size: int, xp=np):
     """For every multiple ``t`` of ``S`` below the total, the first string starting at or after
     ``t`` (index n when none does), duplicates allowed. Found from whichever is fewer, the
     multiples or the strings, so a tiny ``S`` (a forged one, say) costs no more than the strings.
+    ``xp`` is the array module of ``out_offsets`` (NumPy, or CuPy for device offsets).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.splits import rule2_rows
+    >>> rule2_rows(np.array([0, 3, 6, 9]), 4).tolist()  # multiples 4 and 8
+    [2, 3]
     """
     total = int(out_offsets[-1])
     n = len(out_offsets) - 1
     if (total - 1) // split_size <= n:
-        targets = np.arange(split_size, total, split_size, dtype=np.int64)
-        return np.searchsorted(out_offsets, targets, side="left")
+        targets = xp.arange(split_size, total, split_size, dtype=xp.int64)
+        return xp.searchsorted(out_offsets, targets, side="left")
     # String i (1..n) is the first at or after some multiple t < total exactly when a multiple
     # lies in (out_offsets[i - 1], min(out_offsets[i], total - 1)].
-    hi = np.minimum(out_offsets[1:], total - 1)
-    return np.flatnonzero(hi // split_size > out_offsets[:-1] // split_size) + 1
+    hi = xp.minimum(out_offsets[1:], total - 1)
+    return xp.flatnonzero(hi // split_size > out_offsets[:-1] // split_size) + 1
 
 
 def split_rows(code_offsets, split_codes) -> np.ndarray:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
+from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
 
 __all__ = ["BUCKETS", "bucket_of", "encode_lookups", "encode_on_device", "first_invalid_utf8"]
@@ -78,14 +79,16 @@ def _fn(name: str):
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
-                     lookups=None):
+                     lookups=None, padded=False):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays.
 
     ``data`` (uint8, 8-byte aligned) and ``offsets`` (int64, n + 1, checked by the caller to
     lie inside ``data`` in order) are CuPy arrays on the current device; ``validity`` (uint8
     bitmap or None) leaves null strings without codes. ``fill`` poisons the codes buffer
     before the codes are written (tests); ``lookups`` reuses :func:`encode_lookups`' arrays
-    already on the device.
+    already on the device; ``padded`` puts the codes at the start of an allocation of
+    :func:`~fsstgpu.kernels.fsst_decode.padded_size` bytes whose bytes past them are zero (the
+    decoder's loads reach them).
 
     Examples
     --------
@@ -106,7 +109,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
         code_offsets = cp.zeros(n + 1, cp.int64)
         if n <= 0:
-            return cp.zeros(0, cp.uint8), code_offsets
+            return cp.zeros(padded_size(0) if padded else 0, cp.uint8)[:0], code_offsets
         look = (lookups["byte_code"], lookups["pair_code"], lookups["bucket"],
                 lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
         common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
@@ -115,9 +118,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                                   (*common, counts, code_offsets, data))
         code_offsets[1:] = cp.cumsum(counts)
         total = int(code_offsets[-1])  # the one wait: the codes' size
-        codes = cp.empty(max(total, 1), cp.uint8)
+        codes = cp.empty(padded_size(total) if padded else max(total, 1), cp.uint8)
         if fill is not None:
             codes.fill(fill)
+        if padded:
+            codes[total:].fill(0)
         _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
                                  (*common, counts, code_offsets, codes))
     return codes[:total], code_offsets

@@ -90,10 +90,17 @@ def _random_column(rng, n: int, type_):
     return pa.array(values, type_)
 
 
-def _same(got, want) -> None:
+def _same(dev, want) -> None:
+    """compress_device's column against the CPU encoder's: on the host, equal in every array
+    (codes, code offsets, split points, lengths, validity); decoded on the GPU, the strings."""
+    got = dev.to_host()
     assert np.array_equal(np.asarray(got.codes), np.asarray(want.codes))
     assert np.array_equal(np.asarray(got.code_offsets), np.asarray(want.code_offsets))
+    for name in ("split_codes", "split_out", "split_table", "lengths"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
     assert got.equals(want)
+    decoded = fsstgpu.decompress_device(dev).to_arrow()
+    assert decoded.equals(fsstgpu.decompress(want, device="cpu"))
 
 
 @pytest.mark.gpu
@@ -103,9 +110,10 @@ def test_gpu_codes_equal_the_cpu_encoders(type_):
     for round_ in range(4):
         col = _random_column(rng, int(rng.integers(0, 4000)), type_)
         table = fsstgpu.train(col) if round_ % 2 else _prefix_table(rng)
-        got = fsstgpu.compress_device(col, table, fill=POISON)
-        _same(got, fsstgpu.compress(col, table=table))
-        assert fsstgpu.decompress(got, device="cpu").equals(col)
+        got = fsstgpu.compress_device(col, table, fill=POISON,
+                                      split_size=int(rng.choice([64, 4096])))
+        _same(got, fsstgpu.compress(col, table=table, split_size=got.encoded["split_size"]))
+        assert fsstgpu.decompress(got.to_host(), device="cpu").equals(col)
 
 
 @pytest.mark.gpu
@@ -119,8 +127,23 @@ def test_gpu_encodes_device_strings(dbtext_paths):
         part = fsstgpu.DeviceStringArray(dev.type, 100, dev.offsets[7:108], dev.data, None, 0)
         _same(fsstgpu.compress_device(part, table), fsstgpu.compress(col[7:107], table=table))
         trained = fsstgpu.compress_device(dev)  # a table from a sample brought back
-        assert fsstgpu.decompress(trained, device="cpu").equals(col)
-        assert len(trained.codes) < 0.95 * trained.uncompressed_bytes
+        assert fsstgpu.decompress_device(trained).to_arrow().equals(col)
+        assert trained.ncodes < 0.95 * trained.total
+
+
+@pytest.mark.gpu
+def test_gpu_encoded_column_edges():
+    """Empty columns, all-null and all-empty columns, one string longer than many splits:
+    each equal to the CPU encoder's and decoded on the GPU; to_host() refused for an uploaded
+    column."""
+    table = SymbolTable([b"ab", b"abc", b"x"])
+    cases = [pa.array([], pa.string()), pa.array([None, None], pa.binary()),
+             pa.array(["", "", ""]), pa.array(["abc" * 5000, None, "x", "ab" * 3000]),
+             pa.array(["abc" * 5000], pa.large_binary())]
+    for col in cases:
+        _same(fsstgpu.compress_device(col, table, fill=POISON), fsstgpu.compress(col, table=table))
+    with pytest.raises(TypeError, match="to_host"):
+        fsstgpu.to_device(fsstgpu.compress(pa.array(["ab"]))).to_host()
 
 
 @pytest.mark.gpu

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
@@ -58,27 +59,71 @@ class DeviceCompressedStringArray:
         every later one (:mod:`fsstgpu.gpu.decode`).
     """
 
-    def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True):
+    def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True,
+                 device_parts=None):
         cp = get_cupy()
         self.layout = layout
         self.is_batch = True
         self.planned_decode = None
-        with on_stream(stream):
-            self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
-            _zero(cp, self.codes, layout.ncodes, stream)  # the padding the kernel's loads reach
-            if upload_codes:
-                for col, codes in zip(layout.columns, layout.codes, strict=True):
-                    if col.ncodes:
-                        self.codes[col.code_start : col.code_start + col.ncodes].set(
-                            codes, stream=stream)
-            # everything else in one copy: split points, tables, lengths, validity, scan plan
-            self.meta = upload(cp, layout.meta, stream)
+        self.encoded = None  # compress_device's: what to_host needs besides the decode's arrays
+        if device_parts is not None:  # made on the device (a DeviceLayout): nothing to upload
+            self.codes, self.meta = device_parts
+        else:
+            with on_stream(stream):
+                self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
+                _zero(cp, self.codes, layout.ncodes, stream)  # the padding the loads reach
+                if upload_codes:
+                    for col, codes in zip(layout.columns, layout.codes, strict=True):
+                        if col.ncodes:
+                            self.codes[col.code_start : col.code_start + col.ncodes].set(
+                                codes, stream=stream)
+                # everything else in one copy: split points, tables, lengths, validity, scan
+                self.meta = upload(cp, layout.meta, stream)
         for name in ("split_codes", "split_out", "split_table", "tab_sym", "tab_len", "lengths"):
             setattr(self, name, layout.section(self.meta, name))
-        self.validity = (None if layout.validity is None
-                         else layout.section(self.meta, "validity"))
+        has_validity = layout.sections["validity"][2][0] > 0
+        self.validity = layout.section(self.meta, "validity") if has_validity else None
         self.scan_args = tuple(layout.section(self.meta, name) for name in (
             "col_first", "col_base", "col_obyte", "col_wide"))
+
+    def to_host(self, stream=None) -> CompressedStringArray:
+        """The column in host memory, as :func:`fsstgpu.compress` makes it (blobs, the extension
+        type and files take it): for a column :func:`fsstgpu.compress_device` made.
+
+        Raises
+        ------
+        TypeError
+            For a column uploaded by :func:`to_device` (its host column is the one uploaded).
+
+        Examples
+        --------
+        >>> import fsstgpu, pyarrow as pa
+        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     col = pa.array(["ab", None, "abc"])
+        ...     t = fsstgpu.train(col)
+        ...     assert fsstgpu.compress_device(col, t).to_host().equals(
+        ...         fsstgpu.compress(col, table=t))
+        """
+        if self.encoded is None:
+            raise TypeError("to_host() is for columns compress_device made; this one was "
+                            "uploaded from a host column")
+        col = self.layout.columns[0]
+        with on_stream(stream):
+            codes = self.codes[: self.ncodes].get()
+            code_offsets = self.encoded["code_offsets"].get()
+            lengths = self.lengths.get().astype(np.int64)
+            validity = None if self.validity is None else self.validity.get()
+            split_codes, split_out = self.split_codes.get(), self.split_out.get()
+            split_table = self.split_table.get()
+        carr = CompressedStringArray(
+            type=col.type, length=col.length, tables=self.encoded["tables"],
+            block_starts=np.array([0, col.length], np.int64), codes=codes,
+            code_offsets=code_offsets, lengths=lengths, validity=validity,
+            null_count=col.null_count, split_size=self.encoded["split_size"],
+            split_codes=split_codes, split_out=split_out, split_table=split_table,
+            chunk_lengths=col.chunk_lengths)
+        carr.validate(full=False)
+        return carr
 
     @property
     def columns(self):

@@ -1,19 +1,20 @@
-"""Compression on the GPU (issue #25, first step): strings encoded by a GPU kernel with a table
-trained on the CPU, into the same CompressedStringArray the CPU encoder makes.
+"""Compression on the GPU (issue #25): strings encoded by a GPU kernel with a table trained on
+the CPU, into a compressed column that stays on the GPU.
 
 :func:`compress_device` takes device strings (a :class:`~fsstgpu.DeviceStringArray`) or a host
 column, checks them on the device (offsets inside the data and in order, UTF-8 for text
 types), encodes them with :mod:`fsstgpu.kernels.fsst_encode` (greedy longest match: byte for
-byte the codes of ``fsstgpu.compress(column, table=table)``), and brings the codes and their
-offsets back to plan the split points on the host as :func:`fsstgpu.columns.compress_column`
-does. The table is the caller's, or trained on the CPU from a sample of whole strings spread
-over the column (copied back: at most ``sample_bytes``). One table, one block: the CPU's block
-planner walks the whole column, which would bring it all back.
+byte the codes of ``fsstgpu.compress(column, table=table)``) and plans the split points where
+the codes are (:mod:`fsstgpu.gpu.encoded`): a
+:class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` that
+:func:`fsstgpu.decompress_device` decodes and whose ``to_host()`` is the CPU encoder's column.
+The table is the caller's, or trained on the CPU from a sample of whole strings spread over the
+column (copied back: at most ``sample_bytes``). One table, one block: the CPU's block planner
+walks the whole column, which would bring it all back.
 
-Not done yet (issue #25): the result stays on the host (a device-resident compressed column,
-split points planned on the GPU), long strings are encoded by one thread each (no parallel
-parse that resynchronises), and training from a device column samples evenly rather than as the
-CPU trainer does.
+Not done yet (issue #25): long strings are encoded by one thread each (no parallel parse that
+resynchronises), training from a device column samples evenly rather than as the CPU trainer
+does, and ``compress_file`` does not encode on the GPU.
 """
 
 from __future__ import annotations
@@ -21,16 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import arrow_layout, inputs
-from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.arrow_layout import unpack_bitmap
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
+from fsstgpu.gpu.encoded import device_column, device_lengths
 from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.limits import check_split_size
-from fsstgpu.scan import long_string_cuts
-from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
+from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import DEFAULT_SAMPLE_BYTES, train
 from fsstgpu.types import is_text
@@ -39,8 +38,8 @@ __all__ = ["compress_device"]
 
 
 def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE,
-                    stream=None, fill=None) -> CompressedStringArray:
-    """Compress a string column with FSST on the GPU.
+                    stream=None, fill=None) -> DeviceCompressedStringArray:
+    """Compress a string column with FSST on the GPU, into a compressed column on the GPU.
 
     Parameters
     ----------
@@ -60,8 +59,9 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
 
     Returns
     -------
-    CompressedStringArray
-        In host memory; equal to ``fsstgpu.compress(column, table=table)``.
+    DeviceCompressedStringArray
+        On the device, ready for :func:`fsstgpu.decompress_device`; its ``to_host()`` is equal
+        to ``fsstgpu.compress(column, table=table)`` (blobs, the extension type, files).
 
     Raises
     ------
@@ -77,7 +77,9 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     col = pa.array(["http://a.example/x", None, "http://b.example/y"] * 100)
     ...     t = fsstgpu.train(col)
-    ...     assert fsstgpu.compress_device(col, t).equals(fsstgpu.compress(col, table=t))
+    ...     dev = fsstgpu.compress_device(col, t)
+    ...     assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
+    ...     assert dev.to_host().equals(fsstgpu.compress(col, table=t))
     """
     resolve_device("gpu")
     cp = get_cupy()
@@ -86,50 +88,14 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
         if not checked:
             _check(cp, type_, n, data, offsets, validity)
-        # the offsets and validity come back once: for the sample, the lengths and the splits
-        host_offsets = offsets.get()
-        host_validity = None if validity is None else validity.get()
-        lengths = _lengths(host_offsets, host_validity)
         if table is None:
-            table = _trained(cp, data, host_offsets, lengths, sample_bytes)
+            table = _trained(cp, data, offsets, validity, sample_bytes)
         elif not isinstance(table, SymbolTable):
             table = SymbolTable.from_bytes(table)
         codes, code_offsets = encode_on_device(table, data, offsets, validity, stream=stream,
-                                               fill=fill)
-        codes, code_offsets = codes.get(), code_offsets.get()
-    tables, block_starts = (table,), np.array([0, n], np.int64)
-    cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
-    if host_validity is None and (n == 0 or host_offsets[0] == 0):
-        out_offsets = host_offsets  # no length zeroed: the output offsets are the input's
-    else:
-        out_offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(lengths, out=out_offsets[1:])
-    split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
-                                                      split_size, cuts, out_offsets)
-    carr = CompressedStringArray(
-        type=type_, length=n, tables=tables, block_starts=block_starts, codes=codes,
-        code_offsets=code_offsets, lengths=lengths, validity=host_validity,
-        null_count=null_count, split_size=split_size, split_codes=split_codes,
-        split_out=split_out, split_table=split_table, chunk_lengths=chunks)
-    carr.validate(full=False)
-    return carr
-
-
-def _lengths(offsets: np.ndarray, validity) -> np.ndarray:
-    """Each string's length, 0 for a null one (its bytes are not encoded, as the CPU encoder
-    drops them).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.gpu.encode import _lengths
-    >>> _lengths(np.array([0, 2, 5, 6]), np.array([0b101], np.uint8)).tolist()
-    [2, 0, 1]
-    """
-    lengths = np.diff(offsets)
-    if validity is not None:
-        lengths[~unpack_bitmap(validity, len(lengths))] = 0
-    return lengths
+                                               fill=fill, padded=True)
+        return device_column(cp, table, type_, n, codes, code_offsets, offsets, validity,
+                             null_count, chunks, split_size)
 
 
 def _on_device(cp, strings):
@@ -179,15 +145,39 @@ def _check(cp, type_, n, data, offsets, validity) -> None:
             raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
 
 
-def _trained(cp, data, offsets: np.ndarray, lengths: np.ndarray, sample_bytes) -> SymbolTable:
-    """A table trained on the CPU from whole strings of the device column (host ``offsets``
-    and ``lengths``, 0 for nulls) spread over it (:func:`_sample_index`), brought back."""
+def _trained(cp, data, offsets, validity, sample_bytes) -> SymbolTable:
+    """A table trained on the CPU from whole strings of the device column spread over it
+    (:func:`_sample_picks`, :func:`_sample_layout`): the candidates' starts and lengths and the
+    sample's bytes come back, nothing per string."""
     target = int(sample_bytes or DEFAULT_SAMPLE_BYTES)
-    index, sample_offsets = _sample_index(offsets, lengths, target)
+    lengths = device_lengths(cp, offsets, validity)
+    picked = _sample_picks(cp, lengths, target)
+    index, sample_offsets = _sample_layout(offsets[picked].get(), lengths[picked].get(), target)
     if len(sample_offsets) == 1:
         return train([b""])
     sample = data[cp.asarray(index)].get()  # one gather on the device, one copy back
     return train((sample, sample_offsets), sample_bytes=target)
+
+
+def _sample_picks(xp, lengths, target: int):
+    """The candidates of a training sample (``xp``: NumPy or CuPy, as ``lengths``): every
+    non-empty string when they all fit ``target`` bytes, else every k-th string from the first
+    (k = total bytes // target)."""
+    total = int(lengths.sum())
+    if total <= target:
+        return xp.flatnonzero(lengths)
+    return xp.arange(0, len(lengths), max(1, total // target))
+
+
+def _sample_layout(starts: np.ndarray, sizes: np.ndarray, target: int):
+    """The byte positions and the sample's own offsets of the candidates (their ``starts`` and
+    ``sizes``) that fit ``target`` bytes, in order."""
+    keep = np.cumsum(sizes) <= target
+    starts, sizes = starts[keep], sizes[keep]
+    sample_offsets = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=sample_offsets[1:])
+    index = np.repeat(starts - sample_offsets[:-1], sizes) + np.arange(sample_offsets[-1])
+    return index, sample_offsets
 
 
 def _sample_index(offsets: np.ndarray, lengths: np.ndarray, target: int):
@@ -206,16 +196,5 @@ def _sample_index(offsets: np.ndarray, lengths: np.ndarray, target: int):
     >>> index.tolist(), offs.tolist()
     ([0, 1, 4, 5], [0, 2, 4])
     """
-    total = int(lengths.sum())
-    if total <= target:
-        picked = np.flatnonzero(lengths)
-    else:
-        k = max(1, total // target)
-        picked = np.arange(0, len(lengths), k)
-        picked = picked[np.cumsum(lengths[picked]) <= target]
-    sizes = lengths[picked]
-    sample_offsets = np.zeros(len(picked) + 1, np.int64)
-    np.cumsum(sizes, out=sample_offsets[1:])
-    index = np.repeat(offsets[picked] - sample_offsets[:-1], sizes) + \
-        np.arange(sample_offsets[-1])
-    return index, sample_offsets
+    picked = _sample_picks(np, lengths, target)
+    return _sample_layout(offsets[picked], lengths[picked], target)

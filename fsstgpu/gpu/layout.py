@@ -33,7 +33,8 @@ from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import offsets_dtype
 
-__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "HostBatch", "packed_lengths"]
+__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "meta_sections",
+           "narrowest", "packed_lengths", "section_of"]
 
 #: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column;
 #: "auto" packs them when every column already has them packed (a blob brings them so), since
@@ -86,7 +87,7 @@ def packed_lengths(carr) -> np.ndarray:
     [2, 0, 3]
     """
     if carr.packed_lengths is None:
-        narrow = carr.lengths.astype(_narrowest(_max(carr.lengths)))
+        narrow = carr.lengths.astype(narrowest(_max(carr.lengths)))
         packed = bitplane_pack_cpu(narrow)
         packed.flags.writeable = False
         # a cache of the column's own lengths: the column keeps its validation (no check reads
@@ -95,11 +96,54 @@ def packed_lengths(carr) -> np.ndarray:
     return carr.packed_lengths
 
 
-def _narrowest(top: int):
+def narrowest(top: int):
+    """The narrowest unsigned dtype that holds ``top`` (a column's longest string)."""
     for dt in (np.uint8, np.uint16, np.uint32):
         if top <= np.iinfo(dt).max:
             return np.dtype(dt)
     return np.dtype(np.uint64)
+
+
+def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, validity_bytes: int,
+                  ncols: int):
+    """Where each array of a batch's metadata lies in its one buffer (``meta``): ``({name:
+    (byte start, dtype, shape)}, total bytes)``, each array from a 16-byte boundary.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.gpu.layout import meta_sections
+    >>> sections, size = meta_sections(3, 1, np.uint8, 10, 2, 1)
+    >>> sections["split_codes"], sections["lengths"][0], size
+    ((0, dtype('int64'), (4,)), 2384, 2480)
+    """
+    sections = {}
+    size = 0
+    for name, dtype, shape in (
+            ("split_codes", np.int64, (nsplits + 1,)),
+            ("split_out", np.int64, (nsplits + 1,)),
+            ("split_table", np.uint16, (nsplits,)),
+            ("tab_sym", np.uint64, (max(ntables, 1), 256)),
+            ("tab_len", np.uint8, (max(ntables, 1), 256)),
+            ("lengths", lengths_dtype, (nlengths,)),
+            ("validity", np.uint8, (validity_bytes,)),
+            ("col_first", np.int64, (ncols + 1,)),
+            ("col_base", np.int64, (ncols,)),
+            ("col_obyte", np.int64, (ncols,)),
+            ("col_wide", np.uint8, (ncols,))):
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+        sections[name] = (size, np.dtype(dtype), shape)
+        size += -(-nbytes // 16) * 16
+    return sections, size
+
+
+def section_of(sections: dict, buffer, name: str):
+    """Section ``name`` of ``buffer`` (a batch's ``meta``, on the host or the device) as its
+    array."""
+    start, dtype, shape = sections[name]
+    count = math.prod(shape)  # (numpy's prod of a tuple: 3-5 us, 22 calls a batch)
+    out = buffer[start : start + count * dtype.itemsize].view(dtype)
+    return out if len(shape) == 1 else out.reshape(shape)  # (CuPy's reshape: a few us)
 
 
 class ColumnLayout:
@@ -202,25 +246,9 @@ class HostBatch:
             lens_dtype, nlens = np.dtype(np.uint8), int(self.packed_at[-1])
         else:
             packed = None
-            lens_dtype = _narrowest(max((_max(c.lengths) for c in carrs), default=0))
+            lens_dtype = narrowest(max((_max(c.lengths) for c in carrs), default=0))
             nlens = nstrings
-        self.sections = {}
-        size = 0
-        for name, dtype, shape in (
-                ("split_codes", np.int64, (split_pos + 1,)),
-                ("split_out", np.int64, (split_pos + 1,)),
-                ("split_table", np.uint16, (split_pos,)),
-                ("tab_sym", np.uint64, (max(ntables, 1), 256)),
-                ("tab_len", np.uint8, (max(ntables, 1), 256)),
-                ("lengths", lens_dtype, (nlens,)),
-                ("validity", np.uint8, (vbyte,)),
-                ("col_first", np.int64, (ncols + 1,)),
-                ("col_base", np.int64, (ncols,)),
-                ("col_obyte", np.int64, (ncols,)),
-                ("col_wide", np.uint8, (ncols,))):
-            nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-            self.sections[name] = (size, np.dtype(dtype), shape)
-            size += -(-nbytes // 16) * 16
+        self.sections, size = meta_sections(split_pos, ntables, lens_dtype, nlens, vbyte, ncols)
         # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
         self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
         for name in self.sections:
@@ -231,10 +259,7 @@ class HostBatch:
 
     def section(self, buffer, name: str):
         """Section ``name`` of ``buffer`` (``meta``, or its device copy) as its array."""
-        start, dtype, shape = self.sections[name]
-        count = math.prod(shape)  # (numpy's prod of a tuple: 3-5 us, 22 calls a batch)
-        out = buffer[start : start + count * dtype.itemsize].view(dtype)
-        return out if len(shape) == 1 else out.reshape(shape)  # (CuPy's reshape: a few us)
+        return section_of(self.sections, buffer, name)
 
     def _fill(self, carrs, packed) -> None:
         self.tab_sym[...], self.tab_len[...] = pack_tables([t for c in carrs for t in c.tables])
@@ -299,3 +324,52 @@ class HostBatch:
             np.cumsum(lens, out=offsets[1:], dtype=col.offsets_dtype)
             out.append(offsets)
         return out
+
+
+class DeviceLayout:
+    """The layout of one column whose arrays were made on the device
+    (:func:`fsstgpu.compress_device`): what :class:`HostBatch` says of a one-column batch, with
+    no host arrays behind it (its ``codes`` list is empty, its ``meta`` lives on the device
+    only). The decode reads a :class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` built on
+    it as it reads an uploaded column.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.gpu.layout import DeviceLayout
+    >>> lay = DeviceLayout(pa.string(), 3, 0, None, total=9, ncodes=6, nsplits=2,
+    ...                    lengths_dtype=np.uint8, validity_bytes=0)
+    >>> lay.offsets_nbytes, lay.columns[0].offsets_dtype, lay.col_first.tolist()
+    (16, dtype('int32'), [0, 3])
+    """
+
+    lengths_layout = "narrow"
+    ntables = 1
+
+    def __init__(self, type_, length: int, null_count: int, chunk_lengths, *, total: int,
+                 ncodes: int, nsplits: int, lengths_dtype, validity_bytes: int):
+        odt = offsets_dtype(type_, total)
+        self.columns = [ColumnLayout(
+            type=type_, length=length, null_count=null_count, chunk_lengths=chunk_lengths,
+            total=total, code_start=0, ncodes=ncodes, out_start=0, split_start=0,
+            nsplits=nsplits, offsets_byte=0, offsets_dtype=odt,
+            validity_start=0 if validity_bytes else -1)]
+        self.codes = []  # no host codes: the column was encoded on the device
+        self.ncodes, self.total = ncodes, total
+        self.offsets_nbytes = -(-(length + 1) * odt.itemsize // 8) * 8
+        self.sections, self.meta_nbytes = meta_sections(nsplits, 1, lengths_dtype, length,
+                                                        validity_bytes, 1)
+        self.col_first = np.array([0, length], np.int64)
+        self.col_base = np.zeros(1, np.int64)
+        self.col_obyte = np.zeros(1, np.int64)
+        self.col_wide = np.array([odt.itemsize == 8], np.uint8)
+
+    def __len__(self) -> int:
+        return 1
+
+    def section(self, buffer, name: str):
+        """Section ``name`` of the device ``meta`` buffer as its array."""
+        return section_of(self.sections, buffer, name)
+
+    def column_splits(self, index: int) -> slice:
+        return slice(0, self.columns[0].nsplits)

@@ -1,0 +1,134 @@
+"""The device-resident result of a GPU encode (issue #25): a column's codes and code offsets,
+made on the device, turned into the :class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray`
+that :func:`fsstgpu.decompress_device` decodes, without the per-string arrays leaving the
+device.
+
+What the CPU encoder computes on the host (:func:`fsstgpu.columns.compress_column`), done here
+where the arrays are: the string lengths (0 for nulls) and their narrowest dtype, the output
+offsets, the split starts of :mod:`fsstgpu.splits`' rules 1 and 2 (a search of the output
+offsets on the device; only the ~``total / S`` rows found come back, and the host puts the split
+arrays together with :func:`fsstgpu.splits.assemble_splits`, the CPU planner's own code), and
+rule 3's cuts inside strings longer than ``S`` (only those strings' codes come back, walked by
+:func:`fsstgpu.scan.long_string_cuts`). The result has the CPU encoder's split points, so
+``to_host()`` equals ``fsstgpu.compress(column, table=table)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray
+from fsstgpu.gpu.layout import DeviceLayout, narrowest, section_of
+from fsstgpu.kernels.fsst_decode import padded_size
+from fsstgpu.scan import long_string_cuts
+from fsstgpu.splits import assemble_splits, rule2_rows
+from fsstgpu.symbol_table import pack_tables
+
+__all__ = ["device_column", "device_lengths"]
+
+#: the sections of a device column's ``meta`` that come from the host (split points, tables),
+#: in front of the lengths; and those behind the validity (the offsets scan's plan)
+_HOST_HEAD = ("split_codes", "split_out", "split_table", "tab_sym", "tab_len")
+_HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
+
+
+def device_lengths(cp, offsets, validity):
+    """Each string's length from int64 device ``offsets``, 0 for a null one (validity bit 0):
+    the CPU encoder encodes no bytes of a null string."""
+    lengths = cp.diff(offsets)
+    if validity is not None and lengths.size:
+        index = cp.arange(lengths.size, dtype=cp.int64)
+        valid = (validity[index >> 3] >> (index & 7).astype(cp.uint8)) & 1
+        lengths = cp.where(valid.astype(bool), lengths, 0)
+    return lengths
+
+
+def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, validity,
+                  null_count: int, chunk_lengths, split_size: int):
+    """The DeviceCompressedStringArray of ``n`` strings encoded on the device with ``table``.
+
+    ``codes`` (uint8, ``code_offsets[-1]`` of them, in an allocation of at least
+    ``padded_size`` bytes whose padding is zero: ``encode_on_device(..., padded=True)``) and
+    ``code_offsets`` (int64, n + 1) are the encoder's; ``offsets`` (int64 from 0, n + 1) and
+    ``validity`` (uint8 bitmap or None) the strings'. The result keeps ``code_offsets`` for
+    ``to_host()``.
+    """
+    lengths = device_lengths(cp, offsets, validity)
+    if validity is None:
+        out_offsets = offsets  # no length zeroed: the input's offsets, from 0
+    else:
+        out_offsets = cp.zeros(n + 1, cp.int64)
+        cp.cumsum(lengths, out=out_offsets[1:])
+    ncodes = int(codes.size)
+    total = int(out_offsets[-1]) if n else 0
+    if ncodes:
+        rows = rule2_rows(out_offsets, split_size, xp=cp).astype(cp.int64)
+        row = cp.concatenate([cp.zeros(1, cp.int64), rows])
+        cuts = _long_cuts(cp, table, codes, code_offsets, lengths, out_offsets, split_size)
+        split_codes, split_out, split_table = assemble_splits(
+            np.array([0, n], np.int64), row.get(), code_offsets[row].get(),
+            out_offsets[row].get(), cuts, ncodes, total)
+    else:  # no codes, no splits (plan_splits' answer)
+        split_codes, split_out = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        split_table = np.zeros(0, np.uint16)
+    layout = DeviceLayout(
+        type_, n, null_count, chunk_lengths, total=total, ncodes=ncodes,
+        nsplits=len(split_table), lengths_dtype=narrowest(int(lengths.max()) if n else 0),
+        validity_bytes=0 if validity is None else int(validity.size))
+    meta = cp.empty(layout.meta_nbytes, cp.uint8)
+    tab_sym, tab_len = pack_tables([table])
+    _upload_sections(cp, layout, meta, {
+        "split_codes": split_codes, "split_out": split_out, "split_table": split_table,
+        "tab_sym": tab_sym, "tab_len": tab_len}, _HOST_HEAD)
+    if n:
+        cp.copyto(section_of(layout.sections, meta, "lengths"), lengths, casting="unsafe")
+    if validity is not None:
+        section_of(layout.sections, meta, "validity")[...] = validity
+    _upload_sections(cp, layout, meta, {name: getattr(layout, name) for name in _HOST_TAIL},
+                     _HOST_TAIL)
+    padded = cp.ndarray((padded_size(ncodes),), cp.uint8, memptr=codes.data) if ncodes else \
+        cp.zeros(padded_size(0), cp.uint8)
+    dev = DeviceCompressedStringArray(layout, device_parts=(padded, meta))
+    dev.is_batch = False  # one column: its decode gives a DeviceStringArray, not a list
+    dev.encoded = {"code_offsets": code_offsets, "tables": (table,), "split_size": split_size}
+    return dev
+
+
+def _upload_sections(cp, layout: DeviceLayout, meta, arrays: dict, names) -> None:
+    """Host ``arrays`` into their sections of the device ``meta``, adjacent sections ``names``
+    in one copy."""
+    first = layout.sections[names[0]][0]
+    last_start, last_dtype, last_shape = layout.sections[names[-1]]
+    end = last_start + int(np.prod(last_shape)) * last_dtype.itemsize
+    staging = np.zeros(end - first, np.uint8)
+    shifted = {name: (start - first, dtype, shape)
+               for name, (start, dtype, shape) in layout.sections.items() if name in names}
+    for name in names:
+        section_of(shifted, staging, name)[...] = arrays[name]
+    meta[first:end].set(staging)
+
+
+def _long_cuts(cp, table, codes, code_offsets, lengths, out_offsets, split_size: int):
+    """Rule 3's cuts (code positions, output positions, rows) inside the strings longer than
+    ``split_size``: their codes gathered on the device and walked on the host."""
+    long_rows = cp.flatnonzero(lengths > split_size)
+    m = int(long_rows.size)
+    if m == 0:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty
+    first = code_offsets[long_rows]
+    local = cp.zeros(m + 1, cp.int64)  # each long string's codes in the gathered run
+    cp.cumsum(code_offsets[long_rows + 1] - first, out=local[1:])
+    at = cp.arange(int(local[-1]), dtype=cp.int64)
+    owner = cp.searchsorted(local[1:], at, side="right")
+    gathered = codes[first[owner] + at - local[owner]].get()
+    sizes = lengths[long_rows].get()
+    local_out = np.zeros(m + 1, np.int64)
+    np.cumsum(sizes, out=local_out[1:])
+    local_h = local.get()
+    cut_code, cut_out, cut_row = long_string_cuts((table,), np.array([0, m], np.int64),
+                                                  gathered, local_h, sizes, split_size)
+    rows_h, first_h = long_rows.get(), first.get()
+    out_start = out_offsets[long_rows].get()
+    return (first_h[cut_row] + cut_code - local_h[cut_row],
+            out_start[cut_row] + cut_out - local_out[cut_row], rows_h[cut_row])
