@@ -23,6 +23,7 @@ from fsstgpu.formats.arrow_storage import from_extension_array
 from fsstgpu.formats.tables import compress_table, decompress_table
 from fsstgpu.gpu import decode as gpu_decode
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
+from fsstgpu.gpu.encode import compress_device
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 
 __all__ = ["ALGORITHMS", "Codec", "compress", "decompress", "decompress_device"]
@@ -98,7 +99,9 @@ def decompress(carr, device="auto", stream=None):
         An extension column is one read from a file that ``fsstgpu compress`` or
         :func:`fsstgpu.compress_table` wrote; a blob (bytes-like) one that
         :meth:`CompressedStringArray.to_bytes` wrote. A ``pyarrow.Table`` / ``RecordBatch`` is
-        passed to :func:`fsstgpu.decompress_table` (and a table returned).
+        passed to :func:`fsstgpu.decompress_table` (and a table returned). A
+        :func:`fsstgpu.compress_device` result decodes on the GPU, or with ``device="cpu"``
+        from its ``to_host()``.
     device : {"auto", "cpu", "gpu"}
         Where to decode: ``"auto"`` (or None) decodes on the GPU when one is usable
         (``FSSTGPU_DEVICE`` overrides). The result is in host memory either way;
@@ -128,6 +131,11 @@ def decompress(carr, device="auto", stream=None):
     """
     if inputs.is_table(carr):
         return decompress_table(carr, device=device, stream=stream)
+    if isinstance(carr, DeviceCompressedStringArray):  # e.g. compress_device's
+        if resolve_device(device) == "cpu":
+            return decompress_column(carr.to_host(stream))
+        out = gpu_decode.decompress_device(carr, stream)
+        return [r.to_arrow() for r in out] if isinstance(out, list) else out.to_arrow()
     carr = _as_compressed(carr)
     if resolve_device(device) == "cpu":
         return decompress_column(carr)
@@ -166,6 +174,9 @@ def decompress_device(carr, stream=None):
     ...     assert dev.to_arrow().to_pylist() == ["a", None]
     """
     resolve_device("gpu")
+    if isinstance(carr, (list, tuple)) and carr and all(
+            isinstance(c, DeviceCompressedStringArray) for c in carr):
+        return [gpu_decode.decompress_device(c, stream) for c in carr]  # each where it is
     if isinstance(carr, (list, tuple)):
         carr = [_as_compressed(c) for c in carr]
     elif not isinstance(carr, DeviceCompressedStringArray):
@@ -231,6 +242,24 @@ class Codec:
                 isinstance(a, (pa.Array, pa.ChunkedArray)) for a in arrays):
             return [compress(a, **self._options) for a in arrays]
         return compress(arrays, **self._options)
+
+    def encode_device(self, arrays, stream=None):
+        """Compress on the GPU, into device memory: :func:`compress_device` of one column or
+        of each of a list (device strings, or host columns uploaded first); one table a column,
+        the codec's or trained on the CPU from a sample. :meth:`decode_device` decodes the
+        results; their ``to_host()`` gives what :meth:`encode` gives with the same table.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, fsstgpu
+        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     codec = fsstgpu.Codec(device="gpu")
+        ...     dev = codec.decode_device(codec.encode_device(pa.array(["ab", None, "ab"])))
+        ...     assert dev.to_arrow().to_pylist() == ["ab", None, "ab"]
+        """
+        if isinstance(arrays, list):
+            return [self.encode_device(a, stream) for a in arrays]
+        return compress_device(arrays, stream=stream, **self._options)
 
     def decode(self, carrs, stream=None):
         """Decompress one compressed column, or each of a list; returns the same shape.

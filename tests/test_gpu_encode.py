@@ -165,3 +165,21 @@ def test_gpu_encode_refuses_bad_device_strings():
                                       cp.zeros(1, cp.uint8), 20)
     with pytest.raises(fsstgpu.CorruptDataError, match="validity"):
         fsstgpu.compress_device(short, SymbolTable([b"ab"]))
+
+
+@pytest.mark.gpu
+def test_codec_encodes_on_the_device_and_decompress_takes_the_result():
+    """Codec.encode_device / decode_device on a list, and fsstgpu.decompress of a device
+    result on either device, each equal to the input and to the CPU encoder's column."""
+    rng = np.random.default_rng()
+    cols = [_random_column(rng, int(rng.integers(1, 2000)), t)
+            for t in (pa.string(), pa.large_binary())]
+    table = fsstgpu.train(cols[0])
+    codec = fsstgpu.Codec(device="gpu", table=table)
+    devs = codec.encode_device(cols)
+    outs = codec.decode_device(devs)
+    for col, dev, out in zip(cols, devs, outs, strict=True):
+        assert out.to_arrow().equals(col)
+        assert fsstgpu.decompress(dev, device="cpu").equals(col)
+        assert fsstgpu.decompress(dev, device="gpu").equals(col)
+        _same(dev, fsstgpu.compress(col, table=table))
