@@ -34,7 +34,17 @@ _HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
 
 def device_lengths(cp, offsets, validity):
     """Each string's length from int64 device ``offsets``, 0 for a null one (validity bit 0):
-    the CPU encoder encodes no bytes of a null string."""
+    the CPU encoder encodes no bytes of a null string.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.gpu.encoded import device_lengths
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     lens = device_lengths(cp, cp.array([0, 2, 5, 6]), cp.array([0b101], cp.uint8))
+    ...     assert lens.get().tolist() == [2, 0, 1]
+    """
     lengths = cp.diff(offsets)
     if validity is not None and lengths.size:
         index = cp.arange(lengths.size, dtype=cp.int64)
@@ -52,6 +62,20 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, validi
     ``code_offsets`` (int64, n + 1) are the encoder's; ``offsets`` (int64 from 0, n + 1) and
     ``validity`` (uint8 bitmap or None) the strings'. The result keeps ``code_offsets`` for
     ``to_host()``.
+
+    Examples
+    --------
+    >>> import fsstgpu, pyarrow as pa
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     from fsstgpu.gpu.encoded import device_column
+    ...     from fsstgpu.kernels.fsst_encode import encode_on_device
+    ...     t = fsstgpu.SymbolTable([b"ab"])
+    ...     data, offs = cp.frombuffer(b"abab", cp.uint8), cp.array([0, 2, 4])
+    ...     codes, code_offsets = encode_on_device(t, data, offs, padded=True)
+    ...     dev = device_column(cp, t, pa.binary(), 2, codes, code_offsets, offs, None, 0,
+    ...                         None, 4096)
+    ...     assert fsstgpu.decompress_device(dev).to_arrow().to_pylist() == [b"ab", b"ab"]
     """
     lengths = device_lengths(cp, offsets, validity)
     if validity is None:
