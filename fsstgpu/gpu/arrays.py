@@ -57,6 +57,10 @@ class DeviceCompressedStringArray:
     planned_decode : fsstgpu.kernels.fsst_decode.PlannedDecode or None
         The decode's launches, planned by the first decode that can use them and replayed by
         every later one (:mod:`fsstgpu.gpu.decode`).
+    encoded : dict or None
+        For a column :func:`fsstgpu.compress_device` made (its layout a
+        :class:`fsstgpu.gpu.layout.DeviceLayout`): its device code offsets, table and split size,
+        which :meth:`to_host` needs besides the decode's arrays; None for an uploaded column.
     """
 
     def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True,
