@@ -88,14 +88,15 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
         if not checked:
             _check(cp, type_, n, data, offsets, validity)
+        lengths = device_lengths(cp, offsets, validity)  # for the sample and the splits
         if table is None:
-            table = _trained(cp, data, offsets, validity, sample_bytes)
+            table = _trained(cp, data, offsets, lengths, sample_bytes)
         elif not isinstance(table, SymbolTable):
             table = SymbolTable.from_bytes(table)
         codes, code_offsets = encode_on_device(table, data, offsets, validity, stream=stream,
                                                fill=fill, padded=True)
-        return device_column(cp, table, type_, n, codes, code_offsets, offsets, validity,
-                             null_count, chunks, split_size)
+        return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
+                             validity, null_count, chunks, split_size)
 
 
 def _on_device(cp, strings):
@@ -145,12 +146,12 @@ def _check(cp, type_, n, data, offsets, validity) -> None:
             raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
 
 
-def _trained(cp, data, offsets, validity, sample_bytes) -> SymbolTable:
-    """A table trained on the CPU from whole strings of the device column spread over it
-    (:func:`_sample_picks`, :func:`_sample_layout`): the candidates' starts and lengths and the
-    sample's bytes come back, nothing per string."""
+def _trained(cp, data, offsets, lengths, sample_bytes) -> SymbolTable:
+    """A table trained on the CPU from whole strings of the device column (its device
+    ``offsets`` and ``lengths``, 0 for nulls) spread over it (:func:`_sample_picks`,
+    :func:`_sample_layout`): the candidates' starts and lengths and the sample's bytes come
+    back, nothing per string."""
     target = int(sample_bytes or DEFAULT_SAMPLE_BYTES)
-    lengths = device_lengths(cp, offsets, validity)
     picked = _sample_picks(cp, lengths, target)
     index, sample_offsets = _sample_layout(offsets[picked].get(), lengths[picked].get(), target)
     if len(sample_offsets) == 1:
@@ -171,30 +172,26 @@ def _sample_picks(xp, lengths, target: int):
 
 def _sample_layout(starts: np.ndarray, sizes: np.ndarray, target: int):
     """The byte positions and the sample's own offsets of the candidates (their ``starts`` and
-    ``sizes``) that fit ``target`` bytes, in order."""
+    ``sizes``) that fit ``target`` bytes, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.gpu.encode import _sample_layout, _sample_picks
+    >>> offsets = np.array([0, 2, 4, 6, 9, 12])
+    >>> lengths = np.diff(offsets)
+    >>> def sample(target):
+    ...     picked = _sample_picks(np, lengths, target)
+    ...     return _sample_layout(offsets[picked], lengths[picked], target)
+    >>> sample(100)[1].tolist()  # all fit
+    [0, 2, 4, 6, 9, 12]
+    >>> index, offs = sample(6)  # every 2nd string
+    >>> index.tolist(), offs.tolist()
+    ([0, 1, 4, 5], [0, 2, 4])
+    """
     keep = np.cumsum(sizes) <= target
     starts, sizes = starts[keep], sizes[keep]
     sample_offsets = np.zeros(len(sizes) + 1, np.int64)
     np.cumsum(sizes, out=sample_offsets[1:])
     index = np.repeat(starts - sample_offsets[:-1], sizes) + np.arange(sample_offsets[-1])
     return index, sample_offsets
-
-
-def _sample_index(offsets: np.ndarray, lengths: np.ndarray, target: int):
-    """The byte positions of a training sample of whole, non-empty strings and the sample's
-    own offsets: all of them when they fit ``target`` bytes, else every k-th string from the
-    first (k = total bytes // target), as many as fit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.gpu.encode import _sample_index
-    >>> offsets = np.array([0, 2, 4, 6, 9, 12])
-    >>> _sample_index(offsets, np.diff(offsets), 100)[1].tolist()  # all fit
-    [0, 2, 4, 6, 9, 12]
-    >>> index, offs = _sample_index(offsets, np.diff(offsets), 6)  # every 2nd string
-    >>> index.tolist(), offs.tolist()
-    ([0, 1, 4, 5], [0, 2, 4])
-    """
-    picked = _sample_picks(np, lengths, target)
-    return _sample_layout(offsets[picked], lengths[picked], target)

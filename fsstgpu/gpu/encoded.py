@@ -53,14 +53,15 @@ def device_lengths(cp, offsets, validity):
     return lengths
 
 
-def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, validity,
+def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, lengths, validity,
                   null_count: int, chunk_lengths, split_size: int):
     """The DeviceCompressedStringArray of ``n`` strings encoded on the device with ``table``.
 
     ``codes`` (uint8, ``code_offsets[-1]`` of them, in an allocation of at least
     ``padded_size`` bytes whose padding is zero: ``encode_on_device(..., padded=True)``) and
-    ``code_offsets`` (int64, n + 1) are the encoder's; ``offsets`` (int64 from 0, n + 1) and
-    ``validity`` (uint8 bitmap or None) the strings'. The result keeps ``code_offsets`` for
+    ``code_offsets`` (int64, n + 1) are the encoder's; ``offsets`` (int64 from 0, n + 1),
+    ``lengths`` (:func:`device_lengths` of them) and ``validity`` (uint8 bitmap or None) the
+    strings'. The result keeps ``code_offsets`` for
     ``to_host()``.
 
     Examples
@@ -73,11 +74,10 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, validi
     ...     t = fsstgpu.SymbolTable([b"ab"])
     ...     data, offs = cp.frombuffer(b"abab", cp.uint8), cp.array([0, 2, 4])
     ...     codes, code_offsets = encode_on_device(t, data, offs, padded=True)
-    ...     dev = device_column(cp, t, pa.binary(), 2, codes, code_offsets, offs, None, 0,
-    ...                         None, 4096)
+    ...     dev = device_column(cp, t, pa.binary(), 2, codes, code_offsets, offs,
+    ...                         device_lengths(cp, offs, None), None, 0, None, 4096)
     ...     assert fsstgpu.decompress_device(dev).to_arrow().to_pylist() == [b"ab", b"ab"]
     """
-    lengths = device_lengths(cp, offsets, validity)
     if validity is None:
         out_offsets = offsets  # no length zeroed: the input's offsets, from 0
     else:
