@@ -88,6 +88,122 @@ template <typename U> __device__ __forceinline__ int group_width(U u) {   // who
     return o ? 32 - __clz(o) : 0;
 }
 
+// 32 x 32 bit matrix across a warp: lane r holds row r (bit k = element (r, k)); returns column
+// `lane` (bit r = element (r, lane)).  Five butterfly stages, each swapping the off-diagonal
+// blocks of size j: ~5 instructions a stage for 32 words, where bit-by-bit ballots or shared
+// reads cost ~6 instructions per plane per group (the profile's 19-32 instructions a byte).
+__device__ __forceinline__ uint32_t warp_transpose32(uint32_t x, int lane) {
+#pragma unroll
+    for (int j = 16; j; j >>= 1) {
+        const uint32_t m = j == 16 ? 0x0000ffffu : j == 8 ? 0x00ff00ffu : j == 4 ? 0x0f0f0f0fu
+                         : j == 2 ? 0x33333333u : 0x55555555u;
+        const uint32_t y = __shfl_xor_sync(FULL, x, j);
+        const bool hi = lane & j;
+        const uint32_t keep = hi ? ~m : m;
+        x = (x & keep) | ((hi ? y >> j : y << j) & ~keep);
+    }
+    return x;
+}
+
+// Both directions move a quad of groups (4 x 32 values) through transposes: four groups of at
+// most 8 planes share one (group k in bits 8k..8k+7 of each lane's row, so lane 8k + b holds
+// group k's plane b), two of at most 16 share one, wider groups take one each (two for planes
+// 32..63).  Plane counts and offsets are warp-uniform, so every branch is.
+__device__ __forceinline__ int quad_width(const int (&c)[GPW], int q) {
+    return max(max(c[q], c[q + 1]), max(c[q + 2], c[q + 3]));
+}
+__device__ __forceinline__ int pick4i(int k, int a, int b, int c, int d) {
+    return k == 0 ? a : k == 1 ? b : k == 2 ? c : d;
+}
+
+// Pack: the plane words of the warp's 16 groups into s_words from word `off` on (group after
+// group, c[q] words each: plane b of group q is word off_q + b, bit i = value i's bit b).
+template <typename U>
+__device__ __forceinline__ void store_planes(const U (&z)[GPW], const int (&c)[GPW], int off,
+                                             uint32_t* s_words, int lane) {
+#pragma unroll
+    for (int q = 0; q < GPW; q += 4) {
+        const int o0 = off, o1 = o0 + c[q], o2 = o1 + c[q + 1], o3 = o2 + c[q + 2];
+        off = o3 + c[q + 3];
+        const int mw = quad_width(c, q);
+        if (mw <= 8) {
+            const uint32_t row = (uint32_t)z[q] | ((uint32_t)z[q + 1] << 8)
+                               | ((uint32_t)z[q + 2] << 16) | ((uint32_t)z[q + 3] << 24);
+            const uint32_t t = warp_transpose32(row, lane);
+            const int k = lane >> 3, b = lane & 7;
+            if (b < pick4i(k, c[q], c[q + 1], c[q + 2], c[q + 3]))
+                s_words[pick4i(k, o0, o1, o2, o3) + b] = t;
+        } else if (mw <= 16) {
+            const int k = lane >> 4, b = lane & 15;
+            const uint32_t t0 = warp_transpose32((uint32_t)z[q] | ((uint32_t)z[q + 1] << 16), lane);
+            if (b < (k ? c[q + 1] : c[q])) s_words[(k ? o1 : o0) + b] = t0;
+            const uint32_t t1 = warp_transpose32((uint32_t)z[q + 2] | ((uint32_t)z[q + 3] << 16),
+                                                 lane);
+            if (b < (k ? c[q + 3] : c[q + 2])) s_words[(k ? o3 : o2) + b] = t1;
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const int ok = pick4i(k, o0, o1, o2, o3);
+                const uint32_t t = warp_transpose32((uint32_t)z[q + k], lane);
+                if (lane < c[q + k]) s_words[ok + lane] = t;
+                if (sizeof(U) == 8 && c[q + k] > 32) {
+                    const uint32_t h = warp_transpose32((uint32_t)((u64)z[q + k] >> 32), lane);
+                    if (lane + 32 < c[q + k]) s_words[ok + 32 + lane] = h;
+                }
+            }
+        }
+    }
+}
+
+// Unpack: the stored values (before un-zigzag) of groups q .. q+3 of the warp from s_words; the
+// lanes' cnt (group q's plane count in lane q) and o (its plane 0's word offset in lane q) are
+// read per quad, so no per-group arrays hold registers.  Sets bad |= 32 when a group's top plane
+// is zero (non-canonical).
+template <typename U>
+__device__ __forceinline__ void load_quad(const uint32_t* s_words, int cnt, int o, int q,
+                                          U (&u)[4], int lane, int& bad) {
+    int c[4], off[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        c[k] = __shfl_sync(FULL, cnt, q + k);
+        off[k] = __shfl_sync(FULL, o, q + k);
+    }
+    const int mw = max(max(c[0], c[1]), max(c[2], c[3]));
+    if (mw <= 8) {
+        const int k = lane >> 3, b = lane & 7;
+        const int ck = pick4i(k, c[0], c[1], c[2], c[3]);
+        const uint32_t w = b < ck ? s_words[pick4i(k, off[0], off[1], off[2], off[3]) + b] : 0u;
+        if (b == ck - 1 && w == 0) bad |= 32;
+        const uint32_t t = warp_transpose32(w, lane);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) u[kk] = (U)((t >> (8 * kk)) & 0xffu);
+    } else if (mw <= 16) {
+        const int k = lane >> 4, b = lane & 15;
+#pragma unroll
+        for (int h = 0; h < 4; h += 2) {
+            const int ck = k ? c[h + 1] : c[h];
+            const uint32_t w = b < ck ? s_words[(k ? off[h + 1] : off[h]) + b] : 0u;
+            if (b == ck - 1 && w == 0) bad |= 32;
+            const uint32_t t = warp_transpose32(w, lane);
+            u[h] = (U)(t & 0xffffu);
+            u[h + 1] = (U)(t >> 16);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const uint32_t w = lane < c[k] ? s_words[off[k] + lane] : 0u;
+            if (lane == c[k] - 1 && w == 0) bad |= 32;
+            U x = (U)warp_transpose32(w, lane);
+            if (sizeof(U) == 8 && c[k] > 32) {
+                const uint32_t w2 = lane + 32 < c[k] ? s_words[off[k] + 32 + lane] : 0u;
+                if (lane + 32 == c[k] - 1 && w2 == 0) bad |= 32;
+                x = (U)((u64)x | ((u64)warp_transpose32(w2, lane) << 32));
+            }
+            u[k] = x;
+        }
+    }
+}
+
 // ---- pack ----------------------------------------------------------------------------------------
 // Look-back status of superblock t (zeroed by the launcher), four u64: [0] aggregate words | VALID,
 // [1] aggregate value sum, [2] inclusive words | VALID, [3] inclusive value sum.  The sum is
@@ -231,17 +347,7 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
             }
         }
     }
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {                    // planes into shared memory
-        uint32_t keep0 = 0, keep1 = 0;
-        for (int b = 0; b < c[q]; ++b) {
-            const uint32_t word = __ballot_sync(FULL, (unsigned)((z[q] >> b) & 1));
-            if ((b & 31) == lane) { if (b < 32) keep0 = word; else keep1 = word; }
-        }
-        if (lane < c[q]) s_words[off + lane] = keep0;
-        if (lane + 32 < c[q]) s_words[off + 32 + lane] = keep1;
-        off += c[q];
-    }
+    store_planes<U>(z, c, off, s_words, lane);       // planes into shared memory
     __syncthreads();
     // stream the words out: scalar head up to a 16-byte boundary, uint4 body, scalar tail
     uint32_t* dst = reinterpret_cast<uint32_t*>(out + words_start) + (i64)s_base;
@@ -344,15 +450,17 @@ __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, co
     __syncthreads();
     const int zig = flags & 2;
     int excl = incl - cnt + woff;
+    const int cnt_ok = ok ? cnt : 0, o = sh + excl;
 #pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const int c = ok ? __shfl_sync(FULL, cnt, q) : 0;
-        const int o = sh + __shfl_sync(FULL, excl, q);
-        U u = 0;
-        for (int b = 0; b < c; ++b) u |= (U)((s_words[o + b] >> lane) & 1u) << b;
-        if (c && s_words[o + c - 1] == 0) bad |= 32;
-        if ((g0 + q) * 32 + lane >= z.n) { if (u) bad |= 32; u = 0; }
-        v[q] = zig ? unzigzag<U>(u) : u;
+    for (int q = 0; q < GPW; q += 4) {
+        U u[4];
+        load_quad<U>(s_words, cnt_ok, o, q, u, lane, bad);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            U x = u[k];
+            if ((g0 + q + k) * 32 + lane >= z.n) { if (x) bad |= 32; x = 0; }
+            v[q + k] = zig ? unzigzag<U>(x) : x;
+        }
     }
     bad = __reduce_or_sync(FULL, bad);
     if (bad && lane == 0) atomicOr(err, bad);
