@@ -116,6 +116,41 @@ __device__ __forceinline__ int pick4i(int k, int a, int b, int c, int d) {
     return k == 0 ? a : k == 1 ? b : k == 2 ? c : d;
 }
 
+// Values of superblock t that exist (1..4096): indices inside a superblock are 32-bit, so the
+// per-value bounds tests and addresses cost one instruction instead of a 64-bit pair.
+__device__ __forceinline__ int block_values(i64 n, i64 t) {
+    const i64 left = n - t * (SB_GROUPS * 32);
+    return left < SB_GROUPS * 32 ? (int)left : SB_GROUPS * 32;
+}
+
+// Inclusive scans over the warp of two groups' values a and b (lane i holds value i of each) as
+// cheaply as their width allows: all below 2**11, one 32-bit scan of two 16-bit fields
+// (32 * 2047 < 2**16, no carry between them); below 2**26, two 32-bit scans (32 * 2**26 < 2**31);
+// else two 64-bit scans.  sa, sb: the lane's inclusive prefixes; ta, tb: the groups' totals
+// (modulo 2**64; exact in the narrow cases).  A 64-bit scan costs ~30 instructions a group, the
+// offsets kernel's largest item in the profile (123 warp instructions a group).
+template <typename U>
+__device__ __forceinline__ void scan_pair(U a, U b, int lane, u64& sa, u64& sb, u64& ta,
+                                          u64& tb) {
+    const u64 ab = (u64)a | (u64)b;
+    const uint32_t hi = sizeof(U) == 8 ? __reduce_or_sync(FULL, (uint32_t)(ab >> 32)) : 0u;
+    const uint32_t lo = __reduce_or_sync(FULL, (uint32_t)ab);
+    if (!hi && lo < 2048u) {
+        const uint32_t p = warp_incl_scan<uint32_t>((uint32_t)a | ((uint32_t)b << 16), lane);
+        const uint32_t t = __shfl_sync(FULL, p, 31);
+        sa = p & 0xffffu; sb = p >> 16; ta = t & 0xffffu; tb = t >> 16;
+    } else if (!hi && lo < (1u << 26)) {
+        const uint32_t pa = warp_incl_scan<uint32_t>((uint32_t)a, lane);
+        const uint32_t pb = warp_incl_scan<uint32_t>((uint32_t)b, lane);
+        sa = pa; sb = pb;
+        ta = __shfl_sync(FULL, pa, 31); tb = __shfl_sync(FULL, pb, 31);
+    } else {
+        sa = warp_incl_scan<u64>((u64)a, lane);
+        sb = warp_incl_scan<u64>((u64)b, lane);
+        ta = shfl_at<u64>(sa, 31); tb = shfl_at<u64>(sb, 31);
+    }
+}
+
 // Pack: the plane words of the warp's 16 groups into s_words from word `off` on (group after
 // group, c[q] words each: plane b of group q is word off_q + b, bit i = value i's bit b).
 template <typename U>
@@ -285,10 +320,11 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
         reinterpret_cast<u64*>(out)[1] = head1;
     }
     const i64 g0 = t * SB_GROUPS + w * GPW;           // this warp's first group
-    const i64 i0 = g0 * 32 + lane;
+    const int nloc = block_values(n, t), i0 = w * GPW * 32 + lane;
+    const U* inb = in + t * (SB_GROUPS * 32);
     U z[GPW];
 #pragma unroll
-    for (int q = 0; q < GPW; ++q) z[q] = (i0 + 32 * q < n) ? in[i0 + 32 * q] : (U)0;
+    for (int q = 0; q < GPW; ++q) z[q] = (i0 + 32 * q < nloc) ? inb[i0 + 32 * q] : (U)0;
     U before = (delta && g0 > 0 && g0 * 32 - 1 < n) ? in[g0 * 32 - 1] : (U)0;
     u64 vsum = 0;
     int c[GPW], wtot = 0;
@@ -303,7 +339,7 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
             before = last;
             d = (U)(raw - prev);
         }
-        if (i0 + 32 * q >= n) d = 0;
+        if (i0 + 32 * q >= nloc) d = 0;
         vsum += (u64)d;
         z[q] = zig ? zigzag<U>(d) : d;
         c[q] = group_width<U>(z[q]);                  // warp-uniform; 0 past the end
@@ -450,7 +486,7 @@ __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, co
     __syncthreads();
     const int zig = flags & 2;
     int excl = incl - cnt + woff;
-    const int cnt_ok = ok ? cnt : 0, o = sh + excl;
+    const int cnt_ok = ok ? cnt : 0, o = sh + excl, nloc = block_values(z.n, s);
 #pragma unroll
     for (int q = 0; q < GPW; q += 4) {
         U u[4];
@@ -458,7 +494,7 @@ __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, co
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
             U x = u[k];
-            if ((g0 + q + k) * 32 + lane >= z.n) { if (x) bad |= 32; x = 0; }
+            if ((w * GPW + q + k) * 32 + lane >= nloc) { if (x) bad |= 32; x = 0; }
             v[q + k] = zig ? unzigzag<U>(x) : x;
         }
     }
@@ -490,17 +526,23 @@ bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ o
 #pragma unroll
     for (int k = 0; k < 8; ++k) { base += k < w ? s_wsum[k] : 0; all += s_wsum[k]; }
     if (threadIdx.x == 0 && p0 + all != p1) atomicOr(err, 8);
-    const i64 i0 = ((i64)blockIdx.x * SB_GROUPS + w * GPW) * 32 + lane;
-    U carry = (U)base;
+    const int nloc = block_values(z.n, blockIdx.x), i0 = w * GPW * 32 + lane;
+    U* outb = out + (i64)blockIdx.x * (SB_GROUPS * 32);
+    if (flags & 1) {                                   // delta: the values are prefix sums
+        u64 carry = base;
 #pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        U x = v[q];
-        if (flags & 1) {
-            const U s = warp_incl_scan<U>(x, lane);
-            x = (U)(carry + s);
-            carry = (U)(carry + shfl_at<U>(s, 31));
+        for (int q = 0; q < GPW; q += 2) {
+            u64 sa, sb, ta, tb;
+            scan_pair<U>(v[q], v[q + 1], lane, sa, sb, ta, tb);
+            if (i0 + 32 * q < nloc) outb[i0 + 32 * q] = (U)(carry + sa);
+            carry += ta;
+            if (i0 + 32 * q + 32 < nloc) outb[i0 + 32 * q + 32] = (U)(carry + sb);
+            carry += tb;
         }
-        if (i0 + 32 * q < z.n) out[i0 + 32 * q] = x;
+    } else {
+#pragma unroll
+        for (int q = 0; q < GPW; ++q)
+            if (i0 + 32 * q < nloc) outb[i0 + 32 * q] = v[q];
     }
 }
 
@@ -520,18 +562,27 @@ bitplane_unpack_offsets(const uint8_t* __restrict__ buf, SIZES_PARAMS, uint8_t* 
     int flags;
     decode_block<U>(buf, z, err, 0, v, p0, p1, flags, s_words, s_ww, s_misc);
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    u64 sum = 0;                                      // saturating: values may be up to 2**64 - 1
+    u64 sum = 0;
     bool over = false;
+    if (sizeof(U) == 8) {                             // saturating: values may be up to 2**64 - 1
 #pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        over |= (u64)v[q] > LIMIT;
-        const u64 x = sum + (u64)v[q];
-        sum = x < sum ? ~0ull : x;
-    }
+        for (int q = 0; q < GPW; ++q) {
+            over |= (u64)v[q] > LIMIT;
+            const u64 x = sum + (u64)v[q];
+            sum = x < sum ? ~0ull : x;
+        }
 #pragma unroll
-    for (int o = 16; o; o >>= 1) {
-        const u64 y = __shfl_xor_sync(FULL, sum, o), x = sum + y;
-        sum = x < sum ? ~0ull : x;
+        for (int o = 16; o; o >>= 1) {
+            const u64 y = __shfl_xor_sync(FULL, sum, o), x = sum + y;
+            sum = x < sum ? ~0ull : x;
+        }
+    } else {                                          // a warp's 512 values sum below 2**41
+#pragma unroll
+        for (int q = 0; q < GPW; ++q) {
+            if (sizeof(U) == 4 && sizeof(O) == 4) over |= (u64)v[q] > LIMIT;
+            sum += (u64)v[q];
+        }
+        sum = warp_sum(sum);
     }
     if (__any_sync(FULL, over) && lane == 0) atomicOr(err, 64);
     if (lane == 0) s_wsum[w] = sum;
@@ -549,13 +600,17 @@ bitplane_unpack_offsets(const uint8_t* __restrict__ buf, SIZES_PARAMS, uint8_t* 
         if (all > LIMIT) atomicOr(err, 64);
     }
     O* offs = reinterpret_cast<O*>(dst);
-    const i64 i0 = ((i64)blockIdx.x * SB_GROUPS + w * GPW) * 32 + lane;
+    O* offb = offs + (i64)blockIdx.x * (SB_GROUPS * 32);
+    const int nloc = block_values(z.n, blockIdx.x), i0 = w * GPW * 32 + lane;
     u64 carry = base;
 #pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const u64 s = warp_incl_scan<u64>((u64)v[q], lane);
-        if (i0 + 32 * q < z.n) offs[i0 + 32 * q] = (O)(carry + s - (u64)v[q]);
-        carry += __shfl_sync(FULL, s, 31);
+    for (int q = 0; q < GPW; q += 2) {
+        u64 sa, sb, ta, tb;
+        scan_pair<U>(v[q], v[q + 1], lane, sa, sb, ta, tb);
+        if (i0 + 32 * q < nloc) offb[i0 + 32 * q] = (O)(carry + sa - (u64)v[q]);
+        carry += ta;
+        if (i0 + 32 * q + 32 < nloc) offb[i0 + 32 * q + 32] = (O)(carry + sb - (u64)v[q + 1]);
+        carry += tb;
     }
     if (blockIdx.x == z.sblocks - 1 && threadIdx.x == 0) offs[z.n] = (O)p1;
 }
