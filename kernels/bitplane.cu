@@ -46,9 +46,19 @@ typedef unsigned long long u64;
 #ifndef BP_MINB
 #define BP_MINB 4              // resident blocks per SM asked of the register allocator
 #endif
+#ifndef BP_MINB_U32
+#define BP_MINB_U32 5          // the same for 32-bit values: 5 blocks (<= 51 registers)
+#endif
+// 32-bit values fit 5 blocks without spills (8-, 16- and 64-bit ones spill there); the H200 A/B:
+// pack 27-28 -> 30-31% of copy, unpack 40-42 -> 45%, unpack_offsets 53-55 -> 55-57%
+template <typename U> struct MinBlocks {
+    static constexpr int v = sizeof(U) == 4 ? BP_MINB_U32 : BP_MINB;
+};
 #define GPW 16                 // groups per warp
 #define SB_GROUPS 128          // groups per superblock (bitplane_cpu.SUPERBLOCK_GROUPS)
 #define VALID (1ull << 63)     // look-back status flag bit
+
+#include "warp_transpose.cuh"
 
 __device__ __forceinline__ u64 warp_sum(u64 v) {
 #pragma unroll
@@ -88,30 +98,10 @@ template <typename U> __device__ __forceinline__ int group_width(U u) {   // who
     return o ? 32 - __clz(o) : 0;
 }
 
-// 32 x 32 bit matrix across a warp: lane r holds row r (bit k = element (r, k)); returns column
-// `lane` (bit r = element (r, lane)).  Five butterfly stages, each swapping the off-diagonal
-// blocks of size j: ~5 instructions a stage for 32 words, where bit-by-bit ballots or shared
-// reads cost ~6 instructions per plane per group (the profile's 19-32 instructions a byte).
-__device__ __forceinline__ uint32_t warp_transpose32(uint32_t x, int lane) {
-#pragma unroll
-    for (int j = 16; j; j >>= 1) {
-        const uint32_t m = j == 16 ? 0x0000ffffu : j == 8 ? 0x00ff00ffu : j == 4 ? 0x0f0f0f0fu
-                         : j == 2 ? 0x33333333u : 0x55555555u;
-        const uint32_t y = __shfl_xor_sync(FULL, x, j);
-        const bool hi = lane & j;
-        const uint32_t keep = hi ? ~m : m;
-        x = (x & keep) | ((hi ? y >> j : y << j) & ~keep);
-    }
-    return x;
-}
-
 // Both directions move a quad of groups (4 x 32 values) through transposes: four groups of at
 // most 8 planes share one (group k in bits 8k..8k+7 of each lane's row, so lane 8k + b holds
 // group k's plane b), two of at most 16 share one, wider groups take one each (two for planes
 // 32..63).  Plane counts and offsets are warp-uniform, so every branch is.
-__device__ __forceinline__ int quad_width(const int (&c)[GPW], int q) {
-    return max(max(c[q], c[q + 1]), max(c[q + 2], c[q + 3]));
-}
 __device__ __forceinline__ int pick4i(int k, int a, int b, int c, int d) {
     return k == 0 ? a : k == 1 ? b : k == 2 ? c : d;
 }
@@ -152,15 +142,19 @@ __device__ __forceinline__ void scan_pair(U a, U b, int lane, u64& sa, u64& sb, 
 }
 
 // Pack: the plane words of the warp's 16 groups into s_words from word `off` on (group after
-// group, c[q] words each: plane b of group q is word off_q + b, bit i = value i's bit b).
+// group, c_q words each: plane b of group q is word off_q + b, bit i = value i's bit b).  Lane q
+// holds c_q in `cnt`; the counts are read per quad (no per-group array holding registers).
 template <typename U>
-__device__ __forceinline__ void store_planes(const U (&z)[GPW], const int (&c)[GPW], int off,
+__device__ __forceinline__ void store_planes(const U (&z)[GPW], int cnt, int off,
                                              uint32_t* s_words, int lane) {
 #pragma unroll
     for (int q = 0; q < GPW; q += 4) {
+        int c[GPW];                                    // only c[q .. q+3] are set and read
+#pragma unroll
+        for (int k = 0; k < 4; ++k) c[q + k] = __shfl_sync(FULL, cnt, q + k);
         const int o0 = off, o1 = o0 + c[q], o2 = o1 + c[q + 1], o3 = o2 + c[q + 2];
         off = o3 + c[q + 3];
-        const int mw = quad_width(c, q);
+        const int mw = max(max(c[q], c[q + 1]), max(c[q + 2], c[q + 3]));
         if (mw <= 8) {
             const uint32_t row = (uint32_t)z[q] | ((uint32_t)z[q + 1] << 8)
                                | ((uint32_t)z[q + 2] << 16) | ((uint32_t)z[q + 3] << 24);
@@ -300,7 +294,7 @@ __device__ void look_back(u64* stat, i64 t, int* err, u64 timeout_ns, u64& ex_w,
 }
 
 template <typename U>
-__global__ void __launch_bounds__(NT, BP_MINB)
+__global__ void __launch_bounds__(NT, MinBlocks<U>::v)
 bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delta, int zig,
               uint8_t* __restrict__ out, i64 index_start, i64 words_start, u64 head0, u64 head1,
               u64* stat, unsigned* ticket, i64* nbytes, int* err, u64 timeout_ns) {
@@ -327,7 +321,7 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
     for (int q = 0; q < GPW; ++q) z[q] = (i0 + 32 * q < nloc) ? inb[i0 + 32 * q] : (U)0;
     U before = (delta && g0 > 0 && g0 * 32 - 1 < n) ? in[g0 * 32 - 1] : (U)0;
     u64 vsum = 0;
-    int c[GPW], wtot = 0;
+    int mine = 0, wtot = 0;                            // lane q: group q's plane count
 #pragma unroll
     for (int q = 0; q < GPW; ++q) {
         const U raw = z[q];
@@ -342,12 +336,10 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
         if (i0 + 32 * q >= nloc) d = 0;
         vsum += (u64)d;
         z[q] = zig ? zigzag<U>(d) : d;
-        c[q] = group_width<U>(z[q]);                  // warp-uniform; 0 past the end
-        wtot += c[q];
+        const int cq = group_width<U>(z[q]);          // warp-uniform; 0 past the end
+        wtot += cq;
+        if (lane == q) mine = cq;
     }
-    int mine = 0;
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) if (lane == q) mine = c[q];
     if (lane < GPW && g0 + lane < groups) out[16 + g0 + lane] = (uint8_t)mine;
     vsum = warp_sum(vsum);
     if (lane == 0) { s_ww[w] = wtot; s_wv[w] = vsum; }
@@ -383,7 +375,7 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
             }
         }
     }
-    store_planes<U>(z, c, off, s_words, lane);       // planes into shared memory
+    store_planes<U>(z, mine, off, s_words, lane);       // planes into shared memory
     __syncthreads();
     // stream the words out: scalar head up to a 16-byte boundary, uint4 body, scalar tail
     uint32_t* dst = reinterpret_cast<uint32_t*>(out + words_start) + (i64)s_base;
@@ -503,7 +495,7 @@ __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, co
 }
 
 template <typename U>
-__global__ void __launch_bounds__(NT, BP_MINB)
+__global__ void __launch_bounds__(NT, MinBlocks<U>::v)
 bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ out, int* err) {
     const Sizes z = SIZES_INIT;
     constexpr int W = 8 * sizeof(U);
@@ -547,7 +539,7 @@ bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ o
 }
 
 template <typename U, typename O>
-__global__ void __launch_bounds__(NT, BP_MINB)
+__global__ void __launch_bounds__(NT, MinBlocks<U>::v)
 bitplane_unpack_offsets(const uint8_t* __restrict__ buf, SIZES_PARAMS, uint8_t* __restrict__ dst,
                         int* err) {
     const Sizes z = SIZES_INIT;

@@ -11,7 +11,8 @@
 //   and a warp stores 32 consecutive words of one plane at a time (128 coalesced bytes).
 //   Unshuffle runs the same steps backwards.  Partial words (a block whose size is not a multiple
 //   of 32, unaligned buffers) are written byte by byte; nothing outside the block is touched.
-//   4- and 8-byte elements run the full blocks through the flat kernels below.
+//   4- and 8-byte elements run the full blocks through the flat kernels below, 1- and 2-byte
+//   elements shuffle them through the direct kernel at the end.
 
 // No headers (NVRTC): the fixed-width types are spelled out; identical to <cstdint> on Linux.
 typedef unsigned char uint8_t;
@@ -305,4 +306,28 @@ bitunshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
     }
     __syncthreads();
     store_rows<E, NT>(sm, out + c0 * E, nel * E, vec16);
+}
+
+// ================================================================================================
+// bitshuffle_direct: the full blocks of 1- and 2-byte elements, no shared memory
+// ================================================================================================
+// Thread r loads its row of 32 elements (32E bytes, 16-byte aligned) straight into registers and
+// stores its 8E plane words: no staging, no barrier, so a block never waits for all of its loads
+// before its first store (the staged kernels stall on loads not yet returned in the profile).
+// B is a multiple of 32 and the input 16-byte aligned (bitshuffle.py checks both).
+template <int E, int NT>
+__global__ void __launch_bounds__(NT)
+bitshuffle_direct(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 total,
+                  int out4) {
+    const i64 e = ((i64)blockIdx.x * NT + threadIdx.x) * 32;
+    if (e >= total) return;
+    uint32_t row[8 * E];
+    const uint4* src = reinterpret_cast<const uint4*>(in + e * E);
+#pragma unroll
+    for (int i = 0; i < 2 * E; ++i) {
+        const uint4 v = src[i];
+        row[4 * i] = v.x; row[4 * i + 1] = v.y; row[4 * i + 2] = v.z; row[4 * i + 3] = v.w;
+    }
+    const i64 blk = e / B, off = e - blk * B;
+    shuffle_row<E>(row, out + blk * B * E + off / 8, B / 8, 4, out4);
 }

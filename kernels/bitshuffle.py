@@ -14,8 +14,10 @@ Layout (byte-compatible with the ``bitshuffle`` package, kiyo-masui/bitshuffle)
 GPU kernels
     One CUDA block per chunk of one bitshuffle block; for 4- and 8-byte elements
     (:data:`FLAT_ELEMENT_SIZES`) with a block size that is a multiple of 32, the full blocks go
-    through the "flat" kernels, which treat them as one run of 32-element rows.  The measurements
-    behind these choices are in BENCHMARKS.md.
+    through the "flat" kernels, which treat them as one run of 32-element rows; 1- and 2-byte
+    elements (:data:`DIRECT_ELEMENT_SIZES`) shuffle their full blocks through the "direct"
+    kernel, each thread loading its row into registers (no shared memory, no barrier).  The
+    measurements behind these choices are in BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from fsstgpu.kernels.loader import get_function
 SOURCE = "bitshuffle.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
 FLAT_ELEMENT_SIZES = (4, 8)   # element sizes whose full bitshuffle blocks run the flat kernels
+# element sizes whose full blocks shuffle without shared memory (H200, whole call, % of copy:
+# 1 byte 70-79 -> 86-95, 2 bytes 72-75 -> 88-94; unshuffling that way lost: 1 / 2 / 4 bytes
+# 80-85 / 85-93 / 72-78 staged against 77-82 / 72-75 / 45-47, BENCHMARKS.md section 18)
+DIRECT_ELEMENT_SIZES = (1, 2)
+_DIRECT_NT = 128
 _CPU_CHUNK = 1 << 22      # input bytes per vectorised step of the bitshuffle twin (bounds memory)
 # Threads per block of the kernels, per direction and element size: the best of 32-512 in a
 # sweep on an H200 (2026-11-30, 1 GiB, % of copy; BENCHMARKS.md): shuffle 64 / 32 / 32 / 128
@@ -41,7 +48,8 @@ KERNEL_NAMES = (
     tuple(f"{_NAME[inv]}_kernel<{e},{nt}>" for inv in (False, True)
           for e, nt in _NT[inv].items())
     + tuple(f"{_NAME[inv]}_flat<{e},{_NT[inv][e]}>" for inv in (False, True)
-            for e in FLAT_ELEMENT_SIZES))
+            for e in FLAT_ELEMENT_SIZES)
+    + tuple(f"bitshuffle_direct<{e},{_DIRECT_NT}>" for e in DIRECT_ELEMENT_SIZES))
 
 
 def _kernel(name: str):
@@ -218,6 +226,17 @@ def _launch_blocks(src, dst, n, e, b, inverse) -> None:
 
 
 def _launch(src, dst, n, e, b, inverse) -> None:
+    if (not inverse and e in DIRECT_ELEMENT_SIZES and b % 32 == 0
+            and src.data.ptr % 16 == 0 and n >= b):
+        # the full blocks straight from registers, the rest through the per-block kernels
+        total = (n // b) * b
+        fn = _kernel(f"bitshuffle_direct<{e},{_DIRECT_NT}>")
+        fn((-(-total // (32 * _DIRECT_NT)),), (_DIRECT_NT,),
+           (src, dst, np.int64(b), np.int64(total), np.int32(dst.data.ptr % 4 == 0)))
+        if n - total:
+            p = total * e
+            _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse)
+        return
     if e not in FLAT_ELEMENT_SIZES or b % 32:
         _launch_blocks(src, dst, n, e, b, inverse)
         return

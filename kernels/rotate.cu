@@ -77,7 +77,9 @@ typedef unsigned long long uptr;   // pointer as an integer
 
 #include "sync.cuh"
 
-#define THREADS 256
+#ifndef THREADS
+#define THREADS 256                // threads per block (rotate.py may compile the short pass wider)
+#endif
 #define RING 4096
 #ifndef PREFETCH
 #define PREFETCH 3                 // tiles (short) / lanes (column) loaded ahead per block

@@ -47,13 +47,15 @@ import numpy as np
 
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
-from fsstgpu.kernels.loader import get_function
+from fsstgpu.kernels.loader import DEFAULT_OPTIONS, get_function
 from fsstgpu.kernels.transpose import resident_blocks
 
 SOURCE = "rotate.cu"
 SCRATCH_BYTES = 960 * 1024      # most bytes a pass saves before its kernel (wrapped bytes, stash)
 RING = 4096                     # ticket flag slots (uint32), plus one ticket counter
 THREADS = 256                   # threads per block (THREADS in rotate.cu)
+SHORT_THREADS = 512             # threads per block of the short pass (one block per SM; H200:
+                                # 79-80% of copy against 72-78 with 256 and 56-67 with 1024)
 PREFETCH = 3                    # tiles / lanes of loads in flight per block (PREFETCH in rotate.cu)
 SHORT_TILE = 32768              # bytes per tile of the short pass
 SHORT_DMAX = 64 * 1024          # largest short-pass shift (ring: PREFETCH + 1 + d / tile tiles)
@@ -394,16 +396,19 @@ def _device_limits(device_id: int) -> tuple[int, int, int, int, int]:
             int(at["MaxSharedMemoryPerBlockOptin"]))
 
 
-def _function(cp, name: str, smem: int, per_sm_cap: int):
+def _function(cp, name: str, smem: int, per_sm_cap: int, threads: int = THREADS):
     """The kernel, allowed ``smem`` bytes of dynamic shared memory, and the blocks of it that
     are resident on the device at once (at most ``per_sm_cap`` per SM)."""
-    return _function_on(cp.cuda.Device().id, name, smem, per_sm_cap)
+    return _function_on(cp.cuda.Device().id, name, smem, per_sm_cap, threads)
 
 
 @functools.cache
-def _function_on(device_id: int, name: str, smem: int, per_sm_cap: int):
+def _function_on(device_id: int, name: str, smem: int, per_sm_cap: int, threads: int):
     # cached: the attribute write and the occupancy arithmetic cost host time on every call
-    fn = get_function(SOURCE, name)
+    options = DEFAULT_OPTIONS
+    if threads != THREADS:   # one block per SM: no register cap from MIN_BLOCKS
+        options = (*options, f"-DTHREADS={threads}", "-DMIN_BLOCKS=1")
+    fn = get_function(SOURCE, name, options=options)
     sms, sm_smem, sm_regs, sm_threads, optin = _device_limits(device_id)
     static = int(fn.shared_size_bytes)   # the kernel's own __shared__ variables
     if smem + static > optin:
@@ -412,7 +417,7 @@ def _function_on(device_id: int, name: str, smem: int, per_sm_cap: int):
     if smem > 48 * 1024:
         # the opt-in limit covers static and dynamic shared memory together
         fn.max_dynamic_shared_size_bytes = optin - static
-    per_sm = resident_blocks(THREADS, smem + static, int(fn.num_regs), sm_smem, sm_regs,
+    per_sm = resident_blocks(threads, smem + static, int(fn.num_regs), sm_smem, sm_regs,
                              sm_threads)
     return fn, sms * max(1, min(per_sm, per_sm_cap))
 
@@ -426,11 +431,11 @@ def _launch_short(cp, base0, step, scratch, ctrl, err, timeout_ns, stream) -> No
     tile = SHORT_TILE
     ns = PREFETCH + 1 + -(-d // tile)          # ring slots: prefetch + current + the carry
     smem = ns * tile + 16                      # + slot 0's first word repeated after the ring
-    fn, blocks = _function(cp, "rotate_short", smem, SHORT_BLOCKS_PER_SM)
+    fn, blocks = _function(cp, "rotate_short", smem, SHORT_BLOCKS_PER_SM, SHORT_THREADS)
     span = length + base % 16                  # tiles start on 16-byte aligned addresses
     chunk_tiles = max(-(-span // (tile * blocks)), -(-(d + 16) // tile))   # chunk > d bytes
     nchunks = -(-span // (chunk_tiles * tile))
-    fn((nchunks,), (THREADS,),
+    fn((nchunks,), (SHORT_THREADS,),
        (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(bool(left)),
         cp.uint64(sbase), cp.uint64(ctrl), cp.int64(tile), cp.int32(ns), cp.int64(chunk_tiles),
         cp.int64(nchunks), cp.uint64(err), timeout_ns),
