@@ -203,7 +203,7 @@ def bench_bitplane(size_bytes: int = GIB, *, repeat: int = 5,
     copy_bps = copy_bps or copy_bandwidth(size_bytes)
     pool = cp.get_default_memory_pool()
     rows = []
-    for dtype in ("uint8", "uint32", "uint64"):
+    for dtype in ("uint8", "uint16", "uint32", "uint64"):
         es = np.dtype(dtype).itemsize
         n = size_bytes // es
         x = cp.random.randint(0, 1 << min(8 * es - 1, 30), size=n, dtype=cp.int64).astype(dtype)
