@@ -149,35 +149,35 @@ __device__ __forceinline__ void store_planes(const U (&z)[GPW], int cnt, int off
                                              uint32_t* s_words, int lane) {
 #pragma unroll
     for (int q = 0; q < GPW; q += 4) {
-        int c[GPW];                                    // only c[q .. q+3] are set and read
+        int c[4];                                      // groups q .. q+3
 #pragma unroll
-        for (int k = 0; k < 4; ++k) c[q + k] = __shfl_sync(FULL, cnt, q + k);
-        const int o0 = off, o1 = o0 + c[q], o2 = o1 + c[q + 1], o3 = o2 + c[q + 2];
-        off = o3 + c[q + 3];
-        const int mw = max(max(c[q], c[q + 1]), max(c[q + 2], c[q + 3]));
+        for (int k = 0; k < 4; ++k) c[k] = __shfl_sync(FULL, cnt, q + k);
+        const int o0 = off, o1 = o0 + c[0], o2 = o1 + c[1], o3 = o2 + c[2];
+        off = o3 + c[3];
+        const int mw = max(max(c[0], c[1]), max(c[2], c[3]));
         if (mw <= 8) {
             const uint32_t row = (uint32_t)z[q] | ((uint32_t)z[q + 1] << 8)
                                | ((uint32_t)z[q + 2] << 16) | ((uint32_t)z[q + 3] << 24);
             const uint32_t t = warp_transpose32(row, lane);
             const int k = lane >> 3, b = lane & 7;
-            if (b < pick4i(k, c[q], c[q + 1], c[q + 2], c[q + 3]))
+            if (b < pick4i(k, c[0], c[1], c[2], c[3]))
                 s_words[pick4i(k, o0, o1, o2, o3) + b] = t;
         } else if (mw <= 16) {
             const int k = lane >> 4, b = lane & 15;
             const uint32_t t0 = warp_transpose32((uint32_t)z[q] | ((uint32_t)z[q + 1] << 16), lane);
-            if (b < (k ? c[q + 1] : c[q])) s_words[(k ? o1 : o0) + b] = t0;
+            if (b < (k ? c[1] : c[0])) s_words[(k ? o1 : o0) + b] = t0;
             const uint32_t t1 = warp_transpose32((uint32_t)z[q + 2] | ((uint32_t)z[q + 3] << 16),
                                                  lane);
-            if (b < (k ? c[q + 3] : c[q + 2])) s_words[(k ? o3 : o2) + b] = t1;
+            if (b < (k ? c[3] : c[2])) s_words[(k ? o3 : o2) + b] = t1;
         } else {
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 const int ok = pick4i(k, o0, o1, o2, o3);
                 const uint32_t t = warp_transpose32((uint32_t)z[q + k], lane);
-                if (lane < c[q + k]) s_words[ok + lane] = t;
-                if (sizeof(U) == 8 && c[q + k] > 32) {
+                if (lane < c[k]) s_words[ok + lane] = t;
+                if (sizeof(U) == 8 && c[k] > 32) {
                     const uint32_t h = warp_transpose32((uint32_t)((u64)z[q + k] >> 32), lane);
-                    if (lane + 32 < c[q + k]) s_words[ok + 32 + lane] = h;
+                    if (lane + 32 < c[k]) s_words[ok + 32 + lane] = h;
                 }
             }
         }
