@@ -226,24 +226,19 @@ def _launch_blocks(src, dst, n, e, b, inverse) -> None:
 
 
 def _launch(src, dst, n, e, b, inverse) -> None:
-    if (not inverse and e in DIRECT_ELEMENT_SIZES and b % 32 == 0
-            and src.data.ptr % 16 == 0 and n >= b):
-        # the full blocks straight from registers, the rest through the per-block kernels
-        total = (n // b) * b
+    direct = not inverse and e in DIRECT_ELEMENT_SIZES and src.data.ptr % 16 == 0
+    if b % 32 or not (direct or e in FLAT_ELEMENT_SIZES):
+        _launch_blocks(src, dst, n, e, b, inverse)
+        return
+    # the full blocks as one run of 32-element rows (straight from registers, or flat through
+    # shared memory), the rest through the per-block kernels
+    total = (n // b) * b
+    if total and direct:
         fn = _kernel(f"bitshuffle_direct<{e},{_DIRECT_NT}>")
         fn((-(-total // (32 * _DIRECT_NT)),), (_DIRECT_NT,),
            (src, dst, np.int64(b), np.int64(total), np.int32(dst.data.ptr % 4 == 0)))
-        if n - total:
-            p = total * e
-            _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse)
-        return
-    if e not in FLAT_ELEMENT_SIZES or b % 32:
-        _launch_blocks(src, dst, n, e, b, inverse)
-        return
-    # the full blocks as one flat run of rows, the rest through the per-block kernels
-    nt = _NT[inverse][e]
-    total = (n // b) * b
-    if total:
+    elif total:
+        nt = _NT[inverse][e]
         vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
         w4 = int((dst if not inverse else src).data.ptr % 4 == 0)
         fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>")
