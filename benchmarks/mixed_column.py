@@ -7,10 +7,11 @@ sections 8 and 9 measured it this way on the H200 host.
 ``python -m benchmarks.mixed_column make DBTEXT_DIR OUT [BYTES]`` writes the column as a text
 file (one string per line; default 1.074e9 bytes, continuing each file where its last run ended,
 wrapping around). ``python -m benchmarks.mixed_column bench FILE THREADS...`` loads it as one
-``large_binary`` column and prints, for each thread count, in that order: fsstgpu's ratio,
-blocks, one ``fsstgpu.compress`` (wall), ``fsstgpu.decompress(device="cpu")`` (wall) twice:
-into fresh memory (the second call while the first one's result is alive; equality with the
-input checked for the first count) and reused (the best of three, each result dropped before
+``large_binary`` column and prints, for each thread count and each compression level
+(``default``, ``fast``), in that order: fsstgpu's ratio, blocks, one ``fsstgpu.compress``
+(wall), ``fsstgpu.decompress(device="cpu")`` (wall) twice: into fresh memory (the second
+call while the first one's result is alive; equality with the input checked for the first
+count) and reused (the best of three, each result dropped before
 the next call: pyarrow's pool hands its memory back, as in a loop over row groups), and
 pyarrow's LZ4 and zstd on the same bytes in 1 MiB pieces on as many threads
 (:mod:`benchmarks.yardsticks`' way), decompressed the same two ways.
@@ -69,9 +70,8 @@ def _pieces_rate(pieces, threads: int, codec: str):
 
 
 def bench(path: Path, thread_counts: list[int]) -> None:
-    """Print one line per thread count (module docstring)."""
-    import fsstgpu
-
+    """Print, per thread count, a line per compression level and one for pyarrow (module
+    docstring)."""
     col = pa.array(Path(path).read_bytes().split(b"\n"), pa.large_binary())
     raw = col.buffers()[2]
     mb = raw.size / 1e6
@@ -79,32 +79,40 @@ def bench(path: Path, thread_counts: list[int]) -> None:
     pieces = pieces_of(raw)
     for n, threads in enumerate(thread_counts):
         os.environ["FSSTGPU_THREADS"] = str(threads)
-        t0 = time.perf_counter()
-        carr = fsstgpu.compress(col)
-        tc = time.perf_counter() - t0
-        fresh = []  # results kept: every call decodes into fresh memory
-        for _ in range(2):
-            t0 = time.perf_counter()
-            fresh.append(fsstgpu.decompress(carr, device="cpu"))
-            td_fresh = time.perf_counter() - t0
-        equal = fresh[0].equals(col) if n == 0 else "n/a"
-        del fresh
-        td = float("inf")  # each result dropped before the next call: memory reused
-        for _ in range(3):
-            t0 = time.perf_counter()
-            out = fsstgpu.decompress(carr, device="cpu")
-            td = min(td, time.perf_counter() - t0)
-            del out
+        for level in ("default", "fast"):
+            print(f"threads {threads}, level {level}: "
+                  + _fsstgpu_rates(col, mb, level, check=n == 0), flush=True)
         lz4 = _pieces_rate(pieces, threads, "lz4")
         zstd = _pieces_rate(pieces, threads, "zstd")
-        print(f"threads {threads}: fsstgpu ratio {carr.stats()['ratio']:.3f} blocks "
-              f"{len(carr.tables)} compress {mb / tc:.0f} MB/s ({tc:.2f} s) decompress "
-              f"{mb / td_fresh:.0f} MB/s fresh, {mb / td:.0f} reused, equal {equal} | LZ4 "
-              f"ratio {lz4[0]:.2f} compress {mb / lz4[1]:.0f} decompress {mb / lz4[2]:.0f} "
-              f"fresh, {mb / lz4[3]:.0f} reused MB/s | zstd ratio {zstd[0]:.2f} compress "
-              f"{mb / zstd[1]:.0f} decompress {mb / zstd[2]:.0f} fresh, {mb / zstd[3]:.0f} "
-              f"reused MB/s", flush=True)
+        print(f"threads {threads}: LZ4 ratio {lz4[0]:.2f} compress {mb / lz4[1]:.0f} decompress "
+              f"{mb / lz4[2]:.0f} fresh, {mb / lz4[3]:.0f} reused MB/s | zstd ratio "
+              f"{zstd[0]:.2f} compress {mb / zstd[1]:.0f} decompress {mb / zstd[2]:.0f} fresh, "
+              f"{mb / zstd[3]:.0f} reused MB/s", flush=True)
 
+
+def _fsstgpu_rates(col, mb: float, level: str, check: bool) -> str:
+    """One compress at ``level`` and the decompresses of the module docstring, as text."""
+    import fsstgpu
+
+    t0 = time.perf_counter()
+    carr = fsstgpu.compress(col, level=level)
+    tc = time.perf_counter() - t0
+    fresh = []  # results kept: every call decodes into fresh memory
+    for _ in range(2):
+        t0 = time.perf_counter()
+        fresh.append(fsstgpu.decompress(carr, device="cpu"))
+        td_fresh = time.perf_counter() - t0
+    equal = fresh[0].equals(col) if check else "n/a"
+    del fresh
+    td = float("inf")  # each result dropped before the next call: memory reused
+    for _ in range(3):
+        t0 = time.perf_counter()
+        out = fsstgpu.decompress(carr, device="cpu")
+        td = min(td, time.perf_counter() - t0)
+        del out
+    return (f"fsstgpu ratio {carr.stats()['ratio']:.3f} blocks {len(carr.tables)} compress "
+            f"{mb / tc:.0f} MB/s ({tc:.2f} s) decompress {mb / td_fresh:.0f} MB/s fresh, "
+            f"{mb / td:.0f} reused, equal {equal}")
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "make":

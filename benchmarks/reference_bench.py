@@ -10,7 +10,7 @@ repeats, per column, summed over a corpus's columns. Contenders:
   ``reference_per_mb`` (when asked): the same with a new table every ``table_mb`` MB;
 * ``fsstgpu``: ``fsstgpu.compress(column)`` and ``fsstgpu.decompress(carr, device="cpu")``,
   Arrow to Arrow (UTF-8 checked for string columns), on ``threads`` cores
-  (``FSSTGPU_THREADS``);
+  (``FSSTGPU_THREADS``); ``fsstgpu_fast``: the same with ``level="fast"``;
 * ``lz4`` / ``zstd``: ``pyarrow.compress`` / ``pyarrow.decompress`` (LZ4 frame; zstd at
   pyarrow's default level) of the column's string bytes in 1 MiB pieces, ``threads`` pieces at
   a time.
@@ -32,20 +32,19 @@ from contextlib import contextmanager
 
 import numpy as np
 
-CONTENDERS = ("reference", "reference_per_mb", "fsstgpu", "lz4", "zstd")
+CONTENDERS = ("reference", "reference_per_mb", "fsstgpu", "fsstgpu_fast", "lz4", "zstd")
 """Contender names in the order rows and tables list them."""
 
 
 class _Fsstgpu:
-    name = "fsstgpu"
-
-    def __init__(self, column):
-        self.column = column
+    def __init__(self, column, level="default"):
+        self.column, self.level = column, level
+        self.name = "fsstgpu" if level == "default" else f"fsstgpu_{level}"
 
     def compress(self):
         import fsstgpu
 
-        return fsstgpu.compress(self.column)
+        return fsstgpu.compress(self.column, level=self.level)
 
     def decompress(self, carr):
         import fsstgpu
@@ -181,7 +180,8 @@ def _contenders(column, reference, table_mb, pool):
         out.append(_Reference(column, reference))
         if table_mb:
             out.append(_Reference(column, reference, int(table_mb * 1e6)))
-    out += [_Fsstgpu(column), _Pyarrow(column, "lz4", pool), _Pyarrow(column, "zstd", pool)]
+    out += [_Fsstgpu(column), _Fsstgpu(column, "fast"), _Pyarrow(column, "lz4", pool),
+            _Pyarrow(column, "zstd", pool)]
     return out
 
 
@@ -195,9 +195,9 @@ def _compare_corpus(corpus, columns, reference, threads, repeats, table_mb, pool
     stored = {}
     for cs in per_column:  # untimed warm-up on a slice: first-use costs are not timed
         for c in cs:
-            if c.name == "fsstgpu":
+            if c.name.startswith("fsstgpu"):
                 _Fsstgpu(c.column.slice(0, 20_000)).decompress(
-                    _Fsstgpu(c.column.slice(0, 20_000)).compress())
+                    _Fsstgpu(c.column.slice(0, 20_000), c.level).compress())
     for rep in range(repeats):
         for k, cs in enumerate(per_column):
             for c in cs:
@@ -229,11 +229,14 @@ def _compare_corpus(corpus, columns, reference, threads, repeats, table_mb, pool
                                         / row["reference_compress_MB_s"])
         row["decompress_vs_reference"] = (row["fsstgpu_decompress_MB_s"]
                                           / row["reference_decompress_MB_s"])
+        row["fast_compress_vs_reference"] = (row["fsstgpu_fast_compress_MB_s"]
+                                             / row["reference_compress_MB_s"])
     return row
 
 
 _LABELS = {"reference": "reference", "reference_per_mb": "reference, table per MB",
-           "fsstgpu": "fsstgpu", "lz4": "LZ4", "zstd": "zstd"}
+           "fsstgpu": "fsstgpu", "fsstgpu_fast": "fsstgpu --level fast", "lz4": "LZ4",
+           "zstd": "zstd"}
 
 
 def format_table(rows: list[dict]) -> str:
@@ -253,7 +256,8 @@ def format_table(rows: list[dict]) -> str:
     head = ["corpus", "MB"] + [f"{_LABELS[n]}: ratio / compress MB/s / decompress MB/s"
                                for n in names]
     if vs:
-        head += ["fsstgpu / reference, compress", "fsstgpu / reference, decompress"]
+        head += ["fsstgpu / reference, compress", "fast / reference, compress",
+                 "fsstgpu / reference, decompress"]
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join(["---", "---:"] + ["---:"] * (len(head) - 2)) + "|"]
     for r in rows:
@@ -261,6 +265,8 @@ def format_table(rows: list[dict]) -> str:
         cells += [f"{r[n + '_ratio']:.2f} / {r[n + '_compress_MB_s']:.0f} / "
                   f"{r[n + '_decompress_MB_s']:.0f}" for n in names]
         if vs:
-            cells += [f"{r['compress_vs_reference']:.2f}", f"{r['decompress_vs_reference']:.2f}"]
+            cells += [f"{r['compress_vs_reference']:.2f}",
+                      f"{r['fast_compress_vs_reference']:.2f}",
+                      f"{r['decompress_vs_reference']:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -50,6 +50,8 @@ from fsstgpu.cli.params import (
     FormatOpt,
     GeneratorName,
     JsonOpt,
+    Level,
+    LevelOpt,
     OutFile,
     ParquetCodec,
     PathOrUrl,
@@ -195,8 +197,9 @@ def compress(
     format: FormatOpt = None,
     sample_bytes: Annotated[int | None, typer.Option(
         min=1, metavar="BYTES",
-        help="Training sample size per column (default: fsstgpu.train's).")
+        help="Training sample size per table (default: the level's).")
     ] = None,
+    level: LevelOpt = Level.default,
     table: Annotated[Path | None, typer.Option(
         exists=True, dir_okay=False, metavar="FILE",
         help="Use this symbol table (from `fsstgpu train`) for every column.")] = None,
@@ -228,7 +231,7 @@ def compress(
             _start_dataset(src, dst)
             options = dict(sample_bytes=sample_bytes, table=table,
                            parquet_codec=parquet_codec.value, zstd_level=zstd_level,
-                           row_group_rows=row_group_rows)
+                           row_group_rows=row_group_rows, level=level.value)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.compress_dataset(src, dst, columns, client=client,
@@ -246,7 +249,7 @@ def compress(
             info = compress_file(path, out, columns, format=fmt, sample_bytes=sample_bytes,
                                  table=table, force=force, progress=bar,
                                  parquet_codec=parquet_codec.value, zstd_level=zstd_level,
-                                 row_group_rows=row_group_rows)
+                                 row_group_rows=row_group_rows, level=level.value)
         info["seconds"] = time.perf_counter() - t0
         info["ratio"] = (info["string_bytes"] / info["codes_bytes"]
                          if info["codes_bytes"] else float("nan"))

@@ -28,6 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fsstgpu.blocks import check_level
 from fsstgpu.columns import ColumnStream
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
@@ -96,7 +97,8 @@ class NotCompressedError(FsstGpuError, ValueError):
 # --------------------------------------------------------------------------- compress
 def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                   table=None, force=False, progress=None, parquet_codec="zstd",
-                  ipc_compression=None, zstd_level=None, row_group_rows=None) -> dict:
+                  ipc_compression=None, zstd_level=None, row_group_rows=None,
+                  level="default") -> dict:
     """Write a copy of a Parquet / Arrow IPC file with its string columns FSST-compressed.
 
     Parameters
@@ -111,7 +113,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     format : {"parquet", "arrow", "arrows"}, optional
         Output format; default the one ``dst``'s suffix names (an unknown suffix is refused).
     sample_bytes : int, optional
-        Training sample size per table (default: :func:`fsstgpu.train`'s).
+        Training sample size per table (default: the level's).
+    level : {"default", "fast"}
+        The compression level (:func:`fsstgpu.compress`): ``"fast"`` trains cheaper tables,
+        for speed over ratio.
     table : SymbolTable, bytes or path, optional
         Use this symbol table for every compressed column instead of training (by default each
         row group / batch is planned and trained on its own, as :func:`fsstgpu.compress` does).
@@ -179,6 +184,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     check_output(dst, force=force, inputs=[src])
     out_format = output_format(dst, format)
     fsst_codec = parquet_codec_name(parquet_codec)
+    level = check_level(level)
     if zstd_level is not None and not (isinstance(zstd_level, int) and 1 <= zstd_level <= 22):
         raise ValueError(f"zstd_level {zstd_level!r}: an integer from 1 to 22")
     if row_group_rows is not None and not (isinstance(row_group_rows, int)
@@ -219,11 +225,13 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                  else (ipc_compression or _compressed_ipc(source)) != "uncompressed")
         bounds = {name: [] for name in types}
         streams = {name: ColumnStream(sample_bytes=sample_bytes, blocks=not again,
-                                      table=fixed_table, split_size=types[name].split_size)
+                                      table=fixed_table, split_size=types[name].split_size,
+                                      level=level)
                    for name in types}
         leaves = {name: NestedCompressor(source.schema.field(name).type, table=fixed_table,
                                          sample_bytes=sample_bytes, stream=True,
-                                         blocks=not again, growing=out_format == "arrow")
+                                         blocks=not again, growing=out_format == "arrow",
+                                         level=level)
                   for name in nested}
 
         def convert(field, col, unit_index):

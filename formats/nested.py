@@ -266,7 +266,7 @@ class NestedCompressor:
         The column's (plain) type.
     table : SymbolTable, optional
         One table for every leaf instead of training.
-    sample_bytes, split_size
+    sample_bytes, split_size, level
         As for :func:`fsstgpu.compress`.
     stream : bool
         Train through a ColumnStream per leaf (``blocks`` as it takes it).
@@ -293,8 +293,9 @@ class NestedCompressor:
 
     def __init__(self, type_: pa.DataType, *, table=None, sample_bytes=None,
                  split_size: int = DEFAULT_SPLIT_SIZE, stream: bool = False,
-                 blocks: bool = True, growing: bool = False):
+                 blocks: bool = True, growing: bool = False, level: str = "default"):
         self.type = fsst_type_of(type_, split_size)
+        self._level = level
         self.string_bytes = self.codes_bytes = 0
         self._table, self._sample_bytes, self._split_size = table, sample_bytes, split_size
         self._stream, self._blocks = stream, blocks
@@ -328,11 +329,12 @@ class NestedCompressor:
             if key not in self._streams:
                 self._streams[key] = ColumnStream(sample_bytes=self._sample_bytes,
                                                   blocks=self._blocks, table=self._table,
-                                                  split_size=self._split_size)
+                                                  split_size=self._split_size,
+                                                  level=self._level)
             carr = self._streams[key].compress(values)
         else:
             carr = compress_column(values, table=self._table, sample_bytes=self._sample_bytes,
-                                   split_size=self._split_size)
+                                   split_size=self._split_size, level=self._level)
         self.string_bytes += int(carr.uncompressed_bytes)
         self.codes_bytes += len(carr.codes)
         ext = to_extension_array(carr, ext_type=fsst_leaf_type(values.type, self._split_size))
@@ -374,7 +376,8 @@ class NestedTables:
         return _walk(arr, grow, is_fsst_type)
 
 
-def compress_nested(col, *, table=None, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE):
+def compress_nested(col, *, table=None, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE,
+                    level="default"):
     """A nested column (Array or ChunkedArray) with every string-like leaf ``fsstgpu.fsst``.
 
     Each leaf is compressed as one column (all its values together, trained as
@@ -384,7 +387,7 @@ def compress_nested(col, *, table=None, sample_bytes=None, split_size=DEFAULT_SP
     Parameters
     ----------
     col : pyarrow.Array or pyarrow.ChunkedArray
-    table, sample_bytes, split_size
+    table, sample_bytes, split_size, level
         As for :func:`fsstgpu.compress`.
 
     Examples
@@ -397,7 +400,7 @@ def compress_nested(col, *, table=None, sample_bytes=None, split_size=DEFAULT_SP
     [{'a': 'x', 'b': 1}, None]
     """
     work = NestedCompressor(col.type, table=table, sample_bytes=sample_bytes,
-                            split_size=split_size)
+                            split_size=split_size, level=level)
     return work.compress(col)
 
 

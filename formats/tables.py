@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from fsstgpu.blocks import check_level
 from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.arrow import is_fsst_type
@@ -47,7 +48,7 @@ def _check_table(table, what: str) -> None:
 
 
 def compress_table(data, columns=None, *, table=None, sample_bytes=None,
-                   split_size=DEFAULT_SPLIT_SIZE):
+                   split_size=DEFAULT_SPLIT_SIZE, level="default"):
     """Compress the string-like columns of a Table or RecordBatch; keep the other columns.
 
     Parameters
@@ -66,7 +67,7 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     table : SymbolTable or bytes, optional
         Use this symbol table for every compressed column (as :func:`fsstgpu.compress` takes
         it); default: tables trained per column as :func:`fsstgpu.compress` trains them.
-    sample_bytes, split_size
+    sample_bytes, split_size, level
         As for :func:`fsstgpu.compress`.
 
     Returns
@@ -94,6 +95,7 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     >>> type(out).__name__, str(out.schema.field("k").type)
     ('RecordBatch', 'extension<fsstgpu.fsst[dictionary<values=string, indices=int32, ordered=0>]>')
     """
+    level = check_level(level)
     data = as_table(data, "compress_table")
     schema = data.schema
     # the files' selector: dictionary columns only when named (their dictionaries would change)
@@ -104,10 +106,10 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
         col = data.column(i)
         if field.name in chosen and holds_strings(field.type):  # formats/nested.py
             col = compress_nested(col, table=table, sample_bytes=sample_bytes,
-                                  split_size=split_size)
+                                  split_size=split_size, level=level)
             field = field.with_type(col.type)
         elif field.name in chosen:
-            col = _compress_column(col, table, sample_bytes, split_size)
+            col = _compress_column(col, table, sample_bytes, split_size, level)
             field = field.with_type(col.type)
         fields.append(field)
         arrays.append(col)
@@ -122,12 +124,12 @@ def _rebuild(like, fields, arrays):
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _compress_column(col, symbol_table, sample_bytes, split_size):
+def _compress_column(col, symbol_table, sample_bytes, split_size, level):
     """One column as an fsstgpu.fsst extension Array (ChunkedArray: the same chunks)."""
     dictionary_type = col.type if pa.types.is_dictionary(col.type) else None
     values = as_string_column(col)
     carr = compress_column(values, table=symbol_table, sample_bytes=sample_bytes,
-                           split_size=split_size)
+                           split_size=split_size, level=level)
     ext = to_extension_array(carr, dictionary_type=dictionary_type)
     if not isinstance(col, pa.ChunkedArray):
         return ext

@@ -41,6 +41,9 @@ from fsstgpu import native
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
 
+_MAX_CODES = 1 << 59  # native.length_sums' largest code count: lengths may total 2**62
+_NO_POSITIONS = np.zeros(0, np.int64)
+
 __all__ = [
     "CHECK",
     "LENGTHS",
@@ -125,17 +128,21 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
             lengths = np.ascontiguousarray(lengths, np.int64)
             if len(lengths) != n:
                 raise CorruptDataError(f"{len(lengths)} lengths for {n} strings")
-    if mode != LENGTHS and n and int(lengths.min()) < 0:
+    cut_size = int(cut_size)
+    total = 0
+    if mode != LENGTHS and n and cut_size > 0:
+        # one parallel pass for the cuts' bound: a negative length is an error, the total at
+        # most 2**62 (a larger one is corrupt: 2**59 codes, the most there can be, yield less)
+        total, _ = native.length_sums(lengths, _MAX_CODES, _NO_POSITIONS)
+    elif mode != LENGTHS and n and int(lengths.min()) < 0:
         raise CorruptDataError("lengths must be non-negative")
     block_starts = _checked_blocks(block_starts, len(tables), n)
-    cut_size = int(cut_size)
     max_cuts = 0
     if cut_size > 0:
         # Cuts fall at least cut_size output bytes apart, a code yields at most 8 bytes, and
         # each cut is a distinct code position: this bounds them by the codes even when the
-        # lengths are corrupt (summed as floats: corrupt lengths may overflow int64).
-        total = float(lengths.sum(dtype=np.float64)) if mode != LENGTHS and n else 0.0
-        max_cuts = min(int(min(total, 8 * len(codes)) // cut_size), len(codes)) + 1
+        # lengths are corrupt.
+        max_cuts = min(min(total, 8 * len(codes)) // cut_size, len(codes)) + 1
     if split_codes is None:
         split_out = None
     symlen = np.zeros((max(len(tables), 1), 256), np.uint8)  # lengths only: 256 bytes a table

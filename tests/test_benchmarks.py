@@ -356,13 +356,16 @@ def test_mixed_column_is_runs_of_every_file_in_turn(load, tmp_path):
 
 def test_mixed_column_bench_prints_fresh_and_reused_decompress(load, tmp_path, capsys,
                                                                monkeypatch):
-    """The bench's line per thread count: ratio, blocks, compress, decompress into fresh and
-    reused memory (the round trip checked), and pyarrow's LZ4 and zstd the same two ways."""
+    """The bench's lines per thread count: per level ratio, blocks, compress, decompress into
+    fresh and reused memory (the round trip checked), then pyarrow's LZ4 and zstd the same two
+    ways."""
     mixed = load("mixed_column")
     text = tmp_path / "lines.txt"
     text.write_bytes(b"".join(b"row %d of some text, %d\n" % (i, i % 97) for i in range(20_000)))
     monkeypatch.setenv("FSSTGPU_THREADS", "1")
     mixed.bench(text, [1])
-    line = capsys.readouterr().out.splitlines()[-1]
-    assert line.startswith("threads 1: fsstgpu ratio ") and "equal True" in line
-    assert line.count(" fresh, ") == 3 and line.count(" reused") == 3, line
+    lines = capsys.readouterr().out.splitlines()[-3:]
+    for line, level in zip(lines[:2], ("default", "fast"), strict=True):
+        assert line.startswith(f"threads 1, level {level}: fsstgpu ratio "), line
+        assert "equal True" in line and line.count(" fresh, ") == 1, line
+    assert lines[2].startswith("threads 1: LZ4 ratio ") and lines[2].count(" reused") == 2

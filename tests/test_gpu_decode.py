@@ -189,6 +189,17 @@ def test_tiny_and_empty(values):
 
 
 @pytest.mark.gpu
+def test_fast_level_blocks():
+    # the "fast" level's blocks (a cheap table per MiB) decode on the GPU as on the CPU
+    seed = int(np.random.default_rng().integers(1 << 31))  # fresh input each run
+    print(f"seed {seed}")  # shown on failure
+    col = pa.array(_words(120_000, seed, null_every=13))
+    carr = fsstgpu.compress(col, level="fast")
+    assert len(carr.tables) >= 2
+    _gpu_decode_checked(carr)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("split_size", [1, 5, 64, 4096, 1 << 16])
 def test_split_sizes(split_size):
     col = pa.array(_words(4000, 6, null_every=11))

@@ -21,7 +21,8 @@ namespace {
 
 py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int64_t>& offsets,
                          int64_t sample_bytes, int64_t segment_bytes, int64_t max_block_bytes,
-                         double tolerance, bool speculate, int threads) {
+                         double tolerance, bool speculate, int threads, bool walk,
+                         int extra_rounds) {
     const int64_t size = bind::length(data, "data");
     const int64_t n = bind::length(offsets, "offsets") - 1;
     if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
@@ -29,12 +30,18 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
     if (!std::isfinite(tolerance) || tolerance < 0) {
         throw std::invalid_argument("tolerance must be a finite number >= 0");
     }
+    if (extra_rounds < 0 || extra_rounds > 64) {
+        throw std::invalid_argument("extra_rounds must be 0-64, not " +
+                                    std::to_string(extra_rounds));
+    }
     PlanOptions opt;
     opt.sample_bytes = sample_bytes;
     opt.segment_bytes = segment_bytes;
     opt.max_block_bytes = max_block_bytes;
     opt.tolerance = tolerance;
     opt.speculate = speculate;
+    opt.walk = walk;
+    opt.extra_rounds = extra_rounds;
     Plan plan;
     plan = bind::without_gil([&] {
         return plan_blocks(data.data(), size, offsets.data(), n, opt, threads);
@@ -71,5 +78,6 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
 void bind_plan(py::module_& m) {
     m.def("plan_blocks", &plan_blocks_py, py::arg("data"), py::arg("offsets"),
           py::arg("sample_bytes"), py::arg("segment_bytes"), py::arg("max_block_bytes"),
-          py::arg("tolerance"), py::arg("speculate"), py::arg("threads"));
+          py::arg("tolerance"), py::arg("speculate"), py::arg("threads"), py::arg("walk") = true,
+          py::arg("extra_rounds") = 3);
 }

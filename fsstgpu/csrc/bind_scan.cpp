@@ -141,6 +141,15 @@ void sum_into(const Array<int64_t>& lengths, Array<Out>& out, int threads) {
     bind::without_gil([&] { running_sum(lengths.data(), n, dst, threads); });
 }
 
+py::array_t<int64_t> diff(const Array<int64_t>& offsets, int threads) {
+    const int64_t n = bind::length(offsets, "offsets") - 1;
+    need(n >= 0, "offsets must hold n + 1 entries");
+    py::array_t<int64_t> out(n);
+    int64_t* dst = out.mutable_data();
+    bind::without_gil([&] { differences(offsets.data(), n, dst, threads); });
+    return out;
+}
+
 template <class T>
 int64_t decrease(const Array<T>& a, int threads) {
     const int64_t n = bind::length(a, "a");
@@ -170,6 +179,7 @@ void bind_scan(py::module_& m) {
           py::arg("threads"));
     m.def("running_sum", &sum_into<int64_t>, py::arg("lengths"), py::arg("out").noconvert(),
           py::arg("threads"));
+    m.def("differences", &diff, py::arg("offsets"), py::arg("threads"));
     m.def("first_decrease", &decrease<int32_t>, py::arg("a").noconvert(), py::arg("threads"));
     m.def("first_decrease", &decrease<int64_t>, py::arg("a"), py::arg("threads"));
 }

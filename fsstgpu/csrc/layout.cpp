@@ -62,6 +62,16 @@ void running_sum(const int64_t* lengths, int64_t n, Out* out, int threads) {
     });
 }
 
+void differences(const int64_t* offsets, int64_t n, int64_t* out, int threads) {
+    // numpy's diff is one thread: 77 ms of a 16-core compress of 28.6 M strings
+    first_over_chunks(n, threads, [&](int64_t lo, int64_t hi) -> int64_t {
+        const int64_t* const in = offsets;
+        int64_t* const dst = out;  // bounds in locals: the stores may alias them
+        for (int64_t i = lo; i < hi; ++i) dst[i] = int64_t(uint64_t(in[i + 1]) - uint64_t(in[i]));
+        return -1;
+    });
+}
+
 template <class T>
 int64_t first_decrease(const T* a, int64_t n, int threads) {
     // pairs (a[i], a[i + 1]) for i < n - 1

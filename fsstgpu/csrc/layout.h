@@ -1,5 +1,5 @@
 // The plain string layout's loops (fsstgpu/arrow_layout.py's kernels): gathering strings,
-// offsets from lengths, the first decrease of a sequence. Parallel, with the serial loop's
+// offsets from lengths and back, the first decrease of a sequence. Parallel, with the serial loop's
 // result whatever the thread count.
 #pragma once
 
@@ -15,6 +15,10 @@ void gather(const uint8_t* data, int64_t ndata, const int64_t* starts, const int
 // out[0] = 0, out[i + 1] = lengths[0] + ... + lengths[i], wrapping as int64 then stored as Out.
 template <class Out>
 void running_sum(const int64_t* lengths, int64_t n, Out* out, int threads);
+
+// out[i] = offsets[i + 1] - offsets[i] for i < n (wrapping as int64): the lengths of strings
+// given by n + 1 offsets.
+void differences(const int64_t* offsets, int64_t n, int64_t* out, int threads);
 
 // The first i with a[i + 1] < a[i], or -1.
 template <class T>

@@ -341,16 +341,18 @@ std::vector<int64_t> PiecePlanner::walk() {
 Symbols train_block(const uint8_t* data, const int64_t* off, int64_t lo, int64_t hi,
                     const PlanOptions& opt) {
     if (off[hi] == off[lo]) return Symbols{};
-    return train_range(data, off, lo, hi, opt.sample_bytes, kTrainSeed);
+    TrainOptions rounds;
+    rounds.extra_rounds = opt.extra_rounds;
+    return train_range(data, off, lo, hi, opt.sample_bytes, kTrainSeed, rounds);
 }
 
 // The block starts of a piece of at most max_block_bytes, then n: one block under two
-// segments, else the walk's.
+// segments or without a walk, else the walk's.
 std::vector<int64_t> block_starts_of(const uint8_t* data, int64_t size, const int64_t* off,
                                      int64_t n, const PlanOptions& opt) {
     const int64_t total = n ? off[n] - off[0] : 0;
     std::vector<int64_t> starts{0};
-    if (total >= 2 * opt.segment_bytes) starts = PiecePlanner(data, size, off, n, opt).walk();
+    if (opt.walk && total >= 2 * opt.segment_bytes) starts = PiecePlanner(data, size, off, n, opt).walk();
     starts.push_back(n);
     return starts;
 }
@@ -362,8 +364,8 @@ Plan plan_piece(const uint8_t* data, int64_t size, const int64_t* off, int64_t n
     const int64_t total = n ? off[n] - off[0] : 0;
     // Most columns stay one block, whose table is the whole column's: with a spare core it is
     // trained while the walk probes, and dropped if the column gets cut.
-    const bool speculate = opt.speculate && threads > 1 && total >= 2 * opt.segment_bytes &&
-                           !pool::inside_task();
+    const bool speculate = opt.speculate && opt.walk && threads > 1 &&
+                           total >= 2 * opt.segment_bytes && !pool::inside_task();
     Symbols whole;
     parallel_for(speculate ? 2 : 1, threads, [&](int64_t k) {
         if (k == 0) {

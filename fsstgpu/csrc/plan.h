@@ -21,6 +21,10 @@ struct PlanOptions {
     int64_t max_block_bytes = 64 << 20;          // the largest block (at least 1)
     double tolerance = 0.15;                     // relative cost increase that starts a block
     bool speculate = true;  // train a one-piece column's whole table while probing (spare core)
+    // false: no walk, a block every max_block_bytes (the "fast" level: blocks cut by size, a
+    // cheap table each, in place of the walk's probes)
+    bool walk = true;
+    int extra_rounds = 3;  // each block's training: TrainOptions::extra_rounds
 };
 
 struct Plan {

@@ -14,7 +14,8 @@ __all__ = ["plan_symbols"]
 
 
 def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
-                 max_block_bytes=64 << 20, tolerance=0.15, speculate=True, threads=None):
+                 max_block_bytes=64 << 20, tolerance=0.15, speculate=True, threads=None,
+                 walk=True, extra_rounds=3):
     """Cut strings ``data[offsets[i]:offsets[i + 1]]`` into blocks and train each block's
     symbols (the policy: :func:`fsstgpu.blocks.plan_blocks`), in one call without the GIL.
 
@@ -34,6 +35,12 @@ def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
     threads : int, optional
         Cores to use (default: :func:`fsstgpu.parallel.thread_count`); the plan is the same
         whatever the count.
+    walk : bool, optional
+        Probe for changes (the policy); False: no probes, a block every ``max_block_bytes``
+        (cut at string boundaries), as ``level="fast"`` plans.
+    extra_rounds : int, optional
+        Each block's training rounds beyond the reference's five (0-64; as
+        :func:`train_symbols`).
 
     Returns
     -------
@@ -61,4 +68,5 @@ def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
     return _native.plan_blocks(np.ascontiguousarray(data, np.uint8),
                                np.ascontiguousarray(offsets, np.int64), int(sample_bytes),
                                int(segment_bytes), int(max_block_bytes), float(tolerance),
-                               bool(speculate), thread_count(threads))
+                               bool(speculate), thread_count(threads), bool(walk),
+                               int(extra_rounds))

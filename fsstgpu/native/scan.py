@@ -10,8 +10,8 @@ import numpy as np
 from fsstgpu import _native
 from fsstgpu.parallel import thread_count
 
-__all__ = ["count_set_bits", "first_decrease", "first_filled_null", "first_misfit", "gather",
-            "length_sums", "running_sum", "string_bounds", "walk_codes"]
+__all__ = ["count_set_bits", "differences", "first_decrease", "first_filled_null",
+           "first_misfit", "gather", "length_sums", "running_sum", "string_bounds", "walk_codes"]
 
 
 
@@ -160,6 +160,20 @@ def running_sum(lengths, out, threads=None) -> None:
     [0, 2, 2, 5]
     """
     _native.running_sum(np.ascontiguousarray(lengths, np.int64), out, thread_count(threads))
+
+
+def differences(offsets, threads=None) -> np.ndarray:
+    """``numpy.diff`` of int64 ``offsets`` (the lengths of the strings they bound), on every
+    core: a new int64 array of ``len(offsets) - 1`` entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> native.differences(np.array([0, 2, 2, 7])).tolist()
+    [2, 0, 5]
+    """
+    return _native.differences(np.ascontiguousarray(offsets, np.int64), thread_count(threads))
 
 
 def first_decrease(a, threads=None) -> int:
