@@ -8,11 +8,12 @@ Each file is one column, one string per line (the ``\\n`` removed, a ``\\r`` kep
 * ``stored_ratio``: string bytes / the whole stored form
   (:meth:`fsstgpu.CompressedStringArray.to_bytes`: codes, tables, lengths, split points, ...);
 * ``compress_mbs``: string bytes / seconds of block planning + training + encoding
-  (:func:`fsstgpu.blocks.plan_blocks`, :func:`fsstgpu.encoder.encode_strings`);
+  (:func:`fsstgpu.blocks.plan_level` at the bench's level, :func:`fsstgpu.encoder.encode_strings`);
 * ``decompress_mbs``: string bytes / seconds of :func:`fsstgpu.decoder.decode_all` over the
   column's split points;
 * ``codec_compress_mbs`` / ``codec_decompress_mbs``: the same through the public
-  ``fsstgpu.compress`` / ``fsstgpu.decompress(device="cpu")`` (Arrow in, Arrow out);
+  ``fsstgpu.compress(col, level=...)`` / ``fsstgpu.decompress(device="cpu")`` (Arrow in,
+  Arrow out);
 * ``lz4_*``: ``pyarrow.compress(data, "lz4")`` (LZ4 frame) on the same string bytes.
 
 Times are the best of ``repeats`` runs (wall clock). Rows: one per file, ``(all files, one
@@ -31,7 +32,7 @@ import pyarrow as pa
 
 import fsstgpu
 from fsstgpu.arrow_layout import from_arrow
-from fsstgpu.blocks import plan_blocks
+from fsstgpu.blocks import plan_level
 from fsstgpu.datasets import load_lines
 from fsstgpu.decoder import decode_all
 from fsstgpu.encoder import encode_strings
@@ -49,8 +50,8 @@ def _best(fn, repeats):
     return best, result
 
 
-def _engine_compress(data, offsets):
-    starts, tables = plan_blocks(data, offsets)
+def _engine_compress(data, offsets, level):
+    starts, tables = plan_level(data, offsets, level)
     if len(tables) == 1:  # the usual case: no copies
         codes, code_offsets = encode_strings(tables[0], data, offsets)
         return starts, tables, codes, code_offsets
@@ -67,13 +68,13 @@ def _engine_compress(data, offsets):
     return starts, tables, codes, code_offsets
 
 
-def _bench_one(name, col, repeats):
+def _bench_one(name, col, repeats, level="default"):
     plain = from_arrow(col)
     data, offsets = plain.data, plain.offsets
     nbytes = int(offsets[-1])
     mb = nbytes / 1e6
     t_c, (starts, tables, codes, code_offsets) = _best(
-        lambda: _engine_compress(data, offsets), repeats)
+        lambda: _engine_compress(data, offsets, level), repeats)
     lengths = np.diff(offsets)
     cuts = long_string_cuts(tables, starts, codes, code_offsets, lengths, DEFAULT_SPLIT_SIZE)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, starts,
@@ -83,7 +84,7 @@ def _bench_one(name, col, repeats):
     if not np.array_equal(out, data[:nbytes]):
         raise AssertionError(f"{name}: decoded bytes differ from the input")
     size = len(codes) + sum(t.nbytes_serialised() for t in tables)
-    t_cc, carr = _best(lambda: fsstgpu.compress(col), repeats)
+    t_cc, carr = _best(lambda: fsstgpu.compress(col, level=level), repeats)
     stored = len(carr.to_bytes())
     t_cd, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
     if not back.equals(col):
@@ -123,7 +124,8 @@ def _total(rows, name):
     return tot
 
 
-def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True) -> list[dict]:
+def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True,
+                  level: str = "default") -> list[dict]:
     """Benchmark compression on the CPU; return one dict per file plus summary rows.
 
     Parameters
@@ -135,6 +137,8 @@ def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True) ->
         Runs per measurement; the best time counts.
     concatenated : bool
         Add the row ``"(all files, one column)"``: all files as a single column.
+    level : {"default", "fast"}
+        The compression level (:data:`fsstgpu.blocks.LEVELS`).
 
     Returns
     -------
@@ -160,13 +164,13 @@ def run_cpu_bench(paths=None, *, repeats: int = 3, concatenated: bool = True) ->
     columns = [(Path(p).name, load_lines(p)) for p in paths]
     # Compile and warm every kernel first so that no row pays for it.
     if columns:
-        _bench_one("warm-up", columns[0][1], 1)
-    rows = [_bench_one(name, col, repeats) for name, col in columns]
+        _bench_one("warm-up", columns[0][1], 1, level)
+    rows = [_bench_one(name, col, repeats, level) for name, col in columns]
     summary = []
     if concatenated and len(columns) > 1:
         # one type for all: a file that is not UTF-8 loads as binary
         one = pa.concat_arrays([col.cast(pa.large_binary()) for _, col in columns])
-        summary.append(_bench_one("(all files, one column)", one, repeats))
+        summary.append(_bench_one("(all files, one column)", one, repeats, level))
     return rows + summary + [_total(rows, "TOTAL")]
 
 

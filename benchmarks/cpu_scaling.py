@@ -6,7 +6,8 @@ cores (``os.sched_setaffinity``; fsstgpu's worker pool sizes itself to the proce
 mask), so one call gives the whole table from one run on one machine. In every row:
 
 * ``compress_MB_s`` / ``decompress_MB_s``: string bytes over the best of ``repeats`` wall times of
-  ``fsstgpu.compress(column)`` (block planning, training, encoding: the whole public call) and
+  ``fsstgpu.compress(column, level=...)`` (block planning, training, encoding: the whole public
+  call) and
   ``fsstgpu.decompress(carr, device="cpu")`` (Arrow out), after one untimed warm-up round trip;
 * ``lz4_*`` / ``zstd_*``: ``pyarrow.compress`` / ``pyarrow.decompress`` (LZ4 frame; zstd at
   pyarrow's default level) of the same string bytes, cut into 1 MiB pieces that as many threads
@@ -48,7 +49,8 @@ def core_counts(threads: int) -> list[int]:
     return counts + [threads]
 
 
-def cpu_scaling(column, *, threads: int | None = None, repeats: int = 3) -> list[dict]:
+def cpu_scaling(column, *, threads: int | None = None, repeats: int = 3,
+                level: str = "default") -> list[dict]:
     """Compress and decompress ``column`` on 1, 2, 4, ... cores, with LZ4 and zstd beside.
 
     Parameters
@@ -59,6 +61,8 @@ def cpu_scaling(column, *, threads: int | None = None, repeats: int = 3) -> list
         The most cores to use (default: all this process may run on).
     repeats : int
         Timed runs per figure (the best counts).
+    level : {"default", "fast"}
+        The compression level (:data:`fsstgpu.blocks.LEVELS`).
 
     Returns
     -------
@@ -87,7 +91,8 @@ def cpu_scaling(column, *, threads: int | None = None, repeats: int = 3) -> list
                 f, pa.schema([("s", column.type)])) as writer:
             writer.write(pa.record_batch([column], names=["s"]))
         for cores in core_counts(threads):
-            args = json.dumps({"path": str(path), "cores": usable[:cores], "repeats": repeats})
+            args = json.dumps({"path": str(path), "cores": usable[:cores], "repeats": repeats,
+                               "level": level})
             done = subprocess.run([sys.executable, __file__, "--worker", args], check=True,
                                   capture_output=True, text=True, cwd=Path(__file__).parent.parent)
             rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -118,7 +123,7 @@ def _string_bytes(column):
     return data.slice(first, last - first) if data is not None else pa.py_buffer(b"")
 
 
-def _measure(path: str, cores: list[int], repeats: int) -> dict:
+def _measure(path: str, cores: list[int], repeats: int, level: str) -> dict:
     """One row of :func:`cpu_scaling`, in a process pinned to ``cores`` (before any import
     that starts threads)."""
     os.sched_setaffinity(0, cores)
@@ -131,8 +136,8 @@ def _measure(path: str, cores: list[int], repeats: int) -> dict:
         column = pa.ipc.open_file(f).read_all().column(0).combine_chunks()
     raw = _string_bytes(column)
     nbytes = raw.size
-    fsstgpu.decompress(fsstgpu.compress(column), device="cpu")  # warm-up: compile, caches
-    t_c, carr = _best(lambda: fsstgpu.compress(column), repeats)
+    fsstgpu.decompress(fsstgpu.compress(column, level=level), device="cpu")  # warm-up: caches
+    t_c, carr = _best(lambda: fsstgpu.compress(column, level=level), repeats)
     t_d, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
     if not back.equals(column):
         raise AssertionError("fsstgpu round trip differs from the input")
@@ -181,18 +186,20 @@ def _main(argv=None) -> None:
     parser.add_argument("file", nargs="?", help="a text file, one string per line")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--level", choices=("default", "fast"), default="default")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         spec = json.loads(args.worker)
-        print(json.dumps(_measure(spec["path"], spec["cores"], spec["repeats"])))
+        print(json.dumps(_measure(spec["path"], spec["cores"], spec["repeats"], spec["level"])))
         return
     if not args.file:
         parser.error("a file is needed")
     from fsstgpu.datasets import load_lines
 
-    rows = cpu_scaling(load_lines(args.file), threads=args.threads, repeats=args.repeats)
+    rows = cpu_scaling(load_lines(args.file), threads=args.threads, repeats=args.repeats,
+                       level=args.level)
     print(json.dumps(rows, indent=1) if args.json else format_rows(rows))
 
 

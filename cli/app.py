@@ -411,6 +411,9 @@ def bench(
         help="CPU bench: a scaling table over 1, 2, 4, ... N cores of the PATHs as one column, "
              "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py); with --reference: "
              "fsstgpu and pyarrow on N cores (default 1).")] = None,
+    level: Annotated[Level, typer.Option(
+        help="CPU bench and scaling table: the compression level timed (with --reference both "
+             "are).")] = Level.default,
     reference: Annotated[str | None, typer.Option(
         metavar="LIB_OR_SRC",
         help="CPU bench: the reference FSST beside fsstgpu, LZ4 and zstd, interleaved, on the "
@@ -446,7 +449,8 @@ def bench(
     with handle_errors():
         run_bench(list(paths or []), device=device, target_mib=target_mib, nvcomp=nvcomp,
                   threads=threads, reference=reference, repeats=repeats,
-                  reference_table_mb=reference_table_mb, rows=rows, json_=json_, plot=plot)
+                  reference_table_mb=reference_table_mb, rows=rows, json_=json_, plot=plot,
+                  level=level.value)
 
 
 # --------------------------------------------------------------------------- train

@@ -22,7 +22,7 @@ __all__ = ["run_bench"]
 def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp: bool,
               threads: int | None, reference: str | None, repeats: int,
               reference_table_mb: float | None, rows: int, json_: bool,
-              plot: str | None = None) -> None:
+              plot: str | None = None, level: str = "default") -> None:
     """Run the benchmark the command line asks for (see ``fsstgpu bench --help``)."""
 
     if plot is not None:
@@ -57,6 +57,8 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
             fail(f"{p}: no such file", EXIT_USAGE)
     if device is BenchDevice.gpu and threads is not None:
         fail("--threads goes with --device cpu (the GPU bench uses the GPU)", EXIT_USAGE)
+    if device is BenchDevice.gpu and level != "default":
+        fail("--level goes with --device cpu (the GPU bench encodes with one table)", EXIT_USAGE)
     if device is BenchDevice.gpu:
         resolve_device("gpu")
         gpu = _benchmarks("gpu")
@@ -80,10 +82,11 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
 
         scaling = _benchmarks("cpu_scaling")
         column = pa.chunked_array([load_lines(p, binary=True) for p in paths])
-        _show(scaling.cpu_scaling(column, threads=threads), scaling.format_rows, json_)
+        _show(scaling.cpu_scaling(column, threads=threads, level=level), scaling.format_rows,
+              json_)
     else:
         cpu = _benchmarks("cpu")
-        _show(cpu.run_cpu_bench(paths), cpu.format_cpu_bench, json_)
+        _show(cpu.run_cpu_bench(paths, level=level), cpu.format_cpu_bench, json_)
 
 
 def _bench_reference(paths: list[str], reference: str, threads: int, repeats: int,

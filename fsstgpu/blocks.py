@@ -83,9 +83,8 @@ def fast_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
     Parameters
     ----------
-    data : numpy.ndarray of uint8
-    offsets : numpy.ndarray of int64, shape (n + 1,)
-        String boundaries in ``data`` (non-decreasing; ``offsets[0]`` need not be 0).
+    data, offsets
+        The strings, as :func:`plan_blocks` takes them.
     sample_bytes : int, optional
         Training sample per block (default :data:`FAST_SAMPLE_BYTES`).
     block_bytes : int

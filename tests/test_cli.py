@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 import fsstgpu
 from fsstgpu import SymbolTable
 from fsstgpu.cli.app import FileFormat, ParquetCodec, app
+from fsstgpu.datasets import load_lines
 from fsstgpu.datasets.generators import generate
 from fsstgpu.formats import sniff
 from fsstgpu.formats.arrow import is_fsst_type
@@ -387,6 +388,23 @@ def test_bench_cpu_from_the_checkout(tmp_path):
     assert all(r["ratio"] > 1 and r["codec_decompress_mbs"] > 0 for r in rows)
     res = run("bench", tmp_path / "b.txt")
     assert "b.txt" in res.stdout and "TOTAL" in res.stdout
+
+
+def test_bench_level(tmp_path):
+    """`fsstgpu bench --level L` times level L: its blocks are compress(level=L)'s."""
+    path = tmp_path / "urls.txt"
+    words = ("alpha", "beta", "gamma")
+    path.write_text("".join(f"http://example.com/{words[i % 3]}/{i % 97}/x\n"
+                            for i in range(120_000)))
+    col = load_lines(path)
+    blocks = {level: len(fsstgpu.compress(col, level=level).tables)
+              for level in ("fast", "default")}
+    assert blocks["fast"] == 4 != blocks["default"]  # 3.3 MiB: a block per MiB
+    for level, count in blocks.items():
+        rows = json.loads(run("bench", path, "--level", level, "--json").stdout)
+        assert rows[0]["name"] == "urls.txt" and rows[0]["blocks"] == count, (level, rows[0])
+    res = run("bench", path, "--level", "fast", "--device", "gpu", code=2)
+    one_line_error(res, "--level goes with --device cpu")
 
 
 def test_bench_threads_gives_a_scaling_table_of_the_paths_as_one_column(tmp_path):
