@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import native
+from fsstgpu.limits import MAX_TABLES
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import checked_input
 
@@ -39,6 +40,10 @@ FAST_SAMPLE_BYTES = 16 << 10
 #: The "fast" level's training rounds beyond the reference's five.
 FAST_EXTRA_ROUNDS = 1
 
+#: The most blocks :func:`plan_level` gives a column at the "fast" level: a column of more than
+#: this many MiB gets larger blocks, so that it stays within :data:`fsstgpu.limits.MAX_TABLES`.
+FAST_MAX_BLOCKS = MAX_TABLES // 2
+
 
 def check_level(level) -> str:
     """``level`` if it is one of :data:`LEVELS`, else ValueError naming them.
@@ -55,7 +60,8 @@ def check_level(level) -> str:
 def plan_level(data: np.ndarray, offsets: np.ndarray, level: str = "default", *,
                sample_bytes=None):
     """Blocks and their tables at a compression ``level`` (:data:`LEVELS`):
-    :func:`fast_blocks` or :func:`plan_blocks`; same arguments and results.
+    :func:`fast_blocks` (blocks of :data:`FAST_BLOCK_BYTES`, larger past
+    :data:`FAST_MAX_BLOCKS` of them) or :func:`plan_blocks`; same arguments and results.
 
     Examples
     --------
@@ -67,7 +73,9 @@ def plan_level(data: np.ndarray, offsets: np.ndarray, level: str = "default", *,
     ([0, 100], True)
     """
     if check_level(level) == "fast":
-        return fast_blocks(data, offsets, sample_bytes=sample_bytes)
+        total = int(offsets[-1]) - int(offsets[0]) if len(offsets) else 0
+        block_bytes = max(FAST_BLOCK_BYTES, -(-total // FAST_MAX_BLOCKS))
+        return fast_blocks(data, offsets, sample_bytes=sample_bytes, block_bytes=block_bytes)
     return plan_blocks(data, offsets, sample_bytes=sample_bytes)
 
 

@@ -86,6 +86,19 @@ def test_fast_blocks_of_nothing_and_bad_arguments():
         fast_blocks(data, offsets[::-1].copy())
 
 
+def test_a_huge_column_gets_larger_fast_blocks(monkeypatch):
+    # past FAST_MAX_BLOCKS MiB the blocks grow, so the column stays within MAX_TABLES tables
+    import fsstgpu.blocks as blocks
+
+    data, offsets = _words(20_000, seed=3)
+    monkeypatch.setattr(blocks, "FAST_BLOCK_BYTES", 2000)
+    monkeypatch.setattr(blocks, "FAST_MAX_BLOCKS", 10)
+    starts, tables = plan_level(data, offsets, "fast")
+    assert len(tables) <= 10 and len(tables) >= 9
+    monkeypatch.setattr(blocks, "FAST_MAX_BLOCKS", 10**6)
+    assert len(plan_level(data, offsets, "fast")[1]) == -(-int(offsets[-1]) // 2000)
+
+
 def test_plan_level_picks_the_planner():
     data, offsets = _words(2000, seed=2)
     fast = plan_level(data, offsets, "fast")
