@@ -357,6 +357,7 @@ def roundtrip(
     runs: Annotated[int, typer.Option(min=1, metavar="N",
                                       help="Runs per timing with --bench.")] = 5,
     device: Annotated[Device, typer.Option(help="Where to decompress.")] = Device.auto,
+    level: LevelOpt = Level.default,
     json_: JsonOpt = False,
 ):
     """Compress and decompress PATH, check the result equals the input, print ratio and speed."""
@@ -365,14 +366,14 @@ def roundtrip(
         runs = runs if bench else 1
         if not is_dataset_name(path) and is_dataset(path):
             _start_dataset(path, None)
-            result = roundtrip_dataset(path, device.value, runs)
+            result = roundtrip_dataset(path, device.value, runs, level.value)
         else:
             with stdin_file(path) as name:
                 p = Path(name)
                 if not is_dataset_name(name) and p.is_file() and detect_format(p) is not None:
-                    result = roundtrip_file(p, device.value, runs)
+                    result = roundtrip_file(p, device.value, runs, level.value)
                 else:
-                    result = roundtrip_column(name, device.value, runs)
+                    result = roundtrip_column(name, device.value, runs, level.value)
             if path == STDIO:
                 result["source"] = "<stdin>"
         if json_:

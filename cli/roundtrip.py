@@ -52,8 +52,9 @@ def format_value(key, value):
     return value
 
 
-def roundtrip_column(name: str, device: str, runs: int) -> dict:
-    """Round-trip the column :func:`fsstgpu.datasets.load` gives for ``name``; best of ``runs``."""
+def roundtrip_column(name: str, device: str, runs: int, level: str = "default") -> dict:
+    """Round-trip the column :func:`fsstgpu.datasets.load` gives for ``name``, compressed at
+    ``level``; best of ``runs``."""
     import pyarrow as pa
 
 
@@ -67,7 +68,7 @@ def roundtrip_column(name: str, device: str, runs: int) -> dict:
     out = carr = None
     for _ in range(runs):
         t0 = time.perf_counter()
-        carr = fsstgpu.compress(column)
+        carr = fsstgpu.compress(column, level=level)
         t1 = time.perf_counter()
         out = fsstgpu.decompress(carr, device=dev)
         if not isinstance(out, (pa.Array, pa.ChunkedArray)):
@@ -79,6 +80,7 @@ def roundtrip_column(name: str, device: str, runs: int) -> dict:
     return {
         "source": name,
         "device": dev,
+        "level": level,
         "strings": stats["strings"],
         "string_bytes": stats["uncompressed_bytes"],
         "codes_bytes": stats["codes_bytes"],
@@ -133,7 +135,7 @@ def _timed(compress, decompress, runs: int):
     return info, t_c, t_d
 
 
-def roundtrip_dataset(src, device: str, runs: int) -> dict:
+def roundtrip_dataset(src, device: str, runs: int, level: str = "default") -> dict:
     """Round-trip every file of a dataset (a folder or a glob pattern) through compress_dataset
     and decompress_dataset, in a temporary folder; the figures are the files' sums, ``equal``
     whether every file came back as it was (``differs``: the first that did not)."""
@@ -142,7 +144,7 @@ def roundtrip_dataset(src, device: str, runs: int) -> dict:
     # named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it
     with tempfile.TemporaryDirectory(prefix="_fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / "c", Path(tmp) / "d"
-        cinfo, t_c, t_d = _timed(lambda: compress_dataset(src, comp, force=True),
+        cinfo, t_c, t_d = _timed(lambda: compress_dataset(src, comp, force=True, level=level),
                                  lambda: decompress_dataset(comp, back, device=dev, force=True),
                                  runs)
         # the outputs keep their relative names under both folders
@@ -157,13 +159,14 @@ def roundtrip_dataset(src, device: str, runs: int) -> dict:
         "files": len(cinfo),
         "formats": ", ".join(sorted({r["format"] for r in cinfo})),
         "device": dev,
+        "level": level,
         **_figures(total, columns, t_c, t_d, runs),
         "equal": not differs,
         **({"differs": differs[0]} if differs else {}),
     }
 
 
-def roundtrip_file(path: Path, device: str, runs: int) -> dict:
+def roundtrip_file(path: Path, device: str, runs: int, level: str = "default") -> dict:
     """Round-trip a Parquet / IPC file through compress_file and decompress_file."""
 
     dev = resolve_device(device)
@@ -171,7 +174,7 @@ def roundtrip_file(path: Path, device: str, runs: int) -> dict:
     suffix = suffix_for(fmt)
     with tempfile.TemporaryDirectory(prefix="fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / f"c{suffix}", Path(tmp) / f"d{suffix}"
-        cinfo, t_c, t_d = _timed(lambda: compress_file(path, comp, force=True),
+        cinfo, t_c, t_d = _timed(lambda: compress_file(path, comp, force=True, level=level),
                                  lambda: decompress_file(comp, back, device=dev, force=True),
                                  runs)
         equal = _same_file(path, back)
@@ -179,6 +182,7 @@ def roundtrip_file(path: Path, device: str, runs: int) -> dict:
         "source": str(path),
         "format": fmt,
         "device": dev,
+        "level": level,
         **_figures(cinfo, cinfo["columns"], t_c, t_d, runs),
         "equal": equal,
     }
