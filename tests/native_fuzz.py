@@ -319,6 +319,7 @@ def fuzz_scan(big):
     _native.running_sum(fl_, out32, threads)
     _native.running_sum(fl_, out64, threads)
     expect_error(_native.running_sum, fl_, out64[:-1], threads)
+    _native.differences(maybe_forge(offsets, rng), threads)
     out = np.zeros(len(data), np.uint8)
     try:
         _native.gather(data, maybe_forge(offsets[:-1], rng), fl_, maybe_forge(offsets, rng), out,

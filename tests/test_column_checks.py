@@ -126,8 +126,20 @@ def test_running_sum_and_popcount_match_numpy():
             out = np.empty(n + 1, np.int32)
             native.running_sum(lengths, out, t)
             assert np.array_equal(out, want)
+            assert np.array_equal(native.differences(want, t), lengths)  # and back
         bits = rng.integers(0, 256, n // 8 + 1).astype(np.uint8)
         assert count_set_bits(bits) == int(np.unpackbits(bits).sum())
+
+
+def test_differences_wrap_as_numpy_and_refuse_no_offsets():
+    forged = np.array([0, 2**63 - 1, -(2**63), 5, 5, -7], np.int64)  # wraps, as numpy's diff
+    with np.errstate(over="ignore"):
+        want = np.diff(forged)
+    for t in THREADS:
+        assert np.array_equal(native.differences(forged, t), want)
+        assert native.differences(forged[:1], t).tolist() == []
+    with pytest.raises(ValueError, match="n \\+ 1"):
+        native.differences(np.zeros(0, np.int64))
 
 
 def test_gather_copies_and_checks_every_range():
