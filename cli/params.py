@@ -165,7 +165,7 @@ JsonOpt = Annotated[bool, typer.Option(
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 LevelOpt = Annotated[Level, typer.Option(
     help="Compression level: `default` trains a table for each stretch of similar text (the "
-         "best ratio); `fast` a cheaper table per MiB (2-8x faster, 70-95% of the ratio).")]
+         "best ratio); `fast` a cheaper table per MiB (1.4-8x faster, 73-98% of the ratio).")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]
 WorkersOpt = Annotated[int | None, typer.Option(

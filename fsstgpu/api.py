@@ -50,7 +50,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
         split, 4096 by default); for a table, passed to :func:`fsstgpu.compress_table`.
     level : {"default", "fast"}
         ``"default"``: a table for each stretch of similar text, the best ratio; ``"fast"``:
-        a cheaper table per MiB, 2-8x faster at 70-95% of that ratio (about the reference
+        a cheaper table per MiB, 1.4-8x faster at 73-98% of that ratio (about the reference
         FSST's speed per core, at a better ratio than its). Decoding is the same.
 
     Returns

@@ -24,8 +24,8 @@ from fsstgpu.training import checked_input
 #: Compression levels, fastest first: ``"fast"`` (:func:`fast_blocks`: a block per
 #: :data:`FAST_BLOCK_BYTES`, a reference-sized training each) and ``"default"``
 #: (:func:`plan_blocks`: blocks where the text changes, each table trained on a larger sample).
-#: Measured on one core of the 2-core VM (BENCHMARKS.md section 19): "fast" compresses 2-8x
-#: faster at 70-95% of the default's ratio, still above the reference FSST's.
+#: Measured on one core of the 2-core VM (BENCHMARKS.md section 19): "fast" compresses 1.4-8x
+#: faster at 73-98% of the default's ratio, still above the reference FSST's.
 LEVELS = ("fast", "default")
 
 #: The "fast" level's block size in string bytes: a table per MiB costs ~0.5 ms of training

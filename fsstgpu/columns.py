@@ -116,7 +116,7 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     level : {"default", "fast"}
         ``"default"``: blocks where the text changes (:func:`fsstgpu.blocks.plan_blocks`), the
         best ratio; ``"fast"``: a block per MiB with a cheap table each
-        (:func:`fsstgpu.blocks.fast_blocks`): 2-8x faster at 70-95% of the ratio
+        (:func:`fsstgpu.blocks.fast_blocks`): 1.4-8x faster at 73-98% of the ratio
         (:data:`fsstgpu.blocks.LEVELS`). Either decodes the same way.
 
     Returns
