@@ -42,6 +42,7 @@ from fsstgpu.cli.output import (
 )
 from fsstgpu.cli.params import (
     BenchDevice,
+    BenchLevelOpt,
     DataIn,
     Device,
     FileFormat,
@@ -412,9 +413,7 @@ def bench(
         help="CPU bench: a scaling table over 1, 2, 4, ... N cores of the PATHs as one column, "
              "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py); with --reference: "
              "fsstgpu and pyarrow on N cores (default 1).")] = None,
-    level: Annotated[Level, typer.Option(
-        help="CPU bench and scaling table: the compression level timed (with --reference both "
-             "are).")] = Level.default,
+    level: BenchLevelOpt = Level.default,
     reference: Annotated[str | None, typer.Option(
         metavar="LIB_OR_SRC",
         help="CPU bench: the reference FSST beside fsstgpu, LZ4 and zstd, interleaved, on the "

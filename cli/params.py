@@ -166,6 +166,9 @@ ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an exis
 LevelOpt = Annotated[Level, typer.Option(
     help="Compression level: `default` trains a table for each stretch of similar text (the "
          "best ratio); `fast` a cheaper table per MiB (1.4-8x faster, 73-98% of the ratio).")]
+BenchLevelOpt = Annotated[Level, typer.Option(
+    "--level", help="CPU bench and scaling table: the compression level timed (with --reference "
+                    "both are).")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]
 WorkersOpt = Annotated[int | None, typer.Option(
