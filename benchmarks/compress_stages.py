@@ -7,20 +7,20 @@ in ms: normalising the input (``arrow_layout.from_arrow``), planning and trainin
 (``blocks.plan_level``), encoding (``native.encode_blocks``), the lengths
 (``native.differences``), the long strings' cuts (``scan.long_string_cuts``), the split plan
 (``splits.plan_splits``) and the result's structural check (``checks.check_structure``, what
-``validate(full=False)`` runs). A stage
-that does not shrink with threads is a serial pass (BENCHMARKS.md section 19).
+``validate(full=False)`` runs). A stage that does not shrink with threads is a serial pass
+(BENCHMARKS.md section 19).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 import pyarrow as pa
 
 import fsstgpu
+from benchmarks.timing import best_of
 from fsstgpu import arrow_layout, native
 from fsstgpu.blocks import plan_level
 from fsstgpu.checks import check_structure
@@ -28,13 +28,10 @@ from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 
 
-def _best(fn, repeats: int = 3):
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3, result
+def _best(fn):
+    """Best of three, in ms, and the result."""
+    seconds, result = best_of(fn, 3)
+    return seconds * 1e3, result
 
 
 def stages(column, level: str = "default") -> dict:

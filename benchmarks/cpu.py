@@ -24,13 +24,13 @@ files: bytes over summed sizes and summed times).
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 import fsstgpu
+from benchmarks.timing import best_of
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.blocks import plan_level
 from fsstgpu.datasets import load_lines
@@ -38,16 +38,6 @@ from fsstgpu.decoder import decode_all
 from fsstgpu.encoder import encode_strings
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
-
-
-def _best(fn, repeats):
-    best = float("inf")
-    result = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
 
 
 def _engine_compress(data, offsets, level):
@@ -73,25 +63,25 @@ def _bench_one(name, col, repeats, level="default"):
     data, offsets = plain.data, plain.offsets
     nbytes = int(offsets[-1])
     mb = nbytes / 1e6
-    t_c, (starts, tables, codes, code_offsets) = _best(
+    t_c, (starts, tables, codes, code_offsets) = best_of(
         lambda: _engine_compress(data, offsets, level), repeats)
     lengths = np.diff(offsets)
     cuts = long_string_cuts(tables, starts, codes, code_offsets, lengths, DEFAULT_SPLIT_SIZE)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, starts,
                                                       DEFAULT_SPLIT_SIZE, cuts)
-    t_d, out = _best(lambda: decode_all(tables, codes, split_codes, split_out, split_table,
+    t_d, out = best_of(lambda: decode_all(tables, codes, split_codes, split_out, split_table,
                                         nbytes), repeats)
     if not np.array_equal(out, data[:nbytes]):
         raise AssertionError(f"{name}: decoded bytes differ from the input")
     size = len(codes) + sum(t.nbytes_serialised() for t in tables)
-    t_cc, carr = _best(lambda: fsstgpu.compress(col, level=level), repeats)
+    t_cc, carr = best_of(lambda: fsstgpu.compress(col, level=level), repeats)
     stored = len(carr.to_bytes())
-    t_cd, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
+    t_cd, back = best_of(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
     if not back.equals(col):
         raise AssertionError(f"{name}: codec round trip differs")
     raw = pa.py_buffer(np.ascontiguousarray(data[:nbytes]))
-    t_lc, lz = _best(lambda: pa.compress(raw, codec="lz4", asbytes=False), repeats)
-    t_ld, _ = _best(lambda: pa.decompress(lz, decompressed_size=nbytes, codec="lz4",
+    t_lc, lz = best_of(lambda: pa.compress(raw, codec="lz4", asbytes=False), repeats)
+    t_ld, _ = best_of(lambda: pa.decompress(lz, decompressed_size=nbytes, codec="lz4",
                                           asbytes=False), repeats)
     return {
         "name": name, "strings": len(col), "bytes": nbytes, "blocks": len(tables),

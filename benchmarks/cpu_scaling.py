@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -99,15 +98,6 @@ def cpu_scaling(column, *, threads: int | None = None, repeats: int = 3,
     return rows
 
 
-def _best(fn, repeats: int) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
-
-
 def _string_bytes(column):
     """The column's string bytes (non-null values, in order) as a pyarrow buffer."""
     import pyarrow as pa
@@ -130,6 +120,7 @@ def _measure(path: str, cores: list[int], repeats: int, level: str) -> dict:
     import pyarrow as pa
 
     import fsstgpu
+    from benchmarks.timing import best_of
     from benchmarks.yardsticks import compress_pieces, decompress_pieces, pieces_of
 
     with pa.memory_map(path) as f:
@@ -137,8 +128,8 @@ def _measure(path: str, cores: list[int], repeats: int, level: str) -> dict:
     raw = _string_bytes(column)
     nbytes = raw.size
     fsstgpu.decompress(fsstgpu.compress(column, level=level), device="cpu")  # warm-up: caches
-    t_c, carr = _best(lambda: fsstgpu.compress(column, level=level), repeats)
-    t_d, back = _best(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
+    t_c, carr = best_of(lambda: fsstgpu.compress(column, level=level), repeats)
+    t_d, back = best_of(lambda: fsstgpu.decompress(carr, device="cpu"), repeats)
     if not back.equals(column):
         raise AssertionError("fsstgpu round trip differs from the input")
     stats = carr.stats()
@@ -148,8 +139,8 @@ def _measure(path: str, cores: list[int], repeats: int, level: str) -> dict:
     pieces = pieces_of(raw)
     with ThreadPoolExecutor(len(cores)) as pool:
         for codec in ("lz4", "zstd"):
-            t_c, packed = _best(lambda c=codec: compress_pieces(pieces, c, pool), repeats)
-            t_d, _ = _best(lambda c=codec, z=packed: decompress_pieces(z, pieces, c, pool),
+            t_c, packed = best_of(lambda c=codec: compress_pieces(pieces, c, pool), repeats)
+            t_d, _ = best_of(lambda c=codec, z=packed: decompress_pieces(z, pieces, c, pool),
                            repeats)
             row[f"{codec}_ratio"] = nbytes / max(1, sum(z.size for z in packed))
             row[f"{codec}_compress_MB_s"] = nbytes / t_c / 1e6

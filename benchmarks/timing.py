@@ -1,4 +1,5 @@
-"""Device timing shared by every GPU benchmark: CUDA events, medians, and the copy yardstick.
+"""Timing shared by the benchmarks: CUDA events, medians and the copy yardstick for the GPU
+ones, best-of wall clock for the CPU ones.
 
 Throughput figures are logical bytes over device time measured with CUDA events; every figure is
 printed beside the same run's device-to-device copy bandwidth (bytes read plus bytes written).
@@ -68,6 +69,25 @@ def time_decode(dev, out, *, repeat: int) -> float:
     for job in jobs:
         job.check()
     return seconds
+
+
+def best_of(fn, repeats: int) -> tuple[float, object]:
+    """The least wall-clock seconds of ``repeats`` calls of ``fn()`` (no warm-up call), and the
+    last call's result: the CPU benches' measure.
+
+    Examples
+    --------
+    >>> from benchmarks.timing import best_of
+    >>> seconds, result = best_of(lambda: sum(range(100)), 3)
+    >>> seconds >= 0, result
+    (True, 4950)
+    """
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
 
 
 def time_wall(fn, *, repeat: int) -> float:
