@@ -30,10 +30,7 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
     if (!std::isfinite(tolerance) || tolerance < 0) {
         throw std::invalid_argument("tolerance must be a finite number >= 0");
     }
-    if (extra_rounds < 0 || extra_rounds > 64) {
-        throw std::invalid_argument("extra_rounds must be 0-64, not " +
-                                    std::to_string(extra_rounds));
-    }
+    check_extra_rounds(extra_rounds);
     PlanOptions opt;
     opt.sample_bytes = sample_bytes;
     opt.segment_bytes = segment_bytes;

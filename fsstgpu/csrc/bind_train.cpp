@@ -24,10 +24,7 @@ py::tuple to_tuple(const Symbols& s) {
 }
 
 TrainOptions options(int extra_rounds, int counter_bits) {
-    if (extra_rounds < 0 || extra_rounds > 64) {
-        throw std::invalid_argument("extra_rounds must be 0-64, not " +
-                                    std::to_string(extra_rounds));
-    }
+    check_extra_rounds(extra_rounds);
     TrainOptions opt;
     opt.extra_rounds = extra_rounds;
     opt.counter_bits = counter_bits;

@@ -304,6 +304,13 @@ Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int
                         static_cast<int64_t>(scratch.offsets.size()) - 1, options);
 }
 
+void check_extra_rounds(int extra_rounds) {
+    if (extra_rounds < 0 || extra_rounds > 64) {
+        throw std::invalid_argument("extra_rounds must be 0-64, not " +
+                                    std::to_string(extra_rounds));
+    }
+}
+
 void check_train_range(int64_t size, const int64_t* offsets, int64_t n, int64_t lo, int64_t hi,
                        int64_t target) {
     if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");

@@ -62,6 +62,9 @@ Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int
                     int64_t target = kDefaultSampleBytes, uint64_t seed = kTrainSeed,
                     const TrainOptions& options = TrainOptions());
 
+// Throws std::invalid_argument unless 0 <= extra_rounds <= 64 (TrainOptions::extra_rounds).
+void check_extra_rounds(int extra_rounds);
+
 // Throws std::invalid_argument unless 0 <= lo <= hi <= n, offsets[lo..hi] run non-decreasing
 // inside data[0:size], and target >= 1.
 void check_train_range(int64_t size, const int64_t* offsets, int64_t n, int64_t lo, int64_t hi,
