@@ -352,7 +352,9 @@ std::vector<int64_t> block_starts_of(const uint8_t* data, int64_t size, const in
                                      int64_t n, const PlanOptions& opt) {
     const int64_t total = n ? off[n] - off[0] : 0;
     std::vector<int64_t> starts{0};
-    if (opt.walk && total >= 2 * opt.segment_bytes) starts = PiecePlanner(data, size, off, n, opt).walk();
+    if (opt.walk && total >= 2 * opt.segment_bytes) {
+        starts = PiecePlanner(data, size, off, n, opt).walk();
+    }
     starts.push_back(n);
     return starts;
 }
