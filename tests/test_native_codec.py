@@ -442,6 +442,41 @@ def test_decode_all_checks_string_ends_and_code_offsets_at_any_thread_count(isa)
         native.decode_all(tables, *args, utf8=True)
 
 
+def test_decode_all_finds_a_crossing_end_at_the_walks_window_edges(isa):
+    """The string-end walk checks its ends a window at a time (4096 output bytes when it notes
+    code positions for code offsets, 16384 with marks): an end moved into a symbol just
+    before, at or after a window edge of one long split is found, naming its string, with
+    and without code offsets, whatever the thread count."""
+    rng = np.random.default_rng(13)
+    letters = np.frombuffer(b"abcdefgh", np.uint8)
+    items = [rng.choice(letters, int(k)).tobytes() for k in rng.integers(1, 40, 3000)]
+    data, offs = _offsets(items)
+    tables = [SymbolTable([b"abcdefgh", b"abcd", b"efgh", b"ab", b"cd", b"ef", b"gh",
+                           *(bytes([c]) for c in letters)])]  # no escapes
+    codes, code_offs = native.encode_blocks(tables, data, offs, np.array([0, len(items)]))
+    args = (codes, np.array([0, len(codes)]), np.array([0, len(data)]), np.zeros(1, np.int64),
+            len(data))
+    assert np.array_equal(native.decode_all(tables, *args, string_ends=offs), data)
+    symbols = tables[0].symbols
+    starts = set(np.cumsum([0] + [len(symbols[int(c)]) for c in codes]).tolist())
+    tried = 0
+    for edge in (4096, 16384, 32768):
+        for at in range(edge - 9, edge + 9):
+            r = int(np.searchsorted(offs, at))  # the first end at or after the byte
+            if not 0 < r < len(items) or at in starts or not offs[r - 1] < at < offs[r + 1]:
+                continue
+            ends = offs.copy()
+            ends[r] = at  # inside a symbol: no symbol starts there
+            tried += 1
+            for code_offsets in (None, code_offs):
+                for threads in (1, 3):
+                    with pytest.raises(CorruptDataError,
+                                       match=f"string {r - 1}: a symbol runs across its end"):
+                        native.decode_all(tables, *args, string_ends=ends,
+                                          code_offsets=code_offsets, threads=threads)
+    assert tried >= 6
+
+
 def test_decode_all_checks_utf8_like_check_utf8_at_any_thread_count(isa):
     """The fused UTF-8 check names the first invalid string, whether it lies in one task or
     across two (columns over 1 MB decode in several tasks), whatever the thread count."""

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "codec.h"
@@ -243,7 +244,12 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
     const std::vector<uint8_t> ascii = utf8 ? ascii_tables(tb) : std::vector<uint8_t>();
     parallel_for(ntasks, threads, [&](int64_t t) {
         const int64_t k0 = bounds[t], k1 = bounds[t + 1];
-        std::vector<int64_t> starts(check ? walk::kStarts : 0, INT64_MIN);  // older than any
+        // the walk's notes (decode_walk.h): code positions only to compare with code offsets
+        const bool offsets = check && se->code_offsets;
+        std::vector<int64_t> starts(offsets ? walk::kStarts : 0, INT64_MIN);  // older than any
+        std::vector<uint8_t> marks(check && !offsets ? walk::kMarks : 0);
+        const walk::Notes<true> by_position{starts.data(), nullptr};
+        const walk::Notes<false> by_mark{nullptr, marks.data()};
         // UTF-8: the strings whole inside this task's output, from the first starting in it
         int64_t vrow = utf8 ? std::lower_bound(ends, ends + nends, Off(so[k0])) - ends : 0;
         int64_t vpos = so[k0];
@@ -261,14 +267,18 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                 int64_t row = row0 = upper_from(ends, row0, nends, so[k]);
                 const bool known = !plain::has_unknown(codes, sc[k], sc[k + 1],
                                                        int(tb.first[t_ + 1] - tb.first[t_]));
-                status[k] = known ? walk::decode_checked<Off, true>(
-                                        codes, sc[k], sc[k + 1], packed, lens, out, so[k],
-                                        so[k + 1], ends, nends, se->code_offsets, row,
-                                        starts.data(), literals)
-                                  : walk::decode_checked<Off, false>(
-                                        codes, sc[k], sc[k + 1], packed, lens, out, so[k],
-                                        so[k + 1], ends, nends, se->code_offsets, row,
-                                        starts.data(), literals);
+                const auto walk = [&](auto known_, const auto& notes) {
+                    return walk::decode_checked<Off, decltype(known_)::value>(
+                        codes, sc[k], sc[k + 1], packed, lens, out, so[k], so[k + 1], ends, nends,
+                        se->code_offsets, row, notes, literals);
+                };
+                if (offsets) {
+                    status[k] = known ? walk(std::true_type{}, by_position)
+                                      : walk(std::false_type{}, by_position);
+                } else {
+                    status[k] = known ? walk(std::true_type{}, by_mark)
+                                      : walk(std::false_type{}, by_mark);
+                }
                 rows[k] = row;
             } else {
                 // 8-byte stores may run on into the next splits of this task (decoded after
