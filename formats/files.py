@@ -22,6 +22,7 @@ written atomically, never over an input, and over an existing file only with ``f
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -332,7 +333,13 @@ def _first_values(source: Source, names: list[str]) -> dict[str, pa.Array]:
     left out)."""
     first: dict[str, pa.Array] = {}
     missing = list(names)
-    for unit in (source.units(columns=names) if missing else ()):
+    if not missing:
+        return first
+    head = source.first_unit()  # Parquet: kept, so that the rewrite does not read it again
+    units = (source.units(columns=names) if head is None
+             else itertools.chain([head.select(names)], (source.unit(k).select(names)
+                                                         for k in range(1, source.num_units))))
+    for unit in units:
         for name in list(missing):
             values = plain_values(unit.column(name))
             if len(values) - values.null_count > 0:

@@ -211,6 +211,7 @@ class Source:
         self._restore: dict[str, pa.DataType] = {}  # Parquet: types to cast columns back to
         self.ipc_compression = None  # an IPC input's body codec ("lz4", "zstd"), if any
         self._files: list[pa.NativeFile] = []
+        self._first: pa.Table | None = None  # row group 0, kept by first_unit() for units()
         self._parquet = self._ipc_file = None
         try:
             with reading(self.path):
@@ -286,6 +287,16 @@ class Source:
                 return unit
         raise IndexError(f"{self.path}: no record batch {k}")
 
+    def first_unit(self) -> pa.Table | None:
+        """Row group 0 with every column (None for a file without row groups), kept for the
+        next :meth:`units` (Parquet), which yields it rather than reading it again: a caller
+        that looks at the first unit before a rewrite (``compress_file``) reads it once."""
+        if self.format != "parquet" or not self.num_units:
+            return None
+        if self._first is None:
+            self._first = self.unit(0)
+        return self._first
+
     def rows_checked(self, k: int, table: pa.Table) -> pa.Table:
         """``table``, read from row group ``k``, if it has the rows the footer gives the row
         group: a damaged column chunk entry can make pyarrow read a column alone as empty
@@ -302,6 +313,10 @@ class Source:
         names = self.schema.names if columns is None else columns
         if self.format == "parquet":
             for i in range(self.num_units):
+                if i == 0 and self._first is not None:  # (first_unit)
+                    kept, self._first = self._first, None
+                    yield kept if columns is None else kept.select(columns)
+                    continue
                 with reading(self.path, f"row group {i}: "):
                     unit = self._restored(self.rows_checked(i, self._parquet.read_row_group(
                         i, columns=columns, use_threads=self.use_threads)))
