@@ -142,6 +142,31 @@ def test_differences_wrap_as_numpy_and_refuse_no_offsets():
         native.differences(np.zeros(0, np.int64))
 
 
+def test_first_at_or_after_is_searchsorted_of_the_split_targets():
+    """rule2_rows' native search: numpy's searchsorted(offsets, targets, "left") for targets
+    step, 2 step, ... (gaps of 0 to thousands of strings between targets, runs of equal
+    offsets, targets past the end), at any thread count; forged offsets stay in range."""
+    rng = np.random.default_rng(21)
+    for lengths in (rng.integers(0, 40, 300_000), rng.integers(0, 2, 1000),
+                    np.r_[np.zeros(500, int), 10**6, np.zeros(500, int)],
+                    rng.integers(0, 3000, 20_000), np.zeros(0, int)):
+        offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        for step in (1, 7, 4096, 10**5):
+            count = max(0, (int(offsets[-1]) - 1) // step) + 3  # three past the end too
+            want = np.searchsorted(offsets, step * np.arange(1, count + 1), side="left")
+            for t in THREADS:
+                assert np.array_equal(native.first_at_or_after(offsets, step, count, t), want)
+    forged = rng.integers(-100, 100, 5000).astype(np.int64)
+    got = native.first_at_or_after(forged, 3, 50)
+    assert got.min() >= 0 and got.max() <= len(forged)
+    assert native.first_at_or_after(forged, 3, 0).tolist() == []
+    for args, message in (((forged, 0, 5), "step must be positive"),
+                          ((forged, 2**62, 4), "must fit in int64"),
+                          ((np.zeros(0, np.int64), 1, 1), "n \\+ 1")):
+        with pytest.raises(ValueError, match=message):
+            native.first_at_or_after(*args)
+
+
 def test_gather_copies_and_checks_every_range():
     rng = np.random.default_rng(3)
     data = rng.integers(0, 256, 5000).astype(np.uint8)

@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -150,6 +151,18 @@ py::array_t<int64_t> diff(const Array<int64_t>& offsets, int threads) {
     return out;
 }
 
+py::array_t<int64_t> at_or_after(const Array<int64_t>& offsets, int64_t step, int64_t count,
+                                 int threads) {
+    const int64_t n = bind::length(offsets, "offsets") - 1;
+    need(n >= 0, "offsets must hold n + 1 entries");
+    need(step >= 1 && count >= 0, "step must be positive and count non-negative");
+    need(count == 0 || step <= INT64_MAX / count, "step * count must fit in int64");
+    py::array_t<int64_t> out(count);
+    int64_t* dst = out.mutable_data();
+    bind::without_gil([&] { first_at_or_after(offsets.data(), n, step, count, dst, threads); });
+    return out;
+}
+
 template <class T>
 int64_t decrease(const Array<T>& a, int threads) {
     const int64_t n = bind::length(a, "a");
@@ -180,6 +193,8 @@ void bind_scan(py::module_& m) {
     m.def("running_sum", &sum_into<int64_t>, py::arg("lengths"), py::arg("out").noconvert(),
           py::arg("threads"));
     m.def("differences", &diff, py::arg("offsets"), py::arg("threads"));
+    m.def("first_at_or_after", &at_or_after, py::arg("offsets"), py::arg("step"),
+          py::arg("count"), py::arg("threads"));
     m.def("first_decrease", &decrease<int32_t>, py::arg("a").noconvert(), py::arg("threads"));
     m.def("first_decrease", &decrease<int64_t>, py::arg("a"), py::arg("threads"));
 }

@@ -1,6 +1,7 @@
 // The plain layout's loops of layout.h.
 #include "layout.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,27 @@ void differences(const int64_t* offsets, int64_t n, int64_t* out, int threads) {
         const int64_t* const in = offsets;
         int64_t* const dst = out;  // bounds in locals: the stores may alias them
         for (int64_t i = lo; i < hi; ++i) dst[i] = int64_t(uint64_t(in[i + 1]) - uint64_t(in[i]));
+        return -1;
+    });
+}
+
+void first_at_or_after(const int64_t* offsets, int64_t n, int64_t step, int64_t count,
+                       int64_t* out, int threads) {
+    const int64_t size = n + 1;
+    first_over_chunks(count, threads, [&](int64_t lo, int64_t hi) -> int64_t {
+        // the task's first target by a binary search, each next one galloping from there
+        const int64_t* const a = offsets;
+        int64_t i = std::lower_bound(a, a + size, step * (lo + 1)) - a;
+        for (int64_t j = lo; j < hi; ++j) {
+            const int64_t t = step * (j + 1);
+            int64_t gap = 1, from = i;  // a[from - 1] < t (or from == 0) holds for any t here
+            while (from + gap - 1 < size && a[from + gap - 1] < t) {
+                from += gap;
+                gap *= 2;
+            }
+            i = std::lower_bound(a + from, a + std::min(size, from + gap - 1), t) - a;
+            out[j] = i;
+        }
         return -1;
     });
 }

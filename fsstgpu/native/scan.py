@@ -10,8 +10,8 @@ import numpy as np
 from fsstgpu import _native
 from fsstgpu.parallel import thread_count
 
-__all__ = ["count_set_bits", "differences", "first_decrease", "first_filled_null",
-           "first_misfit", "gather", "length_sums", "running_sum", "string_bounds", "walk_codes"]
+__all__ = ["count_set_bits", "differences", "first_at_or_after", "first_decrease",
+           "first_filled_null", "first_misfit", "gather", "length_sums", "running_sum", "string_bounds", "walk_codes"]
 
 
 
@@ -174,6 +174,23 @@ def differences(offsets, threads=None) -> np.ndarray:
     [2, 0, 5]
     """
     return _native.differences(np.ascontiguousarray(offsets, np.int64), thread_count(threads))
+
+
+def first_at_or_after(offsets, step: int, count: int, threads=None) -> np.ndarray:
+    """``numpy.searchsorted(offsets, step * (j + 1), "left")`` for ``j < count``, on every core:
+    for each target, the first index whose offset reaches it (``len(offsets)`` when none does).
+    The split planner's rule 2 (:func:`fsstgpu.splits.rule2_rows`) for non-decreasing int64
+    offsets; other offsets get answers in ``0..len(offsets)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> native.first_at_or_after(np.array([0, 3, 6, 9]), 4, 2).tolist()  # targets 4 and 8
+    [2, 3]
+    """
+    return _native.first_at_or_after(np.ascontiguousarray(offsets, np.int64), int(step),
+                                     int(count), thread_count(threads))
 
 
 def first_decrease(a, threads=None) -> int:
