@@ -11,7 +11,8 @@ from fsstgpu import _native
 from fsstgpu.parallel import thread_count
 
 __all__ = ["count_set_bits", "differences", "first_at_or_after", "first_decrease",
-           "first_filled_null", "first_misfit", "gather", "length_sums", "running_sum", "string_bounds", "walk_codes"]
+           "first_filled_null", "first_misfit", "gather", "length_sums", "running_sum",
+           "string_bounds", "walk_codes"]
 
 
 
