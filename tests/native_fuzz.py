@@ -205,7 +205,8 @@ def fuzz_decode():
         for args in ((forged, ends, code_offsets), (codes, fends, code_offsets),
                      (codes, ends, foffs), (forged, fends, foffs), (forged, ends, NO_ENDS),
                      (codes, fends[:-1], code_offsets), (codes, ends, foffs[1:]),
-                     (forged, fends[::-1].copy(), NO_ENDS)):
+                     (forged, fends[::-1].copy(), NO_ENDS),
+                     (codes, fends, NO_ENDS), (forged, fends, NO_ENDS)):  # (the walk's marks)
             c, e, o = args
             for check in (False, True):
                 try:
@@ -320,6 +321,13 @@ def fuzz_scan(big):
     _native.running_sum(fl_, out64, threads)
     expect_error(_native.running_sum, fl_, out64[:-1], threads)
     _native.differences(maybe_forge(offsets, rng), threads)
+    found = _native.first_at_or_after(maybe_forge(offsets, rng), int(rng.integers(1, 50)),
+                                      int(rng.integers(0, 300)), threads)
+    assert found.size == 0 or (found.min() >= 0 and found.max() <= len(offsets))
+    if big:  # past 2**21 offsets: the targets in several tasks, on offsets that go up and down
+        wavy = np.cumsum(rng.integers(-5, 9, 2_200_000)).astype(np.int64)
+        found = _native.first_at_or_after(wavy, 7, 3000, threads)
+        assert found.min() >= 0 and found.max() <= len(wavy)
     out = np.zeros(len(data), np.uint8)
     try:
         _native.gather(data, maybe_forge(offsets[:-1], rng), fl_, maybe_forge(offsets, rng), out,
