@@ -267,17 +267,17 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                 int64_t row = row0 = upper_from(ends, row0, nends, so[k]);
                 const bool known = !plain::has_unknown(codes, sc[k], sc[k + 1],
                                                        int(tb.first[t_ + 1] - tb.first[t_]));
-                const auto walk = [&](auto known_, const auto& notes) {
+                const auto walked = [&](auto known_, const auto& notes) {
                     return walk::decode_checked<Off, decltype(known_)::value>(
                         codes, sc[k], sc[k + 1], packed, lens, out, so[k], so[k + 1], ends, nends,
                         se->code_offsets, row, notes, literals);
                 };
                 if (offsets) {
-                    status[k] = known ? walk(std::true_type{}, by_position)
-                                      : walk(std::false_type{}, by_position);
+                    status[k] = known ? walked(std::true_type{}, by_position)
+                                      : walked(std::false_type{}, by_position);
                 } else {
-                    status[k] = known ? walk(std::true_type{}, by_mark)
-                                      : walk(std::false_type{}, by_mark);
+                    status[k] = known ? walked(std::true_type{}, by_mark)
+                                      : walked(std::false_type{}, by_mark);
                 }
                 rows[k] = row;
             } else {

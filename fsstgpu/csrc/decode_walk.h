@@ -36,6 +36,13 @@ constexpr int64_t kCorrupt = -1, kCrosses = -2, kOffset = -3;
 
 using plain::store64;
 
+// The word of a mark: its first byte in memory 1, the next seven 0.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+constexpr uint64_t kMark = uint64_t(1) << 56;
+#else
+constexpr uint64_t kMark = 1;
+#endif
+
 // A window's notes of where symbols start (the header). Offsets: starts[p - base] holds the
 // code position of the symbol that started at output p when one did in this window (positions
 // >= wcode; anything else there is older; kStarts entries, none at or after the walk's start
@@ -51,7 +58,7 @@ struct Notes {
             starts[p] = i;
         } else {
             (void)i;
-            store64(marks + p, 1);  // little-endian: byte p is 1, the next seven 0
+            store64(marks + p, kMark);
         }
     }
 };
