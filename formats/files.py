@@ -337,7 +337,7 @@ def _first_values(source: Source, names: list[str]) -> dict[str, pa.Array]:
         return first
     head = source.first_unit()  # Parquet: kept, so that the rewrite does not read it again
     units = (source.units(columns=names) if head is None
-             else itertools.chain([head.select(names)], (source.unit(k).select(names)
+             else itertools.chain([head.select(names)], (source.unit(k, columns=names)
                                                          for k in range(1, source.num_units))))
     for unit in units:
         for name in list(missing):

@@ -264,15 +264,15 @@ class Source:
             f.close()
         self._files.clear()
 
-    def unit(self, k: int) -> pa.Table:
-        """Row group / batch ``k`` alone (an IPC stream is read up to it); IndexError when the
-        file has fewer."""
+    def unit(self, k: int, columns: list[str] | None = None) -> pa.Table:
+        """Row group / batch ``k`` alone (an IPC stream is read up to it), with every column
+        or (Parquet) only ``columns``; IndexError when the file has fewer."""
         if self.format == "parquet":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
             with reading(self.path, f"row group {k}: "):
                 return self._restored(self.rows_checked(k, self._parquet.read_row_group(
-                    k, use_threads=self.use_threads)))
+                    k, columns=columns, use_threads=self.use_threads)))
         if self.format == "arrow":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")

@@ -913,5 +913,16 @@ def test_compress_file_reads_each_row_group_once(tmp_path, monkeypatch):
     monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
     info = compress_file(src, dst)
     assert sorted(reads) == [0, 1, 2] and info["columns"] == ["s", "t"]
+    # a string column without values in the first row group: its first values are looked for
+    # in the next one, reading only the string columns there
+    late = table.set_column(1, "t", pa.array([None] * 1000 + [f"x{i}" for i in range(2000)]))
+    pq.write_table(late, src, row_group_size=1000)
+    reads.clear()
+    columns = []
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group",
+                        lambda self, i, *a, **kw: (reads.append(i), columns.append(
+                            kw.get("columns")), real(self, i, *a, **kw))[2])
+    compress_file(src, dst, force=True)
+    assert sorted(reads) == [0, 1, 1, 2] and sorted(columns[1] or ()) == ["s", "t"]
     monkeypatch.undo()
-    assert read_table(dst, device="cpu").equals(table)
+    assert read_table(dst, device="cpu").equals(late)
