@@ -47,7 +47,7 @@ def stages(column, level: str = "default") -> dict:
     ...                        "splits", "validate"])
     True
     """
-    whole, _ = _best(lambda: fsstgpu.compress(column, level=level))
+    whole, carr = _best(lambda: fsstgpu.compress(column, level=level))
     t = {"whole": whole}
     t["normalise"], plain = _best(lambda: arrow_layout.from_arrow(column))
     t["plan"], (starts, tables) = _best(lambda: plan_level(plain.data, plain.offsets, level))
@@ -59,7 +59,6 @@ def stages(column, level: str = "default") -> dict:
                                                      lengths, DEFAULT_SPLIT_SIZE))
     t["splits"], _ = _best(lambda: plan_splits(code_offsets, lengths, starts,
                                                DEFAULT_SPLIT_SIZE, cuts, plain.offsets))
-    carr = fsstgpu.compress(column, level=level)
     t["validate"], _ = _best(lambda: check_structure(carr))
     return t
 
