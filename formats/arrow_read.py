@@ -21,6 +21,7 @@ import functools
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu import native
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow, slice_bitmap
 from fsstgpu.checks import length_sums
@@ -29,6 +30,8 @@ from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.limits import MAX_TABLES
+from fsstgpu.memory import pool_empty
+from fsstgpu.native.scan import ROWS_OK
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
 from fsstgpu.splits import plan_splits
 from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH, SymbolTable
@@ -88,6 +91,10 @@ def from_extension_array(arr) -> CompressedStringArray:
         raise TypeError(f"expected an {EXTENSION_NAME} array, got {got}")
     ftype = arr.type
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if ftype.version == 4 and len(chunks) == 1 and len(chunks[0]):
+        quick = _one_pass(ftype, chunks[0].storage)
+        if quick is not None:
+            return _assembled(ftype, *quick, chunked=isinstance(arr, pa.ChunkedArray))
     storages = [c.storage for c in chunks]
     for k, storage in enumerate(storages):  # before any child is read
         check_arrow(storage, f"{EXTENSION_NAME} storage"
@@ -124,17 +131,99 @@ def from_extension_array(arr) -> CompressedStringArray:
         length_sums(lengths, len(plain.data))  # before the plan sizes anything by them
         width = 8 if ftype.storage_type.field("lengths").type == pa.uint64() else 4
         cuts = _unpack_cuts([f[2] for f in flat], plain.offsets, lengths, width)
-    split_codes, split_out, split_table = plan_splits(plain.offsets, lengths, block_starts,
-                                                      ftype.split_size, cuts)
+    return _assembled(ftype, tables, block_starts, plain.data, plain.offsets, lengths,
+                      plain.validity, plain.null_count, cuts,
+                      chunked=isinstance(arr, pa.ChunkedArray), chunk_lengths=plain.chunk_lengths)
+
+
+def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validity, null_count,
+               cuts, *, chunked: bool, chunk_lengths=None) -> CompressedStringArray:
+    """The CompressedStringArray of a read storage: its split points planned, structurally
+    checked (``chunk_lengths`` kept only for a chunked input, whose chunks it gives back)."""
+    out_offsets = pool_empty(len(lengths) + 1, np.int64)  # warm pages: see fsstgpu.memory
+    native.running_sum(lengths, out_offsets)
+    split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
+                                                      ftype.split_size, cuts, out_offsets)
+    if chunked and chunk_lengths is None:
+        chunk_lengths = np.array([len(lengths)], np.int64)
     carr = CompressedStringArray(
-        type=ftype.value_type, length=n, tables=tables, block_starts=block_starts,
-        codes=plain.data, code_offsets=plain.offsets, lengths=lengths, validity=plain.validity,
-        null_count=plain.null_count, split_size=ftype.split_size, split_codes=split_codes,
+        type=ftype.value_type, length=len(lengths), tables=tables, block_starts=block_starts,
+        codes=codes, code_offsets=code_offsets, lengths=lengths, validity=validity,
+        null_count=null_count, split_size=ftype.split_size, split_codes=split_codes,
         split_out=split_out, split_table=split_table,
-        chunk_lengths=plain.chunk_lengths if isinstance(arr, pa.ChunkedArray) else None,
+        chunk_lengths=chunk_lengths if chunked else None,
     )
     carr.validate(full=False)
     return carr
+
+
+def _one_pass(ftype, storage: pa.StructArray):
+    """A version-4 chunk read in one compiled pass over its rows (``native.stored_rows``,
+    without the GIL): the arguments of :func:`_assembled` but ``chunked``, or None when
+    anything is unusual or off (then :func:`from_extension_array` reads it the careful way,
+    which names the fault, or drops codes stored under null strings). The careful way's
+    NumPy passes and temporaries cost about as much as decoding the chunk's strings."""
+    n = len(storage)
+    try:
+        storage.validate()  # buffer sizes and child lengths, recursively
+        codes, lengths, cuts, table = (storage.field(ftype.storage_type.get_field_index(k))
+                                       for k in ("codes", "lengths", "cuts", "table"))
+        if (codes.type != pa.large_binary() or not pa.types.is_dictionary(table.type)
+                or table.type.index_type != pa.uint16()
+                or lengths.type not in (pa.uint32(), pa.uint64())):
+            return None
+        offsets = buffer_values(codes.buffers()[1], np.int64, codes.offset, n + 1)
+        data = codes.buffers()[2]
+        data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
+        wide = lengths.type == pa.uint64()
+        values = buffer_values(lengths.buffers()[1], np.uint64 if wide else np.uint32,
+                               lengths.offset, n)
+        index = buffer_values(table.indices.buffers()[1], np.uint16, table.indices.offset, n)
+        table_of, distinct = _dictionary_tables(table.dictionary)
+        status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
+            n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
+            _bits(table), index, table_of)
+    except CorruptDataError:
+        return None
+    declared = [a.null_count for a in (storage, codes, lengths, table)]
+    if status != ROWS_OK or nulls != declared or len(starts) - 1 > MAX_BLOCKS:
+        return None
+    nulls = nulls[0]
+    validity = (slice_bitmap(np.frombuffer(storage.buffers()[0], np.uint8), storage.offset, n)
+                if nulls else None)
+    tables = tuple(distinct[i] for i in ids.tolist()) if nulls < n else (SymbolTable([]),)
+    length_sums(lens, int(code_offsets[-1]))  # before the plan sizes anything by them
+    check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
+    cut_arrays = _unpack_cuts([cuts], code_offsets, lens, 8 if wide else 4, rows=validity)
+    return (tables, starts, data[int(offsets[0]):int(offsets[-1])], code_offsets, lens,
+            validity, nulls, cut_arrays)
+
+
+def _bits(array: pa.Array):
+    """``(bitmap, first bit)`` of an array's validity, or None without one."""
+    buffer = array.buffers()[0]
+    return None if buffer is None else (np.frombuffer(buffer, np.uint8), array.offset)
+
+
+def _dictionary_tables(dictionary: pa.Array):
+    """Each dictionary entry's id among the distinct tables (-1: null or unreadable), and the
+    distinct tables. An entry that no valid string names is never an error here."""
+    check_arrow(dictionary, f"{EXTENSION_NAME} storage, the tables")
+    table_of = np.full(max(len(dictionary), 1), -1, np.int32)
+    found: dict[bytes, int] = {}
+    distinct: list[SymbolTable] = []
+    for j, entry in enumerate(dictionary):
+        if not entry.is_valid:
+            continue
+        serialised = entry.as_buffer().to_pybytes()
+        if serialised not in found:
+            try:
+                distinct.append(_table_of(serialised))
+            except CorruptDataError:
+                continue
+            found[serialised] = len(distinct) - 1
+        table_of[j] = found[serialised]
+    return table_of, distinct
 
 
 def _check_valid_rows(ftype, storages, flat) -> None:
@@ -279,9 +368,11 @@ def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
     return out
 
 
-def _unpack_cuts(parts, code_offsets, lengths, width: int):
+def _unpack_cuts(parts, code_offsets, lengths, width: int, rows=None):
     """The stored cuts as absolute (code, output, row) arrays, checked to lie strictly inside
-    their strings and to increase. ``width``: bytes per stored offset (the lengths' width)."""
+    their strings and to increase. ``width``: bytes per stored offset (the lengths' width);
+    ``rows``: the struct's validity bitmap, when ``parts`` do not have its nulls applied (cuts
+    stored under a null string are not read)."""
     empty = np.zeros(0, np.int64)
     if not parts:  # a chunked array without chunks
         return empty, empty, empty
@@ -295,6 +386,8 @@ def _unpack_cuts(parts, code_offsets, lengths, width: int):
     if cuts.null_count:
         bits = slice_bitmap(np.frombuffer(validity, np.uint8), cuts.offset, n)
         sizes = np.where(np.unpackbits(bits, count=n, bitorder="little").astype(bool), sizes, 0)
+    if rows is not None:
+        sizes = np.where(np.unpackbits(rows, count=n, bitorder="little").astype(bool), sizes, 0)
     data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
     if np.any(sizes < 0) or offs[0] < 0 or offs[-1] > len(data):
         raise CorruptDataError(f"{EXTENSION_NAME}: the cuts' offsets are out of order or bounds")

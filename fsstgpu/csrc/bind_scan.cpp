@@ -14,6 +14,7 @@
 #include "checks_column.h"
 #include "layout.h"
 #include "scan.h"
+#include "storage_rows.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -169,9 +170,76 @@ int64_t decrease(const Array<T>& a, int threads) {
     return bind::without_gil([&] { return first_decrease(a.data(), n, threads); });
 }
 
+// A bitmap argument: none, or a uint8 array holding bits first .. first + n - 1.
+Bits bits_of(const Maybe<uint8_t>& bitmap, int64_t first, int64_t n, const char* what) {
+    if (!bitmap) return Bits{};
+    const int64_t nbytes = bind::length(*bitmap, what);
+    need(first >= 0 && first <= INT64_MAX - n && (first + n + 7) / 8 <= nbytes,
+         std::string(what) + " must hold the rows' bits");
+    return Bits{bitmap->data(), first};
+}
+
+template <class L>
+py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
+               const Maybe<uint8_t>& codes_bits, int64_t codes_first,
+               const Array<int64_t>& code_offsets, int64_t data_size,
+               const Maybe<uint8_t>& length_bits, int64_t length_first, const Array<L>& lengths,
+               const Maybe<uint8_t>& table_bits, int64_t table_first,
+               const Array<uint16_t>& table_index, const Array<int32_t>& table_of,
+               Array<int64_t>& lengths_out, std::optional<Array<int64_t>>& code_offsets_out) {
+    need(n >= 0 && data_size >= 0, "n and data_size must be non-negative");
+    need(bind::length(code_offsets, "code_offsets") == n + 1,
+         "code_offsets must hold n + 1 entries");
+    need(bind::length(lengths, "lengths") == n && bind::length(table_index, "table_index") == n,
+         "lengths and table_index must hold an entry a row");
+    StoredRows in;
+    in.n = n;
+    in.row = bits_of(row_bits, row_first, n, "row_bits");
+    in.codes_valid = bits_of(codes_bits, codes_first, n, "codes_bits");
+    in.lengths_valid = bits_of(length_bits, length_first, n, "length_bits");
+    in.table_valid = bits_of(table_bits, table_first, n, "table_bits");
+    in.code_offsets = code_offsets.data();
+    in.data_size = data_size;
+    if constexpr (sizeof(L) == 8) {
+        in.lengths64 = lengths.data();
+    } else {
+        in.lengths32 = lengths.data();
+    }
+    in.table_index = table_index.data();
+    in.table_of = table_of.data();
+    in.ntable_of = bind::length(table_of, "table_of");
+    // offsets from 0 are the caller's own: no copy
+    const bool rebase = code_offsets.data()[0] != 0;
+    need(bind::length(lengths_out, "lengths_out") == n, "lengths_out must hold an entry a row");
+    need(!rebase || (code_offsets_out &&
+                     bind::length(*code_offsets_out, "code_offsets_out") == n + 1),
+         "code_offsets_out must hold n + 1 entries when code_offsets do not start at 0");
+    int64_t* co = rebase ? code_offsets_out->mutable_data() : nullptr;
+    int64_t* lens = lengths_out.mutable_data();
+    RowsFound found = bind::without_gil([&] { return stored_rows(in, co, lens); });
+    py::list nulls;
+    for (int64_t k : found.nulls) nulls.append(k);
+    return py::make_tuple(int(found.status), nulls,
+                          rebase ? py::object(*code_offsets_out) : py::object(code_offsets),
+                          bind::to_array(found.run_starts), bind::to_array(found.run_tables));
+}
+
 }  // namespace
 
 void bind_scan(py::module_& m) {
+    // uint32 lengths first: a uint64 array must not be narrowed into them
+    m.def("stored_rows", &rows<uint32_t>, py::arg("n"), py::arg("row_bits"),
+          py::arg("row_first"), py::arg("codes_bits"), py::arg("codes_first"),
+          py::arg("code_offsets"), py::arg("data_size"), py::arg("length_bits"),
+          py::arg("length_first"), py::arg("lengths").noconvert(), py::arg("table_bits"),
+          py::arg("table_first"), py::arg("table_index"), py::arg("table_of"),
+          py::arg("lengths_out").noconvert(), py::arg("code_offsets_out").noconvert());
+    m.def("stored_rows", &rows<uint64_t>, py::arg("n"), py::arg("row_bits"),
+          py::arg("row_first"), py::arg("codes_bits"), py::arg("codes_first"),
+          py::arg("code_offsets"), py::arg("data_size"), py::arg("length_bits"),
+          py::arg("length_first"), py::arg("lengths").noconvert(), py::arg("table_bits"),
+          py::arg("table_first"), py::arg("table_index"), py::arg("table_of"),
+          py::arg("lengths_out").noconvert(), py::arg("code_offsets_out").noconvert());
     m.def("walk_codes", &walk, py::arg("codes"), py::arg("block_starts"), py::arg("symlen"),
           py::arg("code_offsets"), py::arg("lengths"), py::arg("mode"), py::arg("cut_size"),
           py::arg("max_cuts"), py::arg("split_codes"), py::arg("split_out"), py::arg("threads"));

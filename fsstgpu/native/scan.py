@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import _native
+from fsstgpu.memory import pool_empty
 from fsstgpu.parallel import thread_count
 
 __all__ = ["count_set_bits", "differences", "first_at_or_after", "first_decrease",
            "first_filled_null", "first_misfit", "gather", "length_sums", "running_sum",
-           "string_bounds", "walk_codes"]
+           "stored_rows", "string_bounds", "walk_codes"]
 
 
 
@@ -239,3 +240,66 @@ def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]
                                  None if validity is None
                                  else np.ascontiguousarray(validity, np.uint8),
                                  thread_count(threads))
+
+
+#: :func:`stored_rows`'s statuses (``csrc/storage_rows.h``): all well, offsets decreasing or
+#: outside the data, a valid row with a null child, a 64-bit length of 2**62 or more, a valid
+#: row naming a table past the dictionary or a null / unusable one, a null row with codes.
+ROWS_OK, ROWS_OFFSETS, ROWS_NULL_CHILD, ROWS_LENGTH, ROWS_TABLE, ROWS_FILLED_NULL = range(6)
+
+
+def stored_rows(n, row_bits, codes_bits, code_offsets, data_size, length_bits, lengths,
+                table_bits, table_index, table_of):
+    """One pass over the ``n`` rows of an fsst column's stored struct (version 4), without
+    the GIL: each row's code offset (from 0) and length (0 under a null row), the runs of one
+    table, the null rows counted, and the first thing that is off reported, never raised.
+
+    Parameters
+    ----------
+    n : int
+    row_bits, codes_bits, length_bits, table_bits : tuple or None
+        ``(bitmap, first_bit)``: the struct's and its children's validity (uint8 arrays), or
+        None for all valid.
+    code_offsets : numpy.ndarray of int64, shape (n + 1,)
+        The codes child's offsets (its ``offset`` applied).
+    data_size : int
+        Bytes of the codes child's data buffer.
+    lengths : numpy.ndarray of uint32 or uint64, shape (n,)
+    table_index : numpy.ndarray of uint16, shape (n,)
+        The table child's dictionary indices.
+    table_of : numpy.ndarray of int32
+        Each dictionary entry's table id (-1: null or unusable).
+
+    Returns
+    -------
+    status, nulls, code_offsets, lengths, run_starts, run_tables
+        ``status`` one of :data:`ROWS_OK` ...; the rest meaningful only with ROWS_OK:
+        ``nulls`` the clear bits of the four bitmaps (struct, codes, lengths, table),
+        ``code_offsets`` from 0 (the given array when it starts at 0), ``run_starts`` 0,
+        the first valid row of each run after the first, then n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> status, nulls, co, lengths, starts, tables = native.stored_rows(
+    ...     3, (np.array([0b101], np.uint8), 0), None, np.array([4, 6, 6, 9]), 9, None,
+    ...     np.array([5, 7, 4], np.uint32), None, np.array([0, 0, 1], np.uint16),
+    ...     np.array([0, 1], np.int32))
+    >>> status, nulls, co.tolist(), lengths.tolist(), starts.tolist(), tables.tolist()
+    (0, [1, 0, 0, 0], [0, 2, 2, 5], [5, 0, 4], [0, 2, 3], [0, 1])
+    """
+    def bits(b):
+        return (None, 0) if b is None else (np.ascontiguousarray(b[0], np.uint8), int(b[1]))
+
+    (rb, rf), (cb, cf), (lb, lf), (tb, tf) = (bits(b) for b in (row_bits, codes_bits,
+                                                                length_bits, table_bits))
+    code_offsets = np.ascontiguousarray(code_offsets, np.int64)
+    # outputs in pyarrow's pool, which keeps freed pages (fresh ones cost a fault each)
+    lengths_out = pool_empty(int(n), np.int64)
+    rebased = pool_empty(int(n) + 1, np.int64) if len(code_offsets) and code_offsets[0] else None
+    status, nulls, offsets, starts, tables = _native.stored_rows(
+        int(n), rb, rf, cb, cf, code_offsets, int(data_size), lb, lf,
+        np.ascontiguousarray(lengths), tb, tf, np.ascontiguousarray(table_index, np.uint16),
+        np.ascontiguousarray(table_of, np.int32), lengths_out, rebased)
+    return status, nulls, offsets, lengths_out, starts, tables

@@ -1,0 +1,100 @@
+"""The one-pass read of a stored fsst array (``formats/arrow_read.py``: ``_one_pass``, the
+compiled ``native.stored_rows``) against the careful read it stands in for: the same
+CompressedStringArray on every array a file or a row operation can give (nulls, several tables,
+cut long strings, slices at any bit offset, reorderings), and the careful read, with its
+errors, wherever anything is unusual."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError
+from fsstgpu.formats import arrow_read
+from fsstgpu.formats import arrow_storage as fs
+
+
+def _careful(arr, monkeypatch):
+    with monkeypatch.context() as mp:
+        mp.setattr(arrow_read, "_one_pass", lambda ftype, storage: None)
+        return fs.from_extension_array(arr)
+
+
+def _column(rng, type_):
+    """Strings of 0-300 bytes from a few alphabets (so tables differ by chunk), nulls here and
+    there, in three chunks: a table each."""
+    chunks = []
+    for k in range(3):
+        alphabet = np.frombuffer([b"abcdefgh ", b"0123456789/.", b"xyz-_ ~QRS"][k], np.uint8)
+        n = int(rng.integers(50, 400))
+        values = []
+        for _ in range(n):
+            if rng.random() < 0.15:
+                values.append(None)
+                continue
+            size = int(rng.choice([rng.integers(0, 20), rng.integers(0, 300)]))
+            values.append(rng.choice(alphabet, size).tobytes())
+        chunks.append(pa.array(values, pa.binary()).cast(type_))
+    return pa.chunked_array(chunks, type_)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_binary()])
+def test_one_pass_read_equals_the_careful_read(seed, type_, monkeypatch):
+    rng = np.random.default_rng(seed)
+    col = _column(rng, type_)
+    with monkeypatch.context() as mp:  # a table per chunk, however small
+        mp.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
+        carr = fsstgpu.compress(col, split_size=64)  # strings over 64 bytes are cut
+    ext = fs.to_extension_array(carr)
+    assert ext.type.version == 4 and len(carr.tables) == 3
+    n = len(ext)
+    a, b = sorted(int(x) for x in rng.integers(0, n + 1, 2))
+    order = pa.array(rng.permutation(n)[: n // 3])
+    views = [ext, ext.slice(a, b - a), ext.slice(int(rng.integers(1, 8))), ext.take(order),
+             ext.filter(pa.array(rng.random(n) < 0.5)), pa.chunked_array([ext.slice(a)]),
+             pa.concat_arrays([ext.slice(b), ext.slice(0, a)])]
+    for view in views:
+        chunk = view.chunks[0] if isinstance(view, pa.ChunkedArray) else view
+        if len(chunk):
+            assert arrow_read._one_pass(chunk.type, chunk.storage) is not None
+        quick, careful = fs.from_extension_array(view), _careful(view, monkeypatch)
+        assert quick.equals(careful)
+        got = fsstgpu.decompress(quick, device="cpu")
+        assert got.equals(fsstgpu.decompress(careful, device="cpu"))
+
+
+def _rebuilt(ext, **children):
+    """``ext`` with some of its struct's children replaced (the struct's own nulls kept)."""
+    storage = ext.storage
+    names = storage.type.names
+    fields = [children.get(name, storage.field(i)) for i, name in enumerate(names)]
+    struct = pa.StructArray.from_buffers(storage.type, len(storage), [storage.buffers()[0]],
+                                         storage.null_count, storage.offset, fields)
+    return pa.ExtensionArray.from_storage(ext.type, struct)
+
+
+def test_codes_under_a_null_string_are_read_carefully(monkeypatch):
+    """Another writer may leave bytes under a null: the careful read drops them."""
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd"])))
+    codes = ext.storage.field("codes")
+    raw = [codes[0].as_py(), b"\x01\x02", codes[2].as_py()]
+    forged = _rebuilt(ext, codes=pa.array(raw, pa.large_binary()))
+    assert arrow_read._one_pass(forged.type, forged.storage) is None
+    out = fsstgpu.decompress(fs.from_extension_array(forged), device="cpu")
+    assert out.to_pylist() == ["abc", None, "abd"]
+
+
+def test_a_child_whose_null_count_is_wrong_is_refused():
+    """A bitmap that disagrees with its declared null count leaves the one pass to the careful
+    read, which names it."""
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd", "x"])))
+    lengths = ext.storage.field("lengths")
+    bitmap = pa.py_buffer(np.array([0b1101], np.uint8))  # one null, under the null string
+    forged = _rebuilt(ext, lengths=pa.Array.from_buffers(
+        lengths.type, len(lengths), [bitmap, lengths.buffers()[1]], 2, lengths.offset))
+    assert arrow_read._one_pass(forged.type, forged.storage) is None
+    with pytest.raises(CorruptDataError, match="null count"):
+        fs.from_extension_array(forged)
