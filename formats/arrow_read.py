@@ -183,7 +183,7 @@ def _one_pass(ftype, storage: pa.StructArray):
         status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
             n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
             _bits(table), index, table_of)
-    except CorruptDataError:
+    except (CorruptDataError, pa.ArrowException, ValueError):  # the careful read names it
         return None
     declared = [a.null_count for a in (storage, codes, lengths, table)]
     if status != ROWS_OK or nulls != declared or len(starts) - 1 > MAX_BLOCKS:
