@@ -228,18 +228,16 @@ py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
 
 void bind_scan(py::module_& m) {
     // uint32 lengths first: a uint64 array must not be narrowed into them
-    m.def("stored_rows", &rows<uint32_t>, py::arg("n"), py::arg("row_bits"),
-          py::arg("row_first"), py::arg("codes_bits"), py::arg("codes_first"),
-          py::arg("code_offsets"), py::arg("data_size"), py::arg("length_bits"),
-          py::arg("length_first"), py::arg("lengths").noconvert(), py::arg("table_bits"),
-          py::arg("table_first"), py::arg("table_index"), py::arg("table_of"),
-          py::arg("lengths_out").noconvert(), py::arg("code_offsets_out").noconvert());
-    m.def("stored_rows", &rows<uint64_t>, py::arg("n"), py::arg("row_bits"),
-          py::arg("row_first"), py::arg("codes_bits"), py::arg("codes_first"),
-          py::arg("code_offsets"), py::arg("data_size"), py::arg("length_bits"),
-          py::arg("length_first"), py::arg("lengths").noconvert(), py::arg("table_bits"),
-          py::arg("table_first"), py::arg("table_index"), py::arg("table_of"),
-          py::arg("lengths_out").noconvert(), py::arg("code_offsets_out").noconvert());
+    auto def_rows = [&m](auto length) {
+        m.def("stored_rows", &rows<decltype(length)>, py::arg("n"), py::arg("row_bits"),
+              py::arg("row_first"), py::arg("codes_bits"), py::arg("codes_first"),
+              py::arg("code_offsets"), py::arg("data_size"), py::arg("length_bits"),
+              py::arg("length_first"), py::arg("lengths").noconvert(), py::arg("table_bits"),
+              py::arg("table_first"), py::arg("table_index"), py::arg("table_of"),
+              py::arg("lengths_out").noconvert(), py::arg("code_offsets_out").noconvert());
+    };
+    def_rows(uint32_t{});
+    def_rows(uint64_t{});
     m.def("walk_codes", &walk, py::arg("codes"), py::arg("block_starts"), py::arg("symlen"),
           py::arg("code_offsets"), py::arg("lengths"), py::arg("mode"), py::arg("cut_size"),
           py::arg("max_cuts"), py::arg("split_codes"), py::arg("split_out"), py::arg("threads"));
