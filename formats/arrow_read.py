@@ -7,7 +7,10 @@ increasing order, and the split points are planned from lengths, code offsets an
 (:func:`fsstgpu.splits.plan_splits`). The codes themselves are checked when they are decoded. The
 storage names each string's table (version 4: in a dictionary of the tables themselves, per
 chunk; version 3: an index into the type's tables); the blocks are the runs of equal tables
-(:func:`table_runs`), so an Arrow row operation reads back as the strings it selected.
+(:func:`table_runs`), so an Arrow row operation reads back as the strings it selected. A
+version-4 chunk, what files and row operations give, is read in one compiled pass over its rows
+without the GIL (``native.stored_rows``); anything unusual there is read the careful way above,
+which names what is wrong.
 Version-1 arrays (codes only) have their lengths and cuts derived from the codes
 (:mod:`fsstgpu.scan`). :func:`decode_column` decodes a whole column, cut into chunks that fit
 their type. The extension type (``arrow.py``) decodes through this module, so it reads only the
