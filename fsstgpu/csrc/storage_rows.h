@@ -14,11 +14,6 @@ namespace fsstgpu_native {
 struct Bits {
     const uint8_t* bits = nullptr;
     int64_t first = 0;
-    bool operator[](int64_t i) const {
-        if (!bits) return true;
-        const int64_t b = first + i;
-        return (bits[b >> 3] >> (b & 7)) & 1;
-    }
 };
 
 struct StoredRows {
