@@ -182,7 +182,7 @@ def _one_pass(ftype, storage: pa.StructArray):
         values = buffer_values(lengths.buffers()[1], np.uint64 if wide else np.uint32,
                                lengths.offset, n)
         index = buffer_values(table.indices.buffers()[1], np.uint16, table.indices.offset, n)
-        table_of, distinct = _dictionary_tables(table.dictionary)
+        table_of, distinct = _dictionary_tables(table.dictionary, index)
         status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
             n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
             _bits(table), index, table_of)
@@ -208,14 +208,20 @@ def _bits(array: pa.Array):
     return None if buffer is None else (np.frombuffer(buffer, np.uint8), array.offset)
 
 
-def _dictionary_tables(dictionary: pa.Array):
-    """Each dictionary entry's id among the distinct tables (-1: null or unreadable), and the
-    distinct tables. An entry that no valid string names is never an error here."""
+def _dictionary_tables(dictionary: pa.Array, index: np.ndarray):
+    """Each dictionary entry's id among the distinct tables (-1: null, unreadable or named by
+    no row), and the distinct tables. Only the entries some row names are read (a forged
+    dictionary of many entries costs no more than its rows), and an unreadable one is never an
+    error here."""
     check_arrow(dictionary, f"{EXTENSION_NAME} storage, the tables")
     table_of = np.full(max(len(dictionary), 1), -1, np.int32)
     found: dict[bytes, int] = {}
     distinct: list[SymbolTable] = []
-    for j, entry in enumerate(dictionary):
+    named = (range(len(dictionary)) if len(dictionary) <= 1 else  # the usual chunk: one table
+             np.flatnonzero(np.bincount(index, minlength=len(dictionary))[: len(dictionary)])
+             .tolist())
+    for j in named:
+        entry = dictionary[j]
         if not entry.is_valid:
             continue
         serialised = entry.as_buffer().to_pybytes()

@@ -98,3 +98,21 @@ def test_a_child_whose_null_count_is_wrong_is_refused():
     assert arrow_read._one_pass(forged.type, forged.storage) is None
     with pytest.raises(CorruptDataError, match="null count"):
         fs.from_extension_array(forged)
+
+
+def test_only_the_tables_rows_name_are_read(monkeypatch):
+    """A dictionary of many entries, all garbage but the one the rows name: read in one pass
+    (the garbage never parsed), as the careful read does."""
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd", "x"] * 10)))
+    table = ext.storage.field("table")
+    real = table.dictionary[0].as_py()
+    values = [b"FSTT garbage %d" % k for k in range(3000)] + [real]
+    forged = _rebuilt(ext, table=pa.DictionaryArray.from_arrays(
+        pa.array([3000] * len(ext), pa.uint16()), pa.array(values, pa.binary())))
+    parsed = []
+    real_table_of = arrow_read._table_of.__wrapped__
+    monkeypatch.setattr(arrow_read, "_table_of", lambda b: parsed.append(b) or real_table_of(b))
+    assert arrow_read._one_pass(forged.type, forged.storage) is not None
+    assert parsed == [real]
+    out = fsstgpu.decompress(fs.from_extension_array(forged), device="cpu")
+    assert out.to_pylist() == ["abc", None, "abd", "x"] * 10
