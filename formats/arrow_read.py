@@ -191,15 +191,16 @@ def _one_pass(ftype, storage: pa.StructArray):
     declared = [a.null_count for a in (storage, codes, lengths, table)]
     if status != ROWS_OK or nulls != declared or len(starts) - 1 > MAX_BLOCKS:
         return None
-    nulls = nulls[0]
+    row_nulls = nulls[0]
     validity = (slice_bitmap(np.frombuffer(storage.buffers()[0], np.uint8), storage.offset, n)
-                if nulls else None)
-    tables = tuple(distinct[i] for i in ids.tolist()) if nulls < n else (SymbolTable([]),)
+                if row_nulls else None)
+    tables = (tuple(distinct[i] for i in ids.tolist()) if row_nulls < n
+              else (SymbolTable([]),))
     length_sums(lens, int(code_offsets[-1]))  # before the plan sizes anything by them
     check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
     cut_arrays = _unpack_cuts([cuts], code_offsets, lens, 8 if wide else 4, rows=validity)
     return (tables, starts, data[int(offsets[0]):int(offsets[-1])], code_offsets, lens,
-            validity, nulls, cut_arrays)
+            validity, row_nulls, cut_arrays)
 
 
 def _bits(array: pa.Array):
@@ -221,18 +222,28 @@ def _dictionary_tables(dictionary: pa.Array, index: np.ndarray):
              np.flatnonzero(np.bincount(index, minlength=len(dictionary))[: len(dictionary)])
              .tolist())
     for j in named:
-        entry = dictionary[j]
-        if not entry.is_valid:
+        try:
+            table_of[j] = _table_id(dictionary, j, found, distinct, "")
+        except CorruptDataError:
             continue
-        serialised = entry.as_buffer().to_pybytes()
-        if serialised not in found:
-            try:
-                distinct.append(_table_of(serialised))
-            except CorruptDataError:
-                continue
-            found[serialised] = len(distinct) - 1
-        table_of[j] = found[serialised]
     return table_of, distinct
+
+
+def _table_id(dictionary: pa.Array, j: int, found: dict, tables: list, where: str) -> int:
+    """Dictionary entry ``j``'s index in ``tables``, the distinct tables read so far (added
+    there when new; ``found``: their serialised bytes to index), or CorruptDataError naming it
+    when it is null or not a table."""
+    if not dictionary[j].is_valid:
+        raise CorruptDataError(f"{where}: a string's table {j} is null")
+    serialised = dictionary[j].as_buffer().to_pybytes()
+    if serialised not in found:
+        try:
+            table = _table_of(serialised)
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"{where}: table {j}: {exc}") from None
+        found[serialised] = len(tables)
+        tables.append(table)
+    return found[serialised]
 
 
 def _check_valid_rows(ftype, storages, flat) -> None:
@@ -312,19 +323,6 @@ def _tables_in_data(parts, n: int, validity):
     found: dict[bytes, int] = {}
     tables: list[SymbolTable] = []
 
-    def index_of(dictionary, j: int, where: str) -> int:
-        if not dictionary[j].is_valid:
-            raise CorruptDataError(f"{where}: a string's table {j} is null")
-        serialised = dictionary[j].as_buffer().to_pybytes()
-        if serialised not in found:
-            try:
-                table = _table_of(serialised)
-            except CorruptDataError as exc:
-                raise CorruptDataError(f"{where}: table {j}: {exc}") from None
-            found[serialised] = len(tables)
-            tables.append(table)
-        return found[serialised]
-
     pos = 0
     for k, part in enumerate(parts):
         m = len(part)
@@ -342,7 +340,7 @@ def _tables_in_data(parts, n: int, validity):
             pos += m
             continue
         if len(dictionary) == 1 and int(raw.max()) == 0:  # the usual chunk: one table
-            per_row[pos : pos + m] = index_of(dictionary, 0, where)
+            per_row[pos : pos + m] = _table_id(dictionary, 0, found, tables, where)
             pos += m
             continue
         if valid is None:
@@ -355,7 +353,7 @@ def _tables_in_data(parts, n: int, validity):
                                    f"{len(dictionary)}")
         local = np.zeros(max(len(dictionary), 1), np.int32)
         for j in np.flatnonzero(np.bincount(raw[used], minlength=len(dictionary))).tolist():
-            local[j] = index_of(dictionary, j, where)
+            local[j] = _table_id(dictionary, j, found, tables, where)
         per_row[pos : pos + m] = local[raw]
         pos += m
     return tuple(tables) or (SymbolTable([]),), per_row
