@@ -1,23 +1,28 @@
-// Parallel encoding of a column: strings cut into chunks (never across a block), each chunk
-// encoded into its own worst-case region of one buffer, then copied, in parallel, to its place
-// in a buffer of the codes' size (one thread: chunk after chunk in one buffer, shrunk after).
-// Strings encode independently, so the result does not depend on the cuts or the thread
-// count. Memory: the worst case (2 bytes per input byte) is only reserved; pages never written
-// are never mapped in, and a region's pages are handed back once copied, so the peak is about
-// the codes' size. A block's lookup tables are built by the first of its chunks to run and
-// freed after its last.
+// Parallel encoding of a column: strings cut into chunks (never across a block), claimed in
+// order by the pool's threads. A thread encodes a chunk into a scratch buffer of its own (reused
+// chunk after chunk, so its pages stay mapped and its lines in cache) and copies the codes to
+// their place in the column's buffer once every earlier chunk's size is known; it keeps a few
+// chunks pending meanwhile, so it rarely waits. The column's buffer is reserved at the worst
+// case (2 bytes per input byte) and shrunk after: only the codes' pages are ever touched, once
+// (an earlier design encoded into per-chunk regions of one large buffer and copied them to a
+// second one, handing the regions' pages back with madvise: every page faulted twice, and each
+// madvise shot down the TLBs of every core running the pool; BENCHMARKS.md section 22). One
+// thread: chunk after chunk straight into the column's buffer. Strings encode independently, so
+// the result does not depend on the cuts or the thread count. A block's lookup tables are built
+// by the first of its chunks to run and freed after its last.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <sys/mman.h>
 
 #include "checks.h"
 #include "codec.h"
@@ -31,24 +36,12 @@ namespace {
 constexpr int64_t kMaxChunkBytes = 1 << 20;  // a chunk's buffer stays in L2/L3
 constexpr int64_t kMinChunkBytes = 64 << 10;  // ~100 us of work: >> a task's overhead
 constexpr int kChunksPerThread = 4;  // a late-starting thread still gets a share
-// Reserves this large are mmap'd by malloc (its threshold is at most 32 MB): their pages can
-// be handed back with madvise while the buffer lives.
-constexpr int64_t kReleaseBytes = int64_t(64) << 20;
-
-// Hand the whole pages of [p, p + bytes) back to the kernel (an mmap'd buffer's interior):
-// they read as zeros if touched again.
-void release_pages(uint8_t* p, size_t bytes) {
-    const uintptr_t page = 4096;
-    const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-    const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
-    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-}
+constexpr int kPendingChunks = 3;  // encoded chunks a thread holds before it waits
 
 struct Chunk {
     int64_t lo, hi;  // strings
     int64_t block;
-    int64_t region = 0;          // where its codes are written
-    int64_t size = 0, base = 0;  // code bytes, and where they end up
+    int64_t room = 0;  // its worst case: 2 bytes per input byte + the kernels' slack
 };
 
 // Strings lo:hi of a block as chunks of about `want` bytes.
@@ -81,11 +74,101 @@ struct BlockTables {
     std::atomic<int64_t> chunks_left{0};
 };
 
+// The chunks encoded on `threads` and their codes laid end to end in `buf`, in chunk order;
+// returns the codes' size. encode(chunk, into, at) writes a chunk's codes from into[at] (and its
+// strings' code offsets, relative to `into`) and returns their end.
+template <typename Encode>
+int64_t place_in_order(std::vector<Chunk>& chunks, int threads, uint8_t* buf, int64_t* co,
+                       Encode& encode) {
+    const int64_t nchunks = static_cast<int64_t>(chunks.size());
+    std::vector<int64_t> sizes(static_cast<size_t>(nchunks), -1);
+    std::vector<int64_t> base(static_cast<size_t>(nchunks) + 1, 0);
+    std::mutex mu;
+    std::condition_variable placed;  // `known` grew, or an error
+    int64_t known = 0;  // chunks 0:known have their sizes, so chunks 0:known+1 their bases
+    std::atomic<int64_t> next{0};
+    std::exception_ptr error;
+    struct Held {
+        int64_t k;
+        std::unique_ptr<uint8_t, FreeBytes> bytes;
+        int64_t room;
+    };
+    auto worker = [&](int64_t) {
+        std::deque<Held> pending;  // encoded, in claim order (so in chunk order)
+        std::vector<Held> spare;
+        // copy out the pending chunks whose bases are known; wait for the oldest if `wait`
+        auto place = [&](bool wait) {
+            while (!pending.empty()) {
+                const int64_t k = pending.front().k;
+                int64_t at;
+                {
+                    std::unique_lock<std::mutex> lock(mu);
+                    if (wait) placed.wait(lock, [&] { return known >= k || error; });
+                    if (error) return false;
+                    if (known < k) return true;
+                    at = base[static_cast<size_t>(k)];
+                }
+                Held h = std::move(pending.front());
+                pending.pop_front();
+                const Chunk& c = chunks[static_cast<size_t>(k)];
+                std::memcpy(buf + at, h.bytes.get(), static_cast<size_t>(sizes[k]));
+                for (int64_t i = c.lo; i < c.hi; ++i) co[i] += at;
+                spare.push_back(std::move(h));
+                wait = false;
+            }
+            return true;
+        };
+        try {
+            for (;;) {
+                if (!place(static_cast<int>(pending.size()) >= kPendingChunks)) return;
+                const int64_t k = next.fetch_add(1, std::memory_order_relaxed);
+                if (k >= nchunks) break;
+                Chunk& c = chunks[static_cast<size_t>(k)];
+                Held h{k, nullptr, 0};
+                if (!spare.empty()) {
+                    h = std::move(spare.back());
+                    spare.pop_back();
+                    h.k = k;
+                }
+                if (h.room < c.room) {  // grown to the largest chunk seen (a long string's)
+                    h.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(c.room))));
+                    if (!h.bytes) throw std::bad_alloc();
+                    h.room = c.room;
+                }
+                const int64_t end = encode(c, h.bytes.get(), 0);
+                {
+                    std::lock_guard<std::mutex> lock(mu);
+                    sizes[static_cast<size_t>(k)] = end;
+                    const int64_t before = known;
+                    while (known < nchunks && sizes[static_cast<size_t>(known)] >= 0) {
+                        base[static_cast<size_t>(known) + 1] =
+                            base[static_cast<size_t>(known)] + sizes[static_cast<size_t>(known)];
+                        ++known;
+                    }
+                    if (known != before) placed.notify_all();
+                }
+                pending.push_back(std::move(h));
+            }
+            while (!pending.empty()) {
+                if (!place(true)) return;
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!error) error = std::current_exception();
+            next.store(nchunks, std::memory_order_relaxed);
+            placed.notify_all();
+        }
+    };
+    parallel_for(std::min<int64_t>(std::max(threads, 1), nchunks), threads, worker);
+    if (error) std::rethrow_exception(error);
+    return base[static_cast<size_t>(nchunks)];
+}
+
 Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t n,
                   const int64_t* bs, int64_t nblocks, const Matcher* const* matchers,
                   const BlockSymbols* symbols, int threads, int64_t* co) {
     if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
-    check_offsets(off, n, size, "offsets");
+    check_offsets(off, n, size, "offsets", threads);
     if (nblocks < 0 || bs[0] != 0 || bs[nblocks] != n) {
         throw std::invalid_argument("block_starts must run from 0 to " + std::to_string(n) +
                                     ", one more than the tables");
@@ -131,20 +214,20 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
         });
         return t;
     };
-    // each region: 2 bytes per input byte at worst, + the kernels' slack
     int64_t reserve = 0;
     for (Chunk& c : chunks) {
-        c.region = reserve;
-        reserve += 2 * (off[c.hi] - off[c.lo]) + kEncodeSlack;
+        c.room = 2 * (off[c.hi] - off[c.lo]) + kEncodeSlack;
+        reserve += c.room - kEncodeSlack;
     }
+    reserve += kEncodeSlack;
     Codes out;
     out.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(reserve + 8))));
     if (!out.bytes) throw std::bad_alloc();
     uint8_t* buf = out.bytes.get();
-    auto encode = [&](Chunk& c, int64_t at) {
+    auto encode = [&](Chunk& c, uint8_t* into, int64_t at) {
         BlockTables& t = tables_of(c.block);
         const int64_t end = kern.encode(data, size, off, c.lo, c.hi, *t.matcher, t.lanes.get(),
-                                        loop, buf, at, co);
+                                        loop, into, at, co);
         if (t.chunks_left.fetch_sub(1) == 1) {  // the block's last chunk
             t.lanes.reset();
             t.owned.reset();
@@ -155,7 +238,7 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
         // one thread: each chunk right after the one before, so nothing moves afterwards
         int64_t next = 0;
         for (Chunk& c : chunks) {
-            next = encode(c, next);
+            next = encode(c, buf, next);
         }
         out.size = next;
         // shrinking a large block remaps its pages: no copy
@@ -166,35 +249,13 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
         co[n] = out.size;
         return out;
     }
-    parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
-        Chunk& c = chunks[k];
-        c.size = encode(c, c.region) - c.region;
-    });
-    // Each chunk's codes copied to their place in a buffer of the codes' size, in parallel
-    // (moving them down in place must go in order, on one thread: 0.21 s of a 0.58 s encode
-    // of 1 GiB on 16 cores), each region's pages handed back once copied, so the peak stays
-    // about the codes' size plus a chunk a thread.
-    for (Chunk& c : chunks) {
-        c.base = out.size;
-        out.size += c.size;
+    out.size = place_in_order(chunks, threads, buf, co, encode);
+    if (void* smaller = std::realloc(buf, static_cast<size_t>(out.size + 8))) {
+        out.bytes.release();
+        out.bytes.reset(static_cast<uint8_t*>(smaller));
     }
-    Codes packed;
-    packed.bytes.reset(static_cast<uint8_t*>(std::malloc(static_cast<size_t>(out.size + 8))));
-    if (!packed.bytes) throw std::bad_alloc();
-    packed.size = out.size;
-    uint8_t* dst = packed.bytes.get();
-    const bool release = reserve >= kReleaseBytes;
-    parallel_for(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k) {
-        const Chunk& c = chunks[k];
-        std::memcpy(dst + c.base, buf + c.region, static_cast<size_t>(c.size));
-        for (int64_t i = c.lo; i < c.hi; ++i) co[i] += c.base - c.region;
-        if (release) {  // the region's whole pages (the lane kernels write past c.size)
-            release_pages(buf + c.region,
-                          static_cast<size_t>(2 * (off[c.hi] - off[c.lo]) + kEncodeSlack));
-        }
-    });
-    co[n] = packed.size;
-    return packed;
+    co[n] = out.size;
+    return out;
 }
 
 
