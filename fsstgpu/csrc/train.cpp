@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "layout.h"
 #include "matcher.h"
 #include "train_round.h"
 
@@ -312,7 +313,7 @@ void check_extra_rounds(int extra_rounds) {
 }
 
 void check_train_range(int64_t size, const int64_t* offsets, int64_t n, int64_t lo, int64_t hi,
-                       int64_t target) {
+                       int64_t target, int threads) {
     if (n < 0) throw std::invalid_argument("offsets must hold n + 1 string boundaries");
     if (lo < 0 || lo > hi || hi > n) {
         throw std::invalid_argument("strings " + std::to_string(lo) + ":" + std::to_string(hi) +
@@ -325,10 +326,8 @@ void check_train_range(int64_t size, const int64_t* offsets, int64_t n, int64_t 
     if (offsets[lo] < 0 || offsets[hi] > size) {
         throw std::invalid_argument("offsets must be non-decreasing and inside data");
     }
-    for (int64_t i = lo; i < hi; ++i) {
-        if (offsets[i + 1] < offsets[i]) {
-            throw std::invalid_argument("offsets must be non-decreasing and inside data");
-        }
+    if (first_decrease(offsets + lo, hi - lo + 1, threads) >= 0) {
+        throw std::invalid_argument("offsets must be non-decreasing and inside data");
     }
 }
 

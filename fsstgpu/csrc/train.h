@@ -66,9 +66,9 @@ Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int
 void check_extra_rounds(int extra_rounds);
 
 // Throws std::invalid_argument unless 0 <= lo <= hi <= n, offsets[lo..hi] run non-decreasing
-// inside data[0:size], and target >= 1.
+// inside data[0:size], and target >= 1 (the order checked on `threads`).
 void check_train_range(int64_t size, const int64_t* offsets, int64_t n, int64_t lo, int64_t hi,
-                       int64_t target);
+                       int64_t target, int threads = 1);
 
 // One selection step, exposed for tests: from the use counts count1[k] of codes k < 256 + nsym
 // (codes < 256: the escaped byte k; 256 + i: symbol i of values/lengths, which hold codes

@@ -18,7 +18,7 @@ template <class Off>
 int64_t first_invalid_string(const uint8_t* data, int64_t size, const Off* off, int64_t n,
                              int threads) {
     if (n <= 0) return -1;
-    check_offsets(off, n, size, "offsets");
+    check_offsets(off, n, size, "offsets", threads);
     const Kernels& kern = kernels(active_isa());
     const uint64_t* dfa = utf8_dfa();
     const int64_t total = int64_t(off[n]) - int64_t(off[0]);
