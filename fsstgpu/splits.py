@@ -92,17 +92,21 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_
     if ncodes == 0:
         return np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.uint16)
     row = np.concatenate([block_starts[:-1], rule2_rows(out_offsets, split_size)])
-    return assemble_splits(block_starts, row, code_offsets[row], out_offsets[row], cuts,
-                           ncodes, total)
+    return native.assemble_splits(block_starts, row, code_offsets, out_offsets, cuts, ncodes,
+                                  total, by_row=True)
 
 
 def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int):
-    """The split arrays from the split starts of rules 1 and 2 and the cuts (rule 3): what
-    :func:`plan_splits` does once it has them, apart so that a caller whose offsets live
-    elsewhere (the GPU encoder: :func:`fsstgpu.compress_device`) gathers only these rows.
+    """The split starts of rules 1-3 from their rows: what :func:`plan_splits` does once it has
+    them, apart so that a caller whose offsets live elsewhere (the GPU encoder:
+    :func:`fsstgpu.compress_device`) gathers only these rows.
 
     ``row`` is ``block_starts[:-1]`` followed by :func:`rule2_rows`; ``code`` and ``out`` are
-    the code and output offsets at those rows; ``ncodes`` > 0.
+    the code and output offsets at those rows; ``ncodes`` > 0. Every start is ordered by (code
+    position, string, block); of several starts at one code position (empty strings, empty
+    blocks) the last one, whose table decodes the codes that follow, is kept; a start at the very
+    end would open an empty split and is dropped (:func:`fsstgpu.native.assemble_splits`, one
+    merge of the three sorted runs).
 
     Examples
     --------
@@ -114,28 +118,7 @@ def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int)
     >>> sc.tolist(), so.tolist(), st.tolist()
     ([0, 4, 6], [0, 6, 9], [0, 0])
     """
-    # Rules 1 and 2 as string indices; a block's own index, so that of several starts at one
-    # code position (empty strings, empty blocks) the last one, whose table decodes the codes
-    # that follow, is kept below.
-    block_starts = np.asarray(block_starts, dtype=np.int64)
-    row, code, out = (np.asarray(a, dtype=np.int64) for a in (row, code, out))
-    nblocks = len(block_starts) - 1
-    block = np.concatenate([np.arange(nblocks, dtype=np.int64),
-                            np.searchsorted(block_starts, row[nblocks:], side="right") - 1])
-    cut_code, cut_out, cut_row = (np.asarray(a, np.int64) for a in cuts)
-    if len(cut_code):
-        code = np.concatenate([code, cut_code])
-        out = np.concatenate([out, cut_out])
-        row = np.concatenate([row, cut_row])
-        block = np.concatenate([block, np.searchsorted(block_starts, cut_row, side="right") - 1])
-    order = np.lexsort((block, row, code))
-    code, out, block = code[order], out[order], block[order]
-    keep = np.ones(len(code), bool)
-    keep[:-1] = code[1:] != code[:-1]  # the last of equal positions
-    keep &= code < ncodes  # a start at the very end opens an empty split
-    split_codes = np.append(code[keep], ncodes)
-    split_out = np.append(out[keep], total)
-    return split_codes, split_out, block[keep].astype(np.uint16)
+    return native.assemble_splits(block_starts, row, code, out, cuts, ncodes, total)
 
 
 def rule2_rows(out_offsets, split_size: int, xp=np):

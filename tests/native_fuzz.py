@@ -534,6 +534,31 @@ def fuzz_check_splits():
         pass
 
 
+def fuzz_assemble_splits():
+    """The split starts' merge (splits.plan_splits' last step) on forged block starts, rows,
+    positions and cuts of any lengths and orders: a ValueError or an answer, never a read past
+    the arrays (by row: every row is an index into the positions)."""
+    def ints(lo, hi, size):
+        return rng.integers(lo, hi, size).astype(np.int64)
+    nb = int(rng.integers(0, 5))
+    bs = ints(-3, 20, nb + int(rng.integers(0, 2)))
+    row = ints(-3, 25, int(rng.integers(0, 30)))
+    if rng.random() < 0.5:
+        row = np.sort(row)
+    npos = int(rng.choice([len(row), int(rng.integers(0, 30))]))
+    code, out = ints(-3, 40, npos), ints(-3, 40, int(rng.choice([npos, int(rng.integers(0, 30))])))
+    ncut = int(rng.integers(0, 6))
+    cuts = [np.sort(ints(-3, 40, int(rng.choice([ncut, int(rng.integers(0, 6))]))))
+            for _ in range(3)]
+    try:
+        sc, so, st = _native.assemble_splits(bs, row, code, out, bool(rng.random() < 0.5),
+                                             *cuts, int(rng.integers(-1, 40)), 99,
+                                             int(rng.integers(1, 4)))
+    except ValueError:
+        return
+    assert len(sc) == len(so) == len(st) + 1
+
+
 def fuzz_string_bounds():
     """The strings' bounds (formats/pruning.py) over forged offsets and bitmaps: raise
     ValueError or give indices of valid strings, the least and greatest bytewise."""
@@ -652,6 +677,7 @@ def fuzz_stored_rows():
 
 for r in range(ROUNDS):
     fuzz_check_splits()
+    fuzz_assemble_splits()
     fuzz_stored_rows()
     fuzz_string_bounds()
     fuzz_round()

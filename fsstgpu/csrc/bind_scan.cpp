@@ -1,4 +1,4 @@
-// fsstgpu._native's bindings of scan.h, checks_column.h and layout.h (fsstgpu/native.py's
+// fsstgpu._native's bindings of scan.h, checks_column.h, layout.h and splits.h (fsstgpu/native.py's
 // "scan" section is their face): shapes checked here, the GIL dropped around the loops.
 #include "bind_scan.h"
 
@@ -14,6 +14,7 @@
 #include "checks_column.h"
 #include "layout.h"
 #include "scan.h"
+#include "splits.h"
 #include "storage_rows.h"
 
 namespace py = pybind11;
@@ -164,6 +165,29 @@ py::array_t<int64_t> at_or_after(const Array<int64_t>& offsets, int64_t step, in
     return out;
 }
 
+py::tuple split_starts(const Array<int64_t>& block_starts, const Array<int64_t>& row,
+                       const Array<int64_t>& code, const Array<int64_t>& out, bool by_row,
+                       const Array<int64_t>& cut_code, const Array<int64_t>& cut_out,
+                       const Array<int64_t>& cut_row, int64_t ncodes, int64_t total,
+                       int threads) {
+    const int64_t nblocks = bind::length(block_starts, "block_starts") - 1;
+    const int64_t nrow = bind::length(row, "row");
+    const int64_t nvalues = bind::length(code, "code");
+    const int64_t ncut = bind::length(cut_code, "cut_code");
+    need(nblocks >= 0 && nblocks <= nrow, "row must begin with the blocks' first strings");
+    need(bind::length(out, "out") == nvalues && (by_row || nvalues == nrow),
+         "code and out must hold a position per row (or, by row, per string)");
+    need(bind::length(cut_out, "cut_out") == ncut && bind::length(cut_row, "cut_row") == ncut,
+         "the cuts' arrays differ in length");
+    SplitStarts plan = bind::without_gil([&] {
+        return assemble_splits(block_starts.data(), nblocks, row.data(), nrow, code.data(),
+                               out.data(), nvalues, by_row, cut_code.data(), cut_out.data(),
+                               cut_row.data(), ncut, ncodes, total, threads);
+    });
+    return py::make_tuple(bind::to_array(plan.codes), bind::to_array(plan.out),
+                          bind::to_array(plan.table));
+}
+
 template <class T>
 int64_t decrease(const Array<T>& a, int threads) {
     const int64_t n = bind::length(a, "a");
@@ -261,6 +285,10 @@ void bind_scan(py::module_& m) {
     m.def("differences", &diff, py::arg("offsets"), py::arg("threads"));
     m.def("first_at_or_after", &at_or_after, py::arg("offsets"), py::arg("step"),
           py::arg("count"), py::arg("threads"));
+    m.def("assemble_splits", &split_starts, py::arg("block_starts"), py::arg("row"),
+          py::arg("code"), py::arg("out"), py::arg("by_row"), py::arg("cut_code"),
+          py::arg("cut_out"), py::arg("cut_row"), py::arg("ncodes"), py::arg("total"),
+          py::arg("threads"));
     m.def("first_decrease", &decrease<int32_t>, py::arg("a").noconvert(), py::arg("threads"));
     m.def("first_decrease", &decrease<int64_t>, py::arg("a"), py::arg("threads"));
 }

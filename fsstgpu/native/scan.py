@@ -1,6 +1,6 @@
 """The compiled walks and checks (``fsstgpu._native``, C++ in ``fsstgpu/csrc/scan*``,
-``checks*``, ``layout*``): :mod:`fsstgpu.scan`, :mod:`fsstgpu.checks` and
-:mod:`fsstgpu.arrow_layout` are their documented homes.
+``checks*``, ``layout*``, ``splits*``): :mod:`fsstgpu.scan`, :mod:`fsstgpu.checks`,
+:mod:`fsstgpu.arrow_layout` and :mod:`fsstgpu.splits` are their documented homes.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from fsstgpu import _native
 from fsstgpu.memory import pool_empty
 from fsstgpu.parallel import thread_count
 
-__all__ = ["count_set_bits", "differences", "first_at_or_after", "first_decrease",
-           "first_filled_null", "first_misfit", "gather", "length_sums", "running_sum",
-           "stored_rows", "string_bounds", "walk_codes"]
+__all__ = ["assemble_splits", "count_set_bits", "differences", "first_at_or_after",
+           "first_decrease", "first_filled_null", "first_misfit", "gather", "length_sums",
+           "running_sum", "stored_rows", "string_bounds", "walk_codes"]
 
 
 
@@ -176,6 +176,50 @@ def differences(offsets, threads=None) -> np.ndarray:
     [2, 0, 5]
     """
     return _native.differences(np.ascontiguousarray(offsets, np.int64), thread_count(threads))
+
+
+def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int, *,
+                    by_row: bool = False, threads=None):
+    """The split plan's last step (:func:`fsstgpu.splits.assemble_splits` documents the rules):
+    the starts of rules 1-3 merged by (code position, string, block), the last start at each
+    code position kept, those at or past ``ncodes`` dropped.
+
+    Parameters
+    ----------
+    block_starts : numpy.ndarray of int64, shape (nblocks + 1,)
+        Non-decreasing (forged ones get an answer, not necessarily NumPy's searchsorted's).
+    row : numpy.ndarray of int64
+        The blocks' first strings, then rule 2's strings.
+    code, out : numpy.ndarray of int64
+        Each row's code and output position; with ``by_row``, every string's (read at ``row``;
+        a row outside them is a ValueError).
+    cuts : tuple of three int64 arrays
+        Code positions, output positions and strings of the cuts inside long strings.
+    ncodes, total : int
+    by_row : bool
+    threads : int, optional
+        Threads reading the rows' positions (default: the usable cores).
+
+    Returns
+    -------
+    split_codes, split_out : numpy.ndarray of int64
+    split_table : numpy.ndarray of uint16
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> empty = np.zeros(0, np.int64)
+    >>> sc, so, st = native.assemble_splits(np.array([0, 3]), np.array([0, 2]),
+    ...                                     np.array([0, 4]), np.array([0, 6]),
+    ...                                     (empty, empty, empty), 6, 9)
+    >>> sc.tolist(), so.tolist(), st.tolist()
+    ([0, 4, 6], [0, 6, 9], [0, 0])
+    """
+    bs, row, code, out, cut_code, cut_out, cut_row = (
+        np.ascontiguousarray(a, np.int64) for a in (block_starts, row, code, out, *cuts))
+    return _native.assemble_splits(bs, row, code, out, bool(by_row), cut_code, cut_out, cut_row,
+                                   int(ncodes), int(total), thread_count(threads))
 
 
 def first_at_or_after(offsets, step: int, count: int, threads=None) -> np.ndarray:
