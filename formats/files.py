@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -65,6 +66,7 @@ from fsstgpu.formats.rowgroups import (
 )
 from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format
+from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import is_view, large_type
 
@@ -259,7 +261,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         ipc_compression=ipc_compression or _compressed_ipc(source),
                         footer=lambda: {STRING_STATS_KEY: stats_footer(bounds)} if bounds else {},
                         zstd_level=zstd_level,
-                        repeating=[n for n in types if n in first and _repeats(first[n])]
+                        repeating=_repeating({n: first[n] for n in types if n in first})
                         + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress, rows_per_unit=row_group_rows)
     for work in leaves.values():
@@ -355,6 +357,18 @@ def _first_values(source: Source, names: list[str]) -> dict[str, pa.Array]:
 # Measured (formats/files.md): a column of 710 distinct lines shrinks 4x; doc lines of 25%
 # distinct values 15.7 -> 12.4 MB; the next columns of that table, 61% and 74% distinct, grow.
 REPEATING_SHARE = 0.5
+
+
+def _repeating(first: dict) -> list:
+    """The columns whose first unit's values repeat enough for dictionary-encoded codes, the
+    columns counted at once (pyarrow's count releases the GIL; one after another, the counts
+    were 10% of a 5-column compress_file on two cores, more on many)."""
+    if len(first) < 2 or thread_count() < 2:
+        return [n for n, values in first.items() if _repeats(values)]
+    with ThreadPoolExecutor(max_workers=min(len(first), thread_count()),
+                            thread_name_prefix="fsstgpu-count") as pool:
+        flags = list(pool.map(_repeats, first.values()))
+    return [n for n, flag in zip(first, flags, strict=True) if flag]
 
 
 def _repeats(values) -> bool:
