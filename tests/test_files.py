@@ -894,6 +894,21 @@ def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
     assert not (tmp_path / "x.parquet").exists()
 
 
+def test_fsst_pages_end_at_their_bytes_not_at_20000_rows(tmp_path, monkeypatch):
+    """An fsst file's data pages end at 1 MiB of data (FSST_PAGE_ROWS), not at pyarrow's 20,000
+    rows: a 100 k-row column's small leaves are one page instead of five, each page's header
+    and zstd frame saved, so the file is smaller than with pyarrow's default, and reads back."""
+    import fsstgpu.formats.parquet_options as options
+
+    table = pa.table({"s": generate("urls", 100_000, 11)})
+    write(table, tmp_path / "in.parquet", 100_000)
+    compress_file(tmp_path / "in.parquet", tmp_path / "big.parquet")
+    monkeypatch.setattr(options, "FSST_PAGE_ROWS", None)  # pyarrow's default: 20,000 rows
+    compress_file(tmp_path / "in.parquet", tmp_path / "small.parquet")
+    assert (tmp_path / "big.parquet").stat().st_size < (tmp_path / "small.parquet").stat().st_size
+    assert read_table(tmp_path / "big.parquet", device="cpu").equals(table)
+
+
 def test_compress_file_reads_each_row_group_once(tmp_path, monkeypatch):
     """compress_file looks at the first row group's strings before it writes (the dictionary
     decision, the first values) and then rewrites every row group: the first is read once and
