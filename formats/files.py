@@ -363,10 +363,10 @@ def _repeating(first: dict) -> list:
     """The columns whose first unit's values repeat enough for dictionary-encoded codes, the
     columns counted at once (pyarrow's count releases the GIL; one after another, the counts
     were 10% of a 5-column compress_file on two cores, more on many)."""
-    if len(first) < 2 or thread_count() < 2:
+    workers = min(len(first), thread_count())
+    if workers < 2:
         return [n for n, values in first.items() if _repeats(values)]
-    with ThreadPoolExecutor(max_workers=min(len(first), thread_count()),
-                            thread_name_prefix="fsstgpu-count") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-count") as pool:
         flags = list(pool.map(_repeats, first.values()))
     return [n for n, flag in zip(first, flags, strict=True) if flag]
 

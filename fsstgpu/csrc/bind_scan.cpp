@@ -1,5 +1,5 @@
-// fsstgpu._native's bindings of scan.h, checks_column.h, layout.h and splits.h (fsstgpu/native.py's
-// "scan" section is their face): shapes checked here, the GIL dropped around the loops.
+// fsstgpu._native's bindings of scan.h, checks_column.h, layout.h, splits.h and storage_rows.h
+// (fsstgpu/native/scan.py is their face): shapes checked here, the GIL dropped around the loops.
 #include "bind_scan.h"
 
 #include <pybind11/numpy.h>

@@ -241,15 +241,10 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
             next = encode(c, buf, next);
         }
         out.size = next;
-        // shrinking a large block remaps its pages: no copy
-        if (void* smaller = std::realloc(buf, static_cast<size_t>(std::max<int64_t>(next, 1)))) {
-            out.bytes.release();
-            out.bytes.reset(static_cast<uint8_t*>(smaller));
-        }
-        co[n] = out.size;
-        return out;
+    } else {
+        out.size = place_in_order(chunks, threads, buf, co, encode);
     }
-    out.size = place_in_order(chunks, threads, buf, co, encode);
+    // shrinking a large block remaps its pages: no copy
     if (void* smaller = std::realloc(buf, static_cast<size_t>(out.size + 8))) {
         out.bytes.release();
         out.bytes.reset(static_cast<uint8_t*>(smaller));
