@@ -7,7 +7,13 @@ ctypes cells it points to, the ones that change (output pointers) are rewritten 
 ``cuLaunchKernel`` is called through ctypes. The functions come from CuPy's compiled modules
 (:mod:`fsstgpu.kernels.loader`) and the streams from CuPy: both are the driver's own handles.
 
+:class:`Replay` goes one step further for a fixed sequence of a memset and launches: it is
+captured once into a CUDA graph, and a call rewrites the nodes' pointers and launches the graph
+(one ``cuGraphLaunch`` costs what one kernel launch does, and the GPU runs the nodes without the
+gaps between separate launches; BENCHMARKS.md section 24).
+
 :func:`driver` is None where ``libcuda`` cannot be loaded; callers then take CuPy's way.
+:func:`graphs` is None where the driver lacks the graph calls; callers then launch one by one.
 
 >>> from fsstgpu.kernels.driver import check_result
 >>> check_result(0, "cuLaunchKernel")
@@ -20,7 +26,8 @@ import functools
 
 from fsstgpu.errors import DeviceError
 
-__all__ = ["Launch", "check_result", "driver", "memset_d32", "memset_d8", "read_int32s"]
+__all__ = ["Launch", "Replay", "check_result", "driver", "graphs", "memset_d32", "memset_d8",
+           "read_int32s"]
 
 _PTR = ctypes.c_void_p
 _U64 = ctypes.c_uint64
@@ -47,6 +54,42 @@ def driver():
         "cuStreamSynchronize": [_PTR],
     }
     for name, argtypes in signatures.items():
+        fn = getattr(lib, name, None)
+        if fn is None:
+            return None
+        fn.argtypes = argtypes
+        fn.restype = ctypes.c_int
+    return lib
+
+
+# the graph calls (their first, ABI-stable versions: every driver since CUDA 10 exports them)
+_GRAPH_SIGNATURES = {
+    "cuStreamCreate": [_PTR, ctypes.c_uint],
+    "cuStreamDestroy_v2": [_PTR],
+    "cuStreamBeginCapture_v2": [_PTR, ctypes.c_int],
+    "cuStreamEndCapture": [_PTR, _PTR],
+    "cuGraphInstantiateWithFlags": [_PTR, _PTR, ctypes.c_ulonglong],
+    "cuGraphGetNodes": [_PTR, _PTR, _PTR],
+    "cuGraphNodeGetType": [_PTR, _PTR],
+    "cuGraphKernelNodeGetParams": [_PTR, _PTR],
+    "cuGraphExecKernelNodeSetParams": [_PTR, _PTR, _PTR],
+    "cuGraphMemsetNodeGetParams": [_PTR, _PTR],
+    "cuGraphExecMemsetNodeSetParams": [_PTR, _PTR, _PTR, _PTR],
+    "cuGraphLaunch": [_PTR, _PTR],
+    "cuGraphExecDestroy": [_PTR],
+    "cuGraphDestroy": [_PTR],
+    "cuCtxGetCurrent": [_PTR],
+}
+
+
+@functools.cache
+def graphs():
+    """:func:`driver` with the CUDA graph calls :class:`Replay` uses, or None where any is
+    missing."""
+    lib = driver()
+    if lib is None:
+        return None
+    for name, argtypes in _GRAPH_SIGNATURES.items():
         fn = getattr(lib, name, None)
         if fn is None:
             return None
@@ -126,3 +169,148 @@ class Launch:
         code = driver().cuLaunchKernel(self.handle, self.grid, 1, 1, self.block, 1, 1, 0,
                                        stream_ptr, self.params, None)
         check_result(code, "cuLaunchKernel")
+
+
+class _KernelNodeParams(ctypes.Structure):
+    # CUDA_KERNEL_NODE_PARAMS (v1)
+    _fields_ = [("func", _PTR), ("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint),
+                ("grid_z", ctypes.c_uint), ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint),
+                ("block_z", ctypes.c_uint), ("shared_bytes", ctypes.c_uint),
+                ("kernel_params", _PTR), ("extra", _PTR)]
+
+
+class _MemsetNodeParams(ctypes.Structure):
+    # CUDA_MEMSET_NODE_PARAMS
+    _fields_ = [("dst", _U64), ("pitch", ctypes.c_size_t), ("value", ctypes.c_uint),
+                ("element_size", ctypes.c_uint), ("width", ctypes.c_size_t),
+                ("height", ctypes.c_size_t)]
+
+
+_KERNEL_NODE, _MEMSET_NODE = 0, 2  # CUgraphNodeType
+_CAPTURE_RELAXED = 2  # CUstreamCaptureMode
+_NON_BLOCKING = 1  # CU_STREAM_NON_BLOCKING
+
+
+class Replay:
+    """A memset of 32-bit zeros followed by kernel launches, captured once into a CUDA graph
+    and replayed with new pointers.
+
+    Parameters
+    ----------
+    launches : sequence of Launch
+        The kernels, in order (each runs after the one before); distinct functions. A call
+        launches them with their cells' values at that moment (:meth:`Launch.set`).
+    memset_words : int
+        32-bit words the memset zeroes before the first kernel (0: no memset).
+    memset_dst : int
+        A device address the memset may write ``memset_words`` words at (the capture records
+        a call with it; each replay names its own).
+
+    Raises
+    ------
+    DeviceError
+        Where the driver cannot capture or instantiate the graph (callers then launch one by
+        one).
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp, ctypes
+    ...     from fsstgpu.kernels.driver import Launch, Replay
+    ...     buf = cp.ones(8, cp.int32)
+    ...     replay = Replay([], 8, buf.data.ptr)
+    ...     replay(cp.cuda.get_current_stream().ptr, memset_dst=buf.data.ptr)
+    ...     assert int(buf.sum()) == 0
+    """
+
+    def __init__(self, launches, memset_words: int, memset_dst: int = 0):
+        lib = graphs()
+        if lib is None:
+            raise DeviceError("the CUDA driver has no graph calls")
+        self._lib = lib
+        self.launches = list(launches)
+        self.memset_words = int(memset_words)
+        self._graph, self._exec = _PTR(), _PTR()
+        self._memset_node, self._memset = None, _MemsetNodeParams()
+        self._kernel_nodes = []
+        self._ctx = _PTR()
+        check_result(lib.cuCtxGetCurrent(ctypes.byref(self._ctx)), "cuCtxGetCurrent")
+        # captured on a stream of its own: the caller's may be the legacy default stream,
+        # which cannot be captured; capturing records the calls, runs nothing
+        stream = _PTR()
+        check_result(lib.cuStreamCreate(ctypes.byref(stream), _NON_BLOCKING), "cuStreamCreate")
+        try:
+            check_result(lib.cuStreamBeginCapture_v2(stream, _CAPTURE_RELAXED),
+                         "cuStreamBeginCapture")
+            try:
+                if self.memset_words:
+                    check_result(driver().cuMemsetD32Async(memset_dst, 0, self.memset_words,
+                                                           stream), "cuMemsetD32Async")
+                for launch in self.launches:
+                    launch(stream.value)
+            finally:
+                end = lib.cuStreamEndCapture(stream, ctypes.byref(self._graph))
+            check_result(end, "cuStreamEndCapture")
+        finally:
+            lib.cuStreamDestroy_v2(stream)
+        check_result(lib.cuGraphInstantiateWithFlags(ctypes.byref(self._exec), self._graph, 0),
+                     "cuGraphInstantiateWithFlags")
+        self._find_nodes()
+
+    def _find_nodes(self) -> None:
+        lib = self._lib
+        count = ctypes.c_size_t(0)
+        check_result(lib.cuGraphGetNodes(self._graph, None, ctypes.byref(count)),
+                     "cuGraphGetNodes")
+        nodes = (_PTR * max(count.value, 1))()
+        check_result(lib.cuGraphGetNodes(self._graph, nodes, ctypes.byref(count)),
+                     "cuGraphGetNodes")
+        by_function = {}
+        for node in nodes[: count.value]:
+            kind = ctypes.c_int(-1)
+            check_result(lib.cuGraphNodeGetType(node, ctypes.byref(kind)), "cuGraphNodeGetType")
+            if kind.value == _MEMSET_NODE:
+                self._memset_node = node
+                check_result(lib.cuGraphMemsetNodeGetParams(node, ctypes.byref(self._memset)),
+                             "cuGraphMemsetNodeGetParams")
+            elif kind.value == _KERNEL_NODE:
+                params = _KernelNodeParams()
+                check_result(lib.cuGraphKernelNodeGetParams(node, ctypes.byref(params)),
+                             "cuGraphKernelNodeGetParams")
+                by_function[params.func] = node
+        for launch in self.launches:
+            node = by_function.get(launch.handle)
+            if node is None:
+                raise DeviceError("a captured kernel is missing from its graph")
+            params = _KernelNodeParams(launch.handle, launch.grid, 1, 1, launch.block, 1, 1, 0,
+                                       ctypes.cast(launch.params, _PTR), None)
+            self._kernel_nodes.append((node, params))
+        if (self._memset_node is None) != (not self.memset_words) or (
+                len(by_function) != len(self.launches)):
+            raise DeviceError("the captured graph does not hold the calls made")
+
+    def __call__(self, stream_ptr: int, memset_dst: int = 0) -> None:
+        """Enqueue the memset (at ``memset_dst``) and the kernels, with the launches' current
+        arguments, on the stream. Callers sharing a Replay hold a lock from the launches'
+        :meth:`Launch.set` to here (a graph's launches run one after the other, in order)."""
+        lib = self._lib
+        if self._memset_node is not None:
+            self._memset.dst = memset_dst
+            check_result(lib.cuGraphExecMemsetNodeSetParams(
+                self._exec, self._memset_node, ctypes.byref(self._memset), self._ctx),
+                "cuGraphExecMemsetNodeSetParams")
+        for node, params in self._kernel_nodes:  # the driver copies the arguments now
+            check_result(lib.cuGraphExecKernelNodeSetParams(self._exec, node,
+                                                            ctypes.byref(params)),
+                         "cuGraphExecKernelNodeSetParams")
+        check_result(lib.cuGraphLaunch(self._exec, stream_ptr), "cuGraphLaunch")
+
+    def __del__(self):
+        try:  # (at interpreter exit the driver may be gone: nothing to hand back then)
+            if self._exec:
+                self._lib.cuGraphExecDestroy(self._exec)
+            if self._graph:
+                self._lib.cuGraphDestroy(self._graph)
+        except Exception:  # noqa: BLE001
+            pass

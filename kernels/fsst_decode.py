@@ -24,7 +24,8 @@ import threading
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.kernels.driver import Launch
+from fsstgpu.errors import DeviceError
+from fsstgpu.kernels.driver import Launch, Replay, graphs, memset_d32
 from fsstgpu.kernels.loader import get_function, on_stream
 
 __all__ = ["CODES_PAD", "PlannedDecode", "error_message", "launch_decode", "launch_offsets",
@@ -180,13 +181,16 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, 
 
 class PlannedDecode:
     """:func:`launch_offsets` then :func:`launch_decode` of one device column or batch, planned
-    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`): two launches.
+    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`): a memset and two
+    launches, replayed as one graph.
 
     Everything but the output, the scan's scratch and the error flag is fixed when the plan is
     made: functions, grids, the inputs' device addresses (the plan holds no reference to them:
-    its owner keeps them alive) and every scalar. A call rewrites five pointers and makes two
-    launches, under a lock, so threads may share a plan. Same kernels, same bytes as the two
-    launchers.
+    its owner keeps them alive) and every scalar. A call rewrites five pointers, zeroes the
+    scratch and flags and makes the two launches, under a lock, so threads may share a plan.
+    Where the driver has CUDA graphs the memset and the launches are captured into one on the
+    first call and replayed after (:class:`~fsstgpu.kernels.driver.Replay`; ``use_graph``
+    False launches them one by one). Same kernels, same bytes as the two launchers.
 
     Parameters
     ----------
@@ -201,6 +205,8 @@ class PlannedDecode:
     scratch_nbytes : int
         Bytes of 8-byte aligned device scratch a call needs, zeroed before each call
         (:func:`scan_scratch_nbytes`).
+    use_graph : bool
+        Whether calls replay a CUDA graph (default: where the driver has the calls).
 
     Examples
     --------
@@ -243,17 +249,34 @@ class PlannedDecode:
                     (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
                     (i64, out_size), (ptr, 0)])
         self._lock = threading.Lock()
+        self.use_graph = graphs() is not None
+        self._replay = None
 
-    def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int) -> None:
+    def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
+                 zero_words: int = 0) -> None:
         """Enqueue the offsets into device address ``offsets`` and the decode into ``out`` on
         ``stream`` (a CUstream handle), with ``scratch_nbytes`` of scratch at ``scratch`` and
-        the decode's error word at ``err`` (both zeroed before, by the caller)."""
+        the decode's error word at ``err``, after zeroing ``zero_words`` 32-bit words from
+        ``scratch`` (the caller zeroes what this does not: the scratch, then the error word)."""
         with self._lock:
             self._scan.set(2, scratch)
             self._scan.set(9, offsets)
             self._scan.set(10, err)
-            self._scan(stream)
+            launches = [self._scan]
             if self._decode is not None:
                 self._decode.set(9, out)
                 self._decode.set(11, err)
-                self._decode(stream)
+                launches.append(self._decode)
+            if self.use_graph and (self._replay is None
+                                   or self._replay.memset_words != zero_words):
+                try:  # captured with this call's pointers, then replayed
+                    self._replay = Replay(launches, zero_words, scratch)
+                except DeviceError:  # a driver that cannot: one launch at a time from now on
+                    self.use_graph, self._replay = False, None
+            if self.use_graph:
+                self._replay(stream, memset_dst=scratch)
+                return
+            if zero_words:
+                memset_d32(scratch, 0, zero_words, stream)
+            for launch in launches:
+                launch(stream)

@@ -145,3 +145,97 @@ def test_without_the_driver_cupy_does_it(monkeypatch):
     _, _, res = _decoded(dev, True, monkeypatch)
     assert res.to_arrow().equals(col)
     assert fsstgpu.decompress_device(carr).to_arrow().equals(col)  # host column, one chunk
+
+
+def _graph_plan(dev):
+    """The device column's plan, with the graph calls asserted available (they are in every
+    driver since CUDA 10: a GPU machine without them is worth a failure, not a skip)."""
+    from fsstgpu.gpu import decode
+    from fsstgpu.kernels.driver import graphs
+
+    assert graphs() is not None, "the CUDA driver lacks the graph calls"
+    plan = decode._planned(dev)
+    assert plan is not None and plan.use_graph
+    return plan
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_graph_replay_matches_one_launch_at_a_time(seed, monkeypatch):
+    """The plan's graph (memset, scan, decode captured once, replayed with new pointers) gives
+    what the same plan's separate launches give, call after call into fresh poisoned buffers."""
+    rng = np.random.default_rng(seed + 2000)
+    col = _column(seed + 20, int(rng.integers(1, 30_000)))
+    carr = fsstgpu.compress(col, split_size=int(rng.choice([64, 512, 4096])))
+    dev = fsstgpu.to_device(carr)
+    plan = _graph_plan(dev)
+    plan.use_graph = False
+    data_l, offs_l, _ = _decoded(dev, True, monkeypatch)
+    assert plan._replay is None, "launched one by one, no graph made"
+    plan.use_graph = True
+    replays = set()
+    for _ in range(3):  # every call its own output, scratch and flags: the pointers move
+        data_g, offs_g, res = _decoded(dev, True, monkeypatch)
+        replays.add(id(plan._replay))
+        assert np.array_equal(data_g, data_l) and np.array_equal(offs_g, offs_l)
+        assert res.to_arrow().equals(col)
+    assert len(replays) == 1 and plan._replay is not None, "captured once, then replayed"
+
+
+def _corrupt_device_column(carr, seed: int):
+    """``carr`` on the device with 40 of its codes turned into escapes after the host's checks
+    (fsstgpu.testing's way), and whether the CPU twin finds that corrupt."""
+    from fsstgpu.decoder import decode_all
+    from fsstgpu.errors import CorruptDataError
+    from fsstgpu.gpu.arrays import DeviceCompressedStringArray
+    from fsstgpu.gpu.layout import HostBatch
+
+    layout = HostBatch([carr])
+    codes = np.array(carr.codes)
+    codes[np.random.default_rng(seed).integers(0, len(codes), 40)] = 255
+    layout.codes = [codes]
+    dev = DeviceCompressedStringArray(layout)
+    dev.is_batch = False
+    try:
+        decode_all(carr.tables, codes, layout.split_codes, layout.split_out, layout.split_table,
+                   dev.total)
+    except CorruptDataError:
+        return dev, True
+    return dev, False
+
+
+@pytest.mark.gpu
+def test_graph_replay_reports_corrupt_codes():
+    """The graph zeroes the error flags it then reads: a corrupt column after a good one still
+    raises, and the good one still decodes after it."""
+    from fsstgpu.errors import CorruptDataError
+
+    col = _column(30, 8000)
+    carr = fsstgpu.compress(col, split_size=256)
+    good = fsstgpu.to_device(carr)
+    bad, corrupt = _corrupt_device_column(carr, 30)
+    assert corrupt, "the CPU twin should find the damaged codes corrupt"
+    for dev in (good, bad):
+        _graph_plan(dev)
+    for _ in range(2):
+        assert fsstgpu.decompress_device(good).to_arrow().equals(col)
+        with pytest.raises(CorruptDataError):
+            fsstgpu.decompress_device(bad)
+    assert fsstgpu.decompress_device(good).to_arrow().equals(col)
+
+
+@pytest.mark.gpu
+def test_replay_memset_writes_where_each_call_says():
+    import cupy as cp
+
+    from fsstgpu.kernels.driver import Replay, graphs
+
+    assert graphs() is not None, "the CUDA driver lacks the graph calls"
+    a, b = cp.full(16, 7, cp.int32), cp.full(16, 7, cp.int32)
+    replay = Replay([], 8, a.data.ptr)
+    assert a.get().tolist() == [7] * 16, "capturing runs nothing"
+    stream = cp.cuda.get_current_stream()
+    replay(stream.ptr, memset_dst=b.data.ptr + 16)
+    stream.synchronize()
+    assert a.get().tolist() == [7] * 16
+    assert b.get().tolist() == [7] * 4 + [0] * 8 + [7] * 4

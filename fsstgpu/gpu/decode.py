@@ -4,8 +4,8 @@
 (:func:`fsstgpu.to_device`) or in host memory. A list is laid out as one batch
 (:class:`fsstgpu.gpu.layout.HostBatch`): one offsets scan and one decode launch give every
 column, each a :class:`~fsstgpu.DeviceStringArray` whose buffers are views of the batch's output
-buffers. A device column's decode is planned on its first call and replayed: two kernel
-launches through the CUDA driver, one allocation, one memset
+buffers. A device column's decode is planned on its first call and replayed: one allocation and
+one CUDA graph (a memset and two kernels) through the CUDA driver
 (:class:`~fsstgpu.kernels.fsst_decode.PlannedDecode`).
 
 Host columns are uploaded while they decode. The codes are cut into chunks of whole splits (about
@@ -33,7 +33,7 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 from fsstgpu.kernels.bitplane import error_message as lengths_error_message
-from fsstgpu.kernels.driver import driver, memset_d8, memset_d32, read_int32s
+from fsstgpu.kernels.driver import driver, memset_d8, read_int32s
 from fsstgpu.kernels.fsst_decode import (
     PlannedDecode,
     error_message,
@@ -208,8 +208,9 @@ def _planned(dev: DeviceCompressedStringArray) -> PlannedDecode | None:
 
 
 def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJob:
-    """decode_async through the plan: one allocation (output, offsets, scratch and flags), a
-    memset of the flags and the plan's launches; no CuPy kernel call."""
+    """decode_async through the plan: one allocation (output, offsets, scratch and flags) and
+    the plan's call (a memset of the scratch and flags, two launches: one graph replayed where
+    the driver has graphs); no CuPy kernel call."""
     layout = dev.layout
     stream = stream if stream is not None else cp.cuda.get_current_stream()
     at_offsets = 0 if out is not None else _up16(layout.total)
@@ -222,11 +223,12 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     data = _view(cp, (buf if out is None else out).data, 0, layout.total, cp.uint8)
     offsets = _view(cp, buf.data, at_offsets, layout.offsets_nbytes, cp.uint8)
     err = _view(cp, buf.data, at_err, nflags, cp.int32)
-    # the scan's status words and the error flags, one zeroing (they are adjacent)
-    memset_d32(base + at_scratch, 0, plan.scratch_nbytes // 4 + nflags, stream.ptr)
     if fill is not None and layout.total:
         memset_d8(data.data.ptr, fill, layout.total, stream.ptr)
-    plan(data.data.ptr, base + at_offsets, base + at_scratch, base + at_err, stream.ptr)
+    # the scan's status words and the error flags zeroed by the plan, in one memset (they are
+    # adjacent), then its launches
+    plan(data.data.ptr, base + at_offsets, base + at_scratch, base + at_err, stream.ptr,
+         zero_words=plan.scratch_nbytes // 4 + nflags)
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
 
 
