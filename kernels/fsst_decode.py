@@ -189,8 +189,9 @@ class PlannedDecode:
     its owner keeps them alive) and every scalar. A call rewrites five pointers, zeroes the
     scratch and flags and makes the two launches, under a lock, so threads may share a plan.
     Where the driver has CUDA graphs the memset and the launches are captured into one on the
-    first call and replayed after (:class:`~fsstgpu.kernels.driver.Replay`; ``use_graph``
-    False launches them one by one). Same kernels, same bytes as the two launchers.
+    second call and replayed from then on (:class:`~fsstgpu.kernels.driver.Replay`;
+    ``use_graph`` False launches them one by one). Same kernels, same bytes as the two
+    launchers.
 
     Parameters
     ----------
@@ -251,6 +252,7 @@ class PlannedDecode:
         self._lock = threading.Lock()
         self.use_graph = graphs() is not None
         self._replay = None
+        self._calls = 0
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
                  zero_words: int = 0) -> None:
@@ -267,13 +269,17 @@ class PlannedDecode:
                 self._decode.set(9, out)
                 self._decode.set(11, err)
                 launches.append(self._decode)
-            if self.use_graph and (self._replay is None
-                                   or self._replay.memset_words != zero_words):
+            self._calls += 1
+            # a graph from the second call on: capturing and instantiating one costs more than
+            # the launches it replaces, so a column decoded once (a host column's upload makes
+            # a new device column every call) launches one by one
+            if self.use_graph and self._calls > 1 and (
+                    self._replay is None or self._replay.memset_words != zero_words):
                 try:  # captured with this call's pointers, then replayed
                     self._replay = Replay(launches, zero_words, scratch)
                 except DeviceError:  # a driver that cannot: one launch at a time from now on
                     self.use_graph, self._replay = False, None
-            if self.use_graph:
+            if self.use_graph and self._replay is not None:
                 self._replay(stream, memset_dst=scratch)
                 return
             if zero_words:

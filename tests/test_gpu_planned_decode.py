@@ -163,7 +163,8 @@ def _graph_plan(dev):
 @pytest.mark.parametrize("seed", range(4))
 def test_graph_replay_matches_one_launch_at_a_time(seed, monkeypatch):
     """The plan's graph (memset, scan, decode captured once, replayed with new pointers) gives
-    what the same plan's separate launches give, call after call into fresh poisoned buffers."""
+    what the same plan's separate launches give, call after call into fresh poisoned buffers;
+    a plan's first call makes no graph."""
     rng = np.random.default_rng(seed + 2000)
     col = _column(seed + 20, int(rng.integers(1, 30_000)))
     carr = fsstgpu.compress(col, split_size=int(rng.choice([64, 512, 4096])))
@@ -172,7 +173,7 @@ def test_graph_replay_matches_one_launch_at_a_time(seed, monkeypatch):
     plan.use_graph = False
     data_l, offs_l, _ = _decoded(dev, True, monkeypatch)
     assert plan._replay is None, "launched one by one, no graph made"
-    plan.use_graph = True
+    plan.use_graph = True  # (the plan's second call: graphs start there)
     replays = set()
     for _ in range(3):  # every call its own output, scratch and flags: the pointers move
         data_g, offs_g, res = _decoded(dev, True, monkeypatch)
@@ -180,6 +181,12 @@ def test_graph_replay_matches_one_launch_at_a_time(seed, monkeypatch):
         assert np.array_equal(data_g, data_l) and np.array_equal(offs_g, offs_l)
         assert res.to_arrow().equals(col)
     assert len(replays) == 1 and plan._replay is not None, "captured once, then replayed"
+
+
+def decode_plan(dev):
+    from fsstgpu.gpu import decode
+
+    return decode._planned(dev)
 
 
 def _corrupt_device_column(carr, seed: int):
@@ -217,11 +224,12 @@ def test_graph_replay_reports_corrupt_codes():
     assert corrupt, "the CPU twin should find the damaged codes corrupt"
     for dev in (good, bad):
         _graph_plan(dev)
-    for _ in range(2):
+    for _ in range(3):  # the first call of each launches one by one, the next replay graphs
         assert fsstgpu.decompress_device(good).to_arrow().equals(col)
         with pytest.raises(CorruptDataError):
             fsstgpu.decompress_device(bad)
     assert fsstgpu.decompress_device(good).to_arrow().equals(col)
+    assert decode_plan(good)._replay is not None and decode_plan(bad)._replay is not None
 
 
 @pytest.mark.gpu
@@ -239,3 +247,18 @@ def test_replay_memset_writes_where_each_call_says():
     stream.synchronize()
     assert a.get().tolist() == [7] * 16
     assert b.get().tolist() == [7] * 4 + [0] * 8 + [7] * 4
+
+
+@pytest.mark.gpu
+def test_graph_from_the_second_call():
+    """A column decoded once (a host column's upload makes a new device column each call)
+    pays no graph capture: the plan's first call launches one by one, the second captures."""
+    col = _column(31, 2000)
+    carr = fsstgpu.compress(col)
+    dev = fsstgpu.to_device(carr)
+    plan = _graph_plan(dev)
+    assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
+    assert plan._replay is None
+    assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
+    assert plan._replay is not None
+    assert fsstgpu.decompress_device(carr).to_arrow().equals(col)  # host column: no graph
