@@ -31,6 +31,41 @@ _VERSION = 1
 _HEADER = struct.Struct("<4sB8B")
 
 
+_SLOT = np.arange(8)
+_LENGTHS = np.arange(1, MAX_SYMBOL_LENGTH + 1, dtype=np.uint8)
+
+
+def _read_symbols(data: memoryview, pos: int, counts) -> tuple[np.ndarray, np.ndarray]:
+    """The packed values and lengths of a serialised table's symbols (``counts[L - 1]`` of
+    length L from ``pos``, shortest first), checked to be distinct and in canonical order.
+
+    Every symbol's bytes are gathered into its zero-padded 8-byte slot in one pass: a Python
+    loop a symbol and the constructor's checks cost ~150 us a table (a blob of a 1.4 M-string
+    column has ~200 tables: 30 of its 45 ms read).
+    """
+    lengths = np.repeat(_LENGTHS, counts)
+    n = lengths.size
+    if not n:
+        return np.zeros(0, np.uint64), lengths
+    size = int(lengths.sum(dtype=np.int64))
+    raw = np.frombuffer(data, np.uint8, size, pos)
+    starts = np.cumsum(lengths, dtype=np.int64) - lengths
+    inside = _SLOT < lengths[:, None]
+    slots = np.where(inside, raw[np.minimum(starts[:, None] + _SLOT, size - 1)], 0)
+    packed = slots.astype(np.uint8).view("<u8").reshape(n).astype(np.uint64)
+    # canonical: by length (so by construction), then by bytes, which for equal lengths is the
+    # order of the zero-padded slots read big-endian
+    key = packed.byteswap()
+    same = lengths[1:] == lengths[:-1]
+    if np.any(same & (key[1:] <= key[:-1])):
+        order = np.lexsort((key, lengths))
+        sorted_same = lengths[order][1:] == lengths[order][:-1]
+        if np.any(sorted_same & (key[order][1:] == key[order][:-1])):
+            raise CorruptDataError("symbol table: symbols must be distinct")
+        raise CorruptDataError("symbol table: symbols are not in canonical order")
+    return packed, lengths
+
+
 class SymbolTable:
     """An immutable FSST symbol table.
 
@@ -205,19 +240,8 @@ class SymbolTable:
         (crc,) = struct.unpack_from("<I", data, end)
         if zlib.crc32(data[offset:end]) != crc:
             raise CorruptDataError("symbol table: CRC32 mismatch")
-        symbols = []
-        pos = offset + _HEADER.size
-        for length, count in enumerate(counts, start=1):
-            for _ in range(count):
-                symbols.append(bytes(data[pos : pos + length]))
-                pos += length
-        try:
-            table = cls(symbols)
-        except ValueError as exc:
-            raise CorruptDataError(f"symbol table: {exc}") from None
-        if table.symbols != tuple(symbols):
-            raise CorruptDataError("symbol table: symbols are not in canonical order")
-        return table, end + 4
+        packed, lengths = _read_symbols(data, offset + _HEADER.size, counts)
+        return cls.from_canonical(packed, lengths), end + 4
 
     @classmethod
     def read_many(cls, data, offset: int, count: int) -> tuple[list[SymbolTable], int]:

@@ -396,3 +396,23 @@ def test_gpu_offsets_overflow():
     with pytest.raises(CorruptDataError):
         bitplane_unpack_offsets(cp.asarray(bitplane_pack_cpu(np.arange(9, dtype=np.uint8),
                                                              delta=True)))
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+def test_planes_to_values_matches_bit_by_bit(width):
+    """The CPU unpack's byte-lookup decode of plane words, against the definition (value i's
+    bit b is bit i of its group's plane b) on random words and plane counts 0..8 * width."""
+    from fsstgpu.kernels.bitplane_cpu import _planes_to_values
+
+    rng = np.random.default_rng(width)
+    ut = np.dtype(f"<u{width}")
+    counts = rng.integers(0, 8 * width + 1, 300)
+    begins = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    words = rng.integers(0, 2**32, int(counts.sum()), dtype=np.uint64).astype("<u4")
+    want = np.zeros((counts.size, 32), np.uint64)
+    for g, (b0, c) in enumerate(zip(begins, counts, strict=True)):
+        for b in range(c):
+            bits = (int(words[b0 + b]) >> np.arange(32)) & 1
+            want[g] |= bits.astype(np.uint64) << np.uint64(b)
+    got = _planes_to_values(words, begins, counts, ut)
+    assert got.dtype == ut and np.array_equal(got.astype(np.uint64), want)

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fsstgpu import SymbolTable
+from fsstgpu.errors import CorruptDataError
 
 
 @given(st.sets(st.binary(min_size=1, max_size=8), max_size=255))
@@ -33,3 +34,38 @@ def test_bytes_like_symbols_are_copied_as_bytes():
 def test_refusals(symbols, message):
     with pytest.raises(ValueError, match=message):
         SymbolTable(symbols)
+
+
+def _serialised(symbols_in_order) -> bytes:
+    """A table's bytes as to_bytes writes them, for the symbols in the order given (a forger's
+    order), with a correct CRC."""
+    import struct
+    import zlib
+
+    counts = [sum(len(s) == n for s in symbols_in_order) for n in range(1, 9)]
+    ordered = sorted(symbols_in_order, key=len)  # by length as the format says; ties as given
+    body = struct.pack("<4sB8B", b"FSTT", 1, *counts) + b"".join(ordered)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_from_bytes_round_trips_random_tables(seed):
+    rng = np.random.default_rng(seed)
+    syms = {bytes(rng.integers(0, 256, int(rng.integers(1, 9))).astype(np.uint8))
+            for _ in range(int(rng.integers(0, 256)))}
+    t = SymbolTable(list(syms)[:255])
+    back = SymbolTable.from_bytes(t.to_bytes())
+    assert back == t and back.symbols == t.symbols
+    assert back.packed.tolist() == t.packed.tolist() and back.lengths.tolist() == t.lengths.tolist()
+
+
+@pytest.mark.parametrize(("symbols", "message"), [
+    ([b"ab", b"ab"], "must be distinct"),
+    ([b"b", b"x", b"b"], "must be distinct"),
+    ([b"ab", b"a\x00"], "canonical order"),
+    ([b"x", b"b"], "canonical order"),
+    ([b"\x00\x01", b"\x00\x00"], "canonical order"),
+])
+def test_from_bytes_refuses_forged_order(symbols, message):
+    with pytest.raises(CorruptDataError, match=message):
+        SymbolTable.from_bytes(_serialised(symbols))
