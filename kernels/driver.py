@@ -53,13 +53,19 @@ def driver():
         "cuMemcpyDtoHAsync_v2": [_PTR, _U64, ctypes.c_size_t, _PTR],
         "cuStreamSynchronize": [_PTR],
     }
+    return lib if _bound(lib, signatures) else None
+
+
+def _bound(lib, signatures: dict) -> bool:
+    """Give ``lib``'s functions their argument types (results: CUresult); False where one is
+    missing."""
     for name, argtypes in signatures.items():
         fn = getattr(lib, name, None)
         if fn is None:
-            return None
+            return False
         fn.argtypes = argtypes
         fn.restype = ctypes.c_int
-    return lib
+    return True
 
 
 # the graph calls (their first, ABI-stable versions: every driver since CUDA 10 exports them)
@@ -87,15 +93,7 @@ def graphs():
     """:func:`driver` with the CUDA graph calls :class:`Replay` uses, or None where any is
     missing."""
     lib = driver()
-    if lib is None:
-        return None
-    for name, argtypes in _GRAPH_SIGNATURES.items():
-        fn = getattr(lib, name, None)
-        if fn is None:
-            return None
-        fn.argtypes = argtypes
-        fn.restype = ctypes.c_int
-    return lib
+    return lib if lib is not None and _bound(lib, _GRAPH_SIGNATURES) else None
 
 
 def check_result(code: int, what: str) -> None:
