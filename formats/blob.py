@@ -18,6 +18,7 @@ import numpy as np
 
 from fsstgpu.arrays import CompressedStringArray, install_blob_format
 from fsstgpu.checks import length_sums
+from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import intcodec
 from fsstgpu.limits import MAX_TABLES
@@ -67,7 +68,7 @@ _FRAME_BYTES = _U64.size + _U32.size  # a section's size before it and CRC32 aft
 
 def _frame(payload: bytes) -> bytes:
     size = _U64.pack(len(payload))
-    return size + payload + _U32.pack(zlib.crc32(payload, zlib.crc32(size)))
+    return size + payload + _U32.pack(crc32(payload, zlib.crc32(size)))
 
 
 def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
@@ -181,7 +182,8 @@ class _Reader:
             )
         end = start + size
         (crc,) = _U32.unpack_from(data, end)
-        if zlib.crc32(data[start:end], zlib.crc32(data[pos:start])) != crc:
+        # (a view, not a slice: a slice of bytes copies the section)
+        if crc32(memoryview(data)[start:end], zlib.crc32(data[pos:start])) != crc:
             raise CorruptDataError(f"{name} section: CRC32 mismatch (altered data)")
         self.pos = end + _U32.size
         return data[start:end]

@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
@@ -120,7 +121,7 @@ class Dictionaries:
         if key not in entry:
             if length is not None:
                 dictionary = _canonical(dictionary.slice(0, length))
-            entry[key] = zlib.crc32(
+            entry[key] = crc32(
                 pa.record_batch([dictionary], names=["dictionary"]).serialize())
         return entry[key]
 
@@ -238,7 +239,7 @@ def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
     True
     """
     dictionaries = dictionaries or Dictionaries()
-    crc = zlib.crc32(batch.serialize(), zlib.crc32(dictionaries.schema_bytes(batch.schema)))
+    crc = crc32(batch.serialize(), zlib.crc32(dictionaries.schema_bytes(batch.schema)))
     used = [d for col in batch.columns for d in _dictionaries(col)]
     if lengths is not None:
         if not isinstance(lengths, list) or len(lengths) != len(used) or any(
@@ -263,7 +264,7 @@ def _crc_metadata(batch, key: bytes, value: bytes, dictionaries) -> dict:
 
 
 def _v1_crc(batch: pa.RecordBatch) -> int:
-    return zlib.crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
+    return crc32(batch.serialize(), zlib.crc32(batch.schema.serialize()))
 
 
 def batch_metadata(batch: pa.RecordBatch, *, index: int, rows: int,
