@@ -66,9 +66,11 @@ def chunk_limit(blob_size: int) -> int:
 _FRAME_BYTES = _U64.size + _U32.size  # a section's size before it and CRC32 after it
 
 
-def _frame(payload: bytes) -> bytes:
+def _frame(payload) -> tuple:
+    """A section as its three parts: size, payload (any bytes-like, not copied here), CRC32;
+    the blob's one join copies each payload once."""
     size = _U64.pack(len(payload))
-    return size + payload + _U32.pack(crc32(payload, zlib.crc32(size)))
+    return size, payload, _U32.pack(crc32(payload, zlib.crc32(size)))
 
 
 def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
@@ -113,15 +115,16 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         b"".join(t.to_bytes() for t in carr.tables),
         intcodec.encode_offsets(carr.block_starts),
         intcodec.encode_offsets(carr.code_offsets, lengths_codec) if store_code_offsets else b"",
-        carr.codes.tobytes(),
+        memoryview(carr.codes),  # (joined below: copied once, into the blob)
         intcodec.encode_uints(carr.lengths, lengths_codec),
-        b"" if carr.validity is None else carr.validity.tobytes(),
+        b"" if carr.validity is None else memoryview(carr.validity),
         intcodec.encode_offsets(carr.split_codes),
         intcodec.encode_offsets(carr.split_out),
         intcodec.encode_uints(carr.split_table),
         b"" if carr.chunk_lengths is None else intcodec.encode_uints(carr.chunk_lengths),
     )
-    parts.extend(_frame(p) for p in payloads)
+    for payload in payloads:
+        parts.extend(_frame(payload))
     data = b"".join(parts)
     if nchunks > chunk_limit(len(data)):  # the reader would refuse it
         raise ValueError(f"{nchunks} chunks in a {len(data)}-byte blob; at most "
