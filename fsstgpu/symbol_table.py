@@ -35,6 +35,14 @@ _SLOT = np.arange(8)
 _LENGTHS = np.arange(1, MAX_SYMBOL_LENGTH + 1, dtype=np.uint8)
 
 
+def _packed(raw: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Symbols given as their bytes end to end (``raw``, uint8) and their ``lengths``, each in
+    the low bytes of an 8-byte slot, zero after: :attr:`SymbolTable.packed`'s values (uint64)."""
+    slots = np.zeros((lengths.size, 8), np.uint8)
+    slots[_SLOT < lengths[:, None]] = raw  # the mask's cells, row by row: the bytes in order
+    return slots.view("<u8").reshape(-1).astype(np.uint64, copy=False)
+
+
 def _read_symbols(data: memoryview, pos: int, counts) -> tuple[np.ndarray, np.ndarray]:
     """The packed values and lengths of a serialised table's symbols (``counts[L - 1]`` of
     length L from ``pos``, shortest first), checked to be distinct and in canonical order.
@@ -44,15 +52,8 @@ def _read_symbols(data: memoryview, pos: int, counts) -> tuple[np.ndarray, np.nd
     column has ~200 tables: 30 of its 45 ms read).
     """
     lengths = np.repeat(_LENGTHS, counts)
-    n = lengths.size
-    if not n:
-        return np.zeros(0, np.uint64), lengths
-    size = int(lengths.sum(dtype=np.int64))
-    raw = np.frombuffer(data, np.uint8, size, pos)
-    starts = np.cumsum(lengths, dtype=np.int64) - lengths
-    inside = _SLOT < lengths[:, None]
-    slots = np.where(inside, raw[np.minimum(starts[:, None] + _SLOT, size - 1)], 0)
-    packed = slots.astype(np.uint8).view("<u8").reshape(n).astype(np.uint64)
+    packed = _packed(np.frombuffer(data, np.uint8, int(lengths.sum(dtype=np.int64)), pos),
+                     lengths)
     # canonical: by length (so by construction), then by bytes, which for equal lengths is the
     # order of the zero-padded slots read big-endian
     key = packed.byteswap()
@@ -111,10 +112,7 @@ class SymbolTable:
         if len(set(syms)) != len(syms):
             raise ValueError("symbols must be distinct")
         lens = np.array(lengths, np.uint8)
-        # each symbol's bytes in the low bytes of its 8-byte slot, zero after
-        padded = np.zeros((len(syms), 8), np.uint8)
-        padded[np.arange(8) < lens[:, None]] = np.frombuffer(b"".join(syms), np.uint8)
-        packed = padded.view("<u8").reshape(-1).astype(np.uint64, copy=False)
+        packed = _packed(np.frombuffer(b"".join(syms), np.uint8), lens)
         # canonical order: by length, then bytes (for equal lengths the big-endian reading of
         # the zero-padded slots orders as the bytes do); usually the order given already
         order = np.lexsort((packed.byteswap(), lens))

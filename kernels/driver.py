@@ -214,8 +214,8 @@ class Replay:
     --------
     >>> import fsstgpu
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     import cupy as cp, ctypes
-    ...     from fsstgpu.kernels.driver import Launch, Replay
+    ...     import cupy as cp
+    ...     from fsstgpu.kernels.driver import Replay
     ...     buf = cp.ones(8, cp.int32)
     ...     replay = Replay([], 8, buf.data.ptr)
     ...     replay(cp.cuda.get_current_stream().ptr, memset_dst=buf.data.ptr)
@@ -243,8 +243,7 @@ class Replay:
                          "cuStreamBeginCapture")
             try:
                 if self.memset_words:
-                    check_result(driver().cuMemsetD32Async(memset_dst, 0, self.memset_words,
-                                                           stream), "cuMemsetD32Async")
+                    memset_d32(memset_dst, 0, self.memset_words, stream.value)
                 for launch in self.launches:
                     launch(stream.value)
             finally:
@@ -284,7 +283,7 @@ class Replay:
             params = _KernelNodeParams(launch.handle, launch.grid, 1, 1, launch.block, 1, 1, 0,
                                        ctypes.cast(launch.params, _PTR), None)
             self._kernel_nodes.append((node, params))
-        if (self._memset_node is None) != (not self.memset_words) or (
+        if (self._memset_node is not None) != bool(self.memset_words) or (
                 len(by_function) != len(self.launches)):
             raise DeviceError("the captured graph does not hold the calls made")
 

@@ -183,12 +183,6 @@ def test_graph_replay_matches_one_launch_at_a_time(seed, monkeypatch):
     assert len(replays) == 1 and plan._replay is not None, "captured once, then replayed"
 
 
-def decode_plan(dev):
-    from fsstgpu.gpu import decode
-
-    return decode._planned(dev)
-
-
 def _corrupt_device_column(carr, seed: int):
     """``carr`` on the device with 40 of its codes turned into escapes after the host's checks
     (fsstgpu.testing's way), and whether the CPU twin finds that corrupt."""
@@ -222,14 +216,13 @@ def test_graph_replay_reports_corrupt_codes():
     good = fsstgpu.to_device(carr)
     bad, corrupt = _corrupt_device_column(carr, 30)
     assert corrupt, "the CPU twin should find the damaged codes corrupt"
-    for dev in (good, bad):
-        _graph_plan(dev)
+    plans = [_graph_plan(dev) for dev in (good, bad)]
     for _ in range(3):  # the first call of each launches one by one, the next replay graphs
         assert fsstgpu.decompress_device(good).to_arrow().equals(col)
         with pytest.raises(CorruptDataError):
             fsstgpu.decompress_device(bad)
     assert fsstgpu.decompress_device(good).to_arrow().equals(col)
-    assert decode_plan(good)._replay is not None and decode_plan(bad)._replay is not None
+    assert all(plan._replay is not None for plan in plans)
 
 
 @pytest.mark.gpu
