@@ -10,7 +10,8 @@ group at a time), ``device_reader`` (row groups read in parallel, onto the GPU),
 files), ``partitions`` (their Hive partition columns), ``locations`` (local paths and fsspec
 URLs), ``sniff`` (which format a file holds), ``atomic`` (safe output), ``selection`` (choosing
 columns), ``dictionaries`` (dictionary columns), ``tables`` (the string columns of a Table
-compressed), ``nested`` (strings inside list, struct and map columns), ``arrow_storage`` /
+compressed), ``nested`` (strings inside list, struct and map columns), ``nested_device`` (those
+columns in device memory), ``arrow_storage`` /
 ``arrow_read`` (a compressed column to and from its extension array), ``blob`` (the standalone
 blob).
 """

@@ -30,7 +30,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsstgpu.errors import FsstGpuError
-from fsstgpu.formats.file_reads import read_table, read_table_device
+from fsstgpu.formats.device_reader import nested_column_to_device
+from fsstgpu.formats.file_reads import device_columns, read_table
 from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import (
     DATASET_SUFFIXES,
@@ -41,6 +42,7 @@ from fsstgpu.formats.locations import (
     is_url,
     refuse_repeats,
 )
+from fsstgpu.formats.nested import holds_fsst
 from fsstgpu.formats.partitions import hive_columns, with_partition_columns
 from fsstgpu.gpu.arrays import DeviceStringArray
 from fsstgpu.gpu.concat import concat_device_arrays
@@ -359,7 +361,8 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
     ...     cols = read_dataset_device("local/events/")
     """
     files, keys, values = _dataset_parts(src, partitioning)
-    parts = [(path, read_table_device(path)) for path, _ in files]
+    # nested fsst columns stay compressed per file and are placed once, over every file
+    parts = [(path, device_columns(path, nested_on_device=False)) for path, _ in files]
     rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
     out = {}
     for name in dict.fromkeys(n for _, cols in parts for n in cols):  # first appearance
@@ -389,6 +392,10 @@ def _device_dataset_column(name, parts, rows):
                              "files, with nulls where a file lacks a column")
         return concat_device_arrays([c for _, c in on_device])
     _check_types([(path, pa.table({name: c})) for path, c in on_host])
+    if all(holds_fsst(c.type) for _, c in on_host) and len(on_host) == len(parts):
+        return nested_column_to_device(
+            present[0][0] if len(present) == 1 else "dataset", name,
+            pa.chunked_array([chunk for _, c in on_host for chunk in c.chunks], on_host[0][1].type))
     types = [c.type for _, c in on_host if not pa.types.is_null(c.type)]
     type_ = types[0] if types else pa.null()
     chunks = []

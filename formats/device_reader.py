@@ -40,12 +40,14 @@ from fsstgpu.device import resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.nested import decode_nested, holds_fsst
+from fsstgpu.formats.nested_device import device_layout_supports, nested_to_device
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.decode import decompress_device
 
-__all__ = ["decode_batch", "parallel_units", "read_to_device", "read_unit_to_device",
-           "stream_to_device"]
+__all__ = ["decode_batch", "nested_column_to_device", "parallel_units", "read_to_device",
+           "read_unit_to_device", "stream_to_device"]
 
 
 def _default_workers() -> int:
@@ -157,7 +159,9 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
     Yields
     ------
     dict
-        Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column) or the host
+        Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column),
+        :class:`fsstgpu.formats.nested_device.DeviceNestedArray` (each nested column with
+        fsst leaves the device layout takes; others decoded on the CPU) or the host
         ``pyarrow.ChunkedArray`` (every other column), one dict per row group.
 
     Raises
@@ -187,11 +191,27 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
 
 def _decoded_unit(source: Source, k: int, unit: dict, fsst: set, stream) -> dict:
     """Unit ``k`` (name -> column, the fsst ones as CompressedStringArrays) with its fsst
-    columns decoded on the GPU in one batch."""
+    columns decoded on the GPU in one batch, its nested fsst columns placed on the GPU."""
     carrs = {n: c for n, c in unit.items() if n in fsst}
     out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
                                      for n, c in carrs.items()}, stream=stream)
-    return {**unit, **dict(zip(carrs, out.values(), strict=True))}
+    nested = {n: nested_column_to_device(source.path, n, c, stream=stream,
+                                         where=f"row group {k}, ")
+              for n, c in unit.items() if n not in fsst and isinstance(c, pa.ChunkedArray)
+              and holds_fsst(c.type)}
+    return {**unit, **dict(zip(carrs, out.values(), strict=True)), **nested}
+
+
+def nested_column_to_device(path, name: str, col: pa.ChunkedArray, *, stream=None,
+                            where: str = ""):
+    """A nested column with fsst leaves decoded on the GPU (a DeviceNestedArray), or on the
+    CPU (a host ChunkedArray) when the device layout does not take its types; errors name
+    ``path``, ``where`` (e.g. the row group) and the column."""
+    with reading(path, f"{where}column {name!r}: "):
+        if not device_layout_supports(col.type):
+            return decode_nested(col, "cpu")[0]
+        return nested_to_device(col.chunks, col.type, stream=stream)
+
 
 
 def read_unit_to_device(path, k: int, *, stream=None) -> dict:

@@ -14,13 +14,17 @@ import pyarrow as pa
 
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.decoding import Decoder, restored_schema
-from fsstgpu.formats.device_reader import parallel_units, read_to_device
-from fsstgpu.formats.nested import decode_nested, holds_fsst
+from fsstgpu.formats.device_reader import (
+    nested_column_to_device,
+    parallel_units,
+    read_to_device,
+)
+from fsstgpu.formats.nested import holds_fsst
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.selection import ColumnSelectionError
 
-__all__ = ["open_reader", "read_table", "read_table_device"]
+__all__ = ["device_columns", "open_reader", "read_table", "read_table_device"]
 
 
 def read_table(path, device="auto", *, columns=None, filters=None, row_groups=None):
@@ -182,9 +186,12 @@ def read_table_device(path) -> dict:
     -------
     dict
         Column name -> :class:`fsstgpu.DeviceStringArray` (each fsst column, all row groups in
-        one array; dictionary columns as their plain values) or ``pyarrow.ChunkedArray`` (every
-        other column, on the host, with the type it was written with; a list / struct / map
-        column with fsst leaves decoded on the CPU: nested columns are not decoded on the GPU).
+        one array; dictionary columns as their plain values),
+        :class:`fsstgpu.formats.nested_device.DeviceNestedArray` (each list / struct / map
+        column with fsst leaves: decoded on the GPU, containers and leaves in Arrow layout in
+        device memory; one whose types the device layout does not take, such as a dictionary
+        leaf, is a host column decoded on the CPU) or ``pyarrow.ChunkedArray`` (every other
+        column, on the host, with the type it was written with).
 
     Raises
     ------
@@ -200,18 +207,22 @@ def read_table_device(path) -> dict:
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     cols = read_table_device("b.parquet")
     """
+    return device_columns(path)
+
+
+def device_columns(path, *, nested_on_device: bool = True) -> dict:
+    """:func:`read_table_device`; with ``nested_on_device=False`` its nested fsst columns are
+    left compressed on the host (restored to their written type), for a caller that joins
+    them over several files before placing them (:func:`fsstgpu.formats.datasets.
+    read_dataset_device`)."""
     path = check_input(path)
     resolve_device("gpu")
     with Source(path) as source:
-        return {name: _on_host(source, name, col) if isinstance(col, pa.ChunkedArray) else col
-                for name, col in read_to_device(source).items()}
-
-
-def _on_host(source: Source, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A host column of :func:`read_table_device`: restored, its nested fsst leaves decoded on
-    the CPU (formats/nested.py: no GPU decoding of nested columns yet)."""
-    col = source.restored(name, col)
-    if not holds_fsst(col.type):
-        return col
-    with reading(source.path, f"column {name!r}: "):
-        return decode_nested(col, "cpu")[0]
+        out = {}
+        for name, col in read_to_device(source).items():
+            if isinstance(col, pa.ChunkedArray):
+                col = source.restored(name, col)
+                if holds_fsst(col.type) and nested_on_device:
+                    col = nested_column_to_device(source.path, name, col)
+            out[name] = col
+        return out

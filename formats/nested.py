@@ -38,9 +38,9 @@ from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.types import is_supported
 
-__all__ = ["NestedCompressor", "NestedTables", "compress_nested", "decode_nested", "empty_array",
-           "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst", "holds_strings",
-           "plain_type_of"]
+__all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
+           "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
+           "holds_strings", "plain_type_of", "with_children"]
 
 
 # --------------------------------------------------------------------------- types
@@ -50,7 +50,17 @@ def _is_container(type_: pa.DataType) -> bool:
             or pa.types.is_map(type_)) and not isinstance(type_, pa.BaseExtensionType)
 
 
-def _children(type_: pa.DataType) -> list[pa.Field]:
+def child_fields(type_: pa.DataType) -> list[pa.Field]:
+    """The child fields of a container type: a map's key and item, a struct's fields, a list's
+    value field.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import child_fields
+    >>> [f.name for f in child_fields(pa.map_(pa.string(), pa.int8()))]
+    ['key', 'value']
+    """
     if pa.types.is_map(type_):
         return [type_.key_field, type_.item_field]
     if pa.types.is_struct(type_):
@@ -58,8 +68,16 @@ def _children(type_: pa.DataType) -> list[pa.Field]:
     return [type_.value_field]
 
 
-def _with_children(type_: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
-    """``type_``'s container around ``fields`` (names, nullability and metadata as given)."""
+def with_children(type_: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
+    """``type_``'s container around ``fields`` (names, nullability and metadata as given).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import with_children
+    >>> str(with_children(pa.list_(pa.string()), [pa.field("item", pa.binary())]))
+    'list<item: binary>'
+    """
     if pa.types.is_map(type_):
         return pa.map_(fields[0], fields[1], keys_sorted=type_.keys_sorted)
     if pa.types.is_struct(type_):
@@ -73,7 +91,7 @@ def _with_children(type_: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
 
 def _holds(type_: pa.DataType, leaf) -> bool:
     return _is_container(type_) and any(leaf(f.type) or _holds(f.type, leaf)
-                                        for f in _children(type_))
+                                        for f in child_fields(type_))
 
 
 def holds_strings(type_: pa.DataType) -> bool:
@@ -119,8 +137,8 @@ def _map_type(type_: pa.DataType, leaf) -> pa.DataType:
     """``type_`` with each leaf type ``t`` replaced by ``leaf(t)`` (containers kept)."""
     if not _is_container(type_):
         return leaf(type_)
-    return _with_children(type_, [f.with_type(_map_type(f.type, leaf))
-                                  for f in _children(type_)])
+    return with_children(type_, [f.with_type(_map_type(f.type, leaf))
+                                  for f in child_fields(type_)])
 
 
 def fsst_leaf_type(type_: pa.DataType, split_size: int = DEFAULT_SPLIT_SIZE) -> FsstType:
@@ -191,7 +209,7 @@ def empty_array(type_: pa.DataType) -> pa.Array:
         return pa.array([], type_)
     if isinstance(type_, pa.BaseExtensionType):
         return pa.ExtensionArray.from_storage(type_, empty_array(type_.storage_type))
-    children = [empty_array(f.type) for f in _children(type_)]
+    children = [empty_array(f.type) for f in child_fields(type_)]
     if pa.types.is_struct(type_):
         return pa.StructArray.from_arrays(children, fields=list(type_))
     if pa.types.is_fixed_size_list(type_):
@@ -223,7 +241,7 @@ def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
         values = arr.values.slice(arr.offset * size, len(arr) * size)  # .values ignores offset
         new = _walk(values, leaf, wanted, (*key, 0))
         return pa.FixedSizeListArray.from_arrays(
-            new, type=_with_children(type_, [type_.value_field.with_type(new.type)]), mask=mask)
+            new, type=with_children(type_, [type_.value_field.with_type(new.type)]), mask=mask)
     offsets = arr.offsets  # with arr's offset applied, not from 0; no nulls
     if len(offsets) == 0:
         offsets = pa.array([0], offsets.type)
@@ -234,11 +252,11 @@ def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
     if pa.types.is_map(type_):
         keys = _walk(values.field(0), leaf, wanted, (*key, 0))
         items = _walk(values.field(1), leaf, wanted, (*key, 1))
-        new_type = _with_children(type_, [type_.key_field.with_type(keys.type),
+        new_type = with_children(type_, [type_.key_field.with_type(keys.type),
                                           type_.item_field.with_type(items.type)])
         return pa.MapArray.from_arrays(offsets, keys, items, type=new_type, mask=mask)
     new = _walk(values, leaf, wanted, (*key, 0))
-    new_type = _with_children(type_, [type_.value_field.with_type(new.type)])
+    new_type = with_children(type_, [type_.value_field.with_type(new.type)])
     cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
     return cls.from_arrays(offsets, new, type=new_type, mask=mask)
 

@@ -25,8 +25,10 @@ True
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
+from fsstgpu.arrow_layout import as_chunks
 from fsstgpu.blocks import check_level
 from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
@@ -133,11 +135,7 @@ def _compress_column(col, symbol_table, sample_bytes, split_size, level):
     ext = to_extension_array(carr, dictionary_type=dictionary_type)
     if not isinstance(col, pa.ChunkedArray):
         return ext
-    chunks, start = [], 0
-    for chunk in col.chunks:
-        chunks.append(ext.slice(start, len(chunk)))
-        start += len(chunk)
-    return pa.chunked_array(chunks, type=ext.type)
+    return as_chunks(ext, np.array([len(chunk) for chunk in col.chunks], np.int64))
 
 
 def decompress_table(table, device="auto", stream=None):

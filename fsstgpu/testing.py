@@ -5,6 +5,7 @@ user can get back from it: the CPU decompression, the blob round trip, single-st
 ``take``. Tests of every module (and other packages' tests) call it instead of writing their own
 comparisons, so a new way to get strings back is checked everywhere once it is added here.
 :func:`greedy_encode` is the encoders' oracle: FSST's definition, one string in plain Python.
+:func:`poisoned_codes` forges an extension array's codes, for the tests of decoders' refusals.
 """
 
 from __future__ import annotations
@@ -219,3 +220,29 @@ def symbol_slot(sym: bytes) -> int:
     """
     p = (int.from_bytes(sym[:3], "little") * 2971215073) & (2**64 - 1)
     return (p ^ (p >> 15)) & 4095
+
+
+def poisoned_codes(ext: pa.ExtensionArray, value: int = 254) -> pa.ExtensionArray:
+    """``ext`` (an ``fsstgpu.fsst`` array, version 2-4 storage) with every code byte replaced
+    by ``value``: with a code its table lacks, a decoder must refuse the column.
+
+    Examples
+    --------
+    >>> import fsstgpu, pyarrow as pa
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> from fsstgpu.testing import poisoned_codes
+    >>> bad = poisoned_codes(to_extension_array(fsstgpu.compress(pa.array(["ab", "cd"]))))
+    >>> set(b"".join(bad.storage.field("codes").to_pylist()))
+    {254}
+    """
+    storage = ext.storage
+    codes = storage.field("codes")
+    data = np.frombuffer(codes.buffers()[2], np.uint8).copy()
+    data[:] = value
+    bad = pa.Array.from_buffers(codes.type, len(codes),
+                                [codes.buffers()[0], codes.buffers()[1], pa.py_buffer(data)],
+                                offset=codes.offset)
+    struct = pa.StructArray.from_arrays(
+        [bad, *(storage.field(i) for i in range(1, storage.type.num_fields))],
+        fields=list(storage.type), mask=storage.is_null())
+    return pa.ExtensionArray.from_storage(ext.type, struct)

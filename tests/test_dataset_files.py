@@ -422,7 +422,7 @@ def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monke
     """read_dataset_device took the first file's columns and refused a file lacking one (and
     dropped a column only later files had); host columns now merge as read_dataset's do, and
     device columns that cannot be null-filled on the device are refused by name. The per-file
-    reader is replaced by host tables (no GPU here), as read_table_device would return them."""
+    reader is replaced by host tables (no GPU here), as device_columns would return them."""
     import fsstgpu.formats.datasets as datasets
     from fsstgpu.gpu.arrays import DeviceStringArray
 
@@ -431,7 +431,7 @@ def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monke
                        "y=2/b.parquet": pa.table({"n": [3], "x": ["s"], "extra": [1.5]})}.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, src / rel)
-    monkeypatch.setattr(datasets, "read_table_device", lambda path: {
+    monkeypatch.setattr(datasets, "device_columns", lambda path, **kw: {
         name: col for name, col in zip(pq.read_table(path).column_names,
                                        pq.read_table(path).columns, strict=True)})
     got = read_dataset_device(src)
@@ -443,16 +443,43 @@ def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monke
     assert all(got[k].to_pylist() == host.column(k).to_pylist() for k in host.column_names)
 
     fake = DeviceStringArray(pa.string(), 2, None, None, None, 0)  # never decoded: refused first
-    monkeypatch.setattr(datasets, "read_table_device", lambda path: (
+    monkeypatch.setattr(datasets, "device_columns", lambda path, **kw: (
         {"n": pa.chunked_array([[1, 2]]), "s": fake} if path.name == "a.parquet"
         else {"n": pa.chunked_array([[3]])}))
     with pytest.raises(ValueError, match="b.parquet: no column 's', which other files hold"):
         read_dataset_device(src)
-    monkeypatch.setattr(datasets, "read_table_device", lambda path: (
+    monkeypatch.setattr(datasets, "device_columns", lambda path, **kw: (
         {"s": fake} if path.name == "a.parquet" else {"s": pa.chunked_array([["x"]])}))
     with pytest.raises(ValueError, match="column 's' is fsst-compressed in .*a.parquet and plain"):
         read_dataset_device(src)
-    monkeypatch.setattr(datasets, "read_table_device", lambda path: {
+    monkeypatch.setattr(datasets, "device_columns", lambda path, **kw: {
         "n": pa.chunked_array([[1]] if path.name == "a.parquet" else [["one"]])})
     with pytest.raises(ValueError, match="column 'n' is string there, int64"):
         read_dataset_device(src)
+
+
+def test_read_dataset_device_places_nested_columns_once_over_all_files(tmp_path, monkeypatch):
+    """A nested fsst column is read compressed from every file and placed on the device once,
+    over all the files' row groups (there is no device join of nested arrays); the placing
+    step is replaced by the CPU decode here (no GPU)."""
+    import fsstgpu.formats.datasets as datasets
+    from fsstgpu.formats.nested import compress_nested, decode_nested
+
+    src = tmp_path / "in"
+    cols = {"a.parquet": pa.array([["x", None], None]), "b.parquet": pa.array([["yz"]])}
+    for name, col in cols.items():
+        src.mkdir(exist_ok=True)
+        pq.write_table(pa.table({"l": col}), src / name)
+    monkeypatch.setattr(datasets, "device_columns", lambda path, **kw: (
+        {"l": pa.chunked_array([compress_nested(cols[path.name])])}
+        if kw == {"nested_on_device": False} else pytest.fail("nested columns placed per file")))
+    seen = []
+
+    def place(path, name, col):
+        seen.append((name, [len(c) for c in col.chunks]))
+        return decode_nested(col)[0]
+
+    monkeypatch.setattr(datasets, "nested_column_to_device", place)
+    got = read_dataset_device(src)
+    assert seen == [("l", [2, 1])]
+    assert got["l"].to_pylist() == [["x", None], None, ["yz"]]

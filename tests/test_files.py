@@ -32,6 +32,7 @@ from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_arr
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.nested import has_fsst, holds_fsst
 from fsstgpu.formats.selection import ColumnSelectionError
+from fsstgpu.testing import poisoned_codes
 
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
 STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
@@ -338,21 +339,6 @@ def test_gpu_read_and_decompress(tmp_path):
     assert pq.read_table(tmp_path / "o.parquet").equals(table)
 
 
-def _poisoned_codes(ext: pa.ExtensionArray, value: int = 254) -> pa.ExtensionArray:
-    """``ext`` with every code byte replaced by ``value`` (a code its table lacks)."""
-    storage = ext.storage
-    codes = storage.field("codes")
-    data = np.frombuffer(codes.buffers()[2], np.uint8).copy()
-    data[:] = value
-    bad = pa.Array.from_buffers(codes.type, len(codes),
-                                [codes.buffers()[0], codes.buffers()[1], pa.py_buffer(data)],
-                                offset=codes.offset)
-    struct = pa.StructArray.from_arrays(
-        [bad, *(storage.field(i) for i in range(1, storage.type.num_fields))],
-        fields=list(storage.type), mask=storage.is_null())
-    return pa.ExtensionArray.from_storage(ext.type, struct)
-
-
 def test_parallel_units_are_the_units_in_order(tmp_path):
     from fsstgpu.formats.device_reader import parallel_units
     from fsstgpu.formats.rowgroups import Source
@@ -403,7 +389,7 @@ def _file_with_a_corrupt_column(path):
     from fsstgpu.formats.arrow_storage import to_extension_array
 
     good = to_extension_array(fsstgpu.compress(generate("urls", 500, 1)))
-    bad = _poisoned_codes(to_extension_array(fsstgpu.compress(generate("urls", 500, 2))))
+    bad = poisoned_codes(to_extension_array(fsstgpu.compress(generate("urls", 500, 2))))
     schema = pa.schema([("good", good.type), ("bad", bad.type)])
     with pq.ParquetWriter(path, schema, store_schema=True) as w:
         w.write_table(pa.table([good, bad], schema=schema))

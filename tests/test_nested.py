@@ -18,7 +18,7 @@ from fsstgpu import CorruptDataError
 from fsstgpu.formats import (
     compress_file,
     decompress_file,
-    file_reads,
+    device_reader,
     inspect_file,
     open_reader,
     parquet_compat,
@@ -392,30 +392,40 @@ def test_real_text_in_lists_gets_smaller(dbtext_paths, tmp_path):
     assert (tmp_path / "cz.parquet").stat().st_size < (tmp_path / "zstd.parquet").stat().st_size
 
 
-def test_read_table_device_decodes_nested_columns_on_the_host(tmp_path):
-    """Without a GPU here: the host side of read_table_device (file_reads._on_host), which gets
-    every non-fsst column of the file as read."""
-    table = pa.table({"l": _lists(300), "n": pa.array(range(300))})
+def test_nested_column_the_device_layout_refuses_is_decoded_on_the_host(tmp_path):
+    """Without a GPU here: a nested column holding a leaf the device layout does not take (a
+    dictionary, which compress_nested leaves uncoded) is decoded on the CPU by read_table_device's
+    placing step, every row group."""
+    rows = [None if i % 7 == 3 else {"s": _text(i), "d": _text(i % 3)} for i in range(300)]
+    col = pa.array(rows, pa.struct([("s", pa.string()),
+                                    ("d", pa.dictionary(pa.int32(), pa.string()))]))
+    table = pa.table({"st": col})
     write_table(table, tmp_path / "in.parquet", "parquet", rows_per_unit=100)
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
     with Source(tmp_path / "c.parquet") as source:
         units = list(source.units())
-        for name in ("l", "n"):
-            col = pa.chunked_array([c for u in units for c in u.column(name).chunks])
-            got = file_reads._on_host(source, name, col)
-            assert got.equals(table.column(name)) and got.num_chunks == 3
+        stored = source.restored("st", pa.chunked_array(
+            [c for u in units for c in u.column("st").chunks]))
+        got = device_reader.nested_column_to_device(source.path, "st", stored)
+    assert got.equals(table.column("st")) and got.num_chunks == 3
 
 
 @pytest.mark.gpu
-def test_gpu_readers_give_nested_columns_decoded_on_the_host(tmp_path):
-    """Nested leaves are not decoded on the GPU: read_table_device returns them as host
-    columns, decoded on the CPU; device="gpu" decodes each leaf there and returns host data."""
+def test_gpu_readers_give_nested_columns_decoded_on_the_device(tmp_path):
+    """read_table_device places nested columns in device memory (DeviceNestedArray: containers
+    and decoded leaves in Arrow layout, the row groups as chunks); device="gpu" decodes each
+    leaf there and returns host data."""
+    from fsstgpu.formats.nested_device import DeviceNestedArray
+
     table = _table(500).drop_columns(["lv", "deep"])
     write_table(table, tmp_path / "in.parquet", "parquet", rows_per_unit=200)
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
     cols = read_table_device(tmp_path / "c.parquet")
     for name in ("l", "st", "m", "ls", "fl", "ll"):
-        assert isinstance(cols[name], pa.ChunkedArray) and cols[name].equals(table.column(name))
+        assert isinstance(cols[name], DeviceNestedArray), name
+        got = cols[name].to_arrow()
+        assert [len(c) for c in got.chunks] == [200, 200, 100]
+        assert got.equals(table.column(name)), name
     assert cols["plain"].to_arrow().equals(table.column("plain"))
     assert read_table(tmp_path / "c.parquet", device="gpu").equals(table)
     coded = fsstgpu.compress_table(table)

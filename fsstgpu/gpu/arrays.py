@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrow_layout import as_chunks
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
@@ -26,7 +27,7 @@ from fsstgpu.kernels.loader import on_stream
 from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
 
-__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address",
+__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address", "host_copy",
            "to_device"]
 
 
@@ -255,9 +256,9 @@ class DeviceStringArray:
         ...     dev = fsstgpu.decompress_device(fsstgpu.compress(col))
         ...     assert dev.to_arrow().equals(col)
         """
-        offsets = self.offsets.get()
-        data = self.data.get()
-        validity = None if self.validity is None else self.validity.get()
+        offsets = host_copy(self.offsets)
+        data = host_copy(self.data)
+        validity = None if self.validity is None else host_copy(self.validity)
         target = self.type
         if is_text(target):  # forged codes can decode to any bytes; checked on the host copy
             check_utf8(data, offsets, "decoded column")
@@ -270,14 +271,10 @@ class DeviceStringArray:
         bufs = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets),
                 pa.py_buffer(data)]
         arr = pa.Array.from_buffers(physical, self.length, bufs, null_count=self.null_count)
+        arr = arr if physical == target else arr.cast(target)
         if self.chunk_lengths is None:
-            return arr if physical == target else arr.cast(target)
-        chunks, start = [], 0
-        for n in self.chunk_lengths:
-            piece = arr.slice(start, int(n))
-            chunks.append(piece if physical == target else piece.cast(target))
-            start += int(n)
-        return pa.chunked_array(chunks, type=target)
+            return arr
+        return as_chunks(arr, np.asarray(self.chunk_lengths, np.int64))
 
     # ------------------------------------------------------------------ interchange
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
@@ -340,6 +337,12 @@ class DeviceStringArray:
         from_arrow = getattr(pylibcudf.Column, "from_arrow", None)
         column = from_arrow(self) if from_arrow is not None else pylibcudf.Column(self)
         return cudf.Series.from_pylibcudf(column)
+
+
+def host_copy(buffer) -> np.ndarray:
+    """A device buffer copied to the host (a NumPy array, as the CPU tests' stand-ins hold, as
+    it is)."""
+    return buffer if isinstance(buffer, np.ndarray) else buffer.get()
 
 
 def device_address(buffer) -> int:

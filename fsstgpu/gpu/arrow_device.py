@@ -1,4 +1,4 @@
-"""The Arrow C Device Data Interface, exported with ctypes for flat arrays given by buffer address.
+"""The Arrow C Device Data Interface, exported with ctypes for arrays given by buffer address.
 
 :func:`export_device_array` builds the two C structs a consumer of
 ``__arrow_c_device_array__`` expects (Arrow PyCapsule interface): an ``ArrowSchema`` in a capsule
@@ -28,6 +28,9 @@ memory. Each struct's ``private_data`` is an owned reference to a Python list of
 it (the format string, the buffer-address array, the buffers' owners); ``release`` drops that
 reference and sets ``release`` to NULL, as the specification requires. The release callbacks are
 ctypes callbacks, which take the GIL, so a consumer may release from any thread.
+:func:`export_device_tree` exports a nested array: each child is an ``ArrowArray`` of our own
+allocation holding its own buffers' owners; a parent's release releases the children a consumer
+has not moved out, then frees them.
 
 ``sync_event`` is always NULL: the caller makes the data ready (synchronises) before exporting.
 
@@ -59,7 +62,9 @@ __all__ = [
     "ArrowArray",
     "ArrowDeviceArray",
     "ArrowSchema",
+    "ExportNode",
     "export_device_array",
+    "export_device_tree",
     "plain_format",
 ]
 
@@ -155,7 +160,15 @@ def _release_schema(schema_ptr) -> None:
 
 
 def _release_array(array_ptr) -> None:
-    _release(array_ptr.contents, ArrayRelease())
+    array = array_ptr.contents
+    # The children are ours (allocated by _fill_array): released unless a consumer moved one
+    # out, then freed; their pointers live in memory private_data holds, so before dropping it.
+    for i in range(array.n_children):
+        child = array.children[i]
+        if child.contents.release:
+            child.contents.release(child)
+        _raw_free(ctypes.cast(child, c_void_p))
+    _release(array, ArrayRelease())
 
 
 def _destroy(capsule, name: bytes, struct_type, inner) -> None:
@@ -255,6 +268,70 @@ def export_device_array(format: str, length: int, null_count: int, buffers, *, d
     array.buffers = ctypes.cast(addresses, POINTER(c_void_p))
     array.private_data = _hold([addresses, keep_alive])
     array.release = RELEASE_ARRAY
+    device_array.device_id = int(device_id)
+    device_array.device_type = int(device_type)
+    array_capsule = _capsule_new(array_address, DEVICE_ARRAY_CAPSULE,
+                                 ctypes.cast(_DESTROY_DEVICE_ARRAY, c_void_p))
+    return schema_capsule, array_capsule
+
+
+class ExportNode:
+    """One array of a tree to export (:func:`export_device_tree`): its length, null count,
+    buffer addresses in Arrow's order (None: a NULL buffer), what owns their memory, and its
+    children (ExportNodes, in the schema's order)."""
+
+    def __init__(self, length: int, null_count: int, buffers, keep_alive, children=()):
+        self.length, self.null_count = int(length), int(null_count)
+        self.buffers, self.keep_alive, self.children = list(buffers), keep_alive, list(children)
+
+
+def _fill_array(array: ArrowArray, node: ExportNode) -> None:
+    """Fill ``array`` (zeroed) from ``node``, its children allocated and filled too."""
+    addresses = (c_void_p * len(node.buffers))(*node.buffers)
+    children = (POINTER(ArrowArray) * len(node.children))()
+    for i, child in enumerate(node.children):
+        address, struct = _allocate(ArrowArray)
+        _fill_array(struct, child)
+        children[i] = ctypes.cast(address, POINTER(ArrowArray))
+    array.length = node.length
+    array.null_count = node.null_count
+    array.n_buffers = len(node.buffers)
+    array.buffers = ctypes.cast(addresses, POINTER(c_void_p))
+    array.n_children = len(node.children)
+    array.children = ctypes.cast(children, POINTER(POINTER(ArrowArray)))
+    array.private_data = _hold([addresses, children, node.keep_alive])
+    array.release = RELEASE_ARRAY
+
+
+def export_device_tree(schema_capsule, root: ExportNode, *, device_type: int,
+                       device_id: int) -> tuple:
+    """Export a nested array (a tree of :class:`ExportNode`) as Arrow PyCapsules.
+
+    ``schema_capsule`` describes it (e.g. ``pa.field("", type).__arrow_c_schema__()``: its
+    children in the nodes' order). Each child array is a struct of its own, holding its own
+    buffers' owners, released by its parent's release unless a consumer moved it out.
+
+    Returns
+    -------
+    (PyCapsule, PyCapsule)
+        ``schema_capsule`` and the ``"arrow_device_array"`` capsule.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CPU, ExportNode, export_device_tree
+    >>> offsets, values = np.array([0, 2, 3], np.int32), np.array([7, 8, 9], np.int64)
+    >>> class Host:  # a list<int64> in host memory, exported as a CPU device array
+    ...     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+    ...         child = ExportNode(3, 0, [None, values.ctypes.data], values)
+    ...         root = ExportNode(2, 0, [None, offsets.ctypes.data], offsets, [child])
+    ...         return export_device_tree(pa.field("", pa.list_(pa.int64())).__arrow_c_schema__(),
+    ...                                   root, device_type=ARROW_DEVICE_CPU, device_id=-1)
+    >>> pa.array(Host()).to_pylist()
+    [[7, 8], [9]]
+    """
+    array_address, device_array = _allocate(ArrowDeviceArray)
+    _fill_array(device_array.array, root)
     device_array.device_id = int(device_id)
     device_array.device_type = int(device_type)
     array_capsule = _capsule_new(array_address, DEVICE_ARRAY_CAPSULE,
