@@ -41,13 +41,24 @@ from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
 from fsstgpu.formats.nested import decode_nested, holds_fsst
-from fsstgpu.formats.nested_device import device_layout_supports, nested_to_device
+from fsstgpu.formats.nested_device import (
+    checked_leaves,
+    device_layout_supports,
+    nested_to_device,
+)
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.decode import decompress_device
 
-__all__ = ["decode_batch", "nested_column_to_device", "parallel_units", "read_to_device",
+__all__ = ["WHOLE", "decode_batch", "nested_column_to_device", "parallel_units", "read_to_device",
            "read_unit_to_device", "stream_to_device"]
+
+
+#: ``ahead`` for a reader that keeps every unit (a whole-file read: its result holds them all,
+#: so reading a few ahead bounds nothing): every (unit, column) task is queued at once. A few
+#: ahead left a 4-row-group file's two columns 6 tasks for 16 threads, in two waves (H200 host:
+#: the reads of a nested table 80 ms, pyarrow's one-call read of the same file 42).
+WHOLE = 1 << 62
 
 
 def _default_workers() -> int:
@@ -195,22 +206,27 @@ def _decoded_unit(source: Source, k: int, unit: dict, fsst: set, stream) -> dict
     carrs = {n: c for n, c in unit.items() if n in fsst}
     out = decode_batch(source.path, {f"row group {k}, column {n!r}": c
                                      for n, c in carrs.items()}, stream=stream)
-    nested = {n: nested_column_to_device(source.path, n, c, stream=stream,
-                                         where=f"row group {k}, ")
-              for n, c in unit.items() if n not in fsst and isinstance(c, pa.ChunkedArray)
-              and holds_fsst(c.type)}
+    nested = {}
+    for n, c in unit.items():
+        where = f"row group {k}, "
+        if isinstance(c, _CheckedNested):
+            nested[n] = nested_column_to_device(source.path, n, c.column, stream=stream,
+                                                where=where, checked=c.checked)
+        elif n not in fsst and isinstance(c, pa.ChunkedArray) and holds_fsst(c.type):
+            nested[n] = nested_column_to_device(source.path, n, c, stream=stream, where=where)
     return {**unit, **dict(zip(carrs, out.values(), strict=True)), **nested}
 
 
 def nested_column_to_device(path, name: str, col: pa.ChunkedArray, *, stream=None,
-                            where: str = ""):
+                            where: str = "", checked=None):
     """A nested column with fsst leaves decoded on the GPU (a DeviceNestedArray), or on the
     CPU (a host ChunkedArray) when the device layout does not take its types; errors name
-    ``path``, ``where`` (e.g. the row group) and the column."""
+    ``path``, ``where`` (e.g. the row group) and the column; ``checked``: each chunk's
+    :func:`~fsstgpu.formats.nested_device.checked_leaves`, when the caller has them."""
     with reading(path, f"{where}column {name!r}: "):
         if not device_layout_supports(col.type):
             return decode_nested(col, "cpu")[0]
-        return nested_to_device(col.chunks, col.type, stream=stream)
+        return nested_to_device(col.chunks, col.type, stream=stream, checked=checked)
 
 
 
@@ -239,8 +255,13 @@ def read_unit_to_device(path, k: int, *, stream=None) -> dict:
         return _decoded_unit(source, k, unit, _fsst_names(source), stream)
 
 
-def read_to_device(source: Source, *, workers: int | None = None) -> dict:
+def read_to_device(source: Source, *, workers: int | None = None,
+                   nested_on_device: bool = True) -> dict:
     """Every column of ``source``: the fsst ones decoded on the GPU, the others on the host.
+
+    Nested columns with fsst leaves are placed on the GPU (:func:`nested_column_to_device`,
+    their leaves checked on the reading threads as each row group arrives); with
+    ``nested_on_device=False`` they are returned compressed, as host columns.
 
     Row groups are read and checked in parallel (:func:`parallel_units`), every (row group,
     column) is decoded in one batch laid out column by column, and each column's row groups are
@@ -266,11 +287,15 @@ def read_to_device(source: Source, *, workers: int | None = None) -> dict:
     fsst = _fsst_names(source)
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
-    for k, unit in enumerate(parallel_units(source, workers=workers,
+    nested: dict[str, list] = {}   # column -> its row groups' _CheckedNested
+    for k, unit in enumerate(parallel_units(source, workers=workers, ahead=WHOLE,
                                             convert=_compressed_columns(source))):
         for name, col in unit.items():
             if name in fsst:
                 pieces[name][f"row group {k}, column {name!r}"] = col
+            elif isinstance(col, _CheckedNested):
+                nested.setdefault(name, []).append(col)
+                host[name].extend(col.column.chunks)
             else:
                 host[name].extend(col.chunks)
     for name, labelled in pieces.items():  # no row groups at all: an empty column
@@ -283,20 +308,44 @@ def read_to_device(source: Source, *, workers: int | None = None) -> dict:
     decoded: dict[str, list] = {}
     for name, col in zip(which, decode_batch(source.path, batch).values(), strict=True):
         decoded.setdefault(name, []).append(col)
-    return {f.name: concat_device_arrays(decoded[f.name], consume=True) if f.name in decoded
-            else pa.chunked_array(host[f.name], type=f.type) for f in source.schema}
+    out = {}
+    for f in source.schema:
+        if f.name in decoded:
+            out[f.name] = concat_device_arrays(decoded[f.name], consume=True)
+        elif f.name in nested and nested_on_device:
+            parts = nested[f.name]
+            out[f.name] = nested_column_to_device(
+                source.path, f.name, pa.chunked_array(host[f.name], type=parts[0].column.type),
+                checked=[leaves for part in parts for leaves in part.checked])
+        else:
+            out[f.name] = pa.chunked_array(host[f.name], type=f.type)
+    return out
 
 
 def _fsst_names(source: Source) -> set[str]:
     return {f.name for f in source.schema if is_fsst_type(f.type)}
 
 
+class _CheckedNested:
+    """A nested column of one unit with its fsst leaves checked (:func:`checked_leaves`, one
+    list per chunk) on the reading thread."""
+
+    def __init__(self, column: pa.ChunkedArray, checked: list):
+        self.column, self.checked = column, checked
+
+
 def _compressed_columns(source: Source):
     """``convert`` for :func:`parallel_units`: each fsst column as a CompressedStringArray,
-    checked (:func:`from_extension_array`) on the reading thread; other columns unchanged."""
+    checked (:func:`from_extension_array`) on the reading thread, each nested column the
+    device layout takes as a :class:`_CheckedNested`; other columns unchanged."""
     fsst = _fsst_names(source)
+    nested = {f.name for f in source.schema if holds_fsst(f.type)}
 
     def convert(k: int, name: str, column):
+        if name in nested and device_layout_supports(column.type):
+            with reading(source.path, f"row group {k}, column {name!r}: "):
+                return _CheckedNested(column, [checked_leaves(chunk, column.type)
+                                               for chunk in column.chunks])
         if name not in fsst:
             return column
         with reading(source.path, f"row group {k}, column {name!r}: "):

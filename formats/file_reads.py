@@ -15,6 +15,7 @@ import pyarrow as pa
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.decoding import Decoder, restored_schema
 from fsstgpu.formats.device_reader import (
+    WHOLE,
     nested_column_to_device,
     parallel_units,
     read_to_device,
@@ -78,7 +79,7 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
     dev = resolve_device(device)
     with Source(path) as source:
         plan = _ReadPlan(source, columns, filters, row_groups)
-        units = list(plan.tables(dev))
+        units = list(plan.tables(dev, whole=True))
     return pa.concat_tables(units) if units else plan.schema.empty_table()
 
 
@@ -158,8 +159,9 @@ class _ReadPlan:
         self.schema = pa.schema([restored.field(n) for n in self.columns],
                                 metadata=restored.metadata)
 
-    def tables(self, device: str):
-        """Yield each unit read, as a Table of :attr:`schema`."""
+    def tables(self, device: str, *, whole: bool = False):
+        """Yield each unit read, as a Table of :attr:`schema`; ``whole``: the caller keeps
+        every unit (a whole-file read), so all are read at once, not a few ahead."""
         source = self.source
         decoder = Decoder(source, source.format, device)
         # On the CPU, columns decode on the reading threads too (the codec's own pool is
@@ -167,7 +169,8 @@ class _ReadPlan:
         early = ((lambda k, name, col: decoder.decode(name, col, k)) if device == "cpu"
                  else None)
         order = self.units if self.units is not None else itertools.count()
-        units = parallel_units(source, convert=early, columns=self.read, units=self.units)
+        units = parallel_units(source, convert=early, columns=self.read, units=self.units,
+                               ahead=WHOLE if whole else None)
         for k, unit in zip(order, units, strict=False):  # order: count() when all
             cols = [decoder.finish(name, unit[name] if early
                                    else decoder.decode(name, unit[name], k))
@@ -219,10 +222,10 @@ def device_columns(path, *, nested_on_device: bool = True) -> dict:
     resolve_device("gpu")
     with Source(path) as source:
         out = {}
-        for name, col in read_to_device(source).items():
+        for name, col in read_to_device(source, nested_on_device=nested_on_device).items():
             if isinstance(col, pa.ChunkedArray):
                 col = source.restored(name, col)
-                if holds_fsst(col.type) and nested_on_device:
-                    col = nested_column_to_device(source.path, name, col)
+                if holds_fsst(col.type) and nested_on_device:  # one the reader left: empty, or
+                    col = nested_column_to_device(source.path, name, col)  # not device-laid
             out[name] = col
         return out

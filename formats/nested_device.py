@@ -47,7 +47,8 @@ from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import run_tasks
 
-__all__ = ["DeviceNestedArray", "device_layout_supports", "nested_to_device"]
+__all__ = ["DeviceNestedArray", "checked_leaves", "device_layout_supports", "leaf_slices",
+           "nested_to_device"]
 
 
 def _flat(type_: pa.DataType) -> bool:
@@ -264,11 +265,9 @@ def _validity(pieces, upload):
 
 def _list_parts(pieces):
     """The pieces' offsets joined (rebased to run on from 0) and the child slices they use."""
-    dtype = None
     joined, children, base = [], [], 0
     for p in pieces:
         offs = p.offsets.to_numpy()  # with p's offset applied
-        dtype = offs.dtype if len(offs) else (dtype or np.int32)
         if len(offs) == 0:
             offs = np.zeros(1, np.int64)
         start, end = int(offs[0]), int(offs[-1])
@@ -281,26 +280,75 @@ def _list_parts(pieces):
     return np.concatenate(joined), children
 
 
+def _child_pieces(pieces, type_):
+    """Each child array's pieces (the values each piece references), and for a list, large
+    list or map the pieces' offsets joined (else None)."""
+    if pa.types.is_struct(type_):
+        return [[p.field(i) for p in pieces] for i in range(type_.num_fields)], None
+    if pa.types.is_fixed_size_list(type_):
+        size = type_.list_size
+        return [[p.values.slice(p.offset * size, len(p) * size) for p in pieces]], None
+    offsets, values = _list_parts(pieces)
+    return [values], offsets
+
+
+def leaf_slices(piece: pa.Array, type_: pa.DataType) -> list[pa.Array]:
+    """The fsst leaves of one nested array, each sliced to the values it uses, depth first.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import compress_nested
+    >>> from fsstgpu.formats.nested_device import leaf_slices
+    >>> coded = compress_nested(pa.array([{"a": "x", "b": ["y", "z"]}]))
+    >>> [len(leaf) for leaf in leaf_slices(coded, coded.type)]
+    [1, 2]
+    """
+    found: list[pa.Array] = []
+
+    def walk(pieces, t):
+        kids, _ = _child_pieces(pieces, t)
+        for child, field in zip(kids, _array_children(t), strict=True):
+            if is_fsst_type(field.type):
+                found.append(child[0])
+            elif _container(field.type):
+                walk(child, field.type)
+
+    walk([piece], type_)
+    return found
+
+
+def checked_leaves(piece: pa.Array, type_: pa.DataType) -> list:
+    """The fsst leaves of one nested array (:func:`leaf_slices`) checked and planned for the
+    decode (:func:`fsstgpu.formats.arrow_read.from_extension_array`): host work a reader runs
+    on its reading threads, as each row group arrives.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import compress_nested
+    >>> from fsstgpu.formats.nested_device import checked_leaves
+    >>> coded = compress_nested(pa.array([["ab", None]]))
+    >>> [leaf.null_count for leaf in checked_leaves(coded, coded.type)]
+    [1]
+    """
+    return [from_extension_array(leaf) for leaf in leaf_slices(piece, type_)]
+
+
 def _assemble(pieces, type_, upload, leaves):
     """The device node of ``pieces`` (host arrays of ``type_``, joined end to end); fsst
     leaves are appended to ``leaves`` as :class:`_Leaf` placeholders in the children lists."""
     n = sum(len(p) for p in pieces)
     validity, nulls = _validity(pieces, upload)
     plain = plain_type_of(type_)
-    if pa.types.is_struct(type_):
-        node = DeviceNestedArray(plain, n, nulls, (validity,))
-        kids = [[p.field(i) for p in pieces] for i in range(type_.num_fields)]
-    elif pa.types.is_fixed_size_list(type_):
-        size = type_.list_size
-        node = DeviceNestedArray(plain, n, nulls, (validity,))
-        kids = [[p.values.slice(p.offset * size, len(p) * size) for p in pieces]]
-    elif _container(type_):  # list, large_list, map: offsets
-        width = np.int64 if pa.types.is_large_list(type_) else np.int32
-        offsets, values = _list_parts(pieces)
-        node = DeviceNestedArray(plain, n, nulls, (validity, upload(offsets.astype(width))))
-        kids = [values]
-    else:
+    if not _container(type_):
         return _flat_node(pieces, type_, n, upload)
+    kids, offsets = _child_pieces(pieces, type_)
+    if offsets is None:  # struct, fixed-size list
+        node = DeviceNestedArray(plain, n, nulls, (validity,))
+    else:  # list, large list, map
+        width = np.int64 if pa.types.is_large_list(type_) else np.int32
+        node = DeviceNestedArray(plain, n, nulls, (validity, upload(offsets.astype(width))))
     for i, (child_pieces, field) in enumerate(zip(kids, _array_children(type_), strict=True)):
         child_type = field.type
         if is_fsst_type(child_type):
@@ -348,26 +396,32 @@ def _flat_node(pieces, type_, n, upload) -> DeviceNestedArray:
     return DeviceNestedArray(type_, n, joined.null_count, (validity, *values))
 
 
-def assemble_with(pieces, type_, *, upload, decode, join) -> DeviceNestedArray:
+def assemble_with(pieces, type_, *, upload, decode, join, checked=None) -> DeviceNestedArray:
     """:func:`nested_to_device` with the steps given: ``upload(ndarray)`` places a host array,
     ``decode(list of CompressedStringArray)`` decodes every fsst leaf's pieces in one batch
-    (``DeviceStringArray`` each, in order), ``join(parts)`` joins one leaf's decoded pieces.
+    (``DeviceStringArray`` each, in order), ``join(parts)`` joins one leaf's decoded pieces;
+    ``checked``: each piece's :func:`checked_leaves`, when the caller has them.
 
     The CPU tests give host steps (NumPy buffers, the CPU decoder), so the assembly is tested
     without a GPU; :func:`nested_to_device` gives CuPy's.
     """
-    pieces = list(pieces) or [empty_array(type_)]
+    pieces = list(pieces)
+    if not pieces:
+        pieces, checked = [empty_array(type_)], None
     leaves: list[_Leaf] = []
     root = _assemble(pieces, type_, upload, leaves)
-    # each leaf piece checked and planned (from_extension_array: compiled passes that release
-    # the GIL) on the worker pool: serial, they were a third of placing a 4-row-group column
-    flat = [p for leaf in leaves for p in leaf.pieces]
-    carrs: list = [None] * len(flat)
+    if checked is None:
+        # each piece's leaves checked and planned (from_extension_array: compiled passes that
+        # release the GIL) on the worker pool: serial, they were a third of placing a column
+        checked = [None] * len(pieces)
 
-    def check(k: int) -> None:
-        carrs[k] = from_extension_array(flat[k])
+        def check(k: int) -> None:
+            checked[k] = checked_leaves(pieces[k], type_)
 
-    run_tasks(check, len(flat))
+        run_tasks(check, len(pieces))
+    if len(checked) != len(pieces) or any(len(c) != len(leaves) for c in checked):
+        raise ValueError("checked: one list of the fsst leaves per piece")
+    carrs = [piece[j] for j in range(len(leaves)) for piece in checked]  # leaf by leaf
     decoded = iter(decode(carrs) if carrs else [])
     for leaf in leaves:
         parts = [next(decoded) for _ in leaf.pieces]
@@ -378,7 +432,8 @@ def assemble_with(pieces, type_, *, upload, decode, join) -> DeviceNestedArray:
     return root
 
 
-def nested_to_device(pieces, type_=None, *, decode=None, stream=None) -> DeviceNestedArray:
+def nested_to_device(pieces, type_=None, *, decode=None, stream=None,
+                     checked=None) -> DeviceNestedArray:
     """A nested column with fsst leaves, decoded on the GPU into Arrow layout in device memory.
 
     Parameters
@@ -394,6 +449,8 @@ def nested_to_device(pieces, type_=None, *, decode=None, stream=None) -> DeviceN
         corrupt piece raises CorruptDataError naming it, "leaf piece K", in the order the
         leaves are met depth first).
     stream : cupy.cuda.Stream, optional
+    checked : list of list, optional
+        Each piece's :func:`checked_leaves` (default: computed here, on the worker pool).
 
     Returns
     -------
@@ -443,4 +500,5 @@ def nested_to_device(pieces, type_=None, *, decode=None, stream=None) -> DeviceN
     with on_stream(stream):
         return assemble_with(pieces, type_, upload=upload, decode=decode,
                              join=lambda parts: concat_device_arrays(parts, stream,
-                                                                     consume=True))
+                                                                     consume=True),
+                             checked=checked)
