@@ -37,7 +37,7 @@ from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.types import is_view, large_type, narrow_offsets
 
 __all__ = ["BOUND_BYTES", "STRING_STATS_KEY", "bounds_of", "may_match", "normalized_filters",
-           "row_filter", "selected_units", "stats_footer"]
+           "row_filter", "selected_units", "stats_footer", "string_buffers"]
 
 #: Footer key of the per-row-group bounds of the fsst columns' strings.
 STRING_STATS_KEY = b"fsstgpu.string_stats"
@@ -70,10 +70,19 @@ def bounds_of(values) -> tuple[bytes, bytes | None] | None:
     return least[:BOUND_BYTES], _raised(greatest)
 
 
-def _chunk_bounds(values: pa.Array) -> tuple[bytes, bytes] | None:
-    """The least and greatest string of one Arrow array, whole (None: no value)."""
-    if len(values) == values.null_count:
-        return None
+def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(data, offsets, validity)`` of one string / binary array as the compiled passes over
+    strings take them: the data buffer, n + 1 int64 offsets (unchecked: those passes check
+    them), the bitmap at bit offset 0 or None; views as their large type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.pruning import string_buffers
+    >>> data, offsets, validity = string_buffers(pa.array(["ab", None, "c"]).slice(1))
+    >>> offsets.tolist(), validity.tolist()
+    ([2, 2, 3], [2])
+    """
     if is_view(values.type):
         values = values.cast(large_type(values.type))
     n = len(values)
@@ -84,6 +93,14 @@ def _chunk_bounds(values: pa.Array) -> tuple[bytes, bytes] | None:
     validity = None
     if values.null_count:
         validity = slice_bitmap(np.frombuffer(buffers[0], np.uint8), values.offset, n)
+    return data, offsets, validity
+
+
+def _chunk_bounds(values: pa.Array) -> tuple[bytes, bytes] | None:
+    """The least and greatest string of one Arrow array, whole (None: no value)."""
+    if len(values) == values.null_count:
+        return None
+    data, offsets, validity = string_buffers(values)
     try:
         lo, hi = native.string_bounds(data, offsets, validity)
     except ValueError as exc:  # offsets the array's own checks would refuse

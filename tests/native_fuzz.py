@@ -585,6 +585,53 @@ def fuzz_string_bounds():
         assert data[offsets[hi] : offsets[hi + 1]].tobytes() == max(strings)
 
 
+def distinct_upto_model(data, offsets, bits, limit):
+    """distinct_upto in Python: ValueError where it must raise, else the count of the valid
+    strings (limit + 1 once passed; offsets past that point are not read)."""
+    n = len(offsets) - 1
+    if n < 0 or limit < 0 or (bits is not None and len(bits) < (n + 7) // 8):
+        raise ValueError
+    if n == 0:
+        return 0
+    if not 0 <= offsets[0] <= len(data):
+        raise ValueError
+    seen = set()
+    for i in range(n):
+        begin, end = offsets[i], offsets[i + 1]
+        if end < begin or end > len(data):
+            raise ValueError
+        if bits is not None and not (bits[i >> 3] >> (i & 7)) & 1:
+            continue
+        seen.add(data[begin:end].tobytes())
+        if len(seen) > limit:
+            return limit + 1
+    return len(seen)
+
+
+def fuzz_distinct_upto():
+    """The distinct count of compress_file's dictionary choice (formats/files.py) over forged
+    offsets and limits, against the model: the same count, or ValueError where it raises."""
+    size = int(rng.integers(0, 12))
+    data = rng.integers(0, 3, size).astype(np.uint8)  # few byte values: strings repeat
+    n = int(rng.integers(0, 9))
+    offsets = np.sort(rng.integers(-1, size + 2, n + 1)).astype(np.int64)
+    if rng.random() < 0.3:
+        offsets = rng.integers(-2, size + 3, int(rng.integers(0, 8))).astype(np.int64)
+    limit = int(rng.integers(-1, 6))
+    bits = None
+    if rng.random() < 0.5:
+        bits = rng.integers(0, 256, int(rng.integers(0, 3))).astype(np.uint8)
+    try:
+        want = distinct_upto_model(data, offsets, bits, limit)
+    except ValueError:
+        want = ValueError
+    try:
+        got = _native.distinct_upto(data, offsets, bits, limit)
+    except ValueError:
+        got = ValueError
+    assert got == want, (data.tolist(), offsets.tolist(), limit, got, want)
+
+
 def stored_rows_model(n, bits, co, size, lengths, index, table_of):
     """stored_rows in Python: (status, nulls, code offsets, lengths, run starts, tables)."""
     def bit(b, i):
@@ -680,6 +727,7 @@ for r in range(ROUNDS):
     fuzz_assemble_splits()
     fuzz_stored_rows()
     fuzz_string_bounds()
+    fuzz_distinct_upto()
     fuzz_round()
     fuzz_decode()
     fuzz_scan(big=r % 25 == 0)

@@ -925,3 +925,30 @@ def test_compress_file_reads_each_row_group_once(tmp_path, monkeypatch):
     assert sorted(reads) == [0, 1, 1, 2] and sorted(columns[1] or ()) == ["s", "t"]
     monkeypatch.undo()
     assert read_table(dst, device="cpu").equals(late)
+
+
+def test_repeating_decision_is_pyarrows_count_distinct():
+    """compress_file's dictionary choice (files._repeats) counts with native.distinct_upto,
+    which stops at the share: the same decision as pyarrow's exact count_distinct, on real
+    text (URLs, heavy repetition, nulls), slices at odd offsets, views and large types."""
+    import pyarrow.compute as pc
+
+    from fsstgpu.formats.files import REPEATING_SHARE, _repeats
+
+    rng = np.random.default_rng(23)
+    columns = [generate(name, 3000, 5) for name in ("urls", "null_heavy")]
+    pool = generate("urls", 40, 6).to_pylist()
+    for share in (0.1, 0.45, 0.5, 0.55, 0.9):  # around the threshold: distinct / present
+        n = 2000
+        distinct = int(share * n)
+        values = [pool[i % len(pool)] + str(i) for i in range(distinct)]
+        rows = values + [values[int(k)] for k in rng.integers(0, distinct, n - distinct)]
+        columns.append(pa.array([None if k % 11 == 0 else r for k, r in enumerate(rows)]))
+    for col in columns:
+        for variant in (col, col.slice(13, len(col) - 20), col.cast(pa.large_string()),
+                        col.cast(pa.string_view())):
+            plain = variant.cast(pa.large_string()) if pa.types.is_string_view(variant.type) \
+                else variant
+            present = len(plain) - plain.null_count
+            want = pc.count_distinct(plain).as_py() <= REPEATING_SHARE * present
+            assert _repeats(variant) == want, (variant.type, present)

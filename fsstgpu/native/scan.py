@@ -11,7 +11,7 @@ from fsstgpu import _native
 from fsstgpu.memory import pool_empty
 from fsstgpu.parallel import thread_count
 
-__all__ = ["assemble_splits", "count_set_bits", "differences", "first_at_or_after",
+__all__ = ["assemble_splits", "count_set_bits", "differences", "distinct_upto", "first_at_or_after",
            "first_decrease", "first_filled_null", "first_misfit", "gather", "length_sums",
            "running_sum", "stored_rows", "string_bounds", "walk_codes"]
 
@@ -253,6 +253,35 @@ def first_decrease(a, threads=None) -> int:
     a = np.asarray(a)
     a = np.ascontiguousarray(a if a.dtype == np.int32 else a.astype(np.int64, copy=False))
     return _native.first_decrease(a, thread_count(threads))
+
+
+def distinct_upto(data, offsets, limit: int, validity=None) -> int:
+    """The number of distinct valid strings ``data[offsets[i]:offsets[i + 1]]``, or
+    ``limit + 1`` as soon as more than ``limit`` are found (the rest is not read): one pass, no
+    copy of the values (``csrc/distinct.cpp``; strings told apart by a 64-bit hash).
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8
+    offsets : numpy.ndarray of int64, shape (n + 1,)
+        Checked as far as the count goes: non-decreasing, inside ``data`` (else ValueError).
+    limit : int
+    validity : numpy.ndarray of uint8, optional
+        An Arrow bitmap of at least n bits; None: every string valid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.native import distinct_upto
+    >>> data = np.frombuffer(b"abababcd", np.uint8)
+    >>> offsets = np.array([0, 2, 4, 6, 8])
+    >>> distinct_upto(data, offsets, 10), distinct_upto(data, offsets, 1)
+    (2, 2)
+    """
+    return _native.distinct_upto(np.ascontiguousarray(data, np.uint8),
+                                 np.ascontiguousarray(offsets, np.int64),
+                                 None if validity is None
+                                 else np.ascontiguousarray(validity, np.uint8), int(limit))
 
 
 def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]:
