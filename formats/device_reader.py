@@ -287,14 +287,14 @@ def read_to_device(source: Source, *, workers: int | None = None,
     fsst = _fsst_names(source)
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
-    nested: dict[str, list] = {}   # column -> its row groups' _CheckedNested
+    checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     for k, unit in enumerate(parallel_units(source, workers=workers, ahead=WHOLE,
                                             convert=_compressed_columns(source))):
         for name, col in unit.items():
             if name in fsst:
                 pieces[name][f"row group {k}, column {name!r}"] = col
             elif isinstance(col, _CheckedNested):
-                nested.setdefault(name, []).append(col)
+                checked.setdefault(name, []).extend(col.checked)
                 host[name].extend(col.column.chunks)
             else:
                 host[name].extend(col.chunks)
@@ -312,11 +312,10 @@ def read_to_device(source: Source, *, workers: int | None = None,
     for f in source.schema:
         if f.name in decoded:
             out[f.name] = concat_device_arrays(decoded[f.name], consume=True)
-        elif f.name in nested and nested_on_device:
-            parts = nested[f.name]
+        elif nested_on_device and holds_fsst(f.type):  # on the CPU where the layout refuses it
             out[f.name] = nested_column_to_device(
-                source.path, f.name, pa.chunked_array(host[f.name], type=parts[0].column.type),
-                checked=[leaves for part in parts for leaves in part.checked])
+                source.path, f.name, pa.chunked_array(host[f.name], type=f.type),
+                checked=checked.get(f.name))
         else:
             out[f.name] = pa.chunked_array(host[f.name], type=f.type)
     return out
@@ -339,10 +338,11 @@ def _compressed_columns(source: Source):
     checked (:func:`from_extension_array`) on the reading thread, each nested column the
     device layout takes as a :class:`_CheckedNested`; other columns unchanged."""
     fsst = _fsst_names(source)
-    nested = {f.name for f in source.schema if holds_fsst(f.type)}
+    nested = {f.name for f in source.schema
+              if holds_fsst(f.type) and device_layout_supports(f.type)}
 
     def convert(k: int, name: str, column):
-        if name in nested and device_layout_supports(column.type):
+        if name in nested:
             with reading(source.path, f"row group {k}, column {name!r}: "):
                 return _CheckedNested(column, [checked_leaves(chunk, column.type)
                                                for chunk in column.chunks])

@@ -16,11 +16,9 @@ from fsstgpu.device import resolve_device
 from fsstgpu.formats.decoding import Decoder, restored_schema
 from fsstgpu.formats.device_reader import (
     WHOLE,
-    nested_column_to_device,
     parallel_units,
     read_to_device,
 )
-from fsstgpu.formats.nested import holds_fsst
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.selection import ColumnSelectionError
@@ -215,17 +213,10 @@ def read_table_device(path) -> dict:
 
 def device_columns(path, *, nested_on_device: bool = True) -> dict:
     """:func:`read_table_device`; with ``nested_on_device=False`` its nested fsst columns are
-    left compressed on the host (restored to their written type), for a caller that joins
-    them over several files before placing them (:func:`fsstgpu.formats.datasets.
-    read_dataset_device`)."""
+    left compressed on the host (restored to their written type, as every host column the
+    reader gives), for a caller that joins them over several files before placing them
+    (:func:`fsstgpu.formats.datasets.read_dataset_device`)."""
     path = check_input(path)
     resolve_device("gpu")
     with Source(path) as source:
-        out = {}
-        for name, col in read_to_device(source, nested_on_device=nested_on_device).items():
-            if isinstance(col, pa.ChunkedArray):
-                col = source.restored(name, col)
-                if holds_fsst(col.type) and nested_on_device:  # one the reader left: empty, or
-                    col = nested_column_to_device(source.path, name, col)  # not device-laid
-            out[name] = col
-        return out
+        return read_to_device(source, nested_on_device=nested_on_device)

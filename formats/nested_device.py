@@ -34,18 +34,18 @@ from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import from_extension_array
 from fsstgpu.formats.nested import child_fields, empty_array, plain_type_of, with_children
-from fsstgpu.gpu.arrays import DeviceStringArray, host_copy
+from fsstgpu.gpu.arrays import DeviceStringArray, device_address, host_copy
 from fsstgpu.gpu.arrow_device import (
     ARROW_DEVICE_CPU,
     ARROW_DEVICE_CUDA,
     ExportNode,
     export_device_tree,
-    plain_format,
 )
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import run_tasks
+from fsstgpu.types import narrow_offsets
 
 __all__ = ["DeviceNestedArray", "checked_leaves", "device_layout_supports", "leaf_slices",
            "nested_to_device"]
@@ -180,11 +180,7 @@ class DeviceNestedArray:
 def _host_array(node, declared: pa.DataType) -> pa.Array:
     """``node`` copied to the host as an Array of type ``declared``."""
     if isinstance(node, DeviceStringArray):
-        values = node.to_arrow()
-        if isinstance(values, pa.ChunkedArray):
-            values = pa.concat_arrays(values.chunks) if values.num_chunks else \
-                pa.array([], declared)
-        return values
+        return node.to_arrow()  # one Array: assemble_with left a leaf no chunks
     children = [_host_array(c, f.type) for c, f in zip(
         node.children, _array_children(declared) if node.children else [], strict=True)]
     bufs = [None if b is None else pa.py_buffer(host_copy(b)) for b in node.buffers]
@@ -195,9 +191,7 @@ def _host_array(node, declared: pa.DataType) -> pa.Array:
 def _export_type(node) -> pa.DataType:
     """The type the tree is exported as: string leaves as their offsets' plain type."""
     if isinstance(node, DeviceStringArray):
-        return pa.type_for_alias({"u": "string", "U": "large_string", "z": "binary",
-                                  "Z": "large_binary"}[plain_format(node.type,
-                                                                    node.offsets.dtype.itemsize)])
+        return node.physical_type
     if not node.children:
         return node.type
     fields = [f.with_type(_export_type(c)) for f, c in zip(_array_children(node.type),
@@ -209,8 +203,8 @@ def _address(buffer) -> int | None:
     if buffer is None:
         return None
     if hasattr(buffer, "__cuda_array_interface__"):
-        return int(buffer.__cuda_array_interface__["data"][0])
-    return int(buffer.ctypes.data)
+        return device_address(buffer)
+    return int(buffer.ctypes.data)  # a NumPy buffer (the CPU tests' stand-ins)
 
 
 def _export_node(node) -> ExportNode:
@@ -241,10 +235,11 @@ def _device_of(node):
 
 # ------------------------------------------------------------------------------ assembly
 class _Leaf:
-    """An fsst leaf waiting for the batched decode: its pieces and where the result goes."""
+    """An fsst leaf waiting for the batched decode: where the result goes, and how many pieces
+    (one a piece of the column) are joined into it."""
 
-    def __init__(self, pieces, parent, index):
-        self.pieces, self.parent, self.index = pieces, parent, index
+    def __init__(self, parent, index, npieces):
+        self.parent, self.index, self.npieces = parent, index, npieces
 
 
 def _validity(pieces, upload):
@@ -339,10 +334,10 @@ def _assemble(pieces, type_, upload, leaves):
     """The device node of ``pieces`` (host arrays of ``type_``, joined end to end); fsst
     leaves are appended to ``leaves`` as :class:`_Leaf` placeholders in the children lists."""
     n = sum(len(p) for p in pieces)
-    validity, nulls = _validity(pieces, upload)
-    plain = plain_type_of(type_)
     if not _container(type_):
         return _flat_node(pieces, type_, n, upload)
+    validity, nulls = _validity(pieces, upload)
+    plain = plain_type_of(type_)
     kids, offsets = _child_pieces(pieces, type_)
     if offsets is None:  # struct, fixed-size list
         node = DeviceNestedArray(plain, n, nulls, (validity,))
@@ -353,7 +348,7 @@ def _assemble(pieces, type_, upload, leaves):
         child_type = field.type
         if is_fsst_type(child_type):
             node.children.append(None)
-            leaves.append(_Leaf(child_pieces, node, i))
+            leaves.append(_Leaf(node, i, len(child_pieces)))
         else:
             node.children.append(_assemble(child_pieces, child_type, upload, leaves))
     return node
@@ -376,8 +371,6 @@ def _around(type_: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
 def _flat_node(pieces, type_, n, upload) -> DeviceNestedArray:
     """A leaf uploaded as it is (after joining its pieces: offset 0)."""
     joined = pa.concat_arrays(pieces) if len(pieces) != 1 or pieces[0].offset else pieces[0]
-    if len(pieces) == 0:
-        joined = pa.array([], type_)
     bufs = joined.buffers()
     validity = None
     if joined.null_count:
@@ -385,8 +378,7 @@ def _flat_node(pieces, type_, n, upload) -> DeviceNestedArray:
     if pa.types.is_boolean(type_):
         values = (upload(np.frombuffer(bufs[1], np.uint8)[:(n + 7) // 8]),)
     elif len(bufs) == 3:  # plain strings: offsets, data
-        offsets = np.frombuffer(bufs[1], np.int64 if pa.types.is_large_string(type_)
-                                or pa.types.is_large_binary(type_) else np.int32)[:n + 1]
+        offsets = np.frombuffer(bufs[1], np.int32 if narrow_offsets(type_) else np.int64)[:n + 1]
         data = (np.frombuffer(bufs[2], np.uint8)[:int(offsets[-1])] if bufs[2] is not None
                 else np.zeros(0, np.uint8))
         values = (upload(offsets), upload(data))
@@ -424,7 +416,7 @@ def assemble_with(pieces, type_, *, upload, decode, join, checked=None) -> Devic
     carrs = [piece[j] for j in range(len(leaves)) for piece in checked]  # leaf by leaf
     decoded = iter(decode(carrs) if carrs else [])
     for leaf in leaves:
-        parts = [next(decoded) for _ in leaf.pieces]
+        parts = [next(decoded) for _ in range(leaf.npieces)]
         joined = join(parts) if len(parts) > 1 else parts[0]
         joined.chunk_lengths = None  # a child is one array
         leaf.parent.children[leaf.index] = joined

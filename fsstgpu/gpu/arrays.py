@@ -236,6 +236,17 @@ class DeviceStringArray:
         """(validity or None, offsets, data): the CuPy buffers in Arrow's order."""
         return (self.validity, self.offsets, self.data)
 
+    @property
+    def physical_type(self) -> pa.DataType:
+        """The plain type the buffers hold: ``type`` in the width of the offsets (a large type
+        with int64 offsets, a view type as its offsets-layout twin); what :meth:`to_arrow`
+        builds before casting back to ``type``, and what the Arrow C Device export declares."""
+        if self.offsets.dtype == np.int64:  # a large type, or > 2 GiB of data
+            return large_type(self.type)
+        if is_view(self.type):
+            return pa.string() if is_text(self.type) else pa.binary()
+        return self.type
+
     def to_arrow(self):
         """Copy to the host as a pyarrow Array (ChunkedArray when compressed from one).
 
@@ -262,12 +273,7 @@ class DeviceStringArray:
         target = self.type
         if is_text(target):  # forged codes can decode to any bytes; checked on the host copy
             check_utf8(data, offsets, "decoded column")
-        if offsets.dtype == np.int64:  # a large type, or > 2 GiB of data: cast below
-            physical = large_type(target)
-        elif is_view(target):
-            physical = pa.string() if is_text(target) else pa.binary()
-        else:
-            physical = target
+        physical = self.physical_type
         bufs = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets),
                 pa.py_buffer(data)]
         arr = pa.Array.from_buffers(physical, self.length, bufs, null_count=self.null_count)

@@ -249,8 +249,6 @@ def export_device_array(format: str, length: int, null_count: int, buffers, *, d
     """
     format_bytes = ctypes.create_string_buffer(format.encode("ascii"))
     name_bytes = ctypes.create_string_buffer(b"")
-    addresses = (c_void_p * len(buffers))(*buffers)
-
     schema_address, schema = _allocate(ArrowSchema)
     schema.format = ctypes.cast(format_bytes, c_char_p)
     schema.name = ctypes.cast(name_bytes, c_char_p)
@@ -259,20 +257,8 @@ def export_device_array(format: str, length: int, null_count: int, buffers, *, d
     schema.release = RELEASE_SCHEMA
     schema_capsule = _capsule_new(schema_address, SCHEMA_CAPSULE,
                                   ctypes.cast(_DESTROY_SCHEMA, c_void_p))
-
-    array_address, device_array = _allocate(ArrowDeviceArray)
-    array = device_array.array
-    array.length = int(length)
-    array.null_count = int(null_count)
-    array.n_buffers = len(buffers)
-    array.buffers = ctypes.cast(addresses, POINTER(c_void_p))
-    array.private_data = _hold([addresses, keep_alive])
-    array.release = RELEASE_ARRAY
-    device_array.device_id = int(device_id)
-    device_array.device_type = int(device_type)
-    array_capsule = _capsule_new(array_address, DEVICE_ARRAY_CAPSULE,
-                                 ctypes.cast(_DESTROY_DEVICE_ARRAY, c_void_p))
-    return schema_capsule, array_capsule
+    return export_device_tree(schema_capsule, ExportNode(length, null_count, buffers, keep_alive),
+                              device_type=device_type, device_id=device_id)
 
 
 class ExportNode:
