@@ -28,7 +28,7 @@ from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
 
 __all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address", "host_copy",
-           "to_device"]
+           "physical_type", "to_device"]
 
 
 class DeviceCompressedStringArray:
@@ -238,14 +238,9 @@ class DeviceStringArray:
 
     @property
     def physical_type(self) -> pa.DataType:
-        """The plain type the buffers hold: ``type`` in the width of the offsets (a large type
-        with int64 offsets, a view type as its offsets-layout twin); what :meth:`to_arrow`
+        """The plain type the buffers hold (:func:`physical_type`): what :meth:`to_arrow`
         builds before casting back to ``type``, and what the Arrow C Device export declares."""
-        if self.offsets.dtype == np.int64:  # a large type, or > 2 GiB of data
-            return large_type(self.type)
-        if is_view(self.type):
-            return pa.string() if is_text(self.type) else pa.binary()
-        return self.type
+        return physical_type(self.type, self.offsets.dtype)
 
     def to_arrow(self):
         """Copy to the host as a pyarrow Array (ChunkedArray when compressed from one).
@@ -273,7 +268,7 @@ class DeviceStringArray:
         target = self.type
         if is_text(target):  # forged codes can decode to any bytes; checked on the host copy
             check_utf8(data, offsets, "decoded column")
-        physical = self.physical_type
+        physical = physical_type(target, offsets.dtype)
         bufs = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets),
                 pa.py_buffer(data)]
         arr = pa.Array.from_buffers(physical, self.length, bufs, null_count=self.null_count)
@@ -343,6 +338,25 @@ class DeviceStringArray:
         from_arrow = getattr(pylibcudf.Column, "from_arrow", None)
         column = from_arrow(self) if from_arrow is not None else pylibcudf.Column(self)
         return cudf.Series.from_pylibcudf(column)
+
+
+def physical_type(type_: pa.DataType, offsets_dtype) -> pa.DataType:
+    """The plain type decoded strings of ``type_`` are held as with offsets of
+    ``offsets_dtype``: a large type with int64 offsets (a large type, or > 2 GiB of data), a
+    view type as its offsets-layout twin, else ``type_`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from fsstgpu.gpu.arrays import physical_type
+    >>> physical_type(pa.string_view(), np.int32), physical_type(pa.string(), np.int64)
+    (DataType(string), DataType(large_string))
+    """
+    if np.dtype(offsets_dtype) == np.int64:
+        return large_type(type_)
+    if is_view(type_):
+        return pa.string() if is_text(type_) else pa.binary()
+    return type_
 
 
 def host_copy(buffer) -> np.ndarray:
