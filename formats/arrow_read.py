@@ -40,8 +40,7 @@ from fsstgpu.splits import plan_splits
 from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH, SymbolTable
 from fsstgpu.types import INT32_MAX, narrow_offsets
 
-__all__ = ["EXTENSION_NAME", "MAX_BLOCKS", "absolute_cuts", "cut_pairs", "decode_column",
-           "from_extension_array", "gather_bytes", "tables_in_data", "unpack_values",
+__all__ = ["EXTENSION_NAME", "MAX_BLOCKS", "decode_column", "from_extension_array",
            "is_fsst_type", "output_chunks", "table_runs"]
 
 EXTENSION_NAME = "fsstgpu.fsst"
@@ -114,11 +113,11 @@ def from_extension_array(arr) -> CompressedStringArray:
     plain = from_arrow(codes_storage)  # int64 offsets from 0; checked; bytes under nulls dropped
     n = len(plain)
     if ftype.version == 4:
-        tables, per_row = tables_in_data([f[3] for f in flat], n, plain.validity)
+        tables, per_row = _tables_in_data([f[3] for f in flat], n, plain.validity)
         tables, block_starts = table_runs(tables, per_row, plain.validity)
     elif ftype.version == 3:
         tables, block_starts = table_runs(
-            ftype.tables, unpack_values([f[3] for f in flat], n, np.uint16), plain.validity)
+            ftype.tables, _unpack_values([f[3] for f in flat], n, np.uint16), plain.validity)
     else:
         tables = ftype.tables
         block_starts = np.concatenate([[0], ftype.block_starts, [n]]).astype(np.int64)
@@ -129,7 +128,7 @@ def from_extension_array(arr) -> CompressedStringArray:
         cuts = long_string_cuts(tables, block_starts, plain.data, plain.offsets, lengths,
                                 ftype.split_size)
     else:
-        lengths = unpack_values([f[1] for f in flat], n)
+        lengths = _unpack_values([f[1] for f in flat], n)
         if plain.validity is not None:
             lengths[~np.unpackbits(plain.validity, count=n, bitorder="little").astype(bool)] = 0
         length_sums(lengths, len(plain.data))  # before the plan sizes anything by them
@@ -312,7 +311,7 @@ def _table_of(serialised: bytes) -> SymbolTable:
     return SymbolTable.from_bytes(serialised)
 
 
-def tables_in_data(parts, n: int, validity):
+def _tables_in_data(parts, n: int, validity):
     """Version 4: the distinct tables of the ``table`` children ``parts`` (one dictionary
     array per chunk, the struct's nulls applied) and each string's index into them.
 
@@ -360,7 +359,7 @@ def tables_in_data(parts, n: int, validity):
     return tuple(tables) or (SymbolTable([]),), per_row
 
 
-def unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
+def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
     """The lengths (or table) children's values (nulls read as their stored values) as one
     array of ``dtype``."""
     out = np.empty(n, dtype)
@@ -381,23 +380,13 @@ def _unpack_cuts(parts, code_offsets, lengths, width: int, rows=None):
     their strings and to increase. ``width``: bytes per stored offset (the lengths' width);
     ``rows``: the struct's validity bitmap, when ``parts`` do not have its nulls applied (cuts
     stored under a null string are not read)."""
-    pairs, rows = cut_pairs(parts, width, rows)
-    code_offsets = np.asarray(code_offsets)
-    return absolute_cuts(pairs, rows, code_offsets[rows], np.diff(code_offsets)[rows], lengths)
-
-
-def cut_pairs(parts, width: int, rows=None):
-    """The stored cuts as they are: (code offset, output offset) pairs within their strings, an
-    int64 array of shape (m, 2), and each pair's row; checked to be pairs of positive offsets
-    (:func:`absolute_cuts` places and checks them once the strings' code offsets are known).
-    ``rows`` as :func:`_unpack_cuts` takes it."""
     empty = np.zeros(0, np.int64)
     if not parts:  # a chunked array without chunks
-        return empty.reshape(0, 2), empty
+        return empty, empty, empty
     cuts = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
     n = len(cuts)
     if n == 0 or cuts.null_count == n:
-        return empty.reshape(0, 2), empty
+        return empty, empty, empty
     validity, offsets, data = cuts.buffers()
     offs = buffer_values(offsets, np.int32, cuts.offset, n + 1).astype(np.int64)
     sizes = np.diff(offs)
@@ -413,32 +402,23 @@ def cut_pairs(parts, width: int, rows=None):
         raise CorruptDataError(f"{EXTENSION_NAME}: a string's cuts are not pairs of "
                                f"{width}-byte offsets")
     starts = offs[:-1][sizes > 0]
-    raw = gather_bytes(data, starts, sizes[sizes > 0])
+    raw = _gather_bytes(data, starts, sizes[sizes > 0])
     pairs = raw.view(f"<u{width}").reshape(-1, 2).astype(np.int64)
-    if np.any(pairs <= 0):
+    rows = np.repeat(np.arange(n, dtype=np.int64), sizes // (2 * width))
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    code_len = np.diff(code_offsets)[rows]
+    if np.any(pairs <= 0) or np.any(pairs[:, 0] >= code_len) or np.any(
+            pairs[:, 1] >= lengths[rows]):
         raise CorruptDataError(f"{EXTENSION_NAME}: a cut lies outside its string")
-    return pairs, np.repeat(np.arange(n, dtype=np.int64), sizes // (2 * width))
-
-
-def absolute_cuts(pairs, rows, code_start, code_len, lengths, out_offsets=None):
-    """:func:`cut_pairs`' pairs placed in the column: (code, output, row) arrays, given each
-    pair's string's code offset ``code_start`` and code length ``code_len``; checked to lie
-    strictly inside their strings and to increase."""
-    if out_offsets is None:
-        out_offsets = np.zeros(len(lengths) + 1, np.int64)
-        np.cumsum(lengths, out=out_offsets[1:])
-    if not len(rows):
-        return pairs[:, 0], pairs[:, 1], rows
-    if np.any(pairs[:, 0] >= code_len) or np.any(pairs[:, 1] >= lengths[rows]):
-        raise CorruptDataError(f"{EXTENSION_NAME}: a cut lies outside its string")
-    code = code_start + pairs[:, 0]
+    code = code_offsets[rows] + pairs[:, 0]
     out = out_offsets[rows] + pairs[:, 1]
     if np.any(np.diff(code) <= 0) or np.any(np.diff(out) <= 0):
         raise CorruptDataError(f"{EXTENSION_NAME}: a string's cuts do not increase")
     return code, out, rows
 
 
-def gather_bytes(data, starts, sizes) -> np.ndarray:
+def _gather_bytes(data, starts, sizes) -> np.ndarray:
     """The bytes ``data[starts[i]:starts[i] + sizes[i]]`` for every i, concatenated."""
     if not len(starts):
         return np.zeros(0, np.uint8)

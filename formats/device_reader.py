@@ -33,11 +33,10 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fsstgpu.device import get_cupy, resolve_device
+from fsstgpu.device import resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
@@ -47,10 +46,7 @@ from fsstgpu.formats.nested_device import (
     device_layout_supports,
     nested_to_device,
 )
-from fsstgpu.formats.raw_chunks import RawChunk, RawReader
-from fsstgpu.formats.raw_device import raw_to_device
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
-from fsstgpu.gpu import nvcomp
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.decode import decompress_device
 
@@ -72,7 +68,7 @@ def _default_workers() -> int:
 
 def parallel_units(source: Source, *, workers: int | None = None,
                    ahead: int | None = None, convert=None, columns=None,
-                   units=None, raw=None) -> Iterator[dict]:
+                   units=None) -> Iterator[dict]:
     """Yield ``source``'s units in order, each column of each Parquet row group read by one of
     ``workers`` threads (a row group's columns in parallel too: its largest column bounds it).
 
@@ -93,10 +89,6 @@ def parallel_units(source: Source, *, workers: int | None = None,
     units : list of int, optional
         Only these units, in this order (default all; :func:`fsstgpu.formats.pruning.
         selected_units` chooses them for ``row_groups=`` and ``filters=``).
-    raw : callable, optional
-        ``raw(k, name)`` is tried first on the reading thread (Parquet): what it returns, unless
-        None, is yielded for column ``name`` of unit ``k`` instead of reading it
-        (:class:`~fsstgpu.formats.raw_chunks.RawReader`: fsst chunks read for the GPU).
 
     Yields
     ------
@@ -125,11 +117,6 @@ def parallel_units(source: Source, *, workers: int | None = None,
     lock = threading.Lock()
 
     def read(k: int, name: str):
-        if raw is not None:
-            with reading(source.path):
-                got = raw(k, name)
-            if got is not None:
-                return got
         if not hasattr(local, "parquet"):
             f = open_file(source.path)
             with lock:
@@ -269,18 +256,12 @@ def read_unit_to_device(path, k: int, *, stream=None) -> dict:
 
 
 def read_to_device(source: Source, *, workers: int | None = None,
-                   nested_on_device: bool = True, raw_pages: bool = True) -> dict:
+                   nested_on_device: bool = True) -> dict:
     """Every column of ``source``: the fsst ones decoded on the GPU, the others on the host.
 
     Nested columns with fsst leaves are placed on the GPU (:func:`nested_column_to_device`,
     their leaves checked on the reading threads as each row group arrives); with
     ``nested_on_device=False`` they are returned compressed, as host columns.
-
-    With ``raw_pages`` (default) the codes of fsst columns are not decoded on the host: their
-    column chunks are read as they lie in the file and their pages decompressed and decoded on
-    the GPU (:mod:`fsstgpu.formats.raw_chunks`, :mod:`fsstgpu.formats.raw_device`), where the
-    file and the machine allow it (a local file; zstd pages need nvCOMP); other chunks are read
-    through pyarrow as before.
 
     Row groups are read and checked in parallel (:func:`parallel_units`), every (row group,
     column) is decoded in one batch laid out column by column, and each column's row groups are
@@ -307,14 +288,8 @@ def read_to_device(source: Source, *, workers: int | None = None,
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
-    raw = _raw_reader(source) if raw_pages else None
-    try:
-        units = list(parallel_units(source, workers=workers, ahead=WHOLE,
-                                    convert=_compressed_columns(source), raw=raw))
-    finally:
-        if raw is not None:
-            raw.close()
-    for k, unit in enumerate(units):
+    for k, unit in enumerate(parallel_units(source, workers=workers, ahead=WHOLE,
+                                            convert=_compressed_columns(source))):
         for name, col in unit.items():
             if name in fsst:
                 pieces[name][f"row group {k}, column {name!r}"] = col
@@ -329,15 +304,10 @@ def read_to_device(source: Source, *, workers: int | None = None,
             labelled[f"column {name!r}"] = from_extension_array(empty)
     # column by column, so that each column's row groups decode end to end and join in place
     batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
-    which = {label: name for name, labelled in pieces.items() for label in labelled}
-    chunks = {label: c for label, c in batch.items() if isinstance(c, RawChunk)}
-    done = decode_batch(source.path, {label: c for label, c in batch.items()
-                                      if label not in chunks})
-    if chunks:
-        done.update(decode_raw(source.path, chunks, raw))
+    which = [name for name, labelled in pieces.items() for _ in labelled]
     decoded: dict[str, list] = {}
-    for label in batch:
-        decoded.setdefault(which[label], []).append(done[label])
+    for name, col in zip(which, decode_batch(source.path, batch).values(), strict=True):
+        decoded.setdefault(name, []).append(col)
     out = {}
     for f in source.schema:
         if f.name in decoded:
@@ -349,32 +319,6 @@ def read_to_device(source: Source, *, workers: int | None = None,
         else:
             out[f.name] = pa.chunked_array(host[f.name], type=f.type)
     return out
-
-
-def _raw_reader(source: Source) -> RawReader | None:
-    """The reader of ``source``'s fsst chunks whose pages the GPU can decode, or None."""
-    if source.format != "parquet" or not isinstance(source.path, os.PathLike):
-        return None
-    cp = get_cupy()
-    reader = RawReader(source.path, source.parquet_metadata, source.schema,
-                       zstd=nvcomp.library() is not None,
-                       allocate=lambda n: np.frombuffer(cp.cuda.alloc_pinned_memory(n),
-                                                        np.uint8, n))
-    return reader if reader.layout else None
-
-
-def decode_raw(path, chunks: dict, raw: RawReader, *, stream=None) -> dict:
-    """Decode the raw chunks (label -> RawChunk) on the GPU in one batch, as
-    :func:`decode_batch` decodes host columns."""
-    labels = list(chunks)
-    with reading(path):
-        dev = raw_to_device(list(chunks.values()), raw.upload, stream=stream)
-        try:
-            decoded = decompress_device(dev, stream=stream)
-        except BatchDecodeError as exc:
-            raise CorruptDataError("; ".join(f"{labels[k]}: {msg}"
-                                             for k, msg in sorted(exc.failed.items()))) from None
-    return dict(zip(labels, decoded, strict=True))
 
 
 def _fsst_names(source: Source) -> set[str]:
