@@ -97,7 +97,8 @@ def from_extension_array(arr) -> CompressedStringArray:
     if ftype.version == 4 and len(chunks) == 1 and len(chunks[0]):
         quick = _one_pass(ftype, chunks[0].storage)
         if quick is not None:
-            return _assembled(ftype, *quick, chunked=isinstance(arr, pa.ChunkedArray))
+            return _assembled(ftype, *quick, chunked=isinstance(arr, pa.ChunkedArray),
+                              rows_checked=True)
     storages = [c.storage for c in chunks]
     for k, storage in enumerate(storages):  # before any child is read
         check_arrow(storage, f"{EXTENSION_NAME} storage"
@@ -140,9 +141,11 @@ def from_extension_array(arr) -> CompressedStringArray:
 
 
 def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validity, null_count,
-               cuts, *, chunked: bool, chunk_lengths=None) -> CompressedStringArray:
+               cuts, *, chunked: bool, chunk_lengths=None,
+               rows_checked: bool = False) -> CompressedStringArray:
     """The CompressedStringArray of a read storage: its split points planned, structurally
-    checked (``chunk_lengths`` kept only for a chunked input, whose chunks it gives back)."""
+    checked (``chunk_lengths`` kept only for a chunked input, whose chunks it gives back;
+    ``rows_checked``: by :func:`_one_pass`, whose one pass checked every row already)."""
     out_offsets = pool_empty(len(lengths) + 1, np.int64)  # warm pages: see fsstgpu.memory
     native.running_sum(lengths, out_offsets)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
@@ -156,7 +159,7 @@ def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validi
         split_out=split_out, split_table=split_table,
         chunk_lengths=chunk_lengths if chunked else None,
     )
-    carr.validate(full=False)
+    carr.validate(full=False, rows_checked=out_offsets if rows_checked else None)
     return carr
 
 
@@ -196,7 +199,7 @@ def _one_pass(ftype, storage: pa.StructArray):
                 if row_nulls else None)
     tables = (tuple(distinct[i] for i in ids.tolist()) if row_nulls < n
               else (SymbolTable([]),))
-    length_sums(lens, int(code_offsets[-1]))  # before the plan sizes anything by them
+    # (the lengths' total is bounded already: stored_rows fitted every length to its codes)
     check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
     cut_arrays = _unpack_cuts([cuts], code_offsets, lens, 8 if wide else 4, rows=validity)
     return (tables, starts, data[int(offsets[0]):int(offsets[-1])], code_offsets, lens,

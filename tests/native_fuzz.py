@@ -655,6 +655,9 @@ def stored_rows_model(n, bits, co, size, lengths, index, table_of):
             return 2, None
         if lengths.dtype == np.uint64 and int(lengths[i]) >> 62:
             return 3, None
+        c = int(co[i + 1] - co[i])
+        if c > 2 * int(lengths[i]) or int(lengths[i]) > 8 * c:
+            return 6, None
         lens.append(int(lengths[i]))
         t = table_of[index[i]] if index[i] < len(table_of) else -1
         if t < 0:

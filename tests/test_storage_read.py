@@ -87,6 +87,19 @@ def test_codes_under_a_null_string_are_read_carefully(monkeypatch):
     assert out.to_pylist() == ["abc", None, "abd"]
 
 
+@pytest.mark.parametrize("length", [1000, 0])  # more than 8 bytes a code; fewer than a code
+def test_a_length_its_codes_cannot_make_is_refused(length):
+    """The one pass fits every length to its code count (so the structural check need not
+    walk the rows again); a forged length leaves it to the careful read, which names it."""
+    ext = fs.to_extension_array(fsstgpu.compress(pa.array(["abcdefgh" * 3, None, "xyz"])))
+    lengths = ext.storage.field("lengths").to_pylist()
+    lengths[2] = length
+    forged = _rebuilt(ext, lengths=pa.array(lengths, ext.storage.field("lengths").type))
+    assert arrow_read._one_pass(forged.type, forged.storage) is None
+    with pytest.raises(CorruptDataError, match="codes can hold|does not fit its length"):
+        fs.from_extension_array(forged)
+
+
 def test_a_child_whose_null_count_is_wrong_is_refused():
     """A bitmap that disagrees with its declared null count leaves the one pass to the careful
     read, which names it."""
@@ -116,3 +129,34 @@ def test_only_the_tables_rows_name_are_read(monkeypatch):
     assert parsed == [real]
     out = fsstgpu.decompress(fs.from_extension_array(forged), device="cpu")
     assert out.to_pylist() == ["abc", None, "abd", "x"] * 10
+
+
+def _copy(carr, **changes):
+    fields = dict(type=carr.type, length=carr.length, tables=carr.tables,
+                  block_starts=carr.block_starts, codes=carr.codes,
+                  code_offsets=carr.code_offsets, lengths=carr.lengths, validity=carr.validity,
+                  null_count=carr.null_count, split_size=carr.split_size,
+                  split_codes=carr.split_codes, split_out=carr.split_out,
+                  split_table=carr.split_table)
+    return fsstgpu.CompressedStringArray(**{**fields, **changes})
+
+
+def test_rows_checked_still_checks_what_the_rows_do_not_say():
+    """With the rows checked by the one pass, the structural check still refuses code offsets
+    that do not end at the codes, lengths past what the codes make, broken splits and a wrong
+    null count."""
+    carr = fsstgpu.compress(pa.array(["abcdefgh" * 40, None, "xyz", ""]), split_size=64)
+    rows = np.zeros(carr.length + 1, np.int64)
+    np.cumsum(carr.lengths, out=rows[1:])
+    _copy(carr).validate(full=False, rows_checked=rows)  # as read: passes
+    short = carr.code_offsets.copy()
+    short[-1] -= 1
+    bad_splits = carr.split_codes.copy()
+    bad_splits[1] = bad_splits[2] + 1
+    big = carr.lengths.copy()
+    big[0] = 8 * len(carr.codes) + 1
+    big_rows = np.concatenate([[0], np.cumsum(big)])
+    for changed, given in [({"code_offsets": short}, rows), ({"split_codes": bad_splits}, rows),
+                           ({"lengths": big}, big_rows), ({"null_count": 2}, rows)]:
+        with pytest.raises(CorruptDataError):
+            _copy(carr, **changed).validate(full=False, rows_checked=given)

@@ -57,7 +57,8 @@ RowsFound rows_of(const StoredRows& in, const Length* __restrict lengths,
         nulls[3] += m - __builtin_popcountll(tables);
         if (row & ~(codes & lens & tables) & all) return fail(RowsStatus::kNullChild);
         // the rows' offsets, lengths and tables without a branch a row
-        bool decrease = false, filled = false, too_long = false, other_table = false;
+        bool decrease = false, filled = false, too_long = false, other_table = false,
+             misfit = false;
         for (int k = 0; k < m; ++k) {
             const int64_t i = i0 + k;
             const int64_t lo = co[i], hi = co[i + 1];
@@ -69,11 +70,16 @@ RowsFound rows_of(const StoredRows& in, const Length* __restrict lengths,
             const uint64_t v = lengths[i];
             if (sizeof(Length) == 8) too_long |= bool((v >> 62) & valid);
             len_out[i] = int64_t(v & (uint64_t(0) - valid));
+            // a code yields 1-8 bytes, an escape 1 byte from 2 codes (null rows: 0 and 0);
+            // the products wrap only for lengths refused above or offsets refused below
+            const uint64_t c = uint64_t(hi) - uint64_t(lo), len = v & (uint64_t(0) - valid);
+            misfit |= (c > 2 * len) | (len > 8 * c);
             other_table |= bool((int64_t(index[i]) != run_index) & valid);
         }
         if (decrease) return fail(RowsStatus::kOffsets);
         if (filled) return fail(RowsStatus::kFilledNull);
         if (too_long) return fail(RowsStatus::kLength);
+        if (misfit) return fail(RowsStatus::kMisfit);
         if (!other_table) continue;
         for (int k = 0; k < m; ++k) {  // a run starts in this word: row by row
             if (!((row >> k) & 1) || int64_t(index[i0 + k]) == run_index) continue;

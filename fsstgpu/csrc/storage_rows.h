@@ -36,6 +36,8 @@ enum class RowsStatus : int {
     kLength = 3,      // a 64-bit length of 2**62 or more
     kTable = 4,       // a valid row naming a table past the dictionary, or a null one
     kFilledNull = 5,  // a null row with codes (the careful reading drops them)
+    kMisfit = 6,      // a valid row whose code count cannot make its length (c > 2 len or
+                      // len > 8 c: checks.py's first_misfit, here so the read skips that pass)
 };
 
 struct RowsFound {

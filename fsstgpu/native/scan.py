@@ -317,8 +317,11 @@ def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]
 
 #: :func:`stored_rows`'s statuses (``csrc/storage_rows.h``): all well, offsets decreasing or
 #: outside the data, a valid row with a null child, a 64-bit length of 2**62 or more, a valid
-#: row naming a table past the dictionary or a null / unusable one, a null row with codes.
-ROWS_OK, ROWS_OFFSETS, ROWS_NULL_CHILD, ROWS_LENGTH, ROWS_TABLE, ROWS_FILLED_NULL = range(6)
+#: row naming a table past the dictionary or a null / unusable one, a null row with codes, a
+#: valid row whose code count cannot make its length (more than 2 codes a byte, or more than 8
+#: bytes a code: what ``checks.check_structure`` checks, so a row-checked read need not).
+(ROWS_OK, ROWS_OFFSETS, ROWS_NULL_CHILD, ROWS_LENGTH, ROWS_TABLE, ROWS_FILLED_NULL,
+ ROWS_MISFIT) = range(7)
 
 
 def stored_rows(n, row_bits, codes_bits, code_offsets, data_size, length_bits, lengths,
