@@ -27,7 +27,7 @@ import pyarrow as pa
 from fsstgpu import native
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow, slice_bitmap
-from fsstgpu.checks import length_sums
+from fsstgpu.checks import check_structure, length_sums
 from fsstgpu.columns import decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
@@ -159,7 +159,11 @@ def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validi
         split_out=split_out, split_table=split_table,
         chunk_lengths=chunk_lengths if chunked else None,
     )
-    carr.validate(full=False, rows_checked=out_offsets if rows_checked else None)
+    if rows_checked:  # the one pass checked every row: the rest of the structure here
+        check_structure(carr, rows_checked=out_offsets)
+        carr._checked = True  # what validate(full=False) records (columns.py does the same)
+    else:
+        carr.validate(full=False)
     return carr
 
 

@@ -587,7 +587,7 @@ class CompressedStringArray:
         return True
 
     # ------------------------------------------------------------------ validation
-    def validate(self, *, full: bool = True, rows_checked=None) -> None:
+    def validate(self, *, full: bool = True) -> None:
         """Check every invariant of the contract; raise CorruptDataError naming the first broken.
 
         Parameters
@@ -598,11 +598,6 @@ class CompressedStringArray:
             at its output position. Without it only the O(strings) structural checks run, which
             are what the decoders need to stay inside their buffers (they check the codes of
             each split as they decode it).
-        rows_checked : numpy.ndarray of int64, optional
-            For readers: the lengths' running sum (``length + 1`` entries), given when every
-            row was checked in one pass already (offsets, nulls, code counts:
-            :func:`fsstgpu.native.stored_rows`); the structural check then skips its per-row
-            passes (:func:`fsstgpu.checks.check_structure`).
 
         Examples
         --------
@@ -612,7 +607,7 @@ class CompressedStringArray:
         if self._validated or (self._checked and not full):
             return
         if not self._checked:
-            check_structure(self, rows_checked=rows_checked)
+            check_structure(self)
             self._checked = True
         if full:
             code_offsets = self._code_offsets

@@ -12,6 +12,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError
+from fsstgpu.checks import check_structure
 from fsstgpu.formats import arrow_read
 from fsstgpu.formats import arrow_storage as fs
 
@@ -148,7 +149,7 @@ def test_rows_checked_still_checks_what_the_rows_do_not_say():
     carr = fsstgpu.compress(pa.array(["abcdefgh" * 40, None, "xyz", ""]), split_size=64)
     rows = np.zeros(carr.length + 1, np.int64)
     np.cumsum(carr.lengths, out=rows[1:])
-    _copy(carr).validate(full=False, rows_checked=rows)  # as read: passes
+    check_structure(_copy(carr), rows_checked=rows)  # as read: passes
     short = carr.code_offsets.copy()
     short[-1] -= 1
     bad_splits = carr.split_codes.copy()
@@ -159,4 +160,4 @@ def test_rows_checked_still_checks_what_the_rows_do_not_say():
     for changed, given in [({"code_offsets": short}, rows), ({"split_codes": bad_splits}, rows),
                            ({"lengths": big}, big_rows), ({"null_count": 2}, rows)]:
         with pytest.raises(CorruptDataError):
-            _copy(carr, **changed).validate(full=False, rows_checked=given)
+            check_structure(_copy(carr, **changed), rows_checked=given)
