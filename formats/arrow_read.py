@@ -98,7 +98,7 @@ def from_extension_array(arr) -> CompressedStringArray:
         quick = _one_pass(ftype, chunks[0].storage)
         if quick is not None:
             return _assembled(ftype, *quick, chunked=isinstance(arr, pa.ChunkedArray),
-                              rows_checked=True)
+                              one_pass=True)
     storages = [c.storage for c in chunks]
     for k, storage in enumerate(storages):  # before any child is read
         check_arrow(storage, f"{EXTENSION_NAME} storage"
@@ -142,10 +142,10 @@ def from_extension_array(arr) -> CompressedStringArray:
 
 def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validity, null_count,
                cuts, *, chunked: bool, chunk_lengths=None,
-               rows_checked: bool = False) -> CompressedStringArray:
+               one_pass: bool = False) -> CompressedStringArray:
     """The CompressedStringArray of a read storage: its split points planned, structurally
     checked (``chunk_lengths`` kept only for a chunked input, whose chunks it gives back;
-    ``rows_checked``: by :func:`_one_pass`, whose one pass checked every row already)."""
+    ``one_pass``: read by :func:`_one_pass`, which checked every row already)."""
     out_offsets = pool_empty(len(lengths) + 1, np.int64)  # warm pages: see fsstgpu.memory
     native.running_sum(lengths, out_offsets)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
@@ -159,7 +159,7 @@ def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validi
         split_out=split_out, split_table=split_table,
         chunk_lengths=chunk_lengths if chunked else None,
     )
-    if rows_checked:  # the one pass checked every row: the rest of the structure here
+    if one_pass:  # every row checked already: the rest of the structure here
         check_structure(carr, rows_checked=out_offsets)
         carr._checked = True  # what validate(full=False) records (columns.py does the same)
     else:

@@ -229,7 +229,6 @@ def nested_column_to_device(path, name: str, col: pa.ChunkedArray, *, stream=Non
         return nested_to_device(col.chunks, col.type, stream=stream, checked=checked)
 
 
-
 def read_unit_to_device(path, k: int, *, stream=None) -> dict:
     """Row group (record batch) ``k`` of a file, its fsst columns decoded on the GPU in one
     batch (the unit of work of a task that reads a dataset row group by row group).

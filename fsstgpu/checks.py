@@ -104,8 +104,8 @@ def check_structure(carr, *, rows_checked=None) -> None:
             _bad(f"code_offsets must have {n + 1} entries from 0 to {ncodes}")
         if total > 8 * ncodes:
             _bad(f"the lengths add up to {total} bytes, more than {ncodes} codes can make")
-        has_offsets = None  # checked row by row already: no pass for codes under nulls
-    _check_validity(carr, n, lengths, has_offsets)
+        has_offsets = True
+    _check_validity(carr, n, lengths, has_offsets, rows_checked=rows_checked is not None)
     _check_splits(carr, ncodes, total, nblocks, block_out)
     _check_chunks(carr, n, total)
 
@@ -132,7 +132,8 @@ def _check_code_offsets(carr, n: int, ncodes: int) -> bool:
     return True
 
 
-def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
+def _check_validity(carr, n: int, lengths, has_offsets: bool, *,
+                    rows_checked: bool = False) -> None:
     if not 0 <= carr.null_count <= n:
         _bad(f"null_count {carr.null_count} outside 0..{n}")
     if carr.validity is None:
@@ -148,7 +149,7 @@ def _check_validity(carr, n: int, lengths, has_offsets: bool) -> None:
     set_bits = arrow_layout.count_set_bits(carr.validity)
     if n - set_bits != carr.null_count:
         _bad(f"validity has {n - set_bits} nulls, null_count says {carr.null_count}")
-    if has_offsets is None:  # the rows were checked in one pass (check_structure)
+    if rows_checked:  # no codes or length under a null: the one pass saw every row
         return
     i = native.first_filled_null(carr.validity, lengths,
                                  carr.code_offsets if has_offsets else None)

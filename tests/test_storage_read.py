@@ -132,32 +132,27 @@ def test_only_the_tables_rows_name_are_read(monkeypatch):
     assert out.to_pylist() == ["abc", None, "abd", "x"] * 10
 
 
-def _copy(carr, **changes):
-    fields = dict(type=carr.type, length=carr.length, tables=carr.tables,
-                  block_starts=carr.block_starts, codes=carr.codes,
-                  code_offsets=carr.code_offsets, lengths=carr.lengths, validity=carr.validity,
-                  null_count=carr.null_count, split_size=carr.split_size,
-                  split_codes=carr.split_codes, split_out=carr.split_out,
-                  split_table=carr.split_table)
-    return fsstgpu.CompressedStringArray(**{**fields, **changes})
-
-
 def test_rows_checked_still_checks_what_the_rows_do_not_say():
     """With the rows checked by the one pass, the structural check still refuses code offsets
     that do not end at the codes, lengths past what the codes make, broken splits and a wrong
     null count."""
-    carr = fsstgpu.compress(pa.array(["abcdefgh" * 40, None, "xyz", ""]), split_size=64)
-    rows = np.zeros(carr.length + 1, np.int64)
-    np.cumsum(carr.lengths, out=rows[1:])
-    check_structure(_copy(carr), rows_checked=rows)  # as read: passes
+    def column():
+        return fsstgpu.compress(pa.array(["abcdefgh" * 40, None, "xyz", ""]), split_size=64)
+
+    def rows_of(lengths):
+        return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+    carr = column()
+    check_structure(carr, rows_checked=rows_of(carr.lengths))  # as read: passes
     short = carr.code_offsets.copy()
     short[-1] -= 1
     bad_splits = carr.split_codes.copy()
     bad_splits[1] = bad_splits[2] + 1
     big = carr.lengths.copy()
     big[0] = 8 * len(carr.codes) + 1
-    big_rows = np.concatenate([[0], np.cumsum(big)])
-    for changed, given in [({"code_offsets": short}, rows), ({"split_codes": bad_splits}, rows),
-                           ({"lengths": big}, big_rows), ({"null_count": 2}, rows)]:
+    for name, value in [("code_offsets", short), ("split_codes", bad_splits), ("lengths", big),
+                        ("null_count", 2)]:
+        changed = column()
+        setattr(changed, name, value)
         with pytest.raises(CorruptDataError):
-            check_structure(_copy(carr, **changed), rows_checked=given)
+            check_structure(changed, rows_checked=rows_of(changed.lengths))
