@@ -45,6 +45,14 @@ def shared_pool():
                               thread_name_prefix="fsstgpu")
 
 
+@functools.cache
+def upload_pool():
+    """Two threads that only enqueue host-to-device copies (which release the GIL and wait on
+    the copy engine, not the cores): kept apart from :func:`shared_pool`, so an upload never
+    queues behind CPU work."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="fsstgpu-upload")
+
+
 def run_tasks(fn, ntasks: int) -> None:
     """Call ``fn(k)`` for ``k`` in ``range(ntasks)`` on the calling thread and one pool thread
     per other usable core; ``fn`` should release the GIL (a call into :mod:`fsstgpu.native`).

@@ -85,6 +85,10 @@ _GRAPH_SIGNATURES = {
     "cuGraphExecDestroy": [_PTR],
     "cuGraphDestroy": [_PTR],
     "cuCtxGetCurrent": [_PTR],
+    "cuEventCreate": [_PTR, ctypes.c_uint],
+    "cuEventRecord": [_PTR, _PTR],
+    "cuStreamWaitEvent": [_PTR, _PTR, ctypes.c_uint],
+    "cuEventDestroy_v2": [_PTR],
 }
 
 
@@ -187,6 +191,7 @@ class _MemsetNodeParams(ctypes.Structure):
 _KERNEL_NODE, _MEMSET_NODE = 0, 2  # CUgraphNodeType
 _CAPTURE_RELAXED = 2  # CUstreamCaptureMode
 _NON_BLOCKING = 1  # CU_STREAM_NON_BLOCKING
+_EVENT_NO_TIMING = 2  # CU_EVENT_DISABLE_TIMING
 
 
 class Replay:
@@ -196,13 +201,18 @@ class Replay:
     Parameters
     ----------
     launches : sequence of Launch
-        The kernels, in order (each runs after the one before); distinct functions. A call
-        launches them with their cells' values at that moment (:meth:`Launch.set`).
+        The kernels, in order (each runs after the one before, unless ``concurrent``); distinct
+        functions. A call launches them with their cells' values at that moment
+        (:meth:`Launch.set`).
     memset_words : int
         32-bit words the memset zeroes before the first kernel (0: no memset).
     memset_dst : int
         A device address the memset may write ``memset_words`` words at (the capture records
         a call with it; each replay names its own).
+    concurrent : bool
+        The kernels depend on the memset only, not on each other, so the GPU may run them side
+        by side (the graph forks after the memset and joins after the kernels); the caller
+        guarantees they write nothing another one reads.
 
     Raises
     ------
@@ -222,7 +232,8 @@ class Replay:
     ...     assert int(buf.sum()) == 0
     """
 
-    def __init__(self, launches, memset_words: int, memset_dst: int = 0):
+    def __init__(self, launches, memset_words: int, memset_dst: int = 0, *,
+                 concurrent: bool = False):
         lib = graphs()
         if lib is None:
             raise DeviceError("the CUDA driver has no graph calls")
@@ -236,24 +247,55 @@ class Replay:
         check_result(lib.cuCtxGetCurrent(ctypes.byref(self._ctx)), "cuCtxGetCurrent")
         # captured on a stream of its own: the caller's may be the legacy default stream,
         # which cannot be captured; capturing records the calls, runs nothing
-        stream = _PTR()
-        check_result(lib.cuStreamCreate(ctypes.byref(stream), _NON_BLOCKING), "cuStreamCreate")
+        nside = len(self.launches) - 1 if concurrent and len(self.launches) > 1 else 0
+        streams = [_PTR() for _ in range(1 + nside)]
+        events = [_PTR() for _ in range(2 * nside)]
         try:
+            for st in streams:
+                check_result(lib.cuStreamCreate(ctypes.byref(st), _NON_BLOCKING),
+                             "cuStreamCreate")
+            for ev in events:
+                check_result(lib.cuEventCreate(ctypes.byref(ev), _EVENT_NO_TIMING),
+                             "cuEventCreate")
+            stream = streams[0]
             check_result(lib.cuStreamBeginCapture_v2(stream, _CAPTURE_RELAXED),
                          "cuStreamBeginCapture")
             try:
                 if self.memset_words:
                     memset_d32(memset_dst, 0, self.memset_words, stream.value)
-                for launch in self.launches:
-                    launch(stream.value)
+                self._capture_launches(lib, streams, events)
             finally:
                 end = lib.cuStreamEndCapture(stream, ctypes.byref(self._graph))
             check_result(end, "cuStreamEndCapture")
         finally:
-            lib.cuStreamDestroy_v2(stream)
+            for ev in events:
+                if ev.value:
+                    lib.cuEventDestroy_v2(ev)
+            for st in streams:
+                if st.value:
+                    lib.cuStreamDestroy_v2(st)
         check_result(lib.cuGraphInstantiateWithFlags(ctypes.byref(self._exec), self._graph, 0),
                      "cuGraphInstantiateWithFlags")
         self._find_nodes()
+
+    def _capture_launches(self, lib, streams, events) -> None:
+        """Record the launches on the capturing ``streams[0]``, in order; with side streams,
+        launch ``k`` (``k >= 1``) on ``streams[k]`` forked from ``streams[0]`` after the memset
+        and joined back after it (events record edges into the graph, nothing else)."""
+        main = streams[0]
+        if len(streams) == 1:
+            for launch in self.launches:
+                launch(main.value)
+            return
+        for k, side in enumerate(streams[1:]):  # fork
+            check_result(lib.cuEventRecord(events[2 * k], main), "cuEventRecord")
+            check_result(lib.cuStreamWaitEvent(side, events[2 * k], 0), "cuStreamWaitEvent")
+        self.launches[0](main.value)
+        for k, side in enumerate(streams[1:]):  # the others side by side, then join
+            self.launches[k + 1](side.value)
+            check_result(lib.cuEventRecord(events[2 * k + 1], side), "cuEventRecord")
+            check_result(lib.cuStreamWaitEvent(main, events[2 * k + 1], 0),
+                         "cuStreamWaitEvent")
 
     def _find_nodes(self) -> None:
         lib = self._lib

@@ -14,7 +14,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu.decoder import decode_all
-from fsstgpu.gpu.decode import chunk_bounds
+from fsstgpu.gpu.decode import chunk_bounds, decompress_device
 from fsstgpu.gpu.layout import HostBatch
 from fsstgpu.kernels.fsst_decode import error_message
 from fsstgpu.scan import long_string_cuts
@@ -67,7 +67,7 @@ def _rebuilt(carr, **changes):
     return fsstgpu.CompressedStringArray(**fields)
 
 
-@pytest.mark.parametrize("change, match", [
+HOST_CHECKS = [
     (lambda c: {"split_codes": c.split_codes[:-1]}, "split arrays"),
     (lambda c: {"split_codes": np.r_[c.split_codes[:-1], c.split_codes[-1] + 1]},
      "split code positions must run"),
@@ -77,13 +77,31 @@ def _rebuilt(carr, **changes):
     (lambda c: {"lengths": c.lengths[:-1]}, "lengths"),
     (lambda c: {"split_codes": np.r_[0, c.split_codes[2], c.split_codes[1],
                                      c.split_codes[3:]]}, "non-decreasing"),
-])
+]
+
+
+@pytest.mark.parametrize("change, match", HOST_CHECKS)
 def test_host_checks(change, match):
     """What the GPU path checks on the host before any upload (O(strings), no code walk)."""
     carr = fsstgpu.compress(pa.array(_words(2000, 4)), split_size=512)
     assert len(carr.split_table) >= 3
     with pytest.raises(fsstgpu.CorruptDataError, match=match):
         HostBatch([_rebuilt(carr, **change(carr))])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("change, match", HOST_CHECKS)
+def test_host_checks_refuse_after_the_codes_upload_started(change, match, monkeypatch):
+    """A host column's codes start uploading before its checks run (upload_batch): a column
+    the checks refuse still raises, and the next decode on the stream is exact."""
+    monkeypatch.setattr("fsstgpu.gpu.arrays.OVERLAP_BYTES", 0)  # every upload handed off
+    carr = fsstgpu.compress(pa.array(_words(2000, 4)), split_size=512)
+    bad = _rebuilt(carr, **change(carr))
+    with pytest.raises(fsstgpu.CorruptDataError, match=match):
+        fsstgpu.decompress_device(bad)
+    with pytest.raises(fsstgpu.CorruptDataError, match=match):
+        fsstgpu.to_device([carr, bad])
+    assert decompress_device(carr, fill=0xAB).to_arrow().equals(_expected(carr))
 
 
 def test_host_batch_concatenates_what_compression_stored():
@@ -149,6 +167,14 @@ def _gpu_decode_checked(carr, expected=None, ingest_too=True):
                                                     fill=POISON)))
         results.append(("ingest-one-chunk", decompress_device(carr, chunk_bytes=total + 1,
                                                               fill=POISON)))
+        import fsstgpu.gpu.arrays as device_arrays
+
+        kept, device_arrays.OVERLAP_BYTES = device_arrays.OVERLAP_BYTES, 0
+        try:  # the one chunk's codes uploaded by a worker thread while the layout is built
+            results.append(("ingest-one-chunk-handed-off", decompress_device(
+                carr, chunk_bytes=total + 1, fill=POISON)))
+        finally:
+            device_arrays.OVERLAP_BYTES = kept
         pinned = _rebuilt(carr, codes=_pinned(np.asarray(carr.codes)))
         results.append(("ingest-pinned", decompress_device(pinned, nstreams=2, fill=POISON,
                                                            chunk_bytes=max(total // 3, 64))))

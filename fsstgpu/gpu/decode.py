@@ -15,7 +15,8 @@ uploads it on stream ``j % nstreams`` and the kernel decodes it on that stream r
 host copies chunk ``j + 1``, the bus carries chunk ``j`` and the SMs decode chunk ``j - 1``
 together. Only compressed bytes cross the bus. Staging memory comes from CuPy's pinned memory pool
 (``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it). Codes that make one
-chunk have nothing to overlap: they are uploaded as they are and decoded as a device column.
+chunk have no chunks to overlap: a worker thread uploads them while the caller's thread builds
+the layout (:func:`~fsstgpu.gpu.arrays.upload_batch`), then they decode as a device column.
 
 The host waits for the GPU once, at the end, to read the kernel's error flag: corrupt data must
 raise :class:`~fsstgpu.CorruptDataError` (for a batch: :class:`~fsstgpu.BatchDecodeError`, naming
@@ -29,7 +30,7 @@ import numpy as np
 
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
-from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, upload_batch
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 from fsstgpu.kernels.bitplane import error_message as lengths_error_message
@@ -73,7 +74,7 @@ class DecodeJob:
         """
 
         flags = _read_flags(self.err, self.stream)  # the one host sync of a decode
-        bits = int(flags[0])
+        bits = flags[0]
         failed = _corrupt_lengths(flags[1:])
         if (bits or failed) and not self.dev.is_batch:
             raise CorruptDataError(failed[0] if failed else error_message(bits))
@@ -85,14 +86,14 @@ class DecodeJob:
         return self.results if self.dev.is_batch else self.results[0]
 
 
-def _read_flags(err, stream) -> np.ndarray:
+def _read_flags(err, stream) -> list[int]:
     """The device flags ``err`` once the stream's work is done: one copy and one stream sync
     through the driver (CuPy's ``get`` cost 23-49 us a call on the H200 host)."""
     if driver() is None:
-        return err.get(stream=stream)
+        return err.get(stream=stream).tolist()
     cp = get_cupy()
     ptr = (stream if stream is not None else cp.cuda.get_current_stream()).ptr
-    return np.array(read_int32s(err.data.ptr, int(err.size), ptr), np.int32)
+    return read_int32s(err.data.ptr, int(err.size), ptr)
 
 
 def _error_flags(cp, layout: HostBatch):
@@ -103,7 +104,7 @@ def _error_flags(cp, layout: HostBatch):
 
 def _corrupt_lengths(flags) -> dict:
     """{column: message} for the columns whose packed lengths were flagged."""
-    if not flags.any():
+    if not any(flags):
         return {}
 
     return {k: f"string lengths: {lengths_error_message(int(b))}"
@@ -220,15 +221,16 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     with on_stream(stream):
         buf = cp.empty(at_err + 4 * nflags, dtype=cp.uint8)
     base = buf.data.ptr
+    at_data = base if out is None else out.data.ptr
+    if fill is not None and layout.total:
+        memset_d8(at_data, fill, layout.total, stream.ptr)
+    # the scan's status words and the error flags zeroed by the plan, in one memset (they are
+    # adjacent), then its launches; the arrays on the buffers are made while the GPU works
+    plan(at_data, base + at_offsets, base + at_scratch, base + at_err, stream.ptr,
+         zero_words=plan.scratch_nbytes // 4 + nflags)
     data = _view(cp, (buf if out is None else out).data, 0, layout.total, cp.uint8)
     offsets = _view(cp, buf.data, at_offsets, layout.offsets_nbytes, cp.uint8)
     err = _view(cp, buf.data, at_err, nflags, cp.int32)
-    if fill is not None and layout.total:
-        memset_d8(data.data.ptr, fill, layout.total, stream.ptr)
-    # the scan's status words and the error flags zeroed by the plan, in one memset (they are
-    # adjacent), then its launches
-    plan(data.data.ptr, base + at_offsets, base + at_scratch, base + at_err, stream.ptr,
-         zero_words=plan.scratch_nbytes // 4 + nflags)
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
 
 
@@ -310,9 +312,19 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
         return decode_async(carr, stream, fill=fill).check()
     import cupyx
 
+    if chunk_bytes < 1 or nstreams < 1 or nbuffers < 1:
+        raise ValueError("chunk_bytes, nstreams and nbuffers must be positive")
     single = not isinstance(carr, (list, tuple))
-    layout = HostBatch([carr] if single else carr, lengths=lengths,
-                       allocate=lambda n: cupyx.empty_pinned((n,), dtype=np.uint8))
+    carrs = [carr] if single else list(carr)
+    pinned = lambda n: cupyx.empty_pinned((n,), dtype=np.uint8)  # noqa: E731
+    if sum(len(c.codes) for c in carrs) <= chunk_bytes:
+        # one chunk, nothing to pipeline: the codes upload while the layout is built, then
+        # decode as a device column
+        main = stream if stream is not None else get_cupy().cuda.get_current_stream()
+        dev = upload_batch(carrs, main, lengths=lengths, allocate=pinned)
+        dev.is_batch = not single
+        return decode_async(dev, main, fill=fill).check()
+    layout = HostBatch(carrs, lengths=lengths, allocate=pinned)
     return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
 
 
@@ -362,8 +374,6 @@ def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstream
     import cupyx
 
     cp = get_cupy()
-    if chunk_bytes < 1 or nstreams < 1 or nbuffers < 1:
-        raise ValueError("chunk_bytes, nstreams and nbuffers must be positive")
     main = stream if stream is not None else cp.cuda.get_current_stream()
     bounds = chunk_bounds(layout.split_codes, chunk_bytes)
     if len(bounds) <= 2:  # nothing to overlap
