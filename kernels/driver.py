@@ -201,18 +201,19 @@ class Replay:
     Parameters
     ----------
     launches : sequence of Launch
-        The kernels, in order (each runs after the one before, unless ``concurrent``); distinct
-        functions. A call launches them with their cells' values at that moment
-        (:meth:`Launch.set`).
+        The kernels, in order (each runs after the one before, but for the first
+        ``side_by_side``); distinct functions. A call launches them with their cells' values at
+        that moment (:meth:`Launch.set`).
     memset_words : int
         32-bit words the memset zeroes before the first kernel (0: no memset).
     memset_dst : int
         A device address the memset may write ``memset_words`` words at (the capture records
         a call with it; each replay names its own).
-    concurrent : bool
-        The kernels depend on the memset only, not on each other, so the GPU may run them side
-        by side (the graph forks after the memset and joins after the kernels); the caller
-        guarantees they write nothing another one reads.
+    side_by_side : int
+        The first ``side_by_side`` kernels depend on the memset only, not on each other, so
+        the GPU may run them together (the graph forks after the memset and joins after them;
+        the rest follow the join in order); the caller guarantees they write nothing another
+        one reads. 1 (default): every kernel after the one before.
 
     Raises
     ------
@@ -233,7 +234,7 @@ class Replay:
     """
 
     def __init__(self, launches, memset_words: int, memset_dst: int = 0, *,
-                 concurrent: bool = False):
+                 side_by_side: int = 1):
         lib = graphs()
         if lib is None:
             raise DeviceError("the CUDA driver has no graph calls")
@@ -247,7 +248,7 @@ class Replay:
         check_result(lib.cuCtxGetCurrent(ctypes.byref(self._ctx)), "cuCtxGetCurrent")
         # captured on a stream of its own: the caller's may be the legacy default stream,
         # which cannot be captured; capturing records the calls, runs nothing
-        nside = len(self.launches) - 1 if concurrent and len(self.launches) > 1 else 0
+        nside = max(0, min(side_by_side, len(self.launches)) - 1)
         streams = [_PTR() for _ in range(1 + nside)]
         events = [_PTR() for _ in range(2 * nside)]
         try:
@@ -280,22 +281,23 @@ class Replay:
 
     def _capture_launches(self, lib, streams, events) -> None:
         """Record the launches on the capturing ``streams[0]``, in order; with side streams,
-        launch ``k`` (``k >= 1``) on ``streams[k]`` forked from ``streams[0]`` after the memset
-        and joined back after it (events record edges into the graph, nothing else)."""
-        main = streams[0]
-        if len(streams) == 1:
-            for launch in self.launches:
-                launch(main.value)
+        launch ``k`` (``1 <= k < len(streams)``) on ``streams[k]``, forked from ``streams[0]``
+        after the memset and joined back before the launches after them (events record edges
+        into the graph, nothing else)."""
+        if not self.launches:
             return
-        for k, side in enumerate(streams[1:]):  # fork
+        main, sides = streams[0], streams[1:]
+        for k, side in enumerate(sides):  # fork
             check_result(lib.cuEventRecord(events[2 * k], main), "cuEventRecord")
             check_result(lib.cuStreamWaitEvent(side, events[2 * k], 0), "cuStreamWaitEvent")
         self.launches[0](main.value)
-        for k, side in enumerate(streams[1:]):  # the others side by side, then join
+        for k, side in enumerate(sides):  # side by side with launch 0, then joined
             self.launches[k + 1](side.value)
             check_result(lib.cuEventRecord(events[2 * k + 1], side), "cuEventRecord")
             check_result(lib.cuStreamWaitEvent(main, events[2 * k + 1], 0),
                          "cuStreamWaitEvent")
+        for launch in self.launches[1 + len(sides):]:
+            launch(main.value)
 
     def _find_nodes(self) -> None:
         lib = self._lib

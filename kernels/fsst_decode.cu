@@ -486,3 +486,12 @@ __global__ void __launch_bounds__(256) offsets_one_pass(
         else reinterpret_cast<int *>(out + col_obyte[c])[slot] = (int)value;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The decode's flags copied to host memory (a pinned slot mapped into the device's address
+// space): the planned call's last kernel, after the scan and the decode, so the host reads them
+// after one stream sync with no copy call (a read-back's round trip cost ~11 us on the H200).
+extern "C" __global__ void flags_to_host(const int *__restrict__ err, int n,
+                                         int *__restrict__ host) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) host[i] = err[i];
+}

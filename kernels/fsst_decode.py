@@ -181,13 +181,15 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, 
 
 class PlannedDecode:
     """:func:`launch_offsets` then :func:`launch_decode` of one device column or batch, planned
-    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`): a memset and two
-    launches, replayed as one graph in which the two kernels run side by side.
+    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`): a memset, the
+    two kernels and a one-warp kernel that copies the flags into host memory (``flags_to_host``),
+    replayed as one graph in which the scan and the decode run side by side.
 
-    Everything but the output, the scan's scratch and the error flag is fixed when the plan is
-    made: functions, grids, the inputs' device addresses (the plan holds no reference to them:
-    its owner keeps them alive) and every scalar. A call rewrites five pointers, zeroes the
-    scratch and flags and makes the two launches, under a lock, so threads may share a plan.
+    Everything but the output, the scan's scratch, the error flag and the flags' host slot is
+    fixed when the plan is made: functions, grids, the inputs' device addresses (the plan holds
+    no reference to them: its owner keeps them alive) and every scalar. A call rewrites eight
+    arguments, zeroes the scratch and flags and makes the launches, under a lock, so threads
+    may share a plan.
     Where the driver has CUDA graphs the memset and the launches are captured into one on the
     second call and replayed from then on (:class:`~fsstgpu.kernels.driver.Replay`;
     ``use_graph`` False launches them one by one). Same kernels, same bytes as the two
@@ -249,17 +251,22 @@ class PlannedDecode:
                     (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
                     (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
                     (i64, out_size), (ptr, 0)])
+        # the flags into a host slot, after both (kernels/host_flags.py); n = 0: no slot
+        self._flags = Launch(_function("flags_to_host"), 1, 32,
+                             [(ptr, 0), (i32, 0), (ptr, 0)])
         self._lock = threading.Lock()
         self.use_graph = graphs() is not None
         self._replay = None
         self._calls = 0
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
-                 zero_words: int = 0) -> None:
+                 zero_words: int = 0, flags_to: int = 0, nflags: int = 0) -> None:
         """Enqueue the offsets into device address ``offsets`` and the decode into ``out`` on
         ``stream`` (a CUstream handle), with ``scratch_nbytes`` of scratch at ``scratch`` and
         the decode's error word at ``err``, after zeroing ``zero_words`` 32-bit words from
-        ``scratch`` (the caller zeroes what this does not: the scratch, then the error word)."""
+        ``scratch`` (the caller zeroes what this does not: the scratch, then the error word);
+        then, with ``nflags``, the ``nflags`` int32 from ``err`` copied to ``flags_to`` (a
+        device address of host memory: :mod:`fsstgpu.kernels.host_flags`)."""
         with self._lock:
             self._scan.set(2, scratch)
             self._scan.set(9, offsets)
@@ -269,6 +276,11 @@ class PlannedDecode:
                 self._decode.set(9, out)
                 self._decode.set(11, err)
                 launches.append(self._decode)
+            together = len(launches)
+            self._flags.set(0, err)
+            self._flags.set(1, nflags if flags_to else 0)
+            self._flags.set(2, flags_to)
+            launches.append(self._flags)
             self._calls += 1
             # a graph from the second call on: capturing and instantiating one costs more than
             # the launches it replaces, so a column decoded once (a host column's upload makes
@@ -278,7 +290,7 @@ class PlannedDecode:
                 try:  # captured with this call's pointers, then replayed
                     # the scan writes the offsets, the decode the data: the graph runs them
                     # side by side (at 1 MiB the scan takes 9-10 us, the decode 15; ncu, H200)
-                    self._replay = Replay(launches, zero_words, scratch, concurrent=True)
+                    self._replay = Replay(launches, zero_words, scratch, side_by_side=together)
                 except DeviceError:  # a driver that cannot: one launch at a time from now on
                     self.use_graph, self._replay = False, None
             if self.use_graph and self._replay is not None:

@@ -255,3 +255,42 @@ def test_graph_from_the_second_call():
     assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
     assert plan._replay is not None
     assert fsstgpu.decompress_device(carr).to_arrow().equals(col)  # host column: no graph
+
+
+@pytest.mark.gpu
+def test_flags_reach_their_host_slots_when_many_decodes_are_in_flight():
+    """Each planned decode's flags come back through a host slot of its own: more decodes in
+    flight than slots (the rest read their flags back), good and corrupt ones interleaved,
+    checked in reverse order; dropped unchecked decodes give their slots back."""
+    import gc
+
+    from fsstgpu.errors import CorruptDataError
+    from fsstgpu.gpu.decode import decode_async
+    from fsstgpu.kernels.host_flags import NSLOTS, flag_slots
+
+    col = _column(32, 3000)
+    carr = fsstgpu.compress(col, split_size=256)
+    good = fsstgpu.to_device(carr)
+    bad, corrupt = _corrupt_device_column(carr, 32)
+    assert corrupt, "the CPU twin should find the damaged codes corrupt"
+    jobs = [(k % 3 == 2, decode_async(bad if k % 3 == 2 else good, fill=POISON))
+            for k in range(NSLOTS + 40)]
+    assert sum(job.slot is not None for _, job in jobs) <= NSLOTS
+    assert any(job.slot is None for _, job in jobs), "more decodes than slots"
+    for is_bad, job in reversed(jobs):
+        if is_bad:
+            with pytest.raises(CorruptDataError, match="GPU FSST decode"):
+                job.check()
+        else:
+            assert job.check().to_arrow().equals(col)
+    slots = flag_slots()
+    for _ in range(NSLOTS):  # dropped unchecked: their slots come back once their kernels end
+        decode_async(bad)
+    gc.collect()
+    import cupy as cp
+
+    cp.cuda.get_current_stream().synchronize()
+    taken = [slots.acquire() for _ in range(NSLOTS)]
+    assert None not in taken, "a dropped decode kept its slot"
+    for slot in taken:
+        slots.release(slot)

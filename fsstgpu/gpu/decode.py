@@ -5,7 +5,8 @@
 (:class:`fsstgpu.gpu.layout.HostBatch`): one offsets scan and one decode launch give every
 column, each a :class:`~fsstgpu.DeviceStringArray` whose buffers are views of the batch's output
 buffers. A device column's decode is planned on its first call and replayed: one allocation and
-one CUDA graph (a memset and two kernels) through the CUDA driver
+one CUDA graph (a memset, two kernels side by side, and the flags written to host memory) through
+the CUDA driver
 (:class:`~fsstgpu.kernels.fsst_decode.PlannedDecode`).
 
 Host columns are uploaded while they decode. The codes are cut into chunks of whole splits (about
@@ -34,13 +35,14 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, u
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 from fsstgpu.kernels.bitplane import error_message as lengths_error_message
-from fsstgpu.kernels.driver import driver, memset_d8, read_int32s
+from fsstgpu.kernels.driver import check_result, driver, memset_d8, read_int32s
 from fsstgpu.kernels.fsst_decode import (
     PlannedDecode,
     error_message,
     launch_decode,
     launch_offsets,
 )
+from fsstgpu.kernels.host_flags import SLOT_INTS, flag_slots
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import shared_pool
 
@@ -54,12 +56,24 @@ DEFAULT_BUFFERS = 6
 class DecodeJob:
     """A decode enqueued on a stream: its results and the device error flag not yet read."""
 
-    def __init__(self, dev: DeviceCompressedStringArray, results: list, data, err, stream):
+    def __init__(self, dev: DeviceCompressedStringArray, results: list, data, err, stream,
+                 slot: int | None = None):
         self.dev = dev
         self.results = results
         self.data = data
         self.err = err
         self.stream = stream
+        self.slot = slot  # the host slot the plan's last kernel copies the flags into, if any
+
+    def __del__(self):
+        # dropped unchecked: its slot is reused once the kernel that writes it is done
+        if getattr(self, "slot", None) is not None:
+            try:
+                done = get_cupy().cuda.Event(disable_timing=True)
+                done.record(self.stream)
+                flag_slots().release_after(self.slot, done)
+            except Exception:  # noqa: BLE001 (at interpreter exit CUDA may be gone)
+                pass
 
     def check(self):
         """Wait for the decode (on its stream only); raise if the kernel found corrupt data.
@@ -73,7 +87,7 @@ class DecodeJob:
             naming every bad column; its ``results`` keeps the good columns.
         """
 
-        flags = _read_flags(self.err, self.stream)  # the one host sync of a decode
+        flags = self._flags()  # the one host sync of a decode
         bits = flags[0]
         failed = _corrupt_lengths(flags[1:])
         if (bits or failed) and not self.dev.is_batch:
@@ -84,6 +98,19 @@ class DecodeJob:
             good = [None if k in failed else r for k, r in enumerate(self.results)]
             raise BatchDecodeError(failed, good)
         return self.results if self.dev.is_batch else self.results[0]
+
+
+    def _flags(self) -> list[int]:
+        """The flags once the stream's work is done: from the host slot the plan's last kernel
+        wrote (one stream sync), else read back."""
+        if self.slot is None:
+            return _read_flags(self.err, self.stream)
+        check_result(driver().cuStreamSynchronize(self.stream.ptr), "cuStreamSynchronize")
+        slot, self.slot = self.slot, None
+        slots = flag_slots()
+        flags = slots.read(slot, int(self.err.size))
+        slots.release(slot)
+        return flags
 
 
 def _read_flags(err, stream) -> list[int]:
@@ -209,9 +236,10 @@ def _planned(dev: DeviceCompressedStringArray) -> PlannedDecode | None:
 
 
 def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJob:
-    """decode_async through the plan: one allocation (output, offsets, scratch and flags) and
-    the plan's call (a memset of the scratch and flags, two launches: one graph replayed where
-    the driver has graphs); no CuPy kernel call."""
+    """decode_async through the plan: one allocation (output, offsets, scratch and flags), a
+    host slot for the flags, and the plan's call (a memset of the scratch and flags, the scan
+    and the decode, the flags' copy into the slot: one graph replayed where the driver has
+    graphs); no CuPy kernel call."""
     layout = dev.layout
     stream = stream if stream is not None else cp.cuda.get_current_stream()
     at_offsets = 0 if out is not None else _up16(layout.total)
@@ -224,14 +252,17 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     at_data = base if out is None else out.data.ptr
     if fill is not None and layout.total:
         memset_d8(at_data, fill, layout.total, stream.ptr)
+    slots = flag_slots()
+    slot = slots.acquire() if nflags <= SLOT_INTS else None
     # the scan's status words and the error flags zeroed by the plan, in one memset (they are
     # adjacent), then its launches; the arrays on the buffers are made while the GPU works
     plan(at_data, base + at_offsets, base + at_scratch, base + at_err, stream.ptr,
-         zero_words=plan.scratch_nbytes // 4 + nflags)
+         zero_words=plan.scratch_nbytes // 4 + nflags,
+         flags_to=0 if slot is None else slots.device_address(slot), nflags=nflags)
     data = _view(cp, (buf if out is None else out).data, 0, layout.total, cp.uint8)
     offsets = _view(cp, buf.data, at_offsets, layout.offsets_nbytes, cp.uint8)
     err = _view(cp, buf.data, at_err, nflags, cp.int32)
-    return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
+    return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream, slot)
 
 
 def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | None = None,
