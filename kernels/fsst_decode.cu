@@ -6,7 +6,8 @@
 // bytes, so a split decodes without knowing where its strings start, and every warp gets about the
 // same *uncompressed* work whatever the string lengths.
 //
-// fsst_decode: one warp per split, all 32 lanes busy on every code (the walk is described above
+// fsst_decode: one warp per split (or wps warps, each a run of its windows: launches of few
+// splits), all 32 lanes busy on every code (the walk is described above
 // warp_decode_split).  offsets_one_pass: the Arrow offsets from the lengths.
 //
 // Bad input: nothing is read or written out of bounds whatever the split points, codes or tables
@@ -114,88 +115,127 @@ __device__ __forceinline__ u32 ff_nibble(u32 x) {
     return ((b & 0x01010101u) * 0x10204080u) >> 28;
 }
 
+// One window's first pass, shared by the decode and the prefix walk: lane l's K code bytes (bytes
+// outside [cb, ce) read as 0xFF and masked out), the parity of the 0xFF run entering them (par:
+// the run entering the window, updated to the run leaving it), each byte's table index and length
+// in bits (iw: two 16-bit entries a word) and their sum; bad has FSST_LB_BAD where a code is
+// undefined; esc_end is set where the split's last byte is an escape.
+template <int K, class Table>
+__device__ __forceinline__ u32 window_pass1(const u8 *__restrict__ codes, i64 cb, i64 ce, i64 base,
+                                            const Table tab, u32 &par, u32 (&iw)[K / 2], u32 &bad,
+                                            u32 &esc_end) {
+    constexpr u32 FULL = 0xffffffffu;
+    constexpr int WBYTES = 32 * K;
+    constexpr u32 KMASK = (1u << K) - 1;
+    const u32 lane = threadIdx.x & 31;
+    const i64 chunk = base + (i64)lane * K;
+    u32 w[K / 4];
+    if (chunk < ce) {
+        load_lane_bytes<K>(codes + chunk, w);
+    } else {
+#pragma unroll
+        for (int i = 0; i < K / 4; ++i) w[i] = 0;
+    }
+    // a window wholly inside the split, its last byte included, needs no masking and no check
+    // of the split's last byte (a uniform branch)
+    const bool inside = base >= cb && base + WBYTES < ce;
+    u32 ffm = 0;
+    if (inside) {
+#pragma unroll
+        for (int i = 0; i < K / 4; ++i) ffm |= ff_nibble(w[i]) << (4 * i);
+    } else {
+        const i64 lo64 = cb - chunk, hi64 = ce - chunk;
+        const u32 lo = lo64 <= 0 ? 0u : (lo64 >= K ? (u32)K : (u32)lo64);
+        const u32 hi = hi64 <= 0 ? 0u : (hi64 >= K ? (u32)K : (u32)hi64);
+        const u32 vm = hi > lo ? (((1u << hi) - 1) & ~((1u << lo) - 1)) : 0u;
+#pragma unroll
+        for (int i = 0; i < K / 4; ++i) {
+            w[i] |= ~expand_nibble((vm >> (4 * i)) & 15u);  // bytes outside the split -> 0xFF
+            ffm |= ff_nibble(w[i]) << (4 * i);
+        }
+        ffm &= vm;  // ... but they do not extend 0xFF runs
+    }
+    // ---- parity of the 0xFF run entering this lane's bytes
+    const bool allff = ffm == KMASK;
+    const u32 run = __clz(~(ffm << (32 - K)));
+    const u32 notall = __ballot_sync(FULL, !allff);
+    const u32 podd = __ballot_sync(FULL, run & 1u);
+    const u32 before = notall & ((1u << lane) - 1u);
+    const u32 pin = before ? (podd >> (31 - __clz(before))) & 1u : par;
+    par = notall ? (podd >> (31 - __clz(notall))) & 1u : par;
+    // ---- pass 1: table index (code | literal << 8), output bits, undefined codes
+    u32 sum = 0;
+    bad = 0;
+    u32 p = pin << 8;  // bit 8: the next byte is a literal
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const u32 c = (w[j >> 2] >> (8 * (j & 3))) & 0xffu;
+        const u32 idx = c | p;
+        const u32 ffj = (j <= 8 ? ffm << (8 - j) : ffm >> (j - 8)) & 0x100u;
+        p = ffj & ~p;  // a 0xFF byte that is not a literal is an escape
+        const u32 lb = tab.lb_chk(idx);
+        // the length goes with the index (bits 9..15; a bad code stops before pass 2)
+        const u32 ent = idx | (lb << 9);
+        if (j & 1) iw[j >> 1] |= ent << 16; else iw[j >> 1] = ent;
+        bad |= lb;
+        sum += lb;
+    }
+    if (!inside) {
+        const i64 e = ce - 1 - chunk;  // the split's last byte must not be an escape
+        if (e >= 0 && e < K) {
+            u32 q = pin;
+#pragma unroll 1
+            for (int j = 0; j <= (int)e; ++j) q = ((ffm >> j) & 1u) & (q ^ 1u);
+            esc_end |= q;
+        }
+    }
+    return sum;
+}
+
+// Decode the windows of split [cb, ce) (output [aob, aoe)) from code position ubeg to uend (both
+// window boundaries, uend >= ce for the split's last part): several warps may share a split, each
+// a run of its windows.  A warp that starts past the split's first window first walks the windows
+// before ubeg with the first pass alone, for its output position and the 0xFF parity entering
+// ubeg; it writes only the bytes its windows produce, and only the part that ends the split
+// checks the split's end.
 template <int K, int RING, class Table>
 __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, i64 cb, i64 ce,
-                                                  const Table tab, u8 *__restrict__ outa, i64 aob,
-                                                  i64 aoe, u64 *ring, int *__restrict__ err) {
+                                                  i64 ubeg, i64 uend, const Table tab,
+                                                  u8 *__restrict__ outa, i64 aob, i64 aoe,
+                                                  u64 *ring, int *__restrict__ err) {
     constexpr u32 FULL = 0xffffffffu;
     constexpr int WBYTES = 32 * K;
     constexpr u32 RW = RING / 8;    // ring words
     constexpr u32 RC = RING / 16;   // ring 16-byte chunks
-    constexpr u32 KMASK = (1u << K) - 1;
     const u32 lane = threadIdx.x & 31;
     u32 *ring32 = reinterpret_cast<u32 *>(ring);
     const uint4 *ring16 = reinterpret_cast<const uint4 *>(ring);
 
     i64 base = cb & ~(i64)(K - 1);
-    i64 A = aob;               // output position (aligned coordinates) of the window's first byte
-    i64 F = aob & ~(i64)15;    // everything before F is written out
-    u64 carry = 0;             // bytes of ring word A >> 3 below A (zeros above)
     u32 par = 0;               // parity of the 0xFF run entering the window
     u32 esc_end = 0;
-    while (base < ce) {
+    i64 A = aob;               // output position (aligned coordinates) of the window's first byte
+    for (; base < ubeg; base += WBYTES) {  // the windows before this warp's: positions only
+        u32 iw[K / 2], bad;
+        const u32 sum = window_pass1<K>(codes, cb, ce, base, tab, par, iw, bad, esc_end);
+        if (__any_sync(FULL, bad & FSST_LB_BAD)) {
+            if (lane == 0) atomicOr(err, FSST_ERR_CODE);
+            return;
+        }
+        A += __reduce_add_sync(FULL, sum >> 3);
+    }
+    if (A > aoe) {
+        if (lane == 0) atomicOr(err, FSST_ERR_OVERFLOW);
+        return;
+    }
+    const i64 first = A;       // this warp writes output bytes from here
+    i64 F = A & ~(i64)15;      // everything before F is written out
+    u64 carry = 0;             // bytes of ring word A >> 3 below A (zeros above)
+    const i64 stop = uend < ce ? uend : ce;
+    while (base < stop) {
         __syncwarp();  // the previous window's flush has read the ring
-        const i64 chunk = base + (i64)lane * K;
-        u32 w[K / 4];
-        if (chunk < ce) {
-            load_lane_bytes<K>(codes + chunk, w);
-        } else {
-#pragma unroll
-            for (int i = 0; i < K / 4; ++i) w[i] = 0;
-        }
-        // a window wholly inside the split, its last byte included, needs no masking and no check
-        // of the split's last byte (a uniform branch)
-        const bool inside = base >= cb && base + WBYTES < ce;
-        u32 ffm = 0;
-        if (inside) {
-#pragma unroll
-            for (int i = 0; i < K / 4; ++i) ffm |= ff_nibble(w[i]) << (4 * i);
-        } else {
-            const i64 lo64 = cb - chunk, hi64 = ce - chunk;
-            const u32 lo = lo64 <= 0 ? 0u : (lo64 >= K ? (u32)K : (u32)lo64);
-            const u32 hi = hi64 <= 0 ? 0u : (hi64 >= K ? (u32)K : (u32)hi64);
-            const u32 vm = hi > lo ? (((1u << hi) - 1) & ~((1u << lo) - 1)) : 0u;
-#pragma unroll
-            for (int i = 0; i < K / 4; ++i) {
-                w[i] |= ~expand_nibble((vm >> (4 * i)) & 15u);  // bytes outside the split -> 0xFF
-                ffm |= ff_nibble(w[i]) << (4 * i);
-            }
-            ffm &= vm;  // ... but they do not extend 0xFF runs
-        }
-        // ---- parity of the 0xFF run entering this lane's bytes
-        const bool allff = ffm == KMASK;
-        const u32 run = __clz(~(ffm << (32 - K)));
-        const u32 notall = __ballot_sync(FULL, !allff);
-        const u32 podd = __ballot_sync(FULL, run & 1u);
-        const u32 before = notall & ((1u << lane) - 1u);
-        const u32 pin = before ? (podd >> (31 - __clz(before))) & 1u : par;
-        par = notall ? (podd >> (31 - __clz(notall))) & 1u : par;
-        // ---- pass 1: table index (code | literal << 8), output bits, undefined codes
-        u32 iw[K / 2];  // two 16-bit entries per word: the index and the length in bits
-        u32 sum = 0, bad = 0;
-        u32 p = pin << 8;  // bit 8: the next byte is a literal
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const u32 c = (w[j >> 2] >> (8 * (j & 3))) & 0xffu;
-            const u32 idx = c | p;
-            const u32 ffj = (j <= 8 ? ffm << (8 - j) : ffm >> (j - 8)) & 0x100u;
-            p = ffj & ~p;  // a 0xFF byte that is not a literal is an escape
-            const u32 lb = tab.lb_chk(idx);
-            // the length goes with the index (bits 9..15; a bad code stops before pass 2)
-            const u32 ent = idx | (lb << 9);
-            if (j & 1) iw[j >> 1] |= ent << 16; else iw[j >> 1] = ent;
-            bad |= lb;
-            sum += lb;
-        }
-        if (!inside) {
-            const i64 e = ce - 1 - chunk;  // the split's last byte must not be an escape
-            if (e >= 0 && e < K) {
-                u32 q = pin;
-#pragma unroll 1
-                for (int j = 0; j <= (int)e; ++j) q = ((ffm >> j) & 1u) & (q ^ 1u);
-                esc_end |= q;
-            }
-        }
+        u32 iw[K / 2], bad;
+        u32 sum = window_pass1<K>(codes, cb, ce, base, tab, par, iw, bad, esc_end);
         if (__any_sync(FULL, bad & FSST_LB_BAD)) {
             if (lane == 0) atomicOr(err, FSST_ERR_CODE);
             return;
@@ -256,33 +296,34 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
         }
         __syncwarp();
         carry = (wend & 7) ? ring[(u32)(wend >> 3) & (RW - 1)] : 0ull;
-        // ---- write out the complete chunks (all of them after the last window)
+        // ---- write out the complete chunks (all of them after the warp's last window)
         base += WBYTES;
-        const i64 L = base >= ce ? wend : (wend & ~(i64)15);
+        const i64 L = base >= stop ? wend : (wend & ~(i64)15);
         for (i64 g = F + 16 * (i64)lane; g < L; g += 512) {
             const uint4 v = ring16[(u32)(g >> 4) & (RC - 1)];
-            if (g >= aob && g + 16 <= L) {
+            if (g >= first && g + 16 <= L) {
                 *reinterpret_cast<uint4 *>(outa + g) = v;
-            } else {
+            } else {  // a chunk shared with the split's or the warp's neighbour: own bytes only
                 const u32 vv[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll 1
                 for (u32 b = 0; b < 16; ++b) {
                     const i64 q = g + b;
-                    if (q >= aob && q < L) outa[q] = (u8)(vv[b >> 2] >> (8 * (b & 3)));
+                    if (q >= first && q < L) outa[q] = (u8)(vv[b >> 2] >> (8 * (b & 3)));
                 }
             }
         }
         F = L > F ? (L & ~(i64)15) : F;
         A = wend;
     }
+    if (uend < ce) return;  // the split's end is another warp's to check
     int e = 0;
     if (A != aoe) e |= FSST_ERR_UNDERFLOW;
     if (__any_sync(FULL, esc_end)) e |= FSST_ERR_ESCAPE;
     if (lane == 0 && e) atomicOr(err, e);
 }
 
-// The decode kernel: one warp per split, FSST_WARPS splits per block; the block's first and last
-// splits' tables in shared memory (a split with another table reads its table from global memory).
+// The decode kernel: wps warps per split (1, 2, 4 or 8), FSST_WARPS warps per block; the block's
+// first and last splits' tables in shared memory (a split with another table reads its table from global memory).
 // FSST_K code bytes per lane; FSST_RING bytes of staging per warp (at least twice the most a window
 // can emit, 32 * K * 8, so that a window never overwrites unwritten bytes); launch bounds: 5
 // resident blocks per SM (40 warps, at most 48 registers).
@@ -296,15 +337,19 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
-    u8 *__restrict__ out, i64 out_size, int *__restrict__ err) {
+    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps) {
     __shared__ u64 w_sym[2][512];
     __shared__ u8 w_lb[2][512];
     constexpr int WARPS = FSST_WARPS;
+    constexpr int WBYTES = 32 * FSST_K;
     __shared__ __align__(16) u64 s_ring[WARPS][FSST_RING / 8 + RING_SLACK];
     const int warp = threadIdx.x >> 5;
-    const i64 k0 = (i64)blockIdx.x * WARPS;
-    const i64 k = k0 + warp;
-    const i64 klast = (k0 + WARPS < nsplits ? k0 + WARPS : nsplits) - 1;
+    // wps warps per split (1, 2, 4 or 8: a divisor of WARPS): part j of split k
+    const i64 g0 = (i64)blockIdx.x * WARPS;
+    const i64 k = (g0 + warp) / wps;
+    const int j = (int)((g0 + warp) % wps);
+    const i64 k0 = g0 / wps;
+    const i64 klast = ((g0 + WARPS) / wps < nsplits ? (g0 + WARPS) / wps : nsplits) - 1;
     const int t0 = split_table[k0], t1 = split_table[klast];
     {
         const int c0 = t0 < ntables ? t0 : 0, c1 = t1 < ntables ? t1 : 0;
@@ -324,25 +369,34 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     const i64 ob = split_out[k], oe = split_out[k + 1];
     const int t = split_table[k];
     if (!(0 <= cb && cb <= ce && ce <= ncodes && 0 <= ob && ob <= oe && oe <= out_size)) {
-        if ((threadIdx.x & 31) == 0) atomicOr(err, FSST_ERR_SPLIT);
+        if ((threadIdx.x & 31) == 0 && j == 0) atomicOr(err, FSST_ERR_SPLIT);
         return;
     }
     if (t >= ntables) {
-        if ((threadIdx.x & 31) == 0) atomicOr(err, FSST_ERR_TABLE);
+        if ((threadIdx.x & 31) == 0 && j == 0) atomicOr(err, FSST_ERR_TABLE);
         return;
     }
+    // this warp's windows: its share of the split's, the last part to the end
+    const i64 base0 = cb & ~(i64)(FSST_K - 1);
+    const i64 nwin = (ce - base0 + WBYTES - 1) / WBYTES;
+    const i64 wb = j * nwin / wps, we = (j + 1) * nwin / wps;
+    if (j < wps - 1 && wb == we) return;  // fewer windows than warps: nothing of its own
+    const i64 ubeg = base0 + wb * WBYTES;
+    const i64 uend = j == wps - 1 ? ce : base0 + we * WBYTES;
     // global-aligned output coordinates: outa is 16-byte aligned, outa + aob == out + ob
     const i64 shift = (i64)((unsigned long long)out & 15);
     u8 *outa = out - shift;
     u64 *ring = s_ring[warp];
     if (t == t0 || t == t1) {
         const int slot = t == t0 ? 0 : 1;
-        warp_decode_split<FSST_K, FSST_RING>(codes, cb, ce, SmemTable{w_sym[slot], w_lb[slot]},
-                                             outa, ob + shift, oe + shift, ring, err);
+        warp_decode_split<FSST_K, FSST_RING>(codes, cb, ce, ubeg, uend,
+                                             SmemTable{w_sym[slot], w_lb[slot]}, outa, ob + shift,
+                                             oe + shift, ring, err);
     } else {
         warp_decode_split<FSST_K, FSST_RING>(
-            codes, cb, ce, GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256}, outa,
-            ob + shift, oe + shift, ring, err);
+            codes, cb, ce, ubeg, uend,
+            GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256}, outa, ob + shift,
+            oe + shift, ring, err);
     }
 }
 

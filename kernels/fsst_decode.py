@@ -1,7 +1,8 @@
 """Launchers of the split-balanced FSST decode kernel and the Arrow offsets scan.
 
 ``fsst_decode.cu`` decodes split ``k`` (codes ``split_codes[k]:split_codes[k+1]``, table
-``split_table[k]``) into the output bytes ``split_out[k]:split_out[k+1]``, one warp per split;
+``split_table[k]``) into the output bytes ``split_out[k]:split_out[k+1]``, one warp per split
+(two in launches of few splits: :func:`warps_per_split`);
 ``offsets_one_pass`` turns the string lengths into Arrow offsets. This
 module pads code buffers so that the kernel's loads stay in bounds, launches both without host
 synchronisation, and turns the kernel's error bits into words. The CPU twin of the decode is
@@ -28,8 +29,8 @@ from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.driver import Launch, Replay, graphs, memset_d32
 from fsstgpu.kernels.loader import get_function, on_stream
 
-__all__ = ["CODES_PAD", "PlannedDecode", "error_message", "launch_decode", "launch_offsets",
-           "padded_size", "scan_scratch_nbytes"]
+__all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_decode",
+           "launch_offsets", "padded_size", "scan_scratch_nbytes", "warps_per_split"]
 
 SOURCE = "fsst_decode.cu"
 #: bytes of padding after the last code: a lane loads 8 aligned bytes at most 8 bytes before the
@@ -84,7 +85,8 @@ def _function_on(name: str, device_id: int):
 
 
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
-                  ntables: int, out, out_size: int, err, *, stream=None) -> None:
+                  ntables: int, out, out_size: int, err, *, stream=None,
+                  wps: int | None = None) -> None:
     """Enqueue the decode kernel on ``stream`` (no host synchronisation).
 
     All arrays are CuPy arrays on the current device. ``codes`` must hold at least
@@ -111,10 +113,39 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     if nsplits == 0:
         return
     _check_codes(codes, ncodes)
+    wps = warps_per_split(nsplits) if wps is None else _checked_wps(wps)
     args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
-            tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err)
+            tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err, np.int32(wps))
     with on_stream(stream):
-        _function("fsst_decode")((_decode_blocks(nsplits),), (32 * WARPS_PER_BLOCK,), args)
+        _function("fsst_decode")((_decode_blocks(nsplits, wps),), (32 * WARPS_PER_BLOCK,), args)
+
+
+#: splits under which each split gets two warps (see :func:`warps_per_split`)
+FEW_SPLITS = 6144
+
+
+def warps_per_split(nsplits: int) -> int:
+    """Warps that share each split of a launch of ``nsplits`` splits (the kernel takes 1, 2, 4
+    or 8).
+
+    A split's windows (256 code bytes) decode one after another, and a launch of few splits
+    ends with its longest (dbtext at 16 MiB: 7.5 windows a split on average, 21 at most): more
+    warps to a split cut that tail, each walking the windows before its own with the first pass
+    alone to find where its output starts. That walk costs about half a window's decode, so
+    it pays only while the GPU has room to spare. H200, whole device call (BENCHMARKS.md section
+    28): two warps 8% faster at 1,027 splits and 5% at 4,105, 15-26% slower from 16,421; four
+    and eight slower from 4,105. The threshold lies between the measured points.
+
+    >>> warps_per_split(1000), warps_per_split(10**6)
+    (2, 1)
+    """
+    return 2 if nsplits < FEW_SPLITS else 1
+
+
+def _checked_wps(wps: int) -> int:
+    if wps not in (1, 2, 4, 8):
+        raise ValueError(f"warps per split must be 1, 2, 4 or 8, not {wps}")
+    return int(wps)
 
 
 def _check_codes(codes, ncodes: int) -> None:
@@ -125,9 +156,9 @@ def _check_codes(codes, ncodes: int) -> None:
         raise ValueError("the decode kernel needs a 16-byte aligned codes buffer")
 
 
-def _decode_blocks(nsplits: int) -> int:
-    """Blocks of the decode kernel: a warp per split, WARPS_PER_BLOCK warps a block."""
-    return (nsplits + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
+def _decode_blocks(nsplits: int, wps: int = 1) -> int:
+    """Blocks of the decode kernel: ``wps`` warps per split, WARPS_PER_BLOCK warps a block."""
+    return (nsplits * wps + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
 
 
 def _tiles(nlengths: int) -> int:
@@ -245,12 +276,13 @@ class PlannedDecode:
         self._decode = None
         if nsplits:
             _check_codes(codes, ncodes)
+            wps = warps_per_split(nsplits)
             self._decode = Launch(
-                _function("fsst_decode"), _decode_blocks(nsplits), 32 * WARPS_PER_BLOCK, [
+                _function("fsst_decode"), _decode_blocks(nsplits, wps), 32 * WARPS_PER_BLOCK, [
                     (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
                     (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
                     (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
-                    (i64, out_size), (ptr, 0)])
+                    (i64, out_size), (ptr, 0), (i32, wps)])
         # the flags into a host slot, after both (kernels/host_flags.py); n = 0: no slot
         self._flags = Launch(_function("flags_to_host"), 1, 32,
                              [(ptr, 0), (i32, 0), (ptr, 0)])

@@ -328,6 +328,40 @@ def test_corrupt_codes_flipped():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("wps", [1, 2, 4, 8])
+def test_warps_share_a_split(wps, monkeypatch):
+    """Several warps per split, each a run of the split's windows after a walk of the ones
+    before: the CPU twin's bytes on text, escape-heavy noise (splits of ~16 windows), splits of
+    fewer windows than warps, every decode path (planned first call, graph, launchers, the
+    chunked upload), and corrupt codes flagged exactly when the twin finds them."""
+    import fsstgpu.kernels.fsst_decode as fd
+
+    monkeypatch.setattr(fd, "warps_per_split", lambda nsplits: wps)
+    rng = np.random.default_rng(40 + wps)
+    text = pa.array(_words(4000, 40 + wps, null_every=7), pa.binary())
+    noise = pa.array([rng.integers(0, 256, int(rng.integers(0, 300)), dtype=np.uint8).tobytes()
+                      for _ in range(800)], pa.binary())
+    mixed = pa.concat_arrays([text[:2000], noise])
+    for col, split in ((text, 4096), (noise, 2048), (mixed, 1024), (text, 64)):
+        carr = fsstgpu.compress(col, split_size=split)
+        assert not gpu_decode_matches_cpu(carr, poison=POISON)
+        dev = fsstgpu.to_device(carr)
+        for _ in range(3):  # the plan's first call, its graph's capture, a replay
+            assert decompress_device(dev, fill=POISON).to_arrow().equals(col)
+        total = carr.uncompressed_bytes
+        assert decompress_device(carr, chunk_bytes=max(total // 4, 64),
+                                 fill=POISON).to_arrow().equals(col)
+    carr = fsstgpu.compress(noise, split_size=2048)
+    failures = 0
+    for trial in range(20):
+        codes = carr.codes.copy()
+        pos = rng.integers(0, len(codes), 3)
+        codes[pos] = 255 if trial % 2 else rng.integers(0, 256, 3)
+        failures += _decode_corrupt(carr, codes=codes)
+    assert failures > 0
+
+
+@pytest.mark.gpu
 def test_corrupt_split_points_and_lengths():
     col = pa.array(_words(3000, 10))
     carr = fsstgpu.compress(col, split_size=256)
