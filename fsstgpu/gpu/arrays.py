@@ -226,8 +226,10 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS,
                                    where.ptr)
     try:
         layout = HostBatch(carrs, lengths=lengths, allocate=allocate)
-    finally:
-        pending.result()  # the copies are enqueued: the decode launched next follows them
+    except BaseException:
+        pending.exception()  # the copies enqueued (or failed) first; the layout's error wins
+        raise
+    pending.result()  # the copies are enqueued: the decode launched next follows them
     return DeviceCompressedStringArray(layout, where, codes=codes)
 
 
