@@ -26,8 +26,8 @@ import functools
 
 from fsstgpu.errors import DeviceError
 
-__all__ = ["Launch", "Replay", "check_result", "driver", "graphs", "memset_d32", "memset_d8",
-           "read_int32s"]
+__all__ = ["Launch", "Replay", "alloc_host_mapped", "check_result", "driver", "graphs",
+           "memset_d32", "memset_d8", "read_int32s", "stream_synchronize"]
 
 _PTR = ctypes.c_void_p
 _U64 = ctypes.c_uint64
@@ -116,17 +116,42 @@ def memset_d8(ptr: int, value: int, count: int, stream_ptr: int) -> None:
     check_result(driver().cuMemsetD8Async(ptr, value, count, stream_ptr), "cuMemsetD8Async")
 
 
+def stream_synchronize(stream_ptr: int) -> None:
+    """Wait until the work enqueued on the stream is done."""
+    check_result(driver().cuStreamSynchronize(stream_ptr), "cuStreamSynchronize")
+
+
 def read_int32s(ptr: int, count: int, stream_ptr: int) -> list[int]:
     """The ``count`` int32 at device address ``ptr`` once the stream's work before is done.
 
     One copy into host memory and one stream synchronisation: the host's one wait of a decode.
     """
-    lib = driver()
     host = (ctypes.c_int32 * max(count, 1))()
-    check_result(lib.cuMemcpyDtoHAsync_v2(ctypes.addressof(host), ptr, 4 * count, stream_ptr),
-                 "cuMemcpyDtoHAsync")
-    check_result(lib.cuStreamSynchronize(stream_ptr), "cuStreamSynchronize")
+    check_result(driver().cuMemcpyDtoHAsync_v2(ctypes.addressof(host), ptr, 4 * count,
+                                               stream_ptr), "cuMemcpyDtoHAsync")
+    stream_synchronize(stream_ptr)
     return list(host[:count])
+
+
+_HOST_SIGNATURES = {
+    "cuMemHostAlloc": [_PTR, ctypes.c_size_t, ctypes.c_uint],
+    "cuMemHostGetDevicePointer_v2": [_PTR, _PTR, ctypes.c_uint],
+}
+_HOST_PORTABLE, _HOST_DEVICEMAP = 1, 2  # CU_MEMHOSTALLOC_*
+
+
+def alloc_host_mapped(nbytes: int) -> tuple[int, int]:
+    """``nbytes`` of pinned host memory that every device and context can write, never freed:
+    (host address, the address kernels write it through)."""
+    lib = driver()
+    if lib is None or not _bound(lib, _HOST_SIGNATURES):
+        raise DeviceError("the CUDA driver has no mapped host memory")
+    host, dev = _PTR(), _U64()
+    check_result(lib.cuMemHostAlloc(ctypes.byref(host), nbytes,
+                                    _HOST_PORTABLE | _HOST_DEVICEMAP), "cuMemHostAlloc")
+    check_result(lib.cuMemHostGetDevicePointer_v2(ctypes.byref(dev), host, 0),
+                 "cuMemHostGetDevicePointer")
+    return int(host.value), int(dev.value)
 
 
 class Launch:

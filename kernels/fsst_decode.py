@@ -85,8 +85,7 @@ def _function_on(name: str, device_id: int):
 
 
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
-                  ntables: int, out, out_size: int, err, *, stream=None,
-                  wps: int | None = None) -> None:
+                  ntables: int, out, out_size: int, err, *, stream=None) -> None:
     """Enqueue the decode kernel on ``stream`` (no host synchronisation).
 
     All arrays are CuPy arrays on the current device. ``codes`` must hold at least
@@ -113,7 +112,7 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     if nsplits == 0:
         return
     _check_codes(codes, ncodes)
-    wps = warps_per_split(nsplits) if wps is None else _checked_wps(wps)
+    wps = warps_per_split(nsplits)
     args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
             tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err, np.int32(wps))
     with on_stream(stream):
@@ -140,12 +139,6 @@ def warps_per_split(nsplits: int) -> int:
     (2, 1)
     """
     return 2 if nsplits < FEW_SPLITS else 1
-
-
-def _checked_wps(wps: int) -> int:
-    if wps not in (1, 2, 4, 8):
-        raise ValueError(f"warps per split must be 1, 2, 4 or 8, not {wps}")
-    return int(wps)
 
 
 def _check_codes(codes, ncodes: int) -> None:

@@ -27,8 +27,7 @@ import ctypes
 import functools
 import threading
 
-from fsstgpu.errors import DeviceError
-from fsstgpu.kernels.driver import check_result, driver
+from fsstgpu.kernels.driver import alloc_host_mapped
 
 __all__ = ["NSLOTS", "SLOT_INTS", "FlagSlots", "flag_slots"]
 
@@ -36,8 +35,6 @@ __all__ = ["NSLOTS", "SLOT_INTS", "FlagSlots", "flag_slots"]
 NSLOTS = 256
 #: int32 flags a slot holds (a batch has one per column and one for the decode)
 SLOT_INTS = 16
-
-_PORTABLE, _DEVICEMAP = 1, 2  # CU_MEMHOSTALLOC_*
 
 
 class FlagSlots:
@@ -69,7 +66,7 @@ class FlagSlots:
     """
 
     def __init__(self, nslots: int = NSLOTS, *, allocate=None):
-        self.host, self.device = (allocate or _pinned_mapped)(nslots * SLOT_INTS * 4)
+        self.host, self.device = (allocate or alloc_host_mapped)(nslots * SLOT_INTS * 4)
         self._free = list(range(nslots - 1, -1, -1))
         self._waiting = []  # (event, slot): dropped decodes' slots, free once the event is done
         # reentrant: a decode dropped by the garbage collector while this thread holds the lock
@@ -107,24 +104,6 @@ class FlagSlots:
     def read(self, slot: int, count: int) -> list[int]:
         """The first ``count`` flags of ``slot`` (after the stream sync)."""
         return list((ctypes.c_int32 * count).from_address(self.host_address(slot)))
-
-
-def _pinned_mapped(nbytes: int) -> tuple[int, int]:
-    """``nbytes`` of pinned host memory every device can write: (host, device address)."""
-    lib = driver()
-    if lib is None:
-        raise DeviceError("the CUDA driver is not at hand")
-    fns = {"cuMemHostAlloc": [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint],
-           "cuMemHostGetDevicePointer_v2": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint]}
-    for name, argtypes in fns.items():
-        getattr(lib, name).argtypes = argtypes
-        getattr(lib, name).restype = ctypes.c_int
-    host, dev = ctypes.c_void_p(), ctypes.c_uint64()
-    check_result(lib.cuMemHostAlloc(ctypes.byref(host), nbytes, _PORTABLE | _DEVICEMAP),
-                 "cuMemHostAlloc")
-    check_result(lib.cuMemHostGetDevicePointer_v2(ctypes.byref(dev), host, 0),
-                 "cuMemHostGetDevicePointer")
-    return int(host.value), int(dev.value)
 
 
 @functools.cache

@@ -161,8 +161,6 @@ def _gpu_decode_checked(carr, expected=None, ingest_too=True):
     stream = cp.cuda.Stream(non_blocking=True)
     results.append(("stream", fsstgpu.decompress_device(dev, stream=stream)))
     if ingest_too:
-        from fsstgpu.gpu.decode import decompress_device
-
         results.append(("ingest", decompress_device(carr, chunk_bytes=max(total // 5, 64),
                                                     fill=POISON)))
         results.append(("ingest-one-chunk", decompress_device(carr, chunk_bytes=total + 1,

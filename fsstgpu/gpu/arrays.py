@@ -212,12 +212,12 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS,
     cp = get_cupy()
     carrs = list(carrs)
     parts = [c.codes for c in carrs]
-    if not all(isinstance(p, np.ndarray) and p.dtype == np.uint8 and p.ndim == 1
-               and p.flags.c_contiguous for p in parts) or (
-                   sum(p.size for p in parts) < OVERLAP_BYTES):
+    plain = all(isinstance(p, np.ndarray) and p.dtype == np.uint8 and p.ndim == 1
+                and p.flags.c_contiguous for p in parts)
+    ncodes = sum(p.size for p in parts) if plain else 0
+    if ncodes < OVERLAP_BYTES:
         return DeviceCompressedStringArray(HostBatch(carrs, lengths=lengths, allocate=allocate),
                                            stream)
-    ncodes = sum(p.size for p in parts)
     where = stream if stream is not None else cp.cuda.get_current_stream()
     with on_stream(where):
         codes = cp.empty(padded_size(ncodes), dtype=cp.uint8)

@@ -35,7 +35,7 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, u
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 from fsstgpu.kernels.bitplane import error_message as lengths_error_message
-from fsstgpu.kernels.driver import check_result, driver, memset_d8, read_int32s
+from fsstgpu.kernels.driver import driver, memset_d8, read_int32s, stream_synchronize
 from fsstgpu.kernels.fsst_decode import (
     PlannedDecode,
     error_message,
@@ -105,7 +105,7 @@ class DecodeJob:
         wrote (one stream sync), else read back."""
         if self.slot is None:
             return _read_flags(self.err, self.stream)
-        check_result(driver().cuStreamSynchronize(self.stream.ptr), "cuStreamSynchronize")
+        stream_synchronize(self.stream.ptr)
         slot, self.slot = self.slot, None
         slots = flag_slots()
         flags = slots.read(slot, int(self.err.size))
