@@ -6,7 +6,9 @@ a file with a Python-defined extension type on the calling thread (``files.md``:
 threads would outlive the call holding the type), so :func:`parallel_units` reads the column
 chunks of the row groups on threads of its own instead, each thread with its own handle on the
 file and pyarrow's threads off, at most ``ahead + 1`` row groups in flight beyond the one in
-use: host memory stays bounded by a few row groups. The threads are joined before the call returns.
+use: host memory stays bounded by a few row groups. The threads are joined when the last unit
+has been read; a reader left early (a break, an error) waits for nothing: reads still running
+finish on their threads and close their handles.
 
 :func:`stream_to_device` hands each row group's fsst columns to the GPU as one batch
 (:func:`fsstgpu.decompress_device` of a list: one upload, one launch set), while the next row
@@ -113,42 +115,69 @@ def parallel_units(source: Source, *, workers: int | None = None,
     workers = workers or _default_workers()
     ahead = max(1, ahead or 2)
     local = threading.local()
-    handles: list = []
-    lock = threading.Lock()
+    handles: dict = {}  # thread id -> [its file handle, reads it has running]
+    # re-entrant: the collector may finalize this generator on a reading thread holding it
+    lock = threading.RLock()
+    abandoned = False
 
     def read(k: int, name: str):
-        if not hasattr(local, "parquet"):
+        me = threading.get_ident()
+        with lock:
+            entry = handles.get(me)
+        if entry is None:
             f = open_file(source.path)
-            with lock:
-                handles.append(f)
             local.parquet = pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
-        with reading(source.path, f"row group {k}: "):
-            unit = source.rows_checked(k, local.parquet.read_row_group(
-                k, columns=[name], use_threads=source.use_threads))
-        # the type it was written with (Parquet reads some back as others: parquet_options.py)
-        return convert(k, name, source.restored(name, unit.column(0)))
+            entry = [f, 0]
+        with lock:
+            handles[me] = entry
+            entry[1] += 1
+        try:
+            with reading(source.path, f"row group {k}: "):
+                unit = source.rows_checked(k, local.parquet.read_row_group(
+                    k, columns=[name], use_threads=source.use_threads))
+            # the type it was written with (Parquet reads some back as others: parquet_options.py)
+            return convert(k, name, source.restored(name, unit.column(0)))
+        finally:
+            with lock:
+                entry[1] -= 1
+                if abandoned and not entry[1] and handles.pop(me, None) is not None:
+                    entry[0].close()
 
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read")
+    pending: deque = deque()
+    finished = False
     try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read") as pool:
-            def submit(k):
-                return {name: pool.submit(read, k, name) for name in names}
+        def submit(k):
+            return {name: pool.submit(read, k, name) for name in names}
 
-            pending = deque(submit(k) for k in order[:ahead + 1])
-            following = len(pending)
-            try:
-                while pending:
-                    unit = {name: job.result() for name, job in pending.popleft().items()}
-                    if following < len(order):
-                        pending.append(submit(order[following]))
-                        following += 1
-                    yield unit
-            finally:
-                for jobs in pending:
-                    for job in jobs.values():
-                        job.cancel()
+        pending.extend(submit(k) for k in order[:ahead + 1])
+        following = len(pending)
+        while pending:
+            unit = {name: job.result() for name, job in pending.popleft().items()}
+            if following < len(order):
+                pending.append(submit(order[following]))
+                following += 1
+            yield unit
+        finished = True
     finally:
-        for f in handles:
-            f.close()
+        if finished:
+            pool.shutdown(wait=True)
+            for f, _ in handles.values():
+                f.close()
+        else:
+            # Left early (an error, a break, or the garbage collector finalizing an abandoned
+            # generator). Nothing may wait here: the collector can run this on any thread,
+            # even one inside threading's own bookkeeping, where joining the readers
+            # deadlocked (H200, pytest -m gpu, 2026-12-04). Queued reads are cancelled; a
+            # read still running closes its thread's handle when it ends.
+            for jobs in pending:
+                for job in jobs.values():
+                    job.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            with lock:
+                abandoned = True
+                for me in [me for me, (_, running) in handles.items() if not running]:
+                    handles.pop(me)[0].close()
 
 
 def stream_to_device(path, *, workers: int | None = None, ahead: int | None = None,

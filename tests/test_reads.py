@@ -184,3 +184,38 @@ def test_decode_column_cuts_sliced_chunks_with_nulls_at_the_limit(limit):
         assert got.to_pylist() == want and nbytes == sum(len(v or "") for v in want)
         chunks = got.chunks if isinstance(got, pa.ChunkedArray) else [got]
         assert all(len(c.buffers()[2] or b"") <= max(limit, 5) for c in chunks)
+
+
+def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed, monkeypatch):
+    """Leaving parallel_units early must not join its threads: the collector may finalize an
+    abandoned reader on any thread, one inside threading's own bookkeeping included, where a
+    join deadlocked. A read still running closes its handle when it ends."""
+    import threading
+
+    import fsstgpu.formats.device_reader as device_reader
+    from fsstgpu.formats.rowgroups import Source
+
+    opened = []
+    real_open = device_reader.open_file
+    monkeypatch.setattr(device_reader, "open_file",
+                        lambda path: opened.append(real_open(path)) or opened[-1])
+    release, blocked = threading.Event(), threading.Event()
+
+    def convert(k, name, column):
+        if k == 1:  # the second row group's read holds its thread until released
+            blocked.set()
+            assert release.wait(30)
+        return column
+
+    with Source(compressed / "c.parquet") as source:
+        reader = device_reader.parallel_units(source, workers=4, convert=convert)
+        assert len(next(reader)) == len(source.schema.names)
+        assert blocked.wait(30)
+        reader.close()  # returns with a read still running
+        assert opened and any(not f.closed for f in opened)
+        release.set()
+        for _ in range(3000):
+            if all(f.closed for f in opened):
+                break
+            threading.Event().wait(0.01)
+        assert all(f.closed for f in opened)
