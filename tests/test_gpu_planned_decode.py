@@ -294,3 +294,72 @@ def test_flags_reach_their_host_slots_when_many_decodes_are_in_flight():
     assert None not in taken, "a dropped decode kept its slot"
     for slot in taken:
         slots.release(slot)
+
+
+class _CountingDriver:
+    """The driver library, counting the graph node updates a Replay makes."""
+
+    def __init__(self, lib):
+        self.lib, self.updates = lib, []
+
+    def __getattr__(self, name):
+        call = getattr(self.lib, name)
+        if not (name.startswith("cuGraphExec") and name.endswith("SetParams")):
+            return call
+
+        def counted(*args):
+            self.updates.append(name)
+            return call(*args)
+        return counted
+
+
+@pytest.mark.gpu
+def test_replay_updates_only_the_nodes_whose_arguments_moved():
+    """A replay at the memset address it last had makes no update, and one at another address
+    writes there, wherever the calls before wrote."""
+    import cupy as cp
+
+    from fsstgpu.kernels.driver import Replay, graphs
+
+    assert graphs() is not None, "the CUDA driver lacks the graph calls"
+    a, b = cp.full(8, 7, cp.int32), cp.full(8, 7, cp.int32)
+    replay = Replay([], 8, a.data.ptr)
+    counting = replay._lib = _CountingDriver(replay._lib)
+    stream = cp.cuda.get_current_stream()
+    for dst, updates in ((a, 0), (a, 0), (b, 1), (b, 0), (a, 1)):
+        a.fill(7)
+        b.fill(7)
+        counting.updates.clear()
+        replay(stream.ptr, memset_dst=dst.data.ptr)
+        stream.synchronize()
+        assert len(counting.updates) == updates
+        other = b if dst is a else a
+        assert dst.get().tolist() == [0] * 8 and other.get().tolist() == [7] * 8
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(3))
+def test_replays_whose_pointers_stay_or_move_match_the_cpu(seed):
+    """Outputs kept or dropped, into one of two poisoned buffers in a random order: the graph's
+    nodes keep or take new pointers, and every decode is the CPU twin's, nothing past its end."""
+    import cupy as cp
+
+    from fsstgpu.gpu.decode import decode_async
+
+    rng = np.random.default_rng(seed + 3000)
+    col = _column(seed + 50, int(rng.integers(1, 20_000)))
+    carr = fsstgpu.compress(col, split_size=int(rng.choice([64, 512, 4096])))
+    dev = fsstgpu.to_device(carr)
+    _graph_plan(dev)
+    want = np.frombuffer(fsstgpu.decompress(carr, device="cpu").buffers()[2] or b"", np.uint8)
+    want = want[: dev.total]
+    bufs = [cp.empty(dev.total + 64, cp.uint8) for _ in range(2)]
+    kept = []
+    for k in rng.integers(0, 2, 12):
+        bufs[k].fill(POISON)
+        res = decode_async(dev, out=bufs[k]).check()
+        got = bufs[k].get()
+        assert np.array_equal(got[: dev.total], want) and (got[dev.total :] == POISON).all()
+        assert res.to_arrow().equals(col)
+        if rng.random() < 0.5:
+            kept.append(res)  # its offsets stay allocated: the next call's pointers move
