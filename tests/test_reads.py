@@ -219,3 +219,32 @@ def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed
                 break
             threading.Event().wait(0.01)
         assert all(f.closed for f in opened)
+
+
+def test_a_reader_abandoned_at_exit_lets_the_interpreter_end_cleanly(compressed):
+    """A reader left unfinished when the program ends, a read still running on its thread: the
+    process exits with 0 and no abort (pyarrow's own threads, which outlive a call holding an
+    extension type, aborted it at exit; ours are joined before the interpreter finalizes)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import time
+from fsstgpu.formats.device_reader import parallel_units
+from fsstgpu.formats.rowgroups import Source
+
+def slow(k, name, column):
+    if k == 1:
+        time.sleep(0.3)
+    return column
+
+source = Source({str(compressed / "c.parquet")!r})
+reader = parallel_units(source, workers=2, convert=slow)
+first = next(reader)
+print("read", len(first))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "read 3"
+    assert "terminate" not in done.stderr and "Exception ignored" not in done.stderr
