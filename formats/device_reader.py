@@ -101,7 +101,7 @@ def parallel_units(source: Source, *, workers: int | None = None,
     Raises
     ------
     CorruptDataError
-        Naming the file and the row group, as :meth:`Source.units`.
+        Naming the file, the row group and the column.
     """
     names = source.schema.names if columns is None else list(columns)
     convert = convert or (lambda k, name, column: column)
@@ -132,7 +132,7 @@ def parallel_units(source: Source, *, workers: int | None = None,
             handles[me] = entry
             entry[1] += 1
         try:
-            with reading(source.path, f"row group {k}: "):
+            with reading(source.path, f"row group {k}, column {name!r}: "):
                 unit = source.rows_checked(k, local.parquet.read_row_group(
                     k, columns=[name], use_threads=source.use_threads))
             # the type it was written with (Parquet reads some back as others: parquet_options.py)

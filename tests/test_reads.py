@@ -97,6 +97,20 @@ def test_read_errors(compressed):
         read_table(compressed / "c.parquet", device="cpu", filters=[("k", "~", "a")])
 
 
+@pytest.mark.parametrize("name", ["url", "n"])
+def test_a_damaged_page_is_named_by_file_row_group_and_column(compressed, tmp_path, name):
+    """A flipped byte in a column chunk's first data page (an fsst column's codes, a plain
+    column): the error names the file, the row group and the column."""
+    md = pq.ParquetFile(compressed / "c.parquet").metadata
+    chunk = next(md.row_group(2).column(i) for i in range(md.num_columns)
+                 if md.row_group(2).column(i).path_in_schema.split(".")[0] == name)
+    data = bytearray((compressed / "c.parquet").read_bytes())
+    data[chunk.data_page_offset + chunk.total_compressed_size // 2] ^= 0x10
+    (tmp_path / "bad.parquet").write_bytes(bytes(data))
+    with pytest.raises(CorruptDataError, match=f"bad.parquet: row group 2, column '{name}': "):
+        read_table(tmp_path / "bad.parquet", device="cpu")
+
+
 def test_damaged_bounds_are_an_error_not_a_wrong_answer(compressed, tmp_path):
     table = pq.read_table(compressed / "c.parquet")
     md = pq.ParquetFile(compressed / "c.parquet").metadata.metadata
