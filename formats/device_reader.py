@@ -114,8 +114,7 @@ def parallel_units(source: Source, *, workers: int | None = None,
     order = list(range(source.num_units)) if units is None else list(units)
     workers = workers or _default_workers()
     ahead = max(1, ahead or 2)
-    local = threading.local()
-    handles: dict = {}  # thread id -> [its file handle, reads it has running]
+    handles: dict = {}  # thread id -> [its file handle, its ParquetFile, reads it has running]
     # re-entrant: the collector may finalize this generator on a reading thread holding it
     lock = threading.RLock()
     abandoned = False
@@ -126,21 +125,20 @@ def parallel_units(source: Source, *, workers: int | None = None,
             entry = handles.get(me)
         if entry is None:
             f = open_file(source.path)
-            local.parquet = pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
-            entry = [f, 0]
+            entry = [f, pq.ParquetFile(f, memory_map=False, page_checksum_verification=True), 0]
         with lock:
             handles[me] = entry
-            entry[1] += 1
+            entry[2] += 1
         try:
             with reading(source.path, f"row group {k}, column {name!r}: "):
-                unit = source.rows_checked(k, local.parquet.read_row_group(
+                unit = source.rows_checked(k, entry[1].read_row_group(
                     k, columns=[name], use_threads=source.use_threads))
             # the type it was written with (Parquet reads some back as others: parquet_options.py)
             return convert(k, name, source.restored(name, unit.column(0)))
         finally:
             with lock:
-                entry[1] -= 1
-                if abandoned and not entry[1] and handles.pop(me, None) is not None:
+                entry[2] -= 1
+                if abandoned and not entry[2] and handles.pop(me, None) is not None:
                     entry[0].close()
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read")
@@ -162,7 +160,7 @@ def parallel_units(source: Source, *, workers: int | None = None,
     finally:
         if finished:
             pool.shutdown(wait=True)
-            for f, _ in handles.values():
+            for f, _, _ in handles.values():
                 f.close()
         else:
             # Left early (an error, a break, or the garbage collector finalizing an abandoned
@@ -170,13 +168,10 @@ def parallel_units(source: Source, *, workers: int | None = None,
             # even one inside threading's own bookkeeping, where joining the readers
             # deadlocked (H200, pytest -m gpu, 2026-12-04). Queued reads are cancelled; a
             # read still running closes its thread's handle when it ends.
-            for jobs in pending:
-                for job in jobs.values():
-                    job.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             with lock:
                 abandoned = True
-                for me in [me for me, (_, running) in handles.items() if not running]:
+                for me in [me for me, (_, _, running) in handles.items() if not running]:
                     handles.pop(me)[0].close()
 
 
