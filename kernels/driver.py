@@ -85,10 +85,6 @@ _GRAPH_SIGNATURES = {
     "cuGraphExecDestroy": [_PTR],
     "cuGraphDestroy": [_PTR],
     "cuCtxGetCurrent": [_PTR],
-    "cuEventCreate": [_PTR, ctypes.c_uint],
-    "cuEventRecord": [_PTR, _PTR],
-    "cuStreamWaitEvent": [_PTR, _PTR, ctypes.c_uint],
-    "cuEventDestroy_v2": [_PTR],
 }
 
 
@@ -221,7 +217,6 @@ class _MemsetNodeParams(ctypes.Structure):
 _KERNEL_NODE, _MEMSET_NODE = 0, 2  # CUgraphNodeType
 _CAPTURE_RELAXED = 2  # CUstreamCaptureMode
 _NON_BLOCKING = 1  # CU_STREAM_NON_BLOCKING
-_EVENT_NO_TIMING = 2  # CU_EVENT_DISABLE_TIMING
 
 
 class Replay:
@@ -231,20 +226,14 @@ class Replay:
     Parameters
     ----------
     launches : sequence of Launch
-        The kernels, in order (each runs after the one before, but for the first
-        ``side_by_side``); distinct functions. A call launches them with their cells' values at
-        that moment, set through :meth:`Launch.set` (which marks what changed: a cell written
-        directly is not seen).
+        The kernels, in order, each after the one before; distinct functions. A call launches
+        them with their cells' values at that moment, set through :meth:`Launch.set` (which
+        marks what changed: a cell written directly is not seen).
     memset_words : int
         32-bit words the memset zeroes before the first kernel (0: no memset).
     memset_dst : int
         A device address the memset may write ``memset_words`` words at (the capture records
         a call with it; each replay names its own).
-    side_by_side : int
-        The first ``side_by_side`` kernels depend on the memset only, not on each other, so
-        the GPU may run them together (the graph forks after the memset and joins after them;
-        the rest follow the join in order); the caller guarantees they write nothing another
-        one reads. 1 (default): every kernel after the one before.
 
     Raises
     ------
@@ -264,8 +253,7 @@ class Replay:
     ...     assert int(buf.sum()) == 0
     """
 
-    def __init__(self, launches, memset_words: int, memset_dst: int = 0, *,
-                 side_by_side: int = 1):
+    def __init__(self, launches, memset_words: int, memset_dst: int = 0):
         lib = graphs()
         if lib is None:
             raise DeviceError("the CUDA driver has no graph calls")
@@ -279,33 +267,21 @@ class Replay:
         check_result(lib.cuCtxGetCurrent(ctypes.byref(self._ctx)), "cuCtxGetCurrent")
         # captured on a stream of its own: the caller's may be the legacy default stream,
         # which cannot be captured; capturing records the calls, runs nothing
-        nside = max(0, min(side_by_side, len(self.launches)) - 1)
-        streams = [_PTR() for _ in range(1 + nside)]
-        events = [_PTR() for _ in range(2 * nside)]
+        stream = _PTR()
+        check_result(lib.cuStreamCreate(ctypes.byref(stream), _NON_BLOCKING), "cuStreamCreate")
         try:
-            for st in streams:
-                check_result(lib.cuStreamCreate(ctypes.byref(st), _NON_BLOCKING),
-                             "cuStreamCreate")
-            for ev in events:
-                check_result(lib.cuEventCreate(ctypes.byref(ev), _EVENT_NO_TIMING),
-                             "cuEventCreate")
-            stream = streams[0]
             check_result(lib.cuStreamBeginCapture_v2(stream, _CAPTURE_RELAXED),
                          "cuStreamBeginCapture")
             try:
                 if self.memset_words:
                     memset_d32(memset_dst, 0, self.memset_words, stream.value)
-                self._capture_launches(lib, streams, events)
+                for launch in self.launches:
+                    launch(stream.value)
             finally:
                 end = lib.cuStreamEndCapture(stream, ctypes.byref(self._graph))
             check_result(end, "cuStreamEndCapture")
         finally:
-            for ev in events:
-                if ev.value:
-                    lib.cuEventDestroy_v2(ev)
-            for st in streams:
-                if st.value:
-                    lib.cuStreamDestroy_v2(st)
+            lib.cuStreamDestroy_v2(stream)
         check_result(lib.cuGraphInstantiateWithFlags(ctypes.byref(self._exec), self._graph, 0),
                      "cuGraphInstantiateWithFlags")
         self._find_nodes()
@@ -313,26 +289,6 @@ class Replay:
         self._memset_at = memset_dst
         for launch in self.launches:
             launch.changed = False
-
-    def _capture_launches(self, lib, streams, events) -> None:
-        """Record the launches on the capturing ``streams[0]``, in order; with side streams,
-        launch ``k`` (``1 <= k < len(streams)``) on ``streams[k]``, forked from ``streams[0]``
-        after the memset and joined back before the launches after them (events record edges
-        into the graph, nothing else)."""
-        if not self.launches:
-            return
-        main, sides = streams[0], streams[1:]
-        for k, side in enumerate(sides):  # fork
-            check_result(lib.cuEventRecord(events[2 * k], main), "cuEventRecord")
-            check_result(lib.cuStreamWaitEvent(side, events[2 * k], 0), "cuStreamWaitEvent")
-        self.launches[0](main.value)
-        for k, side in enumerate(sides):  # side by side with launch 0, then joined
-            self.launches[k + 1](side.value)
-            check_result(lib.cuEventRecord(events[2 * k + 1], side), "cuEventRecord")
-            check_result(lib.cuStreamWaitEvent(main, events[2 * k + 1], 0),
-                         "cuStreamWaitEvent")
-        for launch in self.launches[1 + len(sides):]:
-            launch(main.value)
 
     def _find_nodes(self) -> None:
         lib = self._lib

@@ -331,21 +331,24 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
 #define FSST_WARPS 8
 #define FSST_RING 4096
 
-// Several columns decode in one launch when their codes, outputs, tables and splits are
-// concatenated (split positions and table ids shifted): the kernel does not know about columns.
-extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
-    const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
+// The decode's shared memory: the block's first and last splits' tables and each warp's ring.
+struct DecodeSmem {
+    u64 sym[2][512];
+    u8 lb[2][512];
+    __align__(16) u64 ring[FSST_WARPS][FSST_RING / 8 + RING_SLACK];
+};
+
+// Block `block` of the decode (wps warps per split, 1, 2, 4 or 8: a divisor of FSST_WARPS).
+__device__ __forceinline__ void decode_block(
+    i64 block, const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
-    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps) {
-    __shared__ u64 w_sym[2][512];
-    __shared__ u8 w_lb[2][512];
+    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps, DecodeSmem &sm) {
     constexpr int WARPS = FSST_WARPS;
     constexpr int WBYTES = 32 * FSST_K;
-    __shared__ __align__(16) u64 s_ring[WARPS][FSST_RING / 8 + RING_SLACK];
     const int warp = threadIdx.x >> 5;
-    // wps warps per split (1, 2, 4 or 8: a divisor of WARPS): part j of split k
-    const i64 g0 = (i64)blockIdx.x * WARPS;
+    // part j of split k
+    const i64 g0 = block * WARPS;
     const i64 k = (g0 + warp) / wps;
     const int j = (int)((g0 + warp) % wps);
     const i64 k0 = g0 / wps;
@@ -355,12 +358,12 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
         const int c0 = t0 < ntables ? t0 : 0, c1 = t1 < ntables ? t1 : 0;
         for (int i = threadIdx.x; i < 256; i += blockDim.x) {
             const u32 l0 = tab_len[(i64)c0 * 256 + i], l1 = tab_len[(i64)c1 * 256 + i];
-            w_sym[0][i] = tab_sym[(i64)c0 * 256 + i];
-            w_sym[1][i] = tab_sym[(i64)c1 * 256 + i];
-            w_lb[0][i] = (u8)((l0 == 0 && i != 255) ? FSST_LB_BAD : 8 * l0);
-            w_lb[1][i] = (u8)((l1 == 0 && i != 255) ? FSST_LB_BAD : 8 * l1);
-            w_sym[0][256 + i] = w_sym[1][256 + i] = (u64)i;  // literals
-            w_lb[0][256 + i] = w_lb[1][256 + i] = 8;
+            sm.sym[0][i] = tab_sym[(i64)c0 * 256 + i];
+            sm.sym[1][i] = tab_sym[(i64)c1 * 256 + i];
+            sm.lb[0][i] = (u8)((l0 == 0 && i != 255) ? FSST_LB_BAD : 8 * l0);
+            sm.lb[1][i] = (u8)((l1 == 0 && i != 255) ? FSST_LB_BAD : 8 * l1);
+            sm.sym[0][256 + i] = sm.sym[1][256 + i] = (u64)i;  // literals
+            sm.lb[0][256 + i] = sm.lb[1][256 + i] = 8;
         }
     }
     __syncthreads();
@@ -386,18 +389,30 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     // global-aligned output coordinates: outa is 16-byte aligned, outa + aob == out + ob
     const i64 shift = (i64)((unsigned long long)out & 15);
     u8 *outa = out - shift;
-    u64 *ring = s_ring[warp];
+    u64 *ring = sm.ring[warp];
     if (t == t0 || t == t1) {
         const int slot = t == t0 ? 0 : 1;
         warp_decode_split<FSST_K, FSST_RING>(codes, cb, ce, ubeg, uend,
-                                             SmemTable{w_sym[slot], w_lb[slot]}, outa, ob + shift,
-                                             oe + shift, ring, err);
+                                             SmemTable{sm.sym[slot], sm.lb[slot]}, outa,
+                                             ob + shift, oe + shift, ring, err);
     } else {
         warp_decode_split<FSST_K, FSST_RING>(
             codes, cb, ce, ubeg, uend,
             GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256}, outa, ob + shift,
             oe + shift, ring, err);
     }
+}
+
+// Several columns decode in one launch when their codes, outputs, tables and splits are
+// concatenated (split positions and table ids shifted): the kernel does not know about columns.
+extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
+    const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
+    const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
+    const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
+    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps) {
+    __shared__ DecodeSmem sm;
+    decode_block(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits, tab_sym,
+                 tab_len, ntables, out, out_size, err, wps, sm);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -473,18 +488,23 @@ __device__ i64 scan_look_back(u64 *status, i64 t, int *err, u64 timeout_ns) {
     }
 }
 
+struct ScanSmem {
+    i64 tile[FSST_SCAN_TILE + FSST_SCAN_TILE / 16];
+    i64 ws[8];
+    i64 t, before;
+};
+
+// One tile of the scan by a block of 256 threads (each sums its 16 lengths, read twice from
+// shared memory: no array of them in registers, so the planned kernel below keeps its 48).
 template <typename L>
-__global__ void __launch_bounds__(256) offsets_one_pass(
+__device__ __forceinline__ void scan_tile(
     const L *__restrict__ len, i64 n, u64 *__restrict__ status, i64 ntiles,
     const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
     const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
-    u8 *__restrict__ out, int *__restrict__ err, u64 timeout_ns) {
-    __shared__ i64 tile[FSST_SCAN_TILE + FSST_SCAN_TILE / 16];
-    __shared__ i64 ws[8];
-    __shared__ i64 s_tile, s_before;
-    if (threadIdx.x == 0) s_tile = (i64)atomicAdd(status + ntiles, 1ull);
+    u8 *__restrict__ out, int *__restrict__ err, u64 timeout_ns, ScanSmem &sm) {
+    if (threadIdx.x == 0) sm.t = (i64)atomicAdd(status + ntiles, 1ull);
     __syncthreads();
-    const i64 t = s_tile;
+    const i64 t = sm.t;
     const i64 base = t * FSST_SCAN_TILE;
     if (t == 0) {  // every column's first offset (also those of empty columns)
         for (int c = threadIdx.x; c < ncols; c += 256) {
@@ -494,58 +514,106 @@ __global__ void __launch_bounds__(256) offsets_one_pass(
     }
     for (int j = threadIdx.x; j < FSST_SCAN_TILE; j += 256) {
         const i64 i = base + j;
-        tile[j + (j >> 4)] = i < n ? (i64)len[i] : 0;
+        sm.tile[j + (j >> 4)] = i < n ? (i64)len[i] : 0;
     }
     __syncthreads();
-    i64 v[16];
+    i64 *mine = sm.tile + threadIdx.x * 17;
     i64 s = 0;
 #pragma unroll
-    for (int k = 0; k < 16; ++k) {
-        v[k] = tile[threadIdx.x * 17 + k];
-        s += v[k];
-    }
+    for (int k = 0; k < 16; ++k) s += mine[k];
     const i64 incl = warp_inclusive_scan(s);
-    if ((threadIdx.x & 31) == 31) ws[threadIdx.x >> 5] = incl;
+    if ((threadIdx.x & 31) == 31) sm.ws[threadIdx.x >> 5] = incl;
     __syncthreads();
     if (threadIdx.x < 32) {
         i64 agg = 0;
-        for (int w = 0; w < 8; ++w) agg += ws[w];
+        for (int w = 0; w < 8; ++w) agg += sm.ws[w];
         if (threadIdx.x == 0) {
             st_release(status + t,
-                            (t == 0 ? FSST_SCAN_INCL : FSST_SCAN_AGG) | ((u64)agg & FSST_SCAN_VALUE));
+                       (t == 0 ? FSST_SCAN_INCL : FSST_SCAN_AGG) | ((u64)agg & FSST_SCAN_VALUE));
         }
         const i64 before = t == 0 ? 0 : scan_look_back(status, t, err, timeout_ns);
         if (threadIdx.x == 0) {
             if (t > 0) st_release(status + t, FSST_SCAN_INCL | ((u64)(before + agg) & FSST_SCAN_VALUE));
-            s_before = before;
+            sm.before = before;
         }
     }
     __syncthreads();
-    i64 before = s_before;
-    for (int w = 0; w < (int)(threadIdx.x >> 5); ++w) before += ws[w];
-    i64 run = before + incl - s;
+    i64 run = sm.before + incl - s;
+    for (int w = 0; w < (int)(threadIdx.x >> 5); ++w) run += sm.ws[w];
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
-        run += v[k];
-        tile[threadIdx.x * 17 + k] = run;
+        run += mine[k];
+        mine[k] = run;
     }
     __syncthreads();
     for (int j = threadIdx.x; j < FSST_SCAN_TILE; j += 256) {
         const i64 i = base + j;
         if (i >= n) break;
         const int c = ncols == 1 ? 0 : column_of(col_first, ncols, i);
-        const i64 value = tile[j + (j >> 4)] - col_base[c];
+        const i64 value = sm.tile[j + (j >> 4)] - col_base[c];
         const i64 slot = i - col_first[c] + 1;
         if (col_wide[c]) reinterpret_cast<i64 *>(out + col_obyte[c])[slot] = value;
         else reinterpret_cast<int *>(out + col_obyte[c])[slot] = (int)value;
     }
 }
 
+template <typename L>
+__global__ void __launch_bounds__(256) offsets_one_pass(
+    const L *__restrict__ len, i64 n, u64 *__restrict__ status, i64 ntiles,
+    const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
+    const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
+    u8 *__restrict__ out, int *__restrict__ err, u64 timeout_ns) {
+    __shared__ ScanSmem sm;
+    scan_tile(len, n, status, ntiles, col_first, col_base, col_obyte, col_wide, ncols, out, err,
+              timeout_ns, sm);
+}
+
 // ---------------------------------------------------------------------------------------------
-// The decode's flags copied to host memory (a pinned slot mapped into the device's address
-// space): the planned call's last kernel, after the scan and the decode, so the host reads them
-// after one stream sync with no copy call (a read-back's round trip cost ~11 us on the H200).
-extern "C" __global__ void flags_to_host(const int *__restrict__ err, int n,
-                                         int *__restrict__ host) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) host[i] = err[i];
+// The planned call's one kernel: the decode's blocks first, then the scan's tiles, and the last
+// block to finish copies the flags into host memory.
+//
+// Blocks [0, decode_blocks) are fsst_decode's, the next ntiles offsets_one_pass's (the same
+// device functions, the same bytes).  Blocks start roughly in index order, so the scan's tiles
+// fill the decode's last wave instead of taking slots from its first (two kernels side by side
+// in a graph cost 8-16 us at 16-64 MiB over the decode alone, H200: BENCHMARKS.md section 30);
+// the tiles' tickets keep the scan correct in any order.  Every block then counts itself done
+// (status[ntiles + 1], zeroed with the status words); the last copies the nflags flags at err
+// into host_flags (a pinned slot mapped into the device's address space, so the host reads them
+// after one stream sync with no copy call), where host_flags is not null.
+template <typename L>
+__global__ void __launch_bounds__(32 * FSST_WARPS, 5) decode_planned(
+    const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
+    const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
+    const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
+    u8 *__restrict__ out, i64 out_size, int wps, i64 decode_blocks,
+    const L *__restrict__ len, i64 n, u64 *__restrict__ status, i64 ntiles,
+    const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
+    const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
+    u8 *__restrict__ offsets, u64 timeout_ns, int *__restrict__ err, int nflags,
+    int *__restrict__ host_flags) {
+    static_assert(32 * FSST_WARPS == 256, "the scan's tiles take blocks of 256 threads");
+    __shared__ union {
+        DecodeSmem d;
+        ScanSmem s;
+    } sm;
+    __shared__ int last;
+    if ((i64)blockIdx.x < decode_blocks) {
+        decode_block(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
+                     tab_sym, tab_len, ntables, out, out_size, err, wps, sm.d);
+    } else {
+        scan_tile(len, n, status, ntiles, col_first, col_base, col_obyte, col_wide, ncols,
+                  offsets, err, timeout_ns, sm.s);
+    }
+    // the last block done: every flag write of every block is visible to it (each thread's
+    // fence, then the block's count after the barrier)
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicAdd(reinterpret_cast<unsigned *>(status + ntiles + 1), 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last && host_flags != nullptr) {
+        __threadfence();
+        for (int i = threadIdx.x; i < nflags; i += blockDim.x)
+            host_flags[i] = *reinterpret_cast<volatile int *>(err + i);
+    }
 }

@@ -2,7 +2,7 @@
 
 ``fsst_decode.cu`` decodes split ``k`` (codes ``split_codes[k]:split_codes[k+1]``, table
 ``split_table[k]``) into the output bytes ``split_out[k]:split_out[k+1]``, one warp per split
-(two in launches of few splits: :func:`warps_per_split`);
+(up to eight in launches of few splits: :func:`warps_per_split`);
 ``offsets_one_pass`` turns the string lengths into Arrow offsets. This
 module pads code buffers so that the kernel's loads stay in bounds, launches both without host
 synchronisation, and turns the kernel's error bits into words. The CPU twin of the decode is
@@ -44,11 +44,15 @@ SCAN_TILE = 4096
 _LEN_CTYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
                np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long"}
 # the template instantiations compiled with the module (one compilation serves every kernel)
-KERNEL_NAMES = tuple(f"offsets_one_pass<{lt}>" for lt in _LEN_CTYPES.values())
+KERNEL_NAMES = tuple(f"{kernel}<{lt}>" for kernel in ("offsets_one_pass", "decode_planned")
+                     for lt in _LEN_CTYPES.values())
 
 #: the one-pass scan's bound on any wait for a predecessor tile (never reached in a correct
 #: launch: tiles are claimed in order, so the first unfinished one never waits)
 SCAN_TIMEOUT_NS = 10_000_000_000
+
+# decode_planned's arguments that a call rewrites
+_OUT, _STATUS, _OFFSETS, _ERR, _NFLAGS, _HOST = 9, 15, 22, 24, 25, 26
 
 _ERRORS = (
     (1, "a split's code or output range lies outside the buffers or is reversed"),
@@ -119,8 +123,9 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         _function("fsst_decode")((_decode_blocks(nsplits, wps),), (32 * WARPS_PER_BLOCK,), args)
 
 
-#: splits under which each split gets two warps (see :func:`warps_per_split`)
+#: splits under which each split gets two warps, eight (see :func:`warps_per_split`)
 FEW_SPLITS = 6144
+_FEWEST_SPLITS = 512
 
 
 def warps_per_split(nsplits: int) -> int:
@@ -131,13 +136,18 @@ def warps_per_split(nsplits: int) -> int:
     ends with its longest (dbtext at 16 MiB: 7.5 windows a split on average, 21 at most): more
     warps to a split cut that tail, each walking the windows before its own with the first pass
     alone to find where its output starts. That walk costs about half a window's decode, so
-    it pays only while the GPU has room to spare. H200, whole device call (BENCHMARKS.md section
-    28): two warps 8% faster at 1,027 splits and 5% at 4,105, 15-26% slower from 16,421; four
-    and eight slower from 4,105. The threshold lies between the measured points.
+    it pays only while the GPU has room to spare. H200, GPU time of the decode kernel alone,
+    warps a split 1 / 2 / 4 / 8 (BENCHMARKS.md section 30): 256 splits 12.8 / 11.1 / 10.3 /
+    9.7 us; 1,027 splits 25.7 / 21.2 / 20.4 / 24.0; 4,105 splits 48.5 / 45.5 / 56.3 / 77.1;
+    from 16,421 one warp is best (section 28). In the planned call, where the scan's tiles
+    follow the decode's blocks, 2 beat 4 at 1,027 splits (22.4 against 23.1 us) and 8 beat 2
+    at 256 (12.4 against 13.2). The thresholds lie between the measured points.
 
-    >>> warps_per_split(1000), warps_per_split(10**6)
-    (2, 1)
+    >>> [warps_per_split(n) for n in (256, 1000, 4000, 10**6)]
+    [8, 2, 2, 1]
     """
+    if nsplits < _FEWEST_SPLITS:
+        return 8
     return 2 if nsplits < FEW_SPLITS else 1
 
 
@@ -204,20 +214,20 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, 
 
 
 class PlannedDecode:
-    """:func:`launch_offsets` then :func:`launch_decode` of one device column or batch, planned
-    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`): a memset, the
-    two kernels and a one-warp kernel that copies the flags into host memory (``flags_to_host``),
-    replayed as one graph in which the scan and the decode run side by side.
+    """:func:`launch_decode` and :func:`launch_offsets` of one device column or batch, planned
+    once and launched through the CUDA driver (:mod:`fsstgpu.kernels.driver`) as a memset and
+    one kernel (``decode_planned`` in ``fsst_decode.cu``): the decode's blocks, then the
+    scan's tiles, and the last block to finish copies the flags into host memory.
 
     Everything but the output, the scan's scratch, the error flag and the flags' host slot is
-    fixed when the plan is made: functions, grids, the inputs' device addresses (the plan holds
-    no reference to them: its owner keeps them alive) and every scalar. A call rewrites eight
-    arguments, zeroes the scratch and flags and makes the launches, under a lock, so threads
+    fixed when the plan is made: the function, the grid, the inputs' device addresses (the plan
+    holds no reference to them: its owner keeps them alive) and every scalar. A call rewrites
+    six arguments, zeroes the scratch and flags and makes the launch, under a lock, so threads
     may share a plan.
-    Where the driver has CUDA graphs the memset and the launches are captured into one on the
+    Where the driver has CUDA graphs the memset and the launch are captured into one on the
     second call and replayed from then on (:class:`~fsstgpu.kernels.driver.Replay`;
-    ``use_graph`` False launches them one by one). Same kernels, same bytes as the two
-    launchers.
+    ``use_graph`` False launches them one by one). The same device functions, the same bytes
+    as the two launchers.
 
     Parameters
     ----------
@@ -230,8 +240,8 @@ class PlannedDecode:
     Attributes
     ----------
     scratch_nbytes : int
-        Bytes of 8-byte aligned device scratch a call needs, zeroed before each call
-        (:func:`scan_scratch_nbytes`).
+        Bytes of 8-byte aligned device scratch a call needs, zeroed before each call: the
+        scan's (:func:`scan_scratch_nbytes`) and the count of finished blocks.
     use_graph : bool
         Whether calls replay a CUDA graph (default: where the driver has the calls).
 
@@ -260,29 +270,30 @@ class PlannedDecode:
         n = int(lengths.shape[0])
         ntiles = _tiles(n)
         lt = _LEN_CTYPES[np.dtype(lengths.dtype)]
-        self.scratch_nbytes = scan_scratch_nbytes(n)
-        self._scan = Launch(_function(f"offsets_one_pass<{lt}>"), ntiles, 256, [
-            (ptr, lengths.data.ptr), (i64, n), (ptr, 0), (i64, ntiles), (ptr, col_first.data.ptr),
-            (ptr, col_base.data.ptr), (ptr, col_obyte.data.ptr), (ptr, col_wide.data.ptr),
-            (i32, int(col_base.shape[0])), (ptr, 0), (ptr, 0), (ctypes.c_uint64, SCAN_TIMEOUT_NS)])
+        self.scratch_nbytes = scan_scratch_nbytes(n) + 8
         nsplits = int(split_table.shape[0])
-        self._decode = None
+        wps, decode_blocks = 1, 0
         if nsplits:
             _check_codes(codes, ncodes)
             wps = warps_per_split(nsplits)
-            self._decode = Launch(
-                _function("fsst_decode"), _decode_blocks(nsplits, wps), 32 * WARPS_PER_BLOCK, [
-                    (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
-                    (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
-                    (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
-                    (i64, out_size), (ptr, 0), (i32, wps)])
-        # the flags into a host slot, after both (kernels/host_flags.py); n = 0: no slot
-        self._flags = Launch(_function("flags_to_host"), 1, 32,
-                             [(ptr, 0), (i32, 0), (ptr, 0)])
+            decode_blocks = _decode_blocks(nsplits, wps)
+        # the cells a call rewrites: the output, the scratch, the offsets, the flags and their
+        # host slot (_OUT, _STATUS, _OFFSETS, _ERR, _NFLAGS, _HOST)
+        self._launch = Launch(
+            _function(f"decode_planned<{lt}>"), decode_blocks + ntiles, 32 * WARPS_PER_BLOCK, [
+                (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
+                (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
+                (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
+                (i64, out_size), (i32, wps), (i64, decode_blocks), (ptr, lengths.data.ptr),
+                (i64, n), (ptr, 0), (i64, ntiles), (ptr, col_first.data.ptr),
+                (ptr, col_base.data.ptr), (ptr, col_obyte.data.ptr), (ptr, col_wide.data.ptr),
+                (i32, int(col_base.shape[0])), (ptr, 0), (ctypes.c_uint64, SCAN_TIMEOUT_NS),
+                (ptr, 0), (i32, 0), (ptr, 0)])
         self._lock = threading.Lock()
         self.use_graph = graphs() is not None
         self._replay = None
         self._calls = 0
+        self._moved = None  # the last call's rewritten arguments
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
                  zero_words: int = 0, flags_to: int = 0, nflags: int = 0) -> None:
@@ -292,30 +303,29 @@ class PlannedDecode:
         ``scratch`` (the caller zeroes what this does not: the scratch, then the error word);
         then, with ``nflags``, the ``nflags`` int32 from ``err`` copied to ``flags_to`` (a
         device address of host memory: :mod:`fsstgpu.kernels.host_flags`)."""
+        launch = self._launch
+        moved = (out, scratch, offsets, err, nflags if flags_to else 0, flags_to)
         with self._lock:
-            self._scan.set(2, scratch)
-            self._scan.set(9, offsets)
-            self._scan.set(10, err)
-            launches = [self._scan]
-            if self._decode is not None:
-                self._decode.set(9, out)
-                self._decode.set(11, err)
-                launches.append(self._decode)
-            together = len(launches)
-            self._flags.set(0, err)
-            self._flags.set(1, nflags if flags_to else 0)
-            self._flags.set(2, flags_to)
-            launches.append(self._flags)
             self._calls += 1
+            replay = self._replay
+            if replay is not None and moved == self._moved and (
+                    replay.memset_words == zero_words):  # the graph as it last ran
+                replay(stream, memset_dst=scratch)
+                return
+            self._moved = moved
+            launch.set(_OUT, out)
+            launch.set(_STATUS, scratch)
+            launch.set(_OFFSETS, offsets)
+            launch.set(_ERR, err)
+            launch.set(_NFLAGS, nflags if flags_to else 0)
+            launch.set(_HOST, flags_to)
             # a graph from the second call on: capturing and instantiating one costs more than
-            # the launches it replaces, so a column decoded once (a host column's upload makes
-            # a new device column every call) launches one by one
+            # the launch it replaces, so a column decoded once (a host column's upload makes
+            # a new device column every call) launches directly
             if self.use_graph and self._calls > 1 and (
                     self._replay is None or self._replay.memset_words != zero_words):
                 try:  # captured with this call's pointers, then replayed
-                    # the scan writes the offsets, the decode the data: the graph runs them
-                    # side by side (at 1 MiB the scan takes 9-10 us, the decode 15; ncu, H200)
-                    self._replay = Replay(launches, zero_words, scratch, side_by_side=together)
+                    self._replay = Replay([launch], zero_words, scratch)
                 except DeviceError:  # a driver that cannot: one launch at a time from now on
                     self.use_graph, self._replay = False, None
             if self.use_graph and self._replay is not None:
@@ -323,5 +333,4 @@ class PlannedDecode:
                 return
             if zero_words:
                 memset_d32(scratch, 0, zero_words, stream)
-            for launch in launches:
-                launch(stream)
+            launch(stream)

@@ -2,8 +2,9 @@
 
 A decode's flags used to come back by a device-to-host copy after the kernels: a driver call and
 a round trip over the bus (~11 us on the H200 host, a third of a 1 MiB call). Instead the planned
-call's last kernel (``flags_to_host`` in ``fsst_decode.cu``) writes them into a slot of host
-memory the device can address, and the host reads the slot after its one stream sync.
+call's kernel (the last of its blocks to finish: ``decode_planned`` in ``fsst_decode.cu``)
+writes them into a slot of host memory the device can address, and the host reads the slot
+after its one stream sync.
 
 A slot belongs to one decode from :meth:`FlagSlots.acquire` until :meth:`FlagSlots.release`,
 which its owner calls once it has synchronised with the stream the kernel ran on (the kernel

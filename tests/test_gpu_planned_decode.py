@@ -78,6 +78,28 @@ def test_planned_batch_and_empty_columns():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(3))
+def test_planned_kernel_with_no_codes_or_few_splits(seed):
+    """The planned kernel's scan tiles with no decode blocks before them (a column without
+    codes) and far more tiles than splits (mostly empty strings): offsets, data and validity
+    equal the CPU twin's on the first call (launched directly) and on the graph's replays."""
+    from fsstgpu.gpu import decode
+
+    rng = np.random.default_rng(seed + 3000)
+    rows = int(rng.integers(20_000, 60_000))
+    cols = [pa.array([None] * rows, pa.large_binary()), pa.array([b""] * rows, pa.binary())]
+    sparse = [b""] * rows
+    for i in rng.integers(0, rows, 2):
+        sparse[int(i)] = bytes(rng.integers(0, 256, int(rng.integers(1, 3000))).astype(np.uint8))
+    cols.append(pa.array(sparse, pa.binary()))
+    for col in cols:
+        dev = fsstgpu.to_device(fsstgpu.compress(col))
+        assert decode._planned(dev) is not None, "the planned path is not taken"
+        for _ in range(3):  # the first call launches directly, the next ones replay the graph
+            assert fsstgpu.decompress_device(dev, fill=POISON).to_arrow().equals(col)
+
+
+@pytest.mark.gpu
 def test_threads_share_a_plan():
     import cupy as cp
 

@@ -59,6 +59,9 @@ class DeviceCompressedStringArray:
     planned_decode : fsstgpu.kernels.fsst_decode.PlannedDecode or None
         The decode's launches, planned by the first decode that can use them and replayed by
         every later one (:mod:`fsstgpu.gpu.decode`).
+    call_geometry : tuple or None
+        Where the planned decode's buffers lie in a call's one allocation, worked out by its
+        first call (:mod:`fsstgpu.gpu.decode`).
     encoded : dict or None
         For a column :func:`fsstgpu.compress_device` made (its layout a
         :class:`fsstgpu.gpu.layout.DeviceLayout`): its device code offsets, table and split size,
@@ -71,6 +74,7 @@ class DeviceCompressedStringArray:
         self.layout = layout
         self.is_batch = True
         self.planned_decode = None
+        self.call_geometry = None
         self.encoded = None  # compress_device's: what to_host needs besides the decode's arrays
         if device_parts is not None:  # made on the device (a DeviceLayout): nothing to upload
             self.codes, self.meta = device_parts

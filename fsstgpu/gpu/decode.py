@@ -5,8 +5,8 @@
 (:class:`fsstgpu.gpu.layout.HostBatch`): one offsets scan and one decode launch give every
 column, each a :class:`~fsstgpu.DeviceStringArray` whose buffers are views of the batch's output
 buffers. A device column's decode is planned on its first call and replayed: one allocation and
-one CUDA graph (a memset, two kernels side by side, and the flags written to host memory) through
-the CUDA driver
+one CUDA graph (a memset and one kernel: the decode's blocks, then the offsets scan's, the last
+to finish writing the flags to host memory) through the CUDA driver
 (:class:`~fsstgpu.kernels.fsst_decode.PlannedDecode`).
 
 Host columns are uploaded while they decode. The codes are cut into chunks of whole splits (about
@@ -63,7 +63,7 @@ class DecodeJob:
         self.data = data
         self.err = err
         self.stream = stream
-        self.slot = slot  # the host slot the plan's last kernel copies the flags into, if any
+        self.slot = slot  # the host slot the plan's kernel copies the flags into, if any
 
     def __del__(self):
         # dropped unchecked: its slot is reused once the kernel that writes it is done
@@ -101,7 +101,7 @@ class DecodeJob:
 
 
     def _flags(self) -> list[int]:
-        """The flags once the stream's work is done: from the host slot the plan's last kernel
+        """The flags once the stream's work is done: from the host slot the plan's kernel
         wrote (one stream sync), else read back."""
         if self.slot is None:
             return _read_flags(self.err, self.stream)
@@ -231,23 +231,41 @@ def _planned(dev: DeviceCompressedStringArray) -> PlannedDecode | None:
         plan = PlannedDecode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out,
                              dev.split_table, dev.tab_sym, dev.tab_len, dev.ntables, dev.total,
                              dev.lengths, *dev.scan_args)
-        dev.planned_decode = plan
+        dev.planned_decode, dev.call_geometry = plan, None
     return plan
+
+
+def _call_geometry(layout: HostBatch, plan: PlannedDecode, with_data: bool) -> tuple:
+    """Where a planned call's buffers lie in its one allocation: (offsets, scratch, flags, bytes,
+    flags count, words the plan zeroes), the data first when ``with_data``."""
+    at_offsets = _up16(layout.total) if with_data else 0
+    at_scratch = _up16(at_offsets + layout.offsets_nbytes)
+    at_err = at_scratch + plan.scratch_nbytes
+    nflags = 1 + len(layout)
+    return (at_offsets, at_scratch, at_err, at_err + 4 * nflags, nflags,
+            plan.scratch_nbytes // 4 + nflags)
 
 
 def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJob:
     """decode_async through the plan: one allocation (output, offsets, scratch and flags), a
-    host slot for the flags, and the plan's call (a memset of the scratch and flags, the scan
-    and the decode, the flags' copy into the slot: one graph replayed where the driver has
-    graphs); no CuPy kernel call."""
+    host slot for the flags, and the plan's call (a memset of the scratch and flags, then the
+    decode and the scan in one kernel, which copies the flags into the slot: one graph
+    replayed where the driver has graphs); no CuPy kernel call."""
     layout = dev.layout
-    stream = stream if stream is not None else cp.cuda.get_current_stream()
-    at_offsets = 0 if out is not None else _up16(layout.total)
-    at_scratch = _up16(at_offsets + layout.offsets_nbytes)
-    at_err = at_scratch + plan.scratch_nbytes
-    nflags = 1 + len(layout)
-    with on_stream(stream):  # the pool's memory itself: an array on it cost 2 us more
-        mem = cp.cuda.alloc(at_err + 4 * nflags)
+    if out is None:  # the geometry is the plan's: worked out once
+        geometry = dev.call_geometry
+        if geometry is None:
+            geometry = dev.call_geometry = _call_geometry(layout, plan, True)
+    else:
+        geometry = _call_geometry(layout, plan, False)
+    at_offsets, at_scratch, at_err, nbytes, nflags, zero_words = geometry
+    # the pool's memory itself (an array on it cost 2 us more), on the stream the call runs on
+    if stream is None:
+        stream = cp.cuda.get_current_stream()
+        mem = cp.cuda.alloc(nbytes)
+    else:
+        with stream:
+            mem = cp.cuda.alloc(nbytes)
     base = mem.ptr
     at_data = base if out is None else out.data.ptr
     if fill is not None and layout.total:
@@ -255,9 +273,9 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     slots = flag_slots()
     slot = slots.acquire() if nflags <= SLOT_INTS else None
     # the scan's status words and the error flags zeroed by the plan, in one memset (they are
-    # adjacent), then its launches; the arrays on the buffers are made while the GPU works
+    # adjacent), then its launch; the arrays on the buffers are made while the GPU works
     plan(at_data, base + at_offsets, base + at_scratch, base + at_err, stream.ptr,
-         zero_words=plan.scratch_nbytes // 4 + nflags,
+         zero_words=zero_words,
          flags_to=0 if slot is None else slots.device_address(slot), nflags=nflags)
     data = _view(cp, mem if out is None else out.data, 0, layout.total, cp.uint8)
     offsets = _view(cp, mem, at_offsets, layout.offsets_nbytes, cp.uint8)
