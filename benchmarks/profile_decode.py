@@ -2,11 +2,12 @@
 
 Usage (Nsight Compute, clocks left alone)::
 
-    ncu --clock-control none -k fsst_decode -c 1 --section SpeedOfLight \\
+    ncu --clock-control none -k regex:decode_planned -s 2 -c 1 --section SpeedOfLight \\
         --section WarpStateStats --section InstructionStats python -m benchmarks.profile_decode
 
-The decode kernel runs three times (warm-up, then the profiled launches); the output is checked
-against the CPU decoder's once.
+The planned decode's kernel (``decode_planned``: the decode's blocks, then the offsets scan's)
+runs three times (the first launched directly, the next two replayed from a CUDA graph: ``-s 2``
+skips the first two); the output is checked against the CPU decoder's once.
 """
 
 from __future__ import annotations

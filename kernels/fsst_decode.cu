@@ -192,6 +192,24 @@ __device__ __forceinline__ u32 window_pass1(const u8 *__restrict__ codes, i64 cb
     return sum;
 }
 
+// Bytes [lo, hi) of the 16 at p (16-byte aligned): a word store where the range covers the word,
+// byte stores at its edges. (A byte loop over the 16 ran with one lane of the warp active and
+// was 12.5% of the 1 GiB decode's instructions: ncu, BENCHMARKS.md section 30.)
+__device__ __forceinline__ void store_own_bytes(u8 *p, const uint4 v, u32 lo, u32 hi) {
+    const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (u32 k = 0; k < 4; ++k) {
+        const u32 b0 = 4 * k;
+        if (lo <= b0 && b0 + 4 <= hi) {
+            *reinterpret_cast<u32 *>(p + b0) = w[k];
+        } else {
+#pragma unroll
+            for (u32 i = 0; i < 4; ++i)
+                if (lo <= b0 + i && b0 + i < hi) p[b0 + i] = (u8)(w[k] >> (8 * i));
+        }
+    }
+}
+
 // Decode the windows of split [cb, ce) (output [aob, aoe)) from code position ubeg to uend (both
 // window boundaries, uend >= ce for the split's last part): several warps may share a split, each
 // a run of its windows.  A warp that starts past the split's first window first walks the windows
@@ -304,12 +322,9 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
             if (g >= first && g + 16 <= L) {
                 *reinterpret_cast<uint4 *>(outa + g) = v;
             } else {  // a chunk shared with the split's or the warp's neighbour: own bytes only
-                const u32 vv[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll 1
-                for (u32 b = 0; b < 16; ++b) {
-                    const i64 q = g + b;
-                    if (q >= first && q < L) outa[q] = (u8)(vv[b >> 2] >> (8 * (b & 3)));
-                }
+                const i64 lo = first - g, hi = L - g;
+                store_own_bytes(outa + g, v, lo <= 0 ? 0u : (lo >= 16 ? 16u : (u32)lo),
+                                hi >= 16 ? 16u : (hi <= 0 ? 0u : (u32)hi));
             }
         }
         F = L > F ? (L & ~(i64)15) : F;
@@ -604,12 +619,14 @@ __global__ void __launch_bounds__(32 * FSST_WARPS, 5) decode_planned(
         scan_tile(len, n, status, ntiles, col_first, col_base, col_obyte, col_wide, ncols,
                   offsets, err, timeout_ns, sm.s);
     }
-    // the last block done: every flag write of every block is visible to it (each thread's
-    // fence, then the block's count after the barrier)
-    __threadfence();
+    // the last block done: every flag write of every block is visible to it (the barrier, then
+    // one thread's fence before the block's count: the fence is cumulative, as in cooperative
+    // groups' grid sync; a fence in every thread waited for each thread's output stores)
     __syncthreads();
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
+        __threadfence();
         last = atomicAdd(reinterpret_cast<unsigned *>(status + ntiles + 1), 1u) == gridDim.x - 1;
+    }
     __syncthreads();
     if (last && host_flags != nullptr) {
         __threadfence();
