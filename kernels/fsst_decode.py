@@ -293,7 +293,6 @@ class PlannedDecode:
         self.use_graph = graphs() is not None
         self._replay = None
         self._calls = 0
-        self._moved = None  # the last call's rewritten arguments
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
                  zero_words: int = 0, flags_to: int = 0, nflags: int = 0) -> None:
@@ -304,15 +303,8 @@ class PlannedDecode:
         then, with ``nflags``, the ``nflags`` int32 from ``err`` copied to ``flags_to`` (a
         device address of host memory: :mod:`fsstgpu.kernels.host_flags`)."""
         launch = self._launch
-        moved = (out, scratch, offsets, err, nflags if flags_to else 0, flags_to)
         with self._lock:
             self._calls += 1
-            replay = self._replay
-            if replay is not None and moved == self._moved and (
-                    replay.memset_words == zero_words):  # the graph as it last ran
-                replay(stream, memset_dst=scratch)
-                return
-            self._moved = moved
             launch.set(_OUT, out)
             launch.set(_STATUS, scratch)
             launch.set(_OFFSETS, offsets)
