@@ -359,17 +359,21 @@ __device__ __forceinline__ void decode_block(
     i64 block, const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
-    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps, DecodeSmem &sm) {
+    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps,
+    const u32 *__restrict__ order, DecodeSmem &sm) {
     constexpr int WARPS = FSST_WARPS;
     constexpr int WBYTES = 32 * FSST_K;
     const int warp = threadIdx.x >> 5;
-    // part j of split k
+    // part j of the q-th split in launch order: split order[q] where an order is given (the
+    // longest splits first: blocks start in index order, so the last wave holds short ones)
     const i64 g0 = block * WARPS;
-    const i64 k = (g0 + warp) / wps;
+    const i64 q = (g0 + warp) / wps;
     const int j = (int)((g0 + warp) % wps);
-    const i64 k0 = g0 / wps;
-    const i64 klast = ((g0 + WARPS) / wps < nsplits ? (g0 + WARPS) / wps : nsplits) - 1;
-    const int t0 = split_table[k0], t1 = split_table[klast];
+    const i64 q0 = g0 / wps;
+    const i64 qlast = ((g0 + WARPS) / wps < nsplits ? (g0 + WARPS) / wps : nsplits) - 1;
+    const i64 k0 = order ? (i64)order[q0] : q0, klast = order ? (i64)order[qlast] : qlast;
+    const int t0 = k0 < nsplits ? split_table[k0] : 0;
+    const int t1 = klast < nsplits ? split_table[klast] : 0;
     {
         const int c0 = t0 < ntables ? t0 : 0, c1 = t1 < ntables ? t1 : 0;
         for (int i = threadIdx.x; i < 256; i += blockDim.x) {
@@ -383,7 +387,12 @@ __device__ __forceinline__ void decode_block(
         }
     }
     __syncthreads();
-    if (k >= nsplits) return;
+    if (q >= nsplits) return;
+    const i64 k = order ? (i64)order[q] : q;
+    if (k >= nsplits) {  // an order that names no split
+        if ((threadIdx.x & 31) == 0 && j == 0) atomicOr(err, FSST_ERR_SPLIT);
+        return;
+    }
     const i64 cb = split_codes[k], ce = split_codes[k + 1];
     const i64 ob = split_out[k], oe = split_out[k + 1];
     const int t = split_table[k];
@@ -428,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps) {
     __shared__ DecodeSmem sm;
     decode_block(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits, tab_sym,
-                 tab_len, ntables, out, out_size, err, wps, sm);
+                 tab_len, ntables, out, out_size, err, wps, nullptr, sm);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,8 +457,8 @@ __global__ void __launch_bounds__(32 * FSST_WARPS, 5) decode_planned(
     const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
-    u8 *__restrict__ out, i64 out_size, int wps, i64 decode_blocks,
-    const L *__restrict__ len, i64 n, u64 *__restrict__ status, i64 ntiles,
+    u8 *__restrict__ out, i64 out_size, int wps, const u32 *__restrict__ order,
+    i64 decode_blocks, const L *__restrict__ len, i64 n, u64 *__restrict__ status, i64 ntiles,
     const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
     const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
     u8 *__restrict__ offsets, u64 timeout_ns, int *__restrict__ err, int nflags,
@@ -462,7 +471,7 @@ __global__ void __launch_bounds__(32 * FSST_WARPS, 5) decode_planned(
     __shared__ int last;
     if ((i64)blockIdx.x < decode_blocks) {
         decode_block(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
-                     tab_sym, tab_len, ntables, out, out_size, err, wps, sm.d);
+                     tab_sym, tab_len, ntables, out, out_size, err, wps, order, sm.d);
     } else {
         scan_tile(len, n, status, ntiles, col_first, col_base, col_obyte, col_wide, ncols,
                   offsets, err, timeout_ns, sm.s);

@@ -52,7 +52,7 @@ KERNEL_NAMES = tuple(f"{kernel}<{lt}>" for kernel in ("offsets_one_pass", "decod
 SCAN_TIMEOUT_NS = 10_000_000_000
 
 # decode_planned's arguments that a call rewrites
-_OUT, _STATUS, _OFFSETS, _ERR, _NFLAGS, _HOST = 9, 15, 22, 24, 25, 26
+_OUT, _ORDER, _STATUS, _OFFSETS, _ERR, _NFLAGS, _HOST = 9, 12, 16, 23, 25, 26, 27
 
 _ERRORS = (
     (1, "a split's code or output range lies outside the buffers or is reversed"),
@@ -151,6 +151,56 @@ def warps_per_split(nsplits: int) -> int:
     return 2 if nsplits < FEW_SPLITS else 1
 
 
+#: resident blocks of the decode per SM (``__launch_bounds__(256, 5)``, and the shared memory)
+BLOCKS_PER_SM = 5
+#: a split with more than this many times the mean code bytes is long: the planned call's
+#: second and later launches take the long splits first (:func:`long_splits_first`)
+LONG_SPLIT = 1.25
+#: the waves of decode blocks (over every SM's resident blocks) up to which that order pays
+ORDER_WAVES = 4
+
+
+def long_splits_first(split_codes) -> np.ndarray:
+    """The order in which the decode's warps take the splits: every long split (more than
+    :data:`LONG_SPLIT` times the mean code bytes), then the others, each part in index order.
+
+    Blocks start in index order, so a launch of a few waves used to end with whatever long
+    splits its last blocks drew; with the long ones first the last wave holds short ones, and
+    neighbours stay neighbours (their blocks keep their tables in shared memory). H200, GPU
+    time of the planned kernel, dbtext (BENCHMARKS.md section 31): 8 MiB 27.5 -> 26.3 us,
+    16 MiB 44.9 -> 41.0, 32 MiB 70.5 -> 64.8, 64 MiB 119.4 -> 117.2, 1 GiB even; sorting the
+    long ones longest first lost from 24 MiB on (their tables mix), and within one wave (4 MiB)
+    there is no last wave to spare.
+
+    Parameters
+    ----------
+    split_codes : numpy.ndarray of int64, shape (nsplits + 1,)
+        The splits' code positions (the host layout's).
+
+    Returns
+    -------
+    numpy.ndarray of uint32, shape (nsplits,)
+        A permutation of the split indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.kernels.fsst_decode import long_splits_first
+    >>> long_splits_first(np.array([0, 10, 40, 50, 60, 100])).tolist()
+    [1, 4, 0, 2, 3]
+    """
+    lengths = np.diff(np.asarray(split_codes, dtype=np.int64))
+    if not lengths.size:
+        return np.zeros(0, np.uint32)
+    long = lengths > LONG_SPLIT * lengths.mean()
+    return np.concatenate([np.flatnonzero(long), np.flatnonzero(~long)]).astype(np.uint32)
+
+
+@functools.cache
+def _sm_count(device_id: int) -> int:
+    return int(get_cupy().cuda.runtime.deviceGetAttribute(16, device_id))  # MultiProcessorCount
+
+
 def _check_codes(codes, ncodes: int) -> None:
     """Refuse a codes buffer the decode kernel's aligned loads could read past."""
     if codes.nbytes < padded_size(ncodes):
@@ -236,6 +286,11 @@ class PlannedDecode:
         As :func:`launch_decode` and :func:`launch_offsets` take them.
     ncodes, ntables, out_size : int
         Likewise.
+    split_codes_host : callable, optional
+        Returns the split positions on the host (``split_codes``' host copy): where given and
+        the decode takes one to :data:`ORDER_WAVES` waves of blocks, the second call uploads
+        :func:`long_splits_first` of them and every later launch takes the splits in that
+        order (the same bytes).
 
     Attributes
     ----------
@@ -244,6 +299,8 @@ class PlannedDecode:
         scan's (:func:`scan_scratch_nbytes`) and the count of finished blocks.
     use_graph : bool
         Whether calls replay a CUDA graph (default: where the driver has the calls).
+    order : cupy.ndarray of uint32 or None
+        The split order the launches use, once made.
 
     Examples
     --------
@@ -265,7 +322,7 @@ class PlannedDecode:
 
     def __init__(self, codes, ncodes: int, split_codes, split_out, split_table, tab_sym,
                  tab_len, ntables: int, out_size: int, lengths, col_first, col_base, col_obyte,
-                 col_wide):
+                 col_wide, *, split_codes_host=None):
         ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
         n = int(lengths.shape[0])
         ntiles = _tiles(n)
@@ -284,7 +341,8 @@ class PlannedDecode:
                 (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
                 (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
                 (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
-                (i64, out_size), (i32, wps), (i64, decode_blocks), (ptr, lengths.data.ptr),
+                (i64, out_size), (i32, wps), (ptr, 0),
+                (i64, decode_blocks), (ptr, lengths.data.ptr),
                 (i64, n), (ptr, 0), (i64, ntiles), (ptr, col_first.data.ptr),
                 (ptr, col_base.data.ptr), (ptr, col_obyte.data.ptr), (ptr, col_wide.data.ptr),
                 (i32, int(col_base.shape[0])), (ptr, 0), (ctypes.c_uint64, SCAN_TIMEOUT_NS),
@@ -293,6 +351,12 @@ class PlannedDecode:
         self.use_graph = graphs() is not None
         self._replay = None
         self._calls = 0
+        # the split order (long splits first) for launches of one to ORDER_WAVES waves, made
+        # on the second call as the graph is: a column decoded once does not pay for it
+        slots = BLOCKS_PER_SM * _sm_count(get_cupy().cuda.Device().id)
+        ordered = slots < decode_blocks <= ORDER_WAVES * slots
+        self._order_from = split_codes_host if ordered else None
+        self.order = None
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
                  zero_words: int = 0, flags_to: int = 0, nflags: int = 0) -> None:
@@ -305,6 +369,8 @@ class PlannedDecode:
         launch = self._launch
         with self._lock:
             self._calls += 1
+            if self._calls == 2 and self._order_from is not None:
+                self._make_order(stream)
             launch.set(_OUT, out)
             launch.set(_STATUS, scratch)
             launch.set(_OFFSETS, offsets)
@@ -326,3 +392,13 @@ class PlannedDecode:
             if zero_words:
                 memset_d32(scratch, 0, zero_words, stream)
             launch(stream)
+
+    def _make_order(self, stream: int) -> None:
+        """Upload :func:`long_splits_first` of the host's split positions on ``stream`` (the
+        launches after it read it) and launch with it from now on."""
+        cp = get_cupy()
+        host = long_splits_first(self._order_from())
+        self._order_from = None
+        with cp.cuda.ExternalStream(stream):
+            self.order = cp.asarray(host)
+        self._launch.set(_ORDER, self.order.data.ptr)

@@ -100,6 +100,50 @@ def test_planned_kernel_with_no_codes_or_few_splits(seed):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_long_splits_first_gives_the_same_bytes(seed, monkeypatch):
+    """From the second call of a plan whose decode takes a few waves of blocks, the warps take
+    the long splits first (``long_splits_first``): offsets, data and validity stay the CPU
+    twin's, the output poisoned first, on that call (the order made and the graph captured)
+    and on replays. One SM and no bound on the waves here, so small columns get the order."""
+    from fsstgpu.gpu import decode
+    from fsstgpu.kernels import fsst_decode
+
+    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 1)
+    monkeypatch.setattr(fsst_decode, "ORDER_WAVES", 1 << 40)
+    rng = np.random.default_rng(seed + 5000)
+    cols = [_column(seed, int(rng.integers(2_000, 40_000))) for _ in range(1 + seed % 2)]
+    carrs = [fsstgpu.compress(c, split_size=int(rng.choice([64, 256, 1024]))) for c in cols]
+    dev = fsstgpu.to_device(carrs if len(carrs) > 1 else carrs[0])
+    plan = decode._planned(dev)
+    assert plan is not None, "the planned path is not taken"
+    import cupy as cp
+
+    for call in range(3):
+        buf = cp.full(dev.total + 64, POISON, dtype=cp.uint8)
+        res = decode.decode_async(dev, fill=POISON, out=buf).check()
+        assert np.all(buf[dev.total:].get() == POISON), "wrote past the end of the output"
+        if call == 0:
+            assert plan.order is None, "the first call launches in index order"
+        for got, col in zip(res if dev.is_batch else [res], cols, strict=True):
+            assert got.to_arrow().equals(col)
+    order = plan.order.get()
+    assert np.array_equal(np.sort(order), np.arange(dev.nsplits)), "not a permutation"
+    assert not np.array_equal(order, np.arange(dev.nsplits)), "the order changed nothing"
+
+
+@pytest.mark.gpu
+def test_one_wave_keeps_index_order():
+    """A decode whose blocks all fit on the GPU at once has no last wave to spare: no order."""
+    from fsstgpu.gpu import decode
+
+    dev = fsstgpu.to_device(fsstgpu.compress(_column(3, 5_000)))
+    for _ in range(3):
+        decode.decompress_device(dev)
+    assert decode._planned(dev).order is None
+
+
+@pytest.mark.gpu
 def test_threads_share_a_plan():
     import cupy as cp
 
