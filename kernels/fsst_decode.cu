@@ -347,6 +347,8 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
 #define FSST_WARPS 8
 #define FSST_RING 4096
 
+#include "split_pieces.cuh"  // split_pieces: the planned call's pieces of splits
+
 // The decode's shared memory: the block's first and last splits' tables and each warp's ring.
 struct DecodeSmem {
     u64 sym[2][512];

@@ -28,6 +28,7 @@ from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.driver import Launch, Replay, graphs, memset_d32
 from fsstgpu.kernels.loader import get_function, on_stream
+from fsstgpu.kernels.split_pieces import piece_bytes, plan_pieces
 
 __all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_decode",
            "launch_offsets", "padded_size", "scan_scratch_nbytes", "warps_per_split"]
@@ -286,11 +287,12 @@ class PlannedDecode:
         As :func:`launch_decode` and :func:`launch_offsets` take them.
     ncodes, ntables, out_size : int
         Likewise.
-    split_codes_host : callable, optional
-        Returns the split positions on the host (``split_codes``' host copy): where given and
-        the decode takes one to :data:`ORDER_WAVES` waves of blocks, the second call uploads
-        :func:`long_splits_first` of them and every later launch takes the splits in that
-        order (the same bytes).
+    host_splits : callable, optional
+        Returns the split positions and tables on the host (``split_codes`` and
+        ``split_table``'s host copies). Where given, the second call plans finer work from
+        them (:meth:`_refine`): pieces of splits (:mod:`fsstgpu.kernels.split_pieces`) for a
+        decode of one wave of blocks, the long splits first (:func:`long_splits_first`) for
+        one of up to :data:`ORDER_WAVES` waves; the same bytes either way.
 
     Attributes
     ----------
@@ -301,6 +303,9 @@ class PlannedDecode:
         Whether calls replay a CUDA graph (default: where the driver has the calls).
     order : cupy.ndarray of uint32 or None
         The split order the launches use, once made.
+    pieces : tuple of cupy.ndarray or None
+        Once made: each split's first piece, each piece's table, and where the pieces start
+        in the codes and in the output (``npieces + 1`` each).
 
     Examples
     --------
@@ -322,7 +327,7 @@ class PlannedDecode:
 
     def __init__(self, codes, ncodes: int, split_codes, split_out, split_table, tab_sym,
                  tab_len, ntables: int, out_size: int, lengths, col_first, col_base, col_obyte,
-                 col_wide, *, split_codes_host=None):
+                 col_wide, *, host_splits=None):
         ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
         n = int(lengths.shape[0])
         ntiles = _tiles(n)
@@ -336,8 +341,8 @@ class PlannedDecode:
             decode_blocks = _decode_blocks(nsplits, wps)
         # the cells a call rewrites: the output, the scratch, the offsets, the flags and their
         # host slot (_OUT, _STATUS, _OFFSETS, _ERR, _NFLAGS, _HOST)
-        self._launch = Launch(
-            _function(f"decode_planned<{lt}>"), decode_blocks + ntiles, 32 * WARPS_PER_BLOCK, [
+        self._ntiles = ntiles
+        self._args = [
                 (ptr, codes.data.ptr), (i64, ncodes), (ptr, split_codes.data.ptr),
                 (ptr, split_out.data.ptr), (ptr, split_table.data.ptr), (i64, nsplits),
                 (ptr, tab_sym.data.ptr), (ptr, tab_len.data.ptr), (i32, ntables), (ptr, 0),
@@ -346,17 +351,19 @@ class PlannedDecode:
                 (i64, n), (ptr, 0), (i64, ntiles), (ptr, col_first.data.ptr),
                 (ptr, col_base.data.ptr), (ptr, col_obyte.data.ptr), (ptr, col_wide.data.ptr),
                 (i32, int(col_base.shape[0])), (ptr, 0), (ctypes.c_uint64, SCAN_TIMEOUT_NS),
-                (ptr, 0), (i32, 0), (ptr, 0)])
+                (ptr, 0), (i32, 0), (ptr, 0)]
+        self._launch = Launch(_function(f"decode_planned<{lt}>"), decode_blocks + ntiles,
+                              32 * WARPS_PER_BLOCK, self._args)
         self._lock = threading.Lock()
         self.use_graph = graphs() is not None
         self._replay = None
         self._calls = 0
-        # the split order (long splits first) for launches of one to ORDER_WAVES waves, made
-        # on the second call as the graph is: a column decoded once does not pay for it
+        # finer work (pieces or an order) is planned on the second call, as the graph is: a
+        # column decoded once does not pay for it
         slots = BLOCKS_PER_SM * _sm_count(get_cupy().cuda.Device().id)
-        ordered = slots < decode_blocks <= ORDER_WAVES * slots
-        self._order_from = split_codes_host if ordered else None
-        self.order = None
+        self._host = host_splits
+        self._decode_blocks, self._slots = decode_blocks, slots
+        self.order = self.pieces = None
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
                  zero_words: int = 0, flags_to: int = 0, nflags: int = 0) -> None:
@@ -366,11 +373,11 @@ class PlannedDecode:
         ``scratch`` (the caller zeroes what this does not: the scratch, then the error word);
         then, with ``nflags``, the ``nflags`` int32 from ``err`` copied to ``flags_to`` (a
         device address of host memory: :mod:`fsstgpu.kernels.host_flags`)."""
-        launch = self._launch
         with self._lock:
             self._calls += 1
-            if self._calls == 2 and self._order_from is not None:
-                self._make_order(stream)
+            if self._calls == 2 and self._host is not None:
+                self._refine(stream)
+            launch = self._launch
             launch.set(_OUT, out)
             launch.set(_STATUS, scratch)
             launch.set(_OFFSETS, offsets)
@@ -393,12 +400,44 @@ class PlannedDecode:
                 memset_d32(scratch, 0, zero_words, stream)
             launch(stream)
 
-    def _make_order(self, stream: int) -> None:
-        """Upload :func:`long_splits_first` of the host's split positions on ``stream`` (the
-        launches after it read it) and launch with it from now on."""
+    def _refine(self, stream: int) -> None:
+        """The second call's plan, from the host's split positions and tables (uploads and
+        the pieces' kernel enqueued on ``stream``, before the launch): a decode whose blocks
+        all fit on the GPU at once decodes pieces of splits, where some split is longer than
+        the codes spread over every resident warp; one of one to ORDER_WAVES waves takes the
+        long splits first. H200, GPU time, dbtext (BENCHMARKS.md section 31): pieces 4 MiB
+        20.8 -> 17.0 us, 8 MiB 27.4 -> 25.3, even with the order at 16 MiB and behind it at
+        32 MiB; pieces sized for two or four waves lost everywhere."""
         cp = get_cupy()
-        host = long_splits_first(self._order_from())
-        self._order_from = None
+        split_codes, split_table = self._host()
+        self._host = None
         with cp.cuda.ExternalStream(stream):
-            self.order = cp.asarray(host)
-        self._launch.set(_ORDER, self.order.data.ptr)
+            if self._decode_blocks <= self._slots:
+                w = piece_bytes(split_codes, WARPS_PER_BLOCK * self._slots)
+                if w:
+                    self._use_pieces(cp, split_codes, split_table, w, stream)
+            elif self._decode_blocks <= ORDER_WAVES * self._slots:
+                self.order = cp.asarray(long_splits_first(split_codes))
+                self._launch.set(_ORDER, self.order.data.ptr)
+
+    def _use_pieces(self, cp, split_codes, split_table, w: int, stream: int) -> None:
+        """Find the pieces on the GPU (``split_pieces``) and decode them from now on."""
+        first, table = plan_pieces(split_codes, split_table, w)
+        npieces, nsplits = len(table), len(split_table)
+        first, table = cp.asarray(first), cp.asarray(table)
+        piece_codes = cp.empty(npieces + 1, cp.int64)
+        piece_out = cp.empty(npieces + 1, cp.int64)
+        a = self._args
+        ptr, i64 = ctypes.c_void_p, ctypes.c_int64
+        Launch(_function("split_pieces"), -(-nsplits // WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK,
+               [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[10],
+                (ptr, first.data.ptr), (i64, w), (ptr, piece_codes.data.ptr),
+                (ptr, piece_out.data.ptr)])(stream)
+        self.pieces = (first, table, piece_codes, piece_out)
+        blocks = _decode_blocks(npieces)  # a warp a piece
+        args = list(a)
+        args[2], args[3], args[4] = ((ptr, piece_codes.data.ptr), (ptr, piece_out.data.ptr),
+                                     (ptr, table.data.ptr))
+        args[5], args[11], args[13] = (i64, npieces), (ctypes.c_int32, 1), (i64, blocks)
+        self._launch = Launch(self._launch.function, blocks + self._ntiles,
+                              32 * WARPS_PER_BLOCK, args)

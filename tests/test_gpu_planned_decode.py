@@ -132,9 +132,86 @@ def test_long_splits_first_gives_the_same_bytes(seed, monkeypatch):
     assert not np.array_equal(order, np.arange(dev.nsplits)), "the order changed nothing"
 
 
+def _twin_pieces(dev, codes=None):
+    """split_pieces_cpu on the device column's host layout (its codes, or ``codes``), with the
+    piece size the plan chose."""
+    from fsstgpu.kernels import fsst_decode
+    from fsstgpu.kernels.split_pieces import piece_bytes, split_pieces_cpu
+
+    lay, plan = dev.layout, dev.planned_decode
+    if codes is None:
+        codes = np.concatenate([np.asarray(c) for c in lay.codes])
+    warps = fsst_decode.WARPS_PER_BLOCK * fsst_decode.BLOCKS_PER_SM * fsst_decode._sm_count(0)
+    return split_pieces_cpu(codes, lay.split_codes, lay.split_out, lay.split_table,
+                            lay.tab_len, lay.total, plan.pieces[0].get(),
+                            piece_bytes(lay.split_codes, warps))
+
+
 @pytest.mark.gpu
-def test_one_wave_keeps_index_order():
-    """A decode whose blocks all fit on the GPU at once has no last wave to spare: no order."""
+@pytest.mark.parametrize("seed", range(4))
+def test_pieces_equal_the_cpu_twin_and_decode_the_same_bytes(seed, monkeypatch):
+    """From the second call the plan decodes pieces of splits (pieces of one window here: a GPU
+    of many SMs assumed): the kernel's piece starts equal the twin's, and offsets, data and
+    validity the CPU decoder's, output poisoned, on that call and on replays."""
+    import cupy as cp
+
+    from fsstgpu.gpu import decode
+    from fsstgpu.kernels import fsst_decode
+
+    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 10_000)
+    rng = np.random.default_rng(seed + 6000)
+    cols = [_column(seed + j, int(rng.integers(2_000, 30_000))) for j in range(1 + seed % 3)]
+    carrs = [fsstgpu.compress(c, split_size=int(rng.choice([2048, 4096, 16384]))) for c in cols]
+    dev = fsstgpu.to_device(carrs if len(carrs) > 1 else carrs[0])
+    plan = decode._planned(dev)
+    for call in range(3):
+        buf = cp.full(dev.total + 64, POISON, dtype=cp.uint8)
+        res = decode.decode_async(dev, fill=POISON, out=buf).check()
+        assert np.all(buf[dev.total:].get() == POISON), "wrote past the end of the output"
+        assert (plan.pieces is None) == (call == 0)
+        for got, col in zip(res if dev.is_batch else [res], cols, strict=True):
+            assert got.to_arrow().equals(col)
+    first, table, piece_codes, piece_out = plan.pieces
+    assert len(table) > dev.nsplits, "no split was cut: the test proves little"
+    want_codes, want_out = _twin_pieces(dev)
+    assert np.array_equal(piece_codes.get(), want_codes)
+    assert np.array_equal(piece_out.get(), want_out)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(3))
+def test_pieces_of_corrupt_codes_equal_the_twin_and_raise(seed, monkeypatch):
+    import cupy as cp
+
+    from fsstgpu.gpu import decode
+    from fsstgpu.kernels import fsst_decode
+
+    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 10_000)
+    rng = np.random.default_rng(seed + 7000)
+    dev = fsstgpu.to_device(fsstgpu.compress(_column(seed, 20_000), split_size=4096))
+    # some windows of random bytes (undefined codes, stray escapes), the rest intact
+    codes = dev.codes[: dev.ncodes].get()
+    for at in rng.integers(0, dev.ncodes, 4 + seed):
+        span = codes[at : at + int(rng.integers(1, 300))]
+        span[:] = rng.integers(0, 256, len(span), np.uint8)
+    dev.codes[: dev.ncodes] = cp.asarray(codes)
+    raised = 0
+    for _ in range(3):
+        try:
+            decode.decode_async(dev).check()
+        except fsstgpu.CorruptDataError:
+            raised += 1
+    assert raised == 3
+    want_codes, want_out = _twin_pieces(dev, codes)
+    _, _, piece_codes, piece_out = dev.planned_decode.pieces
+    assert np.array_equal(piece_codes.get(), want_codes)
+    assert np.array_equal(piece_out.get(), want_out)
+
+
+@pytest.mark.gpu
+def test_one_wave_takes_no_order():
+    """A decode whose blocks all fit on the GPU at once has no last wave to spare: no order
+    (pieces of splits instead, where a split is long)."""
     from fsstgpu.gpu import decode
 
     dev = fsstgpu.to_device(fsstgpu.compress(_column(3, 5_000)))

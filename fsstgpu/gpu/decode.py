@@ -229,10 +229,11 @@ def _planned(dev: DeviceCompressedStringArray) -> PlannedDecode | None:
     plan = dev.planned_decode
     if plan is None:
         layout = dev.layout  # an uploaded column's host layout has the split positions
-        host = (lambda: layout.split_codes) if isinstance(layout, HostBatch) else None
+        host = ((lambda: (layout.split_codes, layout.split_table))
+                if isinstance(layout, HostBatch) else None)
         plan = PlannedDecode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out,
                              dev.split_table, dev.tab_sym, dev.tab_len, dev.ntables, dev.total,
-                             dev.lengths, *dev.scan_args, split_codes_host=host)
+                             dev.lengths, *dev.scan_args, host_splits=host)
         dev.planned_decode, dev.call_geometry = plan, None
     return plan
 
