@@ -364,6 +364,7 @@ class PlannedDecode:
         self._host = host_splits
         self._decode_blocks, self._slots = decode_blocks, slots
         self.order = self.pieces = None
+        self._ready = None  # (stream, event) after the refinement's uploads and kernel
 
     def __call__(self, out: int, offsets: int, scratch: int, err: int, stream: int,
                  zero_words: int = 0, flags_to: int = 0, nflags: int = 0) -> None:
@@ -377,6 +378,8 @@ class PlannedDecode:
             self._calls += 1
             if self._calls == 2 and self._host is not None:
                 self._refine(stream)
+            if self._ready is not None:
+                self._wait_ready(stream)
             launch = self._launch
             launch.set(_OUT, out)
             launch.set(_STATUS, scratch)
@@ -419,6 +422,20 @@ class PlannedDecode:
             elif self._decode_blocks <= ORDER_WAVES * self._slots:
                 self.order = cp.asarray(long_splits_first(split_codes))
                 self._launch.set(_ORDER, self.order.data.ptr)
+            else:
+                return
+            done = cp.cuda.Event(disable_timing=True)
+            done.record()
+        self._ready = (stream, done)
+
+    def _wait_ready(self, stream: int) -> None:
+        """A launch on another stream than the refinement's waits for its uploads and kernel
+        (an event wait, until the event has passed: no host sync)."""
+        at, done = self._ready
+        if done.done:
+            self._ready = None
+        elif stream != at:
+            get_cupy().cuda.ExternalStream(stream).wait_event(done)
 
     def _use_pieces(self, cp, split_codes, split_table, w: int, stream: int) -> None:
         """Find the pieces on the GPU (``split_pieces``) and decode them from now on."""

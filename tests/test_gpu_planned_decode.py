@@ -209,6 +209,35 @@ def test_pieces_of_corrupt_codes_equal_the_twin_and_raise(seed, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("pieces", [True, False])
+def test_a_call_on_another_stream_waits_for_the_refinement(pieces, monkeypatch):
+    """The second call plans pieces (or the order) on its stream, behind a 50 ms kernel there;
+    a third call at once on another stream must wait for them: equal to the CPU decoder."""
+    import cupy as cp
+
+    from fsstgpu.gpu import decode
+    from fsstgpu.kernels import fsst_decode
+
+    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 10_000 if pieces else 1)
+    monkeypatch.setattr(fsst_decode, "ORDER_WAVES", 1 << 40)
+    spin = cp.RawKernel(r"""extern "C" __global__ void spin(long long ns) {
+        long long t0, t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns); }""",
+                        "spin")
+    col = _column(21, 30_000)
+    dev = fsstgpu.to_device(fsstgpu.compress(col, split_size=4096))
+    a, b = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    decode.decode_async(dev, a).check()
+    spin((1,), (1,), (np.int64(50_000_000),), stream=a)
+    second = decode.decode_async(dev, a)
+    third = decode.decode_async(dev, b)
+    plan = decode._planned(dev)
+    assert (plan.pieces is not None) == pieces and (plan.order is not None) != pieces
+    assert third.check().to_arrow().equals(col)
+    assert second.check().to_arrow().equals(col)
+
+
+@pytest.mark.gpu
 def test_one_wave_takes_no_order():
     """A decode whose blocks all fit on the GPU at once has no last wave to spare: no order
     (pieces of splits instead, where a split is long)."""
