@@ -27,7 +27,7 @@ import numpy as np
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.driver import Launch, Replay, graphs, memset_d32
-from fsstgpu.kernels.loader import get_function, on_stream
+from fsstgpu.kernels.loader import device_limits, get_function, on_stream
 from fsstgpu.kernels.split_pieces import piece_bytes, plan_pieces
 
 __all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_decode",
@@ -197,11 +197,6 @@ def long_splits_first(split_codes) -> np.ndarray:
     return np.concatenate([np.flatnonzero(long), np.flatnonzero(~long)]).astype(np.uint32)
 
 
-@functools.cache
-def _sm_count(device_id: int) -> int:
-    return int(get_cupy().cuda.runtime.deviceGetAttribute(16, device_id))  # MultiProcessorCount
-
-
 def _check_codes(codes, ncodes: int) -> None:
     """Refuse a codes buffer the decode kernel's aligned loads could read past."""
     if codes.nbytes < padded_size(ncodes):
@@ -360,7 +355,7 @@ class PlannedDecode:
         self._calls = 0
         # finer work (pieces or an order) is planned on the second call, as the graph is: a
         # column decoded once does not pay for it
-        slots = BLOCKS_PER_SM * _sm_count(get_cupy().cuda.Device().id)
+        slots = BLOCKS_PER_SM * device_limits(get_cupy().cuda.Device().id).sms
         self._host = host_splits
         self._decode_blocks, self._slots = decode_blocks, slots
         self.order = self.pieces = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from pathlib import Path
+from typing import NamedTuple
 
 from fsstgpu.device import get_cupy
 
@@ -77,3 +78,31 @@ def get_function(name: str, function: str, *, options: tuple = DEFAULT_OPTIONS,
     device_id = cupy.cuda.Device().id
     module = _compiled(name, device_id, tuple(options), tuple(name_expressions))
     return module.get_function(function)
+
+
+class DeviceLimits(NamedTuple):
+    """What bounds a device's resident blocks (:func:`device_limits`)."""
+
+    sms: int             # streaming multiprocessors
+    smem_per_sm: int     # shared memory per SM, bytes
+    regs_per_sm: int     # 32-bit registers per SM
+    threads_per_sm: int  # resident threads per SM
+    smem_optin: int      # the most shared memory a block may opt in to, bytes
+
+
+@functools.cache
+def device_limits(device_id: int) -> DeviceLimits:
+    """The limits of device ``device_id`` that launch geometry is planned from, read once.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.kernels.loader import device_limits
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     assert device_limits(0).sms > 0
+    """
+    at = get_cupy().cuda.Device(device_id).attributes
+    return DeviceLimits(int(at["MultiProcessorCount"]), int(at["MaxSharedMemoryPerMultiprocessor"]),
+                        int(at["MaxRegistersPerMultiprocessor"]),
+                        int(at["MaxThreadsPerMultiProcessor"]),
+                        int(at["MaxSharedMemoryPerBlockOptin"]))

@@ -47,7 +47,7 @@ import numpy as np
 
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
-from fsstgpu.kernels.loader import DEFAULT_OPTIONS, get_function
+from fsstgpu.kernels.loader import DEFAULT_OPTIONS, device_limits, get_function
 from fsstgpu.kernels.transpose import resident_blocks
 
 SOURCE = "rotate.cu"
@@ -387,15 +387,6 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     return x
 
 
-@functools.cache
-def _device_limits(device_id: int) -> tuple[int, int, int, int, int]:
-    """(SMs, shared memory per SM, registers per SM, threads per SM, opt-in shared per block)."""
-    at = get_cupy().cuda.Device(device_id).attributes
-    return (int(at["MultiProcessorCount"]), int(at["MaxSharedMemoryPerMultiprocessor"]),
-            int(at["MaxRegistersPerMultiprocessor"]), int(at["MaxThreadsPerMultiProcessor"]),
-            int(at["MaxSharedMemoryPerBlockOptin"]))
-
-
 def _function(cp, name: str, smem: int, per_sm_cap: int, threads: int = THREADS):
     """The kernel, allowed ``smem`` bytes of dynamic shared memory, and the blocks of it that
     are resident on the device at once (at most ``per_sm_cap`` per SM)."""
@@ -409,7 +400,7 @@ def _function_on(device_id: int, name: str, smem: int, per_sm_cap: int, threads:
     if threads != THREADS:   # one block per SM: no register cap from MIN_BLOCKS
         options = (*options, f"-DTHREADS={threads}", "-DMIN_BLOCKS=1")
     fn = get_function(SOURCE, name, options=options)
-    sms, sm_smem, sm_regs, sm_threads, optin = _device_limits(device_id)
+    sms, sm_smem, sm_regs, sm_threads, optin = device_limits(device_id)
     static = int(fn.shared_size_bytes)   # the kernel's own __shared__ variables
     if smem + static > optin:
         raise ValueError(f"{name} needs {smem + static} bytes of shared memory per block, the "

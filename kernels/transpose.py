@@ -32,14 +32,13 @@ choices are in BENCHMARKS.md (data-movement kernels).
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 
 import numpy as np
 
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels import transpose_inplace
-from fsstgpu.kernels.loader import get_function
+from fsstgpu.kernels.loader import device_limits, get_function
 
 SOURCE = "transpose.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
@@ -243,22 +242,9 @@ def _function(name: str, smem: int):
     if smem > 48 * 1024:
         key = (name, get_cupy().cuda.Device().id)
         if key not in _LARGE_SMEM_SET:
-            fn.max_dynamic_shared_size_bytes = _smem_optin()
+            fn.max_dynamic_shared_size_bytes = device_limits(get_cupy().cuda.Device().id).smem_optin
             _LARGE_SMEM_SET.add(key)
     return fn
-
-
-def _smem_optin() -> int:
-    cupy = get_cupy()
-    return int(cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
-
-
-@functools.cache
-def _device_limits(device_id: int) -> tuple[int, int, int, int]:
-    """(SMs, shared memory per SM, registers per SM, threads per SM) of a device."""
-    at = get_cupy().cuda.Device(device_id).attributes
-    return (int(at["MultiProcessorCount"]), int(at["MaxSharedMemoryPerMultiprocessor"]),
-            int(at["MaxRegistersPerMultiprocessor"]), int(at["MaxThreadsPerMultiProcessor"]))
 
 
 def resident_blocks(threads: int, smem: int, regs: int, sm_smem: int, sm_regs: int,
@@ -293,7 +279,7 @@ def resident_blocks(threads: int, smem: int, regs: int, sm_smem: int, sm_regs: i
 
 def _persistent_grid(fn, threads: int, smem: int, total: int) -> int:
     """Grid of a persistent kernel: every block resident at once (at most one per work item)."""
-    sms, sm_smem, sm_regs, sm_threads = _device_limits(get_cupy().cuda.Device().id)
+    sms, sm_smem, sm_regs, sm_threads, _ = device_limits(get_cupy().cuda.Device().id)
     per_sm = resident_blocks(threads, smem, int(fn.num_regs), sm_smem, sm_regs, sm_threads)
     return max(1, min(total, sms * max(per_sm, 1), 2**31 - 1))
 
@@ -501,8 +487,8 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None, smem_limit: in
                 if rows == cols:
                     _square(flat, batch, rows)
                 else:
-                    limit = _smem_optin() if smem_limit is None else \
-                        min(max(0, int(smem_limit)), _smem_optin())
+                    optin = device_limits(get_cupy().cuda.Device().id).smem_optin
+                    limit = optin if smem_limit is None else min(max(0, int(smem_limit)), optin)
                     size = rows * cols
                     for i in range(batch):
                         _rect_inplace(flat[i * size:(i + 1) * size], rows, cols, limit)

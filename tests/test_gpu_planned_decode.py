@@ -32,6 +32,13 @@ def _column(seed: int, rows: int) -> pa.Array:
     return pa.array(out, pa.binary() if seed % 2 else pa.large_binary())
 
 
+def _sms(count: int):
+    """A device_limits that says the GPU has ``count`` SMs (the plan's choice of finer work)."""
+    from fsstgpu.kernels.loader import DeviceLimits
+
+    return lambda device_id: DeviceLimits(count, 1 << 18, 1 << 16, 2048, 1 << 17)
+
+
 def _decoded(dev, planned: bool, monkeypatch):
     """(data bytes, offsets as int64) of one decode of ``dev`` into a poisoned buffer."""
     import cupy as cp
@@ -109,7 +116,7 @@ def test_long_splits_first_gives_the_same_bytes(seed, monkeypatch):
     from fsstgpu.gpu import decode
     from fsstgpu.kernels import fsst_decode
 
-    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 1)
+    monkeypatch.setattr(fsst_decode, "device_limits", _sms(1))
     monkeypatch.setattr(fsst_decode, "ORDER_WAVES", 1 << 40)
     rng = np.random.default_rng(seed + 5000)
     cols = [_column(seed, int(rng.integers(2_000, 40_000))) for _ in range(1 + seed % 2)]
@@ -141,7 +148,8 @@ def _twin_pieces(dev, codes=None):
     lay, plan = dev.layout, dev.planned_decode
     if codes is None:
         codes = np.concatenate([np.asarray(c) for c in lay.codes])
-    warps = fsst_decode.WARPS_PER_BLOCK * fsst_decode.BLOCKS_PER_SM * fsst_decode._sm_count(0)
+    warps = (fsst_decode.WARPS_PER_BLOCK * fsst_decode.BLOCKS_PER_SM
+             * fsst_decode.device_limits(0).sms)
     return split_pieces_cpu(codes, lay.split_codes, lay.split_out, lay.split_table,
                             lay.tab_len, lay.total, plan.pieces[0].get(),
                             piece_bytes(lay.split_codes, warps))
@@ -158,7 +166,7 @@ def test_pieces_equal_the_cpu_twin_and_decode_the_same_bytes(seed, monkeypatch):
     from fsstgpu.gpu import decode
     from fsstgpu.kernels import fsst_decode
 
-    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 10_000)
+    monkeypatch.setattr(fsst_decode, "device_limits", _sms(10_000))
     rng = np.random.default_rng(seed + 6000)
     cols = [_column(seed + j, int(rng.integers(2_000, 30_000))) for j in range(1 + seed % 3)]
     carrs = [fsstgpu.compress(c, split_size=int(rng.choice([2048, 4096, 16384]))) for c in cols]
@@ -186,7 +194,7 @@ def test_pieces_of_corrupt_codes_equal_the_twin_and_raise(seed, monkeypatch):
     from fsstgpu.gpu import decode
     from fsstgpu.kernels import fsst_decode
 
-    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 10_000)
+    monkeypatch.setattr(fsst_decode, "device_limits", _sms(10_000))
     rng = np.random.default_rng(seed + 7000)
     dev = fsstgpu.to_device(fsstgpu.compress(_column(seed, 20_000), split_size=4096))
     # some windows of random bytes (undefined codes, stray escapes), the rest intact
@@ -218,7 +226,7 @@ def test_a_call_on_another_stream_waits_for_the_refinement(pieces, monkeypatch):
     from fsstgpu.gpu import decode
     from fsstgpu.kernels import fsst_decode
 
-    monkeypatch.setattr(fsst_decode, "_sm_count", lambda device_id: 10_000 if pieces else 1)
+    monkeypatch.setattr(fsst_decode, "device_limits", _sms(10_000 if pieces else 1))
     monkeypatch.setattr(fsst_decode, "ORDER_WAVES", 1 << 40)
     spin = cp.RawKernel(r"""extern "C" __global__ void spin(long long ns) {
         long long t0, t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
