@@ -54,6 +54,9 @@ SCAN_TIMEOUT_NS = 10_000_000_000
 
 # decode_planned's arguments that a call rewrites
 _OUT, _ORDER, _STATUS, _OFFSETS, _ERR, _NFLAGS, _HOST = 9, 12, 16, 23, 25, 26, 27
+# ... that pieces of splits replace (the splits' arrays and count, warps a split, blocks), and
+# the out_size argument, the last that split_pieces takes after decode_planned's first nine
+_SPLIT_CODES, _SPLIT_OUT, _SPLIT_TABLE, _NSPLITS, _WPS, _BLOCKS, _OUT_SIZE = 2, 3, 4, 5, 11, 13, 10
 
 _ERRORS = (
     (1, "a split's code or output range lies outside the buffers or is reversed"),
@@ -439,17 +442,18 @@ class PlannedDecode:
         first, table = cp.asarray(first), cp.asarray(table)
         piece_codes = cp.empty(npieces + 1, cp.int64)
         piece_out = cp.empty(npieces + 1, cp.int64)
-        a = self._args
         ptr, i64 = ctypes.c_void_p, ctypes.c_int64
+        # the codes, the splits and the tables as the decode has them, then the pieces' arrays
         Launch(_function("split_pieces"), -(-nsplits // WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK,
-               [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[10],
-                (ptr, first.data.ptr), (i64, w), (ptr, piece_codes.data.ptr),
-                (ptr, piece_out.data.ptr)])(stream)
+               [*self._args[:_OUT], self._args[_OUT_SIZE], (ptr, first.data.ptr), (i64, w),
+                (ptr, piece_codes.data.ptr), (ptr, piece_out.data.ptr)])(stream)
         self.pieces = (first, table, piece_codes, piece_out)
         blocks = _decode_blocks(npieces)  # a warp a piece
-        args = list(a)
-        args[2], args[3], args[4] = ((ptr, piece_codes.data.ptr), (ptr, piece_out.data.ptr),
-                                     (ptr, table.data.ptr))
-        args[5], args[11], args[13] = (i64, npieces), (ctypes.c_int32, 1), (i64, blocks)
+        args = list(self._args)
+        args[_SPLIT_CODES] = (ptr, piece_codes.data.ptr)
+        args[_SPLIT_OUT] = (ptr, piece_out.data.ptr)
+        args[_SPLIT_TABLE] = (ptr, table.data.ptr)
+        args[_NSPLITS], args[_BLOCKS] = (i64, npieces), (i64, blocks)
+        args[_WPS] = (ctypes.c_int32, 1)
         self._launch = Launch(self._launch.function, blocks + self._ntiles,
                               32 * WARPS_PER_BLOCK, args)

@@ -28,6 +28,12 @@ __all__ = ["WINDOW", "piece_bytes", "plan_pieces", "split_pieces_cpu"]
 WINDOW = 256
 
 
+def _spans(split_codes: np.ndarray) -> np.ndarray:
+    """Each split's code bytes from its first window's start (its first code rounded down to
+    8, where the decode's and the walk's windows begin) to its end."""
+    return split_codes[1:] - (split_codes[:-1] & ~7)
+
+
 def piece_bytes(split_codes: np.ndarray, warps: int) -> int:
     """The code bytes of a piece for a decode that ``warps`` resident warps run at once: the
     column's code bytes spread over those warps, in whole windows; 0 where that cuts no split
@@ -43,7 +49,7 @@ def piece_bytes(split_codes: np.ndarray, warps: int) -> int:
         return 0
     total = int(split_codes[-1] - split_codes[0])
     w = max(WINDOW, -(-total // (warps * WINDOW)) * WINDOW)
-    longest = int(np.max(split_codes[1:] - (split_codes[:-1] & ~7)))
+    longest = int(np.max(_spans(split_codes)))
     return w if longest > w else 0
 
 
@@ -67,8 +73,7 @@ def plan_pieces(split_codes, split_table, w: int) -> tuple[np.ndarray, np.ndarra
     if w <= 0 or w % WINDOW:
         raise ValueError(f"piece bytes must be a positive multiple of {WINDOW}, not {w}")
     split_codes = np.asarray(split_codes, np.int64)
-    span = split_codes[1:] - (split_codes[:-1] & ~7)
-    count = np.maximum(1, -(-span // w))
+    count = np.maximum(1, -(-_spans(split_codes) // w))
     first = np.zeros(len(count) + 1, np.int64)
     np.cumsum(count, out=first[1:])
     return first, np.repeat(np.asarray(split_table, np.uint16), count)
