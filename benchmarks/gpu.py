@@ -172,7 +172,7 @@ def _with_pinned_codes(carr):
 
 
 def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
-                chunk_sizes=(16 << 20, 64 << 20), nstreams=(2, 3), repeat: int = 3) -> list[dict]:
+                chunk_sizes=(1 << 20, 4 << 20), nbuffers=(4, 8), repeat: int = 3) -> list[dict]:
     """Host column to device Arrow strings, beside plain uploads of the uncompressed strings."""
     import cupyx
 
@@ -201,14 +201,14 @@ def ingest_rows(carr, expect: np.ndarray, ratio: float, copy_bps: float, *,
         # dbtext) instead of the transfer.
         column.validate()
         for chunk in chunk_sizes:
-            for ns in nstreams:
-                what = f"ingest, codes {label}, chunk={chunk >> 20}MiB x{ns}"
-                result = decompress_device(column, chunk_bytes=chunk, nstreams=ns,
+            for nb in nbuffers:
+                what = f"ingest, codes {label}, pieces {chunk >> 20}MiB x{nb}"
+                result = decompress_device(column, chunk_bytes=chunk, nbuffers=nb,
                                            fill=POISON)
                 _check_output(result.data, expect, what)
                 del result
-                t = time_wall(lambda c=column, k=chunk, n=ns: decompress_device(
-                    c, chunk_bytes=k, nstreams=n), repeat=repeat)
+                t = time_wall(lambda c=column, k=chunk, n=nb: decompress_device(
+                    c, chunk_bytes=k, nbuffers=n), repeat=repeat)
                 rows.append(throughput_row("overall", what, total, ratio, len(carr.split_table),
                                            t, copy_bps, vs_upload=uploads[label] / t))
         t_pack = time_wall(lambda c=column: _repack(c), repeat=1)  # the first upload's cost

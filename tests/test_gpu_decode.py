@@ -11,10 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import fsstgpu
 from fsstgpu.decoder import decode_all
-from fsstgpu.gpu.decode import chunk_bounds, decompress_device
+from fsstgpu.gpu.arrays import _piece_runs
+from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.gpu.layout import HostBatch
 from fsstgpu.kernels.fsst_decode import error_message
 from fsstgpu.scan import long_string_cuts
@@ -128,11 +131,17 @@ def test_host_batch_concatenates_what_compression_stored():
     assert bytes(data) == expected
 
 
-def test_chunk_bounds():
-    sc = np.array([0, 5, 9, 30, 31, 100])
-    b = chunk_bounds(sc, 10)
-    assert b[0] == 0 and b[-1] == 5 and np.all(np.diff(b) > 0)
-    assert chunk_bounds(np.array([0]), 10).tolist() == [0]
+@given(sizes=st.lists(st.integers(0, 40), max_size=6), piece=st.integers(1, 50))
+def test_piece_runs_cut_the_parts_end_to_end(sizes, piece):
+    """The staged upload's pieces hold the parts' bytes in order, every piece full but the
+    last."""
+    parts = [np.arange(n, dtype=np.uint8) + k for k, n in enumerate(sizes)]
+    pieces = _piece_runs(parts, piece)
+    flat = [bytes(part[lo:hi]) for runs in pieces for part, lo, hi in runs]
+    assert b"".join(flat) == b"".join(p.tobytes() for p in parts)
+    filled = [sum(hi - lo for _, lo, hi in runs) for runs in pieces]
+    assert all(f == piece for f in filled[:-1]) and all(0 < f <= piece for f in filled)
+    assert all(lo < hi for runs in pieces for _, lo, hi in runs)
 
 
 # ---------------------------------------------------------------- GPU
@@ -161,21 +170,24 @@ def _gpu_decode_checked(carr, expected=None, ingest_too=True):
     stream = cp.cuda.Stream(non_blocking=True)
     results.append(("stream", fsstgpu.decompress_device(dev, stream=stream)))
     if ingest_too:
-        results.append(("ingest", decompress_device(carr, chunk_bytes=max(total // 5, 64),
-                                                    fill=POISON)))
-        results.append(("ingest-one-chunk", decompress_device(carr, chunk_bytes=total + 1,
-                                                              fill=POISON)))
+        results.append(("host", decompress_device(carr, fill=POISON)))
         import fsstgpu.gpu.arrays as device_arrays
 
-        kept, device_arrays.OVERLAP_BYTES = device_arrays.OVERLAP_BYTES, 0
-        try:  # the one chunk's codes uploaded by a worker thread while the layout is built
-            results.append(("ingest-one-chunk-handed-off", decompress_device(
-                carr, chunk_bytes=total + 1, fill=POISON)))
+        kept = device_arrays.OVERLAP_BYTES, device_arrays.STAGE_BYTES
+        device_arrays.OVERLAP_BYTES = 0
+        try:  # the codes uploaded by a worker thread while the layout is built
+            results.append(("host-handed-off", decompress_device(carr, fill=POISON)))
+            device_arrays.STAGE_BYTES = 0  # ... staged in pieces through pinned buffers
+            ncodes = len(carr.codes)
+            results.append(("host-staged", decompress_device(
+                carr, chunk_bytes=max(ncodes // 5, 7), nbuffers=2, fill=POISON)))
+            results.append(("host-staged-one-piece", decompress_device(
+                carr, chunk_bytes=ncodes + 1, fill=POISON)))
+            pinned = _rebuilt(carr, codes=_pinned(np.asarray(carr.codes)))
+            results.append(("host-pinned", decompress_device(
+                pinned, chunk_bytes=max(ncodes // 3, 7), fill=POISON)))
         finally:
-            device_arrays.OVERLAP_BYTES = kept
-        pinned = _rebuilt(carr, codes=_pinned(np.asarray(carr.codes)))
-        results.append(("ingest-pinned", decompress_device(pinned, nstreams=2, fill=POISON,
-                                                           chunk_bytes=max(total // 3, 64))))
+            device_arrays.OVERLAP_BYTES, device_arrays.STAGE_BYTES = kept
     for what, res in results:
         got = res.data.get()
         assert got.shape == ref_data.shape, what

@@ -24,7 +24,7 @@ from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.driver import driver, memset_d8
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import on_stream
-from fsstgpu.parallel import upload_pool
+from fsstgpu.parallel import shared_pool, upload_pool
 from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
 
@@ -194,16 +194,29 @@ def _zero(cp, buf, start: int, stream) -> None:
 #: slower handed off; 1.7 MB, 165 us, 150-210 us faster)
 OVERLAP_BYTES = 1 << 20
 
+#: pageable codes from which upload_batch stages them (:func:`_copy_parts_staged`: two pieces or
+#: more), the size of a staged piece, and the pinned buffers in flight. H200 host, host column
+#: call (BENCHMARKS.md section 32): pieces of 4 MiB x 8 took a 64 MiB column from 4.0 to 2.6 ms
+#: and x 16 were as fast or faster from 32 MiB to 1 GiB; pieces of 1 MiB or less lost to a plain
+#: pageable upload (each piece's handoff costs more than its copy), as did staging one piece
+STAGE_BYTES = 8 << 20
+PIECE_BYTES = 4 << 20
+STAGING_BUFFERS = 16
 
-def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS,
-                 allocate=None) -> DeviceCompressedStringArray:
+
+def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate=None,
+                 piece_bytes: int = PIECE_BYTES,
+                 nbuffers: int = STAGING_BUFFERS) -> DeviceCompressedStringArray:
     """``DeviceCompressedStringArray(HostBatch(carrs), stream)``, with the codes' upload
     started on a worker thread before the layout is built, so the two overlap.
 
     The codes are plain bytes whatever the columns hold, so sending them before the columns are
     checked is safe: a column the layout refuses raises here once the copies have been
     enqueued. Columns whose codes are not one contiguous uint8 array are laid out first, then
-    uploaded (the constructor's way), as are codes under :data:`OVERLAP_BYTES`.
+    uploaded (the constructor's way), as are codes under :data:`OVERLAP_BYTES`. Pageable codes
+    of :data:`STAGE_BYTES` or more are staged: pool threads copy pieces of ``piece_bytes`` into
+    ``nbuffers`` pinned buffers side by side, each uploaded as soon as it is full (a pageable
+    upload runs at one core's copy speed).
 
     Examples
     --------
@@ -226,8 +239,13 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS,
     with on_stream(where):
         codes = cp.empty(padded_size(ncodes), dtype=cp.uint8)
         _zero(cp, codes, ncodes, where)  # the padding the loads reach
-    pending = upload_pool().submit(_copy_parts, cp.cuda.Device().id, codes.data.ptr, parts,
-                                   where.ptr)
+    staged = ncodes >= STAGE_BYTES and not all(_is_pinned(p) for p in parts if p.size)
+    if staged:
+        pending = upload_pool().submit(_copy_parts_staged, cp.cuda.Device().id, codes.data.ptr,
+                                       parts, where.ptr, max(1, piece_bytes), max(1, nbuffers))
+    else:
+        pending = upload_pool().submit(_copy_parts, cp.cuda.Device().id, codes.data.ptr, parts,
+                                       where.ptr)
     try:
         layout = HostBatch(carrs, lengths=lengths, allocate=allocate)
     except BaseException:
@@ -247,6 +265,77 @@ def _copy_parts(device_id: int, dst: int, parts, stream_ptr: int) -> None:
                 cp.cuda.runtime.memcpyAsync(dst, part.ctypes.data, part.size,
                                             cp.cuda.runtime.memcpyHostToDevice, stream_ptr)
             dst += part.size
+
+
+def _piece_runs(parts, piece_bytes: int):
+    """The parts' bytes, laid end to end, cut every ``piece_bytes``: per piece, its runs
+    ``(part, lo, hi)`` in order."""
+    pieces, runs, room = [], [], piece_bytes
+    for part in parts:
+        lo = 0
+        while lo < part.size:
+            hi = min(part.size, lo + room)
+            runs.append((part, lo, hi))
+            room -= hi - lo
+            lo = hi
+            if room == 0:
+                pieces.append(runs)
+                runs, room = [], piece_bytes
+    if runs:
+        pieces.append(runs)
+    return pieces
+
+
+def _copy_parts_staged(device_id: int, dst: int, parts, stream_ptr: int, piece_bytes: int,
+                       nbuffers: int) -> None:
+    """:func:`_copy_parts` through pinned staging: pool threads fill up to ``nbuffers`` pinned
+    buffers with pieces of the parts side by side; each is uploaded once full, and refilled
+    once its upload has read it."""
+    import cupyx
+
+    cp = get_cupy()
+    pieces = _piece_runs(parts, piece_bytes)
+    nbuf = min(nbuffers, len(pieces))
+    with cp.cuda.Device(device_id):
+        staging = [cupyx.empty_pinned((piece_bytes,), np.uint8) for _ in range(nbuf)]
+        released = [None] * nbuf  # the event after the upload that last read each buffer
+        pool = shared_pool()
+
+        def fill(j):
+            buf, at = staging[j % nbuf], 0
+            if released[j % nbuf] is not None:
+                released[j % nbuf].synchronize()
+            for part, lo, hi in pieces[j]:
+                np.copyto(buf[at : at + hi - lo], part[lo:hi])
+                at += hi - lo
+            return at
+
+        stream = cp.cuda.ExternalStream(stream_ptr)
+        pending = {j: pool.submit(fill, j) for j in range(nbuf)}
+        for j in range(len(pieces)):
+            size = pending.pop(j).result()
+            cp.cuda.runtime.memcpyAsync(dst, staging[j % nbuf].ctypes.data, size,
+                                        cp.cuda.runtime.memcpyHostToDevice, stream_ptr)
+            dst += size
+            released[j % nbuf] = done = cp.cuda.Event(disable_timing=True)
+            done.record(stream)
+            if j + nbuf < len(pieces):
+                pending[j + nbuf] = pool.submit(fill, j + nbuf)
+        # the staging buffers go back to CuPy's pinned pool, which does not know about the
+        # stream: they must have been read before another upload can take them
+        done.synchronize()
+
+
+def _is_pinned(arr: np.ndarray) -> bool:
+    """Whether ``arr``'s memory is pinned (page-locked) host memory CUDA knows."""
+    cp = get_cupy()
+    if arr.size == 0:
+        return False
+    try:
+        attrs = cp.cuda.runtime.pointerGetAttributes(arr.ctypes.data)
+    except Exception:  # pageable memory unknown to CUDA: older runtimes raise
+        return False
+    return getattr(attrs, "type", 0) in (1, 3)  # cudaMemoryTypeHost, cudaMemoryTypeManaged
 
 
 def upload(cp, host: np.ndarray, stream):

@@ -9,15 +9,13 @@ one CUDA graph (a memset and one kernel: the decode's blocks, then the offsets s
 to finish writing the flags to host memory) through the CUDA driver
 (:class:`~fsstgpu.kernels.fsst_decode.PlannedDecode`).
 
-Host columns are uploaded while they decode. The codes are cut into chunks of whole splits (about
-``chunk_bytes``); worker threads copy chunk ``j`` from ordinary (pageable) host memory into one
-of ``nbuffers`` pinned staging buffers (skipped when the codes are pinned already), the copy engine
-uploads it on stream ``j % nstreams`` and the kernel decodes it on that stream right after, so the
-host copies chunk ``j + 1``, the bus carries chunk ``j`` and the SMs decode chunk ``j - 1``
-together. Only compressed bytes cross the bus. Staging memory comes from CuPy's pinned memory pool
-(``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it). Codes that make one
-chunk have no chunks to overlap: a worker thread uploads them while the caller's thread builds
-the layout (:func:`~fsstgpu.gpu.arrays.upload_batch`), then they decode as a device column.
+Host columns are uploaded while their layout is built (:func:`~fsstgpu.gpu.arrays.upload_batch`):
+a worker thread enqueues the codes' upload while the caller's thread checks the columns and lays
+out their split points, lengths and tables, then they decode as a device column. Pageable codes
+of a MiB or more are staged: pool threads copy pieces of ``chunk_bytes`` into ``nbuffers``
+pinned buffers side by side and each is uploaded when full (a pageable upload runs at one
+core's copy speed). Only compressed bytes cross the bus. Staging memory comes from CuPy's pinned
+memory pool (``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it).
 
 The host waits for the GPU once, at the end, to read the kernel's error flag: corrupt data must
 raise :class:`~fsstgpu.CorruptDataError` (for a batch: :class:`~fsstgpu.BatchDecodeError`, naming
@@ -31,7 +29,13 @@ import numpy as np
 
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
-from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, upload_batch
+from fsstgpu.gpu.arrays import (
+    PIECE_BYTES,
+    STAGING_BUFFERS,
+    DeviceCompressedStringArray,
+    DeviceStringArray,
+    upload_batch,
+)
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
 from fsstgpu.kernels.bitplane import error_message as lengths_error_message
@@ -44,13 +48,11 @@ from fsstgpu.kernels.fsst_decode import (
 )
 from fsstgpu.kernels.host_flags import SLOT_INTS, flag_slots
 from fsstgpu.kernels.loader import on_stream
-from fsstgpu.parallel import shared_pool
 
-__all__ = ["DecodeJob", "chunk_bounds", "decode_async", "decompress_device"]
+__all__ = ["DecodeJob", "decode_async", "decompress_device"]
 
-DEFAULT_CHUNK_BYTES = 8 << 20
-DEFAULT_STREAMS = 3
-DEFAULT_BUFFERS = 6
+DEFAULT_CHUNK_BYTES = PIECE_BYTES
+DEFAULT_BUFFERS = STAGING_BUFFERS
 
 
 class DecodeJob:
@@ -322,20 +324,20 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
 
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                      nstreams: int = DEFAULT_STREAMS, nbuffers: int = DEFAULT_BUFFERS,
-                      fill: int | None = None, lengths: str = DEFAULT_LENGTHS):
+                      nbuffers: int = DEFAULT_BUFFERS, fill: int | None = None,
+                      lengths: str = DEFAULT_LENGTHS):
     """Decompress one column or a batch into Arrow layout in device memory.
 
     Parameters
     ----------
     carr : CompressedStringArray, a list of them, or a DeviceCompressedStringArray
-        Host columns are uploaded with the upload overlapped with decoding; a device column or
-        batch (:func:`fsstgpu.to_device`) is decoded where it is.
+        Host columns are uploaded while their layout is built; a device column or batch
+        (:func:`fsstgpu.to_device`) is decoded where it is.
     stream : cupy.cuda.Stream, optional
         The result is ready on this stream (default: the current stream) when this returns.
-    chunk_bytes, nstreams, nbuffers : int
-        Host columns: codes per upload chunk (whole splits), streams in flight, pinned staging
-        buffers (each ``chunk_bytes``, filled by worker threads).
+    chunk_bytes, nbuffers : int
+        Host columns with pageable codes: the size of a staged piece of the codes and the pinned
+        staging buffers in flight (filled by pool threads side by side).
     fill : int, optional
         Fill the output with this byte before decoding (tests).
     lengths : {"auto", "narrow", "bitplane"}
@@ -364,132 +366,15 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
         return decode_async(carr, stream, fill=fill).check()
     import cupyx
 
-    if chunk_bytes < 1 or nstreams < 1 or nbuffers < 1:
-        raise ValueError("chunk_bytes, nstreams and nbuffers must be positive")
+    if chunk_bytes < 1 or nbuffers < 1:
+        raise ValueError("chunk_bytes and nbuffers must be positive")
     single = not isinstance(carr, (list, tuple))
     carrs = [carr] if single else list(carr)
     pinned = lambda n: cupyx.empty_pinned((n,), dtype=np.uint8)  # noqa: E731
-    if sum(len(c.codes) for c in carrs) <= chunk_bytes:
-        # one chunk, nothing to pipeline: the codes upload while the layout is built, then
-        # decode as a device column
-        main = stream if stream is not None else get_cupy().cuda.get_current_stream()
-        dev = upload_batch(carrs, main, lengths=lengths, allocate=pinned)
-        dev.is_batch = not single
-        return decode_async(dev, main, fill=fill).check()
-    layout = HostBatch(carrs, lengths=lengths, allocate=pinned)
-    return _ingest(layout, not single, stream, chunk_bytes, nstreams, nbuffers, fill)
-
-
-def chunk_bounds(split_codes: np.ndarray, chunk_bytes: int) -> np.ndarray:
-    """Split indices where upload chunks start: whole splits, about ``chunk_bytes`` codes each.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.gpu.decode import chunk_bounds
-    >>> chunk_bounds(np.array([0, 10, 20, 30, 40]), 20).tolist()
-    [0, 2, 4]
-    """
-    nsplits = len(split_codes) - 1
-    if nsplits <= 0:
-        return np.zeros(1, np.int64)
-    if split_codes[-1] <= chunk_bytes:  # one chunk (numpy's way below: ~50 us of small passes)
-        return np.array([0, nsplits], np.int64)
-    marks = np.arange(chunk_bytes, int(split_codes[-1]), chunk_bytes, dtype=np.int64)
-    idx = np.searchsorted(split_codes, marks, side="left")
-    return np.unique(np.concatenate(([0], idx, [nsplits]))).astype(np.int64)
-
-
-def _is_pinned(arr: np.ndarray) -> bool:
-    cp = get_cupy()
-    if arr.size == 0:
-        return False
-    try:
-        attrs = cp.cuda.runtime.pointerGetAttributes(arr.ctypes.data)
-    except Exception:  # pageable memory unknown to CUDA: older runtimes raise
-        return False
-    return getattr(attrs, "type", 0) in (1, 3)  # cudaMemoryTypeHost, cudaMemoryTypeManaged
-
-
-def _pieces(layout: HostBatch, c0: int, c1: int):
-    """The parts of codes [c0, c1) of the batch: (column codes, start, end, batch position)."""
-    for col, codes in zip(layout.columns, layout.codes, strict=True):
-        lo, hi = max(c0, col.code_start), min(c1, col.code_start + col.ncodes)
-        if lo < hi:
-            yield codes, lo - col.code_start, hi - col.code_start, lo
-
-
-def _ingest(layout: HostBatch, is_batch: bool, stream, chunk_bytes: int, nstreams: int,
-            nbuffers: int, fill) -> DeviceStringArray | list:
-    """Upload a host batch chunk by chunk, decoding each chunk as it lands (one chunk: upload it,
-    then decode it as a device column is decoded)."""
-    import cupyx
-
-    cp = get_cupy()
-    main = stream if stream is not None else cp.cuda.get_current_stream()
-    bounds = chunk_bounds(layout.split_codes, chunk_bytes)
-    if len(bounds) <= 2:  # nothing to overlap
-        with on_stream(main):
-            dev = DeviceCompressedStringArray(layout, main)
-        dev.is_batch = is_batch
-        return decode_async(dev, main, fill=fill).check()
-    with on_stream(main):
-        dev = DeviceCompressedStringArray(layout, main, upload_codes=False)
-        dev.is_batch = is_batch
-        data, offsets = _allocate(cp, layout, fill=fill)
-        err = _error_flags(cp, layout)
-        _launch_offsets(dev, offsets, main, err)
-        ready = cp.cuda.Event(disable_timing=True)
-        ready.record(main)
-
-    spans = [(int(layout.split_codes[a]), int(layout.split_codes[b]))
-             for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    staged = not all(_is_pinned(c) for c in layout.codes if c.size)
-    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(min(nstreams, len(spans)))]
-    for s in streams:
-        s.wait_event(ready)
-    nbuf = min(nbuffers, max(len(spans), 1))
-    biggest = max((e - s for s, e in spans), default=0)
-    staging = [cupyx.empty_pinned((max(biggest, 1),), np.uint8) for _ in range(nbuf)] if staged \
-        else []
-    released = [None] * nbuf  # event: the upload that last read the buffer is done
-
-    def fill_staging(i, c0, c1, event):
-        if event is not None:
-            event.synchronize()
-        for codes, lo, hi, at in _pieces(layout, c0, c1):
-            np.copyto(staging[i][at - c0 : at - c0 + hi - lo], codes[lo:hi])
-
-    pool = shared_pool()
-    pending = {}
-
-    def start_fill(j):
-        pending[j] = pool.submit(fill_staging, j % nbuf, *spans[j], released[j % nbuf])
-
-    if staged:
-        for j in range(min(nbuf, len(spans))):
-            start_fill(j)
-    for j, ((a, b), (c0, c1)) in enumerate(zip(zip(bounds[:-1], bounds[1:], strict=True), spans,
-                                                 strict=True)):
-        s = streams[j % len(streams)]
-        if staged:
-            i = j % nbuf
-            pending.pop(j).result()
-            cp.cuda.runtime.memcpyAsync(dev.codes.data.ptr + c0, staging[i].ctypes.data, c1 - c0,
-                                        cp.cuda.runtime.memcpyHostToDevice, s.ptr)
-            released[i] = cp.cuda.Event(disable_timing=True)
-            released[i].record(s)
-            if j + nbuf < len(spans):
-                start_fill(j + nbuf)
-        else:
-            for codes, lo, hi, at in _pieces(layout, c0, c1):
-                cp.cuda.runtime.memcpyAsync(dev.codes.data.ptr + at, codes.ctypes.data + lo,
-                                            hi - lo, cp.cuda.runtime.memcpyHostToDevice, s.ptr)
-        launch_decode(dev.codes, dev.ncodes, dev.split_codes[a : b + 1],
-                      dev.split_out[a : b + 1], dev.split_table[a:b], dev.tab_sym, dev.tab_len,
-                      dev.ntables, data, dev.total, err[:1], stream=s)
-    for s in streams:
-        done = cp.cuda.Event(disable_timing=True)
-        done.record(s)
-        main.wait_event(done)
-    return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, main).check()
+    # the codes upload while the layout is built, then decode as a device column (the decode
+    # takes a few percent of the upload's time: BENCHMARKS.md section 32)
+    main = stream if stream is not None else get_cupy().cuda.get_current_stream()
+    dev = upload_batch(carrs, main, lengths=lengths, allocate=pinned, piece_bytes=chunk_bytes,
+                       nbuffers=nbuffers)
+    dev.is_batch = not single
+    return decode_async(dev, main, fill=fill).check()
