@@ -12,12 +12,13 @@ written, :func:`benchmarks.timing.copy_bandwidth`):
   :func:`fsstgpu.kernels.fsst_decode.launch_decode` alone; device time by CUDA events
   (:func:`benchmarks.timing.time_device`, median); throughput = decompressed bytes / time;
 * ingestion of the overall column from host memory (:func:`fsstgpu.gpu.decode.decompress_device`
-  of a host column: upload overlapped with decoding), codes in pageable and in pinned memory,
-  beside a plain upload of the uncompressed strings and their Arrow offsets from pageable and
-  from pinned memory (the column validated once beforehand, as :func:`fsstgpu.compress` and
-  :meth:`~fsstgpu.CompressedStringArray.from_bytes` leave theirs); host wall clock including the
-  final synchronisation, median; GB/s counts the strings' bytes (a plain upload moves the offsets
-  too); ``vs upload`` is the speed-up over the plain upload from the same kind of memory;
+  of a host column: codes uploaded while the layout is built), codes in pageable and in pinned
+  memory, beside a plain upload of the uncompressed strings and their Arrow offsets from
+  pageable and from pinned memory (the column validated once beforehand, as
+  :func:`fsstgpu.compress` and :meth:`~fsstgpu.CompressedStringArray.from_bytes` leave theirs);
+  host wall clock including the final synchronisation, median; GB/s counts the strings' bytes
+  (a plain upload moves the offsets too); ``vs upload`` is the speed-up over the plain upload
+  from the same kind of memory;
 * the string lengths both ways (:func:`lengths_rows`, and the ingest rows with default chunks):
   narrow lengths scanned into offsets against bit-plane packed lengths (FBP2) unpacked into
   offsets by one fused kernel;

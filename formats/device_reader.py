@@ -49,7 +49,6 @@ from fsstgpu.formats.nested_device import (
     nested_to_device,
 )
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
-from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.decode import decompress_device
 
 __all__ = ["WHOLE", "decode_batch", "nested_column_to_device", "parallel_units", "read_to_device",
@@ -286,11 +285,10 @@ def read_to_device(source: Source, *, workers: int | None = None,
     their leaves checked on the reading threads as each row group arrives); with
     ``nested_on_device=False`` they are returned compressed, as host columns.
 
-    Row groups are read and checked in parallel (:func:`parallel_units`), every (row group,
-    column) is decoded in one batch laid out column by column, and each column's row groups are
-    joined where they lie (:func:`fsstgpu.gpu.concat.concat_device_arrays` with
-    ``consume=True``: no copy of the data, the offsets compacted in place with the GPU rotate;
-    its chunks are the row groups).
+    Row groups are read and checked in parallel (:func:`parallel_units`), and every (row
+    group, column) is decoded in one batch laid out column by column, each column's row groups
+    as one output column (``joined``: the offsets scan writes them joined, its chunks are the
+    row groups).
 
     Returns
     -------
@@ -325,16 +323,15 @@ def read_to_device(source: Source, *, workers: int | None = None,
         if not labelled:
             empty = pa.chunked_array([], source.schema.field(name).type)
             labelled[f"column {name!r}"] = from_extension_array(empty)
-    # column by column, so that each column's row groups decode end to end and join in place
+    # column by column, each column's row groups decoded as one column (their offsets come
+    # out of the scan joined: no join after the decode)
     batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
-    which = [name for name, labelled in pieces.items() for _ in labelled]
-    decoded: dict[str, list] = {}
-    for name, col in zip(which, decode_batch(source.path, batch).values(), strict=True):
-        decoded.setdefault(name, []).append(col)
+    joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()])
+    decoded = dict(zip(pieces, joined.values(), strict=True))
     out = {}
     for f in source.schema:
         if f.name in decoded:
-            out[f.name] = concat_device_arrays(decoded[f.name], consume=True)
+            out[f.name] = decoded[f.name]
         elif nested_on_device and holds_fsst(f.type):  # on the CPU where the layout refuses it
             out[f.name] = nested_column_to_device(
                 source.path, f.name, pa.chunked_array(host[f.name], type=f.type),
@@ -377,11 +374,14 @@ def _compressed_columns(source: Source):
     return convert
 
 
-def decode_batch(path, carrs: dict, *, stream=None) -> dict:
+def decode_batch(path, carrs: dict, *, stream=None, joined=None) -> dict:
     """Decode the compressed columns ``carrs`` (label -> column) on the GPU in one batch.
 
-    Returns label -> :class:`fsstgpu.DeviceStringArray`, in order. A corrupt column raises
-    CorruptDataError ``"<path>: <label>: <problem>"`` naming every bad column.
+    Returns label -> :class:`fsstgpu.DeviceStringArray`, in order; with ``joined`` (counts of
+    consecutive columns decoded as one, e.g. a file column's row groups:
+    :func:`fsstgpu.gpu.decode.decompress_device`), the first label of each run -> its column.
+    A corrupt column raises CorruptDataError ``"<path>: <label>: <problem>"`` naming every bad
+    column.
 
     Examples
     --------
@@ -396,8 +396,13 @@ def decode_batch(path, carrs: dict, *, stream=None) -> dict:
     labels = list(carrs)
     with reading(path):
         try:
-            decoded = decompress_device(list(carrs.values()), stream=stream)
+            decoded = decompress_device(list(carrs.values()), stream=stream, joined=joined)
         except BatchDecodeError as exc:
             raise CorruptDataError("; ".join(f"{labels[k]}: {msg}"
                                              for k, msg in sorted(exc.failed.items()))) from None
+    if joined is not None:
+        firsts = [0]
+        for n in list(joined)[:-1]:
+            firsts.append(firsts[-1] + n)
+        labels = [labels[k] for k in firsts]
     return dict(zip(labels, decoded, strict=True))

@@ -158,7 +158,7 @@ def decompress_device(carr, stream=None):
     ----------
     carr : CompressedStringArray, fsstgpu.fsst extension array, a list of those, or a
         DeviceCompressedStringArray
-        Host columns are uploaded overlapped with decoding; a column from
+        Host columns are uploaded while their layout is built; a column from
         :func:`fsstgpu.to_device` is decoded where it is; a list is decoded as one batch (one
         launch) and gives a list.
     stream : cupy.cuda.Stream, optional

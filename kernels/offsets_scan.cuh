@@ -4,7 +4,10 @@
 
 // Arrow offsets from the uncompressed lengths, for one column or a batch: column c's lengths are
 // len[col_first[c] : col_first[c + 1]] and its n_c + 1 offsets (offsets[0] = 0, offsets[i + 1] =
-// sum(len[0..i])) go to out + col_obyte[c], 4 or 8 bytes each (col_wide[c]).  One launch: a
+// sum(len[0..i])) go to out + col_obyte[c], 4 or 8 bytes each (bit 0 of col_wide[c]); bit 1
+// marks a column that continues the one before it (a row group of a file's column: its slot
+// starts at that column's last offset, which is its first, so it writes no leading 0 and its
+// base is the first column's, and their offsets come out joined).  One launch: a
 // single-pass scan with decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix
 // Scan with Decoupled Look-back", 2016) over tiles of 4096 lengths (256 threads x 16), each tile
 // loaded and stored through shared memory so that both global accesses are coalesced, the
@@ -94,7 +97,8 @@ __device__ __forceinline__ void scan_tile(
     const i64 base = t * FSST_SCAN_TILE;
     if (t == 0) {  // every column's first offset (also those of empty columns)
         for (int c = threadIdx.x; c < ncols; c += 256) {
-            if (col_wide[c]) *reinterpret_cast<i64 *>(out + col_obyte[c]) = 0;
+            if (col_wide[c] & 2) continue;  // its first offset is the last of the one before
+            if (col_wide[c] & 1) *reinterpret_cast<i64 *>(out + col_obyte[c]) = 0;
             else *reinterpret_cast<int *>(out + col_obyte[c]) = 0;
         }
     }
@@ -138,7 +142,7 @@ __device__ __forceinline__ void scan_tile(
         const int c = ncols == 1 ? 0 : column_of(col_first, ncols, i);
         const i64 value = sm.tile[j + (j >> 4)] - col_base[c];
         const i64 slot = i - col_first[c] + 1;
-        if (col_wide[c]) reinterpret_cast<i64 *>(out + col_obyte[c])[slot] = value;
+        if (col_wide[c] & 1) reinterpret_cast<i64 *>(out + col_obyte[c])[slot] = value;
         else reinterpret_cast<int *>(out + col_obyte[c])[slot] = (int)value;
     }
 }

@@ -487,3 +487,87 @@ def test_batch_names_the_corrupt_column_and_keeps_the_others():
     assert set(info.value.failed) == {bad}
     for k, (res, col) in enumerate(zip(info.value.results, cols, strict=True)):
         assert (res is None) if k == bad else res.to_arrow().equals(col)
+
+
+def _row_groups(seed: int):
+    """A file column's row groups: columns of one type, some with nulls, one empty."""
+    rng = np.random.default_rng(seed)
+    type_ = [pa.string(), pa.large_binary()][seed % 2]
+    cols = []
+    for k in range(int(rng.integers(2, 6))):
+        n = 0 if k == 1 else int(rng.integers(1, 3000))
+        words = _words(n, 4, null_every=int(rng.integers(2, 9)) if k % 2 == 0 else 0)
+        cols.append(pa.array(words, type_))
+    return cols
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_joined_columns_lay_out_one_output_each(seed):
+    """``joined`` runs of a batch: one output column each, whose offsets (the CPU twin of the
+    scan, from the batch's own arrays) and validity are those of its columns end to end."""
+    runs = [_row_groups(seed), _row_groups(seed + 10)]
+    carrs = [fsstgpu.compress(c) for run in runs for c in run]
+    batch = HostBatch(carrs, joined=[len(r) for r in runs])
+    assert len(batch.outputs) == 2 and len(batch.columns) == len(carrs)
+    first = 0
+    for out, run, offsets in zip(batch.outputs, runs, batch.offsets_cpu(), strict=True):
+        joined = pa.chunked_array(run).combine_chunks()
+        assert out.length == len(joined) and out.chunk_lengths.tolist() == [len(c) for c in run]
+        lens = np.concatenate([np.asarray(c.lengths) for c in carrs[first : first + len(run)]])
+        assert np.array_equal(offsets, np.concatenate([[0], np.cumsum(lens)]))
+        if joined.null_count:
+            bits = batch.validity[out.validity_start : out.validity_start + (len(joined) + 7) // 8]
+            got = np.unpackbits(bits, count=len(joined), bitorder="little").astype(bool)
+            assert got.tolist() == joined.is_valid().to_pylist()
+        members = batch.col_wide[first : first + len(run)]
+        assert members[0] & 2 == 0 and all(w & 2 for w in members[1:])
+        assert set(batch.output_of[first : first + len(run)]) == {batch.outputs.index(out)}
+        first += len(run)
+
+
+def test_joined_columns_are_checked():
+    a, b = fsstgpu.compress(pa.array(["x"])), fsstgpu.compress(pa.array([b"y"], pa.binary()))
+    with pytest.raises(ValueError, match="summing to 2"):
+        HostBatch([a, a], joined=[1])
+    with pytest.raises(ValueError, match="different types"):
+        HostBatch([a, b], joined=[2])
+    with pytest.raises(ValueError, match="narrow"):
+        HostBatch([a, a], joined=[2], lengths="bitplane")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_joined_columns_decode_to_their_columns_end_to_end(seed):
+    """Runs of ``joined`` columns decode, output poisoned first, to their columns end to end
+    (chunks kept), byte for byte what the CPU decoder gives, on the first call and replayed;
+    a corrupt column names itself and fails its run only."""
+    import cupy as cp
+
+    from fsstgpu.gpu.arrays import upload_batch
+    from fsstgpu.gpu.decode import decode_async
+
+    runs = [_row_groups(seed), _row_groups(seed + 20), [pa.array(_words(50, 3))]]
+    carrs = [fsstgpu.compress(c, split_size=512) for run in runs for c in run]
+    joined = [len(r) for r in runs]
+    got = decompress_device(carrs, joined=joined, fill=POISON)
+    dev = upload_batch(carrs, joined=joined)
+    replayed = [decode_async(dev).check() for _ in range(3)][-1]
+    for results in (got, replayed):
+        assert len(results) == len(runs)
+        first = 0
+        for res, run in zip(results, runs, strict=True):
+            members = carrs[first : first + len(run)]
+            expect = pa.chunked_array([fsstgpu.decompress(c, device="cpu") for c in members])
+            assert res.to_arrow().equals(expect) and expect.equals(pa.chunked_array(run))
+            assert res.to_arrow().num_chunks == len(run)
+            assert np.array_equal(res.data.get(), np.concatenate([_twin(c) for c in members]))
+            first += len(run)
+    at = len(runs[0])  # the second run's first column (never empty)
+    codes = np.array(carrs[at].codes)
+    codes[: max(1, codes.size // 2)] = 255
+    carrs[at] = _rebuilt(carrs[at], codes=codes)
+    with pytest.raises(fsstgpu.BatchDecodeError) as err:
+        decompress_device(carrs, joined=joined)
+    assert list(err.value.failed) == [at]
+    assert err.value.results[1] is None and err.value.results[0] is not None
+    cp.cuda.get_current_stream().synchronize()

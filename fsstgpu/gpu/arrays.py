@@ -205,8 +205,8 @@ STAGING_BUFFERS = 16
 
 
 def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate=None,
-                 piece_bytes: int = PIECE_BYTES,
-                 nbuffers: int = STAGING_BUFFERS) -> DeviceCompressedStringArray:
+                 piece_bytes: int = PIECE_BYTES, nbuffers: int = STAGING_BUFFERS,
+                 joined=None) -> DeviceCompressedStringArray:
     """``DeviceCompressedStringArray(HostBatch(carrs), stream)``, with the codes' upload
     started on a worker thread before the layout is built, so the two overlap.
 
@@ -216,7 +216,8 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate
     uploaded (the constructor's way), as are codes under :data:`OVERLAP_BYTES`. Pageable codes
     of :data:`STAGE_BYTES` or more are staged: pool threads copy pieces of ``piece_bytes`` into
     ``nbuffers`` pinned buffers side by side, each uploaded as soon as it is full (a pageable
-    upload runs at one core's copy speed).
+    upload runs at one core's copy speed). ``joined``: as for
+    :class:`~fsstgpu.gpu.layout.HostBatch`.
 
     Examples
     --------
@@ -233,8 +234,8 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate
                 and p.flags.c_contiguous for p in parts)
     ncodes = sum(p.size for p in parts) if plain else 0
     if ncodes < OVERLAP_BYTES:
-        return DeviceCompressedStringArray(HostBatch(carrs, lengths=lengths, allocate=allocate),
-                                           stream)
+        return DeviceCompressedStringArray(
+            HostBatch(carrs, lengths=lengths, allocate=allocate, joined=joined), stream)
     where = stream if stream is not None else cp.cuda.get_current_stream()
     with on_stream(where):
         codes = cp.empty(padded_size(ncodes), dtype=cp.uint8)
@@ -247,7 +248,7 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate
         pending = upload_pool().submit(_copy_parts, cp.cuda.Device().id, codes.data.ptr, parts,
                                        where.ptr)
     try:
-        layout = HostBatch(carrs, lengths=lengths, allocate=allocate)
+        layout = HostBatch(carrs, lengths=lengths, allocate=allocate, joined=joined)
     except BaseException:
         pending.exception()  # the copies enqueued (or failed) first; the layout's error wins
         raise

@@ -97,7 +97,9 @@ class DecodeJob:
         if bits:
             failed = {**_failed_columns(self.dev, self.data, self.stream), **failed}
         if failed:
-            good = [None if k in failed else r for k, r in enumerate(self.results)]
+            # an output column fails with any of its columns (joined ones: its row groups)
+            bad = {self.dev.layout.output_of[k] for k in failed}
+            good = [None if k in bad else r for k, r in enumerate(self.results)]
             raise BatchDecodeError(failed, good)
         return self.results if self.dev.is_batch else self.results[0]
 
@@ -167,11 +169,12 @@ def _view(cp, memptr, start: int, count: int, dtype):
 
 
 def _views(layout: HostBatch, dev, data, offsets) -> list:
-    """One DeviceStringArray per column: views of the batch's buffers (the validity bitmaps are
-    the compressed column's own: Arrow buffers are immutable)."""
+    """One DeviceStringArray per output column (a column, or a run of joined ones): views of
+    the batch's buffers (the validity bitmaps are the uploaded ones: Arrow buffers are
+    immutable)."""
     cp = get_cupy()
     results = []
-    for col in layout.columns:
+    for col in layout.outputs:
         bitmap = None
         if col.validity_start >= 0:
             bitmap = _view(cp, dev.validity.data, col.validity_start, (col.length + 7) // 8,
@@ -325,7 +328,7 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                       nbuffers: int = DEFAULT_BUFFERS, fill: int | None = None,
-                      lengths: str = DEFAULT_LENGTHS):
+                      lengths: str = DEFAULT_LENGTHS, joined=None):
     """Decompress one column or a batch into Arrow layout in device memory.
 
     Parameters
@@ -342,10 +345,15 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
         Fill the output with this byte before decoding (tests).
     lengths : {"auto", "narrow", "bitplane"}
         Host columns: how the string lengths travel (:func:`fsstgpu.to_device`).
+    joined : list of int, optional
+        A list of host columns: counts of consecutive columns (of one type) decoded as one
+        output column each, its chunks theirs (a file's row groups), with no join after the
+        decode (:class:`~fsstgpu.gpu.layout.HostBatch`).
 
     Returns
     -------
-    DeviceStringArray, or a list of them (one per column) for a list or a batch.
+    DeviceStringArray, or a list of them (one per column, or per run of ``joined``) for a list
+    or a batch.
 
     Raises
     ------
@@ -374,7 +382,9 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     # the codes upload while the layout is built, then decode as a device column (the decode
     # takes a few percent of the upload's time: BENCHMARKS.md section 32)
     main = stream if stream is not None else get_cupy().cuda.get_current_stream()
+    if joined is not None and single:
+        raise ValueError("joined= takes a list of columns")
     dev = upload_batch(carrs, main, lengths=lengths, allocate=pinned, piece_bytes=chunk_bytes,
-                       nbuffers=nbuffers)
+                       nbuffers=nbuffers, joined=joined)
     dev.is_batch = not single
     return decode_async(dev, main, fill=fill).check()

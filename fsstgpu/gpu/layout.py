@@ -171,6 +171,30 @@ class ColumnLayout:
             setattr(self, name, value)
 
 
+def _runs(joined, carrs) -> list[tuple[int, int]]:
+    """(first column, count) of each output column: ``joined``'s runs, checked, or one a
+    column."""
+    if joined is None:
+        return [(k, 1) for k in range(len(carrs))]
+    counts = [int(n) for n in joined]
+    if any(n < 1 for n in counts) or sum(counts) != len(carrs):
+        raise ValueError(f"joined must be positive counts summing to {len(carrs)} columns, "
+                         f"not {counts}")
+    firsts = np.cumsum([0] + counts[:-1]).tolist()
+    for first, n in zip(firsts, counts, strict=True):
+        if any(c.type != carrs[first].type for c in carrs[first : first + n]):
+            raise ValueError(f"joined columns {first}..{first + n - 1} are of different types")
+    return list(zip(firsts, counts, strict=True))
+
+
+def _joined_validity(carrs) -> np.ndarray:
+    """One validity bitmap (LSB first) for the columns end to end."""
+    bits = [np.unpackbits(c.validity, count=c.length, bitorder="little")
+            if c.validity is not None else np.ones(c.length, np.uint8) for c in carrs]
+    return np.packbits(np.concatenate(bits) if bits else np.zeros(0, np.uint8),
+                       bitorder="little")
+
+
 class HostBatch:
     """One or several CompressedStringArrays in the GPU's concatenated layout (host memory).
 
@@ -181,9 +205,16 @@ class HostBatch:
     the attributes below are views into it. ``allocate(nbytes)``, when given, provides that
     buffer (a uint8 array; e.g. pinned memory).
 
+    ``joined`` (counts of consecutive columns, summing to their number; each a column's row
+    groups, of one type) makes each run one output column: its columns' offsets come out of the
+    one scan joined (``col_wide`` bit 1), its validity one bitmap; with narrow lengths only.
+
     Attributes
     ----------
     columns : list of ColumnLayout
+    outputs : list of ColumnLayout
+        The output columns: ``columns``, or one per run of ``joined`` (its ``chunk_lengths``
+        its columns' lengths; its code and split fields its first column's).
     codes : list of numpy.ndarray of uint8
     ncodes, total : int
         Codes and output bytes of the whole batch.
@@ -203,18 +234,22 @@ class HostBatch:
     col_first, col_base, col_obyte : numpy.ndarray of int64, shape (ncols + 1,), (ncols,), (ncols,)
         For the offsets scan: each column's first length, output base and offsets byte position.
     col_wide : numpy.ndarray of uint8, shape (ncols,)
-        1 where the column's offsets are int64.
+        Bit 0 where the column's offsets are int64, bit 1 where they continue the column
+        before's (``joined``).
     offsets_nbytes : int
         Size of the offsets buffer.
     """
 
-    def __init__(self, carrs, *, allocate=None, lengths: str = DEFAULT_LENGTHS):
+    def __init__(self, carrs, *, allocate=None, lengths: str = DEFAULT_LENGTHS, joined=None):
         if lengths not in LENGTHS_LAYOUTS:
             raise ValueError(f"lengths must be one of {LENGTHS_LAYOUTS}, not {lengths!r}")
         carrs = list(carrs)
+        runs = _runs(joined, carrs)
         if lengths == "auto":
             packed_all = carrs and all(c.packed_lengths is not None for c in carrs)
-            lengths = "bitplane" if packed_all else "narrow"
+            lengths = "bitplane" if packed_all and joined is None else "narrow"
+        if joined is not None and lengths != "narrow":
+            raise ValueError("joined columns need lengths='narrow'")
         for carr in carrs:
             carr.validate(full=False)
         ntables = sum(len(c.tables) for c in carrs)
@@ -223,22 +258,52 @@ class HostBatch:
                              "(decode the columns in several batches)")
         self.codes = [c.codes for c in carrs]
         self.columns = []
+        self.outputs = self.columns if joined is None else []
+        self.output_of = []  # each column's output column
+        self._bitmaps = []  # (validity byte, bitmap) for _fill
+        self._base, self._wide = [], []  # col_base, col_wide for _fill
         code_pos = out_pos = split_pos = obyte = vbyte = nstrings = 0
-        for c in carrs:
-            total = c.uncompressed_bytes
-            odt = offsets_dtype(c.type, total)
-            self.columns.append(ColumnLayout(
-                type=c.type, length=c.length, null_count=c.null_count,
-                chunk_lengths=c.chunk_lengths, total=total, code_start=code_pos,
-                ncodes=len(c.codes), out_start=out_pos, split_start=split_pos,
-                nsplits=len(c.split_table), offsets_byte=obyte, offsets_dtype=odt,
-                validity_start=vbyte if c.validity is not None else -1))
-            code_pos += len(c.codes)
-            out_pos += total
-            split_pos += len(c.split_table)
-            nstrings += c.length
-            vbyte += 0 if c.validity is None else len(c.validity)
-            obyte += -(-(c.length + 1) * odt.itemsize // 8) * 8  # every column 8-byte aligned
+        for first, count in runs:
+            members = carrs[first : first + count]
+            odt = offsets_dtype(members[0].type, sum(c.uncompressed_bytes for c in members))
+            bitmap = (members[0].validity if joined is None
+                      else _joined_validity(members) if any(c.null_count for c in members)
+                      else None)
+            vstart = vbyte if bitmap is not None else -1
+            run_out, rows = out_pos, 0
+            for i, c in enumerate(members):
+                total = c.uncompressed_bytes
+                self.columns.append(ColumnLayout(
+                    type=c.type, length=c.length, null_count=c.null_count,
+                    chunk_lengths=c.chunk_lengths, total=total, code_start=code_pos,
+                    ncodes=len(c.codes), out_start=out_pos, split_start=split_pos,
+                    nsplits=len(c.split_table), offsets_byte=obyte + rows * odt.itemsize,
+                    offsets_dtype=odt, validity_start=vstart if joined is None else -1))
+                self._base.append(run_out)
+                # (unjoined, outputs is columns: this column; joined, the run's, added below)
+                self.output_of.append(len(self.outputs) - 1 if joined is None
+                                      else len(self.outputs))
+                self._wide.append((odt.itemsize == 8) | (2 if i else 0))
+                code_pos += len(c.codes)
+                out_pos += total
+                split_pos += len(c.split_table)
+                rows += c.length
+            if joined is not None:
+                head = self.columns[-count]
+                self.outputs.append(ColumnLayout(
+                    type=head.type, length=rows, null_count=sum(c.null_count for c in members),
+                    chunk_lengths=np.concatenate([
+                        np.array([c.length], np.int64) if c.chunk_lengths is None
+                        else np.asarray(c.chunk_lengths, np.int64) for c in members]),
+                    total=out_pos - run_out, code_start=head.code_start,
+                    ncodes=code_pos - head.code_start, out_start=run_out,
+                    split_start=head.split_start, nsplits=split_pos - head.split_start,
+                    offsets_byte=obyte, offsets_dtype=odt, validity_start=vstart))
+            if bitmap is not None:
+                self._bitmaps.append((vbyte, bitmap))
+                vbyte += len(bitmap)
+            nstrings += rows
+            obyte += -(-(rows + 1) * odt.itemsize // 8) * 8  # every output 8-byte aligned
         self.ncodes, self.total, self.offsets_nbytes = code_pos, out_pos, obyte
         self.ntables = ntables
         ncols = len(carrs)
@@ -277,22 +342,22 @@ class HostBatch:
             np.add(c.split_table, table_pos, out=self.split_table[s], casting="unsafe")
             if packed is None:
                 _narrow_into(c.lengths, self.lengths[len_pos : len_pos + c.length])
-            if col.validity_start >= 0:
-                self.validity[col.validity_start : col.validity_start + len(c.validity)] = (
-                    c.validity)
             table_pos += len(c.tables)
             len_pos += c.length
         if packed is not None:
             for k, buf in enumerate(packed):
                 self.lengths[self.packed_at[k] : self.packed_at[k] + buf.size] = buf
+        for at, bitmap in self._bitmaps:
+            self.validity[at : at + len(bitmap)] = bitmap
         self.split_codes[-1] = self.ncodes
         self.split_out[-1] = self.total
         cols = self.columns
         self.col_first[0] = 0
         np.cumsum([col.length for col in cols], out=self.col_first[1:])
-        self.col_base[...] = [col.out_start for col in cols]
+        self.col_base[...] = self._base
         self.col_obyte[...] = [col.offsets_byte for col in cols]
-        self.col_wide[...] = [col.offsets_dtype.itemsize == 8 for col in cols]
+        self.col_wide[...] = self._wide
+        del self._bitmaps, self._base, self._wide
 
     def __len__(self) -> int:
         return len(self.columns)
@@ -323,12 +388,13 @@ class HostBatch:
             return [bitplane_unpack_offsets_cpu(self.column_packed_lengths(self.lengths, c),
                                                 wide=col.offsets_dtype.itemsize == 8)
                     for c, col in enumerate(self.columns)]
-        out = []
-        for c, col in enumerate(self.columns):
-            lens = self.lengths[self.col_first[c] : self.col_first[c + 1]].astype(np.int64)
+        out, first = [], 0
+        for col in self.outputs:
+            lens = self.lengths[first : first + col.length].astype(np.int64)
             offsets = np.zeros(col.length + 1, col.offsets_dtype)
             np.cumsum(lens, out=offsets[1:], dtype=col.offsets_dtype)
             out.append(offsets)
+            first += col.length
         return out
 
 
@@ -360,6 +426,8 @@ class DeviceLayout:
             total=total, code_start=0, ncodes=ncodes, out_start=0, split_start=0,
             nsplits=nsplits, offsets_byte=0, offsets_dtype=odt,
             validity_start=0 if validity_bytes else -1)]
+        self.outputs = self.columns
+        self.output_of = [0]
         self.codes = []  # no host codes: the column was encoded on the device
         self.ncodes, self.total = ncodes, total
         self.offsets_nbytes = -(-(length + 1) * odt.itemsize // 8) * 8
