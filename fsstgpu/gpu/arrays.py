@@ -313,18 +313,25 @@ def _copy_parts_staged(device_id: int, dst: int, parts, stream_ptr: int, piece_b
 
         stream = cp.cuda.ExternalStream(stream_ptr)
         pending = {j: pool.submit(fill, j) for j in range(nbuf)}
-        for j in range(len(pieces)):
-            size = pending.pop(j).result()
-            cp.cuda.runtime.memcpyAsync(dst, staging[j % nbuf].ctypes.data, size,
-                                        cp.cuda.runtime.memcpyHostToDevice, stream_ptr)
-            dst += size
-            released[j % nbuf] = done = cp.cuda.Event(disable_timing=True)
-            done.record(stream)
-            if j + nbuf < len(pieces):
-                pending[j + nbuf] = pool.submit(fill, j + nbuf)
-        # the staging buffers go back to CuPy's pinned pool, which does not know about the
-        # stream: they must have been read before another upload can take them
-        done.synchronize()
+        done = None
+        try:
+            for j in range(len(pieces)):
+                size = pending.pop(j).result()
+                cp.cuda.runtime.memcpyAsync(dst, staging[j % nbuf].ctypes.data, size,
+                                            cp.cuda.runtime.memcpyHostToDevice, stream_ptr)
+                dst += size
+                released[j % nbuf] = done = cp.cuda.Event(disable_timing=True)
+                done.record(stream)
+                if j + nbuf < len(pieces):
+                    pending[j + nbuf] = pool.submit(fill, j + nbuf)
+        finally:
+            for job in pending.values():  # after a failure: no fill left writing
+                if not job.cancel():
+                    job.exception()
+            # the staging buffers go back to CuPy's pinned pool, which does not know about
+            # the stream: they must have been read before another upload can take them
+            if done is not None:
+                done.synchronize()
 
 
 def _is_pinned(arr: np.ndarray) -> bool:

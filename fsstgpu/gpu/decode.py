@@ -371,6 +371,9 @@ def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYT
     ...     assert fsstgpu.decompress_device(fsstgpu.compress(col)).to_arrow().equals(col)
     """
     if isinstance(carr, DeviceCompressedStringArray):
+        if joined is not None:
+            raise ValueError("joined= takes host columns (a device column keeps the layout "
+                             "to_device gave it)")
         return decode_async(carr, stream, fill=fill).check()
     import cupyx
 
