@@ -29,6 +29,7 @@ groups are being read.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections import deque
@@ -400,9 +401,6 @@ def decode_batch(path, carrs: dict, *, stream=None, joined=None) -> dict:
         except BatchDecodeError as exc:
             raise CorruptDataError("; ".join(f"{labels[k]}: {msg}"
                                              for k, msg in sorted(exc.failed.items()))) from None
-    if joined is not None:
-        firsts = [0]
-        for n in list(joined)[:-1]:
-            firsts.append(firsts[-1] + n)
-        labels = [labels[k] for k in firsts]
+    if joined is not None:  # each run's first label
+        labels = [labels[k] for k in itertools.accumulate(list(joined)[:-1], initial=0)]
     return dict(zip(labels, decoded, strict=True))

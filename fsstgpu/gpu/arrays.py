@@ -68,8 +68,7 @@ class DeviceCompressedStringArray:
         which :meth:`to_host` needs besides the decode's arrays; None for an uploaded column.
     """
 
-    def __init__(self, layout: HostBatch, stream=None, *, upload_codes: bool = True,
-                 device_parts=None, codes=None):
+    def __init__(self, layout: HostBatch, stream=None, *, device_parts=None, codes=None):
         cp = get_cupy()
         self.layout = layout
         self.is_batch = True
@@ -82,11 +81,9 @@ class DeviceCompressedStringArray:
             with on_stream(stream):
                 if codes is not None:  # uploaded already (upload_batch), padding zeroed
                     self.codes = codes
-                    upload_codes = False
                 else:
                     self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
                     _zero(cp, self.codes, layout.ncodes, stream)  # the padding the loads reach
-                if upload_codes:
                     for col, codes in zip(layout.columns, layout.codes, strict=True):
                         if col.ncodes:
                             self.codes[col.code_start : col.code_start + col.ncodes].set(

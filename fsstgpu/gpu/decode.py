@@ -12,10 +12,11 @@ to finish writing the flags to host memory) through the CUDA driver
 Host columns are uploaded while their layout is built (:func:`~fsstgpu.gpu.arrays.upload_batch`):
 a worker thread enqueues the codes' upload while the caller's thread checks the columns and lays
 out their split points, lengths and tables, then they decode as a device column. Pageable codes
-of a MiB or more are staged: pool threads copy pieces of ``chunk_bytes`` into ``nbuffers``
-pinned buffers side by side and each is uploaded when full (a pageable upload runs at one
-core's copy speed). Only compressed bytes cross the bus. Staging memory comes from CuPy's pinned
-memory pool (``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases it).
+of 8 MiB or more (``STAGE_BYTES``) are staged: pool threads copy pieces of ``chunk_bytes``
+into ``nbuffers`` pinned buffers side by side and each is uploaded when full (a pageable upload
+runs at one core's copy speed). Only compressed bytes cross the bus. Staging memory comes from
+CuPy's pinned memory pool (``cupy.get_default_pinned_memory_pool().free_all_blocks()`` releases
+it).
 
 The host waits for the GPU once, at the end, to read the kernel's error flag: corrupt data must
 raise :class:`~fsstgpu.CorruptDataError` (for a batch: :class:`~fsstgpu.BatchDecodeError`, naming

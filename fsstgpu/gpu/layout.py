@@ -214,7 +214,7 @@ class HostBatch:
     columns : list of ColumnLayout
     outputs : list of ColumnLayout
         The output columns: ``columns``, or one per run of ``joined`` (its ``chunk_lengths``
-        its columns' lengths; its code and split fields its first column's).
+        its columns' lengths; its code and split fields spanning its columns').
     codes : list of numpy.ndarray of uint8
     ncodes, total : int
         Codes and output bytes of the whole batch.
@@ -260,8 +260,7 @@ class HostBatch:
         self.columns = []
         self.outputs = self.columns if joined is None else []
         self.output_of = []  # each column's output column
-        self._bitmaps = []  # (validity byte, bitmap) for _fill
-        self._base, self._wide = [], []  # col_base, col_wide for _fill
+        bitmaps, base, wide = [], [], []  # (validity byte, bitmap); col_base; col_wide
         code_pos = out_pos = split_pos = obyte = vbyte = nstrings = 0
         for first, count in runs:
             members = carrs[first : first + count]
@@ -279,11 +278,11 @@ class HostBatch:
                     ncodes=len(c.codes), out_start=out_pos, split_start=split_pos,
                     nsplits=len(c.split_table), offsets_byte=obyte + rows * odt.itemsize,
                     offsets_dtype=odt, validity_start=vstart if joined is None else -1))
-                self._base.append(run_out)
+                base.append(run_out)
                 # (unjoined, outputs is columns: this column; joined, the run's, added below)
                 self.output_of.append(len(self.outputs) - 1 if joined is None
                                       else len(self.outputs))
-                self._wide.append((odt.itemsize == 8) | (2 if i else 0))
+                wide.append((odt.itemsize == 8) | (2 if i else 0))
                 code_pos += len(c.codes)
                 out_pos += total
                 split_pos += len(c.split_table)
@@ -300,7 +299,7 @@ class HostBatch:
                     split_start=head.split_start, nsplits=split_pos - head.split_start,
                     offsets_byte=obyte, offsets_dtype=odt, validity_start=vstart))
             if bitmap is not None:
-                self._bitmaps.append((vbyte, bitmap))
+                bitmaps.append((vbyte, bitmap))
                 vbyte += len(bitmap)
             nstrings += rows
             obyte += -(-(rows + 1) * odt.itemsize // 8) * 8  # every output 8-byte aligned
@@ -324,7 +323,7 @@ class HostBatch:
         self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
         for name in self.sections:
             setattr(self, name, self.section(self.meta, name))
-        self._fill(carrs, packed)
+        self._fill(carrs, packed, bitmaps, base, wide)
         if not vbyte:
             self.validity = None
 
@@ -332,7 +331,7 @@ class HostBatch:
         """Section ``name`` of ``buffer`` (``meta``, or its device copy) as its array."""
         return section_of(self.sections, buffer, name)
 
-    def _fill(self, carrs, packed) -> None:
+    def _fill(self, carrs, packed, bitmaps, base, wide) -> None:
         self.tab_sym[...], self.tab_len[...] = pack_tables([t for c in carrs for t in c.tables])
         table_pos = len_pos = 0
         for c, col in zip(carrs, self.columns, strict=True):
@@ -347,17 +346,16 @@ class HostBatch:
         if packed is not None:
             for k, buf in enumerate(packed):
                 self.lengths[self.packed_at[k] : self.packed_at[k] + buf.size] = buf
-        for at, bitmap in self._bitmaps:
+        for at, bitmap in bitmaps:
             self.validity[at : at + len(bitmap)] = bitmap
         self.split_codes[-1] = self.ncodes
         self.split_out[-1] = self.total
         cols = self.columns
         self.col_first[0] = 0
         np.cumsum([col.length for col in cols], out=self.col_first[1:])
-        self.col_base[...] = self._base
+        self.col_base[...] = base
         self.col_obyte[...] = [col.offsets_byte for col in cols]
-        self.col_wide[...] = self._wide
-        del self._bitmaps, self._base, self._wide
+        self.col_wide[...] = wide
 
     def __len__(self) -> int:
         return len(self.columns)
