@@ -63,9 +63,29 @@ __all__ = ["WHOLE", "decode_batch", "nested_column_to_device", "parallel_units",
 WHOLE = 1 << 62
 
 
+#: rows of fsst column chunks per reading thread of a device read (at least 2 threads, at most
+#: :func:`_default_workers`). Each chunk's check holds the GIL for a fixed time (Python: about
+#: 0.4 ms on the H200 host) besides its compiled passes, which scale with its rows, so threads
+#: beyond the compiled work only queue for the GIL. H200 host, ``read_to_device`` (BENCHMARKS.md
+#: section 33): 286 K rows x 5 fsst columns in 8 row groups 60.3 ms with 16 threads, 44.7 with
+#: 8; four times the rows 79.5 with 16, 95.7 with 8.
+ROWS_PER_READER = 180_000
+
+
 def _default_workers() -> int:
     return max(1, min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
+
+
+def _device_readers(source: Source) -> int:
+    """Reading threads for a device read of ``source`` (:data:`ROWS_PER_READER`)."""
+    meta = source.parquet_metadata
+    if meta is None:  # IPC: read in order on the calling thread
+        return 1
+    checked = len(_fsst_names(source)) + sum(holds_fsst(f.type) for f in source.schema
+                                             if not is_fsst_type(f.type))
+    rows = meta.num_rows * max(1, checked)
+    return max(2, min(_default_workers(), -(-rows // ROWS_PER_READER)))
 
 
 def parallel_units(source: Source, *, workers: int | None = None,
@@ -187,7 +207,9 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
     ----------
     path : str or os.PathLike
     workers, ahead : int, optional
-        As for :func:`parallel_units`.
+        As for :func:`parallel_units`; by default one reading thread per
+        :data:`ROWS_PER_READER` rows of fsst column chunks (from 2 to the usable cores, at
+        most 16).
     stream : cupy.cuda.Stream, optional
         Each yielded row group is ready on this stream (default: the current stream).
 
@@ -217,8 +239,8 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
 
     resolve_device("gpu")
     with Source(check_input(path)) as source:
-        units = parallel_units(source, workers=workers, ahead=ahead,
-                               convert=_compressed_columns(source))
+        units = parallel_units(source, workers=workers or _device_readers(source),
+                               ahead=ahead, convert=_compressed_columns(source))
         fsst = _fsst_names(source)
         for k, unit in enumerate(units):
             yield _decoded_unit(source, k, unit, fsst, stream)
@@ -286,7 +308,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
     their leaves checked on the reading threads as each row group arrives); with
     ``nested_on_device=False`` they are returned compressed, as host columns.
 
-    Row groups are read and checked in parallel (:func:`parallel_units`), and every (row
+    Row groups are read and checked in parallel (:func:`parallel_units`; ``workers`` reading
+    threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks, from 2 to
+    the usable cores, at most 16), and every (row
     group, column) is decoded in one batch laid out column by column, each column's row groups
     as one output column (``joined``: the offsets scan writes them joined, its chunks are the
     row groups).
@@ -310,8 +334,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
-    for k, unit in enumerate(parallel_units(source, workers=workers, ahead=WHOLE,
-                                            convert=_compressed_columns(source))):
+    units = parallel_units(source, workers=workers or _device_readers(source), ahead=WHOLE,
+                           convert=_compressed_columns(source))
+    for k, unit in enumerate(units):
         for name, col in unit.items():
             if name in fsst:
                 pieces[name][f"row group {k}, column {name!r}"] = col

@@ -262,3 +262,22 @@ print("read", len(first))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "read 3"
     assert "terminate" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+def test_device_reads_take_a_thread_per_rows_of_fsst_chunks(compressed, monkeypatch):
+    """One reading thread per ROWS_PER_READER rows of fsst column chunks, from 2 up to the
+    usable cores: each chunk's check holds the GIL for a fixed time, so more threads than its
+    compiled work only queue for the GIL. IPC files are read on the calling thread."""
+    import fsstgpu.formats.device_reader as device_reader
+    from fsstgpu.formats.rowgroups import Source
+
+    monkeypatch.setattr(device_reader, "_default_workers", lambda: 16)
+    with Source(compressed / "c.parquet") as source:  # 4000 rows, two fsst columns
+        assert device_reader._fsst_names(source) == {"k", "url"}
+        assert device_reader._device_readers(source) == 2  # 8000 rows: one reader, at least 2
+        monkeypatch.setattr(device_reader, "ROWS_PER_READER", 1000)
+        assert device_reader._device_readers(source) == 8
+        monkeypatch.setattr(device_reader, "ROWS_PER_READER", 100)
+        assert device_reader._device_readers(source) == 16  # at most the usable cores
+    with Source(compressed / "c.arrow") as source:
+        assert device_reader._device_readers(source) == 1
