@@ -31,7 +31,6 @@ from fsstgpu.checks import check_structure, length_sums
 from fsstgpu.columns import decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.stored_cuts import unpack_cuts
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.memory import pool_empty
@@ -96,11 +95,7 @@ def from_extension_array(arr) -> CompressedStringArray:
     ftype = arr.type
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     if ftype.version == 4 and len(chunks) == 1 and len(chunks[0]):
-        inputs = _stored_inputs(ftype, chunks[0].storage)
-        planned = None if inputs is None or inputs.cuts else _planned(arr, inputs)
-        if planned is not None:
-            return planned
-        quick = None if inputs is None else _one_pass(ftype, inputs)
+        quick = _one_pass(ftype, chunks[0].storage)
         if quick is not None:
             return _assembled(ftype, *quick, chunked=isinstance(arr, pa.ChunkedArray),
                               one_pass=True)
@@ -139,7 +134,7 @@ def from_extension_array(arr) -> CompressedStringArray:
             lengths[~np.unpackbits(plain.validity, count=n, bitorder="little").astype(bool)] = 0
         length_sums(lengths, len(plain.data))  # before the plan sizes anything by them
         width = 8 if ftype.storage_type.field("lengths").type == pa.uint64() else 4
-        cuts = unpack_cuts([f[2] for f in flat], plain.offsets, lengths, width)
+        cuts = _unpack_cuts([f[2] for f in flat], plain.offsets, lengths, width)
     return _assembled(ftype, tables, block_starts, plain.data, plain.offsets, lengths,
                       plain.validity, plain.null_count, cuts,
                       chunked=isinstance(arr, pa.ChunkedArray), chunk_lengths=plain.chunk_lengths)
@@ -172,56 +167,12 @@ def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validi
     return carr
 
 
-def _planned(arr, inputs) -> CompressedStringArray | None:
-    """A version-4 chunk without cut strings read and planned in one compiled call without
-    the GIL (``native.stored_plans``: its rows checked, its split points planned), or None
-    when its rows are off (the careful read then names it). Reading threads each checking a
-    chunk queued for the GIL when its Python steps (a running sum, the split plan's, the
-    structure's) held it longer than the compiled passes took."""
-    try:
-        [found] = native.stored_plans([(*inputs.args, arr.type.split_size)], threads=1)
-    except ValueError:  # arguments the binding refuses
-        return None
-    if found[0] != ROWS_OK or found[1] != inputs.declared or len(found[4]) - 1 > MAX_BLOCKS:
-        return None
-    _, nulls, code_offsets, lens, starts, ids, split_codes, split_out, split_table, total, \
-        block_out = found
-    n, row_nulls = len(lens), nulls[0]
-    carr = CompressedStringArray(
-        type=arr.type.value_type, length=n, tables=inputs.tables(ids, row_nulls),
-        block_starts=starts, codes=inputs.data[int(inputs.offsets[0]):int(inputs.offsets[-1])],
-        code_offsets=code_offsets, lengths=lens, validity=inputs.validity(row_nulls),
-        null_count=row_nulls, split_size=arr.type.split_size, split_codes=split_codes,
-        split_out=split_out, split_table=split_table,
-        chunk_lengths=np.array([n], np.int64) if isinstance(arr, pa.ChunkedArray) else None)
-    check_structure(carr, rows_checked=(total, block_out))
-    carr._checked = True  # what validate(full=False) records
-    return carr
-
-
-class _Stored:
-    """A version-4 chunk's storage taken apart for ``native.stored_rows`` / ``stored_plans``:
-    ``args`` (their arguments), ``declared`` (the four arrays' null counts), ``offsets`` and
-    ``data`` (the codes child's), ``cuts`` (the cuts child, checked; None when no string has
-    cuts), and what the results are completed with."""
-
-    def __init__(self, storage, args, declared, offsets, data, distinct, cuts):
-        self.storage, self.args, self.declared = storage, args, declared
-        self.offsets, self.data, self.distinct = offsets, data, distinct
-        self.cuts = None if cuts.null_count == len(cuts) else cuts
-
-    def tables(self, ids, row_nulls: int) -> tuple:
-        return (tuple(self.distinct[i] for i in ids.tolist())
-                if row_nulls < len(self.storage) else (SymbolTable([]),))
-
-    def validity(self, row_nulls: int):
-        storage = self.storage
-        return (slice_bitmap(np.frombuffer(storage.buffers()[0], np.uint8), storage.offset,
-                             len(storage)) if row_nulls else None)
-
-
-def _stored_inputs(ftype, storage: pa.StructArray) -> _Stored | None:
-    """A version-4 chunk taken apart (:class:`_Stored`), or None when anything is unusual."""
+def _one_pass(ftype, storage: pa.StructArray):
+    """A version-4 chunk read in one compiled pass over its rows (``native.stored_rows``,
+    without the GIL): the arguments of :func:`_assembled` but ``chunked``, or None when
+    anything is unusual or off (then :func:`from_extension_array` reads it the careful way,
+    which names the fault, or drops codes stored under null strings). The careful way's
+    NumPy passes and temporaries cost about as much as decoding the chunk's strings."""
     n = len(storage)
     try:
         storage.validate()  # buffer sizes and child lengths, recursively
@@ -231,7 +182,6 @@ def _stored_inputs(ftype, storage: pa.StructArray) -> _Stored | None:
                 or table.type.index_type != pa.uint16()
                 or lengths.type not in (pa.uint32(), pa.uint64())):
             return None
-        check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
         offsets = buffer_values(codes.buffers()[1], np.int64, codes.offset, n + 1)
         data = codes.buffers()[2]
         data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
@@ -240,35 +190,24 @@ def _stored_inputs(ftype, storage: pa.StructArray) -> _Stored | None:
                                lengths.offset, n)
         index = buffer_values(table.indices.buffers()[1], np.uint16, table.indices.offset, n)
         table_of, distinct = _dictionary_tables(table.dictionary, index)
+        status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
+            n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
+            _bits(table), index, table_of)
     except (CorruptDataError, pa.ArrowException, ValueError):  # the careful read names it
         return None
-    args = (n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
-            _bits(table), index, table_of)
     declared = [a.null_count for a in (storage, codes, lengths, table)]
-    return _Stored(storage, args, declared, offsets, data, distinct, cuts)
-
-
-def _one_pass(ftype, inputs: _Stored):
-    """A version-4 chunk with cut strings read in one compiled pass over its rows
-    (``native.stored_rows``, without the GIL): the arguments of :func:`_assembled` but
-    ``chunked``, or None when anything is off (then :func:`from_extension_array` reads it the
-    careful way, which names the fault, or drops codes stored under null strings). The careful
-    way's NumPy passes and temporaries cost about as much as decoding the chunk's strings."""
-    try:
-        status, nulls, code_offsets, lens, starts, ids = native.stored_rows(*inputs.args)
-    except (CorruptDataError, pa.ArrowException, ValueError):
-        return None
-    if status != ROWS_OK or nulls != inputs.declared or len(starts) - 1 > MAX_BLOCKS:
+    if status != ROWS_OK or nulls != declared or len(starts) - 1 > MAX_BLOCKS:
         return None
     row_nulls = nulls[0]
-    validity = inputs.validity(row_nulls)
+    validity = (slice_bitmap(np.frombuffer(storage.buffers()[0], np.uint8), storage.offset, n)
+                if row_nulls else None)
+    tables = (tuple(distinct[i] for i in ids.tolist()) if row_nulls < n
+              else (SymbolTable([]),))
     # (the lengths' total is bounded already: stored_rows fitted every length to its codes)
-    wide = inputs.args[6].dtype == np.uint64
-    cuts = [] if inputs.cuts is None else [inputs.cuts]
-    cut_arrays = unpack_cuts(cuts, code_offsets, lens, 8 if wide else 4, rows=validity)
-    offsets = inputs.offsets
-    return (inputs.tables(ids, row_nulls), starts, inputs.data[int(offsets[0]):int(offsets[-1])],
-            code_offsets, lens, validity, row_nulls, cut_arrays)
+    check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
+    cut_arrays = _unpack_cuts([cuts], code_offsets, lens, 8 if wide else 4, rows=validity)
+    return (tables, starts, data[int(offsets[0]):int(offsets[-1])], code_offsets, lens,
+            validity, row_nulls, cut_arrays)
 
 
 def _bits(array: pa.Array):
@@ -441,6 +380,60 @@ def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
             out[pos : pos + m] = raw
         pos += m
     return out
+
+
+def _unpack_cuts(parts, code_offsets, lengths, width: int, rows=None):
+    """The stored cuts as absolute (code, output, row) arrays, checked to lie strictly inside
+    their strings and to increase. ``width``: bytes per stored offset (the lengths' width);
+    ``rows``: the struct's validity bitmap, when ``parts`` do not have its nulls applied (cuts
+    stored under a null string are not read)."""
+    empty = np.zeros(0, np.int64)
+    if not parts:  # a chunked array without chunks
+        return empty, empty, empty
+    cuts = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
+    n = len(cuts)
+    if n == 0 or cuts.null_count == n:
+        return empty, empty, empty
+    validity, offsets, data = cuts.buffers()
+    offs = buffer_values(offsets, np.int32, cuts.offset, n + 1).astype(np.int64)
+    sizes = np.diff(offs)
+    if cuts.null_count:
+        bits = slice_bitmap(np.frombuffer(validity, np.uint8), cuts.offset, n)
+        sizes = np.where(np.unpackbits(bits, count=n, bitorder="little").astype(bool), sizes, 0)
+    if rows is not None:
+        sizes = np.where(np.unpackbits(rows, count=n, bitorder="little").astype(bool), sizes, 0)
+    data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
+    if np.any(sizes < 0) or offs[0] < 0 or offs[-1] > len(data):
+        raise CorruptDataError(f"{EXTENSION_NAME}: the cuts' offsets are out of order or bounds")
+    if np.any(sizes % (2 * width)):
+        raise CorruptDataError(f"{EXTENSION_NAME}: a string's cuts are not pairs of "
+                               f"{width}-byte offsets")
+    starts = offs[:-1][sizes > 0]
+    raw = _gather_bytes(data, starts, sizes[sizes > 0])
+    pairs = raw.view(f"<u{width}").reshape(-1, 2).astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), sizes // (2 * width))
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    code_len = np.diff(code_offsets)[rows]
+    if np.any(pairs <= 0) or np.any(pairs[:, 0] >= code_len) or np.any(
+            pairs[:, 1] >= lengths[rows]):
+        raise CorruptDataError(f"{EXTENSION_NAME}: a cut lies outside its string")
+    code = code_offsets[rows] + pairs[:, 0]
+    out = out_offsets[rows] + pairs[:, 1]
+    if np.any(np.diff(code) <= 0) or np.any(np.diff(out) <= 0):
+        raise CorruptDataError(f"{EXTENSION_NAME}: a string's cuts do not increase")
+    return code, out, rows
+
+
+def _gather_bytes(data, starts, sizes) -> np.ndarray:
+    """The bytes ``data[starts[i]:starts[i] + sizes[i]]`` for every i, concatenated."""
+    if not len(starts):
+        return np.zeros(0, np.uint8)
+    ends = np.cumsum(sizes)
+    if starts[-1] + sizes[-1] - starts[0] == ends[-1]:  # contiguous: the usual case
+        return data[starts[0] : starts[0] + ends[-1]]
+    index = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(starts - (ends - sizes), sizes)
+    return data[index]
 
 
 def output_chunks(lengths, limit: int) -> np.ndarray:

@@ -71,13 +71,12 @@ def check_structure(carr, *, rows_checked=None) -> None:
     """Raise CorruptDataError naming the first broken structural invariant of ``carr``.
 
     The code offsets are checked only when present (they are derived from the codes otherwise).
-    ``rows_checked``: the running sum of the lengths (``n + 1`` entries from 0), or the pair
-    (the lengths' total, the running sum at each block start), from a reader that has checked
-    every row in one pass (``native.stored_rows``: offsets from 0, inside the codes and
-    non-decreasing, no codes or length under a null, every code count fitting its length): the
-    per-row passes are then not run again, only what is O(1), O(blocks), O(splits) or O(bitmap
-    bytes). A file read spent most of its per-chunk checking time on them (the H200 host's
-    profile: the row passes were nearly all of ``from_extension_array``).
+    ``rows_checked``: the running sum of the lengths (``n + 1`` entries from 0), from a reader
+    that has checked every row in one pass (``native.stored_rows``: offsets from 0, inside the
+    codes and non-decreasing, no codes or length under a null, every code count fitting its
+    length): the per-row passes are then not run again, only what is O(1), O(blocks), O(splits)
+    or O(bitmap bytes). A file read spent most of its per-chunk checking time on them (the H200
+    host's profile: the row passes were nearly all of ``from_extension_array``).
     """
     n = carr.length
     if not is_supported(carr.type):
@@ -99,14 +98,9 @@ def check_structure(carr, *, rows_checked=None) -> None:
         total, block_out = length_sums(lengths, ncodes, bs)
         has_offsets = _check_code_offsets(carr, n, ncodes)
     else:
-        if isinstance(rows_checked, tuple):
-            total, block_out = int(rows_checked[0]), np.asarray(rows_checked[1], np.int64)
-            sums_fit = len(block_out) == nblocks + 1
-        else:
-            total, block_out = int(rows_checked[-1]), rows_checked[bs]
-            sums_fit = len(rows_checked) == n + 1
+        total, block_out = int(rows_checked[-1]), rows_checked[bs]
         co = carr.code_offsets
-        if len(co) != n + 1 or co[0] != 0 or co[-1] != ncodes or not sums_fit:
+        if len(co) != n + 1 or co[0] != 0 or co[-1] != ncodes or len(rows_checked) != n + 1:
             _bad(f"code_offsets must have {n + 1} entries from 0 to {ncodes}")
         if total > 8 * ncodes:
             _bad(f"the lengths add up to {total} bytes, more than {ncodes} codes can make")

@@ -709,17 +709,11 @@ def fuzz_stored_rows():
             assert n == 0
         except ValueError:
             pass
-        try:
-            _native.stored_plans([(*args[:1], short, 0, *args[3:], 8)], 1)
-            assert n == 0
-        except ValueError:
-            pass
         return
     try:
         status, nulls, out_co, starts, tables = _native.stored_rows(*args)
     except ValueError:  # offsets not from 0 without an array for them
         assert args[-1] is None and len(co) and co[0]
-        fuzz_stored_plans(args, None, None, None, None, None, None)
         return
     out_len = args[-2]
     want_status, want = stored_rows_model(n, bits, co, size, lengths, index, table_of)
@@ -729,68 +723,12 @@ def fuzz_stored_rows():
         assert list(nulls) == want[0] and out_co.tolist() == want[1]
         assert out_len.tolist() == want[2] and starts.tolist() == want[3]
         assert tables.tolist() == want[4]
-    fuzz_stored_plans(args, status, nulls, out_co, out_len, starts, tables)
-
-
-def fuzz_stored_plans_valid():
-    """stored_plans of well-formed chunks (code counts that fit their lengths, nulls, several
-    tables, offsets not from 0), where a forged one seldom gets past the rows' checks."""
-    n = int(rng.choice([1, 5, 64, 300]))
-    valid = rng.random(n) < 0.85
-    counts = np.where(valid, rng.integers(0, 6, n), 0)
-    lengths = np.where(counts > 0, counts * rng.integers(1, 5, n) // 2 + counts % 2, 0)
-    lengths = lengths.astype(np.uint32 if rng.random() < 0.5 else np.uint64)
-    base = int(rng.integers(0, 3))
-    co = (base + np.concatenate([[0], np.cumsum(counts)])).astype(np.int64)
-    bits = np.packbits(valid, bitorder="little")
-    row = None if valid.all() else bits
-    index = np.repeat(rng.integers(0, 3, (n + 9) // 10), 10)[:n].astype(np.uint16)
-    table_of = np.array([0, 1, 0], np.int32)
-    args = (n, row, 0, row, 0, co, int(co[-1]) + int(rng.integers(0, 3)), row, 0, lengths,
-            row, 0, index, table_of, np.full(n, -7, np.int64), np.full(n + 1, -7, np.int64))
-    status, nulls, out_co, starts, tables = _native.stored_rows(*args)
-    assert status == 0
-    fuzz_stored_plans(args, status, nulls, out_co, args[14], starts, tables)
-
-
-def fuzz_stored_plans(args, status, nulls, out_co, out_len, starts, tables):
-    """stored_plans of the same forged chunk (twice in one batch, fresh outputs each): the rows
-    as stored_rows found them, and the split points plan_splits gives them (rule 2 from the
-    multiples, merged by assemble_splits), never a read outside the arrays."""
-    split = int(rng.choice([1, 2, 3, 64, 2**40]))
-
-    def fresh():
-        return (*args[:14], np.full(args[0], -7, np.int64),
-                None if args[15] is None else np.full(args[0] + 1, -7, np.int64), split)
-    try:
-        found = _native.stored_plans([fresh(), fresh()], int(rng.integers(1, 4)))
-    except ValueError:
-        assert status is None or (args[15] is None and len(args[5]) and args[5][0])
-        return
-    assert found[0][:2] == found[1][:2] and (found[0][0] == 0) == (status == 0)
-    if status != 0:
-        return
-    _, got_nulls, co, got_starts, got_tables, sc, so, st, total, block_out = found[0]
-    assert list(got_nulls) == list(nulls) and co.tolist() == out_co.tolist()
-    assert got_starts.tolist() == starts.tolist() and got_tables.tolist() == tables.tolist()
-    out = np.concatenate([[0], np.cumsum(out_len)]).astype(np.int64)
-    assert total == out[-1] and block_out.tolist() == out[starts].tolist()
-    if co[-1] == 0:
-        assert sc.tolist() == [0] and so.tolist() == [0] and not len(st)
-        return
-    targets = np.arange(split, total, split, dtype=np.int64)
-    rows = np.concatenate([starts[:-1], np.searchsorted(out, targets, "left")]).astype(np.int64)
-    empty = np.zeros(0, np.int64)
-    want = _native.assemble_splits(starts, rows, co, out, True, empty, empty, empty,
-                                   int(co[-1]), int(total), 1)
-    assert [sc.tolist(), so.tolist(), st.tolist()] == [w.tolist() for w in want]
 
 
 for r in range(ROUNDS):
     fuzz_check_splits()
     fuzz_assemble_splits()
     fuzz_stored_rows()
-    fuzz_stored_plans_valid()
     fuzz_string_bounds()
     fuzz_distinct_upto()
     fuzz_round()

@@ -1,6 +1,5 @@
-"""The quick read of a stored fsst array (``formats/arrow_read.py``: ``_planned``, the compiled
-``native.stored_plans``, for chunks without cut strings; ``_one_pass``, ``native.stored_rows``,
-for those with) against the careful read it stands in for: the same
+"""The one-pass read of a stored fsst array (``formats/arrow_read.py``: ``_one_pass``, the
+compiled ``native.stored_rows``) against the careful read it stands in for: the same
 CompressedStringArray on every array a file or a row operation can give (nulls, several tables,
 cut long strings, slices at any bit offset, reorderings), and the careful read, with its
 errors, wherever anything is unusual."""
@@ -20,20 +19,8 @@ from fsstgpu.formats import arrow_storage as fs
 
 def _careful(arr, monkeypatch):
     with monkeypatch.context() as mp:
-        mp.setattr(arrow_read, "_planned", lambda arr, inputs: None)
-        mp.setattr(arrow_read, "_one_pass", lambda ftype, inputs: None)
+        mp.setattr(arrow_read, "_one_pass", lambda ftype, storage: None)
         return fs.from_extension_array(arr)
-
-
-def _quick(chunk):
-    """What the quick read makes of one chunk: planned in one call (no cut strings) or read in
-    one pass (cut strings); None where it leaves the chunk to the careful read."""
-    inputs = arrow_read._stored_inputs(chunk.type, chunk.storage)
-    if inputs is None:
-        return None
-    if inputs.cuts is None:
-        return arrow_read._planned(chunk, inputs)
-    return arrow_read._one_pass(chunk.type, inputs)
 
 
 def _column(rng, type_):
@@ -56,13 +43,12 @@ def _column(rng, type_):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("type_", [pa.string(), pa.large_binary()])
-@pytest.mark.parametrize("split_size", [64, 4096])  # strings over 64 bytes are cut; none over 4096
-def test_one_pass_read_equals_the_careful_read(seed, type_, split_size, monkeypatch):
+def test_one_pass_read_equals_the_careful_read(seed, type_, monkeypatch):
     rng = np.random.default_rng(seed)
     col = _column(rng, type_)
     with monkeypatch.context() as mp:  # a table per chunk, however small
         mp.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
-        carr = fsstgpu.compress(col, split_size=split_size)
+        carr = fsstgpu.compress(col, split_size=64)  # strings over 64 bytes are cut
     ext = fs.to_extension_array(carr)
     assert ext.type.version == 4 and len(carr.tables) == 3
     n = len(ext)
@@ -74,9 +60,7 @@ def test_one_pass_read_equals_the_careful_read(seed, type_, split_size, monkeypa
     for view in views:
         chunk = view.chunks[0] if isinstance(view, pa.ChunkedArray) else view
         if len(chunk):
-            assert _quick(chunk) is not None
-            if split_size == 4096:  # no string is cut: every chunk planned in one call
-                assert arrow_read._stored_inputs(chunk.type, chunk.storage).cuts is None
+            assert arrow_read._one_pass(chunk.type, chunk.storage) is not None
         quick, careful = fs.from_extension_array(view), _careful(view, monkeypatch)
         assert quick.equals(careful)
         got = fsstgpu.decompress(quick, device="cpu")
@@ -99,7 +83,7 @@ def test_codes_under_a_null_string_are_read_carefully(monkeypatch):
     codes = ext.storage.field("codes")
     raw = [codes[0].as_py(), b"\x01\x02", codes[2].as_py()]
     forged = _rebuilt(ext, codes=pa.array(raw, pa.large_binary()))
-    assert _quick(forged) is None
+    assert arrow_read._one_pass(forged.type, forged.storage) is None
     out = fsstgpu.decompress(fs.from_extension_array(forged), device="cpu")
     assert out.to_pylist() == ["abc", None, "abd"]
 
@@ -112,7 +96,7 @@ def test_a_length_its_codes_cannot_make_is_refused(length):
     lengths = ext.storage.field("lengths").to_pylist()
     lengths[2] = length
     forged = _rebuilt(ext, lengths=pa.array(lengths, ext.storage.field("lengths").type))
-    assert _quick(forged) is None
+    assert arrow_read._one_pass(forged.type, forged.storage) is None
     with pytest.raises(CorruptDataError, match="codes can hold|does not fit its length"):
         fs.from_extension_array(forged)
 
@@ -125,7 +109,7 @@ def test_a_child_whose_null_count_is_wrong_is_refused():
     bitmap = pa.py_buffer(np.array([0b1101], np.uint8))  # one null, under the null string
     forged = _rebuilt(ext, lengths=pa.Array.from_buffers(
         lengths.type, len(lengths), [bitmap, lengths.buffers()[1]], 2, lengths.offset))
-    assert _quick(forged) is None
+    assert arrow_read._one_pass(forged.type, forged.storage) is None
     with pytest.raises(CorruptDataError, match="null count"):
         fs.from_extension_array(forged)
 
@@ -142,7 +126,7 @@ def test_only_the_tables_rows_name_are_read(monkeypatch):
     parsed = []
     real_table_of = arrow_read._table_of.__wrapped__
     monkeypatch.setattr(arrow_read, "_table_of", lambda b: parsed.append(b) or real_table_of(b))
-    assert _quick(forged) is not None
+    assert arrow_read._one_pass(forged.type, forged.storage) is not None
     assert parsed == [real]
     out = fsstgpu.decompress(fs.from_extension_array(forged), device="cpu")
     assert out.to_pylist() == ["abc", None, "abd", "x"] * 10
@@ -172,4 +156,3 @@ def test_rows_checked_still_checks_what_the_rows_do_not_say():
         setattr(changed, name, value)
         with pytest.raises(CorruptDataError):
             check_structure(changed, rows_checked=rows_of(changed.lengths))
-

@@ -13,10 +13,8 @@
 #include "bind_arrays.h"
 #include "checks_column.h"
 #include "layout.h"
-#include "parallel.h"
 #include "scan.h"
 #include "splits.h"
-#include "storage_plan.h"
 #include "storage_rows.h"
 
 namespace py = pybind11;
@@ -205,29 +203,20 @@ Bits bits_of(const Maybe<uint8_t>& bitmap, int64_t first, int64_t n, const char*
     return Bits{bitmap->data(), first};
 }
 
-// One stored chunk's arguments checked, and where its outputs go (stored_rows, stored_plans).
-struct RowsArgs {
-    StoredRows in;
-    int64_t* co = nullptr;  // the rebased code offsets' array, when they do not start at 0
-    int64_t* lens = nullptr;
-};
-
 template <class L>
-RowsArgs rows_args(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
-                   const Maybe<uint8_t>& codes_bits, int64_t codes_first,
-                   const Array<int64_t>& code_offsets, int64_t data_size,
-                   const Maybe<uint8_t>& length_bits, int64_t length_first,
-                   const Array<L>& lengths, const Maybe<uint8_t>& table_bits,
-                   int64_t table_first, const Array<uint16_t>& table_index,
-                   const Array<int32_t>& table_of, Array<int64_t>& lengths_out,
-                   std::optional<Array<int64_t>>& code_offsets_out) {
+py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
+               const Maybe<uint8_t>& codes_bits, int64_t codes_first,
+               const Array<int64_t>& code_offsets, int64_t data_size,
+               const Maybe<uint8_t>& length_bits, int64_t length_first, const Array<L>& lengths,
+               const Maybe<uint8_t>& table_bits, int64_t table_first,
+               const Array<uint16_t>& table_index, const Array<int32_t>& table_of,
+               Array<int64_t>& lengths_out, std::optional<Array<int64_t>>& code_offsets_out) {
     need(n >= 0 && data_size >= 0, "n and data_size must be non-negative");
     need(bind::length(code_offsets, "code_offsets") == n + 1,
          "code_offsets must hold n + 1 entries");
     need(bind::length(lengths, "lengths") == n && bind::length(table_index, "table_index") == n,
          "lengths and table_index must hold an entry a row");
-    RowsArgs args;
-    StoredRows& in = args.in;
+    StoredRows in;
     in.n = n;
     in.row = bits_of(row_bits, row_first, n, "row_bits");
     in.codes_valid = bits_of(codes_bits, codes_first, n, "codes_bits");
@@ -249,107 +238,14 @@ RowsArgs rows_args(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
     need(!rebase || (code_offsets_out &&
                      bind::length(*code_offsets_out, "code_offsets_out") == n + 1),
          "code_offsets_out must hold n + 1 entries when code_offsets do not start at 0");
-    args.co = rebase ? code_offsets_out->mutable_data() : nullptr;
-    args.lens = lengths_out.mutable_data();
-    return args;
-}
-
-py::list nulls_of(const RowsFound& found) {
+    int64_t* co = rebase ? code_offsets_out->mutable_data() : nullptr;
+    int64_t* lens = lengths_out.mutable_data();
+    RowsFound found = bind::without_gil([&] { return stored_rows(in, co, lens); });
     py::list nulls;
     for (int64_t k : found.nulls) nulls.append(k);
-    return nulls;
-}
-
-template <class L>
-py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
-               const Maybe<uint8_t>& codes_bits, int64_t codes_first,
-               const Array<int64_t>& code_offsets, int64_t data_size,
-               const Maybe<uint8_t>& length_bits, int64_t length_first, const Array<L>& lengths,
-               const Maybe<uint8_t>& table_bits, int64_t table_first,
-               const Array<uint16_t>& table_index, const Array<int32_t>& table_of,
-               Array<int64_t>& lengths_out, std::optional<Array<int64_t>>& code_offsets_out) {
-    RowsArgs args = rows_args<L>(n, row_bits, row_first, codes_bits, codes_first, code_offsets,
-                                 data_size, length_bits, length_first, lengths, table_bits,
-                                 table_first, table_index, table_of, lengths_out,
-                                 code_offsets_out);
-    RowsFound found = bind::without_gil([&] { return stored_rows(args.in, args.co, args.lens); });
-    return py::make_tuple(int(found.status), nulls_of(found),
-                          args.co ? py::object(*code_offsets_out) : py::object(code_offsets),
+    return py::make_tuple(int(found.status), nulls,
+                          rebase ? py::object(*code_offsets_out) : py::object(code_offsets),
                           bind::to_array(found.run_starts), bind::to_array(found.run_tables));
-}
-
-// An argument of exact dtype and C order, taken as it is (never a converted copy: the outputs
-// are written in place), or None where allowed.
-template <class T>
-Array<T> exact(const py::handle& h, const char* what) {
-    need(py::isinstance<Array<T>>(h), std::string(what) + " must be a C-ordered " +
-                                          py::str(py::dtype::of<T>()).cast<std::string>() +
-                                          " array");
-    return py::reinterpret_borrow<Array<T>>(h);
-}
-
-template <class T>
-Maybe<T> maybe(const py::handle& h, const char* what) {
-    if (h.is_none()) return std::nullopt;
-    return exact<T>(h, what);
-}
-
-// stored_plans: each chunk a tuple of stored_rows' arguments, then its split size.
-py::list plans(const py::list& chunks, int threads) {
-    const size_t count = chunks.size();
-    std::vector<RowsArgs> args(count);
-    std::vector<int64_t> sizes(count);
-    std::vector<py::object> offsets(count);  // what each chunk's code offsets come back as
-    for (size_t k = 0; k < count; ++k) {
-        const py::tuple t = py::reinterpret_borrow<py::object>(chunks[k]);
-        need(t.size() == 17, "a chunk is stored_rows' 16 arguments and its split size");
-        const int64_t n = t[0].cast<int64_t>();
-        const Array<int64_t> co = exact<int64_t>(t[5], "code_offsets");
-        Array<int64_t> lengths_out = exact<int64_t>(t[14], "lengths_out");
-        std::optional<Array<int64_t>> co_out = maybe<int64_t>(t[15], "code_offsets_out");
-        const Maybe<uint8_t> rb = maybe<uint8_t>(t[1], "row_bits"),
-                             cb = maybe<uint8_t>(t[3], "codes_bits"),
-                             lb = maybe<uint8_t>(t[7], "length_bits"),
-                             tb = maybe<uint8_t>(t[10], "table_bits");
-        const Array<uint16_t> index = exact<uint16_t>(t[12], "table_index");
-        const Array<int32_t> table_of = exact<int32_t>(t[13], "table_of");
-        const int64_t rf = t[2].cast<int64_t>(), cf = t[4].cast<int64_t>(),
-                      size = t[6].cast<int64_t>(), lf = t[8].cast<int64_t>(),
-                      tf = t[11].cast<int64_t>();
-        if (py::isinstance<Array<uint32_t>>(t[9])) {
-            args[k] = rows_args<uint32_t>(n, rb, rf, cb, cf, co, size, lb, lf,
-                                          exact<uint32_t>(t[9], "lengths"), tb, tf, index,
-                                          table_of, lengths_out, co_out);
-        } else {
-            args[k] = rows_args<uint64_t>(n, rb, rf, cb, cf, co, size, lb, lf,
-                                          exact<uint64_t>(t[9], "lengths"), tb, tf, index,
-                                          table_of, lengths_out, co_out);
-        }
-        sizes[k] = t[16].cast<int64_t>();
-        need(sizes[k] >= 1, "split_size must be at least 1");
-        offsets[k] = args[k].co ? py::object(*co_out) : py::object(co);
-    }
-    std::vector<StoredPlan> found(count);
-    bind::without_gil([&] {
-        parallel_for(static_cast<int64_t>(count), threads, [&](int64_t k) {
-            found[k] = stored_plan(args[k].in, sizes[k], args[k].co, args[k].lens);
-        });
-        return 0;
-    });
-    py::list out;
-    for (size_t k = 0; k < count; ++k) {
-        const StoredPlan& p = found[k];
-        if (p.rows.status != RowsStatus::kOk) {
-            out.append(py::make_tuple(int(p.rows.status), nulls_of(p.rows)));
-            continue;
-        }
-        out.append(py::make_tuple(
-            0, nulls_of(p.rows), offsets[k], bind::to_array(p.rows.run_starts),
-            bind::to_array(p.rows.run_tables), bind::to_array(p.splits.codes),
-            bind::to_array(p.splits.out), bind::to_array(p.splits.table), p.total,
-            bind::to_array(p.block_out)));
-    }
-    return out;
 }
 
 }  // namespace
@@ -366,7 +262,6 @@ void bind_scan(py::module_& m) {
     };
     def_rows(uint32_t{});
     def_rows(uint64_t{});
-    m.def("stored_plans", &plans, py::arg("chunks"), py::arg("threads"));
     m.def("walk_codes", &walk, py::arg("codes"), py::arg("block_starts"), py::arg("symlen"),
           py::arg("code_offsets"), py::arg("lengths"), py::arg("mode"), py::arg("cut_size"),
           py::arg("max_cuts"), py::arg("split_codes"), py::arg("split_out"), py::arg("threads"));

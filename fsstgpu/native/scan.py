@@ -13,7 +13,7 @@ from fsstgpu.parallel import thread_count
 
 __all__ = ["assemble_splits", "count_set_bits", "differences", "distinct_upto", "first_at_or_after",
            "first_decrease", "first_filled_null", "first_misfit", "gather", "length_sums",
-           "running_sum", "stored_plans", "stored_rows", "string_bounds", "walk_codes"]
+           "running_sum", "stored_rows", "string_bounds", "walk_codes"]
 
 
 
@@ -365,59 +365,17 @@ def stored_rows(n, row_bits, codes_bits, code_offsets, data_size, length_bits, l
     >>> status, nulls, co.tolist(), lengths.tolist(), starts.tolist(), tables.tolist()
     (0, [1, 0, 0, 0], [0, 2, 2, 5], [5, 0, 4], [0, 2, 3], [0, 1])
     """
-    args = _rows_args(n, row_bits, codes_bits, code_offsets, data_size, length_bits, lengths,
-                      table_bits, table_index, table_of)
-    status, nulls, offsets, starts, tables = _native.stored_rows(*args)
-    return status, nulls, offsets, args[14], starts, tables
-
-
-def stored_plans(chunks, threads=None) -> list:
-    """:func:`stored_rows` of several chunks and each one's split points, in one call without
-    the GIL (the chunks on ``threads``): a file read's per-chunk checking and planning, whose
-    Python steps held the GIL for longer than the compiled passes took.
-
-    Parameters
-    ----------
-    chunks : list of tuple
-        Each :func:`stored_rows`' ten arguments followed by the chunk's split size (>= 1). Its
-        strings must carry no cuts: the plan is :func:`fsstgpu.splits.plan_splits` without them.
-
-    Returns
-    -------
-    list of tuple
-        Per chunk ``(status, nulls)`` when ``status`` is not :data:`ROWS_OK`, else ``(status,
-        nulls, code_offsets, lengths, run_starts, run_tables, split_codes, split_out,
-        split_table, total, block_out)``: :func:`stored_rows`' results, the split arrays,
-        the lengths' sum and the output position at each run start.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu import native
-    >>> [found] = native.stored_plans([(2, None, None, np.array([0, 2, 3]), 3, None,
-    ...                                 np.array([5, 2], np.uint32), None,
-    ...                                 np.array([0, 0], np.uint16), np.array([0], np.int32), 4)])
-    >>> found[0], found[6].tolist(), found[7].tolist(), found[8].tolist(), found[9]
-    (0, [0, 2, 3], [0, 5, 7], [0, 0], 7)
-    """
-    items = [(*_rows_args(*chunk[:10]), int(chunk[10])) for chunk in chunks]
-    found = _native.stored_plans(items, thread_count(threads))
-    return [f if f[0] != ROWS_OK else (*f[:3], item[14], *f[3:])
-            for f, item in zip(found, items, strict=True)]
-
-
-def _rows_args(n, row_bits, codes_bits, code_offsets, data_size, length_bits, lengths,
-               table_bits, table_index, table_of) -> tuple:
-    """The binding's arguments for one chunk, its outputs allocated: in pyarrow's pool, which
-    keeps freed pages (fresh ones cost a fault each)."""
     def bits(b):
         return (None, 0) if b is None else (np.ascontiguousarray(b[0], np.uint8), int(b[1]))
 
     (rb, rf), (cb, cf), (lb, lf), (tb, tf) = (bits(b) for b in (row_bits, codes_bits,
                                                                 length_bits, table_bits))
     code_offsets = np.ascontiguousarray(code_offsets, np.int64)
+    # outputs in pyarrow's pool, which keeps freed pages (fresh ones cost a fault each)
     lengths_out = pool_empty(int(n), np.int64)
     rebased = pool_empty(int(n) + 1, np.int64) if len(code_offsets) and code_offsets[0] else None
-    return (int(n), rb, rf, cb, cf, code_offsets, int(data_size), lb, lf,
-            np.ascontiguousarray(lengths), tb, tf, np.ascontiguousarray(table_index, np.uint16),
-            np.ascontiguousarray(table_of, np.int32), lengths_out, rebased)
+    status, nulls, offsets, starts, tables = _native.stored_rows(
+        int(n), rb, rf, cb, cf, code_offsets, int(data_size), lb, lf,
+        np.ascontiguousarray(lengths), tb, tf, np.ascontiguousarray(table_index, np.uint16),
+        np.ascontiguousarray(table_of, np.int32), lengths_out, rebased)
+    return status, nulls, offsets, lengths_out, starts, tables
