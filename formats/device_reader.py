@@ -34,7 +34,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -70,15 +70,6 @@ WHOLE = 1 << 62
 #: section 33): 286 K rows x 5 fsst columns in 8 row groups 60.3 ms with 16 threads, 44.7 with
 #: 8; four times the rows 79.5 with 16, 95.7 with 8.
 ROWS_PER_READER = 180_000
-
-#: a whole-file device read checks fsst chunks of fewer rows on :data:`CHECKERS` threads of
-#: their own, larger ones on the thread that read them. A small chunk's check is mostly Python
-#: (the GIL: checked by the reading threads, they queued for it behind each other and slowed
-#: the reads); a large one's is mostly compiled passes, which the reading threads share. H200
-#: host, ``read_to_device`` (BENCHMARKS.md section 33): 35 K-row chunks 39.5 -> 35.0 ms with
-#: 2 checkers, 72 K-row 60.5 -> 51.7; 143 K-row chunks 68.8 -> 74.8 (kept where read).
-SMALL_CHUNK_ROWS = 100_000
-CHECKERS = 2
 
 
 def _default_workers() -> int:
@@ -319,8 +310,7 @@ def read_to_device(source: Source, *, workers: int | None = None,
 
     Row groups are read and checked in parallel (:func:`parallel_units`; ``workers`` reading
     threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks, from 2 to
-    the usable cores, at most 16; fsst chunks under :data:`SMALL_CHUNK_ROWS` rows checked on
-    :data:`CHECKERS` threads of their own, larger ones where they are read), and every (row
+    the usable cores, at most 16), and every (row
     group, column) is decoded in one batch laid out column by column, each column's row groups
     as one output column (``joined``: the offsets scan writes them joined, its chunks are the
     row groups).
@@ -344,21 +334,17 @@ def read_to_device(source: Source, *, workers: int | None = None,
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
-    with ThreadPoolExecutor(CHECKERS, thread_name_prefix="fsstgpu-check") as checkers:
-        units = parallel_units(source, workers=workers or _device_readers(source),
-                               ahead=WHOLE, convert=_compressed_columns(source, checkers))
-        for k, unit in enumerate(units):
-            for name, col in unit.items():
-                if name in fsst:
-                    pieces[name][f"row group {k}, column {name!r}"] = col
-                elif isinstance(col, _CheckedNested):
-                    checked.setdefault(name, []).extend(col.checked)
-                    host[name].extend(col.column.chunks)
-                else:
-                    host[name].extend(col.chunks)
-        for labelled in pieces.values():  # the checks queued for the checkers, in order
-            for label, col in labelled.items():
-                labelled[label] = col.result() if isinstance(col, Future) else col
+    units = parallel_units(source, workers=workers or _device_readers(source), ahead=WHOLE,
+                           convert=_compressed_columns(source))
+    for k, unit in enumerate(units):
+        for name, col in unit.items():
+            if name in fsst:
+                pieces[name][f"row group {k}, column {name!r}"] = col
+            elif isinstance(col, _CheckedNested):
+                checked.setdefault(name, []).extend(col.checked)
+                host[name].extend(col.column.chunks)
+            else:
+                host[name].extend(col.chunks)
     for name, labelled in pieces.items():  # no row groups at all: an empty column
         if not labelled:
             empty = pa.chunked_array([], source.schema.field(name).type)
@@ -393,11 +379,10 @@ class _CheckedNested:
         self.column, self.checked = column, checked
 
 
-def _compressed_columns(source: Source, checkers: ThreadPoolExecutor | None = None):
+def _compressed_columns(source: Source):
     """``convert`` for :func:`parallel_units`: each fsst column as a CompressedStringArray,
-    checked (:func:`from_extension_array`) on the reading thread, or, with ``checkers``, one of
-    fewer than :data:`SMALL_CHUNK_ROWS` rows as the Future of its check there; each nested
-    column the device layout takes as a :class:`_CheckedNested`; other columns unchanged."""
+    checked (:func:`from_extension_array`) on the reading thread, each nested column the
+    device layout takes as a :class:`_CheckedNested`; other columns unchanged."""
     fsst = _fsst_names(source)
     nested = {f.name for f in source.schema
               if holds_fsst(f.type) and device_layout_supports(f.type)}
@@ -409,11 +394,6 @@ def _compressed_columns(source: Source, checkers: ThreadPoolExecutor | None = No
                                                for chunk in column.chunks])
         if name not in fsst:
             return column
-        if checkers is not None and len(column) < SMALL_CHUNK_ROWS:
-            return checkers.submit(check, k, name, column)
-        return check(k, name, column)
-
-    def check(k: int, name: str, column):
         with reading(source.path, f"row group {k}, column {name!r}: "):
             return from_extension_array(column)
 
