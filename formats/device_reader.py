@@ -64,9 +64,10 @@ WHOLE = 1 << 62
 
 
 #: rows of fsst column chunks per reading thread of a device read (at least 2 threads, at most
-#: :func:`_default_workers`). Each chunk's check holds the GIL for a fixed time (Python: about
-#: 0.4 ms on the H200 host) besides its compiled passes, which scale with its rows, so threads
-#: beyond the compiled work only queue for the GIL. H200 host, ``read_to_device`` (BENCHMARKS.md
+#: :func:`_default_workers`, which a file without fsst columns gets). Each chunk's check holds
+#: the GIL for a fixed time (Python: about 0.4 ms on the H200 host) besides its compiled
+#: passes, which scale with its rows, so threads beyond the compiled work only queue for the
+#: GIL. H200 host, ``read_to_device`` (BENCHMARKS.md
 #: section 33): 286 K rows x 5 fsst columns in 8 row groups 60.3 ms with 16 threads, 44.7 with
 #: 8; four times the rows 79.5 with 16, 95.7 with 8.
 ROWS_PER_READER = 180_000
@@ -84,7 +85,9 @@ def _device_readers(source: Source) -> int:
         return 1
     checked = len(_fsst_names(source)) + sum(holds_fsst(f.type) for f in source.schema
                                              if not is_fsst_type(f.type))
-    rows = meta.num_rows * max(1, checked)
+    if not checked:  # plain columns only: pyarrow's reads, nothing queued for the GIL
+        return _default_workers()
+    rows = meta.num_rows * checked
     return max(2, min(_default_workers(), -(-rows // ROWS_PER_READER)))
 
 
@@ -209,7 +212,7 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
     workers, ahead : int, optional
         As for :func:`parallel_units`; by default one reading thread per
         :data:`ROWS_PER_READER` rows of fsst column chunks (from 2 to the usable cores, at
-        most 16).
+        most 16; the usable cores for a file without fsst columns).
     stream : cupy.cuda.Stream, optional
         Each yielded row group is ready on this stream (default: the current stream).
 

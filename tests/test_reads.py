@@ -267,7 +267,8 @@ print("read", len(first))
 def test_device_reads_take_a_thread_per_rows_of_fsst_chunks(compressed, monkeypatch):
     """One reading thread per ROWS_PER_READER rows of fsst column chunks, from 2 up to the
     usable cores: each chunk's check holds the GIL for a fixed time, so more threads than its
-    compiled work only queue for the GIL. IPC files are read on the calling thread."""
+    compiled work only queue for the GIL. A file without fsst columns gets every usable core;
+    IPC files are read on the calling thread."""
     import fsstgpu.formats.device_reader as device_reader
     from fsstgpu.formats.rowgroups import Source
 
@@ -281,3 +282,5 @@ def test_device_reads_take_a_thread_per_rows_of_fsst_chunks(compressed, monkeypa
         assert device_reader._device_readers(source) == 16  # at most the usable cores
     with Source(compressed / "c.arrow") as source:
         assert device_reader._device_readers(source) == 1
+    with Source(compressed / "in.parquet") as source:  # no fsst column: nothing checked
+        assert device_reader._device_readers(source) == 16
