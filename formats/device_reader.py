@@ -67,9 +67,9 @@ WHOLE = 1 << 62
 #: :func:`_default_workers`, which a file without fsst columns gets). Each chunk's check holds
 #: the GIL for a fixed time (Python: about 0.4 ms on the H200 host) besides its compiled
 #: passes, which scale with its rows, so threads beyond the compiled work only queue for the
-#: GIL. H200 host, ``read_to_device`` (BENCHMARKS.md
-#: section 33): 286 K rows x 5 fsst columns in 8 row groups 60.3 ms with 16 threads, 44.7 with
-#: 8; four times the rows 79.5 with 16, 95.7 with 8.
+#: GIL. H200 host, ``read_to_device`` (BENCHMARKS.md section 33): 286 K rows x 5 fsst columns
+#: in 8 row groups 60.3 ms with 16 threads, 44.7 with 8; four times the rows 79.5 with 16,
+#: 95.7 with 8.
 ROWS_PER_READER = 180_000
 
 
@@ -83,8 +83,7 @@ def _device_readers(source: Source) -> int:
     meta = source.parquet_metadata
     if meta is None:  # IPC: read in order on the calling thread
         return 1
-    checked = len(_fsst_names(source)) + sum(holds_fsst(f.type) for f in source.schema
-                                             if not is_fsst_type(f.type))
+    checked = sum(is_fsst_type(f.type) or holds_fsst(f.type) for f in source.schema)
     if not checked:  # plain columns only: pyarrow's reads, nothing queued for the GIL
         return _default_workers()
     rows = meta.num_rows * checked
@@ -313,10 +312,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
 
     Row groups are read and checked in parallel (:func:`parallel_units`; ``workers`` reading
     threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks, from 2 to
-    the usable cores, at most 16), and every (row
-    group, column) is decoded in one batch laid out column by column, each column's row groups
-    as one output column (``joined``: the offsets scan writes them joined, its chunks are the
-    row groups).
+    the usable cores, at most 16), and every (row group, column) is decoded in one batch laid
+    out column by column, each column's row groups as one output column (``joined``: the
+    offsets scan writes them joined, its chunks are the row groups).
 
     Returns
     -------

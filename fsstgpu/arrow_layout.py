@@ -53,6 +53,7 @@ __all__ = [
     "from_arrow",
     "first_decrease",
     "is_non_decreasing",
+    "join_bitmaps",
     "offsets_from_lengths",
     "slice_bitmap",
     "to_arrow",
@@ -343,14 +344,24 @@ def _concat(type_: pa.DataType, parts: list[Plain]) -> Plain:
         pos += len(p)
         base += size
     null_count = sum(p.null_count for p in parts)
-    validity = None
-    if null_count:
-        bits = np.concatenate(
-            [unpack_bitmap(p.validity, len(p)) if p.validity is not None
-             else np.ones(len(p), bool) for p in parts]
-        )
-        validity = np.packbits(bits, bitorder="little")
+    validity = join_bitmaps([(p.validity, len(p)) for p in parts]) if null_count else None
     return Plain(type_, data, offsets, validity, null_count, chunk_lengths)
+
+
+def join_bitmaps(parts) -> np.ndarray:
+    """One LSB-first bitmap (bit offset 0) of ``parts`` end to end: ``(bitmap, n)`` pairs, each
+    the first ``n`` bits of an LSB-first bitmap, or None for ``n`` valid values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.arrow_layout import join_bitmaps
+    >>> join_bitmaps([(np.array([0b101], np.uint8), 3), (None, 2)]).tolist()  # 1 0 1 1 1
+    [29]
+    """
+    bits = [unpack_bitmap(bitmap, n) if bitmap is not None else np.ones(n, bool)
+            for bitmap, n in parts]
+    return np.packbits(np.concatenate(bits) if bits else np.zeros(0, bool), bitorder="little")
 
 
 def unpack_bitmap(bitmap: np.ndarray, n: int) -> np.ndarray:

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from fsstgpu import limits
+from fsstgpu.arrow_layout import join_bitmaps
 from fsstgpu.kernels.bitplane_cpu import (
     bitplane_pack_cpu,
     bitplane_unpack_offsets_cpu,
@@ -187,14 +188,6 @@ def _runs(joined, carrs) -> list[tuple[int, int]]:
     return list(zip(firsts, counts, strict=True))
 
 
-def _joined_validity(carrs) -> np.ndarray:
-    """One validity bitmap (LSB first) for the columns end to end."""
-    bits = [np.unpackbits(c.validity, count=c.length, bitorder="little")
-            if c.validity is not None else np.ones(c.length, np.uint8) for c in carrs]
-    return np.packbits(np.concatenate(bits) if bits else np.zeros(0, np.uint8),
-                       bitorder="little")
-
-
 class HostBatch:
     """One or several CompressedStringArrays in the GPU's concatenated layout (host memory).
 
@@ -266,7 +259,8 @@ class HostBatch:
             members = carrs[first : first + count]
             odt = offsets_dtype(members[0].type, sum(c.uncompressed_bytes for c in members))
             bitmap = (members[0].validity if joined is None
-                      else _joined_validity(members) if any(c.null_count for c in members)
+                      else join_bitmaps([(c.validity, c.length) for c in members])
+                      if any(c.null_count for c in members)
                       else None)
             vstart = vbyte if bitmap is not None else -1
             run_out, rows = out_pos, 0
