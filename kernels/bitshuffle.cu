@@ -121,13 +121,12 @@ __device__ __forceinline__ void stage_rows(const uint8_t* src, i64 nbytes, int v
 
 // The first nbytes of the padded rows of sm to dst (16-byte streaming stores when vec16).
 template <int E, int NT>
-__device__ __forceinline__ void store_rows(const uint8_t* sm, uint8_t* dst, i64 nbytes, int vec16,
-                                           int tid) {
+__device__ __forceinline__ void store_rows(const uint8_t* sm, uint8_t* dst, i64 nbytes, int vec16) {
     typedef Row<E> R;
     i64 o0 = 0;
     if (vec16) {
         const i64 nw = nbytes >> 4;
-        for (i64 w = tid; w < nw; w += NT) {
+        for (i64 w = threadIdx.x; w < nw; w += NT) {
             const i64 o = w << 4;
             const uint32_t* s = reinterpret_cast<const uint32_t*>(sm + (o / R::BYTES) * R::STRIDE +
                                                                   o % R::BYTES);
@@ -135,7 +134,7 @@ __device__ __forceinline__ void store_rows(const uint8_t* sm, uint8_t* dst, i64 
         }
         o0 = nw << 4;
     }
-    for (i64 o = o0 + tid; o < nbytes; o += NT)
+    for (i64 o = o0 + threadIdx.x; o < nbytes; o += NT)
         dst[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
 }
 
@@ -163,7 +162,7 @@ __device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i
 }
 
 // shuffle_row backwards: the words of the 8E planes at src -> the thread's row of 32 elements.
-template <int E, bool SMEM = false>
+template <int E>
 __device__ __forceinline__ void unshuffle_row(const uint8_t* src, i64 plane_bytes, int vb,
                                               bool whole, uint32_t* row) {
 #pragma unroll 1
@@ -177,9 +176,7 @@ __device__ __forceinline__ void unshuffle_row(const uint8_t* src, i64 plane_byte
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
                 const uint8_t* p = src + (i64)(8 * j + k) * plane_bytes;
-                if (SMEM) {
-                    w[k] = *reinterpret_cast<const uint32_t*>(p);
-                } else if (whole) {
+                if (whole) {
                     w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
                 } else {
                     uint32_t v = 0;
@@ -259,7 +256,7 @@ bitunshuffle_kernel(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i
                          reinterpret_cast<uint32_t*>(sm + r * R::STRIDE));
     }
     __syncthreads();
-    store_rows<E, NT>(sm, out + (g.blk * B + g.c0) * E, nbytes, vec16, threadIdx.x);
+    store_rows<E, NT>(sm, out + (g.blk * B + g.c0) * E, nbytes, vec16);
 }
 
 // ================================================================================================
@@ -308,7 +305,7 @@ bitunshuffle_flat(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
                          reinterpret_cast<uint32_t*>(sm + r * R::STRIDE));
     }
     __syncthreads();
-    store_rows<E, NT>(sm, out + c0 * E, nel * E, vec16, threadIdx.x);
+    store_rows<E, NT>(sm, out + c0 * E, nel * E, vec16);
 }
 
 // ================================================================================================
@@ -333,115 +330,4 @@ bitshuffle_direct(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64
     }
     const i64 blk = e / B, off = e - blk * B;
     shuffle_row<E>(row, out + blk * B * E + off / 8, B / 8, 4, out4);
-}
-
-// ================================================================================================
-// bitunshuffle_tma: the full blocks of any element size, planes fed by the Tensor Memory
-// Accelerator (sm_90 and later)
-// ================================================================================================
-// The staged kernels above load each plane word with its own 4-byte load and wait for all of
-// them before any work, so a warp holds its loads in registers and the SM runs out of loads in
-// flight and issue slots (Nsight Compute: issue slots 55% busy, DRAM 69% for 4-byte elements).
-// Here every warp walks chunks of 1024 elements (32 rows, one a lane) gw, gw + nwarps, ...; a
-// chunk's 8E planes are 8E runs of 128 bytes, which one bulk copy each (cp.async.bulk, issued by
-// the warp's lanes, completing on an mbarrier) brings into one of STAGES shared-memory slots while
-// the warp unshuffles the chunk before it from shared memory.  Rows go out as in the staged kernels
-// (padded rows, 16-byte streaming stores).  B is a multiple of 1024 (a chunk lies in one block) and
-// both buffers are 16-byte aligned; bitshuffle.py checks both.  Each wait is bounded: a bulk copy
-// that never lands (which only a bug could cause: every address is in bounds by construction)
-// traps instead of hanging.
-
-#define TMA_CHUNK 1024                 // elements per chunk (32 rows of 32)
-#define TMA_WAIT_NS 4000000000ULL      // bound on one wait for a chunk's copies
-
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(u64* bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_addr(bar)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-__device__ __forceinline__ void mbar_expect(u64* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-                 :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ bool mbar_done(u64* bar, unsigned parity) {
-    unsigned ok;
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}" : "=r"(ok) : "r"(smem_addr(bar)), "r"(parity)
-                 : "memory");
-    return ok != 0;
-}
-
-__device__ __forceinline__ void mbar_wait(u64* bar, unsigned parity) {
-    if (mbar_done(bar, parity)) return;
-    u64 t0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    while (!mbar_done(bar, parity)) {
-        u64 t;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-        if (t - t0 > TMA_WAIT_NS) __trap();
-    }
-}
-
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, u64* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1], %2, [%3];"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
-}
-
-// The warp's lanes bring chunk c's 8E plane runs into slot dst (plane p at p * 128).
-template <int E>
-__device__ __forceinline__ void tma_issue(const uint8_t* in, i64 B, i64 c, uint8_t* dst,
-                                          u64* bar, int lane) {
-    const i64 e = c * TMA_CHUNK, blk = e / B;
-    const uint8_t* src = in + blk * B * E + (e - blk * B) / 8;
-    // the slot was last read by generic loads (before the __syncwarp that precedes this call):
-    // order them before the bulk copies' writes
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    if (lane == 0) mbar_expect(bar, 128 * 8 * E);
-    __syncwarp();
-    for (int p = lane; p < 8 * E; p += 32)
-        bulk_load(dst + 128 * p, src + (i64)p * (B / 8), 128, bar);
-}
-#endif
-
-template <int E, int WARPS, int STAGES>
-__global__ void __launch_bounds__(32 * WARPS)
-bitunshuffle_tma(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, i64 B, i64 nchunks) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-    typedef Row<E> R;
-    constexpr int SLOT = 128 * 8 * E;                         // one chunk's planes
-    constexpr int PER_WARP = STAGES * SLOT + 32 * R::STRIDE;  // slots, then the padded rows
-    extern __shared__ __align__(128) uint8_t smem[];
-    __shared__ u64 bars[WARPS][STAGES];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    uint8_t* slots = smem + w * PER_WARP;
-    uint8_t* rows = slots + STAGES * SLOT;
-    u64* bar = bars[w];
-    if (lane == 0)
-        for (int s = 0; s < STAGES; ++s) mbar_init(bar + s);
-    __syncwarp();
-    const i64 nw = (i64)gridDim.x * WARPS;
-    const i64 c0 = (i64)blockIdx.x * WARPS + w;
-    for (int s = 0; s < STAGES; ++s)
-        if (c0 + s * nw < nchunks) tma_issue<E>(in, B, c0 + s * nw, slots + s * SLOT, bar + s, lane);
-    for (i64 k = 0;; ++k) {
-        const i64 c = c0 + k * nw;
-        if (c >= nchunks) break;
-        const int s = (int)(k % STAGES);
-        mbar_wait(bar + s, (unsigned)((k / STAGES) & 1));
-        uint32_t* row = reinterpret_cast<uint32_t*>(rows + lane * R::STRIDE);
-        unshuffle_row<E, true>(slots + s * SLOT + 4 * lane, 128, 4, true, row);
-        __syncwarp();                                         // slot s read, rows written
-        if (c + STAGES * nw < nchunks)
-            tma_issue<E>(in, B, c + STAGES * nw, slots + s * SLOT, bar + s, lane);
-        store_rows<E, 32>(rows, out + c * TMA_CHUNK * E, TMA_CHUNK * E, 1, lane);
-        __syncwarp();                                         // rows stored before the next chunk
-    }
-#endif
 }

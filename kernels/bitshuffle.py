@@ -22,14 +22,11 @@ GPU kernels
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from fsstgpu.device import array_device, get_cupy
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.kernels.loader import device_limits, get_function
-from fsstgpu.kernels.transpose import resident_blocks
+from fsstgpu.kernels.loader import get_function
 
 SOURCE = "bitshuffle.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
@@ -46,19 +43,13 @@ _CPU_CHUNK = 1 << 22      # input bytes per vectorised step of the bitshuffle tw
 _NT = {False: {1: 64, 2: 32, 4: 32, 8: 128, 16: 64},    # bitshuffle
        True: {1: 64, 2: 64, 4: 32, 8: 32, 16: 64}}      # bitunshuffle
 _NAME = {False: "bitshuffle", True: "bitunshuffle"}
-# Unshuffle of full blocks fed by bulk copies (sm_90 and later; bitunshuffle_tma in the .cu):
-# (warps a block, shared-memory slots a warp) per element size, when the block size is a
-# multiple of TMA_CHUNK and both buffers are 16-byte aligned
-TMA_CHUNK = 1024
-_TMA = {1: (4, 4), 2: (4, 3), 4: (4, 2), 8: (4, 2)}
 # every kernel instantiation the launchers can run, compiled as one NVRTC module
 KERNEL_NAMES = (
     tuple(f"{_NAME[inv]}_kernel<{e},{nt}>" for inv in (False, True)
           for e, nt in _NT[inv].items())
     + tuple(f"{_NAME[inv]}_flat<{e},{_NT[inv][e]}>" for inv in (False, True)
             for e in FLAT_ELEMENT_SIZES)
-    + tuple(f"bitshuffle_direct<{e},{_DIRECT_NT}>" for e in DIRECT_ELEMENT_SIZES)
-    + tuple(f"bitunshuffle_tma<{e},{w},{st}>" for e, (w, st) in _TMA.items()))
+    + tuple(f"bitshuffle_direct<{e},{_DIRECT_NT}>" for e in DIRECT_ELEMENT_SIZES))
 
 
 def _kernel(name: str):
@@ -234,60 +225,14 @@ def _launch_blocks(src, dst, n, e, b, inverse) -> None:
         dst[p:] = src[p:]
 
 
-def _tma_smem(e: int, warps: int, stages: int) -> int:
-    """Dynamic shared memory of a ``bitunshuffle_tma`` block: per warp its slots and its rows."""
-    return warps * (stages * 128 * 8 * e + 32 * (32 * e + 4))
-
-
-@functools.cache
-def _tma_kernel(device_id: int, e: int, warps: int, stages: int):
-    """``(kernel, resident blocks on the device)`` for the TMA unshuffle, or None before sm_90."""
-    cp = get_cupy()
-    if int(cp.cuda.Device(device_id).compute_capability) < 90:
-        return None
-    fn = _kernel(f"bitunshuffle_tma<{e},{warps},{stages}>")
-    smem = _tma_smem(e, warps, stages)
-    sms, sm_smem, sm_regs, sm_threads, optin = device_limits(device_id)
-    if smem + int(fn.shared_size_bytes) > optin:
-        return None
-    if smem > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = optin - int(fn.shared_size_bytes)
-    per_sm = resident_blocks(32 * warps, smem + int(fn.shared_size_bytes), int(fn.num_regs),
-                             sm_smem, sm_regs, sm_threads)
-    return fn, sms * max(1, per_sm)
-
-
-def _launch_tma(src, dst, total, e, b) -> bool:
-    """Unshuffle the ``total`` elements of full blocks with the TMA kernel; False where it
-    does not apply (a device before sm_90, a block size that is not a multiple of TMA_CHUNK,
-    buffers not 16-byte aligned)."""
-    if e not in _TMA or b % TMA_CHUNK or src.data.ptr % 16 or dst.data.ptr % 16:
-        return False
-    warps, stages = _TMA[e]
-    found = _tma_kernel(get_cupy().cuda.Device().id, e, warps, stages)
-    if found is None:
-        return False
-    fn, resident = found
-    chunks = total // TMA_CHUNK
-    grid = min(resident, -(-chunks // warps))
-    fn((grid,), (32 * warps,), (src, dst, np.int64(b), np.int64(chunks)),
-       shared_mem=_tma_smem(e, warps, stages))
-    return True
-
-
 def _launch(src, dst, n, e, b, inverse) -> None:
-    total = (n // b) * b
-    if inverse and total and _launch_tma(src, dst, total, e, b):
-        if n - total:
-            p = total * e
-            _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse)
-        return
     direct = not inverse and e in DIRECT_ELEMENT_SIZES and src.data.ptr % 16 == 0
     if b % 32 or not (direct or e in FLAT_ELEMENT_SIZES):
         _launch_blocks(src, dst, n, e, b, inverse)
         return
     # the full blocks as one run of 32-element rows (straight from registers, or flat through
     # shared memory), the rest through the per-block kernels
+    total = (n // b) * b
     if total and direct:
         fn = _kernel(f"bitshuffle_direct<{e},{_DIRECT_NT}>")
         fn((-(-total // (32 * _DIRECT_NT)),), (_DIRECT_NT,),

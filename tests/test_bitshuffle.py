@@ -198,23 +198,3 @@ def test_gpu_bitshuffle_unaligned_views():
                 assert np.array_equal(cp.asnumpy(bitunshuffle(x[:xs.nbytes], dtype)),
                                       bitunshuffle_cpu(cp.asnumpy(x[:xs.nbytes]), dtype)), \
                     (off, dtype, seed)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["u1", "u2", "u4", "u8"])
-def test_gpu_bitunshuffle_many_chunks_a_warp(dtype):
-    """48 MiB: on an sm_90 device the bulk-copy unshuffle's warps each take many chunks, so
-    every shared-memory slot is refilled and its barrier's phase flips several times; a partial
-    block and a verbatim tail follow the full blocks."""
-    import cupy as cp
-
-    seed = _seed()
-    isz = np.dtype(dtype).itemsize
-    n = (48 << 20) // isz + 1000 + 5
-    if not _small_enough(n):
-        pytest.skip(f"{n} elements is over FSSTGPU_GPU_TEST_MAX_ELEMENTS={MAX_ELEMENTS}")
-    x = np.random.default_rng(seed).integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
-    ref = bitshuffle_cpu(x)
-    _poison_pool(cp, n * isz + (1 << 20))
-    back = bitunshuffle(cp.asarray(ref), dtype)
-    assert cp.asnumpy(back).tobytes() == x.tobytes(), (dtype, seed)
