@@ -7,8 +7,10 @@
 //   block takes a chunk of 32*NT elements of one bitshuffle block through shared memory (rows of
 //   32 elements, padded by 4 bytes so that thread r reading row r hits distinct banks); thread r
 //   turns its 32 elements into 8E plane words of 32 bits with 8x8 bit-matrix transposes in
-//   registers (cheaper than 8E warp ballots per 32 elements: ~0.2 instructions per byte per warp),
-//   and a warp stores 32 consecutive words of one plane at a time (128 coalesced bytes).
+//   registers (cheaper than 8E warp ballots per 32 elements: ~0.2 instructions per byte per warp;
+//   4- and 8-byte elements unshuffle, and 8-byte ones shuffle, through 32x32 transposes of whole
+//   words instead: fewer instructions), and a warp stores 32 consecutive words of one plane at a
+//   time (128 coalesced bytes).
 //   Unshuffle runs the same steps backwards.  Partial words (a block whose size is not a multiple
 //   of 32, unaligned buffers) are written byte by byte; nothing outside the block is touched.
 //   4- and 8-byte elements run the full blocks through the flat kernels below, 1- and 2-byte
@@ -43,6 +45,29 @@ __device__ __forceinline__ uint32_t pick4(u64 a, u64 b, u64 c, u64 d, int k) {
 __device__ __forceinline__ uint32_t pick4w(uint32_t a, uint32_t b, uint32_t c, uint32_t d, int k) {
     const unsigned s = k | ((k + 4) << 4);
     return __byte_perm(__byte_perm(a, b, s), __byte_perm(c, d, s), 0x5410);
+}
+
+// 32 x 32 bit matrix in place: bit i of a[p] <-> bit p of a[i] (LSB first).  Five stages of
+// block swaps, 16 swaps a stage, five instructions a swap: 3.1 instructions a byte, where the
+// 8 x 8 transposes of bytes below take ~5 with their byte picks.  For 4- and 8-byte elements a
+// row's planes are exactly this transpose of its element words (plane 8j + k is bit 8j + k).
+template <int J, uint32_t M>
+__device__ __forceinline__ void transpose32_stage(uint32_t (&a)[32]) {
+#pragma unroll
+    for (int k = 0; k < 32; ++k) {
+        if (k & J) continue;
+        const uint32_t t = ((a[k] >> J) ^ a[k + J]) & M;
+        a[k + J] ^= t;
+        a[k] ^= t << J;
+    }
+}
+
+__device__ __forceinline__ void transpose32(uint32_t (&a)[32]) {
+    transpose32_stage<16, 0x0000FFFFu>(a);
+    transpose32_stage<8, 0x00FF00FFu>(a);
+    transpose32_stage<4, 0x0F0F0F0Fu>(a);
+    transpose32_stage<2, 0x33333333u>(a);
+    transpose32_stage<1, 0x55555555u>(a);
 }
 
 template <int E> struct Row {
@@ -138,11 +163,10 @@ __device__ __forceinline__ void store_rows(const uint8_t* sm, uint8_t* dst, i64 
         dst[o] = sm[(o / R::BYTES) * R::STRIDE + o % R::BYTES];
 }
 
-// One thread's row of 32 elements -> its 32-bit word of each of the 8E planes, plane p at
-// dst + p * plane_bytes; vb valid bytes per word (whole: all 4, stored as one aligned word).
-template <int E>
-__device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i64 plane_bytes,
-                                            int vb, bool whole) {
+// shuffle_row's byte-transpose path, with whole words known at compile time.
+template <int E, bool WHOLE>
+__device__ __forceinline__ void shuffle_row_bytes(const uint32_t* row, uint8_t* dst,
+                                                  i64 plane_bytes, int vb) {
 #pragma unroll 1
     for (int j = 0; j < E; ++j) {
         u64 y[4];
@@ -152,7 +176,7 @@ __device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i
         for (int k = 0; k < 8; ++k) {
             const uint32_t word = pick4(y[0], y[1], y[2], y[3], k);
             uint8_t* p = dst + (i64)(8 * j + k) * plane_bytes;
-            if (whole) {
+            if (WHOLE) {
                 *reinterpret_cast<uint32_t*>(p) = word;
             } else {
                 for (int b = 0; b < vb; ++b) p[b] = (uint8_t)(word >> (8 * b));
@@ -161,29 +185,99 @@ __device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i
     }
 }
 
+// One thread's row of 32 elements -> its 32-bit word of each of the 8E planes, plane p at
+// dst + p * plane_bytes; vb valid bytes per word (whole: all 4, stored as one aligned word).
+template <int E>
+__device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i64 plane_bytes,
+                                            int vb, bool whole) {
+    if constexpr (E == 8) {
+        // word h of each element (low, then high) -> planes 32h .. 32h + 31.  (4-byte elements
+        // shuffle 1-2 points of copy faster through the byte transposes below, whose stores
+        // interleave with their work: BENCHMARKS.md section 34.)
+#pragma unroll 1
+        for (int h = 0; h < E / 4; ++h) {
+            uint32_t a[32];
+#pragma unroll
+            for (int i = 0; i < 32; ++i) a[i] = row[i * (E / 4) + h];
+            transpose32(a);
+            uint8_t* q = dst + (i64)(32 * h) * plane_bytes;
+            if (whole) {   // plane_bytes is then a multiple of 4
+                uint32_t* w = reinterpret_cast<uint32_t*>(q);
+                const i64 pw = plane_bytes / 4;
+#pragma unroll
+                for (int p = 0; p < 32; ++p) w[p * pw] = a[p];
+            } else {
+#pragma unroll
+                for (int p = 0; p < 32; ++p)
+                    for (int b = 0; b < vb; ++b) q[p * plane_bytes + b] = (uint8_t)(a[p] >> (8 * b));
+            }
+        }
+        return;
+    }
+    if (whole)     // one branch for the row, not one a word (see unshuffle_row)
+        shuffle_row_bytes<E, true>(row, dst, plane_bytes, 4);
+    else
+        shuffle_row_bytes<E, false>(row, dst, plane_bytes, vb);
+}
+
 // shuffle_row backwards: the words of the 8E planes at src -> the thread's row of 32 elements.
 template <int E>
 __device__ __forceinline__ void unshuffle_row(const uint8_t* src, i64 plane_bytes, int vb,
                                               bool whole, uint32_t* row) {
+    if constexpr (E == 4 || E == 8) {
+        // planes 32h .. 32h + 31 -> word h of each element (E = 8: low, then high)
+#pragma unroll 1
+        for (int h = 0; h < E / 4; ++h) {
+            uint32_t a[32];
+            const uint8_t* q = src + (i64)(32 * h) * plane_bytes;
+            if (whole) {   // plane_bytes is then a multiple of 4
+                const uint32_t* w = reinterpret_cast<const uint32_t*>(q);
+                const i64 pw = plane_bytes / 4;
+#pragma unroll
+                for (int p = 0; p < 32; ++p) a[p] = __ldcs(w + p * pw);
+            } else {
+#pragma unroll
+                for (int p = 0; p < 32; ++p) {
+                    uint32_t v = 0;
+                    for (int c = 0; c < vb; ++c) v |= (uint32_t)q[p * plane_bytes + c] << (8 * c);
+                    a[p] = v;
+                }
+            }
+            transpose32(a);
+#pragma unroll
+            for (int i = 0; i < 32; ++i) row[i * (E / 4) + h] = a[i];
+        }
+        return;
+    }
 #pragma unroll 1
     for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
         constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
+        // the pass's 8 JB plane words first, one branch for all of them (a branch per word
+        // cost 4-byte elements 16 points of copy, BENCHMARKS.md section 34)
+        uint32_t words[JB][8];
+        const uint8_t* base = src + (i64)(32 * jw) * plane_bytes;
+        if (whole) {   // plane_bytes is then a multiple of 4
+            const uint32_t* w = reinterpret_cast<const uint32_t*>(base);
+            const i64 pw = plane_bytes / 4;
+#pragma unroll
+            for (int b = 0; b < JB; ++b)
+#pragma unroll
+                for (int k = 0; k < 8; ++k) words[b][k] = __ldcs(w + (8 * b + k) * pw);
+        } else {
+#pragma unroll
+            for (int b = 0; b < JB; ++b)
+#pragma unroll
+                for (int k = 0; k < 8; ++k) {
+                    const uint8_t* p = base + (i64)(8 * b + k) * plane_bytes;
+                    uint32_t v = 0;
+                    for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
+                    words[b][k] = v;
+                }
+        }
         u64 x[JB][4];
 #pragma unroll
         for (int b = 0; b < JB; ++b) {
-            const int j = 4 * jw + b;
-            uint32_t w[8];
-#pragma unroll
-            for (int k = 0; k < 8; ++k) {
-                const uint8_t* p = src + (i64)(8 * j + k) * plane_bytes;
-                if (whole) {
-                    w[k] = __ldcs(reinterpret_cast<const uint32_t*>(p));
-                } else {
-                    uint32_t v = 0;
-                    for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
-                    w[k] = v;
-                }
-            }
+            const uint32_t* w = words[b];
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
