@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.arrow_layout import as_chunks
+from fsstgpu.arrow_layout import as_chunks, join_bitmaps, slice_bitmap
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
@@ -247,15 +247,10 @@ def _validity(pieces, upload):
     nulls = sum(p.null_count for p in pieces)
     if not nulls:
         return None, 0
-    bits = []
-    for p in pieces:
-        n = len(p)
-        if p.null_count == 0:
-            bits.append(np.ones(n, np.bool_))
-            continue
-        raw = np.frombuffer(p.buffers()[0], np.uint8)
-        bits.append(np.unpackbits(raw, bitorder="little")[p.offset:p.offset + n].astype(np.bool_))
-    return upload(np.packbits(np.concatenate(bits), bitorder="little")), nulls
+    parts = [(None if p.null_count == 0 else
+              slice_bitmap(np.frombuffer(p.buffers()[0], np.uint8), p.offset, len(p)), len(p))
+             for p in pieces]
+    return upload(join_bitmaps(parts)), nulls
 
 
 def _list_parts(pieces):
