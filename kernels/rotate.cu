@@ -161,6 +161,46 @@ __device__ __forceinline__ uint4 read16(const uint8_t* p) {
     return r;
 }
 
+// Fast paths.  Written for any range (64-bit offsets, per-word checks: copy or array, ring wrap,
+// misalignment picked by selects), a pass cost ~140-160 instructions a thread per 16 bytes moved
+// in Nsight Compute, 1-2% of them the copies themselves.  But within one store the source's
+// misalignment is the same for every aligned destination word (the shift mod 16), so the body of
+// every store realigns through a template (tile_store, called by store_from) with 32-bit offsets
+// (a ring is at most the opt-in shared memory, a linear buffer a lane's few KiB); and the short
+// pass's interior tiles, whole and every word from the array, also load that way (tile_load).
+
+// tile t's words, all from the array, into ring slot `slot` (byte offset of the slot)
+__device__ __forceinline__ void tile_load(uint8_t* smem, unsigned R, uptr g, unsigned slot,
+                                          unsigned nw) {
+    for (unsigned i = threadIdx.x; i < nw; i += THREADS)
+        cp_async16(smem + slot + 16 * i, g + 16 * (uptr)i);
+    if (slot == 0 && threadIdx.x == 0) cp_async16(smem + R, g);   // slot 0's first word, again
+}
+
+// nw aligned 16-byte words to g from the ring: word i from ring bytes [o + 16i, o + 16i + 16)
+// (mod R), o % 16 == 4 * Q + sh / 8 (Q < 0: o is aligned)
+template <int Q>
+__device__ __forceinline__ void tile_store(uint8_t* g, const uint8_t* sm, unsigned R, unsigned o,
+                                           unsigned sh, unsigned nw) {
+    unsigned s = (o & ~15u) + 16 * threadIdx.x;
+    for (unsigned i = threadIdx.x; i < nw; i += THREADS, s += 16 * THREADS) {
+        if (s >= R) s -= R;                            // 16 * THREADS <= R: one wrap at most
+        const uint4 lo = *reinterpret_cast<const uint4*>(sm + s);
+        uint4 r;
+        if (Q < 0) {
+            r = lo;
+        } else {
+            const uint4 hi = *reinterpret_cast<const uint4*>(sm + s + 16);   // sm[R..] repeats
+            const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            r.x = __funnelshift_r(w[Q], w[Q + 1], sh);
+            r.y = __funnelshift_r(w[Q + 1], w[Q + 2], sh);
+            r.z = __funnelshift_r(w[Q + 2], w[Q + 3], sh);
+            r.w = __funnelshift_r(w[Q + 3], w[Q + 4], sh);
+        }
+        __stcs(reinterpret_cast<uint4*>(g) + i, r);
+    }
+}
+
 // Store len bytes to global g from shared buffer sm (R bytes, circular: byte k of the source is
 // sm[(o + k) mod R], 0 <= o < R, len <= R; when the buffer wraps, its first 16 bytes are
 // repeated at sm[R, R + 16) so that read16 may run past the end).
@@ -173,11 +213,26 @@ __device__ void store_from(uint8_t* g, const uint8_t* sm, i64 R, i64 o, i64 len)
         const i64 s = o + k;
         g[k] = sm[s >= R ? s - R : s];
     }
-    uint4* gw = reinterpret_cast<uint4*>(g + head);
-    for (i64 i = threadIdx.x; i < words; i += THREADS) {
-        i64 s = o + head + 16 * i;
-        s = s >= R ? s - R : s;
-        __stcs(gw + i, read16(sm + s));
+    if (words > 0) {
+        // the aligned body: its source's misalignment is the same for every word, so the
+        // realignment is a template (tile_store), with 32-bit offsets (a linear buffer is a
+        // lane's few KiB, a ring at most the opt-in shared memory)
+        // (a ring starts 16-byte aligned; a linear buffer may not: offsets from its word)
+        const unsigned smis = (unsigned)((uptr)sm & 15);
+        const uint8_t* sma = sm - smis;
+        i64 ob = o + head;
+        ob = ob >= R ? ob - R : ob;
+        ob += smis;
+        const unsigned mis = (unsigned)(ob & 15), sh = (mis & 3) * 8, nw = (unsigned)words;
+        const unsigned uR = R == NO_WRAP ? 0xFFFFFFF0u : (unsigned)R;
+        uint8_t* gb = g + head;
+        switch (mis == 0 ? -1 : (int)(mis >> 2)) {
+            case -1: tile_store<-1>(gb, sma, uR, (unsigned)ob, sh, nw); break;
+            case 0: tile_store<0>(gb, sma, uR, (unsigned)ob, sh, nw); break;
+            case 1: tile_store<1>(gb, sma, uR, (unsigned)ob, sh, nw); break;
+            case 2: tile_store<2>(gb, sma, uR, (unsigned)ob, sh, nw); break;
+            default: tile_store<3>(gb, sma, uR, (unsigned)ob, sh, nw); break;
+        }
     }
     for (i64 k = head + (words << 4) + threadIdx.x; k < len; k += THREADS) {
         const i64 s = o + k;
@@ -249,45 +304,6 @@ __device__ __forceinline__ void short_load(uint8_t* smem, i64 R, uptr base, uptr
     }
 }
 
-// Fast paths for the interior tiles, where nearly all bytes go.  The general code above handles
-// any range with 64-bit offsets and per-word checks (copy or array, ring wrap, misalignment
-// picked by selects); Nsight Compute counted ~160 instructions a thread per 16 bytes moved,
-// 1.3% of them the copies themselves.  An interior tile is whole: every word of it comes from
-// the array, its destination is 16-byte aligned and the source's misalignment within the ring
-// is the same for every word of the kernel (d mod 16), so offsets stay 32-bit (a ring is at most
-// the opt-in shared memory) and the realignment is a template.
-
-// tile t's words, all from the array, into ring slot `slot` (byte offset of the slot)
-__device__ __forceinline__ void tile_load(uint8_t* smem, unsigned R, uptr g, unsigned slot,
-                                          unsigned nw) {
-    for (unsigned i = threadIdx.x; i < nw; i += THREADS) cp_async16(smem + slot + 16 * i, g + 16 * (uptr)i);
-    if (slot == 0 && threadIdx.x == 0) cp_async16(smem + R, g);   // slot 0's first word, again
-}
-
-// nw aligned 16-byte words to g from the ring: word i from ring bytes [o + 16i, o + 16i + 16)
-// (mod R), o % 16 == 4 * Q + sh / 8 (Q < 0: o is aligned)
-template <int Q>
-__device__ __forceinline__ void tile_store(uint8_t* g, const uint8_t* sm, unsigned R, unsigned o,
-                                           unsigned sh, unsigned nw) {
-    unsigned s = (o & ~15u) + 16 * threadIdx.x;
-    for (unsigned i = threadIdx.x; i < nw; i += THREADS, s += 16 * THREADS) {
-        if (s >= R) s -= R;                            // 16 * THREADS <= R: one wrap at most
-        const uint4 lo = *reinterpret_cast<const uint4*>(sm + s);
-        uint4 r;
-        if (Q < 0) {
-            r = lo;
-        } else {
-            const uint4 hi = *reinterpret_cast<const uint4*>(sm + s + 16);   // sm[R..] repeats
-            const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-            r.x = __funnelshift_r(w[Q], w[Q + 1], sh);
-            r.y = __funnelshift_r(w[Q + 1], w[Q + 2], sh);
-            r.z = __funnelshift_r(w[Q + 2], w[Q + 3], sh);
-            r.w = __funnelshift_r(w[Q + 3], w[Q + 4], sh);
-        }
-        __stcs(reinterpret_cast<uint4*>(g) + i, r);
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring, i64 tile, int NS,
              i64 chunk_tiles, i64 nchunks, unsigned* err, u64 timeout_ns) {
@@ -335,7 +351,8 @@ rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring, i6
         if (sn < nsteps) {
             const i64 tn = STEP_TILE(sn);
             if (TILE_START(tn) >= fast_lo && TILE_START(tn + 1) <= fast_hi)
-                tile_load(smem, uR, base + (uptr)TILE_START(tn), ((unsigned)tn % (unsigned)NS) * utile, nw);
+                tile_load(smem, uR, base + (uptr)TILE_START(tn),
+                          ((unsigned)tn % (unsigned)NS) * utile, nw);
             else
                 short_load(smem, R, base, sbase, nb, left, lo, hi, tn, tile, NS);
         }
