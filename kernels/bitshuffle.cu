@@ -209,7 +209,8 @@ __device__ __forceinline__ void shuffle_row(const uint32_t* row, uint8_t* dst, i
             } else {
 #pragma unroll
                 for (int p = 0; p < 32; ++p)
-                    for (int b = 0; b < vb; ++b) q[p * plane_bytes + b] = (uint8_t)(a[p] >> (8 * b));
+                    for (int b = 0; b < vb; ++b)
+                        q[p * plane_bytes + b] = (uint8_t)(a[p] >> (8 * b));
             }
         }
         return;
