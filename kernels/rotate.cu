@@ -137,35 +137,11 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
-// 16 bytes from shared memory at any byte address p: the aligned 16-byte word holding p and,
-// when p is unaligned, the next one (the one holding p + 15).  Reads only words that hold some
-// of the 16 bytes.
-__device__ __forceinline__ uint4 read16(const uint8_t* p) {
-    const uptr a = (uptr)p;
-    const uint4* w = reinterpret_cast<const uint4*>(a & ~(uptr)15);
-    const uint4 lo = w[0];
-    const unsigned off = (unsigned)(a & 15);
-    if (off == 0) return lo;
-    const uint4 hi = w[1];
-    const unsigned q = off >> 2, sh = (off & 3) * 8;
-    const uint32_t r0 = q == 0 ? lo.x : q == 1 ? lo.y : q == 2 ? lo.z : lo.w;
-    const uint32_t r1 = q == 0 ? lo.y : q == 1 ? lo.z : q == 2 ? lo.w : hi.x;
-    const uint32_t r2 = q == 0 ? lo.z : q == 1 ? lo.w : q == 2 ? hi.x : hi.y;
-    const uint32_t r3 = q == 0 ? lo.w : q == 1 ? hi.x : q == 2 ? hi.y : hi.z;
-    const uint32_t r4 = q == 0 ? hi.x : q == 1 ? hi.y : q == 2 ? hi.z : hi.w;
-    uint4 r;
-    r.x = __funnelshift_r(r0, r1, sh);
-    r.y = __funnelshift_r(r1, r2, sh);
-    r.z = __funnelshift_r(r2, r3, sh);
-    r.w = __funnelshift_r(r3, r4, sh);
-    return r;
-}
-
 // Fast paths.  Written for any range (64-bit offsets, per-word checks: copy or array, ring wrap,
 // misalignment picked by selects), a pass cost ~140-160 instructions a thread per 16 bytes moved
 // in Nsight Compute, 1-2% of them the copies themselves.  But within one store the source's
 // misalignment is the same for every aligned destination word (the shift mod 16), so the body of
-// every store realigns through a template (tile_store, called by store_from) with 32-bit offsets
+// every store realigns through a template (tile_store, through store_words) with 32-bit offsets
 // (a ring is at most the opt-in shared memory, a linear buffer a lane's few KiB); and the short
 // pass's interior tiles, whole and every word from the array, also load that way (tile_load).
 
@@ -201,9 +177,22 @@ __device__ __forceinline__ void tile_store(uint8_t* g, const uint8_t* sm, unsign
     }
 }
 
+// tile_store for the misalignment of o (the same for every word of one store)
+__device__ __forceinline__ void store_words(uint8_t* g, const uint8_t* sm, unsigned R, unsigned o,
+                                            unsigned nw) {
+    const unsigned mis = o & 15, sh = (mis & 3) * 8;
+    switch (mis == 0 ? -1 : (int)(mis >> 2)) {
+        case -1: tile_store<-1>(g, sm, R, o, sh, nw); break;
+        case 0: tile_store<0>(g, sm, R, o, sh, nw); break;
+        case 1: tile_store<1>(g, sm, R, o, sh, nw); break;
+        case 2: tile_store<2>(g, sm, R, o, sh, nw); break;
+        default: tile_store<3>(g, sm, R, o, sh, nw); break;
+    }
+}
+
 // Store len bytes to global g from shared buffer sm (R bytes, circular: byte k of the source is
 // sm[(o + k) mod R], 0 <= o < R, len <= R; when the buffer wraps, its first 16 bytes are
-// repeated at sm[R, R + 16) so that read16 may run past the end).
+// repeated at sm[R, R + 16) so that a misaligned word may run past the end).
 __device__ void store_from(uint8_t* g, const uint8_t* sm, i64 R, i64 o, i64 len) {
     if (len <= 0) return;
     i64 head = (16 - ((uptr)g & 15)) & 15;
@@ -223,16 +212,8 @@ __device__ void store_from(uint8_t* g, const uint8_t* sm, i64 R, i64 o, i64 len)
         i64 ob = o + head;
         ob = ob >= R ? ob - R : ob;
         ob += smis;
-        const unsigned mis = (unsigned)(ob & 15), sh = (mis & 3) * 8, nw = (unsigned)words;
-        const unsigned uR = R == NO_WRAP ? 0xFFFFFFF0u : (unsigned)R;
-        uint8_t* gb = g + head;
-        switch (mis == 0 ? -1 : (int)(mis >> 2)) {
-            case -1: tile_store<-1>(gb, sma, uR, (unsigned)ob, sh, nw); break;
-            case 0: tile_store<0>(gb, sma, uR, (unsigned)ob, sh, nw); break;
-            case 1: tile_store<1>(gb, sma, uR, (unsigned)ob, sh, nw); break;
-            case 2: tile_store<2>(gb, sma, uR, (unsigned)ob, sh, nw); break;
-            default: tile_store<3>(gb, sma, uR, (unsigned)ob, sh, nw); break;
-        }
+        store_words(g + head, sma, R == NO_WRAP ? 0xFFFFFFF0u : (unsigned)R, (unsigned)ob,
+                    (unsigned)words);
     }
     for (i64 k = head + (words << 4) + threadIdx.x; k < len; k += THREADS) {
         const i64 s = o + k;
@@ -272,7 +253,8 @@ __device__ void staged_move(uint8_t* dst, const uint8_t* src, i64 len, uint8_t* 
 // [nb - 16, nb + d + 16), right: [-d - 16, 16)).  Tile tau (biased so that it is >= 0 for
 // v >= -d) is [tau * tile - al0 - R, (tau + 1) * tile - al0 - R), R = NS * tile, and lives in
 // ring slot tau % NS: byte v at ring offset (v + al0 + R) mod R, 16-byte words on 16-byte
-// offsets.  Slot 0's first word is repeated after the ring (read16 past its end).
+// offsets.  Slot 0's first word is repeated after the ring (a misaligned store reads past its
+// end).
 //
 // Per block, steps s = 0 .. nsteps-1 load the tiles of [lo, hi) (left: [c0, c1 + d) right to
 // left; right: [c0 - d, c1) left to right).  Step s: wait for tile s's cp.async group; (thread 0
@@ -336,12 +318,11 @@ rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring, i6
         cp_async_commit();
     }
     // interior tiles: loads whose words all come from the array, stores of whole tiles (their
-    // ring offset: (t * tile +- d) mod R, misaligned by d mod 16 for every tile)
+    // ring offset: (t * tile +- d) mod R)
     const i64 fast_lo = left ? lo : imax(lo, 0);      // right: words below 0 are the copy's
     const i64 fast_hi = left ? imin(hi, nb) : hi;     // left: words reaching past nb are
     const unsigned nw = (unsigned)(tile >> 4), uR = (unsigned)R, utile = (unsigned)tile;
     const unsigned dm = (unsigned)(left ? d % R : R - d % R);      // + d (left), - d (right)
-    const unsigned mis = dm & 15, sh = (mis & 3) * 8;
     for (i64 s = 0; s < nsteps; ++s) {
         cp_async_wait<PREFETCH - 1>();                 // this thread's copies of step s are done
         if (waits && s == wait_step && threadIdx.x == 0) wait_ticket(ring, j - 1, err, timeout_ns);
@@ -361,14 +342,7 @@ rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring, i6
         if (TILE_START(t) >= c0 && TILE_START(t + 1) <= c1) {
             unsigned o = ((unsigned)t % (unsigned)NS) * utile + dm;
             if (o >= uR) o -= uR;
-            uint8_t* g = a + TILE_START(t);
-            switch (mis == 0 ? -1 : (int)(mis >> 2)) {
-                case -1: tile_store<-1>(g, smem, uR, o, sh, nw); break;
-                case 0: tile_store<0>(g, smem, uR, o, sh, nw); break;
-                case 1: tile_store<1>(g, smem, uR, o, sh, nw); break;
-                case 2: tile_store<2>(g, smem, uR, o, sh, nw); break;
-                default: tile_store<3>(g, smem, uR, o, sh, nw); break;
-            }
+            store_words(a + TILE_START(t), smem, uR, o, nw);
             continue;
         }
         const i64 p0 = imax(c0, TILE_START(t)), p1 = imin(c1, TILE_START(t + 1));
@@ -386,14 +360,14 @@ rotate_short(uint8_t* a, i64 nb, i64 d, int left, uptr sbase, unsigned* ring, i6
 // rotate_column
 // ================================================================================================
 //
-// Shared memory: P (source lane l1), K (chain mode: old lane 0), then ring slots for lanes
-// l0+1 .. l1-1, each W + 48 bytes (<= W + 16 bytes of words plus read16 slack).  The host
-// allocates min(NSLOT, L - 2) slots, at least one: a slot index used below is always smaller
-// than the number of lanes streamed through the ring (<= L - 2), and the top's staged moves
-// reuse slot 0.  Step i (i = 0 .. m-1, m = l1 - l0) stores lane l0 + i from lane l0 + 1 + i
-// (slot i % NSLOT, or P for the last step); it first waits for lane l0 + 1 + i's group and
-// issues lane l0 + 1 + i + PREFETCH into slot (i + PREFETCH) % NSLOT, whose last reader (step
-// i + PREFETCH - NSLOT = i - 1) finished before the barrier.
+// Shared memory: P (source lane l1), K (chain mode: old lane 0), then ring slots for lanes l0+1 ..
+// l1-1, each W + 48 bytes (<= W + 16 bytes of words plus the slack of a misaligned word).  The host
+// allocates min(NSLOT, L - 2) slots, at least one: a slot index used below is always smaller than
+// the number of lanes streamed through the ring (<= L - 2), and the top's staged moves reuse slot
+// 0.  Step i (i = 0 .. m-1, m = l1 - l0) stores lane l0 + i from lane l0 + 1 + i (slot i % NSLOT,
+// or P for the last step); it first waits for lane l0 + 1 + i's group and issues lane l0 + 1 + i +
+// PREFETCH into slot (i + PREFETCH) % NSLOT, whose last reader (step i + PREFETCH - NSLOT = i - 1)
+// finished before the barrier.
 
 #define NSLOT (PREFETCH + 1)
 
