@@ -23,6 +23,7 @@
 #include "bind_plan.h"
 #include "bind_checks.h"
 #include "bind_bounds.h"
+#include "bind_pages.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -304,4 +305,5 @@ PYBIND11_MODULE(_native, m) {
     bind_plan(m);
     bind_checks(m);
     bind_bounds(m);
+    bind_pages(m);
 }
