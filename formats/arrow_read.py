@@ -190,74 +190,24 @@ def _one_pass(ftype, storage: pa.StructArray):
                                lengths.offset, n)
         index = buffer_values(table.indices.buffers()[1], np.uint16, table.indices.offset, n)
         table_of, distinct = _dictionary_tables(table.dictionary, index)
-        bits = [_bits(a) for a in (storage, codes, lengths, table)]
-        check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
+        status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
+            n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
+            _bits(table), index, table_of)
     except (CorruptDataError, pa.ArrowException, ValueError):  # the careful read names it
         return None
-    return stored_rows_checked(
-        ftype, n, row_bits=bits[0], codes_bits=bits[1], code_offsets=offsets,
-        data=data, length_bits=bits[2], lengths=values, table_bits=bits[3], index=index,
-        table_of=table_of, distinct=distinct, cuts=cuts,
-        declared=[a.null_count for a in (storage, codes, lengths, table)])
-
-
-def stored_rows_checked(ftype, n: int, *, row_bits, codes_bits, code_offsets, data, length_bits,
-                        lengths, table_bits, index, table_of, distinct, cuts, declared):
-    """A version-4 chunk's buffers (as an Arrow reader gives them: each validity as
-    ``(bitmap, first bit)`` or None, the codes' int64 offsets and data, the lengths, the table
-    indices and what each dictionary entry is: :func:`tables_of_entries`) checked row by row
-    in one compiled pass (``native.stored_rows``): the arguments of :func:`_assembled` but
-    ``chunked``, or None when anything is off (``declared``: the null counts the four
-    validities must have)."""
-    first, last = int(code_offsets[0]), int(code_offsets[-1])
-    try:
-        status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
-            n, row_bits, codes_bits, code_offsets, len(data), length_bits, lengths, table_bits,
-            index, table_of)
-    except (CorruptDataError, ValueError):
-        return None
-    if status != ROWS_OK or nulls != list(declared) or len(starts) - 1 > MAX_BLOCKS:
+    declared = [a.null_count for a in (storage, codes, lengths, table)]
+    if status != ROWS_OK or nulls != declared or len(starts) - 1 > MAX_BLOCKS:
         return None
     row_nulls = nulls[0]
-    validity = (slice_bitmap(row_bits[0], row_bits[1], n) if row_nulls else None)
+    validity = (slice_bitmap(np.frombuffer(storage.buffers()[0], np.uint8), storage.offset, n)
+                if row_nulls else None)
     tables = (tuple(distinct[i] for i in ids.tolist()) if row_nulls < n
               else (SymbolTable([]),))
     # (the lengths' total is bounded already: stored_rows fitted every length to its codes)
-    wide = ftype.storage_type.field("lengths").type == pa.uint64()
+    check_arrow(cuts, f"{EXTENSION_NAME} storage, field 'cuts'")
     cut_arrays = _unpack_cuts([cuts], code_offsets, lens, 8 if wide else 4, rows=validity)
-    return (tables, starts, data[first:last], code_offsets, lens, validity, row_nulls,
-            cut_arrays)
-
-
-def assemble_stored(ftype, n: int, **buffers) -> CompressedStringArray | None:
-    """:func:`stored_rows_checked` of a chunk's buffers, then its CompressedStringArray (one
-    chunk, as :func:`from_extension_array` of a one-chunk ChunkedArray gives), or None."""
-    quick = stored_rows_checked(ftype, n, **buffers)
-    if quick is None:
-        return None
-    return _assembled(ftype, *quick, chunked=True, one_pass=True)
-
-
-def tables_of_entries(body: np.ndarray, entries: np.ndarray, index: np.ndarray):
-    """:func:`_dictionary_tables` for a dictionary page read raw: each entry (``(start,
-    size)`` rows into ``body``) read as a table where some row names it (``index``)."""
-    table_of = np.full(max(len(entries), 1), -1, np.int32)
-    found: dict[bytes, int] = {}
-    distinct: list[SymbolTable] = []
-    named = (range(len(entries)) if len(entries) <= 1 else
-             np.flatnonzero(np.bincount(index, minlength=len(entries))[: len(entries)]).tolist())
-    for j in named:
-        start, size = (int(v) for v in entries[j])
-        serialised = body[start : start + size].tobytes()
-        if serialised not in found:
-            try:
-                table = _table_of(serialised)
-            except CorruptDataError:
-                continue
-            found[serialised] = len(distinct)
-            distinct.append(table)
-        table_of[j] = found[serialised]
-    return table_of, distinct
+    return (tables, starts, data[int(offsets[0]):int(offsets[-1])], code_offsets, lens,
+            validity, row_nulls, cut_arrays)
 
 
 def _bits(array: pa.Array):

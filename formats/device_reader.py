@@ -29,7 +29,6 @@ groups are being read.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import threading
@@ -50,7 +49,6 @@ from fsstgpu.formats.nested_device import (
     device_layout_supports,
     nested_to_device,
 )
-from fsstgpu.formats.page_reader import PageReader
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
 from fsstgpu.gpu.decode import decompress_device
 
@@ -80,37 +78,12 @@ def _default_workers() -> int:
                       else os.cpu_count() or 1))
 
 
-#: whether device reads take fsst column chunks from their pages
-#: (:mod:`fsstgpu.formats.page_reader`); False reads every chunk through pyarrow (comparisons)
-READ_PAGES = True
-
-
-@contextlib.contextmanager
-def _page_reader(source: Source):
-    """A PageReader of ``source`` (None for IPC, without fsst columns it takes, or with
-    :data:`READ_PAGES` off), closed on leaving."""
-    reader = None
-    if READ_PAGES and source.format == "parquet":
-        reader = PageReader(source.path, source.parquet_metadata, source.schema)
-        if not reader.leaves:
-            reader = None
-    try:
-        yield reader
-    finally:
-        if reader is not None:
-            reader.close()
-
-
-def _device_readers(source: Source, pages=None) -> int:
-    """Reading threads for a device read of ``source`` (:data:`ROWS_PER_READER`); fsst
-    columns that ``pages`` (a PageReader) reads are checked without the GIL and count as
-    plain ones."""
+def _device_readers(source: Source) -> int:
+    """Reading threads for a device read of ``source`` (:data:`ROWS_PER_READER`)."""
     meta = source.parquet_metadata
     if meta is None:  # IPC: read in order on the calling thread
         return 1
-    taken = set() if pages is None else set(pages.leaves)
-    checked = sum((is_fsst_type(f.type) and f.name not in taken) or
-                  (holds_fsst(f.type) and not is_fsst_type(f.type)) for f in source.schema)
+    checked = sum(is_fsst_type(f.type) or holds_fsst(f.type) for f in source.schema)
     if not checked:  # plain columns only: pyarrow's reads, nothing queued for the GIL
         return _default_workers()
     rows = meta.num_rows * checked
@@ -119,7 +92,7 @@ def _device_readers(source: Source, pages=None) -> int:
 
 def parallel_units(source: Source, *, workers: int | None = None,
                    ahead: int | None = None, convert=None, columns=None,
-                   units=None, pages=None) -> Iterator[dict]:
+                   units=None) -> Iterator[dict]:
     """Yield ``source``'s units in order, each column of each Parquet row group read by one of
     ``workers`` threads (a row group's columns in parallel too: its largest column bounds it).
 
@@ -140,11 +113,6 @@ def parallel_units(source: Source, *, workers: int | None = None,
     units : list of int, optional
         Only these units, in this order (default all; :func:`fsstgpu.formats.pruning.
         selected_units` chooses them for ``row_groups=`` and ``filters=``).
-    pages : callable, optional
-        ``pages(k, name)`` is tried first on the reading thread: what ``convert`` would
-        return for the column, read without pyarrow
-        (:meth:`fsstgpu.formats.page_reader.PageReader.read`), or None to read it through
-        pyarrow.
 
     Yields
     ------
@@ -174,10 +142,6 @@ def parallel_units(source: Source, *, workers: int | None = None,
     abandoned = False
 
     def read(k: int, name: str):
-        if pages is not None:
-            got = pages(k, name)
-            if got is not None:
-                return got
         me = threading.get_ident()
         with lock:
             entry = handles.get(me)
@@ -277,13 +241,11 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
 
     resolve_device("gpu")
     with Source(check_input(path)) as source:
-        with _page_reader(source) as pages:
-            units = parallel_units(source, workers=workers or _device_readers(source, pages),
-                                   ahead=ahead, convert=_compressed_columns(source),
-                                   pages=pages and pages.read)
-            fsst = _fsst_names(source)
-            for k, unit in enumerate(units):
-                yield _decoded_unit(source, k, unit, fsst, stream)
+        units = parallel_units(source, workers=workers or _device_readers(source),
+                               ahead=ahead, convert=_compressed_columns(source))
+        fsst = _fsst_names(source)
+        for k, unit in enumerate(units):
+            yield _decoded_unit(source, k, unit, fsst, stream)
 
 
 def _decoded_unit(source: Source, k: int, unit: dict, fsst: set, stream) -> dict:
@@ -373,12 +335,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
-    with _page_reader(source) as pages:
-        units = parallel_units(source, workers=workers or _device_readers(source, pages),
-                               ahead=WHOLE, convert=_compressed_columns(source),
-                               pages=pages and pages.read)
-        read = list(units)
-    for k, unit in enumerate(read):
+    units = parallel_units(source, workers=workers or _device_readers(source), ahead=WHOLE,
+                           convert=_compressed_columns(source))
+    for k, unit in enumerate(units):
         for name, col in unit.items():
             if name in fsst:
                 pieces[name][f"row group {k}, column {name!r}"] = col

@@ -23,7 +23,6 @@
 #include "bind_plan.h"
 #include "bind_checks.h"
 #include "bind_bounds.h"
-#include "bind_pages.h"
 
 namespace py = pybind11;
 using namespace fsstgpu_native;
@@ -305,5 +304,4 @@ PYBIND11_MODULE(_native, m) {
     bind_plan(m);
     bind_checks(m);
     bind_bounds(m);
-    bind_pages(m);
 }

@@ -2,9 +2,8 @@
 
 This package is the documented face of the extension ``fsstgpu._native`` (sources in
 ``fsstgpu/csrc``), one module per job: :mod:`~fsstgpu.native.codec` (matchers, encoding, decoding,
-the UTF-8 check), :mod:`~fsstgpu.native.train` (training), :mod:`~fsstgpu.native.scan` (walks
-over codes, column checks, Arrow layout loops) and :mod:`~fsstgpu.native.parquet` (Parquet pages
-read raw); their functions are all here.
+the UTF-8 check), :mod:`~fsstgpu.native.train` (training) and :mod:`~fsstgpu.native.scan` (walks
+over codes, column checks, Arrow layout loops); their names are all here.
 
 Every entry point validates its arguments, releases the GIL and spreads the work over
 ``threads`` std::threads (default :func:`fsstgpu.parallel.usable_cores`, which honours
@@ -22,10 +21,7 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 * :func:`train_symbols` / :func:`train_sample` / :func:`sample_of`: table training;
 * :func:`plan_symbols`: block planning (where a column gets a new table) and its tables;
 * :func:`walk_codes`, :func:`length_sums`, :func:`first_misfit`, ...: the code walk and the
-  column checks;
-* :func:`page_headers` / :func:`delta_binary_packed`: Parquet column chunks read raw (their
-  module, :mod:`~fsstgpu.native.parquet`, also names the page types, encodings and the columns
-  of :func:`page_headers`' rows).
+  column checks.
 
 >>> import numpy as np
 >>> from fsstgpu import SymbolTable, native
@@ -38,13 +34,10 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 True
 """
 
-from fsstgpu.native import codec, parquet, plan, scan, train
+from fsstgpu.native import codec, plan, scan, train
 from fsstgpu.native.codec import *  # noqa: F403
-from fsstgpu.native.parquet import delta_binary_packed, page_headers
 from fsstgpu.native.plan import *  # noqa: F403
 from fsstgpu.native.scan import *  # noqa: F403
 from fsstgpu.native.train import *  # noqa: F403
 
-# (parquet's constants stay in their module: PLAIN or RLE here would read as the codec's)
-__all__ = [*codec.__all__, *train.__all__, *scan.__all__, *plan.__all__, "delta_binary_packed",
-           "page_headers", "parquet"]
+__all__ = [*codec.__all__, *train.__all__, *scan.__all__, *plan.__all__]
