@@ -248,64 +248,64 @@ __device__ __forceinline__ void unshuffle_row(const uint8_t* src, i64 plane_byte
 #pragma unroll
             for (int i = 0; i < 32; ++i) row[i * (E / 4) + h] = a[i];
         }
-        return;
-    }
+    } else {   // 1-, 2- and 16-byte elements: 8 x 8 byte transposes
 #pragma unroll 1
-    for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
-        constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
-        // the pass's 8 JB plane words first, one branch for all of them (a branch per word
-        // cost 4-byte elements 16 points of copy, BENCHMARKS.md section 34)
-        uint32_t words[JB][8];
-        const uint8_t* base = src + (i64)(32 * jw) * plane_bytes;
-        if (whole) {   // plane_bytes is then a multiple of 4
-            const uint32_t* w = reinterpret_cast<const uint32_t*>(base);
-            const i64 pw = plane_bytes / 4;
+        for (int jw = 0; jw < (E >= 4 ? E / 4 : 1); ++jw) {
+            constexpr int JB = E >= 4 ? 4 : E;     // bytes j handled per pass
+            // the pass's 8 JB plane words first, one branch for all of them (a branch per word
+            // cost 4-byte elements 16 points of copy when they took this path, section 34)
+            uint32_t words[JB][8];
+            const uint8_t* base = src + (i64)(32 * jw) * plane_bytes;
+            if (whole) {   // plane_bytes is then a multiple of 4
+                const uint32_t* w = reinterpret_cast<const uint32_t*>(base);
+                const i64 pw = plane_bytes / 4;
 #pragma unroll
-            for (int b = 0; b < JB; ++b)
+                for (int b = 0; b < JB; ++b)
 #pragma unroll
-                for (int k = 0; k < 8; ++k) words[b][k] = __ldcs(w + (8 * b + k) * pw);
-        } else {
+                    for (int k = 0; k < 8; ++k) words[b][k] = __ldcs(w + (8 * b + k) * pw);
+            } else {
 #pragma unroll
-            for (int b = 0; b < JB; ++b)
+                for (int b = 0; b < JB; ++b)
 #pragma unroll
-                for (int k = 0; k < 8; ++k) {
-                    const uint8_t* p = base + (i64)(8 * b + k) * plane_bytes;
-                    uint32_t v = 0;
-                    for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
-                    words[b][k] = v;
+                    for (int k = 0; k < 8; ++k) {
+                        const uint8_t* p = base + (i64)(8 * b + k) * plane_bytes;
+                        uint32_t v = 0;
+                        for (int c = 0; c < vb; ++c) v |= (uint32_t)p[c] << (8 * c);
+                        words[b][k] = v;
+                    }
+            }
+            u64 x[JB][4];
+#pragma unroll
+            for (int b = 0; b < JB; ++b) {
+                const uint32_t* w = words[b];
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
+                    const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
+                    x[b][q] = transpose8((u64)lo | ((u64)hi << 32));   // byte i: element 8q+i
                 }
-        }
-        u64 x[JB][4];
-#pragma unroll
-        for (int b = 0; b < JB; ++b) {
-            const uint32_t* w = words[b];
+            }
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                const uint32_t lo = pick4w(w[0], w[1], w[2], w[3], q);
-                const uint32_t hi = pick4w(w[4], w[5], w[6], w[7], q);
-                x[b][q] = transpose8((u64)lo | ((u64)hi << 32));   // byte i: element 8q+i
-            }
-        }
+                if (E == 1) {
+                    row[2 * q] = (uint32_t)x[0][q];
+                    row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
+                } else if (E == 2) {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            if (E == 1) {
-                row[2 * q] = (uint32_t)x[0][q];
-                row[2 * q + 1] = (uint32_t)(x[0][q] >> 32);
-            } else if (E == 2) {
+                    for (int t = 0; t < 4; ++t) {
+                        const int sh = t < 2 ? 0 : 32, tt = t & 1;
+                        const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
+                                           ((4 + 2 * tt + 1) << 12);
+                        row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
+                                                     (uint32_t)(x[JB - 1][q] >> sh), s);
+                    }
+                } else {
+                    constexpr int EW = E / 4;
 #pragma unroll
-                for (int t = 0; t < 4; ++t) {
-                    const int sh = t < 2 ? 0 : 32, tt = t & 1;
-                    const unsigned s = (2 * tt) | ((4 + 2 * tt) << 4) | ((2 * tt + 1) << 8) |
-                                       ((4 + 2 * tt + 1) << 12);
-                    row[4 * q + t] = __byte_perm((uint32_t)(x[0][q] >> sh),
-                                                 (uint32_t)(x[JB - 1][q] >> sh), s);
+                    for (int i = 0; i < 8; ++i)
+                        row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
+                                                           x[3 % JB][q], i);
                 }
-            } else {
-                constexpr int EW = E / 4;
-#pragma unroll
-                for (int i = 0; i < 8; ++i)
-                    row[(8 * q + i) * EW + jw] = pick4(x[0][q], x[1 % JB][q], x[2 % JB][q],
-                                                       x[3 % JB][q], i);
             }
         }
     }
