@@ -6,8 +6,8 @@ compresses it with ``fsstgpu.formats.compress_file`` (the default, and ``parquet
 then times, by wall clock on a warm page cache (median of ``repeat`` after one untimed call):
 
 * ``write``: pyarrow writing the table (Snappy, zstd) from memory; fsstgpu compressing the Snappy
-  file into its own (read + train + encode + write: the ``fsstgpu compress`` path), beside
-  ``transcode`` (pyarrow reading the Snappy file and writing it as zstd: the same file-to-file
+  file into its own (read + train + encode + write: the ``fsstgpu compress`` path; with a GPU
+  also ``fsstgpu-gpu``, the strings encoded there: ``--device gpu``), beside ``transcode`` (pyarrow reading the Snappy file and writing it as zstd: the same file-to-file
   job);
 * ``read``: ``pyarrow.parquet.read_table`` of the Snappy / zstd files, and
   ``fsstgpu.formats.read_table(device="cpu")`` of fsstgpu's (Arrow strings out); the largest
@@ -248,6 +248,9 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
         compress_file(paths["snappy"], dst, **kw)
 
     row["write_s"]["fsstgpu"] = time_wall(lambda: compress(paths["fsstgpu"]), repeat=repeat)
+    if gpu:  # the strings encoded on the GPU: the same file (compress_file's device="gpu")
+        row["write_s"]["fsstgpu-gpu"] = time_wall(
+            lambda: compress(work / f"{name}.gpu.parquet", device="gpu"), repeat=repeat)
     compress(paths["fsstgpu-none"], parquet_codec="none")
     row["write_s"]["transcode_zstd"] = time_wall(
         lambda: pq.write_table(pq.read_table(paths["snappy"]), work / "t.parquet",
@@ -311,6 +314,8 @@ def run_files_bench(tables: dict, *, gpu: bool, repeat: int = 3, workdir=None,
     >>> [row] = run_files_bench({"urls": t}, gpu=False, repeat=1)
     >>> sorted(row["file_MB"]) == sorted(["snappy", "zstd", "fsstgpu", "fsstgpu-none"])
     True
+    >>> format_files_bench([row]).splitlines()[0]
+    'urls: 2,000 rows in 1 row groups, 0.0 MB in string columns s'
     """
     if workdir is None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -338,3 +343,50 @@ def bus_bandwidths(nbytes: int = 256 << 20, repeat: int = 5) -> dict:
             "upload_pinned_GBs": nbytes / upload_seconds(pinned_like(pageable), dst,
                                                          repeat=repeat) / 1e9,
             "upload_pageable_GBs": nbytes / upload_seconds(pageable, dst, repeat=repeat) / 1e9}
+
+
+def format_files_bench(rows: list[dict]) -> str:
+    """The rows as plain-text tables: sizes per column, then times and throughputs.
+
+    Examples
+    --------
+    >>> from benchmarks.files import format_files_bench
+    >>> format_files_bench([])
+    ''
+    """
+    out = []
+    for r in rows:
+        out.append(f"{r['table']}: {r['rows']:,} rows in {r['row_groups']} row groups, "
+                   f"{r['string_MB']:.1f} MB in string columns {', '.join(r['string_columns'])}")
+        cols = list(r["column_MB"]["snappy"])
+        out.append(f"  {'MB':<14}" + "".join(f"{f:>13}" for f in FILES))
+        for c in cols:
+            out.append(f"  {c[:14]:<14}" + "".join(f"{r['column_MB'][f].get(c, 0):13.2f}"
+                                              for f in FILES))
+        out.append(f"  {'(whole file)':<14}" + "".join(f"{r['file_MB'][f]:13.2f}"
+                                                       for f in FILES))
+        for peer, mb in r.get("peer_file_MB", {}).items():
+            out.append(f"  {peer} (its own format, defaults): {mb:.2f} MB")
+        if "copy_GBs" in r:
+            out.append(f"  same run: device copy {r['copy_GBs']:.0f} GB/s, upload pinned "
+                       f"{r['upload_pinned_GBs']:.1f} GB/s, pageable "
+                       f"{r['upload_pageable_GBs']:.1f} GB/s")
+        for what in ("write_s", "read_s", "to_gpu_s"):
+            if not r[what]:
+                continue
+            cells = "  ".join(f"{k} {v:.3f} s ({r['string_MB'] / 1e3 / v:.2f} GB/s)"
+                              for k, v in r[what].items())
+            out.append(f"  {what[:-2]:<8} {cells}")
+        if "column_read_s" in r:
+            cells = "  ".join(f"{k} {v:.3f} s" for k, v in r["column_read_s"].items())
+            peaks = "  ".join(f"{k} +{v:.0f} MB" for k, v in r.get("column_peak_MB", {}).items())
+            out.append(f"  column {r['column']!r} alone: {cells}; peak host memory {peaks}")
+        if "peak_host_MB" in r:
+            cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_host_MB"].items())
+            out.append(f"  peak host memory onto the GPU (one row group in Arrow: "
+                       f"{r['row_group_MB']:.0f} MB): {cells}")
+        if "peak_device_MB" in r:
+            cells = "  ".join(f"{k} +{v:.0f} MB" for k, v in r["peak_device_MB"].items())
+            out.append(f"  peak device pool onto the GPU (strings in Arrow: "
+                       f"{r['string_MB']:.0f} MB): {cells}")
+    return "\n".join(out)

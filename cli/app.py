@@ -44,7 +44,9 @@ from fsstgpu.cli.params import (
     BenchDevice,
     BenchLevelOpt,
     DataIn,
+    DecodeDeviceOpt,
     Device,
+    EncodeDeviceOpt,
     FileFormat,
     FileOrDataset,
     ForceOpt,
@@ -216,6 +218,7 @@ def compress(
     row_group_rows: Annotated[int | None, typer.Option(
         min=1, metavar="ROWS",
         help="Rows per output row group / batch (default: the input's are kept).")] = None,
+    device: EncodeDeviceOpt = Device.cpu,
     force: ForceOpt = False,
     progress: ProgressOpt = True,
     workers: WorkersOpt = None,
@@ -224,15 +227,15 @@ def compress(
 ):
     """Compress the string columns of a Parquet / Arrow IPC file (or of every file of a
     dataset, into the folder OUT) with FSST."""
+    options = dict(sample_bytes=sample_bytes, table=table, parquet_codec=parquet_codec.value,
+                   zstd_level=zstd_level, row_group_rows=row_group_rows, level=level.value,
+                   device=device.value)
     with handle_errors():
         if is_dataset(src):
             if format is not None:
                 fail("--format names one output file's format; a dataset's outputs keep their "
                      "inputs' names and formats", EXIT_USAGE)
             _start_dataset(src, dst)
-            options = dict(sample_bytes=sample_bytes, table=table,
-                           parquet_codec=parquet_codec.value, zstd_level=zstd_level,
-                           row_group_rows=row_group_rows, level=level.value)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
                     results = on_dask.compress_dataset(src, dst, columns, client=client,
@@ -247,18 +250,16 @@ def compress(
         dst = _into_folder(src, dst)
         with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
                 f"compress {printable(Path(src).name)}", progress) as bar:
-            info = compress_file(path, out, columns, format=fmt, sample_bytes=sample_bytes,
-                                 table=table, force=force, progress=bar,
-                                 parquet_codec=parquet_codec.value, zstd_level=zstd_level,
-                                 row_group_rows=row_group_rows, level=level.value)
+            info = compress_file(path, out, columns, format=fmt, force=force, progress=bar,
+                                 **options)
         info["seconds"] = time.perf_counter() - t0
-        info["ratio"] = (info["string_bytes"] / info["codes_bytes"]
-                         if info["codes_bytes"] else float("nan"))
+        info["ratio"] = info["string_bytes"] / (info["codes_bytes"] or float("nan"))
         if json_:
             print_json(info)
             return
         _results_console(dst).print(kv_table(f"compressed {src} -> {dst}", [
             ("format", info["format"]),
+            ("device", info["device"]),
             ("rows", f"{info['rows']:,}"),
             ("row groups / batches", info["units"]),
             ("fsst columns", ", ".join(info["columns"]) or "(none)"),
@@ -275,8 +276,7 @@ def compress(
 def decompress(
     src: DataIn,
     dst: OutFile,
-    device: Annotated[Device, typer.Option(
-        help="Where to decode: auto picks the GPU when one is usable.")] = Device.auto,
+    device: DecodeDeviceOpt = Device.auto,
     format: FormatOpt = None,
     force: ForceOpt = False,
     progress: ProgressOpt = True,

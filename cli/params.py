@@ -169,6 +169,12 @@ LevelOpt = Annotated[Level, typer.Option(
 BenchLevelOpt = Annotated[Level, typer.Option(
     "--level", help="CPU bench and scaling table: the compression level timed (with --reference "
                     "both are).")]
+DecodeDeviceOpt = Annotated[Device, typer.Option(
+    help="Where to decode: auto picks the GPU when one is usable.")]
+EncodeDeviceOpt = Annotated[Device, typer.Option(
+    "--device", help="Where to encode the strings: gpu uploads each row group's strings and "
+                     "encodes them there (the same file, byte for byte); auto picks the GPU when "
+                     "one is usable. Training and writing stay on the CPU.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]
 WorkersOpt = Annotated[int | None, typer.Option(

@@ -291,6 +291,8 @@ class NestedCompressor:
     growing : bool
         For an Arrow IPC *file*: keep each leaf's tables on one growing dictionary
         (:class:`fsstgpu.formats.arrow_storage.GrowingTables`).
+    encode : callable, optional
+        What encodes the leaves' blocks (:func:`fsstgpu.columns.compress_column`'s ``encode``).
 
     Attributes
     ----------
@@ -311,9 +313,10 @@ class NestedCompressor:
 
     def __init__(self, type_: pa.DataType, *, table=None, sample_bytes=None,
                  split_size: int = DEFAULT_SPLIT_SIZE, stream: bool = False,
-                 blocks: bool = True, growing: bool = False, level: str = "default"):
+                 blocks: bool = True, growing: bool = False, level: str = "default",
+                 encode=None):
         self.type = fsst_type_of(type_, split_size)
-        self._level = level
+        self._level, self._encode = level, encode
         self.string_bytes = self.codes_bytes = 0
         self._table, self._sample_bytes, self._split_size = table, sample_bytes, split_size
         self._stream, self._blocks = stream, blocks
@@ -348,11 +351,12 @@ class NestedCompressor:
                 self._streams[key] = ColumnStream(sample_bytes=self._sample_bytes,
                                                   blocks=self._blocks, table=self._table,
                                                   split_size=self._split_size,
-                                                  level=self._level)
+                                                  level=self._level, encode=self._encode)
             carr = self._streams[key].compress(values)
         else:
             carr = compress_column(values, table=self._table, sample_bytes=self._sample_bytes,
-                                   split_size=self._split_size, level=self._level)
+                                   split_size=self._split_size, level=self._level,
+                                   encode=self._encode)
         self.string_bytes += int(carr.uncompressed_bytes)
         self.codes_bytes += len(carr.codes)
         ext = to_extension_array(carr, ext_type=fsst_leaf_type(values.type, self._split_size))

@@ -91,7 +91,7 @@ def _plan(plain: arrow_layout.Plain, table, sample_bytes, level):
 
 
 def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE,
-                    level: str = "default"):
+                    level: str = "default", encode=None):
     """Compress a string or binary column with FSST.
 
     Parameters
@@ -118,6 +118,12 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
         best ratio; ``"fast"``: a block per MiB with a cheap table each
         (:func:`fsstgpu.blocks.fast_blocks`): 1.4-8x faster at 73-98% of the ratio
         (:data:`fsstgpu.blocks.LEVELS`). Either decodes the same way.
+    encode : callable, optional
+        What encodes the planned blocks, with :func:`fsstgpu.native.encode_blocks`' arguments
+        and results (the default): the GPU's twin
+        (:class:`fsstgpu.gpu.block_encode.GpuBlockEncoder`, which ``compress_file(...,
+        device="gpu")`` passes) gives the same codes byte for byte, so the same column. Only
+        the final encode moves; planning and training stay on the CPU.
 
     Returns
     -------
@@ -152,7 +158,8 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
         raise ValueError(f"{len(tables)} blocks; at most {MAX_TABLES} (chunk the column less "
                          "finely)")
     n = len(plain)
-    codes, code_offsets = encode_blocks(tables, plain.data, plain.offsets, block_starts)
+    codes, code_offsets = (encode or encode_blocks)(tables, plain.data, plain.offsets,
+                                                    block_starts)
     lengths = native.differences(plain.offsets)
     cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
@@ -229,6 +236,8 @@ class ColumnStream:
         Compress every piece with this table instead (nothing is trained).
     level : {"default", "fast"}
         How a retrained piece is planned and trained (:func:`compress_column`).
+    encode : callable, optional
+        What encodes each piece's blocks (:func:`compress_column`'s ``encode``).
 
     Examples
     --------
@@ -244,8 +253,9 @@ class ColumnStream:
 
     def __init__(self, *, sample_bytes=None, split_size: int = DEFAULT_SPLIT_SIZE,
                  tolerance: float = 0.15, blocks: bool = True, table=None,
-                 level: str = "default"):
+                 level: str = "default", encode=None):
         self.level = check_level(level)
+        self.encode = encode
         self.sample_bytes = sample_bytes
         self.split_size = split_size
         self.tolerance = tolerance
@@ -258,15 +268,17 @@ class ColumnStream:
         """The next piece, compressed (a :class:`CompressedStringArray`)."""
         column = inputs.as_string_column(values)
         if self.fixed_table is not None:
-            return compress_column(column, table=self.fixed_table, split_size=self.split_size)
+            return compress_column(column, table=self.fixed_table, split_size=self.split_size,
+                                   encode=self.encode)
         if self._table is not None:
-            carr = compress_column(column, table=self._table, split_size=self.split_size)
+            carr = compress_column(column, table=self._table, split_size=self.split_size,
+                                   encode=self.encode)
             nbytes = int(np.asarray(carr.lengths).sum())
             if len(carr.codes) <= nbytes * self._cost * (1 + self.tolerance):
                 return carr
         table = None if self.blocks else train(column, sample_bytes=self._one_table_sample())
         carr = compress_column(column, table, sample_bytes=self.sample_bytes,
-                               split_size=self.split_size, level=self.level)
+                               split_size=self.split_size, level=self.level, encode=self.encode)
         self._remember_last_block(carr)
         return carr
 

@@ -98,7 +98,7 @@ def test_cpu_bench_rows(load, tmp_path):
 
 # ids name the module in full: a bare "gpu" id would make the item look GPU-marked
 @pytest.mark.parametrize("name", ["columns", "cpu", "gpu", "gpu_sizes", "gpu_encode", "sweep_plot",
-                                  "corpora", "reference_fsst", "reference_bench"],
+                                  "corpora", "reference_fsst", "reference_bench", "files"],
                          ids=lambda n: f"benchmarks.{n}")
 def test_docstring_examples(load, name):
     if name in ("gpu", "gpu_sizes", "gpu_encode"):
