@@ -7,8 +7,8 @@ then times, by wall clock on a warm page cache (median of ``repeat`` after one u
 
 * ``write``: pyarrow writing the table (Snappy, zstd) from memory; fsstgpu compressing the Snappy
   file into its own (read + train + encode + write: the ``fsstgpu compress`` path; with a GPU
-  also ``fsstgpu-gpu``, the strings encoded there: ``--device gpu``), beside ``transcode`` (pyarrow reading the Snappy file and writing it as zstd: the same file-to-file
-  job);
+  also ``fsstgpu-gpu``, the strings encoded there: ``--device gpu``), beside ``transcode``
+  (pyarrow reading the Snappy file and writing it as zstd: the same file-to-file job);
 * ``read``: ``pyarrow.parquet.read_table`` of the Snappy / zstd files, and
   ``fsstgpu.formats.read_table(device="cpu")`` of fsstgpu's (Arrow strings out); the largest
   string column alone (``columns=``) by both, with the peak host memory of a fresh process

@@ -66,6 +66,7 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     with_schema_crc,
     writer_options,
 )
+from fsstgpu.formats.parquet_parts import PartWriter, part_threads, unwritable
 from fsstgpu.formats.sniff import sniff_format
 
 __all__ = [
@@ -401,26 +402,37 @@ class Sink:
 
     ``footer``: a callable giving more key-values for a Parquet footer, called at close (the
     string bounds of :mod:`fsstgpu.formats.pruning`).
+
+    ``parallel``: Parquet row groups encoded at once, each into a file of its own in memory on
+    a thread of its own, then joined into the output in order
+    (:mod:`fsstgpu.formats.parquet_parts`: the same bytes as one writer's); default
+    :func:`~fsstgpu.formats.parquet_parts.part_threads`. A unit's error (a type Parquet cannot
+    hold) may then surface at a later :meth:`write` or at :meth:`close`.
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
                  fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None,
-                 footer=None, zstd_level: int | None = None):
+                 footer=None, zstd_level: int | None = None, parallel: int | None = None):
         self.format = fmt
         self.schema = schema
         self._footer = footer  # Parquet: footer key-values, asked for at close
         self._rows: list[int] = []
+        self._parts = None  # Parquet row groups written in parallel: PartWriter
         self._file = open_file(path, "wb")
         try:
             if fmt == "parquet":
                 # an fsstgpu file's footer gets a checksum (see SCHEMA_CRC_KEY); every option
                 # is keyed by leaf path, so that nested columns get theirs too
                 schema = self.schema = with_schema_crc(schema)
-                self._writer = pq.ParquetWriter(
-                    self._file, schema, store_schema=True, write_page_checksum=True,
-                    **writer_options(schema, fsst_columns=fsst_columns, codecs=codecs,
-                                     fsst_codec=fsst_codec, repeating=repeating,
-                                     zstd_level=zstd_level))
+                options = dict(store_schema=True, write_page_checksum=True,
+                               **writer_options(schema, fsst_columns=fsst_columns,
+                                                codecs=codecs, fsst_codec=fsst_codec,
+                                                repeating=repeating, zstd_level=zstd_level))
+                parallel = part_threads() if parallel is None else parallel
+                if parallel > 1:
+                    self._parts = PartWriter(self._file, schema, options, parallel)
+                else:
+                    self._writer = pq.ParquetWriter(self._file, schema, **options)
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
                 self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)
@@ -434,10 +446,14 @@ class Sink:
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
             check_readable_back(table)  # (fixed-size lists holding nulls, pyarrow < 26)
+            if self._parts is not None:
+                self._parts.write(table)
+                self._rows.append(table.num_rows)
+                return
             try:  # one call, one row group: the input's row-group boundaries survive
                 self._writer.write_table(table, row_group_size=max(1, table.num_rows))
             except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
-                raise ValueError(_unwritable(table, exc)) from None
+                raise ValueError(unwritable(table, exc)) from None
             self._rows.append(table.num_rows)
             return
         try:
@@ -452,27 +468,21 @@ class Sink:
     def close(self) -> None:
         """Finish the file (footer) and close it."""
         try:
+            extra = {}
             if (self.format == "parquet" and SCHEMA_CRC_KEY in (self.schema.metadata or {})
-                    and hasattr(self._writer, "add_key_value_metadata")):  # pyarrow >= 16
-                extra = self._footer() if self._footer is not None else {}
-                self._writer.add_key_value_metadata(
-                    {ROW_GROUPS_KEY: json.dumps(self._rows), **extra})
+                    and hasattr(pq.ParquetWriter, "add_key_value_metadata")):  # pyarrow >= 16
+                extra = {ROW_GROUPS_KEY: json.dumps(self._rows),
+                         **(self._footer() if self._footer is not None else {})}
+            if self._parts is not None:
+                self._parts.close(extra)
+                return
+            if extra:
+                self._writer.add_key_value_metadata(extra)
             self._writer.close()
         finally:
+            if self._parts is not None:
+                self._parts.abandon()
             self._file.close()
-
-
-def _unwritable(table: pa.Table, exc: Exception) -> str:
-    """Why pyarrow's Parquet writer refused ``table`` (types Parquet cannot hold, such as a
-    dictionary holding a null or of views, or seconds past the millisecond range), naming the
-    first column it refuses alone."""
-    for field, column in zip(table.schema, table.columns, strict=True):
-        try:
-            pq.write_table(pa.table({field.name: column}), pa.BufferOutputStream())
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as alone:
-            return (f"column {field.name!r} ({field.type}) cannot be written to Parquet "
-                    f"({alone}); write an Arrow IPC output (.arrow, .arrows) instead")
-    return f"the table cannot be written to Parquet ({exc})"
 
 
 def regrouped(units, rows: int) -> Iterator[pa.Table]:

@@ -1,0 +1,223 @@
+"""A Parquet file's row groups written in parallel, then joined into the one file.
+
+pyarrow's ``ParquetWriter`` encodes and compresses a row group on one thread, and a file's row
+groups one after the other: ``compress_file`` on the H200's 16-core host spent 73-88% of its
+time in it (BENCHMARKS.md section 36). A row group's bytes do not depend on where it
+lands in the file (pages, dictionaries and their CRCs are the column chunk's own; only the footer
+holds positions), so each row group is written by a writer of its own into memory, on a pool
+thread (pyarrow releases the GIL), and :class:`JoinedParquetFile` appends them to the output in
+order, moving the positions in each one's footer entry (:func:`moved_row_group`) and writing
+one footer for all at the end. The file is byte for byte the one a single writer writes (tested).
+
+Row groups that hold a page index or a bloom filter (written after every row group, with
+positions of their own) are refused: fsstgpu's writer options write neither.
+
+Examples
+--------
+>>> import io, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats.parquet_parts import JoinedParquetFile, write_part
+>>> schema = pa.schema([("s", pa.string())])
+>>> out = io.BytesIO()
+>>> joined = JoinedParquetFile(out, schema, {})
+>>> for rows in (["a", "b"], ["c"]):
+...     joined.append(write_part(pa.table({"s": rows}), schema, {}))
+>>> joined.close({})
+>>> f = pq.ParquetFile(pa.BufferReader(out.getvalue()))
+>>> f.num_row_groups, f.read().column("s").to_pylist()
+(2, ['a', 'b', 'c'])
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fsstgpu.formats.thrift_compact import BINARY, LIST, STRUCT, Field, Seq, Struct, dumps, loads
+from fsstgpu.parallel import usable_cores
+
+__all__ = ["JoinedParquetFile", "PartWriter", "moved_row_group", "part_threads", "unwritable",
+           "write_part"]
+
+MAGIC = b"PAR1"
+# Thrift field ids (parquet.thrift)
+_FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_KEY_VALUES = 3, 4, 5
+_RG_COLUMNS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 5, 7
+_CC_FILE_OFFSET, _CC_META, _CC_OFFSET_INDEX, _CC_COLUMN_INDEX = 2, 3, 4, 6
+_CM_POSITIONS = (9, 10, 11)  # data_page_offset, index_page_offset, dictionary_page_offset
+_CM_BLOOM_FILTER = 14
+
+
+def part_threads() -> int:
+    """Row groups a file's writer encodes at once: half the usable cores (the other half
+    reads and compresses the next row groups), at most 8 (each holds a row group in memory
+    twice, as Arrow and encoded); 1 (one writer, no joining) on up to 3 cores."""
+    return max(1, min(8, usable_cores() // 2))
+
+
+def unwritable(table: pa.Table, exc: Exception) -> str:
+    """Why pyarrow's Parquet writer refused ``table`` (types Parquet cannot hold, such as a
+    dictionary holding a null or of views, or seconds past the millisecond range), naming the
+    first column it refuses alone."""
+    for field, column in zip(table.schema, table.columns, strict=True):
+        try:
+            pq.write_table(pa.table({field.name: column}), pa.BufferOutputStream())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as alone:
+            return (f"column {field.name!r} ({field.type}) cannot be written to Parquet "
+                    f"({alone}); write an Arrow IPC output (.arrow, .arrows) instead")
+    return f"the table cannot be written to Parquet ({exc})"
+
+
+def write_part(table: pa.Table, schema: pa.Schema, options: dict) -> pa.Buffer:
+    """``table`` as a Parquet file of one row group, in memory (``options``: the
+    ``ParquetWriter`` keyword arguments every part of a file shares)."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, schema, **options) as writer:
+        writer.write_table(table, row_group_size=max(1, table.num_rows))
+    return sink.getvalue()
+
+
+def _footer(buf) -> tuple[memoryview, Struct]:
+    """A whole Parquet file's bytes after the leading magic and before its footer, and the
+    footer (``FileMetaData``)."""
+    raw = memoryview(buf).cast("B")  # a pa.Buffer's bytes are signed ("b")
+    if len(raw) < 12 or raw[:4] != MAGIC or raw[-4:] != MAGIC:
+        raise ValueError("not a whole Parquet file")
+    size = int.from_bytes(raw[-8:-4], "little")
+    if size > len(raw) - 12:
+        raise ValueError("a Parquet footer longer than its file")
+    return raw[4 : len(raw) - 8 - size], loads(raw[len(raw) - 8 - size : -8])
+
+
+def moved_row_group(row_group: Struct, shift: int, ordinal: int) -> Struct:
+    """``row_group`` (a ``RowGroup`` footer entry) with every file position moved by
+    ``shift`` bytes and its ordinal set, in place (returned). A position 0 means "none" (no
+    byte of a Parquet file's data is at 0, its magic is): parquet-cpp writes it for a column
+    chunk's ``file_offset`` (since 15) and for the data pages of a row group without rows.
+
+    Raises
+    ------
+    ValueError
+        For a column chunk with a page index or a bloom filter (positions outside the row
+        group's bytes).
+    """
+    for f in row_group.fields:
+        if f.id == _RG_FILE_OFFSET and f.value:
+            f.value += shift
+        elif f.id == _RG_ORDINAL:
+            f.value = (ordinal + 2**15) % 2**16 - 2**15  # an i16, as parquet-cpp casts it
+    for chunk in row_group.get(_RG_COLUMNS).items:
+        for f in chunk.fields:
+            if f.id in (_CC_OFFSET_INDEX, _CC_COLUMN_INDEX):
+                raise ValueError("a row group with a page index cannot be moved")
+            if f.id == _CC_FILE_OFFSET and f.value:
+                f.value += shift
+            elif f.id == _CC_META:
+                for m in f.value.fields:
+                    if m.id == _CM_BLOOM_FILTER:
+                        raise ValueError("a row group with a bloom filter cannot be moved")
+                    if m.id in _CM_POSITIONS and m.value:
+                        m.value += shift
+    return row_group
+
+
+class JoinedParquetFile:
+    """Row groups written alone (:func:`write_part`) appended to one Parquet file.
+
+    Parameters
+    ----------
+    file : binary file object
+        Open for writing, at its start; written in order (no seeks).
+    schema : pyarrow.Schema
+        The parts' schema (a file without parts gets its footer from it).
+    options : dict
+        The parts' ``ParquetWriter`` keyword arguments.
+    """
+
+    def __init__(self, file, schema: pa.Schema, options: dict):
+        self._file, self._schema, self._options = file, schema, options
+        self._file.write(MAGIC)
+        self._pos = len(MAGIC)
+        self._row_groups: list[Struct] = []
+        self._template: Struct | None = None  # the first part's footer
+
+    def append(self, part) -> None:
+        """Append the row groups of ``part`` (a whole Parquet file's bytes)."""
+        body, meta = _footer(part)
+        for rg in meta.get(_FILE_ROW_GROUPS, Seq(LIST, STRUCT)).items:
+            self._row_groups.append(moved_row_group(rg, self._pos - len(MAGIC),
+                                                    len(self._row_groups)))
+        self._file.write(body)
+        self._pos += len(body)
+        if self._template is None:
+            self._template = meta
+
+    def close(self, key_values: dict) -> None:
+        """Write the footer: the parts' own, every row group in it, ``key_values`` added as
+        ``ParquetWriter.add_key_value_metadata`` adds them."""
+        meta = self._template
+        if meta is None:  # no row group: the footer of a file without any
+            _, meta = _footer(write_part(self._schema.empty_table(), self._schema,
+                                         self._options))
+            meta.set(_FILE_ROW_GROUPS, Seq(LIST, STRUCT, []))
+        meta.set(_FILE_NUM_ROWS, sum(rg.get(3) for rg in self._row_groups))
+        meta.set(_FILE_ROW_GROUPS, Seq(LIST, STRUCT, self._row_groups))
+        pairs = meta.get(_FILE_KEY_VALUES)
+        if pairs is None:
+            pairs = Seq(LIST, STRUCT, [])
+            meta.fields.append(Field(_FILE_KEY_VALUES, LIST, pairs))
+            meta.fields.sort(key=lambda f: f.id)
+        # as parquet-cpp merges them: the added pairs first, in order, then the others
+        added = {_bytes(k): _bytes(v) for k, v in key_values.items()}
+        pairs.items = ([Struct([Field(1, BINARY, k), Field(2, BINARY, v)])
+                        for k, v in added.items()]
+                       + [p for p in pairs.items if p.get(1) not in added])
+        raw = dumps(meta)
+        self._file.write(raw)
+        self._file.write(len(raw).to_bytes(4, "little"))
+        self._file.write(MAGIC)
+
+
+def _bytes(v) -> bytes:
+    return v.encode() if isinstance(v, str) else bytes(v)
+
+
+class PartWriter:
+    """Tables written as row groups on ``parallel`` threads, joined into ``file`` in order
+    (:class:`JoinedParquetFile`); at most ``parallel`` row groups in flight. A table pyarrow
+    refuses raises ValueError (:func:`unwritable`) at the :meth:`write` or :meth:`close` that
+    collects its row group.
+    """
+
+    def __init__(self, file, schema: pa.Schema, options: dict, parallel: int):
+        self._joined = JoinedParquetFile(file, schema, options)
+        self._schema, self._options, self._parallel = schema, options, parallel
+        self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="fsstgpu-part")
+        self._pending: deque = deque()
+
+    def _part(self, table: pa.Table):
+        try:
+            return write_part(table, self._schema, self._options)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
+            raise ValueError(unwritable(table, exc)) from None
+
+    def write(self, table: pa.Table) -> None:
+        """Start writing ``table`` as the next row group; append the oldest ones done."""
+        self._pending.append(self._pool.submit(self._part, table))
+        while len(self._pending) > self._parallel:
+            self._joined.append(self._pending.popleft().result())
+
+    def close(self, key_values: dict) -> None:
+        """Append every row group left and write the footer (``key_values`` added)."""
+        while self._pending:
+            self._joined.append(self._pending.popleft().result())
+        self._joined.close(key_values)
+
+    def abandon(self) -> None:
+        """Stop: row groups not started are dropped, those running are waited for."""
+        for job in self._pending:
+            job.cancel()
+        self._pending.clear()
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,147 @@
+"""Parquet row groups written in parallel and joined (formats/parquet_parts.py): Thrift footers
+read and written back byte for byte, joined files byte for byte what one writer writes, and
+compress_file / decompress_file through a parallel Sink equal to a single writer's."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu.formats import compress_file, decompress_file
+from fsstgpu.formats import rowgroups as rowgroups_module
+from fsstgpu.formats.parquet_parts import JoinedParquetFile, write_part
+from fsstgpu.formats.rowgroups import Sink
+from fsstgpu.formats.thrift_compact import dumps, loads
+
+
+def _table(rng, n: int) -> pa.Table:
+    words = ["alpha", "beta", "gamma", "http://example.com/", "\u00e9t\u00e9", ""]
+    text = [None if rng.random() < 0.1 else "".join(rng.choice(words, int(rng.integers(0, 6))))
+            for _ in range(n)]
+    return pa.table({
+        "s": pa.array(text),
+        "d": pa.array(text).dictionary_encode(),
+        "i": pa.array(rng.integers(-(2**40), 2**40, n)),
+        "f": pa.array(rng.random(n)),
+        "b": pa.array(rng.random(n) < 0.5),
+        "l": pa.array([[int(x) for x in rng.integers(0, 9, int(rng.integers(0, 4)))]
+                       for _ in range(n)]),
+        "st": pa.array([{"x": int(k), "y": str(k)} for k in range(n)]),
+    }).replace_schema_metadata({"origin": "test"})
+
+
+def _cuts(rng, n: int) -> list[tuple[int, int]]:
+    """Row groups of random sizes, an empty one among them."""
+    bounds = sorted({0, n, *rng.integers(0, n + 1, 5).tolist()})
+    cuts = list(zip(bounds[:-1], bounds[1:], strict=True))
+    return cuts[:1] + [(cuts[0][1], cuts[0][1])] + cuts[1:]
+
+
+def _footer_bytes(data: bytes) -> bytes:
+    size = int.from_bytes(data[-8:-4], "little")
+    return data[-8 - size : -8]
+
+
+@pytest.mark.parametrize("options", [dict(compression="zstd", write_page_checksum=True),
+                                     dict(compression="snappy", use_dictionary=False),
+                                     dict(compression="none", data_page_version="2.0")])
+def test_joined_file_is_byte_for_byte_one_writers(options):
+    rng = np.random.default_rng()
+    table = _table(rng, int(rng.integers(1, 3000)))
+    cuts = _cuts(rng, table.num_rows)
+    options = dict(store_schema=True, **options)
+    extra = {"fsstgpu.k": "v", "origin": "replaced"}
+    one = io.BytesIO()
+    with pq.ParquetWriter(one, table.schema, **options) as writer:
+        for lo, hi in cuts:
+            writer.write_table(table.slice(lo, hi - lo), row_group_size=max(1, hi - lo))
+        writer.add_key_value_metadata(extra)
+    joined = io.BytesIO()
+    parts = JoinedParquetFile(joined, table.schema, options)
+    for lo, hi in cuts:
+        parts.append(write_part(table.slice(lo, hi - lo), table.schema, options))
+    parts.close(extra)
+    assert joined.getvalue() == one.getvalue()
+    # (the values: without dictionary pages a dictionary column reads back plain)
+    assert pq.read_table(pa.BufferReader(joined.getvalue())).to_pylist() == table.to_pylist()
+
+
+def test_a_file_without_row_groups():
+    schema = _table(np.random.default_rng(), 1).schema
+    one = io.BytesIO()
+    pq.ParquetWriter(one, schema, store_schema=True).close()
+    joined = io.BytesIO()
+    JoinedParquetFile(joined, schema, dict(store_schema=True)).close({})
+    assert joined.getvalue() == one.getvalue()
+
+
+def test_thrift_footers_round_trip_and_malformed_ones_raise():
+    rng = np.random.default_rng()
+    out = io.BytesIO()
+    pq.write_table(_table(rng, 500), out, row_group_size=100, write_page_index=True)
+    raw = _footer_bytes(out.getvalue())
+    assert dumps(loads(raw)) == raw
+    for cut in range(len(raw)):  # every truncation: an error, never a hang or a wrong tree
+        with pytest.raises(ValueError):
+            loads(raw[:cut])
+    with pytest.raises(ValueError, match="after"):
+        loads(raw + b"\0")
+    for _ in range(200):  # flipped bytes: parsed or refused, nothing else
+        bad = bytearray(raw)
+        bad[int(rng.integers(0, len(bad)))] ^= int(rng.integers(1, 256))
+        try:
+            loads(bytes(bad))
+        except ValueError:
+            pass
+
+
+def test_page_indexes_are_not_moved():
+    table = _table(np.random.default_rng(), 50)
+    options = dict(write_page_index=True)
+    parts = JoinedParquetFile(io.BytesIO(), table.schema, options)
+    with pytest.raises(ValueError, match="page index"):
+        parts.append(write_part(table, table.schema, options))
+
+
+def _write(path, table, cuts, parallel):
+    sink = Sink(str(path), "parquet", table.schema, parallel=parallel)
+    for lo, hi in cuts:
+        sink.write(table.slice(lo, hi - lo).columns)
+    sink.close()
+    return path.read_bytes()
+
+
+def test_a_parallel_sink_writes_the_single_writers_file(tmp_path):
+    rng = np.random.default_rng()
+    table = _table(rng, 4000)
+    cuts = _cuts(rng, table.num_rows)
+    one = _write(tmp_path / "one.parquet", table, cuts, 1)
+    for parallel in (2, 3, 8):
+        assert _write(tmp_path / f"p{parallel}.parquet", table, cuts, parallel) == one
+
+
+def test_a_parallel_sink_names_an_unwritable_column(tmp_path):
+    table = pa.table({"n": [1, 2],
+                      "d": pa.DictionaryArray.from_arrays(pa.array([0, 1]), pa.array(["a", None]))})
+    with pytest.raises(ValueError, match="'d'.*cannot be written to Parquet"):
+        _write(tmp_path / "x.parquet", table, [(0, 1), (1, 2), (0, 2)], 2)
+
+
+@pytest.mark.parametrize("codec", ["zstd", "none"])
+def test_compress_and_decompress_file_in_parallel_are_unchanged(tmp_path, monkeypatch, codec):
+    rng = np.random.default_rng()
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(rng, 5000), src, row_group_size=700)
+    outputs = {}
+    for threads in (1, 4):
+        monkeypatch.setattr(rowgroups_module, "part_threads", lambda t=threads: t)
+        c, d = tmp_path / f"c{threads}.parquet", tmp_path / f"d{threads}.parquet"
+        compress_file(src, c, parquet_codec=codec)
+        decompress_file(c, d, device="cpu")
+        outputs[threads] = c.read_bytes(), d.read_bytes()
+    assert outputs[1] == outputs[4]
+    assert pq.read_table(tmp_path / "d4.parquet").equals(pq.read_table(src))
