@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -227,6 +228,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
              else f.with_type(fsst_type_of(f.type)) if f.name in nested else f
              for f in source.schema], metadata=metadata or None)
         sizes = {"string_bytes": 0, "codes_bytes": 0}
+        counting = threading.Lock()
         # an IPC file holds one dictionary per field: each column's tables on one growing list
         growing = {f.name: GrowingTables() for f in out_schema
                    if out_format == "arrow" and is_fsst_type(f.type) and f.type.tables_in_data}
@@ -258,8 +260,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                 if out_format == "parquet":  # for filters= (the codes' statistics order nothing)
                     bounds[field.name].append(bounds_of(values))
                 carr = streams[field.name].compress(values)
-                sizes["string_bytes"] += int(carr.uncompressed_bytes)
-                sizes["codes_bytes"] += len(carr.codes)
+                with counting:  # (columns are converted on several threads)
+                    sizes["string_bytes"] += int(carr.uncompressed_bytes)
+                    sizes["codes_bytes"] += len(carr.codes)
                 col = to_extension_array(carr, ext_type=types[field.name])
             if field.name in growing:
                 parts = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
@@ -274,7 +277,8 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         zstd_level=zstd_level,
                         repeating=_repeating({n: first[n] for n in types if n in first})
                         + _dictionary_codes(source))
-            rows, units = rewrite(source, sink, convert, progress, rows_per_unit=row_group_rows)
+            rows, units = rewrite(source, sink, convert, progress, rows_per_unit=row_group_rows,
+                                  workers=thread_count())
     for work in leaves.values():
         sizes["string_bytes"] += work.string_bytes
         sizes["codes_bytes"] += work.codes_bytes

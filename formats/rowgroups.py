@@ -514,14 +514,16 @@ def regrouped(units, rows: int) -> Iterator[pa.Table]:
 
 
 def rewrite(source: Source, sink: Sink, convert, progress=None, *,
-            rows_per_unit: int | None = None) -> tuple[int, int]:
+            rows_per_unit: int | None = None, workers: int = 1) -> tuple[int, int]:
     """Write every unit of ``source`` to ``sink``, each column through ``convert``; close ``sink``.
 
-    ``convert(field, column, unit_index)`` returns the column to write (on the calling thread,
-    in order); each unit is written while the next one is converted. Returns ``(rows,
-    units)``; ``progress`` (a :data:`ProgressCallback`) is called after each unit is written.
-    ``rows_per_unit``: the output's row groups / batches hold that many rows (the input's are
-    kept by default).
+    ``convert(field, column, unit_index)`` returns the column to write: on the calling thread,
+    column after column, or with ``workers`` > 1 the columns of a unit on that many threads at
+    once (``convert`` must then be safe on any thread for different fields; a field's units
+    still come in order, one at a time). Each unit is written while the next one is
+    converted. Returns ``(rows, units)``; ``progress`` (a :data:`ProgressCallback`) is called
+    after each unit is written. ``rows_per_unit``: the output's row groups / batches hold that
+    many rows (the input's are kept by default).
 
     Examples
     --------
@@ -539,6 +541,11 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
     # Unit k is written (pyarrow's encoding and page compression, the GIL released) on a
     # thread of its own while unit k + 1 is read and converted here: one unit in flight.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsstgpu-write")
+    workers = max(1, min(int(workers), len(source.schema)))
+    # a unit's columns at once: a column of one row group is often too small to keep every
+    # core busy on its own (its planner's walk, say, runs on one)
+    converters = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-convert")
+                  if workers > 1 else None)
     pending = None
 
     def written(job) -> None:
@@ -558,7 +565,12 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
         total = None if known is None else -(-known // rows_per_unit)
     try:
         for k, unit in enumerate(units_in):
-            columns = [convert(field, unit.column(field.name), k) for field in source.schema]
+            if converters is None:
+                columns = [convert(field, unit.column(field.name), k) for field in source.schema]
+            else:
+                columns = list(converters.map(
+                    lambda field, unit=unit, k=k: convert(field, unit.column(field.name), k),
+                    source.schema))
             if pending is not None:
                 written(pending)
                 pending = None
@@ -572,6 +584,8 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
             with contextlib.suppress(BaseException):
                 pending.result()
         writer.shutdown(wait=True)
+        if converters is not None:
+            converters.shutdown(wait=True)
         sink.close()
     return rows, units
 

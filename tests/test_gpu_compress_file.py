@@ -11,6 +11,7 @@ that asking for a GPU that is not there fails before anything is written.
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -56,13 +57,15 @@ class _CountingEncoder:
 
     calls = 0
     strings = 0
+    lock = threading.Lock()  # (a row group's columns are converted on several threads)
 
     def __init__(self, **_):
         pass
 
     def __call__(self, tables, data, offsets, block_starts):
-        type(self).calls += 1
-        type(self).strings += len(offsets) - 1
+        with self.lock:
+            type(self).calls += 1
+            type(self).strings += len(offsets) - 1
         return native.encode_blocks(tables, data, offsets, block_starts)
 
 

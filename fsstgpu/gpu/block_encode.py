@@ -12,6 +12,7 @@ codes of the compiled CPU encoder) and copies the codes and code offsets back.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -34,7 +35,8 @@ class GpuBlockEncoder:
     Parameters
     ----------
     stream : cupy.cuda.Stream, optional
-        Where the copies and kernels go (default: the current stream).
+        Where the copies and kernels go (default: a stream of each calling thread's own, so
+        that columns encoded on several threads at once overlap).
     fill : int, optional
         Poison the device codes buffer with this byte before the codes are written (tests).
 
@@ -60,6 +62,8 @@ class GpuBlockEncoder:
         resolve_device("gpu")
         self._stream, self._fill = stream, fill
         self._lookups: OrderedDict = OrderedDict()  # id(table) -> (table, device lookups)
+        self._lock = threading.Lock()  # the cache, for callers on several threads
+        self._local = threading.local()  # each thread's stream
 
     def __call__(self, tables, data, offsets, block_starts):
         """The codes of every block's strings (uint8) and their offsets (int64, n + 1, from 0),
@@ -82,7 +86,7 @@ class GpuBlockEncoder:
         if n == 0:
             return np.zeros(0, np.uint8), code_offsets
         parts, base = [], 0
-        with on_stream(self._stream):
+        with on_stream(self._stream or self._thread_stream(cp)):
             stream = cp.cuda.get_current_stream()
             d_data = upload(cp, data, stream)  # CuPy's allocations: 8-byte aligned
             d_offsets = upload(cp, offsets, stream)
@@ -103,16 +107,27 @@ class GpuBlockEncoder:
             stream.synchronize()
         return out, code_offsets
 
+    def _thread_stream(self, cp):
+        stream = getattr(self._local, "stream", None)
+        if stream is None:
+            stream = self._local.stream = cp.cuda.Stream(non_blocking=True)
+        return stream
+
     def _lookups_of(self, cp, table) -> dict:
-        """``table``'s encode lookups on the device, built and uploaded once per table."""
+        """``table``'s encode lookups on the device, built and uploaded once per table: the
+        upload waited for before they are cached, since other threads' streams read them."""
         key = id(table)
-        if key in self._lookups and self._lookups[key][0] is table:
-            self._lookups.move_to_end(key)
-            return self._lookups[key][1]
+        with self._lock:
+            held = self._lookups.get(key)
+            if held is not None and held[0] is table:
+                self._lookups.move_to_end(key)
+                return held[1]
         lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
-        self._lookups[key] = (table, lookups)
-        while len(self._lookups) > CACHED_TABLES:
-            self._lookups.popitem(last=False)
+        cp.cuda.get_current_stream().synchronize()
+        with self._lock:
+            self._lookups[key] = (table, lookups)
+            while len(self._lookups) > CACHED_TABLES:
+                self._lookups.popitem(last=False)
         return lookups
 
 

@@ -1,0 +1,55 @@
+"""compress_file converts a row group's columns on several threads at once (rewrite's workers):
+the file and its counts must be the ones the column-after-column conversion writes, byte for
+byte, for Parquet and Arrow IPC outputs, flat and nested string columns."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu.formats.files as files
+from fsstgpu.formats import compress_file, decompress_file
+
+
+def table(rows: int) -> pa.Table:
+    rng = np.random.default_rng(7)
+    words = ["alpha", "beta", "gamma", "delta", "http://example.com/", "/usr/share/doc/"]
+    def text(k):
+        return [None if rng.random() < 0.05 else
+                "".join(rng.choice(words, int(rng.integers(1, 6)))) + str(k * i)
+                for i in range(rows)]
+    return pa.table({"a": text(1), "b": text(3), "n": np.arange(rows),
+                     "c": pa.array(text(5), pa.large_string()),
+                     "l": pa.array([[s, s] for s in text(7)])})
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "arrow"])
+def test_columns_converted_at_once_write_the_same_file(tmp_path, monkeypatch, suffix):
+    src = tmp_path / "in.parquet"
+    t = table(6000)
+    pq.write_table(t, src, row_group_size=2000)
+    digests, infos, threads = {}, {}, set()
+    compress = files.ColumnStream.compress
+
+    def noted(self, values):  # which threads converted
+        threads.add(threading.current_thread().name.split("_")[0])
+        return compress(self, values)
+
+    monkeypatch.setattr(files.ColumnStream, "compress", noted)
+    for workers in (1, 4):
+        monkeypatch.setattr(files, "thread_count", lambda threads=None, w=workers: w)
+        dst = tmp_path / f"out{workers}.{suffix}"
+        infos[workers] = compress_file(src, dst)
+        digests[workers] = hashlib.sha256(dst.read_bytes()).hexdigest()
+        assert threads == ({"MainThread"} if workers == 1 else {"fsstgpu-convert"})
+        threads.clear()
+    assert digests[1] == digests[4]
+    assert infos[1] == infos[4] and infos[4]["string_bytes"] > 0
+    back = tmp_path / "back.parquet"
+    decompress_file(tmp_path / f"out4.{suffix}", back, device="cpu")
+    assert pq.read_table(back).equals(t)
