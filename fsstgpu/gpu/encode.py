@@ -13,8 +13,9 @@ column (copied back: at most ``sample_bytes``). One table, one block: the CPU's 
 walks the whole column, which would bring it all back.
 
 Not done yet (issue #25): long strings are encoded by one thread each (no parallel parse that
-resynchronises), training from a device column samples evenly rather than as the CPU trainer
-does, and ``compress_file`` does not encode on the GPU.
+resynchronises), and training from a device column samples evenly rather than as the CPU
+trainer does. Files: ``compress_file(..., device="gpu")`` encodes host row groups with
+:class:`fsstgpu.gpu.block_encode.GpuBlockEncoder`.
 """
 
 from __future__ import annotations
