@@ -52,6 +52,7 @@ from fsstgpu.formats.nested import (
     holds_strings,
 )
 from fsstgpu.formats.parquet_options import input_leaf
+from fsstgpu.formats.pipeline import rewrite
 from fsstgpu.formats.pruning import (
     STRING_STATS_KEY,
     bounds_of,
@@ -64,7 +65,6 @@ from fsstgpu.formats.rowgroups import (
     check_input,
     parquet_codec_name,
     reading,
-    rewrite,
 )
 from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format

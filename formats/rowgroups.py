@@ -1,8 +1,9 @@
 """Parquet and Arrow IPC files as a sequence of units (row groups or record batches).
 
 :class:`Source` reads an input one unit at a time and :class:`Sink` writes one unit per call, so
-a rewrite (:func:`rewrite`) holds one unit in memory whatever the file size, and the input's
-unit boundaries survive. :func:`write_table` writes a plain file with pyarrow only.
+a rewrite (:func:`fsstgpu.formats.pipeline.rewrite`) holds a few units in memory whatever the
+file size, and the input's unit boundaries survive. :func:`write_table` writes a plain file
+with pyarrow only.
 
 Files are opened here, as bytes paths, and handed to pyarrow as open files: pyarrow takes path
 strings as UTF-8, which a file name that is not valid UTF-8 (undecodable bytes, which Python
@@ -40,7 +41,6 @@ import itertools
 import json
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -80,7 +80,6 @@ __all__ = [
     "open_file",
     "parquet_codec_name",
     "reading",
-    "rewrite",
     "write_table",
 ]
 
@@ -483,111 +482,6 @@ class Sink:
             if self._parts is not None:
                 self._parts.abandon()
             self._file.close()
-
-
-def regrouped(units, rows: int) -> Iterator[pa.Table]:
-    """The rows of ``units`` (Tables of one schema) again, in Tables of ``rows`` rows (the last
-    may hold fewer): at most one output unit and one input unit in memory at a time.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.formats.rowgroups import regrouped
-    >>> parts = [pa.table({"n": range(k, k + 3)}) for k in (0, 3, 6)]
-    >>> [t.column("n").to_pylist() for t in regrouped(parts, 4)]
-    [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
-    """
-    if rows < 1:
-        raise ValueError(f"row groups of {rows} rows: give 1 or more")
-    held, count = [], 0
-    for unit in units:
-        start = 0
-        while start < unit.num_rows:
-            take = min(rows - count, unit.num_rows - start)
-            held.append(unit.slice(start, take))
-            count, start = count + take, start + take
-            if count == rows:
-                yield pa.concat_tables(held).combine_chunks()
-                held, count = [], 0
-    if count:
-        yield pa.concat_tables(held).combine_chunks()
-
-
-def rewrite(source: Source, sink: Sink, convert, progress=None, *,
-            rows_per_unit: int | None = None, workers: int = 1) -> tuple[int, int]:
-    """Write every unit of ``source`` to ``sink``, each column through ``convert``; close ``sink``.
-
-    ``convert(field, column, unit_index)`` returns the column to write: on the calling thread,
-    column after column, or with ``workers`` > 1 the columns of a unit on that many threads at
-    once (``convert`` must then be safe on any thread for different fields; a field's units
-    still come in order, one at a time). Each unit is written while the next one is
-    converted. Returns ``(rows, units)``; ``progress`` (a :data:`ProgressCallback`) is called
-    after each unit is written. ``rows_per_unit``: the output's row groups / batches hold that
-    many rows (the input's are kept by default).
-
-    Examples
-    --------
-    >>> import os, tempfile, pyarrow as pa, pyarrow.compute as pc
-    >>> from fsstgpu.formats.rowgroups import Sink, Source, rewrite, write_table
-    >>> d = tempfile.mkdtemp()
-    >>> write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "in.arrows"), "arrows",
-    ...             rows_per_unit=2)
-    >>> with Source(os.path.join(d, "in.arrows")) as source:
-    ...     sink = Sink(os.path.join(d, "out.parquet"), "parquet", source.schema)
-    ...     rewrite(source, sink, lambda field, col, k: pc.utf8_upper(col))
-    (3, 2)
-    """
-    rows = units = nbytes = 0
-    # Unit k is written (pyarrow's encoding and page compression, the GIL released) on a
-    # thread of its own while unit k + 1 is read and converted here: one unit in flight.
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsstgpu-write")
-    workers = max(1, min(int(workers), len(source.schema)))
-    # a unit's columns at once: a column of one row group is often too small to keep every
-    # core busy on its own (its planner's walk, say, runs on one)
-    converters = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-convert")
-                  if workers > 1 else None)
-    pending = None
-
-    def written(job) -> None:
-        nonlocal rows, units, nbytes
-        job.result()
-        unit = job.unit
-        rows, units, nbytes = rows + unit.num_rows, units + 1, nbytes + unit.nbytes
-        if progress is not None:
-            progress(units_done=units, units_total=total, rows=rows, nbytes=nbytes)
-
-    units_in = source.units()
-    total = source.num_units
-    if rows_per_unit is not None:
-        units_in = regrouped(units_in, rows_per_unit)
-        known = (source.parquet_metadata.num_rows if source.parquet_metadata is not None
-                 else None)
-        total = None if known is None else -(-known // rows_per_unit)
-    try:
-        for k, unit in enumerate(units_in):
-            if converters is None:
-                columns = [convert(field, unit.column(field.name), k) for field in source.schema]
-            else:
-                columns = list(converters.map(
-                    lambda field, unit=unit, k=k: convert(field, unit.column(field.name), k),
-                    source.schema))
-            if pending is not None:
-                written(pending)
-                pending = None
-            pending = writer.submit(sink.write, columns)
-            pending.unit = unit
-        if pending is not None:
-            written(pending)
-            pending = None
-    finally:
-        if pending is not None:  # stopped meanwhile: let the write finish before closing
-            with contextlib.suppress(BaseException):
-                pending.result()
-        writer.shutdown(wait=True)
-        if converters is not None:
-            converters.shutdown(wait=True)
-        sink.close()
-    return rows, units
 
 
 def write_table(table: pa.Table, path, format: str, *, rows_per_unit: int | None = None) -> None:
