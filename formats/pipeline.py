@@ -134,6 +134,7 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
         known = (source.parquet_metadata.num_rows if source.parquet_metadata is not None
                  else None)
         total = None if known is None else -(-known // rows_per_unit)
+    done = False
     try:
         for k, unit in enumerate(units_in):
             if converters is None:
@@ -150,6 +151,7 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
         if pending is not None:
             written(pending)
             pending = None
+        done = True
     finally:
         if pending is not None:  # stopped meanwhile: let the write finish before closing
             with contextlib.suppress(BaseException):
@@ -158,5 +160,8 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
         if converters is not None:
             converters.shutdown(wait=True)
         ahead.close()  # (a read still running is waited for: the source closes next)
-        sink.close()
+        if done:
+            sink.close()
+        else:  # the output is discarded: its footer would only hide the error
+            sink.abandon()
     return rows, units

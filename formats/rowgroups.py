@@ -483,6 +483,16 @@ class Sink:
                 self._parts.abandon()
             self._file.close()
 
+    def abandon(self) -> None:
+        """Stop without finishing the file (the caller failed and discards it): row groups
+        still being written are waited for, nothing raises."""
+        with contextlib.suppress(Exception):
+            if self._parts is not None:
+                self._parts.abandon()
+            else:
+                self._writer.close()
+        self._file.close()
+
 
 def write_table(table: pa.Table, path, format: str, *, rows_per_unit: int | None = None) -> None:
     """Write ``table`` to ``path`` as a plain Parquet or Arrow IPC file, with pyarrow only.

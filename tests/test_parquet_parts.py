@@ -145,3 +145,34 @@ def test_compress_and_decompress_file_in_parallel_are_unchanged(tmp_path, monkey
         outputs[threads] = c.read_bytes(), d.read_bytes()
     assert outputs[1] == outputs[4]
     assert pq.read_table(tmp_path / "d4.parquet").equals(pq.read_table(src))
+
+
+def test_an_fsst_file_without_row_groups_in_parallel(tmp_path, monkeypatch):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"s": pa.array([], pa.string()), "n": pa.array([], pa.int64())}),
+                   src)
+    outputs = []
+    for threads in (1, 2):
+        monkeypatch.setattr(rowgroups_module, "part_threads", lambda t=threads: t)
+        out = tmp_path / f"c{threads}.parquet"
+        compress_file(src, out)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert pq.ParquetFile(tmp_path / "c2.parquet").metadata.num_rows == 0
+
+
+def test_row_groups_in_flight_are_bounded_by_their_bytes(tmp_path, monkeypatch):
+    """Over MAX_HELD_BYTES beyond the oldest, a write waits for the oldest: with a bound of
+    nothing, one row group at a time; the file is the same."""
+    from fsstgpu.formats import parquet_parts
+
+    table = _table(np.random.default_rng(), 3000)
+    cuts = [(k, k + 500) for k in range(0, 3000, 500)]
+    one = _write(tmp_path / "one.parquet", table, cuts, 1)
+    monkeypatch.setattr(parquet_parts, "MAX_HELD_BYTES", 0)
+    sink = Sink(str(tmp_path / "b.parquet"), "parquet", table.schema, parallel=4)
+    for lo, hi in cuts:
+        sink.write(table.slice(lo, hi - lo).columns)
+        assert len(sink._parts._pending) == 1
+    sink.close()
+    assert (tmp_path / "b.parquet").read_bytes() == one
