@@ -36,7 +36,8 @@ class GpuBlockEncoder:
     ----------
     stream : cupy.cuda.Stream, optional
         Where the copies and kernels go (default: a stream of each calling thread's own, so
-        that columns encoded on several threads at once overlap).
+        that columns encoded on several threads at once overlap). Every call runs on the GPU
+        that was current when the encoder was made, whichever thread calls.
     fill : int, optional
         Poison the device codes buffer with this byte before the codes are written (tests).
 
@@ -60,6 +61,9 @@ class GpuBlockEncoder:
 
     def __init__(self, *, stream=None, fill=None):
         resolve_device("gpu")
+        # the device current where it is made: the calls may come from other threads (a file's
+        # columns are converted on a pool), whose current device is CuPy's default
+        self._device = get_cupy().cuda.Device()
         self._stream, self._fill = stream, fill
         self._lookups: OrderedDict = OrderedDict()  # id(table) -> (table, device lookups)
         self._lock = threading.Lock()  # the cache, for callers on several threads
@@ -86,7 +90,7 @@ class GpuBlockEncoder:
         if n == 0:
             return np.zeros(0, np.uint8), code_offsets
         parts, base = [], 0
-        with on_stream(self._stream or self._thread_stream(cp)):
+        with self._device, on_stream(self._stream or self._thread_stream(cp)):
             stream = cp.cuda.get_current_stream()
             d_data = upload(cp, data, stream)  # CuPy's allocations: 8-byte aligned
             d_offsets = upload(cp, offsets, stream)

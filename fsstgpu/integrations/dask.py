@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.formats import compress_file, decompress_file, read_table_device
 from fsstgpu.formats.datasets import dataset_outputs, make_parent
 from fsstgpu.formats.device_reader import read_unit_to_device
@@ -112,14 +112,25 @@ def _outputs(src, dst) -> list[tuple[str, str]]:
 
 def _compress_one(src: str, dst: str, columns, force: bool, options: dict, on_unit) -> dict:
     make_parent(dst)
-    info = compress_file(src, dst, columns, force=force, progress=on_unit, **options)
+    with _on_worker_gpu(options.get("device", "cpu")):
+        info = compress_file(src, dst, columns, force=force, progress=on_unit, **options)
     return {"input": src, "output": dst, **info}
 
 
 def _decompress_one(src: str, dst: str, device: str, force: bool, on_unit) -> dict:
     make_parent(dst)
-    info = decompress_file(src, dst, device=device, force=force, progress=on_unit)
+    with _on_worker_gpu(device):
+        info = decompress_file(src, dst, device=device, force=force, progress=on_unit)
     return {"input": src, "output": dst, **info}
+
+
+def _on_worker_gpu(device: str):
+    """This worker's GPU (:func:`_worker_gpu`) made current while a file is compressed or
+    decompressed on it (``device`` "gpu", or "auto" with a GPU): workers of a several-GPU host
+    spread over its GPUs instead of all using the first."""
+    if resolve_device(device) != "gpu":
+        return contextlib.nullcontext()
+    return _worker_gpu(get_cupy())
 
 
 def _run(client, fn, pairs, *args) -> list[dict]:
