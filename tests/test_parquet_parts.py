@@ -22,14 +22,14 @@ def _table(rng, n: int) -> pa.Table:
     words = ["alpha", "beta", "gamma", "http://example.com/", "\u00e9t\u00e9", ""]
     text = [None if rng.random() < 0.1 else "".join(rng.choice(words, int(rng.integers(0, 6))))
             for _ in range(n)]
-    return pa.table({
-        "s": pa.array(text),
-        "d": pa.array(text).dictionary_encode(),
+    return pa.table({  # (typed: a column of nulls alone would be of type null)
+        "s": pa.array(text, pa.string()),
+        "d": pa.array(text, pa.string()).dictionary_encode(),
         "i": pa.array(rng.integers(-(2**40), 2**40, n)),
         "f": pa.array(rng.random(n)),
         "b": pa.array(rng.random(n) < 0.5),
         "l": pa.array([[int(x) for x in rng.integers(0, 9, int(rng.integers(0, 4)))]
-                       for _ in range(n)]),
+                       for _ in range(n)], pa.list_(pa.int64())),
         "st": pa.array([{"x": int(k), "y": str(k)} for k in range(n)]),
     }).replace_schema_metadata({"origin": "test"})
 
