@@ -17,6 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.gpu.arrays import upload
 from fsstgpu.kernels.fsst_encode import encode_lookups, encode_on_device
@@ -143,7 +144,7 @@ def _check(tables: list, data_size: int, offsets: np.ndarray, block_starts: np.n
         raise ValueError("offsets must hold at least one value")
     if len(block_starts) != len(tables) + 1:
         raise ValueError(f"{len(block_starts)} block starts for {len(tables)} tables")
-    if block_starts[0] != 0 or block_starts[-1] != n or np.any(np.diff(block_starts) < 0):
+    if block_starts[0] != 0 or block_starts[-1] != n or not is_non_decreasing(block_starts):
         raise ValueError("block starts must go from 0 to the string count, non-decreasing")
-    if n and (offsets[0] < 0 or offsets[-1] > data_size or np.any(np.diff(offsets) < 0)):
+    if n and (offsets[0] < 0 or offsets[-1] > data_size or not is_non_decreasing(offsets)):
         raise ValueError("offsets must be non-decreasing and inside the data")
