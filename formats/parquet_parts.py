@@ -47,7 +47,7 @@ MAGIC = b"PAR1"
 MAX_HELD_BYTES = 1 << 30
 # Thrift field ids (parquet.thrift)
 _FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_KEY_VALUES = 3, 4, 5
-_RG_COLUMNS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 5, 7
+_RG_COLUMNS, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 3, 5, 7
 _CC_FILE_OFFSET, _CC_META, _CC_OFFSET_INDEX, _CC_COLUMN_INDEX = 2, 3, 4, 6
 _CM_POSITIONS = (9, 10, 11)  # data_page_offset, index_page_offset, dictionary_page_offset
 _CM_BLOOM_FILTER = 14
@@ -57,8 +57,7 @@ def part_threads() -> int:
     """Row groups a file's writer encodes at once: half the usable cores (the other half
     reads and converts the next row groups), at most 8 (each holds a row group in memory
     twice, as Arrow and encoded), at least 2: on the 2-core VM two were as fast or faster
-    than one writer (dbtext compress 296 -> 264 ms, decompress 208 -> 153), and every
-    Parquet output then takes the one path."""
+    than one (dbtext compress 296 -> 264 ms, decompress 208 -> 153)."""
     return max(2, min(8, usable_cores() // 2))
 
 
@@ -167,7 +166,7 @@ class JoinedParquetFile:
             empty = pa.BufferOutputStream()
             pq.ParquetWriter(empty, self._schema, **self._options).close()
             _, meta = _footer(empty.getvalue())
-        meta.set(_FILE_NUM_ROWS, sum(rg.get(3) for rg in self._row_groups))
+        meta.set(_FILE_NUM_ROWS, sum(rg.get(_RG_NUM_ROWS) for rg in self._row_groups))
         meta.set(_FILE_ROW_GROUPS, Seq(LIST, STRUCT, self._row_groups))
         pairs = meta.get(_FILE_KEY_VALUES)
         if pairs is None:

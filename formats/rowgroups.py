@@ -66,7 +66,7 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     with_schema_crc,
     writer_options,
 )
-from fsstgpu.formats.parquet_parts import PartWriter, part_threads, unwritable
+from fsstgpu.formats.parquet_parts import PartWriter, part_threads
 from fsstgpu.formats.sniff import sniff_format
 
 __all__ = [
@@ -402,11 +402,12 @@ class Sink:
     ``footer``: a callable giving more key-values for a Parquet footer, called at close (the
     string bounds of :mod:`fsstgpu.formats.pruning`).
 
-    ``parallel``: Parquet row groups encoded at once, each into a file of its own in memory on
-    a thread of its own, then joined into the output in order
-    (:mod:`fsstgpu.formats.parquet_parts`: the same bytes as one writer's); default
-    :func:`~fsstgpu.formats.parquet_parts.part_threads`. A unit's error (a type Parquet cannot
-    hold) may then surface at a later :meth:`write` or at :meth:`close`.
+    Parquet row groups are encoded ``parallel`` at once (default
+    :func:`~fsstgpu.formats.parquet_parts.part_threads`), each into a file of its own in memory
+    on a thread of its own, then joined into the output in order
+    (:mod:`fsstgpu.formats.parquet_parts`: the same bytes as one pyarrow writer's). A unit's
+    error (a type Parquet cannot hold) may then surface at a later :meth:`write` or at
+    :meth:`close`.
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
@@ -416,7 +417,7 @@ class Sink:
         self.schema = schema
         self._footer = footer  # Parquet: footer key-values, asked for at close
         self._rows: list[int] = []
-        self._parts = None  # Parquet row groups written in parallel: PartWriter
+        self._parts = None  # Parquet: the row groups' writer (PartWriter)
         self._file = open_file(path, "wb")
         try:
             if fmt == "parquet":
@@ -427,11 +428,8 @@ class Sink:
                                **writer_options(schema, fsst_columns=fsst_columns,
                                                 codecs=codecs, fsst_codec=fsst_codec,
                                                 repeating=repeating, zstd_level=zstd_level))
-                parallel = part_threads() if parallel is None else parallel
-                if parallel > 1:
-                    self._parts = PartWriter(self._file, schema, options, parallel)
-                else:
-                    self._writer = pq.ParquetWriter(self._file, schema, **options)
+                self._parts = PartWriter(self._file, schema, options,
+                                         part_threads() if parallel is None else parallel)
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
                 self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)
@@ -445,14 +443,7 @@ class Sink:
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
             check_readable_back(table)  # (fixed-size lists holding nulls, pyarrow < 26)
-            if self._parts is not None:
-                self._parts.write(table)
-                self._rows.append(table.num_rows)
-                return
-            try:  # one call, one row group: the input's row-group boundaries survive
-                self._writer.write_table(table, row_group_size=max(1, table.num_rows))
-            except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
-                raise ValueError(unwritable(table, exc)) from None
+            self._parts.write(table)  # one row group: the input's boundaries survive
             self._rows.append(table.num_rows)
             return
         try:
@@ -475,8 +466,6 @@ class Sink:
             if self._parts is not None:
                 self._parts.close(extra)
                 return
-            if extra:
-                self._writer.add_key_value_metadata(extra)
             self._writer.close()
         finally:
             if self._parts is not None:

@@ -5,14 +5,23 @@ compress_file / decompress_file through a parallel Sink equal to a single writer
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from fsstgpu.columns import compress_column
 from fsstgpu.formats import compress_file, decompress_file
 from fsstgpu.formats import rowgroups as rowgroups_module
+from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.parquet_options import (
+    ROW_GROUPS_KEY,
+    SCHEMA_CRC_KEY,
+    with_schema_crc,
+    writer_options,
+)
 from fsstgpu.formats.parquet_parts import JoinedParquetFile, write_part
 from fsstgpu.formats.rowgroups import Sink
 from fsstgpu.formats.thrift_compact import dumps, loads
@@ -107,11 +116,27 @@ def test_page_indexes_are_not_moved():
         parts.append(write_part(table, table.schema, options))
 
 
-def _write(path, table, cuts, parallel):
-    sink = Sink(str(path), "parquet", table.schema, parallel=parallel)
-    for lo, hi in cuts:
-        sink.write(table.slice(lo, hi - lo).columns)
+def _write(path, table, cuts, parallel, units=None):
+    """``table``'s rows cut at ``cuts`` through a Sink (or the tables ``units``)."""
+    units = units or [table.slice(lo, hi - lo) for lo, hi in cuts]
+    sink = Sink(str(path), "parquet", units[0].schema, parallel=parallel)
+    for unit in units:
+        sink.write(unit.columns)
     sink.close()
+    return path.read_bytes()
+
+
+def _one_writers(path, units) -> bytes:
+    """What one pyarrow writer writes of ``units`` with the Sink's options and footer (the
+    oracle: the Sink writes through joined parts only)."""
+    schema = with_schema_crc(units[0].schema)
+    with pq.ParquetWriter(str(path), schema, store_schema=True, write_page_checksum=True,
+                          **writer_options(schema)) as writer:
+        for unit in units:
+            writer.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
+        if SCHEMA_CRC_KEY in (schema.metadata or {}):
+            writer.add_key_value_metadata(
+                {ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units])})
     return path.read_bytes()
 
 
@@ -119,9 +144,13 @@ def test_a_parallel_sink_writes_the_single_writers_file(tmp_path):
     rng = np.random.default_rng()
     table = _table(rng, 4000)
     cuts = _cuts(rng, table.num_rows)
-    one = _write(tmp_path / "one.parquet", table, cuts, 1)
-    for parallel in (2, 3, 8):
-        assert _write(tmp_path / f"p{parallel}.parquet", table, cuts, parallel) == one
+    # with an fsst column too: its leaves' own options, the footer's checksum and row counts
+    units = [table.slice(lo, hi - lo).append_column(
+        "fs", to_extension_array(compress_column(table.column("s").slice(lo, hi - lo))))
+        for lo, hi in cuts]
+    one = _one_writers(tmp_path / "one.parquet", units)
+    for parallel in (1, 2, 3, 8):
+        assert _write(tmp_path / f"p{parallel}.parquet", None, None, parallel, units) == one
 
 
 def test_a_parallel_sink_names_an_unwritable_column(tmp_path):
@@ -168,7 +197,7 @@ def test_row_groups_in_flight_are_bounded_by_their_bytes(tmp_path, monkeypatch):
 
     table = _table(np.random.default_rng(), 3000)
     cuts = [(k, k + 500) for k in range(0, 3000, 500)]
-    one = _write(tmp_path / "one.parquet", table, cuts, 1)
+    one = _one_writers(tmp_path / "one.parquet", [table.slice(lo, hi - lo) for lo, hi in cuts])
     monkeypatch.setattr(parquet_parts, "MAX_HELD_BYTES", 0)
     sink = Sink(str(tmp_path / "b.parquet"), "parquet", table.schema, parallel=4)
     for lo, hi in cuts:
