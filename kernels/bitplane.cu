@@ -5,13 +5,14 @@
 // NT = 256 threads; warp w owns groups 16w .. 16w + 15 of it, lane i value i of each group.
 //
 //   bitplane_pack    loads its 16 values per thread up front (16 independent loads in flight per
-//                    thread), transforms them (delta against the previous value, zigzag), takes
-//                    each group's plane count (__reduce_or_sync), writes the count bytes, and
-//                    scans words and value sums over the block.  The superblock's first word and
-//                    prefix (two running sums: words, values) come from a single-pass decoupled
-//                    look-back over superblocks claimed in ticket order (warp 0), while warps 1-7
-//                    already build plane words with __ballot_sync into shared memory; then the
-//                    block streams its words out (16-byte stores for the aligned body).
+//                    thread), transforms them (delta against the previous value, zigzag: both
+//                    template parameters), takes each group's plane count (__reduce_or_sync),
+//                    writes the count bytes, scans words and value sums over the block, and
+//                    builds its plane words in shared memory (32 x 32 bit transposes).  Then
+//                    warp 0 finds the superblock's first word and prefix (two running sums:
+//                    words, values) by a single-pass decoupled look-back over superblocks claimed
+//                    in ticket order, and the block streams its words out (16-byte stores for
+//                    the aligned body).
 //   bitplane_unpack  reads index entries s, s + 1 and its 128 count bytes, scans the counts,
 //                    copies its words (16-byte loads) into shared memory, rebuilds each lane's
 //                    value from broadcast shared reads, un-zigzags, and for delta adds prefix[s]
@@ -25,7 +26,9 @@
 // (registers ~64-80 per thread, shared memory <= 33 KB per block) that is > 32 KB in flight per
 // SM, above the ~20 KB an H200 SM needs to cover DRAM latency.  Shared-memory traffic is broadcast
 // reads (decode) or lane-consecutive words (staging): no bank conflicts worth counting.  The
-// look-back waits only on the previous superblock's aggregate, published right after its loads.
+// look-back waits only on the previous superblocks' aggregates, published right after their loads,
+// and reads a status in one relaxed 16-byte load: the look-back's latency is on every block's
+// critical path (BENCHMARKS.md section 37: with acquire loads it was 40% of the pack's time).
 //
 // Corruption (unpack kernels): every byte read is bounds-checked against the host-given sizes; a
 // block whose index entries or counts are inconsistent decodes zeros instead of reading words.
@@ -53,6 +56,18 @@ typedef unsigned long long u64;
 // pack 27-28 -> 30-31% of copy, unpack 40-42 -> 45%, unpack_offsets 53-55 -> 55-57%
 template <typename U> struct MinBlocks {
     static constexpr int v = sizeof(U) == 4 ? BP_MINB_U32 : BP_MINB;
+};
+// Pack keeps no values past its planes and waits on its look-back: more resident blocks hide that
+// wait (H200, 1 GiB, section 37: 32-bit lengths 710 -> 667 us with 6 blocks, 40 registers and no
+// spills; sorted 64-bit deltas 576 -> 551 with 5)
+#ifndef BP_PACK_MINB_U32
+#define BP_PACK_MINB_U32 6
+#endif
+#ifndef BP_PACK_MINB
+#define BP_PACK_MINB 5
+#endif
+template <typename U> struct PackBlocks {
+    static constexpr int v = sizeof(U) == 4 ? BP_PACK_MINB_U32 : BP_PACK_MINB;
 };
 #define GPW 16                 // groups per warp
 #define SB_GROUPS 128          // groups per superblock (bitplane_cpu.SUPERBLOCK_GROUPS)
@@ -234,71 +249,16 @@ __device__ __forceinline__ void load_quad(const uint32_t* s_words, int cnt, int 
 }
 
 // ---- pack ----------------------------------------------------------------------------------------
-// Look-back status of superblock t (zeroed by the launcher), four u64: [0] aggregate words | VALID,
-// [1] aggregate value sum, [2] inclusive words | VALID, [3] inclusive value sum.  The sum is
-// written (relaxed) before its word count is released; a reader acquires the word count first.
-// Deadlock freedom: superblocks are claimed by atomicAdd tickets, so superblock t is processed by
-// a block that started after the blocks of every t' < t; those are resident or done, and each
-// waits only on smaller tickets, so the smallest unfinished one never waits: progress for any grid
-// size and any residency.  Every spin is still bounded by timeout_ns of %globaltimer (then *err |=
-// 128 and the result is garbage, which the launcher reports) so that a broken scheduler or a
-// corrupted scratch buffer can never hang the GPU.
+#include "bitplane_lookback.cuh"
 
-__device__ void publish(u64* st, int inclusive, u64 words, u64 sum) {
-    st_relaxed(st + (inclusive ? 3 : 1), sum);
-    st_release(st + (inclusive ? 2 : 0), words | VALID);
-}
-
-// Warp 0: (words, sum) of all superblocks before t.
-__device__ void look_back(u64* stat, i64 t, int* err, u64 timeout_ns, u64& ex_w, u64& ex_v) {
-    const int lane = threadIdx.x & 31;
-    ex_w = 0; ex_v = 0;
-    u64 t0 = 0;
-    for (i64 p = t - 1; p >= 0; p -= 32) {
-        const i64 idx = p - lane;
-        int state = idx < 0 ? 2 : 0;                   // before superblock 0: inclusive zero
-        u64 w = 0, v = 0;
-        while (true) {
-            if (state == 0) {
-                const u64* st = stat + 4 * idx;
-                u64 f = ld_acquire(st + 2);
-                if (f & VALID) { state = 2; w = f & ~VALID; v = ld_relaxed(st + 3); }
-                else {
-                    f = ld_acquire(st);
-                    if (f & VALID) { state = 1; w = f & ~VALID; v = ld_relaxed(st + 1); }
-                }
-            }
-            const unsigned ready = __ballot_sync(FULL, state != 0);
-            const unsigned incl = __ballot_sync(FULL, state == 2);
-            if (incl) {
-                const int k = __ffs(incl) - 1;         // nearest inclusive prefix
-                const unsigned need = k == 31 ? FULL : (2u << k) - 1;
-                if ((ready & need) == need) {
-                    if (lane > k) { w = 0; v = 0; }
-                    ex_w += warp_sum(w); ex_v += warp_sum(v);
-                    return;
-                }
-            } else if (ready == FULL) {
-                break;
-            }
-            if (t0 == 0) t0 = global_ns();
-            const bool give_up = *(volatile int*)err != 0 || global_ns() - t0 > timeout_ns;
-            if (__any_sync(FULL, give_up)) {
-                if (lane == 0) atomicOr(err, 128);
-                return;
-            }
-            __nanosleep(64);
-        }
-        ex_w += warp_sum(w); ex_v += warp_sum(v);
-    }
-}
-
-template <typename U>
-__global__ void __launch_bounds__(NT, MinBlocks<U>::v)
-bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delta, int zig,
+// DELTA: store differences of consecutive values; ZIG: zigzag them (signed values or DELTA).
+template <typename U, int DELTA, int ZIG>
+__global__ void __launch_bounds__(NT, PackBlocks<U>::v)
+bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks,
               uint8_t* __restrict__ out, i64 index_start, i64 words_start, u64 head0, u64 head1,
               u64* stat, unsigned* ticket, i64* nbytes, int* err, u64 timeout_ns) {
     constexpr int W = 8 * sizeof(U);
+    constexpr bool delta = DELTA, zig = ZIG;
     __shared__ uint32_t s_words[SB_GROUPS * W];
     __shared__ u64 s_wv[8];
     __shared__ int s_ww[8];
@@ -326,7 +286,7 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
     for (int q = 0; q < GPW; ++q) {
         const U raw = z[q];
         U d = raw;
-        if (delta) {
+        if constexpr (delta) {
             U prev = shfl_up<U>(raw, 1);
             const U last = shfl_at<U>(raw, 31);
             if (lane == 0) prev = before;
@@ -352,6 +312,9 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
         total += s_ww[k];
         vtotal += s_wv[k];
     }
+    // every warp's planes before warp 0's look-back, which then waits with nothing of its own
+    // left to do (section 37: 852 -> 782 us at 1 GiB of 32-bit lengths)
+    store_planes<U>(z, mine, off, s_words, lane);
     if (w == 0) {                                      // the superblock's place in the output
         u64* st = stat + 4 * t;
         u64 ex_w = 0, ex_v = 0;
@@ -375,7 +338,6 @@ bitplane_pack(const U* __restrict__ in, i64 n, i64 groups, i64 sblocks, int delt
             }
         }
     }
-    store_planes<U>(z, mine, off, s_words, lane);       // planes into shared memory
     __syncthreads();
     // stream the words out: scalar head up to a 16-byte boundary, uint4 body, scalar tail
     uint32_t* dst = reinterpret_cast<uint32_t*>(out + words_start) + (i64)s_base;

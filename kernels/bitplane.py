@@ -91,8 +91,9 @@ THREADS = 256                                  # bitplane.cu NT (8 warps of 16 g
 LOOKBACK_TIMEOUT_NS = 5_000_000_000
 _CTYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 # every kernel instantiation the launchers can run, compiled as one NVRTC module
-KERNEL_NAMES = (tuple(f"{k}<{t}>" for k in ("bitplane_pack", "bitplane_unpack")
-                      for t in _CTYPE.values())
+KERNEL_NAMES = (tuple(f"bitplane_pack<{t}, {d}, {z}>" for t in _CTYPE.values()
+                      for d in (0, 1) for z in (0, 1))
+                + tuple(f"bitplane_unpack<{t}>" for t in _CTYPE.values())
                 + tuple(f"bitplane_unpack_offsets<{t}, {o}>" for t in _CTYPE.values()
                         for o in ("int", "long long")))
 _ERRORS = {1: "plane counts above the value width", 2: "word index does not match the plane counts",
@@ -193,10 +194,10 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True
         ticket = scratch[4 * lay.sblocks:4 * lay.sblocks + 1].view(cp.uint32)[:1]
         err = scratch[4 * lay.sblocks:4 * lay.sblocks + 1].view(cp.int32)[1:]
         nbytes = scratch[4 * lay.sblocks + 1:].view(cp.int64).reshape(())
-        _kernel(f"bitplane_pack<{_CTYPE[ut.itemsize]}>")(
+        _kernel(f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>")(
             (lay.sblocks,), (THREADS,),
-            (src, np.int64(n), np.int64(lay.groups), np.int64(lay.sblocks), np.int32(delta),
-             np.int32(zig), out, np.int64(lay.index_start), np.int64(lay.words_start),
+            (src, np.int64(n), np.int64(lay.groups), np.int64(lay.sblocks),
+             out, np.int64(lay.index_start), np.int64(lay.words_start),
              np.uint64(int.from_bytes(head[:8], "little")),
              np.uint64(int.from_bytes(head[8:], "little")), scratch, ticket,
              scratch[4 * lay.sblocks + 1:].view(cp.int64), err,
