@@ -369,6 +369,26 @@ struct Sizes {
 #define SIZES_INIT {n, groups, sblocks, index_start, words_start, nwords, head0, head1, \
     head0_mask, is_signed}
 
+// The warp's 16 groups' values from the staged words (un-zigzagged when ZIG); WHOLE: the block's
+// superblock holds 4096 values, so no value lies past n.  Both compile-time (a bounds test and a
+// select a value fewer; H200, 1 GiB of 32-bit lengths: unpack 767 -> 657 us, BENCHMARKS.md
+// section 37).
+template <typename U, bool ZIG, bool WHOLE>
+__device__ __forceinline__ void stored_values(const uint32_t* s_words, int cnt, int o, int nloc,
+                                              U (&v)[GPW], int lane, int w, int& bad) {
+#pragma unroll
+    for (int q = 0; q < GPW; q += 4) {
+        U u[4];
+        load_quad<U>(s_words, cnt, o, q, u, lane, bad);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            U x = u[k];
+            if (!WHOLE && (w * GPW + q + k) * 32 + lane >= nloc) { if (x) bad |= 32; x = 0; }
+            v[q + k] = ZIG ? unzigzag<U>(x) : x;
+        }
+    }
+}
+
 template <typename U>
 __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, const Sizes& z,
                                              int* err, int want_flags, U (&v)[GPW], u64& p0,
@@ -438,19 +458,15 @@ __device__ __forceinline__ void decode_block(const uint8_t* __restrict__ buf, co
     if (tail0 + (int)threadIdx.x < n_ok)
         s_words[sh + tail0 + threadIdx.x] = words[ws0 + tail0 + threadIdx.x];
     __syncthreads();
-    const int zig = flags & 2;
     int excl = incl - cnt + woff;
     const int cnt_ok = ok ? cnt : 0, o = sh + excl, nloc = block_values(z.n, s);
-#pragma unroll
-    for (int q = 0; q < GPW; q += 4) {
-        U u[4];
-        load_quad<U>(s_words, cnt_ok, o, q, u, lane, bad);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            U x = u[k];
-            if ((w * GPW + q + k) * 32 + lane >= nloc) { if (x) bad |= 32; x = 0; }
-            v[q + k] = zig ? unzigzag<U>(x) : x;
-        }
+    // block-uniform: a whole superblock (all but the last) needs no per-value bounds
+    if (nloc == SB_GROUPS * 32) {
+        if (flags & 2) stored_values<U, true, true>(s_words, cnt_ok, o, nloc, v, lane, w, bad);
+        else stored_values<U, false, true>(s_words, cnt_ok, o, nloc, v, lane, w, bad);
+    } else {
+        if (flags & 2) stored_values<U, true, false>(s_words, cnt_ok, o, nloc, v, lane, w, bad);
+        else stored_values<U, false, false>(s_words, cnt_ok, o, nloc, v, lane, w, bad);
     }
     bad = __reduce_or_sync(FULL, bad);
     if (bad && lane == 0) atomicOr(err, bad);
@@ -493,6 +509,9 @@ bitplane_unpack(const uint8_t* __restrict__ buf, SIZES_PARAMS, U* __restrict__ o
             if (i0 + 32 * q + 32 < nloc) outb[i0 + 32 * q + 32] = (U)(carry + sb);
             carry += tb;
         }
+    } else if (nloc == SB_GROUPS * 32) {               // block-uniform: no bounds to test
+#pragma unroll
+        for (int q = 0; q < GPW; ++q) outb[i0 + 32 * q] = v[q];
     } else {
 #pragma unroll
         for (int q = 0; q < GPW; ++q)
