@@ -91,8 +91,9 @@ THREADS = 256                                  # bitplane.cu NT (8 warps of 16 g
 LOOKBACK_TIMEOUT_NS = 5_000_000_000
 _CTYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 # every kernel instantiation the launchers can run, compiled as one NVRTC module
+# (pack's delta and zigzag: delta values are always zigzagged, so (1, 0) is never launched)
 KERNEL_NAMES = (tuple(f"bitplane_pack<{t}, {d}, {z}>" for t in _CTYPE.values()
-                      for d in (0, 1) for z in (0, 1))
+                      for d, z in ((0, 0), (0, 1), (1, 1)))
                 + tuple(f"bitplane_unpack<{t}>" for t in _CTYPE.values())
                 + tuple(f"bitplane_unpack_offsets<{t}, {o}>" for t in _CTYPE.values()
                         for o in ("int", "long long")))
