@@ -1,10 +1,10 @@
 // Device-wide synchronisation shared by the kernels whose blocks wait on one another: the
 // decoupled look-backs of fsst_decode.cu (the offsets scan) and bitplane.cu (pack), and the ring
-// of rotate.cu.  Loads with acquire and stores with release at GPU scope (what a waiter reads
-// after the flag is what the publisher wrote before it: rotate's ring), relaxed ones for values a
-// flag guards and for words that carry their own flag (the look-backs: a status read whole needs
-// no ordering, and an acquire on every poll was their largest cost), and %globaltimer, which
-// bounds every wait (a kernel never spins forever, whatever the data).
+// of rotate.cu.  Loads with acquire and stores with release at GPU scope for rotate's ring's
+// 32-bit flags (what a waiter reads after the flag is what the publisher wrote before it),
+// relaxed ones for words that carry their own flag (the look-backs: a status read whole needs no
+// ordering, and an acquire on every poll was their largest cost), and %globaltimer, which bounds
+// every wait (a kernel never spins forever, whatever the data).
 #pragma once
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -13,11 +13,6 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return t;
 }
 
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
     unsigned v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -29,9 +24,6 @@ __device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long lon
     return v;
 }
 
-__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
 __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
 }
