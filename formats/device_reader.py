@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fsstgpu.device import resolve_device
+from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
@@ -51,6 +51,7 @@ from fsstgpu.formats.nested_device import (
 )
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
 from fsstgpu.gpu.decode import decompress_device
+from fsstgpu.gpu.staged import StagedColumn, decode_staged, stage
 
 __all__ = ["WHOLE", "decode_batch", "nested_column_to_device", "parallel_units", "read_to_device",
            "read_unit_to_device", "stream_to_device"]
@@ -314,7 +315,11 @@ def read_to_device(source: Source, *, workers: int | None = None,
     threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks, from 2 to
     the usable cores, at most 16), and every (row group, column) is decoded in one batch laid
     out column by column, each column's row groups as one output column (``joined``: the
-    offsets scan writes them joined, its chunks are the row groups).
+    offsets scan writes them joined, its chunks are the row groups). Each fsst chunk's codes
+    are uploaded by the thread that read it (:func:`fsstgpu.gpu.staged.stage`), which keeps
+    only its split points, narrow lengths, validity and tables: host memory holds the chunks
+    being read (one a reading thread) and a few bytes a string of the others, not the file's
+    pages (plain and nested columns are returned on the host, so they are kept).
 
     Returns
     -------
@@ -335,8 +340,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
-    units = parallel_units(source, workers=workers or _device_readers(source), ahead=WHOLE,
-                           convert=_compressed_columns(source))
+    workers = workers or _device_readers(source)
+    units = parallel_units(source, workers=workers, ahead=WHOLE,
+                           convert=_staged_columns(source))
     for k, unit in enumerate(units):
         for name, col in unit.items():
             if name in fsst:
@@ -349,7 +355,7 @@ def read_to_device(source: Source, *, workers: int | None = None,
     for name, labelled in pieces.items():  # no row groups at all: an empty column
         if not labelled:
             empty = pa.chunked_array([], source.schema.field(name).type)
-            labelled[f"column {name!r}"] = from_extension_array(empty)
+            labelled[f"column {name!r}"] = stage(from_extension_array(empty))
     # column by column, each column's row groups decoded as one column (their offsets come
     # out of the scan joined: no join after the decode)
     batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
@@ -366,6 +372,23 @@ def read_to_device(source: Source, *, workers: int | None = None,
         else:
             out[f.name] = pa.chunked_array(host[f.name], type=f.type)
     return out
+
+
+def _staged_columns(source: Source):
+    """``convert`` for a whole-file device read: :func:`_compressed_columns`'s, each fsst
+    column then staged (:func:`fsstgpu.gpu.staged.stage`: its codes uploaded on the caller's
+    stream, the rest kept) on the reading thread. A pageable upload a chunk: through pinned
+    buffers of the read's own it was slower (BENCHMARKS.md section 38)."""
+    checked = _compressed_columns(source)
+    fsst = _fsst_names(source)
+    cp = get_cupy()
+    stream, device = cp.cuda.get_current_stream(), cp.cuda.Device().id
+
+    def convert(k: int, name: str, column):
+        column = checked(k, name, column)
+        return stage(column, stream, device=device) if name in fsst else column
+
+    return convert
 
 
 def _fsst_names(source: Source) -> set[str]:
@@ -402,7 +425,8 @@ def _compressed_columns(source: Source):
 
 
 def decode_batch(path, carrs: dict, *, stream=None, joined=None) -> dict:
-    """Decode the compressed columns ``carrs`` (label -> column) on the GPU in one batch.
+    """Decode the compressed columns ``carrs`` (label -> column: all CompressedStringArrays,
+    or all :class:`~fsstgpu.gpu.staged.StagedColumn`) on the GPU in one batch.
 
     Returns label -> :class:`fsstgpu.DeviceStringArray`, in order; with ``joined`` (counts of
     consecutive columns decoded as one, e.g. a file column's row groups:
@@ -421,9 +445,12 @@ def decode_batch(path, carrs: dict, *, stream=None, joined=None) -> dict:
     if not carrs:
         return {}
     labels = list(carrs)
+    columns = list(carrs.values())
     with reading(path):
         try:
-            decoded = decompress_device(list(carrs.values()), stream=stream, joined=joined)
+            decoded = (decode_staged(columns, stream, joined=joined)
+                       if isinstance(columns[0], StagedColumn)
+                       else decompress_device(columns, stream=stream, joined=joined))
         except BatchDecodeError as exc:
             raise CorruptDataError("; ".join(f"{labels[k]}: {msg}"
                                              for k, msg in sorted(exc.failed.items()))) from None

@@ -29,7 +29,7 @@ from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
 
 __all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address", "host_copy",
-           "physical_type", "to_device", "upload_batch"]
+           "padded_codes", "physical_type", "to_device", "upload_batch", "upload_codes"]
 
 
 class DeviceCompressedStringArray:
@@ -82,8 +82,7 @@ class DeviceCompressedStringArray:
                 if codes is not None:  # uploaded already (upload_batch), padding zeroed
                     self.codes = codes
                 else:
-                    self.codes = cp.empty(padded_size(layout.ncodes), dtype=cp.uint8)
-                    _zero(cp, self.codes, layout.ncodes, stream)  # the padding the loads reach
+                    self.codes = padded_codes(layout.ncodes, stream)
                     for col, codes in zip(layout.columns, layout.codes, strict=True):
                         if col.ncodes:
                             self.codes[col.code_start : col.code_start + col.ncodes].set(
@@ -186,6 +185,51 @@ def _zero(cp, buf, start: int, stream) -> None:
     memset_d8(buf.data.ptr + start, 0, int(buf.nbytes) - start, where.ptr)
 
 
+def padded_codes(ncodes: int, stream=None):
+    """A device buffer for ``ncodes`` codes, on ``stream``, with the padding the decode
+    kernel's loads reach past them zeroed.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> from fsstgpu.gpu.arrays import padded_codes
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     assert padded_codes(10).size >= 10
+    """
+    cp = get_cupy()
+    with on_stream(stream):
+        codes = cp.empty(padded_size(ncodes), dtype=cp.uint8)
+        _zero(cp, codes, ncodes, stream)
+    return codes
+
+
+def upload_codes(host: np.ndarray, codes, stream, device: int) -> None:
+    """``codes[:host.size] = host`` (a uint8 host array) on ``stream`` of GPU ``device``,
+    ``host`` read by the time this returns: pageable codes of :data:`STAGE_BYTES` or more
+    through pinned staging buffers, smaller ones in one copy (CUDA reads pageable memory into
+    its own buffers before the call returns), pinned ones waited for (the copy engine reads
+    them later).
+
+    Examples
+    --------
+    >>> import numpy as np, fsstgpu
+    >>> from fsstgpu.gpu.arrays import upload_codes
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     dev = cp.empty(3, cp.uint8)
+    ...     s = cp.cuda.get_current_stream()
+    ...     upload_codes(np.arange(3, dtype=np.uint8), dev, s, 0)
+    """
+    pinned = host.size > 0 and _is_pinned(host)
+    if host.size >= STAGE_BYTES and not pinned:
+        _copy_parts_staged(device, codes.data.ptr, [host], stream.ptr, PIECE_BYTES,
+                           STAGING_BUFFERS)
+    else:
+        _copy_parts(device, codes.data.ptr, [host], stream.ptr)
+        if pinned:
+            stream.synchronize()
+
+
 #: codes from which upload_batch hands their upload to a worker thread: below it the handoff
 #: costs more than the copy it hides (H200 host: 282 KB of codes, 41 us to upload, ran 15-30 us
 #: slower handed off; 1.7 MB, 165 us, 150-210 us faster)
@@ -234,9 +278,7 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate
         return DeviceCompressedStringArray(
             HostBatch(carrs, lengths=lengths, allocate=allocate, joined=joined), stream)
     where = stream if stream is not None else cp.cuda.get_current_stream()
-    with on_stream(where):
-        codes = cp.empty(padded_size(ncodes), dtype=cp.uint8)
-        _zero(cp, codes, ncodes, where)  # the padding the loads reach
+    codes = padded_codes(ncodes, where)
     staged = ncodes >= STAGE_BYTES and not all(_is_pinned(p) for p in parts if p.size)
     if staged:
         pending = upload_pool().submit(_copy_parts_staged, cp.cuda.Device().id, codes.data.ptr,
