@@ -202,26 +202,33 @@ __device__ __forceinline__ void store_planes(const U (&z)[GPW], int cnt, int off
 // Unpack: the stored values (before un-zigzag) of groups q .. q+3 of the warp from s_words; the
 // lanes' cnt (group q's plane count in lane q) and o (its plane 0's word offset in lane q) are
 // read per quad, so no per-group arrays hold registers.  Sets bad |= 32 when a group's top plane
-// is zero (non-canonical).
+// is zero (non-canonical).  Groups of at most 8 planes (string lengths below 256, the codec's
+// common case) take one shuffle of each lane's own group's count and offset and one max-reduction,
+// no per-lane selects among the quad's four (H200, 1 GiB of 32-bit lengths < 200: unpack 50.1 ->
+// 52.6% of copy, offsets 58.6 -> 60.7; the wider cases keep the four-group shuffles, 1-2% slower
+// for the extra two instructions; BENCHMARKS.md section 38).  Pack's planes tried the same way
+// gained nothing.
 template <typename U>
 __device__ __forceinline__ void load_quad(const uint32_t* s_words, int cnt, int o, int q,
                                           U (&u)[4], int lane, int& bad) {
+    const int c8 = __shfl_sync(FULL, cnt, q + (lane >> 3));
+    const int mw = (int)__reduce_max_sync(FULL, (uint32_t)c8);
+    if (mw <= 8) {
+        const int b = lane & 7, o8 = __shfl_sync(FULL, o, q + (lane >> 3));
+        const uint32_t w = b < c8 ? s_words[o8 + b] : 0u;
+        if (b == c8 - 1 && w == 0) bad |= 32;
+        const uint32_t t = warp_transpose32(w, lane);
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) u[kk] = (U)((t >> (8 * kk)) & 0xffu);
+        return;
+    }
     int c[4], off[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
         c[k] = __shfl_sync(FULL, cnt, q + k);
         off[k] = __shfl_sync(FULL, o, q + k);
     }
-    const int mw = max(max(c[0], c[1]), max(c[2], c[3]));
-    if (mw <= 8) {
-        const int k = lane >> 3, b = lane & 7;
-        const int ck = pick4i(k, c[0], c[1], c[2], c[3]);
-        const uint32_t w = b < ck ? s_words[pick4i(k, off[0], off[1], off[2], off[3]) + b] : 0u;
-        if (b == ck - 1 && w == 0) bad |= 32;
-        const uint32_t t = warp_transpose32(w, lane);
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) u[kk] = (U)((t >> (8 * kk)) & 0xffu);
-    } else if (mw <= 16) {
+    if (mw <= 16) {
         const int k = lane >> 4, b = lane & 15;
 #pragma unroll
         for (int h = 0; h < 4; h += 2) {
