@@ -319,7 +319,8 @@ def read_to_device(source: Source, *, workers: int | None = None,
     are uploaded by the thread that read it (:func:`fsstgpu.gpu.staged.stage`), which keeps
     only its split points, narrow lengths, validity and tables: host memory holds the chunks
     being read (one a reading thread) and a few bytes a string of the others, not the file's
-    pages (plain and nested columns are returned on the host, so they are kept).
+    pages. Plain columns are returned on the host and nested ones placed on the GPU from their
+    host chunks at the end, so those chunks are kept.
 
     Returns
     -------
