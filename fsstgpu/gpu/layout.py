@@ -35,7 +35,7 @@ from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import offsets_dtype
 
 __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "meta_sections",
-           "narrowest", "packed_lengths", "section_of"]
+           "narrowed", "narrowest", "packed_lengths", "section_of"]
 
 #: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column;
 #: "auto" packs them when every column already has them packed (a blob brings them so), since
@@ -88,13 +88,25 @@ def packed_lengths(carr) -> np.ndarray:
     [2, 0, 3]
     """
     if carr.packed_lengths is None:
-        narrow = carr.lengths.astype(narrowest(_max(carr.lengths)))
-        packed = bitplane_pack_cpu(narrow)
+        packed = bitplane_pack_cpu(narrowed(carr.lengths))
         packed.flags.writeable = False
         # a cache of the column's own lengths: the column keeps its validation (no check reads
         # packed_lengths), so its next CPU decode does not re-run the checks it passed
         carr.packed_lengths = packed
     return carr.packed_lengths
+
+
+def narrowed(lengths) -> np.ndarray:
+    """A copy of ``lengths`` in the narrowest unsigned dtype that holds them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.gpu.layout import narrowed
+    >>> narrowed(np.array([3, 300], np.int64)).dtype
+    dtype('uint16')
+    """
+    return lengths.astype(narrowest(_max(lengths)))
 
 
 def narrowest(top: int):

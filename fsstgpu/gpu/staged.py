@@ -25,7 +25,7 @@ import numpy as np
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray, padded_codes, upload_codes
 from fsstgpu.gpu.decode import decode_async
-from fsstgpu.gpu.layout import HostBatch, narrowest
+from fsstgpu.gpu.layout import HostBatch, narrowed
 from fsstgpu.kernels.loader import on_stream
 
 __all__ = ["StagedColumn", "decode_staged", "stage"]
@@ -61,8 +61,7 @@ class StagedColumn:
         self.validity, self.tables = carr.validity, carr.tables
         self.split_codes, self.split_out = carr.split_codes, carr.split_out
         self.split_table = carr.split_table
-        top = int(carr.lengths.max()) if carr.length else 0
-        self.lengths = carr.lengths.astype(narrowest(top))
+        self.lengths = narrowed(carr.lengths)
         self.codes = codes
         self.packed_lengths = None  # the batch's lengths travel narrow (joined columns need it)
 
