@@ -99,6 +99,12 @@ def from_extension_array(arr) -> CompressedStringArray:
         if quick is not None:
             return _assembled(ftype, *quick, chunked=isinstance(arr, pa.ChunkedArray),
                               one_pass=True)
+    elif ftype.version == 4 and len(chunks) > 1 and len(arr):
+        joined = _joined_storage(chunks)
+        quick = None if joined is None else _one_pass(ftype, joined)
+        if quick is not None:
+            return _assembled(ftype, *quick, chunked=True, one_pass=True,
+                              chunk_lengths=np.array([len(c) for c in chunks], np.int64))
     storages = [c.storage for c in chunks]
     for k, storage in enumerate(storages):  # before any child is read
         check_arrow(storage, f"{EXTENSION_NAME} storage"
@@ -208,6 +214,20 @@ def _one_pass(ftype, storage: pa.StructArray):
     cut_arrays = _unpack_cuts([cuts], code_offsets, lens, 8 if wide else 4, rows=validity)
     return (tables, starts, data[int(offsets[0]):int(offsets[-1])], code_offsets, lens,
             validity, row_nulls, cut_arrays)
+
+
+def _joined_storage(chunks) -> pa.StructArray | None:
+    """Several chunks' storage as one array, for one pass over all their rows (a file's small
+    row groups checked at once: each check's fixed cost, Python under the GIL, is paid once),
+    or None when a chunk is malformed (the careful read names it). Each chunk is validated in
+    full first: joining differing table dictionaries reads every index through a map."""
+    try:
+        storages = [c.storage for c in chunks]
+        for storage in storages:
+            storage.validate(full=True)
+        return pa.concat_arrays(storages)
+    except (pa.ArrowException, ValueError):
+        return None
 
 
 def _bits(array: pa.Array):

@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fsstgpu.columns import decompress_column
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
@@ -53,8 +54,9 @@ from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.gpu.staged import StagedColumn, decode_staged, stage
 
-__all__ = ["WHOLE", "decode_batch", "nested_column_to_device", "parallel_units", "read_to_device",
-           "read_unit_to_device", "stream_to_device"]
+__all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "decode_batch", "nested_column_to_device",
+           "parallel_units", "read_to_device", "read_unit_to_device", "row_group_runs",
+           "stream_to_device"]
 
 
 #: ``ahead`` for a reader that keeps every unit (a whole-file read: its result holds them all,
@@ -72,6 +74,14 @@ WHOLE = 1 << 62
 #: in 8 row groups 60.3 ms with 16 threads, 44.7 with 8; four times the rows 79.5 with 16,
 #: 95.7 with 8.
 ROWS_PER_READER = 180_000
+
+#: rows of an fsst column a whole-file device read checks and stages at once: a column's
+#: consecutive row groups, read one by one, are checked as one column (the check's fixed
+#: cost, Python holding the GIL, paid once for them) up to this many rows together.
+GROUP_ROWS = 131_072
+#: ... and at most this many bytes of row groups (the footer's uncompressed sizes): what a
+#: reading thread holds at once.
+GROUP_BYTES = 32 << 20
 
 
 def _default_workers() -> int:
@@ -135,6 +145,51 @@ def parallel_units(source: Source, *, workers: int | None = None,
             yield {name: convert(k, name, unit.column(name)) for name in names}
         return
     order = list(range(source.num_units)) if units is None else list(units)
+    runs = [(k,) for k in order]
+    for _, unit in _run_units(source, runs, names, workers, ahead,
+                              lambda run, name, parts: convert(run[0], name, parts[0])):
+        yield unit
+
+
+def row_group_runs(source: Source, group_rows: int,
+                   group_bytes: int | None = None) -> list[tuple]:
+    """``source``'s row groups in runs of consecutive ones of at most ``group_rows`` rows and
+    (by the footer's uncompressed sizes) ``group_bytes`` bytes together (default
+    :data:`GROUP_BYTES`; a larger row group alone), in order.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.device_reader import row_group_runs
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
+    >>> pq.write_table(pa.table({"n": range(10)}), path, row_group_size=3)
+    >>> with Source(path) as source:
+    ...     row_group_runs(source, 6)
+    [(0, 1), (2, 3)]
+    """
+    group_bytes = GROUP_BYTES if group_bytes is None else group_bytes
+    runs, run, rows, size = [], [], 0, 0
+    for k in range(source.num_units):
+        meta = source.parquet_metadata.row_group(k)
+        n, b = meta.num_rows, max(0, meta.total_byte_size)
+        if run and (rows + n > group_rows or size + b > group_bytes):
+            runs.append(tuple(run))
+            run, rows, size = [], 0, 0
+        run.append(k)
+        rows, size = rows + n, size + b
+    return runs + [tuple(run)] if run else runs
+
+
+def _where(run) -> str:
+    """``"row group 3"`` or ``"row groups 3-7"``, for error messages."""
+    return f"row group {run[0]}" if len(run) == 1 else f"row groups {run[0]}-{run[-1]}"
+
+
+def _run_units(source: Source, runs: list, names: list, workers, ahead, convert):
+    """:func:`parallel_units`'s reading, by runs of row groups: yields ``(run, unit)``, each
+    column of a run read (row group by row group) and converted (``convert(run, name,
+    parts)``, ``parts`` the run's row groups' ChunkedArrays) by one of ``workers`` threads."""
     workers = workers or _default_workers()
     ahead = max(1, ahead or 2)
     handles: dict = {}  # thread id -> [its file handle, its ParquetFile, reads it has running]
@@ -142,7 +197,14 @@ def parallel_units(source: Source, *, workers: int | None = None,
     lock = threading.RLock()
     abandoned = False
 
-    def read(k: int, name: str):
+    def read_one(parquet, k: int, name: str):
+        with reading(source.path, f"row group {k}, column {name!r}: "):
+            unit = source.rows_checked(k, parquet.read_row_group(
+                k, columns=[name], use_threads=source.use_threads))
+        # the type it was written with (Parquet reads some back as others: parquet_options.py)
+        return source.restored(name, unit.column(0))
+
+    def read(run: tuple, name: str):
         me = threading.get_ident()
         with lock:
             entry = handles.get(me)
@@ -153,11 +215,7 @@ def parallel_units(source: Source, *, workers: int | None = None,
             handles[me] = entry
             entry[2] += 1
         try:
-            with reading(source.path, f"row group {k}, column {name!r}: "):
-                unit = source.rows_checked(k, entry[1].read_row_group(
-                    k, columns=[name], use_threads=source.use_threads))
-            # the type it was written with (Parquet reads some back as others: parquet_options.py)
-            return convert(k, name, source.restored(name, unit.column(0)))
+            return convert(run, name, [read_one(entry[1], k, name) for k in run])
         finally:
             with lock:
                 entry[2] -= 1
@@ -168,17 +226,18 @@ def parallel_units(source: Source, *, workers: int | None = None,
     pending: deque = deque()
     finished = False
     try:
-        def submit(k):
-            return {name: pool.submit(read, k, name) for name in names}
+        def submit(run):
+            return run, {name: pool.submit(read, run, name) for name in names}
 
-        pending.extend(submit(k) for k in order[:ahead + 1])
+        pending.extend(submit(run) for run in runs[:ahead + 1])
         following = len(pending)
         while pending:
-            unit = {name: job.result() for name, job in pending.popleft().items()}
-            if following < len(order):
-                pending.append(submit(order[following]))
+            run, jobs = pending.popleft()
+            unit = {name: job.result() for name, job in jobs.items()}
+            if following < len(runs):
+                pending.append(submit(runs[following]))
                 following += 1
-            yield unit
+            yield run, unit
         finished = True
     finally:
         if finished:
@@ -311,9 +370,11 @@ def read_to_device(source: Source, *, workers: int | None = None,
     their leaves checked on the reading threads as each row group arrives); with
     ``nested_on_device=False`` they are returned compressed, as host columns.
 
-    Row groups are read and checked in parallel (:func:`parallel_units`; ``workers`` reading
-    threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks, from 2 to
-    the usable cores, at most 16), and every (row group, column) is decoded in one batch laid
+    Row groups are read and checked in parallel (as :func:`parallel_units` does; ``workers``
+    reading threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks,
+    from 2 to the usable cores, at most 16), a column's consecutive small row groups read by
+    one thread and checked as one column (runs of :func:`row_group_runs`: up to
+    :data:`GROUP_ROWS` rows), and every (row group, column) is decoded in one batch laid
     out column by column, each column's row groups as one output column (``joined``: the
     offsets scan writes them joined, its chunks are the row groups). Each fsst chunk's codes
     are uploaded by the thread that read it (:func:`fsstgpu.gpu.staged.stage`), which keeps
@@ -342,12 +403,19 @@ def read_to_device(source: Source, *, workers: int | None = None,
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     workers = workers or _device_readers(source)
-    units = parallel_units(source, workers=workers, ahead=WHOLE,
-                           convert=_staged_columns(source))
-    for k, unit in enumerate(units):
+    runs = row_group_runs(source, GROUP_ROWS) if source.format == "parquet" else None
+    if runs is None or len(set(source.schema.names)) < len(source.schema.names):
+        units = ((k, {name: [(f"row group {k}, column {name!r}", col)] if name in fsst
+                      else col for name, col in unit.items()})
+                 for k, unit in enumerate(parallel_units(
+                     source, workers=workers, ahead=WHOLE, convert=_staged_columns(source))))
+    else:
+        units = _run_units(source, runs, source.schema.names, workers, WHOLE,
+                           _staged_runs(source))
+    for _, unit in units:
         for name, col in unit.items():
             if name in fsst:
-                pieces[name][f"row group {k}, column {name!r}"] = col
+                pieces[name].update(col)
             elif isinstance(col, _CheckedNested):
                 checked.setdefault(name, []).extend(col.checked)
                 host[name].extend(col.column.chunks)
@@ -360,7 +428,11 @@ def read_to_device(source: Source, *, workers: int | None = None,
     # column by column, each column's row groups decoded as one column (their offsets come
     # out of the scan joined: no join after the decode)
     batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
-    joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()])
+    try:
+        joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()])
+    except CorruptDataError as exc:
+        _name_row_group(source, str(exc), runs)
+        raise
     decoded = dict(zip(pieces, joined.values(), strict=True))
     out = {}
     for f in source.schema:
@@ -390,6 +462,70 @@ def _staged_columns(source: Source):
         return stage(column, stream, device=device) if name in fsst else column
 
     return convert
+
+
+def _name_row_group(source: Source, failed: str, runs) -> None:
+    """After a batched decode failed (``failed``, its message) on a run of row groups checked
+    as one: raise the error of the first of them whose codes the CPU refuses, named as a lone
+    row group's decode is (the error path alone reads them again)."""
+    for run in runs or ():
+        if len(run) == 1 or f"{_where(run)}, column " not in failed:
+            continue
+        for name in _fsst_names(source):
+            if f"{_where(run)}, column {name!r}" not in failed:
+                continue
+            for k in run:
+                with reading(source.path, f"row group {k}, column {name!r}: "):
+                    decompress_column(from_extension_array(source.unit(k, [name]).column(name)))
+
+
+def _staged_runs(source: Source):
+    """``convert`` for :func:`_run_units` in a whole-file device read: each fsst column's run
+    of row groups checked as one column (:func:`_checked_run`) and staged; other columns joined
+    over the run after each row group's is converted as :func:`_compressed_columns` does."""
+    checked = _compressed_columns(source)
+    fsst = _fsst_names(source)
+    cp = get_cupy()
+    stream, device = cp.cuda.get_current_stream(), cp.cuda.Device().id
+
+    def convert(run: tuple, name: str, parts: list):
+        if name in fsst:
+            return [(label, stage(carr, stream, device=device))
+                    for label, carr in _checked_run(source, run, name, parts)]
+        return _joined_parts(run, name, parts, checked)
+
+    return convert
+
+
+def _joined_parts(run: tuple, name: str, parts: list, checked):
+    """A plain or nested column of a run of row groups: each row group's part converted by
+    ``checked`` (:func:`_compressed_columns`'s, errors naming its row group), then joined."""
+    done = [checked(k, name, part) for k, part in zip(run, parts, strict=True)]
+    if isinstance(done[0], _CheckedNested):
+        return _CheckedNested(pa.chunked_array([c for d in done for c in d.column.chunks],
+                                               type=done[0].column.type),
+                              [leaves for d in done for leaves in d.checked])
+    return pa.chunked_array([c for d in done for c in d.chunks], type=done[0].type)
+
+
+def _checked_run(source: Source, run: tuple, name: str, parts: list) -> list:
+    """Fsst column ``name`` of a run of row groups (``parts``: each one's ChunkedArray),
+    checked as one CompressedStringArray (its chunks the row groups'): ``[(label, column)]``;
+    or, when the run does not pass as one, row group by row group (one pair each, a corrupt
+    one named)."""
+    if len(run) > 1:
+        joined = pa.chunked_array([c for part in parts for c in part.chunks],
+                                  type=parts[0].type)
+        try:
+            return [(f"{_where(run)}, column {name!r}", from_extension_array(joined))]
+        except CorruptDataError:
+            pass  # named below (or together, the row groups pass one by one)
+    out = []
+    for k, part in zip(run, parts, strict=True):
+        label = f"row group {k}, column {name!r}"
+        with reading(source.path, label + ": "):
+            out.append((label, from_extension_array(part)))
+    return out
 
 
 def _fsst_names(source: Source) -> set[str]:

@@ -88,3 +88,16 @@ def table_per_chunk(monkeypatch):
     """Plan every chunk of a ChunkedArray on its own, however small (fsstgpu.columns plans
     chunks under 1 MiB together): tests of multi-table columns build them from small chunks."""
     monkeypatch.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)
+
+
+@pytest.fixture(scope="session")
+def machine_lines() -> list:
+    """Lines of this machine's own text (every string column of 20,000 rows of
+    ``machine_text_table``, nulls left out): real text to cut columns from."""
+    import pyarrow as pa
+
+    from fsstgpu.datasets.text_tables import machine_text_table
+
+    table = machine_text_table(20_000)
+    return [v for name in table.column_names if pa.types.is_string(table.schema.field(name).type)
+            for v in table.column(name).to_pylist() if v is not None]

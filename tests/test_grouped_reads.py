@@ -1,0 +1,235 @@
+"""A column's consecutive row groups checked as one (``formats/device_reader.py``: runs of up to
+``GROUP_ROWS`` rows; ``formats/arrow_read.py``: several chunks read in one pass).
+
+Checked together, chunks must give what each gives alone (CPU); a corrupt chunk among them must
+still be refused, and in a whole-file device read named by its own row group (GPU). Inputs are
+real text (this machine's) cut at random, with random nulls (seed from os.urandom, named in
+failure messages).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError
+from fsstgpu.formats import arrow_read, read_table
+from fsstgpu.formats import device_reader as reader
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.rowgroups import Source
+from fsstgpu.testing import poisoned_codes
+
+
+def _seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
+@pytest.fixture(scope="module")
+def lines(machine_lines) -> list:
+    return machine_lines
+
+
+def _pieces(rng, lines, count: int) -> list:
+    """``count`` columns of 0-900 random lines (a tenth null, now and then one long string),
+    each compressed alone: a table of its own each."""
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(0, 900))
+        picked = [lines[i] for i in rng.integers(0, len(lines), n)]
+        if n and rng.random() < 0.3:
+            picked[0] = "y" * 70_000
+        mask = rng.random(n) < 0.1
+        out.append(pa.array([None if m else v for v, m in zip(picked, mask, strict=True)]))
+    return out
+
+
+def _ext_chunks(columns) -> list:
+    return [to_extension_array(fsstgpu.compress(c, split_size=4096)) for c in columns]
+
+
+@pytest.mark.parametrize("count", [2, 5])
+def test_chunks_checked_together_equal_each_alone(lines, count, monkeypatch):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    columns = _pieces(rng, lines, count)
+    chunks = _ext_chunks(columns)
+    joined = arrow_read._joined_storage(chunks)  # the one pass takes them all
+    assert joined is not None and arrow_read._one_pass(chunks[0].type, joined) is not None
+    together = from_extension_array(pa.chunked_array(chunks))
+    assert list(together.chunk_lengths) == [len(c) for c in columns], seed
+    with monkeypatch.context() as mp:  # the careful read of the same chunks
+        mp.setattr(arrow_read, "_one_pass", lambda ftype, storage: None)
+        careful = from_extension_array(pa.chunked_array(chunks))
+    assert together.equals(careful), seed
+    got = fsstgpu.decompress(together, device="cpu")
+    assert [len(c) for c in got.chunks] == [len(c) for c in columns], seed
+    assert got.equals(pa.chunked_array(columns, pa.string())), seed
+
+
+def _forged_index(ext):
+    """``ext`` with its first valid string's table index past the dictionary's end."""
+    storage = ext.storage
+    table = storage.field("table")
+    index = np.frombuffer(table.indices.buffers()[1], np.uint16)[: len(table)].copy()
+    index[storage.is_valid().to_numpy(zero_copy_only=False).argmax()] = (
+        len(table.dictionary) + 7)
+    forged_table = pa.DictionaryArray.from_arrays(
+        pa.array(index, pa.uint16()), table.dictionary, safe=False)
+    fields = [forged_table if name == "table" else storage.field(name)
+              for name in storage.type.names]
+    struct = pa.StructArray.from_buffers(storage.type, len(storage), [storage.buffers()[0]],
+                                         storage.null_count, storage.offset, fields)
+    return pa.ExtensionArray.from_storage(ext.type, struct)
+
+
+@pytest.mark.parametrize("forge", ["index", "codes"])
+def test_a_corrupt_chunk_among_several_is_refused(lines, forge):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    chunks = _ext_chunks([c for c in _pieces(rng, lines, 4) if len(c) and c.null_count < len(c)]
+                         or [pa.array(["abc", "abd"])] * 2)
+    k = int(rng.integers(0, len(chunks)))
+    try:
+        if forge == "index":
+            chunks[k] = _forged_index(chunks[k])
+            from_extension_array(pa.chunked_array(chunks))
+        else:  # checked together, then refused by the decoder
+            chunks[k] = poisoned_codes(chunks[k])
+            fsstgpu.decompress(from_extension_array(pa.chunked_array(chunks)), device="cpu")
+    except CorruptDataError:
+        return
+    pytest.fail(f"chunk {k} of {len(chunks)} was not refused (seed {seed})")
+
+
+def _write(path, ext_groups) -> None:
+    """One row group per extension array, column ``s``, and an int column beside it."""
+    schema = pa.schema([("s", ext_groups[0].type), ("n", pa.int64())])
+    with pq.ParquetWriter(path, schema, store_schema=True) as w:
+        for ext in ext_groups:
+            w.write_table(pa.table([ext, pa.array(np.arange(len(ext)))], schema=schema))
+
+
+def test_row_group_runs_keep_to_their_rows(tmp_path):
+    sizes = [5, 5, 5, 20, 1, 1, 30, 2]
+    _write(tmp_path / "r.parquet", _ext_chunks([pa.array(["ab"] * n) for n in sizes]))
+    with Source(tmp_path / "r.parquet") as source:
+        runs = reader.row_group_runs(source, 12)
+    assert runs == [(0, 1), (2,), (3,), (4, 5), (6,), (7,)]
+    assert [k for run in runs for k in run] == list(range(len(sizes)))
+    with Source(tmp_path / "r.parquet") as source:
+        assert reader.row_group_runs(source, 1 << 40) == [tuple(range(len(sizes)))]
+        sizes = [source.parquet_metadata.row_group(k).total_byte_size for k in range(8)]
+        by_bytes = reader.row_group_runs(source, 1 << 40, sizes[0] + sizes[1])
+    assert by_bytes[0] == (0, 1) and [k for run in by_bytes for k in run] == list(range(8))
+
+
+def _many_row_groups(tmp_path, rng, lines, count=12):
+    columns = _pieces(rng, lines, count)
+    path = tmp_path / "many.parquet"
+    _write(path, _ext_chunks(columns))
+    return path, columns
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("group_rows", [1, 1000, 1 << 40])
+def test_gpu_many_small_row_groups_read_as_the_cpu_reads(tmp_path, lines, group_rows,
+                                                         monkeypatch):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    path, columns = _many_row_groups(tmp_path, rng, lines)
+    monkeypatch.setattr(reader, "GROUP_ROWS", group_rows)
+    cpu = read_table(path, device="cpu")
+    with Source(path) as source:
+        got = reader.read_to_device(source)
+    arrow = got["s"].to_arrow()
+    assert arrow.equals(cpu.column("s")), seed
+    assert [len(c) for c in arrow.chunks] == [len(c) for c in columns], seed
+    assert got["n"].equals(cpu.column("n")), seed
+
+
+@pytest.mark.gpu
+def test_gpu_a_run_refused_as_one_is_read_row_group_by_row_group(tmp_path, lines, monkeypatch):
+    """A run that does not pass as one column (say, more table runs than a column may have)
+    is checked row group by row group."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    path, columns = _many_row_groups(tmp_path, rng, lines)
+    monkeypatch.setattr(reader, "GROUP_ROWS", 1 << 40)
+    alone = reader.from_extension_array
+
+    def refuse_runs(column):
+        if isinstance(column, pa.ChunkedArray) and column.num_chunks > 1:
+            raise CorruptDataError("too many table runs")
+        return alone(column)
+
+    monkeypatch.setattr(reader, "from_extension_array", refuse_runs)
+    with Source(path) as source:
+        got = reader.read_to_device(source)
+    arrow = got["s"].to_arrow()
+    assert arrow.equals(pa.chunked_array(columns, pa.string())), seed
+    assert [len(c) for c in arrow.chunks] == [len(c) for c in columns], seed
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("forge", ["index", "codes"])
+def test_gpu_a_corrupt_row_group_in_a_run_is_named(tmp_path, lines, forge, monkeypatch):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    columns = [c for c in _pieces(rng, lines, 8) if len(c) > c.null_count] or [
+        pa.array(["abc"])] * 8
+    chunks = _ext_chunks(columns)
+    bad = int(rng.integers(0, len(chunks)))
+    chunks[bad] = _forged_index(chunks[bad]) if forge == "index" else poisoned_codes(chunks[bad])
+    _write(tmp_path / "bad.parquet", chunks)
+    monkeypatch.setattr(reader, "GROUP_ROWS", 1 << 40)  # one run: every row group
+    with Source(tmp_path / "bad.parquet") as source, pytest.raises(
+            CorruptDataError, match=f"bad.parquet: row group {bad}, column 's'"):
+        reader.read_to_device(source)
+
+
+def test_runs_read_as_row_groups_do(tmp_path, lines):
+    """Runs of row groups (every kind of column: fsst, nested with fsst leaves, plain) convert
+    to what their row groups give one by one, in the same chunks."""
+    from fsstgpu.formats import compress_file
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(600, 2000))
+    picked = [lines[i] for i in rng.integers(0, len(lines), 3 * n)]
+    table = pa.table({
+        "s": pa.array([None if i % 11 == 0 else picked[i] for i in range(n)]),
+        "lst": pa.array([[picked[n + i], None, picked[2 * n + i]] if i % 4 else None
+                         for i in range(n)]),
+        "i": pa.array(np.arange(n)),
+    })
+    pq.write_table(table, tmp_path / "p.parquet", row_group_size=int(rng.integers(50, 300)))
+    compress_file(tmp_path / "p.parquet", tmp_path / "c.parquet")
+    with Source(tmp_path / "c.parquet") as source:
+        checked = reader._compressed_columns(source)
+
+        def convert(run, name, parts):
+            if name == "s":
+                return [c for _, c in reader._checked_run(source, run, name, parts)]
+            return reader._joined_parts(run, name, parts, checked)
+
+        runs = reader.row_group_runs(source, int(rng.integers(1, 1000)))
+        got = list(reader._run_units(source, runs, source.schema.names, 3, reader.WHOLE,
+                                     convert))
+        alone = list(reader.parallel_units(source, workers=2, convert=checked))
+    assert [run for run, _ in got] == runs and len(alone) == sum(map(len, runs)), seed
+    s = pa.chunked_array([c for _, unit in got for carr in unit["s"]
+                          for c in fsstgpu.decompress(carr, device="cpu").chunks])
+    want = pa.chunked_array([c for unit in alone
+                             for c in fsstgpu.decompress(unit["s"], device="cpu").chunks])
+    assert s.equals(want) and [len(c) for c in s.chunks] == [len(c) for c in want.chunks], seed
+    lst = [unit["lst"] for _, unit in got]
+    assert pa.chunked_array([c for x in lst for c in x.column.chunks]).equals(
+        pa.chunked_array([c for unit in alone for c in unit["lst"].column.chunks])), seed
+    assert sum(len(x.checked) for x in lst) == sum(len(u["lst"].checked) for u in alone), seed
+    assert pa.chunked_array([c for _, unit in got for c in unit["i"].chunks]).equals(
+        table.column("i")), seed
