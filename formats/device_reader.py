@@ -51,7 +51,6 @@ from fsstgpu.formats.nested_device import (
     nested_to_device,
 )
 from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
-from fsstgpu.formats.storage_reads import storage_footer, storage_runs
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.gpu.staged import StagedColumn, decode_staged, stage
 
@@ -83,10 +82,6 @@ GROUP_ROWS = 131_072
 #: ... and at most this many bytes of row groups (the footer's uncompressed sizes): what a
 #: reading thread holds at once.
 GROUP_BYTES = 32 << 20
-
-#: a whole-file device read of an fsst file reads its row groups through a storage-typed
-#: footer (:mod:`fsstgpu.formats.storage_reads`) on this many threads, pyarrow's on
-STORAGE_READERS = 4
 
 
 def _default_workers() -> int:
@@ -414,9 +409,6 @@ def read_to_device(source: Source, *, workers: int | None = None,
                       else col for name, col in unit.items()})
                  for k, unit in enumerate(parallel_units(
                      source, workers=workers, ahead=WHOLE, convert=_staged_columns(source))))
-    elif (footer := storage_footer(source)) is not None:
-        units = storage_runs(source, footer, runs, source.schema.names, _staged_runs(source),
-                             readers=STORAGE_READERS, checkers=workers)
     else:
         units = _run_units(source, runs, source.schema.names, workers, WHOLE,
                            _staged_runs(source))

@@ -243,12 +243,6 @@ class Source:
             self.close()
             raise
 
-    @property
-    def read_schema(self) -> pa.Schema | None:
-        """The Arrow schema pyarrow reads a Parquet file's row groups with (before
-        :meth:`restored`); None for IPC."""
-        return None if self._parquet is None else self._parquet.schema_arrow
-
     def _ipc_options(self) -> ipc.IpcReadOptions:
         return ipc.IpcReadOptions(use_threads=self.use_threads)
 
