@@ -56,7 +56,7 @@ from fsstgpu.gpu.staged import StagedColumn, decode_staged, stage
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "decode_batch", "nested_column_to_device",
            "parallel_units", "read_to_device", "read_unit_to_device", "row_group_runs",
-           "stream_to_device"]
+           "run_units", "stream_to_device"]
 
 
 #: ``ahead`` for a reader that keeps every unit (a whole-file read: its result holds them all,
@@ -146,16 +146,16 @@ def parallel_units(source: Source, *, workers: int | None = None,
         return
     order = list(range(source.num_units)) if units is None else list(units)
     runs = [(k,) for k in order]
-    for _, unit in _run_units(source, runs, names, workers, ahead,
+    for _, unit in run_units(source, runs, names, workers, ahead,
                               lambda run, name, parts: convert(run[0], name, parts[0])):
         yield unit
 
 
-def row_group_runs(source: Source, group_rows: int,
-                   group_bytes: int | None = None) -> list[tuple]:
-    """``source``'s row groups in runs of consecutive ones of at most ``group_rows`` rows and
-    (by the footer's uncompressed sizes) ``group_bytes`` bytes together (default
-    :data:`GROUP_BYTES`; a larger row group alone), in order.
+def row_group_runs(source: Source, group_rows: int, group_bytes: int | None = None,
+                   units=None) -> list[tuple]:
+    """``source``'s row groups (or ``units``, in their order) in runs of consecutive ones of
+    at most ``group_rows`` rows and (by the footer's uncompressed sizes) ``group_bytes`` bytes
+    together (default :data:`GROUP_BYTES`; a larger row group alone).
 
     Examples
     --------
@@ -165,15 +165,15 @@ def row_group_runs(source: Source, group_rows: int,
     >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
     >>> pq.write_table(pa.table({"n": range(10)}), path, row_group_size=3)
     >>> with Source(path) as source:
-    ...     row_group_runs(source, 6)
-    [(0, 1), (2, 3)]
+    ...     row_group_runs(source, 6), row_group_runs(source, 6, units=[0, 2, 3])
+    ([(0, 1), (2, 3)], [(0,), (2, 3)])
     """
     group_bytes = GROUP_BYTES if group_bytes is None else group_bytes
     runs, run, rows, size = [], [], 0, 0
-    for k in range(source.num_units):
+    for k in range(source.num_units) if units is None else units:
         meta = source.parquet_metadata.row_group(k)
         n, b = meta.num_rows, max(0, meta.total_byte_size)
-        if run and (rows + n > group_rows or size + b > group_bytes):
+        if run and (rows + n > group_rows or size + b > group_bytes or k != run[-1] + 1):
             runs.append(tuple(run))
             run, rows, size = [], 0, 0
         run.append(k)
@@ -186,10 +186,25 @@ def _where(run) -> str:
     return f"row group {run[0]}" if len(run) == 1 else f"row groups {run[0]}-{run[-1]}"
 
 
-def _run_units(source: Source, runs: list, names: list, workers, ahead, convert):
-    """:func:`parallel_units`'s reading, by runs of row groups: yields ``(run, unit)``, each
-    column of a run read (row group by row group) and converted (``convert(run, name,
-    parts)``, ``parts`` the run's row groups' ChunkedArrays) by one of ``workers`` threads."""
+def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
+    """:func:`parallel_units`'s reading, by runs of row groups of a Parquet file (e.g.
+    :func:`row_group_runs`'s): yields ``(run, unit)``, each column of a run read (row group by
+    row group) and converted (``convert(run, name, parts)``, ``parts`` the run's row groups'
+    ChunkedArrays) by one of ``workers`` threads, at most ``ahead + 1`` runs in flight
+    beyond the one yielded last.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.device_reader import run_units
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
+    >>> pq.write_table(pa.table({"n": range(5)}), path, row_group_size=2)
+    >>> with Source(path) as source:
+    ...     [(run, unit["n"]) for run, unit in run_units(
+    ...         source, [(0, 1), (2,)], ["n"], 2, 1, lambda run, name, parts: len(parts))]
+    [((0, 1), 2), ((2,), 1)]
+    """
     workers = workers or _default_workers()
     ahead = max(1, ahead or 2)
     handles: dict = {}  # thread id -> [its file handle, its ParquetFile, reads it has running]
@@ -410,7 +425,7 @@ def read_to_device(source: Source, *, workers: int | None = None,
                  for k, unit in enumerate(parallel_units(
                      source, workers=workers, ahead=WHOLE, convert=_staged_columns(source))))
     else:
-        units = _run_units(source, runs, source.schema.names, workers, WHOLE,
+        units = run_units(source, runs, source.schema.names, workers, WHOLE,
                            _staged_runs(source))
     for _, unit in units:
         for name, col in unit.items():

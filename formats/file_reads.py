@@ -13,17 +13,21 @@ import itertools
 import pyarrow as pa
 
 from fsstgpu.device import resolve_device
+from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.decoding import Decoder, restored_schema
 from fsstgpu.formats.device_reader import (
+    GROUP_ROWS,
     WHOLE,
     parallel_units,
     read_to_device,
+    row_group_runs,
+    run_units,
 )
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.selection import ColumnSelectionError
 
-__all__ = ["device_columns", "open_reader", "read_table", "read_table_device"]
+__all__ = ["device_columns", "joined", "open_reader", "read_table", "read_table_device"]
 
 
 def read_table(path, device="auto", *, columns=None, filters=None, row_groups=None):
@@ -162,6 +166,10 @@ class _ReadPlan:
         every unit (a whole-file read), so all are read at once, not a few ahead."""
         source = self.source
         decoder = Decoder(source, source.format, device)
+        if (device == "cpu" and whole and source.format == "parquet"
+                and len(set(source.schema.names)) == len(source.schema.names)):
+            yield from self._run_tables(decoder)
+            return
         # On the CPU, columns decode on the reading threads too (the codec's own pool is
         # shared by all of them); GPU decodes stay on this thread.
         early = ((lambda k, name, col: decoder.decode(name, col, k)) if device == "cpu"
@@ -178,6 +186,47 @@ class _ReadPlan:
             if self.expression is not None:
                 table = table.filter(self.expression)
             yield table.select(self.columns)
+
+
+    def _run_tables(self, decoder: Decoder):
+        """:meth:`tables` of a whole-file CPU read: consecutive small row groups read by one
+        thread a column and an fsst column's decoded as one column (one check and one decode
+        call for them: their fixed costs, Python holding the GIL, paid once), each row group
+        still a chunk; an fsst column re-encoded as a dictionary (``redict``), or a run that
+        does not decode as one (it names no row group), decoded row group by row group."""
+        source = self.source
+        joinable = decoder.fsst - set(decoder.redict)
+
+        def decode(run, name, parts):
+            if name in joinable and len(run) > 1:
+                try:
+                    return [decoder.decode(name, joined(parts), run[0])]
+                except CorruptDataError:
+                    pass  # named below, row group by row group
+            return [decoder.decode(name, part, k) for k, part in zip(run, parts, strict=True)]
+
+        runs = row_group_runs(source, GROUP_ROWS, units=self.units)
+        for run, unit in run_units(source, runs, self.read, None, WHOLE, decode):
+            cols = [joined([decoder.finish(name, d) for d in unit[name]]) for name in self.read]
+            with reading(source.path, f"row groups {run[0]}-{run[-1]}: "):
+                table = pa.Table.from_arrays(cols, schema=self.full)
+            if self.expression is not None:
+                table = table.filter(self.expression)
+            yield table.select(self.columns)
+
+
+def joined(parts: list) -> pa.ChunkedArray:
+    """Arrays and chunked arrays of one type as one ChunkedArray, their chunks kept.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.file_reads import joined
+    >>> joined([pa.array([1]), pa.chunked_array([[2], [3]])]).num_chunks
+    3
+    """
+    chunks = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
+    return pa.chunked_array(chunks, type=parts[0].type)
 
 
 def read_table_device(path) -> dict:

@@ -175,17 +175,25 @@ def test_gpu_a_run_refused_as_one_is_read_row_group_by_row_group(tmp_path, lines
     assert [len(c) for c in arrow.chunks] == [len(c) for c in columns], seed
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("forge", ["index", "codes"])
-def test_gpu_a_corrupt_row_group_in_a_run_is_named(tmp_path, lines, forge, monkeypatch):
+def _file_with_a_bad_row_group(path, lines, forge: str) -> int:
+    """A file of 8 row groups (one run), one of them forged (``forge``: its table index or
+    its codes); returns that row group's index (the seed printed: pytest shows it on failure)."""
     seed = _seed()
+    print("seed", seed)
     rng = np.random.default_rng(seed)
     columns = [c for c in _pieces(rng, lines, 8) if len(c) > c.null_count] or [
         pa.array(["abc"])] * 8
     chunks = _ext_chunks(columns)
     bad = int(rng.integers(0, len(chunks)))
     chunks[bad] = _forged_index(chunks[bad]) if forge == "index" else poisoned_codes(chunks[bad])
-    _write(tmp_path / "bad.parquet", chunks)
+    _write(path, chunks)
+    return bad
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("forge", ["index", "codes"])
+def test_gpu_a_corrupt_row_group_in_a_run_is_named(tmp_path, lines, forge, monkeypatch):
+    bad = _file_with_a_bad_row_group(tmp_path / "bad.parquet", lines, forge)
     monkeypatch.setattr(reader, "GROUP_ROWS", 1 << 40)  # one run: every row group
     with Source(tmp_path / "bad.parquet") as source, pytest.raises(
             CorruptDataError, match=f"bad.parquet: row group {bad}, column 's'"):
@@ -218,7 +226,7 @@ def test_runs_read_as_row_groups_do(tmp_path, lines):
             return reader._joined_parts(run, name, parts, checked)
 
         runs = reader.row_group_runs(source, int(rng.integers(1, 1000)))
-        got = list(reader._run_units(source, runs, source.schema.names, 3, reader.WHOLE,
+        got = list(reader.run_units(source, runs, source.schema.names, 3, reader.WHOLE,
                                      convert))
         alone = list(reader.parallel_units(source, workers=2, convert=checked))
     assert [run for run, _ in got] == runs and len(alone) == sum(map(len, runs)), seed
@@ -233,3 +241,52 @@ def test_runs_read_as_row_groups_do(tmp_path, lines):
     assert sum(len(x.checked) for x in lst) == sum(len(u["lst"].checked) for u in alone), seed
     assert pa.chunked_array([c for _, unit in got for c in unit["i"].chunks]).equals(
         table.column("i")), seed
+
+
+def test_cpu_reads_of_runs_keep_the_row_groups(tmp_path, lines, monkeypatch):
+    """A whole-file CPU read decodes runs of row groups at once: the same table, the row
+    groups as its chunks, with row_groups= / filters= choosing some, and dictionary columns."""
+    from fsstgpu.formats import compress_file, file_reads
+
+    read_runs = []
+
+    def spy(source, runs, *args):
+        read_runs.extend(runs)
+        return reader.run_units(source, runs, *args)
+
+    monkeypatch.setattr(file_reads, "run_units", spy)
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(500, 3000))
+    picked = [lines[i] for i in rng.integers(0, len(lines), n)]
+    table = pa.table({
+        "s": pa.array([None if i % 7 == 0 else picked[i] for i in range(n)]),
+        "d": pa.array([picked[i % 13] for i in range(n)]).dictionary_encode(),
+        "i": pa.array(np.arange(n)),
+    })
+    size = int(rng.integers(40, 400))
+    pq.write_table(table, tmp_path / "p.parquet", row_group_size=size)
+    compress_file(tmp_path / "p.parquet", tmp_path / "c.parquet")
+    got = read_table(tmp_path / "c.parquet", device="cpu")
+    assert got.equals(table), seed
+    assert max(map(len, read_runs)) > 1 or n <= size, (seed, read_runs)  # read in runs
+    for name in ("s", "d", "i"):
+        assert [len(c) for c in got.column(name).chunks] == [
+            len(c) for c in pq.read_table(tmp_path / "p.parquet").column(name).chunks], seed
+    count = pq.ParquetFile(tmp_path / "p.parquet").num_row_groups
+    some = sorted({int(k) for k in rng.integers(0, count, 4)})
+    part = read_table(tmp_path / "c.parquet", device="cpu", row_groups=some)
+    want = pa.concat_tables([pq.ParquetFile(tmp_path / "p.parquet").read_row_group(k)
+                             for k in some])
+    assert part.equals(want), (seed, some)
+    cut = int(rng.integers(0, n))
+    kept = read_table(tmp_path / "c.parquet", device="cpu", filters=[("i", ">=", cut)])
+    assert kept.column("s").equals(table.column("s").slice(cut)), (seed, cut)
+
+
+@pytest.mark.parametrize("forge", ["index", "codes"])
+def test_cpu_read_names_a_corrupt_row_group_in_a_run(tmp_path, lines, forge):
+    bad = _file_with_a_bad_row_group(tmp_path / "bad.parquet", lines, forge)
+    with pytest.raises(CorruptDataError, match=f"bad.parquet: row group {bad}, column 's'"):
+        read_table(tmp_path / "bad.parquet", device="cpu")

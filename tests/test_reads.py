@@ -44,15 +44,22 @@ def compressed(tmp_path_factory):
 
 
 def _read_groups(monkeypatch):
-    """The row groups the reads ask parallel_units for."""
+    """The row groups the reads ask for (of parallel_units, or in runs of run_units), each
+    read's list."""
     seen = []
-    real = file_reads.parallel_units
+    real, real_runs = file_reads.parallel_units, file_reads.run_units
 
     def spying(source, **kwargs):
-        seen.append(kwargs.get("units"))
+        units = kwargs.get("units")
+        seen.append(list(range(source.num_units)) if units is None else units)
         return real(source, **kwargs)
 
+    def spying_runs(source, runs, *args):
+        seen.append([k for run in runs for k in run])
+        return real_runs(source, runs, *args)
+
     monkeypatch.setattr(file_reads, "parallel_units", spying)
+    monkeypatch.setattr(file_reads, "run_units", spying_runs)
     return seen
 
 
@@ -63,7 +70,7 @@ def _read_groups(monkeypatch):
     ([("k", "in", ["key-00001", "key-03999"])], [0, 3]),
     ([[("k", "<", "key-00500")], [("n", ">=", 3500)]], [0, 3]),  # either
     ([("k", ">", "zzz")], []),
-    ([("k", "!=", "key-00001")], None),  # prunes nothing: every unit, in order
+    ([("k", "!=", "key-00001")], [0, 1, 2, 3]),  # prunes nothing: every unit, in order
 ])
 def test_filters_prune_row_groups_by_the_strings_bounds(compressed, monkeypatch, filters, groups):
     seen = _read_groups(monkeypatch)
