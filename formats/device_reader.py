@@ -1,43 +1,18 @@
-"""Files onto the GPU: row groups read in parallel, one batched decode per row group.
-
-Reading a compressed Parquet file is host work: pages are checked (CRC32) and decompressed
-(zstd), the codes reassembled, the storage checked (:func:`from_extension_array`). Pyarrow does
-a file with a Python-defined extension type on the calling thread (``files.md``: its own pool
-threads would outlive the call holding the type), so :func:`parallel_units` reads the column
-chunks of the row groups on threads of its own instead, each thread with its own handle on the
-file and pyarrow's threads off, at most ``ahead + 1`` row groups in flight beyond the one in
-use: host memory stays bounded by a few row groups. The threads are joined when the last unit
-has been read; a reader left early (a break, an error) waits for nothing: reads still running
-finish on their threads and close their handles.
+"""Files onto the GPU: row groups read in parallel (:mod:`fsstgpu.formats.unit_reads`), their
+fsst columns decoded in batches on the GPU.
 
 :func:`stream_to_device` hands each row group's fsst columns to the GPU as one batch
 (:func:`fsstgpu.decompress_device` of a list: one upload, one launch set), while the next row
-groups are being read.
-
->>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
->>> from fsstgpu.formats import compress_file
->>> from fsstgpu.formats.device_reader import parallel_units
->>> from fsstgpu.formats.rowgroups import Source
->>> d = tempfile.mkdtemp()
->>> pq.write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "a.parquet"),
-...                row_group_size=1)
->>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
->>> with Source(os.path.join(d, "b.parquet")) as source:
-...     [len(unit["s"]) for unit in parallel_units(source, workers=2)]
-[1, 1, 1]
+groups are being read; :func:`read_to_device` decodes a whole file's in one batch, each column's
+row groups as one output column.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-import threading
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from fsstgpu.columns import decompress_column
 from fsstgpu.device import get_cupy, resolve_device
@@ -50,44 +25,31 @@ from fsstgpu.formats.nested_device import (
     device_layout_supports,
     nested_to_device,
 )
-from fsstgpu.formats.rowgroups import Source, check_input, open_file, reading
+from fsstgpu.formats.rowgroups import Source, check_input, reading
+from fsstgpu.formats.unit_reads import (
+    WHOLE,
+    default_workers,
+    joined_chunks,
+    parallel_units,
+    row_group_runs,
+    run_label,
+    run_units,
+)
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.gpu.staged import StagedColumn, decode_staged, stage
 
-__all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "decode_batch", "nested_column_to_device",
-           "parallel_units", "read_to_device", "read_unit_to_device", "row_group_runs",
-           "run_units", "stream_to_device"]
-
-
-#: ``ahead`` for a reader that keeps every unit (a whole-file read: its result holds them all,
-#: so reading a few ahead bounds nothing): every (unit, column) task is queued at once. A few
-#: ahead left a 4-row-group file's two columns 6 tasks for 16 threads, in two waves (H200 host:
-#: the reads of a nested table 80 ms, pyarrow's one-call read of the same file 42).
-WHOLE = 1 << 62
+__all__ = ["decode_batch", "nested_column_to_device", "read_to_device", "read_unit_to_device",
+           "stream_to_device"]
 
 
 #: rows of fsst column chunks per reading thread of a device read (at least 2 threads, at most
-#: :func:`_default_workers`, which a file without fsst columns gets). Each chunk's check holds
-#: the GIL for a fixed time (Python: about 0.4 ms on the H200 host) besides its compiled
-#: passes, which scale with its rows, so threads beyond the compiled work only queue for the
-#: GIL. H200 host, ``read_to_device`` (BENCHMARKS.md section 33): 286 K rows x 5 fsst columns
-#: in 8 row groups 60.3 ms with 16 threads, 44.7 with 8; four times the rows 79.5 with 16,
-#: 95.7 with 8.
+#: :func:`~fsstgpu.formats.unit_reads.default_workers`, which a file without fsst columns
+#: gets). Each chunk's check holds the GIL for a fixed time (Python: about 0.4 ms on the H200
+#: host) besides its compiled passes, which scale with its rows, so threads beyond the
+#: compiled work only queue for the GIL. H200 host, ``read_to_device`` (BENCHMARKS.md section
+#: 33): 286 K rows x 5 fsst columns in 8 row groups 60.3 ms with 16 threads, 44.7 with 8; four
+#: times the rows 79.5 with 16, 95.7 with 8.
 ROWS_PER_READER = 180_000
-
-#: rows of an fsst column a whole-file device read checks and stages at once: a column's
-#: consecutive row groups, read one by one, are checked as one column (the check's fixed
-#: cost, Python holding the GIL, paid once for them) up to this many rows together.
-GROUP_ROWS = 131_072
-#: ... and at most this many bytes of row groups (the footer's uncompressed sizes): what a
-#: reading thread holds at once.
-GROUP_BYTES = 32 << 20
-
-
-def _default_workers() -> int:
-    return max(1, min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else os.cpu_count() or 1))
-
 
 def _device_readers(source: Source) -> int:
     """Reading threads for a device read of ``source`` (:data:`ROWS_PER_READER`)."""
@@ -96,180 +58,9 @@ def _device_readers(source: Source) -> int:
         return 1
     checked = sum(is_fsst_type(f.type) or holds_fsst(f.type) for f in source.schema)
     if not checked:  # plain columns only: pyarrow's reads, nothing queued for the GIL
-        return _default_workers()
+        return default_workers()
     rows = meta.num_rows * checked
-    return max(2, min(_default_workers(), -(-rows // ROWS_PER_READER)))
-
-
-def parallel_units(source: Source, *, workers: int | None = None,
-                   ahead: int | None = None, convert=None, columns=None,
-                   units=None) -> Iterator[dict]:
-    """Yield ``source``'s units in order, each column of each Parquet row group read by one of
-    ``workers`` threads (a row group's columns in parallel too: its largest column bounds it).
-
-    Parameters
-    ----------
-    source : Source
-    workers : int, optional
-        Reading threads (default: the cores this process may use, at most 16).
-    ahead : int, optional
-        Row groups read ahead besides the next one (default 2): at most ``ahead + 1`` are being
-        read while the caller holds the one yielded last.
-    convert : callable, optional
-        ``convert(k, name, column)`` is run on the reading thread after column ``name`` of unit
-        ``k`` is read, and its result yielded instead of the column (host work that then runs
-        in parallel too).
-    columns : list of str, optional
-        Only these columns (default all, in the schema's order).
-    units : list of int, optional
-        Only these units, in this order (default all; :func:`fsstgpu.formats.pruning.
-        selected_units` chooses them for ``row_groups=`` and ``filters=``).
-
-    Yields
-    ------
-    dict
-        Column name -> ``pyarrow.ChunkedArray`` (or what ``convert`` returns), one dict per
-        unit; IPC files and streams are read in order on the calling thread.
-
-    Raises
-    ------
-    CorruptDataError
-        Naming the file, the row group and the column.
-    """
-    names = source.schema.names if columns is None else list(columns)
-    convert = convert or (lambda k, name, column: column)
-    if source.format != "parquet" or len(set(source.schema.names)) < len(source.schema.names):
-        chosen = (enumerate(source.units()) if units is None
-                  else ((k, source.unit(k)) for k in units))  # a file's batches: by index
-        for k, unit in chosen:
-            yield {name: convert(k, name, unit.column(name)) for name in names}
-        return
-    order = list(range(source.num_units)) if units is None else list(units)
-    runs = [(k,) for k in order]
-    for _, unit in run_units(source, runs, names, workers, ahead,
-                              lambda run, name, parts: convert(run[0], name, parts[0])):
-        yield unit
-
-
-def row_group_runs(source: Source, group_rows: int, group_bytes: int | None = None,
-                   units=None) -> list[tuple]:
-    """``source``'s row groups (or ``units``, in their order) in runs of consecutive ones of
-    at most ``group_rows`` rows and (by the footer's uncompressed sizes) ``group_bytes`` bytes
-    together (default :data:`GROUP_BYTES`; a larger row group alone).
-
-    Examples
-    --------
-    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
-    >>> from fsstgpu.formats.device_reader import row_group_runs
-    >>> from fsstgpu.formats.rowgroups import Source
-    >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
-    >>> pq.write_table(pa.table({"n": range(10)}), path, row_group_size=3)
-    >>> with Source(path) as source:
-    ...     row_group_runs(source, 6), row_group_runs(source, 6, units=[0, 2, 3])
-    ([(0, 1), (2, 3)], [(0,), (2, 3)])
-    """
-    group_bytes = GROUP_BYTES if group_bytes is None else group_bytes
-    runs, run, rows, size = [], [], 0, 0
-    for k in range(source.num_units) if units is None else units:
-        meta = source.parquet_metadata.row_group(k)
-        n, b = meta.num_rows, max(0, meta.total_byte_size)
-        if run and (rows + n > group_rows or size + b > group_bytes or k != run[-1] + 1):
-            runs.append(tuple(run))
-            run, rows, size = [], 0, 0
-        run.append(k)
-        rows, size = rows + n, size + b
-    return runs + [tuple(run)] if run else runs
-
-
-def _where(run) -> str:
-    """``"row group 3"`` or ``"row groups 3-7"``, for error messages."""
-    return f"row group {run[0]}" if len(run) == 1 else f"row groups {run[0]}-{run[-1]}"
-
-
-def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
-    """:func:`parallel_units`'s reading, by runs of row groups of a Parquet file (e.g.
-    :func:`row_group_runs`'s): yields ``(run, unit)``, each column of a run read (row group by
-    row group) and converted (``convert(run, name, parts)``, ``parts`` the run's row groups'
-    ChunkedArrays) by one of ``workers`` threads, at most ``ahead + 1`` runs in flight
-    beyond the one yielded last.
-
-    Examples
-    --------
-    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
-    >>> from fsstgpu.formats.device_reader import run_units
-    >>> from fsstgpu.formats.rowgroups import Source
-    >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
-    >>> pq.write_table(pa.table({"n": range(5)}), path, row_group_size=2)
-    >>> with Source(path) as source:
-    ...     [(run, unit["n"]) for run, unit in run_units(
-    ...         source, [(0, 1), (2,)], ["n"], 2, 1, lambda run, name, parts: len(parts))]
-    [((0, 1), 2), ((2,), 1)]
-    """
-    workers = workers or _default_workers()
-    ahead = max(1, ahead or 2)
-    handles: dict = {}  # thread id -> [its file handle, its ParquetFile, reads it has running]
-    # re-entrant: the collector may finalize this generator on a reading thread holding it
-    lock = threading.RLock()
-    abandoned = False
-
-    def read_one(parquet, k: int, name: str):
-        with reading(source.path, f"row group {k}, column {name!r}: "):
-            unit = source.rows_checked(k, parquet.read_row_group(
-                k, columns=[name], use_threads=source.use_threads))
-        # the type it was written with (Parquet reads some back as others: parquet_options.py)
-        return source.restored(name, unit.column(0))
-
-    def read(run: tuple, name: str):
-        me = threading.get_ident()
-        with lock:
-            entry = handles.get(me)
-        if entry is None:
-            f = open_file(source.path)
-            entry = [f, pq.ParquetFile(f, memory_map=False, page_checksum_verification=True), 0]
-        with lock:
-            handles[me] = entry
-            entry[2] += 1
-        try:
-            return convert(run, name, [read_one(entry[1], k, name) for k in run])
-        finally:
-            with lock:
-                entry[2] -= 1
-                if abandoned and not entry[2] and handles.pop(me, None) is not None:
-                    entry[0].close()
-
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read")
-    pending: deque = deque()
-    finished = False
-    try:
-        def submit(run):
-            return run, {name: pool.submit(read, run, name) for name in names}
-
-        pending.extend(submit(run) for run in runs[:ahead + 1])
-        following = len(pending)
-        while pending:
-            run, jobs = pending.popleft()
-            unit = {name: job.result() for name, job in jobs.items()}
-            if following < len(runs):
-                pending.append(submit(runs[following]))
-                following += 1
-            yield run, unit
-        finished = True
-    finally:
-        if finished:
-            pool.shutdown(wait=True)
-            for f, _, _ in handles.values():
-                f.close()
-        else:
-            # Left early (an error, a break, or the garbage collector finalizing an abandoned
-            # generator). Nothing may wait here: the collector can run this on any thread,
-            # even one inside threading's own bookkeeping, where joining the readers
-            # deadlocked (H200, pytest -m gpu, 2026-12-04). Queued reads are cancelled; a
-            # read still running closes its thread's handle when it ends.
-            pool.shutdown(wait=False, cancel_futures=True)
-            with lock:
-                abandoned = True
-                for me in [me for me, (_, _, running) in handles.items() if not running]:
-                    handles.pop(me)[0].close()
+    return max(2, min(default_workers(), -(-rows // ROWS_PER_READER)))
 
 
 def stream_to_device(path, *, workers: int | None = None, ahead: int | None = None,
@@ -388,8 +179,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
     Row groups are read and checked in parallel (as :func:`parallel_units` does; ``workers``
     reading threads, by default one per :data:`ROWS_PER_READER` rows of fsst column chunks,
     from 2 to the usable cores, at most 16), a column's consecutive small row groups read by
-    one thread and checked as one column (runs of :func:`row_group_runs`: up to
-    :data:`GROUP_ROWS` rows), and every (row group, column) is decoded in one batch laid
+    one thread and checked as one column (runs of
+    :func:`~fsstgpu.formats.unit_reads.row_group_runs`), and every (row group, column) is
+    decoded in one batch laid
     out column by column, each column's row groups as one output column (``joined``: the
     offsets scan writes them joined, its chunks are the row groups). Each fsst chunk's codes
     are uploaded by the thread that read it (:func:`fsstgpu.gpu.staged.stage`), which keeps
@@ -418,7 +210,7 @@ def read_to_device(source: Source, *, workers: int | None = None,
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     workers = workers or _device_readers(source)
-    runs = row_group_runs(source, GROUP_ROWS) if source.format == "parquet" else None
+    runs = row_group_runs(source) if source.format == "parquet" else None
     if runs is None or len(set(source.schema.names)) < len(source.schema.names):
         units = ((k, {name: [(f"row group {k}, column {name!r}", col)] if name in fsst
                       else col for name, col in unit.items()})
@@ -484,10 +276,10 @@ def _name_row_group(source: Source, failed: str, runs) -> None:
     as one: raise the error of the first of them whose codes the CPU refuses, named as a lone
     row group's decode is (the error path alone reads them again)."""
     for run in runs or ():
-        if len(run) == 1 or f"{_where(run)}, column " not in failed:
+        if len(run) == 1 or f"{run_label(run)}, column " not in failed:
             continue
         for name in _fsst_names(source):
-            if f"{_where(run)}, column {name!r}" not in failed:
+            if f"{run_label(run)}, column {name!r}" not in failed:
                 continue
             for k in run:
                 with reading(source.path, f"row group {k}, column {name!r}: "):
@@ -517,10 +309,9 @@ def _joined_parts(run: tuple, name: str, parts: list, checked):
     ``checked`` (:func:`_compressed_columns`'s, errors naming its row group), then joined."""
     done = [checked(k, name, part) for k, part in zip(run, parts, strict=True)]
     if isinstance(done[0], _CheckedNested):
-        return _CheckedNested(pa.chunked_array([c for d in done for c in d.column.chunks],
-                                               type=done[0].column.type),
+        return _CheckedNested(joined_chunks([d.column for d in done]),
                               [leaves for d in done for leaves in d.checked])
-    return pa.chunked_array([c for d in done for c in d.chunks], type=done[0].type)
+    return joined_chunks(done)
 
 
 def _checked_run(source: Source, run: tuple, name: str, parts: list) -> list:
@@ -529,10 +320,9 @@ def _checked_run(source: Source, run: tuple, name: str, parts: list) -> list:
     or, when the run does not pass as one, row group by row group (one pair each, a corrupt
     one named)."""
     if len(run) > 1:
-        joined = pa.chunked_array([c for part in parts for c in part.chunks],
-                                  type=parts[0].type)
         try:
-            return [(f"{_where(run)}, column {name!r}", from_extension_array(joined))]
+            return [(f"{run_label(run)}, column {name!r}",
+                     from_extension_array(joined_chunks(parts)))]
         except CorruptDataError:
             pass  # named below (or together, the row groups pass one by one)
     out = []

@@ -1,7 +1,7 @@
 """Reading compressed files: :func:`read_table` (a host Table, like ``pyarrow.parquet.read_table``:
 ``columns=``, ``filters=``, ``row_groups=``), :func:`open_reader` (a ``RecordBatchReader`` of
 decoded batches, for engines that stream) and :func:`read_table_device` (the strings in GPU
-memory). Row groups are read ahead in parallel (:mod:`fsstgpu.formats.device_reader`), pruned by
+memory). Row groups are read ahead in parallel (:mod:`fsstgpu.formats.unit_reads`), pruned by
 ``filters=`` (:mod:`fsstgpu.formats.pruning`), and decoded by
 :class:`fsstgpu.formats.decoding.Decoder`.
 """
@@ -15,19 +15,20 @@ import pyarrow as pa
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.decoding import Decoder, restored_schema
-from fsstgpu.formats.device_reader import (
-    GROUP_ROWS,
-    WHOLE,
-    parallel_units,
-    read_to_device,
-    row_group_runs,
-    run_units,
-)
+from fsstgpu.formats.device_reader import read_to_device
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.selection import ColumnSelectionError
+from fsstgpu.formats.unit_reads import (
+    WHOLE,
+    joined_chunks,
+    parallel_units,
+    row_group_runs,
+    run_label,
+    run_units,
+)
 
-__all__ = ["device_columns", "joined", "open_reader", "read_table", "read_table_device"]
+__all__ = ["device_columns", "open_reader", "read_table", "read_table_device"]
 
 
 def read_table(path, device="auto", *, columns=None, filters=None, row_groups=None):
@@ -187,7 +188,6 @@ class _ReadPlan:
                 table = table.filter(self.expression)
             yield table.select(self.columns)
 
-
     def _run_tables(self, decoder: Decoder):
         """:meth:`tables` of a whole-file CPU read: consecutive small row groups read by one
         thread a column and an fsst column's decoded as one column (one check and one decode
@@ -200,33 +200,20 @@ class _ReadPlan:
         def decode(run, name, parts):
             if name in joinable and len(run) > 1:
                 try:
-                    return [decoder.decode(name, joined(parts), run[0])]
+                    return [decoder.decode(name, joined_chunks(parts), run[0])]
                 except CorruptDataError:
                     pass  # named below, row group by row group
             return [decoder.decode(name, part, k) for k, part in zip(run, parts, strict=True)]
 
-        runs = row_group_runs(source, GROUP_ROWS, units=self.units)
+        runs = row_group_runs(source, units=self.units)
         for run, unit in run_units(source, runs, self.read, None, WHOLE, decode):
-            cols = [joined([decoder.finish(name, d) for d in unit[name]]) for name in self.read]
-            with reading(source.path, f"row groups {run[0]}-{run[-1]}: "):
+            cols = [joined_chunks([decoder.finish(name, d) for d in unit[name]])
+                    for name in self.read]
+            with reading(source.path, f"{run_label(run)}: "):
                 table = pa.Table.from_arrays(cols, schema=self.full)
             if self.expression is not None:
                 table = table.filter(self.expression)
             yield table.select(self.columns)
-
-
-def joined(parts: list) -> pa.ChunkedArray:
-    """Arrays and chunked arrays of one type as one ChunkedArray, their chunks kept.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.formats.file_reads import joined
-    >>> joined([pa.array([1]), pa.chunked_array([[2], [3]])]).num_chunks
-    3
-    """
-    chunks = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
-    return pa.chunked_array(chunks, type=parts[0].type)
 
 
 def read_table_device(path) -> dict:

@@ -340,8 +340,8 @@ def test_gpu_read_and_decompress(tmp_path):
 
 
 def test_parallel_units_are_the_units_in_order(tmp_path):
-    from fsstgpu.formats.device_reader import parallel_units
     from fsstgpu.formats.rowgroups import Source
+    from fsstgpu.formats.unit_reads import parallel_units
 
     table = pa.table({"u": generate("urls", 2000, 3), "n": pa.array(range(2000))})
     write(table, tmp_path / "in.parquet", 150)

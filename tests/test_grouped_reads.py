@@ -1,4 +1,4 @@
-"""A column's consecutive row groups checked as one (``formats/device_reader.py``: runs of up to
+"""A column's consecutive row groups checked as one (``formats/unit_reads.py``: runs of up to
 ``GROUP_ROWS`` rows; ``formats/arrow_read.py``: several chunks read in one pass).
 
 Checked together, chunks must give what each gives alone (CPU); a corrupt chunk among them must
@@ -18,7 +18,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError
-from fsstgpu.formats import arrow_read, read_table
+from fsstgpu.formats import arrow_read, read_table, unit_reads
 from fsstgpu.formats import device_reader as reader
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.rowgroups import Source
@@ -118,13 +118,13 @@ def test_row_group_runs_keep_to_their_rows(tmp_path):
     sizes = [5, 5, 5, 20, 1, 1, 30, 2]
     _write(tmp_path / "r.parquet", _ext_chunks([pa.array(["ab"] * n) for n in sizes]))
     with Source(tmp_path / "r.parquet") as source:
-        runs = reader.row_group_runs(source, 12)
+        runs = unit_reads.row_group_runs(source, 12)
     assert runs == [(0, 1), (2,), (3,), (4, 5), (6,), (7,)]
     assert [k for run in runs for k in run] == list(range(len(sizes)))
     with Source(tmp_path / "r.parquet") as source:
-        assert reader.row_group_runs(source, 1 << 40) == [tuple(range(len(sizes)))]
+        assert unit_reads.row_group_runs(source, 1 << 40) == [tuple(range(len(sizes)))]
         sizes = [source.parquet_metadata.row_group(k).total_byte_size for k in range(8)]
-        by_bytes = reader.row_group_runs(source, 1 << 40, sizes[0] + sizes[1])
+        by_bytes = unit_reads.row_group_runs(source, 1 << 40, sizes[0] + sizes[1])
     assert by_bytes[0] == (0, 1) and [k for run in by_bytes for k in run] == list(range(8))
 
 
@@ -142,7 +142,7 @@ def test_gpu_many_small_row_groups_read_as_the_cpu_reads(tmp_path, lines, group_
     seed = _seed()
     rng = np.random.default_rng(seed)
     path, columns = _many_row_groups(tmp_path, rng, lines)
-    monkeypatch.setattr(reader, "GROUP_ROWS", group_rows)
+    monkeypatch.setattr(unit_reads, "GROUP_ROWS", group_rows)
     cpu = read_table(path, device="cpu")
     with Source(path) as source:
         got = reader.read_to_device(source)
@@ -159,7 +159,7 @@ def test_gpu_a_run_refused_as_one_is_read_row_group_by_row_group(tmp_path, lines
     seed = _seed()
     rng = np.random.default_rng(seed)
     path, columns = _many_row_groups(tmp_path, rng, lines)
-    monkeypatch.setattr(reader, "GROUP_ROWS", 1 << 40)
+    monkeypatch.setattr(unit_reads, "GROUP_ROWS", 1 << 40)
     alone = reader.from_extension_array
 
     def refuse_runs(column):
@@ -194,7 +194,7 @@ def _file_with_a_bad_row_group(path, lines, forge: str) -> int:
 @pytest.mark.parametrize("forge", ["index", "codes"])
 def test_gpu_a_corrupt_row_group_in_a_run_is_named(tmp_path, lines, forge, monkeypatch):
     bad = _file_with_a_bad_row_group(tmp_path / "bad.parquet", lines, forge)
-    monkeypatch.setattr(reader, "GROUP_ROWS", 1 << 40)  # one run: every row group
+    monkeypatch.setattr(unit_reads, "GROUP_ROWS", 1 << 40)  # one run: every row group
     with Source(tmp_path / "bad.parquet") as source, pytest.raises(
             CorruptDataError, match=f"bad.parquet: row group {bad}, column 's'"):
         reader.read_to_device(source)
@@ -225,10 +225,10 @@ def test_runs_read_as_row_groups_do(tmp_path, lines):
                 return [c for _, c in reader._checked_run(source, run, name, parts)]
             return reader._joined_parts(run, name, parts, checked)
 
-        runs = reader.row_group_runs(source, int(rng.integers(1, 1000)))
-        got = list(reader.run_units(source, runs, source.schema.names, 3, reader.WHOLE,
+        runs = unit_reads.row_group_runs(source, int(rng.integers(1, 1000)))
+        got = list(unit_reads.run_units(source, runs, source.schema.names, 3, unit_reads.WHOLE,
                                      convert))
-        alone = list(reader.parallel_units(source, workers=2, convert=checked))
+        alone = list(unit_reads.parallel_units(source, workers=2, convert=checked))
     assert [run for run, _ in got] == runs and len(alone) == sum(map(len, runs)), seed
     s = pa.chunked_array([c for _, unit in got for carr in unit["s"]
                           for c in fsstgpu.decompress(carr, device="cpu").chunks])
@@ -252,7 +252,7 @@ def test_cpu_reads_of_runs_keep_the_row_groups(tmp_path, lines, monkeypatch):
 
     def spy(source, runs, *args):
         read_runs.extend(runs)
-        return reader.run_units(source, runs, *args)
+        return unit_reads.run_units(source, runs, *args)
 
     monkeypatch.setattr(file_reads, "run_units", spy)
 

@@ -414,8 +414,8 @@ def test_files_with_the_former_schema_crc_still_read(tmp_path):
 
 def test_parallel_units_give_the_written_types(tmp_path):
     """The reading threads of read_table and stream_to_device cast each column back too."""
-    from fsstgpu.formats.device_reader import parallel_units
     from fsstgpu.formats.rowgroups import Source
+    from fsstgpu.formats.unit_reads import parallel_units
 
     table = _table("date64")
     _write_ipc(table, tmp_path / "in.arrow", "arrow")

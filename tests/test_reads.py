@@ -213,12 +213,12 @@ def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed
     join deadlocked. A read still running closes its handle when it ends."""
     import threading
 
-    import fsstgpu.formats.device_reader as device_reader
+    import fsstgpu.formats.unit_reads as unit_reads
     from fsstgpu.formats.rowgroups import Source
 
     opened = []
-    real_open = device_reader.open_file
-    monkeypatch.setattr(device_reader, "open_file",
+    real_open = unit_reads.open_file
+    monkeypatch.setattr(unit_reads, "open_file",
                         lambda path: opened.append(real_open(path)) or opened[-1])
     release, blocked = threading.Event(), threading.Event()
 
@@ -229,7 +229,7 @@ def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed
         return column
 
     with Source(compressed / "c.parquet") as source:
-        reader = device_reader.parallel_units(source, workers=4, convert=convert)
+        reader = unit_reads.parallel_units(source, workers=4, convert=convert)
         assert len(next(reader)) == len(source.schema.names)
         assert blocked.wait(30)
         reader.close()  # returns with a read still running
@@ -251,7 +251,7 @@ def test_a_reader_abandoned_at_exit_lets_the_interpreter_end_cleanly(compressed)
 
     script = f"""
 import time
-from fsstgpu.formats.device_reader import parallel_units
+from fsstgpu.formats.unit_reads import parallel_units
 from fsstgpu.formats.rowgroups import Source
 
 def slow(k, name, column):
@@ -279,7 +279,7 @@ def test_device_reads_take_a_thread_per_rows_of_fsst_chunks(compressed, monkeypa
     import fsstgpu.formats.device_reader as device_reader
     from fsstgpu.formats.rowgroups import Source
 
-    monkeypatch.setattr(device_reader, "_default_workers", lambda: 16)
+    monkeypatch.setattr(device_reader, "default_workers", lambda: 16)
     with Source(compressed / "c.parquet") as source:  # 4000 rows, two fsst columns
         assert device_reader._fsst_names(source) == {"k", "url"}
         assert device_reader._device_readers(source) == 2  # 8000 rows: one reader, at least 2

@@ -122,10 +122,10 @@ import os, sys
 import pyarrow as pa
 pool = pa.proxy_memory_pool(pa.default_memory_pool())
 pa.set_memory_pool(pool)
-import fsstgpu.formats.device_reader as reader
+import fsstgpu.formats.unit_reads as unit_reads
 from fsstgpu.formats.device_reader import read_to_device
 from fsstgpu.formats.rowgroups import Source
-reader.GROUP_ROWS = int(sys.argv[2])  # rows a reader checks at once (it holds them)
+unit_reads.GROUP_ROWS = int(sys.argv[2])  # rows a reader checks at once (it holds them)
 with Source(sys.argv[1]) as source:
     out = read_to_device(source, workers=2)
     rows = len(out["s"])
