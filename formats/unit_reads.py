@@ -59,7 +59,14 @@ GROUP_BYTES = 32 << 20
 
 
 def default_workers() -> int:
-    """Reading threads by default: the cores this process may use, at most 16."""
+    """Reading threads by default: the cores this process may use, at most 16.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.unit_reads import default_workers
+    >>> 1 <= default_workers() <= 16
+    True
+    """
     return max(1, min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
 
