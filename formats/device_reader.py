@@ -210,16 +210,16 @@ def read_to_device(source: Source, *, workers: int | None = None,
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     workers = workers or _device_readers(source)
+    staged = _staged_runs(source)
     runs = row_group_runs(source) if source.format == "parquet" else None
     if runs is None or len(set(source.schema.names)) < len(source.schema.names):
-        units = ((k, {name: [(f"row group {k}, column {name!r}", col)] if name in fsst
-                      else col for name, col in unit.items()})
-                 for k, unit in enumerate(parallel_units(
-                     source, workers=workers, ahead=WHOLE, convert=_staged_columns(source))))
+        # IPC, or columns named twice: unit by unit on this thread (runs of one)
+        units = parallel_units(source, workers=workers, ahead=WHOLE,
+                               convert=lambda k, name, column: staged((k,), name, [column]))
     else:
-        units = run_units(source, runs, source.schema.names, workers, WHOLE,
-                           _staged_runs(source))
-    for _, unit in units:
+        units = (unit for _, unit in run_units(source, runs, source.schema.names, workers,
+                                                WHOLE, staged))
+    for unit in units:
         for name, col in unit.items():
             if name in fsst:
                 pieces[name].update(col)
@@ -254,32 +254,13 @@ def read_to_device(source: Source, *, workers: int | None = None,
     return out
 
 
-def _staged_columns(source: Source):
-    """``convert`` for a whole-file device read: :func:`_compressed_columns`'s, each fsst
-    column then staged (:func:`fsstgpu.gpu.staged.stage`: its codes uploaded on the caller's
-    stream, the rest kept) on the reading thread. A pageable upload a chunk: through pinned
-    buffers of the read's own it was slower (BENCHMARKS.md section 38)."""
-    checked = _compressed_columns(source)
-    fsst = _fsst_names(source)
-    cp = get_cupy()
-    stream, device = cp.cuda.get_current_stream(), cp.cuda.Device().id
-
-    def convert(k: int, name: str, column):
-        column = checked(k, name, column)
-        return stage(column, stream, device=device) if name in fsst else column
-
-    return convert
-
-
 def _name_row_group(source: Source, failed: str, runs) -> None:
     """After a batched decode failed (``failed``, its message) on a run of row groups checked
     as one: raise the error of the first of them whose codes the CPU refuses, named as a lone
     row group's decode is (the error path alone reads them again)."""
     for run in runs or ():
-        if len(run) == 1 or f"{run_label(run)}, column " not in failed:
-            continue
         for name in _fsst_names(source):
-            if f"{run_label(run)}, column {name!r}" not in failed:
+            if len(run) == 1 or f"{run_label(run)}, column {name!r}" not in failed:
                 continue
             for k in run:
                 with reading(source.path, f"row group {k}, column {name!r}: "):
@@ -287,9 +268,13 @@ def _name_row_group(source: Source, failed: str, runs) -> None:
 
 
 def _staged_runs(source: Source):
-    """``convert`` for :func:`_run_units` in a whole-file device read: each fsst column's run
-    of row groups checked as one column (:func:`_checked_run`) and staged; other columns joined
-    over the run after each row group's is converted as :func:`_compressed_columns` does."""
+    """``convert`` for :func:`~fsstgpu.formats.unit_reads.run_units` in a whole-file device
+    read: each fsst column's run of row groups checked as one column (:func:`_checked_run`) and
+    staged on the reading thread (:func:`fsstgpu.gpu.staged.stage`: its codes uploaded on the
+    caller's stream, the rest kept; a pageable upload a run: through pinned buffers of the
+    read's own it was slower, BENCHMARKS.md section 38), as ``[(label, staged)]``; other
+    columns joined over the run after each row group's is converted as
+    :func:`_compressed_columns` does."""
     checked = _compressed_columns(source)
     fsst = _fsst_names(source)
     cp = get_cupy()

@@ -182,11 +182,7 @@ class _ReadPlan:
             cols = [decoder.finish(name, unit[name] if early
                                    else decoder.decode(name, unit[name], k))
                     for name in self.read]
-            with reading(source.path, f"row group {k}: "):  # columns read apart: lengths differ
-                table = pa.Table.from_arrays(cols, schema=self.full)
-            if self.expression is not None:
-                table = table.filter(self.expression)
-            yield table.select(self.columns)
+            yield self._table(cols, f"row group {k}")
 
     def _run_tables(self, decoder: Decoder):
         """:meth:`tables` of a whole-file CPU read: consecutive small row groups read by one
@@ -209,11 +205,16 @@ class _ReadPlan:
         for run, unit in run_units(source, runs, self.read, None, WHOLE, decode):
             cols = [joined_chunks([decoder.finish(name, d) for d in unit[name]])
                     for name in self.read]
-            with reading(source.path, f"{run_label(run)}: "):
-                table = pa.Table.from_arrays(cols, schema=self.full)
-            if self.expression is not None:
-                table = table.filter(self.expression)
-            yield table.select(self.columns)
+            yield self._table(cols, run_label(run))
+
+    def _table(self, cols: list, where: str) -> pa.Table:
+        """The decoded columns of a unit (``where``: its row groups) as a Table of
+        :attr:`schema`, filtered."""
+        with reading(self.source.path, f"{where}: "):  # columns read apart: lengths differ
+            table = pa.Table.from_arrays(cols, schema=self.full)
+        if self.expression is not None:
+            table = table.filter(self.expression)
+        return table.select(self.columns)
 
 
 def read_table_device(path) -> dict:
