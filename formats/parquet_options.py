@@ -296,14 +296,11 @@ def _stored_schema(kv: dict) -> pa.Schema | None:
         raise CorruptDataError(f"its stored Arrow schema is unreadable ({exc})") from None
 
 
-def open_parquet(f: pa.NativeFile, metadata: pq.FileMetaData | None = None
-                 ) -> pq.ParquetFile:
-    """``pyarrow.parquet.ParquetFile`` of ``f`` (page CRCs checked; through ``metadata``
-    instead of its own footer when given), its refusal of an fsst column's type explained
-    when the file is another writer's (``created_by``)."""
+def open_parquet(f: pa.NativeFile) -> pq.ParquetFile:
+    """``pyarrow.parquet.ParquetFile`` of ``f`` (page CRCs checked), its refusal of an fsst
+    column's type explained when the file is another writer's (``created_by``)."""
     try:
-        return pq.ParquetFile(f, metadata=metadata, memory_map=False,
-                              page_checksum_verification=True)
+        return pq.ParquetFile(f, memory_map=False, page_checksum_verification=True)
     except UnicodeDecodeError:  # pyarrow decodes the column names as UTF-8
         raise CorruptDataError("a column name in the footer is not UTF-8: the footer was "
                                "altered") from None

@@ -11,13 +11,10 @@ keeps as surrogates) is not.
 
 Two pyarrow behaviours shape the reading:
 
-* Read with threads, pyarrow's pool threads keep references to a column's Python-defined
-  extension type (``fsstgpu.fsst``) after a read returns and drop them later, which takes the
-  GIL; a process ending at that moment aborts (``terminate called without an active
-  exception``). So a file with fsst columns is read through a footer that gives them as their
-  storage (:mod:`fsstgpu.formats.storage_footer`), a row group's columns decoded on pyarrow's
-  threads and the fsst types given back on the calling thread; a file with another extension
-  type, or an fsst column inside a nested one, is read with pyarrow's threads off.
+* A file with an extension column (``fsstgpu.fsst`` or any other Python-defined type) is decoded
+  on the calling thread. Read with threads, pyarrow's pool threads keep references to the
+  column's Python type after a read returns and drop them later, which takes the GIL; a
+  process ending at that moment aborts (``terminate called without an active exception``).
 * A row group with more than 2 GiB of ``string``/``binary`` data comes back in several chunks;
   units are kept as they come, chunked, since concatenating them would overflow 32-bit offsets.
 
@@ -71,12 +68,6 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
 )
 from fsstgpu.formats.parquet_parts import PartWriter, part_threads
 from fsstgpu.formats.sniff import sniff_format
-from fsstgpu.formats.storage_footer import (
-    fsst_types,
-    holds_extension_type,
-    storage_footer,
-    with_fsst_types,
-)
 
 __all__ = [
     "BATCH_CRC_KEY",
@@ -85,6 +76,7 @@ __all__ = [
     "Sink",
     "Source",
     "check_input",
+    "holds_extension_type",
     "open_file",
     "parquet_codec_name",
     "reading",
@@ -145,6 +137,25 @@ def check_input(src) -> Path | Url:
     return src
 
 
+def holds_extension_type(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is, or nests, an Arrow extension type.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.formats.arrow_storage import to_extension_array
+    >>> from fsstgpu.formats.rowgroups import holds_extension_type
+    >>> fsst = to_extension_array(fsstgpu.compress(pa.array(["a"]))).type
+    >>> holds_extension_type(pa.list_(fsst)), holds_extension_type(pa.list_(pa.string()))
+    (True, False)
+    """
+    if isinstance(type_, pa.BaseExtensionType):
+        return True
+    if pa.types.is_dictionary(type_):
+        return holds_extension_type(type_.value_type)
+    return any(holds_extension_type(type_.field(i).type) for i in range(type_.num_fields))
+
+
 @contextlib.contextmanager
 def reading(path, what: str = ""):
     """Turn pyarrow's and fsstgpu's complaints about an input into one CorruptDataError.
@@ -202,10 +213,6 @@ class Source:
         self._files: list[pa.NativeFile] = []
         self._first: pa.Table | None = None  # row group 0, kept by first_unit() for units()
         self._parquet = self._ipc_file = None
-        #: Parquet with fsst columns: the footer that reads them as their storage, so that
-        #: pyarrow's threads can decode a row group (:mod:`fsstgpu.formats.storage_footer`)
-        self.storage_footer = None
-        self._storage = None  # the file read through it
         try:
             with reading(self.path):
                 if self.format == "parquet":
@@ -232,14 +239,6 @@ class Source:
                 self.use_threads = not any(holds_extension_type(f.type) for f in self.schema)
                 if self.format == "arrow" and not self.use_threads:
                     self._ipc_file = ipc.open_file(self._open(), options=self._ipc_options())
-                if self.format == "parquet" and not self.use_threads and not isinstance(
-                        self.path, Url):  # (a URL's file may call back into Python: as it was)
-                    with open_file(self.path) as f:
-                        self.storage_footer = storage_footer(f, self.parquet_metadata,
-                                                             self._parquet.schema_arrow)
-                    if self.storage_footer is not None:
-                        self._storage = self.open_parquet(self._open())
-                        self._fsst_types = fsst_types(self._parquet.schema_arrow)
         except BaseException:
             self.close()
             raise
@@ -272,7 +271,8 @@ class Source:
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
             with reading(self.path, f"row group {k}: "):
-                return self.row_group(self._reader, k, columns)
+                return self._restored(self.rows_checked(k, self._parquet.read_row_group(
+                    k, columns=columns, use_threads=self.use_threads)))
         if self.format == "arrow":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
@@ -286,29 +286,6 @@ class Source:
             if i == k:
                 return unit
         raise IndexError(f"{self.path}: no record batch {k}")
-
-    @property
-    def _reader(self) -> pq.ParquetFile:
-        return self._parquet if self._storage is None else self._storage
-
-    def open_parquet(self, f: pa.NativeFile) -> pq.ParquetFile:
-        """A ``ParquetFile`` of ``f``, a handle on this Parquet file (one per thread that
-        reads with :meth:`row_group`): through :attr:`storage_footer` where there is one."""
-        return open_parquet(f, metadata=self.storage_footer)
-
-    def row_group(self, parquet: pq.ParquetFile, k: int, columns: list[str] | None = None
-                  ) -> pa.Table:
-        """Row group ``k`` (every column, or ``columns``) read by ``parquet`` (from
-        :meth:`open_parquet`), its rows checked and its types restored. Through the storage
-        footer a row group's columns decode side by side on pyarrow's threads, which then see
-        storage types only; the fsst types are given back here, on the calling thread."""
-        if self.storage_footer is None:
-            table = parquet.read_row_group(k, columns=columns, use_threads=self.use_threads)
-        else:
-            table = with_fsst_types(parquet.read_row_group(k, columns=columns,
-                                                           use_threads=True),
-                                    self._fsst_types)
-        return self._restored(self.rows_checked(k, table))
 
     def first_unit(self) -> pa.Table | None:
         """Row group 0 with every column (None for a file without row groups), kept for the
@@ -341,7 +318,8 @@ class Source:
                     yield kept if columns is None else kept.select(columns)
                     continue
                 with reading(self.path, f"row group {i}: "):
-                    unit = self.row_group(self._reader, i, columns)
+                    unit = self._restored(self.rows_checked(i, self._parquet.read_row_group(
+                        i, columns=columns, use_threads=self.use_threads)))
                 yield unit
             return
         checks = IpcChecks(self._ipc_schema)

@@ -3,13 +3,12 @@ of each row group a task) and :func:`run_units` (each column of a run of consecu
 a task, :func:`row_group_runs`).
 
 Reading a compressed Parquet file is host work: pages are checked (CRC32) and decompressed
-(zstd), the codes reassembled, the storage checked (:func:`from_extension_array`). The row
-groups are read on threads of fsstgpu's own, each with its own handle on the file, at most
-``ahead + 1`` row groups in flight beyond the one in use: host memory stays bounded by a few
-row groups. A file read through its storage footer (``Source.storage_footer``) is read a row
-group a call, its columns decoded on pyarrow's threads, then converted column by column on
-these threads; any other file with an extension type a column chunk a task, pyarrow's threads
-off (``files.md``: they must never hold the fsst type). The threads are joined when the last unit
+(zstd), the codes reassembled, the storage checked (:func:`from_extension_array`). Pyarrow does
+a file with a Python-defined extension type on the calling thread (``files.md``: its own pool
+threads would outlive the call holding the type), so :func:`parallel_units` reads the column
+chunks of the row groups on threads of its own instead, each thread with its own handle on the
+file and pyarrow's threads off, at most ``ahead + 1`` row groups in flight beyond the one in
+use: host memory stays bounded by a few row groups. The threads are joined when the last unit
 has been read; a reader left early (a break, an error) waits for nothing: reads still running
 finish on their threads and close their handles.
 
@@ -35,8 +34,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.rowgroups import Source, open_file, reading
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "default_workers", "joined_chunks",
@@ -208,64 +207,40 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
 
     def read_one(parquet, k: int, name: str):
         with reading(source.path, f"row group {k}, column {name!r}: "):
-            return source.row_group(parquet, k, [name]).column(0)
+            unit = source.rows_checked(k, parquet.read_row_group(
+                k, columns=[name], use_threads=source.use_threads))
+        # the type it was written with (Parquet reads some back as others: parquet_options.py)
+        return source.restored(name, unit.column(0))
 
-    def read_group(parquet, k: int) -> pa.Table:
-        try:
-            with reading(source.path, f"row group {k}: "):
-                return source.row_group(parquet, k, names)
-        except CorruptDataError:
-            for name in names:  # the column that fails alone, named
-                read_one(parquet, k, name)
-            raise
-
-    def reading_with(work):
-        """``work(parquet)`` with this thread's handle on the file (opened on its first read,
-        closed by the last read of a reader left early)."""
+    def read(run: tuple, name: str):
         me = threading.get_ident()
         with lock:
             entry = handles.get(me)
         if entry is None:
             f = open_file(source.path)
-            entry = [f, source.open_parquet(f), 0]
+            entry = [f, pq.ParquetFile(f, memory_map=False, page_checksum_verification=True), 0]
         with lock:
             handles[me] = entry
             entry[2] += 1
         try:
-            return work(entry[1])
+            return convert(run, name, [read_one(entry[1], k, name) for k in run])
         finally:
             with lock:
                 entry[2] -= 1
                 if abandoned and not entry[2] and handles.pop(me, None) is not None:
                     entry[0].close()
 
-    def read(run: tuple, name: str):
-        return convert(run, name, reading_with(lambda parquet: [read_one(parquet, k, name)
-                                                                for k in run]))
-
-    def read_whole(run: tuple) -> dict:
-        # Through a storage footer (rowgroups.Source): each row group's columns read in one
-        # call, decoded side by side by pyarrow's threads (one call a row group, not one a
-        # column: pyarrow's fixed cost a call is 60-100 us); the columns then converted apart.
-        parts = reading_with(lambda parquet: [read_group(parquet, k) for k in run])
-        return {name: pool.submit(convert, run, name, [p.column(name) for p in parts])
-                for name in names}
-
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read")
     pending: deque = deque()
     finished = False
     try:
         def submit(run):
-            if source.storage_footer is not None:
-                return run, pool.submit(read_whole, run)
             return run, {name: pool.submit(read, run, name) for name in names}
 
         pending.extend(submit(run) for run in runs[:ahead + 1])
         following = len(pending)
         while pending:
             run, jobs = pending.popleft()
-            if not isinstance(jobs, dict):  # (read_whole: the run's conversions, queued)
-                jobs = jobs.result()
             unit = {name: job.result() for name, job in jobs.items()}
             if following < len(runs):
                 pending.append(submit(runs[following]))

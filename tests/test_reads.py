@@ -222,17 +222,14 @@ def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed
                         lambda path: opened.append(real_open(path)) or opened[-1])
     release, blocked = threading.Event(), threading.Event()
 
+    def convert(k, name, column):
+        if k == 1:  # the second row group's read holds its thread until released
+            blocked.set()
+            assert release.wait(30)
+        return column
+
     with Source(compressed / "c.parquet") as source:
-        real_read = source.row_group
-
-        def row_group(parquet, k, columns=None):
-            if k == 1:  # the second row group's read holds its thread until released
-                blocked.set()
-                assert release.wait(30)
-            return real_read(parquet, k, columns)
-
-        monkeypatch.setattr(source, "row_group", row_group)
-        reader = unit_reads.parallel_units(source, workers=4)
+        reader = unit_reads.parallel_units(source, workers=4, convert=convert)
         assert len(next(reader)) == len(source.schema.names)
         assert blocked.wait(30)
         reader.close()  # returns with a read still running
