@@ -340,13 +340,20 @@ def _run_ext_storage(inputs: Inputs, rng):
 def _read_container(target: str, data: bytes) -> tuple[pa.Table, list[str]]:
     """The table pyarrow reads from ``data`` and its column names (pyarrow fails to decode a
     damaged name only when asked for it)."""
+    # Read as fsstgpu reads files: from memory pyarrow owns (not Python bytes, which a pyarrow
+    # I/O thread may drop last, taking the GIL, as the worker exits: the process then aborts,
+    # "terminate called without an active exception", apache/arrow#34314; 1 worker in 2 of
+    # one batch, seed 20261204) and with pyarrow's threads off (files.md).
+    owned = pa.allocate_buffer(len(data))
+    np.frombuffer(owned, np.uint8)[:] = np.frombuffer(data, np.uint8)
+    options = pa.ipc.IpcReadOptions(use_threads=False)
     try:
         if target == "ipc_file":
-            table = pa.ipc.open_file(pa.BufferReader(data)).read_all()
+            table = pa.ipc.open_file(pa.BufferReader(owned), options=options).read_all()
         elif target == "ipc_stream":
-            table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()
+            table = pa.ipc.open_stream(pa.BufferReader(owned), options=options).read_all()
         else:
-            table = pq.read_table(pa.BufferReader(data))
+            table = pq.read_table(pa.BufferReader(owned), use_threads=False)
         return table, table.column_names
     except CorruptDataError:  # fsstgpu's own check, run by pyarrow (the extension metadata)
         raise
