@@ -14,6 +14,8 @@ is removed. Readers therefore see either no output or the complete one, never a 
   it (SIGKILL, power loss) leaves it behind, and the next :func:`atomic_output` in that folder
   removes every such file whose process on this host has gone, with a
   :class:`StaleTemporaryFileWarning` naming it.
+* **Errors name the output.** An error about the temporary file, or a full disk (or quota, or
+  file size limit) that pyarrow's writers report naming no file, is raised naming the output.
 
 >>> import os, tempfile
 >>> from fsstgpu.formats.atomic import atomic_output
@@ -208,6 +210,10 @@ def _new_temporary(folder: Path, prefix: str):
         raise
 
 
+#: errors only a write can give (a full disk or quota, a file past the size limit)
+_WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 def _naming(exc: OSError, dst: Path) -> OSError:
     """``exc`` (about the temporary file) as the same error about ``dst``: messages name the
     file the user asked for, never a temporary name they have not heard of."""
@@ -280,4 +286,8 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     except OSError as exc:  # about the temporary file: the user named dst, not it
         if str(exc.filename or "").endswith(TEMP_SUFFIX):
             raise _naming(exc, dst) from None
+        if exc.filename is None and exc.errno in _WRITE_ERRORS:
+            # pyarrow's writers name no file ("Error writing bytes to file"): a full disk is
+            # the output's, which the user must be told of by name
+            raise OSError(exc.errno, os.strerror(exc.errno), str(dst)) from None
         raise

@@ -23,6 +23,7 @@ as one table (or one set of device columns). Files are found by
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -202,21 +203,33 @@ def _named_as_a_file(dst) -> DatasetOutputError:
         "name is a file's; name a folder, or create the folder first to use this name")
 
 
-def make_parent(out) -> None:
-    """Create the local folder an output goes in (a URL's store needs none)."""
-    if not is_url(out):
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
+def make_parent(out) -> list[Path]:
+    """Create the local folder an output goes in (a URL's store needs none); return the
+    folders this created, the deepest last."""
+    if is_url(out):
+        return []
+    parent = Path(out).parent
+    missing = [d for d in (parent, *parent.parents) if not d.exists()][::-1]
+    parent.mkdir(parents=True, exist_ok=True)
+    return missing
 
 
 def _each_file(src, dst, work, progress) -> list[dict]:
     plan = dataset_outputs(src, dst)
     results = []
-    for k, (path, out) in enumerate(plan):
-        make_parent(out)
-        info = work(path, out)
-        results.append({"input": str(path), "output": str(out), **info})
-        if progress is not None:
-            progress(files_done=k + 1, files_total=len(plan), last=results[-1])
+    created: list[Path] = []  # folders made here: removed again if a failure leaves them empty
+    try:
+        for k, (path, out) in enumerate(plan):
+            created += make_parent(out)
+            info = work(path, out)
+            results.append({"input": str(path), "output": str(out), **info})
+            if progress is not None:
+                progress(files_done=k + 1, files_total=len(plan), last=results[-1])
+    except BaseException:
+        for folder in reversed(created):  # (the outputs already written stay, whole)
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only an empty one
+        raise
     return results
 
 

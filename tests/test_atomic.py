@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,24 @@ def test_a_stop_right_after_the_create_leaves_no_file(tmp_path, monkeypatch):
         with atomic._new_temporary(folder, ".x.parquet"):
             pass
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EFBIG])
+def test_a_full_disk_is_named_after_the_output_and_leaves_nothing(tmp_path, code):
+    # pyarrow's writers raise OSError(28, "Error writing bytes to file. ...") naming no file
+    dst = tmp_path / "out.parquet"
+    with pytest.raises(OSError) as raised:
+        with atomic_output(dst) as tmp:
+            Path(tmp).write_bytes(b"part")
+            raise OSError(code, "Error writing bytes to file. Detail: [errno 28]")
+    assert raised.value.errno == code and raised.value.filename == str(dst)
+    assert os.strerror(code) in str(raised.value) and str(dst) in str(raised.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_other_errors_without_a_file_name_pass_unchanged(tmp_path):
+    with pytest.raises(OSError) as raised:
+        with atomic_output(tmp_path / "out.parquet"):
+            raise OSError(errno.EIO, "an input's read")
+    assert raised.value.filename is None and raised.value.errno == errno.EIO
+    assert list(tmp_path.iterdir()) == []

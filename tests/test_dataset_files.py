@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import fsstgpu.formats.datasets as datasets
 from fsstgpu import CorruptDataError
 from fsstgpu.datasets import generate
 from fsstgpu.formats import (
@@ -106,6 +108,34 @@ def test_a_bad_file_is_named_and_the_others_are_kept(dataset, tmp_path):
     (tmp_path / "f").write_bytes(b"x")
     with pytest.raises(NotADirectoryError):
         compress_dataset(root, tmp_path / "f")
+
+
+@pytest.mark.parametrize("failing", ["year=2025/a.parquet", "year=2026/c.parquet"])
+def test_a_failed_dataset_leaves_no_folder_it_made_empty(dataset, tmp_path, monkeypatch,
+                                                          failing):
+    # a full disk, say, at one file: the outputs written before it stay; the folders made for
+    # it (and the output folder, when nothing was written) go, as its temporary file does
+    root, _ = dataset
+    real = datasets.compress_file
+
+    def compress(path, out, *args, **kwargs):
+        if str(path).endswith(failing):
+            raise OSError(errno.ENOSPC, "No space left on device", str(out))
+        return real(path, out, *args, **kwargs)
+
+    monkeypatch.setattr(datasets, "compress_file", compress)
+    (tmp_path / "kept").mkdir()  # an output folder that was there stays, even empty
+    for dst in (tmp_path / "out" / "deep", tmp_path / "kept"):
+        with pytest.raises(OSError, match="No space left"):
+            compress_dataset(root, dst)
+    left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
+                  if p.relative_to(tmp_path).parts[0] in ("out", "kept"))
+    if failing.startswith("year=2025"):
+        assert left == ["kept"]
+    else:
+        assert left == ["kept", "kept/year=2025", "kept/year=2025/a.parquet",
+                        "kept/year=2025/b.parquet", "out", "out/deep", "out/deep/year=2025",
+                        "out/deep/year=2025/a.parquet", "out/deep/year=2025/b.parquet"]
 
 
 def test_read_dataset_refuses_files_of_different_schemas(tmp_path):
