@@ -8,7 +8,8 @@ is removed. Readers therefore see either no output or the complete one, never a 
   the name exists, so of several processes writing one new output exactly one succeeds (on a file
   system without hard links, an ``O_EXCL`` create claims the name first). With ``force`` it is
   ``rename``, which replaces the old file in one step.
-* **Inputs are never overwritten**, also when the output names one of them through a link.
+* **Inputs are never overwritten**, also when the output names one of them through a link;
+  nor is anything that is not a regular file (a device such as ``/dev/null``, a FIFO).
 * **Litter from killed processes is cleaned up.** A temporary file is named
   ``.<output name>.<random>.<pid>@<host>.fsstgpu-tmp``; a process killed before it could remove
   it (SIGKILL, power loss) leaves it behind, and the next :func:`atomic_output` in that folder
@@ -109,7 +110,9 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     Raises
     ------
     ValueError
-        When ``dst`` is one of ``inputs`` (also through links).
+        When ``dst`` is one of ``inputs`` (also through links), or exists and is not a regular
+        file (a device such as ``/dev/null``, a FIFO, a socket; also through links), which
+        even ``force`` does not replace.
     IsADirectoryError
         When ``dst`` is a directory.
     FileExistsError
@@ -138,6 +141,12 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
             raise ValueError(f"{dst}: the output is the input file; choose another output path")
     if dst.is_dir():
         raise IsADirectoryError(f"{dst}: is a directory")
+    if dst.exists() and not dst.is_file():  # (links followed: /dev/stdout is one)
+        # a device, FIFO or socket: replacing it would put a file in its place (/dev/null
+        # with force, as root), and writing through it would not be atomic
+        raise ValueError(f"{dst}: is not a regular file (a device, FIFO or socket); fsstgpu "
+                         "writes outputs as files, put in place whole: name a file (the "
+                         "command line's - writes to standard output)")
     if os.path.lexists(dst) and not force:
         raise FileExistsError(f"{dst}: already exists (use --force / force=True to overwrite)")
     parent = dst.absolute().parent

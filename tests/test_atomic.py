@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -163,3 +164,27 @@ def test_other_errors_without_a_file_name_pass_unchanged(tmp_path):
             raise OSError(errno.EIO, "an input's read")
     assert raised.value.filename is None and raised.value.errno == errno.EIO
     assert list(tmp_path.iterdir()) == []
+
+
+def test_what_is_not_a_regular_file_is_never_replaced(tmp_path):
+    # --force onto /dev/null (as root) replaced the device with a file; a FIFO likewise
+    fifo = tmp_path / "fifo.parquet"
+    os.mkfifo(fifo)
+    (tmp_path / "link.parquet").symlink_to(fifo)
+    for dst in (fifo, tmp_path / "link.parquet"):
+        for force in (False, True):
+            with pytest.raises(ValueError, match="is not a regular file"):
+                with atomic_output(dst, force=force) as tmp:
+                    Path(tmp).write_bytes(b"x")
+    assert fifo.is_fifo() and (tmp_path / "link.parquet").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.parquet", "link.parquet"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/null"),
+                    reason="a device node is made by root only")
+def test_a_device_is_never_replaced(tmp_path):
+    os.mknod(tmp_path / "null.parquet", 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+    with pytest.raises(ValueError, match="is not a regular file"):
+        with atomic_output(tmp_path / "null.parquet", force=True):
+            pass
+    assert (tmp_path / "null.parquet").is_char_device()
