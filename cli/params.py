@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from fsstgpu.cli.output import EXIT_USAGE, fail, printable
+from fsstgpu.cli.stdio import is_stream
 from fsstgpu.datasets import GENERATORS, is_dataset_name
 from fsstgpu.formats.locations import Url, is_url
 from fsstgpu.formats.sniff import output_format
@@ -65,7 +66,7 @@ def dataset_or_file(value: str) -> str:
             f"{printable(value)!r} is a folder: give one file (Parquet / Arrow IPC, or text "
             "with one string per line) or a dataset name; `fsstgpu compress` and "
             "`decompress` take a folder of files")
-    if path.exists() and not path.is_file():
+    if path.exists() and not path.is_file() and not is_stream(path):
         raise typer.BadParameter(f"{printable(value)!r} is not a regular file")
     if not path.exists():
         raise typer.BadParameter(
@@ -79,7 +80,7 @@ def one_file(value: str) -> str:
     (stdin); otherwise a usage error saying what it is instead."""
 
     path = Path(value)
-    if value == "-" or is_url(value) or path.is_file():
+    if value == "-" or is_url(value) or path.is_file() or is_stream(path):
         return value
     if path.is_dir():
         raise typer.BadParameter(f"{printable(value)!r} is a folder: give one file")
@@ -115,10 +116,15 @@ def output_format_of(dst: Path, format: FileFormat | None) -> str:
 
 
 def input_location(value: str) -> str:
-    """IN of compress / decompress: an existing file or folder, a glob pattern matching files,
-    a URL (checked when opened) or ``-`` (stdin); otherwise a usage error."""
+    """IN of compress / decompress: an existing file or folder, a pipe (read as stdin is), a
+    glob pattern matching files, a URL (checked when opened) or ``-`` (stdin); otherwise a
+    usage error."""
 
-    if value == "-" or is_url(value) or Path(value).exists() or (
+    path = Path(value)
+    if path.exists() and not (path.is_file() or path.is_dir() or is_stream(path)):
+        raise typer.BadParameter(f"{printable(value)!r} is not a regular file (a device or "
+                                 "socket): give a file, a folder, a pipe or - (stdin)")
+    if value == "-" or is_url(value) or path.exists() or (
             glob.has_magic(value) and glob.glob(value, recursive=True)):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")

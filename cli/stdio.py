@@ -2,7 +2,8 @@
 ``train``'s input, ``train --out`` and ``datasets generate --out``): standard input and output.
 
 Parquet and Arrow IPC files are read from their ends (the footer) and by random access, so
-standard input is first copied whole to a temporary file; an output goes to a temporary file
+standard input (or a pipe named as a file, ``<(command)``) is first copied whole to a
+temporary file; an output goes to a temporary file
 and is copied to standard output once complete, so a failed command writes nothing there (as
 :mod:`fsstgpu.formats.atomic` promises for files). Messages name ``<stdin>`` / ``<stdout>``,
 never the temporary files (:func:`fsstgpu.cli.output.alias`). With OUT ``-`` the results table
@@ -13,7 +14,9 @@ and a terminal on stdout is refused (binary data would garble it).
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -21,28 +24,43 @@ from pathlib import Path
 from fsstgpu.cli.output import EXIT_USAGE, alias, fail
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
-__all__ = ["STDIO", "stdin_file", "stdout_file"]
+__all__ = ["STDIO", "is_stream", "stdin_file", "stdout_file"]
 
 #: The name that stands for standard input (as IN) or output (as OUT).
 STDIO = "-"
 
 
+def is_stream(path) -> bool:
+    """Tell whether ``path`` names a pipe (``<(command)``'s ``/dev/fd/63``, a FIFO,
+    ``/dev/stdin`` fed by one): read once, front to back, like standard input. A character
+    device is not one (``/dev/zero`` would never end)."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def stdin_file(src):
-    """``src``, or for ``-`` a temporary copy of standard input (removed afterwards), named
-    ``stdin`` with the suffix of the format its first bytes show (``stdin.parquet``; none for
-    text)."""
-    if src != STDIO:
+    """``src``, or for ``-`` (or a pipe: :func:`is_stream`) a temporary
+    copy of what it gives (removed afterwards), named ``stdin`` with the suffix of the format
+    its first bytes show (``stdin.parquet``; none for text); messages name ``<stdin>`` or
+    ``src``."""
+    if src != STDIO and not is_stream(src):
         yield src
         return
     with tempfile.TemporaryDirectory(prefix="fsstgpu-stdin-") as folder:
         path = Path(folder) / "stdin"
         with open(path, "wb") as f:
-            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+            if src == STDIO:
+                shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+            else:
+                with open(src, "rb") as stream:
+                    shutil.copyfileobj(stream, f, 1 << 20)
         fmt = detect_format(path)
         if fmt is not None:  # named as its format, for readers that go by the suffix
             path = path.rename(path.with_suffix(suffix_for(fmt)))
-        with alias(path, "<stdin>"):
+        with alias(path, "<stdin>" if src == STDIO else str(src)):
             yield path
 
 

@@ -113,7 +113,8 @@ def open_file(path, mode: str = "rb") -> pa.NativeFile:
 
 
 def check_input(src) -> Path | Url:
-    """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file.
+    """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file,
+    ValueError when it is a pipe, device or socket (read by position, it could hang).
 
     Examples
     --------
@@ -134,6 +135,9 @@ def check_input(src) -> Path | Url:
         raise FileNotFoundError(f"{src}: no such file")
     if src.is_dir():
         raise IsADirectoryError(f"{src}: is a directory, not a file")
+    if not src.is_file():  # a pipe's second opening waited forever for a writer
+        raise ValueError(f"{src}: is not a regular file (a pipe, device or socket): Parquet "
+                         "and Arrow IPC files are read by position; copy it to a file first")
     return src
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -305,6 +309,51 @@ def test_dash_is_stdin_and_stdout(tmp_path, plain):
     assert "<stdin>" in line and "fsstgpu-stdin" not in line, line
     res = runner.invoke(app, ["compress", str(plain), "-", "--json"])
     assert res.exit_code == 2 and json.loads(res.stdout)["exit_code"] == 2
+
+
+def _fed_fifo(path: Path, data: bytes) -> Path:
+    """A named pipe at ``path`` that a thread fills with ``data`` once a reader opens it."""
+    os.mkfifo(path)
+
+    def feed():
+        with open(path, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return path
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    """The command line in a process of its own, bounded in time (a read that waits for a
+    writer the pipe no longer has would otherwise hang the test run)."""
+    return subprocess.run([sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
+                           "app(sys.argv[1:], prog_name='fsstgpu')", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_pipe_named_as_a_file_is_read_as_stdin_is(tmp_path, plain):
+    """compress <(command) out: the pipe (/dev/fd/63) failed with exit 4, "unreadable
+    (OSError: lseek failed)", and a named pipe hung at its second opening; a pipe is now
+    copied whole first, as - is, and named in messages. A device is not a pipe: /dev/zero
+    would never end (exit 2)."""
+    fifo = _fed_fifo(tmp_path / "in.fifo", plain.read_bytes())
+    done = _cli("compress", fifo, tmp_path / "c.parquet")
+    assert done.returncode == 0, done.stderr
+    fifo.unlink()
+    fifo = _fed_fifo(tmp_path / "in.fifo", (tmp_path / "c.parquet").read_bytes())
+    done = _cli("decompress", fifo, tmp_path / "d.parquet")
+    assert done.returncode == 0, done.stderr
+    assert pq.read_table(tmp_path / "d.parquet").equals(pq.read_table(plain))
+    fifo.unlink()
+    fifo = _fed_fifo(tmp_path / "in.fifo", b"not a file")
+    done = _cli("inspect", fifo)
+    assert done.returncode == 4, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert str(fifo) in line and "fsstgpu-stdin" not in line, line
+    if os.path.exists("/dev/zero"):
+        res = runner.invoke(app, ["compress", "/dev/zero", str(tmp_path / "z.parquet")])
+        assert res.exit_code == 2 and "not a regular file" in res.stderr
+        assert not (tmp_path / "z.parquet").exists()
 
 
 def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, plain):

@@ -952,3 +952,15 @@ def test_repeating_decision_is_pyarrows_count_distinct():
             present = len(plain) - plain.null_count
             want = pc.count_distinct(plain).as_py() <= REPEATING_SHARE * present
             assert _repeats(variant) == want, (variant.type, present)
+
+
+def test_a_pipe_or_device_as_an_input_file_is_refused_at_once(tmp_path):
+    # compress_file of a named pipe waited forever at the pipe's second opening
+    fifo = tmp_path / "in.parquet"
+    os.mkfifo(fifo)
+    for call in (lambda: compress_file(fifo, tmp_path / "c.parquet"),
+                 lambda: decompress_file(fifo, tmp_path / "d.parquet"),
+                 lambda: read_table(fifo, device="cpu")):
+        with pytest.raises(ValueError, match="is not a regular file"):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
