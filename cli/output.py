@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import select
 import sys
 import time
 
@@ -42,6 +43,8 @@ EXIT_USAGE = 2
 EXIT_DEVICE = 3
 EXIT_CORRUPT = 4
 EXIT_INTERRUPTED = 130
+#: the reader of standard output went away (``| head``): as a tool killed by SIGPIPE
+EXIT_BROKEN_PIPE = 128 + 13
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 other error (output exists, I/O error); 2 usage error (bad option or "
@@ -49,7 +52,8 @@ EXIT_CODES_HELP = (
     "fsstgpu did not compress, a dataset's output named as a file or inside its input); 3 GPU "
     "requested but "
     "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
-    "SIGTERM, 129 SIGHUP; no partial output is left)."
+    "SIGTERM, 129 SIGHUP; no partial output is left; 141, quietly, when the reader of "
+    "standard output went away)."
 )
 
 
@@ -173,12 +177,27 @@ def handle_errors():
     except (ColumnSelectionError, NotCompressedError, DatasetOutputError) as exc:
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_broken():
+            # `fsstgpu decompress in - | head`: quiet, as a tool killed by SIGPIPE; stdout
+            # pointed at /dev/null, so that Python's own flush at exit does not complain again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         text = str(exc)
         if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
             text = f"{exc.filename}: {text}"
         fail(text or type(exc).__name__, EXIT_ERROR)
     except Exception as exc:  # a bug: still one line, but say it is unexpected
         fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
+
+
+def _stdout_broken() -> bool:
+    """Tell whether standard output is a pipe whose reader has gone (poll: POLLERR)."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):  # (no file behind it: a test's stdout)
+        return False
 
 
 def _check_device_variable() -> None:

@@ -356,6 +356,21 @@ def test_a_pipe_named_as_a_file_is_read_as_stdin_is(tmp_path, plain):
         assert not (tmp_path / "z.parquet").exists()
 
 
+def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(tmp_path):
+    """`fsstgpu ... - | head -c 100` printed "fsstgpu: error: [Errno 32] Broken pipe" (exit 1);
+    now it ends as a tool killed by SIGPIPE does: exit 141, nothing on stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
+         "app(sys.argv[1:], prog_name='fsstgpu')", "datasets", "generate", "urls", "--rows",
+         "2000000", "-o", "-", "--format", "arrows"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(proc.stdout.read(100)) == 100
+    proc.stdout.close()  # the reader goes away mid-stream
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == "", err
+
+
 def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, plain):
     """compress in.parquet out/ said "cannot tell the output format from 'no suffix'"; an
     existing folder takes the file under the input's name, as cp does (a codec name before the
