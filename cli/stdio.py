@@ -79,6 +79,13 @@ def stdout_file(dst, suffix: str):
         with alias(path, "<stdout>"):
             yield path
         sys.stdout.flush()
-        with open(path, "rb") as f:
-            shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
-        sys.stdout.buffer.flush()
+        try:
+            with open(path, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            raise  # (the reader went away: output.handle_errors ends quietly)
+        except OSError as exc:  # a full disk behind stdout, say: name it
+            if exc.errno is None or exc.filename is not None:
+                raise
+            raise OSError(exc.errno, os.strerror(exc.errno), "<stdout>") from None

@@ -117,8 +117,8 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
         When ``dst`` is a directory.
     FileExistsError
         When ``dst`` exists and ``force`` is false.
-    FileNotFoundError
-        When the folder of ``dst`` does not exist.
+    FileNotFoundError, NotADirectoryError
+        When the folder of ``dst`` does not exist, or is a file.
 
     Examples
     --------
@@ -150,6 +150,8 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     if os.path.lexists(dst) and not force:
         raise FileExistsError(f"{dst}: already exists (use --force / force=True to overwrite)")
     parent = dst.absolute().parent
+    if parent.exists() and not parent.is_dir():
+        raise NotADirectoryError(f"{dst}: {parent} is not a directory")
     if not parent.is_dir():
         raise FileNotFoundError(f"{dst}: directory {parent} does not exist")
     return dst

@@ -188,3 +188,13 @@ def test_a_device_is_never_replaced(tmp_path):
         with atomic_output(tmp_path / "null.parquet", force=True):
             pass
     assert (tmp_path / "null.parquet").is_char_device()
+
+
+def test_an_output_inside_a_file_says_the_file_is_not_a_folder(tmp_path):
+    (tmp_path / "a").write_bytes(b"x")
+    with pytest.raises(NotADirectoryError, match="is not a directory"):
+        with atomic_output(tmp_path / "a" / "b.parquet"):
+            pass
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        with atomic_output(tmp_path / "no" / "b.parquet"):
+            pass

@@ -371,6 +371,18 @@ def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(tmp_path):
     assert err == "", err
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_a_full_disk_behind_stdout_is_named(tmp_path, plain):
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
+             "app(sys.argv[1:], prog_name='fsstgpu')", "compress", str(plain), "-"],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == ("fsstgpu: error: [Errno 28] No space left on device: "
+                                   "'<stdout>'"), done.stderr
+
+
 def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, plain):
     """compress in.parquet out/ said "cannot tell the output format from 'no suffix'"; an
     existing folder takes the file under the input's name, as cp does (a codec name before the
