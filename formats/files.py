@@ -311,14 +311,28 @@ def _input_record(source: Source, codecs: dict) -> dict:
     """The input codecs to record under :data:`CODECS_KEY`: ``codecs``, but for a column that
     is fsst already (an fsst file compressed again) the codecs its own record keeps."""
     old = _record(source)
-    fsst = [f.name for f in source.schema if has_fsst(f.type)]
-    return {**{k: v for k, v in codecs.items() if not any(_of(k, n) for n in fsst)},
-            **{k: v for k, v in old.items() if any(_of(k, n) for n in fsst)}}
+    fsst = {f.name for f in source.schema if has_fsst(f.type)}
+    return {**{k: v for k, v in codecs.items() if not fsst.intersection(_owner_names(k))},
+            **{k: v for k, v in old.items() if fsst.intersection(_owner_names(k))}}
 
 
-def _of(key: str, name: str) -> bool:
-    """Tell whether codec key ``key`` (a leaf path or a name) belongs to column ``name``."""
-    return key == name or key.startswith(name + ".")
+def _owner_names(key: str) -> list[str]:
+    """The column names codec key ``key`` (a leaf path or a name) belongs to if a column has
+    one: ``key`` itself and each part of it before a dot (a name may hold dots), e.g.
+    ``l``, ``l.list`` and ``l.list.element`` for ``l.list.element``."""
+    return [key[:i] for i, ch in enumerate(key) if ch == "."] + [key]
+
+
+def _keys_by_column(keys, names: set) -> dict[str, list[str]]:
+    """The keys of each column of ``names`` (:func:`_owner_names`), one pass over the keys (a
+    test of every key against every column was quadratic: 500 columns' decompress spent a
+    third of its time there)."""
+    owned: dict[str, list[str]] = {}
+    for key in keys:
+        for name in _owner_names(key):
+            if name in names:
+                owned.setdefault(name, []).append(key)
+    return owned
 
 
 def _dictionary_codes(source: Source) -> list[str]:
@@ -409,15 +423,37 @@ def _restored_codecs(source: Source) -> dict[str, str]:
     :data:`CODECS_KEY` (Snappy, pyarrow's default, when the input was not Parquet or the
     record is unreadable; a column of a file without the record keeps its codec, and an fsst
     column gets Snappy)."""
-    codecs = source.parquet_codecs()
-    recorded = _record(source)
-    has_record = CODECS_KEY in (source.schema.metadata or {})
-    for f in source.schema:
+    return restored_codecs(source.schema, source.parquet_codecs(), _record(source),
+                           CODECS_KEY in (source.schema.metadata or {}))
+
+
+def restored_codecs(schema: pa.Schema, codecs: dict, recorded: dict, has_record: bool) -> dict:
+    """:func:`_restored_codecs` of a file of ``schema`` whose leaves have ``codecs`` (by leaf
+    path, and by name: each top-level column's first leaf's) and whose record of its input's
+    codecs is ``recorded`` (``has_record``: it has one at all, maybe unreadable).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.files import restored_codecs
+    >>> schema = pa.schema([("s", pa.string()), ("n", pa.int64())])
+    >>> restored_codecs(schema, {"s": "zstd", "n": "zstd"}, {"s": "gzip", "n": "lz4"}, True)
+    {'s': 'gzip', 'n': 'lz4'}
+    """
+    codecs = dict(codecs)
+    names = set(schema.names)
+    recorded_of = _keys_by_column(recorded, names)
+    held = _keys_by_column(codecs, names)  # the keys in codecs, by column
+    for f in schema:
         # by leaf path (by name in files written before nested columns had theirs)
-        mine = {k: v for k, v in recorded.items() if _of(k, f.name)}
+        mine = {k: recorded[k] for k in recorded_of.get(f.name, ())}
         if mine or has_record or has_fsst(f.type):
-            codecs = {k: v for k, v in codecs.items() if not _of(k, f.name)}
-            codecs.update(mine or {f.name: "snappy"})
+            for key in held.pop(f.name, ()):
+                codecs.pop(key, None)
+            added = mine or {f.name: "snappy"}
+            codecs.update(added)
+            for name, keys in _keys_by_column(added, names).items():
+                held.setdefault(name, []).extend(keys)
     return codecs
 
 

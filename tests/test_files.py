@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fsstgpu
 from fsstgpu import CorruptDataError, DeviceError, SymbolTable
@@ -30,6 +32,7 @@ from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column, output_chunks
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.dictionaries import Redictionary, plain_values
+from fsstgpu.formats.files import restored_codecs
 from fsstgpu.formats.nested import has_fsst, holds_fsst
 from fsstgpu.formats.selection import ColumnSelectionError
 from fsstgpu.testing import poisoned_codes
@@ -964,3 +967,35 @@ def test_a_pipe_or_device_as_an_input_file_is_refused_at_once(tmp_path):
         with pytest.raises(ValueError, match="is not a regular file"):
             call()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def _codecs_model(schema, codecs, recorded, has_record):
+    """restored_codecs as it was written first (quadratic: every key against every column)."""
+    def of(key, name):
+        return key == name or key.startswith(name + ".")
+
+    for f in schema:
+        mine = {k: v for k, v in recorded.items() if of(k, f.name)}
+        if mine or has_record or has_fsst(f.type):
+            codecs = {k: v for k, v in codecs.items() if not of(k, f.name)}
+            codecs.update(mine or {f.name: "snappy"})
+    return codecs
+
+
+_PARTS = st.sampled_from(["a", "b", "a.b", "b.a", "list", "element"])
+_KEYS = st.lists(_PARTS, min_size=1, max_size=3).map(".".join)
+_CODECS = st.dictionaries(_KEYS, st.sampled_from(["zstd", "gzip", "lz4", "none"]), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(names=st.lists(_KEYS, min_size=1, max_size=6), fsst=st.lists(st.booleans(), max_size=6),
+       codecs=_CODECS, recorded=_CODECS, has_record=st.booleans())
+def test_restored_codecs_as_first_written(names, fsst, codecs, recorded, has_record):
+    # column names with dots, repeated names, keys of several columns: the one-pass version
+    # gives what the quadratic one gave, in the same order
+    ftype = to_extension_array(fsstgpu.compress(pa.array(["a"]))).type
+    schema = pa.schema([pa.field(n, ftype if i < len(fsst) and fsst[i] else pa.int64())
+                        for i, n in enumerate(names)])
+    want = _codecs_model(schema, dict(codecs), recorded, has_record)
+    got = restored_codecs(schema, codecs, recorded, has_record)
+    assert list(got.items()) == list(want.items())
