@@ -3,9 +3,9 @@
 
 Parquet and Arrow IPC files are read from their ends (the footer) and by random access, so
 standard input (or a pipe named as a file, ``<(command)``) is first copied whole to a
-temporary file; an output goes to a temporary file
-and is copied to standard output once complete, so a failed command writes nothing there (as
-:mod:`fsstgpu.formats.atomic` promises for files). Messages name ``<stdin>`` / ``<stdout>``,
+temporary file; an output goes to a temporary file and is copied to standard output once
+complete, so a failed command writes nothing there (as :mod:`fsstgpu.formats.atomic`
+promises for files). Messages name ``<stdin>`` / ``<stdout>``,
 never the temporary files (:func:`fsstgpu.cli.output.alias`). With OUT ``-`` the results table
 goes to stderr (stdout holds the file), the output's format is ``--format``'s or the input's,
 and a terminal on stdout is refused (binary data would garble it).
@@ -42,10 +42,9 @@ def is_stream(path) -> bool:
 
 @contextlib.contextmanager
 def stdin_file(src):
-    """``src``, or for ``-`` (or a pipe: :func:`is_stream`) a temporary
-    copy of what it gives (removed afterwards), named ``stdin`` with the suffix of the format
-    its first bytes show (``stdin.parquet``; none for text); messages name ``<stdin>`` or
-    ``src``."""
+    """``src``, or for ``-`` (or a pipe: :func:`is_stream`) a temporary copy of what it gives
+    (removed afterwards), named ``stdin`` with the suffix of the format its first bytes show
+    (``stdin.parquet``; none for text); messages name ``<stdin>`` or ``src``."""
     if src != STDIO and not is_stream(src):
         yield src
         return
