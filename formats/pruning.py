@@ -225,8 +225,16 @@ def _term_may_hold(term, bounds) -> bool:
     if name not in bounds:
         return True
     b = bounds[name]
-    if b is None:  # no value in the row group: a comparison with null holds for no row
-        return False
+    if b is None:  # nulls only: a comparison with null holds for no row, but pyarrow's `in`
+        # and `not in` are is_in with nulls matching nulls: `not in` holds for a null unless
+        # the values hold a null, `in` when they do
+        if op not in ("in", "not in"):
+            return False
+        try:
+            has_null = any(v is None for v in value)
+        except TypeError:
+            return True
+        return has_null == (op == "in")
     least, greatest = b
     try:
         values = list(value) if op in ("in", "not in") else [value]
