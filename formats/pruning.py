@@ -22,6 +22,7 @@ match; the rows of the others are filtered exactly after decoding.
 from __future__ import annotations
 
 import base64
+import decimal
 import json
 import zlib
 
@@ -241,6 +242,15 @@ def _term_may_hold(term, bounds) -> bool:
         values = [_comparable(v, least) for v in values]
     except (TypeError, ValueError):
         return True  # a value we cannot order against the bounds: no pruning
+    if _numbers(least) and any(isinstance(v, float) or _numbers(v) for v in values):
+        kinds = {type(least)} | {type(v) for v in values if v is not None}
+        if float in kinds:
+            if decimal.Decimal in kinds and isinstance(least, float):
+                return True  # a Decimal against a float column: pyarrow's cast unknown
+            # pyarrow compares a number with a float as doubles (an int64 past 2**53 or a
+            # decimal rounded), where Python compares them exactly: so must the bounds
+            least, greatest = float(least), float(greatest)
+            values = [v if v is None else float(v) for v in values]
     try:
         if op in ("==", "=", "in"):
             return any(least <= v and (greatest is None or v <= greatest) for v in values)
@@ -255,6 +265,11 @@ def _term_may_hold(term, bounds) -> bool:
     except TypeError:
         return True
     return True  # != and not in: only a row group of one repeated value could be skipped
+
+
+def _numbers(value) -> bool:
+    """Tell whether ``value`` is an int, float or Decimal (not a bool)."""
+    return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
 
 
 def _comparable(value, like):

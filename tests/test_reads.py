@@ -4,6 +4,7 @@ that polars and DuckDB consume."""
 
 from __future__ import annotations
 
+import decimal
 import json
 import os
 
@@ -93,6 +94,27 @@ def test_a_row_group_of_nulls_is_kept_where_pyarrow_selects_its_nulls(tmp_path):
     for filters in ([("s", "not in", ["a"])], [("s", "in", [None, "c"])],
                     [("s", "not in", [None, "a"])], [("s", "in", ["a"])], [("s", "!=", "a")],
                     [("s", "==", "c")], [("i", "not in", [1])], [("i", "in", [None])]):
+        want = pq.read_table(tmp_path / "p.parquet", filters=filters)
+        got = read_table(tmp_path / "c.parquet", filters=filters, device="cpu")
+        assert got.column("n").to_pylist() == want.column("n").to_pylist(), filters
+
+
+def test_numbers_prune_as_pyarrow_compares_them(tmp_path):
+    # pyarrow compares a decimal or an int with a float as doubles; the bounds compared them
+    # exactly (Decimal("0.10") < 0.1), so ("d", "==", 0.1) pruned the row groups holding 0.10
+    table = pa.table({
+        "n": pa.array(range(4)),
+        "d": pa.array([decimal.Decimal(x) for x in ("0.10", "0.10", "0.30", "0.50")],
+                      pa.decimal128(5, 2)),
+        "f": pa.array([0.5, 1.5, 2.5, 3.0]),
+        "i": pa.array([1, 2, 3, 4], pa.int8()),
+    })
+    pq.write_table(table, tmp_path / "p.parquet", row_group_size=1)
+    compress_file(tmp_path / "p.parquet", tmp_path / "c.parquet")
+    for filters in ([("d", "==", 0.1)], [("d", "in", [0.1, 0.5])], [("d", ">=", 0.3)],
+                    [("d", "<=", 0.1)], [("d", "==", decimal.Decimal("0.1"))],
+                    [("f", "==", decimal.Decimal("1.5"))], [("i", ">", 2.5)],
+                    [("i", "in", [2.0, 300])]):
         want = pq.read_table(tmp_path / "p.parquet", filters=filters)
         got = read_table(tmp_path / "c.parquet", filters=filters, device="cpu")
         assert got.column("n").to_pylist() == want.column("n").to_pylist(), filters
