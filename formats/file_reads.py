@@ -83,7 +83,16 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
     with Source(path) as source:
         plan = _ReadPlan(source, columns, filters, row_groups)
         units = list(plan.tables(dev, whole=True))
+    if not plan.columns:  # columns=[]: rows without columns (concat_tables drops them)
+        return _rows_only(sum(u.num_rows for u in units))
     return pa.concat_tables(units) if units else plan.schema.empty_table()
+
+
+def _rows_only(rows: int) -> pa.Table:
+    """A table of ``rows`` rows and no column, as pyarrow's ``read_table(columns=[])`` gives
+    (the idiom that counts a file's rows; pyarrow's concat_tables and
+    replace_schema_metadata of such tables drop their rows)."""
+    return pa.table({"rows": pa.nulls(rows)}).select([])
 
 
 def open_reader(path, *, columns=None, filters=None, row_groups=None,
@@ -166,6 +175,9 @@ class _ReadPlan:
         """Yield each unit read, as a Table of :attr:`schema`; ``whole``: the caller keeps
         every unit (a whole-file read), so all are read at once, not a few ahead."""
         source = self.source
+        if not self.read:  # columns=[] and no filter: each unit's rows, nothing decoded
+            yield from self._row_counts()
+            return
         decoder = Decoder(source, source.format, device)
         if (device == "cpu" and whole and source.format == "parquet"
                 and len(set(source.schema.names)) == len(source.schema.names)):
@@ -206,6 +218,20 @@ class _ReadPlan:
             cols = [joined_chunks([decoder.finish(name, d) for d in unit[name]])
                     for name in self.read]
             yield self._table(cols, run_label(run))
+
+    def _row_counts(self):
+        """Each unit read as its row count alone (a table of no column): a Parquet row
+        group's from the footer, a record batch's from the batch."""
+        source = self.source
+        if source.format == "parquet":
+            units = range(source.num_units) if self.units is None else self.units
+            counts = (source.parquet_metadata.row_group(k).num_rows for k in units)
+        else:
+            chosen = (source.units() if self.units is None
+                      else (source.unit(k) for k in self.units))
+            counts = (unit.num_rows for unit in chosen)
+        for rows in counts:
+            yield _rows_only(rows)
 
     def _table(self, cols: list, where: str) -> pa.Table:
         """The decoded columns of a unit (``where``: its row groups) as a Table of

@@ -158,6 +158,21 @@ def test_filtered_reads_equal_pyarrows_on_random_tables(tmp_path):
                                                                               filters)
 
 
+def test_no_columns_reads_the_rows_as_pyarrow_does(compressed):
+    # pq.read_table(f, columns=[]).num_rows counts a file's rows; fsstgpu's gave 0 rows
+    # (pyarrow's concat_tables drops the rows of tables without columns)
+    plain = compressed / "in.parquet"
+    for path in (compressed / "c.parquet", compressed / "c.arrow"):
+        assert read_table(path, columns=[], device="cpu").num_rows == ROWS
+        assert read_table(path, columns=[], row_groups=[3, 1], device="cpu").num_rows == (
+            2 * PER_GROUP)
+        assert open_reader(path, columns=[]).read_all().num_rows == ROWS
+    for filters in ([("k", ">=", "key-02500")], pc.field("n") < 10):
+        want = pq.read_table(plain, columns=[], filters=filters)
+        got = read_table(compressed / "c.parquet", columns=[], filters=filters, device="cpu")
+        assert got.num_rows == want.num_rows > 0 and got.num_columns == 0, filters
+
+
 def test_columns_filters_and_row_groups_together(compressed):
     t = read_table(compressed / "c.parquet", device="cpu", columns=["url", "n"],
                    filters=[("k", ">=", "key-03990")], row_groups=[3, 0])
