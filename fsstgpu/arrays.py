@@ -456,7 +456,7 @@ class CompressedStringArray:
 
         Parameters
         ----------
-        indices : sequence of int, numpy integer array, or pyarrow integer Array
+        indices : sequence of int (None for a null), numpy integer array, or pyarrow integer Array
             Positions to take, in any order, repeats allowed.
 
         Returns

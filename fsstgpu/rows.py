@@ -25,7 +25,7 @@ def take_rows(carr, indices) -> pa.Array:
     Parameters
     ----------
     carr : CompressedStringArray
-    indices : sequence of int, numpy integer array, or pyarrow integer Array
+    indices : sequence of int (None for a null), numpy integer array, or pyarrow integer Array
         Positions to take, in any order, repeats allowed; negative ones count from the end; a
         null index gives a null.
 
@@ -38,10 +38,12 @@ def take_rows(carr, indices) -> pa.Array:
     --------
     >>> import pyarrow as pa, fsstgpu
     >>> from fsstgpu.rows import take_rows
-    >>> take_rows(fsstgpu.compress(pa.array(["a", "bb", None])), [1, 2, 0]).to_pylist()
-    ['bb', None, 'a']
+    >>> take_rows(fsstgpu.compress(pa.array(["a", "bb", None])), [1, 2, 0, None]).to_pylist()
+    ['bb', None, 'a', None]
     """
     index_valid = None
+    if isinstance(indices, (list, tuple)) and any(i is None for i in indices):
+        indices = pa.array(indices, pa.int64())  # [0, None]: a null index, as pyarrow's take
     if isinstance(indices, (pa.Array, pa.ChunkedArray)):
         if not pa.types.is_integer(indices.type):
             raise TypeError(f"indices must be integers, not {indices.type}")

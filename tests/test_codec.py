@@ -234,6 +234,7 @@ def test_random_access_and_take():
     assert carr.take([]).to_pylist() == []
     assert carr.take(np.array([3, 3, -1])).to_pylist() == [vals[3], vals[3], vals[-1]]
     assert carr.take(pa.array([2, None, 0])).to_pylist() == [vals[2], None, vals[0]]
+    assert carr.take([2, None, -1]).to_pylist() == [vals[2], None, vals[-1]]  # as pc.take
     with pytest.raises(IndexError):
         carr.take([0, 100])
     with pytest.raises(TypeError):
