@@ -72,12 +72,21 @@ def error_kind(code: int) -> str:
     return ERROR_KINDS.get(code, "stopped" if isinstance(code, int) and code > 128 else "error")
 
 
+class _StdoutConsole(Console):
+    """A console on stdout that ends as the rest of the command line does when the reader
+    of stdout goes away (``fsstgpu inspect f | head``): quietly, exit 141 (rich's own: 1)."""
+
+    def on_broken_pipe(self) -> None:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(EXIT_BROKEN_PIPE)
+
+
 def out_console() -> Console:
     """The console for results (stdout); made per call so that test runners can capture it.
 
     Piped output gets a wide page (rich would assume 80 columns and squash wide tables).
     """
-    console = Console(file=sys.stdout, soft_wrap=True)
+    console = _StdoutConsole(file=sys.stdout, soft_wrap=True)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = 200
     return console

@@ -371,6 +371,22 @@ def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(tmp_path):
     assert err == "", err
 
 
+def test_a_results_table_whose_reader_goes_away_ends_as_a_file_does(tmp_path):
+    # `fsstgpu inspect wide.parquet | head`: rich ended such a command with exit 1
+    pq.write_table(pa.table({f"c{i}": [f"value {j} {i}" for j in range(5)] for i in range(400)}),
+                   tmp_path / "w.parquet")
+    run("compress", tmp_path / "w.parquet", tmp_path / "c.parquet")  # 100 KB of inspect text
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
+         "app(sys.argv[1:], prog_name='fsstgpu')", "inspect", str(tmp_path / "c.parquet")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(proc.stdout.read(100)) == 100
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == "", err
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
 def test_a_full_disk_behind_stdout_is_named(tmp_path, plain):
     with open("/dev/full", "wb") as full:
