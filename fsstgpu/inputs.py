@@ -196,8 +196,10 @@ def _from_numpy(arr: np.ndarray):
     if arr.dtype.kind in "US":
         # pyarrow reads a fixed-width numpy string up to its first NUL byte / character, where
         # numpy's value only drops trailing NULs ("a\x00b" is a valid value): go through
-        # Python objects, which hold numpy's values exactly.
-        arr = arr.astype(object)
+        # Python objects, which hold numpy's values exactly; typed, since an empty array of
+        # objects would be taken for strings (an empty S array came back as str)
+        type_ = pa.binary() if arr.dtype.kind == "S" else pa.string()
+        return pa.array(arr.astype(object), type=type_, from_pandas=False)
     try:
         return pa.array(arr, from_pandas=False)
     except pa.ArrowNotImplementedError:

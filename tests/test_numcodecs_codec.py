@@ -33,6 +33,8 @@ def arrays():
     yield np.array([w.encode() for w in WORDS])
     yield np.array("scalar")
     yield np.zeros((0, 4), dtype="U3")
+    yield np.zeros((0, 4), dtype="S3")  # (came back refused: an empty S array was taken as str)
+    yield np.zeros(0, dtype="S5")
     if getattr(np.dtypes, "StringDType", None) is not None:
         yield np.array(WORDS, dtype=np.dtypes.StringDType())
         yield np.array(["a", None], dtype=np.dtypes.StringDType(na_object=None))
