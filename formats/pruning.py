@@ -242,8 +242,9 @@ def _term_may_hold(term, bounds) -> bool:
         values = [_comparable(v, least) for v in values]
     except (TypeError, ValueError):
         return True  # a value we cannot order against the bounds: no pruning
-    if _numbers(least) and any(isinstance(v, float) or _numbers(v) for v in values):
-        kinds = {type(least)} | {type(v) for v in values if v is not None}
+    numbers = [v for v in values if v is not None]
+    if _numbers(least) and numbers and all(_numbers(v) for v in numbers):
+        kinds = {type(least), *map(type, numbers)}
         if float in kinds:
             if decimal.Decimal in kinds and isinstance(least, float):
                 return True  # a Decimal against a float column: pyarrow's cast unknown

@@ -43,7 +43,11 @@ def take_rows(carr, indices) -> pa.Array:
     """
     index_valid = None
     if isinstance(indices, (list, tuple)) and any(i is None for i in indices):
-        indices = pa.array(indices, pa.int64())  # [0, None]: a null index, as pyarrow's take
+        # [0, None]: a null index, as pyarrow's take (its type inferred, so that [None, 0.5]
+        # is refused below as [0.5] is; all None: no type to infer, int64)
+        indices = pa.array(indices)
+        if pa.types.is_null(indices.type):
+            indices = indices.cast(pa.int64())
     if isinstance(indices, (pa.Array, pa.ChunkedArray)):
         if not pa.types.is_integer(indices.type):
             raise TypeError(f"indices must be integers, not {indices.type}")

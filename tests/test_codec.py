@@ -235,10 +235,13 @@ def test_random_access_and_take():
     assert carr.take(np.array([3, 3, -1])).to_pylist() == [vals[3], vals[3], vals[-1]]
     assert carr.take(pa.array([2, None, 0])).to_pylist() == [vals[2], None, vals[0]]
     assert carr.take([2, None, -1]).to_pylist() == [vals[2], None, vals[-1]]  # as pc.take
+    assert carr.take([None]).to_pylist() == [None]
     with pytest.raises(IndexError):
         carr.take([0, 100])
     with pytest.raises(TypeError):
         carr.take([0.5])
+    with pytest.raises(TypeError):
+        carr.take([None, 0.5])  # (was read as index 0)
 
 
 def test_bytes_vs_str_items():
