@@ -77,7 +77,7 @@ class _StdoutConsole(Console):
     of stdout goes away (``fsstgpu inspect f | head``): quietly, exit 141 (rich's own: 1)."""
 
     def on_broken_pipe(self) -> None:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         raise SystemExit(EXIT_BROKEN_PIPE)
 
 
@@ -187,9 +187,8 @@ def handle_errors():
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
         if isinstance(exc, BrokenPipeError) and _stdout_broken():
-            # `fsstgpu decompress in - | head`: quiet, as a tool killed by SIGPIPE; stdout
-            # pointed at /dev/null, so that Python's own flush at exit does not complain again
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            # `fsstgpu decompress in - | head`: quiet, as a tool killed by SIGPIPE
+            _silence_stdout()
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
         text = str(exc)
         if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
@@ -197,6 +196,12 @@ def handle_errors():
         fail(text or type(exc).__name__, EXIT_ERROR)
     except Exception as exc:  # a bug: still one line, but say it is unexpected
         fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
+
+
+def _silence_stdout() -> None:
+    """Point stdout, whose reader has gone, at /dev/null: Python's own flush at exit then
+    does not complain again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _stdout_broken() -> bool:

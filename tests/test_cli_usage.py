@@ -323,12 +323,27 @@ def _fed_fifo(path: Path, data: bytes) -> Path:
     return path
 
 
+#: the command line in a process of its own (the console script may not be on the PATH)
+CLI = [sys.executable, "-c",
+       "import sys; from fsstgpu.cli.app import app; app(sys.argv[1:], prog_name='fsstgpu')"]
+
+
 def _cli(*args) -> subprocess.CompletedProcess:
     """The command line in a process of its own, bounded in time (a read that waits for a
     writer the pipe no longer has would otherwise hang the test run)."""
-    return subprocess.run([sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
-                           "app(sys.argv[1:], prog_name='fsstgpu')", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def _assert_quiet_when_stdout_goes(*args) -> None:
+    """The command ``args`` ends with exit 141 and nothing on stderr when its reader of
+    stdout goes away after 100 bytes."""
+    proc = subprocess.Popen([*CLI, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert len(proc.stdout.read(100)) == 100
+    proc.stdout.close()  # the reader goes away mid-stream
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == "", err
 
 
 def test_a_pipe_named_as_a_file_is_read_as_stdin_is(tmp_path, plain):
@@ -359,16 +374,8 @@ def test_a_pipe_named_as_a_file_is_read_as_stdin_is(tmp_path, plain):
 def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(tmp_path):
     """`fsstgpu ... - | head -c 100` printed "fsstgpu: error: [Errno 32] Broken pipe" (exit 1);
     now it ends as a tool killed by SIGPIPE does: exit 141, nothing on stderr."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
-         "app(sys.argv[1:], prog_name='fsstgpu')", "datasets", "generate", "urls", "--rows",
-         "2000000", "-o", "-", "--format", "arrows"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert len(proc.stdout.read(100)) == 100
-    proc.stdout.close()  # the reader goes away mid-stream
-    err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141, err
-    assert err == "", err
+    _assert_quiet_when_stdout_goes("datasets", "generate", "urls", "--rows", "2000000", "-o",
+                                   "-", "--format", "arrows")
 
 
 def test_a_results_table_whose_reader_goes_away_ends_as_a_file_does(tmp_path):
@@ -376,24 +383,14 @@ def test_a_results_table_whose_reader_goes_away_ends_as_a_file_does(tmp_path):
     pq.write_table(pa.table({f"c{i}": [f"value {j} {i}" for j in range(5)] for i in range(400)}),
                    tmp_path / "w.parquet")
     run("compress", tmp_path / "w.parquet", tmp_path / "c.parquet")  # 100 KB of inspect text
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
-         "app(sys.argv[1:], prog_name='fsstgpu')", "inspect", str(tmp_path / "c.parquet")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert len(proc.stdout.read(100)) == 100
-    proc.stdout.close()
-    err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141, err
-    assert err == "", err
+    _assert_quiet_when_stdout_goes("inspect", tmp_path / "c.parquet")
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
 def test_a_full_disk_behind_stdout_is_named(tmp_path, plain):
     with open("/dev/full", "wb") as full:
-        done = subprocess.run(
-            [sys.executable, "-c", "import sys; from fsstgpu.cli.app import app; "
-             "app(sys.argv[1:], prog_name='fsstgpu')", "compress", str(plain), "-"],
-            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        done = subprocess.run([*CLI, "compress", str(plain), "-"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip() == ("fsstgpu: error: [Errno 28] No space left on device: "
                                    "'<stdout>'"), done.stderr
