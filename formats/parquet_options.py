@@ -186,15 +186,20 @@ def _nested_fsst_leaves(path: str, type_: pa.DataType) -> dict[str, str | None]:
 
 
 def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_codec="zstd",
-                   repeating=(), zstd_level: int | None = None) -> dict:
+                   repeating=(), prefixed=(), plain_lengths=None,
+                   zstd_level: int | None = None) -> dict:
     """``pyarrow.parquet.ParquetWriter`` keyword arguments for ``schema``, keyed by leaf path.
 
     fsst columns (those named in ``fsst_columns`` and every column of an fsst type, such as one
     copied from an fsst input) get codec ``fsst_codec``, no statistics and their encodings
     (``formats/files.md``), and so do the fsst leaves inside list / struct / map columns
     (``formats/nested.py``); every other leaf gets ``codecs[leaf]`` (else ``codecs[name]`` of
-    its top-level column, else Snappy), dictionary encoding and statistics. ``zstd_level``:
-    the fsst pages' zstd level (default :data:`FSST_ZSTD_LEVEL`).
+    its top-level column, else Snappy), dictionary encoding and statistics. The codes of the
+    ``repeating`` fsst columns are dictionary-encoded, those of the ``prefixed`` ones (that do
+    not repeat) ``DELTA_BYTE_ARRAY``, the others' ``DELTA_LENGTH_BYTE_ARRAY``; the lengths of
+    the ``plain_lengths`` ones (default: the ``repeating`` ones) are written plain, the others'
+    dictionary-encoded (:mod:`~fsstgpu.formats.encoding_trials` chooses). ``zstd_level``: the
+    fsst pages' zstd level (default :data:`FSST_ZSTD_LEVEL`).
 
     Examples
     --------
@@ -209,12 +214,12 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
     compression, levels, encoding, dictionary, statistics = {}, {}, {}, [], []
     any_nested = False
 
-    def fsst_leaf(leaf, how, repeats):
+    plain = set(repeating if plain_lengths is None else plain_lengths)
+
+    def fsst_leaf(leaf, how):
         compression[leaf] = parquet_codec_name(fsst_codec)
         if compression[leaf] == "zstd":
             levels[leaf] = FSST_ZSTD_LEVEL if zstd_level is None else zstd_level
-        if repeats:  # codes: a dictionary; lengths: as they are
-            how = {"DELTA_LENGTH_BYTE_ARRAY": "DICTIONARY", "DICTIONARY": "PLAIN"}.get(how, how)
         if how in ("DICTIONARY", "TABLES"):
             dictionary.append(leaf)
         elif how:
@@ -226,7 +231,7 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
             any_nested = any_nested or bool(nested)
             for leaf in leaf_paths(field):
                 if leaf in nested:
-                    fsst_leaf(leaf, nested[leaf], False)
+                    fsst_leaf(leaf, nested[leaf])
                     continue
                 compression[leaf] = _input_codec(codecs.get(leaf) or codecs.get(field.name)
                                                  or "snappy")
@@ -234,7 +239,12 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
                 statistics.append(leaf)
             continue
         for leaf, how in _fsst_leaves(field):
-            fsst_leaf(leaf, how, field.name in repeating)
+            if how == "DELTA_LENGTH_BYTE_ARRAY":  # the codes: equal strings, equal codes
+                how = ("DICTIONARY" if field.name in repeating
+                       else "DELTA_BYTE_ARRAY" if field.name in prefixed else how)
+            elif how == "DICTIONARY" and field.name in plain:  # the lengths
+                how = "PLAIN"
+            fsst_leaf(leaf, how)
     keyed = bool(fsst) or any_nested
     return {
         "compression": compression,

@@ -198,20 +198,22 @@ class PartWriter:
 
     def __init__(self, file, schema: pa.Schema, options: dict, parallel: int):
         self._joined = JoinedParquetFile(file, schema, options)
-        self._schema, self._options, self._parallel = schema, options, parallel
+        self._schema, self._parallel = schema, parallel
+        #: the options of the row groups written from now on (set between writes)
+        self.options = options
         self._pool = ThreadPoolExecutor(parallel, thread_name_prefix="fsstgpu-part")
         self._pending: deque = deque()  # (job, Arrow bytes) in order
         self._held = 0
 
-    def _part(self, table: pa.Table):
+    def _part(self, table: pa.Table, options: dict):
         try:
-            return write_part(table, self._schema, self._options)
+            return write_part(table, self._schema, options)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
             raise ValueError(unwritable(table, exc)) from None
 
     def write(self, table: pa.Table) -> None:
         """Start writing ``table`` as the next row group; append the oldest ones done."""
-        self._pending.append((self._pool.submit(self._part, table), table.nbytes))
+        self._pending.append((self._pool.submit(self._part, table, self.options), table.nbytes))
         self._held += table.nbytes
         while len(self._pending) > self._parallel or (
                 len(self._pending) > 1 and self._held - self._pending[0][1] > MAX_HELD_BYTES):

@@ -48,11 +48,14 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.encoding_trials import tried_encodings
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, IpcWriter, data_batches
 from fsstgpu.formats.locations import Url, file_size, is_url, local_or_url
 from fsstgpu.formats.parquet_compat import check_readable_back, hint
 from fsstgpu.formats.parquet_options import (  # Parquet's options and footer checks
+    FSST_ZSTD_LEVEL,
     PARQUET_CODECS,
     ROW_GROUPS_KEY,
     SCHEMA_CRC_KEY,
@@ -392,10 +395,13 @@ class Sink:
     type, are written without statistics (statistics of codes mean nothing) and with codec
     ``fsst_codec`` (zstd at level 3); the codes of the ``repeating`` ones with dictionary
     encoding (equal strings have equal codes), the others' with ``DELTA_LENGTH_BYTE_ARRAY``
-    (back to back in the page, not interleaved with 4-byte lengths as in PLAIN); the string
-    lengths (few distinct values) with dictionary encoding, or plain for the ``repeating``
-    ones. Every other leaf gets its codec from ``codecs``, by leaf path or by its column's
-    name (Snappy when named in neither), with dictionary encoding and statistics
+    (back to back in the page, not interleaved with 4-byte lengths as in PLAIN), or
+    ``DELTA_BYTE_ARRAY`` where a trial on the first unit with rows finds that much smaller;
+    the string lengths (few distinct values) with dictionary encoding, or plain for the
+    ``repeating`` ones where their trial finds that smaller
+    (:mod:`~fsstgpu.formats.encoding_trials`; row groups written before the trial get the
+    defaults). Every other leaf gets its codec from ``codecs``, by leaf path or by
+    its column's name (Snappy when named in neither), with dictionary encoding and statistics
     (:func:`~fsstgpu.formats.parquet_options.writer_options`). ``formats/files.md`` has the
     measurements behind these choices.
 
@@ -422,17 +428,28 @@ class Sink:
         self._footer = footer  # Parquet: footer key-values, asked for at close
         self._rows: list[int] = []
         self._parts = None  # Parquet: the row groups' writer (PartWriter)
+        self._trial: list[str] = []  # Parquet: fsst columns whose codes' encoding is untried
+        self._fsst_codec = parquet_codec_name(fsst_codec)
+        self._zstd_level = FSST_ZSTD_LEVEL if zstd_level is None else zstd_level
         self._file = open_file(path, "wb")
         try:
             if fmt == "parquet":
                 # an fsstgpu file's footer gets a checksum (see SCHEMA_CRC_KEY); every option
                 # is keyed by leaf path, so that nested columns get theirs too
                 schema = self.schema = with_schema_crc(schema)
-                options = dict(store_schema=True, write_page_checksum=True,
-                               **writer_options(schema, fsst_columns=fsst_columns,
-                                                codecs=codecs, fsst_codec=fsst_codec,
-                                                repeating=repeating, zstd_level=zstd_level))
-                self._parts = PartWriter(self._file, schema, options,
+
+                def options(prefixed=(), plain_lengths=None):
+                    return dict(store_schema=True, write_page_checksum=True,
+                                **writer_options(schema, fsst_columns=fsst_columns,
+                                                 codecs=codecs, fsst_codec=fsst_codec,
+                                                 repeating=repeating, prefixed=prefixed,
+                                                 plain_lengths=plain_lengths,
+                                                 zstd_level=zstd_level))
+
+                self._options, self._repeating = options, list(repeating)
+                self._trial = [f.name for f in schema
+                               if f.name in fsst_columns or is_fsst_type(f.type)]
+                self._parts = PartWriter(self._file, schema, options(),
                                          part_threads() if parallel is None else parallel)
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
@@ -447,6 +464,11 @@ class Sink:
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
             check_readable_back(table)  # (fixed-size lists holding nulls, pyarrow < 26)
+            if self._trial and table.num_rows:  # encodings tried once, on the first rows
+                self._parts.options = self._options(*tried_encodings(
+                    table, self._trial, repeating=self._repeating, codec=self._fsst_codec,
+                    level=self._zstd_level))
+                self._trial = []
             self._parts.write(table)  # one row group: the input's boundaries survive
             self._rows.append(table.num_rows)
             return

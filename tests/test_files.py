@@ -22,6 +22,7 @@ from fsstgpu.datasets.generators import GENERATORS, generate
 from fsstgpu.formats import (
     compress_file,
     decompress_file,
+    encoding_trials,
     inspect_file,
     read_table,
     read_table_device,
@@ -705,6 +706,52 @@ def test_fsst_pages_are_zstd_and_repeating_codes_dictionary_encoded(tmp_path):
     assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
     compress_file(tmp_path / "in.parquet", tmp_path / "none.parquet", parquet_codec="none")
     assert all(codec == "UNCOMPRESSED" for codec, _ in _leaves(tmp_path / "none.parquet").values())
+
+
+def test_codes_sharing_prefixes_are_prefix_coded(tmp_path, monkeypatch):
+    # sequential keys: each string's codes differ from the last one's in a byte or two, too
+    # little for zstd to match back to back; DELTA_BYTE_ARRAY stores the shared prefix's length
+    n = 30_000
+    table = pa.table({"key": [f"order-{i:010d}" for i in range(n)],
+                      "url": generate("urls", n, 5)})
+    src = tmp_path / "in.parquet"
+    with pq.ParquetWriter(src, table.schema) as w:  # an empty first row group: tried later
+        w.write_table(table.slice(0, 0))
+        w.write_table(table, row_group_size=10_000)
+    compress_file(src, tmp_path / "c.parquet")
+    meta = pq.ParquetFile(tmp_path / "c.parquet").metadata
+    paths = [meta.row_group(0).column(j).path_in_schema for j in range(meta.num_columns)]
+    key, url = paths.index("key.codes"), paths.index("url.codes")
+    assert meta.num_row_groups == 4 and meta.row_group(0).num_rows == 0
+    for r in range(1, 4):
+        assert "DELTA_BYTE_ARRAY" in meta.row_group(r).column(key).encodings
+        assert "DELTA_LENGTH_BYTE_ARRAY" in meta.row_group(r).column(url).encodings
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(pq.read_table(src))
+    compress_file(src, tmp_path / "again.parquet")  # row groups written at once: same bytes
+    assert (tmp_path / "again.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes()
+    keys = sum(meta.row_group(r).column(key).total_compressed_size for r in range(4))
+    monkeypatch.setattr(encoding_trials, "PREFIX_GAIN", 0.0)  # never prefix-coded
+    compress_file(src, tmp_path / "back_to_back.parquet")
+    plain = pq.ParquetFile(tmp_path / "back_to_back.parquet").metadata
+    assert keys * 10 < sum(plain.row_group(r).column(key).total_compressed_size
+                           for r in range(4))
+
+
+def test_repeating_columns_lengths_take_the_smaller_encoding(tmp_path, monkeypatch):
+    # categories in random order: their lengths have no runs for zstd, and a dictionary's
+    # indices are smaller than the plain lengths (the rule before the trial)
+    words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
+    table = pa.table({"c": words[np.random.default_rng(7).integers(0, 8, 200_000)]})
+    pq.write_table(table, tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    leaves = _leaves(tmp_path / "c.parquet")
+    assert "RLE_DICTIONARY" in leaves["c.codes"][1] and "RLE_DICTIONARY" in leaves["c.lengths"][1]
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    monkeypatch.setattr(encoding_trials, "_plain_lengths_pay", lambda *a: True)
+    compress_file(tmp_path / "in.parquet", tmp_path / "plain.parquet")
+    assert "RLE_DICTIONARY" not in _leaves(tmp_path / "plain.parquet")["c.lengths"][1]
+    size = {name: (tmp_path / name).stat().st_size for name in ("c.parquet", "plain.parquet")}
+    assert size["c.parquet"] < 0.8 * size["plain.parquet"]
 
 
 @pytest.mark.parametrize("codec", ["zstd", "snappy", "none", "gzip"])
