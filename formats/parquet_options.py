@@ -49,9 +49,11 @@ __all__ = [
     "checked_schema",
     "input_codecs",
     "input_leaf",
+    "leaf_columns",
     "leaf_paths",
     "open_parquet",
     "parquet_codec_name",
+    "read_row_group",
     "restore",
     "validated",
     "with_schema_crc",
@@ -134,6 +136,41 @@ def leaf_paths(field: pa.Field) -> list[str]:
     ['p.x', 'p.l.list.element']
     """
     return _leaves(field.name, field.type)
+
+
+def leaf_columns(schema: pa.Schema, num_columns: int) -> dict[str, list[int]] | None:
+    """The Parquet leaf column indices of each top-level field of a Parquet file's Arrow
+    ``schema``, by name; None when they do not come to the file's ``num_columns`` or a name
+    repeats.
+
+    pyarrow's ``read_row_group(columns=)`` takes a name for a dotted path as well: ``"a.b"``
+    also selects the child ``b`` of a struct ``a``. These indices name top-level columns only
+    (:func:`read_row_group`).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_options import leaf_columns
+    >>> leaf_columns(pa.schema([("a.b", pa.int8()), ("a", pa.struct([("b", pa.int8())]))]), 2)
+    {'a.b': [0], 'a': [1]}
+    """
+    out, start = {}, 0
+    for field in schema:
+        count = len(leaf_paths(field))
+        out[field.name] = list(range(start, start + count))
+        start += count
+    return out if start == num_columns and len(out) == len(schema) else None
+
+
+def read_row_group(parquet: pq.ParquetFile, k: int, columns, leaves, *,
+                   use_threads: bool) -> pa.Table:
+    """Row group ``k`` of ``parquet`` with the top-level ``columns`` named (every column when
+    None), in that order; ``leaves``: :func:`leaf_columns` of the file (None: by name, as
+    pyarrow resolves them)."""
+    if columns is None or leaves is None or any(name not in leaves for name in columns):
+        return parquet.read_row_group(k, columns=columns, use_threads=use_threads)
+    indices = [j for name in columns for j in leaves[name]]
+    return parquet.reader.read_row_group(k, column_indices=indices, use_threads=use_threads)
 
 
 def _leaves(path: str, type_: pa.DataType) -> list[str]:

@@ -282,13 +282,15 @@ def _comparable(value, like):
     return value
 
 
-def _parquet_bounds(metadata: pq.FileMetaData, k: int, names) -> dict:
-    """Parquet's own min/max of row group ``k``'s top-level primitive columns among ``names``."""
+def _parquet_bounds(metadata: pq.FileMetaData, k: int, names, leaves) -> dict:
+    """Parquet's own min/max of row group ``k``'s top-level primitive columns among ``names``
+    (``leaves``: the file's :func:`~fsstgpu.formats.parquet_options.leaf_columns`: a leaf path
+    alone does not tell a column ``"a.b"`` from the child ``b`` of a struct ``a``)."""
     out = {}
     rg = metadata.row_group(k)
     for j in range(rg.num_columns):
         path = input_leaf(rg, j)
-        if path not in names:
+        if path not in names or leaves is None or leaves.get(path) != [j]:
             continue
         stats = rg.column(j).statistics
         if stats is None or not stats.has_min_max:
@@ -339,7 +341,8 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     ours = _read_stats(source.parquet_metadata, names)
     kept = []
     for k in range(total) if chosen is None else chosen:
-        bounds = _parquet_bounds(source.parquet_metadata, k, names - set(ours))
+        bounds = _parquet_bounds(source.parquet_metadata, k, names - set(ours),
+                                 source.leaf_columns)
         bounds.update({name: units[k] for name, units in ours.items()})
         if _may_match(conjunctions, bounds):
             kept.append(k)

@@ -63,8 +63,10 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     check_row_groups,
     checked_schema,
     input_codecs,
+    leaf_columns,
     open_parquet,
     parquet_codec_name,
+    read_row_group,
     restore,
     with_schema_crc,
     writer_options,
@@ -215,6 +217,8 @@ class Source:
         self.format = sniff_format(self.path)
         self.file_bytes = file_size(self.path)
         self.parquet_metadata = None
+        #: Parquet: each top-level column's leaf column indices (parquet_options.leaf_columns)
+        self.leaf_columns: dict[str, list[int]] | None = None
         self._restore: dict[str, pa.DataType] = {}  # Parquet: types to cast columns back to
         self.ipc_compression = None  # an IPC input's body codec ("lz4", "zstd"), if any
         self._files: list[pa.NativeFile] = []
@@ -229,6 +233,8 @@ class Source:
                     check_row_groups(self._parquet.metadata)
                     self.num_units = self._parquet.num_row_groups
                     self.parquet_metadata = self._parquet.metadata
+                    self.leaf_columns = leaf_columns(self.schema,
+                                                     self.parquet_metadata.num_columns)
                 elif self.format == "arrow":
                     self._ipc_file = ipc.open_file(self._open())
                     self._ipc_schema = self._ipc_file.schema
@@ -278,8 +284,8 @@ class Source:
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
             with reading(self.path, f"row group {k}: "):
-                return self._restored(self.rows_checked(k, self._parquet.read_row_group(
-                    k, columns=columns, use_threads=self.use_threads)))
+                return self._restored(self.rows_checked(k, self.read_row_group(
+                    self._parquet, k, columns)))
         if self.format == "arrow":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
@@ -304,6 +310,13 @@ class Source:
             self._first = self.unit(0)
         return self._first
 
+    def read_row_group(self, parquet: pq.ParquetFile, k: int, columns) -> pa.Table:
+        """Row group ``k`` as ``parquet`` (this file, opened by the caller) reads it, with the
+        top-level ``columns`` named (all when None): a name is never taken for a dotted path
+        into a struct (:func:`~fsstgpu.formats.parquet_options.read_row_group`)."""
+        return read_row_group(parquet, k, columns, self.leaf_columns,
+                              use_threads=self.use_threads)
+
     def rows_checked(self, k: int, table: pa.Table) -> pa.Table:
         """``table``, read from row group ``k``, if it has the rows the footer gives the row
         group: a damaged column chunk entry can make pyarrow read a column alone as empty
@@ -325,8 +338,8 @@ class Source:
                     yield kept if columns is None else kept.select(columns)
                     continue
                 with reading(self.path, f"row group {i}: "):
-                    unit = self._restored(self.rows_checked(i, self._parquet.read_row_group(
-                        i, columns=columns, use_threads=self.use_threads)))
+                    unit = self._restored(self.rows_checked(i, self.read_row_group(
+                        self._parquet, i, columns)))
                 yield unit
             return
         checks = IpcChecks(self._ipc_schema)

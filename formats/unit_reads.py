@@ -207,8 +207,7 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
 
     def read_one(parquet, k: int, name: str):
         with reading(source.path, f"row group {k}, column {name!r}: "):
-            unit = source.rows_checked(k, parquet.read_row_group(
-                k, columns=[name], use_threads=source.use_threads))
+            unit = source.rows_checked(k, source.read_row_group(parquet, k, [name]))
         # the type it was written with (Parquet reads some back as others: parquet_options.py)
         return source.restored(name, unit.column(0))
 

@@ -176,6 +176,25 @@ def test_no_columns_reads_the_rows_as_pyarrow_does(compressed):
         assert got.num_rows == want.num_rows > 0 and got.num_columns == 0, filters
 
 
+@pytest.mark.parametrize("dotted_first", [True, False])
+def test_a_dotted_name_is_its_column_not_a_struct_child(tmp_path, dotted_first):
+    # a column "a.b" beside a struct "a" with a child "b": pruning took the child's
+    # statistics for the column's (no rows for == 2), and pyarrow's read_row_group(columns=)
+    # read the struct too, or instead
+    columns = {"a.b": pa.array([1, 2, 3]), "a": pa.array([{"b": 100}, {"b": 200}, {"b": 300}]),
+               "s": pa.array(["x", "y", "z"])}
+    order = ["a.b", "a", "s"] if dotted_first else ["a", "a.b", "s"]
+    table = pa.table({name: columns[name] for name in order})
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=1)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    for path in (tmp_path / "in.parquet", tmp_path / "c.parquet"):
+        for kwargs in (dict(filters=[("a.b", "==", 2)]), dict(filters=[("a.b", "<", 5)]),
+                       dict(columns=["a.b"]), dict(columns=["s", "a.b"]),
+                       dict(columns=["a.b"], filters=[("s", "==", "z")])):
+            want = pq.read_table(tmp_path / "in.parquet", **kwargs)
+            assert read_table(path, device="cpu", **kwargs).equals(want), (path.name, kwargs)
+
+
 def test_columns_filters_and_row_groups_together(compressed):
     t = read_table(compressed / "c.parquet", device="cpu", columns=["url", "n"],
                    filters=[("k", ">=", "key-03990")], row_groups=[3, 0])
