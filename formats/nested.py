@@ -246,7 +246,7 @@ def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
     if len(offsets) == 0:
         offsets = pa.array([0], offsets.type)
     start, end = offsets[0].as_py(), offsets[-1].as_py()
-    if start:
+    if start or offsets.offset:  # (from_arrays refuses sliced offsets beside a null mask)
         offsets = pa.array(offsets.to_numpy() - start, offsets.type)
     values = arr.values.slice(start, end - start)
     if pa.types.is_map(type_):
