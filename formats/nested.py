@@ -29,6 +29,7 @@ True
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fsstgpu.columns import ColumnStream, compress_column
 from fsstgpu.errors import CorruptDataError
@@ -40,7 +41,7 @@ from fsstgpu.types import is_supported
 
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
-           "holds_strings", "plain_type_of", "with_children"]
+           "holds_strings", "plain_type_of", "required_leaves", "with_children"]
 
 
 # --------------------------------------------------------------------------- types
@@ -221,10 +222,11 @@ def empty_array(type_: pa.DataType) -> pa.Array:
     return cls.from_arrays(offsets, children[0], type=type_)
 
 
-def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
+def _walk(arr: pa.Array, leaf, wanted, key=(), *, decoding: bool = False) -> pa.Array:
     """``arr`` with each leaf array replaced by ``leaf(key, values)`` (``key``: the child
     indices down to it), visiting only the subtrees whose type ``wanted`` holds; a rebuilt
-    parent has offsets from 0 over exactly the child values it references, and its nulls."""
+    parent has offsets from 0 over exactly the child values it references, and its nulls.
+    ``decoding``: the leaves are fsst leaves being decoded (:func:`required_leaves`)."""
     type_ = arr.type
     if not _is_container(type_):
         return leaf(key, arr)
@@ -233,13 +235,19 @@ def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(type_):
         children = [arr.field(i) for i in range(type_.num_fields)]  # sliced as arr is
-        new = [_walk(c, leaf, wanted, (*key, i)) for i, c in enumerate(children)]
+        if decoding and arr.null_count:
+            children = required_leaves(arr, children)
+        new = [_walk(c, leaf, wanted, (*key, i), decoding=decoding)
+               for i, c in enumerate(children)]
+        if decoding and arr.null_count:
+            new = [_filled(c) if not f.nullable and is_fsst_type(f.type) else c
+                   for f, c in zip(type_, new, strict=True)]
         fields = [f.with_type(c.type) for f, c in zip(type_, new, strict=True)]
         return pa.StructArray.from_arrays(new, fields=fields, mask=mask)
     if pa.types.is_fixed_size_list(type_):
         size = type_.list_size
         values = arr.values.slice(arr.offset * size, len(arr) * size)  # .values ignores offset
-        new = _walk(values, leaf, wanted, (*key, 0))
+        new = _walk(values, leaf, wanted, (*key, 0), decoding=decoding)
         return pa.FixedSizeListArray.from_arrays(
             new, type=with_children(type_, [type_.value_field.with_type(new.type)]), mask=mask)
     offsets = arr.offsets  # with arr's offset applied, not from 0; no nulls
@@ -250,15 +258,41 @@ def _walk(arr: pa.Array, leaf, wanted, key=()) -> pa.Array:
         offsets = pa.array(offsets.to_numpy() - start, offsets.type)
     values = arr.values.slice(start, end - start)
     if pa.types.is_map(type_):
-        keys = _walk(values.field(0), leaf, wanted, (*key, 0))
-        items = _walk(values.field(1), leaf, wanted, (*key, 1))
+        keys = _walk(values.field(0), leaf, wanted, (*key, 0), decoding=decoding)
+        items = _walk(values.field(1), leaf, wanted, (*key, 1), decoding=decoding)
         new_type = with_children(type_, [type_.key_field.with_type(keys.type),
                                           type_.item_field.with_type(items.type)])
         return pa.MapArray.from_arrays(offsets, keys, items, type=new_type, mask=mask)
-    new = _walk(values, leaf, wanted, (*key, 0))
+    new = _walk(values, leaf, wanted, (*key, 0), decoding=decoding)
     new_type = with_children(type_, [type_.value_field.with_type(new.type)])
     cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
     return cls.from_arrays(offsets, new, type=new_type, mask=mask)
+
+
+def required_leaves(arr: pa.StructArray, children: list) -> list:
+    """``arr``'s ``children`` (its fields, sliced as it is) with the fsst leaves of required
+    fields null under its null rows.
+
+    Parquet stores nothing under a null parent and reads a required child there as a valid
+    row of its storage struct whose codes are null, which the storage's checks refuse as a
+    forged row; under the parent's nulls (``flatten``) the row is null, as it should be."""
+    required = [i for i, f in enumerate(arr.type) if not f.nullable and is_fsst_type(f.type)]
+    if not required:
+        return children
+    flat = arr.flatten()
+    return [flat[i] if i in required else c for i, c in enumerate(children)]
+
+
+def _filled(arr: pa.Array) -> pa.Array:
+    """A required string field's decoded values with "" under its parent's nulls (pyarrow's
+    Parquet writer refuses a null in a field not nullable, even under a null parent);
+    dictionaries as they are."""
+    if not arr.null_count or pa.types.is_dictionary(arr.type):
+        return arr
+    wide = pa.large_binary() if pa.types.is_binary_view(arr.type) or pa.types.is_binary(
+        arr.type) or pa.types.is_large_binary(arr.type) else pa.large_string()
+    empty = b"" if wide == pa.large_binary() else ""
+    return pc.fill_null(arr.cast(wide), pa.scalar(empty, wide)).cast(arr.type)
 
 
 def _chunks(col) -> list[pa.Array]:
@@ -464,7 +498,7 @@ def decode_nested(col, device: str = "cpu"):
         return plain
 
     try:
-        chunks = [_walk(chunk, decode, is_fsst_type) for chunk in _chunks(col)]
+        chunks = [_walk(chunk, decode, is_fsst_type, decoding=True) for chunk in _chunks(col)]
     except pa.ArrowException as exc:
         raise CorruptDataError(f"a nested column does not decode ({type(exc).__name__}: "
                                f"{exc})") from None

@@ -33,7 +33,13 @@ from fsstgpu.device import get_cupy
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import from_extension_array
-from fsstgpu.formats.nested import child_fields, empty_array, plain_type_of, with_children
+from fsstgpu.formats.nested import (
+    child_fields,
+    empty_array,
+    plain_type_of,
+    required_leaves,
+    with_children,
+)
 from fsstgpu.gpu.arrays import DeviceStringArray, device_address, host_copy
 from fsstgpu.gpu.arrow_device import (
     ARROW_DEVICE_CPU,
@@ -273,8 +279,11 @@ def _list_parts(pieces):
 def _child_pieces(pieces, type_):
     """Each child array's pieces (the values each piece references), and for a list, large
     list or map the pieces' offsets joined (else None)."""
-    if pa.types.is_struct(type_):
-        return [[p.field(i) for p in pieces] for i in range(type_.num_fields)], None
+    if pa.types.is_struct(type_):  # (a required fsst leaf null under a null row: nested.py)
+        kids = [[p.field(i) for i in range(type_.num_fields)] for p in pieces]
+        kids = [required_leaves(p, k) if p.null_count else k
+                for p, k in zip(pieces, kids, strict=True)]
+        return [[k[i] for k in kids] for i in range(type_.num_fields)], None
     if pa.types.is_fixed_size_list(type_):
         size = type_.list_size
         return [[p.values.slice(p.offset * size, len(p) * size) for p in pieces]], None

@@ -37,6 +37,7 @@ from fsstgpu.formats.nested import (
     holds_strings,
     plain_type_of,
 )
+from fsstgpu.formats.nested_device import checked_leaves
 from fsstgpu.formats.parquet_compat import READS_NULL_FIXED_SIZE_LISTS
 from fsstgpu.formats.rowgroups import Source, write_table
 from fsstgpu.formats.selection import ColumnTypeError
@@ -154,6 +155,26 @@ def test_a_slice_starting_at_offset_zero_beside_nulls(tmp_path, type_):
     pq.write_table(table, tmp_path / "in.parquet")
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", row_group_rows=1)
     assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_a_required_string_child_under_a_null_row(tmp_path, fmt):
+    # Parquet reads a required child under a null parent as a valid row of null codes: the
+    # file compress_file wrote was unreadable ("a valid string has a null 'codes' entry")
+    field = pa.field("a", pa.string(), nullable=False)
+    st = pa.StructArray.from_arrays([pa.array(["x", "", "y"])], fields=[field],
+                                    mask=pa.array([False, True, False]))
+    lst = pa.ListArray.from_arrays(pa.array([0, 2, 2, 3], pa.int32()), st)
+    table = pa.table({"st": st, "l": lst})
+    pq.write_table(table, tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / f"c.{fmt}")
+    back = read_table(tmp_path / f"c.{fmt}", device="cpu")
+    assert back.equals(table) and back.to_pylist() == table.to_pylist()
+    if fmt == "parquet":  # the GPU read's host checks take it too
+        col = pq.read_table(tmp_path / "c.parquet").column("st").chunk(0)
+        assert [leaf.null_count for leaf in checked_leaves(col, col.type)] == [1]
+    decompress_file(tmp_path / f"c.{fmt}", tmp_path / f"out.{fmt}", device="cpu")
+    assert read_table(tmp_path / f"out.{fmt}", device="cpu").equals(table)
 
 
 def test_only_the_referenced_leaf_values_are_compressed():
