@@ -274,7 +274,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         fsst_codec=fsst_codec,
                         ipc_compression=ipc_compression or _compressed_ipc(source),
                         footer=lambda: {STRING_STATS_KEY: stats_footer(bounds)} if bounds else {},
-                        zstd_level=zstd_level,
+                        zstd_level=zstd_level, restorable=True,
                         repeating=_repeating({n: first[n] for n in types if n in first})
                         + _dictionary_codes(source))
             rows, units = rewrite(source, sink, convert, progress, rows_per_unit=row_group_rows,

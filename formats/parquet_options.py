@@ -307,18 +307,22 @@ def _schema_crc(schema: pa.Schema) -> bytes:
     return str(zlib.crc32(plain.serialize())).encode()
 
 
-def with_schema_crc(schema: pa.Schema) -> pa.Schema:
+def with_schema_crc(schema: pa.Schema, *, always: bool = False) -> pa.Schema:
     """``schema`` with :data:`SCHEMA_CRC_KEY` when it has an fsst column, or fsst leaves in a
-    nested one (else as it is).
+    nested one, or ``always`` (else as it is). fsstgpu's readers restore the types of a file
+    with the key as they were written (Parquet reads ``date64`` back as ``date32``, ...).
 
     Examples
     --------
     >>> import pyarrow as pa
-    >>> from fsstgpu.formats.parquet_options import with_schema_crc
+    >>> from fsstgpu.formats.parquet_options import SCHEMA_CRC_KEY, with_schema_crc
     >>> with_schema_crc(pa.schema([("n", pa.int8())])).metadata is None
     True
+    >>> SCHEMA_CRC_KEY in with_schema_crc(pa.schema([("n", pa.int8())]), always=True).metadata
+    True
     """
-    if not any(is_fsst_type(f.type) or _nested_fsst_leaves(f.name, f.type) for f in schema):
+    if not always and not any(is_fsst_type(f.type) or _nested_fsst_leaves(f.name, f.type)
+                              for f in schema):
         return schema
     return schema.with_metadata({**(schema.metadata or {}), SCHEMA_CRC_KEY: _schema_crc(schema)})
 
@@ -494,6 +498,10 @@ def restore(column, type_: pa.DataType):
     if isinstance(type_, pa.BaseExtensionType):
         storage = column.storage if isinstance(column, pa.ExtensionArray) else column
         return pa.ExtensionArray.from_storage(type_, restore(storage, type_.storage_type))
+    if pa.types.is_dictionary(type_) and not pa.types.is_dictionary(column.type):
+        # Parquet keeps dictionaries of strings only: a dictionary of numbers comes back as
+        # its values (pyarrow has no cast from values to a dictionary)
+        return restore(column, type_.value_type).dictionary_encode().cast(type_)
     return column.cast(type_)
 
 

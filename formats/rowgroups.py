@@ -423,7 +423,9 @@ class Sink:
     ``ipc_compression`` (``"lz4"``, ``"zstd"``, ``"uncompressed"``; default zstd).
 
     ``footer``: a callable giving more key-values for a Parquet footer, called at close (the
-    string bounds of :mod:`fsstgpu.formats.pruning`).
+    string bounds of :mod:`fsstgpu.formats.pruning`). ``restorable``: a Parquet output gets
+    its schema's CRC (and so its types restored by fsstgpu's readers) even without an fsst
+    column.
 
     Parquet row groups are encoded ``parallel`` at once (default
     :func:`~fsstgpu.formats.parquet_parts.part_threads`), each into a file of its own in memory
@@ -435,7 +437,8 @@ class Sink:
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
                  fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None,
-                 footer=None, zstd_level: int | None = None, parallel: int | None = None):
+                 footer=None, zstd_level: int | None = None, parallel: int | None = None,
+                 restorable: bool = False):
         self.format = fmt
         self.schema = schema
         self._footer = footer  # Parquet: footer key-values, asked for at close
@@ -449,7 +452,7 @@ class Sink:
             if fmt == "parquet":
                 # an fsstgpu file's footer gets a checksum (see SCHEMA_CRC_KEY); every option
                 # is keyed by leaf path, so that nested columns get theirs too
-                schema = self.schema = with_schema_crc(schema)
+                schema = self.schema = with_schema_crc(schema, always=restorable)
 
                 def options(prefixed=(), plain_lengths=None):
                     return dict(store_schema=True, write_page_checksum=True,

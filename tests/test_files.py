@@ -754,6 +754,28 @@ def test_repeating_columns_lengths_take_the_smaller_encoding(tmp_path, monkeypat
     assert size["c.parquet"] < 0.8 * size["plain.parquet"]
 
 
+@pytest.mark.parametrize("with_strings", [False, True])
+def test_types_parquet_changes_come_back_with_or_without_string_columns(tmp_path,
+                                                                         with_strings):
+    # an IPC input's date64, timestamp[s], time32[s], large_list and a dictionary of numbers
+    # (which Parquet reads back as date32, ms, ms, list and plain values): only a file with an
+    # fsst column got its types back, and a dictionary of numbers was unreadable in either
+    table = pa.table({
+        "d": pa.array([0, 86_400_000, None], pa.date64()),
+        "ts": pa.array([1, None, 3], pa.timestamp("s")),
+        "t": pa.array([1, 2, None], pa.time32("s")),
+        "l": pa.array([[1], None, []], pa.large_list(pa.uint8())),
+        "k": pa.array([5, 7, None]).dictionary_encode().cast(pa.dictionary(pa.int8(),
+                                                                           pa.int64())),
+        **({"s": pa.array(["x", None, "z"])} if with_strings else {})})
+    write(table, tmp_path / "in.arrow")
+    compress_file(tmp_path / "in.arrow", tmp_path / "c.parquet")
+    back = read_table(tmp_path / "c.parquet", device="cpu")
+    assert back.schema == table.schema and back.equals(table)
+    decompress_file(tmp_path / "c.parquet", tmp_path / "out.arrow", device="cpu")
+    assert read_plain(tmp_path / "out.arrow").equals(table)
+
+
 @pytest.mark.parametrize("codec", ["zstd", "snappy", "none", "gzip"])
 def test_decompress_restores_the_input_codec(tmp_path, codec):
     table = pa.table({"u": generate("urls", 300, 3), "n": pa.array(range(300))})
@@ -955,14 +977,14 @@ def test_compress_file_reads_each_row_group_once(tmp_path, monkeypatch):
     src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(table, src, row_group_size=1000)
     reads, columns = [], []
-    real = pq.ParquetFile.read_row_group
+    real = rowgroups.read_row_group  # every row group a Source reads
 
-    def counted(self, i, *args, **kwargs):
+    def counted(parquet, i, names, *args, **kwargs):
         reads.append(i)
-        columns.append(kwargs.get("columns"))
-        return real(self, i, *args, **kwargs)
+        columns.append(names)
+        return real(parquet, i, names, *args, **kwargs)
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    monkeypatch.setattr(rowgroups, "read_row_group", counted)
     info = compress_file(src, dst)
     assert sorted(reads) == [0, 1, 2] and info["columns"] == ["s", "t"]
     # a string column without values in the first row group: its first values are looked for
