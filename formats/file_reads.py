@@ -84,15 +84,15 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
         plan = _ReadPlan(source, columns, filters, row_groups)
         units = list(plan.tables(dev, whole=True))
     if not plan.columns:  # columns=[]: rows without columns (concat_tables drops them)
-        return _rows_only(sum(u.num_rows for u in units))
+        return _rows_only(sum(u.num_rows for u in units), plan.schema.metadata)
     return pa.concat_tables(units) if units else plan.schema.empty_table()
 
 
-def _rows_only(rows: int) -> pa.Table:
-    """A table of ``rows`` rows and no column, as pyarrow's ``read_table(columns=[])`` gives
-    (the idiom that counts a file's rows; pyarrow's concat_tables and
-    replace_schema_metadata of such tables drop their rows)."""
-    return pa.table({"rows": pa.nulls(rows)}).select([])
+def _rows_only(rows: int, metadata=None) -> pa.Table:
+    """A table of ``rows`` rows and no column (with the schema's ``metadata``), as pyarrow's
+    ``read_table(columns=[])`` gives (the idiom that counts a file's rows; pyarrow's
+    concat_tables and replace_schema_metadata of such tables drop their rows)."""
+    return pa.table({"rows": pa.nulls(rows)}, metadata=metadata).select([])
 
 
 def open_reader(path, *, columns=None, filters=None, row_groups=None,
@@ -231,7 +231,7 @@ class _ReadPlan:
                       else (source.unit(k) for k in self.units))
             counts = (unit.num_rows for unit in chosen)
         for rows in counts:
-            yield _rows_only(rows)
+            yield _rows_only(rows, self.schema.metadata)
 
     def _table(self, cols: list, where: str) -> pa.Table:
         """The decoded columns of a unit (``where``: its row groups) as a Table of

@@ -146,7 +146,7 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
             if pending is not None:
                 written(pending)
                 pending = None
-            pending = writer.submit(sink.write, columns)
+            pending = writer.submit(sink.write, columns, unit.num_rows)
             pending.unit = unit
         if pending is not None:
             written(pending)

@@ -475,8 +475,9 @@ class Sink:
             self._file.close()
             raise
 
-    def write(self, columns: list) -> None:
-        """Write one unit: one Array or ChunkedArray per field of the schema."""
+    def write(self, columns: list, num_rows: int | None = None) -> None:
+        """Write one unit: one Array or ChunkedArray per field of the schema (``num_rows``:
+        its rows, which a unit without columns has too: an IPC batch keeps them)."""
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
             check_readable_back(table)  # (fixed-size lists holding nulls, pyarrow < 26)
@@ -487,6 +488,10 @@ class Sink:
                 self._trial = []
             self._parts.write(table)  # one row group: the input's boundaries survive
             self._rows.append(table.num_rows)
+            return
+        if not columns and num_rows:
+            batch = pa.RecordBatch.from_struct_array(pa.array([{}] * num_rows, pa.struct([])))
+            self._writer.write(batch.replace_schema_metadata(self.schema.metadata))
             return
         try:
             arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c

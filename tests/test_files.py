@@ -754,6 +754,25 @@ def test_repeating_columns_lengths_take_the_smaller_encoding(tmp_path, monkeypat
     assert size["c.parquet"] < 0.8 * size["plain.parquet"]
 
 
+@pytest.mark.parametrize("out", ["arrow", "arrows"])
+def test_a_table_without_columns_keeps_its_rows_and_metadata(tmp_path, out):
+    # an IPC batch without columns has rows: the output's batches had none (a record batch
+    # built from no arrays has 0 rows), and reads of no columns dropped the schema metadata
+    table = pa.table({"n": range(5)}, metadata={"k": "v"}).drop_columns(["n"])
+    assert table.num_rows == 5  # (replace_schema_metadata would drop them)
+    write(table, tmp_path / "in.arrow")
+    assert compress_file(tmp_path / "in.arrow", tmp_path / f"c.{out}")["rows"] == 5
+    back = read_table(tmp_path / f"c.{out}", device="cpu")
+    assert (back.num_rows, back.num_columns, back.schema.metadata) == (5, 0, {b"k": b"v"})
+    decompress_file(tmp_path / f"c.{out}", tmp_path / f"o.{out}", device="cpu")
+    assert read_plain(tmp_path / f"o.{out}").num_rows == 5
+    two = pa.table({"s": ["a", "b"], "n": [1, 2]}).replace_schema_metadata({"k": "v"})
+    write(two, tmp_path / "two.parquet")
+    compress_file(tmp_path / "two.parquet", tmp_path / "two_c.parquet")
+    assert read_table(tmp_path / "two_c.parquet", columns=[], device="cpu").schema.metadata == (
+        pq.read_table(tmp_path / "two.parquet", columns=[]).schema.metadata)
+
+
 @pytest.mark.parametrize("with_strings", [False, True])
 def test_types_parquet_changes_come_back_with_or_without_string_columns(tmp_path,
                                                                          with_strings):
