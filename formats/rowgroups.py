@@ -192,6 +192,16 @@ def reading(path, what: str = ""):
             f"{path}: {what}unreadable ({type(exc).__name__}: {hint(str(exc))})") from None
 
 
+def _refuse_repeated_names(path, schema: pa.Schema) -> None:
+    """ValueError when two columns share a name (Arrow and Parquet allow it): fsstgpu selects,
+    converts and restores columns by name, and would mix them up."""
+    seen: set[str] = set()
+    repeated = [n for n in schema.names if n in seen or seen.add(n)]
+    if repeated:
+        raise ValueError(f"{path}: column name {repeated[0]!r} is used by more than one "
+                         "column: fsstgpu reads columns by name; rename them first")
+
+
 class Source:
     """An input file seen as a schema and a sequence of units (row groups or record batches).
 
@@ -248,6 +258,7 @@ class Source:
                     self.schema = IpcChecks(self._ipc_schema).schema
                     with open_file(self.path) as f:
                         self.ipc_compression = ipc_compression(f, self.format)
+                _refuse_repeated_names(self.path, self.schema)
                 # See the module docstring: no pool threads near a Python-defined type.
                 self.use_threads = not any(holds_extension_type(f.type) for f in self.schema)
                 if self.format == "arrow" and not self.use_threads:

@@ -219,6 +219,23 @@ def test_read_errors(compressed):
         read_table(compressed / "c.parquet", device="cpu", filters=[("k", "~", "a")])
 
 
+@pytest.mark.parametrize("suffix", ["parquet", "arrow"])
+def test_repeated_column_names_are_refused_by_name(tmp_path, suffix):
+    # Arrow and Parquet allow two columns of one name; every call raised a bare KeyError
+    table = pa.Table.from_arrays([pa.array(["a", "b"]), pa.array([1, 2])], names=["s", "s"])
+    path = tmp_path / f"in.{suffix}"
+    if suffix == "parquet":
+        pq.write_table(table, path)
+    else:
+        with pa.ipc.new_file(path, table.schema) as writer:
+            writer.write_table(table)
+    for call in (lambda: read_table(path, device="cpu"), lambda: open_reader(path),
+                 lambda: compress_file(path, tmp_path / "out.parquet")):
+        with pytest.raises(ValueError, match=r"in\.\w+: column name 's' is used by more"):
+            call()
+    assert not (tmp_path / "out.parquet").exists()
+
+
 @pytest.mark.parametrize("name", ["url", "n"])
 def test_a_damaged_page_is_named_by_file_row_group_and_column(compressed, tmp_path, name):
     """A flipped byte in a column chunk's first data page (an fsst column's codes, a plain
