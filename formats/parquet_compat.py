@@ -2,13 +2,15 @@
 
 pyarrow before 26 writes a ``fixed_size_list`` column holding a null (the list itself, or a struct
 above it) to Parquet and then cannot read the file: "Expected all lists to be of size=2 but
-index 1 had size=0", also for files pyarrow wrote itself. A file fsstgpu writes must be readable
-with the user's own pyarrow, so the Parquet writer refuses such a table there
+index 1 had size=0", also for files pyarrow wrote itself; pyarrow 26.0.1 still cannot for a
+fixed-size list field that is not nullable under a null struct. A file fsstgpu writes must be
+readable with the user's own pyarrow, so the Parquet writer refuses such a table there
 (:func:`check_readable_back`) and the readers add the reason to that message (:func:`hint`).
 
 >>> import pyarrow as pa
 >>> from fsstgpu.formats.parquet_compat import null_fixed_size_lists
->>> null_fixed_size_lists(pa.table({"p": pa.array([[1, 2], None], pa.list_(pa.int8(), 2))}))
+>>> required = pa.struct([pa.field("f", pa.list_(pa.int8(), 2), nullable=False)])
+>>> null_fixed_size_lists(pa.table({"p": pa.array([{"f": [1, 2]}, None], required)}))
 ['p']
 """
 
@@ -27,8 +29,10 @@ _LIST_ARRAYS = tuple(getattr(pa, name) for name in ("ListArray", "LargeListArray
 
 
 def null_fixed_size_lists(table: pa.Table) -> list[str]:
-    """The columns of ``table`` holding a fixed-size list that is null at its own level or
-    under a null struct (null lists above it hold no entries, and read back).
+    """The columns of ``table`` holding a fixed-size list this pyarrow cannot read back from
+    Parquet: before pyarrow 26 one that is null at its own level or under a null struct, from
+    26 one of a required field under a null struct (null lists above it hold no entries, and
+    read back).
 
     Examples
     --------
@@ -36,7 +40,7 @@ def null_fixed_size_lists(table: pa.Table) -> list[str]:
     >>> from fsstgpu.formats.parquet_compat import null_fixed_size_lists
     >>> fl = pa.list_(pa.string(), 2)
     >>> null_fixed_size_lists(pa.table({"s": pa.array([{"f": ["a", "b"]}, None],
-    ...                                              pa.struct([("f", fl)])),
+    ...                                              pa.struct([("f", fl, False)])),
     ...                                 "l": pa.array([[["a", "b"]], None], pa.list_(fl))}))
     ['s']
     """
@@ -53,18 +57,23 @@ def _has_fixed_size_list(type_: pa.DataType) -> bool:
     return any(_has_fixed_size_list(type_.field(i).type) for i in range(type_.num_fields))
 
 
-def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool) -> bool:
+def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool,
+                                required: bool = False) -> bool:
+    """Whether ``array`` holds a fixed-size list pyarrow cannot read back: before 26 any one
+    that is null or under a null struct; from 26 (still) one of a required field (not
+    nullable) under a null struct ("Expected all lists to be of size=2", pyarrow 26.0.1)."""
     type_ = array.type
     if isinstance(type_, pa.BaseExtensionType):
-        return _holds_null_fixed_size_list(array.storage, parent_null)
+        return _holds_null_fixed_size_list(array.storage, parent_null, required)
     if pa.types.is_fixed_size_list(type_):
-        if parent_null or array.null_count:
+        if (parent_null and required) or (
+                not READS_NULL_FIXED_SIZE_LISTS and (parent_null or array.null_count)):
             return True
         return _holds_null_fixed_size_list(array.flatten(), False)
     if pa.types.is_struct(type_):
         null = parent_null or array.null_count > 0
-        return any(_holds_null_fixed_size_list(array.field(i), null)
-                   for i in range(type_.num_fields))
+        return any(_holds_null_fixed_size_list(array.field(i), null, not f.nullable)
+                   for i, f in enumerate(type_))
     if pa.types.is_map(type_):
         return (_holds_null_fixed_size_list(array.keys, False)
                 or _holds_null_fixed_size_list(array.items, False))
@@ -82,9 +91,12 @@ def check_readable_back(table: pa.Table) -> None:
     >>> from fsstgpu.formats.parquet_compat import check_readable_back
     >>> check_readable_back(pa.table({"p": pa.array([[1, 2]], pa.list_(pa.int8(), 2))}))
     """
-    if READS_NULL_FIXED_SIZE_LISTS:
-        return
     names = null_fixed_size_lists(table)
+    if names and READS_NULL_FIXED_SIZE_LISTS:
+        raise ValueError(
+            f"column {names[0]!r} holds a fixed-size list field that is not nullable under a "
+            f"null struct, which pyarrow {pa.__version__} writes to Parquet but cannot read "
+            "back: make the field nullable, or write Arrow IPC (.arrow)")
     if names:
         raise ValueError(
             f"column {names[0]!r} holds null fixed-size lists, which pyarrow {pa.__version__} "

@@ -339,6 +339,25 @@ def test_view_leaves_of_an_ipc_input_go_to_parquet_compressed(tmp_path):
     assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
 
 
+def test_a_required_fixed_size_list_under_a_null_struct_is_refused(tmp_path):
+    # pyarrow 26.0.1 writes it to Parquet and cannot read it back ("Expected all lists to be
+    # of size=2"): compress_file reported success for a file nobody could read
+    def column(nullable):
+        fsl = pa.FixedSizeListArray.from_arrays(pa.array(["a", "b", "c", "d"]), 2)
+        return pa.StructArray.from_arrays([fsl], fields=[pa.field("c", fsl.type, nullable)],
+                                          mask=pa.array([False, True]))
+    write_table(pa.table({"x": column(False)}), tmp_path / "in.arrow", "arrow")
+    with pytest.raises(ValueError, match="'x' holds a fixed-size list field that is not nul"):
+        compress_file(tmp_path / "in.arrow", tmp_path / "c.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.arrow"]
+    compress_file(tmp_path / "in.arrow", tmp_path / "c.arrow")  # IPC holds it
+    assert read_table(tmp_path / "c.arrow", device="cpu").equals(pa.table({"x": column(False)}))
+    fine = pa.table({"x": column(True)})
+    write_table(fine, tmp_path / "fine.arrow", "arrow")
+    compress_file(tmp_path / "fine.arrow", tmp_path / "fine.parquet")
+    assert read_table(tmp_path / "fine.parquet", device="cpu").equals(fine)
+
+
 @pytest.mark.parametrize("column", [
     pa.array([["a", "b"], None], pa.list_(pa.string(), 2)),
     pa.array([{"f": ["a", "b"]}, None], pa.struct([("f", pa.list_(pa.string(), 2))]))])
