@@ -85,7 +85,8 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
         units = list(plan.tables(dev, whole=True))
     if not plan.columns:  # columns=[]: rows without columns (concat_tables drops them)
         return _rows_only(sum(u.num_rows for u in units), plan.schema.metadata)
-    return pa.concat_tables(units) if units else plan.schema.empty_table()
+    # (not schema.empty_table(): pyarrow cannot make an empty list of an extension type)
+    return pa.concat_tables(units) if units else pa.Table.from_batches([], schema=plan.schema)
 
 
 def _rows_only(rows: int, metadata=None) -> pa.Table:

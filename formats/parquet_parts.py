@@ -164,7 +164,11 @@ class JoinedParquetFile:
         meta = self._template
         if meta is None:  # no row group: the footer of a writer that wrote none
             empty = pa.BufferOutputStream()
-            pq.ParquetWriter(empty, self._schema, **self._options).close()
+            try:
+                pq.ParquetWriter(empty, self._schema, **self._options).close()
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:  # a type it refuses
+                raise ValueError(unwritable(pa.Table.from_batches([], schema=self._schema),
+                                            exc)) from None
             _, meta = _footer(empty.getvalue())
         meta.set(_FILE_NUM_ROWS, sum(rg.get(_RG_NUM_ROWS) for rg in self._row_groups))
         meta.set(_FILE_ROW_GROUPS, Seq(LIST, STRUCT, self._row_groups))

@@ -330,6 +330,33 @@ def test_an_empty_file_round_trips(tmp_path, fmt):
         table.schema.field("ls").type)
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_an_empty_stream_of_extension_types_in_nested_columns(tmp_path, fmt):
+    # read_table of an IPC stream without batches made its empty table with
+    # Schema.empty_table(), which pyarrow refuses for list<uuid> or struct<uuid> ("extension")
+    uuids = pa.ExtensionArray.from_storage(pa.uuid(), pa.array([], pa.binary(16)))
+    table = pa.table({"st": pa.StructArray.from_arrays([uuids], ["c"]),
+                      "l": pa.ListArray.from_arrays(pa.array([0], pa.int32()), uuids),
+                      "s": pa.array([], pa.string())})
+    with ipc.new_stream(tmp_path / "in.arrows", table.schema):
+        pass
+    assert read_table(tmp_path / "in.arrows", device="cpu").equals(table)
+    compress_file(tmp_path / "in.arrows", tmp_path / f"c.{fmt}")
+    assert read_table(tmp_path / f"c.{fmt}", device="cpu").equals(table)
+
+
+def test_a_parquet_output_of_no_rows_refuses_a_type_parquet_lacks(tmp_path):
+    # without rows, the refusal came from the footer's writer as pyarrow's
+    # ArrowNotImplementedError, not the ValueError naming the column that rows get
+    table = pa.table({"i": pa.array([], pa.month_day_nano_interval()),
+                      "s": pa.array([], pa.string())})
+    with ipc.new_stream(tmp_path / "in.arrows", table.schema):
+        pass
+    with pytest.raises(ValueError, match="column 'i' .month_day_nano_interval. cannot be"):
+        compress_file(tmp_path / "in.arrows", tmp_path / "c.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.arrows"]
+
+
 def test_view_leaves_of_an_ipc_input_go_to_parquet_compressed(tmp_path):
     """Plain, pyarrow cannot write them to Parquet; as fsst leaves (large_binary codes) it can,
     and the stored Arrow schema gives the views back."""
