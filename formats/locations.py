@@ -183,13 +183,15 @@ def skipped_files(source) -> list[str]:
 
 def _found(source) -> list[tuple[Path | Url, str]]:
     """Every file a directory, pattern or file names (``_``- and ``.``-named ones too), with its
-    relative name, sorted."""
+    relative name, sorted by path string as pyarrow's datasets and glob patterns sort them
+    (``k=1.5/x`` before ``k=1/x``; Path objects compare folder by folder)."""
     loc = local_or_url(source)
     if isinstance(loc, Url):
         return _url_files(loc)
     if loc.is_dir():
-        return sorted((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
-                      if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES)
+        return sorted(((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
+                       if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES),
+                      key=lambda found: found[1])
     if _GLOB.search(str(loc)):
         base = fixed_prefix(str(loc), os.sep)
         return [(Path(p), Path(os.path.relpath(p, base or os.curdir)).as_posix())

@@ -513,3 +513,19 @@ def test_read_dataset_device_places_nested_columns_once_over_all_files(tmp_path,
     got = read_dataset_device(src)
     assert seen == [("l", [2, 1])]
     assert got["l"].to_pylist() == [["x", None], None, ["yz"]]
+
+
+def test_files_are_read_in_pyarrows_order_whatever_names_them(tmp_path):
+    # sorted as path strings, as pyarrow's datasets and glob patterns sort them: Path objects
+    # compare folder by folder, which put k=1/ before k=1.5/ and a/ before a-b.parquet
+    for rel in ("k=1/x.parquet", "k=1.5/x.parquet", "a/x.parquet", "a-b.parquet"):
+        (tmp_path / "in" / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"s": [rel]}), tmp_path / "in" / rel)
+    want = pq.read_table(tmp_path / "in", partitioning=None).column("s").to_pylist()
+    assert want == ["a-b.parquet", "a/x.parquet", "k=1.5/x.parquet", "k=1/x.parquet"]
+    for source in (tmp_path / "in", str(tmp_path / "in" / "**" / "*.parquet")):
+        got = read_dataset(source, device="cpu", partitioning=None)
+        assert got.column("s").to_pylist() == want, source
+    compress_dataset(tmp_path / "in", tmp_path / "c")
+    got = read_dataset(tmp_path / "c", device="cpu", partitioning=None)
+    assert got.column("s").to_pylist() == want
