@@ -187,6 +187,8 @@ def reading(path, what: str = ""):
         raise
     except CorruptDataError as exc:
         raise CorruptDataError(f"{path}: {what}{exc}") from None
+    except UnicodeDecodeError as exc:  # a column name pyarrow hands on as it found it
+        raise CorruptDataError(f"{path}: {what}a name in the file is not UTF-8 ({exc})") from None
     except (pa.ArrowException, OSError, EOFError) as exc:
         raise CorruptDataError(
             f"{path}: {what}unreadable ({type(exc).__name__}: {hint(str(exc))})") from None

@@ -1087,3 +1087,16 @@ def test_restored_codecs_as_first_written(names, fsst, codecs, recorded, has_rec
     want = _codecs_model(schema, dict(codecs), recorded, has_record)
     got = restored_codecs(schema, codecs, recorded, has_record)
     assert list(got.items()) == list(want.items())
+
+
+def test_a_name_that_is_not_utf8_is_corrupt_data(tmp_path):
+    # a flipped byte in a stored field name ('s' -> 0xC4): pyarrow hands the name on and
+    # decoding it raised UnicodeDecodeError (the CLI: exit 1, no file named)
+    table = pa.table({"s": ["alpha", "beta"] * 10, "n": list(range(20))})
+    write(table, tmp_path / "in.arrow")
+    compress_file(tmp_path / "in.arrow", tmp_path / "c.arrow")
+    raw = bytearray((tmp_path / "c.arrow").read_bytes())
+    raw[raw.rindex(b"\x01\x00\x00\x00s\x00") + 4] = 0xC4  # the footer schema's name of s
+    (tmp_path / "bad.arrow").write_bytes(bytes(raw))
+    with pytest.raises(CorruptDataError, match=r"bad\.arrow: .*a name in the file is not UTF-8"):
+        read_table(tmp_path / "bad.arrow", device="cpu")
