@@ -36,6 +36,8 @@ from fsstgpu.inputs import as_string_column
 from fsstgpu.symbol_table import SymbolTable
 
 DEFAULT_SAMPLE_BYTES = 48 << 10
+#: Larger sample sizes train as this one does (on the whole input: no column is this large).
+MAX_SAMPLE_BYTES = 1 << 48
 # Tuned on dbtext (corpus ratio, reference 2.094): a 48 KB sample instead of 16 KB (+1.5%),
 # three extra rounds over the whole sample before the last (+1.5%), and single bytes weighted 4x
 # instead of 8x (+0.2%). Lower candidate thresholds or more rounds bought < 0.3% more. The
@@ -66,7 +68,9 @@ def checked_input(data, offsets, sample_bytes):
     target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
     if target < 1:
         raise ValueError(f"sample_bytes must be positive, not {target}")
-    return data, offsets, n, target
+    # a sample past the input is the input: capped where the compiled code's int64 (and what
+    # it computes from it) cannot overflow (2**63 reached pybind11 as a type error)
+    return data, offsets, n, min(target, MAX_SAMPLE_BYTES)
 
 
 def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> SymbolTable:

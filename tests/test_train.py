@@ -9,7 +9,7 @@ import pytest
 import fsstgpu
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.blocks import plan_blocks
-from fsstgpu.datasets import load_lines
+from fsstgpu.datasets import generate, load_lines
 from fsstgpu.encoder import encode_strings
 from fsstgpu.training import train_table
 
@@ -315,3 +315,14 @@ def test_concurrent_trainings_give_the_sequential_tables():
             got = list(pool.map(lambda x: [train_table(*x, sample_bytes=s) for s in sizes],
                                 inputs))
             assert got == want
+
+
+def test_a_sample_past_any_input_trains_on_the_whole_input():
+    # 2**63 and beyond reached the compiled trainer as pybind11's "incompatible function
+    # arguments", which printed the column's bytes (CLI: --sample-bytes)
+    strings = pa.array(generate("urls", 500, 3))
+    whole = fsstgpu.compress(strings, sample_bytes=1 << 30)
+    for huge in (2**63, 2**70):
+        assert bytes(fsstgpu.compress(strings, sample_bytes=huge).codes) == bytes(whole.codes)
+        assert fsstgpu.train(strings, sample_bytes=huge) == fsstgpu.train(strings,
+                                                                           sample_bytes=1 << 30)
