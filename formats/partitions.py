@@ -49,12 +49,18 @@ def _int32(value: str) -> int | None:
 
 
 def _folder_values(rel: str) -> dict[str, str | None]:
+    """The ``key=value`` folders of relative name ``rel``, URL-decoded; a key repeated in
+    deeper folders keeps its outermost value, as pyarrow's hive partitioning does."""
     values = {}
     for part in rel.split("/")[:-1]:  # folders only: a file name is no partition
         key, eq, value = part.partition("=")
         if eq and key:
-            value = unquote(value)
-            values[unquote(key)] = None if value == NULL_PARTITION else value
+            try:  # (unquote's default replaces bad bytes: two folders would read as one)
+                key, value = unquote(key, errors="strict"), unquote(value, errors="strict")
+            except UnicodeDecodeError:
+                raise ValueError(f"partition folder {part!r} of {rel!r} is not UTF-8 after "
+                                 "URL decoding") from None
+            values.setdefault(key, None if value == NULL_PARTITION else value)
     return values
 
 

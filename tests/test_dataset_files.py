@@ -529,3 +529,18 @@ def test_files_are_read_in_pyarrows_order_whatever_names_them(tmp_path):
     compress_dataset(tmp_path / "in", tmp_path / "c")
     got = read_dataset(tmp_path / "c", device="cpu", partitioning=None)
     assert got.column("s").to_pylist() == want
+
+
+def test_partition_folders_read_as_pyarrow_reads_them(tmp_path):
+    # a key repeated deeper keeps its outermost value (fsstgpu took the innermost); values
+    # that are not UTF-8 once URL-decoded are refused (they read as U+FFFD, merging folders)
+    (tmp_path / "in" / "k=1" / "k=2").mkdir(parents=True)
+    pq.write_table(pa.table({"s": ["a"]}), tmp_path / "in" / "k=1" / "k=2" / "x.parquet")
+    want = pq.read_table(tmp_path / "in").to_pylist()
+    assert read_dataset(tmp_path / "in", device="cpu").to_pylist() == want == [
+        {"s": "a", "k": 1}]
+    for value in ("%C4", "%C5"):
+        (tmp_path / "bad" / f"k={value}").mkdir(parents=True)
+        pq.write_table(pa.table({"s": ["a"]}), tmp_path / "bad" / f"k={value}" / "x.parquet")
+    with pytest.raises(ValueError, match="'k=%C4' .* is not UTF-8 after URL decoding"):
+        read_dataset(tmp_path / "bad", device="cpu")
