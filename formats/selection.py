@@ -48,8 +48,24 @@ def string_columns(schema: pa.Schema, *, nested: bool = False) -> list[str]:
 
 
 def _choices(schema: pa.Schema, nested: bool = False) -> str:
-    names = string_columns(schema, nested=nested)
+    names = [_shown(n) for n in string_columns(schema, nested=nested)]
     return f"string columns: {', '.join(names)}" if names else "it has no string column"
+
+
+def _shown(name: str) -> str:
+    """``name`` as a list of names shows it: quoted when it holds a comma or blanks at an end
+    (else ``a,b`` and `` c`` would read as other names)."""
+    return repr(name) if "," in name or name != name.strip() or not name else name
+
+
+def _split(text: str, names: list[str]) -> list[str]:
+    """The column names in one comma-separated string: the whole string when a column has
+    that name (names may hold commas), else each piece, as it is when a column has that name
+    (blanks kept), else without the blanks around it."""
+    if text in names:
+        return [text]
+    return [piece if piece in names else piece.strip()
+            for piece in text.split(",") if piece in names or piece.strip()]
 
 
 def select_columns(schema: pa.Schema, columns=None, *, source="the file",
@@ -61,7 +77,8 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
     schema : pyarrow.Schema
     columns : str, sequence of str, or None
         Column names, or one comma-separated string of them (blanks around the commas are
-        ignored); None means every string-like column (but dictionary-encoded ones when
+        ignored, unless a column's name has them; a name holding a comma is given alone or in
+        a list); None means every string-like column (but dictionary-encoded ones when
         ``dictionaries`` is false). Repeated names count once.
     source : str or os.PathLike
         What to call the file in messages.
@@ -83,7 +100,7 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
         return [name for name in string_columns(schema, nested=nested)
                 if dictionaries or not pa.types.is_dictionary(schema.field(name).type)]
     if isinstance(columns, str):  # "a, b": names around commas, blanks ignored
-        columns = [c.strip() for c in columns.split(",") if c.strip()]
+        columns = _split(columns, schema.names)
     chosen = list(dict.fromkeys(columns))
     if not chosen:
         raise ColumnSelectionError(f"{source}: no column chosen (the list is empty); "

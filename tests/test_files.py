@@ -949,6 +949,20 @@ def test_column_selection_errors_are_fsstgpu_errors():
         select_columns(pa.schema([("n", pa.int64())]), "n")
 
 
+def test_names_with_commas_or_blanks_can_be_chosen_in_one_string():
+    # --columns 'a,b' named 'a' and 'b', and ' c' named 'c', for columns called 'a,b' and ' c'
+    from fsstgpu.formats.selection import ColumnSelectionError, select_columns
+
+    schema = pa.schema([("a,b", pa.string()), ("a", pa.string()), (" c", pa.string()),
+                        ("d", pa.string())])
+    assert select_columns(schema, "a,b") == ["a,b"]
+    assert select_columns(schema, " c") == [" c"]
+    assert select_columns(schema, "a, d") == ["a", "d"]
+    assert select_columns(schema, ["a,b", " c"]) == ["a,b", " c"]
+    with pytest.raises(ColumnSelectionError, match=r"string columns: 'a,b', a, ' c', d"):
+        select_columns(schema, "e")
+
+
 def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
     """Issue #23: the fsst pages' zstd level (a higher one writes a smaller file) and the
     output's row group size (the input's by default), from the API and the command line."""
