@@ -38,7 +38,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fsstgpu.parallel import usable_cores
@@ -75,9 +74,10 @@ def _sample_leaf(column, leaf: str) -> pa.Array | None:
     storage = column.storage if isinstance(column, pa.ExtensionArray) else column
     if not pa.types.is_struct(storage.type):  # version 1: the codes alone
         return storage if leaf == "codes" else None
-    if storage.type.get_field_index(leaf) < 0:
+    index = storage.type.get_field_index(leaf)
+    if index < 0:
         return None
-    return pc.struct_field(storage, leaf)  # (the slice's offset applied, unlike .field())
+    return storage.flatten()[index]  # (the slice's offset applied, unlike .field())
 
 
 def _prefix_pays(column, codec: str, level: int | None) -> bool:

@@ -29,7 +29,6 @@ True
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fsstgpu.columns import ColumnStream, compress_column
 from fsstgpu.errors import CorruptDataError
@@ -292,7 +291,7 @@ def _filled(arr: pa.Array) -> pa.Array:
     wide = pa.large_binary() if pa.types.is_binary_view(arr.type) or pa.types.is_binary(
         arr.type) or pa.types.is_large_binary(arr.type) else pa.large_string()
     empty = b"" if wide == pa.large_binary() else ""
-    return pc.fill_null(arr.cast(wide), pa.scalar(empty, wide)).cast(arr.type)
+    return arr.cast(wide).fill_null(pa.scalar(empty, wide)).cast(arr.type)
 
 
 def _chunks(col) -> list[pa.Array]:
