@@ -280,7 +280,7 @@ class CompressedStringArray:
 
     def _index(self, i) -> int:
         try:
-            i = int(np.int64(i)) if isinstance(i, np.integer) else i.__index__()
+            i = int(i) if isinstance(i, np.integer) else i.__index__()  # (no int64 wrap)
         except AttributeError:
             raise TypeError(f"indices must be integers, not {type(i).__name__}") from None
         if i < 0:
@@ -351,7 +351,9 @@ class CompressedStringArray:
         stop = self.length if length is None else min(offset + int(length), self.length)
         if stop < offset:
             raise ValueError(f"slice length must be non-negative, not {length}")
-        part = CompressedStringArray(**slice_fields(self, offset, stop))
+        # (pyarrow's slice(offset) asks for the whole length: trailing empty chunks kept)
+        asked = self.length if length is None else int(length)
+        part = CompressedStringArray(**slice_fields(self, offset, stop, asked))
         part.validate(full=False)
         part._validated = self._validated  # same codes; split points from a checked plan
         return part

@@ -61,9 +61,16 @@ def take_rows(carr, indices) -> pa.Array:
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
         raise TypeError(f"indices must be a 1-D integer sequence, not {idx.dtype} "
                         f"of shape {idx.shape}")
+    if idx.dtype.kind == "u" and idx.size and int(idx.max()) >= carr.length:
+        # (before the cast to int64, which would wrap 2**64 - 1 to -1, the last string)
+        raise IndexError(f"take index out of range for {carr.length} strings")
     idx = idx.astype(np.int64)
     carr.validate()  # once: a corrupt column gives no strings, as its whole decode
     idx = np.where(idx < 0, idx + carr.length, idx)
+    if index_valid is not None:  # a null index takes nothing (0 is a stand-in, if any)
+        idx = np.where(index_valid, idx, 0 if carr.length else -1)
+        if not carr.length and not index_valid.any():
+            return pa.nulls(len(idx), carr.type)
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= carr.length):
         raise IndexError(f"take index out of range for {carr.length} strings")
     valid = np.ones(len(idx), bool)

@@ -28,9 +28,11 @@ from fsstgpu.splits import plan_splits
 __all__ = ["slice_fields"]
 
 
-def slice_fields(carr, start: int, stop: int) -> dict:
+def slice_fields(carr, start: int, stop: int, requested: int | None = None) -> dict:
     """The constructor fields of strings ``start:stop`` of ``carr`` (``0 <= start <= stop <=
-    len(carr)``), for ``CompressedStringArray(**fields)``."""
+    len(carr)``), for ``CompressedStringArray(**fields)``; ``requested``: the length asked for
+    (default ``stop - start``), which decides whether empty chunks past the end are kept, as
+    in pyarrow."""
     if not 0 <= start <= stop <= carr.length:
         raise IndexError(f"slice {start}:{stop} outside 0..{carr.length}")
     n = stop - start
@@ -54,7 +56,8 @@ def slice_fields(carr, start: int, stop: int) -> dict:
         "codes": codes, "code_offsets": code_offsets, "lengths": lengths, "validity": validity,
         "null_count": null_count, "split_size": carr.split_size, "split_codes": split_codes,
         "split_out": split_out, "split_table": split_table,
-        "chunk_lengths": _chunks(carr.chunk_lengths, start, stop),
+        "chunk_lengths": _chunks(carr.chunk_lengths, start, stop,
+                                 stop - start if requested is None else requested),
     }
 
 
@@ -72,10 +75,12 @@ def _blocks(carr, start: int, stop: int):
     return carr.tables[first : final + 1], rebased
 
 
-def _chunks(chunk_lengths, start: int, stop: int):
-    """The chunk lengths of the slice, as ``pyarrow.ChunkedArray.slice`` cuts the chunks: the
-    chunks it overlaps, from the first one holding ``start`` (empty chunks in between kept); one
-    empty chunk for an empty slice (none when there were no chunks)."""
+def _chunks(chunk_lengths, start: int, stop: int, requested: int):
+    """The chunk lengths of the slice, as ``pyarrow.ChunkedArray.slice(start, requested)``
+    cuts the chunks: from the first one holding ``start``, each chunk it reaches while the
+    length asked for lasts (empty chunks in between kept, and past the end when more was asked
+    for than there is: ``slice(1)`` asks for the whole length); one empty chunk for an empty
+    slice (none when there were no chunks)."""
     if chunk_lengths is None:
         return None
     lengths = [int(x) for x in chunk_lengths]
@@ -87,11 +92,10 @@ def _chunks(chunk_lengths, start: int, stop: int):
         return np.zeros(0, np.int64)
     if stop == start:
         return np.zeros(1, np.int64)
-    out, remaining = [], stop - start
+    out, remaining = [], requested
     while k < len(lengths) and remaining > 0:
-        piece = min(lengths[k] - offset, remaining)
-        out.append(piece)
-        remaining -= piece
+        out.append(min(lengths[k] - offset, remaining))
+        remaining -= lengths[k] - offset
         offset = 0
         k += 1
     return np.array(out, np.int64)

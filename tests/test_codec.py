@@ -242,6 +242,38 @@ def test_random_access_and_take():
         carr.take([0.5])
     with pytest.raises(TypeError):
         carr.take([None, 0.5])  # (was read as index 0)
+    # unsigned indices past int64 wrapped to negative ones: 2**64 - 1 took the last string
+    for huge in (pa.array([2**64 - 1], pa.uint64()), np.array([2**64 - 3], np.uint64)):
+        with pytest.raises(IndexError):
+            carr.take(huge)
+    with pytest.raises(IndexError):
+        carr[np.uint64(2**64 - 1)]
+    # null indices into an empty column are nulls, as pc.take gives (the stand-in 0 was
+    # range-checked)
+    empty = fsstgpu.compress(pa.array([], pa.string()))
+    assert empty.take([None]).to_pylist() == [None]
+    assert empty.take(pa.array([None, None], pa.int32())).equals(pa.nulls(2, pa.string()))
+    with pytest.raises(IndexError):
+        empty.take([None, 0])
+
+
+def test_chunked_slices_keep_the_chunks_pyarrow_keeps():
+    # pyarrow's slice(offset) asks for the whole length and keeps the empty chunks past the
+    # end; slice(offset, n) and [a:b] keep those the length reaches
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        chunks = [pa.array([f"s{v}" for v in rng.integers(0, 9, rng.choice([0, 0, 1, 2, 3]))],
+                           pa.string()) for _ in range(rng.integers(0, 5))]
+        col = pa.chunked_array(chunks, pa.string())
+        carr, n = fsstgpu.compress(col), len(col)
+        offset, length = int(rng.integers(0, n + 1)), int(rng.integers(0, n + 3))
+        a, b = int(rng.integers(0, n + 2)), int(rng.integers(0, n + 2))
+        for want, got in ((col.slice(offset), carr.slice(offset)),
+                          (col.slice(offset, length), carr.slice(offset, length)),
+                          (col[a:b], carr[a:b])):
+            back = fsstgpu.decompress(got, device="cpu")
+            assert [len(c) for c in back.chunks] == [len(c) for c in want.chunks]
+            assert back.equals(want)
 
 
 def test_bytes_vs_str_items():
