@@ -133,8 +133,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         Parquet codec for the fsst columns' pages (default ``"zstd"``, at level 3: FSST removes
         the redundancy inside strings, zstd the repeats across them, and together they undercut
         pyarrow's zstd Parquet of the strings); ``"none"`` keeps the codes as they are, for
-        readers that decode them straight from the pages. Other columns keep the input's codec;
-        the input's codec of the compressed columns is recorded and restored by
+        readers that decode them straight from the pages. Other columns keep the input's codec
+        when it is as strong as zstd (zstd, gzip, brotli) and get zstd in place of a weaker
+        one (none, Snappy, LZ4); every column's input codec is recorded and restored by
         :func:`decompress_file`.
     zstd_level : int, optional
         The zstd level of the fsst columns' Parquet pages (1 to 22; default 3,

@@ -78,8 +78,20 @@ def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool,
         return (_holds_null_fixed_size_list(array.keys, False)
                 or _holds_null_fixed_size_list(array.items, False))
     if isinstance(array, _LIST_ARRAYS):
-        return _holds_null_fixed_size_list(array.flatten(), False)
+        return _holds_null_fixed_size_list(_list_values(array), False)
     return False
+
+
+def _list_values(array) -> pa.Array:
+    """The values of ``array``'s lists; those of a list array whose lists are all null and
+    whose values are fixed-size lists of an extension type (pyarrow 26's flatten() has no
+    builder for it, "MakeBuilder") are its values in the offsets' range."""
+    try:
+        return array.flatten()
+    except pa.ArrowNotImplementedError:
+        offsets = array.offsets  # (with the array's offset applied)
+        start = offsets[0].as_py() if len(offsets) else 0
+        return array.values.slice(start, (offsets[-1].as_py() if len(offsets) else 0) - start)
 
 
 def check_readable_back(table: pa.Table) -> None:
