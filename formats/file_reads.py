@@ -43,7 +43,8 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
         exactly like the one :func:`decompress_file` would write; :func:`read_table_device`
         leaves the strings in GPU memory.
     columns : list of str, optional
-        Only these columns, in this order (as ``pyarrow.parquet.read_table``).
+        Only these top-level columns, in this order (as ``pyarrow.parquet.read_table``; a
+        dotted path into a struct, which pyarrow also takes, is not: read the struct).
     filters : list or pyarrow.compute.Expression, optional
         Only the rows these select, as ``pyarrow.parquet.read_table`` takes them: ``(column, op,
         value)`` tuples, a list of them (all must hold) or a list of such lists (any); a Parquet

@@ -348,11 +348,9 @@ class CompressedStringArray:
         offset = int(offset)
         if not 0 <= offset <= self.length:
             raise IndexError(f"slice offset {offset} outside 0..{self.length}")
-        stop = self.length if length is None else min(offset + int(length), self.length)
-        if stop < offset:
+        asked = self.length if length is None else int(length)  # (as pyarrow's: chunks)
+        if (stop := min(offset + asked, self.length)) < offset:
             raise ValueError(f"slice length must be non-negative, not {length}")
-        # (pyarrow's slice(offset) asks for the whole length: trailing empty chunks kept)
-        asked = self.length if length is None else int(length)
         part = CompressedStringArray(**slice_fields(self, offset, stop, asked))
         part.validate(full=False)
         part._validated = self._validated  # same codes; split points from a checked plan
