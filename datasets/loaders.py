@@ -28,7 +28,9 @@ import pyarrow.parquet as pq
 from fsstgpu.arrow_layout import to_arrow
 from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
 from fsstgpu.datasets.generators import GENERATORS, generate
+from fsstgpu.formats.rowgroups import reading
 from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError, string_columns
+from fsstgpu.formats.sniff import detect_format
 from fsstgpu.types import INT32_MAX
 
 __all__ = [
@@ -313,12 +315,16 @@ def load(name_or_path: str | os.PathLike, *, rows: int | None = None, seed: int 
             "'sample'; dbtext files as 'dbtext:<file>')"
         )
         raise FileNotFoundError(f"no such file: {os.fspath(path)!r}{hint}")
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".parq"):
-        return load_parquet(path, column=column, rows=rows)
-    if suffix in _IPC_FILE_SUFFIXES or suffix in _IPC_STREAM_SUFFIXES:
-        stream = True if suffix in _IPC_STREAM_SUFFIXES else None
-        return load_ipc(path, column=column, rows=rows, stream=stream)
+    # the format by the first bytes, as compress and inspect tell it (a .pq file is Parquet),
+    # else by the suffix (a damaged file is then unreadable, not lines of text)
+    suffix, found = path.suffix.lower(), detect_format(path)
+    with reading(os.fspath(path)):  # pyarrow's complaints: CorruptDataError naming the file
+        if found == "parquet" or (found is None and suffix in (".parquet", ".parq", ".pq")):
+            return load_parquet(path, column=column, rows=rows)
+        if found in ("arrow", "arrows") or (
+                found is None and (suffix in _IPC_FILE_SUFFIXES or suffix in _IPC_STREAM_SUFFIXES)):
+            stream = True if found == "arrows" or suffix in _IPC_STREAM_SUFFIXES else None
+            return load_ipc(path, column=column, rows=rows, stream=stream)
     _no_column(column, os.fspath(path))
     return load_lines(path, rows=rows)
 

@@ -335,11 +335,17 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     See the module docstring.
     """
     files, _, values = _dataset_parts(src, partitioning)
-    parts = [(path, with_partition_columns(read_table(path, device=device), part))
-             for (path, _), part in zip(files, values, strict=True)]
+    tables = [read_table(path, device=device) for path, _ in files]
+    own = {name for table in tables for name in table.column_names}
+    parts = [(path, with_partition_columns(table, part))
+             for (path, _), table, part in zip(files, tables, values, strict=True)]
     _check_types(parts)
     # a column some files lack is null in their rows (pyarrow's schema unification)
-    return pa.concat_tables([table for _, table in parts], promote_options="default")
+    joined = pa.concat_tables([table for _, table in parts], promote_options="default")
+    # the partition columns after every file's own (concat orders by first appearance: a
+    # later file's own column came after an earlier file's keys), as read_dataset_device has
+    names = joined.column_names
+    return joined.select([n for n in names if n in own] + [n for n in names if n not in own])
 
 
 def read_dataset_device(src, *, partitioning="hive") -> dict:

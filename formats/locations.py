@@ -147,10 +147,14 @@ def dataset_files(source) -> list[tuple[Path | Url, str]]:
     ['a.parquet', 'sub/b.parquet']
     """
     if isinstance(source, (list, tuple)):
+        if not source:
+            raise FileNotFoundError("the list of files is empty")
         files = [(local_or_url(s), local_or_url(s).name) for s in source]
         for f, _ in files:
             if not f.is_file():
-                raise FileNotFoundError(f"{f}: no such file")
+                raise FileNotFoundError(f"{f}: a folder, not a file (a list names files; "
+                                        "give the folder alone)" if f.is_dir()
+                                        else f"{f}: no such file")
     else:
         files = [(f, rel) for f, rel in _found(source) if not _hidden(rel)]
         if not files:

@@ -298,6 +298,19 @@ def test_train_column_errors_are_usage_errors(tmp_path, sample):
     assert not (tmp_path / "t.fsst").exists()
 
 
+def test_train_reads_files_as_compress_does(tmp_path, sample):
+    # by their first bytes (a .pq file was read as lines of text), and a damaged one is
+    # corrupt data naming the file, exit 4 (it was exit 1 with pyarrow's bare message)
+    src, table = sample
+    pq.write_table(pa.table({"s": ["hello world"] * 30}), tmp_path / "p.pq")
+    run("train", tmp_path / "p.pq", "-o", tmp_path / "t.fsst")
+    assert b"hello wo" in SymbolTable.from_bytes((tmp_path / "t.fsst").read_bytes()).symbols
+    (tmp_path / "cut.parquet").write_bytes(open(src, "rb").read()[:300])
+    res = run("train", tmp_path / "cut.parquet", "-o", tmp_path / "t2.fsst", code=4)
+    one_line_error(res, "cut.parquet: unreadable")
+    assert not (tmp_path / "t2.fsst").exists()
+
+
 @pytest.mark.parametrize("cmd", ["compress", "decompress"])
 def test_output_format_comes_from_the_suffix_or_is_refused(tmp_path, sample, cmd):
     src, table = sample

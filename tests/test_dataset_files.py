@@ -544,3 +544,27 @@ def test_partition_folders_read_as_pyarrow_reads_them(tmp_path):
         pq.write_table(pa.table({"s": ["a"]}), tmp_path / "bad" / f"k={value}" / "x.parquet")
     with pytest.raises(ValueError, match="'k=%C4' .* is not UTF-8 after URL decoding"):
         read_dataset(tmp_path / "bad", device="cpu")
+
+
+def test_partition_columns_come_after_every_files_own(tmp_path):
+    # concat_tables orders columns by first appearance: a column only a later file has came
+    # after the first file's partition key (['s', 'k', 't']; pyarrow: ['s', 't', 'k'])
+    for key, table in (("k=1", pa.table({"s": ["x"]})), ("k=2", pa.table({"s": ["y"],
+                                                                           "t": [1]}))):
+        (tmp_path / "in" / key).mkdir(parents=True)
+        pq.write_table(table, tmp_path / "in" / key / "a.parquet")
+    got = read_dataset(tmp_path / "in", device="cpu")
+    assert got.column_names == ["s", "t", "k"]
+    assert got.to_pylist() == [{"s": "x", "t": None, "k": 1}, {"s": "y", "t": 1, "k": 2}]
+
+
+def test_a_list_of_files_that_is_empty_or_names_a_folder(tmp_path):
+    # read_dataset([]) raised pyarrow's "Must pass at least one table" and compress_dataset([])
+    # returned [] silently; a folder in a list was "no such file"
+    for call in (lambda src: read_dataset(src, device="cpu"),
+                 lambda src: compress_dataset(src, tmp_path / "out")):
+        with pytest.raises(FileNotFoundError, match="the list of files is empty"):
+            call([])
+        with pytest.raises(FileNotFoundError, match="a folder, not a file"):
+            call([tmp_path])
+    assert not (tmp_path / "out").exists()
