@@ -298,6 +298,23 @@ def test_train_column_errors_are_usage_errors(tmp_path, sample):
     assert not (tmp_path / "t.fsst").exists()
 
 
+def test_roundtrip_compares_floats_bit_for_bit(tmp_path):
+    # Table.equals takes a NaN for unequal to itself: an exact round trip of a column holding
+    # NaN was reported as a mismatch (exit 1)
+    from fsstgpu.cli.roundtrip import _same_file
+
+    def table(x):
+        return pa.table({"s": ["a", "b"], "f": [x, 1.0],
+                         "st": pa.array([{"x": x}, None], pa.struct([("x", pa.float32())]))})
+    for name, x in (("nan", float("nan")), ("zero", 0.0), ("minus", -0.0)):
+        pq.write_table(table(x), tmp_path / f"{name}.parquet")
+    res = run("roundtrip", tmp_path / "nan.parquet", "--json")
+    assert json.loads(res.stdout)["equal"] is True
+    assert _same_file(tmp_path / "nan.parquet", tmp_path / "nan.parquet")
+    assert not _same_file(tmp_path / "nan.parquet", tmp_path / "zero.parquet")
+    assert not _same_file(tmp_path / "zero.parquet", tmp_path / "minus.parquet")
+
+
 def test_train_reads_files_as_compress_does(tmp_path, sample):
     # by their first bytes (a .pq file was read as lines of text), and a damaged one is
     # corrupt data naming the file, exit 4 (it was exit 1 with pyarrow's bare message)
