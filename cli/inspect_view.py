@@ -43,7 +43,8 @@ def show_inspection(console: Console, info: dict, title) -> None:
         fsst = c["codec"] == "fsst"
         tables = c.get("tables", [])
         rows.append([
-            c["name"], c["type"], c["codec"] if fsst else c.get("parquet_codec", "none"),
+            c["name"], c["type"],
+            c["codec"] if c["codec"].startswith("fsst") else c.get("parquet_codec", "none"),
             human_bytes(c["stored_bytes"]),
             human_bytes(c["string_bytes"]) if fsst else "-",
             fmt_ratio(c["ratio"]) if fsst else "-",

@@ -28,9 +28,11 @@ def inspect_file(path) -> dict:
         batches), ``unit_rows`` (rows per unit), ``schema_metadata`` (keys), and ``columns``: a
         list of dicts with ``name``, ``type`` (the original type), ``stored_type``, ``codec``
         (``"fsst"`` or ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk
-        sizes, or IPC buffer sizes), ``null_count``; for fsst columns also ``string_bytes``
-        (uncompressed), ``codes_bytes``, ``ratio`` (string bytes / (codes + table bytes)),
-        ``file_ratio`` (string bytes / stored bytes) and ``tables``: one summary per symbol table
+        sizes; None for Arrow IPC, whose bodies are compressed whole and hold a dictionary
+        once, so that a column's bytes are not told apart), ``null_count``; for fsst columns
+        also ``string_bytes`` (uncompressed), ``codes_bytes``, ``ratio`` (string bytes /
+        (codes + table bytes)), ``file_ratio`` (string bytes / stored bytes; NaN for IPC) and
+        ``tables``: one summary per symbol table
         (``symbols``, ``bytes``, ``mean_symbol_length``, ``by_length``: symbol counts for lengths
         1..8, ``longest``: up to 8 of the longest symbols, as Python ``repr`` strings; the
         column's distinct tables, every row group's, in order of first use); for other Parquet
@@ -62,8 +64,6 @@ def inspect_file(path) -> dict:
             for f in schema:
                 col, info = unit.column(f.name), cols[f.name]
                 info["null_count"] += col.null_count
-                if source.parquet_metadata is None:
-                    info["stored_bytes"] += col.nbytes
                 if is_fsst_type(f.type):
                     with reading(path, f"unit {k}, column {f.name!r}: "):
                         carr = from_extension_array(col)
@@ -75,7 +75,10 @@ def inspect_file(path) -> dict:
             # after the reads, which check every column chunk's metadata: pyarrow aborts the
             # process on some damage there when asked from Python first (parquet_options.py)
             with reading(path):
-                _add_parquet_sizes(source.parquet_metadata, cols)
+                _add_parquet_sizes(source.parquet_metadata, cols, source.leaf_columns)
+        else:  # an IPC file's bodies (compressed, dictionaries once) are not told apart
+            for info in cols.values():
+                info["stored_bytes"] = None
     for f in schema:
         info = cols[f.name]
         if is_fsst_type(f.type):
@@ -85,7 +88,7 @@ def inspect_file(path) -> dict:
             info["ratio"] = (info["string_bytes"] / (info["codes_bytes"] + tb)
                              if info["codes_bytes"] + tb else float("nan"))
             info["file_ratio"] = (info["string_bytes"] / info["stored_bytes"]
-                                  if info["stored_bytes"] else float("nan"))
+                                  if info["stored_bytes"] else float("nan"))  # (None: IPC)
     return {
         "path": str(path),
         "format": source.format,
@@ -115,13 +118,16 @@ def _column_summary(field: pa.Field) -> dict:
     return info
 
 
-def _add_parquet_sizes(metadata, cols: dict) -> None:
-    """Add each column chunk's stored size (and, for plain columns, its codec) to ``cols``."""
+def _add_parquet_sizes(metadata, cols: dict, leaves) -> None:
+    """Add each column chunk's stored size (and, for plain columns, its codec) to ``cols``,
+    to the top-level column owning the leaf (``leaves``: the file's leaf indices by column, as
+    ``Source.leaf_columns``; a leaf path's first part is no name when names hold dots)."""
+    owner = {j: name for name, indices in (leaves or {}).items() for j in indices}
     for i in range(metadata.num_row_groups):
         rg = metadata.row_group(i)
         for j in range(rg.num_columns):
             c = rg.column(j)
-            info = cols.get(input_leaf(rg, j).split(".")[0])
+            info = cols.get(owner[j] if j in owner else input_leaf(rg, j).split(".")[0])
             if info is not None:
                 info["stored_bytes"] += c.total_compressed_size
                 if info["codec"] != "fsst":

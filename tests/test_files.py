@@ -1114,3 +1114,24 @@ def test_a_name_that_is_not_utf8_is_corrupt_data(tmp_path):
     (tmp_path / "bad.arrow").write_bytes(bytes(raw))
     with pytest.raises(CorruptDataError, match=r"bad\.arrow: .*a name in the file is not UTF-8"):
         read_table(tmp_path / "bad.arrow", device="cpu")
+
+
+def test_inspect_sizes_belong_to_their_columns(tmp_path):
+    # a leaf path's first part named the column ('a.b.codes' -> 'a'), and IPC columns were
+    # given their in-memory sizes (a compressed file's columns summed to 6x the file)
+    table = pa.table({"a": pa.array(range(1000)),
+                      "a.b": [f"some text value {i}" for i in range(1000)]})
+    pq.write_table(table, tmp_path / "in.parquet", compression="snappy")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    for path in (tmp_path / "in.parquet", tmp_path / "c.parquet"):
+        meta = pq.ParquetFile(path).metadata.row_group(0)
+        want = {"a": 0, "a.b": 0}
+        for j in range(meta.num_columns):
+            want["a" if meta.column(j).path_in_schema == "a" else "a.b"] += (
+                meta.column(j).total_compressed_size)
+        got = {c["name"]: c["stored_bytes"] for c in inspect_file(path)["columns"]}
+        assert got == want, path.name
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.arrow")
+    info = inspect_file(tmp_path / "c.arrow")
+    assert [c["stored_bytes"] for c in info["columns"]] == [None, None]
+    assert np.isnan(info["columns"][1]["file_ratio"]) and info["columns"][1]["ratio"] > 1
