@@ -93,7 +93,9 @@ __all__ = [
 BATCH_CRC_KEY = CRC_KEY
 
 #: progress(units_done=, units_total=, rows=, nbytes=): called after every row group / batch;
-#: ``units_total`` is None for an IPC stream, ``nbytes`` counts the input's Arrow bytes so far.
+#: ``units_total`` is None when not known ahead: an IPC stream, or an IPC file regrouped by
+#: ``rows_per_unit`` (its batches' rows are not read ahead); ``nbytes`` counts the input's
+#: Arrow bytes so far.
 ProgressCallback = Callable[..., None]
 
 
