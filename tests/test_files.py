@@ -1135,3 +1135,14 @@ def test_inspect_sizes_belong_to_their_columns(tmp_path):
     info = inspect_file(tmp_path / "c.arrow")
     assert [c["stored_bytes"] for c in info["columns"]] == [None, None]
     assert np.isnan(info["columns"][1]["file_ratio"]) and info["columns"][1]["ratio"] > 1
+
+
+def test_inspect_leaves_out_the_table_of_a_row_group_without_strings(tmp_path):
+    # a row group of nulls holds an empty table no string uses: inspect counted it in tables
+    # and ratio (the CLI: "(+1 tables)")
+    pq.write_table(pa.table({"s": ["hello world"] * 100 + [None] * 100}), tmp_path / "in.parquet",
+                   row_group_size=100)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    col = inspect_file(tmp_path / "c.parquet")["columns"][0]
+    assert [t["symbols"] for t in col["tables"]] == [col["tables"][0]["symbols"]] != [0]
+    assert col["ratio"] == col["string_bytes"] / (col["codes_bytes"] + col["tables"][0]["bytes"])
