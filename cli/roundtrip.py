@@ -20,6 +20,7 @@ from fsstgpu.formats import (
     decompress_file,
     read_table,
 )
+from fsstgpu.formats.nested import child_fields, is_container, with_children
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
 __all__ = ["format_value", "roundtrip_column", "roundtrip_dataset", "roundtrip_file", "warm_up"]
@@ -117,17 +118,9 @@ def _bits_type(type_: pa.DataType) -> pa.DataType:
         return _FLOAT_BITS[type_.bit_width]
     if pa.types.is_dictionary(type_):
         return pa.dictionary(type_.index_type, _bits_type(type_.value_type), type_.ordered)
-    if pa.types.is_struct(type_):
-        return pa.struct([f.with_type(_bits_type(f.type)) for f in type_])
-    if pa.types.is_map(type_):
-        return pa.map_(type_.key_field.with_type(_bits_type(type_.key_type)),
-                       type_.item_field.with_type(_bits_type(type_.item_type)))
-    for is_list, make in ((pa.types.is_list, pa.list_), (pa.types.is_large_list, pa.large_list)):
-        if is_list(type_):
-            return make(type_.value_field.with_type(_bits_type(type_.value_type)))
-    if pa.types.is_fixed_size_list(type_):
-        return pa.list_(type_.value_field.with_type(_bits_type(type_.value_type)),
-                        type_.list_size)
+    if is_container(type_):
+        return with_children(type_, [f.with_type(_bits_type(f.type))
+                                     for f in child_fields(type_)])
     return type_
 
 

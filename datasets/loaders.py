@@ -323,7 +323,8 @@ def load(name_or_path: str | os.PathLike, *, rows: int | None = None, seed: int 
             return load_parquet(path, column=column, rows=rows)
         if found in ("arrow", "arrows") or (
                 found is None and (suffix in _IPC_FILE_SUFFIXES or suffix in _IPC_STREAM_SUFFIXES)):
-            stream = True if found == "arrows" or suffix in _IPC_STREAM_SUFFIXES else None
+            stream = True if found == "arrows" or (
+                found is None and suffix in _IPC_STREAM_SUFFIXES) else None
             return load_ipc(path, column=column, rows=rows, stream=stream)
     _no_column(column, os.fspath(path))
     return load_lines(path, rows=rows)

@@ -40,11 +40,14 @@ from fsstgpu.types import is_supported
 
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
-           "holds_strings", "plain_type_of", "required_leaves", "with_children"]
+           "holds_strings", "is_container", "plain_type_of", "required_leaves",
+           "with_children"]
 
 
 # --------------------------------------------------------------------------- types
-def _is_container(type_: pa.DataType) -> bool:
+def is_container(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is a list, large list, fixed-size list, struct or map (not an
+    extension type over one)."""
     return (pa.types.is_list(type_) or pa.types.is_large_list(type_)
             or pa.types.is_fixed_size_list(type_) or pa.types.is_struct(type_)
             or pa.types.is_map(type_)) and not isinstance(type_, pa.BaseExtensionType)
@@ -90,7 +93,7 @@ def with_children(type_: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
 
 
 def _holds(type_: pa.DataType, leaf) -> bool:
-    return _is_container(type_) and any(leaf(f.type) or _holds(f.type, leaf)
+    return is_container(type_) and any(leaf(f.type) or _holds(f.type, leaf)
                                         for f in child_fields(type_))
 
 
@@ -135,7 +138,7 @@ def has_fsst(type_: pa.DataType) -> bool:
 
 def _map_type(type_: pa.DataType, leaf) -> pa.DataType:
     """``type_`` with each leaf type ``t`` replaced by ``leaf(t)`` (containers kept)."""
-    if not _is_container(type_):
+    if not is_container(type_):
         return leaf(type_)
     return with_children(type_, [f.with_type(_map_type(f.type, leaf))
                                   for f in child_fields(type_)])
@@ -205,7 +208,7 @@ def empty_array(type_: pa.DataType) -> pa.Array:
     if pa.types.is_dictionary(type_):  # (older pyarrow's pa.array([], dict) gives int16 indices)
         return pa.DictionaryArray.from_arrays(pa.array([], type_.index_type),
                                               pa.array([], type_.value_type))
-    if not (_is_container(type_) or isinstance(type_, pa.BaseExtensionType)):
+    if not (is_container(type_) or isinstance(type_, pa.BaseExtensionType)):
         return pa.array([], type_)
     if isinstance(type_, pa.BaseExtensionType):
         return pa.ExtensionArray.from_storage(type_, empty_array(type_.storage_type))
@@ -227,14 +230,14 @@ def _walk(arr: pa.Array, leaf, wanted, key=(), *, decoding: bool = False) -> pa.
     parent has offsets from 0 over exactly the child values it references, and its nulls.
     ``decoding``: the leaves are fsst leaves being decoded (:func:`required_leaves`)."""
     type_ = arr.type
-    if not _is_container(type_):
+    if not is_container(type_):
         return leaf(key, arr)
     if not _holds(type_, wanted):
         return arr
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(type_):
         children = [arr.field(i) for i in range(type_.num_fields)]  # sliced as arr is
-        if decoding and arr.null_count:
+        if decoding:
             children = required_leaves(arr, children)
         new = [_walk(c, leaf, wanted, (*key, i), decoding=decoding)
                for i, c in enumerate(children)]
@@ -276,7 +279,7 @@ def required_leaves(arr: pa.StructArray, children: list) -> list:
     row of its storage struct whose codes are null, which the storage's checks refuse as a
     forged row; under the parent's nulls (``flatten``) the row is null, as it should be."""
     required = [i for i, f in enumerate(arr.type) if not f.nullable and is_fsst_type(f.type)]
-    if not required:
+    if not required or not arr.null_count:
         return children
     flat = arr.flatten()
     return [flat[i] if i in required else c for i, c in enumerate(children)]

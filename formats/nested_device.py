@@ -280,9 +280,8 @@ def _child_pieces(pieces, type_):
     """Each child array's pieces (the values each piece references), and for a list, large
     list or map the pieces' offsets joined (else None)."""
     if pa.types.is_struct(type_):  # (a required fsst leaf null under a null row: nested.py)
-        kids = [[p.field(i) for i in range(type_.num_fields)] for p in pieces]
-        kids = [required_leaves(p, k) if p.null_count else k
-                for p, k in zip(pieces, kids, strict=True)]
+        kids = [required_leaves(p, [p.field(i) for i in range(type_.num_fields)])
+                for p in pieces]
         return [[k[i] for k in kids] for i in range(type_.num_fields)], None
     if pa.types.is_fixed_size_list(type_):
         size = type_.list_size
