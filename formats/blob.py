@@ -99,6 +99,11 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
     """
     if lengths_codec not in intcodec.CODECS:
         raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
+    if not store_code_offsets and carr.has_code_offsets:
+        # Dropped offsets are derived again from the codes on reading, so a forged offset would
+        # come back valid: the blob would decode where the array raises. Check them before they
+        # go (free for the encoder's own output, already validated).
+        carr.validate()
     flags = 0
     if carr.validity is not None:
         flags |= FLAG_VALIDITY

@@ -462,7 +462,7 @@ def sample_carr():
 # decoders check every split's codes against its output range, so a corruption that leaves every
 # split decodable to its range (code offsets, which decoding does not read; lengths shifted
 # between two strings) is found by validate() (the full walk) but not by decompress.
-@pytest.mark.parametrize("change,message,decoding_notices", [
+CORRUPTIONS = [
     (lambda c: {"type": pa.int32()}, "type", True),
     (lambda c: {"length": c.length + 1}, "block_starts", True),
     (lambda c: {"tables": c.tables[:1]}, "block_starts", True),
@@ -489,7 +489,10 @@ def sample_carr():
     (lambda c: {"split_codes": c.split_codes[1:], "split_out": c.split_out[1:],
                 "split_table": c.split_table[1:]}, "split code positions must run", True),
     (lambda c: {"chunk_lengths": _plus(c.chunk_lengths, 0, 1)}, "chunk_lengths", True),
-])
+]
+
+
+@pytest.mark.parametrize("change,message,decoding_notices", CORRUPTIONS)
 def test_validate_catches(sample_carr, change, message, decoding_notices):
     sample_carr.validate()
     bad = _fields(sample_carr, **change(sample_carr))
@@ -499,6 +502,16 @@ def test_validate_catches(sample_carr, change, message, decoding_notices):
     if decoding_notices and message != "type":  # an unsupported type never reaches decoding
         with pytest.raises(CorruptDataError):
             fsstgpu.decompress(bad, device="cpu")
+
+
+@pytest.mark.parametrize("change,message,decoding_notices", CORRUPTIONS)
+def test_blob_of_a_corrupt_array_is_never_valid(sample_carr, change, message, decoding_notices):
+    # The blob drops the code offsets and its reader derives them again from the codes: a
+    # forged offset must not come back from to_bytes() as a blob that decodes where the array
+    # itself raises (it did, for the two code_offsets rows)
+    bad = _fields(sample_carr, **change(sample_carr))
+    with pytest.raises((CorruptDataError, ValueError)):
+        fsstgpu.decompress(CompressedStringArray.from_bytes(bad.to_bytes()), device="cpu")
 
 
 def test_validate_padding_and_32bit_limit(sample_carr):
