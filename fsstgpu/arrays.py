@@ -201,13 +201,21 @@ class CompressedStringArray:
     def has_code_offsets(self) -> bool:
         """Whether the code offsets are at hand (given, or derived already).
 
-        Examples
-        --------
         >>> import pyarrow as pa, fsstgpu
         >>> fsstgpu.compress(pa.array(["abc"])).has_code_offsets
         True
         """
         return self._code_offsets is not None
+
+    @property
+    def validated(self) -> bool:
+        """Whether every string decodes on its own (encoder output, or :meth:`validate` passed).
+
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["abc"])).validated
+        True
+        """
+        return self._validated
 
     def __setattr__(self, name, value):
         # Replacing a field the checks read invalidates an earlier validate() (the arrays are
@@ -242,15 +250,9 @@ class CompressedStringArray:
         True
         """
         arrays = [self.block_starts, self.codes, self.lengths, self.split_codes, self.split_out,
-                  self.split_table]
-        if self._code_offsets is not None:
-            arrays.append(self._code_offsets)
-        if self.validity is not None:
-            arrays.append(self.validity)
-        if self.chunk_lengths is not None:
-            arrays.append(self.chunk_lengths)
+                  self.split_table, self._code_offsets, self.validity, self.chunk_lengths]
         tables = sum(t.packed.nbytes + t.lengths.nbytes for t in self.tables)
-        return sum(a.nbytes for a in arrays) + tables
+        return sum(a.nbytes for a in arrays if a is not None) + tables
 
     @property
     def uncompressed_bytes(self) -> int:
@@ -289,9 +291,6 @@ class CompressedStringArray:
             raise IndexError(f"index out of range for {self.length} strings")
         return i
 
-    def _block_of(self, i):
-        return np.searchsorted(self.block_starts, i, side="right") - 1
-
     def _value(self, i: int, raw: bytes):
         if not is_text(self.type):
             return raw
@@ -316,7 +315,7 @@ class CompressedStringArray:
             return None
         n = int(self.lengths[i])
         out = np.empty(n, np.uint8)
-        table = self.tables[int(self._block_of(i))]
+        table = self.tables[int(np.searchsorted(self.block_starts, i, side="right")) - 1]
         end = decode_range(table, self.codes, int(self.code_offsets[i]),
                            int(self.code_offsets[i + 1]), out, 0, n)
         if end != n:

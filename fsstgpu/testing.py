@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrow_layout import offsets_from_lengths
 from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.decoder import decode_all
 from fsstgpu.device import get_cupy
@@ -139,8 +140,9 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     The changes (``codes``, ``split_codes``, ``split_out``, ``split_table``: new values of the
     same shapes) are made after the host's checks, in what the upload sends, so the kernel's own
     checks meet them. Asserts: the GPU raises CorruptDataError exactly when
-    :func:`fsstgpu.decoder.decode_all` does, otherwise gives its bytes, and never writes past the
-    output (a poisoned guard after it).
+    :func:`fsstgpu.decoder.decode_all` does (given the string ends, as the CPU decode of a column
+    not :attr:`~fsstgpu.CompressedStringArray.validated` gives them), otherwise gives its bytes,
+    and never writes past the output (a poisoned guard after it).
 
     Examples
     --------
@@ -162,8 +164,9 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     dev.is_batch = False
     total = dev.total
     try:
+        ends = None if layout.trusted else offsets_from_lengths(carr.lengths, carr.type, total)
         twin = decode_all(carr.tables, layout.codes[0], layout.split_codes, layout.split_out,
-                          layout.split_table, total)
+                          layout.split_table, total, string_ends=ends)
         cpu_error = None
     except CorruptDataError as exc:
         cpu_error = str(exc)

@@ -32,6 +32,7 @@ typedef unsigned char u8;
 #define FSST_ERR_OVERFLOW 8   // the codes decode to more bytes than the split's output range
 #define FSST_ERR_UNDERFLOW 16 // ... or to fewer
 #define FSST_ERR_TABLE 32     // split_table[k] >= number of tables
+#define FSST_ERR_CROSS 128    // a string's end falls inside a symbol (fsst_check_ends)
 
 // PTX shifts clamp the shift amount (>= 64 gives 0), unlike C++ where it is undefined.
 __device__ __forceinline__ u64 shl64(u64 x, u32 s) {
@@ -44,6 +45,13 @@ __device__ __forceinline__ u64 shr64(u64 x, u32 s) {
     asm("shr.b64 %0, %1, %2;" : "=l"(r) : "l"(x), "r"(s));
     return r;
 }
+
+// String ends.  The decode needs no string boundaries, but a column is valid only where every
+// string's codes decode on their own: no symbol may run across a string's end (the CPU decoder's
+// check, issue #20).  The checked decode (fsst_decode_checked) also sets, in a bitmap of the
+// output (aligned coordinates, zeroed first), the bit of every byte where a symbol starts; then
+// fsst_check_ends tests each string's end against it: an end inside the output must be a symbol
+// start.  Columns the encoder made, or checked once, take the unchecked kernels.
 
 // ---------------------------------------------------------------------------------------------
 // One warp per split, all 32 lanes busy on every code.
@@ -217,11 +225,12 @@ __device__ __forceinline__ void store_own_bytes(u8 *p, const uint4 v, u32 lo, u3
 // before ubeg with the first pass alone, for its output position and the 0xFF parity entering
 // ubeg; it writes only the bytes its windows produce, and only the part that ends the split
 // checks the split's end.
-template <int K, int RING, class Table>
+template <int K, int RING, bool CHECK, class Table>
 __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, i64 cb, i64 ce,
                                                   i64 ubeg, i64 uend, const Table tab,
                                                   u8 *__restrict__ outa, i64 aob, i64 aoe,
-                                                  u64 *ring, int *__restrict__ err) {
+                                                  u64 *ring, int *__restrict__ err,
+                                                  u64 *__restrict__ starts) {
     constexpr u32 FULL = 0xffffffffu;
     constexpr int WBYTES = 32 * K;
     constexpr u32 RW = RING / 8;    // ring words
@@ -272,6 +281,23 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
         if (wend > aoe) {
             if (lane == 0) atomicOr(err, FSST_ERR_OVERFLOW);
             return;
+        }
+        if constexpr (CHECK) {  // the symbol starts of the lane's output bytes, into the bitmap
+            u64 smask = 0;
+            u32 d = 0;
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const u32 lb = ((j & 1) ? iw[j >> 1] >> 16 : iw[j >> 1] & 0xffffu) >> 9;
+                smask |= shl64(lb != 0, d);  // an escape (no output) starts nothing
+                d += lb >> 3;
+            }
+            if (smask) {
+                const i64 p = A + (incl - sum);
+                const u32 s = (u32)p & 63u;
+                atomicOr(starts + (p >> 6), shl64(smask, s));
+                const u64 hi = s ? shr64(smask, 64 - s) : 0ull;
+                if (hi) atomicOr(starts + (p >> 6) + 1, hi);
+            }
         }
         // ---- ring words the window only ORs into: its first (holds the carry) and its last
         if (lane == 0) ring[(u32)(A >> 3) & (RW - 1)] = carry;
@@ -356,13 +382,15 @@ struct DecodeSmem {
     __align__(16) u64 ring[FSST_WARPS][FSST_RING / 8 + RING_SLACK];
 };
 
-// Block `block` of the decode (wps warps per split, 1, 2, 4 or 8: a divisor of FSST_WARPS).
+// Block `block` of the decode (wps warps per split, 1, 2, 4 or 8: a divisor of FSST_WARPS);
+// with CHECK, the symbol starts into the bitmap `starts` as well.
+template <bool CHECK>
 __device__ __forceinline__ void decode_block(
     i64 block, const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps,
-    const u32 *__restrict__ order, DecodeSmem &sm) {
+    const u32 *__restrict__ order, DecodeSmem &sm, u64 *__restrict__ starts) {
     constexpr int WARPS = FSST_WARPS;
     constexpr int WBYTES = 32 * FSST_K;
     const int warp = threadIdx.x >> 5;
@@ -419,14 +447,14 @@ __device__ __forceinline__ void decode_block(
     u64 *ring = sm.ring[warp];
     if (t == t0 || t == t1) {
         const int slot = t == t0 ? 0 : 1;
-        warp_decode_split<FSST_K, FSST_RING>(codes, cb, ce, ubeg, uend,
-                                             SmemTable{sm.sym[slot], sm.lb[slot]}, outa,
-                                             ob + shift, oe + shift, ring, err);
+        warp_decode_split<FSST_K, FSST_RING, CHECK>(codes, cb, ce, ubeg, uend,
+                                                    SmemTable{sm.sym[slot], sm.lb[slot]}, outa,
+                                                    ob + shift, oe + shift, ring, err, starts);
     } else {
-        warp_decode_split<FSST_K, FSST_RING>(
+        warp_decode_split<FSST_K, FSST_RING, CHECK>(
             codes, cb, ce, ubeg, uend,
             GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256}, outa, ob + shift,
-            oe + shift, ring, err);
+            oe + shift, ring, err, starts);
     }
 }
 
@@ -438,8 +466,53 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps) {
     __shared__ DecodeSmem sm;
-    decode_block(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits, tab_sym,
-                 tab_len, ntables, out, out_size, err, wps, nullptr, sm);
+    decode_block<false>(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
+                        tab_sym, tab_len, ntables, out, out_size, err, wps, nullptr, sm, nullptr);
+}
+
+// fsst_decode, also setting the bit of every symbol start in `starts`: a bitmap of the output
+// in aligned coordinates (bit (out & 15) + i is output byte i), (out_size + 16) / 64 + 2 words,
+// zeroed before.
+extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode_checked(
+    const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
+    const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
+    const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
+    u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps,
+    u64 *__restrict__ starts) {
+    __shared__ DecodeSmem sm;
+    decode_block<true>(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
+                       tab_sym, tab_len, ntables, out, out_size, err, wps, nullptr, sm, starts);
+}
+
+// Every string's end against the symbol starts fsst_decode_checked set: string i of column c
+// ends at col_base[c] + its offset (slot i - col_first[c] + 1 of the column's offsets, 4 or 8
+// bytes: col_wide bit 0); an end inside the column's output that is not a symbol start sets
+// FSST_ERR_CROSS in col_err[c].  (An end at a split's edge inside the column is where the next
+// split's first symbol starts; the ends at the column's end are the next column's to mark, and
+// its decode may have failed on its own.)  Ends outside the output (offsets from corrupt
+// lengths, flagged on their own) are not looked up.
+extern "C" __global__ void __launch_bounds__(256) fsst_check_ends(
+    const u64 *__restrict__ starts, i64 shift, i64 out_size, const u8 *__restrict__ offsets,
+    i64 n, const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
+    const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
+    int *__restrict__ col_err) {
+    const i64 step = (i64)gridDim.x * blockDim.x;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const int c = ncols == 1 ? 0 : column_of(col_first, ncols, i);
+        const i64 slot = i - col_first[c] + 1;
+        const i64 last = col_first[c + 1] - col_first[c];  // the slot of the column's end
+        const u8 *at = offsets + col_obyte[c];
+        const bool wide = col_wide[c] & 1;
+        const i64 v = wide ? reinterpret_cast<const i64 *>(at)[slot]
+                           : (i64)reinterpret_cast<const int *>(at)[slot];
+        const i64 end = wide ? reinterpret_cast<const i64 *>(at)[last]
+                             : (i64)reinterpret_cast<const int *>(at)[last];
+        if (v >= end) continue;
+        const i64 g = v + col_base[c];
+        if (g <= 0 || g >= out_size) continue;
+        const i64 b = g + shift;
+        if (!((starts[b >> 6] >> (b & 63)) & 1ull)) atomicOr(col_err + c, FSST_ERR_CROSS);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,8 +545,9 @@ __global__ void __launch_bounds__(32 * FSST_WARPS, 5) decode_planned(
     } sm;
     __shared__ int last;
     if ((i64)blockIdx.x < decode_blocks) {
-        decode_block(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
-                     tab_sym, tab_len, ntables, out, out_size, err, wps, order, sm.d);
+        decode_block<false>(blockIdx.x, codes, ncodes, split_codes, split_out, split_table,
+                            nsplits, tab_sym, tab_len, ntables, out, out_size, err, wps, order,
+                            sm.d, nullptr);
     } else {
         scan_tile(len, n, status, ntiles, col_first, col_base, col_obyte, col_wide, ncols,
                   offsets, err, timeout_ns, sm.s);

@@ -30,8 +30,9 @@ from fsstgpu.kernels.driver import Launch, Replay, graphs, memset_d32
 from fsstgpu.kernels.loader import device_limits, get_function, on_stream
 from fsstgpu.kernels.split_pieces import piece_bytes, plan_pieces
 
-__all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_decode",
-           "launch_offsets", "padded_size", "scan_scratch_nbytes", "warps_per_split"]
+__all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_check_ends",
+           "launch_decode", "launch_offsets", "padded_size", "scan_scratch_nbytes",
+           "starts_words", "warps_per_split"]
 
 SOURCE = "fsst_decode.cu"
 #: bytes of padding after the last code: a lane loads 8 aligned bytes at most 8 bytes before the
@@ -66,6 +67,7 @@ _ERRORS = (
     (16, "the codes decode to fewer bytes than the split's output range (wrong lengths?)"),
     (32, "a split names a symbol table that does not exist"),
     (64, "the offsets scan timed out waiting for a tile (a GPU fault?)"),
+    (128, "a symbol runs across a string's end (the string lengths cut a symbol)"),
 )
 
 
@@ -93,14 +95,16 @@ def _function_on(name: str, device_id: int):
 
 
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
-                  ntables: int, out, out_size: int, err, *, stream=None) -> None:
+                  ntables: int, out, out_size: int, err, *, stream=None, starts=None) -> None:
     """Enqueue the decode kernel on ``stream`` (no host synchronisation).
 
     All arrays are CuPy arrays on the current device. ``codes`` must hold at least
     :func:`padded_size` ``(ncodes)`` bytes and be 16-byte aligned; ``split_codes``/``split_out``
     are int64 of ``nsplits + 1``, ``split_table`` uint16 of ``nsplits``; ``tab_sym`` uint64 and
     ``tab_len`` uint8 of shape (ntables, 256); ``out`` uint8 of ``out_size`` bytes; ``err`` one
-    int32 the kernel ORs its error bits into (zero it before).
+    int32 the kernel ORs its error bits into (zero it before). ``starts``, a zeroed uint64 array
+    of :func:`starts_words` ``(out_size)``, takes the checked kernel, which also marks there
+    where each symbol's output starts, for :func:`launch_check_ends`.
 
     Examples
     --------
@@ -123,8 +127,41 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     wps = warps_per_split(nsplits)
     args = (codes, np.int64(ncodes), split_codes, split_out, split_table, np.int64(nsplits),
             tab_sym, tab_len, np.int32(ntables), out, np.int64(out_size), err, np.int32(wps))
+    if starts is not None:
+        if starts.dtype != np.uint64 or starts.size < starts_words(out_size):
+            raise ValueError(f"starts must be uint64 of {starts_words(out_size)} words")
+        args += (starts,)
+    kernel = _function("fsst_decode" if starts is None else "fsst_decode_checked")
     with on_stream(stream):
-        _function("fsst_decode")((_decode_blocks(nsplits, wps),), (32 * WARPS_PER_BLOCK,), args)
+        kernel((_decode_blocks(nsplits, wps),), (32 * WARPS_PER_BLOCK,), args)
+
+
+def starts_words(out_size: int) -> int:
+    """uint64 words of the symbol-starts bitmap of ``out_size`` output bytes (their bits start
+    at the output pointer's offset within 16 bytes).
+
+    >>> starts_words(0), starts_words(100)
+    (2, 3)
+    """
+    return (out_size + 16) // 64 + 2
+
+
+def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, col_base,
+                      col_obyte, col_wide, col_err, *, stream=None) -> None:
+    """Enqueue the check of every string's end against the symbol starts that the checked
+    decode of ``out`` marked in ``starts``: column ``c``'s flag in ``col_err[c]`` gets bit 128
+    where one of its strings ends inside a symbol (the CPU decoder raises there).
+
+    ``offsets`` holds the ``n`` strings' Arrow offsets as the offsets scan wrote them (the
+    scan's column arrays ``col_first``, ``col_base``, ``col_obyte``, ``col_wide`` say where);
+    run it after the decode and the offsets, on the same stream.
+    """
+    if n == 0:
+        return
+    args = (starts, np.int64(out.data.ptr & 15), np.int64(out_size), offsets, np.int64(n),
+            col_first, col_base, col_obyte, col_wide, np.int32(col_base.size), col_err)
+    with on_stream(stream):
+        _function("fsst_check_ends")((min(-(-n // 256), 65536),), (256,), args)
 
 
 #: splits under which each split gets two warps, eight (see :func:`warps_per_split`)

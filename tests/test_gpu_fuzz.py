@@ -1,8 +1,9 @@
 """GPU fuzz: thousands of corrupt columns through the GPU decode, each against the CPU twin.
 
 Every case changes a valid column after the host checks (codes, split points, table ids: what the
-kernel itself must check) and asserts that the GPU raises CorruptDataError exactly when the CPU
-twin does, otherwise gives its bytes, and never writes past its output
+kernel itself must check; in columns the encoder made, and in the same columns loaded from blobs,
+whose string ends the GPU checks as well) and asserts that the GPU raises CorruptDataError
+exactly when the CPU twin does, otherwise gives its bytes, and never writes past its output
 (:func:`fsstgpu.testing.gpu_decode_matches_cpu`). ``FSSTGPU_GPU_FUZZ_CASES`` sets the number of
 cases (default 10,000); ``FSSTGPU_FUZZ_REPORT`` names a JSON file for the counts.
 """
@@ -17,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
+from fsstgpu import CompressedStringArray
 from fsstgpu.testing import gpu_decode_matches_cpu
 
 
@@ -32,7 +34,8 @@ def _columns():
     binary = [bytes(rng.integers(0, 256, int(rng.integers(0, 40)), dtype=np.uint8))
               for _ in range(800)]
     cols.append(fsstgpu.compress(pa.array(binary, pa.binary()), split_size=128))
-    return cols
+    # ... and as a blob gives them back: not known good, so the GPU checks the string ends too
+    return cols + [CompressedStringArray.from_bytes(c.to_bytes()) for c in cols]
 
 
 def _mutation(rng, carr):

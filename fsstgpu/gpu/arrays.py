@@ -66,6 +66,10 @@ class DeviceCompressedStringArray:
         For a column :func:`fsstgpu.compress_device` made (its layout a
         :class:`fsstgpu.gpu.layout.DeviceLayout`): its device code offsets, table and split size,
         which :meth:`to_host` needs besides the decode's arrays; None for an uploaded column.
+    ends_checked : bool
+        Whether every string is known to decode on its own: the layout is ``trusted``, or a
+        decode that checked the string ends passed. Until then decodes take the checked kernels
+        (not the planned one).
     """
 
     def __init__(self, layout: HostBatch, stream=None, *, device_parts=None, codes=None):
@@ -75,6 +79,7 @@ class DeviceCompressedStringArray:
         self.planned_decode = None
         self.call_geometry = None
         self.encoded = None  # compress_device's: what to_host needs besides the decode's arrays
+        self.ends_checked = layout.trusted
         if device_parts is not None:  # made on the device (a DeviceLayout): nothing to upload
             self.codes, self.meta = device_parts
         else:

@@ -44,8 +44,10 @@ from fsstgpu.kernels.driver import driver, memset_d8, read_int32s, stream_synchr
 from fsstgpu.kernels.fsst_decode import (
     PlannedDecode,
     error_message,
+    launch_check_ends,
     launch_decode,
     launch_offsets,
+    starts_words,
 )
 from fsstgpu.kernels.host_flags import SLOT_INTS, flag_slots
 from fsstgpu.kernels.loader import on_stream
@@ -91,17 +93,22 @@ class DecodeJob:
         """
 
         flags = self._flags()  # the one host sync of a decode
-        bits = flags[0]
-        failed = _corrupt_lengths(flags[1:])
-        if (bits or failed) and not self.dev.is_batch:
-            raise CorruptDataError(failed[0] if failed else error_message(bits))
+        bits, ncols = flags[0], len(self.dev.layout)
+        failed = _corrupt_lengths(flags[1 : 1 + ncols])
+        crossed = {k: error_message(b) for k, b in enumerate(flags[1 + ncols :]) if b}
+        if (bits or failed or crossed) and not self.dev.is_batch:
+            # (a split whose decode stopped marks no symbol starts: its own error comes first)
+            raise CorruptDataError(failed[0] if failed else error_message(bits) if bits
+                                   else crossed[0])
         if bits:
             failed = {**_failed_columns(self.dev, self.data, self.stream), **failed}
+        failed = {**crossed, **failed}
         if failed:
             # an output column fails with any of its columns (joined ones: its row groups)
             bad = {self.dev.layout.output_of[k] for k in failed}
             good = [None if k in bad else r for k, r in enumerate(self.results)]
             raise BatchDecodeError(failed, good)
+        self.dev.ends_checked = True  # checked now (or before): later decodes need not
         return self.results if self.dev.is_batch else self.results[0]
 
 
@@ -128,10 +135,11 @@ def _read_flags(err, stream) -> list[int]:
     return read_int32s(err.data.ptr, int(err.size), ptr)
 
 
-def _error_flags(cp, layout: HostBatch):
+def _error_flags(cp, layout: HostBatch, check_ends: bool):
     """The device flags of a decode: [0] the decode kernel's bits, [1 + k] column k's lengths
-    (bit-plane packed lengths are checked as they are unpacked)."""
-    return cp.zeros(1 + len(layout), dtype=cp.int32)
+    (bit-plane packed lengths are checked as they are unpacked), and with ``check_ends``
+    [1 + n + k] column k's string ends (of n columns)."""
+    return cp.zeros((2 if check_ends else 1) * len(layout) + 1, dtype=cp.int32)
 
 
 def _corrupt_lengths(flags) -> dict:
@@ -313,18 +321,28 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     if out is not None and (out.dtype != cp.uint8 or out.size < dev.total
                             or not out.flags.c_contiguous):
         raise ValueError(f"out must be a contiguous uint8 buffer of at least {dev.total} bytes")
-    plan = _planned(dev)
+    # Until a column is known to decode string by string, the decode also marks where its
+    # symbols start and a second kernel checks every string's end against them (the CPU
+    # decoder's check: one blob, one answer); the planned kernel runs the scan beside the
+    # decode, so it takes checked columns only.
+    check = not dev.ends_checked
+    plan = None if check else _planned(dev)
     if plan is not None:
         return _decode_planned(cp, dev, plan, stream, fill, out)
+    layout = dev.layout
     with on_stream(stream):
-        data, offsets = _allocate(cp, dev.layout, out=out, fill=fill)
-        err = _error_flags(cp, dev.layout)
+        data, offsets = _allocate(cp, layout, out=out, fill=fill)
+        err = _error_flags(cp, layout, check)
         _launch_offsets(dev, offsets, stream, err)
+        starts = cp.zeros(starts_words(dev.total), cp.uint64) if check else None
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
-                      stream=stream)
+                      stream=stream, starts=starts)
+        if check:
+            launch_check_ends(starts, data, dev.total, offsets, int(layout.col_first[-1]),
+                              *dev.scan_args, err[1 + len(layout) :], stream=stream)
     # the per-column views are made while the GPU works (with many columns it takes a while)
-    return DecodeJob(dev, _views(dev.layout, dev, data, offsets), data, err, stream)
+    return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
 
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,

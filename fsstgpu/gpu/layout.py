@@ -243,6 +243,10 @@ class HostBatch:
         before's (``joined``).
     offsets_nbytes : int
         Size of the offsets buffer.
+    trusted : bool
+        Whether every column is known to decode string by string
+        (:attr:`~fsstgpu.CompressedStringArray.validated`); else the decode checks each string's
+        end against the symbols, as the CPU decoder does.
     """
 
     def __init__(self, carrs, *, allocate=None, lengths: str = DEFAULT_LENGTHS, joined=None):
@@ -257,6 +261,7 @@ class HostBatch:
             raise ValueError("joined columns need lengths='narrow'")
         for carr in carrs:
             carr.validate(full=False)
+        self.trusted = all(carr.validated for carr in carrs)
         ntables = sum(len(c.tables) for c in carrs)
         if ntables > MAX_TABLES:
             raise ValueError(f"{ntables} symbol tables in one batch; at most {MAX_TABLES} "
@@ -421,6 +426,7 @@ class DeviceLayout:
 
     lengths_layout = "narrow"
     ntables = 1
+    trusted = True  # the GPU encoder's own codes
 
     def __init__(self, type_, length: int, null_count: int, chunk_lengths, *, total: int,
                  ncodes: int, nsplits: int, lengths_dtype, validity_bytes: int):

@@ -52,7 +52,7 @@ class StagedColumn:
 
     __slots__ = ("type", "length", "null_count", "chunk_lengths", "uncompressed_bytes",
                  "validity", "lengths", "split_codes", "split_out", "split_table", "tables",
-                 "codes", "packed_lengths")
+                 "codes", "packed_lengths", "validated")
 
     def __init__(self, carr, *, codes):
         carr.validate(full=False)  # what the layout and the kernel rely on (once per column)
@@ -64,6 +64,7 @@ class StagedColumn:
         self.lengths = narrowed(carr.lengths)
         self.codes = codes
         self.packed_lengths = None  # the batch's lengths travel narrow (joined columns need it)
+        self.validated = carr.validated  # else the decode checks the string ends
 
     def validate(self, *, full: bool = False) -> None:
         """Nothing left to check: the column was checked when staged (``full=False``); the

@@ -1,0 +1,130 @@
+"""One blob, one answer: the GPU decode of a column not known good checks its string ends.
+
+A column whose lengths cut a symbol (a symbol's output runs across a string's end) still decodes
+split by split; the CPU decoder refuses it (every string must decode on its own), and so must the
+GPU. The forgeries move a few bytes of length from one string to the next, keeping the total, so
+every check the host makes passes and only the string ends are wrong; the seed is fresh each run
+and named in every failure.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import BatchDecodeError, CompressedStringArray, CorruptDataError
+from fsstgpu.datasets import dbtext_files
+from fsstgpu.gpu.decode import decompress_device
+
+pytestmark = pytest.mark.gpu
+
+FIELDS = ("type", "length", "tables", "block_starts", "codes", "lengths", "validity",
+          "null_count", "split_size", "split_codes", "split_out", "split_table", "chunk_lengths")
+
+
+def _seed() -> int:
+    return int.from_bytes(os.urandom(4), "little")
+
+
+def _text(rng, n: int) -> pa.Array:
+    """Real text where the corpus is at hand (dbtext's lines), else words of URLs and names; as
+    binary, so that the CPU refuses a forgery for its string ends alone (moved bytes can also
+    cut a UTF-8 sequence, and the GPU does not check UTF-8: RELIABILITY.md, "Not done")."""
+    paths = dbtext_files()
+    if paths:
+        lines = paths[int(rng.integers(0, len(paths)))].read_bytes().split(b"\n")
+        start = int(rng.integers(0, max(1, len(lines) - n)))
+        return pa.array(lines[start : start + n], pa.binary())
+    words = ["http://", "www.", "example", ".com/", "index", "日本語", "Müller", "x" * 20]
+    return pa.array(["".join(rng.choice(words, size=int(rng.integers(0, 7)))) for _ in range(n)],
+                    pa.binary())
+
+
+def _moved(carr, i: int, d: int) -> CompressedStringArray:
+    """``carr`` with ``d`` bytes of length moved from string ``i`` to string ``i + 1``."""
+    lengths = np.array(carr.lengths)
+    lengths[i] -= d
+    lengths[i + 1] += d
+    fields = {name: getattr(carr, name) for name in FIELDS}
+    return CompressedStringArray(code_offsets=None, **dict(fields, lengths=lengths))
+
+
+def _forgery(rng, carr) -> CompressedStringArray:
+    lengths = np.asarray(carr.lengths)
+    nonempty = np.flatnonzero(lengths[:-1] > 0)
+    i = int(rng.choice(nonempty))
+    return _moved(carr, i, int(rng.integers(1, min(8, int(lengths[i])) + 1)))
+
+
+def _cpu(carr):
+    try:
+        return fsstgpu.decompress(carr, device="cpu")
+    except CorruptDataError:
+        return None
+
+
+def _gpu(carr, **kwargs):
+    try:
+        return decompress_device(carr, fill=0xAB, **kwargs).to_arrow()
+    except CorruptDataError:
+        return None
+
+
+@pytest.mark.parametrize("via_blob", [False, True], ids=["narrow lengths", "bit-plane lengths"])
+def test_gpu_refuses_exactly_what_the_cpu_refuses(via_blob):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    carr = fsstgpu.compress(_text(rng, 3000), split_size=int(rng.integers(64, 2048)))
+    counts = {"refused": 0, "decoded": 0}
+    for case in range(120):
+        bad = _forgery(rng, carr)
+        if via_blob:  # what a file or a blob gives: not known good, lengths bit-plane packed
+            bad = CompressedStringArray.from_bytes(bad.to_bytes())
+        cpu, gpu = _cpu(bad), _gpu(bad)
+        assert (cpu is None) == (gpu is None), (
+            f"seed {seed}, case {case}: the CPU {'refused' if cpu is None else 'decoded'}, "
+            f"the GPU {'refused' if gpu is None else 'decoded'}")
+        if cpu is not None:
+            assert gpu.equals(cpu), f"seed {seed}, case {case}: the bytes differ"
+        counts["refused" if cpu is None else "decoded"] += 1
+    assert counts["refused"] and counts["decoded"], (seed, counts)
+
+
+def test_a_batch_names_the_column_whose_ends_cross():
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    cols = [fsstgpu.compress(_text(rng, 2000), split_size=256) for _ in range(3)]
+    untrusted = [CompressedStringArray.from_bytes(c.to_bytes()) for c in cols]
+    for _ in range(50):  # a forgery the CPU refuses
+        bad = _forgery(rng, cols[1])
+        if _cpu(bad) is None:
+            break
+    else:
+        pytest.fail(f"seed {seed}: no forgery the CPU refuses")
+    with pytest.raises(BatchDecodeError) as info:
+        fsstgpu.decompress_device([untrusted[0], bad, untrusted[2]])
+    assert set(info.value.failed) == {1}, seed
+    good = info.value.results
+    for k in (0, 2):
+        assert good[k].to_arrow().equals(fsstgpu.decompress(cols[k], device="cpu")), seed
+    # the row groups of one file's column, joined into one output: refused as a whole
+    with pytest.raises(CorruptDataError):
+        decompress_device([untrusted[0], bad], joined=[2])
+
+
+def test_a_column_checked_once_takes_the_planned_decode():
+    rng = np.random.default_rng(_seed())
+    carr = fsstgpu.compress(_text(rng, 2000))
+    untrusted = CompressedStringArray(code_offsets=None,
+                                      **{name: getattr(carr, name) for name in FIELDS})
+    dev = fsstgpu.to_device(untrusted)
+    assert not dev.ends_checked and fsstgpu.to_device(carr).ends_checked
+    expected = fsstgpu.decompress(carr, device="cpu")
+    assert fsstgpu.decompress_device(dev).to_arrow().equals(expected)  # checked
+    assert dev.ends_checked and dev.planned_decode is None
+    assert fsstgpu.decompress_device(dev).to_arrow().equals(expected)  # planned now
+    assert dev.planned_decode is not None
