@@ -22,6 +22,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.decode import decode_async
 from fsstgpu.gpu.layout import HostBatch
+from fsstgpu.types import is_text
 
 
 def _check_same(result, expected, what: str) -> None:
@@ -140,9 +141,10 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     The changes (``codes``, ``split_codes``, ``split_out``, ``split_table``: new values of the
     same shapes) are made after the host's checks, in what the upload sends, so the kernel's own
     checks meet them. Asserts: the GPU raises CorruptDataError exactly when
-    :func:`fsstgpu.decoder.decode_all` does (given the string ends, as the CPU decode of a column
-    not :attr:`~fsstgpu.CompressedStringArray.validated` gives them), otherwise gives its bytes,
-    and never writes past the output (a poisoned guard after it).
+    :func:`fsstgpu.decoder.decode_all` does (given the string ends and, for text, the UTF-8
+    check, as the CPU decode of a column not :attr:`~fsstgpu.CompressedStringArray.validated`
+    gives them), otherwise gives its bytes, and never writes past the output (a poisoned guard
+    after it).
 
     Examples
     --------
@@ -166,7 +168,8 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     try:
         ends = None if layout.trusted else offsets_from_lengths(carr.lengths, carr.type, total)
         twin = decode_all(carr.tables, layout.codes[0], layout.split_codes, layout.split_out,
-                          layout.split_table, total, string_ends=ends)
+                          layout.split_table, total, string_ends=ends,
+                          utf8=ends is not None and is_text(carr.type))
         cpu_error = None
     except CorruptDataError as exc:
         cpu_error = str(exc)

@@ -33,6 +33,7 @@ typedef unsigned char u8;
 #define FSST_ERR_UNDERFLOW 16 // ... or to fewer
 #define FSST_ERR_TABLE 32     // split_table[k] >= number of tables
 #define FSST_ERR_CROSS 128    // a string's end falls inside a symbol (fsst_check_ends)
+#define FSST_ERR_UTF8 256     // a text column's strings are not valid UTF-8 (fsst_check_utf8)
 
 // PTX shifts clamp the shift amount (>= 64 gives 0), unlike C++ where it is undefined.
 __device__ __forceinline__ u64 shl64(u64 x, u32 s) {
@@ -490,9 +491,12 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode_che
 // FSST_ERR_CROSS in col_err[c].  (An end at a split's edge inside the column is where the next
 // split's first symbol starts; the ends at the column's end are the next column's to mark, and
 // its decode may have failed on its own.)  Ends outside the output (offsets from corrupt
-// lengths, flagged on their own) are not looked up.
+// lengths, flagged on their own) are not looked up.  In a text column (col_wide bit 2) a string
+// must not start on a UTF-8 continuation byte either (FSST_ERR_UTF8; with fsst_check_utf8's
+// check of the bytes as one stream, every string is then valid UTF-8: the CPU decoder's rule).
 extern "C" __global__ void __launch_bounds__(256) fsst_check_ends(
-    const u64 *__restrict__ starts, i64 shift, i64 out_size, const u8 *__restrict__ offsets,
+    const u64 *__restrict__ starts, const u8 *__restrict__ data, i64 shift, i64 out_size,
+    const u8 *__restrict__ offsets,
     i64 n, const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
     const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
     int *__restrict__ col_err) {
@@ -512,8 +516,11 @@ extern "C" __global__ void __launch_bounds__(256) fsst_check_ends(
         if (g <= 0 || g >= out_size) continue;
         const i64 b = g + shift;
         if (!((starts[b >> 6] >> (b & 63)) & 1ull)) atomicOr(col_err + c, FSST_ERR_CROSS);
+        if ((col_wide[c] & 4) && (data[g] & 0xC0) == 0x80) atomicOr(col_err + c, FSST_ERR_UTF8);
     }
 }
+
+#include "utf8_check.cuh"  // fsst_check_utf8: the text columns' bytes as UTF-8 streams
 
 // ---------------------------------------------------------------------------------------------
 // The planned call's one kernel: the decode's blocks first, then the scan's tiles, and the last

@@ -31,8 +31,8 @@ from fsstgpu.kernels.loader import device_limits, get_function, on_stream
 from fsstgpu.kernels.split_pieces import piece_bytes, plan_pieces
 
 __all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_check_ends",
-           "launch_decode", "launch_offsets", "padded_size", "scan_scratch_nbytes",
-           "starts_words", "warps_per_split"]
+           "launch_check_utf8", "launch_decode", "launch_offsets", "padded_size",
+           "scan_scratch_nbytes", "starts_words", "warps_per_split"]
 
 SOURCE = "fsst_decode.cu"
 #: bytes of padding after the last code: a lane loads 8 aligned bytes at most 8 bytes before the
@@ -68,6 +68,7 @@ _ERRORS = (
     (32, "a split names a symbol table that does not exist"),
     (64, "the offsets scan timed out waiting for a tile (a GPU fault?)"),
     (128, "a symbol runs across a string's end (the string lengths cut a symbol)"),
+    (256, "a text column's strings decode to bytes that are not valid UTF-8"),
 )
 
 
@@ -150,7 +151,8 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
                       col_obyte, col_wide, col_err, *, stream=None) -> None:
     """Enqueue the check of every string's end against the symbol starts that the checked
     decode of ``out`` marked in ``starts``: column ``c``'s flag in ``col_err[c]`` gets bit 128
-    where one of its strings ends inside a symbol (the CPU decoder raises there).
+    where one of its strings ends inside a symbol (the CPU decoder raises there), and bit 256
+    where a string of a text column (``col_wide`` bit 2) starts on a UTF-8 continuation byte.
 
     ``offsets`` holds the ``n`` strings' Arrow offsets as the offsets scan wrote them (the
     scan's column arrays ``col_first``, ``col_base``, ``col_obyte``, ``col_wide`` say where);
@@ -158,10 +160,36 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
     """
     if n == 0:
         return
-    args = (starts, np.int64(out.data.ptr & 15), np.int64(out_size), offsets, np.int64(n),
+    args = (starts, out, np.int64(out.data.ptr & 15), np.int64(out_size), offsets, np.int64(n),
             col_first, col_base, col_obyte, col_wide, np.int32(col_base.size), col_err)
     with on_stream(stream):
         _function("fsst_check_ends")((min(-(-n // 256), 65536),), (256,), args)
+
+
+#: output bytes a thread of the UTF-8 check takes (FSST_UTF8_CHUNK in utf8_check.cuh)
+UTF8_CHUNK = 16
+
+
+def launch_check_utf8(out, ranges, col_err, *, stream=None) -> None:
+    """Enqueue the check of text columns' decoded bytes as UTF-8 streams (RFC 3629): column
+    ``c``'s flag in ``col_err[c]`` gets bit 256 where its bytes are not valid UTF-8.
+
+    ``ranges`` is a host sequence of ``(start, end, column)``: the output bytes ``out[start:end]``
+    of column ``column``. With :func:`launch_check_ends`' test of the string starts, a column's
+    strings pass exactly when :func:`fsstgpu.utf8.check_utf8` passes them.
+    """
+    ranges = [r for r in ranges if r[1] > r[0]]
+    if not ranges:
+        return
+    cp = get_cupy()
+    table = np.zeros((4, len(ranges) + 1), np.int64)  # starts, ends, columns, first chunks
+    table[:3, :-1] = np.array(ranges, np.int64).T
+    np.cumsum(-(-(table[1, :-1] - table[0, :-1]) // UTF8_CHUNK), out=table[3, 1:])
+    with on_stream(stream):
+        dev = cp.asarray(table)
+        chunks = int(table[3, -1])
+        _function("fsst_check_utf8")((-(-chunks // 256),), (256,), (
+            out, dev[0], dev[1], dev[2], dev[3], np.int32(len(ranges)), col_err))
 
 
 #: splits under which each split gets two warps, eight (see :func:`warps_per_split`)

@@ -30,18 +30,24 @@ def _seed() -> int:
     return int.from_bytes(os.urandom(4), "little")
 
 
-def _text(rng, n: int) -> pa.Array:
-    """Real text where the corpus is at hand (dbtext's lines), else words of URLs and names; as
-    binary, so that the CPU refuses a forgery for its string ends alone (moved bytes can also
-    cut a UTF-8 sequence, and the GPU does not check UTF-8: RELIABILITY.md, "Not done")."""
+def _text(rng, n: int, type_=pa.binary()) -> pa.Array:
+    """Real text where the corpus is at hand (dbtext's lines), else words of URLs and names.
+    Binary: the CPU refuses a forgery for its string ends alone. Text: half the strings get a
+    word of two- to four-byte characters, so that moved bytes also cut characters (the CPU
+    refuses those as not UTF-8, and so must the GPU)."""
     paths = dbtext_files()
     if paths:
         lines = paths[int(rng.integers(0, len(paths)))].read_bytes().split(b"\n")
         start = int(rng.integers(0, max(1, len(lines) - n)))
-        return pa.array(lines[start : start + n], pa.binary())
-    words = ["http://", "www.", "example", ".com/", "index", "日本語", "Müller", "x" * 20]
-    return pa.array(["".join(rng.choice(words, size=int(rng.integers(0, 7)))) for _ in range(n)],
-                    pa.binary())
+        values = [s.decode("utf-8", "replace") for s in lines[start : start + n]]
+    else:
+        words = ["http://", "www.", "example", ".com/", "index", "x" * 20]
+        values = ["".join(rng.choice(words, size=int(rng.integers(0, 7)))) for _ in range(n)]
+    if pa.types.is_binary(type_):
+        return pa.array([v.encode() for v in values], type_)
+    wide = ["Müller", "日本語", "ñandú", "𝄞🎵", "Ωμέγα"]
+    return pa.array([v + str(rng.choice(wide)) if rng.random() < 0.5 else v for v in values],
+                    type_)
 
 
 def _moved(carr, i: int, d: int) -> CompressedStringArray:
@@ -74,11 +80,12 @@ def _gpu(carr, **kwargs):
         return None
 
 
+@pytest.mark.parametrize("type_", [pa.binary(), pa.string()], ids=str)
 @pytest.mark.parametrize("via_blob", [False, True], ids=["narrow lengths", "bit-plane lengths"])
-def test_gpu_refuses_exactly_what_the_cpu_refuses(via_blob):
+def test_gpu_refuses_exactly_what_the_cpu_refuses(via_blob, type_):
     seed = _seed()
     rng = np.random.default_rng(seed)
-    carr = fsstgpu.compress(_text(rng, 3000), split_size=int(rng.integers(64, 2048)))
+    carr = fsstgpu.compress(_text(rng, 3000, type_), split_size=int(rng.integers(64, 2048)))
     counts = {"refused": 0, "decoded": 0}
     for case in range(120):
         bad = _forgery(rng, carr)
@@ -128,3 +135,47 @@ def test_a_column_checked_once_takes_the_planned_decode():
     assert dev.ends_checked and dev.planned_decode is None
     assert fsstgpu.decompress_device(dev).to_arrow().equals(expected)  # planned now
     assert dev.planned_decode is not None
+
+
+def _retyped(carr, type_):
+    return CompressedStringArray(code_offsets=None,
+                                 **dict({name: getattr(carr, name) for name in FIELDS},
+                                        type=type_))
+
+
+def _random_strings(rng, n: int, bad: int) -> list:
+    """n strings of valid UTF-8 (ASCII to four-byte characters), ``bad`` of them spoiled with
+    one of the forms RFC 3629 forbids."""
+    chars = [chr(int(c)) for c in rng.integers(32, 0x2FFFF, 4000) if not 0xD800 <= c < 0xE000]
+    values = ["".join(rng.choice(chars, size=int(rng.integers(0, 12)))).encode()
+              for _ in range(n)]
+    spoilers = [b"\x80", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+                b"\xf8", b"\xe2\x82", b"\xff", b"\xc3"]
+    for i in rng.choice(n, size=bad, replace=False):
+        s, spoil = values[i], spoilers[int(rng.integers(0, len(spoilers)))]
+        at = int(rng.integers(0, len(s) + 1))
+        values[i] = s[:at] + spoil + s[at:]
+    return values
+
+
+def test_gpu_checks_text_as_utf8_as_the_cpu_does():
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    for case in range(40):
+        bad = int(rng.integers(0, 3))
+        values = _random_strings(rng, int(rng.integers(1, 400)), min(bad, 1))
+        carr = fsstgpu.compress(pa.array(values, pa.binary()),
+                                split_size=int(rng.integers(16, 512)))
+        text = _retyped(carr, pa.string())  # a forged type: bytes that need not be UTF-8
+        cpu, gpu = _cpu(text), _gpu(text)
+        assert (cpu is None) == (gpu is None) == bool(bad), (seed, case, bad)
+        if cpu is not None:
+            assert gpu.equals(cpu), (seed, case)
+    # in a batch, the column that is not UTF-8 is named
+    values = _random_strings(rng, 300, 1)
+    cols = [fsstgpu.compress(pa.array(v, pa.binary())) for v in (
+        _random_strings(rng, 300, 0), values, _random_strings(rng, 300, 0))]
+    with pytest.raises(BatchDecodeError) as info:
+        decompress_device([_retyped(c, pa.large_string()) for c in cols])
+    assert set(info.value.failed) == {1}, seed
+    assert "UTF-8" in info.value.failed[1], seed

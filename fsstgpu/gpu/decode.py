@@ -45,12 +45,14 @@ from fsstgpu.kernels.fsst_decode import (
     PlannedDecode,
     error_message,
     launch_check_ends,
+    launch_check_utf8,
     launch_decode,
     launch_offsets,
     starts_words,
 )
 from fsstgpu.kernels.host_flags import SLOT_INTS, flag_slots
 from fsstgpu.kernels.loader import on_stream
+from fsstgpu.types import is_text
 
 __all__ = ["DecodeJob", "decode_async", "decompress_device"]
 
@@ -322,9 +324,9 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
                             or not out.flags.c_contiguous):
         raise ValueError(f"out must be a contiguous uint8 buffer of at least {dev.total} bytes")
     # Until a column is known to decode string by string, the decode also marks where its
-    # symbols start and a second kernel checks every string's end against them (the CPU
-    # decoder's check: one blob, one answer); the planned kernel runs the scan beside the
-    # decode, so it takes checked columns only.
+    # symbols start and a second kernel checks every string's end against them, a third a text
+    # column's bytes as UTF-8 (the CPU decoder's checks: one blob, one answer); the planned
+    # kernel runs the scan beside the decode, so it takes checked columns only.
     check = not dev.ends_checked
     plan = None if check else _planned(dev)
     if plan is not None:
@@ -339,8 +341,12 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
                       stream=stream, starts=starts)
         if check:
+            col_err = err[1 + len(layout) :]
             launch_check_ends(starts, data, dev.total, offsets, int(layout.col_first[-1]),
-                              *dev.scan_args, err[1 + len(layout) :], stream=stream)
+                              *dev.scan_args, col_err, stream=stream)
+            launch_check_utf8(data, [(c.out_start, c.out_start + c.total, k)
+                                     for k, c in enumerate(layout.columns) if is_text(c.type)],
+                              col_err, stream=stream)
     # the per-column views are made while the GPU works (with many columns it takes a while)
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
 

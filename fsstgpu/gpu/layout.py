@@ -32,7 +32,7 @@ from fsstgpu.kernels.bitplane_cpu import (
 )
 from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
-from fsstgpu.types import offsets_dtype
+from fsstgpu.types import is_text, offsets_dtype
 
 __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "meta_sections",
            "narrowed", "narrowest", "packed_lengths", "section_of"]
@@ -240,7 +240,8 @@ class HostBatch:
         For the offsets scan: each column's first length, output base and offsets byte position.
     col_wide : numpy.ndarray of uint8, shape (ncols,)
         Bit 0 where the column's offsets are int64, bit 1 where they continue the column
-        before's (``joined``).
+        before's (``joined``), bit 2 where its type is text (its decode is checked as UTF-8
+        where the batch is not ``trusted``).
     offsets_nbytes : int
         Size of the offsets buffer.
     trusted : bool
@@ -293,7 +294,8 @@ class HostBatch:
                 # (unjoined, outputs is columns: this column; joined, the run's, added below)
                 self.output_of.append(len(self.outputs) - 1 if joined is None
                                       else len(self.outputs))
-                wide.append((odt.itemsize == 8) | (2 if i else 0))
+                wide.append((odt.itemsize == 8) | (2 if i else 0)
+                            | (4 if is_text(c.type) else 0))
                 code_pos += len(c.codes)
                 out_pos += total
                 split_pos += len(c.split_table)
