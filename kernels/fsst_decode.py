@@ -157,6 +157,23 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
     ``offsets`` holds the ``n`` strings' Arrow offsets as the offsets scan wrote them (the
     scan's column arrays ``col_first``, ``col_base``, ``col_obyte``, ``col_wide`` say where);
     run it after the decode and the offsets, on the same stream.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     from fsstgpu.symbol_table import SymbolTable, pack_tables
+    ...     codes = cp.zeros(padded_size(2), cp.uint8)  # "ab" "ab", cut as "a" "bab"
+    ...     sym, ln = (cp.asarray(a) for a in pack_tables([SymbolTable([b"ab"])]))
+    ...     out, err = cp.empty(4, cp.uint8), cp.zeros(2, cp.int32)
+    ...     starts = cp.zeros(starts_words(4), cp.uint64)
+    ...     launch_decode(codes, 2, cp.array([0, 2]), cp.array([0, 4]), cp.zeros(1, cp.uint16),
+    ...                   sym, ln, 1, out, 4, err[:1], starts=starts)
+    ...     col = [cp.array(v) for v in ([0, 2], [0], [0])] + [cp.zeros(1, cp.uint8)]
+    ...     launch_check_ends(starts, out, 4, cp.array([0, 1, 4], cp.int32).view(cp.uint8), 2,
+    ...                       *col, err[1:])
+    ...     assert err.get().tolist() == [0, 128]
     """
     if n == 0:
         return
@@ -177,6 +194,16 @@ def launch_check_utf8(out, ranges, col_err, *, stream=None) -> None:
     ``ranges`` is a host sequence of ``(start, end, column)``: the output bytes ``out[start:end]``
     of column ``column``. With :func:`launch_check_ends`' test of the string starts, a column's
     strings pass exactly when :func:`fsstgpu.utf8.check_utf8` passes them.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp, numpy as np
+    ...     data = cp.asarray(np.frombuffer(b"ok \\xc3\\xa9 \\xff", np.uint8))
+    ...     err = cp.zeros(2, cp.int32)
+    ...     launch_check_utf8(data, [(0, 6, 0), (6, 7, 1)], err)
+    ...     assert err.get().tolist() == [0, 256]
     """
     ranges = [r for r in ranges if r[1] > r[0]]
     if not ranges:
