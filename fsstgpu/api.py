@@ -11,6 +11,7 @@ one place, :func:`fsstgpu.device.resolve_device`. One return type per function:
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from fsstgpu import inputs
@@ -193,6 +194,13 @@ def decompress_device(carr, stream=None):
     return gpu_decode.decompress_device(carr, stream)
 
 
+def _is_column(value) -> bool:
+    """Whether ``value`` is a column (not one string): a pyarrow or numpy array, or anything
+    with the Arrow PyCapsule interface (pandas and polars Series)."""
+    return (isinstance(value, (pa.Array, pa.ChunkedArray, np.ndarray))
+            or hasattr(value, "__arrow_c_array__") or hasattr(value, "__arrow_c_stream__"))
+
+
 class Codec:
     """An nvCOMP-style codec object: ``encode`` Arrow columns, ``decode`` them back.
 
@@ -237,7 +245,9 @@ class Codec:
         return f"Codec(algorithm={self.algorithm!r}, device={self.device!r})"
 
     def encode(self, arrays):
-        """Compress one column, or each column of a list; returns the same shape.
+        """Compress one column, or each column of a list or tuple of columns (pyarrow or numpy
+        arrays, or anything with the Arrow PyCapsule interface: pandas and polars Series), as a
+        list (a list of strings is one column).
 
         Examples
         --------
@@ -248,8 +258,7 @@ class Codec:
         >>> [len(c) for c in codec.encode([pa.array(["a"]), pa.array(["b", "c"])])]
         [1, 2]
         """
-        if isinstance(arrays, list) and all(
-                isinstance(a, (pa.Array, pa.ChunkedArray)) for a in arrays):
+        if isinstance(arrays, (list, tuple)) and all(map(_is_column, arrays)):
             return [compress(a, level=self._level, **self._options) for a in arrays]
         return compress(arrays, level=self._level, **self._options)
 

@@ -330,6 +330,12 @@ def test_codec_object():
     for out, col in zip(codec.decode(carrs), cols, strict=True):
         assert out.type == col.type and out.equals(col)
     assert codec.encode([]) == [] and codec.decode([]) == []
+    # a tuple of columns, numpy arrays: several columns, as decode takes them (a tuple and a
+    # list of numpy arrays were taken for one column and failed in pyarrow's inference)
+    pair = codec.encode((cols[0], np.array(["x", "yz"])))
+    assert [c.to_pylist() for c in codec.decode(tuple(pair))] == [
+        cols[0].to_pylist(), ["x", "yz"]]
+    assert codec.decode(codec.encode(["a", None])).to_pylist() == ["a", None]  # one column
     one = codec.encode(cols[0])
     assert codec.decode(one).equals(cols[0])
     table = SymbolTable([b"alpha"])
