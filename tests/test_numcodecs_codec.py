@@ -106,10 +106,61 @@ def test_corrupt_input_raises():
         FSST().decode(encoded[:-3])
     wrong_shape = bytearray(encoded)
     wrong_shape[20] += 1  # the shape's first dimension
-    with pytest.raises(CorruptDataError, match="shape"):
+    with pytest.raises(CorruptDataError, match="CRC"):
         FSST().decode(bytes(wrong_shape))
     with pytest.raises(ValueError, match="items"):
         FSST().decode(encoded, out=np.empty(2, dtype=object))
+
+
+@pytest.mark.parametrize("arr", [np.array(WORDS).reshape(2, 3), np.zeros((0, 3), "U3"),
+                                 np.array([b"ab", None], dtype=object)], ids=str)
+def test_every_header_byte_is_checked(arr):
+    # the header (dtype kind, missing value, item size, shape) had no checksum: one flipped
+    # byte gave U7 for U3, StringDType for objects, shape (0, 259) for (0, 3), or an item size
+    # that made a 316-byte input decode into 512 MiB
+    encoded = FSST().encode(arr)
+    for at in range(20 + 8 * arr.ndim + 4):
+        for bit in (0, 3, 7):
+            damaged = bytearray(encoded)
+            damaged[at] ^= 1 << bit
+            with pytest.raises(CorruptDataError):
+                FSST().decode(bytes(damaged))
+
+
+def test_version_1_data_still_decodes():
+    import struct
+    import zlib
+
+    arr = np.array(WORDS).reshape(3, 2)
+    encoded = FSST().encode(arr)
+    head, blob = encoded[:20 + 16], encoded[20 + 16 + 4:]
+    assert struct.unpack("<I", encoded[36:40])[0] == zlib.crc32(head)
+    old = head[:4] + b"\x01" + head[5:]  # version 1: no CRC after the shape
+    assert same(FSST().decode(old + blob), arr)
+
+
+def test_refuses_str_mixed_with_bytes():
+    # pyarrow reads the str as bytes: ['a', b'b'] came back [b'a', b'b'] (numcodecs' VLenBytes
+    # refuses it too)
+    with pytest.raises(TypeError, match="not both"):
+        FSST().encode(np.array(["a", b"b"], dtype=object))
+
+
+def test_out_of_another_dtype_is_refused_and_buffers_are_taken():
+    encoded = FSST().encode(np.array(["hello", "wo"]))
+    with pytest.raises(ValueError, match="dtype"):  # numpy would cut "hello" to "he"
+        FSST().decode(encoded, out=np.empty(2, "U2"))
+    raw = bytearray(40)  # two U5 items, as numcodecs' codecs take any buffer of the size
+    FSST().decode(encoded, out=raw)
+    assert np.frombuffer(raw, "U5").tolist() == ["hello", "wo"]
+    assert FSST().decode(encoded, out=np.empty(2, object)).tolist() == ["hello", "wo"]
+
+
+def test_byte_order_and_coerce_are_kept():
+    big = np.array(["abc", "d"], dtype=">U3")
+    assert same(FSST().decode(FSST().encode(big)), big)
+    strict = np.array(["a", None], dtype=string_dtype(na_object=None, coerce=False))
+    assert FSST().decode(FSST().encode(strict)).dtype == strict.dtype
 
 
 # ---------------------------------------------------------------------- zarr

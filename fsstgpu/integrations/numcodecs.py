@@ -12,16 +12,22 @@ this module also registers it. numcodecs is an optional dependency
 offset  size    field
 ======  ======  ==============================================================================
 0       4       magic ``b"FSNP"``
-4       1       version (1)
+4       1       version (2; version 1, without the flags and the CRC, is still read)
 5       1       dtype kind: 0 object (str or bytes: the blob's type says which; None is a
                 null), 1 ``U``, 2 ``S``, 3 NumPy 2's ``StringDType``
 6       1       StringDType missing value: 0 none, 1 ``None``, 2 NaN (0 for other kinds)
-7       1       zero
+7       1       flags: bit 0 a big-endian ``U``, bit 1 a StringDType with ``coerce=False``
 8       8       itemsize: characters for ``U``, bytes for ``S``, else 0 (u64, little-endian)
 16      4       ndim (u32)
 20      8 x n   shape (u64 each)
-...             the blob
+...     4       CRC32 of the bytes before it (the header and the shape)
+...             the blob (its own CRCs cover the values)
 ======  ======  ==============================================================================
+
+A flipped byte anywhere is a :class:`~fsstgpu.CorruptDataError`. The header's item size and
+shape are what the output's size is made of (a ``U`` array's bytes are its item size times its
+length, whatever its strings): a header forged with its CRC can ask for a large array, as a
+forged ``.npy`` header can.
 
 Decoding runs on the CPU (byte-identical to the GPU decoder; a numpy result lives in host memory
 anyway) and returns exactly the dtype and shape encoded: ``U`` / ``S`` with their item size,
@@ -40,13 +46,14 @@ from __future__ import annotations
 
 import math
 import struct
+import zlib
 
 import numcodecs.abc
 import numcodecs.registry
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numcodecs.compat import ensure_bytes
+from numcodecs.compat import ensure_bytes, ndarray_copy
 
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.columns import compress_column
@@ -56,24 +63,28 @@ from fsstgpu.types import is_text
 __all__ = ["FSST"]
 
 MAGIC = b"FSNP"
-VERSION = 1
-_HEADER = struct.Struct("<4sBBBBQI")  # magic, version, kind, missing, zero, itemsize, ndim
+VERSION = 2
+_HEADER = struct.Struct("<4sBBBBQI")  # magic, version, kind, missing, flags, itemsize, ndim
+_CRC = struct.Struct("<I")
+BIG_ENDIAN, NO_COERCE = 1, 2  # the flags
+#: numpy's largest item size (bytes): a larger one in a header is damage
+_MAX_ITEM_BYTES = 2**31 - 1
 OBJECT, UNICODE, BYTES, STRINGDTYPE = range(4)
 NO_MISSING, MISSING_NONE, MISSING_NAN = range(3)
 _KINDS = {"O": OBJECT, "U": UNICODE, "S": BYTES, "T": STRINGDTYPE}
 
 
-def _string_dtype(missing: int):
-    """NumPy 2's StringDType with the given missing value."""
+def _string_dtype(missing: int, *, coerce: bool = True):
+    """NumPy 2's StringDType with the given missing value and ``coerce``."""
     string_dtype = getattr(np.dtypes, "StringDType", None)
     if string_dtype is None:
         raise CorruptDataError("FSST data holds a StringDType array; this NumPy has no "
                                "StringDType (NumPy >= 2 does)")
     if missing == MISSING_NONE:
-        return string_dtype(na_object=None)
+        return string_dtype(na_object=None, coerce=coerce)
     if missing == MISSING_NAN:
-        return string_dtype(na_object=np.nan)
-    return string_dtype()
+        return string_dtype(na_object=np.nan, coerce=coerce)
+    return string_dtype(coerce=coerce)
 
 
 def _missing_code(dtype) -> int:
@@ -114,47 +125,77 @@ class FSST(numcodecs.abc.Codec):
             raise TypeError(f"FSST encodes arrays of str / bytes (dtype object, U, S or "
                             f"StringDType), not {arr.dtype}")
         missing = _missing_code(arr.dtype) if kind == STRINGDTYPE else NO_MISSING
-        itemsize = 0
+        itemsize, flags = 0, 0
         if kind == UNICODE:
             itemsize = arr.dtype.itemsize // 4
+            flags = BIG_ENDIAN if arr.dtype.byteorder == ">" else 0
         elif kind == BYTES:
             itemsize = arr.dtype.itemsize
+        elif kind == STRINGDTYPE and not getattr(arr.dtype, "coerce", True):
+            flags = NO_COERCE
         carr = compress_column(arr.reshape(-1))  # C order; object arrays: str / bytes / None only
-        header = _HEADER.pack(MAGIC, VERSION, kind, missing, 0, itemsize, arr.ndim)
-        shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
-        return header + shape + carr.to_bytes()
+        if kind == OBJECT and not is_text(carr.type):
+            _no_str(arr)
+        head = (_HEADER.pack(MAGIC, VERSION, kind, missing, flags, itemsize, arr.ndim)
+                + struct.pack(f"<{arr.ndim}Q", *arr.shape))
+        return head + _CRC.pack(zlib.crc32(head)) + carr.to_bytes()
 
     def decode(self, buf, out=None):
         """The array ``buf`` encodes; written into ``out`` (same size) when given."""
         data = ensure_bytes(buf)
         if len(data) < _HEADER.size:
             raise CorruptDataError(f"FSST data truncated: {len(data)} bytes")
-        magic, version, kind, missing, zero, itemsize, ndim = _HEADER.unpack_from(data)
+        magic, version, kind, missing, flags, itemsize, ndim = _HEADER.unpack_from(data)
         if magic != MAGIC:
             raise CorruptDataError(f"FSST data: bad magic {magic!r}, expected {MAGIC!r}")
-        if version != VERSION:
+        if version not in (1, VERSION):
             raise CorruptDataError(f"FSST data: unsupported version {version}")
-        if kind > STRINGDTYPE or missing > MISSING_NAN or zero or ndim > 64 or (
-                missing and kind != STRINGDTYPE):
-            raise CorruptDataError("FSST data: invalid header")
         shape_end = _HEADER.size + 8 * ndim
-        if len(data) < shape_end:
+        blob_at = shape_end + (_CRC.size if version > 1 else 0)
+        if ndim <= 64 and len(data) < blob_at:
             raise CorruptDataError("FSST data truncated in its shape")
+        if version > 1 and ndim <= 64 and (
+                _CRC.unpack_from(data, shape_end)[0] != zlib.crc32(data[:shape_end])):
+            raise CorruptDataError("FSST data: the header's CRC does not match (damaged)")
+        if (kind > STRINGDTYPE or missing > MISSING_NAN or ndim > 64
+                or (missing and kind != STRINGDTYPE) or flags & ~(BIG_ENDIAN | NO_COERCE)
+                or (version == 1 and flags) or (flags & BIG_ENDIAN and kind != UNICODE)
+                or (flags & NO_COERCE and kind != STRINGDTYPE)
+                or itemsize * (4 if kind == UNICODE else 1) > _MAX_ITEM_BYTES):
+            raise CorruptDataError("FSST data: invalid header")
         shape = struct.unpack_from(f"<{ndim}Q", data, _HEADER.size)
-        carr = CompressedStringArray.from_bytes(data[shape_end:])
+        carr = CompressedStringArray.from_bytes(data[blob_at:])
         if math.prod(shape) != len(carr):
             raise CorruptDataError(f"FSST data: shape {shape} but {len(carr)} strings")
-        values = _values(carr, kind, missing, itemsize).reshape(shape)
+        try:
+            values = _values(carr, kind, missing, itemsize, flags).reshape(shape)
+        except ValueError as exc:  # numpy refuses the shape ("array is too big", ...)
+            raise CorruptDataError(f"FSST data: shape {shape}: {exc}") from None
         if out is None:
             return values
-        out = np.asarray(out)
-        if out.size != values.size:
-            raise ValueError(f"out has {out.size} items, the data {values.size}")
-        out[...] = values.reshape(out.shape)
-        return out
+        if isinstance(out, np.ndarray) and out.dtype not in (values.dtype, object):
+            # (numpy would cut longer strings to a narrower item size without a word)
+            raise ValueError(f"out has dtype {out.dtype}, the data {values.dtype}")
+        # objects and StringDType's arena strings cannot be viewed as bytes: copied by item
+        if values.dtype.kind in "OT" or (isinstance(out, np.ndarray) and out.dtype == object):
+            out = np.asarray(out)
+            if out.size != values.size:
+                raise ValueError(f"out has {out.size} items, the data {values.size}")
+            out[...] = values.reshape(out.shape)
+            return out
+        return ndarray_copy(values, out)  # numcodecs' way: any buffer of the data's size
 
 
-def _values(carr: CompressedStringArray, kind: int, missing: int, itemsize: int) -> np.ndarray:
+def _no_str(arr: np.ndarray) -> None:
+    """Refuse an object array of bytes that also holds str (pyarrow reads the str as bytes),
+    as numcodecs' VLenBytes does: the strings would come back as bytes."""
+    if any(isinstance(value, str) for value in arr.flat):
+        raise TypeError("FSST takes an object array of str or of bytes (and None), not both: "
+                        "its str would come back as bytes")
+
+
+def _values(carr: CompressedStringArray, kind: int, missing: int, itemsize: int,
+            flags: int) -> np.ndarray:
     """The decoded strings as a flat numpy array of the encoded kind."""
     col = carr.to_arrow()
     if isinstance(col, pa.ChunkedArray):
@@ -176,10 +217,10 @@ def _values(carr: CompressedStringArray, kind: int, missing: int, itemsize: int)
     if kind == UNICODE:
         if len(col) and pc.max(pc.utf8_length(col)).as_py() > itemsize:
             raise CorruptDataError(f"FSST data: a value longer than the U{itemsize} item size")
-        return objects.astype(f"U{itemsize}")
+        return objects.astype(f"{'>' if flags & BIG_ENDIAN else '<'}U{itemsize}")
     if missing == MISSING_NAN and col.null_count:
         objects[col.is_null().to_numpy(zero_copy_only=False)] = np.nan
-    return objects.astype(_string_dtype(missing))
+    return objects.astype(_string_dtype(missing, coerce=not flags & NO_COERCE))
 
 
 numcodecs.registry.register_codec(FSST)
