@@ -43,6 +43,11 @@ class FsstArray(pa.ExtensionArray):
         return self.decoded().to_pandas(**kwargs)
 
     def cast(self, target_type=None, safe=None, options=None, memory_pool=None):
+        if target_type is not None and target_type in (self.type, self.type.storage_type):
+            # to the stored struct (or the type itself): pyarrow's own cast of the codes, as
+            # for any extension array (decoding first made it "Unsupported cast from string")
+            return super().cast(target_type, safe=safe, options=options,
+                                memory_pool=memory_pool)
         return self.decoded().cast(target_type, safe=safe, options=options,
                                    memory_pool=memory_pool)
 

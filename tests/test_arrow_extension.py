@@ -435,6 +435,8 @@ def test_fsst_columns_decode_on_to_pylist_cast_and_to_pandas():
     assert pa.table({"s": ext}).to_pylist() == [{"s": v} for v in col.to_pylist()]
     assert ext.cast(pa.string()).equals(col.cast(pa.string()))
     assert ext.storage.type.names == ["codes", "lengths", "cuts", "table"]  # the stored struct
+    assert ext.cast(ext.type.storage_type).equals(ext.storage)  # (was: cast from string)
+    assert ext.cast(ext.type).equals(ext)
     pd = pytest.importorskip("pandas")
     assert ext.to_pandas().equals(pd.Series(col.to_pylist()))
 
