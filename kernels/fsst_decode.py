@@ -163,17 +163,13 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
     >>> import fsstgpu
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     import cupy as cp
-    ...     from fsstgpu.symbol_table import SymbolTable, pack_tables
-    ...     codes = cp.zeros(padded_size(2), cp.uint8)  # "ab" "ab", cut as "a" "bab"
-    ...     sym, ln = (cp.asarray(a) for a in pack_tables([SymbolTable([b"ab"])]))
-    ...     out, err = cp.empty(4, cp.uint8), cp.zeros(2, cp.int32)
-    ...     starts = cp.zeros(starts_words(4), cp.uint64)
-    ...     launch_decode(codes, 2, cp.array([0, 2]), cp.array([0, 4]), cp.zeros(1, cp.uint16),
-    ...                   sym, ln, 1, out, 4, err[:1], starts=starts)
+    ...     out = cp.empty(4, cp.uint8)  # "abab" decoded from two symbols "ab": starts 0 and 2
+    ...     starts = cp.array([0b101 << (out.data.ptr & 15), 0], cp.uint64)
+    ...     ends = cp.array([0, 1, 4], cp.int32).view(cp.uint8)  # cut as "a" "bab"
     ...     col = [cp.array(v) for v in ([0, 2], [0], [0])] + [cp.zeros(1, cp.uint8)]
-    ...     launch_check_ends(starts, out, 4, cp.array([0, 1, 4], cp.int32).view(cp.uint8), 2,
-    ...                       *col, err[1:])
-    ...     assert err.get().tolist() == [0, 128]
+    ...     err = cp.zeros(1, cp.int32)
+    ...     launch_check_ends(starts, out, 4, ends, 2, *col, err)
+    ...     assert err.get().tolist() == [128]
     """
     if n == 0:
         return
