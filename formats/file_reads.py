@@ -27,6 +27,7 @@ from fsstgpu.formats.unit_reads import (
     run_label,
     run_units,
 )
+from fsstgpu.types import is_view
 
 __all__ = ["device_columns", "open_reader", "read_table", "read_table_device"]
 
@@ -241,8 +242,26 @@ class _ReadPlan:
         with reading(self.source.path, f"{where}: "):  # columns read apart: lengths differ
             table = pa.Table.from_arrays(cols, schema=self.full)
         if self.expression is not None:
-            table = table.filter(self.expression)
+            table = _filtered(table, self.expression)
         return table.select(self.columns)
+
+
+def _filtered(table: pa.Table, expression) -> pa.Table:
+    """``table.filter(expression)``; its view columns (``string_view``, ``binary_view``),
+    which pyarrow 26 has no filter kernel for (``array_filter`` refused them whatever column
+    the filter named), filtered as their large types and cast back."""
+    views = [i for i, field in enumerate(table.schema) if is_view(field.type)]
+    if not views:
+        return table.filter(expression)
+    wide = table
+    for i in views:
+        large = pa.large_string() if pa.types.is_string_view(table.field(i).type) else (
+            pa.large_binary())
+        wide = wide.set_column(i, table.field(i).with_type(large), table.column(i).cast(large))
+    out = wide.filter(expression)
+    for i in views:
+        out = out.set_column(i, table.field(i), out.column(i).cast(table.field(i).type))
+    return out
 
 
 def read_table_device(path) -> dict:
