@@ -30,7 +30,7 @@ from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
 from fsstgpu.datasets.generators import GENERATORS, generate
 from fsstgpu.formats.rowgroups import reading
 from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError, string_columns
-from fsstgpu.formats.sniff import detect_format
+from fsstgpu.formats.sniff import detect_format, format_from_name
 from fsstgpu.types import INT32_MAX
 
 __all__ = [
@@ -47,9 +47,6 @@ __all__ = [
 
 DEFAULT_ROWS = 10_000
 """Rows :func:`load` generates when it is given a generator name and no ``rows``."""
-
-_IPC_FILE_SUFFIXES = (".arrow", ".feather", ".ipc")
-_IPC_STREAM_SUFFIXES = (".arrows",)
 
 
 def sample_path() -> Path:
@@ -317,15 +314,14 @@ def load(name_or_path: str | os.PathLike, *, rows: int | None = None, seed: int 
         raise FileNotFoundError(f"no such file: {os.fspath(path)!r}{hint}")
     # the format by the first bytes, as compress and inspect tell it (a .pq file is Parquet),
     # else by the suffix (a damaged file is then unreadable, not lines of text)
-    suffix, found = path.suffix.lower(), detect_format(path)
+    found = (detect_format(path) or format_from_name(path)
+             or ("parquet" if path.suffix.lower() == ".parq" else None))
     with reading(os.fspath(path)):  # pyarrow's complaints: CorruptDataError naming the file
-        if found == "parquet" or (found is None and suffix in (".parquet", ".parq", ".pq")):
+        if found == "parquet":
             return load_parquet(path, column=column, rows=rows)
-        if found in ("arrow", "arrows") or (
-                found is None and (suffix in _IPC_FILE_SUFFIXES or suffix in _IPC_STREAM_SUFFIXES)):
-            stream = True if found == "arrows" or (
-                found is None and suffix in _IPC_STREAM_SUFFIXES) else None
-            return load_ipc(path, column=column, rows=rows, stream=stream)
+        if found in ("arrow", "arrows"):  # (an IPC file under a stream's name is a file)
+            return load_ipc(path, column=column, rows=rows,
+                            stream=True if found == "arrows" else None)
     _no_column(column, os.fspath(path))
     return load_lines(path, rows=rows)
 

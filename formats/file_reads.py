@@ -27,7 +27,7 @@ from fsstgpu.formats.unit_reads import (
     run_label,
     run_units,
 )
-from fsstgpu.types import is_view
+from fsstgpu.types import is_view, large_type
 
 __all__ = ["device_columns", "open_reader", "read_table", "read_table_device"]
 
@@ -255,8 +255,7 @@ def _filtered(table: pa.Table, expression) -> pa.Table:
         return table.filter(expression)
     wide = table
     for i in views:
-        large = pa.large_string() if pa.types.is_string_view(table.field(i).type) else (
-            pa.large_binary())
+        large = large_type(table.field(i).type)
         wide = wide.set_column(i, table.field(i).with_type(large), table.column(i).cast(large))
     out = wide.filter(expression)
     for i in views:

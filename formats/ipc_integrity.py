@@ -44,6 +44,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 from fsstgpu.formats.nested import empty_array
+from fsstgpu.types import is_view, large_type
 
 __all__ = ["CRC_KEY", "CRC_V1_KEY", "CRC_V2_KEY", "END_KEY", "LENGTHS_KEY", "POSITION_KEY",
            "SCHEMA_KEY", "Dictionaries",
@@ -130,9 +131,8 @@ def _canonical(values: pa.Array) -> pa.Array:
     """``values`` in buffers of their own, laid out the same whatever buffers they came in:
     copied (``concat_arrays``), views as their large type (a view array's data buffers are
     copied as they are, those of a dictionary grown by deltas included)."""
-    if pa.types.is_string_view(values.type) or pa.types.is_binary_view(values.type):
-        return values.cast(pa.large_string() if pa.types.is_string_view(values.type)
-                           else pa.large_binary())
+    if is_view(values.type):
+        return values.cast(large_type(values.type))
     return pa.concat_arrays([values])
 
 

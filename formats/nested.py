@@ -36,7 +36,7 @@ from fsstgpu.formats.arrow import FsstType, is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
 from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
-from fsstgpu.types import is_supported
+from fsstgpu.types import is_supported, is_text, large_type
 
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
@@ -291,9 +291,8 @@ def _filled(arr: pa.Array) -> pa.Array:
     dictionaries as they are."""
     if not arr.null_count or pa.types.is_dictionary(arr.type):
         return arr
-    wide = pa.large_binary() if pa.types.is_binary_view(arr.type) or pa.types.is_binary(
-        arr.type) or pa.types.is_large_binary(arr.type) else pa.large_string()
-    empty = b"" if wide == pa.large_binary() else ""
+    wide = large_type(arr.type)
+    empty = "" if is_text(arr.type) else b""
     return arr.cast(wide).fill_null(pa.scalar(empty, wide)).cast(arr.type)
 
 

@@ -505,7 +505,7 @@ class Sink:
             self._rows.append(table.num_rows)
             return
         if not columns and num_rows:
-            batch = pa.RecordBatch.from_struct_array(pa.array([{}] * num_rows, pa.struct([])))
+            batch = pa.record_batch({"rows": pa.nulls(num_rows)}).select([])
             self._writer.write(batch.replace_schema_metadata(self.schema.metadata))
             return
         try:

@@ -38,7 +38,7 @@ import sys
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.types import SUPPORTED_TYPES, is_supported, is_view
+from fsstgpu.types import SUPPORTED_TYPES, is_supported, is_view, large_type
 
 __all__ = ["ACCEPTED", "as_string_column", "as_table", "is_table"]
 
@@ -228,5 +228,5 @@ def _decode(arr):
     value_type = arr.type.value_type
     if not is_view(value_type):
         return arr.dictionary_decode()
-    large = pa.large_string() if pa.types.is_string_view(value_type) else pa.large_binary()
+    large = large_type(value_type)
     return arr.dictionary.cast(large).take(arr.indices).cast(value_type)

@@ -150,14 +150,15 @@ class FSST(numcodecs.abc.Codec):
             raise CorruptDataError(f"FSST data: bad magic {magic!r}, expected {MAGIC!r}")
         if version not in (1, VERSION):
             raise CorruptDataError(f"FSST data: unsupported version {version}")
+        if ndim > 64:
+            raise CorruptDataError("FSST data: invalid header")
         shape_end = _HEADER.size + 8 * ndim
         blob_at = shape_end + (_CRC.size if version > 1 else 0)
-        if ndim <= 64 and len(data) < blob_at:
+        if len(data) < blob_at:
             raise CorruptDataError("FSST data truncated in its shape")
-        if version > 1 and ndim <= 64 and (
-                _CRC.unpack_from(data, shape_end)[0] != zlib.crc32(data[:shape_end])):
+        if version > 1 and _CRC.unpack_from(data, shape_end)[0] != zlib.crc32(data[:shape_end]):
             raise CorruptDataError("FSST data: the header's CRC does not match (damaged)")
-        if (kind > STRINGDTYPE or missing > MISSING_NAN or ndim > 64
+        if (kind > STRINGDTYPE or missing > MISSING_NAN
                 or (missing and kind != STRINGDTYPE) or flags & ~(BIG_ENDIAN | NO_COERCE)
                 or (version == 1 and flags) or (flags & BIG_ENDIAN and kind != UNICODE)
                 or (flags & NO_COERCE and kind != STRINGDTYPE)
