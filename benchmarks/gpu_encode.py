@@ -10,7 +10,10 @@ For each size: one table trained on the CPU (timed), then
   and a pinned upload of the strings (median, as every upload yardstick:
   :func:`benchmarks.timing.upload_seconds`);
 
-and the codes compared with the CPU's at every size; then nvCOMP's compressors (LZ4, Snappy,
+and the codes compared with the CPU's at every size; then long strings (the same bytes cut into
+strings of 64 KiB and 4 MiB, 256 MiB in all): the device encode with long strings in chunks
+(the default) and with one thread a string (``long_min=None``), CUDA events, codes compared
+with the CPU's; then nvCOMP's compressors (LZ4, Snappy,
 GDeflate, zstd, ANS, Cascaded) on the same corpus cut to the same sizes, device-resident, CUDA
 events around their ``encode``, with their ratios (a child process, as for the decode sweep).
 ``fsstgpu bench --device gpu`` prints this table after the size sweep.
@@ -33,6 +36,7 @@ import fsstgpu
 from benchmarks.gpu_sizes import corpus, nvcomp_rows
 from benchmarks.timing import copy_bandwidth, pinned_like, time_device, upload_seconds
 from fsstgpu.device import get_cupy
+from fsstgpu.kernels.encode_chunks import LONG_MIN
 from fsstgpu.kernels.fsst_encode import encode_lookups, encode_on_device
 
 MIB = 1 << 20
@@ -93,6 +97,33 @@ def size_row(strings: pa.Array, size: int, copy_bps: float, repeat: int) -> dict
             "same codes": same}
 
 
+def long_rows(strings: pa.Array, size: int, repeat: int) -> list[dict]:
+    """The device encode of ``strings``' bytes cut into long strings, with and without chunks
+    (see the module's docstring)."""
+    cp = get_cupy()
+    col = column_of(strings, size)
+    table = fsstgpu.train(col)
+    offs = np.frombuffer(col.buffers()[1], np.int64)[col.offset : col.offset + len(col) + 1]
+    data = np.frombuffer(col.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
+    d_data = cp.asarray(data)
+    look = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
+    rows = []
+    for string_bytes in (64 << 10, 4 * MIB):
+        bounds = np.append(np.arange(0, data.size, string_bytes), data.size).astype(np.int64)
+        d_offs = cp.asarray(bounds)
+        want = fsstgpu.native.encode_blocks([table], data, bounds, np.array([0, len(bounds) - 1]))
+        for name, long_min in (("in chunks", LONG_MIN), ("one thread a string", None)):
+            codes, _ = encode_on_device(table, d_data, d_offs, lookups=look, long_min=long_min)
+            same = codes.get().tobytes() == want[0].tobytes()
+            secs = time_device(lambda lm=long_min, offs=d_offs: encode_on_device(
+                table, d_data, offs, lookups=look, long_min=lm), repeat=repeat)
+            what = f"fsstgpu, {string_bytes >> 10} KiB strings, {name}"
+            rows.append({"what": what + ("" if same else " (CODES DIFFER)"),
+                         "MiB": data.size / MIB, "GB/s": data.size / secs / 1e9,
+                         "ratio": data.size / max(1, codes.size)})
+    return rows
+
+
 def run(repeat: int = 5, nvcomp: bool = True, progress=None) -> list[dict]:
     """One row a size (:func:`size_row`), then nvCOMP's compressors on the same corpus cut to
     the same sizes, in a child process (:func:`benchmarks.gpu_sizes.nvcomp_rows`)."""
@@ -105,6 +136,9 @@ def run(repeat: int = 5, nvcomp: bool = True, progress=None) -> list[dict]:
         say(f"encode: {size // MIB} MiB")
         rows.append(size_row(strings, size, copy_bps, repeat))
         cp.get_default_memory_pool().free_all_blocks()
+    say("encode: long strings")
+    rows += long_rows(strings, 256 * MIB, max(3, repeat // 2))
+    cp.get_default_memory_pool().free_all_blocks()
     if nvcomp:
         say("encode: nvCOMP's compressors (child process)")
         cp.get_default_pinned_memory_pool().free_all_blocks()
@@ -136,12 +170,13 @@ def format_encode(rows: list[dict]):
     from rich.table import Table
 
     table = Table(title="GPU compression of dbtext laid end to end (one table, trained on the "
-                        "CPU), beside the CPU encoder and nvCOMP's compressors on the same bytes")
+                        "CPU), beside the CPU encoder and nvCOMP's compressors on the same bytes; "
+                        "the same bytes as long strings")
     table.add_column("what", justify="left")
     for header, _, _ in ENCODE_COLUMNS:
         table.add_column(header, justify="right")
     for r in rows:
-        if "what" in r:  # nvCOMP: its compress GB/s in the GPU encode column
+        if "what" in r:  # long strings, nvCOMP: their GB/s in the GPU encode column
             cells = {"MiB": r.get("MiB"), "ratio": r.get("ratio"),
                      "GPU encode GB/s (device-resident, kernels)": r.get("GB/s")}
             what = r["what"]

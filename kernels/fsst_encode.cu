@@ -13,10 +13,14 @@
 // string's codes into counts[i]; the launcher's prefix sum turns them into the code offsets and
 // WRITE == true writes the codes there.  Null strings (validity bit 0) get no codes.  Strings are
 // read 8 bytes at a time from two aligned 8-byte loads (data 8-byte aligned); the last 15 bytes of
-// the buffer byte by byte, so nothing past `size` is read.
+// the buffer byte by byte, so nothing past `size` is read.  Strings longer than long_min bytes
+// are left to fsst_encode_chunks_count / _write (below; encode_chunks.py plans and resolves
+// their chunks), a thread a chunk.
 //
 // utf8_first_invalid: one thread per string, strict UTF-8 (no overlong forms, no surrogates,
-// nothing above U+10FFFF); atomicMin of the first invalid string's index into *first.
+// nothing above U+10FFFF); atomicMin of the first invalid string's index into *first.  The
+// launcher asks it only where the whole column's bytes, checked as one stream, fail: it names
+// the string.
 
 typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
@@ -47,61 +51,184 @@ __device__ __forceinline__ u64 load_word(const uint8_t* __restrict__ data, i64 s
     return w;
 }
 
+// The symbol at pos of a string ending at end (pos < end): its length, its code in *code; 0 when
+// no symbol matches (an escape of the byte, which is *code).
+__device__ __forceinline__ int enc_match(const uint8_t* __restrict__ data, i64 size, i64 pos,
+                                         i64 end, const uint16_t* __restrict__ byte_code,
+                                         const uint16_t* __restrict__ pair_code,
+                                         const uint16_t* __restrict__ bucket,
+                                         const u64* __restrict__ cand_val,
+                                         const uint8_t* __restrict__ cand_len,
+                                         const uint8_t* __restrict__ cand_code, unsigned* code)
+{
+    const i64 rem = end - pos;
+    u64 w = load_word(data, size, pos);
+    if (rem < 8) w &= (1ull << (8 * rem)) - 1;
+    if (rem >= 3) {
+        const unsigned b = enc_bucket(w);
+        const unsigned hi = bucket[b + 1];
+        for (unsigned j = bucket[b]; j < hi; ++j) {
+            const int l = cand_len[j];
+            const u64 mask = l == 8 ? ~0ull : ((1ull << (8 * l)) - 1);
+            if (l <= rem && (w & mask) == cand_val[j]) {
+                *code = cand_code[j];
+                return l;
+            }
+        }
+    }
+    if (rem >= 2) {
+        const unsigned c = pair_code[w & 0xFFFF];
+        if (c != ENC_NONE) { *code = c; return 2; }
+    }
+    const unsigned c = byte_code[w & 0xFF];
+    if (c != ENC_NONE) { *code = c; return 1; }
+    *code = (unsigned)(w & 0xFF);
+    return 0;
+}
+
+#define ENC_TABLE byte_code, pair_code, bucket, cand_val, cand_len, cand_code
+#define ENC_TABLE_PARAMS const uint16_t* __restrict__ byte_code, \
+    const uint16_t* __restrict__ pair_code, const uint16_t* __restrict__ bucket, \
+    const u64* __restrict__ cand_val, const uint8_t* __restrict__ cand_len, \
+    const uint8_t* __restrict__ cand_code
+
+// Encode from pos while pos < stop (the symbols bounded by the string's end): the codes go to
+// codes[out...] when WRITE; returns the position reached (>= stop) and adds the codes to *out.
+template <bool WRITE>
+__device__ __forceinline__ i64 enc_run(const uint8_t* __restrict__ data, i64 size, i64 pos,
+                                       i64 stop, i64 end, ENC_TABLE_PARAMS,
+                                       uint8_t* __restrict__ codes, i64* out)
+{
+    i64 o = *out;
+    while (pos < stop) {
+        unsigned code;
+        const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
+        if (len) {
+            if (WRITE) codes[o] = (uint8_t)code;
+            o += 1;
+            pos += len;
+        } else {
+            if (WRITE) {
+                codes[o] = 255;
+                codes[o + 1] = (uint8_t)code;
+            }
+            o += 2;
+            pos += 1;
+        }
+    }
+    *out = o;
+    return pos;
+}
+
+// Strings longer than long_min bytes are left to the chunk kernels below (count 0 here).
 template <bool WRITE>
 __global__ void __launch_bounds__(256)
 fsst_encode(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets, i64 n,
-            const uint8_t* __restrict__ validity, const uint16_t* __restrict__ byte_code,
-            const uint16_t* __restrict__ pair_code, const uint16_t* __restrict__ bucket,
-            const u64* __restrict__ cand_val, const uint8_t* __restrict__ cand_len,
-            const uint8_t* __restrict__ cand_code, i64* __restrict__ counts,
-            const i64* __restrict__ code_offsets, uint8_t* __restrict__ codes)
+            const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS, i64* __restrict__ counts,
+            const i64* __restrict__ code_offsets, uint8_t* __restrict__ codes, i64 long_min)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        i64 pos = offsets[i];
-        const i64 end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? pos : offsets[i + 1];
+        const i64 pos = offsets[i];
+        i64 end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? pos : offsets[i + 1];
+        if (end - pos > long_min) end = pos;
         i64 out = WRITE ? code_offsets[i] : 0;
-        while (pos < end) {
-            const i64 rem = end - pos;
-            u64 w = load_word(data, size, pos);
-            if (rem < 8) w &= (1ull << (8 * rem)) - 1;
-            int len = 0;
-            unsigned code = 255;
-            if (rem >= 3) {
-                const unsigned b = enc_bucket(w);
-                const unsigned hi = bucket[b + 1];
-                for (unsigned j = bucket[b]; j < hi; ++j) {
-                    const int l = cand_len[j];
-                    const u64 mask = l == 8 ? ~0ull : ((1ull << (8 * l)) - 1);
-                    if (l <= rem && (w & mask) == cand_val[j]) {
-                        len = l;
-                        code = cand_code[j];
-                        break;
-                    }
-                }
-            }
-            if (!len && rem >= 2) {
-                const unsigned c = pair_code[w & 0xFFFF];
-                if (c != ENC_NONE) { len = 2; code = c; }
-            }
-            if (!len) {
-                const unsigned c = byte_code[w & 0xFF];
-                if (c != ENC_NONE) { len = 1; code = c; }
-            }
-            if (len) {
-                if (WRITE) codes[out] = (uint8_t)code;
-                out += 1;
-                pos += len;
-            } else {
-                if (WRITE) {
-                    codes[out] = 255;
-                    codes[out + 1] = (uint8_t)(w & 0xFF);
-                }
-                out += 2;
-                pos += 1;
-            }
-        }
+        enc_run<WRITE>(data, size, pos, end, end, ENC_TABLE, codes, &out);
         if (!WRITE) counts[i] = out;
+    }
+}
+
+// Long strings in chunks (one thread a chunk).  Chunk g of string i = chunk_string[g] is the
+// k-th (k = g - chunk_first[i]) of its nchunks[i]: bytes [s, e), s = offsets[i] + k * chunk,
+// e = s + chunk, the last one to the string's end (so every chunk holds >= chunk >= 64 bytes).
+// The string's greedy parse enters the chunk at s + j for some j < 8 (a symbol is at most 8
+// bytes), j = 0 in a string's first chunk.  The count pass parses the chunk from each of the 8
+// entries and records where each parse leaves it (exits[8 g + j] = exit - e, the next chunk's
+// entry) and its codes (counts[8 g + j]); the launcher resolves the true entries (a scan of
+// these maps) and the write pass parses each chunk from its entry, codes at chunk_out[g].
+// Text parses from nearby entries meet within a few symbols: entries 1-7 stop at the first
+// position that entry 0's parse also reached in the chunk's first 64 bytes (bitmaps of its
+// code starts and escapes give its codes from there); where they do not meet (a table of
+// "aa" over "aaaa..."), the whole chunk is parsed again, at most 8 times in all.
+__device__ __forceinline__ void chunk_bounds(const i64* __restrict__ offsets,
+                                             const i64* __restrict__ chunk_string,
+                                             const i64* __restrict__ chunk_first,
+                                             const i64* __restrict__ nchunks, i64 chunk, i64 g,
+                                             i64* s, i64* e, i64* end, i64* k)
+{
+    const i64 i = chunk_string[g];
+    *k = g - chunk_first[i];
+    *s = offsets[i] + *k * chunk;
+    *end = offsets[i + 1];
+    *e = *k == nchunks[i] - 1 ? *end : *s + chunk;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_chunks_count(const uint8_t* __restrict__ data, i64 size,
+                         const i64* __restrict__ offsets, const i64* __restrict__ chunk_string,
+                         const i64* __restrict__ chunk_first, const i64* __restrict__ nchunks,
+                         i64 chunk, i64 g_count, ENC_TABLE_PARAMS, uint8_t* __restrict__ exits,
+                         int* __restrict__ counts)
+{
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x; g < g_count; g += stride) {
+        i64 s, e, end, k;
+        chunk_bounds(offsets, chunk_string, chunk_first, nchunks, chunk, g, &s, &e, &end, &k);
+        u64 starts = 0, escapes = 0;   // entry 0's code starts and escapes in [s, s + 64)
+        i64 pos = s, n0 = 0;
+        while (pos < e) {
+            unsigned code;
+            const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
+            if (pos - s < 64) {
+                starts |= 1ull << (pos - s);
+                if (!len) escapes |= 1ull << (pos - s);
+            }
+            n0 += len ? 1 : 2;
+            pos += len ? len : 1;
+        }
+        const i64 exit0 = pos;
+        exits[8 * g] = (uint8_t)(exit0 - e);
+        counts[8 * g] = (int)n0;
+        for (int j = 1; j < 8; ++j) {
+            i64 p = s + j, nj = 0;
+            if (k == 0) {   // a string's first chunk is entered at its start only
+                p = exit0;
+                nj = n0;
+            }
+            while (p < e && p - s < 64) {
+                const int b = (int)(p - s);
+                if ((starts >> b) & 1) {   // entry 0's parse from here on
+                    const u64 below = (1ull << b) - 1;
+                    nj += n0 - __popcll(starts & below) - __popcll(escapes & below);
+                    p = exit0;
+                    break;
+                }
+                unsigned code;
+                const int len = enc_match(data, size, p, end, ENC_TABLE, &code);
+                nj += len ? 1 : 2;
+                p += len ? len : 1;
+            }
+            p = enc_run<false>(data, size, p, e, end, ENC_TABLE, nullptr, &nj);
+            exits[8 * g + j] = (uint8_t)(p - e);
+            counts[8 * g + j] = (int)nj;
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_chunks_write(const uint8_t* __restrict__ data, i64 size,
+                         const i64* __restrict__ offsets, const i64* __restrict__ chunk_string,
+                         const i64* __restrict__ chunk_first, const i64* __restrict__ nchunks,
+                         i64 chunk, i64 g_count, ENC_TABLE_PARAMS,
+                         const uint8_t* __restrict__ entries, const i64* __restrict__ chunk_out,
+                         uint8_t* __restrict__ codes)
+{
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x; g < g_count; g += stride) {
+        i64 s, e, end, k;
+        chunk_bounds(offsets, chunk_string, chunk_first, nchunks, chunk, g, &s, &e, &end, &k);
+        i64 out = chunk_out[g];
+        enc_run<true>(data, size, s + entries[g], e, end, ENC_TABLE, codes, &out);
     }
 }
 

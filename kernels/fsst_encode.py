@@ -21,10 +21,19 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
+from fsstgpu.kernels.encode_chunks import (
+    CHUNK,
+    LONG_MIN,
+    chunk_out,
+    plan_chunks,
+    resolve_entries,
+    string_codes,
+)
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
 
-__all__ = ["BUCKETS", "bucket_of", "encode_lookups", "encode_on_device", "first_invalid_utf8"]
+__all__ = ["BUCKETS", "bucket_of", "chunk_maps_on_device", "encode_lookups", "encode_on_device",
+           "first_invalid_utf8"]
 
 SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
@@ -79,7 +88,7 @@ def _fn(name: str):
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
-                     lookups=None, padded=False):
+                     lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays.
 
     ``data`` (uint8, 8-byte aligned) and ``offsets`` (int64, n + 1, checked by the caller to
@@ -88,7 +97,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     before the codes are written (tests); ``lookups`` reuses :func:`encode_lookups`' arrays
     already on the device; ``padded`` puts the codes at the start of an allocation of
     :func:`~fsstgpu.kernels.fsst_decode.padded_size` bytes whose bytes past them are zero (the
-    decoder's loads reach them).
+    decoder's loads reach them). Strings longer than ``long_min`` bytes are encoded in chunks
+    of ``chunk`` bytes (:mod:`fsstgpu.kernels.encode_chunks`; ``long_min=None``: one thread a
+    string, whatever its length).
 
     Examples
     --------
@@ -113,9 +124,16 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         look = (lookups["byte_code"], lookups["pair_code"], lookups["bucket"],
                 lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
         common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
+        # no string can be long in a column of at most long_min bytes: no wait for the plan
+        plan = None if long_min is None or data.size <= long_min else \
+            plan_chunks(cp, offsets, validity, long_min=long_min, chunk=chunk)
+        skip = np.int64(np.iinfo(np.int64).max if plan is None else long_min)
         counts = code_offsets[1:]
         _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
-                                  (*common, counts, code_offsets, data))
+                                  (*common, counts, code_offsets, data, skip))
+        if plan is not None:
+            chunk_codes = _count_chunks(cp, plan, data, offsets, look)
+            counts += string_codes(cp, plan, chunk_codes[1])
         code_offsets[1:] = cp.cumsum(counts)
         total = int(code_offsets[-1])  # the one wait: the codes' size
         codes = cp.empty(padded_size(total) if padded else max(total, 1), cp.uint8)
@@ -124,8 +142,44 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         if padded:
             codes[total:].fill(0)
         _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
-                                 (*common, counts, code_offsets, codes))
+                                 (*common, counts, code_offsets, codes, skip))
+        if plan is not None:
+            entries, counted = chunk_codes
+            at = chunk_out(cp, plan, counted, code_offsets)
+            _fn("fsst_encode_chunks_write")(
+                (_blocks(plan.count),), (THREADS,),
+                (*_chunk_args(plan, data, offsets), *look, entries, at, codes))
     return codes[:total], code_offsets
+
+
+def _chunk_args(plan, data, offsets) -> tuple:
+    return (data, np.int64(data.size), offsets, plan.chunk_string, plan.chunk_first,
+            plan.nchunks, np.int64(plan.chunk), np.int64(plan.count))
+
+
+def _count_chunks(cp, plan, data, offsets, look):
+    """The count pass over the long strings' chunks and the resolved entries: ``(entries,
+    codes)`` of every chunk (:func:`~fsstgpu.kernels.encode_chunks.resolve_entries`)."""
+    exits = cp.empty((plan.count, 8), cp.uint8)
+    counts = cp.empty((plan.count, 8), cp.int32)
+    _fn("fsst_encode_chunks_count")((_blocks(plan.count),), (THREADS,),
+                                    (*_chunk_args(plan, data, offsets), *look, exits, counts))
+    return resolve_entries(cp, plan, exits, counts)
+
+
+def chunk_maps_on_device(table, data, offsets, plan, *, stream=None):
+    """The count kernel's maps ``(exits, counts)`` for ``plan`` (a
+    :func:`~fsstgpu.kernels.encode_chunks.plan_chunks` of CuPy arrays), for tests against
+    :func:`~fsstgpu.kernels.encode_chunks.chunk_maps_cpu`."""
+    cp = get_cupy()
+    with on_stream(stream):
+        look = tuple(cp.asarray(v) for v in encode_lookups(table).values())
+        exits = cp.full((plan.count, 8), 0xAB, cp.uint8)
+        counts = cp.full((plan.count, 8), -1, cp.int32)
+        _fn("fsst_encode_chunks_count")((_blocks(plan.count),), (THREADS,),
+                                        (*_chunk_args(plan, data, offsets), *look, exits,
+                                         counts))
+    return exits, counts
 
 
 def first_invalid_utf8(data, offsets, validity=None, *, stream=None) -> int:

@@ -183,3 +183,51 @@ def test_codec_encodes_on_the_device_and_decompress_takes_the_result():
         assert fsstgpu.decompress(dev, device="cpu").equals(col)
         assert fsstgpu.decompress(dev, device="gpu").equals(col)
         _same(dev, fsstgpu.compress(col, table=table))
+
+
+# ---------------------------------------------------------------- GPU: long strings in chunks
+@pytest.mark.gpu
+def test_gpu_compress_device_long_text(dbtext_paths):
+    """dbtext as long strings (lines joined, 5-200 KB a string) through compress_device's
+    default chunks, as a host column and as device strings, against the CPU encoder."""
+    rng = np.random.default_rng()
+    for path in dbtext_paths[:6]:
+        lines = load_lines(path)
+        raw = bytes(lines.buffers()[2])[: 2_000_000]
+        cuts = [0]
+        while cuts[-1] < len(raw):
+            cuts.append(min(len(raw), cuts[-1] + int(rng.integers(5_000, 200_000))))
+        values = [raw[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        col = pa.array(values, pa.large_binary())
+        table = fsstgpu.train(lines)
+        _same(fsstgpu.compress_device(col, table, fill=POISON), fsstgpu.compress(col, table=table))
+        dev = fsstgpu.decompress_device(fsstgpu.compress(col))
+        _same(fsstgpu.compress_device(dev, table), fsstgpu.compress(col, table=table))
+
+
+@pytest.mark.gpu
+def test_gpu_encode_checks_long_text_as_utf8():
+    """Device text checked as one UTF-8 stream: a bad byte inside a long string, a string
+    ending inside a character that a null's bytes complete, and a null's bytes that are not
+    UTF-8 (taken: nulls have no text)."""
+    import cupy as cp
+
+    good = ("é" * 3000).encode()
+    table = SymbolTable([b"\xc3\xa9"])
+
+    def device(data: bytes, offsets, validity=None):
+        return fsstgpu.DeviceStringArray(
+            pa.large_string(), len(offsets) - 1, cp.array(offsets, cp.int64),
+            cp.asarray(np.frombuffer(data, np.uint8)),
+            None if validity is None else cp.array([validity], cp.uint8),
+            0 if validity is None else (len(offsets) - 1) - bin(validity).count("1"))
+
+    bad = device(good + good[:3001] + b"x" + good, [0, 6000, 9002, 15002])
+    with pytest.raises(fsstgpu.CorruptDataError, match="string 1 .* not UTF-8"):
+        fsstgpu.compress_device(bad, table)
+    cut = device(b"ab\xc3\xa9cd" + good, [0, 3, 6, 6006], 0b101)
+    with pytest.raises(fsstgpu.CorruptDataError, match="string 0 .* not UTF-8"):
+        fsstgpu.compress_device(cut, table)
+    nulls = device(good + b"\xff\xfe" + good, [0, 6000, 6002, 12002], 0b101)
+    col = pa.array([good.decode(), None, good.decode()], pa.large_string())
+    _same(fsstgpu.compress_device(nulls, table, fill=POISON), fsstgpu.compress(col, table=table))

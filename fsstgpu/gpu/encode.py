@@ -12,8 +12,9 @@ The table is the caller's, or trained on the CPU from a sample of whole strings 
 column (copied back: at most ``sample_bytes``). One table, one block: the CPU's block planner
 walks the whole column, which would bring it all back.
 
-Not done yet (issue #25): long strings are encoded by one thread each (no parallel parse that
-resynchronises), and training from a device column samples evenly rather than as the CPU
+Long strings are encoded in chunks whose entries are resolved by a scan
+(:mod:`fsstgpu.kernels.encode_chunks`), and text is checked as one UTF-8 stream. Not done yet
+(issue #25): training from a device column samples evenly rather than as the CPU
 trainer does. Files: ``compress_file(..., device="gpu")`` encodes host row groups with
 :class:`fsstgpu.gpu.block_encode.GpuBlockEncoder`.
 """
@@ -26,7 +27,9 @@ from fsstgpu import arrow_layout, inputs
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
-from fsstgpu.gpu.encoded import device_column, device_lengths
+from fsstgpu.gpu.encoded import device_column
+from fsstgpu.kernels.encode_chunks import valid_lengths
+from fsstgpu.kernels.fsst_decode import launch_check_utf8
 from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.limits import check_split_size
@@ -89,7 +92,7 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
         if not checked:
             _check(cp, type_, n, data, offsets, validity)
-        lengths = device_lengths(cp, offsets, validity)  # for the sample and the splits
+        lengths = valid_lengths(cp, offsets, validity)  # for the sample and the splits
         if table is None:
             table = _trained(cp, data, offsets, lengths, sample_bytes)
         elif not isinstance(table, SymbolTable):
@@ -136,15 +139,33 @@ def _check(cp, type_, n, data, offsets, validity) -> None:
                                "strings")
     if n:
         bad = cp.stack([offsets[0] < 0, offsets[-1] > data.size,
-                        cp.any(offsets[1:] < offsets[:-1])])
-        first, past, decreasing = (bool(b) for b in bad.get())
+                        cp.any(offsets[1:] < offsets[:-1]), offsets[0], offsets[-1]])
+        first, past, decreasing, lo, hi = (int(b) for b in bad.get())
         if first or past or decreasing:
             raise CorruptDataError("the device strings' offsets lie outside their data or "
                                    "decrease")
-    if is_text(type_):
-        bad = first_invalid_utf8(data, offsets, validity)
-        if bad >= 0:
-            raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
+        if is_text(type_) and not _text_streams_ok(cp, data, offsets, validity, lo, hi):
+            bad = first_invalid_utf8(data, offsets, validity)
+            if bad >= 0:
+                raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
+
+
+def _text_streams_ok(cp, data, offsets, validity, lo: int, hi: int) -> bool:
+    """Whether every valid string is UTF-8, checked at the device's pace: the bytes
+    ``[lo, hi)`` as one stream (:func:`~fsstgpu.kernels.fsst_decode.launch_check_utf8`, 16
+    bytes a thread) and no valid non-empty string starting or ending inside a character. False
+    can also mean a null string's bytes are not UTF-8: then the check string by string decides
+    (one thread a string, slow for long strings)."""
+    if hi <= lo:
+        return True
+    err = cp.zeros(1, cp.int32)
+    launch_check_utf8(data, [(lo, hi, 0)], err)
+    starts, ends = offsets[:-1], offsets[1:]
+    nonempty = valid_lengths(cp, offsets, validity) > 0
+    last = max(int(data.size) - 1, 0)
+    inside = (data[cp.minimum(starts, last)] & 0xC0) == 0x80
+    inside |= (ends < hi) & ((data[cp.minimum(ends, last)] & 0xC0) == 0x80)
+    return not bool(cp.stack([err[0] != 0, cp.any(nonempty & inside)]).any())
 
 
 def _trained(cp, data, offsets, lengths, sample_bytes) -> SymbolTable:

@@ -24,33 +24,12 @@ from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import assemble_splits, rule2_rows
 from fsstgpu.symbol_table import pack_tables
 
-__all__ = ["device_column", "device_lengths"]
+__all__ = ["device_column"]
 
 #: the sections of a device column's ``meta`` that come from the host (split points, tables),
 #: in front of the lengths; and those behind the validity (the offsets scan's plan)
 _HOST_HEAD = ("split_codes", "split_out", "split_table", "tab_sym", "tab_len")
 _HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
-
-
-def device_lengths(cp, offsets, validity):
-    """Each string's length from int64 device ``offsets``, 0 for a null one (validity bit 0):
-    the CPU encoder encodes no bytes of a null string.
-
-    Examples
-    --------
-    >>> import fsstgpu
-    >>> from fsstgpu.gpu.encoded import device_lengths
-    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     import cupy as cp
-    ...     lens = device_lengths(cp, cp.array([0, 2, 5, 6]), cp.array([0b101], cp.uint8))
-    ...     assert lens.get().tolist() == [2, 0, 1]
-    """
-    lengths = cp.diff(offsets)
-    if validity is not None and lengths.size:
-        index = cp.arange(lengths.size, dtype=cp.int64)
-        valid = (validity[index >> 3] >> (index & 7).astype(cp.uint8)) & 1
-        lengths = cp.where(valid.astype(bool), lengths, 0)
-    return lengths
 
 
 def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, lengths, validity,
@@ -60,8 +39,8 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     ``codes`` (uint8, ``code_offsets[-1]`` of them, in an allocation of at least
     ``padded_size`` bytes whose padding is zero: ``encode_on_device(..., padded=True)``) and
     ``code_offsets`` (int64, n + 1) are the encoder's; ``offsets`` (int64 from 0, n + 1),
-    ``lengths`` (:func:`device_lengths` of them) and ``validity`` (uint8 bitmap or None) the
-    strings'. The result keeps ``code_offsets`` for
+    ``lengths`` (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths` of them) and
+    ``validity`` (uint8 bitmap or None) the strings'. The result keeps ``code_offsets`` for
     ``to_host()``.
 
     Examples
@@ -70,12 +49,13 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     import cupy as cp
     ...     from fsstgpu.gpu.encoded import device_column
+    ...     from fsstgpu.kernels.encode_chunks import valid_lengths
     ...     from fsstgpu.kernels.fsst_encode import encode_on_device
     ...     t = fsstgpu.SymbolTable([b"ab"])
     ...     data, offs = cp.frombuffer(b"abab", cp.uint8), cp.array([0, 2, 4])
     ...     codes, code_offsets = encode_on_device(t, data, offs, padded=True)
     ...     dev = device_column(cp, t, pa.binary(), 2, codes, code_offsets, offs,
-    ...                         device_lengths(cp, offs, None), None, 0, None, 4096)
+    ...                         valid_lengths(cp, offs), None, 0, None, 4096)
     ...     assert fsstgpu.decompress_device(dev).to_arrow().to_pylist() == [b"ab", b"ab"]
     """
     if validity is None:

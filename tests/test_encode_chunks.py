@@ -1,0 +1,202 @@
+"""Long strings encoded in chunks (issue #25): the GPU scheme's CPU twins against the CPU
+encoder and against FSST's definition, on tables whose parses from nearby entries never meet
+("aa" over "aaaa..."), tables with escapes and real text; then the GPU kernels (marker ``gpu``)
+against these twins. ``compress_device`` of long strings: ``tests/test_gpu_encode.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsstgpu import SymbolTable, native, train
+from fsstgpu.datasets import load_lines
+from fsstgpu.kernels.encode_chunks import (
+    ChunkPlan,
+    chunk_bounds,
+    chunk_maps_cpu,
+    encode_chunked_cpu,
+    plan_chunks,
+    resolve_entries,
+)
+from fsstgpu.kernels.fsst_encode import chunk_maps_on_device, encode_on_device
+from fsstgpu.testing import greedy_encode
+
+POISON = 0xAB
+ALPHABET = np.frombuffer(b"aabab\xffc\x00", np.uint8)
+
+
+def adversarial_tables(rng) -> list[SymbolTable]:
+    """Tables whose parses from neighbouring entries stay apart ("aa", eight a's: 2 and 8
+    parses of a run of a's), overlap ("ab" / "ba" / "bab") or escape (random symbols over
+    part of the alphabet)."""
+    syms: set[bytes] = set()
+    while len(syms) < 200:
+        syms.add(bytes(rng.choice(ALPHABET[:5], int(rng.integers(1, 9)))))
+    return [SymbolTable([b"aa"]), SymbolTable([b"aaaaaaaa", b"aaa", b"b"]),
+            SymbolTable([b"ab", b"ba", b"aba", b"bab", b"abab", b"babab", b"x"]),
+            SymbolTable(sorted(syms))]
+
+
+def random_strings(rng, n: int, sizes=(0, 3, 200, 1000, 3000)):
+    values = [bytes(rng.choice(ALPHABET, int(rng.choice(sizes)))) for _ in range(n)]
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    return np.frombuffer(b"".join(values), np.uint8), offsets
+
+
+def cpu_encoder(table, data, offsets, validity=None):
+    """The CPU encoder's codes and code offsets, null strings without codes."""
+    n = len(offsets) - 1
+    if validity is not None:
+        valid = np.unpackbits(validity, bitorder="little")[:n].astype(bool)
+        parts = [data[offsets[i] : offsets[i + 1]] for i in np.flatnonzero(valid)]
+        lengths = np.where(valid, np.diff(offsets), 0)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.concatenate(parts) if parts else data[:0]
+    return native.encode_blocks([table], data, offsets, np.array([0, n], np.int64))
+
+
+def test_chunked_scheme_equals_the_cpu_encoder():
+    rng = np.random.default_rng()
+    tables = adversarial_tables(rng)
+    for round_ in range(80):
+        table = tables[round_ % len(tables)]
+        data, offsets = random_strings(rng, int(rng.integers(1, 12)))
+        n = len(offsets) - 1
+        validity = None
+        if round_ % 3 == 0:
+            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        chunk = int(rng.choice([64, 100, 256]))
+        long_min = chunk + int(rng.integers(0, 300))
+        codes, code_offsets = encode_chunked_cpu(table, data, offsets, validity,
+                                                 long_min=long_min, chunk=chunk)
+        want_codes, want_offsets = cpu_encoder(table, data, offsets, validity)
+        assert codes.tobytes() == want_codes.tobytes()
+        assert np.array_equal(code_offsets, want_offsets)
+
+
+def test_chunked_scheme_on_real_text(dbtext_paths):
+    """dbtext files as a few long strings (lines joined), the table trained on their lines."""
+    rng = np.random.default_rng()
+    for path in dbtext_paths[:8]:
+        lines = load_lines(path, binary=True)
+        table = train(lines)
+        raw = np.frombuffer(lines.buffers()[2], np.uint8)[: 200_000]
+        cuts = np.sort(rng.integers(0, len(raw), 6))
+        offsets = np.concatenate([[0], cuts, [len(raw)]]).astype(np.int64)
+        codes, code_offsets = encode_chunked_cpu(table, raw, offsets)
+        want_codes, want_offsets = cpu_encoder(table, raw, offsets)
+        assert codes.tobytes() == want_codes.tobytes()
+        assert np.array_equal(code_offsets, want_offsets)
+
+
+def test_chunk_maps_follow_fsst_definition():
+    """Each entry's exit and codes by the plain-Python greedy parse of FSST's definition."""
+    rng = np.random.default_rng()
+    for table in adversarial_tables(rng):
+        data, offsets = random_strings(rng, 4, sizes=(300, 700))
+        plan = plan_chunks(np, offsets, long_min=200, chunk=64)
+        exits, counts = chunk_maps_cpu(table, data, offsets, plan)
+        s, e, end = chunk_bounds(np, plan, offsets)
+        first = plan.chunk_index(np) == 0
+        lengths = dict(zip(table.symbols, table.lengths, strict=True))
+        for g in rng.choice(plan.count, 12):
+            for j in range(8):
+                start = int(s[g]) + (0 if first[g] else j)
+                parsed = greedy_encode(table, bytes(data[start : int(end[g])]))
+                pos, t = start, 0
+                while pos < e[g]:
+                    step = 1 if parsed[t] == 255 else int(lengths[table.symbols[parsed[t]]])
+                    t, pos = t + (2 if parsed[t] == 255 else 1), pos + step
+                assert (int(exits[g, j]), int(counts[g, j])) == (pos - int(e[g]), t)
+
+
+def test_resolve_entries_walks_each_string():
+    """The scan's entries equal walking each string's maps chunk by chunk."""
+    rng = np.random.default_rng()
+    for _ in range(50):
+        nchunks = rng.integers(0, 40, int(rng.integers(1, 8)))
+        ends = np.cumsum(nchunks)
+        count = int(ends[-1])
+        if count == 0:
+            continue
+        plan = ChunkPlan(64, nchunks, ends - nchunks,
+                         np.searchsorted(ends, np.arange(count), side="right"), count,
+                         int(nchunks.max()))
+        exits = rng.integers(0, 8, (count, 8)).astype(np.uint8)
+        counts = rng.integers(0, 1000, (count, 8)).astype(np.int32)
+        first = plan.chunk_index(np) == 0
+        exits[first] = exits[first, :1]  # a string's first chunk: one entry
+        entries, codes = resolve_entries(np, plan, exits, counts)
+        entry = 0
+        for g in range(count):
+            entry = 0 if first[g] else entry
+            assert (entries[g], codes[g]) == (entry, counts[g, entry])
+            entry = int(exits[g, entry])
+
+
+def test_plan_chunks_checks_its_sizes():
+    offsets = np.array([0, 10_000])
+    for chunk, long_min in ((32, 4096), (1024, 1000), (1 << 20, 1 << 28)):
+        with pytest.raises(ValueError, match="chunks of at least 64"):
+            plan_chunks(np, offsets, long_min=long_min, chunk=chunk)
+    assert plan_chunks(np, np.array([0, 5, 9]), long_min=64, chunk=64) is None
+    assert plan_chunks(np, np.array([0]), long_min=64, chunk=64) is None
+    nulls = plan_chunks(np, np.array([0, 500, 1000]), np.array([0b10], np.uint8), long_min=64,
+                        chunk=64)
+    assert nulls.nchunks.tolist() == [0, 7] and nulls.count == 7
+
+
+# ---------------------------------------------------------------- GPU
+@pytest.mark.gpu
+def test_gpu_chunk_maps_equal_the_twins():
+    """fsst_encode_chunks_count's exits and codes from all 8 entries (outputs poisoned)
+    against chunk_maps_cpu, on tables whose entries' parses never meet and on ones that do."""
+    import cupy as cp
+
+    rng = np.random.default_rng()
+    for round_ in range(6):
+        for table in adversarial_tables(rng):
+            data, offsets = random_strings(rng, int(rng.integers(1, 12)))
+            chunk = int(rng.choice([64, 100, 1024]))
+            long_min = chunk + int(rng.integers(0, 400))
+            plan = plan_chunks(np, offsets, long_min=long_min, chunk=chunk)
+            if plan is None:
+                continue
+            d_data, d_offsets = cp.asarray(data), cp.asarray(offsets)
+            d_plan = plan_chunks(cp, d_offsets, long_min=long_min, chunk=chunk)
+            exits, counts = chunk_maps_on_device(table, d_data, d_offsets, d_plan)
+            want_exits, want_counts = chunk_maps_cpu(table, data, offsets, plan)
+            assert np.array_equal(exits.get(), want_exits), round_
+            assert np.array_equal(counts.get(), want_counts), round_
+
+
+@pytest.mark.gpu
+def test_gpu_long_strings_equal_the_cpu_encoders():
+    """encode_on_device with long strings in chunks of 64-1024 bytes, and with one thread a
+    string (long_min=None), against the CPU encoder: codes poisoned first, padding zero, nulls
+    over long byte ranges."""
+    import cupy as cp
+
+    rng = np.random.default_rng()
+    tables = adversarial_tables(rng)
+    for round_ in range(40):
+        table = tables[round_ % len(tables)]
+        data, offsets = random_strings(rng, int(rng.integers(1, 30)),
+                                       sizes=(0, 5, 64, 65, 1000, 5000))
+        n = len(offsets) - 1
+        validity = None
+        if round_ % 3 == 0:
+            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        want_codes, want_offsets = cpu_encoder(table, data, offsets, validity)
+        chunk = int(rng.choice([64, 100, 1024]))
+        for long_min in (None, chunk + int(rng.integers(0, 300))):
+            codes, code_offsets = encode_on_device(
+                table, cp.asarray(data), cp.asarray(offsets),
+                None if validity is None else cp.asarray(validity), fill=POISON, padded=True,
+                long_min=long_min, chunk=chunk)
+            assert codes.get().tobytes() == want_codes.tobytes(), (round_, long_min)
+            assert np.array_equal(code_offsets.get(), want_offsets), (round_, long_min)
+            padding = codes.base if codes.base is not None else codes
+            assert not padding[codes.size :].any()
