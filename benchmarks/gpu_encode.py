@@ -13,7 +13,8 @@ For each size: one table trained on the CPU (timed), then
 and the codes compared with the CPU's at every size; then long strings (the same bytes cut into
 strings of 64 KiB and 4 MiB, 256 MiB in all): the device encode with long strings in chunks
 (the default) and with one thread a string (``long_min=None``), CUDA events, codes compared
-with the CPU's; then nvCOMP's compressors (LZ4, Snappy,
+with the CPU's, and ``compress_device`` of them (wall clock: the cuts inside long strings
+found by the encode); then nvCOMP's compressors (LZ4, Snappy,
 GDeflate, zstd, ANS, Cascaded) on the same corpus cut to the same sizes, device-resident, CUDA
 events around their ``encode``, with their ratios (a child process, as for the decode sweep).
 ``fsstgpu bench --device gpu`` prints this table after the size sweep.
@@ -121,6 +122,13 @@ def long_rows(strings: pa.Array, size: int, repeat: int) -> list[dict]:
             rows.append({"what": what + ("" if same else " (CODES DIFFER)"),
                          "MiB": data.size / MIB, "GB/s": data.size / secs / 1e9,
                          "ratio": data.size / max(1, codes.size)})
+        dev = fsstgpu.DeviceStringArray(pa.large_binary(), len(bounds) - 1, d_offs, d_data,
+                                        None, 0)
+        call_s = _wall(lambda d=dev: (fsstgpu.compress_device(d, table),
+                                      cp.cuda.get_current_stream().synchronize()), repeat)
+        rows.append({"what": f"fsstgpu, {string_bytes >> 10} KiB strings, compress_device "
+                             "(wall clock)", "MiB": data.size / MIB,
+                     "GB/s": data.size / call_s / 1e9})
     return rows
 
 

@@ -9,7 +9,9 @@ a string's first chunk), so the count pass parses each chunk from all 8 entries:
 parse leaves the chunk (the next chunk's entry) and its codes. :func:`resolve_entries` turns
 those maps into each chunk's true entry (a scan of the maps: composing them is associative),
 the write pass parses each chunk once from it. The codes are the greedy parse of the whole
-string, so byte for byte the CPU encoder's.
+string, so byte for byte the CPU encoder's. The write pass can also find the cuts the GPU
+decoder's split plan needs inside long strings (:func:`cut_slots`, :func:`compact_cuts`), which
+otherwise bring the long strings' codes back to the host to be walked.
 
 :func:`plan_chunks` and :func:`resolve_entries` run on NumPy or CuPy arrays alike;
 :func:`chunk_maps_cpu` is the count kernel's twin (the CPU encoder on each entry's window) and
@@ -35,13 +37,16 @@ import numpy as np
 
 from fsstgpu import native
 
-__all__ = ["CHUNK", "ENTRIES", "LONG_MIN", "ChunkPlan", "chunk_maps_cpu", "chunk_out",
-           "encode_chunked_cpu", "plan_chunks", "resolve_entries", "string_codes"]
+__all__ = ["CHUNK", "ENTRIES", "LONG_MIN", "MIN_CHUNK", "ChunkPlan", "chunk_maps_cpu", "chunk_out",
+           "compact_cuts", "cut_slots", "encode_chunked_cpu", "plan_chunks", "resolve_entries",
+           "string_codes"]
 
 #: strings longer than this many bytes are encoded in chunks (not measured yet: issue #25)
 LONG_MIN = 4096
 #: a chunk's bytes (the last chunk of a string takes the rest, up to twice this)
 CHUNK = 1024
+#: the fewest bytes of a chunk (entries 1-7 look for entry 0's parse in its first 64 bytes)
+MIN_CHUNK = 64
 #: the entries of a chunk a parse may come in at: a symbol is at most 8 bytes
 ENTRIES = 8
 
@@ -93,7 +98,7 @@ def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN,
     >>> plan.nchunks.tolist(), plan.chunk_string.tolist(), plan.count, plan.most
     ([0, 2, 0, 3], [1, 1, 3, 3, 3], 5, 3)
     """
-    if not 64 <= chunk <= long_min < 1 << 28:
+    if not MIN_CHUNK <= chunk <= long_min < 1 << 28:
         # every long string gets a chunk; a chunk's codes fit the count kernel's int32
         raise ValueError(f"chunks of at least 64 bytes for strings longer than them, below "
                          f"2**28 (chunk={chunk}, long_min={long_min})")
@@ -171,6 +176,31 @@ def chunk_out(xp, plan: ChunkPlan, chunk_codes, code_offsets):
     return code_offsets[plan.chunk_string] + before
 
 
+def cut_slots(xp, lengths, cut_size: int):
+    """Each string's first cut slot (int64, n + 1: the last is the slots' count): a slot per
+    multiple of ``cut_size`` inside a string longer than it (``lengths``: 0 for nulls), where
+    the write pass puts that multiple's cut (``cut_size >= 8``: one multiple a symbol at most).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cut_slots(np, np.array([5, 12, 13, 0, 30]), 6).tolist()
+    [0, 0, 1, 3, 3, 7]
+    """
+    slots = xp.where(lengths > cut_size, (lengths - 1) // cut_size, 0)
+    first = xp.zeros(len(lengths) + 1, np.int64)
+    first[1:] = xp.cumsum(slots)
+    return first
+
+
+def compact_cuts(xp, first, cut_code, cut_rel):
+    """The cuts the write pass found (slots still -1 had a multiple whose boundary is the
+    string's end): ``(code positions, places in their strings, rows)``, in order."""
+    kept = xp.flatnonzero(cut_code >= 0)
+    rows = xp.searchsorted(first[1:], kept, side="right")
+    return cut_code[kept], cut_rel[kept], rows
+
+
 # ---------------------------------------------------------------- CPU twins
 def _windows_codes(table, data, starts, stops, ends, *, walk=True):
     """The CPU encoder's codes of each window ``[starts[w], min(stops[w] + 8, ends[w]))`` and
@@ -211,11 +241,17 @@ def chunk_maps_cpu(table, data: np.ndarray, offsets: np.ndarray, plan: ChunkPlan
 
 
 def encode_chunked_cpu(table, data: np.ndarray, offsets: np.ndarray, validity=None, *,
-                       long_min: int = LONG_MIN, chunk: int = CHUNK):
+                       long_min: int = LONG_MIN, chunk: int = CHUNK, cut_size: int = 0):
     """The GPU scheme on the CPU, step for step: the short strings by the CPU encoder, the
     long ones by :func:`chunk_maps_cpu`, :func:`resolve_entries` and each chunk's parse from
     its entry. ``(codes, code_offsets)``, equal to :func:`fsstgpu.native.encode_blocks`' with
-    ``table`` for every input (the module's example)."""
+    ``table`` for every input (the module's example); with ``cut_size`` (at least 8 and
+    ``long_min``), also the cuts inside strings longer than it as the write pass finds them
+    (:func:`compact_cuts`), equal to :func:`fsstgpu.scan.long_string_cuts`' but for the
+    output positions, here places in their strings."""
+    if cut_size and not 8 <= long_min <= cut_size:
+        raise ValueError(f"cuts of at least 8 bytes, every string longer in chunks (cut_size="
+                         f"{cut_size}, long_min={long_min})")
     data = np.ascontiguousarray(data, np.uint8)
     offsets = np.ascontiguousarray(offsets, np.int64)
     n = len(offsets) - 1
@@ -234,11 +270,38 @@ def encode_chunked_cpu(table, data: np.ndarray, offsets: np.ndarray, validity=No
     out = np.empty(int(code_offsets[-1]), np.uint8)
     for i in np.flatnonzero(short):
         out[code_offsets[i] : code_offsets[i + 1]] = codes[offs[i] : offs[i + 1]]
+    first = cut_slots(np, lengths, cut_size) if cut_size else None
+    cut_code = np.full(0 if first is None else int(first[-1]), -1, np.int64)
+    cut_rel = np.zeros_like(cut_code)
     if plan is not None:
         s, e, end = chunk_bounds(np, plan, offsets)
         wcodes, woffs, wcounts, _ = _windows_codes(table, data, s + entries, e, end)
         at = chunk_out(np, plan, chunk_codes, code_offsets)
+        lengths_of = np.asarray(table.lengths, np.int64)
         for g in range(plan.count):
             assert wcounts[g] == chunk_codes[g]  # the entry's parse is the one counted
-            out[at[g] : at[g] + wcounts[g]] = wcodes[woffs[g] : woffs[g] + wcounts[g]]
-    return out, code_offsets
+            mine = wcodes[woffs[g] : woffs[g] + wcounts[g]]
+            out[at[g] : at[g] + wcounts[g]] = mine
+            if first is not None:
+                i = int(plan.chunk_string[g])
+                _chunk_cuts(mine, lengths_of, int(s[g] + entries[g] - offsets[i]),
+                            int(lengths[i]), int(at[g]), cut_size, int(first[i]), cut_code,
+                            cut_rel)
+    if first is None:
+        return out, code_offsets
+    return out, code_offsets, compact_cuts(np, first, cut_code, cut_rel)
+
+
+def _chunk_cuts(codes, symbol_lengths, rel: int, length: int, at: int, cut_size: int,
+                first: int, cut_code, cut_rel) -> None:
+    """The write pass's cuts of one chunk: its ``codes`` (from place ``rel`` of a string of
+    ``length`` bytes, written at code position ``at``) into slots from ``first``."""
+    t = 0
+    while t < len(codes):
+        before = rel
+        step = 2 if codes[t] == 255 else 1
+        rel += 1 if codes[t] == 255 else int(symbol_lengths[codes[t]])
+        t += step
+        if rel < length and rel // cut_size > before // cut_size:
+            slot = first + rel // cut_size - 1
+            cut_code[slot], cut_rel[slot] = at + t, rel

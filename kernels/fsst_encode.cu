@@ -215,20 +215,44 @@ fsst_encode_chunks_count(const uint8_t* __restrict__ data, i64 size,
     }
 }
 
+// The write pass also finds the splits' cuts inside long strings when cut_code is given (the
+// CPU's rule, fsstgpu.scan: the first code boundary at or past each multiple of cut_size bytes
+// from the string's start, none at its end).  With cut_size >= 8 a symbol spans at most one
+// multiple, so multiple m of string i has its own slot cut_first[i] + m - 1 (the launcher
+// sizes them from the lengths, filled with -1): the chunk whose symbol reaches that boundary
+// writes its code position and its place in the string (cut_rel) there.
 extern "C" __global__ void __launch_bounds__(256)
 fsst_encode_chunks_write(const uint8_t* __restrict__ data, i64 size,
                          const i64* __restrict__ offsets, const i64* __restrict__ chunk_string,
                          const i64* __restrict__ chunk_first, const i64* __restrict__ nchunks,
                          i64 chunk, i64 g_count, ENC_TABLE_PARAMS,
                          const uint8_t* __restrict__ entries, const i64* __restrict__ chunk_out,
-                         uint8_t* __restrict__ codes)
+                         uint8_t* __restrict__ codes, i64 cut_size,
+                         const i64* __restrict__ cut_first, i64* __restrict__ cut_code,
+                         i64* __restrict__ cut_rel)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x; g < g_count; g += stride) {
         i64 s, e, end, k;
         chunk_bounds(offsets, chunk_string, chunk_first, nchunks, chunk, g, &s, &e, &end, &k);
         i64 out = chunk_out[g];
-        enc_run<true>(data, size, s + entries[g], e, end, ENC_TABLE, codes, &out);
+        if (!cut_code) {
+            enc_run<true>(data, size, s + entries[g], e, end, ENC_TABLE, codes, &out);
+            continue;
+        }
+        const i64 i = chunk_string[g];
+        const i64 start = offsets[i], length = end - start;
+        i64 pos = s + entries[g];
+        while (pos < e) {
+            const i64 before = pos - start;
+            pos = enc_run<true>(data, size, pos, pos + 1, end, ENC_TABLE, codes, &out);
+            const i64 rel = pos - start;   // a code boundary
+            if (rel < length && rel / cut_size > before / cut_size) {
+                const i64 slot = cut_first[i] + rel / cut_size - 1;
+                cut_code[slot] = out;
+                cut_rel[slot] = rel;
+            }
+        }
     }
 }
 

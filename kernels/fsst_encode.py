@@ -24,10 +24,14 @@ from fsstgpu.device import get_cupy
 from fsstgpu.kernels.encode_chunks import (
     CHUNK,
     LONG_MIN,
+    MIN_CHUNK,
     chunk_out,
+    compact_cuts,
+    cut_slots,
     plan_chunks,
     resolve_entries,
     string_codes,
+    valid_lengths,
 )
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
@@ -88,8 +92,9 @@ def _fn(name: str):
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
-                     lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK):
-    """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays.
+                     lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0):
+    """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
+    with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
     ``data`` (uint8, 8-byte aligned) and ``offsets`` (int64, n + 1, checked by the caller to
     lie inside ``data`` in order) are CuPy arrays on the current device; ``validity`` (uint8
@@ -99,7 +104,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     :func:`~fsstgpu.kernels.fsst_decode.padded_size` bytes whose bytes past them are zero (the
     decoder's loads reach them). Strings longer than ``long_min`` bytes are encoded in chunks
     of ``chunk`` bytes (:mod:`fsstgpu.kernels.encode_chunks`; ``long_min=None``: one thread a
-    string, whatever its length).
+    string, whatever its length). ``cut_size`` also finds the splits' cuts inside strings
+    longer than it (:func:`fsstgpu.scan.long_string_cuts`' rule) as their codes are written:
+    ``cuts`` is ``(code positions, places in their strings, rows)``, or None where the write
+    pass cannot (``cut_size`` under 64, or ``long_min=None``); every string longer than
+    ``cut_size`` is then encoded in chunks.
 
     Examples
     --------
@@ -115,12 +124,19 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     if data.data.ptr % 8:
         raise ValueError("the encode kernel needs an 8-byte aligned data buffer")
     n = int(offsets.shape[0]) - 1
+    cutting = bool(cut_size) and long_min is not None and cut_size >= MIN_CHUNK
+    if cutting:  # every string with cuts in chunks
+        long_min = min(long_min, cut_size)
+        chunk = min(chunk, long_min)
     with on_stream(stream):
         if lookups is None:
             lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
         code_offsets = cp.zeros(n + 1, cp.int64)
+        none = cp.zeros(0, cp.int64)
+        cuts = (none, none, none) if cutting else None  # until a string is longer than cut_size
         if n <= 0:
-            return cp.zeros(padded_size(0) if padded else 0, cp.uint8)[:0], code_offsets
+            codes = cp.zeros(padded_size(0) if padded else 0, cp.uint8)[:0]
+            return (codes, code_offsets, cuts) if cut_size else (codes, code_offsets)
         look = (lookups["byte_code"], lookups["pair_code"], lookups["bucket"],
                 lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
         common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
@@ -144,17 +160,32 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
                                  (*common, counts, code_offsets, codes, skip))
         if plan is not None:
-            entries, counted = chunk_codes
-            at = chunk_out(cp, plan, counted, code_offsets)
-            _fn("fsst_encode_chunks_write")(
-                (_blocks(plan.count),), (THREADS,),
-                (*_chunk_args(plan, data, offsets), *look, entries, at, codes))
-    return codes[:total], code_offsets
+            at = chunk_out(cp, plan, chunk_codes[1], code_offsets)
+            cut_lengths = valid_lengths(cp, offsets, validity) if cutting else None
+            found = _write_chunks(cp, plan, data, offsets, look, chunk_codes[0], at, codes,
+                                  cut_lengths, cut_size)
+            cuts = found if cutting else cuts
+    return (codes[:total], code_offsets, cuts) if cut_size else (codes[:total], code_offsets)
 
 
 def _chunk_args(plan, data, offsets) -> tuple:
     return (data, np.int64(data.size), offsets, plan.chunk_string, plan.chunk_first,
             plan.nchunks, np.int64(plan.chunk), np.int64(plan.count))
+
+
+def _write_chunks(cp, plan, data, offsets, look, entries, at, codes, cut_lengths, cut_size):
+    """The write pass over the long strings' chunks; with ``cut_lengths`` (the strings'
+    lengths, 0 for nulls) also the cuts every ``cut_size`` bytes inside them, compacted."""
+    cut_args = (np.int64(0), _pointer(None), _pointer(None), _pointer(None))
+    if cut_lengths is not None:
+        first = cut_slots(cp, cut_lengths, cut_size)
+        cut_code = cp.full(int(first[-1]), -1, cp.int64)
+        cut_rel = cp.zeros_like(cut_code)
+        cut_args = (np.int64(cut_size), first, cut_code, cut_rel)
+    _fn("fsst_encode_chunks_write")(
+        (_blocks(plan.count),), (THREADS,),
+        (*_chunk_args(plan, data, offsets), *look, entries, at, codes, *cut_args))
+    return None if cut_lengths is None else compact_cuts(cp, first, cut_code, cut_rel)
 
 
 def _count_chunks(cp, plan, data, offsets, look):

@@ -17,8 +17,10 @@ from fsstgpu.kernels.encode_chunks import (
     encode_chunked_cpu,
     plan_chunks,
     resolve_entries,
+    valid_lengths,
 )
 from fsstgpu.kernels.fsst_encode import chunk_maps_on_device, encode_on_device
+from fsstgpu.scan import long_string_cuts
 from fsstgpu.testing import greedy_encode
 
 POISON = 0xAB
@@ -74,6 +76,41 @@ def test_chunked_scheme_equals_the_cpu_encoder():
         want_codes, want_offsets = cpu_encoder(table, data, offsets, validity)
         assert codes.tobytes() == want_codes.tobytes()
         assert np.array_equal(code_offsets, want_offsets)
+
+
+def _cuts_of_the_cpu(table, codes, code_offsets, lengths, cut_size):
+    """long_string_cuts' cuts with their output positions made places in their strings."""
+    n = len(lengths)
+    code, out, rows = long_string_cuts([table], np.array([0, n]), codes, code_offsets, lengths,
+                                       cut_size)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    return code.tolist(), (out - starts[rows]).tolist(), rows.tolist()
+
+
+def test_chunked_scheme_finds_the_cpu_cuts():
+    """The write pass's cuts every cut_size bytes inside long strings, one slot a multiple,
+    against the CPU's walk (fsstgpu.scan.long_string_cuts)."""
+    rng = np.random.default_rng()
+    tables = adversarial_tables(rng)
+    for round_ in range(60):
+        table = tables[round_ % len(tables)]
+        data, offsets = random_strings(rng, int(rng.integers(1, 12)),
+                                       sizes=(0, 3, 64, 200, 1000, 3000))
+        n = len(offsets) - 1
+        validity = None
+        if round_ % 3 == 0:
+            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        chunk = int(rng.choice([64, 100]))
+        cut_size = chunk + int(rng.integers(0, 300))
+        long_min = int(rng.integers(chunk, cut_size + 1))
+        codes, code_offsets, cuts = encode_chunked_cpu(table, data, offsets, validity,
+                                                       long_min=long_min, chunk=chunk,
+                                                       cut_size=cut_size)
+        lengths = valid_lengths(np, offsets, validity)
+        want = _cuts_of_the_cpu(table, codes, code_offsets, lengths, cut_size)
+        assert [c.tolist() for c in cuts] == list(want)
+    with pytest.raises(ValueError, match="every string longer in chunks"):
+        encode_chunked_cpu(table, data, offsets, long_min=200, chunk=64, cut_size=100)
 
 
 def test_chunked_scheme_on_real_text(dbtext_paths):
@@ -200,3 +237,34 @@ def test_gpu_long_strings_equal_the_cpu_encoders():
             assert np.array_equal(code_offsets.get(), want_offsets), (round_, long_min)
             padding = codes.base if codes.base is not None else codes
             assert not padding[codes.size :].any()
+
+
+@pytest.mark.gpu
+def test_gpu_write_pass_finds_the_cpu_cuts():
+    """encode_on_device(..., cut_size=) against the CPU's walk of the CPU encoder's codes;
+    under 64 bytes it leaves the cuts to the host (None)."""
+    import cupy as cp
+
+    rng = np.random.default_rng()
+    tables = adversarial_tables(rng)
+    for round_ in range(24):
+        table = tables[round_ % len(tables)]
+        data, offsets = random_strings(rng, int(rng.integers(1, 30)),
+                                       sizes=(0, 5, 64, 65, 1000, 5000))
+        n = len(offsets) - 1
+        validity = None
+        if round_ % 3 == 0:
+            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        want_codes, want_offsets = cpu_encoder(table, data, offsets, validity)
+        lengths = valid_lengths(np, offsets, validity)
+        for cut_size in (40, 64, int(rng.integers(64, 2000)), 4096):
+            codes, code_offsets, cuts = encode_on_device(
+                table, cp.asarray(data), cp.asarray(offsets),
+                None if validity is None else cp.asarray(validity), fill=POISON,
+                cut_size=cut_size)
+            assert codes.get().tobytes() == want_codes.tobytes(), (round_, cut_size)
+            if cut_size < 64:
+                assert cuts is None
+                continue
+            want = _cuts_of_the_cpu(table, want_codes, want_offsets, lengths, cut_size)
+            assert [c.get().tolist() for c in cuts] == list(want), (round_, cut_size)

@@ -13,8 +13,9 @@ column (copied back: at most ``sample_bytes``). One table, one block: the CPU's 
 walks the whole column, which would bring it all back.
 
 Long strings are encoded in chunks whose entries are resolved by a scan
-(:mod:`fsstgpu.kernels.encode_chunks`), and text is checked as one UTF-8 stream. Not done yet
-(issue #25): training from a device column samples evenly rather than as the CPU
+(:mod:`fsstgpu.kernels.encode_chunks`), whose write pass also finds the split plan's cuts inside
+them (split sizes of 64 bytes and more; smaller ones walk the long strings' codes on the host),
+and text is checked as one UTF-8 stream. Not done yet (issue #25): training from a device column samples evenly rather than as the CPU
 trainer does. Files: ``compress_file(..., device="gpu")`` encodes host row groups with
 :class:`fsstgpu.gpu.block_encode.GpuBlockEncoder`.
 """
@@ -97,10 +98,11 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
             table = _trained(cp, data, offsets, lengths, sample_bytes)
         elif not isinstance(table, SymbolTable):
             table = SymbolTable.from_bytes(table)
-        codes, code_offsets = encode_on_device(table, data, offsets, validity, stream=stream,
-                                               fill=fill, padded=True)
+        codes, code_offsets, cuts = encode_on_device(table, data, offsets, validity,
+                                                     stream=stream, fill=fill, padded=True,
+                                                     cut_size=split_size)
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
-                             validity, null_count, chunks, split_size)
+                             validity, null_count, chunks, split_size, cuts)
 
 
 def _on_device(cp, strings):

@@ -33,7 +33,7 @@ _HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
 
 
 def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, lengths, validity,
-                  null_count: int, chunk_lengths, split_size: int):
+                  null_count: int, chunk_lengths, split_size: int, cuts=None):
     """The DeviceCompressedStringArray of ``n`` strings encoded on the device with ``table``.
 
     ``codes`` (uint8, ``code_offsets[-1]`` of them, in an allocation of at least
@@ -41,7 +41,9 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     ``code_offsets`` (int64, n + 1) are the encoder's; ``offsets`` (int64 from 0, n + 1),
     ``lengths`` (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths` of them) and
     ``validity`` (uint8 bitmap or None) the strings'. The result keeps ``code_offsets`` for
-    ``to_host()``.
+    ``to_host()``. ``cuts``: the encoder's cuts every ``split_size`` bytes inside the long
+    strings (``encode_on_device(..., cut_size=split_size)``), or None to find them here (the
+    long strings' codes walked on the host).
 
     Examples
     --------
@@ -68,7 +70,10 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     if ncodes:
         rows = rule2_rows(out_offsets, split_size, xp=cp).astype(cp.int64)
         row = cp.concatenate([cp.zeros(1, cp.int64), rows])
-        cuts = _long_cuts(cp, table, codes, code_offsets, lengths, out_offsets, split_size)
+        if cuts is None:
+            cuts = _long_cuts(cp, table, codes, code_offsets, lengths, out_offsets, split_size)
+        else:  # (code positions, places in their strings, rows)
+            cuts = (cuts[0].get(), (out_offsets[cuts[2]] + cuts[1]).get(), cuts[2].get())
         split_codes, split_out, split_table = assemble_splits(
             np.array([0, n], np.int64), row.get(), code_offsets[row].get(),
             out_offsets[row].get(), cuts, ncodes, total)
