@@ -215,13 +215,22 @@ def _decode_bitplane(payload, count: int, what: str, magic: bytes):
         raise CorruptDataError(f"{what}: bit-plane payload must hold unsigned values without "
                                f"delta (dtype code {head[4]}, flags {head[5]})")
     buf = np.frombuffer(payload, dtype=np.uint8)
-    if magic == b"FBP1":  # the FBP2 reader accepts only the writer's bytes itself
+    if magic == b"FBP1":  # the FBP2 reader accepts only the writer's layout itself
         _check_canonical(buf, n, 8 << head[4], what)
     try:
         values = bitplane_unpack_cpu(buf)
     except CorruptDataError as exc:
         raise CorruptDataError(f"{what}: {exc}") from None
+    if magic == b"FBP2":  # ... but any dtype: the format's is the narrowest
+        _check_narrowest(int(values.max()).bit_length() if n else 0, 8 << head[4], what)
     return values.astype(np.uint64, copy=False)
+
+
+def _check_narrowest(widest: int, bits: int, what: str) -> None:
+    """Refuse values of at most ``widest`` bits stored as wider integers than they need."""
+    if bits > 8 and widest <= bits // 2:
+        raise CorruptDataError(f"{what}: bit-plane values of at most {widest} bits stored as "
+                               f"{bits}-bit integers (the narrowest dtype is required)")
 
 
 def _check_canonical(buf: np.ndarray, n: int, bits: int, what: str) -> None:
@@ -249,10 +258,7 @@ def _check_canonical(buf: np.ndarray, n: int, bits: int, what: str) -> None:
     if tail and counts[-1] and (words[ends[-1] - counts[-1] : ends[-1]] >> np.uint32(tail)).any():
         raise CorruptDataError(f"{what}: bit-plane group {groups - 1} has bits set past the "
                                f"{n} values")
-    widest = int(counts.max()) if groups else 0
-    if bits > 8 and widest <= bits // 2:
-        raise CorruptDataError(f"{what}: bit-plane values of at most {widest} bits stored as "
-                               f"{bits}-bit integers (the narrowest dtype is required)")
+    _check_narrowest(int(counts.max()) if groups else 0, bits, what)
 
 
 def encode_offsets(offsets, codec: int = NARROW) -> bytes:

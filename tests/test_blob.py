@@ -268,6 +268,19 @@ def test_bitplane_lengths_have_one_encoding(carr, change, message):
         CompressedStringArray.from_bytes(_with_lengths(carr, forged, intcodec.BITPLANE))
 
 
+@pytest.mark.parametrize("code", [1, 3])
+def test_indexed_bitplane_lengths_have_the_narrowest_dtype(carr, code):
+    """FBP2 lengths (the default codec) stored wider than the values need are refused, as in
+    FBP1 (the spec-conformance round of session 62: they decoded to the same column)."""
+    good = intcodec.encode_uints(carr.lengths, intcodec.BITPLANE_INDEXED)
+    assert good[:4] == b"FBP2" and good[4] == 0
+    forged = good[:4] + bytes([code]) + good[5:]
+    assert CompressedStringArray.from_bytes(
+        _with_lengths(carr, good, intcodec.BITPLANE_INDEXED)).equals(carr)
+    with pytest.raises(CorruptDataError, match="narrowest dtype"):
+        CompressedStringArray.from_bytes(_with_lengths(carr, forged, intcodec.BITPLANE_INDEXED))
+
+
 def test_narrow_lengths_have_one_encoding(carr):
     """The narrow codec likewise: a width wider than the values need is refused."""
     wide = bytes([2]) + carr.lengths.astype("<u2").tobytes()
