@@ -451,10 +451,11 @@ def _check_fsst_storage(schema: pa.Schema, created_by: str, ours: bool) -> None:
                     f"column {f.name!r} is an fsstgpu.fsst column's storage without its type: "
                     "the file's footer metadata was lost or altered")
             raise CorruptDataError(
-                f"column {f.name!r} is fsstgpu.fsst storage whose symbol tables were in the "
-                f"Arrow schema (the ARROW:schema footer key) that the file's writer "
-                f"({created_by}) dropped: its strings cannot be decoded; rewrite the file "
-                "with pyarrow keeping the schema (store_schema=True), or decompress it first")
+                f"column {f.name!r} is fsstgpu.fsst storage whose extension type (the strings' "
+                f"type, their split size and, before version 4, their symbol tables: in the "
+                f"ARROW:schema footer key) the file's writer ({created_by}) dropped: its "
+                "strings cannot be decoded as they were written; rewrite the file with pyarrow "
+                "keeping the schema (store_schema=True), or decompress it first")
 
 
 def check_row_groups(metadata: pq.FileMetaData) -> None:

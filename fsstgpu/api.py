@@ -122,7 +122,9 @@ def decompress(carr, device="auto", stream=None):
     Returns
     -------
     pyarrow.Array or pyarrow.ChunkedArray
-        Exactly the original type; a ChunkedArray with the same chunks when the input was one.
+        The compressed column's Arrow type, the input's (a dictionary-encoded input comes back
+        as its values' type: :func:`compress` decoded the dictionary); a ChunkedArray with the
+        same chunks when the input was one.
 
     Raises
     ------

@@ -284,11 +284,11 @@ def test_pyarrow_rewrite_with_other_row_groups_decodes(fsst_file, tmp_path):
     assert read_table(tmp_path / "rg.parquet", device="cpu").equals(table)
 
 
-def test_pyarrow_rewrite_without_the_schema_says_the_tables_were_dropped(fsst_file, tmp_path):
+def test_pyarrow_rewrite_without_the_schema_says_the_type_was_dropped(fsst_file, tmp_path):
     path, _ = fsst_file
     pq.write_table(pq.read_table(path), tmp_path / "ns.parquet", store_schema=False)
     with pytest.raises(CorruptDataError, match=r"ns\.parquet: column 's' is fsstgpu\.fsst "
-                                               r"storage whose symbol tables .* dropped"):
+                                               r"storage whose extension type .* dropped"):
         read_table(tmp_path / "ns.parquet", device="cpu")
 
 

@@ -15,8 +15,9 @@ walks the whole column, which would bring it all back.
 Long strings are encoded in chunks whose entries are resolved by a scan
 (:mod:`fsstgpu.kernels.encode_chunks`), whose write pass also finds the split plan's cuts inside
 them (split sizes of 64 bytes and more; smaller ones walk the long strings' codes on the host),
-and text is checked as one UTF-8 stream. Not done yet (issue #25): training from a device column samples evenly rather than as the CPU
-trainer does. Files: ``compress_file(..., device="gpu")`` encodes host row groups with
+and text is checked as one UTF-8 stream. Not done yet (issue #25): training from a device
+column samples evenly rather than as the CPU trainer does. Files:
+``compress_file(..., device="gpu")`` encodes host row groups with
 :class:`fsstgpu.gpu.block_encode.GpuBlockEncoder`.
 """
 
