@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.encoding_trials import tried_encodings
+from fsstgpu.formats.file_identity import FileIdentity, descriptor
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, IpcWriter, data_batches
 from fsstgpu.formats.locations import Url, file_size, is_url, local_or_url
@@ -236,6 +237,7 @@ class Source:
         self._restore: dict[str, pa.DataType] = {}  # Parquet: types to cast columns back to
         self.ipc_compression = None  # an IPC input's body codec ("lz4", "zstd"), if any
         self._files: list[pa.NativeFile] = []
+        self._identity: FileIdentity | None = None  # the first handle's file (file_identity)
         self._first: pa.Table | None = None  # row group 0, kept by first_unit() for units()
         self._parquet = self._ipc_file = None
         try:
@@ -255,12 +257,11 @@ class Source:
                     # fsstgpu's end batch left out (found from the footer: a second handle)
                     self.num_units = data_batches(self._ipc_file, self._open())
                 else:
-                    with open_file(self.path) as f:
-                        self._ipc_schema = ipc.open_stream(f).schema
+                    self._ipc_schema = ipc.open_stream(self._open()).schema
                     self.num_units = None
                 if self.format != "parquet":
                     self.schema = IpcChecks(self._ipc_schema).schema
-                    with open_file(self.path) as f:
+                    with self.reopen() as f:
                         self.ipc_compression = ipc_compression(f, self.format)
                 _refuse_repeated_names(self.path, self.schema)
                 # See the module docstring: no pool threads near a Python-defined type.
@@ -275,15 +276,40 @@ class Source:
         return ipc.IpcReadOptions(use_threads=self.use_threads)
 
     def _open(self) -> pa.NativeFile:
-        f = open_file(self.path)
+        """A handle kept until :meth:`close`: the first one is the file the read holds to."""
+        f = self.reopen()
         self._files.append(f)
+        if self._identity is None and len(self._files) == 1:
+            self._identity = FileIdentity.of(descriptor(f))
         return f
+
+    def reopen(self) -> pa.NativeFile:
+        """Open the input again (the caller closes it): CorruptDataError if the path now
+        names another file, or this one changed (:mod:`~fsstgpu.formats.file_identity`)."""
+        f = open_file(self.path)
+        if self._identity is not None:
+            try:
+                self._identity.check(descriptor(f), self.path)
+            except BaseException:
+                f.close()
+                raise
+        return f
+
+    def check_unchanged(self) -> None:
+        """CorruptDataError if the input changed since it was opened (called when a read
+        ends: a rewrite in place changes the bytes under the read)."""
+        if self._identity is not None:
+            self._identity.check_unchanged(self.path)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        try:
+            if exc_type is None:
+                self.check_unchanged()
+        finally:
+            self.close()
         return False
 
     def close(self) -> None:
@@ -356,6 +382,7 @@ class Source:
                     unit = self._restored(self.rows_checked(i, self.read_row_group(
                         self._parquet, i, columns)))
                 yield unit
+            self.check_unchanged()
             return
         checks = IpcChecks(self._ipc_schema)
         if self.format == "arrow":
@@ -367,9 +394,11 @@ class Source:
                     yield pa.Table.from_batches([batch]).select(names)
             with reading(self.path):
                 checks.finish()
+            self.check_unchanged()
             return
         with reading(self.path):
-            reader = ipc.open_stream(self._open(), options=self._ipc_options())
+            stream = self._open()
+            reader = ipc.open_stream(stream, options=self._ipc_options())
         for i in itertools.count():
             with reading(self.path, f"record batch {i}: "):
                 try:
@@ -387,6 +416,12 @@ class Source:
                 yield pa.Table.from_batches([batch]).select(names)
         with reading(self.path):
             checks.finish(reader.stats)
+        self.check_unchanged()
+        if self._identity is not None and stream.tell() < self._identity.size:
+            # another stream after this one's end (two files joined), or damage pyarrow
+            # took for the end: either way not this stream's rows alone
+            raise CorruptDataError(f"{self.path}: {self._identity.size - stream.tell()} bytes "
+                                   "after the end of the stream")
 
     def restored(self, name: str, column):
         """Column ``name`` of a Parquet row group cast back to the type it was written with

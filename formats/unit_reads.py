@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fsstgpu.formats.rowgroups import Source, open_file, reading
+from fsstgpu.formats.rowgroups import Source, reading
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "default_workers", "joined_chunks",
            "parallel_units", "row_group_runs", "run_label", "run_units"]
@@ -216,7 +216,7 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
         with lock:
             entry = handles.get(me)
         if entry is None:
-            f = open_file(source.path)
+            f = source.reopen()  # the file the read began with, or an error
             entry = [f, pq.ParquetFile(f, memory_map=False, page_checksum_verification=True), 0]
         with lock:
             handles[me] = entry
@@ -245,6 +245,7 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
                 pending.append(submit(runs[following]))
                 following += 1
             yield run, unit
+        source.check_unchanged()  # a rewrite in place changes the bytes under the reads
         finished = True
     finally:
         if finished:

@@ -349,9 +349,6 @@ def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed
     from fsstgpu.formats.rowgroups import Source
 
     opened = []
-    real_open = unit_reads.open_file
-    monkeypatch.setattr(unit_reads, "open_file",
-                        lambda path: opened.append(real_open(path)) or opened[-1])
     release, blocked = threading.Event(), threading.Event()
 
     def convert(k, name, column):
@@ -361,6 +358,8 @@ def test_a_reader_left_early_waits_for_nothing_and_closes_its_handles(compressed
         return column
 
     with Source(compressed / "c.parquet") as source:
+        real_reopen = source.reopen  # the reading threads' handles
+        monkeypatch.setattr(source, "reopen", lambda: opened.append(real_reopen()) or opened[-1])
         reader = unit_reads.parallel_units(source, workers=4, convert=convert)
         assert len(next(reader)) == len(source.schema.names)
         assert blocked.wait(30)
