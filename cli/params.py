@@ -3,7 +3,9 @@ usage errors (exit 2) listing the valid choices."""
 
 from __future__ import annotations
 
+import errno
 import glob
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -60,6 +62,7 @@ def dataset_or_file(value: str) -> str:
 
     if is_dataset_name(value) or value == "-":  # - : standard input (cli/stdio.py)
         return value
+    looked_at(value)
     path = Path(value)
     if path.is_dir():  # a folder of files is a dataset for compress / decompress, not here
         raise typer.BadParameter(
@@ -80,7 +83,7 @@ def one_file(value: str) -> str:
     (stdin); otherwise a usage error saying what it is instead."""
 
     path = Path(value)
-    if value == "-" or is_url(value) or path.is_file() or is_stream(path):
+    if value == "-" or is_url(value) or (looked_at(value) and path.is_file()) or is_stream(path):
         return value
     if path.is_dir():
         raise typer.BadParameter(f"{printable(value)!r} is a folder: give one file")
@@ -93,9 +96,14 @@ def roundtrip_source(value: str) -> str:
     """PATH of ``roundtrip``: what :func:`dataset_or_file` accepts, a dataset of files (a
     folder, a glob pattern matching files) or ``-`` (stdin); otherwise a usage error."""
 
-    if value == "-" or (not is_dataset_name(value) and (
-            Path(value).is_dir() or (glob.has_magic(value) and glob.glob(value, recursive=True)))):
+    if value == "-":
         return value
+    if not is_dataset_name(value):
+        if looked_at(value):  # a file named like a glob pattern is that file
+            if Path(value).is_dir():
+                return value
+        elif glob.has_magic(value) and glob.glob(value, recursive=True):
+            return value
     return dataset_or_file(value)
 
 
@@ -120,14 +128,36 @@ def input_location(value: str) -> str:
     glob pattern matching files, a URL (checked when opened) or ``-`` (stdin); otherwise a
     usage error."""
 
+    if value == "-" or is_url(value):
+        return value
     path = Path(value)
-    if path.exists() and not (path.is_file() or path.is_dir() or is_stream(path)):
-        raise typer.BadParameter(f"{printable(value)!r} is not a regular file (a device or "
-                                 "socket): give a file, a folder, a pipe or - (stdin)")
-    if value == "-" or is_url(value) or path.exists() or (
-            glob.has_magic(value) and glob.glob(value, recursive=True)):
+    if looked_at(value):  # a file named like a glob pattern is that file
+        if not (path.is_file() or path.is_dir() or is_stream(path)):
+            raise typer.BadParameter(f"{printable(value)!r} is not a regular file (a device or "
+                                     "socket): give a file, a folder, a pipe or - (stdin)")
+        return value
+    if glob.has_magic(value) and glob.glob(value, recursive=True):
         return value
     raise typer.BadParameter(f"{printable(value)!r}: no such file, folder or matching files")
+
+
+def looked_at(value: str) -> bool:
+    """Whether the local path ``value`` names something; a usage error naming the reason when
+    it cannot be looked at (a folder on the way without permission, a name too long, a loop of
+    symbolic links), where pathlib's ``exists()`` raises.
+
+    Examples
+    --------
+    >>> looked_at("/"), looked_at("/no/such/path")
+    (True, False)
+    """
+    try:
+        os.stat(value)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return False
+        raise typer.BadParameter(f"{printable(value)!r}: {exc.strerror}") from None
+    return True
 
 
 class FileOrDataset(str):
@@ -152,9 +182,12 @@ DataIn = Annotated[PathOrUrl, typer.Argument(
 
 
 def is_dataset(value: str) -> bool:
-    if glob.has_magic(value):
-        return True
-    return Url(value).is_dir() if is_url(value) else Path(value).is_dir()
+    """Whether IN is a dataset: a folder, or a glob pattern that is not itself a file's name."""
+    if is_url(value):
+        return glob.has_magic(value) or Url(value).is_dir()
+    if looked_at(value):
+        return Path(value).is_dir()
+    return glob.has_magic(value)
 
 
 OutFile = Annotated[PathOrUrl, typer.Argument(

@@ -415,3 +415,32 @@ def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, pla
     assert pq.read_table(back / "in.parquet").equals(pq.read_table(plain))
     res = runner.invoke(app, ["compress", "-", str(out)], input=plain.read_bytes())
     assert res.exit_code == 2 and "standard input has no name" in res.stderr
+
+
+def test_a_file_named_like_a_glob_pattern_is_that_file(tmp_path):
+    """A real file whose name holds glob characters is that file, not a pattern: before, IN
+    'br[1].parquet' matched br1.parquet and compressed it (session 62's hostile-environment
+    round)."""
+    named = tmp_path / "br[1].parquet"
+    pq.write_table(pa.table({"s": ["the real one"] * 10}), named)
+    pq.write_table(pa.table({"s": ["another file"] * 10}), tmp_path / "br1.parquet")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    run("compress", named, folder)
+    assert [p.name for p in folder.iterdir()] == ["br[1].parquet"]
+    run("decompress", folder / "br[1].parquet", tmp_path / "back.parquet")
+    assert pq.read_table(tmp_path / "back.parquet")["s"][0].as_py() == "the real one"
+    run("compress", named, tmp_path / "one.parquet")  # a file OUT, not "a dataset's folder"
+    run("roundtrip", named)
+
+
+@pytest.mark.parametrize("command", ["compress", "decompress", "inspect", "roundtrip", "train"])
+def test_an_input_that_cannot_be_looked_at_is_a_usage_error(tmp_path, command):
+    """A name too long (or a folder without permission) is a usage error naming the reason,
+    not a PermissionError / OSError traceback from pathlib's exists()."""
+    name = tmp_path / ("x" * 300 + ".parquet")
+    outs = {"compress": [tmp_path / "o.parquet"], "decompress": [tmp_path / "o.parquet"],
+            "train": [tmp_path / "t.fsst"]}
+    res = run(command, name, *outs.get(command, []), code=2)
+    said = " ".join((res.stderr + res.stdout).replace("│", " ").split())  # rich's box unwrapped
+    assert "File name too long" in said
