@@ -17,6 +17,13 @@ is removed. Readers therefore see either no output or the complete one, never a 
   :class:`StaleTemporaryFileWarning` naming it.
 * **Errors name the output.** An error about the temporary file, or a full disk (or quota, or
   file size limit) that pyarrow's writers report naming no file, is raised naming the output.
+* **No wider reading than the data had.** The output is created as any new file (mode 0o666
+  less the umask), except that the group, or everyone else, may not read it when they may not
+  read an input or the output it replaces (a private input gives a private output, as ``cp``
+  and ``gzip`` keep it; ``--force`` does not loosen a replaced file's permissions).
+* **A replaced output survives a crash.** With ``force`` over an existing file, the new file's
+  data reaches the disk (``fsync``) before it takes the name, and the folder after: a power
+  loss leaves the old file or the new one, never an empty one under the name.
 
 >>> import os, tempfile
 >>> from fsstgpu.formats.atomic import atomic_output
@@ -92,7 +99,11 @@ def remove_stale_temporaries(directory) -> list[Path]:
     """
     host = _host()
     removed = []
-    with os.scandir(directory) as entries:
+    try:
+        listing = os.scandir(directory)
+    except PermissionError:  # a folder we may write but not list (mode -wx): nothing to clean
+        return removed
+    with listing as entries:
         for entry in entries:
             match = _TEMP_NAME.search(entry.name)
             if (match is None or not entry.name.startswith(".") or match["host"] != host
@@ -135,7 +146,7 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
         if is_url(src):  # a remote input cannot be a local output
             continue
         src = Path(src)
-        if src.resolve() == dst.resolve() or (
+        if _resolved(src) == _resolved(dst) or (
             dst.exists() and src.exists() and os.path.samefile(src, dst)
         ):
             raise ValueError(f"{dst}: the output is the input file; choose another output path")
@@ -155,6 +166,43 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     if not parent.is_dir():
         raise FileNotFoundError(f"{dst}: directory {parent} does not exist")
     return dst
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, a loop of symbolic links an OSError (pathlib: RuntimeError)."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
+
+
+def _creation_mode(dst: Path, force: bool, inputs) -> int:
+    """The mode the output is created with (the umask applies too): 0o666, less group / other
+    access where an input (a local file), or the output ``force`` replaces, keeps them from
+    reading it."""
+    mode = 0o666
+    sources = [Path(p) for p in inputs if not is_url(p)]
+    if force:
+        sources.append(dst)
+    for src in sources:
+        try:
+            st = os.stat(src)
+        except OSError:
+            continue
+        if not st.st_mode & 0o040:  # the group may not read it
+            mode &= ~0o060
+        if not st.st_mode & 0o004:  # nor may others
+            mode &= ~0o006
+    return mode
+
+
+def _fsync(path, flags: int = os.O_RDONLY) -> None:
+    """Flush ``path`` (a file; a folder's entries with ``os.O_DIRECTORY``) to the disk."""
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _check_url_output(dst: Url, *, force: bool, inputs) -> Url:
@@ -177,7 +225,8 @@ def _url_output(dst: Url, *, force: bool):
     import tempfile
 
     fs, path = dst.filesystem()
-    with _new_temporary(Path(tempfile.gettempdir()), ".fsstgpu-upload") as made:
+    # private: the shared temporary folder is not where the output's readers are decided
+    with _new_temporary(Path(tempfile.gettempdir()), ".fsstgpu-upload", 0o600) as made:
         tmp = str(made)
     try:
         yield tmp
@@ -194,9 +243,9 @@ def _url_output(dst: Url, *, force: bool):
 
 
 @contextlib.contextmanager
-def _new_temporary(folder: Path, prefix: str):
-    """Create an empty file ``<prefix>.<random>.<pid>@<host>.fsstgpu-tmp`` in ``folder`` and
-    yield its path; it is removed if anything interrupts, before the block or in it.
+def _new_temporary(folder: Path, prefix: str, mode: int = 0o666):
+    """Create an empty file ``<prefix>.<random>.<pid>@<host>.fsstgpu-tmp`` in ``folder`` (with
+    ``mode``) and yield its path; it is removed if anything interrupts, before the block or in it.
 
     A stop signal's handler raises in the main thread at whatever point it has reached, whichever
     thread took the signal (blocking it on the main thread alone did not hold it off: a codec
@@ -208,8 +257,8 @@ def _new_temporary(folder: Path, prefix: str):
     try:
         while True:
             tmp = folder / f"{prefix}.{secrets.token_hex(4)}.{os.getpid()}@{_host()}{TEMP_SUFFIX}"
-            try:  # mode 0o666 less the umask: the mode any new file gets
-                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            try:  # ``mode`` less the umask (0o666: the mode any new file gets)
+                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
                 break
             except FileExistsError:  # a random name taken: draw again
                 continue
@@ -290,10 +339,16 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
         warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
                       StaleTemporaryFileWarning, stacklevel=3)
     name = os.fsdecode(os.fsencode(dst.name)[:_NAME_BYTES])
+    folder = dst.absolute().parent
     try:
-        with _new_temporary(dst.absolute().parent, f".{name}") as tmp:
+        with _new_temporary(folder, f".{name}", _creation_mode(dst, force, inputs)) as tmp:
             yield str(tmp)
+            replacing = force and os.path.lexists(dst)
+            if replacing:  # the old file goes: the new one must be on the disk first
+                _fsync(tmp)
             _put_in_place(tmp, dst, force)
+            if replacing:
+                _fsync(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:  # about the temporary file: the user named dst, not it
         if str(exc.filename or "").endswith(TEMP_SUFFIX):
             raise _naming(exc, dst) from None

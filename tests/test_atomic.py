@@ -17,6 +17,7 @@ from fsstgpu.formats.atomic import (
     TEMP_SUFFIX,
     StaleTemporaryFileWarning,
     atomic_output,
+    check_output,
     remove_stale_temporaries,
 )
 
@@ -198,3 +199,50 @@ def test_an_output_inside_a_file_says_the_file_is_not_a_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         with atomic_output(tmp_path / "no" / "b.parquet"):
             pass
+
+
+def test_outputs_are_read_by_no_one_the_inputs_keep_out(tmp_path):
+    """A private input gives a private output, and force does not loosen a replaced file's
+    permissions (before: always 0o666 less the umask, as cp and gzip do not; session 62's
+    hostile-environment round)."""
+    old = os.umask(0o022)
+    try:
+        src = tmp_path / "in.bin"
+        src.write_bytes(b"secret")
+        cases = ((0o600, 0o600), (0o640, 0o640), (0o644, 0o644), (0o604, 0o604), (0o666, 0o644))
+        for mode, want in cases:
+            os.chmod(src, mode)
+            dst = tmp_path / f"out{mode:o}.bin"
+            with atomic_output(dst, inputs=[src]) as tmp:
+                Path(tmp).write_bytes(b"x")
+            assert stat.S_IMODE(os.stat(dst).st_mode) == want, oct(mode)
+        os.chmod(src, 0o644)
+        kept = tmp_path / "kept.bin"
+        kept.write_bytes(b"old")
+        os.chmod(kept, 0o600)
+        with atomic_output(kept, force=True, inputs=[src]) as tmp:
+            Path(tmp).write_bytes(b"new")
+        assert kept.read_bytes() == b"new" and stat.S_IMODE(os.stat(kept).st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_a_folder_that_cannot_be_listed_still_takes_outputs(tmp_path, monkeypatch):
+    """A -wx folder cannot be listed for stale temporaries (before: PermissionError, the
+    output refused although it could be created): nothing is cleaned, the write goes on."""
+    def refused(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(atomic.os, "scandir", refused)
+    assert remove_stale_temporaries(tmp_path) == []
+    with atomic_output(tmp_path / "out.bin") as tmp:
+        Path(tmp).write_bytes(b"x")
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_a_loop_of_links_as_output_is_an_os_error(tmp_path):
+    loop = tmp_path / "loop.bin"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError, match="Too many levels of symbolic links"):
+        check_output(loop, force=True, inputs=[tmp_path / "in.bin"])
