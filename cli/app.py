@@ -11,6 +11,7 @@ not name, a column the file lacks) exit 2 and list the valid choices.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import time
 import warnings
@@ -607,11 +608,10 @@ def main():
             code = 0
         except SystemExit as exc:
             code = exc.code
+        except KeyboardInterrupt:  # a stop signal while typer builds the command
+            code = None if received else 130
     if received and code != 128 + received[0]:
-        import signal
-
-        name = signal.Signals(received[0]).name
-        sys.stderr.write(f"fsstgpu: error: stopped by {name}\n")
+        sys.stderr.write(f"fsstgpu: error: stopped by {signal.Signals(received[0]).name}\n")
         code = 128 + received[0]
     sys.exit(code)
 

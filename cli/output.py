@@ -52,7 +52,8 @@ EXIT_CODES_HELP = (
     "fsstgpu did not compress, a dataset's output named as a file or inside its input); 3 GPU "
     "requested but "
     "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
-    "SIGTERM, 129 SIGHUP; no partial output is left; 141, quietly, when the reader of "
+    "SIGTERM, 129 SIGHUP; no partial file is left: a dataset keeps the files it finished; "
+    "141, quietly, when the reader of "
     "standard output went away)."
 )
 
@@ -176,9 +177,9 @@ def handle_errors():
     except (typer.Exit, typer.TyperException):
         raise
     except Stopped as exc:
-        fail(f"stopped by {exc}; no partial output was left", exc.exit_code)
+        fail(f"stopped by {exc}; no partial file was left", exc.exit_code)
     except KeyboardInterrupt:
-        fail("interrupted; no partial output was left", EXIT_INTERRUPTED)
+        fail("interrupted; no partial file was left", EXIT_INTERRUPTED)
     except DeviceError as exc:
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:

@@ -53,7 +53,7 @@ def test_stop_signal_removes_the_temporary_file(big_input, tmp_path, signum):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum, err
     name = signal.Signals(signum).name
-    assert err == f"fsstgpu: error: stopped by {name}; no partial output was left\n"
+    assert err == f"fsstgpu: error: stopped by {name}; no partial file was left\n"
     assert out == "" and list(tmp_path.iterdir()) == []
 
 
@@ -132,3 +132,23 @@ def test_stop_signals_keeps_ignored_signals_ignored():
             assert stop.value.exit_code == 143 and received == [signal.SIGTERM]
     finally:
         signal.signal(signal.SIGHUP, old)
+
+
+def test_stopped_while_typer_builds_the_command(monkeypatch, capsys):
+    """A stop signal before any command runs (typer still building it): exit 143 and one
+    line, not a traceback ending in Stopped with exit 1 (session 62's hostile-environment
+    round: 3 of 60 SIGTERMs at 0.42-0.45 s)."""
+    def building():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)  # the handler raises here
+
+    monkeypatch.setattr(app_module, "app", building)
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with pytest.raises(SystemExit) as stop:
+            main()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    out, err = capsys.readouterr()
+    assert stop.value.code == 143 and out == ""
+    assert err == "fsstgpu: error: stopped by SIGTERM\n"
