@@ -141,6 +141,9 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     """
     if is_url(dst):
         return _check_url_output(Url(dst), force=force, inputs=inputs)
+    if isinstance(dst, str) and dst.endswith(("/", os.sep)) and not os.path.isdir(dst):
+        # a trailing slash names a folder (pathlib drops it): not a file to create
+        raise NotADirectoryError(f"{dst}: no such directory (a name ending in / is a folder)")
     dst = Path(dst)
     for src in inputs:
         if is_url(src):  # a remote input cannot be a local output

@@ -246,3 +246,10 @@ def test_a_loop_of_links_as_output_is_an_os_error(tmp_path):
     loop.symlink_to(loop)
     with pytest.raises(OSError, match="Too many levels of symbolic links"):
         check_output(loop, force=True, inputs=[tmp_path / "in.bin"])
+
+
+def test_an_output_named_with_a_trailing_slash_is_a_folder(tmp_path):
+    """'new.parquet/' (no such folder) was created as a file; cp refuses it too."""
+    with pytest.raises(NotADirectoryError, match="a name ending in / is a folder"):
+        check_output(f"{tmp_path}/new.parquet/")
+    assert not (tmp_path / "new.parquet").exists()
