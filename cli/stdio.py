@@ -15,19 +15,39 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from fsstgpu.cli.output import EXIT_USAGE, alias, fail
+from fsstgpu.formats.atomic import StaleTemporaryFileWarning, owner_gone, owner_tag
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
 __all__ = ["STDIO", "is_stream", "stdin_file", "stdout_file"]
 
 #: The name that stands for standard input (as IN) or output (as OUT).
 STDIO = "-"
+#: a spool folder's name: ``fsstgpu-stdin-<pid>@<host>-<random>`` (tempfile adds the random)
+_SPOOL = re.compile(r"^fsstgpu-std(?:in|out)-(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9_-]*)-[^-]+$")
+
+
+def _spool(kind: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder for standard input or output, tagged with this process; the spools
+    of processes that ended without removing theirs (SIGKILL: up to a whole input each) are
+    removed first, with a StaleTemporaryFileWarning naming them."""
+    top = tempfile.gettempdir()
+    with contextlib.suppress(OSError), os.scandir(top) as entries:
+        for entry in entries:
+            match = _SPOOL.match(entry.name)
+            if match and owner_gone(int(match["pid"]), match["host"]):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                warnings.warn(f"removed {entry.path}, a spool left by a process that has "
+                              "ended", StaleTemporaryFileWarning, stacklevel=3)
+    return tempfile.TemporaryDirectory(prefix=f"fsstgpu-{kind}-{owner_tag()}-")
 
 
 def is_stream(path) -> bool:
@@ -48,7 +68,7 @@ def stdin_file(src):
     if src != STDIO and not is_stream(src):
         yield src
         return
-    with tempfile.TemporaryDirectory(prefix="fsstgpu-stdin-") as folder:
+    with _spool("stdin") as folder:
         path = Path(folder) / "stdin"
         with open(path, "wb") as f:
             if src == STDIO:
@@ -73,7 +93,7 @@ def stdout_file(dst, suffix: str):
     if sys.stdout.isatty():
         fail("OUT - writes the file to standard output, which is a terminal here: redirect it "
              "(> file, | command)", EXIT_USAGE)
-    with tempfile.TemporaryDirectory(prefix="fsstgpu-stdout-") as folder:
+    with _spool("stdout") as folder:
         path = Path(folder) / f"stdout{suffix}"
         with alias(path, "<stdout>"):
             yield path

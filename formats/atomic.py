@@ -51,6 +51,8 @@ __all__ = [
     "StaleTemporaryFileWarning",
     "atomic_output",
     "check_output",
+    "owner_gone",
+    "owner_tag",
     "remove_stale_temporaries",
 ]
 
@@ -82,6 +84,28 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def owner_tag() -> str:
+    """``<pid>@<host>`` of this process: what temporary names carry, so that the next run can
+    tell a dead process's litter (:func:`owner_gone`) from a live one's."""
+    return f"{os.getpid()}@{_host()}"
+
+
+def owner_gone(pid: int, host: str) -> bool:
+    """Whether the process ``pid`` of host ``host`` (an :func:`owner_tag`'s parts) is a process
+    of this host that has ended (one of another host, or a reused id, counts as alive: the
+    safe mistake).
+
+    Examples
+    --------
+    >>> import os
+    >>> from fsstgpu.formats.atomic import owner_gone, owner_tag
+    >>> pid, host = owner_tag().split("@")
+    >>> owner_gone(int(pid), host), owner_gone(int(pid), "another-host")
+    (False, False)
+    """
+    return host == _host() and not _pid_alive(pid)
+
+
 def remove_stale_temporaries(directory) -> list[Path]:
     """Remove the temporary files in ``directory`` whose writing process has died.
 
@@ -97,7 +121,6 @@ def remove_stale_temporaries(directory) -> list[Path]:
     >>> remove_stale_temporaries(d)
     []
     """
-    host = _host()
     removed = []
     try:
         listing = os.scandir(directory)
@@ -106,8 +129,8 @@ def remove_stale_temporaries(directory) -> list[Path]:
     with listing as entries:
         for entry in entries:
             match = _TEMP_NAME.search(entry.name)
-            if (match is None or not entry.name.startswith(".") or match["host"] != host
-                    or _pid_alive(int(match["pid"]))):
+            if (match is None or not entry.name.startswith(".")
+                    or not owner_gone(int(match["pid"]), match["host"])):
                 continue
             with contextlib.suppress(FileNotFoundError):  # another process got there first
                 os.unlink(entry.path)
@@ -259,7 +282,7 @@ def _new_temporary(folder: Path, prefix: str, mode: int = 0o666):
     tmp = None
     try:
         while True:
-            tmp = folder / f"{prefix}.{secrets.token_hex(4)}.{os.getpid()}@{_host()}{TEMP_SUFFIX}"
+            tmp = folder / f"{prefix}.{secrets.token_hex(4)}.{owner_tag()}{TEMP_SUFFIX}"
             try:  # ``mode`` less the umask (0o666: the mode any new file gets)
                 os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
                 break

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -17,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fsstgpu.cli.app import app
-from fsstgpu.formats.atomic import TEMP_SUFFIX, atomic_output
+from fsstgpu.cli.stdio import stdin_file
+from fsstgpu.formats.atomic import TEMP_SUFFIX, StaleTemporaryFileWarning, atomic_output, owner_tag
 from fsstgpu.formats.files import NotCompressedError, decompress_file
 
 runner = CliRunner()
@@ -444,3 +446,24 @@ def test_an_input_that_cannot_be_looked_at_is_a_usage_error(tmp_path, command):
     res = run(command, name, *outs.get(command, []), code=2)
     said = " ".join((res.stderr + res.stdout).replace("│", " ").split())  # rich's box unwrapped
     assert "File name too long" in said
+
+
+def test_spools_of_killed_processes_are_removed_by_the_next(tmp_path, plain, monkeypatch):
+    """A process killed (SIGKILL) while spooling stdin leaves its copy of the input in the
+    temporary folder; the next run that spools removes it, naming it, and keeps live ones."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead, alive = int(done.stdout), os.getpid()
+    host = owner_tag().split("@")[1]
+    stale = tmp_path / f"fsstgpu-stdin-{dead}@{host}-abc123"
+    live = tmp_path / f"fsstgpu-stdout-{alive}@{host}-def456"
+    for folder in (stale, live):
+        folder.mkdir()
+        (folder / "stdin.parquet").write_bytes(plain.read_bytes())
+    with pytest.warns(StaleTemporaryFileWarning, match="a spool left by a process"):
+        with open(plain, "rb") as f:
+            monkeypatch.setattr(sys, "stdin", type("In", (), {"buffer": f})())
+            with stdin_file("-") as path:
+                assert Path(path).read_bytes() == plain.read_bytes()
+    assert not stale.exists() and live.exists()
