@@ -86,10 +86,11 @@ def valid_lengths(xp, offsets, validity=None):
     return xp.where(valid.astype(bool), lengths, 0)
 
 
-def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN,
-                chunk: int = CHUNK) -> ChunkPlan | None:
+def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN, chunk: int = CHUNK,
+                lengths=None) -> ChunkPlan | None:
     """The chunks of the strings longer than ``long_min`` bytes, or None where there are none
-    (one wait for the device: the chunks' count).
+    (one wait for the device: the chunks' count); ``lengths``: :func:`valid_lengths`' answer,
+    where the caller has it.
 
     Examples
     --------
@@ -102,7 +103,8 @@ def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN,
         # every long string gets a chunk; a chunk's codes fit the count kernel's int32
         raise ValueError(f"chunks of at least 64 bytes for strings longer than them, below "
                          f"2**28 (chunk={chunk}, long_min={long_min})")
-    lengths = valid_lengths(xp, offsets, validity)
+    if lengths is None:
+        lengths = valid_lengths(xp, offsets, validity)
     if len(lengths) == 0:
         return None
     nchunks = xp.where(lengths > long_min, lengths // chunk, 0)

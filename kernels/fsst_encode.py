@@ -92,7 +92,8 @@ def _fn(name: str):
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
-                     lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0):
+                     lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0,
+                     lengths=None):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
@@ -108,7 +109,8 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     longer than it (:func:`fsstgpu.scan.long_string_cuts`' rule) as their codes are written:
     ``cuts`` is ``(code positions, places in their strings, rows)``, or None where the write
     pass cannot (``cut_size`` under 64, or ``long_min=None``); every string longer than
-    ``cut_size`` is then encoded in chunks.
+    ``cut_size`` is then encoded in chunks. ``lengths``: the strings' lengths, 0 for nulls
+    (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths`), where the caller has them.
 
     Examples
     --------
@@ -141,8 +143,10 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                 lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
         common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
         # no string can be long in a column of at most long_min bytes: no wait for the plan
+        if long_min is not None and data.size > long_min and lengths is None:
+            lengths = valid_lengths(cp, offsets, validity)
         plan = None if long_min is None or data.size <= long_min else \
-            plan_chunks(cp, offsets, validity, long_min=long_min, chunk=chunk)
+            plan_chunks(cp, offsets, validity, long_min=long_min, chunk=chunk, lengths=lengths)
         skip = np.int64(np.iinfo(np.int64).max if plan is None else long_min)
         counts = code_offsets[1:]
         _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
@@ -151,7 +155,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             chunk_codes = _count_chunks(cp, plan, data, offsets, look)
             counts += string_codes(cp, plan, chunk_codes[1])
         code_offsets[1:] = cp.cumsum(counts)
-        total = int(code_offsets[-1])  # the one wait: the codes' size
+        total = int(code_offsets[-1])  # a wait: the codes' size (long strings: also plan_chunks')
         codes = cp.empty(padded_size(total) if padded else max(total, 1), cp.uint8)
         if fill is not None:
             codes.fill(fill)
@@ -161,7 +165,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                                  (*common, counts, code_offsets, codes, skip))
         if plan is not None:
             at = chunk_out(cp, plan, chunk_codes[1], code_offsets)
-            cut_lengths = valid_lengths(cp, offsets, validity) if cutting else None
+            cut_lengths = lengths if cutting else None
             found = _write_chunks(cp, plan, data, offsets, look, chunk_codes[0], at, codes,
                                   cut_lengths, cut_size)
             cuts = found if cutting else cuts

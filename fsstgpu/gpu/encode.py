@@ -92,16 +92,17 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     split_size = check_split_size(int(split_size))
     with on_stream(stream):
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
-        if not checked:
-            _check(cp, type_, n, data, offsets, validity)
-        lengths = valid_lengths(cp, offsets, validity)  # for the sample and the splits
+        span = None if checked else _check(cp, n, data, offsets, validity)
+        lengths = valid_lengths(cp, offsets, validity)  # for the checks, sample, chunks, splits
+        if span is not None and is_text(type_):
+            _check_text(cp, type_, data, offsets, validity, lengths, *span)
         if table is None:
             table = _trained(cp, data, offsets, lengths, sample_bytes)
         elif not isinstance(table, SymbolTable):
             table = SymbolTable.from_bytes(table)
         codes, code_offsets, cuts = encode_on_device(table, data, offsets, validity,
                                                      stream=stream, fill=fill, padded=True,
-                                                     cut_size=split_size)
+                                                     cut_size=split_size, lengths=lengths)
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
                              validity, null_count, chunks, split_size, cuts)
 
@@ -132,28 +133,34 @@ def _on_device(cp, strings):
             plain.null_count, plain.chunk_lengths, True)
 
 
-def _check(cp, type_, n, data, offsets, validity) -> None:
+def _check(cp, n, data, offsets, validity) -> tuple[int, int]:
     """Device input is outside data: every check a CPU column gets (arrow_layout.check_arrow),
-    before any kernel reads by the offsets."""
+    before any kernel reads by the offsets (UTF-8: :func:`_check_text`). Returns the strings'
+    bytes ``[lo, hi)``."""
     if int(offsets.shape[0]) != n + 1:
         raise CorruptDataError(f"{int(offsets.shape[0])} offsets for {n} strings")
     if validity is not None and int(validity.size) < (n + 7) // 8:
         raise CorruptDataError(f"a validity bitmap of {int(validity.size)} bytes for {n} "
                                "strings")
-    if n:
-        bad = cp.stack([offsets[0] < 0, offsets[-1] > data.size,
-                        cp.any(offsets[1:] < offsets[:-1]), offsets[0], offsets[-1]])
-        first, past, decreasing, lo, hi = (int(b) for b in bad.get())
-        if first or past or decreasing:
-            raise CorruptDataError("the device strings' offsets lie outside their data or "
-                                   "decrease")
-        if is_text(type_) and not _text_streams_ok(cp, data, offsets, validity, lo, hi):
-            bad = first_invalid_utf8(data, offsets, validity)
-            if bad >= 0:
-                raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
+    if not n:
+        return 0, 0
+    bad = cp.stack([offsets[0] < 0, offsets[-1] > data.size,
+                    cp.any(offsets[1:] < offsets[:-1]), offsets[0], offsets[-1]])
+    first, past, decreasing, lo, hi = (int(b) for b in bad.get())
+    if first or past or decreasing:
+        raise CorruptDataError("the device strings' offsets lie outside their data or decrease")
+    return lo, hi
 
 
-def _text_streams_ok(cp, data, offsets, validity, lo: int, hi: int) -> bool:
+def _check_text(cp, type_, data, offsets, validity, lengths, lo: int, hi: int) -> None:
+    """CorruptDataError naming the first valid string that is not UTF-8, if any."""
+    if not _text_streams_ok(cp, data, offsets, lengths, lo, hi):
+        bad = first_invalid_utf8(data, offsets, validity)
+        if bad >= 0:
+            raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
+
+
+def _text_streams_ok(cp, data, offsets, lengths, lo: int, hi: int) -> bool:
     """Whether every valid string is UTF-8, checked at the device's pace: the bytes
     ``[lo, hi)`` as one stream (:func:`~fsstgpu.kernels.fsst_decode.launch_check_utf8`, 16
     bytes a thread) and no valid non-empty string starting or ending inside a character. False
@@ -164,7 +171,7 @@ def _text_streams_ok(cp, data, offsets, validity, lo: int, hi: int) -> bool:
     err = cp.zeros(1, cp.int32)
     launch_check_utf8(data, [(lo, hi, 0)], err)
     starts, ends = offsets[:-1], offsets[1:]
-    nonempty = valid_lengths(cp, offsets, validity) > 0
+    nonempty = lengths > 0  # (0 for nulls)
     last = max(int(data.size) - 1, 0)
     inside = (data[cp.minimum(starts, last)] & 0xC0) == 0x80
     inside |= (ends < hi) & ((data[cp.minimum(ends, last)] & 0xC0) == 0x80)
