@@ -14,6 +14,7 @@ and a terminal on stdout is refused (binary data would garble it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -33,6 +34,19 @@ __all__ = ["STDIO", "is_stream", "stdin_file", "stdout_file"]
 STDIO = "-"
 #: a spool folder's name: ``fsstgpu-stdin-<pid>@<host>-<random>`` (tempfile adds the random)
 _SPOOL = re.compile(r"^fsstgpu-std(?:in|out)-(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9_-]*)-[^-]+$")
+
+
+@contextlib.contextmanager
+def _spool_errors(name: str):
+    """A full disk, quota or file size limit while spooling: the error says it is the
+    temporary folder's, not the disk behind ``name`` (standard input or output)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        raise OSError(exc.errno, f"{os.strerror(exc.errno)} in the temporary folder "
+                      f"{tempfile.gettempdir()} (TMPDIR) while spooling", name) from None
 
 
 def _spool(kind: str) -> tempfile.TemporaryDirectory:
@@ -70,7 +84,7 @@ def stdin_file(src):
         return
     with _spool("stdin") as folder:
         path = Path(folder) / "stdin"
-        with open(path, "wb") as f:
+        with _spool_errors("<stdin>" if src == STDIO else str(src)), open(path, "wb") as f:
             if src == STDIO:
                 shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
             else:
@@ -95,7 +109,7 @@ def stdout_file(dst, suffix: str):
              "(> file, | command)", EXIT_USAGE)
     with _spool("stdout") as folder:
         path = Path(folder) / f"stdout{suffix}"
-        with alias(path, "<stdout>"):
+        with _spool_errors("<stdout>"), alias(path, "<stdout>"):
             yield path
         sys.stdout.flush()
         try:

@@ -9,7 +9,10 @@ is removed. Readers therefore see either no output or the complete one, never a 
   system without hard links, an ``O_EXCL`` create claims the name first). With ``force`` it is
   ``rename``, which replaces the old file in one step.
 * **Inputs are never overwritten**, also when the output names one of them through a link;
-  nor is anything that is not a regular file (a device such as ``/dev/null``, a FIFO).
+  nor is anything that is not a regular file (a device such as ``/dev/null``, a FIFO). An
+  output that is a link is replaced as a name: ``force`` over a symbolic link puts the new file
+  in the link's place (its target keeps its content), over a hard link it gives the name a file
+  of its own (``cp -f`` would write through both; a rename cannot).
 * **Litter from killed processes is cleaned up.** A temporary file is named
   ``.<output name>.<random>.<pid>@<host>.fsstgpu-tmp``; a process killed before it could remove
   it (SIGKILL, power loss) leaves it behind, and the next :func:`atomic_output` in that folder

@@ -467,3 +467,23 @@ def test_spools_of_killed_processes_are_removed_by_the_next(tmp_path, plain, mon
             with stdin_file("-") as path:
                 assert Path(path).read_bytes() == plain.read_bytes()
     assert not stale.exists() and live.exists()
+
+
+def test_a_full_temporary_folder_is_named_when_spooling(tmp_path, plain, monkeypatch):
+    """ENOSPC while spooling standard input: the message names the temporary folder (TMPDIR),
+    not a disk behind <stdin> (before: '[Errno 28] No space left on device', no file)."""
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spools))
+
+    def full(src, dst, length=0):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("shutil.copyfileobj", full)
+    with open(plain, "rb") as f:
+        monkeypatch.setattr(sys, "stdin", type("In", (), {"buffer": f})())
+        with pytest.raises(OSError, match=f"temporary folder {spools} .TMPDIR.") as err:
+            with stdin_file("-"):
+                pass
+    assert err.value.filename == "<stdin>"
+    assert not any(spools.iterdir())  # the spool removed
