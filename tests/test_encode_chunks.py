@@ -24,6 +24,8 @@ from fsstgpu.scan import long_string_cuts
 from fsstgpu.testing import greedy_encode
 
 POISON = 0xAB
+#: string sizes of the GPU rounds: around the 64-byte chunk and over 1024-byte ones
+GPU_SIZES = (0, 5, 64, 65, 1000, 5000)
 ALPHABET = np.frombuffer(b"aabab\xffc\x00", np.uint8)
 
 
@@ -59,16 +61,21 @@ def cpu_encoder(table, data, offsets, validity=None):
     return native.encode_blocks([table], data, offsets, np.array([0, n], np.int64))
 
 
+def random_case(rng, tables, round_: int, sizes=(0, 3, 200, 1000, 3000)):
+    """Round ``round_``'s table (in turn), strings and validity (every third round)."""
+    table = tables[round_ % len(tables)]
+    data, offsets = random_strings(rng, int(rng.integers(1, 30)), sizes)
+    validity = None
+    if round_ % 3 == 0:
+        validity = np.packbits(rng.random(len(offsets) - 1) < 0.7, bitorder="little")
+    return table, data, offsets, validity
+
+
 def test_chunked_scheme_equals_the_cpu_encoder():
     rng = np.random.default_rng()
     tables = adversarial_tables(rng)
     for round_ in range(80):
-        table = tables[round_ % len(tables)]
-        data, offsets = random_strings(rng, int(rng.integers(1, 12)))
-        n = len(offsets) - 1
-        validity = None
-        if round_ % 3 == 0:
-            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        table, data, offsets, validity = random_case(rng, tables, round_)
         chunk = int(rng.choice([64, 100, 256]))
         long_min = chunk + int(rng.integers(0, 300))
         codes, code_offsets = encode_chunked_cpu(table, data, offsets, validity,
@@ -93,13 +100,8 @@ def test_chunked_scheme_finds_the_cpu_cuts():
     rng = np.random.default_rng()
     tables = adversarial_tables(rng)
     for round_ in range(60):
-        table = tables[round_ % len(tables)]
-        data, offsets = random_strings(rng, int(rng.integers(1, 12)),
-                                       sizes=(0, 3, 64, 200, 1000, 3000))
-        n = len(offsets) - 1
-        validity = None
-        if round_ % 3 == 0:
-            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        table, data, offsets, validity = random_case(rng, tables, round_,
+                                                     (0, 3, 64, 200, 1000, 3000))
         chunk = int(rng.choice([64, 100]))
         cut_size = chunk + int(rng.integers(0, 300))
         long_min = int(rng.integers(chunk, cut_size + 1))
@@ -219,13 +221,7 @@ def test_gpu_long_strings_equal_the_cpu_encoders():
     rng = np.random.default_rng()
     tables = adversarial_tables(rng)
     for round_ in range(40):
-        table = tables[round_ % len(tables)]
-        data, offsets = random_strings(rng, int(rng.integers(1, 30)),
-                                       sizes=(0, 5, 64, 65, 1000, 5000))
-        n = len(offsets) - 1
-        validity = None
-        if round_ % 3 == 0:
-            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        table, data, offsets, validity = random_case(rng, tables, round_, GPU_SIZES)
         want_codes, want_offsets = cpu_encoder(table, data, offsets, validity)
         chunk = int(rng.choice([64, 100, 1024]))
         for long_min in (None, chunk + int(rng.integers(0, 300))):
@@ -248,13 +244,7 @@ def test_gpu_write_pass_finds_the_cpu_cuts():
     rng = np.random.default_rng()
     tables = adversarial_tables(rng)
     for round_ in range(24):
-        table = tables[round_ % len(tables)]
-        data, offsets = random_strings(rng, int(rng.integers(1, 30)),
-                                       sizes=(0, 5, 64, 65, 1000, 5000))
-        n = len(offsets) - 1
-        validity = None
-        if round_ % 3 == 0:
-            validity = np.packbits(rng.random(n) < 0.7, bitorder="little")
+        table, data, offsets, validity = random_case(rng, tables, round_, GPU_SIZES)
         want_codes, want_offsets = cpu_encoder(table, data, offsets, validity)
         lengths = valid_lengths(np, offsets, validity)
         for cut_size in (40, 64, int(rng.integers(64, 2000)), 4096):
