@@ -317,6 +317,7 @@ class Source:
         for f in self._files:
             f.close()
         self._files.clear()
+        self._identity = None  # its descriptor is closed (and may be reused)
 
     def unit(self, k: int, columns: list[str] | None = None) -> pa.Table:
         """Row group / batch ``k`` alone (an IPC stream is read up to it), with every column
