@@ -196,7 +196,8 @@ def compress(
     dst: OutFile,
     columns: Annotated[str | None, typer.Option(
         metavar="COL[,COL...]",
-        help="Columns to compress, comma-separated (default: every string/binary column).")
+        help="Columns to compress, comma-separated (default: every string/binary column that is "
+             "not dictionary-encoded, and every list/struct/map column holding strings).")
     ] = None,
     format: FormatOpt = None,
     sample_bytes: Annotated[int | None, typer.Option(
@@ -226,8 +227,7 @@ def compress(
     scheduler: SchedulerOpt = None,
     json_: JsonOpt = False,
 ):
-    """Compress the string columns of a Parquet / Arrow IPC file (or of every file of a
-    dataset, into the folder OUT) with FSST."""
+    """Compress the string columns of a Parquet / Arrow IPC file or dataset with FSST."""
     options = dict(sample_bytes=sample_bytes, table=table, parquet_codec=parquet_codec.value,
                    zstd_level=zstd_level, row_group_rows=row_group_rows, level=level.value,
                    device=device.value)
@@ -285,8 +285,7 @@ def decompress(
     scheduler: SchedulerOpt = None,
     json_: JsonOpt = False,
 ):
-    """Restore the original string columns of a file written by `fsstgpu compress` (or of
-    every file of such a dataset, into the folder OUT)."""
+    """Restore the string columns of a file or dataset written by `fsstgpu compress`."""
     with handle_errors():
         if is_dataset(src):
             if format is not None:
@@ -440,11 +439,12 @@ def bench(
              "into FILE.svg (or FILE.png, with matplotlib installed).")] = None,
     json_: JsonOpt = False,
 ):
-    """Benchmark compression and decompression (`fsstgpu bench kernels`: the GPU kernels;
-    `fsstgpu bench files`: Parquet sizes, writes, reads and reads onto the GPU against pyarrow).
+    """Benchmark compression and decompression beside their yardsticks.
 
-    The benchmarks live in the source checkout's benchmarks/ folder (they are not installed):
-    run this from a clone with an editable install (exit code 2 otherwise).
+    `fsstgpu bench kernels`: the GPU kernels; `fsstgpu bench files`: Parquet sizes, writes,
+    reads and reads onto the GPU against pyarrow. The benchmarks live in the source checkout's
+    benchmarks/ folder (they are not installed): run this from a clone with an editable install
+    (exit code 2 otherwise).
     """
 
     with handle_errors():
@@ -567,7 +567,7 @@ def datasets_generate(
     force: ForceOpt = False,
     json_: JsonOpt = False,
 ):
-    """Generate a synthetic string column and write it as a one-column file named NAME."""
+    """Generate a synthetic string column and write it as a one-column file (column NAME)."""
     with handle_errors():
         import pyarrow as pa
 

@@ -177,7 +177,8 @@ class PathOrUrl(str):
 DataIn = Annotated[PathOrUrl, typer.Argument(
     metavar="IN", parser=PathOrUrl, callback=input_location,
     help="Input Parquet or Arrow IPC file (- reads standard input, and a pipe such as "
-         "<(command) is read the same way); or a dataset: a folder (its files, recursively), a "
+         "<(command) is read the same way); or a dataset: a folder (its Parquet / Arrow IPC "
+         "files, recursively), a "
          "quoted glob pattern, or an fsspec URL (s3://, gs://, memory://) of either.")]
 
 

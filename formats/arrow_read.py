@@ -38,7 +38,7 @@ from fsstgpu.native.scan import ROWS_OK
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
 from fsstgpu.splits import plan_splits
 from fsstgpu.symbol_table import MAX_SYMBOL_LENGTH, SymbolTable
-from fsstgpu.types import INT32_MAX, narrow_offsets
+from fsstgpu.types import INT32_MAX, integer_dtype, narrow_offsets
 
 __all__ = ["EXTENSION_NAME", "MAX_BLOCKS", "decode_column", "from_extension_array",
            "is_fsst_type", "output_chunks", "table_runs"]
@@ -394,7 +394,7 @@ def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:
     for part in parts:
         m = len(part)
         if m:
-            raw = buffer_values(part.buffers()[1], part.type.to_pandas_dtype(), part.offset, m)
+            raw = buffer_values(part.buffers()[1], integer_dtype(part.type), part.offset, m)
             if raw.dtype == np.uint64 and int(raw.max()) >= 2**62:
                 raise CorruptDataError(f"{EXTENSION_NAME}: a length of {int(raw.max())} bytes")
             out[pos : pos + m] = raw
@@ -484,7 +484,7 @@ def _length_bound(lengths: pa.Array) -> float:
         return 0.0
     if not pa.types.is_unsigned_integer(lengths.type) or lengths.buffers()[1] is None:
         return float("inf")  # not a storage we wrote: from_extension_array names the fault
-    dtype = np.dtype(lengths.type.to_pandas_dtype())
+    dtype = integer_dtype(lengths.type)
     values = np.frombuffer(lengths.buffers()[1], dtype)[lengths.offset:][: len(lengths)]
     return float(values.sum(dtype=np.float64))
 

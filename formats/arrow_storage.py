@@ -26,6 +26,7 @@ import pyarrow as pa
 from fsstgpu.formats.arrow import TABLE_DICTIONARY, FsstType, distinct_tables, extension_type_for
 from fsstgpu.formats.arrow_read import MAX_BLOCKS, from_extension_array, table_runs
 from fsstgpu.splits import interior_cuts
+from fsstgpu.types import integer_dtype
 
 __all__ = ["MAX_BLOCKS", "GrowingTables", "from_extension_array", "table_runs",
            "to_extension_array"]
@@ -95,10 +96,10 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
                                       int(carr.null_count))
     width = storage_type.field("lengths").type
     lengths = np.asarray(carr.lengths)
-    if n and int(lengths.max()) > np.iinfo(width.to_pandas_dtype()).max:
+    if n and int(lengths.max()) > np.iinfo(integer_dtype(width)).max:
         raise ValueError(f"a string of {int(lengths.max())} bytes does not fit {width} lengths")
-    lengths_arr = pa.array(lengths.astype(width.to_pandas_dtype()), type=width)
-    cuts_arr = _pack_cuts(carr, code_offsets, np.dtype(width.to_pandas_dtype()))
+    lengths_arr = pa.array(lengths.astype(integer_dtype(width)), type=width)
+    cuts_arr = _pack_cuts(carr, code_offsets, integer_dtype(width))
     children = [codes_arr, lengths_arr, cuts_arr]
     if ext_type.version == 4:
         children.append(_table_per_string(carr))

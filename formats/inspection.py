@@ -27,9 +27,11 @@ def inspect_file(path) -> dict:
         ``path``, ``format``, ``file_bytes``, ``rows``, ``units`` (row groups or record
         batches), ``unit_rows`` (rows per unit), ``schema_metadata`` (keys), and ``columns``: a
         list of dicts with ``name``, ``type`` (the original type), ``stored_type``, ``codec``
-        (``"fsst"`` or ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk
-        sizes; None for Arrow IPC, whose bodies are compressed whole and hold a dictionary
-        once, so that a column's bytes are not told apart), ``null_count``; for fsst columns
+        (``"fsst"``, ``"fsst-nested"`` for a list / struct / map column with fsst leaves, or
+        ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk sizes, 0 for a
+        nested fsst column, whose leaves are not summed; None for Arrow IPC, whose bodies are
+        compressed whole and hold a dictionary once, so that a column's bytes are not told
+        apart), ``null_count``; for fsst columns
         also ``string_bytes`` (uncompressed), ``codes_bytes``, ``ratio`` (string bytes /
         (codes + table bytes)), ``file_ratio`` (string bytes / stored bytes; NaN for IPC) and
         ``tables``: one summary per symbol table

@@ -34,6 +34,7 @@ __all__ = [
     "INT32_MAX",
     "SUPPORTED_TYPES",
     "check_type",
+    "integer_dtype",
     "is_string_like",
     "is_supported",
     "is_text",
@@ -63,6 +64,23 @@ _LARGE = dict(zip(SUPPORTED_TYPES, (pa.large_string(), pa.large_string(), pa.lar
 _TEXT = frozenset((pa.string(), pa.large_string(), pa.string_view()))
 _VIEWS = frozenset((pa.string_view(), pa.binary_view()))
 _NARROW_OFFSETS = frozenset((pa.string(), pa.binary()))
+
+
+def integer_dtype(type_: pa.DataType) -> np.dtype:
+    """The little-endian NumPy dtype of an Arrow integer type. (pyarrow 25's
+    ``to_pandas_dtype`` imports pandas, which fsstgpu does not need.)
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.types import integer_dtype
+    >>> integer_dtype(pa.uint32()), integer_dtype(pa.int64())
+    (dtype('uint32'), dtype('int64'))
+    """
+    if not pa.types.is_integer(type_):
+        raise TypeError(f"{type_} is not an integer type")
+    kind = "u" if pa.types.is_unsigned_integer(type_) else "i"
+    return np.dtype(f"<{kind}{type_.bit_width // 8}")
 
 
 def is_supported(type_: pa.DataType) -> bool:

@@ -250,3 +250,11 @@ def test_the_formats_take_the_column_limits():
 
     assert blob.MAX_BLOCKS == arrow_storage.MAX_BLOCKS == gpu_layout.MAX_TABLES == 65536
     assert limits.MAX_TABLES == 65536 and limits.MAX_SPLIT_SIZE == 2**63 - 1
+
+
+def test_no_call_of_to_pandas_dtype():
+    """The package never asks pyarrow for a pandas dtype: pyarrow 25's to_pandas_dtype imports
+    pandas, which fsstgpu does not need (fsstgpu.types.integer_dtype instead)."""
+    calls = [key for key, path in FILES
+             if path.suffix == ".py" and ".to_pandas_dtype()" in path.read_text()]
+    assert calls == []

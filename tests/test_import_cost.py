@@ -29,3 +29,27 @@ def test_the_file_functions_load_on_first_use(fresh_python, name):
     out = fresh_python(f"import fsstgpu.formats as f; from fsstgpu.formats import {name}; "
                        f"print(callable({name}), {name!r} in dir(f), {name!r} in f.__all__)")
     assert out == "True True True"
+
+
+def test_files_round_trip_without_pandas(fresh_python, tmp_path):
+    """pandas is optional: compress_file, read_table and decompress_file work with it unable
+    to import. (pyarrow 25's DataType.to_pandas_dtype imports pandas: the README's first
+    command failed on Python 3.10, which gets pyarrow 25, with "No module named 'pandas'".)"""
+    hide = ("import sys\n"
+            "class NoPandas:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'pandas' or name.startswith('pandas.'):\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, NoPandas())\n")
+    out = fresh_python(hide +
+                       "import pyarrow as pa, pyarrow.parquet as pq\n"
+                       "from fsstgpu.formats import compress_file, decompress_file, read_table\n"
+                       f"d = {str(tmp_path)!r}\n"
+                       "t = pa.table({'s': ['ab', None, 'abc'] * 100, 'n': range(300)})\n"
+                       "pq.write_table(t, d + '/in.parquet')\n"
+                       "compress_file(d + '/in.parquet', d + '/c.parquet')\n"
+                       "assert read_table(d + '/c.parquet', device='cpu').equals(t)\n"
+                       "decompress_file(d + '/c.parquet', d + '/d.parquet')\n"
+                       "print(pq.read_table(d + '/d.parquet').equals(t))")
+    assert out == "True"
+
