@@ -389,7 +389,13 @@ WalkCuts walk_mode(const WalkInput& in, int threads) {
     std::vector<WalkCuts> parts(nchunks);
     parallel_for(int64_t(nchunks), threads, [&](int64_t t) {
         const bool last = size_t(t) + 1 == nchunks;
-        const int64_t i_end = Mode == kOffsets || last ? in.n : starts[t + 1].i;
+        // kOffsets: a chunk walks no string the next one writes (one started from a wrong
+        // guess of the strings at its split point would otherwise write offsets_out[i] for
+        // strings the chunk before also writes); one that gets there first stops (kStopped)
+        // and the merge walks on from there serially, as for any wrong guess
+        const int64_t i_end = last ? in.n
+                              : Mode == kOffsets ? starts[t + 1].i + (starts[t + 1].mid ? 1 : 0)
+                                                 : starts[t + 1].i;
         const int64_t stop = Mode == kOffsets ? stops[t] : kNoStop;
         results[t] = run<Mode>(in, ends[t], i_end, stop, merge.cap, parts[t]);
     });
