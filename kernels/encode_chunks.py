@@ -37,9 +37,9 @@ import numpy as np
 
 from fsstgpu import native
 
-__all__ = ["CHUNK", "ENTRIES", "LONG_MIN", "MIN_CHUNK", "ChunkPlan", "chunk_maps_cpu", "chunk_out",
-           "compact_cuts", "cut_slots", "encode_chunked_cpu", "plan_chunks", "resolve_entries",
-           "string_codes"]
+__all__ = ["CHUNK", "ENTRIES", "LONG_MIN", "MIN_CHUNK", "ChunkPlan", "chunk_counts",
+           "chunk_maps_cpu", "chunk_out", "compact_cuts", "cut_slots", "encode_chunked_cpu",
+           "plan_chunks", "plan_from_counts", "resolve_entries", "string_codes"]
 
 #: strings longer than this many bytes are encoded in chunks (not measured yet: issue #25)
 LONG_MIN = 4096
@@ -90,7 +90,8 @@ def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN, chunk: 
                 lengths=None) -> ChunkPlan | None:
     """The chunks of the strings longer than ``long_min`` bytes, or None where there are none
     (one wait for the device: the chunks' count); ``lengths``: :func:`valid_lengths`' answer,
-    where the caller has it.
+    where the caller has it. (:func:`chunk_counts` and :func:`plan_from_counts` are its two
+    halves, for a caller that brings back more in the same wait.)
 
     Examples
     --------
@@ -99,17 +100,29 @@ def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN, chunk: 
     >>> plan.nchunks.tolist(), plan.chunk_string.tolist(), plan.count, plan.most
     ([0, 2, 0, 3], [1, 1, 3, 3, 3], 5, 3)
     """
+    if lengths is None:
+        lengths = valid_lengths(xp, offsets, validity)
+    nchunks, ends = chunk_counts(xp, lengths, long_min=long_min, chunk=chunk)
+    if len(lengths) == 0:
+        return None
+    count, most = (int(v) for v in _host(xp.stack([ends[-1], nchunks.max()])))
+    return plan_from_counts(xp, nchunks, ends, count, most, chunk)
+
+
+def chunk_counts(xp, lengths, *, long_min: int, chunk: int):
+    """Each string's chunks (0 for strings of at most ``long_min`` bytes and nulls: their
+    ``lengths`` are 0) and their running sum, on the strings' device."""
     if not MIN_CHUNK <= chunk <= long_min < 1 << 28:
         # every long string gets a chunk; a chunk's codes fit the count kernel's int32
         raise ValueError(f"chunks of at least 64 bytes for strings longer than them, below "
                          f"2**28 (chunk={chunk}, long_min={long_min})")
-    if lengths is None:
-        lengths = valid_lengths(xp, offsets, validity)
-    if len(lengths) == 0:
-        return None
     nchunks = xp.where(lengths > long_min, lengths // chunk, 0)
-    ends = xp.cumsum(nchunks)
-    count, most = (int(v) for v in _host(xp.stack([ends[-1], nchunks.max()])))
+    return nchunks, xp.cumsum(nchunks)
+
+
+def plan_from_counts(xp, nchunks, ends, count: int, most: int, chunk: int) -> ChunkPlan | None:
+    """The plan of :func:`chunk_counts`' arrays, given their ``count`` (``ends[-1]``) and
+    ``most`` (``nchunks.max()``) brought back; None without chunks."""
     if count == 0:
         return None
     chunk_string = xp.searchsorted(ends, xp.arange(count), side="right")

@@ -25,10 +25,11 @@ from fsstgpu.kernels.encode_chunks import (
     CHUNK,
     LONG_MIN,
     MIN_CHUNK,
+    chunk_counts,
     chunk_out,
     compact_cuts,
     cut_slots,
-    plan_chunks,
+    plan_from_counts,
     resolve_entries,
     string_codes,
     valid_lengths,
@@ -142,20 +143,29 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         look = (lookups["byte_code"], lookups["pair_code"], lookups["bucket"],
                 lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
         common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
-        # no string can be long in a column of at most long_min bytes: no wait for the plan
-        if long_min is not None and data.size > long_min and lengths is None:
-            lengths = valid_lengths(cp, offsets, validity)
-        plan = None if long_min is None or data.size <= long_min else \
-            plan_chunks(cp, offsets, validity, long_min=long_min, chunk=chunk, lengths=lengths)
-        skip = np.int64(np.iinfo(np.int64).max if plan is None else long_min)
+        # no string can be long in a column of at most long_min bytes
+        chunking = long_min is not None and data.size > long_min
+        if chunking:
+            if lengths is None:
+                lengths = valid_lengths(cp, offsets, validity)
+            nchunks, ends = chunk_counts(cp, lengths, long_min=long_min, chunk=chunk)
+        skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
         counts = code_offsets[1:]
         _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
                                   (*common, counts, code_offsets, data, skip))
-        if plan is not None:
-            chunk_codes = _count_chunks(cp, plan, data, offsets, look)
-            counts += string_codes(cp, plan, chunk_codes[1])
         code_offsets[1:] = cp.cumsum(counts)
-        total = int(code_offsets[-1])  # a wait: the codes' size (long strings: also plan_chunks')
+        plan = None
+        if chunking:  # the one wait without long strings: their chunks and the codes' size
+            count, most, total = (int(v) for v in cp.stack(
+                [ends[-1], nchunks.max(), code_offsets[-1]]).get())
+            plan = plan_from_counts(cp, nchunks, ends, count, most, chunk)
+        if plan is not None:  # a second wait: the codes' size with the long strings'
+            chunk_codes = _count_chunks(cp, plan, data, offsets, look)
+            # (the running sums are linear: the long strings' codes add theirs)
+            code_offsets[1:] += cp.cumsum(string_codes(cp, plan, chunk_codes[1]))
+            total = int(code_offsets[-1])
+        elif not chunking:
+            total = int(code_offsets[-1])  # the one wait: the codes' size
         codes = cp.empty(padded_size(total) if padded else max(total, 1), cp.uint8)
         if fill is not None:
             codes.fill(fill)
