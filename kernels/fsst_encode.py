@@ -135,13 +135,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         if lookups is None:
             lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
         code_offsets = cp.zeros(n + 1, cp.int64)
-        none = cp.zeros(0, cp.int64)
-        cuts = (none, none, none) if cutting else None  # until a string is longer than cut_size
+        cuts = (cp.zeros(0, cp.int64),) * 3 if cutting else None  # (no string longer yet)
         if n <= 0:
             codes = cp.zeros(padded_size(0) if padded else 0, cp.uint8)[:0]
             return (codes, code_offsets, cuts) if cut_size else (codes, code_offsets)
-        look = (lookups["byte_code"], lookups["pair_code"], lookups["bucket"],
-                lookups["cand_val"], lookups["cand_len"], lookups["cand_code"])
+        look = _in_kernel_order(lookups)
         common = (data, np.int64(data.size), offsets, np.int64(n), _pointer(validity), *look)
         # no string can be long in a column of at most long_min bytes
         chunking = long_min is not None and data.size > long_min
@@ -160,7 +158,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                 [ends[-1], nchunks.max(), code_offsets[-1]]).get())
             plan = plan_from_counts(cp, nchunks, ends, count, most, chunk)
         if plan is not None:  # a second wait: the codes' size with the long strings'
-            chunk_codes = _count_chunks(cp, plan, data, offsets, look)
+            chunk_codes = resolve_entries(cp, plan, *_chunk_maps(cp, plan, data, offsets, look))
             # (the running sums are linear: the long strings' codes add theirs)
             code_offsets[1:] += cp.cumsum(string_codes(cp, plan, chunk_codes[1]))
             total = int(code_offsets[-1])
@@ -202,14 +200,22 @@ def _write_chunks(cp, plan, data, offsets, look, entries, at, codes, cut_lengths
     return None if cut_lengths is None else compact_cuts(cp, first, cut_code, cut_rel)
 
 
-def _count_chunks(cp, plan, data, offsets, look):
-    """The count pass over the long strings' chunks and the resolved entries: ``(entries,
-    codes)`` of every chunk (:func:`~fsstgpu.kernels.encode_chunks.resolve_entries`)."""
-    exits = cp.empty((plan.count, 8), cp.uint8)
-    counts = cp.empty((plan.count, 8), cp.int32)
+def _in_kernel_order(lookups: dict) -> tuple:
+    """:func:`encode_lookups`' arrays (on the device) as the kernels take them
+    (``ENC_TABLE_PARAMS`` in fsst_encode.cu)."""
+    return tuple(lookups[name] for name in ("byte_code", "pair_code", "bucket", "cand_val",
+                                             "cand_len", "cand_code"))
+
+
+def _chunk_maps(cp, plan, data, offsets, look, *, poison: bool = False):
+    """The count pass over the long strings' chunks: where the parse from each of a chunk's 8
+    entries leaves it, and its codes (``poison``: the outputs filled first, for tests)."""
+    shape = (plan.count, 8)
+    exits = cp.full(shape, 0xAB, cp.uint8) if poison else cp.empty(shape, cp.uint8)
+    counts = cp.full(shape, -1, cp.int32) if poison else cp.empty(shape, cp.int32)
     _fn("fsst_encode_chunks_count")((_blocks(plan.count),), (THREADS,),
                                     (*_chunk_args(plan, data, offsets), *look, exits, counts))
-    return resolve_entries(cp, plan, exits, counts)
+    return exits, counts
 
 
 def chunk_maps_on_device(table, data, offsets, plan, *, stream=None):
@@ -218,13 +224,8 @@ def chunk_maps_on_device(table, data, offsets, plan, *, stream=None):
     :func:`~fsstgpu.kernels.encode_chunks.chunk_maps_cpu`."""
     cp = get_cupy()
     with on_stream(stream):
-        look = tuple(cp.asarray(v) for v in encode_lookups(table).values())
-        exits = cp.full((plan.count, 8), 0xAB, cp.uint8)
-        counts = cp.full((plan.count, 8), -1, cp.int32)
-        _fn("fsst_encode_chunks_count")((_blocks(plan.count),), (THREADS,),
-                                        (*_chunk_args(plan, data, offsets), *look, exits,
-                                         counts))
-    return exits, counts
+        look = _in_kernel_order({k: cp.asarray(v) for k, v in encode_lookups(table).items()})
+        return _chunk_maps(cp, plan, data, offsets, look, poison=True)
 
 
 def first_invalid_utf8(data, offsets, validity=None, *, stream=None) -> int:
