@@ -14,7 +14,6 @@ and a terminal on stdout is refused (binary data would garble it).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import shutil
@@ -25,7 +24,12 @@ import warnings
 from pathlib import Path
 
 from fsstgpu.cli.output import EXIT_USAGE, alias, fail
-from fsstgpu.formats.atomic import StaleTemporaryFileWarning, owner_gone, owner_tag
+from fsstgpu.formats.atomic import (
+    WRITE_ERRORS,
+    StaleTemporaryFileWarning,
+    owned_by_ended,
+    owner_tag,
+)
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
 __all__ = ["STDIO", "is_stream", "stdin_file", "stdout_file"]
@@ -43,7 +47,7 @@ def _spool_errors(name: str):
     try:
         yield
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        if exc.errno not in WRITE_ERRORS:
             raise
         raise OSError(exc.errno, f"{os.strerror(exc.errno)} in the temporary folder "
                       f"{tempfile.gettempdir()} (TMPDIR) while spooling", name) from None
@@ -53,14 +57,10 @@ def _spool(kind: str) -> tempfile.TemporaryDirectory:
     """A temporary folder for standard input or output, tagged with this process; the spools
     of processes that ended without removing theirs (SIGKILL: up to a whole input each) are
     removed first, with a StaleTemporaryFileWarning naming them."""
-    top = tempfile.gettempdir()
-    with contextlib.suppress(OSError), os.scandir(top) as entries:
-        for entry in entries:
-            match = _SPOOL.match(entry.name)
-            if match and owner_gone(int(match["pid"]), match["host"]):
-                shutil.rmtree(entry.path, ignore_errors=True)
-                warnings.warn(f"removed {entry.path}, a spool left by a process that has "
-                              "ended", StaleTemporaryFileWarning, stacklevel=3)
+    for entry in owned_by_ended(tempfile.gettempdir(), _SPOOL):
+        shutil.rmtree(entry.path, ignore_errors=True)
+        warnings.warn(f"removed {entry.path}, a spool left by a process that has ended",
+                      StaleTemporaryFileWarning, stacklevel=3)
     return tempfile.TemporaryDirectory(prefix=f"fsstgpu-{kind}-{owner_tag()}-")
 
 

@@ -54,14 +54,16 @@ __all__ = [
     "StaleTemporaryFileWarning",
     "atomic_output",
     "check_output",
-    "owner_gone",
+    "WRITE_ERRORS",
     "owner_tag",
+    "owned_by_ended",
     "remove_stale_temporaries",
 ]
 
 #: Every temporary file fsstgpu writes ends with this.
 TEMP_SUFFIX = ".fsstgpu-tmp"
-_TEMP_NAME = re.compile(r"\.(?P<pid>[0-9]+)@(?P<host>[^@/]*)" + re.escape(TEMP_SUFFIX) + "$")
+_TEMP_NAME = re.compile(r"^\..*\.(?P<pid>[0-9]+)@(?P<host>[^@/]*)" + re.escape(TEMP_SUFFIX)
+                        + "$")
 # Errors of link() that mean "this file system has no hard links", not "the name is taken".
 _NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
 _NAME_BYTES = 120  # of the output's name kept in the temporary name (file names: 255 bytes)
@@ -89,24 +91,32 @@ def _pid_alive(pid: int) -> bool:
 
 def owner_tag() -> str:
     """``<pid>@<host>`` of this process: what temporary names carry, so that the next run can
-    tell a dead process's litter (:func:`owner_gone`) from a live one's."""
+    tell a dead process's litter (:func:`owned_by_ended`) from a live one's."""
     return f"{os.getpid()}@{_host()}"
 
 
-def owner_gone(pid: int, host: str) -> bool:
-    """Whether the process ``pid`` of host ``host`` (an :func:`owner_tag`'s parts) is a process
-    of this host that has ended (one of another host, or a reused id, counts as alive: the
-    safe mistake).
+def owned_by_ended(directory, pattern: re.Pattern) -> list[os.DirEntry]:
+    """The entries of ``directory`` whose names ``pattern`` finds with an :func:`owner_tag`'s
+    parts (groups ``pid`` and ``host``) of a process of this host that has ended (one of
+    another host, or a reused id, counts as alive: the safe mistake); none where the folder
+    may be written but not listed (mode -wx).
 
     Examples
     --------
-    >>> import os
-    >>> from fsstgpu.formats.atomic import owner_gone, owner_tag
-    >>> pid, host = owner_tag().split("@")
-    >>> owner_gone(int(pid), host), owner_gone(int(pid), "another-host")
-    (False, False)
+    >>> import os, re, tempfile
+    >>> from fsstgpu.formats.atomic import owned_by_ended, owner_tag
+    >>> d = tempfile.mkdtemp()
+    >>> os.mkdir(os.path.join(d, f"x-{owner_tag()}"))  # this process: alive
+    >>> owned_by_ended(d, re.compile(r"^x-(?P<pid>[0-9]+)@(?P<host>.*)$"))
+    []
     """
-    return host == _host() and not _pid_alive(pid)
+    try:
+        listing = os.scandir(directory)
+    except PermissionError:
+        return []
+    with listing as entries:
+        return [entry for entry in entries if (match := pattern.search(entry.name))
+                and match["host"] == _host() and not _pid_alive(int(match["pid"]))]
 
 
 def remove_stale_temporaries(directory) -> list[Path]:
@@ -125,19 +135,10 @@ def remove_stale_temporaries(directory) -> list[Path]:
     []
     """
     removed = []
-    try:
-        listing = os.scandir(directory)
-    except PermissionError:  # a folder we may write but not list (mode -wx): nothing to clean
-        return removed
-    with listing as entries:
-        for entry in entries:
-            match = _TEMP_NAME.search(entry.name)
-            if (match is None or not entry.name.startswith(".")
-                    or not owner_gone(int(match["pid"]), match["host"])):
-                continue
-            with contextlib.suppress(FileNotFoundError):  # another process got there first
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
+    for entry in owned_by_ended(directory, _TEMP_NAME):
+        with contextlib.suppress(FileNotFoundError):  # another process got there first
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
     return removed
 
 
@@ -300,7 +301,7 @@ def _new_temporary(folder: Path, prefix: str, mode: int = 0o666):
 
 
 #: errors only a write can give (a full disk or quota, a file past the size limit)
-_WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def _naming(exc: OSError, dst: Path) -> OSError:
@@ -381,7 +382,7 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
     except OSError as exc:  # about the temporary file: the user named dst, not it
         if str(exc.filename or "").endswith(TEMP_SUFFIX):
             raise _naming(exc, dst) from None
-        if exc.filename is None and exc.errno in _WRITE_ERRORS:
+        if exc.filename is None and exc.errno in WRITE_ERRORS:
             # pyarrow's writers name no file ("Error writing bytes to file"): a full disk is
             # the output's, which the user must be told of by name
             raise OSError(exc.errno, os.strerror(exc.errno), str(dst)) from None
