@@ -271,7 +271,7 @@ def encode_chunked_cpu(table, data: np.ndarray, offsets: np.ndarray, validity=No
     offsets = np.ascontiguousarray(offsets, np.int64)
     n = len(offsets) - 1
     lengths = valid_lengths(np, offsets, validity)
-    plan = plan_chunks(np, offsets, validity, long_min=long_min, chunk=chunk)
+    plan = plan_chunks(np, offsets, long_min=long_min, chunk=chunk, lengths=lengths)
     short = np.where(lengths > long_min, 0, lengths)
     starts = offsets[:-1]
     codes, offs, counts, _ = _windows_codes(table, data, starts, starts + short, starts + short,
