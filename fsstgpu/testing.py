@@ -21,7 +21,8 @@ from fsstgpu.device import get_cupy
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.decode import decode_async
-from fsstgpu.gpu.layout import HostBatch
+from fsstgpu.gpu.layout import HostBatch, checks_code_starts
+from fsstgpu.scan import check_codes
 from fsstgpu.types import is_text
 
 
@@ -143,7 +144,8 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     checks meet them. Asserts: the GPU raises CorruptDataError exactly when
     :func:`fsstgpu.decoder.decode_all` does (given the string ends and, for text, the UTF-8
     check, as the CPU decode of a column not :attr:`~fsstgpu.CompressedStringArray.validated`
-    gives them), otherwise gives its bytes, and never writes past the output (a poisoned guard
+    gives them) or, for such a column with stored code offsets, :func:`fsstgpu.scan.check_codes`
+    refuses them, otherwise gives its bytes, and never writes past the output (a poisoned guard
     after it).
 
     Examples
@@ -170,6 +172,9 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
         twin = decode_all(carr.tables, layout.codes[0], layout.split_codes, layout.split_out,
                           layout.split_table, total, string_ends=ends,
                           utf8=ends is not None and is_text(carr.type))
+        if checks_code_starts(carr):  # stored code offsets: each string's codes, as the CPU
+            check_codes(carr.tables, carr.block_starts, layout.codes[0], carr.code_offsets,
+                        carr.lengths)
         cpu_error = None
     except CorruptDataError as exc:
         cpu_error = str(exc)

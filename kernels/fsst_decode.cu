@@ -34,6 +34,7 @@ typedef unsigned char u8;
 #define FSST_ERR_TABLE 32     // split_table[k] >= number of tables
 #define FSST_ERR_CROSS 128    // a string's end falls inside a symbol (fsst_check_ends)
 #define FSST_ERR_UTF8 256     // a text column's strings are not valid UTF-8 (fsst_check_utf8)
+#define FSST_ERR_CODESTART 512  // a string's codes do not start where its stored offset says
 
 // PTX shifts clamp the shift amount (>= 64 gives 0), unlike C++ where it is undefined.
 __device__ __forceinline__ u64 shl64(u64 x, u32 s) {
@@ -53,6 +54,7 @@ __device__ __forceinline__ u64 shr64(u64 x, u32 s) {
 // output (aligned coordinates, zeroed first), the bit of every byte where a symbol starts; then
 // fsst_check_ends tests each string's end against it: an end inside the output must be a symbol
 // start.  Columns the encoder made, or checked once, take the unchecked kernels.
+// (Code starts, the same check for stored code offsets: string_checks.cuh.)
 
 // ---------------------------------------------------------------------------------------------
 // One warp per split, all 32 lanes busy on every code.
@@ -231,7 +233,9 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
                                                   i64 ubeg, i64 uend, const Table tab,
                                                   u8 *__restrict__ outa, i64 aob, i64 aoe,
                                                   u64 *ring, int *__restrict__ err,
-                                                  u64 *__restrict__ starts) {
+                                                  u64 *__restrict__ starts,
+                                                  const u8 *__restrict__ cstarts,
+                                                  u64 *__restrict__ mapped) {
     constexpr u32 FULL = 0xffffffffu;
     constexpr int WBYTES = 32 * K;
     constexpr u32 RW = RING / 8;    // ring words
@@ -284,20 +288,38 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
             return;
         }
         if constexpr (CHECK) {  // the symbol starts of the lane's output bytes, into the bitmap
-            u64 smask = 0;
+            // and, where the host marked code starts, the output starts of the marked codes
+            const i64 chunk = base + (i64)lane * K;
+            u32 cmark = 0;  // bit j: code chunk + j starts a string (K == 8: one byte)
+            if (cstarts != nullptr && chunk < ce) {
+                const i64 lo64 = cb - chunk, hi64 = ce - chunk;  // the split's bytes only
+                const u32 lo = lo64 <= 0 ? 0u : (u32)lo64;      // (< K: chunk + K > cb)
+                const u32 hi = hi64 >= K ? (u32)K : (u32)hi64;
+                cmark = (u32)cstarts[chunk >> 3] & ((1u << hi) - 1) & ~((1u << lo) - 1);
+            }
+            u64 smask = 0, mmask = 0;
             u32 d = 0;
 #pragma unroll
             for (int j = 0; j < K; ++j) {
-                const u32 lb = ((j & 1) ? iw[j >> 1] >> 16 : iw[j >> 1] & 0xffffu) >> 9;
+                const u32 ent = (j & 1) ? iw[j >> 1] >> 16 : iw[j >> 1] & 0xffffu;
+                const u32 lb = ent >> 9;
                 smask |= shl64(lb != 0, d);  // an escape (no output) starts nothing
+                // a code or an escape (not a literal: index < 256) starts a symbol in the codes;
+                // its output starts at d (an escape's literal adds its byte there)
+                mmask |= shl64(((cmark >> j) & 1u) & (u32)((ent & 0x1ffu) < 256u), d);
                 d += lb >> 3;
             }
+            const i64 p = A + (incl - sum);
+            const u32 s = (u32)p & 63u;
             if (smask) {
-                const i64 p = A + (incl - sum);
-                const u32 s = (u32)p & 63u;
                 atomicOr(starts + (p >> 6), shl64(smask, s));
                 const u64 hi = s ? shr64(smask, 64 - s) : 0ull;
                 if (hi) atomicOr(starts + (p >> 6) + 1, hi);
+            }
+            if (mmask) {  // (one a string: rare)
+                atomicOr(mapped + (p >> 6), shl64(mmask, s));
+                const u64 hi = s ? shr64(mmask, 64 - s) : 0ull;
+                if (hi) atomicOr(mapped + (p >> 6) + 1, hi);
             }
         }
         // ---- ring words the window only ORs into: its first (holds the carry) and its last
@@ -391,7 +413,8 @@ __device__ __forceinline__ void decode_block(
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps,
-    const u32 *__restrict__ order, DecodeSmem &sm, u64 *__restrict__ starts) {
+    const u32 *__restrict__ order, DecodeSmem &sm, u64 *__restrict__ starts,
+    const u8 *__restrict__ cstarts, u64 *__restrict__ mapped) {
     constexpr int WARPS = FSST_WARPS;
     constexpr int WBYTES = 32 * FSST_K;
     const int warp = threadIdx.x >> 5;
@@ -450,12 +473,13 @@ __device__ __forceinline__ void decode_block(
         const int slot = t == t0 ? 0 : 1;
         warp_decode_split<FSST_K, FSST_RING, CHECK>(codes, cb, ce, ubeg, uend,
                                                     SmemTable{sm.sym[slot], sm.lb[slot]}, outa,
-                                                    ob + shift, oe + shift, ring, err, starts);
+                                                    ob + shift, oe + shift, ring, err, starts,
+                                                    cstarts, mapped);
     } else {
         warp_decode_split<FSST_K, FSST_RING, CHECK>(
             codes, cb, ce, ubeg, uend,
             GlobalTable{tab_sym + (i64)t * 256, tab_len + (i64)t * 256}, outa, ob + shift,
-            oe + shift, ring, err, starts);
+            oe + shift, ring, err, starts, cstarts, mapped);
     }
 }
 
@@ -468,58 +492,29 @@ extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode(
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps) {
     __shared__ DecodeSmem sm;
     decode_block<false>(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
-                        tab_sym, tab_len, ntables, out, out_size, err, wps, nullptr, sm, nullptr);
+                        tab_sym, tab_len, ntables, out, out_size, err, wps, nullptr, sm, nullptr,
+                        nullptr, nullptr);
 }
 
 // fsst_decode, also setting the bit of every symbol start in `starts`: a bitmap of the output
 // in aligned coordinates (bit (out & 15) + i is output byte i), (out_size + 16) / 64 + 2 words,
-// zeroed before.
+// zeroed before.  With check_codes, also the output start of every code marked in `cstarts`
+// (bit p: code p; (ncodes + 7) / 8 bytes at least) into `mapped` (like `starts`, zeroed before);
+// without, those two are not read (any pointers).
 extern "C" __global__ void __launch_bounds__(32 * FSST_WARPS, 5) fsst_decode_checked(
     const u8 *__restrict__ codes, i64 ncodes, const i64 *__restrict__ split_codes,
     const i64 *__restrict__ split_out, const u16 *__restrict__ split_table, i64 nsplits,
     const u64 *__restrict__ tab_sym, const u8 *__restrict__ tab_len, int ntables,
     u8 *__restrict__ out, i64 out_size, int *__restrict__ err, int wps,
-    u64 *__restrict__ starts) {
+    u64 *__restrict__ starts, const u8 *__restrict__ cstarts, u64 *__restrict__ mapped,
+    int check_codes) {
     __shared__ DecodeSmem sm;
     decode_block<true>(blockIdx.x, codes, ncodes, split_codes, split_out, split_table, nsplits,
-                       tab_sym, tab_len, ntables, out, out_size, err, wps, nullptr, sm, starts);
+                       tab_sym, tab_len, ntables, out, out_size, err, wps, nullptr, sm, starts,
+                       check_codes ? cstarts : nullptr, check_codes ? mapped : nullptr);
 }
 
-// Every string's end against the symbol starts fsst_decode_checked set: string i of column c
-// ends at col_base[c] + its offset (slot i - col_first[c] + 1 of the column's offsets, 4 or 8
-// bytes: col_wide bit 0); an end inside the column's output that is not a symbol start sets
-// FSST_ERR_CROSS in col_err[c].  (An end at a split's edge inside the column is where the next
-// split's first symbol starts; the ends at the column's end are the next column's to mark, and
-// its decode may have failed on its own.)  Ends outside the output (offsets from corrupt
-// lengths, flagged on their own) are not looked up.  In a text column (col_wide bit 2) a string
-// must not start on a UTF-8 continuation byte either (FSST_ERR_UTF8; with fsst_check_utf8's
-// check of the bytes as one stream, every string is then valid UTF-8: the CPU decoder's rule).
-extern "C" __global__ void __launch_bounds__(256) fsst_check_ends(
-    const u64 *__restrict__ starts, const u8 *__restrict__ data, i64 shift, i64 out_size,
-    const u8 *__restrict__ offsets,
-    i64 n, const i64 *__restrict__ col_first, const i64 *__restrict__ col_base,
-    const i64 *__restrict__ col_obyte, const u8 *__restrict__ col_wide, int ncols,
-    int *__restrict__ col_err) {
-    const i64 step = (i64)gridDim.x * blockDim.x;
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        const int c = ncols == 1 ? 0 : column_of(col_first, ncols, i);
-        const i64 slot = i - col_first[c] + 1;
-        const i64 last = col_first[c + 1] - col_first[c];  // the slot of the column's end
-        const u8 *at = offsets + col_obyte[c];
-        const bool wide = col_wide[c] & 1;
-        const i64 v = wide ? reinterpret_cast<const i64 *>(at)[slot]
-                           : (i64)reinterpret_cast<const int *>(at)[slot];
-        const i64 end = wide ? reinterpret_cast<const i64 *>(at)[last]
-                             : (i64)reinterpret_cast<const int *>(at)[last];
-        if (v >= end) continue;
-        const i64 g = v + col_base[c];
-        if (g <= 0 || g >= out_size) continue;
-        const i64 b = g + shift;
-        if (!((starts[b >> 6] >> (b & 63)) & 1ull)) atomicOr(col_err + c, FSST_ERR_CROSS);
-        if ((col_wide[c] & 4) && (data[g] & 0xC0) == 0x80) atomicOr(col_err + c, FSST_ERR_UTF8);
-    }
-}
-
+#include "string_checks.cuh"  // fsst_check_ends: string ends and code starts
 #include "utf8_check.cuh"  // fsst_check_utf8: the text columns' bytes as UTF-8 streams
 
 // ---------------------------------------------------------------------------------------------
@@ -554,7 +549,7 @@ __global__ void __launch_bounds__(32 * FSST_WARPS, 5) decode_planned(
     if ((i64)blockIdx.x < decode_blocks) {
         decode_block<false>(blockIdx.x, codes, ncodes, split_codes, split_out, split_table,
                             nsplits, tab_sym, tab_len, ntables, out, out_size, err, wps, order,
-                            sm.d, nullptr);
+                            sm.d, nullptr, nullptr, nullptr);
     } else {
         scan_tile(len, n, status, ntiles, col_first, col_base, col_obyte, col_wide, ncols,
                   offsets, err, timeout_ns, sm.s);

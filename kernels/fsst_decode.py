@@ -69,6 +69,8 @@ _ERRORS = (
     (64, "the offsets scan timed out waiting for a tile (a GPU fault?)"),
     (128, "a symbol runs across a string's end (the string lengths cut a symbol)"),
     (256, "a text column's strings decode to bytes that are not valid UTF-8"),
+    (512, "a string's codes do not start where its stored code offset says (the code offsets "
+          "do not match the codes)"),
 )
 
 
@@ -96,7 +98,8 @@ def _function_on(name: str, device_id: int):
 
 
 def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_sym, tab_len,
-                  ntables: int, out, out_size: int, err, *, stream=None, starts=None) -> None:
+                  ntables: int, out, out_size: int, err, *, stream=None, starts=None,
+                  code_starts=None, mapped=None) -> None:
     """Enqueue the decode kernel on ``stream`` (no host synchronisation).
 
     All arrays are CuPy arrays on the current device. ``codes`` must hold at least
@@ -105,7 +108,10 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
     ``tab_len`` uint8 of shape (ntables, 256); ``out`` uint8 of ``out_size`` bytes; ``err`` one
     int32 the kernel ORs its error bits into (zero it before). ``starts``, a zeroed uint64 array
     of :func:`starts_words` ``(out_size)``, takes the checked kernel, which also marks there
-    where each symbol's output starts, for :func:`launch_check_ends`.
+    where each symbol's output starts, for :func:`launch_check_ends`; with it, ``code_starts``
+    (uint8, a bit a code from the batch's first, LSB first: where strings' codes start; at
+    least ``(ncodes + 7) // 8`` bytes) and ``mapped`` (like ``starts``, zeroed) make it set in
+    ``mapped`` the output start of every marked code, which :func:`launch_check_ends` tests.
 
     Examples
     --------
@@ -132,6 +138,14 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
         if starts.dtype != np.uint64 or starts.size < starts_words(out_size):
             raise ValueError(f"starts must be uint64 of {starts_words(out_size)} words")
         args += (starts,)
+        if code_starts is not None:
+            if code_starts.dtype != np.uint8 or code_starts.size < -(-ncodes // 8):
+                raise ValueError(f"code_starts must be uint8 of {-(-ncodes // 8)} bytes")
+            if mapped is None or mapped.dtype != np.uint64 or mapped.size < starts.size:
+                raise ValueError("mapped must be uint64 of as many words as starts")
+            args += (code_starts, mapped, np.int32(1))
+        else:  # not read by the kernel: any pointers
+            args += (starts, starts, np.int32(0))
     kernel = _function("fsst_decode" if starts is None else "fsst_decode_checked")
     with on_stream(stream):
         kernel((_decode_blocks(nsplits, wps),), (32 * WARPS_PER_BLOCK,), args)
@@ -148,11 +162,14 @@ def starts_words(out_size: int) -> int:
 
 
 def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, col_base,
-                      col_obyte, col_wide, col_err, *, stream=None) -> None:
+                      col_obyte, col_wide, col_err, *, stream=None, mapped=None) -> None:
     """Enqueue the check of every string's end against the symbol starts that the checked
     decode of ``out`` marked in ``starts``: column ``c``'s flag in ``col_err[c]`` gets bit 128
     where one of its strings ends inside a symbol (the CPU decoder raises there), and bit 256
-    where a string of a text column (``col_wide`` bit 2) starts on a UTF-8 continuation byte.
+    where a string of a text column (``col_wide`` bit 2) starts on a UTF-8 continuation byte,
+    and bit 512 where a non-empty string of a column whose code starts were marked
+    (``col_wide`` bit 3) starts where no marked code's output did (``mapped``, as the checked
+    decode set it; needed when a column has bit 3).
 
     ``offsets`` holds the ``n`` strings' Arrow offsets as the offsets scan wrote them (the
     scan's column arrays ``col_first``, ``col_base``, ``col_obyte``, ``col_wide`` say where);
@@ -174,7 +191,8 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
     if n == 0:
         return
     args = (starts, out, np.int64(out.data.ptr & 15), np.int64(out_size), offsets, np.int64(n),
-            col_first, col_base, col_obyte, col_wide, np.int32(col_base.size), col_err)
+            col_first, col_base, col_obyte, col_wide, np.int32(col_base.size), col_err,
+            starts if mapped is None else mapped)  # read for bit-3 columns only
     with on_stream(stream):
         _function("fsst_check_ends")((min(-(-n // 256), 65536),), (256,), args)
 

@@ -585,6 +585,47 @@ def fuzz_string_bounds():
         assert data[offsets[hi] : offsets[hi + 1]].tobytes() == max(strings)
 
 
+def fuzz_code_starts():
+    """The code starts a batch marks (fsstgpu/gpu/layout.py) over forged code offsets and bit
+    positions: raise ValueError or set exactly the bits a Python model sets; the bit copies
+    OR exactly their bits in, never a byte past the output."""
+    co = np.sort(rng.integers(-3, 40, int(rng.integers(1, 9)))).astype(np.int64)
+    if rng.random() < 0.3:  # not sorted, or far past the map
+        co = rng.integers(-(2**62), 2**62, int(rng.integers(1, 6))).astype(np.int64)
+    out = rng.integers(0, 256, int(rng.integers(0, 7))).astype(np.uint8)
+    bit = int(rng.integers(-2, 8 * out.size + 3))
+    want = out.copy()
+    inside = 0 <= bit <= 8 * out.size
+    for i in range(len(co) - 1):
+        if not inside or co[i + 1] <= co[i]:
+            continue
+        p = bit + int(co[i])
+        if not 0 <= p < 8 * out.size:
+            inside = False
+            break
+        want[p >> 3] |= 1 << (p & 7)
+    try:
+        _native.mark_code_starts(co, bit, out)
+        assert inside and np.array_equal(out, want)
+    except ValueError:
+        assert not inside
+    src = rng.integers(0, 256, int(rng.integers(0, 4))).astype(np.uint8)
+    nbits, bit = int(rng.integers(-1, 8 * src.size + 3)), int(rng.integers(-1, 20))
+    out = rng.integers(0, 256, int(rng.integers(0, 5))).astype(np.uint8)
+    fits = nbits >= 0 and bit >= 0 and -(-nbits // 8) <= src.size and -(-(bit + nbits) // 8) \
+        <= out.size
+    want = out.copy()
+    if fits:
+        for k in range(nbits):
+            if (src[k >> 3] >> (k & 7)) & 1:
+                want[(bit + k) >> 3] |= 1 << ((bit + k) & 7)
+    try:
+        _native.or_bits(src, nbits, out, bit)
+        assert fits and np.array_equal(out, want)
+    except ValueError:
+        assert not fits
+
+
 def distinct_upto_model(data, offsets, bits, limit):
     """distinct_upto in Python: ValueError where it must raise, else the count of the valid
     strings (limit + 1 once passed; offsets past that point are not read)."""
@@ -730,6 +771,7 @@ for r in range(ROUNDS):
     fuzz_assemble_splits()
     fuzz_stored_rows()
     fuzz_string_bounds()
+    fuzz_code_starts()
     fuzz_distinct_upto()
     fuzz_round()
     fuzz_decode()

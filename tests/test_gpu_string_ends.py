@@ -1,10 +1,12 @@
-"""One blob, one answer: the GPU decode of a column not known good checks its string ends.
+"""One blob, one answer: the GPU decode of a column not known good checks its string ends, and
+where it keeps stored code offsets, each string's code start.
 
 A column whose lengths cut a symbol (a symbol's output runs across a string's end) still decodes
 split by split; the CPU decoder refuses it (every string must decode on its own), and so must the
 GPU. The forgeries move a few bytes of length from one string to the next, keeping the total, so
 every check the host makes passes and only the string ends are wrong; the seed is fresh each run
-and named in every failure.
+and named in every failure. Forged code offsets move a few code bytes from one string to the next
+(every string's code count still fitting its length), which only the codes can tell.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ import os
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import fsstgpu
 from fsstgpu import BatchDecodeError, CompressedStringArray, CorruptDataError
 from fsstgpu.datasets import dbtext_files
+from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.file_reads import read_table, read_table_device
 from fsstgpu.gpu.decode import decompress_device
+from fsstgpu.testing import gpu_decode_matches_cpu
 
 pytestmark = pytest.mark.gpu
 
@@ -179,3 +185,74 @@ def test_gpu_checks_text_as_utf8_as_the_cpu_does():
         decompress_device([_retyped(c, pa.large_string()) for c in cols])
     assert set(info.value.failed) == {1}, seed
     assert "UTF-8" in info.value.failed[1], seed
+
+
+def _stored(carr) -> CompressedStringArray:
+    """``carr`` as a file or a blob that stores code offsets gives it: not known good."""
+    return CompressedStringArray(code_offsets=carr.code_offsets,
+                                 **{name: getattr(carr, name) for name in FIELDS})
+
+
+def _moved_codes(rng, carr) -> CompressedStringArray:
+    """``carr`` (stored offsets) with 1-3 code bytes moved between neighbouring strings, every
+    string's code count still fitting its length (so only the codes can tell)."""
+    lengths = np.asarray(carr.lengths)
+    for _ in range(1000):
+        co = np.array(carr.code_offsets)
+        i = int(rng.integers(0, carr.length - 1))
+        co[i + 1] += int(rng.choice([-3, -2, -1, 1, 2, 3]))
+        counts, lens = np.diff(co[i : i + 3]), lengths[i : i + 2]
+        if ((counts >= 0) & (counts <= 2 * lens) & (lens <= 8 * counts)).all():
+            return CompressedStringArray(code_offsets=co,
+                                         **{name: getattr(carr, name) for name in FIELDS})
+    raise AssertionError("no forgery fits")
+
+
+@pytest.mark.parametrize("type_", [pa.binary(), pa.string()], ids=str)
+def test_gpu_checks_stored_code_offsets_as_the_cpu_does(type_):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    carr = fsstgpu.compress(_text(rng, 3000, type_), split_size=int(rng.integers(64, 2048)))
+    assert not gpu_decode_matches_cpu(_stored(carr)), seed  # the true offsets pass
+    for case in range(100):
+        bad = _moved_codes(rng, carr)
+        assert gpu_decode_matches_cpu(bad), f"seed {seed}, case {case}: the CPU decoded it"
+
+
+def test_a_batch_names_the_column_whose_code_offsets_are_forged():
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    cols = [fsstgpu.compress(_text(rng, 2000), split_size=256) for _ in range(3)]
+    stored = [_stored(c) for c in cols]
+    with pytest.raises(BatchDecodeError) as info:
+        fsstgpu.decompress_device([stored[0], _moved_codes(rng, cols[1]), stored[2]])
+    assert set(info.value.failed) == {1}, seed
+    assert "code offset" in info.value.failed[1], seed
+    for k in (0, 2):
+        got = info.value.results[k].to_arrow()
+        assert got.equals(fsstgpu.decompress(cols[k], device="cpu")), seed
+    dev = fsstgpu.to_device(stored[0])  # a true column: checked once, then planned
+    expected = fsstgpu.decompress(cols[0], device="cpu")
+    assert fsstgpu.decompress_device(dev).to_arrow().equals(expected), seed
+    assert fsstgpu.decompress_device(dev).to_arrow().equals(expected), seed
+
+
+def test_a_file_with_forged_code_offsets_is_refused_on_the_gpu(tmp_path):
+    """A file's column: its codes one binary value a string (pyarrow writes it, its CRCs
+    true), read through the staged path (codes uploaded as read, code starts marked)."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    carr = fsstgpu.compress(_text(rng, 2000, pa.string()), split_size=512)
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"s": to_extension_array(carr)}), good, row_group_size=700)
+    pq.write_table(pa.table({"s": to_extension_array(_moved_codes(rng, carr))}), bad,
+                   row_group_size=700)
+    expected = read_table(good, device="cpu")
+    assert read_table(good, device="gpu").equals(expected), seed
+    assert read_table_device(good)["s"].to_arrow().equals(expected.column("s").combine_chunks())
+    with pytest.raises(CorruptDataError):
+        read_table(bad, device="cpu")
+    with pytest.raises(CorruptDataError, match="row group"):
+        read_table(bad, device="gpu")
+    with pytest.raises(CorruptDataError):
+        read_table_device(bad)

@@ -276,6 +276,23 @@ void bind_scan(py::module_& m) {
         return bind::without_gil([&] { return count_set_bits(bitmap.data(), n); });
     }, py::arg("bitmap"));
     // out is written in place: never a converted copy
+    m.def("mark_code_starts", [](const Array<int64_t>& code_offsets, int64_t bit,
+                                 Array<uint8_t>& out) {
+        const int64_t n = bind::length(code_offsets, "code_offsets") - 1;
+        need(n >= 0, "code_offsets must hold n + 1 entries");
+        const int64_t nbits = 8 * bind::length(out, "out");
+        need(bit >= 0 && bit <= nbits, "bit must lie inside out");
+        const bool inside = bind::without_gil(
+            [&] { return mark_code_starts(code_offsets.data(), n, bit, out.mutable_data(), nbits); });
+        need(inside, "a code offset lies outside the bitmap");
+    }, py::arg("code_offsets"), py::arg("bit"), py::arg("out").noconvert());
+    m.def("or_bits", [](const Array<uint8_t>& src, int64_t nbits, Array<uint8_t>& out,
+                        int64_t bit) {
+        need(nbits >= 0 && bit >= 0, "nbits and bit must not be negative");
+        need(bind::length(src, "src") >= (nbits + 7) / 8, "src must hold nbits bits");
+        need(bind::length(out, "out") >= (bit + nbits + 7) / 8, "out must hold bit + nbits bits");
+        bind::without_gil([&] { or_bits(src.data(), nbits, out.mutable_data(), bit); });
+    }, py::arg("src"), py::arg("nbits"), py::arg("out").noconvert(), py::arg("bit"));
     m.def("gather", &gather_strings, py::arg("data"), py::arg("starts"), py::arg("lengths"),
           py::arg("out_offsets"), py::arg("out").noconvert(), py::arg("threads"));
     m.def("running_sum", &sum_into<int32_t>, py::arg("lengths"), py::arg("out").noconvert(),

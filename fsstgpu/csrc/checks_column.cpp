@@ -144,4 +144,26 @@ int64_t count_set_bits(const uint8_t* bitmap, int64_t nbytes) {
     return count;
 }
 
+bool mark_code_starts(const int64_t* co, int64_t n, int64_t bit, uint8_t* out, int64_t nbits) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (co[i + 1] <= co[i]) continue;  // no codes: an empty or null string starts nothing
+        const uint64_t p = uint64_t(bit) + uint64_t(co[i]);  // wraps where forged: then > nbits
+        if (p >= uint64_t(nbits)) return false;
+        out[p >> 3] |= uint8_t(1u << (p & 7));
+    }
+    return true;
+}
+
+void or_bits(const uint8_t* src, int64_t nbits, uint8_t* out, int64_t bit) {
+    const int64_t nbytes = (nbits + 7) / 8, at = bit >> 3;
+    const unsigned shift = unsigned(bit & 7);
+    for (int64_t k = 0; k < nbytes; ++k) {
+        unsigned v = src[k];
+        if (k == nbytes - 1 && (nbits & 7)) v &= (1u << (nbits & 7)) - 1;  // bits past nbits
+        out[at + k] |= uint8_t(v << shift);
+        // the high part only where it holds bits: they lie before bit + nbits, inside out
+        if (shift && (v >> (8 - shift))) out[at + k + 1] |= uint8_t(v >> (8 - shift));
+    }
+}
+
 }  // namespace fsstgpu_native

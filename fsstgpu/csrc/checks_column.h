@@ -74,4 +74,15 @@ int64_t first_filled_null(const uint8_t* validity, const int64_t* lengths,
 
 int64_t count_set_bits(const uint8_t* bitmap, int64_t nbytes);
 
+// Sets bit `bit + code_offsets[i]` of the LSB-first bitmap out (nbits bits) for every string i
+// with codes (code_offsets[i + 1] > code_offsets[i]): where the strings' codes start, which the
+// GPU's checked decode matches against where their output starts. False, with the bits before
+// it set, at the first position outside [0, nbits). code_offsets: n + 1.
+bool mark_code_starts(const int64_t* code_offsets, int64_t n, int64_t bit, uint8_t* out,
+                      int64_t nbits);
+
+// ORs bits [0, nbits) of the LSB-first bitmap src into out from bit `bit` on (out holds at
+// least (bit + nbits + 7) / 8 bytes; src's bits past nbits are ignored).
+void or_bits(const uint8_t* src, int64_t nbits, uint8_t* out, int64_t bit);
+
 }  // namespace fsstgpu_native

@@ -302,6 +302,13 @@ def _decode_planned(cp, dev, plan: PlannedDecode, stream, fill, out) -> DecodeJo
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream, slot)
 
 
+def _code_starts(dev: DeviceCompressedStringArray):
+    """The device's marks of where strings' codes start (a bitmap of the codes, for the
+    columns with stored code offsets not known good: ``HostBatch.code_starts``), or None."""
+    has_marks = dev.layout.sections["code_starts"][2][0] > 0
+    return dev.layout.section(dev.meta, "code_starts") if has_marks else None
+
+
 def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | None = None,
                  out=None) -> DecodeJob:
     """Enqueue the decode of ``dev`` (one column or a batch) on ``stream`` without waiting.
@@ -324,9 +331,10 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
                             or not out.flags.c_contiguous):
         raise ValueError(f"out must be a contiguous uint8 buffer of at least {dev.total} bytes")
     # Until a column is known to decode string by string, the decode also marks where its
-    # symbols start and a second kernel checks every string's end against them, a third a text
-    # column's bytes as UTF-8 (the CPU decoder's checks: one blob, one answer); the planned
-    # kernel runs the scan beside the decode, so it takes checked columns only.
+    # symbols start and a second kernel checks every string's end against them (and, where the
+    # column keeps stored code offsets, every string's start against its marked code start), a
+    # third a text column's bytes as UTF-8 (the CPU decoder's checks: one blob, one answer); the
+    # planned kernel runs the scan beside the decode, so it takes checked columns only.
     check = not dev.ends_checked
     plan = None if check else _planned(dev)
     if plan is not None:
@@ -337,13 +345,16 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
         err = _error_flags(cp, layout, check)
         _launch_offsets(dev, offsets, stream, err)
         starts = cp.zeros(starts_words(dev.total), cp.uint64) if check else None
+        # columns with stored code offsets: where their marked codes' output starts
+        marks = _code_starts(dev) if check else None
+        mapped = None if marks is None else cp.zeros(starts_words(dev.total), cp.uint64)
         launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
                       dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
-                      stream=stream, starts=starts)
+                      stream=stream, starts=starts, code_starts=marks, mapped=mapped)
         if check:
             col_err = err[1 + len(layout) :]
             launch_check_ends(starts, data, dev.total, offsets, int(layout.col_first[-1]),
-                              *dev.scan_args, col_err, stream=stream)
+                              *dev.scan_args, col_err, stream=stream, mapped=mapped)
             launch_check_utf8(data, [(c.out_start, c.out_start + c.total, k)
                                      for k, c in enumerate(layout.columns) if is_text(c.type)],
                               col_err, stream=stream)

@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from fsstgpu import limits
+from fsstgpu import limits, native
+from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import join_bitmaps
 from fsstgpu.kernels.bitplane_cpu import (
     bitplane_pack_cpu,
@@ -34,8 +35,8 @@ from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import is_text, offsets_dtype
 
-__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "meta_sections",
-           "narrowed", "narrowest", "packed_lengths", "section_of"]
+__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "checks_code_starts",
+           "meta_sections", "narrowed", "narrowest", "packed_lengths", "section_of"]
 
 #: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column;
 #: "auto" packs them when every column already has them packed (a blob brings them so), since
@@ -96,6 +97,29 @@ def packed_lengths(carr) -> np.ndarray:
     return carr.packed_lengths
 
 
+def checks_code_starts(carr) -> bool:
+    """Whether the decode must match ``carr``'s stored code offsets against its codes: a column
+    not known good (:attr:`~fsstgpu.CompressedStringArray.validated`) that keeps them (a file's
+    column, a blob that stores them; the CPU decoder checks them there), or a staged one with
+    their marks. Columns without stored offsets derive them from the codes, so only the string
+    ends decide there.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> from fsstgpu.gpu.layout import checks_code_starts
+    >>> carr = fsstgpu.compress(pa.array(["ab", "cd"]))
+    >>> stored = fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes(store_code_offsets=True))
+    >>> checks_code_starts(carr), checks_code_starts(stored)
+    (False, True)
+    """
+    if carr.validated:
+        return False
+    if isinstance(carr, CompressedStringArray):
+        return carr.has_code_offsets
+    return carr.code_starts is not None
+
+
 def narrowed(lengths) -> np.ndarray:
     """A copy of ``lengths`` in the narrowest unsigned dtype that holds them.
 
@@ -118,7 +142,7 @@ def narrowest(top: int):
 
 
 def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, validity_bytes: int,
-                  ncols: int):
+                  ncols: int, code_starts_bytes: int = 0):
     """Where each array of a batch's metadata lies in its one buffer (``meta``): ``({name:
     (byte start, dtype, shape)}, total bytes)``, each array from a 16-byte boundary.
 
@@ -143,7 +167,8 @@ def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, vali
             ("col_first", np.int64, (ncols + 1,)),
             ("col_base", np.int64, (ncols,)),
             ("col_obyte", np.int64, (ncols,)),
-            ("col_wide", np.uint8, (ncols,))):
+            ("col_wide", np.uint8, (ncols,)),
+            ("code_starts", np.uint8, (code_starts_bytes,))):
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
         sections[name] = (size, np.dtype(dtype), shape)
         size += -(-nbytes // 16) * 16
@@ -241,7 +266,13 @@ class HostBatch:
     col_wide : numpy.ndarray of uint8, shape (ncols,)
         Bit 0 where the column's offsets are int64, bit 1 where they continue the column
         before's (``joined``), bit 2 where its type is text (its decode is checked as UTF-8
-        where the batch is not ``trusted``).
+        where the batch is not ``trusted``), bit 3 where its strings' code starts are marked
+        in ``code_starts``.
+    code_starts : numpy.ndarray of uint8
+        Empty, or a bitmap of the batch's codes (LSB first, bit ``p`` for code ``p``) marking
+        where each string's codes start, in the columns that keep stored code offsets and are
+        not known good (:func:`checks_code_starts`): the checked decode matches them against
+        where the strings' output starts, as the CPU decoder checks those offsets.
     offsets_nbytes : int
         Size of the offsets buffer.
     trusted : bool
@@ -331,12 +362,17 @@ class HostBatch:
             packed = None
             lens_dtype = narrowest(max((_max(c.lengths) for c in carrs), default=0))
             nlens = nstrings
-        self.sections, size = meta_sections(split_pos, ntables, lens_dtype, nlens, vbyte, ncols)
+        marked = [checks_code_starts(c) for c in carrs]
+        for k, mark in enumerate(marked):
+            wide[k] |= 8 if mark else 0
+        self.sections, size = meta_sections(split_pos, ntables, lens_dtype, nlens, vbyte, ncols,
+                                            max(-(-code_pos // 8), 1) if any(marked) else 0)
         # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
         self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
         for name in self.sections:
             setattr(self, name, self.section(self.meta, name))
         self._fill(carrs, packed, bitmaps, base, wide)
+        self._mark_code_starts(carrs, marked)
         if not vbyte:
             self.validity = None
 
@@ -369,6 +405,20 @@ class HostBatch:
         self.col_base[...] = base
         self.col_obyte[...] = [col.offsets_byte for col in cols]
         self.col_wide[...] = wide
+
+    def _mark_code_starts(self, carrs, marked) -> None:
+        """Each marked column's code starts into ``code_starts`` at its codes' place: from its
+        code offsets, or a staged column's own bitmap (compiled passes, O(strings))."""
+        if not self.code_starts.size:
+            return
+        self.code_starts[...] = 0
+        for c, col, mark in zip(carrs, self.columns, marked, strict=True):
+            if not mark:
+                continue
+            if isinstance(c, CompressedStringArray):
+                native.mark_code_starts(c.code_offsets, self.code_starts, col.code_start)
+            else:
+                native.or_bits(c.code_starts, col.ncodes, self.code_starts, col.code_start)
 
     def __len__(self) -> int:
         return len(self.columns)

@@ -6,9 +6,11 @@ they arrive; holding their compressed chunks until then made its host memory gro
 :func:`stage` uploads a checked column's codes the moment it is read and keeps on the host only
 what the batch's layout needs of it (:class:`StagedColumn`: split points, lengths in their
 narrowest type, validity, tables: a few bytes a string, where the codes and their int64 offsets
-took tens). :func:`decode_staged` lays the staged columns out
-(:class:`~fsstgpu.gpu.layout.HostBatch`), gathers their codes into the batch's one buffer on the
-device (a device copy at several times the bus's speed) and decodes them in one launch.
+took tens; of a column not known good, a bit a code marking where its strings' codes start,
+which the decode checks as the CPU decoder checks those offsets). :func:`decode_staged` lays the
+staged columns out (:class:`~fsstgpu.gpu.layout.HostBatch`), gathers their codes into the
+batch's one buffer on the device (a device copy at several times the bus's speed) and decodes
+them in one launch.
 
 >>> import numpy as np, pyarrow as pa, fsstgpu
 >>> from fsstgpu.gpu.staged import StagedColumn
@@ -22,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu import native
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray, padded_codes, upload_codes
 from fsstgpu.gpu.decode import decode_async
-from fsstgpu.gpu.layout import HostBatch, narrowed
+from fsstgpu.gpu.layout import HostBatch, checks_code_starts, narrowed
 from fsstgpu.kernels.loader import on_stream
 
 __all__ = ["StagedColumn", "decode_staged", "stage"]
@@ -36,8 +39,10 @@ class StagedColumn:
 
     ``HostBatch`` takes it in place of the column: the same attribute names, the lengths in
     the narrowest unsigned dtype that holds them (the batch narrows them again to its own), no
-    code offsets (the decode reads split points, not strings). ``codes`` is the device copy
-    :func:`stage` made (any array with a length will do for the layout).
+    code offsets (the decode reads split points, not strings): where the column is not known
+    good and had them, ``code_starts`` marks where each string's codes start (a bit a code,
+    LSB first), else it is None. ``codes`` is the device copy :func:`stage` made (any array
+    with a length will do for the layout).
 
     Examples
     --------
@@ -52,7 +57,7 @@ class StagedColumn:
 
     __slots__ = ("type", "length", "null_count", "chunk_lengths", "uncompressed_bytes",
                  "validity", "lengths", "split_codes", "split_out", "split_table", "tables",
-                 "codes", "packed_lengths", "validated")
+                 "codes", "packed_lengths", "validated", "code_starts")
 
     def __init__(self, carr, *, codes):
         carr.validate(full=False)  # what the layout and the kernel rely on (once per column)
@@ -65,6 +70,10 @@ class StagedColumn:
         self.codes = codes
         self.packed_lengths = None  # the batch's lengths travel narrow (joined columns need it)
         self.validated = carr.validated  # else the decode checks the string ends
+        self.code_starts = None  # ... and, where it had stored code offsets, the code starts
+        if checks_code_starts(carr):
+            self.code_starts = np.zeros(-(-len(carr.codes) // 8), np.uint8)
+            native.mark_code_starts(carr.code_offsets, self.code_starts)
 
     def validate(self, *, full: bool = False) -> None:
         """Nothing left to check: the column was checked when staged (``full=False``); the

@@ -13,7 +13,8 @@ from fsstgpu.parallel import thread_count
 
 __all__ = ["assemble_splits", "count_set_bits", "differences", "distinct_upto", "first_at_or_after",
            "first_decrease", "first_filled_null", "first_misfit", "gather", "length_sums",
-           "running_sum", "stored_rows", "string_bounds", "walk_codes"]
+           "mark_code_starts", "or_bits", "running_sum", "stored_rows", "string_bounds",
+           "walk_codes"]
 
 
 
@@ -127,6 +128,43 @@ def count_set_bits(bitmap) -> int:
     10
     """
     return _native.count_set_bits(np.ascontiguousarray(bitmap, np.uint8))
+
+
+def mark_code_starts(code_offsets, out, bit: int = 0) -> None:
+    """Set, in the LSB-first bitmap ``out`` (uint8, written in place), bit ``bit +
+    code_offsets[i]`` of every string ``i`` that has codes: where the strings' codes start.
+
+    Raises
+    ------
+    ValueError
+        Where a position lies outside ``out`` (the bits before it are set).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> out = np.zeros(2, np.uint8)
+    >>> native.mark_code_starts(np.array([0, 2, 2, 5]), out, 1)  # the empty string marks nothing
+    >>> [int(b) for b in out]
+    [10, 0]
+    """
+    _native.mark_code_starts(np.ascontiguousarray(code_offsets, np.int64), int(bit), out)
+
+
+def or_bits(src, nbits: int, out, bit: int) -> None:
+    """OR bits ``[0, nbits)`` of the LSB-first bitmap ``src`` into ``out`` (uint8, in place)
+    from bit ``bit`` on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> out = np.zeros(2, np.uint8)
+    >>> native.or_bits(np.array([0b111], np.uint8), 2, out, 7)
+    >>> [int(b) for b in out]
+    [128, 1]
+    """
+    _native.or_bits(np.ascontiguousarray(src, np.uint8), int(nbits), out, int(bit))
 
 
 def gather(data, starts, lengths, out_offsets, out, threads=None) -> None:
