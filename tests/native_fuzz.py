@@ -609,9 +609,9 @@ def fuzz_code_starts():
         assert inside and np.array_equal(out, want)
     except ValueError:
         assert not inside
-    src = rng.integers(0, 256, int(rng.integers(0, 4))).astype(np.uint8)
+    src = rng.integers(0, 256, int(rng.integers(0, 40))).astype(np.uint8)  # words and tails
     nbits, bit = int(rng.integers(-1, 8 * src.size + 3)), int(rng.integers(-1, 20))
-    out = rng.integers(0, 256, int(rng.integers(0, 5))).astype(np.uint8)
+    out = rng.integers(0, 256, int(rng.integers(0, src.size + 5))).astype(np.uint8)
     fits = nbits >= 0 and bit >= 0 and -(-nbits // 8) <= src.size and -(-(bit + nbits) // 8) \
         <= out.size
     want = out.copy()

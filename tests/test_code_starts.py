@@ -39,7 +39,7 @@ def test_marks_and_bit_copies_match_a_reference():
         native.mark_code_starts(co, out, bit)
         want = _bits(bit + co[:-1][counts > 0], nbits)
         assert np.array_equal(out, want[: out.size])
-        src = rng.integers(0, 256, size=int(rng.integers(1, 6)), dtype=np.uint8)
+        src = rng.integers(0, 256, size=int(rng.integers(1, 40)), dtype=np.uint8)  # words too
         n = int(rng.integers(0, 8 * src.size + 1))
         dst = rng.integers(0, 256, size=-(-(bit + n) // 8) + 1, dtype=np.uint8)
         before = dst.copy()
