@@ -26,10 +26,14 @@ import pyarrow as pa
 from fsstgpu.formats.arrow import TABLE_DICTIONARY, FsstType, distinct_tables, extension_type_for
 from fsstgpu.formats.arrow_read import MAX_BLOCKS, from_extension_array, table_runs
 from fsstgpu.splits import interior_cuts
-from fsstgpu.types import integer_dtype
+from fsstgpu.types import INT32_MAX, integer_dtype
 
-__all__ = ["MAX_BLOCKS", "GrowingTables", "from_extension_array", "table_runs",
+__all__ = ["MAX_BLOCKS", "MAX_CUT_BYTES", "GrowingTables", "from_extension_array", "table_runs",
            "to_extension_array"]
+
+#: The most bytes of cuts one array's ``cuts`` child holds: it is ``binary``, int32 offsets
+#: (two lengths-wide values a cut: 2**27 cuts of a large type, e.g. ``split_size=1`` on 140 MB)
+MAX_CUT_BYTES = INT32_MAX
 
 
 
@@ -59,6 +63,13 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     Returns
     -------
     pyarrow.ExtensionArray
+
+    Raises
+    ------
+    ValueError
+        When the codes do not fit ``codes_type``, a length does not fit the lengths' width, or
+        the cuts need more than :data:`MAX_CUT_BYTES` bytes (a split size far below the
+        strings' lengths).
 
     Examples
     --------
@@ -132,6 +143,12 @@ def _pack_cuts(carr, code_offsets, dtype) -> pa.Array:
     """The split starts inside strings, per string: (code, output) offsets from its start."""
     n = int(carr.length)
     code, out, rows = interior_cuts(code_offsets, carr.lengths, carr.split_codes, carr.split_out)
+    # checked before the int32 offsets below: past 2**31 their running sum wraps silently
+    if len(rows) * 2 * dtype.itemsize > MAX_CUT_BYTES:
+        raise ValueError(f"{len(rows)} cuts inside strings need {len(rows) * 2 * dtype.itemsize} "
+                         f"bytes, more than the cuts child's binary offsets hold "
+                         f"({MAX_CUT_BYTES}): compress with a larger split_size (now "
+                         f"{carr.split_size}), or fewer strings per array")
     out_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(carr.lengths, out=out_offsets[1:])
     pairs = np.empty((len(rows), 2), dtype=dtype)

@@ -486,3 +486,22 @@ def test_scalars_and_table_to_pandas_show_the_strings():
     assert df.astype(object).where(df.notna(), None).values.tolist() == \
         expected.astype(object).where(expected.notna(), None).values.tolist()
     assert isinstance(df["k"].dtype, pd.CategoricalDtype)
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_binary()])
+def test_cuts_past_the_binary_offsets_refused(monkeypatch, type_):
+    """The ``cuts`` child is ``binary`` (int32 offsets): at 2**31 bytes of cuts (2**27 cuts of a
+    large type, 2**28 of a 32-bit one, e.g. split_size=1 on ~140 MB of random bytes) its
+    offsets wrapped, and pyarrow refused them as "Negative offsets" (past 2**32 they would come
+    back positive and wrong). The limit is lowered here to exercise the check with 4 KB."""
+    value = "abcdefghij" * 400
+    col = pa.array([value, value], type_ if type_ == pa.string() else None)
+    if type_ != pa.string():
+        col = pa.array([value.encode()] * 2, type_)
+    carr = fsstgpu.compress(col, split_size=16)
+    fs.to_extension_array(carr)  # fits the real limit
+    monkeypatch.setattr(fs, "MAX_CUT_BYTES", 100)
+    with pytest.raises(ValueError, match="cuts"):
+        fs.to_extension_array(carr)
+    with pytest.raises(ValueError, match="split_size"):
+        fsstgpu.compress(pa.table({"s": col}), split_size=16)
