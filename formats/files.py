@@ -31,6 +31,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsstgpu import native
+from fsstgpu.arrow_layout import buffer_values
 from fsstgpu.blocks import check_level
 from fsstgpu.columns import ColumnStream
 from fsstgpu.device import resolve_device
@@ -71,6 +72,7 @@ from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.block_encode import GpuBlockEncoder
 from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.types import INT32_MAX, large_type, narrow_offsets
 
 __all__ = [
     "NotCompressedError",
@@ -409,13 +411,29 @@ def _repeats(values) -> bool:
     copies no value: pyarrow's ``count_distinct`` copied every distinct value (VM: 31 ms for a
     200 k-row column of paths, on the critical path of a 520 ms ``compress_file``)."""
     if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
+        values = _one_array(values)
     data, offsets, validity = string_buffers(values)
     limit = int(REPEATING_SHARE * (len(values) - values.null_count))
     try:
         return native.distinct_upto(data, offsets, limit, validity) <= limit
     except ValueError as exc:  # offsets the array's own checks would refuse
         raise CorruptDataError(f"string column: {exc}") from None
+
+
+#: The most bytes pyarrow concatenates into one ``string`` / ``binary`` array (int32 offsets)
+MAX_NARROW_BYTES = INT32_MAX
+
+
+def _one_array(values: pa.ChunkedArray) -> pa.Array:
+    """``values``' chunks as one array, of the large type where a 32-bit-offset type's chunks
+    hold more than :data:`MAX_NARROW_BYTES` together: pyarrow refuses to concatenate them
+    ("offset overflow"), as a Parquet row group of over 2 GiB of ``string`` reads."""
+    if narrow_offsets(values.type) and sum(
+            int(ends[-1]) - int(ends[0]) for ends in (
+                buffer_values(c.buffers()[1], "int32", c.offset, len(c) + 1)
+                for c in values.chunks if len(c))) > MAX_NARROW_BYTES:
+        values = values.cast(large_type(values.type))
+    return values.combine_chunks()
 
 
 # --------------------------------------------------------------------------- decompress

@@ -1146,3 +1146,23 @@ def test_inspect_leaves_out_the_table_of_a_row_group_without_strings(tmp_path):
     col = inspect_file(tmp_path / "c.parquet")["columns"][0]
     assert [t["symbols"] for t in col["tables"]] == [col["tables"][0]["symbols"]] != [0]
     assert col["ratio"] == col["string_bytes"] / (col["codes_bytes"] + col["tables"][0]["bytes"])
+
+
+def test_first_unit_over_2_gib_of_string_is_counted_as_large(monkeypatch, tmp_path):
+    # A Parquet row group of over 2 GiB of `string` reads as several chunks, which pyarrow
+    # cannot concatenate ("offset overflow"): the count that decides dictionary-encoded codes
+    # combined them and compress_file failed with ArrowInvalid. Past the limit (lowered here;
+    # the real case: test_row_group_over_2_gib_of_strings) the chunks are counted as the large
+    # type, and the file round-trips in its own type.
+    from fsstgpu.formats import files
+
+    chunk = pa.array(["alpha", "beta", None, "alpha"] * 50)
+    col = pa.chunked_array([chunk, chunk])
+    monkeypatch.setattr(files, "MAX_NARROW_BYTES", 100)
+    one = files._one_array(col)
+    assert one.type == pa.large_string() and one.to_pylist() == col.to_pylist()
+    assert files._repeats(col)
+    pq.write_table(pa.table({"s": col}), tmp_path / "in.parquet", row_group_size=len(col))
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    decompress_file(tmp_path / "c.parquet", tmp_path / "d.parquet", device="cpu")
+    assert pq.read_table(tmp_path / "d.parquet").column("s").to_pylist() == col.to_pylist()
