@@ -53,6 +53,20 @@ def upload_pool():
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="fsstgpu-upload")
 
 
+def _forget_pools() -> None:
+    """A forked child's pools are new ones: it has none of the parent's threads, and a lock of
+    the parent's executor may be held by a thread that is gone (a parent thread inside
+    ``submit`` while another forks: CPython's own fork hook, which takes the executors' global
+    lock, forks right after such a thread let go of that lock and still holds its executor's;
+    the child's next ``submit`` then waited for good)."""
+    shared_pool.cache_clear()
+    upload_pool.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def run_tasks(fn, ntasks: int) -> None:
     """Call ``fn(k)`` for ``k`` in ``range(ntasks)`` on the calling thread and one pool thread
     per other usable core; ``fn`` should release the GIL (a call into :mod:`fsstgpu.native`).
