@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fsstgpu.errors import FsstGpuError
 from fsstgpu.formats.rowgroups import Source, reading
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "default_workers", "joined_chunks",
@@ -230,6 +231,7 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
                     entry[0].close()
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-read")
+    owner = os.getpid()  # a forked child has none of this process's reading threads
     pending: deque = deque()
     finished = False
     try:
@@ -239,6 +241,11 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
         pending.extend(submit(run) for run in runs[:ahead + 1])
         following = len(pending)
         while pending:
+            if os.getpid() != owner:
+                # the reads queued here would be waited for in vain (they were the parent's)
+                raise FsstGpuError(f"{source.path}: this reader was started before a fork; "
+                                   "its reading threads stayed in the parent process. Open "
+                                   "the file again in this one")
             run, jobs = pending.popleft()
             unit = {name: job.result() for name, job in jobs.items()}
             if following < len(runs):
@@ -248,7 +255,14 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
         source.check_unchanged()  # a rewrite in place changes the bytes under the reads
         finished = True
     finally:
-        if finished:
+        if os.getpid() != owner:
+            # A forked child: the pool's threads, and any lock they held at the fork, are the
+            # parent's, so neither the pool nor the lock is touched; handles no read was using
+            # are closed (the child's copies of the descriptors).
+            for f, _, running in handles.values():
+                if not running:
+                    f.close()
+        elif finished:
             pool.shutdown(wait=True)
             for f, _, _ in handles.values():
                 f.close()

@@ -1,5 +1,7 @@
 """Forked children (``os.fork``, multiprocessing's fork start method) keep working: the
-Python worker pools of :mod:`fsstgpu.parallel` are new ones in the child.
+Python worker pools of :mod:`fsstgpu.parallel` are new ones in the child, and a reader
+iterated in the parent says it cannot go on in the child instead of waiting for the parent's
+reading threads, which the child does not have.
 
 Each child runs in a subprocess under a timeout and its own alarm: a hang fails the test."""
 
@@ -10,7 +12,11 @@ import subprocess
 import sys
 import textwrap
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+
+from fsstgpu.formats import compress_file
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 
@@ -57,3 +63,58 @@ print(status)
 
 def test_a_child_forked_during_a_submit_still_runs_tasks():
     assert _run(FORK_DURING_SUBMIT).split() == ["0"]
+
+
+CONTINUED_READER = """
+import os, signal, sys
+from fsstgpu import FsstGpuError
+from fsstgpu.formats import open_reader
+
+reader = open_reader(sys.argv[1])
+first = reader.read_next_batch()  # the reading threads have work queued now
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)
+    try:
+        reader.read_all()
+    except FsstGpuError as err:
+        print("child:", err, flush=True)
+        os._exit(0 if "fork" in str(err) else 4)
+    os._exit(5)
+_, status = os.waitpid(pid, 0)
+rows = first.num_rows + reader.read_all().num_rows  # the parent's reader goes on
+print(status, rows)
+"""
+
+FRESH_READER_IN_CHILD = """
+import os, signal, sys
+from fsstgpu.formats import open_reader, read_table
+
+read_table(sys.argv[1], device="cpu")  # the parent has read it too
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)
+    rows = sum(b.num_rows for b in open_reader(sys.argv[1]))
+    os._exit(0 if rows == int(sys.argv[2]) else 6)
+_, status = os.waitpid(pid, 0)
+print(status)
+"""
+
+
+@pytest.fixture(scope="module")
+def parquet_file(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fork")
+    table = pa.table({"s": [f"http://example.com/{k % 97}/{k}" for k in range(6000)]})
+    pq.write_table(table, d / "plain.parquet", row_group_size=500)
+    compress_file(d / "plain.parquet", d / "c.parquet")
+    return d / "c.parquet"
+
+
+def test_a_reader_iterated_before_a_fork_refuses_to_go_on_in_the_child(parquet_file):
+    out = _run(CONTINUED_READER, parquet_file)
+    assert out.splitlines()[-1].split() == ["0", "6000"], out
+    assert "child:" in out
+
+
+def test_a_reader_opened_in_the_child_reads(parquet_file):
+    assert _run(FRESH_READER_IN_CHILD, parquet_file, 6000).split() == ["0"]
