@@ -230,9 +230,17 @@ py::tuple decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_co
     }
     const CompactTables tables{packed.data(), length(packed, "packed"), first.data(), lens.data(),
                                ntables};
-    const Splits splits{split_codes.data(), split_out.data(), split_table.data(),
-                        length(split_table, "split_table")};
+    // The split points are checked, then read again by the decode, with the GIL released and
+    // after alloc (Python) ran: the caller's arrays (numpy views of a user's writable arrays,
+    // say) could change in between, and a split end or table index changed after its check
+    // sent the stores, the code reads or the table lookups outside their buffers. The decode
+    // reads private copies (24 bytes a split of ~4 KiB of output), checked as they are.
     const int64_t nsc = length(split_codes, "split_codes"), nso = length(split_out, "split_out");
+    const int64_t nst = length(split_table, "split_table");
+    const std::vector<int64_t> sc(split_codes.data(), split_codes.data() + nsc);
+    const std::vector<int64_t> so(split_out.data(), split_out.data() + nso);
+    const std::vector<int64_t> st(split_table.data(), split_table.data() + nst);
+    const Splits splits{sc.data(), so.data(), st.data(), nst};
     if (py::isinstance<Array<int32_t>>(ends)) {
         return decode_column_as<int32_t>(codes, splits, nsc, nso, tables, total_out,
                                          ends.cast<Array<int32_t>>(), check_ends, code_offsets,
