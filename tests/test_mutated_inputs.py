@@ -1,6 +1,7 @@
 """Inputs that change while the compiled codec works on them (another thread writing a numpy
 array the call was given without a copy): whatever they hold, a call stays inside its
-buffers. What was checked is what is used: the decoder reads its own copy of the split points.
+buffers. What was checked is what is used: the decoder reads its own copy of the split points,
+the encoder its own copy of the string offsets.
 
 The changes are made from ``alloc`` (:func:`fsstgpu.native.decode_all` calls it after the
 split points are checked and before the decode reads them), the very window another thread
@@ -13,7 +14,13 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+import pyarrow as pa
 import pytest
+
+import fsstgpu
+from fsstgpu.columns import compress_column
+from fsstgpu.native import encode_blocks
 
 DECODE_WITH_CHANGED_SPLITS = """
 import sys
@@ -49,3 +56,23 @@ def test_decode_all_uses_the_split_points_it_checked(changed):
                           changed], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, f"rc {res.returncode}: {res.stderr[-2000:]}"
     assert res.stdout.split() == ["True"]
+
+
+def test_compress_encodes_the_offsets_it_checked():
+    """The encoder sizes its output from the offsets and reads them again to encode: it must
+    read a copy, not the caller's array (changed here between the two, as another thread could:
+    before, the codes were of the changed offsets, or the encoder ran for good)."""
+    words = [f"row {i} of some text" for i in range(5000)]
+    data = np.frombuffer("".join(words).encode(), np.uint8).copy()
+    offsets = np.concatenate([[0], np.cumsum([len(w) for w in words])]).astype(np.int64)
+    column = pa.LargeStringArray.from_buffers(len(words), pa.py_buffer(offsets),
+                                              pa.py_buffer(data))
+    want = fsstgpu.compress(column)
+
+    def encode(tables, data_, offsets_, block_starts):
+        offsets[1:-1] = offsets[1:-1] // 2  # the caller's array changes mid-call
+        return encode_blocks(tables, data_, offsets_, block_starts)
+
+    got = compress_column(column, encode=encode)
+    assert got.equals(want)
+    assert fsstgpu.decompress(got).to_pylist() == words
