@@ -22,7 +22,6 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.decode import decode_async
 from fsstgpu.gpu.layout import HostBatch, checks_code_starts
-from fsstgpu.scan import check_codes
 from fsstgpu.types import is_text
 
 
@@ -144,9 +143,8 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     checks meet them. Asserts: the GPU raises CorruptDataError exactly when
     :func:`fsstgpu.decoder.decode_all` does (given the string ends and, for text, the UTF-8
     check, as the CPU decode of a column not :attr:`~fsstgpu.CompressedStringArray.validated`
-    gives them) or, for such a column with stored code offsets, :func:`fsstgpu.scan.check_codes`
-    refuses them, otherwise gives its bytes, and never writes past the output (a poisoned guard
-    after it).
+    gives them, and its stored code offsets where it keeps them), otherwise gives its bytes,
+    and never writes past the output (a poisoned guard after it).
 
     Examples
     --------
@@ -169,12 +167,12 @@ def gpu_decode_matches_cpu(carr, *, poison: int = 0xAB, **changes) -> bool:
     total = dev.total
     try:
         ends = None if layout.trusted else offsets_from_lengths(carr.lengths, carr.type, total)
+        # stored code offsets of a column not known good: checked in the walk the split points
+        # drive, each split with its own table (the CPU decoder's call, as the GPU's check)
+        stored = carr.code_offsets if checks_code_starts(carr) else None
         twin = decode_all(carr.tables, layout.codes[0], layout.split_codes, layout.split_out,
-                          layout.split_table, total, string_ends=ends,
+                          layout.split_table, total, string_ends=ends, code_offsets=stored,
                           utf8=ends is not None and is_text(carr.type))
-        if checks_code_starts(carr):  # stored code offsets: each string's codes, as the CPU
-            check_codes(carr.tables, carr.block_starts, layout.codes[0], carr.code_offsets,
-                        carr.lengths)
         cpu_error = None
     except CorruptDataError as exc:
         cpu_error = str(exc)

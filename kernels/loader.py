@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,12 +42,49 @@ def cuda_source(name: str) -> str:
     return (SOURCE_DIR / name).read_text()
 
 
+def headers_digest(folder: Path = SOURCE_DIR) -> str:
+    """A digest of every header (``*.cuh``) in ``folder``, names and contents.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.loader import headers_digest
+    >>> len(headers_digest())
+    16
+    """
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.cuh")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def module_source(name: str) -> str:
+    """The text compiled for source ``name``: its own, after a line naming the digest of the
+    headers it may include (:func:`headers_digest`). CuPy's kernel cache keys a binary by the
+    source text and the options, not by the files the source includes, so a changed header
+    under an unchanged ``.cu`` file (a new fsstgpu release, a developer's edit) would reuse the
+    binary compiled from the old one; ``#line`` keeps the compiler's line numbers the file's.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.loader import cuda_source, module_source
+    >>> module_source("rotate.cu").endswith(cuda_source("rotate.cu"))
+    True
+    """
+    return (f"// fsstgpu.kernels headers {_digest_of_headers()}\n#line 1 \"{name}\"\n"
+            + cuda_source(name))
+
+
+@functools.cache
+def _digest_of_headers() -> str:
+    return headers_digest()  # once a process: the headers ship with the package
+
+
 @functools.cache
 def _compiled(name: str, device_id: int, options: tuple, name_expressions: tuple):
     cupy = get_cupy()
     with cupy.cuda.Device(device_id):
         module = cupy.RawModule(
-            code=cuda_source(name),
+            code=module_source(name),
             options=(*options, f"-I{SOURCE_DIR}"),
             name_expressions=name_expressions or None,
         )

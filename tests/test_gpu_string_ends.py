@@ -21,9 +21,11 @@ import pytest
 import fsstgpu
 from fsstgpu import BatchDecodeError, CompressedStringArray, CorruptDataError
 from fsstgpu.datasets import dbtext_files
+from fsstgpu.device import get_cupy
 from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.file_reads import read_table, read_table_device
-from fsstgpu.gpu.decode import decompress_device
+from fsstgpu.gpu.decode import decode_async, decompress_device
+from fsstgpu.kernels import fsst_decode
 from fsstgpu.testing import gpu_decode_matches_cpu
 
 pytestmark = pytest.mark.gpu
@@ -256,3 +258,47 @@ def test_a_file_with_forged_code_offsets_is_refused_on_the_gpu(tmp_path):
         read_table(bad, device="gpu")
     with pytest.raises(CorruptDataError):
         read_table_device(bad)
+
+
+def _onto_a_literal(rng, carr) -> CompressedStringArray | None:
+    """``carr`` (stored offsets) with one string's code start moved one byte on, where its codes
+    start with an escape: the string before it now ends on that escape and this one starts on
+    its literal byte, which no symbol starts at (every length and code count still fitting)."""
+    co, codes, lengths = np.asarray(carr.code_offsets), carr.codes, np.asarray(carr.lengths)
+    fits = [i for i in range(1, carr.length) if co[i + 1] - co[i] >= 2 and codes[co[i]] == 255
+            and co[i] - co[i - 1] + 1 <= 2 * lengths[i - 1] and lengths[i - 1] > 0
+            and lengths[i] <= 8 * (co[i + 1] - co[i] - 1)]
+    if not fits:
+        return None
+    moved = np.array(co)
+    moved[int(rng.choice(fits))] += 1
+    return CompressedStringArray(code_offsets=moved,
+                                 **{name: getattr(carr, name) for name in FIELDS})
+
+
+@pytest.mark.parametrize("wps", [1, 2, 8])
+def test_code_starts_on_escapes_with_any_warps_and_alignment(wps, monkeypatch):
+    """Escape-heavy codes (random bytes beside text), 1, 2 and 8 warps a split, outputs off a
+    16-byte boundary: a code start moved onto an escape's literal is refused as the CPU refuses
+    it (its ends all still fall on symbol starts), true offsets decode to the CPU's bytes."""
+    monkeypatch.setattr(fsst_decode, "warps_per_split", lambda nsplits: wps)
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    noise = [rng.integers(0, 256, int(rng.integers(1, 300)), dtype=np.uint8).tobytes()
+             for _ in range(600)]
+    col = pa.concat_arrays([_text(rng, 500), pa.array(noise, pa.binary())])
+    carr = fsstgpu.compress(col, split_size=int(rng.integers(64, 1024)))
+    stored = _stored(carr)
+    assert not gpu_decode_matches_cpu(stored), seed
+    forged = [f for f in (_onto_a_literal(rng, carr) for _ in range(30)) if f is not None]
+    assert forged, f"seed {seed}: no string starts with an escape"
+    for bad in forged:
+        assert gpu_decode_matches_cpu(bad), seed
+    cp = get_cupy()
+    expected = fsstgpu.decompress(carr, device="cpu")
+    for shift in (1, 7, 13):
+        buf = cp.full(carr.uncompressed_bytes + 64, 0xAB, cp.uint8)
+        got = decode_async(fsstgpu.to_device(stored), out=buf[shift:]).check()
+        assert got.to_arrow().equals(expected), (seed, shift)
+        with pytest.raises(CorruptDataError, match="code offset"):
+            decode_async(fsstgpu.to_device(forged[0]), out=buf[shift:]).check()
