@@ -196,8 +196,8 @@ def compress(
     dst: OutFile,
     columns: Annotated[str | None, typer.Option(
         metavar="COL[,COL...]",
-        help="Columns to compress, comma-separated (default: every string/binary column that is "
-             "not dictionary-encoded, and every list/struct/map column holding strings).")
+        help="Columns to compress, comma-separated (default: every string or binary column not "
+             "dictionary encoded, and every list, struct or map column holding strings).")
     ] = None,
     format: FormatOpt = None,
     sample_bytes: Annotated[int | None, typer.Option(
@@ -357,7 +357,7 @@ def roundtrip(
         "--bench", help="Time compress and decompress over several runs (best of N).")] = False,
     runs: Annotated[int, typer.Option(min=1, metavar="N",
                                       help="Runs per timing with --bench.")] = 5,
-    device: Annotated[Device, typer.Option(help="Where to decompress.")] = Device.auto,
+    device: DecodeDeviceOpt = Device.auto,
     level: LevelOpt = Level.default,
     json_: JsonOpt = False,
 ):
@@ -398,9 +398,8 @@ def bench(
              "files of real text against pyarrow's, benchmarks/files.py).",
         metavar="[PATH ...] | kernels | files")] = None,
     device: Annotated[BenchDevice, typer.Option(
-        help="cpu: the CPU codec (benchmarks/cpu.py); gpu: the GPU decoder (benchmarks/gpu.py, "
-             "then the size sweep of benchmarks/gpu_sizes.py), then the GPU encoder beside "
-             "nvCOMP's compressors (benchmarks/gpu_encode.py).")
+        help="cpu: the CPU codec; gpu: the GPU decoder, then its size sweep, then the GPU "
+             "encoder beside nvCOMP's compressors.")
     ] = BenchDevice.cpu,
     target_mib: Annotated[int, typer.Option(
         min=1, metavar="MIB", help="GPU bench: replicate the data to about this many MiB.")
@@ -411,16 +410,16 @@ def bench(
     threads: Annotated[int | None, typer.Option(
         min=1, metavar="N",
         help="CPU bench: a scaling table over 1, 2, 4, ... N cores of the PATHs as one column, "
-             "beside pyarrow's LZ4 and zstd (benchmarks/cpu_scaling.py); with --reference: "
-             "fsstgpu and pyarrow on N cores (default 1).")] = None,
+             "beside pyarrow's LZ4 and zstd; with --reference: fsstgpu and pyarrow on N cores "
+             "(default 1).")] = None,
     level: BenchLevelOpt = Level.default,
     reference: Annotated[str | None, typer.Option(
         metavar="LIB_OR_SRC",
         help="CPU bench: the reference FSST beside fsstgpu, LZ4 and zstd, interleaved, on the "
-             "PATHs or corpora (benchmarks/reference_bench.py). A checkout of "
-             "github.com/cwida/fsst (built once into ~/.cache/fsstgpu/fsst-ref) or a library "
-             "benchmarks/reference_fsst.py built. PATH may name a corpus: "
-             "dbtext, dbtext-column, doc-lines, usr-paths, stdlib-lines (default: all five).")
+             "PATHs or corpora: a checkout of github.com/cwida/fsst (built once, under "
+             "~/.cache/fsstgpu) or a library the reference_fsst benchmark built. PATH may name "
+             "a corpus: dbtext, dbtext-column, doc-lines, usr-paths, stdlib-lines (default: all "
+             "five).")
     ] = None,
     repeats: Annotated[int, typer.Option(
         min=1, metavar="N", help="With --reference: timed runs per figure (the best counts).")
@@ -444,7 +443,8 @@ def bench(
     `fsstgpu bench kernels`: the GPU kernels; `fsstgpu bench files`: Parquet sizes, writes,
     reads and reads onto the GPU against pyarrow. The benchmarks live in the source checkout's
     benchmarks/ folder (they are not installed): run this from a clone with an editable install
-    (exit code 2 otherwise).
+    (exit code 2 otherwise): cpu.py, cpu_scaling.py (--threads), reference_bench.py
+    (--reference), gpu.py, gpu_sizes.py, gpu_encode.py (--device gpu) and files.py there.
     """
 
     with handle_errors():

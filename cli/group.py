@@ -10,10 +10,14 @@ does, plus JSON for every error under ``--json`` and help without ``<bool>`` bes
   raw arguments.
 * **Flags.** typer's help shows each option's type, ``<bool>`` for a flag, which takes no
   value; flags get an empty type column instead.
+* **Paragraphs.** typer joins the lines of a help text's first paragraph only; the later ones
+  kept the docstring's line breaks and showed as ragged lines at any terminal width. Each
+  paragraph is joined into one (a paragraph starting with ``\\b`` keeps its lines, as in click).
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import typer
@@ -21,7 +25,28 @@ from typer.core import TyperGroup
 
 from fsstgpu.cli.output import json_errors, print_json_error
 
-__all__ = ["Group"]
+__all__ = ["Group", "unwrapped"]
+
+
+def unwrapped(text: str | None) -> str | None:
+    """``text`` with each paragraph's lines joined, for the terminal to wrap; paragraphs that
+    start with ``\\b`` (click's mark for preformatted text) are kept.
+
+    Examples
+    --------
+    >>> from fsstgpu.cli.group import unwrapped
+    >>> unwrapped("Title.\\n\\nOne long\\n    paragraph.")
+    'Title.\\n\\nOne long paragraph.'
+    """
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+
+
+def _tidy(command, ctx) -> None:
+    command.help = unwrapped(command.help)
+    _quiet_flags(command, ctx)
 
 
 def _quiet_flags(command, ctx) -> None:
@@ -36,11 +61,11 @@ class Group(TyperGroup):
     def get_command(self, ctx, cmd_name):
         command = super().get_command(ctx, cmd_name)
         if command is not None:
-            _quiet_flags(command, ctx)
+            _tidy(command, ctx)
         return command
 
     def format_help(self, ctx, formatter):
-        _quiet_flags(self, ctx)
+        _tidy(self, ctx)
         return super().format_help(ctx, formatter)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,

@@ -201,7 +201,8 @@ FormatOpt = Annotated[FileFormat | None, typer.Option(
     "--format", help="Output format (default: the one OUT's suffix names).")]
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help='Print machine-readable JSON on stdout; an error too, as {"error": message, '
-                   '"kind": usage|error|device|corrupt|interrupted|stopped, "exit_code": code}.')]
+                   '"kind": kind, "exit_code": code} (kind: usage, error, device, corrupt, '
+                   'interrupted or stopped).')]
 ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing output.")]
 LevelOpt = Annotated[Level, typer.Option(
     help="Compression level: `default` trains a table for each stretch of similar text (the "
@@ -210,11 +211,13 @@ BenchLevelOpt = Annotated[Level, typer.Option(
     "--level", help="CPU bench and scaling table: the compression level timed (with --reference "
                     "both are).")]
 DecodeDeviceOpt = Annotated[Device, typer.Option(
-    help="Where to decode: auto picks the GPU when one is usable.")]
+    help="Where to decode: auto takes FSSTGPU_DEVICE when it is set, else the GPU when one is "
+         "usable.")]
 EncodeDeviceOpt = Annotated[Device, typer.Option(
     "--device", help="Where to encode the strings: gpu uploads each row group's strings and "
-                     "encodes them there (the same file, byte for byte); auto picks the GPU when "
-                     "one is usable. Training and writing stay on the CPU.")]
+                     "encodes them there (the same file, byte for byte); auto takes FSSTGPU_DEVICE "
+                     "when it is set, else the GPU when one is usable. Training and writing stay "
+                     "on the CPU.")]
 ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress",
                                            help="Show a progress bar on stderr (terminals only).")]
 WorkersOpt = Annotated[int | None, typer.Option(

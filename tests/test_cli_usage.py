@@ -290,6 +290,27 @@ def test_help_shows_what_it_says(cmd):
             assert flag in out
 
 
+@pytest.mark.parametrize("columns", ["80", "120"])
+@pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: "-".join(c) or "app")
+def test_help_fits_common_terminal_widths(cmd, columns):
+    """At 80 and 120 columns no help text is cut short: rich crops a word wider than the help
+    column with an ellipsis (the --json help's "usage|error|device|..." and bench's file paths
+    were), and a later paragraph of a command's help is wrapped by the terminal, not by the
+    docstring's line breaks (bench's showed as ragged lines)."""
+    out = run(*cmd, "--help", env={"COLUMNS": columns}).stdout
+    assert "\u2026" not in out, [line for line in out.splitlines() if "\u2026" in line]
+    if cmd == ["bench"] and columns == "120":
+        assert "Parquet sizes, writes, reads and reads onto the GPU" in out
+
+
+@pytest.mark.parametrize("cmd", [["compress"], ["decompress"], ["roundtrip"]])
+def test_device_help_names_the_variable_auto_takes(cmd):
+    """--device auto takes FSSTGPU_DEVICE first (fsstgpu.device.resolve_device): the help said
+    only "auto picks the GPU when one is usable", which FSSTGPU_DEVICE=cpu or gpu contradicts."""
+    out = run(*cmd, "--help", env={"COLUMNS": "250"}).stdout
+    assert "auto takes FSSTGPU_DEVICE when it is set" in out
+
+
 def test_dash_is_stdin_and_stdout(tmp_path, plain):
     """compress - - < in > out, as gzip / zstd users pipe; errors name <stdin>, stdout gets the
     file only when it is complete."""
