@@ -27,7 +27,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from fsstgpu.cli.signals import Stopped
@@ -294,6 +294,39 @@ def fmt_ratio(x) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
+#: the widths the numbers of a progress line take at most, with the space after each: percent,
+#: rows, MiB/s, time remaining; then MiB done and time elapsed, shown on wide terminals only
+_NUMBERS_WIDTH, _WIDE_NUMBERS_WIDTH = 5 + 18 + 14 + 8, 13 + 8
+
+
+def progress_columns(description: str, width: int) -> list:
+    """The columns of a progress line that fits ``width`` terminal columns: the numbers always
+    whole, the bar 10 to 40 wide, the description cut with an ellipsis when it does not fit
+    (rich would crop the line's last columns, the rate and the times, instead).
+
+    Examples
+    --------
+    >>> from fsstgpu.cli.output import progress_columns
+    >>> len(progress_columns("compress a.parquet", 80)), len(progress_columns("x", 200))
+    (7, 9)
+    """
+    wide = width >= 110
+    room = width - 2 - _NUMBERS_WIDTH - (_WIDE_NUMBERS_WIDTH if wide else 0)  # 2: the spinner
+    bar = max(10, min(40, room - len(description) - 1))
+    return [
+        SpinnerColumn(),
+        TextColumn("{task.description}", table_column=Column(
+            no_wrap=True, overflow="ellipsis", max_width=max(8, room - bar - 1))),
+        BarColumn(bar_width=bar),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rows]:,} rows"),
+        *([TextColumn("{task.fields[mib]:.1f} MiB")] if wide else []),
+        TextColumn("{task.fields[rate]:.1f} MiB/s"),
+        *([TimeElapsedColumn()] if wide else []),
+        TimeRemainingColumn(),
+    ]
+
+
 class FileProgress:
     """A rich progress bar on stderr for row groups / batches, with rows, bytes, rate and ETA.
 
@@ -304,15 +337,7 @@ class FileProgress:
     def __init__(self, description: str, enabled: bool = True):
         console = err_console()
         self._progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TextColumn("{task.fields[rows]:,} rows"),
-            TextColumn("{task.fields[mib]:.1f} MiB"),
-            TextColumn("{task.fields[rate]:.1f} MiB/s"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            *progress_columns(description, console.width),
             console=console,
             transient=True,
             disable=not (enabled and console.is_terminal),

@@ -4,6 +4,7 @@ for errors too, messages that name what the user gave, help text that shows what
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import subprocess
@@ -15,9 +16,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from rich.console import Console
+from rich.progress import Progress
 from typer.testing import CliRunner
 
 from fsstgpu.cli.app import app
+from fsstgpu.cli.output import progress_columns
 from fsstgpu.cli.stdio import stdin_file
 from fsstgpu.formats.atomic import TEMP_SUFFIX, StaleTemporaryFileWarning, atomic_output, owner_tag
 from fsstgpu.formats.files import NotCompressedError, decompress_file
@@ -508,3 +512,23 @@ def test_a_full_temporary_folder_is_named_when_spooling(tmp_path, plain, monkeyp
                 pass
     assert err.value.filename == "<stdin>"
     assert not any(spools.iterdir())  # the spool removed
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_progress_line_keeps_its_numbers_at_common_widths(width):
+    """The progress bar's line fits the terminal with its numbers whole: at 80 columns a file
+    name of 30 characters left no room for the bar, and rich cropped the rate and the times
+    ('53.8 MiB…', '0:0…'); now the description is cut instead."""
+    description = "compress events-2024-part-00001.parquet"
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=True, color_system=None)
+    progress = Progress(*progress_columns(description, width), console=console)
+    task = progress.add_task(description, total=56, rows=0, mib=0.0, rate=0.0)
+    progress.update(task, completed=30, rows=11_146_400, mib=12345.6, rate=1234.5)
+    console.print(progress.make_tasks_table(progress.tasks))
+    line = buf.getvalue().rstrip("\n")
+    assert len(line) <= width and "\n" not in line, line
+    numbers = line[line.index("54%"):]
+    assert "\u2026" not in numbers and numbers.endswith("-:--:--"), line
+    assert "11,146,400 rows" in numbers and "1234.5 MiB/s" in numbers, line
+    assert "\u2501" in line, line  # the bar
