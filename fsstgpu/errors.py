@@ -7,7 +7,17 @@ purpose; bad data and device trouble are told apart because they call for differ
 
 
 class FsstGpuError(Exception):
-    """Base class of every error fsstgpu raises on purpose."""
+    """Base class of every error fsstgpu raises on purpose.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> try:
+    ...     fsstgpu.CompressedStringArray.from_bytes(b"not a blob")
+    ... except fsstgpu.FsstGpuError as err:
+    ...     print(type(err).__name__)
+    CorruptDataError
+    """
 
 
 class CorruptDataError(FsstGpuError, ValueError):
@@ -25,7 +35,19 @@ class CorruptDataError(FsstGpuError, ValueError):
 
 
 class DeviceError(FsstGpuError, RuntimeError):
-    """A GPU was asked for and is missing, or failed."""
+    """A GPU was asked for and is missing, or failed.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> carr = fsstgpu.compress(pa.array(["a", None]))
+    >>> try:
+    ...     out = fsstgpu.decompress(carr, device="gpu")
+    ... except fsstgpu.DeviceError:  # no usable GPU here: fall back to the CPU
+    ...     out = fsstgpu.decompress(carr, device="cpu")
+    >>> out.to_pylist()
+    ['a', None]
+    """
 
 
 class BatchDecodeError(CorruptDataError):
