@@ -3,6 +3,7 @@ it."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 import fsstgpu
-from fsstgpu.cli.output import err_console, human_bytes
+from fsstgpu.cli.output import err_console, human_bytes, printable
 from fsstgpu.datasets import load
 from fsstgpu.device import resolve_device
 from fsstgpu.formats import (
@@ -23,7 +24,8 @@ from fsstgpu.formats import (
 from fsstgpu.formats.nested import child_fields, is_container, with_children
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
-__all__ = ["format_value", "roundtrip_column", "roundtrip_dataset", "roundtrip_file", "warm_up"]
+__all__ = ["format_value", "phases", "roundtrip_column", "roundtrip_dataset", "roundtrip_file",
+           "warm_up"]
 
 
 def warm_up(device: str) -> None:
@@ -159,13 +161,36 @@ def _figures(info: dict, columns, t_c: float, t_d: float, runs: int) -> dict:
     }
 
 
-def _timed(compress, decompress, runs: int):
-    """``(compress()'s last result, best compress s, best decompress s)`` over ``runs``."""
+@contextlib.contextmanager
+def phases(what):
+    """A spinner on stderr naming what a round trip is doing, for a terminal (nothing when stderr
+    is a file or a pipe); yields ``phase(text)``, which changes the text.
+
+    Examples
+    --------
+    >>> from fsstgpu.cli.roundtrip import phases
+    >>> with phases("a.parquet") as phase:  # stderr is no terminal here: silent
+    ...     phase("compressing")
+    """
+    console = err_console()
+    if not console.is_terminal:
+        yield lambda text: None
+        return
+    with console.status(f"round trip of {printable(what)}") as status:
+        yield lambda text: status.update(f"round trip of {printable(what)}: {text}")
+
+
+def _timed(compress, decompress, runs: int, phase=lambda text: None):
+    """``(compress()'s last result, best compress s, best decompress s)`` over ``runs``;
+    ``phase`` is told each step."""
     t_c = t_d = float("inf")
-    for _ in range(runs):
+    for run in range(runs):
+        of = f" (run {run + 1} of {runs})" if runs > 1 else ""
+        phase(f"compressing{of}")
         t0 = time.perf_counter()
         info = compress()
         t1 = time.perf_counter()
+        phase(f"decompressing{of}")
         decompress()
         t_c, t_d = min(t_c, t1 - t0), min(t_d, time.perf_counter() - t1)
     return info, t_c, t_d
@@ -180,12 +205,14 @@ def roundtrip_dataset(src, device: str, runs: int, level: str = "default") -> di
     # named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it
     with tempfile.TemporaryDirectory(prefix="_fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / "c", Path(tmp) / "d"
-        cinfo, t_c, t_d = _timed(lambda: compress_dataset(src, comp, force=True, level=level),
-                                 lambda: decompress_dataset(comp, back, device=dev, force=True),
-                                 runs)
-        # the outputs keep their relative names under both folders
-        differs = [r["input"] for r in cinfo
-                   if not _same_file(r["input"], back / Path(r["output"]).relative_to(comp))]
+        with phases(src) as phase:
+            cinfo, t_c, t_d = _timed(
+                lambda: compress_dataset(src, comp, force=True, level=level),
+                lambda: decompress_dataset(comp, back, device=dev, force=True), runs, phase)
+            phase("comparing with the input")
+            # the outputs keep their relative names under both folders
+            differs = [r["input"] for r in cinfo
+                       if not _same_file(r["input"], back / Path(r["output"]).relative_to(comp))]
     total = {key: sum(r[key] for r in cinfo)
              for key in ("rows", "units", "input_bytes", "output_bytes", "string_bytes",
                          "codes_bytes")}
@@ -210,10 +237,12 @@ def roundtrip_file(path: Path, device: str, runs: int, level: str = "default") -
     suffix = suffix_for(fmt)
     with tempfile.TemporaryDirectory(prefix="fsstgpu-roundtrip-") as tmp:
         comp, back = Path(tmp) / f"c{suffix}", Path(tmp) / f"d{suffix}"
-        cinfo, t_c, t_d = _timed(lambda: compress_file(path, comp, force=True, level=level),
-                                 lambda: decompress_file(comp, back, device=dev, force=True),
-                                 runs)
-        equal = _same_file(path, back)
+        with phases(path) as phase:
+            cinfo, t_c, t_d = _timed(
+                lambda: compress_file(path, comp, force=True, level=level),
+                lambda: decompress_file(comp, back, device=dev, force=True), runs, phase)
+            phase("comparing with the input")
+            equal = _same_file(path, back)
     return {
         "source": str(path),
         "format": fmt,
