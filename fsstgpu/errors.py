@@ -12,11 +12,9 @@ class FsstGpuError(Exception):
     Examples
     --------
     >>> import fsstgpu
-    >>> try:
-    ...     fsstgpu.CompressedStringArray.from_bytes(b"not a blob")
-    ... except fsstgpu.FsstGpuError as err:
-    ...     print(type(err).__name__)
-    CorruptDataError
+    >>> [issubclass(e, fsstgpu.FsstGpuError) for e in (fsstgpu.CorruptDataError,
+    ...                                                fsstgpu.DeviceError)]
+    [True, True]
     """
 
 
