@@ -45,8 +45,8 @@ from fsstgpu.formats.locations import (
 )
 from fsstgpu.formats.nested import holds_fsst
 from fsstgpu.formats.partitions import hive_columns, with_partition_columns
-from fsstgpu.gpu.arrays import DeviceStringArray
 from fsstgpu.gpu.concat import concat_device_arrays
+from fsstgpu.gpu.strings import DeviceStringArray
 
 __all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
            "decompress_dataset", "make_parent", "output_name", "read_dataset",

@@ -40,7 +40,6 @@ from fsstgpu.formats.nested import (
     required_leaves,
     with_children,
 )
-from fsstgpu.gpu.arrays import DeviceStringArray, device_address, host_copy
 from fsstgpu.gpu.arrow_device import (
     ARROW_DEVICE_CPU,
     ARROW_DEVICE_CUDA,
@@ -49,6 +48,7 @@ from fsstgpu.gpu.arrow_device import (
 )
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.decode import decompress_device
+from fsstgpu.gpu.strings import DeviceStringArray, device_address, host_copy
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import run_tasks
 from fsstgpu.types import narrow_offsets

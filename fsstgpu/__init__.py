@@ -27,8 +27,9 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.device import backend_info, gpu_available
 from fsstgpu.errors import BatchDecodeError, CorruptDataError, DeviceError, FsstGpuError
 from fsstgpu.formats.tables import compress_table, decompress_table
-from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray, to_device
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray, to_device
 from fsstgpu.gpu.encode import compress_device
+from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import train
 

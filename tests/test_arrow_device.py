@@ -15,7 +15,6 @@ import pytest
 
 import fsstgpu
 from fsstgpu.arrow_layout import from_arrow
-from fsstgpu.gpu.arrays import DeviceStringArray
 from fsstgpu.gpu.arrow_device import (
     ARROW_DEVICE_CPU,
     ARROW_DEVICE_CUDA,
@@ -26,6 +25,7 @@ from fsstgpu.gpu.arrow_device import (
     export_device_array,
     plain_format,
 )
+from fsstgpu.gpu.strings import DeviceStringArray
 
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))

@@ -454,7 +454,7 @@ def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monke
     device columns that cannot be null-filled on the device are refused by name. The per-file
     reader is replaced by host tables (no GPU here), as device_columns would return them."""
     import fsstgpu.formats.datasets as datasets
-    from fsstgpu.gpu.arrays import DeviceStringArray
+    from fsstgpu.gpu.strings import DeviceStringArray
 
     src = tmp_path / "in"
     for rel, table in {"y=1/a.parquet": pa.table({"n": [1, 2], "x": pa.nulls(2)}),

@@ -25,7 +25,7 @@ from fsstgpu.formats.nested_device import (
     assemble_with,
     device_layout_supports,
 )
-from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.testing import poisoned_codes
 
 TYPES = [

@@ -1,11 +1,11 @@
-"""Compressed and decompressed string columns in GPU memory, and the upload between them.
+"""Compressed string columns in GPU memory, and their upload.
 
 :func:`to_device` checks a :class:`~fsstgpu.CompressedStringArray` on the host (its structure, in
 O(strings); the decode kernel checks the codes) and uploads it once, giving a
 :class:`DeviceCompressedStringArray` that :func:`fsstgpu.decompress_device` can decode any number
-of times. :class:`DeviceStringArray` is a decoded column: Arrow's offsets, data and validity
-buffers as CuPy arrays in device memory. Everything the GPU needs (split points, narrowed lengths,
-tables) already travels with the column: nothing is derived on the way.
+of times into a :class:`~fsstgpu.gpu.strings.DeviceStringArray` (the decoded column, Arrow's
+buffers as CuPy arrays). Everything the GPU needs (split points, narrowed lengths, tables)
+already travels with the column: nothing is derived on the way.
 
 Peak device memory of a decode: the compressed column (codes + split points + lengths + validity)
 plus the output (data + offsets + validity).
@@ -14,22 +14,17 @@ plus the output (data + offsets + validity).
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.arrow_layout import as_chunks
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.kernels.driver import driver, memset_d8
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import shared_pool, upload_pool
-from fsstgpu.types import is_text, is_view, large_type
-from fsstgpu.utf8 import check_utf8
 
-__all__ = ["DeviceCompressedStringArray", "DeviceStringArray", "device_address", "host_copy",
-           "padded_codes", "physical_type", "to_device", "upload_batch", "upload_codes"]
+__all__ = ["DeviceCompressedStringArray", "padded_codes", "to_device", "upload_batch",
+           "upload_codes"]
 
 
 class DeviceCompressedStringArray:
@@ -70,6 +65,15 @@ class DeviceCompressedStringArray:
         Whether every string is known to decode on its own: the layout is ``trusted``, or a
         decode that checked the string ends passed. Until then decodes take the checked kernels
         (not the planned one).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     dev = fsstgpu.to_device([fsstgpu.compress(pa.array(s)) for s in (["a"], ["b", "c"])])
+    ...     assert len(dev) == 2 and dev.length == 3 and dev.total == 3
+    ...     assert [c.to_arrow().to_pylist() for c in fsstgpu.decompress_device(dev)] == [
+    ...         ["a"], ["b", "c"]]
     """
 
     def __init__(self, layout: HostBatch, stream=None, *, device_parts=None, codes=None):
@@ -396,188 +400,6 @@ def upload(cp, host: np.ndarray, stream):
     if host.size:
         dev.set(np.ascontiguousarray(host), stream=stream)
     return dev
-
-
-class DeviceStringArray:
-    """A decompressed string column in Arrow layout in device memory.
-
-    Attributes
-    ----------
-    type : pyarrow.DataType
-        The original Arrow type; :meth:`to_arrow` returns exactly it.
-    offsets : cupy.ndarray of int32 or int64, shape (length + 1,)
-        int64 for ``large_*`` types or when the data exceeds 2**31 - 1 bytes.
-    data : cupy.ndarray of uint8
-        Every string's bytes, concatenated (Arrow's data buffer).
-    validity : cupy.ndarray of uint8 or None
-        Arrow validity bitmap (LSB first, bit offset 0), None when there are no nulls.
-
-    The buffers are CuPy arrays, so they expose ``__cuda_array_interface__`` and DLPack
-    (``cupy.from_dlpack``/``torch.from_dlpack(arr.data)``); :meth:`buffers` lists them in
-    Arrow's order.  View types (``string_view``, ``binary_view``) are held in offsets layout and
-    become views in :meth:`to_arrow`. The whole column goes to Arrow C Device consumers
-    (``__arrow_c_device_array__``: pylibcudf, nanoarrow, ...) without a copy, and to cuDF with
-    :meth:`to_cudf`.
-    """
-
-    def __init__(self, type_, length, offsets, data, validity, null_count, chunk_lengths=None):
-        self.type = type_
-        self.length = int(length)
-        self.offsets = offsets
-        self.data = data
-        self.validity = validity
-        self.null_count = int(null_count)
-        self.chunk_lengths = chunk_lengths
-
-    def __len__(self) -> int:
-        return self.length
-
-    def __repr__(self) -> str:
-        return (f"DeviceStringArray({self.type}, {self.length} strings, "
-                f"{int(self.data.nbytes)} data bytes)")
-
-    @property
-    def nbytes(self) -> int:
-        """Device bytes of the three buffers."""
-        return sum(int(b.nbytes) for b in (self.offsets, self.data, self.validity)
-                   if b is not None)
-
-    def buffers(self) -> tuple:
-        """(validity or None, offsets, data): the CuPy buffers in Arrow's order."""
-        return (self.validity, self.offsets, self.data)
-
-    @property
-    def physical_type(self) -> pa.DataType:
-        """The plain type the buffers hold (:func:`physical_type`): what :meth:`to_arrow`
-        builds before casting back to ``type``, and what the Arrow C Device export declares."""
-        return physical_type(self.type, self.offsets.dtype)
-
-    def to_arrow(self):
-        """Copy to the host as a pyarrow Array (ChunkedArray when compressed from one).
-
-        Text (the ``string`` types) is checked to be UTF-8 on the host copy; the device buffers
-        themselves are not checked (a forged column decodes on the GPU to whatever its codes
-        say, within its buffers).
-
-        Raises
-        ------
-        CorruptDataError
-            When a ``string`` column decoded to bytes that are not UTF-8.
-
-        Examples
-        --------
-        >>> import fsstgpu, pyarrow as pa
-        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-        ...     col = pa.array(["a", None, "bc"])
-        ...     dev = fsstgpu.decompress_device(fsstgpu.compress(col))
-        ...     assert dev.to_arrow().equals(col)
-        """
-        offsets = host_copy(self.offsets)
-        data = host_copy(self.data)
-        validity = None if self.validity is None else host_copy(self.validity)
-        target = self.type
-        if is_text(target):  # forged codes can decode to any bytes; checked on the host copy
-            check_utf8(data, offsets, "decoded column")
-        physical = physical_type(target, offsets.dtype)
-        bufs = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets),
-                pa.py_buffer(data)]
-        arr = pa.Array.from_buffers(physical, self.length, bufs, null_count=self.null_count)
-        arr = arr if physical == target else arr.cast(target)
-        if self.chunk_lengths is None:
-            return arr
-        return as_chunks(arr, np.asarray(self.chunk_lengths, np.int64))
-
-    # ------------------------------------------------------------------ interchange
-    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
-        """Arrow C Device Data Interface (PyCapsule protocol): the buffers, in place on the GPU.
-
-        The column is exported as one array (chunks, if any, are not kept) of the plain type of
-        its offsets' width: ``string`` / ``binary`` with int32 offsets, ``large_string`` /
-        ``large_binary`` with int64 ones (a view type is held, and exported, in offsets layout;
-        ``to_arrow`` casts back to views). The device is synchronised first, so ``sync_event`` is
-        NULL and the data are ready on every stream. ``requested_schema`` is not acted on (the
-        protocol lets a producer ignore it; the consumer casts); other keywords must be None.
-        The exported buffers stay alive until the consumer releases the array.
-
-        Examples
-        --------
-        >>> import fsstgpu, pyarrow as pa
-        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-        ...     import nanoarrow.device
-        ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
-        ...     assert nanoarrow.device.c_device_array(dev).device_type.value == 2  # CUDA
-        """
-
-        unsupported = sorted(name for name, value in kwargs.items() if value is not None)
-        if unsupported:
-            raise NotImplementedError(f"__arrow_c_device_array__ got unsupported keyword(s) "
-                                      f"{unsupported}")
-        device = self.data.device
-        device.synchronize()
-        validity = self.validity if self.null_count else None
-        buffers = [None if validity is None else device_address(validity),
-                   device_address(self.offsets), device_address(self.data)]
-        return export_device_array(
-            plain_format(self.type, self.offsets.dtype.itemsize), self.length, self.null_count,
-            buffers, device_type=ARROW_DEVICE_CUDA, device_id=device.id,
-            keep_alive=(validity, self.offsets, self.data))
-
-    def to_cudf(self):
-        """A ``cudf.Series`` of these strings, handed over through the Arrow C Device interface
-        (:meth:`__arrow_c_device_array__`: libcudf takes the device buffers as they are).
-
-        Raises
-        ------
-        ImportError
-            Without cuDF (``pip install cudf-cu12``, matching your CUDA).
-
-        Examples
-        --------
-        >>> import fsstgpu, pyarrow as pa
-        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-        ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
-        ...     assert dev.to_cudf().to_arrow().to_pylist() == ["a", None]
-        """
-        try:
-            import cudf
-            import pylibcudf
-        except ImportError as exc:
-            raise ImportError("DeviceStringArray.to_cudf needs cuDF (pip install cudf-cu12, or "
-                              "the package matching your CUDA)") from exc
-        # pylibcudf >= 25.x: Column.from_arrow; older releases take the object in the constructor
-        from_arrow = getattr(pylibcudf.Column, "from_arrow", None)
-        column = from_arrow(self) if from_arrow is not None else pylibcudf.Column(self)
-        return cudf.Series.from_pylibcudf(column)
-
-
-def physical_type(type_: pa.DataType, offsets_dtype) -> pa.DataType:
-    """The plain type decoded strings of ``type_`` are held as with offsets of
-    ``offsets_dtype``: a large type with int64 offsets (a large type, or > 2 GiB of data), a
-    view type as its offsets-layout twin, else ``type_`` itself.
-
-    Examples
-    --------
-    >>> import numpy as np, pyarrow as pa
-    >>> from fsstgpu.gpu.arrays import physical_type
-    >>> physical_type(pa.string_view(), np.int32), physical_type(pa.string(), np.int64)
-    (DataType(string), DataType(large_string))
-    """
-    if np.dtype(offsets_dtype) == np.int64:
-        return large_type(type_)
-    if is_view(type_):
-        return pa.string() if is_text(type_) else pa.binary()
-    return type_
-
-
-def host_copy(buffer) -> np.ndarray:
-    """A device buffer copied to the host (a NumPy array, as the CPU tests' stand-ins hold, as
-    it is)."""
-    return buffer if isinstance(buffer, np.ndarray) else buffer.get()
-
-
-def device_address(buffer) -> int:
-    """A device buffer's address, from ``__cuda_array_interface__`` (CuPy, Numba, PyTorch...)."""
-    return int(buffer.__cuda_array_interface__["data"][0])
 
 
 def to_device(carr, stream=None, *,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu.arrays import DeviceStringArray
+from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.kernels.rotate import rotate
 from fsstgpu.types import INT32_MAX

@@ -28,8 +28,9 @@ import numpy as np
 from fsstgpu import arrow_layout, inputs
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.gpu.arrays import DeviceCompressedStringArray, DeviceStringArray
+from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.encoded import device_column
+from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.kernels.encode_chunks import valid_lengths
 from fsstgpu.kernels.fsst_decode import launch_check_utf8
 from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
