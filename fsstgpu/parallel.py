@@ -24,13 +24,29 @@ from concurrent.futures import ThreadPoolExecutor
 def usable_cores() -> int:
     """The number of CPU cores this process may run on (its affinity mask), at least 1; at most
     ``FSSTGPU_THREADS`` when that is set (several worker processes sharing a machine, e.g. a
-    Dask cluster, each get their share)."""
+    Dask cluster, each get their share).
+
+    Raises
+    ------
+    ValueError
+        When ``FSSTGPU_THREADS`` is set to anything but a whole number.
+
+    Examples
+    --------
+    >>> from fsstgpu.parallel import usable_cores
+    >>> usable_cores() >= 1
+    True
+    """
     try:
         cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # no affinity masks on this platform
         cores = os.cpu_count() or 1
-    cap = os.environ.get("FSSTGPU_THREADS", "")
-    return max(1, min(cores, int(cap))) if cap.strip().isdigit() else cores
+    cap = os.environ.get("FSSTGPU_THREADS", "").strip()
+    if not cap:
+        return cores
+    if not cap.isdigit():  # a typo would otherwise run on every core without a word
+        raise ValueError(f"FSSTGPU_THREADS must be a whole number of threads, not {cap!r}")
+    return max(1, min(cores, int(cap)))
 
 
 @functools.cache

@@ -14,6 +14,7 @@ import pytest
 
 import fsstgpu.formats.files as files
 from fsstgpu.formats import compress_file, decompress_file
+from fsstgpu.parallel import usable_cores
 
 
 def table(rows: int) -> pa.Table:
@@ -53,3 +54,19 @@ def test_columns_converted_at_once_write_the_same_file(tmp_path, monkeypatch, su
     back = tmp_path / "back.parquet"
     decompress_file(tmp_path / f"out4.{suffix}", back, device="cpu")
     assert pq.read_table(back).equals(t)
+
+
+@pytest.mark.parametrize(("value", "cores"), [("1", 1), (" 2 ", None), ("", None), ("0", 1)])
+def test_fsstgpu_threads_caps_the_cores(monkeypatch, value, cores):
+    monkeypatch.setenv("FSSTGPU_THREADS", value)
+    got = usable_cores()
+    monkeypatch.delenv("FSSTGPU_THREADS")
+    assert got == (cores if cores is not None else min(int(value or 10**6), usable_cores()))
+
+
+@pytest.mark.parametrize("value", ["abc", "-2", "1.5", "4 cores"])
+def test_fsstgpu_threads_that_is_no_number_is_refused(monkeypatch, value):
+    """A typo ran on every core without a word."""
+    monkeypatch.setenv("FSSTGPU_THREADS", value)
+    with pytest.raises(ValueError, match="FSSTGPU_THREADS must be a whole number"):
+        usable_cores()
