@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import select
 import sys
 import time
@@ -268,11 +269,25 @@ def kv_table(title: str, items) -> Table:
     return table
 
 
+#: a figure, with an optional unit ("1,234", "0.345", "1.5 KiB", "45.2 MiB/s"), or "-" for none
+_FIGURE = re.compile(r"-|[-+]?[\d.,]+(\s?[A-Za-z/%]+)?")
+
+
 def rows_table(title: str, columns: list[str], rows: list[list]) -> Table:
-    """A rich table with a header row."""
+    """A rich table with a header row: columns of figures aligned right, the first column and
+    columns of words (names, types, descriptions) left, as text is read.
+
+    Examples
+    --------
+    >>> from fsstgpu.cli.output import rows_table
+    >>> [c.justify for c in rows_table("t", ["name", "size", "what"], [["a", "1.5 KiB", "x y"]])
+    ...  .columns]
+    ['left', 'right', 'left']
+    """
     table = Table(title=Text(printable(title)))
     for i, name in enumerate(columns):
-        table.add_column(name, justify="left" if i == 0 else "right")
+        figures = all(_FIGURE.fullmatch(str(row[i]).strip()) for row in rows)
+        table.add_column(name, justify="right" if i and figures else "left")
     for row in rows:
         table.add_row(*(Text(printable(v)) for v in row))
     return table

@@ -391,8 +391,9 @@ def _no_column(column, source) -> None:
 
 
 def _first_line(doc: str | None) -> str:
+    """A docstring's first line, as plain text (its reST literals' quotes dropped)."""
     lines = (doc or "").strip().splitlines()
-    return lines[0] if lines else ""
+    return lines[0].replace("``", "") if lines else ""
 
 
 def _choose_column(schema: pa.Schema, column: str | None, path) -> str:

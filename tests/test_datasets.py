@@ -550,3 +550,9 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(f"fsstgpu.datasets.{module}"))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_dataset_descriptions_are_plain_text():
+    """``datasets list`` printed the generators' reST quotes (``round(...)``)."""
+    entries = list_datasets()
+    assert entries and not any("``" in e["description"] for e in entries)
