@@ -319,7 +319,8 @@ def _parse_cached(storage_type, serialized: bytes) -> FsstType:
 def parse_metadata(storage_type, serialized) -> FsstType:
     """Rebuild an :class:`FsstType` from its storage type and metadata bytes, validating both.
 
-    Version 2 and 3 metadata is JSON; version 1 the binary layout of ``arrow.md``.
+    Versions 2 to 4 are JSON; version 1 the binary layout of ``arrow.md``, which the first
+    version-2 writer (2026-11-30, before its metadata became JSON) used too, with version byte 2.
 
     Raises
     ------
@@ -446,12 +447,14 @@ def _dictionary_of(dictionary, what: str):
 
 
 def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
+    """The binary layout: version 1 (codes-only storage), or version 2's struct storage as the
+    first version-2 writer described it (version byte 2: files of 2026-11-30)."""
     if len(data) < _HEADER.size + 4:
         raise CorruptDataError(f"{what}: {len(data)} bytes, too short for the header")
     magic, version, value_code, index_code, flags, split_size, ntables = _HEADER.unpack_from(data)
-    if version != 1:
-        raise CorruptDataError(f"{what}: unsupported version {version} "
-                               "(this reader: 1, 2, 3, 4)")
+    if version not in (1, 2):
+        raise CorruptDataError(f"{what}: unsupported version {version} of the binary layout "
+                               "(this reader: 1, 2)")
     (crc,) = struct.unpack_from("<I", data, len(data) - 4)
     if zlib.crc32(data[:-4]) != crc:
         raise CorruptDataError(f"{what}: CRC32 mismatch")
@@ -479,10 +482,10 @@ def _parse_v1(storage_type, data: bytes, what: str) -> FsstType:
     if pos != len(body):
         raise CorruptDataError(f"{what}: {len(body) - pos} trailing bytes")
     value_type = VALUE_TYPES[value_code]
-    codes_type = _codes_type_of(storage_type, value_type, 1, what)
+    codes_type = _codes_type_of(storage_type, value_type, version, what)
     return _checked_type(what, codes_type, value_type, tables, split_size, starts,
                          INDEX_TYPES[index_code - 1] if index_code else None,
-                         bool(flags & _FLAG_ORDERED), version=1)
+                         bool(flags & _FLAG_ORDERED), version=version)
 
 
 def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.DataType:

@@ -18,6 +18,7 @@ import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable
 from fsstgpu.formats import arrow as fa
 from fsstgpu.formats import arrow_storage as fs
+from fsstgpu.formats.file_reads import read_table
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
 
@@ -505,3 +506,49 @@ def test_cuts_past_the_binary_offsets_refused(monkeypatch, type_):
         fs.to_extension_array(carr)
     with pytest.raises(ValueError, match="split_size"):
         fsstgpu.compress(pa.table({"s": col}), split_size=16)
+
+
+# ----------------------------------------------------------------------- the first version 2
+def _binary_v2_meta(value_type, tables, starts, split_size) -> bytes:
+    """Version-2 metadata as its first writer wrote it (2026-11-30, ed56295 to c4fe48e, before
+    35755c4 made it JSON): version 1's binary layout with version byte 2."""
+    head = struct.pack("<4sBBBBQH", b"FSAX", 2, fa.VALUE_TYPES.index(value_type), 0, 0,
+                       split_size, len(tables))
+    return _with_crc(head + np.asarray(starts, "<i8").tobytes()
+                     + b"".join(t.to_bytes() for t in tables))
+
+
+def _binary_v2_field(storage, meta) -> pa.Field:
+    return pa.field("s", storage.type, metadata={b"ARROW:extension:name": b"fsstgpu.fsst",
+                                                 b"ARROW:extension:metadata": meta})
+
+
+def test_binary_version_2_metadata_is_read(tmp_path):
+    """Files of the first version-2 writer: struct storage, binary metadata (version byte 2),
+    two tables and a block start; they were refused as 'unsupported version 2'."""
+    parts = [pa.array(["alpha beta gamma"] * 50 + [None, ""]),
+             pa.array(["zz 0123456789"] * 40 + [None, "q"])]
+    carrs = [fsstgpu.compress(p) for p in parts]
+    assert all(len(c.tables) == 1 for c in carrs)
+    storage = pa.concat_arrays([fs.to_extension_array(c, version=2).storage for c in carrs])
+    meta = _binary_v2_meta(pa.string(), [c.tables[0] for c in carrs], [len(parts[0])],
+                           carrs[0].split_size)
+    schema = pa.schema([_binary_v2_field(storage, meta)])
+    path = tmp_path / "v2.arrow"
+    with ipc.new_file(path, schema) as w:
+        w.write_batch(pa.record_batch([storage], schema=schema))
+    col = ipc.open_file(path).read_all().column("s")
+    assert col.type.version == 2 and len(col.type.tables) == 2
+    assert list(col.type.block_starts) == [len(parts[0])]
+    want = pa.concat_arrays(parts)
+    assert col.chunk(0).decoded().equals(want)
+    assert read_table(path, device="cpu").column("s").combine_chunks().equals(want)
+    # version 2's storage is required: the codes alone (version 1's) are refused
+    with pytest.raises(CorruptDataError, match="not that of version 2"):
+        fa.parse_metadata(pa.large_binary(), meta)
+
+
+def test_binary_layout_unknown_version_is_refused():
+    storage_type, meta = _meta(version=1)
+    with pytest.raises(CorruptDataError, match="unsupported version 3 of the binary layout"):
+        fa.parse_metadata(storage_type, _with_crc(meta[:4] + b"\x03" + meta[5:-4]))
