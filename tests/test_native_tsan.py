@@ -5,8 +5,8 @@ takes a thread count (encode, the walks, split planning, the decoder and its che
 checks, the layout loops, block planning) at several thread counts against the one-thread
 result, then corrupt inputs whose first error must not depend on the thread count, then several
 callers sharing the pool at once. It found the OFFSETS walk's race fixed in session 62
-(RELIABILITY.md). Opt-in: a TSan build of the codec and one run take 8-10 minutes on two cores,
-so ``FSSTGPU_TSAN_TESTS=1`` runs them; the quick self-test (a deliberate race between pool
+(RELIABILITY.md). Opt-in: the TSan build of the codec and both runs took 6 minutes on two idle
+cores, so ``FSSTGPU_TSAN_TESTS=1`` runs them; the quick self-test (a deliberate race between pool
 tasks) shows the build sees races at all.
 """
 
@@ -24,7 +24,7 @@ from fsstgpu.datasets import dbtext_dir
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("FSSTGPU_TSAN_TESTS") != "1",
-    reason="8-10 minutes of TSan build and run: set FSSTGPU_TSAN_TESTS=1 to run")
+    reason="about 6 minutes of TSan build and runs: set FSSTGPU_TSAN_TESTS=1 to run")
 
 HERE = Path(__file__).resolve().parent
 CSRC = Path(fsstgpu.__file__).resolve().parent / "csrc"
