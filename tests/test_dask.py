@@ -148,6 +148,9 @@ def test_fsstgpu_threads_caps_the_codec_pool(monkeypatch):
     assert usable_cores() == 1
     monkeypatch.setenv("FSSTGPU_THREADS", str(cores + 5))  # never more than the process may use
     assert usable_cores() == cores
-    for junk in ("", "two", "-3"):
+    monkeypatch.setenv("FSSTGPU_THREADS", "")  # unset in effect
+    assert usable_cores() == cores
+    for junk in ("two", "-3"):  # a typo is refused, not run on every core
         monkeypatch.setenv("FSSTGPU_THREADS", junk)
-        assert usable_cores() == cores
+        with pytest.raises(ValueError, match="FSSTGPU_THREADS"):
+            usable_cores()
