@@ -154,3 +154,9 @@ def test_fsstgpu_threads_caps_the_codec_pool(monkeypatch):
         monkeypatch.setenv("FSSTGPU_THREADS", junk)
         with pytest.raises(ValueError, match="FSSTGPU_THREADS"):
             usable_cores()
+
+
+def test_negative_threads_are_refused_before_any_worker_starts():
+    with pytest.raises(ValueError, match="threads must not be negative"):
+        with local_client(workers=1, processes=False, threads=-2):
+            pass

@@ -73,6 +73,9 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
             yield client
         return
 
+    if threads is not None and int(threads) < 0:  # the workers would refuse it on first use
+        raise ValueError(f"threads must not be negative (0 or None: each worker's share), "
+                         f"not {threads}")
     cores = usable_cores()
     workers = workers or cores
     env = {"FSSTGPU_THREADS": str(threads or max(1, cores // workers))}
