@@ -251,7 +251,8 @@ def test_a_file_with_forged_code_offsets_is_refused_on_the_gpu(tmp_path):
                    row_group_size=700)
     expected = read_table(good, device="cpu")
     assert read_table(good, device="gpu").equals(expected), seed
-    assert read_table_device(good)["s"].to_arrow().equals(expected.column("s").combine_chunks())
+    got = read_table_device(good)["s"].to_arrow()  # one chunk a row group
+    assert got.combine_chunks().equals(expected.column("s").combine_chunks()), seed
     with pytest.raises(CorruptDataError):
         read_table(bad, device="cpu")
     with pytest.raises(CorruptDataError, match="row group"):
