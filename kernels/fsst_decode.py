@@ -225,12 +225,17 @@ def launch_check_utf8(out, ranges, col_err, *, stream=None) -> None:
     cp = get_cupy()
     table = np.zeros((4, len(ranges) + 1), np.int64)  # starts, ends, columns, first chunks
     table[:3, :-1] = np.array(ranges, np.int64).T
-    np.cumsum(-(-(table[1, :-1] - table[0, :-1]) // UTF8_CHUNK), out=table[3, 1:])
+    # a range's chunks: the 16-byte blocks of memory it touches (the kernel loads whole ones)
+    misalign = out.data.ptr % UTF8_CHUNK
+    first = (table[0, :-1] + misalign) // UTF8_CHUNK
+    stop = -(-(table[1, :-1] + misalign) // UTF8_CHUNK)
+    np.cumsum(stop - first, out=table[3, 1:])
     with on_stream(stream):
         dev = cp.asarray(table)
         chunks = int(table[3, -1])
         _function("fsst_check_utf8")((-(-chunks // 256),), (256,), (
-            out, dev[0], dev[1], dev[2], dev[3], np.int32(len(ranges)), col_err))
+            out, np.int64(misalign), dev[0], dev[1], dev[2], dev[3], np.int32(len(ranges)),
+            col_err))
 
 
 #: splits under which each split gets two warps, eight (see :func:`warps_per_split`)

@@ -10,6 +10,11 @@
 // checks its own sequence (length, continuations, the second byte's range, inside the range);
 // a continuation byte checks that the nearest non-continuation byte within the three before it
 // is a lead whose sequence covers it.  A bad byte sets FSST_ERR_UTF8 in col_err[r_col[r]].
+//
+// Chunks follow the memory's 16-byte boundaries (data's address is `misalign` past one), so a
+// range's first and last chunks may be short.  A whole chunk is one 16-byte load, and passes at
+// once when it is all ASCII: an ASCII byte is always right where it lies, and a sequence that
+// starts before the chunk and runs into it is checked by its lead byte, in the chunk before.
 #pragma once
 #define FSST_UTF8_CHUNK 16
 
@@ -49,9 +54,9 @@ __device__ __forceinline__ bool utf8_byte_ok(const u8 *__restrict__ data, i64 p,
 }
 
 extern "C" __global__ void __launch_bounds__(256) fsst_check_utf8(
-    const u8 *__restrict__ data, const i64 *__restrict__ r_start, const i64 *__restrict__ r_end,
-    const i64 *__restrict__ r_col, const i64 *__restrict__ r_chunk0, int nranges,
-    int *__restrict__ col_err) {
+    const u8 *__restrict__ data, i64 misalign, const i64 *__restrict__ r_start,
+    const i64 *__restrict__ r_end, const i64 *__restrict__ r_col,
+    const i64 *__restrict__ r_chunk0, int nranges, int *__restrict__ col_err) {
     const i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (nranges <= 0 || t >= r_chunk0[nranges]) return;
     int lo = 0, hi = nranges - 1;  // the range of chunk t: the last r with r_chunk0[r] <= t
@@ -60,8 +65,15 @@ extern "C" __global__ void __launch_bounds__(256) fsst_check_utf8(
         if (r_chunk0[mid] <= t) lo = mid; else hi = mid - 1;
     }
     const i64 rs = r_start[lo], re = r_end[lo];
-    const i64 p0 = rs + (t - r_chunk0[lo]) * FSST_UTF8_CHUNK;
-    const i64 p1 = p0 + FSST_UTF8_CHUNK < re ? p0 + FSST_UTF8_CHUNK : re;
+    // the chunk's 16-byte block of memory: rs's block, then the ones after it
+    const i64 block = ((rs + misalign) & ~(i64)(FSST_UTF8_CHUNK - 1)) - misalign +
+                      (t - r_chunk0[lo]) * FSST_UTF8_CHUNK;
+    const i64 p0 = block > rs ? block : rs;
+    const i64 p1 = block + FSST_UTF8_CHUNK < re ? block + FSST_UTF8_CHUNK : re;
+    if (p0 == block && p1 == block + FSST_UTF8_CHUNK) {
+        const uint4 v = *reinterpret_cast<const uint4 *>(data + block);  // aligned: see above
+        if (((v.x | v.y | v.z | v.w) & 0x80808080u) == 0) return;  // all ASCII
+    }
     bool ok = true;
     for (i64 p = p0; p < p1; ++p) ok &= utf8_byte_ok(data, p, rs, re);
     if (!ok) atomicOr(col_err + r_col[lo], FSST_ERR_UTF8);
