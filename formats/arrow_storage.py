@@ -109,17 +109,33 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     lengths = np.asarray(carr.lengths)
     if n and int(lengths.max()) > np.iinfo(integer_dtype(width)).max:
         raise ValueError(f"a string of {int(lengths.max())} bytes does not fit {width} lengths")
-    lengths_arr = pa.array(lengths.astype(integer_dtype(width)), type=width)
+    lengths_arr = _from_numpy(lengths, width)
     cuts_arr = _pack_cuts(carr, code_offsets, integer_dtype(width))
     children = [codes_arr, lengths_arr, cuts_arr]
     if ext_type.version == 4:
         children.append(_table_per_string(carr))
     elif ext_type.version == 3:  # an index into the type's tables
         _, index = distinct_tables(carr.tables)
-        children.append(pa.array(np.repeat(index.astype(np.uint16), np.diff(carr.block_starts)),
-                                 pa.uint16()))
+        children.append(_from_numpy(np.repeat(index.astype(np.uint16), np.diff(carr.block_starts)),
+                                    pa.uint16()))
     storage = pa.StructArray.from_arrays(children, fields=list(storage_type), mask=_mask(carr))
     return pa.ExtensionArray.from_storage(ext_type, storage)
+
+
+def _from_numpy(values, type_) -> pa.Array:
+    """A primitive Arrow array over ``values`` (no nulls), built from its buffer: ``pa.array``
+    of a numpy array or a list first asks whether it is a pandas object, which imports pandas
+    (0.2-1 s of a command's wall time when pandas is installed)."""
+    values = np.ascontiguousarray(values, dtype=integer_dtype(type_))
+    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+
+
+def _binary_from_list(values: list, type_=pa.binary()) -> pa.Array:
+    """A binary array of ``values`` (bytes), built from its buffers (see :func:`_from_numpy`)."""
+    offsets = np.zeros(len(values) + 1, np.int32)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    return pa.Array.from_buffers(type_, len(values),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))])
 
 
 def _table_per_string(carr) -> pa.DictionaryArray:
@@ -127,16 +143,18 @@ def _table_per_string(carr) -> pa.DictionaryArray:
     so that row operations carry every string's table along."""
     tables, index = distinct_tables(carr.tables)
     per_row = np.repeat(index.astype(np.uint16), np.diff(carr.block_starts))
-    dictionary = pa.array([t.to_bytes() for t in tables], TABLE_DICTIONARY.value_type)
-    return pa.DictionaryArray.from_arrays(pa.array(per_row, TABLE_DICTIONARY.index_type),
+    dictionary = _binary_from_list([t.to_bytes() for t in tables], TABLE_DICTIONARY.value_type)
+    return pa.DictionaryArray.from_arrays(_from_numpy(per_row, TABLE_DICTIONARY.index_type),
                                           dictionary)
 
 
 def _mask(carr):
     if carr.validity is None or not carr.null_count:
         return None
-    return pa.array(~np.unpackbits(carr.validity, count=carr.length, bitorder="little")
-                    .astype(bool))
+    n = int(carr.length)
+    nulls = ~np.unpackbits(carr.validity, count=n, bitorder="little").astype(bool)
+    return pa.Array.from_buffers(pa.bool_(), n,
+                                 [None, pa.py_buffer(np.packbits(nulls, bitorder="little"))])
 
 
 def _pack_cuts(carr, code_offsets, dtype) -> pa.Array:
@@ -202,13 +220,22 @@ class GrowingTables:
                     self._dictionary = None
                 mapping[j] = self._position[value]
         if self._dictionary is None:
-            self._dictionary = pa.array(self._values or [b""], TABLE_DICTIONARY.value_type)
-        indices = child.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            self._dictionary = _binary_from_list(self._values or [b""],
+                                                 TABLE_DICTIONARY.value_type)
+        ind = child.indices  # read from its buffer: fill_null's scalar would import pandas
+        data = ind.buffers()[1]
+        indices = np.zeros(0, np.int64) if not len(ind) or data is None else np.frombuffer(
+            data, integer_dtype(ind.type), count=len(ind),
+            offset=ind.offset * ind.type.byte_width).astype(np.int64)
         indices = np.where(indices < len(mapping), indices, 0)  # garbage under nulls
+        vbuf = None
+        if child.null_count:
+            valid = child.is_valid().to_numpy(zero_copy_only=False)
+            vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        values = np.ascontiguousarray(mapping[indices], np.uint16)
         table = pa.DictionaryArray.from_arrays(
-            pa.array(mapping[indices], TABLE_DICTIONARY.index_type,
-                     mask=child.is_null().to_numpy(zero_copy_only=False)
-                     if child.null_count else None),
+            pa.Array.from_buffers(TABLE_DICTIONARY.index_type, len(values),
+                                  [vbuf, pa.py_buffer(values)], child.null_count),
             self._dictionary)
         children = [storage.field(i) for i in range(storage.type.num_fields - 1)] + [table]
         mask = storage.is_null() if storage.null_count else None
