@@ -32,6 +32,7 @@ import base64
 import functools
 import json
 import struct
+import threading
 import zlib
 
 import numpy as np
@@ -501,18 +502,29 @@ def _codes_type_of(storage_type, value_type, version: int, what: str) -> pa.Data
     raise CorruptDataError(f"{what}: storage type {storage_type} is not that of version {version}")
 
 
-def register() -> None:
-    """Register ``fsstgpu.fsst`` with pyarrow; calling it again is harmless.
+_REGISTERING = threading.Lock()
+_registered = False  # this module's FsstType is pyarrow's (a reloaded module registers its own)
 
-    ``import fsstgpu`` calls it. A second call (or a reload of this module) replaces the
-    registration with this module's class, so that readers always build the current class.
+
+def register() -> None:
+    """Register ``fsstgpu.fsst`` with pyarrow; calling it again, from any thread, is harmless.
+
+    ``import fsstgpu`` calls it. The first call of a reloaded module replaces the registration
+    with that module's class, so that readers always build the current class; later calls
+    change nothing (a replacement leaves the name unregistered for a moment, when another
+    thread's read would see the bare storage struct).
     """
-    prototype = FsstType(pa.large_binary(), pa.string(), None, 1)
-    try:
-        pa.register_extension_type(prototype)
-    except pa.ArrowKeyError:
-        pa.unregister_extension_type(EXTENSION_NAME)
-        pa.register_extension_type(prototype)
+    global _registered
+    with _REGISTERING:
+        if _registered:
+            return
+        prototype = FsstType(pa.large_binary(), pa.string(), None, 1)
+        try:
+            pa.register_extension_type(prototype)
+        except pa.ArrowKeyError:
+            pa.unregister_extension_type(EXTENSION_NAME)
+            pa.register_extension_type(prototype)
+        _registered = True
 
 
 def extension_type_for(carr, *, codes_type=None, dictionary_type=None,

@@ -6,6 +6,7 @@ import json
 import struct
 import subprocess
 import sys
+import threading
 import zlib
 
 import numpy as np
@@ -16,8 +17,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable
-from fsstgpu.formats import arrow as fa
-from fsstgpu.formats import arrow_storage as fs
+from fsstgpu.formats import arrow as fa, arrow_storage as fs
 from fsstgpu.formats.file_reads import read_table
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
@@ -205,6 +205,30 @@ def test_register_is_idempotent():
         w.write_batch(pa.record_batch([ext], names=["s"]))
     col = ipc.open_file(sink.getvalue()).read_all().column("s")
     assert isinstance(col.type, fa.FsstType) and col.type == ext.type
+
+
+def test_register_again_never_unregisters(monkeypatch):
+    """Repeated calls (several threads at once) must not take the type away even briefly: a
+    read in another thread would see the bare storage struct (a helper's race test: 6 runs of
+    100 raised ArrowKeyError, one read saw the struct)."""
+    fa.register()
+    dropped = []
+    monkeypatch.setattr(pa, "unregister_extension_type", dropped.append)
+    errors = []
+
+    def again():
+        try:
+            for _ in range(50):
+                fa.register()
+        except Exception as exc:  # noqa: BLE001 (the test reports whatever it was)
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=again) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert (dropped, errors) == ([], [])
 
 
 def test_parquet_keeps_the_extension(tmp_path):
