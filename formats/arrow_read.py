@@ -9,8 +9,8 @@ storage names each string's table (version 4: in a dictionary of the tables them
 chunk; version 3: an index into the type's tables); the blocks are the runs of equal tables
 (:func:`table_runs`), so an Arrow row operation reads back as the strings it selected. A
 version-4 chunk, what files and row operations give, is read in one compiled pass over its rows
-without the GIL (``native.stored_rows``); anything unusual there is read the careful way above,
-which names what is wrong.
+without the GIL (:func:`fsstgpu.native.stored_rows`); anything unusual there is read the careful
+way above, which names what is wrong.
 Version-1 arrays (codes only) have their lengths and cuts derived from the codes
 (:mod:`fsstgpu.scan`). :func:`decode_column` decodes a whole column, cut into chunks that fit
 their type. The extension type (``arrow.py``) decodes through this module, so it reads only the
@@ -24,7 +24,6 @@ import functools
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import native
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow, slice_bitmap
 from fsstgpu.checks import check_structure, length_sums
@@ -34,6 +33,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.memory import pool_empty
+from fsstgpu.native import running_sum, stored_rows as native_stored_rows
 from fsstgpu.native.scan import ROWS_OK
 from fsstgpu.scan import lengths_from_code_offsets, long_string_cuts
 from fsstgpu.splits import plan_splits
@@ -153,7 +153,7 @@ def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validi
     checked (``chunk_lengths`` kept only for a chunked input, whose chunks it gives back;
     ``one_pass``: read by :func:`_one_pass`, which checked every row already)."""
     out_offsets = pool_empty(len(lengths) + 1, np.int64)  # warm pages: see fsstgpu.memory
-    native.running_sum(lengths, out_offsets)
+    running_sum(lengths, out_offsets)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
                                                       ftype.split_size, cuts, out_offsets)
     if chunked and chunk_lengths is None:
@@ -174,11 +174,11 @@ def _assembled(ftype, tables, block_starts, codes, code_offsets, lengths, validi
 
 
 def _one_pass(ftype, storage: pa.StructArray):
-    """A version-4 chunk read in one compiled pass over its rows (``native.stored_rows``,
-    without the GIL): the arguments of :func:`_assembled` but ``chunked``, or None when
-    anything is unusual or off (then :func:`from_extension_array` reads it the careful way,
-    which names the fault, or drops codes stored under null strings). The careful way's
-    NumPy passes and temporaries cost about as much as decoding the chunk's strings."""
+    """A version-4 chunk read in one compiled pass over its rows (the GIL released:
+    :func:`fsstgpu.native.stored_rows`): the arguments of :func:`_assembled` but ``chunked``, or
+    None when anything is unusual or off (then :func:`from_extension_array` reads it the careful
+    way, which names the fault, or drops codes stored under null strings). The careful way's NumPy
+    passes and temporaries cost about as much as decoding the chunk's strings."""
     n = len(storage)
     try:
         storage.validate()  # buffer sizes and child lengths, recursively
@@ -196,7 +196,7 @@ def _one_pass(ftype, storage: pa.StructArray):
                                lengths.offset, n)
         index = buffer_values(table.indices.buffers()[1], np.uint16, table.indices.offset, n)
         table_of, distinct = _dictionary_tables(table.dictionary, index)
-        status, nulls, code_offsets, lens, starts, ids = native.stored_rows(
+        status, nulls, code_offsets, lens, starts, ids = native_stored_rows(
             n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
             _bits(table), index, table_of)
     except (CorruptDataError, pa.ArrowException, ValueError):  # the careful read names it

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from fsstgpu import native
 from fsstgpu.arrow_layout import buffer_values
 from fsstgpu.blocks import check_level
 from fsstgpu.columns import ColumnStream
@@ -70,6 +69,7 @@ from fsstgpu.formats.rowgroups import (
 from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.block_encode import GpuBlockEncoder
+from fsstgpu.native import distinct_upto
 from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, large_type, narrow_offsets
@@ -415,7 +415,7 @@ def _repeats(values) -> bool:
     data, offsets, validity = string_buffers(values)
     limit = int(REPEATING_SHARE * (len(values) - values.null_count))
     try:
-        return native.distinct_upto(data, offsets, limit, validity) <= limit
+        return distinct_upto(data, offsets, limit, validity) <= limit
     except ValueError as exc:  # offsets the array's own checks would refuse
         raise CorruptDataError(f"string column: {exc}") from None
 

@@ -31,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fsstgpu import native
 from fsstgpu.arrow_layout import buffer_values, slice_bitmap
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.parquet_options import input_leaf
+from fsstgpu.native import string_bounds
 from fsstgpu.types import is_view, large_type, narrow_offsets
 
 __all__ = ["BOUND_BYTES", "STRING_STATS_KEY", "bounds_of", "may_match", "normalized_filters",
@@ -103,7 +103,7 @@ def _chunk_bounds(values: pa.Array) -> tuple[bytes, bytes] | None:
         return None
     data, offsets, validity = string_buffers(values)
     try:
-        lo, hi = native.string_bounds(data, offsets, validity)
+        lo, hi = string_bounds(data, offsets, validity)
     except ValueError as exc:  # offsets the array's own checks would refuse
         raise CorruptDataError(f"string column: {exc}") from None
     if lo < 0:

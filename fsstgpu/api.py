@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import inputs
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.blocks import check_level
 from fsstgpu.columns import compress_column, decompress_column
@@ -26,6 +25,7 @@ from fsstgpu.formats.tables import compress_table, decompress_table
 from fsstgpu.gpu import decode as gpu_decode
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.encode import compress_device
+from fsstgpu.inputs import is_table
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 
 __all__ = ["ALGORITHMS", "Codec", "compress", "decompress", "decompress_device"]
@@ -78,7 +78,7 @@ def compress(array, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_S
     >>> fsstgpu.decompress(fsstgpu.compress(col, level="fast"), device="cpu").equals(col)
     True
     """
-    if inputs.is_table(array):
+    if is_table(array):
         return compress_table(array, table=table, sample_bytes=sample_bytes,
                               split_size=split_size, level=level)
     return compress_column(array, table, sample_bytes=sample_bytes, split_size=split_size,
@@ -141,7 +141,7 @@ def decompress(carr, device="auto", stream=None):
     >>> out.type, out.num_chunks, out.to_pylist()
     (DataType(large_string), 2, ['a', 'b', None])
     """
-    if inputs.is_table(carr):
+    if is_table(carr):
         return decompress_table(carr, device=device, stream=stream)
     if isinstance(carr, DeviceCompressedStringArray):  # e.g. compress_device's
         if resolve_device(device) == "cpu":

@@ -54,7 +54,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import arrow_layout
+from fsstgpu.arrow_layout import as_chunks, offsets_from_lengths, to_arrow as layout_to_arrow
 from fsstgpu.checks import check_structure
 from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.errors import CorruptDataError
@@ -372,8 +372,8 @@ class CompressedStringArray:
         """
         self.validate(full=False)  # decode_all checks the codes of every split
         # (validate checked that the lengths add up to uncompressed_bytes)
-        offsets = arrow_layout.offsets_from_lengths(self.lengths, self.type,
-                                                    self.uncompressed_bytes)
+        offsets = offsets_from_lengths(self.lengths, self.type,
+                                       self.uncompressed_bytes)
         # The string ends (and stored code offsets) are checked in the same walk: the column
         # decodes exactly when each of its strings decodes alone (carr[i], take) and validate()
         # passes. A column validate() passed (the encoder's own, say) holds them already: the
@@ -390,10 +390,10 @@ class CompressedStringArray:
                                           and narrow_offsets(self.type)):
             # (past 2 GiB a 32-bit type's chunks need their own offsets: few chunks are that
             # large)
-            return arrow_layout.to_arrow(self.type, data, offsets, self.validity,
-                                         self.chunk_lengths)
-        return arrow_layout.as_chunks(arrow_layout.to_arrow(self.type, data, offsets,
-                                                            self.validity), self.chunk_lengths)
+            return layout_to_arrow(self.type, data, offsets, self.validity,
+                                   self.chunk_lengths)
+        return as_chunks(layout_to_arrow(self.type, data, offsets,
+                                         self.validity), self.chunk_lengths)
 
     def _to_single_array(self) -> pa.Array:
         decoded = self.to_arrow()

@@ -29,9 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.memory import pool_empty
+from fsstgpu.native import (
+    count_set_bits as native_count_set_bits,
+    first_decrease as native_first_decrease,
+    gather as native_gather,
+    running_sum,
+)
 from fsstgpu.types import (
     INT32_MAX,
     check_type,
@@ -326,7 +331,7 @@ def _check_views(array: pa.Array, what: str) -> None:
 
 def _gather(data, starts, lengths, out_offsets, out):
     """Copy ``data[starts[i]:starts[i] + lengths[i]]`` to ``out`` at ``out_offsets[i]``."""
-    native.gather(data, starts, lengths, out_offsets, out)
+    native_gather(data, starts, lengths, out_offsets, out)
 
 
 def _concat(type_: pa.DataType, parts: list[Plain]) -> Plain:
@@ -413,7 +418,7 @@ def count_set_bits(bitmap: np.ndarray) -> int:
     >>> count_set_bits(np.array([0xFF, 0b101], np.uint8))
     10
     """
-    return native.count_set_bits(bitmap)
+    return native_count_set_bits(bitmap)
 
 
 def offsets_from_lengths(lengths, type_, total=None) -> np.ndarray:
@@ -438,7 +443,7 @@ def offsets_from_lengths(lengths, type_, total=None) -> np.ndarray:
     if total is None:
         total = int(lengths.sum()) if lengths.size else 0
     offsets = pool_empty(len(lengths) + 1, offsets_dtype(type_, int(total)))
-    native.running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
+    running_sum(lengths, offsets)  # numpy's cumsum into int32 runs 10x slower
     return offsets
 
 
@@ -569,7 +574,7 @@ def first_decrease(a) -> int:
     >>> first_decrease(np.array([0, 3, 2, 4])), first_decrease(np.array([1, 1]))
     (1, -1)
     """
-    return native.first_decrease(a)
+    return native_first_decrease(a)
 
 
 def as_data_offsets(strings):

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
 from fsstgpu.limits import MAX_TABLES
+from fsstgpu.native import plan_symbols
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import checked_input
 
@@ -116,7 +116,7 @@ def fast_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     data, offsets, _, target = checked_input(data, offsets, target)
     if int(block_bytes) < 1:
         raise ValueError(f"block_bytes must be positive, not {block_bytes}")
-    return _blocks_of(*native.plan_symbols(
+    return _blocks_of(*plan_symbols(
         data, offsets, target, max_block_bytes=int(block_bytes), walk=False,
         extra_rounds=FAST_EXTRA_ROUNDS))
 
@@ -194,7 +194,7 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
     True
     """
     data, offsets, _, target = checked_input(data, offsets, sample_bytes)
-    return _blocks_of(*native.plan_symbols(
+    return _blocks_of(*plan_symbols(
         data, offsets, target, segment_bytes=segment_bytes, max_block_bytes=max_block_bytes,
         tolerance=tolerance, speculate=True if speculate is None else speculate))
 

@@ -18,9 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import arrow_layout, native
+from fsstgpu.arrow_layout import count_set_bits, is_non_decreasing
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.limits import MAX_TABLES, check_split_size
+from fsstgpu.native import (
+    check_splits,
+    first_filled_null,
+    first_misfit,
+    length_sums as native_length_sums,
+)
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, is_supported, narrow_offsets
 
@@ -64,19 +70,19 @@ def length_sums(lengths, ncodes: int, positions=None):
     (8, [0, 3, 8])
     """
     positions = np.zeros(0, np.int64) if positions is None else positions
-    return native.length_sums(lengths, ncodes, positions)
+    return native_length_sums(lengths, ncodes, positions)
 
 
 def check_structure(carr, *, rows_checked=None) -> None:
     """Raise CorruptDataError naming the first broken structural invariant of ``carr``.
 
     The code offsets are checked only when present (they are derived from the codes otherwise).
-    ``rows_checked``: the running sum of the lengths (``n + 1`` entries from 0), from a reader
-    that has checked every row in one pass (``native.stored_rows``: offsets from 0, inside the
-    codes and non-decreasing, no codes or length under a null, every code count fitting its
-    length): the per-row passes are then not run again, only what is O(1), O(blocks), O(splits)
-    or O(bitmap bytes). A file read spent most of its per-chunk checking time on them (the H200
-    host's profile: the row passes were nearly all of ``from_extension_array``).
+    ``rows_checked``: the running sum of the lengths (``n + 1`` entries from 0), from a reader that
+    has checked every row in one pass (:func:`fsstgpu.native.stored_rows`: offsets from 0, inside
+    the codes and non-decreasing, no codes or length under a null, every code count fitting its
+    length): the per-row passes are then not run again, only what is O(1), O(blocks), O(splits) or
+    O(bitmap bytes). A file read spent most of its per-chunk checking time on them (the H200 host's
+    profile: the row passes were nearly all of ``from_extension_array``).
     """
     n = carr.length
     if not is_supported(carr.type):
@@ -116,7 +122,7 @@ def _check_positions(name: str, positions, count: int, last: int, why: str = "")
         _bad(f"{name} has {len(positions)} entries, expected {count}{why}")
     if positions[0] != 0 or positions[-1] != last:
         _bad(f"{name} must run from 0 to {last}, not {positions[0]} to {positions[-1]}")
-    if not arrow_layout.is_non_decreasing(positions):
+    if not is_non_decreasing(positions):
         _bad(f"{name} must be non-decreasing")
 
 
@@ -126,7 +132,7 @@ def _check_code_offsets(carr, n: int, ncodes: int) -> bool:
         return False
     co = carr.code_offsets
     _check_positions("code_offsets", co, n + 1, ncodes)
-    i = native.first_misfit(co, carr.lengths)
+    i = first_misfit(co, carr.lengths)
     if i >= 0:
         _bad(f"a string's code count does not fit its length (string {i})")
     return True
@@ -146,13 +152,13 @@ def _check_validity(carr, n: int, lengths, has_offsets: bool, *,
         _bad(f"validity has {len(carr.validity)} bytes, expected {(n + 7) // 8}")
     if n % 8 and carr.validity[-1] >> (n % 8):
         _bad("validity padding bits are not zero")
-    set_bits = arrow_layout.count_set_bits(carr.validity)
+    set_bits = count_set_bits(carr.validity)
     if n - set_bits != carr.null_count:
         _bad(f"validity has {n - set_bits} nulls, null_count says {carr.null_count}")
     if rows_checked:  # no codes or length under a null: the one pass saw every row
         return
-    i = native.first_filled_null(carr.validity, lengths,
-                                 carr.code_offsets if has_offsets else None)
+    i = first_filled_null(carr.validity, lengths,
+                          carr.code_offsets if has_offsets else None)
     if i >= 0:
         _bad(f"a null string has bytes or codes (string {i})")
 
@@ -161,7 +167,7 @@ def _check_splits(carr, ncodes: int, total: int, nblocks: int, block_out) -> Non
     check_split_size(carr.split_size, CorruptDataError)
     sc, so, st = carr.split_codes, carr.split_out, carr.split_table
     # the decoder's own check of the split arrays (one home for it: csrc/decode.cpp)
-    native.check_splits(sc, so, st, ncodes, total, nblocks)
+    check_splits(sc, so, st, ncodes, total, nblocks)
     if not len(st):
         return
     # A split stays inside its table's block: between the output positions where the block's

@@ -23,11 +23,12 @@ import dataclasses
 
 import numpy as np
 
-from fsstgpu import arrow_layout, inputs, native
 from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.arrow_layout import Plain, from_arrow
 from fsstgpu.blocks import FAST_SAMPLE_BYTES, check_level, plan_level
+from fsstgpu.inputs import as_string_column
 from fsstgpu.limits import MAX_TABLES, check_split_size
-from fsstgpu.native import encode_blocks
+from fsstgpu.native import differences, encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import SymbolTable
@@ -64,7 +65,7 @@ def planning_pieces(chunk_bytes, min_bytes: int | None = None) -> np.ndarray:
     return np.array(starts + [len(sizes)], np.int64)
 
 
-def _plan(plain: arrow_layout.Plain, table, sample_bytes, level):
+def _plan(plain: Plain, table, sample_bytes, level):
     """Return (block_starts, tables) for the column."""
     n = len(plain)
     if table is not None:
@@ -153,7 +154,7 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     True
     """
     level = check_level(level)
-    plain = arrow_layout.from_arrow(inputs.as_string_column(array))
+    plain = from_arrow(as_string_column(array))
     if plain.offsets.base is not None:
         # A view of the caller's int64 offsets: the encoder sizes each chunk's output from
         # them, then reads them again to encode, without the GIL. Arrow buffers are immutable,
@@ -168,7 +169,7 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     n = len(plain)
     codes, code_offsets = (encode or encode_blocks)(tables, plain.data, plain.offsets,
                                                     block_starts)
-    lengths = native.differences(plain.offsets)
+    lengths = differences(plain.offsets)
     cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
                                                       split_size, cuts, plain.offsets)
@@ -274,7 +275,7 @@ class ColumnStream:
 
     def compress(self, values) -> CompressedStringArray:
         """The next piece, compressed (a :class:`CompressedStringArray`)."""
-        column = inputs.as_string_column(values)
+        column = as_string_column(values)
         if self.fixed_table is not None:
             return compress_column(column, table=self.fixed_table, split_size=self.split_size,
                                    encode=self.encode)

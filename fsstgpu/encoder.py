@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
+from fsstgpu.native import encode_blocks
 from fsstgpu.symbol_table import SymbolTable
 
 
@@ -30,4 +30,4 @@ def encode_strings(table: SymbolTable, data: np.ndarray, offsets: np.ndarray):
     ([0, 255, 120, 0], [0, 3, 4])
     """
     n = len(offsets) - 1 if np.ndim(offsets) == 1 else 0
-    return native.encode_blocks((table,), data, offsets, np.array([0, max(n, 0)], np.int64))
+    return encode_blocks((table,), data, offsets, np.array([0, max(n, 0)], np.int64))

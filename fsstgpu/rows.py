@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu import arrow_layout
+from fsstgpu.arrow_layout import offsets_from_lengths, to_arrow, unpack_bitmap
 from fsstgpu.decoder import decode_range
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.types import is_text
@@ -75,11 +75,11 @@ def take_rows(carr, indices) -> pa.Array:
         raise IndexError(f"take index out of range for {carr.length} strings")
     valid = np.ones(len(idx), bool)
     if carr.validity is not None:
-        valid &= arrow_layout.unpack_bitmap(carr.validity, carr.length)[idx]
+        valid &= unpack_bitmap(carr.validity, carr.length)[idx]
     if index_valid is not None:
         valid &= index_valid
     lengths = np.where(valid, carr.lengths[idx], 0)
-    offsets = arrow_layout.offsets_from_lengths(lengths, carr.type)
+    offsets = offsets_from_lengths(lengths, carr.type)
     out = np.empty(int(offsets[-1]), np.uint8)
     blocks = np.searchsorted(carr.block_starts, idx, side="right") - 1
     # Runs of consecutive indices in one block decode with one call: their codes and their
@@ -103,4 +103,4 @@ def take_rows(carr, indices) -> pa.Array:
     if is_text(carr.type):
         check_utf8(out, offsets, "decoded strings")
     validity = None if valid.all() else np.packbits(valid, bitorder="little")
-    return arrow_layout.to_arrow(carr.type, out, offsets, validity)
+    return to_arrow(carr.type, out, offsets, validity)

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.native import length_sums, walk_codes
 
-_MAX_CODES = 1 << 59  # native.length_sums' largest code count: lengths may total 2**62
+_MAX_CODES = 1 << 59  # native length_sums' largest code count: lengths may total 2**62
 _NO_POSITIONS = np.zeros(0, np.int64)
 
 __all__ = [
@@ -133,7 +133,7 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
     if mode != LENGTHS and n and cut_size > 0:
         # one parallel pass for the cuts' bound: a negative length is an error, the total at
         # most 2**62 (a larger one is corrupt: 2**59 codes, the most there can be, yield less)
-        total, _ = native.length_sums(lengths, _MAX_CODES, _NO_POSITIONS)
+        total, _ = length_sums(lengths, _MAX_CODES, _NO_POSITIONS)
     elif mode != LENGTHS and n and int(lengths.min()) < 0:
         raise CorruptDataError("lengths must be non-negative")
     block_starts = _checked_blocks(block_starts, len(tables), n)
@@ -148,7 +148,7 @@ def walk(tables, block_starts, codes, *, code_offsets=None, lengths=None, mode=C
     symlen = np.zeros((max(len(tables), 1), 256), np.uint8)  # lengths only: 256 bytes a table
     for t, table in enumerate(tables):
         symlen[t, : len(table)] = table.lengths
-    offsets_out, lengths_out, *cuts = native.walk_codes(
+    offsets_out, lengths_out, *cuts = walk_codes(
         codes, block_starts, symlen, code_offsets, lengths, mode, cut_size, max_cuts,
         split_codes, split_out, threads)
     if mode == OFFSETS:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
+from fsstgpu.native import assemble_splits as native_assemble_splits, first_at_or_after
 
 __all__ = ["DEFAULT_SPLIT_SIZE", "assemble_splits", "interior_cuts", "plan_splits", "rule2_rows",
            "split_rows"]
@@ -92,7 +92,7 @@ def plan_splits(code_offsets, lengths, block_starts, split_size: int, cuts, out_
     if ncodes == 0:
         return np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.uint16)
     row = np.concatenate([block_starts[:-1], rule2_rows(out_offsets, split_size)])
-    return native.assemble_splits(block_starts, row, code_offsets, out_offsets, cuts, ncodes,
+    return native_assemble_splits(block_starts, row, code_offsets, out_offsets, cuts, ncodes,
                                   total, by_row=True)
 
 
@@ -118,7 +118,7 @@ def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int)
     >>> sc.tolist(), so.tolist(), st.tolist()
     ([0, 4, 6], [0, 6, 9], [0, 0])
     """
-    return native.assemble_splits(block_starts, row, code, out, cuts, ncodes, total)
+    return native_assemble_splits(block_starts, row, code, out, cuts, ncodes, total)
 
 
 def rule2_rows(out_offsets, split_size: int, xp=np):
@@ -139,7 +139,7 @@ def rule2_rows(out_offsets, split_size: int, xp=np):
     if (total - 1) // split_size <= n:
         if xp is np:  # (searchsorted's binary searches miss the cache: 16 ms a 268 MB column)
             count = max(0, (total - 1) // split_size)
-            return native.first_at_or_after(out_offsets, split_size, count)
+            return first_at_or_after(out_offsets, split_size, count)
         targets = xp.arange(split_size, total, split_size, dtype=xp.int64)
         return xp.searchsorted(out_offsets, targets, side="left")
     # String i (1..n) is the first at or after some multiple t < total exactly when a multiple

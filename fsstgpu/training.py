@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
 from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
 from fsstgpu.inputs import as_string_column
+from fsstgpu.native import train_symbols
 from fsstgpu.symbol_table import SymbolTable
 
 DEFAULT_SAMPLE_BYTES = 48 << 10
@@ -109,7 +109,7 @@ def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> 
 def train_range(data, offsets, lo, hi, target):
     """Train on strings ``lo:hi`` of checked arrays (:func:`checked_input`) holding at least one
     byte, with a sample of ``target`` bytes."""
-    return _table_of_symbols(*native.train_symbols(data, offsets, lo, hi, target, SEED))
+    return _table_of_symbols(*train_symbols(data, offsets, lo, hi, target, SEED))
 
 
 def _table_of_symbols(values, lengths) -> SymbolTable:

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
 from fsstgpu.errors import invalid_utf8_error
+from fsstgpu.native import first_invalid_string as native_first_invalid_string
 
 __all__ = ["check_utf8", "first_invalid_string", "invalid_utf8_error"]
 
@@ -49,7 +49,7 @@ def first_invalid_string(data: np.ndarray, offsets: np.ndarray) -> int:
     -------
     int
     """
-    return native.first_invalid_string(data, offsets)
+    return native_first_invalid_string(data, offsets)
 
 
 def check_utf8(data: np.ndarray, offsets: np.ndarray, what: str = "column") -> None:

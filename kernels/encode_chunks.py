@@ -24,7 +24,7 @@ otherwise bring the long strings' codes back to the host to be walked.
 >>> data = np.frombuffer(b"x" + b"ab" * 200 + b"a" * 301, np.uint8)
 >>> offsets = np.array([0, 1, len(data)])
 >>> codes, offs = encode_chunked_cpu(table, data, offsets, long_min=128, chunk=64)
->>> want = native.encode_blocks([table], data, offsets, np.array([0, 2]))
+>>> want = encode_blocks([table], data, offsets, np.array([0, 2]))
 >>> codes.tobytes() == want[0].tobytes() and offs.tolist() == want[1].tolist()
 True
 """
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsstgpu import native
+from fsstgpu.native import encode_blocks
 
 __all__ = ["CHUNK", "ENTRIES", "LONG_MIN", "MIN_CHUNK", "ChunkPlan", "chunk_counts",
            "chunk_maps_cpu", "chunk_out", "compact_cuts", "cut_slots", "encode_chunked_cpu",
@@ -227,8 +227,8 @@ def _windows_codes(table, data, starts, stops, ends, *, walk=True):
     offs = np.zeros(len(sizes) + 1, np.int64)
     np.cumsum(sizes, out=offs[1:])
     index = np.repeat(starts - offs[:-1], sizes) + np.arange(offs[-1])
-    codes, code_offs = native.encode_blocks([table], data[index], offs,
-                                            np.array([0, len(sizes)], np.int64))
+    codes, code_offs = encode_blocks([table], data[index], offs,
+                                     np.array([0, len(sizes)], np.int64))
     if not walk:
         return codes, code_offs, np.diff(code_offs), lims
     lengths = np.asarray(table.lengths, np.int64)

@@ -57,14 +57,24 @@ import pyarrow.compute as pc
 import pyarrow.feather as feather
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
-from fuzz_cases import FILE_TARGETS as TARGETS  # noqa: F401 (the targets run here)
-from fuzz_cases import INPUT_BYTES, Rejected, _sections
+from fuzz_cases import (
+    FILE_TARGETS as TARGETS,  # noqa: F401 (the targets run here)
+    INPUT_BYTES,
+    Rejected,
+    _sections,
+)
 from fuzz_forge import forge, patch_offsets
 
 import fsstgpu
 from fsstgpu import CorruptDataError
-from fsstgpu.formats import blob as blobfmt
-from fsstgpu.formats import compress_file, decompress_file, inspect_file, intcodec, read_table
+from fsstgpu.formats import (
+    blob as blobfmt,
+    compress_file,
+    decompress_file,
+    inspect_file,
+    intcodec,
+    read_table,
+)
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.parquet_compat import READS_NULL_FIXED_SIZE_LISTS

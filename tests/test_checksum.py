@@ -7,8 +7,7 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fsstgpu import checksum
 

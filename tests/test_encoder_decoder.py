@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fsstgpu import CorruptDataError, SymbolTable
 from fsstgpu.decoder import decode_all, decode_range

@@ -13,8 +13,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import fsstgpu
 from fsstgpu import CorruptDataError, DeviceError, SymbolTable

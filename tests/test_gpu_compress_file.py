@@ -23,8 +23,7 @@ import fsstgpu
 from fsstgpu import SymbolTable, native
 from fsstgpu.datasets import load_lines
 from fsstgpu.errors import DeviceError
-from fsstgpu.formats import compress_file, decompress_file
-from fsstgpu.formats import files as files_module
+from fsstgpu.formats import compress_file, decompress_file, files as files_module
 
 POISON = 0xAB
 

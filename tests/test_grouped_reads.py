@@ -18,8 +18,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError
-from fsstgpu.formats import arrow_read, read_table, unit_reads
-from fsstgpu.formats import device_reader as reader
+from fsstgpu.formats import arrow_read, device_reader as reader, read_table, unit_reads
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.rowgroups import Source
 from fsstgpu.testing import poisoned_codes

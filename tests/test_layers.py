@@ -96,6 +96,39 @@ def imports_of(module: str, source: str, known) -> list[tuple[str, int, bool]]:
     return found
 
 
+def package_waits(module: str, source: str, known) -> list[tuple[str, int, bool]]:
+    """(package, line, inside a function?) for each import in ``source`` that waits for a package
+    of the project to finish its own import.
+
+    CPython makes ``from P import x`` (also ``from . import x``) wait while another thread is
+    still running ``P/__init__.py``, and ``import P.x`` (``as y`` too) wait for the top package P.
+    ``from P.m import x`` of a plain module ``P.m`` waits for ``P.m`` alone. A module whose import
+    waits for a package whose ``__init__`` imports that module back deadlocks two threads that
+    import the two at once (CPython then hands one of them a half-made module).
+    """
+    tree = ast.parse(source)
+    local = {id(node) for fn in ast.walk(tree)
+             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+             for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))}
+    is_package = known(module + ".__init__")
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        waited = []
+        if isinstance(node, ast.Import):
+            waited = [alias.name.partition(".")[0] for alias in node.names if "." in alias.name]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            waited = [base]
+        for name in waited:
+            if name.split(".")[0] == "fsstgpu" and known(name + ".__init__") and name != module:
+                found.append((name, node.lineno, id(node) in local))
+    return found
+
+
 def import_graph() -> dict[str, list[tuple[str, int, bool]]]:
     modules = package_modules()
     names = set(modules) | set(EXTENSIONS)
@@ -105,6 +138,19 @@ def import_graph() -> dict[str, list[tuple[str, int, bool]]]:
         return name in names or name in inits
 
     return {m: imports_of(m, p.read_text(encoding="utf-8"), known) for m, p in modules.items()}
+
+
+def wait_graph() -> dict[str, list[tuple[str, int, bool]]]:
+    """:func:`import_graph` with the waits for packages' imports (:func:`package_waits`) added."""
+    modules = package_modules()
+    names = set(modules) | set(EXTENSIONS)
+    inits = {f"{m}.__init__" for m, p in modules.items() if p.name == "__init__.py"}
+
+    def known(name):
+        return name in names or name in inits
+
+    return {m: GRAPH[m] + package_waits(m, p.read_text(encoding="utf-8"), known)
+            for m, p in modules.items()}
 
 
 def circles(graph) -> list[list[str]]:
@@ -148,6 +194,18 @@ def test_every_module_has_a_layer():
 
 def test_no_import_circle():
     assert circles(GRAPH) == []
+
+
+def test_no_module_waits_for_a_package_that_imports_it():
+    """Two threads importing fsstgpu and one of its modules at once (a numcodecs worker loading
+    the "fsst" codec while the main thread runs ``import fsstgpu``) must not deadlock: import
+    names from modules (``from fsstgpu.native import x``), not modules from the package
+    (``from fsstgpu import native`` waits for all of ``fsstgpu/__init__.py``)."""
+    graph = wait_graph()
+    assert circles(graph) == [], [
+        f"{m} line {line} waits for {t}" for m, found in sorted(graph.items())
+        for t, line, _ in found if t in {c for cs in circles(graph) for c in cs}
+        and m in {c for cs in circles(graph) for c in cs} and t != m]
 
 
 def test_no_upward_import():

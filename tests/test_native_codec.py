@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable, decoder, native, utf8

@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fsstgpu.columns import compress_column
-from fsstgpu.formats import compress_file, decompress_file
-from fsstgpu.formats import rowgroups as rowgroups_module
+from fsstgpu.formats import compress_file, decompress_file, rowgroups as rowgroups_module
 from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.parquet_options import (
     ROW_GROUPS_KEY,

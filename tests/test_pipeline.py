@@ -10,8 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fsstgpu.formats import compress_file
-from fsstgpu.formats import files as files_module
+from fsstgpu.formats import compress_file, files as files_module
 from fsstgpu.formats.pipeline import read_ahead
 
 

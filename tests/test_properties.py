@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fsstgpu import CorruptDataError, SymbolTable, compress
 from fsstgpu.arrow_layout import from_arrow, to_arrow

@@ -20,9 +20,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError, SymbolTable
-from fsstgpu.formats import arrow as fa
-from fsstgpu.formats import arrow_read
-from fsstgpu.formats import arrow_storage as fs
+from fsstgpu.formats import arrow as fa, arrow_read, arrow_storage as fs
 
 N = 30
 

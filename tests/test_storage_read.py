@@ -13,8 +13,7 @@ import pytest
 import fsstgpu
 from fsstgpu import CorruptDataError
 from fsstgpu.checks import check_structure
-from fsstgpu.formats import arrow_read
-from fsstgpu.formats import arrow_storage as fs
+from fsstgpu.formats import arrow_read, arrow_storage as fs
 
 
 def _careful(arr, monkeypatch):

@@ -13,8 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from fsstgpu.kernels import transpose as tmod
-from fsstgpu.kernels import transpose_inplace as tin
+from fsstgpu.kernels import transpose as tmod, transpose_inplace as tin
 from fsstgpu.kernels.transpose import transpose, transpose_cpu
 
 DTYPES = [np.uint8, np.float16, np.float32, np.int64, np.complex128]   # 1, 2, 4, 8, 16 bytes

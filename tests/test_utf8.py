@@ -13,8 +13,7 @@ import zlib
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import fsstgpu
 from fsstgpu import CorruptDataError, DeviceStringArray

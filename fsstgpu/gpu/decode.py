@@ -38,8 +38,7 @@ from fsstgpu.gpu.arrays import (
 )
 from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
 from fsstgpu.gpu.strings import DeviceStringArray
-from fsstgpu.kernels.bitplane import bitplane_unpack_offsets
-from fsstgpu.kernels.bitplane import error_message as lengths_error_message
+from fsstgpu.kernels.bitplane import bitplane_unpack_offsets, error_message as lengths_error_message
 from fsstgpu.kernels.driver import driver, memset_d8, read_int32s, stream_synchronize
 from fsstgpu.kernels.fsst_decode import (
     PlannedDecode,

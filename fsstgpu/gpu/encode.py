@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import arrow_layout, inputs
+from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.encoded import device_column
 from fsstgpu.gpu.strings import DeviceStringArray
+from fsstgpu.inputs import as_string_column
 from fsstgpu.kernels.encode_chunks import valid_lengths
 from fsstgpu.kernels.fsst_decode import launch_check_utf8
 from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
@@ -126,7 +127,7 @@ def _on_device(cp, strings):
             data = data.copy()
         return (strings.type, n, data, offsets, strings.validity, strings.null_count,
                 strings.chunk_lengths, False)
-    plain = arrow_layout.from_arrow(inputs.as_string_column(strings))
+    plain = from_arrow(as_string_column(strings))
     data = cp.asarray(np.ascontiguousarray(plain.data)) if len(plain.data) else \
         cp.zeros(0, cp.uint8)
     validity = None if plain.validity is None else cp.asarray(plain.validity)
@@ -135,7 +136,7 @@ def _on_device(cp, strings):
 
 
 def _check(cp, n, data, offsets, validity) -> tuple[int, int]:
-    """Device input is outside data: every check a CPU column gets (arrow_layout.check_arrow),
+    """Device input is outside data: every check a CPU column gets (check_arrow),
     before any kernel reads by the offsets (UTF-8: :func:`_check_text`). Returns the strings'
     bytes ``[lo, hi)``."""
     if int(offsets.shape[0]) != n + 1:

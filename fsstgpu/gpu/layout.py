@@ -23,7 +23,6 @@ import math
 
 import numpy as np
 
-from fsstgpu import limits, native
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import join_bitmaps
 from fsstgpu.kernels.bitplane_cpu import (
@@ -31,6 +30,8 @@ from fsstgpu.kernels.bitplane_cpu import (
     bitplane_unpack_offsets_cpu,
     parse_header,
 )
+from fsstgpu.limits import MAX_TABLES
+from fsstgpu.native import mark_code_starts, or_bits
 from fsstgpu.parallel import run_tasks
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import is_text, offsets_dtype
@@ -43,10 +44,6 @@ __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "chec
 #: packing on the host costs more than it saves (BENCHMARKS.md, "Lengths to the GPU")
 LENGTHS_LAYOUTS = ("auto", "narrow", "bitplane")
 DEFAULT_LENGTHS = "auto"
-
-#: the most tables one launch can name (split_table is uint16): a column's limit
-MAX_TABLES = limits.MAX_TABLES
-
 
 #: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)
 _TASK_LENGTHS = 1 << 20
@@ -416,9 +413,9 @@ class HostBatch:
             if not mark:
                 continue
             if isinstance(c, CompressedStringArray):
-                native.mark_code_starts(c.code_offsets, self.code_starts, col.code_start)
+                mark_code_starts(c.code_offsets, self.code_starts, col.code_start)
             else:
-                native.or_bits(c.code_starts, col.ncodes, self.code_starts, col.code_start)
+                or_bits(c.code_starts, col.ncodes, self.code_starts, col.code_start)
 
     def __len__(self) -> int:
         return len(self.columns)

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import native
 from fsstgpu.device import get_cupy
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray, padded_codes, upload_codes
 from fsstgpu.gpu.decode import decode_async
 from fsstgpu.gpu.layout import HostBatch, checks_code_starts, narrowed
 from fsstgpu.kernels.loader import on_stream
+from fsstgpu.native import mark_code_starts
 
 __all__ = ["StagedColumn", "decode_staged", "stage"]
 
@@ -73,7 +73,7 @@ class StagedColumn:
         self.code_starts = None  # ... and, where it had stored code offsets, the code starts
         if checks_code_starts(carr):
             self.code_starts = np.zeros(-(-len(carr.codes) // 8), np.uint8)
-            native.mark_code_starts(carr.code_offsets, self.code_starts)
+            mark_code_starts(carr.code_offsets, self.code_starts)
 
     def validate(self, *, full: bool = False) -> None:
         """Nothing left to check: the column was checked when staged (``full=False``); the

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import _native
+from fsstgpu._native import (
+    best_isa as _best_isa,
+    check_splits as _check_splits,
+    compact_tables as _compact_tables,
+    decode_all as _decode_all,
+    decode_range as _decode_range,
+    encode_symbols as _encode_symbols,
+    first_invalid_string as _first_invalid_string,
+    isa as _isa,
+)
 from fsstgpu.errors import CorruptDataError, invalid_utf8_error
 from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable, pack_tables
@@ -32,7 +41,7 @@ def isa() -> str:
     >>> native.isa() in ("scalar", "avx2", "avx512")
     True
     """
-    return _native.isa()
+    return _isa()
 
 
 def supported_isas() -> tuple[str, ...]:
@@ -45,7 +54,7 @@ def supported_isas() -> tuple[str, ...]:
     >>> native.supported_isas()[0], native.isa() in native.supported_isas()
     ('scalar', True)
     """
-    return _ISAS[: _ISAS.index(_native.best_isa()) + 1]
+    return _ISAS[: _ISAS.index(_best_isa()) + 1]
 
 
 def encode_blocks(tables, data, offsets, block_starts, threads=None):
@@ -89,12 +98,12 @@ def encode_blocks(tables, data, offsets, block_starts, threads=None):
     counts = np.array([len(t) for t in tables], np.int64)
     values = np.concatenate([t.packed for t in tables]) if tables else np.empty(0, np.uint64)
     lengths = np.concatenate([t.lengths for t in tables]) if tables else np.empty(0, np.uint8)
-    return _native.encode_symbols(np.ascontiguousarray(data, np.uint8),
-                                  np.ascontiguousarray(offsets, np.int64),
-                                  np.ascontiguousarray(block_starts, np.int64),
-                                  np.ascontiguousarray(values, np.uint64),
-                                  np.ascontiguousarray(lengths, np.uint8), counts,
-                                  thread_count(threads))
+    return _encode_symbols(np.ascontiguousarray(data, np.uint8),
+                           np.ascontiguousarray(offsets, np.int64),
+                           np.ascontiguousarray(block_starts, np.int64),
+                           np.ascontiguousarray(values, np.uint64),
+                           np.ascontiguousarray(lengths, np.uint8), counts,
+                           thread_count(threads))
 
 
 def decode_codes(codes, start, end, packed, lens, out, out_pos, out_end) -> int:
@@ -131,10 +140,10 @@ def decode_codes(codes, start, end, packed, lens, out, out_pos, out_end) -> int:
     >>> native.decode_codes(np.array([0, 255], np.uint8), 0, 2, packed[0], lens[0], out, 0, 4)
     -1
     """
-    return _native.decode_range(np.ascontiguousarray(codes, np.uint8), int(start), int(end),
-                                np.ascontiguousarray(packed, np.uint64),
-                                np.ascontiguousarray(lens, np.uint8), out, int(out_pos),
-                                int(out_end))
+    return _decode_range(np.ascontiguousarray(codes, np.uint8), int(start), int(end),
+                         np.ascontiguousarray(packed, np.uint64),
+                         np.ascontiguousarray(lens, np.uint8), out, int(out_pos),
+                         int(out_end))
 
 
 def decode_range(table: SymbolTable, codes, start: int, end: int, out, out_pos: int,
@@ -204,7 +213,7 @@ def compact_tables(tables):
     (['0x63', '0x6261'], 257, [0, 2, 2], [1, 2, 0])
     """
     # (in C++: numpy's concatenate of many small arrays cost 1 us a table)
-    return _native.compact_tables(tables if isinstance(tables, (list, tuple)) else list(tables))
+    return _compact_tables(tables if isinstance(tables, (list, tuple)) else list(tables))
 
 
 def decode_all(tables, codes, split_codes, split_out, split_table, total_out: int, *,
@@ -293,11 +302,11 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
                                    f"{np.size(codes)}")
     packed, first, lens = compact_tables(tables)
     codes = np.ascontiguousarray(codes, np.uint8)
-    out, bad = _native.decode_all(codes, np.ascontiguousarray(split_codes, np.int64),
-                                  np.ascontiguousarray(split_out, np.int64),
-                                  np.ascontiguousarray(split_table, np.int64), packed, first,
-                                  lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
-                                  thread_count(threads), alloc)
+    out, bad = _decode_all(codes, np.ascontiguousarray(split_codes, np.int64),
+                           np.ascontiguousarray(split_out, np.int64),
+                           np.ascontiguousarray(split_table, np.int64), packed, first,
+                           lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
+                           thread_count(threads), alloc)
     if bad >= 0:
         raise invalid_utf8_error(out, ends, bad, "decoded column")
     return out
@@ -324,10 +333,10 @@ def check_splits(split_codes, split_out, split_table, ncodes: int, total_out: in
     ...
     fsstgpu.errors.CorruptDataError: split output positions must run from 0 to 5, not 0 to 4
     """
-    _native.check_splits(np.ascontiguousarray(split_codes, np.int64),
-                         np.ascontiguousarray(split_out, np.int64),
-                         np.ascontiguousarray(split_table, np.int64), int(ncodes),
-                         int(total_out), int(ntables))
+    _check_splits(np.ascontiguousarray(split_codes, np.int64),
+                  np.ascontiguousarray(split_out, np.int64),
+                  np.ascontiguousarray(split_table, np.int64), int(ncodes),
+                  int(total_out), int(ntables))
 
 
 def first_invalid_string(data, offsets, threads=None) -> int:
@@ -355,5 +364,5 @@ def first_invalid_string(data, offsets, threads=None) -> int:
     offsets = np.asarray(offsets)
     if offsets.dtype != np.int32:
         offsets = offsets.astype(np.int64, copy=False)
-    return _native.first_invalid_string(np.ascontiguousarray(data, np.uint8),
-                                        np.ascontiguousarray(offsets), thread_count(threads))
+    return _first_invalid_string(np.ascontiguousarray(data, np.uint8),
+                                 np.ascontiguousarray(offsets), thread_count(threads))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import _native
+from fsstgpu._native import plan_blocks as _plan_blocks
 from fsstgpu.parallel import thread_count
 
 __all__ = ["plan_symbols"]
@@ -65,8 +65,8 @@ def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
     >>> int.from_bytes(b"hello wo", "little") in packed
     True
     """
-    return _native.plan_blocks(np.ascontiguousarray(data, np.uint8),
-                               np.ascontiguousarray(offsets, np.int64), int(sample_bytes),
-                               int(segment_bytes), int(max_block_bytes), float(tolerance),
-                               bool(speculate), thread_count(threads), bool(walk),
-                               int(extra_rounds))
+    return _plan_blocks(np.ascontiguousarray(data, np.uint8),
+                        np.ascontiguousarray(offsets, np.int64), int(sample_bytes),
+                        int(segment_bytes), int(max_block_bytes), float(tolerance),
+                        bool(speculate), thread_count(threads), bool(walk),
+                        int(extra_rounds))

@@ -7,7 +7,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import _native
+from fsstgpu._native import (
+    assemble_splits as _assemble_splits,
+    count_set_bits as _count_set_bits,
+    differences as _differences,
+    distinct_upto as _distinct_upto,
+    first_at_or_after as _first_at_or_after,
+    first_decrease as _first_decrease,
+    first_filled_null as _first_filled_null,
+    first_misfit as _first_misfit,
+    gather as _gather,
+    length_sums as _length_sums,
+    mark_code_starts as _mark_code_starts,
+    or_bits as _or_bits,
+    running_sum as _running_sum,
+    stored_rows as _stored_rows,
+    string_bounds as _string_bounds,
+    walk_codes as _walk_codes,
+)
 from fsstgpu.memory import pool_empty
 from fsstgpu.parallel import thread_count
 
@@ -62,11 +79,11 @@ def walk_codes(codes, block_starts, symlen, code_offsets, lengths, mode, cut_siz
     """
     def opt(a):
         return None if a is None else np.ascontiguousarray(a, np.int64)
-    return _native.walk_codes(np.ascontiguousarray(codes, np.uint8),
-                              np.ascontiguousarray(block_starts, np.int64),
-                              np.ascontiguousarray(symlen, np.uint8), opt(code_offsets),
-                              opt(lengths), int(mode), int(cut_size), int(max_cuts),
-                              opt(split_codes), opt(split_out), thread_count(threads))
+    return _walk_codes(np.ascontiguousarray(codes, np.uint8),
+                       np.ascontiguousarray(block_starts, np.int64),
+                       np.ascontiguousarray(symlen, np.uint8), opt(code_offsets),
+                       opt(lengths), int(mode), int(cut_size), int(max_cuts),
+                       opt(split_codes), opt(split_out), thread_count(threads))
 
 
 def length_sums(lengths, ncodes: int, positions, threads=None):
@@ -80,8 +97,8 @@ def length_sums(lengths, ncodes: int, positions, threads=None):
     >>> total, prefix.tolist()
     (8, [0, 3, 8])
     """
-    return _native.length_sums(np.ascontiguousarray(lengths, np.int64), int(ncodes),
-                               np.ascontiguousarray(positions, np.int64), thread_count(threads))
+    return _length_sums(np.ascontiguousarray(lengths, np.int64), int(ncodes),
+                        np.ascontiguousarray(positions, np.int64), thread_count(threads))
 
 
 def first_misfit(code_offsets, lengths, threads=None) -> int:
@@ -95,8 +112,8 @@ def first_misfit(code_offsets, lengths, threads=None) -> int:
     >>> native.first_misfit(np.array([0, 1, 5]), np.array([8, 1]))
     1
     """
-    return _native.first_misfit(np.ascontiguousarray(code_offsets, np.int64),
-                                np.ascontiguousarray(lengths, np.int64), thread_count(threads))
+    return _first_misfit(np.ascontiguousarray(code_offsets, np.int64),
+                         np.ascontiguousarray(lengths, np.int64), thread_count(threads))
 
 
 def first_filled_null(validity, lengths, code_offsets=None, threads=None) -> int:
@@ -112,9 +129,9 @@ def first_filled_null(validity, lengths, code_offsets=None, threads=None) -> int
     1
     """
     co = None if code_offsets is None else np.ascontiguousarray(code_offsets, np.int64)
-    return _native.first_filled_null(np.ascontiguousarray(validity, np.uint8),
-                                     np.ascontiguousarray(lengths, np.int64), co,
-                                     thread_count(threads))
+    return _first_filled_null(np.ascontiguousarray(validity, np.uint8),
+                              np.ascontiguousarray(lengths, np.int64), co,
+                              thread_count(threads))
 
 
 def count_set_bits(bitmap) -> int:
@@ -127,7 +144,7 @@ def count_set_bits(bitmap) -> int:
     >>> native.count_set_bits(np.array([0xFF, 0b101], np.uint8))
     10
     """
-    return _native.count_set_bits(np.ascontiguousarray(bitmap, np.uint8))
+    return _count_set_bits(np.ascontiguousarray(bitmap, np.uint8))
 
 
 def mark_code_starts(code_offsets, out, bit: int = 0) -> None:
@@ -148,7 +165,7 @@ def mark_code_starts(code_offsets, out, bit: int = 0) -> None:
     >>> [int(b) for b in out]
     [10, 0]
     """
-    _native.mark_code_starts(np.ascontiguousarray(code_offsets, np.int64), int(bit), out)
+    _mark_code_starts(np.ascontiguousarray(code_offsets, np.int64), int(bit), out)
 
 
 def or_bits(src, nbits: int, out, bit: int) -> None:
@@ -164,7 +181,7 @@ def or_bits(src, nbits: int, out, bit: int) -> None:
     >>> [int(b) for b in out]
     [128, 1]
     """
-    _native.or_bits(np.ascontiguousarray(src, np.uint8), int(nbits), out, int(bit))
+    _or_bits(np.ascontiguousarray(src, np.uint8), int(nbits), out, int(bit))
 
 
 def gather(data, starts, lengths, out_offsets, out, threads=None) -> None:
@@ -181,9 +198,9 @@ def gather(data, starts, lengths, out_offsets, out, threads=None) -> None:
     >>> bytes(out)
     b'dab'
     """
-    _native.gather(np.ascontiguousarray(data, np.uint8), np.ascontiguousarray(starts, np.int64),
-                   np.ascontiguousarray(lengths, np.int64),
-                   np.ascontiguousarray(out_offsets, np.int64), out, thread_count(threads))
+    _gather(np.ascontiguousarray(data, np.uint8), np.ascontiguousarray(starts, np.int64),
+            np.ascontiguousarray(lengths, np.int64),
+            np.ascontiguousarray(out_offsets, np.int64), out, thread_count(threads))
 
 
 def running_sum(lengths, out, threads=None) -> None:
@@ -199,7 +216,7 @@ def running_sum(lengths, out, threads=None) -> None:
     >>> out.tolist()
     [0, 2, 2, 5]
     """
-    _native.running_sum(np.ascontiguousarray(lengths, np.int64), out, thread_count(threads))
+    _running_sum(np.ascontiguousarray(lengths, np.int64), out, thread_count(threads))
 
 
 def differences(offsets, threads=None) -> np.ndarray:
@@ -213,7 +230,7 @@ def differences(offsets, threads=None) -> np.ndarray:
     >>> native.differences(np.array([0, 2, 2, 7])).tolist()
     [2, 0, 5]
     """
-    return _native.differences(np.ascontiguousarray(offsets, np.int64), thread_count(threads))
+    return _differences(np.ascontiguousarray(offsets, np.int64), thread_count(threads))
 
 
 def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int, *,
@@ -256,8 +273,8 @@ def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int,
     """
     bs, row, code, out, cut_code, cut_out, cut_row = (
         np.ascontiguousarray(a, np.int64) for a in (block_starts, row, code, out, *cuts))
-    return _native.assemble_splits(bs, row, code, out, bool(by_row), cut_code, cut_out, cut_row,
-                                   int(ncodes), int(total), thread_count(threads))
+    return _assemble_splits(bs, row, code, out, bool(by_row), cut_code, cut_out, cut_row,
+                            int(ncodes), int(total), thread_count(threads))
 
 
 def first_at_or_after(offsets, step: int, count: int, threads=None) -> np.ndarray:
@@ -273,8 +290,8 @@ def first_at_or_after(offsets, step: int, count: int, threads=None) -> np.ndarra
     >>> native.first_at_or_after(np.array([0, 3, 6, 9]), 4, 2).tolist()  # targets 4 and 8
     [2, 3]
     """
-    return _native.first_at_or_after(np.ascontiguousarray(offsets, np.int64), int(step),
-                                     int(count), thread_count(threads))
+    return _first_at_or_after(np.ascontiguousarray(offsets, np.int64), int(step),
+                              int(count), thread_count(threads))
 
 
 def first_decrease(a, threads=None) -> int:
@@ -290,7 +307,7 @@ def first_decrease(a, threads=None) -> int:
     """
     a = np.asarray(a)
     a = np.ascontiguousarray(a if a.dtype == np.int32 else a.astype(np.int64, copy=False))
-    return _native.first_decrease(a, thread_count(threads))
+    return _first_decrease(a, thread_count(threads))
 
 
 def distinct_upto(data, offsets, limit: int, validity=None) -> int:
@@ -316,10 +333,10 @@ def distinct_upto(data, offsets, limit: int, validity=None) -> int:
     >>> distinct_upto(data, offsets, 10), distinct_upto(data, offsets, 1)
     (2, 2)
     """
-    return _native.distinct_upto(np.ascontiguousarray(data, np.uint8),
-                                 np.ascontiguousarray(offsets, np.int64),
-                                 None if validity is None
-                                 else np.ascontiguousarray(validity, np.uint8), int(limit))
+    return _distinct_upto(np.ascontiguousarray(data, np.uint8),
+                          np.ascontiguousarray(offsets, np.int64),
+                          None if validity is None
+                          else np.ascontiguousarray(validity, np.uint8), int(limit))
 
 
 def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]:
@@ -346,11 +363,11 @@ def string_bounds(data, offsets, validity=None, threads=None) -> tuple[int, int]
     >>> string_bounds(data, np.array([0, 4, 9, 15]), np.array([0b101], np.uint8))
     (2, 0)
     """
-    return _native.string_bounds(np.ascontiguousarray(data, np.uint8),
-                                 np.ascontiguousarray(offsets, np.int64),
-                                 None if validity is None
-                                 else np.ascontiguousarray(validity, np.uint8),
-                                 thread_count(threads))
+    return _string_bounds(np.ascontiguousarray(data, np.uint8),
+                          np.ascontiguousarray(offsets, np.int64),
+                          None if validity is None
+                          else np.ascontiguousarray(validity, np.uint8),
+                          thread_count(threads))
 
 
 #: :func:`stored_rows`'s statuses (``csrc/storage_rows.h``): all well, offsets decreasing or
@@ -412,7 +429,7 @@ def stored_rows(n, row_bits, codes_bits, code_offsets, data_size, length_bits, l
     # outputs in pyarrow's pool, which keeps freed pages (fresh ones cost a fault each)
     lengths_out = pool_empty(int(n), np.int64)
     rebased = pool_empty(int(n) + 1, np.int64) if len(code_offsets) and code_offsets[0] else None
-    status, nulls, offsets, starts, tables = _native.stored_rows(
+    status, nulls, offsets, starts, tables = _stored_rows(
         int(n), rb, rf, cb, cf, code_offsets, int(data_size), lb, lf,
         np.ascontiguousarray(lengths), tb, tf, np.ascontiguousarray(table_index, np.uint16),
         np.ascontiguousarray(table_of, np.int32), lengths_out, rebased)

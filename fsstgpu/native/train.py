@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu import _native
+from fsstgpu._native import (
+    sample_of as _sample_of,
+    train_range as _train_range,
+    train_sample as _train_sample,
+)
 
 __all__ = ["sample_of", "train_sample", "train_symbols"]
 
@@ -49,9 +53,9 @@ def train_symbols(data, offsets, lo, hi, sample_bytes, seed, extra_rounds=3):
     >>> int.from_bytes(b"hello wo", "little") in values.tolist()
     True
     """
-    return _native.train_range(np.ascontiguousarray(data, np.uint8),
-                               np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
-                               int(sample_bytes), int(seed), int(extra_rounds))
+    return _train_range(np.ascontiguousarray(data, np.uint8),
+                        np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
+                        int(sample_bytes), int(seed), int(extra_rounds))
 
 
 def train_sample(sample, offsets, extra_rounds=3):
@@ -66,8 +70,8 @@ def train_sample(sample, offsets, extra_rounds=3):
     >>> sorted(int(v).to_bytes(8, "little")[:n] for v, n in zip(values, lengths))
     [b'a', b'abcabca', b'b', b'bc']
     """
-    return _native.train_sample(np.ascontiguousarray(sample, np.uint8),
-                                np.ascontiguousarray(offsets, np.int64), int(extra_rounds))
+    return _train_sample(np.ascontiguousarray(sample, np.uint8),
+                         np.ascontiguousarray(offsets, np.int64), int(extra_rounds))
 
 
 def sample_of(data, offsets, lo, hi, sample_bytes, seed):
@@ -90,6 +94,6 @@ def sample_of(data, offsets, lo, hi, sample_bytes, seed):
     >>> len(sample), offs.tolist()  # one random 512-byte piece of the 2000-byte string
     (512, [0, 512])
     """
-    return _native.sample_of(np.ascontiguousarray(data, np.uint8),
-                             np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
-                             int(sample_bytes), int(seed))
+    return _sample_of(np.ascontiguousarray(data, np.uint8),
+                      np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
+                      int(sample_bytes), int(seed))
