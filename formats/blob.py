@@ -20,7 +20,17 @@ from fsstgpu.arrays import CompressedStringArray, install_blob_format
 from fsstgpu.checks import length_sums
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats import intcodec
+from fsstgpu.formats.intcodec import (
+    BITPLANE_INDEXED,
+    CODECS,
+    MAX_VALUES_PER_BYTE,
+    decode_offsets,
+    decode_uints,
+    encode_offsets,
+    encode_uints,
+    encoded_offsets_size,
+    encoded_size,
+)
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, type_code
@@ -74,7 +84,7 @@ def _frame(payload) -> tuple:
 
 
 def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
-          lengths_codec: int = intcodec.BITPLANE_INDEXED) -> bytes:
+          lengths_codec: int = BITPLANE_INDEXED) -> bytes:
     """Serialise ``carr`` (see blob.md for the layout).
 
     Parameters
@@ -97,8 +107,8 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
     >>> data[:4], data[4], data[6]  # magic, version, lengths codec (3: indexed bit planes)
     (b'FSGB', 1, 3)
     """
-    if lengths_codec not in intcodec.CODECS:
-        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
+    if lengths_codec not in CODECS:
+        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(CODECS)}")
     if not store_code_offsets and carr.has_code_offsets:
         # Dropped offsets are derived again from the codes on reading, so a forged offset would
         # come back valid: the blob would decode where the array raises. Check them before they
@@ -118,15 +128,15 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
     parts = [header, _U32.pack(zlib.crc32(header))]
     payloads = (
         b"".join(t.to_bytes() for t in carr.tables),
-        intcodec.encode_offsets(carr.block_starts),
-        intcodec.encode_offsets(carr.code_offsets, lengths_codec) if store_code_offsets else b"",
+        encode_offsets(carr.block_starts),
+        encode_offsets(carr.code_offsets, lengths_codec) if store_code_offsets else b"",
         memoryview(carr.codes),  # (joined below: copied once, into the blob)
-        intcodec.encode_uints(carr.lengths, lengths_codec),
+        encode_uints(carr.lengths, lengths_codec),
         b"" if carr.validity is None else memoryview(carr.validity),
-        intcodec.encode_offsets(carr.split_codes),
-        intcodec.encode_offsets(carr.split_out),
-        intcodec.encode_uints(carr.split_table),
-        b"" if carr.chunk_lengths is None else intcodec.encode_uints(carr.chunk_lengths),
+        encode_offsets(carr.split_codes),
+        encode_offsets(carr.split_out),
+        encode_uints(carr.split_table),
+        b"" if carr.chunk_lengths is None else encode_uints(carr.chunk_lengths),
     )
     for payload in payloads:
         parts.extend(_frame(payload))
@@ -138,7 +148,7 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
 
 
 def dumped_size(carr: CompressedStringArray, *,
-                lengths_codec: int = intcodec.BITPLANE_INDEXED) -> int:
+                lengths_codec: int = BITPLANE_INDEXED) -> int:
     """``len(dumps(carr, lengths_codec=lengths_codec))``, computed without serialising: the
     sections' sizes from their counts, and the lengths' bit-plane size from one pass over them
     (none when the column holds them packed already).
@@ -151,23 +161,23 @@ def dumped_size(carr: CompressedStringArray, *,
     >>> blob.dumped_size(carr) == len(blob.dumps(carr))
     True
     """
-    if lengths_codec not in intcodec.CODECS:
-        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(intcodec.CODECS)}")
-    if lengths_codec == intcodec.BITPLANE_INDEXED and carr.packed_lengths is not None:
+    if lengths_codec not in CODECS:
+        raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(CODECS)}")
+    if lengths_codec == BITPLANE_INDEXED and carr.packed_lengths is not None:
         lengths = len(carr.packed_lengths)  # the very bytes dumps writes (the narrowest dtype)
     else:
-        lengths = intcodec.encoded_size(carr.lengths, lengths_codec)
+        lengths = encoded_size(carr.lengths, lengths_codec)
     payloads = (
         sum(t.nbytes_serialised() for t in carr.tables),
-        intcodec.encoded_offsets_size(carr.block_starts),
+        encoded_offsets_size(carr.block_starts),
         0,  # code offsets: stored only on request
         len(carr.codes),
         lengths,
         0 if carr.validity is None else len(carr.validity),
-        intcodec.encoded_offsets_size(carr.split_codes),
-        intcodec.encoded_offsets_size(carr.split_out),
-        intcodec.encoded_size(carr.split_table),
-        0 if carr.chunk_lengths is None else intcodec.encoded_size(carr.chunk_lengths),
+        encoded_offsets_size(carr.split_codes),
+        encoded_offsets_size(carr.split_out),
+        encoded_size(carr.split_table),
+        0 if carr.chunk_lengths is None else encoded_size(carr.chunk_lengths),
     )
     return HEADER_SIZE + len(payloads) * _FRAME_BYTES + sum(payloads)
 
@@ -237,7 +247,7 @@ def loads(data) -> CompressedStringArray:
         raise CorruptDataError(f"unsupported blob version {version} (this reader: {VERSION})")
     if flags & ~_KNOWN_FLAGS:
         raise CorruptDataError(f"unknown blob flags {flags:#x}")
-    if lengths_codec not in intcodec.CODECS:
+    if lengths_codec not in CODECS:
         raise CorruptDataError(f"unknown lengths codec {lengths_codec}")
     if tcode >= len(SUPPORTED_TYPES):
         raise CorruptDataError(f"unknown type code {tcode}")
@@ -247,7 +257,7 @@ def loads(data) -> CompressedStringArray:
     # section takes at least one byte, except per-string values in the bit-plane codec: 32 a
     # byte; a table at least 17).
     limit = len(view)
-    per_string = limit * intcodec.MAX_VALUES_PER_BYTE[lengths_codec]
+    per_string = limit * MAX_VALUES_PER_BYTE[lengths_codec]
     for name, count, bound in (("strings", length, per_string), ("codes", ncodes, limit),
                                ("splits", nsplits, limit), ("chunks", nchunks, limit),
                                ("null_count", null_count, per_string)):
@@ -273,15 +283,15 @@ def loads(data) -> CompressedStringArray:
     if len(raw["codes"]) != ncodes:
         raise CorruptDataError(f"codes section has {len(raw['codes'])} bytes, header says {ncodes}")
     codes = np.frombuffer(raw["codes"], dtype=np.uint8)
-    block_starts = intcodec.decode_offsets(raw["block_starts"], nblocks + 1, total=length,
-                                           what="block_starts")
+    block_starts = decode_offsets(raw["block_starts"], nblocks + 1, total=length,
+                                  what="block_starts")
     # Viewed as int64 (no copy): a value past 2**63 turns negative, which the check rejects.
-    lengths = intcodec.decode_uints(raw["lengths"], length, lengths_codec,
-                                    what="lengths").view(np.int64)
+    lengths = decode_uints(raw["lengths"], length, lengths_codec,
+                           what="lengths").view(np.int64)
     total_out, _ = length_sums(lengths, ncodes)  # a code yields at most 8 bytes
     if flags & FLAG_CODE_OFFSETS:
-        code_offsets = intcodec.decode_offsets(raw["code_offsets"], length + 1, total=ncodes,
-                                               what="code_offsets", codec=lengths_codec)
+        code_offsets = decode_offsets(raw["code_offsets"], length + 1, total=ncodes,
+                                      what="code_offsets", codec=lengths_codec)
     else:
         if len(raw["code_offsets"]):
             raise CorruptDataError("code_offsets section present without its flag")
@@ -294,16 +304,16 @@ def loads(data) -> CompressedStringArray:
         validity = np.frombuffer(raw["validity"], dtype=np.uint8)
     elif len(raw["validity"]):
         raise CorruptDataError("validity section present without its flag")
-    split_codes = intcodec.decode_offsets(raw["split_codes"], nsplits + 1, total=ncodes,
-                                          what="split_codes")
-    split_out = intcodec.decode_offsets(raw["split_out"], nsplits + 1, total=total_out,
-                                        what="split_out")
-    split_table = intcodec.decode_uints(raw["split_table"], nsplits, what="split_table")
+    split_codes = decode_offsets(raw["split_codes"], nsplits + 1, total=ncodes,
+                                 what="split_codes")
+    split_out = decode_offsets(raw["split_out"], nsplits + 1, total=total_out,
+                               what="split_out")
+    split_table = decode_uints(raw["split_table"], nsplits, what="split_table")
     if nsplits and int(split_table.max()) >= nblocks:
         raise CorruptDataError(f"split_table names table {int(split_table.max())} of {nblocks}")
     chunk_lengths = None
     if flags & FLAG_CHUNKS:
-        chunk_lengths = intcodec.decode_uints(raw["chunk_lengths"], nchunks, what="chunk_lengths")
+        chunk_lengths = decode_uints(raw["chunk_lengths"], nchunks, what="chunk_lengths")
         if nchunks and (int(chunk_lengths.max()) > length or int(chunk_lengths.sum()) != length):
             raise CorruptDataError(f"chunk lengths add up to {int(chunk_lengths.sum())}, "
                                    f"not {length}")
@@ -319,7 +329,7 @@ def loads(data) -> CompressedStringArray:
         chunk_lengths=chunk_lengths,
         # already the layout the GPU unpacks: it travels as stored (fsstgpu.gpu.layout)
         packed_lengths=(np.frombuffer(raw["lengths"], dtype=np.uint8)
-                        if lengths_codec == intcodec.BITPLANE_INDEXED and length else None),
+                        if lengths_codec == BITPLANE_INDEXED and length else None),
     )
     carr.validate(full=False)
     return carr

@@ -22,6 +22,11 @@ this module, ``api`` (the front door that dispatches columns, tables, extension 
 to the CPU or the GPU) and ``fsstgpu.cli``.
 """
 
+# The subpackages this file loads, first (their __init__ files are small). CPython imports a
+# missing parent package through the top one, waiting for this file to finish; a thread importing
+# one of our modules meanwhile would wait holding that module's lock, which this file may need
+# next: both stuck (tests/test_import_threads.py). Loaded here first, the parents are found.
+from fsstgpu import formats, gpu, kernels, native  # noqa: F401
 from fsstgpu.api import Codec, compress, decompress, decompress_device
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.device import backend_info, gpu_available

@@ -18,12 +18,12 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.blocks import check_level
 from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
-from fsstgpu.formats import blob
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
+from fsstgpu.formats.blob import loads as blob_loads
 from fsstgpu.formats.tables import compress_table, decompress_table
-from fsstgpu.gpu import decode as gpu_decode
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
+from fsstgpu.gpu.decode import decompress_device as gpu_decompress_device
 from fsstgpu.gpu.encode import compress_device
 from fsstgpu.inputs import is_table
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
@@ -90,7 +90,7 @@ def _as_compressed(column) -> CompressedStringArray:
     if isinstance(column, CompressedStringArray):
         return column
     if isinstance(column, (bytes, bytearray, memoryview)):
-        return blob.loads(column)
+        return blob_loads(column)
     if isinstance(column, (pa.Array, pa.ChunkedArray)):
         if is_fsst_type(column.type):
             return from_extension_array(column)
@@ -146,12 +146,12 @@ def decompress(carr, device="auto", stream=None):
     if isinstance(carr, DeviceCompressedStringArray):  # e.g. compress_device's
         if resolve_device(device) == "cpu":
             return decompress_column(carr.to_host(stream))
-        out = gpu_decode.decompress_device(carr, stream)
+        out = gpu_decompress_device(carr, stream)
         return [r.to_arrow() for r in out] if isinstance(out, list) else out.to_arrow()
     carr = _as_compressed(carr)
     if resolve_device(device) == "cpu":
         return decompress_column(carr)
-    return gpu_decode.decompress_device(carr, stream).to_arrow()
+    return gpu_decompress_device(carr, stream).to_arrow()
 
 
 def decompress_device(carr, stream=None):
@@ -188,12 +188,12 @@ def decompress_device(carr, stream=None):
     resolve_device("gpu")
     if isinstance(carr, (list, tuple)) and carr and all(
             isinstance(c, DeviceCompressedStringArray) for c in carr):
-        return [gpu_decode.decompress_device(c, stream) for c in carr]  # each where it is
+        return [gpu_decompress_device(c, stream) for c in carr]  # each where it is
     if isinstance(carr, (list, tuple)):
         carr = [_as_compressed(c) for c in carr]
     elif not isinstance(carr, DeviceCompressedStringArray):
         carr = _as_compressed(carr)
-    return gpu_decode.decompress_device(carr, stream)
+    return gpu_decompress_device(carr, stream)
 
 
 def _is_column(value) -> bool:

@@ -37,8 +37,8 @@ import math
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.kernels import transpose_inplace
 from fsstgpu.kernels.loader import device_limits, get_function
+from fsstgpu.kernels.transpose_inplace import block_shape, permute_chunks, square_blocks
 
 SOURCE = "transpose.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
@@ -387,20 +387,20 @@ def _block_inplace(flat, a, g, b) -> None:
     """The (a*g) x (b*g) transpose by g x g blocks and a chunk permutation (two passes): the
     batched square kernel wherever the blocks are contiguous, ``square_blocks`` otherwise."""
     if a == 1:     # the permutation first makes block J the J-th contiguous g x g matrix
-        transpose_inplace.permute_chunks(flat, a, g, b)
+        permute_chunks(flat, a, g, b)
         _square(flat, b, g)
     elif b == 1:   # blocks contiguous already
         _square(flat, a, g)
-        transpose_inplace.permute_chunks(flat, a, g, b)
+        permute_chunks(flat, a, g, b)
     else:
-        transpose_inplace.square_blocks(flat, a, g, b)
-        transpose_inplace.permute_chunks(flat, a, g, b)
+        square_blocks(flat, a, g, b)
+        permute_chunks(flat, a, g, b)
 
 
 def _rect_inplace(flat, rows, cols, limit) -> None:
     """Transpose the rows x cols matrix held by the contiguous 1-D device array ``flat``, with
     at most ``limit`` bytes of shared memory per block (Catanzaro-Keller-Garland passes)."""
-    blocks = transpose_inplace.block_shape(rows, cols, flat.dtype.itemsize)
+    blocks = block_shape(rows, cols, flat.dtype.itemsize)
     if blocks is not None:
         _block_inplace(flat, *blocks)
         return

@@ -30,9 +30,10 @@ import contextlib
 import os
 
 from fsstgpu.device import get_cupy, resolve_device
-from fsstgpu.formats import compress_file, decompress_file, read_table_device
 from fsstgpu.formats.datasets import dataset_outputs, make_parent
 from fsstgpu.formats.device_reader import read_unit_to_device
+from fsstgpu.formats.file_reads import read_table_device
+from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import dataset_files
 from fsstgpu.formats.rowgroups import Source
 from fsstgpu.parallel import usable_cores
