@@ -62,28 +62,37 @@ def package_modules() -> dict[str, Path]:
     return found
 
 
+def _statements(module: str, source: str, known):
+    """(statement, its base, inside a function?) for each import statement in ``source``; the
+    base is a ``from`` statement's module with its relative dots resolved (None for ``import``).
+    """
+    tree = ast.parse(source)
+    local = {id(node) for fn in ast.walk(tree)
+             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+             for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))}
+    package = module if known(module + ".__init__") else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield node, None, id(node) in local
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            yield node, base, id(node) in local
+
+
 def imports_of(module: str, source: str, known) -> list[tuple[str, int, bool]]:
     """(imported project module, line, inside a function?) for each import in ``source``.
 
     ``known(name)`` tells whether a dotted name is a module; an import of ``a.b.c`` where only
     ``a.b`` is one counts as an import of ``a.b``.
     """
-    tree = ast.parse(source)
-    local = {id(node) for fn in ast.walk(tree)
-             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-             for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))}
-    is_package = known(module + ".__init__")
-    package = module if is_package else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
+    for node, base, inside in _statements(module, source, known):
+        if base is None:
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+        else:
             names = [f"{base}.{alias.name}" if known(f"{base}.{alias.name}") else base
                      for alias in node.names]
         for name in names:
@@ -92,7 +101,7 @@ def imports_of(module: str, source: str, known) -> list[tuple[str, int, bool]]:
             while not known(name) and "." in name:
                 name = name.rpartition(".")[0]
             if name != module:
-                found.append((name, node.lineno, id(node) in local))
+                found.append((name, node.lineno, inside))
     return found
 
 
@@ -106,30 +115,18 @@ def package_waits(module: str, source: str, known) -> list[tuple[str, int, bool]
     waits for a package whose ``__init__`` imports that module back deadlocks two threads that
     import the two at once (CPython then hands one of them a half-made module).
     """
-    tree = ast.parse(source)
-    local = {id(node) for fn in ast.walk(tree)
-             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-             for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))}
-    is_package = known(module + ".__init__")
-    package = module if is_package else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(tree):
-        waited = []
-        if isinstance(node, ast.Import):
-            waited = [alias.name.partition(".")[0] for alias in node.names if "." in alias.name]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-            waited = [base]
+    for node, base, inside in _statements(module, source, known):
+        waited = ([alias.name.partition(".")[0] for alias in node.names if "." in alias.name]
+                  if base is None else [base])
         for name in waited:
             if name.split(".")[0] == "fsstgpu" and known(name + ".__init__") and name != module:
-                found.append((name, node.lineno, id(node) in local))
+                found.append((name, node.lineno, inside))
     return found
 
 
-def import_graph() -> dict[str, list[tuple[str, int, bool]]]:
+def _read_graph(read) -> dict[str, list[tuple[str, int, bool]]]:
+    """``read(module, source, known)`` for every module of the package."""
     modules = package_modules()
     names = set(modules) | set(EXTENSIONS)
     inits = {f"{m}.__init__" for m, p in modules.items() if p.name == "__init__.py"}
@@ -137,20 +134,17 @@ def import_graph() -> dict[str, list[tuple[str, int, bool]]]:
     def known(name):
         return name in names or name in inits
 
-    return {m: imports_of(m, p.read_text(encoding="utf-8"), known) for m, p in modules.items()}
+    return {m: read(m, p.read_text(encoding="utf-8"), known) for m, p in modules.items()}
+
+
+def import_graph() -> dict[str, list[tuple[str, int, bool]]]:
+    return _read_graph(imports_of)
 
 
 def wait_graph() -> dict[str, list[tuple[str, int, bool]]]:
     """:func:`import_graph` with the waits for packages' imports (:func:`package_waits`) added."""
-    modules = package_modules()
-    names = set(modules) | set(EXTENSIONS)
-    inits = {f"{m}.__init__" for m, p in modules.items() if p.name == "__init__.py"}
-
-    def known(name):
-        return name in names or name in inits
-
-    return {m: GRAPH[m] + package_waits(m, p.read_text(encoding="utf-8"), known)
-            for m, p in modules.items()}
+    waits = _read_graph(package_waits)
+    return {m: found + waits[m] for m, found in import_graph().items()}
 
 
 def circles(graph) -> list[list[str]]:
@@ -243,6 +237,11 @@ def test_the_scan_finds_each_breach():
         ("fsstgpu.a", 1, False), ("fsstgpu.sub.c", 2, False), ("fsstgpu.sub.c", 5, True)]
     assert imports_of("fsstgpu.sub", "from . import c\nfrom .. import a\n", known) == [
         ("fsstgpu.sub.c", 1, False), ("fsstgpu.a", 2, False)]
+    waits = ("from fsstgpu import a\nfrom fsstgpu.sub import c\nfrom fsstgpu.sub.c import x\n"
+             "import fsstgpu.sub.c as y\nfrom . import a\n")
+    assert package_waits("fsstgpu.b", waits, lambda name: name in modules | {"fsstgpu.__init__"}
+                         ) == [("fsstgpu", 1, False), ("fsstgpu.sub", 2, False),
+                               ("fsstgpu", 4, False), ("fsstgpu", 5, False)]
     graph = {"x": [("y", 1, False)], "y": [("z", 1, False)], "z": [("x", 3, False)], "w": []}
     assert circles(graph) == [["x", "y", "z"]]
 
