@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.arrow_layout import unpack_bitmap
 from fsstgpu.formats.arrow import TABLE_DICTIONARY, FsstType, distinct_tables, extension_type_for
 from fsstgpu.formats.arrow_read import MAX_BLOCKS, from_extension_array, table_runs
 from fsstgpu.splits import interior_cuts
@@ -152,7 +153,7 @@ def _mask(carr):
     if carr.validity is None or not carr.null_count:
         return None
     n = int(carr.length)
-    nulls = ~np.unpackbits(carr.validity, count=n, bitorder="little").astype(bool)
+    nulls = ~unpack_bitmap(carr.validity, n)
     return pa.Array.from_buffers(pa.bool_(), n,
                                  [None, pa.py_buffer(np.packbits(nulls, bitorder="little"))])
 
