@@ -6,6 +6,7 @@ user can get back from it: the CPU decompression, the blob round trip, single-st
 comparisons, so a new way to get strings back is checked everywhere once it is added here.
 :func:`greedy_encode` is the encoders' oracle: FSST's definition, one string in plain Python.
 :func:`poisoned_codes` forges an extension array's codes, for the tests of decoders' refusals.
+``UTF8_SPOILERS`` are the byte forms RFC 3629 forbids, for the UTF-8 checks' tests.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.decode import decode_async
 from fsstgpu.gpu.layout import HostBatch, checks_code_starts
 from fsstgpu.types import is_text
+
+#: bytes that spoil UTF-8 text: a lone continuation, overlong two- and three-byte forms, a
+#: surrogate, past U+10FFFF, a five-byte lead, 0xFF, and two sequences cut short (valid only
+#: where the right continuation bytes follow them)
+UTF8_SPOILERS = (b"\x80", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+                 b"\xf8", b"\xe2\x82", b"\xff", b"\xc3")
 
 
 def _check_same(result, expected, what: str) -> None:

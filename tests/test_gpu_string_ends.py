@@ -26,7 +26,7 @@ from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.file_reads import read_table, read_table_device
 from fsstgpu.gpu.decode import decode_async, decompress_device
 from fsstgpu.kernels import fsst_decode
-from fsstgpu.testing import gpu_decode_matches_cpu
+from fsstgpu.testing import UTF8_SPOILERS, gpu_decode_matches_cpu
 
 pytestmark = pytest.mark.gpu
 
@@ -157,10 +157,8 @@ def _random_strings(rng, n: int, bad: int) -> list:
     chars = [chr(int(c)) for c in rng.integers(32, 0x2FFFF, 4000) if not 0xD800 <= c < 0xE000]
     values = ["".join(rng.choice(chars, size=int(rng.integers(0, 12)))).encode()
               for _ in range(n)]
-    spoilers = [b"\x80", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
-                b"\xf8", b"\xe2\x82", b"\xff", b"\xc3"]
     for i in rng.choice(n, size=bad, replace=False):
-        s, spoil = values[i], spoilers[int(rng.integers(0, len(spoilers)))]
+        s, spoil = values[i], UTF8_SPOILERS[int(rng.integers(0, len(UTF8_SPOILERS)))]
         at = int(rng.integers(0, len(s) + 1))
         values[i] = s[:at] + spoil + s[at:]
     return values

@@ -14,12 +14,11 @@ import pytest
 
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.fsst_decode import launch_check_utf8
+from fsstgpu.testing import UTF8_SPOILERS
 
 pytestmark = pytest.mark.gpu
 
 CHARS = ["a", " ", "Z", "é", "€", "😀", "\u07ff", "\uffff", "\U0010ffff"]
-SPOILERS = [b"\x80", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
-            b"\xf8", b"\xe2\x82", b"\xff", b"\xc3"]
 
 
 def _stream(rng, size: int) -> bytes:
@@ -31,7 +30,7 @@ def _stream(rng, size: int) -> bytes:
         out[at:at] = CHARS[int(rng.integers(3, len(CHARS)))].encode()
     if rng.random() < 0.3:
         at = int(rng.integers(0, len(out) + 1))
-        out[at:at] = SPOILERS[int(rng.integers(0, len(SPOILERS)))]
+        out[at:at] = UTF8_SPOILERS[int(rng.integers(0, len(UTF8_SPOILERS)))]
     return bytes(out)
 
 
