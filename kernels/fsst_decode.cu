@@ -323,14 +323,17 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
             }
         }
         // ---- ring words the window only ORs into: its first (holds the carry) and its last
-        if (lane == 0) ring[(u32)(A >> 3) & (RW - 1)] = carry;
-        if (lane == 1 && (wend >> 3) != (A >> 3)) ring[(u32)(wend >> 3) & (RW - 1)] = 0;
+        // (ring positions from the low 32 bits of output positions: the ring's size divides
+        // 2^32, and a window spans T < 2^32 bytes, so (A & 7) + T >= 8 is wend >> 3 != A >> 3)
+        const u32 a32 = (u32)A;
+        if (lane == 0) ring[(a32 >> 3) & (RW - 1)] = carry;
+        if (lane == 1 && (a32 & 7u) + T >= 8u) ring[((u32)wend >> 3) & (RW - 1)] = 0;
         __syncwarp();
         // ---- pass 2: emit completed words (past the ring's end into its slack, moved back after)
-        const i64 pos = A + (incl - sum);
-        const u32 rs = (u32)(pos >> 3) & (RW - 1);
-        u64 *wp = ring + rs;
-        u32 sh = ((u32)pos & 7u) * 8u;
+        const u32 pos = a32 + (incl - sum);
+        const u32 rs = (pos >> 3) & (RW - 1);
+        u32 wi = rs;  // the ring word being filled (a 32-bit index: no 64-bit pointer steps)
+        u32 sh = (pos & 7u) * 8u;
         u64 acc = 0;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
@@ -341,12 +344,12 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
             const u64 ov = shr64(sym, 64 - sh);  // sh == 0: nothing overflows
             sh += ent >> 9;
             const bool full = sh >= 64;
-            if (full) *wp = acc;
-            wp += full ? 1 : 0;
+            if (full) ring[wi] = acc;
+            wi += sh >> 6;
             acc = full ? ov : acc;
             sh &= 63u;
         }
-        const u32 rend = rs + (u32)(wp - (ring + rs));  // ring word of the lane's unfinished word
+        const u32 rend = wi;  // ring word of the lane's unfinished word
 #pragma unroll 1
         for (u32 x = rs > RW ? rs : RW; x < rend; ++x) ring[x - RW] = ring[x];
         __syncwarp();
@@ -357,24 +360,27 @@ __device__ __forceinline__ void warp_decode_split(const u8 *__restrict__ codes, 
             atomicOr(ring32 + r, (u32)acc);
             atomicOr(ring32 + r + 1, (u32)(acc >> 32));
         }
-        if (lane == 0 && (A & 7)) {
-            const u32 r = 2 * ((u32)(A >> 3) & (RW - 1));
+        if (lane == 0 && (a32 & 7u)) {
+            const u32 r = 2 * ((a32 >> 3) & (RW - 1));
             atomicOr(ring32 + r, (u32)carry);
             atomicOr(ring32 + r + 1, (u32)(carry >> 32));
         }
         __syncwarp();
-        carry = (wend & 7) ? ring[(u32)(wend >> 3) & (RW - 1)] : 0ull;
-        // ---- write out the complete chunks (all of them after the warp's last window)
+        carry = (wend & 7) ? ring[((u32)wend >> 3) & (RW - 1)] : 0ull;
+        // ---- write out the complete chunks (all of them after the warp's last window), in
+        // 32-bit offsets from F: n = L - F < RING + 16, and first - F < 16 where positive
         base += WBYTES;
         const i64 L = base >= stop ? wend : (wend & ~(i64)15);
-        for (i64 g = F + 16 * (i64)lane; g < L; g += 512) {
-            const uint4 v = ring16[(u32)(g >> 4) & (RC - 1)];
-            if (g >= first && g + 16 <= L) {
-                *reinterpret_cast<uint4 *>(outa + g) = v;
+        const u32 n = (u32)(L - F);
+        const u32 fo = first > F ? (u32)(first - F) : 0u;
+        u8 *const dst = outa + F;
+        const u32 c0 = (u32)F >> 4;
+        for (u32 g = 16 * lane; g < n; g += 512) {
+            const uint4 v = ring16[(c0 + (g >> 4)) & (RC - 1)];
+            if (g >= fo && g + 16 <= n) {
+                *reinterpret_cast<uint4 *>(dst + g) = v;
             } else {  // a chunk shared with the split's or the warp's neighbour: own bytes only
-                const i64 lo = first - g, hi = L - g;
-                store_own_bytes(outa + g, v, lo <= 0 ? 0u : (lo >= 16 ? 16u : (u32)lo),
-                                hi >= 16 ? 16u : (hi <= 0 ? 0u : (u32)hi));
+                store_own_bytes(dst + g, v, fo > g ? fo - g : 0u, n - g >= 16 ? 16u : n - g);
             }
         }
         F = L > F ? (L & ~(i64)15) : F;
