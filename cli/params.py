@@ -15,7 +15,7 @@ import typer
 from fsstgpu.cli.output import EXIT_USAGE, fail, printable
 from fsstgpu.cli.stdio import is_stream
 from fsstgpu.datasets import GENERATORS, is_dataset_name
-from fsstgpu.formats.locations import Url, is_url
+from fsstgpu.formats.locations import Url, is_url, local_text
 from fsstgpu.formats.sniff import output_format
 
 
@@ -171,7 +171,11 @@ class GeneratorName(str):
 
 class PathOrUrl(str):
     """A local path, glob pattern or URL, kept as typed (a Path would fold ``s3://`` to ``s3:/``;
-    the name is what --help shows as its type)."""
+    the name is what --help shows as its type), but for a ``file://`` or ``local://`` URL: the
+    local path it names, so that every check of inputs against outputs sees paths."""
+
+    def __new__(cls, value):
+        return super().__new__(cls, local_text(value))
 
 
 DataIn = Annotated[PathOrUrl, typer.Argument(

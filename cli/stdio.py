@@ -14,6 +14,7 @@ and a terminal on stdout is refused (binary data would garble it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -114,11 +115,31 @@ def stdout_file(dst, suffix: str):
         sys.stdout.flush()
         try:
             with open(path, "rb") as f:
-                shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
-            sys.stdout.buffer.flush()
+                _write_all(sys.stdout, f)
         except BrokenPipeError:
             raise  # (the reader went away: output.handle_errors ends quietly)
         except OSError as exc:  # a full disk behind stdout, say: name it
             if exc.errno is None or exc.filename is not None:
                 raise
             raise OSError(exc.errno, os.strerror(exc.errno), "<stdout>") from None
+
+
+def _write_all(stdout, f) -> None:
+    """Every byte of the file ``f`` to ``stdout``'s descriptor, a short write continued until
+    it is whole or the system says why not (EPIPE, ENOSPC). ``BufferedWriter`` through
+    ``shutil.copyfileobj`` let a short write pass: a pipe whose reader left got part of the
+    file, and the command said it was done. (A stdout with no descriptor, a test runner's,
+    takes the bytes through its buffer.)"""
+    try:
+        fd = stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        shutil.copyfileobj(f, stdout.buffer, 1 << 20)
+        stdout.buffer.flush()
+        return
+    while chunk := f.read(1 << 20):
+        view = memoryview(chunk)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:  # (not seen: os.write raises instead; a loop must not spin)
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            view = view[written:]

@@ -47,7 +47,7 @@ import secrets
 import warnings
 from pathlib import Path
 
-from fsstgpu.formats.locations import Url, is_url
+from fsstgpu.formats.locations import Url, is_url, local_text
 
 __all__ = [
     "TEMP_SUFFIX",
@@ -166,6 +166,10 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     ...
     ValueError: x.bin: the output is the input file; choose another output path
     """
+    # file:// and local:// name local paths: compared as paths (a URL string compared with a
+    # path never matched, and the input was overwritten)
+    dst = local_text(dst)
+    inputs = [local_text(src) for src in inputs]
     if is_url(dst):
         return _check_url_output(Url(dst), force=force, inputs=inputs)
     if isinstance(dst, str) and dst.endswith(("/", os.sep)) and not os.path.isdir(dst):
@@ -211,7 +215,7 @@ def _creation_mode(dst: Path, force: bool, inputs) -> int:
     access where an input (a local file), or the output ``force`` replaces, keeps them from
     reading it."""
     mode = 0o666
-    sources = [Path(p) for p in inputs if not is_url(p)]
+    sources = [Path(local_text(p)) for p in inputs if not is_url(p)]
     if force:
         sources.append(dst)
     for src in sources:

@@ -2,7 +2,9 @@
 
 A string with a scheme (``s3://bucket/a.parquet``, ``gs://...``, ``memory://...``) is a
 :class:`Url`, opened through fsspec (``pip install fsspec``, plus the scheme's package such as
-``s3fs`` or ``gcsfs``) as a pyarrow file; ``file://`` URLs and everything else are local paths.
+``s3fs`` or ``gcsfs``) as a pyarrow file; ``file://`` and ``local://`` URLs (fsspec's local
+file system) and everything else are local paths (:func:`local_text` strips those schemes, so
+that the checks of inputs against outputs see one path however it was written).
 An output URL is written to a local temporary file and uploaded in one ``put`` when complete
 (``atomic.py``).
 
@@ -29,19 +31,38 @@ from pathlib import Path
 import pyarrow as pa
 
 __all__ = ["DATASET_SUFFIXES", "IGNORED_PREFIXES", "Url", "dataset_files", "file_size",
-           "fixed_prefix", "is_url", "local_or_url", "skipped_files"]
+           "fixed_prefix", "is_url", "local_or_url", "local_text", "skipped_files"]
 
 #: the file names a directory dataset is made of (others, such as ``_SUCCESS``, are skipped)
 DATASET_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+#: the schemes of fsspec's local file system: their URLs are local paths
+_LOCAL_SCHEMES = ("file://", "local://")
 _GLOB = re.compile(r"[*?\[]")
 
 
 def is_url(location) -> bool:
     """Tell whether ``location`` is a URL fsspec opens (a scheme other than ``file``)."""
     return (isinstance(location, str) and bool(_SCHEME.match(location))
-            and not location.lower().startswith("file://"))
+            and not location.lower().startswith(_LOCAL_SCHEMES))
+
+
+def local_text(location):
+    """``location`` with a ``file://`` or ``local://`` scheme stripped (the local path it
+    names); anything else unchanged.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.locations import local_text
+    >>> local_text("local:///tmp/a.pq"), local_text("FILE:///tmp/a.pq"), local_text("s3://b/a")
+    ('/tmp/a.pq', '/tmp/a.pq', 's3://b/a')
+    """
+    if isinstance(location, str):
+        for scheme in _LOCAL_SCHEMES:
+            if location[: len(scheme)].lower() == scheme:
+                return location[len(scheme):]
+    return location
 
 
 class Url(str):
@@ -85,17 +106,14 @@ def local_or_url(location) -> Path | Url:
     Examples
     --------
     >>> from fsstgpu.formats.locations import local_or_url
-    >>> type(local_or_url("memory://a.parquet")).__name__, local_or_url("file:///tmp/a.pq")
+    >>> type(local_or_url("memory://a.parquet")).__name__, local_or_url("local:///tmp/a.pq")
     ('Url', PosixPath('/tmp/a.pq'))
     """
     if isinstance(location, Url):
         return location
     if is_url(location):
         return Url(location)
-    text = os.fspath(location)
-    if isinstance(text, str) and text.lower().startswith("file://"):
-        return Path(text[len("file://"):])
-    return Path(location)
+    return Path(local_text(os.fspath(location)))
 
 
 def file_size(location) -> int:

@@ -15,7 +15,7 @@ from fsstgpu import SymbolTable
 from fsstgpu.cli.app import FileFormat, ParquetCodec, app
 from fsstgpu.datasets import load_lines
 from fsstgpu.datasets.generators import generate
-from fsstgpu.formats import sniff
+from fsstgpu.formats import compress_file, sniff
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.rowgroups import PARQUET_CODECS
 
@@ -218,6 +218,15 @@ def test_same_in_and_out_refused(tmp_path, sample):
     (tmp_path / "link.parquet").symlink_to(src)
     res = run("decompress", src, tmp_path / "link.parquet", "--force", code=1)
     one_line_error(res, "the output is the input")
+    # fsspec's local URLs name the same file: local:// was compared as a string, and
+    # `compress in local://.../in --force` overwrote the input
+    for url in (f"local://{src}", f"file://{src}"):
+        res = run("compress", src, url, "--force", code=1)
+        one_line_error(res, "the output is the input")
+        res = run("compress", url, src, "--force", code=1)
+        one_line_error(res, "the output is the input")
+    with pytest.raises(ValueError, match="the output is the input"):
+        compress_file(src, f"local://{src}", force=True)
     assert src.read_bytes() == before
 
 

@@ -8,6 +8,7 @@ import errno
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -405,6 +406,17 @@ def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(tmp_path):
     now it ends as a tool killed by SIGPIPE does: exit 141, nothing on stderr."""
     _assert_quiet_when_stdout_goes("datasets", "generate", "urls", "--rows", "2000000", "-o",
                                    "-", "--format", "arrows")
+
+
+def test_a_spooled_file_whose_reader_goes_away_is_not_reported_written(tmp_path):
+    """`fsstgpu compress in.parquet - | head -c 100`: the spooled file went out through
+    shutil.copyfileobj, whose short write to the closed pipe passed unnoticed; the command
+    printed its results table and exited 0 with part of the file written."""
+    # random hex: a file far larger than a pipe's buffer, whatever the compression
+    rng = random.Random(7)
+    pq.write_table(pa.table({"s": [f"{rng.getrandbits(128):032x}" for _ in range(40_000)]}),
+                   tmp_path / "big.parquet")
+    _assert_quiet_when_stdout_goes("compress", tmp_path / "big.parquet", "-")
 
 
 def test_a_results_table_whose_reader_goes_away_ends_as_a_file_does(tmp_path):
