@@ -174,7 +174,7 @@ def _files(src, dst, format, json_: bool):
     if dst == STDIO and json_:
         fail("--json and OUT - would both write to stdout: give OUT a file name, or leave out "
              "--json", EXIT_USAGE)
-    with stdin_file(src) as path:
+    with stdin_file(src, output=dst) as path:
         path = local_or_url(path)
         if dst != STDIO:
             fmt = output_format_of(dst, format)
@@ -483,7 +483,7 @@ def train(
         inputs = [] if is_dataset_name(src) or src == STDIO else [src]
         if not to_stdout:
             check_output(out, force=force, inputs=inputs)
-        with stdin_file(src) as name:
+        with stdin_file(src, output=out) as name:
             strings = load(name, column=column)
         table = fsstgpu.train(strings, sample_bytes=sample_bytes)
         data = table.to_bytes()

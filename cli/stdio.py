@@ -76,13 +76,17 @@ def is_stream(path) -> bool:
 
 
 @contextlib.contextmanager
-def stdin_file(src):
+def stdin_file(src, output=None):
     """``src``, or for ``-`` (or a pipe: :func:`is_stream`) a temporary copy of what it gives
     (removed afterwards), named ``stdin`` with the suffix of the format its first bytes show
-    (``stdin.parquet``; none for text); messages name ``<stdin>`` or ``src``."""
+    (``stdin.parquet``; none for text); messages name ``<stdin>`` or ``src``. ValueError when
+    standard input is the file ``output`` (``compress - f --force < f`` replaced ``f``)."""
     if src != STDIO and not is_stream(src):
         yield src
         return
+    if src == STDIO and output not in (None, STDIO) and _is_stdin(output):
+        raise ValueError(f"{output}: the output is the input file (standard input is "
+                         "redirected from it); choose another output path")
     with _spool("stdin") as folder:
         path = Path(folder) / "stdin"
         with _spool_errors("<stdin>" if src == STDIO else str(src)), open(path, "wb") as f:
@@ -96,6 +100,16 @@ def stdin_file(src):
             path = path.rename(path.with_suffix(suffix_for(fmt)))
         with alias(path, "<stdin>" if src == STDIO else str(src)):
             yield path
+
+
+def _is_stdin(path) -> bool:
+    """Whether standard input is the regular file ``path`` (``< path``)."""
+    try:
+        given, named = os.fstat(sys.stdin.fileno()), os.stat(path)
+    except (AttributeError, OSError, ValueError):  # no descriptor, or no such file
+        return False
+    return stat.S_ISREG(given.st_mode) and (given.st_dev, given.st_ino) == (named.st_dev,
+                                                                              named.st_ino)
 
 
 @contextlib.contextmanager

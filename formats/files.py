@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -197,7 +198,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     """
 
     src = check_input(src)
-    check_output(dst, force=force, inputs=[src])
+    # a table given as a file is an input too: an output over it would replace it
+    inputs = [src, *([table] if isinstance(table, (str, os.PathLike)) else [])]
+    check_output(dst, force=force, inputs=inputs)
     out_format = output_format(dst, format)
     fsst_codec = parquet_codec_name(parquet_codec)
     level = check_level(level)
@@ -272,7 +275,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                 col = pa.chunked_array([growing[field.name].extend(p) for p in parts], col.type)
             return col
 
-        with atomic_output(dst, force=force, inputs=[src]) as tmp:
+        with atomic_output(dst, force=force, inputs=inputs) as tmp:
             sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
                         fsst_codec=fsst_codec,
                         ipc_compression=ipc_compression or _compressed_ipc(source),

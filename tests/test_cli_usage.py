@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import Progress
 from typer.testing import CliRunner
 
+from fsstgpu import train
 from fsstgpu.cli import roundtrip as roundtrip_module
 from fsstgpu.cli.app import app
 from fsstgpu.cli.output import progress_columns
@@ -406,6 +407,30 @@ def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(tmp_path):
     now it ends as a tool killed by SIGPIPE does: exit 141, nothing on stderr."""
     _assert_quiet_when_stdout_goes("datasets", "generate", "urls", "--rows", "2000000", "-o",
                                    "-", "--format", "arrows")
+
+
+def test_inputs_behind_stdin_or_a_table_option_are_not_outputs(tmp_path, plain):
+    """`compress - f --force < f`, `train - -o f --force < f` and `compress in f --table f
+    --force` replaced f, the user's input: stdin's file and the table file are inputs too."""
+    before = plain.read_bytes()
+    with open(plain, "rb") as stdin:
+        done = subprocess.run([*CLI, "compress", "-", str(plain), "--force"], stdin=stdin,
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "the output is the input" in done.stderr, done.stderr
+    assert plain.read_bytes() == before
+    text = tmp_path / "lines.txt"
+    text.write_text("alpha\nbeta\n")
+    with open(text, "rb") as stdin:
+        done = subprocess.run([*CLI, "train", "-", "-o", str(text), "--force"], stdin=stdin,
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "the output is the input" in done.stderr, done.stderr
+    assert text.read_text() == "alpha\nbeta\n"
+    table = tmp_path / "t.arrow"  # (a table file whose name an output could take)
+    table.write_bytes(train(["http://example.com/a", "http://example.com/b"]).to_bytes())
+    kept = table.read_bytes()
+    done = _cli("compress", plain, table, "--table", table, "--force")
+    assert done.returncode == 1 and "the output is the input" in done.stderr, done.stderr
+    assert table.read_bytes() == kept
 
 
 def test_a_spooled_file_whose_reader_goes_away_is_not_reported_written(tmp_path):
