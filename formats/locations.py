@@ -211,7 +211,7 @@ def _found(source) -> list[tuple[Path | Url, str]]:
     if isinstance(loc, Url):
         return _url_files(loc)
     if loc.is_dir():
-        return sorted(((p, p.relative_to(loc).as_posix()) for p in loc.rglob("*")
+        return sorted(((p, p.relative_to(loc).as_posix()) for p in _walked(loc)
                        if p.is_file() and p.suffix.lower() in DATASET_SUFFIXES),
                       key=lambda found: found[1])
     if _GLOB.search(str(loc)):
@@ -221,6 +221,19 @@ def _found(source) -> list[tuple[Path | Url, str]]:
     if loc.is_file():
         return [(loc, loc.name)]
     raise FileNotFoundError(f"{loc}: no such file or directory")
+
+
+def _walked(top: Path):
+    """Every name below the folder ``top`` (links to folders not followed, as ``rglob`` in
+    Python 3.11), an unreadable folder an error: ``rglob`` skipped it without a word, and a
+    dataset lost its files there."""
+
+    def refuse(exc: OSError):
+        raise exc
+
+    for folder, _, names in os.walk(top, onerror=refuse):
+        for name in names:
+            yield Path(folder, name)
 
 
 def refuse_repeats(names, advice: str) -> None:

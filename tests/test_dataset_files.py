@@ -258,6 +258,28 @@ def test_cli_reads_and_writes_urls(tmp_path):
         fs.rm("/fsstgpu-cli", recursive=True)
 
 
+def test_a_folder_that_cannot_be_read_is_an_error_not_a_smaller_dataset(dataset, tmp_path,
+                                                                         monkeypatch):
+    """Path.rglob skipped a subfolder it had no permission to list: `fsstgpu compress ds out`
+    exited 0 without that folder's files. (Root reads every folder, so the refusal is
+    simulated where os.walk lists the folder.)"""
+    root, tables = dataset
+    listing = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path).endswith("year=2026"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(PermissionError, match="year=2026"):
+        dataset_files(root)
+    with pytest.raises(PermissionError):
+        compress_dataset(root, tmp_path / "c")
+    monkeypatch.setattr(os, "scandir", listing)
+    assert [rel for _, rel in dataset_files(root)] == list(tables)
+
+
 def test_names_starting_with_underscore_or_dot_are_not_data(dataset, tmp_path):
     """As pyarrow.dataset: _temporary/ (a job still writing), _metadata, .hidden are skipped
     below the root, in folders and globs; files named explicitly are taken."""
