@@ -214,8 +214,14 @@ def make_parent(out) -> list[Path]:
     return missing
 
 
-def _each_file(src, dst, work, progress) -> list[dict]:
+def _each_file(src, dst, work, progress, force: bool) -> list[dict]:
     plan = dataset_outputs(src, dst)
+    if not force:  # every clash named before anything is written (not after the files before it)
+        taken = [str(out) for _, out in plan if isinstance(out, Path) and os.path.lexists(out)]
+        if taken:
+            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+            raise FileExistsError(f"{taken[0]}{more}: already exists (use --force / force=True "
+                                  "to overwrite)")
     results = []
     created: list[Path] = []  # folders made here: removed again if a failure leaves them empty
     try:
@@ -262,7 +268,7 @@ def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **op
     See the module docstring.
     """
     return _each_file(src, dst, lambda path, out: compress_file(
-        path, out, columns, force=force, **options), progress)
+        path, out, columns, force=force, **options), progress, force)
 
 
 def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -> list[dict]:
@@ -282,7 +288,7 @@ def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -
     ['a', None]
     """
     return _each_file(src, dst, lambda path, out: decompress_file(
-        path, out, device=device, force=force), progress)
+        path, out, device=device, force=force), progress, force)
 
 
 def _check_types(parts) -> None:

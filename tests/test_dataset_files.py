@@ -280,6 +280,23 @@ def test_a_folder_that_cannot_be_read_is_an_error_not_a_smaller_dataset(dataset,
     assert [rel for _, rel in dataset_files(root)] == list(tables)
 
 
+def test_an_output_that_exists_is_named_before_any_file_is_written(dataset, tmp_path):
+    """With c.parquet's output already there, compress of the dataset wrote a.parquet and
+    b.parquet, then failed: a rerun without --force then failed on a.parquet."""
+    root, tables = dataset
+    out = tmp_path / "c"
+    (out / "year=2026").mkdir(parents=True)
+    (out / "year=2026" / "c.parquet").write_bytes(b"keep me")
+    with pytest.raises(FileExistsError, match="c.parquet: already exists"):
+        compress_dataset(root, out)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "year=2026/c.parquet"]
+    assert (out / "year=2026" / "c.parquet").read_bytes() == b"keep me"
+    compress_dataset(root, out, force=True)
+    assert read_dataset(out, device="cpu", partitioning=None).equals(
+        pa.concat_tables(tables.values()))
+
+
 def test_names_starting_with_underscore_or_dot_are_not_data(dataset, tmp_path):
     """As pyarrow.dataset: _temporary/ (a job still writing), _metadata, .hidden are skipped
     below the root, in folders and globs; files named explicitly are taken."""
