@@ -162,8 +162,12 @@ def print_json_error(message: str, code: int) -> None:
     stdout (``kind``: :func:`error_kind`, ``"usage"`` for exit 2), unless the command printed
     its JSON result already (stdout stays one JSON document)."""
     if _JsonState.errors and not _JsonState.printed:
-        print_json({"error": " ".join(printable(message).split()), "kind": error_kind(code),
-                    "exit_code": code})
+        _JsonState.printed = True  # once: the error may be stdout's own (a full disk behind it)
+        try:
+            print_json({"error": " ".join(printable(message).split()), "kind": error_kind(code),
+                        "exit_code": code})
+        except OSError:  # stdout cannot take it: the line on stderr still says what happened
+            _silence_stdout()
 
 
 @contextlib.contextmanager

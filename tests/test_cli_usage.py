@@ -460,6 +460,13 @@ def test_a_full_disk_behind_stdout_is_named(tmp_path, plain):
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip() == ("fsstgpu: error: [Errno 28] No space left on device: "
                                    "'<stdout>'"), done.stderr
+    # --json: the error's JSON went to the same full stdout, and a traceback followed
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*CLI, "info", "--json"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == "fsstgpu: error: [Errno 28] No space left on device", (
+        done.stderr)
 
 
 def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, plain):
