@@ -175,6 +175,8 @@ class PathOrUrl(str):
     local path it names, so that every check of inputs against outputs sees paths."""
 
     def __new__(cls, value):
+        if value == "":  # ("" would be taken as the current folder)
+            raise typer.BadParameter("an empty path names no file or folder")
         return super().__new__(cls, local_text(value))
 
 

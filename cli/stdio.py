@@ -119,6 +119,8 @@ def stdout_file(dst, suffix: str):
     if dst != STDIO:
         yield dst
         return
+    if sys.stdout is None:  # (`>&-`: Python leaves no stdout object at all)
+        fail("OUT - writes the file to standard output, which is closed here", EXIT_USAGE)
     if sys.stdout.isatty():
         fail("OUT - writes the file to standard output, which is a terminal here: redirect it "
              "(> file, | command)", EXIT_USAGE)

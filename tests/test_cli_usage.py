@@ -433,6 +433,18 @@ def test_inputs_behind_stdin_or_a_table_option_are_not_outputs(tmp_path, plain):
     assert table.read_bytes() == kept
 
 
+def test_an_empty_out_and_a_closed_stdout_are_usage_errors(tmp_path, plain):
+    """OUT '' was taken as the current folder (the file written there under IN's name), and
+    OUT - with stdout closed (`>&-`) ended in "unexpected AttributeError"."""
+    res = runner.invoke(app, ["compress", str(plain), ""])
+    assert res.exit_code == 2 and "an empty path" in res.stderr, res.stderr
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *CLI, "compress", str(plain), "-"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("fsstgpu: error: OUT - writes the file to standard output, "
+                                   "which is closed here"), done.stderr
+
+
 def test_a_spooled_file_whose_reader_goes_away_is_not_reported_written(tmp_path):
     """`fsstgpu compress in.parquet - | head -c 100`: the spooled file went out through
     shutil.copyfileobj, whose short write to the closed pipe passed unnoticed; the command
