@@ -531,11 +531,12 @@ def input_codecs(metadata: pq.FileMetaData) -> dict[str, str]:
 
 
 def check_column_metadata(parquet: pq.ParquetFile, row_group: int = 0, *,
-                          use_threads: bool = False) -> None:
+                          use_threads: bool = False, columns=None) -> None:
     """Have pyarrow's reader check the column chunks' metadata of ``row_group`` (reading one
     row): some damage there (a size-statistics histogram of the wrong length) makes
     ``RowGroupMetaData.column()`` throw a C++ exception through Python, which aborts the
-    process, while the reader raises it as an error. Call before reading column metadata.
+    process, while the reader raises it as an error. Call before reading column metadata;
+    ``columns`` (top-level names) limits the check to those columns' chunks.
 
     Examples
     --------
@@ -547,6 +548,7 @@ def check_column_metadata(parquet: pq.ParquetFile, row_group: int = 0, *,
     """
     if row_group < parquet.metadata.num_row_groups:
         batches = parquet.iter_batches(batch_size=1, row_groups=[row_group],
+                                       columns=None if columns is None else list(columns),
                                        use_threads=use_threads)
         next(batches, None)
 

@@ -288,9 +288,14 @@ def _parquet_bounds(metadata: pq.FileMetaData, k: int, names, leaves) -> dict:
     alone does not tell a column ``"a.b"`` from the child ``b`` of a struct ``a``)."""
     out = {}
     rg = metadata.row_group(k)
-    for j in range(rg.num_columns):
-        path = input_leaf(rg, j)
-        if path not in names or leaves is None or leaves.get(path) != [j]:
+    # only the named columns' chunks are looked at (the caller had pyarrow's reader check
+    # their metadata: other chunks' could abort the process when read from Python)
+    for path in sorted(names):
+        js = None if leaves is None else leaves.get(path)
+        if js is None or len(js) != 1 or not 0 <= js[0] < rg.num_columns:
+            continue
+        j = js[0]
+        if input_leaf(rg, j) != path:
             continue
         stats = rg.column(j).statistics
         if stats is None or not stats.has_min_max:
@@ -340,9 +345,11 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     names = {t[0] for conj in conjunctions for t in conj}
     ours = _read_stats(source.parquet_metadata, names)
     kept = []
+    plain = names - set(ours)
     for k in range(total) if chosen is None else chosen:
-        bounds = _parquet_bounds(source.parquet_metadata, k, names - set(ours),
-                                 source.leaf_columns)
+        if plain:
+            source.check_chunk_metadata(k, plain)
+        bounds = _parquet_bounds(source.parquet_metadata, k, plain, source.leaf_columns)
         bounds.update({name: units[k] for name, units in ours.items()})
         if _may_match(conjunctions, bounds):
             kept.append(k)

@@ -352,6 +352,14 @@ class Source:
             self._first = self.unit(0)
         return self._first
 
+    def check_chunk_metadata(self, k: int, columns) -> None:
+        """:func:`~fsstgpu.formats.parquet_options.check_column_metadata` of row group ``k``'s
+        ``columns`` (every column where a name has a dot: pyarrow takes it for a path)."""
+        names = list(columns)
+        with reading(self.path, f"row group {k}: "):
+            check_column_metadata(self._parquet, k, use_threads=self.use_threads,
+                                  columns=None if any("." in n for n in names) else names)
+
     def read_row_group(self, parquet: pq.ParquetFile, k: int, columns) -> pa.Table:
         """Row group ``k`` as ``parquet`` (this file, opened by the caller) reads it, with the
         top-level ``columns`` named (all when None): a name is never taken for a dotted path

@@ -264,6 +264,37 @@ def test_damaged_bounds_are_an_error_not_a_wrong_answer(compressed, tmp_path):
         read_table(tmp_path / "bad.parquet", device="cpu", filters=[("k", "==", "key-01500")])
 
 
+def test_a_footer_that_pyarrow_throws_on_is_an_error_for_a_filtered_read(compressed, tmp_path):
+    """Row group 2's entry for column "n" with a definition-level histogram of the wrong
+    length: a filtered read pruned on "n"'s statistics and pyarrow's RowGroupMetaData.column()
+    threw its C++ exception through Python, aborting the process (a helper's fuzzing); the
+    chunk's metadata is now checked by pyarrow's reader first. (In a process of its own: the
+    abort would take the test run with it.)"""
+    import subprocess
+    import sys
+
+    from fsstgpu.formats.parquet_parts import MAGIC, _footer
+    from fsstgpu.formats.thrift_compact import dumps
+
+    data = (compressed / "c.parquet").read_bytes()
+    body, meta = _footer(data)
+    n = next(j for j, name in enumerate(pq.ParquetFile(compressed / "c.parquet").schema.names)
+             if name == "n")
+    histogram = meta.get(4).items[2].get(1).items[n].get(3).get(16).get(3)
+    histogram.items.append(0)  # (one level more than the column has)
+    footer = dumps(meta)
+    (tmp_path / "bad.parquet").write_bytes(
+        bytes(MAGIC) + bytes(body) + footer + len(footer).to_bytes(4, "little") + bytes(MAGIC))
+    script = ("import sys\nfrom fsstgpu import CorruptDataError\n"
+              "from fsstgpu.formats import read_table\n"
+              "try:\n    read_table(sys.argv[1], device='cpu', filters=[('n', '>=', 2500)])\n"
+              "except CorruptDataError as exc:\n    print('refused:', exc)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "bad.parquet")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.startswith("refused:") and "row group 2" in done.stdout, done.stdout
+
+
 def test_bounds_are_cut_and_still_bound():
     long = "a" * 100 + "z"
     least, greatest = bounds_of(pa.array([long, "b", None]))
