@@ -4,7 +4,9 @@ An fsst column's Parquet statistics would be of its codes, which order nothing, 
 turns them off and records, per row group, the least and greatest string of each fsst column in
 the footer instead (:data:`STRING_STATS_KEY`: canonical JSON with a CRC, strings base64, cut to
 :data:`BOUND_BYTES` bytes: a cut least string is still a lower bound, a cut greatest one is
-raised to the next prefix). Plain columns prune on Parquet's own statistics.
+raised to the next prefix). Plain columns prune on Parquet's own statistics, which carry no
+checksum: where they alone would skip a row group, that row group's values of those columns are
+read and decide.
 
 ``filters`` are pyarrow's: a list of ``(column, op, value)`` tuples (all must hold) or a list of
 such lists (any may hold), ops ``==``, ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``,
@@ -347,10 +349,40 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     kept = []
     plain = names - set(ours)
     for k in range(total) if chosen is None else chosen:
+        trusted = {name: units[k] for name, units in ours.items()}  # (under the record's CRC)
+        if not _may_match(conjunctions, trusted):
+            continue
         if plain:
             source.check_chunk_metadata(k, plain)
-        bounds = _parquet_bounds(source.parquet_metadata, k, plain, source.leaf_columns)
-        bounds.update({name: units[k] for name, units in ours.items()})
-        if _may_match(conjunctions, bounds):
-            kept.append(k)
+            claimed = _parquet_bounds(source.parquet_metadata, k, plain, source.leaf_columns)
+            # Parquet's statistics carry no checksum: where they alone would skip the row
+            # group, its values of those columns decide (a flipped byte in a maximum skipped
+            # rows that match, without a word)
+            if not _may_match(conjunctions, {**claimed, **trusted}) and not _may_match(
+                    conjunctions, {**_values_bounds(source, k, claimed), **trusted}):
+                continue
+        kept.append(k)
     return None if chosen is None and len(kept) == total else kept
+
+
+def _values_bounds(source, k: int, names) -> dict:
+    """Row group ``k``'s least and greatest values of the plain columns ``names``, read (as
+    :func:`_parquet_bounds` gives them: strings as UTF-8 bytes, None for nulls only); a
+    column whose values cannot be ordered here gets no bounds."""
+    table = source.unit(k, sorted(names))
+    out = {}
+    for name in names:
+        column = table.column(name)
+        if len(column) and column.null_count == len(column):
+            out[name] = None
+            continue
+        try:
+            least, greatest = (v.as_py() for v in pc.min_max(column).values())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
+            continue
+        if least is None:  # (no row, or only NaN)
+            continue
+        if isinstance(least, str):
+            least, greatest = least.encode(), greatest.encode()
+        out[name] = (least, greatest)
+    return out

@@ -295,6 +295,24 @@ def test_a_footer_that_pyarrow_throws_on_is_an_error_for_a_filtered_read(compres
     assert done.stdout.startswith("refused:") and "row group 2" in done.stdout, done.stdout
 
 
+def test_a_plain_columns_statistics_altered_skip_no_rows(compressed, tmp_path):
+    """A byte of row group 1's maximum of "n" changed (1999 -> 1023; Parquet's statistics
+    carry no checksum): a filtered read pruned on it and silently lost the row group's
+    matching rows (a helper's fuzzing). The values decide where the statistics alone would
+    skip a row group."""
+    import struct
+
+    data = bytearray((compressed / "c.parquet").read_bytes())
+    at = data.rfind(struct.pack("<q", 1999))
+    assert at > 0
+    data[at:at + 8] = struct.pack("<q", 1023)
+    (tmp_path / "bad.parquet").write_bytes(bytes(data))
+    filters = [("n", ">=", 1500)]
+    want = read_table(compressed / "c.parquet", device="cpu", filters=filters)
+    assert want.num_rows == 2500
+    assert read_table(tmp_path / "bad.parquet", device="cpu", filters=filters).equals(want)
+
+
 def test_bounds_are_cut_and_still_bound():
     long = "a" * 100 + "z"
     least, greatest = bounds_of(pa.array([long, "b", None]))
