@@ -48,11 +48,13 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 other error (output exists, I/O error); 2 usage error (bad option or "
+    "Exit codes: 0 ok; 1 other error (output exists, I/O error such as a permission denied); "
+    "2 usage error (bad option or "
     "argument, missing input file, unknown output format, no such column, decompress of a file "
     "fsstgpu did not compress, a dataset's output named as a file or inside its input); 3 GPU "
     "requested but "
-    "unavailable; 4 corrupt or unreadable input; 128+N stopped by signal N (130 Ctrl-C, 143 "
+    "unavailable; 4 corrupt input, or not a file of its format; 128+N stopped by signal N "
+    "(130 Ctrl-C, 143 "
     "SIGTERM, 129 SIGHUP; no partial file is left: a dataset keeps the files it finished; "
     "141, quietly, when the reader of "
     "standard output went away)."
