@@ -206,6 +206,12 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     level = check_level(level)
     if zstd_level is not None and not (isinstance(zstd_level, int) and 1 <= zstd_level <= 22):
         raise ValueError(f"zstd_level {zstd_level!r}: an integer from 1 to 22")
+    if zstd_level is not None and (out_format != "parquet" or fsst_codec != "zstd"):
+        # (it was ignored without a word)
+        this = (f"its fsst pages are {fsst_codec}" if out_format == "parquet"
+                else f"this output is an {out_format} file")
+        raise ValueError(f"zstd_level {zstd_level!r} sets the zstd level of a Parquet output's "
+                         f"fsst pages; {this}")
     if row_group_rows is not None and not (isinstance(row_group_rows, int)
                                            and row_group_rows >= 1):
         raise ValueError(f"row_group_rows {row_group_rows!r}: a positive integer")

@@ -979,6 +979,12 @@ def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
     assert info["units"] == 4 and read_table(tmp_path / "rg.arrows", device="cpu").equals(table)
     with pytest.raises(ValueError, match="zstd_level 0"):
         compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", zstd_level=0)
+    # a level that could not apply was ignored without a word
+    with pytest.raises(ValueError, match="fsst pages are snappy"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", zstd_level=9,
+                      parquet_codec="snappy")
+    with pytest.raises(ValueError, match="an arrow file"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.arrow", zstd_level=9)
     with pytest.raises(ValueError, match="row_group_rows 0"):
         compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", row_group_rows=0)
     assert not (tmp_path / "x.parquet").exists()
