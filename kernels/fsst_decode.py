@@ -32,7 +32,7 @@ from fsstgpu.kernels.split_pieces import piece_bytes, plan_pieces
 
 __all__ = ["CODES_PAD", "FEW_SPLITS", "PlannedDecode", "error_message", "launch_check_ends",
            "launch_check_utf8", "launch_decode", "launch_offsets", "padded_size",
-           "scan_scratch_nbytes", "starts_words", "warps_per_split"]
+           "scan_scratch_nbytes", "starts_words", "utf8_range_table", "warps_per_split"]
 
 SOURCE = "fsst_decode.cu"
 #: bytes of padding after the last code: a lane loads 8 aligned bytes at most 8 bytes before the
@@ -201,13 +201,35 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
 UTF8_CHUNK = 16
 
 
-def launch_check_utf8(out, ranges, col_err, *, stream=None) -> None:
+def utf8_range_table(ranges) -> np.ndarray:
+    """The UTF-8 check's table of ``ranges`` (``(start, end, column)``, the empty ones left
+    out): int64 rows of starts, ends, columns and first chunk ids, ``nranges + 1`` columns.
+
+    A range gets one chunk per 16-byte block of memory it can touch at any alignment of the
+    output (its length / 16 rounded up, plus one); the kernel skips a chunk past its range.
+    So the table does not depend on where the output lies, and a batch uploads it once with
+    its metadata (:class:`~fsstgpu.gpu.layout.HostBatch`) instead of once a call.
+
+    >>> utf8_range_table([(0, 6, 0), (6, 6, 1), (6, 40, 2)]).tolist()
+    [[0, 6, 0], [6, 40, 0], [0, 2, 0], [0, 2, 6]]
+    """
+    ranges = [r for r in ranges if r[1] > r[0]]
+    table = np.zeros((4, len(ranges) + 1), np.int64)  # starts, ends, columns, first chunks
+    if ranges:
+        table[:3, :-1] = np.array(ranges, np.int64).T
+        np.cumsum(-(-(table[1, :-1] - table[0, :-1]) // UTF8_CHUNK) + 1, out=table[3, 1:])
+    return table
+
+
+def launch_check_utf8(out, ranges, col_err, *, stream=None, device_table=None) -> None:
     """Enqueue the check of text columns' decoded bytes as UTF-8 streams (RFC 3629): column
     ``c``'s flag in ``col_err[c]`` gets bit 256 where its bytes are not valid UTF-8.
 
-    ``ranges`` is a host sequence of ``(start, end, column)``: the output bytes ``out[start:end]``
-    of column ``column``. With :func:`launch_check_ends`' test of the string starts, a column's
-    strings pass exactly when :func:`fsstgpu.utf8.check_utf8` passes them.
+    ``ranges`` is a host sequence of ``(start, end, column)`` (the output bytes
+    ``out[start:end]`` of column ``column``), or their :func:`utf8_range_table`;
+    ``device_table``, that table already on the device (a batch's metadata), saves its upload.
+    With :func:`launch_check_ends`' test of the string starts, a column's strings pass exactly
+    when :func:`fsstgpu.utf8.check_utf8` passes them.
 
     Examples
     --------
@@ -219,23 +241,16 @@ def launch_check_utf8(out, ranges, col_err, *, stream=None) -> None:
     ...     launch_check_utf8(data, [(0, 6, 0), (6, 7, 1)], err)
     ...     assert err.get().tolist() == [0, 256]
     """
-    ranges = [r for r in ranges if r[1] > r[0]]
-    if not ranges:
+    table = ranges if isinstance(ranges, np.ndarray) else utf8_range_table(ranges)
+    nranges, chunks = table.shape[1] - 1, int(table[3, -1])
+    if not chunks:
         return
     cp = get_cupy()
-    table = np.zeros((4, len(ranges) + 1), np.int64)  # starts, ends, columns, first chunks
-    table[:3, :-1] = np.array(ranges, np.int64).T
-    # a range's chunks: the 16-byte blocks of memory it touches (the kernel loads whole ones)
-    misalign = out.data.ptr % UTF8_CHUNK
-    first = (table[0, :-1] + misalign) // UTF8_CHUNK
-    stop = -(-(table[1, :-1] + misalign) // UTF8_CHUNK)
-    np.cumsum(stop - first, out=table[3, 1:])
     with on_stream(stream):
-        dev = cp.asarray(table)
-        chunks = int(table[3, -1])
+        dev = cp.asarray(table) if device_table is None else device_table
         _function("fsst_check_utf8")((-(-chunks // 256),), (256,), (
-            out, np.int64(misalign), dev[0], dev[1], dev[2], dev[3], np.int32(len(ranges)),
-            col_err))
+            out, np.int64(out.data.ptr % UTF8_CHUNK), dev[0], dev[1], dev[2], dev[3],
+            np.int32(nranges), col_err))
 
 
 #: splits under which each split gets two warps, eight (see :func:`warps_per_split`)

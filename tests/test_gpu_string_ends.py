@@ -187,6 +187,31 @@ def test_gpu_checks_text_as_utf8_as_the_cpu_does():
     assert "UTF-8" in info.value.failed[1], seed
 
 
+def test_the_utf8_check_uploaded_with_the_batch_holds_at_every_output_alignment():
+    """The check's range table is made once a batch, with its metadata, for any alignment of
+    the output (it was built and uploaded on each call for the output's own): text columns,
+    one spoiled, decoded into a buffer at every offset within 16 bytes."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    cp = get_cupy()
+    for bad in (0, 1):
+        values = _random_strings(rng, 500, bad)
+        carr = fsstgpu.compress(pa.array(values, pa.binary()), split_size=256)
+        text = _retyped(carr, pa.string())
+        expected = _cpu(text)
+        assert (expected is None) == bool(bad), seed
+        dev = fsstgpu.to_device(text)
+        for shift in range(16):
+            buf = cp.full(carr.uncompressed_bytes + 32, 0xAB, cp.uint8)
+            job = decode_async(dev, out=buf[shift:])
+            if bad:
+                with pytest.raises(CorruptDataError, match="UTF-8"):
+                    job.check()
+                continue
+            assert job.check().to_arrow().equals(expected), (seed, shift)
+            dev = fsstgpu.to_device(text)  # (a column that passed is planned, unchecked, next)
+
+
 def _stored(carr) -> CompressedStringArray:
     """``carr`` as a file or a blob that stores code offsets gives it: not known good."""
     return CompressedStringArray(code_offsets=carr.code_offsets,

@@ -51,7 +51,6 @@ from fsstgpu.kernels.fsst_decode import (
 )
 from fsstgpu.kernels.host_flags import SLOT_INTS, flag_slots
 from fsstgpu.kernels.loader import on_stream
-from fsstgpu.types import is_text
 
 __all__ = ["DecodeJob", "decode_async", "decompress_device"]
 
@@ -354,9 +353,8 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
             col_err = err[1 + len(layout) :]
             launch_check_ends(starts, data, dev.total, offsets, int(layout.col_first[-1]),
                               *dev.scan_args, col_err, stream=stream, mapped=mapped)
-            launch_check_utf8(data, [(c.out_start, c.out_start + c.total, k)
-                                     for k, c in enumerate(layout.columns) if is_text(c.type)],
-                              col_err, stream=stream)
+            launch_check_utf8(data, layout.utf8_ranges, col_err, stream=stream,
+                              device_table=layout.section(dev.meta, "utf8_ranges"))
     # the per-column views are made while the GPU works (with many columns it takes a while)
     return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
 

@@ -30,6 +30,7 @@ from fsstgpu.kernels.bitplane_cpu import (
     bitplane_unpack_offsets_cpu,
     parse_header,
 )
+from fsstgpu.kernels.fsst_decode import utf8_range_table
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.native import mark_code_starts, or_bits
 from fsstgpu.parallel import run_tasks
@@ -139,7 +140,7 @@ def narrowest(top: int):
 
 
 def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, validity_bytes: int,
-                  ncols: int, code_starts_bytes: int = 0):
+                  ncols: int, code_starts_bytes: int = 0, utf8_ranges: int = 0):
     """Where each array of a batch's metadata lies in its one buffer (``meta``): ``({name:
     (byte start, dtype, shape)}, total bytes)``, each array from a 16-byte boundary.
 
@@ -149,7 +150,7 @@ def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, vali
     >>> from fsstgpu.gpu.layout import meta_sections
     >>> sections, size = meta_sections(3, 1, np.uint8, 10, 2, 1)
     >>> sections["split_codes"], sections["lengths"][0], size
-    ((0, dtype('int64'), (4,)), 2384, 2480)
+    ((0, dtype('int64'), (4,)), 2384, 2512)
     """
     sections = {}
     size = 0
@@ -165,7 +166,8 @@ def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, vali
             ("col_base", np.int64, (ncols,)),
             ("col_obyte", np.int64, (ncols,)),
             ("col_wide", np.uint8, (ncols,)),
-            ("code_starts", np.uint8, (code_starts_bytes,))):
+            ("code_starts", np.uint8, (code_starts_bytes,)),
+            ("utf8_ranges", np.int64, (4, utf8_ranges + 1))):
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
         sections[name] = (size, np.dtype(dtype), shape)
         size += -(-nbytes // 16) * 16
@@ -270,6 +272,9 @@ class HostBatch:
         where each string's codes start, in the columns that keep stored code offsets and are
         not known good (:func:`checks_code_starts`): the checked decode matches them against
         where the strings' output starts, as the CPU decoder checks those offsets.
+    utf8_ranges : numpy.ndarray of int64, shape (4, text columns with bytes + 1)
+        The text columns' output ranges as the checked decode's UTF-8 check takes them
+        (:func:`~fsstgpu.kernels.fsst_decode.utf8_range_table`), uploaded with the rest.
     offsets_nbytes : int
         Size of the offsets buffer.
     trusted : bool
@@ -362,14 +367,18 @@ class HostBatch:
         marked = [checks_code_starts(c) for c in carrs]
         for k, mark in enumerate(marked):
             wide[k] |= 8 if mark else 0
+        texts = utf8_range_table([(c.out_start, c.out_start + c.total, k)
+                                  for k, c in enumerate(self.columns) if is_text(c.type)])
         self.sections, size = meta_sections(split_pos, ntables, lens_dtype, nlens, vbyte, ncols,
-                                            max(-(-code_pos // 8), 1) if any(marked) else 0)
+                                            max(-(-code_pos // 8), 1) if any(marked) else 0,
+                                            texts.shape[1] - 1)
         # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
         self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
         for name in self.sections:
             setattr(self, name, self.section(self.meta, name))
         self._fill(carrs, packed, bitmaps, base, wide)
         self._mark_code_starts(carrs, marked)
+        self.utf8_ranges[...] = texts
         if not vbyte:
             self.validity = None
 
