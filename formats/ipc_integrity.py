@@ -320,6 +320,35 @@ class IpcChecks:
         self.end: dict | None = None
         self._dictionaries = Dictionaries()
 
+    @classmethod
+    def stream_schema(cls, f) -> pa.Schema:
+        """The schema of the IPC stream open in ``f``, checked by the first record batch's
+        CRC32 where fsstgpu wrote the stream: a stream's schema is covered by its batches'
+        checksums only (a flipped byte in a column name read as a usage error, "no column
+        named ...", before any batch was read). That batch is read without threads (an fsst
+        column's type is Python-defined), and again by the read proper.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, pyarrow.ipc as ipc
+        >>> from fsstgpu.formats.ipc_integrity import IpcChecks
+        >>> sink = pa.BufferOutputStream()
+        >>> with ipc.new_stream(sink, pa.schema([("n", pa.int8())])) as writer:
+        ...     writer.write_batch(pa.record_batch({"n": pa.array([1, 2], pa.int8())}))
+        >>> IpcChecks.stream_schema(pa.BufferReader(sink.getvalue())).names  # (not fsstgpu's)
+        ['n']
+        """
+        reader = ipc.open_stream(f, options=ipc.IpcReadOptions(use_threads=False))
+        checks = cls(reader.schema)
+        if checks.marked:
+            try:
+                checks.check(*reader.read_next_batch_with_custom_metadata())
+            except (StopIteration, pa.ArrowInvalid):  # (no batch, or cut amid its
+                pass  # dictionaries: the read proper says which)
+            except CorruptDataError as exc:
+                raise CorruptDataError(f"record batch 0: {exc}") from None
+        return reader.schema
+
     def check(self, batch: pa.RecordBatch, metadata, index: int | None = None):
         """``batch`` validated and compared with its checksum and position; None for the end
         batch. ``index``: the batch's index in an IPC file read out of order (then the rows

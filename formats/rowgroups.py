@@ -257,7 +257,7 @@ class Source:
                     # fsstgpu's end batch left out (found from the footer: a second handle)
                     self.num_units = data_batches(self._ipc_file, self._open())
                 else:
-                    self._ipc_schema = ipc.open_stream(self._open()).schema
+                    self._ipc_schema = IpcChecks.stream_schema(self._open())
                     self.num_units = None
                 if self.format != "parquet":
                     self.schema = IpcChecks(self._ipc_schema).schema

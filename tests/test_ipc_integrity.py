@@ -211,6 +211,32 @@ _DAMAGE_SCRIPT = textwrap.dedent("""
 """)
 
 
+def test_a_streams_schema_is_checked_before_it_is_used(tmp_path):
+    """A flipped byte in a column name of an fsstgpu stream's schema message (covered only by
+    the batches' CRC32) read as "no column named 'name'" (a usage error, exit 2) with
+    ``columns=`` / ``--columns``, as a name used twice (ValueError), or as a file fsstgpu did
+    not compress: a helper's fuzzing. The first batch's checksum now checks it first."""
+    pq.write_table(pa.table({"id": [1, 2, 3], "name": ["alpha", "beta", None],
+                             "nome": ["x", "y", "z"]}), tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.arrows")
+    decompress_file(tmp_path / "c.arrows", tmp_path / "p.arrows", device="cpu")
+    for src, flip in (("p.arrows", 0x20), ("c.arrows", 0x20), ("p.arrows", 0x0E)):
+        data = bytearray((tmp_path / src).read_bytes())
+        at = data.index(b"\x04\x00\x00\x00name") + 4
+        data[at + (1 if flip == 0x0E else 0)] ^= flip  # 'Name', or 'nome': a name used twice
+        bad = tmp_path / f"bad-{flip}-{src}"
+        bad.write_bytes(bytes(data))
+        for kwargs in ({}, {"columns": ["name"]}, {"filters": [("name", "==", "beta")]}):
+            with pytest.raises(CorruptDataError, match="record batch 0: CRC32 mismatch"):
+                read_table(bad, device="cpu", **kwargs)
+        with pytest.raises(CorruptDataError, match="CRC32 mismatch"):
+            inspect_file(bad)
+        done = subprocess.run([sys.executable, "-m", "fsstgpu.cli.app", "compress", "--columns",
+                               "name", str(bad), str(tmp_path / "o.parquet"), "--force"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 4, done.stderr
+
+
 def test_zeroed_bytes_never_crash(tmp_path):
     # runs of 1-63 zero bytes over a compressed stream (the fuzz finding): before, pyarrow's
     # serialiser (for the CRC) or Parquet writer (for copied columns) crashed on some; now every
@@ -575,8 +601,9 @@ def test_a_shared_dictionary_is_hashed_once(tmp_path, monkeypatch):
     compress_file(src, tmp_path / "c.arrows")
     back = read_table(tmp_path / "c.arrows", device="cpu")
     assert back.column("d").equals(read_plain(src).column("d"))
-    # the writer's, then read_table's (21 batches each); the fsst column's tables are others
-    assert [n for n in hashed if n == 5000] == [5000, 5000]
+    # the writer's, the stream's first batch at open (its schema's check), then read_table's
+    # (21 batches each); the fsst column's tables are others
+    assert [n for n in hashed if n == 5000] == [5000, 5000, 5000]
 
 
 def test_a_stream_cut_after_its_dictionaries_is_truncated(tmp_path):
