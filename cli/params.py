@@ -115,8 +115,13 @@ def generator_name(value: str) -> str:
 
 
 def output_format_of(dst: Path, format: FileFormat | None) -> str:
-    """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error."""
+    """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error (a
+    name ending in ``/`` that is no folder: that it is not one, not that it has no suffix)."""
 
+    if (isinstance(dst, str) and dst.endswith(("/", os.sep)) and not is_url(dst)
+            and not os.path.isdir(dst)):
+        fail(f"{printable(dst)}: no such directory (a name ending in / is a folder)",
+             EXIT_USAGE)
     try:
         return output_format(dst, None if format is None else format.value)
     except ValueError as exc:

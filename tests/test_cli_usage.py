@@ -500,6 +500,9 @@ def test_a_folder_as_the_output_of_one_file_gets_it_under_its_name(tmp_path, pla
     assert pq.read_table(back / "in.parquet").equals(pq.read_table(plain))
     res = runner.invoke(app, ["compress", "-", str(out)], input=plain.read_bytes())
     assert res.exit_code == 2 and "standard input has no name" in res.stderr
+    # a folder that does not exist is named as such (it was "cannot tell the output format")
+    res = runner.invoke(app, ["compress", str(plain), str(tmp_path / "nodir") + "/"])
+    assert res.exit_code == 2 and "nodir/: no such directory" in res.stderr, res.stderr
 
 
 def test_a_file_named_like_a_glob_pattern_is_that_file(tmp_path):
