@@ -123,12 +123,17 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     return pa.ExtensionArray.from_storage(ext_type, storage)
 
 
-def _from_numpy(values, type_) -> pa.Array:
-    """A primitive Arrow array over ``values`` (no nulls), built from its buffer: ``pa.array``
-    of a numpy array or a list first asks whether it is a pandas object, which imports pandas
-    (0.2-1 s of a command's wall time when pandas is installed)."""
+def _from_numpy(values, type_, valid=None) -> pa.Array:
+    """A primitive Arrow array over ``values``, null where the bool array ``valid`` is False
+    (None: no nulls), built from its buffers: ``pa.array`` of a numpy array or a list first
+    asks whether it is a pandas object, which imports pandas (0.2-1 s of a command's wall time
+    when pandas is installed)."""
     values = np.ascontiguousarray(values, dtype=integer_dtype(type_))
-    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+    if valid is None:
+        return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(type_, len(values), [bitmap, pa.py_buffer(values)],
+                                 int(len(valid) - np.count_nonzero(valid)))
 
 
 def _binary_from_list(values: list, type_=pa.binary()) -> pa.Array:
@@ -229,15 +234,9 @@ class GrowingTables:
             data, integer_dtype(ind.type), count=len(ind),
             offset=ind.offset * ind.type.byte_width).astype(np.int64)
         indices = np.where(indices < len(mapping), indices, 0)  # garbage under nulls
-        vbuf = None
-        if child.null_count:
-            valid = child.is_valid().to_numpy(zero_copy_only=False)
-            vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
-        values = np.ascontiguousarray(mapping[indices], np.uint16)
+        valid = child.is_valid().to_numpy(zero_copy_only=False) if child.null_count else None
         table = pa.DictionaryArray.from_arrays(
-            pa.Array.from_buffers(TABLE_DICTIONARY.index_type, len(values),
-                                  [vbuf, pa.py_buffer(values)], child.null_count),
-            self._dictionary)
+            _from_numpy(mapping[indices], TABLE_DICTIONARY.index_type, valid), self._dictionary)
         children = [storage.field(i) for i in range(storage.type.num_fields - 1)] + [table]
         mask = storage.is_null() if storage.null_count else None
         rebuilt = pa.StructArray.from_arrays(children, fields=list(storage.type), mask=mask)
