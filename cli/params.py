@@ -15,6 +15,7 @@ import typer
 from fsstgpu.cli.output import EXIT_USAGE, fail, printable
 from fsstgpu.cli.stdio import is_stream
 from fsstgpu.datasets import GENERATORS, is_dataset_name
+from fsstgpu.formats.atomic import refuse_missing_folder
 from fsstgpu.formats.locations import Url, is_url, local_text
 from fsstgpu.formats.sniff import output_format
 
@@ -118,13 +119,11 @@ def output_format_of(dst: Path, format: FileFormat | None) -> str:
     """OUT's format: ``--format``, else the one OUT's suffix names, else a usage error (a
     name ending in ``/`` that is no folder: that it is not one, not that it has no suffix)."""
 
-    if (isinstance(dst, str) and dst.endswith(("/", os.sep)) and not is_url(dst)
-            and not os.path.isdir(dst)):
-        fail(f"{printable(dst)}: no such directory (a name ending in / is a folder)",
-             EXIT_USAGE)
     try:
+        if not is_url(dst):
+            refuse_missing_folder(dst)
         return output_format(dst, None if format is None else format.value)
-    except ValueError as exc:
+    except (ValueError, NotADirectoryError) as exc:
         fail(str(exc), EXIT_USAGE)
 
 

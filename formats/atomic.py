@@ -57,6 +57,7 @@ __all__ = [
     "WRITE_ERRORS",
     "owner_tag",
     "owned_by_ended",
+    "refuse_missing_folder",
     "remove_stale_temporaries",
 ]
 
@@ -172,9 +173,7 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     inputs = [local_text(src) for src in inputs]
     if is_url(dst):
         return _check_url_output(Url(dst), force=force, inputs=inputs)
-    if isinstance(dst, str) and dst.endswith(("/", os.sep)) and not os.path.isdir(dst):
-        # a trailing slash names a folder (pathlib drops it): not a file to create
-        raise NotADirectoryError(f"{dst}: no such directory (a name ending in / is a folder)")
+    refuse_missing_folder(dst)
     dst = Path(dst)
     for src in inputs:
         if is_url(src):  # a remote input cannot be a local output
@@ -200,6 +199,20 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     if not parent.is_dir():
         raise FileNotFoundError(f"{dst}: directory {parent} does not exist")
     return dst
+
+
+def refuse_missing_folder(dst) -> None:
+    """NotADirectoryError where the local output name ``dst`` ends in a separator (a folder:
+    pathlib drops the slash, which would make it a file to create) and no such folder exists.
+
+    >>> from fsstgpu.formats.atomic import refuse_missing_folder
+    >>> refuse_missing_folder("no/such/folder/")
+    Traceback (most recent call last):
+    ...
+    NotADirectoryError: no/such/folder/: no such directory (a name ending in / is a folder)
+    """
+    if isinstance(dst, str) and dst.endswith(("/", os.sep)) and not os.path.isdir(dst):
+        raise NotADirectoryError(f"{dst}: no such directory (a name ending in / is a folder)")
 
 
 def _resolved(path: Path) -> Path:
