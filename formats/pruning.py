@@ -304,10 +304,7 @@ def _parquet_bounds(metadata: pq.FileMetaData, k: int, names, leaves) -> dict:
             if stats is not None and stats.null_count == rg.num_rows and rg.num_rows:
                 out[path] = None
             continue
-        least, greatest = stats.min, stats.max
-        if isinstance(least, str):
-            least, greatest = least.encode(), greatest.encode()
-        out[path] = (least, greatest)
+        out[path] = _bounds(stats.min, stats.max)
     return out
 
 
@@ -382,7 +379,12 @@ def _values_bounds(source, k: int, names) -> dict:
             continue
         if least is None:  # (no row, or only NaN)
             continue
-        if isinstance(least, str):
-            least, greatest = least.encode(), greatest.encode()
-        out[name] = (least, greatest)
+        out[name] = _bounds(least, greatest)
     return out
+
+
+def _bounds(least, greatest) -> tuple:
+    """A column's bounds as the filters compare them: strings as UTF-8 bytes."""
+    if isinstance(least, str):
+        return least.encode(), greatest.encode()
+    return least, greatest
