@@ -177,7 +177,9 @@ def _corruptions(buf: np.ndarray, version: int = 2):
             bad[16 + lay.groups] = 1
             yield "padding", bad
         bad = b.copy()
-        bad[lay.words_start + 4 * int(b[16]) - 1 :lay.words_start + 4 * int(b[16])] = 0
+        # the whole word: a group's top plane is never zero, so this always changes the buffer
+        # (zeroing only its last byte left it as it was when values 24-31 lacked the top bit)
+        bad[lay.words_start + 4 * int(b[16]) - 4 : lay.words_start + 4 * int(b[16])] = 0
         yield "top plane zero", bad
         for k in range(lay.words_start, b.size, max(1, (b.size - lay.words_start) // 7)):
             bad = b.copy()
