@@ -9,8 +9,9 @@
 // position share its first 3 bytes, so they are in its bucket, and the first that matches is
 // the longest; only when none does are the pair and byte lookups asked.
 //
-// fsst_encode_tiles: one thread per tile of short strings (below), each string parsed once into
-// a stage, then copied into place.  Null strings (validity bit 0) get no codes.  Strings are
+// fsst_encode<WRITE>: one thread per string (a grid-stride loop).  WRITE == false counts each
+// string's codes into counts[i]; the launcher's prefix sum turns them into the code offsets and
+// WRITE == true writes the codes there.  Null strings (validity bit 0) get no codes.  Strings are
 // read 8 bytes at a time from two aligned 8-byte loads (data 8-byte aligned); the last 15 bytes of
 // the buffer byte by byte, so nothing past `size` is read.  Strings longer than long_min bytes
 // are left to fsst_encode_chunks_count / _write (below; encode_chunks.py plans and resolves
@@ -119,111 +120,21 @@ __device__ __forceinline__ i64 enc_run(const uint8_t* __restrict__ data, i64 siz
     return pos;
 }
 
-// The short strings in tiles of about equal work, each parsed once (fsst_encode_tile_firsts,
-// fsst_encode_tiles, fsst_encode_compact).  String i costs its bytes plus string_cost: its key
-// is offsets[i] - lo + string_cost * i (lo = offsets[0]), and tile t holds the strings whose key
-// lies in [t * tile_cost, (t + 1) * tile_cost): first[t] is its first string (first[ntiles] = n).
-// One thread a tile parses its strings one after the other (a thread a string left most lanes
-// idle: 11.8 of 32 active, ncu) and writes their codes back to back, 8 bytes a store, into a
-// stage at stage_at(t) (room for 2 code bytes a string byte, the most an encode makes); the
-// prefix sum of the strings' counts places them, and a warp a tile copies them there.  A string
-// longer than long_min (left to the chunk kernels) is the last of its tile (the launcher keeps
-// tile_cost <= long_min + string_cost), so a tile's codes are one run of the output.
-__device__ __forceinline__ i64 stage_at(i64 rel, i64 t)
+// Strings longer than long_min bytes are left to the chunk kernels below (count 0 here).
+template <bool WRITE>
+__global__ void __launch_bounds__(256)
+fsst_encode(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets, i64 n,
+            const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS, i64* __restrict__ counts,
+            const i64* __restrict__ code_offsets, uint8_t* __restrict__ codes, i64 long_min)
 {
-    // 16 bytes a tile of slack: a tile's last word overruns its codes by at most 7 bytes, and
-    // rounding the next tile's start down to 8 takes at most 7 more
-    return (2 * rel + 16 * t) & ~7LL;
-}
-
-extern "C" __global__ void __launch_bounds__(256)
-fsst_encode_tile_firsts(const i64* __restrict__ offsets, i64 n, i64 string_cost, i64 tile_cost,
-                        i64 ntiles, i64* __restrict__ first)
-{
-    const i64 lo = offsets[0];
     const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i <= n; i += stride) {
-        // the tiles after string i - 1's and up to string i's begin at string i
-        const i64 from = i ? (offsets[i - 1] - lo + string_cost * (i - 1)) / tile_cost + 1 : 0;
-        const i64 to = i < n ? (offsets[i] - lo + string_cost * i) / tile_cost : ntiles;
-        for (i64 t = from; t <= to; ++t) first[t] = i;
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(256)
-fsst_encode_tiles(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
-                  i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
-                  const i64* __restrict__ first, i64 ntiles, i64* __restrict__ counts,
-                  uint8_t* __restrict__ stage, i64* __restrict__ tile_codes, i64 long_min)
-{
-    const i64 lo = offsets[0];
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < ntiles; t += stride) {
-        const i64 i0 = first[t], i1 = first[t + 1];
-        u64* wp = reinterpret_cast<u64*>(stage + stage_at(offsets[i0] - lo, t));
-        u64 acc = 0;     // the codes not yet stored, from bit 0
-        unsigned nb = 0; // bits of acc in use
-        i64 total = 0;
-        for (i64 i = i0; i < i1; ++i) {
-            i64 pos = offsets[i];
-            i64 end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? pos : offsets[i + 1];
-            if (end - pos > long_min) end = pos;
-            i64 count = 0;
-            while (pos < end) {
-                unsigned code;
-                const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
-                // a code, or the escape and its byte: 8 or 16 bits onto acc
-                const u64 bits = len ? (u64)code : (255ull | ((u64)code << 8));
-                const unsigned w = len ? 8u : 16u;
-                acc |= bits << nb;
-                nb += w;
-                if (nb >= 64) {
-                    *wp++ = acc;
-                    nb -= 64;
-                    acc = nb ? bits >> (w - nb) : 0;  // the escape's byte past the word
-                }
-                count += len ? 1 : 2;
-                pos += len ? len : 1;
-            }
-            counts[i] = count;
-            total += count;
-        }
-        if (nb) *wp = acc;
-        tile_codes[t] = total;
-    }
-}
-
-// A warp a group of 32 tiles: each lane loads one tile's place (coalesced, and the gathers of
-// 32 tiles in flight at once: a warp a tile waited on them one tile after the other, 45 cycles
-// an instruction, ncu), then the warp copies the tiles' codes one tile after the other.
-extern "C" __global__ void __launch_bounds__(256)
-fsst_encode_compact(const uint8_t* __restrict__ stage, const i64* __restrict__ offsets,
-                    const i64* __restrict__ first, i64 ntiles,
-                    const i64* __restrict__ tile_codes, const i64* __restrict__ code_offsets,
-                    uint8_t* __restrict__ codes)
-{
-    const i64 lo = offsets[0];
-    const unsigned lane = threadIdx.x & 31;
-    const i64 ngroups = (ntiles + 31) >> 5;
-    const i64 nwarps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 g = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; g < ngroups; g += nwarps) {
-        const i64 t = (g << 5) + lane;
-        i64 count = 0, from = 0, to = 0;
-        if (t < ntiles) {
-            count = tile_codes[t];
-            if (count) {
-                const i64 i0 = first[t];
-                from = stage_at(offsets[i0] - lo, t);
-                to = code_offsets[i0];
-            }
-        }
-        for (int j = 0; j < 32; ++j) {
-            const i64 c = __shfl_sync(0xffffffffu, count, j);
-            if (!c) continue;
-            const uint8_t* src = stage + __shfl_sync(0xffffffffu, from, j);
-            uint8_t* dst = codes + __shfl_sync(0xffffffffu, to, j);
-            for (i64 k = lane; k < c; k += 32) dst[k] = src[k];
-        }
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const i64 pos = offsets[i];
+        i64 end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? pos : offsets[i + 1];
+        if (end - pos > long_min) end = pos;
+        i64 out = WRITE ? code_offsets[i] : 0;
+        enc_run<WRITE>(data, size, pos, end, end, ENC_TABLE, codes, &out);
+        if (!WRITE) counts[i] = out;
     }
 }
 

@@ -1,11 +1,10 @@
 """Launchers of the GPU FSST encoder (``fsst_encode.cu``) and its UTF-8 check.
 
 :func:`encode_lookups` turns a SymbolTable into the kernel's lookups (built on the host, a few
-hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings (each
-parsed once, by tiles of about equal work, into a stage; a prefix sum of their counts; the codes
-copied into place) and returns the codes and their offsets on the device. The CPU twin is the
-compiled encoder (:func:`fsstgpu.native.encode_blocks` with the same table): greedy longest
-match, so the same codes byte for byte.
+hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings in two
+launches (count each string's codes, prefix sum, write them) and returns the codes and their
+offsets on the device. The CPU twin is the compiled encoder (:func:`fsstgpu.native.encode_blocks`
+with the same table): greedy longest match, so the same codes byte for byte.
 
 >>> from fsstgpu import SymbolTable
 >>> from fsstgpu.kernels.fsst_encode import bucket_of, encode_lookups
@@ -45,16 +44,8 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 NONE = 0xFFFF
+KERNEL_NAMES = ("fsst_encode<false>", "fsst_encode<true>")
 THREADS = 256
-#: a tile of fsst_encode_tiles: strings of about this many bytes, each string counted
-#: STRING_COST bytes more (its fixed work), so that every thread parses about as much
-TILE_COST = 256
-STRING_COST = 16
-#: ... but smaller tiles (down to MIN_TILE_COST) where that leaves fewer than TARGET_TILES
-#: threads: a 16 MiB column's 127 K tiles of 256 did not fill an H100 (25.3 GB/s against 33.7
-#: for a thread a string)
-MIN_TILE_COST = 32
-TARGET_TILES = 1 << 21
 
 
 def bucket_of(first3: int) -> int:
@@ -98,12 +89,12 @@ def _blocks(n: int) -> int:
 
 
 def _fn(name: str):
-    return get_function(SOURCE, name)
+    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
                      lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0,
-                     lengths=None, span=None):
+                     lengths=None):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
@@ -120,9 +111,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     ``cuts`` is ``(code positions, places in their strings, rows)``, or None where the write
     pass cannot (``cut_size`` under 64, or ``long_min=None``); every string longer than
     ``cut_size`` is then encoded in chunks. ``lengths``: the strings' lengths, 0 for nulls
-    (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths`), where the caller has them;
-    ``span``: ``(offsets[0], offsets[-1])`` where the caller has them (else read back: one
-    wait). The codes are staged in a temporary device buffer of twice the strings' bytes.
+    (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths`), where the caller has them.
 
     Examples
     --------
@@ -160,7 +149,8 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             nchunks, ends = chunk_counts(cp, lengths, long_min=long_min, chunk=chunk)
         skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
         counts = code_offsets[1:]
-        staged = _encode_tiles(cp, common, counts, skip, span)
+        _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
+                                  (*common, counts, code_offsets, data, skip))
         code_offsets[1:] = cp.cumsum(counts)
         plan = None
         if chunking:  # the one wait without long strings: their chunks and the codes' size
@@ -179,7 +169,8 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             codes.fill(fill)
         if padded:
             codes[total:].fill(0)
-        _compact(staged, offsets, code_offsets, codes)
+        _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
+                                 (*common, counts, code_offsets, codes, skip))
         if plan is not None:
             at = chunk_out(cp, plan, chunk_codes[1], code_offsets)
             cut_lengths = lengths if cutting else None
@@ -187,34 +178,6 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                                   cut_lengths, cut_size)
             cuts = found if cutting else cuts
     return (codes[:total], code_offsets, cuts) if cut_size else (codes[:total], code_offsets)
-
-
-def _encode_tiles(cp, common, counts, skip, span) -> tuple:
-    """Every short string's codes into a stage, tile by tile (fsst_encode_tiles), each string's
-    count into ``counts``: ``(first, ntiles, stage, tile_codes)`` for :func:`_compact`."""
-    offsets, n = common[2], int(common[3])
-    lo, hi = span if span is not None else (int(v) for v in offsets[::n].get())
-    # a long string must end its tile: its codes are not staged (fsst_encode.cu)
-    cost = hi - lo + STRING_COST * n
-    tile_cost = min(TILE_COST, max(MIN_TILE_COST, cost // TARGET_TILES), int(skip) + STRING_COST)
-    ntiles = cost // tile_cost + 1
-    first = cp.empty(ntiles + 1, cp.int64)
-    _fn("fsst_encode_tile_firsts")((_blocks(n + 1),), (THREADS,),
-                                   (offsets, np.int64(n), np.int64(STRING_COST),
-                                    np.int64(tile_cost), np.int64(ntiles), first))
-    stage = cp.empty(2 * (hi - lo) + 16 * ntiles + 16, cp.uint8)
-    tile_codes = cp.empty(ntiles, cp.int64)
-    _fn("fsst_encode_tiles")((_blocks(ntiles),), (THREADS,),
-                             (*common, first, np.int64(ntiles), counts, stage, tile_codes, skip))
-    return first, ntiles, stage, tile_codes
-
-
-def _compact(staged, offsets, code_offsets, codes) -> None:
-    """The staged codes of every tile into ``codes`` at their strings' code offsets."""
-    first, ntiles, stage, tile_codes = staged
-    _fn("fsst_encode_compact")((_blocks(ntiles),), (THREADS,),
-                               (stage, offsets, first, np.int64(ntiles), tile_codes,
-                                code_offsets, codes))
 
 
 def _chunk_args(plan, data, offsets) -> tuple:
