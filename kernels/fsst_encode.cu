@@ -9,13 +9,9 @@
 // position share its first 3 bytes, so they are in its bucket, and the first that matches is
 // the longest; only when none does are the pair and byte lookups asked.
 //
-// fsst_encode_matches: the longest symbol at every byte of the strings, a thread a byte (all
-// of a warp's lanes busy, its loads coalesced).  fsst_encode<WRITE>: one thread per string (a
-// grid-stride loop) walks them: the greedy parse from the string's start reads each step's
-// symbol there, and looks again only where that symbol runs past the string's end.  WRITE ==
-// false counts each string's codes into counts[i]; the launcher's prefix sum turns them into
-// the code offsets and WRITE == true writes the codes there.  (Parsing in the walk itself, a
-// thread a string, kept 10 of a warp's 32 lanes busy: BENCHMARKS.md section 48.)  Null strings (validity bit 0) get no codes.  Strings are
+// fsst_encode<WRITE>: one thread per string (a grid-stride loop).  WRITE == false counts each
+// string's codes into counts[i]; the launcher's prefix sum turns them into the code offsets and
+// WRITE == true writes the codes there.  Null strings (validity bit 0) get no codes.  Strings are
 // read 8 bytes at a time from two aligned 8-byte loads (data 8-byte aligned); the last 15 bytes of
 // the buffer byte by byte, so nothing past `size` is read.  Strings longer than long_min bytes
 // are left to fsst_encode_chunks_count / _write (below; encode_chunks.py plans and resolves
@@ -90,61 +86,6 @@ __device__ __forceinline__ int enc_match(const uint8_t* __restrict__ data, i64 s
     return 0;
 }
 
-// enc_match with the same instructions on every lane: the first ENC_PROBES symbols of the
-// bucket, the pair and the byte looked up whatever matched, the choice made by selects; only a
-// bucket of more symbols loops over the rest.  Same result as enc_match.
-#define ENC_PROBES 2
-__device__ __forceinline__ int enc_match_flat(const uint8_t* __restrict__ data, i64 size, i64 pos,
-                                              i64 end, const uint16_t* __restrict__ byte_code,
-                                              const uint16_t* __restrict__ pair_code,
-                                              const uint16_t* __restrict__ bucket,
-                                              const u64* __restrict__ cand_val,
-                                              const uint8_t* __restrict__ cand_len,
-                                              const uint8_t* __restrict__ cand_code,
-                                              unsigned* code)
-{
-    const i64 rem = end - pos;
-    u64 w = load_word(data, size, pos);
-    if (rem < 8) w &= (1ull << (8 * rem)) - 1;
-    const unsigned b = enc_bucket(w);
-    unsigned j = __ldg(bucket + b);
-    const unsigned hi = rem >= 3 ? __ldg(bucket + b + 1) : j;
-    int len = 0;
-    unsigned c = 0, at = 0;
-#pragma unroll
-    for (int m = 0; m < ENC_PROBES; ++m, ++j) {
-        const bool in = j < hi;
-        const int l = in ? __ldg(cand_len + j) : 0;
-        const u64 v = in ? __ldg(cand_val + j) : 0;
-        const u64 mask = l >= 8 ? ~0ull : ((1ull << (8 * l)) - 1);
-        const bool hit = in && !len && l <= rem && (w & mask) == v;
-        at = hit ? j : at;
-        len = hit ? l : len;
-    }
-    if (!len && j < hi) {  // a bucket of more symbols (rare)
-        for (; j < hi; ++j) {
-            const int l = __ldg(cand_len + j);
-            const u64 mask = l == 8 ? ~0ull : ((1ull << (8 * l)) - 1);
-            if (l <= rem && (w & mask) == __ldg(cand_val + j)) {
-                at = j;
-                len = l;
-                break;
-            }
-        }
-    }
-    const unsigned pc = __ldg(pair_code + (w & 0xFFFF));
-    const unsigned bc = __ldg(byte_code + (w & 0xFF));
-    c = len ? (unsigned)__ldg(cand_code + at) : c;
-    const bool pair = !len && rem >= 2 && pc != ENC_NONE;
-    c = pair ? pc : c;
-    len = pair ? 2 : len;
-    const bool one = !len && bc != ENC_NONE;
-    c = one ? bc : c;
-    len = one ? 1 : len;
-    *code = len ? c : (unsigned)(w & 0xFF);
-    return len;
-}
-
 #define ENC_TABLE byte_code, pair_code, bucket, cand_val, cand_len, cand_code
 #define ENC_TABLE_PARAMS const uint16_t* __restrict__ byte_code, \
     const uint16_t* __restrict__ pair_code, const uint16_t* __restrict__ bucket, \
@@ -179,58 +120,20 @@ __device__ __forceinline__ i64 enc_run(const uint8_t* __restrict__ data, i64 siz
     return pos;
 }
 
-// match[p - lo] for every p in [lo, hi): the code of the longest symbol at p bounded by the
-// data's end only (the walk looks again where it runs past a string's end), 255 where none
-// matches (an escape: no symbol has code 255).
-template <bool FLAT>
-__global__ void __launch_bounds__(256)
-fsst_encode_matches(const uint8_t* __restrict__ data, i64 size, i64 lo, i64 hi, ENC_TABLE_PARAMS,
-                    uint8_t* __restrict__ match)
-{
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 p = lo + (i64)blockIdx.x * blockDim.x + threadIdx.x; p < hi; p += stride) {
-        unsigned code;
-        const int len = FLAT ? enc_match_flat(data, size, p, size, ENC_TABLE, &code)
-                             : enc_match(data, size, p, size, ENC_TABLE, &code);
-        match[p - lo] = len ? (uint8_t)code : (uint8_t)255;
-    }
-}
-
-// Strings longer than long_min bytes are left to the chunk kernels below (count 0 here).  The
-// symbol at pos is the one fsst_encode_matches found there where it ends inside the string
-// (the longest of all is then the longest that fits), else enc_match's, bounded by the end.
+// Strings longer than long_min bytes are left to the chunk kernels below (count 0 here).
 template <bool WRITE>
 __global__ void __launch_bounds__(256)
 fsst_encode(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets, i64 n,
-            const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
-            const uint8_t* __restrict__ match, i64 lo, const uint8_t* __restrict__ code_len,
-            i64* __restrict__ counts, const i64* __restrict__ code_offsets,
-            uint8_t* __restrict__ codes, i64 long_min)
+            const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS, i64* __restrict__ counts,
+            const i64* __restrict__ code_offsets, uint8_t* __restrict__ codes, i64 long_min)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        i64 pos = offsets[i];
+        const i64 pos = offsets[i];
         i64 end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? pos : offsets[i + 1];
         if (end - pos > long_min) end = pos;
         i64 out = WRITE ? code_offsets[i] : 0;
-        while (pos < end) {
-            unsigned code = __ldg(match + (pos - lo));
-            int len = code == 255 ? 0 : __ldg(code_len + code);
-            if (pos + len > end) len = enc_match(data, size, pos, end, ENC_TABLE, &code);
-            else if (!len) code = __ldg(data + pos);
-            if (len) {
-                if (WRITE) codes[out] = (uint8_t)code;
-                out += 1;
-                pos += len;
-            } else {
-                if (WRITE) {
-                    codes[out] = 255;
-                    codes[out + 1] = (uint8_t)code;
-                }
-                out += 2;
-                pos += 1;
-            }
-        }
+        enc_run<WRITE>(data, size, pos, end, end, ENC_TABLE, codes, &out);
         if (!WRITE) counts[i] = out;
     }
 }

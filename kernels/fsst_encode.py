@@ -1,11 +1,10 @@
 """Launchers of the GPU FSST encoder (``fsst_encode.cu``) and its UTF-8 check.
 
 :func:`encode_lookups` turns a SymbolTable into the kernel's lookups (built on the host, a few
-hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings (the
-longest symbol at every byte, then each string's greedy parse walked through them twice: count
-its codes, prefix sum, write them) and returns the codes and their offsets on the device. The
-CPU twin is the compiled encoder (:func:`fsstgpu.native.encode_blocks` with the same table):
-greedy longest match, so the same codes byte for byte.
+hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings in two
+launches (count each string's codes, prefix sum, write them) and returns the codes and their
+offsets on the device. The CPU twin is the compiled encoder (:func:`fsstgpu.native.encode_blocks`
+with the same table): greedy longest match, so the same codes byte for byte.
 
 >>> from fsstgpu import SymbolTable
 >>> from fsstgpu.kernels.fsst_encode import bucket_of, encode_lookups
@@ -45,10 +44,7 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 NONE = 0xFFFF
-KERNEL_NAMES = ("fsst_encode<false>", "fsst_encode<true>", "fsst_encode_matches<false>",
-                "fsst_encode_matches<true>")
-#: the matches kernel's variant: the symbol found by selects on every lane (True) or by branches
-MATCH_FLAT = True
+KERNEL_NAMES = ("fsst_encode<false>", "fsst_encode<true>")
 THREADS = 256
 
 
@@ -62,8 +58,7 @@ def encode_lookups(table) -> dict:
     """The encode kernel's lookups of ``table`` as NumPy arrays: ``byte_code`` (256) and
     ``pair_code`` (65536) uint16 (``0xFFFF``: no symbol), ``bucket`` (BUCKETS + 1) uint16
     ranges into ``cand_val`` (uint64), ``cand_len`` and ``cand_code`` (uint8), the 3-8 byte
-    symbols by bucket, longest first; ``code_len`` (256, uint8) each code's symbol length (0
-    past the table)."""
+    symbols by bucket, longest first."""
     packed = np.asarray(table.packed, np.uint64)
     lengths = np.asarray(table.lengths, np.int64)
     codes = np.arange(len(packed), dtype=np.int64)
@@ -79,10 +74,7 @@ def encode_lookups(table) -> dict:
     long_, buckets = long_[order], buckets[order]
     bucket = np.zeros(BUCKETS + 1, np.uint16)
     np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bucket[1:])
-    code_len = np.zeros(256, np.uint8)
-    code_len[: len(lengths)] = lengths
     return {"byte_code": byte_code, "pair_code": pair_code, "bucket": bucket,
-            "code_len": code_len,
             "cand_val": packed[long_].copy(), "cand_len": lengths[long_].astype(np.uint8),
             "cand_code": codes[long_].astype(np.uint8)}
 
@@ -102,7 +94,7 @@ def _fn(name: str):
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
                      lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0,
-                     lengths=None, span=None):
+                     lengths=None):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
@@ -119,9 +111,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     ``cuts`` is ``(code positions, places in their strings, rows)``, or None where the write
     pass cannot (``cut_size`` under 64, or ``long_min=None``); every string longer than
     ``cut_size`` is then encoded in chunks. ``lengths``: the strings' lengths, 0 for nulls
-    (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths`), where the caller has them;
-    ``span``: ``(offsets[0], offsets[-1])`` where the caller has them (else read back: one
-    wait). The symbols found at each byte take a temporary device buffer of the strings' size.
+    (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths`), where the caller has them.
 
     Examples
     --------
@@ -159,9 +149,8 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             nchunks, ends = chunk_counts(cp, lengths, long_min=long_min, chunk=chunk)
         skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
         counts = code_offsets[1:]
-        walk = (*common, *_matches(cp, data, offsets, n, look, span), lookups["code_len"])
         _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
-                                  (*walk, counts, code_offsets, data, skip))
+                                  (*common, counts, code_offsets, data, skip))
         code_offsets[1:] = cp.cumsum(counts)
         plan = None
         if chunking:  # the one wait without long strings: their chunks and the codes' size
@@ -181,7 +170,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         if padded:
             codes[total:].fill(0)
         _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
-                                 (*walk, counts, code_offsets, codes, skip))
+                                 (*common, counts, code_offsets, codes, skip))
         if plan is not None:
             at = chunk_out(cp, plan, chunk_codes[1], code_offsets)
             cut_lengths = lengths if cutting else None
@@ -189,18 +178,6 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                                   cut_lengths, cut_size)
             cuts = found if cutting else cuts
     return (codes[:total], code_offsets, cuts) if cut_size else (codes[:total], code_offsets)
-
-
-def _matches(cp, data, offsets, n: int, look, span) -> tuple:
-    """``(match, lo)``: the code of the longest symbol at every byte of the strings
-    ``[lo, hi)`` (``span``, or read back), 255 where none (fsst_encode_matches)."""
-    lo, hi = span if span is not None else (int(v) for v in offsets[::n].get())
-    match = cp.empty(max(hi - lo, 1), cp.uint8)
-    if hi > lo:
-        _fn(f"fsst_encode_matches<{'true' if MATCH_FLAT else 'false'}>")(
-            (_blocks(hi - lo),), (THREADS,),
-            (data, np.int64(data.size), np.int64(lo), np.int64(hi), *look, match))
-    return match, np.int64(lo)
 
 
 def _chunk_args(plan, data, offsets) -> tuple:

@@ -101,8 +101,7 @@ class GpuBlockEncoder:
                     continue
                 codes, offs = encode_on_device(table, d_data, d_offsets[lo : hi + 1],
                                                lookups=self._lookups_of(cp, table),
-                                               fill=self._fill,
-                                               span=(int(offsets[lo]), int(offsets[hi])))
+                                               fill=self._fill)
                 code_offsets[lo + 1 : hi + 1] = offs[1:].get() + base
                 parts.append((base, codes))
                 base += int(codes.size)

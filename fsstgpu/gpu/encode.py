@@ -104,8 +104,7 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
             table = SymbolTable.from_bytes(table)
         codes, code_offsets, cuts = encode_on_device(table, data, offsets, validity,
                                                      stream=stream, fill=fill, padded=True,
-                                                     cut_size=split_size, lengths=lengths,
-                                                     span=span)
+                                                     cut_size=split_size, lengths=lengths)
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
                              validity, null_count, chunks, split_size, cuts)
 
