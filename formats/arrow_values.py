@@ -40,7 +40,17 @@ class FsstArray(pa.ExtensionArray):
         return self.decoded().to_pylist(**kwargs)
 
     def to_pandas(self, **kwargs):
-        return self.decoded().to_pandas(**kwargs)
+        decoded = self.decoded()
+        if self.type.index_type is None:
+            return decoded.to_pandas(**kwargs)
+        # a dictionary column: a Categorical, as the original's to_pandas() gives
+        series = decoded.dictionary_encode().to_pandas(**kwargs)
+        return series.cat.as_ordered() if self.type.ordered else series
+
+    def to_numpy(self, zero_copy_only=True, writable=False):
+        # (pyarrow's own converts the stored struct: dicts of codes, not the strings;
+        # ``np.asarray(arr)`` comes here too)
+        return self.decoded().to_numpy(zero_copy_only=zero_copy_only, writable=writable)
 
     def cast(self, target_type=None, safe=None, options=None, memory_pool=None):
         if target_type is not None and target_type in (self.type, self.type.storage_type):
@@ -95,6 +105,7 @@ def decoded_dtype():
             if ftype.index_type is not None:  # a dictionary column: a Categorical, as it was
                 values = values.dictionary_encode()
             # (bytes: a NumpyExtensionArray of objects; pandas takes no plain ndarray here)
-            return values.to_pandas().array
+            out = values.to_pandas().array
+            return out.as_ordered() if ftype.ordered else out  # (dictionary_encode's are not)
 
     return FsstDecoded()

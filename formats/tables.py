@@ -177,7 +177,7 @@ def decompress_table(table, device="auto", stream=None):
             col = (decompress_device(carr, stream).to_arrow() if on_gpu
                    else decompress_column(carr))
             if field.type.index_type is not None:
-                col = _dictionary_encode(col, field.type.original_type)
+                col = _dictionary_encode(col, field.type.original_type, field.name)
             field = field.with_type(col.type)
         elif holds_fsst(field.type):  # formats/nested.py: each leaf decoded on ``device``
             col, _ = decode_nested(col, "gpu" if on_gpu else "cpu")
@@ -187,9 +187,17 @@ def decompress_table(table, device="auto", stream=None):
     return _rebuild(table, fields, arrays)
 
 
-def _dictionary_encode(col, dictionary_type: pa.DictionaryType):
+def _dictionary_encode(col, dictionary_type: pa.DictionaryType, name: str):
     if isinstance(col, pa.ChunkedArray):
-        return pa.chunked_array([_dictionary_encode(c, dictionary_type) for c in col.chunks],
-                                type=dictionary_type)
+        return pa.chunked_array([_dictionary_encode(c, dictionary_type, name)
+                                 for c in col.chunks], type=dictionary_type)
     encoded = col.dictionary_encode()  # (pyarrow.compute loads on first use, not at import)
-    return encoded.cast(dictionary_type)
+    try:
+        return encoded.cast(dictionary_type)
+    except pa.ArrowInvalid:
+        # e.g. chunks compressed apart, then joined (combine_chunks, concat_arrays): pyarrow
+        # refuses to join such dictionaries, the compressed column has none to refuse
+        raise ValueError(
+            f"column {name!r}: a chunk of {len(encoded.dictionary)} distinct values needs a "
+            f"dictionary larger than {dictionary_type.index_type} indices reach; "
+            "fsstgpu.decompress(column) gives its plain values") from None

@@ -576,3 +576,45 @@ def test_binary_layout_unknown_version_is_refused():
     storage_type, meta = _meta(version=1)
     with pytest.raises(CorruptDataError, match="unsupported version 3 of the binary layout"):
         fa.parse_metadata(storage_type, _with_crc(meta[:4] + b"\x03" + meta[5:-4]))
+
+
+def test_fsst_array_to_numpy_and_asarray_decode():
+    """``FsstArray.to_numpy`` (and ``np.asarray``, which calls it) gave the stored struct's
+    dicts of codes, lengths and serialised tables, not the strings."""
+    col = pa.array(["http://a.example/x", None, "ftp://b", ""], pa.string())
+    ext = fs.to_extension_array(fsstgpu.compress(col))
+    expected = col.to_numpy(zero_copy_only=False)
+    assert ext.to_numpy(zero_copy_only=False).tolist() == expected.tolist()
+    assert np.asarray(ext).tolist() == expected.tolist()
+    assert np.asarray(ext.slice(1, 2)).tolist() == expected[1:3].tolist()
+    with pytest.raises(pa.ArrowInvalid):  # as a plain string array: a copy is needed
+        ext.to_numpy()
+
+
+def test_dictionary_fsst_columns_to_pandas_are_categoricals_keeping_ordered():
+    """A dictionary column's ``to_pandas()``: the array's gave plain strings (the original's
+    gives a Categorical), and the table's lost the ``ordered`` flag."""
+    pd = pytest.importorskip("pandas", reason="pandas is optional")
+    col = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int8()),
+                                         pa.array(["lo", "hi"]), ordered=True)
+    ext = fsstgpu.compress_table(pa.table({"k": col}), columns=["k"])["k"]
+    for got, want in [(ext.chunk(0).to_pandas(), col.to_pandas()),
+                      (ext.to_pandas(), col.to_pandas()),
+                      (pa.table({"k": ext}).to_pandas()["k"], col.to_pandas())]:
+        assert isinstance(got.dtype, pd.CategoricalDtype)
+        assert got.cat.ordered == want.cat.ordered is True
+        assert got.astype(object).where(got.notna(), None).tolist() == ["hi", "lo", None, "hi"]
+
+
+def test_decompress_table_names_a_dictionary_column_that_outgrew_its_index_type():
+    """Two int8 dictionary columns compressed apart and combined into one chunk (which pyarrow
+    refuses for the plain columns, and allows for the compressed ones) decoded with pyarrow's
+    "Integer value 128 not in range: -128 to 127", naming no column."""
+    def part(prefix):
+        plain = pa.array([f"{prefix}{i}" for i in range(100)]).dictionary_encode()
+        return fsstgpu.compress_table(pa.table({"k": plain.cast(pa.dictionary(
+            pa.int8(), pa.string()))}), columns=["k"])
+    joined = pa.concat_tables([part("v"), part("w")])
+    assert fsstgpu.decompress_table(joined, device="cpu")["k"].num_chunks == 2  # each fits
+    with pytest.raises(ValueError, match="column 'k': a chunk of 200 distinct values .* int8"):
+        fsstgpu.decompress_table(joined.combine_chunks(), device="cpu")
