@@ -489,7 +489,7 @@ def _record(source: Source) -> dict[str, str]:
     """The codecs recorded under :data:`CODECS_KEY` (none when unreadable)."""
     try:
         recorded = json.loads((source.schema.metadata or {}).get(CODECS_KEY, b"{}"))
-    except ValueError:
+    except (ValueError, RecursionError):  # (a forged record nested past the recursion limit)
         return {}
     if not isinstance(recorded, dict):
         return {}

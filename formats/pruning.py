@@ -168,7 +168,8 @@ def _read_stats(metadata: pq.FileMetaData, names) -> dict:
         return out
     except CorruptDataError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+            RecursionError) as exc:  # (json.loads recurses once per nesting level)
         raise CorruptDataError(f"{what}: unreadable ({type(exc).__name__})") from None
 
 
