@@ -50,7 +50,7 @@ from fsstgpu.gpu.strings import DeviceStringArray
 
 __all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
            "decompress_dataset", "make_parent", "output_name", "read_dataset",
-           "read_dataset_device"]
+           "read_dataset_device", "refuse_output_format"]
 
 
 class DatasetOutputError(FsstGpuError, NotADirectoryError):
@@ -239,6 +239,20 @@ def _each_file(src, dst, work, progress, force: bool) -> list[dict]:
     return results
 
 
+def refuse_output_format(options: dict) -> None:
+    """ValueError for ``format=`` among a dataset compression's options: each output keeps its
+    input's name and format (``format="arrow"`` wrote Arrow IPC files named ``*.parquet``).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.datasets import refuse_output_format
+    >>> refuse_output_format({"parquet_codec": "zstd"})
+    """
+    if options.get("format") is not None:
+        raise ValueError("format= names one output file's format; a dataset's outputs keep "
+                         "their inputs' names and formats")
+
+
 def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **options
                      ) -> list[dict]:
     """Compress every file of a dataset into the folder ``dst`` (same relative names).
@@ -267,6 +281,7 @@ def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **op
     --------
     See the module docstring.
     """
+    refuse_output_format(options)
     return _each_file(src, dst, lambda path, out: compress_file(
         path, out, columns, force=force, **options), progress, force)
 

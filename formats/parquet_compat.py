@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["READS_NULL_FIXED_SIZE_LISTS", "check_readable_back", "hint", "null_fixed_size_lists"]
+from fsstgpu.formats.arrow import is_fsst_type
+
+__all__ = ["READS_NULL_FIXED_SIZE_LISTS", "check_readable_back", "hint", "null_fixed_size_lists",
+           "required_nulls"]
 
 #: whether this pyarrow reads back a Parquet fixed_size_list holding nulls (fixed in 26)
 READS_NULL_FIXED_SIZE_LISTS = int(pa.__version__.split(".")[0]) >= 26
@@ -94,8 +97,65 @@ def _list_values(array) -> pa.Array:
         return array.values.slice(start, (offsets[-1].as_py() if len(offsets) else 0) - start)
 
 
-def check_readable_back(table: pa.Table) -> None:
-    """Refuse (ValueError) a table this pyarrow would write to Parquet and not read back.
+def _required_null(array: pa.Array, nullable: bool) -> bool:
+    """Whether ``array`` (the values under valid parents only) holds a null although its field
+    is not nullable, or holds such a field that does where its parents are valid."""
+    if not len(array):
+        return False
+    if not nullable and array.null_count:
+        return True
+    type_ = array.type
+    if isinstance(type_, pa.BaseExtensionType):
+        # (an fsst column's storage is its strings' own business: its nulls are the strings')
+        return (not is_fsst_type(type_)) and _required_null(array.storage, True)
+    if array.null_count and (pa.types.is_struct(type_) or isinstance(array, _LIST_ARRAYS)
+                             or pa.types.is_fixed_size_list(type_)):
+        array = array.filter(array.is_valid())  # what is under a null parent is not written
+    if pa.types.is_struct(type_):
+        return any(_required_null(array.field(i), f.nullable) for i, f in enumerate(type_))
+    if pa.types.is_map(type_):
+        return (_required_null(array.keys, False)
+                or _required_null(array.items, type_.item_field.nullable))
+    if isinstance(array, _LIST_ARRAYS) or pa.types.is_fixed_size_list(type_):
+        return _required_null(_list_values(array), type_.value_field.nullable)
+    return False
+
+
+def required_nulls(table: pa.Table) -> list[str]:
+    """The columns of ``table`` holding a null where a field is not nullable (under valid
+    parents): pyarrow's Parquet writer refuses some (``string``), writes others as values
+    (a null struct or list of a required field as ``{'a': ''}`` or ``[]``), and writes an fsst
+    column's codes as nulls of a valid string, a file its own reader refuses.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_compat import required_nulls
+    >>> schema = pa.schema([pa.field("s", pa.string(), nullable=False)])
+    >>> required_nulls(pa.Table.from_arrays([pa.array(["a", None])], schema=schema))
+    ['s']
+    """
+    return [f.name for f, column in zip(table.schema, table.columns, strict=True)
+            if (not f.nullable or _holds_required(f.type))
+            and any(_required_null(chunk, f.nullable) for chunk in column.chunks)]
+
+
+def _holds_required(type_) -> bool:
+    """Whether a non-nullable field lies inside ``type_`` (only then are its values looked at:
+    the look copies what lies under valid parents)."""
+    if isinstance(type_, pa.BaseExtensionType):
+        return not is_fsst_type(type_) and _holds_required(type_.storage_type)
+    if pa.types.is_map(type_):
+        return True  # (a map's keys are never null)
+    if pa.types.is_struct(type_):
+        return any(not f.nullable or _holds_required(f.type) for f in type_)
+    field = getattr(type_, "value_field", None)  # the list types
+    return field is not None and (not field.nullable or _holds_required(field.type))
+
+
+def check_readable_back(table: pa.Table, rows: int | None = None) -> None:
+    """Refuse (ValueError) a table this pyarrow would write to Parquet and not read back
+    (``rows``: the unit's rows, which a table without columns does not count).
 
     Examples
     --------
@@ -103,6 +163,15 @@ def check_readable_back(table: pa.Table) -> None:
     >>> from fsstgpu.formats.parquet_compat import check_readable_back
     >>> check_readable_back(pa.table({"p": pa.array([[1, 2]], pa.list_(pa.int8(), 2))}))
     """
+    if rows and not table.num_columns:  # pyarrow's writer keeps no rows without columns
+        raise ValueError(f"{rows} rows without columns cannot be written to Parquet (its row "
+                         "groups would hold none); write Arrow IPC (.arrow, .arrows) instead")
+    names = required_nulls(table)
+    if names:
+        raise ValueError(
+            f"column {names[0]!r} holds nulls where its field (or a field inside it) is "
+            "declared non-nullable: Parquet cannot hold them (they would be lost or make the "
+            "file unreadable); make the field nullable, or write Arrow IPC (.arrow, .arrows)")
     names = null_fixed_size_lists(table)
     if names and READS_NULL_FIXED_SIZE_LISTS:
         raise ValueError(

@@ -282,6 +282,11 @@ def writer_options(schema: pa.Schema, *, fsst_columns=(), codecs=None, fsst_code
             elif how == "DICTIONARY" and field.name in plain:  # the lengths
                 how = "PLAIN"
             fsst_leaf(leaf, how)
+    # a column named like another's leaf (``s.codes`` beside fsst column ``s``) shares its path:
+    # pyarrow then refuses an encoding beside dictionary encoding; dictionary encoding (plain
+    # where it does not pay) suits both
+    for leaf in set(encoding).intersection(dictionary):
+        del encoding[leaf]
     keyed = bool(fsst) or any_nested
     return {
         "compression": compression,

@@ -76,10 +76,19 @@ def regrouped(units, rows: int) -> Iterator[pa.Table]:
             held.append(unit.slice(start, take))
             count, start = count + take, start + take
             if count == rows:
-                yield pa.concat_tables(held).combine_chunks()
+                yield _joined(held, count)
                 held, count = [], 0
     if count:
-        yield pa.concat_tables(held).combine_chunks()
+        yield _joined(held, count)
+
+
+def _joined(tables: list, rows: int) -> pa.Table:
+    """``tables`` (of one schema, ``rows`` rows together) as one Table: tables without columns
+    keep their rows (``pa.concat_tables`` counts none there)."""
+    if tables[0].num_columns == 0:  # (a Table's replace_schema_metadata() drops them too)
+        return pa.Table.from_batches([pa.record_batch({"rows": pa.nulls(rows)}).select([])],
+                                     schema=tables[0].schema)
+    return pa.concat_tables(tables).combine_chunks()
 
 
 def rewrite(source: Source, sink: Sink, convert, progress=None, *,

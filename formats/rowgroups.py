@@ -539,7 +539,7 @@ class Sink:
         its rows, which a unit without columns has too: an IPC batch keeps them)."""
         if self.format == "parquet":
             table = pa.Table.from_arrays(columns, schema=self.schema)
-            check_readable_back(table)  # (fixed-size lists holding nulls, pyarrow < 26)
+            check_readable_back(table, num_rows)  # (also rows without columns: none kept)
             if self._trial and table.num_rows:  # encodings tried once, on the first rows
                 self._parts.options = self._options(*tried_encodings(
                     table, self._trial, repeating=self._repeating, codec=self._fsst_codec,

@@ -30,7 +30,7 @@ import contextlib
 import os
 
 from fsstgpu.device import get_cupy, resolve_device
-from fsstgpu.formats.datasets import dataset_outputs, make_parent
+from fsstgpu.formats.datasets import dataset_outputs, make_parent, refuse_output_format
 from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
@@ -165,6 +165,7 @@ def compress_dataset(src, dst, columns=None, *, client=None, force=False, on_uni
     --------
     See the module docstring.
     """
+    refuse_output_format(options)
     return _run(client, _compress_one, _outputs(src, dst), columns, force, options, on_unit)
 
 
