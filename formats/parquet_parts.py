@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
 from fsstgpu.formats.thrift_compact import BINARY, LIST, STRUCT, Field, Seq, Struct, dumps, loads
 from fsstgpu.parallel import usable_cores
 
@@ -146,10 +147,12 @@ class JoinedParquetFile:
         self._pos = len(MAGIC)
         self._row_groups: list[Struct] = []
         self._template: Struct | None = None  # the first part's footer
+        self._digests: list[list[int]] = []  # each row group's statistics' CRC32s (pruning)
 
     def append(self, part) -> None:
         """Append the row groups of ``part`` (a whole Parquet file's bytes)."""
         body, meta = _footer(part)
+        self._digests += statistics_digests(pq.read_metadata(pa.BufferReader(part)))
         for rg in meta.get(_FILE_ROW_GROUPS, Seq(LIST, STRUCT)).items:
             self._row_groups.append(moved_row_group(rg, self._pos - len(MAGIC),
                                                     len(self._row_groups)))
@@ -158,9 +161,12 @@ class JoinedParquetFile:
         if self._template is None:
             self._template = meta
 
-    def close(self, key_values: dict) -> None:
+    def close(self, key_values: dict, *, stats_crc: bool = False) -> None:
         """Write the footer: the parts' own, every row group in it, ``key_values`` added as
-        ``ParquetWriter.add_key_value_metadata`` adds them."""
+        ``ParquetWriter.add_key_value_metadata`` adds them (``stats_crc``: and the CRC32s of
+        the row groups' statistics, :data:`~fsstgpu.formats.pruning.STATS_CRC_KEY`)."""
+        if stats_crc:
+            key_values = {**key_values, STATS_CRC_KEY: stats_crc_footer(self._digests)}
         meta = self._template
         if meta is None:  # no row group: the footer of a writer that wrote none
             empty = pa.BufferOutputStream()
@@ -228,11 +234,12 @@ class PartWriter:
         self._held -= nbytes
         self._joined.append(job.result())
 
-    def close(self, key_values: dict) -> None:
-        """Append every row group left and write the footer (``key_values`` added)."""
+    def close(self, key_values: dict, *, stats_crc: bool = False) -> None:
+        """Append every row group left and write the footer (``key_values`` added; see
+        :meth:`JoinedParquetFile.close`)."""
         while self._pending:
             self._append_oldest()
-        self._joined.close(key_values)
+        self._joined.close(key_values, stats_crc=stats_crc)
 
     def abandon(self) -> None:
         """Stop: row groups not started are dropped, those running are waited for."""

@@ -5,8 +5,11 @@ turns them off and records, per row group, the least and greatest string of each
 the footer instead (:data:`STRING_STATS_KEY`: canonical JSON with a CRC, strings base64, cut to
 :data:`BOUND_BYTES` bytes: a cut least string is still a lower bound, a cut greatest one is
 raised to the next prefix). Plain columns prune on Parquet's own statistics, which carry no
-checksum: where they alone would skip a row group, that row group's values of those columns are
-read and decide.
+checksum: fsstgpu's writer records a CRC32 of what this module reads of every leaf's statistics
+in every row group (:data:`STATS_CRC_KEY`, under a CRC of its own and the pyarrow major version
+that read them); where the statistics alone would skip a row group and that record does not
+vouch for them (another writer's file, a changed byte, another pyarrow), that row group's
+values of those columns are read and decide.
 
 ``filters`` are pyarrow's: a list of ``(column, op, value)`` tuples (all must hold) or a list of
 such lists (any may hold), ops ``==``, ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``,
@@ -39,13 +42,18 @@ from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.native import string_bounds
 from fsstgpu.types import is_view, large_type, narrow_offsets
 
-__all__ = ["BOUND_BYTES", "STRING_STATS_KEY", "bounds_of", "may_match", "normalized_filters",
-           "row_filter", "selected_units", "stats_footer", "string_buffers"]
+__all__ = ["BOUND_BYTES", "STATS_CRC_KEY", "STRING_STATS_KEY", "bounds_of", "may_match",
+           "normalized_filters", "row_filter", "selected_units", "statistics_digests",
+           "stats_crc_footer", "stats_footer", "string_buffers"]
 
 #: Footer key of the per-row-group bounds of the fsst columns' strings.
 STRING_STATS_KEY = b"fsstgpu.string_stats"
 #: Bounds are cut to this many bytes (a long string's prefix bounds it as well).
 BOUND_BYTES = 64
+#: Footer key of the CRC32s of every row group's leaves' statistics (fsstgpu's outputs).
+STATS_CRC_KEY = b"fsstgpu.stats_crc"
+#: pyarrow's major version: the statistics' Python values (what the CRCs cover) are its own
+_PYARROW_MAJOR = int(pa.__version__.split(".")[0])
 
 _OPS = ("==", "=", "!=", "<", "<=", ">", ">=", "in", "not in")
 
@@ -138,6 +146,67 @@ def stats_footer(per_column: dict) -> bytes:
 
 def _b64(b: bytes) -> str:
     return base64.b64encode(b).decode()
+
+
+def _digest(row_group, j: int) -> int:
+    """CRC32 of what :func:`_parquet_bounds` reads of leaf ``j``'s statistics in
+    ``row_group`` (a pyarrow ``RowGroupMetaData``)."""
+    try:
+        stats = row_group.column(j).statistics
+        seen = (row_group.num_rows,) if stats is None else (
+            row_group.num_rows, stats.has_min_max, stats.has_null_count, stats.null_count,
+            *((stats.min, stats.max) if stats.has_min_max else ()))
+        text = repr(seen)
+    except (ValueError, TypeError, OverflowError, UnicodeDecodeError, pa.ArrowException) as exc:
+        text = f"unreadable: {type(exc).__name__}"  # (the reader then finds the same, or not)
+    return zlib.crc32(text.encode())
+
+
+def statistics_digests(metadata: pq.FileMetaData) -> list[list[int]]:
+    """Each row group's CRC32s of its leaves' statistics, as filtered reads look at them.
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.pruning import statistics_digests
+    >>> out = io.BytesIO()
+    >>> pq.write_table(pa.table({"n": [1, 2]}), out)
+    >>> [len(d) for d in statistics_digests(pq.read_metadata(pa.BufferReader(out.getvalue())))]
+    [1]
+    """
+    out = []
+    for k in range(metadata.num_row_groups):
+        rg = metadata.row_group(k)
+        out.append([_digest(rg, j) for j in range(rg.num_columns)])
+    return out
+
+
+def stats_crc_footer(digests: list[list[int]]) -> bytes:
+    """The footer value of :data:`STATS_CRC_KEY` for :func:`statistics_digests`' lists."""
+    body = {"pyarrow": _PYARROW_MAJOR,
+            "row_groups": [_b64(np.asarray(d, "<u4").tobytes()) for d in digests]}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return json.dumps({"crc32": zlib.crc32(canonical.encode()), "body": body},
+                      sort_keys=True, separators=(",", ":")).encode()
+
+
+def _read_stats_crc(metadata: pq.FileMetaData) -> list[np.ndarray] | None:
+    """Each row group's recorded CRC32s of its leaves' statistics, or None where the footer
+    has no readable record of them for this pyarrow (then nothing is vouched for)."""
+    raw = (metadata.metadata or {}).get(STATS_CRC_KEY)
+    if raw is None:
+        return None
+    try:
+        outer = json.loads(raw)
+        body = outer["body"]
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        units = body["row_groups"]
+        if (outer["crc32"] != zlib.crc32(canonical) or body["pyarrow"] != _PYARROW_MAJOR
+                or len(units) != metadata.num_row_groups):
+            return None
+        return [np.frombuffer(base64.b64decode(u, validate=True), "<u4") for u in units]
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+        return None  # (the values decide, as for a file without the record)
 
 
 def _read_stats(metadata: pq.FileMetaData, names) -> dict:
@@ -346,6 +415,7 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     ours = _read_stats(source.parquet_metadata, names)
     kept = []
     plain = names - set(ours)
+    vouched = _read_stats_crc(source.parquet_metadata) if plain else None
     for k in range(total) if chosen is None else chosen:
         trusted = {name: units[k] for name, units in ours.items()}  # (under the record's CRC)
         if not _may_match(conjunctions, trusted):
@@ -354,13 +424,28 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
             source.check_chunk_metadata(k, plain)
             claimed = _parquet_bounds(source.parquet_metadata, k, plain, source.leaf_columns)
             # Parquet's statistics carry no checksum: where they alone would skip the row
-            # group, its values of those columns decide (a flipped byte in a maximum skipped
-            # rows that match, without a word)
-            if not _may_match(conjunctions, {**claimed, **trusted}) and not _may_match(
-                    conjunctions, {**_values_bounds(source, k, claimed), **trusted}):
+            # group and fsstgpu's record does not vouch for them, its values of those columns
+            # decide (a flipped byte in a maximum skipped rows that match, without a word)
+            if not _may_match(conjunctions, {**claimed, **trusted}) and (
+                    _vouched(source, k, claimed, vouched)
+                    or not _may_match(conjunctions,
+                                      {**_values_bounds(source, k, claimed), **trusted})):
                 continue
         kept.append(k)
     return None if chosen is None and len(kept) == total else kept
+
+
+def _vouched(source, k: int, names, recorded) -> bool:
+    """Whether ``recorded`` (:func:`_read_stats_crc`) vouches for row group ``k``'s statistics
+    of the columns ``names`` (each a single leaf: :func:`_parquet_bounds` found them)."""
+    if recorded is None:
+        return False
+    rg = source.parquet_metadata.row_group(k)
+    for name in names:
+        j = source.leaf_columns[name][0]
+        if j >= len(recorded[k]) or int(recorded[k][j]) != _digest(rg, j):
+            return False
+    return True
 
 
 def _values_bounds(source, k: int, names) -> dict:

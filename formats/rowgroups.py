@@ -570,7 +570,7 @@ class Sink:
                 extra = {ROW_GROUPS_KEY: json.dumps(self._rows),
                          **(self._footer() if self._footer is not None else {})}
             if self._parts is not None:
-                self._parts.close(extra)
+                self._parts.close(extra, stats_crc=bool(extra))  # (an fsstgpu file's)
                 return
             self._writer.close()
         finally:

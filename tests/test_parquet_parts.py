@@ -22,6 +22,7 @@ from fsstgpu.formats.parquet_options import (
     writer_options,
 )
 from fsstgpu.formats.parquet_parts import JoinedParquetFile, write_part
+from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
 from fsstgpu.formats.rowgroups import Sink
 from fsstgpu.formats.thrift_compact import dumps, loads
 
@@ -129,13 +130,17 @@ def _one_writers(path, units) -> bytes:
     """What one pyarrow writer writes of ``units`` with the Sink's options and footer (the
     oracle: the Sink writes through joined parts only)."""
     schema = with_schema_crc(units[0].schema)
-    with pq.ParquetWriter(str(path), schema, store_schema=True, write_page_checksum=True,
-                          **writer_options(schema)) as writer:
-        for unit in units:
-            writer.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
-        if SCHEMA_CRC_KEY in (schema.metadata or {}):
-            writer.add_key_value_metadata(
-                {ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units])})
+    digests = None  # an fsstgpu footer's CRCs of the statistics: from a first write
+    for _ in range(2):
+        with pq.ParquetWriter(str(path), schema, store_schema=True, write_page_checksum=True,
+                              **writer_options(schema)) as writer:
+            for unit in units:
+                writer.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
+            if SCHEMA_CRC_KEY in (schema.metadata or {}) and digests is not None:
+                writer.add_key_value_metadata(
+                    {ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units]),
+                     STATS_CRC_KEY: stats_crc_footer(digests)})
+        digests = statistics_digests(pq.read_metadata(str(path)))
     return path.read_bytes()
 
 
