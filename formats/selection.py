@@ -47,6 +47,12 @@ def string_columns(schema: pa.Schema, *, nested: bool = False) -> list[str]:
             if is_string_like(f.type) or (nested and holds_strings(f.type))]
 
 
+def is_default_column(field: pa.Field, dictionaries: bool = True, nested: bool = False) -> bool:
+    """Whether :func:`select_columns` with ``columns=None`` chooses ``field``."""
+    return ((is_string_like(field.type) or (nested and holds_strings(field.type)))
+            and (dictionaries or not pa.types.is_dictionary(field.type)))
+
+
 def _choices(schema: pa.Schema, nested: bool = False) -> str:
     names = [_shown(n) for n in string_columns(schema, nested=nested)]
     return f"string columns: {', '.join(names)}" if names else "it has no string column"
@@ -96,11 +102,14 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
     ColumnTypeError
         When a named column is not string-like.
     """
-    if columns is None:
-        return [name for name in string_columns(schema, nested=nested)
-                if dictionaries or not pa.types.is_dictionary(schema.field(name).type)]
+    if columns is None:  # by field: a table may hold several columns of one name
+        return [f.name for f in schema if is_default_column(f, dictionaries, nested)]
     if isinstance(columns, str):  # "a, b": names around commas, blanks ignored
         columns = _split(columns, schema.names)
+    elif isinstance(columns, (bytes, bytearray)) or not hasattr(columns, "__iter__"):
+        # (b"s" was the names 115; 5 "'int' object is not iterable")
+        raise TypeError(f"columns must be a str or a sequence of str, not "
+                        f"{type(columns).__name__}: {columns!r}")
     chosen = list(dict.fromkeys(columns))
     if not chosen:
         raise ColumnSelectionError(f"{source}: no column chosen (the list is empty); "

@@ -35,7 +35,7 @@ from fsstgpu.device import resolve_device
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, holds_strings
-from fsstgpu.formats.selection import select_columns
+from fsstgpu.formats.selection import is_default_column, select_columns
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
@@ -106,11 +106,14 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     fields, arrays = [], []
     for i, field in enumerate(schema):
         col = data.column(i)
-        if field.name in chosen and holds_strings(field.type):  # formats/nested.py
+        # by field when none are named: another column may have this one's name
+        take = (is_default_column(field, dictionaries=False, nested=True) if columns is None
+                else field.name in chosen)
+        if take and holds_strings(field.type):  # formats/nested.py
             col = compress_nested(col, table=table, sample_bytes=sample_bytes,
                                   split_size=split_size, level=level)
             field = field.with_type(col.type)
-        elif field.name in chosen:
+        elif take:
             col = _compress_column(col, table, sample_bytes, split_size, level)
             field = field.with_type(col.type)
         fields.append(field)

@@ -89,7 +89,7 @@ def _as_compressed(column) -> CompressedStringArray:
     """A CompressedStringArray; an ``fsstgpu.fsst`` extension column or a blob read into one."""
     if isinstance(column, CompressedStringArray):
         return column
-    if isinstance(column, (bytes, bytearray, memoryview)):
+    if isinstance(column, (bytes, bytearray, memoryview, pa.Buffer)):  # (from_bytes' inputs)
         return blob_loads(column)
     if isinstance(column, (pa.Array, pa.ChunkedArray)):
         if is_fsst_type(column.type):

@@ -267,15 +267,22 @@ class CompressedStringArray:
         return int(self.split_out[-1]) if len(self.split_out) else 0
 
     def is_valid(self, i: int) -> bool:
-        """Whether string ``i`` (non-negative) is not null.
+        """Whether string ``i`` is not null (negative indices count from the end, as in
+        ``carr[i]``).
+
+        Raises
+        ------
+        IndexError
+            For an index outside the column.
 
         Examples
         --------
         >>> import pyarrow as pa, fsstgpu
         >>> carr = fsstgpu.compress(pa.array(["a", None]))
-        >>> carr.is_valid(0), carr.is_valid(1)
-        (True, False)
+        >>> carr.is_valid(0), carr.is_valid(1), carr.is_valid(-2)
+        (True, False, True)
         """
+        i = self._index(i)
         if self.validity is None:
             return True
         return bool((self.validity[i >> 3] >> (i & 7)) & 1)
@@ -530,6 +537,12 @@ class CompressedStringArray:
             Also store the per-string code lengths. By default they are left out (about 8%
             smaller on dbtext) and :meth:`from_bytes` recovers them from the codes and lengths
             in one pass over the codes, which its validation makes anyway.
+
+        Raises
+        ------
+        ValueError
+            For a column of more chunks than its blob may hold (more than 65536 plus one per
+            16 blob bytes: ``formats/blob.md``); combine the chunks first.
 
         Examples
         --------

@@ -161,7 +161,7 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
         # but memory a caller wraps (a numpy array) can change meanwhile: the encoder then ran
         # for good or wrote past the room it sized. A copy it alone sees (~1% of a compress).
         plain = dataclasses.replace(plain, offsets=plain.offsets.copy())
-    split_size = check_split_size(int(split_size))
+    split_size = check_split_size(split_size)
     block_starts, tables = _plan(plain, table, sample_bytes, level)
     if len(tables) > MAX_TABLES:
         raise ValueError(f"{len(tables)} blocks; at most {MAX_TABLES} (chunk the column less "

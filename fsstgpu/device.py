@@ -71,6 +71,9 @@ def resolve_device(device: str | None = "auto") -> str:
     """
     if device is None or device == "auto":
         device = os.environ.get("FSSTGPU_DEVICE", "auto").strip().lower() or "auto"
+        if device not in DEVICES:  # (the caller asked for "auto": name what overrode it)
+            raise ValueError(f"FSSTGPU_DEVICE must be one of {DEVICES} or unset, not "
+                             f"{device!r}")
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
     if device == "cpu":

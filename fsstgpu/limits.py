@@ -21,6 +21,8 @@ ValueError: split_size 0 is not a split size in 1..2**63 - 1
 
 from __future__ import annotations
 
+import operator
+
 __all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size"]
 
 #: the most symbol tables (blocks) a column holds: ``split_table`` is uint16
@@ -53,6 +55,12 @@ def check_split_size(split_size, error: type[Exception] = ValueError, *,
     ...
     fsstgpu.errors.CorruptDataError: S 9223372036854775808 is not a split size in 1..2**63 - 1
     """
+    try:
+        split_size = operator.index(split_size)  # (int() took 1.5 as 1 and "4096" as 4096)
+    except TypeError:  # (read from a file or blob: corrupt data, not a caller's mistake)
+        raise (TypeError if error is ValueError else error)(
+            f"{what} must be an integer, not {type(split_size).__name__}: "
+            f"{split_size!r}") from None
     if not 1 <= split_size <= MAX_SPLIT_SIZE:
         raise error(f"{what} {split_size} is not a split size in {SPLIT_SIZES}")
     return int(split_size)

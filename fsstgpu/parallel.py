@@ -44,7 +44,8 @@ def usable_cores() -> int:
     cap = os.environ.get("FSSTGPU_THREADS", "").strip()
     if not cap:
         return cores
-    if not cap.isdigit():  # a typo would otherwise run on every core without a word
+    if not cap.isdecimal():  # a typo would otherwise run on every core without a word
+        # (isdigit took "²", which int() refuses with a message naming nothing)
         raise ValueError(f"FSSTGPU_THREADS must be a whole number of threads, not {cap!r}")
     return max(1, min(cores, int(cap)))
 

@@ -67,6 +67,16 @@ def _read_symbols(data: memoryview, pos: int, counts) -> tuple[np.ndarray, np.nd
     return packed, lengths
 
 
+def _symbol_bytes(symbol) -> bytes:
+    """One symbol given to :class:`SymbolTable` as bytes (a copy of a bytes-like object)."""
+    if not isinstance(symbol, (str, int, np.integer)):
+        try:
+            return bytes(memoryview(symbol))
+        except TypeError:
+            pass
+    raise TypeError(f"symbols must be bytes-like, not {type(symbol).__name__}: {symbol!r}")
+
+
 class SymbolTable:
     """An immutable FSST symbol table.
 
@@ -98,9 +108,15 @@ class SymbolTable:
     def __init__(self, symbols):
         # C-level passes only (sorts, map, join): block planning makes thousands of tables a
         # column, and a per-symbol Python loop cost ~200 us a table
+        if isinstance(symbols, (str, bytes, bytearray, memoryview)):
+            # one string, not symbols: b"ab" iterates as the ints 97, 98
+            raise TypeError(f"symbols must be an iterable of bytes, not one "
+                            f"{type(symbols).__name__}")
         syms = list(symbols)
         if set(map(type, syms)) - {bytes}:  # bytes(s) of 255 bytes objects: ~30 us
-            syms = list(map(bytes, syms))
+            # bytes(3) is three NUL bytes and bytes(10**12) a terabyte; bytes("a") has no
+            # encoding: a symbol is an object with the buffer protocol, not a number or str
+            syms = list(map(_symbol_bytes, syms))
         if len(syms) > MAX_SYMBOLS:
             raise ValueError(f"a symbol table holds at most {MAX_SYMBOLS} symbols, not {len(syms)}")
         lengths = list(map(len, syms))

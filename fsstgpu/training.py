@@ -28,6 +28,8 @@ Where a column gets a new table is :mod:`fsstgpu.blocks`' job.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
@@ -65,7 +67,11 @@ def checked_input(data, offsets, sample_bytes):
     n = len(offsets) - 1
     if n and (offsets[0] < 0 or offsets[-1] > len(data) or not is_non_decreasing(offsets)):
         raise ValueError("offsets must be non-decreasing and inside data")
-    target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else int(sample_bytes)
+    try:  # (int() took 1.5 as 1 and "100" as 100)
+        target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else operator.index(sample_bytes)
+    except TypeError:
+        raise TypeError(f"sample_bytes must be an integer or None, not "
+                        f"{type(sample_bytes).__name__}: {sample_bytes!r}") from None
     if target < 1:
         raise ValueError(f"sample_bytes must be positive, not {target}")
     # a sample past the input is the input: capped where the compiled code's int64 (and what

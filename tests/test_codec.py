@@ -546,3 +546,54 @@ def test_code_walk_reports_bad_codes():
     with pytest.raises(CorruptDataError, match="split 1 does not start on a code boundary"):
         check_codes([t], np.array([0, 1]), np.array([0, 255, 120], np.uint8), np.array([0, 3]),
                     np.array([3]), split_codes=np.array([0, 2, 3]), split_out=np.array([0, 2, 3]))
+
+
+def test_is_valid_takes_indices_as_getitem_does():
+    # is_valid(-1) read bit 7 of the last bitmap byte (False for a valid last string), and an
+    # index past the end was True (no validity) or numpy's "index 1 is out of bounds"
+    col = pa.array(["a", None, "ccc"])
+    carr = fsstgpu.compress(col)
+    assert [carr.is_valid(i) for i in range(-3, 3)] == [v.is_valid for v in col] * 2
+    for column in (carr, fsstgpu.compress(pa.array(["a", "b"]))):
+        for bad in (len(column), -len(column) - 1, 9, 100):
+            with pytest.raises(IndexError, match="index out of range"):
+                column.is_valid(bad)
+        with pytest.raises(TypeError, match="indices must be integers"):
+            column.is_valid("x")
+
+
+def test_decompress_takes_a_blob_in_a_pyarrow_buffer():
+    # a pa.Buffer is bytes-like (from_bytes takes it); decompress said "got Buffer"
+    col = pa.array(["a", None, "ccc"])
+    blob = pa.py_buffer(fsstgpu.compress(col).to_bytes())
+    assert fsstgpu.decompress(blob, device="cpu").equals(col)
+    assert fsstgpu.Codec(device="cpu").decode(blob).equals(col)
+
+
+@pytest.mark.parametrize("bad", [1.5, 4096.0, np.float64(3.9), "4096", None, float("nan"),
+                                 float("inf"), [4]])
+def test_split_size_must_be_an_integer(bad):
+    # int() took 1.5 as 1 and "4096" as 4096 without a word; None, NaN and inf raised int()'s
+    # own errors, naming no parameter (OverflowError for inf)
+    with pytest.raises(TypeError, match="split_size must be an integer"):
+        fsstgpu.compress(pa.array(["a"]), split_size=bad)
+    assert fsstgpu.compress(pa.array(["a"]), split_size=np.int16(7)).split_size == 7
+
+
+@pytest.mark.parametrize("bad", [1.5, "100", float("nan"), [3]])
+@pytest.mark.parametrize("level", ["default", "fast"])
+def test_sample_bytes_must_be_an_integer(bad, level):
+    # int() took 1.5 as 1 and "100" as 100; NaN and a list raised int()'s own errors
+    with pytest.raises(TypeError, match="sample_bytes must be an integer"):
+        fsstgpu.compress(pa.array(["abc"] * 100), sample_bytes=bad, level=level)
+    with pytest.raises(TypeError, match="sample_bytes must be an integer"):
+        fsstgpu.train(["abc"] * 100, sample_bytes=bad)
+
+
+def test_a_bad_fsstgpu_device_is_named(monkeypatch):
+    # device="auto" with FSSTGPU_DEVICE=xyz said "device must be one of ..., not 'xyz'"
+    monkeypatch.setenv("FSSTGPU_DEVICE", "xyz")
+    carr = fsstgpu.compress(pa.array(["a"]))
+    with pytest.raises(ValueError, match="FSSTGPU_DEVICE must be one of"):
+        fsstgpu.decompress(carr)
+    assert fsstgpu.decompress(carr, device="cpu").to_pylist() == ["a"]

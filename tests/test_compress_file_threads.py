@@ -64,7 +64,7 @@ def test_fsstgpu_threads_caps_the_cores(monkeypatch, value, cores):
     assert got == (cores if cores is not None else min(int(value or 10**6), usable_cores()))
 
 
-@pytest.mark.parametrize("value", ["abc", "-2", "1.5", "4 cores"])
+@pytest.mark.parametrize("value", ["abc", "-2", "1.5", "4 cores", "\u00b2"])
 def test_fsstgpu_threads_that_is_no_number_is_refused(monkeypatch, value):
     """A typo ran on every core without a word."""
     monkeypatch.setenv("FSSTGPU_THREADS", value)

@@ -68,3 +68,27 @@ def test_from_bytes_round_trips_random_tables(seed):
 def test_from_bytes_refuses_forged_order(symbols, message):
     with pytest.raises(CorruptDataError, match=message):
         SymbolTable.from_bytes(_serialised(symbols))
+
+
+@pytest.mark.parametrize("symbols", [
+    [3, 1],               # bytes(3) was three NUL bytes: a table of NUL symbols
+    [b"a", np.int64(2)],
+    [10**15],             # bytes(10**15): a petabyte asked for (MemoryError)
+    [b"a", "b"],          # bytes("b"): "string argument without an encoding"
+    [None],
+])
+def test_symbols_that_are_not_bytes_are_refused(symbols):
+    with pytest.raises(TypeError, match="symbols must be bytes-like"):
+        SymbolTable(symbols)
+
+
+@pytest.mark.parametrize("symbols", [b"\x01\x02", b"ab", bytearray(b"a"), "ab"])
+def test_one_string_is_not_a_list_of_symbols(symbols):
+    # b"\x01\x02" iterated as the ints 1, 2: the symbols b"\x00" and b"\x00\x00"
+    with pytest.raises(TypeError, match="iterable of bytes"):
+        SymbolTable(symbols)
+
+
+def test_buffer_symbols_are_their_bytes():
+    t = SymbolTable([np.frombuffer(b"xy", np.uint8), np.bytes_(b"z")])
+    assert t.symbols == (b"z", b"xy")

@@ -150,3 +150,25 @@ def test_empty_tables():
     assert fsstgpu.decompress_table(comp, device="cpu").equals(empty)
     nulls = pa.table({"s": pa.array([None, None], pa.large_string())})
     assert fsstgpu.decompress_table(fsstgpu.compress_table(nulls), device="cpu").equals(nulls)
+
+
+def test_columns_of_one_name_are_compressed_by_field():
+    # pyarrow tables may repeat a name: the default choice went through schema.field(name),
+    # a bare KeyError ("Column s does not exist in schema"); by name alone, the int64 column
+    # named like a string one would have gone to the compressor
+    t = pa.Table.from_arrays([pa.array(["a", None]), pa.array([1, 2]), pa.array([b"x", b"y"]),
+                              pa.array(["k", "k"]).dictionary_encode()],
+                             names=["s", "s", "s", "s"])
+    out = fsstgpu.compress_table(t)
+    assert [is_fsst_type(f.type) for f in out.schema] == [True, False, True, False]
+    assert fsstgpu.decompress_table(out, device="cpu").equals(t)
+    with pytest.raises(ValueError, match="ambiguous"):
+        fsstgpu.compress_table(t, columns=["s"])
+
+
+@pytest.mark.parametrize("bad", [b"s", 5, 1.5])
+def test_columns_that_are_no_names_are_named(bad):
+    # b"s" was taken for the column names 115 ("no column named 115"); 5 gave "'int' object
+    # is not iterable"
+    with pytest.raises(TypeError, match="columns must be a str or a sequence of str"):
+        fsstgpu.compress_table(pa.table({"s": ["a"]}), columns=bad)

@@ -91,7 +91,7 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     """
     resolve_device("gpu")
     cp = get_cupy()
-    split_size = check_split_size(int(split_size))
+    split_size = check_split_size(split_size)
     with on_stream(stream):
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
         span = None if checked else _check(cp, n, data, offsets, validity)
