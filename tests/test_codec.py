@@ -9,6 +9,7 @@ import pytest
 import fsstgpu
 from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
 from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.limits import check_split_size
 from fsstgpu.scan import check_codes
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.testing import check_roundtrip
@@ -597,3 +598,11 @@ def test_a_bad_fsstgpu_device_is_named(monkeypatch):
     with pytest.raises(ValueError, match="FSSTGPU_DEVICE must be one of"):
         fsstgpu.decompress(carr)
     assert fsstgpu.decompress(carr, device="cpu").to_pylist() == ["a"]
+
+
+def test_a_stored_split_size_that_is_no_integer_is_corrupt_data():
+    """Read from a file or a blob, a non-integer S is the data's fault, not the caller's."""
+    with pytest.raises(CorruptDataError, match="S must be an integer"):
+        check_split_size(4096.0, CorruptDataError, what="S")
+    with pytest.raises(TypeError, match="split_size must be an integer"):
+        check_split_size(4096.0)
