@@ -336,8 +336,8 @@ def inspect(
     with handle_errors():
         with stdin_file(path) as name:
             info = inspect_file(name)
-        if path == STDIO:
-            info["path"] = "<stdin>"
+        if name != path:  # (- or a pipe: read from a temporary copy, gone by now)
+            info["path"] = "<stdin>" if path == STDIO else str(path)
         if json_:
             print_json(info)
             return
@@ -375,8 +375,8 @@ def roundtrip(
                     result = roundtrip_file(p, device.value, runs, level.value)
                 else:
                     result = roundtrip_column(name, device.value, runs, level.value)
-            if path == STDIO:
-                result["source"] = "<stdin>"
+            if name != path:  # (- or a pipe: read from a temporary copy, gone by now)
+                result["source"] = "<stdin>" if path == STDIO else str(path)
         if json_:
             print_json(result)
         else:

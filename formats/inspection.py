@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
 from fsstgpu.formats.nested import holds_fsst, plain_type_of
@@ -28,8 +29,9 @@ def inspect_file(path) -> dict:
         batches), ``unit_rows`` (rows per unit), ``schema_metadata`` (keys), and ``columns``: a
         list of dicts with ``name``, ``type`` (the original type), ``stored_type``, ``codec``
         (``"fsst"``, ``"fsst-nested"`` for a list / struct / map column with fsst leaves, or
-        ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk sizes, 0 for a
-        nested fsst column, whose leaves are not summed; None for Arrow IPC, whose bodies are
+        ``"none"``), ``stored_bytes`` (bytes in the file: Parquet column-chunk sizes, a nested
+        column's leaves summed, each chunk's range checked against the file's; None for Arrow
+        IPC, whose bodies are
         compressed whole and hold a dictionary once, so that a column's bytes are not told
         apart), ``null_count``; for fsst columns
         also ``string_bytes`` (uncompressed), ``codes_bytes``, ``ratio`` (string bytes /
@@ -79,6 +81,7 @@ def inspect_file(path) -> dict:
             # after the reads, which check every column chunk's metadata: pyarrow aborts the
             # process on some damage there when asked from Python first (parquet_options.py)
             with reading(path):
+                _check_chunk_ranges(source.parquet_metadata, source.file_bytes)
                 _add_parquet_sizes(source.parquet_metadata, cols, source.leaf_columns)
         else:  # an IPC file's bodies (compressed, dictionaries once) are not told apart
             for info in cols.values():
@@ -120,6 +123,31 @@ def _column_summary(field: pa.Field) -> dict:
     if fsst:
         info.update(string_bytes=0, codes_bytes=0, tables=[])
     return info
+
+
+def _check_chunk_ranges(metadata, file_bytes: int) -> None:
+    """CorruptDataError unless every column chunk's bytes (its first page's offset and its
+    stored size, as the footer says) lie between the magic and the footer, apart from each
+    other's: the sizes reported come from there, and nothing else checks them (pyarrow reads a
+    chunk whose size grew by a flipped bit as before)."""
+    end_of_data = file_bytes - 8 - metadata.serialized_size
+    ranges = []
+    for i in range(metadata.num_row_groups):
+        rg = metadata.row_group(i)
+        for j in range(rg.num_columns):
+            c = rg.column(j)
+            if c.num_values == 0:  # (pyarrow places a chunk without values at offset 0)
+                continue
+            start = c.data_page_offset
+            if c.has_dictionary_page and 0 < c.dictionary_page_offset < start:
+                start = c.dictionary_page_offset
+            ranges.append((start, start + c.total_compressed_size, i, j))
+    ranges.sort()
+    for k, (start, end, i, j) in enumerate(ranges):
+        if start < 4 or end > end_of_data or (k and start < ranges[k - 1][1]):
+            raise CorruptDataError(
+                f"the footer's size of column chunk {j} of row group {i} ({end - start} bytes "
+                f"at {start}) overlaps other data: the footer was altered")
 
 
 def _add_parquet_sizes(metadata, cols: dict, leaves) -> None:

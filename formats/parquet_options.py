@@ -434,7 +434,13 @@ def checked_schema(parquet: pq.ParquetFile) -> tuple[pa.Schema, dict[str, pa.Dat
     # files written before the CRC was of the schema as read back have that of pyarrow's
     # rebuilt schema, serialised as it was (a map's entries named after the column)
     legacy = str(zlib.crc32(_without_keys(actual).serialize())).encode()
-    intact = (stored is not None and recorded[SCHEMA_CRC_KEY] in (_schema_crc(stored), legacy)
+    # (that CRC covers the rebuilt schema, not the stored one, which must then be the same
+    # schema as the IPC format reads both back: else a flip in the stored schema that Parquet's
+    # read-back normalises, such as a list's item name, would pass both checks)
+    intact = (stored is not None
+              and (recorded[SCHEMA_CRC_KEY] == _schema_crc(stored)
+                   or (recorded[SCHEMA_CRC_KEY] == legacy
+                       and _schema_crc(stored) == _schema_crc(actual)))
               and _read_back(target).equals(_without_keys(actual), check_metadata=True))
     if not intact and ours:
         raise CorruptDataError("CRC32 mismatch: the file's schema (its footer) was altered")

@@ -614,3 +614,18 @@ def test_roundtrip_tells_its_steps(monkeypatch):
                     "comparing with the input"]
     with roundtrip_module.phases("x") as phase:  # stderr is no terminal here: nothing drawn
         phase("compressing")
+
+
+def test_json_of_a_pipe_input_names_the_pipe_not_the_spooled_copy(tmp_path, plain):
+    """`inspect --json <pipe>` and `roundtrip --json <pipe>` reported the path of the
+    temporary copy (/tmp/fsstgpu-stdin-.../stdin.parquet), which is gone when they end, as
+    the file's path; only `-` was renamed (<stdin>)."""
+    fifo = _fed_fifo(tmp_path / "in.fifo", plain.read_bytes())
+    done = _cli("inspect", "--json", fifo)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"] == str(fifo)
+    fifo.unlink()
+    fifo = _fed_fifo(tmp_path / "in.fifo", plain.read_bytes())
+    done = _cli("roundtrip", "--json", fifo)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["source"] == str(fifo)

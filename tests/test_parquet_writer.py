@@ -440,3 +440,58 @@ def test_columns_parquet_cannot_hold_are_named(tmp_path, column):
     compress_file(src, tmp_path / "out.arrow")
     decompress_file(tmp_path / "out.arrow", tmp_path / "back.arrow")
     assert feather.read_table(tmp_path / "back.arrow").column("odd").combine_chunks().equals(column)
+
+
+def test_a_flip_in_the_stored_schema_that_parquet_normalises_is_an_error(tmp_path):
+    """The former (legacy) schema CRC covers the schema pyarrow rebuilds, not the stored one:
+    for a Parquet input both CRCs are equal, so a flip in ``ARROW:schema`` that Parquet's
+    read-back normalises (a list's item name) passed both checks, and the flipped name went
+    into decompress's output."""
+    import base64
+
+    pq.write_table(pa.table({"l": pa.array([[s] for s in STRINGS])}), tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    data = bytearray((tmp_path / "c.parquet").read_bytes())
+    kv = pq.ParquetFile(tmp_path / "c.parquet").metadata.metadata
+    raw = base64.b64decode(kv[b"ARROW:schema"])
+    i = raw.index(b"\x07\x00\x00\x00element\x00") + 4  # the item field's name
+    flipped = base64.b64encode(raw[:i + 1] + b"L" + raw[i + 2:])  # "element" -> "eLement"
+    at = bytes(data).index(kv[b"ARROW:schema"])
+    assert len(flipped) == len(kv[b"ARROW:schema"])
+    data[at:at + len(flipped)] = flipped
+    (tmp_path / "bad.parquet").write_bytes(data)
+    with pytest.raises(CorruptDataError, match="schema"):
+        decompress_file(tmp_path / "bad.parquet", tmp_path / "out.arrow")
+    with pytest.raises(CorruptDataError, match="schema"):
+        inspect_file(tmp_path / "bad.parquet")
+
+
+def test_inspect_refuses_a_column_chunk_size_altered_in_the_footer(tmp_path):
+    """A flipped bit in a column chunk's total_compressed_size (footer thrift, no checksum)
+    was read as before, and `inspect` reported the altered size and file ratio as the truth."""
+    pq.write_table(pa.table({"s": STRINGS, "n": list(range(60))}), tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    good = inspect_file(tmp_path / "c.parquet")
+    md = pq.ParquetFile(tmp_path / "c.parquet").metadata
+    data = (tmp_path / "c.parquet").read_bytes()
+    footer_at = len(data) - 8 - md.serialized_size
+    size = md.row_group(0).column(0).total_compressed_size
+    # the size as a zigzag varint (thrift compact i64) in the footer; bump it by 2 ** 10
+    def varint(v):
+        v, out = v << 1, bytearray()
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not out[-1] & 0x80:
+                return bytes(out)
+    old, new = varint(size), varint(size + 1024)
+    assert len(old) == len(new) and data.count(old, footer_at) >= 1
+    at = data.index(old, footer_at)
+    bad = data[:at] + new + data[at + len(old):]
+    (tmp_path / "bad.parquet").write_bytes(bad)
+    try:
+        info = inspect_file(tmp_path / "bad.parquet")
+    except CorruptDataError:
+        return
+    assert [c["stored_bytes"] for c in info["columns"]] == [
+        c["stored_bytes"] for c in good["columns"]]
