@@ -61,6 +61,7 @@ INT32_MAX = 2**31 - 1
 _LARGE = dict(zip(SUPPORTED_TYPES, (pa.large_string(), pa.large_string(), pa.large_binary(),
                                     pa.large_binary(), pa.large_string(), pa.large_binary()),
                   strict=True))
+_SUPPORTED_IDS = frozenset(t.id for t in SUPPORTED_TYPES)
 _TEXT = frozenset((pa.string(), pa.large_string(), pa.string_view()))
 _VIEWS = frozenset((pa.string_view(), pa.binary_view()))
 _NARROW_OFFSETS = frozenset((pa.string(), pa.binary()))
@@ -93,7 +94,9 @@ def is_supported(type_: pa.DataType) -> bool:
     >>> is_supported(pa.binary_view()), is_supported(pa.dictionary(pa.int8(), pa.string()))
     (True, False)
     """
-    return type_ in _LARGE
+    # the id first: hashing a nested type formats it whole (types 300 levels deep took seconds
+    # to compress, each level's check formatting the levels below, and 400 a RecursionError)
+    return type_.id in _SUPPORTED_IDS and type_ in _LARGE
 
 
 def check_type(type_: pa.DataType) -> None:
