@@ -16,7 +16,8 @@ import zlib
 
 import numpy as np
 
-from fsstgpu.arrays import CompressedStringArray, install_blob_format
+from fsstgpu.arrays import CompressedStringArray
+from fsstgpu.blob_hooks import install_blob_format
 from fsstgpu.checks import length_sums
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError

@@ -55,6 +55,7 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrow_layout import as_chunks, offsets_from_lengths, to_arrow as layout_to_arrow
+from fsstgpu.blob_hooks import installed_blob_format
 from fsstgpu.checks import check_structure
 from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.errors import CorruptDataError
@@ -74,42 +75,6 @@ _INT_FIELDS = {
     "split_table": np.uint16,
 }
 _UNCHECKED = frozenset({"packed_lengths", "_validated", "_checked"})  # no check reads them
-#: the column's byte format (``formats/blob.md``): formats/blob.py installs its writer and reader
-#: here when imported, which ``import fsstgpu`` does (the column API lies below the formats and
-#: never imports them: issue #22)
-_BLOB_FORMAT = {}
-
-
-def install_blob_format(*, dumps, loads, dumped_size) -> None:
-    """Give :meth:`CompressedStringArray.to_bytes`, :meth:`~CompressedStringArray.from_bytes`
-    and :meth:`~CompressedStringArray.stats` the blob format's functions (called once, by
-    ``formats/blob.py``).
-
-    Examples
-    --------
-    >>> import fsstgpu
-    >>> from fsstgpu.arrays import installed_blob_format
-    >>> installed_blob_format("loads").__module__
-    'fsstgpu.formats.blob'
-    """
-    _BLOB_FORMAT.update(dumps=dumps, loads=loads, dumped_size=dumped_size)
-
-
-def installed_blob_format(name: str):
-    """The blob format's ``dumps``, ``loads`` or ``dumped_size`` (see :func:`install_blob_format`).
-
-    Examples
-    --------
-    >>> import fsstgpu
-    >>> from fsstgpu.arrays import installed_blob_format
-    >>> installed_blob_format("dumps").__name__
-    'dumps'
-    """
-    if name not in _BLOB_FORMAT:
-        raise RuntimeError("the blob format is not installed: import fsstgpu first")
-    return _BLOB_FORMAT[name]
-
-
 def _frozen(name, value, dtype):
     """A read-only, contiguous 1-D array of ``dtype`` (integers only: no silent float casts)."""
     arr = np.asarray(value)
