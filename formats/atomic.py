@@ -301,6 +301,7 @@ def _new_temporary(folder: Path, prefix: str, mode: int = 0o666):
     process's id: it is never another process's file.
     """
     tmp = None
+    creator = os.getpid()
     try:
         while True:
             tmp = folder / f"{prefix}.{secrets.token_hex(4)}.{owner_tag()}{TEMP_SUFFIX}"
@@ -311,7 +312,9 @@ def _new_temporary(folder: Path, prefix: str, mode: int = 0o666):
                 continue
         yield tmp
     except BaseException:
-        if tmp is not None:
+        # (a child forked inside the block, e.g. by a progress callback, leaves the parent's
+        # file to the parent, which is still writing it)
+        if tmp is not None and os.getpid() == creator:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise

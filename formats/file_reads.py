@@ -106,7 +106,9 @@ def open_reader(path, *, columns=None, filters=None, row_groups=None,
     ``pl.from_arrow(reader)`` (polars), ``duckdb.from_arrow(reader)`` (DuckDB) and
     ``pyarrow.dataset.Scanner.from_batches`` take it as it is. Memory holds a few row groups
     at a time, whatever the file size. The file stays open until the reader is read to its end
-    or closed.
+    or dropped (``del reader``): pyarrow's ``close()`` (and ``with``) of a reader made from
+    Python batches does not reach them (pyarrow 26), so its files and reading threads stay
+    until then.
 
     Parameters
     ----------

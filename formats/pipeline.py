@@ -12,12 +12,14 @@ count.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
 from fsstgpu.formats.rowgroups import Sink, Source
+from fsstgpu.parallel import refuse_forked
 
 __all__ = ["read_ahead", "regrouped", "rewrite"]
 
@@ -36,22 +38,35 @@ def read_ahead(units: Iterator) -> Iterator:
     [1, 2, 3]
     """
     end = object()
+    owner = os.getpid()
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsstgpu-read")
     pending = pool.submit(next, units, end)
     try:
         while True:
+            _refuse_fork(owner)
             unit = pending.result()
             if unit is end:
                 return
             pending = pool.submit(next, units, end)
             yield unit
     finally:
-        with contextlib.suppress(BaseException):  # (its error, if any, is not the one to tell)
-            pending.result()
-        pool.shutdown(wait=True)
-        close = getattr(units, "close", None)
-        if close is not None:
-            close()
+        # a forked child has none of the reading thread: a read it had running never ends
+        # there, so nothing is waited for (and ``units``, the parent's, is left alone)
+        if os.getpid() == owner:
+            with contextlib.suppress(BaseException):  # (its error is not the one to tell)
+                pending.result()
+            pool.shutdown(wait=True)
+            close = getattr(units, "close", None)
+            if close is not None:
+                close()
+
+
+def _refuse_fork(owner: int) -> None:
+    """FsstGpuError in a process forked (e.g. by a ``progress`` callback) from ``owner``
+    while a rewrite ran: its threads, and the output it writes, stayed the parent's."""
+    refuse_forked(owner, "a file's rewrite (forked in a progress callback?)",
+                  "its threads and its output stayed the parent's: end the child with "
+                  "os._exit()")
 
 
 def regrouped(units, rows: int) -> Iterator[pa.Table]:
@@ -118,6 +133,7 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
     (3, 2)
     """
     rows = units = nbytes = 0
+    owner = os.getpid()  # a child forked by ``progress`` must not touch the parent's write
     # Unit k is written (pyarrow's encoding and page compression, the GIL released) on a
     # thread of its own while unit k + 1 is read and converted here: one unit in flight.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsstgpu-write")
@@ -135,6 +151,7 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
         rows, units, nbytes = rows + unit.num_rows, units + 1, nbytes + unit.nbytes
         if progress is not None:
             progress(units_done=units, units_total=total, rows=rows, nbytes=nbytes)
+            _refuse_fork(owner)
 
     units_in = ahead = read_ahead(source.units())
     total = source.num_units
@@ -162,15 +179,23 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
             pending = None
         done = True
     finally:
-        if pending is not None:  # stopped meanwhile: let the write finish before closing
-            with contextlib.suppress(BaseException):
-                pending.result()
-        writer.shutdown(wait=True)
-        if converters is not None:
-            converters.shutdown(wait=True)
-        ahead.close()  # (a read still running is waited for: the source closes next)
-        if done:
-            sink.close()
-        else:  # the output is discarded: its footer would only hide the error
-            sink.abandon()
+        # a forked child leaves the parent's threads and output alone (a footer it wrote
+        # would go into the parent's file through the shared descriptor)
+        if os.getpid() == owner:
+            _finish(pending, writer, converters, ahead, sink, done)
     return rows, units
+
+
+def _finish(pending, writer, converters, ahead, sink, done: bool) -> None:
+    """:func:`rewrite`'s end: the threads stopped, the output closed or abandoned."""
+    if pending is not None:  # stopped meanwhile: let the write finish before closing
+        with contextlib.suppress(BaseException):
+            pending.result()
+    writer.shutdown(wait=True)
+    if converters is not None:
+        converters.shutdown(wait=True)
+    ahead.close()  # (a read still running is waited for: the source closes next)
+    if done:
+        sink.close()
+    else:  # the output is discarded: its footer would only hide the error
+        sink.abandon()

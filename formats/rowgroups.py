@@ -74,6 +74,7 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
 )
 from fsstgpu.formats.parquet_parts import PartWriter, part_threads
 from fsstgpu.formats.sniff import sniff_format
+from fsstgpu.parallel import refuse_forked
 
 __all__ = [
     "BATCH_CRC_KEY",
@@ -368,10 +369,9 @@ class Source:
                               use_threads=self.use_threads)
 
     def rows_checked(self, k: int, table: pa.Table) -> pa.Table:
-        """``table``, read from row group ``k``, if it has the rows the footer gives the row
-        group: a damaged column chunk entry can make pyarrow read a column alone as empty
-        (pyarrow 25), where the footer's counts (checked against the written ones when
-        fsstgpu wrote the file) still say how many there are."""
+        """``table``, read from row group ``k``, if it has the footer's rows: a damaged column
+        chunk entry can make pyarrow 25 read a column alone as empty, where the footer's
+        counts (checked against the written ones in fsstgpu's files) still say how many."""
         expected = self.parquet_metadata.row_group(k).num_rows
         if table.num_rows != expected:
             raise CorruptDataError(f"{table.num_rows} rows read, where the footer has "
@@ -408,7 +408,9 @@ class Source:
         with reading(self.path):
             stream = self._open()
             reader = ipc.open_stream(stream, options=self._ipc_options())
+        owner = os.getpid()  # a forked child's reads would move the parent's file position
         for i in itertools.count():
+            refuse_forked(owner, f"{self.path}: this stream", "it shares the parent's file")
             with reading(self.path, f"record batch {i}: "):
                 try:
                     batch = checks.check(*reader.read_next_batch_with_custom_metadata())
@@ -417,8 +419,7 @@ class Source:
                 except pa.ArrowInvalid as exc:
                     if "ended without reading the expected number" not in str(exc):
                         raise
-                    # cut between the dictionary messages before a batch (an fsst column's
-                    # tables are one): what a cut stream is, not some other damage
+                    # cut between a batch's dictionary messages: a cut stream, not other damage
                     raise CorruptDataError("truncated: it ends before the dictionaries of "
                                            "this record batch were all read") from None
             if batch is not None:  # None: the end batch, which must be the last

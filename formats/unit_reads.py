@@ -36,8 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fsstgpu.errors import FsstGpuError
 from fsstgpu.formats.rowgroups import Source, reading
+from fsstgpu.parallel import refuse_forked, usable_cores
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "default_workers", "joined_chunks",
            "parallel_units", "row_group_runs", "run_label", "run_units"]
@@ -60,7 +60,9 @@ GROUP_BYTES = 32 << 20
 
 
 def default_workers() -> int:
-    """Reading threads by default: the cores this process may use, at most 16.
+    """Reading threads by default: the cores this process may use, at most 16 (and at most
+    ``FSSTGPU_THREADS``: a CPU read decodes on these threads, :func:`fsstgpu.parallel.
+    usable_cores`).
 
     Examples
     --------
@@ -68,8 +70,7 @@ def default_workers() -> int:
     >>> 1 <= default_workers() <= 16
     True
     """
-    return max(1, min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else os.cpu_count() or 1))
+    return max(1, min(16, usable_cores()))
 
 
 def parallel_units(source: Source, *, workers: int | None = None,
@@ -241,11 +242,8 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
         pending.extend(submit(run) for run in runs[:ahead + 1])
         following = len(pending)
         while pending:
-            if os.getpid() != owner:
-                # the reads queued here would be waited for in vain (they were the parent's)
-                raise FsstGpuError(f"{source.path}: this reader was started before a fork; "
-                                   "its reading threads stayed in the parent process. Open "
-                                   "the file again in this one")
+            # the reads queued here would be waited for in vain (they were the parent's)
+            refuse_forked(owner, f"{source.path}: this reader")
             run, jobs = pending.popleft()
             unit = {name: job.result() for name, job in jobs.items()}
             if following < len(runs):

@@ -20,6 +20,8 @@ import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from fsstgpu.errors import FsstGpuError
+
 
 def usable_cores() -> int:
     """The number of CPU cores this process may run on (its affinity mask), at least 1; at most
@@ -82,6 +84,22 @@ def _forget_pools() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools)
+
+
+def refuse_forked(owner: int, what: str, why: str = "its reading threads stayed in the "
+                  "parent process") -> None:
+    """FsstGpuError in a child forked from process ``owner`` while ``what`` was under way
+    (``why`` it cannot go on here); nothing in ``owner`` itself.
+
+    Examples
+    --------
+    >>> import os
+    >>> from fsstgpu.parallel import refuse_forked
+    >>> refuse_forked(os.getpid(), "a read")
+    """
+    if os.getpid() != owner:
+        raise FsstGpuError(f"{what} was started before a fork; {why}. Start it again in this "
+                           "process")
 
 
 def run_tasks(fn, ntasks: int) -> None:

@@ -118,3 +118,87 @@ def test_a_reader_iterated_before_a_fork_refuses_to_go_on_in_the_child(parquet_f
 
 def test_a_reader_opened_in_the_child_reads(parquet_file):
     assert _run(FRESH_READER_IN_CHILD, parquet_file, 6000).split() == ["0"]
+
+
+CONTINUED_STREAM_READER = """
+import os, signal, sys
+from fsstgpu import FsstGpuError
+from fsstgpu.formats import open_reader
+
+reader = open_reader(sys.argv[1])
+first = reader.read_next_batch()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)
+    try:
+        reader.read_all()  # would move the file offset the parent's stream reads from
+    except FsstGpuError as err:
+        print("child:", err, flush=True)
+        os._exit(0 if "fork" in str(err) else 4)
+    os._exit(5)
+_, status = os.waitpid(pid, 0)
+rows = first.num_rows + reader.read_all().num_rows
+print(status, rows)
+"""
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_a_stream_reader_iterated_before_a_fork_refuses_in_the_child(tmp_path, plain):
+    """An IPC stream is read sequentially from one descriptor, whose offset a forked child
+    shares: a child going on with it left the parent's reader at the end (a plain stream
+    read short without a word; fsstgpu's a false "truncated")."""
+    import pyarrow.ipc as ipc
+
+    table = pa.table({"s": [f"http://example.com/{k % 97}/{k}" for k in range(6000)]})
+    with ipc.new_stream(tmp_path / "plain.arrows", table.schema) as w:
+        for batch in table.to_batches(max_chunksize=500):
+            w.write_batch(batch)
+    path = tmp_path / "plain.arrows"
+    if not plain:
+        compress_file(path, tmp_path / "c.arrows")
+        path = tmp_path / "c.arrows"
+    out = _run(CONTINUED_STREAM_READER, path)
+    assert out.splitlines()[-1].split() == ["0", "6000"], out
+    assert "child:" in out
+
+
+FORK_IN_PROGRESS = """
+import os, signal, sys
+import pyarrow.parquet as pq
+from fsstgpu import FsstGpuError
+from fsstgpu.formats import compress_file, read_table
+
+src, dst, how = sys.argv[1], sys.argv[2], sys.argv[3]
+child = []
+
+def progress(**kw):
+    if kw["units_done"] == 2 and not child:
+        child.append(os.fork())
+        if child[0] == 0:
+            signal.alarm(10)
+            if how == "exit":
+                sys.exit(0)  # the child ends itself, unwinding through the parent's write
+
+try:
+    compress_file(src, dst, progress=progress)
+except SystemExit:
+    os._exit(0)
+except FsstGpuError as err:  # the child going on
+    print("child:", err, flush=True)
+    os._exit(0 if child == [0] and "fork" in str(err) else 4)
+if child == [0]:
+    os._exit(5)  # the child wrote the parent's output
+_, status = os.waitpid(child[0], 0)
+print(status, read_table(dst, device="cpu").equals(pq.read_table(src)))
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "return"])
+def test_a_child_forked_by_a_progress_callback_leaves_the_parents_write_alone(
+        parquet_file, tmp_path, how):
+    """A progress callback that forks: a child ending with sys.exit() removed the parent's
+    temporary output (its compress_file then failed: FileNotFoundError); a child returning
+    into the rewrite waited for the parent's threads for good."""
+    src = parquet_file.parent / "plain.parquet"
+    out = _run(FORK_IN_PROGRESS, src, tmp_path / "out.parquet", how)
+    assert out.splitlines()[-1].split() == ["0", "True"], out

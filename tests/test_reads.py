@@ -548,3 +548,16 @@ def test_filters_on_a_file_with_view_columns(tmp_path, view):
         assert got.equals(want) and got.schema.field("v").type == view
         with open_reader(tmp_path / "c.parquet", device="cpu", filters=filters) as reader:
             assert reader.read_all().equals(want)
+
+
+def test_reading_threads_keep_to_fsstgpu_threads(monkeypatch):
+    """A CPU read decodes its fsst columns on its reading threads: with ``FSSTGPU_THREADS=1``
+    (a worker process's share of the machine) there is one, not one per core."""
+    from fsstgpu.formats.unit_reads import default_workers
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: nothing to cap")
+    monkeypatch.setenv("FSSTGPU_THREADS", "1")
+    assert default_workers() == 1
+    monkeypatch.setenv("FSSTGPU_THREADS", "2")
+    assert default_workers() == 2
