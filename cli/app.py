@@ -461,8 +461,8 @@ def train(
         parser=FileOrDataset, callback=dataset_or_file, metavar="IN",
         help="Text file (one string per line), Parquet / Arrow IPC file (- reads standard "
              "input), or dataset name.")],
-    out: Annotated[Path, typer.Option(
-        "--out", "-o", metavar="FILE",
+    out: Annotated[PathOrUrl, typer.Option(
+        "--out", "-o", metavar="FILE", parser=PathOrUrl,  # as typed: a Path made ./- stdout
         help="Where to write the symbol table (SymbolTable.to_bytes()); - writes standard "
              "output (the results table goes to stderr).")],
     column: Annotated[str | None, typer.Option(
@@ -553,8 +553,8 @@ def datasets_generate(
         parser=GeneratorName, callback=generator_name, metavar="NAME",
         help="Generator name (see `fsstgpu datasets list`).")],
     rows: Annotated[int, typer.Option(min=0, metavar="N", help="Number of rows to generate.")],
-    out: Annotated[Path, typer.Option(
-        "--out", "-o", metavar="FILE",
+    out: Annotated[PathOrUrl, typer.Option(
+        "--out", "-o", metavar="FILE", parser=PathOrUrl,  # as typed: a Path made ./- stdout
         help="Output file: .parquet/.pq, .arrow/.feather/.ipc or .arrows (or give --format); "
              "- writes standard output (format: --format, else parquet).")],
     seed: Annotated[int, typer.Option(

@@ -9,6 +9,7 @@ File names are printed with any bytes that are not UTF-8 as ``\\xNN`` (:func:`pr
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -90,6 +91,7 @@ def out_console() -> Console:
 
     Piped output gets a wide page (rich would assume 80 columns and squash wide tables).
     """
+    _tolerant(sys.stdout)
     console = _StdoutConsole(file=sys.stdout, soft_wrap=True)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = 200
@@ -98,7 +100,18 @@ def out_console() -> Console:
 
 def err_console() -> Console:
     """The console for progress and errors (stderr)."""
+    _tolerant(sys.stderr)
     return Console(file=sys.stderr, soft_wrap=True)
+
+
+def _tolerant(stream) -> None:
+    """Let ``stream`` show what its encoding lacks as ``\\xNN`` / ``\\uNNNN`` (a C or Latin-1
+    locale, PYTHONIOENCODING=ascii): a table naming ``caf\u00e9.parquet`` raised
+    UnicodeEncodeError after the output was written, and the command failed with exit 1."""
+    try:
+        stream.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError, OSError):  # (no such stream, or not a TextIOWrapper)
+        pass
 
 
 def printable(text) -> str:
@@ -163,7 +176,7 @@ def print_json_error(message: str, code: int) -> None:
     """Under :func:`json_errors`, ``{"error": message, "kind": kind, "exit_code": code}`` on
     stdout (``kind``: :func:`error_kind`, ``"usage"`` for exit 2), unless the command printed
     its JSON result already (stdout stays one JSON document)."""
-    if _JsonState.errors and not _JsonState.printed:
+    if _JsonState.errors and not _JsonState.printed and sys.stdout is not None:
         _JsonState.printed = True  # once: the error may be stdout's own (a full disk behind it)
         try:
             print_json({"error": " ".join(printable(message).split()), "kind": error_kind(code),
@@ -234,6 +247,8 @@ def _check_device_variable() -> None:
 
 def print_json(obj) -> None:
     """Write ``obj`` as JSON on stdout (NaN becomes null)."""
+    if sys.stdout is None:  # (`>&-`: Python leaves no stdout object at all)
+        raise OSError(errno.EBADF, "standard output is closed", "<stdout>")
     sys.stdout.write(json.dumps(_clean(obj), indent=2, default=str) + "\n")
     sys.stdout.flush()
     _JsonState.printed = True
@@ -269,7 +284,7 @@ def kv_table(title: str, items) -> Table:
     """A two-column rich table from (key, value) pairs."""
     table = Table(title=Text(printable(title)), show_header=False)
     table.add_column("key", style="bold")
-    table.add_column("value")
+    table.add_column("value", overflow="fold")  # (a long path broken, never cut to "…")
     for key, value in items:
         table.add_row(Text(printable(key)), Text(printable(value)))  # no markup
     return table

@@ -87,6 +87,8 @@ def stdin_file(src, output=None):
     if src == STDIO and output not in (None, STDIO) and _is_stdin(output):
         raise ValueError(f"{output}: the output is the input file (standard input is "
                          "redirected from it); choose another output path")
+    if src == STDIO and sys.stdin is None:  # (`<&-`: Python leaves no stdin object at all)
+        fail("IN - reads standard input, which is closed here", EXIT_USAGE)
     with _spool("stdin") as folder:
         path = Path(folder) / "stdin"
         with _spool_errors("<stdin>" if src == STDIO else str(src)), open(path, "wb") as f:

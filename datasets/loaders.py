@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from fsstgpu.arrow_layout import to_arrow
 from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
 from fsstgpu.datasets.generators import GENERATORS, generate
-from fsstgpu.formats.rowgroups import reading
+from fsstgpu.formats.rowgroups import open_file, reading
 from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError, string_columns
 from fsstgpu.formats.sniff import detect_format, format_from_name
 from fsstgpu.types import INT32_MAX
@@ -152,16 +152,19 @@ def load_parquet(path: str | os.PathLike, *, column: str | None = None,
     (10, DataType(string))
     """
     rows = check_rows(rows)
-    parquet = pq.ParquetFile(os.fspath(path))
-    name = _choose_column(parquet.schema_arrow, column, path)
-    if rows is None:
-        table = parquet.read(columns=[name])
-    else:
-        counts = np.cumsum([parquet.metadata.row_group(i).num_rows
-                            for i in range(parquet.num_row_groups)])
-        needed = int(np.searchsorted(counts, rows, side="left")) + 1
-        groups = list(range(min(needed, parquet.num_row_groups)))
-        table = parquet.read_row_groups(groups, columns=[name]).slice(0, rows)
+    # (opened by its bytes: pyarrow's own opening of a str path fails on a name that is not
+    # UTF-8, which Python holds as surrogates)
+    with open_file(os.fspath(path)) as f:
+        parquet = pq.ParquetFile(f)
+        name = _choose_column(parquet.schema_arrow, column, path)
+        if rows is None:
+            table = parquet.read(columns=[name])
+        else:
+            counts = np.cumsum([parquet.metadata.row_group(i).num_rows
+                                for i in range(parquet.num_row_groups)])
+            needed = int(np.searchsorted(counts, rows, side="left")) + 1
+            groups = list(range(min(needed, parquet.num_row_groups)))
+            table = parquet.read_row_groups(groups, columns=[name]).slice(0, rows)
     return _decode_dictionary(table.column(name))
 
 
@@ -420,7 +423,7 @@ def _decode_dictionary(col: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def _read_ipc(path: str, stream: bool | None) -> pa.Table:
-    source = pa.memory_map(path)
+    source = pa.memory_map(os.fsencode(path))  # (any bytes in the name: see load_parquet)
     if stream is not True:
         try:
             return pa.ipc.open_file(source).read_all()
