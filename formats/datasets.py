@@ -50,7 +50,7 @@ from fsstgpu.gpu.strings import DeviceStringArray
 
 __all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
            "decompress_dataset", "make_parent", "output_name", "read_dataset",
-           "read_dataset_device", "refuse_output_format"]
+           "read_dataset_device", "refuse_existing_outputs", "refuse_output_format"]
 
 
 class DatasetOutputError(FsstGpuError, NotADirectoryError):
@@ -95,7 +95,33 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     check_dataset_output(dst, src)
     if is_url(dst):
         return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
-    return [(path, Path(dst) / rel) for path, rel in _renamed(src)]
+    plan = [(path, Path(dst) / rel) for path, rel in _renamed(src)]
+    _refuse_outputs_over_inputs(plan)
+    return plan
+
+
+def _refuse_outputs_over_inputs(plan) -> None:
+    """ValueError when an output of ``plan`` is one of the dataset's inputs, also another
+    file's (OUT a folder above IN: ``ds/ds/z.parquet``'s output ``./ds/z.parquet`` is the input
+    ``ds/z.parquet``, which ``force`` replaced before it was read); links resolved, as
+    :func:`~fsstgpu.formats.atomic.check_output` resolves them for a file's own input."""
+    inputs = {os.path.realpath(path): path for path, _ in plan if isinstance(path, Path)}
+    for path, out in plan:
+        if isinstance(out, Path) and os.path.realpath(out) in inputs:
+            raise ValueError(f"{out}: the output is the input file "
+                             f"{inputs[os.path.realpath(out)]} of the same dataset (as the "
+                             f"output of {path}); name an output folder that holds none of "
+                             "its files")
+
+
+def refuse_existing_outputs(plan) -> None:
+    """FileExistsError naming the outputs of ``plan`` (``dataset_outputs``) that exist already,
+    before any file is written (not after the files before them, which a rerun then failed on)."""
+    taken = [str(out) for _, out in plan if _exists(out)]
+    if taken:
+        more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+        raise FileExistsError(f"{taken[0]}{more}: already exists (use --force / force=True "
+                              "to overwrite)")
 
 
 def check_dataset_output(dst, src=None) -> None:
@@ -217,11 +243,7 @@ def make_parent(out) -> list[Path]:
 def _each_file(src, dst, work, progress, force: bool) -> list[dict]:
     plan = dataset_outputs(src, dst)
     if not force:  # every clash named before anything is written (not after the files before it)
-        taken = [str(out) for _, out in plan if isinstance(out, Path) and os.path.lexists(out)]
-        if taken:
-            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
-            raise FileExistsError(f"{taken[0]}{more}: already exists (use --force / force=True "
-                                  "to overwrite)")
+        refuse_existing_outputs(plan)
     results = []
     created: list[Path] = []  # folders made here: removed again if a failure leaves them empty
     try:
@@ -251,6 +273,15 @@ def refuse_output_format(options: dict) -> None:
     if options.get("format") is not None:
         raise ValueError("format= names one output file's format; a dataset's outputs keep "
                          "their inputs' names and formats")
+
+
+def _exists(out) -> bool:
+    """Tell whether the output ``out`` (a local name, also a dangling link, or a URL's
+    object) is there."""
+    if isinstance(out, Url):
+        fs, path = out.filesystem()
+        return bool(fs.exists(path))
+    return os.path.lexists(out)
 
 
 def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **options

@@ -224,14 +224,25 @@ def _found(source) -> list[tuple[Path | Url, str]]:
 
 
 def _walked(top: Path):
-    """Every name below the folder ``top`` (links to folders not followed, as ``rglob`` in
-    Python 3.11), an unreadable folder an error: ``rglob`` skipped it without a word, and a
-    dataset lost its files there."""
+    """Every name below the folder ``top``, an unreadable folder an error: ``rglob`` skipped it
+    without a word, and a dataset lost its files there. Links to folders are followed, as
+    ``pyarrow.dataset`` follows them (not followed, their files were left out without a word),
+    except a link back to a folder it is inside (a loop: its files are read already)."""
 
     def refuse(exc: OSError):
         raise exc
 
-    for folder, _, names in os.walk(top, onerror=refuse):
+    # each folder's real path with its parents', to tell a loop of links
+    chains = {str(top): (os.path.realpath(top),)}
+    for folder, dirs, names in os.walk(top, onerror=refuse, followlinks=True):
+        chain = chains.pop(folder)
+        kept = []
+        for name in dirs:
+            real = os.path.realpath(os.path.join(folder, name))
+            if real not in chain:
+                chains[os.path.join(folder, name)] = (*chain, real)
+                kept.append(name)
+        dirs[:] = kept
         for name in names:
             yield Path(folder, name)
 

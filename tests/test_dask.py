@@ -160,3 +160,19 @@ def test_negative_threads_are_refused_before_any_worker_starts():
     with pytest.raises(ValueError, match="threads must not be negative"):
         with local_client(workers=1, processes=False, threads=-2):
             pass
+
+
+def test_an_output_that_exists_is_named_before_any_task_runs(tmp_path):
+    """As compress_dataset without Dask (b75faeb): with one output there already, the other
+    files were written, then the failure; a rerun then failed on them."""
+    tables = _dataset(tmp_path / "in", files=3, rows=50)
+    taken = tmp_path / "c" / "part=0" / "f2.parquet"
+    taken.parent.mkdir(parents=True)
+    taken.write_bytes(b"keep me")
+    with local_client(workers=1, processes=False) as client:
+        with pytest.raises(FileExistsError, match="f2.parquet: already exists"):
+            compress_dataset(tmp_path / "in", tmp_path / "c", client=client)
+        assert [p for p in (tmp_path / "c").rglob("*") if p.is_file()] == [taken]
+        assert taken.read_bytes() == b"keep me"
+        compress_dataset(tmp_path / "in", tmp_path / "c", client=client, force=True)
+    assert read_table(taken, device="cpu").equals(tables["part=0/f2.parquet"])

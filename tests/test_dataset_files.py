@@ -607,3 +607,61 @@ def test_a_list_of_files_that_is_empty_or_names_a_folder(tmp_path):
         with pytest.raises(FileNotFoundError, match="a folder, not a file"):
             call([tmp_path])
     assert not (tmp_path / "out").exists()
+
+
+def test_an_output_over_another_input_of_the_dataset_is_refused(tmp_path):
+    """OUT a folder above IN, IN holding a folder of IN's name: ``ds/ds/z.parquet``'s output
+    ``./ds/z.parquet`` is the input ``ds/z.parquet``. With force, ds/ds/z.parquet (sorted
+    first) was written over ds/z.parquet, which was then read and compressed in its turn: its
+    rows were lost, exit 0."""
+    root = tmp_path / "ds"
+    (root / "ds").mkdir(parents=True)
+    pq.write_table(pa.table({"s": ["top"]}), root / "z.parquet")
+    pq.write_table(pa.table({"s": ["inner"]}), root / "ds" / "z.parquet")
+    before = (root / "z.parquet").read_bytes()
+    for force in (False, True):
+        with pytest.raises(ValueError, match="the output is the input file"):
+            compress_dataset(root, tmp_path, force=force)
+        with pytest.raises(ValueError, match="the output is the input file"):
+            decompress_dataset(root, tmp_path, force=force, device="cpu")
+    assert (root / "z.parquet").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
+def test_links_to_folders_are_followed_and_loops_are_not(tmp_path):
+    """A dataset folder holding a link to a partition folder elsewhere (as datasets are put
+    together from parts): its files were left out without a word (os.walk does not follow
+    links), where pyarrow.dataset reads them; a loop of links is walked once."""
+    elsewhere = tmp_path / "elsewhere" / "year=2026"
+    elsewhere.mkdir(parents=True)
+    pq.write_table(pa.table({"s": ["far"]}), elsewhere / "b.parquet")
+    root = tmp_path / "ds"
+    (root / "year=2025").mkdir(parents=True)
+    pq.write_table(pa.table({"s": ["near"]}), root / "year=2025" / "a.parquet")
+    (root / "year=2026").symlink_to(elsewhere, target_is_directory=True)
+    (root / "year=2025" / "up").symlink_to(root, target_is_directory=True)  # a loop
+    (elsewhere / "x").symlink_to(root / "year=2025", target_is_directory=True)  # and another
+    rels = [rel for _, rel in dataset_files(root)]
+    assert rels[:2] == ["year=2025/a.parquet", "year=2026/b.parquet"]
+    assert len(rels) == len(set(rels)) and all(r.endswith(".parquet") for r in rels)
+    got = read_dataset(root, device="cpu")
+    assert got.slice(0, 2).to_pylist() == [{"s": "near", "year": 2025},
+                                            {"s": "far", "year": 2026}]
+    out = compress_dataset(root, tmp_path / "c")
+    assert [r["output"][len(str(tmp_path / "c")) + 1:] for r in out][:2] == rels[:2]
+
+
+def test_an_output_object_that_exists_is_named_before_any_is_uploaded(dataset, tmp_path):
+    """As for local outputs (b75faeb): with c.parquet's object already in the output URL's
+    store, a.parquet and b.parquet were uploaded, then the failure; a rerun failed on them."""
+    fsspec = pytest.importorskip("fsspec")
+    root, tables = dataset
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/fsstgpu-taken/out/year=2026/c.parquet", b"keep me")
+    try:
+        with pytest.raises(FileExistsError, match="c.parquet: already exists"):
+            compress_dataset(root, "memory://fsstgpu-taken/out")
+        assert fs.find("/fsstgpu-taken") == ["/fsstgpu-taken/out/year=2026/c.parquet"]
+        assert fs.cat("/fsstgpu-taken/out/year=2026/c.parquet") == b"keep me"
+    finally:
+        fs.rm("/fsstgpu-taken", recursive=True)

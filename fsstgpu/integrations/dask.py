@@ -30,7 +30,12 @@ import contextlib
 import os
 
 from fsstgpu.device import get_cupy, resolve_device
-from fsstgpu.formats.datasets import dataset_outputs, make_parent, refuse_output_format
+from fsstgpu.formats.datasets import (
+    dataset_outputs,
+    make_parent,
+    refuse_existing_outputs,
+    refuse_output_format,
+)
 from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
@@ -108,10 +113,13 @@ def _client(client):
     return client if client is not None else _distributed().get_client()
 
 
-def _outputs(src, dst) -> list[tuple[str, str]]:
-    """The dataset's (input, output) pairs as strings: what travels to the workers."""
-
-    return [(str(path), str(out)) for path, out in dataset_outputs(src, dst)]
+def _outputs(src, dst, force: bool) -> list[tuple[str, str]]:
+    """The dataset's (input, output) pairs as strings: what travels to the workers; without
+    ``force``, every output that exists already named before any task runs."""
+    plan = dataset_outputs(src, dst)
+    if not force:
+        refuse_existing_outputs(plan)
+    return [(str(path), str(out)) for path, out in plan]
 
 
 def _compress_one(src: str, dst: str, columns, force: bool, options: dict, on_unit) -> dict:
@@ -166,7 +174,7 @@ def compress_dataset(src, dst, columns=None, *, client=None, force=False, on_uni
     See the module docstring.
     """
     refuse_output_format(options)
-    return _run(client, _compress_one, _outputs(src, dst), columns, force, options, on_unit)
+    return _run(client, _compress_one, _outputs(src, dst, force), columns, force, options, on_unit)
 
 
 def decompress_dataset(src, dst, *, client=None, device="auto", force=False, on_unit=None
@@ -178,7 +186,7 @@ def decompress_dataset(src, dst, *, client=None, device="auto", force=False, on_
     --------
     See the module docstring.
     """
-    return _run(client, _decompress_one, _outputs(src, dst), device, force, on_unit)
+    return _run(client, _decompress_one, _outputs(src, dst, force), device, force, on_unit)
 
 
 def _worker_gpu(cp):
