@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import CompressedStringArray
-from fsstgpu.arrow_layout import unpack_bitmap
+from fsstgpu.bitmaps import unpack_bitmap
 
 
 def concat(parts) -> CompressedStringArray:

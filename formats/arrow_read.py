@@ -25,7 +25,8 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow, slice_bitmap
+from fsstgpu.arrow_layout import buffer_values, check_arrow, from_arrow
+from fsstgpu.bitmaps import slice_bitmap
 from fsstgpu.checks import check_structure, length_sums
 from fsstgpu.columns import decompress_column
 from fsstgpu.device import resolve_device

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.arrow_layout import unpack_bitmap
+from fsstgpu.bitmaps import unpack_bitmap
 from fsstgpu.formats.arrow import TABLE_DICTIONARY, FsstType, distinct_tables, extension_type_for
 from fsstgpu.formats.arrow_read import MAX_BLOCKS, from_extension_array, table_runs
 from fsstgpu.splits import interior_cuts

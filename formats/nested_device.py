@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.arrow_layout import as_chunks, join_bitmaps, slice_bitmap
+from fsstgpu.arrow_layout import as_chunks
+from fsstgpu.bitmaps import join_bitmaps, slice_bitmap
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type

@@ -36,7 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fsstgpu.arrow_layout import buffer_values, slice_bitmap
+from fsstgpu.arrow_layout import buffer_values
+from fsstgpu.bitmaps import slice_bitmap
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.native import string_bounds

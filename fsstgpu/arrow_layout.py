@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from fsstgpu.bitmaps import count_set_bits, join_bitmaps, slice_bitmap, unpack_bitmap
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.memory import pool_empty
 from fsstgpu.native import (
-    count_set_bits as native_count_set_bits,
     first_decrease as native_first_decrease,
     gather as native_gather,
     running_sum,
@@ -54,15 +54,11 @@ __all__ = [
     "as_data_offsets",
     "buffer_values",
     "check_arrow",
-    "count_set_bits",
     "from_arrow",
     "first_decrease",
     "is_non_decreasing",
-    "join_bitmaps",
     "offsets_from_lengths",
-    "slice_bitmap",
     "to_arrow",
-    "unpack_bitmap",
 ]
 
 @dataclass(frozen=True)
@@ -126,6 +122,9 @@ def from_arrow(array) -> Plain:
     """
     if isinstance(array, pa.ChunkedArray):
         check_type(array.type)
+        joined = _small_chunks_joined(array)
+        if joined is not None:
+            return joined
         parts = [_from_array(chunk, f"chunk {k}" if array.num_chunks > 1 else "")
                  for k, chunk in enumerate(array.chunks)]
         return _concat(array.type, parts)
@@ -133,6 +132,43 @@ def from_arrow(array) -> Plain:
         raise TypeError(f"expected a pyarrow Array or ChunkedArray, got {type(array).__name__}")
     check_type(array.type)
     return _from_array(array, "")
+
+
+#: a ChunkedArray of more chunks than this, of fewer rows each on average than
+#: :data:`SMALL_CHUNK_ROWS`, is checked and read as one array (:func:`_small_chunks_joined`)
+MANY_CHUNKS = 64
+SMALL_CHUNK_ROWS = 4096
+
+
+def _small_chunks_joined(array: pa.ChunkedArray) -> Plain | None:
+    """``array`` of many small chunks as one Plain, its chunks joined by pyarrow first: the
+    checks and the layout of each chunk cost some 30 us of Python apiece, 100x the
+    codec's time for a chunk of one short string. None (the caller reads chunk by chunk,
+    naming the chunk at fault) for few or large chunks, views (pyarrow's join reads the views
+    under nulls, which are not checked), or when any check fails. pyarrow's full validation
+    (offsets inside the data, null counts against the bitmaps) comes before its join reads
+    the values; the joined array then gets every check of :func:`_from_array`."""
+    n = array.num_chunks
+    if n <= MANY_CHUNKS or len(array) >= n * SMALL_CHUNK_ROWS or is_view(array.type):
+        return None
+    try:
+        array.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+    chunks = array.chunks
+    nulls = sum(chunk.null_count for chunk in chunks)
+    try:
+        joined = array.combine_chunks()
+    except pa.ArrowException:  # e.g. past 2 GiB of string bytes: int32 offsets overflow
+        return None
+    if joined.null_count != nulls:  # a chunk's 0 over a bitmap with nulls: told per chunk
+        return None
+    try:
+        plain = _from_array(joined, "")
+    except CorruptDataError:
+        return None
+    return Plain(array.type, plain.data, plain.offsets, plain.validity, plain.null_count,
+                 np.fromiter((len(chunk) for chunk in chunks), np.int64, n))
 
 
 def _from_array(array: pa.Array, where: str) -> Plain:
@@ -351,74 +387,6 @@ def _concat(type_: pa.DataType, parts: list[Plain]) -> Plain:
     null_count = sum(p.null_count for p in parts)
     validity = join_bitmaps([(p.validity, len(p)) for p in parts]) if null_count else None
     return Plain(type_, data, offsets, validity, null_count, chunk_lengths)
-
-
-def join_bitmaps(parts) -> np.ndarray:
-    """One LSB-first bitmap (bit offset 0) of ``parts`` end to end: ``(bitmap, n)`` pairs, each
-    the first ``n`` bits of an LSB-first bitmap, or None for ``n`` valid values.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.arrow_layout import join_bitmaps
-    >>> join_bitmaps([(np.array([0b101], np.uint8), 3), (None, 2)]).tolist()  # 1 0 1 1 1
-    [29]
-    """
-    bits = [unpack_bitmap(bitmap, n) if bitmap is not None else np.ones(n, bool)
-            for bitmap, n in parts]
-    return np.packbits(np.concatenate(bits) if bits else np.zeros(0, bool), bitorder="little")
-
-
-def unpack_bitmap(bitmap: np.ndarray, n: int) -> np.ndarray:
-    """Return the first ``n`` bits of an LSB-first bitmap as a bool array.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.arrow_layout import unpack_bitmap
-    >>> unpack_bitmap(np.array([0b101], np.uint8), 3).tolist()
-    [True, False, True]
-    """
-    return np.unpackbits(bitmap, count=n, bitorder="little").astype(bool)
-
-
-def slice_bitmap(bitmap: np.ndarray, start: int, n: int) -> np.ndarray:
-    """Return bits ``start:start+n`` of an LSB-first bitmap as a new one with bit offset 0.
-
-    Padding bits of the result are zero. Zero-copy when ``start`` is a multiple of 8 and the
-    padding bits are already zero.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.arrow_layout import slice_bitmap
-    >>> slice_bitmap(np.array([0b10110100, 0b1], np.uint8), 2, 7).tolist() == [0b1101101]
-    True
-    """
-    nbytes = (n + 7) // 8
-    if start % 8 == 0:
-        out = bitmap[start // 8 : start // 8 + nbytes]
-        if n % 8 and out[-1] >> (n % 8):
-            out = out.copy()
-            out[-1] &= (1 << (n % 8)) - 1
-        return out
-    first = start // 8
-    last = (start + n + 7) // 8
-    bits = np.unpackbits(bitmap[first:last], bitorder="little")[start % 8 : start % 8 + n]
-    return np.packbits(bits, bitorder="little")
-
-
-def count_set_bits(bitmap: np.ndarray) -> int:
-    """Number of 1 bits in a uint8 array.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.arrow_layout import count_set_bits
-    >>> count_set_bits(np.array([0xFF, 0b101], np.uint8))
-    10
-    """
-    return native_count_set_bits(bitmap)
 
 
 def offsets_from_lengths(lengths, type_, total=None) -> np.ndarray:

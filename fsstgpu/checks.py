@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.arrow_layout import count_set_bits, is_non_decreasing
+from fsstgpu.arrow_layout import is_non_decreasing
+from fsstgpu.bitmaps import count_set_bits
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.native import (

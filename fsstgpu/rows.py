@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fsstgpu.arrow_layout import offsets_from_lengths, to_arrow, unpack_bitmap
+from fsstgpu.arrow_layout import offsets_from_lengths, to_arrow
+from fsstgpu.bitmaps import unpack_bitmap
 from fsstgpu.decoder import decode_range
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.types import is_text

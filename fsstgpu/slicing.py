@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.arrow_layout import count_set_bits, slice_bitmap
+from fsstgpu.bitmaps import count_set_bits, slice_bitmap
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
 

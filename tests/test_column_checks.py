@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from fsstgpu import CorruptDataError, native
-from fsstgpu.arrow_layout import count_set_bits, first_decrease, offsets_from_lengths
+from fsstgpu.arrow_layout import first_decrease, offsets_from_lengths
+from fsstgpu.bitmaps import count_set_bits
 from fsstgpu.checks import length_sums
 
 THREADS = (1, 2, 5)

@@ -27,7 +27,7 @@ LAYERS = (
     ("CPU codec", ("fsstgpu._native", "fsstgpu.native", "fsstgpu.native.*", "fsstgpu.utf8",
                    "fsstgpu.symbol_table", "fsstgpu.training", "fsstgpu.blocks",
                    "fsstgpu.encoder", "fsstgpu.decoder", "fsstgpu.arrow_layout", "fsstgpu.scan",
-                   "fsstgpu.checks", "fsstgpu.splits", "fsstgpu.inputs")),
+                   "fsstgpu.checks", "fsstgpu.splits", "fsstgpu.inputs", "fsstgpu.bitmaps")),
     ("column API", ("fsstgpu.arrays", "fsstgpu.slicing", "fsstgpu.rows", "fsstgpu.columns")),
     ("GPU runtime", ("fsstgpu.gpu", "fsstgpu.gpu.*", "fsstgpu.kernels", "fsstgpu.kernels.*")),
     ("formats", ("fsstgpu.formats", "fsstgpu.formats.*")),

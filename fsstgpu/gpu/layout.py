@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from fsstgpu.arrays import CompressedStringArray
-from fsstgpu.arrow_layout import join_bitmaps
+from fsstgpu.bitmaps import join_bitmaps
 from fsstgpu.kernels.bitplane_cpu import (
     bitplane_pack_cpu,
     bitplane_unpack_offsets_cpu,
