@@ -90,7 +90,7 @@ from fsstgpu.formats import (
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.datasets import check_dataset_output, output_name
 from fsstgpu.formats.locations import is_url, local_or_url, skipped_files
-from fsstgpu.formats.rowgroups import write_table
+from fsstgpu.formats.sinks import write_table
 from fsstgpu.formats.sniff import detect_format, suffix_for
 from fsstgpu.integrations import dask as on_dask
 

@@ -4,16 +4,15 @@ Specifications live beside the code: ``arrow.md`` (the extension type), ``blob.m
 ``files.md`` (Parquet / IPC files). Modules: ``arrow`` (the extension type), ``arrow_values``
 (its arrays, scalars and pandas dtype, which decode), ``files`` (compress and decompress files),
 ``file_reads`` (read them: tables, batch readers, the GPU), ``decoding`` (what decompressing and
-reading share), ``inspection`` (describe one), ``rowgroups`` (reading and writing them one row
-group at a time), ``device_reader`` (row groups read in parallel, onto the GPU), ``pruning``
-(which row groups a ``filters=`` read needs), ``datasets`` (directories, globs and lists of
-files), ``partitions`` (their Hive partition columns), ``locations`` (local paths and fsspec
-URLs), ``sniff`` (which format a file holds), ``atomic`` (safe output), ``selection`` (choosing
-columns), ``dictionaries`` (dictionary columns), ``tables`` (the string columns of a Table
-compressed), ``nested`` (strings inside list, struct and map columns), ``nested_device`` (those
-columns in device memory), ``arrow_storage`` /
-``arrow_read`` (a compressed column to and from its extension array), ``blob`` (the standalone
-blob).
+reading share), ``inspection`` (describe one), ``rowgroups`` (reading them one row group at a
+time), ``sinks`` (writing them so), ``device_reader`` (row groups read in parallel, onto the
+GPU), ``pruning`` (which row groups a ``filters=`` read needs), ``datasets`` (directories, globs
+and lists of files), ``partitions`` (their Hive partition columns), ``locations`` (local paths
+and fsspec URLs), ``sniff`` (which format a file holds), ``atomic`` (safe output), ``selection``
+(choosing columns), ``dictionaries`` (dictionary columns), ``tables`` (the string columns of a
+Table compressed), ``nested`` (strings inside list, struct and map columns), ``nested_device``
+(those columns in device memory), ``arrow_storage`` / ``arrow_read`` (a compressed column to and
+from its extension array), ``blob`` (the standalone blob).
 """
 
 from __future__ import annotations

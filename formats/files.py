@@ -61,13 +61,13 @@ from fsstgpu.formats.pruning import (
     string_buffers,
 )
 from fsstgpu.formats.rowgroups import (
-    Sink,
     Source,
     check_input,
     parquet_codec_name,
     reading,
 )
 from fsstgpu.formats.selection import select_columns
+from fsstgpu.formats.sinks import Sink
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.block_encode import GpuBlockEncoder
 from fsstgpu.native import distinct_upto

@@ -2,7 +2,7 @@
 columns converted and the last one written, each on threads of its own.
 
 :func:`rewrite` is what ``compress_file`` and ``decompress_file`` run between a
-:class:`~fsstgpu.formats.rowgroups.Source` and a :class:`~fsstgpu.formats.rowgroups.Sink`:
+:class:`~fsstgpu.formats.rowgroups.Source` and a :class:`~fsstgpu.formats.sinks.Sink`:
 :func:`read_ahead` reads unit k + 1 (pyarrow releases the GIL while it decodes pages) while
 unit k's columns are converted, and the sink writes unit k - 1 meanwhile (several row groups at
 once for Parquet: :mod:`fsstgpu.formats.parquet_parts`). :func:`regrouped` cuts units to a row
@@ -18,7 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
-from fsstgpu.formats.rowgroups import Sink, Source
+from fsstgpu.formats.rowgroups import Source
+from fsstgpu.formats.sinks import Sink
 from fsstgpu.parallel import refuse_forked
 
 __all__ = ["read_ahead", "regrouped", "rewrite"]
@@ -123,7 +124,8 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
     --------
     >>> import os, tempfile, pyarrow as pa, pyarrow.compute as pc
     >>> from fsstgpu.formats.pipeline import rewrite
-    >>> from fsstgpu.formats.rowgroups import Sink, Source, write_table
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> from fsstgpu.formats.sinks import Sink, write_table
     >>> d = tempfile.mkdtemp()
     >>> write_table(pa.table({"s": ["a", "b", "c"]}), os.path.join(d, "in.arrows"), "arrows",
     ...             rows_per_unit=2)

@@ -26,6 +26,7 @@ from fsstgpu.formats import (
     read_table,
     read_table_device,
     rowgroups,
+    sinks,
     sniff,
 )
 from fsstgpu.formats.arrow import is_fsst_type
@@ -44,7 +45,7 @@ STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view(),
 
 def write(table: pa.Table, path, rows_per_unit: int | None = None) -> None:
     """Write ``table`` in the format of ``path``'s suffix, ``rows_per_unit`` per row group."""
-    rowgroups.write_table(table, path, sniff.format_from_name(path), rows_per_unit=rows_per_unit)
+    sinks.write_table(table, path, sniff.format_from_name(path), rows_per_unit=rows_per_unit)
 
 
 def read_plain(path) -> pa.Table:

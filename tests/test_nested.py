@@ -39,8 +39,9 @@ from fsstgpu.formats.nested import (
 )
 from fsstgpu.formats.nested_device import checked_leaves
 from fsstgpu.formats.parquet_compat import READS_NULL_FIXED_SIZE_LISTS
-from fsstgpu.formats.rowgroups import Source, write_table
+from fsstgpu.formats.rowgroups import Source
 from fsstgpu.formats.selection import ColumnTypeError
+from fsstgpu.formats.sinks import write_table
 
 WORDS = ["alpha", "beta", "gamma", "http://example.org/a/b", "", "delta epsilon"]
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fsstgpu.columns import compress_column
-from fsstgpu.formats import compress_file, decompress_file, rowgroups as rowgroups_module
+from fsstgpu.formats import compress_file, decompress_file, sinks as sinks_module
 from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.parquet_options import (
     ROW_GROUPS_KEY,
@@ -23,7 +23,7 @@ from fsstgpu.formats.parquet_options import (
 )
 from fsstgpu.formats.parquet_parts import JoinedParquetFile, write_part
 from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
-from fsstgpu.formats.rowgroups import Sink
+from fsstgpu.formats.sinks import Sink
 from fsstgpu.formats.thrift_compact import dumps, loads
 
 
@@ -171,7 +171,7 @@ def test_compress_and_decompress_file_in_parallel_are_unchanged(tmp_path, monkey
     pq.write_table(_table(rng, 5000), src, row_group_size=700)
     outputs = {}
     for threads in (1, 4):
-        monkeypatch.setattr(rowgroups_module, "part_threads", lambda t=threads: t)
+        monkeypatch.setattr(sinks_module, "part_threads", lambda t=threads: t)
         c, d = tmp_path / f"c{threads}.parquet", tmp_path / f"d{threads}.parquet"
         compress_file(src, c, parquet_codec=codec)
         decompress_file(c, d, device="cpu")
@@ -186,7 +186,7 @@ def test_an_fsst_file_without_row_groups_in_parallel(tmp_path, monkeypatch):
                    src)
     outputs = []
     for threads in (1, 2):
-        monkeypatch.setattr(rowgroups_module, "part_threads", lambda t=threads: t)
+        monkeypatch.setattr(sinks_module, "part_threads", lambda t=threads: t)
         out = tmp_path / f"c{threads}.parquet"
         compress_file(src, out)
         outputs.append(out.read_bytes())
