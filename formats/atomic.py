@@ -85,6 +85,8 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    except OverflowError:  # no process has such an id: not a name fsstgpu gave (left alone)
+        return True
     except OSError:  # EPERM: it exists, owned by someone else
         return True
     return True
@@ -343,13 +345,39 @@ def _put_in_place(tmp: Path, dst: Path, force: bool) -> None:
     except OSError as exc:
         if exc.errno not in _NO_LINKS:
             raise
-        try:  # no hard links here: claim the name, then replace our own claim
+        if _rename_noreplace(tmp, dst):  # atomic too: no moment with an empty dst
+            return
+        # no hard links and no renameat2 here: claim the name, then replace our own claim
+        # (an empty dst until the replace: a reader, or a kill, may meet it)
+        try:
             os.close(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except FileExistsError:
             raise taken from None
         os.replace(tmp, dst)
     else:
         os.unlink(tmp)
+
+
+def _rename_noreplace(tmp: Path, dst: Path) -> bool:
+    """``renameat2(tmp, dst, RENAME_NOREPLACE)`` (Linux): True when it gave ``tmp`` the name,
+    FileExistsError when the name is taken, False where the call or flag is not supported."""
+    import ctypes  # (here: a rare path, and ctypes costs the command line's start)
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        call = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, noreplace = -100, 1
+    if call(at_fdcwd, os.fsencode(tmp), at_fdcwd, os.fsencode(dst), noreplace) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.EEXIST:
+        raise FileExistsError(f"{dst}: already exists (use --force / force=True to overwrite)")
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(dst))
 
 
 @contextlib.contextmanager

@@ -44,6 +44,7 @@ class FileIdentity:
     inode: int
     size: int
     mtime_ns: int
+    ctime_ns: int  # (a rewrite can set the mtime back, cp -p, touch -r; not the ctime)
     fd: int
 
     @classmethod
@@ -52,12 +53,12 @@ class FileIdentity:
         if fd is None:
             return None
         st = os.fstat(fd)
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, fd)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, fd)
 
     def _same(self, fd: int) -> bool:
         st = os.fstat(fd)
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
-            self.device, self.inode, self.size, self.mtime_ns)
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
+            self.device, self.inode, self.size, self.mtime_ns, self.ctime_ns)
 
     def check(self, fd: int | None, path) -> None:
         """Raise CorruptDataError unless ``fd`` reads this file, unchanged."""

@@ -230,6 +230,11 @@ def _walked(top: Path):
     except a link back to a folder it is inside (a loop: its files are read already)."""
 
     def refuse(exc: OSError):
+        # a hidden folder (not the dataset's: _temporary, .git) removed since its parent was
+        # listed, as writers' staging folders are, is as if it had not been there
+        if isinstance(exc, FileNotFoundError) and exc.filename is not None and _hidden(
+                Path(os.path.relpath(exc.filename, top)).as_posix()):
+            return
         raise exc
 
     # each folder's real path with its parents', to tell a loop of links

@@ -316,8 +316,10 @@ class Source:
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no row group {k} (it has {self.num_units})")
             with reading(self.path, f"row group {k}: "):
-                return self._restored(self.rows_checked(k, self.read_row_group(
+                unit = self._restored(self.rows_checked(k, self.read_row_group(
                     self._parquet, k, columns)))
+            self.check_unchanged()
+            return unit
         if self.format == "arrow":
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
@@ -326,6 +328,7 @@ class Source:
                     *self._ipc_file.get_batch_with_custom_metadata(k), index=k)
                 if batch is None:
                     raise CorruptDataError("it is the end batch, amid the data")
+            self.check_unchanged()
             return pa.Table.from_batches([batch])
         for i, unit in enumerate(self.units()):
             if i == k:
@@ -374,11 +377,15 @@ class Source:
             for i in range(self.num_units):
                 if i == 0 and self._first is not None:  # (first_unit)
                     kept, self._first = self._first, None
+                    self.check_unchanged()  # (each unit before it is yielded: units())
                     yield kept if columns is None else kept.select(columns)
                     continue
                 with reading(self.path, f"row group {i}: "):
                     unit = self._restored(self.rows_checked(i, self.read_row_group(
                         self._parquet, i, columns)))
+                # a rewrite in place changes the bytes under the next reads: none of their
+                # rows may reach a caller (who has used them when the read ends)
+                self.check_unchanged()
                 yield unit
             self.check_unchanged()
             return
@@ -389,6 +396,7 @@ class Source:
                 with reading(self.path, f"record batch {i}: "):
                     batch = checks.check(*self._ipc_file.get_batch_with_custom_metadata(i))
                 if batch is not None:
+                    self.check_unchanged()
                     yield pa.Table.from_batches([batch]).select(names)
             with reading(self.path):
                 checks.finish()
@@ -412,6 +420,7 @@ class Source:
                     raise CorruptDataError("truncated: it ends before the dictionaries of "
                                            "this record batch were all read") from None
             if batch is not None:  # None: the end batch, which must be the last
+                self.check_unchanged()
                 yield pa.Table.from_batches([batch]).select(names)
         with reading(self.path):
             checks.finish(reader.stats)

@@ -246,6 +246,10 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
             refuse_forked(owner, f"{source.path}: this reader")
             run, jobs = pending.popleft()
             unit = {name: job.result() for name, job in jobs.items()}
+            # read from the file the read began with, unchanged: a rewrite in place changes
+            # the bytes under later reads, whose rows must not be yielded (a caller streaming
+            # batches has used them by the time the read ends, or stops before its end)
+            source.check_unchanged()
             if following < len(runs):
                 pending.append(submit(runs[following]))
                 following += 1
