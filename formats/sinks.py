@@ -7,14 +7,16 @@ groups are written several at once (:mod:`fsstgpu.formats.parquet_parts`), with 
 checksums; Arrow IPC batches each carry a CRC32 (:mod:`fsstgpu.formats.ipc_integrity`).
 :func:`write_table` writes a plain file with pyarrow only.
 
->>> import os, tempfile, pyarrow as pa
->>> from fsstgpu.formats.rowgroups import Source
->>> from fsstgpu.formats.sinks import write_table
+>>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats.sinks import Sink
 >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
->>> write_table(pa.table({"s": ["a", "b", "c"]}), path, "parquet", rows_per_unit=2)
->>> with Source(path) as source:
-...     [unit.num_rows for unit in source.units()]
-[2, 1]
+>>> table = pa.table({"s": ["a", "b", "c"]})
+>>> sink = Sink(path, "parquet", table.schema)
+>>> for rows in (table.slice(0, 2), table.slice(2)):  # a row group a call
+...     sink.write(rows.columns)
+>>> sink.close()
+>>> pq.ParquetFile(path).metadata.num_row_groups, pq.read_table(path).column("s").to_pylist()
+(2, ['a', 'b', 'c'])
 """
 
 from __future__ import annotations
