@@ -19,10 +19,11 @@ Two pyarrow behaviours shape the reading:
 
 Integrity: a flipped byte must be an error, not wrong data. Parquet files are written with page
 checksums (CRC32 of every data page, checked on read wherever present); Arrow IPC has none, so
-every record batch read is validated in full, and every one written here carries a CRC32 of its
-serialised schema, data and dictionaries and its position, and the output ends with a batch
-counting them (:mod:`fsstgpu.formats.ipc_integrity`). IPC outputs keep the input's IPC
-compression (:mod:`fsstgpu.formats.ipc_compression`), zstd for an input without one (Parquet).
+every record batch read is validated in full, and every one fsstgpu writes
+(:mod:`fsstgpu.formats.sinks`) carries a CRC32 of its serialised schema, data and dictionaries
+and its position, and the output ends with a batch counting them
+(:mod:`fsstgpu.formats.ipc_integrity`). IPC outputs keep the input's IPC compression
+(:mod:`fsstgpu.formats.ipc_compression`), zstd for an input without one (Parquet).
 
 >>> import os, tempfile, pyarrow as pa
 >>> from fsstgpu.formats.rowgroups import Source
