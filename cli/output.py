@@ -37,6 +37,7 @@ from fsstgpu.device import DEVICES
 from fsstgpu.errors import CorruptDataError, DeviceError
 from fsstgpu.formats.datasets import DatasetOutputError
 from fsstgpu.formats.files import NotCompressedError
+from fsstgpu.formats.rowgroups import MissingInputError
 from fsstgpu.formats.selection import ColumnSelectionError
 
 EXIT_OK = 0
@@ -204,7 +205,8 @@ def handle_errors():
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:
         fail(str(exc), EXIT_CORRUPT)
-    except (ColumnSelectionError, NotCompressedError, DatasetOutputError) as exc:
+    except (ColumnSelectionError, NotCompressedError, DatasetOutputError,
+            MissingInputError) as exc:  # (a URL's missing object: a missing input file too)
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:
         if isinstance(exc, BrokenPipeError) and _stdout_broken():

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from fsstgpu.errors import CorruptDataError
+from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.file_identity import FileIdentity, descriptor
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, data_batches
@@ -70,6 +70,7 @@ from fsstgpu.parallel import refuse_forked
 
 __all__ = [
     "BATCH_CRC_KEY",
+    "MissingInputError",
     "PARQUET_CODECS",
     "ProgressCallback",
     "Source",
@@ -111,6 +112,11 @@ def open_file(path, mode: str = "rb") -> pa.NativeFile:
     return pa.OSFile(os.fsencode(path), mode)
 
 
+class MissingInputError(FsstGpuError, FileNotFoundError):
+    """An input file (a local path or a URL's object) that is not there: a usage error on the
+    command line (exit 2), a FileNotFoundError to Python callers."""
+
+
 def check_input(src) -> Path | Url:
     """``src`` as a Path; FileNotFoundError / IsADirectoryError naming it unless it is a file,
     ValueError when it is a pipe, device or socket (read by position, it could hang).
@@ -121,17 +127,17 @@ def check_input(src) -> Path | Url:
     >>> check_input("no/such.parquet")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: no/such.parquet: no such file
+    fsstgpu.formats.rowgroups.MissingInputError: no/such.parquet: no such file
     """
     src = local_or_url(src)
     if isinstance(src, Url):
         if not src.is_file():
             if src.is_dir():
                 raise IsADirectoryError(f"{src}: is a directory, not a file")
-            raise FileNotFoundError(f"{src}: no such file")
+            raise MissingInputError(f"{src}: no such file")
         return src
     if not src.exists():
-        raise FileNotFoundError(f"{src}: no such file")
+        raise MissingInputError(f"{src}: no such file")
     if src.is_dir():
         raise IsADirectoryError(f"{src}: is a directory, not a file")
     if not src.is_file():  # a pipe's second opening waited forever for a writer

@@ -28,7 +28,7 @@ from fsstgpu.cli.app import app
 from fsstgpu.cli.output import progress_columns
 from fsstgpu.cli.stdio import stdin_file
 from fsstgpu.formats.atomic import TEMP_SUFFIX, StaleTemporaryFileWarning, atomic_output, owner_tag
-from fsstgpu.formats.files import NotCompressedError, decompress_file
+from fsstgpu.formats.files import NotCompressedError, compress_file, decompress_file
 
 runner = CliRunner()
 
@@ -629,3 +629,14 @@ def test_json_of_a_pipe_input_names_the_pipe_not_the_spooled_copy(tmp_path, plai
     done = _cli("roundtrip", "--json", fifo)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["source"] == str(fifo)
+
+
+def test_a_missing_url_input_is_a_usage_error(tmp_path):
+    """The help says a missing input file exits 2; a URL's missing object exited 1 (its
+    FileNotFoundError was an 'other error'). The Python API still raises FileNotFoundError."""
+    pytest.importorskip("fsspec", reason="fsspec is optional (URL inputs)")
+    done = _cli("compress", "memory://fsstgpu-test-none/x.parquet", tmp_path / "o.parquet")
+    assert done.returncode == 2, done.stderr
+    assert "no such file" in done.stderr and not (tmp_path / "o.parquet").exists()
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        compress_file("memory://fsstgpu-test-none/x.parquet", tmp_path / "o.parquet")
