@@ -26,7 +26,10 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.decode import decompress_device as gpu_decompress_device
 from fsstgpu.gpu.encode import compress_device
 from fsstgpu.inputs import is_table
+from fsstgpu.limits import check_split_size
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
+from fsstgpu.symbol_table import as_symbol_table
+from fsstgpu.training import check_sample_bytes
 
 __all__ = ["ALGORITHMS", "Codec", "compress", "decompress", "decompress_device"]
 
@@ -238,6 +241,12 @@ class Codec:
             raise ValueError(f"unknown algorithm {algorithm!r}; available: {ALGORITHMS}")
         if device not in (None, "auto"):
             resolve_device(device)  # a bad name or a missing GPU fails here, not at a decode
+        # every option checked here, not at the first encode (a bad table or size passed
+        # construction and failed in the middle of whatever encoded first)
+        check_split_size(split_size)
+        check_sample_bytes(sample_bytes)
+        if table is not None:
+            table = as_symbol_table(table)
         self.algorithm = algo
         self.device = device
         self._options = {"table": table, "sample_bytes": sample_bytes, "split_size": split_size}

@@ -31,7 +31,7 @@ from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.native import differences, encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
-from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.symbol_table import as_symbol_table
 from fsstgpu.training import train
 
 __all__ = ["MIN_PIECE_BYTES", "ColumnStream", "compress_column", "decompress_column",
@@ -69,12 +69,7 @@ def _plan(plain: Plain, table, sample_bytes, level):
     """Return (block_starts, tables) for the column."""
     n = len(plain)
     if table is not None:
-        if isinstance(table, (bytes, bytearray, memoryview)):
-            table = SymbolTable.from_bytes(table)  # as SymbolTable.to_bytes wrote it
-        if not isinstance(table, SymbolTable):
-            raise TypeError(f"table must be a SymbolTable or its bytes, not "
-                            f"{type(table).__name__}")
-        return np.array([0, n], np.int64), (table,)
+        return np.array([0, n], np.int64), (as_symbol_table(table),)
     if plain.chunk_lengths is None or len(plain.chunk_lengths) < 2:
         block_starts, tables = plan_level(plain.data, plain.offsets, level,
                                           sample_bytes=sample_bytes)

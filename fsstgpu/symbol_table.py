@@ -298,6 +298,24 @@ class SymbolTable:
         return tables, offset
 
 
+def as_symbol_table(table) -> SymbolTable:
+    """``table``, a SymbolTable or the bytes :meth:`SymbolTable.to_bytes` wrote, as a
+    SymbolTable (TypeError for anything else, CorruptDataError for bytes that are no table).
+
+    Examples
+    --------
+    >>> from fsstgpu.symbol_table import SymbolTable, as_symbol_table
+    >>> t = SymbolTable([b"ab"])
+    >>> as_symbol_table(t) is t, as_symbol_table(t.to_bytes()).symbols
+    (True, (b'ab',))
+    """
+    if isinstance(table, (bytes, bytearray, memoryview)):
+        table = SymbolTable.from_bytes(table)
+    if not isinstance(table, SymbolTable):
+        raise TypeError(f"table must be a SymbolTable or its bytes, not {type(table).__name__}")
+    return table
+
+
 def pack_tables(tables) -> tuple[np.ndarray, np.ndarray]:
     """The tables as two (ntables, 256) arrays: symbols (uint64) and lengths (uint8).
 

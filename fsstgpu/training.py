@@ -67,6 +67,21 @@ def checked_input(data, offsets, sample_bytes):
     n = len(offsets) - 1
     if n and (offsets[0] < 0 or offsets[-1] > len(data) or not is_non_decreasing(offsets)):
         raise ValueError("offsets must be non-decreasing and inside data")
+    # a sample past the input is the input: capped where the compiled code's int64 (and what
+    # it computes from it) cannot overflow (2**63 reached pybind11 as a type error)
+    return data, offsets, n, min(check_sample_bytes(sample_bytes), MAX_SAMPLE_BYTES)
+
+
+def check_sample_bytes(sample_bytes) -> int:
+    """``sample_bytes`` as the training sample's size: a positive integer, or None for
+    :data:`DEFAULT_SAMPLE_BYTES` (TypeError or ValueError naming it otherwise).
+
+    Examples
+    --------
+    >>> from fsstgpu.training import check_sample_bytes
+    >>> check_sample_bytes(None) > 0, check_sample_bytes(4096)
+    (True, 4096)
+    """
     try:  # (int() took 1.5 as 1 and "100" as 100)
         target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else operator.index(sample_bytes)
     except TypeError:
@@ -74,9 +89,7 @@ def checked_input(data, offsets, sample_bytes):
                         f"{type(sample_bytes).__name__}: {sample_bytes!r}") from None
     if target < 1:
         raise ValueError(f"sample_bytes must be positive, not {target}")
-    # a sample past the input is the input: capped where the compiled code's int64 (and what
-    # it computes from it) cannot overflow (2**63 reached pybind11 as a type error)
-    return data, offsets, n, min(target, MAX_SAMPLE_BYTES)
+    return target
 
 
 def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> SymbolTable:

@@ -606,3 +606,14 @@ def test_a_stored_split_size_that_is_no_integer_is_corrupt_data():
         check_split_size(4096.0, CorruptDataError, what="S")
     with pytest.raises(TypeError, match="split_size must be an integer"):
         check_split_size(4096.0)
+
+
+@pytest.mark.parametrize("options, error", [
+    ({"split_size": 0}, ValueError), ({"sample_bytes": -1}, ValueError),
+    ({"sample_bytes": 1.5}, TypeError), ({"table": "junk"}, TypeError),
+    ({"table": b"junk"}, CorruptDataError)])
+def test_a_codec_checks_its_options_when_made(options, error):
+    """Codec(split_size=0), a table that is none, ... were taken and failed at the first
+    encode, in the middle of whatever encoded first."""
+    with pytest.raises(error):
+        fsstgpu.Codec(device="cpu", **options)

@@ -38,7 +38,7 @@ from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.limits import check_split_size
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
-from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.symbol_table import SymbolTable, as_symbol_table
 from fsstgpu.training import DEFAULT_SAMPLE_BYTES, train
 from fsstgpu.types import is_text
 
@@ -100,8 +100,8 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
             _check_text(cp, type_, data, offsets, validity, lengths, *span)
         if table is None:
             table = _trained(cp, data, offsets, lengths, sample_bytes)
-        elif not isinstance(table, SymbolTable):
-            table = SymbolTable.from_bytes(table)
+        else:
+            table = as_symbol_table(table)
         codes, code_offsets, cuts = encode_on_device(table, data, offsets, validity,
                                                      stream=stream, fill=fill, padded=True,
                                                      cut_size=split_size, lengths=lengths)
