@@ -320,12 +320,14 @@ def _symbol_table(table) -> SymbolTable | None:
 
 
 def _input_record(source: Source, codecs: dict) -> dict:
-    """The input codecs to record under :data:`CODECS_KEY`: ``codecs``, but for a column that
-    is fsst already (an fsst file compressed again) the codecs its own record keeps."""
+    """The input codecs to record under :data:`CODECS_KEY`: ``codecs``, but where the input
+    keeps a record (an fsst file compressed again) the codecs it holds: an fsst column's, and
+    a plain column's (written as zstd the first time, whatever it had been)."""
     old = _record(source)
     fsst = {f.name for f in source.schema if has_fsst(f.type)}
     return {**{k: v for k, v in codecs.items() if not fsst.intersection(_owner_names(k))},
-            **{k: v for k, v in old.items() if fsst.intersection(_owner_names(k))}}
+            **{k: v for k, v in old.items()
+               if k in codecs or fsst.intersection(_owner_names(k))}}
 
 
 def _owner_names(key: str) -> list[str]:

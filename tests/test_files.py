@@ -676,6 +676,19 @@ def test_input_codecs_are_stored_as_zstd_and_given_back(tmp_path):
     assert _leaves(tmp_path / "out.parquet")["n"][0].startswith("LZ4")  # given back
 
 
+def test_input_codecs_survive_compressing_again(tmp_path):
+    """An fsstgpu file compressed again (a column named only the second time): the plain
+    columns' record was the first output's zstd, so decompress gave zstd back, not LZ4."""
+    t = pa.table({"u": generate("urls", 100), "v": generate("urls", 100, 3),
+                  "n": pa.array(range(100))})
+    pq.write_table(t, tmp_path / "in.parquet", compression="lz4")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet", ["u"])
+    compress_file(tmp_path / "c.parquet", tmp_path / "cc.parquet", ["v"])
+    decompress_file(tmp_path / "cc.parquet", tmp_path / "out.parquet", device="cpu")
+    leaves = _leaves(tmp_path / "out.parquet")
+    assert all(leaves[c][0].startswith("LZ4") for c in ("u", "v", "n")), leaves
+
+
 def _leaves(path) -> dict:
     """Parquet column path -> (codec, encodings) in the first row group."""
     rg = pq.ParquetFile(path).metadata.row_group(0)
