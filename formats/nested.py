@@ -35,6 +35,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
 from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
+from fsstgpu.formats.dictionaries import dictionary_encoded
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.types import is_supported, is_text, large_type
 
@@ -494,8 +495,8 @@ def decode_nested(col, device: str = "cpu"):
             plain = pa.concat_arrays(plain.chunks) if plain.num_chunks else \
                 pa.array([], values.type.value_type)
         original = values.type.original_type
-        if pa.types.is_dictionary(original):
-            plain = plain.dictionary_encode().cast(original)
+        if pa.types.is_dictionary(original):  # (more values than its indices: a ValueError)
+            plain = dictionary_encoded(plain, original, f"a nested column's leaf {key}")
         return plain
 
     try:

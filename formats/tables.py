@@ -34,6 +34,7 @@ from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.dictionaries import dictionary_encoded
 from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, holds_strings
 from fsstgpu.formats.selection import is_default_column, select_columns
 from fsstgpu.gpu.decode import decompress_device
@@ -180,7 +181,7 @@ def decompress_table(table, device="auto", stream=None):
             col = (decompress_device(carr, stream).to_arrow() if on_gpu
                    else decompress_column(carr))
             if field.type.index_type is not None:
-                col = _dictionary_encode(col, field.type.original_type, field.name)
+                col = dictionary_encoded(col, field.type.original_type, f"column {field.name!r}")
             field = field.with_type(col.type)
         elif holds_fsst(field.type):  # formats/nested.py: each leaf decoded on ``device``
             col, _ = decode_nested(col, "gpu" if on_gpu else "cpu")
@@ -188,19 +189,3 @@ def decompress_table(table, device="auto", stream=None):
         fields.append(field)
         arrays.append(col)
     return _rebuild(table, fields, arrays)
-
-
-def _dictionary_encode(col, dictionary_type: pa.DictionaryType, name: str):
-    if isinstance(col, pa.ChunkedArray):
-        return pa.chunked_array([_dictionary_encode(c, dictionary_type, name)
-                                 for c in col.chunks], type=dictionary_type)
-    encoded = col.dictionary_encode()  # (pyarrow.compute loads on first use, not at import)
-    try:
-        return encoded.cast(dictionary_type)
-    except pa.ArrowInvalid:
-        # e.g. chunks compressed apart, then joined (combine_chunks, concat_arrays): pyarrow
-        # refuses to join such dictionaries, the compressed column has none to refuse
-        raise ValueError(
-            f"column {name!r}: a chunk of {len(encoded.dictionary)} distinct values needs a "
-            f"dictionary larger than {dictionary_type.index_type} indices reach; "
-            "fsstgpu.decompress(column) gives its plain values") from None
