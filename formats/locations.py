@@ -243,7 +243,10 @@ def _walked(top: Path):
         chain = chains.pop(folder)
         kept = []
         for name in dirs:
-            real = os.path.realpath(os.path.join(folder, name))
+            path = os.path.join(folder, name)
+            if os.path.islink(path) and _hidden(Path(os.path.relpath(path, top)).as_posix()):
+                continue  # (a link in .git, _env, .snapshot may reach anywhere: not data)
+            real = os.path.realpath(path)
             if real not in chain:
                 chains[os.path.join(folder, name)] = (*chain, real)
                 kept.append(name)

@@ -113,9 +113,10 @@ def _required_null(array: pa.Array, nullable: bool) -> bool:
         array = array.filter(array.is_valid())  # what is under a null parent is not written
     if pa.types.is_struct(type_):
         return any(_required_null(array.field(i), f.nullable) for i, f in enumerate(type_))
-    if pa.types.is_map(type_):
-        return (_required_null(array.keys, False)
-                or _required_null(array.items, type_.item_field.nullable))
+    if pa.types.is_map(type_):  # (keys / items are the whole child: a slice's own entries)
+        entries = _list_values(array)
+        return (_required_null(entries.field(0), False)
+                or _required_null(entries.field(1), type_.item_field.nullable))
     if isinstance(array, _LIST_ARRAYS) or pa.types.is_fixed_size_list(type_):
         return _required_null(_list_values(array), type_.value_field.nullable)
     return False
