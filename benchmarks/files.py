@@ -34,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from benchmarks.timing import copy_bandwidth, pinned_like, time_wall, upload_seconds
@@ -48,6 +49,21 @@ def _string_columns(table: pa.Table) -> list[str]:
     return [f.name for f in table.schema
             if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+
+
+def _value_bytes(column) -> int:
+    """The bytes of a string / binary column's non-null values (what fsstgpu compresses and
+    reads back), not its data buffers' sizes: a slice, bytes under nulls or a builder's spare
+    capacity are no string bytes.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from benchmarks.files import _value_bytes
+    >>> _value_bytes(pa.chunked_array([pa.array(["ab", None, "cde"]).slice(1)]))
+    3
+    """
+    return int(pc.sum(pc.binary_length(column)).as_py() or 0)
 
 
 def column_sizes(path) -> dict[str, int]:
@@ -229,8 +245,7 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
     """Every figure of one table (see the module docstring) as one dict."""
     work = Path(workdir)
     strings = _string_columns(table)
-    string_bytes = sum(b.size for n in strings for c in table.column(n).chunks
-                       for b in c.buffers()[2:3] if b is not None)
+    string_bytes = sum(_value_bytes(table.column(n)) for n in strings)
     paths = {f: work / f"{name}.{f}.parquet" for f in FILES}
     row = {"table": name, "rows": table.num_rows,
            "row_groups": -(-table.num_rows // rows_per_group), "string_columns": strings,

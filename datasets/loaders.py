@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from fsstgpu.arrow_layout import to_arrow
 from fsstgpu.datasets.dbtext import DBTEXT_FILES, dbtext_dir
 from fsstgpu.datasets.generators import GENERATORS, generate
-from fsstgpu.formats.rowgroups import open_file, reading
+from fsstgpu.formats.rowgroups import MissingInputError, open_file, reading
 from fsstgpu.formats.selection import ColumnSelectionError, ColumnTypeError, string_columns
 from fsstgpu.formats.sniff import detect_format, format_from_name
 from fsstgpu.types import INT32_MAX
@@ -213,7 +213,8 @@ def load_dbtext(name: str, *, rows: int | None = None) -> pa.Array:
     Raises
     ------
     FileNotFoundError
-        The corpus or the file is not on this machine; the message says where it was looked for.
+        The corpus or the file is not on this machine; the message says where it was looked for
+        (a ``MissingInputError``: on the command line a missing input, exit 2).
 
     Examples
     --------
@@ -225,14 +226,14 @@ def load_dbtext(name: str, *, rows: int | None = None) -> pa.Array:
         raise ValueError(f"dbtext file name must be a bare file name, got {name!r}")
     root = dbtext_dir()
     if root is None:
-        raise FileNotFoundError(
+        raise MissingInputError(
             f"dbtext corpus not found, so dbtext file {name!r} cannot be loaded: set "
             "FSSTGPU_DBTEXT to the folder holding its files (uuid, urls2, ...), or place it at "
             "shared/datasets/dbtext or .data/dbtext in this directory or a parent"
         )
     path = root / name
     if not path.is_file():
-        raise FileNotFoundError(
+        raise MissingInputError(
             f"no dbtext file {name!r} in {root} (known files: {', '.join(DBTEXT_FILES)})"
         )
     return load_lines(path, rows=rows)

@@ -369,3 +369,15 @@ def test_mixed_column_bench_prints_fresh_and_reused_decompress(load, tmp_path, c
         assert line.startswith(f"threads 1, level {level}: fsstgpu ratio "), line
         assert "equal True" in line and line.count(" fresh, ") == 1, line
     assert lines[2].startswith("threads 1: LZ4 ratio ") and lines[2].count(" reused") == 2
+
+
+def test_files_bench_counts_string_values_not_buffers(load, tmp_path):
+    """`bench files` divides by string_MB: the values' bytes, not the data buffers' sizes (a
+    slice of a bigger array, or bytes under nulls, counted 12% too much at the default rows and
+    291x at --rows 1)."""
+    files = load("files")
+    big = pa.array(["x" * 1000] * 20 + ["ab", None, "cde"] * 2)
+    table = pa.table({"s": big.slice(20), "n": pa.array(range(6))})
+    assert table.column("s").chunks[0].buffers()[2].size > 20_000  # the whole buffer stays
+    row = files.bench_table("t", table, tmp_path, gpu=False, repeat=1)
+    assert row["string_MB"] == 10 / 1e6

@@ -70,6 +70,22 @@ def test_bench_without_paths_or_corpus_is_a_usage_error(tmp_path, monkeypatch):
     assert "none.txt: no such file" in error_line(res)
 
 
+@pytest.mark.parametrize("command", [["train", "-o", "t.fsst"], ["roundtrip"]])
+def test_missing_dbtext_input_is_a_usage_error(tmp_path, monkeypatch, command):
+    """A dbtext name that is not there (no such file in the corpus, or no corpus) is a missing
+    input file: exit 2, as `train nope.txt` and a bench without the corpus are (it was 1)."""
+    monkeypatch.chdir(tmp_path)  # no shared/datasets/dbtext above it
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "uuid").write_text("a\n")
+    name, *options = command
+    res = run(name, "dbtext:nope", *options, code=2, env={"FSSTGPU_DBTEXT": str(corpus)})
+    assert "no dbtext file 'nope'" in error_line(res)
+    res = run(name, "uuid", *options, code=2, env={"FSSTGPU_DBTEXT": str(tmp_path / "none")})
+    assert "dbtext corpus not found" in error_line(res)
+    assert not (tmp_path / "t.fsst").exists()
+
+
 KINDS = {1: "error", 2: "usage", 3: "device", 4: "corrupt", 130: "interrupted"}
 
 
