@@ -35,7 +35,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import FsstType, is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
 from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
-from fsstgpu.formats.dictionaries import dictionary_encoded
+from fsstgpu.formats.dictionary_encoding import dictionary_encoded
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.types import is_supported, is_text, large_type
 

@@ -34,7 +34,7 @@ from fsstgpu.columns import compress_column, decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
-from fsstgpu.formats.dictionaries import dictionary_encoded
+from fsstgpu.formats.dictionary_encoding import dictionary_encoded
 from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, holds_strings
 from fsstgpu.formats.selection import is_default_column, select_columns
 from fsstgpu.gpu.decode import decompress_device
