@@ -390,8 +390,9 @@ def check_rows(rows):
 
 
 def _no_column(column, source) -> None:
-    if column is not None:
-        raise ValueError(f"column= applies to Parquet and Arrow IPC files only, not {source!r}")
+    if column is not None:  # (a ColumnSelectionError: a usage error, exit 2, on the CLI)
+        raise ColumnSelectionError(f"column= (--column) applies to Parquet and Arrow IPC files "
+                                   f"only, not {source!r}")
 
 
 def _first_line(doc: str | None) -> str:

@@ -656,3 +656,12 @@ def test_a_missing_url_input_is_a_usage_error(tmp_path):
     assert "no such file" in done.stderr and not (tmp_path / "o.parquet").exists()
     with pytest.raises(FileNotFoundError, match="no such file"):
         compress_file("memory://fsstgpu-test-none/x.parquet", tmp_path / "o.parquet")
+
+
+def test_train_column_on_a_text_file_is_a_usage_error(tmp_path):
+    """`train --column` of a text file (one string a line, no columns) exited 1 with the
+    API's wording; it is a usage error (exit 2) naming --column."""
+    (tmp_path / "x.txt").write_text("a\nb\n")
+    res = run("train", str(tmp_path / "x.txt"), "--column", "s", "-o",
+              str(tmp_path / "t.fsst"), code=2)
+    assert "--column" in error_line(res) and not (tmp_path / "t.fsst").exists()
