@@ -17,7 +17,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.decoding import Decoder, restored_schema
 from fsstgpu.formats.device_reader import read_to_device
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
-from fsstgpu.formats.rowgroups import Source, check_input, reading
+from fsstgpu.formats.rowgroups import Source, check_input, reading, rows_only
 from fsstgpu.formats.selection import ColumnSelectionError
 from fsstgpu.formats.unit_reads import (
     WHOLE,
@@ -86,16 +86,9 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
         plan = _ReadPlan(source, columns, filters, row_groups)
         units = list(plan.tables(dev, whole=True))
     if not plan.columns:  # columns=[]: rows without columns (concat_tables drops them)
-        return _rows_only(sum(u.num_rows for u in units), plan.schema.metadata)
+        return rows_only(sum(u.num_rows for u in units), plan.schema.metadata)
     # (not schema.empty_table(): pyarrow cannot make an empty list of an extension type)
     return pa.concat_tables(units) if units else pa.Table.from_batches([], schema=plan.schema)
-
-
-def _rows_only(rows: int, metadata=None) -> pa.Table:
-    """A table of ``rows`` rows and no column (with the schema's ``metadata``), as pyarrow's
-    ``read_table(columns=[])`` gives (the idiom that counts a file's rows; pyarrow's
-    concat_tables and replace_schema_metadata of such tables drop their rows)."""
-    return pa.table({"rows": pa.nulls(rows)}, metadata=metadata).select([])
 
 
 def open_reader(path, *, columns=None, filters=None, row_groups=None,
@@ -236,7 +229,7 @@ class _ReadPlan:
                       else (source.unit(k) for k in self.units))
             counts = (unit.num_rows for unit in chosen)
         for rows in counts:
-            yield _rows_only(rows, self.schema.metadata)
+            yield rows_only(rows, self.schema.metadata)
 
     def _table(self, cols: list, where: str) -> pa.Table:
         """The decoded columns of a unit (``where``: its row groups) as a Table of

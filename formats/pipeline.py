@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
-from fsstgpu.formats.rowgroups import Source
+from fsstgpu.formats.rowgroups import Source, rows_only
 from fsstgpu.formats.sinks import Sink
 from fsstgpu.parallel import refuse_forked
 
@@ -101,9 +101,8 @@ def regrouped(units, rows: int) -> Iterator[pa.Table]:
 def _joined(tables: list, rows: int) -> pa.Table:
     """``tables`` (of one schema, ``rows`` rows together) as one Table: tables without columns
     keep their rows (``pa.concat_tables`` counts none there)."""
-    if tables[0].num_columns == 0:  # (a Table's replace_schema_metadata() drops them too)
-        return pa.Table.from_batches([pa.record_batch({"rows": pa.nulls(rows)}).select([])],
-                                     schema=tables[0].schema)
+    if tables[0].num_columns == 0:
+        return rows_only(rows, tables[0].schema.metadata)
     return pa.concat_tables(tables).combine_chunks()
 
 

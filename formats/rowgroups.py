@@ -79,6 +79,7 @@ __all__ = [
     "open_file",
     "parquet_codec_name",
     "reading",
+    "rows_only",
 ]
 
 #: the custom-metadata key of a record batch's CRC32 as written now (version 3: schema, data,
@@ -163,6 +164,21 @@ def holds_extension_type(type_: pa.DataType) -> bool:
     if pa.types.is_dictionary(type_):
         return holds_extension_type(type_.value_type)
     return any(holds_extension_type(type_.field(i).type) for i in range(type_.num_fields))
+
+
+def rows_only(rows: int, metadata=None) -> pa.Table:
+    """A table of ``rows`` rows and no column (with the schema's ``metadata``), as pyarrow's
+    ``read_table(columns=[])`` gives (the idiom that counts a file's rows; pyarrow's
+    concat_tables and replace_schema_metadata of such tables drop their rows).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.rowgroups import rows_only
+    >>> t = rows_only(3, {b"k": b"v"})
+    >>> t.num_rows, t.num_columns, t.schema.metadata
+    (3, 0, {b'k': b'v'})
+    """
+    return pa.table({"rows": pa.nulls(rows)}, metadata=metadata).select([])
 
 
 @contextlib.contextmanager
