@@ -140,9 +140,25 @@ def stats_footer(per_column: dict) -> bytes:
     """The footer value for ``{column: [bounds of each row group]}`` (as :func:`bounds_of`)."""
     body = {name: [None if b is None else [_b64(b[0]), None if b[1] is None else _b64(b[1])]
                    for b in units] for name, units in per_column.items()}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return json.dumps({"crc32": zlib.crc32(canonical.encode()), "columns": body},
-                      sort_keys=True, separators=(",", ":")).encode()
+    return _sealed("columns", body)
+
+
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _sealed(key: str, body) -> bytes:
+    """A footer record: ``{key: body, "crc32": CRC32 of body}``, canonical JSON (sorted keys,
+    no spaces)."""
+    return _canonical({"crc32": zlib.crc32(_canonical(body)), key: body})
+
+
+def _unsealed(raw: bytes, key: str):
+    """The body of a :func:`_sealed` record, or None where its CRC32 does not match (JSON,
+    key and type errors are the caller's to name)."""
+    outer = json.loads(raw)
+    body = outer[key]
+    return body if outer["crc32"] == zlib.crc32(_canonical(body)) else None
 
 
 def _b64(b: bytes) -> str:
@@ -184,11 +200,9 @@ def statistics_digests(metadata: pq.FileMetaData) -> list[list[int]]:
 
 def stats_crc_footer(digests: list[list[int]]) -> bytes:
     """The footer value of :data:`STATS_CRC_KEY` for :func:`statistics_digests`' lists."""
-    body = {"pyarrow": _PYARROW_MAJOR,
-            "row_groups": [_b64(np.asarray(d, "<u4").tobytes()) for d in digests]}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return json.dumps({"crc32": zlib.crc32(canonical.encode()), "body": body},
-                      sort_keys=True, separators=(",", ":")).encode()
+    return _sealed("body", {"pyarrow": _PYARROW_MAJOR,
+                            "row_groups": [_b64(np.asarray(d, "<u4").tobytes())
+                                           for d in digests]})
 
 
 def _read_stats_crc(metadata: pq.FileMetaData) -> list[np.ndarray] | None:
@@ -198,12 +212,11 @@ def _read_stats_crc(metadata: pq.FileMetaData) -> list[np.ndarray] | None:
     if raw is None:
         return None
     try:
-        outer = json.loads(raw)
-        body = outer["body"]
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        body = _unsealed(raw, "body")
+        if body is None or body["pyarrow"] != _PYARROW_MAJOR:
+            return None
         units = body["row_groups"]
-        if (outer["crc32"] != zlib.crc32(canonical) or body["pyarrow"] != _PYARROW_MAJOR
-                or len(units) != metadata.num_row_groups):
+        if len(units) != metadata.num_row_groups:
             return None
         return [np.frombuffer(base64.b64decode(u, validate=True), "<u4") for u in units]
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
@@ -218,10 +231,8 @@ def _read_stats(metadata: pq.FileMetaData, names) -> dict:
         return {}
     what = f"the footer's {STRING_STATS_KEY.decode()}"
     try:
-        outer = json.loads(raw)
-        body = outer["columns"]
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-        if outer["crc32"] != zlib.crc32(canonical):
+        body = _unsealed(raw, "columns")
+        if body is None:
             raise CorruptDataError(f"{what}: CRC32 mismatch")
         out = {}
         for name in names:
