@@ -139,20 +139,25 @@ class JoinedParquetFile:
         The parts' schema (a file without parts gets its footer from it).
     options : dict
         The parts' ``ParquetWriter`` keyword arguments.
+    stats_crc : bool
+        Record the CRC32s of the row groups' statistics in the footer
+        (:data:`~fsstgpu.formats.pruning.STATS_CRC_KEY`: fsstgpu's own files).
     """
 
-    def __init__(self, file, schema: pa.Schema, options: dict):
+    def __init__(self, file, schema: pa.Schema, options: dict, *, stats_crc: bool = False):
         self._file, self._schema, self._options = file, schema, options
         self._file.write(MAGIC)
         self._pos = len(MAGIC)
         self._row_groups: list[Struct] = []
         self._template: Struct | None = None  # the first part's footer
-        self._digests: list[list[int]] = []  # each row group's statistics' CRC32s (pruning)
+        # each row group's statistics' CRC32s (pruning), where the footer records them
+        self._digests: list[list[int]] | None = [] if stats_crc else None
 
     def append(self, part) -> None:
         """Append the row groups of ``part`` (a whole Parquet file's bytes)."""
         body, meta = _footer(part)
-        self._digests += statistics_digests(pq.read_metadata(pa.BufferReader(part)))
+        if self._digests is not None:
+            self._digests += statistics_digests(pq.read_metadata(pa.BufferReader(part)))
         for rg in meta.get(_FILE_ROW_GROUPS, Seq(LIST, STRUCT)).items:
             self._row_groups.append(moved_row_group(rg, self._pos - len(MAGIC),
                                                     len(self._row_groups)))
@@ -161,11 +166,11 @@ class JoinedParquetFile:
         if self._template is None:
             self._template = meta
 
-    def close(self, key_values: dict, *, stats_crc: bool = False) -> None:
+    def close(self, key_values: dict) -> None:
         """Write the footer: the parts' own, every row group in it, ``key_values`` added as
-        ``ParquetWriter.add_key_value_metadata`` adds them (``stats_crc``: and the CRC32s of
-        the row groups' statistics, :data:`~fsstgpu.formats.pruning.STATS_CRC_KEY`)."""
-        if stats_crc:
+        ``ParquetWriter.add_key_value_metadata`` adds them (and the statistics' CRC32s, where
+        the file was made with ``stats_crc``)."""
+        if self._digests is not None:
             key_values = {**key_values, STATS_CRC_KEY: stats_crc_footer(self._digests)}
         meta = self._template
         if meta is None:  # no row group: the footer of a writer that wrote none
@@ -206,8 +211,9 @@ class PartWriter:
     row group.
     """
 
-    def __init__(self, file, schema: pa.Schema, options: dict, parallel: int):
-        self._joined = JoinedParquetFile(file, schema, options)
+    def __init__(self, file, schema: pa.Schema, options: dict, parallel: int, *,
+                 stats_crc: bool = False):
+        self._joined = JoinedParquetFile(file, schema, options, stats_crc=stats_crc)
         self._schema, self._parallel = schema, parallel
         #: the options of the row groups written from now on (set between writes)
         self.options = options
@@ -234,12 +240,12 @@ class PartWriter:
         self._held -= nbytes
         self._joined.append(job.result())
 
-    def close(self, key_values: dict, *, stats_crc: bool = False) -> None:
+    def close(self, key_values: dict) -> None:
         """Append every row group left and write the footer (``key_values`` added; see
         :meth:`JoinedParquetFile.close`)."""
         while self._pending:
             self._append_oldest()
-        self._joined.close(key_values, stats_crc=stats_crc)
+        self._joined.close(key_values)
 
     def abandon(self) -> None:
         """Stop: row groups not started are dropped, those running are waited for."""

@@ -111,7 +111,8 @@ class Sink:
                 self._trial = [f.name for f in schema
                                if f.name in fsst_columns or is_fsst_type(f.type)]
                 self._parts = PartWriter(self._file, schema, options(),
-                                         part_threads() if parallel is None else parallel)
+                                         part_threads() if parallel is None else parallel,
+                                         stats_crc=SCHEMA_CRC_KEY in (schema.metadata or {}))
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
                 self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)
@@ -156,7 +157,7 @@ class Sink:
                 extra = {ROW_GROUPS_KEY: json.dumps(self._rows),
                          **(self._footer() if self._footer is not None else {})}
             if self._parts is not None:
-                self._parts.close(extra, stats_crc=bool(extra))  # (an fsstgpu file's)
+                self._parts.close(extra)
                 return
             self._writer.close()
         finally:
