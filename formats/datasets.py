@@ -50,7 +50,7 @@ from fsstgpu.gpu.strings import DeviceStringArray
 
 __all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
            "decompress_dataset", "make_parent", "output_name", "read_dataset",
-           "read_dataset_device", "refuse_existing_outputs", "refuse_output_format"]
+           "read_dataset_device", "refuse_output_format"]
 
 
 class DatasetOutputError(FsstGpuError, NotADirectoryError):
@@ -71,9 +71,10 @@ class DatasetOutputError(FsstGpuError, NotADirectoryError):
     """
 
 
-def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
+def dataset_outputs(src, dst, *, force: bool = False) -> list[tuple[Path | Url, Path | Url]]:
     """Each file of the dataset ``src`` with the output it gets under the folder ``dst`` (its
-    relative name; ``dst`` local or a URL): the plan every dataset writer follows.
+    relative name; ``dst`` local or a URL): the plan every dataset writer follows, checked
+    before anything is written (without ``force``, no output may exist already).
 
     Raises
     ------
@@ -82,6 +83,10 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
         named as a file (``out.parquet``: a suffix of
         :data:`~fsstgpu.formats.locations.DATASET_SUFFIXES`), which would silently become a
         folder; an existing folder of that name is taken.
+    ValueError
+        When an output is one of the dataset's inputs.
+    FileExistsError
+        Without ``force``, naming the outputs that exist already.
 
     Examples
     --------
@@ -94,9 +99,12 @@ def dataset_outputs(src, dst) -> list[tuple[Path | Url, Path | Url]]:
     """
     check_dataset_output(dst, src)
     if is_url(dst):
-        return [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
-    plan = [(path, Path(dst) / rel) for path, rel in _renamed(src)]
-    _refuse_outputs_over_inputs(plan)
+        plan = [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
+    else:
+        plan = [(path, Path(dst) / rel) for path, rel in _renamed(src)]
+        _refuse_outputs_over_inputs(plan)
+    if not force:  # every clash named before anything is written (not after the files before it)
+        _refuse_existing(plan)
     return plan
 
 
@@ -114,9 +122,9 @@ def _refuse_outputs_over_inputs(plan) -> None:
                              "its files")
 
 
-def refuse_existing_outputs(plan) -> None:
-    """FileExistsError naming the outputs of ``plan`` (``dataset_outputs``) that exist already,
-    before any file is written (not after the files before them, which a rerun then failed on)."""
+def _refuse_existing(plan) -> None:
+    """FileExistsError naming the outputs of ``plan`` that exist already (found after the
+    files before them were written, they failed a rerun on those)."""
     taken = [str(out) for _, out in plan if _exists(out)]
     if taken:
         more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
@@ -241,9 +249,7 @@ def make_parent(out) -> list[Path]:
 
 
 def _each_file(src, dst, work, progress, force: bool) -> list[dict]:
-    plan = dataset_outputs(src, dst)
-    if not force:  # every clash named before anything is written (not after the files before it)
-        refuse_existing_outputs(plan)
+    plan = dataset_outputs(src, dst, force=force)
     results = []
     created: list[Path] = []  # folders made here: removed again if a failure leaves them empty
     try:

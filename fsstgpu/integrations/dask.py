@@ -30,12 +30,7 @@ import contextlib
 import os
 
 from fsstgpu.device import get_cupy, resolve_device
-from fsstgpu.formats.datasets import (
-    dataset_outputs,
-    make_parent,
-    refuse_existing_outputs,
-    refuse_output_format,
-)
+from fsstgpu.formats.datasets import dataset_outputs, make_parent, refuse_output_format
 from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
@@ -116,10 +111,7 @@ def _client(client):
 def _outputs(src, dst, force: bool) -> list[tuple[str, str]]:
     """The dataset's (input, output) pairs as strings: what travels to the workers; without
     ``force``, every output that exists already named before any task runs."""
-    plan = dataset_outputs(src, dst)
-    if not force:
-        refuse_existing_outputs(plan)
-    return [(str(path), str(out)) for path, out in plan]
+    return [(str(path), str(out)) for path, out in dataset_outputs(src, dst, force=force)]
 
 
 def _compress_one(src: str, dst: str, columns, force: bool, options: dict, on_unit) -> dict:
