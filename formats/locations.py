@@ -229,11 +229,14 @@ def _walked(top: Path):
     ``pyarrow.dataset`` follows them (not followed, their files were left out without a word),
     except a link back to a folder it is inside (a loop: its files are read already)."""
 
+    def hidden(path) -> bool:  # (below top: _temporary, .git, ...; not the dataset's)
+        return _hidden(Path(os.path.relpath(path, top)).as_posix())
+
     def refuse(exc: OSError):
-        # a hidden folder (not the dataset's: _temporary, .git) removed since its parent was
-        # listed, as writers' staging folders are, is as if it had not been there
-        if isinstance(exc, FileNotFoundError) and exc.filename is not None and _hidden(
-                Path(os.path.relpath(exc.filename, top)).as_posix()):
+        # a hidden folder removed since its parent was listed, as writers' staging folders
+        # are, is as if it had not been there
+        if isinstance(exc, FileNotFoundError) and exc.filename is not None and hidden(
+                exc.filename):
             return
         raise exc
 
@@ -244,11 +247,11 @@ def _walked(top: Path):
         kept = []
         for name in dirs:
             path = os.path.join(folder, name)
-            if os.path.islink(path) and _hidden(Path(os.path.relpath(path, top)).as_posix()):
+            if os.path.islink(path) and hidden(path):
                 continue  # (a link in .git, _env, .snapshot may reach anywhere: not data)
             real = os.path.realpath(path)
             if real not in chain:
-                chains[os.path.join(folder, name)] = (*chain, real)
+                chains[path] = (*chain, real)
                 kept.append(name)
         dirs[:] = kept
         for name in names:
