@@ -72,7 +72,7 @@ from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.block_encode import GpuBlockEncoder
 from fsstgpu.native import distinct_upto
 from fsstgpu.parallel import thread_count
-from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.symbol_table import SymbolTable, as_symbol_table
 from fsstgpu.types import INT32_MAX, large_type, narrow_offsets
 
 __all__ = [
@@ -308,10 +308,10 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
 
 def _symbol_table(table) -> SymbolTable | None:
     """``table=`` of :func:`compress_file` as a SymbolTable (a file's errors name the file)."""
-    if table is None or isinstance(table, SymbolTable):
-        return table
-    if isinstance(table, (bytes, bytearray, memoryview)):
-        return SymbolTable.from_bytes(table)
+    if table is None:
+        return None
+    if isinstance(table, (SymbolTable, bytes, bytearray, memoryview)):
+        return as_symbol_table(table)
     path = Path(table)
     try:
         return SymbolTable.from_bytes(path.read_bytes())

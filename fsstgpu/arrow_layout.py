@@ -153,7 +153,7 @@ def _small_chunks_joined(array: pa.ChunkedArray) -> Plain | None:
         return None
     try:
         array.validate(full=True)
-    except (pa.ArrowInvalid, pa.ArrowException):
+    except pa.ArrowException:
         return None
     chunks = array.chunks
     nulls = sum(chunk.null_count for chunk in chunks)
