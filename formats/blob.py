@@ -164,7 +164,8 @@ def dumped_size(carr: CompressedStringArray, *,
     """
     if lengths_codec not in CODECS:
         raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(CODECS)}")
-    if lengths_codec == BITPLANE_INDEXED and carr.packed_lengths is not None:
+    if lengths_codec == BITPLANE_INDEXED and carr.packed_lengths is not None \
+            and carr.packed_lengths_checked:
         lengths = len(carr.packed_lengths)  # the very bytes dumps writes (the narrowest dtype)
     else:
         lengths = encoded_size(carr.lengths, lengths_codec)
@@ -328,10 +329,14 @@ def loads(data) -> CompressedStringArray:
         null_count=null_count, split_size=split_size, split_codes=split_codes,
         split_out=split_out, split_table=split_table.astype(np.uint16),
         chunk_lengths=chunk_lengths,
-        # already the layout the GPU unpacks: it travels as stored (fsstgpu.gpu.layout)
-        packed_lengths=(np.frombuffer(raw["lengths"], dtype=np.uint8)
-                        if lengths_codec == BITPLANE_INDEXED and length else None),
     )
+    if lengths_codec == BITPLANE_INDEXED and length:
+        # already the layout the GPU unpacks: it travels as stored (fsstgpu.gpu.layout). Set
+        # past the column's __setattr__, which would mark them unchecked: the lengths were
+        # unpacked from these very bytes, so the GPU need not check them again
+        packed = np.frombuffer(raw["lengths"], np.uint8)
+        packed.flags.writeable = False
+        object.__setattr__(carr, "packed_lengths", packed)
     carr.validate(full=False)
     return carr
 

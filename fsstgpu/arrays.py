@@ -113,7 +113,8 @@ class CompressedStringArray:
 
     __slots__ = ("type", "length", "tables", "block_starts", "codes", "_code_offsets", "lengths",
                  "validity", "null_count", "split_size", "split_codes", "split_out",
-                 "split_table", "chunk_lengths", "packed_lengths", "_validated", "_checked")
+                 "split_table", "chunk_lengths", "packed_lengths", "_validated", "_checked",
+                 "_packed_unchecked")
 
     def __init__(self, *, type, length, tables, block_starts, codes, code_offsets, lengths,
                  validity, null_count, split_size, split_codes, split_out, split_table,
@@ -182,6 +183,18 @@ class CompressedStringArray:
         """
         return self._validated
 
+    @property
+    def packed_lengths_checked(self) -> bool:
+        """Whether ``packed_lengths`` (when set) are known to be ``lengths`` packed: a blob's
+        (its lengths were unpacked from them) or packed by :mod:`fsstgpu.gpu.layout`; ones given
+        to the constructor or set later are checked before the GPU unpacks them into offsets.
+
+        >>> import pyarrow as pa, fsstgpu
+        >>> fsstgpu.compress(pa.array(["abc"])).packed_lengths_checked
+        True
+        """
+        return not self._packed_unchecked
+
     def __setattr__(self, name, value):
         # Replacing a field the checks read invalidates an earlier validate() (the arrays are
         # read-only: this is the only way they change); writing the packed_lengths cache or the
@@ -192,6 +205,9 @@ class CompressedStringArray:
         if replaced:
             object.__setattr__(self, "_validated", False)
             object.__setattr__(self, "_checked", False)
+        if name in ("lengths", "packed_lengths"):  # the GPU's offsets come from packed_lengths
+            object.__setattr__(self, "_packed_unchecked",
+                               getattr(self, "packed_lengths", None) is not None)
 
     # ------------------------------------------------------------------ sizes and access
     def __len__(self) -> int:

@@ -15,7 +15,9 @@ import pytest
 
 import fsstgpu
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
+from fsstgpu.gpu import layout
 from fsstgpu.gpu.layout import HostBatch, packed_lengths
+from fsstgpu.kernels.bitplane_cpu import bitplane_pack_cpu
 
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.string_view()]
 
@@ -57,6 +59,65 @@ def test_packed_lengths_are_cached_and_read_only():
     assert bytes(back.packed_lengths) == bytes(first)       # a blob brings them as they are
 
 
+def _with_packed(values, *, by_setattr: bool):
+    """A column of ["abcd", "ef"] whose packed lengths (given, not the library's) say
+    ``values``."""
+    carr = fsstgpu.compress(pa.array(["abcd", "ef"]))
+    packed = bitplane_pack_cpu(np.array(values, np.uint8))
+    if by_setattr:  # on a validated column: it stays validated (no CPU check reads them)
+        carr.packed_lengths = packed
+        return carr
+    fields = {name: getattr(carr, name) for name in (
+        "type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+        "validity", "null_count", "split_size", "split_codes", "split_out", "split_table")}
+    return fsstgpu.CompressedStringArray(**fields, packed_lengths=packed)
+
+
+@pytest.mark.parametrize("by_setattr", [False, True], ids=["constructor", "setattr"])
+@pytest.mark.parametrize("values", [[1, 5], [200, 5], [4, 2, 0]],
+                         ids=["same-total", "past-the-data", "one-too-many"])
+def test_given_packed_lengths_must_be_the_lengths(values, by_setattr):
+    # the GPU builds the offsets from them alone: [1, 5] would give the strings "a", "bcdef",
+    # [200, 5] offsets past the 6 data bytes (offsets_cpu is the kernel's twin)
+    carr = _with_packed(values, by_setattr=by_setattr)
+    assert not carr.packed_lengths_checked
+    with pytest.raises(CorruptDataError, match="not the column's string lengths"):
+        HostBatch([carr], lengths="bitplane")
+    with pytest.raises(CorruptDataError, match="not the column's string lengths"):
+        HostBatch([carr])                       # "auto" takes them too
+
+
+def test_given_packed_lengths_that_are_the_lengths_are_used():
+    good = _with_packed([4, 2], by_setattr=False)
+    batch = HostBatch([good])
+    assert batch.lengths_layout == "bitplane"
+    assert [o.tolist() for o in batch.offsets_cpu()] == [[0, 4, 6]]
+    delta = fsstgpu.compress(pa.array(["abcd", "ef"]))
+    delta.packed_lengths = bitplane_pack_cpu(np.array([4, 2], np.uint8), delta=True)
+    with pytest.raises(CorruptDataError, match="FBP2, unsigned, without delta"):
+        HostBatch([delta])
+
+
+def test_a_blobs_packed_lengths_are_trusted_until_its_lengths_change(monkeypatch):
+    col = pa.array(["abcd", None, "ef"] * 50)
+    blob = fsstgpu.CompressedStringArray.from_bytes(fsstgpu.compress(col).to_bytes())
+    assert blob.packed_lengths_checked     # unpacked into its lengths at load: not re-checked
+    monkeypatch.setattr(layout, "bitplane_unpack_cpu", None)   # a check would call it
+    assert HostBatch([blob]).lengths_layout == "bitplane"
+    monkeypatch.undo()
+    blob.lengths = blob.lengths[::-1].copy()    # same total, other strings
+    assert not blob.packed_lengths_checked
+    with pytest.raises(CorruptDataError, match="not the column's string lengths"):
+        HostBatch([blob])
+
+
+def test_blob_size_ignores_given_packed_lengths():
+    from fsstgpu.formats import blob
+
+    carr = _with_packed([4, 2] + [0] * 5000, by_setattr=True)
+    assert blob.dumped_size(carr) == len(blob.dumps(carr))
+
+
 def test_unknown_lengths_layout_is_refused():
     with pytest.raises(ValueError, match="lengths must be one of"):
         HostBatch([fsstgpu.compress(pa.array(["a"]))], lengths="wide")
@@ -96,14 +157,18 @@ def test_blob_lengths_go_to_the_gpu_as_stored():
 
 
 def _forged(carr, flip_at):
-    """``carr`` with one byte of its packed lengths' plane words flipped."""
+    """``carr`` with one byte of its packed lengths' plane words flipped, planted as the
+    library's own buffer (past the host check of given ones), so the kernel's check is what
+    finds it."""
     bad = packed_lengths(carr).copy()
     bad[flip_at] ^= 0x10
-    return fsstgpu.CompressedStringArray(
+    forged = fsstgpu.CompressedStringArray(
         type=carr.type, length=carr.length, tables=carr.tables, block_starts=carr.block_starts,
         codes=carr.codes, code_offsets=None, lengths=carr.lengths, validity=carr.validity,
         null_count=carr.null_count, split_size=carr.split_size, split_codes=carr.split_codes,
-        split_out=carr.split_out, split_table=carr.split_table, packed_lengths=bad)
+        split_out=carr.split_out, split_table=carr.split_table)
+    object.__setattr__(forged, "packed_lengths", bad)
+    return forged
 
 
 @pytest.mark.gpu

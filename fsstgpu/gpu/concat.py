@@ -71,6 +71,8 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     type_ = parts[0].type
     if any(p.type != type_ for p in parts):
         raise TypeError(f"columns of different types: {sorted({str(p.type) for p in parts})}")
+    for p in parts:  # the joins build views by pointer and size
+        p.check_buffers()
     sizes = [int(p.data.nbytes) for p in parts]  # a decoded column's data is exactly its bytes
     n = sum(p.length for p in parts)
     with on_stream(stream):

@@ -102,6 +102,9 @@ class DecodeJob:
                                    else crossed[0])
         if bits:
             failed = {**_failed_columns(self.dev, self.data, self.stream), **failed}
+            if not failed:  # a flag no column's plain decode raises again (bit 64: the offsets
+                # scan stopped): any column's offsets may be unwritten, so none is good
+                failed = dict.fromkeys(range(len(self.dev.layout)), error_message(bits))
         failed = {**crossed, **failed}
         if failed:
             # an output column fails with any of its columns (joined ones: its row groups)

@@ -115,6 +115,7 @@ def _on_device(cp, strings):
     whose offsets and UTF-8 :func:`fsstgpu.arrow_layout.from_arrow` checked before its upload
     (device strings get :func:`_check`)."""
     if isinstance(strings, DeviceStringArray):
+        strings.check_buffers()  # the kernels read data and validity by pointer
         n = strings.length
         offsets = strings.offsets.astype(cp.int64)
         base = int(offsets[0]) if n else 0

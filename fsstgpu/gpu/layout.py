@@ -25,8 +25,10 @@ import numpy as np
 
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.bitmaps import join_bitmaps
+from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitplane_cpu import (
     bitplane_pack_cpu,
+    bitplane_unpack_cpu,
     bitplane_unpack_offsets_cpu,
     parse_header,
 )
@@ -75,7 +77,14 @@ def _narrow_into(lengths, out) -> None:
 
 def packed_lengths(carr) -> np.ndarray:
     """``carr``'s lengths as a bit-plane buffer (FBP2): the one it came with (a blob stores them
-    so), else packed now and kept on the column for its next upload.
+    so; ones the library did not make are checked against the lengths first), else packed now
+    and kept on the column for its next upload.
+
+    Raises
+    ------
+    CorruptDataError
+        When ``carr.packed_lengths`` were given (constructor or attribute) and are not its
+        lengths packed as the GPU unpacks them into offsets (FBP2, unsigned, no delta).
 
     Examples
     --------
@@ -86,13 +95,28 @@ def packed_lengths(carr) -> np.ndarray:
     >>> bitplane_unpack_cpu(packed_lengths(carr)).tolist()
     [2, 0, 3]
     """
-    if carr.packed_lengths is None:
+    packed = carr.packed_lengths
+    if packed is None:
         packed = bitplane_pack_cpu(narrowed(carr.lengths))
         packed.flags.writeable = False
-        # a cache of the column's own lengths: the column keeps its validation (no check reads
-        # packed_lengths), so its next CPU decode does not re-run the checks it passed
-        carr.packed_lengths = packed
-    return carr.packed_lengths
+        # a cache of the column's own lengths, so known good: written past the column's
+        # __setattr__, which would mark it unchecked (the column keeps its validation too)
+        object.__setattr__(carr, "packed_lengths", packed)
+    elif not getattr(carr, "packed_lengths_checked", True):
+        _check_packed(packed, carr.lengths)
+    return packed
+
+
+def _check_packed(packed, lengths) -> None:
+    """CorruptDataError unless ``packed`` is ``lengths`` in FBP2 (unsigned, no delta): the
+    decode builds the Arrow offsets from it alone, so wrong values would give wrong strings or
+    offsets past the data. One CPU unpack, paid by columns the library did not pack."""
+    why = "packed_lengths are not the column's string lengths"
+    version, dtype, _, flags, _ = parse_header(packed[:16].tobytes(), len(packed))
+    if version != 2 or dtype.kind != "u" or flags:
+        raise CorruptDataError(f"{why} (the GPU unpacks FBP2, unsigned, without delta)")
+    if not np.array_equal(bitplane_unpack_cpu(packed), lengths):
+        raise CorruptDataError(why)
 
 
 def checks_code_starts(carr) -> bool:

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.arrow_layout import as_chunks
+from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrow_device import ARROW_DEVICE_CUDA, export_device_array, plain_format
 from fsstgpu.types import is_text, is_view, large_type
 from fsstgpu.utf8 import check_utf8
@@ -70,6 +71,37 @@ class DeviceStringArray:
         """Device bytes of the three buffers."""
         return sum(int(b.nbytes) for b in (self.offsets, self.data, self.validity)
                    if b is not None)
+
+    def check_buffers(self) -> None:
+        """Check the buffers' shapes, dtypes and contiguity against the length (host metadata
+        only, no device sync): kernels read them by pointer, so a hand-built column must hold
+        what its attributes say. The offsets' values are not checked here.
+
+        Raises
+        ------
+        CorruptDataError
+            Naming the buffer that is not 1-D and C-contiguous, of its dtype, or of its size.
+
+        Examples
+        --------
+        >>> import fsstgpu, pyarrow as pa
+        >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["ab", None])))
+        ...     dev.check_buffers()
+        """
+        n = self.length
+        need = (("offsets", self.offsets, ("int32", "int64"), n + 1, n + 1),
+                ("data", self.data, ("uint8",), 0, None),
+                ("validity", self.validity, ("uint8",), (n + 7) // 8, None))
+        for name, buf, dtypes, least, most in need:
+            if buf is None and name == "validity":
+                continue
+            if buf is None or buf.ndim != 1 or not buf.flags.c_contiguous \
+                    or str(buf.dtype) not in dtypes:
+                raise CorruptDataError(f"the {name} buffer must be a 1-D C-contiguous array of "
+                                       f"{' or '.join(dtypes)}")
+            if buf.size < least or (most is not None and buf.size > most):
+                raise CorruptDataError(f"a {name} buffer of {buf.size} items for {n} strings")
 
     def buffers(self) -> tuple:
         """(validity or None, offsets, data): the CuPy buffers in Arrow's order."""
