@@ -64,8 +64,10 @@ def test_malformed_buffers_are_named(damage, match):
 # ---------------------------------------------------------------- GPU
 def _reversed_aligned(cp, nbytes):
     """A reversed view of ``nbytes`` whose first element sits on an 8-byte boundary."""
-    raw = cp.arange(4096 + nbytes, dtype=cp.uint8) % 26 + 97
-    view = raw[4096 + nbytes - 1 : 4095 : -1]
+    first = 4096 + 8 * (nbytes // 8 + 1)   # the pool's blocks start 256-byte aligned
+    raw = (cp.arange(first + 1, dtype=cp.int64) % 26 + 97).astype(cp.uint8)
+    view = raw[first : first - nbytes : -1]
+    assert view.size == nbytes
     assert view.data.ptr % 8 == 0 and not view.flags.c_contiguous
     return view
 
@@ -105,6 +107,7 @@ def test_a_batch_flag_no_column_explains_fails_every_column(monkeypatch):
     # bit 64 (the offsets scan stopped) comes back from no column's plain decode: before the
     # fix the batch came back as good with offsets the scan may not have written
     from fsstgpu.gpu import decode
+    from fsstgpu.gpu.decode import decompress_device
 
     seed = _seed()
     rng = np.random.default_rng(seed)
@@ -119,11 +122,11 @@ def test_a_batch_flag_no_column_explains_fails_every_column(monkeypatch):
 
     monkeypatch.setattr(decode.DecodeJob, "_flags", scan_stopped)
     with pytest.raises(BatchDecodeError) as info:
-        fsstgpu.decompress_device(carrs, lengths="narrow")
+        decompress_device(carrs, lengths="narrow")
     assert sorted(info.value.failed) == [0, 1, 2], f"seed {seed}"
     assert info.value.results == [None, None, None]
     with pytest.raises(CorruptDataError):
-        fsstgpu.decompress_device(carrs[0], lengths="narrow")
+        decompress_device(carrs[0], lengths="narrow")
 
 
 @pytest.mark.gpu
