@@ -9,9 +9,10 @@
 // position share its first 3 bytes, so they are in its bucket, and the first that matches is
 // the longest; only when none does are the pair and byte lookups asked.
 //
-// fsst_encode<WRITE>: one thread per string (a grid-stride loop).  WRITE == false counts each
-// string's codes into counts[i]; the launcher's prefix sum turns them into the code offsets and
-// WRITE == true writes the codes there.  Null strings (validity bit 0) get no codes.  Strings are
+// fsst_encode_stage: one thread per string (a grid-stride loop) parses it once, its codes into a
+// stage at the string's byte position and their count into counts[i]; the launcher's prefix
+// sum turns the counts into the code offsets and fsst_encode_compact (a warp per 32 strings)
+// copies the codes there.  Null strings (validity bit 0) get no codes.  Strings are
 // read 8 bytes at a time from two aligned 8-byte loads (data 8-byte aligned); the last 15 bytes of
 // the buffer byte by byte, so nothing past `size` is read.  Strings longer than long_min bytes
 // are left to fsst_encode_chunks_count / _write (below; encode_chunks.py plans and resolves
@@ -120,21 +121,84 @@ __device__ __forceinline__ i64 enc_run(const uint8_t* __restrict__ data, i64 siz
     return pos;
 }
 
-// Strings longer than long_min bytes are left to the chunk kernels below (count 0 here).
-template <bool WRITE>
-__global__ void __launch_bounds__(256)
-fsst_encode(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets, i64 n,
-            const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS, i64* __restrict__ counts,
-            const i64* __restrict__ code_offsets, uint8_t* __restrict__ codes, i64 long_min)
+// The strings of at most long_min bytes (longer ones are left to the chunk kernels below).
+__device__ __forceinline__ bool short_string(const i64* __restrict__ offsets,
+                                             const uint8_t* __restrict__ validity, i64 i,
+                                             i64 long_min, i64* pos, i64* end)
+{
+    *pos = offsets[i];
+    *end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? *pos : offsets[i + 1];
+    return *end - *pos <= long_min;
+}
+
+// One thread a short string: its codes into the stage at the string's own byte position (a
+// string's codes fit its bytes unless escapes outnumber its multi-byte symbols: those are cut at
+// the string's end and written again by fsst_encode_compact), and their count into counts[i].
+// The one parse a string gets before the codes' size is known (a count pass and a write pass
+// parsed it twice).
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
+                  i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                  i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const i64 pos = offsets[i];
-        i64 end = (validity && !((validity[i >> 3] >> (i & 7)) & 1)) ? pos : offsets[i + 1];
-        if (end - pos > long_min) end = pos;
-        i64 out = WRITE ? code_offsets[i] : 0;
-        enc_run<WRITE>(data, size, pos, end, end, ENC_TABLE, codes, &out);
-        if (!WRITE) counts[i] = out;
+        i64 pos, end;
+        if (!short_string(offsets, validity, i, long_min, &pos, &end)) end = pos;
+        uint8_t* __restrict__ dst = stage + pos;
+        const i64 cap = end - pos;
+        i64 o = 0;
+        while (pos < end) {
+            unsigned code;
+            const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
+            if (len) {
+                if (o < cap) dst[o] = (uint8_t)code;
+                o += 1;
+                pos += len;
+            } else {
+                if (o < cap) dst[o] = 255;
+                if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
+                o += 2;
+                pos += 1;
+            }
+        }
+        counts[i] = o;
+    }
+}
+
+// A warp per 32 consecutive strings: each short string's staged codes copied to code_offsets[i]
+// by the warp's lanes side by side (consecutive bytes: whole sectors a store, where one thread a
+// string stored a byte a lane into 32 strings' sectors); a string whose codes outgrew its bytes
+// is encoded again by its lane straight into place.
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
+                    i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                    const i64* __restrict__ code_offsets, const uint8_t* __restrict__ stage,
+                    uint8_t* __restrict__ codes, i64 long_min)
+{
+    const int lane = threadIdx.x & 31;
+    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
+    for (i64 first = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; first < n;
+         first += warps * 32) {
+        const i64 i = first + lane;
+        i64 pos = 0, end = 0, at = 0, count = 0;
+        if (i < n && short_string(offsets, validity, i, long_min, &pos, &end)) {
+            at = code_offsets[i];
+            count = code_offsets[i + 1] - at;
+            if (count > end - pos) {   // cut in the stage: parsed again into place
+                i64 out = at;
+                enc_run<true>(data, size, pos, end, end, ENC_TABLE, codes, &out);
+                count = 0;
+            }
+        }
+        const int strings = (int)(n - first < 32 ? n - first : 32);
+        for (int s = 0; s < strings; ++s) {
+            const i64 c = __shfl_sync(0xffffffffu, count, s);
+            if (!c) continue;
+            const i64 src = __shfl_sync(0xffffffffu, pos, s);
+            const i64 dst = __shfl_sync(0xffffffffu, at, s);
+            for (i64 k = lane; k < c; k += 32) codes[dst + k] = stage[src + k];
+        }
     }
 }
 

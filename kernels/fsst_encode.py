@@ -2,7 +2,8 @@
 
 :func:`encode_lookups` turns a SymbolTable into the kernel's lookups (built on the host, a few
 hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings in two
-launches (count each string's codes, prefix sum, write them) and returns the codes and their
+launches (each string parsed once into a stage at its own bytes with its codes' count, a prefix
+sum, the staged codes copied into place a warp per 32 strings) and returns the codes and their
 offsets on the device. The CPU twin is the compiled encoder (:func:`fsstgpu.native.encode_blocks`
 with the same table): greedy longest match, so the same codes byte for byte.
 
@@ -44,7 +45,6 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 NONE = 0xFFFF
-KERNEL_NAMES = ("fsst_encode<false>", "fsst_encode<true>")
 THREADS = 256
 
 
@@ -89,7 +89,7 @@ def _blocks(n: int) -> int:
 
 
 def _fn(name: str):
-    return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
+    return get_function(SOURCE, name)
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
@@ -149,8 +149,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             nchunks, ends = chunk_counts(cp, lengths, long_min=long_min, chunk=chunk)
         skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
         counts = code_offsets[1:]
-        _fn("fsst_encode<false>")((_blocks(n),), (THREADS,),
-                                  (*common, counts, code_offsets, data, skip))
+        # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section 49)
+        stage = cp.empty(max(int(data.size), 1), cp.uint8)
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,), (*common, counts, stage, skip))
         code_offsets[1:] = cp.cumsum(counts)
         plan = None
         if chunking:  # the one wait without long strings: their chunks and the codes' size
@@ -169,8 +170,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             codes.fill(fill)
         if padded:
             codes[total:].fill(0)
-        _fn("fsst_encode<true>")((_blocks(n),), (THREADS,),
-                                 (*common, counts, code_offsets, codes, skip))
+        _fn("fsst_encode_compact")((_blocks(n),), (THREADS,),
+                                   (*common, code_offsets, stage, codes, skip))
+        del stage
         if plan is not None:
             at = chunk_out(cp, plan, chunk_codes[1], code_offsets)
             cut_lengths = lengths if cutting else None
