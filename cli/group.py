@@ -7,7 +7,8 @@ does, plus JSON for every error under ``--json`` and help without ``<bool>`` bes
   an argument (exit 2) or the command failed (:func:`fsstgpu.cli.output.fail`); a script
   reading stdout always gets JSON. The parser's
   errors come before the command knows its options, hence the ``--json`` looked for in the
-  raw arguments.
+  raw arguments (:func:`asks_for_json`: as the parser reads them, so a ``--json`` that is
+  an option's value, as in ``--columns --json``, or comes after ``--``, is not the option).
 * **Flags.** typer's help shows each option's type, ``<bool>`` for a flag, which takes no
   value; flags get an empty type column instead.
 * **Paragraphs.** typer joins the lines of a help text's first paragraph only; the later ones
@@ -25,7 +26,7 @@ from typer.core import TyperGroup
 
 from fsstgpu.cli.output import json_errors, print_json_error
 
-__all__ = ["Group", "unwrapped"]
+__all__ = ["Group", "asks_for_json", "unwrapped"]
 
 
 def unwrapped(text: str | None) -> str | None:
@@ -42,6 +43,58 @@ def unwrapped(text: str | None) -> str | None:
         return text
     paragraphs = inspect.cleandoc(text).split("\n\n")
     return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+
+
+def asks_for_json(command, words) -> bool:
+    """Tell whether the option ``--json`` is among ``words`` (a command line less the program
+    name, for the click group ``command``), reading them as click's parser does: a word after
+    an option that takes a value is that value (``--columns --json`` names a column called
+    ``--json``), and nothing after ``--`` is an option.
+
+    Examples
+    --------
+    >>> import typer
+    >>> from fsstgpu.cli.app import app
+    >>> from fsstgpu.cli.group import asks_for_json
+    >>> group = typer.main.get_command(app)
+    >>> asks_for_json(group, ["compress", "a.parquet", "b.parquet", "--json"])
+    True
+    >>> asks_for_json(group, ["compress", "a.parquet", "b.parquet", "--columns", "--json"])
+    False
+    """
+    words = iter(words)
+    for word in words:
+        if word == "--":
+            return False
+        if word == "--json":
+            return True
+        if word.startswith("-") and word != "-":  # ("-" alone: stdin / stdout, an argument)
+            for _ in range(_values_after(command, word)):
+                next(words, None)
+        else:  # a subcommand's name (its options follow it), or an argument
+            command = getattr(command, "commands", {}).get(word, command)
+    return False
+
+
+def _values_after(command, word: str) -> int:
+    """How many of the words after the option ``word`` of ``command`` are its value: ``nargs``
+    for an option that takes one (none when ``--opt=value`` or ``-ovalue`` holds it), else 0
+    (a flag, or an option ``command`` lacks, which the parser refuses anyway)."""
+    if word.startswith("--"):
+        return 0 if "=" in word else _nargs(command, word)
+    for k, letter in enumerate(word[1:], 2):  # -fo: flags, until one that takes a value
+        nargs = _nargs(command, f"-{letter}")
+        if nargs:
+            return nargs if k == len(word) else 0  # (-ovalue: the rest of the word is it)
+    return 0
+
+
+def _nargs(command, name: str) -> int:
+    """How many values the option ``name`` of ``command`` takes (0: a flag, or no such one)."""
+    for param in getattr(command, "params", ()):
+        if param.param_type_name == "option" and name in (*param.opts, *param.secondary_opts):
+            return 0 if param.is_flag or param.count else param.nargs
+    return 0
 
 
 def _tidy(command, ctx) -> None:
@@ -71,8 +124,7 @@ class Group(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):
         argv = sys.argv[1:] if args is None else list(args)
-        words = argv[:argv.index("--")] if "--" in argv else argv
-        if not standalone_mode or "--json" not in words:
+        if not standalone_mode or not asks_for_json(self, argv):
             return super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
                                 standalone_mode=standalone_mode, **extra)
         with json_errors():

@@ -57,6 +57,7 @@ __all__ = [
     "WRITE_ERRORS",
     "owner_tag",
     "owned_by_ended",
+    "refuse_lost_folder",
     "refuse_missing_folder",
     "remove_stale_temporaries",
 ]
@@ -159,7 +160,8 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     FileExistsError
         When ``dst`` exists and ``force`` is false.
     FileNotFoundError, NotADirectoryError
-        When the folder of ``dst`` does not exist, or is a file.
+        When the folder of ``dst`` does not exist (also the current one, for a relative
+        ``dst``: :func:`refuse_lost_folder`), or is a file.
 
     Examples
     --------
@@ -176,6 +178,7 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     if is_url(dst):
         return _check_url_output(Url(dst), force=force, inputs=inputs)
     refuse_missing_folder(dst)
+    refuse_lost_folder(dst)
     dst = Path(dst)
     for src in inputs:
         if is_url(src):  # a remote input cannot be a local output
@@ -215,6 +218,27 @@ def refuse_missing_folder(dst) -> None:
     """
     if isinstance(dst, str) and dst.endswith(("/", os.sep)) and not os.path.isdir(dst):
         raise NotADirectoryError(f"{dst}: no such directory (a name ending in / is a folder)")
+
+
+def refuse_lost_folder(dst) -> None:
+    """FileNotFoundError naming the local output ``dst`` where it is relative and the current
+    folder has been deleted: resolving it (``os.getcwd``) would fail with an error that names
+    no file.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.atomic import refuse_lost_folder
+    >>> refuse_lost_folder("out.parquet")  # the current folder is there: nothing to say
+    """
+    if os.path.isabs(dst):
+        return
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{os.fspath(dst)}: the current folder has been deleted, so this relative output "
+            "path names no folder; give an absolute path, or change to a folder that exists"
+        ) from None
 
 
 def _resolved(path: Path) -> Path:

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import re
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 
 import pyarrow as pa
 
 from fsstgpu.errors import FsstGpuError
+from fsstgpu.formats.atomic import refuse_lost_folder
 from fsstgpu.formats.device_reader import nested_column_to_device
 from fsstgpu.formats.file_reads import device_columns, read_table
 from fsstgpu.formats.files import compress_file, decompress_file
@@ -41,6 +43,7 @@ from fsstgpu.formats.locations import (
     dataset_files,
     fixed_prefix,
     is_url,
+    local_text,
     refuse_repeats,
 )
 from fsstgpu.formats.nested import holds_fsst
@@ -97,6 +100,7 @@ def dataset_outputs(src, dst, *, force: bool = False) -> list[tuple[Path | Url, 
     >>> [str(out) for _, out in dataset_outputs(d, "memory://bucket/out/")]
     ['memory://bucket/out/x.parquet']
     """
+    dst = local_text(dst)  # a file:// folder is a local one (as a Path, the URL named ./file:/)
     check_dataset_output(dst, src)
     if is_url(dst):
         plan = [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
@@ -135,9 +139,10 @@ def _refuse_existing(plan) -> None:
 def check_dataset_output(dst, src=None) -> None:
     """Refuse ``dst`` as a dataset's output folder when it names a file
     (:class:`DatasetOutputError`, see :func:`dataset_outputs`), or lies inside the folder of
-    the dataset ``src`` (a directory, or a ``**`` pattern's fixed part), where its files would
-    be read as the dataset's the next time (a folder named ``_*`` or ``.*`` there is skipped,
-    and so taken); before any file is listed.
+    the dataset ``src`` (a directory, or a ``**`` pattern's fixed part; local, or a URL on the
+    output URL's store), where its files would be read as the dataset's the next time (a
+    folder named ``_*`` or ``.*`` there is skipped, and so taken); before any file is listed.
+    ``file://`` and ``local://`` URLs are checked as the local paths they name.
 
     Examples
     --------
@@ -159,10 +164,13 @@ the folder first to use this name
 input dataset's folder..., where its files would be read as the dataset's; name a folder \
 outside it, or one named _* or .* inside it (skipped as not data)
     """
+    src, dst = local_text(src), local_text(dst)  # file:// and local:// name local paths
     if is_url(dst):
         if _file_name(Url(dst)) and not Url(dst).is_dir():
             raise _named_as_a_file(dst)
+        _refuse_url_inside(Url(dst), src)
         return
+    refuse_lost_folder(dst)  # (realpath below asks os.getcwd, whose error names no file)
     out_dir = Path(dst)
     if out_dir.exists() and not out_dir.is_dir():
         raise DatasetOutputError(f"{dst}: the output of a dataset is a folder, and this is a file")
@@ -170,14 +178,46 @@ outside it, or one named _* or .* inside it (skipped as not data)
         raise _named_as_a_file(dst)
     root = _dataset_folder(src)
     if root is not None:
-        inside = os.path.relpath(os.path.realpath(out_dir), os.path.realpath(root))
-        parts = Path(inside).parts
-        if inside != os.pardir and not inside.startswith(os.pardir + os.sep) \
-                and not any(part.startswith(IGNORED_PREFIXES) for part in parts):
-            raise DatasetOutputError(
-                f"{dst}: the output folder is inside the input dataset's folder {root}, where "
-                "its files would be read as the dataset's; name a folder outside it, or one "
-                "named _* or .* inside it (skipped as not data)")
+        _refuse_inside(dst, Path(os.path.realpath(out_dir)), Path(os.path.realpath(root)), root)
+
+
+def _refuse_url_inside(dst: Url, src) -> None:
+    """The check of :func:`check_dataset_output` for an output URL: refused inside the folder
+    of a URL dataset ``src`` (a folder, or a ``**`` pattern's fixed part) on the same store,
+    whose next listing (``fs.find``, any depth) would read the outputs as inputs."""
+    if src is None or isinstance(src, (list, tuple)) or not is_url(src):
+        return  # (a local dataset: on another store than the output)
+    out_fs, out = dst.filesystem()
+    src_fs, path = Url(src).filesystem()
+    if type(src_fs) is not type(out_fs):
+        return
+    if "**" in path:
+        root, shown = fixed_prefix(path, "/"), fixed_prefix(src, "/")
+    elif src_fs.isdir(path):
+        root, shown = path, src
+    else:
+        return
+    _refuse_inside(dst, _store_path(out), _store_path(root), shown)
+
+
+def _store_path(path: str) -> PurePosixPath:
+    """A path within an fsspec store, ``..`` and ``.`` resolved as text (no links there)."""
+    return PurePosixPath(posixpath.normpath(path))
+
+
+def _refuse_inside(dst, out: PurePath, root: PurePath, shown) -> None:
+    """DatasetOutputError where the output folder ``out`` (``dst`` as given) is ``root``, the
+    folder of the input dataset (``shown`` in the message), or below it, and not in a folder
+    whose name is skipped as not data (``_*``, ``.*``: there it is taken)."""
+    try:
+        parts = out.relative_to(root).parts
+    except ValueError:  # not below root
+        return
+    if not any(part.startswith(IGNORED_PREFIXES) for part in parts):
+        raise DatasetOutputError(
+            f"{dst}: the output folder is inside the input dataset's folder {shown}, where "
+            "its files would be read as the dataset's; name a folder outside it, or one "
+            "named _* or .* inside it (skipped as not data)")
 
 
 def _dataset_folder(src) -> str | None:

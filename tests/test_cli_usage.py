@@ -119,6 +119,46 @@ def test_json_errors_are_json(tmp_path, plain):
     assert run("compress", plain, out, code=1).stdout == ""
 
 
+def test_json_as_an_option_value_is_not_the_json_option(tmp_path):
+    """``--columns --json`` names a column called ``--json``; it switched JSON errors on (the
+    raw arguments held ``--json``). Only the option itself does, as the parser reads it."""
+    src, out = tmp_path / "in.parquet", tmp_path / "c.parquet"
+    pq.write_table(pa.table({"--json": ["a", "b"], "s": ["c", "d"]}), src)
+    run("compress", src, out, "--columns", "--json")
+    for value in (["--columns", "--json"], ["--columns=--json"]):
+        res = run("compress", src, out, *value, code=1)
+        assert res.stdout == "" and "already exists" in error_line(res)
+    # after --, an argument (here one too many)
+    assert run("compress", src, out, "--", "--json", code=2).stdout == ""
+    # a short option's value: -o of train, also after a flag in one word (-fo)
+    for words in (["-o", "--json"], ["-fo", "--json"]):
+        res = run("train", tmp_path / "none.txt", *words, code=2)
+        assert res.stdout == "" and "none.txt" in res.stderr
+    # the option after such a value still counts
+    json_error(run("compress", src, out, "--columns", "--json", "--json", code=1), 1,
+               "already exists")
+
+
+@pytest.mark.parametrize("args", [["compress", "IN", "out.parquet"], ["compress", "DS", "out"],
+                                  ["train", "IN", "-o", "out.fsst"],
+                                  ["datasets", "generate", "urls", "--rows", "5", "-o", "out.pq"]])
+def test_a_relative_output_in_a_deleted_current_folder_is_named(tmp_path, plain, monkeypatch,
+                                                                 args):
+    """``cd gone; rmdir ../gone; fsstgpu compress /abs/in.parquet out.parquet``: resolving OUT
+    asked os.getcwd, whose error ("[Errno 2] No such file or directory") named no file; now
+    the output is named, and what is wrong with it (exit 1, as for any missing output
+    folder)."""
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "a.parquet").write_bytes(plain.read_bytes())
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    args = [plain if a == "IN" else tmp_path / "ds" if a == "DS" else a for a in args]
+    line = error_line(run(*args, code=1))
+    assert f"{args[-1]}: the current folder has been deleted" in line, line
+
+
 @pytest.mark.parametrize("cmd", ["train", "inspect"])
 def test_a_folder_where_one_file_is_taken_is_named_as_a_folder(tmp_path, plain, cmd):
     folder = tmp_path / "ds"

@@ -8,9 +8,11 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 import fsstgpu.formats.datasets as datasets
 from fsstgpu import CorruptDataError
+from fsstgpu.cli.app import app
 from fsstgpu.datasets import generate
 from fsstgpu.formats import (
     compress_dataset,
@@ -485,6 +487,41 @@ def test_an_output_folder_inside_the_input_folder_is_refused(dataset, tmp_path):
 
     res = CliRunner().invoke(app, ["compress", str(root), str(root / "d")])
     assert res.exit_code == 2 and "inside the input dataset's folder" in res.stderr
+
+
+def test_an_output_folder_inside_a_url_input_folder_is_refused(dataset, tmp_path):
+    """As for a local folder: compress memory://b/in memory://b/in/c made in/c/..., which the
+    next listing of the input (any depth) reads as data; refused before anything is written,
+    unless the folder is one skipped as not data. file:// URLs are local paths, checked so."""
+    fsspec = pytest.importorskip("fsspec")
+    root, tables = dataset
+    fs = fsspec.filesystem("memory")
+    for rel in tables:
+        fs.pipe(f"/fsstgpu-inside/in/{rel}", (root / rel).read_bytes())
+    src = "memory://fsstgpu-inside/in"
+    try:
+        for dst in (f"{src}/c", f"{src}/year=2025/c", f"{src}/./c", "memory:///fsstgpu-inside/in/c"):
+            with pytest.raises(NotADirectoryError, match=f"inside the input dataset's folder "
+                                                         f"{src},"):
+                compress_dataset(src, dst)
+        with pytest.raises(NotADirectoryError, match="inside the input dataset's folder"):
+            compress_dataset(f"{src}/**/*.parquet", f"{src}/c")
+        assert fs.find("/fsstgpu-inside") == [f"/fsstgpu-inside/in/{rel}" for rel in tables]
+        compress_dataset(src, f"{src}/_compressed")  # skipped as not data: taken
+        assert [rel for _, rel in dataset_files(src)] == list(tables)
+        compress_dataset(f"{src}/*/*.parquet", f"{src}/c")  # a pattern that cannot see c
+        compress_dataset(src, "memory://fsstgpu-inside/in-c")  # beside it: taken
+        res = CliRunner().invoke(app, ["compress", src, f"{src}/d"])
+        assert res.exit_code == 2 and "inside the input dataset's folder" in res.stderr
+    finally:
+        fs.rm("/fsstgpu-inside", recursive=True)
+    for src, dst in ((f"file://{root}", f"file://{root}/c"), (f"file://{root}", root / "c"),
+                     (root, f"file://{root}/c")):
+        with pytest.raises(NotADirectoryError, match="inside the input dataset's folder"):
+            compress_dataset(src, dst)
+    assert not (root / "c").exists()
+    compress_dataset(f"file://{root}", f"file://{tmp_path}/out")  # (not a folder ./file:/...)
+    assert (tmp_path / "out" / "year=2026" / "c.parquet").is_file()
 
 
 def test_read_dataset_device_merges_host_columns_as_read_dataset(tmp_path, monkeypatch):
