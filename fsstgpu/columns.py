@@ -168,6 +168,7 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     cuts = long_string_cuts(tables, block_starts, codes, code_offsets, lengths, split_size)
     split_codes, split_out, split_table = plan_splits(code_offsets, lengths, block_starts,
                                                       split_size, cuts, plain.offsets)
+    del cuts  # (24 bytes a cut, one a code at split_size=1: not held through the checks below)
     carr = CompressedStringArray(
         type=plain.type, length=n, tables=tables, block_starts=block_starts, codes=codes,
         code_offsets=code_offsets, lengths=lengths, validity=plain.validity,

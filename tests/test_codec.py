@@ -533,6 +533,21 @@ def test_validate_padding_and_32bit_limit(sample_carr):
         big.validate()
 
 
+def test_a_split_outside_its_block_is_named_past_the_first_slice_checked():
+    # the check of each split against its table's block runs a slice of splits at a time (its
+    # masks took ~35 bytes a split at once); the split it names is the column's, not the slice's
+    rng = np.random.default_rng(3)
+    words = [bytes(rng.integers(97, 123, 40, dtype=np.uint8)).decode() for _ in range(60_000)]
+    carr = fsstgpu.compress(pa.array(words), split_size=1, level="fast")  # a block a MiB
+    assert len(carr.tables) >= 2 and len(carr.split_table) > 3 * 2**15
+    k = int(np.flatnonzero(carr.split_table == len(carr.tables) - 1)[-1])
+    table = carr.split_table.copy()
+    table[k] = 0
+    with pytest.raises(CorruptDataError, match=rf"^split {k} \(output bytes .*\) lies outside "
+                                               r"the block of its table 0$"):
+        _fields(carr, split_table=table).validate()
+
+
 def test_code_walk_reports_bad_codes():
     t = SymbolTable([b"ab"])
     with pytest.raises(CorruptDataError, match="escape"):

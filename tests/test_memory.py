@@ -6,15 +6,20 @@ Regression tests for issue #12, finding 12: compress used 8-10x a row group's st
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 import tracemalloc
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 import fsstgpu
 from fsstgpu import CompressedStringArray
+from fsstgpu.splits import interior_cuts
 
 #: the pools _traced measured with, kept alive for the buffers allocated in them
 _POOLS = []
@@ -85,3 +90,86 @@ def test_decompress_allocates_only_the_result():
     out, peak, _ = _traced(lambda: fsstgpu.decompress(carr, device="cpu"))
     result = sum(b.size for b in out.buffers() if b is not None)
     assert peak < 1.1 * result + 2**20
+
+
+def _letters(n: int, width: int = 40) -> pa.Array:
+    """``n`` strings of ``width`` random lowercase letters: FSST finds little in them (about 0.75
+    codes a byte), so ``split_size=1`` makes a split of nearly every code."""
+    data = np.random.default_rng(0).integers(97, 123, n * width, dtype=np.uint8)
+    offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(data)])
+
+
+def test_split_size_1_compress_holds_its_result_and_cuts_only():
+    """``split_size=1`` makes a split a code (18 bytes each in the result), and planning them
+    holds each cut inside a string (24 bytes) for a moment. Nothing more as tracemalloc sees it:
+    the checks' masks over every split at once (~35 bytes a split), the cuts kept through those
+    checks and an int64 copy of the table indices made the peak 1.56x that (50x the column's
+    bytes; 32x now)."""
+    col = _letters(62_500)
+    fsstgpu.compress(col.slice(0, 100), split_size=1)  # compile
+    carr, peak, _ = _traced(lambda: fsstgpu.compress(col, split_size=1))
+    cuts = len(interior_cuts(carr.code_offsets, carr.lengths, carr.split_codes,
+                             carr.split_out)[0])
+    needed = carr.nbytes + 24 * cuts + 8 * (len(col) + 1)  # and the int64 offsets
+    assert peak < 1.1 * needed, f"peak {peak / needed:.2f}x the result and the cuts"
+    assert fsstgpu.decompress(carr, device="cpu").equals(col)
+
+
+def test_split_size_1_decompress_allocates_only_the_result():
+    """The uint16 table indices go to the decoder as they are: an int64 copy of them (8 bytes a
+    split) made the peak 6.4x the output at ``split_size=1``."""
+    carr = fsstgpu.compress(_letters(62_500), split_size=1)
+    fsstgpu.decompress(carr, device="cpu")
+    out, peak, _ = _traced(lambda: fsstgpu.decompress(carr, device="cpu"))
+    result = sum(b.size for b in out.buffers() if b is not None)
+    assert peak < 1.1 * result + 2**20, f"peak {peak / result:.2f}x the result"
+
+
+_SPLIT_SIZE_1 = """
+import json, sys
+import numpy as np, pyarrow as pa
+import fsstgpu
+from fsstgpu.splits import interior_cuts
+
+def grown(fn):
+    # the resident set's growth while fn runs: the compiled code's own vectors are not numpy's,
+    # tracemalloc does not see them
+    with open("/proc/self/status") as f:
+        before = next(int(x.split()[1]) for x in f if x.startswith("VmRSS"))
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # the high-water mark back to the resident set
+    out = fn()
+    with open("/proc/self/status") as f:
+        return out, 1024 * (next(int(x.split()[1]) for x in f if x.startswith("VmHWM")) - before)
+
+n, width = 250_000, 40
+data = np.random.default_rng(0).integers(97, 123, n * width, dtype=np.uint8)
+offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
+col = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+fsstgpu.decompress(fsstgpu.compress(col.slice(0, 100), split_size=1), device="cpu")  # compiled
+carr, compressing = grown(lambda: fsstgpu.compress(col, split_size=1))
+out, decoding = grown(lambda: fsstgpu.decompress(carr, device="cpu"))
+cuts = len(interior_cuts(carr.code_offsets, carr.lengths, carr.split_codes, carr.split_out)[0])
+print(json.dumps({"compress": compressing, "decompress": decoding, "result": carr.nbytes,
+                  "cuts": cuts, "splits": len(carr.split_table), "output": n * width}))
+"""
+
+
+def test_split_size_1_compiled_code_holds_each_split_point_once():
+    """The resident set (what tracemalloc misses) at ``split_size=1``, 10 MB of letters: the
+    compiled plan copied each cut into a 32-byte record and a block index, the walk and the plan
+    copied their vectors into the arrays they return, and the decoder kept a status and a row per
+    split: compress peaked at 63-69x the column's bytes (2.0x the result and the cuts), decompress
+    at 31x (1.6x the output and the 24 bytes a split of its private copies). Now 33-36x and 19x."""
+    if not os.access("/proc/self/clear_refs", os.W_OK):
+        pytest.skip("no /proc/self/clear_refs to reset the high-water mark (Linux)")
+    env = dict(os.environ, FSSTGPU_THREADS="2")
+    done = subprocess.run([sys.executable, "-c", _SPLIT_SIZE_1], capture_output=True, text=True,
+                          timeout=300, check=True, env=env)
+    got = json.loads(done.stdout)
+    needed = got["result"] + 24 * got["cuts"]
+    assert got["compress"] < 1.35 * needed, f"{got['compress'] / needed:.2f}x"
+    needed = got["output"] + 4 * 250_001 + 24 * got["splits"]
+    assert got["decompress"] < 1.25 * needed, f"{got['decompress'] / needed:.2f}x"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import struct
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -127,10 +129,31 @@ def test_every_header_byte_is_checked(arr):
                 FSST().decode(bytes(damaged))
 
 
-def test_version_1_data_still_decodes():
-    import struct
-    import zlib
+def forged_item_size(encoded: bytes, ndim: int, itemsize: int) -> bytes:
+    """``encoded`` with its header's item size replaced and the header's CRC recomputed."""
+    shape_end = 20 + 8 * ndim
+    head = bytearray(encoded[:shape_end])
+    struct.pack_into("<Q", head, 8, itemsize)
+    return bytes(head) + struct.pack("<I", zlib.crc32(head)) + encoded[shape_end + 4:]
 
+
+@pytest.mark.parametrize("dtype, most", [("S1", 2**31 - 1), ("U1", (2**31 - 1) // 4)])
+def test_forged_item_size_is_corrupt_data_not_memory_error(dtype, most):
+    # A forged header (CRC recomputed) asking for 2**20 items of ~2 GiB each: numpy's
+    # "Unable to allocate 2.00 PiB" MemoryError came through. 2 PiB is past any machine's
+    # memory and x86-64's 4-level address space, so the allocation fails wherever this runs.
+    arr = np.zeros(2**20, dtype)
+    forged = forged_item_size(FSST().encode(arr), 1, most)
+    with pytest.raises(CorruptDataError, match=r"^FSST data: the header.s item size .* cannot "
+                                               r"be allocated"):  # (once, not in "shape ...: ")
+        FSST().decode(forged)
+    # an item size above the longest string is what the writer records for padded arrays
+    padded = np.array(["ab", ""], dtype="U1000")
+    assert same(FSST().decode(FSST().encode(padded)), padded)
+    assert FSST().decode(forged_item_size(FSST().encode(padded), 1, 7)).dtype == "U7"
+
+
+def test_version_1_data_still_decodes():
     arr = np.array(WORDS).reshape(3, 2)
     encoded = FSST().encode(arr)
     head, blob = encoded[:20 + 16], encoded[20 + 16 + 4:]

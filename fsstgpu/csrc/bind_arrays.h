@@ -45,6 +45,30 @@ Array<T> to_array(const std::vector<T>& v) {
     return out;
 }
 
+// a as an Array<T>, for an argument taken as any array (to read some dtypes as they are): a
+// safely castable dtype is copied as for an Array<T> argument, any other is a TypeError, as there.
+template <class T>
+Array<T> as_array(const pybind11::array& a, const char* what) {
+    try {
+        return a.cast<Array<T>>();
+    } catch (const pybind11::cast_error&) {
+        throw pybind11::type_error(std::string(what) + " has dtype " +
+                                   std::string(pybind11::str(a.dtype())) +
+                                   ", which does not cast safely to " +
+                                   std::string(pybind11::str(pybind11::dtype::of<T>())));
+    }
+}
+
+// v's copy as an array, v's memory freed once copied: several results copied one after the other
+// are held twice one at a time, not all at once (split_size=1's split points and cuts: tens of
+// bytes a code).
+template <class T>
+Array<T> to_array_freed(std::vector<T>& v) {
+    Array<T> out = to_array(v);
+    std::vector<T>().swap(v);
+    return out;
+}
+
 // The thread that imported the extension (module.cpp sets it): the one that normally finalizes.
 inline unsigned long& import_thread() {
     static unsigned long ident = 0;

@@ -86,9 +86,10 @@ py::tuple walk(const Array<uint8_t>& codes, const Array<int64_t>& block_starts,
         return walk_codes(in, threads);
     });
     py::object none = py::none();
+    py::object code = bind::to_array_freed(cuts.code), out = bind::to_array_freed(cuts.out);
+    py::object row = bind::to_array_freed(cuts.row);
     return py::make_tuple(offsets_out ? py::object(*offsets_out) : none,
-                          lengths_out ? py::object(*lengths_out) : none, bind::to_array(cuts.code),
-                          bind::to_array(cuts.out), bind::to_array(cuts.row));
+                          lengths_out ? py::object(*lengths_out) : none, code, out, row);
 }
 
 py::tuple sums(const Array<int64_t>& lengths, int64_t ncodes, const Array<int64_t>& positions,
@@ -179,13 +180,23 @@ py::tuple split_starts(const Array<int64_t>& block_starts, const Array<int64_t>&
          "code and out must hold a position per row (or, by row, per string)");
     need(bind::length(cut_out, "cut_out") == ncut && bind::length(cut_row, "cut_row") == ncut,
          "the cuts' arrays differ in length");
-    SplitStarts plan = bind::without_gil([&] {
-        return assemble_splits(block_starts.data(), nblocks, row.data(), nrow, code.data(),
-                               out.data(), nvalues, by_row, cut_code.data(), cut_out.data(),
-                               cut_row.data(), ncut, ncodes, total, threads);
+    // written in place at their largest size, then trimmed: the pages past the splits written
+    // are never touched, and numpy's resize gives the rest back where it lies
+    const py::ssize_t most = nrow + ncut;
+    Array<int64_t> codes(most + 1), outs(most + 1);
+    Array<uint16_t> table(most);
+    int64_t* const pc = codes.mutable_data();
+    int64_t* const po = outs.mutable_data();
+    uint16_t* const pt = table.mutable_data();
+    const int64_t n = bind::without_gil([&] {
+        return assemble_splits_into(block_starts.data(), nblocks, row.data(), nrow, code.data(),
+                                    out.data(), nvalues, by_row, cut_code.data(), cut_out.data(),
+                                    cut_row.data(), ncut, ncodes, total, threads, pc, po, pt);
     });
-    return py::make_tuple(bind::to_array(plan.codes), bind::to_array(plan.out),
-                          bind::to_array(plan.table));
+    codes.resize({n + 1});
+    outs.resize({n + 1});
+    table.resize({n});
+    return py::make_tuple(codes, outs, table);
 }
 
 template <class T>

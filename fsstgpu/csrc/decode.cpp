@@ -59,11 +59,12 @@ int64_t decode_one(const uint8_t* codes, int64_t ncodes, int64_t start, int64_t 
                                     out_end, literals);
 }
 
-void check_splits(const Splits& sp, int64_t nc, int64_t no, int64_t ncodes, int64_t total_out,
-                  int64_t nt) {
+namespace {
+
+template <class T>
+void check_split_points(const int64_t* sc, const int64_t* so, const T* st, int64_t nsplits,
+                        int64_t nc, int64_t no, int64_t ncodes, int64_t total_out, int64_t nt) {
     if (total_out < 0) throw CorruptData("negative output size " + std::to_string(total_out));
-    const int64_t nsplits = sp.n;
-    const int64_t *sc = sp.codes, *so = sp.out, *st = sp.table;
     if (nc != nsplits + 1 || no != nsplits + 1) {
         throw CorruptData("split arrays disagree: " + std::to_string(nc) + " code starts, " +
                           std::to_string(no) + " output starts, " + std::to_string(nsplits) +
@@ -93,6 +94,19 @@ void check_splits(const Splits& sp, int64_t nc, int64_t no, int64_t ncodes, int6
                               " but only " + std::to_string(nt) + " tables");
         }
     }
+}
+
+}  // namespace
+
+void check_splits(const Splits& sp, int64_t nc, int64_t no, int64_t ncodes, int64_t total_out,
+                  int64_t nt) {
+    check_split_points(sp.codes, sp.out, sp.table, sp.n, nc, no, ncodes, total_out, nt);
+}
+
+void check_splits(const int64_t* codes, const int64_t* out, const uint16_t* table,
+                  int64_t nsplits, int64_t nc, int64_t no, int64_t ncodes, int64_t total_out,
+                  int64_t nt) {
+    check_split_points(codes, out, table, nsplits, nc, no, ncodes, total_out, nt);
 }
 
 template <class Off>
@@ -230,10 +244,14 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
     const bool utf8 = se && se->utf8;
     const Off* ends = se ? se->ends : nullptr;
     const int64_t nends = se ? se->n + 1 : 0;
-    std::vector<int64_t> status(static_cast<size_t>(nsplits));
-    std::vector<int64_t> rows(check ? static_cast<size_t>(nsplits) : 0);
     // tasks of about kTaskBytes of output, cut at split boundaries (decoder.py's)
     const int64_t ntasks = std::max<int64_t>(1, std::min(nsplits, total_out / kTaskBytes));
+    // each task's first bad split and how many: a status and row a split (16 bytes) took 1.6x
+    // the output at split_size=1, where a split is a code
+    struct Bad {
+        int64_t k = -1, status = 0, row = 0, count = 0;
+    };
+    std::vector<Bad> bad_split(static_cast<size_t>(ntasks));
     std::vector<int64_t> bounds(static_cast<size_t>(ntasks + 1));
     for (int64_t t = 0; t < ntasks; ++t) {
         const int64_t target = static_cast<int64_t>((__int128)total_out * t / ntasks);
@@ -256,15 +274,16 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
         // the output end of this task's last split that may hold a byte >= 0x80: strings
         // starting at or after it are ASCII
         int64_t high_end = INT64_MIN;
-        int64_t row0 = check ? upper_from(ends, 0, nends, so[k0]) : 0;  // rows[k - 1]'s start
+        int64_t row0 = check ? upper_from(ends, 0, nends, so[k0]) : 0;  // the last split's row
         bool ok = true;
         for (int64_t k = k0; k < k1; ++k) {
             const int64_t t_ = st[k];
             const uint64_t* packed = tb.packed + tb.first[t_];
             const uint8_t* lens = tb.lens + 256 * t_;
             uint8_t literals = 0;
+            int64_t status, row = 0;
             if (check) {
-                int64_t row = row0 = upper_from(ends, row0, nends, so[k]);
+                row = row0 = upper_from(ends, row0, nends, so[k]);
                 const bool known = !plain::has_unknown(codes, sc[k], sc[k + 1],
                                                        int(tb.first[t_ + 1] - tb.first[t_]));
                 const auto walked = [&](auto known_, const auto& notes) {
@@ -273,21 +292,25 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
                         se->code_offsets, row, notes, literals);
                 };
                 if (offsets) {
-                    status[k] = known ? walked(std::true_type{}, by_position)
-                                      : walked(std::false_type{}, by_position);
+                    status = known ? walked(std::true_type{}, by_position)
+                                   : walked(std::false_type{}, by_position);
                 } else {
-                    status[k] = known ? walked(std::true_type{}, by_mark)
-                                      : walked(std::false_type{}, by_mark);
+                    status = known ? walked(std::true_type{}, by_mark)
+                                   : walked(std::false_type{}, by_mark);
                 }
-                rows[k] = row;
             } else {
                 // 8-byte stores may run on into the next splits of this task (decoded after
                 // this one, by this thread), never past the task's end
-                status[k] = plain::decode(codes, sc[k], sc[k + 1], packed, lens,
-                                          tb.first[t_ + 1] - tb.first[t_], out, so[k],
-                                          so[k + 1], so[k1], literals);
+                status = plain::decode(codes, sc[k], sc[k + 1], packed, lens,
+                                       tb.first[t_ + 1] - tb.first[t_], out, so[k], so[k + 1],
+                                       so[k1], literals);
             }
-            ok = ok && status[k] == so[k + 1];
+            if (status != so[k + 1]) {
+                Bad& b = bad_split[static_cast<size_t>(t)];
+                if (b.k < 0) b = Bad{k, status, row, 0};
+                ++b.count;
+            }
+            ok = ok && status == so[k + 1];
             if (utf8 && (!ascii[t_] || literals >= 0x80)) high_end = so[k + 1];
             if (utf8 && ok && bad_utf8[t] < 0 &&
                 (so[k + 1] - vpos >= kUtf8Bytes || k + 1 == k1)) {
@@ -301,29 +324,29 @@ int64_t decode_column(const uint8_t* codes, const Splits& sp, const CompactTable
             }
         }
     });
-    int64_t first = -1, nbad = 0;
-    for (int64_t k = 0; k < nsplits; ++k) {
-        if (status[k] != so[k + 1]) {
-            if (first < 0) first = k;
-            ++nbad;
-        }
+    Bad first;  // the tasks are in split order: the first task's first bad split is the first
+    int64_t nbad = 0;
+    for (const Bad& b : bad_split) {
+        if (first.k < 0 && b.k >= 0) first = b;
+        nbad += b.count;
     }
-    if (first >= 0) {
-        const int64_t k = first;
+    if (first.k >= 0) {
+        const int64_t k = first.k;
+        const int64_t status = first.status, row = first.row;
         const std::string where = "split " + std::to_string(k) + ", codes " +
                                   range(sc[k], sc[k + 1]);
-        if (status[k] == walk::kCrosses) {
-            throw CorruptData("string " + std::to_string(rows[k] - 1) +
+        if (status == walk::kCrosses) {
+            throw CorruptData("string " + std::to_string(row - 1) +
                               ": a symbol runs across its end (" + where + ")");
         }
-        if (status[k] == walk::kOffset) {
-            throw CorruptData("string " + std::to_string(rows[k]) + ": its stored code offset " +
-                              std::to_string(se->code_offsets[rows[k]]) +
+        if (status == walk::kOffset) {
+            throw CorruptData("string " + std::to_string(row) + ": its stored code offset " +
+                              std::to_string(se->code_offsets[row]) +
                               " is not where its codes start (" + where + ")");
         }
-        const std::string what = status[k] < 0
+        const std::string what = status < 0
                                      ? "is corrupt"
-                                     : "ends at output byte " + std::to_string(status[k]);
+                                     : "ends at output byte " + std::to_string(status);
         throw CorruptData("split " + std::to_string(k) + " (codes " + range(sc[k], sc[k + 1]) +
                           ", table " + std::to_string(st[k]) + ") " + what +
                           "; expected output bytes " + range(so[k], so[k + 1]) + " (" +

@@ -46,6 +46,10 @@ struct StringEnds {
 // 0..nt - 1. Throws CorruptData naming the first broken one.
 void check_splits(const Splits& splits, int64_t nsplit_codes, int64_t nsplit_out, int64_t ncodes,
                   int64_t total_out, int64_t ntables);
+// The same with the table indices as a column holds them (uint16: no int64 copy of them first).
+void check_splits(const int64_t* codes, const int64_t* out, const uint16_t* table, int64_t nsplits,
+                  int64_t nsplit_codes, int64_t nsplit_out, int64_t ncodes, int64_t total_out,
+                  int64_t ntables);
 
 template <class Off>
 void check_column(int64_t ncodes, const Splits& splits, int64_t nsplit_codes,

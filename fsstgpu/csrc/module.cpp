@@ -217,8 +217,15 @@ py::tuple compact_tables(const py::sequence& tables) {
     return py::make_tuple(packed, first, lens);
 }
 
+// A 1-D array of T as int64 values (an array of another dtype cast to T, as any Array<T>).
+template <class T>
+std::vector<int64_t> widened(const py::array& a) {
+    const Array<T> typed = bind::as_array<T>(a, "split_table");
+    return std::vector<int64_t>(typed.data(), typed.data() + length(typed, "split_table"));
+}
+
 py::tuple decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_codes,
-                     const Array<int64_t>& split_out, const Array<int64_t>& split_table,
+                     const Array<int64_t>& split_out, const py::array& split_table,
                      const Array<uint64_t>& packed, const Array<int64_t>& first,
                      const Array<uint8_t>& lens, int64_t total_out, const py::array& ends,
                      bool check_ends, const Array<int64_t>& code_offsets, bool utf8,
@@ -236,10 +243,14 @@ py::tuple decode_all(const Array<uint8_t>& codes, const Array<int64_t>& split_co
     // sent the stores, the code reads or the table lookups outside their buffers. The decode
     // reads private copies (24 bytes a split of ~4 KiB of output), checked as they are.
     const int64_t nsc = length(split_codes, "split_codes"), nso = length(split_out, "split_out");
-    const int64_t nst = length(split_table, "split_table");
     const std::vector<int64_t> sc(split_codes.data(), split_codes.data() + nsc);
     const std::vector<int64_t> so(split_out.data(), split_out.data() + nso);
-    const std::vector<int64_t> st(split_table.data(), split_table.data() + nst);
+    // a column's own uint16 table indices are widened in this copy, not in an int64 copy made
+    // first (8 bytes a split more at the peak: split_size=1 makes a split a code)
+    const std::vector<int64_t> st = py::isinstance<Array<uint16_t>>(split_table)
+                                        ? widened<uint16_t>(split_table)
+                                        : widened<int64_t>(split_table);
+    const int64_t nst = static_cast<int64_t>(st.size());
     const Splits splits{sc.data(), so.data(), st.data(), nst};
     if (py::isinstance<Array<int32_t>>(ends)) {
         return decode_column_as<int32_t>(codes, splits, nsc, nso, tables, total_out,

@@ -27,4 +27,15 @@ SplitStarts assemble_splits(const int64_t* block_starts, int64_t nblocks, const 
                             const int64_t* cut_out, const int64_t* cut_row, int64_t ncut,
                             int64_t ncodes, int64_t total, int threads);
 
+// The same written into plan_codes / plan_out (nrow + ncut + 1 entries of room each) and
+// plan_table (nrow + ncut): returns the number of splits n (codes and out then hold n + 1
+// entries, ending at ncodes / total). The binding writes into the arrays it returns, trimmed
+// after: no vectors copied at the end (split_size=1 makes a split a code, 18 bytes each).
+int64_t assemble_splits_into(const int64_t* block_starts, int64_t nblocks, const int64_t* row,
+                             int64_t nrow, const int64_t* code, const int64_t* out,
+                             int64_t nvalues, bool by_row, const int64_t* cut_code,
+                             const int64_t* cut_out, const int64_t* cut_row, int64_t ncut,
+                             int64_t ncodes, int64_t total, int threads, int64_t* plan_codes,
+                             int64_t* plan_out, uint16_t* plan_table);
+
 }  // namespace fsstgpu_native

@@ -27,7 +27,12 @@ offset  size    field
 A flipped byte anywhere is a :class:`~fsstgpu.CorruptDataError`. The header's item size and
 shape are what the output's size is made of (a ``U`` array's bytes are its item size times its
 length, whatever its strings): a header forged with its CRC can ask for a large array, as a
-forged ``.npy`` header can.
+forged ``.npy`` header can. The item size must hold the longest string, but has no upper bound
+in the data: the writer records the array's own item size, which padding makes as large as a
+caller's dtype says (``U1000`` of two-letter strings). So the output is allocated before the
+strings are decoded, and an output that cannot be allocated is a
+:class:`~fsstgpu.CorruptDataError` naming the item size and the bytes asked for (a forged header,
+or an array larger than this machine's memory), never numpy's MemoryError.
 
 Decoding runs on the CPU (byte-identical to the GPU decoder; a numpy result lives in host memory
 anyway) and returns exactly the dtype and shape encoded: ``U`` / ``S`` with their item size,
@@ -141,7 +146,16 @@ class FSST(numcodecs.abc.Codec):
         return head + _CRC.pack(zlib.crc32(head)) + carr.to_bytes()
 
     def decode(self, buf, out=None):
-        """The array ``buf`` encodes; written into ``out`` (same size) when given."""
+        """The array ``buf`` encodes; written into ``out`` (same size) when given.
+
+        Raises
+        ------
+        CorruptDataError
+            For damaged or forged data, including a ``U`` / ``S`` output that cannot be
+            allocated (the message names its item size and bytes).
+        ValueError
+            For an ``out`` of another dtype or size.
+        """
         data = ensure_bytes(buf)
         if len(data) < _HEADER.size:
             raise CorruptDataError(f"FSST data truncated: {len(data)} bytes")
@@ -170,6 +184,8 @@ class FSST(numcodecs.abc.Codec):
             raise CorruptDataError(f"FSST data: shape {shape} but {len(carr)} strings")
         try:
             values = _values(carr, kind, missing, itemsize, flags).reshape(shape)
+        except CorruptDataError:  # (a ValueError too: _values' own messages, unwrapped)
+            raise
         except ValueError as exc:  # numpy refuses the shape ("array is too big", ...)
             raise CorruptDataError(f"FSST data: shape {shape}: {exc}") from None
         if out is None:
@@ -208,20 +224,39 @@ def _values(carr: CompressedStringArray, kind: int, missing: int, itemsize: int,
         raise CorruptDataError("FSST data: nulls in a U / S array")
     if col.null_count and kind == STRINGDTYPE and missing == NO_MISSING:
         raise CorruptDataError("FSST data: nulls in a StringDType array without missing values")
-    objects = col.to_numpy(zero_copy_only=False)
-    if kind == OBJECT:
-        return objects
     if kind == BYTES:
         if len(col) and carr.lengths.max() > itemsize:
             raise CorruptDataError(f"FSST data: a value longer than the S{itemsize} item size")
-        return objects.astype(f"S{itemsize}")
+        return _fixed_width(col, np.dtype(f"S{itemsize}"))
     if kind == UNICODE:
         if len(col) and pc.max(pc.utf8_length(col)).as_py() > itemsize:
             raise CorruptDataError(f"FSST data: a value longer than the U{itemsize} item size")
-        return objects.astype(f"{'>' if flags & BIG_ENDIAN else '<'}U{itemsize}")
+        return _fixed_width(col, np.dtype(f"{'>' if flags & BIG_ENDIAN else '<'}U{itemsize}"))
+    objects = col.to_numpy(zero_copy_only=False)
+    if kind == OBJECT:
+        return objects
     if missing == MISSING_NAN and col.null_count:
         objects[col.is_null().to_numpy(zero_copy_only=False)] = np.nan
     return objects.astype(_string_dtype(missing, coerce=not flags & NO_COERCE))
+
+
+def _fixed_width(col: pa.Array, dtype: np.dtype) -> np.ndarray:
+    """``col``'s strings in a new array of the ``U`` / ``S`` ``dtype``, allocated first.
+
+    The header's item size has no upper bound the writer guarantees (a padded array's is as
+    large as its dtype), so a forged one can ask for more than any machine holds: numpy's
+    MemoryError then becomes a CorruptDataError naming the size, raised before the strings are
+    decoded into Python objects.
+    """
+    try:
+        out = np.empty(len(col), dtype)
+    except MemoryError as exc:
+        raise CorruptDataError(
+            f"FSST data: the header's item size ({dtype.str}, {dtype.itemsize} bytes) times its "
+            f"{len(col)} items is {len(col) * dtype.itemsize} bytes, which cannot be allocated "
+            f"(a forged header, or an array larger than this machine's memory)") from exc
+    out[...] = col.to_numpy(zero_copy_only=False)
+    return out
 
 
 numcodecs.registry.register_codec(FSST)

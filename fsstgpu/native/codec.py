@@ -304,7 +304,7 @@ def decode_all(tables, codes, split_codes, split_out, split_table, total_out: in
     codes = np.ascontiguousarray(codes, np.uint8)
     out, bad = _decode_all(codes, np.ascontiguousarray(split_codes, np.int64),
                            np.ascontiguousarray(split_out, np.int64),
-                           np.ascontiguousarray(split_table, np.int64), packed, first,
+                           _table_indices(split_table), packed, first,
                            lens, total_out, ends, bool(check_ends), offsets, bool(utf8),
                            thread_count(threads), alloc)
     if bad >= 0:
@@ -334,9 +334,15 @@ def check_splits(split_codes, split_out, split_table, ncodes: int, total_out: in
     fsstgpu.errors.CorruptDataError: split output positions must run from 0 to 5, not 0 to 4
     """
     _check_splits(np.ascontiguousarray(split_codes, np.int64),
-                  np.ascontiguousarray(split_out, np.int64),
-                  np.ascontiguousarray(split_table, np.int64), int(ncodes),
-                  int(total_out), int(ntables))
+                  np.ascontiguousarray(split_out, np.int64), _table_indices(split_table),
+                  int(ncodes), int(total_out), int(ntables))
+
+
+def _table_indices(split_table) -> np.ndarray:
+    """``split_table`` for the compiled code: a column's uint16 indices as they are (an int64
+    copy is 8 bytes a split: split_size=1 makes a split a code), any other as int64."""
+    table = np.asarray(split_table)
+    return np.ascontiguousarray(table, np.uint16 if table.dtype == np.uint16 else np.int64)
 
 
 def first_invalid_string(data, offsets, threads=None) -> int:
