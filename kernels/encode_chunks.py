@@ -109,13 +109,23 @@ def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN, chunk: 
     return plan_from_counts(xp, nchunks, ends, count, most, chunk)
 
 
+def check_chunking(long_min: int, chunk: int) -> None:
+    """ValueError unless strings longer than ``long_min`` bytes can go in chunks of ``chunk``:
+    at least 64 bytes (every long string gets a chunk) and below 2**28 (a chunk's codes fit the
+    count kernel's int32).
+
+    >>> from fsstgpu.kernels.encode_chunks import check_chunking
+    >>> check_chunking(4096, 1024)
+    """
+    if not MIN_CHUNK <= chunk <= long_min < 1 << 28:
+        raise ValueError(f"chunks of at least 64 bytes for strings longer than them, below "
+                         f"2**28 (chunk={chunk}, long_min={long_min})")
+
+
 def chunk_counts(xp, lengths, *, long_min: int, chunk: int):
     """Each string's chunks (0 for strings of at most ``long_min`` bytes and nulls: their
     ``lengths`` are 0) and their running sum, on the strings' device."""
-    if not MIN_CHUNK <= chunk <= long_min < 1 << 28:
-        # every long string gets a chunk; a chunk's codes fit the count kernel's int32
-        raise ValueError(f"chunks of at least 64 bytes for strings longer than them, below "
-                         f"2**28 (chunk={chunk}, long_min={long_min})")
+    check_chunking(long_min, chunk)
     nchunks = xp.where(lengths > long_min, lengths // chunk, 0)
     return nchunks, xp.cumsum(nchunks)
 

@@ -136,15 +136,24 @@ __device__ __forceinline__ bool short_string(const i64* __restrict__ offsets,
 // the string's end and written again by fsst_encode_compact), and their count into counts[i].
 // The one parse a string gets before the codes' size is known (a count pass and a write pass
 // parsed it twice).
+// The long strings are counted on the way (summary[0] += their chunks of `chunk` bytes,
+// summary[1] = the most chunks of one), so a column without any needs no pass of its own to
+// find out.
 extern "C" __global__ void __launch_bounds__(256)
 fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
                   i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
-                  i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min)
+                  i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min, i64 chunk,
+                  unsigned long long* __restrict__ summary)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         i64 pos, end;
-        if (!short_string(offsets, validity, i, long_min, &pos, &end)) end = pos;
+        if (!short_string(offsets, validity, i, long_min, &pos, &end)) {
+            const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
+            atomicAdd(summary, chunks);
+            atomicMax(summary + 1, chunks);
+            end = pos;
+        }
         uint8_t* __restrict__ dst = stage + pos;
         const i64 cap = end - pos;
         i64 o = 0;

@@ -26,6 +26,7 @@ from fsstgpu.kernels.encode_chunks import (
     CHUNK,
     LONG_MIN,
     MIN_CHUNK,
+    check_chunking,
     chunk_counts,
     chunk_out,
     compact_cuts,
@@ -144,27 +145,29 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # no string can be long in a column of at most long_min bytes
         chunking = long_min is not None and data.size > long_min
         if chunking:
+            check_chunking(long_min, chunk)  # (the stage kernel divides by chunk)
+        skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
+        counts = code_offsets[1:]
+        # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section
+        # 49); the long ones' chunks counted on the way: [chunks, most of one, codes' size]
+        stage = cp.empty(max(int(data.size), 1), cp.uint8)
+        summary = cp.zeros(3, cp.int64)
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
+                                 (*common, counts, stage, skip, np.int64(chunk or 1), summary))
+        code_offsets[1:] = cp.cumsum(counts)
+        summary[2:] = code_offsets[-1:]
+        count, most, total = (int(v) for v in summary.get())  # the one wait without long strings
+        plan = None
+        if count:  # the long strings' chunks: their lengths and running sums
             if lengths is None:
                 lengths = valid_lengths(cp, offsets, validity)
             nchunks, ends = chunk_counts(cp, lengths, long_min=long_min, chunk=chunk)
-        skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
-        counts = code_offsets[1:]
-        # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section 49)
-        stage = cp.empty(max(int(data.size), 1), cp.uint8)
-        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,), (*common, counts, stage, skip))
-        code_offsets[1:] = cp.cumsum(counts)
-        plan = None
-        if chunking:  # the one wait without long strings: their chunks and the codes' size
-            count, most, total = (int(v) for v in cp.stack(
-                [ends[-1], nchunks.max(), code_offsets[-1]]).get())
             plan = plan_from_counts(cp, nchunks, ends, count, most, chunk)
         if plan is not None:  # a second wait: the codes' size with the long strings'
             chunk_codes = resolve_entries(cp, plan, *_chunk_maps(cp, plan, data, offsets, look))
             # (the running sums are linear: the long strings' codes add theirs)
             code_offsets[1:] += cp.cumsum(string_codes(cp, plan, chunk_codes[1]))
             total = int(code_offsets[-1])
-        elif not chunking:
-            total = int(code_offsets[-1])  # the one wait: the codes' size
         codes = cp.empty(padded_size(total) if padded else max(total, 1), cp.uint8)
         if fill is not None:
             codes.fill(fill)

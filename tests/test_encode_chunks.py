@@ -236,6 +236,20 @@ def test_gpu_long_strings_equal_the_cpu_encoders():
 
 
 @pytest.mark.gpu
+def test_gpu_encode_refuses_chunks_it_cannot_make_without_long_strings():
+    # the stage kernel divides a long string's bytes by the chunk size: the launcher checks the
+    # sizes before it, also where no string turns out long (chunk_counts, which checked them
+    # before, now runs only where some string is)
+    import cupy as cp
+
+    table = SymbolTable([b"ab"])
+    data, offsets = cp.asarray(np.frombuffer(b"ab" * 100, np.uint8)), cp.asarray([0, 50, 200])
+    for long_min, chunk in ((100, 0), (100, 10), (100, 101)):
+        with pytest.raises(ValueError, match="chunks of at least 64"):
+            encode_on_device(table, data, offsets, long_min=long_min, chunk=chunk)
+
+
+@pytest.mark.gpu
 def test_gpu_write_pass_finds_the_cpu_cuts():
     """encode_on_device(..., cut_size=) against the CPU's walk of the CPU encoder's codes;
     under 64 bytes it leaves the cuts to the host (None)."""
