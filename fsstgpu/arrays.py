@@ -51,6 +51,8 @@ bytes.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pyarrow as pa
 
@@ -332,10 +334,10 @@ class CompressedStringArray:
         >>> type(part).__name__, part.to_arrow().to_pylist()
         ('CompressedStringArray', ['b', None])
         """
-        offset = int(offset)
+        offset = operator.index(offset)  # (a float is refused, as pyarrow does, not truncated)
         if not 0 <= offset <= self.length:
             raise IndexError(f"slice offset {offset} outside 0..{self.length}")
-        asked = self.length if length is None else int(length)  # (as pyarrow's: chunks)
+        asked = self.length if length is None else operator.index(length)  # (pyarrow's rule)
         if (stop := min(offset + asked, self.length)) < offset:
             raise ValueError(f"slice length must be non-negative, not {length}")
         part = CompressedStringArray(**slice_fields(self, offset, stop, asked))

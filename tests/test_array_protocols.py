@@ -96,3 +96,7 @@ def test_slice_errors():
         carr.slice(4)
     with pytest.raises(ValueError, match="non-negative"):
         carr.slice(1, -1)
+    for offset, length in ((1.7, None), (0, 1.5), ("1", None)):  # as pyarrow: not truncated
+        with pytest.raises(TypeError):
+            carr.slice(offset, length)
+    assert carr.slice(np.int64(1), np.uint8(1)).to_arrow().to_pylist() == ["b"]
