@@ -75,12 +75,17 @@ def unwritable(table: pa.Table, exc: Exception) -> str:
     return f"the table cannot be written to Parquet ({exc})"
 
 
-def write_part(table: pa.Table, schema: pa.Schema, options: dict) -> pa.Buffer:
+def write_part(table: pa.Table, schema: pa.Schema, options: dict, *,
+               digests: list | None = None) -> pa.Buffer:
     """``table`` as a Parquet file of one row group, in memory (``options``: the
-    ``ParquetWriter`` keyword arguments every part of a file shares)."""
+    ``ParquetWriter`` keyword arguments every part of a file shares). ``digests``, a list,
+    gets the row group's statistics' CRC32s (:func:`~fsstgpu.formats.pruning.statistics_digests`
+    of the writer's own footer: no read of it again, and on the part's thread)."""
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, schema, **options) as writer:
         writer.write_table(table, row_group_size=max(1, table.num_rows))
+    if digests is not None:
+        digests += statistics_digests(writer.writer.metadata)
     return sink.getvalue()
 
 
@@ -153,11 +158,14 @@ class JoinedParquetFile:
         # each row group's statistics' CRC32s (pruning), where the footer records them
         self._digests: list[list[int]] | None = [] if stats_crc else None
 
-    def append(self, part) -> None:
-        """Append the row groups of ``part`` (a whole Parquet file's bytes)."""
+    def append(self, part, digests: list | None = None) -> None:
+        """Append the row groups of ``part`` (a whole Parquet file's bytes); ``digests``: their
+        statistics' CRC32s where :func:`write_part` gave them (else read from ``part``)."""
         body, meta = _footer(part)
         if self._digests is not None:
-            self._digests += statistics_digests(pq.read_metadata(pa.BufferReader(part)))
+            if digests is None:
+                digests = statistics_digests(pq.read_metadata(pa.BufferReader(part)))
+            self._digests += digests
         for rg in meta.get(_FILE_ROW_GROUPS, Seq(LIST, STRUCT)).items:
             self._row_groups.append(moved_row_group(rg, self._pos - len(MAGIC),
                                                     len(self._row_groups)))
@@ -165,6 +173,11 @@ class JoinedParquetFile:
         self._pos += len(body)
         if self._template is None:
             self._template = meta
+
+    @property
+    def records_digests(self) -> bool:
+        """Whether the footer records the statistics' CRC32s (``stats_crc``)."""
+        return self._digests is not None
 
     def close(self, key_values: dict) -> None:
         """Write the footer: the parts' own, every row group in it, ``key_values`` added as
@@ -222,8 +235,9 @@ class PartWriter:
         self._held = 0
 
     def _part(self, table: pa.Table, options: dict):
+        digests = [] if self._joined.records_digests else None
         try:
-            return write_part(table, self._schema, options)
+            return write_part(table, self._schema, options, digests=digests), digests
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
             raise ValueError(unwritable(table, exc)) from None
 
@@ -238,7 +252,7 @@ class PartWriter:
     def _append_oldest(self) -> None:
         job, nbytes = self._pending.popleft()
         self._held -= nbytes
-        self._joined.append(job.result())
+        self._joined.append(*job.result())
 
     def close(self, key_values: dict) -> None:
         """Append every row group left and write the footer (``key_values`` added; see
