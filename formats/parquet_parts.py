@@ -52,6 +52,15 @@ _RG_COLUMNS, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 3, 5, 7
 _CC_FILE_OFFSET, _CC_META, _CC_OFFSET_INDEX, _CC_COLUMN_INDEX = 2, 3, 4, 6
 _CM_POSITIONS = (9, 10, 11)  # data_page_offset, index_page_offset, dictionary_page_offset
 _CM_BLOOM_FILTER = 14
+# What joining reads of a part's footer (thrift_compact.loads' shape): the row counts, the row
+# groups' positions, and the key-value pairs; the rest (schema, statistics, encodings, paths)
+# stays raw bytes, written back as they were (reading it all took ~0.4 ms a row group)
+_FOOTER_SHAPE = {
+    _FILE_NUM_ROWS: None, _FILE_KEY_VALUES: None,
+    _FILE_ROW_GROUPS: {
+        _RG_NUM_ROWS: None, _RG_FILE_OFFSET: None, _RG_ORDINAL: None,
+        _RG_COLUMNS: {_CC_FILE_OFFSET: None, _CC_OFFSET_INDEX: None, _CC_COLUMN_INDEX: None,
+                      _CC_META: dict.fromkeys((*_CM_POSITIONS, _CM_BLOOM_FILTER))}}}
 
 
 def part_threads() -> int:
@@ -98,7 +107,7 @@ def _footer(buf) -> tuple[memoryview, Struct]:
     size = int.from_bytes(raw[-8:-4], "little")
     if size > len(raw) - 12:
         raise ValueError("a Parquet footer longer than its file")
-    return raw[4 : len(raw) - 8 - size], loads(raw[len(raw) - 8 - size : -8])
+    return raw[4 : len(raw) - 8 - size], loads(raw[len(raw) - 8 - size : -8], _FOOTER_SHAPE)
 
 
 def moved_row_group(row_group: Struct, shift: int, ordinal: int) -> Struct:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["BINARY", "I16", "I32", "I64", "LIST", "STRUCT", "Field", "Map", "Seq", "Struct",
-           "dumps", "loads"]
+__all__ = ["BINARY", "I16", "I32", "I64", "LIST", "STRUCT", "Field", "Map", "Raw", "Seq",
+           "Struct", "dumps", "loads"]
 
 # the compact protocol's type ids
 BOOL_TRUE, BOOL_FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(1, 13)
@@ -88,6 +88,14 @@ class Struct:
         raise KeyError(id_)
 
 
+@dataclass(slots=True)
+class Raw:
+    """A value kept as its encoded bytes (a field :func:`loads` was not asked to read): written
+    back as they are."""
+
+    data: bytes
+
+
 # ----------------------------------------------------------------------------- reading
 class _Reader:
     """One pass over ``buf`` (bytes); an index past its end raises IndexError, which
@@ -111,7 +119,7 @@ class _Reader:
         self.pos = pos
         return out
 
-    def value(self, type_: int, depth: int):
+    def value(self, type_: int, depth: int, shape=None):
         if type_ == I64 or type_ == I32 or type_ == I16:
             v = self.varint()
             return (v >> 1) ^ -(v & 1)
@@ -125,7 +133,7 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise ValueError("Thrift values nested too deep")
         if type_ == STRUCT:
-            return self.struct(depth + 1)
+            return self.struct(depth + 1, shape)
         if type_ == LIST or type_ == SET:
             head = self.buf[self.pos]
             self.pos += 1
@@ -133,7 +141,7 @@ class _Reader:
             if size == 15:
                 size = self.varint()
             self._check_count(size)
-            return Seq(type_, elem, [self.value(elem, depth + 1) for _ in range(size)])
+            return Seq(type_, elem, [self.value(elem, depth + 1, shape) for _ in range(size)])
         if type_ == BOOL_TRUE or type_ == BOOL_FALSE or type_ == BYTE:  # one byte
             b = self.buf[self.pos]
             self.pos += 1
@@ -155,12 +163,64 @@ class _Reader:
                               for _ in range(size)])
         raise ValueError(f"unknown Thrift type {type_}")
 
+    def skip(self, type_: int, depth: int) -> None:
+        """Past a value of ``type_`` without making it (checked as :meth:`value` checks)."""
+        if type_ == I64 or type_ == I32 or type_ == I16:
+            self.varint()
+        elif type_ == BINARY:
+            n = self.varint()
+            if self.pos + n > len(self.buf):
+                raise IndexError
+            self.pos += n
+        elif depth > MAX_DEPTH:
+            raise ValueError("Thrift values nested too deep")
+        elif type_ == STRUCT:
+            buf = self.buf
+            while True:
+                head = buf[self.pos]
+                self.pos += 1
+                if head == 0:
+                    return
+                if not head >> 4:
+                    self.varint()
+                if head & 0x0F not in (BOOL_TRUE, BOOL_FALSE):  # (a field's bool is its type)
+                    self.skip(head & 0x0F, depth + 1)
+        elif type_ == LIST or type_ == SET:
+            head = self.buf[self.pos]
+            self.pos += 1
+            size, elem = head >> 4, head & 0x0F
+            if size == 15:
+                size = self.varint()
+            self._check_count(size)
+            for _ in range(size):
+                self.skip(elem, depth + 1)
+        elif type_ == BOOL_TRUE or type_ == BOOL_FALSE or type_ == BYTE:
+            self.buf[self.pos]  # (IndexError past the end)
+            self.pos += 1
+        elif type_ == DOUBLE:
+            self.pos += 8
+            if self.pos > len(self.buf):
+                raise IndexError
+        elif type_ == MAP:
+            size = self.varint()
+            self._check_count(size)
+            if size:
+                kinds = self.buf[self.pos]
+                self.pos += 1
+                for _ in range(size):
+                    self.skip(kinds >> 4, depth + 1)
+                    self.skip(kinds & 0x0F, depth + 1)
+        else:
+            raise ValueError(f"unknown Thrift type {type_}")
+
     def _check_count(self, size: int) -> None:
         if size > len(self.buf) - self.pos:  # every element takes at least a byte
             raise ValueError(f"a Thrift container of {size} elements in "
                              f"{len(self.buf) - self.pos} bytes")
 
-    def struct(self, depth: int = 0) -> Struct:
+    def struct(self, depth: int = 0, shape=None) -> Struct:
+        """A struct; with ``shape`` (:func:`loads`), the fields it does not name as
+        :class:`Raw`."""
         fields, last, buf = [], 0, self.buf
         while True:
             head = buf[self.pos]
@@ -175,13 +235,23 @@ class _Reader:
                 id_ = (v >> 1) ^ -(v & 1)
             if type_ == BOOL_TRUE or type_ == BOOL_FALSE:
                 fields.append(Field(id_, BOOL_TRUE, type_ == BOOL_TRUE))
-            else:
+            elif shape is None:
                 fields.append(Field(id_, type_, self.value(type_, depth)))
+            elif id_ in shape:
+                fields.append(Field(id_, type_, self.value(type_, depth, shape[id_])))
+            else:
+                start = self.pos
+                self.skip(type_, depth)
+                fields.append(Field(id_, type_, Raw(buf[start : self.pos])))
             last = id_
 
 
-def loads(buf) -> Struct:
+def loads(buf, shape: dict | None = None) -> Struct:
     """The struct encoded in ``buf`` (bytes or any buffer; it must hold exactly the struct).
+
+    ``shape`` names the fields to read into values, by id, each with the shape of its own
+    struct (or of a list's structs), None for all of it; the others stay :class:`Raw`, their
+    bytes, and :func:`dumps` writes them back as they were.
 
     Raises
     ------
@@ -190,7 +260,7 @@ def loads(buf) -> Struct:
     """
     reader = _Reader(bytes(memoryview(buf).cast("B")))  # (a pa.Buffer's format is "b")
     try:
-        out = reader.struct()
+        out = reader.struct(0, shape)
     except IndexError:
         raise ValueError("Thrift data ends inside a value") from None
     if reader.pos != len(reader.buf):
@@ -211,7 +281,9 @@ def _zigzag(v: int, out: bytearray) -> None:
 
 
 def _value(type_: int, v, out: bytearray) -> None:
-    if type_ in (BOOL_TRUE, BOOL_FALSE):
+    if type(v) is Raw:
+        out += v.data
+    elif type_ in (BOOL_TRUE, BOOL_FALSE):
         out.append(BOOL_TRUE if v else BOOL_FALSE)
     elif type_ == BYTE:
         out.append(v & 0xFF)

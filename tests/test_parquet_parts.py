@@ -24,7 +24,18 @@ from fsstgpu.formats.parquet_options import (
 from fsstgpu.formats.parquet_parts import JoinedParquetFile, write_part
 from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
 from fsstgpu.formats.sinks import Sink
-from fsstgpu.formats.thrift_compact import dumps, loads
+from fsstgpu.formats.thrift_compact import (
+    BINARY,
+    I64,
+    LIST,
+    STRUCT,
+    Field,
+    Raw,
+    Seq,
+    Struct,
+    dumps,
+    loads,
+)
 
 
 def _table(rng, n: int) -> pa.Table:
@@ -93,19 +104,35 @@ def test_thrift_footers_round_trip_and_malformed_ones_raise():
     out = io.BytesIO()
     pq.write_table(_table(rng, 500), out, row_group_size=100, write_page_index=True)
     raw = _footer_bytes(out.getvalue())
-    assert dumps(loads(raw)) == raw
+    # whole, and in the shape joining reads (the rest kept as raw bytes, skipped unread)
+    shapes = (None, {4: {1: {3: {9: None}}, 5: None}, 5: None}, {})
+    for shape in shapes:
+        assert dumps(loads(raw, shape)) == raw
     for cut in range(len(raw)):  # every truncation: an error, never a hang or a wrong tree
-        with pytest.raises(ValueError):
-            loads(raw[:cut])
+        for shape in shapes:
+            with pytest.raises(ValueError):
+                loads(raw[:cut], shape)
     with pytest.raises(ValueError, match="after"):
-        loads(raw + b"\0")
+        loads(raw + b"\0", shapes[1])
     for _ in range(200):  # flipped bytes: parsed or refused, nothing else
         bad = bytearray(raw)
         bad[int(rng.integers(0, len(bad)))] ^= int(rng.integers(1, 256))
-        try:
-            loads(bytes(bad))
-        except ValueError:
-            pass
+        for shape in shapes:
+            try:
+                loads(bytes(bad), shape)
+            except ValueError:
+                pass
+
+
+def test_a_shaped_read_keeps_what_it_skips_as_raw_bytes():
+    raw = dumps(Struct([Field(1, I64, 7), Field(2, LIST, Seq(LIST, STRUCT, [
+        Struct([Field(1, I64, 5), Field(2, BINARY, b"x")])])), Field(3, BINARY, b"kept")]))
+    meta = loads(raw, {2: {1: None}})
+    assert meta.get(1) == Raw(raw[1:2]) and meta.get(3) == Raw(b"\x04kept")
+    element = meta.get(2).items[0]
+    assert element.get(1) == 5 and isinstance(element.get(2), Raw)
+    element.set(1, 300)  # a changed value is written anew, the raw bytes around it as read
+    assert loads(dumps(meta)).get(2).items[0].get(1) == 300 and dumps(meta)[-6:] == raw[-6:]
 
 
 def test_page_indexes_are_not_moved():

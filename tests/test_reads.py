@@ -277,11 +277,12 @@ def test_a_footer_that_pyarrow_throws_on_is_an_error_for_a_filtered_read(compres
     import subprocess
     import sys
 
-    from fsstgpu.formats.parquet_parts import MAGIC, _footer
-    from fsstgpu.formats.thrift_compact import dumps
+    from fsstgpu.formats.parquet_parts import MAGIC
+    from fsstgpu.formats.thrift_compact import dumps, loads
 
     data = (compressed / "c.parquet").read_bytes()
-    body, meta = _footer(data)
+    size = int.from_bytes(data[-8:-4], "little")  # the whole footer read (statistics too)
+    body, meta = data[4 : len(data) - 8 - size], loads(data[len(data) - 8 - size : -8])
     n = next(j for j, name in enumerate(pq.ParquetFile(compressed / "c.parquet").schema.names)
              if name == "n")
     histogram = meta.get(4).items[2].get(1).items[n].get(3).get(16).get(3)
