@@ -135,12 +135,7 @@ class _Reader:
         if type_ == STRUCT:
             return self.struct(depth + 1, shape)
         if type_ == LIST or type_ == SET:
-            head = self.buf[self.pos]
-            self.pos += 1
-            size, elem = head >> 4, head & 0x0F
-            if size == 15:
-                size = self.varint()
-            self._check_count(size)
+            size, elem = self.list_head()
             return Seq(type_, elem, [self.value(elem, depth + 1, shape) for _ in range(size)])
         if type_ == BOOL_TRUE or type_ == BOOL_FALSE or type_ == BYTE:  # one byte
             b = self.buf[self.pos]
@@ -186,12 +181,7 @@ class _Reader:
                 if head & 0x0F not in (BOOL_TRUE, BOOL_FALSE):  # (a field's bool is its type)
                     self.skip(head & 0x0F, depth + 1)
         elif type_ == LIST or type_ == SET:
-            head = self.buf[self.pos]
-            self.pos += 1
-            size, elem = head >> 4, head & 0x0F
-            if size == 15:
-                size = self.varint()
-            self._check_count(size)
+            size, elem = self.list_head()
             for _ in range(size):
                 self.skip(elem, depth + 1)
         elif type_ == BOOL_TRUE or type_ == BOOL_FALSE or type_ == BYTE:
@@ -212,6 +202,16 @@ class _Reader:
                     self.skip(kinds & 0x0F, depth + 1)
         else:
             raise ValueError(f"unknown Thrift type {type_}")
+
+    def list_head(self) -> tuple[int, int]:
+        """A list's or set's (size, element type), the size checked against the bytes left."""
+        head = self.buf[self.pos]
+        self.pos += 1
+        size, elem = head >> 4, head & 0x0F
+        if size == 15:
+            size = self.varint()
+        self._check_count(size)
+        return size, elem
 
     def _check_count(self, size: int) -> None:
         if size > len(self.buf) - self.pos:  # every element takes at least a byte
