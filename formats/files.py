@@ -37,19 +37,22 @@ from fsstgpu.columns import ColumnStream
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.arrow_read import decode_column
 from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.decoding import CODECS_KEY, Decoder, copied, restored_schema
-from fsstgpu.formats.dictionaries import plain_values
+from fsstgpu.formats.dictionaries import Redictionary, plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.nested import (
     NestedCompressor,
     NestedTables,
+    decode_nested,
     fsst_leaf_type,
     fsst_type_of,
     has_fsst,
     holds_fsst,
+    holds_fsst_dictionary,
     holds_strings,
 )
 from fsstgpu.formats.parquet_options import input_leaf
@@ -262,13 +265,28 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                                          level=level, encode=encode)
                   for name in nested}
 
+        # Dictionaries a reader rebuilds from an fsst column's values (one per unit, one
+        # growing over an IPC file; nested leaves chunk by chunk): re-encoded here as the reader
+        # will, so that a unit that outgrows its index type (joined by row_group_rows, or all
+        # the batches of an .arrow file) is refused now, not written and left unreadable.
+        rebuilt = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
+                                        name=f.name)
+                   for f in out_schema if is_fsst_type(f.type) and f.type.index_type is not None
+                   and (out_format == "arrow" or row_group_rows is not None)}
+        rebuilt.update({f.name: None for f in out_schema if row_group_rows is not None
+                        and f.name not in nested and holds_fsst_dictionary(f.type)})
+
         def convert(field, col, unit_index):
             if field.name in leaves:  # checked first, as a copied column is
                 return leaves[field.name].compress(copied(source, field.name, col, unit_index))
             if field.name not in types:  # copied through: checked first (parquet_options.py)
                 col = copied(source, field.name, col, unit_index)
+                if field.name in rebuilt:
+                    _check_rebuilt(field.name, col, rebuilt[field.name], row_group_rows)
             else:
                 values = plain_values(col)
+                if field.name in rebuilt:
+                    _check_rebuilt(field.name, values, rebuilt[field.name], row_group_rows)
                 if out_format == "parquet":  # for filters= (the codes' statistics order nothing)
                     bounds[field.name].append(bounds_of(values))
                 carr = streams[field.name].compress(values)
@@ -304,6 +322,23 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         "output_bytes": file_size(dst),
         **sizes,
     }
+
+
+def _check_rebuilt(name: str, col, redict, rows) -> None:
+    """ValueError naming column ``name`` where a reader could not encode this unit's values
+    (``col``: plain, or fsst and decoded here) as their dictionary type again: ``redict`` as the
+    reader's :class:`Redictionary`, None for a nested column (:func:`decode_nested`)."""
+    try:
+        if redict is None:
+            decode_nested(col, "cpu")
+        else:
+            redict.encode(decode_column(col, "cpu")[0] if is_fsst_type(col.type) else col)
+    except CorruptDataError:
+        raise
+    except ValueError as exc:
+        joined = f" in row groups of row_group_rows={rows} rows" if rows is not None else ""
+        raise ValueError(f"column {name!r} cannot be written{joined}, it would not read back: "
+                         f"{exc}") from None
 
 
 def _symbol_table(table) -> SymbolTable | None:

@@ -41,8 +41,8 @@ from fsstgpu.types import is_supported, is_text, large_type
 
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
-           "holds_strings", "is_container", "plain_type_of", "required_leaves",
-           "with_children"]
+           "holds_fsst_dictionary", "holds_strings", "is_container", "plain_type_of",
+           "required_leaves", "with_children"]
 
 
 # --------------------------------------------------------------------------- types
@@ -122,6 +122,21 @@ def holds_fsst(type_: pa.DataType) -> bool:
     (True, False)
     """
     return _holds(type_, is_fsst_type)
+
+
+def holds_fsst_dictionary(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is a list / struct / map type nesting an ``fsstgpu.fsst`` leaf
+    made from a dictionary (which :func:`decode_nested` dictionary-encodes again).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import fsst_leaf_type, holds_fsst_dictionary
+    >>> leaf = fsst_leaf_type(pa.dictionary(pa.int8(), pa.string()))
+    >>> holds_fsst_dictionary(pa.list_(leaf)), holds_fsst_dictionary(pa.list_(pa.string()))
+    (True, False)
+    """
+    return _holds(type_, lambda t: is_fsst_type(t) and t.index_type is not None)
 
 
 def has_fsst(type_: pa.DataType) -> bool:

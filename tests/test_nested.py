@@ -572,3 +572,26 @@ def test_a_damaged_nested_leaf_is_corrupt_data(tmp_path):
                                    type=coded.type)
     with pytest.raises(CorruptDataError):
         decode_nested(bad)
+
+
+@pytest.mark.parametrize("nest", [True, False])
+@pytest.mark.parametrize("out", ["parquet", "arrows"])
+def test_joined_units_outgrowing_a_dictionary_are_refused_when_written(tmp_path, nest, out):
+    """fsst columns made from ``dictionary<int8, string>`` (nested or not) of 100 distinct
+    values a unit, 300 together: ``row_group_rows`` joined the units into one that no reader
+    could dictionary-encode again (a ValueError on every read, the file written): refused."""
+    dt = pa.dictionary(pa.int8(), pa.string())
+    parts = [pa.array([f"value {i}" for i in range(k, k + 100)]).dictionary_encode().cast(dt)
+             for k in (0, 100, 200)]
+    coded = fsstgpu.compress_table(pa.table({"d": pa.chunked_array(parts)}), columns=["d"])
+    coded = coded.column("d")
+    offsets = pa.array(range(101), pa.int32())
+    col = pa.chunked_array([pa.ListArray.from_arrays(offsets, c) for c in coded.chunks]
+                           if nest else coded.chunks)
+    src, dst = tmp_path / "in.parquet", tmp_path / f"out.{out}"
+    pq.write_table(pa.table({"c": col}), src, row_group_size=100)
+    compress_file(src, tmp_path / "kept.parquet")  # units kept: reads back
+    assert read_table(tmp_path / "kept.parquet", device="cpu").column("c").num_chunks == 3
+    with pytest.raises(ValueError, match="row_group_rows=300") as info:
+        compress_file(src, dst, row_group_rows=300)
+    assert not isinstance(info.value, CorruptDataError) and not dst.exists()
