@@ -220,10 +220,10 @@ def refuse_missing_folder(dst) -> None:
         raise NotADirectoryError(f"{dst}: no such directory (a name ending in / is a folder)")
 
 
-def refuse_lost_folder(dst) -> None:
-    """FileNotFoundError naming the local output ``dst`` where it is relative and the current
-    folder has been deleted: resolving it (``os.getcwd``) would fail with an error that names
-    no file.
+def refuse_lost_folder(dst, role: str = "output") -> None:
+    """FileNotFoundError naming the local ``dst`` (an ``output``, or another ``role``) where it
+    is relative and the current folder has been deleted: resolving it (``os.getcwd``) would
+    fail with an error that names no file.
 
     Examples
     --------
@@ -236,7 +236,7 @@ def refuse_lost_folder(dst) -> None:
         os.getcwd()
     except FileNotFoundError:
         raise FileNotFoundError(
-            f"{os.fspath(dst)}: the current folder has been deleted, so this relative output "
+            f"{os.fspath(dst)}: the current folder has been deleted, so this relative {role} "
             "path names no folder; give an absolute path, or change to a folder that exists"
         ) from None
 

@@ -178,6 +178,7 @@ outside it, or one named _* or .* inside it (skipped as not data)
         raise _named_as_a_file(dst)
     root = _dataset_folder(src)
     if root is not None:
+        refuse_lost_folder(root, "input")  # (a relative pattern's folder: realpath as above)
         _refuse_inside(dst, Path(os.path.realpath(out_dir)), Path(os.path.realpath(root)), root)
 
 

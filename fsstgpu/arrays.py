@@ -76,7 +76,8 @@ _INT_FIELDS = {
     "split_out": np.int64,
     "split_table": np.uint16,
 }
-_UNCHECKED = frozenset({"packed_lengths", "_validated", "_checked"})  # no check reads them
+# no check reads them (copy and pickle restore them slot by slot, after the fields they follow)
+_UNCHECKED = frozenset({"packed_lengths", "_validated", "_checked", "_packed_unchecked"})
 def _frozen(name, value, dtype):
     """A read-only, contiguous 1-D array of ``dtype`` (integers only: no silent float casts)."""
     arr = np.asarray(value)

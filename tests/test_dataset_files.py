@@ -702,3 +702,15 @@ def test_an_output_object_that_exists_is_named_before_any_is_uploaded(dataset, t
         assert fs.cat("/fsstgpu-taken/out/year=2026/c.parquet") == b"keep me"
     finally:
         fs.rm("/fsstgpu-taken", recursive=True)
+
+
+def test_a_lost_current_folder_is_named_for_a_relative_dataset_pattern(tmp_path, monkeypatch):
+    # the input pattern's folder is resolved too (os.path.realpath asks os.getcwd, whose
+    # error names no file): named, as a relative output is
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(FileNotFoundError, match="in: the current folder has been deleted, so "
+                                                "this relative input path"):
+        datasets.check_dataset_output(str(tmp_path / "out"), "in/**/*.parquet")

@@ -7,7 +7,9 @@ os.urandom, named in failure messages).
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 
 import numpy as np
 import pyarrow as pa
@@ -109,6 +111,22 @@ def test_a_blobs_packed_lengths_are_trusted_until_its_lengths_change(monkeypatch
     assert not blob.packed_lengths_checked
     with pytest.raises(CorruptDataError, match="not the column's string lengths"):
         HostBatch([blob])
+
+
+@pytest.mark.parametrize("duplicate", [copy.copy, copy.deepcopy,
+                                       lambda c: pickle.loads(pickle.dumps(c))],
+                         ids=["copy", "deepcopy", "pickle"])
+def test_a_copy_keeps_the_validation_and_the_packed_lengths_trust(duplicate):
+    # copy and pickle restore the slots one by one: the trust flag, restored after the packed
+    # lengths it follows, must not count as a replaced field (it dropped the validation)
+    carr = fsstgpu.compress(pa.array(["ab", None, "abc"] * 100))
+    packed_lengths(carr)  # what an upload does (the cache, known good)
+    dup = duplicate(carr)
+    assert dup.validated and dup.packed_lengths_checked
+    blob = fsstgpu.CompressedStringArray.from_bytes(carr.to_bytes())
+    assert duplicate(blob)._checked and duplicate(blob).packed_lengths_checked
+    given = _with_packed([4, 2], by_setattr=False)
+    assert not duplicate(given).packed_lengths_checked   # a given buffer stays to be checked
 
 
 def test_blob_size_ignores_given_packed_lengths():

@@ -411,7 +411,9 @@ WalkCuts walk_mode(const WalkInput& in, int threads) {
         // cuts, split_size=1 on two threads); room past the cuts made is never touched. All
         // together no more than the cap (forged offsets and lengths bound nothing); a chunk
         // that outgrows its room grows as before.
-        int64_t budget = merge.cap + int64_t(nchunks);
+        // (saturated: a caller's cap near 2**63 must not overflow)
+        int64_t budget = merge.cap > INT64_MAX - int64_t(nchunks) ? INT64_MAX
+                                                                 : merge.cap + int64_t(nchunks);
         for (size_t t = 0; t < nchunks && budget > 0; ++t) {
             const bool last = t + 1 == nchunks;
             const int64_t i0 = starts[t].i, i1 = last ? in.n : starts[t + 1].i;
