@@ -265,14 +265,14 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                                          level=level, encode=encode)
                   for name in nested}
 
-        # Dictionaries a reader rebuilds from an fsst column's values (one per unit, one
-        # growing over an IPC file; nested leaves chunk by chunk): re-encoded here as the reader
-        # will, so that a unit that outgrows its index type (joined by row_group_rows, or all
-        # the batches of an .arrow file) is refused now, not written and left unreadable.
-        rebuilt = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
-                                        name=f.name)
+        # Dictionaries a reader rebuilds from an fsst column's values, unit by unit (nested
+        # leaves chunk by chunk): re-encoded here as every reader will, so that a unit joined by
+        # row_group_rows that outgrows its index type is refused now, not written and left
+        # unreadable. (One dictionary growing over all the batches is only what an IPC file
+        # *output* of a decompress needs: a stream or Parquet output reads them back.)
+        rebuilt = {f.name: Redictionary(f.type.original_type, running=False, name=f.name)
                    for f in out_schema if is_fsst_type(f.type) and f.type.index_type is not None
-                   and (out_format == "arrow" or row_group_rows is not None)}
+                   and row_group_rows is not None}
         rebuilt.update({f.name: None for f in out_schema if row_group_rows is not None
                         and f.name not in nested and holds_fsst_dictionary(f.type)})
 
