@@ -270,11 +270,13 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         # row_group_rows that outgrows its index type is refused now, not written and left
         # unreadable. (One dictionary growing over all the batches is only what an IPC file
         # *output* of a decompress needs: a stream or Parquet output reads them back.)
-        rebuilt = {f.name: Redictionary(f.type.original_type, running=False, name=f.name)
-                   for f in out_schema if is_fsst_type(f.type) and f.type.index_type is not None
-                   and row_group_rows is not None}
-        rebuilt.update({f.name: None for f in out_schema if row_group_rows is not None
-                        and f.name not in nested and holds_fsst_dictionary(f.type)})
+        rebuilt = {}
+        if row_group_rows is not None:
+            rebuilt = {f.name: Redictionary(f.type.original_type, running=False, name=f.name)
+                       for f in out_schema
+                       if is_fsst_type(f.type) and f.type.index_type is not None}
+            rebuilt.update({f.name: None for f in out_schema
+                            if f.name not in nested and holds_fsst_dictionary(f.type)})
 
         def convert(field, col, unit_index):
             if field.name in leaves:  # checked first, as a copied column is
@@ -324,10 +326,11 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     }
 
 
-def _check_rebuilt(name: str, col, redict, rows) -> None:
+def _check_rebuilt(name: str, col, redict, rows: int) -> None:
     """ValueError naming column ``name`` where a reader could not encode this unit's values
-    (``col``: plain, or fsst and decoded here) as their dictionary type again: ``redict`` as the
-    reader's :class:`Redictionary`, None for a nested column (:func:`decode_nested`)."""
+    (``col``: plain, or fsst and decoded here; units joined by ``row_group_rows=rows``) as their
+    dictionary type again: ``redict`` as the reader's :class:`Redictionary`, None for a nested
+    column (:func:`decode_nested`)."""
     try:
         if redict is None:
             decode_nested(col, "cpu")
@@ -336,9 +339,8 @@ def _check_rebuilt(name: str, col, redict, rows) -> None:
     except CorruptDataError:
         raise
     except ValueError as exc:
-        joined = f" in row groups of row_group_rows={rows} rows" if rows is not None else ""
-        raise ValueError(f"column {name!r} cannot be written{joined}, it would not read back: "
-                         f"{exc}") from None
+        raise ValueError(f"column {name!r} cannot be written in row groups of "
+                         f"row_group_rows={rows} rows, it would not read back: {exc}") from None
 
 
 def _symbol_table(table) -> SymbolTable | None:
