@@ -49,19 +49,38 @@ class Decoder:
     thread, in any order) then :meth:`finish` (in unit order: dictionary columns are re-encoded
     per unit for Parquet and IPC streams, one dictionary per row group / batch, and with one
     growing dictionary for an IPC file). ``string_bytes`` counts the decoded string bytes;
-    :meth:`convert` is both, for :func:`rewrite`."""
+    :meth:`convert` is both, for :func:`rewrite`.
 
-    def __init__(self, source: Source, out_format: str, device: str):
+    ``in_memory``: the units become a Table (a read), whose chunks may each have their own
+    dictionary: where an IPC file's values outgrow one dictionary of the column's index type, a
+    unit starts a new one (``Redictionary(restart=True)``); written to an IPC file, which holds
+    one dictionary per column, they cannot be (:meth:`check_one_dictionary`)."""
+
+    def __init__(self, source: Source, out_format: str, device: str, *, in_memory=False):
         self.path = source.path
         self.source = source
         self.device = device
         self.fsst = {f.name for f in source.schema if is_fsst_type(f.type)}
         self.nested = {f.name for f in source.schema if holds_fsst(f.type)}  # nested.py
         self.redict = {f.name: Redictionary(f.type.original_type, running=out_format == "arrow",
-                                            name=f.name)
+                                            name=f.name, restart=in_memory)
                        for f in source.schema if f.name in self.fsst
                        and f.type.index_type is not None}
         self.string_bytes = 0
+
+    def check_one_dictionary(self) -> None:
+        """Before an IPC file output is written: a ValueError naming the first re-encoded
+        dictionary column whose values over the whole file outgrow one dictionary of its index
+        type (batches compressed from an IPC stream or Parquet, each with a dictionary of its
+        own), which an IPC file could not hold. Only 8- and 16-bit indices are checked (they
+        decode twice): the values of 2**31 distinct strings are no file's."""
+        check = {name: Redictionary(r.type, running=True, name=name)
+                 for name, r in self.redict.items() if r.running and r.limit <= 1 << 16}
+        if not check:
+            return
+        for k, unit in enumerate(self.source.units(list(check))):
+            for name, redict in check.items():
+                redict.encode(self.decode(name, unit.column(name), k)[0])
 
     def decode(self, name: str, col, unit_index: int):
         """``(values, string bytes)`` of column ``name`` of one unit (plain columns as they are)."""

@@ -63,12 +63,16 @@ class Redictionary:
     dictionary per column: later batches add deltas); otherwise each call starts a fresh one
     (Parquet: dictionaries are per row group; an IPC stream: a new dictionary per batch, as a
     stream of dictionary-encoded batches has, and no dictionary growing over the whole stream).
+    ``restart=True`` (a read into memory, where a ChunkedArray's chunks may each have their own
+    dictionary): a unit that a running dictionary cannot take as well starts a new one, which
+    the units after it grow.
 
     Raises
     ------
     ValueError
         From :meth:`encode`, when a running dictionary outgrows its index type (the values of
-        all batches together have more distinct values than, say, ``int8`` indices reach).
+        all batches together have more distinct values than, say, ``int8`` indices reach), and
+        with ``restart`` or not running, when one unit's values alone do.
 
     Examples
     --------
@@ -78,12 +82,19 @@ class Redictionary:
     >>> _ = redict.encode(pa.array(["a", "b"]))
     >>> redict.encode(pa.array(["c", "a"])).dictionary.to_pylist()
     ['a', 'b', 'c']
+    >>> small = Redictionary(pa.dictionary(pa.int8(), pa.string()), running=True, restart=True)
+    >>> _ = small.encode(pa.array([str(i) for i in range(100)]))
+    >>> len(small.encode(pa.array([f"x{i}" for i in range(40)] + ["0"])).dictionary)  # not 140
+    41
     """
 
-    def __init__(self, type_: pa.DictionaryType, running: bool, name: str | None = None):
+    def __init__(self, type_: pa.DictionaryType, running: bool, name: str | None = None, *,
+                 restart: bool = False):
         self.type = type_
         self.running = running
+        self.restart = restart
         self.name = name  # the column's, for messages
+        self.limit = _index_limit(type_.index_type)
         # the compute kernels run on large types (see the module docstring)
         self._work_type = (large_type(type_.value_type) if is_view(type_.value_type)
                            else type_.value_type)
@@ -99,23 +110,29 @@ class Redictionary:
 
     def _encode(self, values: pa.Array) -> pa.DictionaryArray:
         values = values.cast(self._work_type)
-        fresh = pc.unique(values.filter(pc.invert(pc.is_in(values, self.dictionary))).drop_null())
-        if len(fresh):
-            self.dictionary = pa.concat_arrays([self.dictionary, fresh.cast(self._work_type)])
-        limit = _index_limit(self.type.index_type)
-        if len(self.dictionary) > limit:
+        grown = self._grown(values, self.dictionary)
+        if len(grown) > self.limit and self.restart and len(self.dictionary):
+            grown = self._grown(values, grown.slice(0, 0))  # a new one from this unit on
+        if len(grown) > self.limit:
             raise ValueError(
                 (f"column {self.name!r}: " if self.name is not None else "")
-                + f"{len(self.dictionary)} distinct values need a dictionary larger than "
-                f"{self.type.index_type} indices reach ({limit} values)"
+                + f"{len(grown)} distinct values need a dictionary larger than "
+                f"{self.type.index_type} indices reach ({self.limit} values)"
                 + (" over all the record batches of an Arrow IPC file, which holds one dictionary "
                    "per column: write an IPC stream (.arrows) or Parquet instead"
-                   if self.running else ""))
+                   if self.running and not self.restart else ""))
+        self.dictionary = grown
         indices = pc.index_in(values, value_set=self.dictionary).cast(self.type.index_type)
         dictionary = self.dictionary
         if dictionary.type != self.type.value_type:
             dictionary = dictionary.cast(self.type.value_type)
         return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=self.type.ordered)
+
+    def _grown(self, values: pa.Array, dictionary: pa.Array) -> pa.Array:
+        """``dictionary`` with the values it lacks appended, in order of first occurrence."""
+        fresh = pc.unique(values.filter(pc.invert(pc.is_in(values, dictionary))).drop_null())
+        return pa.concat_arrays([dictionary, fresh.cast(self._work_type)]) if len(fresh) else (
+            dictionary)
 
 
 def _index_limit(index_type: pa.DataType) -> int:

@@ -176,7 +176,7 @@ class _ReadPlan:
         if not self.read:  # columns=[] and no filter: each unit's rows, nothing decoded
             yield from self._row_counts()
             return
-        decoder = Decoder(source, source.format, device)
+        decoder = Decoder(source, source.format, device, in_memory=True)
         if (device == "cpu" and whole and source.format == "parquet"
                 and len(set(source.schema.names)) == len(source.schema.names)):
             yield from self._run_tables(decoder)

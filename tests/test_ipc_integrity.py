@@ -18,7 +18,13 @@ import pytest
 import fsstgpu
 from fsstgpu import SymbolTable
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats import compress_file, decompress_file, inspect_file, read_table
+from fsstgpu.formats import (
+    compress_file,
+    decompress_file,
+    inspect_file,
+    open_reader,
+    read_table,
+)
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, CRC_V1_KEY, END_KEY, POSITION_KEY, SCHEMA_KEY
@@ -471,6 +477,58 @@ def test_replacement_dictionaries_into_an_ipc_file(tmp_path):
     assert back.schema == original.schema
     assert back.column("d").to_pylist() == original.column("d").to_pylist()
 
+
+
+@pytest.mark.parametrize("src_name", ["in.arrows", "in.parquet"])
+def test_an_ipc_file_whose_dictionaries_outgrow_one_reads_back(tmp_path, src_name):
+    """An .arrow file compressed from per-batch (per-row-group) dictionaries of 100 values each,
+    400 over the file: more than one int8 dictionary holds. Read, each unit gets a dictionary of
+    its own where the growing one is full; an IPC file output is refused before it is written."""
+    batches = _per_batch_dictionaries()
+    if src_name == "in.arrows":
+        src = write_ipc(batches, tmp_path / src_name)
+        original = read_plain(src)
+    else:
+        src = tmp_path / src_name
+        with pq.ParquetWriter(src, batches[0].schema) as w:
+            for b in batches:
+                w.write_batch(b)
+        original = pq.read_table(src)
+    assert original.schema.field("d").type == pa.dictionary(pa.int8(), pa.string())
+    comp = tmp_path / "c.arrow"
+    compress_file(src, comp, columns="d")
+    back = read_table(comp, device="cpu")
+    assert back.schema == original.schema
+    assert back.column("d").to_pylist() == original.column("d").to_pylist()
+    assert back.equals(original)  # first-occurrence dictionaries, as dictionary_encode made
+    assert all(len(c.dictionary) <= 128 for c in back.column("d").chunks)
+    assert open_reader(comp, device="cpu").read_all().equals(original)
+    some = read_table(comp, device="cpu", row_groups=[3, 1, 2], columns=["d"])
+    want = pa.concat_tables([original.slice(k * 300, 300) for k in (3, 1, 2)]).select(["d"])
+    assert some.column("d").to_pylist() == want.column("d").to_pylist()
+    # a stream or Parquet output holds a dictionary per unit
+    decompress_file(comp, tmp_path / "o.arrows", device="cpu")
+    assert read_plain(tmp_path / "o.arrows").equals(original)
+    decompress_file(comp, tmp_path / "o.parquet", device="cpu")
+    assert pq.read_table(tmp_path / "o.parquet").column("d").to_pylist() == (
+        original.column("d").to_pylist())
+    # an IPC file cannot: refused before a batch is written (progress counts written units)
+    written = []
+    with pytest.raises(ValueError, match=r"column 'd': \d+ distinct values.*IPC stream"):
+        decompress_file(comp, tmp_path / "o.arrow", device="cpu",
+                        progress=lambda *a, **k: written.append(a))
+    assert not written and not (tmp_path / "o.arrow").exists()
+    res = run_cli("decompress", comp, tmp_path / "o.arrow")
+    assert res.returncode == 1 and "column 'd'" in res.stderr and "IPC stream" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "o.arrow").exists()
+    # what fits one dictionary still grows one over the file
+    small = write_ipc(_per_batch_dictionaries(values_per_batch=20), tmp_path / "small.arrows")
+    compress_file(small, tmp_path / "cs.arrow", columns="d")
+    grown = read_table(tmp_path / "cs.arrow", device="cpu").column("d").chunks
+    assert [len(c.dictionary) for c in grown] == [20, 40, 60, 80]
+    decompress_file(tmp_path / "cs.arrow", tmp_path / "os.arrow", device="cpu")
+    assert read_plain(tmp_path / "os.arrow").column("d").to_pylist() == (
+        read_plain(small).column("d").to_pylist())
 
 def test_compress_table_keeps_dictionary_columns(tmp_path):
     t = pa.table({"d": pa.array([f"x{i % 62}" for i in range(500)]).dictionary_encode(),
