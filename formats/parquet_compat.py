@@ -16,6 +16,7 @@ readable with the user's own pyarrow, so the Parquet writer refuses such a table
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from fsstgpu.formats.arrow import is_fsst_type
@@ -29,6 +30,8 @@ READS_NULL_FIXED_SIZE_LISTS = int(pa.__version__.split(".")[0]) >= 26
 _SYMPTOM = "Expected all lists to be of size="
 _LIST_ARRAYS = tuple(getattr(pa, name) for name in ("ListArray", "LargeListArray", "ListViewArray",
                                                     "LargeListViewArray") if hasattr(pa, name))
+_LIST_VIEWS = tuple(getattr(pa, name) for name in ("ListViewArray", "LargeListViewArray")
+                    if hasattr(pa, name))
 
 
 def null_fixed_size_lists(table: pa.Table) -> list[str]:
@@ -97,29 +100,62 @@ def _list_values(array) -> pa.Array:
         return array.values.slice(start, (offsets[-1].as_py() if len(offsets) else 0) - start)
 
 
-def _required_null(array: pa.Array, nullable: bool) -> bool:
-    """Whether ``array`` (the values under valid parents only) holds a null although its field
-    is not nullable, or holds such a field that does where its parents are valid."""
-    if not len(array):
-        return False
-    if not nullable and array.null_count:
+def _required_null(array: pa.Array, nullable: bool, under: np.ndarray | None = None) -> bool:
+    """Whether ``array`` holds a null although its field is not nullable, or holds such a field
+    that does, where its parents are valid: ``under`` (bools, one per value of ``array``) marks
+    the values under valid parents, None all of them. Masks, not filtered copies: a filter
+    copied a whole nested column (its strings too) on every Parquet unit."""
+    if not len(array) or (under is not None and not under.any()):
+        return False  # (what is under a null parent is not written)
+    if not nullable and array.null_count and (under is None or (under & ~_valid(array)).any()):
         return True
     type_ = array.type
     if isinstance(type_, pa.BaseExtensionType):
         # (an fsst column's storage is its strings' own business: its nulls are the strings')
-        return (not is_fsst_type(type_)) and _required_null(array.storage, True)
-    if array.null_count and (pa.types.is_struct(type_) or isinstance(array, _LIST_ARRAYS)
-                             or pa.types.is_fixed_size_list(type_)):
-        array = array.filter(array.is_valid())  # what is under a null parent is not written
+        return (not is_fsst_type(type_)) and _required_null(array.storage, True, under)
+    nested = (pa.types.is_struct(type_) or isinstance(array, _LIST_ARRAYS)
+              or pa.types.is_fixed_size_list(type_))
+    if nested and array.null_count:
+        under = _valid(array) if under is None else under & _valid(array)
+        if under.all():
+            under = None
     if pa.types.is_struct(type_):
-        return any(_required_null(array.field(i), f.nullable) for i, f in enumerate(type_))
+        return any(_required_null(array.field(i), f.nullable, under) for i, f in enumerate(type_))
+    if not nested:
+        return False
+    values, under = _values_under(array, under)
     if pa.types.is_map(type_):  # (keys / items are the whole child: a slice's own entries)
-        entries = _list_values(array)
-        return (_required_null(entries.field(0), False)
-                or _required_null(entries.field(1), type_.item_field.nullable))
-    if isinstance(array, _LIST_ARRAYS) or pa.types.is_fixed_size_list(type_):
-        return _required_null(_list_values(array), type_.value_field.nullable)
-    return False
+        return (_required_null(values.field(0), False, under)
+                or _required_null(values.field(1), type_.item_field.nullable, under))
+    return _required_null(values, type_.value_field.nullable, under)
+
+
+def _valid(array: pa.Array) -> np.ndarray:
+    """``array``'s own validity bitmap as bools: what its ``null_count`` counts (``is_valid()``
+    also reads a dictionary's values and a union's children)."""
+    bitmap = array.buffers()[0]
+    if bitmap is None:  # a null-type array (any other without a bitmap holds no nulls)
+        return np.full(len(array), not array.null_count)
+    first, stop = array.offset, array.offset + len(array)
+    bits = np.frombuffer(bitmap, np.uint8)[first // 8:(stop + 7) // 8]
+    return np.unpackbits(bits, bitorder="little")[first % 8:first % 8 + len(array)].view(bool)
+
+
+def _values_under(array: pa.Array, under: np.ndarray | None) -> tuple:
+    """The values of ``array``'s lists and which lie under valid parents (None: all do): with
+    a mask, every list's range (a null list's too; the mask leaves its values out)."""
+    if under is None:
+        return _list_values(array), None
+    if pa.types.is_fixed_size_list(array.type):
+        size = array.type.list_size
+        return (array.values.slice(array.offset * size, len(array) * size),
+                np.repeat(under, size))
+    if isinstance(array, _LIST_VIEWS):
+        # (a list view's ranges may overlap or leave gaps: copy what is under valid parents)
+        return _list_values(array.filter(pa.array(under))), None
+    offsets = array.offsets.to_numpy()  # (with the array's offset applied)
+    return (array.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])),
+            np.repeat(under, np.diff(offsets)))
 
 
 def required_nulls(table: pa.Table) -> list[str]:
@@ -142,8 +178,8 @@ def required_nulls(table: pa.Table) -> list[str]:
 
 
 def _holds_required(type_) -> bool:
-    """Whether a non-nullable field lies inside ``type_`` (only then are its values looked at:
-    the look copies what lies under valid parents)."""
+    """Whether a non-nullable field lies inside ``type_`` (only then are its values and
+    validity bitmaps looked at)."""
     if isinstance(type_, pa.BaseExtensionType):
         return not is_fsst_type(type_) and _holds_required(type_.storage_type)
     if pa.types.is_map(type_):
