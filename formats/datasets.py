@@ -129,7 +129,9 @@ def _refuse_outputs_over_inputs(plan) -> None:
 def _refuse_existing(plan) -> None:
     """FileExistsError naming the outputs of ``plan`` that exist already (found after the
     files before them were written, they failed a rerun on those)."""
-    taken = [str(out) for _, out in plan if _exists(out)]
+    there = _urls_there([out for _, out in plan if isinstance(out, Url)])
+    taken = [str(out) for _, out in plan
+             if (str(out) in there if isinstance(out, Url) else os.path.lexists(out))]
     if taken:
         more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
         raise FileExistsError(f"{taken[0]}{more}: already exists (use --force / force=True "
@@ -322,13 +324,33 @@ def refuse_output_format(options: dict) -> None:
                          "their inputs' names and formats")
 
 
-def _exists(out) -> bool:
-    """Tell whether the output ``out`` (a local name, also a dangling link, or a URL's
-    object) is there."""
-    if isinstance(out, Url):
-        fs, path = out.filesystem()
-        return bool(fs.exists(path))
-    return os.path.lexists(out)
+def _urls_there(urls) -> set[str]:
+    """Those of ``urls`` (outputs) whose object or folder exists: one listing of each folder
+    holding them, not a request (``fs.exists``) per URL, one round trip each to an object store.
+    An entry the listing names in another spelling, or a folder the filesystem cannot list, is
+    asked about alone (fsspec's ``exists``, which reads any error as "not there")."""
+    folders: dict = {}
+    for url in urls:
+        fs, path = url.filesystem()
+        folders.setdefault((fs, posixpath.dirname(path)), []).append((str(url), path))
+    there = set()
+    for (fs, folder), outputs in folders.items():
+        try:
+            listed = {entry.rstrip("/") for entry in fs.ls(folder, detail=False)}
+        except FileNotFoundError:
+            continue  # (no folder, no object under it)
+        except Exception:  # (exists() reads any error as "not there": asked one by one)
+            listed = None
+        finally:  # the check just before each upload must ask the store, not this listing
+            fs.invalidate_cache(folder)
+        names = {posixpath.basename(entry) for entry in listed or ()}
+        for url, path in outputs:
+            if listed is not None and path.rstrip("/") in listed:
+                there.add(url)
+            elif (listed is None or posixpath.basename(path.rstrip("/")) in names) and (
+                    fs.exists(path)):
+                there.add(url)
+    return there
 
 
 def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **options
