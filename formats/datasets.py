@@ -55,6 +55,10 @@ __all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "da
            "decompress_dataset", "make_parent", "output_name", "read_dataset",
            "read_dataset_device", "refuse_output_format"]
 
+#: outputs in one folder of an object store from which the clobber check lists the folder once
+#: rather than asking about each output (a request each)
+LIST_FROM = 4
+
 
 class DatasetOutputError(FsstGpuError, NotADirectoryError):
     """The output of a dataset names a file (an existing one, or a name such as
@@ -326,7 +330,9 @@ def refuse_output_format(options: dict) -> None:
 
 def _urls_there(urls) -> set[str]:
     """Those of ``urls`` (outputs) whose object or folder exists: one listing of each folder
-    holding them, not a request (``fs.exists``) per URL, one round trip each to an object store.
+    holding :data:`LIST_FROM` of them or more, not a request (``fs.exists``) per URL, one round
+    trip each to an object store (a folder with fewer is asked about each: a listing of a
+    folder that already holds many objects takes a round trip per thousand of them).
     An entry the listing names in another spelling, or a folder the filesystem cannot list, is
     asked about alone (fsspec's ``exists``, which reads any error as "not there")."""
     folders: dict = {}
@@ -335,6 +341,9 @@ def _urls_there(urls) -> set[str]:
         folders.setdefault((fs, posixpath.dirname(path)), []).append((str(url), path))
     there = set()
     for (fs, folder), outputs in folders.items():
+        if len(outputs) < LIST_FROM:  # (a listing of a big folder would cost more)
+            there.update(url for url, path in outputs if fs.exists(path))
+            continue
         try:
             listed = {entry.rstrip("/") for entry in fs.ls(folder, detail=False)}
         except FileNotFoundError:
