@@ -491,38 +491,64 @@ def _length_bound(lengths: pa.Array) -> float:
 
 
 def _decodable(col, max_bytes: int):
-    """``col``'s arrays as CompressedStringArrays, cut where needed so that none decodes to
-    more than ``max_bytes`` (for value types of int32 offsets; others: the column as one).
+    """``col``'s arrays as groups to decode, each a list of arrays (a ChunkedArray's chunks),
+    cut where needed so that none decodes to more than ``max_bytes`` (for value types of int32
+    offsets; others: ``[col]``, the column as one group).
 
     Version 2 and later store each string's length, which bounds the pieces exactly; the sum
     of the stored values, nulls' included, decides first without a pass of pyarrow's
-    (``fill_null``, then a copy: 7% of a file's CPU read of many small chunks). For version 1
-    a code byte decodes to at most MAX_SYMBOL_LENGTH bytes, so a piece of at most
-    ``max_bytes // MAX_SYMBOL_LENGTH`` code bytes is small enough whatever it holds. A type
-    with several tables has block starts that count rows of the whole array, so it is not cut.
+    (``fill_null``, then a copy: 7% of a file's CPU read of many small chunks). Consecutive
+    chunks whose bounds fit ``max_bytes`` together form one group (read and decoded as one:
+    a check's and a decode's fixed costs, Python under the GIL, paid once for a file's many
+    small row groups). For version 1 a code byte decodes to at most MAX_SYMBOL_LENGTH bytes,
+    so a piece of at most ``max_bytes // MAX_SYMBOL_LENGTH`` code bytes is small enough
+    whatever it holds. A type with several tables has block starts that count rows of the
+    whole array, so it is not cut.
     """
     if not narrow_offsets(col.type.value_type):
-        yield from_extension_array(col)
+        yield [col]
         return
     arrays = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     if not col.type.tables_in_data and len(col.type.tables) > 1:
-        yield from_extension_array(pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0])
+        yield [pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]]
         return
+    group, size = [], 0.0
     for arr in arrays:
         if col.type.version == 1:
             limit = max(max_bytes // MAX_SYMBOL_LENGTH, 1)
             sizes = np.diff(from_arrow(arr.storage).offsets)  # nulls: none
+            bound = float(sizes.sum())
         else:
             limit, lengths = max_bytes, arr.storage.field("lengths")
-            sizes = (None if _length_bound(lengths) <= limit  # small enough: no pass needed
+            bound = _length_bound(lengths)
+            sizes = (None if bound <= limit  # small enough: no pass needed
                      else lengths.fill_null(0).to_numpy(zero_copy_only=False))
-        if sizes is None or int(sizes.sum()) <= limit:  # (the bound counts values under nulls)
-            yield from_extension_array(arr)
+            if sizes is not None:
+                bound = float(sizes.sum())
+        if bound <= limit:  # (the bound counts values under nulls)
+            if group and size + bound > limit:
+                yield group
+                group, size = [], 0.0
+            group.append(arr)
+            size += bound
             continue
+        if group:
+            yield group
+            group, size = [], 0.0
         start = 0
         for rows in output_chunks(sizes, limit):
-            yield from_extension_array(arr.slice(start, int(rows)))
+            yield [arr.slice(start, int(rows))]
             start += int(rows)
+    if group:
+        yield group
+
+
+def _read_group(group: list, ftype) -> CompressedStringArray:
+    """A group of :func:`_decodable` as one CompressedStringArray (several arrays: chunked, so
+    that their decode gives back their chunks; their storage checked in one pass,
+    :func:`from_extension_array`)."""
+    return from_extension_array(group[0] if len(group) == 1
+                                else pa.chunked_array(group, type=ftype))
 
 
 def decode_column(col, device: str = "cpu", *, max_chunk_bytes: int = INT32_MAX):
@@ -551,9 +577,26 @@ def decode_column(col, device: str = "cpu", *, max_chunk_bytes: int = INT32_MAX)
     ftype = col.type
     on_gpu = resolve_device(device) == "gpu"
     out, total = [], 0
-    for carr in _decodable(col, max_chunk_bytes):
+
+    def decoded(group):
+        carr = _read_group(group, ftype)
         values = decompress_device(carr).to_arrow() if on_gpu else decompress_column(carr)
-        out.extend(values.chunks if isinstance(values, pa.ChunkedArray) else [values])
+        return values.chunks if isinstance(values, pa.ChunkedArray) else [values], carr
+
+    for group in _decodable(col, max_chunk_bytes):
+        try:
+            chunks, carr = decoded(group)
+        except CorruptDataError:
+            if len(group) == 1:
+                raise
+            # the fault named as a lone chunk names it (and a group that reads only apart,
+            # such as one of more table runs than a column holds, still reads)
+            pieces = [decoded([arr]) for arr in group]
+            chunks = [c for piece, _ in pieces for c in piece]
+            total += sum(int(carr.uncompressed_bytes) for _, carr in pieces)
+            out.extend(chunks)
+            continue
+        out.extend(chunks)
         total += int(carr.uncompressed_bytes)
     if len(out) == 1:
         return out[0], total

@@ -289,3 +289,73 @@ def test_cpu_read_names_a_corrupt_row_group_in_a_run(tmp_path, lines, forge):
     bad = _file_with_a_bad_row_group(tmp_path / "bad.parquet", lines, forge)
     with pytest.raises(CorruptDataError, match=f"bad.parquet: row group {bad}, column 's'"):
         read_table(tmp_path / "bad.parquet", device="cpu")
+
+
+def test_decode_column_checks_small_chunks_together(lines, monkeypatch):
+    """decode_column checks and decodes consecutive chunks that fit its limit together (one
+    from_extension_array, one decode: a file's small row groups), in the chunks each gives
+    alone; a corrupt chunk among them is refused as it is alone, with the same message."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    columns = [c for c in _pieces(rng, lines, 6) if c.null_count < len(c)] or [
+        pa.array(["abc", None])] * 3
+    chunks = _ext_chunks(columns)
+    reads = []
+    real = arrow_read.from_extension_array
+
+    def counted(arr):
+        reads.append(arr.num_chunks if isinstance(arr, pa.ChunkedArray) else 1)
+        return real(arr)
+
+    monkeypatch.setattr(arrow_read, "from_extension_array", counted)
+    col = pa.chunked_array(chunks)
+    got, nbytes = arrow_read.decode_column(col)
+    want = pa.chunked_array(columns, pa.string())
+    assert reads == [len(chunks)] if len(chunks) > 1 else reads == [1], seed
+    assert got.equals(want) if len(chunks) > 1 else got.equals(columns[0]), seed
+    assert [len(c) for c in pa.chunked_array(got).chunks] == [len(c) for c in columns], seed
+    assert nbytes == sum(pa.compute.sum(pa.compute.binary_length(c)).as_py() or 0
+                         for c in columns), seed
+    # a limit that fits some chunks together: groups of consecutive chunks, as each alone
+    sizes = [pa.compute.sum(pa.compute.binary_length(c)).as_py() or 0 for c in columns]
+    limit = max(max(sizes), 1) + 1
+    reads.clear()
+    got, _ = arrow_read.decode_column(col, max_chunk_bytes=limit)
+    assert pa.chunked_array(got).equals(want), seed
+    assert [len(c) for c in pa.chunked_array(got).chunks] == [len(c) for c in columns], seed
+    assert sum(reads) == len(chunks), seed  # each chunk checked once, in some group
+    k = int(rng.integers(0, len(chunks)))
+    bad = chunks[:k] + [poisoned_codes(chunks[k])] + chunks[k + 1:]
+    with pytest.raises(CorruptDataError) as alone:
+        arrow_read.decode_column(bad[k])
+    with pytest.raises(CorruptDataError) as together:
+        arrow_read.decode_column(pa.chunked_array(bad))
+    assert str(together.value) == str(alone.value), seed
+
+
+@pytest.mark.parametrize("column", ["s", "n"])
+def test_cpu_read_names_a_damaged_page_in_a_run(tmp_path, lines, column):
+    """A page that fails its checksum in a run of row groups (a whole-file CPU read) is named
+    by its row group and column."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    chunks = _ext_chunks([pa.array([f"{lines[int(i)]} {j}" for j, i in enumerate(
+        rng.integers(0, len(lines), 200))]) for _ in range(6)])
+    path = tmp_path / "bad.parquet"
+    schema = pa.schema([("s", chunks[0].type), ("n", pa.int64())])
+    with pq.ParquetWriter(path, schema, store_schema=True, write_page_checksum=True,
+                          compression="none") as w:
+        for ext in chunks:
+            w.write_table(pa.table([ext, pa.array(np.arange(len(ext)))], schema=schema))
+    bad = int(rng.integers(0, len(chunks)))
+    meta = pq.read_metadata(path).row_group(bad)
+    leaf = meta.column([meta.column(j).path_in_schema for j in range(meta.num_columns)].index(
+        "s.codes" if column == "s" else "n"))
+    data = bytearray(path.read_bytes())
+    start = (leaf.dictionary_page_offset if leaf.has_dictionary_page
+             else leaf.data_page_offset)
+    data[start + leaf.total_compressed_size - 1] ^= 0xFF  # the chunk's last page's data
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptDataError,
+                       match=f"bad.parquet: row group {bad}, column '{column}'"):
+        read_table(path, device="cpu")
