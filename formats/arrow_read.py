@@ -51,6 +51,11 @@ EXTENSION_NAME = "fsstgpu.fsst"
 #: of the table of every block (2.3 KiB each): 150 MiB at most, whatever the array.
 MAX_BLOCKS = MAX_TABLES
 
+#: consecutive chunks decoded as one group hold at most this many string bytes: a group's
+#: storages are joined (a copy of their codes), worth it for small chunks, whose check and
+#: decode cost a fixed ~0.2-0.5 ms each, and not for large ones (memory, a copy for nothing)
+GROUP_BYTES = 32 << 20
+
 
 def is_fsst_type(type_) -> bool:
     """Tell whether an Arrow type is the ``fsstgpu.fsst`` extension type.
@@ -498,12 +503,12 @@ def _decodable(col, max_bytes: int):
     Version 2 and later store each string's length, which bounds the pieces exactly; the sum
     of the stored values, nulls' included, decides first without a pass of pyarrow's
     (``fill_null``, then a copy: 7% of a file's CPU read of many small chunks). Consecutive
-    chunks whose bounds fit ``max_bytes`` together form one group (read and decoded as one:
-    a check's and a decode's fixed costs, Python under the GIL, paid once for a file's many
-    small row groups). For version 1 a code byte decodes to at most MAX_SYMBOL_LENGTH bytes,
-    so a piece of at most ``max_bytes // MAX_SYMBOL_LENGTH`` code bytes is small enough
-    whatever it holds. A type with several tables has block starts that count rows of the
-    whole array, so it is not cut.
+    chunks whose bounds fit ``max_bytes`` and :data:`GROUP_BYTES` together form one group (read
+    and decoded as one: a check's and a decode's fixed costs, Python under the GIL, paid once
+    for a file's many small row groups). For version 1 a code byte decodes to at most
+    MAX_SYMBOL_LENGTH bytes, so a piece of at most ``max_bytes // MAX_SYMBOL_LENGTH`` code
+    bytes is small enough whatever it holds. A type with several tables has block starts that
+    count rows of the whole array, so it is not cut.
     """
     if not narrow_offsets(col.type.value_type):
         yield [col]
@@ -526,7 +531,7 @@ def _decodable(col, max_bytes: int):
             if sizes is not None:
                 bound = float(sizes.sum())
         if bound <= limit:  # (the bound counts values under nulls)
-            if group and size + bound > limit:
+            if group and size + bound > min(limit, GROUP_BYTES):
                 yield group
                 group, size = [], 0.0
             group.append(arr)

@@ -324,6 +324,11 @@ def test_decode_column_checks_small_chunks_together(lines, monkeypatch):
     assert pa.chunked_array(got).equals(want), seed
     assert [len(c) for c in pa.chunked_array(got).chunks] == [len(c) for c in columns], seed
     assert sum(reads) == len(chunks), seed  # each chunk checked once, in some group
+    # groups hold at most GROUP_BYTES string bytes (joining copies the codes): one a chunk here
+    monkeypatch.setattr(arrow_read, "GROUP_BYTES", 1)
+    reads.clear()
+    assert pa.chunked_array(arrow_read.decode_column(col)[0]).equals(want), seed
+    assert reads == [1] * len(chunks), seed
     k = int(rng.integers(0, len(chunks)))
     bad = chunks[:k] + [poisoned_codes(chunks[k])] + chunks[k + 1:]
     with pytest.raises(CorruptDataError) as alone:
