@@ -13,8 +13,13 @@ import pyarrow as pa
 
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
-from fsstgpu.formats.dictionaries import Redictionary
-from fsstgpu.formats.nested import decode_nested, holds_fsst, plain_type_of
+from fsstgpu.formats.dictionaries import NestedRedictionary, Redictionary
+from fsstgpu.formats.nested import (
+    decode_nested,
+    holds_fsst,
+    holds_fsst_dictionary,
+    plain_type_of,
+)
 from fsstgpu.formats.parquet_options import validated
 from fsstgpu.formats.rowgroups import Source, reading
 
@@ -48,8 +53,11 @@ class Decoder:
     """Decodes the fsst columns of ``source``'s units: :meth:`decode` (no state: safe on any
     thread, in any order) then :meth:`finish` (in unit order: dictionary columns are re-encoded
     per unit for Parquet and IPC streams, one dictionary per row group / batch, and with one
-    growing dictionary for an IPC file). ``string_bytes`` counts the decoded string bytes;
-    :meth:`convert` is both, for :func:`rewrite`.
+    growing dictionary for an IPC file). A nested column's fsst leaves made from dictionaries
+    are dictionary-encoded again chunk by chunk where they are decoded, and, for an IPC file,
+    once more with one growing dictionary a leaf (:class:`NestedRedictionary`), as a top-level
+    column's are. ``string_bytes`` counts the decoded string bytes; :meth:`convert` is both,
+    for :func:`rewrite`.
 
     ``in_memory``: the units become a Table (a read), whose chunks may each have their own
     dictionary: where an IPC file's values outgrow one dictionary of the column's index type, a
@@ -66,6 +74,10 @@ class Decoder:
                                             name=f.name, restart=in_memory)
                        for f in source.schema if f.name in self.fsst
                        and f.type.index_type is not None}
+        self.redict.update({f.name: NestedRedictionary(f.type, running=True, name=f.name,
+                                                       restart=in_memory)
+                            for f in source.schema if out_format == "arrow"
+                            and f.name in self.nested and holds_fsst_dictionary(f.type)})
         self.string_bytes = 0
 
     def check_one_dictionary(self) -> None:
@@ -74,7 +86,7 @@ class Decoder:
         type (batches compressed from an IPC stream or Parquet, each with a dictionary of its
         own), which an IPC file could not hold. Only 8- and 16-bit indices are checked (they
         decode twice): the values of 2**31 distinct strings are no file's."""
-        check = {name: Redictionary(r.type, running=True, name=name)
+        check = {name: type(r)(r.type, running=True, name=name)  # nested leaves' included
                  for name, r in self.redict.items() if r.running and r.limit <= 1 << 16}
         if not check:
             return

@@ -21,9 +21,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.nested import child_fields, is_container, map_leaves, plain_type_of
 from fsstgpu.types import is_view, large_type
 
-__all__ = ["FileDictionaries", "Redictionary", "plain_values"]
+__all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "batch_dictionaries",
+           "plain_values"]
 
 
 def plain_values(col):
@@ -135,6 +138,62 @@ class Redictionary:
             dictionary)
 
 
+class NestedRedictionary:
+    """:class:`Redictionary` for each ``fsstgpu.fsst`` leaf made from a dictionary in a nested
+    column of type ``type_`` (each leaf, found by its child indices, with a dictionary of its
+    own): :meth:`encode` takes the column decoded (:func:`~fsstgpu.formats.nested.decode_nested`,
+    which dictionary-encodes such a leaf chunk by chunk) and re-encodes those leaves, ``running``
+    (an IPC file: one growing dictionary a leaf) and ``restart`` as a Redictionary does. Other
+    leaves, dictionaries copied as they were included, are kept.
+
+    Attributes
+    ----------
+    limit : int
+        The fewest values a leaf's index type reaches.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionaries import NestedRedictionary
+    >>> from fsstgpu.formats.nested import fsst_leaf_type
+    >>> dt = pa.dictionary(pa.int8(), pa.string())
+    >>> redict = NestedRedictionary(pa.list_(fsst_leaf_type(dt)), running=True)
+    >>> _ = redict.encode(pa.array([["a", "b"]], pa.list_(dt)))
+    >>> redict.encode(pa.array([["c"]], pa.list_(dt))).values.dictionary.to_pylist()
+    ['a', 'b', 'c']
+    """
+
+    def __init__(self, type_: pa.DataType, running: bool, name: str | None = None, *,
+                 restart: bool = False):
+        self.type = type_
+        self.running = running
+        self._plain = plain_type_of(type_)
+        self._leaves = {key: Redictionary(t.original_type, running, name, restart=restart)
+                        for key, t in _fsst_dictionary_leaves(type_)}
+        self.limit = min((r.limit for r in self._leaves.values()), default=1 << 63)
+
+    def encode(self, values):
+        """Re-encode the leaves of one unit's column (an Array, or a ChunkedArray encoded chunk
+        by chunk)."""
+        def leaf(key, arr):
+            redict = self._leaves.get(key)
+            return arr if redict is None else redict.encode(plain_values(arr))
+
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        out = [map_leaves(c, leaf, pa.types.is_dictionary) for c in chunks]
+        return (pa.chunked_array(out, type=self._plain) if isinstance(values, pa.ChunkedArray)
+                else out[0])
+
+
+def _fsst_dictionary_leaves(type_: pa.DataType, key: tuple = ()):
+    """``(child indices, leaf type)`` of each fsst leaf made from a dictionary in ``type_``."""
+    if is_fsst_type(type_) and type_.index_type is not None:
+        yield key, type_
+    elif is_container(type_):
+        for i, f in enumerate(child_fields(type_)):
+            yield from _fsst_dictionary_leaves(f.type, (*key, i))
+
+
 def _index_limit(index_type: pa.DataType) -> int:
     """How many dictionary values indices of ``index_type`` can address."""
     bits = index_type.bit_width - (1 if pa.types.is_signed_integer(index_type) else 0)
@@ -142,8 +201,9 @@ def _index_limit(index_type: pa.DataType) -> int:
 
 
 class FileDictionaries:
-    """Keeps each top-level dictionary column of an IPC file output on one dictionary, which
-    only grows (an IPC file holds one dictionary per column, extended by deltas).
+    """Keeps each dictionary of an IPC file output on one dictionary, which only grows (an IPC
+    file holds one dictionary per field, extended by deltas): a top-level dictionary column's,
+    and each dictionary leaf's of a nested column (:func:`batch_dictionaries`).
 
     Pyarrow's file writer takes a batch's dictionary as a delta only when it is longer than the
     one written before, which it starts with, and that one is not empty; anything else is a
@@ -169,15 +229,16 @@ class FileDictionaries:
 
     def __init__(self, hold_bytes: int = 64 << 20):
         self.hold_bytes = hold_bytes
-        self._written: dict[int, pa.Array] = {}  # column index: the dictionary written last
+        self._written: dict[tuple, pa.Array] = {}  # batch_dictionaries' key: the one written last
         self._held: list[pa.RecordBatch] = []
 
     def batches(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
         """The batches to write now for ``batch`` (none while it is held back)."""
-        if self._written or not _columns(batch):
+        found = batch_dictionaries(batch)
+        if self._written or not found:
             return [*self.flush(), self._extend(batch)]
         self._held.append(batch)
-        if (any(not len(batch.column(i).dictionary) for i in _columns(batch))
+        if (any(not len(d) for d in found.values())
                 and sum(b.nbytes for b in self._held) <= self.hold_bytes):
             return []
         return self.flush()
@@ -188,31 +249,70 @@ class FileDictionaries:
         held, self._held = self._held, []
         if not held:
             return []
-        last = held[-1]
-        reference = {i: last.column(i).dictionary for i in _columns(last)}
+        reference = batch_dictionaries(held[-1])
         return [self._extend(_given(b, reference)) for b in held]
 
     def _extend(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         batch = _given(batch, self._written)
-        for i in _columns(batch):
-            self._written[i] = batch.column(i).dictionary
+        self._written.update(batch_dictionaries(batch))
         return batch
 
 
-def _columns(batch: pa.RecordBatch) -> list[int]:
-    return [i for i, f in enumerate(batch.schema) if pa.types.is_dictionary(f.type)]
+def batch_dictionaries(batch: pa.RecordBatch) -> dict[tuple, pa.Array]:
+    """The dictionary of each dictionary column of ``batch`` (key ``(column index,)``) and of
+    each dictionary leaf of its nested columns (``(column index, *child indices)``, as
+    :func:`~fsstgpu.formats.nested.map_leaves` gives them).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionaries import batch_dictionaries
+    >>> d = pa.array(["x"]).dictionary_encode()
+    >>> batch = pa.record_batch({"d": d, "l": pa.ListArray.from_arrays([0, 1], d)})
+    >>> {k: v.to_pylist() for k, v in batch_dictionaries(batch).items()}
+    {(0,): ['x'], (1, 0): ['x']}
+    """
+    found = {}
+
+    def collect(i):
+        def leaf(key, arr):
+            found[(i, *key)] = arr.dictionary
+            return arr
+        return leaf
+
+    for i, f in enumerate(batch.schema):
+        if pa.types.is_dictionary(f.type):
+            found[(i,)] = batch.column(i).dictionary
+        elif is_container(f.type):
+            map_leaves(batch.column(i), collect(i), pa.types.is_dictionary)
+    return found
 
 
 def _given(batch: pa.RecordBatch, dictionaries: dict) -> pa.RecordBatch:
-    """``batch`` with ``dictionaries[i]`` for column ``i`` where its dictionary is a prefix."""
-    for i, before in dictionaries.items():
+    """``batch`` with ``dictionaries[key]`` for the dictionary at ``key``
+    (:func:`batch_dictionaries`) where its own is a prefix of it."""
+    shorter = {key[0] for key, d in batch_dictionaries(batch).items()
+               if len(key) > 1 and len(d) < len(dictionaries.get(key, d))}
+    for i in sorted({key[0] for key in dictionaries}):
         col = batch.column(i)
-        if col.dictionary is before or not _is_prefix(col.dictionary, before):
+        if pa.types.is_dictionary(col.type):
+            new = _prefix_given(col, dictionaries[(i,)])
+        elif i in shorter:  # rebuilt only where a leaf is to be given a longer dictionary
+            new = map_leaves(col, lambda key, leaf, i=i: _prefix_given(
+                leaf, dictionaries.get((i, *key))), pa.types.is_dictionary)
+        else:
             continue
-        col = pa.DictionaryArray.from_arrays(col.indices, before, ordered=col.type.ordered,
-                                             safe=False)
-        batch = batch.set_column(i, batch.schema.field(i), col)
+        if new is not col:
+            batch = batch.set_column(i, batch.schema.field(i), new)
     return batch
+
+
+def _prefix_given(col: pa.DictionaryArray, before: pa.Array | None) -> pa.DictionaryArray:
+    """``col`` with dictionary ``before`` where its own is a prefix of that one."""
+    if before is None or not _is_prefix(col.dictionary, before):
+        return col
+    return pa.DictionaryArray.from_arrays(col.indices, before, ordered=col.type.ordered,
+                                          safe=False)
 
 
 def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:

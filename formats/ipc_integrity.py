@@ -41,7 +41,7 @@ import pyarrow.ipc as ipc
 
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.dictionaries import FileDictionaries
+from fsstgpu.formats.dictionaries import FileDictionaries, batch_dictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 from fsstgpu.formats.nested import empty_array
 from fsstgpu.types import is_view, large_type
@@ -520,15 +520,15 @@ class IpcWriter:
         self.batches, self.rows, self._last = self.batches + 1, self.rows + batch.num_rows, batch
 
     def _replaced(self, batch: pa.RecordBatch) -> str:
-        """``", column 'name'"`` for the first top-level column whose dictionary ``batch``
-        replaces (empty when none is found)."""
-        for i, f in enumerate(batch.schema):
-            if self._last is None or not pa.types.is_dictionary(f.type):
-                continue
-            before, now = self._last.column(i).dictionary, batch.column(i).dictionary
-            if not (now.equals(before) or len(now) > len(before) > 0
+        """``", column 'name'"`` for the first column whose dictionary (or a nested column's
+        dictionary leaf's) ``batch`` replaces (empty when none is found)."""
+        last = batch_dictionaries(self._last) if self._last is not None else {}
+        for key, now in batch_dictionaries(batch).items():
+            before = last.get(key)
+            if before is not None and not (
+                    now.equals(before) or len(now) > len(before) > 0
                     and now.slice(0, len(before)).equals(before)):  # pyarrow's delta rule
-                return f", column {f.name!r},"
+                return f", column {batch.schema.field(key[0]).name!r},"
         return ""
 
     def close(self) -> None:

@@ -41,8 +41,8 @@ from fsstgpu.types import is_supported, is_text, large_type
 
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
-           "holds_fsst_dictionary", "holds_strings", "is_container", "plain_type_of",
-           "required_leaves", "with_children"]
+           "holds_fsst_dictionary", "holds_strings", "is_container", "map_leaves",
+           "plain_type_of", "required_leaves", "with_children"]
 
 
 # --------------------------------------------------------------------------- types
@@ -285,6 +285,25 @@ def _walk(arr: pa.Array, leaf, wanted, key=(), *, decoding: bool = False) -> pa.
     new_type = with_children(type_, [type_.value_field.with_type(new.type)])
     cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
     return cls.from_arrays(offsets, new, type=new_type, mask=mask)
+
+
+def map_leaves(arr: pa.Array, leaf, wanted) -> pa.Array:
+    """``arr`` with each leaf array whose type ``wanted`` accepts replaced by ``leaf(key,
+    values)``, ``key`` the child indices down to it (a map's key 0 and item 1, a list's values
+    0, a struct's fields in order); other leaves as they are, parents rebuilt around the new
+    ones with their nulls (list offsets from 0). An array of no container type is a leaf
+    itself (``key`` is ``()``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import map_leaves
+    >>> col = pa.array([{"a": "x", "b": 1}, None])
+    >>> map_leaves(col, lambda key, v: v.cast(pa.large_string()), pa.types.is_string).type
+    StructType(struct<a: large_string, b: int64>)
+    """
+    return _walk(arr, lambda key, values: leaf(key, values) if wanted(values.type) else values,
+                 wanted)
 
 
 def required_leaves(arr: pa.StructArray, children: list) -> list:
