@@ -208,10 +208,19 @@ class FileDictionaries:
     Pyarrow's file writer takes a batch's dictionary as a delta only when it is longer than the
     one written before, which it starts with, and that one is not empty; anything else is a
     replacement, which a file cannot hold. So a batch whose dictionary is a prefix of the one
-    written (an empty one included) is given the written one (its indices stay valid), and
-    batches before the first write whose dictionaries are empty are held back (up to
-    ``hold_bytes``) and given the first non-empty ones: an IPC file reader hands every batch
-    the final dictionary anyway.
+    written (an empty one included) is given the written one (its indices stay valid); any
+    other dictionary (a Parquet row group's own, an IPC stream's replacement) is unified with
+    it: the written one with the values it lacks appended, the batch's indices re-encoded onto
+    that (the same values and nulls; the order of entries may change, unused ones are dropped
+    only where all would not fit), so that the writer takes a delta. Batches before the first
+    write whose dictionaries are empty are held back (up to ``hold_bytes``) and given the first
+    non-empty ones: an IPC file reader hands every batch the final dictionary anyway.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`batches` and :meth:`flush`, naming the column, where the values of the
+        batches so far need more dictionary entries than the index type reaches.
 
     Examples
     --------
@@ -225,6 +234,9 @@ class FileDictionaries:
     [['x', 'y'], ['x', 'y']]
     >>> [b.column(0).dictionary.to_pylist() for b in keep.batches(batch(["x"]))]
     [['x', 'y']]
+    >>> [out] = keep.batches(batch(["z", "x"]))  # unified: a delta of "z"
+    >>> out.column(0).dictionary.to_pylist(), out.column(0).to_pylist()
+    (['x', 'y', 'z'], ['z', 'x'])
     """
 
     def __init__(self, hold_bytes: int = 64 << 20):
@@ -253,7 +265,7 @@ class FileDictionaries:
         return [self._extend(_given(b, reference)) for b in held]
 
     def _extend(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        batch = _given(batch, self._written)
+        batch = _given(batch, self._written, unify=True)
         self._written.update(batch_dictionaries(batch))
         return batch
 
@@ -288,31 +300,81 @@ def batch_dictionaries(batch: pa.RecordBatch) -> dict[tuple, pa.Array]:
     return found
 
 
-def _given(batch: pa.RecordBatch, dictionaries: dict) -> pa.RecordBatch:
+def _given(batch: pa.RecordBatch, dictionaries: dict, *, unify: bool = False) -> pa.RecordBatch:
     """``batch`` with ``dictionaries[key]`` for the dictionary at ``key``
-    (:func:`batch_dictionaries`) where its own is a prefix of it."""
-    shorter = {key[0] for key, d in batch_dictionaries(batch).items()
-               if len(key) > 1 and len(d) < len(dictionaries.get(key, d))}
-    for i in sorted({key[0] for key in dictionaries}):
-        col = batch.column(i)
-        if pa.types.is_dictionary(col.type):
-            new = _prefix_given(col, dictionaries[(i,)])
-        elif i in shorter:  # rebuilt only where a leaf is to be given a longer dictionary
-            new = map_leaves(col, lambda key, leaf, i=i: _prefix_given(
-                leaf, dictionaries.get((i, *key))), pa.types.is_dictionary)
-        else:
+    (:func:`batch_dictionaries`) where its own is a prefix of it; with ``unify``, a dictionary
+    that is neither a prefix of that one nor extends it (the writer would take it for a
+    replacement) is re-encoded onto it, grown by the values it lacks (:func:`_unified`)."""
+    changed: dict[tuple, bool] = {}  # key: unified (True) or given ``dictionaries[key]``
+    for key, now in batch_dictionaries(batch).items():
+        before = dictionaries.get(key)
+        if before is None or now is before:
             continue
-        if new is not col:
-            batch = batch.set_column(i, batch.schema.field(i), new)
+        if _is_prefix(now, before):
+            if len(now) < len(before) or len(key) == 1:
+                changed[key] = False  # (cheap: no values touched)
+        elif unify and not (len(now) > len(before) > 0 and _is_prefix(before, now)):
+            changed[key] = True  # (a longer one that starts with ``before`` is a delta)
+    for i in sorted({key[0] for key in changed}):
+        col = batch.column(i)
+        name = batch.schema.field(i).name
+
+        def onto(key, leaf, i=i, name=name):
+            if (i, *key) not in changed:
+                return leaf
+            before = dictionaries[(i, *key)]
+            return (_unified(leaf, before, name) if changed[(i, *key)]
+                    else _prefix_given(leaf, before))
+
+        new = (onto((), col) if pa.types.is_dictionary(col.type)
+               else map_leaves(col, onto, pa.types.is_dictionary))
+        batch = batch.set_column(i, batch.schema.field(i), new)
     return batch
 
 
-def _prefix_given(col: pa.DictionaryArray, before: pa.Array | None) -> pa.DictionaryArray:
-    """``col`` with dictionary ``before`` where its own is a prefix of that one."""
-    if before is None or not _is_prefix(col.dictionary, before):
-        return col
+def _prefix_given(col: pa.DictionaryArray, before: pa.Array) -> pa.DictionaryArray:
+    """``col`` with dictionary ``before``, of which its own is a prefix."""
     return pa.DictionaryArray.from_arrays(col.indices, before, ordered=col.type.ordered,
                                           safe=False)
+
+
+def _unified(col: pa.DictionaryArray, before: pa.Array, name: str) -> pa.DictionaryArray:
+    """``col`` re-encoded onto ``before`` with the values of its dictionary that ``before``
+    lacks appended (in their order; those its indices use only where all of them would not
+    fit the index type): the same values and nulls, ``before`` a prefix of its dictionary.
+
+    A ValueError naming column ``name`` where that outgrows the index type; ``col`` as it is
+    where the compute kernels take no values of its type (the writer then refuses it as a
+    replacement, naming the column too)."""
+    limit = _index_limit(col.type.index_type)
+    value_type = col.type.value_type
+    work = large_type(value_type) if is_view(value_type) else value_type  # as Redictionary's
+    own, old = col.dictionary.cast(work), before.cast(work)
+    try:
+        fresh = _lacking(own, old)
+        if len(old) + len(fresh) > limit:  # unused entries (a sliced batch's) left out
+            fresh = _lacking(own.take(pc.unique(col.indices.drop_null())), old)
+        if len(old) + len(fresh) > limit:
+            raise ValueError(
+                f"column {name!r}: its record batches' dictionaries hold {len(old) + len(fresh)}"
+                f" distinct values together, more than one dictionary of {col.type.index_type} "
+                f"indices reaches ({limit} values): an Arrow IPC file holds one dictionary per "
+                "column (growing by deltas); write an IPC stream (.arrows) or Parquet instead")
+        grown = pa.concat_arrays([old, fresh]) if len(fresh) else old
+        # (an entry of own that is null maps to a null index, or to before's null entry)
+        indices = pc.take(pc.index_in(own, value_set=grown), col.indices)
+    except pa.ArrowNotImplementedError:
+        return col
+    dictionary = before if not len(fresh) else (
+        pa.concat_arrays([before, fresh.cast(value_type)]))
+    return pa.DictionaryArray.from_arrays(indices.cast(col.type.index_type), dictionary,
+                                          ordered=col.type.ordered, safe=False)
+
+
+def _lacking(values: pa.Array, dictionary: pa.Array) -> pa.Array:
+    """The distinct non-null ``values`` that ``dictionary`` lacks, in order of first occurrence."""
+    return pc.unique(values.filter(pc.invert(pc.is_in(values, value_set=dictionary)))
+                     .drop_null())
 
 
 def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:

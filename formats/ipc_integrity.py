@@ -496,9 +496,19 @@ class IpcWriter:
         self._grown = FileDictionaries() if fmt == "arrow" else None
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Write one data batch (ValueError when an IPC file would need a new dictionary)."""
-        for b in self._grown.batches(batch) if self._grown is not None else [batch]:
+        """Write one data batch (ValueError when an IPC file would need a new dictionary, or
+        one its index type cannot hold)."""
+        for b in self._grown_batches(batch) if self._grown is not None else [batch]:
             self._write(b)
+
+    def _grown_batches(self, batch: pa.RecordBatch | None) -> list[pa.RecordBatch]:
+        """The batches to write for ``batch`` (None: those held back), each dictionary on the
+        one written before (an IPC file's; a failure abandons the output)."""
+        try:
+            return self._grown.flush() if batch is None else self._grown.batches(batch)
+        except BaseException:
+            self._failed = True
+            raise
 
     def _write(self, batch: pa.RecordBatch) -> None:
         try:
@@ -534,7 +544,7 @@ class IpcWriter:
     def close(self) -> None:
         """Write the end batch (unless a write failed: the output is then abandoned) and finish
         the file / stream; the file itself stays open."""
-        for b in self._grown.flush() if self._grown is not None and not self._failed else []:
+        for b in self._grown_batches(None) if self._grown is not None and not self._failed else []:
             self._write(b)
         if not self._failed:
             batch, metadata = end_batch(self.schema, self._last, batches=self.batches,

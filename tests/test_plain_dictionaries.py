@@ -1,0 +1,184 @@
+"""Plain dictionary columns (copied through, not compressed) written to an Arrow IPC *file*
+whose input units each have a dictionary of their own: the row groups of a Parquet file (one
+dictionary each, as pyarrow reads them), the batches of an IPC stream (replacements). An IPC
+file holds one dictionary per field, growing by deltas, so the writer re-encodes each batch
+onto one growing dictionary (``formats/dictionaries.py``, ``FileDictionaries``): values, nulls
+and types survive, the order of dictionary entries may not. Where one dictionary of the index
+type cannot hold all the units' values, the output is refused naming the column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.formats.dictionaries import FileDictionaries
+
+from .test_ipc_integrity import run_cli
+
+
+def _dict(values, index=pa.int32(), value_type=pa.string()) -> pa.DictionaryArray:
+    return pa.array(values, value_type).dictionary_encode().cast(pa.dictionary(index, value_type))
+
+
+def _unit(k: int, rows: int = 50) -> pa.Table:
+    """Unit ``k``: dictionaries of its own (string, int64, large_binary values; int8, int16,
+    int32 indices), null values."""
+    def maybe(i, v):
+        return None if i % 7 == 3 else v
+
+    return pa.table({
+        "s": pa.array([f"line {k} {i}" for i in range(rows)]),
+        "cat": _dict([maybe(i, f"c{k}{i % 5}") for i in range(rows)]),
+        "small": _dict([maybe(i, f"v{(k + i) % 6}") for i in range(rows)], pa.int8()),
+        "num": _dict([maybe(i, k * 1000 + i % 4) for i in range(rows)], pa.int16(), pa.int64()),
+        "bin": _dict([maybe(i, f"b{k}{i % 3}".encode()) for i in range(rows)],
+                     value_type=pa.large_binary()),
+    })
+
+
+def _write(tables, path: Path) -> Path:
+    if path.suffix == ".parquet":
+        with pq.ParquetWriter(path, tables[0].schema) as w:
+            for t in tables:
+                w.write_table(t)  # one row group a table, each with its own dictionaries
+    else:
+        with ipc.new_stream(path, tables[0].schema) as w:
+            for t in tables:
+                w.write_table(t)  # a replacement dictionary a batch
+    return path
+
+
+def _pyarrow_view(path: Path) -> pa.Table:
+    return (pq.read_table(path) if path.suffix == ".parquet"
+            else ipc.open_stream(path).read_all())
+
+
+def _check(out: Path, original: pa.Table, names) -> None:
+    """``out`` (an IPC file) holds ``original``'s columns ``names``: types, values, nulls."""
+    with ipc.open_file(out) as f:  # pyarrow's own reader: one dictionary per field
+        plain = f.read_all()
+    back = read_table(out, device="cpu")
+    for name in names:
+        want = original.column(name)
+        for got in (plain.column(name), back.column(name)):
+            assert got.type == want.type, name
+            assert got.to_pylist() == want.to_pylist(), name
+    assert back.column("s").to_pylist() == original.column("s").to_pylist()
+
+
+@pytest.mark.parametrize("src_name", ["in.parquet", "in.arrows"])
+def test_plain_dictionary_columns_into_an_ipc_file(tmp_path, src_name):
+    src = _write([_unit(k) for k in range(4)], tmp_path / src_name)
+    original = _pyarrow_view(src)
+    names = [n for n in original.column_names if pa.types.is_dictionary(original.schema.field(
+        n).type)]
+    assert len(names) >= 3 and len({id(c.dictionary) for c in original.column("cat").chunks}) > 1
+    compress_file(src, tmp_path / "c.arrow")  # "s" compressed, the dictionaries copied
+    _check(tmp_path / "c.arrow", original, names)
+    # a compressed Parquet file / stream decompressed to an IPC file: the same
+    for mid in ("c.parquet", "c.arrows"):
+        compress_file(src, tmp_path / mid, columns=["s"])
+        decompress_file(tmp_path / mid, tmp_path / "o.arrow", device="cpu", force=True)
+        _check(tmp_path / "o.arrow", original, names)
+
+
+def test_dictionaries_with_nulls_unused_and_float_entries_keep_their_values(tmp_path):
+    """Batches whose dictionaries hold a null entry, unused entries, -0.0 beside 0.0 and NaN,
+    and a sliced batch (its whole dictionary kept): each value and null comes back."""
+    def batch(indices, dictionary):
+        return pa.record_batch({"f": pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.int8()), pa.array(dictionary, pa.float64()))})
+
+    batches = [batch([0, 1, None, 2], [0.0, -0.0, float("nan"), 9.0]),
+               batch([3, 0, 1, 2], [None, 1.5, -0.0, 0.0]),
+               batch([0, 1, 2, 0, 1], [7.0, float("nan"), 2.5, 8.0]).slice(1, 3)]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    compress_file(src, tmp_path / "c.arrow")
+    with ipc.open_file(tmp_path / "c.arrow") as f:
+        got = f.read_all().column("f")
+    want = ipc.open_stream(src).read_all().column("f")
+    assert got.type == want.type
+    # (pylist: NaN != NaN, and -0.0 == 0.0; the bits tell them apart)
+    assert [repr(v) for v in got.to_pylist()] == [repr(v) for v in want.to_pylist()]
+
+
+def test_a_nested_plain_dictionary_leaf_into_an_ipc_file(tmp_path):
+    """A struct's and a list's plain dictionary leaves (copied), each batch with dictionaries
+    of its own: one growing dictionary a leaf."""
+    def batch(k):
+        d = _dict([None if i % 4 == 1 else f"d{k} {i % 3}" for i in range(6)], pa.int16())
+        return pa.record_batch({
+            "m": pa.StructArray.from_arrays([pa.array([f"s{k} {i}" for i in range(6)]), d],
+                                            names=["s", "d"]),
+            "l": pa.ListArray.from_arrays(pa.array([0, 1, 1, 2, 3, 4, 4], pa.int32()),
+                                          _dict([f"x{k}", None, f"y{k}", "z"], pa.int8()))})
+
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, batch(0).schema) as w:
+        for k in range(3):
+            w.write_batch(batch(k))
+    original = ipc.open_stream(src).read_all()
+    compress_file(src, tmp_path / "c.arrow")
+    with ipc.open_file(tmp_path / "c.arrow") as f:
+        plain = f.read_all()
+    back = read_table(tmp_path / "c.arrow", device="cpu")
+
+    def leaf(table):
+        return table.column("m").combine_chunks().field("d")
+
+    for got, want in ((back.column("m"), original.column("m")),
+                      (back.column("l"), original.column("l")),
+                      (plain.column("l"), original.column("l")),
+                      (leaf(plain), leaf(original))):  # (pyarrow sees m.s as fsst)
+        assert got.type == want.type
+        assert got.to_pylist() == want.to_pylist()
+
+
+def test_dictionaries_one_index_type_cannot_hold_are_refused_naming_the_column(tmp_path):
+    """100 values a unit, 400 over the file: more than int8 indices reach. Refused (a
+    ValueError naming the column, no output), and the command line exits 1 without a
+    traceback; a stream output takes them."""
+    units = [pa.table({"n": pa.array(range(100)), "d": _dict(
+        [f"u{k} {i}" for i in range(100)], pa.int8())}) for k in range(4)]
+    for src in (_write(units, tmp_path / "in.parquet"), _write(units, tmp_path / "in.arrows")):
+        with pytest.raises(ValueError, match=r"column 'd'.*int8.*IPC stream \(\.arrows\)"):
+            compress_file(src, tmp_path / "c.arrow")
+        assert not (tmp_path / "c.arrow").exists()
+    res = run_cli("compress", src, tmp_path / "c.arrow")
+    assert res.returncode == 1 and "column 'd'" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "c.arrow").exists()
+    compress_file(src, tmp_path / "c.arrows")
+    assert ipc.open_stream(tmp_path / "c.arrows").read_all().column("d").to_pylist() == \
+        pa.concat_tables(units).column("d").to_pylist()
+    nested = [pa.record_batch({"l": pa.ListArray.from_arrays([0, 100], u.column("d").chunk(0))})
+              for u in units]
+    with ipc.new_stream(tmp_path / "l.arrows", nested[0].schema) as w:
+        for b in nested:
+            w.write_batch(b)
+    with pytest.raises(ValueError, match=r"column 'l'.*int8"):
+        compress_file(tmp_path / "l.arrows", tmp_path / "l.arrow")
+    assert not (tmp_path / "l.arrow").exists()
+
+
+def test_unused_entries_are_left_out_only_where_the_index_type_needs_it():
+    """A sliced batch keeps its whole dictionary: its entries are all appended while they
+    fit, only those its indices use where they would not."""
+    keep = FileDictionaries()
+    first = pa.record_batch({"d": _dict([f"a{i}" for i in range(100)], pa.int8())})
+    assert keep.batches(first) == [first]
+    many = _dict([f"b{i}" for i in range(100)], pa.int8())  # 200 values would not fit
+    [out] = keep.batches(pa.record_batch({"d": many}).slice(10, 2))
+    assert out.column(0).to_pylist() == ["b10", "b11"]
+    assert out.column(0).dictionary.to_pylist() == [f"a{i}" for i in range(100)] + ["b10", "b11"]
+    few = _dict(["a3", "c", "a1", None, "d"], pa.int8())
+    [out] = keep.batches(pa.record_batch({"d": few}).slice(0, 2))
+    assert out.column(0).to_pylist() == ["a3", "c"]
+    assert out.column(0).dictionary.to_pylist()[102:] == ["c", "d"]  # (fit: all appended)
