@@ -343,9 +343,15 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str) -> pa.Diction
     lacks appended (in their order; those its indices use only where all of them would not
     fit the index type): the same values and nulls, ``before`` a prefix of its dictionary.
 
-    A ValueError naming column ``name`` where that outgrows the index type; ``col`` as it is
+    A ValueError naming column ``name`` where that outgrows the index type or the dictionary is
+    ordered (its order is its meaning); ``col`` as it is
     where the compute kernels take no values of its type (the writer then refuses it as a
     replacement, naming the column too)."""
+    if col.type.ordered:  # (entries appended in another order would change what "<" means)
+        raise ValueError(
+            f"column {name!r}: an ordered dictionary column whose record batches have different "
+            "dictionaries cannot share one dictionary without changing its order, and an Arrow "
+            "IPC file holds one per column: write an IPC stream (.arrows) or Parquet instead")
     limit = _index_limit(col.type.index_type)
     value_type = col.type.value_type
     work = large_type(value_type) if is_view(value_type) else value_type  # as Redictionary's

@@ -182,3 +182,28 @@ def test_unused_entries_are_left_out_only_where_the_index_type_needs_it():
     [out] = keep.batches(pa.record_batch({"d": few}).slice(0, 2))
     assert out.column(0).to_pylist() == ["a3", "c"]
     assert out.column(0).dictionary.to_pylist()[102:] == ["c", "d"]  # (fit: all appended)
+
+
+def test_ordered_dictionaries_that_differ_are_refused(tmp_path):
+    """An ordered dictionary's order is its meaning: units whose dictionaries differ (not a
+    prefix, not an extension) are refused for an IPC file output, naming the column, and
+    written as they are to a stream; units that share one are written."""
+    ordered = pa.dictionary(pa.int8(), pa.string(), ordered=True)
+
+    def unit(values, dictionary):
+        d = pa.DictionaryArray.from_arrays(
+            pa.array([dictionary.index(v) for v in values], pa.int8()),
+            pa.array(dictionary), ordered=True)
+        return pa.table({"d": d})
+
+    differ = [unit(["lo", "hi"], ["lo", "hi"]), unit(["hi", "mid"], ["mid", "hi"])]
+    src = _write(differ, tmp_path / "in.arrows")
+    assert src.exists() and _pyarrow_view(src).column("d").type == ordered
+    with pytest.raises(ValueError, match=r"column 'd': an ordered dictionary"):
+        compress_file(src, tmp_path / "c.arrow")
+    assert not (tmp_path / "c.arrow").exists()
+    compress_file(src, tmp_path / "c.arrows")
+    same = [unit(["lo", "hi"], ["lo", "hi"]), unit(["hi"], ["lo", "hi", "top"])]
+    compress_file(_write(same, tmp_path / "same.arrows"), tmp_path / "same.arrow")
+    got = read_table(tmp_path / "same.arrow").column("d")
+    assert got.type == ordered and got.to_pylist() == ["lo", "hi", "hi"]
