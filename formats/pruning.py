@@ -381,12 +381,22 @@ def _parquet_bounds(metadata: pq.FileMetaData, k: int, names, leaves) -> dict:
         j = js[0]
         if input_leaf(rg, j) != path:
             continue
-        stats = rg.column(j).statistics
+        chunk = rg.column(j)
+        # a chunk whose footer entry names another physical type than the schema's: pyarrow's
+        # reader may read it all the same, but its statistics throw C++ through Python (abort)
+        if chunk.physical_type != metadata.schema.column(j).physical_type:
+            raise CorruptDataError(f"row group {k}: column {path!r} is {chunk.physical_type} "
+                                   f"in the footer, {metadata.schema.column(j).physical_type} "
+                                   "in the schema: the footer was altered")
+        stats = chunk.statistics
         if stats is None or not stats.has_min_max:
             if stats is not None and stats.null_count == rg.num_rows and rg.num_rows:
                 out[path] = None
             continue
-        out[path] = _bounds(stats.min, stats.max)
+        try:
+            out[path] = _bounds(stats.min, stats.max)
+        except UnicodeDecodeError:  # (pyarrow decodes a string column's bounds as UTF-8)
+            continue  # a bound that is not text bounds nothing: the row group is read
     return out
 
 
@@ -434,7 +444,11 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
             continue
         if plain:
             source.check_chunk_metadata(k, plain)
-            claimed = _parquet_bounds(source.parquet_metadata, k, plain, source.leaf_columns)
+            try:
+                claimed = _parquet_bounds(source.parquet_metadata, k, plain,
+                                          source.leaf_columns)
+            except CorruptDataError as exc:
+                raise CorruptDataError(f"{source.path}: {exc}") from None
             # Parquet's statistics carry no checksum: where they alone would skip the row
             # group and fsstgpu's record does not vouch for them, its values of those columns
             # decide (a flipped byte in a maximum skipped rows that match, without a word)

@@ -21,6 +21,7 @@ import fsstgpu.formats.pruning as pruning_module
 from fsstgpu import CorruptDataError
 from fsstgpu.datasets.generators import generate
 from fsstgpu.formats import compress_file, open_reader, read_table
+from fsstgpu.formats.parquet_parts import MAGIC
 from fsstgpu.formats.pruning import (
     STATS_CRC_KEY,
     STRING_STATS_KEY,
@@ -30,6 +31,7 @@ from fsstgpu.formats.pruning import (
     stats_footer,
 )
 from fsstgpu.formats.selection import ColumnSelectionError
+from fsstgpu.formats.thrift_compact import dumps, loads
 
 ROWS, PER_GROUP = 4000, 1000
 
@@ -298,6 +300,47 @@ def test_a_footer_that_pyarrow_throws_on_is_an_error_for_a_filtered_read(compres
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.startswith("refused:") and "row group 2" in done.stdout, done.stdout
+
+
+def _forged_string_chunk(tmp_path, forge) -> str:
+    """A plain Parquet file of two row groups of a string column "s", ``forge(column_meta)``
+    applied to row group 1's chunk entry (the whole footer read: statistics too)."""
+    pq.write_table(pa.table({"s": ["apple", "kiwi", "pear", "plum"]}), tmp_path / "p.parquet",
+                   row_group_size=2)
+    data = (tmp_path / "p.parquet").read_bytes()
+    size = int.from_bytes(data[-8:-4], "little")
+    body, meta = data[4 : len(data) - 8 - size], loads(data[len(data) - 8 - size : -8])
+    forge(meta.get(4).items[1].get(1).items[0].get(3))  # row group 1, leaf "s": ColumnMetaData
+    footer = dumps(meta)
+    (tmp_path / "bad.parquet").write_bytes(
+        bytes(MAGIC) + bytes(body) + footer + len(footer).to_bytes(4, "little") + bytes(MAGIC))
+    return str(tmp_path / "bad.parquet")
+
+
+def test_a_chunk_typed_otherwise_in_the_footer_is_an_error_for_a_filtered_read(tmp_path):
+    """A footer naming a string chunk BOOLEAN (one forged integer): pyarrow's reader read it
+    all the same, and its statistics, which pruning reads, threw C++ through Python: the
+    process aborted (a helper's fuzzing). (In a process of its own, as above.)"""
+    import subprocess
+    import sys
+
+    bad = _forged_string_chunk(tmp_path, lambda cm: cm.set(1, 0))  # type: BOOLEAN
+    script = ("import sys\nfrom fsstgpu import CorruptDataError\n"
+              "from fsstgpu.formats import read_table\n"
+              "try:\n    read_table(sys.argv[1], device='cpu', filters=[('s', '<', 'b')])\n"
+              "except CorruptDataError as exc:\n    print('refused:', exc)\n")
+    done = subprocess.run([sys.executable, "-c", script, bad], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.startswith("refused:") and "row group 1" in done.stdout, done.stdout
+
+
+def test_string_statistics_that_are_not_utf8_prune_nothing(tmp_path):
+    """A flipped byte made a string column's maximum invalid UTF-8: pyarrow's decode of it
+    raised UnicodeDecodeError out of a filtered read; such a bound bounds nothing now."""
+    bad = _forged_string_chunk(tmp_path, lambda cm: cm.get(12).set(5, b"\xffz"))  # max_value
+    got = read_table(bad, device="cpu", filters=[("s", ">", "p")])
+    assert got.column("s").to_pylist() == ["pear", "plum"]
 
 
 def test_a_plain_columns_statistics_altered_skip_no_rows(compressed, tmp_path):
