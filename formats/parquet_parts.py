@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fsstgpu.formats.chunk_record import ARROW_SCHEMA_KEY, CHUNKS_KEY, chunk_digest, chunks_footer
 from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
 from fsstgpu.formats.thrift_compact import BINARY, LIST, STRUCT, Field, Seq, Struct, dumps, loads
 from fsstgpu.parallel import usable_cores
@@ -51,16 +52,20 @@ _FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_KEY_VALUES = 3, 4, 5
 _RG_COLUMNS, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 3, 5, 7
 _CC_FILE_OFFSET, _CC_META, _CC_OFFSET_INDEX, _CC_COLUMN_INDEX = 2, 3, 4, 6
 _CM_POSITIONS = (9, 10, 11)  # data_page_offset, index_page_offset, dictionary_page_offset
+_CM_COUNTS = (5, 6, 7)  # num_values, total_uncompressed_size, total_compressed_size
+_CM_DATA_PAGE, _CM_DICTIONARY_PAGE = 9, 11
 _CM_BLOOM_FILTER = 14
 # What joining reads of a part's footer (thrift_compact.loads' shape): the row counts, the row
-# groups' positions, and the key-value pairs; the rest (schema, statistics, encodings, paths)
+# groups' positions, the chunks' counts and sizes (the chunk record), and the key-value pairs;
+# the rest (schema, statistics, encodings, paths)
 # stays raw bytes, written back as they were (reading it all took ~0.4 ms a row group)
 _FOOTER_SHAPE = {
     _FILE_NUM_ROWS: None, _FILE_KEY_VALUES: None,
     _FILE_ROW_GROUPS: {
         _RG_NUM_ROWS: None, _RG_FILE_OFFSET: None, _RG_ORDINAL: None,
         _RG_COLUMNS: {_CC_FILE_OFFSET: None, _CC_OFFSET_INDEX: None, _CC_COLUMN_INDEX: None,
-                      _CC_META: dict.fromkeys((*_CM_POSITIONS, _CM_BLOOM_FILTER))}}}
+                      _CC_META: dict.fromkeys((*_CM_POSITIONS, *_CM_COUNTS,
+                                               _CM_BLOOM_FILTER))}}}
 
 
 def part_threads() -> int:
@@ -156,10 +161,15 @@ class JoinedParquetFile:
     stats_crc : bool
         Record the CRC32s of the row groups' statistics in the footer
         (:data:`~fsstgpu.formats.pruning.STATS_CRC_KEY`: fsstgpu's own files).
+    chunks : bool
+        Record where every column chunk lies (:mod:`fsstgpu.formats.chunk_record`: fsstgpu's
+        outputs).
     """
 
-    def __init__(self, file, schema: pa.Schema, options: dict, *, stats_crc: bool = False):
+    def __init__(self, file, schema: pa.Schema, options: dict, *, stats_crc: bool = False,
+                 chunks: bool = False):
         self._file, self._schema, self._options = file, schema, options
+        self._chunks = chunks
         self._file.write(MAGIC)
         self._pos = len(MAGIC)
         self._row_groups: list[Struct] = []
@@ -210,6 +220,10 @@ class JoinedParquetFile:
             pairs = Seq(LIST, STRUCT, [])
             meta.fields.append(Field(_FILE_KEY_VALUES, LIST, pairs))
             meta.fields.sort(key=lambda f: f.id)
+        if self._chunks:
+            stored = {p.get(1): p.get(2) for p in pairs.items}.get(ARROW_SCHEMA_KEY)
+            key_values = {**key_values, CHUNKS_KEY: chunks_footer(
+                [_digests(rg) for rg in self._row_groups], stored)}
         # as parquet-cpp merges them: the added pairs first, in order, then the others
         added = {_bytes(k): _bytes(v) for k, v in key_values.items()}
         pairs.items = ([Struct([Field(1, BINARY, k), Field(2, BINARY, v)])
@@ -219,6 +233,19 @@ class JoinedParquetFile:
         self._file.write(raw)
         self._file.write(len(raw).to_bytes(4, "little"))
         self._file.write(MAGIC)
+
+
+def _digests(row_group: Struct) -> list[int]:
+    """:func:`~fsstgpu.formats.chunk_record.chunk_digest` of each column chunk of
+    ``row_group`` (a footer entry, positions moved)."""
+    rows = row_group.get(_RG_NUM_ROWS)
+    out = []
+    for chunk in row_group.get(_RG_COLUMNS).items:
+        meta = chunk.get(_CC_META, Struct())
+        out.append(chunk_digest(rows, (chunk.get(_CC_FILE_OFFSET, 0),
+                                       *(meta.get(i, 0) for i in _CM_COUNTS),
+                                       meta.get(_CM_DATA_PAGE, 0), meta.get(_CM_DICTIONARY_PAGE))))
+    return out
 
 
 def _bytes(v) -> bytes:
@@ -234,8 +261,9 @@ class PartWriter:
     """
 
     def __init__(self, file, schema: pa.Schema, options: dict, parallel: int, *,
-                 stats_crc: bool = False):
-        self._joined = JoinedParquetFile(file, schema, options, stats_crc=stats_crc)
+                 stats_crc: bool = False, chunks: bool = False):
+        self._joined = JoinedParquetFile(file, schema, options, stats_crc=stats_crc,
+                                         chunks=chunks)
         self._schema, self._parallel = schema, parallel
         #: the options of the row groups written from now on (set between writes)
         self.options = options

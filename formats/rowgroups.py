@@ -48,6 +48,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError, FsstGpuError
+from fsstgpu.formats.chunk_record import ChunkRecord
 from fsstgpu.formats.file_identity import FileIdentity, descriptor
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, data_batches
@@ -253,6 +254,7 @@ class Source:
         self._identity: FileIdentity | None = None  # the first handle's file (file_identity)
         self._first: pa.Table | None = None  # row group 0, kept by first_unit() for units()
         self._parquet = self._ipc_file = None
+        self._chunk_record: ChunkRecord | None = None  # Parquet: where fsstgpu wrote its chunks
         try:
             with reading(self.path):
                 if self.format == "parquet":
@@ -260,6 +262,7 @@ class Source:
                     # the schema as written (Parquet changes some types: cast back per unit)
                     self.schema, self._restore = checked_schema(self._parquet)
                     check_row_groups(self._parquet.metadata)
+                    self._chunk_record = ChunkRecord.of(self._parquet.metadata)
                     self.num_units = self._parquet.num_row_groups
                     self.parquet_metadata = self._parquet.metadata
                     self.leaf_columns = leaf_columns(self.schema,
@@ -379,9 +382,18 @@ class Source:
     def read_row_group(self, parquet: pq.ParquetFile, k: int, columns) -> pa.Table:
         """Row group ``k`` as ``parquet`` (this file, opened by the caller) reads it, with the
         top-level ``columns`` named (all when None): a name is never taken for a dotted path
-        into a struct (:func:`~fsstgpu.formats.parquet_options.read_row_group`)."""
-        return read_row_group(parquet, k, columns, self.leaf_columns,
-                              use_threads=self.use_threads)
+        into a struct (:func:`~fsstgpu.formats.parquet_options.read_row_group`). The chunks
+        read are checked against the footer's record of them where fsstgpu wrote the file
+        (:mod:`~fsstgpu.formats.chunk_record`: after pyarrow's read, which validates what the
+        metadata accessors do not)."""
+        table = read_row_group(parquet, k, columns, self.leaf_columns,
+                               use_threads=self.use_threads)
+        if self._chunk_record is not None:
+            leaves = (None if columns is None or self.leaf_columns is None
+                      or any(name not in self.leaf_columns for name in columns)
+                      else [j for name in columns for j in self.leaf_columns[name]])
+            self._chunk_record.check(k, leaves)
+        return table
 
     def rows_checked(self, k: int, table: pa.Table) -> pa.Table:
         """``table``, read from row group ``k``, if it has the footer's rows: a damaged column

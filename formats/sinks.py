@@ -112,7 +112,8 @@ class Sink:
                                if f.name in fsst_columns or is_fsst_type(f.type)]
                 self._parts = PartWriter(self._file, schema, options(),
                                          part_threads() if parallel is None else parallel,
-                                         stats_crc=SCHEMA_CRC_KEY in (schema.metadata or {}))
+                                         stats_crc=SCHEMA_CRC_KEY in (schema.metadata or {}),
+                                         chunks=True)
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
                 self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)

@@ -15,6 +15,7 @@ import pytest
 from fsstgpu.columns import compress_column
 from fsstgpu.formats import compress_file, decompress_file, sinks as sinks_module
 from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.chunk_record import ARROW_SCHEMA_KEY, CHUNKS_KEY, chunk_digests, chunks_footer
 from fsstgpu.formats.parquet_options import (
     ROW_GROUPS_KEY,
     SCHEMA_CRC_KEY,
@@ -157,17 +158,22 @@ def _one_writers(path, units) -> bytes:
     """What one pyarrow writer writes of ``units`` with the Sink's options and footer (the
     oracle: the Sink writes through joined parts only)."""
     schema = with_schema_crc(units[0].schema)
-    digests = None  # an fsstgpu footer's CRCs of the statistics: from a first write
+    # an fsstgpu footer's CRCs of the statistics and record of the chunks: from a first write
+    digests = places = stored = None
     for _ in range(2):
         with pq.ParquetWriter(str(path), schema, store_schema=True, write_page_checksum=True,
                               **writer_options(schema)) as writer:
             for unit in units:
                 writer.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
-            if SCHEMA_CRC_KEY in (schema.metadata or {}) and digests is not None:
+            if digests is not None:
+                ours = {ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units]),
+                        STATS_CRC_KEY: stats_crc_footer(digests)}
                 writer.add_key_value_metadata(
-                    {ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units]),
-                     STATS_CRC_KEY: stats_crc_footer(digests)})
-        digests = statistics_digests(pq.read_metadata(str(path)))
+                    {**(ours if SCHEMA_CRC_KEY in (schema.metadata or {}) else {}),
+                     CHUNKS_KEY: chunks_footer(places, stored)})
+        meta = pq.read_metadata(str(path))
+        digests = statistics_digests(meta)
+        places, stored = chunk_digests(meta), meta.metadata.get(ARROW_SCHEMA_KEY)
     return path.read_bytes()
 
 

@@ -21,6 +21,7 @@ import fsstgpu.formats.pruning as pruning_module
 from fsstgpu import CorruptDataError
 from fsstgpu.datasets.generators import generate
 from fsstgpu.formats import compress_file, open_reader, read_table
+from fsstgpu.formats.chunk_record import CHUNKS_KEY
 from fsstgpu.formats.parquet_parts import MAGIC
 from fsstgpu.formats.pruning import (
     STATS_CRC_KEY,
@@ -409,7 +410,9 @@ def test_fsstgpus_own_statistics_are_trusted_without_reading_values(compressed, 
                             separators=(",", ":")).encode()
         table = pq.read_table(compressed / "c.parquet")
         path = tmp_path / f"{change}.parquet"
-        pq.write_table(table.replace_schema_metadata({**meta, STATS_CRC_KEY: forged}), path,
+        # (the chunk record is this file's alone: another file's would be refused)
+        kept = {k: v for k, v in meta.items() if k != CHUNKS_KEY}
+        pq.write_table(table.replace_schema_metadata({**kept, STATS_CRC_KEY: forged}), path,
                        row_group_size=PER_GROUP)
         del seen[:]
         assert read_table(path, device="cpu", filters=filters).equals(got)

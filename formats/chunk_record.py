@@ -1,0 +1,149 @@
+"""The footer's record of where every column chunk of a Parquet file fsstgpu wrote lies.
+
+Page CRCs cover a page's bytes, not where the footer says the pages are, how many values a
+chunk holds or how many rows a row group has: a flipped or forged position sends pyarrow's
+reader to another row group's pages (their CRCs hold), and a changed row count reads fewer rows
+(BENCHMARKS.md / RELIABILITY.md, session 68's hunt), both without an error. So every Parquet
+output of fsstgpu's writer (:class:`~fsstgpu.formats.parquet_parts.JoinedParquetFile`, which
+writes the footer itself) records, under :data:`CHUNKS_KEY`, a CRC32 of each column chunk's
+row group row count, file offset, value count, sizes and page offsets (:func:`chunk_digest`)
+and one of the stored Arrow schema (``ARROW:schema``, the bytes as stored); a reader checks a
+chunk's after pyarrow has read it (pyarrow's reader validates what its metadata accessors do
+not), before any of its rows is handed out (:class:`ChunkRecord`). Another writer's file has
+no record and is read as before; a damaged record is an error.
+
+Examples
+--------
+>>> from fsstgpu.formats.chunk_record import chunk_digest
+>>> chunk_digest(3, (4, 3, 60, 50, 4, None)) == chunk_digest(3, (4, 3, 60, 50, 4, 0))
+True
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+import pyarrow.parquet as pq
+
+from fsstgpu.errors import CorruptDataError
+
+__all__ = ["ARROW_SCHEMA_KEY", "CHUNKS_KEY", "ChunkRecord", "chunk_digest", "chunk_digests",
+           "chunks_footer"]
+
+#: the file-metadata key of the record (canonical JSON: ``{"crc32": N, "fsstgpu.chunks":
+#: {"row_groups": [[chunk CRC32, ...], ...], "schema": CRC32 of ARROW:schema or null}}``, the
+#: CRC over the canonical JSON of the inner object)
+CHUNKS_KEY = b"fsstgpu.chunks"
+_BODY = "fsstgpu.chunks"
+ARROW_SCHEMA_KEY = b"ARROW:schema"
+
+
+def chunk_digest(num_rows: int, chunk) -> int:
+    """CRC32 of a column chunk's place: its row group's ``num_rows`` and ``chunk`` = (file
+    offset, value count, uncompressed size, compressed size, data page offset, dictionary
+    page offset or None; an offset of 0 or less is none, as readers take it)."""
+    *head, dictionary = chunk
+    values = [num_rows, *head, dictionary if dictionary is not None and dictionary > 0 else -1]
+    return zlib.crc32(struct.pack(f"<{len(values)}q", *values))
+
+
+def chunk_digests(metadata: pq.FileMetaData) -> list[list[int]]:
+    """Each row group's :func:`chunk_digest` of each column chunk, as pyarrow reads the footer
+    (call after pyarrow's reader has read them: a damaged footer entry can abort the process in
+    its metadata accessors).
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.chunk_record import chunk_digests
+    >>> out = io.BytesIO()
+    >>> pq.write_table(pa.table({"n": [1, 2, 3]}), out, row_group_size=2)
+    >>> [len(d) for d in chunk_digests(pq.read_metadata(pa.BufferReader(out.getvalue())))]
+    [1, 1]
+    """
+    return [[_digest(rg, j) for j in range(rg.num_columns)]
+            for rg in map(metadata.row_group, range(metadata.num_row_groups))]
+
+
+def _digest(rg: pq.RowGroupMetaData, j: int) -> int:
+    c = rg.column(j)
+    return chunk_digest(rg.num_rows, (c.file_offset, c.num_values, c.total_uncompressed_size,
+                                      c.total_compressed_size, c.data_page_offset,
+                                      c.dictionary_page_offset))
+
+
+def chunks_footer(digests: list[list[int]], arrow_schema: bytes | None) -> bytes:
+    """The footer value of :data:`CHUNKS_KEY`: each row group's chunk digests
+    (:func:`chunk_digest`), and the stored Arrow schema's CRC32."""
+    body = {"row_groups": digests,
+            "schema": None if arrow_schema is None else zlib.crc32(arrow_schema)}
+    inner = _canonical(body)
+    return _canonical({"crc32": zlib.crc32(inner.encode()), _BODY: body}).encode()
+
+
+def _canonical(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+class ChunkRecord:
+    """The record of a Parquet file's footer (None from :meth:`of` without one), checked as
+    far as the footer alone allows when read: the record's own CRC, the row groups' count, the
+    stored Arrow schema; :meth:`check` checks chunks after they are read.
+
+    Raises
+    ------
+    CorruptDataError
+        From :meth:`of` and :meth:`check`, saying what differs.
+    """
+
+    def __init__(self, metadata: pq.FileMetaData, row_groups: list):
+        self._metadata = metadata
+        self._row_groups = row_groups
+        self._checked: set[tuple[int, int]] = set()
+
+    @classmethod
+    def of(cls, metadata: pq.FileMetaData) -> ChunkRecord | None:
+        """The record of ``metadata``'s footer, checked, or None where it has none."""
+        kv = metadata.metadata or {}
+        raw = kv.get(CHUNKS_KEY)
+        if raw is None:
+            return None
+        what = f"the footer's record of its column chunks ({CHUNKS_KEY.decode()})"
+        try:
+            outer = json.loads(raw)
+            body = outer[_BODY]
+            sealed = zlib.crc32(_canonical(body).encode()) == outer["crc32"]
+            groups, schema = body["row_groups"], body["schema"]
+            well_formed = (isinstance(groups, list) and all(
+                isinstance(g, list) and all(type(d) is int for d in g) for g in groups)
+                and (schema is None or type(schema) is int))
+        except (ValueError, TypeError, KeyError, RecursionError):
+            raise CorruptDataError(f"{what} is not readable: the footer was altered") from None
+        if not sealed or not well_formed:
+            raise CorruptDataError(f"{what}: CRC32 mismatch, the footer was altered")
+        if len(groups) != metadata.num_row_groups:
+            raise CorruptDataError(f"the footer has {metadata.num_row_groups} row groups, where "
+                                   f"{len(groups)} were written: the footer was altered")
+        stored = kv.get(ARROW_SCHEMA_KEY)
+        if (None if stored is None else zlib.crc32(stored)) != schema:
+            raise CorruptDataError("the footer's Arrow schema (ARROW:schema) is not the one "
+                                   "written: the footer was altered")
+        return cls(metadata, groups)
+
+    def check(self, k: int, leaves) -> None:
+        """Check row group ``k``'s column chunks ``leaves`` (indices; None: all of them), once
+        each, after pyarrow has read them."""
+        rg = self._metadata.row_group(k)
+        recorded = self._row_groups[k]
+        if len(recorded) != rg.num_columns:
+            raise CorruptDataError(f"{rg.num_columns} column chunks, where {len(recorded)} "
+                                   "were written: the footer was altered")
+        for j in range(rg.num_columns) if leaves is None else leaves:
+            if (k, j) in self._checked:
+                continue
+            if _digest(rg, j) != recorded[j]:
+                raise CorruptDataError(f"column chunk {j}: its row count, values, sizes or page "
+                                       "positions are not those written: the footer was altered")
+            self._checked.add((k, j))

@@ -1,0 +1,146 @@
+"""The footer's record of where each column chunk lies (``formats/chunk_record.py``): page CRCs
+do not cover where the footer says the pages are, nor the row counts, so a forged or flipped
+position or count read another row group's values, or fewer rows, without an error; every
+Parquet output of fsstgpu (compressed or decompressed) now records them, and a reader checks
+the chunks it reads."""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats import compress_file, decompress_file, open_reader, read_table
+from fsstgpu.formats.chunk_record import CHUNKS_KEY
+from fsstgpu.formats.thrift_compact import dumps, loads
+
+# Thrift field ids (parquet.thrift)
+FILE_ROW_GROUPS, FILE_KEY_VALUES = 4, 5
+RG_COLUMNS, RG_NUM_ROWS = 1, 3
+CC_FILE_OFFSET, CC_META = 2, 3
+CM_PLACE = (6, 7, 9, 11)  # sizes, data and dictionary page offsets
+
+
+@pytest.fixture
+def files(tmp_path):
+    """An input in three row groups of 30 rows, its fsstgpu compression and that decompressed."""
+    src = tmp_path / "in.parquet"
+    table = pa.table({"s": [f"line {i} of some text" if i % 7 else None for i in range(90)],
+                      "n": pa.array(range(90), pa.int64())})
+    pq.write_table(table, src, row_group_size=30)
+    compress_file(src, tmp_path / "c.parquet")
+    decompress_file(tmp_path / "c.parquet", tmp_path / "p.parquet", device="cpu")
+    return table, tmp_path / "c.parquet", tmp_path / "p.parquet"
+
+
+def _forged(path, edit, out):
+    """``path`` with its footer (FileMetaData) changed by ``edit``, written to ``out``."""
+    raw = path.read_bytes()
+    size = struct.unpack("<I", raw[-8:-4])[0]
+    footer = loads(raw[-8 - size:-8])
+    edit(footer)
+    new = dumps(footer)
+    out.write_bytes(raw[:-8 - size] + new + struct.pack("<I", len(new)) + b"PAR1")
+    return out
+
+
+def _chunk(footer, k, j):
+    return footer.get(FILE_ROW_GROUPS).items[k].get(RG_COLUMNS).items[j]
+
+
+def _reads(path):
+    """Every read of ``path`` (whole, by row group, a column, a stream of batches)."""
+    yield lambda: read_table(path, device="cpu")
+    yield lambda: read_table(path, device="cpu", row_groups=[1])
+    yield lambda: read_table(path, device="cpu", columns=["n"])
+    yield lambda: open_reader(path).read_all()
+
+
+def test_outputs_record_their_chunks_and_read_back(files):
+    table, compressed, plain = files
+    for path in (compressed, plain):
+        assert CHUNKS_KEY in pq.read_metadata(path).metadata
+        for read in _reads(path):
+            got = read()
+            assert got.to_pylist() == table.slice(30, 30).to_pylist() if got.num_rows == 30 \
+                else got.select(got.schema.names).to_pylist() == table.select(
+                    got.schema.names).to_pylist()
+
+
+@pytest.mark.parametrize("which", ["c", "p"])
+def test_a_chunk_sent_to_another_row_groups_pages_is_an_error(files, tmp_path, which):
+    """Row group 1's chunk of ``n`` pointed at row group 0's pages (their CRCs hold): before,
+    the read gave row group 0's values under row group 1's rows."""
+    _, compressed, plain = files
+    path = {"c": compressed, "p": plain}[which]
+    j = pq.read_metadata(path).schema.names.index("n")
+
+    def redirect(footer):
+        src, dst = _chunk(footer, 0, j), _chunk(footer, 1, j)
+        dst.set(CC_FILE_OFFSET, src.get(CC_FILE_OFFSET))
+        for field in CM_PLACE:
+            if src.get(CC_META).get(field) is not None:
+                dst.get(CC_META).set(field, src.get(CC_META).get(field))
+
+    bad = _forged(path, redirect, tmp_path / "bad.parquet")
+    assert pq.read_table(bad).column("n").to_pylist()[30:60] == list(range(30))  # (pyarrow)
+    for read in _reads(bad):
+        with pytest.raises(CorruptDataError, match=r"bad.parquet: row group 1.*column chunk "
+                                                   f"{j}: .*not those written"):
+            read()
+
+
+def test_a_changed_row_count_in_a_decompressed_file_is_an_error(files, tmp_path):
+    """A plain output's footer had no record: a row count of 16 read 16 rows of 30."""
+    _, _, plain = files
+    bad = _forged(plain, lambda f: f.get(FILE_ROW_GROUPS).items[1].set(RG_NUM_ROWS, 16),
+                  tmp_path / "bad.parquet")
+    assert pq.read_table(bad).num_rows == 76  # (pyarrow: no error)
+    for read in _reads(bad):
+        with pytest.raises(CorruptDataError, match="bad.parquet: row group 1.*not those written"):
+            read()
+
+
+def _key_values(footer):
+    return {p.get(1): p for p in footer.get(FILE_KEY_VALUES).items}
+
+
+def test_a_changed_arrow_schema_or_record_is_an_error(files, tmp_path):
+    _, compressed, plain = files
+
+    def retype(footer):  # the stored schema with `s` as large_string: pyarrow reads it so
+        pair = _key_values(footer)[b"ARROW:schema"]
+        schema = pq.read_schema(plain)
+        large = schema.set(0, schema.field(0).with_type(pa.large_string()))
+        pair.set(2, base64.b64encode(large.serialize().to_pybytes()))
+
+    bad = _forged(plain, retype, tmp_path / "bad.parquet")
+    assert pq.read_table(bad).schema.field("s").type == pa.large_string()  # (no error)
+    with pytest.raises(CorruptDataError, match="ARROW:schema"):
+        read_table(bad, device="cpu")
+
+    def damage(footer):
+        pair = _key_values(footer)[CHUNKS_KEY]
+        pair.set(2, pair.get(2).replace(b'"row_groups":[[', b'"row_groups":[[1', 1))
+
+    for path in (compressed, plain):
+        bad = _forged(path, damage, tmp_path / "bad.parquet")
+        with pytest.raises(CorruptDataError, match="record of its column chunks"):
+            read_table(bad, device="cpu")
+
+
+def test_a_file_without_the_record_reads_as_before(files, tmp_path):
+    """Another writer's file (or one of an earlier fsstgpu) has no record: nothing to check."""
+    table, _, plain = files
+
+    def drop(footer):
+        pairs = footer.get(FILE_KEY_VALUES)
+        pairs.items = [p for p in pairs.items if p.get(1) != CHUNKS_KEY]
+
+    old = _forged(plain, drop, tmp_path / "old.parquet")
+    assert read_table(old, device="cpu").equals(pq.read_table(plain))
+    assert read_table(old, device="cpu").to_pylist() == table.to_pylist()
