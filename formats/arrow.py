@@ -562,6 +562,10 @@ def extension_type_for(carr, *, codes_type=None, dictionary_type=None,
         if dictionary_type.value_type != carr.type:
             raise TypeError(f"dictionary value type {dictionary_type.value_type} differs from "
                             f"the compressed type {carr.type}")
+        if dictionary_type.ordered:  # (formats/selection.py copies such columns as they are)
+            raise ValueError(f"an ordered dictionary ({dictionary_type}) is not compressed: its "
+                             "order is its meaning, and the column would come back with its "
+                             "values in order of first occurrence")
         index_type, ordered = dictionary_type.index_type, dictionary_type.ordered
     if version == VERSION:
         return FsstType(codes_type, carr.type, None, carr.split_size, None, index_type, ordered)

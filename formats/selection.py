@@ -15,7 +15,13 @@ from fsstgpu.errors import FsstGpuError
 from fsstgpu.formats.nested import holds_strings
 from fsstgpu.types import is_string_like
 
-__all__ = ["ColumnSelectionError", "ColumnTypeError", "select_columns", "string_columns"]
+__all__ = ["ORDERED_REASON", "ColumnSelectionError", "ColumnTypeError", "select_columns",
+           "string_columns"]
+
+#: why an ordered dictionary column is not compressed (it is copied as it is)
+ORDERED_REASON = ("its order is its meaning, and a compressed column comes back with its values "
+                  "in order of first occurrence; it is copied as it is (cast it to an unordered "
+                  "dictionary to compress it)")
 
 
 class ColumnSelectionError(FsstGpuError, ValueError):
@@ -48,9 +54,11 @@ def string_columns(schema: pa.Schema, *, nested: bool = False) -> list[str]:
 
 
 def is_default_column(field: pa.Field, dictionaries: bool = True, nested: bool = False) -> bool:
-    """Whether :func:`select_columns` with ``columns=None`` chooses ``field``."""
+    """Whether :func:`select_columns` with ``columns=None`` chooses ``field`` (never an
+    ordered dictionary: :data:`ORDERED_REASON`)."""
+    dictionary = pa.types.is_dictionary(field.type)
     return ((is_string_like(field.type) or (nested and holds_strings(field.type)))
-            and (dictionaries or not pa.types.is_dictionary(field.type)))
+            and (dictionaries or not dictionary) and not (dictionary and field.type.ordered))
 
 
 def _choices(schema: pa.Schema, nested: bool = False) -> str:
@@ -122,6 +130,9 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
             raise ColumnSelectionError(f"{source}: column name {name!r} is ambiguous (the file "
                                        "has several columns of that name)")
         ftype = schema.field(name).type
+        if pa.types.is_dictionary(ftype) and ftype.ordered:
+            raise ColumnTypeError(f"{source}: column {name!r} is an ordered dictionary ({ftype}):"
+                                  f" {ORDERED_REASON}")
         if not (is_string_like(ftype) or (nested and holds_strings(ftype))):
             raise ColumnTypeError(f"{source}: column {name!r} is {ftype}, not a string/binary "
                                   f"column; {_choices(schema, nested)}")

@@ -187,11 +187,20 @@ def test_type_equality_includes_metadata():
 
 
 def test_dictionary_type_recorded():
-    dt = pa.dictionary(pa.int16(), pa.large_string(), ordered=True)
+    dt = pa.dictionary(pa.int16(), pa.large_string())
     carr = fsstgpu.compress(pa.array(["a", "b"], pa.large_string()))
     ext = fs.to_extension_array(carr, dictionary_type=dt)
     again = fa.parse_metadata(ext.type.storage_type, ext.type.__arrow_ext_serialize__())
     assert again.original_type == dt and again == ext.type
+    # an ordered dictionary is not compressed (its order would not come back); files that
+    # recorded the flag before still read it
+    ordered = pa.dictionary(pa.int16(), pa.large_string(), ordered=True)
+    with pytest.raises(ValueError, match="ordered dictionary"):
+        fs.to_extension_array(carr, dictionary_type=ordered)
+    old = fa.FsstType(ext.type.storage_type.field("codes").type, pa.large_string(), None,
+                      ext.type.split_size, None, pa.int16(), True)
+    assert fa.parse_metadata(old.storage_type, old.__arrow_ext_serialize__()).original_type == \
+        ordered
     with pytest.raises(TypeError):
         fs.to_extension_array(carr, dictionary_type=pa.dictionary(pa.int8(), pa.string()))
 
@@ -591,19 +600,23 @@ def test_fsst_array_to_numpy_and_asarray_decode():
         ext.to_numpy()
 
 
-def test_dictionary_fsst_columns_to_pandas_are_categoricals_keeping_ordered():
+def test_dictionary_fsst_columns_to_pandas_are_categoricals():
     """A dictionary column's ``to_pandas()``: the array's gave plain strings (the original's
-    gives a Categorical), and the table's lost the ``ordered`` flag."""
+    gives a Categorical). An ordered one is not compressed: its categories came back in order
+    of first occurrence, still ordered (``lo < hi`` became ``hi < lo``)."""
     pd = pytest.importorskip("pandas", reason="pandas is optional")
     col = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int8()),
-                                         pa.array(["lo", "hi"]), ordered=True)
+                                         pa.array(["lo", "hi"]))
     ext = fsstgpu.compress_table(pa.table({"k": col}), columns=["k"])["k"]
     for got, want in [(ext.chunk(0).to_pandas(), col.to_pandas()),
                       (ext.to_pandas(), col.to_pandas()),
                       (pa.table({"k": ext}).to_pandas()["k"], col.to_pandas())]:
         assert isinstance(got.dtype, pd.CategoricalDtype)
-        assert got.cat.ordered == want.cat.ordered is True
+        assert got.cat.ordered == want.cat.ordered is False
         assert got.astype(object).where(got.notna(), None).tolist() == ["hi", "lo", None, "hi"]
+    ordered = pa.DictionaryArray.from_arrays(col.indices, col.dictionary, ordered=True)
+    with pytest.raises(ValueError, match="ordered dictionary"):
+        fsstgpu.compress_table(pa.table({"k": ordered}), columns=["k"])
 
 
 def test_decompress_table_names_a_dictionary_column_that_outgrew_its_index_type():

@@ -15,8 +15,12 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
+from fsstgpu import compress
 from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.dictionaries import FileDictionaries
+from fsstgpu.formats.selection import ColumnTypeError
+from fsstgpu.formats.tables import compress_table
 
 from .test_ipc_integrity import run_cli
 
@@ -207,3 +211,26 @@ def test_ordered_dictionaries_that_differ_are_refused(tmp_path):
     compress_file(_write(same, tmp_path / "same.arrows"), tmp_path / "same.arrow")
     got = read_table(tmp_path / "same.arrow").column("d")
     assert got.type == ordered and got.to_pylist() == ["lo", "hi", "hi"]
+
+
+def test_ordered_dictionary_columns_are_not_compressed(tmp_path):
+    """An ordered dictionary's order is its meaning; compressed, it came back in order of
+    first occurrence, still marked ordered (``low < mid < high`` became ``high < low < mid``).
+    Named, it is refused; by default it is copied as it is."""
+    d = pa.DictionaryArray.from_arrays(pa.array([2, 0, 1, 2], pa.int8()),
+                                       pa.array(["low", "mid", "high"]), ordered=True)
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, pa.schema([("d", d.type), ("s", pa.string())])) as w:
+        w.write_table(pa.table({"d": d, "s": ["a", "b", "c", "d"]}))
+    with pytest.raises(ColumnTypeError, match=r"column 'd' is an ordered dictionary"):
+        compress_file(src, tmp_path / "c.parquet", columns=["d"])
+    assert not (tmp_path / "c.parquet").exists()
+    with pytest.raises(ColumnTypeError, match=r"column 'd' is an ordered dictionary"):
+        compress_table(pa.table({"d": d}), columns=["d"])
+    with pytest.raises(ValueError, match="ordered dictionary"):
+        to_extension_array(compress(d.dictionary_decode()), dictionary_type=d.type)
+    for out in ("c.parquet", "c.arrow", "c.arrows"):
+        compress_file(src, tmp_path / out)
+        got = read_table(tmp_path / out).column("d").combine_chunks()
+        assert got.type == d.type and got.dictionary.to_pylist() == ["low", "mid", "high"]
+        assert got.to_pylist() == d.to_pylist()

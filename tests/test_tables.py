@@ -101,12 +101,16 @@ def test_record_batch_gives_record_batch():
 
 def test_dictionary_type_restored_with_a_rebuilt_dictionary():
     kinds = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int16()),
-                                           pa.array(["b", "a", "unused"]), ordered=True)
+                                           pa.array(["b", "a", "unused"]))
     table = pa.table({"k": kinds})
     back = fsstgpu.decompress_table(fsstgpu.compress_table(table, columns=["k"]), device="cpu")
     assert back.schema.field("k").type == kinds.type
     assert back.column("k").to_pylist() == ["a", "b", None, "a"]
     assert back.column("k").chunk(0).dictionary.to_pylist() == ["a", "b"]  # first appearance
+    # ordered, the rebuilt dictionary would say a < b where the original said b < a: refused
+    ordered = pa.DictionaryArray.from_arrays(kinds.indices, kinds.dictionary, ordered=True)
+    with pytest.raises(ValueError, match="'k' is an ordered dictionary"):
+        fsstgpu.compress_table(pa.table({"k": ordered}), columns=["k"])
 
 
 def test_parquet_file_of_extension_columns(tmp_path):
