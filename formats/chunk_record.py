@@ -21,6 +21,8 @@ True
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import struct
 import zlib
@@ -33,8 +35,8 @@ __all__ = ["ARROW_SCHEMA_KEY", "CHUNKS_KEY", "ChunkRecord", "chunk_digest", "chu
            "chunks_footer"]
 
 #: the file-metadata key of the record (canonical JSON: ``{"crc32": N, "fsstgpu.chunks":
-#: {"row_groups": [[chunk CRC32, ...], ...], "schema": CRC32 of ARROW:schema or null}}``, the
-#: CRC over the canonical JSON of the inner object)
+#: {"row_groups": [base64 of the chunks' CRC32s (<u4), ...], "schema": CRC32 of ARROW:schema
+#: or null}}``, the CRC over the canonical JSON of the inner object)
 CHUNKS_KEY = b"fsstgpu.chunks"
 _BODY = "fsstgpu.chunks"
 ARROW_SCHEMA_KEY = b"ARROW:schema"
@@ -76,8 +78,10 @@ def _digest(rg: pq.RowGroupMetaData, j: int) -> int:
 
 def chunks_footer(digests: list[list[int]], arrow_schema: bytes | None) -> bytes:
     """The footer value of :data:`CHUNKS_KEY`: each row group's chunk digests
-    (:func:`chunk_digest`), and the stored Arrow schema's CRC32."""
-    body = {"row_groups": digests,
+    (:func:`chunk_digest`; base64 of little-endian uint32s, 5.3 bytes a chunk), and the stored
+    Arrow schema's CRC32."""
+    body = {"row_groups": [base64.b64encode(struct.pack(f"<{len(d)}I", *d)).decode()
+                           for d in digests],
             "schema": None if arrow_schema is None else zlib.crc32(arrow_schema)}
     inner = _canonical(body)
     return _canonical({"crc32": zlib.crc32(inner.encode()), _BODY: body}).encode()
@@ -116,9 +120,8 @@ class ChunkRecord:
             body = outer[_BODY]
             sealed = zlib.crc32(_canonical(body).encode()) == outer["crc32"]
             groups, schema = body["row_groups"], body["schema"]
-            well_formed = (isinstance(groups, list) and all(
-                isinstance(g, list) and all(type(d) is int for d in g) for g in groups)
-                and (schema is None or type(schema) is int))
+            well_formed = (isinstance(groups, list) and all(isinstance(g, str) for g in groups)
+                           and (schema is None or type(schema) is int))
         except (ValueError, TypeError, KeyError, RecursionError):
             raise CorruptDataError(f"{what} is not readable: the footer was altered") from None
         if not sealed or not well_formed:
@@ -136,8 +139,12 @@ class ChunkRecord:
         """Check row group ``k``'s column chunks ``leaves`` (indices; None: all of them), once
         each, after pyarrow has read them."""
         rg = self._metadata.row_group(k)
-        recorded = self._row_groups[k]
-        if len(recorded) != rg.num_columns:
+        try:
+            raw = base64.b64decode(self._row_groups[k], validate=True)
+        except (ValueError, binascii.Error):
+            raw = b"?"  # (a length no row group has)
+        recorded = struct.unpack(f"<{len(raw) // 4}I", raw) if len(raw) % 4 == 0 else ()
+        if len(raw) % 4 or len(recorded) != rg.num_columns:
             raise CorruptDataError(f"{rg.num_columns} column chunks, where {len(recorded)} "
                                    "were written: the footer was altered")
         for j in range(rg.num_columns) if leaves is None else leaves:

@@ -15,7 +15,7 @@ import pytest
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import compress_file, decompress_file, open_reader, read_table
-from fsstgpu.formats.chunk_record import CHUNKS_KEY
+from fsstgpu.formats.chunk_record import CHUNKS_KEY, chunk_digests, chunks_footer
 from fsstgpu.formats.thrift_compact import dumps, loads
 
 # Thrift field ids (parquet.thrift)
@@ -125,7 +125,7 @@ def test_a_changed_arrow_schema_or_record_is_an_error(files, tmp_path):
 
     def damage(footer):
         pair = _key_values(footer)[CHUNKS_KEY]
-        pair.set(2, pair.get(2).replace(b'"row_groups":[[', b'"row_groups":[[1', 1))
+        pair.set(2, pair.get(2).replace(b'"row_groups":["', b'"row_groups":["AAAA', 1))
 
     for path in (compressed, plain):
         bad = _forged(path, damage, tmp_path / "bad.parquet")
@@ -144,3 +144,21 @@ def test_a_file_without_the_record_reads_as_before(files, tmp_path):
     old = _forged(plain, drop, tmp_path / "old.parquet")
     assert read_table(old, device="cpu").equals(pq.read_table(plain))
     assert read_table(old, device="cpu").to_pylist() == table.to_pylist()
+
+
+def test_a_resealed_record_of_other_chunks_is_an_error(files, tmp_path):
+    """A record whose own CRC holds but that lists another number of chunks for a row group
+    (or other digests) than the footer has is refused when that row group is read."""
+    _, compressed, _ = files
+    meta = pq.read_metadata(compressed)
+    digests = chunk_digests(meta)
+    stored = meta.metadata[b"ARROW:schema"]
+    for forged in ([digests[0][:-1], *digests[1:]],
+                   [digests[0], [d ^ 1 for d in digests[1]], *digests[2:]]):
+        def reseal(footer, forged=forged):
+            _key_values(footer)[CHUNKS_KEY].set(2, chunks_footer(forged, stored))
+
+        bad = _forged(compressed, reseal, tmp_path / "bad.parquet")
+        k = 0 if len(forged[0]) != len(digests[0]) else 1
+        with pytest.raises(CorruptDataError, match=f"row group {k}[:,].*(column chunk|written)"):
+            read_table(bad, device="cpu")
