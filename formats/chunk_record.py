@@ -40,6 +40,7 @@ __all__ = ["ARROW_SCHEMA_KEY", "CHUNKS_KEY", "ChunkRecord", "chunk_digest", "chu
 CHUNKS_KEY = b"fsstgpu.chunks"
 _BODY = "fsstgpu.chunks"
 ARROW_SCHEMA_KEY = b"ARROW:schema"
+_U32 = struct.Struct("<I")
 
 
 def chunk_digest(num_rows: int, chunk) -> int:
@@ -105,7 +106,10 @@ class ChunkRecord:
     def __init__(self, metadata: pq.FileMetaData, row_groups: list):
         self._metadata = metadata
         self._row_groups = row_groups
-        self._checked: set[tuple[int, int]] = set()
+        # row group -> its recorded CRCs (<u4 bytes), decoded once (a reader checks one column
+        # at a time: decoding the row group's record each time cost O(columns) a chunk), and
+        # a byte a chunk, set once it is checked (threads racing at most check one twice)
+        self._decoded: dict[int, tuple[bytes, bytearray]] = {}
 
     @classmethod
     def of(cls, metadata: pq.FileMetaData) -> ChunkRecord | None:
@@ -138,19 +142,25 @@ class ChunkRecord:
     def check(self, k: int, leaves) -> None:
         """Check row group ``k``'s column chunks ``leaves`` (indices; None: all of them), once
         each, after pyarrow has read them."""
+        entry = self._decoded.get(k)
+        if entry is not None and leaves is not None and all(entry[1][j] for j in leaves):
+            return
         rg = self._metadata.row_group(k)
-        try:
-            raw = base64.b64decode(self._row_groups[k], validate=True)
-        except (ValueError, binascii.Error):
-            raw = b"?"  # (a length no row group has)
-        recorded = struct.unpack(f"<{len(raw) // 4}I", raw) if len(raw) % 4 == 0 else ()
-        if len(raw) % 4 or len(recorded) != rg.num_columns:
-            raise CorruptDataError(f"{rg.num_columns} column chunks, where {len(recorded)} "
-                                   "were written: the footer was altered")
+        if entry is None:
+            try:
+                recorded = base64.b64decode(self._row_groups[k], validate=True)
+            except (ValueError, binascii.Error):
+                recorded = b"?"  # (a length no row group has)
+            if len(recorded) != 4 * rg.num_columns:
+                raise CorruptDataError(f"{rg.num_columns} column chunks, where "
+                                       f"{len(recorded) // 4} were written: the footer was "
+                                       "altered")
+            entry = self._decoded.setdefault(k, (recorded, bytearray(rg.num_columns)))
+        recorded, checked = entry
         for j in range(rg.num_columns) if leaves is None else leaves:
-            if (k, j) in self._checked:
+            if checked[j]:
                 continue
-            if _digest(rg, j) != recorded[j]:
+            if _digest(rg, j) != _U32.unpack_from(recorded, 4 * j)[0]:
                 raise CorruptDataError(f"column chunk {j}: its row count, values, sizes or page "
                                        "positions are not those written: the footer was altered")
-            self._checked.add((k, j))
+            checked[j] = 1

@@ -162,3 +162,26 @@ def test_a_resealed_record_of_other_chunks_is_an_error(files, tmp_path):
         k = 0 if len(forged[0]) != len(digests[0]) else 1
         with pytest.raises(CorruptDataError, match=f"row group {k}[:,].*(column chunk|written)"):
             read_table(bad, device="cpu")
+
+
+def test_a_row_groups_record_is_decoded_once(tmp_path, monkeypatch):
+    """A whole-file CPU read checks one column chunk at a time: each check decoded its row
+    group's whole record (O(columns) a chunk, quadratic in a wide file's columns: half of a
+    3000-column file's read time); it is decoded once a row group."""
+    import fsstgpu.formats.chunk_record as chunk_record
+
+    src = tmp_path / "wide.parquet"
+    table = pa.table({**{f"c{i}": pa.array(range(40)) for i in range(60)},
+                      "s": [f"v{i % 7}" for i in range(40)]})
+    pq.write_table(table, src, row_group_size=20)
+    compress_file(src, tmp_path / "c.parquet")
+    calls = []
+
+    class Counted:  # (chunk_record's base64 alone: pruning decodes its own record too)
+        def b64decode(self, *args, **kwargs):
+            calls.append(1)
+            return base64.b64decode(*args, **kwargs)
+
+    monkeypatch.setattr(chunk_record, "base64", Counted())
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    assert len(calls) == 2  # (one a row group)
