@@ -38,27 +38,34 @@ class ColumnTypeError(ColumnSelectionError, TypeError):
 
 
 def string_columns(schema: pa.Schema, *, nested: bool = False) -> list[str]:
-    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`), and
-    with ``nested`` the list / struct / map columns holding strings
-    (:func:`fsstgpu.formats.nested.holds_strings`).
+    """The names of the string-like columns (see :func:`fsstgpu.types.is_string_like`; not an
+    ordered dictionary: :data:`ORDERED_REASON`), and with ``nested`` the list / struct / map
+    columns holding strings (:func:`fsstgpu.formats.nested.holds_strings`): those that can be
+    chosen.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> from fsstgpu.formats.selection import string_columns
-    >>> string_columns(pa.schema([("n", pa.int8()), ("d", pa.dictionary(pa.int8(), pa.binary()))]))
+    >>> string_columns(pa.schema([("n", pa.int8()), ("d", pa.dictionary(pa.int8(), pa.binary())),
+    ...                           ("o", pa.dictionary(pa.int8(), pa.string(), ordered=True))]))
     ['d']
     """
     return [f.name for f in schema
-            if is_string_like(f.type) or (nested and holds_strings(f.type))]
+            if (is_string_like(f.type) and not _ordered(f.type))
+            or (nested and holds_strings(f.type))]
+
+
+def _ordered(type_: pa.DataType) -> bool:
+    return pa.types.is_dictionary(type_) and type_.ordered
 
 
 def is_default_column(field: pa.Field, dictionaries: bool = True, nested: bool = False) -> bool:
     """Whether :func:`select_columns` with ``columns=None`` chooses ``field`` (never an
     ordered dictionary: :data:`ORDERED_REASON`)."""
-    dictionary = pa.types.is_dictionary(field.type)
     return ((is_string_like(field.type) or (nested and holds_strings(field.type)))
-            and (dictionaries or not dictionary) and not (dictionary and field.type.ordered))
+            and (dictionaries or not pa.types.is_dictionary(field.type))
+            and not _ordered(field.type))
 
 
 def _choices(schema: pa.Schema, nested: bool = False) -> str:
@@ -130,9 +137,9 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
             raise ColumnSelectionError(f"{source}: column name {name!r} is ambiguous (the file "
                                        "has several columns of that name)")
         ftype = schema.field(name).type
-        if pa.types.is_dictionary(ftype) and ftype.ordered:
+        if _ordered(ftype):
             raise ColumnTypeError(f"{source}: column {name!r} is an ordered dictionary ({ftype}):"
-                                  f" {ORDERED_REASON}")
+                                  f" {ORDERED_REASON}; {_choices(schema, nested)}")
         if not (is_string_like(ftype) or (nested and holds_strings(ftype))):
             raise ColumnTypeError(f"{source}: column {name!r} is {ftype}, not a string/binary "
                                   f"column; {_choices(schema, nested)}")

@@ -222,7 +222,8 @@ def test_ordered_dictionary_columns_are_not_compressed(tmp_path):
     src = tmp_path / "in.arrows"
     with ipc.new_stream(src, pa.schema([("d", d.type), ("s", pa.string())])) as w:
         w.write_table(pa.table({"d": d, "s": ["a", "b", "c", "d"]}))
-    with pytest.raises(ColumnTypeError, match=r"column 'd' is an ordered dictionary"):
+    with pytest.raises(ColumnTypeError, match=r"column 'd' is an ordered dictionary.*"
+                                              r"string columns: s$"):
         compress_file(src, tmp_path / "c.parquet", columns=["d"])
     assert not (tmp_path / "c.parquet").exists()
     with pytest.raises(ColumnTypeError, match=r"column 'd' is an ordered dictionary"):
