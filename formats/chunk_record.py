@@ -36,8 +36,10 @@ __all__ = ["ARROW_SCHEMA_KEY", "CHUNKS_KEY", "ChunkRecord", "chunk_digest", "chu
 
 #: the file-metadata key of the record (canonical JSON: ``{"crc32": N, "fsstgpu.chunks":
 #: {"row_groups": [base64 of the chunks' CRC32s (<u4), ...], "schema": CRC32 of ARROW:schema
-#: or null}}``, the CRC over the canonical JSON of the inner object)
+#: or null, "version": 1}}``, the CRC over the canonical JSON of the inner object)
 CHUNKS_KEY = b"fsstgpu.chunks"
+#: the record's version: a reader skips (does not refuse) a record of a version it does not know
+VERSION = 1
 _BODY = "fsstgpu.chunks"
 ARROW_SCHEMA_KEY = b"ARROW:schema"
 _U32 = struct.Struct("<I")
@@ -83,7 +85,8 @@ def chunks_footer(digests: list[list[int]], arrow_schema: bytes | None) -> bytes
     Arrow schema's CRC32."""
     body = {"row_groups": [base64.b64encode(struct.pack(f"<{len(d)}I", *d)).decode()
                            for d in digests],
-            "schema": None if arrow_schema is None else zlib.crc32(arrow_schema)}
+            "schema": None if arrow_schema is None else zlib.crc32(arrow_schema),
+            "version": VERSION}
     inner = _canonical(body)
     return _canonical({"crc32": zlib.crc32(inner.encode()), _BODY: body}).encode()
 
@@ -123,13 +126,17 @@ class ChunkRecord:
             outer = json.loads(raw)
             body = outer[_BODY]
             sealed = zlib.crc32(_canonical(body).encode()) == outer["crc32"]
-            groups, schema = body["row_groups"], body["schema"]
-            well_formed = (isinstance(groups, list) and all(isinstance(g, str) for g in groups)
-                           and (schema is None or type(schema) is int))
-        except (ValueError, TypeError, KeyError, RecursionError):
+            version = body.get("version")
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             raise CorruptDataError(f"{what} is not readable: the footer was altered") from None
-        if not sealed or not well_formed:
+        if not sealed:
             raise CorruptDataError(f"{what}: CRC32 mismatch, the footer was altered")
+        if version != VERSION:  # (a later writer's, sealed: nothing this reader can check)
+            return None
+        groups, schema = body.get("row_groups"), body.get("schema")
+        if not (isinstance(groups, list) and all(isinstance(g, str) for g in groups)
+                and (schema is None or type(schema) is int)):
+            raise CorruptDataError(f"{what} is not readable: the footer was altered")
         if len(groups) != metadata.num_row_groups:
             raise CorruptDataError(f"the footer has {metadata.num_row_groups} row groups, where "
                                    f"{len(groups)} were written: the footer was altered")
