@@ -583,8 +583,8 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     DeviceError
         When ``device="gpu"`` and no GPU is usable (checked before anything is written).
     FileExistsError, ValueError
-        As for :func:`compress_file`; a ValueError too (before anything is written) for an IPC
-        file output of a dictionary column whose values outgrow one dictionary of its type.
+        As for :func:`compress_file`; a ValueError too (no output left) for an IPC file output
+        of a dictionary column whose values outgrow one dictionary of its type.
 
     Examples
     --------
@@ -598,7 +598,6 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     with Source(src) as source:
         _check_compressed(source)
         decoder = Decoder(source, out_format, dev)
-        decoder.check_one_dictionary()
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, restored_schema(source.schema),
                         codecs=_restored_codecs(source), ipc_compression=source.ipc_compression)
