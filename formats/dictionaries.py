@@ -384,5 +384,16 @@ def _lacking(values: pa.Array, dictionary: pa.Array) -> pa.Array:
 
 
 def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:
-    return (len(dictionary) <= len(of)
-            and (not len(dictionary) or of.slice(0, len(dictionary)).equals(dictionary)))
+    if len(dictionary) > len(of):
+        return False
+    head = of.slice(0, len(dictionary))
+    return not len(dictionary) or (head.equals(dictionary) and _same_bits(head, dictionary))
+
+
+def _same_bits(a: pa.Array, b: pa.Array) -> bool:
+    """Whether equal arrays ``a`` and ``b`` hold the same bits (``equals`` takes -0.0 for 0.0:
+    a batch given a dictionary so, of floats, read its 0.0 as -0.0)."""
+    if not pa.types.is_floating(a.type):
+        return True
+    bits = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[a.type.bit_width]
+    return a.fill_null(0).view(bits).equals(b.fill_null(0).view(bits))

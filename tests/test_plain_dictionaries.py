@@ -235,3 +235,21 @@ def test_ordered_dictionary_columns_are_not_compressed(tmp_path):
         got = read_table(tmp_path / out).column("d").combine_chunks()
         assert got.type == d.type and got.dictionary.to_pylist() == ["low", "mid", "high"]
         assert got.to_pylist() == d.to_pylist()
+
+
+def test_a_dictionary_of_zero_is_not_taken_for_one_of_negative_zero(tmp_path):
+    """``Array.equals`` takes -0.0 for 0.0: a batch whose dictionary [0.0] looked like a prefix
+    of the written [-0.0, 1.5] was given it, and its 0.0 values read back as -0.0."""
+    src = tmp_path / "in.arrows"
+    batches = [pa.record_batch({"s": ["a", "b"], "f": pa.DictionaryArray.from_arrays(
+        pa.array(idx, pa.int8()), pa.array(values))})
+        for values, idx in (([-0.0, 1.5], [0, 1]), ([0.0], [0, 0]), ([1.5, 0.0, -0.0], [1, 2]))]
+    with ipc.new_stream(src, batches[0].schema) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+    expected = [repr(v) for v in ipc.open_stream(src).read_all().column("f").to_pylist()]
+    assert expected == ["-0.0", "1.5", "0.0", "0.0", "0.0", "-0.0"]
+    compress_file(src, tmp_path / "c.arrow")
+    for got in (ipc.open_file(tmp_path / "c.arrow").read_all(),
+                read_table(tmp_path / "c.arrow", device="cpu")):
+        assert [repr(v) for v in got.column("f").to_pylist()] == expected
