@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import struct
 import zlib
 
@@ -32,7 +33,7 @@ import pyarrow.parquet as pq
 from fsstgpu.errors import CorruptDataError
 
 __all__ = ["ARROW_SCHEMA_KEY", "CHUNKS_KEY", "ChunkRecord", "chunk_digest", "chunk_digests",
-           "chunks_footer"]
+           "chunks_footer", "footer_bytes"]
 
 #: the file-metadata key of the record (canonical JSON: ``{"crc32": N, "fsstgpu.chunks":
 #: {"row_groups": [base64 of the chunks' CRC32s (<u4), ...], "schema": CRC32 of ARROW:schema
@@ -43,6 +44,10 @@ VERSION = 1
 _BODY = "fsstgpu.chunks"
 ARROW_SCHEMA_KEY = b"ARROW:schema"
 _U32 = struct.Struct("<I")
+#: the record as a footer's Thrift KeyValue holds it (key, then the value's length and start):
+#: found where pyarrow's metadata has no record, a damaged footer lost it (and with it, the
+#: key-value pairs, as a flipped byte before them can make pyarrow's reader skip them)
+_STORED = re.compile(rb'\x18\x0efsstgpu\.chunks\x18[\x80-\xff]{0,4}[\x00-\x7f]\{"crc32":')
 
 
 def chunk_digest(num_rows: int, chunk) -> int:
@@ -115,13 +120,17 @@ class ChunkRecord:
         self._decoded: dict[int, tuple[bytes, bytearray]] = {}
 
     @classmethod
-    def of(cls, metadata: pq.FileMetaData) -> ChunkRecord | None:
-        """The record of ``metadata``'s footer, checked, or None where it has none."""
+    def of(cls, metadata: pq.FileMetaData, footer=None) -> ChunkRecord | None:
+        """The record of ``metadata``'s footer, checked, or None where it has none (and
+        ``footer()``, the footer's bytes as stored, where given, holds none either)."""
         kv = metadata.metadata or {}
         raw = kv.get(CHUNKS_KEY)
-        if raw is None:
-            return None
         what = f"the footer's record of its column chunks ({CHUNKS_KEY.decode()})"
+        if raw is None:
+            if footer is not None and _STORED.search(footer()):
+                raise CorruptDataError(f"{what} is in the footer's bytes but not in the footer "
+                                       "as read: the footer was altered")
+            return None
         try:
             outer = json.loads(raw)
             body = outer[_BODY]
@@ -171,3 +180,13 @@ class ChunkRecord:
                 raise CorruptDataError(f"column chunk {j}: its row count, values, sizes or page "
                                        "positions are not those written: the footer was altered")
             checked[j] = 1
+
+
+def footer_bytes(f) -> bytes:
+    """The footer of the Parquet file open as ``f`` (a pyarrow NativeFile), as stored (what
+    the length before its end magic says, at most the file)."""
+    size = f.size()
+    f.seek(max(0, size - 8))
+    length = int.from_bytes(f.read(4), "little")
+    f.seek(max(0, size - 8 - length))
+    return f.read(max(0, min(length, size - 8)))

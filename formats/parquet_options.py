@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
+from fsstgpu.formats.chunk_record import CHUNKS_KEY
 
 __all__ = [
     "FSST_DICTIONARY_PAGE_BYTES",
@@ -429,6 +430,10 @@ def checked_schema(parquet: pq.ParquetFile) -> tuple[pa.Schema, dict[str, pa.Dat
         if ours:
             raise CorruptDataError(f"the footer lacks its schema CRC32 ({SCHEMA_CRC_KEY.decode()})")
         _check_fsst_storage(actual, created_by, ours)
+        if CHUNKS_KEY in kv and stored is not None and not _read_back(  # (a decompressed output)
+                _without_keys(stored)).equals(_without_keys(actual), check_metadata=True):
+            raise CorruptDataError("its Parquet schema is not what its Arrow schema was written "
+                                   "as (a type changed): the footer was altered")
         return _without_keys(actual), {}
     target = _without_keys(stored if stored is not None else actual)
     # files written before the CRC was of the schema as read back have that of pyarrow's

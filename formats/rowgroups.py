@@ -48,7 +48,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError, FsstGpuError
-from fsstgpu.formats.chunk_record import ChunkRecord
+from fsstgpu.formats.chunk_record import ChunkRecord, footer_bytes
 from fsstgpu.formats.file_identity import FileIdentity, descriptor
 from fsstgpu.formats.ipc_compression import ipc_compression
 from fsstgpu.formats.ipc_integrity import CRC_KEY, IpcChecks, data_batches
@@ -262,7 +262,8 @@ class Source:
                     # the schema as written (Parquet changes some types: cast back per unit)
                     self.schema, self._restore = checked_schema(self._parquet)
                     check_row_groups(self._parquet.metadata)
-                    self._chunk_record = ChunkRecord.of(self._parquet.metadata)
+                    self._chunk_record = ChunkRecord.of(self._parquet.metadata,
+                                                        footer=self._footer_bytes)
                     self.num_units = self._parquet.num_row_groups
                     self.parquet_metadata = self._parquet.metadata
                     self.leaf_columns = leaf_columns(self.schema,
@@ -287,6 +288,10 @@ class Source:
         except BaseException:
             self.close()
             raise
+
+    def _footer_bytes(self) -> bytes:
+        with self.reopen() as f:
+            return footer_bytes(f)
 
     def _ipc_options(self) -> ipc.IpcReadOptions:
         return ipc.IpcReadOptions(use_threads=self.use_threads)

@@ -203,3 +203,48 @@ def test_a_record_of_a_later_version_is_skipped(files, tmp_path):
 
     newer = _forged(compressed, later, tmp_path / "newer.parquet")
     assert read_table(newer, device="cpu").to_pylist() == table.to_pylist()
+
+
+@pytest.fixture
+def plain_with_dictionary(tmp_path):
+    """A decompressed output (it has the record, no fsstgpu schema CRC) with a string, a nested
+    string and a dictionary column."""
+    table = pa.table({"s": ["a", None, "bc"] * 10, "l": [["x", None], [], None] * 10,
+                      "d": pa.array(["p", "q", None] * 10).dictionary_encode()})
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=10)
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    decompress_file(tmp_path / "c.parquet", tmp_path / "p.parquet", device="cpu")
+    assert read_table(tmp_path / "p.parquet", device="cpu").equals(table)
+    return tmp_path / "p.parquet"
+
+
+def test_a_flip_that_hides_the_key_values_from_pyarrow_is_an_error(plain_with_dictionary,
+                                                                    tmp_path):
+    """The key-value list's header as a set (one byte, 0x19 -> 0x1a): pyarrow skips it, and
+    with it the record and ARROW:schema; the file read as another writer's, `d` as strings."""
+    def as_set(footer):
+        next(f for f in footer.fields if f.id == FILE_KEY_VALUES).type = 10  # (SET)
+
+    bad = _forged(plain_with_dictionary, as_set, tmp_path / "bad.parquet")
+    assert pq.read_metadata(bad).metadata is None
+    assert pq.read_table(bad).schema.field("d").type == pa.string()  # (pyarrow: no error)
+    for read in _reads(bad):
+        with pytest.raises(CorruptDataError, match="record of its column chunks.*altered"):
+            read()
+
+
+@pytest.mark.parametrize("name", [b"s", b"element"])
+def test_a_string_leaf_made_binary_in_a_decompressed_file_is_an_error(
+        plain_with_dictionary, tmp_path, name):
+    """A decompressed output's Parquet schema was not checked against its (CRC-checked) Arrow
+    schema: a string leaf's logical and converted types dropped read it as binary."""
+    def binary(footer):
+        for element in footer.get(2).items:  # (FileMetaData.schema)
+            if element.get(4) == name:  # (its name; 6: converted type, 10: logical type)
+                element.fields = [f for f in element.fields if f.id not in (6, 10)]
+
+    bad = _forged(plain_with_dictionary, binary, tmp_path / "bad.parquet")
+    assert pa.binary() in (pq.read_schema(bad).field(0).type,
+                           pq.read_schema(bad).field(1).type.value_type)  # (no error)
+    with pytest.raises(CorruptDataError, match="Parquet schema .*altered"):
+        read_table(bad, device="cpu")
