@@ -15,7 +15,8 @@ changes some Arrow types (``date64`` is read back as ``date32``, ``timestamp[s]`
 ``timestamp[ms]``, list items are named ``element``, ...); the schema given to the writer is
 stored whole (``ARROW:schema``), so :func:`checked_schema` compares the CRC with that schema,
 checks that the schema pyarrow rebuilds from the Parquet footer is exactly what Parquet makes
-of it, and returns it: its columns are cast back to it (:func:`restore`).
+of it, and returns it: its columns are cast back to it
+(:func:`fsstgpu.formats.parquet_restore.restore`).
 
 >>> import pyarrow as pa
 >>> from fsstgpu.formats.parquet_options import leaf_paths
@@ -55,7 +56,6 @@ __all__ = [
     "open_parquet",
     "parquet_codec_name",
     "read_row_group",
-    "restore",
     "validated",
     "with_schema_crc",
     "writer_options",
@@ -394,7 +394,8 @@ def _created_by(f: pa.NativeFile) -> str | None:
 
 def checked_schema(parquet: pq.ParquetFile) -> tuple[pa.Schema, dict[str, pa.DataType]]:
     """The Arrow schema of a Parquet file, without fsstgpu's footer keys, after the checks of
-    its footer; and the types its columns are to be cast back to (:func:`restore`).
+    its footer; and the types its columns are to be cast back to
+    (:func:`~fsstgpu.formats.parquet_restore.restore`).
 
     A footer written by fsstgpu (:data:`ROW_GROUPS_KEY` present) must match its schema CRC,
     and the schema pyarrow rebuilds from the Parquet schema must be exactly what Parquet makes
@@ -492,34 +493,6 @@ def check_row_groups(metadata: pq.FileMetaData) -> None:
     if recorded != json.dumps(actual).encode():
         raise CorruptDataError(f"the footer's row counts {actual} differ from those written "
                                f"({recorded.decode(errors='replace')})")
-
-
-def restore(column, type_: pa.DataType):
-    """``column`` (an Array or ChunkedArray read from Parquet) cast back to ``type_``.
-
-    An extension type Parquet lost (its storage's types changed, e.g. by a ``version="1.0"``
-    writer) is rebuilt around its storage cast back. A value the cast cannot keep exactly
-    raises ``pyarrow.ArrowInvalid`` (read as corrupt data).
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.formats.parquet_options import restore
-    >>> restore(pa.array([1000], pa.timestamp("ms")), pa.timestamp("s")).type
-    TimestampType(timestamp[s])
-    """
-    if column.type == type_:
-        return column
-    if isinstance(column, pa.ChunkedArray):
-        return pa.chunked_array([restore(c, type_) for c in column.chunks], type=type_)
-    if isinstance(type_, pa.BaseExtensionType):
-        storage = column.storage if isinstance(column, pa.ExtensionArray) else column
-        return pa.ExtensionArray.from_storage(type_, restore(storage, type_.storage_type))
-    if pa.types.is_dictionary(type_) and not pa.types.is_dictionary(column.type):
-        # Parquet keeps dictionaries of strings only: a dictionary of numbers comes back as
-        # its values (pyarrow has no cast from values to a dictionary)
-        return restore(column, type_.value_type).dictionary_encode().cast(type_)
-    return column.cast(type_)
 
 
 def input_codecs(metadata: pq.FileMetaData) -> dict[str, str]:

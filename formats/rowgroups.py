@@ -64,8 +64,8 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     open_parquet,
     parquet_codec_name,
     read_row_group,
-    restore,
 )
+from fsstgpu.formats.parquet_restore import restore
 from fsstgpu.formats.sniff import sniff_format
 from fsstgpu.parallel import refuse_forked
 

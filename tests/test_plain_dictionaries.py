@@ -253,3 +253,32 @@ def test_a_dictionary_of_zero_is_not_taken_for_one_of_negative_zero(tmp_path):
     for got in (ipc.open_file(tmp_path / "c.arrow").read_all(),
                 read_table(tmp_path / "c.arrow", device="cpu")):
         assert [repr(v) for v in got.column("f").to_pylist()] == expected
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrows"])
+def test_nested_dictionaries_of_numbers_read_back_from_parquet(tmp_path, fmt):
+    """Parquet keeps no dictionary of numbers, nested ones included (pyarrow reads
+    list<dictionary<double>> back as list<double>): fsstgpu's Parquet output of such a column
+    could not be read by fsstgpu ("Unsupported cast from double to dictionary"); its leaves
+    are restored now, a list's, a struct field's and a map item's."""
+    floats = pa.array([1.5, 2.5, None, 1.5]).dictionary_encode()
+    table = pa.table({
+        "l": pa.ListArray.from_arrays([0, 2, 2, 3, 4], floats),
+        "st": pa.StructArray.from_arrays(
+            [pa.array([1, 2, 1, None], pa.int64()).dictionary_encode(),
+             pa.array(["x", "y", None, "z"])], names=["a", "b"]),
+        "m": pa.MapArray.from_arrays([0, 1, 1, 2, 3], pa.array(["k1", "k2", "k3"]),
+                                     pa.array([3, 4, 3], pa.int64()).dictionary_encode()),
+        "s": ["a", "b", "c", "d"]})
+    src = tmp_path / f"in.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(table, src)
+    else:
+        with ipc.new_stream(src, table.schema) as w:
+            w.write_table(table)
+    compress_file(src, tmp_path / "c.parquet")
+    got = read_table(tmp_path / "c.parquet", device="cpu")
+    want = _pyarrow_view(src)
+    assert got.schema.equals(want.schema) and got.to_pylist() == want.to_pylist()
+    decompress_file(tmp_path / "c.parquet", tmp_path / "o.arrows", device="cpu")
+    assert ipc.open_stream(tmp_path / "o.arrows").read_all().to_pylist() == want.to_pylist()
