@@ -270,12 +270,7 @@ def test_nested_dictionaries_of_numbers_read_back_from_parquet(tmp_path, fmt):
         "m": pa.MapArray.from_arrays([0, 1, 1, 2, 3], pa.array(["k1", "k2", "k3"]),
                                      pa.array([3, 4, 3], pa.int64()).dictionary_encode()),
         "s": ["a", "b", "c", "d"]})
-    src = tmp_path / f"in.{fmt}"
-    if fmt == "parquet":
-        pq.write_table(table, src)
-    else:
-        with ipc.new_stream(src, table.schema) as w:
-            w.write_table(table)
+    src = _write([table], tmp_path / f"in.{fmt}")
     compress_file(src, tmp_path / "c.parquet")
     got = read_table(tmp_path / "c.parquet", device="cpu")
     want = _pyarrow_view(src)
