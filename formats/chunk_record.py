@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import struct
 import zlib
@@ -31,6 +30,7 @@ import zlib
 import pyarrow.parquet as pq
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.footer_records import sealed, unsealed
 
 __all__ = ["ARROW_SCHEMA_KEY", "CHUNKS_KEY", "ChunkRecord", "chunk_digest", "chunk_digests",
            "chunks_footer", "footer_bytes"]
@@ -92,12 +92,7 @@ def chunks_footer(digests: list[list[int]], arrow_schema: bytes | None) -> bytes
                            for d in digests],
             "schema": None if arrow_schema is None else zlib.crc32(arrow_schema),
             "version": VERSION}
-    inner = _canonical(body)
-    return _canonical({"crc32": zlib.crc32(inner.encode()), _BODY: body}).encode()
-
-
-def _canonical(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return sealed(_BODY, body)
 
 
 class ChunkRecord:
@@ -132,13 +127,11 @@ class ChunkRecord:
                                        "as read: the footer was altered")
             return None
         try:
-            outer = json.loads(raw)
-            body = outer[_BODY]
-            sealed = zlib.crc32(_canonical(body).encode()) == outer["crc32"]
-            version = body.get("version")
+            body = unsealed(raw, _BODY)
+            version = None if body is None else body.get("version")
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             raise CorruptDataError(f"{what} is not readable: the footer was altered") from None
-        if not sealed:
+        if body is None:
             raise CorruptDataError(f"{what}: CRC32 mismatch, the footer was altered")
         if version != VERSION:  # (a later writer's, sealed: nothing this reader can check)
             return None

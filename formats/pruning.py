@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import base64
 import decimal
-import json
 import zlib
 
 import numpy as np
@@ -39,6 +38,7 @@ import pyarrow.parquet as pq
 from fsstgpu.arrow_layout import buffer_values
 from fsstgpu.bitmaps import slice_bitmap
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.footer_records import sealed, unsealed
 from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.native import string_bounds
 from fsstgpu.types import is_view, large_type, narrow_offsets
@@ -140,25 +140,7 @@ def stats_footer(per_column: dict) -> bytes:
     """The footer value for ``{column: [bounds of each row group]}`` (as :func:`bounds_of`)."""
     body = {name: [None if b is None else [_b64(b[0]), None if b[1] is None else _b64(b[1])]
                    for b in units] for name, units in per_column.items()}
-    return _sealed("columns", body)
-
-
-def _canonical(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-
-
-def _sealed(key: str, body) -> bytes:
-    """A footer record: ``{key: body, "crc32": CRC32 of body}``, canonical JSON (sorted keys,
-    no spaces)."""
-    return _canonical({"crc32": zlib.crc32(_canonical(body)), key: body})
-
-
-def _unsealed(raw: bytes, key: str):
-    """The body of a :func:`_sealed` record, or None where its CRC32 does not match (JSON,
-    key and type errors are the caller's to name)."""
-    outer = json.loads(raw)
-    body = outer[key]
-    return body if outer["crc32"] == zlib.crc32(_canonical(body)) else None
+    return sealed("columns", body)
 
 
 def _b64(b: bytes) -> str:
@@ -200,7 +182,7 @@ def statistics_digests(metadata: pq.FileMetaData) -> list[list[int]]:
 
 def stats_crc_footer(digests: list[list[int]]) -> bytes:
     """The footer value of :data:`STATS_CRC_KEY` for :func:`statistics_digests`' lists."""
-    return _sealed("body", {"pyarrow": _PYARROW_MAJOR,
+    return sealed("body", {"pyarrow": _PYARROW_MAJOR,
                             "row_groups": [_b64(np.asarray(d, "<u4").tobytes())
                                            for d in digests]})
 
@@ -212,7 +194,7 @@ def _read_stats_crc(metadata: pq.FileMetaData) -> list[np.ndarray] | None:
     if raw is None:
         return None
     try:
-        body = _unsealed(raw, "body")
+        body = unsealed(raw, "body")
         if body is None or body["pyarrow"] != _PYARROW_MAJOR:
             return None
         units = body["row_groups"]
@@ -231,7 +213,7 @@ def _read_stats(metadata: pq.FileMetaData, names) -> dict:
         return {}
     what = f"the footer's {STRING_STATS_KEY.decode()}"
     try:
-        body = _unsealed(raw, "columns")
+        body = unsealed(raw, "columns")
         if body is None:
             raise CorruptDataError(f"{what}: CRC32 mismatch")
         out = {}
