@@ -98,9 +98,7 @@ class Redictionary:
         self.restart = restart
         self.name = name  # the column's, for messages
         self.limit = _index_limit(type_.index_type)
-        # the compute kernels run on large types (see the module docstring)
-        self._work_type = (large_type(type_.value_type) if is_view(type_.value_type)
-                           else type_.value_type)
+        self._work_type = _work_type(type_.value_type)
         self.dictionary = pa.array([], type=self._work_type)
 
     def encode(self, values):
@@ -113,9 +111,9 @@ class Redictionary:
 
     def _encode(self, values: pa.Array) -> pa.DictionaryArray:
         values = values.cast(self._work_type)
-        grown = self._grown(values, self.dictionary)
+        grown = _grown(values, self.dictionary)
         if len(grown) > self.limit and self.restart and len(self.dictionary):
-            grown = self._grown(values, grown.slice(0, 0))  # a new one from this unit on
+            grown = _grown(values, grown.slice(0, 0))  # a new one from this unit on
         if len(grown) > self.limit:
             raise ValueError(
                 (f"column {self.name!r}: " if self.name is not None else "")
@@ -131,11 +129,6 @@ class Redictionary:
             dictionary = dictionary.cast(self.type.value_type)
         return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=self.type.ordered)
 
-    def _grown(self, values: pa.Array, dictionary: pa.Array) -> pa.Array:
-        """``dictionary`` with the values it lacks appended, in order of first occurrence."""
-        fresh = pc.unique(values.filter(pc.invert(pc.is_in(values, dictionary))).drop_null())
-        return pa.concat_arrays([dictionary, fresh.cast(self._work_type)]) if len(fresh) else (
-            dictionary)
 
 
 class NestedRedictionary:
@@ -192,6 +185,18 @@ def _fsst_dictionary_leaves(type_: pa.DataType, key: tuple = ()):
     elif is_container(type_):
         for i, f in enumerate(child_fields(type_)):
             yield from _fsst_dictionary_leaves(f.type, (*key, i))
+
+
+def _work_type(value_type: pa.DataType) -> pa.DataType:
+    """The type the compute kernels re-encode ``value_type`` values in: its large type for a
+    view type (see the module docstring), else itself."""
+    return large_type(value_type) if is_view(value_type) else value_type
+
+
+def _grown(values: pa.Array, dictionary: pa.Array) -> pa.Array:
+    """``dictionary`` with the ``values`` it lacks appended, in order of first occurrence."""
+    fresh = _lacking(values, dictionary)
+    return pa.concat_arrays([dictionary, fresh]) if len(fresh) else dictionary
 
 
 def _index_limit(index_type: pa.DataType) -> int:
@@ -354,7 +359,7 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str) -> pa.Diction
             "IPC file holds one per column: write an IPC stream (.arrows) or Parquet instead")
     limit = _index_limit(col.type.index_type)
     value_type = col.type.value_type
-    work = large_type(value_type) if is_view(value_type) else value_type  # as Redictionary's
+    work = _work_type(value_type)
     own, old = col.dictionary.cast(work), before.cast(work)
     try:
         fresh = _lacking(own, old)
