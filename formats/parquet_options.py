@@ -52,6 +52,7 @@ __all__ = [
     "input_codecs",
     "input_leaf",
     "leaf_columns",
+    "leaf_indices",
     "leaf_paths",
     "open_parquet",
     "parquet_codec_name",
@@ -168,10 +169,27 @@ def read_row_group(parquet: pq.ParquetFile, k: int, columns, leaves, *,
     """Row group ``k`` of ``parquet`` with the top-level ``columns`` named (every column when
     None), in that order; ``leaves``: :func:`leaf_columns` of the file (None: by name, as
     pyarrow resolves them)."""
-    if columns is None or leaves is None or any(name not in leaves for name in columns):
+    indices = leaf_indices(columns, leaves)
+    if indices is None:
         return parquet.read_row_group(k, columns=columns, use_threads=use_threads)
-    indices = [j for name in columns for j in leaves[name]]
     return parquet.reader.read_row_group(k, column_indices=indices, use_threads=use_threads)
+
+
+def leaf_indices(columns, leaves) -> list[int] | None:
+    """The Parquet leaf column indices of the top-level ``columns`` (``leaves``:
+    :func:`leaf_columns` of the file), in order; None for every column (``columns`` None) or
+    where ``leaves`` does not name them all (pyarrow then resolves the names).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.parquet_options import leaf_indices
+    >>> leaves = {"a": [0], "b": [1, 2]}
+    >>> leaf_indices(["b", "a"], leaves), leaf_indices(None, leaves), leaf_indices(["c"], leaves)
+    ([1, 2, 0], None, None)
+    """
+    if columns is None or leaves is None or any(name not in leaves for name in columns):
+        return None
+    return [j for name in columns for j in leaves[name]]
 
 
 def _leaves(path: str, type_: pa.DataType) -> list[str]:

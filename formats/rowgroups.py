@@ -61,6 +61,7 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     checked_schema,
     input_codecs,
     leaf_columns,
+    leaf_indices,
     open_parquet,
     parquet_codec_name,
     read_row_group,
@@ -394,10 +395,7 @@ class Source:
         table = read_row_group(parquet, k, columns, self.leaf_columns,
                                use_threads=self.use_threads)
         if self._chunk_record is not None:
-            leaves = (None if columns is None or self.leaf_columns is None
-                      or any(name not in self.leaf_columns for name in columns)
-                      else [j for name in columns for j in self.leaf_columns[name]])
-            self._chunk_record.check(k, leaves)
+            self._chunk_record.check(k, leaf_indices(columns, self.leaf_columns))
         return table
 
     def rows_checked(self, k: int, table: pa.Table) -> pa.Table:

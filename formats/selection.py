@@ -51,9 +51,12 @@ def string_columns(schema: pa.Schema, *, nested: bool = False) -> list[str]:
     ...                           ("o", pa.dictionary(pa.int8(), pa.string(), ordered=True))]))
     ['d']
     """
-    return [f.name for f in schema
-            if (is_string_like(f.type) and not _ordered(f.type))
-            or (nested and holds_strings(f.type))]
+    return [f.name for f in schema if _choosable(f.type, nested)]
+
+
+def _choosable(type_: pa.DataType, nested: bool) -> bool:
+    """Whether a column of ``type_`` can be chosen (:func:`string_columns`)."""
+    return (is_string_like(type_) and not _ordered(type_)) or (nested and holds_strings(type_))
 
 
 def _ordered(type_: pa.DataType) -> bool:
@@ -63,9 +66,8 @@ def _ordered(type_: pa.DataType) -> bool:
 def is_default_column(field: pa.Field, dictionaries: bool = True, nested: bool = False) -> bool:
     """Whether :func:`select_columns` with ``columns=None`` chooses ``field`` (never an
     ordered dictionary: :data:`ORDERED_REASON`)."""
-    return ((is_string_like(field.type) or (nested and holds_strings(field.type)))
-            and (dictionaries or not pa.types.is_dictionary(field.type))
-            and not _ordered(field.type))
+    return (_choosable(field.type, nested)
+            and (dictionaries or not pa.types.is_dictionary(field.type)))
 
 
 def _choices(schema: pa.Schema, nested: bool = False) -> str:
@@ -140,7 +142,7 @@ def select_columns(schema: pa.Schema, columns=None, *, source="the file",
         if _ordered(ftype):
             raise ColumnTypeError(f"{source}: column {name!r} is an ordered dictionary ({ftype}):"
                                   f" {ORDERED_REASON}; {_choices(schema, nested)}")
-        if not (is_string_like(ftype) or (nested and holds_strings(ftype))):
+        if not _choosable(ftype, nested):
             raise ColumnTypeError(f"{source}: column {name!r} is {ftype}, not a string/binary "
                                   f"column; {_choices(schema, nested)}")
     return chosen
