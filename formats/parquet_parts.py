@@ -52,13 +52,13 @@ _FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_KEY_VALUES = 3, 4, 5
 _RG_COLUMNS, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 3, 5, 7
 _CC_FILE_OFFSET, _CC_META, _CC_OFFSET_INDEX, _CC_COLUMN_INDEX = 2, 3, 4, 6
 _CM_POSITIONS = (9, 10, 11)  # data_page_offset, index_page_offset, dictionary_page_offset
+_CM_DATA_PAGE, _, _CM_DICTIONARY_PAGE = _CM_POSITIONS
 _CM_COUNTS = (5, 6, 7)  # num_values, total_uncompressed_size, total_compressed_size
-_CM_DATA_PAGE, _CM_DICTIONARY_PAGE = 9, 11
 _CM_BLOOM_FILTER = 14
 # What joining reads of a part's footer (thrift_compact.loads' shape): the row counts, the row
 # groups' positions, the chunks' counts and sizes (the chunk record), and the key-value pairs;
-# the rest (schema, statistics, encodings, paths)
-# stays raw bytes, written back as they were (reading it all took ~0.4 ms a row group)
+# the rest (schema, statistics, encodings, paths) stays raw bytes, written back as they were
+# (reading it all took ~0.4 ms a row group)
 _FOOTER_SHAPE = {
     _FILE_NUM_ROWS: None, _FILE_KEY_VALUES: None,
     _FILE_ROW_GROUPS: {
