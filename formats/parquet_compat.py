@@ -28,10 +28,9 @@ __all__ = ["READS_NULL_FIXED_SIZE_LISTS", "check_readable_back", "hint", "null_f
 READS_NULL_FIXED_SIZE_LISTS = int(pa.__version__.split(".")[0]) >= 26
 
 _SYMPTOM = "Expected all lists to be of size="
-_LIST_ARRAYS = tuple(getattr(pa, name) for name in ("ListArray", "LargeListArray", "ListViewArray",
-                                                    "LargeListViewArray") if hasattr(pa, name))
 _LIST_VIEWS = tuple(getattr(pa, name) for name in ("ListViewArray", "LargeListViewArray")
                     if hasattr(pa, name))
+_LIST_ARRAYS = (pa.ListArray, pa.LargeListArray, *_LIST_VIEWS)
 
 
 def null_fixed_size_lists(table: pa.Table) -> list[str]:
