@@ -18,6 +18,9 @@ True
 
 from __future__ import annotations
 
+from functools import partial
+
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,8 +28,13 @@ from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.nested import child_fields, is_container, map_leaves, plain_type_of
 from fsstgpu.types import is_view, large_type
 
-__all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "batch_dictionaries",
-           "plain_values"]
+__all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "SentDictionaries",
+           "batch_dictionaries", "plain_values"]
+
+#: what :class:`SentDictionaries` re-encodes, said of a column's dictionary
+_TAKEN_FOR_SAME = ("differs from the one sent before it only where pyarrow's IPC writer does "
+                   "not look (-0.0 for 0.0, a NaN of other bits)")
+_FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
 
 
 def plain_values(col):
@@ -275,6 +283,68 @@ class FileDictionaries:
         return batch
 
 
+class SentDictionaries:
+    """Gives each batch that pyarrow's IPC writer is to write (a stream's or a file's) the
+    dictionaries a reader will hold, bit for bit, so that what the batch's checksum covers is
+    what is read.
+
+    The writer compares a batch's dictionary with the one it sent last by value, not by bits:
+    ``Equals`` with NaNs equal, which takes -0.0 for 0.0 and any NaN for any other, and leaves
+    what lies under a null alone. One of the same length taken for the same is not sent again;
+    a longer one whose start is taken for it is sent as a delta, its tail only. A reader then
+    holds the one sent before (and that tail) in place of the batch's own: a -0.0 read as 0.0,
+    and the batch's checksum, of its own dictionary, refused. So, where the start of a
+    dictionary holds the values of the one sent before (:func:`_same_values`), the batch is
+    given that one (with the tail appended); where their values differ but the writer would
+    take them for the same, the batch is re-encoded onto the one sent before, grown by the
+    values it lacks (:func:`_unified`), which the writer sends as a delta. Any other dictionary
+    the writer sends whole (a replacement; an IPC file, which cannot hold one, is kept on one
+    dictionary by :class:`FileDictionaries` first).
+
+    Raises
+    ------
+    ValueError
+        From :meth:`batch`, naming the column, where such a dictionary is ordered or, grown, more
+        than its index type reaches.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionaries import SentDictionaries
+    >>> def batch(v): return pa.record_batch({"f": pa.array(v).dictionary_encode()})
+    >>> sent = SentDictionaries()
+    >>> _ = sent.batch(batch([0.0]))
+    >>> out = sent.batch(batch([-0.0, 1.5]))  # the writer would send [1.5] as a delta
+    >>> out.column(0).dictionary.to_pylist(), out.column(0).to_pylist()
+    ([0.0, -0.0, 1.5], [-0.0, 1.5])
+    """
+
+    def __init__(self):
+        self._sent: dict[tuple, pa.Array] = {}  # batch_dictionaries' key: the one sent last
+
+    def batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` as it is to be written and hashed."""
+        edits = {}
+        found = batch_dictionaries(batch)
+        for key, now in found.items():
+            before = self._sent.get(key)
+            if (before is None or len(now) < len(before) or not len(before)
+                    or _same_buffers(now, before)):
+                continue  # (sent whole, or not at all: a reader holds ``now``)
+            head = now.slice(0, len(before))
+            if _same_values(head, before):
+                edits[key] = partial(_tail_given, before=before)
+            elif pa.types.is_floating(now.type) and _floats_taken_for_same(head, before):
+                # (values of other types the writer compares as _same_values just did)
+                edits[key] = partial(_unified, before=before,
+                                     name=batch.schema.field(key[0]).name, stream=True)
+        if edits:
+            batch = _rebuilt(batch, edits)
+            found = batch_dictionaries(batch)
+        self._sent.update(found)
+        return batch
+
+
 def batch_dictionaries(batch: pa.RecordBatch) -> dict[tuple, pa.Array]:
     """The dictionary of each dictionary column of ``batch`` (key ``(column index,)``) and of
     each dictionary leaf of its nested columns (``(column index, *child indices)``, as
@@ -320,16 +390,21 @@ def _given(batch: pa.RecordBatch, dictionaries: dict, *, unify: bool = False) ->
                 changed[key] = False  # (cheap: no values touched)
         elif unify and not (len(now) > len(before) > 0 and _is_prefix(before, now)):
             changed[key] = True  # (a longer one that starts with ``before`` is a delta)
-    for i in sorted({key[0] for key in changed}):
-        col = batch.column(i)
-        name = batch.schema.field(i).name
+    return _rebuilt(batch, {
+        key: (partial(_unified, before=dictionaries[key], name=batch.schema.field(key[0]).name)
+              if unified else partial(_prefix_given, before=dictionaries[key]))
+        for key, unified in changed.items()})
 
-        def onto(key, leaf, i=i, name=name):
-            if (i, *key) not in changed:
-                return leaf
-            before = dictionaries[(i, *key)]
-            return (_unified(leaf, before, name) if changed[(i, *key)]
-                    else _prefix_given(leaf, before))
+
+def _rebuilt(batch: pa.RecordBatch, edits: dict) -> pa.RecordBatch:
+    """``batch`` with the dictionary column or leaf at each key of ``edits``
+    (:func:`batch_dictionaries`) replaced by ``edits[key](it)``."""
+    for i in sorted({key[0] for key in edits}):
+        col = batch.column(i)
+
+        def onto(key, leaf, i=i):
+            edit = edits.get((i, *key))
+            return leaf if edit is None else edit(leaf)
 
         new = (onto((), col) if pa.types.is_dictionary(col.type)
                else map_leaves(col, onto, pa.types.is_dictionary))
@@ -343,43 +418,66 @@ def _prefix_given(col: pa.DictionaryArray, before: pa.Array) -> pa.DictionaryArr
                                           safe=False)
 
 
-def _unified(col: pa.DictionaryArray, before: pa.Array, name: str) -> pa.DictionaryArray:
+def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
+             stream: bool = False) -> pa.DictionaryArray:
     """``col`` re-encoded onto ``before`` with the values of its dictionary that ``before``
     lacks appended (in their order; those its indices use only where all of them would not
     fit the index type): the same values and nulls, ``before`` a prefix of its dictionary.
+    Floats are matched by their bits (-0.0 is not 0.0, a NaN only the NaN of its bits).
 
     A ValueError naming column ``name`` where that outgrows the index type or the dictionary is
-    ordered (its order is its meaning); ``col`` as it is
-    where the compute kernels take no values of its type (the writer then refuses it as a
-    replacement, naming the column too)."""
+    ordered (its order is its meaning), said of an IPC file or, with ``stream``, of a
+    dictionary that pyarrow's IPC writer takes for ``before`` (:class:`SentDictionaries`);
+    ``col`` as it is where the compute kernels take no values of its type (the writer then
+    refuses it as a replacement, naming the column too)."""
     if col.type.ordered:  # (entries appended in another order would change what "<" means)
-        raise ValueError(
-            f"column {name!r}: an ordered dictionary column whose record batches have different "
-            "dictionaries cannot share one dictionary without changing its order, and an Arrow "
-            "IPC file holds one per column: write an IPC stream (.arrows) or Parquet instead")
+        raise ValueError(f"column {name!r}: an ordered dictionary column " + (
+            f"whose dictionary {_TAKEN_FOR_SAME} cannot be sent as it is, nor grown without "
+            "changing its order: write Parquet instead" if stream else
+            "whose record batches have different dictionaries cannot share one dictionary "
+            "without changing its order, and an Arrow IPC file holds one per column: write an "
+            "IPC stream (.arrows) or Parquet instead"))
     limit = _index_limit(col.type.index_type)
     value_type = col.type.value_type
-    work = _work_type(value_type)
-    own, old = col.dictionary.cast(work), before.cast(work)
+    own, old = _keyed(col.dictionary), _keyed(before)
     try:
         fresh = _lacking(own, old)
         if len(old) + len(fresh) > limit:  # unused entries (a sliced batch's) left out
             fresh = _lacking(own.take(pc.unique(col.indices.drop_null())), old)
         if len(old) + len(fresh) > limit:
-            raise ValueError(
-                f"column {name!r}: its record batches' dictionaries hold {len(old) + len(fresh)}"
-                f" distinct values together, more than one dictionary of {col.type.index_type} "
-                f"indices reaches ({limit} values): an Arrow IPC file holds one dictionary per "
-                "column (growing by deltas); write an IPC stream (.arrows) or Parquet instead")
+            raise ValueError(f"column {name!r}: " + (
+                f"a record batch's dictionary {_TAKEN_FOR_SAME}, so it is sent as that "
+                f"one grown, which needs {len(old) + len(fresh)} values, more than "
+                f"{col.type.index_type} indices reach ({limit}): write Parquet instead"
+                if stream else
+                f"its record batches' dictionaries hold {len(old) + len(fresh)} distinct "
+                f"values together, more than one dictionary of {col.type.index_type} indices "
+                f"reaches ({limit} values): an Arrow IPC file holds one dictionary per column "
+                "(growing by deltas); write an IPC stream (.arrows) or Parquet instead"))
         grown = pa.concat_arrays([old, fresh]) if len(fresh) else old
         # (an entry of own that is null maps to a null index, or to before's null entry)
         indices = pc.take(pc.index_in(own, value_set=grown), col.indices)
     except pa.ArrowNotImplementedError:
         return col
     dictionary = before if not len(fresh) else (
-        pa.concat_arrays([before, fresh.cast(value_type)]))
+        pa.concat_arrays([before, _unkeyed(fresh, value_type)]))
     return pa.DictionaryArray.from_arrays(indices.cast(col.type.index_type), dictionary,
                                           ordered=col.type.ordered, safe=False)
+
+
+def _keyed(values: pa.Array) -> pa.Array:
+    """``values`` as the hash kernels are to match them: floats as integers of their bits (as
+    floats, the kernels' equality takes -0.0 for 0.0 and any NaN for another, and they take no
+    half floats), others in their :func:`_work_type`."""
+    if pa.types.is_floating(values.type):
+        return values.view(_FLOAT_BITS[values.type.bit_width])
+    return values.cast(_work_type(values.type))
+
+
+def _unkeyed(values: pa.Array, value_type: pa.DataType) -> pa.Array:
+    """:func:`_keyed` ``values`` back in ``value_type``."""
+    return values.view(value_type) if pa.types.is_floating(value_type) else (
+        values.cast(value_type))
 
 
 def _lacking(values: pa.Array, dictionary: pa.Array) -> pa.Array:
@@ -391,14 +489,40 @@ def _lacking(values: pa.Array, dictionary: pa.Array) -> pa.Array:
 def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:
     if len(dictionary) > len(of):
         return False
-    head = of.slice(0, len(dictionary))
-    return not len(dictionary) or (head.equals(dictionary) and _same_bits(head, dictionary))
+    return not len(dictionary) or _same_values(of.slice(0, len(dictionary)), dictionary)
 
 
-def _same_bits(a: pa.Array, b: pa.Array) -> bool:
-    """Whether equal arrays ``a`` and ``b`` hold the same bits (``equals`` takes -0.0 for 0.0:
-    a batch given a dictionary so, of floats, read its 0.0 as -0.0)."""
-    if not pa.types.is_floating(a.type):
-        return True
-    bits = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[a.type.bit_width]
-    return a.fill_null(0).view(bits).equals(b.fill_null(0).view(bits))
+def _same_values(a: pa.Array, b: pa.Array) -> bool:
+    """Whether ``a`` and ``b`` hold the same nulls and valid values, floats compared by their
+    bits (``equals`` takes -0.0 for 0.0: a batch given a dictionary so, of floats, read its 0.0
+    as -0.0; and no NaN for a NaN). What lies under a null is not compared."""
+    if pa.types.is_floating(a.type):
+        a, b = _keyed(a), _keyed(b)
+    return a.equals(b)
+
+
+def _floats_taken_for_same(a: pa.Array, b: pa.Array) -> bool:
+    """Whether pyarrow's IPC writer takes dictionary ``a`` of floats for ``b`` (as long): it
+    compares them with ``Equals``, NaNs equal, which takes -0.0 for 0.0 and any NaN for any
+    other, and leaves what lies under a null alone."""
+    if not a.is_valid().equals(b.is_valid()):
+        return False
+    dtype = np.dtype(f"float{a.type.bit_width}")
+    x, y = (_keyed(v).fill_null(0).to_numpy().view(dtype) for v in (a, b))
+    return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
+
+
+def _same_buffers(a: pa.Array, b: pa.Array) -> bool:
+    """Whether ``a`` and ``b`` are the same values in the same memory (nothing to compare)."""
+    def layout(arr):
+        return (arr.offset, len(arr), [None if buf is None else (buf.address, buf.size)
+                                       for buf in arr.buffers()])
+    return layout(a) == layout(b)
+
+
+def _tail_given(col: pa.DictionaryArray, before: pa.Array) -> pa.DictionaryArray:
+    """``col`` with ``before`` in place of the start of its dictionary, which holds the same
+    values (:func:`_same_values`), the rest appended."""
+    own = col.dictionary
+    return _prefix_given(col, before if len(own) == len(before) else pa.concat_arrays(
+        [before, own.slice(len(before))]))

@@ -41,7 +41,7 @@ import pyarrow.ipc as ipc
 
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.dictionaries import FileDictionaries, batch_dictionaries
+from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries, batch_dictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 from fsstgpu.formats.nested import empty_array
 from fsstgpu.types import is_view, large_type
@@ -494,6 +494,9 @@ class IpcWriter:
             emit_dictionary_deltas=True, compression=None if codec == "uncompressed" else codec))
         # an IPC file: one dictionary per column, growing (a prefix of it is given it)
         self._grown = FileDictionaries() if fmt == "arrow" else None
+        # each dictionary as a reader will hold it, which the checksum covers: the writer takes
+        # one for the one it sent before by value, not by bits (-0.0 for 0.0)
+        self._sent = SentDictionaries()
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Write one data batch (ValueError when an IPC file would need a new dictionary, or
@@ -512,6 +515,7 @@ class IpcWriter:
 
     def _write(self, batch: pa.RecordBatch) -> None:
         try:
+            batch = self._sent.batch(batch)
             self._writer.write_batch(batch, custom_metadata=batch_metadata(
                 batch, index=self.batches, rows=self.rows + batch.num_rows,
                 dictionaries=self._dictionaries))

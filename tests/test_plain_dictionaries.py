@@ -8,8 +8,12 @@ type cannot hold all the units' values, the output is refused naming the column.
 
 from __future__ import annotations
 
+import math
+import random
+import struct
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -18,7 +22,8 @@ import pytest
 from fsstgpu import compress
 from fsstgpu.formats import compress_file, decompress_file, read_table
 from fsstgpu.formats.arrow_storage import to_extension_array
-from fsstgpu.formats.dictionaries import FileDictionaries
+from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries
+from fsstgpu.formats.ipc_integrity import IpcWriter
 from fsstgpu.formats.selection import ColumnTypeError
 from fsstgpu.formats.tables import compress_table
 
@@ -277,3 +282,132 @@ def test_nested_dictionaries_of_numbers_read_back_from_parquet(tmp_path, fmt):
     assert got.schema.equals(want.schema) and got.to_pylist() == want.to_pylist()
     decompress_file(tmp_path / "c.parquet", tmp_path / "o.arrows", device="cpu")
     assert ipc.open_stream(tmp_path / "o.arrows").read_all().to_pylist() == want.to_pylist()
+
+
+def _nan(payload: int) -> float:
+    """A quiet NaN of ``payload`` (bits Python's floats keep)."""
+    return struct.unpack("<d", struct.pack("<Q", 0x7FF8_0000_0000_0000 | payload))[0]
+
+
+def _floats(values, under_null: float = 0.0) -> pa.Array:
+    """float64 ``values``, the bits of ``under_null`` under each null."""
+    raw = np.array([under_null if v is None else v for v in values], np.float64)
+    validity = pa.array([v is not None for v in values]).buffers()[1]
+    return pa.Array.from_buffers(pa.float64(), len(values), [validity, pa.py_buffer(raw.tobytes())])
+
+
+def _bits(col) -> list:
+    """The values of a float column as their bits (-0.0 apart from 0.0, each NaN its own)."""
+    return [None if v is None else struct.pack("<d", v).hex() for v in col.to_pylist()]
+
+
+#: a batch's dictionary and the next one's, which pyarrow's IPC writer takes for an extension of
+#: it by value (NaNs equal, -0.0 for 0.0, what lies under a null not compared), not by bits
+_TAKEN_FOR_EXTENSIONS = {
+    "-0.0": (_floats([0.0]), _floats([-0.0, 1.5])),
+    "nan": (_floats([_nan(1)]), _floats([_nan(2), 1.5])),
+    "under a null": (_floats([None, 1.0], 7.25), _floats([None, 1.0, 2.0], 0.0)),
+    # (an IPC file of half floats was refused: the kernels that unify dictionaries take none)
+    "half floats": (pa.array(np.array([0.0], np.float16)),
+                    pa.array(np.array([-0.0, 1.5], np.float16))),
+}
+
+
+@pytest.mark.parametrize("out", ["c.arrows", "c.arrow"])
+@pytest.mark.parametrize("case", list(_TAKEN_FOR_EXTENSIONS))
+def test_a_dictionary_the_ipc_writer_takes_for_an_extension_reads_back(tmp_path, case, out):
+    """A stream whose second batch replaces [0.0] by [-0.0, 1.5]: pyarrow's IPC writer (deltas
+    on) compares dictionaries by value, took the new one for [0.0] extended and sent [1.5]
+    alone, so the stream output read -0.0 as 0.0 and fsstgpu's own reader refused it, a CRC32
+    mismatch (the checksum is of the batch's own dictionary). So with another NaN, and, for an
+    IPC file too, with other bytes under a null entry. Now each batch is given what a reader
+    holds: the values come back, bit for bit, through fsstgpu's reader and pyarrow's."""
+    first, second = _TAKEN_FOR_EXTENSIONS[case]
+    batches = [pa.record_batch({
+        "f": pa.DictionaryArray.from_arrays(pa.array(list(range(len(d))), pa.int32()), d),
+        "s": [f"line {k} {i}" for i in range(len(d))]}) for k, d in enumerate((first, second))]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, batches[0].schema) as w:  # (replacements: pyarrow's default)
+        for b in batches:
+            w.write_batch(b)
+    want = _bits(pa.chunked_array([b.column("f") for b in batches]))
+    assert _bits(ipc.open_stream(src).read_all().column("f")) == want
+    compress_file(src, tmp_path / out)
+    plain = (ipc.open_stream if out.endswith("s") else ipc.open_file)(tmp_path / out)
+    for got in (read_table(tmp_path / out, device="cpu"), plain.read_all()):
+        assert _bits(got.column("f")) == want
+
+
+def test_a_dictionary_the_ipc_writer_takes_for_the_same_reads_back(tmp_path):
+    """Row groups whose dictionaries, as read, are [0.0, 2.5] and [-0.0, 2.5]: decompressed to a
+    stream, pyarrow's IPC writer took the second for the first and did not send it, and the
+    output was refused (CRC32 mismatch). The second is now sent grown, [0.0, 2.5, -0.0]."""
+    batches = [pa.record_batch({
+        "f": pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32()), pa.array(values)),
+        "s": ["a", "b"]}) for idx, values in (([0, 1], [0.0, 2.5]), ([1, 0], [2.5, -0.0]))]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    want = _bits(ipc.open_stream(src).read_all().column("f"))
+    assert want == _bits(pa.array([0.0, 2.5, -0.0, 2.5]))
+    compress_file(src, tmp_path / "c.parquet")  # a row group a batch
+    decompress_file(tmp_path / "c.parquet", tmp_path / "o.arrows", device="cpu")
+    got = read_table(tmp_path / "o.arrows", device="cpu").column("f")
+    assert pa.types.is_dictionary(got.type) and _bits(got) == want
+
+
+def _twin(v):
+    """The value pyarrow's IPC writer takes ``v`` for, of other bits: -0.0 for 0.0, one NaN
+    for the other; others as they are."""
+    if v is None or not (v == 0 or math.isnan(v)):
+        return v
+    return -v if v == 0 else _nan(0) if _bits(pa.array([v])) != _bits(pa.array([_nan(0)])) else (
+        _nan(1 << 40))  # (a payload float32 keeps)
+
+
+def test_float_dictionaries_that_the_ipc_writer_may_take_for_others_read_back(tmp_path):
+    """Batches (fixed seeds) of float32 / float64 dictionaries drawn from null, 0.0, -0.0, two
+    NaNs and 1.5, each batch's the one before with values swapped for their twins (what the
+    writer takes for them) and some appended, or a new one: through fsstgpu's IPC stream
+    writer, each value reads back bit for bit (before, most seeds' streams were refused)."""
+    pool = [None, 0.0, -0.0, _nan(0), _nan(1 << 40), 1.5]
+    for seed in range(40):
+        rnd = random.Random(seed)
+        value_type = rnd.choice([pa.float32(), pa.float64()])
+        batches, values = [], []
+        for _ in range(4):
+            if not values or rnd.random() < 0.25:
+                values = [rnd.choice(pool) for _ in range(rnd.randint(1, 4))]
+            else:
+                values = [_twin(v) if rnd.random() < 0.5 else v for v in values] + [
+                    rnd.choice(pool) for _ in range(rnd.randint(0, 2))]
+            indices = [rnd.choice([None, *range(len(values))]) for _ in range(rnd.randint(0, 5))]
+            batches.append(pa.record_batch({"f": pa.DictionaryArray.from_arrays(
+                pa.array(indices, pa.int8()), pa.array(values, value_type))}))
+        path = tmp_path / f"{seed}.arrows"
+        with pa.OSFile(str(path), "wb") as f:
+            writer = IpcWriter(f, "arrows", batches[0].schema)
+            for b in batches:  # (with the writer's schema, marked, as a reader has it)
+                writer.write(b.replace_schema_metadata(writer.schema.metadata))
+            writer.close()
+        got = read_table(path, device="cpu").column("f").cast(pa.float64())
+        want = pa.chunked_array([b.column("f") for b in batches]).cast(pa.float64())
+        assert _bits(got) == _bits(want), seed
+
+
+def test_a_dictionary_taken_for_the_one_before_that_cannot_grow_is_refused():
+    """Where the dictionary such a batch is sent as (the one before, grown) needs more values
+    than its indices reach, or is ordered, the batch is refused, naming the column."""
+    def batch(values, ordered=False):
+        return pa.record_batch({"f": pa.DictionaryArray.from_arrays(
+            pa.array(range(len(values)), pa.int8()), pa.array(values), ordered=ordered)})
+
+    sent = SentDictionaries()
+    sent.batch(batch([0.0, *range(1, 128)]))
+    with pytest.raises(ValueError, match="column 'f': a record batch's dictionary differs"):
+        sent.batch(batch([-0.0, *range(1, 128)]))
+    sent = SentDictionaries()
+    sent.batch(batch([0.0], ordered=True))
+    with pytest.raises(ValueError, match="column 'f': an ordered dictionary"):
+        sent.batch(batch([-0.0, 1.5], ordered=True))
