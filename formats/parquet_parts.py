@@ -4,7 +4,8 @@ pyarrow's ``ParquetWriter`` encodes and compresses a row group on one thread, an
 groups one after the other: ``compress_file`` on the H200's 16-core host spent 73-88% of its
 time in it (BENCHMARKS.md section 36). A row group's bytes do not depend on where it
 lands in the file (pages, dictionaries and their CRCs are the column chunk's own; only the footer
-holds positions), so each row group is written by a writer of its own into memory, on a pool
+holds positions), so each row group (or a few small consecutive ones,
+:meth:`PartWriter.write_many`) is written by a writer of its own into memory, on a pool
 thread (pyarrow releases the GIL), and :class:`JoinedParquetFile` appends them to the output in
 order, moving the positions in each one's footer entry (:func:`moved_row_group`) and writing
 one footer for all at the end. The file is byte for byte the one a single writer writes (tested).
@@ -40,13 +41,17 @@ from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc
 from fsstgpu.formats.thrift_compact import BINARY, LIST, STRUCT, Field, Seq, Struct, dumps, loads
 from fsstgpu.parallel import usable_cores
 
-__all__ = ["JoinedParquetFile", "PartWriter", "moved_row_group", "part_threads", "unwritable",
-           "write_part"]
+__all__ = ["PART_BYTES", "JoinedParquetFile", "PartWriter", "moved_row_group", "part_threads",
+           "unwritable", "write_part"]
 
 MAGIC = b"PAR1"
 #: Arrow bytes of the row groups being written at once, beyond the oldest: row groups of a GB
 #: and more are then written one or two at a time, not eight (memory, not speed, bounds them)
 MAX_HELD_BYTES = 1 << 30
+#: consecutive row groups written together (:meth:`PartWriter.write_many`) share a part up to
+#: this many Arrow bytes: parts of a few row groups pay a part's fixed cost once for them, and
+#: a file of them still has several parts to write at once
+PART_BYTES = 1 << 20
 # Thrift field ids (parquet.thrift)
 _FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_KEY_VALUES = 3, 4, 5
 _RG_COLUMNS, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_ORDINAL = 1, 3, 5, 7
@@ -89,15 +94,17 @@ def unwritable(table: pa.Table, exc: Exception) -> str:
     return f"the table cannot be written to Parquet ({exc})"
 
 
-def write_part(table: pa.Table, schema: pa.Schema, options: dict, *,
+def write_part(tables, schema: pa.Schema, options: dict, *,
                digests: list | None = None) -> pa.Buffer:
-    """``table`` as a Parquet file of one row group, in memory (``options``: the
-    ``ParquetWriter`` keyword arguments every part of a file shares). ``digests``, a list,
-    gets the row group's statistics' CRC32s (:func:`~fsstgpu.formats.pruning.statistics_digests`
-    of the writer's own footer: no read of it again, and on the part's thread)."""
+    """``tables`` (a Table, or a list of them) as a Parquet file of one row group each, in
+    memory (``options``: the ``ParquetWriter`` keyword arguments every part of a file shares).
+    ``digests``, a list, gets the row groups' statistics' CRC32s
+    (:func:`~fsstgpu.formats.pruning.statistics_digests` of the writer's own footer: no read of
+    it again, and on the part's thread)."""
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, schema, **options) as writer:
-        writer.write_table(table, row_group_size=max(1, table.num_rows))
+        for table in [tables] if isinstance(tables, pa.Table) else tables:
+            writer.write_table(table, row_group_size=max(1, table.num_rows))
     if digests is not None:
         digests += statistics_digests(writer.writer.metadata)
     return sink.getvalue()
@@ -271,17 +278,39 @@ class PartWriter:
         self._pending: deque = deque()  # (job, Arrow bytes) in order
         self._held = 0
 
-    def _part(self, table: pa.Table, options: dict):
+    def _part(self, tables: list, options: dict):
         digests = [] if self._joined.records_digests else None
         try:
-            return write_part(table, self._schema, options, digests=digests), digests
+            return write_part(tables, self._schema, options, digests=digests), digests
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
-            raise ValueError(unwritable(table, exc)) from None
+            raise ValueError(unwritable(pa.concat_tables(tables), exc)) from None
 
     def write(self, table: pa.Table) -> None:
         """Start writing ``table`` as the next row group; append the oldest ones done."""
-        self._pending.append((self._pool.submit(self._part, table, self.options), table.nbytes))
-        self._held += table.nbytes
+        self.write_many([table])
+
+    def write_many(self, tables: list) -> None:
+        """Start writing ``tables`` as the next row groups, one each, consecutive ones sharing
+        a part up to :data:`PART_BYTES` of Arrow data: a part's writer costs ~0.3 ms whatever
+        it holds (its creation, its footer and the footer's read back), as much as encoding a
+        row group of 2,000 short lines."""
+        share, nbytes = [], 0
+        for table in tables:
+            if share and nbytes + table.nbytes > PART_BYTES:
+                self._submit(share, nbytes)
+                share, nbytes = [], 0
+            share.append(table)
+            nbytes += table.nbytes
+        if share:
+            self._submit(share, nbytes)
+
+    def _submit(self, tables: list, nbytes: int) -> None:
+        self._pending.append((self._pool.submit(self._part, tables, self.options), nbytes))
+        self._held += nbytes
+        self._collect()
+
+    def _collect(self) -> None:
+        """Append the oldest parts done while too many are in flight."""
         while len(self._pending) > self._parallel or (
                 len(self._pending) > 1 and self._held - self._pending[0][1] > MAX_HELD_BYTES):
             self._append_oldest()

@@ -47,7 +47,8 @@ __all__ = ["Sink", "write_table"]
 
 
 class Sink:
-    """Writes Tables as row groups (Parquet) or record batches (IPC), one per :meth:`write`.
+    """Writes Tables as row groups (Parquet) or record batches (IPC), one per :meth:`write`
+    (:meth:`write_many`: several consecutive ones a call).
 
     Parquet: the ``fsst_columns`` (their storage struct's leaves), and every column of an fsst
     type, are written without statistics (statistics of codes mean nothing) and with codec
@@ -74,7 +75,8 @@ class Sink:
 
     Parquet row groups are encoded ``parallel`` at once (default
     :func:`~fsstgpu.formats.parquet_parts.part_threads`), each into a file of its own in memory
-    on a thread of its own, then joined into the output in order
+    (small consecutive ones given to one :meth:`write_many` share one) on a thread of its own,
+    then joined into the output in order
     (:mod:`fsstgpu.formats.parquet_parts`: the same bytes as one pyarrow writer's). A unit's
     error (a type Parquet cannot hold) may then surface at a later :meth:`write` or at
     :meth:`close`.
@@ -125,17 +127,37 @@ class Sink:
     def write(self, columns: list, num_rows: int | None = None) -> None:
         """Write one unit: one Array or ChunkedArray per field of the schema (``num_rows``:
         its rows, which a unit without columns has too: an IPC batch keeps them)."""
-        if self.format == "parquet":
+        self.write_many([(columns, num_rows)])
+
+    def write_many(self, units: list) -> None:
+        """Write consecutive units, each ``(columns, num_rows)`` as :meth:`write` takes them
+        (Parquet: several row groups a part, :meth:`~fsstgpu.formats.parquet_parts.PartWriter.
+        write_many`)."""
+        if self.format != "parquet":
+            for columns, num_rows in units:
+                self._write_ipc(columns, num_rows)
+            return
+        tables = []
+        for columns, num_rows in units:
             table = pa.Table.from_arrays(columns, schema=self.schema)
             check_readable_back(table, num_rows)  # (also rows without columns: none kept)
             if self._trial and table.num_rows:  # encodings tried once, on the first rows
+                self._flush(tables)  # (those before it: the default encodings)
+                tables = []
                 self._parts.options = self._options(*tried_encodings(
                     table, self._trial, repeating=self._repeating, codec=self._fsst_codec,
                     level=self._zstd_level))
                 self._trial = []
-            self._parts.write(table)  # one row group: the input's boundaries survive
-            self._rows.append(table.num_rows)
-            return
+            tables.append(table)
+        self._flush(tables)
+
+    def _flush(self, tables: list) -> None:
+        """Parquet: ``tables`` written, a row group each (the input's boundaries survive)."""
+        if tables:
+            self._parts.write_many(tables)
+            self._rows += [t.num_rows for t in tables]
+
+    def _write_ipc(self, columns: list, num_rows: int | None) -> None:
         if not columns and num_rows:
             batch = pa.record_batch({"rows": pa.nulls(num_rows)}).select([])
             self._writer.write(batch.replace_schema_metadata(self.schema.metadata))

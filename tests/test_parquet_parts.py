@@ -190,6 +190,26 @@ def test_a_parallel_sink_writes_the_single_writers_file(tmp_path):
         assert _write(tmp_path / f"p{parallel}.parquet", None, None, parallel, units) == one
 
 
+def test_units_written_several_a_call_give_the_single_writers_file(tmp_path):
+    """Sink.write_many: consecutive row groups share a part (cut into at most ``parallel``),
+    the fsst column's encoding trial still taken on the first unit with rows."""
+    rng = np.random.default_rng()
+    table = _table(rng, 4000)
+    cuts = _cuts(rng, table.num_rows)
+    units = [table.slice(lo, hi - lo).append_column(
+        "fs", to_extension_array(compress_column(table.column("s").slice(lo, hi - lo))))
+        for lo, hi in cuts]
+    one = _one_writers(tmp_path / "one.parquet", units)
+    for parallel in (1, 2, 3, 8):
+        path = tmp_path / f"m{parallel}.parquet"
+        sink = Sink(str(path), "parquet", units[0].schema, parallel=parallel)
+        bounds = sorted({0, len(units), *rng.integers(0, len(units) + 1, 2).tolist()})
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            sink.write_many([(u.columns, u.num_rows) for u in units[lo:hi]])
+        sink.close()
+        assert path.read_bytes() == one, (parallel, bounds)
+
+
 def test_a_parallel_sink_names_an_unwritable_column(tmp_path):
     table = pa.table({"n": [1, 2],
                       "d": pa.DictionaryArray.from_arrays(pa.array([0, 1]), pa.array(["a", None]))})
