@@ -601,7 +601,8 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
         with atomic_output(dst, force=force, inputs=[src]) as tmp:
             sink = Sink(tmp, out_format, restored_schema(source.schema),
                         codecs=_restored_codecs(source), ipc_compression=source.ipc_compression)
-            rows, units = rewrite(source, sink, decoder.convert, progress)
+            rows, units = rewrite(source, sink, decoder.convert, progress,
+                                  convert_run=decoder.convert_run)
     return {
         "format": out_format,
         "device": dev,

@@ -1,0 +1,144 @@
+"""``decompress_file`` by runs of units (``formats/pipeline.py``'s ``runs``,
+``Decoder.convert_run``): consecutive small row groups read, decoded and written together, each
+still a row group of its own.
+
+A run must give the file that unit-by-unit decoding gives (``RUN_ROWS = 1``), byte for byte,
+and the input's values and row groups exactly: runs of differing sizes, empty units, nulls, a
+dictionary column, a nested one, and a string column left plain beside the compressed ones. A
+corrupt unit inside a run is still named by its own row group. Inputs are real text (this
+machine's) cut at random (seed from os.urandom, named in failure messages).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError
+from fsstgpu.formats import compress_file, decompress_file, inspect_file, pipeline
+from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.testing import poisoned_codes
+
+SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
+
+
+def _seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def _units(rng, lines, count: int) -> list:
+    """``count`` tables of 0-600 rows (some empty), each column with its own nulls."""
+    out = []
+    for _ in range(count):
+        n = 0 if rng.random() < 0.2 else int(rng.integers(1, 600))
+
+        def text(null_share, n=n):
+            picked = [lines[i] for i in rng.integers(0, len(lines), n)]
+            return [None if rng.random() < null_share else v for v in picked]
+
+        words = text(0.1)
+        out.append(pa.table({
+            "s": pa.array(text(0.1), pa.string()),
+            "big": pa.array([None if v is None else v * int(rng.integers(1, 4))
+                             for v in text(0.3)], pa.large_string()),
+            "cat": pa.array([None if w is None else w[:2] for w in words],
+                            pa.string()).dictionary_encode(),
+            "plain": pa.array(text(0.2), pa.string()),
+            "lst": pa.array([None if w is None else [w, w[:3]] for w in words],
+                            pa.list_(pa.string())),
+            "n": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
+        }))
+    return out
+
+
+def _write(units, path, fmt) -> None:
+    """Each of ``units`` a row group / record batch of its own."""
+    schema = units[0].schema
+    if fmt == "parquet":
+        with pq.ParquetWriter(path, schema) as w:
+            for unit in units:
+                w.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
+        return
+    # slices of one batch: one dictionary for every batch (an IPC file holds one a column)
+    whole = pa.concat_tables([u.cast(schema) for u in units]).unify_dictionaries()
+    whole = whole.combine_chunks().to_batches()[0]
+    new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+    with new(path, schema) as w:
+        start = 0
+        for unit in units:
+            w.write_batch(whole.slice(start, unit.num_rows))
+            start += unit.num_rows
+
+
+def _read(path, fmt) -> pa.Table:
+    """The file read with pyarrow, its dictionary columns as their values (an IPC stream's
+    output has a dictionary a batch, its input one for all), fsstgpu's mark left out."""
+    if fmt == "parquet":
+        table = pq.read_table(path)
+    else:
+        table = (ipc.open_file(path) if fmt == "arrow" else ipc.open_stream(path)).read_all()
+    metadata = dict(table.schema.metadata or {})
+    metadata.pop(b"fsstgpu.ipc_integrity", None)  # fsstgpu's mark on an IPC output
+    assert pa.types.is_dictionary(table.schema.field("cat").type)
+    table = table.set_column(table.schema.get_field_index("cat"), "cat",
+                             table.column("cat").cast(pa.string()))
+    return table.replace_schema_metadata(metadata or None).combine_chunks()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt,
+                                                      monkeypatch):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    units = _units(rng, machine_lines, 14)
+    src, comp = tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}"
+    _write(units, src, fmt)
+    compress_file(src, comp, columns=["s", "big", "cat", "lst"])  # "plain" stays plain
+    outputs = {}
+    # one unit a run (what decoding unit by unit gives), runs of random rows, one run
+    for rows in (1, int(rng.integers(2, 2000)), 1 << 40):
+        monkeypatch.setattr(pipeline, "RUN_ROWS", rows)
+        out = tmp_path / f"o{rows}{SUFFIX[fmt]}"
+        calls = []
+        info = decompress_file(comp, out, device="cpu",
+                               progress=lambda calls=calls, **kw: calls.append(kw))
+        outputs[rows] = out.read_bytes()
+        assert info["units"] == len(units), seed
+        assert [c["units_done"] for c in calls] == list(range(1, len(units) + 1)), seed
+        assert [c["rows"] for c in calls] == np.cumsum([u.num_rows for u in units]).tolist()
+        assert inspect_file(out)["unit_rows"] == [u.num_rows for u in units], seed
+    assert len(set(outputs.values())) == 1, seed
+    assert _read(out, fmt).equals(_read(src, fmt)), seed
+
+
+def test_a_corrupt_unit_inside_a_run_is_named(tmp_path, machine_lines):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    columns = [pa.array([machine_lines[i] for i in rng.integers(0, len(machine_lines), n)])
+               for n in rng.integers(1, 300, 8)]
+    exts = [to_extension_array(fsstgpu.compress(c)) for c in columns]
+    bad = int(rng.integers(0, len(exts)))
+    exts[bad] = poisoned_codes(exts[bad])
+    schema = pa.schema([("s", exts[0].type), ("n", pa.int64())])
+    with pq.ParquetWriter(tmp_path / "bad.parquet", schema, store_schema=True,
+                          write_statistics=False) as w:
+        for ext in exts:
+            w.write_table(pa.table([ext, pa.array(np.arange(len(ext)))], schema=schema))
+    with pytest.raises(CorruptDataError, match=f"row group {bad}, column 's'"):
+        decompress_file(tmp_path / "bad.parquet", tmp_path / "o.parquet", device="cpu")
+    assert not (tmp_path / "o.parquet").exists(), seed
+
+
+def test_runs_keep_to_their_rows_and_bytes():
+    parts = [pa.table({"n": range(k)}) for k in (3, 3, 0, 7, 1, 1, 2)]
+    assert [[t.num_rows for t in r] for r in pipeline.runs(parts, 6, 1 << 30)] == [
+        [3, 3, 0], [7], [1, 1, 2]]
+    one = parts[0].nbytes
+    assert [[t.num_rows for t in r] for r in pipeline.runs(parts[:2], 1 << 30, one)] == [
+        [3], [3]]
