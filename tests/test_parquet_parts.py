@@ -177,14 +177,17 @@ def _one_writers(path, units) -> bytes:
     return path.read_bytes()
 
 
-def test_a_parallel_sink_writes_the_single_writers_file(tmp_path):
-    rng = np.random.default_rng()
+def _units_with_fsst(rng) -> list:
+    """Random units of a 4000-row table, with an fsst column too: its leaves' own options, the
+    footer's checksum and row counts."""
     table = _table(rng, 4000)
-    cuts = _cuts(rng, table.num_rows)
-    # with an fsst column too: its leaves' own options, the footer's checksum and row counts
-    units = [table.slice(lo, hi - lo).append_column(
+    return [table.slice(lo, hi - lo).append_column(
         "fs", to_extension_array(compress_column(table.column("s").slice(lo, hi - lo))))
-        for lo, hi in cuts]
+        for lo, hi in _cuts(rng, table.num_rows)]
+
+
+def test_a_parallel_sink_writes_the_single_writers_file(tmp_path):
+    units = _units_with_fsst(np.random.default_rng())
     one = _one_writers(tmp_path / "one.parquet", units)
     for parallel in (1, 2, 3, 8):
         assert _write(tmp_path / f"p{parallel}.parquet", None, None, parallel, units) == one
@@ -194,11 +197,7 @@ def test_units_written_several_a_call_give_the_single_writers_file(tmp_path):
     """Sink.write_many: consecutive row groups share a part (cut into at most ``parallel``),
     the fsst column's encoding trial still taken on the first unit with rows."""
     rng = np.random.default_rng()
-    table = _table(rng, 4000)
-    cuts = _cuts(rng, table.num_rows)
-    units = [table.slice(lo, hi - lo).append_column(
-        "fs", to_extension_array(compress_column(table.column("s").slice(lo, hi - lo))))
-        for lo, hi in cuts]
+    units = _units_with_fsst(rng)
     one = _one_writers(tmp_path / "one.parquet", units)
     for parallel in (1, 2, 3, 8):
         path = tmp_path / f"m{parallel}.parquet"
