@@ -23,7 +23,7 @@ from fsstgpu.formats.nested import (
 )
 from fsstgpu.formats.parquet_options import validated
 from fsstgpu.formats.rowgroups import Source, reading
-from fsstgpu.formats.unit_reads import joined_chunks
+from fsstgpu.formats.unit_reads import cut_rows, joined_chunks
 
 __all__ = ["CODECS_KEY", "Decoder", "copied", "restored_schema"]
 
@@ -121,7 +121,7 @@ class Decoder:
                         [unit.column(name) for unit in units]), first)
                 except CorruptDataError:
                     pass  # named below, unit by unit
-        pieces = {name: _cut(values, [unit.num_rows for unit in units], own=self.out_format
+        pieces = {name: cut_rows(values, [unit.num_rows for unit in units], own=self.out_format
                              != "parquet") for name, (values, _) in joined.items()}
         out = []
         for i, unit in enumerate(units):
@@ -133,22 +133,3 @@ class Decoder:
                         for field in self.source.schema])
         return out
 
-
-def _cut(values, counts: list, *, own: bool) -> list:
-    """``values`` (an Array or a ChunkedArray) cut into pieces of ``counts`` rows, each an
-    Array where it is one chunk, as a unit decoded alone is; ``own``: each piece copied into
-    buffers of its own, for an IPC output (pyarrow's IPC writer writes a zero-row slice with
-    the whole buffers it shares, 17 KB a batch for nothing beside a 15 KB column, and pads a
-    slice's data otherwise: copied, the batches are a lone unit's, byte for byte)."""
-    out, start = [], 0
-    for count in counts:
-        piece = values.slice(start, count)
-        if isinstance(piece, pa.ChunkedArray) and piece.num_chunks == 1:
-            piece = piece.chunk(0)
-        if own:
-            piece = (pa.concat_arrays([piece]) if isinstance(piece, pa.Array)
-                     else pa.chunked_array([pa.concat_arrays([c]) for c in piece.chunks],
-                                           type=piece.type))
-        out.append(piece)
-        start += count
-    return out

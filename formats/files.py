@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,33 +32,25 @@ import pyarrow as pa
 
 from fsstgpu.arrow_layout import buffer_values
 from fsstgpu.blocks import check_level
-from fsstgpu.columns import ColumnStream
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError, FsstGpuError
 from fsstgpu.formats.arrow import is_fsst_type
-from fsstgpu.formats.arrow_read import decode_column
-from fsstgpu.formats.arrow_storage import GrowingTables, to_extension_array
 from fsstgpu.formats.atomic import atomic_output, check_output
-from fsstgpu.formats.decoding import CODECS_KEY, Decoder, copied, restored_schema
-from fsstgpu.formats.dictionaries import Redictionary, plain_values
+from fsstgpu.formats.compressing import UnitCompressor
+from fsstgpu.formats.decoding import CODECS_KEY, Decoder, restored_schema
+from fsstgpu.formats.dictionaries import plain_values
 from fsstgpu.formats.ipc_compression import IPC_CODECS
 from fsstgpu.formats.locations import file_size
 from fsstgpu.formats.nested import (
-    NestedCompressor,
-    NestedTables,
-    decode_nested,
     fsst_leaf_type,
     fsst_type_of,
     has_fsst,
-    holds_fsst,
-    holds_fsst_dictionary,
     holds_strings,
 )
 from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.formats.pipeline import rewrite
 from fsstgpu.formats.pruning import (
     STRING_STATS_KEY,
-    bounds_of,
     stats_footer,
     string_buffers,
 )
@@ -242,64 +233,15 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
             [pa.field(f.name, types[f.name], f.nullable, f.metadata) if f.name in types
              else f.with_type(fsst_type_of(f.type)) if f.name in nested else f
              for f in source.schema], metadata=metadata or None)
-        sizes = {"string_bytes": 0, "codes_bytes": 0}
-        counting = threading.Lock()
-        # an IPC file holds one dictionary per field: each column's tables on one growing list
-        growing = {f.name: GrowingTables() for f in out_schema
-                   if out_format == "arrow" and is_fsst_type(f.type) and f.type.tables_in_data}
-        growing.update({f.name: NestedTables() for f in out_schema  # copied nested fsst leaves
-                        if out_format == "arrow" and holds_fsst(f.type) and f.name not in nested})
-
         # each column's row groups one after the other: a new table where the text changes
         # (blocks only where nothing compresses the codes again: ColumnStream's measurement)
         again = (fsst_codec != "none" if out_format == "parquet"
                  else (ipc_compression or _compressed_ipc(source)) != "uncompressed")
-        bounds = {name: [] for name in types}
-        streams = {name: ColumnStream(sample_bytes=sample_bytes, blocks=not again,
-                                      table=fixed_table, split_size=types[name].split_size,
-                                      level=level, encode=encode)
-                   for name in types}
-        leaves = {name: NestedCompressor(source.schema.field(name).type, table=fixed_table,
-                                         sample_bytes=sample_bytes, stream=True,
-                                         blocks=not again, growing=out_format == "arrow",
-                                         level=level, encode=encode)
-                  for name in nested}
-
-        # Dictionaries a reader rebuilds from an fsst column's values, unit by unit (nested
-        # leaves chunk by chunk): re-encoded here as every reader will, so that a unit joined by
-        # row_group_rows that outgrows its index type is refused now, not written and left
-        # unreadable. (One dictionary growing over all the batches is only what an IPC file
-        # *output* of a decompress needs: a stream or Parquet output reads them back.)
-        rebuilt = {}
-        if row_group_rows is not None:
-            rebuilt = {f.name: Redictionary(f.type.original_type, running=False, name=f.name)
-                       for f in out_schema
-                       if is_fsst_type(f.type) and f.type.index_type is not None}
-            rebuilt.update({f.name: None for f in out_schema
-                            if f.name not in nested and holds_fsst_dictionary(f.type)})
-
-        def convert(field, col, unit_index):
-            if field.name in leaves:  # checked first, as a copied column is
-                return leaves[field.name].compress(copied(source, field.name, col, unit_index))
-            if field.name not in types:  # copied through: checked first (parquet_options.py)
-                col = copied(source, field.name, col, unit_index)
-                if field.name in rebuilt:
-                    _check_rebuilt(field.name, col, rebuilt[field.name], row_group_rows)
-            else:
-                values = plain_values(col)
-                if field.name in rebuilt:
-                    _check_rebuilt(field.name, values, rebuilt[field.name], row_group_rows)
-                if out_format == "parquet":  # for filters= (the codes' statistics order nothing)
-                    bounds[field.name].append(bounds_of(values))
-                carr = streams[field.name].compress(values)
-                with counting:  # (columns are converted on several threads)
-                    sizes["string_bytes"] += int(carr.uncompressed_bytes)
-                    sizes["codes_bytes"] += len(carr.codes)
-                col = to_extension_array(carr, ext_type=types[field.name])
-            if field.name in growing:
-                parts = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-                col = pa.chunked_array([growing[field.name].extend(p) for p in parts], col.type)
-            return col
+        units = UnitCompressor(source, out_schema, types=types, nested=nested,
+                               out_format=out_format, table=fixed_table, sample_bytes=sample_bytes,
+                               again=again, level=level, encode=encode,
+                               row_group_rows=row_group_rows)
+        bounds = units.bounds
 
         with atomic_output(dst, force=force, inputs=inputs) as tmp:
             sink = Sink(tmp, out_format, out_schema, fsst_columns=list(types), codecs=stored,
@@ -309,38 +251,23 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                         zstd_level=zstd_level, restorable=True,
                         repeating=_repeating({n: first[n] for n in types if n in first})
                         + _dictionary_codes(source))
-            rows, units = rewrite(source, sink, convert, progress, rows_per_unit=row_group_rows,
-                                  workers=thread_count())
-    for work in leaves.values():
-        sizes["string_bytes"] += work.string_bytes
-        sizes["codes_bytes"] += work.codes_bytes
+            try:
+                # runs of small units compressed together (each still a unit of its own)
+                rows, count = rewrite(source, sink, units.convert, progress,
+                                      rows_per_unit=row_group_rows,
+                                      convert_run=units.convert_run)
+            finally:
+                units.close()
     return {
         "format": out_format,
         "device": dev,
         "rows": rows,
-        "units": units,
-        "columns": [f.name for f in source.schema if f.name in types or f.name in leaves],
+        "units": count,
+        "columns": [f.name for f in source.schema if f.name in types or f.name in nested],
         "input_bytes": source.file_bytes,
         "output_bytes": file_size(dst),
-        **sizes,
+        **units.sizes(),
     }
-
-
-def _check_rebuilt(name: str, col, redict, rows: int) -> None:
-    """ValueError naming column ``name`` where a reader could not encode this unit's values
-    (``col``: plain, or fsst and decoded here; units joined by ``row_group_rows=rows``) as their
-    dictionary type again: ``redict`` as the reader's :class:`Redictionary`, None for a nested
-    column (:func:`decode_nested`)."""
-    try:
-        if redict is None:
-            decode_nested(col, "cpu")
-        else:
-            redict.encode(decode_column(col, "cpu")[0] if is_fsst_type(col.type) else col)
-    except CorruptDataError:
-        raise
-    except ValueError as exc:
-        raise ValueError(f"column {name!r} cannot be written in row groups of "
-                         f"row_group_rows={rows} rows, it would not read back: {exc}") from None
 
 
 def _symbol_table(table) -> SymbolTable | None:

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from fsstgpu.formats.rowgroups import Source, reading
 from fsstgpu.parallel import refuse_forked, usable_cores
 
-__all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "default_workers", "joined_chunks",
+__all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "cut_rows", "default_workers", "joined_chunks",
            "parallel_units", "row_group_runs", "run_label", "run_units"]
 
 
@@ -179,6 +179,34 @@ def joined_chunks(parts: list) -> pa.ChunkedArray:
     """
     chunks = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
     return pa.chunked_array(chunks, type=parts[0].type)
+
+
+def cut_rows(values, counts: list, *, own: bool) -> list:
+    """``values`` (an Array or a ChunkedArray) cut into pieces of ``counts`` rows, each an
+    Array where it is one chunk, as a unit converted alone is; ``own``: each piece copied into
+    buffers of its own, for an IPC output (pyarrow's IPC writer writes a zero-row slice with
+    the whole buffers it shares, 17 KB a batch for nothing beside a 15 KB column, and pads a
+    slice's data otherwise: copied, the batches are a lone unit's, byte for byte).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.unit_reads import cut_rows
+    >>> [p.to_pylist() for p in cut_rows(pa.chunked_array([[1, 2], [3]]), [1, 2], own=True)]
+    [[1], [2, 3]]
+    """
+    out, start = [], 0
+    for count in counts:
+        piece = values.slice(start, count)
+        if isinstance(piece, pa.ChunkedArray) and piece.num_chunks == 1:
+            piece = piece.chunk(0)
+        if own:
+            piece = (pa.concat_arrays([piece]) if isinstance(piece, pa.Array)
+                     else pa.chunked_array([pa.concat_arrays([c]) for c in piece.chunks],
+                                           type=piece.type))
+        out.append(piece)
+        start += count
+    return out
 
 
 def run_units(source: Source, runs: list, names: list, workers, ahead, convert):

@@ -14,7 +14,7 @@ import pytest
 
 import fsstgpu.formats.rowgroups as rowgroups
 from fsstgpu import CorruptDataError
-from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.formats import compress_file, decompress_file, pipeline, read_table
 
 ROWS = 40_000
 
@@ -54,10 +54,12 @@ def test_read_table_refuses_a_parquet_file_replaced_mid_read(tmp_path, monkeypat
         read_table(path, device="cpu")
 
 
-def test_compress_file_refuses_an_input_rewritten_in_place(tmp_path):
+def test_compress_file_refuses_an_input_rewritten_in_place(tmp_path, monkeypatch):
     """The input written again in place while it is read (cp over it; here the same bytes,
     which a reader cannot tell from others): found when the read ends, before the output is
-    written. (A cut or changed stream fails on its own, as damage.)"""
+    written. (A cut or changed stream fails on its own, as damage.) Runs of one batch, as in a
+    file longer than a run: a run is read whole before it is written and progress told."""
+    monkeypatch.setattr(pipeline, "RUN_ROWS", 5_000)
     src, dst = tmp_path / "in.arrows", tmp_path / "out.parquet"
     data = _stream(src, _table("old"))
 

@@ -410,10 +410,10 @@ def test_gpu_requested_without_gpu_exits_3(tmp_path, sample):
 
 def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypatch):
     src, _ = sample
-    import fsstgpu.formats.files
+    import fsstgpu.formats.compressing
 
     calls = []
-    real = fsstgpu.formats.files.to_extension_array
+    real = fsstgpu.formats.compressing.to_extension_array
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -421,7 +421,7 @@ def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypat
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fsstgpu.formats.files, "to_extension_array", interrupted)
+    monkeypatch.setattr(fsstgpu.formats.compressing, "to_extension_array", interrupted)
     res = run("compress", src, tmp_path / "c.parquet", code=130)
     one_line_error(res, "interrupted")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import fsstgpu.formats.files as files
+import fsstgpu.formats.compressing as compressing
 from fsstgpu.formats import compress_file, decompress_file
 from fsstgpu.parallel import usable_cores
 
@@ -35,15 +35,21 @@ def test_columns_converted_at_once_write_the_same_file(tmp_path, monkeypatch, su
     t = table(6000)
     pq.write_table(t, src, row_group_size=2000)
     digests, infos, threads = {}, {}, set()
-    compress = files.ColumnStream.compress
+    stream = compressing.ColumnStream
+    compress, compress_many = stream.compress, stream.compress_many
 
     def noted(self, values):  # which threads converted
         threads.add(threading.current_thread().name.split("_")[0])
         return compress(self, values)
 
-    monkeypatch.setattr(files.ColumnStream, "compress", noted)
+    def noted_many(self, pieces):  # (a run of row groups at once)
+        threads.add(threading.current_thread().name.split("_")[0])
+        return compress_many(self, pieces)
+
+    monkeypatch.setattr(compressing.ColumnStream, "compress", noted)
+    monkeypatch.setattr(compressing.ColumnStream, "compress_many", noted_many)
     for workers in (1, 4):
-        monkeypatch.setattr(files, "thread_count", lambda threads=None, w=workers: w)
+        monkeypatch.setattr(compressing, "thread_count", lambda threads=None, w=workers: w)
         dst = tmp_path / f"out{workers}.{suffix}"
         infos[workers] = compress_file(src, dst)
         digests[workers] = hashlib.sha256(dst.read_bytes()).hexdigest()

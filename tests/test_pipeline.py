@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fsstgpu.formats import compress_file, files as files_module
+from fsstgpu.formats import compress_file, compressing, pipeline
 from fsstgpu.formats.pipeline import read_ahead
 
 
@@ -62,15 +62,19 @@ def test_a_failed_conversion_leaves_no_output(tmp_path, monkeypatch):
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"s": [f"row {i}" for i in range(3000)]}), src, row_group_size=500)
     calls = []
-    compress = files_module.ColumnStream.compress
+    real = {name: getattr(compressing.ColumnStream, name) for name in ("compress", "compress_many")}
 
-    def failing(self, values):
-        calls.append(1)
-        if len(calls) == 3:
-            raise RuntimeError("stop here")
-        return compress(self, values)
+    def failing(name):
+        def call(self, values):
+            calls.append(1)
+            if len(calls) == 3:
+                raise RuntimeError("stop here")
+            return real[name](self, values)
+        return call
 
-    monkeypatch.setattr(files_module.ColumnStream, "compress", failing)
+    for name in real:
+        monkeypatch.setattr(compressing.ColumnStream, name, failing(name))
+    monkeypatch.setattr(pipeline, "RUN_ROWS", 1000)  # runs of two row groups: some written
     with pytest.raises(RuntimeError, match="stop here"):
         compress_file(src, tmp_path / "out.parquet")
     assert not (tmp_path / "out.parquet").exists()

@@ -1,0 +1,299 @@
+"""``compress_file`` by runs of units (``formats/pipeline.py``'s ``runs``,
+``UnitCompressor.convert_run``, ``ColumnStream.compress_many``): consecutive small row groups
+read, compressed and written together, each still a row group of its own.
+
+A run must give the file that unit-by-unit compression gives (``RUN_ROWS = 1``), byte for byte
+(the same tables, the same decisions to train again), every row group decodable alone with only
+its own tables, and the input's values and row groups exactly: runs of differing sizes, empty
+units, nulls, text that changes inside a run, a dictionary column, a list column, and string
+and number columns left plain. A faulty unit inside a run is still named by its own row
+group. Inputs are real text (this machine's) cut at random (seed from os.urandom, named in
+failure messages).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu import CorruptDataError
+from fsstgpu.columns import ColumnStream
+from fsstgpu.formats import (
+    compress_file,
+    decompress_file,
+    inspect_file,
+    pipeline,
+    read_table,
+)
+from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+
+SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
+COMPRESSED = ["s", "big", "mix", "cat", "lst"]
+
+
+def _seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def _dna(rng, n: int) -> list:
+    return ["".join(rng.choice(list("ACGT"), int(rng.integers(5, 60)))) for _ in range(n)]
+
+
+def _units(rng, lines, count: int) -> list:
+    """``count`` tables of 0-600 rows (some empty), each column with its own nulls; ``mix``
+    turns to other text (DNA) in some units, so that its stream trains again inside a run."""
+    out = []
+    for _ in range(count):
+        n = 0 if rng.random() < 0.2 else int(rng.integers(1, 600))
+
+        def text(null_share, n=n):
+            picked = [lines[i] for i in rng.integers(0, len(lines), n)]
+            return [None if rng.random() < null_share else v for v in picked]
+
+        words = text(0.1)
+        mixed = _dna(rng, n) if rng.random() < 0.3 else text(0.05)
+        out.append(pa.table({
+            "s": pa.array(text(0.1), pa.string()),
+            "big": pa.array([None if v is None else v * int(rng.integers(1, 4))
+                             for v in text(0.3)], pa.large_string()),
+            "mix": pa.array(mixed, pa.string()),
+            "cat": pa.array([None if w is None else w[:2] for w in words],
+                            pa.string()).dictionary_encode(),
+            "plain": pa.array(text(0.2), pa.string()),
+            "lst": pa.array([None if w is None else [w, w[:3]] for w in words],
+                            pa.list_(pa.string())),
+            "n": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
+            "x": pa.array(rng.random(n)),
+        }))
+    return out
+
+
+def _write(units, path, fmt) -> None:
+    """Each of ``units`` a row group / record batch of its own."""
+    schema = units[0].schema
+    if fmt == "parquet":
+        with pq.ParquetWriter(path, schema) as w:
+            for unit in units:
+                w.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
+        return
+    # slices of one batch: one dictionary for every batch (an IPC file holds one a column)
+    whole = pa.concat_tables([u.cast(schema) for u in units]).unify_dictionaries()
+    whole = whole.combine_chunks().to_batches()[0]
+    new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+    with new(path, schema) as w:
+        start = 0
+        for unit in units:
+            w.write_batch(whole.slice(start, unit.num_rows))
+            start += unit.num_rows
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` with its dictionary column as its values, without schema metadata."""
+    i = table.schema.get_field_index("cat")
+    table = table.set_column(i, "cat", table.column("cat").cast(pa.string()))
+    return table.replace_schema_metadata(None).combine_chunks()
+
+
+def _check_row_groups_alone(path, units, seed, one_table: bool) -> None:
+    """Each row group of a compressed Parquet file read alone decodes to its unit, each fsst
+    column chunk holding its own table (``one_table``: one only)."""
+    f = pq.ParquetFile(path)
+    assert f.num_row_groups == len(units), seed
+    for k, unit in enumerate(units):
+        rg = f.read_row_group(k, columns=["s", "big", "mix"])
+        for name in ("s", "big", "mix"):
+            ext = rg.column(name).combine_chunks()
+            carr = from_extension_array(ext)
+            assert fsstgpu.decompress(carr, device="cpu").equals(unit.column(name)
+                                                                 .combine_chunks()), (seed, k)
+            tables = ext.storage.field("table")
+            used = set(tables.indices.drop_null().to_pylist())  # (none under null strings)
+            assert used <= set(range(len(tables.dictionary))), (seed, k, name)
+            # pages compressed again: a table a unit (blocks otherwise, some maybe all null)
+            assert len(tables.dictionary) == 1 or not one_table or not len(ext), (seed, k, name)
+
+
+@pytest.mark.parametrize("fmt,codec", [("parquet", "zstd"), ("parquet", "none"),
+                                       ("arrow", "zstd"), ("arrows", "zstd")])
+def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt, codec,
+                                                      monkeypatch):
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    units = _units(rng, machine_lines, 16)
+    src = tmp_path / f"in{SUFFIX[fmt]}"
+    _write(units, src, fmt)
+    options = dict(parquet_codec=codec) if fmt == "parquet" else {}
+    outputs = {}
+    # one unit a run (what compressing unit by unit gives), runs of random rows, one run
+    for rows in (1, int(rng.integers(2, 2000)), 1 << 40):
+        monkeypatch.setattr(pipeline, "RUN_ROWS", rows)
+        out = tmp_path / f"c{rows}{SUFFIX[fmt]}"
+        calls = []
+        info = compress_file(src, out, columns=COMPRESSED, **options,
+                             progress=lambda calls=calls, **kw: calls.append(kw))
+        outputs[rows] = out.read_bytes(), {k: v for k, v in info.items()
+                                           if k not in ("output_bytes",)}
+        assert info["units"] == len(units), seed
+        assert [c["units_done"] for c in calls] == list(range(1, len(units) + 1)), seed
+        assert [c["rows"] for c in calls] == np.cumsum([u.num_rows for u in units]).tolist()
+        assert inspect_file(out)["unit_rows"] == [u.num_rows for u in units], seed
+    assert len({data for data, _ in outputs.values()}) == 1, seed
+    assert len({repr(info) for _, info in outputs.values()}) == 1, seed  # sizes counted once
+    back = tmp_path / f"d{SUFFIX[fmt]}"
+    decompress_file(out, back, device="cpu")
+    read = (pq.read_table(back) if fmt == "parquet" else
+            (ipc.open_file if fmt == "arrow" else ipc.open_stream)(back).read_all())
+    expected = _plain(pa.concat_tables([u.cast(units[0].schema) for u in units]))
+    assert _plain(read).equals(expected), seed
+    if fmt == "parquet":
+        _check_row_groups_alone(out, units, seed, one_table=codec != "none")
+        assert read_table(out, device="cpu").column("s").equals(
+            expected.column("s")), seed
+
+
+def test_many_pieces_compress_as_each_alone(machine_lines):
+    """ColumnStream.compress_many against compress piece by piece: the same arrays, the same
+    state after (the next piece alike), for one table a retraining and for blocks, a fixed
+    table and the fast level; empty and all-null pieces among them."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    pieces = []
+    for _ in range(40):
+        n = int(rng.integers(0, 300)) if rng.random() > 0.15 else 0
+        kind = rng.random()
+        if kind < 0.2:
+            pieces.append(pa.array(_dna(rng, n), pa.string()))
+        elif kind < 0.25:
+            pieces.append(pa.nulls(n, pa.string()))
+        else:
+            pieces.append(pa.chunked_array([[machine_lines[i] for i in rng.integers(
+                0, len(machine_lines), n)]], pa.string()))
+    fixed = fsstgpu.train(pa.array(machine_lines[:500]))
+    for kwargs in (dict(blocks=False), dict(blocks=True), dict(table=fixed),
+                   dict(blocks=False, level="fast")):
+        one, many = ColumnStream(**kwargs), ColumnStream(**kwargs)
+        alone = [one.compress(p) for p in pieces[:-1]]
+        segments = many.compress_many(pieces[:-1])
+        assert sum(count for _, count in segments) == len(pieces) - 1, (seed, kwargs)
+        k = 0
+        for carr, count in segments:
+            assert count == 1 or len({t.to_bytes() for t in carr.tables}) == 1, (seed, kwargs)
+            ext, start = to_extension_array(carr), 0
+            for _ in range(count):
+                n = len(pieces[k])
+                assert ext.slice(start, n).equals(to_extension_array(alone[k])), (seed, k)
+                start, k = start + n, k + 1
+            assert start == len(carr), (seed, kwargs)
+        last = pieces[-1]
+        assert to_extension_array(many.compress(last)).equals(
+            to_extension_array(one.compress(last))), (seed, kwargs)
+    # runs of same text pay one encode: a single segment after the first (trained) piece
+    lines = machine_lines[:200]
+    same = [pa.array([lines[i] for i in rng.permutation(200)]) for _ in range(10)]
+    assert [c for _, c in ColumnStream(blocks=False).compress_many(same)] == [1, 9]
+
+
+def test_a_failed_run_leaves_the_stream_as_it_was(machine_lines):
+    """A run that fails after a piece was trained on: the stream has no table again."""
+    stream, twin = ColumnStream(blocks=False), ColumnStream(blocks=False)
+    bad = pa.Array.from_buffers(pa.string(), 1, [None, pa.array([0, 2], pa.int32()).buffers()[1],
+                                                 pa.py_buffer(b"\xff\xfe")])
+    with pytest.raises(CorruptDataError):
+        stream.compress_many([pa.array(machine_lines[:300]), bad])
+    # text the lost table would keep (within tolerance), but a table of its own
+    nxt = pa.array(machine_lines[:300] + machine_lines[:60])
+    assert to_extension_array(stream.compress(nxt)).equals(to_extension_array(twin.compress(nxt)))
+
+
+def test_a_run_that_does_not_compress_as_one_is_compressed_unit_by_unit(tmp_path, machine_lines,
+                                                                       monkeypatch):
+    """Where compress_many refuses a run, its units are compressed one by one: the file is the
+    unit-by-unit one (bounds, sizes and tables counted once)."""
+    seed = _seed()
+    units = _units(np.random.default_rng(seed), machine_lines, 8)
+    _write(units, tmp_path / "in.parquet", "parquet")
+    monkeypatch.setattr(pipeline, "RUN_ROWS", 1)
+    one = compress_file(tmp_path / "in.parquet", tmp_path / "one.parquet", columns=COMPRESSED)
+    monkeypatch.setattr(pipeline, "RUN_ROWS", 1 << 40)
+
+    def refused(self, pieces):
+        raise ValueError("not as one")
+
+    monkeypatch.setattr(ColumnStream, "compress_many", refused)
+    alone = compress_file(tmp_path / "in.parquet", tmp_path / "alone.parquet", columns=COMPRESSED)
+    assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "alone.parquet").read_bytes()
+    assert one == alone, seed
+
+
+def _bad_utf8(values: list) -> pa.Array:
+    data = b"".join(values)
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(values),
+                                 [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)])
+
+
+@pytest.mark.parametrize("column", ["s", "p"])
+def test_a_faulty_unit_inside_a_run_is_named(tmp_path, monkeypatch, column):
+    """Invalid UTF-8 in one row group of a compressed column (``s``) or of one copied through
+    (``p``): the error names that row group, runs or not; nothing is left behind."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    bad = int(rng.integers(0, 10))
+    units = []
+    for k in range(10):
+        values = [f"row group {k} line {i}".encode() for i in range(int(rng.integers(1, 80)))]
+        good = pa.array([v.decode() for v in values])
+        if k == bad:
+            values[int(rng.integers(0, len(values)))] = b"\xff\xfe not text"
+        units.append(pa.table({"s": _bad_utf8(values) if column == "s" else good,
+                               "p": _bad_utf8(values) if column == "p" else good,
+                               "n": pa.array(np.arange(len(values)))}))
+    with pq.ParquetWriter(tmp_path / "bad.parquet", units[0].schema) as w:
+        for unit in units:
+            w.write_table(unit)
+    for rows in (1, 1 << 40):
+        monkeypatch.setattr(pipeline, "RUN_ROWS", rows)
+        with pytest.raises(CorruptDataError, match=f"row group {bad}\\b"):
+            compress_file(tmp_path / "bad.parquet", tmp_path / "o.parquet", columns=["s"])
+        assert not (tmp_path / "o.parquet").exists(), seed
+
+
+def test_an_unwritable_column_is_named_from_a_run(tmp_path):
+    """A dictionary holding a null (Parquet cannot hold it) left plain: refused naming the
+    column, whether the row groups go through one writer or joined parts."""
+    units = [pa.table({"s": pa.array([f"line {k} {i}" for i in range(50)]),
+                       "d": pa.DictionaryArray.from_arrays(pa.array([0, 1] * 25),
+                                                           pa.array(["a", None]))})
+             for k in range(6)]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, units[0].schema) as w:
+        for unit in units:
+            w.write_table(unit)
+    with pytest.raises(ValueError, match="'d'.*cannot be written to Parquet"):
+        compress_file(src, tmp_path / "o.parquet", columns=["s"])
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkeypatch):
+    """A progress callback that raises once a run is written: the output is abandoned,
+    nothing is left, and the same compression afterwards gives the file whole."""
+    units = _units(np.random.default_rng(_seed()), machine_lines, 12)
+    _write(units, tmp_path / "in.parquet", "parquet")
+    monkeypatch.setattr(pipeline, "RUN_ROWS", 1500)
+
+    def stop(units_done, **_):
+        if units_done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED,
+                      progress=stop)
+    assert os.listdir(tmp_path) == ["in.parquet"]
+    compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED)
+    assert inspect_file(tmp_path / "o.parquet")["unit_rows"] == [u.num_rows for u in units]
