@@ -41,6 +41,7 @@ from fsstgpu.formats.parquet_options import (  # Parquet's options and footer ch
     writer_options,
 )
 from fsstgpu.formats.parquet_parts import PartWriter, part_threads
+from fsstgpu.formats.parquet_serial import SerialParquetWriter, serial_suits
 from fsstgpu.formats.rowgroups import open_file
 
 __all__ = ["Sink", "write_table"]
@@ -79,18 +80,21 @@ class Sink:
     then joined into the output in order
     (:mod:`fsstgpu.formats.parquet_parts`: the same bytes as one pyarrow writer's). A unit's
     error (a type Parquet cannot hold) may then surface at a later :meth:`write` or at
-    :meth:`close`.
+    :meth:`close`. A file whose first :meth:`write_many` brings several small row groups
+    (:func:`~fsstgpu.formats.parquet_serial.serial_suits`) is written by one writer instead,
+    on the calling thread (:mod:`fsstgpu.formats.parquet_serial`: the same bytes again);
+    ``serial`` False never does, True whenever it can (the encodings' trial taken).
     """
 
     def __init__(self, path, fmt: str, schema: pa.Schema, *, fsst_columns=(), codecs=None,
                  fsst_codec: str = "zstd", repeating=(), ipc_compression: str | None = None,
                  footer=None, zstd_level: int | None = None, parallel: int | None = None,
-                 restorable: bool = False):
+                 restorable: bool = False, serial: bool | None = None):
         self.format = fmt
         self.schema = schema
         self._footer = footer  # Parquet: footer key-values, asked for at close
         self._rows: list[int] = []
-        self._parts = None  # Parquet: the row groups' writer (PartWriter)
+        self._parts = None  # Parquet: the row groups' writer, made at the first row groups
         self._trial: list[str] = []  # Parquet: fsst columns whose codes' encoding is untried
         self._fsst_codec = parquet_codec_name(fsst_codec)
         self._zstd_level = FSST_ZSTD_LEVEL if zstd_level is None else zstd_level
@@ -112,10 +116,9 @@ class Sink:
                 self._options, self._repeating = options, list(repeating)
                 self._trial = [f.name for f in schema
                                if f.name in fsst_columns or is_fsst_type(f.type)]
-                self._parts = PartWriter(self._file, schema, options(),
-                                         part_threads() if parallel is None else parallel,
-                                         stats_crc=SCHEMA_CRC_KEY in (schema.metadata or {}),
-                                         chunks=True)
+                self._part_options = options()  # (the trial's, once taken)
+                self._parallel = part_threads() if parallel is None else parallel
+                self._serial = serial
             else:
                 # checksums, positions and an end batch; the input's codec, else zstd
                 self._writer = IpcWriter(self._file, fmt, schema, compression=ipc_compression)
@@ -144,7 +147,7 @@ class Sink:
             if self._trial and table.num_rows:  # encodings tried once, on the first rows
                 self._flush(tables)  # (those before it: the default encodings)
                 tables = []
-                self._parts.options = self._options(*tried_encodings(
+                self._part_options = self._options(*tried_encodings(
                     table, self._trial, repeating=self._repeating, codec=self._fsst_codec,
                     level=self._zstd_level))
                 self._trial = []
@@ -154,8 +157,23 @@ class Sink:
     def _flush(self, tables: list) -> None:
         """Parquet: ``tables`` written, a row group each (the input's boundaries survive)."""
         if tables:
+            if self._parts is None:
+                self._parts = self._row_group_writer(tables)
+            self._parts.options = self._part_options
             self._parts.write_many(tables)
             self._rows += [t.num_rows for t in tables]
+
+    def _row_group_writer(self, tables: list):
+        """Parquet: the writer of the file's row groups, ``tables`` its first: one writer
+        where they are several small ones (and the options are the trial's, which then never
+        change), else parts written in parallel."""
+        stats_crc = SCHEMA_CRC_KEY in (self.schema.metadata or {})
+        if tables and self._serial is not False and not self._trial and (
+                self._serial or serial_suits(tables, self.schema, self._parallel)):
+            return SerialParquetWriter(self._file, self.schema, self._part_options,
+                                       stats_crc=stats_crc, chunks=True)
+        return PartWriter(self._file, self.schema, self._part_options, self._parallel,
+                          stats_crc=stats_crc, chunks=True)
 
     def _write_ipc(self, columns: list, num_rows: int | None) -> None:
         if not columns and num_rows:
@@ -179,7 +197,9 @@ class Sink:
                     and hasattr(pq.ParquetWriter, "add_key_value_metadata")):  # pyarrow >= 16
                 extra = {ROW_GROUPS_KEY: json.dumps(self._rows),
                          **(self._footer() if self._footer is not None else {})}
-            if self._parts is not None:
+            if self.format == "parquet":
+                if self._parts is None:  # no row group: the footer of a writer of none
+                    self._parts = self._row_group_writer([])
                 self._parts.close(extra)
                 return
             self._writer.close()
@@ -194,7 +214,7 @@ class Sink:
         with contextlib.suppress(Exception):
             if self._parts is not None:
                 self._parts.abandon()
-            else:
+            elif self.format != "parquet":
                 self._writer.close()
         self._file.close()
 

@@ -3,7 +3,8 @@
 read, compressed and written together, each still a row group of its own.
 
 A run must give the file that unit-by-unit compression gives (``RUN_ROWS = 1``), byte for byte
-(the same tables, the same decisions to train again), every row group decodable alone with only
+(the same tables, the same decisions to train again, the same Parquet bytes whether the row
+groups are written by one writer or in joined parts), every row group decodable alone with only
 its own tables, and the input's values and row groups exactly: runs of differing sizes, empty
 units, nulls, text that changes inside a run, a dictionary column, a list column, and string
 and number columns left plain. A faulty unit inside a run is still named by its own row
@@ -30,8 +31,10 @@ from fsstgpu.formats import (
     inspect_file,
     pipeline,
     read_table,
+    sinks as sinks_module,
 )
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+from fsstgpu.formats.parquet_serial import filled
 
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
 COMPRESSED = ["s", "big", "mix", "cat", "lst"]
@@ -280,9 +283,20 @@ def test_an_unwritable_column_is_named_from_a_run(tmp_path):
     assert not (tmp_path / "o.parquet").exists()
 
 
+def test_a_footer_placeholder_must_be_there_once():
+    tail = b"x" + b"\x18\x03abc\x18\x03abc\x00" + (10).to_bytes(4, "little") + b"PAR1"
+    with pytest.raises(RuntimeError, match="placeholder"):
+        filled(tail, {b"abc": b"v"})
+    with pytest.raises(RuntimeError, match="placeholder"):
+        filled(tail, {b"zz": b"v"})
+    with pytest.raises(RuntimeError, match="footer"):
+        filled(b"PAR1", {})
+
+
 def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkeypatch):
-    """A progress callback that raises once a run is written: the output is abandoned,
-    nothing is left, and the same compression afterwards gives the file whole."""
+    """A progress callback that raises once a run is written (the row groups going through
+    one writer, or joined parts): the output is abandoned, nothing is left, and the same
+    compression afterwards gives the file whole."""
     units = _units(np.random.default_rng(_seed()), machine_lines, 12)
     _write(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1500)
@@ -291,9 +305,13 @@ def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkey
         if units_done == 3:
             raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
-        compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED,
-                      progress=stop)
-    assert os.listdir(tmp_path) == ["in.parquet"]
-    compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED)
-    assert inspect_file(tmp_path / "o.parquet")["unit_rows"] == [u.num_rows for u in units]
+    for serial in (True, False):
+        monkeypatch.setattr(sinks_module.Sink.__init__, "__kwdefaults__",
+                            {**sinks_module.Sink.__init__.__kwdefaults__, "serial": serial})
+        with pytest.raises(KeyboardInterrupt):
+            compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED,
+                          progress=stop)
+        assert os.listdir(tmp_path) == ["in.parquet"]
+        compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED)
+        assert inspect_file(tmp_path / "o.parquet")["unit_rows"] == [u.num_rows for u in units]
+        (tmp_path / "o.parquet").unlink()

@@ -144,12 +144,16 @@ def test_page_indexes_are_not_moved():
         parts.append(write_part(table, table.schema, options))
 
 
-def _write(path, table, cuts, parallel, units=None):
-    """``table``'s rows cut at ``cuts`` through a Sink (or the tables ``units``)."""
+def _write(path, table, cuts, parallel, units=None, serial=None):
+    """``table``'s rows cut at ``cuts`` through a Sink (or the tables ``units``), a unit a
+    call (``serial``: all in one call, to the Sink's ``serial``)."""
     units = units or [table.slice(lo, hi - lo) for lo, hi in cuts]
-    sink = Sink(str(path), "parquet", units[0].schema, parallel=parallel)
-    for unit in units:
-        sink.write(unit.columns)
+    sink = Sink(str(path), "parquet", units[0].schema, parallel=parallel, serial=serial)
+    if serial is not None:
+        sink.write_many([(unit.columns, unit.num_rows) for unit in units])
+    else:
+        for unit in units:
+            sink.write(unit.columns)
     sink.close()
     return path.read_bytes()
 
@@ -199,21 +203,39 @@ def test_units_written_several_a_call_give_the_single_writers_file(tmp_path):
     rng = np.random.default_rng()
     units = _units_with_fsst(rng)
     one = _one_writers(tmp_path / "one.parquet", units)
-    for parallel in (1, 2, 3, 8):
+    for parallel, serial in ((1, None), (2, None), (3, False), (8, False), (2, True)):
         path = tmp_path / f"m{parallel}.parquet"
-        sink = Sink(str(path), "parquet", units[0].schema, parallel=parallel)
+        sink = Sink(str(path), "parquet", units[0].schema, parallel=parallel, serial=serial)
         bounds = sorted({0, len(units), *rng.integers(0, len(units) + 1, 2).tolist()})
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             sink.write_many([(u.columns, u.num_rows) for u in units[lo:hi]])
         sink.close()
-        assert path.read_bytes() == one, (parallel, bounds)
+        assert path.read_bytes() == one, (parallel, serial, bounds)
+
+
+def test_one_writer_only_after_the_encodings_trial(tmp_path):
+    """Row groups without rows before the first with rows are written with the default
+    encodings (the trial needs rows), the others with the trial's (here DELTA_BYTE_ARRAY for
+    codes of shared prefixes): one writer, whose options never change, is not taken for
+    them, and the file is the parts' (and without them, one writer's is)."""
+    urls = pa.array([f"https://www.example.com/a/long/shared/path/item-{i:06d}"
+                     for i in range(3000)])
+    units = [pa.table({"fs": to_extension_array(compress_column(urls.slice(lo, hi - lo)))})
+             for lo, hi in [(0, 0), (0, 0), (0, 1000), (1000, 2000), (2000, 3000)]]
+    for lead in (2, 0):
+        files = [_write(tmp_path / f"{serial}.parquet", None, None, 2, units[lead:],
+                        serial=serial) for serial in (False, True)]
+        assert files[0] == files[1], lead
+    meta = pq.read_metadata(tmp_path / "True.parquet")
+    assert "DELTA_BYTE_ARRAY" in meta.row_group(2).column(0).encodings
 
 
 def test_a_parallel_sink_names_an_unwritable_column(tmp_path):
     table = pa.table({"n": [1, 2],
                       "d": pa.DictionaryArray.from_arrays(pa.array([0, 1]), pa.array(["a", None]))})
-    with pytest.raises(ValueError, match="'d'.*cannot be written to Parquet"):
-        _write(tmp_path / "x.parquet", table, [(0, 1), (1, 2), (0, 2)], 2)
+    for serial in (None, False, True):  # (a unit a call, parts, one writer)
+        with pytest.raises(ValueError, match="'d'.*cannot be written to Parquet"):
+            _write(tmp_path / "x.parquet", table, [(0, 1), (1, 2), (0, 2)], 2, serial=serial)
 
 
 @pytest.mark.parametrize("codec", ["zstd", "none"])
