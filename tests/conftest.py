@@ -7,6 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 import pytest
 
 import fsstgpu
@@ -101,3 +104,30 @@ def machine_lines() -> list:
     table = machine_text_table(20_000)
     return [v for name in table.column_names if pa.types.is_string(table.schema.field(name).type)
             for v in table.column(name).to_pylist() if v is not None]
+
+
+def _write_units(units, path, fmt) -> None:
+    """Each of ``units`` (Tables of one schema) a row group / record batch of its own, in a
+    Parquet, Arrow IPC file or stream (``fmt``)."""
+    schema = units[0].schema
+    if fmt == "parquet":
+        with pq.ParquetWriter(path, schema) as w:
+            for unit in units:
+                w.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
+        return
+    # slices of one batch: one dictionary for every batch (an IPC file holds one a column)
+    whole = pa.concat_tables([u.cast(schema) for u in units]).unify_dictionaries()
+    whole = whole.combine_chunks().to_batches()[0]
+    new = ipc.new_file if fmt == "arrow" else ipc.new_stream
+    with new(path, schema) as w:
+        start = 0
+        for unit in units:
+            w.write_batch(whole.slice(start, unit.num_rows))
+            start += unit.num_rows
+
+
+@pytest.fixture
+def write_units():
+    """Writes units each a row group / record batch of its own: ``write_units(units, path,
+    fmt)``."""
+    return _write_units

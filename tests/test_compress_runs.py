@@ -77,25 +77,6 @@ def _units(rng, lines, count: int) -> list:
     return out
 
 
-def _write(units, path, fmt) -> None:
-    """Each of ``units`` a row group / record batch of its own."""
-    schema = units[0].schema
-    if fmt == "parquet":
-        with pq.ParquetWriter(path, schema) as w:
-            for unit in units:
-                w.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
-        return
-    # slices of one batch: one dictionary for every batch (an IPC file holds one a column)
-    whole = pa.concat_tables([u.cast(schema) for u in units]).unify_dictionaries()
-    whole = whole.combine_chunks().to_batches()[0]
-    new = ipc.new_file if fmt == "arrow" else ipc.new_stream
-    with new(path, schema) as w:
-        start = 0
-        for unit in units:
-            w.write_batch(whole.slice(start, unit.num_rows))
-            start += unit.num_rows
-
-
 def _plain(table: pa.Table) -> pa.Table:
     """``table`` with its dictionary column as its values, without schema metadata."""
     i = table.schema.get_field_index("cat")
@@ -125,12 +106,12 @@ def _check_row_groups_alone(path, units, seed, one_table: bool) -> None:
 @pytest.mark.parametrize("fmt,codec", [("parquet", "zstd"), ("parquet", "none"),
                                        ("arrow", "zstd"), ("arrows", "zstd")])
 def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt, codec,
-                                                      monkeypatch):
+                                                      monkeypatch, write_units):
     seed = _seed()
     rng = np.random.default_rng(seed)
     units = _units(rng, machine_lines, 16)
     src = tmp_path / f"in{SUFFIX[fmt]}"
-    _write(units, src, fmt)
+    write_units(units, src, fmt)
     options = dict(parquet_codec=codec) if fmt == "parquet" else {}
     outputs = {}
     # one unit a run (what compressing unit by unit gives), runs of random rows, one run
@@ -215,12 +196,13 @@ def test_a_failed_run_leaves_the_stream_as_it_was(machine_lines):
 
 
 def test_a_run_that_does_not_compress_as_one_is_compressed_unit_by_unit(tmp_path, machine_lines,
-                                                                       monkeypatch):
+                                                                       monkeypatch,
+                                                                       write_units):
     """Where compress_many refuses a run, its units are compressed one by one: the file is the
     unit-by-unit one (bounds, sizes and tables counted once)."""
     seed = _seed()
     units = _units(np.random.default_rng(seed), machine_lines, 8)
-    _write(units, tmp_path / "in.parquet", "parquet")
+    write_units(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1)
     one = compress_file(tmp_path / "in.parquet", tmp_path / "one.parquet", columns=COMPRESSED)
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1 << 40)
@@ -293,12 +275,13 @@ def test_a_footer_placeholder_must_be_there_once():
         filled(b"PAR1", {})
 
 
-def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkeypatch):
+def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkeypatch,
+                                                 write_units):
     """A progress callback that raises once a run is written (the row groups going through
     one writer, or joined parts): the output is abandoned, nothing is left, and the same
     compression afterwards gives the file whole."""
     units = _units(np.random.default_rng(_seed()), machine_lines, 12)
-    _write(units, tmp_path / "in.parquet", "parquet")
+    write_units(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1500)
 
     def stop(units_done, **_):

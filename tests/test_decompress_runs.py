@@ -57,25 +57,6 @@ def _units(rng, lines, count: int) -> list:
     return out
 
 
-def _write(units, path, fmt) -> None:
-    """Each of ``units`` a row group / record batch of its own."""
-    schema = units[0].schema
-    if fmt == "parquet":
-        with pq.ParquetWriter(path, schema) as w:
-            for unit in units:
-                w.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
-        return
-    # slices of one batch: one dictionary for every batch (an IPC file holds one a column)
-    whole = pa.concat_tables([u.cast(schema) for u in units]).unify_dictionaries()
-    whole = whole.combine_chunks().to_batches()[0]
-    new = ipc.new_file if fmt == "arrow" else ipc.new_stream
-    with new(path, schema) as w:
-        start = 0
-        for unit in units:
-            w.write_batch(whole.slice(start, unit.num_rows))
-            start += unit.num_rows
-
-
 def _read(path, fmt) -> pa.Table:
     """The file read with pyarrow, its dictionary columns as their values (an IPC stream's
     output has a dictionary a batch, its input one for all), fsstgpu's mark left out."""
@@ -93,12 +74,12 @@ def _read(path, fmt) -> pa.Table:
 
 @pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
 def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt,
-                                                      monkeypatch):
+                                                      monkeypatch, write_units):
     seed = _seed()
     rng = np.random.default_rng(seed)
     units = _units(rng, machine_lines, 14)
     src, comp = tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}"
-    _write(units, src, fmt)
+    write_units(units, src, fmt)
     compress_file(src, comp, columns=["s", "big", "cat", "lst"])  # "plain" stays plain
     outputs = {}
     # one unit a run (what decoding unit by unit gives), runs of random rows, one run
