@@ -126,6 +126,47 @@ def _write_units(units, path, fmt) -> None:
             start += unit.num_rows
 
 
+def _random_units(rng, lines, count: int, *, mixed: bool = False) -> list:
+    """``count`` tables of 0-600 rows of ``lines`` (some empty), each column with its own
+    nulls; ``mixed`` adds ``mix``, which turns to other text (DNA) in some units so that its
+    stream trains again inside a run, and a float column."""
+    out = []
+    for _ in range(count):
+        n = 0 if rng.random() < 0.2 else int(rng.integers(1, 600))
+
+        def text(null_share, n=n):
+            picked = [lines[i] for i in rng.integers(0, len(lines), n)]
+            return [None if rng.random() < null_share else v for v in picked]
+
+        words = text(0.1)
+        columns = {
+            "s": pa.array(text(0.1), pa.string()),
+            "big": pa.array([None if v is None else v * int(rng.integers(1, 4))
+                             for v in text(0.3)], pa.large_string())}
+        if mixed:
+            dna = ["".join(rng.choice(list("ACGT"), int(rng.integers(5, 60))))
+                   for _ in range(n)]
+            columns["mix"] = pa.array(dna if rng.random() < 0.3 else text(0.05), pa.string())
+        columns.update({
+            "cat": pa.array([None if w is None else w[:2] for w in words],
+                            pa.string()).dictionary_encode(),
+            "plain": pa.array(text(0.2), pa.string()),
+            "lst": pa.array([None if w is None else [w, w[:3]] for w in words],
+                            pa.list_(pa.string())),
+            "n": pa.array(rng.integers(0, 1 << 40, n), pa.int64())})
+        if mixed:
+            columns["x"] = pa.array(rng.random(n))
+        out.append(pa.table(columns))
+    return out
+
+
+@pytest.fixture
+def random_units():
+    """Random units of real text for the runs tests: ``random_units(rng, lines, count, *,
+    mixed=False)``."""
+    return _random_units
+
+
 @pytest.fixture
 def write_units():
     """Writes units each a row group / record batch of its own: ``write_units(units, path,

@@ -48,35 +48,6 @@ def _dna(rng, n: int) -> list:
     return ["".join(rng.choice(list("ACGT"), int(rng.integers(5, 60)))) for _ in range(n)]
 
 
-def _units(rng, lines, count: int) -> list:
-    """``count`` tables of 0-600 rows (some empty), each column with its own nulls; ``mix``
-    turns to other text (DNA) in some units, so that its stream trains again inside a run."""
-    out = []
-    for _ in range(count):
-        n = 0 if rng.random() < 0.2 else int(rng.integers(1, 600))
-
-        def text(null_share, n=n):
-            picked = [lines[i] for i in rng.integers(0, len(lines), n)]
-            return [None if rng.random() < null_share else v for v in picked]
-
-        words = text(0.1)
-        mixed = _dna(rng, n) if rng.random() < 0.3 else text(0.05)
-        out.append(pa.table({
-            "s": pa.array(text(0.1), pa.string()),
-            "big": pa.array([None if v is None else v * int(rng.integers(1, 4))
-                             for v in text(0.3)], pa.large_string()),
-            "mix": pa.array(mixed, pa.string()),
-            "cat": pa.array([None if w is None else w[:2] for w in words],
-                            pa.string()).dictionary_encode(),
-            "plain": pa.array(text(0.2), pa.string()),
-            "lst": pa.array([None if w is None else [w, w[:3]] for w in words],
-                            pa.list_(pa.string())),
-            "n": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
-            "x": pa.array(rng.random(n)),
-        }))
-    return out
-
-
 def _plain(table: pa.Table) -> pa.Table:
     """``table`` with its dictionary column as its values, without schema metadata."""
     i = table.schema.get_field_index("cat")
@@ -106,10 +77,11 @@ def _check_row_groups_alone(path, units, seed, one_table: bool) -> None:
 @pytest.mark.parametrize("fmt,codec", [("parquet", "zstd"), ("parquet", "none"),
                                        ("arrow", "zstd"), ("arrows", "zstd")])
 def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt, codec,
-                                                      monkeypatch, write_units):
+                                                      monkeypatch, write_units,
+                                                      random_units):
     seed = _seed()
     rng = np.random.default_rng(seed)
-    units = _units(rng, machine_lines, 16)
+    units = random_units(rng, machine_lines, 16, mixed=True)
     src = tmp_path / f"in{SUFFIX[fmt]}"
     write_units(units, src, fmt)
     options = dict(parquet_codec=codec) if fmt == "parquet" else {}
@@ -197,11 +169,12 @@ def test_a_failed_run_leaves_the_stream_as_it_was(machine_lines):
 
 def test_a_run_that_does_not_compress_as_one_is_compressed_unit_by_unit(tmp_path, machine_lines,
                                                                        monkeypatch,
-                                                                       write_units):
+                                                                       write_units,
+                                                                       random_units):
     """Where compress_many refuses a run, its units are compressed one by one: the file is the
     unit-by-unit one (bounds, sizes and tables counted once)."""
     seed = _seed()
-    units = _units(np.random.default_rng(seed), machine_lines, 8)
+    units = random_units(np.random.default_rng(seed), machine_lines, 8, mixed=True)
     write_units(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1)
     one = compress_file(tmp_path / "in.parquet", tmp_path / "one.parquet", columns=COMPRESSED)
@@ -276,11 +249,11 @@ def test_a_footer_placeholder_must_be_there_once():
 
 
 def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkeypatch,
-                                                 write_units):
+                                                 write_units, random_units):
     """A progress callback that raises once a run is written (the row groups going through
     one writer, or joined parts): the output is abandoned, nothing is left, and the same
     compression afterwards gives the file whole."""
-    units = _units(np.random.default_rng(_seed()), machine_lines, 12)
+    units = random_units(np.random.default_rng(_seed()), machine_lines, 12, mixed=True)
     write_units(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1500)
 

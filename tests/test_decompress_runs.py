@@ -32,31 +32,6 @@ def _seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
-def _units(rng, lines, count: int) -> list:
-    """``count`` tables of 0-600 rows (some empty), each column with its own nulls."""
-    out = []
-    for _ in range(count):
-        n = 0 if rng.random() < 0.2 else int(rng.integers(1, 600))
-
-        def text(null_share, n=n):
-            picked = [lines[i] for i in rng.integers(0, len(lines), n)]
-            return [None if rng.random() < null_share else v for v in picked]
-
-        words = text(0.1)
-        out.append(pa.table({
-            "s": pa.array(text(0.1), pa.string()),
-            "big": pa.array([None if v is None else v * int(rng.integers(1, 4))
-                             for v in text(0.3)], pa.large_string()),
-            "cat": pa.array([None if w is None else w[:2] for w in words],
-                            pa.string()).dictionary_encode(),
-            "plain": pa.array(text(0.2), pa.string()),
-            "lst": pa.array([None if w is None else [w, w[:3]] for w in words],
-                            pa.list_(pa.string())),
-            "n": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
-        }))
-    return out
-
-
 def _read(path, fmt) -> pa.Table:
     """The file read with pyarrow, its dictionary columns as their values (an IPC stream's
     output has a dictionary a batch, its input one for all), fsstgpu's mark left out."""
@@ -74,10 +49,11 @@ def _read(path, fmt) -> pa.Table:
 
 @pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
 def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt,
-                                                      monkeypatch, write_units):
+                                                      monkeypatch, write_units,
+                                                      random_units):
     seed = _seed()
     rng = np.random.default_rng(seed)
-    units = _units(rng, machine_lines, 14)
+    units = random_units(rng, machine_lines, 14)
     src, comp = tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}"
     write_units(units, src, fmt)
     compress_file(src, comp, columns=["s", "big", "cat", "lst"])  # "plain" stays plain
