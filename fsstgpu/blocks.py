@@ -136,16 +136,19 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
        baseline cost (code bytes per byte) on that data.
     2. Each following segment contributes a 4 KB random sample, encoded with the probe table.
        When its cost exceeds the baseline by more than ``tolerance`` (15%), the change is
-       located to ~4 KB: the previous and current segment are cut into 4 KB pieces, encoded
-       whole with the old and with a fresh probe table, and the new block starts where switching
-       tables costs least. Every 16 segments a fresh probe table is also tried on the next
-       segment, to catch a change to data that compresses *better* with its own table. A block
-       also ends after ``max_block_bytes``.
+       located to ~4 KB: the previous and current segment are cut into 4 KB pieces, each
+       piece's cost with the old and with a fresh probe table estimated from a quarter of its
+       strings, the two pieces either side of the cheapest switch encoded whole, and the new
+       block starts where switching tables costs least among them (encoding every piece whole
+       was most of the planning on short strings). Every 16 segments a fresh probe table is
+       also tried on the next segment, to catch a change to data that compresses *better* with
+       its own table. A block also ends after ``max_block_bytes``.
     2b. Drift (a sorted key, a slowly changing vocabulary) makes costs creep up; a block shorter
        than 1 MB is only split for a change that doubles the cost, so drifting data gets
        blocks of about 1 MB, not one per segment (each block costs a training, ~4 ms).
-    3. Each block then gets its table trained on a sample of the whole block (``sample_bytes``),
-       blocks in parallel. A column that stays one block gets exactly :func:`train_table`'s
+    3. Each block then gets its table trained on a sample of the whole block (``sample_bytes``;
+       evenly spread over a block of fewer than four samples, :mod:`fsstgpu.training`), blocks
+       in parallel. A column that stays one block gets exactly :func:`train_table`'s
        table. That table is trained on another core while this one probes (most columns stay
        one block; it is discarded otherwise), so on a machine with a free core a uniform column
        pays max(probing, training) instead of their sum (probing: ~1.5 ms per MB).

@@ -20,8 +20,13 @@ dropped. A symbol of 3+ bytes is admitted only when its hash slot in the encoder
 
 The sample is drawn the reference's way, but larger: random strings (a random 512-byte piece
 of longer ones) until ``sample_bytes`` bytes are collected, from a fixed-seed generator, so the
-same input always gives the same table. The trainer is compiled (``csrc/train.cpp``, callable
-from C++ through ``csrc/train.h``); this module checks inputs and makes tables.
+same input always gives the same table. Input smaller than four samples is sampled evenly
+instead (512-byte pieces spread over it by bytes, none twice): random draws from so few strings
+repeat many of them, and the even sample holds as many bytes as the draws would have held
+distinct ones on average (``n * (1 - exp(-sample_bytes / n))`` of ``n`` bytes), so it trains
+as well on fewer bytes (/usr paths' 79 blocks: 18% fewer sample bytes, ratio 4.097 -> 4.100).
+Input smaller than the sample is used whole. The trainer is compiled (``csrc/train.cpp``,
+callable from C++ through ``csrc/train.h``); this module checks inputs and makes tables.
 
 Where a column gets a new table is :mod:`fsstgpu.blocks`' job.
 """

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from fsstgpu.blocks import plan_blocks
+from fsstgpu.training import train_table
 
 
 def _mixed(n_runs=24, run=2500, seed=0):
@@ -68,3 +69,32 @@ def test_planned_tables_are_the_tables_their_symbols_make():
         assert np.array_equal(rebuilt.lengths, t.lengths) and t.lengths.dtype == np.uint8
         assert not t.packed.flags.writeable and not t.lengths.flags.writeable
         assert SymbolTable.from_bytes(t.to_bytes()) == t
+
+
+def _paths(n, seed, top):
+    """n sorted file paths under a folder tree of `top` (short strings of one vocabulary)."""
+    rng = np.random.default_rng(seed)
+    parts = [b"%s%d" % (w, k) for w in (b"lib", b"share", b"site", b"doc", b"mod") for k in
+             range(6)]
+    return sorted(b"/".join([top] + [parts[j] for j in rng.integers(0, len(parts), 4)]) +
+                  b".%x" % rng.integers(0, 1 << 12) for _ in range(n))
+
+
+def test_blocks_cover_the_column_and_each_table_is_trained_on_its_own_block():
+    # short strings changing vocabulary at known places: locate estimates each 4 KB piece's
+    # cost from a quarter of its strings, then encodes the pieces around the switch whole
+    runs = [_paths(9000, 1, b"/usr/lib/python3"), _paths(7000, 2, b"/opt/gcc-cross/x86_64"),
+            _paths(9000, 3, b"/usr/lib/python3")]
+    items = [p for run in runs for p in run]
+    data = np.frombuffer(b"".join(items), np.uint8)
+    offsets = np.zeros(len(items) + 1, np.int64)
+    np.cumsum([len(p) for p in items], out=offsets[1:])
+    starts, tables = plan_blocks(data, offsets)
+    assert starts[0] == 0 and starts[-1] == len(items) and np.all(np.diff(starts) > 0)
+    assert len(tables) == len(starts) - 1 >= 3
+    for k, table in enumerate(tables):
+        assert table == train_table(data, offsets[starts[k] : starts[k + 1] + 1])
+    # each change starts a block within a 4 KB piece of it
+    for change in (9000, 16000):
+        at = starts[np.argmin(np.abs(starts - change))]
+        assert abs(int(offsets[at]) - int(offsets[change])) <= 4096 + 64

@@ -28,6 +28,12 @@ constexpr int64_t kProbeTrain = 8 << 10;   // a probe table's training sample
 constexpr int kRecheck = 16;               // segments between tries of a fresh table
 constexpr int64_t kDriftBytes = 1 << 20;   // blocks shorter than this need a doubled cost
 constexpr int64_t kSmallEncode = 16 << 10;  // encodes shorter than this: the chained loop
+// locate's pieces: when there are kEstimateMin or more, each piece's cost is first estimated
+// from every kEstimateStride-th of its strings, then the kRefine pieces on either side of the
+// estimated switch are encoded whole and the switch placed among them
+constexpr int64_t kEstimateMin = 8;
+constexpr int64_t kEstimateStride = 4;
+constexpr int64_t kRefine = 2;
 
 // A probe table as the encoder kernels read it.
 struct ProbeTable {
@@ -87,6 +93,9 @@ public:
         : data_(data), size_(size), off_(off), n_(n), opt_(opt),
           kern_(kernels(active_isa())), loop_(encode_loop()) {
         probe_opt_.extra_rounds = 0;  // the reference's five rounds: cheap
+        // random draws, also from short ranges: the walk's cuts follow the probe tables
+        // (evenly spread samples, train.h, cut /usr paths into 70 blocks instead of 79: -1.7%)
+        probe_opt_.spread = false;
     }
 
     // The block starts (from 0, without the end) of the piece.
@@ -141,7 +150,10 @@ private:
         } else {
             if (sample_lo_ != lo || sample_hi_ != hi || sample_seed_ != seed) {
                 sample_lo_ = -1;  // (if sample_into throws)
-                sample_bytes_ = sample_into(data_, off_, lo, hi, kProbeSample, seed, sample_);
+                // random draws also from a short range (not train.h's even sample): the
+                // walk's costs, so its cuts, as the probe tables' are
+                sample_bytes_ =
+                    sample_into(data_, off_, lo, hi, kProbeSample, seed, sample_, false);
                 sample_lo_ = lo;
                 sample_hi_ = hi;
                 sample_seed_ = seed;
@@ -196,6 +208,41 @@ private:
         return out;
     }
 
+    // Every kEstimateStride-th string of each of pieces[k]:pieces[k + 1] (its first always),
+    // copied into est_ (est_at_[k]: piece k's first string there), for estimated_costs.
+    void gather_estimate(const std::vector<int64_t>& pieces) {
+        est_.bytes.clear();
+        est_.offsets.assign(1, 0);
+        est_at_.assign(1, 0);
+        for (size_t k = 0; k + 1 < pieces.size(); ++k) {
+            for (int64_t i = pieces[k]; i < pieces[k + 1]; i += kEstimateStride) {
+                est_.bytes.insert(est_.bytes.end(), data_ + off_[i], data_ + off_[i + 1]);
+                est_.offsets.push_back(static_cast<int64_t>(est_.bytes.size()));
+            }
+            est_at_.push_back(static_cast<int64_t>(est_.offsets.size()) - 1);
+        }
+        est_size_ = static_cast<int64_t>(est_.bytes.size());
+        est_.bytes.resize(est_.bytes.size() + 8, 0);  // (the slack samples have)
+    }
+
+    // piece_costs estimated from the strings gather_estimate took of the same pieces: each
+    // piece's code bytes per byte there, times the piece's bytes (1.0 per byte when its
+    // strings taken are empty).
+    std::vector<double> estimated_costs(const ProbeTable& t, const std::vector<int64_t>& pieces) {
+        const int64_t taken = static_cast<int64_t>(est_.offsets.size()) - 1;
+        encode(est_.bytes.data(), est_size_, est_.offsets.data(), 0, taken, t);
+        std::vector<double> out(pieces.size() - 1);
+        for (size_t k = 0; k + 1 < pieces.size(); ++k) {
+            const int64_t a = est_at_[k], b = est_at_[k + 1];
+            const int64_t raw = est_.offsets[b] - est_.offsets[a];
+            const double cost = raw > 0 ? static_cast<double>(codes_at_[b] - codes_at_[a]) /
+                                              static_cast<double>(raw)
+                                        : 1.0;
+            out[k] = cost * static_cast<double>(off_[pieces[k + 1]] - off_[pieces[k]]);
+        }
+        return out;
+    }
+
     // The probe table and baseline cost of a block starting at string lo (null table: no
     // bytes from lo on within reach).
     void start_block(int64_t lo) {
@@ -246,11 +293,40 @@ private:
             hi = coarse[static_cast<size_t>(std::min<int64_t>(sw.at + 1, int64_t(m)))];
         }
         const std::vector<int64_t> pieces = cut(lo, hi, kProbeSample);
-        const std::vector<double> c_old = piece_costs(old, pieces);
-        const std::vector<double> c_new = piece_costs(fresh, pieces);
-        const Switch sw = switch_point(c_old, c_new);
+        const int64_t m = static_cast<int64_t>(pieces.size()) - 1;
+        if (m < kEstimateMin) {
+            const std::vector<double> c_old = piece_costs(old, pieces);
+            const std::vector<double> c_new = piece_costs(fresh, pieces);
+            const Switch sw = switch_point(c_old, c_new);
+            if (!narrowed && sw.best > sw.stay * keep) return -1;
+            return pieces[static_cast<size_t>(sw.at)];
+        }
+        // Encoding every piece whole with both tables was most of the walk's time on short
+        // strings (/usr paths: twice the column's bytes, 20 MB for 10). A quarter of each
+        // piece's strings places the switch within a piece or two: so the estimate, then the
+        // pieces around it whole (/usr paths and dbtext: the same cuts as whole pieces gave;
+        // stdlib and doc lines: some others, the ratio within 0.15%; BENCHMARKS.md).
+        gather_estimate(pieces);
+        const Switch sw = switch_point(estimated_costs(old, pieces),
+                                       estimated_costs(fresh, pieces));
         if (!narrowed && sw.best > sw.stay * keep) return -1;
-        return pieces[static_cast<size_t>(sw.at)];
+        // the switch among pieces a..b: total(k) - total(a) sums c_old - c_new over a..k - 1
+        const int64_t a = std::max<int64_t>(sw.at - kRefine, 0);
+        const int64_t b = std::min<int64_t>(sw.at + kRefine, m - 1);
+        if (b == a) return pieces[static_cast<size_t>(a)];
+        const std::vector<int64_t> near(pieces.begin() + a, pieces.begin() + b + 1);
+        const std::vector<double> c_old = piece_costs(old, near);
+        const std::vector<double> c_new = piece_costs(fresh, near);
+        int64_t at = a;
+        double sum = 0.0, best = 0.0;
+        for (int64_t k = a + 1; k <= b; ++k) {
+            sum += c_old[static_cast<size_t>(k - 1 - a)] - c_new[static_cast<size_t>(k - 1 - a)];
+            if (sum < best) {
+                best = sum;
+                at = k;
+            }
+        }
+        return pieces[static_cast<size_t>(at)];
     }
 
     const uint8_t* data_;
@@ -270,6 +346,10 @@ private:
     std::vector<int64_t> codes_at_;
     // the last probe's sample (strings sample_lo_:sample_hi_, seed sample_seed_)
     Sample sample_;
+    // locate's strings for estimates (gather_estimate)
+    Sample est_;
+    std::vector<int64_t> est_at_;
+    int64_t est_size_ = 0;
     int64_t sample_bytes_ = 0, sample_lo_ = -1, sample_hi_ = -1;
     uint64_t sample_seed_ = 0;
     // the last kCosts probes' costs (table 0: none)

@@ -240,6 +240,36 @@ int64_t draw_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int
     return filled;
 }
 
+// Pieces of strings lo:hi spread evenly until about `want` bytes (raw >= want >= 1 bytes in
+// all) into dst (room for want + kDrawSlack bytes: the last piece can overshoot, and 8 bytes
+// of slack are zeroed after it), their ends after offsets' 0; returns the bytes taken. Every
+// string is cut into pieces of kSampleLine bytes; a piece is taken when it reaches past a
+// mark that each taken piece moves on by its length * raw / want, so the pieces are spread
+// over the range by bytes, none taken twice. (Random draws from a range only a few times
+// the sample repeat strings: a sample as large as the range holds 63% of its bytes.)
+int64_t spread_sample(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
+                      int64_t want, uint8_t* dst, std::vector<int64_t>& out_offsets) {
+    const int64_t base = offsets[lo];
+    const __int128 raw = offsets[hi] - base;
+    out_offsets.assign(1, 0);
+    int64_t filled = 0;
+    __int128 mark = 0;  // in bytes * want (exact: no rounding to drift over a long range)
+    for (int64_t i = lo; i < hi && filled < want; ++i) {
+        const int64_t end = offsets[i + 1];
+        for (int64_t at = offsets[i]; at < end && filled < want; at += kSampleLine) {
+            const int64_t take = std::min(end - at, kSampleLine);
+            const __int128 reach = __int128(at - base + take) * want;
+            if (reach <= mark) continue;
+            std::memcpy(dst + filled, data + at, size_t(take));
+            filled += take;
+            out_offsets.push_back(filled);
+            mark = std::max(mark + __int128(take) * raw, reach);
+        }
+    }
+    std::memset(dst + filled, 0, 8);
+    return filled;
+}
+
 // Train on a sample whose bytes have 8 bytes of slack: the counter width picked.
 Symbols train_padded(const uint8_t* bytes, const int64_t* offsets, int64_t nstrings,
                      const TrainOptions& options) {
@@ -260,9 +290,32 @@ Symbols train_padded(const uint8_t* bytes, const int64_t* offsets, int64_t nstri
 
 }  // namespace
 
+int64_t spread_bytes(int64_t raw, int64_t target) {
+    const double x = static_cast<double>(target) / static_cast<double>(raw);  // in (0, 1]
+    // 1 - e^(-x) by its series, which 18 terms sum to double precision for x <= 1, and which
+    // (unlike the C library's exp) gives the same sample size, so the same table, everywhere
+    double term = x, sum = 0.0;
+    for (int k = 1; k <= 18; ++k) {
+        sum += term;
+        term *= -x / (k + 1);
+    }
+    return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(raw) * sum));
+}
+
+// Whether strings of raw bytes are sampled evenly for a target (raw >= target): fewer than
+// kSpreadRange samples' bytes (the division keeps a huge target from overflowing).
+inline bool spread_range(int64_t raw, int64_t target) { return raw / kSpreadRange < target; }
+
 int64_t sample_into(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                    int64_t target, uint64_t seed, Sample& out) {
+                    int64_t target, uint64_t seed, Sample& out, bool spread) {
     const int64_t raw = offsets[hi] - offsets[lo];
+    if (raw >= target && spread && spread_range(raw, target)) {
+        const int64_t want = spread_bytes(raw, target);
+        if (out.bytes.size() < size_t(want + kDrawSlack)) {
+            out.bytes.resize(size_t(want + kDrawSlack));
+        }
+        return spread_sample(data, offsets, lo, hi, want, out.bytes.data(), out.offsets);
+    }
     if (raw < target) {
         if (out.bytes.size() < size_t(raw + 8)) out.bytes.resize(size_t(raw + 8));
         if (raw > 0) std::memcpy(out.bytes.data(), data + offsets[lo], size_t(raw));
@@ -276,9 +329,9 @@ int64_t sample_into(const uint8_t* data, const int64_t* offsets, int64_t lo, int
 }
 
 Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                 int64_t target, uint64_t seed) {
+                 int64_t target, uint64_t seed, bool spread) {
     Sample out;
-    out.bytes.resize(size_t(sample_into(data, offsets, lo, hi, target, seed, out)));
+    out.bytes.resize(size_t(sample_into(data, offsets, lo, hi, target, seed, out, spread)));
     return out;
 }
 
@@ -295,12 +348,17 @@ Symbols train_sample(const uint8_t* bytes, const int64_t* offsets, int64_t nstri
 
 Symbols train_range(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
                     int64_t target, uint64_t seed, const TrainOptions& options) {
-    if (offsets[hi] - offsets[lo] < target) {
-        return train_sample(data + offsets[lo], offsets + lo, hi - lo, options);
-    }
+    const int64_t raw = offsets[hi] - offsets[lo];
+    if (raw < target) return train_sample(data + offsets[lo], offsets + lo, hi - lo, options);
     SampleScratch& scratch = SampleScratch::of_this_thread();
-    draw_sample(data, offsets, lo, hi, target, seed,
-                scratch.bytes.grow(size_t(target + kDrawSlack)), scratch.offsets);
+    if (options.spread && spread_range(raw, target)) {
+        const int64_t want = spread_bytes(raw, target);
+        spread_sample(data, offsets, lo, hi, want, scratch.bytes.grow(size_t(want + kDrawSlack)),
+                      scratch.offsets);
+    } else {
+        draw_sample(data, offsets, lo, hi, target, seed,
+                    scratch.bytes.grow(size_t(target + kDrawSlack)), scratch.offsets);
+    }
     return train_padded(scratch.bytes.p.get(), scratch.offsets.data(),
                         static_cast<int64_t>(scratch.offsets.size()) - 1, options);
 }

@@ -15,6 +15,8 @@ namespace fsstgpu_native {
 constexpr int64_t kDefaultSampleBytes = 48 << 10;
 constexpr uint64_t kTrainSeed = 4637947;  // fsstgpu.training.SEED
 constexpr int64_t kSampleLine = 512;       // longer strings give one random 512-byte piece
+// A range of fewer than kSpreadRange samples' bytes is sampled evenly, not by random draws.
+constexpr int64_t kSpreadRange = 4;
 
 // Tuned on dbtext (see training.py): candidates seen fewer than min_count * fraction / 128
 // times are dropped, extra_rounds more rounds over the whole sample come before the last,
@@ -27,6 +29,9 @@ struct TrainOptions {
     // pair counter width in bits: 0 picks the narrowest that cannot overflow (16 below 64 KB
     // of sample); 32 forces the wide one (tests check both give the same symbols)
     int counter_bits = 0;
+    // sample a range of fewer than kSpreadRange * target bytes evenly (sample_into); false:
+    // random draws whatever its size (block planning's probe tables)
+    bool spread = true;
 };
 
 // Trained symbols: values[i] holds symbol i's bytes little-endian, zero beyond lengths[i]
@@ -36,21 +41,29 @@ struct Symbols {
     std::vector<uint8_t> lengths;
 };
 
-// A training sample of strings lo:hi: all of them when they hold fewer than target bytes,
-// else random strings (a random 512-byte piece of longer ones) from a generator seeded with
-// seed, until target bytes are collected. offsets start at 0 (size() == pieces + 1).
+// A training sample of strings lo:hi: all of them when they hold fewer than target bytes;
+// else, when they hold fewer than kSpreadRange * target bytes and spread is set, 512-byte
+// pieces spread evenly over them, no string twice, as many bytes as the random draws would
+// have held distinct ones on average (spread_bytes: fewer than target); else random strings
+// (a random 512-byte piece of longer ones) from a generator seeded with seed, until target
+// bytes are collected. offsets start at 0 (size() == pieces + 1).
 struct Sample {
     std::vector<uint8_t> bytes;
     std::vector<int64_t> offsets;
 };
 Sample sample_of(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                 int64_t target, uint64_t seed);
+                 int64_t target, uint64_t seed, bool spread = true);
+
+// The bytes of an even sample of a range of raw bytes (target <= raw) that stands in for
+// target bytes of random draws: the draws' expected distinct bytes, raw * (1 - e^(-target /
+// raw)), at least 1.
+int64_t spread_bytes(int64_t raw, int64_t target);
 
 // sample_of into out, whose memory is kept for the next call (a block planner draws thousands
 // of small samples): out.bytes holds the sample's bytes, then at least 8 zero bytes (and
 // maybe more, unused); returns how many bytes the sample has.
 int64_t sample_into(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
-                    int64_t target, uint64_t seed, Sample& out);
+                    int64_t target, uint64_t seed, Sample& out, bool spread = true);
 
 // Train on a sample: nstrings strings, string i is bytes[offsets[i] - offsets[0] :
 // offsets[i + 1] - offsets[0]] (so a slice of a column's own arrays serves as a sample).

@@ -76,8 +76,11 @@ def train_sample(sample, offsets, extra_rounds=3):
 
 def sample_of(data, offsets, lo, hi, sample_bytes, seed):
     """The training sample of strings ``lo:hi``: all of them (copied) when they hold fewer than
-    ``sample_bytes`` bytes, else random strings (a random 512-byte piece of longer ones) from a
-    generator seeded with ``seed`` until ``sample_bytes`` bytes are collected.
+    ``sample_bytes`` bytes; when they hold fewer than four times that, 512-byte pieces spread
+    evenly over them, none twice, ``n * (1 - exp(-sample_bytes / n))`` bytes of their ``n``
+    (what random draws would hold of distinct bytes on average: :mod:`fsstgpu.training`); else
+    random strings (a random 512-byte piece of longer ones) from a generator seeded with
+    ``seed`` until ``sample_bytes`` bytes are collected.
 
     Returns
     -------
@@ -93,6 +96,10 @@ def sample_of(data, offsets, lo, hi, sample_bytes, seed):
     >>> sample, offs = native.sample_of(data, np.array([0, 2000]), 0, 1, 100, seed=7)
     >>> len(sample), offs.tolist()  # one random 512-byte piece of the 2000-byte string
     (512, [0, 512])
+    >>> data = np.frombuffer(b"".join(b"%d" % i for i in range(10, 30)), np.uint8)
+    >>> sample, offs = native.sample_of(data, np.arange(0, 41, 2), 0, 20, 16, seed=7)
+    >>> bytes(sample)  # 13 of 40 bytes wanted: every third string
+    b'10131619222528'
     """
     return _sample_of(np.ascontiguousarray(data, np.uint8),
                       np.ascontiguousarray(offsets, np.int64), int(lo), int(hi),
