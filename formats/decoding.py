@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from fsstgpu.columns import joined_chunks
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_read import decode_column
@@ -23,7 +24,7 @@ from fsstgpu.formats.nested import (
 )
 from fsstgpu.formats.parquet_options import validated
 from fsstgpu.formats.rowgroups import Source, reading
-from fsstgpu.formats.unit_reads import cut_rows, joined_chunks
+from fsstgpu.formats.unit_reads import cut_rows
 
 __all__ = ["CODECS_KEY", "Decoder", "copied", "restored_schema"]
 

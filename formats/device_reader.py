@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from fsstgpu.columns import decompress_column
+from fsstgpu.columns import decompress_column, joined_chunks
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
@@ -29,7 +29,6 @@ from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.unit_reads import (
     WHOLE,
     default_workers,
-    joined_chunks,
     parallel_units,
     row_group_runs,
     run_label,

@@ -12,6 +12,7 @@ import itertools
 
 import pyarrow as pa
 
+from fsstgpu.columns import joined_chunks
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.decoding import Decoder, restored_schema
@@ -21,7 +22,6 @@ from fsstgpu.formats.rowgroups import Source, check_input, reading, rows_only
 from fsstgpu.formats.selection import ColumnSelectionError
 from fsstgpu.formats.unit_reads import (
     WHOLE,
-    joined_chunks,
     parallel_units,
     row_group_runs,
     run_label,

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from fsstgpu.formats.rowgroups import Source, reading
 from fsstgpu.parallel import refuse_forked, usable_cores
 
-__all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "cut_rows", "default_workers", "joined_chunks",
+__all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "cut_rows", "default_workers",
            "parallel_units", "row_group_runs", "run_label", "run_units"]
 
 
@@ -164,21 +164,6 @@ def run_label(run) -> str:
     ('row group 3', 'row groups 3-5')
     """
     return f"row group {run[0]}" if len(run) == 1 else f"row groups {run[0]}-{run[-1]}"
-
-
-def joined_chunks(parts: list) -> pa.ChunkedArray:
-    """Arrays and chunked arrays of one type (a run's row groups) as one ChunkedArray, their
-    chunks kept.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.formats.unit_reads import joined_chunks
-    >>> joined_chunks([pa.array([1]), pa.chunked_array([[2], [3]])]).num_chunks
-    3
-    """
-    chunks = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
-    return pa.chunked_array(chunks, type=parts[0].type)
 
 
 def cut_rows(values, counts: list, *, own: bool) -> list:

@@ -36,7 +36,7 @@ from fsstgpu.symbol_table import as_symbol_table
 from fsstgpu.training import train
 
 __all__ = ["MIN_PIECE_BYTES", "ColumnStream", "compress_column", "decompress_column",
-           "planning_pieces"]
+           "joined_chunks", "planning_pieces"]
 
 #: A ChunkedArray's chunks are planned together until they hold this many string bytes: a
 #: training (~2 ms) per chunk of a few KB would cost more than it saves, and its table (~2 KB)
@@ -66,12 +66,19 @@ def planning_pieces(chunk_bytes, min_bytes: int | None = None) -> np.ndarray:
     return np.array(starts + [len(sizes)], np.int64)
 
 
-def _chunked(columns: list) -> pa.ChunkedArray:
-    """Arrays and ChunkedArrays of one type as one ChunkedArray of their chunks (nothing
-    copied)."""
-    return pa.chunked_array([chunk for c in columns
-                             for chunk in (c.chunks if isinstance(c, pa.ChunkedArray) else [c])],
-                            type=columns[0].type)
+def joined_chunks(parts: list) -> pa.ChunkedArray:
+    """Arrays and chunked arrays of one type (consecutive pieces of a column: a run's row
+    groups) as one ChunkedArray, their chunks kept (nothing copied).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.columns import joined_chunks
+    >>> joined_chunks([pa.array([1]), pa.chunked_array([[2], [3]])]).num_chunks
+    3
+    """
+    chunks = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
+    return pa.chunked_array(chunks, type=parts[0].type)
 
 
 def _plan(plain: Plain, table, sample_bytes, level):
@@ -332,7 +339,7 @@ class ColumnStream:
                 k += 1
                 continue
             group = columns[k : k + span]
-            carr = compress_column(_chunked(group), table=table, split_size=self.split_size,
+            carr = compress_column(joined_chunks(group), table=table, split_size=self.split_size,
                                    encode=self.encode)
             rows = np.zeros(len(group) + 1, np.int64)
             np.cumsum([len(c) for c in group], out=rows[1:])
