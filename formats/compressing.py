@@ -148,7 +148,7 @@ class UnitCompressor:
             if name in self.rebuilt:
                 check_rebuilt(name, col, self.rebuilt[name], self.rows)
             return self._grown(name, col)
-        with reading(self.source.path, f"row group {unit_index}, column {name!r}: "):
+        with self._reading(name, unit_index):
             return self._laid_out(name, self.streams[name].compress(self._values(name, col)))
 
     def convert_run(self, units: list, first: int) -> list[list]:
@@ -172,7 +172,7 @@ class UnitCompressor:
         array."""
         values = []
         for i, col in enumerate(cols):
-            with reading(self.source.path, f"row group {first + i}, column {name!r}: "):
+            with self._reading(name, first + i):
                 values.append(self._values(name, col))
         try:
             segments = self.streams[name].compress_many(values)
@@ -180,7 +180,7 @@ class UnitCompressor:
             # (the stream is as it was) each unit alone, to fail as it does alone, named
             out = []
             for i, v in enumerate(values):
-                with reading(self.source.path, f"row group {first + i}, column {name!r}: "):
+                with self._reading(name, first + i):
                     out.append(self._laid_out(name, self.streams[name].compress(v)))
             return out
         out = []
@@ -190,6 +190,10 @@ class UnitCompressor:
             pieces = [whole] if count == 1 else cut_rows(whole, counts, own=self.own)
             out.extend(self._grown(name, piece) for piece in pieces)
         return out
+
+    def _reading(self, name: str, unit_index: int):
+        """Errors raised inside named by the file, row group ``unit_index`` and column."""
+        return reading(self.source.path, f"row group {unit_index}, column {name!r}: ")
 
     def _values(self, name: str, col):
         """A string column's unit as the values to compress (checked, its bounds kept)."""
