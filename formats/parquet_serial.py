@@ -39,10 +39,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fsstgpu.formats.chunk_record import ARROW_SCHEMA_KEY, CHUNKS_KEY, chunk_digests, chunks_footer
+from fsstgpu.formats.parquet_options import leaf_paths
 from fsstgpu.formats.parquet_parts import unwritable
 from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
 
-__all__ = ["SERIAL_CHUNK_BYTES", "SerialParquetWriter", "leaf_count", "serial_suits"]
+__all__ = ["SERIAL_CHUNK_BYTES", "SerialParquetWriter", "serial_suits"]
 
 #: row groups whose column chunks hold fewer Arrow bytes than this on average, where parts
 #: are written two at a time, are written by one writer (:func:`serial_suits`; with ``P``
@@ -53,29 +54,6 @@ __all__ = ["SERIAL_CHUNK_BYTES", "SerialParquetWriter", "leaf_count", "serial_su
 #: of ~10 KB written in 68-77 ms by one writer, 107-178 in parts; 61 of 5 chunks of ~12 KB
 #: 49-52 against 66-74.
 SERIAL_CHUNK_BYTES = 32 << 10
-
-
-def leaf_count(type_: pa.DataType) -> int:
-    """The Parquet leaves (column chunks a row group) of a column of ``type_``.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.formats.parquet_serial import leaf_count
-    >>> leaf_count(pa.struct([("a", pa.int8()), ("b", pa.list_(pa.string()))]))
-    2
-    """
-    if isinstance(type_, pa.ExtensionType):
-        return leaf_count(type_.storage_type)
-    if pa.types.is_struct(type_):
-        return sum(leaf_count(type_.field(i).type) for i in range(type_.num_fields))
-    if pa.types.is_map(type_):
-        return leaf_count(type_.key_type) + leaf_count(type_.item_type)
-    if (pa.types.is_list(type_) or pa.types.is_large_list(type_)
-            or pa.types.is_fixed_size_list(type_) or pa.types.is_list_view(type_)
-            or pa.types.is_large_list_view(type_)):
-        return leaf_count(type_.value_type)
-    return 1
 
 
 def serial_suits(tables: list, schema: pa.Schema, parallel: int = 2) -> bool:
@@ -96,7 +74,7 @@ def serial_suits(tables: list, schema: pa.Schema, parallel: int = 2) -> bool:
     """
     if len(tables) < 2 or not hasattr(pq.ParquetWriter, "add_key_value_metadata"):
         return False
-    leaves = max(1, sum(leaf_count(f.type) for f in schema))
+    leaves = max(1, sum(len(leaf_paths(f)) for f in schema))
     limit = SERIAL_CHUNK_BYTES * 2 // max(1, parallel)
     return sum(t.nbytes for t in tables) < limit * leaves * len(tables)
 
