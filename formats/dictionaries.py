@@ -23,9 +23,16 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.ipc as ipc
 
 from fsstgpu.formats.arrow import is_fsst_type
-from fsstgpu.formats.nested import child_fields, is_container, map_leaves, plain_type_of
+from fsstgpu.formats.nested import (
+    child_fields,
+    is_container,
+    map_leaves,
+    plain_type_of,
+    with_children,
+)
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "SentDictionaries",
@@ -297,7 +304,11 @@ class SentDictionaries:
     dictionary holds the values of the one sent before (:func:`_same_values`), the batch is
     given that one (with the tail appended); where their values differ but the writer would
     take them for the same, the batch is re-encoded onto the one sent before, grown by the
-    values it lacks (:func:`_unified`), which the writer sends as a delta. Any other dictionary
+    values it lacks (:func:`_unified`), which the writer sends as a delta; where the floats sit
+    inside the values (a struct's fields, a list's items), which the hash kernels cannot match,
+    the writer is asked what a reader would hold (:func:`_read_back`) and, where that is not the
+    batch's own, the batch's whole dictionary is appended to the one sent before
+    (:func:`_appended`). Any other dictionary
     the writer sends whole (a replacement; an IPC file, which cannot hold one, is kept on one
     dictionary by :class:`FileDictionaries` first).
 
@@ -334,10 +345,15 @@ class SentDictionaries:
             head = now.slice(0, len(before))
             if _same_values(head, before):
                 edits[key] = partial(_tail_given, before=before)
-            elif pa.types.is_floating(now.type) and _floats_taken_for_same(head, before):
-                # (values of other types the writer compares as _same_values just did)
-                edits[key] = partial(_unified, before=before,
-                                     name=batch.schema.field(key[0]).name, stream=True)
+            elif pa.types.is_floating(now.type):
+                if _floats_taken_for_same(head, before):
+                    edits[key] = partial(_unified, before=before,
+                                         name=batch.schema.field(key[0]).name, stream=True)
+            elif _holds_floats(now.type) and not _same_values(_read_back(before, now), now):
+                # (floats inside structs or lists, which the hash kernels cannot match; values
+                # without floats the writer compares as _same_values just did)
+                edits[key] = partial(_appended, before=before,
+                                     name=batch.schema.field(key[0]).name)
         if edits:
             batch = _rebuilt(batch, edits)
             found = batch_dictionaries(batch)
@@ -430,13 +446,7 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
     dictionary that pyarrow's IPC writer takes for ``before`` (:class:`SentDictionaries`);
     ``col`` as it is where the compute kernels take no values of its type (the writer then
     refuses it as a replacement, naming the column too)."""
-    if col.type.ordered:  # (entries appended in another order would change what "<" means)
-        raise ValueError(f"column {name!r}: an ordered dictionary column " + (
-            f"whose dictionary {_TAKEN_FOR_SAME} cannot be sent as it is, nor grown without "
-            "changing its order: write Parquet instead" if stream else
-            "whose record batches have different dictionaries cannot share one dictionary "
-            "without changing its order, and an Arrow IPC file holds one per column: write an "
-            "IPC stream (.arrows) or Parquet instead"))
+    _refuse_ordered(col, name, stream)
     limit = _index_limit(col.type.index_type)
     value_type = col.type.value_type
     own, old = _keyed(col.dictionary), _keyed(before)
@@ -445,15 +455,7 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
         if len(old) + len(fresh) > limit:  # unused entries (a sliced batch's) left out
             fresh = _lacking(own.take(pc.unique(col.indices.drop_null())), old)
         if len(old) + len(fresh) > limit:
-            raise ValueError(f"column {name!r}: " + (
-                f"a record batch's dictionary {_TAKEN_FOR_SAME}, so it is sent as that "
-                f"one grown, which needs {len(old) + len(fresh)} values, more than "
-                f"{col.type.index_type} indices reach ({limit}): write Parquet instead"
-                if stream else
-                f"its record batches' dictionaries hold {len(old) + len(fresh)} distinct "
-                f"values together, more than one dictionary of {col.type.index_type} indices "
-                f"reaches ({limit} values): an Arrow IPC file holds one dictionary per column "
-                "(growing by deltas); write an IPC stream (.arrows) or Parquet instead"))
+            raise _outgrown(col, name, len(old) + len(fresh), stream)
         grown = pa.concat_arrays([old, fresh]) if len(fresh) else old
         # (an entry of own that is null maps to a null index, or to before's null entry)
         indices = pc.take(pc.index_in(own, value_set=grown), col.indices)
@@ -463,6 +465,50 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
         pa.concat_arrays([before, _unkeyed(fresh, value_type)]))
     return pa.DictionaryArray.from_arrays(indices.cast(col.type.index_type), dictionary,
                                           ordered=col.type.ordered, safe=False)
+
+
+def _appended(col: pa.DictionaryArray, before: pa.Array, name: str) -> pa.DictionaryArray:
+    """``col`` with dictionary ``before`` followed by its own (its indices moved past
+    ``before``; only the entries they use where all would not fit the index type): the same
+    values, bit for bit, and the writer, finding ``before`` at the start, sends the rest as a
+    delta. For values the hash kernels cannot match (:func:`_unified`); a ValueError naming
+    column ``name`` where the dictionary is ordered or that outgrows the index type."""
+    _refuse_ordered(col, name, stream=True)
+    own, indices = col.dictionary, col.indices
+    limit = _index_limit(col.type.index_type)
+    if len(before) + len(own) > limit:  # unused entries (a sliced batch's) left out
+        used = pc.unique(indices.drop_null())
+        own, indices = own.take(used), pc.index_in(indices, value_set=used)
+    if len(before) + len(own) > limit:
+        raise _outgrown(col, name, len(before) + len(own), stream=True)
+    moved = pc.add(indices.cast(pa.int64()), len(before)).cast(col.type.index_type)
+    return pa.DictionaryArray.from_arrays(moved, pa.concat_arrays([before, own]),
+                                          ordered=col.type.ordered, safe=False)
+
+
+def _refuse_ordered(col: pa.DictionaryArray, name: str, stream: bool) -> None:
+    """The ValueError of :func:`_unified` and :func:`_appended` for an ordered ``col``."""
+    if col.type.ordered:  # (entries appended in another order would change what "<" means)
+        raise ValueError(f"column {name!r}: an ordered dictionary column " + (
+            f"whose dictionary {_TAKEN_FOR_SAME} cannot be sent as it is, nor grown without "
+            "changing its order: write Parquet instead" if stream else
+            "whose record batches have different dictionaries cannot share one dictionary "
+            "without changing its order, and an Arrow IPC file holds one per column: write an "
+            "IPC stream (.arrows) or Parquet instead"))
+
+
+def _outgrown(col: pa.DictionaryArray, name: str, needed: int, stream: bool) -> ValueError:
+    """The ValueError of :func:`_unified` and :func:`_appended` where ``col``'s dictionary,
+    grown, needs ``needed`` values, more than its index type reaches."""
+    limit = _index_limit(col.type.index_type)
+    return ValueError(f"column {name!r}: " + (
+        f"a record batch's dictionary {_TAKEN_FOR_SAME}, so it is sent as that one grown, "
+        f"which needs {needed} values, more than {col.type.index_type} indices reach "
+        f"({limit}): write Parquet instead" if stream else
+        f"its record batches' dictionaries hold {needed} distinct values together, more than "
+        f"one dictionary of {col.type.index_type} indices reaches ({limit} values): an Arrow "
+        "IPC file holds one dictionary per column (growing by deltas); write an IPC stream "
+        "(.arrows) or Parquet instead"))
 
 
 def _keyed(values: pa.Array) -> pa.Array:
@@ -494,11 +540,68 @@ def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:
 
 def _same_values(a: pa.Array, b: pa.Array) -> bool:
     """Whether ``a`` and ``b`` hold the same nulls and valid values, floats compared by their
-    bits (``equals`` takes -0.0 for 0.0: a batch given a dictionary so, of floats, read its 0.0
-    as -0.0; and no NaN for a NaN). What lies under a null is not compared."""
-    if pa.types.is_floating(a.type):
-        a, b = _keyed(a), _keyed(b)
+    bits, also inside structs, lists and maps (``equals`` takes -0.0 for 0.0: a batch given a
+    dictionary so, of floats, read its 0.0 as -0.0; of structs of floats, {x: -0.0} as {x: 0.0};
+    and no NaN for a NaN). What lies under a null is not compared, except where floats sit in
+    a type :func:`_bits_type` cannot rebuild: there the two must serialise alike."""
+    bits = _bits_type(a.type)
+    if bits is None:
+        return a.type == b.type and _serialised(a) == _serialised(b)
+    if bits != a.type:
+        a, b = a.view(bits), b.view(bits)
     return a.equals(b)
+
+
+def _serialised(values: pa.Array) -> bytes:
+    """``values`` copied into buffers of their own and serialised as a one-column batch."""
+    return pa.record_batch([pa.concat_arrays([values])], names=["v"]).serialize().to_pybytes()
+
+
+def _bits_type(type_: pa.DataType) -> pa.DataType | None:
+    """``type_`` with each float in it (itself, a container's leaves, a dictionary's values) the
+    integer of its width, for a view of the floats' bits; None where a float sits in a type
+    this does not rebuild (a union, a list view, an extension type)."""
+    if pa.types.is_floating(type_):
+        return _FLOAT_BITS[type_.bit_width]
+    if not _holds_floats(type_):
+        return type_
+    if pa.types.is_dictionary(type_):
+        values = _bits_type(type_.value_type)
+        return None if values is None else pa.dictionary(type_.index_type, values, type_.ordered)
+    if not is_container(type_):
+        return None
+    children = [_bits_type(f.type) for f in child_fields(type_)]
+    if any(t is None for t in children):
+        return None
+    return with_children(type_, [f.with_type(t) for f, t in
+                                 zip(child_fields(type_), children, strict=True)])
+
+
+def _holds_floats(type_: pa.DataType) -> bool:
+    """Whether ``type_`` is or holds a floating-point type (at any depth, dictionary values
+    and extension storage included)."""
+    if pa.types.is_floating(type_):
+        return True
+    if pa.types.is_dictionary(type_):
+        return _holds_floats(type_.value_type)
+    if isinstance(type_, pa.BaseExtensionType):
+        return _holds_floats(type_.storage_type)
+    return any(_holds_floats(type_.field(i).type) for i in range(type_.num_fields))
+
+
+def _read_back(before: pa.Array, now: pa.Array) -> pa.Array:
+    """The dictionary a reader holds for ``now`` where pyarrow's IPC writer (deltas on) sent
+    ``before`` last: asked of the writer itself, which compares dictionaries by value (-0.0 for
+    0.0, NaNs equal), for values whose floats :func:`_floats_taken_for_same` cannot reach."""
+    schema = pa.schema([("d", pa.dictionary(pa.int32(), now.type))])
+    sink = pa.BufferOutputStream()
+    no_rows = pa.array([], pa.int32())
+    with ipc.new_stream(sink, schema,
+                        options=ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
+        for d in (before, now):  # (a batch of no rows still sends its dictionary)
+            w.write_batch(pa.record_batch([pa.DictionaryArray.from_arrays(no_rows, d)],
+                                          schema=schema))
+    return list(ipc.open_stream(sink.getvalue()))[-1].column(0).dictionary
 
 
 def _floats_taken_for_same(a: pa.Array, b: pa.Array) -> bool:
