@@ -35,8 +35,8 @@ import numpy as np
 
 from fsstgpu.native import assemble_splits as native_assemble_splits, first_at_or_after
 
-__all__ = ["DEFAULT_SPLIT_SIZE", "assemble_splits", "interior_cuts", "plan_splits", "rule2_rows",
-           "split_rows"]
+__all__ = ["DEFAULT_SPLIT_SIZE", "assemble_splits", "interior_cuts", "one_block_starts",
+           "plan_splits", "rule2_rows", "split_rows"]
 
 #: Default ``S``: target uncompressed bytes per split, i.e. the GPU decoder's work per warp.
 #: A 1 GiB column gets ~260 000 splits, plenty to fill an H200 (132 SMs x 40 warps).
@@ -119,6 +119,35 @@ def assemble_splits(block_starts, row, code, out, cuts, ncodes: int, total: int)
     ([0, 4, 6], [0, 6, 9], [0, 0])
     """
     return native_assemble_splits(block_starts, row, code, out, cuts, ncodes, total)
+
+
+def one_block_starts(code, out, ncodes: int, total: int, xp=np):
+    """:func:`assemble_splits` of a column of one block without long strings (no cuts), with
+    the arrays module ``xp`` of ``code`` and ``out`` (NumPy, or CuPy: the GPU encoder's
+    planning, where its offsets are; the host merge took 9 ms of a 1 GiB column's 30).
+
+    ``code`` and ``out`` are the code and output offsets at rows ``[0, *rule2_rows(...)]``,
+    which do not decrease, so the merge by (code position, string, block) is their order: of
+    equal code positions the last is kept, those at or past ``ncodes`` are dropped. The split
+    table is all zeros.
+
+    Returns
+    -------
+    split_codes, split_out : arrays of int64, shape (nsplits + 1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.splits import one_block_starts
+    >>> sc, so = one_block_starts(np.array([0, 0, 4, 6]), np.array([0, 2, 6, 9]), 6, 9)
+    >>> sc.tolist(), so.tolist()
+    ([0, 4, 6], [2, 6, 9])
+    """
+    last = xp.ones(code.shape[0], dtype=bool)
+    last[:-1] = code[1:] != code[:-1]
+    kept = xp.flatnonzero(last & (code < ncodes))  # (one count: CuPy's waits for it once)
+    return (xp.concatenate([code[kept], xp.full(1, ncodes, dtype=xp.int64)]),
+            xp.concatenate([out[kept], xp.full(1, total, dtype=xp.int64)]))
 
 
 def rule2_rows(out_offsets, split_size: int, xp=np):

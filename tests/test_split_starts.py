@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsstgpu import compress, native
+from fsstgpu import compress, native, splits
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import rule2_rows
 
@@ -102,3 +102,25 @@ def test_rows_outside_the_offsets_are_refused():
     with pytest.raises(ValueError, match="differ in length"):
         native.assemble_splits(np.array([0, 4]), np.array([0]), co[:1], co[:1],
                                (co, co, co[:2]), 4, 4)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_block_starts_are_the_merge_without_cuts(seed):
+    """splits.one_block_starts (the GPU encoder's plan of a column of one block without long
+    strings, run here with NumPy) against the merge on real plans: empty strings, repeated
+    rule 2 rows, tiny and large split sizes, a last row at the end of the codes."""
+    rng = np.random.default_rng(500 + seed)
+    strings = [s[:3] for s in random_column(rng)]  # (no string longer than 3 bytes: no cuts)
+    carr = compress(strings, level="fast", table=compress(strings, level="fast").tables[0])
+    co, lengths = carr.code_offsets, carr.lengths
+    out_offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    ncodes, total, n = int(co[-1]), int(out_offsets[-1]), len(lengths)
+    if not ncodes:
+        return
+    empty = (np.zeros(0, np.int64),) * 3
+    for split_size in (1, 2, 3, 5, 64, 4096):
+        row = np.concatenate([[0], rule2_rows(out_offsets, split_size)]).astype(np.int64)
+        want = native.assemble_splits(np.array([0, n]), row, co[row], out_offsets[row], empty,
+                                      ncodes, total)
+        got = splits.one_block_starts(co[row], out_offsets[row], ncodes, total)
+        same((*got, np.zeros(len(got[0]) - 1, np.uint16)), want)
