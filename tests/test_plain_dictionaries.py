@@ -322,20 +322,26 @@ def test_a_dictionary_the_ipc_writer_takes_for_an_extension_reads_back(tmp_path,
     mismatch (the checksum is of the batch's own dictionary). So with another NaN, and, for an
     IPC file too, with other bytes under a null entry. Now each batch is given what a reader
     holds: the values come back, bit for bit, through fsstgpu's reader and pyarrow's."""
-    first, second = _TAKEN_FOR_EXTENSIONS[case]
+    _compressed_reads_back(tmp_path, *_TAKEN_FOR_EXTENSIONS[case], out, _bits)
+
+
+def _compressed_reads_back(tmp_path, first, second, out: str, bits) -> None:
+    """A stream (pyarrow's writer: a replacement dictionary a batch) of two batches whose
+    dictionary column ``f`` holds ``first`` then ``second``, compressed to ``out``: read by
+    fsstgpu and by pyarrow, ``bits`` of ``f`` equal the input's."""
     batches = [pa.record_batch({
         "f": pa.DictionaryArray.from_arrays(pa.array(list(range(len(d))), pa.int32()), d),
         "s": [f"line {k} {i}" for i in range(len(d))]}) for k, d in enumerate((first, second))]
     src = tmp_path / "in.arrows"
-    with ipc.new_stream(src, batches[0].schema) as w:  # (replacements: pyarrow's default)
+    with ipc.new_stream(src, batches[0].schema) as w:
         for b in batches:
             w.write_batch(b)
-    want = _bits(pa.chunked_array([b.column("f") for b in batches]))
-    assert _bits(ipc.open_stream(src).read_all().column("f")) == want
+    want = bits(pa.chunked_array([b.column("f") for b in batches]))
+    assert bits(ipc.open_stream(src).read_all().column("f")) == want
     compress_file(src, tmp_path / out)
     plain = (ipc.open_stream if out.endswith("s") else ipc.open_file)(tmp_path / out)
     for got in (read_table(tmp_path / out, device="cpu"), plain.read_all()):
-        assert _bits(got.column("f")) == want
+        assert bits(got.column("f")) == want
 
 
 def test_a_dictionary_the_ipc_writer_takes_for_the_same_reads_back(tmp_path):
@@ -366,6 +372,33 @@ def _twin(v):
         _nan(1 << 40))  # (a payload float32 keeps)
 
 
+def _evolving_batches(rnd: random.Random, name: str, type_, fresh, twin) -> list:
+    """Four batches of a dictionary column ``name`` (``type_`` values, int8 indices, nulls):
+    each one's dictionary a new one of ``fresh()`` values, or the one before with each value
+    ``twin(v)`` and some fresh ones appended."""
+    batches, values = [], []
+    for _ in range(4):
+        if not values or rnd.random() < 0.25:
+            values = [fresh() for _ in range(rnd.randint(1, 4))]
+        else:
+            values = [twin(v) for v in values] + [fresh() for _ in range(rnd.randint(0, 2))]
+        indices = [rnd.choice([None, *range(len(values))]) for _ in range(rnd.randint(0, 5))]
+        batches.append(pa.record_batch({name: pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.int8()), pa.array(values, type_))}))
+    return batches
+
+
+def _through_ipc_writer(path: Path, batches) -> pa.Table:
+    """``batches`` written to the stream ``path`` by fsstgpu's IpcWriter and read back by
+    fsstgpu's reader."""
+    with pa.OSFile(str(path), "wb") as f:
+        writer = IpcWriter(f, "arrows", batches[0].schema)
+        for b in batches:  # (with the writer's schema, marked, as a reader has it)
+            writer.write(b.replace_schema_metadata(writer.schema.metadata))
+        writer.close()
+    return read_table(path, device="cpu")
+
+
 def test_float_dictionaries_that_the_ipc_writer_may_take_for_others_read_back(tmp_path):
     """Batches (fixed seeds) of float32 / float64 dictionaries drawn from null, 0.0, -0.0, two
     NaNs and 1.5, each batch's the one before with values swapped for their twins (what the
@@ -375,23 +408,11 @@ def test_float_dictionaries_that_the_ipc_writer_may_take_for_others_read_back(tm
     for seed in range(40):
         rnd = random.Random(seed)
         value_type = rnd.choice([pa.float32(), pa.float64()])
-        batches, values = [], []
-        for _ in range(4):
-            if not values or rnd.random() < 0.25:
-                values = [rnd.choice(pool) for _ in range(rnd.randint(1, 4))]
-            else:
-                values = [_twin(v) if rnd.random() < 0.5 else v for v in values] + [
-                    rnd.choice(pool) for _ in range(rnd.randint(0, 2))]
-            indices = [rnd.choice([None, *range(len(values))]) for _ in range(rnd.randint(0, 5))]
-            batches.append(pa.record_batch({"f": pa.DictionaryArray.from_arrays(
-                pa.array(indices, pa.int8()), pa.array(values, value_type))}))
-        path = tmp_path / f"{seed}.arrows"
-        with pa.OSFile(str(path), "wb") as f:
-            writer = IpcWriter(f, "arrows", batches[0].schema)
-            for b in batches:  # (with the writer's schema, marked, as a reader has it)
-                writer.write(b.replace_schema_metadata(writer.schema.metadata))
-            writer.close()
-        got = read_table(path, device="cpu").column("f").cast(pa.float64())
+        batches = _evolving_batches(
+            rnd, "f", value_type, lambda: rnd.choice(pool),  # noqa: B023 (called here)
+            lambda v: _twin(v) if rnd.random() < 0.5 else v)  # noqa: B023
+        got = _through_ipc_writer(tmp_path / f"{seed}.arrows", batches).column("f").cast(
+            pa.float64())
         want = pa.chunked_array([b.column("f") for b in batches]).cast(pa.float64())
         assert _bits(got) == _bits(want), seed
 
@@ -450,20 +471,8 @@ def test_a_nested_float_dictionary_the_ipc_writer_takes_for_another_reads_back(t
     {x: 0.0} was read back with {x: 0.0}, with no error (SentDictionaries took the two for the
     same values, comparing them by value where the floats were not the dictionary's own type);
     bit for bit now, through fsstgpu's reader and pyarrow's."""
-    first, second = _NESTED_TAKEN[case]
-    batches = [pa.record_batch({
-        "d": pa.DictionaryArray.from_arrays(pa.array(list(range(len(d))), pa.int32()), d),
-        "s": [f"line {k} {i}" for i in range(len(d))]}) for k, d in enumerate((first, second))]
-    src = tmp_path / "in.arrows"
-    with ipc.new_stream(src, batches[0].schema) as w:  # (replacements: pyarrow's default)
-        for b in batches:
-            w.write_batch(b)
-    want = _deep_bits(pa.chunked_array([b.column("d") for b in batches]).to_pylist())
-    assert _deep_bits(ipc.open_stream(src).read_all().column("d").to_pylist()) == want
-    compress_file(src, tmp_path / out)
-    plain = (ipc.open_stream if out.endswith("s") else ipc.open_file)(tmp_path / out)
-    for got in (read_table(tmp_path / out, device="cpu"), plain.read_all()):
-        assert _deep_bits(got.column("d").to_pylist()) == want
+    _compressed_reads_back(tmp_path, *_NESTED_TAKEN[case], out,
+                           lambda col: _deep_bits(col.to_pylist()))
 
 
 _NESTED_POOL = [0.0, -0.0, _nan(0), _nan(1 << 40), 1.5]
@@ -495,22 +504,9 @@ def test_nested_float_dictionaries_that_the_ipc_writer_may_take_for_others_read_
         rnd = random.Random(seed)
         as_list = rnd.random() < 0.3
         type_ = pa.list_(pa.float64()) if as_list else _POINT
-        batches, values = [], []
-        for _ in range(4):
-            if not values or rnd.random() < 0.25:
-                values = [_nested_value(rnd, as_list) for _ in range(rnd.randint(1, 4))]
-            else:
-                values = [_nested_twin(rnd, v) if rnd.random() < 0.6 else v for v in values] + [
-                    _nested_value(rnd, as_list) for _ in range(rnd.randint(0, 2))]
-            indices = [rnd.choice([None, *range(len(values))]) for _ in range(rnd.randint(0, 5))]
-            batches.append(pa.record_batch({"d": pa.DictionaryArray.from_arrays(
-                pa.array(indices, pa.int8()), pa.array(values, type_))}))
-        path = tmp_path / f"{seed}.arrows"
-        with pa.OSFile(str(path), "wb") as f:
-            writer = IpcWriter(f, "arrows", batches[0].schema)
-            for b in batches:  # (with the writer's schema, marked, as a reader has it)
-                writer.write(b.replace_schema_metadata(writer.schema.metadata))
-            writer.close()
-        got = read_table(path, device="cpu").column("d")
+        batches = _evolving_batches(
+            rnd, "d", type_, lambda: _nested_value(rnd, as_list),  # noqa: B023 (called here)
+            lambda v: _nested_twin(rnd, v) if rnd.random() < 0.6 else v)  # noqa: B023
+        got = _through_ipc_writer(tmp_path / f"{seed}.arrows", batches).column("d")
         want = pa.chunked_array([b.column("d") for b in batches])
         assert _deep_bits(got.to_pylist()) == _deep_bits(want.to_pylist()), seed
