@@ -20,19 +20,18 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.ipc as ipc
 
 from fsstgpu.formats.arrow import is_fsst_type
-from fsstgpu.formats.nested import (
-    child_fields,
-    is_container,
-    map_leaves,
-    plain_type_of,
-    with_children,
+from fsstgpu.formats.dictionary_bits import (
+    FLOAT_BITS,
+    floats_taken_for_same,
+    holds_floats,
+    read_back_same,
+    same_values,
 )
+from fsstgpu.formats.nested import child_fields, is_container, map_leaves, plain_type_of
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "SentDictionaries",
@@ -41,7 +40,6 @@ __all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "SentDictio
 #: what :class:`SentDictionaries` re-encodes, said of a column's dictionary
 _TAKEN_FOR_SAME = ("differs from the one sent before it only where pyarrow's IPC writer does "
                    "not look (-0.0 for 0.0, a NaN of other bits)")
-_FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
 
 
 def plain_values(col):
@@ -301,14 +299,15 @@ class SentDictionaries:
     a longer one whose start is taken for it is sent as a delta, its tail only. A reader then
     holds the one sent before (and that tail) in place of the batch's own: a -0.0 read as 0.0,
     and the batch's checksum, of its own dictionary, refused. So, where the start of a
-    dictionary holds the values of the one sent before (:func:`_same_values`), the batch is
-    given that one (with the tail appended); where their values differ but the writer would
-    take them for the same, the batch is re-encoded onto the one sent before, grown by the
-    values it lacks (:func:`_unified`), which the writer sends as a delta; where the floats sit
-    inside the values (a struct's fields, a list's items), which the hash kernels cannot match,
-    the writer is asked what a reader would hold (:func:`_read_back`) and, where that is not the
-    batch's own, the batch's whole dictionary is appended to the one sent before
-    (:func:`_appended`). Any other dictionary
+    dictionary holds the values of the one sent before, bit for bit
+    (:func:`~fsstgpu.formats.dictionary_bits.same_values`), the batch is given that one (with
+    the tail appended); where their values differ but the writer would take them for the same,
+    the batch is re-encoded onto the one sent before, grown by the values it lacks
+    (:func:`_unified`), which the writer sends as a delta; where the floats sit inside the
+    values (a struct's fields, a list's items), which the hash kernels cannot match, the writer
+    is asked what a reader would hold (:func:`~fsstgpu.formats.dictionary_bits.read_back_same`)
+    and, where that is not the batch's own, the batch's whole dictionary is appended to the one
+    sent before (:func:`_appended`). Any other dictionary
     the writer sends whole (a replacement; an IPC file, which cannot hold one, is kept on one
     dictionary by :class:`FileDictionaries` first).
 
@@ -343,13 +342,13 @@ class SentDictionaries:
                     or _same_buffers(now, before)):
                 continue  # (sent whole, or not at all: a reader holds ``now``)
             head = now.slice(0, len(before))
-            if _same_values(head, before):
+            if same_values(head, before):
                 edits[key] = partial(_tail_given, before=before)
             elif pa.types.is_floating(now.type):
-                if _floats_taken_for_same(head, before):
+                if floats_taken_for_same(head, before):
                     edits[key] = partial(_unified, before=before,
                                          name=batch.schema.field(key[0]).name, stream=True)
-            elif _holds_floats(now.type) and not _read_back_same(before, now):
+            elif holds_floats(now.type) and not read_back_same(before, now):
                 # (floats inside structs or lists, which the hash kernels cannot match; values
                 # without floats the writer compares as _same_values just did)
                 edits[key] = partial(_appended, before=before,
@@ -516,7 +515,7 @@ def _keyed(values: pa.Array) -> pa.Array:
     floats, the kernels' equality takes -0.0 for 0.0 and any NaN for another, and they take no
     half floats), others in their :func:`_work_type`."""
     if pa.types.is_floating(values.type):
-        return values.view(_FLOAT_BITS[values.type.bit_width])
+        return values.view(FLOAT_BITS[values.type.bit_width])
     return values.cast(_work_type(values.type))
 
 
@@ -535,94 +534,7 @@ def _lacking(values: pa.Array, dictionary: pa.Array) -> pa.Array:
 def _is_prefix(dictionary: pa.Array, of: pa.Array) -> bool:
     if len(dictionary) > len(of):
         return False
-    return not len(dictionary) or _same_values(of.slice(0, len(dictionary)), dictionary)
-
-
-def _same_values(a: pa.Array, b: pa.Array) -> bool:
-    """Whether ``a`` and ``b`` hold the same nulls and valid values, floats compared by their
-    bits, also inside structs, lists and maps (``equals`` takes -0.0 for 0.0: a batch given a
-    dictionary so, of floats, read its 0.0 as -0.0; of structs of floats, {x: -0.0} as {x: 0.0};
-    and no NaN for a NaN). What lies under a null is not compared, except where floats sit in
-    a type :func:`_bits_type` cannot rebuild: there the two must serialise alike."""
-    bits = _bits_type(a.type)
-    if bits is None:
-        return a.type == b.type and _serialised(a) == _serialised(b)
-    if bits != a.type:
-        a, b = a.view(bits), b.view(bits)
-    return a.equals(b)
-
-
-def _serialised(values: pa.Array) -> bytes:
-    """``values`` copied into buffers of their own and serialised as a one-column batch."""
-    return pa.record_batch([pa.concat_arrays([values])], names=["v"]).serialize().to_pybytes()
-
-
-def _bits_type(type_: pa.DataType) -> pa.DataType | None:
-    """``type_`` with each float in it (itself, a container's leaves, a dictionary's values) the
-    integer of its width, for a view of the floats' bits; None where a float sits in a type
-    this does not rebuild (a union, a list view, an extension type)."""
-    if pa.types.is_floating(type_):
-        return _FLOAT_BITS[type_.bit_width]
-    if not _holds_floats(type_):
-        return type_
-    if pa.types.is_dictionary(type_):
-        values = _bits_type(type_.value_type)
-        return None if values is None else pa.dictionary(type_.index_type, values, type_.ordered)
-    if not is_container(type_):
-        return None
-    children = [_bits_type(f.type) for f in child_fields(type_)]
-    if any(t is None for t in children):
-        return None
-    return with_children(type_, [f.with_type(t) for f, t in
-                                 zip(child_fields(type_), children, strict=True)])
-
-
-def _holds_floats(type_: pa.DataType) -> bool:
-    """Whether ``type_`` is or holds a floating-point type (at any depth, dictionary values
-    and extension storage included)."""
-    if pa.types.is_floating(type_):
-        return True
-    if pa.types.is_dictionary(type_):
-        return _holds_floats(type_.value_type)
-    if isinstance(type_, pa.BaseExtensionType):
-        return _holds_floats(type_.storage_type)
-    return any(_holds_floats(type_.field(i).type) for i in range(type_.num_fields))
-
-
-def _read_back_same(before: pa.Array, now: pa.Array) -> bool:
-    """Whether a reader holds ``now`` itself where the writer sent ``before`` last
-    (:func:`_read_back`); True where the writer cannot be asked (values of a type it refuses
-    in this form: the batch then goes as it is, as before)."""
-    try:
-        return _same_values(_read_back(before, now), now)
-    except (pa.ArrowException, ValueError, TypeError):
-        return True
-
-
-def _read_back(before: pa.Array, now: pa.Array) -> pa.Array:
-    """The dictionary a reader holds for ``now`` where pyarrow's IPC writer (deltas on) sent
-    ``before`` last: asked of the writer itself, which compares dictionaries by value (-0.0 for
-    0.0, NaNs equal), for values whose floats :func:`_floats_taken_for_same` cannot reach."""
-    schema = pa.schema([("d", pa.dictionary(pa.int32(), now.type))])
-    sink = pa.BufferOutputStream()
-    no_rows = pa.array([], pa.int32())
-    with ipc.new_stream(sink, schema,
-                        options=ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
-        for d in (before, now):  # (a batch of no rows still sends its dictionary)
-            w.write_batch(pa.record_batch([pa.DictionaryArray.from_arrays(no_rows, d)],
-                                          schema=schema))
-    return list(ipc.open_stream(sink.getvalue()))[-1].column(0).dictionary
-
-
-def _floats_taken_for_same(a: pa.Array, b: pa.Array) -> bool:
-    """Whether pyarrow's IPC writer takes dictionary ``a`` of floats for ``b`` (as long): it
-    compares them with ``Equals``, NaNs equal, which takes -0.0 for 0.0 and any NaN for any
-    other, and leaves what lies under a null alone."""
-    if not a.is_valid().equals(b.is_valid()):
-        return False
-    dtype = np.dtype(f"float{a.type.bit_width}")
-    x, y = (_keyed(v).fill_null(0).to_numpy().view(dtype) for v in (a, b))
-    return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
+    return not len(dictionary) or same_values(of.slice(0, len(dictionary)), dictionary)
 
 
 def _same_buffers(a: pa.Array, b: pa.Array) -> bool:
@@ -635,7 +547,7 @@ def _same_buffers(a: pa.Array, b: pa.Array) -> bool:
 
 def _tail_given(col: pa.DictionaryArray, before: pa.Array) -> pa.DictionaryArray:
     """``col`` with ``before`` in place of the start of its dictionary, which holds the same
-    values (:func:`_same_values`), the rest appended."""
+    values (:func:`~fsstgpu.formats.dictionary_bits.same_values`), the rest appended."""
     own = col.dictionary
     return _prefix_given(col, before if len(own) == len(before) else pa.concat_arrays(
         [before, own.slice(len(before))]))

@@ -1,0 +1,153 @@
+"""Dictionary values compared by their bits, where pyarrow compares them by value.
+
+pyarrow's ``Array.equals`` and its IPC writer's dictionary comparison take -0.0 for 0.0 (also
+inside a struct or a list) and, the writer, any NaN for any other: a dictionary given in
+place of another so, or one the writer takes for the one it sent, reads back with other bits.
+:mod:`fsstgpu.formats.dictionaries` asks these functions instead.
+
+>>> import pyarrow as pa
+>>> from fsstgpu.formats.dictionary_bits import same_values
+>>> point = pa.struct([("x", pa.float64())])
+>>> a, b = pa.array([{"x": 0.0}], point), pa.array([{"x": -0.0}], point)
+>>> a.equals(b), same_values(a, b)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from fsstgpu.formats.nested import child_fields, is_container, with_children
+
+__all__ = ["FLOAT_BITS", "floats_taken_for_same", "holds_floats", "read_back_same",
+           "same_values"]
+
+#: the integer type of each float width, for views of floats' bits
+FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
+
+
+def same_values(a: pa.Array, b: pa.Array) -> bool:
+    """Whether ``a`` and ``b`` hold the same nulls and valid values, floats compared by their
+    bits, also inside structs, lists and maps (``equals`` takes -0.0 for 0.0: a batch given a
+    dictionary so, of floats, read its 0.0 as -0.0; of structs of floats, {x: -0.0} as {x: 0.0};
+    and no NaN for a NaN).
+
+    What lies under a null is not compared, except where floats sit in a type this cannot view
+    as integers (a union, a list view, an extension type): there the two must serialise alike.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import same_values
+    >>> same_values(pa.array([0.0, None]), pa.array([0.0, None])), same_values(
+    ...     pa.array([[0.0]]), pa.array([[-0.0]]))
+    (True, False)
+    """
+    bits = _bits_type(a.type)
+    if bits is None:
+        return a.type == b.type and _serialised(a) == _serialised(b)
+    if bits != a.type:
+        a, b = a.view(bits), b.view(bits)
+    return a.equals(b)
+
+
+def _serialised(values: pa.Array) -> bytes:
+    """``values`` copied into buffers of their own and serialised as a one-column batch."""
+    return pa.record_batch([pa.concat_arrays([values])], names=["v"]).serialize().to_pybytes()
+
+
+def _bits_type(type_: pa.DataType) -> pa.DataType | None:
+    """``type_`` with each float in it (itself, a container's leaves, a dictionary's values) the
+    integer of its width, for a view of the floats' bits; None where a float sits in a type
+    this does not rebuild (a union, a list view, an extension type)."""
+    if pa.types.is_floating(type_):
+        return FLOAT_BITS[type_.bit_width]
+    if not holds_floats(type_):
+        return type_
+    if pa.types.is_dictionary(type_):
+        values = _bits_type(type_.value_type)
+        return None if values is None else pa.dictionary(type_.index_type, values, type_.ordered)
+    if not is_container(type_):
+        return None
+    children = [_bits_type(f.type) for f in child_fields(type_)]
+    if any(t is None for t in children):
+        return None
+    return with_children(type_, [f.with_type(t) for f, t in
+                                 zip(child_fields(type_), children, strict=True)])
+
+
+def holds_floats(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is or holds a floating-point type (at any depth, dictionary values
+    and extension storage included).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import holds_floats
+    >>> holds_floats(pa.struct([("x", pa.list_(pa.float32()))])), holds_floats(pa.string())
+    (True, False)
+    """
+    if pa.types.is_floating(type_):
+        return True
+    if pa.types.is_dictionary(type_):
+        return holds_floats(type_.value_type)
+    if isinstance(type_, pa.BaseExtensionType):
+        return holds_floats(type_.storage_type)
+    return any(holds_floats(type_.field(i).type) for i in range(type_.num_fields))
+
+
+def read_back_same(before: pa.Array, now: pa.Array) -> bool:
+    """Tell whether a reader holds dictionary ``now`` itself where pyarrow's IPC writer (deltas
+    on) sent ``before`` last: the writer itself is asked (the two sent through an in-memory
+    stream and read back), for values whose floats :func:`floats_taken_for_same` cannot reach.
+    True where the writer cannot be asked (values of a type it refuses in this form).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import read_back_same
+    >>> point = pa.struct([("x", pa.float64())])
+    >>> read_back_same(pa.array([{"x": 0.0}], point),
+    ...                pa.array([{"x": -0.0}, {"x": 1.5}], point))  # sent: [{x: 1.5}] only
+    False
+    """
+    try:
+        return same_values(_read_back(before, now), now)
+    except (pa.ArrowException, ValueError, TypeError):
+        return True
+
+
+def _read_back(before: pa.Array, now: pa.Array) -> pa.Array:
+    """The dictionary a reader holds for ``now`` where pyarrow's IPC writer sent ``before``
+    last (:func:`read_back_same`)."""
+    schema = pa.schema([("d", pa.dictionary(pa.int32(), now.type))])
+    sink = pa.BufferOutputStream()
+    no_rows = pa.array([], pa.int32())
+    with ipc.new_stream(sink, schema,
+                        options=ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
+        for d in (before, now):  # (a batch of no rows still sends its dictionary)
+            w.write_batch(pa.record_batch([pa.DictionaryArray.from_arrays(no_rows, d)],
+                                          schema=schema))
+    return list(ipc.open_stream(sink.getvalue()))[-1].column(0).dictionary
+
+
+def floats_taken_for_same(a: pa.Array, b: pa.Array) -> bool:
+    """Tell whether pyarrow's IPC writer takes dictionary ``a`` of floats for ``b`` (as long):
+    it compares them with ``Equals``, NaNs equal, which takes -0.0 for 0.0 and any NaN for any
+    other, and leaves what lies under a null alone.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import floats_taken_for_same
+    >>> floats_taken_for_same(pa.array([-0.0, float("nan")]), pa.array([0.0, float("nan")]))
+    True
+    """
+    if not a.is_valid().equals(b.is_valid()):
+        return False
+    dtype = np.dtype(f"float{a.type.bit_width}")
+    x, y = (v.view(FLOAT_BITS[a.type.bit_width]).fill_null(0).to_numpy().view(dtype)
+            for v in (a, b))
+    return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
