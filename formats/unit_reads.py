@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from fsstgpu.formats.rowgroups import Source, reading
 from fsstgpu.parallel import refuse_forked, usable_cores
+from fsstgpu.types import is_view, large_type
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "cut_rows", "default_workers",
            "parallel_units", "row_group_runs", "run_label", "run_units"]
@@ -186,12 +187,20 @@ def cut_rows(values, counts: list, *, own: bool) -> list:
         if isinstance(piece, pa.ChunkedArray) and piece.num_chunks == 1:
             piece = piece.chunk(0)
         if own:
-            piece = (pa.concat_arrays([piece]) if isinstance(piece, pa.Array)
-                     else pa.chunked_array([pa.concat_arrays([c]) for c in piece.chunks],
-                                           type=piece.type))
+            piece = (_owned(piece) if isinstance(piece, pa.Array)
+                     else pa.chunked_array([_owned(c) for c in piece.chunks], type=piece.type))
         out.append(piece)
         start += count
     return out
+
+
+def _owned(array: pa.Array) -> pa.Array:
+    """``array`` in buffers of its own: a view array's strings copied out of the data buffers
+    it shares (which ``concat_arrays`` keeps whole: a run's for each unit), into one buffer as
+    a unit decoded alone has."""
+    if is_view(array.type):
+        return pa.concat_arrays([array.cast(large_type(array.type))]).cast(array.type)
+    return pa.concat_arrays([array])
 
 
 def run_units(source: Source, runs: list, names: list, workers, ahead, convert):

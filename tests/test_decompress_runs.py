@@ -99,3 +99,33 @@ def test_runs_keep_to_their_rows_and_bytes():
     one = parts[0].nbytes
     assert [[t.num_rows for t in r] for r in pipeline.runs(parts[:2], 1 << 30, one)] == [
         [3], [3]]
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+@pytest.mark.parametrize("view", [pa.string_view(), pa.binary_view()])
+def test_a_view_column_decoded_by_runs_holds_each_unit_s_strings_only(tmp_path, fmt, view,
+                                                                      monkeypatch):
+    """A string_view / binary_view column decoded by runs into an IPC output: each batch's
+    views in a buffer of its own strings, as a unit decoded alone has (a batch carried the
+    whole run's data buffer: the file grew with the square of the run; the validity bitmap
+    of its own rows only)."""
+    sizes = [304, 16, 8, 136, 0, 296, 7, 300]  # (most starting on a byte of the bitmap)
+    values = [None if i % 7 == 3 else (f"a somewhat long line number {i} of unit {k}" * 3)
+              .encode() for k, n in enumerate(sizes) for i in range(n)]
+    table = pa.table({"s": pa.array(values, pa.binary()).cast(view)})
+    src, comp = tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}"
+    with (ipc.new_file if fmt == "arrow" else ipc.new_stream)(src, table.schema) as w:
+        start = 0
+        for n in sizes:
+            w.write_table(table.slice(start, n))
+            start += n
+    compress_file(src, comp)
+    outputs = {}
+    for rows in (1, 1 << 40):  # unit by unit, one run
+        monkeypatch.setattr(pipeline, "RUN_ROWS", rows)
+        decompress_file(comp, tmp_path / f"o{rows}{SUFFIX[fmt]}", device="cpu")
+        outputs[rows] = (tmp_path / f"o{rows}{SUFFIX[fmt]}").read_bytes()
+    assert outputs[1] == outputs[1 << 40]
+    read = (ipc.open_file if fmt == "arrow" else ipc.open_stream)(pa.py_buffer(outputs[1 << 40]))
+    assert read.read_all().column("s").equals(table.column("s"))
+    assert len(outputs[1 << 40]) < 2 * sum(len(v) for v in values if v is not None)
