@@ -133,7 +133,10 @@ class SerialParquetWriter:
         self._stats_crc, self._chunks = stats_crc, chunks
         self.options = options
         self._out = pa.BufferedOutputStream(pa.PythonFile(self._tee, mode="w"), PASS_BYTES)
-        self._writer = pq.ParquetWriter(self._out, schema, **options)
+        try:
+            self._writer = pq.ParquetWriter(self._out, schema, **options)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:  # a type it refuses
+            raise ValueError(unwritable(pa.Table.from_batches([], schema=schema), exc)) from None
 
     def write(self, table: pa.Table) -> None:
         """Write ``table`` as the next row group."""

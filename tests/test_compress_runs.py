@@ -238,6 +238,26 @@ def test_an_unwritable_column_is_named_from_a_run(tmp_path):
     assert not (tmp_path / "o.parquet").exists()
 
 
+def test_a_column_no_parquet_writer_takes_is_named_from_a_run(tmp_path):
+    """A type pyarrow's Parquet writer refuses as it is made (an interval) left plain: refused
+    naming the column, by the one writer of a run's small row groups as by joined parts (the
+    one writer let pyarrow's ArrowNotImplementedError through)."""
+    units = [pa.table({"s": pa.array([f"line {k} {i}" for i in range(50)]),
+                       "i": pa.array([pa.MonthDayNano([1, 2, 3])] * 50,
+                                     pa.month_day_nano_interval())})
+             for k in range(6)]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, units[0].schema) as w:
+        for unit in units:
+            w.write_table(unit)
+    with pytest.raises(ValueError, match="'i'.*cannot be written to Parquet"):
+        compress_file(src, tmp_path / "o.parquet", columns=["s"])
+    compress_file(src, tmp_path / "c.arrows", columns=["s"])
+    with pytest.raises(ValueError, match="'i'.*cannot be written to Parquet"):
+        decompress_file(tmp_path / "c.arrows", tmp_path / "o.parquet", device="cpu")
+    assert sorted(os.listdir(tmp_path)) == ["c.arrows", "in.arrows"]
+
+
 def test_a_footer_placeholder_must_be_there_once():
     tail = b"x" + b"\x18\x03abc\x18\x03abc\x00" + (10).to_bytes(4, "little") + b"PAR1"
     with pytest.raises(RuntimeError, match="placeholder"):
