@@ -42,6 +42,7 @@ from fsstgpu.formats.chunk_record import ARROW_SCHEMA_KEY, CHUNKS_KEY, chunk_dig
 from fsstgpu.formats.parquet_options import leaf_paths
 from fsstgpu.formats.parquet_parts import unwritable
 from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
+from fsstgpu.formats.thrift_compact import varint
 
 __all__ = ["SERIAL_CHUNK_BYTES", "SerialParquetWriter", "serial_suits"]
 
@@ -209,18 +210,10 @@ def filled(tail: bytes, values: dict) -> bytes:
     body, footer = tail[: len(tail) - 8 - size], tail[len(tail) - 8 - size : -8]
     for hole, value in values.items():
         value = value.encode() if isinstance(value, str) else bytes(value)
-        length = _varint(len(hole))
+        length = varint(len(hole))
         at = footer.find(hole)
         if at < 0 or footer.find(hole, at + 1) >= 0 or footer[at - len(length) : at] != length:
             raise RuntimeError("a footer record's placeholder not once in the footer")
-        footer = footer[: at - len(length)] + _varint(len(value)) + value + footer[at + len(hole) :]
+        footer = footer[: at - len(length)] + varint(len(value)) + value + footer[at + len(hole) :]
     return body + footer + len(footer).to_bytes(4, "little") + b"PAR1"
 
-
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while v > 0x7F:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)

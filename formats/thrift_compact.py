@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["BINARY", "I16", "I32", "I64", "LIST", "STRUCT", "Field", "Map", "Raw", "Seq",
-           "Struct", "dumps", "loads"]
+           "Struct", "dumps", "loads", "varint"]
 
 # the compact protocol's type ids
 BOOL_TRUE, BOOL_FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(1, 13)
@@ -274,6 +274,20 @@ def _varint(v: int, out: bytearray) -> None:
         out.append((v & 0x7F) | 0x80)
         v >>= 7
     out.append(v)
+
+
+def varint(v: int) -> bytes:
+    """The compact protocol's unsigned varint of ``v`` >= 0 (a binary value's length prefix).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.thrift_compact import varint
+    >>> varint(5), varint(300)
+    (b'\\x05', b'\\xac\\x02')
+    """
+    out = bytearray()
+    _varint(v, out)
+    return bytes(out)
 
 
 def _zigzag(v: int, out: bytearray) -> None:
