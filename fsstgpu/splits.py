@@ -150,11 +150,12 @@ def one_block_starts(code, out, ncodes: int, total: int, xp=np):
             xp.concatenate([out[kept], xp.full(1, total, dtype=xp.int64)]))
 
 
-def rule2_rows(out_offsets, split_size: int, xp=np):
+def rule2_rows(out_offsets, split_size: int, xp=np, total: int | None = None):
     """For every multiple ``t`` of ``S`` below the total, the first string starting at or after
     ``t`` (index n when none does), duplicates allowed. Found from whichever is fewer, the
     multiples or the strings, so a tiny ``S`` (a forged one, say) costs no more than the strings.
-    ``xp`` is the array module of ``out_offsets`` (NumPy, or CuPy for device offsets).
+    ``xp`` is the array module of ``out_offsets`` (NumPy, or CuPy for device offsets);
+    ``total``: ``out_offsets[-1]`` where the caller has it (a device offset read is a wait).
 
     Examples
     --------
@@ -163,7 +164,7 @@ def rule2_rows(out_offsets, split_size: int, xp=np):
     >>> rule2_rows(np.array([0, 3, 6, 9]), 4).tolist()  # multiples 4 and 8
     [2, 3]
     """
-    total = int(out_offsets[-1])
+    total = int(out_offsets[-1]) if total is None else total
     n = len(out_offsets) - 1
     if (total - 1) // split_size <= n:
         if xp is np:  # (searchsorted's binary searches miss the cache: 16 ms a 268 MB column)

@@ -19,6 +19,9 @@ with the same table): greedy longest match, so the same codes byte for byte.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 
 from fsstgpu.device import get_cupy
@@ -39,7 +42,8 @@ from fsstgpu.kernels.encode_chunks import (
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
 
-__all__ = ["BUCKETS", "bucket_of", "chunk_maps_on_device", "encode_lookups", "encode_on_device",
+__all__ = ["BUCKETS", "CACHED_TABLES", "bucket_of", "chunk_maps_on_device", "device_lookups",
+           "encode_lookups", "encode_on_device",
            "first_invalid_utf8"]
 
 SOURCE = "fsst_encode.cu"
@@ -78,6 +82,45 @@ def encode_lookups(table) -> dict:
     return {"byte_code": byte_code, "pair_code": pair_code, "bucket": bucket,
             "cand_val": packed[long_].copy(), "cand_len": lengths[long_].astype(np.uint8),
             "cand_code": codes[long_].astype(np.uint8)}
+
+
+#: the tables whose lookups :func:`device_lookups` keeps on each device (~140 KB each)
+CACHED_TABLES = 16
+_held: OrderedDict = OrderedDict()  # (device, id(table)) -> (table, device lookups)
+_held_lock = threading.Lock()  # the cache, for callers on several threads
+
+
+def device_lookups(table) -> dict:
+    """``table``'s :func:`encode_lookups` on the current device, built and uploaded once per
+    table (the last :data:`CACHED_TABLES` kept): a call of :func:`encode_on_device` without
+    them spends ~100 us building them on the host and six uploads (the 16 MiB
+    ``compress_device`` call took 1.7 ms). Uploaded on a stream of their own and waited for
+    before they are kept, since any stream may read them.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     from fsstgpu.kernels.fsst_encode import device_lookups
+    ...     t = fsstgpu.SymbolTable([b"ab"])
+    ...     assert device_lookups(t) is device_lookups(t)
+    """
+    cp = get_cupy()
+    key = (cp.cuda.Device().id, id(table))
+    with _held_lock:
+        held = _held.get(key)
+        if held is not None and held[0] is table:  # (the table is held: its id is not reused)
+            _held.move_to_end(key)
+            return held[1]
+    own = cp.cuda.Stream(non_blocking=True)
+    with own:
+        lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
+    own.synchronize()
+    with _held_lock:
+        _held[key] = (table, lookups)
+        while len(_held) > CACHED_TABLES:
+            _held.popitem(last=False)
+    return lookups
 
 
 def _pointer(array):
@@ -134,7 +177,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         chunk = min(chunk, long_min)
     with on_stream(stream):
         if lookups is None:
-            lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
+            lookups = device_lookups(table)
         code_offsets = cp.zeros(n + 1, cp.int64)
         cuts = (cp.zeros(0, cp.int64),) * 3 if cutting else None  # (no string longer yet)
         if n <= 0:

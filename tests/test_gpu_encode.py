@@ -13,7 +13,13 @@ import fsstgpu
 from fsstgpu import SymbolTable
 from fsstgpu.datasets import load_lines
 from fsstgpu.gpu import encoded
-from fsstgpu.kernels.fsst_encode import BUCKETS, bucket_of, encode_lookups
+from fsstgpu.kernels.fsst_encode import (
+    BUCKETS,
+    CACHED_TABLES,
+    bucket_of,
+    device_lookups,
+    encode_lookups,
+)
 from fsstgpu.testing import greedy_encode
 
 POISON = 0xAB
@@ -238,3 +244,21 @@ def test_gpu_encode_checks_long_text_as_utf8():
     nulls = device(good + b"\xff\xfe" + good, [0, 6000, 6002, 12002], 0b101)
     col = pa.array([good.decode(), None, good.decode()], pa.large_string())
     _same(fsstgpu.compress_device(nulls, table, fill=POISON), fsstgpu.compress(col, table=table))
+
+
+@pytest.mark.gpu
+def test_gpu_lookups_are_kept_per_table_and_rebuilt_once_dropped():
+    """device_lookups keeps a table's lookups on the device (the same arrays for the same
+    table object, others for another); once more tables have been used than it keeps, the
+    first is built again, equal to encode_lookups; an encode with it equals the CPU's."""
+    first, other = SymbolTable([b"ab", b"abc"]), SymbolTable([b"xy"])
+    kept = device_lookups(first)
+    assert device_lookups(first) is kept and device_lookups(other) is not kept
+    for k in range(CACHED_TABLES + 1):
+        device_lookups(SymbolTable([bytes([97 + k % 26, 65 + k])]))
+    again = device_lookups(first)
+    assert again is not kept
+    for name, want in encode_lookups(first).items():
+        assert np.array_equal(again[name].get(), want), name
+    col = pa.array(["abcab", None, "xyab"] * 50)
+    _same(fsstgpu.compress_device(col, first, fill=POISON), fsstgpu.compress(col, table=first))

@@ -13,22 +13,16 @@ codes of the compiled CPU encoder) and copies the codes and code offsets back.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 
 import numpy as np
 
 from fsstgpu.arrow_layout import is_non_decreasing
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.gpu.arrays import upload
-from fsstgpu.kernels.fsst_encode import encode_lookups, encode_on_device
+from fsstgpu.kernels.fsst_encode import encode_on_device
 from fsstgpu.kernels.loader import on_stream
 
 __all__ = ["GpuBlockEncoder"]
-
-#: tables whose encode lookups stay on the device (a file's column keeps its table for many
-#: row groups; a lookup set is ~300 KB)
-CACHED_TABLES = 16
-
 
 class GpuBlockEncoder:
     """``encode(tables, data, offsets, block_starts) -> (codes, code_offsets)`` on the GPU.
@@ -66,8 +60,6 @@ class GpuBlockEncoder:
         # columns are converted on a pool), whose current device is CuPy's default
         self._device = get_cupy().cuda.Device()
         self._stream, self._fill = stream, fill
-        self._lookups: OrderedDict = OrderedDict()  # id(table) -> (table, device lookups)
-        self._lock = threading.Lock()  # the cache, for callers on several threads
         self._local = threading.local()  # each thread's stream
 
     def __call__(self, tables, data, offsets, block_starts):
@@ -99,8 +91,8 @@ class GpuBlockEncoder:
                 lo, hi = int(block_starts[b]), int(block_starts[b + 1])
                 if hi == lo:
                     continue
+                # (the table's lookups stay on the device: fsst_encode.device_lookups)
                 codes, offs = encode_on_device(table, d_data, d_offsets[lo : hi + 1],
-                                               lookups=self._lookups_of(cp, table),
                                                fill=self._fill)
                 code_offsets[lo + 1 : hi + 1] = offs[1:].get() + base
                 parts.append((base, codes))
@@ -117,24 +109,6 @@ class GpuBlockEncoder:
         if stream is None:
             stream = self._local.stream = cp.cuda.Stream(non_blocking=True)
         return stream
-
-    def _lookups_of(self, cp, table) -> dict:
-        """``table``'s encode lookups on the device, built and uploaded once per table: the
-        upload waited for before they are cached, since other threads' streams read them."""
-        key = id(table)
-        with self._lock:
-            held = self._lookups.get(key)
-            if held is not None and held[0] is table:
-                self._lookups.move_to_end(key)
-                return held[1]
-        lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
-        cp.cuda.get_current_stream().synchronize()
-        with self._lock:
-            self._lookups[key] = (table, lookups)
-            while len(self._lookups) > CACHED_TABLES:
-                self._lookups.popitem(last=False)
-        return lookups
-
 
 def _check(tables: list, data_size: int, offsets: np.ndarray, block_starts: np.ndarray) -> None:
     """The CPU encoder's argument checks (``native.encode_blocks`` raises the same

@@ -78,7 +78,7 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     total = int(out_offsets[-1]) if n else 0
     on_device = False  # the split points planned on the device (one block, no cut)
     if ncodes:
-        rows = rule2_rows(out_offsets, split_size, xp=cp).astype(cp.int64)
+        rows = rule2_rows(out_offsets, split_size, xp=cp, total=total).astype(cp.int64)
         row = cp.concatenate([cp.zeros(1, cp.int64), rows])
         on_device = (cuts is not None and not cuts[0].size
                      and int(row.size) >= DEVICE_PLAN_ROWS)
@@ -90,11 +90,14 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
             if cuts is None:
                 cuts = _long_cuts(cp, table, codes, code_offsets, lengths, out_offsets,
                                   split_size)
+            elif not cuts[0].size:  # (nothing to read back)
+                cuts = (np.zeros(0, np.int64),) * 3
             else:  # (code positions, places in their strings, rows)
                 cuts = (cuts[0].get(), (out_offsets[cuts[2]] + cuts[1]).get(), cuts[2].get())
+            # the rows and their code and output offsets in one copy back
+            rows_h, codes_h, outs_h = cp.stack([row, code_offsets[row], out_offsets[row]]).get()
             split_codes, split_out, split_table = assemble_splits(
-                np.array([0, n], np.int64), row.get(), code_offsets[row].get(),
-                out_offsets[row].get(), cuts, ncodes, total)
+                np.array([0, n], np.int64), rows_h, codes_h, outs_h, cuts, ncodes, total)
     else:  # no codes, no splits (plan_splits' answer)
         split_codes, split_out = np.zeros(1, np.int64), np.zeros(1, np.int64)
         split_table = np.zeros(0, np.uint16)
