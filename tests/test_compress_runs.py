@@ -222,38 +222,29 @@ def test_a_faulty_unit_inside_a_run_is_named(tmp_path, monkeypatch, column):
         assert not (tmp_path / "o.parquet").exists(), seed
 
 
-def test_an_unwritable_column_is_named_from_a_run(tmp_path):
-    """A dictionary holding a null (Parquet cannot hold it) left plain: refused naming the
-    column, whether the row groups go through one writer or joined parts."""
+#: columns Parquet cannot hold, left plain: a dictionary holding a null; a type pyarrow's
+#: Parquet writer refuses as it is made (an interval)
+_UNWRITABLE = {
+    "d": lambda: pa.DictionaryArray.from_arrays(pa.array([0, 1] * 25), pa.array(["a", None])),
+    "i": lambda: pa.array([pa.MonthDayNano([1, 2, 3])] * 50, pa.month_day_nano_interval()),
+}
+
+
+@pytest.mark.parametrize("name", list(_UNWRITABLE))
+def test_an_unwritable_column_is_named_from_a_run(tmp_path, name):
+    """Such a column beside a string column: refused naming the column, compressing or
+    decompressing to Parquet, whether the row groups go through one writer or joined parts
+    (the one writer let pyarrow's ArrowNotImplementedError for the interval through)."""
     units = [pa.table({"s": pa.array([f"line {k} {i}" for i in range(50)]),
-                       "d": pa.DictionaryArray.from_arrays(pa.array([0, 1] * 25),
-                                                           pa.array(["a", None]))})
-             for k in range(6)]
+                       name: _UNWRITABLE[name]()}) for k in range(6)]
     src = tmp_path / "in.arrows"
     with ipc.new_stream(src, units[0].schema) as w:
         for unit in units:
             w.write_table(unit)
-    with pytest.raises(ValueError, match="'d'.*cannot be written to Parquet"):
-        compress_file(src, tmp_path / "o.parquet", columns=["s"])
-    assert not (tmp_path / "o.parquet").exists()
-
-
-def test_a_column_no_parquet_writer_takes_is_named_from_a_run(tmp_path):
-    """A type pyarrow's Parquet writer refuses as it is made (an interval) left plain: refused
-    naming the column, by the one writer of a run's small row groups as by joined parts (the
-    one writer let pyarrow's ArrowNotImplementedError through)."""
-    units = [pa.table({"s": pa.array([f"line {k} {i}" for i in range(50)]),
-                       "i": pa.array([pa.MonthDayNano([1, 2, 3])] * 50,
-                                     pa.month_day_nano_interval())})
-             for k in range(6)]
-    src = tmp_path / "in.arrows"
-    with ipc.new_stream(src, units[0].schema) as w:
-        for unit in units:
-            w.write_table(unit)
-    with pytest.raises(ValueError, match="'i'.*cannot be written to Parquet"):
+    with pytest.raises(ValueError, match=f"'{name}'.*cannot be written to Parquet"):
         compress_file(src, tmp_path / "o.parquet", columns=["s"])
     compress_file(src, tmp_path / "c.arrows", columns=["s"])
-    with pytest.raises(ValueError, match="'i'.*cannot be written to Parquet"):
+    with pytest.raises(ValueError, match=f"'{name}'.*cannot be written to Parquet"):
         decompress_file(tmp_path / "c.arrows", tmp_path / "o.parquet", device="cpu")
     assert sorted(os.listdir(tmp_path)) == ["c.arrows", "in.arrows"]
 
