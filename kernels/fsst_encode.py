@@ -95,7 +95,9 @@ def device_lookups(table) -> dict:
     table (the last :data:`CACHED_TABLES` kept): a call of :func:`encode_on_device` without
     them spends ~100 us building them on the host and six uploads (the 16 MiB
     ``compress_device`` call took 1.7 ms). Uploaded on a stream of their own and waited for
-    before they are kept, since any stream may read them.
+    before they are kept, since any stream may read them; for the same reason a table's
+    lookups are let go only after the device has finished its work (a kernel on another stream
+    may still read them, and the memory pool hands freed memory out again without asking).
 
     Examples
     --------
@@ -116,10 +118,14 @@ def device_lookups(table) -> dict:
     with own:
         lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
     own.synchronize()
+    dropped = []
     with _held_lock:
         _held[key] = (table, lookups)
         while len(_held) > CACHED_TABLES:
-            _held.popitem(last=False)
+            dropped.append(_held.popitem(last=False))
+    for (device_id, _), _ in dropped:
+        with cp.cuda.Device(device_id):
+            cp.cuda.Device().synchronize()
     return lookups
 
 
