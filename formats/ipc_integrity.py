@@ -129,10 +129,11 @@ class Dictionaries:
 
 def _canonical(values: pa.Array) -> pa.Array:
     """``values`` in buffers of their own, laid out the same whatever buffers they came in:
-    copied (``concat_arrays``), views as their large type (a view array's data buffers are
-    copied as they are, those of a dictionary grown by deltas included)."""
+    copied (``concat_arrays``, which also clears the validity bits past the end), views as
+    their large type (a view array's data buffers are copied as they are, those of a dictionary
+    grown by deltas included; the cast keeps the bits past the end)."""
     if is_view(values.type):
-        return values.cast(large_type(values.type))
+        values = values.cast(large_type(values.type))
     return pa.concat_arrays([values])
 
 

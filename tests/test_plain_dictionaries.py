@@ -510,3 +510,24 @@ def test_nested_float_dictionaries_that_the_ipc_writer_may_take_for_others_read_
         got = _through_ipc_writer(tmp_path / f"{seed}.arrows", batches).column("d")
         want = pa.chunked_array([b.column("d") for b in batches])
         assert _deep_bits(got.to_pylist()) == _deep_bits(want.to_pylist()), seed
+
+
+@pytest.mark.parametrize("value_type", [pa.string_view(), pa.binary_view()])
+def test_a_view_dictionary_with_a_null_entry_grown_in_an_ipc_file_reads_back(tmp_path,
+                                                                              value_type):
+    """An IPC file whose first batch's view dictionary [long, null] grows by a delta to
+    [long, null, "a"]: fsstgpu's own reader refused it (record batch 0: CRC32 mismatch). The
+    checksum of a dictionary's prefix cast the views to their large type, which kept the
+    validity bits past the prefix (0b101, not the writer's 0b001); they are cleared now."""
+    long = "x" * 20  # (not inlined in the view)
+    batches = [pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+        pa.array([i], pa.int32()), pa.array(values, pa.string()).cast(value_type))})
+        for i, values in ((0, [long, None]), (2, [long, None, "a"]))]
+    with pa.OSFile(str(tmp_path / "v.arrow"), "wb") as f:
+        writer = IpcWriter(f, "arrow", batches[0].schema)
+        for b in batches:
+            writer.write(b.replace_schema_metadata(writer.schema.metadata))
+        writer.close()
+    got = read_table(tmp_path / "v.arrow", device="cpu").column("d")
+    assert got.type == batches[0].schema.field("d").type
+    assert got.to_pylist() == pa.chunked_array([b.column("d") for b in batches]).to_pylist()
