@@ -35,7 +35,7 @@ from fsstgpu.formats.nested import child_fields, is_container, map_leaves, plain
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "SentDictionaries",
-           "batch_dictionaries", "plain_values"]
+           "batch_dictionaries", "joined_table", "plain_values"]
 
 #: what :class:`SentDictionaries` re-encodes, said of a column's dictionary
 _TAKEN_FOR_SAME = ("differs from the one sent before it only where pyarrow's IPC writer does "
@@ -347,7 +347,7 @@ class SentDictionaries:
             elif pa.types.is_floating(now.type):
                 if floats_taken_for_same(head, before):
                     edits[key] = partial(_unified, before=before,
-                                         name=batch.schema.field(key[0]).name, stream=True)
+                                         name=batch.schema.field(key[0]).name, why="stream")
             elif holds_floats(now.type) and not read_back_same(before, now):
                 # (floats inside structs or lists, which the hash kernels cannot match; values
                 # without floats the writer compares as _same_values just did)
@@ -390,11 +390,63 @@ def batch_dictionaries(batch: pa.RecordBatch) -> dict[tuple, pa.Array]:
     return found
 
 
-def _given(batch: pa.RecordBatch, dictionaries: dict, *, unify: bool = False) -> pa.RecordBatch:
+def joined_table(tables: list) -> pa.Table:
+    """``tables`` (of one schema) as one Table of one chunk a column: as
+    ``pa.concat_tables(tables).combine_chunks()``, with each dictionary column's (and nested
+    dictionary leaf's) chunks put on one dictionary by bits. pyarrow's concatenation takes
+    dictionaries it finds equal by value (-0.0 for 0.0) for the same, keeping the first, and
+    unifies no dictionary with a null entry nor of nested values; here each chunk's dictionary
+    is unified onto the one of the chunks before it (:func:`_unified`, or appended to it).
+
+    Raises
+    ------
+    ValueError
+        Naming the column, where the dictionaries joined need more values than their index
+        type reaches, or an ordered one's chunks have different dictionaries.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionaries import joined_table
+    >>> def unit(v): return pa.table({"f": pa.array(v).dictionary_encode()})
+    >>> col = joined_table([unit([0.0]), unit([-0.0, None])]).column("f")
+    >>> col.num_chunks, col.chunk(0).dictionary.to_pylist(), col.to_pylist()
+    (1, [0.0, -0.0], [0.0, -0.0, None])
+    """
+    table = pa.concat_tables(tables)
+    batches, final = [], {}
+    for batch in table.to_batches():
+        batch = _given(batch, final, unify=True, why="join")
+        final.update(batch_dictionaries(batch))
+        batches.append(batch)
+    if not final:
+        return table.combine_chunks()
+    types = {}
+
+    def indices(key, leaf):
+        types[key] = leaf.type
+        return leaf.indices
+
+    def wrapped(i, key, leaf):
+        return (leaf if key not in types else pa.DictionaryArray.from_arrays(
+            leaf, final[(i, *key)], ordered=types[key].ordered))
+
+    columns = []
+    for i in range(table.num_columns):  # indices joined, then given the final dictionary
+        types.clear()
+        chunks = [map_leaves(b.column(i), indices, pa.types.is_dictionary) for b in batches]
+        columns.append(map_leaves(pa.concat_arrays(chunks), partial(wrapped, i),
+                                  lambda t: True) if types else pa.concat_arrays(chunks))
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
+def _given(batch: pa.RecordBatch, dictionaries: dict, *, unify: bool = False,
+           why: str = "file") -> pa.RecordBatch:
     """``batch`` with ``dictionaries[key]`` for the dictionary at ``key``
     (:func:`batch_dictionaries`) where its own is a prefix of it; with ``unify``, a dictionary
     that is neither a prefix of that one nor extends it (the writer would take it for a
-    replacement) is re-encoded onto it, grown by the values it lacks (:func:`_unified`)."""
+    replacement) is re-encoded onto it, grown by the values it lacks (:func:`_unified`, ``why``
+    as it takes it)."""
     changed: dict[tuple, bool] = {}  # key: unified (True) or given ``dictionaries[key]``
     for key, now in batch_dictionaries(batch).items():
         before = dictionaries.get(key)
@@ -406,8 +458,8 @@ def _given(batch: pa.RecordBatch, dictionaries: dict, *, unify: bool = False) ->
         elif unify and not (len(now) > len(before) > 0 and _is_prefix(before, now)):
             changed[key] = True  # (a longer one that starts with ``before`` is a delta)
     return _rebuilt(batch, {
-        key: (partial(_unified, before=dictionaries[key], name=batch.schema.field(key[0]).name)
-              if unified else partial(_prefix_given, before=dictionaries[key]))
+        key: (partial(_unified, before=dictionaries[key], name=batch.schema.field(key[0]).name,
+                      why=why) if unified else partial(_prefix_given, before=dictionaries[key]))
         for key, unified in changed.items()})
 
 
@@ -434,18 +486,19 @@ def _prefix_given(col: pa.DictionaryArray, before: pa.Array) -> pa.DictionaryArr
 
 
 def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
-             stream: bool = False) -> pa.DictionaryArray:
+             why: str = "file") -> pa.DictionaryArray:
     """``col`` re-encoded onto ``before`` with the values of its dictionary that ``before``
     lacks appended (in their order; those its indices use only where all of them would not
     fit the index type): the same values and nulls, ``before`` a prefix of its dictionary.
     Floats are matched by their bits (-0.0 is not 0.0, a NaN only the NaN of its bits).
 
     A ValueError naming column ``name`` where that outgrows the index type or the dictionary is
-    ordered (its order is its meaning), said of an IPC file or, with ``stream``, of a
-    dictionary that pyarrow's IPC writer takes for ``before`` (:class:`SentDictionaries`);
-    ``col`` as it is where the compute kernels take no values of its type (the writer then
-    refuses it as a replacement, naming the column too)."""
-    _refuse_ordered(col, name, stream)
+    ordered (its order is its meaning), said (``why``) of an IPC file (``"file"``), of a
+    dictionary that pyarrow's IPC writer takes for ``before`` (``"stream"``,
+    :class:`SentDictionaries`) or of units joined (``"join"``, :func:`joined_table`). Where the
+    compute kernels take no values of its type, ``col`` as it is (the writer then refuses it as
+    a replacement, naming the column too), or joined, :func:`_appended` to ``before``."""
+    _refuse_ordered(col, name, why)
     limit = _index_limit(col.type.index_type)
     value_type = col.type.value_type
     own, old = _keyed(col.dictionary), _keyed(before)
@@ -454,60 +507,69 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
         if len(old) + len(fresh) > limit:  # unused entries (a sliced batch's) left out
             fresh = _lacking(own.take(pc.unique(col.indices.drop_null())), old)
         if len(old) + len(fresh) > limit:
-            raise _outgrown(col, name, len(old) + len(fresh), stream)
+            raise _outgrown(col, name, len(old) + len(fresh), why)
         grown = pa.concat_arrays([old, fresh]) if len(fresh) else old
         # (an entry of own that is null maps to a null index, or to before's null entry)
         indices = pc.take(pc.index_in(own, value_set=grown), col.indices)
     except pa.ArrowNotImplementedError:
-        return col
+        return _appended(col, before, name, why) if why == "join" else col
     dictionary = before if not len(fresh) else (
         pa.concat_arrays([before, _unkeyed(fresh, value_type)]))
     return pa.DictionaryArray.from_arrays(indices.cast(col.type.index_type), dictionary,
                                           ordered=col.type.ordered, safe=False)
 
 
-def _appended(col: pa.DictionaryArray, before: pa.Array, name: str) -> pa.DictionaryArray:
+def _appended(col: pa.DictionaryArray, before: pa.Array, name: str,
+              why: str = "stream") -> pa.DictionaryArray:
     """``col`` with dictionary ``before`` followed by its own (its indices moved past
     ``before``; only the entries they use where all would not fit the index type): the same
     values, bit for bit, and the writer, finding ``before`` at the start, sends the rest as a
     delta. For values the hash kernels cannot match (:func:`_unified`); a ValueError naming
-    column ``name`` where the dictionary is ordered or that outgrows the index type."""
-    _refuse_ordered(col, name, stream=True)
+    column ``name`` where the dictionary is ordered or that outgrows the index type (``why``:
+    :func:`_unified`'s)."""
+    _refuse_ordered(col, name, why)
     own, indices = col.dictionary, col.indices
     limit = _index_limit(col.type.index_type)
     if len(before) + len(own) > limit:  # unused entries (a sliced batch's) left out
         used = pc.unique(indices.drop_null())
         own, indices = own.take(used), pc.index_in(indices, value_set=used)
     if len(before) + len(own) > limit:
-        raise _outgrown(col, name, len(before) + len(own), stream=True)
+        raise _outgrown(col, name, len(before) + len(own), why)
     moved = pc.add(indices.cast(pa.int64()), len(before)).cast(col.type.index_type)
     return pa.DictionaryArray.from_arrays(moved, pa.concat_arrays([before, own]),
                                           ordered=col.type.ordered, safe=False)
 
 
-def _refuse_ordered(col: pa.DictionaryArray, name: str, stream: bool) -> None:
+#: how :func:`_refuse_ordered` and :func:`_outgrown` say where dictionaries are joined (``why``)
+_JOINED = "units joined into one row group / record batch (row_group_rows=)"
+
+
+def _refuse_ordered(col: pa.DictionaryArray, name: str, why: str) -> None:
     """The ValueError of :func:`_unified` and :func:`_appended` for an ordered ``col``."""
     if col.type.ordered:  # (entries appended in another order would change what "<" means)
-        raise ValueError(f"column {name!r}: an ordered dictionary column " + (
-            f"whose dictionary {_TAKEN_FOR_SAME} cannot be sent as it is, nor grown without "
-            "changing its order: write Parquet instead" if stream else
-            "whose record batches have different dictionaries cannot share one dictionary "
-            "without changing its order, and an Arrow IPC file holds one per column: write an "
-            "IPC stream (.arrows) or Parquet instead"))
+        raise ValueError(f"column {name!r}: an ordered dictionary column " + {
+            "stream": f"whose dictionary {_TAKEN_FOR_SAME} cannot be sent as it is, nor grown "
+                      "without changing its order: write Parquet instead",
+            "join": f"whose {_JOINED} have different dictionaries cannot share one without "
+                    "changing its order: leave out row_group_rows=",
+        }.get(why, "whose record batches have different dictionaries cannot share one "
+                   "dictionary without changing its order, and an Arrow IPC file holds one per "
+                   "column: write an IPC stream (.arrows) or Parquet instead"))
 
 
-def _outgrown(col: pa.DictionaryArray, name: str, needed: int, stream: bool) -> ValueError:
+def _outgrown(col: pa.DictionaryArray, name: str, needed: int, why: str) -> ValueError:
     """The ValueError of :func:`_unified` and :func:`_appended` where ``col``'s dictionary,
     grown, needs ``needed`` values, more than its index type reaches."""
     limit = _index_limit(col.type.index_type)
-    return ValueError(f"column {name!r}: " + (
-        f"a record batch's dictionary {_TAKEN_FOR_SAME}, so it is sent as that one grown, "
-        f"which needs {needed} values, more than {col.type.index_type} indices reach "
-        f"({limit}): write Parquet instead" if stream else
-        f"its record batches' dictionaries hold {needed} distinct values together, more than "
-        f"one dictionary of {col.type.index_type} indices reaches ({limit} values): an Arrow "
-        "IPC file holds one dictionary per column (growing by deltas); write an IPC stream "
-        "(.arrows) or Parquet instead"))
+    reach = f"more than {col.type.index_type} indices reach ({limit})"
+    return ValueError(f"column {name!r}: " + {
+        "stream": f"a record batch's dictionary {_TAKEN_FOR_SAME}, so it is sent as that one "
+                  f"grown, which needs {needed} values, {reach}: write Parquet instead",
+        "join": f"the dictionaries of the {_JOINED} need {needed} values together, {reach}: "
+                "give a smaller row_group_rows= or leave it out",
+    }.get(why, f"its record batches' dictionaries hold {needed} distinct values together, "
+               f"{reach}: an Arrow IPC file holds one dictionary per column (growing by "
+               "deltas); write an IPC stream (.arrows) or Parquet instead"))
 
 
 def _keyed(values: pa.Array) -> pa.Array:

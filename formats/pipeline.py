@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
+from fsstgpu.formats.dictionaries import joined_table
 from fsstgpu.formats.rowgroups import Source, rows_only
 from fsstgpu.formats.sinks import Sink
 from fsstgpu.parallel import refuse_forked
@@ -138,10 +139,11 @@ def runs(units, rows: int, nbytes: int) -> Iterator[list]:
 
 def _joined(tables: list, rows: int) -> pa.Table:
     """``tables`` (of one schema, ``rows`` rows together) as one Table: tables without columns
-    keep their rows (``pa.concat_tables`` counts none there)."""
+    keep their rows (``pa.concat_tables`` counts none there); dictionaries joined by bits
+    (:func:`~fsstgpu.formats.dictionaries.joined_table`)."""
     if tables[0].num_columns == 0:
         return rows_only(rows, tables[0].schema.metadata)
-    return pa.concat_tables(tables).combine_chunks()
+    return joined_table(tables)
 
 
 def rewrite(source: Source, sink: Sink, convert, progress=None, *,

@@ -531,3 +531,70 @@ def test_a_view_dictionary_with_a_null_entry_grown_in_an_ipc_file_reads_back(tmp
     got = read_table(tmp_path / "v.arrow", device="cpu").column("d")
     assert got.type == batches[0].schema.field("d").type
     assert got.to_pylist() == pa.chunked_array([b.column("d") for b in batches]).to_pylist()
+
+
+_FSL = pa.list_(pa.float64(), 2)
+
+#: a dictionary column's dictionaries batch after batch (the middle batch has no rows: the
+#: stream's writer sends the last one whole, a replacement), each batch's indices [0]
+_JOINED = {
+    "float64, -0.0 for 0.0": (pa.float64(), [[0.0], [-0.0, 1.5], [-0.0]]),
+    "fixed_size_list, -0.0 for 0.0": (_FSL, [[[0.0, 0.0]], [[-0.0, -0.0], [1.5, 1.5]],
+                                             [[-0.0, -0.0]]]),
+    "strings, a null entry": (pa.string(), [["a", None], ["b"], ["b", None]]),
+    "structs": (_POINT, [[{"x": 0.0, "y": 1.0}], [], [{"x": -0.0, "y": 1.0}]]),
+}
+
+
+@pytest.mark.parametrize("nest", ["top", "struct"])
+@pytest.mark.parametrize("case", list(_JOINED))
+def test_units_joined_by_row_group_rows_keep_their_dictionaries_values(tmp_path, case, nest):
+    """``row_group_rows=`` joins units whose dictionaries differ: pyarrow's concatenation took
+    [[-0.0, -0.0]] for [[0.0, 0.0]] (equal by value) and kept the first, so the value read back
+    as [0.0, 0.0] with no error (as a struct's dictionary leaf); it refused to unify a
+    dictionary with a null entry (ArrowInvalid) or of nested values (ArrowNotImplementedError),
+    naming no column. The chunks are now joined onto one dictionary by bits."""
+    value_type, dictionaries = _JOINED[case]
+
+    def batch(k, values):
+        d = pa.DictionaryArray.from_arrays(pa.array([0] if k != 1 else [], pa.int8()),
+                                           pa.array(values, value_type))
+        s = pa.array([f"line {k}"] if k != 1 else [], pa.string())
+        return pa.record_batch({"d": d if nest == "top" else pa.StructArray.from_arrays(
+            [d, s], names=["d", "t"]), "s": s})
+
+    batches = [batch(k, values) for k, values in enumerate(dictionaries)]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    want = ipc.open_stream(src).read_all().column("d")
+    assert _deep_bits(want.to_pylist()) == _deep_bits(
+        pa.chunked_array([b.column("d") for b in batches]).to_pylist())
+    for out in ("c.arrows", "c.arrow"):
+        compress_file(src, tmp_path / out, row_group_rows=10)
+        got = read_table(tmp_path / out, device="cpu").column("d")
+        assert got.type == want.type and got.num_chunks == 1
+        assert _deep_bits(got.to_pylist()) == _deep_bits(want.to_pylist()), out
+
+
+def test_units_joined_that_no_dictionary_of_their_index_type_holds_are_refused(tmp_path):
+    """Units of 100 distinct int8-indexed values each, joined by ``row_group_rows=``: refused
+    naming the column and the option (pyarrow's concatenation named neither: "These
+    dictionaries cannot be combined"), no output left; an ordered dictionary that differs from
+    unit to unit too (pyarrow's reordered it)."""
+    units = [pa.table({"d": _dict([f"u{k} {i}" for i in range(100)], pa.int8())})
+             for k in range(2)]
+    src = _write(units, tmp_path / "in.arrows")
+    with pytest.raises(ValueError, match=r"column 'd': the dictionaries .*row_group_rows=.* "
+                                         r"need 200 values together, more than int8"):
+        compress_file(src, tmp_path / "c.arrows", row_group_rows=200)
+    assert not (tmp_path / "c.arrows").exists()
+    compress_file(src, tmp_path / "c.arrows", row_group_rows=100)  # (units as they were)
+    ordered = [pa.table({"d": pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()),
+                                                             pa.array([v]), ordered=True)})
+               for v in ("lo", "hi")]
+    src = _write(ordered, tmp_path / "o.arrows")
+    with pytest.raises(ValueError, match=r"column 'd': an ordered .* row_group_rows="):
+        compress_file(src, tmp_path / "c.parquet", row_group_rows=2)
+    assert not (tmp_path / "c.parquet").exists()
