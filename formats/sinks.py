@@ -181,8 +181,9 @@ class Sink:
             self._writer.write(batch.replace_schema_metadata(self.schema.metadata))
             return
         try:
-            arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
-                      for c in columns]
+            # (a column of no chunks, empty: combine_chunks builds no dictionary of views)
+            arrays = [c if not isinstance(c, pa.ChunkedArray) else c.combine_chunks()
+                      if c.num_chunks else pa.nulls(0, c.type) for c in columns]
             batches = [pa.RecordBatch.from_arrays(arrays, schema=self.schema)]
         except pa.ArrowInvalid:  # over 2 GiB in a 32-bit-offset column: one batch per chunk
             batches = pa.Table.from_arrays(columns, schema=self.schema).to_batches()

@@ -598,3 +598,24 @@ def test_units_joined_that_no_dictionary_of_their_index_type_holds_are_refused(t
     with pytest.raises(ValueError, match=r"column 'd': an ordered .* row_group_rows="):
         compress_file(src, tmp_path / "c.parquet", row_group_rows=2)
     assert not (tmp_path / "c.parquet").exists()
+
+
+def test_an_empty_view_dictionary_column_decompresses_to_an_ipc_output(tmp_path):
+    """A string_view dictionary column of no rows, compressed to Parquet: decompressing it to
+    an IPC output raised ArrowNotImplementedError ("DictionaryArray converter for type
+    dictionary<values=string_view, ...> not implemented": pyarrow's combine_chunks of a column
+    of no chunks); it writes the empty column now."""
+    def unit(value):
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+            pa.array([], pa.uint32()), pa.array([value], pa.string_view())),
+            "s": pa.array([], pa.string())})
+
+    d, src = unit("a").column("d"), tmp_path / "in.arrows"
+    with ipc.new_stream(src, unit("a").schema) as w:
+        for value in ("a", "b"):
+            w.write_batch(unit(value))  # (a table of no rows would write no batch)
+    compress_file(src, tmp_path / "c.parquet")
+    for out in ("o.arrows", "o.arrow"):
+        decompress_file(tmp_path / "c.parquet", tmp_path / out, device="cpu")
+        got = read_table(tmp_path / out, device="cpu")
+        assert got.num_rows == 0 and got.schema.field("d").type == d.type
