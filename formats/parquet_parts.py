@@ -42,7 +42,7 @@ from fsstgpu.formats.thrift_compact import BINARY, LIST, STRUCT, Field, Seq, Str
 from fsstgpu.parallel import usable_cores
 
 __all__ = ["PART_BYTES", "JoinedParquetFile", "PartWriter", "moved_row_group", "part_threads",
-           "unwritable", "write_part"]
+           "REFUSALS", "refused", "unwritable", "write_part"]
 
 MAGIC = b"PAR1"
 #: Arrow bytes of the row groups being written at once, beyond the oldest: row groups of a GB
@@ -81,6 +81,31 @@ def part_threads() -> int:
     return max(2, min(8, usable_cores() // 2))
 
 
+#: what pyarrow's Parquet writer raises for a table it cannot write (:func:`refused`)
+REFUSALS = (pa.ArrowNotImplementedError, pa.ArrowInvalid, OSError)
+
+
+def refused(table: pa.Table, exc: Exception) -> Exception:
+    """What to raise where pyarrow's Parquet writer refused ``table`` with ``exc``: a ValueError
+    (:func:`unwritable`); for an OSError (pyarrow's for some types it cannot write, such as a
+    dictionary of structs of two fields in a row group of no rows: "Only 4 out of 6 columns
+    are initialized"; or the disk's), only where a column alone is refused, else ``exc``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.parquet_parts import refused
+    >>> point = pa.struct([("x", pa.float64()), ("y", pa.float64())])
+    >>> d = pa.DictionaryArray.from_arrays(pa.array([], pa.int8()), pa.array([], point))
+    >>> str(refused(pa.table({"d": d}), OSError("Only 1 out of 3 columns are initialized")))[:50]
+    "column 'd' (dictionary<values=struct<x: double, y:"
+    >>> refused(pa.table({"n": [1]}), OSError("No space left on device"))
+    OSError('No space left on device')
+    """
+    why = unwritable(table, exc)
+    return exc if isinstance(exc, OSError) and not why.startswith("column ") else ValueError(why)
+
+
 def unwritable(table: pa.Table, exc: Exception) -> str:
     """Why pyarrow's Parquet writer refused ``table`` (types Parquet cannot hold, such as a
     dictionary holding a null or of views, or seconds past the millisecond range), naming the
@@ -88,7 +113,7 @@ def unwritable(table: pa.Table, exc: Exception) -> str:
     for field, column in zip(table.schema, table.columns, strict=True):
         try:
             pq.write_table(pa.table({field.name: column}), pa.BufferOutputStream())
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as alone:
+        except REFUSALS as alone:
             return (f"column {field.name!r} ({field.type}) cannot be written to Parquet "
                     f"({alone}); write an Arrow IPC output (.arrow, .arrows) instead")
     return f"the table cannot be written to Parquet ({exc})"
@@ -216,9 +241,8 @@ class JoinedParquetFile:
             empty = pa.BufferOutputStream()
             try:
                 pq.ParquetWriter(empty, self._schema, **self._options).close()
-            except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:  # a type it refuses
-                raise ValueError(unwritable(pa.Table.from_batches([], schema=self._schema),
-                                            exc)) from None
+            except REFUSALS as exc:  # a type it refuses
+                raise refused(pa.Table.from_batches([], schema=self._schema), exc) from None
             _, meta = _footer(empty.getvalue())
         meta.set(_FILE_NUM_ROWS, sum(rg.get(_RG_NUM_ROWS) for rg in self._row_groups))
         meta.set(_FILE_ROW_GROUPS, Seq(LIST, STRUCT, self._row_groups))
@@ -282,8 +306,8 @@ class PartWriter:
         digests = [] if self._joined.records_digests else None
         try:
             return write_part(tables, self._schema, options, digests=digests), digests
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
-            raise ValueError(unwritable(pa.concat_tables(tables), exc)) from None
+        except REFUSALS as exc:
+            raise refused(pa.concat_tables(tables), exc) from None
 
     def write(self, table: pa.Table) -> None:
         """Start writing ``table`` as the next row group; append the oldest ones done."""

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from fsstgpu.formats.chunk_record import ARROW_SCHEMA_KEY, CHUNKS_KEY, chunk_digests, chunks_footer
 from fsstgpu.formats.parquet_options import leaf_paths
-from fsstgpu.formats.parquet_parts import unwritable
+from fsstgpu.formats.parquet_parts import REFUSALS, refused
 from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc_footer
 from fsstgpu.formats.thrift_compact import varint
 
@@ -124,7 +124,7 @@ class SerialParquetWriter:
     """Tables written as row groups, one each, in order, by one ``ParquetWriter`` into
     ``file`` (open for writing, at its start), with ``options`` (its keyword arguments);
     ``stats_crc`` and ``chunks`` as for :class:`~fsstgpu.formats.parquet_parts.
-    JoinedParquetFile`. A table pyarrow refuses raises ValueError (:func:`unwritable`).
+    JoinedParquetFile`. A table pyarrow refuses raises ValueError (:func:`refused`).
     :class:`~fsstgpu.formats.parquet_parts.PartWriter`'s interface: ``options`` is fixed
     here."""
 
@@ -136,8 +136,8 @@ class SerialParquetWriter:
         self._out = pa.BufferedOutputStream(pa.PythonFile(self._tee, mode="w"), PASS_BYTES)
         try:
             self._writer = pq.ParquetWriter(self._out, schema, **options)
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:  # a type it refuses
-            raise ValueError(unwritable(pa.Table.from_batches([], schema=schema), exc)) from None
+        except REFUSALS as exc:  # a type it refuses
+            raise refused(pa.Table.from_batches([], schema=schema), exc) from None
 
     def write(self, table: pa.Table) -> None:
         """Write ``table`` as the next row group."""
@@ -148,8 +148,8 @@ class SerialParquetWriter:
         for table in tables:
             try:
                 self._writer.write_table(table, row_group_size=max(1, table.num_rows))
-            except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as exc:
-                raise ValueError(unwritable(table, exc)) from None
+            except REFUSALS as exc:
+                raise refused(table, exc) from None
 
     def close(self, key_values: dict) -> None:
         """Write the footer with ``key_values`` (and the records) added, as

@@ -619,3 +619,18 @@ def test_an_empty_view_dictionary_column_decompresses_to_an_ipc_output(tmp_path)
         decompress_file(tmp_path / "c.parquet", tmp_path / out, device="cpu")
         got = read_table(tmp_path / out, device="cpu")
         assert got.num_rows == 0 and got.schema.field("d").type == d.type
+
+
+def test_an_empty_dictionary_of_structs_to_parquet_is_refused_naming_the_column(tmp_path):
+    """A batch of no rows whose dictionary holds structs of two fields: pyarrow's Parquet
+    writer raised OSError ("Only 4 out of 6 columns are initialized"), which named no column;
+    refused now as any dictionary of structs (Parquet holds none), naming it, no output."""
+    d = pa.DictionaryArray.from_arrays(pa.array([], pa.int32()),
+                                       pa.array([{"x": 0.0, "y": 1.0}], _POINT))
+    src = tmp_path / "in.arrows"
+    batch = pa.record_batch({"d": d, "s": pa.array([], pa.string())})
+    with ipc.new_stream(src, batch.schema) as w:
+        w.write_batch(batch)
+    with pytest.raises(ValueError, match=r"column 'd' \(dictionary<values=struct.*Parquet"):
+        compress_file(src, tmp_path / "c.parquet")
+    assert not (tmp_path / "c.parquet").exists()
