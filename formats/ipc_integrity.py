@@ -43,7 +43,7 @@ from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries, batch_dictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
-from fsstgpu.formats.nested import empty_array
+from fsstgpu.formats.nested import child_fields, empty_array, is_container, with_children
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["CRC_KEY", "CRC_V1_KEY", "CRC_V2_KEY", "END_KEY", "LENGTHS_KEY", "POSITION_KEY",
@@ -112,29 +112,46 @@ class Dictionaries:
             dictionary.validate(full=True)
             entry["valid"] = True
 
-    def crc(self, dictionary: pa.Array, length: int | None = None) -> int:
+    def crc(self, dictionary: pa.Array, length: int | None = None, *, deep: bool = True) -> int:
         """CRC32 of ``dictionary`` serialised as a one-column batch named ``dictionary``; with
         ``length`` (version 3), of its first ``length`` values copied into buffers of their own
         (a slice serialises its parent's buffers whole, a reader's dictionary may have been
         grown by deltas: the copy is the same for both)."""
         entry = self._entry(dictionary)
-        key = "crc" if length is None else ("prefix", length)
+        key = "crc" if length is None else ("prefix", length, deep)
         if key not in entry:
             if length is not None:
-                dictionary = _canonical(dictionary.slice(0, length))
+                dictionary = _canonical(dictionary.slice(0, length), deep)
             entry[key] = crc32(
                 pa.record_batch([dictionary], names=["dictionary"]).serialize())
         return entry[key]
 
 
-def _canonical(values: pa.Array) -> pa.Array:
+def _canonical(values: pa.Array, deep: bool = True) -> pa.Array:
     """``values`` in buffers of their own, laid out the same whatever buffers they came in:
     copied (``concat_arrays``, which also clears the validity bits past the end), views as
     their large type (a view array's data buffers are copied as they are, those of a dictionary
-    grown by deltas included; the cast keeps the bits past the end)."""
-    if is_view(values.type):
-        values = values.cast(large_type(values.type))
+    grown by deltas included; the cast keeps the bits past the end): at any depth, or, not
+    ``deep``, at the top only (what files written before 2026-12-06 hashed: a dictionary of
+    nested views grown by a delta did not match its own checksum)."""
+    large = _large_views(values.type) if deep else (
+        large_type(values.type) if is_view(values.type) else values.type)
+    if large != values.type:
+        values = values.cast(large)
     return pa.concat_arrays([values])
+
+
+def _large_views(type_: pa.DataType) -> pa.DataType:
+    """``type_`` with each view type in it (itself, a container's fields, a dictionary's
+    values) its large type."""
+    if is_view(type_):
+        return large_type(type_)
+    if pa.types.is_dictionary(type_):
+        return pa.dictionary(type_.index_type, _large_views(type_.value_type), type_.ordered)
+    if is_container(type_):
+        return with_children(type_, [f.with_type(_large_views(f.type))
+                                     for f in child_fields(type_)])
+    return type_
 
 
 def validate_batch(batch: pa.RecordBatch, dictionaries: Dictionaries | None = None) -> None:
@@ -217,7 +234,8 @@ def _dictionaries(arr: pa.Array):
 
 
 def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
-              dictionaries: Dictionaries | None = None, lengths: list | None = None) -> int:
+              dictionaries: Dictionaries | None = None, lengths: list | None = None, *,
+              deep: bool = True) -> int:
     """CRC32 of ``batch``'s schema (as read back) and data, serialised, then of the CRC32 of
     each dictionary it uses (4 bytes, little-endian), then of ``extra``.
 
@@ -249,8 +267,14 @@ def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
             raise CorruptDataError("CRC32 mismatch: the record batch's dictionaries were altered")
     for k, dictionary in enumerate(used):
         crc = zlib.crc32(struct.pack("<I", dictionaries.crc(
-            dictionary, None if lengths is None else lengths[k])), crc)
+            dictionary, None if lengths is None else lengths[k], deep=deep)), crc)
     return zlib.crc32(extra, crc)
+
+
+def _nested_views(batch: pa.RecordBatch) -> bool:
+    """Whether a dictionary ``batch`` uses holds views below its values' top level."""
+    return any(_large_views(d.type) != (large_type(d.type) if is_view(d.type) else d.type)
+               for col in batch.columns for d in _dictionaries(col))
 
 
 def _lengths(batch: pa.RecordBatch) -> list[int]:
@@ -366,8 +390,11 @@ class IpcChecks:
             if END_KEY in metadata and lengths != _lengths(batch):
                 # the end batch holds the final dictionaries: nothing may follow their prefix
                 raise CorruptDataError("CRC32 mismatch: the dictionaries were altered")
-            if batch_crc(batch, extra + metadata.get(LENGTHS_KEY, b""), self._dictionaries,
-                         lengths if lengths is not None else []) != _int(metadata, CRC_KEY):
+            if not any(batch_crc(batch, extra + metadata.get(LENGTHS_KEY, b""),
+                                 self._dictionaries, lengths if lengths is not None else [],
+                                 deep=deep) == _int(metadata, CRC_KEY)
+                       for deep in ((True, False) if _nested_views(batch) else (True,))):
+                # (not deep: how files written before 2026-12-06 hashed nested views)
                 raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         elif CRC_V2_KEY in metadata:
             if batch_crc(batch, extra, self._dictionaries) != _int(metadata, CRC_V2_KEY):

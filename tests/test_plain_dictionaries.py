@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from fsstgpu import compress
-from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats import compress_file, decompress_file, ipc_integrity, read_table
 from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries
 from fsstgpu.formats.ipc_integrity import IpcWriter
@@ -391,12 +392,17 @@ def _evolving_batches(rnd: random.Random, name: str, type_, fresh, twin) -> list
 def _through_ipc_writer(path: Path, batches) -> pa.Table:
     """``batches`` written to the stream ``path`` by fsstgpu's IpcWriter and read back by
     fsstgpu's reader."""
+    return read_table(_through_ipc_writer_only(path, batches), device="cpu")
+
+
+def _through_ipc_writer_only(path: Path, batches, fmt: str = "arrows") -> Path:
+    """``batches`` written to ``path`` by fsstgpu's IpcWriter (an IPC stream, or ``fmt``)."""
     with pa.OSFile(str(path), "wb") as f:
-        writer = IpcWriter(f, "arrows", batches[0].schema)
+        writer = IpcWriter(f, fmt, batches[0].schema)
         for b in batches:  # (with the writer's schema, marked, as a reader has it)
             writer.write(b.replace_schema_metadata(writer.schema.metadata))
         writer.close()
-    return read_table(path, device="cpu")
+    return path
 
 
 def test_float_dictionaries_that_the_ipc_writer_may_take_for_others_read_back(tmp_path):
@@ -634,3 +640,54 @@ def test_an_empty_dictionary_of_structs_to_parquet_is_refused_naming_the_column(
     with pytest.raises(ValueError, match=r"column 'd' \(dictionary<values=struct.*Parquet"):
         compress_file(src, tmp_path / "c.parquet")
     assert not (tmp_path / "c.parquet").exists()
+
+
+_NESTED_VIEWS = {
+    "struct<s: string_view>": (pa.struct([("s", pa.string_view())]), {"s": "y" * 20},
+                               {"s": "a"}),
+    "list<string_view>": (pa.list_(pa.string_view()), ["y" * 20], ["a"]),
+    "map<string, binary_view>": (pa.map_(pa.string(), pa.binary_view()),
+                                 [("k", b"y" * 20)], [("k", b"a")]),
+}
+
+
+@pytest.mark.parametrize("fmt", ["arrows", "arrow"])
+@pytest.mark.parametrize("case", list(_NESTED_VIEWS))
+def test_a_dictionary_of_nested_views_grown_by_a_delta_reads_back(tmp_path, case, fmt):
+    """A dictionary whose values hold views inside a struct, list or map, grown by a delta:
+    fsstgpu's own reader refused the output (CRC32 mismatch: the checksum's copy cast only
+    top-level views to their large types, and nested views keep data buffers that differ once
+    a reader has appended the delta). The checksum now casts views at any depth; a file written
+    before (the old form) still reads (a second form tried where the first does not match)."""
+    type_, first, second = _NESTED_VIEWS[case]
+    batches = [pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+        pa.array([k], pa.int32()), pa.array(values, type_))})
+        for k, values in ((0, [first]), (1, [first, second]))]
+    path = _through_ipc_writer_only(tmp_path / f"x.{fmt}", batches, fmt)
+    got = read_table(path, device="cpu").column("d")
+    assert got.to_pylist() == pa.chunked_array([b.column("d") for b in batches]).to_pylist()
+
+
+MARK = 0x0123456789ABCDEF  # (a value whose bytes are found in the file)
+
+
+@pytest.mark.parametrize("case", list(_NESTED_VIEWS))
+def test_a_dictionary_of_nested_views_hashed_the_old_way_still_reads(tmp_path, case,
+                                                                     monkeypatch):
+    """A stream written before the checksum cast nested views (its dictionary not grown, so
+    it matched then) still reads: the reader tries the old form where the new one does not
+    match; a flipped byte of its data is still refused."""
+    type_, first, _ = _NESTED_VIEWS[case]
+    batch = pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+        pa.array([0, 0], pa.int32()), pa.array([first], type_)), "n": [MARK, 2]})
+    new = ipc_integrity._canonical
+    monkeypatch.setattr(ipc_integrity, "_canonical", lambda v, deep=True: new(v, False))
+    path = _through_ipc_writer_only(tmp_path / "old.arrows", [batch])
+    monkeypatch.setattr(ipc_integrity, "_canonical", new)
+    assert read_table(path, device="cpu").column("d").to_pylist() == [first, first]
+    raw = bytearray(path.read_bytes())
+    at = raw.find(MARK.to_bytes(8, "little"))  # column n's first value, in the data batch
+    raw[at] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CorruptDataError, match="CRC32"):
+        read_table(path, device="cpu")
