@@ -21,7 +21,8 @@ from fsstgpu.formats import (
     decompress_file,
     read_table,
 )
-from fsstgpu.formats.nested import child_fields, is_container, with_children
+from fsstgpu.formats.dictionary_bits import float_bits
+from fsstgpu.formats.nested import map_value_types
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
 __all__ = ["format_value", "phases", "roundtrip_column", "roundtrip_dataset", "roundtrip_file",
@@ -111,19 +112,9 @@ def _same_file(original, restored) -> bool:
     return bool(_as_bits(after).equals(_as_bits(before)))  # (-0.0 is not 0.0 either)
 
 
-_FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
-
-
 def _bits_type(type_: pa.DataType) -> pa.DataType:
     """``type_`` with each floating-point type replaced by the integer of its width."""
-    if pa.types.is_floating(type_):
-        return _FLOAT_BITS[type_.bit_width]
-    if pa.types.is_dictionary(type_):
-        return pa.dictionary(type_.index_type, _bits_type(type_.value_type), type_.ordered)
-    if is_container(type_):
-        return with_children(type_, [f.with_type(_bits_type(f.type))
-                                     for f in child_fields(type_)])
-    return type_
+    return map_value_types(type_, float_bits)
 
 
 def _as_bits(table: pa.Table) -> pa.Table:

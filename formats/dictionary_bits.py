@@ -19,10 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from fsstgpu.formats.nested import child_fields, is_container, with_children
+from fsstgpu.formats.nested import map_value_types
 
-__all__ = ["FLOAT_BITS", "floats_taken_for_same", "holds_floats", "read_back_same",
-           "same_values"]
+__all__ = ["FLOAT_BITS", "float_bits", "floats_taken_for_same", "holds_floats",
+           "read_back_same", "same_values"]
 
 #: the integer type of each float width, for views of floats' bits
 FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
@@ -62,20 +62,23 @@ def _bits_type(type_: pa.DataType) -> pa.DataType | None:
     """``type_`` with each float in it (itself, a container's leaves, a dictionary's values) the
     integer of its width, for a view of the floats' bits; None where a float sits in a type
     this does not rebuild (a union, a list view, an extension type)."""
-    if pa.types.is_floating(type_):
-        return FLOAT_BITS[type_.bit_width]
     if not holds_floats(type_):
         return type_
-    if pa.types.is_dictionary(type_):
-        values = _bits_type(type_.value_type)
-        return None if values is None else pa.dictionary(type_.index_type, values, type_.ordered)
-    if not is_container(type_):
-        return None
-    children = [_bits_type(f.type) for f in child_fields(type_)]
-    if any(t is None for t in children):
-        return None
-    return with_children(type_, [f.with_type(t) for f, t in
-                                 zip(child_fields(type_), children, strict=True)])
+    bits = map_value_types(type_, float_bits)
+    return None if holds_floats(bits) else bits
+
+
+def float_bits(type_: pa.DataType) -> pa.DataType:
+    """The integer type of a float type's width (``type_`` itself for any other type).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import float_bits
+    >>> float_bits(pa.float16()), float_bits(pa.string())
+    (DataType(int16), DataType(string))
+    """
+    return FLOAT_BITS[type_.bit_width] if pa.types.is_floating(type_) else type_
 
 
 def holds_floats(type_: pa.DataType) -> bool:

@@ -43,7 +43,7 @@ from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries, batch_dictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
-from fsstgpu.formats.nested import child_fields, empty_array, is_container, with_children
+from fsstgpu.formats.nested import empty_array, map_value_types
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["CRC_KEY", "CRC_V1_KEY", "CRC_V2_KEY", "END_KEY", "LENGTHS_KEY", "POSITION_KEY",
@@ -144,14 +144,7 @@ def _canonical(values: pa.Array, deep: bool = True) -> pa.Array:
 def _large_views(type_: pa.DataType) -> pa.DataType:
     """``type_`` with each view type in it (itself, a container's fields, a dictionary's
     values) its large type."""
-    if is_view(type_):
-        return large_type(type_)
-    if pa.types.is_dictionary(type_):
-        return pa.dictionary(type_.index_type, _large_views(type_.value_type), type_.ordered)
-    if is_container(type_):
-        return with_children(type_, [f.with_type(_large_views(f.type))
-                                     for f in child_fields(type_)])
-    return type_
+    return map_value_types(type_, lambda t: large_type(t) if is_view(t) else t)
 
 
 def validate_batch(batch: pa.RecordBatch, dictionaries: Dictionaries | None = None) -> None:

@@ -42,7 +42,7 @@ from fsstgpu.types import is_supported, is_text, large_type
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
            "holds_fsst_dictionary", "holds_strings", "is_container", "map_leaves",
-           "plain_type_of", "required_leaves", "with_children"]
+           "map_value_types", "plain_type_of", "required_leaves", "with_children"]
 
 
 # --------------------------------------------------------------------------- types
@@ -158,6 +158,28 @@ def _map_type(type_: pa.DataType, leaf) -> pa.DataType:
         return leaf(type_)
     return with_children(type_, [f.with_type(_map_type(f.type, leaf))
                                   for f in child_fields(type_)])
+
+
+def map_value_types(type_: pa.DataType, leaf) -> pa.DataType:
+    """``type_`` with each leaf type ``t`` replaced by ``leaf(t)``, through containers and
+    through dictionaries to their value types (names, nullability, metadata, index types and
+    order kept; other types, unions and extension types among them, are leaves).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import map_value_types
+    >>> t = pa.dictionary(pa.int8(), pa.list_(pa.float32()))
+    >>> str(map_value_types(t, lambda x: pa.int32() if pa.types.is_float32(x) else x))
+    'dictionary<values=list<item: int32>, indices=int8, ordered=0>'
+    """
+    if pa.types.is_dictionary(type_):
+        return pa.dictionary(type_.index_type, map_value_types(type_.value_type, leaf),
+                             type_.ordered)
+    if is_container(type_):
+        return with_children(type_, [f.with_type(map_value_types(f.type, leaf))
+                                     for f in child_fields(type_)])
+    return leaf(type_)
 
 
 def fsst_leaf_type(type_: pa.DataType, split_size: int = DEFAULT_SPLIT_SIZE) -> FsstType:
