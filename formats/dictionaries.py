@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.dictionary_bits import (
-    FLOAT_BITS,
+    float_bits,
     floats_taken_for_same,
     holds_floats,
     read_back_same,
@@ -350,7 +350,7 @@ class SentDictionaries:
                                          name=batch.schema.field(key[0]).name, why="stream")
             elif holds_floats(now.type) and not read_back_same(before, now):
                 # (floats inside structs or lists, which the hash kernels cannot match; values
-                # without floats the writer compares as _same_values just did)
+                # without floats the writer compares as same_values just did)
                 edits[key] = partial(_appended, before=before,
                                      name=batch.schema.field(key[0]).name)
         if edits:
@@ -577,7 +577,7 @@ def _keyed(values: pa.Array) -> pa.Array:
     floats, the kernels' equality takes -0.0 for 0.0 and any NaN for another, and they take no
     half floats), others in their :func:`_work_type`."""
     if pa.types.is_floating(values.type):
-        return values.view(FLOAT_BITS[values.type.bit_width])
+        return values.view(float_bits(values.type))
     return values.cast(_work_type(values.type))
 
 

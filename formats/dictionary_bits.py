@@ -21,11 +21,11 @@ import pyarrow.ipc as ipc
 
 from fsstgpu.formats.nested import map_value_types
 
-__all__ = ["FLOAT_BITS", "float_bits", "floats_taken_for_same", "holds_floats",
-           "read_back_same", "same_values"]
+__all__ = ["float_bits", "floats_taken_for_same", "holds_floats", "read_back_same",
+           "same_values"]
 
 #: the integer type of each float width, for views of floats' bits
-FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
+_FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
 
 
 def same_values(a: pa.Array, b: pa.Array) -> bool:
@@ -78,7 +78,7 @@ def float_bits(type_: pa.DataType) -> pa.DataType:
     >>> float_bits(pa.float16()), float_bits(pa.string())
     (DataType(int16), DataType(string))
     """
-    return FLOAT_BITS[type_.bit_width] if pa.types.is_floating(type_) else type_
+    return _FLOAT_BITS[type_.bit_width] if pa.types.is_floating(type_) else type_
 
 
 def holds_floats(type_: pa.DataType) -> bool:
@@ -151,6 +151,5 @@ def floats_taken_for_same(a: pa.Array, b: pa.Array) -> bool:
     if not a.is_valid().equals(b.is_valid()):
         return False
     dtype = np.dtype(f"float{a.type.bit_width}")
-    x, y = (v.view(FLOAT_BITS[a.type.bit_width]).fill_null(0).to_numpy().view(dtype)
-            for v in (a, b))
+    x, y = (v.view(float_bits(a.type)).fill_null(0).to_numpy().view(dtype) for v in (a, b))
     return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
