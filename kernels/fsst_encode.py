@@ -95,9 +95,10 @@ def device_lookups(table) -> dict:
     table (the last :data:`CACHED_TABLES` kept): a call of :func:`encode_on_device` without
     them spends ~100 us building them on the host and six uploads (the 16 MiB
     ``compress_device`` call took 1.7 ms). Uploaded on a stream of their own and waited for
-    before they are kept, since any stream may read them; for the same reason a table's
-    lookups are let go only after the device has finished its work (a kernel on another stream
-    may still read them, and the memory pool hands freed memory out again without asking).
+    before they are kept, since any stream may read them. They live in one allocation of their
+    own, outside CuPy's memory pool, released only after the device has finished its work
+    (:class:`_WaitedAllocation`): a kernel on any stream may still read them when the cache and
+    its last caller let them go, where the pool would hand the bytes out again at once.
 
     Examples
     --------
@@ -114,19 +115,52 @@ def device_lookups(table) -> dict:
         if held is not None and held[0] is table:  # (the table is held: its id is not reused)
             _held.move_to_end(key)
             return held[1]
-    own = cp.cuda.Stream(non_blocking=True)
-    with own:
-        lookups = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
-    own.synchronize()
-    dropped = []
+    lookups = _unpooled(cp, encode_lookups(table))
     with _held_lock:
         _held[key] = (table, lookups)
-        while len(_held) > CACHED_TABLES:
-            dropped.append(_held.popitem(last=False))
-    for (device_id, _), _ in dropped:
-        with cp.cuda.Device(device_id):
-            cp.cuda.Device().synchronize()
+        while len(_held) > CACHED_TABLES:  # freed once no caller holds them either
+            _held.popitem(last=False)
     return lookups
+
+
+class _WaitedAllocation:
+    """``nbytes`` of device memory from ``cudaMalloc`` on the current device, freed once the
+    device has finished the work enqueued before (a device synchronisation first: ``cudaFree``
+    itself only *may* wait)."""
+
+    def __init__(self, cp, nbytes: int):
+        self.device = cp.cuda.Device().id
+        self.ptr = cp.cuda.runtime.malloc(nbytes)
+
+    def __del__(self):
+        try:
+            cp = get_cupy()
+            with cp.cuda.Device(self.device):
+                cp.cuda.runtime.deviceSynchronize()
+                cp.cuda.runtime.free(self.ptr)
+        except Exception:  # noqa: BLE001 (at interpreter exit CUDA may be gone)
+            pass
+
+
+def _unpooled(cp, arrays: dict) -> dict:
+    """Device copies of the host ``arrays`` in one :class:`_WaitedAllocation` (each from a
+    256-byte boundary), uploaded on a stream of their own and waited for."""
+    starts, size = {}, 0
+    for name, host in arrays.items():
+        starts[name] = size
+        size += -(-max(host.nbytes, 1) // 256) * 256
+    staged = np.zeros(size, np.uint8)
+    for name, host in arrays.items():
+        staged[starts[name] : starts[name] + host.nbytes] = host.view(np.uint8)
+    block = _WaitedAllocation(cp, size)
+    memory = cp.cuda.UnownedMemory(block.ptr, size, block, block.device)
+    own = cp.cuda.Stream(non_blocking=True)
+    cp.cuda.runtime.memcpyAsync(block.ptr, staged.ctypes.data, size,
+                                cp.cuda.runtime.memcpyHostToDevice, own.ptr)
+    own.synchronize()
+    base = cp.cuda.MemoryPointer(memory, 0)
+    return {name: cp.ndarray(host.shape, host.dtype, memptr=base + starts[name])
+            for name, host in arrays.items()}
 
 
 def _pointer(array):

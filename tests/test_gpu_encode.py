@@ -262,3 +262,23 @@ def test_gpu_lookups_are_kept_per_table_and_rebuilt_once_dropped():
         assert np.array_equal(again[name].get(), want), name
     col = pa.array(["abcab", None, "xyab"] * 50)
     _same(fsstgpu.compress_device(col, first, fill=POISON), fsstgpu.compress(col, table=first))
+
+
+@pytest.mark.gpu
+def test_gpu_lookups_live_outside_the_pool_until_the_device_is_done():
+    """A table's device lookups are not CuPy pool memory (the pool hands freed bytes out again
+    at once, while a kernel on another stream may still read them): the pool does not grow by
+    them. A caller that still holds a table's lookups after the cache let them go reads them
+    whole, and an encode with them equals the CPU's."""
+    cp = pytest.importorskip("cupy")
+    pool = cp.get_default_memory_pool()
+    table = SymbolTable([b"qz", b"qzq", b"zzzz"])
+    before = pool.used_bytes()
+    held = device_lookups(table)
+    assert pool.used_bytes() == before
+    for k in range(CACHED_TABLES + 1):  # the cache lets `table` go; `held` keeps its lookups
+        device_lookups(SymbolTable([bytes([98 + k % 24, 66 + k, 67])]))
+    for name, want in encode_lookups(table).items():
+        assert np.array_equal(held[name].get(), want), name
+    col = pa.array(["qzqzzzz", None, "zzqz"] * 40)
+    _same(fsstgpu.compress_device(col, table, fill=POISON), fsstgpu.compress(col, table=table))
