@@ -316,12 +316,13 @@ def as_symbol_table(table) -> SymbolTable:
     return table
 
 
-def pack_tables(tables) -> tuple[np.ndarray, np.ndarray]:
+def pack_tables(tables, *, into=None) -> tuple[np.ndarray, np.ndarray]:
     """The tables as two (ntables, 256) arrays: symbols (uint64) and lengths (uint8).
 
     Row ``t`` holds table ``t``; codes a table does not define, and the escape 255, have length
     0. The decoders (CPU and GPU) and the code walk all read tables in this layout. At least one
-    row is returned, so that an empty list still gives arrays a kernel can index.
+    row is returned, so that an empty list still gives arrays a kernel can index. ``into``: the
+    two arrays to fill (of that shape; a batch's metadata sections), else new ones.
 
     Examples
     --------
@@ -330,8 +331,16 @@ def pack_tables(tables) -> tuple[np.ndarray, np.ndarray]:
     >>> sym.shape, ln[0, :3].tolist(), hex(int(sym[0, 1]))
     ((1, 256), [1, 2, 0], '0x6261')
     """
-    sym = np.zeros((max(len(tables), 1), 256), dtype=np.uint64)
-    ln = np.zeros((max(len(tables), 1), 256), dtype=np.uint8)
+    rows = max(len(tables), 1)
+    if into is None:
+        sym, ln = np.zeros((rows, 256), dtype=np.uint64), np.zeros((rows, 256), dtype=np.uint8)
+    else:
+        sym, ln = into
+        if sym.shape != (rows, 256) or ln.shape != (rows, 256):
+            raise ValueError(f"pack_tables into arrays of shape {sym.shape} / {ln.shape}, "
+                             f"not ({rows}, 256)")
+        sym.fill(0)
+        ln.fill(0)
     for t, table in enumerate(tables):
         sym[t, : len(table)] = table.packed
         ln[t, : len(table)] = table.lengths

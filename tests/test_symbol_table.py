@@ -6,6 +6,7 @@ from hypothesis import given, strategies as st
 
 from fsstgpu import SymbolTable
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.symbol_table import pack_tables
 
 
 @given(st.sets(st.binary(min_size=1, max_size=8), max_size=255))
@@ -92,3 +93,16 @@ def test_one_string_is_not_a_list_of_symbols(symbols):
 def test_buffer_symbols_are_their_bytes():
     t = SymbolTable([np.frombuffer(b"xy", np.uint8), np.bytes_(b"z")])
     assert t.symbols == (b"z", b"xy")
+
+
+def test_pack_tables_into_given_arrays_overwrites_them_whole():
+    """pack_tables(into=...) fills a batch's own sections: the same rows as new arrays, every
+    stale byte cleared; arrays of another shape are refused."""
+    tables = [SymbolTable([b"ab", b"c"]), SymbolTable([b"xyz"])]
+    sym, ln = np.full((2, 256), 7, np.uint64), np.full((2, 256), 9, np.uint8)
+    got = pack_tables(tables, into=(sym, ln))
+    want = pack_tables(tables)
+    assert got[0] is sym and got[1] is ln
+    assert np.array_equal(sym, want[0]) and np.array_equal(ln, want[1])
+    with pytest.raises(ValueError, match="shape"):
+        pack_tables(tables, into=(np.zeros((1, 256), np.uint64), np.zeros((1, 256), np.uint8)))
