@@ -116,10 +116,14 @@ def device_lookups(table) -> dict:
             _held.move_to_end(key)
             return held[1]
     lookups = _unpooled(cp, encode_lookups(table))
+    # the tables let go are freed outside the lock (their release waits for the device), and
+    # only once no caller holds them either
+    dropped = []
     with _held_lock:
         _held[key] = (table, lookups)
-        while len(_held) > CACHED_TABLES:  # freed once no caller holds them either
-            _held.popitem(last=False)
+        while len(_held) > CACHED_TABLES:
+            dropped.append(_held.popitem(last=False))
+    del dropped
     return lookups
 
 
