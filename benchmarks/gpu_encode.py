@@ -40,7 +40,7 @@ from benchmarks.gpu_sizes import corpus, nvcomp_rows
 from benchmarks.timing import copy_bandwidth, pinned_like, time_device, upload_seconds
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.encode_chunks import LONG_MIN
-from fsstgpu.kernels.fsst_encode import encode_lookups, encode_on_device
+from fsstgpu.kernels.fsst_encode import device_lookups, encode_on_device
 
 MIB = 1 << 20
 SIZES = (16 * MIB, 256 * MIB, 1024 * MIB)
@@ -77,7 +77,7 @@ def size_row(strings: pa.Array, size: int, copy_bps: float, repeat: int) -> dict
     nbytes = int(offs[-1] - offs[0])
     d_data = cp.asarray(data)
     d_offs = cp.asarray(offs - offs[0])
-    look = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
+    look = device_lookups(table)
     kernel_s = time_device(lambda: encode_on_device(table, d_data, d_offs, lookups=look),
                            repeat=repeat)
     dev = fsstgpu.DeviceStringArray(col.type, len(col), d_offs, d_data, None, 0)
@@ -113,7 +113,7 @@ def long_rows(strings: pa.Array, size: int, repeat: int) -> list[dict]:
     offs = np.frombuffer(col.buffers()[1], np.int64)[col.offset : col.offset + len(col) + 1]
     data = np.frombuffer(col.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
     d_data = cp.asarray(data)
-    look = {k: cp.asarray(v) for k, v in encode_lookups(table).items()}
+    look = device_lookups(table)
     rows = []
     for string_bytes in (64 << 10, 4 * MIB):
         bounds = np.append(np.arange(0, data.size, string_bytes), data.size).astype(np.int64)
