@@ -341,6 +341,10 @@ class CompressedStringArray:
         asked = self.length if length is None else operator.index(length)  # (pyarrow's rule)
         if (stop := min(offset + asked, self.length)) < offset:
             raise ValueError(f"slice length must be non-negative, not {length}")
+        # The slice is cut from the blocks, code offsets, lengths and validity as they are:
+        # fields from elsewhere are checked first (once), or a broken null count or block
+        # start comes out of the slice as a consistent column (a null decoded as "").
+        self.validate(full=False)
         part = CompressedStringArray(**slice_fields(self, offset, stop, asked))
         part.validate(full=False)
         part._validated = self._validated  # same codes; split points from a checked plan

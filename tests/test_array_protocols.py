@@ -100,3 +100,26 @@ def test_slice_errors():
         with pytest.raises(TypeError):
             carr.slice(offset, length)
     assert carr.slice(np.int64(1), np.uint8(1)).to_arrow().to_pylist() == ["b"]
+
+
+def _fields(carr, **changed):
+    names = ("type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+             "validity", "null_count", "split_size", "split_codes", "split_out", "split_table")
+    return fsstgpu.CompressedStringArray(**{k: changed.get(k, getattr(carr, k)) for k in names})
+
+
+@pytest.mark.parametrize("changed", [
+    {"validity": np.array([0b111], np.uint8)},  # null_count 1, no null in the bitmap
+    {"block_starts": np.array([0, 2])},  # the blocks end before the last string
+    {"block_starts": np.array([0, 3, 3])},  # one table, two blocks
+    {"block_starts": np.zeros(0, np.int64)},
+], ids=["validity", "short-blocks", "extra-block", "no-blocks"])
+def test_a_slice_of_an_inconsistent_column_is_corrupt(changed):
+    # fields from elsewhere: slicing reads them as the whole-column decode does, so it raises
+    # as that does (it sliced them unchecked: a null came back as "", or an IndexError)
+    carr = _fields(fsstgpu.compress(pa.array(["ab", None, "cd"])), **changed)
+    with pytest.raises(fsstgpu.CorruptDataError):
+        carr.to_arrow()
+    for part in (lambda: carr[0:3], lambda: carr[1:], lambda: carr.slice(0, 2)):
+        with pytest.raises(fsstgpu.CorruptDataError):
+            part()
