@@ -52,6 +52,7 @@ __all__ = [
     "as_chunks",
     "Plain",
     "as_data_offsets",
+    "exact_array",
     "buffer_values",
     "check_arrow",
     "from_arrow",
@@ -545,6 +546,35 @@ def first_decrease(a) -> int:
     return native_first_decrease(a)
 
 
+def exact_array(values, dtype, name: str) -> np.ndarray:
+    """``values`` as a contiguous NumPy array of the integer ``dtype`` holding the same numbers
+    (a copy only where it is not one already): TypeError for values that are not integers,
+    ValueError for integers ``dtype`` cannot hold, where NumPy's cast would wrap or truncate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.arrow_layout import exact_array
+    >>> exact_array(np.array([1, 2], np.int32), np.int64, "offsets").dtype
+    dtype('int64')
+    >>> exact_array(np.array([7, 300]), np.uint8, "data")
+    Traceback (most recent call last):
+    ...
+    ValueError: data holds values outside uint8: 7 to 300
+    """
+    arr = np.asarray(values)
+    dtype = np.dtype(dtype)
+    if arr.dtype != dtype:
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{name} must hold integers ({dtype}), not {arr.dtype}")
+        info = np.iinfo(dtype)
+        if arr.size:
+            low, high = arr.min(), arr.max()
+            if low < info.min or high > info.max:
+                raise ValueError(f"{name} holds values outside {dtype}: {low} to {high}")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
 def as_data_offsets(strings):
     """The bytes and n + 1 offsets of the non-null strings of ``strings``.
 
@@ -560,8 +590,8 @@ def as_data_offsets(strings):
     (b'abc', [0, 2, 3])
     """
     if isinstance(strings, tuple) and len(strings) == 2 and isinstance(strings[0], np.ndarray):
-        return (np.ascontiguousarray(strings[0], dtype=np.uint8),
-                np.ascontiguousarray(strings[1], dtype=np.int64))
+        return (exact_array(strings[0], np.uint8, "data"),
+                exact_array(strings[1], np.int64, "offsets"))
     if isinstance(strings, (pa.Array, pa.ChunkedArray)):
         plain = from_arrow(strings)  # checked; nulls hold no bytes
         offsets = plain.offsets

@@ -37,7 +37,7 @@ import operator
 
 import numpy as np
 
-from fsstgpu.arrow_layout import as_data_offsets, is_non_decreasing
+from fsstgpu.arrow_layout import as_data_offsets, exact_array, is_non_decreasing
 from fsstgpu.inputs import as_string_column
 from fsstgpu.native import train_symbols
 from fsstgpu.symbol_table import SymbolTable
@@ -52,9 +52,10 @@ MAX_SAMPLE_BYTES = 1 << 48
 SEED = 4637947  # csrc/train.h kTrainSeed
 
 
-def _readonly(a, dtype) -> np.ndarray:
-    """A read-only contiguous view of ``a`` as ``dtype`` (a copy only when ``a`` is not one)."""
-    view = np.ascontiguousarray(a, dtype=dtype).view()
+def _readonly(a, dtype, name: str) -> np.ndarray:
+    """A read-only contiguous view of ``a`` as ``dtype`` (a copy only when ``a`` is not one),
+    the same numbers or an error naming ``name`` (:func:`~fsstgpu.arrow_layout.exact_array`)."""
+    view = exact_array(a, dtype, name).view()
     view.flags.writeable = False
     return view
 
@@ -65,8 +66,8 @@ def checked_input(data, offsets, sample_bytes):
     Returns ``(data, offsets, n, target)``: read-only contiguous uint8 / int64 arrays, the string
     count and the sample size in bytes.
     """
-    data = _readonly(data, np.uint8)
-    offsets = _readonly(offsets, np.int64)
+    data = _readonly(data, np.uint8, "data")
+    offsets = _readonly(offsets, np.int64, "offsets")
     if offsets.ndim != 1 or len(offsets) == 0:
         raise ValueError("offsets must be a non-empty 1-D array (n + 1 string boundaries)")
     n = len(offsets) - 1

@@ -359,3 +359,23 @@ def test_a_range_under_four_samples_is_sampled_evenly_and_trained_on_that_sample
     # four samples or more: random draws of target bytes, as before
     draws, _ = native.sample_of(data, offs, 0, n, raw // 4, training.SEED)
     assert raw // 4 <= len(draws) < raw // 4 + 512
+
+
+def test_numpy_inputs_keep_their_numbers_or_are_refused():
+    """train((data, offsets)) and train_table take NumPy arrays of other integer dtypes only
+    where the numbers fit: bytes above 255 or below 0 and float or out-of-range offsets were
+    cast silently (300 trained as 44, 2.7 as 2)."""
+    text = np.frombuffer(b"abcabcabd" * 50, np.uint8)
+    offsets = np.arange(0, 451, 9)
+    want = fsstgpu.train((text, offsets))
+    assert fsstgpu.train((text.astype(np.int32), offsets.astype(np.uint64))) == want
+    wide = text.astype(np.int16)
+    wide[3] = 300
+    with pytest.raises(ValueError, match="data holds values outside uint8: 97 to 300"):
+        fsstgpu.train((wide, offsets))
+    with pytest.raises(ValueError, match="data holds values outside uint8"):
+        train_table(text.astype(np.int16) - 100, offsets)
+    with pytest.raises(TypeError, match="offsets must hold integers"):
+        fsstgpu.train((text, offsets + 0.5))
+    with pytest.raises(ValueError, match="offsets holds values outside int64"):
+        train_table(text, np.array([0, 2**63], np.uint64))
