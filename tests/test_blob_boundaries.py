@@ -120,6 +120,21 @@ def test_empty_strings_at_a_string_end_keep_decoding():
                                   device="cpu").to_pylist() == [b"abc", b"", b"", b"ab"]
 
 
+def test_an_empty_column_with_empty_splits_gives_one_answer():
+    # blob.md: a reader takes any split points that partition the codes and the output, and
+    # an empty column's split (codes 0..0, output 0..0) does. It decoded to [] but validate()
+    # raised "split 0 does not start on a code boundary": the walk met split starts only inside
+    # strings, and an empty column has none.
+    for code_offsets in (None, [0]):
+        carr = CompressedStringArray(
+            type=pa.string(), length=0, tables=[SymbolTable([])], block_starts=[0, 0],
+            codes=np.zeros(0, np.uint8), code_offsets=code_offsets,
+            lengths=np.zeros(0, np.int64), validity=None, null_count=0, split_size=4096,
+            split_codes=[0, 0, 0], split_out=[0, 0, 0], split_table=[0, 0])
+        data = blob.dumps(carr, store_code_offsets=code_offsets is not None)
+        assert assert_one_answer(data) == "ok"
+
+
 def test_split_points_off_the_code_boundaries_are_corrupt_everywhere():
     # Stored code offsets make carr[i] and take() need no walk; the split points that disagree
     # with them must still make them raise, as decompress does.

@@ -205,6 +205,11 @@ Result run(const WalkInput& in, State& s, int64_t i_end, int64_t stop_code, int6
     if (i_end < in.n) {
         r = {kStopped, 0};  // the chunk's last string done
     } else {
+        // Splits left at the walk's end start there: a column with strings met them inside its
+        // last string, but an empty column has no string to meet its (empty) splits in, and a
+        // blob may hold such splits (formats/blob.md: a reader takes any valid split points).
+        // kLong skips short strings without advancing c, so its end is no code boundary.
+        while (Mode != kLong && k < nsplit && sc[k] == c && so[k] == o) ++k;
         if (k < nsplit) {
             r = {kSplit, k};
         } else if (Mode == kOffsets) {
