@@ -4,9 +4,10 @@ Reading never trusts the input: the header and every section carry a CRC32; ever
 is checked against the bytes that remain before anything is allocated (every count is backed by
 at least one byte per item, or per 32 strings with bit-plane lengths, so no allocation exceeds 256
 bytes per input byte); the result then
-goes through :meth:`CompressedStringArray.validate
-<fsstgpu.arrays.CompressedStringArray.validate>`, which decodes every code. Anything wrong raises
-:class:`~fsstgpu.errors.CorruptDataError` saying what.
+goes through :meth:`CompressedStringArray.validate(full=False)
+<fsstgpu.arrays.CompressedStringArray.validate>`, every structural invariant in O(strings); the
+codes are checked when they are decoded (or by a full ``validate()``), not when read. Anything
+wrong raises :class:`~fsstgpu.errors.CorruptDataError` saying what.
 """
 
 from __future__ import annotations
@@ -316,7 +317,11 @@ def loads(data) -> CompressedStringArray:
     chunk_lengths = None
     if flags & FLAG_CHUNKS:
         chunk_lengths = decode_uints(raw["chunk_lengths"], nchunks, what="chunk_lengths")
-        if nchunks and (int(chunk_lengths.max()) > length or int(chunk_lengths.sum()) != length):
+        if nchunks and int(chunk_lengths.max()) > length:
+            # (checked first: the uint64 sum of such lengths may wrap to anything, even length)
+            raise CorruptDataError(f"a chunk of {int(chunk_lengths.max())} strings in a column "
+                                   f"of {length}")
+        if nchunks and int(chunk_lengths.sum()) != length:
             raise CorruptDataError(f"chunk lengths add up to {int(chunk_lengths.sum())}, "
                                    f"not {length}")
         chunk_lengths = chunk_lengths.astype(np.int64)

@@ -422,6 +422,18 @@ def test_forged_header_bytes(small_blob, offset, value, message):
         CompressedStringArray.from_bytes(_fix_crcs(data))
 
 
+def test_chunk_lengths_whose_sum_wraps_are_refused_by_name():
+    # [3, 2**64 - 1] add up to 2 in uint64: refused (a chunk longer than the column), but the
+    # message said "chunk lengths add up to 2, not 2"
+    data = blob.dumps(fsstgpu.compress(pa.chunked_array([["a"], ["b"]])))
+    pos = _sections(data)[-1][0]  # chunk_lengths, the last section
+    payload = bytes([8]) + struct.pack("<2Q", 3, 2**64 - 1)
+    frame = struct.pack("<Q", len(payload)) + payload
+    forged = data[:pos] + frame + struct.pack("<I", zlib.crc32(frame))
+    with pytest.raises(CorruptDataError, match=f"a chunk of {2**64 - 1} strings in a column of 2"):
+        CompressedStringArray.from_bytes(forged)
+
+
 def test_header_crc(small_blob):
     data = bytearray(small_blob)
     data[8] ^= 1
