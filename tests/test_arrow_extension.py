@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -267,6 +268,17 @@ def _json_with(**changes) -> bytes:
     body = dict(outer["fsstgpu.fsst"], **changes)
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     return json.dumps({"crc32": zlib.crc32(canonical), "fsstgpu.fsst": body}).encode()
+
+
+def test_a_missing_field_names_the_fields_of_every_version():
+    # a version-4 body without "dictionary" was told to have version 2's fields (tables and
+    # block_starts, which version 4 refuses)
+    body = {"split_size": 4096, "value_type": "string", "version": 4}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    meta = json.dumps({"crc32": zlib.crc32(canonical), "fsstgpu.fsst": body}).encode()
+    with pytest.raises(CorruptDataError, match=re.escape(
+            "expected at least the fields ['dictionary', 'split_size', 'value_type', 'version']")):
+        fa.parse_metadata(_meta()[0], meta)
 
 
 def test_metadata_is_utf8_json():
