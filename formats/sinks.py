@@ -166,14 +166,15 @@ class Sink:
     def _row_group_writer(self, tables: list):
         """Parquet: the writer of the file's row groups, ``tables`` its first: one writer
         where they are several small ones (and the options are the trial's, which then never
-        change), else parts written in parallel."""
-        stats_crc = SCHEMA_CRC_KEY in (self.schema.metadata or {})
+        change), else parts written in parallel. Every Parquet output, a decompressed one too,
+        records its statistics' CRCs: a filtered read of it trusts them rather than reading
+        the values of each row group they skip (files.md)."""
         if tables and self._serial is not False and not self._trial and (
                 self._serial or serial_suits(tables, self.schema, self._parallel)):
             return SerialParquetWriter(self._file, self.schema, self._part_options,
-                                       stats_crc=stats_crc, chunks=True)
+                                       stats_crc=True, chunks=True)
         return PartWriter(self._file, self.schema, self._part_options, self._parallel,
-                          stats_crc=stats_crc, chunks=True)
+                          stats_crc=True, chunks=True)
 
     def _write_ipc(self, columns: list, num_rows: int | None) -> None:
         if not columns and num_rows:

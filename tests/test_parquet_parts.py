@@ -170,10 +170,11 @@ def _one_writers(path, units) -> bytes:
             for unit in units:
                 writer.write_table(unit.cast(schema), row_group_size=max(1, unit.num_rows))
             if digests is not None:
-                ours = {ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units]),
-                        STATS_CRC_KEY: stats_crc_footer(digests)}
+                # (the row counts on an fsst file's footer; the statistics' CRCs on every one)
+                ours = ({ROW_GROUPS_KEY: json.dumps([u.num_rows for u in units])}
+                        if SCHEMA_CRC_KEY in (schema.metadata or {}) else {})
                 writer.add_key_value_metadata(
-                    {**(ours if SCHEMA_CRC_KEY in (schema.metadata or {}) else {}),
+                    {**ours, STATS_CRC_KEY: stats_crc_footer(digests),
                      CHUNKS_KEY: chunks_footer(places, stored)})
         meta = pq.read_metadata(str(path))
         digests = statistics_digests(meta)

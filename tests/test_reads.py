@@ -20,7 +20,7 @@ import fsstgpu.formats.file_reads as file_reads
 import fsstgpu.formats.pruning as pruning_module
 from fsstgpu import CorruptDataError
 from fsstgpu.datasets.generators import generate
-from fsstgpu.formats import compress_file, open_reader, read_table
+from fsstgpu.formats import compress_file, decompress_file, open_reader, read_table
 from fsstgpu.formats.chunk_record import CHUNKS_KEY
 from fsstgpu.formats.parquet_parts import MAGIC
 from fsstgpu.formats.pruning import (
@@ -417,6 +417,19 @@ def test_fsstgpus_own_statistics_are_trusted_without_reading_values(compressed, 
         del seen[:]
         assert read_table(path, device="cpu", filters=filters).equals(got)
         assert seen, change
+
+
+def test_a_decompressed_outputs_statistics_are_vouched_for_too(compressed, tmp_path,
+                                                               monkeypatch):
+    """files.md: every Parquet output of fsstgpu records its statistics' CRCs, decompress_file's
+    plain output too (it lacked the record, so a filtered read of it read the values of every
+    row group its statistics skipped)."""
+    decompress_file(compressed / "c.parquet", tmp_path / "d.parquet", device="cpu")
+    assert STATS_CRC_KEY in pq.read_metadata(tmp_path / "d.parquet").metadata
+    seen = _values_reads(monkeypatch)
+    got = read_table(tmp_path / "d.parquet", device="cpu", filters=[("n", ">=", 3500)])
+    assert got.column("n").to_pylist() == list(range(3500, ROWS))
+    assert seen == []
 
 
 def test_bounds_are_cut_and_still_bound():
