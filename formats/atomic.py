@@ -279,7 +279,9 @@ def _fsync(path, flags: int = os.O_RDONLY) -> None:
 
 
 def _check_url_output(dst: Url, *, force: bool, inputs) -> Url:
-    if any(str(src) == str(dst) for src in inputs):
+    # compared as objects of a store: as strings, memory:///b/x was not memory://b/x, and the
+    # input was replaced
+    if any(is_url(src) and Url(src).key() == dst.key() for src in inputs):
         raise ValueError(f"{dst}: the output is the input file; choose another output path")
     fs, path = dst.filesystem()
     if fs.isdir(path):

@@ -110,7 +110,7 @@ def dataset_outputs(src, dst, *, force: bool = False) -> list[tuple[Path | Url, 
         plan = [(path, Url(f"{str(dst).rstrip('/')}/{rel}")) for path, rel in _renamed(src)]
     else:
         plan = [(path, Path(dst) / rel) for path, rel in _renamed(src)]
-        _refuse_outputs_over_inputs(plan)
+    _refuse_outputs_over_inputs(plan)
     if not force:  # every clash named before anything is written (not after the files before it)
         _refuse_existing(plan)
     return plan
@@ -120,14 +120,21 @@ def _refuse_outputs_over_inputs(plan) -> None:
     """ValueError when an output of ``plan`` is one of the dataset's inputs, also another
     file's (OUT a folder above IN: ``ds/ds/z.parquet``'s output ``./ds/z.parquet`` is the input
     ``ds/z.parquet``, which ``force`` replaced before it was read); links resolved, as
-    :func:`~fsstgpu.formats.atomic.check_output` resolves them for a file's own input."""
-    inputs = {os.path.realpath(path): path for path, _ in plan if isinstance(path, Path)}
+    :func:`~fsstgpu.formats.atomic.check_output` resolves them for a file's own input; URLs
+    as objects of their store (``memory://b/ds`` over ``memory://b/ds/ds``: the same loss)."""
+    inputs = {_identity(path): path for path, _ in plan}
     for path, out in plan:
-        if isinstance(out, Path) and os.path.realpath(out) in inputs:
+        if _identity(out) in inputs:
             raise ValueError(f"{out}: the output is the input file "
-                             f"{inputs[os.path.realpath(out)]} of the same dataset (as the "
+                             f"{inputs[_identity(out)]} of the same dataset (as the "
                              f"output of {path}); name an output folder that holds none of "
                              "its files")
+
+
+def _identity(location) -> tuple | str:
+    """What names the file ``location`` for the check of outputs over inputs: a URL's store
+    and path there, a local path's real path."""
+    return location.key() if isinstance(location, Url) else os.path.realpath(location)
 
 
 def _refuse_existing(plan) -> None:

@@ -82,6 +82,13 @@ class Url(str):
                               f"package of its scheme, such as s3fs or gcsfs)") from None
         return fsspec.core.url_to_fs(str(self))
 
+    def key(self) -> tuple:
+        """``(filesystem class, path within it)``: the object this URL names, however it is
+        spelt (``memory://b/x`` and ``memory:///b/x`` are one object), to tell an output that
+        is an input."""
+        fs, path = self.filesystem()
+        return type(fs), path
+
     def open(self) -> pa.NativeFile:
         """The file, opened for reading as a pyarrow random-access file."""
         fs, path = self.filesystem()

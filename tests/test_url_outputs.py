@@ -1,6 +1,7 @@
 """A dataset's URL outputs are checked for clobbering with one listing per folder that holds
 them (formats/datasets.py), not one ``fs.exists`` (a request to an object store) per output;
-the refusal names the same outputs as before."""
+the refusal names the same outputs as before. An output URL is compared with the inputs as
+an object of its store, however either is spelt."""
 
 import re
 
@@ -8,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fsstgpu.formats.datasets import dataset_outputs
+from fsstgpu.formats import compress_file, decompress_file
+from fsstgpu.formats.datasets import compress_dataset, dataset_outputs
 
 fsspec = pytest.importorskip("fsspec")
 MemoryFileSystem = pytest.importorskip("fsspec.implementations.memory").MemoryFileSystem
@@ -114,3 +116,44 @@ def test_file_urls_are_local_outputs(source, tmp_path):
     with pytest.raises(FileExistsError, match=re.escape(
             f"{tmp_path}/out/a01.parquet: already exists")):
         dataset_outputs(root, f"file://{tmp_path}/out")
+
+
+def test_an_output_url_spelt_otherwise_than_its_input_is_refused():
+    """memory:///b/x.parquet and memory://b/x.parquet are one object: compared as strings, the
+    output replaced the input (with force) by its compressed copy."""
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/fsstgpu-same/x.parquet", _parquet(pa.table({"s": ["hello world"] * 9})))
+    compress_file("memory://fsstgpu-same/x.parquet", "memory://fsstgpu-same/c.parquet")
+    before = fs.cat("/fsstgpu-same/x.parquet")
+    try:
+        for work, name in ((compress_file, "x"), (decompress_file, "c")):
+            with pytest.raises(ValueError, match="the output is the input file"):
+                work(f"memory://fsstgpu-same/{name}.parquet",
+                     f"memory:///fsstgpu-same/{name}.parquet", force=True)
+        assert fs.cat("/fsstgpu-same/x.parquet") == before
+    finally:
+        fs.rm("/fsstgpu-same", recursive=True)
+
+
+def test_a_url_dataset_output_over_another_input_is_refused():
+    """compress memory://b/ds memory://b --force, ds holding ds/z.parquet and ds/ds/z.parquet:
+    the second's output is the first, which was replaced before it was read (its rows lost);
+    refused before anything is written, as for local folders."""
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/fsstgpu-over/ds/z.parquet", _parquet(pa.table({"s": ["top"] * 3})))
+    fs.pipe("/fsstgpu-over/ds/ds/z.parquet", _parquet(pa.table({"s": ["inner"] * 2})))
+    before = fs.cat("/fsstgpu-over/ds/z.parquet")
+    try:
+        with pytest.raises(ValueError, match="is the input file .*ds/z.parquet"):
+            compress_dataset("memory://fsstgpu-over/ds", "memory://fsstgpu-over", force=True)
+        assert fs.cat("/fsstgpu-over/ds/z.parquet") == before
+        assert sorted(fs.find("/fsstgpu-over")) == ["/fsstgpu-over/ds/ds/z.parquet",
+                                                   "/fsstgpu-over/ds/z.parquet"]
+    finally:
+        fs.rm("/fsstgpu-over", recursive=True)
+
+
+def _parquet(table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
