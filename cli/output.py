@@ -34,7 +34,7 @@ from rich.text import Text
 
 from fsstgpu.cli.signals import Stopped
 from fsstgpu.device import DEVICES
-from fsstgpu.errors import CorruptDataError, DeviceError
+from fsstgpu.errors import CorruptDataError, DeviceError, OptionError
 from fsstgpu.formats.datasets import DatasetOutputError
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.rowgroups import MissingInputError
@@ -205,7 +205,7 @@ def handle_errors():
         fail(str(exc), EXIT_DEVICE)
     except CorruptDataError as exc:
         fail(str(exc), EXIT_CORRUPT)
-    except (ColumnSelectionError, NotCompressedError, DatasetOutputError,
+    except (ColumnSelectionError, NotCompressedError, DatasetOutputError, OptionError,
             MissingInputError) as exc:  # (a URL's missing object: a missing input file too)
         fail(str(exc), EXIT_USAGE)
     except (OSError, ValueError, TypeError, ImportError, NotImplementedError) as exc:

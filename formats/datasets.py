@@ -48,6 +48,7 @@ from fsstgpu.formats.locations import (
 )
 from fsstgpu.formats.nested import holds_fsst
 from fsstgpu.formats.partitions import hive_columns, with_partition_columns
+from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.strings import DeviceStringArray
 
@@ -321,6 +322,24 @@ def _each_file(src, dst, work, progress, force: bool) -> list[dict]:
     return results
 
 
+def file_options(out, options: dict) -> dict:
+    """A dataset compression's options for one output: ``zstd_level`` and ``parquet_codec`` set
+    Parquet pages, so an Arrow IPC file of the dataset is written without them (for one file
+    :func:`~fsstgpu.formats.compress_file` refuses them: a dataset may mix both formats).
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.datasets import file_options
+    >>> file_options("out/a.arrow", {"zstd_level": 9, "parquet_codec": "zstd", "level": "fast"})
+    {'level': 'fast'}
+    >>> file_options("out/a.parquet", {"zstd_level": 9})
+    {'zstd_level': 9}
+    """
+    if output_format(out) == "parquet":
+        return options
+    return {k: v for k, v in options.items() if k not in ("zstd_level", "parquet_codec")}
+
+
 def refuse_output_format(options: dict) -> None:
     """ValueError for ``format=`` among a dataset compression's options: each output keeps its
     input's name and format (``format="arrow"`` wrote Arrow IPC files named ``*.parquet``).
@@ -399,7 +418,7 @@ def compress_dataset(src, dst, columns=None, *, force=False, progress=None, **op
     """
     refuse_output_format(options)
     return _each_file(src, dst, lambda path, out: compress_file(
-        path, out, columns, force=force, **options), progress, force)
+        path, out, columns, force=force, **file_options(out, options)), progress, force)
 
 
 def decompress_dataset(src, dst, *, device="auto", force=False, progress=None) -> list[dict]:

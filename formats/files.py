@@ -33,7 +33,7 @@ import pyarrow as pa
 from fsstgpu.arrow_layout import buffer_values
 from fsstgpu.blocks import check_level
 from fsstgpu.device import resolve_device
-from fsstgpu.errors import CorruptDataError, FsstGpuError
+from fsstgpu.errors import CorruptDataError, FsstGpuError, OptionError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.compressing import UnitCompressor
@@ -172,6 +172,9 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     ValueError
         When ``dst`` is ``src``, its format is unknown, or ``parquet_codec``,
         ``ipc_compression`` or ``device`` is.
+    OptionError
+        When ``zstd_level`` or a ``parquet_codec`` other than zstd is given for an Arrow IPC
+        output, or ``zstd_level`` beside another codec (a ValueError; nothing is written).
     DeviceError
         When ``device="gpu"`` and no GPU is usable (checked before anything is written).
 
@@ -204,8 +207,12 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         # (it was ignored without a word)
         this = (f"its fsst pages are {fsst_codec}" if out_format == "parquet"
                 else f"this output is an {out_format} file")
-        raise ValueError(f"zstd_level {zstd_level!r} sets the zstd level of a Parquet output's "
-                         f"fsst pages; {this}")
+        raise OptionError(f"zstd_level {zstd_level!r} sets the zstd level of a Parquet output's "
+                          f"fsst pages; {this}")
+    if fsst_codec != "zstd" and out_format != "parquet":
+        # an IPC body codec is chosen apart (ipc_compression); this one was dropped unsaid
+        raise OptionError(f"parquet_codec {fsst_codec!r} sets a Parquet output's fsst pages' "
+                          f"codec; this output is an {out_format} file")
     if row_group_rows is not None and not (isinstance(row_group_rows, int)
                                            and row_group_rows >= 1):
         raise ValueError(f"row_group_rows {row_group_rows!r}: a positive integer")

@@ -48,6 +48,24 @@ class DeviceError(FsstGpuError, RuntimeError):
     """
 
 
+class OptionError(FsstGpuError, ValueError):
+    """An option that does not fit the call's other options or its output (a usage error).
+
+    Examples
+    --------
+    >>> import fsstgpu, tempfile, os, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.errors import OptionError
+    >>> from fsstgpu.formats import compress_file
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["a", "b"]}), os.path.join(d, "in.parquet"))
+    >>> try:  # an Arrow IPC output has no Parquet pages to set the zstd level of
+    ...     compress_file(os.path.join(d, "in.parquet"), os.path.join(d, "x.arrow"), zstd_level=9)
+    ... except OptionError:
+    ...     print("refused")
+    refused
+    """
+
+
 class BatchDecodeError(CorruptDataError):
     """Some columns of a batch decode are corrupt; the others are kept.
 

@@ -485,3 +485,36 @@ def test_compress_writer_options(tmp_path, sample):
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [400, 400, 100]
     assert fsstgpu.formats.read_table(tmp_path / "c.parquet", device="cpu").equals(table)
     run("compress", src, tmp_path / "x.parquet", "--zstd-level", "0", code=2)
+
+
+def test_writer_options_that_do_not_fit_the_output_are_usage_errors(tmp_path, sample):
+    """--zstd-level and --parquet-codec set a Parquet output's fsst pages: for an Arrow IPC
+    output (or --zstd-level beside a codec other than zstd) they are a bad option, exit 2
+    (they exited 1, and --parquet-codec was dropped without a word), and nothing is written."""
+    src, _ = sample
+    for opts in (["--zstd-level", "19"], ["--parquet-codec", "snappy"]):
+        res = run("compress", src, tmp_path / "c.arrow", *opts, code=2)
+        one_line_error(res, "Parquet")
+        assert not (tmp_path / "c.arrow").exists()
+    res = run("compress", src, tmp_path / "c.parquet", "--parquet-codec", "snappy",
+              "--zstd-level", "19", code=2)
+    one_line_error(res, "snappy")
+
+
+def test_dataset_of_parquet_and_ipc_files_takes_writer_options(tmp_path, sample):
+    """A dataset's --zstd-level and --parquet-codec are its Parquet files': its Arrow IPC files
+    are written as without them (the first IPC file failed the run, the rest left unwritten)."""
+    src, table = sample
+    (tmp_path / "in").mkdir()
+    pq.write_table(table, tmp_path / "in" / "a.parquet")
+    compress_file(src, tmp_path / "in" / "b.arrow")  # an IPC file (compressed again: fine)
+    fsstgpu.formats.decompress_file(tmp_path / "in" / "b.arrow", tmp_path / "in" / "c.arrow")
+    (tmp_path / "in" / "b.arrow").unlink()
+    run("compress", tmp_path / "in", tmp_path / "out", "--zstd-level", "19", "--parquet-codec",
+        "zstd", "--no-progress", "--json")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.parquet", "c.arrow"]
+    assert fsstgpu.formats.read_table(tmp_path / "out" / "c.arrow", device="cpu").equals(table)
+    run("compress", tmp_path / "in", tmp_path / "out2", "--parquet-codec", "snappy",
+        "--no-progress", "--json")
+    meta = pq.ParquetFile(tmp_path / "out2" / "a.parquet").metadata
+    assert "SNAPPY" in {meta.row_group(0).column(i).compression for i in range(meta.num_columns)}

@@ -30,7 +30,12 @@ import contextlib
 import os
 
 from fsstgpu.device import get_cupy, resolve_device
-from fsstgpu.formats.datasets import dataset_outputs, make_parent, refuse_output_format
+from fsstgpu.formats.datasets import (
+    dataset_outputs,
+    file_options,
+    make_parent,
+    refuse_output_format,
+)
 from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
@@ -117,7 +122,8 @@ def _outputs(src, dst, force: bool) -> list[tuple[str, str]]:
 def _compress_one(src: str, dst: str, columns, force: bool, options: dict, on_unit) -> dict:
     make_parent(dst)
     with _on_worker_gpu(options.get("device", "cpu")):
-        info = compress_file(src, dst, columns, force=force, progress=on_unit, **options)
+        info = compress_file(src, dst, columns, force=force, progress=on_unit,
+                             **file_options(dst, options))
     return {"input": src, "output": dst, **info}
 
 
