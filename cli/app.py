@@ -62,6 +62,7 @@ from fsstgpu.cli.params import (
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
+    dataset_in,
     dataset_or_file,
     generator_name,
     is_dataset,
@@ -232,10 +233,7 @@ def compress(
                    zstd_level=zstd_level, row_group_rows=row_group_rows, level=level.value,
                    device=device.value)
     with handle_errors():
-        if is_dataset(src):
-            if format is not None:
-                fail("--format names one output file's format; a dataset's outputs keep their "
-                     "inputs' names and formats", EXIT_USAGE)
+        if dataset_in(src, format, workers, scheduler):
             _start_dataset(src, dst)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:
@@ -287,10 +285,7 @@ def decompress(
 ):
     """Restore the string columns of a file or dataset written by `fsstgpu compress`."""
     with handle_errors():
-        if is_dataset(src):
-            if format is not None:
-                fail("--format names one output file's format; a dataset's outputs keep their "
-                     "inputs' names and formats", EXIT_USAGE)
+        if dataset_in(src, format, workers, scheduler):
             _start_dataset(src, dst)
             if workers or scheduler:
                 with on_dask.local_client(workers, scheduler=scheduler) as client:

@@ -201,6 +201,21 @@ def is_dataset(value: str) -> bool:
     return glob.has_magic(value)
 
 
+def dataset_in(src: str, format, workers, scheduler) -> bool:
+    """Whether IN is a dataset (:func:`is_dataset`), once the options its kind has no use for
+    are refused as usage errors: ``--format`` for a dataset (its outputs keep their inputs'
+    names and formats), ``--workers`` / ``--scheduler`` for one file (they spread a dataset's
+    files over Dask workers; one file was written without them and without a word)."""
+    dataset = is_dataset(src)
+    if dataset and format is not None:
+        fail("--format names one output file's format; a dataset's outputs keep their inputs' "
+             "names and formats", EXIT_USAGE)
+    if not dataset and (workers or scheduler):
+        fail("--workers and --scheduler spread a dataset's files over Dask workers; IN is one "
+             "file", EXIT_USAGE)
+    return dataset
+
+
 OutFile = Annotated[PathOrUrl, typer.Argument(
     metavar="OUT", parser=PathOrUrl,
     help="Output file (or URL); its suffix names the format (.parquet/.pq, .arrow/.feather/.ipc, "

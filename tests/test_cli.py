@@ -518,3 +518,18 @@ def test_dataset_of_parquet_and_ipc_files_takes_writer_options(tmp_path, sample)
         "--no-progress", "--json")
     meta = pq.ParquetFile(tmp_path / "out2" / "a.parquet").metadata
     assert "SNAPPY" in {meta.row_group(0).column(i).compression for i in range(meta.num_columns)}
+
+
+def test_dask_options_with_one_file_are_usage_errors(tmp_path, sample):
+    """--workers and --scheduler spread a dataset's files: with one file IN they were ignored
+    without a word (exit 0, even with an unreachable scheduler); now a usage error, nothing
+    written. --format with a dataset IN is still refused, by the same check."""
+    src, _ = sample
+    for command in ("compress", "decompress"):
+        for opts in (["--workers", "2"], ["--scheduler", "tcp://nohost:1"]):
+            res = run(command, src, tmp_path / "o.parquet", *opts, code=2)
+            one_line_error(res, "Dask")
+            assert not (tmp_path / "o.parquet").exists()
+    (tmp_path / "in").mkdir()
+    res = run("compress", tmp_path / "in", tmp_path / "out", "--format", "parquet", code=2)
+    one_line_error(res, "--format")
