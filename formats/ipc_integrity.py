@@ -331,10 +331,13 @@ class IpcChecks:
     ----------
     schema : pyarrow.Schema
         The file's schema as read; :attr:`schema` is it without :data:`SCHEMA_KEY`.
+    ours : bool
+        The file is known to be fsstgpu's (an IPC file whose last batch is the end batch, read
+        out of order: an unmarked schema does not then tell).
     """
 
-    def __init__(self, schema: pa.Schema):
-        self.marked = SCHEMA_KEY in (schema.metadata or {})
+    def __init__(self, schema: pa.Schema, ours: bool = False):
+        self.marked = ours or SCHEMA_KEY in (schema.metadata or {})
         self.schema = _unmarked(schema)
         self.batches = self.rows = 0
         self.end: dict | None = None
@@ -397,6 +400,12 @@ class IpcChecks:
                 raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         elif ours:
             raise CorruptDataError(f"the record batch has no {CRC_KEY.decode()} checksum")
+        if ours and not self.marked and self.batches:
+            # an unmarked file / stream (written before the schema mark) tells it is fsstgpu's
+            # only from its batches: those read before this one lacked the checksum
+            raise CorruptDataError(f"record batch {self.batches - 1} has no "
+                                   f"{CRC_KEY.decode()} checksum, record batch {self.batches} "
+                                   "has: a batch's metadata was removed")
         elif CRC_V1_KEY in metadata and _v1_crc(batch) != _int(metadata, CRC_V1_KEY):
             raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         self.marked = self.marked or ours

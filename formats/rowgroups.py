@@ -255,6 +255,7 @@ class Source:
         self._identity: FileIdentity | None = None  # the first handle's file (file_identity)
         self._first: pa.Table | None = None  # row group 0, kept by first_unit() for units()
         self._parquet = self._ipc_file = None
+        self._ipc_ours = False  # an IPC file ending with fsstgpu's end batch
         self._chunk_record: ChunkRecord | None = None  # Parquet: where fsstgpu wrote its chunks
         try:
             with reading(self.path):
@@ -274,6 +275,9 @@ class Source:
                     self._ipc_schema = self._ipc_file.schema
                     # fsstgpu's end batch left out (found from the footer: a second handle)
                     self.num_units = data_batches(self._ipc_file, self._open())
+                    # fsstgpu's (its end batch left out), whatever its schema says: a batch
+                    # read alone must then carry its checksum
+                    self._ipc_ours = self.num_units < self._ipc_file.num_record_batches
                 else:
                     self._ipc_schema = IpcChecks.stream_schema(self._open())
                     self.num_units = None
@@ -356,7 +360,7 @@ class Source:
             if not 0 <= k < self.num_units:
                 raise IndexError(f"{self.path}: no record batch {k} (it has {self.num_units})")
             with reading(self.path, f"record batch {k}: "):
-                batch = IpcChecks(self._ipc_schema).check(
+                batch = IpcChecks(self._ipc_schema, self._ipc_ours).check(
                     *self._ipc_file.get_batch_with_custom_metadata(k), index=k)
                 if batch is None:
                     raise CorruptDataError("it is the end batch, amid the data")
@@ -427,7 +431,7 @@ class Source:
                 yield unit
             self.check_unchanged()
             return
-        checks = IpcChecks(self._ipc_schema)
+        checks = IpcChecks(self._ipc_schema, self._ipc_ours)
         if self.format == "arrow":
             # an fsstgpu file's end batch is read too (not yielded): it counts the batches
             for i in range(self._ipc_file.num_record_batches):

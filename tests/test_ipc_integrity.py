@@ -394,6 +394,24 @@ def test_checksum_key_without_the_schema_mark_still_needs_the_end(tmp_path):
         compress_file(tmp_path / "cut.arrows", tmp_path / "again.arrows")
 
 
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+def test_unmarked_output_whose_first_batch_lost_its_metadata_is_corrupt(tmp_path, fmt):
+    # batch 0's keys removed and its data altered: only later batches tell it is fsstgpu's,
+    # which read before returned the altered rows (and row_groups=[0] the batch alone)
+    schema, batches = batches_with_metadata(
+        write_unmarked(mixed_table(300), tmp_path / f"o{SUFFIX[fmt]}"))
+    first = batches[0][0]
+    altered = first.set_column(0, first.schema.field(0),
+                               pa.array(["X"] * first.num_rows, first.column(0).type))
+    bad = write_ipc([altered] + [b for b, _ in batches[1:]], tmp_path / f"bad{SUFFIX[fmt]}",
+                    metadata=[{}] + [m for _, m in batches[1:]])
+    with pytest.raises(CorruptDataError, match="record batch 0 has no|no fsstgpu.crc32"):
+        read_table(bad, device="cpu")
+    if fmt == "arrow":
+        with pytest.raises(CorruptDataError, match="no fsstgpu.crc32"):
+            read_table(bad, device="cpu", row_groups=[0])
+
+
 # ------------------------------------------------------- finding 9: IPC compression is kept
 @pytest.mark.parametrize("codec", ["lz4", "zstd", None])
 @pytest.mark.parametrize("fmt", ["arrow", "arrows"])
