@@ -400,14 +400,14 @@ class IpcChecks:
                 raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         elif ours:
             raise CorruptDataError(f"the record batch has no {CRC_KEY.decode()} checksum")
+        elif CRC_V1_KEY in metadata and _v1_crc(batch) != _int(metadata, CRC_V1_KEY):
+            raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         if ours and not self.marked and self.batches:
             # an unmarked file / stream (written before the schema mark) tells it is fsstgpu's
             # only from its batches: those read before this one lacked the checksum
             raise CorruptDataError(f"record batch {self.batches - 1} has no "
                                    f"{CRC_KEY.decode()} checksum, record batch {self.batches} "
                                    "has: a batch's metadata was removed")
-        elif CRC_V1_KEY in metadata and _v1_crc(batch) != _int(metadata, CRC_V1_KEY):
-            raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         self.marked = self.marked or ours
         if END_KEY in metadata:
             self._check_end(batch, _json(metadata, END_KEY))
