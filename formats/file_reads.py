@@ -94,7 +94,8 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
 def open_reader(path, *, columns=None, filters=None, row_groups=None,
                 device="cpu") -> pa.RecordBatchReader:
     """Stream a Parquet / Arrow IPC file's record batches, fsst columns decoded, one row group
-    (record batch) at a time: a ``pyarrow.RecordBatchReader`` that engines consume lazily.
+    (record batch) at a time, one of no rows included (so ``read_all()`` is :func:`read_table`'s
+    Table): a ``pyarrow.RecordBatchReader`` that engines consume lazily.
 
     ``pl.from_arrow(reader)`` (polars), ``duckdb.from_arrow(reader)`` (DuckDB) and
     ``pyarrow.dataset.Scanner.from_batches`` take it as it is. Memory holds a few row groups
@@ -135,9 +136,24 @@ def open_reader(path, *, columns=None, filters=None, row_groups=None,
     def batches():
         with source:
             for table in plan.tables(dev):
-                yield from table.to_batches()
+                yield from _unit_batches(table)
 
     return pa.RecordBatchReader.from_batches(plan.schema, batches())
+
+
+def _unit_batches(table: pa.Table) -> list:
+    """``table.to_batches()``, but a unit of no rows (an empty row group or record batch, or
+    one whose rows the filter all left out) as one batch of no rows, which ``to_batches()``
+    drops: the reader yields one batch per unit read, as :func:`read_table` keeps a chunk per
+    unit (so ``read_all()`` is its Table) and pyarrow's IPC readers keep empty batches."""
+    batches = table.to_batches()
+    if batches or table.num_rows:
+        return batches
+    # a filtered column may have no chunk; pa.nulls builds an empty array of any type (an
+    # empty nested array of an extension type cannot be made by pa.array or combine_chunks)
+    empty = [col.chunk(0).slice(0, 0) if col.num_chunks else pa.nulls(0, col.type)
+             for col in table.columns]
+    return [pa.RecordBatch.from_arrays(empty, schema=table.schema)]
 
 
 class _ReadPlan:
@@ -238,6 +254,8 @@ class _ReadPlan:
             table = pa.Table.from_arrays(cols, schema=self.full)
         if self.expression is not None:
             table = _filtered(table, self.expression)
+            if not table.num_rows:  # pyarrow's filter leaves an empty unit no chunk at all
+                table = pa.Table.from_batches(_unit_batches(table))
         return table.select(self.columns)
 
 
