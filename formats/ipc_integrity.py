@@ -533,7 +533,11 @@ class IpcWriter:
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Write one data batch (ValueError when an IPC file would need a new dictionary, or
-        one its index type cannot hold)."""
+        one its index type cannot hold), on the writer's :attr:`schema`: the checksum covers
+        the schema's metadata, and a reader reads the batch with the file's (a batch of the
+        caller's unmarked schema wrote a checksum the reader refused)."""
+        if not batch.schema.equals(self.schema, check_metadata=True):
+            batch = pa.RecordBatch.from_arrays(batch.columns, schema=self.schema)
         for b in self._grown_batches(batch) if self._grown is not None else [batch]:
             self._write(b)
 

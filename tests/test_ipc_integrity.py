@@ -27,7 +27,14 @@ from fsstgpu.formats import (
 )
 from fsstgpu.formats.files import NotCompressedError
 from fsstgpu.formats.ipc_compression import ipc_compression
-from fsstgpu.formats.ipc_integrity import CRC_KEY, CRC_V1_KEY, END_KEY, POSITION_KEY, SCHEMA_KEY
+from fsstgpu.formats.ipc_integrity import (
+    CRC_KEY,
+    CRC_V1_KEY,
+    END_KEY,
+    POSITION_KEY,
+    SCHEMA_KEY,
+    IpcWriter,
+)
 from fsstgpu.formats.rowgroups import open_file
 
 SUFFIX = {"arrow": ".arrow", "arrows": ".arrows"}
@@ -741,3 +748,26 @@ def test_a_decompressed_stream_cut_after_its_schema_is_truncated(tmp_path):
             with pytest.raises(NotCompressedError):  # plain: refused before it is read
                 decompress_file(cut, tmp_path / "x.pq")
             assert not (tmp_path / "x.pq").exists()
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+@pytest.mark.parametrize("mark", [True, False])
+def test_ipc_writer_takes_batches_of_the_callers_schema(tmp_path, fmt, mark):
+    """IpcWriter given batches of the schema it was made with (the caller's, unmarked, with
+    metadata of its own) writes a file its reader takes: the checksum was computed over the
+    batch's own schema while the file holds the writer's (marked) one, so every read failed
+    with "CRC32 mismatch"."""
+    schema = pa.schema([pa.field("n", pa.int8(), metadata={b"f": b"1"}),
+                        ("s", pa.string())], metadata={b"k": b"v"})
+    batch = pa.record_batch([pa.array([1, 2], pa.int8()), pa.array(["a", None])],
+                            schema=schema)
+    path = tmp_path / f"x.{fmt}"
+    with pa.OSFile(str(path), "wb") as f:
+        writer = IpcWriter(f, fmt, schema, mark=mark)
+        writer.write(batch)
+        writer.write(batch.replace_schema_metadata(None))  # (any metadata: the writer's wins)
+        writer.close()
+    got = read_table(path, device="cpu")
+    assert got.to_pydict() == {"n": [1, 2, 1, 2], "s": ["a", None, "a", None]}
+    assert got.schema.metadata == {b"k": b"v"}
+    assert got.schema.field("n").metadata == {b"f": b"1"}
