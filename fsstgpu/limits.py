@@ -56,6 +56,8 @@ def check_split_size(split_size, error: type[Exception] = ValueError, *,
     fsstgpu.errors.CorruptDataError: S 9223372036854775808 is not a split size in 1..2**63 - 1
     """
     try:
+        if isinstance(split_size, bool):  # (an int to operator.index: True was split size 1)
+            raise TypeError
         split_size = operator.index(split_size)  # (int() took 1.5 as 1 and "4096" as 4096)
     except TypeError:  # (read from a file or blob: corrupt data, not a caller's mistake)
         raise (TypeError if error is ValueError else error)(

@@ -88,7 +88,9 @@ def check_sample_bytes(sample_bytes) -> int:
     >>> check_sample_bytes(None) > 0, check_sample_bytes(4096)
     (True, 4096)
     """
-    try:  # (int() took 1.5 as 1 and "100" as 100)
+    try:  # (int() took 1.5 as 1 and "100" as 100; operator.index takes True as 1)
+        if isinstance(sample_bytes, bool):
+            raise TypeError
         target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else operator.index(sample_bytes)
     except TypeError:
         raise TypeError(f"sample_bytes must be an integer or None, not "

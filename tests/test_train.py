@@ -379,3 +379,15 @@ def test_numpy_inputs_keep_their_numbers_or_are_refused():
         fsstgpu.train((text, offsets + 0.5))
     with pytest.raises(ValueError, match="offsets holds values outside int64"):
         train_table(text, np.array([0, 2**63], np.uint64))
+
+
+def test_booleans_are_not_sizes():
+    """split_size=True and sample_bytes=True were taken as 1 (a bool is an int to
+    operator.index); they are a TypeError naming the option, as a float or a string is."""
+    col = pa.array(["abc", "abd"] * 20)
+    with pytest.raises(TypeError, match="split_size must be an integer, not bool"):
+        fsstgpu.compress(col, split_size=True)
+    with pytest.raises(TypeError, match="sample_bytes must be an integer or None, not bool"):
+        fsstgpu.train(col, sample_bytes=False)
+    with pytest.raises(TypeError, match="split_size"):
+        fsstgpu.Codec(split_size=True)
