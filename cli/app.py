@@ -327,7 +327,8 @@ def inspect(
         help="Parquet or Arrow IPC file, or its URL (- reads standard input).")],
     json_: JsonOpt = False,
 ):
-    """Show each column's codec, sizes, ratio and symbol table, and the row groups."""
+    """Show each column's codec, sizes, ratios (string bytes / (codes + symbol tables), and /
+    stored bytes) and symbol table, and the row groups."""
     with handle_errors():
         with stdin_file(path) as name:
             info = inspect_file(name)

@@ -35,7 +35,8 @@ def inspect_file(path) -> dict:
         compressed whole and hold a dictionary once, so that a column's bytes are not told
         apart), ``null_count``; for fsst columns
         also ``string_bytes`` (uncompressed), ``codes_bytes``, ``ratio`` (string bytes /
-        (codes + table bytes)), ``file_ratio`` (string bytes / stored bytes; NaN for IPC) and
+        (codes + table bytes, each distinct table once; ``fsstgpu compress``'s "string / codes
+        ratio" leaves the tables out), ``file_ratio`` (string bytes / stored bytes; NaN for IPC) and
         ``tables``: one summary per symbol table
         (``symbols``, ``bytes``, ``mean_symbol_length``, ``by_length``: symbol counts for lengths
         1..8, ``longest``: up to 8 of the longest symbols, as Python ``repr`` strings; the
