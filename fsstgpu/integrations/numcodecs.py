@@ -16,7 +16,8 @@ offset  size    field
 5       1       dtype kind: 0 object (str or bytes: the blob's type says which; None is a
                 null), 1 ``U``, 2 ``S``, 3 NumPy 2's ``StringDType``
 6       1       StringDType missing value: 0 none, 1 ``None``, 2 NaN (0 for other kinds)
-7       1       flags: bit 0 a big-endian ``U``, bit 1 a StringDType with ``coerce=False``
+7       1       flags: bit 0 a big-endian ``U``, bit 1 a StringDType with ``coerce=False``,
+                bit 2 an array in Fortran order (the values are still in C order)
 8       8       itemsize: characters for ``U``, bytes for ``S``, else 0 (u64, little-endian)
 16      4       ndim (u32)
 20      8 x n   shape (u64 each)
@@ -36,7 +37,10 @@ or an array larger than this machine's memory), never numpy's MemoryError.
 
 Decoding runs on the CPU (byte-identical to the GPU decoder; a numpy result lives in host memory
 anyway) and returns exactly the dtype and shape encoded: ``U`` / ``S`` with their item size,
-object arrays of str (or bytes) with None for nulls, StringDType with its missing value.
+object arrays of str (or bytes) with None for nulls, StringDType with its missing value. A
+Fortran-ordered array comes back in Fortran order: numcodecs' users read a decoded array in its
+memory order (zarr's v2 format reshapes a filter's output with ``order="A"``, then the array's
+order), so one in C order would come back transposed from an ``order="F"`` zarr array.
 
 >>> import numpy as np
 >>> from fsstgpu.integrations.numcodecs import FSST
@@ -71,7 +75,7 @@ MAGIC = b"FSNP"
 VERSION = 2
 _HEADER = struct.Struct("<4sBBBBQI")  # magic, version, kind, missing, flags, itemsize, ndim
 _CRC = struct.Struct("<I")
-BIG_ENDIAN, NO_COERCE = 1, 2  # the flags
+BIG_ENDIAN, NO_COERCE, FORTRAN = 1, 2, 4  # the flags
 #: numpy's largest item size (bytes): a larger one in a header is damage
 _MAX_ITEM_BYTES = 2**31 - 1
 OBJECT, UNICODE, BYTES, STRINGDTYPE = range(4)
@@ -138,6 +142,8 @@ class FSST(numcodecs.abc.Codec):
             itemsize = arr.dtype.itemsize
         elif kind == STRINGDTYPE and not getattr(arr.dtype, "coerce", True):
             flags = NO_COERCE
+        if arr.flags.f_contiguous and not arr.flags.c_contiguous:
+            flags |= FORTRAN
         carr = compress_column(arr.reshape(-1))  # C order; object arrays: str / bytes / None only
         if kind == OBJECT and not is_text(carr.type):
             _no_str(arr)
@@ -173,7 +179,7 @@ class FSST(numcodecs.abc.Codec):
         if version > 1 and _CRC.unpack_from(data, shape_end)[0] != zlib.crc32(data[:shape_end]):
             raise CorruptDataError("FSST data: the header's CRC does not match (damaged)")
         if (kind > STRINGDTYPE or missing > MISSING_NAN
-                or (missing and kind != STRINGDTYPE) or flags & ~(BIG_ENDIAN | NO_COERCE)
+                or (missing and kind != STRINGDTYPE) or flags & ~(BIG_ENDIAN | NO_COERCE | FORTRAN)
                 or (version == 1 and flags) or (flags & BIG_ENDIAN and kind != UNICODE)
                 or (flags & NO_COERCE and kind != STRINGDTYPE)
                 or itemsize * (4 if kind == UNICODE else 1) > _MAX_ITEM_BYTES):
@@ -188,6 +194,8 @@ class FSST(numcodecs.abc.Codec):
             raise
         except ValueError as exc:  # numpy refuses the shape ("array is too big", ...)
             raise CorruptDataError(f"FSST data: shape {shape}: {exc}") from None
+        if flags & FORTRAN:
+            values = np.asfortranarray(values)
         if out is None:
             return values
         if isinstance(out, np.ndarray) and out.dtype not in (values.dtype, object):
@@ -199,6 +207,9 @@ class FSST(numcodecs.abc.Codec):
             if out.size != values.size:
                 raise ValueError(f"out has {out.size} items, the data {values.size}")
             out[...] = values.reshape(out.shape)
+            return out
+        if isinstance(out, np.ndarray) and out.shape == values.shape:
+            out[...] = values  # by index: a C-ordered out of Fortran-ordered data, or the reverse
             return out
         return ndarray_copy(values, out)  # numcodecs' way: any buffer of the data's size
 
