@@ -537,7 +537,9 @@ class IpcWriter:
         the schema's metadata, and a reader reads the batch with the file's (a batch of the
         caller's unmarked schema wrote a checksum the reader refused)."""
         if not batch.schema.equals(self.schema, check_metadata=True):
-            batch = pa.RecordBatch.from_arrays(batch.columns, schema=self.schema)
+            # (from_arrays of no columns makes no rows: a batch of rows and no columns keeps them)
+            batch = (pa.RecordBatch.from_arrays(batch.columns, schema=self.schema)
+                     if batch.num_columns else batch.replace_schema_metadata(self.schema.metadata))
         for b in self._grown_batches(batch) if self._grown is not None else [batch]:
             self._write(b)
 

@@ -178,8 +178,8 @@ class Sink:
 
     def _write_ipc(self, columns: list, num_rows: int | None) -> None:
         if not columns and num_rows:
-            batch = pa.record_batch({"rows": pa.nulls(num_rows)}).select([])
-            self._writer.write(batch.replace_schema_metadata(self.schema.metadata))
+            # (the writer puts it on its schema, keeping the rows)
+            self._writer.write(pa.record_batch({"rows": pa.nulls(num_rows)}).select([]))
             return
         try:
             # (a column of no chunks, empty: combine_chunks builds no dictionary of views)

@@ -771,3 +771,10 @@ def test_ipc_writer_takes_batches_of_the_callers_schema(tmp_path, fmt, mark):
     assert got.to_pydict() == {"n": [1, 2, 1, 2], "s": ["a", None, "a", None]}
     assert got.schema.metadata == {b"k": b"v"}
     assert got.schema.field("n").metadata == {b"f": b"1"}
+    # a batch of rows and no columns, of another schema's metadata, keeps its rows
+    empty = pa.schema([], metadata={b"k": b"v"})
+    with pa.OSFile(str(path), "wb") as f:
+        writer = IpcWriter(f, fmt, empty, mark=mark)
+        writer.write(pa.record_batch({"r": pa.nulls(3)}).select([]))
+        writer.close()
+    assert read_table(path, device="cpu").num_rows == 3
