@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size"]
+__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size", "whole_number"]
 
 #: the most symbol tables (blocks) a column holds: ``split_table`` is uint16
 MAX_TABLES = 1 << 16
@@ -56,9 +56,7 @@ def check_split_size(split_size, error: type[Exception] = ValueError, *,
     fsstgpu.errors.CorruptDataError: S 9223372036854775808 is not a split size in 1..2**63 - 1
     """
     try:
-        if isinstance(split_size, bool):  # (an int to operator.index: True was split size 1)
-            raise TypeError
-        split_size = operator.index(split_size)  # (int() took 1.5 as 1 and "4096" as 4096)
+        split_size = whole_number(split_size)
     except TypeError:  # (read from a file or blob: corrupt data, not a caller's mistake)
         raise (TypeError if error is ValueError else error)(
             f"{what} must be an integer, not {type(split_size).__name__}: "
@@ -66,3 +64,23 @@ def check_split_size(split_size, error: type[Exception] = ValueError, *,
     if not 1 <= split_size <= MAX_SPLIT_SIZE:
         raise error(f"{what} {split_size} is not a split size in {SPLIT_SIZES}")
     return int(split_size)
+
+
+def whole_number(value) -> int:
+    """``value`` as an int where it is one: ``operator.index`` (``int()`` took 1.5 as 1 and
+    "4096" as 4096), a bool refused too (``operator.index`` takes True as 1); TypeError else.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.limits import whole_number
+    >>> whole_number(np.int64(4096))
+    4096
+    >>> whole_number(True)
+    Traceback (most recent call last):
+    ...
+    TypeError: True is a bool, not a whole number
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{value!r} is a bool, not a whole number")
+    return operator.index(value)

@@ -33,12 +33,11 @@ Where a column gets a new table is :mod:`fsstgpu.blocks`' job.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, exact_array, is_non_decreasing
 from fsstgpu.inputs import as_string_column
+from fsstgpu.limits import whole_number
 from fsstgpu.native import train_symbols
 from fsstgpu.symbol_table import SymbolTable
 
@@ -88,10 +87,8 @@ def check_sample_bytes(sample_bytes) -> int:
     >>> check_sample_bytes(None) > 0, check_sample_bytes(4096)
     (True, 4096)
     """
-    try:  # (int() took 1.5 as 1 and "100" as 100; operator.index takes True as 1)
-        if isinstance(sample_bytes, bool):
-            raise TypeError
-        target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else operator.index(sample_bytes)
+    try:
+        target = DEFAULT_SAMPLE_BYTES if sample_bytes is None else whole_number(sample_bytes)
     except TypeError:
         raise TypeError(f"sample_bytes must be an integer or None, not "
                         f"{type(sample_bytes).__name__}: {sample_bytes!r}") from None
