@@ -24,6 +24,7 @@ from fsstgpu.kernels.loader import on_stream
 
 __all__ = ["GpuBlockEncoder"]
 
+
 class GpuBlockEncoder:
     """``encode(tables, data, offsets, block_starts) -> (codes, code_offsets)`` on the GPU.
 
@@ -109,6 +110,7 @@ class GpuBlockEncoder:
         if stream is None:
             stream = self._local.stream = cp.cuda.Stream(non_blocking=True)
         return stream
+
 
 def _check(tables: list, data_size: int, offsets: np.ndarray, block_starts: np.ndarray) -> None:
     """The CPU encoder's argument checks (``native.encode_blocks`` raises the same
