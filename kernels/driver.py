@@ -24,10 +24,11 @@ from __future__ import annotations
 import ctypes
 import functools
 
+from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
 
-__all__ = ["Launch", "Replay", "alloc_host_mapped", "check_result", "driver", "graphs",
-           "memset_d32", "memset_d8", "read_int32s", "stream_synchronize"]
+__all__ = ["Launch", "Replay", "alloc_host_mapped", "check_result", "driver", "ensure_context",
+           "graphs", "memset_d32", "memset_d8", "read_int32s", "stream_synchronize"]
 
 _PTR = ctypes.c_void_p
 _U64 = ctypes.c_uint64
@@ -52,8 +53,30 @@ def driver():
         "cuMemsetD8Async": [_U64, ctypes.c_ubyte, ctypes.c_size_t, _PTR],
         "cuMemcpyDtoHAsync_v2": [_PTR, _U64, ctypes.c_size_t, _PTR],
         "cuStreamSynchronize": [_PTR],
+        "cuCtxGetCurrent": [_PTR],
     }
     return lib if _bound(lib, signatures) else None
+
+
+def ensure_context() -> None:
+    """Make the current device's primary context current on this thread where none is.
+
+    The driver's calls act on the calling thread's current context. CuPy's runtime calls make
+    one current on first use, but a thread whose CUDA work so far was served from CuPy's pool
+    (no runtime call at all) has none: a launch then fails, and a graph update crashed the
+    process (a rotate on a worker thread, session 72). ``cudaSetDevice`` makes the primary
+    context current (CUDA 12 on), as CuPy's own calls would.
+
+    Examples
+    --------
+    >>> from fsstgpu.kernels.driver import ensure_context
+    >>> ensure_context()  # doctest: +SKIP
+    """
+    current = _PTR()
+    check_result(driver().cuCtxGetCurrent(ctypes.byref(current)), "cuCtxGetCurrent")
+    if not current.value:
+        runtime = get_cupy().cuda.runtime
+        runtime.setDevice(runtime.getDevice())
 
 
 def _bound(lib, signatures: dict) -> bool:
@@ -104,16 +127,19 @@ def check_result(code: int, what: str) -> None:
 
 def memset_d32(ptr: int, value: int, count: int, stream_ptr: int) -> None:
     """Enqueue ``count`` 32-bit words of ``value`` at device address ``ptr``."""
+    ensure_context()
     check_result(driver().cuMemsetD32Async(ptr, value, count, stream_ptr), "cuMemsetD32Async")
 
 
 def memset_d8(ptr: int, value: int, count: int, stream_ptr: int) -> None:
     """Enqueue ``count`` bytes of ``value`` at device address ``ptr``."""
+    ensure_context()
     check_result(driver().cuMemsetD8Async(ptr, value, count, stream_ptr), "cuMemsetD8Async")
 
 
 def stream_synchronize(stream_ptr: int) -> None:
     """Wait until the work enqueued on the stream is done."""
+    ensure_context()
     check_result(driver().cuStreamSynchronize(stream_ptr), "cuStreamSynchronize")
 
 
@@ -123,6 +149,7 @@ def read_int32s(ptr: int, count: int, stream_ptr: int) -> list[int]:
     One copy into host memory and one stream synchronisation: the host's one wait of a decode.
     """
     host = (ctypes.c_int32 * max(count, 1))()
+    ensure_context()
     check_result(driver().cuMemcpyDtoHAsync_v2(ctypes.addressof(host), ptr, 4 * count,
                                                stream_ptr), "cuMemcpyDtoHAsync")
     stream_synchronize(stream_ptr)
@@ -162,6 +189,9 @@ class Launch:
     args : sequence of (ctype, value)
         Each kernel argument in order: ``ctypes.c_void_p`` for a pointer, ``ctypes.c_int64`` /
         ``ctypes.c_int32`` for scalars, with its value.
+    shared : int, default 0
+        Bytes of dynamic shared memory a block gets (above 48 KiB the function must have been
+        allowed them, as CuPy's ``max_dynamic_shared_size_bytes`` does).
 
     Examples
     --------
@@ -173,8 +203,9 @@ class Launch:
     (4096, 5)
     """
 
-    def __init__(self, function, grid: int, block: int, args):
+    def __init__(self, function, grid: int, block: int, args, shared: int = 0):
         self.function = function
+        self.shared = int(shared)
         # a RawModule's RawKernel holds the driver's Function as .kernel (for this device)
         self.handle = 0 if function is None else getattr(function, "kernel", function).ptr
         self.grid, self.block = int(grid), int(block)
@@ -194,8 +225,9 @@ class Launch:
 
     def __call__(self, stream_ptr: int) -> None:
         """Enqueue the kernel on the stream (the driver copies the arguments at once)."""
-        code = driver().cuLaunchKernel(self.handle, self.grid, 1, 1, self.block, 1, 1, 0,
-                                       stream_ptr, self.params, None)
+        ensure_context()
+        code = driver().cuLaunchKernel(self.handle, self.grid, 1, 1, self.block, 1, 1,
+                                       self.shared, stream_ptr, self.params, None)
         check_result(code, "cuLaunchKernel")
 
 
@@ -264,6 +296,7 @@ class Replay:
         self._memset_node, self._memset = None, _MemsetNodeParams()
         self._kernel_nodes = []
         self._ctx = _PTR()
+        ensure_context()
         check_result(lib.cuCtxGetCurrent(ctypes.byref(self._ctx)), "cuCtxGetCurrent")
         # captured on a stream of its own: the caller's may be the legacy default stream,
         # which cannot be captured; capturing records the calls, runs nothing
@@ -315,8 +348,8 @@ class Replay:
             node = by_function.get(launch.handle)
             if node is None:
                 raise DeviceError("a captured kernel is missing from its graph")
-            params = _KernelNodeParams(launch.handle, launch.grid, 1, 1, launch.block, 1, 1, 0,
-                                       ctypes.cast(launch.params, _PTR), None)
+            params = _KernelNodeParams(launch.handle, launch.grid, 1, 1, launch.block, 1, 1,
+                                       launch.shared, ctypes.cast(launch.params, _PTR), None)
             self._kernel_nodes.append((node, params))
         if (self._memset_node is not None) != bool(self.memset_words) or (
                 len(by_function) != len(self.launches)):
@@ -327,6 +360,7 @@ class Replay:
         arguments, on the stream. Callers sharing a Replay hold a lock from the launches'
         :meth:`Launch.set` to here (a graph's launches run one after the other, in order)."""
         lib = self._lib
+        ensure_context()
         # A node keeps the values it was last given, so only those that differ go to the
         # driver: each update cost 0.8-1.5 us of a 7.5 us replay (H200 host), and a decode whose
         # buffer is the pool's last one (the caller dropped the result before) updates none.
