@@ -456,3 +456,42 @@ rotate_column(uint8_t* a, i64 nb, i64 D, i64 L, i64 S, int left, const uint8_t* 
     }
     #undef LANE
 }
+
+// ================================================================================================
+// rotate_prepare
+// ================================================================================================
+//
+// What a pass needs done before it starts, in one launch instead of a memset and up to two
+// copies (each of those cost a few microseconds of host time, the kernels' host time shows in
+// every call's time): zero `words` control words (the ring and the ticket counter, and before the
+// first pass the error flag after them), and copy the bytes the pass overwrites before reading
+// them: [src0, src0 + n0) to dst0 and [src1, src1 + n1) to dst1 (the short pass's wrapped bytes
+// and end word, or the column pass's lane 0 and remainder; at most SCRATCH_BYTES in all; byte
+// ranges of any alignment, copied in 16-byte words where source and destination share theirs).
+// The pass runs after this kernel on the same stream, so it sees all of it.
+
+__device__ __forceinline__ void copy_range(uptr dst, uptr src, i64 n, i64 tid, i64 nthreads) {
+    if (n <= 0) return;
+    i64 head = 0, words = 0;
+    if (((dst ^ src) & 15) == 0) {
+        head = imin(n, (i64)((16 - (dst & 15)) & 15));
+        words = (n - head) >> 4;
+    }
+    const i64 body = head + 16 * words;
+    for (i64 i = tid; i < words; i += nthreads)
+        reinterpret_cast<uint4*>(dst + head)[i] = reinterpret_cast<const uint4*>(src + head)[i];
+    for (i64 i = tid; i < head; i += nthreads)   // the ragged ends (or every byte), bytewise
+        ((uint8_t*)dst)[i] = ((const uint8_t*)src)[i];
+    for (i64 i = body + tid; i < n; i += nthreads)
+        ((uint8_t*)dst)[i] = ((const uint8_t*)src)[i];
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+rotate_prepare(unsigned* ctrl, unsigned words, uptr dst0, uptr src0, i64 n0, uptr dst1,
+               uptr src1, i64 n1) {
+    const i64 tid = (i64)blockIdx.x * THREADS + threadIdx.x;
+    const i64 nthreads = (i64)gridDim.x * THREADS;
+    for (i64 i = tid; i < words; i += nthreads) ctrl[i] = 0u;
+    copy_range(dst0, src0, n0, tid, nthreads);
+    copy_range(dst1, src1, n1, tid, nthreads);
+}

@@ -40,13 +40,16 @@ only host synchronisation is ``check`` at the end.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import operator
+import threading
 
 import numpy as np
 
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
+from fsstgpu.kernels.driver import Launch, Replay, graphs, read_int32s
 from fsstgpu.kernels.loader import DEFAULT_OPTIONS, device_limits, get_function
 from fsstgpu.kernels.transpose import resident_blocks
 
@@ -308,12 +311,10 @@ def rotate_cpu(x: np.ndarray, k: int) -> np.ndarray:
 _ERR_AT = 4 * (RING + 1)                       # the error flag, after the ring and the counter
 _SCRATCH_AT = -(-(_ERR_AT + 4) // 256) * 256  # saved bytes (the copies align themselves)
 _WORK_BYTES = _SCRATCH_AT + SCRATCH_BYTES + 64
-
-
-def _copy(dst: int, src: int, nbytes: int, stream) -> None:
-    """Device-to-device copy on ``stream`` (the driver's, no CuPy array objects)."""
-    if nbytes > 0:
-        get_cupy().cuda.runtime.memcpyAsync(dst, src, nbytes, 3, stream.ptr)   # 3: device->device
+_PREPARE_BLOCKS = 1024                         # most blocks of rotate_prepare (64 bytes a thread)
+_PASSES_CACHED = 64                            # pass geometries whose launches (graphs) are kept
+_PTR, _U64, _I64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64   # the kernels' argument types
+_I32, _U32 = ctypes.c_int32, ctypes.c_uint32
 
 
 def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_TIMEOUT_S):
@@ -365,32 +366,27 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     if not steps:
         return x
     stream = stream or cp.cuda.get_current_stream()
-    # One allocation holds the flag ring + ticket counter (reset before every pass), the error
-    # flag (zeroed once; set by a wait that timed out) and the saved bytes, so the call costs one
-    # pool allocation, one memset per pass and raw driver copies: a 1 GiB rotate's kernel takes
-    # ~0.6 ms, and CuPy's slice copies and fills cost ~90 us of host time before it started.
+    # One allocation holds the flag ring + ticket counter (zeroed before every pass), the error
+    # flag (zeroed before the first; set by a wait that timed out) and the saved bytes.  A pass is
+    # two driver launches (rotate_prepare: the zeroing and the saves; then the pass): a 1 GiB
+    # rotate's kernel takes ~0.6-0.8 ms, and the host time before it shows in the call's time
+    # (CuPy's slice copies and fills cost ~90 us, its memset, two copies and a kernel call with
+    # twelve arguments 40-160 us on an H100 host; BENCHMARKS.md sections 34 and 56).
     with stream:   # the pool hands out memory ordered on this stream
         work = cp.empty(_WORK_BYTES, dtype=cp.uint8)
     ctrl = work.data.ptr
     err = ctrl + _ERR_AT
-    timeout_ns = cp.uint64(max(1, int(timeout * 1e9)))
+    timeout_ns = max(1, int(timeout * 1e9))
+    device = cp.cuda.Device().id
     base = x.data.ptr
     for i, step in enumerate(steps):
-        cp.cuda.runtime.memsetAsync(ctrl, 0, _ERR_AT + 4 if i == 0 else _ERR_AT, stream.ptr)
+        words = RING + 2 if i == 0 else RING + 1      # the error flag follows the counter
         launch = _launch_short if step[0] == "short" else _launch_column
-        launch(cp, base, step, ctrl + _SCRATCH_AT, ctrl, err, timeout_ns, stream)
-    if check:
-        flag = cp.ndarray((1,), dtype=cp.uint32, memptr=work.data + _ERR_AT)
-        if int(flag.get(stream=stream)[0]):
-            raise DeviceError(f"rotate: a wait timed out after {timeout:g} s "
-                              "(kernel aborted; the array is garbage)")
+        launch(device, base, step, ctrl + _SCRATCH_AT, ctrl, words, err, timeout_ns, stream.ptr)
+    if check and read_int32s(err, 1, stream.ptr)[0]:
+        raise DeviceError(f"rotate: a wait timed out after {timeout:g} s "
+                          "(kernel aborted; the array is garbage)")
     return x
-
-
-def _function(cp, name: str, smem: int, per_sm_cap: int, threads: int = THREADS):
-    """The kernel, allowed ``smem`` bytes of dynamic shared memory, and the blocks of it that
-    are resident on the device at once (at most ``per_sm_cap`` per SM)."""
-    return _function_on(cp.cuda.Device().id, name, smem, per_sm_cap, threads)
 
 
 @functools.cache
@@ -413,42 +409,97 @@ def _function_on(device_id: int, name: str, smem: int, per_sm_cap: int, threads:
     return fn, sms * max(1, min(per_sm, per_sm_cap))
 
 
-def _launch_short(cp, base0, step, scratch, ctrl, err, timeout_ns, stream) -> None:
-    _, off, length, d, left = step
-    base = base0 + off
-    pad, sbase, fills = short_scratch(length, d, left, base, scratch)
-    for s_off, a_off, ln in fills:
-        _copy(scratch + s_off, base + a_off, ln, stream)
+class _Pass:
+    """One pass's two launches, rotate_prepare then the pass, their geometry fixed: a call sets
+    the pointers (the only arguments that differ between calls of one geometry) and launches
+    them; from the second call of a geometry on as one CUDA graph (one launch instead of two,
+    and the kernels back to back on the GPU), as the planned decode does."""
+
+    def __init__(self, prepare: Launch, main: Launch):
+        self.prepare, self.main = prepare, main
+        self.lock = threading.Lock()
+        self.calls = 0
+        self.replay = None
+
+    def __call__(self, prepare_ptrs, main_ptrs, stream_ptr: int) -> None:
+        with self.lock:   # from the cells' values to the launch
+            for launch, ptrs in ((self.prepare, prepare_ptrs), (self.main, main_ptrs)):
+                for index, value in ptrs:
+                    launch.set(index, value)
+            self.calls += 1
+            if self.calls == 2 and graphs() is not None:
+                try:
+                    self.replay = Replay([self.prepare, self.main], 0)
+                except DeviceError:   # a driver that cannot capture: launch one by one
+                    self.replay = None
+            if self.replay is not None:
+                self.replay(stream_ptr)
+            else:
+                self.prepare(stream_ptr)
+                self.main(stream_ptr)
+
+
+def _prepare(device: int, words: int, n0: int, n1: int) -> Launch:
+    """rotate_prepare zeroing ``words`` control words and copying ranges of ``n0`` and ``n1``
+    bytes (arguments 0, 2, 3, 5 and 6 are the pointers: control words, destinations, sources)."""
+    fn, _ = _function_on(device, "rotate_prepare", 0, 1, THREADS)
+    blocks = max(1, min(_PREPARE_BLOCKS, -(-(n0 + n1) // (64 * THREADS))))
+    return Launch(fn, blocks, THREADS, [(_PTR, 0), (_U32, words), (_U64, 0), (_U64, 0),
+                                        (_I64, n0), (_U64, 0), (_U64, 0), (_I64, n1)])
+
+
+@functools.lru_cache(maxsize=_PASSES_CACHED)
+def _short_pass(device: int, step: tuple, align: int, words: int, nfill: tuple,
+                timeout_ns: int) -> _Pass:
+    _, _, length, d, left = step
     tile = SHORT_TILE
     ns = PREFETCH + 1 + -(-d // tile)          # ring slots: prefetch + current + the carry
     smem = ns * tile + 16                      # + slot 0's first word repeated after the ring
-    fn, blocks = _function(cp, "rotate_short", smem, SHORT_BLOCKS_PER_SM, SHORT_THREADS)
-    span = length + base % 16                  # tiles start on 16-byte aligned addresses
+    fn, blocks = _function_on(device, "rotate_short", smem, SHORT_BLOCKS_PER_SM, SHORT_THREADS)
+    span = length + align                      # tiles start on 16-byte aligned addresses
     chunk_tiles = max(-(-span // (tile * blocks)), -(-(d + 16) // tile))   # chunk > d bytes
     nchunks = -(-span // (chunk_tiles * tile))
-    fn((nchunks,), (SHORT_THREADS,),
-       (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int32(bool(left)),
-        cp.uint64(sbase), cp.uint64(ctrl), cp.int64(tile), cp.int32(ns), cp.int64(chunk_tiles),
-        cp.int64(nchunks), cp.uint64(err), timeout_ns),
-       shared_mem=smem, stream=stream)
+    main = Launch(fn, nchunks, SHORT_THREADS,
+                  [(_PTR, 0), (_I64, length), (_I64, d), (_I32, int(left)), (_U64, 0),
+                   (_PTR, 0), (_I64, tile), (_I32, ns), (_I64, chunk_tiles), (_I64, nchunks),
+                   (_PTR, 0), (_U64, timeout_ns)], shared=smem)
+    return _Pass(_prepare(device, words, *nfill), main)
 
 
-def _launch_column(cp, base0, step, scratch, ctrl, err, timeout_ns, stream) -> None:
-    _, off, length, d, left, lanes, rem = step
+def _launch_short(device, base0, step, scratch, ctrl, words, err, timeout_ns, stream_ptr):
+    _, off, length, d, left = step
     base = base0 + off
-    lane0_at = 0 if left else length - d
-    rem_at = lanes * d if left else 0
+    pad, sbase, fills = short_scratch(length, d, left, base, scratch)
+    (f0, a0, n0), (f1, a1, n1) = fills
+    run = _short_pass(device, step, base % 16, words, (n0, n1), timeout_ns)
+    run([(0, ctrl), (2, scratch + f0), (3, base + a0), (5, scratch + f1), (6, base + a1)],
+        [(0, base), (4, sbase), (5, ctrl), (10, err)], stream_ptr)
+
+
+@functools.lru_cache(maxsize=_PASSES_CACHED)
+def _column_pass(device: int, step: tuple, words: int, timeout_ns: int) -> _Pass:
+    _, _, length, d, left, lanes, rem = step
     stash = column_stash(d, rem)
-    rem_off = -(-d // 16) * 16 if stash else 0
-    if stash:
-        _copy(scratch, base + lane0_at, d, stream)
-    _copy(scratch + rem_off, base + rem_at, rem, stream)
-    fn, blocks = _function(cp, "rotate_column", LANE_SMEM, COLUMN_BLOCKS_PER_SM)
+    fn, blocks = _function_on(device, "rotate_column", LANE_SMEM, COLUMN_BLOCKS_PER_SM, THREADS)
     width, segments = column_layout(d, lanes, rem, blocks)
     ncols = -(-d // width)
-    fn((ncols * segments,), (THREADS,),
-       (cp.uint64(base), cp.int64(length), cp.int64(d), cp.int64(lanes), cp.int64(rem),
-        cp.int32(bool(left)), cp.uint64(scratch if stash else 0),
-        cp.uint64(scratch + rem_off), cp.uint64(ctrl), cp.int64(width), cp.int64(ncols),
-        cp.int64(segments), cp.uint64(err), timeout_ns),
-       shared_mem=column_smem(width, lanes), stream=stream)
+    main = Launch(fn, ncols * segments, THREADS,
+                  [(_PTR, 0), (_I64, length), (_I64, d), (_I64, lanes), (_I64, rem),
+                   (_I32, int(left)), (_PTR, 0), (_PTR, 0), (_PTR, 0), (_I64, width),
+                   (_I64, ncols), (_I64, segments), (_PTR, 0), (_U64, timeout_ns)],
+                  shared=column_smem(width, lanes))
+    return _Pass(_prepare(device, words, rem, d if stash else 0), main)
+
+
+def _launch_column(device, base0, step, scratch, ctrl, words, err, timeout_ns, stream_ptr):
+    _, off, length, d, left, lanes, rem = step
+    base = base0 + off
+    stash = column_stash(d, rem)
+    rem_off = -(-d // 16) * 16 if stash else 0
+    lane0 = base + (0 if left else length - d)
+    run = _column_pass(device, step, words, timeout_ns)
+    # the saves: the remainder, then (stash) lane 0; the pass reads them at the same addresses
+    run([(0, ctrl), (2, scratch + rem_off), (3, base + (lanes * d if left else 0)),
+         (5, scratch), (6, lane0)],
+        [(0, base), (6, scratch if stash else 0), (7, scratch + rem_off), (8, ctrl), (12, err)],
+        stream_ptr)

@@ -7,6 +7,7 @@ GPU tests draw a fresh seed from os.urandom and name it in failure messages.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -309,6 +310,27 @@ def test_gpu_rotate_offset_views_stream_and_neighbours():
             whole = cp.asnumpy(base)
             assert np.array_equal(whole[:off], host[:off]), (off, k, seed)
             assert np.array_equal(whole[off + n:], host[off + n:]), (off, k, seed)
+
+
+@pytest.mark.gpu
+def test_gpu_rotate_replayed_with_new_pointers():
+    """From a pass geometry's second call on, its two launches are a replayed CUDA graph: every
+    call must move its own array through its own scratch on its own stream (a pointer left from
+    the call before would rotate that array again), also from several threads at once."""
+    import cupy as cp
+
+    seed = _seed()
+    n = 3_000_001
+    for k in (12_345, -7, 70_001, -(n // 20), 999_997, 2 * n // 5 + 1):
+        hosts = [_random(n, np.uint8, seed + i) for i in range(8)]
+        arrays = [cp.asarray(h) for h in hosts]
+        streams = [cp.cuda.Stream() for _ in range(4)]
+        for i in range(4):   # one after the other, alternating streams
+            rotate(arrays[i], k, stream=streams[i % 2])
+        with ThreadPoolExecutor(4) as pool:   # four threads, a stream each
+            list(pool.map(lambda x, s, k=k: rotate(x, k, stream=s), arrays[4:], streams))
+        for i, (x, h) in enumerate(zip(arrays, hosts, strict=True)):
+            assert np.array_equal(cp.asnumpy(x), np.roll(h, -k)), (i, k, seed)
 
 
 @pytest.mark.gpu
