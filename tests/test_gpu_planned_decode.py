@@ -282,6 +282,30 @@ def test_threads_share_a_plan():
 
 
 @pytest.mark.gpu
+def test_planned_decode_on_a_fresh_thread():
+    """A thread whose only CUDA work is the decode (its buffers served by CuPy's pool, so no
+    runtime call has made a context current there) replays the plan's graph: the driver's calls
+    need the context made current first (``driver.ensure_context``)."""
+    col = _column(13, 20_000)
+    dev = fsstgpu.to_device(fsstgpu.compress(col))
+    for _ in range(3):   # planned and replayed; the outputs' memory goes back to the pool
+        assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
+    results = []
+
+    def work():
+        try:
+            results.append(fsstgpu.decompress_device(dev).to_arrow().equals(col))
+        except Exception as e:  # reported below: an assert in a thread is lost otherwise
+            results.append(e)
+
+    for _ in range(3):
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+    assert results == [True] * 3, results
+
+
+@pytest.mark.gpu
 def test_planned_corrupt_codes_raise():
     from fsstgpu.gpu import decode
     from fsstgpu.testing import gpu_decode_matches_cpu
