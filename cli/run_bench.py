@@ -37,9 +37,9 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
         _bench_files(rows, json_)
         return
     for word in ("kernels", "files"):
-        if word in paths:
-            raise ValueError(f"`{word}` takes no paths: run `fsstgpu bench {word}` alone "
-                             f"(write ./{word} for a file of that name)")
+        if word in paths:  # a usage error (exit 2), as a misplaced option is
+            fail(f"`{word}` takes no paths: run `fsstgpu bench {word}` alone (write ./{word} "
+                 "for a file of that name)", EXIT_USAGE)
     if reference is not None:
         if device is BenchDevice.gpu:
             fail("--reference goes with --device cpu (the reference decodes on the CPU)",

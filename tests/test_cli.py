@@ -437,11 +437,16 @@ def test_keyboard_interrupt_exits_130_without_output(tmp_path, sample, monkeypat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
 
 
-def test_bench_word_kernels_takes_no_paths(tmp_path):
+def test_bench_words_take_no_paths(tmp_path):
+    """`bench kernels FILE` / `bench files FILE` are usage errors: exit 2, as every misplaced
+    bench option is (it was 1, the code of a failed run)."""
     text = tmp_path / "t.txt"
     text.write_text("x\n")
-    res = run("bench", "kernels", text, code=1)
-    one_line_error(res, "kernels")
+    for word in ("kernels", "files"):
+        res = run("bench", word, text, code=2)
+        one_line_error(res, f"`{word}` takes no paths")
+        res = run("bench", text, word, "--json", code=2)
+        assert json.loads(res.stdout)["kind"] == "usage"
 
 
 def test_bench_cpu_from_the_checkout(tmp_path):
