@@ -55,6 +55,7 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
     for p in paths:
         if not Path(p).is_file():
             fail(f"{p}: no such file", EXIT_USAGE)
+        _refuse_empty(p)
     if device is BenchDevice.gpu and threads is not None:
         fail("--threads goes with --device cpu (the GPU bench uses the GPU)", EXIT_USAGE)
     if device is BenchDevice.gpu and level != "default":
@@ -103,6 +104,7 @@ def _bench_reference(paths: list[str], reference: str, threads: int, repeats: in
             say(f"loading the corpus {p}")
             inputs.append((p, corpora.load_corpus(p)))
         elif Path(p).is_file():
+            _refuse_empty(p)
             inputs.append((p, [(Path(p).name, load_lines(p))]))
         else:
             fail(f"{p}: no such file, nor a corpus ({', '.join(corpora.CORPORA)})",
@@ -113,6 +115,19 @@ def _bench_reference(paths: list[str], reference: str, threads: int, repeats: in
     rows = compare.compare(inputs, reference=ref, threads=threads, repeats=repeats,
                            table_mb=table_mb, progress=say)
     _show(rows, compare.format_table, json_)
+
+
+def _refuse_empty(path: str) -> None:
+    """Exit 2 when the text file ``path`` holds no string bytes (empty, or empty lines only).
+
+    Nothing can be timed on it: the CPU bench printed 0 MB/s rows as if measured, and the
+    scaling and reference benches divided by its zero speeds.
+    """
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            if chunk.strip(b"\n"):  # (a \r is kept in its string: a byte to time)
+                return
+    fail(f"{path}: no string bytes to time (an empty file, or empty lines only)", EXIT_USAGE)
 
 
 def _check_plot(plot: str, device: BenchDevice) -> None:
