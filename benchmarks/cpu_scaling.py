@@ -92,8 +92,12 @@ def cpu_scaling(column, *, threads: int | None = None, repeats: int = 3,
         for cores in core_counts(threads):
             args = json.dumps({"path": str(path), "cores": usable[:cores], "repeats": repeats,
                                "level": level})
-            done = subprocess.run([sys.executable, __file__, "--worker", args], check=True,
+            done = subprocess.run([sys.executable, __file__, "--worker", args],
                                   capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+            if done.returncode:  # its error, not only "exit status 1" (stderr was captured):
+                # the traceback's last line, which names the exception
+                why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+                raise RuntimeError(f"the {cores}-core run failed (exit {done.returncode}): {why}")
             rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     return rows
 

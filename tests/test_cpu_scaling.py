@@ -25,3 +25,18 @@ def test_cpu_scaling_runs_and_its_examples_hold(tmp_path):
     doc = subprocess.run([sys.executable, "-m", "doctest", "benchmarks/cpu_scaling.py"],
                          cwd=ROOT, capture_output=True, text=True)
     assert doc.returncode == 0, doc.stdout + doc.stderr
+
+
+def test_a_failed_core_count_says_why():
+    """A worker's error reaches the caller (it was a bare CalledProcessError, "returned
+    non-zero exit status 1", the worker's traceback captured and dropped)."""
+    import pyarrow as pa
+    import pytest
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.cpu_scaling import cpu_scaling
+    finally:
+        sys.path.remove(str(ROOT))
+    with pytest.raises(RuntimeError, match="1-core run failed.*ZeroDivisionError"):
+        cpu_scaling(pa.array([""] * 3), threads=1, repeats=1)  # no bytes: 0 / 0 MB/s
