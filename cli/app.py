@@ -431,7 +431,10 @@ def bench(
     plot: Annotated[str | None, typer.Option(
         metavar="FILE",
         help="GPU bench: draw the size sweep (1 MiB - 1 GiB, batches, host columns, nvCOMP) "
-             "into FILE.svg (or FILE.png, with matplotlib installed).")] = None,
+             "into FILE.svg (or FILE.png, with matplotlib installed); an existing FILE only "
+             "with --force.")] = None,
+    force: Annotated[bool, typer.Option(  # (no -f: a short-flag column crops the help at 80)
+        "--force", help="Replace an existing --plot FILE.")] = False,
     json_: JsonOpt = False,
 ):
     """Benchmark compression and decompression beside their yardsticks.
@@ -447,7 +450,7 @@ def bench(
         run_bench(list(paths or []), device=device, target_mib=target_mib, nvcomp=nvcomp,
                   threads=threads, reference=reference, repeats=repeats,
                   reference_table_mb=reference_table_mb, rows=rows, json_=json_, plot=plot,
-                  level=level.value)
+                  level=level.value, force=force)
 
 
 # --------------------------------------------------------------------------- train

@@ -15,6 +15,7 @@ from fsstgpu.cli.output import EXIT_USAGE, fail, out_console, print_json
 from fsstgpu.cli.params import BenchDevice
 from fsstgpu.datasets import dbtext_files, dbtext_table, load_lines, machine_text_table
 from fsstgpu.device import gpu_available, resolve_device
+from fsstgpu.formats.atomic import check_output
 
 __all__ = ["run_bench"]
 
@@ -22,11 +23,11 @@ __all__ = ["run_bench"]
 def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp: bool,
               threads: int | None, reference: str | None, repeats: int,
               reference_table_mb: float | None, rows: int, json_: bool,
-              plot: str | None = None, level: str = "default") -> None:
+              plot: str | None = None, level: str = "default", force: bool = False) -> None:
     """Run the benchmark the command line asks for (see ``fsstgpu bench --help``)."""
 
     if plot is not None:
-        _check_plot(plot, device)
+        _check_plot(plot, device, force)
 
     if paths == ["kernels"]:
         resolve_device("gpu")
@@ -67,16 +68,16 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
         rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp, progress=say)
         sizes = _benchmarks("gpu_sizes")
         sweep = sizes.run(nvcomp=nvcomp, progress=say)
-        if plot is not None:
-            say(f"plot: {_benchmarks('sweep_plot').draw_sweep(sweep, plot)}")
         encode = _benchmarks("gpu_encode")
         encoded = encode.run(nvcomp=nvcomp, progress=say)
         if json_:
             print_json({"files": rows, "sweep": sweep, "encode": encoded})
-            return
-        _show(rows, gpu.format_gpu_bench, False)
-        _show(sweep, sizes.format_sweep, False)
-        _show(encoded, encode.format_encode, False)
+        else:
+            _show(rows, gpu.format_gpu_bench, False)
+            _show(sweep, sizes.format_sweep, False)
+            _show(encoded, encode.format_encode, False)
+        if plot is not None:  # last: a plot that fails to draw loses no measurement
+            say(f"plot: {_benchmarks('sweep_plot').draw_sweep(sweep, plot)}")
     elif threads is not None:
         import pyarrow as pa
 
@@ -130,13 +131,16 @@ def _refuse_empty(path: str) -> None:
     fail(f"{path}: no string bytes to time (an empty file, or empty lines only)", EXIT_USAGE)
 
 
-def _check_plot(plot: str, device: BenchDevice) -> None:
-    """Refuse a --plot that cannot be drawn before anything is measured (exit 2)."""
+def _check_plot(plot: str, device: BenchDevice, force: bool) -> None:
+    """Refuse a --plot that cannot be drawn before anything is measured: exit 2 for a misused
+    option, and check_output's errors (exit 1) for an existing file without ``force`` or a
+    missing folder, which were found (or the file replaced) only after the whole run."""
     if device is not BenchDevice.gpu:
         fail("--plot draws the GPU size sweep: it goes with --device gpu", EXIT_USAGE)
     problem = _benchmarks("sweep_plot").plot_path_problem(plot)
     if problem:
         fail(f"--plot {plot}: {problem}", EXIT_USAGE)
+    check_output(plot, force=force)
 
 
 def _bench_files(rows: int, json_: bool) -> None:

@@ -45,3 +45,76 @@ def test_bench_times_a_file_of_carriage_returns(tmp_path):
     path.write_bytes(b"\r\n" * 3000)
     rows = json.loads(run("bench", path, "--json").stdout)
     assert rows[0]["bytes"] == 3000
+
+
+class _FakeGpuBench:
+    """Stands in for benchmarks.gpu, gpu_sizes and gpu_encode (no GPU here): records each run
+    and returns a sweep that sweep_plot can draw."""
+
+    def __init__(self):
+        self.ran = []
+
+    def run_gpu_bench(self, paths, target_bytes, *, nvcomp, progress):
+        self.ran.append("files")
+        return [{"file": "f", "variant": "kernel only", "GB/s": 100.0}]
+
+    def run(self, *, nvcomp, progress):
+        self.ran.append("run")
+        return [{"what": "fsstgpu", "MiB": m, "GB/s": 10.0 * m, "copy GB/s": 4000.0}
+                for m in (1.0, 4.0)]
+
+    def format_gpu_bench(self, rows):
+        return "files table"
+
+    format_sweep = format_encode = format_gpu_bench
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """`bench --device gpu` with the GPU modules faked and sweep_plot real."""
+    import fsstgpu.cli.run_bench as run_bench
+
+    fake, real = _FakeGpuBench(), run_bench._benchmarks
+    monkeypatch.setattr(run_bench, "resolve_device", lambda device: device)
+    monkeypatch.setattr(run_bench, "_benchmarks",
+                        lambda name: real(name) if name == "sweep_plot" else fake)
+    return fake
+
+
+@pytest.fixture
+def lines(tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"http://example.com/{i}\n" for i in range(100)))
+    return path
+
+
+def test_plot_never_replaces_a_file_without_force(tmp_path, fake_gpu, lines):
+    """--plot onto an existing file is refused before anything runs (it was replaced after
+    the run); --force replaces it."""
+    plot = tmp_path / "sweep.svg"
+    plot.write_text("mine")
+    res = run("bench", lines, "--device", "gpu", "--plot", plot, code=1)
+    assert "already exists" in res.stderr and "--force" in res.stderr
+    assert plot.read_text() == "mine" and fake_gpu.ran == []
+    run("bench", lines, "--device", "gpu", "--plot", plot, "--force")
+    assert plot.read_text().count("<polyline") == 1
+
+
+def test_plot_into_a_missing_folder_is_refused_before_the_run(tmp_path, fake_gpu, lines):
+    res = run("bench", lines, "--device", "gpu", "--plot", tmp_path / "no" / "s.svg", code=1)
+    assert "does not exist" in res.stderr and fake_gpu.ran == []
+
+
+def test_a_plot_that_fails_to_draw_loses_no_result(tmp_path, fake_gpu, lines, monkeypatch):
+    """The results are printed before the plot is drawn: a failed draw (a full disk) costs the
+    plot only (it was drawn before the encode bench ran and anything was printed)."""
+    import benchmarks.sweep_plot as sweep_plot
+
+    def full(rows, path):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(sweep_plot, "draw_sweep", full)
+    res = run("bench", lines, "--device", "gpu", "--plot", tmp_path / "s.svg", "--json",
+              code=1)
+    out = json.loads(res.stdout)
+    assert set(out) == {"files", "sweep", "encode"} and "No space left" in res.stderr
