@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 import fsstgpu
-from fsstgpu.cli.output import EXIT_USAGE, fail, out_console, print_json
+from fsstgpu.cli.output import EXIT_USAGE, fail, note, out_console, print_json
 from fsstgpu.cli.params import BenchDevice
 from fsstgpu.datasets import dbtext_files, dbtext_table, load_lines, machine_text_table
 from fsstgpu.device import gpu_available, resolve_device
@@ -62,20 +62,30 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
     if device is BenchDevice.gpu and level != "default":
         fail("--level goes with --device cpu (the GPU bench encodes with one table)", EXIT_USAGE)
     if device is BenchDevice.gpu:
+        # The size sweep and the encode bench cut the dbtext corpus to their sizes, whatever
+        # PATHs are named: without it they are left out (they failed after the per-file bench,
+        # its results unprinted).
+        corpus = bool(dbtext_files())
+        if plot is not None and not corpus:
+            fail("--plot draws the size sweep, which runs on the dbtext corpus: it was not "
+                 "found (set FSSTGPU_DBTEXT to its folder)", EXIT_USAGE)
         resolve_device("gpu")
+        if not corpus:
+            note("the dbtext corpus was not found (FSSTGPU_DBTEXT): the size sweep and the GPU "
+                 "encode bench, which run on it, are left out")
         gpu = _benchmarks("gpu")
         say = lambda msg: typer.echo(f".. {msg}", err=True)  # noqa: E731
         rows = gpu.run_gpu_bench(paths, target_mib * 2**20, nvcomp=nvcomp, progress=say)
-        sizes = _benchmarks("gpu_sizes")
-        sweep = sizes.run(nvcomp=nvcomp, progress=say)
-        encode = _benchmarks("gpu_encode")
-        encoded = encode.run(nvcomp=nvcomp, progress=say)
+        sizes, encode = _benchmarks("gpu_sizes"), _benchmarks("gpu_encode")
+        sweep = sizes.run(nvcomp=nvcomp, progress=say) if corpus else []
+        encoded = encode.run(nvcomp=nvcomp, progress=say) if corpus else []
         if json_:
             print_json({"files": rows, "sweep": sweep, "encode": encoded})
         else:
             _show(rows, gpu.format_gpu_bench, False)
-            _show(sweep, sizes.format_sweep, False)
-            _show(encoded, encode.format_encode, False)
+            if corpus:
+                _show(sweep, sizes.format_sweep, False)
+                _show(encoded, encode.format_encode, False)
         if plot is not None:  # last: a plot that fails to draw loses no measurement
             say(f"plot: {_benchmarks('sweep_plot').draw_sweep(sweep, plot)}")
     elif threads is not None:

@@ -70,10 +70,14 @@ class _FakeGpuBench:
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch):
-    """`bench --device gpu` with the GPU modules faked and sweep_plot real."""
+def fake_gpu(monkeypatch, tmp_path):
+    """`bench --device gpu` with the GPU modules faked, sweep_plot real and a dbtext corpus
+    of one file (what the sweep needs to run)."""
     import fsstgpu.cli.run_bench as run_bench
 
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "uuid").write_text("a\n")
+    monkeypatch.setenv("FSSTGPU_DBTEXT", str(tmp_path / "corpus"))
     fake, real = _FakeGpuBench(), run_bench._benchmarks
     monkeypatch.setattr(run_bench, "resolve_device", lambda device: device)
     monkeypatch.setattr(run_bench, "_benchmarks",
@@ -118,3 +122,33 @@ def test_a_plot_that_fails_to_draw_loses_no_result(tmp_path, fake_gpu, lines, mo
               code=1)
     out = json.loads(res.stdout)
     assert set(out) == {"files", "sweep", "encode"} and "No space left" in res.stderr
+
+
+class _NoCorpusGpuBench(_FakeGpuBench):
+    """benchmarks.gpu_sizes.run and gpu_encode.run fail as theirs do without the corpus."""
+
+    def run(self, *, nvcomp, progress):
+        raise FileNotFoundError("no dbtext files found (set FSSTGPU_DBTEXT)")
+
+
+def test_gpu_bench_of_named_files_without_the_corpus(tmp_path, fake_gpu, lines, monkeypatch):
+    """Named files and no dbtext corpus: the per-file bench's rows are printed and the sweep and
+    encode bench (dbtext only) left out with a note; --plot, which draws the sweep, is refused
+    before the run. It failed after the per-file bench, exit 1, nothing printed."""
+    import fsstgpu.cli.run_bench as run_bench
+
+    monkeypatch.setenv("FSSTGPU_DBTEXT", str(tmp_path / "none"))  # (fake_gpu's corpus gone)
+    monkeypatch.chdir(tmp_path)  # no shared/datasets/dbtext above it
+    fake, real = _NoCorpusGpuBench(), run_bench._benchmarks
+    monkeypatch.setattr(run_bench, "_benchmarks",
+                        lambda name: real(name) if name == "sweep_plot" else fake)
+    res = run("bench", lines, "--device", "gpu", "--json")
+    assert json.loads(res.stdout) == {"files": fake.run_gpu_bench(None, 0, nvcomp=True,
+                                                                  progress=None),
+                                      "sweep": [], "encode": []}
+    assert "dbtext corpus was not found" in res.stderr
+    res = run("bench", lines, "--device", "gpu", code=0)
+    assert "files table" in res.stdout
+    fake.ran.clear()
+    res = run("bench", lines, "--device", "gpu", "--plot", tmp_path / "s.svg", code=2)
+    assert "dbtext corpus" in res.stderr and fake.ran == []
