@@ -26,6 +26,16 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
               plot: str | None = None, level: str = "default", force: bool = False) -> None:
     """Run the benchmark the command line asks for (see ``fsstgpu bench --help``)."""
 
+    # options the chosen bench does not read: refused, as --threads with --device gpu is (they
+    # were ignored without a word, the figures printed as if they applied)
+    if reference_table_mb is not None and reference is None:
+        fail("--reference-table-mb goes with --reference", EXIT_USAGE)
+    if paths in (["kernels"], ["files"]):
+        unread = [name for name, given in (
+            ("--threads", threads is not None), ("--reference", reference is not None),
+            ("--level", level != "default"), ("--plot", plot is not None)) if given]
+        if unread:
+            fail(f"`fsstgpu bench {paths[0]}` takes no {', '.join(unread)}", EXIT_USAGE)
     if plot is not None:
         _check_plot(plot, device, force)
 

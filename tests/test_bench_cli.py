@@ -152,3 +152,20 @@ def test_gpu_bench_of_named_files_without_the_corpus(tmp_path, fake_gpu, lines, 
     fake.ran.clear()
     res = run("bench", lines, "--device", "gpu", "--plot", tmp_path / "s.svg", code=2)
     assert "dbtext corpus" in res.stderr and fake.ran == []
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["LINES", "--reference-table-mb", "1"], "--reference-table-mb goes with --reference"),
+    (["files", "--threads", "2"], "`fsstgpu bench files` takes no --threads"),
+    (["files", "--level", "fast"], "takes no --level"),
+    (["files", "--reference", "LIB"], "takes no --reference"),
+    (["kernels", "--device", "gpu", "--plot", "s.svg"], "`fsstgpu bench kernels` takes no "
+                                                        "--plot"),
+], ids=["table-mb", "files-threads", "files-level", "files-reference", "kernels-plot"])
+def test_options_the_chosen_bench_does_not_read_are_refused(tmp_path, lines, args, needle):
+    """Exit 2 before anything runs (they were ignored without a word: --reference-table-mb
+    without --reference ran the plain CPU bench, `bench files --threads 2` the files bench)."""
+    args = [lines if a == "LINES" else tmp_path if a == "LIB" else a for a in args]
+    res = run("bench", *args, "--rows", "1", code=2)
+    assert needle in res.stderr, res.stderr
+    assert not (tmp_path / "s.svg").exists()
