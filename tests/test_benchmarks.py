@@ -183,7 +183,8 @@ def test_compare_without_the_reference(load):
     assert os.environ.get("FSSTGPU_THREADS") == before  # set for the run only
     assert [r["corpus"] for r in rows] == ["mixed", "one"]
     mixed, one = rows
-    assert mixed["columns"] == 3 and mixed["strings"] == 8000 and mixed["threads"] == 2
+    assert mixed["columns"] == 3 and mixed["strings"] == 8000
+    assert mixed["threads"] == min(2, len(os.sched_getaffinity(0)))
     assert mixed["bytes"] == sum(len(s.encode()) for s in cols[0][1].to_pylist()) + sum(
         2 * (i % 7) for i in range(3000))
     for name in ("fsstgpu", "lz4", "zstd"):
@@ -193,6 +194,16 @@ def test_compare_without_the_reference(load):
     assert one["fsstgpu_ratio"] > 2
     text = bench.format_table(rows).splitlines()
     assert len(text) == 4 and text[2].startswith("| mixed |") and "reference" not in text[0]
+
+
+def test_compare_runs_on_the_cores_there_are(load):
+    """More threads than cores: the row says the cores used, and fsstgpu and pyarrow get the
+    same number (it said 1000 while fsstgpu ran on the process's cores and pyarrow on 1000
+    threads)."""
+    bench = load("reference_bench")
+    col = pa.array([f"user{i % 300}@example.org" for i in range(3000)])
+    row, = bench.compare([("a", [("a", col)])], threads=1000, repeats=1)
+    assert row["threads"] == len(os.sched_getaffinity(0))
 
 
 def test_corpora_loaders(load, tmp_path):
