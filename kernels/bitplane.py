@@ -313,9 +313,9 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
     buf : numpy.ndarray, bytes or cupy.ndarray
         The packed 1-D uint8 buffer (NumPy/bytes: the CPU twin, same bytes).
     out : numpy.ndarray or cupy.ndarray, optional
-        1-D uint8 buffer to write the ``n + 1`` offsets into, at ``byte_offset`` (an address that
-        is a multiple of the offset size; 8-byte aligned is recommended).  Other bytes of ``out``
-        are left alone.  Default: a new buffer.
+        1-D contiguous uint8 buffer to write the ``n + 1`` offsets into, at ``byte_offset`` (an
+        address that is a multiple of the offset size; 8-byte aligned is recommended).  Other
+        bytes of ``out`` are left alone.  Default: a new buffer.
     byte_offset : int, default 0
         Where in ``out`` the offsets start.
     wide : bool, default False

@@ -380,6 +380,10 @@ def offsets_target(out, byte_offset: int, n: int, wide: bool, xp=np):
         return xp.empty(need, dtype=xp.uint8)
     if out.dtype != np.uint8 or out.ndim != 1:
         raise TypeError(f"offsets out must be a 1-D uint8 buffer, not {out.dtype} {out.shape}")
+    if not out.flags.c_contiguous:
+        # checked before anything is written: the offsets are a view of out's bytes, which a
+        # strided buffer cannot give (its bytes were written, then the view refused)
+        raise ValueError("offsets out must be a contiguous buffer")
     if byte_offset < 0 or byte_offset + need > out.size:
         raise ValueError(f"{n + 1} offsets of {itemsize} bytes at byte {byte_offset} do not fit "
                          f"in a buffer of {out.size} bytes")

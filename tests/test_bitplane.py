@@ -257,6 +257,16 @@ def test_offsets_twin_errors():
             pytest.fail(what)
 
 
+def test_offsets_twin_refuses_strided_out_untouched():
+    # a strided out used to be written, then refused by the view (a bare numpy message)
+    buf = bitplane_pack_cpu(np.array([3, 0, 2], np.uint8))
+    base = np.full(41, 0xAB, np.uint8)
+    for out in (base[::2], base[::-1]):
+        with pytest.raises(ValueError, match="contiguous"):
+            bitplane_unpack_offsets_cpu(buf, out)
+        assert (base == 0xAB).all()
+
+
 def test_bitplane_type_errors():
     with pytest.raises(TypeError):
         bitplane_pack(np.zeros(3, np.float32))
