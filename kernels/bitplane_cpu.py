@@ -433,7 +433,8 @@ def bitplane_unpack_offsets_cpu(buf, out=None, *, byte_offset: int = 0, wide: bo
     running = np.cumsum(u64, dtype=_U64)               # values < 2**63: a wrap shows as a drop
     if running.size and (int(running[-1]) > limit or bool((running[1:] < running[:-1]).any())):
         raise ValueError(f"bit-plane lengths add up to more than {limit}: they overflow "
-                         f"{'int64' if wide else 'int32'} offsets (use wide=True)")
+                         f"{'int64' if wide else 'int32'} offsets"
+                         + ("" if wide else " (use wide=True)"))
     target = offsets_target(out, byte_offset, u.size, wide)
     offs = np.zeros(u.size + 1, dtype="<i8" if wide else "<i4")
     offs[1:] = running
