@@ -27,6 +27,7 @@ import numpy as np
 from fsstgpu.device import array_device, get_cupy
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.loader import get_function
+from fsstgpu.limits import whole_number
 
 SOURCE = "bitshuffle.cu"
 ELEMENT_SIZES = (1, 2, 4, 8, 16)
@@ -71,10 +72,12 @@ def default_block_size(itemsize: int) -> int:
 
 
 def _block_size(block_size, itemsize: int) -> int:
-    if block_size is None or block_size == 0:
+    if block_size is None:
         return default_block_size(itemsize)
-    b = int(block_size)
-    if b != block_size or b <= 0 or b % 8:
+    b = whole_number(block_size)   # int() took 16.0 and False (the default) as block sizes
+    if b == 0:                     # the bitshuffle package's "default"
+        return default_block_size(itemsize)
+    if b < 0 or b % 8:
         raise ValueError(f"block_size must be a positive multiple of 8, not {block_size!r}")
     return b
 
@@ -167,7 +170,9 @@ def _unshuffle_input(buf, dtype, count):
         raise CorruptDataError(
             f"bitshuffled buffer of {buf.size} bytes is not a whole number of {e}-byte elements")
     n = buf.size // e
-    if count is not None and count != n:
+    # a whole number: a str or float count never equalled n and was reported as corrupt data
+    # ("holds 16 elements, expected 16"), and True passed for one element
+    if count is not None and whole_number(count) != n:
         raise CorruptDataError(f"bitshuffled buffer holds {n} elements, expected {count}")
     return dt, e, n
 

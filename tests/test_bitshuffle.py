@@ -134,6 +134,25 @@ def test_bitshuffle_errors():
         bitunshuffle(np.zeros(8, np.uint16), np.uint8)
 
 
+def test_bitshuffle_whole_number_arguments():
+    # block_size and count are ints: int() took 16.0 and False (as the default), and a str or
+    # float count was reported as corrupt data that matched it ("16 elements, expected 16")
+    x = np.arange(16, dtype=np.uint16)
+    buf = bitshuffle(x, np.int64(16))
+    assert np.array_equal(bitunshuffle(buf, np.uint16, np.uint8(16), count=np.int32(16)), x)
+    assert np.array_equal(bitshuffle(x, 0), bitshuffle(x))    # the package's default
+    for block in (16.0, False, True, "16"):
+        with pytest.raises(TypeError):
+            bitshuffle(x, block)
+        with pytest.raises(TypeError):
+            bitunshuffle(buf, np.uint16, block)
+    for count in (16.0, "16", True):
+        with pytest.raises(TypeError):
+            bitunshuffle(buf, np.uint16, count=count)
+    with pytest.raises(TypeError):
+        bitunshuffle(bitshuffle(x[:1]), np.uint16, count=True)
+
+
 # ------------------------------------------------------------------------------------------------
 # GPU against the twin
 # ------------------------------------------------------------------------------------------------
