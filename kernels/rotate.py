@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import operator
 import threading
 
 import numpy as np
@@ -52,6 +51,7 @@ from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.driver import Launch, Replay, graphs, read_int32s
 from fsstgpu.kernels.loader import DEFAULT_OPTIONS, device_limits, get_function
 from fsstgpu.kernels.transpose import resident_blocks
+from fsstgpu.limits import whole_number
 
 SOURCE = "rotate.cu"
 SCRATCH_BYTES = 960 * 1024      # most bytes a pass saves before its kernel (wrapped bytes, stash)
@@ -257,7 +257,7 @@ def _normalise(x, k) -> int:
         raise TypeError("rotate cannot move object arrays")
     if not x.flags.c_contiguous:
         raise ValueError("rotate needs a contiguous array (it works in place)")
-    k = operator.index(k)
+    k = whole_number(k)   # operator.index took True as a shift of 1
     n = x.shape[0]
     return k % n if n else 0
 

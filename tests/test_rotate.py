@@ -222,6 +222,9 @@ def test_rotate_dispatch_and_errors():
     with pytest.raises(TypeError):
         rotate(np.arange(4), 1.5)
     with pytest.raises(TypeError):
+        rotate(np.arange(4), True)                         # a bool is no shift (was 1)
+    assert rotate(np.arange(4), np.int8(-1)).tolist() == [3, 0, 1, 2]
+    with pytest.raises(TypeError):
         rotate(np.array([None, 1], dtype=object), 1)
 
 
