@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.limits import whole_number
 
 MAGIC_V1, MAGIC = b"FBP1", b"FBP2"
 HEADER_BYTES = 16
@@ -132,7 +133,7 @@ def _prepared(values, delta: bool, version: int):
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
-    if version not in (1, 2):
+    if isinstance(version, bool) or version not in (1, 2):   # True == 1 wrote FBP1
         raise ValueError(f"bit-plane layout version must be 1 or 2, not {version}")
     code, ut, signed = value_dtype(values.dtype)
     u = values.astype(values.dtype.newbyteorder("<"), copy=False).view(ut)
@@ -374,6 +375,7 @@ def offsets_target(out, byte_offset: int, n: int, wide: bool, xp=np):
     """Check (or allocate) where ``n + 1`` offsets go; return the uint8 array to write into."""
     itemsize = 8 if wide else 4
     need = (n + 1) * itemsize
+    whole_number(byte_offset)   # True was byte 1, False byte 0, and 8.0 failed as a slice index
     if out is None:
         if byte_offset:
             raise ValueError("byte_offset needs an out buffer")

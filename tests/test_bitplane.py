@@ -268,6 +268,19 @@ def test_offsets_twin_refuses_strided_out_untouched():
         assert (base == 0xAB).all()
 
 
+def test_bitplane_whole_number_arguments():
+    # a bool version was layout 1 (True == 1), a bool byte_offset byte 0 or 1
+    v = np.array([3, 0, 2], np.uint8)
+    with pytest.raises(ValueError, match="version"):
+        bitplane_pack_cpu(v, version=True)
+    buf = bitplane_pack_cpu(v)
+    for offset in (True, False, 8.0):
+        with pytest.raises(TypeError):
+            bitplane_unpack_offsets_cpu(buf, np.zeros(64, np.uint8), byte_offset=offset)
+    got = bitplane_unpack_offsets_cpu(buf, np.zeros(64, np.uint8), byte_offset=np.int64(8))
+    assert got.tolist() == [0, 3, 3, 5]
+
+
 def test_bitplane_type_errors():
     with pytest.raises(TypeError):
         bitplane_pack(np.zeros(3, np.float32))
