@@ -98,10 +98,31 @@ def _elem_dtype(dtype) -> np.dtype:
 
 # ---- CPU twin ------------------------------------------------------------------------------------
 
+def _shuffle_parts(raw: np.ndarray, out: np.ndarray, m: int, e: int, inverse: bool) -> None:
+    """Bit-transpose blocks too big for one step by element ranges: elements [i0, i1) are bytes
+    [i0 / 8, i1 / 8) of each of a block's 8e planes (m and the range are multiples of 8)."""
+    step = max(8, _CPU_CHUNK // e // 8 * 8)
+    for src, dst in zip(raw, out, strict=True):
+        planes = (src if inverse else dst).reshape(8 * e, m // 8)
+        for i0 in range(0, m, step):
+            i1 = min(m, i0 + step)
+            if not inverse:
+                bits = np.unpackbits(src[i0 * e:i1 * e].reshape(i1 - i0, e), axis=1,
+                                     bitorder="little")
+                planes[:, i0 // 8:i1 // 8] = np.packbits(bits.T, axis=1, bitorder="little")
+            else:
+                bits = np.unpackbits(planes[:, i0 // 8:i1 // 8], axis=1, bitorder="little")
+                dst[i0 * e:i1 * e] = np.packbits(bits.T, axis=1, bitorder="little").reshape(-1)
+
+
 def _shuffle_rows(raw: np.ndarray, m: int, e: int, inverse: bool) -> np.ndarray:
     """Bit-transpose blocks of m elements: raw is (blocks, m * e) bytes."""
     nblk = raw.shape[0]
     out = np.empty_like(raw)
+    if m * e > _CPU_CHUNK:
+        # a whole block per step took 16 bytes of bits per input byte (a 256 MiB block: 4 GiB)
+        _shuffle_parts(raw, out, m, e, inverse)
+        return out
     per = max(1, _CPU_CHUNK // max(1, m * e))
     for s in range(0, nblk, per):
         part = raw[s:s + per]

@@ -9,10 +9,12 @@ so that unwritten output bytes show up.
 from __future__ import annotations
 
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
 
+import fsstgpu.kernels.bitshuffle as bitshuffle_module
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitshuffle import bitshuffle, bitshuffle_cpu, bitunshuffle, bitunshuffle_cpu
 
@@ -132,6 +134,38 @@ def test_bitshuffle_errors():
         bitshuffle([1, 2, 3])
     with pytest.raises(TypeError):
         bitunshuffle(np.zeros(8, np.uint16), np.uint8)
+
+
+def test_bitshuffle_cpu_cuts_big_blocks(monkeypatch):
+    # a block larger than one vectorised step is cut by element ranges: same bytes
+    rng = np.random.default_rng(21)
+    for dtype, n, block in (("u1", 1000, 512), ("u4", 333, 128), ("V3", 200, 64), ("i8", 77, 24)):
+        x = rng.integers(0, 256, n * np.dtype(dtype).itemsize, dtype=np.uint8).view(dtype)
+        want = bitshuffle_cpu(x, block)
+        monkeypatch.setattr(bitshuffle_module, "_CPU_CHUNK", 40)
+        got = bitshuffle_cpu(x, block)
+        back = bitunshuffle_cpu(got, dtype, block)
+        monkeypatch.undo()
+        assert np.array_equal(got, want), (dtype, n, block)
+        assert back.tobytes() == x.tobytes(), (dtype, n, block)
+
+
+def _peak_bytes(fn, *args) -> int:
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_bitshuffle_cpu_memory_bounded_for_one_big_block():
+    # one 16 MiB block took 16 bytes of bits per input byte at once (192 MiB at the peak)
+    x = np.random.default_rng(22).integers(0, 2**63, 2 << 20, dtype=np.uint64)
+    buf = bitshuffle_cpu(x, x.size)
+    limit = 4 * x.nbytes + (80 << 20)
+    assert _peak_bytes(bitshuffle_cpu, x, x.size) < limit
+    assert _peak_bytes(bitunshuffle_cpu, buf, np.uint64, x.size) < limit
 
 
 def test_bitshuffle_whole_number_arguments():
