@@ -79,6 +79,7 @@ from fsstgpu.kernels.bitplane_cpu import (
     value_dtype,
 )
 from fsstgpu.kernels.loader import get_function
+from fsstgpu.limits import whole_number
 
 __all__ = ["CODES", "FLAG_DELTA", "FLAG_ZIGZAG", "GROUP", "HEADER_BYTES", "MAGIC", "MAGIC_V1",
            "SUPERBLOCK", "SUPERBLOCK_GROUPS", "bitplane_pack", "bitplane_pack_cpu",
@@ -222,6 +223,9 @@ def _gpu_header(cp, buf, stream, count, dtype):
     if count is None or dtype is None:
         head = cp.asnumpy(buf[:HEADER_BYTES], stream=stream).tobytes()
         return parse_header(head, buf.size)
+    count = whole_number(count)   # a caller's argument: cp.empty(-1) or a float count failed late
+    if count < 0:
+        raise ValueError(f"count must be >= 0, not {count}")
     code, ut, _ = value_dtype(dtype)
     lay = Layout(count)
     if buf.size < lay.words_start or (buf.size - lay.words_start) % 4:

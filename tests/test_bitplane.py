@@ -385,6 +385,19 @@ def test_gpu_bitplane_sizes_and_no_sync_paths(dtype, delta):
 
 
 @pytest.mark.gpu
+def test_gpu_unpack_count_is_a_whole_number():
+    """``count`` (with ``dtype``, the no-copy path) is a caller's argument: a negative, float or
+    bool count is refused as one, before any allocation."""
+    import cupy as cp
+
+    buf = cp.asarray(bitplane_pack_cpu(np.arange(100, dtype=np.uint32)))
+    for bad, error in ((-1, ValueError), (100.0, TypeError), (True, TypeError)):
+        for unpack in (bitplane_unpack, bitplane_unpack_offsets):
+            with pytest.raises(error):
+                unpack(buf, count=bad, dtype=np.uint32)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["u1", "u2", "u4", "u8"])
 def test_gpu_offsets_match_twin_and_keep_poison(dtype):
     import cupy as cp
