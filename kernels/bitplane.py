@@ -55,6 +55,8 @@ GPU kernels
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from fsstgpu.device import array_device, get_cupy
@@ -78,6 +80,7 @@ from fsstgpu.kernels.bitplane_cpu import (
     parse_header,
     value_dtype,
 )
+from fsstgpu.kernels.driver import Launch, memset_d8, read_int32s
 from fsstgpu.kernels.loader import get_function
 from fsstgpu.limits import whole_number
 
@@ -107,6 +110,27 @@ _ERRORS = {1: "plane counts above the value width", 2: "word index does not matc
 
 def _kernel(name: str):
     return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
+
+
+_CELL = {np.dtype(np.int64): ctypes.c_int64, np.dtype(np.uint64): ctypes.c_uint64,
+         np.dtype(np.int32): ctypes.c_int32}
+
+
+def _launch(cp, name: str, blocks: int, args, stream) -> None:
+    """Launch kernel ``name`` through the driver: ``args`` are device arrays (their addresses),
+    addresses as ``ctypes.c_void_p`` and NumPy scalars.  CuPy's kernel call converts each
+    argument on every launch (~15-20 us of the 30-47 us these calls spent on the host before
+    their kernels started, BENCHMARKS.md section 34), and at 1 GiB that host time was 4-6% of
+    the call."""
+    cells = []
+    for a in args:
+        if isinstance(a, cp.ndarray):
+            cells.append((ctypes.c_void_p, a.data.ptr))
+        elif isinstance(a, ctypes.c_void_p):
+            cells.append((ctypes.c_void_p, a.value))
+        else:
+            cells.append((_CELL[a.dtype], int(a)))
+    Launch(_kernel(name), blocks, THREADS, cells)(stream.ptr)
 
 
 def error_message(bad: int) -> str:
@@ -191,24 +215,25 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True
             return out if trim else (out, nbytes)
         src = cp.ascontiguousarray(values).view(ut)
         out = cp.empty(lay.max_bytes(ut.itemsize), dtype=cp.uint8)
-        # zeroed scratch: look-back status (4 u64 per superblock), ticket + error flag, size
-        scratch = cp.zeros(4 * lay.sblocks + 2, dtype=cp.uint64)
-        ticket = scratch[4 * lay.sblocks:4 * lay.sblocks + 1].view(cp.uint32)[:1]
-        err = scratch[4 * lay.sblocks:4 * lay.sblocks + 1].view(cp.int32)[1:]
-        nbytes = scratch[4 * lay.sblocks + 1:].view(cp.int64).reshape(())
-        _kernel(f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>")(
-            (lay.sblocks,), (THREADS,),
-            (src, np.int64(n), np.int64(lay.groups), np.int64(lay.sblocks),
-             out, np.int64(lay.index_start), np.int64(lay.words_start),
-             np.uint64(int.from_bytes(head[:8], "little")),
-             np.uint64(int.from_bytes(head[8:], "little")), scratch, ticket,
-             scratch[4 * lay.sblocks + 1:].view(cp.int64), err,
-             np.uint64(LOOKBACK_TIMEOUT_NS)))
+        # zeroed scratch: look-back status (4 u64 per superblock), then ticket and error flag
+        # (one u64), then the size (int64)
+        scratch = cp.empty(4 * lay.sblocks + 2, dtype=cp.uint64)
+        memset_d8(scratch.data.ptr, 0, scratch.nbytes, stream.ptr)
+        tail = scratch.data.ptr + 32 * lay.sblocks
+        _launch(cp, f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>",
+                lay.sblocks,
+                (src, np.int64(n), np.int64(lay.groups), np.int64(lay.sblocks),
+                 out, np.int64(lay.index_start), np.int64(lay.words_start),
+                 np.uint64(int.from_bytes(head[:8], "little")),
+                 np.uint64(int.from_bytes(head[8:], "little")), scratch,
+                 ctypes.c_void_p(tail), ctypes.c_void_p(tail + 8), ctypes.c_void_p(tail + 4),
+                 np.uint64(LOOKBACK_TIMEOUT_NS)), stream)
         if not trim:
-            return out, nbytes
-        bad = int(err.get(stream=stream)[0])                  # the one synchronisation
+            return out, cp.ndarray((), dtype=cp.int64, memptr=scratch.data + 32 * lay.sblocks + 8)
+        # the one synchronisation: the error flag and the size in one copy
+        _, bad, size_lo, size_hi = read_int32s(tail, 4, stream.ptr)
         _raise_flags(bad, "pack")
-        return out[:int(nbytes.get(stream=stream))].copy()    # frees the worst-case buffer
+        return out[:(size_lo & 0xFFFFFFFF) | (size_hi << 32)].copy()   # frees the worst case
 
 
 def _device_buffer(cp, buf, what: str):
@@ -296,11 +321,12 @@ def bitplane_unpack(buf, *, count: int | None = None, dtype=None, stream=None,
         if version == 1 or lay.n == 0:
             return cp.asarray(bitplane_unpack_cpu(cp.asnumpy(buf, stream=stream)))
         out = cp.empty(lay.n, dtype=ut)
-        err = cp.zeros(1, dtype=cp.int32)
-        _kernel(f"bitplane_unpack<{_CTYPE[ut.itemsize]}>")(
-            (lay.sblocks,), (THREADS,), (buf, *_sizes(lay, dt, buf.size), out, err))
+        err = cp.empty(1, dtype=cp.int32)
+        memset_d8(err.data.ptr, 0, 4, stream.ptr)
+        _launch(cp, f"bitplane_unpack<{_CTYPE[ut.itemsize]}>", lay.sblocks,
+                (buf, *_sizes(lay, dt, buf.size), out, err), stream)
         if check:
-            _raise_flags(int(err.get(stream=stream)[0]), "unpack")
+            _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "unpack")
     return out.view(dt)
 
 
@@ -382,10 +408,11 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
             return view.view(otype)
         flags_given = err is not None
         if not flags_given:
-            err = cp.zeros(1, dtype=cp.int32)
-        _kernel(f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
-                f"{'long long' if wide else 'int'}>")(
-            (lay.sblocks,), (THREADS,), (buf, *_sizes(lay, dt, buf.size), view, err))
+            err = cp.empty(1, dtype=cp.int32)
+            memset_d8(err.data.ptr, 0, 4, stream.ptr)
+        _launch(cp, f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
+                f"{'long long' if wide else 'int'}>", lay.sblocks,
+                (buf, *_sizes(lay, dt, buf.size), view, err), stream)
         if check and not flags_given:
-            _raise_flags(int(err.get(stream=stream)[0]), "offsets", wide)
+            _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "offsets", wide)
     return view.view(otype)
