@@ -56,6 +56,8 @@ GPU kernels
 from __future__ import annotations
 
 import ctypes
+import functools
+import threading
 
 import numpy as np
 
@@ -112,25 +114,27 @@ def _kernel(name: str):
     return get_function(SOURCE, name, name_expressions=KERNEL_NAMES)
 
 
-_CELL = {np.dtype(np.int64): ctypes.c_int64, np.dtype(np.uint64): ctypes.c_uint64,
-         np.dtype(np.int32): ctypes.c_int32}
+_PTR, _I64, _U64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int32
+_LAUNCHES_CACHED = 64          # kernel geometries whose launch arguments are kept
+_launch_lock = threading.Lock()
 
 
-def _launch(cp, name: str, blocks: int, args, stream) -> None:
-    """Launch kernel ``name`` through the driver: ``args`` are device arrays (their addresses),
-    addresses as ``ctypes.c_void_p`` and NumPy scalars.  CuPy's kernel call converts each
-    argument on every launch (~15-20 us of the 30-47 us these calls spent on the host before
-    their kernels started, BENCHMARKS.md section 34), and at 1 GiB that host time was 4-6% of
-    the call."""
-    cells = []
-    for a in args:
-        if isinstance(a, cp.ndarray):
-            cells.append((ctypes.c_void_p, a.data.ptr))
-        elif isinstance(a, ctypes.c_void_p):
-            cells.append((ctypes.c_void_p, a.value))
-        else:
-            cells.append((_CELL[a.dtype], int(a)))
-    Launch(_kernel(name), blocks, THREADS, cells)(stream.ptr)
+@functools.lru_cache(maxsize=_LAUNCHES_CACHED)
+def _cached_launch(device: int, name: str, blocks: int, cells: tuple) -> Launch:
+    return Launch(_kernel(name), blocks, THREADS, list(cells))
+
+
+def _launch(cp, name: str, blocks: int, cells: tuple, pointers, stream) -> None:
+    """Launch kernel ``name`` through the driver: ``cells`` are every argument as (ctype, value)
+    with the pointers' values 0, ``pointers`` the (index, address) pairs of this call.  CuPy's
+    kernel call converted every argument on every launch (30-47 us of host time before these
+    kernels started, BENCHMARKS.md section 34); here a geometry's launch is built once and a call
+    sets its pointers (building one per call cost as much as CuPy's conversion, section 56)."""
+    launch = _cached_launch(cp.cuda.Device().id, name, blocks, cells)
+    with _launch_lock:   # from the pointers' cells to the launch, which copies them
+        for index, address in pointers:
+            launch.set(index, address)
+        launch(stream.ptr)
 
 
 def error_message(bad: int) -> str:
@@ -222,12 +226,13 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True
         tail = scratch.data.ptr + 32 * lay.sblocks
         _launch(cp, f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>",
                 lay.sblocks,
-                (src, np.int64(n), np.int64(lay.groups), np.int64(lay.sblocks),
-                 out, np.int64(lay.index_start), np.int64(lay.words_start),
-                 np.uint64(int.from_bytes(head[:8], "little")),
-                 np.uint64(int.from_bytes(head[8:], "little")), scratch,
-                 ctypes.c_void_p(tail), ctypes.c_void_p(tail + 8), ctypes.c_void_p(tail + 4),
-                 np.uint64(LOOKBACK_TIMEOUT_NS)), stream)
+                ((_PTR, 0), (_I64, n), (_I64, lay.groups), (_I64, lay.sblocks), (_PTR, 0),
+                 (_I64, lay.index_start), (_I64, lay.words_start),
+                 (_U64, int.from_bytes(head[:8], "little")),
+                 (_U64, int.from_bytes(head[8:], "little")), (_PTR, 0), (_PTR, 0), (_PTR, 0),
+                 (_PTR, 0), (_U64, LOOKBACK_TIMEOUT_NS)),
+                ((0, src.data.ptr), (4, out.data.ptr), (9, scratch.data.ptr), (10, tail),
+                 (11, tail + 8), (12, tail + 4)), stream)
         if not trim:
             return out, cp.ndarray((), dtype=cp.int64, memptr=scratch.data + 32 * lay.sblocks + 8)
         # the one synchronisation: the error flag and the size in one copy
@@ -260,14 +265,14 @@ def _gpu_header(cp, buf, stream, count, dtype):
 
 
 def _sizes(lay: Layout, dt, nbytes: int) -> tuple:
+    """The decoders' size arguments after the buffer, as (ctype, value) cells."""
     code = CODES.index(np.dtype(dt).newbyteorder("<"))
     head = header(code, 0, lay.n)
     mask = (1 << 64) - 1 - (0xFF << 40)                  # flags are checked separately
-    return (np.int64(lay.n), np.int64(lay.groups), np.int64(lay.sblocks),
-            np.int64(lay.index_start), np.int64(lay.words_start),
-            np.int64((nbytes - lay.words_start) // 4),
-            np.uint64(int.from_bytes(head[:8], "little")),
-            np.uint64(int.from_bytes(head[8:], "little")), np.uint64(mask), np.int32(code >= 4))
+    return ((_I64, lay.n), (_I64, lay.groups), (_I64, lay.sblocks), (_I64, lay.index_start),
+            (_I64, lay.words_start), (_I64, (nbytes - lay.words_start) // 4),
+            (_U64, int.from_bytes(head[:8], "little")), (_U64, int.from_bytes(head[8:], "little")),
+            (_U64, mask), (_I32, int(code >= 4)))
 
 
 def bitplane_unpack(buf, *, count: int | None = None, dtype=None, stream=None,
@@ -324,7 +329,8 @@ def bitplane_unpack(buf, *, count: int | None = None, dtype=None, stream=None,
         err = cp.empty(1, dtype=cp.int32)
         memset_d8(err.data.ptr, 0, 4, stream.ptr)
         _launch(cp, f"bitplane_unpack<{_CTYPE[ut.itemsize]}>", lay.sblocks,
-                (buf, *_sizes(lay, dt, buf.size), out, err), stream)
+                ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
+                ((0, buf.data.ptr), (11, out.data.ptr), (12, err.data.ptr)), stream)
         if check:
             _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "unpack")
     return out.view(dt)
@@ -412,7 +418,8 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
             memset_d8(err.data.ptr, 0, 4, stream.ptr)
         _launch(cp, f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
                 f"{'long long' if wide else 'int'}>", lay.sblocks,
-                (buf, *_sizes(lay, dt, buf.size), view, err), stream)
+                ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
+                ((0, buf.data.ptr), (11, view.data.ptr), (12, err.data.ptr)), stream)
         if check and not flags_given:
             _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "offsets", wide)
     return view.view(otype)
