@@ -90,7 +90,7 @@ from fsstgpu.formats import (
 )
 from fsstgpu.formats.atomic import atomic_output, check_output
 from fsstgpu.formats.datasets import check_dataset_output, output_name
-from fsstgpu.formats.locations import is_url, local_or_url, skipped_files
+from fsstgpu.formats.locations import file_size, is_url, local_or_url, skipped_files
 from fsstgpu.formats.sinks import write_table
 from fsstgpu.formats.sniff import detect_format, suffix_for
 from fsstgpu.integrations import dask as on_dask
@@ -584,7 +584,9 @@ def datasets_generate(
             with contextlib.nullcontext(dst) if to_stdout else atomic_output(
                     out, force=force) as tmp:
                 write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
-            size = Path(dst).stat().st_size
+            # (a URL's object measured in its store: as a local path, a written one was "no
+            # such file", exit 1)
+            size = file_size(dst)
         info = {"name": name, "rows": rows, "seed": seed, "format": fmt, "out": str(out),
                 "bytes": size}
         if json_:

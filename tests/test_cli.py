@@ -206,6 +206,26 @@ def test_datasets_list_and_generate(tmp_path):
     assert sniff.detect_format(tmp_path / "y.txt") == "arrows"
 
 
+
+def test_generate_to_a_url_reports_the_written_object(tmp_path):
+    """`datasets generate --out URL` uploaded the file, then measured it as a local path
+    (Path.stat of memory:/...): exit 1 and "No such file or directory", the object written."""
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    url = "memory://fsstgpu-test-generate/g.parquet"
+    try:
+        info = json.loads(run("datasets", "generate", "urls", "--rows", "20", "--out", url,
+                              "--json").stdout)
+        assert info["bytes"] == fs.info("/fsstgpu-test-generate/g.parquet")["size"] > 0
+        local = tmp_path / "g.parquet"
+        info = json.loads(run("datasets", "generate", "urls", "--rows", "20", "--out",
+                              local.as_uri(), "--json").stdout)
+        assert info["bytes"] == local.stat().st_size > 0
+    finally:
+        fs.rm("/fsstgpu-test-generate", recursive=True)
+
+
 # ----------------------------------------------------------------------- failures
 def test_existing_output_left_untouched(tmp_path, sample):
     src, _ = sample
