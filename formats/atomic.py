@@ -300,11 +300,23 @@ def _url_output(dst: Url, *, force: bool):
     import tempfile
 
     fs, path = dst.filesystem()
+    folder = tempfile.gettempdir()
     # private: the shared temporary folder is not where the output's readers are decided
-    with _new_temporary(Path(tempfile.gettempdir()), ".fsstgpu-upload", 0o600) as made:
+    with _new_temporary(Path(folder), ".fsstgpu-upload", 0o600) as made:
         tmp = str(made)
     try:
-        yield tmp
+        try:
+            yield tmp
+        except OSError as exc:  # writing the local copy: named as the local branch names it
+            if exc.errno in WRITE_ERRORS and (exc.filename is None or exc.filename == tmp):
+                # (pyarrow's "Error writing bytes to file" named neither the output nor the
+                # temporary folder, whose disk it is: the store may well have room)
+                raise OSError(exc.errno, f"{os.strerror(exc.errno)} in the temporary folder "
+                              f"{folder} (TMPDIR), where the output is written before its "
+                              "upload", str(dst)) from None
+            if str(exc.filename or "").endswith(TEMP_SUFFIX):
+                raise _naming(exc, dst) from None
+            raise
         if fs.exists(path) and not force:
             raise FileExistsError(f"{dst}: already exists (use --force / force=True to "
                                   "overwrite)")

@@ -159,6 +159,23 @@ def test_a_full_disk_is_named_after_the_output_and_leaves_nothing(tmp_path, code
     assert list(tmp_path.iterdir()) == []
 
 
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG])
+def test_a_full_temporary_folder_under_a_url_output_is_named(code):
+    """A URL output is written to a local temporary file first: a full disk or a size limit
+    there said only "Error writing bytes to file", naming neither the output nor the folder."""
+    import fsspec
+
+    url = "memory://fsstgpu-test-atomic/out.parquet"
+    with pytest.raises(OSError) as raised:
+        with atomic_output(url) as tmp:
+            Path(tmp).write_bytes(b"part")
+            raise OSError(code, "Error writing bytes to file. Detail: [errno 28]")
+    assert raised.value.errno == code and raised.value.filename == url
+    assert os.strerror(code) in str(raised.value) and "temporary folder" in str(raised.value)
+    assert not os.path.exists(tmp) and not fsspec.filesystem("memory").exists(url)
+
+
 def test_other_errors_without_a_file_name_pass_unchanged(tmp_path):
     with pytest.raises(OSError) as raised:
         with atomic_output(tmp_path / "out.parquet"):
