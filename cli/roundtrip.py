@@ -4,7 +4,6 @@ it."""
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pyarrow as pa
 
 import fsstgpu
 from fsstgpu.cli.output import err_console, human_bytes, printable
+from fsstgpu.cli.stdio import spool
 from fsstgpu.datasets import load
 from fsstgpu.device import resolve_device
 from fsstgpu.formats import (
@@ -193,8 +193,8 @@ def roundtrip_dataset(src, device: str, runs: int, level: str = "default") -> di
     whether every file came back as it was (``differs``: the first that did not)."""
 
     dev = resolve_device(device)
-    # named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it
-    with tempfile.TemporaryDirectory(prefix="_fsstgpu-roundtrip-") as tmp:
+    # (named _*: a dataset folder that holds the temporary folder (roundtrip /tmp) skips it)
+    with spool("roundtrip") as tmp:
         comp, back = Path(tmp) / "c", Path(tmp) / "d"
         with phases(src) as phase:
             cinfo, t_c, t_d = _timed(
@@ -226,7 +226,8 @@ def roundtrip_file(path: Path, device: str, runs: int, level: str = "default") -
     dev = resolve_device(device)
     fmt = detect_format(path)
     suffix = suffix_for(fmt)
-    with tempfile.TemporaryDirectory(prefix="fsstgpu-roundtrip-") as tmp:
+    # (a process killed here leaves the two copies: the next spool removes them)
+    with spool("roundtrip") as tmp:
         comp, back = Path(tmp) / f"c{suffix}", Path(tmp) / f"d{suffix}"
         with phases(path) as phase:
             cinfo, t_c, t_d = _timed(

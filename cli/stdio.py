@@ -33,12 +33,14 @@ from fsstgpu.formats.atomic import (
 )
 from fsstgpu.formats.sniff import detect_format, suffix_for
 
-__all__ = ["STDIO", "is_stream", "stdin_file", "stdout_file"]
+__all__ = ["STDIO", "is_stream", "spool", "stdin_file", "stdout_file"]
 
 #: The name that stands for standard input (as IN) or output (as OUT).
 STDIO = "-"
-#: a spool folder's name: ``fsstgpu-stdin-<pid>@<host>-<random>`` (tempfile adds the random)
-_SPOOL = re.compile(r"^fsstgpu-std(?:in|out)-(?P<pid>[0-9]+)@(?P<host>[A-Za-z0-9_-]*)-[^-]+$")
+#: a spool folder's name: ``fsstgpu-stdin-<pid>@<host>-<random>`` (tempfile adds the random;
+#: a round trip's copies: ``_fsstgpu-roundtrip-...``)
+_SPOOL = re.compile(r"^_?fsstgpu-(?:stdin|stdout|roundtrip)-(?P<pid>[0-9]+)@"
+                    r"(?P<host>[A-Za-z0-9_-]*)-[^-]+$")
 
 
 @contextlib.contextmanager
@@ -54,15 +56,18 @@ def _spool_errors(name: str):
                       f"{tempfile.gettempdir()} (TMPDIR) while spooling", name) from None
 
 
-def _spool(kind: str) -> tempfile.TemporaryDirectory:
-    """A temporary folder for standard input or output, tagged with this process; the spools
-    of processes that ended without removing theirs (SIGKILL: up to a whole input each) are
-    removed first, with a StaleTemporaryFileWarning naming them."""
+def spool(kind: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder for standard input or output (``kind`` ``"stdin"``, ``"stdout"``) or
+    for a round trip's copies (``"roundtrip"``), tagged with this process; the folders of
+    processes that ended without removing theirs (SIGKILL: up to a whole input each, or two
+    copies of it) are removed first, with a StaleTemporaryFileWarning naming them. A round
+    trip's is named ``_*``: a dataset folder that holds the temporary folder skips it."""
     for entry in owned_by_ended(tempfile.gettempdir(), _SPOOL):
         shutil.rmtree(entry.path, ignore_errors=True)
         warnings.warn(f"removed {entry.path}, a spool left by a process that has ended",
                       StaleTemporaryFileWarning, stacklevel=3)
-    return tempfile.TemporaryDirectory(prefix=f"fsstgpu-{kind}-{owner_tag()}-")
+    hidden = "_" if kind == "roundtrip" else ""
+    return tempfile.TemporaryDirectory(prefix=f"{hidden}fsstgpu-{kind}-{owner_tag()}-")
 
 
 def is_stream(path) -> bool:
@@ -89,7 +94,7 @@ def stdin_file(src, output=None):
                          "redirected from it); choose another output path")
     if src == STDIO and sys.stdin is None:  # (`<&-`: Python leaves no stdin object at all)
         fail("IN - reads standard input, which is closed here", EXIT_USAGE)
-    with _spool("stdin") as folder:
+    with spool("stdin") as folder:
         path = Path(folder) / "stdin"
         with _spool_errors("<stdin>" if src == STDIO else str(src)), open(path, "wb") as f:
             if src == STDIO:
@@ -126,7 +131,7 @@ def stdout_file(dst, suffix: str):
     if sys.stdout.isatty():
         fail("OUT - writes the file to standard output, which is a terminal here: redirect it "
              "(> file, | command)", EXIT_USAGE)
-    with _spool("stdout") as folder:
+    with spool("stdout") as folder:
         path = Path(folder) / f"stdout{suffix}"
         with _spool_errors("<stdout>"), alias(path, "<stdout>"):
             yield path

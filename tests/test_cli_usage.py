@@ -611,6 +611,24 @@ def test_spools_of_killed_processes_are_removed_by_the_next(tmp_path, plain, mon
     assert not stale.exists() and live.exists()
 
 
+
+def test_round_trip_copies_of_killed_processes_are_removed_by_the_next(tmp_path, plain,
+                                                                       monkeypatch):
+    """`roundtrip` writes two copies of its input to a temporary folder; one killed (SIGKILL)
+    left them there for good (an untagged name no run removed), as the stdin spools once did."""
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spools))
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = spools / f"_fsstgpu-roundtrip-{int(done.stdout)}@{owner_tag().split('@')[1]}-ab1"
+    stale.mkdir()
+    (stale / "c.parquet").write_bytes(plain.read_bytes())
+    with pytest.warns(StaleTemporaryFileWarning, match="a spool left by a process"):
+        run("roundtrip", plain, "--device", "cpu")
+    assert list(spools.iterdir()) == []
+
+
 def test_a_full_temporary_folder_is_named_when_spooling(tmp_path, plain, monkeypatch):
     """ENOSPC while spooling standard input: the message names the temporary folder (TMPDIR),
     not a disk behind <stdin> (before: '[Errno 28] No space left on device', no file)."""
