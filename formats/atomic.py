@@ -17,7 +17,8 @@ is removed. Readers therefore see either no output or the complete one, never a 
   ``.<output name>.<random>.<pid>@<host>.fsstgpu-tmp``; a process killed before it could remove
   it (SIGKILL, power loss) leaves it behind, and the next :func:`atomic_output` in that folder
   removes every such file whose process on this host has gone, with a
-  :class:`StaleTemporaryFileWarning` naming it.
+  :class:`StaleTemporaryFileWarning` naming it (a URL output's local copy, in the temporary
+  folder: the next URL output).
 * **Errors name the output.** An error about the temporary file, or a full disk (or quota, or
   file size limit) that pyarrow's writers report naming no file, is raised naming the output.
 * **No wider reading than the data had.** The output is created as any new file (mode 0o666
@@ -291,6 +292,14 @@ def _check_url_output(dst: Url, *, force: bool, inputs) -> Url:
     return dst
 
 
+def _sweep(folder, stacklevel: int) -> None:
+    """:func:`remove_stale_temporaries` of ``folder``, a StaleTemporaryFileWarning for each
+    (``stacklevel``: this function's frame is 1)."""
+    for path in remove_stale_temporaries(folder):
+        warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
+                      StaleTemporaryFileWarning, stacklevel=stacklevel)
+
+
 @contextlib.contextmanager
 def _url_output(dst: Url, *, force: bool):
     """A local temporary file, uploaded to ``dst`` in one ``put`` when the block succeeds (an
@@ -301,6 +310,9 @@ def _url_output(dst: Url, *, force: bool):
 
     fs, path = dst.filesystem()
     folder = tempfile.gettempdir()
+    # (a process killed during an upload left its whole local copy there: no local output's
+    # sweep looks in the temporary folder)
+    _sweep(folder, 6)
     # private: the shared temporary folder is not where the output's readers are decided
     with _new_temporary(Path(folder), ".fsstgpu-upload", 0o600) as made:
         tmp = str(made)
@@ -451,9 +463,7 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
         with _url_output(dst, force=force) as tmp:
             yield tmp
         return
-    for path in remove_stale_temporaries(dst.absolute().parent):
-        warnings.warn(f"removed {path}, a temporary file left by a process that has ended",
-                      StaleTemporaryFileWarning, stacklevel=3)
+    _sweep(dst.absolute().parent, 4)  # (the caller's with: 2 frames above this one)
     name = os.fsdecode(os.fsencode(dst.name)[:_NAME_BYTES])
     folder = dst.absolute().parent
     try:

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -125,6 +126,36 @@ def test_killed_writer_leaves_a_file_the_next_writer_removes(tmp_path):
         with atomic_output(tmp_path / "out.bin") as tmp:
             open(tmp, "wb").close()
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+
+def test_killed_url_writer_leaves_a_copy_the_next_url_writer_removes(tmp_path, monkeypatch):
+    """A URL output is written to a local copy in the temporary folder first; a process killed
+    before its upload left that copy (a whole output) there for good: the sweep of dead
+    writers' files looked in local outputs' folders only."""
+    import fsspec
+
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    code = ("import os, sys\nfrom fsstgpu.formats.atomic import atomic_output\n"
+            "with atomic_output('memory://fsstgpu-test-atomic/k.bin') as tmp:\n"
+            "    open(tmp, 'wb').write(b'partial')\n"
+            "    os.kill(os.getpid(), 9)\n")
+    proc = subprocess.run([sys.executable, "-c", code], timeout=60,
+                          env={**os.environ, "TMPDIR": str(spools)})
+    assert proc.returncode == -9
+    (left,) = spools.iterdir()
+    assert left.name.endswith(TEMP_SUFFIX)
+    monkeypatch.setattr(tempfile, "tempdir", str(spools))
+    url = "memory://fsstgpu-test-atomic/k.bin"
+    try:
+        with pytest.warns(StaleTemporaryFileWarning, match=left.name) as warned:
+            with atomic_output(url) as tmp:
+                open(tmp, "wb").close()
+        assert warned[0].filename == __file__  # (the warning points at the caller's with)
+        assert list(spools.iterdir()) == []
+    finally:
+        fsspec.filesystem("memory").rm(url)
 
 
 def test_a_stop_right_after_the_create_leaves_no_file(tmp_path, monkeypatch):
