@@ -279,6 +279,24 @@ def _fsync(path, flags: int = os.O_RDONLY) -> None:
         os.close(fd)
 
 
+#: errors of a folder's fsync that say it cannot be done there (a folder that may be written
+#: but not read, mode -wx; a file system without it), not that data was lost
+_NO_FOLDER_SYNC = {errno.EACCES, errno.EPERM, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP}
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Flush ``folder``'s entries (a rename just done) to the disk, where that can be done.
+
+    The new output has its name by now, the old one is gone: a folder that cannot be opened
+    for reading (mode -wx, where an output can still be written) failed with "Permission
+    denied" a write that had replaced the old file. Such errors pass; others are raised."""
+    try:
+        _fsync(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        if exc.errno not in _NO_FOLDER_SYNC:
+            raise
+
+
 def _check_url_output(dst: Url, *, force: bool, inputs) -> Url:
     # compared as objects of a store: as strings, memory:///b/x was not memory://b/x, and the
     # input was replaced
@@ -474,7 +492,7 @@ def atomic_output(dst, *, force: bool = False, inputs=()):
                 _fsync(tmp)
             _put_in_place(tmp, dst, force)
             if replacing:
-                _fsync(folder, os.O_RDONLY | os.O_DIRECTORY)
+                _fsync_folder(folder)
     except OSError as exc:  # about the temporary file: the user named dst, not it
         if str(exc.filename or "").endswith(TEMP_SUFFIX):
             raise _naming(exc, dst) from None

@@ -207,6 +207,28 @@ def test_a_full_temporary_folder_under_a_url_output_is_named(code):
     assert not os.path.exists(tmp) and not fsspec.filesystem("memory").exists(url)
 
 
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EINVAL])
+def test_a_folder_that_cannot_be_flushed_does_not_fail_a_replace_done(tmp_path, monkeypatch,
+                                                                      code):
+    """With force, the folder is flushed after the rename: in a folder of mode -wx (opened for
+    reading: EACCES) the old output was replaced and the write still failed ("Permission
+    denied", exit 1), the user told nothing was written."""
+    dst = tmp_path / "out.bin"
+    dst.write_bytes(b"old")
+    flush = atomic._fsync
+
+    def no_folder(path, flags=os.O_RDONLY):
+        if flags & os.O_DIRECTORY:
+            raise OSError(code, os.strerror(code), str(path))
+        flush(path, flags)
+
+    monkeypatch.setattr(atomic, "_fsync", no_folder)
+    with atomic_output(dst, force=True) as tmp:
+        Path(tmp).write_bytes(b"new")
+    assert dst.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
 def test_other_errors_without_a_file_name_pass_unchanged(tmp_path):
     with pytest.raises(OSError) as raised:
         with atomic_output(tmp_path / "out.parquet"):
