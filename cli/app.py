@@ -236,7 +236,7 @@ def compress(
         if dataset_in(src, format, workers, scheduler):
             _start_dataset(src, dst)
             if workers or scheduler:
-                with on_dask.local_client(workers, scheduler=scheduler) as client:
+                with on_dask.local_client(workers, scheduler=scheduler, quiet=True) as client:
                     results = on_dask.compress_dataset(src, dst, columns, client=client,
                                                        force=force, **options)
             else:
@@ -288,7 +288,7 @@ def decompress(
         if dataset_in(src, format, workers, scheduler):
             _start_dataset(src, dst)
             if workers or scheduler:
-                with on_dask.local_client(workers, scheduler=scheduler) as client:
+                with on_dask.local_client(workers, scheduler=scheduler, quiet=True) as client:
                     results = on_dask.decompress_dataset(src, dst, client=client,
                                                          device=device.value, force=force)
             else:

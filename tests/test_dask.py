@@ -108,6 +108,24 @@ def test_cli_runs_a_dataset_on_local_workers(tmp_path):
         assert read_table(tmp_path / "c" / rel, device="cpu").equals(table)
 
 
+
+def test_cli_error_on_local_workers_is_one_line(tmp_path):
+    """A file that fails on a worker: the command line's one line, with nothing else on stderr
+    (distributed's worker logged "Compute Failed" with the task's traceback there, and warned
+    of the tasks it cancelled)."""
+    import subprocess
+
+    _dataset(tmp_path / "in", files=3, rows=200)
+    (tmp_path / "in" / "part=0" / "f0.parquet").write_bytes(b"PAR1 not a file PAR1")
+    res = subprocess.run([sys.executable, "-c", "from fsstgpu.cli.app import main; main()",
+                          "compress", str(tmp_path / "in"), str(tmp_path / "c"),
+                          "--workers", "2", "--no-progress"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 4, res.stderr
+    assert res.stderr.splitlines() == [res.stderr.strip()], res.stderr
+    assert res.stderr.startswith("fsstgpu: error: ") and "f0.parquet" in res.stderr
+
+
 def test_reading_onto_gpus_is_planned_as_a_bag_of_files_or_row_groups(tmp_path):
     from fsstgpu.formats import compress_dataset as compress_here
     from fsstgpu.integrations.dask import dataset_parts, read_dataset_to_gpus

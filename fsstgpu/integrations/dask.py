@@ -27,7 +27,9 @@ starts a local one). Each worker process runs the CPU codec on ``FSSTGPU_THREADS
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import warnings
 
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.formats.datasets import (
@@ -58,13 +60,16 @@ def _distributed():
 
 @contextlib.contextmanager
 def local_client(workers: int | None = None, *, processes: bool = True, scheduler=None,
-                 threads: int | None = None):
+                 threads: int | None = None, quiet: bool = False):
     """A ``dask.distributed`` client: of the scheduler at ``scheduler`` (an address), or of a
     local cluster of ``workers`` processes (default: one per core), one task at a time each,
     each running the codec on ``threads`` cores (``FSSTGPU_THREADS``; default its share of the
     machine's). Worker processes get ``FSSTGPU_THREADS`` in their environment; thread workers
     (``processes=False``) share this process, whose ``FSSTGPU_THREADS`` is then set (unless set
-    already) while the cluster runs, and restored after.
+    already) while the cluster runs, and restored after. ``quiet``: the local cluster logs
+    nothing short of a critical error (a task's error reaches the caller as an exception;
+    distributed's worker logs it on stderr too, with its traceback, and warns of the tasks it
+    cancels then), nor warns that port 8787 is taken: the command line's one-line errors.
 
     Examples
     --------
@@ -91,6 +96,12 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
         else:  # thread workers run the codec in this process
             options = {}
             stack.enter_context(_environ_default(env))
+        if quiet:
+            options["silence_logs"] = logging.CRITICAL
+            # (the scheduler's HTTP server takes port 8787 even without a dashboard, and warns
+            # when another cluster holds it: a line for nothing)
+            stack.enter_context(warnings.catch_warnings())
+            warnings.filterwarnings("ignore", "Port .* is already in use", UserWarning)
         cluster = stack.enter_context(distributed.LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
             **options))
