@@ -126,6 +126,42 @@ def test_cli_error_on_local_workers_is_one_line(tmp_path):
     assert res.stderr.startswith("fsstgpu: error: ") and "f0.parquet" in res.stderr
 
 
+
+def _unretrieved(exc: BaseException) -> None:
+    """A task that ends with ``exc``, never retrieved: asyncio logs it when it is collected."""
+    import asyncio
+    import gc
+
+    async def main():
+        async def fail():
+            raise exc
+
+        task = asyncio.ensure_future(fail())
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        del task
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(main())
+    gc.collect()
+    loop.close()
+
+
+def test_a_stopped_gather_logs_no_tracebacks(caplog):
+    """SIGTERM during `compress --workers N`: asyncio logged "Task exception was never
+    retrieved" with a traceback of distributed.client.AllExit four times (the gather's waits,
+    collected after the client closed) before the command line's one line."""
+    from distributed.client import AllExit
+
+    with local_client(workers=1, processes=False, quiet=True):
+        pass
+    caplog.clear()
+    _unretrieved(AllExit())
+    _unretrieved(ValueError("not distributed's"))  # (anything else is still told)
+    told = [r for r in caplog.records if "never retrieved" in r.getMessage()]
+    assert [type(r.exc_info[1]).__name__ for r in told] == ["ValueError"]
+
+
 def test_reading_onto_gpus_is_planned_as_a_bag_of_files_or_row_groups(tmp_path):
     from fsstgpu.formats import compress_dataset as compress_here
     from fsstgpu.integrations.dask import dataset_parts, read_dataset_to_gpus

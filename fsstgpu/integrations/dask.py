@@ -69,7 +69,9 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
     already) while the cluster runs, and restored after. ``quiet``: the local cluster logs
     nothing short of a critical error (a task's error reaches the caller as an exception;
     distributed's worker logs it on stderr too, with its traceback, and warns of the tasks it
-    cancels then), nor warns that port 8787 is taken: the command line's one-line errors.
+    cancels then), nor warns that port 8787 is taken, and this process's asyncio never logs
+    the ends of a gather stopped early (:func:`_quiet_gather_exits`): the command line's
+    one-line errors.
 
     Examples
     --------
@@ -79,6 +81,8 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
     1
     """
     distributed = _distributed()
+    if quiet:
+        _quiet_gather_exits()
     if scheduler is not None:
         with distributed.Client(scheduler) as client:
             yield client
@@ -106,6 +110,25 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
             n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
             **options))
         yield stack.enter_context(distributed.Client(cluster))
+
+
+class _NoGatherExits(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" of distributed's ``AllExit``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return type(exc).__name__ != "AllExit"
+
+
+def _quiet_gather_exits() -> None:
+    """Keep asyncio from logging, with a traceback each, the waits of a ``Client.gather`` left
+    behind when the gather stops (a stop signal, a task's error): "Task exception was never
+    retrieved ... distributed.client.AllExit", four of them on stderr around the command
+    line's one line. For good: they are logged when the tasks are collected, after the client
+    has closed."""
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _NoGatherExits) for f in asyncio_log.filters):
+        asyncio_log.addFilter(_NoGatherExits())
 
 
 @contextlib.contextmanager
