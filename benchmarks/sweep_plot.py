@@ -68,8 +68,11 @@ def sweep_series(rows: list[dict]) -> tuple[dict, dict, float | None]:
     return {k: sorted(v) for k, v in lines.items()}, points, copy_gbs
 
 
-def draw_sweep(rows: list[dict], path, *, title: str | None = None) -> Path:
-    """Draw the sweep ``rows`` into ``path`` (``.svg``, or ``.png`` with matplotlib).
+def draw_sweep(rows: list[dict], path, *, title: str | None = None,
+               kind: str | None = None) -> Path:
+    """Draw the sweep ``rows`` into ``path`` (``.svg``, or ``.png`` with matplotlib; ``kind``
+    ``"svg"`` or ``"png"`` names the format where ``path``'s suffix does not: a temporary
+    file that becomes the plot, as ``fsstgpu bench --plot`` writes it).
 
     Raises
     ------
@@ -87,14 +90,15 @@ def draw_sweep(rows: list[dict], path, *, title: str | None = None) -> Path:
     1
     """
     path = Path(path)
-    problem = plot_path_problem(path)
+    kind = kind or path.suffix.lower().lstrip(".")
+    problem = plot_path_problem(f"plot.{kind}")
     if problem:
         raise ValueError(f"{path}: {problem}")
     lines, points, copy_gbs = sweep_series(rows)
     if not lines and not points:
         raise ValueError("no measured rows to draw")
     title = title or "GPU decode throughput against column size (decoded bytes / s)"
-    if path.suffix.lower() == ".png":
+    if kind == "png":
         _draw_png(lines, points, copy_gbs, path, title)
     else:
         path.write_text(_svg(lines, points, copy_gbs, title))
@@ -221,7 +225,7 @@ def _draw_png(lines, points, copy_gbs, path: Path, title: str) -> None:
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    fig.savefig(path, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -15,7 +15,7 @@ from fsstgpu.cli.output import EXIT_USAGE, fail, note, out_console, print_json
 from fsstgpu.cli.params import BenchDevice
 from fsstgpu.datasets import dbtext_files, dbtext_table, load_lines, machine_text_table
 from fsstgpu.device import gpu_available, resolve_device
-from fsstgpu.formats.atomic import check_output
+from fsstgpu.formats.atomic import atomic_output, check_output
 
 __all__ = ["run_bench"]
 
@@ -97,7 +97,10 @@ def run_bench(paths: list[str], *, device: BenchDevice, target_mib: int, nvcomp:
                 _show(sweep, sizes.format_sweep, False)
                 _show(encoded, encode.format_encode, False)
         if plot is not None:  # last: a plot that fails to draw loses no measurement
-            say(f"plot: {_benchmarks('sweep_plot').draw_sweep(sweep, plot)}")
+            with atomic_output(plot, force=force) as tmp:   # whole or not at all, as outputs are
+                _benchmarks("sweep_plot").draw_sweep(sweep, tmp,
+                                                     kind=Path(plot).suffix.lower()[1:])
+            say(f"plot: {plot}")
     elif threads is not None:
         import pyarrow as pa
 

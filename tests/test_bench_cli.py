@@ -112,9 +112,11 @@ def test_plot_into_a_missing_folder_is_refused_before_the_run(tmp_path, fake_gpu
 def test_a_plot_that_fails_to_draw_loses_no_result(tmp_path, fake_gpu, lines, monkeypatch):
     """The results are printed before the plot is drawn: a failed draw (a full disk) costs the
     plot only (it was drawn before the encode bench ran and anything was printed)."""
-    import benchmarks.sweep_plot as sweep_plot
+    import fsstgpu.cli.run_bench as run_bench
 
-    def full(rows, path):
+    sweep_plot = run_bench._benchmarks("sweep_plot")   # (puts the checkout on sys.path)
+
+    def full(rows, path, **kwargs):
         raise OSError(28, "No space left on device", str(path))
 
     monkeypatch.setattr(sweep_plot, "draw_sweep", full)
@@ -122,6 +124,8 @@ def test_a_plot_that_fails_to_draw_loses_no_result(tmp_path, fake_gpu, lines, mo
               code=1)
     out = json.loads(res.stdout)
     assert set(out) == {"files", "sweep", "encode"} and "No space left" in res.stderr
+    # drawn through a temporary: nothing left beside the inputs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "lines.txt"]
 
 
 class _NoCorpusGpuBench(_FakeGpuBench):

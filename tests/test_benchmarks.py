@@ -300,6 +300,8 @@ def test_sweep_plot_draws_a_line_per_codec(load, tmp_path):
     assert "GDeflate" not in text
     with pytest.raises(ValueError, match=".svg or .png"):
         plot.draw_sweep(_sweep_rows(), tmp_path / "sweep.pdf")
+    other = plot.draw_sweep(_sweep_rows(), tmp_path / "plot.tmp", kind="svg")  # (a temporary)
+    assert other.read_text() == out.read_text()
     with pytest.raises(ValueError, match="no measured rows"):
         plot.draw_sweep([{"what": "nvCOMP not measured: exit 1"}], tmp_path / "none.svg")
     assert not (tmp_path / "none.svg").exists()
