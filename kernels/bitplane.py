@@ -56,8 +56,6 @@ GPU kernels
 from __future__ import annotations
 
 import ctypes
-import functools
-import threading
 
 import numpy as np
 
@@ -82,7 +80,7 @@ from fsstgpu.kernels.bitplane_cpu import (
     parse_header,
     value_dtype,
 )
-from fsstgpu.kernels.driver import Launch, memset_d8, read_int32s
+from fsstgpu.kernels.driver import launch_kept, memset_d8, read_int32s
 from fsstgpu.kernels.loader import get_function
 from fsstgpu.limits import whole_number
 
@@ -115,26 +113,12 @@ def _kernel(name: str):
 
 
 _PTR, _I64, _U64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int32
-_LAUNCHES_CACHED = 64          # kernel geometries whose launch arguments are kept
-_launch_lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=_LAUNCHES_CACHED)
-def _cached_launch(device: int, name: str, blocks: int, cells: tuple) -> Launch:
-    return Launch(_kernel(name), blocks, THREADS, list(cells))
-
-
-def _launch(cp, name: str, blocks: int, cells: tuple, pointers, stream) -> None:
-    """Launch kernel ``name`` through the driver: ``cells`` are every argument as (ctype, value)
-    with the pointers' values 0, ``pointers`` the (index, address) pairs of this call.  CuPy's
-    kernel call converted every argument on every launch (30-47 us of host time before these
-    kernels started, BENCHMARKS.md section 34); here a geometry's launch is built once and a call
-    sets its pointers (building one per call cost as much as CuPy's conversion, section 56)."""
-    launch = _cached_launch(cp.cuda.Device().id, name, blocks, cells)
-    with _launch_lock:   # from the pointers' cells to the launch, which copies them
-        for index, address in pointers:
-            launch.set(index, address)
-        launch(stream.ptr)
+def _launch(name: str, blocks: int, cells: tuple, pointers, stream) -> None:
+    """Kernel ``name`` through the driver, its geometry's launch kept (``driver.launch_kept``):
+    ``cells`` every argument, pointers 0; ``pointers`` this call's (index, address) pairs."""
+    launch_kept(_kernel, name, blocks, THREADS, cells, pointers, stream.ptr)
 
 
 def error_message(bad: int) -> str:
@@ -224,7 +208,7 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True
         scratch = cp.empty(4 * lay.sblocks + 2, dtype=cp.uint64)
         memset_d8(scratch.data.ptr, 0, scratch.nbytes, stream.ptr)
         tail = scratch.data.ptr + 32 * lay.sblocks
-        _launch(cp, f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>",
+        _launch(f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>",
                 lay.sblocks,
                 ((_PTR, 0), (_I64, n), (_I64, lay.groups), (_I64, lay.sblocks), (_PTR, 0),
                  (_I64, lay.index_start), (_I64, lay.words_start),
@@ -328,7 +312,7 @@ def bitplane_unpack(buf, *, count: int | None = None, dtype=None, stream=None,
         out = cp.empty(lay.n, dtype=ut)
         err = cp.empty(1, dtype=cp.int32)
         memset_d8(err.data.ptr, 0, 4, stream.ptr)
-        _launch(cp, f"bitplane_unpack<{_CTYPE[ut.itemsize]}>", lay.sblocks,
+        _launch(f"bitplane_unpack<{_CTYPE[ut.itemsize]}>", lay.sblocks,
                 ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
                 ((0, buf.data.ptr), (11, out.data.ptr), (12, err.data.ptr)), stream)
         if check:
@@ -416,7 +400,7 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
         if not flags_given:
             err = cp.empty(1, dtype=cp.int32)
             memset_d8(err.data.ptr, 0, 4, stream.ptr)
-        _launch(cp, f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
+        _launch(f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
                 f"{'long long' if wide else 'int'}>", lay.sblocks,
                 ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
                 ((0, buf.data.ptr), (11, view.data.ptr), (12, err.data.ptr)), stream)

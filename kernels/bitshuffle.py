@@ -22,10 +22,13 @@ GPU kernels
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from fsstgpu.device import array_device, get_cupy
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.kernels.driver import launch_kept
 from fsstgpu.kernels.loader import get_function
 from fsstgpu.limits import whole_number
 
@@ -233,7 +236,18 @@ def bitunshuffle_cpu(buf: np.ndarray, dtype, block_size: int | None = None, *,
 
 # ---- GPU path and dispatch -----------------------------------------------------------------------
 
-def _launch_blocks(src, dst, n, e, b, inverse) -> None:
+_PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+
+
+def _run(name: str, grid: int, nt: int, src, dst, sizes: tuple, stream_ptr: int) -> None:
+    """Kernel ``name`` on (src, dst, *sizes) through the driver, its launch kept for the geometry
+    (``driver.launch_kept``): CuPy's call converted every argument on every launch, 16-21 us of
+    host time before these kernels started (BENCHMARKS.md section 34)."""
+    launch_kept(_kernel, name, grid, nt, ((_PTR, 0), (_PTR, 0), *sizes),
+                ((0, src.data.ptr), (1, dst.data.ptr)), stream_ptr)
+
+
+def _launch_blocks(src, dst, n, e, b, inverse, stream_ptr) -> None:
     """Every block (full, final partial, verbatim tail) through the per-block kernels."""
     nfull, mlast, tail = _geometry(n, b)
     nt = _NT[inverse][e]
@@ -243,36 +257,36 @@ def _launch_blocks(src, dst, n, e, b, inverse) -> None:
     if grid:
         vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0 and (b * e) % 16 == 0)
         w4 = int((dst if not inverse else src).data.ptr % 4 == 0 and (b * e) % 4 == 0)
-        fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_kernel<{e},{nt}>")
-        fn((grid,), (nt,), (src, dst, np.int64(b), np.int64(nfull), np.int64(mlast),
-                            np.int64(cpb), np.int32(vec16), np.int32(w4)))
+        _run(f"{'bitunshuffle' if inverse else 'bitshuffle'}_kernel<{e},{nt}>", grid, nt, src,
+             dst, ((_I64, b), (_I64, nfull), (_I64, mlast), (_I64, cpb), (_I32, vec16),
+                   (_I32, w4)), stream_ptr)
     if tail:
         p = (n - tail) * e
         dst[p:] = src[p:]
 
 
-def _launch(src, dst, n, e, b, inverse) -> None:
+def _launch(src, dst, n, e, b, inverse, stream_ptr) -> None:
     direct = not inverse and e in DIRECT_ELEMENT_SIZES and src.data.ptr % 16 == 0
     if b % 32 or not (direct or e in FLAT_ELEMENT_SIZES):
-        _launch_blocks(src, dst, n, e, b, inverse)
+        _launch_blocks(src, dst, n, e, b, inverse, stream_ptr)
         return
     # the full blocks as one run of 32-element rows (straight from registers, or flat through
     # shared memory), the rest through the per-block kernels
     total = (n // b) * b
     if total and direct:
-        fn = _kernel(f"bitshuffle_direct<{e},{_DIRECT_NT}>")
-        fn((-(-total // (32 * _DIRECT_NT)),), (_DIRECT_NT,),
-           (src, dst, np.int64(b), np.int64(total), np.int32(dst.data.ptr % 4 == 0)))
+        _run(f"bitshuffle_direct<{e},{_DIRECT_NT}>", -(-total // (32 * _DIRECT_NT)), _DIRECT_NT,
+             src, dst, ((_I64, b), (_I64, total), (_I32, int(dst.data.ptr % 4 == 0))),
+             stream_ptr)
     elif total:
         nt = _NT[inverse][e]
         vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0)
         w4 = int((dst if not inverse else src).data.ptr % 4 == 0)
-        fn = _kernel(f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>")
-        fn((-(-total // (32 * nt)),), (nt,), (src, dst, np.int64(b), np.int64(total),
-                                               np.int32(vec16), np.int32(w4)))
+        _run(f"{'bitunshuffle' if inverse else 'bitshuffle'}_flat<{e},{nt}>",
+             -(-total // (32 * nt)), nt, src, dst,
+             ((_I64, b), (_I64, total), (_I32, vec16), (_I32, w4)), stream_ptr)
     if n - total:
         p = total * e
-        _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse)
+        _launch_blocks(src[p:], dst[p:], n - total, e, b, inverse, stream_ptr)
 
 
 def _bitshuffle_gpu(x, n, e, b, inverse, stream):
@@ -280,10 +294,11 @@ def _bitshuffle_gpu(x, n, e, b, inverse, stream):
     if e not in ELEMENT_SIZES:
         raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
     cp = get_cupy()
-    with stream or cp.cuda.get_current_stream():
+    stream = stream or cp.cuda.get_current_stream()
+    with stream:
         src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
         dst = cp.empty(src.size, dtype=cp.uint8)
-        _launch(src, dst, n, e, b, inverse)
+        _launch(src, dst, n, e, b, inverse, stream.ptr)
     return dst
 
 

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 
 from fsstgpu.device import get_cupy
 from fsstgpu.errors import DeviceError
 
 __all__ = ["Launch", "Replay", "alloc_host_mapped", "check_result", "driver", "ensure_context",
-           "graphs", "memset_d32", "memset_d8", "read_int32s", "stream_synchronize"]
+           "graphs", "launch_kept", "memset_d32", "memset_d8", "read_int32s",
+           "stream_synchronize"]
 
 _PTR = ctypes.c_void_p
 _U64 = ctypes.c_uint64
@@ -58,6 +60,9 @@ def driver():
     return lib if _bound(lib, signatures) else None
 
 
+_context = threading.local()   # .current: this thread has had a context made current
+
+
 def ensure_context() -> None:
     """Make the current device's primary context current on this thread where none is.
 
@@ -72,11 +77,14 @@ def ensure_context() -> None:
     >>> from fsstgpu.kernels.driver import ensure_context
     >>> ensure_context()  # doctest: +SKIP
     """
+    if getattr(_context, "current", False):   # once a thread: the check cost 0.7 us a call,
+        return                                  # a few a decode (CuPy never unsets a context)
     current = _PTR()
     check_result(driver().cuCtxGetCurrent(ctypes.byref(current)), "cuCtxGetCurrent")
     if not current.value:
         runtime = get_cupy().cuda.runtime
         runtime.setDevice(runtime.getDevice())
+    _context.current = True
 
 
 def _bound(lib, signatures: dict) -> bool:
@@ -229,6 +237,56 @@ class Launch:
         code = driver().cuLaunchKernel(self.handle, self.grid, 1, 1, self.block, 1, 1,
                                        self.shared, stream_ptr, self.params, None)
         check_result(code, "cuLaunchKernel")
+
+
+_kept_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=256)
+def _kept(get_function, device: int, name: str, grid: int, block: int, cells: tuple,
+          shared: int) -> Launch:
+    return Launch(get_function(name), grid, block, list(cells), shared=shared)
+
+
+def launch_kept(get_function, name: str, grid: int, block: int, cells: tuple, pointers,
+                stream_ptr: int, *, shared: int = 0) -> None:
+    """Launch kernel ``name`` with a :class:`Launch` kept for its geometry, setting only this
+    call's pointers.
+
+    A CuPy kernel call converts every argument on every launch (~15-20 us of the 16-47 us these
+    launchers spent on the host before their kernels started, BENCHMARKS.md section 34), and
+    building a ``Launch`` a call cost as much (section 56); a geometry's ``Launch`` is built
+    once here (an LRU of 256) and a call sets its pointers under a lock.
+
+    Parameters
+    ----------
+    get_function : callable
+        ``get_function(name)``: the compiled kernel for the current device (part of the key).
+    name : str
+        The kernel's name.
+    grid, block : int
+        Launch geometry.
+    cells : tuple of (ctype, value)
+        Every argument, pointers with value 0 (they come in ``pointers``); hashable.
+    pointers : iterable of (int, int)
+        ``(argument index, device address)`` of this call.
+    stream_ptr : int
+        The stream to enqueue on.
+    shared : int, default 0
+        Dynamic shared memory of a block.
+
+    Examples
+    --------
+    >>> import ctypes
+    >>> from fsstgpu.kernels.driver import launch_kept
+    >>> cells = ((ctypes.c_void_p, 0), (ctypes.c_int64, 5))
+    >>> launch_kept(my_function, "k", 1, 32, cells, [(0, ptr)], 0)  # doctest: +SKIP
+    """
+    launch = _kept(get_function, get_cupy().cuda.Device().id, name, grid, block, cells, shared)
+    with _kept_lock:   # from the pointers' cells to the launch, which copies them
+        for index, address in pointers:
+            launch.set(index, address)
+        launch(stream_ptr)
 
 
 class _KernelNodeParams(ctypes.Structure):
