@@ -65,6 +65,8 @@ def read_table(path, device="auto", *, columns=None, filters=None, row_groups=No
         When ``columns`` or ``filters`` name a column the file lacks (a ValueError).
     ValueError
         For a malformed filter, or a row group the file lacks.
+    TypeError
+        When ``row_groups`` is not a sequence of integers.
 
     Examples
     --------

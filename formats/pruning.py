@@ -40,6 +40,7 @@ from fsstgpu.bitmaps import slice_bitmap
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.footer_records import sealed, unsealed
 from fsstgpu.formats.parquet_options import input_leaf
+from fsstgpu.limits import whole_number
 from fsstgpu.native import string_bounds
 from fsstgpu.types import is_view, large_type, narrow_offsets
 
@@ -382,6 +383,17 @@ def _parquet_bounds(metadata: pq.FileMetaData, k: int, names, leaves) -> dict:
     return out
 
 
+def _unit_indices(row_groups) -> list[int]:
+    """``row_groups`` as a list of ints; TypeError naming it for anything else: ``int()`` took
+    1.5 as row group 1, True as 1 and the str "12" as row groups 1 and 2."""
+    try:
+        if isinstance(row_groups, (str, bytes)):
+            raise TypeError
+        return [whole_number(k) for k in row_groups]
+    except TypeError:
+        raise TypeError(f"row_groups must be a sequence of integers, not {row_groups!r}") from None
+
+
 def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     """The units of ``source`` a read with ``row_groups=`` and ``filters=`` must read; None
     for all of them, read in order (so that an IPC input's end is checked: a file cut short
@@ -408,7 +420,7 @@ def selected_units(source, row_groups=None, filters=None) -> list[int] | None:
     else:
         if total is None:
             raise ValueError("row_groups= needs a Parquet or Arrow IPC file, not a stream")
-        chosen = [int(k) for k in row_groups]
+        chosen = _unit_indices(row_groups)
         bad = [k for k in chosen if not 0 <= k < total]
         if bad:
             raise ValueError(f"{source.path}: no row group {bad[0]} (it has {total})")

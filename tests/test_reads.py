@@ -226,6 +226,19 @@ def test_read_errors(compressed):
         read_table(compressed / "c.parquet", device="cpu", filters=[("k", "~", "a")])
 
 
+@pytest.mark.parametrize("row_groups", ["12", [1.5], [True], ["1"], 1])
+def test_row_groups_must_be_a_sequence_of_integers(compressed, row_groups):
+    # int(k) read row_groups="12" as row groups 1 and 2, [1.5] and [True] as row group 1
+    for read in (lambda **kw: read_table(compressed / "c.parquet", device="cpu", **kw),
+                 lambda **kw: open_reader(compressed / "c.arrow", **kw)):
+        with pytest.raises(TypeError, match="row_groups must be a sequence of integers"):
+            read(row_groups=row_groups)
+    t = read_table(compressed / "c.parquet", device="cpu", row_groups=np.array([2, 0]))
+    assert t.column("n").to_pylist() == list(range(2000, 3000)) + list(range(1000))
+    assert read_table(compressed / "c.parquet", device="cpu",
+                      row_groups=[np.int64(1)]).num_rows == PER_GROUP
+
+
 @pytest.mark.parametrize("suffix", ["parquet", "arrow"])
 def test_repeated_column_names_are_refused_by_name(tmp_path, suffix):
     # Arrow and Parquet allow two columns of one name; every call raised a bare KeyError
