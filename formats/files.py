@@ -64,6 +64,7 @@ from fsstgpu.formats.selection import select_columns
 from fsstgpu.formats.sinks import Sink
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.block_encode import GpuBlockEncoder
+from fsstgpu.limits import whole_number
 from fsstgpu.native import distinct_upto
 from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable, as_symbol_table
@@ -97,6 +98,19 @@ class NotCompressedError(FsstGpuError, ValueError):
 
 
 # --------------------------------------------------------------------------- compress
+def _whole_option(name: str, value, high: int | None, what: str) -> int | None:
+    """``value`` (None: not given) as an int from 1 to ``high``; ValueError ``what`` it must be.
+    Through :func:`~fsstgpu.limits.whole_number`: ``isinstance(value, int)`` took True as 1 and
+    refused a NumPy integer."""
+    try:
+        number = None if value is None else whole_number(value)
+    except TypeError:
+        number = 0
+    if number is not None and not (1 <= number and (high is None or number <= high)):
+        raise ValueError(f"{name} {value!r}: {what}")
+    return number
+
+
 def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
                   table=None, force=False, progress=None, parquet_codec="zstd",
                   ipc_compression=None, zstd_level=None, row_group_rows=None,
@@ -201,8 +215,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     out_format = output_format(dst, format)
     fsst_codec = parquet_codec_name(parquet_codec)
     level = check_level(level)
-    if zstd_level is not None and not (isinstance(zstd_level, int) and 1 <= zstd_level <= 22):
-        raise ValueError(f"zstd_level {zstd_level!r}: an integer from 1 to 22")
+    zstd_level = _whole_option("zstd_level", zstd_level, 22, "an integer from 1 to 22")
     if zstd_level is not None and (out_format != "parquet" or fsst_codec != "zstd"):
         # (it was ignored without a word)
         this = (f"its fsst pages are {fsst_codec}" if out_format == "parquet"
@@ -213,9 +226,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
         # an IPC body codec is chosen apart (ipc_compression); this one was dropped unsaid
         raise OptionError(f"parquet_codec {fsst_codec!r} sets a Parquet output's fsst pages' "
                           f"codec; this output is an {out_format} file")
-    if row_group_rows is not None and not (isinstance(row_group_rows, int)
-                                           and row_group_rows >= 1):
-        raise ValueError(f"row_group_rows {row_group_rows!r}: a positive integer")
+    row_group_rows = _whole_option("row_group_rows", row_group_rows, None, "a positive integer")
     if ipc_compression not in (None, "uncompressed", *IPC_CODECS):
         raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)

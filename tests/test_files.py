@@ -1006,6 +1006,20 @@ def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
     assert not (tmp_path / "x.parquet").exists()
 
 
+def test_writer_integer_options_are_whole_numbers(tmp_path):
+    # isinstance(..., int) took True as zstd_level 1 / row groups of 1 row (a 300-row file
+    # written as 300 row groups) and refused a NumPy integer
+    write(pa.table({"s": [f"s{i}" for i in range(300)]}), tmp_path / "in.parquet", 100)
+    for option in ("zstd_level", "row_group_rows"):
+        for bad in (True, False, 3.0, "3"):
+            with pytest.raises(ValueError, match=f"{option} {bad!r}"):
+                compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", **{option: bad})
+    assert not (tmp_path / "x.parquet").exists()
+    info = compress_file(tmp_path / "in.parquet", tmp_path / "y.parquet",
+                         zstd_level=np.int64(3), row_group_rows=np.int64(150))
+    assert info["units"] == 2
+
+
 def test_fsst_pages_end_at_their_bytes_not_at_20000_rows(tmp_path, monkeypatch):
     """An fsst file's data pages end at 1 MiB of data (FSST_PAGE_ROWS), not at pyarrow's 20,000
     rows: a 100 k-row column's small leaves are one page instead of five, each page's header
