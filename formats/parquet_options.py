@@ -109,11 +109,12 @@ def parquet_codec_name(name: str) -> str:
     >>> parquet_codec_name("ZSTD"), parquet_codec_name("uncompressed")
     ('zstd', 'none')
     """
-    name = _CODEC_ALIASES.get(name.lower(), name.lower())
-    if name not in PARQUET_CODECS:
+    # (a name that is not a str names none: name.lower() failed as an AttributeError)
+    codec = _CODEC_ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else name
+    if codec not in PARQUET_CODECS:
         raise ValueError(f"unknown Parquet codec {name!r}; choose from "
                          f"{', '.join(PARQUET_CODECS)}")
-    return name
+    return codec
 
 
 def _input_codec(name: str) -> str:

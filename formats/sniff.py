@@ -58,7 +58,8 @@ def format_from_name(path, format: str | None = None) -> str | None:
     ('parquet', 'arrow', None)
     """
     if format is not None:
-        fmt = _ALIASES.get(format.lower(), format.lower())
+        # (a format that is not a str is not one: format.lower() failed as an AttributeError)
+        fmt = _ALIASES.get(format.lower(), format.lower()) if isinstance(format, str) else None
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
         return fmt

@@ -1020,6 +1020,22 @@ def test_writer_integer_options_are_whole_numbers(tmp_path):
     assert info["units"] == 2
 
 
+@pytest.mark.parametrize("bad", [None, 3, True, ["zstd"]])
+def test_format_and_parquet_codec_that_are_not_str_are_value_errors(tmp_path, bad):
+    # format.lower() / name.lower() failed as an AttributeError from inside sniff and
+    # parquet_options; compress_file documents a ValueError for either
+    write(pa.table({"s": ["a", "b"]}), tmp_path / "in.parquet")
+    with pytest.raises(ValueError, match="unknown Parquet codec"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", parquet_codec=bad)
+    if bad is not None:  # (None: the suffix's format)
+        with pytest.raises(ValueError, match="format must be one of"):
+            compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", format=bad)
+        compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+        with pytest.raises(ValueError, match="format must be one of"):
+            decompress_file(tmp_path / "c.parquet", tmp_path / "x.parquet", format=bad)
+    assert not (tmp_path / "x.parquet").exists()
+
+
 def test_fsst_pages_end_at_their_bytes_not_at_20000_rows(tmp_path, monkeypatch):
     """An fsst file's data pages end at 1 MiB of data (FSST_PAGE_ROWS), not at pyarrow's 20,000
     rows: a 100 k-row column's small leaves are one page instead of five, each page's header
