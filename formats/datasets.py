@@ -48,6 +48,7 @@ from fsstgpu.formats.locations import (
 )
 from fsstgpu.formats.nested import holds_fsst
 from fsstgpu.formats.partitions import hive_columns, with_partition_columns
+from fsstgpu.formats.rowgroups import check_progress
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.strings import DeviceStringArray
@@ -304,6 +305,7 @@ def make_parent(out) -> list[Path]:
 
 
 def _each_file(src, dst, work, progress, force: bool) -> list[dict]:
+    check_progress(progress)
     plan = dataset_outputs(src, dst, force=force)
     results = []
     created: list[Path] = []  # folders made here: removed again if a failure leaves them empty

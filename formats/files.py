@@ -57,6 +57,7 @@ from fsstgpu.formats.pruning import (
 from fsstgpu.formats.rowgroups import (
     Source,
     check_input,
+    check_progress,
     parquet_codec_name,
     reading,
 )
@@ -209,6 +210,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     """
 
     src = check_input(src)
+    check_progress(progress)
     # a table given as a file is an input too: an output over it would replace it
     inputs = [src, *([table] if isinstance(table, (str, os.PathLike)) else [])]
     check_output(dst, force=force, inputs=inputs)
@@ -537,6 +539,7 @@ def decompress_file(src, dst, *, device="auto", format=None, force=False,
     """
 
     src = check_input(src)
+    check_progress(progress)
     check_output(dst, force=force, inputs=[src])
     out_format = output_format(dst, format)
     dev = resolve_device(device)

@@ -77,6 +77,7 @@ __all__ = [
     "ProgressCallback",
     "Source",
     "check_input",
+    "check_progress",
     "holds_extension_type",
     "open_file",
     "parquet_codec_name",
@@ -93,6 +94,14 @@ BATCH_CRC_KEY = CRC_KEY
 #: ``rows_per_unit`` (its batches' rows are not read ahead); ``nbytes`` counts the input's
 #: Arrow bytes so far.
 ProgressCallback = Callable[..., None]
+
+
+def check_progress(progress) -> None:
+    """TypeError unless ``progress`` is None or a callable: it is first called after a unit (a
+    dataset's file) is written, so a wrong one failed only then, a dataset's first file left
+    written."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, not {type(progress).__name__}")
 
 
 def open_file(path, mode: str = "rb") -> pa.NativeFile:

@@ -18,6 +18,7 @@ from fsstgpu.formats import (
     compress_dataset,
     compress_file,
     decompress_dataset,
+    decompress_file,
     read_dataset,
     read_dataset_device,
     read_table,
@@ -58,6 +59,26 @@ def test_directory_dataset_round_trips_file_by_file(dataset, tmp_path):
                 == pq.ParquetFile(root / rel).metadata.num_row_groups == -(-len(t) // 90))
     whole = read_dataset(tmp_path / "c", device="cpu")  # the hive folders' year column too
     assert whole.drop_columns(["year"]).equals(pa.concat_tables(tables.values()))
+
+
+@pytest.mark.parametrize("progress", ["yes", True, 1])
+def test_a_progress_that_is_not_callable_is_refused_before_any_output(dataset, tmp_path,
+                                                                       progress):
+    # it was first called after a file (a unit) was written: the dataset's first file was left
+    # written, then TypeError "'str' object is not callable" from inside the pipeline
+    root, _ = dataset
+    with pytest.raises(TypeError, match="progress must be a callable or None, not"):
+        compress_dataset(root, tmp_path / "c", progress=progress)
+    assert not (tmp_path / "c").exists()
+    compress_dataset(root, tmp_path / "c")
+    with pytest.raises(TypeError, match="progress must be a callable or None"):
+        decompress_dataset(tmp_path / "c", tmp_path / "p", progress=progress)
+    assert not (tmp_path / "p").exists()
+    for write in (compress_file, decompress_file):
+        with pytest.raises(TypeError, match="progress must be a callable or None"):
+            write(tmp_path / "c" / "year=2025" / "a.parquet", tmp_path / "x.parquet",
+                  progress=progress)
+        assert not (tmp_path / "x.parquet").exists()
 
 
 def test_globs_and_lists(dataset, tmp_path):
