@@ -51,6 +51,7 @@ from fsstgpu.datasets.vocabulary import (
     TLDS,
     WORDS,
 )
+from fsstgpu.limits import whole_number
 from fsstgpu.types import INT32_MAX
 
 __all__ = [
@@ -443,6 +444,10 @@ def null_heavy(rows: int, seed: int = 0, *, null_fraction: float = 0.9) -> pa.Ar
     >>> null_heavy(1000).null_count
     900
     """
+    # (a bool is not a fraction: True made every row null; a str failed inside the comparison)
+    if isinstance(null_fraction, (bool, np.bool_)) or not isinstance(
+            null_fraction, (int, float, np.integer, np.floating)):
+        raise ValueError(f"null_fraction must be a number, got {null_fraction!r}")
     if not 0.0 <= null_fraction <= 1.0:
         raise ValueError(f"null_fraction must be within [0, 1], got {null_fraction!r}")
     rnd = Random("null_heavy", seed)
@@ -475,6 +480,11 @@ def long_strings(rows: int, seed: int = 0, *, long_length: int = 1 << 20,
     >>> max(len(s) for s in col.to_pylist()) > 1 << 20
     True
     """
+    try:  # (a float was taken: long_length=3.5 cut to 3, max_long=2.5 failed late as a slice)
+        long_length, max_long = whole_number(long_length), whole_number(max_long)
+    except TypeError:
+        raise ValueError(f"long_length and max_long must be integers, got {long_length!r} and "
+                         f"{max_long!r}") from None
     if not 0 <= long_length <= 2**30 or max_long < 0:
         raise ValueError("long_length must be within [0, 2**30] and max_long non-negative")
     rnd = Random("long_strings", seed)
@@ -575,7 +585,7 @@ def generate(name: str, rows: int, seed: int = 0, **options) -> pa.Array:
     Raises
     ------
     ValueError
-        Unknown name, negative ``rows`` or ``seed``.
+        Unknown name, negative ``rows`` or ``seed``, or an option of the wrong type or range.
 
     Examples
     --------

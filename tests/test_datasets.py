@@ -135,6 +135,18 @@ def test_generate_rejects_bad_arguments():
         generate("long_strings", 3, long_length=2**31)
 
 
+@pytest.mark.parametrize("option, bad", [
+    ("null_fraction", True), ("null_fraction", "0.5"), ("long_length", 1000.5),
+    ("long_length", True), ("max_long", 2.5), ("max_long", True)])
+def test_generator_options_of_the_wrong_type_are_refused(option, bad):
+    # null_fraction=True made every row null, long_length=1000.5 was cut to 1000 and True
+    # taken as 1, max_long=2.5 failed late inside NumPy as a slice index
+    name = "null_heavy" if option == "null_fraction" else "long_strings"
+    with pytest.raises(ValueError, match=f"{option}.* got .*{bad!r}"):
+        generate(name, 100, **{option: bad})
+    assert len(generate("long_strings", 40, long_length=np.int64(5000), max_long=np.int64(2))) == 40
+
+
 # ---------------------------------------------------------------------------------------------
 # Each generator makes what it says.
 
