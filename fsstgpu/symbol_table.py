@@ -22,6 +22,7 @@ import zlib
 import numpy as np
 
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.limits import whole_number
 
 ESCAPE = 255
 MAX_SYMBOLS = 255
@@ -41,6 +42,22 @@ def _packed(raw: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     slots = np.zeros((lengths.size, 8), np.uint8)
     slots[_SLOT < lengths[:, None]] = raw  # the mask's cells, row by row: the bytes in order
     return slots.view("<u8").reshape(-1).astype(np.uint64, copy=False)
+
+
+def _whole_argument(name: str, value, most: int | None = None) -> int:
+    """A caller's ``offset`` / ``count`` as an int from 0 to ``most``: a bool was taken as 1 (an
+    offset of True read at byte 1: "bad magic", the data blamed), a negative offset counted from
+    the end (struct's rule), a negative count read nothing and a float failed inside struct."""
+    try:
+        number = whole_number(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}: "
+                        f"{value!r}") from None
+    if most is None and number < 0:
+        raise ValueError(f"{name} must be >= 0, not {number}")
+    if most is not None and not 0 <= number <= most:
+        raise ValueError(f"{name} {number} is outside 0..{most} (the data's bytes)")
+    return number
 
 
 def _read_symbols(data: memoryview, pos: int, counts) -> tuple[np.ndarray, np.ndarray]:
@@ -233,6 +250,7 @@ class SymbolTable:
     def read_from(cls, data, offset: int) -> tuple[SymbolTable, int]:
         """Read a serialised table starting at ``offset``; return it and the offset after it."""
         data = memoryview(data).cast("B")
+        offset = _whole_argument("offset", offset, len(data))
         if len(data) - offset < _HEADER.size + 4:
             raise CorruptDataError(
                 f"symbol table truncated: {len(data) - offset} bytes, need at least "
@@ -279,6 +297,8 @@ class SymbolTable:
         ------
         CorruptDataError
             When a table is bad; the message starts with ``table K:`` (K counts from 0).
+        TypeError, ValueError
+            When ``offset`` is not a whole number in 0..len(data) or ``count`` one >= 0.
 
         Examples
         --------
@@ -288,6 +308,7 @@ class SymbolTable:
         >>> [t.symbols for t in tables], end == len(raw)
         ([(b'a',), (b'bc',)], True)
         """
+        count = _whole_argument("count", count)
         tables = []
         for k in range(count):
             try:

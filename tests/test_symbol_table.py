@@ -106,3 +106,25 @@ def test_pack_tables_into_given_arrays_overwrites_them_whole():
     assert np.array_equal(sym, want[0]) and np.array_equal(ln, want[1])
     with pytest.raises(ValueError, match="shape"):
         pack_tables(tables, into=(np.zeros((1, 256), np.uint64), np.zeros((1, 256), np.uint8)))
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    (dict(offset=True), TypeError, "offset must be an integer, not bool"),
+    (dict(offset=2.0), TypeError, "offset must be an integer, not float"),
+    (dict(offset=-36), ValueError, "offset -36 is outside 0..36"),
+    (dict(offset=37), ValueError, "offset 37 is outside 0..36"),
+    (dict(count=True), TypeError, "count must be an integer, not bool"),
+    (dict(count=-1), ValueError, "count must be >= 0, not -1"),
+])
+def test_read_many_refuses_a_callers_offset_or_count(kwargs, error, message):
+    # offset=True read at byte 1 ("bad magic": the data blamed), offset=-36 counted from the
+    # end (struct's rule) and returned an end of -18, count=True read one table, count=-1 none
+    raw = SymbolTable([b"a"]).to_bytes() * 2
+    assert len(raw) == 36
+    with pytest.raises(error, match=message):
+        SymbolTable.read_many(raw, **{"offset": 0, "count": 2, **kwargs})
+    if "offset" in kwargs:
+        with pytest.raises(error, match=message):
+            SymbolTable.read_from(raw, kwargs["offset"])
+    tables, end = SymbolTable.read_many(raw, np.int64(18), np.int64(1))
+    assert end == 36 and tables[0].symbols == (b"a",)
