@@ -216,6 +216,23 @@ def test_negative_threads_are_refused_before_any_worker_starts():
             pass
 
 
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    (dict(threads=1.5), TypeError, "whole numbers or None, not 1 and 1.5"),
+    (dict(threads=True), TypeError, "whole numbers or None, not 1 and True"),
+    (dict(threads="2"), TypeError, "whole numbers or None, not 1 and '2'"),
+    (dict(workers=-1), ValueError, "workers must not be negative"),
+    (dict(workers=True), TypeError, "not True and None"),
+    (dict(workers=1.5), TypeError, "not 1.5 and None"),
+])
+def test_workers_and_threads_are_whole_numbers_before_any_worker_starts(kwargs, error, message):
+    # threads=1.5 / True reached the workers as FSSTGPU_THREADS '1.5' / 'True', refused there on
+    # first use; workers=-1 made a cluster of no workers (every task waited for ever), True a
+    # cluster of one, 1.5 failed inside distributed
+    with pytest.raises(error, match=message):
+        with local_client(processes=False, **{"workers": 1, **kwargs}):
+            pass
+
+
 def test_an_output_that_exists_is_named_before_any_task_runs(tmp_path):
     """As compress_dataset without Dask (b75faeb): with one output there already, the other
     files were written, then the failure; a rerun then failed on them."""

@@ -43,6 +43,7 @@ from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import dataset_files
 from fsstgpu.formats.rowgroups import Source
+from fsstgpu.limits import whole_number
 from fsstgpu.parallel import usable_cores
 
 __all__ = ["compress_dataset", "dataset_parts", "decompress_dataset", "local_client",
@@ -80,6 +81,19 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
     ...     print(len(client.scheduler_info()["workers"]))
     1
     """
+    # (whole numbers, limits.whole_number: int(threads) took 1.5 and True, which the workers
+    # then refused on first use as FSSTGPU_THREADS '1.5'; workers=-1 made a cluster of no
+    # workers, on which every task waited for ever, and True one of 1 worker)
+    try:
+        workers, threads = (None if n is None else whole_number(n) for n in (workers, threads))
+    except TypeError:
+        raise TypeError(f"workers and threads must be whole numbers or None, not {workers!r} "
+                        f"and {threads!r}") from None
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers must not be negative (0 or None: one per core), not {workers}")
+    if threads is not None and threads < 0:  # the workers would refuse it on first use
+        raise ValueError(f"threads must not be negative (0 or None: each worker's share), "
+                         f"not {threads}")
     distributed = _distributed()
     if quiet:
         _quiet_gather_exits()
@@ -88,9 +102,6 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
             yield client
         return
 
-    if threads is not None and int(threads) < 0:  # the workers would refuse it on first use
-        raise ValueError(f"threads must not be negative (0 or None: each worker's share), "
-                         f"not {threads}")
     cores = usable_cores()
     workers = workers or cores
     env = {"FSSTGPU_THREADS": str(threads or max(1, cores // workers))}
