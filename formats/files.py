@@ -69,6 +69,7 @@ from fsstgpu.limits import whole_number
 from fsstgpu.native import distinct_upto
 from fsstgpu.parallel import thread_count
 from fsstgpu.symbol_table import SymbolTable, as_symbol_table
+from fsstgpu.training import check_sample_bytes
 from fsstgpu.types import INT32_MAX, large_type, narrow_offsets
 
 __all__ = [
@@ -232,6 +233,7 @@ def compress_file(src, dst, columns=None, *, format=None, sample_bytes=None,
     if ipc_compression not in (None, "uncompressed", *IPC_CODECS):
         raise ValueError(f"ipc_compression {ipc_compression!r}: lz4, zstd or uncompressed")
     fixed_table = _symbol_table(table)
+    check_sample_bytes(sample_bytes)  # (a file without strings, or with table=, took any)
     dev = resolve_device(device)
     encode = GpuBlockEncoder() if dev == "gpu" else None
     with Source(src) as source:

@@ -39,7 +39,10 @@ from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, h
 from fsstgpu.formats.selection import is_default_column, select_columns
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
+from fsstgpu.limits import check_split_size
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
+from fsstgpu.symbol_table import as_symbol_table
+from fsstgpu.training import check_sample_bytes
 
 __all__ = ["compress_table", "decompress_table"]
 
@@ -99,6 +102,11 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     ('RecordBatch', 'extension<fsstgpu.fsst[dictionary<values=string, indices=int32, ordered=0>]>')
     """
     level = check_level(level)
+    # the options for every column, checked once before any: a table without string columns
+    # took split_size=-1 or table=5 without a word
+    split_size = check_split_size(split_size)
+    check_sample_bytes(sample_bytes)
+    table = None if table is None else as_symbol_table(table)
     data = as_table(data, "compress_table")
     schema = data.schema
     # the files' selector: dictionary columns only when named (their dictionaries would change)

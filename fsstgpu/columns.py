@@ -33,7 +33,7 @@ from fsstgpu.native import differences, encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import as_symbol_table
-from fsstgpu.training import train
+from fsstgpu.training import check_sample_bytes, train
 
 __all__ = ["MIN_PIECE_BYTES", "ColumnStream", "compress_column", "decompress_column",
            "joined_chunks", "planning_pieces"]
@@ -165,6 +165,12 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     True
     """
     level = check_level(level)
+    # the caller's options before any work, sample_bytes with a table too (unused then, yet a
+    # wrong one is the caller's mistake: Codec refuses it; compress(table=t, sample_bytes=-1)
+    # passed, and the table and split size were read only after the column's conversion)
+    split_size = check_split_size(split_size)
+    check_sample_bytes(sample_bytes)
+    table = None if table is None else as_symbol_table(table)
     plain = from_arrow(as_string_column(array))
     if plain.offsets.base is not None:
         # A view of the caller's int64 offsets: the encoder sizes each chunk's output from
@@ -172,7 +178,6 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
         # but memory a caller wraps (a numpy array) can change meanwhile: the encoder then ran
         # for good or wrote past the room it sized. A copy it alone sees (~1% of a compress).
         plain = dataclasses.replace(plain, offsets=plain.offsets.copy())
-    split_size = check_split_size(split_size)
     block_starts, tables = _plan(plain, table, sample_bytes, level)
     if len(tables) > MAX_TABLES:
         raise ValueError(f"{len(tables)} blocks; at most {MAX_TABLES} (chunk the column less "

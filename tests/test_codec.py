@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import fsstgpu
 from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
 from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.formats import compress_file
 from fsstgpu.limits import check_split_size
 from fsstgpu.scan import check_codes
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
@@ -604,6 +606,33 @@ def test_sample_bytes_must_be_an_integer(bad, level):
         fsstgpu.compress(pa.array(["abc"] * 100), sample_bytes=bad, level=level)
     with pytest.raises(TypeError, match="sample_bytes must be an integer"):
         fsstgpu.train(["abc"] * 100, sample_bytes=bad)
+
+
+@pytest.mark.parametrize(("option", "bad", "error", "message"), [
+    ("sample_bytes", -1, ValueError, "sample_bytes must be positive"),
+    ("sample_bytes", True, TypeError, "sample_bytes must be an integer"),
+    ("split_size", 0, ValueError, "split_size 0 is not a split size"),
+    ("table", 5, TypeError, "table must be a SymbolTable"),
+])
+def test_compression_options_are_checked_where_nothing_uses_them(tmp_path, option, bad, error,
+                                                                 message):
+    # sample_bytes is unused with a table, and a table without string columns uses none of
+    # them: compress(col, table=t, sample_bytes=-1), compress_table of such a table with
+    # split_size=0 or table=5, and compress_file of such a file wrote their output without a
+    # word (Codec refuses them)
+    col = pa.array(["abc", "abd"] * 50)
+    given = {"table": fsstgpu.train(col), option: bad}
+    with pytest.raises(error, match=message):
+        fsstgpu.compress(col, **given)
+    with pytest.raises(error, match=message):
+        fsstgpu.compress_table(pa.table({"n": [1, 2]}), **{option: bad})
+    pq.write_table(pa.table({"n": [1, 2]}), tmp_path / "n.parquet")
+    pq.write_table(pa.table({"s": col}), tmp_path / "s.parquet")
+    if option == "sample_bytes":  # (compress_file has no split_size, and reads a table first)
+        for name, options in (("n", {option: bad}), ("s", given)):
+            with pytest.raises(error, match=message):
+                compress_file(tmp_path / f"{name}.parquet", tmp_path / "out.parquet", **options)
+        assert not (tmp_path / "out.parquet").exists()
 
 
 def test_a_bad_fsstgpu_device_is_named(monkeypatch):
