@@ -635,6 +635,20 @@ def test_compression_options_are_checked_where_nothing_uses_them(tmp_path, optio
         assert not (tmp_path / "out.parquet").exists()
 
 
+@pytest.mark.parametrize(("option", "bad", "error", "message"), [
+    ("sample_bytes", 1.5, TypeError, "sample_bytes must be an integer"),
+    ("sample_bytes", True, TypeError, "sample_bytes must be an integer"),
+    ("sample_bytes", 0, ValueError, "sample_bytes must be positive"),
+    ("table", 5, TypeError, "table must be a SymbolTable"),
+    ("split_size", 0, ValueError, "split_size 0 is not a split size"),
+])
+def test_compress_device_checks_its_options_first(option, bad, error, message):
+    # with or without a GPU, as compress does: int(sample_bytes or default) took 1.5 and True
+    # as 1 and 0 as the default, and a wrong table was found after the column's upload
+    with pytest.raises(error, match=message):
+        fsstgpu.compress_device(pa.array(["abc"] * 10), **{option: bad})
+
+
 def test_a_bad_fsstgpu_device_is_named(monkeypatch):
     # device="auto" with FSSTGPU_DEVICE=xyz said "device must be one of ..., not 'xyz'"
     monkeypatch.setenv("FSSTGPU_DEVICE", "xyz")

@@ -39,7 +39,7 @@ from fsstgpu.kernels.loader import on_stream
 from fsstgpu.limits import check_split_size
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable, as_symbol_table
-from fsstgpu.training import DEFAULT_SAMPLE_BYTES, train
+from fsstgpu.training import check_sample_bytes, train
 from fsstgpu.types import is_text
 
 __all__ = ["compress_device"]
@@ -89,9 +89,13 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     ...     assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
     ...     assert dev.to_host().equals(fsstgpu.compress(col, table=t))
     """
+    # the caller's options first, as compress checks them: int(sample_bytes or default) took
+    # 1.5 as 1, True as 1 and 0 as the default, and a bad table was found after the upload
+    split_size = check_split_size(split_size)
+    target = check_sample_bytes(sample_bytes)
+    table = None if table is None else as_symbol_table(table)
     resolve_device("gpu")
     cp = get_cupy()
-    split_size = check_split_size(split_size)
     with on_stream(stream):
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
         span = None if checked else _check(cp, n, data, offsets, validity)
@@ -99,9 +103,7 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         if span is not None and is_text(type_):
             _check_text(cp, type_, data, offsets, validity, lengths, *span)
         if table is None:
-            table = _trained(cp, data, offsets, lengths, sample_bytes)
-        else:
-            table = as_symbol_table(table)
+            table = _trained(cp, data, offsets, lengths, target)
         codes, code_offsets, cuts = encode_on_device(table, data, offsets, validity,
                                                      stream=stream, fill=fill, padded=True,
                                                      cut_size=split_size, lengths=lengths)
@@ -181,12 +183,11 @@ def _text_streams_ok(cp, data, offsets, lengths, lo: int, hi: int) -> bool:
     return not bool(cp.stack([err[0] != 0, cp.any(nonempty & inside)]).any())
 
 
-def _trained(cp, data, offsets, lengths, sample_bytes) -> SymbolTable:
+def _trained(cp, data, offsets, lengths, target: int) -> SymbolTable:
     """A table trained on the CPU from whole strings of the device column (its device
     ``offsets`` and ``lengths``, 0 for nulls) spread over it (:func:`_sample_picks`,
     :func:`_sample_layout`): the candidates' starts and lengths and the sample's bytes come
-    back, nothing per string."""
-    target = int(sample_bytes or DEFAULT_SAMPLE_BYTES)
+    back, nothing per string; ``target``: the sample's bytes."""
     picked = _sample_picks(cp, lengths, target)
     index, sample_offsets = _sample_layout(offsets[picked].get(), lengths[picked].get(), target)
     if len(sample_offsets) == 1:
