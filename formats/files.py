@@ -298,6 +298,9 @@ def _symbol_table(table) -> SymbolTable | None:
         return None
     if isinstance(table, (SymbolTable, bytes, bytearray, memoryview)):
         return as_symbol_table(table)
+    if not isinstance(table, (str, os.PathLike)):  # (pathlib's TypeError named no argument)
+        raise TypeError(f"table must be a SymbolTable, its bytes or a path, not "
+                        f"{type(table).__name__}")
     path = Path(table)
     try:
         return SymbolTable.from_bytes(path.read_bytes())

@@ -1036,6 +1036,16 @@ def test_format_and_parquet_codec_that_are_not_str_are_value_errors(tmp_path, ba
     assert not (tmp_path / "x.parquet").exists()
 
 
+@pytest.mark.parametrize("bad", [5, True, 2.5, ["t"]])
+def test_a_table_that_is_no_table_bytes_or_path_is_named(tmp_path, bad):
+    # Path(table) failed as "expected str, bytes or os.PathLike object, not int", naming no
+    # argument (compress(table=5) says "table must be a SymbolTable or its bytes")
+    write(pa.table({"s": ["a", "b"]}), tmp_path / "in.parquet")
+    with pytest.raises(TypeError, match="table must be a SymbolTable, its bytes or a path, not"):
+        compress_file(tmp_path / "in.parquet", tmp_path / "x.parquet", table=bad)
+    assert not (tmp_path / "x.parquet").exists()
+
+
 def test_fsst_pages_end_at_their_bytes_not_at_20000_rows(tmp_path, monkeypatch):
     """An fsst file's data pages end at 1 MiB of data (FSST_PAGE_ROWS), not at pyarrow's 20,000
     rows: a 100 k-row column's small leaves are one page instead of five, each page's header
