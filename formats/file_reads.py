@@ -167,6 +167,12 @@ class _ReadPlan:
         names = source.schema.names
         if isinstance(columns, str):
             columns = [c.strip() for c in columns.split(",")]
+        elif columns is not None and (isinstance(columns, (bytes, bytearray))
+                                      or not hasattr(columns, "__iter__")):
+            # (compress_file's words: columns=5 was "'int' object is not iterable", b"s" the
+            # columns 115)
+            raise TypeError(f"columns must be a str or a sequence of str, not "
+                            f"{type(columns).__name__}: {columns!r}")
         self.columns = list(names) if columns is None else list(columns)
         self.expression = row_filter(filters)
         conjunctions = normalized_filters(filters)

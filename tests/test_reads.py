@@ -226,6 +226,15 @@ def test_read_errors(compressed):
         read_table(compressed / "c.parquet", device="cpu", filters=[("k", "~", "a")])
 
 
+@pytest.mark.parametrize("columns", [5, True, b"n"])
+def test_columns_that_are_no_names_are_named(compressed, columns):
+    # list(columns) failed as "'int' object is not iterable", and b"n" was the column 110
+    with pytest.raises(TypeError, match="columns must be a str or a sequence of str, not"):
+        read_table(compressed / "c.parquet", device="cpu", columns=columns)
+    with pytest.raises(TypeError, match="columns must be a str or a sequence of str, not"):
+        open_reader(compressed / "c.arrow", columns=columns)
+
+
 @pytest.mark.parametrize("row_groups", ["12", [1.5], [True], ["1"], 1])
 def test_row_groups_must_be_a_sequence_of_integers(compressed, row_groups):
     # int(k) read row_groups="12" as row groups 1 and 2, [1.5] and [True] as row group 1
