@@ -584,9 +584,7 @@ def datasets_generate(
             with contextlib.nullcontext(dst) if to_stdout else atomic_output(
                     out, force=force) as tmp:
                 write_table(table, tmp, fmt, rows_per_unit=row_group_rows)
-            # (a URL's object measured in its store: as a local path, a written one was "no
-            # such file", exit 1)
-            size = file_size(dst)
+            size = file_size(dst)   # (a URL's object, in its store: Path.stat said "no such file")
         info = {"name": name, "rows": rows, "seed": seed, "format": fmt, "out": str(out),
                 "bytes": size}
         if json_:
