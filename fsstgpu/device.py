@@ -101,7 +101,8 @@ def array_device(x, what: str) -> str:
     Raises
     ------
     TypeError
-        When ``x`` is neither a NumPy nor a CuPy array.
+        When ``x`` is neither a NumPy nor a CuPy array, or is a masked array (the kernels
+        move the values; a mask would be dropped, its hidden values moved as data).
 
     Examples
     --------
@@ -110,6 +111,10 @@ def array_device(x, what: str) -> str:
     >>> array_device(np.zeros(3), "bitshuffle")
     'cpu'
     """
+    if isinstance(x, np.ma.MaskedArray):
+        # (transpose and bitshuffle took one as its data: the mask dropped without a word)
+        raise TypeError(f"{what} moves plain arrays, not masked arrays: pass x.filled(...) or "
+                        "x.data")
     if isinstance(x, np.ndarray):
         return "cpu"
     if type(x).__module__.split(".")[0] == "cupy":

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import array_device, get_cupy
 from fsstgpu.kernels.loader import device_limits, get_function
 from fsstgpu.kernels.transpose_inplace import block_shape, permute_chunks, square_blocks
 
@@ -200,7 +200,7 @@ def transpose_cpu(x: np.ndarray, out: np.ndarray | None = None, *, inplace: bool
     >>> y.shape, np.shares_memory(x, y), x.ravel().tolist()
     ((3, 2), True, [0, 3, 1, 4, 2, 5])
     """
-    if not isinstance(x, np.ndarray):
+    if array_device(x, "transpose_cpu") != "cpu":   # (which refuses a masked array: its mask)
         raise TypeError(f"transpose_cpu needs a numpy.ndarray, not {type(x).__name__}")
     _, _, shape = _check_input(x)
     result = np.ascontiguousarray(np.swapaxes(x, -1, -2))

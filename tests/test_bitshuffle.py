@@ -168,6 +168,23 @@ def test_bitshuffle_cpu_memory_bounded_for_one_big_block():
     assert _peak_bytes(bitunshuffle_cpu, buf, np.uint64, x.size) < limit
 
 
+def test_kernels_refuse_masked_arrays():
+    """The kernels move plain arrays: a masked array's mask was dropped without a word by
+    transpose and bitshuffle (its hidden values moved as data), and rotate failed with
+    NumPy's reshape message."""
+    from fsstgpu.kernels.bitplane import bitplane_pack
+    from fsstgpu.kernels.rotate import rotate
+    from fsstgpu.kernels.transpose import transpose
+
+    m = np.ma.masked_array(np.arange(16, dtype=np.int32).reshape(4, 4), mask=np.eye(4, dtype=bool))
+    raw = np.ma.masked_array(np.zeros(64, np.uint8))
+    for call in (lambda: bitshuffle(m), lambda: bitunshuffle(raw, np.int32),
+                 lambda: transpose(m), lambda: rotate(m.ravel(), 1),
+                 lambda: bitplane_pack(m.ravel())):
+        with pytest.raises(TypeError, match="masked"):
+            call()
+
+
 def test_bitshuffle_whole_number_arguments():
     # block_size and count are ints: int() took 16.0 and False (as the default), and a str or
     # float count was reported as corrupt data that matched it ("16 elements, expected 16")
