@@ -67,6 +67,9 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
 
     Raises
     ------
+    CorruptDataError
+        When ``carr`` fails its structural checks (:meth:`~fsstgpu.CompressedStringArray.validate`
+        with ``full=False``).
     ValueError
         When the codes do not fit ``codes_type``, a length does not fit the lengths' width, or
         the cuts need more than :data:`MAX_CUT_BYTES` bytes (a split size far below the
@@ -80,6 +83,11 @@ def to_extension_array(carr, *, codes_type=None, dictionary_type=None,
     >>> ext.storage.field("lengths").to_pylist(), ext.storage.is_null().to_pylist()
     ([2, 0], [False, True])
     """
+    # The storage is built from the fields as they are (the codes' offsets, validity and lengths
+    # become Arrow buffers): fields from elsewhere are checked first (once; free for the
+    # encoder's output), or a decreasing code offset makes a malformed Arrow array that pyarrow
+    # itself aborts on (its repr, take, scalars), not a CorruptDataError.
+    carr.validate(full=False)
     derived = extension_type_for(carr, codes_type=codes_type, dictionary_type=dictionary_type,
                                  version=version)
     if ext_type is None:

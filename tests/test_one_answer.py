@@ -1,0 +1,38 @@
+"""One column, one answer: a compressed column forged in one field gives the same strings on
+every path that consumes it (whole decode, ``carr[i]``, ``take``, slices, the blob, the
+extension array), or ``CorruptDataError`` on each; never another exception, a malformed Arrow
+array or a crash."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu import CompressedStringArray, CorruptDataError
+from fsstgpu.formats.arrow_storage import to_extension_array
+
+
+def _fields(carr) -> dict:
+    names = ("type", "length", "tables", "block_starts", "codes", "code_offsets", "lengths",
+             "validity", "null_count", "split_size", "split_codes", "split_out", "split_table")
+    return {name: getattr(carr, name) for name in names}
+
+
+def _decreasing_code_offsets() -> dict:
+    """A column whose first string is empty and whose second code offset is -1."""
+    fields = _fields(fsstgpu.compress(pa.array(["", "alpha", "x"])))
+    code_offsets = fields["code_offsets"].copy()
+    code_offsets[1] = -1
+    fields["code_offsets"] = code_offsets
+    return fields
+
+
+def test_extension_array_of_forged_code_offsets_is_corrupt():
+    # Built as they were, the offsets made a storage pyarrow aborts on (std::length_error in
+    # its repr); the decode of the column says CorruptDataError.
+    fields = _decreasing_code_offsets()
+    with pytest.raises(CorruptDataError):
+        CompressedStringArray(**fields).to_arrow()
+    with pytest.raises(CorruptDataError, match="code_offsets"):
+        to_extension_array(CompressedStringArray(**fields))
