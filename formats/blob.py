@@ -116,6 +116,9 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
         # come back valid: the blob would decode where the array raises. Check them before they
         # go (free for the encoder's own output, already validated).
         carr.validate()
+    # Stored ones are written as they are: a forged column is named here as every other path
+    # names it, not by the offsets codec's ValueError (decreasing code offsets).
+    carr.validate(full=False)
     flags = 0
     if carr.validity is not None:
         flags |= FLAG_VALIDITY

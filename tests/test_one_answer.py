@@ -5,6 +5,7 @@ array or a crash."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -36,3 +37,22 @@ def test_extension_array_of_forged_code_offsets_is_corrupt():
         CompressedStringArray(**fields).to_arrow()
     with pytest.raises(CorruptDataError, match="code_offsets"):
         to_extension_array(CompressedStringArray(**fields))
+
+
+@pytest.mark.parametrize("store_code_offsets", [False, True])
+def test_blob_of_forged_code_offsets_is_corrupt(store_code_offsets):
+    # Stored offsets went to the offsets codec as they were: its ValueError, not the column's
+    # CorruptDataError.
+    carr = CompressedStringArray(**_decreasing_code_offsets())
+    with pytest.raises(CorruptDataError, match="code_offsets"):
+        carr.to_bytes(store_code_offsets=store_code_offsets)
+
+
+def test_blob_of_forged_null_count_is_corrupt():
+    # With the code offsets stored nothing was checked: the blob was written and only its
+    # reader refused it.
+    fields = _fields(fsstgpu.compress(pa.array(["a", None, "b"])))
+    fields["null_count"] = 2
+    with pytest.raises(CorruptDataError, match="null"):
+        CompressedStringArray(**fields).to_bytes(store_code_offsets=True)
+    assert np.array_equal(fields["lengths"], [1, 0, 1])
