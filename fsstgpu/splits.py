@@ -210,4 +210,8 @@ def interior_cuts(code_offsets, lengths, split_codes, split_out):
     starts = np.asarray(split_codes, np.int64)[:-1]
     rows = split_rows(code_offsets, split_codes)
     inner = starts > code_offsets[rows]
+    # An empty split (a start repeated: the contract's split points only never decrease) is
+    # one cut, not two: a string's cuts strictly increase (formats/arrow.md), and a repeated
+    # one made a column that decodes everywhere an extension array its reader refuses.
+    inner[1:] &= starts[1:] != starts[:-1]
     return starts[inner], np.asarray(split_out, np.int64)[:-1][inner], rows[inner]

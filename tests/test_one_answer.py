@@ -56,3 +56,22 @@ def test_blob_of_forged_null_count_is_corrupt():
     with pytest.raises(CorruptDataError, match="null"):
         CompressedStringArray(**fields).to_bytes(store_code_offsets=True)
     assert np.array_equal(fields["lengths"], [1, 0, 1])
+
+
+def test_empty_split_inside_a_string_goes_into_an_extension_array():
+    # Split points only never decrease: a repeated one (an empty split) is a valid column that
+    # validate() passes and every path decodes; its extension array carried the cut twice and
+    # its reader refused it ("a string's cuts do not increase").
+    carr = fsstgpu.compress(pa.array(["x" * 40, "abc"]), split_size=8)
+    fields = _fields(carr)
+    k = int(np.flatnonzero(fields["split_codes"] > 0)[0])
+    fields["split_codes"] = np.insert(fields["split_codes"], k, fields["split_codes"][k])
+    fields["split_out"] = np.insert(fields["split_out"], k, fields["split_out"][k])
+    fields["split_table"] = np.insert(fields["split_table"], k, fields["split_table"][k])
+    forged = CompressedStringArray(**fields)
+    forged.validate()
+    expected = ["x" * 40, "abc"]
+    assert forged.to_arrow().to_pylist() == expected
+    ext = to_extension_array(forged)
+    assert ext.to_pylist() == expected
+    assert fsstgpu.decompress(ext, device="cpu").to_pylist() == expected
