@@ -10,7 +10,8 @@ import functools
 
 import pyarrow as pa
 
-from fsstgpu.formats.arrow_read import decode_column
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow_read import EXTENSION_NAME, decode_column
 
 __all__ = ["FsstArray", "FsstScalar", "decoded_dtype"]
 
@@ -77,6 +78,12 @@ class FsstScalar(pa.ExtensionScalar):
     def as_py(self, **kwargs):
         if not self.is_valid:
             return None
+        table = self.value["table"] if self.type.version == 4 else None
+        if table is not None and table.is_valid and table.index.as_py() >= len(table.dictionary):
+            # (pyarrow's as_py of the struct looks it up first: its ArrowIndexError, where the
+            # column's decode names the forged index)
+            raise CorruptDataError(f"{EXTENSION_NAME} storage: a string names table "
+                                   f"{table.index.as_py()} of {len(table.dictionary)}")
         storage = pa.array([self.value.as_py()], type=self.type.storage_type)
         if storage.type != self.type.storage_type:  # pyarrow < 26 gives the table's
             storage = storage.cast(self.type.storage_type)  # dictionary int16 indices

@@ -75,3 +75,21 @@ def test_empty_split_inside_a_string_goes_into_an_extension_array():
     ext = to_extension_array(forged)
     assert ext.to_pylist() == expected
     assert fsstgpu.decompress(ext, device="cpu").to_pylist() == expected
+
+
+def test_scalar_of_a_table_index_past_the_dictionary_is_corrupt():
+    # The array's decode names the forged index; its scalar's as_py() raised pyarrow's
+    # ArrowIndexError (the struct's as_py looks the dictionary up).
+    storage = to_extension_array(fsstgpu.compress(pa.array(["ab", "cd"]))).storage
+    table = storage.field("table")
+    forged_table = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.uint16()),
+                                                  table.dictionary, safe=False)
+    children = [storage.field(k) for k in range(3)] + [forged_table]
+    forged = pa.ExtensionArray.from_storage(
+        to_extension_array(fsstgpu.compress(pa.array(["x"]))).type,
+        pa.StructArray.from_arrays(children, fields=list(storage.type)))
+    with pytest.raises(CorruptDataError, match="names table 1 of 1"):
+        forged.to_pylist()
+    assert forged[0].as_py() == "ab"
+    with pytest.raises(CorruptDataError, match="names table 1 of 1"):
+        forged[1].as_py()
