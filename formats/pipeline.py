@@ -95,18 +95,25 @@ def regrouped(units, rows: int) -> Iterator[pa.Table]:
     """
     if rows < 1:
         raise ValueError(f"row groups of {rows} rows: give 1 or more")
-    held, count = [], 0
+    held, count, empty, wrote = [], 0, None, False
     for unit in units:
         start = 0
+        if empty is None:
+            empty = unit.slice(0, 0)
         while start < unit.num_rows:
             take = min(rows - count, unit.num_rows - start)
             held.append(unit.slice(start, take))
             count, start = count + take, start + take
             if count == rows:
                 yield _joined(held, count)
-                held, count = [], 0
+                held, count, wrote = [], 0, True
     if count:
         yield _joined(held, count)
+    elif empty is not None and not wrote:
+        # units but no rows: one empty unit, as the output without rows= keeps an empty row
+        # group and pyarrow writes one for an empty table (there were none: row_groups=[0]
+        # read the input and failed on the output)
+        yield empty
 
 
 def runs(units, rows: int, nbytes: int) -> Iterator[list]:
@@ -211,7 +218,8 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
     if rows_per_unit is not None:
         known = (source.parquet_metadata.num_rows if source.parquet_metadata is not None
                  else None)
-        total = None if known is None else -(-known // rows_per_unit)
+        # (no rows: one empty unit, see regrouped)
+        total = None if known is None else -(-known // rows_per_unit) or min(1, total)
     if convert_run is None:  # unit by unit, the next one read ahead
         units_in = ahead = read_ahead(source.units())
         if rows_per_unit is not None:

@@ -1006,6 +1006,20 @@ def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
     assert not (tmp_path / "x.parquet").exists()
 
 
+def test_row_group_rows_of_an_empty_input_keeps_one_row_group(tmp_path):
+    """An input of no rows: one empty row group / batch, as without row_group_rows and as
+    pyarrow writes an empty table; there were none, so row_groups=[0], which read the input,
+    failed on the output ("no row group 0 (it has 0)")."""
+    table = pa.table({"s": pa.array([], pa.string()), "n": pa.array([], pa.int64())})
+    pq.write_table(table, tmp_path / "in.parquet")
+    for name in ("out.parquet", "out.arrow", "out.arrows"):
+        info = compress_file(tmp_path / "in.parquet", tmp_path / name, row_group_rows=7)
+        assert info["units"] == 1, name
+        unit = None if name.endswith(".arrows") else [0]   # (a stream has no row_groups=)
+        back = read_table(tmp_path / name, device="cpu", row_groups=unit)
+        assert back.num_rows == 0 and back.schema.names == ["s", "n"], name
+
+
 def test_writer_integer_options_are_whole_numbers(tmp_path):
     # isinstance(..., int) took True as zstd_level 1 / row groups of 1 row (a 300-row file
     # written as 300 row groups) and refused a NumPy integer
