@@ -216,6 +216,17 @@ def test_zarr_v3_fixed_width_strings(tmp_path, values, fresh_python):
     assert fresh_python(READ_BACK, str(tmp_path)) == repr(data.tolist())
 
 
+@pytest.mark.parametrize("dtype", ["i4", "f8", "bool"])
+def test_zarr_v3_codec_refuses_non_string_arrays_at_creation(tmp_path, dtype):
+    # the array was created, and its first write failed (FSST encodes strings only)
+    zarr = zarr_module()
+    from fsstgpu.integrations.zarr import FsstCodec
+
+    with pytest.raises(TypeError, match="arrays of strings"):
+        zarr.create_array(store=str(tmp_path), shape=(4,), chunks=(2,), dtype=dtype,
+                          serializer=FsstCodec())
+
+
 def test_zarr_v2_format_filter(tmp_path, fresh_python):
     zarr = zarr_module()
     data = np.array(WORDS * 4)

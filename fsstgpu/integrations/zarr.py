@@ -55,6 +55,13 @@ class FsstCodec(ArrayBytesCodec):
     def to_dict(self) -> dict:
         return {"name": NAME, "configuration": {}}
 
+    def validate(self, *, shape, dtype, chunk_grid) -> None:
+        """Refuse, when the array is created, a dtype whose chunks FSST cannot encode (an
+        integer array was created and failed at its first write)."""
+        native = dtype.to_native_dtype()
+        if native.kind not in "USOT":
+            raise TypeError(f"{NAME} stores arrays of strings (numpy dtype U or S), not {native}")
+
     def _decode_sync(self, chunk_bytes, chunk_spec):
         decoded = FSST().decode(chunk_bytes.to_bytes()).reshape(chunk_spec.shape)
         # the stored dtype is what was written; zarr's in-memory dtype for strings may differ
