@@ -74,7 +74,7 @@ def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool,
         if (parent_null and required) or (
                 not READS_NULL_FIXED_SIZE_LISTS and (parent_null or array.null_count)):
             return True
-        return _holds_null_fixed_size_list(array.flatten(), False)
+        return _holds_null_fixed_size_list(_list_values(array), False)
     if pa.types.is_struct(type_):
         null = parent_null or array.null_count > 0
         return any(_holds_null_fixed_size_list(array.field(i), null, not f.nullable)
@@ -90,10 +90,16 @@ def _holds_null_fixed_size_list(array: pa.Array, parent_null: bool,
 def _list_values(array) -> pa.Array:
     """The values of ``array``'s lists; those of a list array whose lists are all null and
     whose values are fixed-size lists of an extension type (pyarrow 26's flatten() has no
-    builder for it, "MakeBuilder") are its values in the offsets' range."""
+    builder for it, "MakeBuilder") are its values in the offsets' range, and a fixed-size list
+    array whose lists are all null over values nesting one (a struct of fsst leaves) has none
+    (its flatten() fails the same way: a Parquet row group of such null lists)."""
     try:
         return array.flatten()
     except pa.ArrowNotImplementedError:
+        if pa.types.is_fixed_size_list(array.type):
+            if array.null_count < len(array):
+                raise
+            return array.values.slice(0, 0)
         offsets = array.offsets  # (with the array's offset applied)
         start = offsets[0].as_py() if len(offsets) else 0
         return array.values.slice(start, (offsets[-1].as_py() if len(offsets) else 0) - start)
