@@ -17,6 +17,7 @@ from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.decoding import Decoder, restored_schema
 from fsstgpu.formats.device_reader import read_to_device
+from fsstgpu.formats.nested import child_fields, is_container, map_leaves, with_children
 from fsstgpu.formats.pruning import normalized_filters, row_filter, selected_units
 from fsstgpu.formats.rowgroups import Source, check_input, reading, rows_only
 from fsstgpu.formats.selection import ColumnSelectionError
@@ -268,20 +269,55 @@ class _ReadPlan:
 
 
 def _filtered(table: pa.Table, expression) -> pa.Table:
-    """``table.filter(expression)``; its view columns (``string_view``, ``binary_view``),
-    which pyarrow 26 has no filter kernel for (``array_filter`` refused them whatever column
-    the filter named), filtered as their large types and cast back."""
-    views = [i for i, field in enumerate(table.schema) if is_view(field.type)]
+    """``table.filter(expression)``; its columns of view types (``string_view``,
+    ``binary_view``), which pyarrow 26 has no filter or take kernel for (``array_filter``
+    refused them whatever column the filter named), filtered as their large types and cast
+    back, also where they are leaves of list, struct and map columns (leaf by leaf: a cast of
+    the whole column refuses the nulls Parquet reads under a null parent's required field)."""
+    views = {i: dict(_view_leaves(field.type)) for i, field in enumerate(table.schema)}
+    views = {i: kinds for i, kinds in views.items() if kinds}
     if not views:
         return table.filter(expression)
     wide = table
     for i in views:
-        large = large_type(table.field(i).type)
-        wide = wide.set_column(i, table.field(i).with_type(large), table.column(i).cast(large))
+        wide = _with_leaves(wide, i, table.column(i), lambda key, v: v.cast(large_type(v.type)),
+                            is_view)
     out = wide.filter(expression)
-    for i in views:
-        out = out.set_column(i, table.field(i), out.column(i).cast(table.field(i).type))
+    for i, kinds in views.items():
+        out = _with_leaves(out, i, out.column(i),
+                           lambda key, v, kinds=kinds: v.cast(kinds[key]) if key in kinds else v,
+                           lambda type_: True, table.field(i))
     return out
+
+
+def _view_leaves(type_: pa.DataType, key: tuple = ()):
+    """``(key, type)`` of each view leaf of ``type_`` (itself, or in its lists, structs and
+    maps; ``key`` as :func:`~fsstgpu.formats.nested.map_leaves` gives it)."""
+    if is_view(type_):
+        yield key, type_
+    elif is_container(type_):
+        for k, field in enumerate(child_fields(type_)):
+            yield from _view_leaves(field.type, (*key, k))
+
+
+def _with_leaves(table: pa.Table, i: int, col: pa.ChunkedArray, leaf, wanted,
+                 field: pa.Field | None = None) -> pa.Table:
+    """``table`` with column ``i`` ``col``'s chunks with their leaves mapped (``map_leaves``),
+    as ``field`` when given (not a cast: that refuses the nulls under required fields too)."""
+    chunks = [map_leaves(chunk, leaf, wanted) for chunk in col.chunks]
+    if field is None:
+        field = table.field(i).with_type(chunks[0].type if chunks else _unviewed(col.type))
+    return table.set_column(i, field, pa.chunked_array(chunks, field.type))
+
+
+def _unviewed(type_: pa.DataType) -> pa.DataType:
+    """``type_`` with its view leaves as their large types (containers as ``map_leaves``
+    rebuilds them)."""
+    if is_view(type_):
+        return large_type(type_)
+    if not is_container(type_):
+        return type_
+    return with_children(type_, [f.with_type(_unviewed(f.type)) for f in child_fields(type_)])
 
 
 def read_table_device(path) -> dict:
