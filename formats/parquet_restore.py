@@ -43,6 +43,13 @@ def restore(column, type_: pa.DataType):
     try:
         return column.cast(type_)
     except pa.ArrowNotImplementedError:
+        if pa.types.is_list_view(type_) or pa.types.is_large_list_view(type_):
+            # no cast reaches into a list view's values (list_view<dictionary<large_string>>
+            # comes back as list_view<dictionary<string>>): its values restored, views kept
+            cls = pa.ListViewArray if pa.types.is_list_view(type_) else pa.LargeListViewArray
+            return cls.from_arrays(column.offsets, column.sizes,
+                                   restore(column.values, type_.value_type), type=type_,
+                                   mask=column.is_null() if column.null_count else None)
         if not is_container(type_):
             raise
     # a dictionary leaf of a nested type comes back as its values too (list<dictionary<

@@ -40,6 +40,13 @@ TYPES = {
     "dictionary_int8_large_string": pa.array(["a", "b", "c"] * 20, pa.large_string())
     .dictionary_encode().cast(pa.dictionary(pa.int8(), pa.large_string())),
     "large_string_in_list": pa.array([["x"], ["yz"]] * 30, pa.list_(pa.large_string())),
+    # no cast reaches into a list view: read_table called the file corrupt ("Unsupported cast")
+    "list_view_of_dictionary_large_string": pa.array(
+        [["a", None], None, [], ["b", "a"]] * 15,
+        pa.list_view(pa.dictionary(pa.int16(), pa.large_string()))),
+    "large_list_view_of_struct_of_date64": pa.array(
+        [[{"d": datetime.datetime(2020, 1, 2)}], None] * 30,
+        pa.large_list_view(pa.struct([("d", pa.date64())]))),
 }
 
 
