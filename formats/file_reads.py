@@ -277,17 +277,28 @@ def _filtered(table: pa.Table, expression) -> pa.Table:
     views = {i: dict(_view_leaves(field.type)) for i, field in enumerate(table.schema)}
     views = {i: kinds for i, kinds in views.items() if kinds}
     if not views:
-        return table.filter(expression)
+        return _apply(table, expression)
     wide = table
     for i in views:
         wide = _with_leaves(wide, i, table.column(i), lambda key, v: v.cast(large_type(v.type)),
                             is_view)
-    out = wide.filter(expression)
+    out = _apply(wide, expression)
     for i, kinds in views.items():
         out = _with_leaves(out, i, out.column(i),
                            lambda key, v, kinds=kinds: v.cast(kinds[key]) if key in kinds else v,
                            lambda type_: True, table.field(i))
     return out
+
+
+def _apply(table: pa.Table, expression) -> pa.Table:
+    """``table.filter(expression)``, a filter its columns cannot take (a struct compared with a
+    str, ``not in []``: pyarrow's ArrowNotImplementedError / ArrowTypeError when it binds) a
+    ValueError, as read_table documents for a malformed filter."""
+    try:
+        return table.filter(expression)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise ValueError(f"filters {expression} do not apply to the file's columns: "
+                         f"{exc}") from None
 
 
 def _view_leaves(type_: pa.DataType, key: tuple = ()):

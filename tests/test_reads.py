@@ -697,3 +697,19 @@ def test_reading_threads_keep_to_fsstgpu_threads(monkeypatch):
     assert default_workers() == 1
     monkeypatch.setenv("FSSTGPU_THREADS", "2")
     assert default_workers() == 2
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".arrows"])
+def test_a_filter_the_columns_cannot_take_is_a_value_error(tmp_path, suffix):
+    """read_table documents ValueError for a malformed filter: a struct compared with a str and
+    `not in []` (an untyped empty set) raised pyarrow's ArrowNotImplementedError /
+    ArrowTypeError when the filter was bound."""
+    table = pa.table({"s": ["x", "y", None], "st": pa.array([{"a": "q"}, None, {"a": "r"}])})
+    pq.write_table(table, tmp_path / "in.parquet")
+    out = tmp_path / f"out{suffix}"
+    compress_file(tmp_path / "in.parquet", out)
+    for filters in ([("st", "==", "x")], [("s", "not in", [])]):
+        with pytest.raises(ValueError, match="do not apply to the file's columns"):
+            read_table(out, device="cpu", filters=filters)
+        with pytest.raises(ValueError, match="do not apply to the file's columns"):
+            open_reader(out, filters=filters).read_all()
