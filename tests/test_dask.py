@@ -247,3 +247,15 @@ def test_an_output_that_exists_is_named_before_any_task_runs(tmp_path):
         assert taken.read_bytes() == b"keep me"
         compress_dataset(tmp_path / "in", tmp_path / "c", client=client, force=True)
     assert read_table(taken, device="cpu").equals(tables["part=0/f2.parquet"])
+
+
+@pytest.mark.parametrize("run", ["compress", "decompress"])
+def test_a_wrong_on_unit_is_refused_before_any_task(tmp_path, run):
+    """As the serial path's progress=: a non-callable on_unit failed in every task, on the
+    worker, each file's folder left made in the output."""
+    _dataset(tmp_path / "in", files=2, rows=20)
+    fn = compress_dataset if run == "compress" else decompress_dataset
+    with local_client(workers=1, processes=False) as client:
+        with pytest.raises(TypeError, match="progress must be a callable or None, not int"):
+            fn(tmp_path / "in", tmp_path / "out", client=client, on_unit=5)
+    assert not (tmp_path / "out").exists()

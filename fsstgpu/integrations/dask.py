@@ -42,7 +42,7 @@ from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import dataset_files
-from fsstgpu.formats.rowgroups import Source
+from fsstgpu.formats.rowgroups import Source, check_progress
 from fsstgpu.limits import whole_number
 from fsstgpu.parallel import usable_cores
 
@@ -217,6 +217,9 @@ def compress_dataset(src, dst, columns=None, *, client=None, force=False, on_uni
     See the module docstring.
     """
     refuse_output_format(options)
+    # before any task, as the serial path checks progress=: each task failed on a wrong one,
+    # on the worker, after making its file's folder
+    check_progress(on_unit)
     return _run(client, _compress_one, _outputs(src, dst, force), columns, force, options, on_unit)
 
 
@@ -229,6 +232,7 @@ def decompress_dataset(src, dst, *, client=None, device="auto", force=False, on_
     --------
     See the module docstring.
     """
+    check_progress(on_unit)  # before any task (compress_dataset)
     return _run(client, _decompress_one, _outputs(src, dst, force), device, force, on_unit)
 
 
