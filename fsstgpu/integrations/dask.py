@@ -5,9 +5,10 @@ The tasks are :func:`fsstgpu.formats.compress_file` / ``decompress_file`` / ``re
 file of the dataset (:func:`fsstgpu.formats.locations.dataset_files`), with every promise they
 make: each output is written atomically, so a worker that dies mid-file leaves no partial output
 (Dask runs the task again elsewhere, and that run removes the dead process's temporary file);
-outputs finished before a failure are kept. Files and their results pass between the client and
-the workers as names and small dicts; decoded GPU columns stay on the workers
-(:func:`read_dataset_to_gpus` is a Dask bag of them, by file or by row group).
+outputs finished before a failure are kept, the tasks not yet started are cancelled, and the
+folders made for outputs that it leaves empty are removed, as without Dask. Files and their results
+pass between the client and the workers as names and small dicts; decoded GPU columns stay on
+the workers (:func:`read_dataset_to_gpus` is a Dask bag of them, by file or by row group).
 
 Without ``client=``, the current ``dask.distributed`` client is used (:func:`local_client`
 starts a local one). Each worker process runs the CPU codec on ``FSSTGPU_THREADS`` cores (set by
@@ -30,6 +31,7 @@ import contextlib
 import logging
 import os
 import warnings
+from pathlib import Path
 
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.formats.datasets import (
@@ -41,7 +43,7 @@ from fsstgpu.formats.datasets import (
 from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
-from fsstgpu.formats.locations import dataset_files
+from fsstgpu.formats.locations import dataset_files, is_url
 from fsstgpu.formats.rowgroups import Source, check_progress
 from fsstgpu.limits import whole_number
 from fsstgpu.parallel import usable_cores
@@ -189,9 +191,31 @@ def _on_worker_gpu(device: str):
 
 
 def _run(client, fn, pairs, *args) -> list[dict]:
+    """``fn`` of each (input, output) pair of ``pairs`` as one task; the first failure (or a
+    Ctrl-C) cancels the tasks not yet started, as the serial path stops at it, and removes the
+    folders made for the outputs that it leaves empty, as the serial path does (a task already
+    running when it came can't be stopped: its output, written atomically, may still appear)."""
     client = _client(client)
+    missing = _missing_folders(pairs)
     futures = [client.submit(fn, src, dst, *args, pure=False) for src, dst in pairs]
-    return client.gather(futures)
+    try:
+        return client.gather(futures)
+    except BaseException:
+        # (without the cancel the other tasks ran on while the error's traceback held their
+        # futures, writing outputs after the call had failed: a rerun met them as existing)
+        client.cancel(futures)
+        for folder in missing:  # (the outputs already written stay, whole)
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only an empty one
+        raise
+
+
+def _missing_folders(pairs) -> list[Path]:
+    """The local folders the outputs of ``pairs`` go in that do not exist yet, deepest first
+    (made by the tasks, on their workers, which see the folders the client sees)."""
+    missing = {folder for _, out in pairs if not is_url(out)
+               for folder in (Path(out).parent, *Path(out).parent.parents) if not folder.exists()}
+    return sorted(missing, key=lambda folder: len(folder.parts), reverse=True)
 
 
 def compress_dataset(src, dst, columns=None, *, client=None, force=False, on_unit=None,
