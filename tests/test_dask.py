@@ -261,11 +261,14 @@ def test_a_wrong_on_unit_is_refused_before_any_task(tmp_path, run):
     assert not (tmp_path / "out").exists()
 
 
-def _slow(**progress):
-    """A progress callback that makes each row group take a while."""
-    import time
+def _wait_for(marker: str):
+    """A progress callback that holds each file at its first row group until ``marker`` exists."""
+    def on_unit(**progress):
+        import time
 
-    time.sleep(0.05)
+        while progress["units_done"] == 1 and not os.path.exists(marker):
+            time.sleep(0.01)
+    return on_unit
 
 
 def _idle(client) -> bool:
@@ -277,23 +280,29 @@ def _idle(client) -> bool:
                                 .values())
 
 
-def test_a_failure_stops_the_run_before_the_error_comes(tmp_path):
+def test_a_failure_stops_the_other_files_and_leaves_no_folder(tmp_path):
     """As the serial path stops at a failing file and removes the folders it made: the other
     tasks ran on after compress_dataset had raised (while its traceback held their futures),
-    writing outputs (their temporary files there) that a rerun then met as existing, and the
-    failing file's folder stayed."""
-    tables = _dataset(tmp_path / "in", files=5, rows=2000)  # 4 row groups a file
+    writing outputs that a rerun then met as existing, and the failing file's folder stayed."""
+    import time
+
+    tables = _dataset(tmp_path / "in", files=5, rows=40)  # part=0: f0, f2, f4; part=1: f1, f3
     (tmp_path / "in" / "part=0" / "f0.parquet").write_bytes(b"PAR1 not a file PAR1")
-    with local_client(workers=2, processes=False) as client:  # f1 on one while f0 fails
+    marker = tmp_path / "go"
+    with local_client(workers=1, processes=False) as client:
         with pytest.raises(Exception, match="f0.parquet") as failed:  # (held, as a caller can)
-            compress_dataset(tmp_path / "in", tmp_path / "c", client=client, on_unit=_slow)
-        assert _idle(client)  # nothing left writing when the error came
-        written = sorted(p.relative_to(tmp_path / "c").as_posix()
-                         for p in (tmp_path / "c").rglob("*")) if (tmp_path / "c").exists() else []
+            compress_dataset(tmp_path / "in", tmp_path / "c", client=client,
+                             on_unit=_wait_for(str(marker)))
+        marker.touch()  # the task started next, if any, goes on
+        deadline = time.monotonic() + 60
+        while not _idle(client) and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert failed.value is not None
-    # f1 and the file the other worker may have started before the failure was known, whole
-    assert len([p for p in written if p.endswith(".parquet")]) <= 2, written
-    assert not [p for p in written if p.endswith(TEMP_SUFFIX)], written
+    written = sorted(p.relative_to(tmp_path / "c").as_posix()
+                     for p in (tmp_path / "c").rglob("*")) if (tmp_path / "c").exists() else []
+    assert len([p for p in written if p.endswith(".parquet")]) <= 1, written  # one at most: the
+    # one its worker started before the cancel came, written whole
+    assert not [p for p in written if p.endswith(TEMP_SUFFIX)]
     for rel in written:
         if rel.endswith(".parquet"):
             assert read_table(tmp_path / "c" / rel, device="cpu").equals(tables[rel])

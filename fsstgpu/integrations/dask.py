@@ -5,11 +5,10 @@ The tasks are :func:`fsstgpu.formats.compress_file` / ``decompress_file`` / ``re
 file of the dataset (:func:`fsstgpu.formats.locations.dataset_files`), with every promise they
 make: each output is written atomically, so a worker that dies mid-file leaves no partial output
 (Dask runs the task again elsewhere, and that run removes the dead process's temporary file);
-outputs finished before a failure are kept. A failure stops the run before its error is
-raised, as without Dask: the tasks not yet started write nothing, those running finish their file,
-and the folders made for outputs that it leaves empty are removed. Files and their results pass
-between the client and the workers as names and small dicts; decoded GPU columns stay on the
-workers (:func:`read_dataset_to_gpus` is a Dask bag of them, by file or by row group).
+outputs finished before a failure are kept, the tasks not yet started are cancelled, and the
+folders made for outputs that it leaves empty are removed, as without Dask. Files and their results
+pass between the client and the workers as names and small dicts; decoded GPU columns stay on
+the workers (:func:`read_dataset_to_gpus` is a Dask bag of them, by file or by row group).
 
 Without ``client=``, the current ``dask.distributed`` client is used (:func:`local_client`
 starts a local one). Each worker process runs the CPU codec on ``FSSTGPU_THREADS`` cores (set by
@@ -31,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import uuid
 import warnings
 from pathlib import Path
 
@@ -193,37 +191,23 @@ def _on_worker_gpu(device: str):
 
 
 def _run(client, fn, pairs, *args) -> list[dict]:
-    """``fn`` of each (input, output) pair of ``pairs`` as one task. The first failure (or a
-    Ctrl-C) stops the run as the serial path stops at it: the tasks not yet started end without
-    writing, those running finish their file (a running task can't be stopped), and only then,
-    with nothing left writing, are the folders made for the outputs that it leaves empty
-    removed and the error raised."""
-    distributed = _distributed()
+    """``fn`` of each (input, output) pair of ``pairs`` as one task; the first failure (or a
+    Ctrl-C) cancels the tasks not yet started, as the serial path stops at it, and removes the
+    folders made for the outputs that it leaves empty, as the serial path does (a task already
+    running when it came can't be stopped: its output, written atomically, may still appear)."""
     client = _client(client)
     missing = _missing_folders(pairs)
-    stop = distributed.Event(f"fsstgpu-stop-{uuid.uuid4().hex}", client=client)
-    futures = [client.submit(_unless_stopped, stop.name, fn, src, dst, *args, pure=False)
-               for src, dst in pairs]
+    futures = [client.submit(fn, src, dst, *args, pure=False) for src, dst in pairs]
     try:
         return client.gather(futures)
     except BaseException:
-        # (the other tasks ran on after the call had failed, while its traceback held their
-        # futures, writing outputs a rerun then met as existing; a cancel leaves those running
-        # writing, their temporary files there, their outputs to come after the error)
-        stop.set()
-        distributed.wait(futures)
-        stop.clear()
+        # (without the cancel the other tasks ran on while the error's traceback held their
+        # futures, writing outputs after the call had failed: a rerun met them as existing)
+        client.cancel(futures)
         for folder in missing:  # (the outputs already written stay, whole)
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only an empty one
         raise
-
-
-def _unless_stopped(stop: str, fn, *args):
-    """``fn(*args)`` unless the run's Event ``stop`` is set (a task of the run failed)."""
-    if _distributed().Event(stop).is_set():
-        return None
-    return fn(*args)
 
 
 def _missing_folders(pairs) -> list[Path]:
