@@ -378,8 +378,11 @@ def _parquet_bounds(metadata: pq.FileMetaData, k: int, names, leaves) -> dict:
             continue
         try:
             out[path] = _bounds(stats.min, stats.max)
-        except UnicodeDecodeError:  # (pyarrow decodes a string column's bounds as UTF-8)
-            continue  # a bound that is not text bounds nothing: the row group is read
+        except (UnicodeDecodeError, OverflowError, ValueError):
+            # pyarrow decodes a string column's bounds as UTF-8, a timestamp's or date's as
+            # datetime (years 1-9999): a bound Python cannot hold bounds nothing, so the row
+            # group is read (a valid year-10000 timestamp, or a flipped byte there)
+            continue
     return out
 
 
@@ -481,7 +484,8 @@ def _values_bounds(source, k: int, names) -> dict:
             continue
         try:
             least, greatest = (v.as_py() for v in pc.min_max(column).values())
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError, OverflowError,
+                ValueError):  # (OverflowError: a timestamp past datetime's year 9999)
             continue
         if least is None:  # (no row, or only NaN)
             continue

@@ -366,6 +366,23 @@ def test_string_statistics_that_are_not_utf8_prune_nothing(tmp_path):
     assert got.column("s").to_pylist() == ["pear", "plum"]
 
 
+@pytest.mark.parametrize("compress", [False, True])
+def test_timestamps_past_year_9999_prune_nothing(tmp_path, compress):
+    """A timestamp past datetime's year 9999 (valid Arrow and Parquet; or a flipped byte in
+    the statistics of an fsstgpu file's timestamp column, found fuzzing) made pyarrow's
+    statistics raise OverflowError out of a filtered read. Such a bound bounds nothing."""
+    import datetime
+
+    path = tmp_path / "ts.parquet"
+    pq.write_table(pa.table({"ts": pa.array([0, 2**62], pa.timestamp("us")),
+                             "s": ["a", "b"]}), path)
+    if compress:
+        compress_file(path, tmp_path / "c.parquet")
+        path = tmp_path / "c.parquet"
+    got = read_table(path, device="cpu", filters=[("ts", ">", datetime.datetime(2026, 1, 1))])
+    assert got.column("s").to_pylist() == ["b"]
+
+
 def test_a_plain_columns_statistics_altered_skip_no_rows(compressed, tmp_path):
     """A byte of row group 1's maximum of "n" changed (1999 -> 1023; Parquet's statistics
     carry no checksum): a filtered read pruned on it and silently lost the row group's
