@@ -83,7 +83,8 @@ def _refuse_fork(owner: int) -> None:
 
 def regrouped(units, rows: int) -> Iterator[pa.Table]:
     """The rows of ``units`` (Tables of one schema) again, in Tables of ``rows`` rows (the last
-    may hold fewer): at most one output unit and one input unit in memory at a time.
+    may hold fewer): at most one output unit and one input unit in memory at a time (the
+    output's rows twice while its parts are joined).
 
     Examples
     --------
@@ -95,18 +96,22 @@ def regrouped(units, rows: int) -> Iterator[pa.Table]:
     """
     if rows < 1:
         raise ValueError(f"row groups of {rows} rows: give 1 or more")
+    # (a slice keeps its whole unit's buffers: nothing here holds one of a unit passed)
     held, count, empty, wrote = [], 0, None, False
     for unit in units:
         start = 0
-        if empty is None:
+        if empty is None and not unit.num_rows:  # (needed only where no unit has rows)
             empty = unit.slice(0, 0)
         while start < unit.num_rows:
             take = min(rows - count, unit.num_rows - start)
             held.append(unit.slice(start, take))
             count, start = count + take, start + take
             if count == rows:
-                yield _joined(held, count)
-                held, count, wrote = [], 0, True
+                out, held, count, wrote = _joined(held, count), [], 0, True
+                yield out
+                del out
+        if count and held[-1].num_rows < unit.num_rows:  # the tail of a unit cut before
+            held[-1] = _copied(held[-1])
     if count:
         yield _joined(held, count)
     elif empty is not None and not wrote:
@@ -142,6 +147,15 @@ def runs(units, rows: int, nbytes: int) -> Iterator[list]:
         close = getattr(units, "close", None)
         if close is not None:
             close()
+
+
+def _copied(table: pa.Table) -> pa.Table:
+    """``table`` (a slice) in buffers of its own, its chunks kept (none share the input's)."""
+    if table.num_columns == 0:
+        return table  # (no buffers: the slice holds only its row count)
+    return pa.Table.from_arrays([pa.chunked_array([pa.concat_arrays([chunk])
+                                                   for chunk in column.chunks], column.type)
+                                 for column in table.columns], schema=table.schema)
 
 
 def _joined(tables: list, rows: int) -> pa.Table:

@@ -6,12 +6,16 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from fsstgpu.formats import compress_file, compressing, pipeline
 from fsstgpu.formats.pipeline import read_ahead
+
+UNIT_ROWS = 100_000  # 800 KB units of int64
 
 
 def test_read_ahead_reads_on_another_thread_in_order():
@@ -79,3 +83,26 @@ def test_a_failed_conversion_leaves_no_output(tmp_path, monkeypatch):
         compress_file(src, tmp_path / "out.parquet")
     assert not (tmp_path / "out.parquet").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["in.parquet"]  # no temporary left
+
+
+@pytest.mark.parametrize("rows", [UNIT_ROWS // 2, 3 * UNIT_ROWS // 4, UNIT_ROWS - 1,
+                                  UNIT_ROWS + 1, 3 * UNIT_ROWS // 2])
+def test_regrouped_holds_one_input_and_one_output_unit(rows):
+    # pyarrow's pool at each output unit: the unit read and the one given hold it, nothing
+    # else. Before, a tail slice of the unit before (and the first unit, kept for an empty
+    # output) held theirs too: 4 units beside an output of one (rows UNIT_ROWS - 1).
+    pool = pa.default_memory_pool()
+    base = pool.bytes_allocated()
+    unit_bytes = 8 * UNIT_ROWS
+
+    def units():
+        for k in range(6):  # each in pool memory of its own
+            yield pa.table({"x": pc.add(pa.array(np.arange(UNIT_ROWS) + k * UNIT_ROWS), 0)})
+
+    peak, got = 0, []
+    for out in pipeline.regrouped(units(), rows):
+        peak = max(peak, pool.bytes_allocated() - base)
+        got.append(out.column("x")[0].as_py())
+        del out
+    assert got == list(range(0, 6 * UNIT_ROWS, rows))
+    assert peak <= 8 * rows + unit_bytes + (64 << 10)
