@@ -25,6 +25,14 @@ is removed. Readers therefore see either no output or the complete one, never a 
   less the umask), except that the group, or everyone else, may not read it when they may not
   read an input or the output it replaces (a private input gives a private output, as ``cp``
   and ``gzip`` keep it; ``--force`` does not loosen a replaced file's permissions).
+* **A URL output** (fsspec) is written to a local temporary file, uploaded to a temporary key
+  beside the output (named as above, so hidden from dataset listings) and moved in place with
+  the store's own move: a rename, or an object store's copy (whole) and delete. An upload that
+  fails part way (fsspec's generic ``put_file`` writes at the key itself) leaves the old object
+  as it was, and the temporary key is removed. That is as atomic as the store's move: a store
+  whose copy itself writes part by part may show a partial object while it runs; one with
+  neither move nor copy is uploaded at the key, as it can (a partial object if that fails).
+  Only local temporary files are swept: a process killed during an upload leaves its key.
 * **A replaced output survives a crash.** With ``force`` over an existing file, the new file's
   data reaches the disk (``fsync``) before it takes the name, and the folder after: a power
   loss leaves the old file or the new one, never an empty one under the name.
@@ -320,10 +328,10 @@ def _sweep(folder, stacklevel: int) -> None:
 
 @contextlib.contextmanager
 def _url_output(dst: Url, *, force: bool):
-    """A local temporary file, uploaded to ``dst`` in one ``put`` when the block succeeds (an
-    object store shows an object only once it is whole); removed in any case. An object that
-    appears at ``dst`` meanwhile is kept unless ``force`` (checked just before the upload: a
-    window that a local ``link`` does not have)."""
+    """A local temporary file, uploaded when the block succeeds to a temporary key beside ``dst``
+    and moved to ``dst`` with the store's own move (see the module docstring); both removed in
+    any case. An object that appears at ``dst`` meanwhile is kept unless ``force`` (checked just
+    before the move: a window that a local ``link`` does not have)."""
     import tempfile
 
     fs, path = dst.filesystem()
@@ -347,16 +355,43 @@ def _url_output(dst: Url, *, force: bool):
             if str(exc.filename or "").endswith(TEMP_SUFFIX):
                 raise _naming(exc, dst) from None
             raise
-        if fs.exists(path) and not force:
-            raise FileExistsError(f"{dst}: already exists (use --force / force=True to "
-                                  "overwrite)")
         parent = path.rsplit("/", 1)[0]
         if parent and parent != path:
             fs.makedirs(parent, exist_ok=True)
-        fs.put_file(tmp, path)
+        _upload(fs, tmp, path, dst, force)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def _upload(fs, local: str, path: str, dst: Url, force: bool) -> None:
+    """Put the file ``local`` at ``path`` of ``fs``: uploaded to a temporary key beside it first,
+    so that an upload that fails part way leaves the object at ``path`` as it was (fsspec's
+    generic ``put_file`` writes at the key itself, and a partial object replaced the old one)."""
+    folder, sep, name = path.rpartition("/")
+    name = name.encode()[:_NAME_BYTES].decode(errors="ignore")
+    key = f"{folder}{sep}.{name}.{secrets.token_hex(4)}.{owner_tag()}{TEMP_SUFFIX}"
+    moved = False
+    try:
+        fs.put_file(local, key)
+        if fs.exists(path) and not force:
+            raise FileExistsError(f"{dst}: already exists (use --force / force=True to "
+                                  "overwrite)")
+        try:
+            fs.mv(key, path)  # a rename, or an object store's copy (whole) and delete
+            moved = True
+        except NotImplementedError:  # a store that can neither: put at the key, as it can
+            fs.put_file(local, path)
+    except OSError as exc:  # naming the temporary key: the user named dst, not it
+        if key in f"{exc.filename} {exc}":
+            text = (exc.strerror or str(exc)).replace(key, path)
+            raise (type(exc)(exc.errno, text, str(dst)) if exc.errno is not None
+                   else type(exc)(f"{dst}: {text}")) from None
+        raise
+    finally:
+        if not moved:  # any failure, Ctrl-C too, must not leave the temporary key behind
+            with contextlib.suppress(Exception):
+                fs.rm_file(key)
 
 
 @contextlib.contextmanager

@@ -208,6 +208,69 @@ def test_a_full_temporary_folder_under_a_url_output_is_named(code):
 
 
 
+
+def test_a_url_upload_that_fails_part_way_keeps_the_old_object(monkeypatch):
+    """fsspec's generic put_file (memory://'s, and any store's without its own) writes at the key
+    itself: an upload that failed part way left a partial object there, which with force had
+    replaced the complete one. The upload goes to a temporary key beside it, moved in place."""
+    import fsspec
+    from fsspec.implementations.memory import MemoryFile
+
+    fs = fsspec.filesystem("memory")
+    folder, url = "/fsstgpu-test-partial", "memory://fsstgpu-test-partial/x.bin"
+    fs.pipe(url, b"the old, complete object")
+    real_write = MemoryFile.write
+
+    def reset(self, data):
+        real_write(self, data[:4])
+        raise ConnectionResetError("connection reset by peer")
+
+    try:
+        monkeypatch.setattr(MemoryFile, "write", reset)
+        with pytest.raises(ConnectionResetError):
+            with atomic_output(url, force=True) as tmp:
+                Path(tmp).write_bytes(b"the new, complete object")
+        monkeypatch.undo()
+        assert fs.find(folder) == [f"{folder}/x.bin"]  # (no temporary key left either)
+        assert fs.cat(url) == b"the old, complete object"
+        # an object that appears at the key during the upload is kept, without force
+        real_put = fs.put_file
+
+        def raced(local, key, **kwargs):
+            real_put(local, key, **kwargs)
+            fs.pipe(f"{folder}/y.bin", b"another writer's")
+
+        monkeypatch.setattr(fs, "put_file", raced)
+        with pytest.raises(FileExistsError, match="memory://fsstgpu-test-partial/y.bin: already"):
+            with atomic_output("memory://fsstgpu-test-partial/y.bin") as tmp:
+                Path(tmp).write_bytes(b"new")
+        assert fs.cat(f"{folder}/y.bin") == b"another writer's"
+        # errors of the upload name the output, not the temporary key
+        for refused in (lambda key: PermissionError(errno.EACCES, "Access Denied", key),
+                        FileNotFoundError):  # (s3fs's, and memory://'s missing parent)
+            def refuse(local, key, _refused=refused, **kwargs):
+                raise _refused(key)
+
+            monkeypatch.setattr(fs, "put_file", refuse)
+            with pytest.raises(OSError) as raised:
+                with atomic_output(url, force=True) as tmp:
+                    Path(tmp).write_bytes(b"new")
+            assert url in str(raised.value) and TEMP_SUFFIX not in str(raised.value)
+        monkeypatch.undo()
+        # a store that cannot move (no copy either) is written at the key, as before
+        monkeypatch.setattr(type(fs), "cp_file", _cannot)
+        with atomic_output(url, force=True) as tmp:
+            Path(tmp).write_bytes(b"the new, complete object")
+        assert fs.cat(url) == b"the new, complete object"
+        assert fs.find(folder) == [f"{folder}/x.bin", f"{folder}/y.bin"]
+    finally:
+        fs.rm(folder, recursive=True)
+
+
+def _cannot(self, *args, **kwargs):
+    raise NotImplementedError
+
+
 @pytest.mark.parametrize("code", [errno.EACCES, errno.EINVAL])
 def test_a_folder_that_cannot_be_flushed_does_not_fail_a_replace_done(tmp_path, monkeypatch,
                                                                       code):
