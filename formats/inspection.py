@@ -12,6 +12,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
 from fsstgpu.formats.nested import holds_fsst, plain_type_of
+from fsstgpu.formats.nested_device import checked_leaves
 from fsstgpu.formats.parquet_options import input_leaf
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.symbol_table import SymbolTable
@@ -46,7 +47,9 @@ def inspect_file(path) -> dict:
     Raises
     ------
     CorruptDataError
-        When the file is not a readable Parquet / Arrow IPC file, or its codes are corrupt.
+        When the file is not a readable Parquet / Arrow IPC file, or its codes are corrupt
+        (those of nested fsst leaves too; structurally checked, as a reader checks them before
+        it decodes).
 
     Examples
     --------
@@ -78,6 +81,10 @@ def inspect_file(path) -> dict:
                         # version 4: the tables are in the data (a unit of no strings holds
                         # an empty one that no string uses)
                         seen[f.name].setdefault(table.to_bytes(), table)
+                elif holds_fsst(f.type):  # its fsst leaves checked as a top-level column is
+                    with reading(path, f"unit {k}, column {f.name!r}: "):
+                        for chunk in col.chunks:
+                            checked_leaves(chunk, f.type)
         if source.parquet_metadata is not None:
             # after the reads, which check every column chunk's metadata: pyarrow aborts the
             # process on some damage there when asked from Python first (parquet_options.py)

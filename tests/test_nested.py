@@ -584,6 +584,20 @@ def test_a_damaged_nested_leaf_is_corrupt_data(tmp_path):
         decode_nested(bad)
 
 
+@pytest.mark.parametrize("nest", ["list", "struct", "map", "none"])
+def test_inspect_refuses_a_damaged_nested_leaf(tmp_path, nest):
+    """inspect_file checks a nested column's fsst leaves as it checks a top-level fsst column
+    (``nest="none"``): it summed their sizes only, and called a file sound that every reader
+    refuses."""
+    bad = _damaged(compress_nested(pa.array([["abc", "abd"], ["xyz"]])))
+    col = {"list": bad, "struct": pa.StructArray.from_arrays([bad.values], names=["s"]),
+           "map": pa.MapArray.from_arrays(bad.offsets, pa.array(["k", "l", "m"]), bad.values),
+           "none": bad.values}[nest]
+    pq.write_table(pa.table({"c": col}), tmp_path / "bad.parquet", store_schema=True)
+    with pytest.raises(CorruptDataError, match=r"bad\.parquet: unit 0, column 'c': the lengths"):
+        inspect_file(tmp_path / "bad.parquet")
+
+
 @pytest.mark.parametrize("nest", [True, False])
 @pytest.mark.parametrize("out", ["parquet", "arrows"])
 def test_joined_units_outgrowing_a_dictionary_are_refused_when_written(tmp_path, nest, out):
