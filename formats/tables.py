@@ -39,10 +39,8 @@ from fsstgpu.formats.nested import compress_nested, decode_nested, holds_fsst, h
 from fsstgpu.formats.selection import is_default_column, select_columns
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.inputs import as_string_column, as_table
-from fsstgpu.limits import check_split_size
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
-from fsstgpu.symbol_table import as_symbol_table
-from fsstgpu.training import check_sample_bytes
+from fsstgpu.training import check_compression_options
 
 __all__ = ["compress_table", "decompress_table"]
 
@@ -104,9 +102,7 @@ def compress_table(data, columns=None, *, table=None, sample_bytes=None,
     level = check_level(level)
     # the options for every column, checked once before any: a table without string columns
     # took split_size=-1 or table=5 without a word
-    split_size = check_split_size(split_size)
-    check_sample_bytes(sample_bytes)
-    table = None if table is None else as_symbol_table(table)
+    table, _, split_size = check_compression_options(table, sample_bytes, split_size)
     data = as_table(data, "compress_table")
     schema = data.schema
     # the files' selector: dictionary columns only when named (their dictionaries would change)

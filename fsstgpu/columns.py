@@ -28,12 +28,12 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import Plain, from_arrow
 from fsstgpu.blocks import FAST_SAMPLE_BYTES, check_level, plan_level
 from fsstgpu.inputs import as_string_column
-from fsstgpu.limits import MAX_TABLES, check_split_size
+from fsstgpu.limits import MAX_TABLES
 from fsstgpu.native import differences, encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
 from fsstgpu.symbol_table import as_symbol_table
-from fsstgpu.training import check_sample_bytes, train
+from fsstgpu.training import check_compression_options, train
 
 __all__ = ["MIN_PIECE_BYTES", "ColumnStream", "compress_column", "decompress_column",
            "joined_chunks", "planning_pieces"]
@@ -165,12 +165,9 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
     True
     """
     level = check_level(level)
-    # the caller's options before any work, sample_bytes with a table too (unused then, yet a
-    # wrong one is the caller's mistake: Codec refuses it; compress(table=t, sample_bytes=-1)
-    # passed, and the table and split size were read only after the column's conversion)
-    split_size = check_split_size(split_size)
-    check_sample_bytes(sample_bytes)
-    table = None if table is None else as_symbol_table(table)
+    # the caller's options before any work (the table and split size were read only after the
+    # column's conversion), sample_bytes with a table too, as Codec checks it
+    table, _, split_size = check_compression_options(table, sample_bytes, split_size)
     plain = from_arrow(as_string_column(array))
     if plain.offsets.base is not None:
         # A view of the caller's int64 offsets: the encoder sizes each chunk's output from

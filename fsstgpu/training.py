@@ -37,9 +37,9 @@ import numpy as np
 
 from fsstgpu.arrow_layout import as_data_offsets, exact_array, is_non_decreasing
 from fsstgpu.inputs import as_string_column
-from fsstgpu.limits import whole_number
+from fsstgpu.limits import check_split_size, whole_number
 from fsstgpu.native import train_symbols
-from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.symbol_table import SymbolTable, as_symbol_table
 
 DEFAULT_SAMPLE_BYTES = 48 << 10
 #: Larger sample sizes train as this one does (on the whole input: no column is this large).
@@ -95,6 +95,30 @@ def check_sample_bytes(sample_bytes) -> int:
     if target < 1:
         raise ValueError(f"sample_bytes must be positive, not {target}")
     return target
+
+
+def check_compression_options(table, sample_bytes, split_size) -> tuple:
+    """A compression's ``split_size``, ``sample_bytes`` and ``table`` checked before any work,
+    as every entry point checks them: a wrong one is the caller's mistake even where nothing
+    uses it (``compress(table=t, sample_bytes=-1)`` passed, a table without string columns took
+    ``split_size=-1`` or ``table=5``, ``compress_device`` read them after its upload).
+
+    Returns
+    -------
+    tuple
+        ``(table, sample bytes, split_size)``: the table as a :class:`SymbolTable` (or None),
+        the sample's bytes (:func:`check_sample_bytes`), the split size
+        (:func:`~fsstgpu.limits.check_split_size`).
+
+    Examples
+    --------
+    >>> from fsstgpu.training import check_compression_options
+    >>> check_compression_options(None, 4096, 1024)
+    (None, 4096, 1024)
+    """
+    split_size = check_split_size(split_size)
+    target = check_sample_bytes(sample_bytes)
+    return (None if table is None else as_symbol_table(table)), target, split_size
 
 
 def train_table(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None) -> SymbolTable:

@@ -36,10 +36,9 @@ from fsstgpu.kernels.encode_chunks import valid_lengths
 from fsstgpu.kernels.fsst_decode import launch_check_utf8
 from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
 from fsstgpu.kernels.loader import on_stream
-from fsstgpu.limits import check_split_size
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
-from fsstgpu.symbol_table import SymbolTable, as_symbol_table
-from fsstgpu.training import check_sample_bytes, train
+from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.training import check_compression_options, train
 from fsstgpu.types import is_text
 
 __all__ = ["compress_device"]
@@ -89,11 +88,9 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     ...     assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
     ...     assert dev.to_host().equals(fsstgpu.compress(col, table=t))
     """
-    # the caller's options first, as compress checks them: int(sample_bytes or default) took
-    # 1.5 as 1, True as 1 and 0 as the default, and a bad table was found after the upload
-    split_size = check_split_size(split_size)
-    target = check_sample_bytes(sample_bytes)
-    table = None if table is None else as_symbol_table(table)
+    # the caller's options first, as compress checks them (int(sample_bytes or default) took 1.5
+    # and True as 1, 0 as the default)
+    table, target, split_size = check_compression_options(table, sample_bytes, split_size)
     resolve_device("gpu")
     cp = get_cupy()
     with on_stream(stream):
