@@ -139,12 +139,16 @@ __device__ __forceinline__ bool short_string(const i64* __restrict__ offsets,
 // The long strings are counted on the way (summary[0] += their chunks of `chunk` bytes,
 // summary[1] = the most chunks of one), so a column without any needs no pass of its own to
 // find out.
+// `bad` (or null): fsst_encode_check's flag, read before anything else; where it is set the
+// offsets may point anywhere and the kernel leaves (the launcher raises after its one wait).
 extern "C" __global__ void __launch_bounds__(256)
 fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
                   i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
                   i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min, i64 chunk,
-                  unsigned long long* __restrict__ summary)
+                  unsigned long long* __restrict__ summary,
+                  const unsigned long long* __restrict__ bad)
 {
+    if (bad && *bad) return;
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         i64 pos, end;
@@ -328,6 +332,71 @@ fsst_encode_chunks_write(const uint8_t* __restrict__ data, i64 size,
                 cut_rel[slot] = rel;
             }
         }
+    }
+}
+
+// Device strings checked before any kernel reads by their offsets, in one pass (the launcher
+// reads the results with the encode's summary, in its one wait): a thread a string, each
+// string's own bounds (0 <= offsets[i] <= offsets[i + 1] <= size for every i is the same as
+// offsets in order and inside the data).  lengths[i]: the valid strings' bytes (0 for nulls
+// and for strings out of bounds).  check[0] |= 1 where a string is out of bounds; check[1]: the
+// most bytes of a valid string; check[2] |= 1 where text (`text` != 0) has a valid non-empty
+// string starting, or ending before offsets[n], on a UTF-8 continuation byte (with the stream
+// check of the bytes [offsets[0], offsets[n]), every valid string is then UTF-8); check[3]: the
+// valid strings' bytes.
+__device__ __forceinline__ u64 warp_or(u64 v)
+{
+    for (int d = 16; d; d >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, d);
+    return v;
+}
+
+__device__ __forceinline__ u64 warp_max(u64 v)
+{
+    for (int d = 16; d; d >>= 1) {
+        const u64 o = __shfl_xor_sync(0xffffffffu, v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ u64 warp_sum(u64 v)
+{
+    for (int d = 16; d; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_check(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
+                  i64 n, const uint8_t* __restrict__ validity, int text,
+                  i64* __restrict__ lengths, unsigned long long* __restrict__ check)
+{
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    const i64 hi = offsets[n] < size ? offsets[n] : size;   // (string ends read below it only)
+    u64 bad = 0, most = 0, inside = 0, bytes = 0;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const i64 s = offsets[i], e = offsets[i + 1];
+        i64 len = 0;
+        if (s < 0 || e < s || e > size) {
+            bad = 1;
+        } else if (!validity || ((validity[i >> 3] >> (i & 7)) & 1)) {
+            len = e - s;
+            most = (u64)len > most ? (u64)len : most;
+            bytes += (u64)len;
+            if (text && len && ((data[s] & 0xC0) == 0x80
+                                || (e < hi && (data[e] & 0xC0) == 0x80))) inside = 1;
+        }
+        lengths[i] = len;
+    }
+    // (every lane of the grid's warps gets here: the block size is a multiple of 32)
+    bad = warp_or(bad);
+    inside = warp_or(inside);
+    most = warp_max(most);
+    bytes = warp_sum(bytes);
+    if ((threadIdx.x & 31) == 0) {
+        if (bad) atomicOr(check, bad);
+        if (most) atomicMax(check + 1, most);
+        if (inside) atomicOr(check + 2, inside);
+        if (bytes) atomicAdd(check + 3, bytes);
     }
 }
 

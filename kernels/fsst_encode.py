@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,12 +40,12 @@ from fsstgpu.kernels.encode_chunks import (
     string_codes,
     valid_lengths,
 )
-from fsstgpu.kernels.fsst_decode import padded_size
+from fsstgpu.kernels.fsst_decode import launch_check_utf8, padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
 
-__all__ = ["BUCKETS", "CACHED_TABLES", "bucket_of", "chunk_maps_on_device", "device_lookups",
-           "encode_lookups", "encode_on_device",
-           "first_invalid_utf8"]
+__all__ = ["BUCKETS", "CACHED_TABLES", "CHECK_AT", "STATUS_SIZE", "CheckResults", "bucket_of",
+           "check_results", "chunk_maps_on_device", "device_lookups", "encode_lookups",
+           "encode_on_device", "first_invalid_utf8", "launch_check"]
 
 SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
@@ -182,7 +183,7 @@ def _fn(name: str):
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
                      lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0,
-                     lengths=None):
+                     lengths=None, status=None, on_status=None):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
@@ -200,6 +201,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     pass cannot (``cut_size`` under 64, or ``long_min=None``); every string longer than
     ``cut_size`` is then encoded in chunks. ``lengths``: the strings' lengths, 0 for nulls
     (:func:`~fsstgpu.kernels.encode_chunks.valid_lengths`), where the caller has them.
+    ``status``: :func:`launch_check`'s array, whose offsets need not be checked yet: the first
+    kernel reads its flag and leaves where they are out of bounds, and the status comes back
+    with the encode's first wait, handed to ``on_status`` (a host int64 array, as
+    :func:`check_results` reads it) before any other kernel reads by the offsets (it raises
+    there).
 
     Examples
     --------
@@ -238,12 +244,18 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section
         # 49); the long ones' chunks counted on the way: [chunks, most of one, codes' size]
         stage = cp.empty(max(int(data.size), 1), cp.uint8)
-        summary = cp.zeros(3, cp.int64)
+        # [chunks, most of one, codes' size], and the check's results behind them where given
+        summary = cp.zeros(3, cp.int64) if status is None else status
+        guard = _pointer(None if status is None else status[CHECK_AT:])
         _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
-                                 (*common, counts, stage, skip, np.int64(chunk or 1), summary))
+                                 (*common, counts, stage, skip, np.int64(chunk or 1), summary,
+                                  guard))
         code_offsets[1:] = cp.cumsum(counts)
-        summary[2:] = code_offsets[-1:]
-        count, most, total = (int(v) for v in summary.get())  # the one wait without long strings
+        summary[2:3] = code_offsets[-1:]
+        values = summary.get()  # the one wait without long strings
+        if on_status is not None:
+            on_status(values)
+        count, most, total = (int(v) for v in values[:3])
         plan = None
         if count:  # the long strings' chunks: their lengths and running sums
             if lengths is None:
@@ -318,6 +330,73 @@ def chunk_maps_on_device(table, data, offsets, plan, *, stream=None):
     with on_stream(stream):
         look = _in_kernel_order({k: cp.asarray(v) for k, v in encode_lookups(table).items()})
         return _chunk_maps(cp, plan, data, offsets, look, poison=True)
+
+
+#: where :func:`launch_check`'s results start in its status array (behind the encode's summary:
+#: long strings' chunks, the most of one, the codes' size), and the array's size
+CHECK_AT, STATUS_SIZE = 3, 8
+_BAD, _MOST, _INSIDE, _BYTES, _UTF8 = range(CHECK_AT, CHECK_AT + 5)
+
+
+class CheckResults(NamedTuple):
+    """:func:`launch_check`'s results on the host (:func:`check_results`)."""
+
+    #: a string's offsets lie outside the data or decrease
+    out_of_bounds: bool
+    #: the most bytes of a valid string
+    most: int
+    #: the valid strings' bytes
+    valid_bytes: int
+    #: (text) the bytes may not all be UTF-8: :func:`first_invalid_utf8` decides
+    maybe_not_utf8: bool
+
+
+def launch_check(data, offsets, validity=None, *, text_span=None, stream=None):
+    """Enqueue the one-pass check of device strings that no kernel has read by their offsets
+    yet: ``(lengths, status)``, CuPy arrays, without a wait.
+
+    One thread a string checks its own bounds (``0 <= offsets[i] <= offsets[i + 1] <=
+    data.size``: the offsets in order and inside the data), writes its length (0 for nulls
+    and strings out of bounds) and adds to the column's most and total bytes. With
+    ``text_span = (lo, hi)`` (the bytes the strings span, checked by the caller to lie inside
+    the data) those bytes are also checked as one UTF-8 stream
+    (:func:`~fsstgpu.kernels.fsst_decode.launch_check_utf8`) and no valid non-empty string may
+    start, or end before ``hi``, inside a character; the two together pass exactly the
+    columns whose valid strings are all UTF-8, and a fail can also come from a null string's
+    bytes, for :func:`first_invalid_utf8` to decide. ``status`` (int64,
+    :data:`STATUS_SIZE`) is read by :func:`check_results`, or by
+    :func:`encode_on_device`'s ``status=`` in its own wait.
+
+    Examples
+    --------
+    >>> import fsstgpu
+    >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+    ...     import cupy as cp
+    ...     data = cp.frombuffer(b"ab\xc3\xa9x", cp.uint8)
+    ...     lengths, status = launch_check(data, cp.array([0, 2, 4, 5]), text_span=(0, 5))
+    ...     assert lengths.get().tolist() == [2, 2, 1]
+    ...     assert check_results(status.get()) == (False, 2, 5, False)
+    """
+    cp = get_cupy()
+    n = int(offsets.shape[0]) - 1
+    with on_stream(stream):
+        status = cp.zeros(STATUS_SIZE, cp.int64)  # (the kernels add to it as unsigned)
+        lengths = cp.empty(max(n, 0), cp.int64)
+        if n <= 0:
+            return lengths, status
+        _fn("fsst_encode_check")((_blocks(n),), (THREADS,), (
+            data, np.int64(data.size), offsets, np.int64(n), _pointer(validity),
+            np.int32(text_span is not None), lengths, status[CHECK_AT:]))
+        if text_span is not None and text_span[1] > text_span[0]:
+            # (the flag's low half: FSST_ERR_UTF8 set there)
+            launch_check_utf8(data, [(*text_span, 0)], status.view(cp.int32)[2 * _UTF8:])
+    return lengths, status
+
+
+def check_results(values) -> CheckResults:
+    """:func:`launch_check`'s results from its status array's host copy."""
+    return CheckResults(bool(values[_BAD]), int(values[_MOST]), int(values[_BYTES]),
+                        bool(values[_INSIDE] or values[_UTF8]))
 
 
 def first_invalid_utf8(data, offsets, validity=None, *, stream=None) -> int:

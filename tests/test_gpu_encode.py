@@ -181,6 +181,80 @@ def test_gpu_encode_refuses_bad_device_strings():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("trained", [False, True], ids=["table", "trained"])
+def test_gpu_encode_refuses_offsets_out_of_bounds_inside_the_column(trained):
+    """Fresh random columns with one offset inside them forged (far past the data, negative,
+    or decreasing) whose first and last offsets stay sound: CorruptDataError with a table
+    (the encode's first kernel leaves before reading by them; its results come back in the
+    encode's wait) and when trained (checked before the sample is gathered)."""
+    import cupy as cp
+
+    rng = np.random.default_rng()
+    table = None if trained else SymbolTable([b"ab", b"abc", b"x"])
+    for _ in range(12):
+        n = int(rng.integers(3, 5000))
+        col = _random_column(rng, n, [pa.binary(), pa.large_string()][int(rng.integers(2))], 0)
+        plain = fsstgpu.decompress_device(fsstgpu.compress(col))
+        offsets = plain.offsets.astype(cp.int64)
+        k = int(rng.integers(1, n))
+        offsets[k] = int(rng.choice([2**40, -(2**40), -1, int(offsets[k + 1]) + 1,
+                                     int(offsets[-1]) + 7]))
+        if int(offsets[k]) <= int(offsets[k + 1]) and int(offsets[k]) >= int(offsets[k - 1]):
+            continue
+        bad = fsstgpu.DeviceStringArray(col.type, n, offsets, plain.data, plain.validity,
+                                        plain.null_count)
+        with pytest.raises(fsstgpu.CorruptDataError, match="offsets lie outside"):
+            fsstgpu.compress_device(bad, table, fill=POISON)
+
+
+@pytest.mark.gpu
+def test_gpu_check_finds_lengths_most_and_bytes():
+    """launch_check against NumPy on fresh random columns with nulls: each string's length (0
+    for nulls), the most and the sum of the valid ones, nothing flagged for sound UTF-8."""
+    import cupy as cp
+
+    from fsstgpu.kernels.fsst_encode import check_results, launch_check
+
+    rng = np.random.default_rng()
+    for _ in range(8):
+        col = _random_column(rng, int(rng.integers(1, 40_000)), pa.large_string(), 0.01)
+        offsets = np.frombuffer(col.buffers()[1], np.int64)[: len(col) + 1]
+        data = bytes(col.buffers()[2])
+        valid = np.asarray(col.is_valid())
+        want = np.where(valid, np.diff(offsets), 0)
+        d_valid = cp.asarray(np.frombuffer(col.buffers()[0], np.uint8)) \
+            if col.null_count else None
+        lengths, status = launch_check(cp.asarray(np.frombuffer(data, np.uint8)),
+                                       cp.asarray(offsets), d_valid,
+                                       text_span=(0, int(offsets[-1])))
+        assert lengths.get().tolist() == want.tolist()
+        assert check_results(status.get()) == (False, int(want.max()), int(want.sum()), False)
+
+
+@pytest.mark.gpu
+def test_gpu_encode_device_strings_from_inside_their_data():
+    """Device text whose offsets start past the data's start, at an odd byte, with bytes
+    that are not UTF-8 before and after the strings: the strings' own bytes encoded, equal to
+    the CPU encoder's."""
+    import cupy as cp
+
+    rng = np.random.default_rng()
+    col = _random_column(rng, 3000, pa.large_string(), 0.01)
+    offsets = np.frombuffer(col.buffers()[1], np.int64)[: len(col) + 1]
+    lead = 1 + int(rng.integers(0, 7)) + 8 * int(rng.integers(0, 3))
+    raw = b"\xff" * lead + bytes(col.buffers()[2])[: int(offsets[-1])] + b"\xfe\xff"
+    validity = None if not col.null_count else \
+        cp.asarray(np.frombuffer(col.buffers()[0], np.uint8))
+    dev = fsstgpu.DeviceStringArray(col.type, len(col), cp.asarray(offsets + lead),
+                                    cp.asarray(np.frombuffer(raw, np.uint8)), validity,
+                                    col.null_count)
+    table = fsstgpu.train(col)
+    _same(fsstgpu.compress_device(dev, table, fill=POISON), fsstgpu.compress(col, table=table))
+    trained = fsstgpu.compress_device(dev)  # (the sample gathered from the strings' bytes)
+    _same(trained, fsstgpu.compress(col, table=trained.encoded["tables"][0]))
+
+
+@pytest.mark.gpu
 def test_codec_encodes_on_the_device_and_decompress_takes_the_result():
     """Codec.encode_device / decode_device on a list, and fsstgpu.decompress of a device
     result on either device, each equal to the input and to the CPU encoder's column."""

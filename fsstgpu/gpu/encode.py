@@ -3,9 +3,11 @@ the CPU, into a compressed column that stays on the GPU.
 
 :func:`compress_device` takes device strings (a :class:`~fsstgpu.DeviceStringArray`) or a host
 column, checks them on the device (offsets inside the data and in order, UTF-8 for text
-types), encodes them with :mod:`fsstgpu.kernels.fsst_encode` (greedy longest match: byte for
-byte the codes of ``fsstgpu.compress(column, table=table)``) and plans the split points where
-the codes are (:mod:`fsstgpu.gpu.encoded`): a
+types: one pass, :func:`fsstgpu.kernels.fsst_encode.launch_check`, whose results come back in
+the encode's first wait, so a call with a table waits three times: the strings' ends, the
+codes' size, the split rows), encodes them with :mod:`fsstgpu.kernels.fsst_encode` (greedy
+longest match: byte for byte the codes of ``fsstgpu.compress(column, table=table)``) and plans
+the split points where the codes are (:mod:`fsstgpu.gpu.encoded`): a
 :class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` that
 :func:`fsstgpu.decompress_device` decodes and whose ``to_host()`` is the CPU encoder's column.
 The table is the caller's, or trained on the CPU from a sample of whole strings spread over the
@@ -32,9 +34,13 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.encoded import device_column
 from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.inputs import as_string_column
-from fsstgpu.kernels.encode_chunks import valid_lengths
-from fsstgpu.kernels.fsst_decode import launch_check_utf8
-from fsstgpu.kernels.fsst_encode import encode_on_device, first_invalid_utf8
+from fsstgpu.kernels.fsst_encode import (
+    CheckResults,
+    check_results,
+    encode_on_device,
+    first_invalid_utf8,
+    launch_check,
+)
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
@@ -95,34 +101,49 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     cp = get_cupy()
     with on_stream(stream):
         type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
-        span = None if checked else _check(cp, n, data, offsets, validity)
-        lengths = valid_lengths(cp, offsets, validity)  # for the checks, sample, chunks, splits
-        if span is not None and is_text(type_):
-            _check_text(cp, type_, data, offsets, validity, lengths, *span)
+        # one pass checks the strings (unless from the host) and finds their lengths, most and
+        # total bytes; its results come back in the encode's first wait, where a table is given
+        # (BENCHMARKS.md section 57): the encode's first kernel leaves on offsets out of bounds
+        text_span = None if checked or not is_text(type_) else (0, int(data.size))
+        lengths, status = launch_check(data, offsets, validity, text_span=text_span)
+        results = []  # the check's, once back (CorruptDataError where the strings fail it)
+
+        def read_back(values):
+            results.append(_checked(type_, data, offsets, validity, check_results(values)))
+
+        if table is None or not n:  # the sample is gathered by the offsets: checked first
+            read_back(status.get())
         if table is None:
-            table = _trained(cp, data, offsets, lengths, target)
-        codes, code_offsets, cuts = encode_on_device(table, data, offsets, validity,
-                                                     stream=stream, fill=fill, padded=True,
-                                                     cut_size=split_size, lengths=lengths)
+            table = _trained(cp, data, offsets, lengths, target, results[0].valid_bytes)
+        codes, code_offsets, cuts = encode_on_device(
+            table, data, offsets, validity, stream=stream, fill=fill, padded=True,
+            cut_size=split_size, lengths=lengths, status=status,
+            on_status=None if results else read_back)
+        results = results[0]
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
-                             validity, null_count, chunks, split_size, cuts)
+                             validity, null_count, chunks, split_size, cuts,
+                             total=results.valid_bytes, most=results.most)
 
 
 def _on_device(cp, strings):
     """(type, n, data, int64 offsets from 0, validity or None, null count, chunk lengths,
-    checked) of ``strings`` on the device, data 8-byte aligned; ``checked``: a host column,
-    whose offsets and UTF-8 :func:`fsstgpu.arrow_layout.from_arrow` checked before its upload
-    (device strings get :func:`_check`)."""
+    checked) of ``strings`` on the device, data 8-byte aligned and starting at the first
+    string; ``checked``: a host column, whose offsets and UTF-8
+    :func:`fsstgpu.arrow_layout.from_arrow` checked before its upload (device strings get
+    :func:`fsstgpu.kernels.fsst_encode.launch_check`; their first and last offsets are read
+    here, one wait)."""
     if isinstance(strings, DeviceStringArray):
         strings.check_buffers()  # the kernels read data and validity by pointer
         n = strings.length
-        offsets = strings.offsets.astype(cp.int64)
-        base = int(offsets[0]) if n else 0
-        if not 0 <= base <= int(strings.data.size):
+        lo = hi = 0
+        if n:
+            ends = cp.concatenate((strings.offsets[:1], strings.offsets[n:]))
+            lo, hi = (int(v) for v in ends.get())
+        if not 0 <= lo <= hi <= int(strings.data.size):
             raise CorruptDataError("the device strings' offsets lie outside their data or "
                                    "decrease")
-        offsets = offsets - base
-        data = strings.data[base:]
+        offsets = cp.subtract(strings.offsets, lo, dtype=cp.int64)
+        data = strings.data[lo:hi]
         if data.data.ptr % 8:  # the kernel's aligned loads
             data = data.copy()
         return (strings.type, n, data, offsets, strings.validity, strings.null_count,
@@ -135,57 +156,25 @@ def _on_device(cp, strings):
             plain.null_count, plain.chunk_lengths, True)
 
 
-def _check(cp, n, data, offsets, validity) -> tuple[int, int]:
-    """Device input is outside data: every check a CPU column gets (check_arrow),
-    before any kernel reads by the offsets (UTF-8: :func:`_check_text`). Returns the strings'
-    bytes ``[lo, hi)``."""
-    if int(offsets.shape[0]) != n + 1:
-        raise CorruptDataError(f"{int(offsets.shape[0])} offsets for {n} strings")
-    if validity is not None and int(validity.size) < (n + 7) // 8:
-        raise CorruptDataError(f"a validity bitmap of {int(validity.size)} bytes for {n} "
-                               "strings")
-    if not n:
-        return 0, 0
-    bad = cp.stack([offsets[0] < 0, offsets[-1] > data.size,
-                    cp.any(offsets[1:] < offsets[:-1]), offsets[0], offsets[-1]])
-    first, past, decreasing, lo, hi = (int(b) for b in bad.get())
-    if first or past or decreasing:
+def _checked(type_, data, offsets, validity, results: CheckResults) -> CheckResults:
+    """``results`` where the strings passed, else CorruptDataError: offsets outside the data
+    or decreasing, or the first valid string that is not UTF-8 (named by the check string by
+    string, slow for long strings, where the stream check failed)."""
+    if results.out_of_bounds:
         raise CorruptDataError("the device strings' offsets lie outside their data or decrease")
-    return lo, hi
-
-
-def _check_text(cp, type_, data, offsets, validity, lengths, lo: int, hi: int) -> None:
-    """CorruptDataError naming the first valid string that is not UTF-8, if any."""
-    if not _text_streams_ok(cp, data, offsets, lengths, lo, hi):
+    if results.maybe_not_utf8:
         bad = first_invalid_utf8(data, offsets, validity)
         if bad >= 0:
             raise CorruptDataError(f"string {bad} of a {type_} column is not UTF-8")
+    return results
 
 
-def _text_streams_ok(cp, data, offsets, lengths, lo: int, hi: int) -> bool:
-    """Whether every valid string is UTF-8, checked at the device's pace: the bytes
-    ``[lo, hi)`` as one stream (:func:`~fsstgpu.kernels.fsst_decode.launch_check_utf8`, 16
-    bytes a thread) and no valid non-empty string starting or ending inside a character. False
-    can also mean a null string's bytes are not UTF-8: then the check string by string decides
-    (one thread a string, slow for long strings)."""
-    if hi <= lo:
-        return True
-    err = cp.zeros(1, cp.int32)
-    launch_check_utf8(data, [(lo, hi, 0)], err)
-    starts, ends = offsets[:-1], offsets[1:]
-    nonempty = lengths > 0  # (0 for nulls)
-    last = max(int(data.size) - 1, 0)
-    inside = (data[cp.minimum(starts, last)] & 0xC0) == 0x80
-    inside |= (ends < hi) & ((data[cp.minimum(ends, last)] & 0xC0) == 0x80)
-    return not bool(cp.stack([err[0] != 0, cp.any(nonempty & inside)]).any())
-
-
-def _trained(cp, data, offsets, lengths, target: int) -> SymbolTable:
+def _trained(cp, data, offsets, lengths, target: int, total: int) -> SymbolTable:
     """A table trained on the CPU from whole strings of the device column (its device
-    ``offsets`` and ``lengths``, 0 for nulls) spread over it (:func:`_sample_picks`,
-    :func:`_sample_layout`): the candidates' starts and lengths and the sample's bytes come
-    back, nothing per string; ``target``: the sample's bytes."""
-    picked = _sample_picks(cp, lengths, target)
+    ``offsets`` and ``lengths``, 0 for nulls, ``total`` bytes of them) spread over it
+    (:func:`_sample_picks`, :func:`_sample_layout`): the candidates' starts and lengths and the
+    sample's bytes come back, nothing per string; ``target``: the sample's bytes."""
+    picked = _sample_picks(cp, lengths, target, total)
     index, sample_offsets = _sample_layout(offsets[picked].get(), lengths[picked].get(), target)
     if len(sample_offsets) == 1:
         return train([b""])
@@ -193,11 +182,11 @@ def _trained(cp, data, offsets, lengths, target: int) -> SymbolTable:
     return train((sample, sample_offsets), sample_bytes=target)
 
 
-def _sample_picks(xp, lengths, target: int):
+def _sample_picks(xp, lengths, target: int, total: int | None = None):
     """The candidates of a training sample (``xp``: NumPy or CuPy, as ``lengths``): every
     non-empty string when they all fit ``target`` bytes, else every k-th string from the first
-    (k = total bytes // target)."""
-    total = int(lengths.sum())
+    (k = ``total`` bytes, their sum where not given, // target)."""
+    total = int(lengths.sum()) if total is None else total
     if total <= target:
         return xp.flatnonzero(lengths)
     return xp.arange(0, len(lengths), max(1, total // target))

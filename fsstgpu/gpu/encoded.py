@@ -42,7 +42,8 @@ _HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
 
 
 def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, lengths, validity,
-                  null_count: int, chunk_lengths, split_size: int, cuts=None):
+                  null_count: int, chunk_lengths, split_size: int, cuts=None, *,
+                  total: int | None = None, most: int | None = None):
     """The DeviceCompressedStringArray of ``n`` strings encoded on the device with ``table``.
 
     ``codes`` (uint8, ``code_offsets[-1]`` of them, in an allocation of at least
@@ -52,7 +53,8 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     ``validity`` (uint8 bitmap or None) the strings'. The result keeps ``code_offsets`` for
     ``to_host()``. ``cuts``: the encoder's cuts every ``split_size`` bytes inside the long
     strings (``encode_on_device(..., cut_size=split_size)``), or None to find them here (the
-    long strings' codes walked on the host).
+    long strings' codes walked on the host). ``total`` and ``most``: the valid strings' bytes
+    and the most of one, where the caller has them (each a wait otherwise).
 
     Examples
     --------
@@ -75,7 +77,8 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
         out_offsets = cp.zeros(n + 1, cp.int64)
         cp.cumsum(lengths, out=out_offsets[1:])
     ncodes = int(codes.size)
-    total = int(out_offsets[-1]) if n else 0
+    if total is None:
+        total = int(out_offsets[-1]) if n else 0
     on_device = False  # the split points planned on the device (one block, no cut)
     if ncodes:
         rows = rule2_rows(out_offsets, split_size, xp=cp, total=total).astype(cp.int64)
@@ -103,7 +106,8 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
         split_table = np.zeros(0, np.uint16)
     layout = DeviceLayout(
         type_, n, null_count, chunk_lengths, total=total, ncodes=ncodes,
-        nsplits=len(split_table), lengths_dtype=narrowest(int(lengths.max()) if n else 0),
+        nsplits=len(split_table),
+        lengths_dtype=narrowest(most if most is not None else int(lengths.max()) if n else 0),
         validity_bytes=0 if validity is None else int(validity.size))
     meta = cp.empty(layout.meta_nbytes, cp.uint8)
     tab_sym, tab_len = pack_tables([table])
