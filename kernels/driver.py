@@ -34,6 +34,8 @@ __all__ = ["Launch", "Replay", "alloc_host_mapped", "check_result", "driver", "e
 
 _PTR = ctypes.c_void_p
 _U64 = ctypes.c_uint64
+#: the most blocks of a one-dimensional grid (gridDim.x) and threads of a block
+MAX_GRID, MAX_BLOCK = 2**31 - 1, 1024
 
 
 @functools.cache
@@ -217,7 +219,12 @@ class Launch:
         # a RawModule's RawKernel holds the driver's Function as .kernel (for this device)
         self.handle = 0 if function is None else getattr(function, "kernel", function).ptr
         self.grid, self.block = int(grid), int(block)
-        self.cells = [ctype(value) for ctype, value in args]
+        # cuLaunchKernel takes unsigned ints, which ctypes wraps without a word: a grid of
+        # 2**32 + 5 blocks launched 5 and left the rest of the output unwritten
+        if not 0 <= self.grid <= MAX_GRID or not 0 <= self.block <= MAX_BLOCK:
+            raise ValueError(f"a launch of {self.grid} blocks of {self.block} threads: at most "
+                             f"{MAX_GRID} blocks of {MAX_BLOCK}")
+        self.cells = [_cell(ctype, value) for ctype, value in args]
         self.changed = True
         self.params = (_PTR * max(len(self.cells), 1))(
             *[ctypes.addressof(c) for c in self.cells])
@@ -237,6 +244,15 @@ class Launch:
         code = driver().cuLaunchKernel(self.handle, self.grid, 1, 1, self.block, 1, 1,
                                        self.shared, stream_ptr, self.params, None)
         check_result(code, "cuLaunchKernel")
+
+
+def _cell(ctype, value):
+    """``ctype(value)``, refused where the value does not fit (ctypes wraps integers silently:
+    a size past 2**63 reached a kernel as a negative one)."""
+    cell = ctype(value)
+    if (cell.value or 0) != (value or 0):   # (a null c_void_p reads None)
+        raise ValueError(f"kernel argument {value} does not fit {ctype.__name__}")
+    return cell
 
 
 _kept_lock = threading.Lock()
