@@ -28,7 +28,7 @@ import numpy as np
 
 from fsstgpu.device import array_device, get_cupy
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.kernels.driver import launch_kept
+from fsstgpu.kernels.driver import MAX_GRID, launch_kept
 from fsstgpu.kernels.loader import get_function
 from fsstgpu.limits import whole_number
 
@@ -248,21 +248,36 @@ def _run(name: str, grid: int, nt: int, src, dst, sizes: tuple, stream_ptr: int)
 
 
 def _launch_blocks(src, dst, n, e, b, inverse, stream_ptr) -> None:
-    """Every block (full, final partial, verbatim tail) through the per-block kernels."""
+    """Every block (full, final partial, verbatim tail) through the per-block kernels: a CUDA
+    block per chunk, so the full blocks go in runs of at most :data:`MAX_GRID` chunks (8-element
+    blocks of bytes: a 32 GiB array is 2**32 of them)."""
     nfull, mlast, tail = _geometry(n, b)
     nt = _NT[inverse][e]
     ch = 32 * nt
     cpb = -(-b // ch)
-    grid = nfull * cpb + -(-mlast // ch)
+    run = max(1, MAX_GRID // cpb)
+    done = 0
+    while nfull - done > run:
+        p = done * b * e
+        _blocks_kernel(src[p:], dst[p:], e, b, run, 0, cpb, nt, inverse, stream_ptr)
+        done += run
+    p = done * b * e
+    _blocks_kernel(src[p:], dst[p:], e, b, nfull - done, mlast, cpb, nt, inverse, stream_ptr)
+    if tail:
+        p = (n - tail) * e
+        dst[p:] = src[p:]
+
+
+def _blocks_kernel(src, dst, e, b, nfull, mlast, cpb, nt, inverse, stream_ptr) -> None:
+    """The per-block kernel over ``nfull`` full blocks and a final partial one of ``mlast``
+    elements at ``src`` / ``dst``."""
+    grid = nfull * cpb + -(-mlast // (32 * nt))
     if grid:
         vec16 = int(src.data.ptr % 16 == 0 and dst.data.ptr % 16 == 0 and (b * e) % 16 == 0)
         w4 = int((dst if not inverse else src).data.ptr % 4 == 0 and (b * e) % 4 == 0)
         _run(f"{'bitunshuffle' if inverse else 'bitshuffle'}_kernel<{e},{nt}>", grid, nt, src,
              dst, ((_I64, b), (_I64, nfull), (_I64, mlast), (_I64, cpb), (_I32, vec16),
                    (_I32, w4)), stream_ptr)
-    if tail:
-        p = (n - tail) * e
-        dst[p:] = src[p:]
 
 
 def _launch(src, dst, n, e, b, inverse, stream_ptr) -> None:

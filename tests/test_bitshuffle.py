@@ -268,3 +268,79 @@ def test_gpu_bitshuffle_unaligned_views():
                 assert np.array_equal(cp.asnumpy(bitunshuffle(x[:xs.nbytes], dtype)),
                                       bitunshuffle_cpu(cp.asnumpy(x[:xs.nbytes]), dtype)), \
                     (off, dtype, seed)
+
+
+class _FakeDevice:
+    """A device buffer's address and size only (slices move the address), for the launchers'
+    host-side geometry: nothing is read or written."""
+
+    def __init__(self, ptr: int, size: int):
+        self.data = type("Pointer", (), {"ptr": ptr})()
+        self.size = size
+
+    def __getitem__(self, key):
+        start = key.start or 0
+        return _FakeDevice(self.data.ptr + start, self.size - start)
+
+    def __setitem__(self, key, value):
+        pass   # the verbatim tail's copy
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize(("e", "block", "n"), [
+    (1, 8, 2**35 + 45),            # 2**32 + 5 full blocks of 8 bytes, 5 verbatim bytes
+    (1, 8, 8 * (2**31 - 1) + 3),   # exactly the largest grid, then a verbatim tail
+    (1, 16, 2**36 + 24),           # a final partial block too
+    (2, 8, 2**35 + 8)])
+def test_per_block_kernels_never_launch_more_blocks_than_a_grid_holds(monkeypatch, inverse, e,
+                                                                      block, n):
+    """Blocks of fewer elements than a CUDA block's chunk take one CUDA block each: a 32 GiB
+    array of bytes in 8-element blocks was one grid of 2**32 + 5 blocks, which the driver's
+    unsigned int took as 5 (the rest of the output never written). Every launch now fits a grid,
+    and the launches together cover every block once, in order."""
+    launches = []
+    monkeypatch.setattr(bitshuffle_module, "_run", lambda name, grid, nt, src, dst, sizes, sp:
+                        launches.append((grid, src.data.ptr, dst.data.ptr,
+                                         [v for _, v in sizes])))
+    src, dst = _FakeDevice(0, n * e), _FakeDevice(2**44, n * e)
+    bitshuffle_module._launch(src, dst, n, e, block, inverse, 0)
+    nfull, mlast, _ = bitshuffle_module._geometry(n, block)
+    at = 0   # the next full block
+    for k, (grid, sp, dp, (b, full, last, cpb, _, _)) in enumerate(launches):
+        assert 0 < grid <= 2**31 - 1
+        assert (b, sp, dp - 2**44) == (block, at * block * e, at * block * e)
+        assert grid == full * cpb + (1 if last else 0)
+        assert last == (mlast if k == len(launches) - 1 else 0)
+        at += full
+    assert at == nfull
+
+
+@pytest.mark.gpu
+def test_gpu_bitshuffle_of_more_blocks_than_a_grid_holds():
+    """32 GiB of bytes in 8-byte blocks (2**32 + 5 of them): the head and the tail of both
+    directions against the twin (the middle is whatever the pool held; every byte of it is
+    shuffled the same way). Skipped where the device lacks the memory for input and output."""
+    import cupy as cp
+
+    if MAX_ELEMENTS is not None:
+        pytest.skip("FSSTGPU_GPU_TEST_MAX_ELEMENTS is set")
+    n, edge = 2**35 + 45, 1 << 20
+    cp.get_default_memory_pool().free_all_blocks()   # (earlier tests' cached blocks)
+    if cp.cuda.runtime.memGetInfo()[0] < 2 * n + (1 << 30):
+        pytest.skip("needs 65 GiB of free device memory")
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    head = rng.integers(0, 256, edge, dtype=np.uint8)
+    tail = rng.integers(0, 256, edge + 5, dtype=np.uint8)   # from a block boundary
+    x = cp.empty(n, cp.uint8)
+    x[:edge] = cp.asarray(head)
+    x[n - tail.size:] = cp.asarray(tail)
+    got = bitshuffle(x, 8)
+    x.fill(0xAB)   # the unshuffle's output takes this memory: unwritten bytes show
+    del x
+    assert np.array_equal(cp.asnumpy(got[:edge]), bitshuffle_cpu(head, 8)), seed
+    assert np.array_equal(cp.asnumpy(got[n - tail.size:]), bitshuffle_cpu(tail, 8)), seed
+    back = bitunshuffle(got, np.uint8, 8)
+    del got
+    assert np.array_equal(cp.asnumpy(back[:edge]), head), seed
+    assert np.array_equal(cp.asnumpy(back[n - tail.size:]), tail), seed
