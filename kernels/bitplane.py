@@ -228,7 +228,9 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True
 def _device_buffer(cp, buf, what: str):
     if buf.dtype != cp.uint8 or buf.ndim != 1:
         raise TypeError(f"{what} needs a 1-D uint8 buffer, not {buf.dtype} {buf.shape}")
-    return buf.copy() if buf.data.ptr % 16 else buf     # the kernels read 16-byte words
+    # the kernels read buf.size bytes from its address in 16-byte words: a strided view was
+    # read as the bytes under it (a reversed one, [::-1], past its allocation)
+    return buf.copy() if buf.data.ptr % 16 or not buf.flags.c_contiguous else buf
 
 
 def _gpu_header(cp, buf, stream, count, dtype):
@@ -397,6 +399,9 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
             view[:] = cp.asarray(host.view(np.uint8))
             return view.view(otype)
         flags_given = err is not None
+        if flags_given and (err.dtype != cp.int32 or err.size < 1):
+            # the kernel ORs 4 bytes at its address
+            raise TypeError(f"err must be an int32 device array, not {err.dtype} {err.shape}")
         if not flags_given:
             err = cp.empty(1, dtype=cp.int32)
             memset_d8(err.data.ptr, 0, 4, stream.ptr)

@@ -455,3 +455,63 @@ def test_planes_to_values_matches_bit_by_bit(width):
             want[g] |= bits.astype(np.uint64) << np.uint64(b)
     got = _planes_to_values(words, begins, counts, ut)
     assert got.dtype == ut and np.array_equal(got.astype(np.uint64), want)
+
+
+class _StridedDevice:
+    """What ``_device_buffer`` sees of a strided 1-D uint8 device view at an aligned address."""
+
+    dtype, ndim, shape, size = np.dtype(np.uint8), 1, (64,), 64
+    flags = type("Flags", (), {"c_contiguous": False})()
+    data = type("Pointer", (), {"ptr": 4096})()
+
+    def copy(self):
+        return "contiguous copy"
+
+
+def test_device_buffers_the_kernels_read_whole_are_contiguous():
+    """The unpack kernels read ``buf.size`` bytes from the buffer's address: a strided view
+    (``buf[::2]``) was read as the bytes under it, a reversed one (``buf[::-1]``) past its
+    allocation. Such a view is now copied first (host metadata only: no GPU needed)."""
+    from fsstgpu.kernels.bitplane import _device_buffer
+
+    assert _device_buffer(np, _StridedDevice(), "bitplane_unpack") == "contiguous copy"
+
+
+@pytest.mark.gpu
+def test_gpu_unpack_strided_and_reversed_views():
+    """A packed buffer held by a strided or reversed view decodes as its contiguous copy does
+    (both decoders, with the header read back and with ``count``/``dtype``), and the output is
+    never read from the memory under the view."""
+    import cupy as cp
+
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 300, 70_001).astype(np.uint16)
+    buf = bitplane_pack_cpu(lengths)
+    offsets = bitplane_unpack_offsets_cpu(buf)
+    spaced = cp.full(2 * buf.size, 0xAB, cp.uint8)
+    spaced[::2] = cp.asarray(buf)
+    reversed_ = cp.asarray(buf[::-1].copy())[::-1]
+    for what, view in (("strided", spaced[::2]), ("reversed", reversed_)):
+        assert not view.flags.c_contiguous and np.array_equal(cp.asnumpy(view), buf)
+        for given in ({}, {"count": lengths.size, "dtype": lengths.dtype}):
+            _poison_pool(cp)
+            got = bitplane_unpack(view, **given)
+            assert np.array_equal(cp.asnumpy(got), lengths), (what, given, seed)
+            got = bitplane_unpack_offsets(view, **given)
+            assert np.array_equal(cp.asnumpy(got), offsets), (what, given, seed)
+
+
+@pytest.mark.gpu
+def test_gpu_offsets_err_flag_must_be_int32():
+    """``err`` gets 4 bytes ORed at its address: a narrower array (uint8) had 3 bytes past it
+    written; it is refused, as an empty one is."""
+    import cupy as cp
+
+    buf = cp.asarray(bitplane_pack_cpu(np.arange(100, dtype=np.uint32)))
+    for bad in (cp.zeros(1, cp.uint8), cp.zeros(1, cp.int16), cp.zeros(0, cp.int32)):
+        with pytest.raises(TypeError):
+            bitplane_unpack_offsets(buf, count=100, dtype=np.uint32, check=False, err=bad)
+    err = cp.zeros(1, cp.int32)
+    got = bitplane_unpack_offsets(buf, count=100, dtype=np.uint32, check=False, err=err)
+    assert int(err[0]) == 0 and int(got[-1]) == sum(range(100))
