@@ -210,6 +210,24 @@ def _device_plan(plan: ChunkPlan):
     return _DEVICE_PLANS[key]
 
 
+def _check_flat(flat, a: int, g: int, b: int, what: str) -> None:
+    """ValueError unless ``flat`` holds the (a*g) x (b*g) matrix as the kernels read it: 1-D,
+    C-contiguous, exactly ``a*g*b*g`` elements of a size they move, fewer than 2**31 chunks
+    (their 32-bit chunk indices); the kernels write by address and these sizes alone."""
+    if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1
+           for v in (a, g, b)):
+        raise ValueError(f"{what}: a, g and b must be positive integers, not {(a, g, b)}")
+    if a * g * b >= 2**31:
+        raise ValueError(f"{what}: {a * g * b} chunks; at most 2**31 - 1")
+    if flat.ndim != 1 or not flat.flags.c_contiguous:
+        raise ValueError(f"{what} needs a 1-D C-contiguous array, not shape {flat.shape}")
+    if flat.dtype.itemsize not in ELEMENT_SIZES or flat.dtype.hasobject:
+        raise ValueError(f"{what} moves elements of {ELEMENT_SIZES} bytes, not {flat.dtype}")
+    if flat.size != a * g * b * g:
+        raise ValueError(f"{what}: an ({a}*{g}) x ({b}*{g}) matrix is {a * g * b * g} elements, "
+                         f"the array holds {flat.size}")
+
+
 def permute_chunks(flat, a: int, g: int, b: int) -> None:
     """Step 2 on the device: chunk ``(J*g + x)*a + I`` of ``flat`` <- chunk ``(I*g + x)*b + J``.
 
@@ -227,8 +245,11 @@ def permute_chunks(flat, a: int, g: int, b: int) -> None:
     >>> x = cp.arange(6 * 256, dtype=cp.float32)  # doctest: +SKIP
     >>> permute_chunks(x, 1, 256, 3)  # a 256 x 3 transpose of 1 KiB chunks  # doctest: +SKIP
     """
+    _check_flat(flat, a, g, b, "permute_chunks")
     cupy = get_cupy()
     es = flat.dtype.itemsize
+    if flat.data.ptr % es:
+        raise ValueError(f"permute_chunks needs memory aligned to its {es}-byte elements")
     chunk = g * es
     width = next(w for w in WORD_SIZES if chunk % w == 0 and flat.data.ptr % w == 0)
     wpc = chunk // width
@@ -268,7 +289,10 @@ def square_blocks(flat, a: int, g: int, b: int) -> None:
     >>> x = cp.arange(2 * 3 * 256 * 256, dtype=cp.float32)  # doctest: +SKIP
     >>> square_blocks(x, 2, 256, 3)  # doctest: +SKIP
     """
+    _check_flat(flat, a, g, b, "square_blocks")
     es = flat.dtype.itemsize
+    if flat.data.ptr % es:
+        raise ValueError(f"square_blocks needs memory aligned to its {es}-byte elements")
     v = SQUARE_V[es]
     if g % v or flat.data.ptr % (v * es):
         v = 1

@@ -554,3 +554,25 @@ def test_gpu_inplace_blocks_long_cycles_and_bench_shapes(cp):
         _check_inplace(cp, _random((rows, cols), np.float32, seed + i), seed)
     for i, shape in enumerate([(2048, 8192), (8192, 2048), (1251, 13409), (13409, 1251)]):
         _check_inplace(cp, _random(shape, np.float32, seed + i), seed)
+
+
+@pytest.mark.parametrize("step", [tin.permute_chunks, tin.square_blocks])
+@pytest.mark.parametrize(("make", "abg"), [
+    (lambda: np.zeros(2 * 3 * 256 * 256 - 1, np.float32), (2, 256, 3)),   # one element short
+    (lambda: np.zeros(2 * 3 * 256 * 256 + 8, np.float32), (2, 256, 3)),   # too long
+    (lambda: np.zeros(2 * 2 * 3 * 256 * 256, np.float32)[::2], (2, 256, 3)),   # strided
+    (lambda: np.zeros(2 * 3 * 256 * 256, np.float32)[::-1], (2, 256, 3)),      # reversed
+    (lambda: np.zeros((2 * 256, 3 * 256), np.float32), (2, 256, 3)),           # 2-D
+    (lambda: np.zeros(2 * 3 * 256 * 256, "V3"), (2, 256, 3)),                  # 3-byte elements
+    (lambda: np.zeros(0, np.float32), (0, 256, 3)),
+    (lambda: np.zeros(2 * 3 * 256 * 256, np.float32), (2.0, 256, 3)),
+    (lambda: np.zeros(2 * 3 * 256 * 256, np.float32), (True, 256, 3)),
+    (lambda: np.zeros(1, np.float32), (2**16, 2**15, 1)),                     # 2**31 chunks
+])
+def test_block_steps_refuse_arrays_their_kernels_would_overrun(step, make, abg):
+    """The block path's public steps write a*g*b*g elements from the array's address and index
+    chunks with 32 bits: a short, strided, reversed or N-D array, or a shape of 2**31 chunks, was
+    written past its memory (or over the wrong bytes). Refused on the host, before any device
+    work (no GPU needed)."""
+    with pytest.raises(ValueError):
+        step(make(), *abg)
