@@ -365,6 +365,15 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     steps = plan(x.nbytes, k * x.dtype.itemsize)
     if not steps:
         return x
+    # on x's device, whichever is current: the kernels (and their scratch) ran on the current
+    # one, addressing another device's memory (an illegal address where peers cannot reach it)
+    with cp.cuda.Device(x.device.id):
+        _rotate_steps(cp, x, steps, stream, check, timeout)
+    return x
+
+
+def _rotate_steps(cp, x, steps, stream, check: bool, timeout: float) -> None:
+    """The passes of ``steps`` on ``x`` (on the current device, x's)."""
     stream = stream or cp.cuda.get_current_stream()
     # One allocation holds the flag ring + ticket counter (zeroed before every pass), the error
     # flag (zeroed before the first; set by a wait that timed out) and the saved bytes.  A pass is
@@ -386,7 +395,6 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     if check and read_int32s(err, 1, stream.ptr)[0]:
         raise DeviceError(f"rotate: a wait timed out after {timeout:g} s "
                           "(kernel aborted; the array is garbage)")
-    return x
 
 
 @functools.cache

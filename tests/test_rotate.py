@@ -354,3 +354,24 @@ def test_gpu_rotate_wait_timeout_raises(k):
     except DeviceError:
         return
     assert np.array_equal(cp.asnumpy(x), np.roll(x0, -k)), (k, seed)
+
+
+@pytest.mark.gpu
+def test_gpu_rotate_runs_on_the_arrays_device():
+    """An array on another device than the current one: the kernels and their scratch ran on
+    the current device, addressing the other's memory (an illegal address without peer
+    access, a sticky error that ends the process's CUDA). They now run on the array's device.
+    Skipped with fewer than two GPUs."""
+    import cupy as cp
+
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    seed = _seed()
+    host = np.random.default_rng(seed).integers(0, 256, 3_000_017, dtype=np.uint8)
+    for k in (1, 70_001, 1_000_003):
+        with cp.cuda.Device(1):
+            x = cp.asarray(host)
+        with cp.cuda.Device(0):
+            assert rotate(x, k) is x
+        with cp.cuda.Device(1):
+            assert np.array_equal(cp.asnumpy(x), np.roll(host, -k)), (k, seed)
