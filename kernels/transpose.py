@@ -498,6 +498,8 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None, smem_limit: in
             out = cupy.empty(shape, dtype=x.dtype)
         else:
             _check_out(out, x, shape, cupy.ndarray, cupy.may_share_memory)
+            if out.device.id != x.device.id:   # the kernel runs on x's device
+                raise ValueError(f"out is on device {out.device.id}, x on {x.device.id}")
         if out.size:
             _check_aligned(src, out)
             _tiles(src, out, batch, rows, cols)

@@ -576,3 +576,20 @@ def test_block_steps_refuse_arrays_their_kernels_would_overrun(step, make, abg):
     work (no GPU needed)."""
     with pytest.raises(ValueError):
         step(make(), *abg)
+
+
+@pytest.mark.gpu
+def test_gpu_out_on_another_device_is_refused():
+    """The kernel runs on x's device: an ``out`` on another one was written through an address
+    of that device (an illegal address without peer access). Refused. Skipped with fewer than
+    two GPUs."""
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    with cupy.cuda.Device(0):
+        x = cupy.arange(64 * 48, dtype=cupy.float32).reshape(64, 48)
+    with cupy.cuda.Device(1):
+        out = cupy.empty((48, 64), dtype=cupy.float32)
+    with pytest.raises(ValueError, match="device"):
+        transpose(x, out)
