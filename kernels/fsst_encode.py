@@ -183,7 +183,7 @@ def _fn(name: str):
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
                      lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0,
-                     lengths=None, status=None, on_status=None):
+                     lengths=None, status=None, on_status=None, also=None):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
@@ -205,7 +205,10 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     kernel reads its flag and leaves where they are out of bounds, and the status comes back
     with the encode's first wait, handed to ``on_status`` (a host int64 array, as
     :func:`check_results` reads it) before any other kernel reads by the offsets (it raises
-    there).
+    there). ``also``: a function of the code offsets (their sums before the long strings'
+    codes are added, final where the summary counts no long-string chunk) giving an int64
+    device array to bring back in the same copy, whose host copy is ``on_status``' second
+    argument.
 
     Examples
     --------
@@ -252,9 +255,13 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
         summary[2:3] = code_offsets[-1:]
-        values = summary.get()  # the one wait without long strings
+        if also is None:
+            values, extra = summary.get(), None  # the one wait without long strings
+        else:
+            both = cp.concatenate((summary, also(code_offsets))).get()
+            values, extra = both[: summary.size], both[summary.size :]
         if on_status is not None:
-            on_status(values)
+            on_status(values, extra)
         count, most, total = (int(v) for v in values[:3])
         plan = None
         if count:  # the long strings' chunks: their lengths and running sums

@@ -4,11 +4,11 @@ the CPU, into a compressed column that stays on the GPU.
 :func:`compress_device` takes device strings (a :class:`~fsstgpu.DeviceStringArray`) or a host
 column, checks them on the device (offsets inside the data and in order, UTF-8 for text
 types: one pass, :func:`fsstgpu.kernels.fsst_encode.launch_check`, whose results come back in
-the encode's first wait, so a call with a table waits three times: the strings' ends, the
-codes' size, the split rows), encodes them with :mod:`fsstgpu.kernels.fsst_encode` (greedy
-longest match: byte for byte the codes of ``fsstgpu.compress(column, table=table)``) and plans
-the split points where the codes are (:mod:`fsstgpu.gpu.encoded`): a
-:class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` that
+the encode's first wait, so a call with a table waits twice: the strings' ends, then the
+codes' size with the split rows' offsets where there are no nulls), encodes them with
+:mod:`fsstgpu.kernels.fsst_encode` (greedy longest match: byte for byte the codes of
+``fsstgpu.compress(column, table=table)``) and plans the split points where the codes are
+(:mod:`fsstgpu.gpu.encoded`): a :class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` that
 :func:`fsstgpu.decompress_device` decodes and whose ``to_host()`` is the CPU encoder's column.
 The table is the caller's, or trained on the CPU from a sample of whole strings spread over the
 column (copied back: at most ``sample_bytes``). One table, one block: the CPU's block planner
@@ -31,7 +31,7 @@ from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
-from fsstgpu.gpu.encoded import device_column
+from fsstgpu.gpu.encoded import device_column, prefetch_rows, rows_from
 from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.inputs import as_string_column
 from fsstgpu.kernels.fsst_encode import (
@@ -100,35 +100,42 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     resolve_device("gpu")
     cp = get_cupy()
     with on_stream(stream):
-        type_, n, data, offsets, validity, null_count, chunks, checked = _on_device(cp, strings)
+        type_, n, data, offsets, validity, null_count, chunks, checked, nbytes = \
+            _on_device(cp, strings)
         # one pass checks the strings (unless from the host) and finds their lengths, most and
         # total bytes; its results come back in the encode's first wait, where a table is given
         # (BENCHMARKS.md section 57): the encode's first kernel leaves on offsets out of bounds
-        text_span = None if checked or not is_text(type_) else (0, int(data.size))
+        text_span = None if checked or not is_text(type_) else (0, nbytes)
         lengths, status = launch_check(data, offsets, validity, text_span=text_span)
-        results = []  # the check's, once back (CorruptDataError where the strings fail it)
+        results, rows_back = [], []  # the check's (CorruptDataError where the strings fail)
 
-        def read_back(values):
+        def read_back(values, extra=None):
             results.append(_checked(type_, data, offsets, validity, check_results(values)))
+            if extra is not None and not values[0]:  # (no long strings: final code offsets)
+                rows_back.append(rows_from(extra))
 
         if table is None or not n:  # the sample is gathered by the offsets: checked first
             read_back(status.get())
         if table is None:
             table = _trained(cp, data, offsets, lengths, target, results[0].valid_bytes)
+        # without nulls the split rows are known before the encode (the bytes are the data's):
+        # their offsets come back in the encode's wait
+        also = None if validity is not None or not n else \
+            prefetch_rows(cp, offsets, split_size, nbytes)
         codes, code_offsets, cuts = encode_on_device(
             table, data, offsets, validity, stream=stream, fill=fill, padded=True,
             cut_size=split_size, lengths=lengths, status=status,
-            on_status=None if results else read_back)
-        results = results[0]
+            on_status=None if results else read_back, also=None if results else also)
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
                              validity, null_count, chunks, split_size, cuts,
-                             total=results.valid_bytes, most=results.most)
+                             total=results[0].valid_bytes, most=results[0].most,
+                             rows_back=rows_back[0] if rows_back else None)
 
 
 def _on_device(cp, strings):
     """(type, n, data, int64 offsets from 0, validity or None, null count, chunk lengths,
-    checked) of ``strings`` on the device, data 8-byte aligned and starting at the first
-    string; ``checked``: a host column, whose offsets and UTF-8
+    checked, the strings' bytes) of ``strings`` on the device, data 8-byte aligned and starting
+    at the first string; ``checked``: a host column, whose offsets and UTF-8
     :func:`fsstgpu.arrow_layout.from_arrow` checked before its upload (device strings get
     :func:`fsstgpu.kernels.fsst_encode.launch_check`; their first and last offsets are read
     here, one wait)."""
@@ -147,13 +154,13 @@ def _on_device(cp, strings):
         if data.data.ptr % 8:  # the kernel's aligned loads
             data = data.copy()
         return (strings.type, n, data, offsets, strings.validity, strings.null_count,
-                strings.chunk_lengths, False)
+                strings.chunk_lengths, False, hi - lo)
     plain = from_arrow(as_string_column(strings))
     data = cp.asarray(np.ascontiguousarray(plain.data)) if len(plain.data) else \
         cp.zeros(0, cp.uint8)
     validity = None if plain.validity is None else cp.asarray(plain.validity)
     return (plain.type, len(plain), data, cp.asarray(plain.offsets), validity,
-            plain.null_count, plain.chunk_lengths, True)
+            plain.null_count, plain.chunk_lengths, True, int(plain.offsets[-1]))
 
 
 def _checked(type_, data, offsets, validity, results: CheckResults) -> CheckResults:

@@ -26,7 +26,7 @@ from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import assemble_splits, one_block_starts, rule2_rows
 from fsstgpu.symbol_table import pack_tables
 
-__all__ = ["DEVICE_PLAN_ROWS", "device_column"]
+__all__ = ["DEVICE_PLAN_ROWS", "device_column", "prefetch_rows", "rows_from", "split_rows"]
 
 #: Rule 2's rows from which a column without long strings has its split points planned on the
 #: device (:func:`fsstgpu.splits.one_block_starts`); fewer come back to the host's merge, which
@@ -43,7 +43,7 @@ _HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
 
 def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, lengths, validity,
                   null_count: int, chunk_lengths, split_size: int, cuts=None, *,
-                  total: int | None = None, most: int | None = None):
+                  total: int | None = None, most: int | None = None, rows_back=None):
     """The DeviceCompressedStringArray of ``n`` strings encoded on the device with ``table``.
 
     ``codes`` (uint8, ``code_offsets[-1]`` of them, in an allocation of at least
@@ -54,7 +54,9 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     ``to_host()``. ``cuts``: the encoder's cuts every ``split_size`` bytes inside the long
     strings (``encode_on_device(..., cut_size=split_size)``), or None to find them here (the
     long strings' codes walked on the host). ``total`` and ``most``: the valid strings' bytes
-    and the most of one, where the caller has them (each a wait otherwise).
+    and the most of one, where the caller has them (each a wait otherwise). ``rows_back``:
+    :func:`split_rows`' rows and the code and output offsets there, brought back by the caller
+    (:func:`prefetch_rows`), for a column without cuts whose split points the host plans.
 
     Examples
     --------
@@ -80,9 +82,11 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     if total is None:
         total = int(out_offsets[-1]) if n else 0
     on_device = False  # the split points planned on the device (one block, no cut)
-    if ncodes:
-        rows = rule2_rows(out_offsets, split_size, xp=cp, total=total).astype(cp.int64)
-        row = cp.concatenate([cp.zeros(1, cp.int64), rows])
+    if ncodes and rows_back is not None and cuts is not None and not cuts[0].size:
+        split_codes, split_out, split_table = assemble_splits(
+            np.array([0, n], np.int64), *rows_back, (np.zeros(0, np.int64),) * 3, ncodes, total)
+    elif ncodes:
+        row = split_rows(cp, out_offsets, split_size, total)
         on_device = (cuts is not None and not cuts[0].size
                      and int(row.size) >= DEVICE_PLAN_ROWS)
         if on_device:
@@ -129,6 +133,41 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     dev.is_batch = False  # one column: its decode gives a DeviceStringArray, not a list
     dev.encoded = {"code_offsets": code_offsets, "tables": (table,), "split_size": split_size}
     return dev
+
+
+def split_rows(cp, out_offsets, split_size: int, total: int):
+    """The rows whose code and output offsets plan a one-block column's split points: 0, then
+    rule 2's (:func:`fsstgpu.splits.rule2_rows`), int64 on the device, without a wait."""
+    rows = rule2_rows(out_offsets, split_size, xp=cp, total=total)
+    row = cp.empty(int(rows.size) + 1, cp.int64)
+    row[:1] = 0
+    row[1:] = rows
+    return row
+
+
+def prefetch_rows(cp, out_offsets, split_size: int, total: int):
+    """For a column planned on the host (fewer than :data:`DEVICE_PLAN_ROWS` rows), a function
+    of the encode's ``code_offsets`` giving :func:`split_rows`' rows and the code and output
+    offsets there as one device array, read back with the encode's summary (no wait of their
+    own); :func:`rows_from` splits its host copy into ``device_column``'s ``rows_back``. None
+    for a column the device plans.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.gpu.encoded import rows_from
+    >>> [a.tolist() for a in rows_from(np.array([0, 2, 0, 5, 0, 6]))]
+    [[0, 2], [0, 5], [0, 6]]
+    """
+    if (total - 1) // split_size + 1 >= DEVICE_PLAN_ROWS:
+        return None
+    row = split_rows(cp, out_offsets, split_size, total)
+    return lambda code_offsets: cp.concatenate((row, code_offsets[row], out_offsets[row]))
+
+
+def rows_from(values: np.ndarray) -> tuple:
+    """:func:`prefetch_rows`' host copy as (rows, code offsets, output offsets)."""
+    return tuple(np.split(np.asarray(values, np.int64), 3))
 
 
 def _upload_sections(cp, layout: DeviceLayout, meta, arrays: dict, names) -> None:
