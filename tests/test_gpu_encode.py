@@ -132,7 +132,7 @@ def test_gpu_codes_equal_the_cpu_encoders(type_, monkeypatch):
 def test_gpu_split_rows_read_back_with_the_codes_size(type_):
     """Columns without nulls, whose split rows' offsets come back in the encode's wait (those
     of a column with long strings change after it and are planned again): host columns and
-    device strings, sliced, against the CPU encoder."""
+    device strings, sliced, with a table and trained, against the CPU encoder."""
     rng = np.random.default_rng()
     for round_ in range(8):
         col = _random_column(rng, int(rng.integers(1, 4000)), type_,
@@ -144,6 +144,9 @@ def test_gpu_split_rows_read_back_with_the_codes_size(type_):
         _same(fsstgpu.compress_device(col, table, fill=POISON, split_size=size), want)
         dev = fsstgpu.decompress_device(fsstgpu.compress(col))
         _same(fsstgpu.compress_device(dev, table, split_size=size), want)
+        trained = fsstgpu.compress_device(dev, split_size=size)  # (checked before the sample)
+        _same(trained, fsstgpu.compress(col, table=trained.encoded["tables"][0],
+                                        split_size=size))
 
 
 @pytest.mark.gpu

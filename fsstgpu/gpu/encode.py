@@ -110,7 +110,8 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         results, rows_back = [], []  # the check's (CorruptDataError where the strings fail)
 
         def read_back(values, extra=None):
-            results.append(_checked(type_, data, offsets, validity, check_results(values)))
+            if not results:
+                results.append(_checked(type_, data, offsets, validity, check_results(values)))
             if extra is not None and not values[0]:  # (no long strings: final code offsets)
                 rows_back.append(rows_from(extra))
 
@@ -125,7 +126,7 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
         codes, code_offsets, cuts = encode_on_device(
             table, data, offsets, validity, stream=stream, fill=fill, padded=True,
             cut_size=split_size, lengths=lengths, status=status,
-            on_status=None if results else read_back, also=None if results else also)
+            on_status=read_back, also=also)
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
                              validity, null_count, chunks, split_size, cuts,
                              total=results[0].valid_bytes, most=results[0].most,
