@@ -193,6 +193,12 @@ class _ReadPlan:
                               metadata=restored.metadata)
         self.schema = pa.schema([restored.field(n) for n in self.columns],
                                 metadata=restored.metadata)
+        if self.expression is not None:
+            # bound to the columns' types before any unit is read, as pyarrow binds it: a filter
+            # they cannot take (`in []` on a string) was otherwise an error only where a unit
+            # survived pruning (an IPC file), 0 rows where none did (a Parquet file)
+            _filtered(pa.table([pa.nulls(0, f.type) for f in self.full], schema=self.full),
+                      self.expression)
 
     def tables(self, device: str, *, whole: bool = False):
         """Yield each unit read, as a Table of :attr:`schema`; ``whole``: the caller keeps

@@ -730,3 +730,28 @@ def test_a_filter_the_columns_cannot_take_is_a_value_error(tmp_path, suffix):
             read_table(out, device="cpu", filters=filters)
         with pytest.raises(ValueError, match="do not apply to the file's columns"):
             open_reader(out, filters=filters).read_all()
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".arrows"])
+def test_a_filter_the_columns_cannot_take_is_an_error_where_pruning_reads_nothing(tmp_path,
+                                                                                  suffix):
+    """`("s", "in", [])` on a string column (pyarrow: ArrowTypeError) read 0 rows of a Parquet
+    file, whose bounds pruned every row group before the filter met a column, and raised for an
+    IPC file; so did a str compared with 5 where the column holds only nulls. The filter is now
+    bound to the columns' types first, as pyarrow binds it, whatever is pruned."""
+    table = pa.table({"s": ["x", "y", None] * 10, "z": pa.array([None] * 30, pa.string()),
+                      "n": range(30)})
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=10)
+    out = tmp_path / f"out{suffix}"
+    compress_file(tmp_path / "in.parquet", out)
+    for filters in ([("s", "in", [])], [("z", "==", 5)], [("s", "in", [None])]):
+        with pytest.raises(pa.ArrowException):
+            pq.read_table(tmp_path / "in.parquet", filters=filters)
+        for source in (tmp_path / "in.parquet", out):
+            with pytest.raises(ValueError, match="do not apply to the file's columns"):
+                read_table(source, device="cpu", filters=filters)
+            with pytest.raises(ValueError, match="do not apply to the file's columns"):
+                open_reader(source, filters=filters).read_all()
+    # a filter the columns take still prunes to nothing, as pyarrow reads it
+    assert read_table(out, device="cpu", filters=[("n", "in", [])]).num_rows == 0
+    assert pq.read_table(tmp_path / "in.parquet", filters=[("n", "in", [])]).num_rows == 0
