@@ -57,6 +57,7 @@ import warnings
 from pathlib import Path
 
 from fsstgpu.formats.locations import Url, is_url, local_text
+from fsstgpu.limits import flag
 
 __all__ = [
     "TEMP_SUFFIX",
@@ -180,6 +181,7 @@ def check_output(dst, *, force: bool = False, inputs=()) -> Path:
     ...
     ValueError: x.bin: the output is the input file; choose another output path
     """
+    force = flag(force, "force")  # (every writer's force= comes here first)
     # file:// and local:// name local paths: compared as paths (a URL string compared with a
     # path never matched, and the input was overwritten)
     dst = local_text(dst)

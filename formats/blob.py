@@ -33,7 +33,7 @@ from fsstgpu.formats.intcodec import (
     encoded_offsets_size,
     encoded_size,
 )
-from fsstgpu.limits import MAX_TABLES
+from fsstgpu.limits import MAX_TABLES, flag
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import SUPPORTED_TYPES, type_code
 
@@ -109,6 +109,7 @@ def dumps(carr: CompressedStringArray, *, store_code_offsets: bool = False,
     >>> data[:4], data[4], data[6]  # magic, version, lengths codec (3: indexed bit planes)
     (b'FSGB', 1, 3)
     """
+    store_code_offsets = flag(store_code_offsets, "store_code_offsets")
     if lengths_codec not in CODECS:
         raise ValueError(f"unknown lengths codec {lengths_codec}; known: {sorted(CODECS)}")
     if not store_code_offsets and carr.has_code_offsets:

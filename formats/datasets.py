@@ -52,6 +52,7 @@ from fsstgpu.formats.rowgroups import check_progress
 from fsstgpu.formats.sniff import output_format
 from fsstgpu.gpu.concat import concat_device_arrays
 from fsstgpu.gpu.strings import DeviceStringArray
+from fsstgpu.limits import flag
 
 __all__ = ["DatasetOutputError", "check_dataset_output", "compress_dataset", "dataset_outputs",
            "decompress_dataset", "make_parent", "output_name", "read_dataset",
@@ -106,6 +107,7 @@ def dataset_outputs(src, dst, *, force: bool = False) -> list[tuple[Path | Url, 
     >>> [str(out) for _, out in dataset_outputs(d, "memory://bucket/out/")]
     ['memory://bucket/out/x.parquet']
     """
+    force = flag(force, "force")
     dst = local_text(dst)  # a file:// folder is a local one (as a Path, the URL named ./file:/)
     check_dataset_output(dst, src)
     if is_url(dst):

@@ -61,21 +61,16 @@ from fsstgpu.blob_hooks import installed_blob_format
 from fsstgpu.checks import check_structure
 from fsstgpu.decoder import decode_all, decode_range
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.limits import flag
 from fsstgpu.memory import pool_empty
 from fsstgpu.rows import take_rows
 from fsstgpu.scan import CHECK, OFFSETS, walk
 from fsstgpu.slicing import slice_fields
 from fsstgpu.types import is_text, narrow_offsets
 
-_INT_FIELDS = {
-    "block_starts": np.int64,
-    "codes": np.uint8,
-    "code_offsets": np.int64,
-    "lengths": np.int64,
-    "split_codes": np.int64,
-    "split_out": np.int64,
-    "split_table": np.uint16,
-}
+_INT_FIELDS = {"block_starts": np.int64, "codes": np.uint8, "code_offsets": np.int64,
+               "lengths": np.int64, "split_codes": np.int64, "split_out": np.int64,
+               "split_table": np.uint16}
 # no check reads them (copy and pickle restore them slot by slot, after the fields they follow)
 _UNCHECKED = frozenset({"packed_lengths", "_validated", "_checked", "_packed_unchecked"})
 def _frozen(name, value, dtype):
@@ -604,6 +599,7 @@ class CompressedStringArray:
         >>> import pyarrow as pa, fsstgpu
         >>> fsstgpu.compress(pa.array(["ok"])).validate()
         """
+        full = flag(full, "full")
         if self._validated or (self._checked and not full):
             return
         if not self._checked:

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size", "whole_number"]
+import numpy as np
+
+__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size", "flag",
+           "whole_number"]
 
 #: the most symbol tables (blocks) a column holds: ``split_table`` is uint16
 MAX_TABLES = 1 << 16
@@ -84,3 +87,23 @@ def whole_number(value) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{value!r} is a bool, not a whole number")
     return operator.index(value)
+
+
+def flag(value, name: str) -> bool:
+    """``value`` as a bool where it is one (a bool or a NumPy bool); TypeError naming the
+    parameter ``name`` else: a truthy object was taken as True (``force="no"`` overwrote).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.limits import flag
+    >>> flag(np.bool_(True), "force")
+    True
+    >>> flag("no", "force")
+    Traceback (most recent call last):
+    ...
+    TypeError: force must be a bool, not str: 'no'
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, not {type(value).__name__}: {value!r}")

@@ -27,6 +27,7 @@ from fsstgpu.device import get_cupy
 from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.kernels.rotate import rotate
+from fsstgpu.limits import flag
 from fsstgpu.types import INT32_MAX
 
 __all__ = ["concat_device_arrays", "joinable_in_place"]
@@ -64,6 +65,7 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     ...     assert concat_device_arrays([a, b], consume=True).to_arrow().to_pylist() == [
     ...         "x", None, "yz"]
     """
+    consume = flag(consume, "consume")
     cp = get_cupy()
     parts = list(parts)
     if not parts:

@@ -29,6 +29,7 @@ from fsstgpu.gpu.arrays import DeviceCompressedStringArray, padded_codes, upload
 from fsstgpu.gpu.decode import decode_async
 from fsstgpu.gpu.layout import HostBatch, checks_code_starts, narrowed
 from fsstgpu.kernels.loader import on_stream
+from fsstgpu.limits import flag
 from fsstgpu.native import mark_code_starts
 
 __all__ = ["StagedColumn", "decode_staged", "stage"]
@@ -78,7 +79,7 @@ class StagedColumn:
     def validate(self, *, full: bool = False) -> None:
         """Nothing left to check: the column was checked when staged (``full=False``); the
         codes are checked by the kernel as it decodes them."""
-        if full:
+        if flag(full, "full"):
             raise TypeError("a staged column's codes are on the device: it has no full check")
 
 

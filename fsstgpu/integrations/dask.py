@@ -45,7 +45,7 @@ from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import dataset_files, is_url
 from fsstgpu.formats.rowgroups import Source, check_progress
-from fsstgpu.limits import whole_number
+from fsstgpu.limits import flag, whole_number
 from fsstgpu.parallel import usable_cores
 
 __all__ = ["compress_dataset", "dataset_parts", "decompress_dataset", "local_client",
@@ -96,6 +96,7 @@ def local_client(workers: int | None = None, *, processes: bool = True, schedule
     if threads is not None and threads < 0:  # the workers would refuse it on first use
         raise ValueError(f"threads must not be negative (0 or None: each worker's share), "
                          f"not {threads}")
+    processes, quiet = flag(processes, "processes"), flag(quiet, "quiet")
     distributed = _distributed()
     if quiet:
         _quiet_gather_exits()
