@@ -32,7 +32,7 @@ from fsstgpu.formats.nested import (
     holds_fsst,
     holds_fsst_dictionary,
 )
-from fsstgpu.formats.pruning import bounds_of
+from fsstgpu.formats.pruning import bounds_of, recorded_bounds
 from fsstgpu.formats.rowgroups import Source, reading
 from fsstgpu.formats.unit_reads import cut_rows
 from fsstgpu.parallel import thread_count
@@ -51,7 +51,8 @@ class UnitCompressor:
     ``row_group_rows``: the units are joined / cut to that many rows, and a dictionary column a
     reader rebuilds from the values is checked to fit its index type unit by unit (see
     :func:`check_rebuilt`). :meth:`sizes` gives the string and code bytes compressed;
-    ``bounds`` each column's string bounds per unit (Parquet outputs, for ``filters=``).
+    ``bounds`` each column's string bounds per unit (Parquet outputs, for ``filters=``), an
+    fsst column copied through included.
 
     Each column's units must come in order, one at a time (its stream keeps the last table);
     different columns may be converted on different threads at once. :meth:`convert_run`
@@ -85,7 +86,14 @@ class UnitCompressor:
         # an IPC output: a run's pieces copied (cut_rows: the IPC writer writes a slice with
         # the whole buffers it shares)
         self.own = out_format != "parquet"
-        self.bounds = {name: [] for name in types} if out_format == "parquet" else {}
+        # An fsst column of the input, copied through, too (a file recompressed had none, and
+        # filtered reads of it pruned nothing): its units' bounds carried from the input's
+        # sound record where the units stay as they are, else decoded for them
+        copied = [f.name for f in self.schema if is_fsst_type(f.type) and f.name not in types]
+        self.bounds = {name: [] for name in [*types, *copied]} if out_format == "parquet" else {}
+        self.carried = (recorded_bounds(source.parquet_metadata, copied)
+                        if self.bounds and row_group_rows is None
+                        and source.parquet_metadata is not None else {})
         self._sizes = {"string_bytes": 0, "codes_bytes": 0}
         self._counting = threading.Lock()  # (columns are converted on several threads)
         # an IPC file holds one dictionary per field: each column's tables on one growing list
@@ -147,6 +155,11 @@ class UnitCompressor:
             col = copied(self.source, name, col, unit_index)
             if name in self.rebuilt:
                 check_rebuilt(name, col, self.rebuilt[name], self.rows)
+            if name in self.carried:
+                self.bounds[name].append(self.carried[name][unit_index])
+            elif name in self.bounds:
+                with self._reading(name, unit_index):
+                    self.bounds[name].append(bounds_of(decode_column(col, "cpu")[0]))
             return self._grown(name, col)
         with self._reading(name, unit_index):
             return self._laid_out(name, self.streams[name].compress(self._values(name, col)))

@@ -45,8 +45,8 @@ from fsstgpu.native import string_bounds
 from fsstgpu.types import is_view, large_type, narrow_offsets
 
 __all__ = ["BOUND_BYTES", "STATS_CRC_KEY", "STRING_STATS_KEY", "bounds_of", "may_match",
-           "normalized_filters", "row_filter", "selected_units", "statistics_digests",
-           "stats_crc_footer", "stats_footer", "string_buffers"]
+           "normalized_filters", "recorded_bounds", "row_filter", "selected_units",
+           "statistics_digests", "stats_crc_footer", "stats_footer", "string_buffers"]
 
 #: Footer key of the per-row-group bounds of the fsst columns' strings.
 STRING_STATS_KEY = b"fsstgpu.string_stats"
@@ -204,6 +204,27 @@ def _read_stats_crc(metadata: pq.FileMetaData) -> list[np.ndarray] | None:
         return [np.frombuffer(base64.b64decode(u, validate=True), "<u4") for u in units]
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
         return None  # (the values decide, as for a file without the record)
+
+
+def recorded_bounds(metadata: pq.FileMetaData, names) -> dict:
+    """``{column: [bounds per row group]}`` of the columns ``names`` that the footer's sound
+    :data:`STRING_STATS_KEY` record holds (a damaged record holds none: a writer copying the
+    columns computes them again, where a reader refuses it).
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.pruning import STRING_STATS_KEY, recorded_bounds, stats_footer
+    >>> out = io.BytesIO()
+    >>> footer = {STRING_STATS_KEY: stats_footer({"s": [(b"a", b"b")]})}
+    >>> pq.write_table(pa.table({"n": [1]}).replace_schema_metadata(footer), out)
+    >>> recorded_bounds(pq.read_metadata(pa.BufferReader(out.getvalue())), ["s", "t"])
+    {'s': [(b'a', b'b')]}
+    """
+    try:
+        return _read_stats(metadata, names)
+    except CorruptDataError:
+        return {}
 
 
 def _read_stats(metadata: pq.FileMetaData, names) -> dict:

@@ -755,3 +755,31 @@ def test_a_filter_the_columns_cannot_take_is_an_error_where_pruning_reads_nothin
     # a filter the columns take still prunes to nothing, as pyarrow reads it
     assert read_table(out, device="cpu", filters=[("n", "in", [])]).num_rows == 0
     assert pq.read_table(tmp_path / "in.parquet", filters=[("n", "in", [])]).num_rows == 0
+
+
+@pytest.mark.parametrize("rows", [None, 1500])
+@pytest.mark.parametrize("source", ["c.parquet", "c.arrow", "bad.parquet"])
+def test_a_recompressed_file_keeps_its_string_bounds(compressed, tmp_path, monkeypatch, source,
+                                                     rows):
+    """compress_file of an fsstgpu output copies its fsst columns through: it wrote no
+    fsstgpu.string_stats record, so filtered reads of the copy pruned nothing. The bounds are
+    now carried from the input's sound record (same row groups) or decoded for (an IPC input,
+    regrouped rows, a damaged record), as a direct compress records them."""
+    if source == "bad.parquet":  # the input's record damaged (its CRC no longer matches)
+        md = pq.ParquetFile(compressed / "c.parquet").metadata.metadata
+        record = json.loads(md[STRING_STATS_KEY])
+        record["columns"]["k"][1][0] = record["columns"]["k"][3][0]
+        with pq.ParquetWriter(tmp_path / source, pq.read_schema(compressed / "c.parquet")) as w:
+            w.write_table(pq.read_table(compressed / "c.parquet"), row_group_size=PER_GROUP)
+            w.add_key_value_metadata({STRING_STATS_KEY: json.dumps(record).encode()})
+    src = tmp_path / source if source == "bad.parquet" else compressed / source
+    compress_file(src, tmp_path / "again.parquet", row_group_rows=rows)
+    compress_file(compressed / "in.parquet", tmp_path / "direct.parquet", row_group_rows=rows)
+    recorded = pq.read_metadata(tmp_path / "again.parquet").metadata.get(STRING_STATS_KEY)
+    assert recorded is not None
+    assert recorded == pq.read_metadata(tmp_path / "direct.parquet").metadata[STRING_STATS_KEY]
+    seen = _read_groups(monkeypatch)
+    filters = [("k", "==", "key-01500")]
+    got = read_table(tmp_path / "again.parquet", device="cpu", filters=filters)
+    assert seen == [[1]]
+    assert got.equals(_table().filter(pq.filters_to_expression(filters)))
