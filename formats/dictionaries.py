@@ -31,7 +31,13 @@ from fsstgpu.formats.dictionary_bits import (
     read_back_same,
     same_values,
 )
-from fsstgpu.formats.nested import child_fields, is_container, map_leaves, plain_type_of
+from fsstgpu.formats.nested import (
+    child_fields,
+    is_container,
+    map_dictionaries,
+    map_leaves,
+    plain_type_of,
+)
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["FileDictionaries", "NestedRedictionary", "Redictionary", "SentDictionaries",
@@ -362,8 +368,8 @@ class SentDictionaries:
 
 def batch_dictionaries(batch: pa.RecordBatch) -> dict[tuple, pa.Array]:
     """The dictionary of each dictionary column of ``batch`` (key ``(column index,)``) and of
-    each dictionary leaf of its nested columns (``(column index, *child indices)``, as
-    :func:`~fsstgpu.formats.nested.map_leaves` gives them).
+    each dictionary leaf of its nested columns, list views' too (``(column index, *child
+    indices)``, as :func:`~fsstgpu.formats.nested.map_dictionaries` gives them).
 
     Examples
     --------
@@ -385,8 +391,8 @@ def batch_dictionaries(batch: pa.RecordBatch) -> dict[tuple, pa.Array]:
     for i, f in enumerate(batch.schema):
         if pa.types.is_dictionary(f.type):
             found[(i,)] = batch.column(i).dictionary
-        elif is_container(f.type):
-            map_leaves(batch.column(i), collect(i), pa.types.is_dictionary)
+        else:  # (list views' dictionaries too: an IPC file's were replaced, which it refused)
+            map_dictionaries(batch.column(i), collect(i))
     return found
 
 
@@ -473,8 +479,7 @@ def _rebuilt(batch: pa.RecordBatch, edits: dict) -> pa.RecordBatch:
             edit = edits.get((i, *key))
             return leaf if edit is None else edit(leaf)
 
-        new = (onto((), col) if pa.types.is_dictionary(col.type)
-               else map_leaves(col, onto, pa.types.is_dictionary))
+        new = map_dictionaries(col, onto)
         batch = batch.set_column(i, batch.schema.field(i), new)
     return batch
 

@@ -41,8 +41,8 @@ from fsstgpu.types import is_supported, is_text, large_type
 
 __all__ = ["NestedCompressor", "NestedTables", "child_fields", "compress_nested", "decode_nested",
            "empty_array", "fsst_leaf_type", "fsst_type_of", "has_fsst", "holds_fsst",
-           "holds_fsst_dictionary", "holds_strings", "is_container", "map_leaves",
-           "map_value_types", "plain_type_of", "required_leaves", "with_children"]
+           "holds_fsst_dictionary", "holds_strings", "is_container", "map_dictionaries",
+           "map_leaves", "map_value_types", "plain_type_of", "required_leaves", "with_children"]
 
 
 # --------------------------------------------------------------------------- types
@@ -326,6 +326,47 @@ def map_leaves(arr: pa.Array, leaf, wanted) -> pa.Array:
     """
     return _walk(arr, lambda key, values: leaf(key, values) if wanted(values.type) else values,
                  wanted)
+
+
+def map_dictionaries(arr: pa.Array, leaf) -> pa.Array:
+    """``arr`` with each dictionary array in it (itself, a container's leaves, and the values of
+    list views, which :func:`map_leaves` leaves alone) replaced by ``leaf(key, it)``, an
+    array of as many entries, ``key`` as :func:`map_leaves` gives it (a list view's values 0).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.nested import map_dictionaries
+    >>> d = pa.array(["x", "y"]).dictionary_encode()
+    >>> col = pa.ListViewArray.from_arrays(pa.array([1, 0], pa.int32()), [1, 2], d)
+    >>> def leaf(key, v): return pa.DictionaryArray.from_arrays(v.indices, ["a", "b"])
+    >>> map_dictionaries(col, leaf).to_pylist()
+    [['b'], ['a', 'b']]
+    """
+    def visit(key, values):
+        if pa.types.is_dictionary(values.type):
+            return leaf(key, values)
+        # a list view's entries may lie anywhere in its values: all of them, in their places
+        new = map_leaves(values.values, lambda k, v: visit((*key, 0, *k), v), _dictionaries)
+        large = pa.types.is_large_list_view(values.type)
+        cls, make = ((pa.LargeListViewArray, pa.large_list_view) if large
+                     else (pa.ListViewArray, pa.list_view))
+        own = (pa.array(a.to_numpy(zero_copy_only=False), a.type)  # (no slices beside a mask)
+               for a in (values.offsets, values.sizes))
+        return cls.from_arrays(*own, new, type=make(values.type.value_field.with_type(new.type)),
+                               mask=values.is_null() if values.null_count else None)
+
+    return map_leaves(arr, visit, _dictionaries)
+
+
+def _dictionaries(type_: pa.DataType) -> bool:
+    """Tell whether ``type_`` is a dictionary, or a list view holding one (at any depth)."""
+    if pa.types.is_dictionary(type_):
+        return True
+    if pa.types.is_list_view(type_) or pa.types.is_large_list_view(type_):
+        inner = type_.value_type
+        return _dictionaries(inner) or _holds(inner, _dictionaries)
+    return False
 
 
 def required_leaves(arr: pa.StructArray, children: list) -> list:

@@ -178,3 +178,48 @@ def test_a_copied_nested_dictionary_an_ipc_file_cannot_hold_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"column 'm'.*int8"):
         compress_file(src, tmp_path / "c.arrow")
     assert not (tmp_path / "c.arrow").exists()
+
+
+def _list_views(values: pa.Array, large: bool = False, mask=None) -> pa.Array:
+    """A list view of one entry a row over ``values``, in reverse order (views point anywhere)."""
+    n, index = len(values), pa.int64() if large else pa.int32()
+    cls = pa.LargeListViewArray if large else pa.ListViewArray
+    return cls.from_arrays(pa.array(range(n - 1, -1, -1), index), pa.array([1] * n, index),
+                           values, mask=mask)
+
+
+def _view_batch(values: list) -> pa.RecordBatch:
+    d = pa.array(values).dictionary_encode()
+    return pa.record_batch({
+        "lv": _list_views(d, mask=pa.array([False, True, False, False])).slice(1),
+        "llv": _list_views(d, large=True).slice(1),
+        "st": pa.StructArray.from_arrays([_list_views(d)], names=["a"]).slice(1),
+        "lv_lv": _list_views(_list_views(d)).slice(1),
+        "l_lv": pa.ListArray.from_arrays(pa.array([0, 1, 3, 3], pa.int32()),
+                                         _list_views(d).slice(1)),
+        "s": pa.array([f"x{v}" for v in values[1:]])})
+
+
+@pytest.mark.parametrize("rows", [None, 2])
+def test_dictionaries_inside_list_views_grow_one_dictionary_in_an_ipc_file(tmp_path, rows):
+    """A list_view / large_list_view column (at the top, or in a struct or list) of dictionary
+    values whose batches have dictionaries of their own: an IPC file output put other nested
+    dictionaries on one growing dictionary, not these, and refused them (a replacement, the
+    column unnamed). Now they grow one dictionary as well, and read back as written."""
+    batches = [_view_batch(v) for v in (["a", "b", "c", "d"], ["q", "a", "s", "t"],
+                                        ["q", "a", "s", "t"])]
+    original = pa.Table.from_batches(batches)
+    src = _write(batches, tmp_path / "in.arrows")
+    compress_file(src, tmp_path / "c.arrow", row_group_rows=rows)
+    for read in (read_table(tmp_path / "c.arrow", device="cpu"),
+                 read_plain(tmp_path / "c.arrow", ours=True)):
+        assert read.to_pylist() == original.to_pylist()
+    assert read_table(tmp_path / "c.arrow", device="cpu").schema == original.schema
+    compress_file(src, tmp_path / "c.parquet", row_group_rows=rows)
+    decompress_file(tmp_path / "c.parquet", tmp_path / "o.arrow", device="cpu")
+    back = read_plain(tmp_path / "o.arrow", ours=True)
+    assert back.to_pylist() == original.to_pylist()
+    assert back.schema == original.schema
+    # one dictionary a leaf over the file: every batch's values, in order of first occurrence
+    assert back.column("llv").chunk(0).values.dictionary.to_pylist() == [
+        "a", "b", "c", "d", "q", "s", "t"]
