@@ -778,3 +778,29 @@ def test_ipc_writer_takes_batches_of_the_callers_schema(tmp_path, fmt, mark):
         writer.write(pa.record_batch({"r": pa.nulls(3)}).select([]))
         writer.close()
     assert read_table(path, device="cpu").num_rows == 3
+
+
+def test_replaced_dictionaries_are_not_held_past_a_few_megabytes(tmp_path):
+    """The checks' cache of validated dictionaries held the last 16 a stream sent: where each
+    batch replaces a large dictionary, 16 times what a batch reads (24 batches of a 9 MB
+    dictionary: 153 MB of pyarrow's memory while reading). Those no batch uses any more are
+    now held up to 16 MiB."""
+    def batch(k):
+        words = pa.array([f"{k:04d}-{i:027d}" for i in range(1 << 17)])  # 4 MiB of values
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+            pa.array([0, 1, 2], pa.int32()), words), "s": ["a", "b", "c"]})
+
+    with ipc.new_stream(tmp_path / "in.arrows", batch(0).schema) as w:
+        for k in range(24):
+            w.write_batch(batch(k))
+    compress_file(tmp_path / "in.arrows", tmp_path / "c.arrows")
+    for src in ("in.arrows", "c.arrows"):
+        before = pa.total_allocated_bytes()
+        held, count = 0, 0
+        for b in open_reader(tmp_path / src):
+            count += 1
+            assert b.column("d").to_pylist() == [f"{count - 1:04d}-{i:027d}" for i in range(3)]
+            del b
+            held = max(held, pa.total_allocated_bytes() - before)
+        assert count == 24
+        assert held < 40 << 20, (src, held >> 20)
