@@ -73,3 +73,35 @@ def test_every_subpackage_and_core_module_is_collected():
         assert expected in names
     assert not [n for n in names if n.split(".")[1:2] in (["tests"], ["benchmarks"], ["fsstgpu"])]
     assert len(names) == len(set(names))
+
+
+def _unskipped(test: doctest.DocTest) -> doctest.DocTest:
+    """``test`` with its ``+SKIP`` examples made to run, on a copy of its globals taken now
+    (a run clears a test's globals)."""
+    examples = [doctest.Example(e.source, e.want, e.exc_msg, e.lineno, e.indent,
+                                {k: v for k, v in e.options.items() if k != doctest.SKIP})
+                for e in test.examples]
+    return doctest.DocTest(examples, dict(test.globs), test.name, test.filename, test.lineno,
+                           test.docstring)
+
+
+#: the docstrings with examples skipped on a CPU (GPU ones, mostly), to run on a GPU
+GPU_DOCSTRINGS = [_unskipped(t) for t in DOCSTRINGS
+                  if any(e.options.get(doctest.SKIP) for e in t.examples)]
+#: skipped examples that need more than one GPU with CuPy (why, by docstring)
+NOT_ON_ONE_GPU = {
+    "fsstgpu.integrations.dask": "a Dask cluster (distributed)",
+    "fsstgpu.integrations.dask.local_client": "a Dask cluster (distributed)",
+    "fsstgpu.integrations.dask.read_dataset_to_gpus": "a Dask cluster and a dataset folder",
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("test", GPU_DOCSTRINGS, ids=[t.name for t in GPU_DOCSTRINGS])
+def test_gpu_docstring_examples(test):
+    """The examples a CPU skips, run where there is a GPU: the docs show the GPU API at work."""
+    if test.name in NOT_ON_ONE_GPU:
+        pytest.skip(f"needs {NOT_ON_ONE_GPU[test.name]}")
+    report = []
+    result = doctest.DocTestRunner(optionflags=FLAGS).run(test, out=report.append)
+    assert result.failed == 0, "".join(report)
