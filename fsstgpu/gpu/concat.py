@@ -4,8 +4,8 @@
 parts. The general path copies data and offsets into new buffers (one pass at copy speed, and
 twice the column's memory at the peak). When the parts are the consecutive outputs of one batch
 decode (:func:`fsstgpu.decompress_device` on a list: data end to end in one allocation, each
-part's offsets in its own 8-byte aligned slot of one offsets buffer), ``consume=True`` joins them
-where they lie instead:
+part's offsets in its own 8-byte aligned slot of one offsets buffer, each part's strings running
+on from the previous part's last byte), ``consume=True`` joins them where they lie instead:
 
 * the data already are one buffer: the result's data is a view spanning the parts, no byte moves;
 * the offsets are compacted in place: part ``k``'s offsets after its leading 0 move down to
@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu.strings import DeviceStringArray
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.gpu.strings import DeviceStringArray, host_copy
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.kernels.rotate import rotate
 from fsstgpu.limits import flag
@@ -43,6 +44,8 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     Parameters
     ----------
     parts : sequence of DeviceStringArray
+        Each part's offsets may start inside its data (``offsets[0] > 0``) and end before its
+        end: only the bytes they span are joined.
     stream : cupy.cuda.Stream, optional
         The result is ready on this stream (default: the current stream).
     consume : bool, default False
@@ -51,6 +54,13 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
         offsets are compacted in place with the GPU rotate) and the parts' offsets are no
         longer valid afterwards. Otherwise (or when they do not lie so) the buffers are copied
         and the parts stay as they were.
+
+    Raises
+    ------
+    CorruptDataError
+        When a part's buffers do not hold what its length says
+        (:meth:`DeviceStringArray.check_buffers`), or its first and last offsets lie outside
+        its data or decrease.
 
     Examples
     --------
@@ -75,13 +85,14 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
         raise TypeError(f"columns of different types: {sorted({str(p.type) for p in parts})}")
     for p in parts:  # the joins build views by pointer and size
         p.check_buffers()
-    sizes = [int(p.data.nbytes) for p in parts]  # a decoded column's data is exactly its bytes
+    sizes = [int(p.data.nbytes) for p in parts]
     n = sum(p.length for p in parts)
     with on_stream(stream):
-        if consume and joinable_in_place(parts):
+        spans = _spans(cp, parts)
+        if consume and joinable_in_place(parts) and _abutting(spans, sizes):
             offsets, data = _join_in_place(cp, parts, sizes, stream)
         else:
-            offsets, data = _join_by_copy(cp, parts, sizes, n)
+            offsets, data = _join_by_copy(cp, parts, spans, n)
         validity = None
         null_count = sum(p.null_count for p in parts)
         if null_count:
@@ -127,18 +138,44 @@ def joinable_in_place(parts) -> bool:
     return True
 
 
-def _join_by_copy(cp, parts, sizes, n):
-    total = sum(sizes)
+def _spans(cp, parts) -> np.ndarray:
+    """Each part's first and last offset, int64 of shape (len(parts), 2), read in one wait.
+
+    A hand-built column's offsets may start inside its data and end before its end (Arrow
+    allows both; :func:`fsstgpu.compress_device` takes them): the joins must not take the data
+    buffer's bytes for the strings' (they did: string 0 of such a part gained the bytes before
+    it, and every later part's strings moved by as many)."""
+    ends = cp.concatenate([end for p in parts for end in (p.offsets[:1], p.offsets[-1:])])
+    spans = host_copy(ends.astype(cp.int64, copy=False)).reshape(-1, 2)
+    for k, ((first, last), p) in enumerate(zip(spans.tolist(), parts, strict=True)):
+        if not 0 <= first <= last <= int(p.data.size):
+            raise CorruptDataError(f"part {k}: its offsets run from {first} to {last}, outside "
+                                   f"its {int(p.data.size)} data bytes or decreasing")
+    return spans
+
+
+def _abutting(spans: np.ndarray, sizes) -> bool:
+    """Whether each part's strings run on from the last byte of the previous part's: what the
+    in-place join (which keeps the data where it is) needs of data that lie end to end."""
+    return all(last == size and first == 0 for (_, last), (first, _), size
+               in zip(spans[:-1].tolist(), spans[1:].tolist(), sizes[:-1], strict=True))
+
+
+def _join_by_copy(cp, parts, spans, n):
+    """New offsets (from 0) and data: the bytes each part's offsets span, end to end."""
+    total = int((spans[:, 1] - spans[:, 0]).sum())
     wide = total > INT32_MAX or any(p.offsets.dtype == np.int64 for p in parts)
     offsets = cp.empty(n + 1, dtype=cp.int64 if wide else cp.int32)
     offsets[0] = 0
     row, base = 1, 0
-    for p, size in zip(parts, sizes, strict=True):
+    for p, (first, last) in zip(parts, spans.tolist(), strict=True):
         piece = offsets[row : row + p.length]
         piece[...] = p.offsets[1:]
-        piece += base
-        row, base = row + p.length, base + size
-    data = cp.concatenate([p.data for p in parts]) if total else cp.empty(0, cp.uint8)
+        piece += base - first  # within the dtype: the result runs from base to base + size
+        row, base = row + p.length, base + last - first
+    data = (cp.concatenate([p.data[first:last] for p, (first, last)
+                            in zip(parts, spans.tolist(), strict=True)])
+            if total else cp.empty(0, cp.uint8))
     return offsets, data
 
 
