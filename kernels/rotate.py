@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
+import numbers
 import threading
 
 import numpy as np
@@ -334,7 +336,8 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
         Synchronise once at the end and raise ``DeviceError`` when one of the kernels' bounded
         waits timed out (the result is then garbage).  With False nothing synchronises.
     timeout : float, default 2.0
-        Seconds one wait may spin before the kernel gives up.
+        Seconds one wait may spin before the kernel gives up: finite and above 0 (checked for
+        NumPy input too).
 
     Returns
     -------
@@ -345,6 +348,10 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     ------
     fsstgpu.DeviceError
         When a wait timed out (``check=True``).
+    ValueError
+        When ``timeout`` is NaN, infinite, 0 or negative, or 2**64 ns or more.
+    TypeError
+        When ``timeout`` is not a real number.
 
     Examples
     --------
@@ -356,6 +363,7 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     >>> rotate(cp.arange(5), 2).tolist()  # doctest: +SKIP
     [2, 3, 4, 0, 1]
     """
+    timeout_ns = _timeout_ns(timeout)
     if isinstance(x, np.ndarray):
         return rotate_cpu(x, k)
     if not type(x).__module__.startswith("cupy"):
@@ -368,11 +376,25 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
     # on x's device, whichever is current: the kernels (and their scratch) ran on the current
     # one, addressing another device's memory (an illegal address where peers cannot reach it)
     with cp.cuda.Device(x.device.id):
-        _rotate_steps(cp, x, steps, stream, check, timeout)
+        _rotate_steps(cp, x, steps, stream, check, timeout, timeout_ns)
     return x
 
 
-def _rotate_steps(cp, x, steps, stream, check: bool, timeout: float) -> None:
+def _timeout_ns(timeout) -> int:
+    """``timeout`` (seconds) as the kernels' u64 nanoseconds (at least 1).
+
+    Checked up front: NaN and inf failed only at ``int()`` (an OverflowError or an unclear
+    ValueError), and 0 or a negative value became a 1 ns bound (every wait giving up)."""
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"rotate's timeout is a number of seconds, not {type(timeout).__name__}")
+    seconds = float(timeout)
+    if not (math.isfinite(seconds) and 0 < seconds and seconds * 1e9 < 2.0**64):
+        raise ValueError(f"rotate's timeout must be a finite number of seconds above 0 (below "
+                         f"2**64 ns), not {timeout!r}")
+    return max(1, int(seconds * 1e9))
+
+
+def _rotate_steps(cp, x, steps, stream, check: bool, timeout: float, timeout_ns: int) -> None:
     """The passes of ``steps`` on ``x`` (on the current device, x's)."""
     stream = stream or cp.cuda.get_current_stream()
     # One allocation holds the flag ring + ticket counter (zeroed before every pass), the error
@@ -385,7 +407,6 @@ def _rotate_steps(cp, x, steps, stream, check: bool, timeout: float) -> None:
         work = cp.empty(_WORK_BYTES, dtype=cp.uint8)
     ctrl = work.data.ptr
     err = ctrl + _ERR_AT
-    timeout_ns = max(1, int(timeout * 1e9))
     device = cp.cuda.Device().id
     base = x.data.ptr
     for i, step in enumerate(steps):

@@ -228,6 +228,29 @@ def test_rotate_dispatch_and_errors():
         rotate(np.array([None, 1], dtype=object), 1)
 
 
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -float("inf"), 0, 0.0, -1,
+                                     -1e-9, 2.0**64 / 1e9, 1e300])
+def test_rotate_timeout_must_be_finite_and_positive(timeout):
+    # NaN and inf failed only at the kernels' int(timeout * 1e9) (OverflowError, or an unclear
+    # ValueError), 0 and negatives became a 1 ns bound, and NumPy input took any of them
+    x = np.arange(5, dtype=np.uint8)
+    with pytest.raises(ValueError, match="timeout must be a finite number of seconds above 0"):
+        rotate(x, 1, timeout=timeout)
+    assert x.tolist() == [0, 1, 2, 3, 4]                   # refused before any work
+
+
+@pytest.mark.parametrize("timeout", ["2", None, True, 1j])
+def test_rotate_timeout_must_be_a_real_number(timeout):
+    with pytest.raises(TypeError, match="timeout is a number of seconds"):
+        rotate(np.arange(5, dtype=np.uint8), 1, timeout=timeout)
+
+
+@pytest.mark.parametrize("timeout", [1e-12, 1e-9, 2, np.float32(0.5), 10**9])
+def test_rotate_takes_small_and_large_timeouts(timeout):
+    assert rotate(np.arange(5, dtype=np.uint8), 2, timeout=timeout).tolist() == [2, 3, 4, 0, 1]
+    assert rmod._timeout_ns(timeout) == max(1, int(float(timeout) * 1e9))
+
+
 # ------------------------------------------------------------------------------------------------
 # GPU against the twin
 # ------------------------------------------------------------------------------------------------
