@@ -410,5 +410,20 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
                 ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
                 ((0, buf.data.ptr), (11, view.data.ptr), (12, err.data.ptr)), stream)
         if check and not flags_given:
-            _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "offsets", wide)
+            bad = read_int32s(err.data.ptr, 1, stream.ptr)[0]
+            _raise_offsets_flags(bad, lambda: cp.asnumpy(buf, stream=stream), wide)
     return view.view(otype)
+
+
+def _raise_offsets_flags(bad: int, host_buffer, wide: bool) -> None:
+    """:func:`_raise_flags` for the offsets kernel, whose sums saturate at 2**64 - 1.
+
+    A sum past 2**64 saturates, so it differs from the writer's wrapping prefix: the kernel
+    sets "prefix sums do not match" (8) with the overflow bit (64) for lengths that are only
+    too large, which came out as CorruptDataError where the CPU twin raises the overflow
+    ValueError. Those two bits alone cannot tell this from a wrong prefix in a buffer whose
+    lengths overflow too, so that rare case is settled by the twin on the host copy
+    (``host_buffer()``): its error, the CPU's, is raised."""
+    if bad & 127 == 8 | 64:
+        bitplane_unpack_offsets_cpu(host_buffer(), wide=wide)
+    _raise_flags(bad, "offsets", wide)

@@ -14,6 +14,7 @@ import pytest
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitplane import (
     SUPERBLOCK,
+    _raise_offsets_flags,
     bitplane_pack,
     bitplane_pack_cpu,
     bitplane_unpack,
@@ -258,6 +259,58 @@ def test_offsets_twin_errors():
             pytest.fail(what)
 
 
+def _past_2_64(where: int) -> np.ndarray:
+    """uint64 lengths of a writer's buffer whose running sum passes 2**64 in superblock
+    ``where`` (small lengths before it): the offsets kernel's saturating sum then differs from
+    the wrapping prefix the writer stored."""
+    v = np.full(where * SUPERBLOCK + 5, 3, np.uint64)
+    v[-5:] = 2 ** 63 - 1
+    return v
+
+
+def _wrong_prefix(buf: np.ndarray) -> np.ndarray:
+    """``buf`` with its last stored prefix sum (the index's last u64) changed: corrupt."""
+    n = int.from_bytes(buf[8:16].tobytes(), "little")
+    bad = buf.copy()
+    bad[Layout(n).words_start - 8] ^= 1
+    return bad
+
+
+def _error(f) -> tuple:
+    try:
+        f()
+    except ValueError as exc:
+        return type(exc), str(exc)
+    return None, None
+
+
+@pytest.mark.parametrize("where", [0, 2])
+@pytest.mark.parametrize("wide", [True, False])
+def test_offsets_flags_of_a_sum_past_2_64_are_settled_by_the_twin(where, wide):
+    # bits 8 | 64 are what the offsets kernel sets for a writer's lengths summing past 2**64
+    # (its saturating sum differs from the wrapped prefix) and for a wrong prefix of lengths
+    # that overflow too: they raised CorruptDataError for both, where the twin raises the
+    # overflow ValueError for the first
+    good = bitplane_pack_cpu(_past_2_64(where))
+    bad = _wrong_prefix(good)
+    for buf in (good, bad):
+        expected = _error(lambda b=buf: bitplane_unpack_offsets_cpu(b, wide=wide))
+        got = _error(lambda b=buf: _raise_offsets_flags(8 | 64, lambda b=b: b, wide))
+        assert got == expected, (where, wide)
+    assert _error(lambda: bitplane_unpack_offsets_cpu(good, wide=wide))[0] is ValueError
+    assert _error(lambda: bitplane_unpack_offsets_cpu(bad, wide=wide))[0] is CorruptDataError
+
+
+def test_offsets_flags_that_say_enough_read_nothing_back():
+    def nothing():
+        raise AssertionError("the buffer was read back")
+
+    for bits, error in [(64, ValueError), (8, CorruptDataError), (8 | 64 | 1, CorruptDataError),
+                        (4 | 64, CorruptDataError), (16, CorruptDataError)]:
+        assert _error(lambda b=bits: _raise_offsets_flags(b, nothing, True))[0] is error, bits
+    _raise_offsets_flags(0, nothing, False)
+
+
 def test_offsets_twin_refuses_strided_out_untouched():
     # a strided out used to be written, then refused by the view (a bare numpy message)
     buf = bitplane_pack_cpu(np.array([3, 0, 2], np.uint8))
@@ -435,6 +488,24 @@ def test_gpu_offsets_overflow():
     with pytest.raises(CorruptDataError):
         bitplane_unpack_offsets(cp.asarray(bitplane_pack_cpu(np.arange(9, dtype=np.uint8),
                                                              delta=True)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("where", [0, 2])
+@pytest.mark.parametrize("wide", [True, False])
+def test_gpu_offsets_sum_past_2_64_raises_as_the_twin(where, wide):
+    # the writer's lengths summing past 2**64 came out as CorruptDataError ("prefix sums do
+    # not match") where the twin raises the overflow ValueError; a wrong prefix stays corrupt
+    import cupy as cp
+
+    good = bitplane_pack_cpu(_past_2_64(where))
+    for buf in (good, _wrong_prefix(good)):
+        expected = _error(lambda b=buf: bitplane_unpack_offsets_cpu(b, wide=wide))
+        assert expected[0] is not None
+        for count in (None, len(_past_2_64(where))):   # header read back, or checked by the kernel
+            got = _error(lambda b=buf, c=count: bitplane_unpack_offsets(
+                cp.asarray(b), wide=wide, count=c, dtype=None if c is None else np.uint64))
+            assert got == expected, (where, wide, count)
 
 
 @pytest.mark.parametrize("width", [1, 2, 4, 8])
