@@ -85,3 +85,14 @@ def test_a_batch_marks_the_code_starts_of_columns_with_stored_offsets(staged):
     assert batch.code_starts.size == -(-batch.ncodes // 8)
     trusted = HostBatch([carrs[1]])  # nothing to match: no bitmap, no bit 3
     assert trusted.code_starts.size == 0 and not trusted.col_wide[0] & 8
+
+
+def test_bit_copies_refuse_sizes_past_int64():
+    # the checks summed bit + nbits in int64: a forged bit near 2**63 wrapped past them and the
+    # copy wrote at bit / 8 (a segfault), a forged nbits near 2**63 was accepted
+    out = np.zeros(4, np.uint8)
+    with pytest.raises(ValueError, match="out must hold"):
+        native.or_bits(np.ones(2, np.uint8), 8, out, 2**63 - 4)
+    with pytest.raises(ValueError, match="src must hold"):
+        native.or_bits(np.ones(2, np.uint8), 2**63 - 1, out, 0)
+    assert not out.any()

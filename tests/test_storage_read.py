@@ -155,3 +155,14 @@ def test_rows_checked_still_checks_what_the_rows_do_not_say():
         setattr(changed, name, value)
         with pytest.raises(CorruptDataError):
             check_structure(changed, rows_checked=rows_of(changed.lengths))
+
+
+def test_a_bitmap_offset_past_int64_is_refused():
+    # the bitmap check summed first + n + 7 in int64: a forged first bit near 2**63 wrapped past
+    # it and the rows' bits were read at first / 8 (a segfault)
+    n = 3
+    args = (None, np.zeros(n + 1, np.int64), 0, None, np.zeros(n, np.uint32), None,
+            np.zeros(n, np.uint16), np.zeros(1, np.int32))
+    for first in (2**63 - 1 - n, 2**63 - 1):
+        with pytest.raises(ValueError, match="row_bits must hold the rows' bits"):
+            fsstgpu.native.stored_rows(n, (np.zeros(1, np.uint8), first), *args)

@@ -209,7 +209,8 @@ int64_t decrease(const Array<T>& a, int threads) {
 Bits bits_of(const Maybe<uint8_t>& bitmap, int64_t first, int64_t n, const char* what) {
     if (!bitmap) return Bits{};
     const int64_t nbytes = bind::length(*bitmap, what);
-    need(first >= 0 && first <= INT64_MAX - n && (first + n + 7) / 8 <= nbytes,
+    // in bits, each side bounded by the array's size: a forged first or n cannot overflow
+    need(first >= 0 && n <= 8 * nbytes && first <= 8 * nbytes - n,
          std::string(what) + " must hold the rows' bits");
     return Bits{bitmap->data(), first};
 }
@@ -223,7 +224,8 @@ py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
                const Array<uint16_t>& table_index, const Array<int32_t>& table_of,
                Array<int64_t>& lengths_out, std::optional<Array<int64_t>>& code_offsets_out) {
     need(n >= 0 && data_size >= 0, "n and data_size must be non-negative");
-    need(bind::length(code_offsets, "code_offsets") == n + 1,
+    // (length - 1 == n: n + 1 overflows for a forged n)
+    need(bind::length(code_offsets, "code_offsets") - 1 == n,
          "code_offsets must hold n + 1 entries");
     need(bind::length(lengths, "lengths") == n && bind::length(table_index, "table_index") == n,
          "lengths and table_index must hold an entry a row");
@@ -247,7 +249,7 @@ py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
     const bool rebase = code_offsets.data()[0] != 0;
     need(bind::length(lengths_out, "lengths_out") == n, "lengths_out must hold an entry a row");
     need(!rebase || (code_offsets_out &&
-                     bind::length(*code_offsets_out, "code_offsets_out") == n + 1),
+                     bind::length(*code_offsets_out, "code_offsets_out") - 1 == n),
          "code_offsets_out must hold n + 1 entries when code_offsets do not start at 0");
     int64_t* co = rebase ? code_offsets_out->mutable_data() : nullptr;
     int64_t* lens = lengths_out.mutable_data();
@@ -300,8 +302,12 @@ void bind_scan(py::module_& m) {
     m.def("or_bits", [](const Array<uint8_t>& src, int64_t nbits, Array<uint8_t>& out,
                         int64_t bit) {
         need(nbits >= 0 && bit >= 0, "nbits and bit must not be negative");
-        need(bind::length(src, "src") >= (nbits + 7) / 8, "src must hold nbits bits");
-        need(bind::length(out, "out") >= (bit + nbits + 7) / 8, "out must hold bit + nbits bits");
+        // in bits, each side bounded by the array's size: a forged nbits or bit cannot overflow
+        // (bit + nbits wrapped past the check, and or_bits wrote at bit / 8)
+        const int64_t src_bits = 8 * bind::length(src, "src");
+        const int64_t out_bits = 8 * bind::length(out, "out");
+        need(nbits <= src_bits, "src must hold nbits bits");
+        need(bit <= out_bits && nbits <= out_bits - bit, "out must hold bit + nbits bits");
         bind::without_gil([&] { or_bits(src.data(), nbits, out.mutable_data(), bit); });
     }, py::arg("src"), py::arg("nbits"), py::arg("out").noconvert(), py::arg("bit"));
     m.def("gather", &gather_strings, py::arg("data"), py::arg("starts"), py::arg("lengths"),
