@@ -24,13 +24,33 @@
 namespace fsstgpu_native {
 namespace bind {
 
-// Exact dtype, C order (pybind11 casts a safely castable array to a fresh copy).
+// numpy's NPY_ARRAY_ALIGNED: data (and strides) aligned for the dtype
+constexpr int kAligned = pybind11::detail::npy_api::NPY_ARRAY_ALIGNED_;
+
+// Exact dtype, C order, aligned: pybind11 casts a safely castable array, and one whose data is
+// not aligned for T (an Arrow buffer sliced at an odd byte, a field of a packed record), to a
+// fresh copy. The codec reads a T through a T pointer: a misaligned one is undefined behaviour
+// (the sanitizer build stops on it), and a vectorised loop may assume the alignment.
 template <class T>
-using Array = pybind11::array_t<T, pybind11::array::c_style>;
+using Array = pybind11::array_t<T, pybind11::array::c_style | kAligned>;
+
+// An output written in place (a noconvert argument): exact dtype and C order as Array, but
+// never copied, so a misaligned one must be refused (aligned_output), not written to a copy.
+template <class T>
+using Output = pybind11::array_t<T, pybind11::array::c_style>;
+
+template <class T>
+T* aligned_output(Output<T>& a, const char* what) {
+    T* p = a.mutable_data();
+    if (reinterpret_cast<uintptr_t>(p) % alignof(T)) {
+        throw std::invalid_argument(std::string(what) + " must be aligned for its dtype");
+    }
+    return p;
+}
 
 // a's length along its first axis, once it has ndim dimensions (else std::invalid_argument)
-template <class T>
-int64_t length(const Array<T>& a, const char* what, int ndim = 1) {
+template <class T, int Flags>
+int64_t length(const pybind11::array_t<T, Flags>& a, const char* what, int ndim = 1) {
     if (a.ndim() != ndim) {
         throw std::invalid_argument(std::string(what) + " must be " + std::to_string(ndim) +
                                     "-D, not " + std::to_string(a.ndim()) + "-D");

@@ -138,10 +138,10 @@ void gather_strings(const Array<uint8_t>& data, const Array<int64_t>& starts,
 }
 
 template <class Out>
-void sum_into(const Array<int64_t>& lengths, Array<Out>& out, int threads) {
+void sum_into(const Array<int64_t>& lengths, bind::Output<Out>& out, int threads) {
     const int64_t n = bind::length(lengths, "lengths");
     need(bind::length(out, "out") == n + 1, "out must hold n + 1 entries");
-    Out* dst = out.mutable_data();
+    Out* dst = bind::aligned_output(out, "out");
     bind::without_gil([&] { running_sum(lengths.data(), n, dst, threads); });
 }
 
@@ -222,7 +222,8 @@ py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
                const Maybe<uint8_t>& length_bits, int64_t length_first, const Array<L>& lengths,
                const Maybe<uint8_t>& table_bits, int64_t table_first,
                const Array<uint16_t>& table_index, const Array<int32_t>& table_of,
-               Array<int64_t>& lengths_out, std::optional<Array<int64_t>>& code_offsets_out) {
+               bind::Output<int64_t>& lengths_out,
+               std::optional<bind::Output<int64_t>>& code_offsets_out) {
     need(n >= 0 && data_size >= 0, "n and data_size must be non-negative");
     // (length - 1 == n: n + 1 overflows for a forged n)
     need(bind::length(code_offsets, "code_offsets") - 1 == n,
@@ -251,8 +252,8 @@ py::tuple rows(int64_t n, const Maybe<uint8_t>& row_bits, int64_t row_first,
     need(!rebase || (code_offsets_out &&
                      bind::length(*code_offsets_out, "code_offsets_out") - 1 == n),
          "code_offsets_out must hold n + 1 entries when code_offsets do not start at 0");
-    int64_t* co = rebase ? code_offsets_out->mutable_data() : nullptr;
-    int64_t* lens = lengths_out.mutable_data();
+    int64_t* co = rebase ? bind::aligned_output(*code_offsets_out, "code_offsets_out") : nullptr;
+    int64_t* lens = bind::aligned_output(lengths_out, "lengths_out");
     RowsFound found = bind::without_gil([&] { return stored_rows(in, co, lens); });
     py::list nulls;
     for (int64_t k : found.nulls) nulls.append(k);
