@@ -311,6 +311,18 @@ def test_misaligned_arrays_are_read_aligned_and_written_in_place_or_refused():
                                    np.zeros(1, np.int32), lengths_out, None)
 
 
+def test_decode_all_names_forged_table_starts_as_given():
+    # table starts far below the last one were subtracted in int64 (an overflow: the count
+    # was reported as 9223372036854775697 symbols)
+    args = [np.zeros(0, np.uint8), np.zeros(2, np.int64), np.zeros(2, np.int64),
+            np.zeros(1, np.int64), np.zeros(400, np.uint64),
+            np.array([0, 111, -(2**63)], np.int64), np.zeros((2, 256), np.uint8), 0,
+            np.zeros(0, np.int64), False, np.zeros(0, np.int64), False, 1]
+    args[6][0, :111] = 1
+    with pytest.raises(ValueError, match=f"table 1 has symbols 111..{-(2**63)}"):
+        _native.decode_all(*args)
+
+
 def _split_column(rng, nitems=30_000):
     """Strings of a few words, two blocks with their tables, splits of ~50 strings."""
     words = [b"alpha ", b"beta", b"http://x.org/", b"\x00", b"zz\xff"]

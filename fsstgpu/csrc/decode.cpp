@@ -117,11 +117,14 @@ void check_column(int64_t ncodes, const Splits& sp, int64_t nc, int64_t no,
     const int64_t nt = tb.ntables;
     if (tb.first[0] != 0) throw std::invalid_argument("table starts must begin at 0");
     for (int64_t t = 0; t < nt; ++t) {
-        const int64_t count = tb.first[t + 1] - tb.first[t];
-        if (count < 0 || count > kMaxSymbols) {
-            throw std::invalid_argument("table " + std::to_string(t) + " has " +
-                                        std::to_string(count) + " symbols");
+        // lo lies in [0, 255 t] (checked so far): hi - lo overflows only where hi < lo
+        const int64_t lo = tb.first[t], hi = tb.first[t + 1];
+        if (hi < lo || hi - lo > kMaxSymbols) {
+            throw std::invalid_argument("table " + std::to_string(t) + " has symbols " +
+                                        std::to_string(lo) + ".." + std::to_string(hi) +
+                                        " (at most 255)");
         }
+        const int64_t count = hi - lo;
         for (int64_t c = 0; c < count; ++c) {
             if (tb.lens[256 * t + c] == 0) {
                 throw std::invalid_argument("table " + std::to_string(t) + " has no length for " +
