@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
+from fsstgpu import native
 from fsstgpu.blocks import plan_blocks
 from fsstgpu.training import train_table
 
@@ -98,3 +100,21 @@ def test_blocks_cover_the_column_and_each_table_is_trained_on_its_own_block():
     for change in (9000, 16000):
         at = starts[np.argmin(np.abs(starts - change))]
         assert abs(int(offsets[at]) - int(offsets[change])) <= 4096 + 64
+
+
+def test_a_huge_thread_count_plans_as_any_other():
+    # a column of several pieces ran one task a thread asked for: threads=2**31 - 1 made 2**31
+    # tasks, three minutes of locking one mutex (the pool runs 256 threads at most)
+    data, offsets = _mixed(n_runs=4, run=500)
+    piece = 16 << 10
+    want = native.plan_symbols(data, offsets, 4096, segment_bytes=4 << 10,
+                               max_block_bytes=piece, threads=2)
+    began = time.perf_counter()
+    got = native.plan_symbols(data, offsets, 4096, segment_bytes=4 << 10, max_block_bytes=piece,
+                              threads=2**31 - 1)
+    assert time.perf_counter() - began < 30
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    tables = plan_blocks(data, offsets)[1][:1]
+    codes = [native.encode_blocks(tables, data, offsets, np.array([0, len(offsets) - 1]),
+                                  threads=t) for t in (1, 2**31 - 1)]
+    assert all(np.array_equal(a, b) for a, b in zip(*codes, strict=True))

@@ -186,7 +186,7 @@ Codes encode_with(const uint8_t* data, int64_t size, const int64_t* off, int64_t
     // a block (its lookups are built once, by the chunk that encodes it, while the other
     // threads encode other blocks), a column of one block kChunksPerThread chunks a thread.
     const int64_t want = std::clamp<int64_t>(
-        (off[n] - off[0]) / (kChunksPerThread * std::max(threads, 1)), kMinChunkBytes,
+        (off[n] - off[0]) / (kChunksPerThread * int64_t(std::max(threads, 1))), kMinChunkBytes,
         kMaxChunkBytes);
     std::vector<Chunk> chunks;
     for (int64_t b = 0; b < nblocks; ++b) {

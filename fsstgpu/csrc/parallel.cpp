@@ -30,7 +30,7 @@ namespace pool {
 
 namespace {
 
-constexpr int kMaxWorkers = 255;  // a `threads` beyond 256 gets 256 threads
+constexpr int kMaxWorkers = kMaxThreads - 1;  // a `threads` beyond 256 gets 256 threads
 
 thread_local bool in_task = false;
 

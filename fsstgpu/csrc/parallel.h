@@ -17,6 +17,10 @@
 
 namespace fsstgpu_native {
 
+// The most threads a call runs on (the caller and kMaxThreads - 1 pool workers): a larger
+// `threads` gets this many.
+constexpr int kMaxThreads = 256;
+
 namespace pool {
 
 using Task = void (*)(void* fn, int64_t k);

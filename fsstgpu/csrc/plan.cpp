@@ -526,7 +526,9 @@ Plan plan_pieces(const uint8_t* data, int64_t size, const int64_t* off,
             }
         }
     };
-    parallel_for(std::max(threads, 1), threads, worker);
+    // a worker a thread, no more than the pool runs (a task each: threads = 2**31 - 1 was
+    // 2**31 tasks, three minutes of locking one mutex)
+    parallel_for(std::clamp(threads, 1, kMaxThreads), threads, worker);
     if (error) std::rethrow_exception(error);
     Plan plan;
     for (int64_t k = 0; k < npieces; ++k) {
