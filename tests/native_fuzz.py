@@ -1,7 +1,8 @@
 """Fuzz of the compiled codec's entry points, run by tests/test_native_codec.py in a subprocess
 against a sanitizer build (AddressSanitizer + UBSan): random and forged codes, offsets, split
-points and tables. Every call must return or raise ValueError/TypeError; the sanitizers turn
-any out-of-bounds access or undefined behaviour into a failed exit.
+points and tables; and (native_fuzz_args.py) every entry point's arguments misaligned, strided,
+cut, re-typed or poked with extreme values. Every call must return or raise ValueError/TypeError;
+the sanitizers turn any out-of-bounds access or undefined behaviour into a failed exit.
 
 Usage: ``python native_fuzz.py BUILD_DIR ROUNDS``. Imports the extension from BUILD_DIR as the
 top-level module ``_native`` and nothing of fsstgpu (so CorruptData arrives as ValueError).
@@ -15,6 +16,7 @@ import numpy as np
 
 sys.path.insert(0, sys.argv[1])
 import _native  # noqa: E402
+from native_fuzz_args import fuzz_args  # noqa: E402  (this folder: the script's own)
 
 ROUNDS = int(sys.argv[2])
 rng = np.random.default_rng(2026)
@@ -779,6 +781,7 @@ for r in range(ROUNDS):
     fuzz_train()
     if r % 5 == 0:
         fuzz_plan()
+        fuzz_args(_native, rng, symbols, strings)
 fuzz_encode_simd()
 fuzz_encode_jobs()
 print("fuzz ok")
