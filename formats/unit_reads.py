@@ -34,8 +34,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from fsstgpu.formats.parquet_options import open_parquet
 from fsstgpu.formats.rowgroups import Source, reading
 from fsstgpu.parallel import refuse_forked, usable_cores
 from fsstgpu.types import is_view, large_type
@@ -241,7 +241,7 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
             entry = handles.get(me)
         if entry is None:
             f = source.reopen()  # the file the read began with, or an error
-            entry = [f, pq.ParquetFile(f, memory_map=False, page_checksum_verification=True), 0]
+            entry = [f, open_parquet(f), 0]
         with lock:
             handles[me] = entry
             entry[2] += 1

@@ -1,0 +1,80 @@
+"""Per-row-group costs of files of many small row groups that are not the data's: what
+fsstgpu's readers and writers pay once a row group (or a column chunk) beside pyarrow's own
+work, kept from coming back.
+
+Each test watches the call that cost the time (the timings are in the commits that removed
+them), on a small file of many row groups of real text (the machine's own).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu.formats import compress_file, decompress_file, read_table
+from fsstgpu.datasets.text_tables import machine_text_table
+from fsstgpu.formats import parquet_options
+
+ROWS, PER_GROUP = 600, 50
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("small_groups")
+    table = machine_text_table(ROWS)
+    src = str(d / "in.parquet")
+    pq.write_table(table, src, row_group_size=PER_GROUP)
+    out = str(d / "c.parquet")
+    compress_file(src, out)
+    return table, src, out
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    """The ``pre_buffer`` of every ``pq.ParquetFile`` fsstgpu's readers open."""
+    seen = []
+    real = pq.ParquetFile
+
+    def spy(source, *args, **kwargs):
+        seen.append((type(source), kwargs.get("pre_buffer", True)))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(parquet_options.pq, "ParquetFile", spy)
+    return seen
+
+
+def test_local_reads_are_not_pre_buffered(files, opened):
+    # pre-buffering hands each read's column chunks to pyarrow's I/O threads and back: on a
+    # local file that cost 16-33% of reading small row groups' columns one by one
+    table, src, out = files
+    assert read_table(out, device="cpu").equals(table)
+    assert decompress_file(out, out + ".d.parquet", device="cpu")["rows"] == ROWS
+    assert compress_file(src, out + ".again.parquet")["rows"] == ROWS
+    local = [pre for kind, pre in opened if kind is pa.OSFile]  # (the files; not schema probes)
+    assert len(local) >= 3 and not any(local), opened
+
+
+def test_python_files_stay_pre_buffered(files, opened):
+    # a Python file (a URL's, through fsspec) keeps pyarrow's coalesced, read-ahead fetches
+    _, _, out = files
+    with open(out, "rb") as raw:
+        parquet_options.open_parquet(pa.PythonFile(raw, mode="r"))
+    assert opened == [(pa.PythonFile, True)]
+
+
+def test_files_are_the_same_either_way(files, tmp_path, monkeypatch):
+    # (only how pyarrow fetches the bytes changes: the values read are the file's)
+    table, src, out = files
+    real = pq.ParquetFile
+    monkeypatch.setattr(parquet_options.pq, "ParquetFile",
+                        lambda f, *a, **k: real(f, *a, **{**k, "pre_buffer": True}))
+    assert read_table(out, device="cpu").equals(table)
+    compress_file(src, str(tmp_path / "b.parquet"))
+    monkeypatch.undo()
+    compress_file(src, str(tmp_path / "a.parquet"))
+    with open(tmp_path / "a.parquet", "rb") as a, open(tmp_path / "b.parquet", "rb") as b:
+        assert a.read() == b.read()
+    assert os.path.getsize(tmp_path / "a.parquet") > 0
