@@ -44,6 +44,8 @@ VERSION = 1
 _BODY = "fsstgpu.chunks"
 ARROW_SCHEMA_KEY = b"ARROW:schema"
 _U32 = struct.Struct("<I")
+#: what :func:`chunk_digest` packs: the row count and the chunk's six numbers
+_PLACE = struct.Struct("<7q")
 #: the record as a footer's Thrift KeyValue holds it (key, then the value's length and start):
 #: found where pyarrow's metadata has no record, a damaged footer lost it (and with it, the
 #: key-value pairs, as a flipped byte before them can make pyarrow's reader skip them)
@@ -54,9 +56,10 @@ def chunk_digest(num_rows: int, chunk) -> int:
     """CRC32 of a column chunk's place: its row group's ``num_rows`` and ``chunk`` = (file
     offset, value count, uncompressed size, compressed size, data page offset, dictionary
     page offset or None; an offset of 0 or less is none, as readers take it)."""
-    *head, dictionary = chunk
-    values = [num_rows, *head, dictionary if dictionary is not None and dictionary > 0 else -1]
-    return zlib.crc32(struct.pack(f"<{len(values)}q", *values))
+    offset, values, uncompressed, compressed, data, dictionary = chunk
+    return zlib.crc32(_PLACE.pack(num_rows, offset, values, uncompressed, compressed, data,
+                                  dictionary if dictionary is not None and dictionary > 0
+                                  else -1))
 
 
 def chunk_digests(metadata: pq.FileMetaData) -> list[list[int]]:
@@ -73,15 +76,24 @@ def chunk_digests(metadata: pq.FileMetaData) -> list[list[int]]:
     >>> [len(d) for d in chunk_digests(pq.read_metadata(pa.BufferReader(out.getvalue())))]
     [1, 1]
     """
-    return [[_digest(rg, j) for j in range(rg.num_columns)]
-            for rg in map(metadata.row_group, range(metadata.num_row_groups))]
+    out = []
+    for k in range(metadata.num_row_groups):
+        rg = metadata.row_group(k)
+        rows = rg.num_rows  # (an accessor call: once a row group, not once a chunk)
+        out.append([_digest(rg.column(j), rows) for j in range(rg.num_columns)])
+    return out
 
 
-def _digest(rg: pq.RowGroupMetaData, j: int) -> int:
-    c = rg.column(j)
-    return chunk_digest(rg.num_rows, (c.file_offset, c.num_values, c.total_uncompressed_size,
-                                      c.total_compressed_size, c.data_page_offset,
-                                      c.dictionary_page_offset))
+def _digest(c: pq.ColumnChunkMetaData, num_rows: int) -> int:
+    """:func:`chunk_digest` of chunk ``c`` of a row group of ``num_rows`` rows, inline: a
+    file of many small row groups has thousands of chunks, and this is paid for each one on
+    writing and again on reading (half the cost of going through the tuple)."""
+    dictionary = c.dictionary_page_offset
+    return zlib.crc32(_PLACE.pack(num_rows, c.file_offset, c.num_values,
+                                  c.total_uncompressed_size, c.total_compressed_size,
+                                  c.data_page_offset,
+                                  dictionary if dictionary is not None and dictionary > 0
+                                  else -1))
 
 
 def chunks_footer(digests: list[list[int]], arrow_schema: bytes | None) -> bytes:
@@ -166,10 +178,11 @@ class ChunkRecord:
                                        "altered")
             entry = self._decoded.setdefault(k, (recorded, bytearray(rg.num_columns)))
         recorded, checked = entry
+        rows = rg.num_rows
         for j in range(rg.num_columns) if leaves is None else leaves:
             if checked[j]:
                 continue
-            if _digest(rg, j) != _U32.unpack_from(recorded, 4 * j)[0]:
+            if _digest(rg.column(j), rows) != _U32.unpack_from(recorded, 4 * j)[0]:
                 raise CorruptDataError(f"column chunk {j}: its row count, values, sizes or page "
                                        "positions are not those written: the footer was altered")
             checked[j] = 1

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fsstgpu.formats import compress_file, decompress_file, read_table
 from fsstgpu.datasets.text_tables import machine_text_table
-from fsstgpu.formats import parquet_options
+from fsstgpu.formats import compress_file, decompress_file, parquet_options, read_table
+from fsstgpu.formats.chunk_record import ChunkRecord, chunk_digest, chunk_digests
 
 ROWS, PER_GROUP = 600, 50
 
@@ -78,3 +78,28 @@ def test_files_are_the_same_either_way(files, tmp_path, monkeypatch):
     with open(tmp_path / "a.parquet", "rb") as a, open(tmp_path / "b.parquet", "rb") as b:
         assert a.read() == b.read()
     assert os.path.getsize(tmp_path / "a.parquet") > 0
+
+
+def test_chunk_digests_inline_the_public_digest(files, tmp_path):
+    # chunk_digests (the writers' record) and ChunkRecord.check (every read) pack a chunk's
+    # place inline (half the cost a chunk of going through chunk_digest's tuple): the same
+    # CRC32 as chunk_digest gives, with and without dictionary pages
+    _, src, out = files
+    plain = str(tmp_path / "plain.parquet")
+    pq.write_table(machine_text_table(200), plain, row_group_size=64, use_dictionary=False)
+    for path in (out, src, plain):
+        meta = pq.read_metadata(path)
+        expected = []
+        for k in range(meta.num_row_groups):
+            rg = meta.row_group(k)
+            row = []
+            for j in range(rg.num_columns):
+                c = rg.column(j)
+                row.append(chunk_digest(rg.num_rows, (
+                    c.file_offset, c.num_values, c.total_uncompressed_size,
+                    c.total_compressed_size, c.data_page_offset, c.dictionary_page_offset)))
+            expected.append(row)
+        assert chunk_digests(meta) == expected, path
+    record = ChunkRecord.of(pq.read_metadata(out))
+    for k in range(pq.read_metadata(out).num_row_groups):
+        record.check(k, None)  # (every chunk of the file fsstgpu wrote, as written)
