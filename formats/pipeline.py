@@ -136,11 +136,14 @@ def runs(units, rows: int, nbytes: int) -> Iterator[list]:
     run, count, size = [], 0, 0
     try:
         for unit in units:
-            if run and (count + unit.num_rows > rows or size + unit.nbytes > nbytes):
+            # (Table.nbytes walks every buffer of every column: ~13 us for a row group of five
+            # columns, once a unit, not twice)
+            unit_rows, unit_bytes = unit.num_rows, unit.nbytes
+            if run and (count + unit_rows > rows or size + unit_bytes > nbytes):
                 yield run
                 run, count, size = [], 0, 0
             run.append(unit)
-            count, size = count + unit.num_rows, size + unit.nbytes
+            count, size = count + unit_rows, size + unit_bytes
         if run:
             yield run
     finally:
@@ -217,8 +220,9 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
         nonlocal rows, units, nbytes
         job.result()
         for unit in job.units:
-            rows, units, nbytes = rows + unit.num_rows, units + 1, nbytes + unit.nbytes
-            if progress is not None:
+            rows, units = rows + unit.num_rows, units + 1
+            if progress is not None:  # (nbytes, a walk of the unit's buffers, only for it)
+                nbytes += unit.nbytes
                 progress(units_done=units, units_total=total, rows=rows, nbytes=nbytes)
                 _refuse_fork(owner)
 

@@ -115,7 +115,10 @@ def _chunk_bounds(values: pa.Array) -> tuple[bytes, bytes] | None:
         return None
     data, offsets, validity = string_buffers(values)
     try:
-        lo, hi = string_bounds(data, offsets, validity)
+        # one thread below 65,536 strings, as string_bounds itself cuts the work (the same
+        # answer at any thread count): a row group's column need not ask for the cores
+        lo, hi = string_bounds(data, offsets, validity,
+                               threads=1 if len(values) < 65_536 else None)
     except ValueError as exc:  # offsets the array's own checks would refuse
         raise CorruptDataError(f"string column: {exc}") from None
     if lo < 0:

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.encoding_trials import tried_encodings
 from fsstgpu.formats.ipc_integrity import IpcWriter
-from fsstgpu.formats.parquet_compat import check_readable_back
+from fsstgpu.formats.parquet_compat import check_readable_back, value_checked
 from fsstgpu.formats.parquet_options import (  # Parquet's options and footer checks
     FSST_ZSTD_LEVEL,
     ROW_GROUPS_KEY,
@@ -114,6 +114,7 @@ class Sink:
                                                  zstd_level=zstd_level))
 
                 self._options, self._repeating = options, list(repeating)
+                self._value_checked = value_checked(schema)  # (a walk of the types: once)
                 self._trial = [f.name for f in schema
                                if f.name in fsst_columns or is_fsst_type(f.type)]
                 self._part_options = options()  # (the trial's, once taken)
@@ -143,7 +144,8 @@ class Sink:
         tables = []
         for columns, num_rows in units:
             table = pa.Table.from_arrays(columns, schema=self.schema)
-            check_readable_back(table, num_rows)  # (also rows without columns: none kept)
+            # (also rows without columns: none kept)
+            check_readable_back(table, num_rows, self._value_checked)
             if self._trial and table.num_rows:  # encodings tried once, on the first rows
                 self._flush(tables)  # (those before it: the default encodings)
                 tables = []

@@ -14,8 +14,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from fsstgpu import parallel
 from fsstgpu.datasets.text_tables import machine_text_table
-from fsstgpu.formats import compress_file, decompress_file, parquet_options, read_table
+from fsstgpu.formats import (
+    compress_file,
+    decompress_file,
+    parquet_compat,
+    parquet_options,
+    pruning,
+    read_table,
+    sinks,
+)
 from fsstgpu.formats.chunk_record import ChunkRecord, chunk_digest, chunk_digests
 
 ROWS, PER_GROUP = 600, 50
@@ -103,3 +112,56 @@ def test_chunk_digests_inline_the_public_digest(files, tmp_path):
     record = ChunkRecord.of(pq.read_metadata(out))
     for k in range(pq.read_metadata(out).num_row_groups):
         record.check(k, None)  # (every chunk of the file fsstgpu wrote, as written)
+
+
+def test_sink_walks_its_types_once(files, tmp_path, monkeypatch):
+    # the columns whose values check_readable_back must look at depend on the schema alone:
+    # found once a file, not once a row group (~25 us a row group of five columns)
+    calls = []
+    real = parquet_compat.value_checked
+
+    def spy(schema):
+        calls.append(schema)
+        return real(schema)
+
+    monkeypatch.setattr(sinks, "value_checked", spy)
+    monkeypatch.setattr(parquet_compat, "value_checked", spy)
+    table, src, out = files
+    compress_file(src, str(tmp_path / "c.parquet"))
+    decompress_file(out, str(tmp_path / "d.parquet"), device="cpu")
+    assert len(calls) == 2  # (one a Sink; check_readable_back asks for none of its own)
+    assert pq.ParquetFile(str(tmp_path / "c.parquet")).num_row_groups == ROWS // PER_GROUP
+
+
+def test_value_checked_columns_refuse_as_the_whole_table():
+    # check_readable_back given value_checked's columns refuses what it refuses alone
+    fsl = pa.list_(pa.int8(), 2)
+    inner = pa.struct([pa.field("f", fsl, nullable=False)])
+    schema = pa.schema([("s", pa.string()), pa.field("n", pa.int64(), nullable=False),
+                        ("p", inner), ("q", pa.list_(pa.string()))])
+    assert parquet_compat.value_checked(schema) == [1, 2]
+    good = pa.table({"s": ["a", None], "n": [1, 2], "p": [{"f": [1, 2]}, {"f": [3, 4]}],
+                     "q": [["x"], None]}, schema=schema)
+    for columns in (None, [1, 2]):
+        parquet_compat.check_readable_back(good, 2, columns)
+    bad_nulls = good.set_column(1, schema.field(1), pa.chunked_array([pa.array([1, None])]))
+    bad_lists = good.set_column(2, schema.field(2), pa.chunked_array([pa.array(
+        [{"f": [1, 2]}, None], inner)]))
+    for bad in (bad_nulls, bad_lists):
+        with pytest.raises(ValueError) as alone:
+            parquet_compat.check_readable_back(bad, 2)
+        with pytest.raises(ValueError) as given:
+            parquet_compat.check_readable_back(bad, 2, [1, 2])
+        assert str(alone.value) == str(given.value)
+    with pytest.raises(ValueError, match="rows without columns"):
+        parquet_compat.check_readable_back(good.select([]), 2, [])
+
+
+def test_small_bounds_ask_no_cores(monkeypatch):
+    # a row group's string bounds take one thread below 65,536 strings (as string_bounds
+    # itself cuts them): the same bounds without asking the affinity mask and the environment
+    asked = []
+    monkeypatch.setattr(parallel, "usable_cores", lambda: asked.append(1) or 2)
+    values = pa.array(["kiwi", None, "apple", "banana"] * 100)
+    assert pruning.bounds_of(values) == (b"apple", b"kiwi")
+    assert not asked
