@@ -18,9 +18,11 @@ from fsstgpu import parallel
 from fsstgpu.datasets.text_tables import machine_text_table
 from fsstgpu.formats import (
     compress_file,
+    compressing,
     decompress_file,
     parquet_compat,
     parquet_options,
+    pipeline,
     pruning,
     read_table,
     sinks,
@@ -165,3 +167,28 @@ def test_small_bounds_ask_no_cores(monkeypatch):
     values = pa.array(["kiwi", None, "apple", "banana"] * 100)
     assert pruning.bounds_of(values) == (b"apple", b"kiwi")
     assert not asked
+
+
+@pytest.mark.parametrize("floor", [100, 10_000])
+def test_a_file_of_one_run_is_cut_into_runs(files, tmp_path, monkeypatch, floor):
+    # a run is written while the next is read and converted: a file whose rows fit one run
+    # went through read, convert and write one after the other, so it is cut into RUN_PARTS
+    # runs (of RUN_FLOOR rows at least), each row group still its own and the file the same
+    table, src, out = files
+    monkeypatch.setattr(pipeline, "RUN_FLOOR", floor)
+    seen = []
+    real = compressing.UnitCompressor.convert_run
+
+    def spy(self, units, first):
+        seen.append(sum(u.num_rows for u in units))
+        return real(self, units, first)
+
+    monkeypatch.setattr(compressing.UnitCompressor, "convert_run", spy)
+    compress_file(src, str(tmp_path / "c.parquet"))
+    per_run = max(floor, -(-ROWS // pipeline.RUN_PARTS))
+    expected = [min(per_run // PER_GROUP * PER_GROUP, ROWS - k)
+                for k in range(0, ROWS, per_run // PER_GROUP * PER_GROUP)]
+    assert seen == expected
+    assert len(seen) == (pipeline.RUN_PARTS if floor < ROWS else 1)
+    with open(out, "rb") as a, open(tmp_path / "c.parquet", "rb") as b:
+        assert a.read() == b.read()
