@@ -379,7 +379,7 @@ def launch_check(data, offsets, validity=None, *, text_span=None, stream=None):
     >>> import fsstgpu
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     import cupy as cp
-    ...     data = cp.frombuffer(b"ab\xc3\xa9x", cp.uint8)
+    ...     data = cp.frombuffer(b"ab\\xc3\\xa9x", cp.uint8)
     ...     lengths, status = launch_check(data, cp.array([0, 2, 4, 5]), text_span=(0, 5))
     ...     assert lengths.get().tolist() == [2, 2, 1]
     ...     assert check_results(status.get()) == (False, 2, 5, False)

@@ -93,6 +93,7 @@ NOT_ON_ONE_GPU = {
     "fsstgpu.integrations.dask": "a Dask cluster (distributed)",
     "fsstgpu.integrations.dask.local_client": "a Dask cluster (distributed)",
     "fsstgpu.integrations.dask.read_dataset_to_gpus": "a Dask cluster and a dataset folder",
+    "fsstgpu.kernels.driver.launch_kept": "a kernel of the caller's (the example names one)",
 }
 
 
