@@ -579,8 +579,9 @@ def datasets_generate(
         else:
             fmt = output_format_of(out, format)
             check_output(out, force=force)
-        table = pa.table({name: generate(name, rows, seed)})
-        with stdout_file(str(out), suffix_for(fmt)) as dst:
+        with err_console().status(f"generating {rows:,} rows of {name}"), \
+                stdout_file(str(out), suffix_for(fmt)) as dst:
+            table = pa.table({name: generate(name, rows, seed)})
             with contextlib.nullcontext(dst) if to_stdout else atomic_output(
                     out, force=force) as tmp:
                 write_table(table, tmp, fmt, rows_per_unit=row_group_rows)

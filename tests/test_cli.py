@@ -568,3 +568,22 @@ def test_dask_options_with_one_file_are_usage_errors(tmp_path, sample):
     (tmp_path / "in").mkdir()
     res = run("compress", tmp_path / "in", tmp_path / "out", "--format", "parquet", code=2)
     one_line_error(res, "--format")
+
+
+def test_generate_shows_a_spinner_on_a_terminal_and_nothing_elsewhere(tmp_path, monkeypatch):
+    """datasets generate (5 M rows take seconds) says what it does on stderr where stderr is a
+    terminal; elsewhere stderr stays empty."""
+    import io
+
+    from rich.console import Console
+
+    import fsstgpu.cli.app as cli_app
+
+    shown = io.StringIO()
+    monkeypatch.setattr(cli_app, "err_console",
+                        lambda: Console(file=shown, force_terminal=True, width=100))
+    run("datasets", "generate", "urls", "--rows", "20000", "--out", tmp_path / "u.parquet")
+    assert "generating 20,000 rows of urls" in shown.getvalue()
+    monkeypatch.undo()
+    res = run("datasets", "generate", "urls", "--rows", "20", "--out", tmp_path / "v.parquet")
+    assert res.stderr == ""
