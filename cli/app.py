@@ -482,9 +482,9 @@ def train(
         inputs = [] if is_dataset_name(src) or src == STDIO else [src]
         if not to_stdout:
             check_output(out, force=force, inputs=inputs)
-        with stdin_file(src, output=out) as name:
-            strings = load(name, column=column)
-        table = fsstgpu.train(strings, sample_bytes=sample_bytes)
+        with err_console().status(f"training on {printable(src)}"), \
+                stdin_file(src, output=out) as name:
+            table = fsstgpu.train(load(name, column=column), sample_bytes=sample_bytes)
         data = table.to_bytes()
         with stdout_file(str(out), ".fsst") as dst:
             if to_stdout:

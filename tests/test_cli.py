@@ -587,3 +587,21 @@ def test_generate_shows_a_spinner_on_a_terminal_and_nothing_elsewhere(tmp_path, 
     monkeypatch.undo()
     res = run("datasets", "generate", "urls", "--rows", "20", "--out", tmp_path / "v.parquet")
     assert res.stderr == ""
+
+
+def test_train_shows_a_spinner_on_a_terminal(tmp_path, monkeypatch):
+    """train (a big file takes seconds to read and sample) says what it does on stderr where
+    stderr is a terminal."""
+    import io
+
+    from rich.console import Console
+
+    import fsstgpu.cli.app as cli_app
+
+    src = tmp_path / "u.parquet"
+    run("datasets", "generate", "urls", "--rows", "2000", "--out", src)
+    shown = io.StringIO()
+    monkeypatch.setattr(cli_app, "err_console",
+                        lambda: Console(file=shown, force_terminal=True, width=200))
+    run("train", src, "--out", tmp_path / "t.fsst")
+    assert "training on" in shown.getvalue() and "u.parquet" in shown.getvalue()
