@@ -494,7 +494,7 @@ def read_dataset(src, device="auto", *, partitioning="hive"):
     --------
     See the module docstring.
     """
-    files, _, values = _dataset_parts(src, partitioning)
+    files, _, values = partitioned_files(src, partitioning)
     tables = [read_table(path, device=device) for path, _ in files]
     own = {name for table in tables for name in table.column_names}
     parts = [(path, with_partition_columns(table, part))
@@ -539,7 +539,7 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     cols = read_dataset_device("local/events/")
     """
-    files, keys, values = _dataset_parts(src, partitioning)
+    files, keys, values = partitioned_files(src, partitioning)
     # nested fsst columns stay compressed per file and are placed once, over every file
     parts = [(path, device_columns(path, nested_on_device=False)) for path, _ in files]
     rows = [len(next(iter(cols.values()))) if cols else 0 for _, cols in parts]
@@ -585,8 +585,22 @@ def _device_dataset_column(name, parts, rows):
     return pa.chunked_array(chunks, type=type_)
 
 
-def _dataset_parts(src, partitioning):
-    """The files of a dataset, its hive keys and each file's key values."""
+def partitioned_files(src, partitioning):
+    """The files of a dataset (:func:`~fsstgpu.formats.locations.dataset_files`), its hive keys
+    (``{name: (type, values)}``) and each file's key values (``{name: (type, value)}``); with
+    ``partitioning=None`` no keys.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.datasets import partitioned_files
+    >>> d = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(d, "year=2026"))
+    >>> pq.write_table(pa.table({"s": ["a"]}), os.path.join(d, "year=2026", "a.parquet"))
+    >>> files, keys, values = partitioned_files(d, "hive")
+    >>> [rel for _, rel in files], values
+    (['year=2026/a.parquet'], [{'year': (DataType(int32), 2026)}])
+    """
     if partitioning not in ("hive", None):
         raise ValueError(f"partitioning must be 'hive' or None, not {partitioning!r}")
     files = dataset_files(src)

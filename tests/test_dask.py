@@ -177,6 +177,45 @@ def test_reading_onto_gpus_is_planned_as_a_bag_of_files_or_row_groups(tmp_path):
         dataset_parts(tmp_path / "c", by="page")
 
 
+def test_reading_onto_gpus_adds_the_hive_keys_as_read_dataset_does(tmp_path, monkeypatch):
+    """Each partition of read_dataset_to_gpus carries its file's hive keys as host columns of
+    read_dataset's types and values (they were missing); by file and by row group; none with
+    partitioning=None. The GPU readers are stood in for by the CPU's (the wiring is what is
+    tested here; the GPU test below decodes on a GPU)."""
+    import contextlib
+    import types
+
+    import fsstgpu.integrations.dask as on_dask
+    from fsstgpu.formats import compress_dataset as compress_here, read_dataset
+
+    def host_columns(table):
+        return {name: table.column(name) for name in table.column_names}
+
+    monkeypatch.setattr(on_dask, "read_table_device", lambda src: host_columns(
+        read_table(src, device="cpu")))
+    monkeypatch.setattr(on_dask, "read_unit_to_device", lambda src, unit: host_columns(
+        read_table(src, device="cpu", row_groups=[unit])))
+    stream = types.SimpleNamespace(synchronize=lambda: None)
+    monkeypatch.setattr(on_dask, "get_cupy", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(get_current_stream=lambda: stream)))
+    monkeypatch.setattr(on_dask, "_worker_gpu", lambda cp: contextlib.nullcontext())
+    _dataset(tmp_path / "in", files=3, rows=1200)
+    compress_here(tmp_path / "in", tmp_path / "c")
+    want = read_dataset(tmp_path / "c", device="cpu")
+    for by in ("file", "row_group"):
+        parts = on_dask.read_dataset_to_gpus(tmp_path / "c", by=by).compute(
+            scheduler="synchronous")
+        got = pa.concat_tables(pa.table(cols) for cols in parts)
+        assert got.column_names == want.column_names == ["u", "w", "k", "part"]
+        assert got.schema.field("part").type == pa.int32()
+        assert got.column("part").equals(want.column("part"))
+    plain = on_dask.read_dataset_to_gpus(tmp_path / "c", partitioning=None).compute(
+        scheduler="synchronous")
+    assert all("part" not in cols for cols in plain)
+    with pytest.raises(ValueError, match="partitioning"):
+        on_dask.read_dataset_to_gpus(tmp_path / "c", partitioning="dir")
+
+
 @pytest.mark.gpu
 def test_gpu_bag_decodes_row_groups_on_the_workers(client, tmp_path):
     from fsstgpu.formats import compress_dataset as compress_here
@@ -191,6 +230,9 @@ def test_gpu_bag_decodes_row_groups_on_the_workers(client, tmp_path):
     assert len(got) == 9
     for g, e in zip(got, expected, strict=True):
         assert pa.chunked_array(g).equals(e)
+    keys = client.compute(bag.map(lambda cols: cols["part"].to_pylist())).result()
+    assert keys == [[int(rel[5])] * len(e) for rel, e in zip(
+        [rel for rel in sorted(tables) for _ in range(3)], expected, strict=True)]
 
 
 def test_fsstgpu_threads_caps_the_codec_pool(monkeypatch):

@@ -33,17 +33,20 @@ import os
 import warnings
 from pathlib import Path
 
+import pyarrow as pa
+
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.formats.datasets import (
     dataset_outputs,
     file_options,
     make_parent,
+    partitioned_files,
     refuse_output_format,
 )
 from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
-from fsstgpu.formats.locations import dataset_files, is_url
+from fsstgpu.formats.locations import is_url
 from fsstgpu.formats.rowgroups import Source, check_progress
 from fsstgpu.limits import flag, whole_number
 from fsstgpu.parallel import usable_cores
@@ -270,16 +273,38 @@ def _worker_gpu(cp):
     return cp.cuda.Device(index % ndev)
 
 
-def _read_part_to_gpu(src: str, unit: int | None) -> list[dict]:
+def _read_part_to_gpu(src: str, unit: int | None, keys: dict | None = None) -> list[dict]:
     """One partition: file ``src`` (``unit`` None) or its row group ``unit``, decoded onto this
-    worker's GPU, as a one-element list (a bag partition)."""
+    worker's GPU, as a one-element list (a bag partition); ``keys``: the file's partition
+    values (:func:`with_keys`)."""
 
     cp = get_cupy()
     with _worker_gpu(cp):  # src: a path or URL string, resolved by the readers
         cols = (read_table_device(src) if unit is None
                 else read_unit_to_device(src, unit))
         cp.cuda.get_current_stream().synchronize()
-    return [cols]
+    return [with_keys(cols, keys or {})]
+
+
+def with_keys(cols: dict, keys: dict) -> dict:
+    """A part's columns with a host column per partition key (``{name: (type, value)}``), as
+    :func:`fsstgpu.formats.read_dataset` adds them: constant over the part's rows, after its
+    own columns; a key the part has a column of is left to that column.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.integrations.dask import with_keys
+    >>> cols = with_keys({"n": pa.chunked_array([[1, 2]])}, {"year": (pa.int32(), 2026)})
+    >>> cols["year"].to_pylist(), str(cols["year"].type)
+    ([2026, 2026], 'int32')
+    """
+    rows = len(next(iter(cols.values()))) if cols else 0
+    out = dict(cols)
+    for name, (type_, value) in keys.items():
+        if name not in out:
+            out[name] = pa.chunked_array([pa.repeat(pa.scalar(value, type_), rows)], type=type_)
+    return out
 
 
 def dataset_parts(src, by: str = "file") -> list[tuple[str, int | None]]:
@@ -298,27 +323,36 @@ def dataset_parts(src, by: str = "file") -> list[tuple[str, int | None]]:
     [0, 1]
     """
 
+    return [(path, unit) for path, unit, _ in _parts_and_keys(src, by, None)]
+
+
+def _parts_and_keys(src, by: str, partitioning) -> list[tuple[str, int | None, dict]]:
+    """:func:`dataset_parts` with each part's partition values (``{name: (type, value)}``,
+    none with ``partitioning=None``), found as :func:`fsstgpu.formats.read_dataset` finds
+    them."""
     if by not in ("file", "row_group"):
         raise ValueError(f"by must be 'file' or 'row_group', not {by!r}")
+    files, _, values = partitioned_files(src, partitioning)
     parts = []
-    for path, _ in dataset_files(src):
+    for (path, _), keys in zip(files, values, strict=True):
         if by == "file":
-            parts.append((str(path), None))
+            parts.append((str(path), None, keys))
             continue
         with Source(path) as source:
             units = source.num_units
-        parts.extend([(str(path), k) for k in range(units)] if units is not None
-                     else [(str(path), None)])
+        parts.extend([(str(path), k, keys) for k in range(units)] if units is not None
+                     else [(str(path), None, keys)])
     return parts
 
 
-def read_dataset_to_gpus(src, *, by: str = "file"):
+def read_dataset_to_gpus(src, *, by: str = "file", partitioning="hive"):
     """A Dask bag of a compressed dataset decoded on the workers' GPUs, one partition per file
     (or per row group with ``by="row_group"``).
 
     Each partition holds one dict, the part's columns as
     :func:`fsstgpu.formats.read_table_device` gives them, in the memory of the GPU of the worker
-    that decoded it.
+    that decoded it, then its hive partition keys as host columns (``partitioning``: as for
+    :func:`fsstgpu.formats.read_dataset`, whose keys and types these are; None for none).
     The bag is lazy: ``bag.persist()`` decodes and keeps the partitions on the workers;
     ``bag.map(fn)`` runs ``fn`` where they are (nothing comes back to the client unless it is
     computed there).
@@ -332,5 +366,5 @@ def read_dataset_to_gpus(src, *, by: str = "file"):
     import dask
     import dask.bag
 
-    return dask.bag.from_delayed([dask.delayed(_read_part_to_gpu, pure=False)(path, unit)
-                                  for path, unit in dataset_parts(src, by)])
+    return dask.bag.from_delayed([dask.delayed(_read_part_to_gpu, pure=False)(path, unit, keys)
+                                  for path, unit, keys in _parts_and_keys(src, by, partitioning)])
