@@ -1,4 +1,4 @@
-// The codec's entry points on plain arrays (module.cpp binds them to NumPy and drops the GIL
+// The codec's entry points on plain arrays (bind_codec.cpp binds them to NumPy and drops the GIL
 // around them). Each checks its arguments before any kernel reads them: bad arguments throw
 // std::invalid_argument, corrupt compressed data CorruptData (errors.h).
 #pragma once
