@@ -216,6 +216,8 @@ def fuzz_args(native, rng, symbols, strings):
         if case.fn is native.compact_tables:
             fuzz_tables(native, rng, case.base[0])
             continue
+        if case.fn is native.decode_all:
+            fuzz_alloc(case, clean[0][0])
         for _ in range(6):
             args = case.fresh()
             for i in rng.choice(arrays, min(len(arrays), int(rng.integers(1, 3))), False):
@@ -247,3 +249,37 @@ def fuzz_tables(native, rng, tables):
         except (ValueError, TypeError, AttributeError):
             continue
         assert len(first) == len(bad) + 1 and len(packed) == first[-1] + 255
+
+
+def _read_only(n):
+    out = np.zeros(n, np.uint8)
+    out.flags.writeable = False
+    return out
+
+
+def _raising(n):
+    raise ValueError(f"no {n} bytes here")
+
+
+# decode_all's alloc(size) callbacks that break its contract: a size off by one or two, another
+# dtype, 2-D, strided (not C order), read-only, not an array, none, a raised error
+BAD_ALLOCS = (lambda n: np.zeros(n + 1, np.uint8), lambda n: np.zeros(max(n - 1, 0), np.uint8),
+              lambda n: np.zeros(2 * n + 2, np.uint8)[1::2], lambda n: np.zeros(n, np.int8),
+              lambda n: np.zeros((1, n), np.uint8), lambda n: np.zeros(n, np.uint16),
+              _read_only, lambda n: bytearray(n), lambda n: None, _raising)
+
+
+def fuzz_alloc(case, clean_out):
+    """decode_all with an alloc callback: a good one's array (exact, or a C-ordered view into a
+    larger buffer) is the output, written in place; a bad one's is refused."""
+    for view in (False, True):
+        given = []
+
+        def good(n, view=view, given=given):
+            given.append(np.zeros(n + 16, np.uint8)[8 : 8 + n] if view else np.zeros(n, np.uint8))
+            return given[-1]
+
+        out, _ = case.fn(*case.fresh(), good)
+        assert out is given[0] and np.array_equal(out, clean_out), ("alloc", view)
+    for alloc in BAD_ALLOCS:
+        expect_fine(case, case.fresh() + [alloc])
