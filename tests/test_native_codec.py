@@ -692,12 +692,16 @@ def test_utf8_on_dbtext(dbtext_paths):
 # ---- the sanitizer build ----
 
 def _sanitizer_build(dest: Path) -> Path:
-    """The extension compiled again with ASan and UBSan, one compiler process per source.
+    """The extension compiled again with ASan and UBSan, one compiler process per source, as
+    many at once as there are cores (the longest first).
 
-    The codec and the bindings' bodies (every file but module.cpp) are instrumented;
-    module.cpp, which only declares the bindings to pybind11 (and holds no code of ours that
-    reads an array: test_the_plain_compiled_module_reads_no_array), is compiled plain at -O0:
-    instrumenting pybind11's templates costs 30 s of compiling and checks nothing of ours."""
+    The codec and the bindings' bodies (every file but module.cpp) are instrumented: the codec
+    at -O1 (its loops run millions of times in the fuzz), the bindings at -O0 (every access
+    checked, none optimised away, in half -O1's compile time: pybind11's templates are most of
+    the build). module.cpp, which only declares the bindings to pybind11 (and holds no code of
+    ours that reads an array: test_the_plain_compiled_module_reads_no_array), is compiled plain
+    at -O0: instrumenting its templates costs 30 s of compiling and checks nothing of ours.
+    -g1 (line tables) gives the reports' file:line; full -g made a source half as slow again."""
     pybind11 = pytest.importorskip("pybind11", reason="pybind11 headers needed to build")
     csrc = Path(fsstgpu.__file__).resolve().parent / "csrc"
     cxx = os.environ.get("CXX", "g++")
@@ -705,13 +709,23 @@ def _sanitizer_build(dest: Path) -> Path:
         pytest.skip(f"no C++ compiler ({cxx}) to build the sanitizer copy")
     common = ["-std=c++17", "-fPIC", f"-I{pybind11.get_include()}",
               f"-I{sysconfig.get_paths()['include']}", f"-I{csrc}"]
-    sanitized = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
-    jobs = [subprocess.Popen([cxx, *common, *(["-O0"] if src.name == "module.cpp" else sanitized),
-                              "-c", str(src), "-o", str(dest / f"{src.stem}.o")],
-                             stderr=subprocess.PIPE, text=True)
-            for src in sorted(csrc.glob("*.cpp"))]
-    for job in jobs:
-        assert job.wait() == 0, job.stderr.read()
+    sanitized = ["-g1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+
+    def flags(src: Path) -> list:
+        if src.name == "module.cpp":
+            return ["-O0"]
+        return ["-O0" if src.name.startswith("bind_") else "-O1", *sanitized]
+
+    def compile_one(src: Path):
+        return src, subprocess.run([cxx, *common, *flags(src), "-c", str(src), "-o",
+                                    str(dest / f"{src.stem}.o")], capture_output=True, text=True)
+
+    # the pybind11 sources take 5-10x a codec source's time: started first, the others fill in
+    sources = sorted(csrc.glob("*.cpp"), key=lambda p: (not p.name.startswith(("bind_", "module")),
+                                                        -p.stat().st_size))
+    with ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
+        for src, done in pool.map(compile_one, sources):
+            assert done.returncode == 0, (src.name, done.stderr[-4000:])
     lib = dest / f"_native{sysconfig.get_config_var('EXT_SUFFIX')}"
     subprocess.run([cxx, "-shared", "-fsanitize=address,undefined", *map(str, dest.glob("*.o")),
                     "-o", str(lib)], check=True)
@@ -738,14 +752,26 @@ def _runtime(cxx: str, name: str) -> str:
     return path
 
 
+def _report(err: str) -> str:
+    """A sanitizer's report from its first line (its tail is ASan's legend of shadow bytes)."""
+    at = [i for i in (err.find("ERROR: AddressSanitizer"), err.find("runtime error")) if i >= 0]
+    return err[min(at):][:4000] if at else err[-4000:]
+
+
 def test_sanitizer_build_survives_the_fuzz(tmp_path):
     _sanitizer_build(tmp_path)
     cxx = os.environ.get("CXX", "g++")
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1",
                LD_PRELOAD=f"{_runtime(cxx, 'libasan.so')} {_runtime(cxx, 'libubsan.so')}")
-    for isa in ISAS:
-        env["FSSTGPU_ISA"] = isa
-        done = subprocess.run([sys.executable, str(HERE / "native_fuzz.py"), str(tmp_path),
-                               "150"], capture_output=True, text=True, env=env, timeout=300)
-        assert done.returncode == 0 and "fuzz ok" in done.stdout, (isa, done.stderr[-4000:])
-        assert "runtime error" not in done.stderr, (isa, done.stderr[-4000:])
+
+    def fuzz(isa: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(HERE / "native_fuzz.py"), str(tmp_path),
+                               "150"], capture_output=True, text=True,
+                              env=dict(env, FSSTGPU_ISA=isa), timeout=300)
+
+    # each instruction set's run in a process of its own, side by side
+    with ThreadPoolExecutor(max_workers=len(ISAS)) as pool:
+        runs = dict(zip(ISAS, pool.map(fuzz, ISAS), strict=True))
+    for isa, done in runs.items():
+        assert done.returncode == 0 and "fuzz ok" in done.stdout, (isa, _report(done.stderr))
+        assert "runtime error" not in done.stderr, (isa, _report(done.stderr))
