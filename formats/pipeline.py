@@ -22,7 +22,7 @@ import pyarrow as pa
 from fsstgpu.formats.dictionaries import joined_table
 from fsstgpu.formats.rowgroups import Source, rows_only
 from fsstgpu.formats.sinks import Sink
-from fsstgpu.parallel import refuse_forked
+from fsstgpu.parallel import MAX_THREADS, refuse_forked
 
 __all__ = ["RUN_BYTES", "RUN_FLOOR", "RUN_PARTS", "RUN_ROWS", "read_ahead", "regrouped", "rewrite",
            "runs"]
@@ -184,7 +184,8 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
 
     ``convert(field, column, unit_index)`` returns the column to write: on the calling thread,
     column after column, or with ``workers`` > 1 the columns of a unit on that many threads at
-    once (``convert`` must then be safe on any thread for different fields; a field's units
+    once (at most :data:`~fsstgpu.parallel.MAX_THREADS`: a thread a column otherwise, for a
+    huge count; ``convert`` must then be safe on any thread for different fields; a field's units
     still come in order, one at a time). Each unit is written while the next one is
     converted, and the one after it read (:func:`read_ahead`). Returns ``(rows, units)``;
     ``progress`` (a :data:`~fsstgpu.formats.rowgroups.ProgressCallback`) is called after each
@@ -216,7 +217,7 @@ def rewrite(source: Source, sink: Sink, convert, progress=None, *,
     # Unit (or run) k is written (pyarrow's encoding and page compression, the GIL released)
     # on a thread of its own while k + 1 is converted here and k + 2 read: one in flight.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsstgpu-write")
-    workers = max(1, min(int(workers), len(source.schema)))
+    workers = max(1, min(int(workers), len(source.schema), MAX_THREADS))
     # a unit's columns at once: a column of one row group is often too small to keep every
     # core busy on its own (its planner's walk, say, runs on one)
     converters = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fsstgpu-convert")

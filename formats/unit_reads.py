@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from fsstgpu.formats.parquet_options import open_parquet
 from fsstgpu.formats.rowgroups import Source, reading
-from fsstgpu.parallel import refuse_forked, usable_cores
+from fsstgpu.parallel import MAX_THREADS, refuse_forked, usable_cores
 from fsstgpu.types import is_view, large_type
 
 __all__ = ["GROUP_BYTES", "GROUP_ROWS", "WHOLE", "cut_rows", "default_workers",
@@ -84,7 +84,8 @@ def parallel_units(source: Source, *, workers: int | None = None,
     ----------
     source : Source
     workers : int, optional
-        Reading threads (default: the cores this process may use, at most 16).
+        Reading threads (default: the cores this process may use, at most 16; at most
+        :data:`fsstgpu.parallel.MAX_THREADS` whatever is asked).
     ahead : int, optional
         Row groups read ahead besides the next one (default 2): at most ``ahead + 1`` are being
         read while the caller holds the one yielded last.
@@ -222,7 +223,8 @@ def run_units(source: Source, runs: list, names: list, workers, ahead, convert):
     ...         source, [(0, 1), (2,)], ["n"], 2, 1, lambda run, name, parts: len(parts))]
     [((0, 1), 2), ((2,), 1)]
     """
-    workers = workers or default_workers()
+    # at most MAX_THREADS: the pool starts a thread (each opening the file) per read in flight
+    workers = min(workers or default_workers(), MAX_THREADS)
     ahead = max(1, ahead or 2)
     handles: dict = {}  # thread id -> [its file handle, its ParquetFile, reads it has running]
     # re-entrant: the collector may finalize this generator on a reading thread holding it

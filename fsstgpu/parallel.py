@@ -22,6 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from fsstgpu.errors import FsstGpuError
 
+#: The most threads one call runs on, whatever count it is given: the compiled codec's pool runs
+#: no more (csrc/parallel.h's kMaxThreads), and the Python pools that start a thread per task
+#: in flight (a file's reading threads, each with its file open; a rewrite's converters, one a
+#: column) would otherwise start thousands for ``threads=2**31 - 1``.
+MAX_THREADS = 256
+
 
 def usable_cores() -> int:
     """The number of CPU cores this process may run on (its affinity mask), at least 1; at most
@@ -134,10 +140,13 @@ def run_tasks(fn, ntasks: int) -> None:
 
 
 def thread_count(threads=None) -> int:
-    """Threads for one call of the compiled codec: ``threads`` (at least 1), or by default
-    :func:`usable_cores`.
+    """Threads for one call of the compiled codec: ``threads`` (at least 1, at most
+    :data:`MAX_THREADS`), or by default :func:`usable_cores`.
 
-    >>> thread_count(0), thread_count(3), thread_count() == usable_cores()
-    (1, 3, True)
+    A larger count would run on no more threads, and one past C's ``int`` (``2**31``) was
+    refused by the binding with a TypeError that named no argument.
+
+    >>> thread_count(0), thread_count(3), thread_count(2**40), thread_count() == usable_cores()
+    (1, 3, 256, True)
     """
-    return usable_cores() if threads is None else max(1, int(threads))
+    return usable_cores() if threads is None else max(1, min(int(threads), MAX_THREADS))
