@@ -3,6 +3,7 @@ over dictionaries, truncation, IPC compression kept, dictionary columns, exact r
 
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 import sys
@@ -31,9 +32,18 @@ from fsstgpu.formats.ipc_integrity import (
     CRC_KEY,
     CRC_V1_KEY,
     END_KEY,
+    LENGTHS_KEY,
     POSITION_KEY,
     SCHEMA_KEY,
+    Dictionaries,
+    IpcChecks,
     IpcWriter,
+    batch_crc,
+    batch_metadata,
+    data_batches,
+    end_batch,
+    marked_schema,
+    validate_batch,
 )
 from fsstgpu.formats.rowgroups import open_file
 
@@ -804,3 +814,173 @@ def test_replaced_dictionaries_are_not_held_past_a_few_megabytes(tmp_path):
             held = max(held, pa.total_allocated_bytes() - before)
         assert count == 24
         assert held < 40 << 20, (src, held >> 20)
+
+
+# ------------------------------------- the checks themselves, each on the input it must refuse
+@pytest.mark.parametrize("index", [-1, 3])
+def test_a_dictionary_index_just_outside_its_dictionary_is_corrupt(index):
+    """The range check of dictionary indices (validated once per dictionary, the indices per
+    batch) had no test: no index out of range reached it, so it could have been dropped, or
+    taken an index equal to the dictionary's length (or -1) as valid, a read past the values."""
+    col = pa.DictionaryArray.from_arrays(pa.array([0, index, None], pa.int8()),
+                                         pa.array(["a", "b", "c"]), safe=False)
+    batch = pa.record_batch({"d": col})
+    with pytest.raises(CorruptDataError, match="column 'd': invalid.*out of range"):
+        validate_batch(batch, Dictionaries())
+    with pytest.raises(CorruptDataError, match="column 'd': invalid"):
+        validate_batch(batch)  # (without the cache: pyarrow's own full validation)
+    ok = pa.DictionaryArray.from_arrays(pa.array([0, 2, None], pa.int8()), col.dictionary)
+    validate_batch(pa.record_batch({"d": ok}), Dictionaries())  # the first and the last value
+    validate_batch(pa.record_batch({"d": ok}))
+
+
+def test_a_forged_dictionary_is_corrupt_however_its_indices_look():
+    """A dictionary is validated in full once (then remembered): a forged one with valid indices
+    must still be refused, the first time and every time after."""
+    offsets = pa.py_buffer(np.array([0, 9, 2], np.int32).tobytes())
+    forged = pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"ab")])
+    batch = pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()),
+                                                                 forged)})
+    dictionaries = Dictionaries()
+    for _ in range(2):
+        with pytest.raises(CorruptDataError, match="column 'd': invalid"):
+            validate_batch(batch, dictionaries)
+
+
+@pytest.mark.parametrize("lengths", [[3], [-1], [True], ["1"], [1.0], [1, 1], [], (1,)])
+def test_forged_dictionary_lengths_are_corrupt(lengths):
+    """The dictionary lengths a batch's metadata gives (the prefix of each dictionary its
+    checksum covers) are read from the file: a length past the dictionary, negative, not an
+    int, or a count of them that is not the batch's dictionaries', is corrupt, not hashed as
+    some other prefix (a slice past the end is the whole dictionary) or a TypeError."""
+    batch = pa.record_batch({"d": pa.array(["x", "y"]).dictionary_encode()})
+    for good in ([0], [1], [2]):
+        batch_crc(batch, lengths=good)
+    with pytest.raises(CorruptDataError, match="dictionaries were altered"):
+        batch_crc(batch, lengths=lengths)
+
+
+def _checked_batch_and_end():
+    """A marked schema's batch of a dictionary column, checked, and its end batch."""
+    schema = marked_schema(pa.schema([("d", pa.dictionary(pa.int8(), pa.string()))]))
+    batch = pa.RecordBatch.from_arrays([pa.array(["x", "y"]).dictionary_encode()],
+                                       schema=schema)
+    checks = IpcChecks(schema)
+    assert checks.check(batch, batch_metadata(batch, index=0, rows=2)).num_rows == 2
+    return checks, batch, end_batch(schema, batch, batches=1, rows=2)
+
+
+def test_a_batch_after_the_end_batch_is_corrupt():
+    """Nothing may follow the end batch: a batch there (its checksum and position right) was
+    taken, the rows past the end handed out before the count at the end refused them."""
+    checks, batch, (end, metadata) = _checked_batch_and_end()
+    assert checks.check(end, metadata) is None
+    with pytest.raises(CorruptDataError, match="follows the end batch"):
+        checks.check(batch, batch_metadata(batch, index=1, rows=4))
+
+
+def test_an_end_batch_naming_a_dictionary_prefix_is_corrupt():
+    """The end batch holds the final dictionaries, so its dictionary lengths are theirs: one
+    that names a shorter prefix (its checksum made over that prefix) was accepted, the values
+    past it covered by no checksum."""
+    checks, _, (end, metadata) = _checked_batch_and_end()
+    assert json.loads(metadata[LENGTHS_KEY]) == [2]
+    value = metadata[END_KEY]
+    forged = {END_KEY: value, LENGTHS_KEY: b"[1]",
+              CRC_KEY: str(batch_crc(end, value + b"[1]", Dictionaries(), [1])).encode()}
+    with pytest.raises(CorruptDataError, match="dictionaries were altered"):
+        checks.check(end, forged)
+    assert checks.check(end, metadata) is None
+
+
+def _sealed(batch, key: bytes, value: bytes) -> dict:
+    """Metadata of ``key`` = ``value`` whose checksum matches (what a forger writes: a CRC32
+    is no signature), for a batch without dictionaries."""
+    return {key: value, LENGTHS_KEY: b"[]",
+            CRC_KEY: str(batch_crc(batch, value + b"[]", Dictionaries(), [])).encode()}
+
+
+def _marked_checks():
+    schema = marked_schema(pa.schema([("s", pa.string())]))
+    return IpcChecks(schema), pa.RecordBatch.from_arrays([pa.array(["a", "b"])], schema=schema)
+
+
+@pytest.mark.parametrize("position, match", [
+    (b"[1, 2]", "record batch 0 says it is batch 1"), (b"[0, 3]", "ends at row 3 but 2 rows"),
+    (b"[0]", "unreadable"), (b"[0, 2, 2]", "unreadable"), (b'[0, "2"]', "unreadable"),
+    (b'{"0": 2}', "unreadable"), (b'"02"', "unreadable"), (b"[0,", "unreadable"),
+    (b"\xff", "unreadable")])
+def test_a_batch_whose_sealed_position_is_wrong_is_corrupt(position, match):
+    """Each position check on its own, the checksum matching: the tests of lost or reordered
+    batches were refused by whichever check came first, so any one check could go unnoticed
+    (a batch saying it is another, rows not counted, a position of three numbers)."""
+    checks, batch = _marked_checks()
+    with pytest.raises(CorruptDataError, match=match):
+        checks.check(batch, _sealed(batch, POSITION_KEY, position))
+    checks, batch = _marked_checks()
+    assert checks.check(batch, _sealed(batch, POSITION_KEY, b"[0, 2]")).num_rows == 2
+
+
+@pytest.mark.parametrize("end", [b'{"batches": 1}', b'{"batches": 1, "rows": 2, "x": 0}',
+                                 b"[1, 2]", b'"end"', b"{", b"\xff"])
+def test_an_unreadable_sealed_end_is_corrupt(end):
+    checks, batch = _marked_checks()
+    checks.check(batch, _sealed(batch, POSITION_KEY, b"[0, 2]"))
+    with pytest.raises(CorruptDataError, match="unreadable fsstgpu.end"):
+        checks.check(batch.slice(0, 0), _sealed(batch.slice(0, 0), END_KEY, end))
+
+
+def test_an_end_batch_with_rows_or_miscounting_is_corrupt():
+    """The end batch has no rows, and counts the batches and rows read before it."""
+    checks, batch = _marked_checks()
+    checks.check(batch, _sealed(batch, POSITION_KEY, b"[0, 2]"))
+    end = b'{"batches": 1, "rows": 2}'
+    with pytest.raises(CorruptDataError, match="unreadable fsstgpu.end"):
+        checks.check(batch, _sealed(batch, END_KEY, end))
+    for counts in (b'{"batches": 2, "rows": 2}', b'{"batches": 1, "rows": 4}'):
+        checks, batch = _marked_checks()
+        checks.check(batch, _sealed(batch, POSITION_KEY, b"[0, 2]"))
+        assert checks.check(batch.slice(0, 0),
+                            _sealed(batch.slice(0, 0), END_KEY, counts)) is None
+        with pytest.raises(CorruptDataError, match="truncated: 1 record batches .2 rows. were"):
+            checks.finish()
+    checks, batch = _marked_checks()
+    checks.check(batch, _sealed(batch, POSITION_KEY, b"[0, 2]"))
+    checks.check(batch.slice(0, 0), _sealed(batch.slice(0, 0), END_KEY, end))
+    checks.finish()
+
+
+def test_an_ipc_files_batch_count_is_checked_by_its_end_batch():
+    """An fsstgpu IPC file (its schema marked) without even its end batch, or whose end batch
+    counts other batches than the file holds, is corrupt (sealed positions and end: the end
+    batch's count alone tells)."""
+    checks, batch = _marked_checks()
+    sink = pa.BufferOutputStream()
+    ipc.new_file(sink, batch.schema).close()
+    with pytest.raises(CorruptDataError, match="no record batch, not even its end batch"):
+        data_batches(ipc.open_file(sink.getvalue()))
+    for counted, match in ((1, "holds 2 record batches, its end batch counts 1"), (2, None)):
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, batch.schema) as writer:
+            for k in range(2):
+                writer.write_batch(batch, custom_metadata=batch_metadata(
+                    batch, index=k, rows=2 * k + 2))
+            writer.write_batch(*end_batch(batch.schema, batch, batches=counted,
+                                          rows=2 * counted))
+        reader = ipc.open_file(sink.getvalue())
+        if match is None:
+            assert data_batches(reader) == 2
+        else:
+            with pytest.raises(CorruptDataError, match=match):
+                data_batches(reader)
+
+
+@pytest.mark.parametrize("key, value", [(CRC_KEY, b"x"), (CRC_KEY, b"1.5"), (LENGTHS_KEY, b"["),
+                                        (LENGTHS_KEY, b"\xff")])
+def test_unreadable_metadata_is_named(key, value):
+    """Metadata that is no number or JSON is named as unreadable (not taken for a checksum
+    that does not match, nor for lengths left out)."""
+    checks, batch = _marked_checks()
+    metadata = {**_sealed(batch, POSITION_KEY, b"[0, 2]"), key: value}
+    with pytest.raises(CorruptDataError, match=f"unreadable {key.decode()} metadata"):
+        checks.check(batch, metadata)
