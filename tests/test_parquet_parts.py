@@ -27,10 +27,19 @@ from fsstgpu.formats.pruning import STATS_CRC_KEY, statistics_digests, stats_crc
 from fsstgpu.formats.sinks import Sink
 from fsstgpu.formats.thrift_compact import (
     BINARY,
+    BOOL_TRUE,
+    BYTE,
+    DOUBLE,
+    I16,
+    I32,
     I64,
     LIST,
+    MAP,
+    MAX_DEPTH,
+    SET,
     STRUCT,
     Field,
+    Map,
     Raw,
     Seq,
     Struct,
@@ -135,6 +144,63 @@ def test_a_shaped_read_keeps_what_it_skips_as_raw_bytes():
     element.set(1, 300)  # a changed value is written anew, the raw bytes around it as read
     assert loads(dumps(meta)).get(2).items[0].get(1) == 300 and dumps(meta)[-6:] == raw[-6:]
 
+
+
+#: every compact type, some of which Parquet footers never hold (doubles, maps, sets, bytes)
+EVERY_TYPE = Struct([
+    Field(1, DOUBLE, b"\x00" * 7 + b"\x40"), Field(2, MAP, Map(BINARY, I32, [(b"k", 5),
+                                                                       (b"j", -1)])),
+    Field(3, SET, Seq(SET, I16, [1, 2])), Field(4, BYTE, 7), Field(5, BOOL_TRUE, True),
+    Field(6, BOOL_TRUE, False), Field(7, MAP, Map(0, 0, [])), Field(30, I64, -(2**63)),
+    Field(31, I64, 2**63 - 1), Field(32, LIST, Seq(LIST, DOUBLE, [b"\x01" * 8] * 16)),
+    Field(33, STRUCT, Struct([Field(1, MAP, Map(I64, STRUCT, [(3, Struct([]))]))])),
+    Field(34, LIST, Seq(LIST, BOOL_TRUE, [True, False, True])),
+    Field(35, LIST, Seq(LIST, BYTE, [0, 1, 2, 255]))])
+
+
+def test_every_thrift_type_round_trips_and_every_truncation_raises():
+    """Parquet footers hold no doubles, maps, sets or bytes, and no 10-byte varint (an i64
+    past 2**62 in magnitude): the reader's handling of them had no test (a double read as a
+    map, a map as a double, the longest varint refused went unnoticed). Read whole, read
+    skipped (a shape naming none of them) and cut anywhere."""
+    raw = dumps(EVERY_TYPE)
+    assert loads(raw) == EVERY_TYPE and dumps(loads(raw)) == raw
+    for shape in ({}, {33: {}}, {2: None, 32: None}):
+        assert dumps(loads(raw, shape)) == raw
+    assert loads(raw, {33: {}}).get(33).get(1) == Raw(dumps(EVERY_TYPE.get(33))[1:-1])
+    for cut in range(len(raw)):
+        for shape in (None, {}):
+            with pytest.raises(ValueError):
+                loads(raw[:cut], shape)
+
+
+@pytest.mark.parametrize("shape", [None, {}])
+def test_malformed_thrift_values_raise(shape):
+    """What the reader must refuse, read into values or skipped: a varint of more than 10
+    bytes (read on, it made a number past 64 bits), a container of more elements than bytes
+    left (refused before reading any), a type id no value has (read as None, and the bytes
+    after it as the next field), nesting past :data:`MAX_DEPTH`."""
+    eleven = b"\x16" + b"\xff" * 10 + b"\x01" + b"\x00"
+    with pytest.raises(ValueError, match="longer than 10 bytes"):
+        loads(eleven, shape)
+    ten = b"\x16" + b"\xff" * 9 + b"\x01" + b"\x00"
+    assert dumps(loads(ten, shape)) == ten
+    for head in (b"\x19\xf5", b"\x1b"):  # a list, a map: 2**40 elements in 8 bytes
+        with pytest.raises(ValueError, match="a Thrift container of 1099511627776 elements"):
+            loads(head + b"\x80\x80\x80\x80\x80\x20" + bytes(8), shape)
+    for type_ in (13, 14, 15):
+        for raw in (bytes([0x10 | type_, 0]), bytes([0x19, 0x10 | type_, 0, 0])):
+            with pytest.raises(ValueError, match="unknown Thrift type"):
+                loads(raw, shape)
+
+    def nested(levels):  # structs in structs, the innermost holding an i64
+        return b"\x1c" * levels + b"\x16\x02\x00" + b"\x00" * levels
+
+    assert dumps(loads(nested(MAX_DEPTH + 1), shape)) == nested(MAX_DEPTH + 1)
+    with pytest.raises(ValueError, match="nested too deep"):
+        loads(nested(MAX_DEPTH + 2), shape)
+    with pytest.raises(ValueError, match="nested too deep"):
+        loads(nested(5000), shape)  # (never a RecursionError)
 
 def test_page_indexes_are_not_moved():
     table = _table(np.random.default_rng(), 50)
