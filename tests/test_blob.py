@@ -507,3 +507,51 @@ def test_encoded_size_is_the_encodings_size(codec):
     offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 300, 1000))])
     assert (intcodec.encoded_offsets_size(offsets, codec)
             == len(intcodec.encode_offsets(offsets, codec)))
+
+
+def _replaced_section(data: bytes, k: int, payload: bytes) -> bytes:
+    """``data`` with section ``k``'s payload replaced (its size and every CRC fixed)."""
+    pos, _, end = _sections(data)[k]
+    return _fix_crcs(bytearray(data[:pos] + struct.pack("<Q", len(payload)) + payload
+                               + bytes(4) + data[end + 4:]))
+
+
+def test_a_section_without_its_flag_is_refused_not_ignored():
+    """A validity, code-offsets or chunk-lengths section whose flag is off was refused only by
+    these checks: without them its bytes were ignored (a column without nulls read with a
+    bitmap's worth of bytes nobody looks at; stored code offsets or chunks dropped unread)."""
+    carr = fsstgpu.compress(pa.array(["alpha", "beta", ""] * 5))
+    data = blob.dumps(carr)
+    assert carr.validity is None and not data[5] & blob.FLAG_VALIDITY
+    forged = _replaced_section(data, blob.SECTIONS.index("validity"), b"\xff\xff")
+    with pytest.raises(CorruptDataError, match="validity section present without its flag"):
+        blob.loads(forged)
+    stored = blob.dumps(carr, store_code_offsets=True)
+    k = blob.SECTIONS.index("code_offsets")
+    _, start, end = _sections(stored)[k]
+    forged = _replaced_section(data, k, stored[start:end])
+    with pytest.raises(CorruptDataError, match="code_offsets section present without its flag"):
+        blob.loads(forged)
+    chunked = blob.dumps(fsstgpu.compress(pa.chunked_array([pa.array(["alpha", "beta", ""] * 5)])))
+    k = blob.SECTIONS.index("chunk_lengths")
+    _, start, end = _sections(chunked)[k]
+    forged = _replaced_section(data, k, chunked[start:end])
+    with pytest.raises(CorruptDataError, match="chunk_lengths section present without its flag"):
+        blob.loads(forged)
+    assert blob.loads(data).equals(carr)
+
+
+def test_a_blob_of_one_chunk_of_every_string_reads_back():
+    """A chunk may hold every string of the column (the most a chunk length may be)."""
+    col = pa.chunked_array([pa.array(["alpha", None, "beta"] * 4)])
+    carr = fsstgpu.compress(col)
+    assert carr.chunk_lengths.tolist() == [12]
+    back = blob.loads(blob.dumps(carr))
+    assert back.equals(carr) and fsstgpu.decompress(back, device="cpu").equals(col)
+
+
+def test_dumps_refuses_an_unknown_lengths_codec(carr):
+    with pytest.raises(ValueError, match="unknown lengths codec 9"):
+        blob.dumps(carr, lengths_codec=9)
+    with pytest.raises(ValueError, match="unknown lengths codec 9"):
+        blob.dumped_size(carr, lengths_codec=9)
