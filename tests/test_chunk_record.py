@@ -7,6 +7,7 @@ the chunks it reads."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import struct
 import zlib
@@ -17,8 +18,15 @@ import pytest
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import compress_file, decompress_file, open_reader, read_table
-from fsstgpu.formats.chunk_record import CHUNKS_KEY, chunk_digests, chunks_footer
-from fsstgpu.formats.thrift_compact import dumps, loads
+from fsstgpu.formats.chunk_record import (
+    CHUNKS_KEY,
+    ChunkRecord,
+    chunk_digest,
+    chunk_digests,
+    chunks_footer,
+)
+from fsstgpu.formats.footer_records import sealed
+from fsstgpu.formats.thrift_compact import I64, Field, dumps, loads
 
 # Thrift field ids (parquet.thrift)
 FILE_ROW_GROUPS, FILE_KEY_VALUES = 4, 5
@@ -248,3 +256,61 @@ def test_a_string_leaf_made_binary_in_a_decompressed_file_is_an_error(
                            pq.read_schema(bad).field(1).type.value_type)  # (no error)
     with pytest.raises(CorruptDataError, match="Parquet schema .*altered"):
         read_table(bad, device="cpu")
+
+
+@pytest.mark.parametrize("value", [0, -3])
+def test_a_dictionary_page_offset_of_zero_or_less_is_none(files, tmp_path, value):
+    """Readers take a dictionary page offset of 0 or less for none, and so must the record:
+    the writer hashes a chunk without one as none (-1), the reader hashes what the footer says.
+    A footer saying 0 where the writer wrote nothing reads as written."""
+    _, compressed, _ = files
+
+    def edit(footer):
+        meta = _chunk(footer, 1, 0).get(CC_META)
+        assert meta.get(CM_PLACE[-1]) is None  # (the codes: no dictionary)
+        k = next(i for i, f in enumerate(meta.fields) if f.id > CM_PLACE[-1])
+        meta.fields.insert(k, Field(CM_PLACE[-1], I64, value))
+
+    forged = _forged(compressed, edit, tmp_path / "f.parquet")
+    assert pq.read_metadata(forged).row_group(1).column(0).dictionary_page_offset == value
+    assert read_table(forged, device="cpu").equals(read_table(compressed, device="cpu"))
+    assert chunk_digest(3, (4, 3, 60, 50, 4, value)) == chunk_digest(3, (4, 3, 60, 50, 4, None))
+
+
+def _footer_with_record(record: bytes, row_groups: int = 1) -> pq.FileMetaData:
+    """The metadata of a file of ``row_groups`` row groups whose footer holds ``record``
+    (without ``ARROW:schema``: the record's schema CRC is then null)."""
+    table = pa.table({"n": list(range(2 * row_groups))})
+    out = io.BytesIO()
+    with pq.ParquetWriter(out, table.schema, store_schema=False) as writer:
+        writer.write_table(table, row_group_size=2)
+        writer.add_key_value_metadata({CHUNKS_KEY: record})
+    metadata = pq.read_metadata(pa.BufferReader(out.getvalue()))
+    assert b"ARROW:schema" not in metadata.metadata
+    return metadata
+
+
+def _record(row_groups, schema=None):
+    return sealed("fsstgpu.chunks", {"row_groups": row_groups, "schema": schema, "version": 1})
+
+
+@pytest.mark.parametrize("record, match", [
+    (b"not json", "not readable"), (b'{"crc32": 1}', "not readable"), (b"[]", "not readable"),
+    (_record([5]), "not readable"), (_record("AAAA"), "not readable"),
+    (_record(["AAAA"], "1"), "not readable"), (_record(["AAAA"], True), "not readable"),
+    (_record(["AAAA", "AAAA"]), "the footer has 1 row groups, where 2 were written"),
+    (_record(["AAAA"], 7), "Arrow schema"),
+    (_record(["AAAA"]).replace(b"AAAA", b"AAAB"), "CRC32 mismatch")])
+def test_a_record_sealed_but_malformed_is_corrupt(record, match):
+    """Every check of the record's own shape (a forger seals what he likes): each one alone,
+    its message named (the tests of altered footers were refused by whichever came first)."""
+    with pytest.raises(CorruptDataError, match=match):
+        ChunkRecord.of(_footer_with_record(record))
+
+
+def test_a_record_without_a_stored_schema_is_checked_and_read():
+    metadata = _footer_with_record(b"")
+    good = _footer_with_record(chunks_footer(chunk_digests(metadata), None))
+    assert chunk_digests(good) == chunk_digests(metadata)  # (the footer comes after the pages)
+    record = ChunkRecord.of(good)
+    record.check(0, None)
