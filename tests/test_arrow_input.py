@@ -15,7 +15,14 @@ import pytest
 
 import fsstgpu
 from fsstgpu import CorruptDataError
-from fsstgpu.arrow_layout import as_data_offsets, check_arrow, from_arrow
+from fsstgpu.arrow_layout import (
+    as_data_offsets,
+    buffer_values,
+    check_arrow,
+    exact_array,
+    from_arrow,
+    to_arrow,
+)
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 
 
@@ -109,6 +116,8 @@ def test_null_count_must_match_the_bitmap():
     (3, 1000, "outside"),    # its offset past the buffer's end
     (3, -1, "outside"),
     (0, -5, "length -5"),    # a negative length
+    (2, 1, "outside"),       # the buffer index one past the last buffer
+    (2, -1, "outside"),      # (a negative index read the last buffer's size)
 ])
 def test_views_outside_their_buffers(field, value, message):
     arr = pa.array(["a" * 20, "b", None], pa.string_view())
@@ -242,3 +251,63 @@ def test_many_small_chunks_are_checked_as_one_array(monkeypatch):
     alone = fsstgpu.compress(pa.chunked_array([column.chunks[0], zero]))  # chunk by chunk
     assert fsstgpu.decompress(alone, device="cpu").chunk(1).to_pylist() == ["a", "b"]
     assert fsstgpu.decompress(joined, device="cpu").chunk(3).to_pylist() == ["a", "b"]
+
+
+def test_offsets_decreasing_at_the_first_string_are_caught():
+    """A decrease at string 0 (first offset above the second) was the one place a check of
+    ``k > 0`` for ``k >= 0`` would miss: pyarrow checks only the first and last offsets."""
+    arr = pa.Array.from_buffers(pa.binary(), 3, [None, pa.py_buffer(np.array([3, 1, 2, 4],
+                                                                             np.int32)),
+                                                 pa.py_buffer(b"abcd")])
+    with pytest.raises(CorruptDataError, match=r"offsets decrease at string 0 \(3 to 1\)"):
+        check_arrow(arr)
+
+
+@pytest.mark.parametrize("type_", [pa.string_view(), pa.binary_view()])
+def test_a_thirteen_byte_view_is_checked_against_its_buffer(type_):
+    """Views of more than 12 bytes live out of line: the shortest of them (13 bytes) must be
+    checked like any other, a 13-byte view past its buffer's end refused."""
+    arr = pa.array(["a" * 13, "b"], type_)
+    views = np.frombuffer(arr.buffers()[1], np.int32).copy().reshape(-1, 4)
+    views[0, 3] = 1000
+    forged = pa.Array.from_buffers(arr.type, 2, [None, pa.py_buffer(views), *arr.buffers()[2:]])
+    with pytest.raises(CorruptDataError, match="view 0 .13 bytes at 1000 in buffer 0"):
+        check_arrow(forged)
+
+
+def test_a_negative_view_length_is_named_after_empty_views():
+    arr = pa.array(["", "b" * 20], pa.string_view())
+    views = np.frombuffer(arr.buffers()[1], np.int32).copy().reshape(-1, 4)
+    views[1, 0] = -1
+    forged = pa.Array.from_buffers(arr.type, 2, [None, pa.py_buffer(views), *arr.buffers()[2:]])
+    with pytest.raises(CorruptDataError, match="view 1 has length -1"):
+        check_arrow(forged)
+
+
+def test_buffer_values_bounds():
+    """A buffer must hold every value asked for; none asked for is an empty view."""
+    buf = pa.py_buffer(np.arange(4, dtype=np.int32))
+    assert buffer_values(buf, np.int32, 1, 3).tolist() == [1, 2, 3]
+    assert buffer_values(buf, np.int32, 4, 0).tolist() == []
+    for start, count in ((2, 3), (-1, 2), (0, -1), (0, 5)):
+        with pytest.raises(CorruptDataError, match="cannot hold int32 values"):
+            buffer_values(buf, np.int32, start, count)
+
+
+def test_exact_array_takes_every_value_its_dtype_holds_and_no_other():
+    assert exact_array(np.array([-128, 0, 127]), np.int8, "x").tolist() == [-128, 0, 127]
+    assert exact_array(np.array([0, 255], np.int64), np.uint8, "x").tolist() == [0, 255]
+    for values in ([-129, 0], [0, 128]):
+        with pytest.raises(ValueError, match="outside int8"):
+            exact_array(np.array(values), np.int8, "x")
+    with pytest.raises(TypeError, match="must hold integers"):
+        exact_array(np.array([1.0]), np.int64, "x")
+
+
+def test_from_arrow_and_to_arrow_refuse_what_they_cannot_take():
+    with pytest.raises(TypeError, match="expected a pyarrow Array or ChunkedArray, got list"):
+        from_arrow(["a"])
+    data, offsets = np.frombuffer(b"abc", np.uint8), np.array([0, 1, 2, 3])
+    assert to_arrow(pa.string(), data, offsets, None, [2, 1]).num_chunks == 2
+    with pytest.raises(ValueError, match="chunk lengths add up to 2, not 3"):
+        to_arrow(pa.string(), data, offsets, None, [1, 1])
