@@ -11,7 +11,7 @@ import fsstgpu
 from fsstgpu import CompressedStringArray, CorruptDataError, SymbolTable
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.formats import compress_file
-from fsstgpu.limits import check_split_size
+from fsstgpu.limits import MAX_TABLES, check_split_size
 from fsstgpu.scan import check_codes
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.testing import check_roundtrip
@@ -523,6 +523,45 @@ def test_blob_of_a_corrupt_array_is_never_valid(sample_carr, change, message, de
         fsstgpu.decompress(CompressedStringArray.from_bytes(bad.to_bytes()), device="cpu")
 
 
+
+def test_code_offsets_misfit_at_the_first_string_are_refused():
+    """Stored code offsets giving string 0 more codes than its 2 bytes can take (two a byte
+    at most, as escapes), string 1 still fitting, decode right (decoding does not read them)
+    but are wrong for whatever does (slices, a string's codes): the first string is checked
+    as every other is."""
+    carr = fsstgpu.compress(pa.array(["ab", "ab" * 8]), table=SymbolTable([b"ab"]))
+    assert carr.code_offsets.tolist() == [0, 1, 9]
+    forged = _fields(carr, code_offsets=np.array([0, 5, 9]))
+    with pytest.raises(CorruptDataError,
+                       match=r"code count does not fit its length \(string 0\)"):
+        forged.validate(full=False)
+
+
+
+@pytest.mark.parametrize("null", [0, 2])
+def test_a_null_string_with_bytes_is_refused(null):
+    """A validity bitmap that makes a string of bytes and codes null (the null count
+    agreeing): its bytes would decode under a null. Checked on every string, the first too."""
+    carr = fsstgpu.compress(pa.array(["abc", None, "abd", "x"]))
+    bits = [k != null and k != 1 for k in range(4)]
+    forged = _fields(carr, validity=np.packbits(bits, bitorder="little"), null_count=2)
+    with pytest.raises(CorruptDataError,
+                       match=rf"a null string has bytes or codes \(string {null}\)"):
+        forged.validate(full=False)
+
+def test_a_column_of_the_most_tables_is_valid_and_one_more_is_not():
+    def empty(tables):
+        return CompressedStringArray(
+            type=pa.string(), length=0, tables=[SymbolTable([])] * tables,
+            block_starts=np.zeros(tables + 1, np.int64), codes=np.zeros(0, np.uint8),
+            code_offsets=np.zeros(1, np.int64), lengths=np.zeros(0, np.int64), validity=None,
+            null_count=0, split_size=4096, split_codes=np.zeros(1, np.int64),
+            split_out=np.zeros(1, np.int64), split_table=np.zeros(0, np.uint16))
+
+    empty(MAX_TABLES).validate()
+    with pytest.raises(CorruptDataError, match=f"{MAX_TABLES + 1} blocks, at most {MAX_TABLES}"):
+        empty(MAX_TABLES + 1).validate(full=False)
+
 def test_validate_padding_and_32bit_limit(sample_carr):
     n = 301
     vals = [None] + ["x"] * (n - 1)
@@ -664,6 +703,15 @@ def test_a_stored_split_size_that_is_no_integer_is_corrupt_data():
         check_split_size(4096.0, CorruptDataError, what="S")
     with pytest.raises(TypeError, match="split_size must be an integer"):
         check_split_size(4096.0)
+
+
+def test_split_sizes_from_one_to_the_int64_maximum_are_taken():
+    """Both ends of 1..2**63 - 1 are split sizes (the largest is what a column of one split
+    a block may store), the numbers just outside are not."""
+    assert check_split_size(1) == 1 and check_split_size(2**63 - 1) == 2**63 - 1
+    for bad in (0, -1, 2**63):
+        with pytest.raises(CorruptDataError, match="not a split size in 1..2"):
+            check_split_size(bad, CorruptDataError)
 
 
 @pytest.mark.parametrize("options, error", [

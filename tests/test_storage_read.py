@@ -166,3 +166,14 @@ def test_a_bitmap_offset_past_int64_is_refused():
     for first in (2**63 - 1 - n, 2**63 - 1):
         with pytest.raises(ValueError, match="row_bits must hold the rows' bits"):
             fsstgpu.native.stored_rows(n, (np.zeros(1, np.uint8), first), *args)
+
+
+def test_codes_of_eight_bytes_each_are_read_in_one_pass():
+    """Every code making 8 bytes (the most a code makes): the lengths add up to exactly
+    8 codes' worth, which the one pass's check must take (``total > 8 * ncodes``)."""
+    col = pa.array(["abcdefgh" * 3, None, "abcdefgh", ""])
+    carr = fsstgpu.compress(col, table=fsstgpu.SymbolTable([b"abcdefgh"]))
+    assert int(carr.lengths.sum()) == 8 * len(carr.codes)
+    ext = fs.to_extension_array(carr)
+    assert arrow_read._one_pass(ext.type, ext.storage) is not None
+    assert fsstgpu.decompress(fs.from_extension_array(ext), device="cpu").equals(col)
