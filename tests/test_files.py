@@ -1241,3 +1241,13 @@ def test_first_unit_over_2_gib_of_string_is_counted_as_large(monkeypatch, tmp_pa
     compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
     decompress_file(tmp_path / "c.parquet", tmp_path / "d.parquet", device="cpu")
     assert pq.read_table(tmp_path / "d.parquet").column("s").to_pylist() == col.to_pylist()
+
+
+@pytest.mark.parametrize("content, what", [(b"", "an empty file"),
+                                           (b"x", "not a Parquet or Arrow IPC file"),
+                                           (b"PAR", "not a Parquet or Arrow IPC file")])
+def test_an_unknown_input_is_named_for_what_it_is(tmp_path, content, what):
+    path = tmp_path / "in.parquet"
+    path.write_bytes(content)
+    with pytest.raises(CorruptDataError, match=f"{what}$"):
+        sniff.sniff_format(path)
