@@ -973,6 +973,13 @@ def test_an_ipc_files_batch_count_is_checked_by_its_end_batch():
         else:
             with pytest.raises(CorruptDataError, match=match):
                 data_batches(reader)
+    sink = pa.BufferOutputStream()  # its last batch a data batch (at its place): cut short
+    with ipc.new_file(sink, batch.schema) as writer:
+        for k in range(2):
+            writer.write_batch(batch, custom_metadata=batch_metadata(batch, index=k,
+                                                                     rows=2 * k + 2))
+    with pytest.raises(CorruptDataError, match=r"its last record batch \(1\) is not the end"):
+        data_batches(ipc.open_file(sink.getvalue()))
 
 
 @pytest.mark.parametrize("key, value", [(CRC_KEY, b"x"), (CRC_KEY, b"1.5"), (LENGTHS_KEY, b"["),
