@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
-__all__ = ["NULL_PARTITION", "hive_columns", "with_partition_columns"]
+__all__ = ["NULL_PARTITION", "hive_columns", "with_partition_columns", "with_partition_keys"]
 
 #: A partition value that stands for null (Hive's, pyarrow's ``null_fallback``).
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -103,3 +103,26 @@ def with_partition_columns(table: pa.Table, columns: dict[str, tuple[pa.DataType
             table = table.append_column(pa.field(name, type_),
                                         [pa.repeat(pa.scalar(value, type_), table.num_rows)])
     return table
+
+
+def with_partition_keys(cols: dict, keys: dict) -> dict:
+    """:func:`with_partition_columns` for a part read as a dict of columns (device columns
+    among them, e.g. :func:`fsstgpu.formats.read_table_device`'s): a host column per key,
+    constant over the part's rows, after its own columns; a key the part has a column of is
+    left to that column.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.partitions import with_partition_keys
+    >>> cols = with_partition_keys({"n": pa.chunked_array([[1, 2]])},
+    ...                            {"year": (pa.int32(), 2026)})
+    >>> cols["year"].to_pylist(), str(cols["year"].type)
+    ([2026, 2026], 'int32')
+    """
+    rows = len(next(iter(cols.values()))) if cols else 0
+    out = dict(cols)
+    for name, (type_, value) in keys.items():
+        if name not in out:
+            out[name] = pa.chunked_array([pa.repeat(pa.scalar(value, type_), rows)], type=type_)
+    return out

@@ -33,8 +33,6 @@ import os
 import warnings
 from pathlib import Path
 
-import pyarrow as pa
-
 from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.formats.datasets import (
     dataset_outputs,
@@ -47,6 +45,7 @@ from fsstgpu.formats.device_reader import read_unit_to_device
 from fsstgpu.formats.file_reads import read_table_device
 from fsstgpu.formats.files import compress_file, decompress_file
 from fsstgpu.formats.locations import is_url
+from fsstgpu.formats.partitions import with_partition_keys
 from fsstgpu.formats.rowgroups import Source, check_progress
 from fsstgpu.limits import flag, whole_number
 from fsstgpu.parallel import usable_cores
@@ -276,35 +275,15 @@ def _worker_gpu(cp):
 def _read_part_to_gpu(src: str, unit: int | None, keys: dict | None = None) -> list[dict]:
     """One partition: file ``src`` (``unit`` None) or its row group ``unit``, decoded onto this
     worker's GPU, as a one-element list (a bag partition); ``keys``: the file's partition
-    values (:func:`with_keys`)."""
+    values (:func:`fsstgpu.formats.partitions.with_partition_keys`)."""
 
     cp = get_cupy()
     with _worker_gpu(cp):  # src: a path or URL string, resolved by the readers
         cols = (read_table_device(src) if unit is None
                 else read_unit_to_device(src, unit))
         cp.cuda.get_current_stream().synchronize()
-    return [with_keys(cols, keys or {})]
+    return [with_partition_keys(cols, keys or {})]
 
-
-def with_keys(cols: dict, keys: dict) -> dict:
-    """A part's columns with a host column per partition key (``{name: (type, value)}``), as
-    :func:`fsstgpu.formats.read_dataset` adds them: constant over the part's rows, after its
-    own columns; a key the part has a column of is left to that column.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from fsstgpu.integrations.dask import with_keys
-    >>> cols = with_keys({"n": pa.chunked_array([[1, 2]])}, {"year": (pa.int32(), 2026)})
-    >>> cols["year"].to_pylist(), str(cols["year"].type)
-    ([2026, 2026], 'int32')
-    """
-    rows = len(next(iter(cols.values()))) if cols else 0
-    out = dict(cols)
-    for name, (type_, value) in keys.items():
-        if name not in out:
-            out[name] = pa.chunked_array([pa.repeat(pa.scalar(value, type_), rows)], type=type_)
-    return out
 
 
 def dataset_parts(src, by: str = "file") -> list[tuple[str, int | None]]:
