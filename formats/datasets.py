@@ -534,10 +534,17 @@ def read_dataset_device(src, *, partitioning="hive") -> dict:
 
     Examples
     --------
-    >>> import fsstgpu
-    >>> from fsstgpu.formats import read_dataset_device
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_dataset, read_dataset_device
+    >>> d = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(d, "events", "year=2026"))
+    >>> pq.write_table(pa.table({"s": ["a", None]}),
+    ...                os.path.join(d, "events", "year=2026", "x.parquet"))
+    >>> _ = compress_dataset(os.path.join(d, "events"), os.path.join(d, "fsst"))
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     cols = read_dataset_device("local/events/")
+    ...     cols = read_dataset_device(os.path.join(d, "fsst"))
+    ...     assert cols["s"].to_arrow().to_pylist() == ["a", None]   # on the GPU
+    ...     assert cols["year"].to_pylist() == [2026, 2026]         # the hive key, on the host
     """
     files, keys, values = partitioned_files(src, partitioning)
     # nested fsst columns stay compressed per file and are placed once, over every file

@@ -97,11 +97,17 @@ def stream_to_device(path, *, workers: int | None = None, ahead: int | None = No
 
     Examples
     --------
-    >>> import fsstgpu
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
     >>> from fsstgpu.formats.device_reader import stream_to_device
+    >>> path = os.path.join(tempfile.mkdtemp(), "data.parquet")
+    >>> pq.write_table(pa.table({"s": ["ab", "c", None]}), path, row_group_size=2)
+    >>> _ = compress_file(path, path + ".fsst.parquet")
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     for unit in stream_to_device("data.fsst.parquet"):
-    ...         print({name: len(col) for name, col in unit.items()})
+    ...     for unit in stream_to_device(path + ".fsst.parquet"):  # a row group at a time
+    ...         print(unit["s"].to_arrow().to_pylist())
+    ['ab', 'c']
+    [None]
     """
 
     resolve_device("gpu")
@@ -153,10 +159,15 @@ def read_unit_to_device(path, k: int, *, stream=None) -> dict:
 
     Examples
     --------
-    >>> import fsstgpu
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
     >>> from fsstgpu.formats.device_reader import read_unit_to_device
+    >>> path = os.path.join(tempfile.mkdtemp(), "data.parquet")
+    >>> pq.write_table(pa.table({"s": ["ab", "c", "d"]}), path, row_group_size=2)
+    >>> _ = compress_file(path, path + ".fsst.parquet")
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     first = read_unit_to_device("data.fsst.parquet", 0)
+    ...     second = read_unit_to_device(path + ".fsst.parquet", 1)  # row group 1
+    ...     assert second["s"].to_arrow().to_pylist() == ["d"]
     """
 
     resolve_device("gpu")
@@ -196,12 +207,17 @@ def read_to_device(source: Source, *, workers: int | None = None,
 
     Examples
     --------
-    >>> import fsstgpu
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
     >>> from fsstgpu.formats.device_reader import read_to_device
     >>> from fsstgpu.formats.rowgroups import Source
+    >>> path = os.path.join(tempfile.mkdtemp(), "data.parquet")
+    >>> pq.write_table(pa.table({"s": ["ab", None, "d"]}), path, row_group_size=2)
+    >>> _ = compress_file(path, path + ".fsst.parquet")
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     with Source("data.fsst.parquet") as source:
-    ...         columns = read_to_device(source)
+    ...     with Source(path + ".fsst.parquet") as source:
+    ...         columns = read_to_device(source)   # the row groups joined: one column
+    ...     assert columns["s"].to_arrow().to_pylist() == ["ab", None, "d"]
     """
 
     fsst = _fsst_names(source)

@@ -360,10 +360,16 @@ def read_table_device(path) -> dict:
 
     Examples
     --------
-    >>> import fsstgpu
-    >>> from fsstgpu.formats import read_table_device
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file, read_table_device
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["x", None, "yz"], "n": [1, 2, 3]}),
+    ...                os.path.join(d, "a.parquet"))
+    >>> _ = compress_file(os.path.join(d, "a.parquet"), os.path.join(d, "b.parquet"))
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     cols = read_table_device("b.parquet")
+    ...     cols = read_table_device(os.path.join(d, "b.parquet"))
+    ...     assert cols["s"].to_arrow().to_pylist() == ["x", None, "yz"]  # decoded on the GPU
+    ...     assert cols["n"].to_pylist() == [1, 2, 3]                     # a host column
     """
     return device_columns(path)
 

@@ -140,11 +140,15 @@ class DeviceNestedArray:
 
         Examples
         --------
-        >>> import fsstgpu
-        >>> from fsstgpu.formats import read_table_device
+        >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+        >>> from fsstgpu.formats import compress_file, read_table_device
+        >>> path = os.path.join(tempfile.mkdtemp(), "events.parquet")
+        >>> pq.write_table(pa.table({"tags": [["a", "b"], None, ["c"]]}), path)
+        >>> _ = compress_file(path, path + ".fsst.parquet")
         >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-        ...     tags = read_table_device("events.fsst.parquet")["tags"]  # a list<string> column
+        ...     tags = read_table_device(path + ".fsst.parquet")["tags"]  # a list<string> column
         ...     host = tags.to_arrow()  # a ChunkedArray: one chunk per row group
+        ...     assert host.to_pylist() == [["a", "b"], None, ["c"]]
         """
         arr = _host_array(self, self.type)
         if self.chunk_lengths is None:
@@ -162,11 +166,14 @@ class DeviceNestedArray:
 
         Examples
         --------
-        >>> import fsstgpu
-        >>> from fsstgpu.formats import read_table_device
+        >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+        >>> from fsstgpu.formats import compress_file, read_table_device
+        >>> path = os.path.join(tempfile.mkdtemp(), "events.parquet")
+        >>> pq.write_table(pa.table({"tags": [["a"], None]}), path)
+        >>> _ = compress_file(path, path + ".fsst.parquet")
         >>> if fsstgpu.gpu_available():  # doctest: +SKIP
         ...     import nanoarrow.device
-        ...     tags = read_table_device("events.fsst.parquet")["tags"]
+        ...     tags = read_table_device(path + ".fsst.parquet")["tags"]
         ...     assert nanoarrow.device.c_device_array(tags).device_type.value == 2  # CUDA
         """
         unsupported = sorted(name for name, value in kwargs.items() if value is not None)

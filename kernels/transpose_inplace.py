@@ -242,8 +242,11 @@ def permute_chunks(flat, a: int, g: int, b: int) -> None:
     --------
     >>> import cupy as cp  # doctest: +SKIP
     >>> from fsstgpu.kernels.transpose_inplace import permute_chunks
-    >>> x = cp.arange(6 * 256, dtype=cp.float32)  # doctest: +SKIP
-    >>> permute_chunks(x, 1, 256, 3)  # a 256 x 3 transpose of 1 KiB chunks  # doctest: +SKIP
+    >>> a, g, b = 1, 256, 3             # a (1*256) x (3*256) matrix: 768 chunks of 256 floats
+    >>> x = cp.arange(a * g * b * g, dtype=cp.float32)  # doctest: +SKIP
+    >>> permute_chunks(x, a, g, b)  # chunk 1 <- chunk 3 (J = 0, x = 1)  # doctest: +SKIP
+    >>> int(x[g])  # doctest: +SKIP
+    768
     """
     _check_flat(flat, a, g, b, "permute_chunks")
     cupy = get_cupy()

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
+import re
 
 import pytest
 
@@ -97,12 +99,27 @@ NOT_ON_ONE_GPU = {
 }
 
 
+def _absent_optional_imports(test: doctest.DocTest) -> list[str]:
+    """The optional dependencies (:data:`OPTIONAL`) ``test``'s examples import that are absent."""
+    named = {m.group(1) for e in test.examples
+             for m in re.finditer(r"^\s*(?:import|from)\s+(\w+)", e.source, re.MULTILINE)}
+    return sorted(n for n in named & OPTIONAL if importlib.util.find_spec(n) is None)
+
+
+def test_absent_optional_imports_are_found():
+    example = doctest.Example("import nanoarrow.device\nfrom fsstgpu import x\n", "")
+    found = _absent_optional_imports(doctest.DocTest([example], {}, "t", None, 0, None))
+    assert found == ([] if importlib.util.find_spec("nanoarrow") else ["nanoarrow"])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("test", GPU_DOCSTRINGS, ids=[t.name for t in GPU_DOCSTRINGS])
 def test_gpu_docstring_examples(test):
     """The examples a CPU skips, run where there is a GPU: the docs show the GPU API at work."""
     if test.name in NOT_ON_ONE_GPU:
         pytest.skip(f"needs {NOT_ON_ONE_GPU[test.name]}")
+    for missing in _absent_optional_imports(test):
+        pytest.skip(f"its example imports {missing}, which is not installed here")
     report = []
     result = doctest.DocTestRunner(optionflags=FLAGS).run(test, out=report.append)
     assert result.failed == 0, "".join(report)

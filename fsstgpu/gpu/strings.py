@@ -196,6 +196,7 @@ class DeviceStringArray:
         --------
         >>> import fsstgpu, pyarrow as pa
         >>> if fsstgpu.gpu_available():  # doctest: +SKIP
+        ...     import cudf  # to_cudf hands the column to cuDF
         ...     dev = fsstgpu.decompress_device(fsstgpu.compress(pa.array(["a", None])))
         ...     assert dev.to_cudf().to_arrow().to_pylist() == ["a", None]
         """
