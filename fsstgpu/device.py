@@ -7,6 +7,7 @@ CPU path is tested) on machines without a GPU or without CuPy.  The environment 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 
@@ -120,6 +121,64 @@ def array_device(x, what: str) -> str:
     if type(x).__module__.split(".")[0] == "cupy":
         return "gpu"
     raise TypeError(f"{what} needs a numpy or cupy array, not {type(x).__name__}")
+
+
+def on_arrays_device(what: str, **arrays):
+    """A context making current the one GPU that CuPy ``arrays`` lie on (None values skipped).
+
+    GPU launchers take an array's address and run on the current device: an array of another
+    device was addressed from the wrong device's kernels (an illegal address where peer access
+    is off, a sticky error that ends the process's CUDA), and outputs and scratch were allocated
+    on the wrong device. Entered around a launcher's work (before it picks its default stream,
+    which is per device), the kernels, their scratch and outputs are on the arrays' device.
+    The cost is a few attribute reads and CuPy's device switch: no synchronisation, no
+    allocation.
+
+    Parameters
+    ----------
+    what : str
+        The function's name, for the error message.
+    **arrays : cupy.ndarray or None
+        The device arrays the work reads or writes, by argument name. Values that are not CuPy
+        arrays (None, host arrays the launcher refuses itself) are skipped.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        ``cupy.cuda.Device`` of the arrays, or a context doing nothing when all are None.
+
+    Raises
+    ------
+    ValueError
+        When the arrays lie on more than one device (naming each array's).
+
+    Examples
+    --------
+    >>> from fsstgpu.device import on_arrays_device
+    >>> with on_arrays_device("bitshuffle", x=None):
+    ...     pass
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> with on_arrays_device("bitshuffle", x=cp.zeros(3)):  # doctest: +SKIP
+    ...     assert cp.cuda.Device().id == 0
+    """
+    first = device = None
+    for x in arrays.values():
+        here = _device_id(x)
+        if here is None:
+            continue
+        if first is None:
+            first, device = x, here
+        elif here != device:
+            where = ", ".join(f"{name} on GPU {_device_id(x)}" for name, x in arrays.items()
+                              if _device_id(x) is not None)
+            raise ValueError(f"{what} needs its arrays on one GPU, not {where}: copy them to "
+                             "one device first")
+    return contextlib.nullcontext() if first is None else first.device
+
+
+def _device_id(x) -> int | None:
+    """The device of CuPy array ``x`` (its memory's), or None for anything else."""
+    return getattr(getattr(x, "data", None), "device_id", None)
 
 
 def get_cupy():

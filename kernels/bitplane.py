@@ -59,7 +59,7 @@ import ctypes
 
 import numpy as np
 
-from fsstgpu.device import array_device, get_cupy
+from fsstgpu.device import array_device, get_cupy, on_arrays_device
 from fsstgpu.errors import CorruptDataError, DeviceError
 from fsstgpu.kernels.bitplane_cpu import (
     CODES,
@@ -187,42 +187,44 @@ def bitplane_pack(values, *, delta: bool = False, stream=None, trim: bool = True
     if array_device(values, "bitplane_pack") == "cpu":
         return bitplane_pack_cpu(values, delta=delta)
     cp = get_cupy()
-    if values.ndim != 1:
-        raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
-    code, ut, signed = value_dtype(values.dtype)
-    n = values.size
-    zig = signed or delta
-    flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
-    lay = Layout(n)
-    head = header(code, flags, n)
-    stream = stream or cp.cuda.get_current_stream()
-    with stream:
-        if n == 0:
-            out = cp.asarray(bitplane_pack_cpu(np.zeros(0, values.dtype), delta=delta))
-            nbytes = cp.array(out.size, dtype=cp.int64)
-            return out if trim else (out, nbytes)
-        src = cp.ascontiguousarray(values).view(ut)
-        out = cp.empty(lay.max_bytes(ut.itemsize), dtype=cp.uint8)
-        # zeroed scratch: look-back status (4 u64 per superblock), then ticket and error flag
-        # (one u64), then the size (int64)
-        scratch = cp.empty(4 * lay.sblocks + 2, dtype=cp.uint64)
-        memset_d8(scratch.data.ptr, 0, scratch.nbytes, stream.ptr)
-        tail = scratch.data.ptr + 32 * lay.sblocks
-        _launch(f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>",
-                lay.sblocks,
-                ((_PTR, 0), (_I64, n), (_I64, lay.groups), (_I64, lay.sblocks), (_PTR, 0),
-                 (_I64, lay.index_start), (_I64, lay.words_start),
-                 (_U64, int.from_bytes(head[:8], "little")),
-                 (_U64, int.from_bytes(head[8:], "little")), (_PTR, 0), (_PTR, 0), (_PTR, 0),
-                 (_PTR, 0), (_U64, LOOKBACK_TIMEOUT_NS)),
-                ((0, src.data.ptr), (4, out.data.ptr), (9, scratch.data.ptr), (10, tail),
-                 (11, tail + 8), (12, tail + 4)), stream)
-        if not trim:
-            return out, cp.ndarray((), dtype=cp.int64, memptr=scratch.data + 32 * lay.sblocks + 8)
-        # the one synchronisation: the error flag and the size in one copy
-        _, bad, size_lo, size_hi = read_int32s(tail, 4, stream.ptr)
-        _raise_flags(bad, "pack")
-        return out[:(size_lo & 0xFFFFFFFF) | (size_hi << 32)].copy()   # frees the worst case
+    with on_arrays_device("bitplane_pack", values=values):
+        if values.ndim != 1:
+            raise ValueError(f"bitplane_pack needs a 1-D array, got shape {values.shape}")
+        code, ut, signed = value_dtype(values.dtype)
+        n = values.size
+        zig = signed or delta
+        flags = (FLAG_DELTA if delta else 0) | (FLAG_ZIGZAG if zig else 0)
+        lay = Layout(n)
+        head = header(code, flags, n)
+        stream = stream or cp.cuda.get_current_stream()
+        with stream:
+            if n == 0:
+                out = cp.asarray(bitplane_pack_cpu(np.zeros(0, values.dtype), delta=delta))
+                nbytes = cp.array(out.size, dtype=cp.int64)
+                return out if trim else (out, nbytes)
+            src = cp.ascontiguousarray(values).view(ut)
+            out = cp.empty(lay.max_bytes(ut.itemsize), dtype=cp.uint8)
+            # zeroed scratch: look-back status (4 u64 per superblock), then ticket and error flag
+            # (one u64), then the size (int64)
+            scratch = cp.empty(4 * lay.sblocks + 2, dtype=cp.uint64)
+            memset_d8(scratch.data.ptr, 0, scratch.nbytes, stream.ptr)
+            tail = scratch.data.ptr + 32 * lay.sblocks
+            _launch(f"bitplane_pack<{_CTYPE[ut.itemsize]}, {int(delta)}, {int(zig)}>",
+                    lay.sblocks,
+                    ((_PTR, 0), (_I64, n), (_I64, lay.groups), (_I64, lay.sblocks), (_PTR, 0),
+                     (_I64, lay.index_start), (_I64, lay.words_start),
+                     (_U64, int.from_bytes(head[:8], "little")),
+                     (_U64, int.from_bytes(head[8:], "little")), (_PTR, 0), (_PTR, 0), (_PTR, 0),
+                     (_PTR, 0), (_U64, LOOKBACK_TIMEOUT_NS)),
+                    ((0, src.data.ptr), (4, out.data.ptr), (9, scratch.data.ptr), (10, tail),
+                     (11, tail + 8), (12, tail + 4)), stream)
+            if not trim:
+                size = scratch.data + 32 * lay.sblocks + 8
+                return out, cp.ndarray((), dtype=cp.int64, memptr=size)
+            # the one synchronisation: the error flag and the size in one copy
+            _, bad, size_lo, size_hi = read_int32s(tail, 4, stream.ptr)
+            _raise_flags(bad, "pack")
+            return out[:(size_lo & 0xFFFFFFFF) | (size_hi << 32)].copy()   # frees the worst case
 
 
 def _device_buffer(cp, buf, what: str):
@@ -305,21 +307,22 @@ def bitplane_unpack(buf, *, count: int | None = None, dtype=None, stream=None,
             array_device(buf, "bitplane_unpack") == "cpu":
         return bitplane_unpack_cpu(buf)
     cp = get_cupy()
-    buf = _device_buffer(cp, buf, "bitplane_unpack")
-    stream = stream or cp.cuda.get_current_stream()
-    with stream:
-        version, dt, ut, _, lay = _gpu_header(cp, buf, stream, count, dtype)
-        if version == 1 or lay.n == 0:
-            return cp.asarray(bitplane_unpack_cpu(cp.asnumpy(buf, stream=stream)))
-        out = cp.empty(lay.n, dtype=ut)
-        err = cp.empty(1, dtype=cp.int32)
-        memset_d8(err.data.ptr, 0, 4, stream.ptr)
-        _launch(f"bitplane_unpack<{_CTYPE[ut.itemsize]}>", lay.sblocks,
-                ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
-                ((0, buf.data.ptr), (11, out.data.ptr), (12, err.data.ptr)), stream)
-        if check:
-            _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "unpack")
-    return out.view(dt)
+    with on_arrays_device("bitplane_unpack", buf=buf):
+        buf = _device_buffer(cp, buf, "bitplane_unpack")
+        stream = stream or cp.cuda.get_current_stream()
+        with stream:
+            version, dt, ut, _, lay = _gpu_header(cp, buf, stream, count, dtype)
+            if version == 1 or lay.n == 0:
+                return cp.asarray(bitplane_unpack_cpu(cp.asnumpy(buf, stream=stream)))
+            out = cp.empty(lay.n, dtype=ut)
+            err = cp.empty(1, dtype=cp.int32)
+            memset_d8(err.data.ptr, 0, 4, stream.ptr)
+            _launch(f"bitplane_unpack<{_CTYPE[ut.itemsize]}>", lay.sblocks,
+                    ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
+                    ((0, buf.data.ptr), (11, out.data.ptr), (12, err.data.ptr)), stream)
+            if check:
+                _raise_flags(read_int32s(err.data.ptr, 1, stream.ptr)[0], "unpack")
+        return out.view(dt)
 
 
 def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool = False,
@@ -384,35 +387,36 @@ def bitplane_unpack_offsets(buf, out=None, *, byte_offset: int = 0, wide: bool =
             array_device(buf, "bitplane_unpack_offsets") == "cpu":
         return bitplane_unpack_offsets_cpu(buf, out, byte_offset=byte_offset, wide=wide)
     cp = get_cupy()
-    buf = _device_buffer(cp, buf, "bitplane_unpack_offsets")
-    stream = stream or cp.cuda.get_current_stream()
-    otype = cp.int64 if wide else cp.int32
-    with stream:
-        version, dt, ut, flags, lay = _gpu_header(cp, buf, stream, count, dtype)
-        if dt.kind != "u" or flags > 0:
-            raise CorruptDataError(f"bit-plane offsets need unsigned lengths without delta, the "
-                                   f"buffer holds {dt} with flags {flags}")
-        target = offsets_target(out, byte_offset, lay.n, wide, xp=cp)
-        view = target[byte_offset:byte_offset + (lay.n + 1) * np.dtype(otype).itemsize]
-        if version == 1 or lay.n == 0:
-            host = bitplane_unpack_offsets_cpu(cp.asnumpy(buf, stream=stream), wide=wide)
-            view[:] = cp.asarray(host.view(np.uint8))
-            return view.view(otype)
-        flags_given = err is not None
-        if flags_given and (err.dtype != cp.int32 or err.size < 1):
-            # the kernel ORs 4 bytes at its address
-            raise TypeError(f"err must be an int32 device array, not {err.dtype} {err.shape}")
-        if not flags_given:
-            err = cp.empty(1, dtype=cp.int32)
-            memset_d8(err.data.ptr, 0, 4, stream.ptr)
-        _launch(f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
-                f"{'long long' if wide else 'int'}>", lay.sblocks,
-                ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
-                ((0, buf.data.ptr), (11, view.data.ptr), (12, err.data.ptr)), stream)
-        if check and not flags_given:
-            bad = read_int32s(err.data.ptr, 1, stream.ptr)[0]
-            _raise_offsets_flags(bad, lambda: cp.asnumpy(buf, stream=stream), wide)
-    return view.view(otype)
+    with on_arrays_device("bitplane_unpack_offsets", buf=buf, out=out, err=err):
+        buf = _device_buffer(cp, buf, "bitplane_unpack_offsets")
+        stream = stream or cp.cuda.get_current_stream()
+        otype = cp.int64 if wide else cp.int32
+        with stream:
+            version, dt, ut, flags, lay = _gpu_header(cp, buf, stream, count, dtype)
+            if dt.kind != "u" or flags > 0:
+                raise CorruptDataError(f"bit-plane offsets need unsigned lengths without delta, "
+                                       f"the buffer holds {dt} with flags {flags}")
+            target = offsets_target(out, byte_offset, lay.n, wide, xp=cp)
+            view = target[byte_offset:byte_offset + (lay.n + 1) * np.dtype(otype).itemsize]
+            if version == 1 or lay.n == 0:
+                host = bitplane_unpack_offsets_cpu(cp.asnumpy(buf, stream=stream), wide=wide)
+                view[:] = cp.asarray(host.view(np.uint8))
+                return view.view(otype)
+            flags_given = err is not None
+            if flags_given and (err.dtype != cp.int32 or err.size < 1):
+                # the kernel ORs 4 bytes at its address
+                raise TypeError(f"err must be an int32 device array, not {err.dtype} {err.shape}")
+            if not flags_given:
+                err = cp.empty(1, dtype=cp.int32)
+                memset_d8(err.data.ptr, 0, 4, stream.ptr)
+            _launch(f"bitplane_unpack_offsets<{_CTYPE[ut.itemsize]}, "
+                    f"{'long long' if wide else 'int'}>", lay.sblocks,
+                    ((_PTR, 0), *_sizes(lay, dt, buf.size), (_PTR, 0), (_PTR, 0)),
+                    ((0, buf.data.ptr), (11, view.data.ptr), (12, err.data.ptr)), stream)
+            if check and not flags_given:
+                bad = read_int32s(err.data.ptr, 1, stream.ptr)[0]
+                _raise_offsets_flags(bad, lambda: cp.asnumpy(buf, stream=stream), wide)
+        return view.view(otype)
 
 
 def _raise_offsets_flags(bad: int, host_buffer, wide: bool) -> None:

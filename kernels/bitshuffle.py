@@ -26,7 +26,7 @@ import ctypes
 
 import numpy as np
 
-from fsstgpu.device import array_device, get_cupy
+from fsstgpu.device import array_device, get_cupy, on_arrays_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.driver import MAX_GRID, launch_kept
 from fsstgpu.kernels.loader import get_function
@@ -309,11 +309,12 @@ def _bitshuffle_gpu(x, n, e, b, inverse, stream):
     if e not in ELEMENT_SIZES:
         raise TypeError(f"the GPU bitshuffle handles elements of {ELEMENT_SIZES} bytes, not {e}")
     cp = get_cupy()
-    stream = stream or cp.cuda.get_current_stream()
-    with stream:
-        src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
-        dst = cp.empty(src.size, dtype=cp.uint8)
-        _launch(src, dst, n, e, b, inverse, stream.ptr)
+    with on_arrays_device("bitunshuffle" if inverse else "bitshuffle", x=x):
+        stream = stream or cp.cuda.get_current_stream()
+        with stream:
+            src = cp.ascontiguousarray(x).reshape(-1).view(cp.uint8)
+            dst = cp.empty(src.size, dtype=cp.uint8)
+            _launch(src, dst, n, e, b, inverse, stream.ptr)
     return dst
 
 

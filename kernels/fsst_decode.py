@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, on_arrays_device
 from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.driver import Launch, Replay, graphs, memset_d32
 from fsstgpu.kernels.loader import device_limits, get_function, on_stream
@@ -102,7 +102,8 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
                   code_starts=None, mapped=None) -> None:
     """Enqueue the decode kernel on ``stream`` (no host synchronisation).
 
-    All arrays are CuPy arrays on the current device. ``codes`` must hold at least
+    All arrays are CuPy arrays of one device, where the kernel runs (``codes``, ``out`` and
+    ``err`` on several are refused). ``codes`` must hold at least
     :func:`padded_size` ``(ncodes)`` bytes and be 16-byte aligned; ``split_codes``/``split_out``
     are int64 of ``nsplits + 1``, ``split_table`` uint16 of ``nsplits``; ``tab_sym`` uint64 and
     ``tab_len`` uint8 of shape (ntables, 256); ``out`` uint8 of ``out_size`` bytes; ``err`` one
@@ -146,8 +147,8 @@ def launch_decode(codes, ncodes: int, split_codes, split_out, split_table, tab_s
             args += (code_starts, mapped, np.int32(1))
         else:  # not read by the kernel: any pointers
             args += (starts, starts, np.int32(0))
-    kernel = _function("fsst_decode" if starts is None else "fsst_decode_checked")
-    with on_stream(stream):
+    with on_arrays_device("launch_decode", codes=codes, out=out, err=err), on_stream(stream):
+        kernel = _function("fsst_decode" if starts is None else "fsst_decode_checked")
         kernel((_decode_blocks(nsplits, wps),), (32 * WARPS_PER_BLOCK,), args)
 
 
@@ -193,7 +194,8 @@ def launch_check_ends(starts, out, out_size: int, offsets, n: int, col_first, co
     args = (starts, out, np.int64(out.data.ptr & 15), np.int64(out_size), offsets, np.int64(n),
             col_first, col_base, col_obyte, col_wide, np.int32(col_base.size), col_err,
             starts if mapped is None else mapped)  # read for bit-3 columns only
-    with on_stream(stream):
+    with on_arrays_device("launch_check_ends", starts=starts, out=out, offsets=offsets,
+                          col_err=col_err), on_stream(stream):
         _function("fsst_check_ends")((min(-(-n // 256), 65536),), (256,), args)
 
 
@@ -246,7 +248,7 @@ def launch_check_utf8(out, ranges, col_err, *, stream=None, device_table=None) -
     if not chunks:
         return
     cp = get_cupy()
-    with on_stream(stream):
+    with on_arrays_device("launch_check_utf8", out=out, col_err=col_err), on_stream(stream):
         dev = cp.asarray(table) if device_table is None else device_table
         _function("fsst_check_utf8")((-(-chunks // 256),), (256,), (
             out, np.int64(out.data.ptr % UTF8_CHUNK), dev[0], dev[1], dev[2], dev[3],
@@ -380,7 +382,8 @@ def launch_offsets(lengths, out, col_first, col_base, col_obyte, col_wide, err, 
     cp = get_cupy()
     n = int(lengths.shape[0])
     ntiles = _tiles(n)
-    with on_stream(stream):
+    with on_arrays_device("launch_offsets", lengths=lengths, out=out, err=err), \
+            on_stream(stream):
         status = cp.zeros(scan_scratch_nbytes(n) // 8, dtype=cp.uint64)
         scan = _function(f"offsets_one_pass<{_LEN_CTYPES[np.dtype(lengths.dtype)]}>")
         scan((ntiles,), (256,), (lengths, np.int64(n), status, np.int64(ntiles), col_first,

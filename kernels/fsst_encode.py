@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, on_arrays_device
 from fsstgpu.kernels.encode_chunks import (
     CHUNK,
     LONG_MIN,
@@ -188,8 +188,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
     ``data`` (uint8, 8-byte aligned) and ``offsets`` (int64, n + 1, checked by the caller to
-    lie inside ``data`` in order) are CuPy arrays on the current device; ``validity`` (uint8
-    bitmap or None) leaves null strings without codes. ``fill`` poisons the codes buffer
+    lie inside ``data`` in order) are CuPy arrays of one device, where the work runs (not
+    necessarily the current one; arrays of several are refused); ``validity`` (uint8 bitmap or
+    None) leaves null strings without codes. ``fill`` poisons the codes buffer
     before the codes are written (tests); ``lookups`` reuses :func:`encode_lookups`' arrays
     already on the device; ``padded`` puts the codes at the start of an allocation of
     :func:`~fsstgpu.kernels.fsst_decode.padded_size` bytes whose bytes past them are zero (the
@@ -228,7 +229,8 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     if cutting:  # every string with cuts in chunks
         long_min = min(long_min, cut_size)
         chunk = min(chunk, long_min)
-    with on_stream(stream):
+    with on_arrays_device("encode_on_device", data=data, offsets=offsets, validity=validity,
+                          status=status), on_stream(stream):
         if lookups is None:
             lookups = device_lookups(table)
         code_offsets = cp.zeros(n + 1, cp.int64)
@@ -334,7 +336,7 @@ def chunk_maps_on_device(table, data, offsets, plan, *, stream=None):
     :func:`~fsstgpu.kernels.encode_chunks.plan_chunks` of CuPy arrays), for tests against
     :func:`~fsstgpu.kernels.encode_chunks.chunk_maps_cpu`."""
     cp = get_cupy()
-    with on_stream(stream):
+    with on_arrays_device("chunk_maps_on_device", data=data, offsets=offsets), on_stream(stream):
         look = _in_kernel_order({k: cp.asarray(v) for k, v in encode_lookups(table).items()})
         return _chunk_maps(cp, plan, data, offsets, look, poison=True)
 
@@ -386,7 +388,8 @@ def launch_check(data, offsets, validity=None, *, text_span=None, stream=None):
     """
     cp = get_cupy()
     n = int(offsets.shape[0]) - 1
-    with on_stream(stream):
+    with on_arrays_device("launch_check", data=data, offsets=offsets, validity=validity), \
+            on_stream(stream):
         status = cp.zeros(STATUS_SIZE, cp.int64)  # (the kernels add to it as unsigned)
         lengths = cp.empty(max(n, 0), cp.int64)
         if n <= 0:
@@ -413,7 +416,8 @@ def first_invalid_utf8(data, offsets, validity=None, *, stream=None) -> int:
     n = int(offsets.shape[0]) - 1
     if n <= 0:
         return -1
-    with on_stream(stream):
+    with on_arrays_device("first_invalid_utf8", data=data, offsets=offsets,
+                          validity=validity), on_stream(stream):
         first = cp.full(1, np.iinfo(np.uint64).max, cp.uint64)
         _fn("utf8_first_invalid")((_blocks(n),), (THREADS,),
                                   (data, offsets, np.int64(n), _pointer(validity), first))

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, on_arrays_device
 from fsstgpu.kernels.loader import get_function
 
 SOURCE = "transpose_inplace.cu"
@@ -249,36 +249,37 @@ def permute_chunks(flat, a: int, g: int, b: int) -> None:
     768
     """
     _check_flat(flat, a, g, b, "permute_chunks")
-    cupy = get_cupy()
-    es = flat.dtype.itemsize
-    if flat.data.ptr % es:
-        raise ValueError(f"permute_chunks needs memory aligned to its {es}-byte elements")
-    chunk = g * es
-    width = next(w for w in WORD_SIZES if chunk % w == 0 and flat.data.ptr % w == 0)
-    wpc = chunk // width
-    slices = -(-wpc // 32)
-    n = a * g * b
-    plan = chunk_plan(a, g, b, segment_length(n, chunk, wpc))
-    singles, longs = _device_plan(plan)
-    n_single, n_long = len(plan.singles), len(plan.longs)
-    if n_single + n_long == 0:
-        return
-    # the kernels take flat's address as an array of width-byte words (no view needed)
-    per_block = CHAIN_THREADS // 32
-    if n_long:
-        scratch = cupy.empty(n_long * chunk, dtype=cupy.uint8)   # allocations: 256-B aligned
-        grid = min(-(-n_long * slices // per_block), 2**31 - 1)
-        _function(f"chunk_save<{width}>")((grid,), (CHAIN_THREADS,), (
-            flat, scratch, longs, np.uint32(n_long), np.uint32(wpc), np.uint32(slices)))
-    else:
-        scratch = flat   # never read: no item takes its tail from scratch
-    ma, sa = fast_divisor(a)
-    mg, sg = fast_divisor(g)
-    grid = min(-(-(n_single + n_long) * slices // per_block), 2**31 - 1)
-    _function(f"chunk_cycles<{width}>")((grid,), (CHAIN_THREADS,), (
-        flat, scratch, singles, np.uint32(n_single), longs, np.uint32(n_long), np.uint32(wpc),
-        np.uint32(slices), np.uint32(a), np.uint32(ma), np.uint32(sa), np.uint32(g),
-        np.uint32(mg), np.uint32(sg), np.uint32(b)))
+    with on_arrays_device("permute_chunks", flat=flat):
+        cupy = get_cupy()
+        es = flat.dtype.itemsize
+        if flat.data.ptr % es:
+            raise ValueError(f"permute_chunks needs memory aligned to its {es}-byte elements")
+        chunk = g * es
+        width = next(w for w in WORD_SIZES if chunk % w == 0 and flat.data.ptr % w == 0)
+        wpc = chunk // width
+        slices = -(-wpc // 32)
+        n = a * g * b
+        plan = chunk_plan(a, g, b, segment_length(n, chunk, wpc))
+        singles, longs = _device_plan(plan)
+        n_single, n_long = len(plan.singles), len(plan.longs)
+        if n_single + n_long == 0:
+            return
+        # the kernels take flat's address as an array of width-byte words (no view needed)
+        per_block = CHAIN_THREADS // 32
+        if n_long:
+            scratch = cupy.empty(n_long * chunk, dtype=cupy.uint8)   # allocations: 256-B aligned
+            grid = min(-(-n_long * slices // per_block), 2**31 - 1)
+            _function(f"chunk_save<{width}>")((grid,), (CHAIN_THREADS,), (
+                flat, scratch, longs, np.uint32(n_long), np.uint32(wpc), np.uint32(slices)))
+        else:
+            scratch = flat   # never read: no item takes its tail from scratch
+        ma, sa = fast_divisor(a)
+        mg, sg = fast_divisor(g)
+        grid = min(-(-(n_single + n_long) * slices // per_block), 2**31 - 1)
+        _function(f"chunk_cycles<{width}>")((grid,), (CHAIN_THREADS,), (
+            flat, scratch, singles, np.uint32(n_single), longs, np.uint32(n_long), np.uint32(wpc),
+            np.uint32(slices), np.uint32(a), np.uint32(ma), np.uint32(sa), np.uint32(g),
+            np.uint32(mg), np.uint32(sg), np.uint32(b)))
 
 
 def square_blocks(flat, a: int, g: int, b: int) -> None:
@@ -293,16 +294,17 @@ def square_blocks(flat, a: int, g: int, b: int) -> None:
     >>> square_blocks(x, 2, 256, 3)  # doctest: +SKIP
     """
     _check_flat(flat, a, g, b, "square_blocks")
-    es = flat.dtype.itemsize
-    if flat.data.ptr % es:
-        raise ValueError(f"square_blocks needs memory aligned to its {es}-byte elements")
-    v = SQUARE_V[es]
-    if g % v or flat.data.ptr % (v * es):
-        v = 1
-    tiles = -(-g // (SQ_SIDE * v))
-    total = a * b * tiles * (tiles + 1) // 2
-    smem = 2 * (SQ_SIDE * v) ** 2 * es
-    _function(f"square_blocks<{es},{v}>", smem)(
-        (min(total, 2**31 - 1),), (SQ_SIDE, SQ_ROWS),
-        (flat, np.int64(g), np.int64(b * g), np.int64(a * b), np.int64(b), np.int64(tiles)),
-        shared_mem=smem)
+    with on_arrays_device("square_blocks", flat=flat):
+        es = flat.dtype.itemsize
+        if flat.data.ptr % es:
+            raise ValueError(f"square_blocks needs memory aligned to its {es}-byte elements")
+        v = SQUARE_V[es]
+        if g % v or flat.data.ptr % (v * es):
+            v = 1
+        tiles = -(-g // (SQ_SIDE * v))
+        total = a * b * tiles * (tiles + 1) // 2
+        smem = 2 * (SQ_SIDE * v) ** 2 * es
+        _function(f"square_blocks<{es},{v}>", smem)(
+            (min(total, 2**31 - 1),), (SQ_SIDE, SQ_ROWS),
+            (flat, np.int64(g), np.int64(b * g), np.int64(a * b), np.int64(b), np.int64(tiles)),
+            shared_mem=smem)

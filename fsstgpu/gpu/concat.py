@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, on_arrays_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.strings import DeviceStringArray, host_copy
 from fsstgpu.kernels.loader import on_stream
@@ -44,8 +44,9 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
     Parameters
     ----------
     parts : sequence of DeviceStringArray
-        Each part's offsets may start inside its data (``offsets[0] > 0``) and end before its
-        end: only the bytes they span are joined.
+        On one device (the result's; not necessarily the current one). Each part's offsets may
+        start inside its data (``offsets[0] > 0``) and end before its end: only the bytes they
+        span are joined.
     stream : cupy.cuda.Stream, optional
         The result is ready on this stream (default: the current stream).
     consume : bool, default False
@@ -57,6 +58,8 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
 
     Raises
     ------
+    ValueError
+        When the parts' buffers lie on more than one device.
     CorruptDataError
         When a part's buffers do not hold what its length says
         (:meth:`DeviceStringArray.check_buffers`), or its first and last offsets lie outside
@@ -87,7 +90,9 @@ def concat_device_arrays(parts, stream=None, *, consume: bool = False) -> Device
         p.check_buffers()
     sizes = [int(p.data.nbytes) for p in parts]
     n = sum(p.length for p in parts)
-    with on_stream(stream):
+    buffers = {f"part {k}'s {name}": buf for k, p in enumerate(parts)
+               for name, buf in zip(("validity", "offsets", "data"), p.buffers(), strict=True)}
+    with on_arrays_device("concat_device_arrays", **buffers), on_stream(stream):
         spans = _spans(cp, parts)
         if consume and joinable_in_place(parts) and _abutting(spans, sizes):
             offsets, data = _join_in_place(cp, parts, sizes, stream)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, on_arrays_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.gpu.arrays import (
     PIECE_BYTES,
@@ -73,9 +73,10 @@ class DecodeJob:
     def __del__(self):
         # dropped unchecked: its slot is reused once the kernel that writes it is done
         if getattr(self, "slot", None) is not None:
-            try:
-                done = get_cupy().cuda.Event(disable_timing=True)
-                done.record(self.stream)
+            try:  # (the event on the stream's device, the decode's)
+                with on_arrays_device("DecodeJob", err=self.err):
+                    done = get_cupy().cuda.Event(disable_timing=True)
+                    done.record(self.stream)
                 flag_slots().release_after(self.slot, done)
             except Exception:  # noqa: BLE001 (at interpreter exit CUDA may be gone)
                 pass
@@ -92,27 +93,28 @@ class DecodeJob:
             naming every bad column; its ``results`` keeps the good columns.
         """
 
-        flags = self._flags()  # the one host sync of a decode
-        bits, ncols = flags[0], len(self.dev.layout)
-        failed = _corrupt_lengths(flags[1 : 1 + ncols])
-        crossed = {k: error_message(b) for k, b in enumerate(flags[1 + ncols :]) if b}
-        if (bits or failed or crossed) and not self.dev.is_batch:
-            # (a split whose decode stopped marks no symbol starts: its own error comes first)
-            raise CorruptDataError(failed[0] if failed else error_message(bits) if bits
-                                   else crossed[0])
-        if bits:
-            failed = {**_failed_columns(self.dev, self.data, self.stream), **failed}
-            if not failed:  # a flag no column's plain decode raises again (bit 64: the offsets
-                # scan stopped): any column's offsets may be unwritten, so none is good
-                failed = dict.fromkeys(range(len(self.dev.layout)), error_message(bits))
-        failed = {**crossed, **failed}
-        if failed:
-            # an output column fails with any of its columns (joined ones: its row groups)
-            bad = {self.dev.layout.output_of[k] for k in failed}
-            good = [None if k in bad else r for k, r in enumerate(self.results)]
-            raise BatchDecodeError(failed, good)
-        self.dev.ends_checked = True  # checked now (or before): later decodes need not
-        return self.results if self.dev.is_batch else self.results[0]
+        with on_arrays_device("DecodeJob.check", err=self.err):
+            flags = self._flags()  # the one host sync of a decode
+            bits, ncols = flags[0], len(self.dev.layout)
+            failed = _corrupt_lengths(flags[1 : 1 + ncols])
+            crossed = {k: error_message(b) for k, b in enumerate(flags[1 + ncols :]) if b}
+            if (bits or failed or crossed) and not self.dev.is_batch:
+                # (a split whose decode stopped marks no symbol starts: its own error comes first)
+                raise CorruptDataError(failed[0] if failed else error_message(bits) if bits
+                                       else crossed[0])
+            if bits:
+                failed = {**_failed_columns(self.dev, self.data, self.stream), **failed}
+                if not failed:  # a flag no column's plain decode raises again (bit 64: the offsets
+                    # scan stopped): any column's offsets may be unwritten, so none is good
+                    failed = dict.fromkeys(range(len(self.dev.layout)), error_message(bits))
+            failed = {**crossed, **failed}
+            if failed:
+                # an output column fails with any of its columns (joined ones: its row groups)
+                bad = {self.dev.layout.output_of[k] for k in failed}
+                good = [None if k in bad else r for k, r in enumerate(self.results)]
+                raise BatchDecodeError(failed, good)
+            self.dev.ends_checked = True  # checked now (or before): later decodes need not
+            return self.results if self.dev.is_batch else self.results[0]
 
 
     def _flags(self) -> list[int]:
@@ -315,7 +317,9 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     """Enqueue the decode of ``dev`` (one column or a batch) on ``stream`` without waiting.
 
     ``fill`` fills the output with that byte first (tests: bytes the kernel misses show);
-    ``out`` reuses a contiguous uint8 buffer of at least ``dev.total`` bytes (benchmarks).
+    ``out`` reuses a contiguous uint8 buffer of at least ``dev.total`` bytes (benchmarks). The
+    work runs on the device ``dev`` lies on (``out`` must lie there too), not necessarily the
+    current one.
 
     Examples
     --------
@@ -327,39 +331,42 @@ def decode_async(dev: DeviceCompressedStringArray, stream=None, *, fill: int | N
     """
 
     cp = get_cupy()
-    # the kernel writes by pointer: both paths need room, one byte per element, no strides
-    if out is not None and (out.dtype != cp.uint8 or out.size < dev.total
-                            or not out.flags.c_contiguous):
-        raise ValueError(f"out must be a contiguous uint8 buffer of at least {dev.total} bytes")
-    # Until a column is known to decode string by string, the decode also marks where its
-    # symbols start and a second kernel checks every string's end against them (and, where the
-    # column keeps stored code offsets, every string's start against its marked code start), a
-    # third a text column's bytes as UTF-8 (the CPU decoder's checks: one blob, one answer); the
-    # planned kernel runs the scan beside the decode, so it takes checked columns only.
-    check = not dev.ends_checked
-    plan = None if check else _planned(dev)
-    if plan is not None:
-        return _decode_planned(cp, dev, plan, stream, fill, out)
-    layout = dev.layout
-    with on_stream(stream):
-        data, offsets = _allocate(cp, layout, out=out, fill=fill)
-        err = _error_flags(cp, layout, check)
-        _launch_offsets(dev, offsets, stream, err)
-        starts = cp.zeros(starts_words(dev.total), cp.uint64) if check else None
-        # columns with stored code offsets: where their marked codes' output starts
-        marks = _code_starts(dev) if check else None
-        mapped = None if marks is None else cp.zeros(starts_words(dev.total), cp.uint64)
-        launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
-                      dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
-                      stream=stream, starts=starts, code_starts=marks, mapped=mapped)
-        if check:
-            col_err = err[1 + len(layout) :]
-            launch_check_ends(starts, data, dev.total, offsets, int(layout.col_first[-1]),
-                              *dev.scan_args, col_err, stream=stream, mapped=mapped)
-            launch_check_utf8(data, layout.utf8_ranges, col_err, stream=stream,
-                              device_table=layout.section(dev.meta, "utf8_ranges"))
-    # the per-column views are made while the GPU works (with many columns it takes a while)
-    return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
+    with on_arrays_device("decode_async", codes=dev.codes, out=out):
+        # the kernel writes by pointer: both paths need room, one byte per element, no strides
+        if out is not None and (out.dtype != cp.uint8 or out.size < dev.total
+                                or not out.flags.c_contiguous):
+            raise ValueError(f"out must be a contiguous uint8 buffer of at least {dev.total} "
+                             "bytes")
+        # Until a column is known to decode string by string, the decode also marks where its
+        # symbols start and a second kernel checks every string's end against them (and, where
+        # the column keeps stored code offsets, every string's start against its marked code
+        # start), a third a text column's bytes as UTF-8 (the CPU decoder's checks: one blob,
+        # one answer); the planned kernel runs the scan beside the decode, so it takes checked
+        # columns only.
+        check = not dev.ends_checked
+        plan = None if check else _planned(dev)
+        if plan is not None:
+            return _decode_planned(cp, dev, plan, stream, fill, out)
+        layout = dev.layout
+        with on_stream(stream):
+            data, offsets = _allocate(cp, layout, out=out, fill=fill)
+            err = _error_flags(cp, layout, check)
+            _launch_offsets(dev, offsets, stream, err)
+            starts = cp.zeros(starts_words(dev.total), cp.uint64) if check else None
+            # columns with stored code offsets: where their marked codes' output starts
+            marks = _code_starts(dev) if check else None
+            mapped = None if marks is None else cp.zeros(starts_words(dev.total), cp.uint64)
+            launch_decode(dev.codes, dev.ncodes, dev.split_codes, dev.split_out, dev.split_table,
+                          dev.tab_sym, dev.tab_len, dev.ntables, data, dev.total, err[:1],
+                          stream=stream, starts=starts, code_starts=marks, mapped=mapped)
+            if check:
+                col_err = err[1 + len(layout) :]
+                launch_check_ends(starts, data, dev.total, offsets, int(layout.col_first[-1]),
+                                  *dev.scan_args, col_err, stream=stream, mapped=mapped)
+                launch_check_utf8(data, layout.utf8_ranges, col_err, stream=stream,
+                                  device_table=layout.section(dev.meta, "utf8_ranges"))
+        # the per-column views are made while the GPU works (with many columns it takes a while)
+        return DecodeJob(dev, _views(layout, dev, data, offsets), data, err, stream)
 
 
 def decompress_device(carr, stream=None, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,

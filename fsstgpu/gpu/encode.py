@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.arrow_layout import from_arrow
-from fsstgpu.device import get_cupy, resolve_device
+from fsstgpu.device import get_cupy, on_arrays_device, resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.encoded import device_column, prefetch_rows, rows_from
@@ -57,8 +57,9 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     Parameters
     ----------
     strings : DeviceStringArray or a host string column
-        Device strings (e.g. :func:`fsstgpu.decompress_device`'s result), or any column
-        :func:`fsstgpu.compress` takes (uploaded first).
+        Device strings (e.g. :func:`fsstgpu.decompress_device`'s result; compressed on the
+        device their buffers lie on, which must be one), or any column :func:`fsstgpu.compress`
+        takes (uploaded first, to the current device).
     table : SymbolTable or bytes, optional
         The symbol table (one block). Default: trained on the CPU from whole strings spread
         evenly over the column, at most ``sample_bytes`` of them copied back.
@@ -99,7 +100,11 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     table, target, split_size = check_compression_options(table, sample_bytes, split_size)
     resolve_device("gpu")
     cp = get_cupy()
-    with on_stream(stream):
+    validity, offsets, data = (strings.buffers() if isinstance(strings, DeviceStringArray)
+                               else (None, None, None))
+    # device strings: the work on their device (host strings go to the current one)
+    with on_arrays_device("compress_device", validity=validity, offsets=offsets, data=data), \
+            on_stream(stream):
         type_, n, data, offsets, validity, null_count, chunks, checked, nbytes = \
             _on_device(cp, strings)
         # one pass checks the strings (unless from the host) and finds their lengths, most and
