@@ -41,9 +41,21 @@ class _Array:
 
 
 # ---------------------------------------------------------------- CPU (stand-ins)
-def test_the_arrays_device_is_entered():
+@pytest.fixture
+def current_is_0(monkeypatch):
+    """Device 0 current, as the runtime would say (no GPU here)."""
+    monkeypatch.setattr(fsstgpu.device, "_current_device", lambda: 0)
+
+
+def test_the_arrays_device_is_entered(current_is_0):
     assert on_arrays_device("f", x=_Array(1), out=None, err=_Array(1)) == "device 1"
     assert on_arrays_device("f", x=None, y=_Array(3)) == "device 3"
+
+
+def test_arrays_on_the_current_device_switch_nothing(current_is_0):
+    # (no Device object entered and left: ~1 us a launcher on the H200's host)
+    assert isinstance(on_arrays_device("f", x=_Array(0), y=None, z=_Array(0)),
+                      contextlib.nullcontext)
 
 
 @pytest.mark.parametrize("arrays", [{}, {"x": None}, {"x": np.zeros(3), "y": None},
@@ -59,7 +71,7 @@ def test_arrays_of_several_devices_are_refused_naming_each():
                          none=None)
 
 
-def test_the_helper_costs_little():
+def test_the_helper_costs_little(current_is_0):
     # a hot path's per-call cost (launchers take 16-47 us on the host): a few attribute reads
     x, y = _Array(0), _Array(0)
     best = min(timeit.repeat(lambda: on_arrays_device("f", a=x, b=y, c=None), number=2000,
