@@ -440,9 +440,9 @@ def joined_table(tables: list) -> pa.Table:
     columns = []
     for i in range(table.num_columns):  # indices joined, then given the final dictionary
         types.clear()
-        chunks = [map_leaves(b.column(i), indices, pa.types.is_dictionary) for b in batches]
-        columns.append(map_leaves(pa.concat_arrays(chunks), partial(wrapped, i),
-                                  lambda t: True) if types else pa.concat_arrays(chunks))
+        chunks = [map_dictionaries(b.column(i), indices) for b in batches]  # list views' too
+        columns.append(map_dictionaries(pa.concat_arrays(chunks), partial(wrapped, i),
+                                        pa.types.is_integer) if types else pa.concat_arrays(chunks))
     return pa.Table.from_arrays(columns, schema=table.schema)
 
 

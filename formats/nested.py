@@ -328,10 +328,11 @@ def map_leaves(arr: pa.Array, leaf, wanted) -> pa.Array:
                  wanted)
 
 
-def map_dictionaries(arr: pa.Array, leaf) -> pa.Array:
+def map_dictionaries(arr: pa.Array, leaf, wanted=pa.types.is_dictionary) -> pa.Array:
     """``arr`` with each dictionary array in it (itself, a container's leaves, and the values of
     list views, which :func:`map_leaves` leaves alone) replaced by ``leaf(key, it)``, an
     array of as many entries, ``key`` as :func:`map_leaves` gives it (a list view's values 0).
+    ``wanted``: the types of the leaves replaced, dictionaries unless told (not list views).
 
     Examples
     --------
@@ -344,10 +345,10 @@ def map_dictionaries(arr: pa.Array, leaf) -> pa.Array:
     [['b'], ['a', 'b']]
     """
     def visit(key, values):
-        if pa.types.is_dictionary(values.type):
+        if wanted(values.type):
             return leaf(key, values)
         # a list view's entries may lie anywhere in its values: all of them, in their places
-        new = map_leaves(values.values, lambda k, v: visit((*key, 0, *k), v), _dictionaries)
+        new = map_leaves(values.values, lambda k, v: visit((*key, 0, *k), v), holds)
         large = pa.types.is_large_list_view(values.type)
         cls, make = ((pa.LargeListViewArray, pa.large_list_view) if large
                      else (pa.ListViewArray, pa.list_view))
@@ -356,17 +357,12 @@ def map_dictionaries(arr: pa.Array, leaf) -> pa.Array:
         return cls.from_arrays(*own, new, type=make(values.type.value_field.with_type(new.type)),
                                mask=values.is_null() if values.null_count else None)
 
-    return map_leaves(arr, visit, _dictionaries)
+    def holds(type_):  # a wanted type, or a list view holding one (at any depth)
+        if pa.types.is_list_view(type_) or pa.types.is_large_list_view(type_):
+            return holds(type_.value_type) or _holds(type_.value_type, holds)
+        return wanted(type_)
 
-
-def _dictionaries(type_: pa.DataType) -> bool:
-    """Tell whether ``type_`` is a dictionary, or a list view holding one (at any depth)."""
-    if pa.types.is_dictionary(type_):
-        return True
-    if pa.types.is_list_view(type_) or pa.types.is_large_list_view(type_):
-        inner = type_.value_type
-        return _dictionaries(inner) or _holds(inner, _dictionaries)
-    return False
+    return map_leaves(arr, visit, holds)
 
 
 def required_leaves(arr: pa.StructArray, children: list) -> list:
