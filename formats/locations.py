@@ -3,8 +3,9 @@
 A string with a scheme (``s3://bucket/a.parquet``, ``gs://...``, ``memory://...``) is a
 :class:`Url`, opened through fsspec (``pip install fsspec``, plus the scheme's package such as
 ``s3fs`` or ``gcsfs``) as a pyarrow file; ``file://`` and ``local://`` URLs (fsspec's local
-file system) and everything else are local paths (:func:`local_text` strips those schemes, so
-that the checks of inputs against outputs see one path however it was written).
+file system) and everything else are local paths (:func:`local_text` gives the path such a URL
+names, percent-decoded as RFC 8089 and pyarrow have it, so that the checks of inputs against
+outputs see one path however it was written).
 An output URL is written to a local temporary file and uploaded in one ``put`` when complete
 (``atomic.py``).
 
@@ -27,6 +28,7 @@ import glob as globbing
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote_to_bytes
 
 import pyarrow as pa
 
@@ -49,20 +51,44 @@ def is_url(location) -> bool:
 
 
 def local_text(location):
-    """``location`` with a ``file://`` or ``local://`` scheme stripped (the local path it
-    names); anything else unchanged.
+    """The local path a ``file://`` or ``local://`` URL names; anything else unchanged.
+
+    As RFC 8089 has it, and as pyarrow's ``FileSystem.from_uri`` and ``urllib``'s
+    ``url2pathname`` read it: the path percent-decoded (``%20`` a space, ``%23`` a ``#``, bytes
+    as file names are decoded), a ``?`` query and a ``#`` fragment no part of it, the host empty
+    or ``localhost``.
+
+    Raises
+    ------
+    ValueError
+        Where the URL names another host, or no path.
 
     Examples
     --------
     >>> from fsstgpu.formats.locations import local_text
-    >>> local_text("local:///tmp/a.pq"), local_text("FILE:///tmp/a.pq"), local_text("s3://b/a")
-    ('/tmp/a.pq', '/tmp/a.pq', 's3://b/a')
+    >>> local_text("local:///tmp/a.pq"), local_text("FILE:///tmp/a%20b.pq"), local_text("s3://b/a")
+    ('/tmp/a.pq', '/tmp/a b.pq', 's3://b/a')
+    >>> local_text("file://localhost/tmp/%2341.pq#part")
+    '/tmp/#41.pq'
     """
     if isinstance(location, str):
         for scheme in _LOCAL_SCHEMES:
             if location[: len(scheme)].lower() == scheme:
-                return location[len(scheme):]
+                return _url_path(location, len(scheme))
     return location
+
+
+def _url_path(url: str, start: int) -> str:
+    """The decoded path of file URL ``url`` whose authority starts at ``start``."""
+    # (split by hand: urllib.parse drops tabs and newlines, which a file name may hold)
+    rest = url[start:].split("#", 1)[0].split("?", 1)[0]
+    host, slash, path = rest.partition("/")
+    if host.lower() not in ("", "localhost"):
+        raise ValueError(f"{url}: a file URL names a file of this machine: its host is empty "
+                         f"(file:///path) or localhost, not {host!r}")
+    if not slash:
+        raise ValueError(f"{url}: names no file (a file URL's path is absolute: file:///path)")
+    return os.fsdecode(unquote_to_bytes("/" + path))
 
 
 class Url(str):

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.locations import Url, file_size
+from fsstgpu.formats.locations import Url, file_size, local_text
 
 __all__ = [
     "FORMATS",
@@ -63,7 +63,7 @@ def format_from_name(path, format: str | None = None) -> str | None:
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
         return fmt
-    return SUFFIXES.get(Path(path).suffix.lower())
+    return SUFFIXES.get(Path(local_text(path)).suffix.lower())  # (a file:// URL's path)
 
 
 def output_format(path, format: str | None = None) -> str:
