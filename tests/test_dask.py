@@ -359,3 +359,37 @@ def test_a_failing_file_leaves_no_empty_folder(tmp_path):
         with pytest.raises(Exception, match="bad.parquet"):
             compress_dataset(tmp_path / "in", tmp_path / "c" / "deep", client=client)
     assert sorted(os.listdir(tmp_path)) == ["in"]  # as the serial path: no c/, c/deep/, ...
+
+
+def test_of_several_failing_files_the_first_in_the_dataset_order_is_named(tmp_path, monkeypatch):
+    """The error named the file that failed first in time (the gather stopped at it), not the
+    first in the dataset's order, which the serial path names: a message that depended on the
+    scheduling. Here b.parquet fails while a.parquet, before it, is still at work; a.parquet
+    then fails too and is the one named, the files after b.parquet never run."""
+    import time
+
+    import fsstgpu.integrations.dask as fdask
+
+    for name in ("a", "b"):
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / f"{name}.parquet").write_bytes(b"PAR1 not a file PAR1")
+    for name in ("c", "d", "e"):
+        pq.write_table(pa.table({"s": ["x"]}), tmp_path / "in" / f"{name}.parquet")
+    marker, real = str(tmp_path / "b failing"), fdask._compress_one
+
+    def one(src, dst, *args):
+        if src.endswith("a.parquet"):  # (a bound on the wait: a's worker may run b first)
+            deadline = time.monotonic() + 20
+            while not os.path.exists(marker) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.5)  # b's error has reached the client
+        elif src.endswith("b.parquet"):
+            open(marker, "w").close()
+        return real(src, dst, *args)
+
+    monkeypatch.setattr(fdask, "_compress_one", one)
+    with local_client(workers=2, processes=False) as client:
+        with pytest.raises(Exception, match="a.parquet") as failed:
+            compress_dataset(tmp_path / "in", tmp_path / "c", client=client)
+    assert "b.parquet" not in str(failed.value)
+    assert os.path.exists(marker)  # (b ran, and failed first)

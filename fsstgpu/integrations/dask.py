@@ -194,14 +194,19 @@ def _on_worker_gpu(device: str):
 
 
 def _run(client, fn, pairs, *args) -> list[dict]:
-    """``fn`` of each (input, output) pair of ``pairs`` as one task; the first failure (or a
-    Ctrl-C) cancels the tasks not yet started, as the serial path stops at it, and removes the
-    folders made for the outputs that it leaves empty, as the serial path does (a task already
-    running when it came can't be stopped: its output, written atomically, may still appear)."""
+    """``fn`` of each (input, output) pair of ``pairs`` as one task; a failure cancels the tasks
+    of the pairs after it, as the serial path stops at it, and its error is raised once those
+    before it are done: the first failing pair's in their order, as the serial path's (a
+    Ctrl-C cancels them all). The folders made for the outputs that it leaves empty are
+    removed, as the serial path does (a task already running when it came can't be stopped:
+    its output, written atomically, may still appear)."""
     client = _client(client)
     missing = _missing_folders(pairs)
     futures = [client.submit(fn, src, dst, *args, pure=False) for src, dst in pairs]
     try:
+        first = _first_failure(client, futures)
+        if first is not None:
+            first.result()  # (raises its error, with its traceback)
         return client.gather(futures)
     except BaseException:
         # (without the cancel the other tasks ran on while the error's traceback held their
@@ -211,6 +216,27 @@ def _run(client, fn, pairs, *args) -> list[dict]:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only an empty one
         raise
+
+
+def _first_failure(client, futures: list):
+    """The first of ``futures`` in their order that fails, or None when none does; the ones
+    after a failure cancelled as it comes. Only a failure waits on more than ``futures`` do
+    (the ones before it), and a failure's error is told by that order, not by the timing."""
+    index = {future.key: i for i, future in enumerate(futures)}
+    first, before = len(futures), len(futures)  # (``before``: those before ``first`` not done)
+    done = set()
+    for future in _distributed().as_completed(futures):
+        i = index[future.key]
+        done.add(i)
+        if i > first:
+            continue  # (cancelled, or run on before the cancel came)
+        before -= 1
+        if future.status in ("error", "cancelled"):  # (as client.gather takes them)
+            client.cancel(futures[i + 1:])  # (the serial path never reaches them)
+            first, before = i, sum(j not in done for j in range(i))
+        if first < len(futures) and not before:
+            return futures[first]
+    return None
 
 
 def _missing_folders(pairs) -> list[Path]:
