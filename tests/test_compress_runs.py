@@ -14,6 +14,7 @@ failure messages).
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -27,6 +28,7 @@ from fsstgpu import CorruptDataError
 from fsstgpu.columns import ColumnStream
 from fsstgpu.formats import (
     compress_file,
+    compressing,
     decompress_file,
     inspect_file,
     pipeline,
@@ -282,3 +284,69 @@ def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkey
         compress_file(tmp_path / "in.parquet", tmp_path / "o.parquet", columns=COMPRESSED)
         assert inspect_file(tmp_path / "o.parquet")["unit_rows"] == [u.num_rows for u in units]
         (tmp_path / "o.parquet").unlink()
+
+
+@pytest.mark.parametrize("rows", [1, 0, 1 << 40])
+def test_a_recompressed_ipc_file_decodes_a_runs_copied_columns_once(tmp_path, machine_lines,
+                                                                    monkeypatch, write_units,
+                                                                    random_units, rows):
+    """compress_file of an fsstgpu IPC file into Parquet copies its fsst columns through and
+    decodes them for their bounds (the filtered reads' string statistics). Each unit was
+    decoded alone, which cost more than its strings on small batches (200 of 1,000 rows:
+    ~170 us a unit); a run's units are now decoded together (one call a run), for the same
+    bounds and the same file as one unit a run gives (``rows`` 0: runs of random rows)."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    units = random_units(rng, machine_lines, 16, mixed=True)
+    write_units(units, tmp_path / "in.parquet", "parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.arrow", columns=["s", "big", "mix"])
+    compress_file(tmp_path / "in.parquet", tmp_path / "direct.parquet",
+                  columns=["s", "big", "mix"])
+    monkeypatch.setattr(pipeline, "RUN_ROWS", rows or int(rng.integers(2, 2000)))
+    decodes = []
+    real = compressing.decode_column
+    monkeypatch.setattr(compressing, "decode_column",
+                        lambda col, *a, **k: decodes.append(col) or real(col, *a, **k))
+    compress_file(tmp_path / "c.arrow", tmp_path / "again.parquet")
+    recorded, direct = (json.loads(pq.read_metadata(tmp_path / f).metadata[
+        b"fsstgpu.string_stats"])["columns"] for f in ("again.parquet", "direct.parquet"))
+    assert all(recorded[name] == direct[name] for name in ("s", "big", "mix")), seed
+    runs = len(decodes) // 3  # (the three copied columns, each decoded once a run)
+    assert len(decodes) == 3 * runs, seed
+    if rows == 1 << 40:
+        assert runs == 1, seed
+    monkeypatch.setattr(pipeline, "RUN_ROWS", 1)
+    compress_file(tmp_path / "c.arrow", tmp_path / "alone.parquet")
+    assert (tmp_path / "again.parquet").read_bytes() == (tmp_path / "alone.parquet").read_bytes()
+
+
+def test_a_faulty_copied_unit_inside_a_run_is_named(tmp_path, monkeypatch):
+    """An fsst column copied through with one row group's table damaged (a Parquet input
+    without fsstgpu's record of bounds, so decoded for them): the error names that row group
+    whether its run is decoded at once or unit by unit."""
+    seed = _seed()
+    rng = np.random.default_rng(seed)
+    bad = int(rng.integers(0, 8))
+    chunks = []
+    for k in range(8):
+        col = to_extension_array(fsstgpu.compress(
+            pa.array([f"row group {k} line {i}" for i in range(int(rng.integers(1, 80)))])))
+        if k == bad:
+            table = col.storage.field("table")
+            raw = bytearray(table.dictionary[0].as_py())
+            raw[len(raw) // 2] ^= 0x55
+            tables = pa.DictionaryArray.from_arrays(table.indices, pa.array([bytes(raw)],
+                                                                            pa.binary()))
+            storage = col.storage
+            col = pa.ExtensionArray.from_storage(col.type, pa.StructArray.from_arrays(
+                [storage.field(i) for i in range(3)] + [tables],
+                fields=list(storage.type)))
+        chunks.append(col)
+    with pq.ParquetWriter(tmp_path / "bad.parquet", pa.schema([("p", chunks[0].type)])) as w:
+        for col in chunks:
+            w.write_table(pa.table({"p": col}))
+    for rows in (1, 1 << 40):
+        monkeypatch.setattr(pipeline, "RUN_ROWS", rows)
+        with pytest.raises(CorruptDataError, match=f"row group {bad}\\b"):
+            compress_file(tmp_path / "bad.parquet", tmp_path / "o.parquet")
+        assert not (tmp_path / "o.parquet").exists(), seed
