@@ -323,11 +323,22 @@ def fuzz_scan(big):
     _native.running_sum(fl_, out64, threads)
     expect_error(_native.running_sum, fl_, out64[:-1], threads)
     _native.differences(maybe_forge(offsets, rng), threads)
+    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):  # forged lengths kept low bytes
+        narrow = np.empty(n, dtype)
+        assert _native.narrow_lengths(fl_, narrow, threads) == (
+            int(np.bitwise_or.reduce(fl_.view(np.uint64))) if n else 0)
+        assert np.array_equal(narrow, fl_.astype(dtype))
+        expect_error(_native.narrow_lengths, fl_, narrow[:-1] if n else np.empty(1, dtype),
+                     threads)
     found = _native.first_at_or_after(maybe_forge(offsets, rng), int(rng.integers(1, 50)),
                                       int(rng.integers(0, 300)), threads)
     assert found.size == 0 or (found.min() >= 0 and found.max() <= len(offsets))
     if big:  # past 2**21 offsets: the targets in several tasks, on offsets that go up and down
         wavy = np.cumsum(rng.integers(-5, 9, 2_200_000)).astype(np.int64)
+        narrow = np.empty(len(wavy), np.uint16)  # and narrowed in several tasks
+        assert _native.narrow_lengths(wavy, narrow, 3) == int(
+            np.bitwise_or.reduce(wavy.view(np.uint64)))
+        assert np.array_equal(narrow, wavy.astype(np.uint16))
         found = _native.first_at_or_after(wavy, 7, 3000, threads)
         assert found.min() >= 0 and found.max() <= len(wavy)
     out = np.zeros(len(data), np.uint8)

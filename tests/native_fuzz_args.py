@@ -164,6 +164,8 @@ def cases(native, rng, symbols, strings):
                              np.zeros(total, np.uint8), 2], outs=[4]),
         Case(native.running_sum, [slen, np.zeros(n + 1, np.int64), 2], outs=[1]),
         Case(native.running_sum, [slen, np.zeros(n + 1, np.int32), 1], outs=[1]),
+        Case(native.narrow_lengths, [slen, np.zeros(n, np.uint16), 2], outs=[1]),
+        Case(native.narrow_lengths, [slen, np.zeros(n, np.uint8), 1], outs=[1]),
         Case(native.differences, [offsets, 2]),
         Case(native.first_at_or_after, [offsets, 7, 5, 2], sizes=[2]),
         Case(native.assemble_splits, [bs, np.r_[bs[:-1], np.arange(n)].astype(np.int64), co,

@@ -145,6 +145,26 @@ void sum_into(const Array<int64_t>& lengths, bind::Output<Out>& out, int threads
     bind::without_gil([&] { running_sum(lengths.data(), n, dst, threads); });
 }
 
+// out: an unsigned array of the lengths' count, written in place (its width picks the loop)
+uint64_t narrow_into(const Array<int64_t>& lengths, py::array& out, int threads) {
+    const int64_t n = bind::length(lengths, "lengths");
+    // native byte order only (a '>u2' array is of kind 'u' too)
+    const int width = py::isinstance<py::array_t<uint8_t>>(out)    ? 1
+                      : py::isinstance<py::array_t<uint16_t>>(out) ? 2
+                      : py::isinstance<py::array_t<uint32_t>>(out) ? 4
+                      : py::isinstance<py::array_t<uint64_t>>(out) ? 8
+                                                                   : 0;
+    need(width > 0, "out must be uint8, uint16, uint32 or uint64");
+    need(out.ndim() == 1 && int64_t(out.shape(0)) == n, "out must hold one entry a length");
+    need(out.writeable(), "out must be writable");
+    need((out.flags() & py::array::c_style) != 0, "out must be contiguous");
+    void* dst = out.mutable_data();
+    need(reinterpret_cast<uintptr_t>(dst) % width == 0, "out must be aligned for its dtype");
+    const Isa isa = active_isa();  // (reads FSSTGPU_ISA: with the GIL held)
+    return bind::without_gil(
+        [&] { return narrow_lengths(lengths.data(), n, dst, width, isa, threads); });
+}
+
 py::array_t<int64_t> diff(const Array<int64_t>& offsets, int threads) {
     const int64_t n = bind::length(offsets, "offsets") - 1;
     need(n >= 0, "offsets must hold n + 1 entries");
@@ -316,6 +336,8 @@ void bind_scan(py::module_& m) {
     m.def("running_sum", &sum_into<int32_t>, py::arg("lengths"), py::arg("out").noconvert(),
           py::arg("threads"));
     m.def("running_sum", &sum_into<int64_t>, py::arg("lengths"), py::arg("out").noconvert(),
+          py::arg("threads"));
+    m.def("narrow_lengths", &narrow_into, py::arg("lengths"), py::arg("out").noconvert(),
           py::arg("threads"));
     m.def("differences", &diff, py::arg("offsets"), py::arg("threads"));
     m.def("first_at_or_after", &at_or_after, py::arg("offsets"), py::arg("step"),

@@ -26,6 +26,9 @@ struct Kernels {
                        const uint64_t* dfa);
     int64_t (*utf8_64)(const uint8_t* data, const int64_t* offsets, int64_t lo, int64_t hi,
                        const uint64_t* dfa);
+    // out[i] = in[i] for i in [lo, hi), kept to the low `width` bytes (1, 2, 4 or 8; out is
+    // that wide), and the bitwise OR of those in[i] as uint64: layout.h's narrow_lengths.
+    uint64_t (*narrow)(const int64_t* in, int64_t lo, int64_t hi, void* out, int width);
 };
 
 const Kernels& kernels(Isa isa);

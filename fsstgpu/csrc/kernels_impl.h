@@ -324,9 +324,31 @@ FSSTGPU_TARGET int64_t utf8_64(const uint8_t* data, const int64_t* offsets, int6
     return first_invalid(data, offsets, lo, hi, dfa);
 }
 
+template <class Out>
+FSSTGPU_TARGET uint64_t narrow_to(const int64_t* __restrict in, int64_t lo, int64_t hi,
+                                  Out* __restrict out) {
+    uint64_t acc = 0;  // one pass: the OR tells the caller whether Out held every value
+    for (int64_t i = lo; i < hi; ++i) {
+        const uint64_t v = static_cast<uint64_t>(in[i]);
+        acc |= v;
+        out[i] = static_cast<Out>(v);
+    }
+    return acc;
+}
+
+FSSTGPU_TARGET uint64_t narrow(const int64_t* in, int64_t lo, int64_t hi, void* out,
+                               int width) {
+    switch (width) {
+        case 1: return narrow_to(in, lo, hi, static_cast<uint8_t*>(out));
+        case 2: return narrow_to(in, lo, hi, static_cast<uint16_t*>(out));
+        case 4: return narrow_to(in, lo, hi, static_cast<uint32_t*>(out));
+        default: return narrow_to(in, lo, hi, static_cast<uint64_t*>(out));
+    }
+}
+
 }  // namespace
 
-const Kernels table = {encode, utf8_32, utf8_64};
+const Kernels table = {encode, utf8_32, utf8_64, narrow};
 
 }  // namespace FSSTGPU_ISA_NS
 }  // namespace fsstgpu_native

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checks_column.h"
+#include "kernels.h"
 #include "parallel.h"
 
 namespace fsstgpu_native {
@@ -97,6 +98,21 @@ void first_at_or_after(const int64_t* offsets, int64_t n, int64_t step, int64_t 
             out[j] = i;
         }
     });
+}
+
+uint64_t narrow_lengths(const int64_t* lengths, int64_t n, void* out, int width, Isa isa,
+                        int threads) {
+    const Kernels& kern = kernels(isa);
+    const int64_t ntasks = tasks_for(n, threads);
+    if (ntasks <= 1) return n > 0 ? kern.narrow(lengths, 0, n, out, width) : 0;
+    std::vector<uint64_t> ors(static_cast<size_t>(ntasks), 0);
+    parallel_for(ntasks, threads, [&](int64_t t) {
+        ors[t] = kern.narrow(lengths, int64_t((__int128)n * t / ntasks),
+                             int64_t((__int128)n * (t + 1) / ntasks), out, width);
+    });
+    uint64_t acc = 0;
+    for (uint64_t o : ors) acc |= o;
+    return acc;
 }
 
 template <class T>

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "cpu.h"
+
 namespace fsstgpu_native {
 
 // Copies data[starts[i]:starts[i] + lengths[i]] to out[out_offsets[i]:...] for i < n; every
@@ -27,6 +29,13 @@ void differences(const int64_t* offsets, int64_t n, int64_t* out, int threads);
 // Any offsets give an answer inside [0, n + 1]; non-decreasing ones, searchsorted's.
 void first_at_or_after(const int64_t* offsets, int64_t n, int64_t step, int64_t count,
                        int64_t* out, int threads);
+
+// out[i] = lengths[i] for i < n, out `width` bytes an entry (1, 2, 4 or 8) keeping each
+// value's low bytes, and the bitwise OR of every lengths[i] as uint64: every length fits the
+// width (and none is negative) exactly when the OR does. One pass over the lengths where a max
+// and then a narrowing copy read them twice (a GPU batch's narrowed lengths, HostBatch).
+uint64_t narrow_lengths(const int64_t* lengths, int64_t n, void* out, int width, Isa isa,
+                        int threads);
 
 // The first i with a[i + 1] < a[i], or -1.
 template <class T>

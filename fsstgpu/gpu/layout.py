@@ -35,8 +35,8 @@ from fsstgpu.kernels.bitplane_cpu import (
 )
 from fsstgpu.kernels.fsst_decode import utf8_range_table
 from fsstgpu.limits import MAX_TABLES
-from fsstgpu.native import mark_code_starts, or_bits
-from fsstgpu.parallel import run_tasks
+from fsstgpu.native import mark_code_starts, narrow_lengths, or_bits
+from fsstgpu.parallel import run_tasks, thread_count
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import is_text, offsets_dtype
 
@@ -51,6 +51,11 @@ DEFAULT_LENGTHS = "auto"
 
 #: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)
 _TASK_LENGTHS = 1 << 20
+#: lengths a column's sample holds (at most), to guess the batch's lengths dtype from
+_SAMPLE = 64
+#: lengths from which the compiled narrowing runs on several threads (it cuts fewer into one
+#: task: csrc/checks_column.h's kParallelItems), so smaller columns skip counting the cores
+_PARALLEL_LENGTHS = 1 << 21
 
 
 def _max(lengths) -> int:
@@ -74,6 +79,41 @@ def _narrow_into(lengths, out) -> None:
     run_tasks(lambda k: np.copyto(out[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
                                   lengths[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
                                   casting="unsafe"), ntasks)
+
+
+def _sampled_top(carrs) -> int:
+    """A value whose narrowest dtype is at most the batch's lengths dtype (a guess of it): the OR
+    of a sample of each column's int64 lengths (every ``n / _SAMPLE``-th), the exact maximum of
+    narrower ones (a staged column's). Right unless a string longer than the sample's needs a
+    wider dtype; :func:`_narrow_all` tells."""
+    top = 0
+    for c in carrs:
+        lens = c.lengths
+        n = len(lens)
+        if not n:
+            continue
+        if lens.dtype == np.int64:
+            top |= int(np.bitwise_or.reduce(lens[:: -(-n // _SAMPLE)]))
+        else:
+            top |= _max(lens)
+    return top
+
+
+def _narrow_all(carrs, out, top: int) -> int:
+    """Every column's lengths into ``out`` one after the other (kept to its dtype's low bytes),
+    and ``top`` ORed with the OR of the int64 ones: each int64 column read once (a compiled pass
+    that narrows and ORs), where a max and then a copy read it twice. The narrower lengths of
+    staged columns are copied; their maximum is in ``top`` already (:func:`_sampled_top`)."""
+    pos = 0
+    for c in carrs:
+        lens, n = c.lengths, c.length
+        if lens.dtype == np.int64:
+            top |= narrow_lengths(lens, out[pos : pos + n],
+                                  thread_count() if n >= _PARALLEL_LENGTHS else 1)
+        else:
+            _narrow_into(lens, out[pos : pos + n])
+        pos += n
+    return top
 
 
 def packed_lengths(carr) -> np.ndarray:
@@ -158,10 +198,13 @@ def narrowed(lengths) -> np.ndarray:
 
 def narrowest(top: int):
     """The narrowest unsigned dtype that holds ``top`` (a column's longest string)."""
-    for dt in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(dt).max:
-            return np.dtype(dt)
+    for limit, dt in _NARROWER:  # (np.iinfo a dtype: ~0.6 us)
+        if top <= limit:
+            return dt
     return np.dtype(np.uint64)
+
+
+_NARROWER = tuple((np.iinfo(dt).max, np.dtype(dt)) for dt in (np.uint8, np.uint16, np.uint32))
 
 
 def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, validity_bytes: int,
@@ -390,25 +433,37 @@ class HostBatch:
             lens_dtype, nlens = np.dtype(np.uint8), int(self.packed_at[-1])
         else:
             packed = None
-            lens_dtype = narrowest(max((_max(c.lengths) for c in carrs), default=0))
-            nlens = nstrings
+            top = _sampled_top(carrs)  # a guess of the lengths dtype, checked below
+            lens_dtype, nlens = narrowest(top), nstrings
         marked = [checks_code_starts(c) for c in carrs]
         for k, mark in enumerate(marked):
             wide[k] |= 8 if mark else 0
         texts = utf8_range_table([(c.out_start, c.out_start + c.total, k)
                                   for k, c in enumerate(self.columns) if is_text(c.type)])
-        self.sections, size = meta_sections(split_pos, ntables, lens_dtype, nlens, vbyte, ncols,
-                                            max(-(-code_pos // 8), 1) if any(marked) else 0,
-                                            texts.shape[1] - 1)
-        # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
-        self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
-        for name in self.sections:
-            setattr(self, name, self.section(self.meta, name))
+        shape = (split_pos, ntables, nlens, vbyte, ncols,
+                 max(-(-code_pos // 8), 1) if any(marked) else 0, texts.shape[1] - 1)
+        self._lay_out(shape, lens_dtype, allocate)
+        if packed is None:
+            top = _narrow_all(carrs, self.lengths, top)
+            if narrowest(top) != lens_dtype:  # a string longer than the sample's: lay out again
+                self._lay_out(shape, narrowest(top), allocate)
+                _narrow_all(carrs, self.lengths, top)
         self._fill(carrs, packed, bitmaps, base, wide)
         self._mark_code_starts(carrs, marked)
         self.utf8_ranges[...] = texts
         if not vbyte:
             self.validity = None
+
+    def _lay_out(self, shape, lens_dtype, allocate) -> None:
+        """``sections``, ``meta`` (from ``allocate``) and its arrays as attributes, for lengths
+        of ``lens_dtype``; ``shape``: :func:`meta_sections`' other arguments."""
+        nsplits, ntables, nlens, vbyte, ncols, code_starts_bytes, utf8_ranges = shape
+        self.sections, size = meta_sections(nsplits, ntables, lens_dtype, nlens, vbyte, ncols,
+                                            code_starts_bytes, utf8_ranges)
+        # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
+        self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
+        for name in self.sections:
+            setattr(self, name, self.section(self.meta, name))
 
     def section(self, buffer, name: str):
         """Section ``name`` of ``buffer`` (``meta``, or its device copy) as its array."""
@@ -416,16 +471,13 @@ class HostBatch:
 
     def _fill(self, carrs, packed, bitmaps, base, wide) -> None:
         pack_tables([t for c in carrs for t in c.tables], into=(self.tab_sym, self.tab_len))
-        table_pos = len_pos = 0
+        table_pos = 0
         for c, col in zip(carrs, self.columns, strict=True):
             s = slice(col.split_start, col.split_start + col.nsplits)
             np.add(c.split_codes[:-1], col.code_start, out=self.split_codes[s])
             np.add(c.split_out[:-1], col.out_start, out=self.split_out[s])
             np.add(c.split_table, table_pos, out=self.split_table[s], casting="unsafe")
-            if packed is None:
-                _narrow_into(c.lengths, self.lengths[len_pos : len_pos + c.length])
             table_pos += len(c.tables)
-            len_pos += c.length
         if packed is not None:
             for k, buf in enumerate(packed):
                 self.lengths[self.packed_at[k] : self.packed_at[k] + buf.size] = buf

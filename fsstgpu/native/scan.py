@@ -19,6 +19,7 @@ from fsstgpu._native import (
     gather as _gather,
     length_sums as _length_sums,
     mark_code_starts as _mark_code_starts,
+    narrow_lengths as _narrow_lengths,
     or_bits as _or_bits,
     running_sum as _running_sum,
     stored_rows as _stored_rows,
@@ -30,8 +31,8 @@ from fsstgpu.parallel import thread_count
 
 __all__ = ["assemble_splits", "count_set_bits", "differences", "distinct_upto", "first_at_or_after",
            "first_decrease", "first_filled_null", "first_misfit", "gather", "length_sums",
-           "mark_code_starts", "or_bits", "running_sum", "stored_rows", "string_bounds",
-           "walk_codes"]
+           "mark_code_starts", "narrow_lengths", "or_bits", "running_sum", "stored_rows",
+           "string_bounds", "walk_codes"]
 
 
 
@@ -217,6 +218,23 @@ def running_sum(lengths, out, threads=None) -> None:
     [0, 2, 2, 5]
     """
     _running_sum(np.ascontiguousarray(lengths, np.int64), out, thread_count(threads))
+
+
+def narrow_lengths(lengths, out, threads=None) -> int:
+    """Copy ``lengths`` (int64) into ``out`` (a writable uint8, uint16, uint32 or uint64 array of
+    as many entries, in place) keeping each value's low bytes, and return the bitwise OR of
+    every length: in one pass, every length fits ``out``'s dtype (and none is negative) exactly
+    when the OR does (``int(np.bitwise_or.reduce(lengths))`` as unsigned 64-bit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> out = np.empty(3, np.uint8)
+    >>> native.narrow_lengths(np.array([3, 0, 260]), out), out.tolist()
+    (263, [3, 0, 4])
+    """
+    return _narrow_lengths(np.ascontiguousarray(lengths, np.int64), out, thread_count(threads))
 
 
 def differences(offsets, threads=None) -> np.ndarray:
