@@ -17,7 +17,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
-from fsstgpu.gpu import layout
+from fsstgpu.gpu import lengths
 from fsstgpu.gpu.layout import HostBatch, packed_lengths
 from fsstgpu.kernels.bitplane_cpu import bitplane_pack_cpu
 
@@ -104,7 +104,7 @@ def test_a_blobs_packed_lengths_are_trusted_until_its_lengths_change(monkeypatch
     col = pa.array(["abcd", None, "ef"] * 50)
     blob = fsstgpu.CompressedStringArray.from_bytes(fsstgpu.compress(col).to_bytes())
     assert blob.packed_lengths_checked     # unpacked into its lengths at load: not re-checked
-    monkeypatch.setattr(layout, "bitplane_unpack_cpu", None)   # a check would call it
+    monkeypatch.setattr(lengths, "bitplane_unpack_cpu", None)  # a check would call it
     assert HostBatch([blob]).lengths_layout == "bitplane"
     monkeypatch.undo()
     blob.lengths = blob.lengths[::-1].copy()    # same total, other strings

@@ -17,7 +17,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu import native
-from fsstgpu.gpu import layout
+from fsstgpu.gpu import layout, lengths
 from fsstgpu.gpu.layout import HostBatch
 from fsstgpu.kernels.fsst_decode import utf8_range_table
 from fsstgpu.symbol_table import pack_tables
@@ -159,7 +159,7 @@ def test_a_long_string_the_sample_misses_lays_the_batch_out_again():
     rng = np.random.default_rng(_seed())
     small = _column(rng, 500, 3, pa.string(), False)
     long_ = _column(rng, 500, 300, pa.string(), True)
-    assert int(np.bitwise_or.reduce(long_.lengths[:: -(-500 // layout._SAMPLE)])) < 256
+    assert int(np.bitwise_or.reduce(long_.lengths[:: -(-500 // lengths._SAMPLE)])) < 256
     sizes = []
 
     def allocate(n):

@@ -26,17 +26,17 @@ import numpy as np
 
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.bitmaps import join_bitmaps
-from fsstgpu.errors import CorruptDataError
-from fsstgpu.kernels.bitplane_cpu import (
-    bitplane_pack_cpu,
-    bitplane_unpack_cpu,
-    bitplane_unpack_offsets_cpu,
-    parse_header,
+from fsstgpu.gpu.lengths import (
+    narrow_all,
+    narrowed,
+    narrowest,
+    packed_lengths,
+    sampled_top,
 )
+from fsstgpu.kernels.bitplane_cpu import bitplane_unpack_offsets_cpu, parse_header
 from fsstgpu.kernels.fsst_decode import utf8_range_table
 from fsstgpu.limits import MAX_TABLES
-from fsstgpu.native import mark_code_starts, narrow_lengths, or_bits
-from fsstgpu.parallel import run_tasks, thread_count
+from fsstgpu.native import mark_code_starts, or_bits
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import is_text, offsets_dtype
 
@@ -48,117 +48,6 @@ __all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "chec
 #: packing on the host costs more than it saves (BENCHMARKS.md, "Lengths to the GPU")
 LENGTHS_LAYOUTS = ("auto", "narrow", "bitplane")
 DEFAULT_LENGTHS = "auto"
-
-#: lengths per task when narrowing in parallel (numpy releases the GIL for the copies)
-_TASK_LENGTHS = 1 << 20
-#: lengths a column's sample holds (at most), to guess the batch's lengths dtype from
-_SAMPLE = 64
-#: lengths from which the compiled narrowing runs on several threads (it cuts fewer into one
-#: task: csrc/checks_column.h's kParallelItems), so smaller columns skip counting the cores
-_PARALLEL_LENGTHS = 1 << 21
-
-
-def _max(lengths) -> int:
-    """The largest length (0 for none), over the cores for long arrays."""
-    n = len(lengths)
-    if n <= _TASK_LENGTHS:
-        return int(lengths.max()) if n else 0
-    tops = [0] * (-(-n // _TASK_LENGTHS))
-    run_tasks(lambda k: tops.__setitem__(
-        k, int(lengths[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS].max())), len(tops))
-    return max(tops)
-
-
-def _narrow_into(lengths, out) -> None:
-    """``out[...] = lengths`` (a narrower dtype that holds them), over the cores for long arrays."""
-    n = len(lengths)
-    ntasks = -(-n // _TASK_LENGTHS)
-    if ntasks <= 1:
-        np.copyto(out, lengths, casting="unsafe")
-        return
-    run_tasks(lambda k: np.copyto(out[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
-                                  lengths[k * _TASK_LENGTHS : (k + 1) * _TASK_LENGTHS],
-                                  casting="unsafe"), ntasks)
-
-
-def _sampled_top(carrs) -> int:
-    """A value whose narrowest dtype is at most the batch's lengths dtype (a guess of it): the OR
-    of a sample of each column's int64 lengths (every ``n / _SAMPLE``-th), the exact maximum of
-    narrower ones (a staged column's). Right unless a string longer than the sample's needs a
-    wider dtype; :func:`_narrow_all` tells."""
-    top = 0
-    for c in carrs:
-        lens = c.lengths
-        n = len(lens)
-        if not n:
-            continue
-        if lens.dtype == np.int64:
-            top |= int(np.bitwise_or.reduce(lens[:: -(-n // _SAMPLE)]))
-        else:
-            top |= _max(lens)
-    return top
-
-
-def _narrow_all(carrs, out, top: int) -> int:
-    """Every column's lengths into ``out`` one after the other (kept to its dtype's low bytes),
-    and ``top`` ORed with the OR of the int64 ones: each int64 column read once (a compiled pass
-    that narrows and ORs), where a max and then a copy read it twice. The narrower lengths of
-    staged columns are copied; their maximum is in ``top`` already (:func:`_sampled_top`)."""
-    pos = 0
-    for c in carrs:
-        lens, n = c.lengths, c.length
-        if lens.dtype == np.int64:
-            top |= narrow_lengths(lens, out[pos : pos + n],
-                                  thread_count() if n >= _PARALLEL_LENGTHS else 1)
-        else:
-            _narrow_into(lens, out[pos : pos + n])
-        pos += n
-    return top
-
-
-def packed_lengths(carr) -> np.ndarray:
-    """``carr``'s lengths as a bit-plane buffer (FBP2): the one it came with (a blob stores them
-    so; ones the library did not make are checked against the lengths first), else packed now
-    and kept on the column for its next upload.
-
-    Raises
-    ------
-    CorruptDataError
-        When ``carr.packed_lengths`` were given (constructor or attribute) and are not its
-        lengths packed as the GPU unpacks them into offsets (FBP2, unsigned, no delta).
-
-    Examples
-    --------
-    >>> import pyarrow as pa, fsstgpu
-    >>> from fsstgpu.gpu.layout import packed_lengths
-    >>> from fsstgpu.kernels.bitplane import bitplane_unpack_cpu
-    >>> carr = fsstgpu.compress(pa.array(["ab", None, "cde"]))
-    >>> bitplane_unpack_cpu(packed_lengths(carr)).tolist()
-    [2, 0, 3]
-    """
-    packed = carr.packed_lengths
-    if packed is None:
-        packed = bitplane_pack_cpu(narrowed(carr.lengths))
-        packed.flags.writeable = False
-        # a cache of the column's own lengths, so known good: written past the column's
-        # __setattr__, which would mark it unchecked (the column keeps its validation too)
-        object.__setattr__(carr, "packed_lengths", packed)
-    elif not getattr(carr, "packed_lengths_checked", True):
-        _check_packed(packed, carr.lengths)
-    return packed
-
-
-def _check_packed(packed, lengths) -> None:
-    """CorruptDataError unless ``packed`` is ``lengths`` in FBP2 (unsigned, no delta): the
-    decode builds the Arrow offsets from it alone, so wrong values would give wrong strings or
-    offsets past the data. One CPU unpack, paid by columns the library did not pack."""
-    why = "packed_lengths are not the column's string lengths"
-    version, dtype, _, flags, _ = parse_header(packed[:16].tobytes(), len(packed))
-    if version != 2 or dtype.kind != "u" or flags:
-        raise CorruptDataError(f"{why} (the GPU unpacks FBP2, unsigned, without delta)")
-    if not np.array_equal(bitplane_unpack_cpu(packed), lengths):
-        raise CorruptDataError(why)
-
 
 def checks_code_starts(carr) -> bool:
     """Whether the decode must match ``carr``'s stored code offsets against its codes: a column
@@ -183,30 +72,6 @@ def checks_code_starts(carr) -> bool:
     return carr.code_starts is not None
 
 
-def narrowed(lengths) -> np.ndarray:
-    """A copy of ``lengths`` in the narrowest unsigned dtype that holds them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fsstgpu.gpu.layout import narrowed
-    >>> narrowed(np.array([3, 300], np.int64)).dtype
-    dtype('uint16')
-    """
-    return lengths.astype(narrowest(_max(lengths)))
-
-
-def narrowest(top: int):
-    """The narrowest unsigned dtype that holds ``top`` (a column's longest string)."""
-    for limit, dt in _NARROWER:  # (np.iinfo a dtype: ~0.6 us)
-        if top <= limit:
-            return dt
-    return np.dtype(np.uint64)
-
-
-_NARROWER = tuple((np.iinfo(dt).max, np.dtype(dt)) for dt in (np.uint8, np.uint16, np.uint32))
-
-
 def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, validity_bytes: int,
                   ncols: int, code_starts_bytes: int = 0, utf8_ranges: int = 0):
     """Where each array of a batch's metadata lies in its one buffer (``meta``): ``({name:
@@ -220,29 +85,32 @@ def meta_sections(nsplits: int, ntables: int, lengths_dtype, nlengths: int, vali
     >>> sections["split_codes"], sections["lengths"][0], size
     ((0, dtype('int64'), (4,)), 2384, 2512)
     """
-    rows = max(ntables, 1)
-    shapes = ((nsplits + 1,), (nsplits + 1,), (nsplits,), (rows, 256), (rows, 256),
-              (nlengths,), (validity_bytes,), (ncols + 1,), (ncols,), (ncols,), (ncols,),
-              (code_starts_bytes,), (4, utf8_ranges + 1))
+    rows, splits, cols = max(ntables, 1), (nsplits + 1,), (ncols,)
     lengths_dtype = np.dtype(lengths_dtype)
-    sections = {}
-    size = 0
-    # (a loop over fixed dtypes and small shapes: np.dtype and math.prod a section cost ~8 us a
-    # batch, a tenth of a 1 MiB column's layout)
-    for (name, dtype), shape in zip(_SECTION_DTYPES, shapes, strict=True):
-        dtype = lengths_dtype if dtype is None else dtype
-        count = shape[0] if len(shape) == 1 else shape[0] * shape[1]
-        sections[name] = (size, dtype, shape)
-        size += -(-(count * dtype.itemsize) // 16) * 16
-    return sections, size
+    # each section's start: the one before's, plus its bytes rounded up to 16 (written out: a
+    # loop over the sections' dtypes and shapes cost ~4 us a batch, twice this)
+    at = [0, -(-(nsplits + 1) // 2) * 16]
+    at.append(2 * at[1])
+    at.append(at[2] + -(-nsplits // 8) * 16)  # split_table: uint16
+    at.append(at[3] + rows * 2048)  # tab_sym: uint64
+    at.append(at[4] + rows * 256)  # tab_len: uint8
+    at.append(at[5] + -(-(nlengths * lengths_dtype.itemsize) // 16) * 16)
+    at.append(at[6] + -(-validity_bytes // 16) * 16)
+    at.append(at[7] + -(-(ncols + 1) // 2) * 16)  # col_first: int64
+    at.append(at[8] + -(-ncols // 2) * 16)
+    at.append(at[9] + -(-ncols // 2) * 16)
+    at.append(at[10] + -(-ncols // 16) * 16)  # col_wide: uint8
+    at.append(at[11] + -(-code_starts_bytes // 16) * 16)
+    return {"split_codes": (0, _I64, splits), "split_out": (at[1], _I64, splits),
+            "split_table": (at[2], _U16, (nsplits,)), "tab_sym": (at[3], _U64, (rows, 256)),
+            "tab_len": (at[4], _U8, (rows, 256)), "lengths": (at[5], lengths_dtype, (nlengths,)),
+            "validity": (at[6], _U8, (validity_bytes,)), "col_first": (at[7], _I64, (ncols + 1,)),
+            "col_base": (at[8], _I64, cols), "col_obyte": (at[9], _I64, cols),
+            "col_wide": (at[10], _U8, cols), "code_starts": (at[11], _U8, (code_starts_bytes,)),
+            "utf8_ranges": (at[12], _I64, (4, utf8_ranges + 1))}, at[12] + 32 * (utf8_ranges + 1)
 
 
-#: the metadata sections in their order, with their dtypes (None: the lengths' own)
-_SECTION_DTYPES = tuple((name, None if dt is None else np.dtype(dt)) for name, dt in (
-    ("split_codes", np.int64), ("split_out", np.int64), ("split_table", np.uint16),
-    ("tab_sym", np.uint64), ("tab_len", np.uint8), ("lengths", None), ("validity", np.uint8),
-    ("col_first", np.int64), ("col_base", np.int64), ("col_obyte", np.int64),
-    ("col_wide", np.uint8), ("code_starts", np.uint8), ("utf8_ranges", np.int64)))
+_I64, _U64, _U16, _U8 = (np.dtype(dt) for dt in (np.int64, np.uint64, np.uint16, np.uint8))
 
 
 def section_of(sections: dict, buffer, name: str):
@@ -274,9 +142,14 @@ class ColumnLayout:
                  "out_start", "split_start", "nsplits", "offsets_byte", "offsets_dtype",
                  "validity_start")
 
-    def __init__(self, **fields):
-        for name, value in fields.items():
-            setattr(self, name, value)
+    def __init__(self, *, type, length, null_count, chunk_lengths, total, code_start, ncodes,
+                 out_start, split_start, nsplits, offsets_byte, offsets_dtype, validity_start):
+        # (named assignments: a loop of setattr over **fields took ~2 us a column)
+        self.type, self.length, self.null_count = type, length, null_count
+        self.chunk_lengths, self.total, self.code_start = chunk_lengths, total, code_start
+        self.ncodes, self.out_start, self.split_start = ncodes, out_start, split_start
+        self.nsplits, self.offsets_byte = nsplits, offsets_byte
+        self.offsets_dtype, self.validity_start = offsets_dtype, validity_start
 
 
 def _runs(joined, carrs) -> list[tuple[int, int]]:
@@ -303,7 +176,9 @@ class HostBatch:
     of the columns' own arrays: they are uploaded piece by piece, never concatenated on the host.
     Everything else lives in one host buffer, ``meta``, so that it crosses the bus in one copy:
     the attributes below are views into it. ``allocate(nbytes)``, when given, provides that
-    buffer (a uint8 array; e.g. pinned memory).
+    buffer (a uint8 array; e.g. pinned memory). With narrow lengths it may be called twice: the
+    lengths dtype is guessed from a sample of them (:mod:`fsstgpu.gpu.lengths`), and a longer
+    string found while narrowing them into the first buffer lays the batch out in a second.
 
     ``joined`` (counts of consecutive columns, summing to their number; each a column's row
     groups, of one type) makes each run one output column: its columns' offsets come out of the
@@ -433,7 +308,7 @@ class HostBatch:
             lens_dtype, nlens = np.dtype(np.uint8), int(self.packed_at[-1])
         else:
             packed = None
-            top = _sampled_top(carrs)  # a guess of the lengths dtype, checked below
+            top = sampled_top(carrs)  # a guess of the lengths dtype, checked below
             lens_dtype, nlens = narrowest(top), nstrings
         marked = [checks_code_starts(c) for c in carrs]
         for k, mark in enumerate(marked):
@@ -444,10 +319,10 @@ class HostBatch:
                  max(-(-code_pos // 8), 1) if any(marked) else 0, texts.shape[1] - 1)
         self._lay_out(shape, lens_dtype, allocate)
         if packed is None:
-            top = _narrow_all(carrs, self.lengths, top)
+            top = narrow_all(carrs, self.lengths, top)
             if narrowest(top) != lens_dtype:  # a string longer than the sample's: lay out again
                 self._lay_out(shape, narrowest(top), allocate)
-                _narrow_all(carrs, self.lengths, top)
+                narrow_all(carrs, self.lengths, top)
         self._fill(carrs, packed, bitmaps, base, wide)
         self._mark_code_starts(carrs, marked)
         self.utf8_ranges[...] = texts
@@ -461,9 +336,14 @@ class HostBatch:
         self.sections, size = meta_sections(nsplits, ntables, lens_dtype, nlens, vbyte, ncols,
                                             code_starts_bytes, utf8_ranges)
         # allocate(nbytes): where ``meta`` lives (pinned memory makes its upload asynchronous)
-        self.meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
-        for name in self.sections:
-            setattr(self, name, self.section(self.meta, name))
+        self.meta = meta = np.empty(size, np.uint8) if allocate is None else allocate(size)
+        if type(meta) is np.ndarray:  # each view made on the buffer at once (section_of's
+            # slice, view and reshape: ~0.6 us a section, thirteen a batch)
+            vars(self).update({name: np.ndarray(shape, dtype, meta, start)
+                               for name, (start, dtype, shape) in self.sections.items()})
+        else:
+            for name in self.sections:
+                setattr(self, name, self.section(meta, name))
 
     def section(self, buffer, name: str):
         """Section ``name`` of ``buffer`` (``meta``, or its device copy) as its array."""
