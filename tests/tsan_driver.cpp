@@ -390,6 +390,15 @@ int main(int argc, char** argv) {
         running_sum(lengths.data(), n, o.data(), th);
         return o;
     });
+    for (const int width : {1, 2}) {  // narrowed lengths and their OR (a batch's layout)
+        across<std::vector<uint8_t>>("narrow_lengths", [&](int th) {
+            std::vector<uint8_t> o(size_t(n) * size_t(width) + 8, 0xAB);
+            const uint64_t top = narrow_lengths(lengths.data(), n, o.data(), width,
+                                                active_isa(), th);
+            std::memcpy(o.data() + size_t(n) * size_t(width), &top, 8);
+            return o;
+        });
+    }
     across<int64_t>("first_decrease<int64> (none)", [&](int th) { return first_decrease(c.off.data(), n + 1, th); });
     across<int64_t>("first_decrease<int32> (none)", [&](int th) { return first_decrease(out_off32.data(), n + 1, th); });
     {
