@@ -179,56 +179,6 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
     }
 }
 
-// The same work as fsst_encode_stage in one flat loop: a step either parses one symbol of the
-// lane's string or closes it (its count) and opens the lane's next one (i += stride).  With a
-// loop a string, a warp's lanes waited at every string's end for the longest of their 32
-// strings (11.8 of 32 lanes active at 256 MiB, section 48); here a lane that finishes opens its
-// next string at once, so with a grid of a few waves (the launcher's) each lane's many strings
-// even out.
-extern "C" __global__ void __launch_bounds__(256)
-fsst_encode_stage_flat(const uint8_t* __restrict__ data, i64 size,
-                       const i64* __restrict__ offsets, i64 n,
-                       const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
-                       i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min,
-                       i64 chunk, unsigned long long* __restrict__ summary,
-                       const unsigned long long* __restrict__ bad)
-{
-    if (bad && *bad) return;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x - stride;   // (none open yet)
-    i64 pos = 0, end = 0, o = 0, cap = 0;
-    uint8_t* __restrict__ dst = stage;
-    for (;;) {
-        if (pos >= end) {   // the open string is done (or none is open): the next one
-            if (i >= 0) counts[i] = o;
-            i += stride;
-            if (i >= n) break;
-            if (!short_string(offsets, validity, i, long_min, &pos, &end)) {
-                const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
-                atomicAdd(summary, chunks);
-                atomicMax(summary + 1, chunks);
-                end = pos;
-            }
-            dst = stage + pos;
-            cap = end - pos;
-            o = 0;
-            continue;
-        }
-        unsigned code;
-        const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
-        if (len) {
-            if (o < cap) dst[o] = (uint8_t)code;
-            o += 1;
-            pos += len;
-        } else {
-            if (o < cap) dst[o] = 255;
-            if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
-            o += 2;
-            pos += 1;
-        }
-    }
-}
-
 // A warp per 32 consecutive strings: each short string's staged codes copied to code_offsets[i]
 // by eight lanes side by side, four strings at a time (consecutive bytes: whole sectors a store,
 // where one thread a string stored a byte a lane into 32 strings' sectors); a string whose codes

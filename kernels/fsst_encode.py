@@ -177,18 +177,6 @@ def _blocks(n: int) -> int:
     return max(1, min((n + THREADS - 1) // THREADS, 65536))
 
 
-#: the stage kernel and its grid (A/B probe switches; the loser goes)
-STAGE_KERNEL = "fsst_encode_stage"
-STAGE_WAVES = 0   # 0: a thread a string (up to 65536 blocks); k: k blocks an SM
-
-
-def _stage_blocks(n: int) -> int:
-    if not STAGE_WAVES:
-        return _blocks(n)
-    sms = get_cupy().cuda.Device().attributes["MultiProcessorCount"]
-    return max(1, min(_blocks(n), STAGE_WAVES * sms))
-
-
 def _fn(name: str):
     return get_function(SOURCE, name)
 
@@ -264,7 +252,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        _fn(STAGE_KERNEL)((_stage_blocks(n),), (THREADS,),
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
