@@ -4,6 +4,7 @@
 #
 # Here, before the call (the machine cannot reach the network or ../shared):
 #   mkdir -p .data && cp ../shared/datasets/dbtext.tar.xz .data/
+#   git describe --always --dirty > .data/commit.txt   (what env.txt names)
 #   nvCOMP 6.0.0.12 wheels into .whl/ (the device tool's README: `pip download` of
 #   nvidia-nvcomp-cu13 and nvidia-libnvcomp-cu13 for Python 3.12, manylinux x86_64)
 # then run it with carry [".data", ".whl"], one call a part (a call may run 600 s at most):
@@ -18,7 +19,9 @@ set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 {
-  date -u; git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,driver_version,memory.total \
+  # the commit as written here before the call: the device's own git may name an older one
+  # (the tool copies the working tree; its .git was seen naming the session's first HEAD)
+  date -u; cat .data/commit.txt 2>/dev/null || git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,driver_version,memory.total \
     --format=csv,noheader; python3 -V
 } > "$OUT/env.txt" 2>&1
 
