@@ -20,6 +20,7 @@ import os
 import sys
 import sysconfig
 import zlib
+from collections.abc import Mapping
 from itertools import count, islice
 from pathlib import Path
 
@@ -205,6 +206,9 @@ def dbtext_table(rows: int | None = None) -> pa.Table:
 
 
 def _roots(roots: dict | None) -> dict:
+    if roots is not None and not isinstance(roots, Mapping):  # (a str was walked by letters)
+        raise TypeError(f"roots must be a dict of sources by key ({', '.join(_ROOT_KEYS)}), "
+                        f"not {type(roots).__name__}")
     unknown = set(roots or ()) - set(_ROOT_KEYS)
     if unknown:
         raise ValueError(f"unknown roots keys {sorted(unknown)}; known: {', '.join(_ROOT_KEYS)}")

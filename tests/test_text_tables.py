@@ -141,6 +141,13 @@ def test_dist_info_metadata_when_there_is_no_dpkg(roots, tmp_path):
     assert t.column("summary").to_pylist() == ["the b package", None, None]
 
 
+@pytest.mark.parametrize("roots", ["doc", ["doc"], 5])
+def test_roots_that_are_not_a_dict_are_refused(roots):
+    # a str was walked by its letters: "unknown roots keys ['c', 'd', 'o']"
+    with pytest.raises(TypeError, match="roots must be a dict of sources by key"):
+        machine_text_table(rows=5, roots=roots)
+
+
 def test_unknown_roots_key_is_refused():
     with pytest.raises(ValueError, match="unknown roots"):
         machine_text_table(rows=1, roots={"docs": "/usr/share/doc"})
