@@ -224,3 +224,11 @@ def test_packing_the_lengths_keeps_the_columns_validation():
     carr.validate()
     assert bitplane_unpack_cpu(packed_lengths(carr)).tolist() == carr.lengths.tolist()
     assert carr._validated and carr._checked
+
+
+@pytest.mark.parametrize("lengths", ["bogus", 5, None])
+def test_to_device_refuses_an_unknown_lengths_layout_on_any_machine(lengths):
+    # checked before the GPU is asked for: a CPU machine said "GPU path unavailable" instead
+    carr = fsstgpu.compress(pa.array(["ab", None]))
+    with pytest.raises(ValueError, match="lengths must be one of"):
+        fsstgpu.to_device(carr, lengths=lengths)

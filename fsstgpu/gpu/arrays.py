@@ -17,7 +17,7 @@ import numpy as np
 
 from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.device import get_cupy
-from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch
+from fsstgpu.gpu.layout import DEFAULT_LENGTHS, HostBatch, check_lengths_layout
 from fsstgpu.kernels.driver import driver, memset_d8
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.loader import on_stream
@@ -426,6 +426,8 @@ def to_device(carr, stream=None, *,
         kernel checks the codes).
     DeviceError
         Without a usable GPU.
+    ValueError
+        For a ``lengths`` that is none of the three (before the GPU is asked for).
 
     Examples
     --------
@@ -434,6 +436,7 @@ def to_device(carr, stream=None, *,
     ...     dev = fsstgpu.to_device(fsstgpu.compress(pa.array(["ab", "cd"])))
     ...     assert fsstgpu.decompress_device(dev).to_arrow().to_pylist() == ["ab", "cd"]
     """
+    check_lengths_layout(lengths)  # (a usage error says so on any machine)
     get_cupy()
     single = not isinstance(carr, (list, tuple))
     dev = upload_batch([carr] if single else carr, stream, lengths=lengths)

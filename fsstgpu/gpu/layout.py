@@ -40,8 +40,9 @@ from fsstgpu.native import mark_code_starts, or_bits
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import is_text, offsets_dtype
 
-__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "checks_code_starts",
-           "meta_sections", "narrowed", "narrowest", "packed_lengths", "section_of"]
+__all__ = ["LENGTHS_LAYOUTS", "ColumnLayout", "DeviceLayout", "HostBatch", "check_lengths_layout",
+           "checks_code_starts", "meta_sections", "narrowed", "narrowest", "packed_lengths",
+           "section_of"]
 
 #: how the lengths travel: narrowest unsigned dtype, or bit-plane packed (FBP2) per column;
 #: "auto" packs them when every column already has them packed (a blob brings them so), since
@@ -152,6 +153,21 @@ class ColumnLayout:
         self.offsets_dtype, self.validity_start = offsets_dtype, validity_start
 
 
+def check_lengths_layout(lengths) -> str:
+    """``lengths`` (how a batch's string lengths travel), or ValueError where it is none of
+    :data:`LENGTHS_LAYOUTS`.
+
+    Examples
+    --------
+    >>> from fsstgpu.gpu.layout import check_lengths_layout
+    >>> check_lengths_layout("narrow")
+    'narrow'
+    """
+    if not isinstance(lengths, str) or lengths not in LENGTHS_LAYOUTS:
+        raise ValueError(f"lengths must be one of {LENGTHS_LAYOUTS}, not {lengths!r}")
+    return lengths
+
+
 def _runs(joined, carrs) -> list[tuple[int, int]]:
     """(first column, count) of each output column: ``joined``'s runs, checked, or one a
     column."""
@@ -230,8 +246,7 @@ class HostBatch:
     """
 
     def __init__(self, carrs, *, allocate=None, lengths: str = DEFAULT_LENGTHS, joined=None):
-        if lengths not in LENGTHS_LAYOUTS:
-            raise ValueError(f"lengths must be one of {LENGTHS_LAYOUTS}, not {lengths!r}")
+        check_lengths_layout(lengths)
         carrs = list(carrs)
         runs = _runs(joined, carrs)
         if lengths == "auto":
