@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <vector>
@@ -789,6 +790,13 @@ int main(int argc, char** argv) {
             }, std::vector<int>{2, 4, 16});
             log("plan_blocks (max_block %lld, %lld strings) done", (long long)maxb, (long long)hi2);
         }
+        // the plan's tables in canonical order (plan_blocks' binding returns them so)
+        using Packed = std::tuple<std::vector<uint64_t>, std::vector<uint8_t>, std::vector<int64_t>>;
+        across<Packed>("pack_tables", [&](int th) {
+            PackedTables p = pack_tables(c.tables, th);
+            return Packed(p.values, p.lengths, p.first);
+        });
+        log("pack_tables (%zu tables) done", c.tables.size());
     }
 
     // ---- several callers at once, each on the pool with its own thread count

@@ -4,15 +4,12 @@
 
 #include <pybind11/numpy.h>
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "bind_arrays.h"
-#include "parallel.h"
 #include "plan.h"
 
 namespace py = pybind11;
@@ -40,42 +37,18 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
     opt.speculate = speculate;
     opt.walk = walk;
     opt.extra_rounds = extra_rounds;
-    // every table's symbols in SymbolTable's canonical order (by length, then bytes: for equal
-    // lengths the big-endian reading of the zero-padded value), table after table, so that
-    // Python wraps slices of three arrays (a SymbolTable a block: 4047 of them took 0.29 s of a
-    // 2.3 s compress on 16 cores when each was made from a list of bytes and sorted again);
-    // tables sorted in parallel (one after another: 12 ms of a 16-core plan of 1024 tables)
+    // every table's symbols in SymbolTable's canonical order, table after table (pack_tables),
+    // so that Python wraps slices of three arrays (a SymbolTable a block: 4047 of them took
+    // 0.29 s of a 2.3 s compress on 16 cores when each was made from a list of bytes and
+    // sorted again)
     Plan plan;
-    std::vector<uint64_t> packed;
-    std::vector<uint8_t> lengths;
-    std::vector<int64_t> first{0};
+    PackedTables packed;
     bind::without_gil([&] {
         plan = plan_blocks(data.data(), size, offsets.data(), n, opt, threads);
-        for (const Symbols& s : plan.tables) {
-            first.push_back(first.back() + static_cast<int64_t>(s.values.size()));
-        }
-        packed.resize(static_cast<size_t>(first.back()));
-        lengths.resize(static_cast<size_t>(first.back()));
-        parallel_for(static_cast<int64_t>(plan.tables.size()), threads, [&](int64_t t) {
-            const Symbols& s = plan.tables[static_cast<size_t>(t)];
-            std::vector<std::pair<uint8_t, uint64_t>> order;  // (length, big-endian value)
-            order.reserve(s.values.size());
-            for (size_t i = 0; i < s.values.size(); ++i) {
-                const int len = s.lengths[i];
-                const uint64_t v =
-                    len >= 8 ? s.values[i] : s.values[i] & ((uint64_t{1} << (8 * len)) - 1);
-                order.emplace_back(static_cast<uint8_t>(len), __builtin_bswap64(v));
-            }
-            std::sort(order.begin(), order.end());
-            int64_t at = first[static_cast<size_t>(t)];
-            for (const auto& [len, be] : order) {
-                packed[static_cast<size_t>(at)] = __builtin_bswap64(be);
-                lengths[static_cast<size_t>(at++)] = len;
-            }
-        });
+        packed = pack_tables(plan.tables, threads);
     });
-    return py::make_tuple(bind::to_array(plan.block_starts), bind::to_array(packed),
-                          bind::to_array(lengths), bind::to_array(first));
+    return py::make_tuple(bind::to_array(plan.block_starts), bind::to_array(packed.values),
+                          bind::to_array(packed.lengths), bind::to_array(packed.first));
 }
 
 }  // namespace

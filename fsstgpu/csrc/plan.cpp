@@ -562,4 +562,32 @@ Plan plan_blocks(const uint8_t* data, int64_t size, const int64_t* off, int64_t 
     return plan_pieces(data, size, off, grid, opt, threads);
 }
 
+PackedTables pack_tables(const std::vector<Symbols>& tables, int threads) {
+    PackedTables p;
+    p.first.push_back(0);
+    for (const Symbols& s : tables) {
+        p.first.push_back(p.first.back() + static_cast<int64_t>(s.values.size()));
+    }
+    p.values.resize(static_cast<size_t>(p.first.back()));
+    p.lengths.resize(static_cast<size_t>(p.first.back()));
+    parallel_for(static_cast<int64_t>(tables.size()), threads, [&](int64_t t) {
+        const Symbols& s = tables[static_cast<size_t>(t)];
+        std::vector<std::pair<uint8_t, uint64_t>> order;  // (length, big-endian value)
+        order.reserve(s.values.size());
+        for (size_t i = 0; i < s.values.size(); ++i) {
+            const int len = s.lengths[i];
+            const uint64_t v =
+                len >= 8 ? s.values[i] : s.values[i] & ((uint64_t{1} << (8 * len)) - 1);
+            order.emplace_back(static_cast<uint8_t>(len), __builtin_bswap64(v));
+        }
+        std::sort(order.begin(), order.end());
+        int64_t at = p.first[static_cast<size_t>(t)];
+        for (const auto& [len, be] : order) {
+            p.values[static_cast<size_t>(at)] = __builtin_bswap64(be);
+            p.lengths[static_cast<size_t>(at++)] = len;
+        }
+    });
+    return p;
+}
+
 }  // namespace fsstgpu_native

@@ -35,4 +35,17 @@ struct Plan {
 Plan plan_blocks(const uint8_t* data, int64_t size, const int64_t* offsets, int64_t n,
                  const PlanOptions& options, int threads);
 
+// Tables laid end to end: table t's symbols are values[first[t]:first[t + 1]] (lengths alike),
+// each table's in SymbolTable's canonical order (by length, then bytes: for equal lengths the
+// big-endian reading of the zero-padded value).
+struct PackedTables {
+    std::vector<uint64_t> values;
+    std::vector<uint8_t> lengths;
+    std::vector<int64_t> first;  // ntables + 1
+};
+
+// The tables packed as above, sorted on `threads` (one after another: 12 ms of a 16-core plan
+// of 1024 tables). The same whatever the thread count.
+PackedTables pack_tables(const std::vector<Symbols>& tables, int threads);
+
 }  // namespace fsstgpu_native
