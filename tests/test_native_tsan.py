@@ -5,7 +5,7 @@ takes a thread count (encode, the walks, split planning, the decoder and its che
 checks, the layout loops, block planning) at several thread counts against the one-thread
 result, then corrupt inputs whose first error must not depend on the thread count, then several
 callers sharing the pool at once. It found the OFFSETS walk's race fixed in session 62
-(RELIABILITY.md). Opt-in: the TSan build of the codec and both runs took 6 minutes on two idle
+(RELIABILITY.md). Opt-in: the TSan build of the codec and both runs took 6.5 minutes on two idle
 cores, so ``FSSTGPU_TSAN_TESTS=1`` runs them; the quick self-test (a deliberate race between pool
 tasks) shows the build sees races at all.
 
@@ -36,13 +36,16 @@ CSRC = Path(fsstgpu.__file__).resolve().parent / "csrc"
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory) -> Path:
     """The driver and every codec source but the Python bindings, built with -fsanitize=thread
-    (one compiler process a source)."""
+    (one compiler process a source). FSSTGPU_TASK_SIZE_DIVISOR (parallel.h) shrinks the input
+    sizes at which loops go parallel 64-fold: the corpus column's 1.4 M strings are below
+    2**21, so its loops over the strings would otherwise stay on one thread (the driver checks
+    that each takes its parallel path)."""
     cxx = os.environ.get("CXX", "g++")
     if shutil.which(cxx) is None:
         pytest.skip(f"no C++ compiler ({cxx}) for the TSan build")
     out = tmp_path_factory.mktemp("tsan")
     flags = ["-std=c++17", "-O1", "-g", "-pthread", "-fsanitize=thread",
-             "-fno-omit-frame-pointer", f"-I{CSRC}"]
+             "-fno-omit-frame-pointer", "-DFSSTGPU_TASK_SIZE_DIVISOR=64", f"-I{CSRC}"]
     sources = [p for p in sorted(CSRC.glob("*.cpp"))
                if p.stem != "module" and not p.stem.startswith("bind_")]
     sources.append(HERE / "tsan_driver.cpp")

@@ -58,6 +58,14 @@ int failures = 0;
 
 const std::vector<int> kThreads = {2, 3, 4, 8, 16};
 
+// A loop that stays on one thread below some input size (checks_column.h's tasks_for,
+// assemble_splits' rows, the walk's codes) is tested here only if this column takes its
+// parallel path: ntasks is how many tasks it makes of its input at two threads. The TSan build
+// sets FSSTGPU_TASK_SIZE_DIVISOR (parallel.h) so that the corpus is big enough for each.
+void parallel_reached(const char* what, int64_t ntasks) {
+    CHECK(ntasks > 1, "%s makes one task at 2 threads: its parallel path is not run", what);
+}
+
 // "" when fn returns, else the exception's kind and message
 template <class F>
 std::string error_of(F&& fn) {
@@ -374,6 +382,12 @@ int main(int argc, char** argv) {
     log("tables trained");
 
     // ---- layout loops
+    // the n-entry loops below: the layout loops, the column checks, first_decrease (of the
+    // offsets, as check_train_range, encode and first_invalid_string check them)
+    const int64_t item_tasks = tasks_for(n, 2);
+    parallel_reached("the loops over n entries (tasks_for)", item_tasks);
+    log("size-gated loops at 2 threads: %lld tasks of %lld entries", (long long)item_tasks,
+        (long long)kTaskItems);
     std::vector<int64_t> lengths;
     lengths = across<std::vector<int64_t>>("differences", [&](int th) {
         std::vector<int64_t> l(size_t(n), -1);
@@ -440,6 +454,8 @@ int main(int argc, char** argv) {
                        o.data(), int64_t(o.size()), th);
             });
         });
+        parallel_reached("first_at_or_after", std::min((int64_t(c.data.size()) - 1) / 1000,
+                                                       tasks_for(n + 1, 2)));
         across<std::vector<int64_t>>("first_at_or_after", [&](int th) {
             const int64_t count = (int64_t(c.data.size()) - 1) / 1000;
             std::vector<int64_t> o(static_cast<size_t>(count));
@@ -572,6 +588,10 @@ int main(int argc, char** argv) {
     // ---- walk: lengths, long-string cuts, rule 2 and the split plan, checks, offsets
     const int64_t S = 4096;
     const int64_t max_cuts = std::min(std::min(total, 8 * ncodes) / S, ncodes) + 1;
+    parallel_reached("walk_codes", ncodes >= kParallelCodes ? ncodes / kTaskCodes : 1);
+    // assemble_splits' rows: the blocks' first strings and rule 2's, one every S output bytes
+    const int64_t split_rows = nb + std::max<int64_t>(0, (total - 1) / S);
+    parallel_reached("assemble_splits", (split_rows + kSplitRowsPerTask - 1) / kSplitRowsPerTask);
     WalkOut cuts_w = across<WalkOut>("walk kLong", [&](int th) {
         return walk(c, t, e.codes, &e.co, &lengths, kLong, S, max_cuts, nullptr, nullptr, th);
     }, [](const WalkOut& a, const WalkOut& b) { return same(a, b); });
@@ -644,8 +664,8 @@ int main(int argc, char** argv) {
         std::vector<int64_t> so3 = sp.out;
         {
             // the splits where the parallel kOffsets walk starts its chunks (scan.cpp's
-            // split_starts: ntasks = ncodes / 2**18 for any threads >= 2 here)
-            const int64_t ntasks = ncodes >> 18;
+            // split_starts: ntasks = ncodes / kTaskCodes for any threads >= 2 here)
+            const int64_t ntasks = ncodes / kTaskCodes;
             int moved = 0;
             for (int64_t tt = 3; tt < ntasks; tt += std::max<int64_t>(1, ntasks / 8)) {
                 const int64_t target = int64_t((__int128)ncodes * tt / ntasks);

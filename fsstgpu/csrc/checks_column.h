@@ -11,10 +11,10 @@
 
 namespace fsstgpu_native {
 
-constexpr int64_t kTaskItems = 1 << 18;  // array entries per parallel task, about
+constexpr int64_t kTaskItems = (1 << 18) / kTaskSizeDivisor;  // array entries per task, about
 // below this many entries (a few ms) one thread: starting and joining helpers on a busy
 // machine costs more than they save
-constexpr int64_t kParallelItems = 1 << 21;
+constexpr int64_t kParallelItems = (1 << 21) / kTaskSizeDivisor;
 
 // How many tasks to cut n entries into: 1 (serial) for small n or one thread.
 inline int64_t tasks_for(int64_t n, int threads) {

@@ -21,6 +21,19 @@ namespace fsstgpu_native {
 // `threads` gets this many.
 constexpr int kMaxThreads = 256;
 
+// The input sizes below which the size-gated loops stay on one thread (checks_column.h's
+// tasks_for, assemble_splits' row reads) and their task sizes are divided by this: 1 in every
+// build but the ThreadSanitizer test's (tests/test_native_tsan.py), whose corpus column of
+// 1.4 M strings is under the 2**21 entries at which those loops go parallel: without it TSan
+// never saw their parallel paths.
+#ifndef FSSTGPU_TASK_SIZE_DIVISOR
+#define FSSTGPU_TASK_SIZE_DIVISOR 1
+#endif
+constexpr int64_t kTaskSizeDivisor = FSSTGPU_TASK_SIZE_DIVISOR;
+static_assert(kTaskSizeDivisor >= 1 && kTaskSizeDivisor <= 1024 &&
+                  (kTaskSizeDivisor & (kTaskSizeDivisor - 1)) == 0,
+              "FSSTGPU_TASK_SIZE_DIVISOR: a power of two, at most 1024");
+
 namespace pool {
 
 using Task = void (*)(void* fn, int64_t k);

@@ -22,8 +22,6 @@ namespace fsstgpu_native {
 
 namespace {
 
-constexpr int64_t kTaskCodes = 1 << 18;  // codes per parallel chunk, about
-constexpr int64_t kParallelCodes = 1 << 21;  // fewer (a few ms): one thread
 constexpr int64_t kNoStop = std::numeric_limits<int64_t>::max();
 
 enum Status {

@@ -9,6 +9,9 @@
 
 namespace fsstgpu_native {
 
+constexpr int64_t kTaskCodes = 1 << 18;  // codes per parallel chunk, about
+constexpr int64_t kParallelCodes = 1 << 21;  // fewer (a few ms): one thread
+
 enum WalkMode { kCheck = 0, kOffsets = 1, kLengths = 2, kLong = 3 };
 
 struct WalkInput {

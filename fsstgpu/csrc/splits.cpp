@@ -133,9 +133,9 @@ int64_t assemble_splits_into(const int64_t* block_starts, int64_t nblocks, const
     blocks_of(block_starts, nblocks, row + nblocks, nrow - nblocks, block.data());
     // the rows' positions, read in parallel: with by_row each is a cache miss (rule 2's rows lie
     // 4 KB of output apart), which bounded the whole step on one core
-    constexpr int64_t kRowsPerTask = 16 << 10;
-    parallel_for((nrow + kRowsPerTask - 1) / kRowsPerTask, threads, [&](int64_t t) {
-        for (int64_t i = t * kRowsPerTask; i < std::min(nrow, (t + 1) * kRowsPerTask); ++i) {
+    constexpr int64_t kRows = kSplitRowsPerTask;
+    parallel_for((nrow + kRows - 1) / kRows, threads, [&](int64_t t) {
+        for (int64_t i = t * kRows; i < std::min(nrow, (t + 1) * kRows); ++i) {
             const int64_t r = row[i], at = by_row ? r : i;
             const bool first = i < nblocks;
             runs[first ? 0 : 1][static_cast<size_t>(first ? i : i - nblocks)] = Start{

@@ -5,7 +5,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "parallel.h"
+
 namespace fsstgpu_native {
+
+// assemble_splits reads this many rows' positions a task (fewer rows: one thread)
+constexpr int64_t kSplitRowsPerTask = (16 << 10) / kTaskSizeDivisor;
 
 struct SplitStarts {
     std::vector<int64_t> codes, out;  // each start's code and output position, then ncodes / total
