@@ -56,10 +56,7 @@ def chunk_digest(num_rows: int, chunk) -> int:
     """CRC32 of a column chunk's place: its row group's ``num_rows`` and ``chunk`` = (file
     offset, value count, uncompressed size, compressed size, data page offset, dictionary
     page offset or None; an offset of 0 or less is none, as readers take it)."""
-    offset, values, uncompressed, compressed, data, dictionary = chunk
-    return zlib.crc32(_PLACE.pack(num_rows, offset, values, uncompressed, compressed, data,
-                                  dictionary if dictionary is not None and dictionary > 0
-                                  else -1))
+    return _place_crc(num_rows, *chunk)
 
 
 def chunk_digests(metadata: pq.FileMetaData) -> list[list[int]]:
@@ -88,10 +85,13 @@ def _digest(c: pq.ColumnChunkMetaData, num_rows: int) -> int:
     """:func:`chunk_digest` of chunk ``c`` of a row group of ``num_rows`` rows, inline: a
     file of many small row groups has thousands of chunks, and this is paid for each one on
     writing and again on reading (half the cost of going through the tuple)."""
-    dictionary = c.dictionary_page_offset
-    return zlib.crc32(_PLACE.pack(num_rows, c.file_offset, c.num_values,
-                                  c.total_uncompressed_size, c.total_compressed_size,
-                                  c.data_page_offset,
+    return _place_crc(num_rows, c.file_offset, c.num_values, c.total_uncompressed_size,
+                      c.total_compressed_size, c.data_page_offset, c.dictionary_page_offset)
+
+
+def _place_crc(num_rows, offset, values, uncompressed, compressed, data, dictionary) -> int:
+    """The CRC32 of a chunk's place, its fields given one by one (:func:`chunk_digest`)."""
+    return zlib.crc32(_PLACE.pack(num_rows, offset, values, uncompressed, compressed, data,
                                   dictionary if dictionary is not None and dictionary > 0
                                   else -1))
 
