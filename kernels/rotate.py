@@ -48,7 +48,7 @@ import threading
 
 import numpy as np
 
-from fsstgpu.device import array_device, get_cupy
+from fsstgpu.device import array_device, get_cupy, on_arrays_device
 from fsstgpu.errors import DeviceError
 from fsstgpu.kernels.driver import Launch, Replay, graphs, read_int32s
 from fsstgpu.kernels.loader import DEFAULT_OPTIONS, device_limits, get_function
@@ -375,7 +375,7 @@ def rotate(x, k: int, *, stream=None, check: bool = True, timeout: float = WAIT_
         return x
     # on x's device, whichever is current: the kernels (and their scratch) ran on the current
     # one, addressing another device's memory (an illegal address where peers cannot reach it)
-    with cp.cuda.Device(x.device.id):
+    with on_arrays_device("rotate", x=x):
         _rotate_steps(cp, x, steps, stream, check, timeout, timeout_ns)
     return x
 

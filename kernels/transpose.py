@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from fsstgpu.device import array_device, get_cupy
+from fsstgpu.device import array_device, get_cupy, on_arrays_device
 from fsstgpu.kernels.loader import device_limits, get_function
 from fsstgpu.kernels.transpose_inplace import block_shape, permute_chunks, square_blocks
 
@@ -478,7 +478,7 @@ def transpose(x, out=None, *, inplace: bool = False, stream=None, smem_limit: in
     rows, cols, shape = _check_input(x)
     batch = math.prod(x.shape[:-2])
     ctx = stream if stream is not None else contextlib.nullcontext()
-    with cupy.cuda.Device(x.device.id), ctx:
+    with on_arrays_device("transpose", x=x), ctx:  # (out elsewhere: _check_out names both)
         if inplace:
             _check_inplace(x, out)
             _check_aligned(x)
