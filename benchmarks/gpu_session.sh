@@ -21,8 +21,9 @@ mkdir -p "$OUT"
 {
   # the commit as written here before the call: the device's own git may name an older one
   # (the tool copies the working tree; its .git was seen naming the session's first HEAD)
-  date -u; cat .data/commit.txt 2>/dev/null || git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,driver_version,memory.total \
-    --format=csv,noheader; python3 -V
+  date -u
+  cat .data/commit.txt 2>/dev/null || git rev-parse HEAD 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; python3 -V
 } > "$OUT/env.txt" 2>&1
 
 if ls .whl/*.whl > /dev/null 2>&1; then

@@ -311,7 +311,6 @@ def _read_part_to_gpu(src: str, unit: int | None, keys: dict | None = None) -> l
     return [with_partition_keys(cols, keys or {})]
 
 
-
 def dataset_parts(src, by: str = "file") -> list[tuple[str, int | None]]:
     """The partitions of a dataset read onto GPUs: ``(file, None)`` per file, or with
     ``by="row_group"`` ``(file, k)`` per row group (record batch; an IPC stream counts as one
