@@ -179,87 +179,6 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
     }
 }
 
-// The stage with strings handed out inside a warp (fsst_encode_stage's work, the same codes and
-// counts): a warp takes 32 x K consecutive strings, each lane one at a time, and a lane whose
-// string ends takes the next not yet taken (one ballot a symbol), so the warp's lanes stay busy
-// while its strings' lengths differ (a thread a string left 11.5 of 32 lanes active, ncu,
-// BENCHMARKS.md section 60) and its loads stay among neighbouring strings' bytes.
-template <int K>
-__device__ __forceinline__ void stage_queued(const uint8_t* __restrict__ data, i64 size,
-                                             const i64* __restrict__ offsets, i64 n,
-                                             const uint8_t* __restrict__ validity,
-                                             ENC_TABLE_PARAMS, i64* __restrict__ counts,
-                                             uint8_t* __restrict__ stage, i64 long_min, i64 chunk,
-                                             unsigned long long* __restrict__ summary,
-                                             const unsigned long long* __restrict__ bad)
-{
-    if (bad && *bad) return;
-    const int lane = threadIdx.x & 31;
-    const unsigned below = (1u << lane) - 1;
-    const i64 span = 32LL * K;
-    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
-    for (i64 first = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * span;
-         first < n; first += warps * span) {
-        const i64 limit = first + span < n ? first + span : n;
-        i64 next = first + 32;   // the next string to hand out (the same in every lane)
-        i64 i = first + lane, pos = 0, end = 0, o = 0, cap = 0;
-        bool live = i < limit, fresh = live;   // fresh: taken, its bounds not yet read
-        uint8_t* dst = stage;
-        for (;;) {
-            if (fresh) {
-                if (!short_string(offsets, validity, i, long_min, &pos, &end)) {
-                    const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
-                    atomicAdd(summary, chunks);
-                    atomicMax(summary + 1, chunks);
-                    end = pos;
-                }
-                dst = stage + pos;
-                cap = end - pos;
-                fresh = false;
-            }
-            if (live && pos < end) {
-                unsigned code;
-                const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
-                if (len) {
-                    if (o < cap) dst[o] = (uint8_t)code;
-                    o += 1;
-                    pos += len;
-                } else {
-                    if (o < cap) dst[o] = 255;
-                    if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
-                    o += 2;
-                    pos += 1;
-                }
-            }
-            const bool done = live && pos >= end;
-            if (done) counts[i] = o;
-            const unsigned ended = __ballot_sync(0xffffffffu, done);
-            if (!ended) continue;
-            if (done) {
-                i = next + __popc(ended & below);
-                live = fresh = i < limit;
-                o = 0;
-            }
-            next += __popc(ended);
-            if (!__any_sync(0xffffffffu, live)) break;
-        }
-    }
-}
-
-#define STAGE_QUEUED(K)                                                                      \
-    extern "C" __global__ void __launch_bounds__(256) fsst_encode_stage_q##K(                 \
-        const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets, i64 n,     \
-        const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS, i64* __restrict__ counts,      \
-        uint8_t* __restrict__ stage, i64 long_min, i64 chunk,                                  \
-        unsigned long long* __restrict__ summary, const unsigned long long* __restrict__ bad)   \
-    {                                                                                          \
-        stage_queued<K>(data, size, offsets, n, validity, ENC_TABLE, counts, stage, long_min,  \
-                        chunk, summary, bad);                                                  \
-    }
-STAGE_QUEUED(2)
-STAGE_QUEUED(4)
-STAGE_QUEUED(8)
-
 // A warp per 32 consecutive strings: each short string's staged codes copied to code_offsets[i]
 // by eight lanes side by side, four strings at a time (consecutive bytes: whole sectors a store,
 // where one thread a string stored a byte a lane into 32 strings' sectors); a string whose codes
@@ -294,51 +213,6 @@ fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __res
             const i64 src = __shfl_sync(0xffffffffu, pos, from);
             const i64 dst = __shfl_sync(0xffffffffu, at, from);
             for (i64 k = sub; k < c; k += 8) codes[dst + k] = stage[src + k];
-        }
-    }
-}
-
-// fsst_encode_compact's work with a lane an output byte: the warp's 32 strings' codes (a scan of
-// their counts) copied 32 consecutive code bytes a step, each lane finding its string by a
-// binary search over the lanes' scan (five shuffles), so every lane copies a byte each step
-// whatever the strings' lengths (session 75's A/B against eight lanes a string).
-extern "C" __global__ void __launch_bounds__(256)
-fsst_encode_compact_w(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
-                      i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
-                      const i64* __restrict__ code_offsets, const uint8_t* __restrict__ stage,
-                      uint8_t* __restrict__ codes, i64 long_min)
-{
-    const int lane = threadIdx.x & 31;
-    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
-    for (i64 first = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; first < n;
-         first += warps * 32) {
-        const i64 i = first + lane;
-        i64 pos = 0, end = 0, at = 0, count = 0;
-        if (i < n && short_string(offsets, validity, i, long_min, &pos, &end)) {
-            at = code_offsets[i];
-            count = code_offsets[i + 1] - at;
-            if (count > end - pos) {   // cut in the stage: parsed again into place
-                i64 out = at;
-                enc_run<true>(data, size, pos, end, end, ENC_TABLE, codes, &out);
-                count = 0;
-            }
-        }
-        i64 incl = count;   // the warp's inclusive scan of the counts
-        for (int d = 1; d < 32; d <<= 1) {
-            const i64 t = __shfl_up_sync(0xffffffffu, incl, d);
-            if (lane >= d) incl += t;
-        }
-        const i64 total = __shfl_sync(0xffffffffu, incl, 31);
-        const i64 excl = incl - count;
-        const i64 to = at - excl, from = pos - excl;   // code byte k of the warp: to + k, from + k
-        for (i64 k = lane; k - lane < total; k += 32) {
-            int s = 0;   // the last lane whose codes start at or before k (a string with codes)
-            for (int step = 16; step; step >>= 1) {
-                if (__shfl_sync(0xffffffffu, excl, s + step) <= k) s += step;
-            }
-            const i64 d = __shfl_sync(0xffffffffu, to, s);
-            const i64 r = __shfl_sync(0xffffffffu, from, s);
-            if (k < total) codes[d + k] = stage[r + k];
         }
     }
 }

@@ -52,10 +52,6 @@ SOURCE = "fsst_encode.cu"
 BUCKETS = 1024
 NONE = 0xFFFF
 THREADS = 256
-#: the stage kernel and the strings a lane takes on average (1: a thread a string); a switch for
-#: session 75's A/B of the warp-queued variants, the winner alone lands
-STAGE_KERNEL = ("fsst_encode_stage", 1)
-COMPACT_KERNEL = "fsst_encode_compact"
 
 
 def bucket_of(first3: int) -> int:
@@ -256,8 +252,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        stage_name, per_lane = STAGE_KERNEL
-        _fn(stage_name)((_blocks(-(-n // per_lane)),), (THREADS,),
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
@@ -286,7 +281,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             codes.fill(fill)
         if padded:
             codes[total:].fill(0)
-        _fn(COMPACT_KERNEL)((_blocks(n),), (THREADS,),
+        _fn("fsst_encode_compact")((_blocks(n),), (THREADS,),
                                    (*common, code_offsets, stage, codes, skip))
         del stage
         if plan is not None:
