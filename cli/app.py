@@ -327,8 +327,8 @@ def inspect(
         help="Parquet or Arrow IPC file, or its URL (- reads standard input).")],
     json_: JsonOpt = False,
 ):
-    """Show each column's codec, sizes, ratios (string bytes / (codes + symbol tables), and /
-    stored bytes) and symbol table, and the row groups."""
+    """Show each column's (and nested fsst leaf's) codec, sizes, ratios (string bytes / (codes +
+    symbol tables), and / stored bytes), symbol tables, row groups and an IPC file's body codec."""
     with handle_errors():
         with stdin_file(path) as name:
             info = inspect_file(name)
