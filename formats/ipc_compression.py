@@ -41,6 +41,8 @@ class FlatTable:
     def __init__(self, buf: bytes, pos: int):
         self.buf, self.pos = buf, pos
         self.vtable = pos - struct.unpack_from("<i", buf, pos)[0]
+        if self.vtable < 0:  # (the soffset is signed: struct would read from the buffer's end)
+            raise struct.error(f"vtable at {self.vtable}, before the buffer")
         self.vtable_size = struct.unpack_from("<H", buf, self.vtable)[0]
 
     def field(self, k: int) -> int:
