@@ -179,6 +179,156 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
     }
 }
 
+// Session 75's A/B: the match with fewer instructions a symbol.  short_best: one entry per byte
+// pair (65536) and per byte (256 more, for the last byte of a string): the best 1-2 byte match
+// as (length << 8) | code, length 0 an escape of the byte; bucket_range: a bucket's first and
+// end candidate in one word; cand_vm: each candidate's value and byte mask side by side (one
+// 16-byte load); cand_lc: its length | code << 8.  The short lookup is loaded before the bucket's candidates are looked at, so the two
+// loads' latencies overlap.
+__device__ __forceinline__ int enc_match2(const uint8_t* __restrict__ data, i64 size, i64 pos,
+                                          int rem, const uint16_t* __restrict__ short_best,
+                                          const unsigned* __restrict__ bucket_range,
+                                          const u64* __restrict__ cand_vm,
+                                          const uint16_t* __restrict__ cand_lc, unsigned* code)
+{
+    u64 w = load_word(data, size, pos);
+    if (rem < 8) w &= (1ull << (8 * rem)) - 1;
+    const unsigned lo16 = (unsigned)w & 0xFFFF;
+    const unsigned best = __ldg(short_best + (rem >= 2 ? lo16 : 65536u + (lo16 & 0xFF)));
+    if (rem >= 3) {
+        const unsigned range = __ldg(bucket_range + enc_bucket(w));
+        for (unsigned j = range & 0xFFFF; j < (range >> 16); ++j) {
+            const unsigned lc = __ldg(cand_lc + j);
+            const ulonglong2 vm = __ldg(reinterpret_cast<const ulonglong2*>(cand_vm) + j);
+            if ((int)(lc & 0xFF) <= rem && (w & vm.y) == vm.x) {
+                *code = lc >> 8;
+                return (int)(lc & 0xFF);
+            }
+        }
+    }
+    *code = best & 0xFF;
+    return (int)(best >> 8);
+}
+
+#define ENC_TABLE2_PARAMS const uint16_t* __restrict__ short_best, \
+    const unsigned* __restrict__ bucket_range, const u64* __restrict__ cand_vm, \
+    const uint16_t* __restrict__ cand_lc
+#define ENC_TABLE2 short_best, bucket_range, cand_vm, cand_lc
+
+// fsst_encode_stage's work through enc_match2, the string's place in 32 bits (a short string
+// has at most long_min <= 2**31 bytes: the launcher runs it only with long_min set).
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_stage_v2(const uint8_t* __restrict__ data, i64 size,
+                     const i64* __restrict__ offsets, i64 n,
+                     const uint8_t* __restrict__ validity, ENC_TABLE2_PARAMS,
+                     i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min,
+                     i64 chunk, unsigned long long* __restrict__ summary,
+                     const unsigned long long* __restrict__ bad)
+{
+    if (bad && *bad) return;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        i64 pos, end;
+        if (!short_string(offsets, validity, i, long_min, &pos, &end)) {
+            const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
+            atomicAdd(summary, chunks);
+            atomicMax(summary + 1, chunks);
+            end = pos;
+        }
+        uint8_t* __restrict__ dst = stage + pos;
+        const int cap = (int)(end - pos);
+        int r = 0, o = 0;
+        while (r < cap) {
+            unsigned code;
+            const int len = enc_match2(data, size, pos + r, cap - r, ENC_TABLE2, &code);
+            if (len) {
+                if (o < cap) dst[o] = (uint8_t)code;
+                o += 1;
+                r += len;
+            } else {
+                if (o < cap) dst[o] = 255;
+                if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
+                o += 2;
+                r += 1;
+            }
+        }
+        counts[i] = o;
+    }
+}
+
+// fsst_encode_stage_v2 with each warp's stage in shared memory (session 75's A/B): the warp's
+// 32 strings' codes go to a 2 KiB window of shared memory laid over the stage from the first
+// string's 16-byte boundary (a string reaching past it is staged in global memory as before),
+// then the warp copies the window out in 16-byte stores: the stage's byte stores, a sector
+// each in L2 (69% of L2's throughput at 256 MiB, ncu), become whole-sector stores.
+#define WARP_STAGE 2048
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_stage_v3(const uint8_t* __restrict__ data, i64 size,
+                     const i64* __restrict__ offsets, i64 n,
+                     const uint8_t* __restrict__ validity, ENC_TABLE2_PARAMS,
+                     i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min,
+                     i64 chunk, unsigned long long* __restrict__ summary,
+                     const unsigned long long* __restrict__ bad)
+{
+    __shared__ __align__(16) uint8_t window[8][WARP_STAGE];
+    if (bad && *bad) return;
+    const int lane = threadIdx.x & 31;
+    uint8_t* const sh = window[threadIdx.x >> 5];
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < n;
+         first += stride) {
+        const i64 i = first + lane;
+        const i64 base = offsets[first] & ~15LL;   // the window's byte 0 in the stage
+        i64 pos = 0, end = 0;
+        if (i < n && !short_string(offsets, validity, i, long_min, &pos, &end)) {
+            const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
+            atomicAdd(summary, chunks);
+            atomicMax(summary + 1, chunks);
+            end = pos;
+        }
+        const int cap = (int)(end - pos);
+        const bool near = end - base <= WARP_STAGE;
+        // the window is copied out up to the first string staged in global memory
+        const unsigned upto = __reduce_min_sync(0xffffffffu,
+                                                near || cap == 0 ? WARP_STAGE
+                                                                 : (unsigned)(pos - base));
+        uint8_t* __restrict__ dst = near ? sh + (pos - base) : stage + pos;
+        int r = 0, o = 0;
+        while (r < cap) {
+            unsigned code;
+            const int len = enc_match2(data, size, pos + r, cap - r, ENC_TABLE2, &code);
+            if (len) {
+                if (o < cap) dst[o] = (uint8_t)code;
+                o += 1;
+                r += len;
+            } else {
+                if (o < cap) dst[o] = 255;
+                if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
+                o += 2;
+                r += 1;
+            }
+        }
+        if (i < n) counts[i] = o;
+        __syncwarp();
+        // the window's bytes [from, to): the warp's strings' (none of the warp before's)
+        const i64 last = (first + 32 < n ? first + 32 : n);
+        const int from = (int)(offsets[first] - base);
+        const i64 span = offsets[last] - base;
+        const int to = (int)(span < (i64)upto ? span : (i64)upto);
+        for (int k = lane * 16; k < to; k += 512) {
+            if (k >= from && k + 16 <= to) {
+                *reinterpret_cast<uint4*>(stage + base + k) =
+                    *reinterpret_cast<const uint4*>(sh + k);
+            } else {
+                for (int b = k; b < k + 16 && b < to; ++b) {
+                    if (b >= from) stage[base + b] = sh[b];
+                }
+            }
+        }
+        __syncwarp();
+    }
+}
+
 // A warp per 32 consecutive strings: each short string's staged codes copied to code_offsets[i]
 // by eight lanes side by side, four strings at a time (consecutive bytes: whole sectors a store,
 // where one thread a string stored a byte a lane into 32 strings' sectors); a string whose codes
