@@ -52,8 +52,6 @@ SOURCE = "fsst_encode.cu"
 BUCKETS = 1024
 NONE = 0xFFFF
 THREADS = 256
-#: session 75's A/B switch: the stage kernel (the winner alone lands)
-STAGE_KERNEL = "fsst_encode_stage"
 
 
 def bucket_of(first3: int) -> int:
@@ -82,24 +80,9 @@ def encode_lookups(table) -> dict:
     long_, buckets = long_[order], buckets[order]
     bucket = np.zeros(BUCKETS + 1, np.uint16)
     np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bucket[1:])
-    cand_len = lengths[long_].astype(np.uint8)
-    # session 75's A/B (fsst_encode_stage_v2): the best 1-2 byte match of each byte pair, then
-    # of each byte alone, as (length << 8) | code (length 0: an escape of the byte)
-    low = np.arange(65536, dtype=np.int64) & 0xFF
-    one_best = np.where(byte_code[low] != NONE, (1 << 8) | byte_code[low], low)
-    pair_best = np.where(pair_code != NONE, (2 << 8) | pair_code, one_best)
-    short_best = np.concatenate((pair_best, one_best[:256])).astype(np.uint16)
-    bucket_range = (bucket[:-1].astype(np.uint32) | (bucket[1:].astype(np.uint32) << 16))
-    full = np.uint64(0xFFFFFFFFFFFFFFFF)
-    cand_mask = np.where(cand_len == 8, full,
-                         (np.uint64(1) << (np.uint64(8) * cand_len.astype(np.uint64)))
-                         - np.uint64(1)).astype(np.uint64)
     return {"byte_code": byte_code, "pair_code": pair_code, "bucket": bucket,
-            "cand_val": packed[long_].copy(), "cand_len": cand_len,
-            "cand_code": codes[long_].astype(np.uint8), "short_best": short_best,
-            "bucket_range": bucket_range,
-            "cand_vm": np.stack((packed[long_], cand_mask), axis=1).reshape(-1).copy(),
-            "cand_lc": (cand_len.astype(np.uint16) | (codes[long_].astype(np.uint16) << 8))}
+            "cand_val": packed[long_].copy(), "cand_len": lengths[long_].astype(np.uint8),
+            "cand_code": codes[long_].astype(np.uint8)}
 
 
 #: the tables whose lookups :func:`device_lookups` keeps on each device (~140 KB each)
@@ -269,16 +252,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        if STAGE_KERNEL == "fsst_encode_stage" or long_min is None:
-            _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
-                                     (*common, counts, stage, skip, np.int64(chunk or 1),
-                                      summary, guard))
-        else:
-            look2 = tuple(lookups[k] for k in ("short_best", "bucket_range", "cand_vm",
-                                               "cand_lc"))
-            _fn(STAGE_KERNEL)((_blocks(n),), (THREADS,),
-                              (*common[:5], *look2, counts, stage, skip, np.int64(chunk or 1),
-                               summary, guard))
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
+                                 (*common, counts, stage, skip, np.int64(chunk or 1), summary,
+                                  guard))
         code_offsets[1:] = cp.cumsum(counts)
         summary[2:3] = code_offsets[-1:]
         if also is None:
