@@ -15,6 +15,7 @@ import pytest
 import fsstgpu.formats.rowgroups as rowgroups
 from fsstgpu import CorruptDataError
 from fsstgpu.formats import compress_file, decompress_file, pipeline, read_table
+from fsstgpu.formats.file_identity import descriptor
 
 ROWS = 40_000
 
@@ -102,3 +103,30 @@ def test_unchanged_inputs_read_as_before(tmp_path):
         assert read_table(out, device="cpu").equals(table), fmt
         decompress_file(out, tmp_path / f"d.{fmt}")
         assert read_table(tmp_path / f"d.{fmt}", device="cpu").equals(table), fmt
+
+
+class _Raising:
+    """A file whose ``fileno`` raises ``exc``: the ways a file that is not an OS file says so."""
+
+    def __init__(self, exc: type[Exception]):
+        self.exc = exc
+
+    def fileno(self):
+        raise self.exc("not a file of this machine")
+
+
+@pytest.mark.parametrize("exc", [AttributeError, OSError, NotImplementedError, ValueError])
+def test_a_file_without_a_descriptor_is_not_checked(exc):
+    """``descriptor`` is None (the file is not checked) for each way a file says it has no OS
+    descriptor (a mutation campaign found that any one of them could be dropped unseen, and
+    such a read then failed with that error instead of reading the file unchecked)."""
+    assert descriptor(_Raising(exc)) is None
+
+
+def test_descriptor_of_local_and_in_memory_files(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x")
+    with pa.OSFile(str(path)) as f:
+        assert descriptor(f) == f.fileno()
+    assert descriptor(pa.BufferReader(b"x")) is None  # (io.UnsupportedOperation)
+    assert descriptor(object()) is None
