@@ -735,3 +735,34 @@ def test_a_lost_current_folder_is_named_for_a_relative_dataset_pattern(tmp_path,
     with pytest.raises(FileNotFoundError, match="in: the current folder has been deleted, so "
                                                 "this relative input path"):
         datasets.check_dataset_output(str(tmp_path / "out"), "in/**/*.parquet")
+
+
+def test_a_single_file_is_a_dataset_of_itself_and_a_missing_one_is_named(tmp_path):
+    """A path or URL naming one file is that file, under its own name; one naming nothing is
+    FileNotFoundError naming it (a mutation campaign found neither read by any test: either
+    branch could be negated, or the error dropped, unseen)."""
+    pq.write_table(_table(10, 1), tmp_path / "a.parquet")
+    assert dataset_files(tmp_path / "a.parquet") == [(tmp_path / "a.parquet", "a.parquet")]
+    with pytest.raises(FileNotFoundError, match="none.parquet: no such file or directory"):
+        dataset_files(tmp_path / "none.parquet")
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/fsstgpu-single/a.parquet", (tmp_path / "a.parquet").read_bytes())
+    try:
+        url = "memory://fsstgpu-single/a.parquet"
+        assert [(str(f), rel) for f, rel in dataset_files(url)] == [(url, "a.parquet")]
+        with pytest.raises(FileNotFoundError,
+                           match="fsstgpu-single/none.parquet: no such file or directory"):
+            dataset_files("memory://fsstgpu-single/none.parquet")
+    finally:
+        fs.rm("/fsstgpu-single", recursive=True)
+
+
+def test_a_directory_dataset_is_its_files_of_dataset_suffixes(tmp_path):
+    """Below a directory, only files with a dataset suffix count: not a file of another suffix,
+    nor a folder whose name has one (a mutation making either condition enough survived)."""
+    pq.write_table(_table(10, 1), tmp_path / "a.parquet")
+    (tmp_path / "notes.txt").write_text("not data")
+    (tmp_path / "b.parquet").mkdir()  # a folder named as a file
+    pq.write_table(_table(10, 2), tmp_path / "b.parquet" / "c.pq")
+    assert [rel for _, rel in dataset_files(tmp_path)] == ["a.parquet", "b.parquet/c.pq"]
