@@ -978,6 +978,17 @@ def test_names_with_commas_or_blanks_can_be_chosen_in_one_string():
         select_columns(schema, "e")
 
 
+def test_a_name_two_columns_share_is_ambiguous():
+    # exactly two columns of one name (the other tests had four: a count bound moved by one,
+    # > 2, survived a mutation campaign)
+    from fsstgpu.formats.selection import ColumnSelectionError, select_columns
+
+    schema = pa.schema([("s", pa.string()), ("s", pa.string()), ("t", pa.string())])
+    with pytest.raises(ColumnSelectionError, match="'s' is ambiguous"):
+        select_columns(schema, "s")
+    assert select_columns(schema, "t") == ["t"]
+
+
 def test_writer_options_zstd_level_and_row_group_rows(tmp_path):
     """Issue #23: the fsst pages' zstd level (a higher one writes a smaller file) and the
     output's row group size (the input's by default), from the API and the command line."""
