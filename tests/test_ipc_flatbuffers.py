@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
 
-from fsstgpu.formats.ipc_compression import FlatTable
+from fsstgpu.formats.ipc_compression import FlatTable, ipc_compression
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 
 
@@ -62,3 +62,19 @@ def test_last_batch_metadata_of_a_footer_whose_vtable_wraps_is_none():
         ipc.open_file(pa.BufferReader(forged))
     # it was read as a footer listing only the first batch: {b"k": b"first"}
     assert last_batch_metadata(pa.BufferReader(forged)) is None
+
+
+@pytest.mark.parametrize("cut", ["garbage", "half", "schema part"])
+def test_ipc_compression_of_unreadable_messages_is_none(cut):
+    """The codec guides only how outputs are written: messages that cannot be read give None
+    (the read proper names the fault), not pyarrow's error. Bytes that are no stream fail as
+    OSError, a stream cut short as ArrowInvalid: a mutation campaign dropped either from the
+    except unseen."""
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, pa.schema([("n", pa.int64())]),
+                        options=ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(pa.table({"n": [1, 2, 3]}))
+    data = sink.getvalue().to_pybytes()
+    assert ipc_compression(pa.BufferReader(data), "arrows") == "zstd"
+    bad = {"garbage": b"\xff" * 64, "half": data[:len(data) // 2], "schema part": data[:20]}[cut]
+    assert ipc_compression(pa.BufferReader(bad), "arrows") is None
