@@ -78,3 +78,14 @@ def test_ipc_compression_of_unreadable_messages_is_none(cut):
     assert ipc_compression(pa.BufferReader(data), "arrows") == "zstd"
     bad = {"garbage": b"\xff" * 64, "half": data[:len(data) // 2], "schema part": data[:20]}[cut]
     assert ipc_compression(pa.BufferReader(bad), "arrows") is None
+
+
+def test_a_string_past_the_buffer_is_refused():
+    # a vtable at 0, its table at 4, at 8 the offset of a string at 12 that says it has 5
+    # bytes where the buffer has 4 left (a dropped check read those 4 without an error)
+    def table(n):
+        return FlatTable(struct.pack("<HHiII", 4, 8, 4, 4, n) + b"abcd", 4)
+
+    assert table(4).string_at(8) == b"abcd"
+    with pytest.raises(struct.error, match="string past the buffer"):
+        table(5).string_at(8)
