@@ -311,3 +311,30 @@ def test_from_arrow_and_to_arrow_refuse_what_they_cannot_take():
     assert to_arrow(pa.string(), data, offsets, None, [2, 1]).num_chunks == 2
     with pytest.raises(ValueError, match="chunk lengths add up to 2, not 3"):
         to_arrow(pa.string(), data, offsets, None, [1, 1])
+
+
+def test_repeated_cuts_are_refused():
+    """A long string's stored cuts must increase strictly: a second cut at the same code
+    offset, or at the same output offset (each inside its string), is CorruptDataError, not a
+    split of no bytes (a mutation campaign of formats/arrow_read.py let it through: <= moved
+    to < on either side, or the raise dropped)."""
+    col = pa.array(["".join(chr(97 + (i * 7) % 26) for i in range(600))])
+    ext = to_extension_array(fsstgpu.compress(col, split_size=64))
+    cuts = ext.storage.field("cuts")
+    assert cuts.is_valid()[0].as_py()
+    width = 8 if ext.storage.field("lengths").type == pa.uint64() else 4
+    code, out = np.frombuffer(cuts[0].as_py()[: 2 * width], f"<u{width}")
+    one = np.array([code, out], f"<u{width}").tobytes()
+    # a second cut at the same code offset, then at the same output offset
+    for second in (None, (code, out + 1), (code + 1, out)):
+        value = one if second is None else one + np.array(second, f"<u{width}").tobytes()
+        storage = pa.StructArray.from_arrays(
+            [ext.storage.field("codes"), ext.storage.field("lengths"),
+             pa.array([value], cuts.type), ext.storage.field("table")],
+            fields=list(ext.storage.type))
+        forged = pa.ExtensionArray.from_storage(ext.type, storage)
+        if second is None:  # the first cut alone: read as it is
+            assert fsstgpu.decompress(forged, "cpu").equals(col)
+        else:
+            with pytest.raises(CorruptDataError, match="cuts do not increase"):
+                from_extension_array(forged)
