@@ -174,9 +174,29 @@ def test_gpu_a_run_refused_as_one_is_read_row_group_by_row_group(tmp_path, lines
     assert [len(c) for c in arrow.chunks] == [len(c) for c in columns], seed
 
 
+def _unusable_table(ext):
+    """``ext`` with its first valid string's table index on an entry appended to the
+    dictionary whose bytes are no symbol table: a forged table that survives pyarrow's Parquet
+    writer (an index past the dictionary does not: the writer looks it up in the dictionary,
+    reading past its end, and wrote what it found there, at times the real table's index)."""
+    storage = ext.storage
+    table = storage.field("table")
+    index = np.frombuffer(table.indices.buffers()[1], np.uint16)[: len(table)].copy()
+    index[storage.is_valid().to_numpy(zero_copy_only=False).argmax()] = len(table.dictionary)
+    values = pa.concat_arrays([table.dictionary, pa.array([b"\x07not a table"],
+                                                          table.dictionary.type)])
+    forged_table = pa.DictionaryArray.from_arrays(pa.array(index, pa.uint16()), values)
+    fields = [forged_table if name == "table" else storage.field(name)
+              for name in storage.type.names]
+    struct = pa.StructArray.from_buffers(storage.type, len(storage), [storage.buffers()[0]],
+                                         storage.null_count, storage.offset, fields)
+    return pa.ExtensionArray.from_storage(ext.type, struct)
+
+
 def _file_with_a_bad_row_group(path, lines, forge: str) -> int:
-    """A file of 8 row groups (one run), one of them forged (``forge``: its table index or
-    its codes); returns that row group's index (the seed printed: pytest shows it on failure)."""
+    """A file of 8 row groups (one run), one of them forged (``forge``: ``"index"``, a table
+    that is none (:func:`_unusable_table`), or its codes); returns that row group's index (the
+    seed printed: pytest shows it on failure)."""
     seed = _seed()
     print("seed", seed)
     rng = np.random.default_rng(seed)
@@ -184,7 +204,8 @@ def _file_with_a_bad_row_group(path, lines, forge: str) -> int:
         pa.array(["abc"])] * 8
     chunks = _ext_chunks(columns)
     bad = int(rng.integers(0, len(chunks)))
-    chunks[bad] = _forged_index(chunks[bad]) if forge == "index" else poisoned_codes(chunks[bad])
+    chunks[bad] = (_unusable_table(chunks[bad]) if forge == "index"
+                   else poisoned_codes(chunks[bad]))
     _write(path, chunks)
     return bad
 
