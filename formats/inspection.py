@@ -167,18 +167,25 @@ def _column_summary(field: pa.Field) -> dict:
     return info
 
 
-def _fsst_leaves(type_: pa.DataType, path: tuple = ()) -> list[tuple[tuple, pa.DataType]]:
-    """The fsst leaves of a nested type, each as (its path of field names, its type), depth
-    first: the order in which :func:`~fsstgpu.formats.nested_device.checked_leaves` gives them
-    and in which Parquet stores their columns."""
+def _leaf_children(type_: pa.DataType, path: tuple = ()) -> list[tuple[tuple, pa.DataType]]:
+    """Each child of a nested type that is no container (an fsst leaf or a plain one), as (its
+    path of field names, its type), depth first: the order in which
+    :func:`~fsstgpu.formats.nested_device.checked_leaves` gives the fsst ones and in which
+    Parquet stores their columns."""
     found = []
     for child in child_fields(type_):
         names = (*path, child.name)
-        if is_fsst_type(child.type):
+        if is_fsst_type(child.type) or not is_container(child.type):
             found.append((names, child.type))
-        elif is_container(child.type):
-            found.extend(_fsst_leaves(child.type, names))
+        else:
+            found.extend(_leaf_children(child.type, names))
     return found
+
+
+def _fsst_leaves(type_: pa.DataType, path: tuple = ()) -> list[tuple[tuple, pa.DataType]]:
+    """The fsst leaves of a nested type, each as (its path of field names, its type), depth
+    first (:func:`_leaf_children`' order)."""
+    return [(names, t) for names, t in _leaf_children(type_, path) if is_fsst_type(t)]
 
 
 def _leaf_owners(type_: pa.DataType) -> list[int | None]:
@@ -186,19 +193,10 @@ def _leaf_owners(type_: pa.DataType) -> list[int | None]:
     the fsst leaf (:func:`_fsst_leaves`) that it stores, or None (a leaf of another type)."""
     owners: list[int | None] = []
     found = 0
-
-    def walk(t):
-        nonlocal found
-        for child in child_fields(t):
-            if is_fsst_type(child.type):
-                owners.extend([found] * len(leaf_paths(child)))
-                found += 1
-            elif is_container(child.type):
-                walk(child.type)
-            else:
-                owners.extend([None] * len(leaf_paths(child)))
-
-    walk(type_)
+    for names, t in _leaf_children(type_):
+        columns = len(leaf_paths(pa.field(names[-1], t)))
+        owners.extend([found if is_fsst_type(t) else None] * columns)
+        found += is_fsst_type(t)
     return owners
 
 
