@@ -70,20 +70,31 @@ def test_chunks_checked_together_equal_each_alone(lines, count, monkeypatch):
     assert got.equals(pa.chunked_array(columns, pa.string())), seed
 
 
-def _forged_index(ext):
-    """``ext`` with its first valid string's table index past the dictionary's end."""
+def _with_table(ext, index: np.ndarray, dictionary: pa.Array):
+    """``ext`` with its ``table`` field made of ``index`` (uint16, unchecked) into
+    ``dictionary``."""
     storage = ext.storage
-    table = storage.field("table")
-    index = np.frombuffer(table.indices.buffers()[1], np.uint16)[: len(table)].copy()
-    index[storage.is_valid().to_numpy(zero_copy_only=False).argmax()] = (
-        len(table.dictionary) + 7)
-    forged_table = pa.DictionaryArray.from_arrays(
-        pa.array(index, pa.uint16()), table.dictionary, safe=False)
+    forged_table = pa.DictionaryArray.from_arrays(pa.array(index, pa.uint16()), dictionary,
+                                                  safe=False)
     fields = [forged_table if name == "table" else storage.field(name)
               for name in storage.type.names]
     struct = pa.StructArray.from_buffers(storage.type, len(storage), [storage.buffers()[0]],
                                          storage.null_count, storage.offset, fields)
     return pa.ExtensionArray.from_storage(ext.type, struct)
+
+
+def _first_valid_on(ext, k: int):
+    """``ext``'s table indices with its first valid string's set to ``k``."""
+    table = ext.storage.field("table")
+    index = np.frombuffer(table.indices.buffers()[1], np.uint16)[: len(table)].copy()
+    index[ext.storage.is_valid().to_numpy(zero_copy_only=False).argmax()] = k
+    return index
+
+
+def _forged_index(ext):
+    """``ext`` with its first valid string's table index past the dictionary's end."""
+    dictionary = ext.storage.field("table").dictionary
+    return _with_table(ext, _first_valid_on(ext, len(dictionary) + 7), dictionary)
 
 
 @pytest.mark.parametrize("forge", ["index", "codes"])
@@ -179,18 +190,9 @@ def _unusable_table(ext):
     dictionary whose bytes are no symbol table: a forged table that survives pyarrow's Parquet
     writer (an index past the dictionary does not: the writer looks it up in the dictionary,
     reading past its end, and wrote what it found there, at times the real table's index)."""
-    storage = ext.storage
-    table = storage.field("table")
-    index = np.frombuffer(table.indices.buffers()[1], np.uint16)[: len(table)].copy()
-    index[storage.is_valid().to_numpy(zero_copy_only=False).argmax()] = len(table.dictionary)
-    values = pa.concat_arrays([table.dictionary, pa.array([b"\x07not a table"],
-                                                          table.dictionary.type)])
-    forged_table = pa.DictionaryArray.from_arrays(pa.array(index, pa.uint16()), values)
-    fields = [forged_table if name == "table" else storage.field(name)
-              for name in storage.type.names]
-    struct = pa.StructArray.from_buffers(storage.type, len(storage), [storage.buffers()[0]],
-                                         storage.null_count, storage.offset, fields)
-    return pa.ExtensionArray.from_storage(ext.type, struct)
+    dictionary = ext.storage.field("table").dictionary
+    values = pa.concat_arrays([dictionary, pa.array([b"\x07not a table"], dictionary.type)])
+    return _with_table(ext, _first_valid_on(ext, len(dictionary)), values)
 
 
 def _file_with_a_bad_row_group(path, lines, forge: str) -> int:
