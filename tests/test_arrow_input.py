@@ -313,28 +313,67 @@ def test_from_arrow_and_to_arrow_refuse_what_they_cannot_take():
         to_arrow(pa.string(), data, offsets, None, [1, 1])
 
 
-def test_repeated_cuts_are_refused():
-    """A long string's stored cuts must increase strictly: a second cut at the same code
-    offset, or at the same output offset (each inside its string), is CorruptDataError, not a
-    split of no bytes (a mutation campaign of formats/arrow_read.py let it through: <= moved
-    to < on either side, or the raise dropped)."""
+def _long_string_with_cuts():
+    """A one-string column long enough to be split, its extension array, the width of its
+    stored offsets, and its first cut (code offset, output offset)."""
     col = pa.array(["".join(chr(97 + (i * 7) % 26) for i in range(600))])
     ext = to_extension_array(fsstgpu.compress(col, split_size=64))
     cuts = ext.storage.field("cuts")
     assert cuts.is_valid()[0].as_py()
     width = 8 if ext.storage.field("lengths").type == pa.uint64() else 4
     code, out = np.frombuffer(cuts[0].as_py()[: 2 * width], f"<u{width}")
+    return col, ext, width, (int(code), int(out))
+
+
+def _with_cuts(ext, cuts):
+    """``ext`` with its ``cuts`` field replaced by ``cuts`` (a pyarrow array)."""
+    storage = pa.StructArray.from_arrays(
+        [ext.storage.field("codes"), ext.storage.field("lengths"), cuts,
+         ext.storage.field("table")], fields=list(ext.storage.type))
+    return pa.ExtensionArray.from_storage(ext.type, storage)
+
+
+def test_repeated_cuts_are_refused():
+    """A long string's stored cuts must increase strictly: a second cut at the same code
+    offset, or at the same output offset (each inside its string), is CorruptDataError, not a
+    split of no bytes (a mutation campaign of formats/arrow_read.py let it through: <= moved
+    to < on either side, or the raise dropped)."""
+    col, ext, width, (code, out) = _long_string_with_cuts()
+    cuts_type = ext.storage.field("cuts").type
     one = np.array([code, out], f"<u{width}").tobytes()
     # a second cut at the same code offset, then at the same output offset
     for second in (None, (code, out + 1), (code + 1, out)):
         value = one if second is None else one + np.array(second, f"<u{width}").tobytes()
-        storage = pa.StructArray.from_arrays(
-            [ext.storage.field("codes"), ext.storage.field("lengths"),
-             pa.array([value], cuts.type), ext.storage.field("table")],
-            fields=list(ext.storage.type))
-        forged = pa.ExtensionArray.from_storage(ext.type, storage)
+        forged = _with_cuts(ext, pa.array([value], cuts_type))
         if second is None:  # the first cut alone: read as it is
             assert fsstgpu.decompress(forged, "cpu").equals(col)
         else:
             with pytest.raises(CorruptDataError, match="cuts do not increase"):
                 from_extension_array(forged)
+
+
+@pytest.mark.parametrize("where", ["zero code", "zero output", "code end", "output end"])
+def test_a_cut_on_or_past_its_strings_edge_is_refused(where):
+    """A cut must lie strictly inside its string on both sides: at code or output offset 0,
+    or at the string's code count or length, it would split off no bytes (the mutation
+    campaign's survivors: the raise dropped, ``>=`` moved to ``>``)."""
+    _, ext, width, (code, out) = _long_string_with_cuts()
+    ncodes, length = len(ext.storage.field("codes")[0].as_py()), 600
+    pair = {"zero code": (0, out), "zero output": (code, 0), "code end": (ncodes, out),
+            "output end": (code, length)}[where]
+    value = np.array(pair, f"<u{width}").tobytes()
+    with pytest.raises(CorruptDataError, match="a cut lies outside its string"):
+        from_extension_array(_with_cuts(ext, pa.array([value], ext.storage.field("cuts").type)))
+
+
+def test_cuts_that_are_not_whole_pairs_are_refused():
+    """A string's cuts are whole (code, output) pairs of the lengths' width (the campaign's
+    survivor: the raise dropped, after which a view of the bytes raised ValueError). (The
+    offsets' own check, out of order or bounds, is not reached through pyarrow's constructors,
+    which validate them.)"""
+    _, ext, width, (code, out) = _long_string_with_cuts()
+    cuts_type = ext.storage.field("cuts").type
+    pair = np.array([code, out], f"<u{width}").tobytes()
+    for value in (pair[:-1], pair + pair[:width]):
+        with pytest.raises(CorruptDataError, match="cuts are not pairs"):
+            from_extension_array(_with_cuts(ext, pa.array([value], cuts_type)))
