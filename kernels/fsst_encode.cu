@@ -3,11 +3,11 @@
 //
 // FSST's greedy longest match: at each position the longest symbol of the table that matches
 // (1-8 bytes, never past the string's end), else an escape (255) and the byte.  The table comes
-// as lookups built by fsst_encode.py: one entry per byte (1-byte symbols), one per byte pair
-// (2-byte symbols), and the 3-8 byte symbols in ENC_BUCKETS buckets by a hash of their first 3
-// bytes, each bucket's symbols longest first.  All 3-8 byte symbols that could match at a
-// position share its first 3 bytes, so they are in its bucket, and the first that matches is
-// the longest; only when none does are the pair and byte lookups asked.
+// as lookups built by fsst_encode.py: one entry per byte pair and then per byte (the last byte
+// of a string) with the best 1-2 byte match, and the 3-8 byte symbols in ENC_BUCKETS buckets by
+// a hash of their first 3 bytes, each bucket's symbols longest first.  All 3-8 byte symbols
+// that could match at a position share its first 3 bytes, so they are in its bucket, and the
+// first that matches is the longest; only when none does is the 1-2 byte match taken.
 //
 // fsst_encode_stage: one thread per string (a grid-stride loop) parses it once, its codes into a
 // stage at the string's byte position and their count into counts[i]; the launcher's prefix
@@ -30,7 +30,6 @@ typedef long long i64;
 typedef unsigned long long u64;
 
 #define ENC_BUCKETS 1024   // fsst_encode.BUCKETS
-#define ENC_NONE 0xFFFF    // a lookup entry without a symbol
 
 __device__ __forceinline__ unsigned enc_bucket(u64 w)
 {
@@ -52,46 +51,47 @@ __device__ __forceinline__ u64 load_word(const uint8_t* __restrict__ data, i64 s
     return w;
 }
 
-// The symbol at pos of a string ending at end (pos < end): its length, its code in *code; 0 when
-// no symbol matches (an escape of the byte, which is *code).
-__device__ __forceinline__ int enc_match(const uint8_t* __restrict__ data, i64 size, i64 pos,
-                                         i64 end, const uint16_t* __restrict__ byte_code,
-                                         const uint16_t* __restrict__ pair_code,
-                                         const uint16_t* __restrict__ bucket,
-                                         const u64* __restrict__ cand_val,
-                                         const uint8_t* __restrict__ cand_len,
-                                         const uint8_t* __restrict__ cand_code, unsigned* code)
+// The symbol at pos, rem bytes before its string's end (rem >= 1; only whether it is below 2, 3
+// or 8 and the candidates' lengths matter): its length, its code in *code; 0 when no symbol
+// matches (an escape of the byte, which is *code).  short_best is loaded before the bucket's
+// candidates are looked at, so the two loads' latencies overlap.
+__device__ __forceinline__ int enc_match_rem(const uint8_t* __restrict__ data, i64 size, i64 pos,
+                                             int rem, const uint16_t* __restrict__ short_best,
+                                             const unsigned* __restrict__ bucket_range,
+                                             const u64* __restrict__ cand_vm,
+                                             const uint16_t* __restrict__ cand_lc,
+                                             unsigned* code)
 {
-    const i64 rem = end - pos;
     u64 w = load_word(data, size, pos);
     if (rem < 8) w &= (1ull << (8 * rem)) - 1;
+    const unsigned lo16 = (unsigned)w & 0xFFFF;
+    const unsigned best = __ldg(short_best + (rem >= 2 ? lo16 : 65536u + (lo16 & 0xFF)));
     if (rem >= 3) {
-        const unsigned b = enc_bucket(w);
-        const unsigned hi = bucket[b + 1];
-        for (unsigned j = bucket[b]; j < hi; ++j) {
-            const int l = cand_len[j];
-            const u64 mask = l == 8 ? ~0ull : ((1ull << (8 * l)) - 1);
-            if (l <= rem && (w & mask) == cand_val[j]) {
-                *code = cand_code[j];
-                return l;
+        const unsigned range = __ldg(bucket_range + enc_bucket(w));
+        for (unsigned j = range & 0xFFFF; j < (range >> 16); ++j) {
+            const unsigned lc = __ldg(cand_lc + j);
+            const ulonglong2 vm = __ldg(reinterpret_cast<const ulonglong2*>(cand_vm) + j);
+            if ((int)(lc & 0xFF) <= rem && (w & vm.y) == vm.x) {
+                *code = lc >> 8;
+                return (int)(lc & 0xFF);
             }
         }
     }
-    if (rem >= 2) {
-        const unsigned c = pair_code[w & 0xFFFF];
-        if (c != ENC_NONE) { *code = c; return 2; }
-    }
-    const unsigned c = byte_code[w & 0xFF];
-    if (c != ENC_NONE) { *code = c; return 1; }
-    *code = (unsigned)(w & 0xFF);
-    return 0;
+    *code = best & 0xFF;
+    return (int)(best >> 8);
 }
 
-#define ENC_TABLE byte_code, pair_code, bucket, cand_val, cand_len, cand_code
-#define ENC_TABLE_PARAMS const uint16_t* __restrict__ byte_code, \
-    const uint16_t* __restrict__ pair_code, const uint16_t* __restrict__ bucket, \
-    const u64* __restrict__ cand_val, const uint8_t* __restrict__ cand_len, \
-    const uint8_t* __restrict__ cand_code
+#define ENC_TABLE short_best, bucket_range, cand_vm, cand_lc
+#define ENC_TABLE_PARAMS const uint16_t* __restrict__ short_best, \
+    const unsigned* __restrict__ bucket_range, const u64* __restrict__ cand_vm, \
+    const uint16_t* __restrict__ cand_lc
+
+// The symbol at pos of a string ending at end (pos < end): enc_match_rem's.
+__device__ __forceinline__ int enc_match(const uint8_t* __restrict__ data, i64 size, i64 pos,
+                                         i64 end, ENC_TABLE_PARAMS, unsigned* code)
+{
+    return enc_match_rem(data, size, pos, end - pos < 8 ? (int)(end - pos) : 8, ENC_TABLE, code);
+}
 
 // Encode from pos while pos < stop (the symbols bounded by the string's end): the codes go to
 // codes[out...] when WRITE; returns the position reached (>= stop) and adds the codes to *out.
@@ -141,6 +141,13 @@ __device__ __forceinline__ bool short_string(const i64* __restrict__ offsets,
 // find out.
 // `bad` (or null): fsst_encode_check's flag, read before anything else; where it is set the
 // offsets may point anywhere and the kernel leaves (the launcher raises after its one wait).
+// A short string's place and codes' count fit 32 bits (the launcher keeps long_min below 2**28,
+// or the column below 2**30 bytes).  Each warp's 32 strings are staged in a 2 KiB window of
+// shared memory laid over the stage from the first string's 16-byte boundary (a string
+// reaching past it goes to the stage in global memory), which the warp then copies out in
+// 16-byte stores: a byte store a lane into its own string's sector held L2 at 69% of its
+// throughput (BENCHMARKS.md section 61).
+#define WARP_STAGE 2048
 extern "C" __global__ void __launch_bounds__(256)
 fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
                   i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
@@ -148,34 +155,63 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
                   unsigned long long* __restrict__ summary,
                   const unsigned long long* __restrict__ bad)
 {
+    __shared__ __align__(16) uint8_t window[8][WARP_STAGE];
     if (bad && *bad) return;
+    const int lane = threadIdx.x & 31;
+    uint8_t* const sh = window[threadIdx.x >> 5];
     const i64 stride = (i64)gridDim.x * blockDim.x;
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        i64 pos, end;
-        if (!short_string(offsets, validity, i, long_min, &pos, &end)) {
+    for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < n;
+         first += stride) {
+        const i64 i = first + lane;
+        const i64 base = offsets[first] & ~15LL;   // the window's byte 0 in the stage
+        i64 pos = 0, end = 0;
+        if (i < n && !short_string(offsets, validity, i, long_min, &pos, &end)) {
             const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
             atomicAdd(summary, chunks);
             atomicMax(summary + 1, chunks);
             end = pos;
         }
-        uint8_t* __restrict__ dst = stage + pos;
-        const i64 cap = end - pos;
-        i64 o = 0;
-        while (pos < end) {
+        const int cap = (int)(end - pos);
+        const bool near = end - base <= WARP_STAGE;
+        // the window is copied out up to the first string staged in global memory (the
+        // strings after it end further out: none of them is in the window)
+        const unsigned upto = __reduce_min_sync(0xffffffffu,
+                                                near || cap == 0 ? WARP_STAGE
+                                                                 : (unsigned)(pos - base));
+        uint8_t* __restrict__ dst = near ? sh + (pos - base) : stage + pos;
+        int r = 0, o = 0;
+        while (r < cap) {
             unsigned code;
-            const int len = enc_match(data, size, pos, end, ENC_TABLE, &code);
+            const int len = enc_match_rem(data, size, pos + r, cap - r, ENC_TABLE, &code);
             if (len) {
                 if (o < cap) dst[o] = (uint8_t)code;
                 o += 1;
-                pos += len;
+                r += len;
             } else {
                 if (o < cap) dst[o] = 255;
                 if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
                 o += 2;
-                pos += 1;
+                r += 1;
             }
         }
-        counts[i] = o;
+        if (i < n) counts[i] = o;
+        __syncwarp();
+        // the window's bytes [from, to): this warp's strings' (not the warp before's)
+        const i64 last = first + 32 < n ? first + 32 : n;
+        const int from = (int)(offsets[first] - base);
+        const i64 span = offsets[last] - base;
+        const int to = (int)(span < (i64)upto ? span : (i64)upto);
+        for (int k = lane * 16; k < to; k += 512) {
+            if (k >= from && k + 16 <= to) {
+                *reinterpret_cast<uint4*>(stage + base + k) =
+                    *reinterpret_cast<const uint4*>(sh + k);
+            } else {
+                for (int b = k; b < k + 16 && b < to; ++b) {
+                    if (b >= from) stage[base + b] = sh[b];
+                }
+            }
+        }
+        __syncwarp();   // before the next strings reuse the window
     }
 }
 

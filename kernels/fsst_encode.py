@@ -10,11 +10,11 @@ with the same table): greedy longest match, so the same codes byte for byte.
 >>> from fsstgpu import SymbolTable
 >>> from fsstgpu.kernels.fsst_encode import bucket_of, encode_lookups
 >>> look = encode_lookups(SymbolTable([b"a", b"ab", b"http", b"https"]))
->>> int(look["byte_code"][ord("a")]), int(look["pair_code"][int.from_bytes(b"ab", "little")])
-(0, 1)
->>> b = bucket_of(int.from_bytes(b"htt", "little"))
->>> [int(c) for c in look["cand_code"][look["bucket"][b]:look["bucket"][b + 1]]]  # longest first
-[3, 2]
+>>> [hex(look["short_best"][i]) for i in (ord("a"), int.from_bytes(b"ab", "little"), ord("z"))]
+['0x100', '0x201', '0x7a']
+>>> r = int(look["bucket_range"][bucket_of(int.from_bytes(b"htt", "little"))])
+>>> [(int(x) & 0xFF, int(x) >> 8) for x in look["cand_lc"][r & 0xFFFF : r >> 16]]  # longest first
+[(5, 3), (4, 2)]
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ __all__ = ["BUCKETS", "CACHED_TABLES", "CHECK_AT", "STATUS_SIZE", "CheckResults"
 SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
-NONE = 0xFFFF
 THREADS = 256
 
 
@@ -61,31 +60,41 @@ def bucket_of(first3: int) -> int:
 
 
 def encode_lookups(table) -> dict:
-    """The encode kernel's lookups of ``table`` as NumPy arrays: ``byte_code`` (256) and
-    ``pair_code`` (65536) uint16 (``0xFFFF``: no symbol), ``bucket`` (BUCKETS + 1) uint16
-    ranges into ``cand_val`` (uint64), ``cand_len`` and ``cand_code`` (uint8), the 3-8 byte
-    symbols by bucket, longest first."""
+    """The encode kernel's lookups of ``table`` as NumPy arrays: ``short_best`` (65536 + 256
+    uint16): the best match of at most 2 bytes at a position whose next two bytes (little-endian)
+    are the index, then, at 65536 + byte, of a string's last byte, as ``(length << 8) | code``
+    (length 0: no symbol, an escape of the byte, which is the low half); ``bucket_range``
+    (BUCKETS uint32): each bucket's first and end candidate (``first | end << 16``) among the
+    3-8 byte symbols ordered by bucket, longest first; ``cand_vm`` (2 uint64 a candidate): its
+    bytes and their mask side by side; ``cand_lc`` (uint16): its ``length | code << 8``."""
     packed = np.asarray(table.packed, np.uint64)
     lengths = np.asarray(table.lengths, np.int64)
     codes = np.arange(len(packed), dtype=np.int64)
-    byte_code = np.full(256, NONE, np.uint16)
+    # a byte's best alone (its symbol, else its escape), then a pair's (its symbol, else its
+    # first byte's best)
+    one_best = np.arange(256, dtype=np.int64)
     one = lengths == 1
-    byte_code[packed[one].astype(np.int64)] = codes[one]
-    pair_code = np.full(65536, NONE, np.uint16)
+    one_best[packed[one].astype(np.int64)] = (1 << 8) | codes[one]
+    pair_best = np.tile(one_best, 256)  # (the pair's first byte is its low byte)
     two = lengths == 2
-    pair_code[packed[two].astype(np.int64)] = codes[two]
+    pair_best[packed[two].astype(np.int64)] = (2 << 8) | codes[two]
     long_ = np.flatnonzero(lengths >= 3)
     buckets = np.array([bucket_of(int(v) & 0xFFFFFF) for v in packed[long_]], np.int64)
     order = np.lexsort((-lengths[long_], buckets))  # by bucket, then longest first
     long_, buckets = long_[order], buckets[order]
-    bucket = np.zeros(BUCKETS + 1, np.uint16)
-    np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bucket[1:])
-    return {"byte_code": byte_code, "pair_code": pair_code, "bucket": bucket,
-            "cand_val": packed[long_].copy(), "cand_len": lengths[long_].astype(np.uint8),
-            "cand_code": codes[long_].astype(np.uint8)}
+    bounds = np.zeros(BUCKETS + 1, np.uint32)
+    np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bounds[1:])
+    cand_len = lengths[long_].astype(np.uint64)
+    masks = np.where(cand_len == 8, np.uint64(2**64 - 1),
+                     (np.uint64(1) << (np.uint64(8) * np.minimum(cand_len, 7))) - np.uint64(1))
+    return {"short_best": np.concatenate((pair_best, one_best)).astype(np.uint16),
+            "bucket_range": bounds[:-1] | (bounds[1:] << np.uint32(16)),
+            "cand_vm": np.stack((packed[long_], masks), axis=1).reshape(-1),
+            "cand_lc": (cand_len | (codes[long_].astype(np.uint64) << np.uint64(8))).astype(
+                np.uint16)}
 
 
-#: the tables whose lookups :func:`device_lookups` keeps on each device (~140 KB each)
+#: the tables whose lookups :func:`device_lookups` keeps on each device (~130 KB each)
 CACHED_TABLES = 16
 _held: OrderedDict = OrderedDict()  # (device, id(table)) -> (table, device lookups)
 _held_lock = threading.Lock()  # the cache, for callers on several threads
@@ -229,6 +238,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     if cutting:  # every string with cuts in chunks
         long_min = min(long_min, cut_size)
         chunk = min(chunk, long_min)
+    if long_min is None and data.size >= 1 << 30:
+        # the stage kernel counts a short string's bytes and codes (up to twice as many) in 32
+        # bits: strings longer than check_chunking's largest long_min go in chunks (the same
+        # codes)
+        long_min, chunk = (1 << 28) - 1, CHUNK
     with on_arrays_device("encode_on_device", data=data, offsets=offsets, validity=validity,
                           status=status), on_stream(stream):
         if lookups is None:
@@ -316,8 +330,7 @@ def _write_chunks(cp, plan, data, offsets, look, entries, at, codes, cut_lengths
 def _in_kernel_order(lookups: dict) -> tuple:
     """:func:`encode_lookups`' arrays (on the device) as the kernels take them
     (``ENC_TABLE_PARAMS`` in fsst_encode.cu)."""
-    return tuple(lookups[name] for name in ("byte_code", "pair_code", "bucket", "cand_val",
-                                             "cand_len", "cand_code"))
+    return tuple(lookups[name] for name in ("short_best", "bucket_range", "cand_vm", "cand_lc"))
 
 
 def _chunk_maps(cp, plan, data, offsets, look, *, poison: bool = False):

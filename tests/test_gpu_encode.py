@@ -33,19 +33,17 @@ def _lookup_encode(table, s: bytes) -> list[int]:
     while i < len(s):
         rem = len(s) - i
         w = int.from_bytes(s[i:i + 8].ljust(8, b"\0"), "little")
-        code = length = None
+        best = int(look["short_best"][w & 0xFFFF if rem >= 2 else 65536 + (w & 0xFF)])
+        code, length = best & 0xFF, best >> 8
         if rem >= 3:
-            b = bucket_of(w)
-            for j in range(int(look["bucket"][b]), int(look["bucket"][b + 1])):
-                ln = int(look["cand_len"][j])
-                if ln <= rem and w & ((1 << 8 * ln) - 1) == int(look["cand_val"][j]):
-                    code, length = int(look["cand_code"][j]), ln
+            r = int(look["bucket_range"][bucket_of(w)])
+            for j in range(r & 0xFFFF, r >> 16):
+                lc = int(look["cand_lc"][j])
+                val, mask = (int(v) for v in look["cand_vm"][2 * j : 2 * j + 2])
+                if lc & 0xFF <= rem and w & mask == val:
+                    code, length = lc >> 8, lc & 0xFF
                     break
-        if code is None and rem >= 2 and look["pair_code"][w & 0xFFFF] != 0xFFFF:
-            code, length = int(look["pair_code"][w & 0xFFFF]), 2
-        if code is None and look["byte_code"][w & 0xFF] != 0xFFFF:
-            code, length = int(look["byte_code"][w & 0xFF]), 1
-        if code is None:
+        if length == 0:
             out += [255, s[i]]
             i += 1
         else:
@@ -73,8 +71,9 @@ def test_lookups_encode_greedily():
     for _ in range(20):
         table = _prefix_table(rng)
         look = encode_lookups(table)
-        assert int(look["bucket"][-1]) == int((table.lengths >= 3).sum())
-        assert len(look["bucket"]) == BUCKETS + 1
+        assert int(look["bucket_range"][-1]) >> 16 == int((table.lengths >= 3).sum())
+        assert len(look["bucket_range"]) == BUCKETS
+        assert len(look["cand_vm"]) == 2 * len(look["cand_lc"])
         syms = list(table.symbols)
         for _ in range(20):
             pieces = [syms[int(k)] for k in rng.integers(0, len(syms), 8)]
