@@ -131,32 +131,23 @@ __device__ __forceinline__ bool short_string(const i64* __restrict__ offsets,
     return *end - *pos <= long_min;
 }
 
-// A short string's codes into the stage at the string's own byte position (a string's codes
-// fit its bytes unless escapes outnumber its multi-byte symbols: those are cut at the string's
-// end and written again by fsst_encode_compact), and their count into counts[i]: the one parse
-// a string gets before the codes' size is known.
-// Strings go to lanes by length: a lane waits at its string's end for its warp's longest, and
-// with a thread a string in order ncu had 11.5 of a warp's 32 lanes busy. The order strings
-// are parsed in is free (each writes at its own place), so a block takes a tile of STAGE_TILE
-// consecutive strings, sorts their indices by a length class in shared memory (a counting
-// sort: a histogram, a scan, a scatter) and each warp parses 32 neighbours in that order, whose
-// lengths are alike; the strings stay within the tile's bytes, so the lanes' loads stay near.
+// One thread a short string: its codes into the stage at the string's own byte position (a
+// string's codes fit its bytes unless escapes outnumber its multi-byte symbols: those are cut at
+// the string's end and written again by fsst_encode_compact), and their count into counts[i].
+// The one parse a string gets before the codes' size is known (a count pass and a write pass
+// parsed it twice).
 // The long strings are counted on the way (summary[0] += their chunks of `chunk` bytes,
 // summary[1] = the most chunks of one), so a column without any needs no pass of its own to
 // find out.
 // `bad` (or null): fsst_encode_check's flag, read before anything else; where it is set the
 // offsets may point anywhere and the kernel leaves (the launcher raises after its one wait).
 // A short string's place and codes' count fit 32 bits (the launcher keeps long_min below 2**28,
-// or the column below 2**30 bytes).
-#define STAGE_TILE 1024   // fsst_encode.STAGE_TILE: 4 strings a thread of 256
-#define STAGE_BINS 32
-
-__device__ __forceinline__ int stage_bin(int len)
-{
-    // 0-23 bytes a class each, then one class a power of two (24-31, 32-63, ... 2048+)
-    return len < 24 ? len : min(STAGE_BINS - 1, 24 + (27 - __clz(len)));
-}
-
+// or the column below 2**30 bytes).  Each warp's 32 strings are staged in a 2 KiB window of
+// shared memory laid over the stage from the first string's 16-byte boundary (a string
+// reaching past it goes to the stage in global memory), which the warp then copies out in
+// 16-byte stores: a byte store a lane into its own string's sector held L2 at 69% of its
+// throughput (BENCHMARKS.md section 61).
+#define WARP_STAGE 2048
 extern "C" __global__ void __launch_bounds__(256)
 fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
                   i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
@@ -164,75 +155,63 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
                   unsigned long long* __restrict__ summary,
                   const unsigned long long* __restrict__ bad)
 {
-    __shared__ unsigned short order[STAGE_TILE];
-    __shared__ unsigned short key[STAGE_TILE];   // a string's class << 10 | its rank in it
-    __shared__ unsigned hist[STAGE_BINS];
+    __shared__ __align__(16) uint8_t window[8][WARP_STAGE];
     if (bad && *bad) return;
-    const int per = STAGE_TILE / 256;
-    for (i64 tile = (i64)blockIdx.x * STAGE_TILE; tile < n; tile += (i64)gridDim.x * STAGE_TILE) {
-        const int m = (int)(n - tile < STAGE_TILE ? n - tile : STAGE_TILE);
-        if (threadIdx.x < STAGE_BINS) hist[threadIdx.x] = 0;
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < per; ++j) {
-            const int k = threadIdx.x + 256 * j;
-            if (k < m) {
-                i64 pos, end;
-                if (!short_string(offsets, validity, tile + k, long_min, &pos, &end)) {
-                    const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
-                    atomicAdd(summary, chunks);
-                    atomicMax(summary + 1, chunks);
-                    end = pos;
-                }
-                const int b = stage_bin((int)(end - pos));
-                key[k] = (unsigned short)(b << 10 | atomicAdd(&hist[b], 1u));
+    const int lane = threadIdx.x & 31;
+    uint8_t* const sh = window[threadIdx.x >> 5];
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < n;
+         first += stride) {
+        const i64 i = first + lane;
+        const i64 base = offsets[first] & ~15LL;   // the window's byte 0 in the stage
+        i64 pos = 0, end = 0;
+        if (i < n && !short_string(offsets, validity, i, long_min, &pos, &end)) {
+            const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
+            atomicAdd(summary, chunks);
+            atomicMax(summary + 1, chunks);
+            end = pos;
+        }
+        const int cap = (int)(end - pos);
+        const bool near = end - base <= WARP_STAGE;
+        // the window is copied out up to the first string staged in global memory (the
+        // strings after it end further out: none of them is in the window)
+        const unsigned upto = __reduce_min_sync(0xffffffffu,
+                                                near || cap == 0 ? WARP_STAGE
+                                                                 : (unsigned)(pos - base));
+        uint8_t* __restrict__ dst = near ? sh + (pos - base) : stage + pos;
+        int r = 0, o = 0;
+        while (r < cap) {
+            unsigned code;
+            const int len = enc_match_rem(data, size, pos + r, cap - r, ENC_TABLE, &code);
+            if (len) {
+                if (o < cap) dst[o] = (uint8_t)code;
+                o += 1;
+                r += len;
+            } else {
+                if (o < cap) dst[o] = 255;
+                if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
+                o += 2;
+                r += 1;
             }
         }
-        __syncthreads();
-        if (threadIdx.x < 32) {   // the classes' starts: an exclusive scan by one warp
-            const unsigned h = hist[threadIdx.x];
-            unsigned x = h;
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const unsigned y = __shfl_up_sync(0xffffffffu, x, d);
-                if ((int)threadIdx.x >= d) x += y;
-            }
-            hist[threadIdx.x] = x - h;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < per; ++j) {
-            const int k = threadIdx.x + 256 * j;
-            if (k < m) order[hist[key[k] >> 10] + (key[k] & 1023)] = (unsigned short)k;
-        }
-        __syncthreads();
-#pragma unroll 1
-        for (int j = 0; j < per; ++j) {
-            const int s = threadIdx.x + 256 * j;
-            if (s >= m) break;
-            const i64 i = tile + order[s];
-            i64 pos, end;
-            if (!short_string(offsets, validity, i, long_min, &pos, &end)) end = pos;
-            uint8_t* __restrict__ dst = stage + pos;
-            const int cap = (int)(end - pos);
-            int r = 0, o = 0;
-            while (r < cap) {
-                unsigned code;
-                const int len = enc_match_rem(data, size, pos + r, cap - r, ENC_TABLE, &code);
-                if (len) {
-                    if (o < cap) dst[o] = (uint8_t)code;
-                    o += 1;
-                    r += len;
-                } else {
-                    if (o < cap) dst[o] = 255;
-                    if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
-                    o += 2;
-                    r += 1;
+        if (i < n) counts[i] = o;
+        __syncwarp();
+        // the window's bytes [from, to): this warp's strings' (not the warp before's)
+        const i64 last = first + 32 < n ? first + 32 : n;
+        const int from = (int)(offsets[first] - base);
+        const i64 span = offsets[last] - base;
+        const int to = (int)(span < (i64)upto ? span : (i64)upto);
+        for (int k = lane * 16; k < to; k += 512) {
+            if (k >= from && k + 16 <= to) {
+                *reinterpret_cast<uint4*>(stage + base + k) =
+                    *reinterpret_cast<const uint4*>(sh + k);
+            } else {
+                for (int b = k; b < k + 16 && b < to; ++b) {
+                    if (b >= from) stage[base + b] = sh[b];
                 }
             }
-            counts[i] = o;
         }
-        __syncthreads();   // order, key and hist are the next tile's
+        __syncwarp();   // before the next strings reuse the window
     }
 }
 

@@ -51,9 +51,6 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 THREADS = 256
-#: strings a thread of the stage kernel sorts in its block's tile (STAGE_TILE = 1024 in the
-#: kernel: a block's strings by length, each warp's lanes given strings of like lengths)
-STAGE_PER_THREAD = 4
 
 
 def bucket_of(first3: int) -> int:
@@ -269,7 +266,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        _fn("fsst_encode_stage")((_blocks(-(-n // STAGE_PER_THREAD)),), (THREADS,),
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
