@@ -1,0 +1,64 @@
+"""Checks of ``formats/nested.py`` that no other test could fail (the mutation campaign's
+``nested.py`` survivors, RELIABILITY.md "The mutation campaign, second round"): empty arrays of
+each container valid in full, a subtree holding no string left as it is (an empty struct,
+which a rebuild would give no rows), a required dictionary field under a null struct row."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu.formats.nested import (
+    compress_nested,
+    decode_nested,
+    empty_array,
+    fsst_type_of,
+    map_leaves,
+)
+
+I8 = pa.dictionary(pa.int8(), pa.string())
+
+
+@pytest.mark.parametrize("type_", [
+    pa.list_(pa.string()), pa.large_list(pa.binary()), pa.map_(pa.string(), pa.int8()),
+    pa.list_(pa.string(), 2), pa.struct([("s", pa.string())]), I8,
+    pa.list_(pa.map_(pa.large_string(), pa.list_(pa.int8()))),
+], ids=str)
+def test_empty_array_is_valid_in_full_for_each_container(type_):
+    # offsets that are not [0] pass pyarrow's cheap checks on an empty array, not the full ones
+    for t in (type_, fsst_type_of(type_)):
+        arr = empty_array(t)
+        arr.validate(full=True)
+        assert len(arr) == 0 and arr.type == t
+        if pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_large_list(t):
+            assert arr.offsets.to_pylist() == [0]
+
+
+def test_a_subtree_holding_no_string_is_left_as_it_is():
+    # struct<> has no child to give its length: rebuilt, it would have no rows
+    type_ = pa.struct([("s", pa.string()), ("e", pa.struct([])),
+                       ("l", pa.list_(pa.struct([])))])
+    col = pa.array([{"s": "ab", "e": {}, "l": [{}, {}]}, None,
+                    {"s": None, "e": None, "l": None}, {"s": "c", "e": {}, "l": []}], type_)
+    for part in (col, col.slice(1)):
+        coded = compress_nested(part)
+        assert coded.field(1).equals(part.field(1)) and len(coded) == len(part)
+        values, _ = decode_nested(coded)
+        assert values.equals(part)
+
+
+def test_a_required_dictionary_field_under_a_null_struct_row():
+    # the decoded dictionary leaf keeps its null under the null row ("" is for plain strings)
+    type_ = pa.struct([pa.field("d", I8, nullable=False), ("n", pa.int8())])
+    col = pa.StructArray.from_arrays(
+        [pa.array(["a", "b", "a"]).dictionary_encode().cast(I8), pa.array([1, 2, 3], pa.int8())],
+        fields=list(type_), mask=pa.array([False, True, False]))
+
+    def leaf(key, values):
+        return fsstgpu.compress_table(pa.table({"x": values}), columns=["x"]).column(0).chunk(0)
+
+    values, nbytes = decode_nested(map_leaves(col, leaf, pa.types.is_dictionary))
+    assert values.type == type_ and nbytes == 2  # the dictionary's "a" and "b"
+    assert values.to_pylist() == col.to_pylist()
+    assert values.field(0).to_pylist() == ["a", None, "a"]
