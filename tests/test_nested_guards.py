@@ -10,6 +10,7 @@ import pytest
 
 import fsstgpu
 from fsstgpu.formats.nested import (
+    NestedTables,
     compress_nested,
     decode_nested,
     empty_array,
@@ -62,3 +63,23 @@ def test_a_required_dictionary_field_under_a_null_struct_row():
     assert values.type == type_ and nbytes == 2  # the dictionary's "a" and "b"
     assert values.to_pylist() == col.to_pylist()
     assert values.field(0).to_pylist() == ["a", None, "a"]
+
+
+def test_map_leaves_keys_name_each_leaf_by_its_child_indices():
+    # callers find a leaf's type by its key (a fixed-size list's values are child 0, as a list's)
+    type_ = pa.struct([("l", pa.list_(pa.string())), ("g", pa.large_list(pa.string())),
+                       ("f", pa.list_(pa.string(), 1)), ("m", pa.map_(pa.string(), pa.string()))])
+    col = pa.array([{"l": ["a"], "g": ["b"], "f": ["c"], "m": [("d", "e")]}], type_)
+    keys = []
+    map_leaves(col, lambda key, v: keys.append(key) or v, pa.types.is_string)
+    assert keys == [(0, 0), (1, 0), (2, 0), (3, 0), (3, 1)]
+
+
+def test_a_required_fsst_field_under_a_null_row_grows_its_tables_as_it_is():
+    # its null under the parent's null row stays a null of the fsst leaf (nothing decoded)
+    type_ = pa.struct([pa.field("s", pa.string(), nullable=False), ("n", pa.int8())])
+    col = pa.StructArray.from_arrays([pa.array(["a", None, "b"]), pa.array([1, 2, 3], pa.int8())],
+                                     fields=list(type_), mask=pa.array([False, True, False]))
+    grown = NestedTables().extend(compress_nested(col))
+    assert grown.type == fsst_type_of(type_) and grown.field(0).null_count == 1
+    assert grown.to_pylist() == col.to_pylist()
