@@ -254,12 +254,25 @@ def empty_array(type_: pa.DataType) -> pa.Array:
     if pa.types.is_struct(type_):
         return pa.StructArray.from_arrays(children, fields=list(type_))
     if pa.types.is_fixed_size_list(type_):
-        return pa.FixedSizeListArray.from_arrays(children[0], type=type_)
+        return _fixed_size_lists(children[0], type_, None)
     if pa.types.is_map(type_):
         return pa.MapArray.from_arrays(pa.array([0], pa.int32()), *children, type=type_)
     offsets = pa.array([0], pa.int64() if pa.types.is_large_list(type_) else pa.int32())
     cls = pa.LargeListArray if pa.types.is_large_list(type_) else pa.ListArray
     return cls.from_arrays(offsets, children[0], type=type_)
+
+
+def _fixed_size_lists(values: pa.Array, type_: pa.DataType, like) -> pa.Array:
+    """Lists of ``type_`` over ``values`` with the length and nulls of ``like`` (none: no rows).
+    ``FixedSizeListArray.from_arrays`` divides by the list size: at size 0 the process dies
+    (SIGFPE, pyarrow 26), so those lists are built from ``like``'s validity buffer."""
+    if type_.list_size:
+        mask = like.is_null() if like is not None and like.null_count else None
+        return pa.FixedSizeListArray.from_arrays(values, type=type_, mask=mask)
+    if like is None:
+        return pa.Array.from_buffers(type_, 0, [None], children=[values])
+    return pa.Array.from_buffers(type_, len(like), like.buffers()[:1], null_count=like.null_count,
+                                 offset=like.offset, children=[values])
 
 
 def _walk(arr: pa.Array, leaf, wanted, key=(), *, decoding: bool = False) -> pa.Array:
@@ -288,8 +301,8 @@ def _walk(arr: pa.Array, leaf, wanted, key=(), *, decoding: bool = False) -> pa.
         size = type_.list_size
         values = arr.values.slice(arr.offset * size, len(arr) * size)  # .values ignores offset
         new = _walk(values, leaf, wanted, (*key, 0), decoding=decoding)
-        return pa.FixedSizeListArray.from_arrays(
-            new, type=with_children(type_, [type_.value_field.with_type(new.type)]), mask=mask)
+        return _fixed_size_lists(
+            new, with_children(type_, [type_.value_field.with_type(new.type)]), arr)
     offsets = arr.offsets  # with arr's offset applied, not from 0; no nulls
     if len(offsets) == 0:
         offsets = pa.array([0], offsets.type)

@@ -83,3 +83,19 @@ def test_a_required_fsst_field_under_a_null_row_grows_its_tables_as_it_is():
     grown = NestedTables().extend(compress_nested(col))
     assert grown.type == fsst_type_of(type_) and grown.field(0).null_count == 1
     assert grown.to_pylist() == col.to_pylist()
+
+
+@pytest.mark.parametrize("type_", [
+    pa.list_(pa.string(), 0), pa.struct([("z", pa.list_(pa.binary(), 0)), ("s", pa.string())]),
+], ids=str)
+def test_fixed_size_lists_of_size_zero(type_):
+    # FixedSizeListArray.from_arrays divides by the size: before, the process died (SIGFPE)
+    rows = ([[], None, [], []] if pa.types.is_fixed_size_list(type_) else
+            [{"z": [], "s": "a"}, None, {"z": None, "s": None}, {"z": [], "s": "b"}])
+    col = pa.array(rows, type_)
+    for part in (col, col.slice(1), col.slice(1, 0)):
+        coded = compress_nested(part)
+        coded.validate(full=True)
+        values, _ = decode_nested(coded)
+        assert values.equals(part) and values.to_pylist() == part.to_pylist()
+    empty_array(fsst_type_of(type_)).validate(full=True)
