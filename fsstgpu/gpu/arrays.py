@@ -239,8 +239,8 @@ def upload_codes(host: np.ndarray, codes, stream, device: int) -> None:
             stream.synchronize()
 
 
-#: codes from which upload_batch hands their upload to a worker thread: below it the handoff
-#: costs more than the copy it hides (H200 host: 282 KB of codes, 41 us to upload, ran 15-30 us
+#: codes from which upload_batch overlaps their upload with the layout (one of the two on a
+#: worker thread): below it the handoff costs more than the copy it hides (H200 host: 282 KB of codes, 41 us to upload, ran 15-30 us
 #: slower handed off; 1.7 MB, 165 us, 150-210 us faster)
 OVERLAP_BYTES = 1 << 20
 
@@ -257,8 +257,9 @@ STAGING_BUFFERS = 16
 def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate=None,
                  piece_bytes: int = PIECE_BYTES, nbuffers: int = STAGING_BUFFERS,
                  joined=None) -> DeviceCompressedStringArray:
-    """``DeviceCompressedStringArray(HostBatch(carrs), stream)``, with the codes' upload
-    started on a worker thread before the layout is built, so the two overlap.
+    """``DeviceCompressedStringArray(HostBatch(carrs), stream)``, with the codes' upload and the
+    layout overlapped: a worker thread builds the layout while this one copies the codes, or,
+    for staged codes, copies them while this one builds it.
 
     The codes are plain bytes whatever the columns hold, so sending them before the columns are
     checked is safe: a column the layout refuses raises here once the copies have been
@@ -289,12 +290,11 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate
     where = stream if stream is not None else cp.cuda.get_current_stream()
     codes = padded_codes(ncodes, where)
     staged = ncodes >= STAGE_BYTES and not all(_is_pinned(p) for p in parts if p.size)
-    if staged:
-        pending = upload_pool().submit(_copy_parts_staged, cp.cuda.Device().id, codes.data.ptr,
-                                       parts, where.ptr, max(1, piece_bytes), max(1, nbuffers))
-    else:
-        pending = upload_pool().submit(_copy_parts, cp.cuda.Device().id, codes.data.ptr, parts,
-                                       where.ptr)
+    device = cp.cuda.Device().id
+    if not staged:
+        return _copy_here(cp, carrs, parts, codes, where, device, lengths, allocate, joined)
+    pending = upload_pool().submit(_copy_parts_staged, device, codes.data.ptr, parts, where.ptr,
+                                   max(1, piece_bytes), max(1, nbuffers))
     try:
         layout = HostBatch(carrs, lengths=lengths, allocate=allocate, joined=joined)
     except BaseException:
@@ -302,6 +302,29 @@ def upload_batch(carrs, stream=None, *, lengths: str = DEFAULT_LENGTHS, allocate
         raise
     pending.result()  # the copies are enqueued: the decode launched next follows them
     return DeviceCompressedStringArray(layout, where, codes=codes)
+
+
+def _copy_here(cp, carrs, parts, codes, where, device, lengths, allocate, joined):
+    """upload_batch's codes below :data:`STAGE_BYTES` (or pinned): the layout handed to a
+    worker and the codes copied by this thread. A pageable copy holds the calling thread for its
+    whole length with the GIL released, so the worker, already woken, takes the GIL at once and
+    builds the layout meanwhile; a copy handed to a worker instead waited for the GIL until the
+    layout's Python let it go (70-110 us after its submit, BENCHMARKS.md section 55). H100,
+    median of 100 calls, six interleaved pairs (section 62): a 16 MiB host column 827-1010 ->
+    830-862 us; 4 MiB the same (425-482 against 433-506)."""
+    pending = upload_pool().submit(_layout_on, device, carrs, lengths, allocate, joined)
+    try:
+        _copy_parts(device, codes.data.ptr, parts, where.ptr)
+    except BaseException:
+        pending.exception()  # the layout finished (or failed) first; the copy's error wins
+        raise
+    return DeviceCompressedStringArray(pending.result(), where, codes=codes)
+
+
+def _layout_on(device: int, carrs, lengths, allocate, joined) -> HostBatch:
+    """HostBatch of ``carrs`` on a worker thread, with ``device`` current (its pinned buffer)."""
+    with get_cupy().cuda.Device(device):
+        return HostBatch(carrs, lengths=lengths, allocate=allocate, joined=joined)
 
 
 def _copy_parts(device_id: int, dst: int, parts, stream_ptr: int) -> None:

@@ -149,13 +149,15 @@ def _on_device(cp, strings):
         strings.check_buffers()  # the kernels read data and validity by pointer
         n = strings.length
         lo = hi = 0
-        if n:
-            ends = cp.concatenate((strings.offsets[:1], strings.offsets[n:]))
-            lo, hi = (int(v) for v in ends.get())
+        if n:  # (offsets 0 and n: a strided view's copy back, no concatenation)
+            lo, hi = (int(v) for v in strings.offsets[::n].get())
         if not 0 <= lo <= hi <= int(strings.data.size):
             raise CorruptDataError("the device strings' offsets lie outside their data or "
                                    "decrease")
-        offsets = cp.subtract(strings.offsets, lo, dtype=cp.int64)
+        # int64 offsets from 0 (a decode's, say) are taken as they are: the kernels only read
+        # them
+        offsets = strings.offsets if lo == 0 and strings.offsets.dtype == cp.int64 else \
+            cp.subtract(strings.offsets, lo, dtype=cp.int64)
         data = strings.data[lo:hi]
         if data.data.ptr % 8:  # the kernel's aligned loads
             data = data.copy()

@@ -161,13 +161,26 @@ def prefetch_rows(cp, out_offsets, split_size: int, total: int):
     """
     if (total - 1) // split_size + 1 >= DEVICE_PLAN_ROWS:
         return None
-    row = split_rows(cp, out_offsets, split_size, total)
-    return lambda code_offsets: cp.concatenate((row, code_offsets[row], out_offsets[row]))
+    rows = rule2_rows(out_offsets, split_size, xp=cp, total=total)
+    m = int(rows.size) + 1
+    # [rows | their code offsets | their output offsets] in one buffer: the rows and output
+    # offsets now, the code offsets once encoded (no concatenation after the encode)
+    back = cp.zeros(3 * m, cp.int64)
+    row = back[:m]
+    row[1:] = rows
+    cp.take(out_offsets, row, out=back[2 * m :])
+
+    def gathered(code_offsets):
+        cp.take(code_offsets, row, out=back[m : 2 * m])
+        return back
+
+    return gathered
 
 
 def rows_from(values: np.ndarray) -> tuple:
     """:func:`prefetch_rows`' host copy as (rows, code offsets, output offsets)."""
-    return tuple(np.split(np.asarray(values, np.int64), 3))
+    m = len(values) // 3
+    return values[:m], values[m : 2 * m], values[2 * m :]
 
 
 def _upload_sections(cp, layout: DeviceLayout, meta, arrays: dict, names) -> None:
