@@ -5,18 +5,20 @@ output lies (the kernel loads whole aligned blocks and skips a chunk past its ra
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fsstgpu.kernels.fsst_decode import UTF8_CHUNK, utf8_range_table
 
 
-def test_every_block_a_range_touches_has_a_chunk_at_any_alignment():
+@pytest.mark.parametrize("nbounds", [2, 4, 65, 66, 200])  # (up to 64 ranges: from lists)
+def test_every_block_a_range_touches_has_a_chunk_at_any_alignment(nbounds):
     rng = np.random.default_rng()
-    bounds = np.sort(rng.integers(0, 5000, 200))
+    bounds = np.sort(rng.integers(0, 5000, nbounds))
     ranges = [(int(a), int(b), k)
               for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))]
     table = utf8_range_table(ranges)
     kept = [r for r in ranges if r[1] > r[0]]
-    assert table.shape == (4, len(kept) + 1)
+    assert table.shape == (4, len(kept) + 1) and table.dtype == np.int64
     assert table[:3, :-1].T.tolist() == [list(r) for r in kept]
     chunks = np.diff(table[3])
     for misalign in range(UTF8_CHUNK):
