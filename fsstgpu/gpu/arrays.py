@@ -240,8 +240,9 @@ def upload_codes(host: np.ndarray, codes, stream, device: int) -> None:
 
 
 #: codes from which upload_batch overlaps their upload with the layout (one of the two on a
-#: worker thread): below it the handoff costs more than the copy it hides (H200 host: 282 KB of codes, 41 us to upload, ran 15-30 us
-#: slower handed off; 1.7 MB, 165 us, 150-210 us faster)
+#: worker thread): below it the handoff costs more than the copy it hides (H200 host: 282 KB
+#: of codes, 41 us to upload, ran 15-30 us slower handed off; 1.7 MB, 165 us, 150-210 us
+#: faster)
 OVERLAP_BYTES = 1 << 20
 
 #: pageable codes from which upload_batch stages them (:func:`_copy_parts_staged`: two pieces or
