@@ -22,6 +22,7 @@ from fsstgpu.formats import arrow_read, device_reader as reader, read_table, uni
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.rowgroups import Source
 from fsstgpu.testing import poisoned_codes
+from fsstgpu.types import INT32_MAX
 
 
 def _seed() -> int:
@@ -387,3 +388,59 @@ def test_cpu_read_names_a_damaged_page_in_a_run(tmp_path, lines, column):
     with pytest.raises(CorruptDataError,
                        match=f"bad.parquet: row group {bad}, column '{column}'"):
         read_table(path, device="cpu")
+
+
+def _group_bytes(chunks, limit: int) -> list:
+    """``_decodable``'s groups of ``chunks`` at ``limit``, as each piece's string bytes."""
+    groups = arrow_read._decodable(pa.chunked_array(chunks), limit)
+    return [[arrow_read.decode_column(piece)[1] for piece in group] for group in groups]
+
+
+def test_chunks_group_up_to_exactly_the_limit(monkeypatch):
+    """Consecutive chunks form one group while their bytes stay within ``max_chunk_bytes`` and
+    GROUP_BYTES, whichever is smaller: a sum exactly at the bound joins, one byte over starts a
+    new group; a chunk exactly at the bound is kept whole, one byte over it is cut (the tests
+    above never met either bound exactly: moved by one, no test failed)."""
+    text = {0: [""], 2: ["ab"], 3: ["a", None, "bc"], 4: ["abcd"], 6: ["abc", "def"],
+            7: ["abc", None, "defg"]}
+
+    def chunks(*sizes):
+        return [to_extension_array(fsstgpu.compress(pa.array(text[s]))) for s in sizes]
+
+    some = chunks(2, 2, 2, 4, 3, 3)
+    want = [[2, 2, 2], [4], [3, 3]]  # 6 joins; 6 + 4 and 4 + 3 do not
+    assert _group_bytes(some, 6) == want
+    assert _group_bytes(some, 7) != want  # (the case can tell the bound)
+    assert _group_bytes(chunks(6, 0, 2), 6) == [[6, 0], [2]]  # a chunk at the bound: whole
+    assert _group_bytes(chunks(7, 2), 6) == [[3], [4], [2]]  # one byte over: cut
+    monkeypatch.setattr(arrow_read, "GROUP_BYTES", 6)  # the same bound from GROUP_BYTES
+    assert _group_bytes(some, INT32_MAX) == want
+    assert _group_bytes(some, 7) == want
+    assert _group_bytes(chunks(7, 2), 6) == [[3], [4], [2]]
+    assert _group_bytes(chunks(7, 2), INT32_MAX) == [[7], [2]]  # over GROUP_BYTES: alone, whole
+    monkeypatch.setattr(arrow_read, "GROUP_BYTES", 7)
+    assert _group_bytes(some, 6) == want
+    assert pa.chunked_array(arrow_read.decode_column(pa.chunked_array(some), max_chunk_bytes=6)[0]
+                            ).to_pylist() == ["ab"] * 3 + ["abcd"] + ["a", None, "bc"] * 2
+
+
+def test_lengths_under_their_own_nulls_do_not_cut_a_chunk():
+    """Stored lengths under the lengths field's own nulls (here 5, another writer's choice)
+    count in the quick bound; over the limit, the bound from the lengths without them decides:
+    two chunks of 4 bytes each, a quick bound of 9 each, form one group at 8."""
+    ext = to_extension_array(fsstgpu.compress(pa.array(["ab", None, "cd"])))
+    storage = ext.storage
+    lengths = pa.Array.from_buffers(pa.uint32(), 3, [
+        pa.py_buffer(np.packbits([1, 0, 1], bitorder="little")),
+        pa.py_buffer(np.array([2, 5, 2], np.uint32))], 1)
+    fields = [storage.field(i) for i in range(storage.type.num_fields)]
+    fields[storage.type.get_field_index("lengths")] = lengths
+    forged = pa.ExtensionArray.from_storage(ext.type, pa.StructArray.from_arrays(
+        fields, fields=list(storage.type), mask=pa.array([False, True, False])))
+    assert arrow_read._length_bound(forged.storage.field("lengths")) == 9
+    assert _group_bytes([forged, forged], 8) == [[4, 4]]
+    assert _group_bytes([forged, forged], 7) == [[4], [4]]
+    # within the limit, the quick bound stands (no pass): 9 + 9 > 9, so two groups
+    assert _group_bytes([forged, forged], 9) == [[4], [4]]
+    got, nbytes = arrow_read.decode_column(pa.chunked_array([forged] * 2), max_chunk_bytes=8)
+    assert got.to_pylist() == ["ab", None, "cd"] * 2 and nbytes == 8
