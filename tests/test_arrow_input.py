@@ -377,3 +377,61 @@ def test_cuts_that_are_not_whole_pairs_are_refused():
     for value in (pair[:-1], pair + pair[:width]):
         with pytest.raises(CorruptDataError, match="cuts are not pairs"):
             from_extension_array(_with_cuts(ext, pa.array([value], cuts_type)))
+
+
+def _three_long_strings():
+    """Three strings long enough to be split, their extension array and each one's cuts (the
+    last string's text hardly compresses: its cuts are not those of the others)."""
+    text = ["".join(chr(97 + (i * 7) % 26) for i in range(600)), "ab" * 2000,
+            "".join(chr(33 + (i * i * 31 + i * 17) % 90) for i in range(600))]
+    col = pa.array(text)
+    ext = to_extension_array(fsstgpu.compress(col, split_size=64))
+    cuts = ext.storage.field("cuts").to_pylist()
+    assert all(cuts)
+    return col, ext, cuts
+
+
+def test_cuts_under_a_null_entry_are_skipped_and_empty_cuts_read():
+    """A ``cuts`` child may hold bytes under a null entry (its offsets span them: another
+    writer's choice) and empty entries that are not null: the cuts around the skipped bytes
+    are read from where they lie, and a column whose every entry is empty has no cut (the
+    campaign's survivors: the contiguous shortcut taken whatever the layout, the no-cut case
+    dropped)."""
+    col, ext, cuts = _three_long_strings()
+    ends = np.cumsum([0] + [len(c) for c in cuts])
+    cuts_type = ext.storage.field("cuts").type
+    skipped = pa.Array.from_buffers(cuts_type, 3, [
+        pa.py_buffer(np.packbits([1, 0, 1], bitorder="little")),
+        pa.py_buffer(ends.astype(np.int32)), pa.py_buffer(b"".join(cuts))], 1)
+    assert skipped.to_pylist() == [cuts[0], None, cuts[2]]
+    for forged in (skipped, pa.array([b""] * 3, cuts_type), pa.array(cuts, cuts_type)):
+        got = from_extension_array(_with_cuts(ext, forged))
+        assert fsstgpu.decompress(got, "cpu").equals(col)
+
+
+def test_a_null_table_in_a_later_chunk_is_named_with_its_chunk():
+    """A valid string whose table is null is CorruptDataError naming the chunk that holds it
+    when there are several (the campaign's survivor: the chunk left out of the message)."""
+    ext = to_extension_array(fsstgpu.compress(pa.array(["ab", "cd"])))
+    table = ext.storage.field("table")
+    nulled = pa.DictionaryArray.from_arrays(table.indices, pa.array([None], table.type.value_type))
+    storage = pa.StructArray.from_arrays(
+        [ext.storage.field(name) for name in ("codes", "lengths", "cuts")] + [nulled],
+        fields=list(ext.storage.type))
+    bad = pa.ExtensionArray.from_storage(ext.type, storage)
+    with pytest.raises(CorruptDataError, match=r"storage: a string's table 0 is null"):
+        from_extension_array(bad)
+    with pytest.raises(CorruptDataError, match=r"storage \(chunk 1\): a string's table 0 is "):
+        from_extension_array(pa.chunked_array([ext, bad]))
+
+
+def test_a_length_past_two_to_the_62_is_named():
+    """A stored length of 2**62 bytes or more (uint64 lengths, 64-bit offset types) is refused
+    by its value before any sum is taken (the campaign's survivor: the raise dropped)."""
+    ext = to_extension_array(fsstgpu.compress(pa.array(["ab", "cd"], pa.large_string())))
+    assert ext.storage.field("lengths").type == pa.uint64()
+    storage = pa.StructArray.from_arrays(
+        [ext.storage.field("codes"), pa.array([2, 2**62], pa.uint64()),
+         ext.storage.field("cuts"), ext.storage.field("table")], fields=list(ext.storage.type))
+    with pytest.raises(CorruptDataError, match=f"a length of {2**62} bytes"):
+        from_extension_array(pa.ExtensionArray.from_storage(ext.type, storage))
