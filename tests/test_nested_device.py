@@ -38,6 +38,9 @@ TYPES = [
     pa.list_(pa.struct([("k", pa.large_string()), ("v", pa.list_(pa.float32())),
                         ("d", pa.decimal128(12, 3))])),
     pa.struct([("inner", pa.struct([("s", pa.string())])), ("l", pa.list_(pa.string()))]),
+    # size 0: pyarrow's FixedSizeListArray.from_arrays divides by the size (SIGFPE, cc8a0f6)
+    pa.struct([("z", pa.list_(pa.string(), 0)), ("s", pa.string())]),
+    pa.list_(pa.string(), 0),
 ]
 
 
