@@ -262,12 +262,12 @@ def empty_array(type_: pa.DataType) -> pa.Array:
     return cls.from_arrays(offsets, children[0], type=type_)
 
 
-def _fixed_size_lists(values: pa.Array, type_: pa.DataType, like) -> pa.Array:
-    """Lists of ``type_`` over ``values`` with the length and nulls of ``like`` (none: no rows).
+def _fixed_size_lists(values: pa.Array, type_: pa.DataType, like, mask=None) -> pa.Array:
+    """Lists of ``type_`` over ``values`` with the length and nulls of ``like`` (none: no rows;
+    ``mask``: ``like.is_null()`` where it has nulls, else None).
     ``FixedSizeListArray.from_arrays`` divides by the list size: at size 0 the process dies
     (SIGFPE, pyarrow 26), so those lists are built from ``like``'s validity buffer."""
     if type_.list_size:
-        mask = like.is_null() if like is not None and like.null_count else None
         return pa.FixedSizeListArray.from_arrays(values, type=type_, mask=mask)
     if like is None:
         return pa.Array.from_buffers(type_, 0, [None], children=[values])
@@ -302,7 +302,7 @@ def _walk(arr: pa.Array, leaf, wanted, key=(), *, decoding: bool = False) -> pa.
         values = arr.values.slice(arr.offset * size, len(arr) * size)  # .values ignores offset
         new = _walk(values, leaf, wanted, (*key, 0), decoding=decoding)
         return _fixed_size_lists(
-            new, with_children(type_, [type_.value_field.with_type(new.type)]), arr)
+            new, with_children(type_, [type_.value_field.with_type(new.type)]), arr, mask)
     offsets = arr.offsets  # with arr's offset applied, not from 0; no nulls
     if len(offsets) == 0:
         offsets = pa.array([0], offsets.type)
