@@ -138,11 +138,16 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
 def split_rows(cp, out_offsets, split_size: int, total: int):
     """The rows whose code and output offsets plan a one-block column's split points: 0, then
     rule 2's (:func:`fsstgpu.splits.rule2_rows`), int64 on the device, without a wait."""
+    return _rows_buffer(cp, out_offsets, split_size, total, 1)
+
+
+def _rows_buffer(cp, out_offsets, split_size: int, total: int, slots: int):
+    """A zeroed int64 buffer of ``slots`` times :func:`split_rows`' count, those rows in its
+    first slot (the others for values gathered at them)."""
     rows = rule2_rows(out_offsets, split_size, xp=cp, total=total)
-    row = cp.empty(int(rows.size) + 1, cp.int64)
-    row[:1] = 0
-    row[1:] = rows
-    return row
+    buffer = cp.zeros(slots * (int(rows.size) + 1), cp.int64)
+    buffer[1 : int(rows.size) + 1] = rows
+    return buffer
 
 
 def prefetch_rows(cp, out_offsets, split_size: int, total: int):
@@ -161,13 +166,11 @@ def prefetch_rows(cp, out_offsets, split_size: int, total: int):
     """
     if (total - 1) // split_size + 1 >= DEVICE_PLAN_ROWS:
         return None
-    rows = rule2_rows(out_offsets, split_size, xp=cp, total=total)
-    m = int(rows.size) + 1
     # [rows | their code offsets | their output offsets] in one buffer: the rows and output
     # offsets now, the code offsets once encoded (no concatenation after the encode)
-    back = cp.zeros(3 * m, cp.int64)
+    back = _rows_buffer(cp, out_offsets, split_size, total, 3)
+    m = back.size // 3
     row = back[:m]
-    row[1:] = rows
     cp.take(out_offsets, row, out=back[2 * m :])
 
     def gathered(code_offsets):
