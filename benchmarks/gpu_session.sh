@@ -10,6 +10,7 @@
 # then run it with carry [".data", ".whl"], one call a part (a call may run 600 s at most):
 #   bash benchmarks/gpu_session.sh tests   # every GPU test, then memcheck on the kernels' tests
 #   bash benchmarks/gpu_session.sh bench   # the decode sweep and the encode table
+#   bash benchmarks/gpu_session.sh setup   # only the install and env.txt (for a probe's script)
 #
 # What it leaves in $OUT: pytest_gpu.txt (every GPU test), memcheck.txt (compute-sanitizer on
 # the kernels' own tests), sweep.json / sweep.png / sweep.txt (the decode size sweep beside
@@ -37,6 +38,8 @@ if [ -f .data/dbtext.tar.xz ] && [ ! -d .data/dbtext ]; then
 fi
 export FSSTGPU_DBTEXT=$PWD/.data/dbtext
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+
+[ "${1:-tests}" = setup ] && exit 0   # (a probe's script: installed, nothing run)
 
 if [ "${1:-tests}" = tests ]; then
   timeout 360 python3 -m pytest -q -m gpu -p no:cacheprovider tests > "$OUT/pytest_gpu.txt" 2>&1
