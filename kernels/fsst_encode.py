@@ -275,7 +275,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                              also)
             if done is not None:
                 return (*done, cuts) if cut_size else done
-            code_offsets = cp.zeros(n + 1, cp.int64)
+        code_offsets = cp.zeros(n + 1, cp.int64)
         counts = code_offsets[1:]
         # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section
         # 49); the long ones' chunks counted on the way: [chunks, most of one, codes' size]

@@ -35,7 +35,7 @@ def wall(fn, repeat=7):
     return float(np.median(times))
 
 
-for size in sizes:
+def measure(size):
     col = column_of(strings, size)
     table = fsstgpu.train(col)
     offs = np.frombuffer(col.buffers()[1], np.int64)[col.offset: col.offset + len(col) + 1]
@@ -45,7 +45,7 @@ for size in sizes:
     look = device_lookups(table)
     dev = fsstgpu.DeviceStringArray(col.type, len(col), d_offs, d_data, None, 0)
     ref, res = None, {}
-    for rnd in range(2):
+    for _rnd in range(2):
         for one in (False, True):
             fsst_encode.ONE_PASS = one
             answers.clear()
@@ -58,13 +58,17 @@ for size in sizes:
                             repeat=10)
             c = wall(lambda: fsstgpu.compress_device(dev, table))
             res.setdefault(one, []).append((nbytes / t / 1e9, nbytes / c / 1e9, same, answered))
-        total = int(ref[1][-1])
-        src = cp.empty(total, cp.uint8)
-        cp_s = time_device(lambda: src.copy(), repeat=10)
+    total = int(ref[1][-1])
+    src = cp.empty(total, cp.uint8)
+    cp_s = time_device(lambda: src.copy(), repeat=10)
     for one, rows in res.items():
         name = "one-pass" if one else "staged  "
         print(f"{size // MIB:5d} MiB {name} " + "  ".join(
             f"kernels {k:6.1f} GB/s compress_device {c:6.1f} same={s} answered={a}"
             for k, c, s, a in rows), flush=True)
     print(f"{size // MIB:5d} MiB trim copy of {total} code bytes: {cp_s * 1e6:.0f} us", flush=True)
+
+
+for size in sizes:
+    measure(size)
 fsst_encode.ONE_PASS = True
