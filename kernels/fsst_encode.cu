@@ -293,14 +293,13 @@ fsst_encode_one_pass(const uint8_t* __restrict__ data, i64 size, const i64* __re
     const int lane = threadIdx.x & 31;
     uint8_t* const win = window[threadIdx.x >> 5];
     uint8_t* const pk = packed[threadIdx.x >> 5];
-    unsigned long long ticket = 0;
-    if (lane == 0) ticket = atomicAdd(tiles + ntiles, 1ull);
     for (;;) {
+        // (a ticket taken a tile ahead made every look-back wait for a tile not begun: the
+        // one-pass encode at 11.7 GB/s, BENCHMARKS.md section 63)
+        unsigned long long ticket = 0;
+        if (lane == 0) ticket = atomicAdd(tiles + ntiles, 1ull);
         const i64 t = (i64)__shfl_sync(0xffffffffu, ticket, 0);
         if (t >= ntiles) break;
-        // the next tile's ticket now, its latency under this tile's work (it is larger than
-        // this one: the smallest unfinished tile's warp still works on it, no deadlock)
-        if (lane == 0) ticket = atomicAdd(tiles + ntiles, 1ull);
         const i64 first = t * 32, i = first + lane;
         const i64 base = offsets[first];   // the window's byte 0 in the strings
         i64 pos = 0, end = 0;
