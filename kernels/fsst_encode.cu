@@ -29,9 +29,6 @@ typedef unsigned int uint32_t;
 typedef long long i64;
 typedef unsigned long long u64;
 
-#include "sync.cuh"           // relaxed loads and stores, %globaltimer
-#include "scan_lookback.cuh"  // the one-pass encode's look-back
-
 #define ENC_BUCKETS 1024   // fsst_encode.BUCKETS
 
 __device__ __forceinline__ unsigned enc_bucket(u64 w)
@@ -252,127 +249,6 @@ fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __res
             const i64 src = __shfl_sync(0xffffffffu, pos, from);
             const i64 dst = __shfl_sync(0xffffffffu, at, from);
             for (i64 k = sub; k < c; k += 8) codes[dst + k] = stage[src + k];
-        }
-    }
-}
-
-// fsst_encode_one_pass: the stage and the compact in one kernel, where no string is long.  A warp
-// takes 32 consecutive strings at a time by ticket (tiles[ntiles]), parses each into its 2 KiB
-// window as fsst_encode_stage does, scans the codes' counts, publishes their sum and finds the
-// codes of every tile before it by the decoupled look-back (scan_lookback.cuh), so that it
-// knows where its codes go: it packs them in a second shared-memory buffer, 16-byte aligned as
-// they will lie in `codes`, and copies them out in 16-byte stores, the code offsets with them.
-// The codes are written once and the stage, the counts' prefix sum and the compact's second read
-// of the strings are gone.  A string whose codes are not packed (it ends past the window, its
-// codes outgrow its bytes, or they would end past the packing buffer) is parsed a second time,
-// into place, after the packed bytes are out.  *err (summary[3]'s low half, zero at the launch)
-// gets ONE_PASS_LONG where a string is longer than long_min (the launcher runs the staged
-// encode instead; with `check`, whose check[1] is the most bytes of a valid string, the kernel
-// leaves at once), ONE_PASS_FULL where the codes would pass `capacity` bytes (ditto), and
-// FSST_ERR_SCAN_TIMEOUT where a look-back timed out (never in a correct launch).  summary[2]
-// gets the codes' size.  tiles: ntiles + 1 zeroed words, ntiles = ceil(n / 32).
-#define ONE_PASS_LONG 1
-#define ONE_PASS_FULL 2
-#define PACK_STAGE (WARP_STAGE + 16)
-extern "C" __global__ void __launch_bounds__(256)
-fsst_encode_one_pass(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
-                     i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
-                     i64* __restrict__ code_offsets, uint8_t* __restrict__ codes, i64 capacity,
-                     i64 long_min, u64* __restrict__ tiles, i64 ntiles,
-                     unsigned long long* __restrict__ summary,
-                     const unsigned long long* __restrict__ check, u64 timeout_ns)
-{
-    __shared__ __align__(16) uint8_t window[8][WARP_STAGE];
-    __shared__ __align__(16) uint8_t packed[8][PACK_STAGE];
-    int* const err = reinterpret_cast<int*>(summary + 3);
-    if (check && check[0]) return;   // offsets out of bounds: the launcher raises
-    if (check && (i64)check[1] > long_min) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) atomicOr(err, ONE_PASS_LONG);
-        return;
-    }
-    const int lane = threadIdx.x & 31;
-    uint8_t* const win = window[threadIdx.x >> 5];
-    uint8_t* const pk = packed[threadIdx.x >> 5];
-    for (;;) {
-        // (a ticket taken a tile ahead made every look-back wait for a tile not begun: the
-        // one-pass encode at 11.7 GB/s, BENCHMARKS.md section 63)
-        unsigned long long ticket = 0;
-        if (lane == 0) ticket = atomicAdd(tiles + ntiles, 1ull);
-        const i64 t = (i64)__shfl_sync(0xffffffffu, ticket, 0);
-        if (t >= ntiles) break;
-        const i64 first = t * 32, i = first + lane;
-        const i64 base = offsets[first];   // the window's byte 0 in the strings
-        i64 pos = 0, end = 0;
-        if (i < n && !short_string(offsets, validity, i, long_min, &pos, &end)) {
-            atomicOr(err, ONE_PASS_LONG);
-            end = pos;
-        }
-        const int cap = (int)(end - pos);
-        const bool near = end - base <= WARP_STAGE;
-        const int room = near ? cap : 0;   // the codes kept in the window
-        uint8_t* const dst = win + (near ? pos - base : 0);
-        int r = 0, o = 0;
-        while (r < cap) {
-            unsigned code;
-            const int len = enc_match_rem(data, size, pos + r, cap - r, ENC_TABLE, &code);
-            if (len) {
-                if (o < room) dst[o] = (uint8_t)code;
-                o += 1;
-                r += len;
-            } else {
-                if (o < room) dst[o] = 255;
-                if (o + 1 < room) dst[o + 1] = (uint8_t)code;
-                o += 2;
-                r += 1;
-            }
-        }
-        __syncwarp();   // (the window's codes before the other lanes pack them)
-        const i64 incl = warp_inclusive_scan((i64)o), excl = incl - o;
-        const i64 total = __shfl_sync(0xffffffffu, incl, 31);
-        if (lane == 0) {
-            st_relaxed(tiles + t, (t == 0 ? FSST_SCAN_INCL : FSST_SCAN_AGG)
-                                      | ((u64)total & FSST_SCAN_VALUE));
-        }
-        i64 before = 0;
-        if (t > 0) {
-            before = scan_look_back(tiles, t, err, timeout_ns);
-            if (lane == 0) st_relaxed(tiles + t, FSST_SCAN_INCL | ((u64)(before + total)
-                                                                   & FSST_SCAN_VALUE));
-        }
-        const i64 at = before + excl;   // the string's codes' place
-        if (i < n) code_offsets[i + 1] = at + o;
-        if (i == 0) code_offsets[0] = 0;
-        if (i == n - 1) summary[2] = (unsigned long long)(at + o);
-        if (before + total > capacity) {
-            if (lane == 0) atomicOr(err, ONE_PASS_FULL);
-            continue;
-        }
-        // packed as they will lie in codes: byte `shift` of the buffer is codes[before]
-        const int shift = (int)(before & 15);
-        const bool packs = near && o <= cap && excl + o <= WARP_STAGE;
-        const int group = lane >> 3, sub = lane & 7;   // eight lanes a string, four at a time
-        for (int s = 0; s < 32; s += 4) {
-            const int from = s + group;
-            const int c = __shfl_sync(0xffffffffu, packs ? o : 0, from);
-            const int src = __shfl_sync(0xffffffffu, (int)(pos - base), from);
-            const int to = __shfl_sync(0xffffffffu, (int)excl, from) + shift;
-            for (int k = sub; k < c; k += 8) pk[to + k] = win[src + k];
-        }
-        __syncwarp();
-        // bytes [shift, lim) out (those of strings not packed too: written again below)
-        const int lim = shift + (int)(total < WARP_STAGE ? total : WARP_STAGE);
-        uint8_t* const out = codes + (before - shift);   // 16-byte aligned
-        for (int k = lane * 16; k < lim; k += 512) {
-            if (k >= shift && k + 16 <= lim) {
-                *reinterpret_cast<uint4*>(out + k) = *reinterpret_cast<const uint4*>(pk + k);
-            } else {
-                for (int b = k < shift ? shift : k; b < k + 16 && b < lim; ++b) out[b] = pk[b];
-            }
-        }
-        __syncwarp();   // (the packed copy's stores before those below, and the buffers free)
-        if (!packs && o) {
-            i64 w = at;
-            enc_run<true>(data, size, pos, end, end, ENC_TABLE, codes, &w);
         }
     }
 }

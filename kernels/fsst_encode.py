@@ -1,14 +1,11 @@
 """Launchers of the GPU FSST encoder (``fsst_encode.cu``) and its UTF-8 check.
 
 :func:`encode_lookups` turns a SymbolTable into the kernel's lookups (built on the host, a few
-hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings in one
-launch where none is long (a warp parses 32 strings into shared memory, finds where their codes
-go by a decoupled look-back over the warps before it, and writes them once), else in two (each
-string parsed once into a stage at its own bytes with its codes' count, a prefix sum, the staged
-codes copied into place a warp per 32 strings, the long strings in chunks between them), and
-returns the codes and their offsets on the device. The CPU twin is the compiled encoder
-(:func:`fsstgpu.native.encode_blocks` with the same table): greedy longest match, so the same
-codes byte for byte.
+hundred KB, uploaded once per table); :func:`encode_on_device` encodes a column's strings in two
+launches (each string parsed once into a stage at its own bytes with its codes' count, a prefix
+sum, the staged codes copied into place a warp per 32 strings) and returns the codes and their
+offsets on the device. The CPU twin is the compiled encoder (:func:`fsstgpu.native.encode_blocks`
+with the same table): greedy longest match, so the same codes byte for byte.
 
 >>> from fsstgpu import SymbolTable
 >>> from fsstgpu.kernels.fsst_encode import bucket_of, encode_lookups
@@ -43,7 +40,7 @@ from fsstgpu.kernels.encode_chunks import (
     string_codes,
     valid_lengths,
 )
-from fsstgpu.kernels.fsst_decode import SCAN_TIMEOUT_NS, launch_check_utf8, padded_size
+from fsstgpu.kernels.fsst_decode import launch_check_utf8, padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
 
 __all__ = ["BUCKETS", "CACHED_TABLES", "CHECK_AT", "STATUS_SIZE", "CheckResults", "bucket_of",
@@ -54,12 +51,6 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 THREADS = 256
-#: encode in one pass where no string is long (``fsst_encode_one_pass``); else, or where it
-#: gives up, the staged kernels
-ONE_PASS = True
-#: the one-pass kernel's flags (summary[3]): a string longer than long_min, codes past the
-#: buffer, a look-back timed out (ONE_PASS_LONG, ONE_PASS_FULL, FSST_ERR_SCAN_TIMEOUT)
-_LONG, _FULL, _TIMEOUT = 1, 2, 64
 
 
 def bucket_of(first3: int) -> int:
@@ -210,11 +201,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     necessarily the current one; arrays of several are refused); ``validity`` (uint8 bitmap or
     None) leaves null strings without codes. ``fill`` poisons the codes buffer
     before the codes are written (tests); ``lookups`` reuses :func:`encode_lookups`' arrays
-    already on the device; ``padded`` puts the codes at the start of an allocation of at least
-    :func:`~fsstgpu.kernels.fsst_decode.padded_size` bytes whose bytes past them up to that size
-    are zero (the decoder's loads reach them). Where no string is long, the codes' allocation
-    holds the strings' bytes (the one-pass kernel writes the codes before their size is
-    known). Strings longer than ``long_min`` bytes are encoded in chunks
+    already on the device; ``padded`` puts the codes at the start of an allocation of
+    :func:`~fsstgpu.kernels.fsst_decode.padded_size` bytes whose bytes past them are zero (the
+    decoder's loads reach them). Strings longer than ``long_min`` bytes are encoded in chunks
     of ``chunk`` bytes (:mod:`fsstgpu.kernels.encode_chunks`; ``long_min=None``: one thread a
     string, whatever its length). ``cut_size`` also finds the splits' cuts inside strings
     longer than it (:func:`fsstgpu.scan.long_string_cuts`' rule) as their codes are written:
@@ -258,9 +247,9 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                           status=status), on_stream(stream):
         if lookups is None:
             lookups = device_lookups(table)
+        code_offsets = cp.zeros(n + 1, cp.int64)
         cuts = (cp.zeros(0, cp.int64),) * 3 if cutting else None  # (no string longer yet)
         if n <= 0:
-            code_offsets = cp.zeros(n + 1, cp.int64)
             codes = cp.zeros(padded_size(0) if padded else 0, cp.uint8)[:0]
             return (codes, code_offsets, cuts) if cut_size else (codes, code_offsets)
         look = _in_kernel_order(lookups)
@@ -270,18 +259,12 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         if chunking:
             check_chunking(long_min, chunk)  # (the stage kernel divides by chunk)
         skip = np.int64(long_min if chunking else np.iinfo(np.int64).max)
-        if ONE_PASS:
-            done = _one_pass(cp, common, n, data.size, skip, padded, fill, status, on_status,
-                             also)
-            if done is not None:
-                return (*done, cuts) if cut_size else done
-        code_offsets = cp.zeros(n + 1, cp.int64)
         counts = code_offsets[1:]
         # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section
         # 49); the long ones' chunks counted on the way: [chunks, most of one, codes' size]
         stage = cp.empty(max(int(data.size), 1), cp.uint8)
         # [chunks, most of one, codes' size], and the check's results behind them where given
-        summary = cp.zeros(CHECK_AT, cp.int64) if status is None else status
+        summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
         _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
@@ -322,43 +305,6 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
                                   cut_lengths, cut_size)
             cuts = found if cutting else cuts
     return (codes[:total], code_offsets, cuts) if cut_size else (codes[:total], code_offsets)
-
-
-def _one_pass(cp, common, n, nbytes, long_min, padded, fill, status, on_status, also):
-    """:func:`encode_on_device` in one kernel (``fsst_encode_one_pass``): ``(codes,
-    code_offsets)``, or None where a string is longer than ``long_min`` or the codes outgrow
-    the strings' bytes (the staged encode's work then). One wait, as the staged encode's
-    without long strings; ``on_status`` is called only with an answer (or where the status
-    says the offsets are out of bounds, which it raises on)."""
-    capacity = nbytes + 64  # (codes past the strings' bytes: mostly escapes, the staged encode)
-    codes = cp.empty(padded_size(capacity) if padded else capacity, cp.uint8)
-    if fill is not None:
-        codes.fill(fill)
-    code_offsets = cp.empty(n + 1, cp.int64)
-    ntiles = -(-n // 32)
-    tiles = cp.zeros(ntiles + 1, cp.uint64)  # the look-back's words, then the ticket
-    summary = cp.zeros(CHECK_AT, cp.int64) if status is None else status
-    check = _pointer(None if status is None else status[CHECK_AT:])
-    _fn("fsst_encode_one_pass")((min(-(-ntiles // 8), 65536),), (THREADS,),
-                                (*common, code_offsets, codes, np.int64(capacity), long_min,
-                                 tiles, np.int64(ntiles), summary, check,
-                                 np.uint64(SCAN_TIMEOUT_NS)))
-    if also is None:
-        values, extra = summary.get(), None
-    else:
-        both = cp.concatenate((summary, also(code_offsets))).get()
-        values, extra = both[: summary.size], both[summary.size :]
-    flags = int(values[3]) & 0xFFFFFFFF
-    if flags & _TIMEOUT:
-        raise RuntimeError("the one-pass encode's look-back timed out")
-    if flags:
-        return None
-    if on_status is not None:
-        on_status(values, extra)
-    total = int(values[2])
-    if padded:
-        codes[total : padded_size(total)].fill(0)
-    return codes[:total], code_offsets
 
 
 def _chunk_args(plan, data, offsets) -> tuple:
@@ -409,9 +355,8 @@ def chunk_maps_on_device(table, data, offsets, plan, *, stream=None):
 
 
 #: where :func:`launch_check`'s results start in its status array (behind the encode's summary:
-#: long strings' chunks, the most of one, the codes' size, the one-pass kernel's flags), and the
-#: array's size
-CHECK_AT, STATUS_SIZE = 4, 9
+#: long strings' chunks, the most of one, the codes' size), and the array's size
+CHECK_AT, STATUS_SIZE = 3, 8
 _BAD, _MOST, _INSIDE, _BYTES, _UTF8 = range(CHECK_AT, CHECK_AT + 5)
 
 

@@ -13,7 +13,6 @@ import fsstgpu
 from fsstgpu import SymbolTable
 from fsstgpu.datasets import load_lines
 from fsstgpu.gpu import encoded
-from fsstgpu.kernels import fsst_encode
 from fsstgpu.kernels.fsst_encode import (
     BUCKETS,
     CACHED_TABLES,
@@ -164,60 +163,6 @@ def test_gpu_encodes_device_strings(dbtext_paths, monkeypatch):
         trained = fsstgpu.compress_device(dev)  # a table from a sample brought back
         assert fsstgpu.decompress_device(trained).to_arrow().equals(col)
         assert trained.ncodes < 0.95 * trained.total
-
-
-def _window_column(rng, n: int, type_) -> pa.Array:
-    """Strings a warp's shared-memory window holds and strings it does not (one-pass encode):
-    short text; text of 100-3000 bytes (a warp's strings then end past its 2 KiB window, or
-    their codes past its packing buffer); runs of bytes the table escapes (codes outgrowing
-    their bytes); empty strings and nulls; none longer than the staged encode's 4096 bytes."""
-    values = []
-    for _ in range(n):
-        kind = rng.random()
-        if kind < 0.03:
-            v = bytes(rng.integers(0x80, 0xFF, int(rng.integers(1, 30)), dtype=np.uint8))
-        else:
-            k = int(rng.integers(20, 400)) if kind < 0.08 else int(rng.integers(0, 8))
-            v = b"".join(WORDS[j] for j in rng.integers(0, len(WORDS), k))
-        values.append(None if rng.random() < 0.05 else v)
-    return pa.array(values, type_)
-
-
-WORDS = [b"the ", b"compress", b"GPU ", b"string ", b"table ", b"of ", b"a", b"\0"]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("one_pass", [True, False], ids=["one_pass", "staged"])
-def test_gpu_encode_one_pass_and_staged(one_pass, monkeypatch):
-    """Both ways of encoding columns without long strings, each seen to answer (the one-pass
-    kernel's result is not its fallback: a spy on _one_pass), against the CPU encoder on
-    fresh random columns, codes poisoned first; a column whose codes outgrow its bytes falls
-    back to the staged kernels with the same answer."""
-    seen = []
-    real = fsst_encode._one_pass
-    monkeypatch.setattr(fsst_encode, "_one_pass", lambda *a: seen.append(real(*a)) or seen[-1])
-    monkeypatch.setattr(fsst_encode, "ONE_PASS", one_pass)
-    rng = np.random.default_rng()
-    text = pa.array([b"".join(WORDS[j] for j in rng.integers(0, len(WORDS), 30))
-                     for _ in range(300)])
-    table = fsstgpu.train(text)  # (no byte >= 0x80: escaped)
-    for round_ in range(6):
-        type_ = [pa.binary(), pa.large_binary()][round_ % 2]
-        col = _window_column(rng, int(rng.integers(1, 6000)), type_)
-        seen.clear()
-        split_size = int(rng.choice([64, 4096, 1 << 20]))
-        got = fsstgpu.compress_device(col, table, fill=POISON, split_size=split_size)
-        _same(got, fsstgpu.compress(col, table=table, split_size=split_size))
-        # (strings longer than the split size are cut in chunks: the staged kernels)
-        longest = max((len(v) for v in col.to_pylist() if v), default=0)
-        answered = one_pass and longest <= split_size
-        assert seen[-1] is not None if answered else seen in ([None], []), (round_, seen)
-        assert bool(seen) == one_pass
-    escapes = pa.array([bytes(rng.integers(0x80, 0xFF, 50, dtype=np.uint8))] * 40)
-    seen.clear()
-    _same(fsstgpu.compress_device(escapes, table, fill=POISON),
-          fsstgpu.compress(escapes, table=table))
-    assert seen == [None] if one_pass else not seen
 
 
 @pytest.mark.gpu
