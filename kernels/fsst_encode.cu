@@ -253,6 +253,197 @@ fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __res
     }
 }
 
+// The packed variant of the pair (fsst_encode_stage_packed / fsst_encode_compact_packed): the
+// stage kernel also packs its warp's leading strings' codes (up to the first string that is long,
+// ends past the window or whose codes outgrow its bytes: the "packed prefix", the same strings
+// for both kernels, found from the offsets and the codes' counts) together at the first string's
+// byte position, so that the compact moves them as one run of bytes in 16-byte stores; the
+// strings after the prefix are staged and compacted as before.
+#define FULL_MASK 0xffffffffu
+
+// The warp's packed prefix: the number of leading lanes whose string packs, and the exclusive
+// sum of their codes' counts (lanes past it: their own count's place does not matter).
+__device__ __forceinline__ int packed_prefix(bool packs, int count, int* excl, int* total)
+{
+    const int lane = threadIdx.x & 31;
+    const unsigned out = __ballot_sync(FULL_MASK, !packs);
+    const int k = out ? __ffs(out) - 1 : 32;
+    int v = lane < k ? count : 0;
+    const int own = v;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int up = __shfl_up_sync(FULL_MASK, v, d);
+        if (lane >= d) v += up;
+    }
+    *excl = v - own;
+    *total = __shfl_sync(FULL_MASK, v, 31);
+    return k;
+}
+
+// Window bytes [from, to) to the stage at base + from ... (16-byte stores where whole).
+__device__ __forceinline__ void window_out(const uint8_t* __restrict__ sh, uint8_t* __restrict__ stage,
+                                           i64 base, int from, int to)
+{
+    const int lane = threadIdx.x & 31;
+    for (int k = (from & ~15) + lane * 16; k < to; k += 512) {
+        if (k >= from && k + 16 <= to) {
+            *reinterpret_cast<uint4*>(stage + base + k) = *reinterpret_cast<const uint4*>(sh + k);
+        } else {
+            for (int b = k < from ? from : k; b < k + 16 && b < to; ++b) stage[base + b] = sh[b];
+        }
+    }
+}
+
+// (__launch_bounds__'s 8 blocks an SM: 32 registers, as fsst_encode_stage's 31; 40 without)
+extern "C" __global__ void __launch_bounds__(256, 8)
+fsst_encode_stage_packed(const uint8_t* __restrict__ data, i64 size,
+                         const i64* __restrict__ offsets, i64 n,
+                         const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                         i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min,
+                         i64 chunk, unsigned long long* __restrict__ summary,
+                         const unsigned long long* __restrict__ bad)
+{
+    __shared__ __align__(16) uint8_t window[8][WARP_STAGE];
+    if (bad && *bad) return;
+    const int lane = threadIdx.x & 31;
+    uint8_t* const sh = window[threadIdx.x >> 5];
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 first = (i64)blockIdx.x * blockDim.x + (threadIdx.x & ~31); first < n;
+         first += stride) {
+        const i64 i = first + lane;
+        const i64 src = offsets[first];
+        const i64 base = src & ~15LL;   // the window's byte 0 in the stage
+        i64 pos = 0, end = 0;
+        bool is_long = false;
+        if (i < n && !short_string(offsets, validity, i, long_min, &pos, &end)) {
+            const unsigned long long chunks = (unsigned long long)((end - pos) / chunk);
+            atomicAdd(summary, chunks);
+            atomicMax(summary + 1, chunks);
+            end = pos;
+            is_long = true;
+        }
+        const int cap = (int)(end - pos);
+        const bool near = end - base <= WARP_STAGE;
+        const unsigned upto = __reduce_min_sync(FULL_MASK,
+                                                near || cap == 0 ? WARP_STAGE
+                                                                 : (unsigned)(pos - base));
+        uint8_t* __restrict__ dst = near ? sh + (pos - base) : stage + pos;
+        int r = 0, o = 0;
+        while (r < cap) {
+            unsigned code;
+            const int len = enc_match_rem(data, size, pos + r, cap - r, ENC_TABLE, &code);
+            if (len) {
+                if (o < cap) dst[o] = (uint8_t)code;
+                o += 1;
+                r += len;
+            } else {
+                if (o < cap) dst[o] = 255;
+                if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
+                o += 2;
+                r += 1;
+            }
+        }
+        if (i < n) counts[i] = o;
+        int excl, packed;
+        const int k = packed_prefix(i >= n || (!is_long && near && o <= cap), o, &excl, &packed);
+        __syncwarp();
+        // the prefix packed in place, leftwards, a byte a lane, in rounds of 32 bytes: byte b
+        // (string j's, its codes' exclusive sum e_j <= b) moves from window byte
+        // pos_j - base + b - e_j to shift + b, never to the right (each string's codes fit its
+        // bytes), and a round reads nothing an earlier round wrote
+        const int shift = (int)(src - base);
+        for (int b0 = 0; b0 < packed; b0 += 32) {
+            const int b = b0 + lane;
+            int j = 0;
+#pragma unroll
+            for (int step = 16; step; step >>= 1) {
+                const int e = __shfl_sync(FULL_MASK, excl, j + step);
+                if (j + step < k && e <= b) j += step;
+            }
+            const int e = __shfl_sync(FULL_MASK, excl, j);
+            const int at = __shfl_sync(FULL_MASK, (int)(pos - base), j);
+            const uint8_t v = b < packed ? sh[at + b - e] : 0;
+            __syncwarp();
+            if (b < packed) sh[shift + b] = v;
+            __syncwarp();
+        }
+        // the packed prefix at the first string's place, then the strings after it at their own
+        // (the window up to the first string staged in global memory)
+        window_out(sh, stage, base, shift, shift + packed);
+        if (k < 32) {
+            const i64 last = first + 32 < n ? first + 32 : n;
+            const i64 span = offsets[last] - base;
+            const int to = (int)(span < (i64)upto ? span : (i64)upto);
+            const int from = __shfl_sync(FULL_MASK, near ? (int)(pos - base) : WARP_STAGE, k);
+            window_out(sh, stage, base, from, to);
+        }
+        __syncwarp();   // before the next strings reuse the window
+    }
+}
+
+// The packed prefix moved as one run of bytes (16-byte stores, each from five 4-byte loads of the
+// stage funnel-shifted: the stage holds 16 bytes past its strings' for them), then the strings
+// after it as fsst_encode_compact copies them.
+extern "C" __global__ void __launch_bounds__(256)
+fsst_encode_compact_packed(const uint8_t* __restrict__ data, i64 size,
+                           const i64* __restrict__ offsets, i64 n,
+                           const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                           const i64* __restrict__ code_offsets,
+                           const uint8_t* __restrict__ stage, uint8_t* __restrict__ codes,
+                           i64 long_min)
+{
+    const int lane = threadIdx.x & 31;
+    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
+    for (i64 first = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; first < n;
+         first += warps * 32) {
+        const i64 i = first + lane;
+        const i64 src = offsets[first], base = src & ~15LL;
+        i64 pos = 0, end = 0, at = 0, count = 0;
+        bool packs = true;
+        if (i < n) {
+            const bool is_short = short_string(offsets, validity, i, long_min, &pos, &end);
+            at = code_offsets[i];
+            count = is_short ? code_offsets[i + 1] - at : 0;
+            packs = is_short && end - base <= WARP_STAGE && count <= end - pos;
+        }
+        int excl, packed;
+        const int k = packed_prefix(packs, (int)(packs ? count : 0), &excl, &packed);
+        const i64 d0 = __shfl_sync(FULL_MASK, at, 0), d1 = d0 + packed;
+        for (i64 c = (d0 & ~15LL) + lane * 16; c < d1; c += 512) {
+            if (c >= d0 && c + 16 <= d1) {
+                const i64 s = src + (c - d0);
+                const unsigned* w = reinterpret_cast<const unsigned*>(stage + (s & ~3LL));
+                const unsigned sh = (unsigned)(s & 3) * 8;
+                const unsigned a0 = w[0], a1 = w[1], a2 = w[2], a3 = w[3], a4 = w[4];
+                uint4 v;
+                v.x = __funnelshift_r(a0, a1, sh);
+                v.y = __funnelshift_r(a1, a2, sh);
+                v.z = __funnelshift_r(a2, a3, sh);
+                v.w = __funnelshift_r(a3, a4, sh);
+                *reinterpret_cast<uint4*>(codes + c) = v;
+            } else {
+                for (i64 b = c < d0 ? d0 : c; b < c + 16 && b < d1; ++b) {
+                    codes[b] = stage[src + (b - d0)];
+                }
+            }
+        }
+        if (lane < k) count = 0;   // (moved above)
+        if (count > end - pos) {   // cut in the stage: parsed again into place
+            i64 out = at;
+            enc_run<true>(data, size, pos, end, end, ENC_TABLE, codes, &out);
+            count = 0;
+        }
+        const int group = lane >> 3, sub = lane & 7;
+        for (int s = 0; s < 32; s += 4) {
+            const int from = s + group;
+            const i64 c = __shfl_sync(FULL_MASK, count, from);
+            const i64 from_at = __shfl_sync(FULL_MASK, pos, from);
+            const i64 to_at = __shfl_sync(FULL_MASK, at, from);
+            for (i64 b = sub; b < c; b += 8) codes[to_at + b] = stage[from_at + b];
+        }
+    }
+}
+
 // Long strings in chunks (one thread a chunk).  Chunk g of string i = chunk_string[g] is the
 // k-th (k = g - chunk_first[i]) of its nchunks[i]: bytes [s, e), s = offsets[i] + k * chunk,
 // e = s + chunk, the last one to the string's end (so every chunk holds >= chunk >= 64 bytes).
