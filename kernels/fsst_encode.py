@@ -51,10 +51,6 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 THREADS = 256
-#: A/B (pending): the stage and compact kernels without / with the packed prefix
-PACKED = True
-STAGE_KERNEL = ("fsst_encode_stage", "fsst_encode_stage_packed")
-COMPACT_KERNEL = ("fsst_encode_compact", "fsst_encode_compact_packed")
 
 
 def bucket_of(first3: int) -> int:
@@ -266,12 +262,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         counts = code_offsets[1:]
         # each short string parsed once, into a stage at its own bytes (BENCHMARKS.md section
         # 49); the long ones' chunks counted on the way: [chunks, most of one, codes' size]
-        # (16 bytes past the strings' for the packed compact's funnel-shifted loads)
-        stage = cp.empty(int(data.size) + 16, cp.uint8)
+        stage = cp.empty(max(int(data.size), 1), cp.uint8)
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        _fn(STAGE_KERNEL[PACKED])((_blocks(n),), (THREADS,),
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
@@ -300,7 +295,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             codes.fill(fill)
         if padded:
             codes[total:].fill(0)
-        _fn(COMPACT_KERNEL[PACKED])((_blocks(n),), (THREADS,),
+        _fn("fsst_encode_compact")((_blocks(n),), (THREADS,),
                                    (*common, code_offsets, stage, codes, skip))
         del stage
         if plan is not None:
