@@ -25,9 +25,11 @@ import pyarrow.compute as pc
 
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.dictionary_bits import (
+    concat_by_bits,
     float_bits,
     floats_taken_for_same,
     holds_floats,
+    index_limit,
     read_back_same,
     same_values,
 )
@@ -116,7 +118,7 @@ class Redictionary:
         self.running = running
         self.restart = restart
         self.name = name  # the column's, for messages
-        self.limit = _index_limit(type_.index_type)
+        self.limit = index_limit(type_.index_type)
         self._work_type = _work_type(type_.value_type)
         self.dictionary = pa.array([], type=self._work_type)
 
@@ -216,12 +218,6 @@ def _grown(values: pa.Array, dictionary: pa.Array) -> pa.Array:
     """``dictionary`` with the ``values`` it lacks appended, in order of first occurrence."""
     fresh = _lacking(values, dictionary)
     return pa.concat_arrays([dictionary, fresh]) if len(fresh) else dictionary
-
-
-def _index_limit(index_type: pa.DataType) -> int:
-    """How many dictionary values indices of ``index_type`` can address."""
-    bits = index_type.bit_width - (1 if pa.types.is_signed_integer(index_type) else 0)
-    return 1 << bits
 
 
 class FileDictionaries:
@@ -504,7 +500,7 @@ def _unified(col: pa.DictionaryArray, before: pa.Array, name: str, *,
     compute kernels take no values of its type, ``col`` as it is (the writer then refuses it as
     a replacement, naming the column too), or joined, :func:`_appended` to ``before``."""
     _refuse_ordered(col, name, why)
-    limit = _index_limit(col.type.index_type)
+    limit = index_limit(col.type.index_type)
     value_type = col.type.value_type
     own, old = _keyed(col.dictionary), _keyed(before)
     try:
@@ -534,14 +530,14 @@ def _appended(col: pa.DictionaryArray, before: pa.Array, name: str,
     :func:`_unified`'s)."""
     _refuse_ordered(col, name, why)
     own, indices = col.dictionary, col.indices
-    limit = _index_limit(col.type.index_type)
+    limit = index_limit(col.type.index_type)
     if len(before) + len(own) > limit:  # unused entries (a sliced batch's) left out
         used = pc.unique(indices.drop_null())
         own, indices = own.take(used), pc.index_in(indices, value_set=used)
     if len(before) + len(own) > limit:
         raise _outgrown(col, name, len(before) + len(own), why)
     moved = pc.add(indices.cast(pa.int64()), len(before)).cast(col.type.index_type)
-    return pa.DictionaryArray.from_arrays(moved, pa.concat_arrays([before, own]),
+    return pa.DictionaryArray.from_arrays(moved, concat_by_bits([before, own], name),
                                           ordered=col.type.ordered, safe=False)
 
 
@@ -565,7 +561,7 @@ def _refuse_ordered(col: pa.DictionaryArray, name: str, why: str) -> None:
 def _outgrown(col: pa.DictionaryArray, name: str, needed: int, why: str) -> ValueError:
     """The ValueError of :func:`_unified` and :func:`_appended` where ``col``'s dictionary,
     grown, needs ``needed`` values, more than its index type reaches."""
-    limit = _index_limit(col.type.index_type)
+    limit = index_limit(col.type.index_type)
     reach = f"more than {col.type.index_type} indices reach ({limit})"
     return ValueError(f"column {name!r}: " + {
         "stream": f"a record batch's dictionary {_TAKEN_FOR_SAME}, so it is sent as that one "
@@ -616,5 +612,5 @@ def _tail_given(col: pa.DictionaryArray, before: pa.Array) -> pa.DictionaryArray
     """``col`` with ``before`` in place of the start of its dictionary, which holds the same
     values (:func:`~fsstgpu.formats.dictionary_bits.same_values`), the rest appended."""
     own = col.dictionary
-    return _prefix_given(col, before if len(own) == len(before) else pa.concat_arrays(
+    return _prefix_given(col, before if len(own) == len(before) else concat_by_bits(
         [before, own.slice(len(before))]))

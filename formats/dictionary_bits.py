@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-from fsstgpu.formats.nested import map_value_types
+from fsstgpu.formats.nested import map_dictionaries, map_value_types
 
-__all__ = ["float_bits", "floats_taken_for_same", "holds_floats", "read_back_same",
-           "same_values"]
+__all__ = ["concat_by_bits", "float_bits", "floats_taken_for_same", "holds_floats",
+           "index_limit", "read_back_same", "same_values"]
 
 #: the integer type of each float width, for views of floats' bits
 _FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
@@ -153,3 +154,79 @@ def floats_taken_for_same(a: pa.Array, b: pa.Array) -> bool:
     dtype = np.dtype(f"float{a.type.bit_width}")
     x, y = (v.view(float_bits(a.type)).fill_null(0).to_numpy().view(dtype) for v in (a, b))
     return bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
+
+
+def concat_by_bits(arrays: list, name: str | None = None) -> pa.Array:
+    """``pa.concat_arrays(arrays)``, the dictionaries inside them (a struct's field, a list's
+    items, a dictionary's values') joined by bits: at each place, one dictionary that each
+    array's there starts, or is a prefix of, or else is appended to (its indices moved past
+    it). pyarrow's concatenation takes dictionaries equal by value (-0.0 for 0.0, a NaN for
+    another) for the same and keeps the first's, so {x: [-0.0]} after {x: [0.0]} read 0.0.
+
+    Raises
+    ------
+    ValueError
+        Where a dictionary so joined needs more values than its index type reaches (naming
+        column ``name``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import concat_by_bits
+    >>> def point(x): return pa.StructArray.from_arrays([pa.array([x]).dictionary_encode()],
+    ...                                                 ["x"])
+    >>> joined = concat_by_bits([point(0.0), point(-0.0)])
+    >>> joined.to_pylist(), joined.field(0).dictionary.to_pylist()
+    ([{'x': 0.0}, {'x': -0.0}], [0.0, -0.0])
+    """
+    if len(arrays) < 2 or not _holds_dictionary(arrays[0].type):
+        return pa.concat_arrays(arrays)
+    found: dict[tuple, list] = {}  # the dictionary leaves at each key, array after array
+    for arr in arrays:
+        map_dictionaries(arr, lambda key, leaf: found.setdefault(key, []).append(leaf) or leaf)
+    joined, starts = {}, {}
+    for key, leaves in found.items():
+        whole, starts[key] = leaves[0].dictionary, []
+        for leaf in leaves:
+            own, at = leaf.dictionary, 0
+            if len(own) > len(whole) and same_values(own.slice(0, len(whole)), whole):
+                whole = own
+            elif not (len(own) <= len(whole) and same_values(whole.slice(0, len(own)), own)):
+                whole, at = concat_by_bits([whole, own]), len(whole)
+            starts[key].append(at)
+        joined[key] = whole
+
+    def moved(k):
+        def leaf(key, arr):
+            index_type, limit = arr.type.index_type, index_limit(arr.type.index_type)
+            if len(joined[key]) > limit:
+                raise ValueError((f"column {name!r}: " if name is not None else "")
+                                 + f"dictionaries of {arr.type.value_type} joined need "
+                                 f"{len(joined[key])} values, more than {index_type} indices "
+                                 f"reach ({limit})")
+            indices = pc.add(arr.indices.cast(pa.int64()), starts[key][k]).cast(index_type)
+            return pa.DictionaryArray.from_arrays(indices, joined[key], ordered=arr.type.ordered,
+                                                  safe=False)
+        return leaf
+
+    return pa.concat_arrays([map_dictionaries(arr, moved(k)) for k, arr in enumerate(arrays)])
+
+
+def index_limit(index_type: pa.DataType) -> int:
+    """How many dictionary values indices of ``index_type`` can address.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import index_limit
+    >>> index_limit(pa.int8()), index_limit(pa.uint8())
+    (128, 256)
+    """
+    bits = index_type.bit_width - (1 if pa.types.is_signed_integer(index_type) else 0)
+    return 1 << bits
+
+
+def _holds_dictionary(type_: pa.DataType) -> bool:
+    """Whether ``type_`` is or holds a dictionary (through containers; list views' too)."""
+    return pa.types.is_dictionary(type_) or any(_holds_dictionary(type_.field(i).type)
+                                                for i in range(type_.num_fields))

@@ -750,3 +750,76 @@ def test_read_back_same_of_values_a_reader_holds_and_of_values_it_cannot_compare
     # as it is), not an error
     assert read_back_same(pa.array([0.0]).dictionary_encode(),
                           pa.array([-0.0, 1.0]).dictionary_encode())
+
+
+def _inner(values) -> pa.DictionaryArray:
+    """A float64 dictionary of ``values``, an index each."""
+    return pa.DictionaryArray.from_arrays(pa.array(range(len(values)), pa.int32()),
+                                          pa.array(values))
+
+
+#: dictionaries whose values hold a float dictionary (an IPC stream carries them: a nested field
+#: has a dictionary of its own), made of that dictionary's values
+_HOLDING_DICTIONARIES = {
+    "struct": lambda v: pa.StructArray.from_arrays([_inner(v)], ["x"]),
+    "list": lambda v: pa.ListArray.from_arrays(list(range(len(v) + 1)), _inner(v)),
+    "map": lambda v: pa.MapArray.from_arrays(list(range(len(v) + 1)),
+                                             [f"k{i}" for i in range(len(v))], _inner(v)),
+}
+
+
+def _spliced_stream(path: Path, batches) -> Path:
+    """``batches`` as one IPC stream that sends each batch's dictionaries whole (replacements):
+    each written in a stream of its own, their messages joined. pyarrow's writer does not send
+    a nested dictionary of [-0.0] after one of [0.0] (it compares by value); other writers do."""
+    out = bytearray()
+    for k, b in enumerate(batches):
+        sink = pa.BufferOutputStream()
+        with ipc.new_stream(sink, b.schema) as w:
+            w.write_batch(b)
+        for message in list(ipc.MessageReader.open_stream(sink.getvalue()))[k > 0:]:
+            out += message.serialize().to_pybytes()
+    path.write_bytes(bytes(out + b"\xff\xff\xff\xff\x00\x00\x00\x00"))
+    return path
+
+
+@pytest.mark.parametrize("rows", [None, 10])
+@pytest.mark.parametrize("case", list(_HOLDING_DICTIONARIES))
+def test_a_dictionary_holding_float_dictionaries_keeps_their_bits(tmp_path, case, rows):
+    """A dictionary column whose values hold float dictionaries (a struct's field, a list's
+    items, a map's items), batches whose inner dictionaries are [0.0], [-0.0], [0.0], [-0.0,
+    NaN]: compressed to a stream (each batch's dictionary given the one sent before, grown) or
+    with ``row_group_rows=`` (the units joined), the -0.0 read back as 0.0 with no error
+    (pyarrow's concatenation took the inner [-0.0] for [0.0] and kept the first). The inner
+    dictionaries are now joined by bits."""
+    make = _HOLDING_DICTIONARIES[case]
+    batches = [pa.record_batch({
+        "d": pa.DictionaryArray.from_arrays(pa.array(range(len(v)), pa.int8()), make(v)),
+        "s": [f"line {k} {i}" for i in range(len(v))]})
+        for k, v in enumerate([[0.0], [-0.0], [0.0], [-0.0, _nan(3)]])]
+    src = _spliced_stream(tmp_path / "in.arrows", batches)
+    want = _deep_bits(pa.chunked_array([b.column("d") for b in batches]).to_pylist())
+    assert _deep_bits(ipc.open_stream(src).read_all().column("d").to_pylist()) == want
+    for out in ("c.arrows", "c.arrow") if rows else ("c.arrows",):
+        compress_file(src, tmp_path / out, row_group_rows=rows)
+        plain = (ipc.open_stream if out.endswith("s") else ipc.open_file)(tmp_path / out)
+        for got in (read_table(tmp_path / out, device="cpu"), plain.read_all()):
+            assert got.schema.field("d").type == batches[0].schema.field("d").type
+            assert _deep_bits(got.column("d").to_pylist()) == want, out
+
+
+def test_a_float_dictionary_inside_one_that_cannot_grow_is_refused_naming_the_column():
+    """Where the inner dictionary of such a batch (taken for the one sent before) is sent
+    joined to the one before it, and that needs more values than its indices reach, the batch
+    is refused naming the column."""
+    def batch(first):
+        inner = pa.DictionaryArray.from_arrays(pa.array(range(100), pa.int8()),
+                                               pa.array([first, *range(1, 100)], pa.float64()))
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(  # (the outer may grow)
+            pa.array(range(100), pa.int16()), pa.StructArray.from_arrays([inner], ["x"]))})
+
+    sent = SentDictionaries()
+    sent.batch(batch(0.0))
+    with pytest.raises(ValueError, match=r"column 'd': dictionaries of double joined need 200 "
+                                         r"values, more than int8 indices reach \(128\)"):
+        sent.batch(batch(-0.0))
