@@ -823,3 +823,25 @@ def test_a_float_dictionary_inside_one_that_cannot_grow_is_refused_naming_the_co
     with pytest.raises(ValueError, match=r"column 'd': dictionaries of double joined need 200 "
                                          r"values, more than int8 indices reach \(128\)"):
         sent.batch(batch(-0.0))
+
+
+@pytest.mark.parametrize("values", [pa.array([0.0, -0.0]), pa.array(["a", "b"])])
+def test_a_dictionary_of_dictionaries_is_unreadable_and_refused_as_corrupt(tmp_path, values):
+    """A dictionary whose values are themselves a dictionary (no container between, which
+    ``same_values`` once could not view as bits) never reaches the writer: an IPC schema field
+    holds one dictionary encoding, so pyarrow's writer sends dictionary<int8, dictionary<int32,
+    v>> as dictionary<int8, v> whose dictionary is the inner indices, and Parquet holds none.
+    Such a file (a stream or a file, one batch) is refused as corrupt, naming the batch."""
+    inner = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), values)
+    batch = pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array([1, 0], pa.int8()),
+                                                                 inner), "s": ["a", "b"]})
+    for name, new in (("in.arrows", ipc.new_stream), ("in.arrow", ipc.new_file)):
+        with new(tmp_path / name, batch.schema) as w:
+            w.write_batch(batch)
+        assert ipc.read_schema(pa.BufferReader(batch.schema.serialize())).field("d").type == (
+            pa.dictionary(pa.int8(), values.type))
+        with pytest.raises(CorruptDataError, match="record batch 0: (invalid|unreadable)"):
+            compress_file(tmp_path / name, tmp_path / f"c.{name}")
+        assert not (tmp_path / f"c.{name}").exists()
+    with pytest.raises((pa.ArrowInvalid, pa.ArrowNotImplementedError)):
+        pq.write_table(pa.Table.from_batches([batch]), tmp_path / "in.parquet")
