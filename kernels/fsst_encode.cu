@@ -174,10 +174,12 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
         const int cap = (int)(end - pos);
         const bool near = end - base <= WARP_STAGE;
         // the window is copied out up to the first string staged in global memory (the
-        // strings after it end further out: none of them is in the window)
-        const unsigned upto = __reduce_min_sync(0xffffffffu,
-                                                near || cap == 0 ? WARP_STAGE
-                                                                 : (unsigned)(pos - base));
+        // strings after it end further out: none of them is in the window); its place capped
+        // at the window before it is cut to 32 bits (one 4 GiB past the first string, behind a
+        // null or a long string, cut to a small number, stopped the copy-out short)
+        const unsigned upto = __reduce_min_sync(
+            0xffffffffu, near || cap == 0 || pos - base >= WARP_STAGE ? WARP_STAGE
+                                                                      : (unsigned)(pos - base));
         uint8_t* __restrict__ dst = near ? sh + (pos - base) : stage + pos;
         int r = 0, o = 0;
         while (r < cap) {

@@ -166,6 +166,35 @@ def test_gpu_encodes_device_strings(dbtext_paths, monkeypatch):
 
 
 @pytest.mark.gpu
+def test_gpu_encode_a_string_4_gib_past_its_warps_first():
+    """A warp's strings: one of 1,000 bytes, a null over 4 GiB of bytes, one more: the third
+    ends past the first's shared-memory window, and its place (4 GiB + 100 bytes past the
+    first's) was cut to 32 bits (100) before the window's copy-out was stopped there, so all
+    but the first 100 bytes of the first string's codes were lost. Codes as the CPU encoder's
+    for the column without the null's bytes."""
+    import cupy as cp
+
+    free, _ = cp.cuda.Device().mem_info
+    if free < 12 << 30:
+        pytest.skip(f"needs 12 GiB of free GPU memory (4 GiB of strings, 4 GiB of stage): "
+                    f"{free >> 30} GiB free")
+    rng = np.random.default_rng()
+    words = [b"the ", b"stage ", b"window ", b"of ", b"codes ", b"x"]
+    first, third = (b"".join(words[j] for j in rng.integers(0, len(words), k))
+                    for k in (250, 300))
+    gap = (1 << 32) + 100 - len(first)
+    data = cp.empty(len(first) + gap + len(third), cp.uint8)  # (the null's bytes never read)
+    data[: len(first)] = cp.frombuffer(first, cp.uint8)
+    data[len(first) + gap :] = cp.frombuffer(third, cp.uint8)
+    offsets = cp.array([0, len(first), len(first) + gap, int(data.size)], cp.int64)
+    table = fsstgpu.train(pa.array([first, third]))
+    dev = fsstgpu.DeviceStringArray(pa.large_binary(), 3, offsets, data,
+                                    cp.array([0b101], cp.uint8), 1)
+    col = pa.array([first, None, third], pa.large_binary())
+    _same(fsstgpu.compress_device(dev, table, fill=POISON), fsstgpu.compress(col, table=table))
+
+
+@pytest.mark.gpu
 def test_gpu_encoded_column_edges():
     """Empty columns, all-null and all-empty columns, one string longer than many splits:
     each equal to the CPU encoder's and decoded on the GPU; to_host() refused for an uploaded
