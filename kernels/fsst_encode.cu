@@ -217,6 +217,131 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
     }
 }
 
+// The stage with a pool of strings a warp (pending A/B, fsst_encode.STAGE_KERNEL): a warp takes
+// POOL consecutive strings and hands them to its lanes in order, a lane taking the next string
+// as soon as its own is parsed, so that a long string holds one lane, not the warp's other 31
+// (section 59's profile: 11.5 of 32 lanes busy).  The pool's offsets and validity bytes are
+// loaded once, coalesced, into shared memory; the codes go where fsst_encode_stage puts them (a
+// window of POOL * 32 bytes a warp, copied out in 16-byte stores, strings ending past it
+// straight to the stage), so the compact is unchanged.
+template <int POOL>
+struct PoolSmem {
+    uint8_t window[POOL * 32];
+    i64 ends[POOL + 1];        // offsets[first ... first + count]
+    uint8_t valid[POOL / 8];   // the pool's validity bytes
+};
+
+template <int POOL>
+__device__ __forceinline__ void stage_pool(const uint8_t* __restrict__ data, i64 size,
+                                           const i64* __restrict__ offsets, i64 n,
+                                           const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                                           i64* __restrict__ counts, uint8_t* __restrict__ stage,
+                                           i64 long_min, i64 chunk,
+                                           unsigned long long* __restrict__ summary,
+                                           PoolSmem<POOL>& pool)
+{
+    constexpr int WINDOW = POOL * 32;
+    const int lane = threadIdx.x & 31;
+    uint8_t* const sh = pool.window;
+    const i64 step = (i64)gridDim.x * (blockDim.x >> 5) * POOL;
+    for (i64 first = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * POOL;
+         first < n; first += step) {
+        const int count = (int)(n - first < POOL ? n - first : POOL);
+        for (int k = lane; k <= count; k += 32) pool.ends[k] = offsets[first + k];
+        if (validity && lane < POOL / 8 && ((first >> 3) + lane) * 8 < n) {
+            pool.valid[lane] = validity[(first >> 3) + lane];
+        }
+        __syncwarp();
+        const i64 base = pool.ends[0] & ~15LL;
+        int head = 0;          // the strings handed out (the same in every lane)
+        int j = -1;            // this lane's string in the pool (-1: none)
+        i64 pos = 0;
+        int cap = 0, r = 0, o = 0;
+        uint8_t* dst = sh;
+        unsigned far_at = WINDOW;   // the first string this lane staged in global memory
+        while (true) {
+            if (j >= 0 && r >= cap) {   // parsed: its count, and the lane is free
+                counts[first + j] = o;
+                j = -1;
+            }
+            const unsigned want = __ballot_sync(0xffffffffu, j < 0);
+            if (want && head < count) {
+                const int mine = head + __popc(want & ((1u << lane) - 1));
+                head += __popc(want);
+                if (j < 0 && mine < count) {
+                    j = mine;
+                    pos = pool.ends[mine];
+                    i64 end = !validity || (pool.valid[mine >> 3] >> (mine & 7)) & 1
+                                  ? pool.ends[mine + 1] : pos;
+                    if (end - pos > long_min) {   // a long string: counted, left to the chunks
+                        const unsigned long long chunks =
+                            (unsigned long long)((end - pos) / chunk);
+                        atomicAdd(summary, chunks);
+                        atomicMax(summary + 1, chunks);
+                        end = pos;
+                    }
+                    cap = (int)(end - pos);
+                    r = o = 0;
+                    const bool near = end - base <= WINDOW;
+                    dst = near ? sh + (pos - base) : stage + pos;
+                    if (!near && cap && pos - base < (i64)far_at) {   // (64-bit: 1301b30)
+                        far_at = (unsigned)(pos - base);
+                    }
+                }
+            }
+            if (!__any_sync(0xffffffffu, j >= 0)) break;
+            if (j >= 0 && r < cap) {
+                unsigned code;
+                const int len = enc_match_rem(data, size, pos + r, cap - r, ENC_TABLE, &code);
+                if (len) {
+                    if (o < cap) dst[o] = (uint8_t)code;
+                    o += 1;
+                    r += len;
+                } else {
+                    if (o < cap) dst[o] = 255;
+                    if (o + 1 < cap) dst[o + 1] = (uint8_t)code;
+                    o += 2;
+                    r += 1;
+                }
+            }
+        }
+        __syncwarp();
+        // the window's bytes [from, to): this pool's strings', up to the first staged in global
+        // memory (those after it end further out)
+        const unsigned upto = __reduce_min_sync(0xffffffffu, far_at);
+        const int from = (int)(pool.ends[0] - base);
+        const i64 span = pool.ends[count] - base;
+        const int to = (int)(span < (i64)upto ? span : (i64)upto);
+        for (int k = lane * 16; k < to; k += 512) {
+            if (k >= from && k + 16 <= to) {
+                *reinterpret_cast<uint4*>(stage + base + k) =
+                    *reinterpret_cast<const uint4*>(sh + k);
+            } else {
+                for (int b = k; b < k + 16 && b < to; ++b) {
+                    if (b >= from) stage[base + b] = sh[b];
+                }
+            }
+        }
+        __syncwarp();   // before the next pool reuses the window and the ends
+    }
+}
+
+// (__launch_bounds__' 6 blocks an SM: 40 registers, no spills; 48 without; 32 spill)
+#define STAGE_POOL_KERNEL(NAME, POOL)                                                          \
+    extern "C" __global__ void __launch_bounds__(256, 6)                                      \
+    NAME(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets, i64 n,   \
+         const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS, i64* __restrict__ counts,     \
+         uint8_t* __restrict__ stage, i64 long_min, i64 chunk,                                 \
+         unsigned long long* __restrict__ summary, const unsigned long long* __restrict__ bad) \
+    {                                                                                          \
+        __shared__ __align__(16) PoolSmem<POOL> pools[8];                                      \
+        if (bad && *bad) return;                                                               \
+        stage_pool<POOL>(data, size, offsets, n, validity, ENC_TABLE, counts, stage, long_min, \
+                         chunk, summary, pools[threadIdx.x >> 5]);                             \
+    }
+STAGE_POOL_KERNEL(fsst_encode_stage_pool64, 64)
+STAGE_POOL_KERNEL(fsst_encode_stage_pool128, 128)
+
 // A warp per 32 consecutive strings: each short string's staged codes copied to code_offsets[i]
 // by eight lanes side by side, four strings at a time (consecutive bytes: whole sectors a store,
 // where one thread a string stored a byte a lane into 32 strings' sectors); a string whose codes

@@ -1,0 +1,15 @@
+# session 77: the pooled stage kernels' A/B, their encode tests, memcheck of one
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+bash benchmarks/gpu_session.sh setup
+export FSSTGPU_DBTEXT=$PWD/.data/dbtext PYTHONPATH=$PWD:/tmp/site:$PWD/benchmarks/pending_s77
+timeout 100 python3 -m benchmarks.pending_s77.pool_ab > "$OUT/ab.txt" 2>&1; echo "ab rc=$?"
+tail -8 "$OUT/ab.txt"
+T="tests/test_gpu_encode.py tests/test_encode_chunks.py tests/test_gpu_compress_file.py"
+for v in fsst_encode_stage_pool128 fsst_encode_stage_pool64; do
+  STAGE_VARIANT=$v timeout 30 python3 -m pytest -q -m gpu -p no:cacheprovider -p variant_plugin -s $T > "$OUT/tests_$v.txt" 2>&1
+  echo "$v tests rc=$? $(grep -m1 STAGE_KERNEL "$OUT/tests_$v.txt") $(tail -1 "$OUT/tests_$v.txt")"
+  grep -E "^FAILED|^E " "$OUT/tests_$v.txt" | head -5
+done
+STAGE_VARIANT=fsst_encode_stage_pool128 timeout 50 compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -m gpu -p no:cacheprovider -p variant_plugin tests/test_gpu_encode.py > "$OUT/memcheck.txt" 2>&1
+echo "memcheck rc=$? $(grep 'ERROR SUMMARY' "$OUT/memcheck.txt" | tail -1) $(tail -1 "$OUT/memcheck.txt")"
