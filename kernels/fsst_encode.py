@@ -51,9 +51,6 @@ SOURCE = "fsst_encode.cu"
 #: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
 BUCKETS = 1024
 THREADS = 256
-#: A/B (pending): the stage kernel, one string a lane or a pool of strings a warp
-STAGE_KERNEL = "fsst_encode_stage"
-_POOL = {"fsst_encode_stage_pool64": 64, "fsst_encode_stage_pool128": 128}
 
 
 def bucket_of(first3: int) -> int:
@@ -269,8 +266,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        pool = _POOL.get(STAGE_KERNEL, 32)
-        _fn(STAGE_KERNEL)((max(1, min(-(-n // (8 * pool)), 65536)),), (THREADS,),
+        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
