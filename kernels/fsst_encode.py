@@ -238,10 +238,11 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     if cutting:  # every string with cuts in chunks
         long_min = min(long_min, cut_size)
         chunk = min(chunk, long_min)
-    if long_min is None and data.size >= 1 << 30:
+    if (long_min is None or long_min >= data.size) and data.size >= 1 << 30:
         # the stage kernel counts a short string's bytes and codes (up to twice as many) in 32
         # bits: strings longer than check_chunking's largest long_min go in chunks (the same
-        # codes)
+        # codes); also where a long_min at or above the column's bytes left every string to it
+        # (a string of 2 GiB had its bytes cut to a negative count: no codes, no error)
         long_min, chunk = (1 << 28) - 1, CHUNK
     with on_arrays_device("encode_on_device", data=data, offsets=offsets, validity=validity,
                           status=status), on_stream(stream):

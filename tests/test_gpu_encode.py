@@ -195,6 +195,33 @@ def test_gpu_encode_a_string_4_gib_past_its_warps_first():
 
 
 @pytest.mark.gpu
+def test_gpu_encode_a_2_gib_string_with_long_min_past_the_column():
+    """encode_on_device with long_min at or above the column's bytes left every string to the
+    stage kernel, which counts a string's bytes and codes in 32 bits: a string of 2 GiB + 11
+    bytes had its count cut to a negative number (no codes, code offsets [0, 0], no error). The
+    launcher now puts such strings in chunks, as for long_min=None. Codes as the CPU encoder's:
+    the table's one 8-byte symbol (code 0) 2**28 + 1 times, then the tail's three escapes."""
+    import cupy as cp
+
+    from fsstgpu.kernels.fsst_encode import encode_on_device
+
+    free, _ = cp.cuda.Device().mem_info
+    if free < 8 << 30:
+        pytest.skip(f"needs 8 GiB of free GPU memory (2 GiB of strings, 2 GiB of stage): "
+                    f"{free >> 30} GiB free")
+    reps = (1 << 28) + 1
+    data = cp.empty(8 * reps + 3, cp.uint8)
+    data[: 8 * reps].reshape(reps, 8)[...] = cp.frombuffer(b"abcdefgh", cp.uint8)
+    data[8 * reps :] = cp.frombuffer(b"xyz", cp.uint8)
+    codes, code_offsets = encode_on_device(SymbolTable([b"abcdefgh"]), data,
+                                           cp.array([0, int(data.size)], cp.int64),
+                                           fill=POISON, long_min=1 << 40)
+    assert code_offsets.get().tolist() == [0, reps + 6]
+    assert int(cp.count_nonzero(codes[:reps])) == 0
+    assert codes[reps:].get().tolist() == [255, ord("x"), 255, ord("y"), 255, ord("z")]
+
+
+@pytest.mark.gpu
 def test_gpu_encoded_column_edges():
     """Empty columns, all-null and all-empty columns, one string longer than many splits:
     each equal to the CPU encoder's and decoded on the GPU; to_host() refused for an uploaded
