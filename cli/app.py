@@ -190,6 +190,54 @@ def _results_console(dst):
     return err_console() if dst == STDIO else out_console()
 
 
+def _dataset_command(verb: str, src, dst, progress, workers, scheduler, json_: bool, run,
+                     run_on_dask, *args, **options) -> None:
+    """``verb`` (compress / decompress) the dataset ``src`` into the folder ``dst`` and show
+    the results: ``run(src, dst, *args, progress=bar, **options)`` here with a progress bar,
+    or with ``workers`` / ``scheduler`` ``run_on_dask(..., client=client, ...)`` on Dask."""
+    _start_dataset(src, dst)
+    if workers or scheduler:
+        with on_dask.local_client(workers, scheduler=scheduler, quiet=True) as client:
+            results = run_on_dask(src, dst, *args, client=client, **options)
+    else:
+        with DatasetProgress(f"{verb} {printable(src)}", progress) as bar:
+            results = run(src, dst, *args, progress=bar, **options)
+    _show_dataset(results, f"{verb}ed", src, dst, json_)
+
+
+def _file_command(verb: str, src, dst, format, progress, json_: bool, run, *args, **options):
+    """``(info, output)`` of ``verb`` (compress / decompress) of one file: ``run(input, output,
+    *args, format=..., progress=bar, **options)``'s info with its ``seconds``, and OUT as
+    :func:`_into_folder` takes it."""
+    t0 = time.perf_counter()
+    dst = _into_folder(src, dst)
+    with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
+            f"{verb} {printable(Path(src).name)}", progress) as bar:
+        info = run(path, out, *args, format=fmt, progress=bar, **options)
+    info["seconds"] = time.perf_counter() - t0
+    return info, dst
+
+
+def _show_file(info: dict, verb: str, src, dst, json_: bool, sizes: list) -> None:
+    """A one-file compress / decompress's ``info`` as JSON or a table (``sizes``: its rows
+    after the string bytes)."""
+    if json_:
+        print_json(info)
+        return
+    _results_console(dst).print(kv_table(f"{verb} {src} -> {dst}", [
+        ("format", info["format"]),
+        ("device", info["device"]),
+        ("rows", f"{info['rows']:,}"),
+        ("row groups / batches", info["units"]),
+        ("fsst columns", ", ".join(info["columns"]) or "(none)"),
+        ("string bytes", human_bytes(info["string_bytes"])),
+        *sizes,
+        ("file size", f"{human_bytes(info['input_bytes'])} -> "
+                      f"{human_bytes(info['output_bytes'])}"),
+        ("time", f"{info['seconds']:.3f} s"),
+    ]))
+
+
 # --------------------------------------------------------------------------- files
 @app.command()
 def compress(
@@ -234,41 +282,17 @@ def compress(
                    device=device.value)
     with handle_errors():
         if dataset_in(src, format, workers, scheduler):
-            _start_dataset(src, dst)
-            if workers or scheduler:
-                with on_dask.local_client(workers, scheduler=scheduler, quiet=True) as client:
-                    results = on_dask.compress_dataset(src, dst, columns, client=client,
-                                                       force=force, **options)
-            else:
-                with DatasetProgress(f"compress {printable(src)}", progress) as bar:
-                    results = compress_dataset(src, dst, columns, force=force, progress=bar,
-                                               **options)
-            _show_dataset(results, "compressed", src, dst, json_)
+            _dataset_command("compress", src, dst, progress, workers, scheduler, json_,
+                             compress_dataset, on_dask.compress_dataset, columns, force=force,
+                             **options)
             return
-        t0 = time.perf_counter()
-        dst = _into_folder(src, dst)
-        with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
-                f"compress {printable(Path(src).name)}", progress) as bar:
-            info = compress_file(path, out, columns, format=fmt, force=force, progress=bar,
-                                 **options)
-        info["seconds"] = time.perf_counter() - t0
+        info, dst = _file_command("compress", src, dst, format, progress, json_, compress_file,
+                                  columns, force=force, **options)
         info["ratio"] = info["string_bytes"] / (info["codes_bytes"] or float("nan"))
-        if json_:
-            print_json(info)
-            return
-        _results_console(dst).print(kv_table(f"compressed {src} -> {dst}", [
-            ("format", info["format"]),
-            ("device", info["device"]),
-            ("rows", f"{info['rows']:,}"),
-            ("row groups / batches", info["units"]),
-            ("fsst columns", ", ".join(info["columns"]) or "(none)"),
-            ("string bytes", human_bytes(info["string_bytes"])),
+        _show_file(info, "compressed", src, dst, json_, [
             ("codes bytes", human_bytes(info["codes_bytes"])),
             ("string / codes ratio", fmt_ratio(info["ratio"])),
-            ("file size", f"{human_bytes(info['input_bytes'])} -> "
-                          f"{human_bytes(info['output_bytes'])}"),
-            ("time", f"{info['seconds']:.3f} s"),
-        ]))
+        ])
 
 
 @app.command()
@@ -286,38 +310,13 @@ def decompress(
     """Restore the string columns of a file or dataset written by `fsstgpu compress`."""
     with handle_errors():
         if dataset_in(src, format, workers, scheduler):
-            _start_dataset(src, dst)
-            if workers or scheduler:
-                with on_dask.local_client(workers, scheduler=scheduler, quiet=True) as client:
-                    results = on_dask.decompress_dataset(src, dst, client=client,
-                                                         device=device.value, force=force)
-            else:
-                with DatasetProgress(f"decompress {printable(src)}", progress) as bar:
-                    results = decompress_dataset(src, dst, device=device.value, force=force,
-                                                 progress=bar)
-            _show_dataset(results, "decompressed", src, dst, json_)
+            _dataset_command("decompress", src, dst, progress, workers, scheduler, json_,
+                             decompress_dataset, on_dask.decompress_dataset,
+                             device=device.value, force=force)
             return
-        t0 = time.perf_counter()
-        dst = _into_folder(src, dst)
-        with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
-                f"decompress {printable(Path(src).name)}", progress) as bar:
-            info = decompress_file(path, out, device=device.value, format=fmt, force=force,
-                                   progress=bar)
-        info["seconds"] = time.perf_counter() - t0
-        if json_:
-            print_json(info)
-            return
-        _results_console(dst).print(kv_table(f"decompressed {src} -> {dst}", [
-            ("format", info["format"]),
-            ("device", info["device"]),
-            ("rows", f"{info['rows']:,}"),
-            ("row groups / batches", info["units"]),
-            ("fsst columns", ", ".join(info["columns"]) or "(none)"),
-            ("string bytes", human_bytes(info["string_bytes"])),
-            ("file size", f"{human_bytes(info['input_bytes'])} -> "
-                          f"{human_bytes(info['output_bytes'])}"),
-            ("time", f"{info['seconds']:.3f} s"),
-        ]))
+        info, dst = _file_command("decompress", src, dst, format, progress, json_,
+                                  decompress_file, device=device.value, force=force)
+        _show_file(info, "decompressed", src, dst, json_, [])
 
 
 @app.command()
