@@ -6,7 +6,8 @@ so that unwritten output bytes show up.
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,21 +25,10 @@ from fsstgpu.kernels.bitplane import (
 )
 from fsstgpu.kernels.bitplane_cpu import Layout
 
+sys.path.insert(0, str(Path(__file__).parent))
+from gpu_poison import fresh_seed, poison_pool, small_enough  # noqa: E402
+
 INT_DTYPES = ["u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8"]
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
-
-
-# The largest GPU test input, in elements (FSSTGPU_GPU_TEST_MAX_ELEMENTS; unset: none): under
-# compute-sanitizer's racecheck the kernels run 100-1000x slower, and a run over the full sizes
-# does not finish (BENCHMARKS.md section 21). Small inputs still reach every kernel path.
-MAX_ELEMENTS = int(os.environ.get("FSSTGPU_GPU_TEST_MAX_ELEMENTS") or 0) or None
-
-
-def _small_enough(n: int) -> bool:
-    return MAX_ELEMENTS is None or n <= MAX_ELEMENTS
 
 
 # ------------------------------------------------------------------------------------------------
@@ -349,14 +339,6 @@ def test_bitplane_type_errors():
 # GPU against the twin
 # ------------------------------------------------------------------------------------------------
 
-def _poison_pool(cp, nbytes=64 << 20):
-    """Fill the pool's free memory with 0xAB so that bytes a kernel forgot to write show up."""
-    if MAX_ELEMENTS is not None:
-        nbytes = min(nbytes, 64 * MAX_ELEMENTS)
-    junk = cp.full(nbytes, 0xAB, dtype=cp.uint8)
-    del junk
-
-
 def _codec_inputs(dtype, rng):
     """Bit-plane codec inputs: empty, zeros, full range, small, edge values, sorted."""
     info = np.iinfo(dtype)
@@ -372,18 +354,18 @@ def _codec_inputs(dtype, rng):
 def test_gpu_bitplane_matches_cpu(dtype, delta):
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     info = np.iinfo(dtype)
     for v in (*_codec_inputs(dtype, rng), rng.integers(0, 3, 1_000_003).astype(dtype),
               np.sort(rng.integers(0, min(info.max, 10 ** 6), 2_000_001)).astype(dtype)):
-        if not _small_enough(v.size):
+        if not small_enough(v.size):
             continue
-        _poison_pool(cp)
+        poison_pool(cp)
         ref = bitplane_pack_cpu(v, delta=delta)
         got = bitplane_pack(cp.asarray(v), delta=delta)
         assert np.array_equal(cp.asnumpy(got), ref), (dtype, delta, v.size, seed)
-        _poison_pool(cp)
+        poison_pool(cp)
         back = bitplane_unpack(cp.asarray(ref))
         assert back.dtype == np.dtype(dtype)
         assert np.array_equal(cp.asnumpy(back), v), (dtype, delta, v.size, seed)
@@ -393,7 +375,7 @@ def test_gpu_bitplane_matches_cpu(dtype, delta):
 def test_gpu_bitplane_corrupt_buffers_raise():
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for v in (*_corrupt_inputs(rng), rng.integers(1, 1000, 50_000).astype(np.uint32)):
         for version in (1, 2):
@@ -417,20 +399,20 @@ def test_gpu_bitplane_corrupt_buffers_raise():
 def test_gpu_bitplane_sizes_and_no_sync_paths(dtype, delta):
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     info = np.iinfo(dtype)
     for n in (*SIZES, 1 << 20):
         v = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True) if n % 2 else \
             rng.integers(0, 40, n).astype(dtype)
         ref = bitplane_pack_cpu(v, delta=delta)
-        _poison_pool(cp)
+        poison_pool(cp)
         big, nbytes = bitplane_pack(cp.asarray(v), delta=delta, trim=False)
         assert isinstance(nbytes, cp.ndarray) and nbytes.shape == () and nbytes.dtype == cp.int64
         size = int(nbytes)
         assert size == ref.size and big.size >= size, (dtype, delta, n, seed)
         assert np.array_equal(cp.asnumpy(big[:size]), ref), (dtype, delta, n, seed)
-        _poison_pool(cp)
+        poison_pool(cp)
         back = bitplane_unpack(cp.asarray(ref), count=n, dtype=v.dtype, check=False)
         assert np.array_equal(cp.asnumpy(back), v), (dtype, delta, n, seed)
         back = bitplane_unpack(cp.asarray(bitplane_pack_cpu(v, delta=delta, version=1)))
@@ -455,7 +437,7 @@ def test_gpu_unpack_count_is_a_whole_number():
 def test_gpu_offsets_match_twin_and_keep_poison(dtype):
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for n in (*SIZES, 1_000_003):
         lengths = rng.integers(0, 250, n).astype(dtype)
@@ -555,7 +537,7 @@ def test_gpu_unpack_strided_and_reversed_views():
     never read from the memory under the view."""
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 300, 70_001).astype(np.uint16)
     buf = bitplane_pack_cpu(lengths)
@@ -566,7 +548,7 @@ def test_gpu_unpack_strided_and_reversed_views():
     for what, view in (("strided", spaced[::2]), ("reversed", reversed_)):
         assert not view.flags.c_contiguous and np.array_equal(cp.asnumpy(view), buf)
         for given in ({}, {"count": lengths.size, "dtype": lengths.dtype}):
-            _poison_pool(cp)
+            poison_pool(cp)
             got = bitplane_unpack(view, **given)
             assert np.array_equal(cp.asnumpy(got), lengths), (what, given, seed)
             got = bitplane_unpack_offsets(view, **given)

@@ -8,8 +8,9 @@ so that unwritten output bytes show up.
 
 from __future__ import annotations
 
-import os
+import sys
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,21 +19,10 @@ import fsstgpu.kernels.bitshuffle as bitshuffle_module
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitshuffle import bitshuffle, bitshuffle_cpu, bitunshuffle, bitunshuffle_cpu
 
+sys.path.insert(0, str(Path(__file__).parent))
+from gpu_poison import MAX_ELEMENTS, fresh_seed, poison_pool, small_enough  # noqa: E402
+
 SHUFFLE_DTYPES = ["u1", "u2", "f4", "i8", "V16"]
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
-
-
-# The largest GPU test input, in elements (FSSTGPU_GPU_TEST_MAX_ELEMENTS; unset: none): under
-# compute-sanitizer's racecheck the kernels run 100-1000x slower, and a run over the full sizes
-# does not finish (BENCHMARKS.md section 21). Small inputs still reach every kernel path.
-MAX_ELEMENTS = int(os.environ.get("FSSTGPU_GPU_TEST_MAX_ELEMENTS") or 0) or None
-
-
-def _small_enough(n: int) -> bool:
-    return MAX_ELEMENTS is None or n <= MAX_ELEMENTS
 
 
 def _golden_input(n, dtype, seed):
@@ -208,19 +198,11 @@ def test_bitshuffle_whole_number_arguments():
 # GPU against the twin
 # ------------------------------------------------------------------------------------------------
 
-def _poison_pool(cp, nbytes=64 << 20):
-    """Fill the pool's free memory with 0xAB so that bytes a kernel forgot to write show up."""
-    if MAX_ELEMENTS is not None:
-        nbytes = min(nbytes, 64 * MAX_ELEMENTS)
-    junk = cp.full(nbytes, 0xAB, dtype=cp.uint8)
-    del junk
-
-
 def _shuffle_inputs(dtype, rng):
     """``(n, x)``: random arrays of ``n`` ``dtype`` elements, n from 0 to past a million."""
     isz = np.dtype(dtype).itemsize
     for n in (0, 1, 7, 8, 31, 32, 33, 100, 1000, 4097, 65_543, 1_000_003):
-        if _small_enough(n):
+        if small_enough(n):
             yield n, rng.integers(0, 256, n * isz, dtype=np.uint8).view(dtype)
 
 
@@ -232,16 +214,16 @@ def test_gpu_bitshuffle_matches_cpu(dtype):
     verbatim tails."""
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     for n, x in _shuffle_inputs(dtype, np.random.default_rng(seed)):
         for block in (None, 8, 24, 32, 96, 160, 4096):
             if n > 100_000 and block not in (None, 24, 160):
                 continue                          # keep the CPU twin's share of the time small
-            _poison_pool(cp)
+            poison_pool(cp)
             ref = bitshuffle_cpu(x, block)
             got = bitshuffle(cp.asarray(x), block)
             assert np.array_equal(cp.asnumpy(got), ref), (dtype, n, block, seed)
-            _poison_pool(cp)
+            poison_pool(cp)
             back = bitunshuffle(cp.asarray(ref), dtype, block)
             assert cp.asnumpy(back).tobytes() == x.tobytes(), (dtype, n, block, seed)
 
@@ -251,7 +233,7 @@ def test_gpu_bitshuffle_unaligned_views():
     """Views at every alignment: the kernels fall back from 16- and 4-byte words to bytes."""
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     raw = np.random.default_rng(seed).integers(0, 256, 400_001, dtype=np.uint8)
     dev = cp.asarray(raw)
     for off in (1, 2, 3, 4, 8):
@@ -328,7 +310,7 @@ def test_gpu_bitshuffle_of_more_blocks_than_a_grid_holds():
     cp.get_default_memory_pool().free_all_blocks()   # (earlier tests' cached blocks)
     if cp.cuda.runtime.memGetInfo()[0] < 2 * n + (1 << 30):
         pytest.skip("needs 65 GiB of free device memory")
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     head = rng.integers(0, 256, edge, dtype=np.uint8)
     tail = rng.integers(0, 256, edge + 5, dtype=np.uint8)   # from a block boundary
