@@ -190,6 +190,15 @@ def _results_console(dst):
     return err_console() if dst == STDIO else out_console()
 
 
+def _out_is_stdout(out, json_: bool) -> bool:
+    """Whether ``--out`` is ``-`` (stdout), refused beside ``--json`` (both would write there)."""
+    to_stdout = str(out) == STDIO
+    if to_stdout and json_:
+        fail("--json and --out - would both write to stdout: give --out a file name, or "
+             "leave out --json", EXIT_USAGE)
+    return to_stdout
+
+
 def _dataset_command(verb: str, src, dst, progress, workers, scheduler, json_: bool, run,
                      run_on_dask, *args, **options) -> None:
     """``verb`` (compress / decompress) the dataset ``src`` into the folder ``dst`` and show
@@ -206,9 +215,8 @@ def _dataset_command(verb: str, src, dst, progress, workers, scheduler, json_: b
 
 
 def _file_command(verb: str, src, dst, format, progress, json_: bool, run, *args, **options):
-    """``(info, output)`` of ``verb`` (compress / decompress) of one file: ``run(input, output,
-    *args, format=..., progress=bar, **options)``'s info with its ``seconds``, and OUT as
-    :func:`_into_folder` takes it."""
+    """``(info, OUT)`` of ``verb`` (compress / decompress) of one file: ``run(input, output,
+    *args, format=..., progress=bar, **options)``'s info, timed, and :func:`_into_folder`'s OUT."""
     t0 = time.perf_counter()
     dst = _into_folder(src, dst)
     with _files(src, dst, format, json_) as (path, out, fmt), FileProgress(
@@ -219,8 +227,7 @@ def _file_command(verb: str, src, dst, format, progress, json_: bool, run, *args
 
 
 def _show_file(info: dict, verb: str, src, dst, json_: bool, sizes: list) -> None:
-    """A one-file compress / decompress's ``info`` as JSON or a table (``sizes``: its rows
-    after the string bytes)."""
+    """A one-file run's ``info``: JSON, or a table (``sizes``: rows after the string bytes)."""
     if json_:
         print_json(info)
         return
@@ -474,10 +481,7 @@ def train(
 ):
     """Train a symbol table and save it, for `fsstgpu compress --table`."""
     with handle_errors():
-        to_stdout = str(out) == STDIO
-        if to_stdout and json_:
-            fail("--json and --out - would both write to stdout: give --out a file name, or "
-                 "leave out --json", EXIT_USAGE)
+        to_stdout = _out_is_stdout(out, json_)
         inputs = [] if is_dataset_name(src) or src == STDIO else [src]
         if not to_stdout:
             check_output(out, force=force, inputs=inputs)
@@ -569,10 +573,7 @@ def datasets_generate(
     with handle_errors():
         import pyarrow as pa
 
-        to_stdout = str(out) == STDIO
-        if to_stdout and json_:
-            fail("--json and --out - would both write to stdout: give --out a file name, or "
-                 "leave out --json", EXIT_USAGE)
+        to_stdout = _out_is_stdout(out, json_)
         if to_stdout:
             fmt = format.value if format is not None else "parquet"
         else:

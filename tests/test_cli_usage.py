@@ -212,6 +212,15 @@ def test_roundtrip_of_the_folder_that_holds_the_temporary_folder(tmp_path, plain
     assert got["equal"] is True and got["files"] == 2
 
 
+
+def test_out_stdout_beside_json_is_refused(tmp_path, plain):
+    """``--out -`` and ``--json`` would both write to stdout: train and datasets generate
+    refuse the pair as a usage error, writing nothing."""
+    for cmd in (["train", plain, "--column", "s"], ["datasets", "generate", "urls", "--rows", "5"]):
+        json_error(run(*cmd, "--out", "-", "--json", code=2), 2,
+                   "--json and --out - would both write to stdout")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
 def test_a_dataset_output_must_be_a_folder(tmp_path, plain, monkeypatch):
     """OUT x.parquet (and OUT -) for a folder IN: a usage error before anything is written,
     instead of exit 1 (x.parquet) or a folder named - (OUT -)."""
