@@ -128,3 +128,125 @@ def test_read_many_refuses_a_callers_offset_or_count(kwargs, error, message):
             SymbolTable.read_from(raw, kwargs["offset"])
     tables, end = SymbolTable.read_many(raw, np.int64(18), np.int64(1))
     assert end == 36 and tables[0].symbols == (b"a",)
+
+
+def _sealed(body: bytes) -> bytes:
+    """``body`` with the CRC32 to_bytes would append: a forgery that only the checks before the
+    CRC's can refuse."""
+    import struct
+    import zlib
+
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _header(counts, magic=b"FSTT", version=1) -> bytes:
+    import struct
+
+    return struct.pack("<4sB8B", magic, version, *counts, *[0] * (8 - len(counts)))
+
+
+_ONE_BYTE = bytes(range(255))  # 255 distinct one-byte symbols, in canonical order
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (_sealed(_header([1], magic=b"FSTX") + b"a"), r"bad magic b'FSTX'"),
+    (_sealed(_header([1], version=0) + b"a"), "unsupported version 0"),
+    (_sealed(_header([1], version=2) + b"a"), "unsupported version 2"),
+    (_sealed(_header([255, 1]) + _ONE_BYTE + b"ab"), "256 symbols, at most 255"),
+    (_sealed(_header([2]) + b"a"), "truncated: needs 19 bytes, has 18"),
+    (_sealed(_header([1]) + b"a")[:-1], "truncated: needs 18 bytes, has 17"),
+    (_sealed(_header([]))[:-1], "truncated: 16 bytes, need at least 17"),
+    (b"", "truncated: 0 bytes, need at least 17"),
+    (_header([1]) + b"b" + _sealed(_header([1]) + b"a")[-4:], "CRC32 mismatch"),
+    (_sealed(_header([1]) + b"a") + b"\x00", "1 trailing bytes after a 18-byte table"),
+])
+def test_from_bytes_refuses_each_damage_on_its_own(data, message):
+    """Each check of the reader against bytes that pass every other one (the CRC recomputed
+    after the forgery): dropping any one check lets its damage through."""
+    with pytest.raises(CorruptDataError, match=message):
+        SymbolTable.from_bytes(data)
+
+
+def test_from_bytes_at_its_bounds():
+    """The smallest table (17 bytes, no symbol) and the largest count of symbols (255) are
+    read; the reader checks sizes at the table's offset, not the buffer's start."""
+    assert len(SymbolTable.from_bytes(_sealed(_header([])))) == 0
+    t = SymbolTable.from_bytes(_sealed(_header([255]) + _ONE_BYTE))
+    assert t.symbols == tuple(bytes([i]) for i in range(255))
+    raw = SymbolTable([b"a"]).to_bytes()
+    table, end = SymbolTable.read_from(b"\x00" * 5 + raw, 5)
+    assert table.symbols == (b"a",) and end == 5 + len(raw)
+    with pytest.raises(CorruptDataError, match="truncated: needs 18 bytes, has 17"):
+        SymbolTable.read_from(b"\x00" * 5 + raw[:-1], 5)
+    with pytest.raises(CorruptDataError, match="truncated: 0 bytes, need at least 17"):
+        SymbolTable.read_from(raw, len(raw))  # an offset at the end is in range, the data short
+    with pytest.raises(ValueError, match="offset -1 is outside"):
+        SymbolTable.read_from(raw, -1)
+
+
+def test_read_many_names_the_bad_table_and_reads_none():
+    raw = SymbolTable([b"a"]).to_bytes() + SymbolTable([b"bc"]).to_bytes()
+    bad = raw[:-1] + bytes([raw[-1] ^ 1])
+    with pytest.raises(CorruptDataError, match=r"^table 1: symbol table: CRC32 mismatch$"):
+        SymbolTable.read_many(bad, 0, 2)
+    assert SymbolTable.read_many(raw, 18, 0) == ([], 18)
+
+
+def test_the_most_symbols_a_table_holds():
+    syms = [bytes([i]) for i in range(255)]
+    assert len(SymbolTable(syms)) == 255
+    with pytest.raises(ValueError, match="at most 255 symbols, not 256"):
+        SymbolTable(syms + [b"ab"])
+
+
+def test_pack_tables_of_no_table_is_one_empty_row():
+    sym, ln = pack_tables([])
+    assert sym.shape == ln.shape == (1, 256) and not sym.any() and not ln.any()
+
+
+@pytest.mark.parametrize("table", ["ab", None, [b"ab"], 3])
+def test_as_symbol_table_refuses_what_is_no_table(table):
+    from fsstgpu.symbol_table import as_symbol_table
+
+    with pytest.raises(TypeError, match="table must be a SymbolTable or its bytes"):
+        as_symbol_table(table)
+
+
+def test_a_too_long_symbol_is_named_after_one_of_eight_bytes():
+    with pytest.raises(ValueError, match="not 9: b'123456789'"):
+        SymbolTable([b"12345678", b"123456789"])
+
+
+def test_tables_differ_by_their_symbols():
+    a, b = SymbolTable([b"a"]), SymbolTable([b"b"])
+    assert a != b and not a == b and a == SymbolTable([b"a"])
+    assert a != b"a" and a != (b"a",) and a is not None  # no AttributeError for a non-table
+
+
+def test_repr_shows_the_first_six_symbols():
+    six = SymbolTable([bytes([c]) for c in b"abcdef"])
+    assert repr(six) == "SymbolTable(6 symbols: b'a', b'b', b'c', b'd', b'e', b'f')"
+    seven = SymbolTable([bytes([c]) for c in b"abcdefg"])
+    assert repr(seven) == "SymbolTable(7 symbols: b'a', b'b', b'c', b'd', b'e', b'f', ...)"
+
+
+def test_tables_read_from_bytes_are_read_only():
+    t = SymbolTable.from_bytes(SymbolTable([b"ab", b"c"]).to_bytes())
+    assert not t.packed.flags.writeable and not t.lengths.flags.writeable
+
+
+def test_pack_tables_keeps_eight_byte_symbols_exact():
+    sym, ln = pack_tables([SymbolTable([b"\xff" * 7 + b"\x01"])])
+    assert sym.dtype == np.uint64 and ln.dtype == np.uint8
+    assert int(sym[0, 0]) == int.from_bytes(b"\xff" * 7 + b"\x01", "little")
+
+
+@pytest.mark.parametrize("bad", ["symbols", "lengths"])
+def test_pack_tables_refuses_either_array_of_the_wrong_shape(bad):
+    sym, ln = np.zeros((1, 256), np.uint64), np.zeros((1, 256), np.uint8)
+    if bad == "symbols":
+        sym = np.zeros((2, 256), np.uint64)
+    else:
+        ln = np.zeros((1, 255), np.uint8)
+    with pytest.raises(ValueError, match="shape"):
+        pack_tables([SymbolTable([b"a"])], into=(sym, ln))
