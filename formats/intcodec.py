@@ -192,7 +192,8 @@ def decode_uints(payload, count: int, codec: int = NARROW, *, what: str = "integ
             f"({count} values of {width} bytes)"
         )
     values = np.frombuffer(payload[1:], dtype=_DTYPES[width])
-    if width > 1 and count and int(values.max()) < 1 << (4 * width):
+    # no values: the narrowest width is 1 (a wider one would be a second encoding)
+    if width > 1 and (not count or int(values.max()) < 1 << (4 * width)):
         raise CorruptDataError(f"{what}: values stored {width} bytes wide fit in {width // 2} "
                                "(the narrowest width is required)")
     return values.astype(np.uint64, copy=False)

@@ -555,3 +555,16 @@ def test_dumps_refuses_an_unknown_lengths_codec(carr):
         blob.dumps(carr, lengths_codec=9)
     with pytest.raises(ValueError, match="unknown lengths codec 9"):
         blob.dumped_size(carr, lengths_codec=9)
+
+
+@pytest.mark.parametrize("width", [2, 4, 8])
+def test_no_values_have_one_narrow_encoding(width):
+    """blob.md: the narrow codec's width is the narrowest, "1 for no values". A payload of no
+    values at a wider width decoded to the same empty array: a second encoding (the check of
+    the width skipped the empty array, whose maximum it cannot take)."""
+    assert intcodec.encode_uints([]) == b"\x01"
+    assert intcodec.decode_uints(b"\x01", 0).tolist() == []
+    with pytest.raises(CorruptDataError, match="narrowest width"):
+        intcodec.decode_uints(bytes([width]), 0)
+    with pytest.raises(CorruptDataError, match="narrowest width"):
+        intcodec.decode_offsets(bytes([width]), 1, total=0)
