@@ -94,7 +94,7 @@ def test_bitplane_payloads_refuse_each_damage(codec):
         (good[:4], 0, "shorter than its 16-byte header"),  # no dtype byte to read
         (good[:5], 0, "shorter than its 16-byte header"),  # no flags byte
         (good[:8], 0, "shorter than its 16-byte header"),
-        (good[:15], 33, "shorter than its 16-byte header"),
+        (good[:15], 33, "payload of 15 bytes is shorter than its 16-byte header"),
         (good, 32, "holds 33 values, expected 32"),
         (other, 33, f"has magic b'FBP{2 if codec == BITPLANE else 1}', "
                     f"expected b'FBP{1 if codec == BITPLANE else 2}'"),
@@ -155,3 +155,62 @@ def test_decode_offsets_refuses_each_damage():
         decode_offsets(deltas, 5, total=big)
     with pytest.raises(CorruptDataError, match="^starts: "):
         decode_offsets(encode_uints([6]), 2, total=5, what="starts")
+
+
+def _fbp1(values) -> bytearray:
+    from fsstgpu.kernels.bitplane import bitplane_pack_cpu
+
+    return bytearray(bitplane_pack_cpu(np.asarray(values, np.uint8), version=1).tobytes())
+
+
+def _two_groups(top: int) -> np.ndarray:
+    """53 values: group 0 (32 values) of 2 bit planes, group 1 (21 values, the last) whose
+    maximum is ``top``."""
+    values = np.zeros(53, np.uint8)
+    values[:32] = np.arange(32) % 4
+    values[40] = top
+    return values
+
+
+def _forged_fbp1():
+    """(name, payload, message) of bit-plane layouts that unpack to the same values as the
+    writer's but are not its: each in a payload of two groups (counts at 16-17, padding 18-19,
+    planes from 20), forged in the second group or the first padding byte."""
+    out = []
+    p = _fbp1(_two_groups(255))
+    assert p[16:20] == b"\x02\x08\x00\x00" and len(p) == 20 + 4 * 10
+    p[18] = 1  # the first padding byte (a test forged the last one)
+    out.append(("first padding byte", p, "padding after the plane counts is not zero"))
+    p = _fbp1(_two_groups(255))  # group 1 of 8 planes: as many as uint8's bits
+    p[20 + 4 * 2 + 3] |= 0x80  # bit 31 of group 1's plane 0: value 63, past the 53
+    out.append(("bit past n", p, "group 1 has bits set past the 53 values"))
+    values = _two_groups(255)
+    values[:32] = 0  # group 0 without planes: group 1's plane 0 is the first word
+    p = _fbp1(values)
+    p[20 + 3] |= 0x80
+    out.append(("bit past n after an empty group", p, "group 1 has bits set past the 53"))
+    p = _fbp1(_two_groups(100))  # 7 planes in group 1: an eighth, zero, appended
+    p[17] = 8
+    p += bytes(4)
+    out.append(("zero top plane", p, "group 1 claims 8 planes but its top plane is zero"))
+    p = _fbp1(_two_groups(0))  # group 1 all zero: no plane; one zero plane claimed
+    assert p[17] == 0
+    p[17] = 1
+    p += bytes(4)
+    out.append(("one zero plane", p, "group 1 claims 1 planes but its top plane is zero"))
+    return out
+
+
+@pytest.mark.parametrize(("name", "payload", "message"), _forged_fbp1(),
+                         ids=[f[0] for f in _forged_fbp1()])
+def test_bitplane_layouts_of_two_groups_have_one_encoding(name, payload, message):
+    from fsstgpu.kernels.bitplane import bitplane_unpack_cpu
+
+    want = _two_groups({"bit past n": 255, "first padding byte": 255, "zero top plane": 100,
+                        "one zero plane": 0, "bit past n after an empty group": 255}[name])
+    if name == "bit past n after an empty group":
+        want[:32] = 0
+    assert decode_uints(encode_uints(want, BITPLANE), 53, BITPLANE).tolist() == want.tolist()
+    assert bitplane_unpack_cpu(np.frombuffer(bytes(payload), np.uint8)).tolist() == want.tolist()
+    with pytest.raises(CorruptDataError, match=message):
+        decode_uints(bytes(payload), 53, BITPLANE)
