@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 77's GPU work left for the next session's first device call (about 400 s):
-#   1. every GPU test on this tree (1301b30's and 694e4b8's large-column tests, 6c9ff6c's
-#      shared test helpers and 5309dd0 have not run on a GPU);
+#   1. every GPU test on this tree (1301b30's and 3ac7fb5's large-column tests and 6c9ff6c's
+#      shared test helpers have not run on a GPU);
 #   2. the pooled stage (pool_kernels.patch = a7af734's kernels and launcher, applied here):
 #      its A/B against the v3 stage at 16 MiB and 1 GiB, the encode GPU tests with each pool,
 #      memcheck of the encode tests with the pool of 128.
