@@ -23,7 +23,7 @@ import pyarrow.ipc as ipc
 from fsstgpu.formats.nested import map_dictionaries, map_value_types
 
 __all__ = ["concat_by_bits", "float_bits", "floats_taken_for_same", "holds_floats",
-           "index_limit", "read_back_same", "same_values"]
+           "index_limit", "read_back_same", "refuse_union_float_dictionaries", "same_values"]
 
 #: the integer type of each float width, for views of floats' bits
 _FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
@@ -224,6 +224,45 @@ def index_limit(index_type: pa.DataType) -> int:
     """
     bits = index_type.bit_width - (1 if pa.types.is_signed_integer(index_type) else 0)
     return 1 << bits
+
+
+def refuse_union_float_dictionaries(schema: pa.Schema) -> None:
+    """Refuse (ValueError naming the column) a column of an IPC output holding a dictionary of
+    floats inside a union (a union's member, a dictionary of unions' values, at any depth):
+    neither :func:`concat_by_bits` nor the writer's dictionary checks reach into a union, and
+    pyarrow takes such a dictionary for one equal by value, so a batch's inner [-0.0] after
+    [0.0] read back 0.0 with no error (the writer did not send it again; a concatenation kept
+    the first).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import refuse_union_float_dictionaries
+    >>> u = pa.dense_union([pa.field("x", pa.dictionary(pa.int32(), pa.float64()))])
+    >>> try:
+    ...     refuse_union_float_dictionaries(pa.schema([("u", u)]))
+    ... except ValueError as e:
+    ...     print(str(e)[:45])
+    column 'u': a float dictionary inside a union
+    """
+    def found(type_: pa.DataType, in_union: bool) -> pa.DataType | None:
+        if pa.types.is_dictionary(type_):
+            if in_union and holds_floats(type_.value_type):
+                return type_
+            return found(type_.value_type, in_union)
+        if isinstance(type_, pa.BaseExtensionType):
+            return found(type_.storage_type, in_union)
+        in_union = in_union or pa.types.is_union(type_)
+        return next((t for t in (found(type_.field(i).type, in_union)
+                                 for i in range(type_.num_fields)) if t is not None), None)
+
+    for field in schema:
+        inner = found(field.type, False)
+        if inner is not None:
+            raise ValueError(f"column {field.name!r}: a float dictionary inside a union "
+                             f"({inner}) cannot keep its bits across an IPC output's batches "
+                             "(pyarrow joins such dictionaries by value: -0.0 for 0.0); cast "
+                             "or drop the column")
 
 
 def _holds_dictionary(type_: pa.DataType) -> bool:

@@ -43,6 +43,7 @@ import pyarrow.ipc as ipc
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries, batch_dictionaries
+from fsstgpu.formats.dictionary_bits import refuse_union_float_dictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 from fsstgpu.formats.nested import empty_array, map_value_types
 from fsstgpu.types import is_view, large_type
@@ -531,6 +532,7 @@ class IpcWriter:
 
     def __init__(self, f, fmt: str, schema: pa.Schema, *, compression: str | None = None,
                  mark: bool = True):
+        refuse_union_float_dictionaries(schema)  # (joined by value: -0.0 read back as 0.0)
         self.schema = marked_schema(schema) if mark else schema
         self.batches = self.rows = 0
         self._last, self._failed = None, False
