@@ -22,8 +22,9 @@ import pyarrow.ipc as ipc
 
 from fsstgpu.formats.nested import map_dictionaries, map_value_types
 
-__all__ = ["concat_by_bits", "float_bits", "floats_taken_for_same", "holds_floats",
-           "index_limit", "read_back_same", "refuse_union_float_dictionaries", "same_values"]
+__all__ = ["concat_by_bits", "float_bits", "floats_taken_for_same", "holds_dense_union",
+           "holds_floats", "index_limit", "read_back_same",
+           "refuse_union_float_dictionaries", "same_values"]
 
 #: the integer type of each float width, for views of floats' bits
 _FLOAT_BITS = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
@@ -263,6 +264,24 @@ def refuse_union_float_dictionaries(schema: pa.Schema) -> None:
                              f"({inner}) cannot keep its bits across an IPC output's batches "
                              "(pyarrow joins such dictionaries by value: -0.0 for 0.0); cast "
                              "or drop the column")
+
+
+def holds_dense_union(type_: pa.DataType) -> bool:
+    """Whether ``type_`` is or holds a dense union (through containers and extension types, not
+    through a dictionary: its values are hashed apart).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import holds_dense_union
+    >>> holds_dense_union(pa.list_(pa.dense_union([pa.field("x", pa.int8())])))
+    True
+    """
+    if isinstance(type_, pa.BaseExtensionType):
+        return holds_dense_union(type_.storage_type)
+    return not pa.types.is_dictionary(type_) and (
+        pa.types.is_union(type_) and type_.mode == "dense"
+        or any(holds_dense_union(type_.field(i).type) for i in range(type_.num_fields)))
 
 
 def _holds_dictionary(type_: pa.DataType) -> bool:

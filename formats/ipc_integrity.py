@@ -43,7 +43,7 @@ import pyarrow.ipc as ipc
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries, batch_dictionaries
-from fsstgpu.formats.dictionary_bits import refuse_union_float_dictionaries
+from fsstgpu.formats.dictionary_bits import holds_dense_union, refuse_union_float_dictionaries
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 from fsstgpu.formats.nested import empty_array, map_value_types
 from fsstgpu.types import is_view, large_type
@@ -127,31 +127,36 @@ class Dictionaries:
             dictionary.validate(full=True)
             entry["valid"] = True
 
-    def crc(self, dictionary: pa.Array, length: int | None = None, *, deep: bool = True) -> int:
+    def crc(self, dictionary: pa.Array, length: int | None = None, *, deep: bool = True,
+            compact: bool = True) -> int:
         """CRC32 of ``dictionary`` serialised as a one-column batch named ``dictionary``; with
         ``length`` (version 3), of its first ``length`` values copied into buffers of their own
         (a slice serialises its parent's buffers whole, a reader's dictionary may have been
         grown by deltas: the copy is the same for both)."""
         entry = self._entry(dictionary)
-        key = "crc" if length is None else ("prefix", length, deep)
+        key = "crc" if length is None else ("prefix", length, deep, compact)
         if key not in entry:
             if length is not None:
-                dictionary = _canonical(dictionary.slice(0, length), deep)
+                dictionary = _canonical(dictionary.slice(0, length), deep, compact)
             entry[key] = crc32(
                 pa.record_batch([dictionary], names=["dictionary"]).serialize())
         return entry[key]
 
 
-def _canonical(values: pa.Array, deep: bool = True) -> pa.Array:
+def _canonical(values: pa.Array, deep: bool = True, compact: bool = True) -> pa.Array:
     """``values`` in buffers of their own, laid out the same whatever buffers they came in:
     copied (``concat_arrays``, which also clears the validity bits past the end), views as
     their large type (a view array's data buffers are copied as they are, those of a dictionary
     grown by deltas included; the cast keeps the bits past the end): at any depth, or, not
     ``deep``, at the top only (what files written before 2026-12-06 hashed: a dictionary of
-    nested views grown by a delta did not match its own checksum)."""
+    nested views grown by a delta did not match its own checksum). ``compact``: dense unions
+    taken, each child only the values the prefix uses (sliced and concatenated, a union keeps
+    its children whole: a reader's grown by deltas failed its checksum before 2026-12-07)."""
     large = _widened(values.type, deep)
     if large != values.type:
         values = values.cast(large)
+    if compact and holds_dense_union(values.type):
+        values = values.take(pa.array(range(len(values)), pa.int64()))
     return pa.concat_arrays([values])
 
 
@@ -244,7 +249,7 @@ def _dictionaries(arr: pa.Array):
 
 def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
               dictionaries: Dictionaries | None = None, lengths: list | None = None, *,
-              deep: bool = True) -> int:
+              deep: bool = True, compact: bool = True) -> int:
     """CRC32 of ``batch``'s schema (as read back) and data, serialised, then of the CRC32 of
     each dictionary it uses (4 bytes, little-endian), then of ``extra``.
 
@@ -276,14 +281,16 @@ def batch_crc(batch: pa.RecordBatch, extra: bytes = b"",
             raise CorruptDataError("CRC32 mismatch: the record batch's dictionaries were altered")
     for k, dictionary in enumerate(used):
         crc = zlib.crc32(struct.pack("<I", dictionaries.crc(
-            dictionary, None if lengths is None else lengths[k], deep=deep)), crc)
+            dictionary, None if lengths is None else lengths[k], deep=deep, compact=compact)), crc)
     return zlib.crc32(extra, crc)
 
 
-def _nested_views(batch: pa.RecordBatch) -> bool:
-    """Whether a dictionary ``batch`` uses holds views below its values' top level."""
-    return any(_widened(d.type, True) != _widened(d.type, False)
-               for col in batch.columns for d in _dictionaries(col))
+def _legacy_forms(batch: pa.RecordBatch) -> list[dict]:
+    """Earlier versions' hashes of ``batch``'s dictionaries (dense unions, nested views)."""
+    used = [d.type for col in batch.columns for d in _dictionaries(col)]
+    return ([{"compact": False}] if any(map(holds_dense_union, used)) else []) + (
+        [{"deep": False, "compact": False}]
+        if any(_widened(t, True) != _widened(t, False) for t in used) else [])
 
 
 def _lengths(batch: pa.RecordBatch) -> list[int]:
@@ -406,9 +413,8 @@ class IpcChecks:
             want = _int(metadata, CRC_KEY)
             crc = partial(batch_crc, batch, extra + metadata.get(LENGTHS_KEY, b""),
                           self._dictionaries, lengths if lengths is not None else [])
-            # (not deep: how files written before 2026-12-06 hashed nested views; looked for
-            # only where the checksum does not match)
-            if crc(deep=True) != want and not (_nested_views(batch) and crc(deep=False) == want):
+            # (earlier versions' forms, looked for only where the checksum does not match)
+            if crc() != want and not any(crc(**form) == want for form in _legacy_forms(batch)):
                 raise CorruptDataError("CRC32 mismatch: the record batch was altered")
         elif CRC_V2_KEY in metadata:
             if batch_crc(batch, extra, self._dictionaries) != _int(metadata, CRC_V2_KEY):

@@ -687,13 +687,88 @@ def test_a_dictionary_of_nested_views_hashed_the_old_way_still_reads(tmp_path, c
     batch = pa.record_batch({"d": pa.DictionaryArray.from_arrays(
         pa.array([0, 0], pa.int32()), pa.array([first], type_)), "n": [MARK, 2]})
     new = ipc_integrity._canonical
-    monkeypatch.setattr(ipc_integrity, "_canonical", lambda v, deep=True: new(v, False))
+    monkeypatch.setattr(ipc_integrity, "_canonical",
+                        lambda v, deep=True, compact=True: new(v, False, False))
     path = _through_ipc_writer_only(tmp_path / "old.arrows", [batch])
     monkeypatch.setattr(ipc_integrity, "_canonical", new)
     assert read_table(path, device="cpu").column("d").to_pylist() == [first, first]
     raw = bytearray(path.read_bytes())
     at = raw.find(MARK.to_bytes(8, "little"))  # column n's first value, in the data batch
     raw[at] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CorruptDataError, match="CRC32"):
+        read_table(path, device="cpu")
+
+
+
+def _dense(values, type_=pa.float64()) -> pa.UnionArray:
+    """A dense union of ``values`` (its member "x"; member "i", int64, empty)."""
+    n = len(values)
+    return pa.UnionArray.from_dense(pa.array([0] * n, pa.int8()), pa.array(range(n), pa.int32()),
+                                    [pa.array(values, type_), pa.array([], pa.int64())],
+                                    ["x", "i"])
+
+
+def _dense_dict(values, type_=pa.float64()) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(range(len(values)), pa.int8()),
+                                          _dense(values, type_))
+
+
+@pytest.mark.parametrize("rows", [None, 1, 10])
+@pytest.mark.parametrize("fmt", ["arrows", "arrow"])
+def test_a_dictionary_of_dense_unions_grown_by_a_delta_reads_back(tmp_path, fmt, rows):
+    """A dictionary of dense unions (of doubles) grown by a delta, from a pyarrow stream:
+    compressed to an IPC file, fsstgpu's own reader refused it ("record batch 0: CRC32
+    mismatch"; pyarrow read it): a dense union keeps its children whole through the slice and
+    concatenation the checksum copies a dictionary's prefix with, and a reader's children hold
+    the delta's values too. The checksum now takes the prefix (each child only what it uses)."""
+    batches = [pa.record_batch({"d": _dense_dict(v), "s": [f"line {k}"] * len(v)})
+               for k, v in enumerate([[1.5], [1.5, 2.5], [1.5, 2.5, -0.0]])]
+    src = tmp_path / "in.arrows"
+    with ipc.new_stream(src, batches[0].schema,
+                        options=ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
+        for b in batches:
+            w.write_batch(b)
+    out = tmp_path / f"c.{fmt}"
+    compress_file(src, out, row_group_rows=rows)
+    want = [1.5, 1.5, 2.5, 1.5, 2.5, -0.0]
+    got = read_table(out, device="cpu").column("d").to_pylist()
+    assert [struct.pack("<d", v).hex() for v in got] == [struct.pack("<d", v).hex() for v in want]
+    assert read_table(out, device="cpu").column("s").to_pylist()[-1] == "line 2"
+
+
+@pytest.mark.parametrize("fmt", ["arrows", "arrow"])
+def test_a_dictionary_of_dense_unions_still_refuses_a_flipped_value(tmp_path, fmt):
+    """The prefix as taken still covers the dictionary's values: a flipped byte of one (the
+    delta's, in a dictionary message of its own) is refused."""
+    batches = [pa.record_batch({"d": _dense_dict(v, pa.int64())})
+               for v in ([1], [1, MARK])]
+    path = _through_ipc_writer_only(tmp_path / f"x.{fmt}", batches, fmt)
+    assert read_table(path, device="cpu").column("d").to_pylist() == [1, 1, MARK]
+    raw = bytearray(path.read_bytes())
+    at = raw.find(MARK.to_bytes(8, "little"))
+    assert at > 0
+    raw[at] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CorruptDataError, match="CRC32"):
+        read_table(path, device="cpu")
+
+
+def test_a_dictionary_of_dense_unions_hashed_the_old_way_still_reads(tmp_path, monkeypatch):
+    """A stream written before the checksum took dense unions (its dictionary not grown, so
+    it matched then) still reads: the old form is tried where the new one does not match."""
+    d = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int8()), pa.UnionArray.from_dense(
+        pa.array([0], pa.int8()), pa.array([1], pa.int32()),  # (a child value left unused)
+        [pa.array([7.0, 1.5]), pa.array([], pa.int64())], ["x", "i"]))
+    batch = pa.record_batch({"d": d, "n": [MARK, 2]})
+    new = ipc_integrity._canonical
+    monkeypatch.setattr(ipc_integrity, "_canonical",
+                        lambda v, deep=True, compact=True: new(v, deep, False))
+    path = _through_ipc_writer_only(tmp_path / "old.arrows", [batch])
+    monkeypatch.setattr(ipc_integrity, "_canonical", new)
+    assert read_table(path, device="cpu").column("d").to_pylist() == [1.5, 1.5]
+    raw = bytearray(path.read_bytes())
+    raw[raw.find(MARK.to_bytes(8, "little"))] ^= 1
     path.write_bytes(bytes(raw))
     with pytest.raises(CorruptDataError, match="CRC32"):
         read_table(path, device="cpu")
