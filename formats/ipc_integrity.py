@@ -151,7 +151,7 @@ def _canonical(values: pa.Array, deep: bool = True, compact: bool = True) -> pa.
     ``deep``, at the top only (what files written before 2026-12-06 hashed: a dictionary of
     nested views grown by a delta did not match its own checksum). ``compact``: dense unions
     taken, each child only the values the prefix uses (sliced and concatenated, a union keeps
-    its children whole: a reader's grown by deltas failed its checksum before 2026-12-07)."""
+    its children whole: a reader's, grown by deltas, failed its checksum before session 77)."""
     large = _widened(values.type, deep)
     if large != values.type:
         values = values.cast(large)
