@@ -44,7 +44,9 @@ def _pieces(rng, lines, count: int) -> list:
         if n and rng.random() < 0.3:
             picked[0] = "y" * 70_000
         mask = rng.random(n) < 0.1
-        out.append(pa.array([None if m else v for v, m in zip(picked, mask, strict=True)]))
+        # (typed: an empty column of no type would be pa.null(), not a string column)
+        out.append(pa.array([None if m else v for v, m in zip(picked, mask, strict=True)],
+                            pa.string()))
     return out
 
 
