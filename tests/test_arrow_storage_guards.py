@@ -68,3 +68,35 @@ def test_growing_tables_keeps_null_table_entries():
     out = grow.extend(forged)
     assert out.storage.field("table").is_null().to_pylist() == mask.to_pylist()
     assert out.to_pylist() == WORDS * 20
+
+
+def test_cut_bytes_exactly_at_the_limit_fit():
+    """``MAX_CUT_BYTES`` is the most the ``cuts`` child may hold: at it the array is built, one
+    byte below it refused naming the bytes needed (lowered here as in test_arrow_extension)."""
+    value = "abcdefghij" * 400
+    carr = fsstgpu.compress(pa.array([value, None, value]), split_size=16)
+    cuts = fs.to_extension_array(carr).storage.field("cuts")
+    need = sum(len(c) for c in cuts.to_pylist() if c is not None)
+    assert need > 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fs, "MAX_CUT_BYTES", need)
+        assert fs.to_extension_array(carr).storage.field("cuts").equals(cuts)
+        mp.setattr(fs, "MAX_CUT_BYTES", need - 1)
+        with pytest.raises(ValueError, match=f" cuts inside strings need {need} bytes"):
+            fs.to_extension_array(carr)
+
+
+def test_growing_tables_skips_a_null_table_value():
+    """A null entry of the ``table`` dictionary (no row uses it) is not a table to add."""
+    ext = fs.to_extension_array(_carr())
+    storage = ext.storage
+    table = storage.field("table")
+    dictionary = pa.array(table.dictionary.to_pylist() + [None], table.dictionary.type)
+    children = [storage.field(i) for i in range(3)]
+    children.append(pa.DictionaryArray.from_arrays(table.indices, dictionary))
+    forged = pa.ExtensionArray.from_storage(
+        ext.type, pa.StructArray.from_arrays(children, fields=list(storage.type),
+                                             mask=storage.is_null()))
+    out = fs.GrowingTables().extend(forged)
+    assert out.storage.field("table").dictionary.equals(table.dictionary)
+    assert out.to_pylist() == WORDS * 20
