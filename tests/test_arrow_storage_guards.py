@@ -4,6 +4,7 @@ validity of the remapped ``table`` child all passed every test before these)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -100,3 +101,84 @@ def test_growing_tables_skips_a_null_table_value():
     out = fs.GrowingTables().extend(forged)
     assert out.storage.field("table").dictionary.equals(table.dictionary)
     assert out.to_pylist() == WORDS * 20
+
+
+def _three_tables():
+    """Three rows, each with its own table (indices 0, 1, 2 into the ``table`` dictionary)."""
+    n = 3
+    tables = [fsstgpu.SymbolTable([bytes([65 + i, 66 + i])]) for i in range(n)]
+    carr = fsstgpu.CompressedStringArray(
+        type=pa.binary(), length=n, tables=tables, block_starts=np.arange(n + 1),
+        codes=np.zeros(n, np.uint8), code_offsets=np.arange(n + 1), lengths=np.full(n, 2),
+        validity=None, null_count=0, split_size=4096, split_codes=np.arange(n + 1),
+        split_out=np.arange(0, 2 * n + 1, 2), split_table=np.arange(n))
+    return fs.to_extension_array(carr)
+
+
+def _with_table(ext, indices, dictionary, mask=None):
+    storage = ext.storage
+    children = [storage.field(i) for i in range(3)]
+    children.append(pa.DictionaryArray.from_arrays(indices, dictionary))
+    return pa.ExtensionArray.from_storage(
+        ext.type, pa.StructArray.from_arrays(children, fields=list(storage.type), mask=mask))
+
+
+def test_growing_tables_remaps_every_index():
+    grow = fs.GrowingTables()
+    grow.extend(fs.to_extension_array(_carr()))
+    out = grow.extend(_three_tables())
+    assert out.to_pylist() == [b"AB", b"BC", b"CD"]
+    assert out.storage.field("table").indices.to_pylist()[1:] == [
+        out.storage.field("table").indices.to_pylist()[0] + 1,
+        out.storage.field("table").indices.to_pylist()[0] + 2]
+
+
+@pytest.mark.parametrize("garbage", [3, 4, 65535])
+def test_growing_tables_ignores_indices_under_nulls(garbage):
+    """An index under a null entry may be anything (here past the dictionary's end)."""
+    ext = _three_tables()
+    table = ext.storage.field("table")
+    valid = pa.py_buffer(np.packbits([True, False, True], bitorder="little"))
+    data = pa.py_buffer(np.array([0, garbage, 2], np.uint16))
+    indices = pa.Array.from_buffers(pa.uint16(), 3, [valid, data], 1)
+    mask = pa.array([False, True, False])
+    out = fs.GrowingTables().extend(_with_table(ext, indices, table.dictionary, mask))
+    assert out.to_pylist() == [b"AB", None, b"CD"]
+    assert out.storage.field("table").is_null().to_pylist() == [False, True, False]
+
+
+def test_growing_tables_takes_a_table_seen_before_once():
+    grow = fs.GrowingTables()
+    ext = fs.to_extension_array(_carr())
+    first, again = grow.extend(ext), grow.extend(ext)
+    assert again.storage.field("table").dictionary.equals(first.storage.field("table").dictionary)
+    assert again.to_pylist() == WORDS * 20
+
+
+def test_growing_tables_on_empty_and_all_null_arrays():
+    """No rows, and rows whose tables are all null over an empty dictionary."""
+    ext = fs.to_extension_array(_carr())
+    empty = fs.GrowingTables().extend(ext.slice(0, 0))
+    assert len(empty) == 0 and empty.type == ext.type
+    nulls = fs.to_extension_array(fsstgpu.compress(pa.array([None, None], pa.string())))
+    table = nulls.storage.field("table")
+    forged = _with_table(nulls, pa.array([None, None], table.indices.type),
+                         pa.array([], table.dictionary.type), pa.array([True, True]))
+    out = fs.GrowingTables().extend(forged)
+    assert out.to_pylist() == [None, None]
+
+
+def test_growing_tables_ignores_an_index_under_a_null_of_a_one_table_array():
+    ext = fs.to_extension_array(_carr())
+    table = ext.storage.field("table")
+    assert len(table.dictionary) == 1
+    n = len(ext)
+    keep = ~ext.storage.is_null().to_numpy(zero_copy_only=False)
+    keep[0] = False
+    data = np.zeros(n, np.uint16)
+    data[0] = 7
+    indices = pa.Array.from_buffers(pa.uint16(), n, [pa.py_buffer(np.packbits(
+        keep, bitorder="little")), pa.py_buffer(data)], int(n - keep.sum()))
+    mask = pa.array(~keep)
+    out = fs.GrowingTables().extend(_with_table(ext, indices, table.dictionary, mask))
+    assert out.to_pylist() == [None] + (WORDS * 20)[1:]
