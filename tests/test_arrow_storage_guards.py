@@ -44,6 +44,8 @@ def test_an_ext_type_of_another_array_is_refused(other):
         with pytest.raises(ValueError, match="does not describe this array"):
             fs.to_extension_array(carr, ext_type=given, version=3)
         assert fs.to_extension_array(carr, ext_type=carr_type, version=3).type == carr_type
+        with pytest.raises(ValueError, match="does not describe this array"):  # the same tables
+            fs.to_extension_array(carr, ext_type=fa.extension_type_for(carr, version=2), version=3)
         return
     else:
         given = pa.string()
@@ -182,3 +184,11 @@ def test_growing_tables_ignores_an_index_under_a_null_of_a_one_table_array():
     mask = pa.array(~keep)
     out = fs.GrowingTables().extend(_with_table(ext, indices, table.dictionary, mask))
     assert out.to_pylist() == [None] + (WORDS * 20)[1:]
+
+
+def test_growing_tables_on_a_slice():
+    """The ``table`` indices are read from their buffer at the slice's offset, for its rows."""
+    out = fs.GrowingTables().extend(_three_tables().slice(1, 1))
+    assert out.to_pylist() == [b"BC"]
+    out = fs.GrowingTables().extend(_three_tables().slice(1))
+    assert out.to_pylist() == [b"BC", b"CD"]
