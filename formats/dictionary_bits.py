@@ -23,7 +23,7 @@ import pyarrow.ipc as ipc
 from fsstgpu.formats.nested import map_dictionaries, map_value_types
 
 __all__ = ["concat_by_bits", "float_bits", "floats_taken_for_same", "holds_dense_union",
-           "holds_floats", "index_limit", "read_back_same",
+           "holds_dictionary", "holds_floats", "index_limit", "read_back_same",
            "refuse_union_float_dictionaries", "same_values"]
 
 #: the integer type of each float width, for views of floats' bits
@@ -180,7 +180,7 @@ def concat_by_bits(arrays: list, name: str | None = None) -> pa.Array:
     >>> joined.to_pylist(), joined.field(0).dictionary.to_pylist()
     ([{'x': 0.0}, {'x': -0.0}], [0.0, -0.0])
     """
-    if len(arrays) < 2 or not _holds_dictionary(arrays[0].type):
+    if len(arrays) < 2 or not holds_dictionary(arrays[0].type):
         return pa.concat_arrays(arrays)
     found: dict[tuple, list] = {}  # the dictionary leaves at each key, array after array
     for arr in arrays:
@@ -284,7 +284,19 @@ def holds_dense_union(type_: pa.DataType) -> bool:
         or any(holds_dense_union(type_.field(i).type) for i in range(type_.num_fields)))
 
 
-def _holds_dictionary(type_: pa.DataType) -> bool:
-    """Whether ``type_`` is or holds a dictionary (through containers; list views' too)."""
-    return pa.types.is_dictionary(type_) or any(_holds_dictionary(type_.field(i).type)
+def holds_dictionary(type_: pa.DataType) -> bool:
+    """Whether ``type_`` is or holds a dictionary (through containers, list views' too, and
+    extension types' storage).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from fsstgpu.formats.dictionary_bits import holds_dictionary
+    >>> holds_dictionary(pa.list_(pa.dictionary(pa.int8(), pa.string()))), holds_dictionary(
+    ...     pa.list_(pa.string()))
+    (True, False)
+    """
+    if isinstance(type_, pa.BaseExtensionType):
+        return holds_dictionary(type_.storage_type)
+    return pa.types.is_dictionary(type_) or any(holds_dictionary(type_.field(i).type)
                                                 for i in range(type_.num_fields))

@@ -43,7 +43,11 @@ import pyarrow.ipc as ipc
 from fsstgpu.checksum import crc32
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.dictionaries import FileDictionaries, SentDictionaries, batch_dictionaries
-from fsstgpu.formats.dictionary_bits import holds_dense_union, refuse_union_float_dictionaries
+from fsstgpu.formats.dictionary_bits import (
+    holds_dense_union,
+    holds_dictionary,
+    refuse_union_float_dictionaries,
+)
 from fsstgpu.formats.ipc_footer import last_batch_metadata
 from fsstgpu.formats.nested import empty_array, map_value_types
 from fsstgpu.types import is_view, large_type
@@ -229,20 +233,12 @@ def _children(arr: pa.Array) -> list[pa.Array]:
     return []
 
 
-def _holds_dictionary(t: pa.DataType) -> bool:
-    if pa.types.is_dictionary(t):
-        return True
-    if isinstance(t, pa.BaseExtensionType):
-        return _holds_dictionary(t.storage_type)
-    return any(_holds_dictionary(t.field(i).type) for i in range(t.num_fields))
-
-
 def _dictionaries(arr: pa.Array):
     """Every dictionary ``arr`` uses, nested ones included, depth first."""
     if pa.types.is_dictionary(arr.type):
         yield arr.dictionary
         yield from _dictionaries(arr.dictionary)
-    elif _holds_dictionary(arr.type):
+    elif holds_dictionary(arr.type):
         for child in _children(arr):
             yield from _dictionaries(child)
 
