@@ -701,12 +701,16 @@ def test_a_dictionary_of_nested_views_hashed_the_old_way_still_reads(tmp_path, c
 
 
 
-def _dense(values, type_=pa.float64()) -> pa.UnionArray:
-    """A dense union of ``values`` (its member "x"; member "i", int64, empty)."""
-    n = len(values)
+def _dense_over(member: pa.Array) -> pa.UnionArray:
+    """A dense union whose member "x" is ``member`` (every row; member "i", int64, empty)."""
+    n = len(member)
     return pa.UnionArray.from_dense(pa.array([0] * n, pa.int8()), pa.array(range(n), pa.int32()),
-                                    [pa.array(values, type_), pa.array([], pa.int64())],
-                                    ["x", "i"])
+                                    [member, pa.array([], pa.int64())], ["x", "i"])
+
+
+def _dense(values, type_=pa.float64()) -> pa.UnionArray:
+    """A dense union of ``values`` (:func:`_dense_over`)."""
+    return _dense_over(pa.array(values, type_))
 
 
 def _dense_dict(values, type_=pa.float64()) -> pa.DictionaryArray:
@@ -924,9 +928,7 @@ def test_a_dictionary_of_dictionaries_is_unreadable_and_refused_as_corrupt(tmp_p
 
 def _union(values) -> pa.UnionArray:
     """A dense union whose member "x" is a float64 dictionary of ``values`` (every row)."""
-    n = len(values)
-    return pa.UnionArray.from_dense(pa.array([0] * n, pa.int8()), pa.array(range(n), pa.int32()),
-                                    [_inner(values), pa.array([], pa.int64())], ["x", "i"])
+    return _dense_over(_inner(values))
 
 
 def _sparse_union(values) -> pa.UnionArray:
