@@ -1,5 +1,5 @@
-"""Shared by the GPU codec tests (test_bitplane.py, test_bitshuffle.py): a fresh seed for each
-test, the input size limit under compute-sanitizer, and a poisoned memory pool."""
+"""Shared by the GPU codec tests (test_bitplane.py, test_bitshuffle.py): the input size limit
+under compute-sanitizer and a poisoned memory pool (their seeds come from seeds.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,6 @@ import os
 # compute-sanitizer's racecheck the kernels run 100-1000x slower, and a run over the full sizes
 # does not finish (BENCHMARKS.md section 21). Small inputs still reach every kernel path.
 MAX_ELEMENTS = int(os.environ.get("FSSTGPU_GPU_TEST_MAX_ELEMENTS") or 0) or None
-
-
-def fresh_seed() -> int:
-    """A seed from os.urandom (the tests name it in their failures)."""
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def small_enough(n: int) -> bool:

@@ -11,8 +11,9 @@ while device 0 is current, and must give what it gives on device 0, on device 1.
 from __future__ import annotations
 
 import contextlib
-import os
+import sys
 import timeit
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -22,9 +23,8 @@ import fsstgpu
 from fsstgpu.device import on_arrays_device
 from fsstgpu.gpu.strings import DeviceStringArray
 
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 
 class _Memory:
@@ -109,7 +109,7 @@ def test_gpu_bitplane_on_the_arrays_device(cp):
         bitplane_unpack_offsets_cpu,
     )
 
-    seed = _seed()
+    seed = fresh_seed()
     values = np.random.default_rng(seed).integers(0, 1000, 300_007).astype(np.uint32)
     packed = bitplane_pack_cpu(values)
     with cp.cuda.Device(0):
@@ -139,7 +139,7 @@ def test_gpu_bitplane_on_the_arrays_device(cp):
 def test_gpu_bitshuffle_on_the_arrays_device(cp):
     from fsstgpu.kernels.bitshuffle import bitshuffle, bitshuffle_cpu, bitunshuffle
 
-    seed = _seed()
+    seed = fresh_seed()
     x = np.random.default_rng(seed).integers(0, 2**31, 1_000_003).astype(np.int32)
     with cp.cuda.Device(0):
         shuffled = bitshuffle(_on(cp, 1, x))
@@ -172,7 +172,7 @@ def _column(rng, n):
 def test_gpu_compress_and_decode_on_the_arrays_device(cp):
     from fsstgpu.gpu.decode import decode_async
 
-    seed = _seed()
+    seed = fresh_seed()
     col = _column(np.random.default_rng(seed), 20_000)
     strings = _device_strings(cp, 1, col)
     with cp.cuda.Device(0):
@@ -198,7 +198,7 @@ def test_gpu_encode_launchers_on_the_arrays_device(cp):
     )
     from fsstgpu.symbol_table import SymbolTable
 
-    seed = _seed()
+    seed = fresh_seed()
     col = _column(np.random.default_rng(seed), 5000)
     table = SymbolTable([b"fsst", b"http://", b"xx", b"q"])
     results = {}
@@ -221,7 +221,7 @@ def test_gpu_encode_launchers_on_the_arrays_device(cp):
 def test_gpu_concat_on_the_arrays_device(cp):
     from fsstgpu.gpu.concat import concat_device_arrays
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [_column(rng, int(n)) for n in (300, 0, 1000)]
     with cp.cuda.Device(1):
@@ -242,7 +242,7 @@ def test_gpu_concat_on_the_arrays_device(cp):
 def test_gpu_transpose_inplace_steps_on_the_arrays_device(cp):
     from fsstgpu.kernels import transpose_inplace as tin
 
-    seed = _seed()
+    seed = fresh_seed()
     a, g, b = tin.block_shape(6000, 8000, 1)
     host = np.random.default_rng(seed).integers(0, 256, a * g * b * g, dtype=np.uint8)
     results = {}

@@ -26,7 +26,8 @@ from fsstgpu.kernels.bitplane import (
 from fsstgpu.kernels.bitplane_cpu import Layout
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gpu_poison import fresh_seed, poison_pool, small_enough  # noqa: E402
+from gpu_poison import poison_pool, small_enough  # noqa: E402
+from seeds import fresh_seed  # noqa: E402
 
 INT_DTYPES = ["u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8"]
 

@@ -20,7 +20,8 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.bitshuffle import bitshuffle, bitshuffle_cpu, bitunshuffle, bitunshuffle_cpu
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gpu_poison import MAX_ELEMENTS, fresh_seed, poison_pool, small_enough  # noqa: E402
+from gpu_poison import MAX_ELEMENTS, poison_pool, small_enough  # noqa: E402
+from seeds import fresh_seed  # noqa: E402
 
 SHUFFLE_DTYPES = ["u1", "u2", "f4", "i8", "V16"]
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -38,12 +40,11 @@ from fsstgpu.formats import (
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.formats.parquet_serial import filled
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
 COMPRESSED = ["s", "big", "mix", "cat", "lst"]
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _dna(rng, n: int) -> list:
@@ -81,7 +82,7 @@ def _check_row_groups_alone(path, units, seed, one_table: bool) -> None:
 def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt, codec,
                                                       monkeypatch, write_units,
                                                       random_units):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     units = random_units(rng, machine_lines, 16, mixed=True)
     src = tmp_path / f"in{SUFFIX[fmt]}"
@@ -119,7 +120,7 @@ def test_many_pieces_compress_as_each_alone(machine_lines):
     """ColumnStream.compress_many against compress piece by piece: the same arrays, the same
     state after (the next piece alike), for one table a retraining and for blocks, a fixed
     table and the fast level; empty and all-null pieces among them."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     pieces = []
     for _ in range(40):
@@ -175,7 +176,7 @@ def test_a_run_that_does_not_compress_as_one_is_compressed_unit_by_unit(tmp_path
                                                                        random_units):
     """Where compress_many refuses a run, its units are compressed one by one: the file is the
     unit-by-unit one (bounds, sizes and tables counted once)."""
-    seed = _seed()
+    seed = fresh_seed()
     units = random_units(np.random.default_rng(seed), machine_lines, 8, mixed=True)
     write_units(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1)
@@ -202,7 +203,7 @@ def _bad_utf8(values: list) -> pa.Array:
 def test_a_faulty_unit_inside_a_run_is_named(tmp_path, monkeypatch, column):
     """Invalid UTF-8 in one row group of a compressed column (``s``) or of one copied through
     (``p``): the error names that row group, runs or not; nothing is left behind."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     bad = int(rng.integers(0, 10))
     units = []
@@ -266,7 +267,7 @@ def test_a_rewrite_stopped_midway_leaves_nothing(tmp_path, machine_lines, monkey
     """A progress callback that raises once a run is written (the row groups going through
     one writer, or joined parts): the output is abandoned, nothing is left, and the same
     compression afterwards gives the file whole."""
-    units = random_units(np.random.default_rng(_seed()), machine_lines, 12, mixed=True)
+    units = random_units(np.random.default_rng(fresh_seed()), machine_lines, 12, mixed=True)
     write_units(units, tmp_path / "in.parquet", "parquet")
     monkeypatch.setattr(pipeline, "RUN_ROWS", 1500)
 
@@ -295,7 +296,7 @@ def test_a_recompressed_ipc_file_decodes_a_runs_copied_columns_once(tmp_path, ma
     decoded alone, which cost more than its strings on small batches (200 of 1,000 rows:
     ~170 us a unit); a run's units are now decoded together (one call a run), for the same
     bounds and the same file as one unit a run gives (``rows`` 0: runs of random rows)."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     units = random_units(rng, machine_lines, 16, mixed=True)
     write_units(units, tmp_path / "in.parquet", "parquet")
@@ -324,7 +325,7 @@ def test_a_faulty_copied_unit_inside_a_run_is_named(tmp_path, monkeypatch):
     """An fsst column copied through with one row group's table damaged (a Parquet input
     without fsstgpu's record of bounds, so decoded for them): the error names that row group
     whether its run is decoded at once or unit by unit."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     bad = int(rng.integers(0, 8))
     chunks = []
@@ -361,7 +362,7 @@ def test_a_recompressed_dictionary_column_is_decoded_once_a_run(tmp_path, machin
     dictionary, and for its bounds. It was decoded twice a unit (200 units of 1,000 rows:
     0.26 s against 0.19); now once a run, checked and bounded on the same values, for the
     bounds that compressing the input directly records and the file one unit a run gives."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     units = random_units(rng, machine_lines, 16)
     write_units(units, tmp_path / "in.parquet", "parquet")

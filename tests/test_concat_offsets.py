@@ -10,7 +10,8 @@ poisoned first, against pyarrow's concatenation of the host columns.
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,9 +22,8 @@ from fsstgpu.gpu import concat
 from fsstgpu.gpu.concat import concat_device_arrays, joinable_in_place
 from fsstgpu.gpu.strings import DeviceStringArray
 
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 
 def _columns(rng, sizes, type_=pa.string()):
@@ -88,7 +88,7 @@ CASES = {  # sizes, junk before each part's strings, junk after
 @pytest.mark.parametrize("type_", [pa.string(), pa.large_string()])
 def test_copy_join_takes_the_bytes_the_offsets_span(case, type_, monkeypatch):
     monkeypatch.setattr(concat, "get_cupy", lambda: np)
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     sizes, leads, trails = CASES[case]
     cols = _columns(rng, sizes, type_)
@@ -121,7 +121,7 @@ def _poison_pool(cp, nbytes=64 << 20):
 def test_gpu_copy_join_takes_the_bytes_the_offsets_span(case, type_):
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     sizes, leads, trails = CASES[case]
     cols = _columns(rng, sizes, type_)
@@ -138,7 +138,7 @@ def test_gpu_copy_join_takes_the_bytes_the_offsets_span(case, type_):
 def test_gpu_in_place_join_only_of_abutting_strings(case):
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     sizes, leads, trails = CASES[case]
     cols = _columns(rng, sizes)

@@ -11,7 +11,8 @@ machine's) cut at random (seed from os.urandom, named in failure messages).
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -25,11 +26,10 @@ from fsstgpu.formats import compress_file, decompress_file, inspect_file, pipeli
 from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.testing import poisoned_codes
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 SUFFIX = {"parquet": ".parquet", "arrow": ".arrow", "arrows": ".arrows"}
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _read(path, fmt) -> pa.Table:
@@ -51,7 +51,7 @@ def _read(path, fmt) -> pa.Table:
 def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, fmt,
                                                       monkeypatch, write_units,
                                                       random_units):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     units = random_units(rng, machine_lines, 14)
     src, comp = tmp_path / f"in{SUFFIX[fmt]}", tmp_path / f"c{SUFFIX[fmt]}"
@@ -75,7 +75,7 @@ def test_runs_give_the_unit_by_unit_file_and_the_input(tmp_path, machine_lines, 
 
 
 def test_a_corrupt_unit_inside_a_run_is_named(tmp_path, machine_lines):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     columns = [pa.array([machine_lines[i] for i in rng.integers(0, len(machine_lines), n)])
                for n in rng.integers(1, 300, 8)]

@@ -6,7 +6,8 @@ random strings (seed from os.urandom, named in failure messages).
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -16,11 +17,10 @@ import fsstgpu
 from fsstgpu.gpu.concat import concat_device_arrays, joinable_in_place
 from fsstgpu.gpu.decode import decompress_device
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 pytestmark = pytest.mark.gpu
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _column(rng, n, type_=pa.string(), nulls=True):
@@ -37,7 +37,7 @@ def _expected(cols):
 @pytest.mark.parametrize("type_", [pa.string(), pa.large_binary()])
 @pytest.mark.parametrize("sizes", [[5, 0, 7], [1], [1000, 3, 0, 0, 2500, 17], [0, 0]])
 def test_in_place_join_matches_copy_join(type_, sizes):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [_column(rng, n, type_) for n in sizes]
     parts = decompress_device([fsstgpu.compress(c) for c in cols], fill=0xAB)
@@ -53,7 +53,7 @@ def test_in_place_join_matches_copy_join(type_, sizes):
 
 
 def test_in_place_join_of_many_parts_moves_offsets_by_growing_gaps():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [_column(rng, int(n)) for n in rng.integers(0, 400, 60)]
     parts = fsstgpu.decompress_device([fsstgpu.compress(c) for c in cols])
@@ -63,7 +63,7 @@ def test_in_place_join_of_many_parts_moves_offsets_by_growing_gaps():
 
 
 def test_parts_from_separate_decodes_are_copied():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [_column(rng, 50), _column(rng, 30)]
     parts = [fsstgpu.decompress_device(fsstgpu.compress(c)) for c in cols]
@@ -74,7 +74,7 @@ def test_parts_from_separate_decodes_are_copied():
 
 
 def test_out_of_order_parts_are_not_joined_in_place():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [_column(rng, 20), _column(rng, 20)]
     parts = fsstgpu.decompress_device([fsstgpu.compress(c) for c in cols])

@@ -8,6 +8,9 @@ everywhere.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -22,6 +25,9 @@ from fsstgpu.kernels.fsst_decode import error_message
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import plan_splits
 from fsstgpu.testing import gpu_decode_matches_cpu
+
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 POISON = 0xAB
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view(),
@@ -226,7 +232,7 @@ def test_tiny_and_empty(values):
 @pytest.mark.gpu
 def test_fast_level_blocks():
     # the "fast" level's blocks (a cheap table per MiB) decode on the GPU as on the CPU
-    seed = int(np.random.default_rng().integers(1 << 31))  # fresh input each run
+    seed = fresh_seed()  # fresh input each run
     print(f"seed {seed}")  # shown on failure
     col = pa.array(_words(120_000, seed, null_every=13))
     carr = fsstgpu.compress(col, level="fast")

@@ -9,7 +9,8 @@ decode raises again.
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -19,9 +20,8 @@ import fsstgpu
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.gpu.strings import DeviceStringArray
 
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 
 def _column(xp, n=3, *, validity=True):
@@ -92,7 +92,7 @@ def test_concat_refuses_a_reversed_last_part():
 
     from fsstgpu.gpu.concat import concat_device_arrays
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [pa.array(["ab" * int(k) for k in rng.integers(0, 9, 50)]) for _ in range(3)]
     parts = fsstgpu.decompress_device([fsstgpu.compress(c) for c in cols])
@@ -109,7 +109,7 @@ def test_a_batch_flag_no_column_explains_fails_every_column(monkeypatch):
     from fsstgpu.gpu import decode
     from fsstgpu.gpu.decode import decompress_device
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     carrs = [fsstgpu.compress(pa.array([f"s{int(k)}" for k in rng.integers(0, 99, 300)]))
              for _ in range(3)]

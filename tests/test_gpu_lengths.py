@@ -8,8 +8,9 @@ os.urandom, named in failure messages).
 from __future__ import annotations
 
 import copy
-import os
 import pickle
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,11 +22,10 @@ from fsstgpu.gpu import lengths
 from fsstgpu.gpu.layout import HostBatch, packed_lengths
 from fsstgpu.kernels.bitplane_cpu import bitplane_pack_cpu
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.string_view()]
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _column(rng, n, type_):
@@ -45,7 +45,7 @@ def _columns(seed):
 
 # ---------------------------------------------------------------- CPU (run everywhere)
 def test_packed_offsets_equal_narrow_offsets_on_the_host():
-    seed = _seed()
+    seed = fresh_seed()
     carrs = [fsstgpu.compress(c) for c in _columns(seed)]
     narrow = HostBatch(carrs, lengths="narrow").offsets_cpu()
     packed = HostBatch(carrs, lengths="bitplane").offsets_cpu()
@@ -146,7 +146,7 @@ def test_unknown_lengths_layout_is_refused():
 def test_batch_with_packed_lengths_matches_the_cpu():
     from fsstgpu.gpu.decode import decompress_device
 
-    seed = _seed()
+    seed = fresh_seed()
     cols = _columns(seed)
     carrs = [fsstgpu.compress(c) for c in cols]
     out = decompress_device(carrs, lengths="bitplane", fill=0xAB)
@@ -157,7 +157,7 @@ def test_batch_with_packed_lengths_matches_the_cpu():
 @pytest.mark.gpu
 @pytest.mark.parametrize("type_", TYPES)
 def test_resident_column_with_packed_lengths(type_):
-    seed = _seed()
+    seed = fresh_seed()
     col = _column(np.random.default_rng(seed), 50_000, type_)
     dev = fsstgpu.to_device(fsstgpu.compress(col), lengths="bitplane")
     for _ in range(2):           # decoded twice from the same device column
@@ -166,7 +166,7 @@ def test_resident_column_with_packed_lengths(type_):
 
 @pytest.mark.gpu
 def test_blob_lengths_go_to_the_gpu_as_stored():
-    seed = _seed()
+    seed = fresh_seed()
     col = _column(np.random.default_rng(seed), 10_000, pa.large_string())
     carr = fsstgpu.CompressedStringArray.from_bytes(fsstgpu.compress(col).to_bytes())
     stored = carr.packed_lengths
@@ -193,7 +193,7 @@ def _forged(carr, flip_at):
 def test_corrupt_packed_lengths_raise_and_name_the_column():
     from fsstgpu.gpu.decode import decompress_device
 
-    seed = _seed()
+    seed = fresh_seed()
     cols = _columns(seed)[4:]
     carrs = [fsstgpu.compress(c) for c in cols]
     bad = _forged(carrs[1], packed_lengths(carrs[1]).size - 3)   # a plane word of the end

@@ -11,7 +11,8 @@ and named in every failure. Forged code offsets move a few code bytes from one s
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -28,14 +29,13 @@ from fsstgpu.gpu.decode import decode_async, decompress_device
 from fsstgpu.kernels import fsst_decode
 from fsstgpu.testing import UTF8_SPOILERS, gpu_decode_matches_cpu
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 pytestmark = pytest.mark.gpu
 
 FIELDS = ("type", "length", "tables", "block_starts", "codes", "lengths", "validity",
           "null_count", "split_size", "split_codes", "split_out", "split_table", "chunk_lengths")
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
 
 
 def _text(rng, n: int, type_=pa.binary()) -> pa.Array:
@@ -91,7 +91,7 @@ def _gpu(carr, **kwargs):
 @pytest.mark.parametrize("type_", [pa.binary(), pa.string()], ids=str)
 @pytest.mark.parametrize("via_blob", [False, True], ids=["narrow lengths", "bit-plane lengths"])
 def test_gpu_refuses_exactly_what_the_cpu_refuses(via_blob, type_):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     carr = fsstgpu.compress(_text(rng, 3000, type_), split_size=int(rng.integers(64, 2048)))
     counts = {"refused": 0, "decoded": 0}
@@ -110,7 +110,7 @@ def test_gpu_refuses_exactly_what_the_cpu_refuses(via_blob, type_):
 
 
 def test_a_batch_names_the_column_whose_ends_cross():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [fsstgpu.compress(_text(rng, 2000), split_size=256) for _ in range(3)]
     untrusted = [CompressedStringArray.from_bytes(c.to_bytes()) for c in cols]
@@ -132,7 +132,7 @@ def test_a_batch_names_the_column_whose_ends_cross():
 
 
 def test_a_column_checked_once_takes_the_planned_decode():
-    rng = np.random.default_rng(_seed())
+    rng = np.random.default_rng(fresh_seed())
     carr = fsstgpu.compress(_text(rng, 2000))
     untrusted = CompressedStringArray(code_offsets=None,
                                       **{name: getattr(carr, name) for name in FIELDS})
@@ -165,7 +165,7 @@ def _random_strings(rng, n: int, bad: int) -> list:
 
 
 def test_gpu_checks_text_as_utf8_as_the_cpu_does():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for case in range(40):
         bad = int(rng.integers(0, 3))
@@ -191,7 +191,7 @@ def test_the_utf8_check_uploaded_with_the_batch_holds_at_every_output_alignment(
     """The check's range table is made once a batch, with its metadata, for any alignment of
     the output (it was built and uploaded on each call for the output's own): text columns,
     one spoiled, decoded into a buffer at every offset within 16 bytes."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cp = get_cupy()
     for bad in (0, 1):
@@ -235,7 +235,7 @@ def _moved_codes(rng, carr) -> CompressedStringArray:
 
 @pytest.mark.parametrize("type_", [pa.binary(), pa.string()], ids=str)
 def test_gpu_checks_stored_code_offsets_as_the_cpu_does(type_):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     carr = fsstgpu.compress(_text(rng, 3000, type_), split_size=int(rng.integers(64, 2048)))
     assert not gpu_decode_matches_cpu(_stored(carr)), seed  # the true offsets pass
@@ -245,7 +245,7 @@ def test_gpu_checks_stored_code_offsets_as_the_cpu_does(type_):
 
 
 def test_a_batch_names_the_column_whose_code_offsets_are_forged():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = [fsstgpu.compress(_text(rng, 2000), split_size=256) for _ in range(3)]
     stored = [_stored(c) for c in cols]
@@ -265,7 +265,7 @@ def test_a_batch_names_the_column_whose_code_offsets_are_forged():
 def test_a_file_with_forged_code_offsets_is_refused_on_the_gpu(tmp_path):
     """A file's column: its codes one binary value a string (pyarrow writes it, its CRCs
     true), read through the staged path (codes uploaded as read, code starts marked)."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     carr = fsstgpu.compress(_text(rng, 2000, pa.string()), split_size=512)
     good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
@@ -306,7 +306,7 @@ def test_code_starts_on_escapes_with_any_warps_and_alignment(wps, monkeypatch):
     16-byte boundary: a code start moved onto an escape's literal is refused as the CPU refuses
     it (its ends all still fall on symbol starts), true offsets decode to the CPU's bytes."""
     monkeypatch.setattr(fsst_decode, "warps_per_split", lambda nsplits: wps)
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     noise = [rng.integers(1, 256, int(rng.integers(1, 300)), dtype=np.uint8).tobytes()
              for _ in range(600)]

@@ -7,7 +7,8 @@ The seed is fresh each run and named in every failure.
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,9 @@ import pytest
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.fsst_decode import launch_check_utf8
 from fsstgpu.testing import UTF8_SPOILERS
+
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -45,7 +49,7 @@ def _valid(data: bytes) -> bool:
 @pytest.mark.parametrize("misalign", range(16))
 def test_utf8_check_matches_the_strict_decoder_at_every_alignment(misalign):
     cp = get_cupy()
-    seed = int.from_bytes(os.urandom(4), "little")
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for case in range(20):
         streams = [_stream(rng, int(rng.integers(0, 200))) for _ in range(int(rng.integers(1, 9)))]

@@ -9,7 +9,8 @@ failure messages).
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -24,9 +25,8 @@ from fsstgpu.formats.rowgroups import Source
 from fsstgpu.testing import poisoned_codes
 from fsstgpu.types import INT32_MAX
 
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def _ext_chunks(columns) -> list:
 
 @pytest.mark.parametrize("count", [2, 5])
 def test_chunks_checked_together_equal_each_alone(lines, count, monkeypatch):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     columns = _pieces(rng, lines, count)
     chunks = _ext_chunks(columns)
@@ -102,7 +102,7 @@ def _forged_index(ext):
 
 @pytest.mark.parametrize("forge", ["index", "codes"])
 def test_a_corrupt_chunk_among_several_is_refused(lines, forge):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     chunks = _ext_chunks([c for c in _pieces(rng, lines, 4) if len(c) and c.null_count < len(c)]
                          or [pa.array(["abc", "abd"])] * 2)
@@ -152,7 +152,7 @@ def _many_row_groups(tmp_path, rng, lines, count=12):
 @pytest.mark.parametrize("group_rows", [1, 1000, 1 << 40])
 def test_gpu_many_small_row_groups_read_as_the_cpu_reads(tmp_path, lines, group_rows,
                                                          monkeypatch):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     path, columns = _many_row_groups(tmp_path, rng, lines)
     monkeypatch.setattr(unit_reads, "GROUP_ROWS", group_rows)
@@ -169,7 +169,7 @@ def test_gpu_many_small_row_groups_read_as_the_cpu_reads(tmp_path, lines, group_
 def test_gpu_a_run_refused_as_one_is_read_row_group_by_row_group(tmp_path, lines, monkeypatch):
     """A run that does not pass as one column (say, more table runs than a column may have)
     is checked row group by row group."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     path, columns = _many_row_groups(tmp_path, rng, lines)
     monkeypatch.setattr(unit_reads, "GROUP_ROWS", 1 << 40)
@@ -202,7 +202,7 @@ def _file_with_a_bad_row_group(path, lines, forge: str) -> int:
     """A file of 8 row groups (one run), one of them forged (``forge``: ``"index"``, a table
     that is none (:func:`_unusable_table`), or its codes); returns that row group's index (the
     seed printed: pytest shows it on failure)."""
-    seed = _seed()
+    seed = fresh_seed()
     print("seed", seed)
     rng = np.random.default_rng(seed)
     columns = [c for c in _pieces(rng, lines, 8) if len(c) > c.null_count] or [
@@ -230,7 +230,7 @@ def test_runs_read_as_row_groups_do(tmp_path, lines):
     to what their row groups give one by one, in the same chunks."""
     from fsstgpu.formats import compress_file
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     n = int(rng.integers(600, 2000))
     picked = [lines[i] for i in rng.integers(0, len(lines), 3 * n)]
@@ -281,7 +281,7 @@ def test_cpu_reads_of_runs_keep_the_row_groups(tmp_path, lines, monkeypatch):
 
     monkeypatch.setattr(file_reads, "run_units", spy)
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     n = int(rng.integers(500, 3000))
     picked = [lines[i] for i in rng.integers(0, len(lines), n)]
@@ -321,7 +321,7 @@ def test_decode_column_checks_small_chunks_together(lines, monkeypatch):
     """decode_column checks and decodes consecutive chunks that fit its limit together (one
     from_extension_array, one decode: a file's small row groups), in the chunks each gives
     alone; a corrupt chunk among them is refused as it is alone, with the same message."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     columns = [c for c in _pieces(rng, lines, 6) if c.null_count < len(c)] or [
         pa.array(["abc", None])] * 3
@@ -368,7 +368,7 @@ def test_decode_column_checks_small_chunks_together(lines, monkeypatch):
 def test_cpu_read_names_a_damaged_page_in_a_run(tmp_path, lines, column):
     """A page that fails its checksum in a run of row groups (a whole-file CPU read) is named
     by its row group and column."""
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     chunks = _ext_chunks([pa.array([f"{lines[int(i)]} {j}" for j, i in enumerate(
         rng.integers(0, len(lines), 200))]) for _ in range(6)])

@@ -9,7 +9,8 @@ Seeds come from os.urandom and are named in failure messages.
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -23,13 +24,12 @@ from fsstgpu.kernels.fsst_decode import utf8_range_table
 from fsstgpu.symbol_table import pack_tables
 from fsstgpu.types import is_text, offsets_dtype
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()]
 #: the longest string of a column: each lengths dtype, and a sample's miss of it (see _column)
 LONGEST = [0, 1, 255, 256, 65535, 65536, 70_000]
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _column(rng, n: int, longest: int, type_, nulls: bool):
@@ -129,7 +129,7 @@ def _check(carrs, why: str) -> HostBatch:
 
 @pytest.mark.parametrize("longest", LONGEST)
 def test_one_column_against_the_reference(longest):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for n in (0, 1, 2, 200, 3000):
         for nulls in (False, True):
@@ -141,7 +141,7 @@ def test_one_column_against_the_reference(longest):
 
 
 def test_several_columns_against_the_reference():
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for _ in range(12):
         carrs = []
@@ -156,7 +156,7 @@ def test_several_columns_against_the_reference():
 def test_a_long_string_the_sample_misses_lays_the_batch_out_again():
     """The lengths dtype is guessed from a sample of each column; a longer string found while
     narrowing makes a second layout, in a new buffer from ``allocate``."""
-    rng = np.random.default_rng(_seed())
+    rng = np.random.default_rng(fresh_seed())
     small = _column(rng, 500, 3, pa.string(), False)
     long_ = _column(rng, 500, 300, pa.string(), True)
     assert int(np.bitwise_or.reduce(long_.lengths[:: -(-500 // lengths._SAMPLE)])) < 256
@@ -190,7 +190,7 @@ def test_narrow_lengths_one_pass_on_every_thread_count(dtype, isa, monkeypatch):
     """Each instruction set's copy of the loop, on one and several threads."""
     monkeypatch.setenv("FSSTGPU_ISA", isa)
     assert native.isa() == isa
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for n in (0, 1, 7, 1000, (1 << 21) + 13):  # the last in several tasks
         lens = rng.integers(0, 1 << 62, n) >> rng.integers(0, 63, n)

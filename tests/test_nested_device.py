@@ -10,7 +10,8 @@ on fresh random columns (the seed named in a failure).
 
 from __future__ import annotations
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +28,9 @@ from fsstgpu.formats.nested_device import (
 )
 from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.testing import poisoned_codes
+
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 TYPES = [
     pa.list_(pa.string()),
@@ -174,10 +178,6 @@ def _lists_of_text():
 
 
 # ------------------------------------------------------------------------ GPU
-def _seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("type_", TYPES, ids=str)
 def test_gpu_nested_matches_the_cpu(type_):
@@ -185,7 +185,7 @@ def test_gpu_nested_matches_the_cpu(type_):
 
     from fsstgpu.formats.nested_device import nested_to_device
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     for n in (0, 1, 777, 5000):
         coded = compress_nested(_column(rng, type_, n, _pool(seed % 1000)))
@@ -226,7 +226,7 @@ def test_gpu_stream_to_device_places_nested_row_groups(tmp_path):
     from fsstgpu.formats import compress_file
     from fsstgpu.formats.device_reader import stream_to_device
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     table = pa.table({"l": _column(rng, TYPES[5], 1500, _pool(seed % 1000)),
                       "m": _column(rng, TYPES[4], 1500, _pool(seed % 1000 + 1))})

@@ -6,8 +6,9 @@ GPU tests draw a fresh seed from os.urandom and name it in failure messages.
 
 from __future__ import annotations
 
-import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,11 +16,10 @@ import pytest
 from fsstgpu.kernels import rotate as rmod
 from fsstgpu.kernels.rotate import plan, rotate, rotate_cpu
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 DTYPES = [np.uint8, np.uint16, np.int32, np.float64, np.complex128]
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _random(n, dtype, seed):
@@ -270,7 +270,7 @@ def _gpu_check(x0, k, seed, what=""):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_rotate_adversarial(dtype):
-    seed = _seed()
+    seed = fresh_seed()
     es = np.dtype(dtype).itemsize
     tile_elems = rmod.SHORT_TILE // es
     for n in (1, 2, 3, 100, tile_elems, tile_elems + 1, 3 * tile_elems - 1, 5 * tile_elems + 7,
@@ -284,7 +284,7 @@ def test_gpu_rotate_adversarial(dtype):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32])
 def test_gpu_rotate_every_pass_kind(dtype):
     """Short, stash (with segments), chain and multi-pass plans on a few MB."""
-    seed = _seed()
+    seed = fresh_seed()
     es = np.dtype(dtype).itemsize
     S = rmod.SCRATCH_BYTES // es
     n = 12 * S + 12347
@@ -305,7 +305,7 @@ def test_gpu_rotate_larger_than_l2(dtype, n):
     """Every pass kind on arrays larger than the L2 cache."""
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     x0 = _random(n, dtype, seed)
     for k in (1, 1000, 4096 * 3 + 5, n // 3, n // 2, n - 1, 2 * n // 5 + 1,
               rmod.SHORT_DMAX + 9, rmod.SCRATCH_BYTES + 9, -(n // 7), n // 60 + 1, n // 1500):
@@ -318,7 +318,7 @@ def test_gpu_rotate_larger_than_l2(dtype, n):
 def test_gpu_rotate_offset_views_stream_and_neighbours():
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     n = 2_000_000
     host = _random(n + 100, np.uint8, seed)
     # short left and right, stash left and right, chain left (lanes 2, remainder 6) and right
@@ -345,7 +345,7 @@ def test_gpu_rotate_replayed_with_new_pointers():
     the call before would rotate that array again), also from several threads at once."""
     import cupy as cp
 
-    seed = _seed()
+    seed = fresh_seed()
     n = 3_000_001
     for k in (12_345, -7, 70_001, -(n // 20), 999_997, 2 * n // 5 + 1):
         hosts = [_random(n, np.uint8, seed + i) for i in range(8)]
@@ -369,7 +369,7 @@ def test_gpu_rotate_wait_timeout_raises(k):
 
     from fsstgpu.errors import DeviceError
 
-    seed = _seed()
+    seed = fresh_seed()
     x0 = _random(1 << 24, np.uint8, seed)
     x = cp.asarray(x0)
     try:
@@ -389,7 +389,7 @@ def test_gpu_rotate_runs_on_the_arrays_device():
 
     if cp.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("needs two GPUs")
-    seed = _seed()
+    seed = fresh_seed()
     host = np.random.default_rng(seed).integers(0, 256, 3_000_017, dtype=np.uint8)
     for k in (1, 70_001, 1_000_003):
         with cp.cuda.Device(1):

@@ -8,10 +8,10 @@ random, with random nulls (seed from os.urandom, named in failure messages).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,9 +21,8 @@ import fsstgpu
 from fsstgpu.gpu.layout import HostBatch
 from fsstgpu.gpu.staged import StagedColumn
 
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +46,7 @@ def _columns(rng, lines, sizes, type_=pa.string()):
 @pytest.mark.parametrize("sizes,joined", [([300, 0, 1200], None), ([300, 0, 1200], [3]),
                                           ([50, 700, 9, 400], [2, 2]), ([0], None)])
 def test_staged_columns_lay_out_as_the_columns(lines, type_, sizes, joined):
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     carrs = [fsstgpu.compress(c) for c in _columns(rng, lines, sizes, type_)]
     staged = [StagedColumn(c, codes=c.codes) for c in carrs]
@@ -91,7 +90,7 @@ def _whole(column) -> pa.Array:
 def test_gpu_staged_decode_matches_the_cpu(lines, joined):
     from fsstgpu.gpu.staged import decode_staged, stage
 
-    seed = _seed()
+    seed = fresh_seed()
     rng = np.random.default_rng(seed)
     cols = _columns(rng, lines, [int(n) for n in rng.integers(0, 3000, 3)])
     staged = [stage(fsstgpu.compress(c)) for c in cols]
@@ -142,7 +141,7 @@ def test_gpu_whole_file_read_holds_a_few_row_groups(tmp_path, lines, group_rows,
 
     from fsstgpu.formats import compress_file
 
-    rng = np.random.default_rng(_seed())
+    rng = np.random.default_rng(fresh_seed())
     rows = 48 * 4000
     table = pa.table({"s": pa.array([lines[i] for i in rng.integers(0, len(lines), rows)])})
     pq.write_table(table, tmp_path / "p.parquet", row_group_size=4000)

@@ -8,7 +8,8 @@ are poisoned (0xAB bytes) before the kernel writes them, and results are compare
 from __future__ import annotations
 
 import math
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,12 +17,11 @@ import pytest
 from fsstgpu.kernels import transpose as tmod, transpose_inplace as tin
 from fsstgpu.kernels.transpose import transpose, transpose_cpu
 
+sys.path.insert(0, str(Path(__file__).parent))
+from seeds import fresh_seed  # noqa: E402
+
 DTYPES = [np.uint8, np.float16, np.float32, np.int64, np.complex128]   # 1, 2, 4, 8, 16 bytes
 DTYPE_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
-
-
-def _seed() -> int:
-    return int.from_bytes(os.urandom(8), "little")
 
 
 def _random(shape, dtype, seed) -> np.ndarray:
@@ -337,7 +337,7 @@ SHAPES = [(1, 1), (1, 257), (257, 1), (1, 1000), (1000, 1), (33, 65), (65, 33), 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_out_of_place(cp, dtype):
-    seed = _seed()
+    seed = fresh_seed()
     for i, shape in enumerate(SHAPES):
         _check_gpu(cp, _random(shape, dtype, seed + i), seed)
 
@@ -345,7 +345,7 @@ def test_gpu_out_of_place(cp, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_batched_and_empty(cp, dtype):
-    seed = _seed()
+    seed = fresh_seed()
     for i, shape in enumerate([(3, 33, 65), (2, 128, 256), (4, 1, 9), (2, 2, 5, 7), (0, 3, 4),
                                (2, 0, 4), (2, 4, 0)]):
         _check_gpu(cp, _random(shape, dtype, seed + i), seed)
@@ -355,7 +355,7 @@ def test_gpu_batched_and_empty(cp, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_every_out_of_place_kernel(cp, dtype):
     """Each entry of OUT_OF_PLACE for this element size, reached through transpose(x, out)."""
-    seed = _seed()
+    seed = fresh_seed()
     for choice in tmod.OUT_OF_PLACE[np.dtype(dtype).itemsize]:
         for i, shape in enumerate(_shapes_for(choice)):
             _check_gpu(cp, _random(shape, dtype, seed + i), seed, want_kernel=choice)
@@ -367,7 +367,7 @@ def test_gpu_every_out_of_place_kernel(cp, dtype):
 def test_gpu_every_square_kernel(cp, dtype):
     """Each entry of IN_PLACE_SQUARE for this element size, reached through transpose(x,
     inplace=True), single and batched."""
-    seed = _seed()
+    seed = fresh_seed()
     for choice in tmod.IN_PLACE_SQUARE[np.dtype(dtype).itemsize]:
         v = choice[1]
         for i, n in enumerate((v, 33 * v, 65 * v, 95 * v)):
@@ -385,7 +385,7 @@ def _persistent_batch(cp, choice, per_matrix):
 
 @pytest.mark.gpu
 def test_gpu_persistent_kernels_stride(cp):
-    seed = _seed()
+    seed = fresh_seed()
     for es, choices in tmod.OUT_OF_PLACE.items():
         for choice in (c for c in choices if len(c) == 4):
             side = 32 * choice[1]
@@ -403,7 +403,7 @@ def test_gpu_persistent_kernels_stride(cp):
 
 @pytest.mark.gpu
 def test_gpu_misaligned_and_noncontiguous(cp):
-    seed = _seed()
+    seed = fresh_seed()
     for k, dtype in enumerate(DTYPES):
         host = _random((129 * 260 + 1,), dtype, seed + k)
         flat = cp.asarray(host)
@@ -434,7 +434,7 @@ def test_gpu_rejects_memory_inside_an_element(cp, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_inplace_square(cp, dtype):
-    seed = _seed()
+    seed = fresh_seed()
     for i, n in enumerate([1, 2, 3, 31, 32, 33, 64, 127, 128, 129, 131, 256, 300]):
         _check_inplace(cp, _random((n, n), dtype, seed + i), seed)
     _check_inplace(cp, _random((3, 65, 65), dtype, seed), seed)
@@ -449,7 +449,7 @@ RECT = [(2, 3), (3, 2), (1, 7), (7, 1), (7, 13), (13, 7), (64, 96), (96, 64), (1
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_inplace_rectangular(cp, dtype):
-    seed = _seed()
+    seed = fresh_seed()
     for i, shape in enumerate(RECT):
         _check_inplace(cp, _random(shape, dtype, seed + i), seed)
     _check_inplace(cp, _random((3, 20, 50), dtype, seed), seed)
@@ -461,7 +461,7 @@ def test_gpu_inplace_rectangular(cp, dtype):
 def test_gpu_inplace_rectangular_scratch_fallbacks(cp, dtype):
     """Rows and column panels too large for the shared-memory limit go through device scratch:
     both passes (limit 16 elements), then rows in shared memory but panels not (200)."""
-    seed = _seed()
+    seed = fresh_seed()
     es = np.dtype(dtype).itemsize
     for limit in (16 * es, 200 * es):
         for i, shape in enumerate([(37, 91), (91, 37), (64, 96), (96, 64), (5, 300), (300, 5),
@@ -471,7 +471,7 @@ def test_gpu_inplace_rectangular_scratch_fallbacks(cp, dtype):
 
 @pytest.mark.gpu
 def test_gpu_inplace_rectangular_large_prime(cp):
-    seed = _seed()
+    seed = fresh_seed()
     _check_inplace(cp, _random((1009, 4099), np.float32, seed), seed)
     _check_inplace(cp, _random((4099, 1009), np.uint8, seed), seed)
     _check_inplace(cp, _random((2048, 6144), np.uint16, seed), seed)
@@ -479,7 +479,7 @@ def test_gpu_inplace_rectangular_large_prime(cp):
 
 @pytest.mark.gpu
 def test_gpu_stream_and_errors(cp):
-    seed = _seed()
+    seed = fresh_seed()
     x_host = _random((300, 200), np.float32, seed)
     stream = cp.cuda.Stream(non_blocking=True)
     x = cp.asarray(x_host)
@@ -513,7 +513,7 @@ BLOCK_RECT = {1: [(1024, 3072), (3072, 1024), (2048, 3072), (1100, 2200)],
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gpu_inplace_blocks(cp, dtype):
     """Shapes the block path takes (squares + chunk cycles), single and batched."""
-    seed = _seed()
+    seed = fresh_seed()
     es = np.dtype(dtype).itemsize
     for i, shape in enumerate(BLOCK_RECT[es]):
         assert tin.block_shape(*shape, es) is not None, shape
@@ -527,7 +527,7 @@ def test_gpu_inplace_blocks(cp, dtype):
 def test_gpu_inplace_blocks_misaligned(cp, dtype):
     """A matrix starting one element into an allocation: narrower chunk words (and V = 1
     square blocks), the same result."""
-    seed = _seed()
+    seed = fresh_seed()
     es = np.dtype(dtype).itemsize
     for i, (rows, cols) in enumerate(BLOCK_RECT[es][:3]):
         host = _random((rows * cols + 1,), dtype, seed + i)
@@ -545,7 +545,7 @@ def test_gpu_inplace_blocks_misaligned(cp, dtype):
 def test_gpu_inplace_blocks_long_cycles_and_bench_shapes(cp):
     """Cycles cut into segments through scratch (asserted from the plan), then the benchmark
     shapes scaled down (8192 x 32768 and the coprime 5003 x 53636), float32, both directions."""
-    seed = _seed()
+    seed = fresh_seed()
     for i, (rows, cols) in enumerate([(1000, 3000), (3000, 1000), (1000, 1000 * 29)]):
         a, g, b = tin.block_shape(rows, cols, 4)
         n = a * g * b
