@@ -165,7 +165,7 @@ def _device_strings(cp, device, col):
 def _column(rng, n):
     words = ["", "a", "fsst", "naïve", "x" * 90, "http://example.com/" + "q" * 300]
     return pa.array([None if rng.random() < 0.1 else words[int(rng.integers(len(words)))]
-                     for _ in range(n)])
+                     for _ in range(n)], pa.string())  # (n 0 or all nulls: not of type null)
 
 
 @pytest.mark.gpu
