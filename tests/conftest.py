@@ -16,6 +16,9 @@ import fsstgpu
 from fsstgpu import native
 from fsstgpu.datasets import dbtext_files
 
+sys.path.insert(0, os.path.dirname(__file__))
+from seeds import fresh_seed  # noqa: E402
+
 # The CLI's tables and panels take their width from COLUMNS (a runner's 80 squashes names
 # into "4.…"): the tests see what a pipe gets, whatever terminal started them.
 for _name in ("COLUMNS", "LINES"):
@@ -33,6 +36,24 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def fresh_rng(request):
+    """A NumPy generator on a fresh seed (:func:`seeds.fresh_seed`), which a failing test's
+    report names (``pytest_runtest_makereport``)."""
+    seed = fresh_seed()
+    request.node.user_properties.append(("seed", seed))
+    return np.random.default_rng(seed)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    seeds = [value for name, value in item.user_properties if name == "seed"]
+    if report.failed and seeds:
+        report.sections.append(("random seed", f"FSSTGPU_TEST_SEED={seeds[0]} to draw it again"))
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -71,8 +71,8 @@ def random_case(rng, tables, round_: int, sizes=(0, 3, 200, 1000, 3000)):
     return table, data, offsets, validity
 
 
-def test_chunked_scheme_equals_the_cpu_encoder():
-    rng = np.random.default_rng()
+def test_chunked_scheme_equals_the_cpu_encoder(fresh_rng):
+    rng = fresh_rng
     tables = adversarial_tables(rng)
     for round_ in range(80):
         table, data, offsets, validity = random_case(rng, tables, round_)
@@ -94,10 +94,10 @@ def _cuts_of_the_cpu(table, codes, code_offsets, lengths, cut_size):
     return code.tolist(), (out - starts[rows]).tolist(), rows.tolist()
 
 
-def test_chunked_scheme_finds_the_cpu_cuts():
+def test_chunked_scheme_finds_the_cpu_cuts(fresh_rng):
     """The write pass's cuts every cut_size bytes inside long strings, one slot a multiple,
     against the CPU's walk (fsstgpu.scan.long_string_cuts)."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     tables = adversarial_tables(rng)
     for round_ in range(60):
         table, data, offsets, validity = random_case(rng, tables, round_,
@@ -115,9 +115,9 @@ def test_chunked_scheme_finds_the_cpu_cuts():
         encode_chunked_cpu(table, data, offsets, long_min=200, chunk=64, cut_size=100)
 
 
-def test_chunked_scheme_on_real_text(dbtext_paths):
+def test_chunked_scheme_on_real_text(dbtext_paths, fresh_rng):
     """dbtext files as a few long strings (lines joined), the table trained on their lines."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for path in dbtext_paths[:8]:
         lines = load_lines(path, binary=True)
         table = train(lines)
@@ -130,9 +130,9 @@ def test_chunked_scheme_on_real_text(dbtext_paths):
         assert np.array_equal(code_offsets, want_offsets)
 
 
-def test_chunk_maps_follow_fsst_definition():
+def test_chunk_maps_follow_fsst_definition(fresh_rng):
     """Each entry's exit and codes by the plain-Python greedy parse of FSST's definition."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for table in adversarial_tables(rng):
         data, offsets = random_strings(rng, 4, sizes=(300, 700))
         plan = plan_chunks(np, offsets, long_min=200, chunk=64)
@@ -151,9 +151,9 @@ def test_chunk_maps_follow_fsst_definition():
                 assert (int(exits[g, j]), int(counts[g, j])) == (pos - int(e[g]), t)
 
 
-def test_resolve_entries_walks_each_string():
+def test_resolve_entries_walks_each_string(fresh_rng):
     """The scan's entries equal walking each string's maps chunk by chunk."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for _ in range(50):
         nchunks = rng.integers(0, 40, int(rng.integers(1, 8)))
         ends = np.cumsum(nchunks)
@@ -189,12 +189,12 @@ def test_plan_chunks_checks_its_sizes():
 
 # ---------------------------------------------------------------- GPU
 @pytest.mark.gpu
-def test_gpu_chunk_maps_equal_the_twins():
+def test_gpu_chunk_maps_equal_the_twins(fresh_rng):
     """fsst_encode_chunks_count's exits and codes from all 8 entries (outputs poisoned)
     against chunk_maps_cpu, on tables whose entries' parses never meet and on ones that do."""
     import cupy as cp
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for round_ in range(6):
         for table in adversarial_tables(rng):
             data, offsets = random_strings(rng, int(rng.integers(1, 12)))
@@ -212,13 +212,13 @@ def test_gpu_chunk_maps_equal_the_twins():
 
 
 @pytest.mark.gpu
-def test_gpu_long_strings_equal_the_cpu_encoders():
+def test_gpu_long_strings_equal_the_cpu_encoders(fresh_rng):
     """encode_on_device with long strings in chunks of 64-1024 bytes, and with one thread a
     string (long_min=None), against the CPU encoder: codes poisoned first, padding zero, nulls
     over long byte ranges."""
     import cupy as cp
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     tables = adversarial_tables(rng)
     for round_ in range(40):
         table, data, offsets, validity = random_case(rng, tables, round_, GPU_SIZES)
@@ -250,12 +250,12 @@ def test_gpu_encode_refuses_chunks_it_cannot_make_without_long_strings():
 
 
 @pytest.mark.gpu
-def test_gpu_write_pass_finds_the_cpu_cuts():
+def test_gpu_write_pass_finds_the_cpu_cuts(fresh_rng):
     """encode_on_device(..., cut_size=) against the CPU's walk of the CPU encoder's codes;
     under 64 bytes it leaves the cuts to the host (None)."""
     import cupy as cp
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     tables = adversarial_tables(rng)
     for round_ in range(24):
         table, data, offsets, validity = random_case(rng, tables, round_, GPU_SIZES)

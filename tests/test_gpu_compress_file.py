@@ -69,8 +69,9 @@ class _CountingEncoder:
 
 
 @pytest.mark.parametrize("codec", ["zstd", "none"])
-def test_every_encode_of_a_file_goes_through_the_device_encoder(tmp_path, monkeypatch, codec):
-    rng = np.random.default_rng()
+def test_every_encode_of_a_file_goes_through_the_device_encoder(tmp_path, monkeypatch, codec,
+                                                                fresh_rng):
+    rng = fresh_rng
     src = _input(tmp_path, rng)
     cpu = str(tmp_path / "cpu.parquet")
     compress_file(src, cpu, parquet_codec=codec)
@@ -88,8 +89,8 @@ def test_every_encode_of_a_file_goes_through_the_device_encoder(tmp_path, monkey
 
 
 @pytest.mark.skipif(fsstgpu.gpu_available(), reason="checks the error on a machine without a GPU")
-def test_asking_for_a_missing_gpu_fails_before_writing(tmp_path):
-    src = _input(tmp_path, np.random.default_rng(), 600)
+def test_asking_for_a_missing_gpu_fails_before_writing(tmp_path, fresh_rng):
+    src = _input(tmp_path, fresh_rng, 600)
     dst = tmp_path / "out.parquet"
     with pytest.raises(DeviceError, match="GPU"):
         compress_file(src, str(dst), device="gpu")
@@ -98,10 +99,10 @@ def test_asking_for_a_missing_gpu_fails_before_writing(tmp_path):
 
 
 @pytest.mark.skipif(fsstgpu.gpu_available(), reason="checks the error on a machine without a GPU")
-def test_cli_compress_device(tmp_path):
+def test_cli_compress_device(tmp_path, fresh_rng):
     from fsstgpu.cli.app import app
 
-    src = _input(tmp_path, np.random.default_rng(), 600)
+    src = _input(tmp_path, fresh_rng, 600)
     runner = CliRunner()
     res = runner.invoke(app, ["compress", src, str(tmp_path / "g.parquet"), "--device", "gpu",
                               "--no-progress"])
@@ -137,10 +138,10 @@ def _random_blocks(rng):
 
 
 @pytest.mark.gpu
-def test_gpu_block_encoder_equals_the_cpu_encoder():
+def test_gpu_block_encoder_equals_the_cpu_encoder(fresh_rng):
     from fsstgpu.gpu.block_encode import GpuBlockEncoder
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     encoder = GpuBlockEncoder(fill=POISON)
     for _ in range(6):
         args = _random_blocks(rng)
@@ -169,8 +170,8 @@ def test_gpu_block_encoder_refuses_what_the_cpu_encoder_refuses():
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt,codec", [("parquet", "zstd"), ("parquet", "none"),
                                        ("arrow", None)])
-def test_gpu_compressed_file_is_the_cpus(tmp_path, fmt, codec):
-    src = _input(tmp_path, np.random.default_rng())
+def test_gpu_compressed_file_is_the_cpus(tmp_path, fmt, codec, fresh_rng):
+    src = _input(tmp_path, fresh_rng)
     suffix = ".parquet" if fmt == "parquet" else ".arrow"
     opts = {"parquet_codec": codec} if codec else {}
     cpu, gpu = str(tmp_path / f"cpu{suffix}"), str(tmp_path / f"gpu{suffix}")

@@ -66,8 +66,8 @@ def _prefix_table(rng) -> SymbolTable:
     return SymbolTable(sorted(syms)[:255])
 
 
-def test_lookups_encode_greedily():
-    rng = np.random.default_rng()
+def test_lookups_encode_greedily(fresh_rng):
+    rng = fresh_rng
     for _ in range(20):
         table = _prefix_table(rng)
         look = encode_lookups(table)
@@ -112,8 +112,8 @@ def _same(dev, want) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("type_", [pa.binary(), pa.large_string()], ids=str)
-def test_gpu_codes_equal_the_cpu_encoders(type_, monkeypatch):
-    rng = np.random.default_rng()
+def test_gpu_codes_equal_the_cpu_encoders(type_, monkeypatch, fresh_rng):
+    rng = fresh_rng
     for round_ in range(6):  # (rounds 4 and 5 without long strings, whose split points round
         # 4 plans on the device: fsstgpu.splits.one_block_starts)
         monkeypatch.setattr(encoded, "DEVICE_PLAN_ROWS", 0 if round_ == 4 else 16384)
@@ -128,11 +128,11 @@ def test_gpu_codes_equal_the_cpu_encoders(type_, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("type_", [pa.binary(), pa.large_string()], ids=str)
-def test_gpu_split_rows_read_back_with_the_codes_size(type_):
+def test_gpu_split_rows_read_back_with_the_codes_size(type_, fresh_rng):
     """Columns without nulls, whose split rows' offsets come back in the encode's wait (those
     of a column with long strings change after it and are planned again): host columns and
     device strings, sliced, with a table and trained, against the CPU encoder."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for round_ in range(8):
         col = _random_column(rng, int(rng.integers(1, 4000)), type_,
                              long_share=0.01 if round_ % 2 else 0.0).drop_null()
@@ -166,7 +166,7 @@ def test_gpu_encodes_device_strings(dbtext_paths, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_encode_a_string_4_gib_past_its_warps_first():
+def test_gpu_encode_a_string_4_gib_past_its_warps_first(fresh_rng):
     """A warp's strings: one of 1,000 bytes, a null over 4 GiB of bytes, one more: the third
     ends past the first's shared-memory window, and its place (4 GiB + 100 bytes past the
     first's) was cut to 32 bits (100) before the window's copy-out was stopped there, so all
@@ -178,7 +178,7 @@ def test_gpu_encode_a_string_4_gib_past_its_warps_first():
     if free < 12 << 30:
         pytest.skip(f"needs 12 GiB of free GPU memory (4 GiB of strings, 4 GiB of stage): "
                     f"{free >> 30} GiB free")
-    rng = np.random.default_rng()
+    rng = fresh_rng
     words = [b"the ", b"stage ", b"window ", b"of ", b"codes ", b"x"]
     first, third = (b"".join(words[j] for j in rng.integers(0, len(words), k))
                     for k in (250, 300))
@@ -259,14 +259,14 @@ def test_gpu_encode_refuses_bad_device_strings():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("trained", [False, True], ids=["table", "trained"])
-def test_gpu_encode_refuses_offsets_out_of_bounds_inside_the_column(trained):
+def test_gpu_encode_refuses_offsets_out_of_bounds_inside_the_column(trained, fresh_rng):
     """Fresh random columns with one offset inside them forged (far past the data, negative,
     or decreasing) whose first and last offsets stay sound: CorruptDataError with a table
     (the encode's first kernel leaves before reading by them; its results come back in the
     encode's wait) and when trained (checked before the sample is gathered)."""
     import cupy as cp
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     table = None if trained else SymbolTable([b"ab", b"abc", b"x"])
     for _ in range(12):
         n = int(rng.integers(3, 5000))
@@ -285,14 +285,14 @@ def test_gpu_encode_refuses_offsets_out_of_bounds_inside_the_column(trained):
 
 
 @pytest.mark.gpu
-def test_gpu_check_finds_lengths_most_and_bytes():
+def test_gpu_check_finds_lengths_most_and_bytes(fresh_rng):
     """launch_check against NumPy on fresh random columns with nulls: each string's length (0
     for nulls), the most and the sum of the valid ones, nothing flagged for sound UTF-8."""
     import cupy as cp
 
     from fsstgpu.kernels.fsst_encode import check_results, launch_check
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for _ in range(8):
         col = _random_column(rng, int(rng.integers(1, 40_000)), pa.large_string(), 0.01)
         offsets = np.frombuffer(col.buffers()[1], np.int64)[: len(col) + 1]
@@ -309,13 +309,13 @@ def test_gpu_check_finds_lengths_most_and_bytes():
 
 
 @pytest.mark.gpu
-def test_gpu_encode_device_strings_from_inside_their_data():
+def test_gpu_encode_device_strings_from_inside_their_data(fresh_rng):
     """Device text whose offsets start past the data's start, at an odd byte, with bytes
     that are not UTF-8 before and after the strings: the strings' own bytes encoded, equal to
     the CPU encoder's."""
     import cupy as cp
 
-    rng = np.random.default_rng()
+    rng = fresh_rng
     col = _random_column(rng, 3000, pa.large_string(), 0.01)
     offsets = np.frombuffer(col.buffers()[1], np.int64)[: len(col) + 1]
     lead = 1 + int(rng.integers(0, 7)) + 8 * int(rng.integers(0, 3))
@@ -332,10 +332,10 @@ def test_gpu_encode_device_strings_from_inside_their_data():
 
 
 @pytest.mark.gpu
-def test_codec_encodes_on_the_device_and_decompress_takes_the_result():
+def test_codec_encodes_on_the_device_and_decompress_takes_the_result(fresh_rng):
     """Codec.encode_device / decode_device on a list, and fsstgpu.decompress of a device
     result on either device, each equal to the input and to the CPU encoder's column."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     cols = [_random_column(rng, int(rng.integers(1, 2000)), t)
             for t in (pa.string(), pa.large_binary())]
     table = fsstgpu.train(cols[0])
@@ -351,10 +351,10 @@ def test_codec_encodes_on_the_device_and_decompress_takes_the_result():
 
 # ---------------------------------------------------------------- GPU: long strings in chunks
 @pytest.mark.gpu
-def test_gpu_compress_device_long_text(dbtext_paths):
+def test_gpu_compress_device_long_text(dbtext_paths, fresh_rng):
     """dbtext as long strings (lines joined, 5-200 KB a string) through compress_device's
     default chunks, as a host column and as device strings, against the CPU encoder."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     for path in dbtext_paths[:6]:
         lines = load_lines(path)
         raw = bytes(lines.buffers()[2])[: 2_000_000]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -79,8 +78,8 @@ def _footer_bytes(data: bytes) -> bytes:
 @pytest.mark.parametrize("options", [dict(compression="zstd", write_page_checksum=True),
                                      dict(compression="snappy", use_dictionary=False),
                                      dict(compression="none", data_page_version="2.0")])
-def test_joined_file_is_byte_for_byte_one_writers(options):
-    rng = np.random.default_rng()
+def test_joined_file_is_byte_for_byte_one_writers(options, fresh_rng):
+    rng = fresh_rng
     table = _table(rng, int(rng.integers(1, 3000)))
     cuts = _cuts(rng, table.num_rows)
     options = dict(store_schema=True, **options)
@@ -100,8 +99,8 @@ def test_joined_file_is_byte_for_byte_one_writers(options):
     assert pq.read_table(pa.BufferReader(joined.getvalue())).to_pylist() == table.to_pylist()
 
 
-def test_a_file_without_row_groups():
-    schema = _table(np.random.default_rng(), 1).schema
+def test_a_file_without_row_groups(fresh_rng):
+    schema = _table(fresh_rng, 1).schema
     one = io.BytesIO()
     pq.ParquetWriter(one, schema, store_schema=True).close()
     joined = io.BytesIO()
@@ -109,8 +108,8 @@ def test_a_file_without_row_groups():
     assert joined.getvalue() == one.getvalue()
 
 
-def test_thrift_footers_round_trip_and_malformed_ones_raise():
-    rng = np.random.default_rng()
+def test_thrift_footers_round_trip_and_malformed_ones_raise(fresh_rng):
+    rng = fresh_rng
     out = io.BytesIO()
     pq.write_table(_table(rng, 500), out, row_group_size=100, write_page_index=True)
     raw = _footer_bytes(out.getvalue())
@@ -202,8 +201,8 @@ def test_malformed_thrift_values_raise(shape):
     with pytest.raises(ValueError, match="nested too deep"):
         loads(nested(5000), shape)  # (never a RecursionError)
 
-def test_page_indexes_are_not_moved():
-    table = _table(np.random.default_rng(), 50)
+def test_page_indexes_are_not_moved(fresh_rng):
+    table = _table(fresh_rng, 50)
     options = dict(write_page_index=True)
     parts = JoinedParquetFile(io.BytesIO(), table.schema, options)
     with pytest.raises(ValueError, match="page index"):
@@ -257,17 +256,17 @@ def _units_with_fsst(rng) -> list:
         for lo, hi in _cuts(rng, table.num_rows)]
 
 
-def test_a_parallel_sink_writes_the_single_writers_file(tmp_path):
-    units = _units_with_fsst(np.random.default_rng())
+def test_a_parallel_sink_writes_the_single_writers_file(tmp_path, fresh_rng):
+    units = _units_with_fsst(fresh_rng)
     one = _one_writers(tmp_path / "one.parquet", units)
     for parallel in (1, 2, 3, 8):
         assert _write(tmp_path / f"p{parallel}.parquet", None, None, parallel, units) == one
 
 
-def test_units_written_several_a_call_give_the_single_writers_file(tmp_path):
+def test_units_written_several_a_call_give_the_single_writers_file(tmp_path, fresh_rng):
     """Sink.write_many: consecutive row groups share a part (cut into at most ``parallel``),
     the fsst column's encoding trial still taken on the first unit with rows."""
-    rng = np.random.default_rng()
+    rng = fresh_rng
     units = _units_with_fsst(rng)
     one = _one_writers(tmp_path / "one.parquet", units)
     for parallel, serial in ((1, None), (2, None), (3, False), (8, False), (2, True)):
@@ -306,8 +305,9 @@ def test_a_parallel_sink_names_an_unwritable_column(tmp_path):
 
 
 @pytest.mark.parametrize("codec", ["zstd", "none"])
-def test_compress_and_decompress_file_in_parallel_are_unchanged(tmp_path, monkeypatch, codec):
-    rng = np.random.default_rng()
+def test_compress_and_decompress_file_in_parallel_are_unchanged(tmp_path, monkeypatch, codec,
+                                                                fresh_rng):
+    rng = fresh_rng
     src = tmp_path / "in.parquet"
     pq.write_table(_table(rng, 5000), src, row_group_size=700)
     outputs = {}
@@ -335,12 +335,12 @@ def test_an_fsst_file_without_row_groups_in_parallel(tmp_path, monkeypatch):
     assert pq.ParquetFile(tmp_path / "c2.parquet").metadata.num_rows == 0
 
 
-def test_row_groups_in_flight_are_bounded_by_their_bytes(tmp_path, monkeypatch):
+def test_row_groups_in_flight_are_bounded_by_their_bytes(tmp_path, monkeypatch, fresh_rng):
     """Over MAX_HELD_BYTES beyond the oldest, a write waits for the oldest: with a bound of
     nothing, one row group at a time; the file is the same."""
     from fsstgpu.formats import parquet_parts
 
-    table = _table(np.random.default_rng(), 3000)
+    table = _table(fresh_rng, 3000)
     cuts = [(k, k + 500) for k in range(0, 3000, 500)]
     one = _one_writers(tmp_path / "one.parquet", [table.slice(lo, hi - lo) for lo, hi in cuts])
     monkeypatch.setattr(parquet_parts, "MAX_HELD_BYTES", 0)

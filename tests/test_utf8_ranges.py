@@ -11,8 +11,8 @@ from fsstgpu.kernels.fsst_decode import UTF8_CHUNK, utf8_range_table
 
 
 @pytest.mark.parametrize("nbounds", [2, 4, 65, 66, 200])  # (up to 64 ranges: from lists)
-def test_every_block_a_range_touches_has_a_chunk_at_any_alignment(nbounds):
-    rng = np.random.default_rng()
+def test_every_block_a_range_touches_has_a_chunk_at_any_alignment(nbounds, fresh_rng):
+    rng = fresh_rng
     bounds = np.sort(rng.integers(0, 5000, nbounds))
     ranges = [(int(a), int(b), k)
               for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))]
