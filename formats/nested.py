@@ -245,7 +245,8 @@ def empty_array(type_: pa.DataType) -> pa.Array:
     """
     if pa.types.is_dictionary(type_):  # (older pyarrow's pa.array([], dict) gives int16 indices)
         return pa.DictionaryArray.from_arrays(pa.array([], type_.index_type),
-                                              pa.array([], type_.value_type))
+                                              pa.array([], type_.value_type),
+                                              ordered=type_.ordered)
     if not (is_container(type_) or isinstance(type_, pa.BaseExtensionType)):
         return pa.array([], type_)
     if isinstance(type_, pa.BaseExtensionType):

@@ -619,3 +619,18 @@ def test_joined_units_outgrowing_a_dictionary_are_refused_when_written(tmp_path,
     with pytest.raises(ValueError, match="row_group_rows=300") as info:
         compress_file(src, dst, row_group_rows=300)
     assert not isinstance(info.value, CorruptDataError) and not dst.exists()
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "arrows"])
+def test_an_empty_file_with_a_list_of_an_ordered_dictionary(tmp_path, fmt):
+    # empty_array gave an ordered dictionary type an unordered array: a list of one was
+    # "Mismatching list value type", and compress_file of a file of no batches failed on it
+    ordered = pa.dictionary(pa.int8(), pa.int64(), ordered=True)
+    for type_ in (ordered, pa.list_(ordered), pa.struct([("d", ordered)])):
+        assert empty_array(type_).type == type_
+    schema = pa.schema([("s", pa.string()), ("l", pa.list_(ordered))])
+    with pa.ipc.new_file(tmp_path / "in.arrow", schema):
+        pass
+    compress_file(tmp_path / "in.arrow", tmp_path / f"c.{fmt}")
+    back = read_table(tmp_path / f"c.{fmt}", device="cpu")
+    assert back.num_rows == 0 and back.schema.field("l").type == pa.list_(ordered)
