@@ -634,3 +634,39 @@ def test_an_empty_file_with_a_list_of_an_ordered_dictionary(tmp_path, fmt):
     compress_file(tmp_path / "in.arrow", tmp_path / f"c.{fmt}")
     back = read_table(tmp_path / f"c.{fmt}", device="cpu")
     assert back.num_rows == 0 and back.schema.field("l").type == pa.list_(ordered)
+
+
+def _required_under_null_rows(container):
+    field = pa.field("a", pa.string(), nullable=False)
+    st = pa.StructArray.from_arrays([pa.array(["x", "", "y", "z"])], fields=[field],
+                                    mask=pa.array([False, True, False, False]))
+    if container == "fixed_size_list":
+        return pa.FixedSizeListArray.from_arrays(st, 2)
+    if container == "struct":
+        return pa.StructArray.from_arrays([st, pa.array([1, 2, 3, 4], pa.int8())], names=["s", "n"])
+    if container == "required_int":  # a required field of no string under a null struct row
+        return pa.StructArray.from_arrays(
+            [pa.array(["x", "", "y", "z"]), pa.array([1, 0, 3, 4], pa.int8())],
+            fields=[pa.field("a", pa.string()), pa.field("n", pa.int8(), nullable=False)],
+            mask=pa.array([False, True, False, False]))
+    if container == "map_item":
+        return pa.MapArray.from_arrays(pa.array([0, 2, 2, 4], pa.int32()),
+                                       pa.array(["k", "l", "m", "n"]), st)
+    return pa.MapArray.from_arrays(pa.array([0, 2, 4], pa.int32()),
+                                   pa.StructArray.from_arrays([st], names=["s"]),
+                                   pa.array([1, 2, 3, 4], pa.int8()))
+
+
+@pytest.mark.parametrize("container", ["fixed_size_list", "map_item", "map_key", "struct",
+                                       "required_int"])
+def test_a_required_string_child_under_a_null_row_inside_other_containers(tmp_path, container):
+    # the fourth round's survivors: a fixed-size list's or a map's children walked without
+    # ``decoding``, so a required field under a null struct row came back null (as Parquet
+    # stores it) where its writer refuses a null
+    col = _required_under_null_rows(container)
+    table = pa.table({"c": col})
+    pq.write_table(table, tmp_path / "in.parquet")
+    compress_file(tmp_path / "in.parquet", tmp_path / "c.parquet")
+    assert read_table(tmp_path / "c.parquet", device="cpu").equals(table)
+    decompress_file(tmp_path / "c.parquet", tmp_path / "out.parquet", device="cpu")
+    assert pq.read_table(tmp_path / "out.parquet").equals(table)

@@ -1,7 +1,8 @@
 """Checks of ``formats/nested.py`` that no other test could fail (the mutation campaign's
 ``nested.py`` survivors, RELIABILITY.md "The mutation campaign, second round"): empty arrays of
 each container valid in full, a subtree holding no string left as it is (an empty struct,
-which a rebuild would give no rows), a required dictionary field under a null struct row."""
+which a rebuild would give no rows), a required dictionary field under a null struct row; and
+the fourth round's: fields, map flags and options kept and passed on, a column of no chunks."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
+from fsstgpu.columns import ColumnStream
 from fsstgpu.formats import arrow_read, nested
+from fsstgpu.formats.arrow_storage import to_extension_array
 from fsstgpu.formats.nested import (
     NestedCompressor,
     NestedTables,
@@ -153,3 +156,135 @@ def test_a_streams_leaf_keeps_its_table_from_call_to_call(stream):
     a, b = (compressor.compress(c).values.storage.field("table").dictionary for c in (first, then))
     assert a.equals(b) == stream
     assert decode_nested(compressor.compress(then))[0].equals(then)
+
+
+def test_has_fsst_of_an_fsst_type_itself_and_of_nested_ones():
+    # files.py picks the columns to decode by has_fsst: a top-level fsst column among them (the
+    # fourth round's survivor: `or` as `and`, which only a nested fsst type passed)
+    leaf = nested.fsst_leaf_type(pa.string())
+    assert nested.has_fsst(leaf) and nested.has_fsst(fsst_type_of(pa.list_(pa.string())))
+    assert not nested.has_fsst(pa.string()) and not nested.has_fsst(pa.list_(pa.string()))
+
+
+NAMED = [pa.list_(pa.field("url", pa.string(), nullable=False, metadata={b"k": b"v"})),
+         pa.large_list(pa.field("url", pa.binary(), nullable=False)),
+         pa.list_(pa.field("n", pa.int8(), nullable=False))]
+
+
+@pytest.mark.parametrize("type_", NAMED, ids=str)
+def test_a_lists_value_field_keeps_its_name_nullability_and_metadata(type_):
+    # a list rebuilt without type= gets pyarrow's "item" field, nullable, no metadata (the
+    # fourth round's survivors: `type=` dropped in empty_array's and _walk's from_arrays)
+    assert empty_array(type_).type == type_
+    assert empty_array(fsst_type_of(type_)).type == fsst_type_of(type_)
+    col = pa.array([["ab", "c"], None, []] if not pa.types.is_int8(type_.value_type)
+                   else [[1, 2], None, []], type_).slice(1)
+    coded = compress_nested(col)
+    assert coded.type == fsst_type_of(type_)
+    values, _ = decode_nested(coded)
+    assert values.type == type_ and values.equals(col)
+
+
+def test_compress_nested_passes_each_option_to_every_leaf():
+    # each option gives the leaf the same table and codes as a plain column compressed with it
+    # (the fourth round's survivors: sample_bytes=, split_size= or level= not passed on)
+    values = pa.array([f"{'abcdefgh'[i % 8] * 3}-{i * 7919 % 100003:06d}-row"
+                       for i in range(20000)], pa.string())
+    col = pa.ListArray.from_arrays(pa.array([0, 10000, 20000], pa.int32()), values)
+    default = compress_nested(col).values.storage
+    for option in ({"sample_bytes": 512}, {"level": "fast"}, {"split_size": 1 << 14}):
+        leaf = compress_nested(col, **option).values
+        plain = fsstgpu.compress(values, **option)
+        assert leaf.storage.field("table").dictionary[0].as_py() == plain.tables[0].to_bytes()
+        assert leaf.type.split_size == plain.split_size == option.get("split_size", 4096)
+        same = leaf.storage.field("codes").equals(default.field("codes"))
+        assert not same or "split_size" in option
+        assert decode_nested(compress_nested(col, **option))[0].equals(col)
+
+
+@pytest.mark.parametrize("type_", [
+    pa.map_(pa.string(), pa.int8(), keys_sorted=True),
+    pa.map_(pa.field("k", pa.string(), nullable=False), pa.field("v", pa.binary(), nullable=False)),
+    pa.list_(pa.dictionary(pa.int8(), pa.string(), ordered=True)),
+], ids=str)
+def test_a_maps_fields_and_an_ordered_dictionary_are_kept(type_):
+    # the fourth round's survivors: keys_sorted=, ordered= or a map's type= not passed on
+    # (pyarrow's defaults: keys unsorted, "key" and "value", an unordered dictionary)
+    assert empty_array(type_).type == type_
+    assert empty_array(fsst_type_of(type_)).type == fsst_type_of(type_)
+    assert nested.plain_type_of(fsst_type_of(type_)) == type_
+    leaf = fsst_type_of(type_)
+    if pa.types.is_list(type_):  # an ordered dictionary is left as it is (its order is meaning)
+        assert leaf == type_
+        ordered = nested.fsst_leaf_type(type_.value_type)  # as a leaf type, its flag is kept
+        assert ordered.ordered and ordered.original_type == type_.value_type
+        col = pa.array([["a", "b"], None, ["a"]], pa.list_(pa.string())).cast(type_)
+    else:
+        assert leaf.keys_sorted == type_.keys_sorted
+        col = pa.array([[("a", b"x" if pa.types.is_binary(type_.item_type) else 1)], None, []],
+                       type_)
+    coded = compress_nested(col)
+    assert coded.type == leaf
+    values, _ = decode_nested(coded)
+    assert values.type == type_ and values.to_pylist() == col.to_pylist()
+
+
+def test_a_list_views_value_field_keeps_its_name_and_nullability():
+    # the fourth round's survivor: the list view rebuilt without type=, its field then "item"
+    d = pa.array(["x", "y"]).dictionary_encode()
+    type_ = pa.list_view(pa.field("v", d.type, nullable=False))
+    col = pa.ListViewArray.from_arrays(pa.array([1, 0], pa.int32()), pa.array([1, 2], pa.int32()),
+                                       d, type=type_)
+
+    def leaf(key, v):
+        return pa.DictionaryArray.from_arrays(v.indices, ["a", "b"])
+
+    out = map_dictionaries(col, leaf)
+    assert out.type == type_ and out.to_pylist() == [["b"], ["a", "b"]]
+
+
+def test_a_chunked_column_of_no_chunks():
+    # a ChunkedArray of no chunks needs its type given (the fourth round's survivor: type=
+    # dropped in _like, where pyarrow cannot infer one from no chunks)
+    type_ = pa.list_(pa.string())
+    coded = compress_nested(pa.chunked_array([], type_))
+    assert coded.type == fsst_type_of(type_) and coded.num_chunks == 0
+    values, nbytes = decode_nested(coded)
+    assert values.type == type_ and values.num_chunks == 0 and nbytes == 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_encode_given_encodes_every_leaf(stream):
+    # the fourth round's survivors: encode= not passed to compress_column or ColumnStream
+    calls = []
+
+    def encode(*args, **kwargs):
+        calls.append(1)
+        return fsstgpu.native.encode_blocks(*args, **kwargs)
+
+    col = pa.array([{"a": "abc", "b": ["de", "fg"]}, None])
+    work = NestedCompressor(col.type, encode=encode, stream=stream)
+    values, _ = decode_nested(work.compress(col))
+    assert values.equals(col) and len(calls) == 2
+
+
+def test_a_streams_leaf_takes_each_option_as_a_column_stream_does():
+    # stream=True: each leaf's ColumnStream is made with the compressor's options (the fourth
+    # round's survivors: sample_bytes=, blocks=, table=, split_size= or level= not passed on)
+    from_words = [f"word{i % 97} and then some more words {i % 13}" for i in range(6000)]
+    values = pa.array(from_words + [f"{i * 7919 % 100003:08d}" for i in range(6000)])
+    col = pa.ListArray.from_arrays(pa.array([0, 6000, 12000], pa.int32()), values)
+    table = fsstgpu.compress(pa.array(["qwerty uiop"] * 50)).tables[0]
+
+    def stored(leaf):
+        return leaf.storage.field("codes"), leaf.storage.field("table").dictionary, leaf.type
+
+    default = stored(NestedCompressor(col.type, stream=True).compress(col).values)
+    for option in ({"sample_bytes": 512}, {"level": "fast"}, {"split_size": 1 << 14},
+                   {"blocks": False}, {"table": table}):
+        leaf = NestedCompressor(col.type, stream=True, **option).compress(col).values
+        plain = ColumnStream(**option).compress(pa.chunked_array([values]))
+        assert stored(leaf) == stored(to_extension_array(plain, ext_type=leaf.type))
+        assert stored(leaf) != default
+        assert decode_nested(NestedCompressor(col.type, stream=True, **option).compress(col))[
+            0].equals(col)
