@@ -129,6 +129,10 @@ def test_bitplane_values_need_the_narrowest_dtype_at_its_bounds(codec):
     ([], "non-empty and start at 0"),
     ([1, 2], "non-empty and start at 0"),
     ([0, 3, 2], "non-decreasing"),
+    # unsigned offsets: a decrease would wrap to a huge delta without the int64 conversion
+    # (the fourth round's survivor: `dtype=` dropped in _deltas)
+    (np.array([0, 3, 2], np.uint64), "non-decreasing"),
+    (np.array([0, 3, 2], np.uint32), "non-decreasing"),
 ])
 def test_encode_offsets_refuses_what_is_no_offsets(offsets, message):
     for encode in (encode_offsets, intcodec.encoded_offsets_size):
