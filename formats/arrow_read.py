@@ -507,14 +507,15 @@ def _decodable(col, max_bytes: int):
     and decoded as one: a check's and a decode's fixed costs, Python under the GIL, paid once
     for a file's many small row groups). For version 1 a code byte decodes to at most
     MAX_SYMBOL_LENGTH bytes, so a piece of at most ``max_bytes // MAX_SYMBOL_LENGTH`` code
-    bytes is small enough whatever it holds. A type with several tables has block starts that
-    count rows of the whole array, so it is not cut.
+    bytes is small enough whatever it holds. A type with block starts (versions 1 and 2 of
+    several tables) counts them in rows of the whole array, so it is not cut; versions 3 and 4
+    name each string's table in the storage, which a slice keeps.
     """
     if not narrow_offsets(col.type.value_type):
         yield [col]
         return
     arrays = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    if not col.type.tables_in_data and len(col.type.tables) > 1:
+    if len(col.type.block_starts):  # (versions 1 and 2 of several tables)
         yield [pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]]
         return
     group, size = [], 0.0

@@ -200,3 +200,26 @@ def test_decode_column_of_a_version_1_array(limit):
     assert values.to_pylist() == ["czab", None, "", "ccab"] * 3 and nbytes == 24
     pieces = [len(c) for c in values.chunks] if isinstance(values, pa.ChunkedArray) else [12]
     assert sum(pieces) == 12 and (len(pieces) == 1) == (limit > 16)
+
+
+def test_a_version_3_column_of_several_tables_is_cut_to_the_limit(monkeypatch):
+    # version 3 names each string's table in its storage, so a slice reads as it is: such a
+    # column is cut as any other (it came back as one array whatever max_chunk_bytes, a
+    # string column past 2 GiB in one StringArray); version 1's block starts count the whole
+    # array's rows, so it alone is not cut
+    monkeypatch.setattr(fsstgpu.columns, "MIN_PIECE_BYTES", 1)  # a table per chunk
+    col = pa.chunked_array([pa.array(["abcdefgh" * 3] * 20), pa.array(["0123456789"] * 20),
+                            pa.array(["abcdefgh" * 3] * 20)])
+    ext = to_extension_array(fsstgpu.compress(col), version=3)
+    assert ext.type.version == 3 and len(ext.type.tables) == 2
+    values, nbytes = arrow_read.decode_column(ext, max_chunk_bytes=100)
+    assert values.to_pylist() == col.to_pylist() and nbytes == 1160
+    assert isinstance(values, pa.ChunkedArray)
+    assert max(sum(len(v) for v in c.to_pylist()) for c in values.chunks) <= 100
+    # version 1 of two tables (block start 2): one array, its strings each read by its table
+    tables = [SymbolTable([b"ab", b"c"]), SymbolTable([b"xyz"])]
+    ftype = FsstType(pa.large_binary(), pa.string(), tables, 4096, [2], version=1)
+    codes = pa.array([b"\x00\x01", b"\x01", b"\x00\x00", b"\xffq\x00"], pa.large_binary())
+    values, nbytes = arrow_read.decode_column(pa.ExtensionArray.from_storage(ftype, codes),
+                                              max_chunk_bytes=1)
+    assert isinstance(values, pa.Array) and values.to_pylist() == ["cab", "ab", "xyzxyz", "qxyz"]
