@@ -303,3 +303,15 @@ def test_a_column_of_one_table_is_cut_to_the_limit_in_each_version(version):
     values, nbytes = arrow_read.decode_column(col, max_chunk_bytes=4)
     assert values.to_pylist() == strings and nbytes == 24
     assert [len(c) for c in values.chunks] == [2] * 6
+
+
+def test_the_careful_read_of_cut_strings_in_several_chunks(monkeypatch):
+    # every chunk's cuts are read, not the first's alone (the fourth round's survivor: the
+    # chunks' cuts joined only when there were not two, so two chunks kept the first's)
+    col, ext, cuts = _three_long_strings()
+    for chunks in ([ext, ext], [ext.slice(0, 1), ext.slice(1), ext]):
+        arr = pa.chunked_array(chunks)
+        careful = _careful(arr, monkeypatch)
+        assert careful.equals(from_extension_array(arr))
+        assert len(careful.split_codes) > 3 * len(chunks)
+        assert fsstgpu.decompress(careful, "cpu").to_pylist() == arr.to_pylist()
