@@ -107,7 +107,10 @@ class DeviceCompressedStringArray:
 
     def to_host(self, stream=None) -> CompressedStringArray:
         """The column in host memory, as :func:`fsstgpu.compress` makes it (blobs, the extension
-        type and files take it): for a column :func:`fsstgpu.compress_device` made.
+        type and files take it): for a column :func:`fsstgpu.compress_device` made. Its arrays
+        lie in pinned host memory from CuPy's pinned memory pool, which keeps what they release
+        for the next call (``cupy.get_default_pinned_memory_pool().free_all_blocks()`` gives it
+        back).
 
         Raises
         ------
@@ -126,14 +129,20 @@ class DeviceCompressedStringArray:
         if self.encoded is None:
             raise TypeError("to_host() is for columns compress_device made; this one was "
                             "uploaded from a host column")
+        cp = get_cupy()
         col = self.layout.columns[0]
         with on_stream(stream):
-            codes = self.codes[: self.ncodes].get()
-            code_offsets = self.encoded["code_offsets"].get()
-            lengths = self.lengths.get().astype(np.int64)
-            validity = None if self.validity is None else self.validity.get()
-            split_codes, split_out = self.split_codes.get(), self.split_out.get()
-            split_table = self.split_table.get()
+            current = cp.cuda.get_current_stream()
+            # every array into pinned memory from CuPy's pool, copied side by side, one wait: a
+            # pageable copy back runs at one core's speed into fresh pages, which the device's
+            # host first touches at 0.3-0.6 GB/s (BENCHMARKS.md section 63), where the pool's
+            # buffers are reused call after call; the lengths widened on the device
+            parts = [self.codes[: self.ncodes], self.encoded["code_offsets"],
+                     self.lengths.astype(cp.int64), self.validity, self.split_codes,
+                     self.split_out, self.split_table]
+            host = [None if part is None else _download(part, current) for part in parts]
+            current.synchronize()
+        codes, code_offsets, lengths, validity, split_codes, split_out, split_table = host
         carr = CompressedStringArray(
             type=col.type, length=col.length, tables=self.encoded["tables"],
             block_starts=np.array([0, col.length], np.int64), codes=codes,
@@ -404,6 +413,17 @@ def _copy_parts_staged(device_id: int, dst: int, parts, stream_ptr: int, piece_b
             # the stream: they must have been read before another upload can take them
             if done is not None:
                 done.synchronize()
+
+
+def _download(arr, stream) -> np.ndarray:
+    """A host copy of the contiguous device array ``arr`` in pinned memory from CuPy's pool,
+    enqueued on ``stream`` (not waited for)."""
+    import cupyx
+
+    out = cupyx.empty_pinned(arr.shape, arr.dtype)
+    if arr.size:
+        arr.get(stream=stream, out=out, blocking=False)
+    return out
 
 
 def _is_pinned(arr: np.ndarray) -> bool:
