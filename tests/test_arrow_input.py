@@ -8,6 +8,8 @@ not UTF-8 was compressed as it came; bad offsets raised a plain ValueError.
 from __future__ import annotations
 
 import io
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +26,9 @@ from fsstgpu.arrow_layout import (
     to_arrow,
 )
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
+
+sys.path.insert(0, str(Path(__file__).parent))
+from long_strings import three_long_strings  # noqa: E402
 
 
 def _ipc_bytes(arr: pa.Array) -> bytes:
@@ -379,25 +384,13 @@ def test_cuts_that_are_not_whole_pairs_are_refused():
             from_extension_array(_with_cuts(ext, pa.array([value], cuts_type)))
 
 
-def _three_long_strings():
-    """Three strings long enough to be split, their extension array and each one's cuts (the
-    last string's text hardly compresses: its cuts are not those of the others)."""
-    text = ["".join(chr(97 + (i * 7) % 26) for i in range(600)), "ab" * 2000,
-            "".join(chr(33 + (i * i * 31 + i * 17) % 90) for i in range(600))]
-    col = pa.array(text)
-    ext = to_extension_array(fsstgpu.compress(col, split_size=64))
-    cuts = ext.storage.field("cuts").to_pylist()
-    assert all(cuts)
-    return col, ext, cuts
-
-
 def test_cuts_under_a_null_entry_are_skipped_and_empty_cuts_read():
     """A ``cuts`` child may hold bytes under a null entry (its offsets span them: another
     writer's choice) and empty entries that are not null: the cuts around the skipped bytes
     are read from where they lie, and a column whose every entry is empty has no cut (the
     campaign's survivors: the contiguous shortcut taken whatever the layout, the no-cut case
     dropped)."""
-    col, ext, cuts = _three_long_strings()
+    col, ext, cuts = three_long_strings()
     ends = np.cumsum([0] + [len(c) for c in cuts])
     cuts_type = ext.storage.field("cuts").type
     skipped = pa.Array.from_buffers(cuts_type, 3, [

@@ -4,6 +4,9 @@ read, a table repeated across chunks or dictionary entries is one table."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -15,16 +18,8 @@ from fsstgpu.formats.arrow import FsstType
 from fsstgpu.formats.arrow_storage import from_extension_array, to_extension_array
 from fsstgpu.symbol_table import SymbolTable
 
-
-def _three_long_strings():
-    """Three strings long enough to be split, their extension array and each one's cuts."""
-    text = ["".join(chr(97 + (i * 7) % 26) for i in range(600)), "ab" * 2000,
-            "".join(chr(33 + (i * i * 31 + i * 17) % 90) for i in range(600))]
-    col = pa.array(text)
-    ext = to_extension_array(fsstgpu.compress(col, split_size=64))
-    cuts = ext.storage.field("cuts").to_pylist()
-    assert all(cuts)
-    return col, ext, cuts
+sys.path.insert(0, str(Path(__file__).parent))
+from long_strings import three_long_strings  # noqa: E402
 
 
 def _storage(ext, mask=None, **children):
@@ -43,7 +38,7 @@ def test_bytes_under_a_null_cut_entry_are_never_read():
     # a null entry's offsets may span bytes (another writer's choice): here pairs no string
     # could hold, which only a read of them would refuse (the fourth round's survivor: the
     # entries' validity ignored)
-    col, ext, cuts = _three_long_strings()
+    col, ext, cuts = three_long_strings()
     width = 8 if ext.storage.field("lengths").type == pa.uint64() else 4
     data = [cuts[0], _garbage(cuts[1], width), cuts[2]]
     ends = np.cumsum([0] + [len(c) for c in data]).astype(np.int32)
@@ -61,7 +56,7 @@ def test_cuts_under_a_null_string_are_never_read():
     # a null row with no codes but garbage cuts: the one-pass read (which reads the cuts
     # through the rows' validity) and the careful read skip them (the fourth round's
     # survivor: the rows' validity ignored in the one-pass read)
-    col, ext, cuts = _three_long_strings()
+    col, ext, cuts = three_long_strings()
     width = 8 if ext.storage.field("lengths").type == pa.uint64() else 4
     codes = ext.storage.field("codes").to_pylist()
     lengths = ext.storage.field("lengths")
@@ -308,7 +303,7 @@ def test_a_column_of_one_table_is_cut_to_the_limit_in_each_version(version):
 def test_the_careful_read_of_cut_strings_in_several_chunks(monkeypatch):
     # every chunk's cuts are read, not the first's alone (the fourth round's survivor: the
     # chunks' cuts joined only when there were not two, so two chunks kept the first's)
-    col, ext, cuts = _three_long_strings()
+    col, ext, cuts = three_long_strings()
     for chunks in ([ext, ext], [ext.slice(0, 1), ext.slice(1), ext]):
         arr = pa.chunked_array(chunks)
         careful = _careful(arr, monkeypatch)
