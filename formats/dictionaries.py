@@ -457,8 +457,11 @@ def _given(batch: pa.RecordBatch, dictionaries: dict, *, unify: bool = False,
         if _is_prefix(now, before):
             if len(now) < len(before) or len(key) == 1:
                 changed[key] = False  # (cheap: no values touched)
-        elif unify and not (len(now) > len(before) > 0 and _is_prefix(before, now)):
-            changed[key] = True  # (a longer one that starts with ``before`` is a delta)
+        elif unify and not (len(now) > len(before) and (len(before) or why == "join")
+                            and _is_prefix(before, now)):
+            # (a longer one that starts with ``before`` is a delta; joined, one after an empty
+            # ``before`` too, kept as it is: an ordered one was refused)
+            changed[key] = True
     return _rebuilt(batch, {
         key: (partial(_unified, before=dictionaries[key], name=batch.schema.field(key[0]).name,
                       why=why) if unified else partial(_prefix_given, before=dictionaries[key]))

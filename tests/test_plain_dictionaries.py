@@ -612,6 +612,30 @@ def test_units_joined_that_no_dictionary_of_their_index_type_holds_are_refused(t
     assert not (tmp_path / "c.parquet").exists()
 
 
+@pytest.mark.parametrize("first", [[None, None], []])
+def test_an_ordered_dictionary_joined_after_an_empty_one_is_kept(tmp_path, first):
+    """A first unit whose ordered dictionary is empty (its values all null), joined by
+    ``row_group_rows=`` with one of ``["lo", "hi"]``: the empty one is a prefix of it, so the
+    join keeps it as it is. It was re-encoded onto the empty one, and so refused as ordered
+    dictionaries that differ; a first unit of no rows passed (the pipeline skips it). Found by
+    the mutation campaign's fourth round, reading ``_given``'s delta condition, which left out
+    an empty dictionary for every caller: only an IPC file's writer takes a dictionary after
+    an empty one for a replacement."""
+    def unit(indices, values):
+        d = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int8()),
+                                           pa.array(values, pa.string()), ordered=True)
+        s = pa.array([f"r{i}" for i in range(len(indices))], pa.string())
+        return pa.table({"d": d, "s": s})
+
+    src = _write([unit(first, []), unit([1, 0], ["lo", "hi"])], tmp_path / "in.arrows")
+    for out in ("c.arrows", "c.arrow", "c.parquet"):
+        compress_file(src, tmp_path / out, row_group_rows=10)
+        got = read_table(tmp_path / out, device="cpu").column("d")
+        assert got.type == pa.dictionary(pa.int8(), pa.string(), ordered=True), out
+        assert got.to_pylist() == [None] * len(first) + ["hi", "lo"], out
+        assert got.chunk(got.num_chunks - 1).dictionary.to_pylist() == ["lo", "hi"], out
+
+
 def test_an_empty_view_dictionary_column_decompresses_to_an_ipc_output(tmp_path):
     """A string_view dictionary column of no rows, compressed to Parquet: decompressing it to
     an IPC output raised ArrowNotImplementedError ("DictionaryArray converter for type
