@@ -1,0 +1,128 @@
+"""Each check of ``formats/dictionaries.py`` on an input that reaches it alone (the mutation
+campaign's fourth round: changing any one of these checks passed the module's other tests).
+
+The units here call the module's classes and functions directly, on small dictionaries whose
+outcome is known: which dictionary a batch is given, which error is raised and what it says."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from fsstgpu.formats.dictionaries import (
+    FileDictionaries,
+    Redictionary,
+    joined_table,
+    plain_values,
+)
+
+
+def test_plain_values_of_dictionaries_of_other_value_types():
+    """Only view dictionaries take the large-type detour; any other value type decodes as it
+    is (the detour is for strings only: ``large_type`` refuses an int64 or a struct)."""
+    ints = pa.array([3, None, 3, -1], pa.int64()).dictionary_encode()
+    assert plain_values(ints).equals(pa.array([3, None, 3, -1], pa.int64()))
+    structs = pa.array([{"a": 1}, {"a": 2}, {"a": 1}], pa.struct([("a", pa.int8())]))
+    by_index = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int8()), structs.slice(0, 2))
+    assert plain_values(by_index).equals(structs)
+    chunked = pa.chunked_array([ints, ints.slice(1)])
+    out = plain_values(chunked)
+    assert isinstance(out, pa.ChunkedArray) and out.num_chunks == 2
+    assert out.to_pylist() == [3, None, 3, -1, None, 3, -1] and out.type == pa.int64()
+    plain = pa.array(["x"])
+    assert plain_values(plain) is plain
+
+
+def test_joined_table_of_tables_without_rows():
+    """No batches at all (zero rows): the tables joined as they are, dictionary columns too."""
+    schema = pa.schema([("s", pa.string()), ("d", pa.dictionary(pa.int8(), pa.string()))])
+    empty = schema.empty_table()
+    out = joined_table([empty, empty])
+    assert out.num_rows == 0 and out.schema == schema
+    assert all(c.num_chunks <= 1 for c in out.columns)
+
+
+def _struct_unit(k: int, n: int, rows: int | None = None) -> pa.Table:
+    """A table of one dictionary column of ``n`` distinct structs (int8 indices, the hash
+    kernels take no struct values: joined by appending), its first ``rows`` rows."""
+    values = pa.array([{"a": k * 1000 + i} for i in range(n)], pa.struct([("a", pa.int16())]))
+    indices = pa.array(range(n), pa.int8())
+    col = pa.DictionaryArray.from_arrays(indices, values)
+    return pa.table({"d": col}).slice(0, n if rows is None else rows)
+
+
+def test_struct_dictionaries_joined_are_appended_up_to_the_index_types_reach():
+    out = joined_table([_struct_unit(0, 64), _struct_unit(1, 64)]).column("d").chunk(0)
+    assert len(out.dictionary) == 128  # (int8 indices reach 128 values: exactly full)
+    assert out.to_pylist()[63:65] == [{"a": 63}, {"a": 1000}]
+    with pytest.raises(ValueError, match=r"column 'd': .* need 129 values together, more than "
+                                         r"int8 indices reach \(128\)"):
+        joined_table([_struct_unit(0, 64), _struct_unit(1, 65)])
+    # a sliced unit: only the entries its indices use are appended, where all would not fit
+    out = joined_table([_struct_unit(0, 100), _struct_unit(1, 100, rows=10)]).column("d")
+    assert len(out.chunk(0).dictionary) == 110
+    assert out.to_pylist()[100:] == [{"a": 1000 + i} for i in range(10)]
+
+
+def _view_batch(values, indices) -> pa.RecordBatch:
+    return pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+        pa.array(indices, pa.int8()), pa.array(values, pa.string_view()))})
+
+
+def test_view_dictionaries_are_unified_by_their_large_type():
+    """The hash kernels take no views: they are matched as large strings (not left as they
+    are, which an IPC file's writer then refuses, nor appended whole where joined)."""
+    keep = FileDictionaries()
+    keep.batches(_view_batch(["x", "y"], [0, 1]))
+    [out] = keep.batches(_view_batch(["z", "x", None], [0, 1, 2, None]))
+    assert out.column(0).dictionary.to_pylist() == ["x", "y", "z"]
+    assert out.column(0).type.value_type == pa.string_view()
+    assert out.column(0).to_pylist() == ["z", "x", None, None]
+    tables = [pa.Table.from_batches([_view_batch(["x", "y"], [0, 1])]),
+              pa.Table.from_batches([_view_batch(["y", "z"], [1, 0])])]
+    col = joined_table(tables).column("d").chunk(0)
+    assert col.dictionary.to_pylist() == ["x", "y", "z"]
+    assert col.to_pylist() == ["x", "y", "z", "y"]
+
+
+def _batch(values, index=pa.int32()) -> pa.RecordBatch:
+    col = pa.array(values, pa.string()).dictionary_encode()
+    return pa.record_batch({"d": col.cast(pa.dictionary(index, pa.string()))})
+
+
+def test_redictionary_encodes_a_chunked_array_chunk_by_chunk():
+    redict = Redictionary(pa.dictionary(pa.int8(), pa.string()), running=True)
+    out = redict.encode(pa.chunked_array([["b", "a"], ["c", None, "b"]], pa.string()))
+    assert isinstance(out, pa.ChunkedArray) and out.num_chunks == 2
+    assert out.type == pa.dictionary(pa.int8(), pa.string())
+    assert out.chunk(0).dictionary.to_pylist() == ["b", "a"]
+    assert out.chunk(1).dictionary.to_pylist() == ["b", "a", "c"]
+    assert out.to_pylist() == ["b", "a", "c", None, "b"]
+
+
+def test_file_dictionaries_write_an_empty_dictionary_at_once_after_the_first_write():
+    keep = FileDictionaries()
+    [first] = keep.batches(_batch(["x", "y"]))
+    [out] = keep.batches(_batch([]))  # not held back: a dictionary was written
+    assert out.column(0).dictionary.to_pylist() == ["x", "y"] and out.num_rows == 0
+    assert keep.flush() == []
+    # a batch without dictionaries is never held back
+    plain = pa.record_batch({"s": pa.array(["a"], pa.string())})
+    assert FileDictionaries().batches(plain) == [plain]
+
+
+def test_file_dictionaries_hold_back_up_to_hold_bytes():
+    empty = _batch([None] * 40)  # (rows, and an empty dictionary: all null)
+    size = empty.nbytes
+    assert size > 0
+    keep = FileDictionaries(hold_bytes=2 * size)
+    assert keep.batches(empty) == [] and keep.batches(empty) == []  # 2 * size: still held
+    out = keep.batches(empty)  # 3 * size: all written, on their own (empty) dictionaries
+    assert len(out) == 3 and all(len(b.column(0).dictionary) == 0 for b in out)
+    assert len(FileDictionaries(hold_bytes=size - 1).batches(empty)) == 1
+    keep = FileDictionaries(hold_bytes=size)
+    assert keep.batches(empty) == []
+    # the held batches are given the first non-empty dictionary
+    out = keep.batches(_batch(["q"]))
+    assert [b.column(0).dictionary.to_pylist() for b in out] == [["q"], ["q"]]
+    assert [b.num_rows for b in out] == [40, 1]
