@@ -6,12 +6,15 @@ outcome is known: which dictionary a batch is given, which error is raised and w
 
 from __future__ import annotations
 
+import struct
+
 import pyarrow as pa
 import pytest
 
 from fsstgpu.formats.dictionaries import (
     FileDictionaries,
     Redictionary,
+    SentDictionaries,
     joined_table,
     plain_values,
 )
@@ -126,3 +129,33 @@ def test_file_dictionaries_hold_back_up_to_hold_bytes():
     out = keep.batches(_batch(["q"]))
     assert [b.column(0).dictionary.to_pylist() for b in out] == [["q"], ["q"]]
     assert [b.num_rows for b in out] == [40, 1]
+
+
+def test_file_dictionaries_take_an_ordered_one_extending_one_entry_as_a_delta():
+    def ordered(values, indices):
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.int8()), pa.array(values, pa.string()), ordered=True)})
+
+    keep = FileDictionaries()
+    keep.batches(ordered(["lo"], [0]))
+    [out] = keep.batches(ordered(["lo", "hi"], [1, 0]))  # (a delta: not refused as ordered)
+    assert out.column(0).dictionary.to_pylist() == ["lo", "hi"]
+    with pytest.raises(ValueError, match="column 'd': an ordered dictionary"):
+        keep.batches(ordered(["hi", "lo", "mid"], [2]))
+
+
+def test_sent_dictionaries_give_an_ordered_float_dictionary_its_tail():
+    """A float dictionary whose start holds the one sent before, bit for bit, is given that
+    one with its tail: not re-encoded (which an ordered dictionary refuses)."""
+    def batch(values, indices):
+        return pa.record_batch({"f": pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.int8()), pa.array(values, pa.float64()), ordered=True)})
+
+    sent = SentDictionaries()
+    first = sent.batch(batch([0.0, -0.0], [0, 1]))
+    out = sent.batch(batch([0.0, -0.0, 1.5, 1.5], [2, 1, 0, 3]))
+    col = out.column(0)
+    assert col.type.ordered and len(col.dictionary) == 4  # (the duplicate entry kept)
+    assert [struct.pack("<d", v) for v in col.to_pylist()] == [
+        struct.pack("<d", v) for v in (1.5, -0.0, 0.0, 1.5)]
+    assert col.dictionary.slice(0, 2).equals(first.column(0).dictionary)
