@@ -153,3 +153,23 @@ def test_from_pyarrow_26_a_failed_read_is_not_hinted(monkeypatch):
     assert null_fixed_size_lists(pa.table({"l": pa.array([[1, 2], None], fl)})) == []
     nullable = pa.array([{"f": [1, 2]}, None], pa.struct([("f", fl)]))  # (f nullable: read back)
     assert null_fixed_size_lists(pa.table({"s": nullable})) == []
+
+
+@pytest.mark.parametrize("bad", [None, 5, 8, 13, 17, 22])
+def test_required_nulls_of_slices_at_every_bit_offset(bad):
+    """A struct whose required field is null under each null struct (and, with ``bad``, at
+    one valid struct too), sliced at every offset of its validity bitmaps' bytes: the bits
+    read are the slice's own (a bit or byte off finds a null that is not there, or misses
+    one)."""
+    n = 40
+    parent_null = [i % 3 == 0 or i % 7 == 2 for i in range(n)]
+    child = pa.array([None if parent_null[i] or i == bad else f"v{i}" for i in range(n)],
+                     pa.string())
+    fields = [pa.field("a", pa.string(), nullable=False)]
+    column = pa.StructArray.from_arrays([child], fields=fields, mask=pa.array(parent_null))
+    assert bad is None or not parent_null[bad]
+    for first in range(18):
+        for length in (1, 7, 9, 15, n - first):
+            part = column.slice(first, length)
+            want = ["c"] if bad is not None and first <= bad < first + length else []
+            assert required_nulls(pa.table({"c": part})) == want, (first, length)
