@@ -65,6 +65,11 @@ def test_struct_dictionaries_joined_are_appended_up_to_the_index_types_reach():
     out = joined_table([_struct_unit(0, 100), _struct_unit(1, 100, rows=10)]).column("d")
     assert len(out.chunk(0).dictionary) == 110
     assert out.to_pylist()[100:] == [{"a": 1000 + i} for i in range(10)]
+    # where all fit, the unused entries are appended too
+    out = joined_table([_struct_unit(0, 64), _struct_unit(1, 20, rows=10)]).column("d")
+    assert len(out.chunk(0).dictionary) == 84
+    out = joined_table([_struct_unit(0, 64), _struct_unit(1, 64, rows=60)]).column("d")
+    assert len(out.chunk(0).dictionary) == 128  # (exactly full: the 4 unused kept)
 
 
 def _view_batch(values, indices) -> pa.RecordBatch:
@@ -159,3 +164,74 @@ def test_sent_dictionaries_give_an_ordered_float_dictionary_its_tail():
     assert [struct.pack("<d", v) for v in col.to_pylist()] == [
         struct.pack("<d", v) for v in (1.5, -0.0, 0.0, 1.5)]
     assert col.dictionary.slice(0, 2).equals(first.column(0).dictionary)
+
+
+def _floats(values, indices, ordered=False) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int8()),
+                                          pa.array(values, pa.float64()), ordered=ordered)
+
+
+def test_sent_dictionaries_unify_only_floats_the_writer_takes_for_the_same():
+    sent = SentDictionaries()
+    sent.batch(pa.record_batch({"f": _floats([0.0], [0])}))
+    # taken for [0.0] + a delta: unified onto it by bits (-0.0 appended, 0.0 found)
+    col = sent.batch(pa.record_batch({"f": _floats([-0.0, 0.0], [0, 1])})).column(0)
+    assert [struct.pack("<d", v) for v in col.dictionary.to_pylist()] == [
+        struct.pack("<d", v) for v in (0.0, -0.0)]
+    assert [struct.pack("<d", v) for v in col.to_pylist()] == [
+        struct.pack("<d", v) for v in (-0.0, 0.0)]
+    # a dictionary the writer sends whole (a replacement) is left as it is
+    col = sent.batch(pa.record_batch({"f": _floats([2.0, 3.0], [1, 0])})).column(0)
+    assert col.dictionary.to_pylist() == [2.0, 3.0]
+
+
+def test_sent_dictionaries_name_the_column_of_a_nested_leaf():
+    """The refusals name the column (``key[0]``), not the leaf's child index."""
+    ordered = pa.dictionary(pa.int8(), pa.float64(), ordered=True)
+
+    def batch(values, indices):
+        leaf = _floats(values, indices, ordered=True)
+        return pa.record_batch({"first": pa.array([1] * len(indices), pa.int8()),
+                                "s": pa.StructArray.from_arrays([leaf], names=["f"])})
+
+    sent = SentDictionaries()
+    sent.batch(batch([0.0], [0]))
+    assert sent.batch(batch([0.0], [0])).schema.field(1).type.field(0).type == ordered
+    with pytest.raises(ValueError, match="column 's': an ordered dictionary"):
+        sent.batch(batch([-0.0, 1.5], [0, 1]))
+    xy = pa.struct([("x", pa.float64())])
+
+    def structs(values, indices):
+        leaf = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int8()),
+                                              pa.array(values, xy), ordered=True)
+        return pa.record_batch({"first": pa.array([1] * len(indices), pa.int8()),
+                                "s": pa.StructArray.from_arrays([leaf], names=["f"])})
+
+    sent = SentDictionaries()
+    sent.batch(structs([{"x": 0.0}], [0]))
+    with pytest.raises(ValueError, match="column 's': an ordered dictionary"):
+        sent.batch(structs([{"x": -0.0}, {"x": 1.5}], [0, 1]))
+
+
+def test_file_dictionaries_unify_up_to_exactly_the_index_types_reach():
+    def batch(values, indices):
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.int8()), pa.array(values, pa.string()))})
+
+    keep = FileDictionaries()
+    keep.batches(batch([f"a{i}" for i in range(100)], list(range(100))))
+    # 28 new values, not an extension of the 100: unified onto 128 entries, all int8 reach
+    [out] = keep.batches(batch([f"b{i}" for i in range(28)] + ["a0"], list(range(29))))
+    assert len(out.column(0).dictionary) == 128
+    keep = FileDictionaries()
+    keep.batches(batch([f"a{i}" for i in range(100)], list(range(100))))
+    # and with 5 unused entries more (a sliced batch's): those are left out, 128 again
+    unused = [f"b{i}" for i in range(28)] + [f"u{i}" for i in range(5)]
+    [out] = keep.batches(batch(unused, list(range(28))))
+    assert len(out.column(0).dictionary) == 128
+    assert out.column(0).to_pylist() == [f"b{i}" for i in range(28)]
+    # where all fit, unused entries are kept (only dropped where all would not fit)
+    keep = FileDictionaries()
+    keep.batches(batch([f"a{i}" for i in range(100)], list(range(100))))
+    [out] = keep.batches(batch([f"b{i}" for i in range(28)], list(range(25))))
+    assert len(out.column(0).dictionary) == 128
