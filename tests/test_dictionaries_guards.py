@@ -145,6 +145,8 @@ def test_file_dictionaries_take_an_ordered_one_extending_one_entry_as_a_delta():
     keep.batches(ordered(["lo"], [0]))
     [out] = keep.batches(ordered(["lo", "hi"], [1, 0]))  # (a delta: not refused as ordered)
     assert out.column(0).dictionary.to_pylist() == ["lo", "hi"]
+    [out] = keep.batches(ordered(["lo", "hi"], [0]))  # (the same again, in other memory)
+    assert out.column(0).to_pylist() == ["lo"]
     with pytest.raises(ValueError, match="column 'd': an ordered dictionary"):
         keep.batches(ordered(["hi", "lo", "mid"], [2]))
 

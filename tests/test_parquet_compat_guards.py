@@ -97,6 +97,9 @@ def test_required_nulls_is_checked_before_fixed_size_lists_and_columns_are_selec
     with pytest.raises(ValueError, match="column 'n' holds nulls"):
         check_readable_back(table, columns=[1])
     check_readable_back(table, columns=[0])  # (the caller's columns are the ones looked at)
+    both = table.append_column(pa.field("m", pa.string(), nullable=False), [[None, "c"]])
+    with pytest.raises(ValueError, match="column 'n' holds nulls"):  # (the first named)
+        check_readable_back(both)
 
 
 def test_a_required_null_inside_an_extension_is_found():
