@@ -237,3 +237,24 @@ def test_file_dictionaries_unify_up_to_exactly_the_index_types_reach():
     keep.batches(batch([f"a{i}" for i in range(100)], list(range(100))))
     [out] = keep.batches(batch([f"b{i}" for i in range(28)], list(range(25))))
     assert len(out.column(0).dictionary) == 128
+
+
+def test_redictionary_bounds_views_and_fresh_dictionaries():
+    full = Redictionary(pa.dictionary(pa.int8(), pa.string()), running=False)
+    out = full.encode(pa.array([f"v{i}" for i in range(128)], pa.string()))
+    assert len(out.dictionary) == 128  # (exactly what int8 indices reach)
+    with pytest.raises(ValueError, match="129 distinct values"):
+        full.encode(pa.array([f"v{i}" for i in range(129)], pa.string()))
+    # not running: each call starts a fresh dictionary
+    fresh = Redictionary(pa.dictionary(pa.int8(), pa.string()), running=False)
+    fresh.encode(pa.array(["a", "b"], pa.string()))
+    assert fresh.encode(pa.array(["c"], pa.string())).dictionary.to_pylist() == ["c"]
+    # a view type comes back in its own type, not the large type it was matched in
+    views = pa.dictionary(pa.int8(), pa.string_view())
+    out = Redictionary(views, running=True).encode(pa.array(["x", None, "x"], pa.string_view()))
+    assert out.type == views and out.to_pylist() == ["x", None, "x"]
+    # restart: a running dictionary that reaches exactly the reach keeps growing
+    grow = Redictionary(pa.dictionary(pa.int8(), pa.string()), running=True, restart=True)
+    grow.encode(pa.array([f"a{i}" for i in range(100)], pa.string()))
+    out = grow.encode(pa.array([f"b{i}" for i in range(28)], pa.string()))
+    assert len(out.dictionary) == 128

@@ -176,3 +176,10 @@ def test_required_nulls_of_slices_at_every_bit_offset(bad):
             part = column.slice(first, length)
             want = ["c"] if bad is not None and first <= bad < first + length else []
             assert required_nulls(pa.table({"c": part})) == want, (first, length)
+
+
+def test_a_required_fixed_size_list_in_a_struct_under_a_null_struct_is_found():
+    inner = pa.struct([pa.field("f", pa.list_(pa.int8(), 2), nullable=False)])
+    valid_inner = pa.array([{"f": [1, 2]}, {"f": [3, 4]}], inner)  # (no nulls of its own)
+    outer = pa.StructArray.from_arrays([valid_inner], names=["s"], mask=pa.array([False, True]))
+    assert null_fixed_size_lists(pa.table({"o": outer})) == ["o"]
