@@ -170,7 +170,8 @@ def _to_arrow(obj, what: str):
             return pa.chunked_array(obj)
         if isinstance(obj, (list, tuple)):
             return pa.array(obj, from_pandas=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        # (not implemented: values pyarrow converts to nothing, a void or complex numpy value)
         raise TypeError(f"fsstgpu compresses strings: {what} holds something else ({exc}); "
                         f"it takes {ACCEPTED}") from None
     raise TypeError(f"fsstgpu compresses strings: got {what}; it takes {ACCEPTED}")
