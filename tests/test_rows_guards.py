@@ -1,0 +1,41 @@
+"""fsstgpu.rows.take_rows' checks, each on its own (a mutation campaign found them untested):
+indices past either end, in every form take accepts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+
+VALUES = ["a", None, "ccc"]
+
+
+@pytest.fixture(scope="module")
+def carr():
+    return fsstgpu.compress(pa.array(VALUES))
+
+
+@pytest.mark.parametrize("indices", [[-4], [0, -4], np.array([3]), np.array([-4, 0]),
+                                     pa.array([None, -4]), pa.array([3, None], pa.int8()),
+                                     [None, 3], np.array([3], np.uint8)])
+def test_an_index_past_either_end_is_refused_by_name(carr, indices):
+    # (-4 counted from the end of 3 strings was -1 again for numpy: the last string)
+    with pytest.raises(IndexError, match="^take index out of range for 3 strings$"):
+        carr.take(indices)
+
+
+@pytest.mark.parametrize("indices, expected", [([-3, 2, -1], ["a", "ccc", "ccc"]),
+                                               (np.array([2], np.uint64), ["ccc"]),
+                                               (pa.array([None, -3], pa.int8()), [None, "a"])])
+def test_indices_at_either_end_are_taken(carr, indices, expected):
+    assert carr.take(indices).to_pylist() == expected
+
+
+@pytest.mark.parametrize("indices, named", [(pa.array([0.5]), "double"),
+                                            (pa.array(["0"]), "string"),
+                                            (pa.chunked_array([[1.0]]), "double")])
+def test_arrow_indices_of_another_type_are_named(carr, indices, named):
+    with pytest.raises(TypeError, match=f"^indices must be integers, not {named}$"):
+        carr.take(indices)
