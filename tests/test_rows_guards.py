@@ -39,3 +39,12 @@ def test_indices_at_either_end_are_taken(carr, indices, expected):
 def test_arrow_indices_of_another_type_are_named(carr, indices, named):
     with pytest.raises(TypeError, match=f"^indices must be integers, not {named}$"):
         carr.take(indices)
+
+
+@pytest.mark.parametrize("indices, named", [(np.array([0.5]), "float64 of shape (1,)"),
+                                            (np.array([[0]]), "int64 of shape (1, 1)"),
+                                            (np.array(["0"]), "<U1 of shape (1,)")])
+def test_numpy_indices_not_1d_integers_are_named(carr, indices, named):
+    with pytest.raises(TypeError) as info:
+        carr.take(indices)
+    assert str(info.value) == f"indices must be a 1-D integer sequence, not {named}"
