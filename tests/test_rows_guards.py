@@ -48,3 +48,15 @@ def test_numpy_indices_not_1d_integers_are_named(carr, indices, named):
     with pytest.raises(TypeError) as info:
         carr.take(indices)
     assert str(info.value) == f"indices must be a 1-D integer sequence, not {named}"
+
+
+def test_a_run_of_indices_across_blocks_decodes_each_with_its_table(table_per_chunk):
+    # consecutive indices over a block boundary are two runs: one table each
+    chunks = [[f"alpha-{i}-alpha" for i in range(40)], [f"zz{i}zz" * 4 for i in range(40)],
+              [None, "omega"]]
+    col = pa.chunked_array(chunks, pa.string())
+    carr = fsstgpu.compress(col)
+    assert len(carr.tables) == 3 and carr.tables[0] != carr.tables[1]
+    flat = col.to_pylist()
+    for indices in (np.arange(35, 45), np.arange(0, 82), np.array([39, 40, 41, 80, 81])):
+        assert carr.take(indices).to_pylist() == [flat[i] for i in indices]
