@@ -60,3 +60,10 @@ def test_a_run_of_indices_across_blocks_decodes_each_with_its_table(table_per_ch
     flat = col.to_pylist()
     for indices in (np.arange(35, 45), np.arange(0, 82), np.array([39, 40, 41, 80, 81])):
         assert carr.take(indices).to_pylist() == [flat[i] for i in indices]
+
+
+@pytest.mark.parametrize("indices, expected", [([0, None], ["a", None]),
+                                               (pa.array([None, 0], pa.int16()), [None, "a"])])
+def test_a_null_index_into_a_one_string_column(indices, expected):
+    # (a null's stand-in index must be in range whatever the column's length)
+    assert fsstgpu.compress(pa.array(["a"])).take(indices).to_pylist() == expected
