@@ -67,3 +67,8 @@ def test_a_run_of_indices_across_blocks_decodes_each_with_its_table(table_per_ch
 def test_a_null_index_into_a_one_string_column(indices, expected):
     # (a null's stand-in index must be in range whatever the column's length)
     assert fsstgpu.compress(pa.array(["a"])).take(indices).to_pylist() == expected
+
+
+def test_indices_a_step_apart_are_no_run():
+    col = pa.array(["ab", "c", "de", "f", "gh"])
+    assert fsstgpu.compress(col).take([0, 2, 4, 3]).to_pylist() == ["ab", "de", "gh", "f"]
