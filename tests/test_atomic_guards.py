@@ -197,19 +197,13 @@ def test_without_links_renameat2_puts_it_in_place_with_no_empty_moment(tmp_path,
     assert dst.read_bytes() == b"new" and dst not in opened
 
 
-def test_without_links_a_name_taken_meanwhile_is_kept(tmp_path, monkeypatch):
+@pytest.mark.parametrize("renameat2", [True, False], ids=["renameat2", "claimed"])
+def test_without_links_a_name_taken_meanwhile_is_kept(tmp_path, monkeypatch, renameat2):
+    """Without hard links the output is moved by renameat2(RENAME_NOREPLACE), or, without it
+    too, by a name claimed with O_EXCL: either way a name taken meanwhile is kept."""
     _no_links(monkeypatch)
-    dst = tmp_path / "out.bin"
-    with pytest.raises(FileExistsError, match="already exists"):
-        with atomic_output(dst) as tmp:
-            Path(tmp).write_bytes(b"new")
-            dst.write_bytes(b"theirs")
-    assert dst.read_bytes() == b"theirs" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
-
-
-def test_without_links_or_renameat2_a_claimed_name_is_kept(tmp_path, monkeypatch):
-    _no_links(monkeypatch)
-    monkeypatch.setattr(atomic, "_rename_noreplace", lambda tmp, dst: False)
+    if not renameat2:
+        monkeypatch.setattr(atomic, "_rename_noreplace", lambda tmp, dst: False)
     dst = tmp_path / "out.bin"
     with pytest.raises(FileExistsError, match="already exists"):
         with atomic_output(dst) as tmp:
