@@ -7,6 +7,9 @@ must find it: inside an extension type, inside a list, inside a map."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
@@ -20,21 +23,10 @@ from fsstgpu.formats.parquet_compat import (
     value_checked,
 )
 
+sys.path.insert(0, str(Path(__file__).parent))
+from wrapped_type import WrappedType  # noqa: E402
+
 _REQUIRED = pa.struct([pa.field("f", pa.list_(pa.int8(), 2), nullable=False)])
-
-
-class _Wrapped(pa.ExtensionType):
-    """An extension type over ``storage`` (its storage is what the walk must look through)."""
-
-    def __init__(self, storage):
-        super().__init__(storage, "fsstgpu.test.parquet_compat_wrapped")
-
-    def __arrow_ext_serialize__(self):
-        return b""
-
-    @classmethod
-    def __arrow_ext_deserialize__(cls, storage_type, serialized):
-        return cls(storage_type)
 
 
 def _null_struct() -> pa.Array:
@@ -44,19 +36,19 @@ def _null_struct() -> pa.Array:
 
 def test_a_required_fixed_size_list_under_a_null_struct_inside_an_extension_is_found():
     storage = _null_struct()
-    ext = pa.ExtensionArray.from_storage(_Wrapped(storage.type), storage)
+    ext = pa.ExtensionArray.from_storage(WrappedType(storage.type), storage)
     table = pa.table({"e": ext})
     assert value_checked(table.schema) == [0]
     assert null_fixed_size_lists(table) == ["e"]
     # the same column with its struct valid is not
     valid = pa.array([{"f": [1, 2]}, {"f": [3, 4]}], _REQUIRED)
     assert null_fixed_size_lists(pa.table({
-        "e": pa.ExtensionArray.from_storage(_Wrapped(valid.type), valid)})) == []
+        "e": pa.ExtensionArray.from_storage(WrappedType(valid.type), valid)})) == []
 
 
 def test_an_extension_of_a_fixed_size_list_alone_is_value_checked():
     fl = pa.list_(pa.int8(), 2)
-    schema = pa.schema([("s", pa.string()), ("e", _Wrapped(fl))])
+    schema = pa.schema([("s", pa.string()), ("e", WrappedType(fl))])
     assert value_checked(schema) == [1]
 
 
@@ -105,14 +97,14 @@ def test_required_nulls_is_checked_before_fixed_size_lists_and_columns_are_selec
 def test_a_required_null_inside_an_extension_is_found():
     fields = [pa.field("a", pa.string(), nullable=False)]
     storage = pa.StructArray.from_arrays([pa.array(["x", None])], fields=fields)
-    table = pa.table({"e": pa.ExtensionArray.from_storage(_Wrapped(storage.type), storage)})
+    table = pa.table({"e": pa.ExtensionArray.from_storage(WrappedType(storage.type), storage)})
     assert value_checked(table.schema) == [0]
     assert required_nulls(table) == ["e"]
     with pytest.raises(ValueError, match="column 'e' holds nulls"):
         check_readable_back(table)
     valid = pa.StructArray.from_arrays([pa.array(["x", "y"])], fields=fields)
     assert required_nulls(pa.table({
-        "e": pa.ExtensionArray.from_storage(_Wrapped(valid.type), valid)})) == []
+        "e": pa.ExtensionArray.from_storage(WrappedType(valid.type), valid)})) == []
 
 
 @pytest.mark.parametrize(("mask", "expected"), [([True, False], []), ([False, True], ["v"])])

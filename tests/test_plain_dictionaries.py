@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,9 @@ from fsstgpu.formats.selection import ColumnTypeError
 from fsstgpu.formats.tables import compress_table
 
 from .test_ipc_integrity import run_cli
+
+sys.path.insert(0, str(Path(__file__).parent))
+from wrapped_type import WrappedType  # noqa: E402
 
 
 def _dict(values, index=pa.int32(), value_type=pa.string()) -> pa.DictionaryArray:
@@ -802,20 +806,6 @@ def test_a_dictionary_of_dense_unions_hashed_the_old_way_still_reads(tmp_path, m
         read_table(path, device="cpu")
 
 
-class _Celsius(pa.ExtensionType):
-    """An extension type over ``storage`` (for holds_floats: storage is looked through)."""
-
-    def __init__(self, storage):
-        super().__init__(storage, "fsstgpu.test.celsius")
-
-    def __arrow_ext_serialize__(self):
-        return b""
-
-    @classmethod
-    def __arrow_ext_deserialize__(cls, storage_type, serialized):
-        return cls(storage_type)
-
-
 def test_dictionary_bits_where_floats_cannot_be_viewed_as_integers():
     """Values whose floats sit in a type that cannot be viewed as integers (a union) are
     compared serialised; floats that can be are compared by bits, what lies under a null not
@@ -836,8 +826,8 @@ def test_dictionary_bits_where_floats_cannot_be_viewed_as_integers():
     assert same_values(*under)
     assert holds_floats(pa.dictionary(pa.int8(), pa.float32()))
     assert not holds_floats(pa.dictionary(pa.int8(), pa.string()))
-    assert holds_floats(_Celsius(pa.float64()))
-    assert not holds_floats(_Celsius(pa.int64()))
+    assert holds_floats(WrappedType(pa.float64()))
+    assert not holds_floats(WrappedType(pa.int64()))
     # what the writer takes for the same: -0.0 for 0.0, a NaN for a NaN; not another value
     assert floats_taken_for_same(pa.array([-0.0, _nan(1)]), pa.array([0.0, _nan(2)]))
     assert not floats_taken_for_same(pa.array([1.0, 0.0]), pa.array([2.0, 0.0]))
