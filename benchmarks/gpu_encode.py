@@ -12,7 +12,10 @@ For each size: one table trained on the CPU (timed), then
   and a pinned upload of the strings (median, as every upload yardstick:
   :func:`benchmarks.timing.upload_seconds`);
 
-and the codes compared with the CPU's at every size; then long strings (the same bytes cut into
+and the codes compared with the CPU's at every size; then a table a block (``level="fast"``:
+the kernels with the tables given, ``compress_device(level="fast")`` with its sampling and
+training, and ``fsstgpu.compress(level="fast")`` on the CPU, whose column it must equal, with
+the ratios); then long strings (the same bytes cut into
 strings of 64 KiB and 4 MiB, 256 MiB in all): the device encode with long strings in chunks
 (the default) and with one thread a string (``long_min=None``), CUDA events, codes compared
 with the CPU's, and ``compress_device`` of them (wall clock: the cuts inside long strings
@@ -40,7 +43,7 @@ from benchmarks.gpu_sizes import corpus, nvcomp_rows
 from benchmarks.timing import copy_bandwidth, pinned_like, time_device, upload_seconds
 from fsstgpu.device import get_cupy
 from fsstgpu.kernels.encode_chunks import LONG_MIN
-from fsstgpu.kernels.fsst_encode import device_lookups, encode_on_device
+from fsstgpu.kernels.fsst_encode import device_lookups, encode_on_device, many_lookups
 
 MIB = 1 << 20
 SIZES = (16 * MIB, 256 * MIB, 1024 * MIB)
@@ -104,6 +107,40 @@ def size_row(strings: pa.Array, size: int, copy_bps: float, repeat: int) -> dict
             "same codes": same}
 
 
+def fast_rows(strings: pa.Array, size: int, repeat: int) -> list[dict]:
+    """A table a block (``level="fast"``, issue #25's ratio): the device encode alone with the
+    blocks' tables given (CUDA events), ``compress_device(level="fast")`` with its sampling on
+    the device and training on the CPU (wall clock), and ``fsstgpu.compress(level="fast")`` on
+    the CPU's cores (wall clock), whose column the device's must equal."""
+    cp = get_cupy()
+    col = column_of(strings, size)
+    offs = np.frombuffer(col.buffers()[1], np.int64)[col.offset : col.offset + len(col) + 1]
+    data = np.frombuffer(col.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
+    d_data, d_offs = cp.asarray(data), cp.asarray(offs - offs[0])
+    dev = fsstgpu.DeviceStringArray(col.type, len(col), d_offs, d_data, None, 0)
+    stream = cp.cuda.get_current_stream()
+    host = fsstgpu.compress_device(dev, level="fast").to_host()
+    tables, starts = list(host.tables), host.block_starts
+    look = many_lookups(tables, starts) if len(tables) > 1 else device_lookups(tables[0])
+    several = starts if len(tables) > 1 else None
+    kernel_s = time_device(lambda: encode_on_device(
+        tables if several is not None else tables[0], d_data, d_offs, lookups=look,
+        block_starts=several), repeat=repeat)
+    call_s = _wall(lambda: (fsstgpu.compress_device(dev, level="fast"), stream.synchronize()),
+                   repeat)
+    t0 = time.perf_counter()
+    cpu = fsstgpu.compress(col, level="fast")
+    cpu_s = time.perf_counter() - t0
+    same = "" if host.equals(cpu) else " (COLUMN DIFFERS FROM THE CPU'S)"
+    ratio, mib = host.stats()["ratio"], data.size / MIB
+    return [{"what": f"fsstgpu level=fast, kernels ({len(tables)} tables given){same}",
+             "MiB": mib, "GB/s": data.size / kernel_s / 1e9, "ratio": ratio},
+            {"what": "fsstgpu level=fast, compress_device with training (wall clock)",
+             "MiB": mib, "GB/s": data.size / call_s / 1e9, "ratio": ratio},
+            {"what": "CPU compress level=fast, all cores (wall clock, one run)", "MiB": mib,
+             "GB/s": data.size / cpu_s / 1e9, "ratio": cpu.stats()["ratio"]}]
+
+
 def long_rows(strings: pa.Array, size: int, repeat: int) -> list[dict]:
     """The device encode of ``strings``' bytes cut into long strings, with and without chunks
     (see the module's docstring)."""
@@ -149,6 +186,10 @@ def run(repeat: int = 5, nvcomp: bool = True, progress=None) -> list[dict]:
     for size in SIZES:
         say(f"encode: {size // MIB} MiB")
         rows.append(size_row(strings, size, copy_bps, repeat))
+        cp.get_default_memory_pool().free_all_blocks()
+    for size in SIZES:
+        say(f"encode: {size // MIB} MiB, a table a block")
+        rows += fast_rows(strings, size, repeat)
         cp.get_default_memory_pool().free_all_blocks()
     say("encode: long strings")
     rows += long_rows(strings, 256 * MIB, max(3, repeat // 2))

@@ -250,7 +250,7 @@ class Codec:
         self.algorithm = algo
         self.device = device
         self._options = {"table": table, "sample_bytes": sample_bytes, "split_size": split_size}
-        self._level = check_level(level)  # the CPU planner's (compress_device trains one table)
+        self._level = check_level(level)  # (encode_device plans "fast" alone)
 
     def __repr__(self) -> str:
         return f"Codec(algorithm={self.algorithm!r}, device={self.device!r})"
@@ -275,9 +275,11 @@ class Codec:
 
     def encode_device(self, arrays, stream=None):
         """Compress on the GPU, into device memory: :func:`compress_device` of one column or
-        of each of a list (device strings, or host columns uploaded first); one table a column,
-        the codec's or trained on the CPU from a sample. :meth:`decode_device` decodes the
-        results; their ``to_host()`` gives what :meth:`encode` gives with the same table.
+        of each of a list (device strings, or host columns uploaded first): the codec's table;
+        else at ``level="fast"`` a table a block, as :meth:`encode` plans them (its column
+        again), at ``"default"`` one table a column trained on the CPU from a sample (that
+        level's planner walks the column on the CPU). :meth:`decode_device` decodes the
+        results; their ``to_host()`` gives what :meth:`encode` gives with the same tables.
 
         Examples
         --------
@@ -289,7 +291,8 @@ class Codec:
         """
         if isinstance(arrays, list):
             return [self.encode_device(a, stream) for a in arrays]
-        return compress_device(arrays, stream=stream, **self._options)
+        return compress_device(arrays, stream=stream,
+                               level="fast" if self._level == "fast" else None, **self._options)
 
     def decode(self, carrs, stream=None):
         """Decompress one compressed column, or each of a list; returns the same shape.

@@ -204,6 +204,23 @@ def plan_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,
 
 def _blocks_of(starts, packed, lengths, first):
     """(block_starts, tables) of what :func:`fsstgpu.native.plan_symbols` returns."""
+    return starts, tables_of(packed, lengths, first)
+
+
+def tables_of(packed, lengths, first) -> list:
+    """The SymbolTables of tables packed end to end as :func:`fsstgpu.native.plan_symbols`
+    and :func:`fsstgpu.native.train_samples` return them (each table's symbols in canonical
+    order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.blocks import tables_of
+    >>> t = tables_of(np.array([97, 98], np.uint64), np.array([1, 1], np.uint8),
+    ...               np.array([0, 1, 2]))
+    >>> [x.symbols for x in t]
+    [(b'a',), (b'b',)]
+    """
     bounds = first.tolist()
-    return starts, [SymbolTable.from_canonical(packed[a:b], lengths[a:b])
-                    for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [SymbolTable.from_canonical(packed[a:b], lengths[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -86,6 +86,39 @@ __device__ __forceinline__ int enc_match_rem(const uint8_t* __restrict__ data, i
     const unsigned* __restrict__ bucket_range, const u64* __restrict__ cand_vm, \
     const uint16_t* __restrict__ cand_lc
 
+// A column of several tables (a table a block of strings, as the CPU encoder takes them): the
+// kernels take every table's lookups laid end to end, table t's at t times these strides
+// (fsst_encode.TABLE_STRIDES), and the block starts (ntables of them, the string where each
+// table starts); string i uses the last table starting at or before it, found by a binary
+// search (the strings of a warp almost always share it, so its loads are broadcasts).  Each
+// of these kernels comes twice: MULTI false for one table (no search, and none of its
+// registers: the stage kernel's 31 became 37 with them, 48 warps an SM in place of 64), true
+// for several.
+#define ENC_SHORT_STRIDE (65536 + 256)
+#define ENC_CAND_STRIDE 256
+#define ENC_TABLES_PARAMS const uint16_t* __restrict__ short_best0, \
+    const unsigned* __restrict__ bucket_range0, const u64* __restrict__ cand_vm0, \
+    const uint16_t* __restrict__ cand_lc0, const i64* __restrict__ table_starts, i64 ntables
+
+__device__ __forceinline__ i64 enc_table_of(const i64* __restrict__ starts, i64 ntables, i64 i)
+{
+    i64 lo = 0, hi = ntables - 1;
+    while (lo < hi) {
+        const i64 mid = (lo + hi + 1) >> 1;
+        if (__ldg(starts + mid) <= i) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+// The lookups of string i's table under the names ENC_TABLE passes on.
+#define ENC_USE_TABLE(i) \
+    const i64 enc_t = MULTI && ntables > 1 ? enc_table_of(table_starts, ntables, (i)) : 0; \
+    const uint16_t* __restrict__ short_best = short_best0 + enc_t * ENC_SHORT_STRIDE; \
+    const unsigned* __restrict__ bucket_range = bucket_range0 + enc_t * ENC_BUCKETS; \
+    const u64* __restrict__ cand_vm = cand_vm0 + enc_t * (2 * ENC_CAND_STRIDE); \
+    const uint16_t* __restrict__ cand_lc = cand_lc0 + enc_t * ENC_CAND_STRIDE
+
 // The symbol at pos of a string ending at end (pos < end): enc_match_rem's.
 __device__ __forceinline__ int enc_match(const uint8_t* __restrict__ data, i64 size, i64 pos,
                                          i64 end, ENC_TABLE_PARAMS, unsigned* code)
@@ -148,9 +181,10 @@ __device__ __forceinline__ bool short_string(const i64* __restrict__ offsets,
 // 16-byte stores: a byte store a lane into its own string's sector held L2 at 69% of its
 // throughput (BENCHMARKS.md section 61).
 #define WARP_STAGE 2048
-extern "C" __global__ void __launch_bounds__(256)
+template <bool MULTI>
+__global__ void __launch_bounds__(256)
 fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
-                  i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                  i64 n, const uint8_t* __restrict__ validity, ENC_TABLES_PARAMS,
                   i64* __restrict__ counts, uint8_t* __restrict__ stage, i64 long_min, i64 chunk,
                   unsigned long long* __restrict__ summary,
                   const unsigned long long* __restrict__ bad)
@@ -171,6 +205,7 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
             atomicMax(summary + 1, chunks);
             end = pos;
         }
+        ENC_USE_TABLE(i);
         const int cap = (int)(end - pos);
         const bool near = end - base <= WARP_STAGE;
         // the window is copied out up to the first string staged in global memory (the
@@ -217,13 +252,15 @@ fsst_encode_stage(const uint8_t* __restrict__ data, i64 size, const i64* __restr
     }
 }
 
+
 // A warp per 32 consecutive strings: each short string's staged codes copied to code_offsets[i]
 // by eight lanes side by side, four strings at a time (consecutive bytes: whole sectors a store,
 // where one thread a string stored a byte a lane into 32 strings' sectors); a string whose codes
 // outgrew its bytes is encoded again by its lane straight into place.
-extern "C" __global__ void __launch_bounds__(256)
+template <bool MULTI>
+__global__ void __launch_bounds__(256)
 fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __restrict__ offsets,
-                    i64 n, const uint8_t* __restrict__ validity, ENC_TABLE_PARAMS,
+                    i64 n, const uint8_t* __restrict__ validity, ENC_TABLES_PARAMS,
                     const i64* __restrict__ code_offsets, const uint8_t* __restrict__ stage,
                     uint8_t* __restrict__ codes, i64 long_min)
 {
@@ -234,6 +271,7 @@ fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __res
         const i64 i = first + lane;
         i64 pos = 0, end = 0, at = 0, count = 0;
         if (i < n && short_string(offsets, validity, i, long_min, &pos, &end)) {
+            ENC_USE_TABLE(i);
             at = code_offsets[i];
             count = code_offsets[i + 1] - at;
             if (count > end - pos) {   // cut in the stage: parsed again into place
@@ -254,6 +292,7 @@ fsst_encode_compact(const uint8_t* __restrict__ data, i64 size, const i64* __res
         }
     }
 }
+
 
 // Long strings in chunks (one thread a chunk).  Chunk g of string i = chunk_string[g] is the
 // k-th (k = g - chunk_first[i]) of its nchunks[i]: bytes [s, e), s = offsets[i] + k * chunk,
@@ -280,17 +319,19 @@ __device__ __forceinline__ void chunk_bounds(const i64* __restrict__ offsets,
     *e = *k == nchunks[i] - 1 ? *end : *s + chunk;
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+template <bool MULTI>
+__global__ void __launch_bounds__(256)
 fsst_encode_chunks_count(const uint8_t* __restrict__ data, i64 size,
                          const i64* __restrict__ offsets, const i64* __restrict__ chunk_string,
                          const i64* __restrict__ chunk_first, const i64* __restrict__ nchunks,
-                         i64 chunk, i64 g_count, ENC_TABLE_PARAMS, uint8_t* __restrict__ exits,
+                         i64 chunk, i64 g_count, ENC_TABLES_PARAMS, uint8_t* __restrict__ exits,
                          int* __restrict__ counts)
 {
     const i64 stride = (i64)gridDim.x * blockDim.x;
     for (i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x; g < g_count; g += stride) {
         i64 s, e, end, k;
         chunk_bounds(offsets, chunk_string, chunk_first, nchunks, chunk, g, &s, &e, &end, &k);
+        ENC_USE_TABLE(chunk_string[g]);
         u64 starts = 0, escapes = 0;   // entry 0's code starts and escapes in [s, s + 64)
         i64 pos = s, n0 = 0;
         while (pos < e) {
@@ -332,17 +373,19 @@ fsst_encode_chunks_count(const uint8_t* __restrict__ data, i64 size,
     }
 }
 
+
 // The write pass also finds the splits' cuts inside long strings when cut_code is given (the
 // CPU's rule, fsstgpu.scan: the first code boundary at or past each multiple of cut_size bytes
 // from the string's start, none at its end).  With cut_size >= 8 a symbol spans at most one
 // multiple, so multiple m of string i has its own slot cut_first[i] + m - 1 (the launcher
 // sizes them from the lengths, filled with -1): the chunk whose symbol reaches that boundary
 // writes its code position and its place in the string (cut_rel) there.
-extern "C" __global__ void __launch_bounds__(256)
+template <bool MULTI>
+__global__ void __launch_bounds__(256)
 fsst_encode_chunks_write(const uint8_t* __restrict__ data, i64 size,
                          const i64* __restrict__ offsets, const i64* __restrict__ chunk_string,
                          const i64* __restrict__ chunk_first, const i64* __restrict__ nchunks,
-                         i64 chunk, i64 g_count, ENC_TABLE_PARAMS,
+                         i64 chunk, i64 g_count, ENC_TABLES_PARAMS,
                          const uint8_t* __restrict__ entries, const i64* __restrict__ chunk_out,
                          uint8_t* __restrict__ codes, i64 cut_size,
                          const i64* __restrict__ cut_first, i64* __restrict__ cut_code,
@@ -352,6 +395,7 @@ fsst_encode_chunks_write(const uint8_t* __restrict__ data, i64 size,
     for (i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x; g < g_count; g += stride) {
         i64 s, e, end, k;
         chunk_bounds(offsets, chunk_string, chunk_first, nchunks, chunk, g, &s, &e, &end, &k);
+        ENC_USE_TABLE(chunk_string[g]);
         i64 out = chunk_out[g];
         if (!cut_code) {
             enc_run<true>(data, size, s + entries[g], e, end, ENC_TABLE, codes, &out);
@@ -372,6 +416,7 @@ fsst_encode_chunks_write(const uint8_t* __restrict__ data, i64 size,
         }
     }
 }
+
 
 // Device strings checked before any kernel reads by their offsets, in one pass (the launcher
 // reads the results with the encode's summary, in its one wait): a thread a string, each

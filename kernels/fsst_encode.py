@@ -42,56 +42,14 @@ from fsstgpu.kernels.encode_chunks import (
 )
 from fsstgpu.kernels.fsst_decode import launch_check_utf8, padded_size
 from fsstgpu.kernels.loader import get_function, on_stream
+from fsstgpu.kernels.table_lookups import BUCKETS, bucket_of, encode_lookups, encode_lookups_many
 
 __all__ = ["BUCKETS", "CACHED_TABLES", "CHECK_AT", "STATUS_SIZE", "CheckResults", "bucket_of",
            "check_results", "chunk_maps_on_device", "device_lookups", "encode_lookups",
-           "encode_on_device", "first_invalid_utf8", "launch_check"]
+           "encode_on_device", "first_invalid_utf8", "launch_check", "many_lookups"]
 
 SOURCE = "fsst_encode.cu"
-#: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
-BUCKETS = 1024
 THREADS = 256
-
-
-def bucket_of(first3: int) -> int:
-    """The bucket of a symbol (or position) whose first three bytes are ``first3``
-    (little-endian): the kernel's ``enc_bucket``."""
-    return ((first3 & 0xFFFFFF) * 0x9E3779B1 & 0xFFFFFFFF) >> 22
-
-
-def encode_lookups(table) -> dict:
-    """The encode kernel's lookups of ``table`` as NumPy arrays: ``short_best`` (65536 + 256
-    uint16): the best match of at most 2 bytes at a position whose next two bytes (little-endian)
-    are the index, then, at 65536 + byte, of a string's last byte, as ``(length << 8) | code``
-    (length 0: no symbol, an escape of the byte, which is the low half); ``bucket_range``
-    (BUCKETS uint32): each bucket's first and end candidate (``first | end << 16``) among the
-    3-8 byte symbols ordered by bucket, longest first; ``cand_vm`` (2 uint64 a candidate): its
-    bytes and their mask side by side; ``cand_lc`` (uint16): its ``length | code << 8``."""
-    packed = np.asarray(table.packed, np.uint64)
-    lengths = np.asarray(table.lengths, np.int64)
-    codes = np.arange(len(packed), dtype=np.int64)
-    # a byte's best alone (its symbol, else its escape), then a pair's (its symbol, else its
-    # first byte's best)
-    one_best = np.arange(256, dtype=np.int64)
-    one = lengths == 1
-    one_best[packed[one].astype(np.int64)] = (1 << 8) | codes[one]
-    pair_best = np.tile(one_best, 256)  # (the pair's first byte is its low byte)
-    two = lengths == 2
-    pair_best[packed[two].astype(np.int64)] = (2 << 8) | codes[two]
-    long_ = np.flatnonzero(lengths >= 3)
-    buckets = np.array([bucket_of(int(v) & 0xFFFFFF) for v in packed[long_]], np.int64)
-    order = np.lexsort((-lengths[long_], buckets))  # by bucket, then longest first
-    long_, buckets = long_[order], buckets[order]
-    bounds = np.zeros(BUCKETS + 1, np.uint32)
-    np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bounds[1:])
-    cand_len = lengths[long_].astype(np.uint64)
-    masks = np.where(cand_len == 8, np.uint64(2**64 - 1),
-                     (np.uint64(1) << (np.uint64(8) * np.minimum(cand_len, 7))) - np.uint64(1))
-    return {"short_best": np.concatenate((pair_best, one_best)).astype(np.uint16),
-            "bucket_range": bounds[:-1] | (bounds[1:] << np.uint32(16)),
-            "cand_vm": np.stack((packed[long_], masks), axis=1).reshape(-1),
-            "cand_lc": (cand_len | (codes[long_].astype(np.uint64) << np.uint64(8))).astype(
-                np.uint16)}
 
 
 #: the tables whose lookups :func:`device_lookups` keeps on each device (~130 KB each)
@@ -186,13 +144,24 @@ def _blocks(n: int) -> int:
     return max(1, min((n + THREADS - 1) // THREADS, 65536))
 
 
-def _fn(name: str):
-    return get_function(SOURCE, name)
+#: the encode kernels, each for one table and for several (``fsst_encode.cu``'s MULTI)
+_TABLED = ("fsst_encode_stage", "fsst_encode_compact", "fsst_encode_chunks_count",
+           "fsst_encode_chunks_write")
+KERNEL_NAMES = tuple(f"{name}<{multi}>" for name in _TABLED for multi in ("false", "true"))
+
+
+def _fn(name: str, look: tuple | None = None):
+    """Kernel ``name``; an encode kernel's instantiation for the tables of ``look``
+    (:func:`_in_kernel_order`'s)."""
+    if name not in _TABLED:
+        return get_function(SOURCE, name)
+    multi = "true" if int(look[-1]) > 1 else "false"
+    return get_function(SOURCE, f"{name}<{multi}>", name_expressions=KERNEL_NAMES)
 
 
 def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=None,
                      lookups=None, padded=False, long_min=LONG_MIN, chunk=CHUNK, cut_size=0,
-                     lengths=None, status=None, on_status=None, also=None):
+                     lengths=None, status=None, on_status=None, also=None, block_starts=None):
     """Encode strings on the device with ``table``: ``(codes, code_offsets)``, CuPy arrays;
     with ``cut_size``, ``(codes, code_offsets, cuts)``.
 
@@ -218,7 +187,10 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     there). ``also``: a function of the code offsets (their sums before the long strings'
     codes are added, final where the summary counts no long-string chunk) giving an int64
     device array to bring back in the same copy, whose host copy is ``on_status``' second
-    argument.
+    argument. ``block_starts``: a column of several tables, ``table`` their sequence (table
+    ``b`` encodes strings ``block_starts[b]:block_starts[b + 1]``; host or device int64, from 0
+    to n), as :func:`fsstgpu.native.encode_blocks` takes them; ``lookups`` then are
+    :func:`many_lookups`' of them.
 
     Examples
     --------
@@ -247,7 +219,8 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
     with on_arrays_device("encode_on_device", data=data, offsets=offsets, validity=validity,
                           status=status), on_stream(stream):
         if lookups is None:
-            lookups = device_lookups(table)
+            lookups = device_lookups(table) if block_starts is None else \
+                many_lookups(table, block_starts)
         code_offsets = cp.zeros(n + 1, cp.int64)
         cuts = (cp.zeros(0, cp.int64),) * 3 if cutting else None  # (no string longer yet)
         if n <= 0:
@@ -267,7 +240,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
         # [chunks, most of one, codes' size], and the check's results behind them where given
         summary = cp.zeros(3, cp.int64) if status is None else status
         guard = _pointer(None if status is None else status[CHECK_AT:])
-        _fn("fsst_encode_stage")((_blocks(n),), (THREADS,),
+        _fn("fsst_encode_stage", look)((_blocks(n),), (THREADS,),
                                  (*common, counts, stage, skip, np.int64(chunk or 1), summary,
                                   guard))
         code_offsets[1:] = cp.cumsum(counts)
@@ -296,7 +269,7 @@ def encode_on_device(table, data, offsets, validity=None, *, stream=None, fill=N
             codes.fill(fill)
         if padded:
             codes[total:].fill(0)
-        _fn("fsst_encode_compact")((_blocks(n),), (THREADS,),
+        _fn("fsst_encode_compact", look)((_blocks(n),), (THREADS,),
                                    (*common, code_offsets, stage, codes, skip))
         del stage
         if plan is not None:
@@ -322,7 +295,7 @@ def _write_chunks(cp, plan, data, offsets, look, entries, at, codes, cut_lengths
         cut_code = cp.full(int(first[-1]), -1, cp.int64)
         cut_rel = cp.zeros_like(cut_code)
         cut_args = (np.int64(cut_size), first, cut_code, cut_rel)
-    _fn("fsst_encode_chunks_write")(
+    _fn("fsst_encode_chunks_write", look)(
         (_blocks(plan.count),), (THREADS,),
         (*_chunk_args(plan, data, offsets), *look, entries, at, codes, *cut_args))
     return None if cut_lengths is None else compact_cuts(cp, first, cut_code, cut_rel)
@@ -330,8 +303,21 @@ def _write_chunks(cp, plan, data, offsets, look, entries, at, codes, cut_lengths
 
 def _in_kernel_order(lookups: dict) -> tuple:
     """:func:`encode_lookups`' arrays (on the device) as the kernels take them
-    (``ENC_TABLE_PARAMS`` in fsst_encode.cu)."""
-    return tuple(lookups[name] for name in ("short_best", "bucket_range", "cand_vm", "cand_lc"))
+    (``ENC_TABLES_PARAMS`` in fsst_encode.cu), then the block starts and the table count: a
+    null pointer and 1 for one table; :func:`many_lookups`' ``table_starts`` for several."""
+    starts = lookups.get("table_starts")
+    return (*(lookups[name] for name in ("short_best", "bucket_range", "cand_vm", "cand_lc")),
+            _pointer(starts), np.int64(1 if starts is None else int(starts.size) - 1))
+
+
+def many_lookups(tables, block_starts) -> dict:
+    """The lookups of a column of several tables for :func:`encode_on_device`'s ``lookups``:
+    :func:`~fsstgpu.kernels.table_lookups.encode_lookups_many` made on the current device, and
+    ``table_starts``, the block starts (host or device int64, a table's first string each,
+    then n) on the device."""
+    cp = get_cupy()
+    return {**encode_lookups_many(tables, cp),
+            "table_starts": cp.asarray(block_starts, dtype=cp.int64)}
 
 
 def _chunk_maps(cp, plan, data, offsets, look, *, poison: bool = False):
@@ -340,7 +326,7 @@ def _chunk_maps(cp, plan, data, offsets, look, *, poison: bool = False):
     shape = (plan.count, 8)
     exits = cp.full(shape, 0xAB, cp.uint8) if poison else cp.empty(shape, cp.uint8)
     counts = cp.full(shape, -1, cp.int32) if poison else cp.empty(shape, cp.int32)
-    _fn("fsst_encode_chunks_count")((_blocks(plan.count),), (THREADS,),
+    _fn("fsst_encode_chunks_count", look)((_blocks(plan.count),), (THREADS,),
                                     (*_chunk_args(plan, data, offsets), *look, exits, counts))
     return exits, counts
 

@@ -385,6 +385,28 @@ def fuzz_train():
     expect_error(_native.train_sample, sample, soffs[::-1].copy() if len(soffs) > 2 and
                  soffs[-1] > 0 else np.array([0, len(sample) + 1]), rounds)
     expect_error(_native.train_range, data, offsets, lo, hi, target, 3, -1)
+    # several samples laid end to end (the GPU's blocks'), each trained as train_sample trains
+    # it; forged firsts and offsets refused
+    cuts = np.sort(rng.integers(0, n + 1, int(rng.integers(0, 4))))
+    bounds = [0, *cuts.tolist(), n]
+    parts = [_native.sample_of(data, offsets, a, b, target, 3)
+             for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    sbytes = np.concatenate([p[0] for p in parts])
+    soffs = np.concatenate([p[1] for p in parts])
+    pfirst = np.cumsum([0] + [len(p[1]) for p in parts]).astype(np.int64)
+    bfirst = np.cumsum([0] + [len(p[0]) for p in parts]).astype(np.int64)
+    packed, lens, tfirst = _native.train_samples(sbytes, soffs, pfirst, bfirst, rounds, 2)
+    for k, (sb, so) in enumerate(parts):
+        want = _native.train_sample(sb, so, rounds)[0] if len(sb) else np.zeros(0, np.uint64)
+        assert sorted(packed[tfirst[k] : tfirst[k + 1]].tolist()) == sorted(want.tolist())
+    for forged in (pfirst[::-1].copy(), pfirst + 1, pfirst - 1):
+        expect_error(_native.train_samples, sbytes, soffs, forged, bfirst, rounds, 2)
+    if len(bfirst) > 2:
+        expect_error(_native.train_samples, sbytes, soffs, pfirst, bfirst[::-1].copy(), rounds, 2)
+    if len(soffs) > 1 and soffs[-1] > 0:
+        bad = soffs.copy()
+        bad[-1] += 1
+        expect_error(_native.train_samples, sbytes, bad, pfirst, bfirst, rounds, 2)
     # one selection step from random counts (some forged: negative, huge, bad lengths)
     values = rng.integers(0, 1 << 63, 512, dtype=np.uint64)
     lengths = rng.integers(1, 9, 512).astype(np.int64)

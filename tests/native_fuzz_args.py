@@ -123,6 +123,11 @@ def cases(native, rng, symbols, strings):
     total = int(offsets[-1])
     bits = rng.integers(0, 256, (n + 7) // 8 + 1).astype(np.uint8)
     v512 = rng.integers(0, 1 << 63, 512, dtype=np.uint64)
+    # two samples laid end to end (native.train_samples): the whole column's, then its first half's
+    halves = [native.sample_of(data, offsets, 0, hi, 100, 5) for hi in (n, n // 2)]
+    sample2 = (np.concatenate([h[0] for h in halves]), np.concatenate([h[1] for h in halves]),
+               np.cumsum([0] + [len(h[1]) for h in halves]).astype(np.int64),
+               np.cumsum([0] + [len(h[0]) for h in halves]).astype(np.int64))
     l512 = rng.integers(1, 9, 512).astype(np.int64)
     c512 = rng.integers(0, 50, 512).astype(np.int64)
     tables = [types.SimpleNamespace(packed=p.copy(), lengths=ln.copy()) for p, ln in sets]
@@ -144,6 +149,7 @@ def cases(native, rng, symbols, strings):
         Case(native.train_sample, [data, offsets, 0, 0]),
         Case(native.sample_of, [data, offsets, 0, n, 100, 5], sizes=[4]),
         Case(native.rank_symbols, [v512, l512, 200, c512, 5, 4]),
+        Case(native.train_samples, [*sample2, 1, 2]),
         Case(native.plan_blocks, [data, offsets, 100, 64, 1000, 0.1, True, 2, True, 1],
              sizes=[2, 3, 4]),
         Case(native.walk_codes, [codes, bs, symlen, co, slen, 0, 8, len(codes) + 1, None, None,

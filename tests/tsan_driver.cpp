@@ -817,6 +817,25 @@ int main(int argc, char** argv) {
             return Packed(p.values, p.lengths, p.first);
         });
         log("pack_tables (%zu tables) done", c.tables.size());
+        // samples of four ranges laid end to end, trained at once (the GPU's blocks' samples)
+        std::vector<uint8_t> sbytes;
+        std::vector<int64_t> soffs, pfirst{0}, bfirst{0};
+        for (int k = 0; k < 4; ++k) {
+            const Sample s = sample_of(c.data.data(), c.off.data(), hi * k / 4, hi * (k + 1) / 4,
+                                       k == 3 ? 100 : 16384, kTrainSeed);
+            sbytes.insert(sbytes.end(), s.bytes.begin(), s.bytes.end());
+            soffs.insert(soffs.end(), s.offsets.begin(), s.offsets.end());
+            pfirst.push_back(int64_t(soffs.size()));
+            bfirst.push_back(int64_t(sbytes.size()));
+        }
+        check_samples(int64_t(sbytes.size()), soffs.data(), int64_t(soffs.size()), pfirst.data(),
+                      bfirst.data(), 4);
+        across<Packed>("train_samples", [&](int th) {
+            PackedTables p = train_samples(sbytes.data(), soffs.data(), pfirst.data(),
+                                           bfirst.data(), 4, TrainOptions(), th);
+            return Packed(p.values, p.lengths, p.first);
+        });
+        log("train_samples (4 samples) done");
     }
 
     // ---- several callers at once, each on the pool with its own thread count

@@ -51,6 +51,31 @@ py::tuple plan_blocks_py(const bind::Array<uint8_t>& data, const bind::Array<int
                           bind::to_array(packed.lengths), bind::to_array(packed.first));
 }
 
+// The samples checked (check_samples), then trained and packed without the GIL.
+py::tuple train_samples_py(const bind::Array<uint8_t>& bytes, const bind::Array<int64_t>& offsets,
+                           const bind::Array<int64_t>& piece_first,
+                           const bind::Array<int64_t>& byte_first, int extra_rounds,
+                           int threads) {
+    const int64_t m = bind::length(piece_first, "piece_first") - 1;
+    if (m < 0 || bind::length(byte_first, "byte_first") != m + 1) {
+        throw std::invalid_argument("piece_first and byte_first must hold a start a sample, "
+                                    "then their ends");
+    }
+    check_samples(bind::length(bytes, "sample bytes"), offsets.data(),
+                  bind::length(offsets, "sample offsets"), piece_first.data(),
+                  byte_first.data(), m);
+    check_extra_rounds(extra_rounds);
+    TrainOptions opt;
+    opt.extra_rounds = extra_rounds;
+    PackedTables packed;
+    bind::without_gil([&] {
+        packed = train_samples(bytes.data(), offsets.data(), piece_first.data(),
+                               byte_first.data(), m, opt, threads);
+    });
+    return py::make_tuple(bind::to_array(packed.values), bind::to_array(packed.lengths),
+                          bind::to_array(packed.first));
+}
+
 }  // namespace
 
 void bind_plan(py::module_& m) {
@@ -58,4 +83,7 @@ void bind_plan(py::module_& m) {
           py::arg("sample_bytes"), py::arg("segment_bytes"), py::arg("max_block_bytes"),
           py::arg("tolerance"), py::arg("speculate"), py::arg("threads"), py::arg("walk") = true,
           py::arg("extra_rounds") = 3);
+    m.def("train_samples", &train_samples_py, py::arg("bytes"), py::arg("offsets"),
+          py::arg("piece_first"), py::arg("byte_first"), py::arg("extra_rounds"),
+          py::arg("threads"));
 }

@@ -48,4 +48,19 @@ struct PackedTables {
 // of 1024 tables). The same whatever the thread count.
 PackedTables pack_tables(const std::vector<Symbols>& tables, int threads);
 
+// Samples laid end to end (fsstgpu.native.train_samples: samples gathered elsewhere, the GPU's
+// of a column's blocks): sample b's bytes are bytes[byte_first[b]:byte_first[b + 1]] and its
+// string ends offsets[piece_first[b]:piece_first[b + 1]], from 0 to its byte count. Throws
+// std::invalid_argument unless the m samples cover the size bytes and npieces offsets exactly,
+// each with at least one offset, its offsets from 0 to its bytes without decreasing.
+void check_samples(int64_t size, const int64_t* offsets, int64_t npieces,
+                   const int64_t* piece_first, const int64_t* byte_first, int64_t m);
+
+// Each sample's table as train_range trains a range once it has its sample (a sample without
+// bytes gets no symbols, as a block without bytes), on `threads`, packed as pack_tables packs
+// them. The same whatever the thread count. The samples checked by check_samples.
+PackedTables train_samples(const uint8_t* bytes, const int64_t* offsets,
+                           const int64_t* piece_first, const int64_t* byte_first, int64_t m,
+                           const TrainOptions& options, int threads);
+
 }  // namespace fsstgpu_native

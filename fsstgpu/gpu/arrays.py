@@ -145,7 +145,8 @@ class DeviceCompressedStringArray:
         codes, code_offsets, lengths, validity, split_codes, split_out, split_table = host
         carr = CompressedStringArray(
             type=col.type, length=col.length, tables=self.encoded["tables"],
-            block_starts=np.array([0, col.length], np.int64), codes=codes,
+            block_starts=self.encoded.get("block_starts", np.array([0, col.length], np.int64)),
+            codes=codes,
             code_offsets=code_offsets, lengths=lengths, validity=validity,
             null_count=col.null_count, split_size=self.encoded["split_size"],
             split_codes=split_codes, split_out=split_out, split_table=split_table,

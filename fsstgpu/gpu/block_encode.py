@@ -5,9 +5,10 @@
 (:func:`fsstgpu.columns.compress_column`'s ``encode``): the CPU still reads the file, plans the
 blocks, trains their tables (the codec's design: tables are trained on the CPU), finds the
 lengths, cuts and split points and writes the file; only the encode, the pass over every
-string byte, moves to the GPU. Each call uploads the strings and their offsets, encodes each
-block with :func:`fsstgpu.kernels.fsst_encode.encode_on_device` (greedy longest match, so the
-codes of the compiled CPU encoder) and copies the codes and code offsets back.
+string byte, moves to the GPU. Each call uploads the strings and their offsets, encodes every
+block in one :func:`fsstgpu.kernels.fsst_encode.encode_on_device` (a table a block; greedy
+longest match, so the codes of the compiled CPU encoder) and copies the codes and code offsets
+back.
 """
 
 from __future__ import annotations
@@ -83,25 +84,20 @@ class GpuBlockEncoder:
         code_offsets = np.zeros(n + 1, np.int64)
         if n == 0:
             return np.zeros(0, np.uint8), code_offsets
-        parts, base = [], 0
         with self._device, on_stream(self._stream or self._thread_stream(cp)):
             stream = cp.cuda.get_current_stream()
             d_data = upload(cp, data, stream)  # CuPy's allocations: 8-byte aligned
             d_offsets = upload(cp, offsets, stream)
-            for b, table in enumerate(tables):
-                lo, hi = int(block_starts[b]), int(block_starts[b + 1])
-                if hi == lo:
-                    continue
-                # (the table's lookups stay on the device: fsst_encode.device_lookups)
-                codes, offs = encode_on_device(table, d_data, d_offsets[lo : hi + 1],
-                                               fill=self._fill)
-                code_offsets[lo + 1 : hi + 1] = offs[1:].get() + base
-                parts.append((base, codes))
-                base += int(codes.size)
-            out = np.empty(base, np.uint8)
-            for at, codes in parts:
-                if codes.size:
-                    codes.get(out=out[at : at + codes.size])
+            # every block in one encode (a table a block: many_lookups), where a loop over the
+            # blocks launched the kernels and waited for the codes' size once a block
+            several = len(tables) > 1
+            codes, offs = encode_on_device(
+                tables if several else tables[0], d_data, d_offsets, fill=self._fill,
+                block_starts=block_starts if several else None)
+            out = np.empty(int(codes.size), np.uint8)
+            if codes.size:
+                codes.get(out=out)
+            offs.get(out=code_offsets)
             stream.synchronize()
         return out, code_offsets
 

@@ -28,10 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.blocks import FAST_SAMPLE_BYTES
 from fsstgpu.device import get_cupy, on_arrays_device, resolve_device
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
-from fsstgpu.gpu.encoded import device_column, prefetch_rows, rows_from
+from fsstgpu.gpu.block_tables import fast_block_starts, fast_tables
+from fsstgpu.gpu.encoded import device_column, prefetch_rows, rows_from, valid_offsets
 from fsstgpu.gpu.strings import DeviceStringArray
 from fsstgpu.inputs import as_string_column
 from fsstgpu.kernels.fsst_encode import (
@@ -42,6 +44,7 @@ from fsstgpu.kernels.fsst_encode import (
     launch_check,
 )
 from fsstgpu.kernels.loader import on_stream
+from fsstgpu.limits import MAX_TABLES
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import check_compression_options, train
@@ -50,8 +53,9 @@ from fsstgpu.types import is_text
 __all__ = ["compress_device"]
 
 
-def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAULT_SPLIT_SIZE,
-                    stream=None, fill=None) -> DeviceCompressedStringArray:
+def compress_device(strings, table=None, *, level=None, sample_bytes=None,
+                    split_size=DEFAULT_SPLIT_SIZE, stream=None,
+                    fill=None) -> DeviceCompressedStringArray:
     """Compress a string column with FSST on the GPU, into a compressed column on the GPU.
 
     Parameters
@@ -63,8 +67,14 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     table : SymbolTable or bytes, optional
         The symbol table (one block). Default: trained on the CPU from whole strings spread
         evenly over the column, at most ``sample_bytes`` of them copied back.
+    level : {None, "fast"}
+        Without a table: ``"fast"`` plans a table a block as ``fsstgpu.compress(column,
+        level="fast")`` does (a block a MiB of strings, a 16 KB sample each, gathered on the
+        device and trained on every core: :mod:`fsstgpu.gpu.block_tables`), so ``to_host()``
+        equals that call's column (dbtext: ratio 1.99 where one table gives 1.43; each table
+        costs ~0.8 ms of one core's training); None: one table for the column.
     sample_bytes : int, optional
-        The training sample (default the trainer's, 49152 bytes).
+        The training sample (default the trainer's, 49152 bytes; ``"fast"``: a block's, 16384).
     split_size : int
         As for :func:`fsstgpu.compress`.
     stream : cupy.cuda.Stream, optional
@@ -94,10 +104,19 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
     ...     dev = fsstgpu.compress_device(col, t)
     ...     assert fsstgpu.decompress_device(dev).to_arrow().equals(col)
     ...     assert dev.to_host().equals(fsstgpu.compress(col, table=t))
+    ...     fast = fsstgpu.compress_device(col, level="fast")
+    ...     assert fast.to_host().equals(fsstgpu.compress(col, level="fast"))
     """
     # the caller's options first, as compress checks them (int(sample_bytes or default) took 1.5
     # and True as 1, 0 as the default)
     table, target, split_size = check_compression_options(table, sample_bytes, split_size)
+    if level not in (None, "fast"):
+        raise ValueError(f"level must be None or 'fast' on the device, not {level!r} (the "
+                         "'default' level's planner walks the column on the CPU: "
+                         "fsstgpu.compress)")
+    fast = table is None and level == "fast"
+    if fast and sample_bytes is None:
+        target = FAST_SAMPLE_BYTES
     resolve_device("gpu")
     cp = get_cupy()
     validity, offsets, data = (strings.buffers() if isinstance(strings, DeviceStringArray)
@@ -122,20 +141,31 @@ def compress_device(strings, table=None, *, sample_bytes=None, split_size=DEFAUL
 
         if table is None or not n:  # the sample is gathered by the offsets: checked first
             read_back(status.get())
-        if table is None:
+        block_starts = out_offsets = None
+        if fast:  # a table a block, as the CPU's "fast" level (the offsets checked above)
+            out_offsets = valid_offsets(cp, offsets, lengths, validity)
+            block_starts = fast_block_starts(cp, out_offsets, chunks)
+            if len(block_starts) - 1 > MAX_TABLES:
+                raise ValueError(f"{len(block_starts) - 1} blocks; at most {MAX_TABLES} (chunk "
+                                 "the column less finely)")
+            table = fast_tables(data, offsets, out_offsets, block_starts, target)
+            if len(table) == 1:
+                table, block_starts = table[0], None
+        elif table is None:
             table = _trained(cp, data, offsets, lengths, target, results[0].valid_bytes)
         # without nulls the split rows are known before the encode (the bytes are the data's):
         # their offsets come back in the encode's wait
         also = None if validity is not None or not n else \
-            prefetch_rows(cp, offsets, split_size, nbytes)
+            prefetch_rows(cp, offsets, split_size, nbytes, block_starts)
         codes, code_offsets, cuts = encode_on_device(
             table, data, offsets, validity, stream=stream, fill=fill, padded=True,
             cut_size=split_size, lengths=lengths, status=status,
-            on_status=read_back, also=also)
+            on_status=read_back, also=also, block_starts=block_starts)
         return device_column(cp, table, type_, n, codes, code_offsets, offsets, lengths,
                              validity, null_count, chunks, split_size, cuts,
                              total=results[0].valid_bytes, most=results[0].most,
-                             rows_back=rows_back[0] if rows_back else None)
+                             rows_back=rows_back[0] if rows_back else None,
+                             block_starts=block_starts, out_offsets=out_offsets)
 
 
 def _on_device(cp, strings):

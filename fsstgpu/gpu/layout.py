@@ -459,11 +459,12 @@ class DeviceLayout:
     """
 
     lengths_layout = "narrow"
-    ntables = 1
     trusted = True  # the GPU encoder's own codes
 
     def __init__(self, type_, length: int, null_count: int, chunk_lengths, *, total: int,
-                 ncodes: int, nsplits: int, lengths_dtype, validity_bytes: int):
+                 ncodes: int, nsplits: int, lengths_dtype, validity_bytes: int,
+                 ntables: int = 1):
+        self.ntables = ntables
         odt = offsets_dtype(type_, total)
         self.columns = [ColumnLayout(
             type=type_, length=length, null_count=null_count, chunk_lengths=chunk_lengths,
@@ -475,8 +476,8 @@ class DeviceLayout:
         self.codes = []  # no host codes: the column was encoded on the device
         self.ncodes, self.total = ncodes, total
         self.offsets_nbytes = -(-(length + 1) * odt.itemsize // 8) * 8
-        self.sections, self.meta_nbytes = meta_sections(nsplits, 1, lengths_dtype, length,
-                                                        validity_bytes, 1)
+        self.sections, self.meta_nbytes = meta_sections(nsplits, ntables, lengths_dtype,
+                                                        length, validity_bytes, 1)
         self.col_first = np.array([0, length], np.int64)
         self.col_base = np.zeros(1, np.int64)
         self.col_obyte = np.zeros(1, np.int64)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu._native import plan_blocks as _plan_blocks
+from fsstgpu._native import plan_blocks as _plan_blocks, train_samples as _train_samples
 from fsstgpu.parallel import thread_count
 
-__all__ = ["plan_symbols"]
+__all__ = ["plan_symbols", "train_samples"]
 
 
 def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
@@ -70,3 +70,53 @@ def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
                         int(segment_bytes), int(max_block_bytes), float(tolerance),
                         bool(speculate), thread_count(threads), bool(walk),
                         int(extra_rounds))
+
+
+def train_samples(sample_bytes, offsets, piece_first, byte_first, *, extra_rounds=3,
+                  threads=None):
+    """Train a table on each of several samples laid end to end, in one call without the GIL
+    (the samples' trainings spread over the cores): what :func:`plan_symbols` does once it has
+    each block's sample, for samples gathered elsewhere (the GPU:
+    :mod:`fsstgpu.gpu.block_tables`).
+
+    Parameters
+    ----------
+    sample_bytes : numpy.ndarray of uint8
+        Every sample's bytes, sample after sample.
+    offsets : numpy.ndarray of int64
+        Every sample's string ends, each sample's from 0 to its byte count (n + 1 of them).
+    piece_first, byte_first : numpy.ndarray of int64
+        Where each sample's offsets and bytes start, then their ends (m + 1 each).
+    extra_rounds : int, optional
+        As :func:`train_symbols` (``level="fast"``: 1).
+    threads : int, optional
+
+    Returns
+    -------
+    packed, lengths, first
+        As :func:`plan_symbols` returns the tables: a sample without bytes gets no symbols.
+
+    Raises
+    ------
+    ValueError
+        Where a sample's offsets do not run from 0 to its bytes without decreasing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> data = np.frombuffer(b"hello world" * 100, np.uint8)
+    >>> offs = np.concatenate([np.arange(0, 1101, 11), np.zeros(1, np.int64)])
+    >>> packed, lengths, first = native.train_samples(
+    ...     data, offs, np.array([0, 101, 102]), np.array([0, 1100, 1100]))
+    >>> first.tolist()[1:] == [len(packed)] * 2  # (the second sample has no bytes)
+    True
+    >>> want = native.train_symbols(data, offs[:101], 0, 100, 1 << 20, 1)
+    >>> sorted(packed.tolist()) == sorted(want[0].tolist())
+    True
+    """
+    return _train_samples(np.ascontiguousarray(sample_bytes, np.uint8),
+                          np.ascontiguousarray(offsets, np.int64),
+                          np.ascontiguousarray(piece_first, np.int64),
+                          np.ascontiguousarray(byte_first, np.int64), int(extra_rounds),
+                          thread_count(threads))

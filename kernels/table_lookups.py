@@ -1,0 +1,146 @@
+"""The GPU encoder's lookups of symbol tables (``fsst_encode.cu`` reads them): one table's
+(:func:`encode_lookups`, built on the host), or many tables' laid end to end at fixed strides
+(:func:`encode_lookups_many`, a table a block of strings), built with NumPy or, where the
+lookups go, with CuPy on the device (a column of 1024 tables has 135 MB of them, mostly the
+byte pairs' entries, which the device fills from 256 a table).
+
+>>> from fsstgpu import SymbolTable
+>>> from fsstgpu.kernels.table_lookups import TABLE_STRIDES, encode_lookups_many
+>>> many = encode_lookups_many([SymbolTable([b"ab"]), SymbolTable([b"http"])])
+>>> {name: a.shape for name, a in many.items()} == {
+...     name: (2, stride) for name, stride in TABLE_STRIDES.items()}
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["BUCKETS", "CANDIDATES", "TABLE_STRIDES", "bucket_of", "encode_lookups",
+           "encode_lookups_many"]
+
+#: buckets of 3-8 byte symbols (ENC_BUCKETS in the .cu file)
+BUCKETS = 1024
+
+
+def bucket_of(first3: int) -> int:
+    """The bucket of a symbol (or position) whose first three bytes are ``first3``
+    (little-endian): the kernel's ``enc_bucket``."""
+    return ((first3 & 0xFFFFFF) * 0x9E3779B1 & 0xFFFFFFFF) >> 22
+
+
+def encode_lookups(table) -> dict:
+    """The encode kernel's lookups of ``table`` as NumPy arrays: ``short_best`` (65536 + 256
+    uint16): the best match of at most 2 bytes at a position whose next two bytes (little-endian)
+    are the index, then, at 65536 + byte, of a string's last byte, as ``(length << 8) | code``
+    (length 0: no symbol, an escape of the byte, which is the low half); ``bucket_range``
+    (BUCKETS uint32): each bucket's first and end candidate (``first | end << 16``) among the
+    3-8 byte symbols ordered by bucket, longest first; ``cand_vm`` (2 uint64 a candidate): its
+    bytes and their mask side by side; ``cand_lc`` (uint16): its ``length | code << 8``."""
+    packed = np.asarray(table.packed, np.uint64)
+    lengths = np.asarray(table.lengths, np.int64)
+    codes = np.arange(len(packed), dtype=np.int64)
+    # a byte's best alone (its symbol, else its escape), then a pair's (its symbol, else its
+    # first byte's best)
+    one_best = np.arange(256, dtype=np.int64)
+    one = lengths == 1
+    one_best[packed[one].astype(np.int64)] = (1 << 8) | codes[one]
+    pair_best = np.tile(one_best, 256)  # (the pair's first byte is its low byte)
+    two = lengths == 2
+    pair_best[packed[two].astype(np.int64)] = (2 << 8) | codes[two]
+    long_ = np.flatnonzero(lengths >= 3)
+    buckets = np.array([bucket_of(int(v) & 0xFFFFFF) for v in packed[long_]], np.int64)
+    order = np.lexsort((-lengths[long_], buckets))  # by bucket, then longest first
+    long_, buckets = long_[order], buckets[order]
+    bounds = np.zeros(BUCKETS + 1, np.uint32)
+    np.cumsum(np.bincount(buckets, minlength=BUCKETS), out=bounds[1:])
+    cand_len = lengths[long_].astype(np.uint64)
+    masks = np.where(cand_len == 8, np.uint64(2**64 - 1),
+                     (np.uint64(1) << (np.uint64(8) * np.minimum(cand_len, 7))) - np.uint64(1))
+    return {"short_best": np.concatenate((pair_best, one_best)).astype(np.uint16),
+            "bucket_range": bounds[:-1] | (bounds[1:] << np.uint32(16)),
+            "cand_vm": np.stack((packed[long_], masks), axis=1).reshape(-1),
+            "cand_lc": (cand_len | (codes[long_].astype(np.uint64) << np.uint64(8))).astype(
+                np.uint16)}
+
+
+#: the most 3-8 byte symbols of a table (ENC_CAND_STRIDE in the .cu file)
+CANDIDATES = 256
+
+#: each table's entries in :func:`encode_lookups_many`'s arrays (ENC_SHORT_STRIDE, ENC_BUCKETS
+#: and ENC_CAND_STRIDE in the .cu file)
+TABLE_STRIDES = {"short_best": 65536 + 256, "bucket_range": BUCKETS,
+                 "cand_vm": 2 * CANDIDATES, "cand_lc": CANDIDATES}
+
+
+def encode_lookups_many(tables, xp=np) -> dict:
+    """:func:`encode_lookups` of every table of ``tables``, table ``t``'s in row ``t`` of
+    arrays of :data:`TABLE_STRIDES` columns (the candidates' rows padded with zeros past the
+    table's own), made with the array module ``xp`` (NumPy, or CuPy: on the current device,
+    the byte pairs' entries filled there).
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.kernels.table_lookups import encode_lookups, encode_lookups_many
+    >>> tables = [SymbolTable([b"ab", b"http"]), SymbolTable([b"x"])]
+    >>> many = encode_lookups_many(tables)
+    >>> one = encode_lookups(tables[0])
+    >>> bool((many["short_best"][0] == one["short_best"]).all())
+    True
+    >>> many["cand_lc"][0, : len(one["cand_lc"])].tolist() == one["cand_lc"].tolist()
+    True
+    """
+    tables = list(tables)
+    count = len(tables)
+    sizes = np.array([len(t.lengths) for t in tables], np.int64)
+    packed = np.concatenate([np.asarray(t.packed, np.uint64) for t in tables] +
+                            [np.zeros(0, np.uint64)])
+    lengths = np.concatenate([np.asarray(t.lengths, np.int64) for t in tables] +
+                             [np.zeros(0, np.int64)])
+    owner = np.repeat(np.arange(count, dtype=np.int64), sizes)
+    first = np.zeros(count + 1, np.int64)
+    np.cumsum(sizes, out=first[1:])
+    codes = np.arange(len(packed), dtype=np.int64) - first[owner]
+    # each byte's best alone (its symbol, else its escape), then each pair's (its symbol, else
+    # its first byte's best): the pairs' 65536 entries a table filled where they are made
+    one_best = np.tile(np.arange(256, dtype=np.int64), (count, 1))
+    one = lengths == 1
+    one_best[owner[one], packed[one].astype(np.int64)] = (1 << 8) | codes[one]
+    # a table's entries as 257 rows of 256: a pair (its first byte | its second << 8) at row
+    # [second][first], then the last bytes' row
+    rows = xp.empty((count, 257, 256), np.uint16)
+    one_x = xp.asarray(one_best.astype(np.uint16))
+    rows[:, :256, :] = one_x[:, None, :]
+    rows[:, 256, :] = one_x
+    short_best = rows.reshape(count, TABLE_STRIDES["short_best"])  # (a view: contiguous)
+    two = lengths == 2
+    if two.any():
+        short_best[xp.asarray(owner[two]), xp.asarray(packed[two].astype(np.int64))] = \
+            xp.asarray(((2 << 8) | codes[two]).astype(np.uint16))
+    # the 3-8 byte symbols by table, bucket, then longest first (encode_lookups' order)
+    long_ = np.flatnonzero(lengths >= 3)
+    buckets = (((packed[long_] & np.uint64(0xFFFFFF)) * np.uint64(0x9E3779B1))
+               & np.uint64(0xFFFFFFFF)) >> np.uint64(22)
+    buckets = buckets.astype(np.int64)
+    order = np.lexsort((-lengths[long_], buckets, owner[long_]))
+    long_, buckets = long_[order], buckets[order]
+    table_of = owner[long_]
+    ends = np.cumsum(np.bincount(table_of * BUCKETS + buckets, minlength=count * BUCKETS)
+                     .reshape(count, BUCKETS), axis=1)
+    starts = np.zeros_like(ends)
+    starts[:, 1:] = ends[:, :-1]
+    bucket_range = (starts | (ends << 16)).astype(np.uint32)
+    firsts = np.zeros(count + 1, np.int64)
+    np.cumsum(np.bincount(table_of, minlength=count), out=firsts[1:])
+    rank = np.arange(len(long_), dtype=np.int64) - firsts[table_of]
+    cand_len = lengths[long_].astype(np.uint64)
+    masks = np.where(cand_len == 8, np.uint64(2**64 - 1),
+                     (np.uint64(1) << (np.uint64(8) * np.minimum(cand_len, 7))) - np.uint64(1))
+    cand_vm = np.zeros((count, CANDIDATES, 2), np.uint64)
+    cand_vm[table_of, rank, 0] = packed[long_]
+    cand_vm[table_of, rank, 1] = masks
+    cand_lc = np.zeros((count, CANDIDATES), np.uint16)
+    cand_lc[table_of, rank] = (cand_len | (codes[long_].astype(np.uint64) << np.uint64(8)))
+    return {"short_best": short_best, "bucket_range": xp.asarray(bucket_range),
+            "cand_vm": xp.asarray(cand_vm.reshape(count, -1)), "cand_lc": xp.asarray(cand_lc)}
