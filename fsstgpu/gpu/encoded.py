@@ -120,8 +120,9 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     tab_sym, tab_len = pack_tables(tables)
     head = {"split_codes": split_codes, "split_out": split_out, "split_table": split_table,
             "tab_sym": tab_sym, "tab_len": tab_len}
-    if on_device:  # (the split points copied on the device; the tables uploaded)
-        for name in ("split_codes", "split_out", "split_table"):
+    if on_device:  # (the split points copied on the device; their tables and the tables
+        # uploaded)
+        for name in ("split_codes", "split_out"):
             section_of(layout.sections, meta, name)[...] = head.pop(name)
     _upload_sections(cp, layout, meta, head, tuple(name for name in _HOST_HEAD if name in head))
     if n:
