@@ -14,10 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import fsstgpu
 from fsstgpu import SymbolTable, native
 from fsstgpu.arrow_layout import from_arrow
 from fsstgpu.blocks import FAST_SAMPLE_BYTES
-from fsstgpu.columns import _plan
 from fsstgpu.gpu.block_tables import fast_block_starts, tables_of_samples
 from fsstgpu.inputs import as_string_column
 from fsstgpu.kernels.fsst_sample import sample_blocks_cpu
@@ -40,7 +40,8 @@ def _planned(column, sample_bytes=None):
 def test_fast_plan_is_the_cpu_levels(fresh_rng, nbytes, chunks):
     column = fast_column(fresh_rng, nbytes, chunks=chunks)
     plain, starts, tables = _planned(column)
-    want_starts, want_tables = _plan(plain, None, None, "fast")
+    want = fsstgpu.compress(column, level="fast")
+    want_starts, want_tables = want.block_starts, want.tables
     assert starts.tolist() == want_starts.tolist()
     assert [t.symbols for t in tables] == [t.symbols for t in want_tables]
 
@@ -52,7 +53,8 @@ def test_fast_plan_of_chunks_of_a_few_strings_and_empty_ones(fresh_rng):
                                                          (5000, len(column)))]
     chunked = pa.chunked_array(parts + [column.chunk(0).slice(0, 0)])
     plain, starts, tables = _planned(chunked, sample_bytes=3000)
-    want_starts, want_tables = _plan(plain, None, 3000, "fast")
+    want = fsstgpu.compress(chunked, level="fast", sample_bytes=3000)
+    want_starts, want_tables = want.block_starts, want.tables
     assert starts.tolist() == want_starts.tolist()
     assert [t.symbols for t in tables] == [t.symbols for t in want_tables]
 
@@ -131,8 +133,10 @@ def test_fast_cuts_on_string_boundaries(fresh_rng, length):
     """Marks that fall on a string's start cut there (the search's left side)."""
     n = (3 << 20) // length + 5
     values = [bytes(fresh_rng.integers(97, 100, length, dtype=np.uint8)) for _ in range(n)]
-    plain, starts, tables = _planned(pa.array(values, pa.binary()))
-    want_starts, want_tables = _plan(plain, None, None, "fast")
+    column = pa.array(values, pa.binary())
+    plain, starts, tables = _planned(column)
+    want = fsstgpu.compress(column, level="fast")
+    want_starts, want_tables = want.block_starts, want.tables
     assert starts.tolist() == want_starts.tolist()
     assert len(starts) == 5
     assert [t.symbols for t in tables] == [t.symbols for t in want_tables]

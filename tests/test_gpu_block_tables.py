@@ -18,10 +18,12 @@ import pytest
 import fsstgpu
 from fsstgpu import native
 from fsstgpu.arrow_layout import from_arrow
+from fsstgpu.blocks import fast_blocks
 from fsstgpu.datasets import load_lines
 from fsstgpu.gpu import encoded
 from fsstgpu.inputs import as_string_column
-from fsstgpu.kernels.fsst_sample import sample_blocks_cpu
+from fsstgpu.kernels.fsst_encode import encode_on_device
+from fsstgpu.kernels.fsst_sample import sample_blocks_cpu, sample_blocks_on_device
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fast_columns import fast_column  # noqa: E402
@@ -47,8 +49,6 @@ def _device_strings(column):
 
 
 def test_gpu_samples_are_the_trainers(fresh_rng):
-    from fsstgpu.kernels.fsst_sample import sample_blocks_on_device
-
     rng = fresh_rng
     for nbytes in (3000, 200_000, 2_500_000):
         column = fast_column(rng, nbytes)
@@ -125,9 +125,6 @@ def test_gpu_level_refused_where_the_cpu_plans():
 
 def test_gpu_many_tables_encode_is_the_cpus(fresh_rng):
     import cupy as cp
-
-    from fsstgpu.blocks import fast_blocks
-    from fsstgpu.kernels.fsst_encode import encode_on_device
 
     rng = fresh_rng
     column = fast_column(rng, 3_000_000, nulls=False)
