@@ -74,9 +74,20 @@ def plan_level(data: np.ndarray, offsets: np.ndarray, level: str = "default", *,
     """
     if check_level(level) == "fast":
         total = int(offsets[-1]) - int(offsets[0]) if len(offsets) else 0
-        block_bytes = max(FAST_BLOCK_BYTES, -(-total // FAST_MAX_BLOCKS))
-        return fast_blocks(data, offsets, sample_bytes=sample_bytes, block_bytes=block_bytes)
+        return fast_blocks(data, offsets, sample_bytes=sample_bytes,
+                           block_bytes=fast_block_bytes(total))
     return plan_blocks(data, offsets, sample_bytes=sample_bytes)
+
+
+def fast_block_bytes(total: int) -> int:
+    """The ``"fast"`` level's block size for a column (or planning piece) of ``total`` string
+    bytes: :data:`FAST_BLOCK_BYTES`, larger past :data:`FAST_MAX_BLOCKS` blocks.
+
+    >>> from fsstgpu.blocks import FAST_MAX_BLOCKS, fast_block_bytes
+    >>> fast_block_bytes(5 << 20), fast_block_bytes(FAST_MAX_BLOCKS << 21) >> 20
+    (1048576, 2)
+    """
+    return max(FAST_BLOCK_BYTES, -(-total // FAST_MAX_BLOCKS))
 
 
 def fast_blocks(data: np.ndarray, offsets: np.ndarray, *, sample_bytes=None,

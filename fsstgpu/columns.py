@@ -28,7 +28,7 @@ from fsstgpu.arrays import CompressedStringArray
 from fsstgpu.arrow_layout import Plain, from_arrow
 from fsstgpu.blocks import FAST_SAMPLE_BYTES, check_level, plan_level
 from fsstgpu.inputs import as_string_column
-from fsstgpu.limits import MAX_TABLES
+from fsstgpu.limits import check_blocks
 from fsstgpu.native import differences, encode_blocks
 from fsstgpu.scan import long_string_cuts
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE, plan_splits
@@ -176,9 +176,7 @@ def compress_column(array, table=None, *, sample_bytes=None, split_size=DEFAULT_
         # for good or wrote past the room it sized. A copy it alone sees (~1% of a compress).
         plain = dataclasses.replace(plain, offsets=plain.offsets.copy())
     block_starts, tables = _plan(plain, table, sample_bytes, level)
-    if len(tables) > MAX_TABLES:
-        raise ValueError(f"{len(tables)} blocks; at most {MAX_TABLES} (chunk the column less "
-                         "finely)")
+    check_blocks(len(tables))
     n = len(plain)
     codes, code_offsets = (encode or encode_blocks)(tables, plain.data, plain.offsets,
                                                     block_starts)

@@ -25,8 +25,8 @@ import operator
 
 import numpy as np
 
-__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_split_size", "flag",
-           "whole_number"]
+__all__ = ["MAX_SPLIT_SIZE", "MAX_TABLES", "SPLIT_SIZES", "check_blocks", "check_split_size",
+           "flag", "whole_number"]
 
 #: the most symbol tables (blocks) a column holds: ``split_table`` is uint16
 MAX_TABLES = 1 << 16
@@ -34,6 +34,22 @@ MAX_TABLES = 1 << 16
 MAX_SPLIT_SIZE = 2**63 - 1
 #: the split sizes allowed, as messages name them
 SPLIT_SIZES = "1..2**63 - 1"
+
+
+def check_blocks(count: int) -> None:
+    """ValueError where a compressor's plan has more than :data:`MAX_TABLES` blocks (a table
+    each).
+
+    Examples
+    --------
+    >>> from fsstgpu.limits import check_blocks
+    >>> check_blocks(70000)
+    Traceback (most recent call last):
+    ...
+    ValueError: 70000 blocks; at most 65536 (chunk the column less finely)
+    """
+    if count > MAX_TABLES:
+        raise ValueError(f"{count} blocks; at most {MAX_TABLES} (chunk the column less finely)")
 
 
 def check_split_size(split_size, error: type[Exception] = ValueError, *,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu.blocks import FAST_BLOCK_BYTES, FAST_EXTRA_ROUNDS, FAST_MAX_BLOCKS, tables_of
+from fsstgpu.blocks import FAST_EXTRA_ROUNDS, fast_block_bytes, tables_of
 from fsstgpu.columns import planning_pieces
 from fsstgpu.kernels.fsst_sample import sample_blocks_on_device
 from fsstgpu.native import train_samples
@@ -52,16 +52,15 @@ def fast_block_starts(xp, offsets, chunk_lengths=None) -> np.ndarray:
     if chunk_lengths is not None and len(chunk_lengths) >= 2:
         chunk_starts = np.zeros(len(chunk_lengths) + 1, np.int64)
         np.cumsum(chunk_lengths, out=chunk_starts[1:])
-        at = _host(offsets[xp.asarray(chunk_starts)])
-        pieces = chunk_starts[planning_pieces(np.diff(at))]
+        chunk_ends = _host(offsets[xp.asarray(chunk_starts)])
+        pieces = chunk_starts[planning_pieces(np.diff(chunk_ends))]
     ends = _host(offsets[xp.asarray(pieces)]).tolist()
     marks = []
     for base, top in zip(ends[:-1], ends[1:], strict=True):
-        total = top - base
-        block_bytes = max(FAST_BLOCK_BYTES, -(-total // FAST_MAX_BLOCKS))
+        block_bytes = fast_block_bytes(top - base)
         # (a piece of at most block_bytes is one block: plan_symbols' first case)
         marks.append(np.arange(base + block_bytes, top, block_bytes, dtype=np.int64)
-                     if total > block_bytes else np.zeros(0, np.int64))
+                     if top - base > block_bytes else np.zeros(0, np.int64))
     every = np.concatenate(marks)
     found = _host(xp.searchsorted(offsets, xp.asarray(every), side="left")) if every.size \
         else every

@@ -44,7 +44,7 @@ from fsstgpu.kernels.fsst_encode import (
     launch_check,
 )
 from fsstgpu.kernels.loader import on_stream
-from fsstgpu.limits import MAX_TABLES
+from fsstgpu.limits import check_blocks
 from fsstgpu.splits import DEFAULT_SPLIT_SIZE
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.training import check_compression_options, train
@@ -145,9 +145,7 @@ def compress_device(strings, table=None, *, level=None, sample_bytes=None,
         if fast:  # a table a block, as the CPU's "fast" level (the offsets checked above)
             out_offsets = valid_offsets(cp, offsets, lengths, validity)
             block_starts = fast_block_starts(cp, out_offsets, chunks)
-            if len(block_starts) - 1 > MAX_TABLES:
-                raise ValueError(f"{len(block_starts) - 1} blocks; at most {MAX_TABLES} (chunk "
-                                 "the column less finely)")
+            check_blocks(len(block_starts) - 1)
             table = fast_tables(data, offsets, out_offsets, block_starts, target)
             if len(table) == 1:
                 table, block_starts = table[0], None
