@@ -25,7 +25,7 @@ BUCKETS = 1024
 
 def bucket_of(first3: int) -> int:
     """The bucket of a symbol (or position) whose first three bytes are ``first3``
-    (little-endian): the kernel's ``enc_bucket``."""
+    (little-endian; an int, or a uint64 NumPy array of them): the kernel's ``enc_bucket``."""
     return ((first3 & 0xFFFFFF) * 0x9E3779B1 & 0xFFFFFFFF) >> 22
 
 
@@ -120,9 +120,7 @@ def encode_lookups_many(tables, xp=np) -> dict:
             xp.asarray(((2 << 8) | codes[two]).astype(np.uint16))
     # the 3-8 byte symbols by table, bucket, then longest first (encode_lookups' order)
     long_ = np.flatnonzero(lengths >= 3)
-    buckets = (((packed[long_] & np.uint64(0xFFFFFF)) * np.uint64(0x9E3779B1))
-               & np.uint64(0xFFFFFFFF)) >> np.uint64(22)
-    buckets = buckets.astype(np.int64)
+    buckets = bucket_of(packed[long_]).astype(np.int64)  # (24 x 32 bits: no overflow)
     order = np.lexsort((-lengths[long_], buckets, owner[long_]))
     long_, buckets = long_[order], buckets[order]
     table_of = owner[long_]
