@@ -1,0 +1,59 @@
+"""Tests added by the mutation round of session 80 (harness outside the repository): each
+guards a change to the ``"fast"`` level's GPU-side planning (:mod:`fsstgpu.gpu.block_tables`,
+its CPU twins) or to the checks beside it that no earlier test could see."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fsstgpu
+from fsstgpu.gpu.block_tables import fast_block_starts
+from fsstgpu.limits import MAX_TABLES, check_blocks
+
+
+def _fast_starts(column) -> list:
+    return fsstgpu.compress(column, level="fast").block_starts.tolist()
+
+
+def test_fast_block_starts_of_two_chunks_is_two_pieces():
+    # guards `len(chunk_lengths) >= 2` (a column of exactly two chunks, each a planning piece
+    # of more than 1 MiB, is cut at the chunks' boundary, as compress plans it)
+    value = b"x" * 1000
+    first, second = pa.array([value] * 1500, pa.binary()), pa.array([value] * 1700, pa.binary())
+    offsets = np.arange(0, 3200 * 1000 + 1, 1000, dtype=np.int64)
+    got = fast_block_starts(np, offsets, [1500, 1700])
+    assert 1500 in got.tolist()
+    assert got.tolist() == _fast_starts(pa.chunked_array([first, second]))
+
+
+def test_a_mark_inside_a_pieces_last_string_cuts_nothing():
+    # guards `cut < hi` (a mark that falls inside the piece's last string finds the piece's
+    # end, which is no block start: no empty block)
+    lengths = [100, 3 << 20]
+    offsets = np.array([0, 100, 100 + (3 << 20)], np.int64)
+    assert fast_block_starts(np, offsets).tolist() == [0, 2]
+    column = pa.array([b"a" * k for k in lengths], pa.binary())
+    assert _fast_starts(column) == [0, 2]
+
+
+def test_check_blocks_takes_exactly_max_tables():
+    # guards `count > MAX_TABLES` (MAX_TABLES blocks, a uint16 table index each, are allowed;
+    # one more is refused) and MAX_TABLES itself
+    check_blocks(MAX_TABLES)
+    check_blocks(0)
+    with pytest.raises(ValueError, match="65537 blocks; at most 65536"):
+        check_blocks(MAX_TABLES + 1)
+
+
+def test_fast_block_starts_do_not_depend_on_the_first_offset():
+    # guards `fast_block_bytes(top - base)` (a piece's size, not its end: offsets from 40 GiB
+    # would otherwise get blocks of 2.5 MiB)
+    offsets = np.arange(0, 5_000_001, 1000, dtype=np.int64)
+    want = [0, 1049, 2098, 3146, 4195, 5000]
+    assert fast_block_starts(np, offsets).tolist() == want
+    assert fast_block_starts(np, offsets + (40 << 30)).tolist() == want
+    chunks = [2000, 3000]  # the second piece starts 2 MB in
+    assert fast_block_starts(np, offsets + (40 << 30), chunks).tolist() == \
+        fast_block_starts(np, offsets, chunks).tolist()
