@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
+from fsstgpu import native
 from fsstgpu.gpu.block_tables import fast_block_starts
 from fsstgpu.limits import MAX_TABLES, check_blocks
 
@@ -57,3 +58,39 @@ def test_fast_block_starts_do_not_depend_on_the_first_offset():
     chunks = [2000, 3000]  # the second piece starts 2 MB in
     assert fast_block_starts(np, offsets + (40 << 30), chunks).tolist() == \
         fast_block_starts(np, offsets, chunks).tolist()
+
+
+def _train(offsets, pieces, firsts, data=b"abcdef"):
+    return native.train_samples(np.frombuffer(data, np.uint8), np.array(offsets, np.int64),
+                                np.array(pieces, np.int64), np.array(firsts, np.int64))
+
+
+def test_train_samples_takes_two_samples_and_empty_pieces():
+    # guards check_samples' `offsets[p] < offsets[p - 1]` (equal offsets, an empty string in
+    # a sample, are no decrease) and its per-sample bounds on a valid two-sample input
+    packed, lengths, first = _train([0, 3, 0, 0, 1, 1, 3], [0, 2, 7], [0, 3, 6])
+    assert len(first) == 3
+
+
+def test_train_samples_refuses_each_bad_sample_of_several():
+    # guards check_samples' checks of the first sample's start (piece_first[0] and
+    # byte_first[0] must be 0: a mutant skipping them trained on offsets and bytes after
+    # the first), of a sample with no offsets, and of a decrease at a sample's last offset
+    # (the loop runs to p1)
+    for offsets, pieces, firsts, message in (
+            ([5, 0, 6], [1, 3], [0, 6], "cover their bytes"),
+            ([0, 5], [0, 2], [1, 6], "cover their bytes"),
+            ([0, 3, 0, 3], [0, 2, 2, 4], [0, 3, 3, 6], "sample 1 has no offsets"),
+            ([0, 3, 0, 1, 4, 3], [0, 2, 6], [0, 3, 6], "sample 1's offsets decrease"),
+            ([0, 4, 3, 0, 3], [0, 3, 5], [0, 3, 6], "sample 0's offsets decrease")):
+        with pytest.raises(ValueError, match=message):
+            _train(offsets, pieces, firsts)
+    # guards the bounds refused by name before any offset is read: byte starts that decrease
+    # (a mutant refused them later, as offsets that do not span) and a piece start past the
+    # offsets (a mutant read the offset past the end: here a 99 in the same buffer)
+    with pytest.raises(ValueError, match="sample 1 has no offsets or lies outside"):
+        _train([0, 4, 0, 0, 3], [0, 2, 4, 5], [0, 4, 3, 6])
+    beyond = np.array([0, 3, 0, 3, 99], np.int64)
+    with pytest.raises(ValueError, match="sample 0 has no offsets or lies outside"):
+        native.train_samples(np.frombuffer(b"abcdef", np.uint8), beyond[:4],
+                             np.array([0, 5, 4]), np.array([0, 3, 6]))
