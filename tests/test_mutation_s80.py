@@ -9,9 +9,12 @@ import pyarrow as pa
 import pytest
 
 import fsstgpu
-from fsstgpu import native
+import fsstgpu.blocks as blocks
+from fsstgpu import SymbolTable, native
+from fsstgpu.blocks import check_level, fast_blocks, plan_blocks, plan_level
 from fsstgpu.gpu.block_tables import fast_block_starts
 from fsstgpu.limits import MAX_TABLES, check_blocks
+from fsstgpu.scan import CHECK, walk
 
 
 def _fast_starts(column) -> list:
@@ -94,3 +97,49 @@ def test_train_samples_refuses_each_bad_sample_of_several():
     with pytest.raises(ValueError, match="sample 0 has no offsets or lies outside"):
         native.train_samples(np.frombuffer(b"abcdef", np.uint8), beyond[:4],
                              np.array([0, 5, 4]), np.array([0, 3, 6]))
+
+
+def _text(nbytes: int, seed: int):
+    rng = np.random.default_rng(seed)
+    words = [b"alpha", b"beta", b"gamma", b"/usr/lib/", b"0x1f", b" ", b"delta-", b"q"]
+    data = b"".join(words[k] for k in rng.integers(0, len(words), nbytes // 4))[:nbytes]
+    return np.frombuffer(data, np.uint8), np.arange(0, nbytes + 1, 50, dtype=np.int64)
+
+
+def test_check_level_refuses_what_only_compares_equal_to_a_level():
+    # guards check_level's `not isinstance(level, str)` (a 0-d array equal to "fast" passed
+    # `in LEVELS` and came back as an array)
+    with pytest.raises(ValueError, match="level must be one of"):
+        check_level(np.array("fast"))
+
+
+@pytest.mark.parametrize("level, planner", [("fast", fast_blocks), ("default", plan_blocks)])
+def test_plan_level_passes_sample_bytes_on(level, planner):
+    # guards plan_level's `sample_bytes=sample_bytes` to each planner (dropped, every block
+    # trained on the level's default sample whatever the caller asked)
+    data, offsets = _text(60_000, seed=5)
+    got = plan_level(data, offsets, level, sample_bytes=1000)[1]
+    want = planner(data, offsets, sample_bytes=1000)[1]
+    assert [t.symbols for t in got] == [t.symbols for t in want]
+    assert [t.symbols for t in got] != [t.symbols for t in planner(data, offsets)[1]]
+
+
+def test_plan_level_fast_sizes_blocks_by_the_strings_bytes(monkeypatch):
+    # guards `int(offsets[-1]) - int(offsets[0])` (the column's bytes, not its last offset
+    # plus its first: offsets from 10000 would otherwise get larger blocks)
+    data, offsets = _text(20_000, seed=6)
+    monkeypatch.setattr(blocks, "FAST_BLOCK_BYTES", 2000)
+    monkeypatch.setattr(blocks, "FAST_MAX_BLOCKS", 10)
+    late = offsets[offsets >= 10_000]
+    starts = plan_level(data, late, "fast")[0]
+    assert starts.tolist() == fast_blocks(data, late, block_bytes=2000)[0].tolist()
+    assert len(starts) == 6
+
+
+def test_walk_ignores_split_out_without_split_codes():
+    # guards walk's `split_out = None` where split_codes is None (the compiled walk refuses
+    # one without the other)
+    codes = np.array([0, 0, 255, 33], np.uint8)
+    got = walk([SymbolTable([b"ab"])], [0, 2], codes, code_offsets=np.array([0, 2, 4]),
+               lengths=np.array([4, 1]), mode=CHECK, split_out=np.zeros(1, np.int64))
+    assert got[1].tolist() == [4, 1]
