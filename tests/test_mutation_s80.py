@@ -4,6 +4,9 @@ its CPU twins) or to the checks beside it that no earlier test could see."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -13,6 +16,7 @@ import fsstgpu.blocks as blocks
 from fsstgpu import SymbolTable, native
 from fsstgpu.blocks import check_level, fast_blocks, plan_blocks, plan_level
 from fsstgpu.gpu.block_tables import fast_block_starts
+from fsstgpu.kernels.table_lookups import BUCKETS, CANDIDATES, TABLE_STRIDES
 from fsstgpu.limits import MAX_TABLES, check_blocks
 from fsstgpu.scan import CHECK, walk
 
@@ -143,3 +147,16 @@ def test_walk_ignores_split_out_without_split_codes():
     got = walk([SymbolTable([b"ab"])], [0, 2], codes, code_offsets=np.array([0, 2, 4]),
                lengths=np.array([4, 1]), mode=CHECK, split_out=np.zeros(1, np.int64))
     assert got[1].tolist() == [4, 1]
+
+
+def test_table_lookups_strides_are_the_encode_kernels():
+    # guards BUCKETS and CANDIDATES (the GPU encoder reads the lookups at the .cu file's
+    # strides: 1025 buckets or 255 / 257 candidates a table passed every CPU test)
+    source = (Path(__file__).parents[1] / "kernels" / "fsst_encode.cu").read_text()
+    names = "ENC_BUCKETS|ENC_CAND_STRIDE|ENC_SHORT_STRIDE"
+    defined = dict(re.findall(rf"^#define ({names}) (.+?)\s*(?://.*)?$", source, re.M))
+    assert int(defined["ENC_BUCKETS"]) == BUCKETS == TABLE_STRIDES["bucket_range"] == 1024
+    assert int(defined["ENC_CAND_STRIDE"]) == CANDIDATES == TABLE_STRIDES["cand_lc"] == 256
+    assert TABLE_STRIDES["cand_vm"] == 2 * CANDIDATES
+    assert defined["ENC_SHORT_STRIDE"] == "(65536 + 256)" and \
+        TABLE_STRIDES["short_best"] == 65536 + 256
