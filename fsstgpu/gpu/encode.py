@@ -72,7 +72,8 @@ def compress_device(strings, table=None, *, level=None, sample_bytes=None,
         level="fast")`` does (a block a MiB of strings, a 16 KB sample each, gathered on the
         device and trained on every core: :mod:`fsstgpu.gpu.block_tables`), so ``to_host()``
         equals that call's column (dbtext: ratio 1.99 where one table gives 1.43; each table
-        costs ~0.8 ms of one core's training); None: one table for the column.
+        costs ~0.5 ms of one core's training: BENCHMARKS.md section 65); None: one table
+        for the column.
     sample_bytes : int, optional
         The training sample (default the trainer's, 49152 bytes; ``"fast"``: a block's, 16384).
     split_size : int
