@@ -3,11 +3,15 @@ found untested: each test names the mutants it kills."""
 
 from __future__ import annotations
 
+import fsspec
 import pyarrow as pa
 import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 import pytest
 
-from fsstgpu.formats import compress_file
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats import compress_file, rowgroups
+from fsstgpu.formats.locations import Url
 from fsstgpu.formats.rowgroups import Source
 from fsstgpu.formats.sinks import write_table
 
@@ -44,3 +48,60 @@ def test_an_ipc_file_of_an_extension_column_is_read_without_pool_threads(tmp_pat
         assert not source.use_threads
         assert source.unit(0).column("s").type.extension_name == "fsstgpu.fsst"
     assert opened and opened[-1] is not None and not opened[-1].use_threads
+
+
+def test_a_chunk_metadata_check_covers_the_columns_named_or_all_for_a_dotted_name(
+        tmp_path, monkeypatch):
+    # guards which chunks check_chunk_metadata has pyarrow check: the columns named, every
+    # column where a name has a dot (pyarrow would take "a.b" for a path into a struct "a");
+    # mutant "'.' not in n"
+    pq.write_table(pa.table({"a": [{"b": 1}], "a.b": ["x"], "n": [1]}), tmp_path / "t.parquet")
+    checked = []
+    monkeypatch.setattr(rowgroups, "check_column_metadata",
+                        lambda parquet, k, use_threads, columns: checked.append((k, columns)))
+    with Source(tmp_path / "t.parquet") as source:
+        source.check_chunk_metadata(0, {"n"})
+        source.check_chunk_metadata(0, ["n", "a.b"])
+    assert checked == [(0, ["n"]), (0, None)]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
+def test_a_url_input_is_read_without_a_file_identity(tmp_path, fmt):
+    # guards the reads of an input with no file descriptor (a URL: no identity to check it
+    # against): mutant "self._identity is not None" forced True in check_unchanged
+    write_table(pa.table({"s": ["a", "b", "c"]}), tmp_path / f"t.{fmt}", fmt, rows_per_unit=2)
+    fs = fsspec.filesystem("memory")
+    fs.pipe(f"/fsstgpu-rowgroups-mutants/t.{fmt}", (tmp_path / f"t.{fmt}").read_bytes())
+    try:
+        with Source(Url(f"memory://fsstgpu-rowgroups-mutants/t.{fmt}")) as source:
+            assert source._identity is None
+            assert [u["s"].to_pylist() for u in source.units()] == [["a", "b"], ["c"]]
+            assert source.unit(1)["s"].to_pylist() == ["c"]
+    finally:
+        fs.rm("/fsstgpu-rowgroups-mutants", recursive=True)
+
+
+def test_a_change_after_the_last_read_is_found_when_the_with_block_ends(tmp_path):
+    # guards the check at a clean exit: the file grew after the reads ended (mutants of
+    # __exit__'s "exc_type is None": False, negated, "is not")
+    path = tmp_path / "t.parquet"
+    write_table(pa.table({"s": ["a", "b", "c"]}), path, "parquet", rows_per_unit=2)
+    with pytest.raises(CorruptDataError, match="the file was replaced or changed"):
+        with Source(path) as source:
+            assert source.unit(0).num_rows == 2
+            with open(path, "ab") as f:
+                f.write(b"more")
+    assert source._files == []
+
+
+def test_an_error_in_the_with_block_passes_through_unchanged(tmp_path):
+    # guards the original error's passage: a block that raises is not checked (its file
+    # changed: its error, not the change, reaches the caller); mutant "exc_type is None" True
+    path = tmp_path / "t.parquet"
+    write_table(pa.table({"s": ["a", "b", "c"]}), path, "parquet", rows_per_unit=2)
+    with pytest.raises(KeyError, match="the caller's"):
+        with Source(path) as source:
+            with open(path, "ab") as f:
+                f.write(b"more")
+            raise KeyError("the caller's")
+    assert source._files == []
