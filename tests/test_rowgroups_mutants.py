@@ -55,14 +55,19 @@ def test_a_chunk_metadata_check_covers_the_columns_named_or_all_for_a_dotted_nam
     # guards which chunks check_chunk_metadata has pyarrow check: the columns named, every
     # column where a name has a dot (pyarrow would take "a.b" for a path into a struct "a");
     # mutant "'.' not in n"
-    pq.write_table(pa.table({"a": [{"b": 1}], "a.b": ["x"], "n": [1]}), tmp_path / "t.parquet")
+    pq.write_table(pa.table({"a": [{"b": 1}, {"b": 2}], "a.b": ["x", "y"], "n": [1, 2]}),
+                   tmp_path / "t.parquet", row_group_size=1)
+    # (and with the source's use_threads, True here: mutant "use_threads=" dropped)
     checked = []
-    monkeypatch.setattr(rowgroups, "check_column_metadata",
-                        lambda parquet, k, use_threads, columns: checked.append((k, columns)))
+
+    def recording(parquet, row_group=0, *, use_threads=False, columns=None):
+        checked.append((row_group, use_threads, columns))
+
+    monkeypatch.setattr(rowgroups, "check_column_metadata", recording)
     with Source(tmp_path / "t.parquet") as source:
-        source.check_chunk_metadata(0, {"n"})
-        source.check_chunk_metadata(0, ["n", "a.b"])
-    assert checked == [(0, ["n"]), (0, None)]
+        source.check_chunk_metadata(1, {"n"})
+        source.check_chunk_metadata(1, ["n", "a.b"])
+    assert checked == [(1, True, ["n"]), (1, True, None)]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "arrow", "arrows"])
