@@ -110,3 +110,35 @@ def test_an_error_in_the_with_block_passes_through_unchanged(tmp_path):
                 f.write(b"more")
             raise KeyError("the caller's")
     assert source._files == []
+
+
+def test_an_ipc_stream_of_an_extension_column_is_read_without_pool_threads(
+        tmp_path, monkeypatch):
+    # guards the stream reader's options (use_threads=False near a Python-defined type, as for
+    # IPC files above): mutant "options=" dropped from units()' ipc.open_stream
+    write_table(pa.table({"s": ["a", "b", "c"]}), tmp_path / "t.arrows", "arrows")
+    compress_file(tmp_path / "t.arrows", tmp_path / "c.arrows")
+    opened = []
+    plain = ipc.open_stream
+
+    def recording(source, *args, **kwargs):
+        opened.append(kwargs.get("options"))
+        return plain(source, *args, **kwargs)
+
+    monkeypatch.setattr(ipc, "open_stream", recording)
+    with Source(tmp_path / "c.arrows") as source:
+        assert not source.use_threads
+        assert [unit.num_rows for unit in source.units()] == [3]
+    assert opened and opened[-1] is not None and not opened[-1].use_threads
+
+
+def test_a_first_unit_asked_for_amid_units_is_not_yielded_again(tmp_path):
+    # guards the kept first row group's place: yielded as row group 0 only, not in place of a
+    # later one when first_unit() is called while units() runs (mutant "i == 0 and" dropped)
+    path = tmp_path / "t.parquet"
+    write_table(pa.table({"s": ["a", "b", "c"]}), path, "parquet", rows_per_unit=2)
+    with Source(path) as source:
+        units = source.units()
+        assert next(units)["s"].to_pylist() == ["a", "b"]
+        assert source.first_unit()["s"].to_pylist() == ["a", "b"]
+        assert [unit["s"].to_pylist() for unit in units] == [["c"]]
