@@ -142,3 +142,19 @@ def test_a_first_unit_asked_for_amid_units_is_not_yielded_again(tmp_path):
         assert next(units)["s"].to_pylist() == ["a", "b"]
         assert source.first_unit()["s"].to_pylist() == ["a", "b"]
         assert [unit["s"].to_pylist() for unit in units] == [["c"]]
+
+
+def test_parquet_codecs_checks_the_first_row_groups_chunks_as_the_source_reads(
+        tmp_path, monkeypatch):
+    # guards parquet_codecs' check of row group 0 with the source's use_threads (True for a
+    # file of plain columns): mutant "use_threads=" dropped (the check's default is False)
+    pq.write_table(pa.table({"n": [1, 2]}), tmp_path / "t.parquet", compression="zstd")
+    checked = []
+
+    def recording(parquet, row_group=0, *, use_threads=False, columns=None):
+        checked.append((row_group, use_threads, columns))
+
+    monkeypatch.setattr(rowgroups, "check_column_metadata", recording)
+    with Source(tmp_path / "t.parquet") as source:
+        assert source.parquet_codecs() == {"n": "zstd"}
+    assert checked == [(0, True, None)]
