@@ -158,3 +158,18 @@ def test_parquet_codecs_checks_the_first_row_groups_chunks_as_the_source_reads(
     with Source(tmp_path / "t.parquet") as source:
         assert source.parquet_codecs() == {"n": "zstd"}
     assert checked == [(0, True, None)]
+
+
+def test_a_unit_cast_back_keeps_the_schemas_metadata(tmp_path):
+    # guards the metadata of a Parquet unit whose columns are cast back to the types written
+    # (timestamp[s], read as [ms]): the file's schema metadata, not none (mutant "metadata="
+    # dropped from _restored)
+    table = pa.table({"t": pa.array([1, 2], pa.timestamp("s")), "s": ["a", "b"]})
+    write_table(table.replace_schema_metadata({b"k": b"v"}), tmp_path / "t.arrow", "arrow")
+    compress_file(tmp_path / "t.arrow", tmp_path / "c.parquet")
+    with Source(tmp_path / "c.parquet") as source:
+        assert source.schema.field("t").type == pa.timestamp("s")
+        for unit in (source.unit(0), *source.units()):
+            assert unit.schema.field("t").type == pa.timestamp("s")
+            assert unit.schema.metadata == source.schema.metadata
+            assert unit.schema.metadata[b"k"] == b"v"
