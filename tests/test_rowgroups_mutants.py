@@ -26,28 +26,34 @@ def test_repeated_names_are_refused_naming_the_first_one(tmp_path):
         Source(tmp_path / "t.arrow")
 
 
-def test_an_ipc_file_of_an_extension_column_is_read_without_pool_threads(tmp_path, monkeypatch):
-    # guards the reopening of an IPC file holding a Python-defined type with use_threads=False
-    # (pool threads dropping the type's references later could abort the process at its end):
-    # mutant "format == 'arrow' and not use_threads" forced False
-    write_table(pa.table({"s": ["a", "b", "c"]}), tmp_path / "t.arrow", "arrow")
-    compress_file(tmp_path / "t.arrow", tmp_path / "c.arrow")
+@pytest.mark.parametrize("fmt, opener", [("arrow", "open_file"), ("arrows", "open_stream")])
+def test_an_ipc_input_of_an_extension_column_is_read_without_pool_threads(
+        tmp_path, monkeypatch, fmt, opener):
+    # guards the IPC readers' options near a Python-defined type, use_threads=False (pool
+    # threads dropping the type's references later could abort the process at its end): an
+    # IPC file reopened so (mutant "format == 'arrow' and not use_threads" forced False), a
+    # stream read so (mutant "options=" dropped from units()' ipc.open_stream)
+    write_table(pa.table({"s": ["a", "b", "c"]}), tmp_path / f"t.{fmt}", fmt)
+    compress_file(tmp_path / f"t.{fmt}", tmp_path / f"c.{fmt}")
     opened = []
-    plain = ipc.open_file
+    plain = getattr(ipc, opener)
 
     def recording(source, *args, **kwargs):
         opened.append(kwargs.get("options"))
         return plain(source, *args, **kwargs)
 
-    monkeypatch.setattr(ipc, "open_file", recording)
-    with Source(tmp_path / "t.arrow") as source:  # no extension type: pool threads allowed
+    monkeypatch.setattr(ipc, opener, recording)
+    with Source(tmp_path / f"t.{fmt}") as source:  # no extension type: pool threads allowed
         assert source.use_threads
-    assert all(options is None or options.use_threads for options in opened)
+        assert [unit.num_rows for unit in source.units()] == [3]
     opened.clear()
-    with Source(tmp_path / "c.arrow") as source:
+    with Source(tmp_path / f"c.{fmt}") as source:
         assert not source.use_threads
-        assert source.unit(0).column("s").type.extension_name == "fsstgpu.fsst"
+        units = list(source.units())
+        assert [unit.num_rows for unit in units] == [3]
+        assert units[0].column("s").type.extension_name == "fsstgpu.fsst"
     assert opened and opened[-1] is not None and not opened[-1].use_threads
+    assert source._files == []
 
 
 def test_a_chunk_metadata_check_covers_the_columns_named_or_all_for_a_dotted_name(
@@ -110,26 +116,6 @@ def test_an_error_in_the_with_block_passes_through_unchanged(tmp_path):
                 f.write(b"more")
             raise KeyError("the caller's")
     assert source._files == []
-
-
-def test_an_ipc_stream_of_an_extension_column_is_read_without_pool_threads(
-        tmp_path, monkeypatch):
-    # guards the stream reader's options (use_threads=False near a Python-defined type, as for
-    # IPC files above): mutant "options=" dropped from units()' ipc.open_stream
-    write_table(pa.table({"s": ["a", "b", "c"]}), tmp_path / "t.arrows", "arrows")
-    compress_file(tmp_path / "t.arrows", tmp_path / "c.arrows")
-    opened = []
-    plain = ipc.open_stream
-
-    def recording(source, *args, **kwargs):
-        opened.append(kwargs.get("options"))
-        return plain(source, *args, **kwargs)
-
-    monkeypatch.setattr(ipc, "open_stream", recording)
-    with Source(tmp_path / "c.arrows") as source:
-        assert not source.use_threads
-        assert [unit.num_rows for unit in source.units()] == [3]
-    assert opened and opened[-1] is not None and not opened[-1].use_threads
 
 
 def test_a_first_unit_asked_for_amid_units_is_not_yielded_again(tmp_path):
