@@ -134,10 +134,10 @@ def test_gpu_many_tables_encode_is_the_cpus(fresh_rng):
     starts = np.sort(np.concatenate([starts, starts[2:3]]))  # an empty block
     tables = tables[:2] + [tables[2]] + tables[2:]
     want = native.encode_blocks(tables, plain.data, plain.offsets, starts)
-    for long_min in (None, 64, 1 << 20):
+    for long_min, chunk in ((None, 1024), (64, 64), (1 << 20, 1024)):  # (chunk <= long_min)
         codes, offs = encode_on_device(tables, cp.asarray(plain.data), cp.asarray(plain.offsets),
                                        fill=POISON, block_starts=starts,
-                                       long_min=long_min)
+                                       long_min=long_min, chunk=chunk)
         assert codes.get().tobytes() == want[0].tobytes(), long_min
         assert np.array_equal(offs.get(), want[1])
     assert n == starts[-1]
