@@ -138,12 +138,9 @@ def _random_blocks(rng):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("one_encode", [False, True])
-def test_gpu_block_encoder_equals_the_cpu_encoder(fresh_rng, monkeypatch, one_encode):
-    from fsstgpu.gpu import block_encode
+def test_gpu_block_encoder_equals_the_cpu_encoder(fresh_rng):
     from fsstgpu.gpu.block_encode import GpuBlockEncoder
 
-    monkeypatch.setattr(block_encode, "ONE_ENCODE", one_encode)  # a block at a time, or all
     rng = fresh_rng
     encoder = GpuBlockEncoder(fill=POISON)
     for _ in range(6):

@@ -1,7 +1,6 @@
-"""Session 80: `compress_file` on the CPU against `device="gpu"` with the block encoder a block
-at a time (ONE_ENCODE False) and all of a row group's blocks in one encode (True), and
-`level="fast"` both ways; two real-text tables (this machine's text, dbtext as one column),
-Snappy Parquet in, rounds interleaved, wall ms median / min."""
+"""Session 80: `compress_file` on the CPU against `device="gpu"` (the GPU block encoder: all of
+a row group's blocks in one encode), at both levels; two real-text tables (this machine's
+text, dbtext as one column), Snappy Parquet in, rounds interleaved, wall ms median / min."""
 import os
 import sys
 import tempfile
@@ -14,15 +13,12 @@ import pyarrow.parquet as pq
 import fsstgpu
 from fsstgpu.datasets.text_tables import dbtext_table, machine_text_table
 from fsstgpu.formats import compress_file, read_table
-from fsstgpu.gpu import block_encode
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 work = Path(tempfile.mkdtemp())
 tables = {"machine text": machine_text_table(286_000), "dbtext": dbtext_table()}
-variants = [("cpu", {}, None), ("gpu block-at-a-time", {"device": "gpu"}, False),
-            ("gpu one encode", {"device": "gpu"}, True),
-            ("cpu fast", {"level": "fast"}, None),
-            ("gpu fast one encode", {"device": "gpu", "level": "fast"}, True)]
+variants = [("cpu", {}), ("gpu", {"device": "gpu"}), ("cpu fast", {"level": "fast"}),
+            ("gpu fast", {"device": "gpu", "level": "fast"})]
 if not fsstgpu.gpu_available():  # (a dry run here: the CPU rows only)
     variants = [v for v in variants if "gpu" not in v[0]]
 for name, table in tables.items():
@@ -31,9 +27,7 @@ for name, table in tables.items():
     times = {v[0]: [] for v in variants}
     outs = {}
     for r in range(ROUNDS + 1):
-        for label, kw, one in variants:
-            if one is not None:
-                block_encode.ONE_ENCODE = one
+        for label, kw in variants:
             dst = work / f"out_{label.replace(' ', '_')}.parquet"
             if dst.exists():
                 os.remove(dst)

@@ -5,10 +5,10 @@
 (:func:`fsstgpu.columns.compress_column`'s ``encode``): the CPU still reads the file, plans the
 blocks, trains their tables (the codec's design: tables are trained on the CPU), finds the
 lengths, cuts and split points and writes the file; only the encode, the pass over every
-string byte, moves to the GPU. Each call uploads the strings and their offsets, encodes each
-block with :func:`fsstgpu.kernels.fsst_encode.encode_on_device` (greedy longest match, so the
-codes of the compiled CPU encoder; with :data:`ONE_ENCODE`, every block in one encode) and
-copies the codes and code offsets back.
+string byte, moves to the GPU. Each call uploads the strings and their offsets, encodes every
+block in one :func:`fsstgpu.kernels.fsst_encode.encode_on_device` (a table a block; greedy
+longest match, so the codes of the compiled CPU encoder) and copies the codes and code offsets
+back.
 """
 
 from __future__ import annotations
@@ -23,13 +23,7 @@ from fsstgpu.gpu.arrays import upload
 from fsstgpu.kernels.fsst_encode import encode_on_device
 from fsstgpu.kernels.loader import on_stream
 
-__all__ = ["ONE_ENCODE", "GpuBlockEncoder"]
-
-#: Encode a column's blocks in one encode with all their tables (the kernels' several-table
-#: instantiations), rather than an encode a block. False until the several-table kernels have
-#: run on a GPU (written in session 79 when no device could be had; their GPU tests compare
-#: both ways with the CPU encoder's codes).
-ONE_ENCODE = False
+__all__ = ["GpuBlockEncoder"]
 
 
 class GpuBlockEncoder:
@@ -94,44 +88,18 @@ class GpuBlockEncoder:
             stream = cp.cuda.get_current_stream()
             d_data = upload(cp, data, stream)  # CuPy's allocations: 8-byte aligned
             d_offsets = upload(cp, offsets, stream)
-            if ONE_ENCODE and len(tables) > 1:
-                out = self._one_encode(tables, d_data, d_offsets, block_starts,
-                                       code_offsets)
-            else:
-                out = self._block_by_block(tables, d_data, d_offsets, block_starts,
-                                           code_offsets)
+            # every block in one encode (a table a block: many_lookups), where a loop over the
+            # blocks launched the kernels and waited for the codes' size once a block
+            several = len(tables) > 1
+            codes, offs = encode_on_device(
+                tables if several else tables[0], d_data, d_offsets, fill=self._fill,
+                block_starts=block_starts if several else None)
+            out = np.empty(int(codes.size), np.uint8)
+            if codes.size:
+                codes.get(out=out)
+            offs.get(out=code_offsets)
             stream.synchronize()
         return out, code_offsets
-
-    def _one_encode(self, tables, d_data, d_offsets, block_starts, code_offsets):
-        """Every block in one encode (a table a block:
-        :func:`~fsstgpu.kernels.fsst_encode.many_lookups`)."""
-        codes, offs = encode_on_device(tables, d_data, d_offsets, fill=self._fill,
-                                       block_starts=block_starts)
-        out = np.empty(int(codes.size), np.uint8)
-        if codes.size:
-            codes.get(out=out)
-        offs.get(out=code_offsets)
-        return out
-
-    def _block_by_block(self, tables, d_data, d_offsets, block_starts, code_offsets):
-        """An encode a block (a launch and a wait for the codes' size each)."""
-        parts, base = [], 0
-        for b, table in enumerate(tables):
-            lo, hi = int(block_starts[b]), int(block_starts[b + 1])
-            if hi == lo:
-                continue
-            # (the table's lookups stay on the device: fsst_encode.device_lookups)
-            codes, offs = encode_on_device(table, d_data, d_offsets[lo : hi + 1],
-                                           fill=self._fill)
-            code_offsets[lo + 1 : hi + 1] = offs[1:].get() + base
-            parts.append((base, codes))
-            base += int(codes.size)
-        out = np.empty(base, np.uint8)
-        for at, codes in parts:
-            if codes.size:
-                codes.get(out=out[at : at + codes.size])
-        return out
 
     def _thread_stream(self, cp):
         stream = getattr(self._local, "stream", None)
