@@ -1,8 +1,9 @@
 """The GPU encoder's lookups of symbol tables (``fsst_encode.cu`` reads them): one table's
-(:func:`encode_lookups`, built on the host), or many tables' laid end to end at fixed strides
-(:func:`encode_lookups_many`, a table a block of strings), built with NumPy or, where the
-lookups go, with CuPy on the device (a column of 1024 tables has 135 MB of them, mostly the
-byte pairs' entries, which the device fills from 256 a table).
+(:func:`encode_lookups`, built on the host with NumPy, the oracle), or many tables' laid end to
+end at fixed strides (:func:`encode_lookups_many`, a table a block of strings), built by the
+compiled :func:`fsstgpu.native.table_lookups` spread over the tables, but for the byte pairs'
+entries, which NumPy or, where the lookups go, CuPy on the device fills from 256 a table (a
+column of 1024 tables has 135 MB of lookups, mostly those).
 
 >>> from fsstgpu import SymbolTable
 >>> from fsstgpu.kernels.table_lookups import TABLE_STRIDES, encode_lookups_many
@@ -15,6 +16,8 @@ True
 from __future__ import annotations
 
 import numpy as np
+
+from fsstgpu.native import table_lookups
 
 __all__ = ["BUCKETS", "CANDIDATES", "TABLE_STRIDES", "bucket_of", "encode_lookups",
            "encode_lookups_many"]
@@ -92,53 +95,22 @@ def encode_lookups_many(tables, xp=np) -> dict:
     True
     """
     tables = list(tables)
-    count = len(tables)
-    sizes = np.array([len(t.lengths) for t in tables], np.int64)
-    packed = np.concatenate([np.asarray(t.packed, np.uint64) for t in tables] +
-                            [np.zeros(0, np.uint64)])
-    lengths = np.concatenate([np.asarray(t.lengths, np.int64) for t in tables] +
-                             [np.zeros(0, np.int64)])
-    owner = np.repeat(np.arange(count, dtype=np.int64), sizes)
-    first = np.zeros(count + 1, np.int64)
-    np.cumsum(sizes, out=first[1:])
-    codes = np.arange(len(packed), dtype=np.int64) - first[owner]
-    # each byte's best alone (its symbol, else its escape), then each pair's (its symbol, else
-    # its first byte's best): the pairs' 65536 entries a table filled where they are made
-    one_best = np.tile(np.arange(256, dtype=np.int64), (count, 1))
-    one = lengths == 1
-    one_best[owner[one], packed[one].astype(np.int64)] = (1 << 8) | codes[one]
-    # a table's entries as 257 rows of 256: a pair (its first byte | its second << 8) at row
-    # [second][first], then the last bytes' row
-    rows = xp.empty((count, 257, 256), np.uint16)
-    one_x = xp.asarray(one_best.astype(np.uint16))
+    first = np.zeros(len(tables) + 1, np.int64)
+    np.cumsum([len(t.lengths) for t in tables], out=first[1:])
+    one_best, two_at, two_value, bucket_range, cand_vm, cand_lc = table_lookups(
+        np.concatenate([np.asarray(t.packed, np.uint64) for t in tables] +
+                       [np.zeros(0, np.uint64)]),
+        np.concatenate([np.asarray(t.lengths, np.uint8) for t in tables] +
+                       [np.zeros(0, np.uint8)]), first)
+    # a table's pair entries as 257 rows of 256: a pair (its first byte | its second << 8) at
+    # row [second][first], each row the bytes' best alone (a pair's best without a 2-byte
+    # symbol is its first byte's), then the last bytes' row; the 2-byte symbols on top
+    rows = xp.empty((len(tables), 257, 256), np.uint16)
+    one_x = xp.asarray(one_best)
     rows[:, :256, :] = one_x[:, None, :]
     rows[:, 256, :] = one_x
-    short_best = rows.reshape(count, TABLE_STRIDES["short_best"])  # (a view: contiguous)
-    two = lengths == 2
-    if two.any():
-        short_best[xp.asarray(owner[two]), xp.asarray(packed[two].astype(np.int64))] = \
-            xp.asarray(((2 << 8) | codes[two]).astype(np.uint16))
-    # the 3-8 byte symbols by table, bucket, then longest first (encode_lookups' order)
-    long_ = np.flatnonzero(lengths >= 3)
-    buckets = bucket_of(packed[long_]).astype(np.int64)  # (24 x 32 bits: no overflow)
-    order = np.lexsort((-lengths[long_], buckets, owner[long_]))
-    long_, buckets = long_[order], buckets[order]
-    table_of = owner[long_]
-    ends = np.cumsum(np.bincount(table_of * BUCKETS + buckets, minlength=count * BUCKETS)
-                     .reshape(count, BUCKETS), axis=1)
-    starts = np.zeros_like(ends)
-    starts[:, 1:] = ends[:, :-1]
-    bucket_range = (starts | (ends << 16)).astype(np.uint32)
-    firsts = np.zeros(count + 1, np.int64)
-    np.cumsum(np.bincount(table_of, minlength=count), out=firsts[1:])
-    rank = np.arange(len(long_), dtype=np.int64) - firsts[table_of]
-    cand_len = lengths[long_].astype(np.uint64)
-    masks = np.where(cand_len == 8, np.uint64(2**64 - 1),
-                     (np.uint64(1) << (np.uint64(8) * np.minimum(cand_len, 7))) - np.uint64(1))
-    cand_vm = np.zeros((count, CANDIDATES, 2), np.uint64)
-    cand_vm[table_of, rank, 0] = packed[long_]
-    cand_vm[table_of, rank, 1] = masks
-    cand_lc = np.zeros((count, CANDIDATES), np.uint16)
-    cand_lc[table_of, rank] = (cand_len | (codes[long_].astype(np.uint64) << np.uint64(8)))
-    return {"short_best": short_best, "bucket_range": xp.asarray(bucket_range),
-            "cand_vm": xp.asarray(cand_vm.reshape(count, -1)), "cand_lc": xp.asarray(cand_lc)}
+    if two_at.size:
+        rows.reshape(-1)[xp.asarray(two_at)] = xp.asarray(two_value)
+    return {"short_best": rows.reshape(len(tables), TABLE_STRIDES["short_best"]),
+            "bucket_range": xp.asarray(bucket_range), "cand_vm": xp.asarray(cand_vm),
+            "cand_lc": xp.asarray(cand_lc)}

@@ -462,6 +462,45 @@ def fuzz_plan():
                      True, 2)
 
 
+def fuzz_lookups():
+    """The GPU encoder's lookups of many tables: random canonical tables (some empty, some of
+    255 symbols), the same at every thread count and consistent with their symbols; forged
+    firsts, lengths, orders and values refused."""
+    sets = [symbols(int(rng.choice([0, 1, 30, 255]))) for _ in range(int(rng.integers(0, 40)))]
+    values = np.concatenate([p for p, _ in sets] + [np.zeros(0, np.uint64)])
+    lengths = np.concatenate([ln for _, ln in sets] + [np.zeros(0, np.uint8)])
+    first = np.cumsum([0] + [len(p) for p, _ in sets]).astype(np.int64)
+    got = [_native.table_lookups(values, lengths, first, threads) for threads in (1, 3)]
+    assert all(np.array_equal(a, b) for a, b in zip(*got, strict=True))
+    one, two_at, two_value, ranges, vm, lc = got[0]
+    for t, (p, ln) in enumerate(sets):
+        longs = int((ln >= 3).sum())
+        assert int(ranges[t, -1]) >> 16 == longs and not lc[t, longs:].any()
+        assert sorted((lc[t, :longs] >> 8).tolist()) == np.flatnonzero(ln >= 3).tolist()
+        singles = np.flatnonzero(ln == 1)
+        assert (one[t, p[singles].astype(np.int64)] == (256 | singles)).all()
+    assert len(two_at) == int((lengths == 2).sum())
+    assert np.all((two_value >> 8) == 2)
+    if len(values):
+        k = int(rng.integers(0, len(values)))
+        for forged in (lengths.copy(), lengths.copy()):
+            forged[k] = int(rng.choice([0, 9, 255]))
+            expect_error(_native.table_lookups, values, forged, first, 2)
+        if lengths[k] < 8:  # a byte past the symbol's length
+            bad = values.copy()
+            bad[k] |= np.uint64(1) << np.uint64(8 * int(lengths[k]))
+            expect_error(_native.table_lookups, bad, lengths, first, 2)
+        if len(sets) == 1 and len(values) > 1:  # out of canonical order
+            expect_error(_native.table_lookups, values[::-1].copy(), lengths[::-1].copy(),
+                         first, 2)
+    for forged in (first + 1, first[::-1].copy(), np.r_[first, first[-1] + 1]):
+        if len(first) > 1 and not np.array_equal(forged, first):
+            expect_error(_native.table_lookups, values, lengths, forged.astype(np.int64), 2)
+    big = symbols(60)
+    many = (np.concatenate([big[0]] * 5), np.concatenate([big[1]] * 5))
+    expect_error(_native.table_lookups, *many, np.array([0, 300], np.int64), 2)
+
+
 def slot_of(packed):
     p = (int(packed) & 0xFFFFFF) * 2971215073
     return (p ^ (p >> 15)) & 4095
@@ -813,6 +852,7 @@ for r in range(ROUNDS):
     fuzz_decode()
     fuzz_scan(big=r % 25 == 0)
     fuzz_train()
+    fuzz_lookups()
     if r % 5 == 0:
         fuzz_plan()
         fuzz_args(_native, rng, symbols, strings)

@@ -150,6 +150,7 @@ def cases(native, rng, symbols, strings):
         Case(native.sample_of, [data, offsets, 0, n, 100, 5], sizes=[4]),
         Case(native.rank_symbols, [v512, l512, 200, c512, 5, 4]),
         Case(native.train_samples, [*sample2, 1, 2]),
+        Case(native.table_lookups, [values, lengths8, first, 2]),
         Case(native.plan_blocks, [data, offsets, 100, 64, 1000, 0.1, True, 2, True, 1],
              sizes=[2, 3, 4]),
         Case(native.walk_codes, [codes, bs, symlen, co, slen, 0, 8, len(codes) + 1, None, None,

@@ -140,3 +140,43 @@ def test_fast_cuts_on_string_boundaries(fresh_rng, length):
     assert starts.tolist() == want_starts.tolist()
     assert len(starts) == 5
     assert [t.symbols for t in tables] == [t.symbols for t in want_tables]
+
+
+def _laid_end_to_end(tables) -> tuple:
+    first = np.zeros(len(tables) + 1, np.int64)
+    np.cumsum([len(t.lengths) for t in tables], out=first[1:])
+    return (np.concatenate([t.packed for t in tables] + [np.zeros(0, np.uint64)]),
+            np.concatenate([t.lengths for t in tables] + [np.zeros(0, np.uint8)]), first)
+
+
+def test_table_lookups_are_the_same_at_every_thread_count(fresh_rng):
+    tables = [_random_table(fresh_rng) for _ in range(40)]  # several tasks of 16 tables
+    one, *rest = (native.table_lookups(*_laid_end_to_end(tables), threads=k) for k in (1, 2, 5))
+    for other in rest:
+        assert all(np.array_equal(a, b) for a, b in zip(one, other, strict=True))
+
+
+def test_table_lookups_refuse_what_no_symbol_table_holds():
+    packed, lengths, first = _laid_end_to_end([SymbolTable([b"a", b"bc", b"http"]),
+                                               SymbolTable([b"x", b"yz"])])
+    native.table_lookups(packed, lengths, first)  # (the valid call)
+
+    def refused(p=packed, ln=lengths, f=first, match=None):
+        with pytest.raises(ValueError, match=match):
+            native.table_lookups(p, ln, f)
+
+    for bad in (0, 9):
+        refused(ln=np.where(np.arange(len(lengths)) == 1, bad, lengths).astype(np.uint8),
+                match="table 0's symbol 1 is not 1-8 bytes")
+    refused(p=packed | np.uint64(1 << 40) * (np.arange(len(packed)) == 4),
+            match="table 1's symbol 1 has bytes past its length")
+    refused(p=packed[[1, 0, 2, 3, 4]].copy(), ln=lengths[[1, 0, 2, 3, 4]].copy(),
+            match="table 0's symbol 1 is out of canonical order")
+    twice = [0, 1, 1, 3, 4]  # b"bc" twice, where b"http" was
+    refused(p=packed[twice].copy(), ln=lengths[twice].copy(), match="symbol 2 is out of "
+            "canonical order \\(or twice\\)")
+    for f in ([0, 3, 4], [1, 3, 5], [0, 4, 3, 5], [0, 3, 6]):
+        refused(f=np.array(f, np.int64))
+    wide = SymbolTable([bytes([a, b]) for a in range(16) for b in range(16)][:255])
+    p2, l2, _ = _laid_end_to_end([wide, SymbolTable([b"q"])])
+    refused(p=p2, ln=l2, f=np.array([0, 256, 256]), match="over 255")

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bind_arrays.h"
+#include "lookups.h"
 #include "plan.h"
 
 namespace py = pybind11;
@@ -76,6 +77,37 @@ py::tuple train_samples_py(const bind::Array<uint8_t>& bytes, const bind::Array<
                           bind::to_array(packed.first));
 }
 
+// The tables checked (check_lookup_tables), then their lookups made without the GIL into
+// arrays allocated here.
+py::tuple table_lookups_py(const bind::Array<uint64_t>& values,
+                           const bind::Array<uint8_t>& lengths, const bind::Array<int64_t>& first,
+                           int threads) {
+    const int64_t total = bind::length(values, "values");
+    const int64_t count = bind::length(first, "first") - 1;
+    if (bind::length(lengths, "lengths") != total || count < 0) {
+        throw std::invalid_argument("lengths must hold a length a value, first the tables' "
+                                    "starts and then their end");
+    }
+    std::vector<int64_t> two_first(static_cast<size_t>(count + 1));
+    check_lookup_tables(values.data(), lengths.data(), total, first.data(), count,
+                        two_first.data());
+    const py::ssize_t rows = count;
+    bind::Array<uint16_t> one_best({rows, py::ssize_t{256}});
+    bind::Array<int64_t> two_at(two_first[static_cast<size_t>(count)]);
+    bind::Array<uint16_t> two_value(two_first[static_cast<size_t>(count)]);
+    bind::Array<uint32_t> bucket_range({rows, py::ssize_t{kLookupBuckets}});
+    bind::Array<uint64_t> cand_vm({rows, py::ssize_t{2 * kLookupCandidates}});
+    bind::Array<uint16_t> cand_lc({rows, py::ssize_t{kLookupCandidates}});
+    const LookupOutputs out{one_best.mutable_data(), two_at.mutable_data(),
+                            two_value.mutable_data(), bucket_range.mutable_data(),
+                            cand_vm.mutable_data(), cand_lc.mutable_data()};
+    bind::without_gil([&] {
+        table_lookups(values.data(), lengths.data(), first.data(), count, two_first.data(), out,
+                      threads);
+    });
+    return py::make_tuple(one_best, two_at, two_value, bucket_range, cand_vm, cand_lc);
+}
+
 }  // namespace
 
 void bind_plan(py::module_& m) {
@@ -86,4 +118,6 @@ void bind_plan(py::module_& m) {
     m.def("train_samples", &train_samples_py, py::arg("bytes"), py::arg("offsets"),
           py::arg("piece_first"), py::arg("byte_first"), py::arg("extra_rounds"),
           py::arg("threads"));
+    m.def("table_lookups", &table_lookups_py, py::arg("values"), py::arg("lengths"),
+          py::arg("first"), py::arg("threads"));
 }

@@ -1,4 +1,6 @@
-"""The compiled block planner's entry point (``fsstgpu._native``, C++ in ``fsstgpu/csrc/plan*``).
+"""The compiled block planner's entry points (``fsstgpu._native``, C++ in ``fsstgpu/csrc/plan*``,
+``train_samples.cpp`` and ``lookups.cpp``): blocks and their tables, and the GPU encoder's
+lookups of many tables.
 
 :func:`fsstgpu.blocks.plan_blocks` documents the policy and makes SymbolTables of these symbols.
 """
@@ -7,10 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu._native import plan_blocks as _plan_blocks, train_samples as _train_samples
+from fsstgpu._native import (
+    plan_blocks as _plan_blocks,
+    table_lookups as _table_lookups,
+    train_samples as _train_samples,
+)
 from fsstgpu.parallel import thread_count
 
-__all__ = ["plan_symbols", "train_samples"]
+__all__ = ["plan_symbols", "table_lookups", "train_samples"]
 
 
 def plan_symbols(data, offsets, sample_bytes, *, segment_bytes=64 << 10,
@@ -120,3 +126,56 @@ def train_samples(sample_bytes, offsets, piece_first, byte_first, *, extra_round
                           np.ascontiguousarray(piece_first, np.int64),
                           np.ascontiguousarray(byte_first, np.int64), int(extra_rounds),
                           thread_count(threads))
+
+
+def table_lookups(packed, lengths, first, *, threads=None) -> tuple:
+    """The GPU encoder's lookups of tables laid end to end (as :func:`plan_symbols` and
+    :func:`train_samples` return them), in one call without the GIL, spread over the tables:
+    :func:`fsstgpu.kernels.table_lookups.encode_lookups` of each table, but for the byte
+    pairs' 65536 entries a table, which are the bytes' best repeated with the 2-byte symbols
+    on top: :func:`~fsstgpu.kernels.table_lookups.encode_lookups_many` fills them where they
+    go (on the device for the GPU).
+
+    Parameters
+    ----------
+    packed : numpy.ndarray of uint64
+        Every table's symbols (SymbolTable.packed), table after table.
+    lengths : numpy.ndarray of uint8
+        Their lengths.
+    first : numpy.ndarray of int64
+        Where each table's symbols start, then their end (count + 1).
+    threads : int, optional
+
+    Returns
+    -------
+    one_best : numpy.ndarray of uint16, shape (count, 256)
+        Each table's best match of a byte alone (``short_best``'s last 256 entries).
+    two_at, two_value : numpy.ndarray of int64, uint16
+        The 2-byte symbols' entries in the tables' ``short_best`` rows laid end to end
+        (``t * (65536 + 256) + pair``) and their values, table after table.
+    bucket_range, cand_vm, cand_lc : numpy.ndarray
+        Each table's as :func:`~fsstgpu.kernels.table_lookups.encode_lookups` gives them, a row
+        a table (``cand_vm`` and ``cand_lc`` padded with zeros past the table's candidates).
+
+    Raises
+    ------
+    ValueError
+        Where a table has over 255 symbols, a symbol is not 1-8 bytes long or has bytes past its
+        length, a table's symbols are not in SymbolTable's canonical order, or ``first`` does
+        not run from 0 to the symbols.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import SymbolTable, native
+    >>> t = SymbolTable([b"a", b"bc", b"http"])
+    >>> one, two_at, two_value, ranges, vm, lc = native.table_lookups(
+    ...     t.packed, t.lengths, np.array([0, 3]))
+    >>> int(one[0, ord("a")]) == (1 << 8) | 0, int(two_at[0]) == ord("b") | ord("c") << 8
+    (True, True)
+    >>> int(lc[0, 0]) == 4 | 2 << 8 and int(vm[0, 0]) == int.from_bytes(b"http", "little")
+    True
+    """
+    return _table_lookups(np.ascontiguousarray(packed, np.uint64),
+                          np.ascontiguousarray(lengths, np.uint8),
+                          np.ascontiguousarray(first, np.int64), thread_count(threads))
