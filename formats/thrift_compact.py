@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["BINARY", "I16", "I32", "I64", "LIST", "STRUCT", "Field", "Map", "Raw", "Seq",
-           "Struct", "dumps", "loads", "varint"]
+           "Struct", "dumps", "loads", "loads_at", "varint"]
 
 # the compact protocol's type ids
 BOOL_TRUE, BOOL_FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(1, 13)
@@ -266,6 +266,33 @@ def loads(buf, shape: dict | None = None) -> Struct:
     if reader.pos != len(reader.buf):
         raise ValueError(f"{len(reader.buf) - reader.pos} bytes after the Thrift struct")
     return out
+
+
+def loads_at(buf: bytes, pos: int, shape: dict | None = None) -> tuple[Struct, int]:
+    """The struct encoded in ``buf`` (bytes: not copied) from ``pos`` on, and where it ends:
+    one of several laid end to end (a column chunk's page headers, each before its page).
+
+    Raises
+    ------
+    ValueError
+        For malformed data, or data ending inside the struct.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.thrift_compact import I64, Field, Struct, dumps, loads_at
+    >>> raw = dumps(Struct([Field(1, I64, 300)]))
+    >>> s, end = loads_at(b"xx" + raw + b"tail", 2)
+    >>> s.get(1), end
+    (300, 6)
+    """
+    if not 0 <= pos <= len(buf):
+        raise ValueError(f"no Thrift struct at {pos} of {len(buf)} bytes")
+    reader = _Reader(buf)
+    reader.pos = pos
+    try:
+        return reader.struct(0, shape), reader.pos
+    except IndexError:
+        raise ValueError("Thrift data ends inside a value") from None
 
 
 # ----------------------------------------------------------------------------- writing

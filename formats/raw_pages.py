@@ -1,0 +1,190 @@
+"""A Parquet column chunk's pages from its raw bytes: the headers parsed on the host, the
+payloads left as they are (compressed), for a reader that decompresses and decodes them
+elsewhere. Issue #24 item 2 reads a file's fsst columns to the GPU this way: pyarrow's reader
+decodes every page on the host (zstd, CRC, DELTA_LENGTH_BYTE_ARRAY, dictionaries) before
+anything moves, ~200 ms for a 14 MB file, where the chunks' raw bytes read in 1.6 ms and their
+headers parse in a few (BENCHMARKS.md section 66).
+
+A chunk's bytes are untrusted: every header is checked against the chunk (sizes, counts, page
+kinds, the pages' values against the footer's), and a page's CRC (our files carry one a page:
+``write_page_checksum``) against its payload, each failure a
+:class:`~fsstgpu.errors.CorruptDataError` naming the file, row group and column.
+:func:`decompressed` is the host twin of the device's decompression.
+
+>>> import io, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed
+>>> out = io.BytesIO()
+>>> pq.write_table(pa.table({"s": ["ab", "cd"] * 50}), out, compression="zstd",
+...                write_page_checksum=True)
+>>> raw = out.getvalue()
+>>> meta = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0)
+>>> start, size = chunk_span(meta, len(raw), "s")
+>>> pages = chunk_pages(raw[start : start + size], meta.num_values, "s")
+>>> [p.kind for p in pages], sum(p.num_values for p in pages if p.kind != "dictionary")
+(['dictionary', 'data'], 100)
+>>> decompressed(raw[start : start + size], pages[0], "zstd")[4:6]
+b'ab'
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.thrift_compact import Struct, loads_at
+
+__all__ = ["Page", "check_crcs", "chunk_pages", "chunk_span", "decompressed", "read_span"]
+
+#: Parquet's page types (PageType) that a column chunk may hold, by their names here
+_KINDS = {0: "data", 2: "dictionary", 3: "data_v2"}
+#: the most pages a chunk may declare: far more than any writer makes (pyarrow's pages hold
+#: up to 20,000 rows, ours 16,384), so a forged run of empty headers stops here
+MAX_PAGES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a column chunk: ``kind`` ("dictionary", "data" or "data_v2"), its values'
+    ``encoding`` (Parquet's Encoding number) and count, where its payload lies in the chunk's
+    bytes (``start``, ``size``: compressed), its ``uncompressed_size``, its ``crc`` (unsigned,
+    or None where the writer stored none) and, for a version 2 data page, the bytes of its
+    repetition and definition levels at the payload's start (``levels_size``, never
+    compressed) and whether the rest is compressed."""
+
+    kind: str
+    encoding: int
+    num_values: int
+    start: int
+    size: int
+    uncompressed_size: int
+    crc: int | None
+    levels_size: int = 0
+    compressed: bool = True
+
+
+def chunk_span(meta, file_size: int, where: str) -> tuple[int, int]:
+    """Where column chunk ``meta`` (pyarrow's ``ColumnChunkMetaData``) lies in a file of
+    ``file_size`` bytes: (start, size), from its dictionary page if it has one, checked to lie
+    inside the file."""
+    start = meta.dictionary_page_offset if meta.has_dictionary_page else meta.data_page_offset
+    size = meta.total_compressed_size
+    if start is None or start < 4 or size <= 0 or start + size > file_size:
+        raise CorruptDataError(f"{where}: the column chunk ({start}, {size} bytes) lies outside "
+                               f"the file's {file_size} bytes")
+    return int(start), int(size)
+
+
+def read_span(fd: int, start: int, size: int, where: str) -> bytes:
+    """``size`` bytes of open file ``fd`` from ``start`` (``os.pread``: no shared position, so
+    threads may read one file at once); a file that ends first is corrupt."""
+    parts, got = [], 0
+    while got < size:
+        part = os.pread(fd, size - got, start + got)
+        if not part:
+            raise CorruptDataError(f"{where}: the file ends {size - got} bytes into a column "
+                                   f"chunk of {size}")
+        parts.append(part)
+        got += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _int(header, field: int, where: str, at: int, *, low: int = 0) -> int:
+    v = header.get(field)
+    if type(v) is not int or v < low or v > 2**31 - 1:  # (any other Thrift type: forged)
+        raise CorruptDataError(f"{where}: the page header at byte {at} has no valid field "
+                               f"{field} ({v!r})")
+    return v
+
+
+def _page(raw: bytes, at: int, where: str) -> tuple[Page, int]:
+    """The page whose header starts at ``at``, and where the next one starts."""
+    try:
+        header, pos = loads_at(raw, at)
+    except ValueError as exc:
+        raise CorruptDataError(f"{where}: the page header at byte {at} is malformed: "
+                               f"{exc}") from None
+    kind = _KINDS.get(header.get(1)) if type(header.get(1)) is int else None
+    if kind is None:
+        raise CorruptDataError(f"{where}: the page at byte {at} has page type "
+                               f"{header.get(1)!r}, not a data or dictionary page")
+    uncompressed = _int(header, 2, where, at)
+    size = _int(header, 3, where, at)
+    if pos + size > len(raw):
+        raise CorruptDataError(f"{where}: the page at byte {at} ({size} bytes) runs past its "
+                               f"column chunk's {len(raw)} bytes")
+    crc = header.get(4)
+    if crc is not None and (type(crc) is not int or not -2**31 <= crc < 2**31):
+        raise CorruptDataError(f"{where}: the page at byte {at} has a bad CRC field")
+    sub = header.get({"data": 5, "dictionary": 7, "data_v2": 8}[kind])
+    if not isinstance(sub, Struct):
+        raise CorruptDataError(f"{where}: the {kind} page at byte {at} has no {kind} header")
+    levels, compressed = 0, True
+    if kind == "data_v2":
+        encoding = _int(sub, 4, where, at)
+        levels = _int(sub, 5, where, at) + _int(sub, 6, where, at)
+        compressed = sub.get(7, True) is not False
+        if levels > size or levels > uncompressed:
+            raise CorruptDataError(f"{where}: the page at byte {at} has {levels} bytes of "
+                                   f"levels in a page of {size}")
+    else:
+        encoding = _int(sub, 2, where, at)
+    page = Page(kind, encoding, _int(sub, 1, where, at), pos, size, uncompressed,
+                None if crc is None else crc & 0xFFFFFFFF, levels, compressed)
+    return page, pos + size
+
+
+def chunk_pages(raw: bytes, num_values: int, where: str) -> list[Page]:
+    """The pages of a column chunk whose bytes are ``raw`` (from its first page's header to its
+    last page's end, as :func:`chunk_span` places it) and whose footer entry declares
+    ``num_values`` values: at most one dictionary page, first; the data pages' values adding
+    up to ``num_values``; nothing after the last page. ``where`` names the chunk in errors
+    (file, row group, column)."""
+    pages, at = [], 0
+    while at < len(raw):
+        if len(pages) >= MAX_PAGES:
+            raise CorruptDataError(f"{where}: over {MAX_PAGES} pages in one column chunk")
+        page, at = _page(raw, at, where)
+        if page.kind == "dictionary" and pages:
+            raise CorruptDataError(f"{where}: a dictionary page after the chunk's first page")
+        pages.append(page)
+    found = sum(p.num_values for p in pages if p.kind != "dictionary")
+    if found != num_values:
+        raise CorruptDataError(f"{where}: the pages hold {found} values, the footer says "
+                               f"{num_values}")
+    return pages
+
+
+def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:
+    """Each page's stored CRC (zlib's CRC32 of its payload as stored, Parquet's definition)
+    against its payload; a page without one is not checked."""
+    view = memoryview(raw)
+    for k, page in enumerate(pages):
+        if page.crc is not None and \
+                zlib.crc32(view[page.start : page.start + page.size]) != page.crc:
+            raise CorruptDataError(f"{where}: page {k} fails its CRC check (the file is "
+                                   "damaged)")
+
+
+def decompressed(raw: bytes, page: Page, codec: str) -> bytes:
+    """A page's payload as its encoder wrote it (the host twin of the device's
+    decompression): ``codec`` the chunk's compression as pyarrow names it ("ZSTD",
+    "UNCOMPRESSED", ...: any case); a version 2 data page's levels come first, as stored."""
+    body = memoryview(raw)[page.start : page.start + page.size]
+    levels, body = body[: page.levels_size], body[page.levels_size :]
+    want = page.uncompressed_size - page.levels_size
+    name = codec.lower()
+    if name in ("uncompressed", "none") or not page.compressed:
+        out = bytes(body)
+    else:
+        try:
+            out = pa.Codec(name).decompress(body, want).to_pybytes()
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise CorruptDataError(f"a page does not decompress ({codec}): {exc}") from None
+    if len(out) != want:
+        raise CorruptDataError(f"a page decompresses to {len(out)} bytes, its header says "
+                               f"{want}")
+    return bytes(levels) + out
