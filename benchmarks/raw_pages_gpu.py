@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
-from fsstgpu.formats import compress_file, read_table
+from fsstgpu.formats import compress_file, read_table, read_table_device, sinks
+from fsstgpu.formats.device_reader import stream_to_device
 from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span, decompressed, read_span
 
 LEAVES = ("codes", "lengths", "cuts", "table")
@@ -68,11 +69,27 @@ def read_raw(path, chunks):
         os.close(fd)
 
 
-def measure(name, table, work, repeat, host_only=False):
+def compress_with_pages(src, dst, page_bytes):
+    """compress_file with the fsst pages cut at ``page_bytes`` of data (pyarrow's
+    ``data_page_size``; None: its default, 1 MiB)."""
+    plain = sinks.writer_options
+
+    def options(*args, **kwargs):
+        return {**plain(*args, **kwargs), "data_page_size": page_bytes}
+
+    sinks.writer_options = options if page_bytes else plain
+    try:
+        compress_file(src, dst)
+    finally:
+        sinks.writer_options = plain
+
+
+def measure(name, table, work, repeat, host_only=False, page_bytes=None):
     src = work / f"{name}.zstd.parquet"
     pq.write_table(table, src, compression="zstd", row_group_size=200_000)
-    dst = work / f"{name}.fsst.parquet"
-    compress_file(src, dst)
+    dst = work / f"{name}.{page_bytes or 0}.fsst.parquet"
+    compress_with_pages(src, dst, page_bytes)
+    name = f"{name}, pages of {page_bytes or 'pyarrow default'} bytes"
     strings = [n for n in table.column_names if pa.types.is_string(table.schema.field(n).type)
                or pa.types.is_large_string(table.schema.field(n).type)]
     string_bytes = sum(sum(c.buffers()[2].size for c in table.column(n).chunks
@@ -90,7 +107,12 @@ def measure(name, table, work, repeat, host_only=False):
         cp.cuda.get_current_stream().synchronize()
 
     def ours_to_gpu():
-        read_table(dst, device="gpu")
+        read_table_device(dst)
+        cp.cuda.get_current_stream().synchronize()
+
+    def ours_streamed():
+        for _ in stream_to_device(dst):
+            pass
         cp.cuda.get_current_stream().synchronize()
 
     steps = (("pyarrow zstd read", lambda: pq.read_table(src)),
@@ -99,7 +121,8 @@ def measure(name, table, work, repeat, host_only=False):
         import cupy as cp
 
         steps += (("pyarrow zstd read + upload", pyarrow_to_gpu),
-                  ("fsstgpu read_table(device='gpu')", ours_to_gpu))
+                  ("fsstgpu read_table_device", ours_to_gpu),
+                  ("fsstgpu stream_to_device", ours_streamed))
     for what, fn in steps:
         fn()
         s, _ = best(fn, repeat)
@@ -199,13 +222,16 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=1_600_000, help="machine text rows")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--host-only", action="store_true", help="no GPU steps (a dry run)")
+    parser.add_argument("--page-bytes", default="0",
+                        help="comma-separated data page sizes of the fsst file (0: default)")
     args = parser.parse_args(argv)
     tables = {"machine": machine_text_table(args.rows)}
     if dbtext_dir() is not None:
         tables["dbtext"] = dbtext_table()
     with tempfile.TemporaryDirectory() as tmp:
         for name, table in tables.items():
-            measure(name, table, Path(tmp), args.repeat, args.host_only)
+            for page_bytes in (int(v) for v in args.page_bytes.split(",")):
+                measure(name, table, Path(tmp), args.repeat, args.host_only, page_bytes or None)
     return 0
 
 
