@@ -137,7 +137,9 @@ def measure(name, table, work, repeat, host_only=False, page_bytes=None):
     npages = sum(len(p) for p in pages)
     payload = sum(pg.size for p in pages for pg in p)
     unpacked = sum(pg.uncompressed_size for p in pages for pg in p)
+    largest = max((pg for p in pages for pg in p), key=lambda pg: pg.uncompressed_size)
     emit(table=name, chunks=len(chunks), pages=npages, payload_MB=payload / 1e6,
+         largest_page=(largest.kind, largest.uncompressed_size, largest.size),
          uncompressed_MB=unpacked / 1e6, read_ms=s_read * 1e3, headers_ms=s_parse * 1e3,
          crc_ms=s_crc * 1e3)
 
@@ -183,19 +185,13 @@ def measure(name, table, work, repeat, host_only=False, page_bytes=None):
                              cuda_stream=stream.ptr)
         zstd = [k for k, (_, pg, c) in enumerate(jobs) if c == "ZSTD" and pg.levels_size == 0]
         t = time.perf_counter()
-        arrays = [nvcomp.as_array(dev[starts[k] : starts[k + 1]]) for k in zstd]
-        batch = arrays
+        # (Codec.decode takes one Array or a BatchArray, not a list)
+        batch = nvcomp.as_arrays([dev[starts[k] : starts[k + 1]] for k in zstd]) \
+            if hasattr(nvcomp, "as_arrays") else \
+            nvcomp.BatchArray([dev[starts[k] : starts[k + 1]] for k in zstd])
         s_wrap = time.perf_counter() - t
-        try:
-            outs = codec.decode(batch)
-            stream.synchronize()
-        except Exception as exc:
-            emit(table=name, what=f"nvCOMP batched decode of a list failed: "
-                 f"{type(exc).__name__}: {exc}")
-            make = getattr(nvcomp, "as_arrays", None) or nvcomp.BatchArray
-            batch = make([dev[starts[k] : starts[k + 1]] for k in zstd])
-            outs = codec.decode(batch)
-            stream.synchronize()
+        outs = codec.decode(batch)
+        stream.synchronize()
         got = [cp.asnumpy(cp.asarray(o)).tobytes() for o in outs]
         same = all(g == host[k] for g, k in zip(got, zstd, strict=True))
         events = []
@@ -213,7 +209,7 @@ def measure(name, table, work, repeat, host_only=False, page_bytes=None):
         emit(table=name, what="nvCOMP batched zstd of the pages", pages=len(zstd),
              same_bytes=same, device_ms=dev_s * 1e3, wall_ms=wall_s * 1e3,
              out_GBps=out_bytes / dev_s / 1e9, wrap_ms=s_wrap * 1e3)
-        codec = batch = arrays = outs = None
+        codec = batch = outs = None
         stream.synchronize()
 
 
