@@ -501,6 +501,105 @@ def fuzz_lookups():
     expect_error(_native.table_lookups, *many, np.array([0, 300], np.int64), 2)
 
 
+def uvarint(v):
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def bitpack(values, width):
+    acc = 0
+    for k, v in enumerate(values):
+        acc |= int(v) << (k * width)
+    return acc.to_bytes(len(values) * width // 8, "little")
+
+
+def rle_encode(values, width):
+    """Parquet's RLE / bit-packed hybrid of values, runs of either kind at random."""
+    out, k = bytearray(), 0
+    while k < len(values):
+        if rng.random() < 0.5:  # a repeated run of values[k]
+            j = k + 1
+            while j < len(values) and values[j] == values[k]:
+                j += 1
+            out += uvarint((j - k) << 1) + int(values[k]).to_bytes((width + 7) // 8, "little")
+            k = j
+        else:  # bit-packed groups (the last one padded)
+            groups = int(rng.integers(1, 4))
+            chunk = list(values[k : k + 8 * groups])
+            groups = -(-len(chunk) // 8)
+            out += uvarint(groups << 1 | 1) + bitpack(chunk + [0] * (8 * groups - len(chunk)),
+                                                      width)
+            k += len(chunk)
+    return bytes(out)
+
+
+def delta_encode(values, per=32, miniblocks=4):
+    """DELTA_BINARY_PACKED of int64 values (deltas modulo 2**64)."""
+    mask = (1 << 64) - 1
+    out = bytearray(uvarint(per * miniblocks) + uvarint(miniblocks) + uvarint(len(values)))
+    first = int(values[0]) if len(values) else 0
+    out += uvarint(((first << 1) ^ (first >> 63)) & mask)
+    deltas = [(int(b) - int(a)) & mask for a, b in zip(values[:-1], values[1:], strict=True)]
+    signed = [d - (1 << 64) if d >> 63 else d for d in deltas]
+    for b in range(0, len(deltas), per * miniblocks):
+        block = signed[b : b + per * miniblocks]
+        low = min(block)
+        out += uvarint(((low << 1) ^ (low >> 63)) & mask)
+        rel = [(d - low) & mask for d in block]
+        parts = [rel[m * per : (m + 1) * per] for m in range(miniblocks)]
+        widths = [max(v.bit_length() for v in part) if part else 0 for part in parts]
+        out += bytes(widths)
+        for part, w in zip(parts, widths, strict=True):
+            if part:
+                out += bitpack(part + [0] * (per - len(part)), w)
+    return bytes(out)
+
+
+def fuzz_pages():
+    """Parquet's value decoders on runs a model encoder made (the same values back, then the
+    same run cut, extended or with a byte changed: values back or CorruptData, never a fault),
+    and random bytes."""
+    width = int(rng.integers(0, 33))
+    n = int(rng.integers(0, 300))
+    values = [int(v) for v in rng.integers(0, 1 << width, n, dtype=np.uint64)] if width else \
+        [0] * n
+    if width and rng.random() < 0.5:  # long repeats
+        values = sorted(values)
+    run = np.frombuffer(rle_encode(values, width), np.uint8)
+    got, end = _native.rle_hybrid(run, width, n)
+    assert got.tolist() == values and end == len(run)
+    kind = int(rng.integers(0, 4))
+    ints = rng.integers(-(1 << 63), (1 << 63) - 1, n, dtype=np.int64, endpoint=True) \
+        if kind == 0 else np.cumsum(rng.integers(-3, 50, n)).astype(np.int64)
+    per, minis = ((32, 4), (64, 2), (128, 1), (32, 8))[int(rng.integers(0, 4))]
+    drun = np.frombuffer(delta_encode(ints.tolist(), per, minis), np.uint8)
+    got, end = _native.delta_binary_packed(drun, n)
+    assert np.array_equal(got, ints) and end == len(drun)
+    for data, fn, args in ((run, _native.rle_hybrid, (width, n)),
+                           (drun, _native.delta_binary_packed, (n,))):
+        for _ in range(4):
+            bad = data.copy()
+            how = int(rng.integers(0, 3))
+            if how == 0 and len(bad):
+                bad = bad[: int(rng.integers(0, len(bad)))]
+            elif how == 1 and len(bad):
+                bad[int(rng.integers(0, len(bad)))] = int(rng.integers(0, 256))
+            else:
+                bad = rng.integers(0, 256, int(rng.integers(0, 40))).astype(np.uint8)
+            try:
+                fn(bad, *args)
+            except ValueError:
+                pass
+        try:
+            fn(data, *args[:-1], args[-1] + int(rng.integers(1, 1000)))
+        except ValueError:
+            pass
+
+
 def slot_of(packed):
     p = (int(packed) & 0xFFFFFF) * 2971215073
     return (p ^ (p >> 15)) & 4095
@@ -853,6 +952,7 @@ for r in range(ROUNDS):
     fuzz_scan(big=r % 25 == 0)
     fuzz_train()
     fuzz_lookups()
+    fuzz_pages()
     if r % 5 == 0:
         fuzz_plan()
         fuzz_args(_native, rng, symbols, strings)

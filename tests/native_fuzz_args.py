@@ -151,6 +151,11 @@ def cases(native, rng, symbols, strings):
         Case(native.rank_symbols, [v512, l512, 200, c512, 5, 4]),
         Case(native.train_samples, [*sample2, 1, 2]),
         Case(native.table_lookups, [values, lengths8, first, 2]),
+        # (a run of 5 threes and a bit-packed group; a DELTA_BINARY_PACKED run of 3 values)
+        Case(native.rle_hybrid, [np.array([10, 3, 3, 0x88, 0xC6, 0xFA], np.uint8), 3, 13],
+             sizes=[2]),
+        Case(native.delta_binary_packed,
+             [np.array([128, 1, 4, 3, 20, 2, 1, 0, 0, 0, 2, 0, 0, 0], np.uint8), 3], sizes=[1]),
         Case(native.plan_blocks, [data, offsets, 100, 64, 1000, 0.1, True, 2, True, 1],
              sizes=[2, 3, 4]),
         Case(native.walk_codes, [codes, bs, symlen, co, slen, 0, 8, len(codes) + 1, None, None,

@@ -14,6 +14,7 @@
 #include "bind_bounds.h"
 #include "bind_checks.h"
 #include "bind_codec.h"
+#include "bind_pages.h"
 #include "bind_plan.h"
 #include "bind_scan.h"
 #include "bind_train.h"
@@ -80,4 +81,5 @@ PYBIND11_MODULE(_native, m) {
     bind_plan(m);
     bind_checks(m);
     bind_bounds(m);
+    bind_pages(m);
 }

@@ -1,0 +1,28 @@
+// Parquet's value encodings that a raw page reader meets in fsstgpu's files (formats/raw_pages.py
+// reads the pages; formats/raw_pages.md ... see fsstgpu/native/pages.py): the RLE / bit-packed
+// hybrid (definition levels, dictionary indices) and DELTA_BINARY_PACKED (the lengths of
+// DELTA_LENGTH_BYTE_ARRAY's strings: the fsst codes'). Decoded from untrusted bytes: every read
+// is checked against the data's end and every count against the caller's, so forged pages
+// throw CorruptData instead of reading or writing out of bounds or allocating without limit.
+#pragma once
+
+#include <cstdint>
+
+namespace fsstgpu_native {
+
+// `count` values of `bit_width` bits (0-32) of the RLE / bit-packed hybrid encoding (no length
+// prefix) from data[0:size] into out; returns the bytes read (a bit-packed run's last group may
+// hold values past `count`: read, not written). Throws CorruptData where the data ends before
+// `count` values or std::invalid_argument for a bit width over 32.
+int64_t decode_rle_hybrid(const uint8_t* data, int64_t size, int bit_width, int64_t count,
+                          uint32_t* out);
+
+// The values of a DELTA_BINARY_PACKED run from data[0:size] into out, which has room for
+// `count`: its header must declare exactly `count` values. Returns the bytes read. Arithmetic
+// wraps modulo 2**64, as the encoding defines it. Throws CorruptData for a malformed header
+// (block size not a positive multiple of 128, miniblocks not a multiple of 32 values, a bit
+// width over 64), a count other than `count`, or data ending inside a block.
+int64_t decode_delta_binary_packed(const uint8_t* data, int64_t size, int64_t count,
+                                   int64_t* out);
+
+}  // namespace fsstgpu_native
