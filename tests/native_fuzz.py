@@ -579,8 +579,28 @@ def fuzz_pages():
     drun = np.frombuffer(delta_encode(ints.tolist(), per, minis), np.uint8)
     got, end = _native.delta_binary_packed(drun, n)
     assert np.array_equal(got, ints) and end == len(drun)
+    # byte arrays: PLAIN, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY of sorted strings
+    strs = sorted(bytes(rng.choice(ALPHABET, int(rng.integers(0, 12)))) for _ in range(n))
+    plain = np.frombuffer(b"".join(len(v).to_bytes(4, "little") + v for v in strs), np.uint8)
+    got, offs, end = _native.plain_byte_arrays(plain, n)
+    assert end == len(plain) and got.tobytes() == b"".join(strs)
+    dl = np.frombuffer(delta_encode([len(v) for v in strs]) + b"".join(strs), np.uint8)
+    offs, start = _native.delta_length_byte_arrays(dl, n)
+    assert dl[start:].tobytes() == b"".join(strs) and offs[-1] == len(dl) - start
+    keep = [0] + [next((k for k in range(min(len(a), len(b))) if a[k] != b[k]),
+                       min(len(a), len(b))) for a, b in zip(strs[:-1], strs[1:], strict=True)]
+    keep = keep[:n]
+    tails = [v[k:] for v, k in zip(strs, keep, strict=True)]
+    db = np.frombuffer(delta_encode(keep) + delta_encode([len(t) for t in tails]) +
+                       b"".join(tails), np.uint8)
+    got, offs, end = _native.delta_byte_arrays(db, n)
+    assert end == len(db) and got.tobytes() == b"".join(strs)
+    assert [got[a:b].tobytes() for a, b in zip(offs[:-1], offs[1:], strict=True)] == strs
     for data, fn, args in ((run, _native.rle_hybrid, (width, n)),
-                           (drun, _native.delta_binary_packed, (n,))):
+                           (drun, _native.delta_binary_packed, (n,)),
+                           (plain, _native.plain_byte_arrays, (n,)),
+                           (dl, _native.delta_length_byte_arrays, (n,)),
+                           (db, _native.delta_byte_arrays, (n,))):
         for _ in range(4):
             bad = data.copy()
             how = int(rng.integers(0, 3))

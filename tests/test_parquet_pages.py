@@ -110,3 +110,52 @@ def test_forged_runs_are_refused():
                             (run[:6] + bytes([65]) + run[7:], 3, "65-bit")):
         with pytest.raises(CorruptDataError, match=why):
             native.delta_binary_packed(bad, count)
+
+
+@pytest.mark.parametrize("encoding", ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"])
+def test_byte_array_pages_are_pyarrows(fresh_rng, encoding):
+    n = int(fresh_rng.integers(1, 6000))
+    stems = [bytes(fresh_rng.integers(0, 256, int(fresh_rng.integers(0, 30)), dtype=np.uint8))
+             for _ in range(20)]
+    values = sorted(stems[int(fresh_rng.integers(0, 20))] +
+                    bytes(fresh_rng.integers(0, 256, int(fresh_rng.integers(0, 9)),
+                                             dtype=np.uint8)) for _ in range(n))
+    valid = fresh_rng.random(n) < 0.9
+    column = pa.array([v if ok else None for v, ok in zip(values, valid, strict=True)],
+                      pa.binary())
+    got = []
+    for body, page in _pages(pa.table({"b": column}), use_dictionary=False,
+                             column_encoding={"b": encoding},
+                             data_page_size=int(fresh_rng.choice([1 << 12, 1 << 20]))):
+        (size,) = struct.unpack_from("<i", body)
+        levels, _ = native.rle_hybrid(body[4 : 4 + size], 1, page.num_values)
+        rest, count = body[4 + size :], int(levels.sum())
+        if encoding == "DELTA_LENGTH_BYTE_ARRAY":
+            offsets, start = native.delta_length_byte_arrays(rest, count)
+            data, end = rest[start:], start + int(offsets[-1])
+        elif encoding == "PLAIN":
+            data, offsets, end = native.plain_byte_arrays(rest, count)
+        else:
+            data, offsets, end = native.delta_byte_arrays(rest, count)
+        assert end == len(rest)
+        data = bytes(data)
+        got += [data[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    assert got == column.drop_null().to_pylist()
+
+
+def test_forged_byte_arrays_are_refused():
+    lengths_2_3 = bytes([128, 1, 4, 2, 4, 2, 0, 0, 0, 0])
+    with pytest.raises(CorruptDataError, match="runs past"):
+        native.delta_length_byte_arrays(lengths_2_3 + b"abcd", 2)
+    negative = bytes([128, 1, 4, 2, 1, 0, 0, 0, 0, 0])  # lengths -1, -1
+    with pytest.raises(CorruptDataError, match="length -1"):
+        native.delta_length_byte_arrays(negative + b"ab", 2)
+    with pytest.raises(CorruptDataError, match="runs past"):
+        native.plain_byte_arrays(b"\x05\x00\x00\x00abcd", 1)
+    with pytest.raises(CorruptDataError, match="inside a length"):
+        native.plain_byte_arrays(b"\x01\x00\x00\x00a\x01\x00\x00", 2)
+    with pytest.raises(CorruptDataError):
+        native.plain_byte_arrays(b"\x01\x00\x00\x00a", 1 << 40)
+    ones = bytes([128, 1, 4, 2, 2, 0, 0, 0, 0, 0])  # prefixes 1, 1: the first has no string
+    with pytest.raises(CorruptDataError, match="keeps 1 bytes of a string of 0"):
+        native.delta_byte_arrays(ones + lengths_2_3 + b"abcde", 2)

@@ -1,6 +1,7 @@
 // Parquet's RLE / bit-packed hybrid and DELTA_BINARY_PACKED decoders (parquet_pages.h).
 #include "parquet_pages.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -153,6 +154,54 @@ int64_t decode_delta_binary_packed(const uint8_t* data, int64_t size, int64_t co
         }
     }
     return pos;
+}
+
+int64_t decode_plain_byte_arrays(const uint8_t* data, int64_t size, int64_t count,
+                                 int64_t* offsets, uint8_t* out) {
+    int64_t pos = 0, at = 0;
+    offsets[0] = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        if (size - pos < 4) throw CorruptData("PLAIN byte arrays end inside a length");
+        uint32_t length = 0;
+        std::memcpy(&length, data + pos, 4);  // (little-endian: x86-64 and aarch64)
+        pos += 4;
+        if (length > 0x7FFFFFFFu || static_cast<int64_t>(length) > size - pos) {
+            throw CorruptData("a PLAIN byte array of " + std::to_string(length) +
+                              " bytes runs past its page's " + std::to_string(size - pos));
+        }
+        if (length) std::memcpy(out + at, data + pos, length);
+        pos += length;
+        at += length;
+        offsets[k + 1] = at;
+    }
+    return pos;
+}
+
+int64_t decode_delta_strings(const int64_t* prefix, const int64_t* suffix_offsets,
+                             const uint8_t* suffixes, int64_t count, int64_t* offsets,
+                             uint8_t* out, int64_t out_size) {
+    int64_t at = 0, before = 0;  // the previous string's length
+    offsets[0] = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        const int64_t keep = prefix[k];
+        const int64_t add = suffix_offsets[k + 1] - suffix_offsets[k];
+        if (keep < 0 || keep > before) {
+            throw CorruptData("DELTA_BYTE_ARRAY string " + std::to_string(k) + " keeps " +
+                              std::to_string(keep) + " bytes of a string of " +
+                              std::to_string(before));
+        }
+        if (add < 0 || keep + add > out_size - at) {
+            throw CorruptData("DELTA_BYTE_ARRAY strings outgrow their " +
+                              std::to_string(out_size) + " bytes");
+        }
+        // (memmove: the prefix is the previous string's own bytes, just before)
+        if (keep) std::memmove(out + at, out + at - before, static_cast<size_t>(keep));
+        if (add) std::memcpy(out + at + keep, suffixes + suffix_offsets[k], static_cast<size_t>(add));
+        before = keep + add;
+        at += before;
+        offsets[k + 1] = at;
+    }
+    return at;
 }
 
 }  // namespace fsstgpu_native

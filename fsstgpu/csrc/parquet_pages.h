@@ -25,4 +25,20 @@ int64_t decode_rle_hybrid(const uint8_t* data, int64_t size, int bit_width, int6
 int64_t decode_delta_binary_packed(const uint8_t* data, int64_t size, int64_t count,
                                    int64_t* out);
 
+// PLAIN byte arrays (each a 4-byte little-endian length, then its bytes) from data[0:size]:
+// `count` of them, their lengths' running sum into offsets (count + 1, from 0) and their bytes
+// end to end into out (which has room for size bytes: they are fewer). Returns the bytes
+// read. Throws CorruptData where a length is negative or runs past the data.
+int64_t decode_plain_byte_arrays(const uint8_t* data, int64_t size, int64_t count,
+                                 int64_t* offsets, uint8_t* out);
+
+// DELTA_BYTE_ARRAY's `count` strings: each the first prefix[k] bytes of the string before it,
+// then its suffix (suffix_offsets, count + 1 from 0, into suffixes); their offsets into
+// offsets (count + 1, from 0) and their bytes into out, which has room for out_size bytes.
+// Returns the strings' bytes. Throws CorruptData where a prefix is negative or longer than the
+// string before it, or the strings outgrow out_size.
+int64_t decode_delta_strings(const int64_t* prefix, const int64_t* suffix_offsets,
+                             const uint8_t* suffixes, int64_t count, int64_t* offsets,
+                             uint8_t* out, int64_t out_size);
+
 }  // namespace fsstgpu_native

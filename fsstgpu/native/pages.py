@@ -1,16 +1,24 @@
 """The compiled decoders of Parquet's value encodings (``fsstgpu._native``, C++ in
 ``fsstgpu/csrc/parquet_pages*``), for reading a file's pages raw
 (:mod:`fsstgpu.formats.raw_pages`): the RLE / bit-packed hybrid of definition levels and
-dictionary indices, and DELTA_BINARY_PACKED, the lengths of DELTA_LENGTH_BYTE_ARRAY's strings.
+dictionary indices, DELTA_BINARY_PACKED, and the byte arrays of PLAIN, DELTA_LENGTH_BYTE_ARRAY
+(the fsst codes' usual encoding) and DELTA_BYTE_ARRAY pages.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu._native import delta_binary_packed as _delta_binary_packed, rle_hybrid as _rle_hybrid
+from fsstgpu._native import (
+    delta_binary_packed as _delta_binary_packed,
+    delta_byte_arrays as _delta_byte_arrays,
+    delta_length_byte_arrays as _delta_length_byte_arrays,
+    plain_byte_arrays as _plain_byte_arrays,
+    rle_hybrid as _rle_hybrid,
+)
 
-__all__ = ["delta_binary_packed", "rle_hybrid"]
+__all__ = ["delta_binary_packed", "delta_byte_arrays", "delta_length_byte_arrays",
+           "plain_byte_arrays", "rle_hybrid"]
 
 
 def rle_hybrid(data, bit_width: int, count: int) -> tuple[np.ndarray, int]:
@@ -56,3 +64,68 @@ def delta_binary_packed(data, count: int) -> tuple[np.ndarray, int]:
     ([10, 11, 13], 14)
     """
     return _delta_binary_packed(np.frombuffer(data, np.uint8), int(count))
+
+
+def delta_length_byte_arrays(data, count: int) -> tuple[np.ndarray, int]:
+    """The offsets (int64, ``count + 1`` from 0) of a DELTA_LENGTH_BYTE_ARRAY run of ``count``
+    byte arrays at the start of ``data``, and where their bytes start in it: the arrays are
+    ``data[start + offsets[k] : start + offsets[k + 1]]``, their bytes end to end.
+
+    Raises
+    ------
+    fsstgpu.CorruptDataError
+        Where the lengths are malformed, negative or run past the data.
+
+    Examples
+    --------
+    >>> from fsstgpu import native
+    >>> # lengths 2, 3 (first 2, one delta of 1: min delta 1, 0-bit miniblocks), then "abcde"
+    >>> run = bytes([128, 1, 4, 2, 4, 2, 0, 0, 0, 0]) + b"abcde"
+    >>> offsets, start = native.delta_length_byte_arrays(run, 2)
+    >>> offsets.tolist(), run[start:]
+    ([0, 2, 5], b'abcde')
+    """
+    return _delta_length_byte_arrays(np.frombuffer(data, np.uint8), int(count))
+
+
+def plain_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """``count`` PLAIN byte arrays (each a 4-byte length, then its bytes) from the start of
+    ``data``: their bytes end to end (uint8), their offsets (int64, ``count + 1`` from 0) and
+    the bytes read.
+
+    Raises
+    ------
+    fsstgpu.CorruptDataError
+        Where a length runs past the data.
+
+    Examples
+    --------
+    >>> from fsstgpu import native
+    >>> values, offsets, end = native.plain_byte_arrays(b"\\2\\0\\0\\0ab\\0\\0\\0\\0", 2)
+    >>> values.tobytes(), offsets.tolist(), end
+    (b'ab', [0, 2, 2], 10)
+    """
+    return _plain_byte_arrays(np.frombuffer(data, np.uint8), int(count))
+
+
+def delta_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """``count`` DELTA_BYTE_ARRAY strings (each a prefix of the one before, then a suffix;
+    prefix lengths and suffixes as DELTA_BINARY_PACKED and DELTA_LENGTH_BYTE_ARRAY runs) from
+    the start of ``data``: their bytes end to end, their offsets (``count + 1`` from 0) and the
+    bytes read.
+
+    Raises
+    ------
+    fsstgpu.CorruptDataError
+        Where a prefix is longer than the string before it, or a run is malformed.
+
+    Examples
+    --------
+    >>> from fsstgpu import native
+    >>> zeros = bytes([128, 1, 4, 2, 0, 0, 0, 0, 0, 0])  # two zeros: "keep nothing"
+    >>> suffixes = bytes([128, 1, 4, 2, 4, 2, 0, 0, 0, 0]) + b"abcde"  # lengths 2, 3
+    >>> values, offsets, end = native.delta_byte_arrays(zeros + suffixes, 2)
+    >>> values.tobytes(), offsets.tolist(), end == len(zeros + suffixes)
+    (b'abcde', [0, 2, 5], True)
+    """
+    return _delta_byte_arrays(np.frombuffer(data, np.uint8), int(count))
