@@ -64,6 +64,10 @@ class Page:
     crc: int | None
     levels_size: int = 0
     compressed: bool = True
+    #: a version 1 data page's definition levels' encoding (3: RLE, what writers use); a
+    #: version 2 page's repetition levels' bytes (its definition levels follow them)
+    levels_encoding: int = 3
+    rep_levels_size: int = 0
 
 
 def chunk_span(meta, file_size: int, where: str) -> tuple[int, int]:
@@ -122,18 +126,22 @@ def _page(raw: bytes, at: int, where: str) -> tuple[Page, int]:
     sub = header.get({"data": 5, "dictionary": 7, "data_v2": 8}[kind])
     if not isinstance(sub, Struct):
         raise CorruptDataError(f"{where}: the {kind} page at byte {at} has no {kind} header")
-    levels, compressed = 0, True
+    levels, compressed, levels_encoding, rep_size = 0, True, 3, 0
     if kind == "data_v2":
         encoding = _int(sub, 4, where, at)
-        levels = _int(sub, 5, where, at) + _int(sub, 6, where, at)
+        rep_size = _int(sub, 6, where, at)
+        levels = _int(sub, 5, where, at) + rep_size
         compressed = sub.get(7, True) is not False
         if levels > size or levels > uncompressed:
             raise CorruptDataError(f"{where}: the page at byte {at} has {levels} bytes of "
                                    f"levels in a page of {size}")
     else:
         encoding = _int(sub, 2, where, at)
+        if kind == "data":
+            levels_encoding = _int(sub, 3, where, at)
     page = Page(kind, encoding, _int(sub, 1, where, at), pos, size, uncompressed,
-                None if crc is None else crc & 0xFFFFFFFF, levels, compressed)
+                None if crc is None else crc & 0xFFFFFFFF, levels, compressed, levels_encoding,
+                rep_size)
     return page, pos + size
 
 

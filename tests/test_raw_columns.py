@@ -1,0 +1,135 @@
+"""An fsst column's row groups read from their pages raw (formats/raw_columns.py) equal
+pyarrow's read of the same storage, on compress_file outputs of real text (this machine's and
+dbtext), zstd and uncompressed pages, with nulls, long strings (cuts), repeating lines (codes
+dictionary-encoded) and sorted ones (DELTA_BYTE_ARRAY); damaged pages raise CorruptDataError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats import compress_file
+from fsstgpu.formats.arrow_read import is_fsst_type
+from fsstgpu.formats.parquet_options import leaf_columns
+from fsstgpu.formats.raw_columns import Unsupported, read_fsst_chunk
+from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, read_span
+
+
+def _table(which: str, rng) -> pa.Table:
+    if which == "dbtext":
+        if dbtext_dir() is None:
+            pytest.skip("dbtext corpus not found (set FSSTGPU_DBTEXT or run beside shared/)")
+        table = dbtext_table()
+        return table.take(np.sort(rng.choice(len(table), 50_000, replace=False)))
+    table = machine_text_table(30_000)
+    strings = [n for n in table.column_names if pa.types.is_string(table.schema.field(n).type)]
+    first = table.column(strings[0])
+    mask = pa.array(rng.random(len(table)) < 0.2)
+    table = table.set_column(table.schema.get_field_index(strings[0]), strings[0],
+                             pc.if_else(mask, pa.scalar(None, first.type), first))
+    # long strings: cut inside (the cuts leaf holds values)
+    long = pa.array([("x" * int(rng.integers(0, 9000)) + s) if s else s for s in
+                     table.column(strings[1]).to_pylist()], pa.large_string())
+    return table.set_column(table.schema.get_field_index(strings[1]), strings[1], long)
+
+
+@pytest.fixture(scope="module", params=["machine", "dbtext"])
+def files(request, tmp_path_factory):
+    rng = np.random.default_rng(81)
+    table = _table(request.param, rng)
+    src = tmp_path_factory.mktemp("rawcol") / "src.parquet"
+    pq.write_table(table, src, row_group_size=len(table) // 3 + 1)
+    out = {}
+    for codec in ("zstd", "none"):
+        out[codec] = src.with_name(f"f_{codec}.parquet")
+        compress_file(src, out[codec], parquet_codec=codec)
+    return out
+
+
+def _fsst_fields(path):
+    f = pq.ParquetFile(path)
+    schema = f.schema_arrow
+    leaves = leaf_columns(schema, f.metadata.num_columns)
+    return f, [(schema.field(n), leaves[n]) for n in schema.names
+               if is_fsst_type(schema.field(n).type)]
+
+
+@pytest.mark.parametrize("codec", ["zstd", "none"])
+def test_every_fsst_row_group_reads_as_pyarrow_reads_it(files, codec):
+    path = files[codec]
+    f, fields = _fsst_fields(path)
+    assert len(fields) >= 1
+    whole = pq.read_table(path)
+    for field, leaves in fields:
+        for k in range(f.metadata.num_row_groups):
+            got = read_fsst_chunk(path, f.metadata, field, leaves, k)
+            want = f.read_row_group(k, columns=[field.name]).column(0).combine_chunks()
+            want = want.storage if isinstance(want, pa.ExtensionArray) else want
+            assert got.equals(want), (field.name, k)
+            assert got.type == want.type
+        assert whole.num_rows == f.metadata.num_rows
+
+
+def test_the_files_have_the_encodings_the_reader_takes(files):
+    """What the test above covered: the codes in DELTA_LENGTH_BYTE_ARRAY, and (this machine's
+    text) dictionary-encoded and DELTA_BYTE_ARRAY codes, and cuts with values."""
+    f = pq.ParquetFile(files["zstd"])
+    found = {(f.metadata.row_group(k).column(j).path_in_schema.split(".")[-1], enc)
+             for k in range(f.metadata.num_row_groups)
+             for j in range(f.metadata.num_columns)
+             for enc in f.metadata.row_group(k).column(j).encodings}
+    assert ("codes", "DELTA_LENGTH_BYTE_ARRAY") in found or ("codes", "DELTA_BYTE_ARRAY") \
+        in found
+    assert ("table", "RLE_DICTIONARY") in found
+
+
+def _damaged(path, tmp_path, leaf_name, fresh_rng):
+    f, fields = _fsst_fields(path)
+    field, leaves = fields[0]
+    j = leaves[["codes", "lengths", "cuts", "table"].index(leaf_name)]
+    col = f.metadata.row_group(0).column(j)
+    raw = bytearray(open(path, "rb").read())
+    start, size = chunk_span(col, len(raw), "x")
+    import os
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        pages = chunk_pages(read_span(fd, start, size, "x"), col.num_values, "x")
+    finally:
+        os.close(fd)
+    page = pages[-1]
+    raw[start + page.start + int(fresh_rng.integers(0, page.size))] ^= 0x20
+    bad = tmp_path / f"bad_{leaf_name}.parquet"
+    bad.write_bytes(bytes(raw))
+    return bad, f.metadata, field, leaves
+
+
+@pytest.mark.parametrize("leaf", ["codes", "lengths", "table"])
+def test_a_flipped_byte_in_a_leaf_is_corrupt_data(files, tmp_path, fresh_rng, leaf):
+    bad, metadata, field, leaves = _damaged(files["zstd"], tmp_path, leaf, fresh_rng)
+    with pytest.raises(CorruptDataError, match=f"row group 0, column {field.name}.{leaf}"):
+        read_fsst_chunk(bad, metadata, field, leaves, 0)
+
+
+def test_unchecked_damage_still_errs_or_reads_never_crashes(files, tmp_path, fresh_rng):
+    """With the CRCs not checked, damaged pages reach the decoders: a clean error or a
+    result, never a crash (the sanitizer fuzz covers the decoders' bounds)."""
+    for leaf in ("codes", "lengths", "table") * 4:
+        bad, metadata, field, leaves = _damaged(files["none"], tmp_path, leaf, fresh_rng)
+        try:
+            read_fsst_chunk(bad, metadata, field, leaves, 0, check=False)
+        except (CorruptDataError, Unsupported):
+            pass
+
+
+def test_a_plain_column_is_not_taken(files):
+    f = pq.ParquetFile(files["zstd"])
+    schema = f.schema_arrow
+    plain = next(fld for fld in schema if not is_fsst_type(fld.type))
+    with pytest.raises(Unsupported):
+        read_fsst_chunk(files["zstd"], f.metadata, plain, [0, 1, 2, 3], 0)
