@@ -620,6 +620,76 @@ def fuzz_pages():
             pass
 
 
+def leaf_page_values(strs, encoding, width_dict=None):
+    """A data page's values: byte arrays in ``encoding`` (0 PLAIN, 6 DELTA_LENGTH, 7 DELTA,
+    8 dictionary indices into width_dict's dictionary)."""
+    if encoding == 0:
+        return b"".join(len(v).to_bytes(4, "little") + v for v in strs)
+    if encoding == 6:
+        return delta_encode([len(v) for v in strs]) + b"".join(strs)
+    if encoding == 7:
+        keep = [0] + [next((k for k in range(min(len(a), len(b))) if a[k] != b[k]),
+                           min(len(a), len(b))) for a, b in zip(strs[:-1], strs[1:],
+                                                                 strict=True)]
+        keep = keep[: len(strs)]
+        tails = [v[k:] for v, k in zip(strs, keep, strict=True)]
+        return delta_encode(keep) + delta_encode([len(t) for t in tails]) + b"".join(tails)
+    words, width = width_dict
+    return bytes([width]) + rle_encode([words.index(v) for v in strs], width)
+
+
+def fuzz_leaf():
+    """A leaf chunk of a few model-encoded pages (levels up to 2, each page's values in a
+    random encoding, a dictionary page or not) decoded as the model says; then damaged pages:
+    a result or a clean error, never a fault."""
+    rows = int(rng.integers(0, 200))
+    max_def = int(rng.integers(0, 3))
+    levels = rng.integers(0, max_def + 1, rows) if max_def else np.zeros(rows, np.int64)
+    words = sorted({bytes(rng.choice(ALPHABET, int(rng.integers(0, 6)))) for _ in range(8)})
+    width = max(1, (len(words) - 1).bit_length())
+    strs = [words[int(rng.integers(0, len(words)))] for _ in range(rows)]
+    cuts = sorted(rng.integers(0, rows + 1, int(rng.integers(0, 3))).tolist())
+    bounds = [0, *cuts, rows]
+    dict_page = b"".join(len(w).to_bytes(4, "little") + w for w in words)
+    bodies, meta, keep = [dict_page], [[2, 0, 3, len(words), 0, 0]], rng.random() < 0.3
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        lv = levels[a:b]
+        present = [strs[r] for r in range(a, b) if lv[r - a] == max_def]
+        enc = 8 if keep else int(rng.choice([0, 6, 7, 8]))
+        values = leaf_page_values(present, enc, (words, width))
+        levels_run = rle_encode([int(v) for v in lv], max_def.bit_length()) if max_def else b""
+        body = (len(levels_run).to_bytes(4, "little") + levels_run if max_def else b"") + values
+        bodies.append(body)
+        meta.append([0, enc, 3, b - a, 0, 0])
+    pages = np.array(meta, np.int64)
+    arrays = [np.frombuffer(x, np.uint8) for x in bodies]
+    out = _native.decode_leaf(arrays, pages, 0, max_def, keep, rows)
+    assert out[0].tolist() == [int(v) for v in levels] and out[1] == int((levels == max_def).sum())
+    if keep:
+        got = [words[int(i)] for i, v in zip(out[5], levels, strict=True) if v == max_def]
+    else:
+        data, offs = out[3].tobytes(), out[2]
+        got = [data[offs[r]:offs[r + 1]] for r in range(rows) if levels[r] == max_def]
+        assert all(offs[r] == offs[r + 1] for r in range(rows) if levels[r] != max_def)
+    assert got == [s for s, v in zip(strs, levels, strict=True) if v == max_def]
+    for _ in range(6):
+        bad = [a.copy() for a in arrays]
+        k = int(rng.integers(0, len(bad)))
+        if len(bad[k]):
+            if rng.random() < 0.5:
+                bad[k][int(rng.integers(0, len(bad[k])))] = int(rng.integers(0, 256))
+            else:
+                bad[k] = bad[k][: int(rng.integers(0, len(bad[k])))]
+        meta_bad = pages.copy()
+        if rng.random() < 0.3:
+            meta_bad[int(rng.integers(0, len(meta_bad))), int(rng.integers(0, 6))] = \
+                int(rng.choice([-1, 0, 1, 3, 7, 1 << 40]))
+        try:
+            _native.decode_leaf(bad, meta_bad, int(rng.integers(0, 3)), max_def, keep, rows)
+        except ValueError:
+            pass
+
+
 def slot_of(packed):
     p = (int(packed) & 0xFFFFFF) * 2971215073
     return (p ^ (p >> 15)) & 4095
@@ -973,6 +1043,7 @@ for r in range(ROUNDS):
     fuzz_train()
     fuzz_lookups()
     fuzz_pages()
+    fuzz_leaf()
     if r % 5 == 0:
         fuzz_plan()
         fuzz_args(_native, rng, symbols, strings)

@@ -159,3 +159,24 @@ def test_forged_byte_arrays_are_refused():
     ones = bytes([128, 1, 4, 2, 2, 0, 0, 0, 0, 0])  # prefixes 1, 1: the first has no string
     with pytest.raises(CorruptDataError, match="keeps 1 bytes of a string of 0"):
         native.delta_byte_arrays(ones + lengths_2_3 + b"abcde", 2)
+
+
+def test_decode_leaf_refuses_forged_counts_and_unsupported_layouts():
+    levels = bytes([3, 0b101])
+    body = len(levels).to_bytes(4, "little") + levels + b"\1\0\0\0a\2\0\0\0bc"
+    page = np.array([[0, 0, 3, 3, 0, 0]])
+    assert native.decode_leaf([body], page, native.LEAF_BYTES, 1, max_rows=3)[1] == 2
+    with pytest.raises(CorruptDataError, match="cannot hold"):
+        native.decode_leaf([body], page, native.LEAF_BYTES, 1, max_rows=2)  # 3 rows in 2
+    with pytest.raises(CorruptDataError, match="cannot hold"):
+        native.decode_leaf([body], np.array([[0, 0, 3, 1 << 40, 0, 0]]), native.LEAF_BYTES, 1,
+                           max_rows=1 << 50)
+    with pytest.raises(CorruptDataError, match="cannot be in"):  # a dictionary page's count
+        native.decode_leaf([b"\1\0\0\0a", body], np.array([[2, 0, 3, 1 << 40, 0, 0], page[0]]),
+                           native.LEAF_BYTES, 1, max_rows=3)
+    with pytest.raises(ValueError, match="not RLE") as info:
+        native.decode_leaf([body], np.array([[0, 0, 4, 3, 0, 0]]), native.LEAF_BYTES, 1,
+                           max_rows=3)
+    assert not isinstance(info.value, CorruptDataError)  # (a layout not taken: not damage)
+    with pytest.raises(ValueError, match="0-2"):
+        native.decode_leaf([body], page, 5, 1, max_rows=3)

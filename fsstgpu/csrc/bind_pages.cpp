@@ -11,6 +11,7 @@
 
 #include "bind_arrays.h"
 #include "errors.h"
+#include "parquet_leaf.h"
 #include "parquet_pages.h"
 
 namespace py = pybind11;
@@ -129,6 +130,50 @@ py::tuple delta_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) 
     return py::make_tuple(values[py::slice(0, total, 1)], offsets, end);
 }
 
+// One leaf chunk's decompressed pages (bodies, and a row of `pages` a page: kind, encoding,
+// levels encoding, values, repetition levels' bytes, levels' bytes) decoded into Arrow's
+// layout; unsupported layouts raise ValueError (malformed pages CorruptDataError).
+py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pages,
+                         int physical, int max_def, bool keep_indices, int64_t max_rows) {
+    const int64_t n = bind::length(pages, "pages", 2);
+    if (pages.shape(1) != 6 || static_cast<int64_t>(bodies.size()) != n) {
+        throw std::invalid_argument("pages must hold 6 fields a page, a body each");
+    }
+    if (max_rows < 0) throw std::invalid_argument("max_rows must be >= 0");
+    if (physical < kLeafBytes || physical > kLeafInt64 || max_def < 0 || max_def > 2) {
+        throw std::invalid_argument("physical must be 0-2 and max_def 0-2");
+    }
+    std::vector<bind::Array<uint8_t>> held;  // (the bodies kept alive without the GIL)
+    held.reserve(static_cast<size_t>(n));
+    std::vector<LeafPage> in(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+        held.push_back(bind::as_array<uint8_t>(bodies[static_cast<size_t>(k)], "a page body"));
+        const int64_t* f = pages.data() + 6 * k;
+        LeafPage& page = in[static_cast<size_t>(k)];
+        page.body = held.back().data();
+        page.size = bind::length(held.back(), "a page body");
+        page.kind = static_cast<int>(f[0]);
+        page.encoding = static_cast<int>(f[1]);
+        page.levels_encoding = static_cast<int>(f[2]);
+        page.num_values = f[3];
+        page.rep_size = f[4];
+        page.levels_size = f[5];
+        if (f[0] < 0 || f[0] > 2) throw std::invalid_argument("a page kind must be 0-2");
+    }
+    LeafColumn col;  // (an unsupported layout's std::domain_error arrives as ValueError)
+    bind::without_gil([&] { col = decode_leaf(in, physical, max_def, keep_indices, max_rows); });
+    py::object none = py::none();
+    const bool bytes = physical == kLeafBytes && !col.indexed;
+    return py::make_tuple(
+        bind::to_array_freed(col.levels), col.present,
+        bytes ? py::object(bind::to_array_freed(col.offsets)) : none,
+        bytes ? py::object(bind::to_array_freed(col.data)) : none,
+        physical != kLeafBytes && !col.indexed ? py::object(bind::to_array_freed(col.ints)) : none,
+        col.indexed ? py::object(bind::to_array_freed(col.indices)) : none,
+        col.indexed ? py::object(bind::to_array_freed(col.dict_offsets)) : none,
+        col.indexed ? py::object(bind::to_array_freed(col.dict_data)) : none);
+}
+
 }  // namespace
 
 void bind_pages(py::module_& m) {
@@ -139,4 +184,7 @@ void bind_pages(py::module_& m) {
           py::arg("count"));
     m.def("plain_byte_arrays", &plain_byte_arrays_py, py::arg("data"), py::arg("count"));
     m.def("delta_byte_arrays", &delta_byte_arrays_py, py::arg("data"), py::arg("count"));
+    m.def("decode_leaf", &decode_leaf_py, py::arg("bodies"), py::arg("pages"),
+          py::arg("physical"), py::arg("max_def"), py::arg("keep_indices"),
+          py::arg("max_rows"));
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu._native import (
+    decode_leaf as _decode_leaf,
     delta_binary_packed as _delta_binary_packed,
     delta_byte_arrays as _delta_byte_arrays,
     delta_length_byte_arrays as _delta_length_byte_arrays,
@@ -17,8 +18,11 @@ from fsstgpu._native import (
     rle_hybrid as _rle_hybrid,
 )
 
-__all__ = ["delta_binary_packed", "delta_byte_arrays", "delta_length_byte_arrays",
-           "plain_byte_arrays", "rle_hybrid"]
+__all__ = ["LEAF_BYTES", "LEAF_INT32", "LEAF_INT64", "decode_leaf", "delta_binary_packed",
+           "delta_byte_arrays", "delta_length_byte_arrays", "plain_byte_arrays", "rle_hybrid"]
+
+#: :func:`decode_leaf`'s physical types
+LEAF_BYTES, LEAF_INT32, LEAF_INT64 = 0, 1, 2
 
 
 def rle_hybrid(data, bit_width: int, count: int) -> tuple[np.ndarray, int]:
@@ -129,3 +133,60 @@ def delta_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
     (b'abcde', [0, 2, 5], True)
     """
     return _delta_byte_arrays(np.frombuffer(data, np.uint8), int(count))
+
+
+def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: bool = False,
+                max_rows: int) -> tuple:
+    """A Parquet leaf column chunk decoded into Arrow's layout in one call without the GIL: a
+    top-level leaf (no repetition levels) with definition levels up to 2.
+
+    Parameters
+    ----------
+    bodies : list of bytes-like
+        Each page's payload decompressed (a version 2 data page's levels first).
+    pages : numpy.ndarray of int64, shape (len(bodies), 6)
+        A page's kind (0 data v1, 1 data v2, 2 dictionary), encoding, definition levels'
+        encoding (v1), value count, repetition levels' bytes and levels' bytes (v2).
+    physical : int
+        ``LEAF_BYTES``, ``LEAF_INT32`` or ``LEAF_INT64``.
+    max_def : int
+        The leaf's greatest definition level: a row holds a value where its level is it.
+    keep_indices : bool
+        The values are a dictionary's indices, kept (every data page dictionary-encoded).
+    max_rows : int
+        The most rows the chunk may hold (its row group's).
+
+    Returns
+    -------
+    tuple
+        ``(levels, present, offsets, data, ints, indices, dict_offsets, dict_data)``: a
+        definition level a row (uint8) and the rows holding a value; byte arrays' offsets over
+        the rows (int64, from 0; a null row adds nothing) and bytes; or ints a row (int64, 0
+        under a null); or (``keep_indices``) an index a row (uint32) and the dictionary's
+        offsets and bytes; the others None.
+
+    Raises
+    ------
+    fsstgpu.CorruptDataError
+        For malformed pages.
+    ValueError
+        For a layout it does not take (read the chunk another way), or ``physical`` or
+        ``max_def`` outside 0-2.
+    fsstgpu.CorruptDataError
+        For malformed pages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu import native
+    >>> # one v1 data page of 3 rows, levels (1, 0, 1) (RLE: a bit-packed group), PLAIN values
+    >>> levels = bytes([3, 0b101])
+    >>> body = len(levels).to_bytes(4, "little") + levels + b"\\1\\0\\0\\0a\\2\\0\\0\\0bc"
+    >>> out = native.decode_leaf([body], np.array([[0, 0, 3, 3, 0, 0]]), native.LEAF_BYTES, 1,
+    ...                          max_rows=3)
+    >>> out[0].tolist(), out[1], out[2].tolist(), out[3].tobytes()
+    ([1, 0, 1], 2, [0, 1, 1, 3], b'abc')
+    """
+    return _decode_leaf([np.frombuffer(b, np.uint8) for b in bodies],
+                        np.ascontiguousarray(pages, np.int64).reshape(-1, 6), int(physical),
+                        int(max_def), bool(keep_indices), int(max_rows))
