@@ -89,7 +89,7 @@ def column_sizes(path) -> dict[str, int]:
     return out
 
 
-def _upload_strings(table: pa.Table, names: list[str]) -> None:
+def upload_strings(table: pa.Table, names: list[str]) -> None:
     """Upload the buffers of ``names``' chunks to the GPU and wait: the yardstick's last step."""
     import cupy as cp
     import numpy as np
@@ -169,7 +169,7 @@ elif how == "stream":
         del unit
 elif how == "pyarrow":
     table = pq.read_table(path)
-    bf._upload_strings(table, bf._string_columns(table))
+    bf.upload_strings(table, bf._string_columns(table))
 cp.cuda.Device().synchronize()
 done.set()
 sampler.join()
@@ -299,7 +299,7 @@ def bench_table(name: str, table: pa.Table, workdir, *, gpu: bool, repeat: int =
     if gpu:
         for codec in ("snappy", "zstd"):
             row["to_gpu_s"][codec] = time_wall(
-                lambda c=codec: _upload_strings(pq.read_table(paths[c]), strings), repeat=repeat)
+                lambda c=codec: upload_strings(pq.read_table(paths[c]), strings), repeat=repeat)
         for f in ("fsstgpu", "fsstgpu-none"):
             row["to_gpu_s"][f] = time_wall(lambda f=f: _to_gpu_fsstgpu(paths[f]), repeat=repeat)
         row["to_gpu_s"]["fsstgpu-stream"] = time_wall(

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks.files import upload_strings
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.formats import compress_file, read_table_device
 from fsstgpu.formats.arrow_read import is_fsst_type
@@ -99,13 +100,7 @@ def measure(name, table, work, repeat, host_only, pool):
     import cupy as cp
 
     def pyarrow_upload():
-        t = pq.read_table(src, columns=strings)
-        for n in strings:
-            for chunk in t.column(n).chunks:
-                for buf in chunk.buffers():
-                    if buf is not None and buf.size:
-                        cp.asarray(np.frombuffer(buf, np.uint8))
-        cp.cuda.get_current_stream().synchronize()
+        upload_strings(pq.read_table(src, columns=strings), strings)
 
     row("pyarrow zstd read + upload of the strings", best(pyarrow_upload, repeat))
     for codec, path in files.items():

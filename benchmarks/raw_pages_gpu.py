@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks.files import upload_strings
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.formats import compress_file, read_table, read_table_device, sinks
 from fsstgpu.formats.device_reader import stream_to_device
@@ -98,13 +99,7 @@ def measure(name, table, work, repeat, host_only=False, page_bytes=None):
          zstd_file_MB=src.stat().st_size / 1e6, fsst_file_MB=dst.stat().st_size / 1e6)
 
     def pyarrow_to_gpu():
-        t = pq.read_table(src)
-        for n in strings:
-            for chunk in t.column(n).chunks:
-                for buf in chunk.buffers():
-                    if buf is not None and buf.size:
-                        cp.asarray(np.frombuffer(buf, np.uint8))
-        cp.cuda.get_current_stream().synchronize()
+        upload_strings(pq.read_table(src), strings)
 
     def ours_to_gpu():
         read_table_device(dst)

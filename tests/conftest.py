@@ -193,3 +193,27 @@ def write_units():
     """Writes units each a row group / record batch of its own: ``write_units(units, path,
     fmt)``."""
     return _write_units
+
+
+def _zstd_and_plain(table, folder) -> dict:
+    """``table`` written as Parquet in three row groups into ``folder``, and that file's
+    ``compress_file`` outputs there: fsst pages zstd and uncompressed, keyed "zstd" and
+    "none"."""
+    import pyarrow.parquet as pq
+
+    from fsstgpu.formats import compress_file
+
+    src = folder / "src.parquet"
+    pq.write_table(table, src, row_group_size=len(table) // 3 + 1)
+    out = {}
+    for codec in ("zstd", "none"):
+        out[codec] = folder / f"fsst_{codec}.parquet"
+        compress_file(src, out[codec], parquet_codec=codec)
+    return out
+
+
+@pytest.fixture(scope="session")
+def zstd_and_plain():
+    """``zstd_and_plain(table, folder)``: fsstgpu files of ``table`` with zstd and
+    uncompressed pages (the raw page reader's tests)."""
+    return _zstd_and_plain

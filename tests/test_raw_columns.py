@@ -13,7 +13,6 @@ import pytest
 
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats import compress_file
 from fsstgpu.formats.arrow_read import is_fsst_type
 from fsstgpu.formats.parquet_options import leaf_columns
 from fsstgpu.formats.raw_columns import Unsupported, read_fsst_chunk
@@ -39,16 +38,10 @@ def _table(which: str, rng) -> pa.Table:
 
 
 @pytest.fixture(scope="module", params=["machine", "dbtext"])
-def files(request, tmp_path_factory):
+def files(request, tmp_path_factory, zstd_and_plain):
     rng = np.random.default_rng(81)
     table = _table(request.param, rng)
-    src = tmp_path_factory.mktemp("rawcol") / "src.parquet"
-    pq.write_table(table, src, row_group_size=len(table) // 3 + 1)
-    out = {}
-    for codec in ("zstd", "none"):
-        out[codec] = src.with_name(f"f_{codec}.parquet")
-        compress_file(src, out[codec], parquet_codec=codec)
-    return out
+    return zstd_and_plain(table, tmp_path_factory.mktemp("rawcol"))
 
 
 def _fsst_fields(path):

@@ -15,7 +15,6 @@ import pytest
 
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats import compress_file
 from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span, decompressed, read_span
 
 DELTA_LENGTH_BYTE_ARRAY = 6
@@ -58,15 +57,9 @@ def _chunks(path):
 
 
 @pytest.fixture(scope="module", params=["machine", "dbtext"])
-def written(request, tmp_path_factory):
+def written(request, tmp_path_factory, zstd_and_plain):
     table = _text_table(request.param)
-    src = tmp_path_factory.mktemp("raw") / "src.parquet"
-    pq.write_table(table, src, row_group_size=len(table) // 3 + 1)
-    outs = {}
-    for codec in ("zstd", "none"):
-        outs[codec] = src.with_name(f"fsst_{codec}.parquet")
-        compress_file(src, outs[codec], parquet_codec=codec)
-    return outs
+    return zstd_and_plain(table, tmp_path_factory.mktemp("raw"))
 
 
 @pytest.mark.parametrize("codec", ["zstd", "none"])
