@@ -4,7 +4,8 @@ buffer and uploaded in one copy (uncompressed pages: the device would decode the
 zstd pages: the host's zstd of them, a thread a core, added), beside pyarrow's zstd read +
 upload of the strings, fsstgpu's ``read_table_device`` of the zstd and the uncompressed file,
 and the host reads: pyarrow's of the fsst columns and :mod:`fsstgpu.formats.raw_columns`'
-(a thread a column and row group). One JSON line a row; wall clock, best of ``--repeat``.
+(a thread a column and row group). One JSON line a row; wall clock, the median of
+``--repeat`` after a warm-up (section 67 took the best of 3).
 
 Usage: ``python -m benchmarks.raw_direct [--rows N] [--repeat R] [--host-only]`` from the
 checkout's root (dbtext by FSSTGPU_DBTEXT; this machine's text always).
@@ -16,7 +17,6 @@ import argparse
 import json
 import os
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,22 +25,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmarks.files import upload_strings
+from benchmarks.timing import time_wall
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.formats import compress_file, read_table_device
 from fsstgpu.formats.arrow_read import is_fsst_type
 from fsstgpu.formats.parquet_options import leaf_columns
 from fsstgpu.formats.raw_columns import read_fsst_chunk
 from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed
-
-
-def best(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def emit(**row):
@@ -89,12 +80,12 @@ def measure(name, table, work, repeat, host_only, pool):
         fields = [schema.field(n) for n in schema.names if is_fsst_type(schema.field(n).type)]
         names = [f.name for f in fields]
         row(f"host: pyarrow read of the fsst columns ({codec} pages)",
-            best(lambda p=path, n=names: pq.read_table(p, columns=n), repeat))
+            time_wall(lambda p=path, n=names: pq.read_table(p, columns=n), repeat=repeat))
         jobs = [(fld, k) for fld in fields for k in range(meta[codec].num_row_groups)]
         row(f"host: raw_columns of the fsst columns ({codec} pages, a thread a chunk)",
-            best(lambda p=path, c=codec, lv=leaves, js=jobs: list(pool.map(
+            time_wall(lambda p=path, c=codec, lv=leaves, js=jobs: list(pool.map(
                 lambda job: read_fsst_chunk(p, meta[c], job[0], lv[job[0].name], job[1],
-                                            threads=1), js)), repeat))
+                                            threads=1), js)), repeat=repeat))
     if host_only:
         return
     import cupy as cp
@@ -102,11 +93,11 @@ def measure(name, table, work, repeat, host_only, pool):
     def pyarrow_upload():
         upload_strings(pq.read_table(src, columns=strings), strings)
 
-    row("pyarrow zstd read + upload of the strings", best(pyarrow_upload, repeat))
+    row("pyarrow zstd read + upload of the strings", time_wall(pyarrow_upload, repeat=repeat))
     for codec, path in files.items():
         row(f"fsstgpu read_table_device ({codec} pages)",
-            best(lambda p=path: (read_table_device(p),
-                                 cp.cuda.get_current_stream().synchronize()), repeat))
+            time_wall(lambda p=path: (read_table_device(p),
+                                 cp.cuda.get_current_stream().synchronize()), repeat=repeat))
     stream = cp.cuda.Stream(non_blocking=True)
     for codec, path in files.items():
         spans = fsst_spans(path)
@@ -127,7 +118,7 @@ def measure(name, table, work, repeat, host_only, pool):
             stream.synchronize()
 
         row(f"direct: chunks preadv'd into pinned memory + one upload ({codec} pages, "
-            f"{starts[-1] / 1e6:.1f} MB)", best(direct, repeat))
+            f"{starts[-1] / 1e6:.1f} MB)", time_wall(direct, repeat=repeat))
         if codec == "zstd":
             pages = [(k, p) for k, (_, _, col) in enumerate(spans)
                      for p in chunk_pages(bytes(host[starts[k] : starts[k + 1]]),
@@ -139,7 +130,7 @@ def measure(name, table, work, repeat, host_only, pool):
                     host[starts[kp[0]] : starts[kp[0] + 1]].tobytes(), kp[1], "zstd"), pages))
 
             row("direct + the host's zstd of every page (a thread a core)",
-                best(zstd_after, repeat))
+                time_wall(zstd_after, repeat=repeat))
         os.close(fd)
 
 
