@@ -35,6 +35,7 @@ import pyarrow as pa
 from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span, decompressed, read_span
+from fsstgpu.types import integer_dtype
 
 __all__ = ["Unsupported", "read_fsst_chunk"]
 
@@ -85,7 +86,7 @@ def _binary_array(type_, present, offsets, data) -> pa.Array:
 
 
 def _int_array(type_, present, values) -> pa.Array:
-    full = values.astype(type_.to_pandas_dtype(), copy=False)
+    full = values.astype(integer_dtype(type_), copy=False)
     return pa.Array.from_buffers(type_, len(present), [_bitmap(present), pa.py_buffer(full)],
                                  null_count=_nulls(present))
 

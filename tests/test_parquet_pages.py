@@ -16,6 +16,7 @@ import pytest
 
 from fsstgpu import CorruptDataError, native
 from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed
+from fsstgpu.types import integer_dtype
 
 
 def _pages(table, **options):
@@ -32,14 +33,14 @@ def _pages(table, **options):
 
 @pytest.mark.parametrize("dtype", [pa.int32(), pa.int64()])
 def test_delta_binary_packed_is_pyarrows(fresh_rng, dtype):
-    info = np.iinfo(dtype.to_pandas_dtype())
+    info = np.iinfo(integer_dtype(dtype))
     n = int(fresh_rng.integers(1, 5000))
     kind = fresh_rng.integers(0, 3, n)
     values = np.where(kind == 0, fresh_rng.integers(info.min, info.max, n, endpoint=True),
                       np.where(kind == 1, fresh_rng.integers(-5, 5, n),
                                np.cumsum(fresh_rng.integers(0, 300, n)) % (info.max // 2)))
     values[: int(fresh_rng.integers(0, 3))] = info.max  # extremes: deltas that wrap
-    table = pa.table({"x": pa.array(values.astype(dtype.to_pandas_dtype()), dtype)},
+    table = pa.table({"x": pa.array(values.astype(integer_dtype(dtype)), dtype)},
                      schema=pa.schema([pa.field("x", dtype, nullable=False)]))
     got = []
     for body, page in _pages(table, use_dictionary=False,
@@ -51,8 +52,8 @@ def test_delta_binary_packed_is_pyarrows(fresh_rng, dtype):
         assert end == len(body)
         got.append(decoded)
     # (int32 values are delta-coded in 32 bits: the int64 decode holds them modulo 2**32)
-    assert np.array_equal(np.concatenate(got).astype(dtype.to_pandas_dtype()), values.astype(
-        dtype.to_pandas_dtype()))
+    assert np.array_equal(np.concatenate(got).astype(integer_dtype(dtype)), values.astype(
+        integer_dtype(dtype)))
 
 
 def test_dictionary_indices_and_definition_levels_are_pyarrows(fresh_rng):
