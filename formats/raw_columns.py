@@ -161,7 +161,7 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
     children = []
     struct_valid = None
     for (child, *_, max_def, where), out in zip(jobs, decoded, strict=True):
-        levels, _, offsets, data, ints, indices, dict_offsets, dict_data = out
+        levels, _, offsets, data, ints, indices, dict_offsets, dict_data, _ = out
         if len(levels) != rows:
             raise CorruptDataError(f"{where}: {len(levels)} levels in {rows} rows")
         present = levels == max_def

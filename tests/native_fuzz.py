@@ -672,6 +672,11 @@ def fuzz_leaf():
         got = [data[offs[r]:offs[r + 1]] for r in range(rows) if levels[r] == max_def]
         assert all(offs[r] == offs[r + 1] for r in range(rows) if levels[r] != max_def)
     assert got == [s for s, v in zip(strs, levels, strict=True) if v == max_def]
+    if not keep:  # the bytes left in place: the same values from the bodies' runs
+        placed = _native.decode_leaf(arrays, pages, 0, max_def, keep, rows, True)
+        assert np.array_equal(placed[2], out[2])
+        runs = [(placed[3] if b < 0 else arrays[b])[st : st + n] for b, st, n in placed[8]]
+        assert b"".join(r.tobytes() for r in runs) == out[3].tobytes()
     for _ in range(6):
         bad = [a.copy() for a in arrays]
         k = int(rng.integers(0, len(bad)))
@@ -685,7 +690,8 @@ def fuzz_leaf():
             meta_bad[int(rng.integers(0, len(meta_bad))), int(rng.integers(0, 6))] = \
                 int(rng.choice([-1, 0, 1, 3, 7, 1 << 40]))
         try:
-            _native.decode_leaf(bad, meta_bad, int(rng.integers(0, 3)), max_def, keep, rows)
+            _native.decode_leaf(bad, meta_bad, int(rng.integers(0, 3)), max_def, keep, rows,
+                                bool(rng.random() < 0.5))
         except ValueError:
             pass
 

@@ -5,18 +5,21 @@ dictionary-encoded) and sorted ones (DELTA_BYTE_ARRAY); damaged pages raise Corr
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from fsstgpu import native
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow_read import is_fsst_type
 from fsstgpu.formats.parquet_options import leaf_columns
 from fsstgpu.formats.raw_columns import Unsupported, read_fsst_chunk
-from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, read_span
+from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed, read_span
 
 
 def _table(which: str, rng) -> pa.Table:
@@ -88,8 +91,6 @@ def _damaged(path, tmp_path, leaf_name, fresh_rng):
     col = f.metadata.row_group(0).column(j)
     raw = bytearray(open(path, "rb").read())
     start, size = chunk_span(col, len(raw), "x")
-    import os
-
     fd = os.open(path, os.O_RDONLY)
     try:
         pages = chunk_pages(read_span(fd, start, size, "x"), col.num_values, "x")
@@ -126,3 +127,40 @@ def test_a_plain_column_is_not_taken(files):
     plain = next(fld for fld in schema if not is_fsst_type(fld.type))
     with pytest.raises(Unsupported):
         read_fsst_chunk(files["zstd"], f.metadata, plain, [0, 1, 2, 3], 0)
+
+
+@pytest.mark.parametrize("codec", ["zstd", "none"])
+def test_codes_left_in_place_are_the_codes(files, codec):
+    """``decode_leaf(in_place=True)``, what a device reader will use: the codes' runs in the
+    page bodies (and in ``data`` for pages that had to be decoded) end to end are the codes
+    the copying decode gives, with the same offsets."""
+    path = files[codec]
+    f, fields = _fsst_fields(path)
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    left_in_place = 0
+    try:
+        for _, leaves in fields:
+            for k in range(f.metadata.num_row_groups):
+                col = f.metadata.row_group(k).column(leaves[0])  # the codes
+                raw = read_span(fd, *chunk_span(col, size, "x"), "x")
+                pages = chunk_pages(raw, col.num_values, "x")
+                bodies = [decompressed(raw, p, col.compression) for p in pages]
+                meta = np.array([({"data": 0, "data_v2": 1, "dictionary": 2}[p.kind],
+                                  p.encoding, p.levels_encoding, p.num_values,
+                                  p.rep_levels_size, p.levels_size) for p in pages])
+                max_def = f.schema.column(leaves[0]).max_definition_level
+                rows = f.metadata.row_group(k).num_rows
+                copied = native.decode_leaf(bodies, meta, native.LEAF_BYTES, max_def,
+                                            max_rows=rows)
+                placed = native.decode_leaf(bodies, meta, native.LEAF_BYTES, max_def,
+                                            max_rows=rows, in_place=True)
+                assert np.array_equal(copied[2], placed[2])
+                runs = [(placed[3] if b < 0 else np.frombuffer(bodies[b], np.uint8))[s : s + n]
+                        for b, s, n in placed[8]]
+                joined = np.concatenate(runs) if runs else np.zeros(0, np.uint8)
+                assert np.array_equal(joined, copied[3])
+                left_in_place += int((placed[8][:, 0] >= 0).sum()) if len(placed[8]) else 0
+    finally:
+        os.close(fd)
+    assert left_in_place  # (some pages' codes were left where they are)

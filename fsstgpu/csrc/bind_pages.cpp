@@ -134,7 +134,8 @@ py::tuple delta_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) 
 // levels encoding, values, repetition levels' bytes, levels' bytes) decoded into Arrow's
 // layout; unsupported layouts raise ValueError (malformed pages CorruptDataError).
 py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pages,
-                         int physical, int max_def, bool keep_indices, int64_t max_rows) {
+                         int physical, int max_def, bool keep_indices, int64_t max_rows,
+                         bool in_place) {
     const int64_t n = bind::length(pages, "pages", 2);
     if (pages.shape(1) != 6 || static_cast<int64_t>(bodies.size()) != n) {
         throw std::invalid_argument("pages must hold 6 fields a page, a body each");
@@ -161,7 +162,9 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
         if (f[0] < 0 || f[0] > 2) throw std::invalid_argument("a page kind must be 0-2");
     }
     LeafColumn col;  // (an unsupported layout's std::domain_error arrives as ValueError)
-    bind::without_gil([&] { col = decode_leaf(in, physical, max_def, keep_indices, max_rows); });
+    bind::without_gil([&] {
+        col = decode_leaf(in, physical, max_def, keep_indices, max_rows, in_place);
+    });
     py::object none = py::none();
     const bool bytes = physical == kLeafBytes && !col.indexed;
     return py::make_tuple(
@@ -171,7 +174,10 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
         physical != kLeafBytes && !col.indexed ? py::object(bind::to_array_freed(col.ints)) : none,
         col.indexed ? py::object(bind::to_array_freed(col.indices)) : none,
         col.indexed ? py::object(bind::to_array_freed(col.dict_offsets)) : none,
-        col.indexed ? py::object(bind::to_array_freed(col.dict_data)) : none);
+        col.indexed ? py::object(bind::to_array_freed(col.dict_data)) : none,
+        bytes && in_place
+            ? py::object(py::array(bind::to_array_freed(col.regions)).attr("reshape")(-1, 3))
+            : none);
 }
 
 }  // namespace
@@ -186,5 +192,5 @@ void bind_pages(py::module_& m) {
     m.def("delta_byte_arrays", &delta_byte_arrays_py, py::arg("data"), py::arg("count"));
     m.def("decode_leaf", &decode_leaf_py, py::arg("bodies"), py::arg("pages"),
           py::arg("physical"), py::arg("max_def"), py::arg("keep_indices"),
-          py::arg("max_rows"));
+          py::arg("max_rows"), py::arg("in_place") = false);
 }

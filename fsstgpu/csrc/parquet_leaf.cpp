@@ -24,9 +24,11 @@ int bit_width(int v) {
 }
 
 // Byte arrays of one run (count of them) in `encoding` appended to offsets/data (offsets'
-// last entry the running end); returns the bytes read.
+// last entry the running end); returns the bytes read. With `in_place` (not null) a
+// DELTA_LENGTH_BYTE_ARRAY run's bytes are not copied: *in_place is where they start in p.
 int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count,
-                     std::vector<int64_t>& offsets, std::vector<uint8_t>& data) {
+                     std::vector<int64_t>& offsets, std::vector<uint8_t>& data,
+                     int64_t* in_place = nullptr) {
     const int64_t base = static_cast<int64_t>(data.size());
     // (a PLAIN array takes 4 bytes at least; the callers' other counts are rows of a row
     // group: bounded before anything is allocated)
@@ -51,7 +53,11 @@ int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count
             offs[static_cast<size_t>(k)] = offs[static_cast<size_t>(k - 1)] + length;
         }
         const int64_t total = offs[static_cast<size_t>(count)];
-        data.insert(data.end(), p + start, p + start + total);
+        if (in_place) {
+            *in_place = start;
+        } else {
+            data.insert(data.end(), p + start, p + start + total);
+        }
         used = start + total;
     } else if (encoding == kDeltaBytes) {
         std::vector<int64_t> prefix(static_cast<size_t>(count));
@@ -86,7 +92,7 @@ int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count
 }  // namespace
 
 LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max_def,
-                       bool keep_indices, int64_t max_rows) {
+                       bool keep_indices, int64_t max_rows, bool in_place) {
     if (max_def < 0 || max_def > 2) unsupported("definition levels above 2");
     if (physical < kLeafBytes || physical > kLeafInt64) unsupported("a physical type");
     const int width = bit_width(max_def);
@@ -117,7 +123,14 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
     col.levels.resize(static_cast<size_t>(total));
     int64_t filled = 0;
     values_offsets.reserve(static_cast<size_t>(total) + 1);
-    for (const LeafPage& page : pages) {
+    // with in_place, the bytes of the present values, page after page: each run
+    // (source page or -1 for data, start, bytes)
+    auto region = [&](int64_t source, int64_t start, int64_t bytes) {
+        if (!in_place || !bytes) return;
+        col.regions.insert(col.regions.end(), {source, start, bytes});
+    };
+    for (size_t page_index = 0; page_index < pages.size(); ++page_index) {
+        const LeafPage& page = pages[page_index];
         if (page.size < 0 || page.num_values < 0) throw CorruptData("a page of negative size");
         if (page.kind == kDictionaryPage) {
             if (have_dict) throw CorruptData("a second dictionary page");
@@ -212,20 +225,23 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
             }
             if (keep_indices) continue;  // (the indices kept: a table's index a row)
             if (physical == kLeafBytes) {  // (sized first, then copied: no growth a row)
+                const int64_t from = static_cast<int64_t>(values_data.size());
                 const int64_t* dict = col.dict_offsets.data();
-                int64_t end = values_offsets.back();
+                int64_t end = values_offsets.back();  // (the values' running end: with
+                const int64_t first = end;            // in_place, past bytes not in data)
                 for (size_t k = at; k < values_idx.size(); ++k) {
                     end += dict[values_idx[k] + 1] - dict[values_idx[k]];
                     values_offsets.push_back(end);
                 }
                 size_t to = values_data.size();
-                values_data.resize(static_cast<size_t>(end));
+                values_data.resize(static_cast<size_t>(from + (end - first)));
                 for (size_t k = at; k < values_idx.size(); ++k) {
                     const int64_t a = dict[values_idx[k]], b = dict[values_idx[k] + 1];
                     if (b > a) std::memcpy(values_data.data() + to, col.dict_data.data() + a,
                                            static_cast<size_t>(b - a));
                     to += static_cast<size_t>(b - a);
                 }
+                region(-1, from, static_cast<int64_t>(values_data.size()) - from);
             } else {
                 for (size_t k = at; k < values_idx.size(); ++k) {
                     values_ints.push_back(dict_ints[values_idx[k]]);
@@ -236,7 +252,17 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
             // (a leaf whose indices are kept takes only dictionary-encoded pages)
             if (keep_indices) unsupported("values beside dictionary indices");
             if (physical == kLeafBytes) {
-                append_bytes(p, left, page.encoding, count, values_offsets, values_data);
+                const int64_t from = static_cast<int64_t>(values_data.size());
+                const int64_t end = values_offsets.back();
+                int64_t start = -1;
+                append_bytes(p, left, page.encoding, count, values_offsets, values_data,
+                             in_place && page.encoding == kDeltaLength ? &start : nullptr);
+                if (start >= 0) {  // the page's bytes where they are
+                    region(static_cast<int64_t>(page_index), (p - page.body) + start,
+                           values_offsets.back() - end);
+                } else {
+                    region(-1, from, static_cast<int64_t>(values_data.size()) - from);
+                }
             } else if (page.encoding == kPlain) {
                 if (count > left / item) throw CorruptData("PLAIN values run past their page");
                 for (int64_t k = 0; k < count; ++k) {

@@ -30,9 +30,13 @@ struct LeafColumn {
     int64_t rows = 0;
     std::vector<uint8_t> levels;  // a definition level a row
     int64_t present = 0;          // rows at the leaf's maximum level
-    // bytes: offsets over the rows (rows + 1, from 0; a null row adds nothing) and the bytes
+    // bytes: offsets over the rows (rows + 1, from 0; a null row adds nothing) and the bytes;
+    // with in_place, `data` holds only the bytes that had to be decoded, and the values' bytes
+    // are the runs in `regions` end to end: (page, start, bytes) triples, page -1 for `data`
+    // (a DELTA_LENGTH_BYTE_ARRAY page's bytes stay in its body, uncopied)
     std::vector<int64_t> offsets;
     std::vector<uint8_t> data;
+    std::vector<int64_t> regions;
     // ints: a value a row (0 under a null), as int64
     std::vector<int64_t> ints;
     // keep_indices with every data page dictionary-encoded: an index a row (0 under a null)
@@ -44,9 +48,10 @@ struct LeafColumn {
 };
 
 // The chunk of at most max_rows rows in `pages`. keep_indices: the values are a dictionary's
-// indices, kept (every data page must be dictionary-encoded). Unsupported layouts throw
-// std::domain_error (the caller reads the chunk another way); malformed pages CorruptData.
+// indices, kept (every data page must be dictionary-encoded). in_place: byte arrays left where
+// they are (LeafColumn::regions). Unsupported layouts throw std::domain_error (the caller reads
+// the chunk another way); malformed pages CorruptData.
 LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max_def,
-                       bool keep_indices, int64_t max_rows);
+                       bool keep_indices, int64_t max_rows, bool in_place = false);
 
 }  // namespace fsstgpu_native

@@ -136,7 +136,7 @@ def delta_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: bool = False,
-                max_rows: int) -> tuple:
+                max_rows: int, in_place: bool = False) -> tuple:
     """A Parquet leaf column chunk decoded into Arrow's layout in one call without the GIL: a
     top-level leaf (no repetition levels) with definition levels up to 2.
 
@@ -155,15 +155,20 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
         The values are a dictionary's indices, kept (every data page dictionary-encoded).
     max_rows : int
         The most rows the chunk may hold (its row group's).
+    in_place : bool
+        Byte arrays: leave a DELTA_LENGTH_BYTE_ARRAY page's bytes in its body (a device
+        reader uploads the bodies as they are) and say where the values' bytes are.
 
     Returns
     -------
     tuple
-        ``(levels, present, offsets, data, ints, indices, dict_offsets, dict_data)``: a
-        definition level a row (uint8) and the rows holding a value; byte arrays' offsets over
-        the rows (int64, from 0; a null row adds nothing) and bytes; or ints a row (int64, 0
-        under a null); or (``keep_indices``) an index a row (uint32) and the dictionary's
-        offsets and bytes; the others None.
+        ``(levels, present, offsets, data, ints, indices, dict_offsets, dict_data, regions)``:
+        a definition level a row (uint8) and the rows holding a value; byte arrays' offsets
+        over the rows (int64, from 0; a null row adds nothing) and bytes; or ints a row (int64,
+        0 under a null); or (``keep_indices``) an index a row (uint32) and the dictionary's
+        offsets and bytes; with ``in_place``, ``regions`` (int64, a row of (body, start, bytes)
+        a run: body -1 for ``data``): the values' bytes are those runs end to end, and
+        ``data`` holds only the bytes that had to be decoded; the others None.
 
     Raises
     ------
@@ -186,7 +191,14 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
     ...                          max_rows=3)
     >>> out[0].tolist(), out[1], out[2].tolist(), out[3].tobytes()
     ([1, 0, 1], 2, [0, 1, 1, 3], b'abc')
+    >>> # the same values DELTA_LENGTH_BYTE_ARRAY-coded (lengths 1, 2), left in place
+    >>> values = bytes([128, 1, 4, 2, 2, 2, 0, 0, 0, 0]) + b"abc"
+    >>> body = len(levels).to_bytes(4, "little") + levels + values
+    >>> out = native.decode_leaf([body], np.array([[0, 6, 3, 3, 0, 0]]), native.LEAF_BYTES, 1,
+    ...                          max_rows=3, in_place=True)
+    >>> out[2].tolist(), out[3].tobytes(), out[8].tolist(), body[16:19]
+    ([0, 1, 1, 3], b'', [[0, 16, 3]], b'abc')
     """
     return _decode_leaf([np.frombuffer(b, np.uint8) for b in bodies],
                         np.ascontiguousarray(pages, np.int64).reshape(-1, 6), int(physical),
-                        int(max_def), bool(keep_indices), int(max_rows))
+                        int(max_def), bool(keep_indices), int(max_rows), bool(in_place))
