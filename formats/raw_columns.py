@@ -49,17 +49,31 @@ class Unsupported(Exception):
     pyarrow)."""
 
 
+def _body(raw, page, codec: str):
+    """A page's payload as its encoder wrote it: a view of ``raw`` where it is stored so
+    (uncompressed; its levels first either way), else decompressed."""
+    if codec.lower() in ("uncompressed", "none") or not page.compressed:
+        if page.size != page.uncompressed_size:
+            raise CorruptDataError(f"a stored page of {page.size} bytes, its header says "
+                                   f"{page.uncompressed_size}")
+        return memoryview(raw)[page.start : page.start + page.size]
+    return decompressed(raw, page, codec)
+
+
 def _leaf(raw: bytes, pages: list, codec: str, physical: str, max_def: int, rows: int,
-          where: str, keep_indices: bool = False) -> tuple:
+          where: str, keep_indices: bool = False, in_place: bool = False) -> tuple:
     """One leaf's chunk decoded (:func:`fsstgpu.native.decode_leaf`'s tuple)."""
     if physical not in _PHYSICAL or max_def > 2:
         raise Unsupported(f"{where}: physical type {physical}, definition levels {max_def}")
-    bodies = [decompressed(raw, page, codec) for page in pages]
+    try:
+        bodies = [_body(raw, page, codec) for page in pages]
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{where}: {exc}") from None
     meta = np.array([(_KIND[p.kind], p.encoding, p.levels_encoding, p.num_values,
                       p.rep_levels_size, p.levels_size) for p in pages], np.int64).reshape(-1, 6)
     try:
         return native.decode_leaf(bodies, meta, _PHYSICAL[physical], max_def,
-                                  keep_indices=keep_indices, max_rows=rows)
+                                  keep_indices=keep_indices, max_rows=rows, in_place=in_place)
     except CorruptDataError as exc:
         raise CorruptDataError(f"{where}: {exc}") from None
     except ValueError as exc:  # (a layout decode_leaf does not take)
@@ -102,12 +116,20 @@ def _table_array(type_, present, indices, offsets, data, where) -> pa.Array:
 
 
 def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, *,
-                    threads: int | None = None, check: bool = True) -> pa.Array:
+                    threads: int | None = None, check: bool = True, raws=None,
+                    codes_in_place: bool = False):
     """Row group ``k`` of the fsst column ``field`` (as pyarrow's schema of the file names it:
     the extension type, storage version 4) of the Parquet file at ``path`` (``metadata``: its
     footer), whose leaves are the file's columns ``leaves`` (codes, lengths, cuts, table):
     its storage struct, as ``pyarrow.parquet`` would read it, from the pages read raw
-    (``check``: their CRCs checked).
+    (``check``: their CRCs checked). ``raws``: the four chunks' bytes, already read (else they
+    are read here).
+
+    With ``codes_in_place`` the codes are not copied: the result is ``(storage, runs, data)``,
+    the storage's codes child holding an unread placeholder of their size, and the codes being
+    the ``runs`` end to end (int64 rows of (leaf chunk's byte, bytes) into the codes chunk's
+    bytes, or (-1 - byte, bytes) into ``data``, the bytes that had to be decoded): what a
+    device reader that has the chunk's bytes uploaded gathers there.
 
     Raises
     ------
@@ -127,7 +149,7 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
     size = os.path.getsize(path)
     struct_level = 1 if field.nullable else 0
     jobs = []
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY) if raws is None else -1
     try:
         for child, j in zip(storage, leaves, strict=True):
             col = group.column(j)
@@ -135,14 +157,16 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
             leaf = schema.column(j)
             if leaf.max_repetition_level or col.path_in_schema != f"{field.name}.{child.name}":
                 raise Unsupported(f"{where}: not a top-level fsst leaf")
-            raw = read_span(fd, *chunk_span(col, size, where), where)
+            raw = raws[len(jobs)] if raws is not None else \
+                read_span(fd, *chunk_span(col, size, where), where)
             pages = chunk_pages(raw, col.num_values, where)
             if col.num_values != rows:
                 raise CorruptDataError(f"{where}: {col.num_values} values in {rows} rows")
             jobs.append((child, raw, pages, col.compression, col.physical_type,
                          leaf.max_definition_level, where))
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
 
     def decode(job):
         child, raw, pages, codec, physical, max_def, where = job
@@ -150,8 +174,11 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
             check_crcs(raw, pages, where)
         if max_def < struct_level:
             raise Unsupported(f"{where}: definition levels {max_def} under a nullable struct")
+        # (a compressed page's body is a copy: its codes are not in the chunk's bytes)
+        stored = codec.lower() in ("uncompressed", "none")
         return _leaf(raw, pages, codec, physical, max_def, rows, where,
-                     keep_indices=child.name == "table")
+                     keep_indices=child.name == "table",
+                     in_place=codes_in_place and child.name == "codes" and stored)
 
     if threads == 1:
         decoded = [decode(job) for job in jobs]
@@ -160,8 +187,14 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
             decoded = list(pool.map(decode, jobs))
     children = []
     struct_valid = None
-    for (child, *_, max_def, where), out in zip(jobs, decoded, strict=True):
-        levels, _, offsets, data, ints, indices, dict_offsets, dict_data, _ = out
+    runs = None
+    for (child, _, pages, *_, max_def, where), out in zip(jobs, decoded, strict=True):
+        levels, _, offsets, data, ints, indices, dict_offsets, dict_data, regions = out
+        if codes_in_place and child.name == "codes":  # runs into the chunk or into data
+            runs = _runs(regions, pages) if regions is not None else \
+                np.array([[-1, len(data)]] if len(data) else [], np.int64).reshape(-1, 2)
+            kept = data
+            data = np.empty(int(offsets[-1]), np.uint8)  # (never read: a placeholder)
         if len(levels) != rows:
             raise CorruptDataError(f"{where}: {len(levels)} levels in {rows} rows")
         present = levels == max_def
@@ -182,4 +215,15 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
         else:
             raise Unsupported(f"{where}: a {child.type} child of another layout")
     mask = None if struct_valid is None or struct_valid.all() else pa.array(~struct_valid)
-    return pa.StructArray.from_arrays(children, fields=list(storage), mask=mask)
+    out = pa.StructArray.from_arrays(children, fields=list(storage), mask=mask)
+    return (out, runs, kept) if codes_in_place else out
+
+
+def _runs(regions: np.ndarray, pages: list) -> np.ndarray:
+    """``decode_leaf``'s regions (body, start, bytes) as (byte, bytes) rows: into the chunk's
+    bytes (its pages stored uncompressed: a body is a view of them) or, as -1 - byte, into the
+    decoded bytes."""
+    out = np.empty((len(regions), 2), np.int64)
+    for r, (body, start, size) in enumerate(regions.tolist()):
+        out[r] = (-1 - start, size) if body < 0 else (pages[body].start + start, size)
+    return out

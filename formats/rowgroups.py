@@ -407,9 +407,16 @@ class Source:
         metadata accessors do not)."""
         table = read_row_group(parquet, k, columns, self.leaf_columns,
                                use_threads=self.use_threads)
+        self.check_chunks(k, columns)
+        return table
+
+    def check_chunks(self, k: int, columns) -> None:
+        """Row group ``k``'s chunks of the top-level ``columns`` against the footer's record of
+        them where fsstgpu wrote the file (what :meth:`read_row_group` checks after pyarrow's
+        read), for a reader that read them itself
+        (:mod:`~fsstgpu.formats.direct_reader`)."""
         if self._chunk_record is not None:
             self._chunk_record.check(k, leaf_indices(columns, self.leaf_columns))
-        return table
 
     def rows_checked(self, k: int, table: pa.Table) -> pa.Table:
         """``table``, read from row group ``k``, if it has the footer's rows: a damaged column

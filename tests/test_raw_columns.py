@@ -164,3 +164,37 @@ def test_codes_left_in_place_are_the_codes(files, codec):
     finally:
         os.close(fd)
     assert left_in_place  # (some pages' codes were left where they are)
+
+
+@pytest.mark.parametrize("codec", ["zstd", "none"])
+def test_codes_in_place_runs_gather_the_codes(files, codec):
+    """``read_fsst_chunk(codes_in_place=True)``: the storage equal but for its codes (an unread
+    placeholder of their size), and the runs into the codes chunk's bytes (or the decoded
+    bytes) gathering exactly pyarrow's codes."""
+    path = files[codec]
+    f, fields = _fsst_fields(path)
+    size = os.path.getsize(path)
+    in_chunk = 0
+    for field, leaves in fields:
+        for k in range(f.metadata.num_row_groups):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                raws = [read_span(fd, *chunk_span(f.metadata.row_group(k).column(j), size, "x"),
+                                  "x") for j in leaves]
+            finally:
+                os.close(fd)
+            storage, runs, data = read_fsst_chunk(path, f.metadata, field, leaves, k, raws=raws,
+                                                  codes_in_place=True)
+            want = f.read_row_group(k, columns=[field.name]).column(0).combine_chunks()
+            want = want.storage if isinstance(want, pa.ExtensionArray) else want
+            for name in ("lengths", "cuts", "table"):
+                assert storage.field(name).equals(want.field(name))
+            codes = want.field("codes")
+            assert np.array_equal(np.frombuffer(storage.field("codes").buffers()[1], np.int64),
+                                  np.frombuffer(codes.buffers()[1], np.int64)[: len(codes) + 1])
+            chunk = np.frombuffer(raws[0], np.uint8)
+            gathered = b"".join((data[-1 - at : -1 - at + n] if at < 0 else chunk[at : at + n])
+                                .tobytes() for at, n in runs)
+            assert gathered == b"".join(v or b"" for v in codes.to_pylist())
+            in_chunk += sum(at >= 0 for at, _ in runs)
+    assert (in_chunk > 0) == (codec == "none")  # (zstd pages' codes are decoded copies)
