@@ -1,9 +1,15 @@
 """An fsst column's row group read from its pages raw (:mod:`fsstgpu.formats.raw_pages`) instead
 of through pyarrow's reader: the storage struct (``formats/arrow.md``: ``codes``, ``lengths``,
 ``cuts``, ``table``) built from the four leaves' pages with the compiled decoders of
-:mod:`fsstgpu.native.pages`, equal to what ``pyarrow.parquet`` reads. The pages are
-decompressed on the reader's threads and the codes' bytes land in one buffer with no
-intermediate arrays, the shape a device reader uploads as it is (issue #24 item 2).
+:mod:`fsstgpu.native.pages`, equal to what ``pyarrow.parquet`` reads; with ``codes_in_place``
+the codes of pages stored uncompressed are not copied but located in the chunk's bytes, for a
+device reader that uploads the chunks as they are (issue #24 item 2).
+
+Not wired into any reader: as a host reader it is slower than pyarrow's, and the device reader
+built on it (``formats/direct_reader.py`` at 80cd04e) lost to ``read_table_device``
+(BENCHMARKS.md section 67: the dictionary-encoded codes materialised on the host and the
+Python around each row group, serialised by the GIL). It is the tested host step for the next
+try.
 
 What it takes: top-level columns (no repetition levels), data pages of version 1 or 2 with RLE
 definition levels, values PLAIN, dictionary-encoded (a PLAIN dictionary page),

@@ -413,8 +413,7 @@ class Source:
     def check_chunks(self, k: int, columns) -> None:
         """Row group ``k``'s chunks of the top-level ``columns`` against the footer's record of
         them where fsstgpu wrote the file (what :meth:`read_row_group` checks after pyarrow's
-        read), for a reader that read them itself
-        (:mod:`~fsstgpu.formats.direct_reader`)."""
+        read), for a reader that reads them itself (issue #24 item 2's raw page reader)."""
         if self._chunk_record is not None:
             self._chunk_record.check(k, leaf_indices(columns, self.leaf_columns))
 
