@@ -89,6 +89,16 @@ Array<T> to_array_freed(std::vector<T>& v) {
     return out;
 }
 
+// v as an array without a copy: the vector moves to the heap and the array's base (a capsule)
+// owns it. For large results (a leaf chunk's decoded bytes): copying them again cost as much as
+// producing them.
+template <class T>
+Array<T> to_array_moved(std::vector<T>&& v) {
+    auto* owned = new std::vector<T>(std::move(v));
+    pybind11::capsule base(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return Array<T>(static_cast<pybind11::ssize_t>(owned->size()), owned->data(), base);
+}
+
 // The thread that imported the extension (module.cpp sets it): the one that normally finalizes.
 inline unsigned long& import_thread() {
     static unsigned long ident = 0;

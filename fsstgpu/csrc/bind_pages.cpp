@@ -167,16 +167,19 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
     });
     py::object none = py::none();
     const bool bytes = physical == kLeafBytes && !col.indexed;
+    // (the vectors moved into the arrays: no copy of a chunk's bytes on the way out)
     return py::make_tuple(
-        bind::to_array_freed(col.levels), col.present,
-        bytes ? py::object(bind::to_array_freed(col.offsets)) : none,
-        bytes ? py::object(bind::to_array_freed(col.data)) : none,
-        physical != kLeafBytes && !col.indexed ? py::object(bind::to_array_freed(col.ints)) : none,
-        col.indexed ? py::object(bind::to_array_freed(col.indices)) : none,
-        col.indexed ? py::object(bind::to_array_freed(col.dict_offsets)) : none,
-        col.indexed ? py::object(bind::to_array_freed(col.dict_data)) : none,
+        bind::to_array_moved(std::move(col.levels)), col.present,
+        bytes ? py::object(bind::to_array_moved(std::move(col.offsets))) : none,
+        bytes ? py::object(bind::to_array_moved(std::move(col.data))) : none,
+        physical != kLeafBytes && !col.indexed
+            ? py::object(bind::to_array_moved(std::move(col.ints))) : none,
+        col.indexed ? py::object(bind::to_array_moved(std::move(col.indices))) : none,
+        col.indexed ? py::object(bind::to_array_moved(std::move(col.dict_offsets))) : none,
+        col.indexed ? py::object(bind::to_array_moved(std::move(col.dict_data))) : none,
         bytes && in_place
-            ? py::object(py::array(bind::to_array_freed(col.regions)).attr("reshape")(-1, 3))
+            ? py::object(py::array(bind::to_array_moved(std::move(col.regions)))
+                             .attr("reshape")(-1, 3))
             : none);
 }
 
