@@ -143,6 +143,23 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
         For a layout this reader does not take (read the column with pyarrow).
     fsstgpu.CorruptDataError
         For malformed or damaged pages, naming the file, row group and column.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
+    >>> d = tempfile.mkdtemp()
+    >>> rows = [f"line {i} of a log" for i in range(200)]
+    >>> pq.write_table(pa.table({"s": rows}), os.path.join(d, "s.parquet"))
+    >>> path = os.path.join(d, "f.parquet")
+    >>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
+    >>> f = pq.ParquetFile(path)
+    >>> storage, runs, data = read_fsst_chunk(path, f.metadata, f.schema_arrow.field("s"),
+    ...                                       [0, 1, 2, 3], 0, codes_in_place=True)
+    >>> # the codes: runs (byte, bytes) into the codes chunk, or (-1 - byte) into data
+    >>> placeholder = storage.field("codes").buffers()[2]
+    >>> len(storage), runs.shape[1], int(runs[:, 1].sum()) == len(placeholder)
+    (200, 2, True)
     """
     storage = field.type.storage_type if isinstance(field.type, pa.BaseExtensionType) \
         else field.type

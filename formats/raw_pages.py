@@ -73,7 +73,19 @@ class Page:
 def chunk_span(meta, file_size: int, where: str) -> tuple[int, int]:
     """Where column chunk ``meta`` (pyarrow's ``ColumnChunkMetaData``) lies in a file of
     ``file_size`` bytes: (start, size), from its dictionary page if it has one, checked to lie
-    inside the file."""
+    inside the file.
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> out = io.BytesIO()
+    >>> pq.write_table(pa.table({"s": ["ab", "cd"] * 50}), out, write_page_checksum=True)
+    >>> raw = out.getvalue()
+    >>> meta = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0)
+    >>> start, size = chunk_span(meta, len(raw), "s")
+    >>> raw[start - 4 : start] == b"PAR1", size == meta.total_compressed_size
+    (True, True)
+    """
     start = meta.dictionary_page_offset if meta.has_dictionary_page else meta.data_page_offset
     size = meta.total_compressed_size
     if start is None or start < 4 or size <= 0 or start + size > file_size:
@@ -84,7 +96,18 @@ def chunk_span(meta, file_size: int, where: str) -> tuple[int, int]:
 
 def read_span(fd: int, start: int, size: int, where: str) -> bytes:
     """``size`` bytes of open file ``fd`` from ``start`` (``os.pread``: no shared position, so
-    threads may read one file at once); a file that ends first is corrupt."""
+    threads may read one file at once); a file that ends first is corrupt.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "f")
+    >>> _ = open(path, "wb").write(b"0123456789")
+    >>> fd = os.open(path, os.O_RDONLY)
+    >>> read_span(fd, 2, 3, "f")
+    b'234'
+    >>> os.close(fd)
+    """
     parts, got = [], 0
     while got < size:
         part = os.pread(fd, size - got, start + got)
@@ -150,7 +173,19 @@ def chunk_pages(raw: bytes, num_values: int, where: str) -> list[Page]:
     last page's end, as :func:`chunk_span` places it) and whose footer entry declares
     ``num_values`` values: at most one dictionary page, first; the data pages' values adding
     up to ``num_values``; nothing after the last page. ``where`` names the chunk in errors
-    (file, row group, column)."""
+    (file, row group, column).
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> out = io.BytesIO()
+    >>> pq.write_table(pa.table({"s": ["ab", "cd"] * 50}), out, write_page_checksum=True)
+    >>> raw = out.getvalue()
+    >>> meta = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0)
+    >>> start, size = chunk_span(meta, len(raw), "s")
+    >>> [(p.kind, p.num_values) for p in chunk_pages(raw[start : start + size], 100, "s")]
+    [('dictionary', 2), ('data', 100)]
+    """
     pages, at = [], 0
     while at < len(raw):
         if len(pages) >= MAX_PAGES:
@@ -168,7 +203,24 @@ def chunk_pages(raw: bytes, num_values: int, where: str) -> list[Page]:
 
 def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:
     """Each page's stored CRC (zlib's CRC32 of its payload as stored, Parquet's definition)
-    against its payload; a page without one is not checked."""
+    against its payload; a page without one is not checked.
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> out = io.BytesIO()
+    >>> pq.write_table(pa.table({"s": ["ab", "cd"] * 50}), out, write_page_checksum=True)
+    >>> raw = out.getvalue()
+    >>> meta = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0)
+    >>> start, size = chunk_span(meta, len(raw), "s")
+    >>> chunk = bytearray(raw[start : start + size])
+    >>> pages = chunk_pages(bytes(chunk), 100, "s")
+    >>> check_crcs(bytes(chunk), pages, "s")  # (they hold)
+    >>> chunk[pages[1].start] ^= 1
+    >>> check_crcs(bytes(chunk), pages, "s")
+    Traceback (most recent call last):
+    fsstgpu.errors.CorruptDataError: s: page 1 fails its CRC check (the file is damaged)
+    """
     view = memoryview(raw)
     for k, page in enumerate(pages):
         if page.crc is not None and \
@@ -180,7 +232,15 @@ def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:
 def decompressed(raw: bytes, page: Page, codec: str) -> bytes:
     """A page's payload as its encoder wrote it (the host twin of the device's
     decompression): ``codec`` the chunk's compression as pyarrow names it ("ZSTD",
-    "UNCOMPRESSED", ...: any case); a version 2 data page's levels come first, as stored."""
+    "UNCOMPRESSED", ...: any case); a version 2 data page's levels come first, as stored.
+
+    Examples
+    --------
+    >>> from fsstgpu.formats.raw_pages import Page
+    >>> page = Page("data", 0, 1, start=0, size=3, uncompressed_size=3, crc=None)
+    >>> decompressed(b"abc", page, "UNCOMPRESSED")
+    b'abc'
+    """
     body = memoryview(raw)[page.start : page.start + page.size]
     levels, body = body[: page.levels_size], body[page.levels_size :]
     want = page.uncompressed_size - page.levels_size
