@@ -1,6 +1,6 @@
-// fsstgpu._native.rle_hybrid / delta_binary_packed (documented in fsstgpu/native/pages.py):
-// the counts checked against the bytes before anything is allocated, the decoding without the
-// GIL.
+// fsstgpu._native's Parquet page decoders (documented in fsstgpu/native/pages.py; the decoding
+// itself in parquet_pages.cpp and parquet_leaf.cpp): the counts checked against the bytes before
+// anything is allocated, the decoding without the GIL.
 #include "bind_pages.h"
 
 #include <pybind11/numpy.h>
@@ -53,34 +53,14 @@ py::tuple delta_binary_packed_py(const bind::Array<uint8_t>& data, int64_t count
     return py::make_tuple(out, end);
 }
 
-// The lengths of n strings (a DELTA_BINARY_PACKED run at data[0:size]) as offsets from 0
-// (n + 1), checked to be >= 0 and to fit in the bytes after the run; returns where their
-// bytes start.
-int64_t length_offsets(const uint8_t* data, int64_t size, int64_t n, int64_t* offsets,
-                       const char* what) {
-    const int64_t start = decode_delta_binary_packed(data, size, n, offsets + 1);
-    offsets[0] = 0;
-    const int64_t room = size - start;
-    for (int64_t k = 1; k <= n; ++k) {
-        const int64_t length = offsets[k];
-        if (length < 0 || length > room - offsets[k - 1]) {
-            throw CorruptData(std::string(what) + ": string " + std::to_string(k - 1) +
-                              "'s length " + std::to_string(length) +
-                              " runs past the page's bytes");
-        }
-        offsets[k] = offsets[k - 1] + length;
-    }
-    return start;
-}
-
 py::tuple delta_length_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) {
     const int64_t size = bind::length(data, "data");
     check_count(count, size * (int64_t{1} << 20) + 1, "DELTA_LENGTH_BYTE_ARRAY data");
     bind::Array<int64_t> offsets(count + 1);
     int64_t start = 0;
     bind::without_gil([&] {
-        start = length_offsets(data.data(), size, count, offsets.mutable_data(),
-                               "DELTA_LENGTH_BYTE_ARRAY data");
+        start = decode_delta_length_offsets(data.data(), size, count, offsets.mutable_data(),
+                                            "DELTA_LENGTH_BYTE_ARRAY data");
     });
     return py::make_tuple(offsets, start);
 }
@@ -101,32 +81,21 @@ py::tuple plain_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) 
 
 py::tuple delta_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) {
     const int64_t size = bind::length(data, "data");
-    const char* what = "DELTA_BYTE_ARRAY data";
-    check_count(count, size * (int64_t{1} << 20) + 1, what);
+    check_count(count, size * (int64_t{1} << 20) + 1, "DELTA_BYTE_ARRAY data");
     std::vector<int64_t> prefix(static_cast<size_t>(count));
     bind::Array<int64_t> suffix_offsets(count + 1), offsets(count + 1);
-    int64_t end = 0, total = 0;
+    int64_t start = 0, total = 0;
     bind::without_gil([&] {
-        const int64_t used = decode_delta_binary_packed(data.data(), size, count, prefix.data());
-        for (int64_t k = 0; k < count; ++k) {  // (each at most 2**31, so the sum cannot wrap)
-            if (prefix[static_cast<size_t>(k)] < 0 || prefix[static_cast<size_t>(k)] > 0x7FFFFFFF) {
-                throw CorruptData(std::string(what) + ": a prefix of " +
-                                  std::to_string(prefix[static_cast<size_t>(k)]) + " bytes");
-            }
-            total += prefix[static_cast<size_t>(k)];
-        }
-        const int64_t start = used + length_offsets(data.data() + used, size - used, count,
-                                                     suffix_offsets.mutable_data(), what);
-        end = start + suffix_offsets.data()[count];
-        total += suffix_offsets.data()[count];
+        start = decode_delta_byte_array_runs(data.data(), size, count, prefix.data(),
+                                             suffix_offsets.mutable_data(), &total);
     });
     // (the strings' bytes are at most the prefixes' and suffixes' together: checked on the way)
     bind::Array<uint8_t> values(total);
     bind::without_gil([&] {
-        const int64_t start = end - suffix_offsets.data()[count];
         total = decode_delta_strings(prefix.data(), suffix_offsets.data(), data.data() + start,
                                      count, offsets.mutable_data(), values.mutable_data(), total);
     });
+    const int64_t end = start + suffix_offsets.data()[count];
     return py::make_tuple(values[py::slice(0, total, 1)], offsets, end);
 }
 

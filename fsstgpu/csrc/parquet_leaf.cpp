@@ -43,15 +43,8 @@ int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count
         used = decode_plain_byte_arrays(p, size, count, offs.data(), data.data() + base);
         data.resize(static_cast<size_t>(base + offs[static_cast<size_t>(count)]));
     } else if (encoding == kDeltaLength) {
-        const int64_t start = decode_delta_binary_packed(p, size, count, offs.data() + 1);
-        offs[0] = 0;
-        for (int64_t k = 1; k <= count; ++k) {
-            const int64_t length = offs[static_cast<size_t>(k)];
-            if (length < 0 || length > size - start - offs[static_cast<size_t>(k - 1)]) {
-                throw CorruptData("DELTA_LENGTH_BYTE_ARRAY lengths run past their page");
-            }
-            offs[static_cast<size_t>(k)] = offs[static_cast<size_t>(k - 1)] + length;
-        }
+        const int64_t start = decode_delta_length_offsets(p, size, count, offs.data(),
+                                                          "DELTA_LENGTH_BYTE_ARRAY data");
         const int64_t total = offs[static_cast<size_t>(count)];
         if (in_place) {
             *in_place = start;
@@ -61,26 +54,15 @@ int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count
         used = start + total;
     } else if (encoding == kDeltaBytes) {
         std::vector<int64_t> prefix(static_cast<size_t>(count));
-        const int64_t a = decode_delta_binary_packed(p, size, count, prefix.data());
         std::vector<int64_t> suffix(static_cast<size_t>(count + 1));
-        const int64_t b = decode_delta_binary_packed(p + a, size - a, count, suffix.data() + 1);
-        suffix[0] = 0;
         int64_t out_size = 0;
-        for (int64_t k = 0; k < count; ++k) {
-            const int64_t pre = prefix[static_cast<size_t>(k)];
-            const int64_t len = suffix[static_cast<size_t>(k + 1)];
-            if (pre < 0 || pre > 0x7FFFFFFF || len < 0 ||
-                len > size - a - b - suffix[static_cast<size_t>(k)]) {
-                throw CorruptData("DELTA_BYTE_ARRAY lengths run past their page");
-            }
-            suffix[static_cast<size_t>(k + 1)] = suffix[static_cast<size_t>(k)] + len;
-            out_size += pre + len;
-        }
+        const int64_t start = decode_delta_byte_array_runs(p, size, count, prefix.data(),
+                                                           suffix.data(), &out_size);
         data.resize(static_cast<size_t>(base + out_size));
-        const int64_t wrote = decode_delta_strings(prefix.data(), suffix.data(), p + a + b, count,
+        const int64_t wrote = decode_delta_strings(prefix.data(), suffix.data(), p + start, count,
                                                    offs.data(), data.data() + base, out_size);
         data.resize(static_cast<size_t>(base + wrote));
-        used = a + b + suffix[static_cast<size_t>(count)];
+        used = start + suffix[static_cast<size_t>(count)];
     } else {
         unsupported("byte arrays in encoding " + std::to_string(encoding));
     }

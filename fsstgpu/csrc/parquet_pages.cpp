@@ -156,6 +156,42 @@ int64_t decode_delta_binary_packed(const uint8_t* data, int64_t size, int64_t co
     return pos;
 }
 
+int64_t decode_delta_length_offsets(const uint8_t* data, int64_t size, int64_t count,
+                                    int64_t* offsets, const char* what) {
+    const int64_t start = decode_delta_binary_packed(data, size, count, offsets + 1);
+    offsets[0] = 0;
+    const int64_t room = size - start;
+    for (int64_t k = 1; k <= count; ++k) {
+        const int64_t length = offsets[k];
+        if (length < 0 || length > room - offsets[k - 1]) {
+            throw CorruptData(std::string(what) + ": string " + std::to_string(k - 1) +
+                              "'s length " + std::to_string(length) +
+                              " runs past the page's bytes");
+        }
+        offsets[k] = offsets[k - 1] + length;
+    }
+    return start;
+}
+
+int64_t decode_delta_byte_array_runs(const uint8_t* data, int64_t size, int64_t count,
+                                     int64_t* prefix, int64_t* suffix_offsets,
+                                     int64_t* out_size) {
+    const char* what = "DELTA_BYTE_ARRAY data";
+    const int64_t used = decode_delta_binary_packed(data, size, count, prefix);
+    int64_t total = 0;
+    for (int64_t k = 0; k < count; ++k) {  // (each at most 2**31, so the sum cannot wrap)
+        if (prefix[k] < 0 || prefix[k] > 0x7FFFFFFF) {
+            throw CorruptData(std::string(what) + ": a prefix of " + std::to_string(prefix[k]) +
+                              " bytes");
+        }
+        total += prefix[k];
+    }
+    const int64_t start =
+        used + decode_delta_length_offsets(data + used, size - used, count, suffix_offsets, what);
+    *out_size = total + suffix_offsets[count];
+    return start;
+}
+
 int64_t decode_plain_byte_arrays(const uint8_t* data, int64_t size, int64_t count,
                                  int64_t* offsets, uint8_t* out) {
     int64_t pos = 0, at = 0;

@@ -25,6 +25,21 @@ int64_t decode_rle_hybrid(const uint8_t* data, int64_t size, int bit_width, int6
 int64_t decode_delta_binary_packed(const uint8_t* data, int64_t size, int64_t count,
                                    int64_t* out);
 
+// DELTA_LENGTH_BYTE_ARRAY's `count` lengths (a DELTA_BINARY_PACKED run at data[0:size]) as
+// offsets from 0 into offsets (count + 1), each checked to be >= 0 and to fit in the bytes
+// after the run; returns where the strings' bytes start. `what` names the data in errors.
+int64_t decode_delta_length_offsets(const uint8_t* data, int64_t size, int64_t count,
+                                    int64_t* offsets, const char* what);
+
+// DELTA_BYTE_ARRAY's two runs from data[0:size]: the `count` prefix lengths (into prefix,
+// each 0 to 2**31 - 1) and the suffixes' offsets (into suffix_offsets, count + 1, as
+// decode_delta_length_offsets gives them). Returns where the suffixes' bytes start; *out_size
+// is the most bytes the strings can take (the prefixes' and suffixes' together), what
+// decode_delta_strings then needs.
+int64_t decode_delta_byte_array_runs(const uint8_t* data, int64_t size, int64_t count,
+                                     int64_t* prefix, int64_t* suffix_offsets,
+                                     int64_t* out_size);
+
 // PLAIN byte arrays (each a 4-byte little-endian length, then its bytes) from data[0:size]:
 // `count` of them, their lengths' running sum into offsets (count + 1, from 0) and their bytes
 // end to end into out (which has room for size bytes: they are fewer). Returns the bytes
