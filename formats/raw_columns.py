@@ -134,7 +134,8 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
     With ``codes_in_place`` the codes are not copied: the result is ``(storage, runs, data)``,
     the storage's codes child holding an unread placeholder of their size, and the codes being
     the ``runs`` end to end (int64 rows of (leaf chunk's byte, bytes) into the codes chunk's
-    bytes, or (-1 - byte, bytes) into ``data``, the bytes that had to be decoded): what a
+    bytes, or (-1 - byte, bytes) into ``data``, the bytes that had to be decoded; a
+    dictionary-encoded page's values are runs into its dictionary page): what a
     device reader that has the chunk's bytes uploaded gathers there.
 
     Raises
@@ -246,7 +247,8 @@ def _runs(regions: np.ndarray, pages: list) -> np.ndarray:
     """``decode_leaf``'s regions (body, start, bytes) as (byte, bytes) rows: into the chunk's
     bytes (its pages stored uncompressed: a body is a view of them) or, as -1 - byte, into the
     decoded bytes."""
-    out = np.empty((len(regions), 2), np.int64)
-    for r, (body, start, size) in enumerate(regions.tolist()):
-        out[r] = (-1 - start, size) if body < 0 else (pages[body].start + start, size)
-    return out
+    body, start, size = regions.reshape(-1, 3).T
+    # (a dictionary-encoded chunk has a run a value: one pass, not a loop)
+    page_starts = np.array([p.start for p in pages] + [0], np.int64)  # (body -1: the last)
+    at = np.where(body < 0, -1 - start, page_starts[body] + start)
+    return np.stack([at, size], axis=1)

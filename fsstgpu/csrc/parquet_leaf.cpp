@@ -107,10 +107,19 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
     values_offsets.reserve(static_cast<size_t>(total) + 1);
     // with in_place, the bytes of the present values, page after page: each run
     // (source page or -1 for data, start, bytes)
+    // (a run that continues the last one in the same body extends it)
     auto region = [&](int64_t source, int64_t start, int64_t bytes) {
         if (!in_place || !bytes) return;
-        col.regions.insert(col.regions.end(), {source, start, bytes});
+        const size_t n = col.regions.size();
+        if (n && col.regions[n - 3] == source && col.regions[n - 2] + col.regions[n - 1] == start) {
+            col.regions[n - 1] += bytes;
+            return;
+        }
+        col.regions.push_back(source);
+        col.regions.push_back(start);
+        col.regions.push_back(bytes);
     };
+    int64_t dict_page = -1;  // (the dictionary page's index: in_place regions point into it)
     for (size_t page_index = 0; page_index < pages.size(); ++page_index) {
         const LeafPage& page = pages[page_index];
         if (page.size < 0 || page.num_values < 0) throw CorruptData("a page of negative size");
@@ -120,6 +129,7 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
                 unsupported("a dictionary page in encoding " + std::to_string(page.encoding));
             }
             have_dict = true;
+            dict_page = static_cast<int64_t>(page_index);
             if (physical == kLeafBytes) {
                 col.dict_offsets.assign(1, 0);
                 append_bytes(page.body, page.size, kPlain, page.num_values, col.dict_offsets,
@@ -214,6 +224,16 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
                 for (size_t k = at; k < values_idx.size(); ++k) {
                     end += dict[values_idx[k] + 1] - dict[values_idx[k]];
                     values_offsets.push_back(end);
+                }
+                if (in_place) {  // each value where the dictionary page holds it (a PLAIN
+                    // entry: its 4-byte length, then its bytes): nothing copied
+                    col.regions.reserve(col.regions.size() + 3 * (values_idx.size() - at));
+                    for (size_t k = at; k < values_idx.size(); ++k) {
+                        const int64_t i = values_idx[k];
+                        region(dict_page, dict[i] + 4 * (i + 1), dict[i + 1] - dict[i]);
+                    }
+                    values_idx.resize(at);
+                    continue;
                 }
                 size_t to = values_data.size();
                 values_data.resize(static_cast<size_t>(from + (end - first)));

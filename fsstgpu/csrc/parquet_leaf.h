@@ -33,7 +33,8 @@ struct LeafColumn {
     // bytes: offsets over the rows (rows + 1, from 0; a null row adds nothing) and the bytes;
     // with in_place, `data` holds only the bytes that had to be decoded, and the values' bytes
     // are the runs in `regions` end to end: (page, start, bytes) triples, page -1 for `data`
-    // (a DELTA_LENGTH_BYTE_ARRAY page's bytes stay in its body, uncopied)
+    // (a DELTA_LENGTH_BYTE_ARRAY page's bytes stay in its body, a dictionary-encoded value's
+    // in the dictionary page's: uncopied; adjacent runs of one body merged)
     std::vector<int64_t> offsets;
     std::vector<uint8_t> data;
     std::vector<int64_t> regions;

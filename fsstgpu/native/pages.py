@@ -156,8 +156,9 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
     max_rows : int
         The most rows the chunk may hold (its row group's).
     in_place : bool
-        Byte arrays: leave a DELTA_LENGTH_BYTE_ARRAY page's bytes in its body (a device
-        reader uploads the bodies as they are) and say where the values' bytes are.
+        Byte arrays: leave a DELTA_LENGTH_BYTE_ARRAY page's bytes in its body and a
+        dictionary-encoded value's in the dictionary page's (a device reader uploads the
+        bodies as they are and gathers the values there) and say where the values' bytes are.
 
     Returns
     -------
@@ -167,7 +168,8 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
         over the rows (int64, from 0; a null row adds nothing) and bytes; or ints a row (int64,
         0 under a null); or (``keep_indices``) an index a row (uint32) and the dictionary's
         offsets and bytes; with ``in_place``, ``regions`` (int64, a row of (body, start, bytes)
-        a run: body -1 for ``data``): the values' bytes are those runs end to end, and
+        a run, adjacent runs of one body merged: body -1 for ``data``): the values' bytes are
+        those runs end to end, and
         ``data`` holds only the bytes that had to be decoded; the others None.
 
     Raises
@@ -177,8 +179,6 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
     ValueError
         For a layout it does not take (read the chunk another way), or ``physical`` or
         ``max_def`` outside 0-2.
-    fsstgpu.CorruptDataError
-        For malformed pages.
 
     Examples
     --------
