@@ -3,7 +3,6 @@ design input): a file's fsst column chunks read with ``os.preadv`` straight into
 buffer and uploaded in one copy (uncompressed pages: the device would decode them from there;
 zstd pages: the host's zstd of them, a thread a core, added), beside pyarrow's zstd read +
 upload of the strings, fsstgpu's ``read_table_device`` of the zstd and the uncompressed file,
-the direct reader (:mod:`fsstgpu.formats.direct_reader`) of the uncompressed one,
 and the host reads: pyarrow's of the fsst columns and :mod:`fsstgpu.formats.raw_columns`'
 (a thread a column and row group). One JSON line a row; wall clock, the median of
 ``--repeat`` after a warm-up (section 67 took the best of 3).
@@ -30,7 +29,6 @@ from benchmarks.timing import time_wall
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.formats import compress_file, read_table_device
 from fsstgpu.formats.arrow_read import is_fsst_type
-from fsstgpu.formats.direct_reader import read_fsst_direct
 from fsstgpu.formats.parquet_options import leaf_columns
 from fsstgpu.formats.raw_columns import read_fsst_chunk
 from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed
@@ -96,9 +94,6 @@ def measure(name, table, work, repeat, host_only, pool):
         upload_strings(pq.read_table(src, columns=strings), strings)
 
     row("pyarrow zstd read + upload of the strings", time_wall(pyarrow_upload, repeat=repeat))
-    row("fsstgpu read_fsst_direct (none pages: the direct reader)",
-        time_wall(lambda: (read_fsst_direct(files["none"]),
-                           cp.cuda.get_current_stream().synchronize()), repeat=repeat))
     for codec, path in files.items():
         row(f"fsstgpu read_table_device ({codec} pages)",
             time_wall(lambda p=path: (read_table_device(p),

@@ -6,10 +6,10 @@ the codes of pages stored uncompressed are not copied but located in the chunk's
 device reader that uploads the chunks as they are (issue #24 item 2).
 
 Not wired into any reader: as a host reader it is slower than pyarrow's, and the device reader
-built on it (``formats/direct_reader.py`` at 80cd04e) lost to ``read_table_device``
-(BENCHMARKS.md section 67: the dictionary-encoded codes materialised on the host and the
-Python around each row group, serialised by the GIL). It is the tested host step for the next
-try.
+built on it (``formats/direct_reader.py`` at 80cd04e, again at 107ebf5 with the dictionary's
+codes left in place and gathered on the device) lost to ``read_table_device`` both times
+(BENCHMARKS.md sections 67-68: ~110 ns of host work a row on the H100 host's cores, a tenth
+of it affordable). It is the tested host step for the next try.
 
 What it takes: top-level columns (no repetition levels), data pages of version 1 or 2 with RLE
 definition levels, values PLAIN, dictionary-encoded (a PLAIN dictionary page),

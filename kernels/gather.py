@@ -1,13 +1,17 @@
 """Launcher of the segment gather kernel (``gather.cu``) and its CPU twin.
 
-A file -> GPU read (:mod:`fsstgpu.formats.direct_reader`) uploads an fsst column's pages as
-they are; each row's codes then lie where the pages hold them (a dictionary-encoded page's in
-its dictionary page, a run a row). :func:`gather_segments` lays such segments end to end on the
-device in one launch, balanced by output bytes; :func:`gather_segments_cpu` is its twin.
+A file -> GPU read (issue #24 item 2) uploads an fsst column's pages as they are; each row's
+codes then lie where the pages hold them (a DELTA_LENGTH_BYTE_ARRAY page's in long runs, a
+dictionary-encoded page's in its dictionary page, a run a row: the runs
+:func:`~fsstgpu.formats.raw_columns.read_fsst_chunk` returns with ``codes_in_place``).
+:func:`gather_segments` lays such segments end to end on the device in one launch, balanced by
+output bytes; :func:`gather_segments_cpu` is its twin. No reader uses it yet: the reader built
+on it (``formats/direct_reader.py`` at 107ebf5) lost to ``read_table_device`` on its host side
+(BENCHMARKS.md section 68).
 
 A segment is ``out[out_offsets[i] : out_offsets[i + 1]]``, copied from ``src[starts[i]:]``
-where ``starts[i] >= 0`` and from ``extra[-1 - starts[i]:]`` where it is negative (the runs
-:func:`~fsstgpu.formats.raw_columns.read_fsst_chunk` returns with ``codes_in_place``).
+where ``starts[i] >= 0`` and from ``extra[-1 - starts[i]:]`` where it is negative (the bytes
+the host had to decode).
 
 >>> import numpy as np
 >>> from fsstgpu.kernels.gather import gather_segments_cpu
