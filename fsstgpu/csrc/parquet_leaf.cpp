@@ -245,6 +245,7 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
                 }
                 region(-1, from, static_cast<int64_t>(values_data.size()) - from);
             } else {
+                values_ints.reserve(values_ints.size() + (values_idx.size() - at));
                 for (size_t k = at; k < values_idx.size(); ++k) {
                     values_ints.push_back(dict_ints[values_idx[k]]);
                 }
@@ -267,6 +268,7 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
                 }
             } else if (page.encoding == kPlain) {
                 if (count > left / item) throw CorruptData("PLAIN values run past their page");
+                values_ints.reserve(values_ints.size() + static_cast<size_t>(count));
                 for (int64_t k = 0; k < count; ++k) {
                     if (item == 4) {
                         int32_t v;

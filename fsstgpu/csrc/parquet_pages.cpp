@@ -33,6 +33,29 @@ void unpack(const uint8_t* p, int64_t n, int width, Put&& put) {
         for (int64_t k = 0; k < n; ++k) put(k, 0);
         return;
     }
+    if (width <= 32) {  // levels and dictionary indices: a value from one 8-byte load (its
+        // bits start within the load's first byte and span at most 39 bits), then the last
+        // few values from the bytes that are left, never reading past n * width / 8
+        const uint64_t mask = (uint64_t{1} << width) - 1;
+        const int64_t bytes = n * width / 8;
+        int64_t k = 0;
+        for (; k < n; ++k) {
+            const int64_t bit = k * width;
+            if ((bit >> 3) + 8 > bytes) break;
+            uint64_t word;
+            std::memcpy(&word, p + (bit >> 3), 8);
+            put(k, (word >> (bit & 7)) & mask);
+        }
+        for (; k < n; ++k) {
+            const int64_t bit = k * width;
+            uint64_t word = 0;
+            for (int64_t b = 0; b < 8 && (bit >> 3) + b < bytes; ++b) {
+                word |= static_cast<uint64_t>(p[(bit >> 3) + b]) << (8 * b);
+            }
+            put(k, (word >> (bit & 7)) & mask);
+        }
+        return;
+    }
     const unsigned __int128 mask =
         (static_cast<unsigned __int128>(1) << width) - 1;  // (width <= 64)
     unsigned __int128 acc = 0;
