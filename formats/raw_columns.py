@@ -68,6 +68,7 @@ def _body(raw, page, codec: str):
 
 def _leaf(raw: bytes, pages: list, codec: str, physical: str, max_def: int, rows: int,
           where: str, keep_indices: bool = False, in_place: bool = False) -> tuple:
+    # (in place, each page's body is a view of raw: its start there says where rows start)
     """One leaf's chunk decoded (:func:`fsstgpu.native.decode_leaf`'s tuple)."""
     if physical not in _PHYSICAL or max_def > 2:
         raise Unsupported(f"{where}: physical type {physical}, definition levels {max_def}")
@@ -79,7 +80,8 @@ def _leaf(raw: bytes, pages: list, codec: str, physical: str, max_def: int, rows
                       p.rep_levels_size, p.levels_size) for p in pages], np.int64).reshape(-1, 6)
     try:
         return native.decode_leaf(bodies, meta, _PHYSICAL[physical], max_def,
-                                  keep_indices=keep_indices, max_rows=rows, in_place=in_place)
+                                  keep_indices=keep_indices, max_rows=rows, in_place=in_place,
+                                  body_starts=[p.start for p in pages] if in_place else None)
     except CorruptDataError as exc:
         raise CorruptDataError(f"{where}: {exc}") from None
     except ValueError as exc:  # (a layout decode_leaf does not take)
@@ -131,12 +133,13 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
     (``check``: their CRCs checked). ``raws``: the four chunks' bytes, already read (else they
     are read here).
 
-    With ``codes_in_place`` the codes are not copied: the result is ``(storage, runs, data)``,
-    the storage's codes child holding an unread placeholder of their size, and the codes being
-    the ``runs`` end to end (int64 rows of (leaf chunk's byte, bytes) into the codes chunk's
-    bytes, or (-1 - byte, bytes) into ``data``, the bytes that had to be decoded; a
-    dictionary-encoded page's values are runs into its dictionary page): what a
-    device reader that has the chunk's bytes uploaded gathers there.
+    With ``codes_in_place`` the codes are not copied: the result is ``(storage, starts,
+    data)``, the storage's codes child holding an unread placeholder of their size (its offsets
+    the codes' own), and ``starts`` (int64, a row) where each row's codes start in the codes
+    chunk's bytes (a DELTA_LENGTH_BYTE_ARRAY page's body, a dictionary-encoded value's
+    dictionary page), or ``-1 - i`` for ``data[i]``, the bytes that had to be decoded: what a
+    device reader that has the chunk's bytes uploaded gathers there, a segment a row
+    (:func:`fsstgpu.kernels.gather.gather_segments_cpu` is the host's twin).
 
     Raises
     ------
@@ -155,12 +158,12 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
     >>> path = os.path.join(d, "f.parquet")
     >>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
     >>> f = pq.ParquetFile(path)
-    >>> storage, runs, data = read_fsst_chunk(path, f.metadata, f.schema_arrow.field("s"),
-    ...                                       [0, 1, 2, 3], 0, codes_in_place=True)
-    >>> # the codes: runs (byte, bytes) into the codes chunk, or (-1 - byte) into data
-    >>> placeholder = storage.field("codes").buffers()[2]
-    >>> len(storage), runs.shape[1], int(runs[:, 1].sum()) == len(placeholder)
-    (200, 2, True)
+    >>> storage, starts, data = read_fsst_chunk(path, f.metadata, f.schema_arrow.field("s"),
+    ...                                         [0, 1, 2, 3], 0, codes_in_place=True)
+    >>> # row i's codes: from starts[i] in the codes chunk (or -1 - starts[i] in data), as
+    >>> # many as the offsets of the placeholder (unread bytes of the codes' size) say
+    >>> len(storage), len(starts), storage.field("codes").buffers()[2].size > 0
+    (200, 200, True)
     """
     storage = field.type.storage_type if isinstance(field.type, pa.BaseExtensionType) \
         else field.type
@@ -211,12 +214,12 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
             decoded = list(pool.map(decode, jobs))
     children = []
     struct_valid = None
-    runs = None
-    for (child, _, pages, *_, max_def, where), out in zip(jobs, decoded, strict=True):
-        levels, _, offsets, data, ints, indices, dict_offsets, dict_data, regions = out
-        if codes_in_place and child.name == "codes":  # runs into the chunk or into data
-            runs = _runs(regions, pages) if regions is not None else \
-                np.array([[-1, len(data)]] if len(data) else [], np.int64).reshape(-1, 2)
+    starts = None
+    for (child, _, _, *_, max_def, where), out in zip(jobs, decoded, strict=True):
+        levels, _, offsets, data, ints, indices, dict_offsets, dict_data, _, row_starts = out
+        if codes_in_place and child.name == "codes":  # where each row's codes start
+            starts = row_starts if row_starts is not None else \
+                -1 - offsets[:-1]  # (compressed pages: every row's codes decoded into data)
             kept = data
             data = np.empty(int(offsets[-1]), np.uint8)  # (never read: a placeholder)
         if len(levels) != rows:
@@ -240,15 +243,4 @@ def read_fsst_chunk(path, metadata, field: pa.Field, leaves: list[int], k: int, 
             raise Unsupported(f"{where}: a {child.type} child of another layout")
     mask = None if struct_valid is None or struct_valid.all() else pa.array(~struct_valid)
     out = pa.StructArray.from_arrays(children, fields=list(storage), mask=mask)
-    return (out, runs, kept) if codes_in_place else out
-
-
-def _runs(regions: np.ndarray, pages: list) -> np.ndarray:
-    """``decode_leaf``'s regions (body, start, bytes) as (byte, bytes) rows: into the chunk's
-    bytes (its pages stored uncompressed: a body is a view of them) or, as -1 - byte, into the
-    decoded bytes."""
-    body, start, size = regions.reshape(-1, 3).T
-    # (a dictionary-encoded chunk has a run a value: one pass, not a loop)
-    page_starts = np.array([p.start for p in pages] + [0], np.int64)  # (body -1: the last)
-    at = np.where(body < 0, -1 - start, page_starts[body] + start)
-    return np.stack([at, size], axis=1)
+    return (out, starts, kept) if codes_in_place else out

@@ -677,6 +677,18 @@ def fuzz_leaf():
         assert np.array_equal(placed[2], out[2])
         runs = [(placed[3] if b < 0 else arrays[b])[st : st + n] for b, st, n in placed[8]]
         assert b"".join(r.tobytes() for r in runs) == out[3].tobytes()
+        # each row's start in a chunk holding the bodies (with gaps), or in the decoded bytes
+        gaps = rng.integers(0, 5, len(arrays))
+        at = np.cumsum(gaps + [len(a) for a in arrays]) - [len(a) for a in arrays]
+        chunk = np.zeros(int(at[-1]) + len(arrays[-1]) if len(arrays) else 0, np.uint8)
+        for a, k in zip(arrays, at.tolist(), strict=True):
+            chunk[k : k + len(a)] = a
+        starts = _native.decode_leaf(arrays, pages, 0, max_def, keep, rows, True, at)[9]
+        offs = out[2]
+        for r in range(rows):
+            n = int(offs[r + 1] - offs[r])
+            src, st = (placed[3], -1 - starts[r]) if starts[r] < 0 else (chunk, starts[r])
+            assert src[st : st + n].tobytes() == out[3][offs[r] : offs[r] + n].tobytes()
     for _ in range(6):
         bad = [a.copy() for a in arrays]
         k = int(rng.integers(0, len(bad)))
@@ -690,8 +702,11 @@ def fuzz_leaf():
             meta_bad[int(rng.integers(0, len(meta_bad))), int(rng.integers(0, 6))] = \
                 int(rng.choice([-1, 0, 1, 3, 7, 1 << 40]))
         try:
+            in_place = bool(rng.random() < 0.5)
+            starts = rng.integers(-1, 1000, len(bad)) if in_place and rng.random() < 0.5 \
+                else None
             _native.decode_leaf(bad, meta_bad, int(rng.integers(0, 3)), max_def, keep, rows,
-                                bool(rng.random() < 0.5))
+                                in_place, starts)
         except ValueError:
             pass
 

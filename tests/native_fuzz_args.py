@@ -165,6 +165,12 @@ def cases(native, rng, symbols, strings):
                                                   np.uint8)],
                                    np.array([[0, 0, 3, 3, 0, 0]], np.int64), 0, 1, False, 3],
              sizes=[5]),
+        # (the same rows DELTA_LENGTH_BYTE_ARRAY-coded, left in place, the body at byte 100)
+        Case(native.decode_leaf, [[np.frombuffer(b"\2\0\0\0\3\5" + bytes(
+                                      [128, 1, 4, 2, 2, 2, 0, 0, 0, 0]) + b"abc", np.uint8)],
+                                   np.array([[0, 6, 3, 3, 0, 0]], np.int64), 0, 1, False, 3,
+                                   True, np.array([100], np.int64)],
+             sizes=[5]),
         Case(native.delta_byte_arrays,
              [np.frombuffer(bytes([128, 1, 4, 2, 0, 0, 0, 0, 0, 0, 128, 1, 4, 2, 4, 2, 0, 0, 0,
                                    0]) + b"abcde", np.uint8), 2], sizes=[1]),

@@ -20,6 +20,7 @@ from fsstgpu.formats.arrow_read import is_fsst_type
 from fsstgpu.formats.parquet_options import leaf_columns
 from fsstgpu.formats.raw_columns import Unsupported, read_fsst_chunk
 from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed, read_span
+from fsstgpu.kernels.gather import gather_segments_cpu
 
 
 def _table(which: str, rng) -> pa.Table:
@@ -167,10 +168,11 @@ def test_codes_left_in_place_are_the_codes(files, codec):
 
 
 @pytest.mark.parametrize("codec", ["zstd", "none"])
-def test_codes_in_place_runs_gather_the_codes(files, codec):
+def test_codes_in_place_starts_gather_the_codes(files, codec):
     """``read_fsst_chunk(codes_in_place=True)``: the storage equal but for its codes (an unread
-    placeholder of their size), and the runs into the codes chunk's bytes (or the decoded
-    bytes) gathering exactly pyarrow's codes."""
+    placeholder of their size), and each row's start in the codes chunk's bytes (or the decoded
+    bytes): a segment a row, gathered by the device kernel's twin, is exactly pyarrow's
+    codes."""
     path = files[codec]
     f, fields = _fsst_fields(path)
     size = os.path.getsize(path)
@@ -183,8 +185,8 @@ def test_codes_in_place_runs_gather_the_codes(files, codec):
                                   "x") for j in leaves]
             finally:
                 os.close(fd)
-            storage, runs, data = read_fsst_chunk(path, f.metadata, field, leaves, k, raws=raws,
-                                                  codes_in_place=True)
+            storage, starts, data = read_fsst_chunk(path, f.metadata, field, leaves, k,
+                                                    raws=raws, codes_in_place=True)
             want = f.read_row_group(k, columns=[field.name]).column(0).combine_chunks()
             want = want.storage if isinstance(want, pa.ExtensionArray) else want
             for name in ("lengths", "cuts", "table"):
@@ -193,8 +195,8 @@ def test_codes_in_place_runs_gather_the_codes(files, codec):
             assert np.array_equal(np.frombuffer(storage.field("codes").buffers()[1], np.int64),
                                   np.frombuffer(codes.buffers()[1], np.int64)[: len(codes) + 1])
             chunk = np.frombuffer(raws[0], np.uint8)
-            gathered = b"".join((data[-1 - at : -1 - at + n] if at < 0 else chunk[at : at + n])
-                                .tobytes() for at, n in runs)
-            assert gathered == b"".join(v or b"" for v in codes.to_pylist())
-            in_chunk += sum(at >= 0 for at, _ in runs)
+            offsets = np.frombuffer(storage.field("codes").buffers()[1], np.int64)
+            gathered = gather_segments_cpu(chunk, data, starts, offsets[: len(starts) + 1])
+            assert gathered.tobytes() == b"".join(v or b"" for v in codes.to_pylist())
+            in_chunk += int((starts > 0).sum())
     assert (in_chunk > 0) == (codec == "none")  # (zstd pages' codes are decoded copies)

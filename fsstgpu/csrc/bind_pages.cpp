@@ -104,7 +104,7 @@ py::tuple delta_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) 
 // layout; unsupported layouts raise ValueError (malformed pages CorruptDataError).
 py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pages,
                          int physical, int max_def, bool keep_indices, int64_t max_rows,
-                         bool in_place) {
+                         bool in_place, const py::object& body_starts) {
     const int64_t n = bind::length(pages, "pages", 2);
     if (pages.shape(1) != 6 || static_cast<int64_t>(bodies.size()) != n) {
         throw std::invalid_argument("pages must hold 6 fields a page, a body each");
@@ -130,9 +130,18 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
         page.levels_size = f[5];
         if (f[0] < 0 || f[0] > 2) throw std::invalid_argument("a page kind must be 0-2");
     }
+    std::vector<int64_t> starts_in;
+    if (!body_starts.is_none()) {
+        const auto given = bind::as_array<int64_t>(body_starts, "body_starts");
+        if (bind::length(given, "body_starts") != n || !in_place) {
+            throw std::invalid_argument("body_starts: one a page, with in_place");
+        }
+        starts_in.assign(given.data(), given.data() + n);
+    }
     LeafColumn col;  // (an unsupported layout's std::domain_error arrives as ValueError)
     bind::without_gil([&] {
-        col = decode_leaf(in, physical, max_def, keep_indices, max_rows, in_place);
+        col = decode_leaf(in, physical, max_def, keep_indices, max_rows, in_place,
+                          body_starts.is_none() ? nullptr : starts_in.data());
     });
     py::object none = py::none();
     const bool bytes = physical == kLeafBytes && !col.indexed;
@@ -149,7 +158,9 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
         bytes && in_place
             ? py::object(py::array(bind::to_array_moved(std::move(col.regions)))
                              .attr("reshape")(-1, 3))
-            : none);
+            : none,
+        bytes && !body_starts.is_none()
+            ? py::object(bind::to_array_moved(std::move(col.starts))) : none);
 }
 
 }  // namespace
@@ -164,5 +175,6 @@ void bind_pages(py::module_& m) {
     m.def("delta_byte_arrays", &delta_byte_arrays_py, py::arg("data"), py::arg("count"));
     m.def("decode_leaf", &decode_leaf_py, py::arg("bodies"), py::arg("pages"),
           py::arg("physical"), py::arg("max_def"), py::arg("keep_indices"),
-          py::arg("max_rows"), py::arg("in_place") = false);
+          py::arg("max_rows"), py::arg("in_place") = false,
+          py::arg("body_starts") = py::none());
 }

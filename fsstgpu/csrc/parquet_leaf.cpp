@@ -1,6 +1,7 @@
 // A Parquet leaf column chunk decoded into Arrow's layout (parquet_leaf.h).
 #include "parquet_leaf.h"
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -71,10 +72,39 @@ int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count
     return used;
 }
 
+// Where each row's bytes start (LeafColumn::starts) from the runs: a non-empty value lies
+// inside one run (a page's values are one run, or a run each; merging joins whole values).
+void row_starts(LeafColumn& col, const int64_t* body_starts, size_t pages) {
+    const int64_t rows = col.rows;
+    col.starts.assign(static_cast<size_t>(rows), 0);
+    const int64_t* run = col.regions.data();
+    const size_t runs = col.regions.size() / 3;
+    size_t r = 0;
+    int64_t run_lo = 0;  // the values' byte where run r starts
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t lo = col.offsets[static_cast<size_t>(row)];
+        const int64_t hi = col.offsets[static_cast<size_t>(row + 1)];
+        if (hi == lo) continue;
+        while (r < runs && run_lo + run[3 * r + 2] <= lo) run_lo += run[3 * r++ + 2];
+        if (r == runs || hi > run_lo + run[3 * r + 2]) {
+            throw std::logic_error("decode_leaf: a value outside its page's runs");
+        }
+        const int64_t source = run[3 * r], at = run[3 * r + 1] + (lo - run_lo);
+        if (source >= static_cast<int64_t>(pages) ||
+            (source >= 0 && (body_starts[source] < 0 ||
+                             body_starts[source] > INT64_MAX - at))) {
+            throw std::invalid_argument("body_starts: a page whose values stay in place has "
+                                        "no start in the chunk (or one past 2**63)");
+        }
+        col.starts[static_cast<size_t>(row)] = source < 0 ? -1 - at : body_starts[source] + at;
+    }
+}
+
 }  // namespace
 
 LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max_def,
-                       bool keep_indices, int64_t max_rows, bool in_place) {
+                       bool keep_indices, int64_t max_rows, bool in_place,
+                       const int64_t* body_starts) {
     if (max_def < 0 || max_def > 2) unsupported("definition levels above 2");
     if (physical < kLeafBytes || physical > kLeafInt64) unsupported("a physical type");
     const int width = bit_width(max_def);
@@ -315,6 +345,7 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
             col.offsets[static_cast<size_t>(r + 1)] = col.offsets[static_cast<size_t>(r)] + add;
         }
         col.data.swap(values_data);
+        if (in_place && body_starts) row_starts(col, body_starts, pages.size());
     } else {
         col.ints.assign(static_cast<size_t>(rows), 0);
         size_t j = 0;

@@ -38,6 +38,9 @@ struct LeafColumn {
     std::vector<int64_t> offsets;
     std::vector<uint8_t> data;
     std::vector<int64_t> regions;
+    // with in_place and body_starts: where each row's bytes start, body_starts[page] + its
+    // place in the page's body, or -1 - its place in `data` (0 for an empty or null row)
+    std::vector<int64_t> starts;
     // ints: a value a row (0 under a null), as int64
     std::vector<int64_t> ints;
     // keep_indices with every data page dictionary-encoded: an index a row (0 under a null)
@@ -50,9 +53,12 @@ struct LeafColumn {
 
 // The chunk of at most max_rows rows in `pages`. keep_indices: the values are a dictionary's
 // indices, kept (every data page must be dictionary-encoded). in_place: byte arrays left where
-// they are (LeafColumn::regions). Unsupported layouts throw std::domain_error (the caller reads
-// the chunk another way); malformed pages CorruptData.
+// they are (LeafColumn::regions); with body_starts (one a page: where its body starts in the
+// chunk's bytes, < 0 where it is not there) also a start a row (LeafColumn::starts).
+// Unsupported layouts throw std::domain_error (the caller reads the chunk another way);
+// malformed pages CorruptData.
 LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max_def,
-                       bool keep_indices, int64_t max_rows, bool in_place = false);
+                       bool keep_indices, int64_t max_rows, bool in_place = false,
+                       const int64_t* body_starts = nullptr);
 
 }  // namespace fsstgpu_native

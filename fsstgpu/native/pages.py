@@ -136,7 +136,7 @@ def delta_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: bool = False,
-                max_rows: int, in_place: bool = False) -> tuple:
+                max_rows: int, in_place: bool = False, body_starts=None) -> tuple:
     """A Parquet leaf column chunk decoded into Arrow's layout in one call without the GIL: a
     top-level leaf (no repetition levels) with definition levels up to 2.
 
@@ -159,18 +159,23 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
         Byte arrays: leave a DELTA_LENGTH_BYTE_ARRAY page's bytes in its body and a
         dictionary-encoded value's in the dictionary page's (a device reader uploads the
         bodies as they are and gathers the values there) and say where the values' bytes are.
+    body_starts : array of int64, optional
+        With ``in_place``: where each page's body starts in the chunk's bytes (the bodies
+        are views of them), to say where each row's bytes start there (``starts``).
 
     Returns
     -------
     tuple
-        ``(levels, present, offsets, data, ints, indices, dict_offsets, dict_data, regions)``:
+        ``(levels, present, offsets, data, ints, indices, dict_offsets, dict_data, regions,
+        starts)``:
         a definition level a row (uint8) and the rows holding a value; byte arrays' offsets
         over the rows (int64, from 0; a null row adds nothing) and bytes; or ints a row (int64,
         0 under a null); or (``keep_indices``) an index a row (uint32) and the dictionary's
         offsets and bytes; with ``in_place``, ``regions`` (int64, a row of (body, start, bytes)
         a run, adjacent runs of one body merged: body -1 for ``data``): the values' bytes are
-        those runs end to end, and
-        ``data`` holds only the bytes that had to be decoded; the others None.
+        those runs end to end, and ``data`` holds only the bytes that had to be decoded; with
+        ``body_starts``, ``starts`` (int64, a row: where its bytes start in the chunk, or
+        ``-1 - i`` for ``data[i]``; 0 for an empty or null row); the others None.
 
     Raises
     ------
@@ -198,7 +203,14 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
     ...                          max_rows=3, in_place=True)
     >>> out[2].tolist(), out[3].tobytes(), out[8].tolist(), body[16:19]
     ([0, 1, 1, 3], b'', [[0, 16, 3]], b'abc')
+    >>> # the body at byte 100 of its chunk: each row's bytes start there + 16, + 17
+    >>> out = native.decode_leaf([body], np.array([[0, 6, 3, 3, 0, 0]]), native.LEAF_BYTES, 1,
+    ...                          max_rows=3, in_place=True, body_starts=[100])
+    >>> out[9].tolist()
+    [116, 0, 117]
     """
     return _decode_leaf([np.frombuffer(b, np.uint8) for b in bodies],
                         np.ascontiguousarray(pages, np.int64).reshape(-1, 6), int(physical),
-                        int(max_def), bool(keep_indices), int(max_rows), bool(in_place))
+                        int(max_def), bool(keep_indices), int(max_rows), bool(in_place),
+                        None if body_starts is None
+                        else np.ascontiguousarray(body_starts, np.int64))
