@@ -1,19 +1,24 @@
 """A Parquet file's fsst columns read straight onto the GPU (issue #24 item 2), for files whose
-fsst pages are stored uncompressed (``compress_file(..., parquet_codec="none")``): the fsst
-column chunks are read with ``os.preadv`` into one pinned buffer and uploaded in one copy;
-the host parses their page headers, checks their CRCs and decodes the small parts (definition
-levels, the codes' lengths, the lengths, cuts and table leaves:
-:func:`~fsstgpu.formats.raw_columns.read_fsst_chunk` with ``codes_in_place``), never copying
-the codes, which the device gathers out of the uploaded chunks; each column's row groups are
-then decoded in one batch through the staged path's checked decode
+fsst pages are stored uncompressed (``compress_file(..., parquet_codec="none")``):
+:func:`~fsstgpu.formats.device_reader.read_to_device` (so ``read_table_device``) reads such a
+file's fsst columns here and its other columns as before.
+
+The fsst column chunks are read with ``os.preadv`` into one pinned buffer and uploaded in one
+copy; the host parses their page headers, checks their CRCs and decodes the small parts
+(definition levels, the lengths, cuts and table leaves, the codes' offsets:
+:func:`~fsstgpu.formats.raw_columns.read_fsst_chunk` with ``codes_in_place``), a thread a row
+group and column, never copying the codes: it says where each row's codes start in the
+uploaded chunks (a DELTA_LENGTH_BYTE_ARRAY page's body, or the dictionary page a
+dictionary-encoded value lies in), and the device gathers them there
+(:func:`~fsstgpu.kernels.gather.gather_segments`, a launch a row group). Each column's row
+groups are then decoded in one batch through the staged path's checked decode
 (:func:`fsstgpu.gpu.staged.decode_staged`: the file is untrusted, its code offsets checked by
 the code-starts bitmap as a staged read checks them).
 
-BENCHMARKS.md section 67 measured the bound it aims at: this machine's text (1.6 M rows, 408
-MB of strings) reached device memory in 9.1 ms against pyarrow's zstd read + upload of 149-161.
+BENCHMARKS.md sections 67-68 measured it: the chunks reach device memory in a tenth of
+pyarrow's zstd read + upload; the host's per-row work is what the reader's time is made of.
 Files with compressed fsst pages, or any layout the raw reader does not take, are not read
-here (:func:`read_fsst_direct` returns None: read them with
-:func:`~fsstgpu.formats.file_reads.read_table_device`).
+here (:func:`read_fsst_direct` returns None).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from fsstgpu.kernels.gather import check_gathered, gather_segments
 from fsstgpu.kernels.loader import on_stream
 from fsstgpu.parallel import usable_cores
 
-__all__ = ["direct_plan", "read_fsst_direct"]
+__all__ = ["direct_columns", "direct_plan", "read_fsst_direct"]
 
 _STORED = ("UNCOMPRESSED",)
 
@@ -92,59 +97,65 @@ def read_fsst_direct(path, *, stream=None, workers: int | None = None) -> dict |
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
     ...     columns = read_fsst_direct("out.parquet")  # compress_file(..., parquet_codec="none")
     """
+    with Source(path) as source:
+        return direct_columns(source, stream=stream, workers=workers)
+
+
+def direct_columns(source: Source, *, stream=None, workers: int | None = None) -> dict | None:
+    """:func:`read_fsst_direct` of an open ``source`` (the whole-file device read,
+    :func:`~fsstgpu.formats.device_reader.read_to_device`, reads its other columns)."""
     cp = get_cupy()
     import cupyx
 
     main = stream if stream is not None else cp.cuda.get_current_stream()
-    with Source(path) as source:
-        plan = direct_plan(source)
-        if plan is None:
-            return None
-        jobs = [(field, columns, k, spans) for field, columns, groups in plan
-                for k, spans in groups]
-        starts = np.cumsum([0] + [size for *_, spans in jobs for _, size in spans])
-        total = int(starts[-1])
-        pinned = cupyx.empty_pinned((max(total, 1),), np.uint8)
-        where = []  # each job's four chunks' places in the buffer
-        at = 0
-        for *_, spans in jobs:
-            where.append([(int(starts[at + i]), size) for i, (_, size) in enumerate(spans)])
-            at += len(spans)
-        fd = os.open(source.path, os.O_RDONLY)
-        try:
-            reads = [(file_at, int(starts[i]), size) for i, (file_at, size) in
-                     enumerate(s for *_, spans in jobs for s in spans)]
-            with ThreadPoolExecutor(workers or usable_cores()) as pool:
-                list(pool.map(lambda r: _read_into(fd, pinned, *r, source.path), reads))
-                with on_stream(main):
-                    chunks = cp.empty(max(total, 1), cp.uint8)
-                    chunks.set(pinned, stream=main)  # (one copy, while the host decodes)
-                decoded = list(pool.map(
-                    lambda job_where: _host_part(source, *job_where[0], job_where[1],
-                                                 pinned),
-                    zip(jobs, where, strict=True)))
-        finally:
-            os.close(fd)
-        source.check_unchanged()
-        for field, _, groups in plan:  # (the footer's record of the chunks, as reads check it)
-            for k, _ in groups:
-                source.check_chunks(k, [field.name])
-        # each row group's codes gathered on the device (a launch each), a column's row
-        # groups decoded in one batch
-        out, errors = {}, []
-        for field, _, groups in plan:
-            staged = []
-            for _ in groups:
-                column, starts, offsets, extra = decoded.pop(0)
-                with on_stream(main):
-                    d_extra = cp.asarray(extra) if len(extra) else chunks[:0]
-                column.codes, error = gather_segments(chunks, d_extra, starts, offsets,
-                                                      stream=main)
-                errors.append(error)
-                staged.append(column)
-            [out[field.name]] = decode_staged(staged, main, joined=[len(staged)])
-        for error in errors:  # (a run outside the chunks: refused, its zeros not returned)
-            check_gathered(error)
+    plan = direct_plan(source)
+    if plan is None:
+        return None
+    jobs = [(field, columns, k, spans) for field, columns, groups in plan
+            for k, spans in groups]
+    starts = np.cumsum([0] + [size for *_, spans in jobs for _, size in spans])
+    total = int(starts[-1])
+    pinned = cupyx.empty_pinned((max(total, 1),), np.uint8)
+    where = []  # each job's four chunks' places in the buffer
+    at = 0
+    for *_, spans in jobs:
+        where.append([(int(starts[at + i]), size) for i, (_, size) in enumerate(spans)])
+        at += len(spans)
+    fd = os.open(source.path, os.O_RDONLY)
+    try:
+        reads = [(file_at, int(starts[i]), size) for i, (file_at, size) in
+                 enumerate(s for *_, spans in jobs for s in spans)]
+        with ThreadPoolExecutor(workers or usable_cores()) as pool:
+            list(pool.map(lambda r: _read_into(fd, pinned, *r, source.path), reads))
+            with on_stream(main):
+                chunks = cp.empty(max(total, 1), cp.uint8)
+                chunks.set(pinned, stream=main)  # (one copy, while the host decodes)
+            decoded = list(pool.map(
+                lambda job_where: _host_part(source, *job_where[0], job_where[1],
+                                             pinned),
+                zip(jobs, where, strict=True)))
+    finally:
+        os.close(fd)
+    source.check_unchanged()
+    for field, _, groups in plan:  # (the footer's record of the chunks, as reads check it)
+        for k, _ in groups:
+            source.check_chunks(k, [field.name])
+    # each row group's codes gathered on the device (a launch each), a column's row
+    # groups decoded in one batch
+    out, errors = {}, []
+    for field, _, groups in plan:
+        staged = []
+        for _ in groups:
+            column, starts, offsets, extra = decoded.pop(0)
+            with on_stream(main):
+                d_extra = cp.asarray(extra) if len(extra) else chunks[:0]
+            column.codes, error = gather_segments(chunks, d_extra, starts, offsets,
+                                                  stream=main)
+            errors.append(error)
+            staged.append(column)
+        [out[field.name]] = decode_staged(staged, main, joined=[len(staged)])
+    for error in errors:  # (a run outside the chunks: refused, its zeros not returned)
+        check_gathered(error)
     return out
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import fsstgpu.formats.device_reader as DR
 from benchmarks.files import upload_strings
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.device import get_cupy
@@ -15,7 +16,7 @@ from fsstgpu.formats import compress_file, direct_reader as D, raw_columns as R,
 cp = get_cupy()
 
 
-def wall(fn, repeat=5):
+def wall(fn, repeat=3):
     fn()
     cp.cuda.get_current_stream().synchronize()
     out = []
@@ -69,14 +70,17 @@ def run(name, table, tmp):
     compress_file(src, zdst)
     print(f"== {name}: {len(table)} rows; files: zstd {src.stat().st_size / 1e6:.1f} MB, "
           f"fsst zstd {zdst.stat().st_size / 1e6:.1f}, fsst none {dst.stat().st_size / 1e6:.1f}")
-    for _ in range(2):
+    for _ in range(1):
         print("pyarrow zstd read + upload", wall(lambda: upload_strings(
             pq.read_table(src, columns=strings), strings)))
         print("read_table_device (fsst zstd)", wall(lambda: read_table_device(zdst)))
         print("read_table_device (fsst none)", wall(lambda: read_table_device(dst)))
         print("read_fsst_direct (fsst none)", wall(lambda: D.read_fsst_direct(dst)))
+        DR.DIRECT_READS = False
+        print("read_table_device (fsst none), direct reads off", wall(
+            lambda: read_table_device(dst)))
+        DR.DIRECT_READS = True
     print("read_fsst_direct workers=8", wall(lambda: D.read_fsst_direct(dst, workers=8)))
-    steps(dst, 1)
     steps(dst, None)
 
 
