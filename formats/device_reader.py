@@ -19,7 +19,6 @@ from fsstgpu.device import get_cupy, resolve_device
 from fsstgpu.errors import BatchDecodeError, CorruptDataError
 from fsstgpu.formats.arrow import is_fsst_type
 from fsstgpu.formats.arrow_storage import from_extension_array
-from fsstgpu.formats.direct_reader import direct_columns
 from fsstgpu.formats.nested import decode_nested, holds_fsst
 from fsstgpu.formats.nested_device import (
     checked_leaves,
@@ -221,25 +220,20 @@ def read_to_device(source: Source, *, workers: int | None = None,
     ...     assert columns["s"].to_arrow().to_pylist() == ["ab", None, "d"]
     """
 
-    # a file whose fsst pages are stored uncompressed: those columns straight from its chunks
-    # (formats/direct_reader.py), the others read as below
-    direct = direct_columns(source) if DIRECT_READS and _direct_takes(source) else None
-    direct = direct or {}
-    fsst = _fsst_names(source) - set(direct)
+    fsst = _fsst_names(source)
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     workers = workers or _device_readers(source)
     staged = _staged_runs(source)
     runs = row_group_runs(source) if source.format == "parquet" else None
-    names = [n for n in source.schema.names if n not in direct]
     if runs is None or len(set(source.schema.names)) < len(source.schema.names):
         # IPC, or columns named twice: unit by unit on this thread (runs of one)
         units = parallel_units(source, workers=workers, ahead=WHOLE,
                                convert=lambda k, name, column: staged((k,), name, [column]))
     else:
-        units = (unit for _, unit in run_units(source, runs, names, workers, WHOLE, staged)) \
-            if names else ()
+        units = (unit for _, unit in run_units(source, runs, source.schema.names, workers,
+                                                WHOLE, staged))
     for unit in units:
         for name, col in unit.items():
             if name in fsst:
@@ -257,13 +251,11 @@ def read_to_device(source: Source, *, workers: int | None = None,
     # out of the scan joined: no join after the decode)
     batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
     try:
-        joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()]) \
-            if batch else {}
+        joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()])
     except CorruptDataError as exc:
         _name_row_group(source, str(exc), runs)
         raise
     decoded = dict(zip(pieces, joined.values(), strict=True))
-    decoded.update(direct)
     out = {}
     for f in source.schema:
         if f.name in decoded:
@@ -275,20 +267,6 @@ def read_to_device(source: Source, *, workers: int | None = None,
         else:
             out[f.name] = pa.chunked_array(host[f.name], type=f.type)
     return out
-
-
-#: whether :func:`read_to_device` reads the fsst columns of files with uncompressed fsst pages
-#: straight from their chunks (:mod:`fsstgpu.formats.direct_reader`)
-DIRECT_READS = True
-
-
-def _direct_takes(source: Source) -> bool:
-    """Whether the direct reader may take ``source``'s fsst columns: a Parquet file whose
-    columns are named once and hold fsst data only as top-level fsst columns (nested ones are
-    read as they were)."""
-    names = source.schema.names
-    return source.format == "parquet" and len(set(names)) == len(names) and not any(
-        holds_fsst(f.type) and not is_fsst_type(f.type) for f in source.schema)
 
 
 def _name_row_group(source: Source, failed: str, runs) -> None:

@@ -1,7 +1,9 @@
 """A Parquet file's fsst columns read straight onto the GPU (issue #24 item 2), for files whose
-fsst pages are stored uncompressed (``compress_file(..., parquet_codec="none")``):
-:func:`~fsstgpu.formats.device_reader.read_to_device` (so ``read_table_device``) reads such a
-file's fsst columns here and its other columns as before.
+fsst pages are stored uncompressed (``compress_file(..., parquet_codec="none")``). Not yet
+wired into ``read_table_device``: this version (row starts from C++, a gather a row group, the
+staged columns built on the reading threads) has not run on a GPU; commit 2a772ea wires it in
+(``read_to_device`` reading the fsst columns here and the others as before) for the session
+that measures it against ``read_table_device`` (``benchmarks/pending_s82/direct_vs.py``).
 
 The fsst column chunks are read with ``os.preadv`` into one pinned buffer and uploaded in one
 copy; the host parses their page headers, checks their CRCs and decodes the small parts
@@ -102,8 +104,8 @@ def read_fsst_direct(path, *, stream=None, workers: int | None = None) -> dict |
 
 
 def direct_columns(source: Source, *, stream=None, workers: int | None = None) -> dict | None:
-    """:func:`read_fsst_direct` of an open ``source`` (the whole-file device read,
-    :func:`~fsstgpu.formats.device_reader.read_to_device`, reads its other columns)."""
+    """:func:`read_fsst_direct` of an open ``source`` (for a whole-file device read that reads
+    its other columns itself)."""
     cp = get_cupy()
     import cupyx
 

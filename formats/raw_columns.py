@@ -5,11 +5,10 @@ of through pyarrow's reader: the storage struct (``formats/arrow.md``: ``codes``
 the codes of pages stored uncompressed are not copied but located in the chunk's bytes, for a
 device reader that uploads the chunks as they are (issue #24 item 2).
 
-Not wired into any reader: as a host reader it is slower than pyarrow's, and the device reader
-built on it (``formats/direct_reader.py`` at 80cd04e, again at 107ebf5 with the dictionary's
-codes left in place and gathered on the device) lost to ``read_table_device`` both times
-(BENCHMARKS.md sections 67-68: ~110 ns of host work a row on the H100 host's cores, a tenth
-of it affordable). It is the tested host step for the next try.
+As a host reader it is slower than pyarrow's; it is the host step of the device reader
+(:mod:`fsstgpu.formats.direct_reader`), which lost to ``read_table_device`` twice (80cd04e,
+107ebf5: BENCHMARKS.md sections 67-68, ~110 ns of host work a row on the H100 host's cores)
+and is not yet on the user's path.
 
 What it takes: top-level columns (no repetition levels), data pages of version 1 or 2 with RLE
 definition levels, values PLAIN, dictionary-encoded (a PLAIN dictionary page),

@@ -16,7 +16,7 @@ import pytest
 
 from fsstgpu.datasets import machine_text_table
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats import read_table, read_table_device
+from fsstgpu.formats import read_table
 from fsstgpu.formats.direct_reader import _host_part, direct_plan, read_fsst_direct
 from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, read_span
 from fsstgpu.formats.rowgroups import Source
@@ -131,37 +131,3 @@ def test_a_damaged_codes_page_is_corrupt_data(files, tmp_path, fresh_rng):
     bad.write_bytes(bytes(raw))
     with pytest.raises(CorruptDataError, match="CRC"):
         read_fsst_direct(bad)
-    with pytest.raises(CorruptDataError, match=f"row group 0, column {field.name}"):
-        read_table_device(bad)  # (the user's path: the direct reader, named)
-
-
-@pytest.mark.gpu
-def test_read_table_device_reads_uncompressed_pages_directly(files, monkeypatch):
-    """The user's path: ``read_table_device`` takes the direct reader for a file with
-    uncompressed fsst pages (and not for a zstd one), every column equal to the CPU read and
-    to the general path's."""
-    import cupy as cp
-
-    from fsstgpu.formats import device_reader
-
-    calls = []
-    real = device_reader.direct_columns
-    monkeypatch.setattr(device_reader, "direct_columns",
-                        lambda source: calls.append(source.path) or real(source))
-    poison_pool(cp)
-    results = {}
-    for codec in ("none", "zstd"):
-        got = results[codec] = read_table_device(files[codec])
-        want = read_table(files[codec], device="cpu")
-        assert list(got) == want.column_names
-        for name, column in got.items():
-            arr = column if isinstance(column, pa.ChunkedArray) else column.to_arrow()
-            arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-            assert arr.equals(want.column(name).combine_chunks()), (codec, name)
-    assert calls == [files["none"]]  # (the zstd file's pages are compressed: not taken)
-    monkeypatch.setattr(device_reader, "DIRECT_READS", False)
-    general = read_table_device(files["none"])
-    assert calls == [files["none"]]
-    for name, column in general.items():
-        if not isinstance(column, pa.ChunkedArray):
-            assert column.to_arrow().equals(results["none"][name].to_arrow()), name

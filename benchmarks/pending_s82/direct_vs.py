@@ -76,10 +76,11 @@ def run(name, table, tmp):
         print("read_table_device (fsst zstd)", wall(lambda: read_table_device(zdst)))
         print("read_table_device (fsst none)", wall(lambda: read_table_device(dst)))
         print("read_fsst_direct (fsst none)", wall(lambda: D.read_fsst_direct(dst)))
-        DR.DIRECT_READS = False
-        print("read_table_device (fsst none), direct reads off", wall(
-            lambda: read_table_device(dst)))
-        DR.DIRECT_READS = True
+        if hasattr(DR, "DIRECT_READS"):  # (2a772ea's device_reader.py applied)
+            DR.DIRECT_READS = False
+            print("read_table_device (fsst none), direct reads off", wall(
+                lambda: read_table_device(dst)))
+            DR.DIRECT_READS = True
     print("read_fsst_direct workers=8", wall(lambda: D.read_fsst_direct(dst, workers=8)))
     steps(dst, None)
 
