@@ -18,3 +18,20 @@ def three_long_strings():
     cuts = ext.storage.field("cuts").to_pylist()
     assert all(cuts)
     return col, ext, cuts
+
+
+def with_nulls_and_long(table: pa.Table, rng, *, null_share: float, longest: int,
+                        fill: str) -> pa.Table:
+    """``table`` with nulls over its first string column (``null_share`` of the rows) and its
+    second string column made large_string and long: each value after 0 to ``longest``
+    ``fill`` characters (long enough to be split: the cuts leaf holds values)."""
+    import pyarrow.compute as pc
+
+    strings = [n for n in table.column_names if pa.types.is_string(table.schema.field(n).type)]
+    first = table.column(strings[0])
+    mask = pa.array(rng.random(len(table)) < null_share)
+    table = table.set_column(table.schema.get_field_index(strings[0]), strings[0],
+                             pc.if_else(mask, pa.scalar(None, first.type), first))
+    long = pa.array([(fill * int(rng.integers(0, longest)) + s) if s else s for s in
+                     table.column(strings[1]).to_pylist()], pa.large_string())
+    return table.set_column(table.schema.get_field_index(strings[1]), strings[1], long)

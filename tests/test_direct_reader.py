@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 
 from fsstgpu.datasets import machine_text_table
@@ -24,19 +23,13 @@ from fsstgpu.kernels.gather import gather_segments_cpu
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gpu_poison import poison_pool  # noqa: E402
+from long_strings import with_nulls_and_long  # noqa: E402
 
 
 def _table(rng, rows: int = 20_000) -> pa.Table:
     table = machine_text_table(rows)
     table = table.take(np.sort(rng.choice(len(table), rows // 2, replace=False)))
-    strings = [n for n in table.column_names if pa.types.is_string(table.schema.field(n).type)]
-    first = table.column(strings[0])
-    mask = pa.array(rng.random(len(table)) < 0.15)
-    table = table.set_column(table.schema.get_field_index(strings[0]), strings[0],
-                             pc.if_else(mask, pa.scalar(None, first.type), first))
-    long = pa.array([("y" * int(rng.integers(0, 6000)) + s) if s else s for s in
-                     table.column(strings[1]).to_pylist()], pa.large_string())
-    return table.set_column(table.schema.get_field_index(strings[1]), strings[1], long)
+    return with_nulls_and_long(table, rng, null_share=0.15, longest=6000, fill="y")
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ dictionary-encoded) and sorted ones (DELTA_BYTE_ARRAY); damaged pages raise Corr
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -22,6 +23,9 @@ from fsstgpu.formats.raw_columns import Unsupported, read_fsst_chunk
 from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed, read_span
 from fsstgpu.kernels.gather import gather_segments_cpu
 
+sys.path.insert(0, str(Path(__file__).parent))
+from long_strings import with_nulls_and_long  # noqa: E402
+
 
 def _table(which: str, rng) -> pa.Table:
     if which == "dbtext":
@@ -29,16 +33,9 @@ def _table(which: str, rng) -> pa.Table:
             pytest.skip("dbtext corpus not found (set FSSTGPU_DBTEXT or run beside shared/)")
         table = dbtext_table()
         return table.take(np.sort(rng.choice(len(table), 50_000, replace=False)))
-    table = machine_text_table(30_000)
-    strings = [n for n in table.column_names if pa.types.is_string(table.schema.field(n).type)]
-    first = table.column(strings[0])
-    mask = pa.array(rng.random(len(table)) < 0.2)
-    table = table.set_column(table.schema.get_field_index(strings[0]), strings[0],
-                             pc.if_else(mask, pa.scalar(None, first.type), first))
     # long strings: cut inside (the cuts leaf holds values)
-    long = pa.array([("x" * int(rng.integers(0, 9000)) + s) if s else s for s in
-                     table.column(strings[1]).to_pylist()], pa.large_string())
-    return table.set_column(table.schema.get_field_index(strings[1]), strings[1], long)
+    return with_nulls_and_long(machine_text_table(30_000), rng, null_share=0.2, longest=9000,
+                               fill="x")
 
 
 @pytest.fixture(scope="module", params=["machine", "dbtext"])
