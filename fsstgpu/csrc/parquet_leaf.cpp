@@ -160,7 +160,16 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
             }
             have_dict = true;
             dict_page = static_cast<int64_t>(page_index);
-            if (physical == kLeafBytes) {
+            if (physical == kLeafBytes && in_place && !keep_indices) {
+                // (the values stay in this page: only where its entries lie is wanted)
+                if (page.num_values < 0 || page.num_values > page.size / 4) {
+                    throw CorruptData(std::to_string(page.num_values) + " byte arrays cannot "
+                                      "be in " + std::to_string(page.size) + " bytes");
+                }
+                col.dict_offsets.resize(static_cast<size_t>(page.num_values + 1));
+                decode_plain_byte_arrays(page.body, page.size, page.num_values,
+                                         col.dict_offsets.data(), nullptr);
+            } else if (physical == kLeafBytes) {
                 col.dict_offsets.assign(1, 0);
                 append_bytes(page.body, page.size, kPlain, page.num_values, col.dict_offsets,
                              col.dict_data);

@@ -228,7 +228,7 @@ int64_t decode_plain_byte_arrays(const uint8_t* data, int64_t size, int64_t coun
             throw CorruptData("a PLAIN byte array of " + std::to_string(length) +
                               " bytes runs past its page's " + std::to_string(size - pos));
         }
-        if (length) std::memcpy(out + at, data + pos, length);
+        if (length && out) std::memcpy(out + at, data + pos, length);
         pos += length;
         at += length;
         offsets[k + 1] = at;

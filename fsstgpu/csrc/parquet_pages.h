@@ -42,8 +42,9 @@ int64_t decode_delta_byte_array_runs(const uint8_t* data, int64_t size, int64_t 
 
 // PLAIN byte arrays (each a 4-byte little-endian length, then its bytes) from data[0:size]:
 // `count` of them, their lengths' running sum into offsets (count + 1, from 0) and their bytes
-// end to end into out (which has room for size bytes: they are fewer). Returns the bytes
-// read. Throws CorruptData where a length is negative or runs past the data.
+// end to end into out (which has room for size bytes: they are fewer; null: only the offsets).
+// Returns the bytes read. Throws CorruptData where a length is negative or runs past the
+// data.
 int64_t decode_plain_byte_arrays(const uint8_t* data, int64_t size, int64_t count,
                                  int64_t* offsets, uint8_t* out);
 
