@@ -186,10 +186,10 @@ def _host_part(source: Source, field, columns, k, spans, where, pinned) -> tuple
     except Unsupported as exc:  # (direct_plan took it: a page proved otherwise)
         raise RuntimeError(f"the direct reader met a layout it does not take: {exc}") from None
     carr = from_extension_array(pa.ExtensionArray.from_storage(field.type, storage))
-    offsets = np.frombuffer(storage.field("codes").buffers()[1], np.int64)[: len(storage) + 1]
-    if int(offsets[-1]) != len(carr.codes):
-        raise CorruptDataError(f"{source.path}: row group {k}, column {field.name!r}: the "
-                               f"codes' offsets end at {int(offsets[-1])}, the column holds "
-                               f"{len(carr.codes)} bytes of codes")
+    offsets = carr.code_offsets  # (int64 from 0, whatever the codes child's offsets type)
+    if len(offsets) != len(starts) + 1 or int(offsets[-1]) != len(carr.codes):
+        raise CorruptDataError(f"{source.path}: row group {k}, column {field.name!r}: "
+                               f"{len(offsets)} code offsets end at {int(offsets[-1])} for "
+                               f"{len(starts)} rows and {len(carr.codes)} bytes of codes")
     starts = np.where(starts >= 0, starts + where[0][0], starts)  # (into the whole buffer)
-    return StagedColumn(carr, codes=None), starts, offsets - offsets[0], extra
+    return StagedColumn(carr, codes=None), starts, offsets, extra

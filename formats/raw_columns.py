@@ -67,7 +67,6 @@ def _body(raw, page, codec: str):
 
 def _leaf(raw: bytes, pages: list, codec: str, physical: str, max_def: int, rows: int,
           where: str, keep_indices: bool = False, in_place: bool = False) -> tuple:
-    # (in place, each page's body is a view of raw: its start there says where rows start)
     """One leaf's chunk decoded (:func:`fsstgpu.native.decode_leaf`'s tuple)."""
     if physical not in _PHYSICAL or max_def > 2:
         raise Unsupported(f"{where}: physical type {physical}, definition levels {max_def}")
@@ -78,6 +77,7 @@ def _leaf(raw: bytes, pages: list, codec: str, physical: str, max_def: int, rows
     meta = np.array([(_KIND[p.kind], p.encoding, p.levels_encoding, p.num_values,
                       p.rep_levels_size, p.levels_size) for p in pages], np.int64).reshape(-1, 6)
     try:
+        # (in place each page's body is a view of raw: its start there is where rows start)
         return native.decode_leaf(bodies, meta, _PHYSICAL[physical], max_def,
                                   keep_indices=keep_indices, max_rows=rows, in_place=in_place,
                                   body_starts=[p.start for p in pages] if in_place else None)

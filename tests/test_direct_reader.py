@@ -5,7 +5,6 @@ poisoned first), compressed-page files left to the usual reader, damaged pages r
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -17,11 +16,11 @@ from fsstgpu.datasets import machine_text_table
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats import read_table
 from fsstgpu.formats.direct_reader import _host_part, direct_plan, read_fsst_direct
-from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, read_span
 from fsstgpu.formats.rowgroups import Source
 from fsstgpu.kernels.gather import gather_segments_cpu
 
 sys.path.insert(0, str(Path(__file__).parent))
+from damaged_pages import flip_in_last_page  # noqa: E402
 from gpu_poison import poison_pool  # noqa: E402
 from long_strings import with_nulls_and_long  # noqa: E402
 
@@ -110,17 +109,7 @@ def test_a_damaged_codes_page_is_corrupt_data(files, tmp_path, fresh_rng):
     with Source(path) as source:
         field, columns, groups = direct_plan(source)[0]
         meta = source.parquet_metadata
-    col = meta.row_group(0).column(columns[0])
-    raw = bytearray(path.read_bytes())
-    start, size = chunk_span(col, len(raw), "x")
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        pages = chunk_pages(read_span(fd, start, size, "x"), col.num_values, "x")
-    finally:
-        os.close(fd)
-    page = pages[-1]
-    raw[start + page.start + int(fresh_rng.integers(0, page.size))] ^= 0x04
     bad = tmp_path / "bad.parquet"
-    bad.write_bytes(bytes(raw))
+    flip_in_last_page(path, meta.row_group(0).column(columns[0]), bad, fresh_rng, 0x04)
     with pytest.raises(CorruptDataError, match="CRC"):
         read_fsst_direct(bad)

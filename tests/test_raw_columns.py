@@ -24,6 +24,7 @@ from fsstgpu.formats.raw_pages import chunk_pages, chunk_span, decompressed, rea
 from fsstgpu.kernels.gather import gather_segments_cpu
 
 sys.path.insert(0, str(Path(__file__).parent))
+from damaged_pages import flip_in_last_page  # noqa: E402
 from long_strings import with_nulls_and_long  # noqa: E402
 
 
@@ -86,18 +87,8 @@ def _damaged(path, tmp_path, leaf_name, fresh_rng):
     f, fields = _fsst_fields(path)
     field, leaves = fields[0]
     j = leaves[["codes", "lengths", "cuts", "table"].index(leaf_name)]
-    col = f.metadata.row_group(0).column(j)
-    raw = bytearray(open(path, "rb").read())
-    start, size = chunk_span(col, len(raw), "x")
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        pages = chunk_pages(read_span(fd, start, size, "x"), col.num_values, "x")
-    finally:
-        os.close(fd)
-    page = pages[-1]
-    raw[start + page.start + int(fresh_rng.integers(0, page.size))] ^= 0x20
     bad = tmp_path / f"bad_{leaf_name}.parquet"
-    bad.write_bytes(bytes(raw))
+    flip_in_last_page(path, f.metadata.row_group(0).column(j), bad, fresh_rng, 0x20)
     return bad, f.metadata, field, leaves
 
 

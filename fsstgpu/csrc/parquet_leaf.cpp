@@ -27,9 +27,11 @@ int bit_width(int v) {
 // Byte arrays of one run (count of them) in `encoding` appended to offsets/data (offsets'
 // last entry the running end); returns the bytes read. With `in_place` (not null) a
 // DELTA_LENGTH_BYTE_ARRAY run's bytes are not copied: *in_place is where they start in p.
+// Without `copy_plain` a PLAIN run's bytes are not copied either (only their offsets: value k
+// lies at 4 * (k + 1) + its offset in p).
 int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count,
                      std::vector<int64_t>& offsets, std::vector<uint8_t>& data,
-                     int64_t* in_place = nullptr) {
+                     int64_t* in_place = nullptr, bool copy_plain = true) {
     const int64_t base = static_cast<int64_t>(data.size());
     // (a PLAIN array takes 4 bytes at least; the callers' other counts are rows of a row
     // group: bounded before anything is allocated)
@@ -39,7 +41,9 @@ int64_t append_bytes(const uint8_t* p, int64_t size, int encoding, int64_t count
     }
     std::vector<int64_t> offs(static_cast<size_t>(count + 1));
     int64_t used = 0;
-    if (encoding == kPlain) {
+    if (encoding == kPlain && !copy_plain) {
+        used = decode_plain_byte_arrays(p, size, count, offs.data(), nullptr);
+    } else if (encoding == kPlain) {
         data.resize(static_cast<size_t>(base + size));  // (at most the page's bytes)
         used = decode_plain_byte_arrays(p, size, count, offs.data(), data.data() + base);
         data.resize(static_cast<size_t>(base + offs[static_cast<size_t>(count)]));
@@ -160,19 +164,12 @@ LeafColumn decode_leaf(const std::vector<LeafPage>& pages, int physical, int max
             }
             have_dict = true;
             dict_page = static_cast<int64_t>(page_index);
-            if (physical == kLeafBytes && in_place && !keep_indices) {
-                // (the values stay in this page: only where its entries lie is wanted)
-                if (page.num_values < 0 || page.num_values > page.size / 4) {
-                    throw CorruptData(std::to_string(page.num_values) + " byte arrays cannot "
-                                      "be in " + std::to_string(page.size) + " bytes");
-                }
-                col.dict_offsets.resize(static_cast<size_t>(page.num_values + 1));
-                decode_plain_byte_arrays(page.body, page.size, page.num_values,
-                                         col.dict_offsets.data(), nullptr);
-            } else if (physical == kLeafBytes) {
+            if (physical == kLeafBytes) {
+                // (in place the values stay in this page: only where its entries lie is
+                // wanted, unless the dictionary itself is returned)
                 col.dict_offsets.assign(1, 0);
                 append_bytes(page.body, page.size, kPlain, page.num_values, col.dict_offsets,
-                             col.dict_data);
+                             col.dict_data, nullptr, keep_indices || !in_place);
             } else {
                 if (page.num_values > page.size / item) {
                     throw CorruptData("a dictionary page shorter than its values");
