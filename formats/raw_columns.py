@@ -5,10 +5,10 @@ of through pyarrow's reader: the storage struct (``formats/arrow.md``: ``codes``
 the codes of pages stored uncompressed are not copied but located in the chunk's bytes, for a
 device reader that uploads the chunks as they are (issue #24 item 2).
 
-As a host reader it is slower than pyarrow's; it is the host step of the device reader
-(:mod:`fsstgpu.formats.direct_reader`), which lost to ``read_table_device`` twice (80cd04e,
-107ebf5: BENCHMARKS.md sections 67-68, ~110 ns of host work a row on the H100 host's cores)
-and is not yet on the user's path.
+As a host reader it is slower than pyarrow's; it was the host step of the direct device
+readers, which lost to ``read_table_device`` three times (80cd04e, 107ebf5, 341c0ff:
+BENCHMARKS.md sections 67-69: ~45-110 ns of host work a row) and were removed; the next
+design decodes the pages on the device (:mod:`fsstgpu.kernels.page_decode`).
 
 What it takes: top-level columns (no repetition levels), data pages of version 1 or 2 with RLE
 definition levels, values PLAIN, dictionary-encoded (a PLAIN dictionary page),

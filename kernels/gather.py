@@ -5,9 +5,10 @@ codes then lie where the pages hold them (a DELTA_LENGTH_BYTE_ARRAY page's in lo
 dictionary-encoded page's in its dictionary page, a run a row: the runs
 :func:`~fsstgpu.formats.raw_columns.read_fsst_chunk` returns with ``codes_in_place``).
 :func:`gather_segments` lays such segments end to end on the device in one launch, balanced by
-output bytes; :func:`gather_segments_cpu` is its twin. The direct reader
-(:mod:`fsstgpu.formats.direct_reader`, a segment a row) uses it; that reader is not yet on the
-user's path (BENCHMARKS.md section 68).
+output bytes; :func:`gather_segments_cpu` is its twin. The direct readers that used it, a
+segment a row with the row starts found on the host, lost to ``read_table_device`` three times
+and were removed (BENCHMARKS.md sections 67-69); the reader whose pages are decoded on the
+device (:mod:`fsstgpu.kernels.page_decode`) is to gather its codes with it.
 
 A segment is ``out[out_offsets[i] : out_offsets[i + 1]]``, copied from ``src[starts[i]:]``
 where ``starts[i] >= 0`` and from ``extra[-1 - starts[i]:]`` where it is negative (the bytes

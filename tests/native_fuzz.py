@@ -17,6 +17,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import _native  # noqa: E402
 from native_fuzz_args import fuzz_args  # noqa: E402  (this folder: the script's own)
+from parquet_model import delta_encode, rle_encode  # noqa: E402
 
 ROUNDS = int(sys.argv[2])
 rng = np.random.default_rng(2026)
@@ -501,64 +502,6 @@ def fuzz_lookups():
     expect_error(_native.table_lookups, *many, np.array([0, 300], np.int64), 2)
 
 
-def uvarint(v):
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def bitpack(values, width):
-    acc = 0
-    for k, v in enumerate(values):
-        acc |= int(v) << (k * width)
-    return acc.to_bytes(len(values) * width // 8, "little")
-
-
-def rle_encode(values, width):
-    """Parquet's RLE / bit-packed hybrid of values, runs of either kind at random."""
-    out, k = bytearray(), 0
-    while k < len(values):
-        if rng.random() < 0.5:  # a repeated run of values[k]
-            j = k + 1
-            while j < len(values) and values[j] == values[k]:
-                j += 1
-            out += uvarint((j - k) << 1) + int(values[k]).to_bytes((width + 7) // 8, "little")
-            k = j
-        else:  # bit-packed groups (the last one padded)
-            groups = int(rng.integers(1, 4))
-            chunk = list(values[k : k + 8 * groups])
-            groups = -(-len(chunk) // 8)
-            out += uvarint(groups << 1 | 1) + bitpack(chunk + [0] * (8 * groups - len(chunk)),
-                                                      width)
-            k += len(chunk)
-    return bytes(out)
-
-
-def delta_encode(values, per=32, miniblocks=4):
-    """DELTA_BINARY_PACKED of int64 values (deltas modulo 2**64)."""
-    mask = (1 << 64) - 1
-    out = bytearray(uvarint(per * miniblocks) + uvarint(miniblocks) + uvarint(len(values)))
-    first = int(values[0]) if len(values) else 0
-    out += uvarint(((first << 1) ^ (first >> 63)) & mask)
-    deltas = [(int(b) - int(a)) & mask for a, b in zip(values[:-1], values[1:], strict=True)]
-    signed = [d - (1 << 64) if d >> 63 else d for d in deltas]
-    for b in range(0, len(deltas), per * miniblocks):
-        block = signed[b : b + per * miniblocks]
-        low = min(block)
-        out += uvarint(((low << 1) ^ (low >> 63)) & mask)
-        rel = [(d - low) & mask for d in block]
-        parts = [rel[m * per : (m + 1) * per] for m in range(miniblocks)]
-        widths = [max(v.bit_length() for v in part) if part else 0 for part in parts]
-        out += bytes(widths)
-        for part, w in zip(parts, widths, strict=True):
-            if part:
-                out += bitpack(part + [0] * (per - len(part)), w)
-    return bytes(out)
-
-
 def fuzz_pages():
     """Parquet's value decoders on runs a model encoder made (the same values back, then the
     same run cut, extended or with a byte changed: values back or CorruptData, never a fault),
@@ -569,7 +512,7 @@ def fuzz_pages():
         [0] * n
     if width and rng.random() < 0.5:  # long repeats
         values = sorted(values)
-    run = np.frombuffer(rle_encode(values, width), np.uint8)
+    run = np.frombuffer(rle_encode(values, width, rng), np.uint8)
     got, end = _native.rle_hybrid(run, width, n)
     assert got.tolist() == values and end == len(run)
     kind = int(rng.integers(0, 4))
@@ -635,7 +578,7 @@ def leaf_page_values(strs, encoding, width_dict=None):
         tails = [v[k:] for v, k in zip(strs, keep, strict=True)]
         return delta_encode(keep) + delta_encode([len(t) for t in tails]) + b"".join(tails)
     words, width = width_dict
-    return bytes([width]) + rle_encode([words.index(v) for v in strs], width)
+    return bytes([width]) + rle_encode([words.index(v) for v in strs], width, rng)
 
 
 def fuzz_leaf():
@@ -657,7 +600,7 @@ def fuzz_leaf():
         present = [strs[r] for r in range(a, b) if lv[r - a] == max_def]
         enc = 8 if keep else int(rng.choice([0, 6, 7, 8]))
         values = leaf_page_values(present, enc, (words, width))
-        levels_run = rle_encode([int(v) for v in lv], max_def.bit_length()) if max_def else b""
+        levels_run = rle_encode([int(v) for v in lv], max_def.bit_length(), rng) if max_def else b""
         body = (len(levels_run).to_bytes(4, "little") + levels_run if max_def else b"") + values
         bodies.append(body)
         meta.append([0, enc, 3, b - a, 0, 0])
