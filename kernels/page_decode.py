@@ -98,18 +98,20 @@ class Jobs:
             raise ValueError(f"a job's bytes run past the data's {nbytes}")
 
 
-def _fail(job: int, what: str, detail: str) -> CorruptDataError:
-    return CorruptDataError(f"{what} {job}: {detail}")
+def _fail(job: int, what: str, detail: str, names=None) -> CorruptDataError:
+    return CorruptDataError(f"{what} {job}: {detail}" if names is None else
+                            f"{names[job]}: {detail}")
 
 
-def rle_hybrid_jobs_cpu(data, jobs: Jobs, *, what: str = "run") -> tuple[np.ndarray, np.ndarray]:
+def rle_hybrid_jobs_cpu(data, jobs: Jobs, *, what: str = "run",
+                        names=None) -> tuple[np.ndarray, np.ndarray]:
     """Every job's RLE / bit-packed hybrid values end to end (uint32) and the bytes each read:
     :func:`rle_hybrid_jobs`' twin, through :func:`fsstgpu.native.rle_hybrid`.
 
     Raises
     ------
     fsstgpu.CorruptDataError
-        Naming the first malformed job (``what`` and its number).
+        Naming the first malformed job (``what`` and its number, or ``names[job]``).
 
     Examples
     --------
@@ -126,18 +128,18 @@ def rle_hybrid_jobs_cpu(data, jobs: Jobs, *, what: str = "run") -> tuple[np.ndar
     for j in range(len(jobs)):
         lo, width = int(jobs.start[j]), int(jobs.width[j])
         if not 0 <= width <= 32:
-            raise _fail(j, what, ERRORS[10])
+            raise _fail(j, what, ERRORS[10], names)
         try:
             values, ends[j] = native.rle_hybrid(data[lo : lo + int(jobs.size[j])], width,
                                                 int(jobs.count[j]))
         except CorruptDataError as exc:
-            raise _fail(j, what, str(exc)) from None
+            raise _fail(j, what, str(exc), names) from None
         out[jobs.at[j] : jobs.at[j] + jobs.count[j]] = values
     return out, ends
 
 
-def delta_binary_packed_jobs_cpu(data, jobs: Jobs, *,
-                                 what: str = "run") -> tuple[np.ndarray, np.ndarray]:
+def delta_binary_packed_jobs_cpu(data, jobs: Jobs, *, what: str = "run",
+                                 names=None) -> tuple[np.ndarray, np.ndarray]:
     """Every job's DELTA_BINARY_PACKED values end to end (int64) and the bytes each read:
     :func:`delta_binary_packed_jobs`' twin, through
     :func:`fsstgpu.native.delta_binary_packed`.
@@ -145,7 +147,7 @@ def delta_binary_packed_jobs_cpu(data, jobs: Jobs, *,
     Raises
     ------
     fsstgpu.CorruptDataError
-        Naming the first malformed job (``what`` and its number).
+        Naming the first malformed job (``what`` and its number, or ``names[job]``).
 
     Examples
     --------
@@ -167,7 +169,7 @@ def delta_binary_packed_jobs_cpu(data, jobs: Jobs, *,
             values, ends[j] = native.delta_binary_packed(data[lo : lo + int(jobs.size[j])],
                                                          int(jobs.count[j]))
         except CorruptDataError as exc:
-            raise _fail(j, what, str(exc)) from None
+            raise _fail(j, what, str(exc), names) from None
         out[jobs.at[j] : jobs.at[j] + jobs.count[j]] = values
     return out, ends
 
@@ -253,9 +255,10 @@ def delta_binary_packed_jobs(data, jobs: Jobs, *, placed=None, stream=None):
                    placed=placed)
 
 
-def check_jobs(errors, *, what: str = "run") -> None:
+def check_jobs(errors, *, what: str = "run", names=None) -> None:
     """Raise :class:`~fsstgpu.errors.CorruptDataError` naming the first job whose error code
-    (device or host ``errors``) is set (a sync with its stream when on the device).
+    (device or host ``errors``) is set (``what`` and its number, or ``names[job]``; a sync with
+    its stream when on the device).
 
     Examples
     --------
@@ -271,4 +274,4 @@ def check_jobs(errors, *, what: str = "run") -> None:
     bad = np.flatnonzero(codes)
     if bad.size:
         j = int(bad[0])
-        raise _fail(j, what, ERRORS.get(int(codes[j]), f"error {int(codes[j])}"))
+        raise _fail(j, what, ERRORS.get(int(codes[j]), f"error {int(codes[j])}"), names)

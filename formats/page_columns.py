@@ -1,0 +1,445 @@
+"""An fsst column's pages decoded into the arrays of its compressed column, on the device or,
+as its twin, on the host (issue #24 item 2: a file -> GPU read with no per-row host work).
+
+:mod:`fsstgpu.formats.page_plan` reads a column's chunks and says where each page's levels and
+values lie; :func:`decode_pages` turns them into a :class:`PageColumn` (the codes end to end,
+their offsets, the strings' lengths and validity, the blocks of one table, the cuts) with the
+same array code for NumPy and CuPy (``xp``): the runs inside the pages by
+:mod:`fsstgpu.kernels.page_decode` (its kernels, or their twins on the host), each row's codes
+gathered from the page that holds them by :mod:`fsstgpu.kernels.gather`, everything else
+elementwise passes and running sums over the rows. The host reads only what is O(pages) or
+O(dictionary entries): page headers, dictionary pages, and the cuts of the few strings longer
+than the split size.
+
+The pages are untrusted: every decoded value is checked before it is used (levels, counts,
+indices against their dictionaries, the codes' lengths against their pages, each string's code
+count against its length), a gather index is clipped into its array before any check is read
+back, and the checks are read back once, at the end: a :class:`~fsstgpu.errors.CorruptDataError`
+naming the page or the column.
+
+>>> import os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats import compress_file
+>>> from fsstgpu.formats.page_columns import decode_pages
+>>> from fsstgpu.formats.page_plan import plan_column
+>>> from fsstgpu.formats.rowgroups import Source
+>>> d = tempfile.mkdtemp()
+>>> pq.write_table(pa.table({"s": ["ab", None, "abc"] * 50}), os.path.join(d, "s.parquet"))
+>>> path = os.path.join(d, "f.parquet")
+>>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
+>>> with Source(path) as source:
+...     col = decode_pages(plan_column(source, source.schema.field("s")), np)
+>>> col.null_count, col.lengths[:3].tolist(), bool(col.code_offsets[-1] == len(col.codes))
+(50, [2, 0, 3], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fsstgpu import native
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.page_plan import DELTA_LENGTH_BYTE_ARRAY, DICTIONARY, PLAIN, ColumnPlan
+from fsstgpu.kernels.fsst_decode import padded_size
+from fsstgpu.kernels.gather import check_gathered, gather_segments, gather_segments_cpu
+from fsstgpu.kernels.page_decode import (
+    Jobs,
+    check_jobs,
+    delta_binary_packed_jobs,
+    delta_binary_packed_jobs_cpu,
+    rle_hybrid_jobs,
+    rle_hybrid_jobs_cpu,
+)
+from fsstgpu.limits import MAX_TABLES
+from fsstgpu.symbol_table import SymbolTable
+from fsstgpu.types import INT32_MAX, narrow_offsets
+
+__all__ = ["PageColumn", "decode_pages"]
+
+
+@dataclass
+class PageColumn:
+    """A column's arrays as :func:`decode_pages` made them (``xp`` arrays but the host's
+    ``tables``, ``block_starts``, ``cuts`` and ``chunk_lengths``): what
+    :class:`~fsstgpu.CompressedStringArray` holds before its split points are planned."""
+
+    codes: object          # uint8, code_offsets[-1] of them
+    code_offsets: object   # int64, rows + 1 from 0
+    lengths: object        # the storage's lengths dtype (0 under a null)
+    valid: object          # bool, a row each
+    null_count: int
+    tables: tuple
+    block_starts: np.ndarray
+    cuts: tuple            # (absolute code position, place in its string, row), int64 each
+    chunk_lengths: np.ndarray
+
+
+class _Checks:
+    """The decode's checks, read back at once: the runs' error codes (with their pages'
+    names) and boolean flags (with what each says)."""
+
+    def __init__(self, xp, where: str):
+        self.xp, self.where = xp, where
+        self.runs, self.flags = [], []
+
+    def run(self, errors, names) -> None:
+        if errors is not None:
+            self.runs.append((errors, names))
+
+    def flag(self, bad, what: str) -> None:
+        self.flags.append((self.xp.any(bad), what))
+
+    def raise_first(self) -> None:
+        xp = self.xp
+        for errors, names in self.runs:  # (host: the twins raised already)
+            check_jobs(errors, names=names)
+        if self.flags:
+            got = xp.stack([f for f, _ in self.flags])
+            got = got.get() if hasattr(got, "get") else got
+            for hit, (_, what) in zip(got.tolist(), self.flags, strict=True):
+                if hit:
+                    raise CorruptDataError(f"{self.where}: {what}")
+        self.runs, self.flags = [], []
+
+
+def _decode_runs(kind: str, data, xp, checks: _Checks, start, size, counts, at, total: int,
+                 names, width=None):
+    """The runs ``start``/``size`` (host int64 a page) of ``counts`` values each (host or
+    device), placed at ``at`` of an output of ``total`` values: ``(values, ends)``."""
+    if xp is np:
+        jobs = Jobs(start, size, counts, width=width)
+        twin = rle_hybrid_jobs_cpu if kind == "rle" else delta_binary_packed_jobs_cpu
+        values, ends = twin(data, jobs, names=names)
+        out = np.zeros(total, values.dtype)
+        out[np.repeat(np.asarray(at, np.int64) - jobs.at, jobs.count) +
+            np.arange(jobs.total)] = values
+        return out, ends
+    jobs = Jobs(start, size, np.zeros(len(start), np.int64), width=width)
+    device = rle_hybrid_jobs if kind == "rle" else delta_binary_packed_jobs
+    values, ends, errors = device(data, jobs, placed=(xp.asarray(counts, xp.int64),
+                                                      xp.asarray(at, xp.int64), total))
+    checks.run(errors, names)
+    return values, ends
+
+
+class _Leaf:
+    """One leaf's levels decoded, and where each row's value lies in its values."""
+
+    def __init__(self, xp, leaf, levels, struct_level: int, rows: int):
+        self.plan = leaf
+        self.levels = levels
+        self.present = levels == leaf.max_def
+        self.struct_valid = levels >= struct_level
+        row0 = xp.asarray(leaf.row0)
+        # each row's page (the last page starting at or before it: empty pages skipped)
+        self.page = xp.searchsorted(row0, xp.arange(rows), side="right") - 1
+        ranks = xp.zeros(rows + 1, xp.int64)
+        xp.cumsum(self.present, out=ranks[1:])
+        self.row0 = row0
+        self.counts = ranks[row0 + xp.asarray(leaf.rows)] - ranks[row0]  # values a page
+        # where a present row's value lies when each page's values start at its first row
+        self.at = row0[self.page] + ranks[:-1] - ranks[row0][self.page]
+
+    def pages(self, encodings) -> np.ndarray:
+        """Its pages of these encodings (host indices)."""
+        return np.flatnonzero(np.isin(self.plan.encoding, encodings))
+
+    def rows_in(self, xp, pages):
+        """Whether each row lies in one of ``pages`` and holds a value."""
+        mask = np.zeros(len(self.plan.rows), bool)
+        mask[pages] = True
+        return xp.asarray(mask)[self.page] & self.present
+
+    def values(self, kind, data, xp, checks, pages, total: int, width=None):
+        p = self.plan
+        return _decode_runs(kind, data, xp, checks, p.values_at[pages],
+                            p.values_end[pages] - p.values_at[pages], self.counts[pages],
+                            p.row0[pages], total, [p.names[i] for i in pages], width)
+
+
+def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
+    """``plan``'s column decoded from its pages with array module ``xp`` (NumPy: the host's
+    twin; CuPy: the device, ``data`` the plan's buffer uploaded).
+
+    Raises
+    ------
+    fsstgpu.CorruptDataError
+        Naming the page or the column, for any value the pages hold that the column cannot.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
+    >>> from fsstgpu.formats.page_columns import decode_pages
+    >>> from fsstgpu.formats.page_plan import plan_column
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["hello"] * 4}), os.path.join(d, "s.parquet"))
+    >>> _ = compress_file(os.path.join(d, "s.parquet"), os.path.join(d, "f.parquet"),
+    ...                   parquet_codec="none")
+    >>> with Source(os.path.join(d, "f.parquet")) as source:
+    ...     col = decode_pages(plan_column(source, source.schema.field("s")), np)
+    >>> col.block_starts.tolist(), len(col.tables), bool(col.valid.all())
+    ([0, 4], 1, True)
+    """
+    data = plan.buffer if xp is np else data
+    n = plan.rows
+    checks = _Checks(xp, plan.where)
+    levels = _levels(plan, data, xp, checks)
+    leaves = {leaf.name: _Leaf(xp, leaf, levels[i * n : (i + 1) * n], plan.struct_level, n)
+              for i, leaf in enumerate(plan.leaves)}
+    valid = leaves["codes"].struct_valid
+    for name, leaf in leaves.items():
+        checks.flag(leaf.levels > leaf.plan.max_def,
+                    f"{name}: a definition level over {leaf.plan.max_def}")
+        checks.flag(leaf.struct_valid != valid, "the struct's nulls differ between its leaves")
+        if name != "cuts":
+            checks.flag(valid & ~leaf.present, f"a valid string has a null {name!r} entry")
+    code_len, src = _codes(plan, leaves["codes"], data, xp, checks, n)
+    code_offsets = xp.zeros(n + 1, xp.int64)
+    xp.cumsum(code_len, out=code_offsets[1:])
+    lengths = _lengths(plan, leaves["lengths"], data, xp, checks, n, valid)
+    wide = lengths.astype(xp.int64)
+    checks.flag((code_len > 2 * wide) | (wide > 8 * code_len),
+                "a string's code count does not fit its length")
+    if narrow_offsets(plan.field.type.value_type):
+        out = xp.zeros(n + 1, xp.int64)
+        xp.cumsum(wide, out=out[1:])
+        bounds = xp.asarray(np.concatenate([[0], np.cumsum(plan.group_rows)]))
+        checks.flag(out[bounds[1:]] - out[bounds[:-1]] > INT32_MAX,
+                    f"a {plan.field.type.value_type} row group holds more than 2**31 - 1 bytes")
+    table_id, tables = _table_ids(plan, leaves["table"], data, xp, checks, n, valid)
+    checks.raise_first()  # (everything the gathers and blocks below rely on is checked)
+    codes = _gathered(data, src, code_offsets, xp, int(code_offsets[-1]))
+    block_starts, block_tables = _blocks(xp, valid, table_id, n, plan.where)
+    null_count = n - int(xp.count_nonzero(valid))
+    cuts = _cuts(plan, leaves["cuts"], xp, code_offsets, wide)
+    return PageColumn(codes, code_offsets, lengths, valid, null_count,
+                      tuple(tables[t] for t in block_tables) if null_count < n
+                      else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy())
+
+
+def _levels(plan: ColumnPlan, data, xp, checks: _Checks):
+    """Every leaf's definition levels, leaf after leaf (``rows`` a leaf), in one run of
+    jobs."""
+    n = plan.rows
+    parts = [(leaf.levels_at, leaf.levels_size, leaf.rows, leaf.row0 + i * n,
+              np.full(len(leaf.rows), int(leaf.max_def).bit_length(), np.int32), leaf.names)
+             for i, leaf in enumerate(plan.leaves)]
+    start, size, rows, at, width = (np.concatenate([p[k] for p in parts]) for k in range(5))
+    names = [name for p in parts for name in p[5]]
+    levels, _ = _decode_runs("rle", data, xp, checks, start, size, rows, at,
+                             n * len(plan.leaves), [f"{m} (levels)" for m in names], width)
+    return levels
+
+
+def _codes(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int):
+    """Each row's code count and where its codes start in the buffer (0 under a null)."""
+    code_len = xp.zeros(n, xp.int64)
+    src = xp.zeros(n, xp.int64)
+    p = leaf.plan
+    delta = leaf.pages([DELTA_LENGTH_BYTE_ARRAY])
+    if delta.size:
+        lens, ends = leaf.values("delta", data, xp, checks, delta, n)
+        rows = leaf.rows_in(xp, delta)
+        here = xp.where(rows, lens[leaf.at], 0)
+        checks.flag(here < 0, "a negative code length")
+        here = xp.maximum(here, 0)
+        before = xp.zeros(n + 1, xp.int64)
+        xp.cumsum(here, out=before[1:])
+        page_bytes = before[leaf.row0 + xp.asarray(p.rows)] - before[leaf.row0]
+        end_of = xp.zeros(len(p.rows), xp.int64)
+        end_of[xp.asarray(delta)] = xp.asarray(ends, xp.int64)
+        room = xp.asarray(p.values_end - p.values_at) - end_of
+        checks.flag(page_bytes > room, "a page's code lengths run past its bytes")
+        first = xp.asarray(p.values_at) + end_of  # (each page's first string's codes)
+        starts = first[leaf.page] + before[:-1] - before[leaf.row0][leaf.page]
+        code_len = xp.where(rows, here, code_len)
+        src = xp.where(rows, starts, src)
+    keyed = leaf.pages(DICTIONARY)
+    if keyed.size:
+        starts, sizes = _byte_dictionaries(plan, p, xp)
+        entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "codes")
+        rows = leaf.rows_in(xp, keyed)
+        code_len = xp.where(rows, sizes[entry], code_len)
+        src = xp.where(rows, starts[entry], src)
+    return code_len, src
+
+
+def _dictionary_entry(leaf: _Leaf, data, xp, checks: _Checks, pages, n: int, name: str):
+    """Each row's entry in the concatenation of the leaf's dictionaries (clipped into it;
+    an index past its page's dictionary flagged)."""
+    p = leaf.plan
+    index, _ = leaf.values("rle", data, xp, checks, pages, n, width=p.width[pages])
+    counts = np.array([0 if d is None else d[2] for d in p.dictionaries], np.int64)
+    base = np.concatenate([[0], np.cumsum(counts)])
+    group = xp.asarray(p.group)[leaf.page]
+    i = index[leaf.at].astype(xp.int64)
+    rows = leaf.rows_in(xp, pages)
+    checks.flag(rows & (i >= xp.asarray(counts)[group]), f"{name}: an index past its "
+                "dictionary")
+    return xp.clip(xp.asarray(base[:-1])[group] + i, 0, max(int(base[-1]) - 1, 0))
+
+
+def _byte_dictionaries(plan: ColumnPlan, p, xp):
+    """Where each dictionary entry's bytes lie in the buffer and their sizes, every row group's
+    dictionary in turn (read on the host: O(entries)); one zero entry when there are none."""
+    starts, sizes = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for d, where in zip(p.dictionaries, _group_names(plan, p), strict=True):
+        if d is None:
+            continue
+        at, size, count = d
+        try:
+            _, offsets, _ = native.plain_byte_arrays(plan.buffer[at : at + size], count)
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"{where}, dictionary page: {exc}") from None
+        starts.append(at + offsets[:-1] + 4 * np.arange(1, count + 1, dtype=np.int64))
+        sizes.append(np.diff(offsets))
+    starts, sizes = np.concatenate(starts), np.concatenate(sizes)
+    if not starts.size:
+        starts, sizes = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    return xp.asarray(starts), xp.asarray(sizes)
+
+
+def _group_names(plan: ColumnPlan, p) -> list[str]:
+    return [f"{plan.where}.{p.name}, row group {k}" for k in range(len(plan.group_rows))]
+
+
+def _lengths(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int, valid):
+    """Each row's string length, in the storage's lengths dtype (0 under a null)."""
+    p = leaf.plan
+    dtype = np.dtype(np.uint64 if p.physical == "INT64" else np.uint32)
+    out = xp.zeros(n, dtype)
+    plain = leaf.pages([PLAIN])
+    if plain.size:  # the values a page's rows hold, end to end from its values' start
+        need = leaf.counts[xp.asarray(plain)] * dtype.itemsize
+        checks.flag(need > xp.asarray(p.values_end[plain] - p.values_at[plain]),
+                    "lengths: a page holds fewer values than rows")
+        rows = leaf.rows_in(xp, plain)
+        first = xp.asarray(p.values_at)[leaf.page] + (leaf.at - leaf.row0[leaf.page]) * \
+            dtype.itemsize
+        first = xp.where(rows, first, 0)
+        first = xp.clip(first, 0, max(int(data.size) - dtype.itemsize, 0))
+        raw = data[first[:, None] + xp.arange(dtype.itemsize)]
+        out = xp.where(rows, xp.ascontiguousarray(raw).view(dtype).reshape(n), out)
+    keyed = leaf.pages(DICTIONARY)
+    if keyed.size:
+        values = []
+        for d, where in zip(p.dictionaries, _group_names(plan, p), strict=True):
+            if d is None:
+                continue
+            at, size, count = d
+            if count * dtype.itemsize > size:
+                raise CorruptDataError(f"{where}, dictionary page: {count} values in {size} "
+                                       "bytes")
+            values.append(plan.buffer[at : at + count * dtype.itemsize].view(dtype))
+        values = np.concatenate(values + [np.zeros(1, dtype)])
+        entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "lengths")
+        out = xp.where(leaf.rows_in(xp, keyed), xp.asarray(values)[entry], out)
+    return xp.where(valid, out, 0).astype(dtype)
+
+
+def _table_ids(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int, valid):
+    """Each row's table, as an index into the distinct tables of the column's dictionaries
+    (each read and checked once on the host; -1 where an entry is unreadable, flagged only
+    where a valid string names it), and those tables."""
+    p = leaf.plan
+    ids, tables, found = [], [], {}
+    for d in p.dictionaries:
+        if d is None:
+            continue
+        at, size, count = d
+        try:
+            blob, offsets, _ = native.plain_byte_arrays(plan.buffer[at : at + size], count)
+        except CorruptDataError:
+            blob, offsets = np.zeros(0, np.uint8), np.zeros(count + 1, np.int64)
+        for j in range(count):
+            serialised = blob[offsets[j] : offsets[j + 1]].tobytes()
+            if serialised not in found:
+                try:
+                    tables.append(SymbolTable.from_bytes(serialised))
+                    found[serialised] = len(tables) - 1
+                except (CorruptDataError, ValueError):
+                    found[serialised] = -1
+            ids.append(found[serialised])
+    ids = xp.asarray(np.array(ids + [-1], np.int32))
+    entry = _dictionary_entry(leaf, data, xp, checks, leaf.pages(DICTIONARY), n, "table")
+    table_id = ids[entry]
+    checks.flag(valid & (table_id < 0), "a string's table is unreadable")
+    return table_id, tables
+
+
+def _gathered(data, src, code_offsets, xp, ncodes: int):
+    """Each row's codes from where its page holds them, end to end (on the device in an
+    allocation of the decode's padded size, the padding zero)."""
+    if xp is np:
+        return gather_segments_cpu(data, data[:0], src, code_offsets)
+    padded = xp.empty(padded_size(ncodes), xp.uint8)
+    padded[ncodes:] = 0
+    codes, error = gather_segments(data, data[:0], src, code_offsets, out=padded[:ncodes])
+    check_gathered(error)
+    return codes
+
+
+def _blocks(xp, valid, table_id, n: int, where: str):
+    """The runs of strings of one table (a null string joins the run before it): their starts
+    (host int64, from 0 to ``n``) and tables."""
+    rows = xp.flatnonzero(valid)
+    if not rows.size:
+        return np.array([0, n], np.int64), np.zeros(1, np.int64)
+    ids = table_id[rows]
+    change = xp.flatnonzero(ids[1:] != ids[:-1]) + 1
+    starts = rows[change]
+    both = xp.concatenate([starts, ids[change].astype(xp.int64), ids[:1].astype(xp.int64)])
+    both = both.get() if hasattr(both, "get") else both
+    k = len(starts)
+    if k + 1 > MAX_TABLES:
+        raise CorruptDataError(f"{where}: {k + 1} runs of one table, more than {MAX_TABLES} "
+                               "(a row operation reordered a multi-table array after "
+                               "compression: decode it first)")
+    return (np.concatenate([[0], both[:k], [n]]).astype(np.int64),
+            np.concatenate([both[-1:], both[k : 2 * k]]).astype(np.int64))
+
+
+def _cuts(plan: ColumnPlan, leaf: _Leaf, xp, code_offsets, lengths) -> tuple:
+    """The stored cuts of the strings that have them, as ``(absolute code position, place in
+    the string, row)`` (host int64): read on the host, where they are (the strings longer than
+    the split size), checked to lie strictly inside their strings and to increase. (A present
+    cut lies under a valid string: the leaves' struct levels were checked equal.)"""
+    empty = np.zeros(0, np.int64)
+    counts = leaf.counts
+    counts = counts.get() if hasattr(counts, "get") else counts
+    if not int(counts.sum()):
+        return empty, empty, empty
+    p = leaf.plan
+    width = 8 if plan.leaves[1].physical == "INT64" else 4
+    sizes, blobs = [], []
+    for k in np.flatnonzero(counts):
+        at, end = int(p.values_at[k]), int(p.values_end[k])
+        try:
+            blob, offsets, _ = native.plain_byte_arrays(plan.buffer[at:end], int(counts[k]))
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"{p.names[k]}: {exc}") from None
+        sizes.append(np.diff(offsets))
+        blobs.append(blob)
+    sizes, blob = np.concatenate(sizes), np.concatenate(blobs)
+    if np.any(sizes % (2 * width)):
+        raise CorruptDataError(f"{plan.where}: a string's cuts are not pairs of {width}-byte "
+                               "offsets")
+    rows = xp.flatnonzero(leaf.present)
+    rows = rows.get() if hasattr(rows, "get") else rows
+    pairs = blob.view(f"<u{width}").reshape(-1, 2).astype(np.int64)
+    cut_rows = np.repeat(rows.astype(np.int64), sizes // (2 * width))
+    at = xp.asarray(cut_rows)
+    start = code_offsets[at]
+    got = xp.stack([start, code_offsets[at + 1] - start, lengths[at]])
+    got = got.get() if hasattr(got, "get") else got
+    code_start, code_len, length = got
+    if np.any(pairs <= 0) or np.any(pairs[:, 0] >= code_len) or np.any(pairs[:, 1] >= length):
+        raise CorruptDataError(f"{plan.where}: a cut lies outside its string")
+    code = code_start + pairs[:, 0]
+    same = cut_rows[1:] == cut_rows[:-1]
+    if np.any(same & ((np.diff(code) <= 0) | (np.diff(pairs[:, 1]) <= 0))):
+        raise CorruptDataError(f"{plan.where}: a string's cuts do not increase")
+    return code, pairs[:, 1].copy(), cut_rows

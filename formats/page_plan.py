@@ -1,0 +1,277 @@
+"""Where an fsst column's pages lie, for a reader that decodes them on the device (issue #24
+item 2; :mod:`fsstgpu.formats.page_columns` decodes them).
+
+The column's chunks (its four leaves, ``codes``, ``lengths``, ``cuts``, ``table``, in every row
+group) are read into one buffer, each chunk's page headers parsed and checked against the chunk
+and the footer (:func:`~fsstgpu.formats.raw_pages.chunk_pages`), their CRCs checked, and each
+data page reduced to a few numbers: where its definition levels and its values lie in the
+buffer, its rows and the first of them in the column, its values' encoding and, for dictionary
+indices, their bit width (the first byte of its values). That is all the host reads of the
+pages; the levels, lengths and indices are the device's to decode.
+
+What it takes (else :class:`~fsstgpu.formats.raw_columns.Unsupported`, and the caller reads the
+column another way): pages stored uncompressed, data pages of version 1 (RLE levels) or 2,
+definition levels of at most 2 and no repetition; the codes ``DELTA_LENGTH_BYTE_ARRAY`` or
+dictionary-encoded (the encodings ``compress_file`` writes but the prefixed columns'
+``DELTA_BYTE_ARRAY``), the lengths plain or dictionary-encoded, the cuts plain, the tables
+dictionary-encoded.
+
+>>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+>>> from fsstgpu.formats import compress_file
+>>> from fsstgpu.formats.page_plan import plan_column
+>>> from fsstgpu.formats.rowgroups import Source
+>>> d = tempfile.mkdtemp()
+>>> pq.write_table(pa.table({"s": ["ab", None, "cd"] * 100}), os.path.join(d, "s.parquet"))
+>>> path = os.path.join(d, "f.parquet")
+>>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
+>>> with Source(path) as source:
+...     plan = plan_column(source, source.schema.field("s"))
+>>> plan.rows, [leaf.name for leaf in plan.leaves], len(plan.buffer) > 0
+(300, ['codes', 'lengths', 'cuts', 'table'], True)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow_read import is_fsst_type
+from fsstgpu.formats.raw_columns import Unsupported
+from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span
+from fsstgpu.formats.rowgroups import Source
+
+__all__ = ["ColumnPlan", "LeafPlan", "plan_column", "plannable"]
+
+#: Parquet's encodings, by number
+PLAIN, PLAIN_DICTIONARY, RLE, DELTA_LENGTH_BYTE_ARRAY, RLE_DICTIONARY = 0, 2, 3, 6, 8
+DICTIONARY = (PLAIN_DICTIONARY, RLE_DICTIONARY)
+#: each leaf's data page encodings this reader takes
+_TAKES = {"codes": (DELTA_LENGTH_BYTE_ARRAY, *DICTIONARY), "lengths": (PLAIN, *DICTIONARY),
+          "cuts": (PLAIN,), "table": DICTIONARY}
+_LEAVES = ("codes", "lengths", "cuts", "table")
+
+
+@dataclass
+class LeafPlan:
+    """One leaf's data pages across the column's row groups (each array a value a page, in
+    order), and its dictionary pages (a row group's, or None)."""
+
+    name: str
+    physical: str
+    max_def: int
+    levels_at: np.ndarray      # where the definition levels' RLE runs start in the buffer
+    levels_size: np.ndarray    # ... and their bytes
+    values_at: np.ndarray      # where the values start (a dictionary page's indices: after
+    values_end: np.ndarray     # their bit width byte) and end
+    rows: np.ndarray           # the page's rows (a value each: no repetition)
+    row0: np.ndarray           # its first row in the column
+    encoding: np.ndarray
+    width: np.ndarray          # dictionary indices' bit width (0 for other encodings)
+    group: np.ndarray          # its row group's position in the plan
+    dictionaries: list = field(default_factory=list)  # a row group's (at, size, count) or None
+    names: list = field(default_factory=list)  # each page named for errors
+
+
+@dataclass
+class ColumnPlan:
+    """An fsst column's chunks read into ``buffer`` (host uint8), its leaves' pages planned."""
+
+    field: pa.Field
+    buffer: np.ndarray
+    rows: int
+    group_rows: np.ndarray     # each row group's rows
+    leaves: list               # LeafPlan of codes, lengths, cuts, table
+    struct_level: int          # the struct's definition level (0 when it cannot be null)
+    where: str                 # the column, for errors
+
+
+def plannable(source: Source) -> list[pa.Field]:
+    """The fsst columns of an open ``source`` whose chunks are all stored uncompressed: the
+    ones :func:`plan_column` may take (it refuses what their pages show otherwise).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats.page_plan import plannable
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.parquet")
+    >>> pq.write_table(pa.table({"x": [1, 2]}), path)
+    >>> with Source(path) as source:
+    ...     plannable(source)
+    []
+    """
+    if source.format != "parquet" or not source.num_units or source.leaf_columns is None:
+        return []
+    meta, out = source.parquet_metadata, []
+    names = source.schema.names
+    for f in source.schema:
+        columns = source.leaf_columns.get(f.name)
+        if not is_fsst_type(f.type) or names.count(f.name) != 1 or columns is None \
+                or len(columns) != 4:
+            continue
+        if all(meta.row_group(k).column(j).compression == "UNCOMPRESSED"
+               for k in range(source.num_units) for j in columns):
+            out.append(f)
+    return out
+
+
+def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True) -> ColumnPlan:
+    """Read fsst column ``fsst_field``'s chunks of an open Parquet ``source`` into one buffer
+    and plan its pages (``check``: their CRCs checked).
+
+    Raises
+    ------
+    Unsupported
+        For a layout this reader does not take.
+    fsstgpu.CorruptDataError
+        For malformed or damaged pages, naming the file, row group and column.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
+    >>> from fsstgpu.formats.page_plan import plan_column
+    >>> from fsstgpu.formats.rowgroups import Source
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["x"] * 10}), os.path.join(d, "s.parquet"))
+    >>> _ = compress_file(os.path.join(d, "s.parquet"), os.path.join(d, "f.parquet"),
+    ...                   parquet_codec="none")
+    >>> with Source(os.path.join(d, "f.parquet")) as source:
+    ...     plan = plan_column(source, source.schema.field("s"))
+    >>> plan.leaves[0].rows.tolist(), plan.group_rows.tolist()
+    ([10], [10])
+    """
+    storage = fsst_field.type.storage_type if is_fsst_type(fsst_field.type) else None
+    if storage is None or not pa.types.is_struct(storage) or \
+            [c.name for c in storage] != list(_LEAVES):
+        raise Unsupported(f"{fsst_field.name}: not a version 4 fsst storage")
+    meta, schema = source.parquet_metadata, source.parquet_metadata.schema
+    columns = source.leaf_columns[fsst_field.name]
+    groups = range(source.num_units)
+    spans, names = [], []
+    for k in groups:
+        for j in columns:
+            col = meta.row_group(k).column(j)
+            where = f"{source.path}: row group {k}, column {col.path_in_schema}"
+            if col.compression != "UNCOMPRESSED":
+                raise Unsupported(f"{where}: pages compressed with {col.compression}")
+            spans.append(chunk_span(col, source.file_bytes, where))
+            names.append(where)
+    starts = np.zeros(len(spans) + 1, np.int64)
+    np.cumsum([size for _, size in spans], out=starts[1:])
+    buffer = np.empty(int(starts[-1]), np.uint8)
+    _read(source.path, spans, starts, buffer)
+    group_rows = np.array([meta.row_group(k).num_rows for k in groups], np.int64)
+    row0 = np.concatenate([[0], np.cumsum(group_rows)])
+    leaves = []
+    for i, (child, j) in enumerate(zip(storage, columns, strict=True)):
+        leaf = schema.column(j)
+        if leaf.max_repetition_level or not 1 <= leaf.max_definition_level <= 2:
+            raise Unsupported(f"{names[i]}: repetition levels, or definition levels not 1-2")
+        pages = []
+        for k in groups:
+            at = int(starts[k * 4 + i])
+            raw = memoryview(buffer)[at : at + spans[k * 4 + i][1]]
+            col = meta.row_group(k).column(j)
+            where = names[k * 4 + i]
+            if col.num_values != group_rows[k]:
+                raise CorruptDataError(f"{where}: {col.num_values} values in "
+                                       f"{group_rows[k]} rows")
+            got = chunk_pages(raw, col.num_values, where)
+            if check:
+                check_crcs(raw, got, where)
+            pages.append((k, at, got, where))
+        leaves.append(_leaf_plan(child.name, leaf, pages, buffer, row0))
+    struct_level = 1 if fsst_field.nullable else 0
+    if any(leaf.max_def < struct_level for leaf in leaves):
+        raise Unsupported(f"{fsst_field.name}: a leaf without the struct's level")
+    return ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, leaves, struct_level,
+                      f"{source.path}: column {fsst_field.name}")
+
+
+def _read(path, spans, starts, buffer) -> None:
+    """Each span of the file into ``buffer`` at its start (``os.preadv``)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for (file_at, size), at in zip(spans, starts[:-1].tolist(), strict=True):
+            got = 0
+            while got < size:
+                n = os.preadv(fd, [memoryview(buffer[at + got : at + size])], file_at + got)
+                if n <= 0:
+                    raise CorruptDataError(f"{path}: the file ends {size - got} bytes into a "
+                                           "column chunk")
+                got += n
+    finally:
+        os.close(fd)
+
+
+def _leaf_plan(name: str, leaf, pages, buffer: np.ndarray, row0: np.ndarray) -> LeafPlan:
+    """A leaf's pages across its row groups (``pages``: (row group, chunk start in the buffer,
+    pages, name) each) reduced to :class:`LeafPlan`'s arrays."""
+    rows_a = []
+    dictionaries = []
+    max_def = leaf.max_definition_level
+    for k, at, got, where in pages:
+        dictionary = None
+        first = int(row0[k])
+        for p, page in enumerate(got):
+            body = at + page.start
+            page_where = f"{where}, page {p}"
+            if page.size != page.uncompressed_size:  # (the chunk's codec: none)
+                raise CorruptDataError(f"{page_where}: a stored page of {page.size} bytes, its "
+                                       f"header says {page.uncompressed_size}")
+            if page.kind == "dictionary":
+                if page.encoding not in (PLAIN, PLAIN_DICTIONARY):
+                    raise Unsupported(f"{page_where}: a dictionary page of encoding "
+                                      f"{page.encoding}")
+                dictionary = (body, page.size, page.num_values)
+                continue
+            if page.encoding not in _TAKES[name]:
+                raise Unsupported(f"{page_where}: values of encoding {page.encoding}")
+            end = body + page.size
+            if page.kind == "data":
+                if page.levels_encoding != RLE:
+                    raise Unsupported(f"{page_where}: levels of encoding "
+                                      f"{page.levels_encoding}")
+                if page.size < 4:
+                    raise CorruptDataError(f"{page_where}: a page of {page.size} bytes has no "
+                                           "levels")
+                nlevels = int.from_bytes(buffer[body : body + 4].tobytes(), "little")
+                if nlevels > page.size - 4:
+                    raise CorruptDataError(f"{page_where}: {nlevels} bytes of levels in a "
+                                           f"page of {page.size}")
+                levels = (body + 4, nlevels)
+            else:
+                if page.rep_levels_size:
+                    raise CorruptDataError(f"{page_where}: repetition levels in a top-level "
+                                           "column")
+                levels = (body, page.levels_size)
+            values = levels[0] + levels[1]
+            width = 0
+            if page.encoding in DICTIONARY:
+                if values >= end:
+                    raise CorruptDataError(f"{page_where}: no room for the indices' bit width")
+                if dictionary is None:
+                    raise CorruptDataError(f"{page_where}: dictionary indices without a "
+                                           "dictionary page")
+                width = int(buffer[values])
+                if width > 32:
+                    raise CorruptDataError(f"{page_where}: dictionary indices of {width} bits")
+                values += 1
+            rows_a.append((*levels, values, end, page.num_values, first, page.encoding, width,
+                           len(dictionaries)))
+            first += page.num_values
+        if first != row0[k + 1]:
+            raise CorruptDataError(f"{where}: its pages hold {first - row0[k]} rows")
+        dictionaries.append(dictionary)
+    table = np.array(rows_a, np.int64).reshape(-1, 9)
+    names = []
+    for _, _, got, where in pages:
+        names += [f"{where}, page {p}" for p, page in enumerate(got)
+                  if page.kind != "dictionary"]
+    return LeafPlan(name, leaf.physical_type, max_def, *(table[:, c].copy() for c in range(9)),
+                    dictionaries=dictionaries, names=names)

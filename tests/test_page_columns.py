@@ -1,0 +1,207 @@
+"""An fsst column decoded from its raw pages (formats/page_plan.py, formats/page_columns.py; the
+device's read of issue #24 item 2): on the host (the twin) equal to pyarrow's read of the same
+storage, array by array, on compress_file outputs of real text with nulls, long strings (cuts),
+repeating lines (codes dictionary-encoded) and several row groups; layouts it does not take
+refused as Unsupported; damaged pages refused, never a crash. On the GPU, the same arrays as
+the twin's, byte for byte (the device pool poisoned first), also on damaged pages."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from fsstgpu.datasets import machine_text_table
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.arrow_read import _assembled, from_extension_array
+from fsstgpu.formats.page_columns import PageColumn, decode_pages
+from fsstgpu.formats.page_plan import plan_column, plannable
+from fsstgpu.formats.raw_columns import Unsupported
+from fsstgpu.formats.rowgroups import Source
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gpu_poison import poison_pool  # noqa: E402
+from long_strings import with_nulls_and_long  # noqa: E402
+
+
+def _table(rng, rows: int = 24_000) -> pa.Table:
+    """Real text with nulls, a column of long strings whose codes share prefixes (written
+    DELTA_BYTE_ARRAY: not taken) and one whose do not (cut, the cuts leaf holding values)."""
+    table = machine_text_table(rows)
+    table = table.take(np.sort(rng.choice(len(table), rows // 2, replace=False)))
+    table = with_nulls_and_long(table, rng, null_share=0.2, longest=9000, fill="y")
+    first = table.column(0).to_pylist()
+    tails = rng.integers(0, 9000, len(first))
+    return table.append_column("tail", pa.array(
+        [None if s is None or k % 7 == 0 else s + "z" * int(k) for s, k in
+         zip(first, tails, strict=True)], pa.string()))
+
+
+@pytest.fixture
+def files(fresh_rng, tmp_path, zstd_and_plain):
+    return zstd_and_plain(_table(fresh_rng), tmp_path)
+
+
+def _compressed(col: PageColumn, ftype):
+    """The CompressedStringArray of a host PageColumn, its split points planned as a read
+    plans them."""
+    lengths = np.asarray(col.lengths)
+    out = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=out[1:])
+    code, place, rows = col.cuts
+    validity = None if not col.null_count else np.packbits(col.valid, bitorder="little")
+    return _assembled(ftype, col.tables, col.block_starts, col.codes, col.code_offsets,
+                      lengths, validity, col.null_count, (code, out[rows] + place, rows),
+                      chunked=True, chunk_lengths=col.chunk_lengths)
+
+
+def _decoded(path):
+    """Each fsst column the page reader takes: (field, its host PageColumn); and the names of
+    those it refused as Unsupported."""
+    out, refused = [], []
+    with Source(path) as source:
+        for field in plannable(source):
+            try:
+                out.append((field, decode_pages(plan_column(source, field), np)))
+            except Unsupported:
+                refused.append(field.name)
+    return out, refused
+
+
+def test_the_host_twin_reads_what_pyarrow_reads(files):
+    decoded, refused = _decoded(files["none"])
+    assert "tail" in [f.name for f, _ in decoded], "the page reader did not take the long strings"
+    assert any(len(col.cuts[0]) for _, col in decoded), "no cut string"
+    assert any(col.null_count for _, col in decoded), "no null string"
+    table = pq.read_table(files["none"])
+    for field, col in decoded:
+        want = from_extension_array(table.column(field.name))
+        got = _compressed(col, field.type)
+        for name in ("codes", "code_offsets", "lengths", "block_starts", "split_codes",
+                     "split_out", "split_table", "chunk_lengths"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), (field.name, name)
+        assert (got.validity is None) == (want.validity is None), field.name
+        if got.validity is not None:
+            assert np.array_equal(got.validity, want.validity), field.name
+        assert got.tables == want.tables, field.name
+    # (the prefixed column's codes are DELTA_BYTE_ARRAY: not taken, read another way)
+    assert set(refused) <= {f.name for f in pq.read_schema(files["none"])}
+
+
+def test_compressed_pages_are_not_planned(files):
+    with Source(files["zstd"]) as source:
+        assert plannable(source) == []
+        field = next(f for f in source.schema if "fsst" in str(f.type))
+        with pytest.raises(Unsupported, match="compressed"):
+            plan_column(source, field)
+
+
+def test_repeating_lines_read_from_their_dictionary(fresh_rng, tmp_path, zstd_and_plain):
+    lines = [f"GET /a/{k} HTTP/1.1" for k in range(50)]
+    table = pa.table({"s": [lines[k] for k in fresh_rng.integers(0, 50, 9000)]})
+    path = zstd_and_plain(table, tmp_path)["none"]
+    [(field, col)], _ = _decoded(path)
+    with Source(path) as source:
+        assert 8 in plan_column(source, field).leaves[0].encoding  # (RLE_DICTIONARY)
+    want = from_extension_array(pq.read_table(path).column("s"))
+    got = _compressed(col, field.type)
+    assert np.array_equal(got.codes, want.codes)
+    assert np.array_equal(got.code_offsets, want.code_offsets)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_plain_lengths_and_version_2_pages(fresh_rng, tmp_path, version):
+    """A file pyarrow writes of an fsst array with other encodings than compress_file's:
+    lengths PLAIN, the codes DELTA_LENGTH_BYTE_ARRAY, small pages, data pages of either
+    version."""
+    import fsstgpu
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    text = _table(fresh_rng, 6000).column("tail").combine_chunks()
+    ext = to_extension_array(fsstgpu.compress(text))
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"s": ext}), path, compression="none", data_page_version=version,
+                   use_dictionary=["s.table"], data_page_size=4096,
+                   column_encoding={"s.codes": "DELTA_LENGTH_BYTE_ARRAY", "s.lengths": "PLAIN",
+                                    "s.cuts": "PLAIN"}, write_page_checksum=True)
+    [(field, col)], _ = _decoded(path)
+    with Source(path) as source:
+        plan = plan_column(source, field)
+    assert 0 in plan.leaves[1].encoding and len(plan.leaves[0].rows) > 1
+    want = from_extension_array(pq.read_table(path).column("s"))
+    got = _compressed(col, field.type)
+    for name in ("codes", "code_offsets", "lengths", "split_codes", "split_out"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert len(col.cuts[0]) and col.null_count
+
+
+def _damaged(path, tmp_path, rng, count: int = 40):
+    """Copies of the file with a byte flipped in an fsst page (levels, values, dictionaries;
+    the CRCs then fail, so the plans are made without checking them)."""
+    with Source(path) as source:
+        plans = {f.name: plan_column(source, f, check=False) for f in plannable(source)
+                 if _takes(source, f)}
+    out = []
+    for _ in range(count):
+        name = sorted(plans)[int(rng.integers(0, len(plans)))]
+        plan = plans[name]
+        buffer = plan.buffer.copy()
+        at = int(rng.integers(0, buffer.size))
+        buffer[at] ^= np.uint8(1 << int(rng.integers(0, 8)))
+        out.append((name, plan, buffer))
+    return out
+
+
+def _takes(source, field) -> bool:
+    try:
+        plan_column(source, field, check=False)
+        return True
+    except Unsupported:
+        return False
+
+
+def _outcome(plan, buffer, xp, data=None):
+    """What decoding ``plan`` over ``buffer`` gives: its arrays (host) or the error's kind."""
+    plan.buffer = buffer
+    try:
+        col = decode_pages(plan, xp, data)
+    except CorruptDataError:
+        return "corrupt"
+    except Unsupported:
+        return "unsupported"
+    get = (lambda a: a.get()) if xp is not np else np.asarray
+    return (get(col.codes).tobytes(), get(col.code_offsets).tobytes(),
+            get(col.lengths).tobytes(), get(col.valid).tobytes(), col.block_starts.tobytes(),
+            tuple(t.to_bytes() for t in col.tables), tuple(c.tobytes() for c in col.cuts))
+
+
+def test_damaged_pages_are_refused_or_read_never_a_crash(files, tmp_path, fresh_rng):
+    seen = set()
+    for _, plan, buffer in _damaged(files["none"], tmp_path, fresh_rng):
+        got = _outcome(plan, buffer, np)
+        seen.add(got if isinstance(got, str) else "read")
+    assert "corrupt" in seen
+
+
+@pytest.mark.gpu
+def test_the_device_decodes_as_the_twin(files, fresh_rng, tmp_path):
+    import cupy as cp
+
+    poison_pool(cp)
+    with Source(files["none"]) as source:
+        fields = [f for f in plannable(source) if _takes(source, f)]
+        plans = [plan_column(source, f) for f in fields]
+    assert plans
+    for plan in plans:
+        want = _outcome(plan, plan.buffer, np)
+        assert want not in ("corrupt", "unsupported")
+        assert _outcome(plan, plan.buffer, cp, cp.asarray(plan.buffer)) == want, plan.where
+    # damaged: refused exactly where the twin refuses, the same arrays where it reads
+    for name, plan, buffer in _damaged(files["none"], tmp_path, fresh_rng, 25):
+        want = _outcome(plan, buffer, np)
+        got = _outcome(plan, buffer, cp, cp.asarray(buffer))
+        assert got == want, (name, want if isinstance(want, str) else "read")
