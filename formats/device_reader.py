@@ -25,6 +25,7 @@ from fsstgpu.formats.nested_device import (
     device_layout_supports,
     nested_to_device,
 )
+from fsstgpu.formats.page_reader import page_columns
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.unit_reads import (
     WHOLE,
@@ -220,20 +221,24 @@ def read_to_device(source: Source, *, workers: int | None = None,
     ...     assert columns["s"].to_arrow().to_pylist() == ["ab", None, "d"]
     """
 
-    fsst = _fsst_names(source)
+    # the fsst columns whose pages are stored uncompressed: decoded from their pages on the
+    # device (formats/page_reader.py); the others read as below
+    direct = page_columns(source, workers=workers) if PAGE_READS else {}
+    fsst = _fsst_names(source) - set(direct)
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     workers = workers or _device_readers(source)
     staged = _staged_runs(source)
     runs = row_group_runs(source) if source.format == "parquet" else None
+    names = [n for n in source.schema.names if n not in direct]
     if runs is None or len(set(source.schema.names)) < len(source.schema.names):
         # IPC, or columns named twice: unit by unit on this thread (runs of one)
         units = parallel_units(source, workers=workers, ahead=WHOLE,
                                convert=lambda k, name, column: staged((k,), name, [column]))
     else:
-        units = (unit for _, unit in run_units(source, runs, source.schema.names, workers,
-                                                WHOLE, staged))
+        units = (unit for _, unit in run_units(source, runs, names, workers, WHOLE, staged)) \
+            if names else ()
     for unit in units:
         for name, col in unit.items():
             if name in fsst:
@@ -251,11 +256,13 @@ def read_to_device(source: Source, *, workers: int | None = None,
     # out of the scan joined: no join after the decode)
     batch = {label: col for labelled in pieces.values() for label, col in labelled.items()}
     try:
-        joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()])
+        joined = decode_batch(source.path, batch, joined=[len(lab) for lab in pieces.values()]) \
+            if batch else {}
     except CorruptDataError as exc:
         _name_row_group(source, str(exc), runs)
         raise
     decoded = dict(zip(pieces, joined.values(), strict=True))
+    decoded.update(direct)
     out = {}
     for f in source.schema:
         if f.name in decoded:
@@ -267,6 +274,11 @@ def read_to_device(source: Source, *, workers: int | None = None,
         else:
             out[f.name] = pa.chunked_array(host[f.name], type=f.type)
     return out
+
+
+#: whether :func:`read_to_device` decodes the fsst columns whose pages are stored uncompressed
+#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`)
+PAGE_READS = True
 
 
 def _name_row_group(source: Source, failed: str, runs) -> None:

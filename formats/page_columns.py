@@ -40,17 +40,17 @@ import numpy as np
 
 from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.page_plan import DELTA_LENGTH_BYTE_ARRAY, DICTIONARY, PLAIN, ColumnPlan
+from fsstgpu.formats.page_plan import (
+    DELTA_BYTE_ARRAY,
+    DELTA_LENGTH_BYTE_ARRAY,
+    DICTIONARY,
+    PLAIN,
+    ColumnPlan,
+)
+from fsstgpu.formats.page_prefixes import prefixed_values
+from fsstgpu.formats.page_runs import Checks, decode_runs
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.gather import check_gathered, gather_segments, gather_segments_cpu
-from fsstgpu.kernels.page_decode import (
-    Jobs,
-    check_jobs,
-    delta_binary_packed_jobs,
-    delta_binary_packed_jobs_cpu,
-    rle_hybrid_jobs,
-    rle_hybrid_jobs_cpu,
-)
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, narrow_offsets
@@ -75,54 +75,6 @@ class PageColumn:
     chunk_lengths: np.ndarray
 
 
-class _Checks:
-    """The decode's checks, read back at once: the runs' error codes (with their pages'
-    names) and boolean flags (with what each says)."""
-
-    def __init__(self, xp, where: str):
-        self.xp, self.where = xp, where
-        self.runs, self.flags = [], []
-
-    def run(self, errors, names) -> None:
-        if errors is not None:
-            self.runs.append((errors, names))
-
-    def flag(self, bad, what: str) -> None:
-        self.flags.append((self.xp.any(bad), what))
-
-    def raise_first(self) -> None:
-        xp = self.xp
-        for errors, names in self.runs:  # (host: the twins raised already)
-            check_jobs(errors, names=names)
-        if self.flags:
-            got = xp.stack([f for f, _ in self.flags])
-            got = got.get() if hasattr(got, "get") else got
-            for hit, (_, what) in zip(got.tolist(), self.flags, strict=True):
-                if hit:
-                    raise CorruptDataError(f"{self.where}: {what}")
-        self.runs, self.flags = [], []
-
-
-def _decode_runs(kind: str, data, xp, checks: _Checks, start, size, counts, at, total: int,
-                 names, width=None):
-    """The runs ``start``/``size`` (host int64 a page) of ``counts`` values each (host or
-    device), placed at ``at`` of an output of ``total`` values: ``(values, ends)``."""
-    if xp is np:
-        jobs = Jobs(start, size, counts, width=width)
-        twin = rle_hybrid_jobs_cpu if kind == "rle" else delta_binary_packed_jobs_cpu
-        values, ends = twin(data, jobs, names=names)
-        out = np.zeros(total, values.dtype)
-        out[np.repeat(np.asarray(at, np.int64) - jobs.at, jobs.count) +
-            np.arange(jobs.total)] = values
-        return out, ends
-    jobs = Jobs(start, size, np.zeros(len(start), np.int64), width=width)
-    device = rle_hybrid_jobs if kind == "rle" else delta_binary_packed_jobs
-    values, ends, errors = device(data, jobs, placed=(xp.asarray(counts, xp.int64),
-                                                      xp.asarray(at, xp.int64), total))
-    checks.run(errors, names)
-    return values, ends
-
-
 class _Leaf:
     """One leaf's levels decoded, and where each row's value lies in its values."""
 
@@ -135,7 +87,7 @@ class _Leaf:
         # each row's page (the last page starting at or before it: empty pages skipped)
         self.page = xp.searchsorted(row0, xp.arange(rows), side="right") - 1
         ranks = xp.zeros(rows + 1, xp.int64)
-        xp.cumsum(self.present, out=ranks[1:])
+        xp.cumsum(self.present, dtype=xp.int64, out=ranks[1:])
         self.row0 = row0
         self.counts = ranks[row0 + xp.asarray(leaf.rows)] - ranks[row0]  # values a page
         # where a present row's value lies when each page's values start at its first row
@@ -153,7 +105,7 @@ class _Leaf:
 
     def values(self, kind, data, xp, checks, pages, total: int, width=None):
         p = self.plan
-        return _decode_runs(kind, data, xp, checks, p.values_at[pages],
+        return decode_runs(kind, data, xp, checks, p.values_at[pages],
                             p.values_end[pages] - p.values_at[pages], self.counts[pages],
                             p.row0[pages], total, [p.names[i] for i in pages], width)
 
@@ -185,7 +137,7 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     """
     data = plan.buffer if xp is np else data
     n = plan.rows
-    checks = _Checks(xp, plan.where)
+    checks = Checks(xp, plan.where)
     levels = _levels(plan, data, xp, checks)
     leaves = {leaf.name: _Leaf(xp, leaf, levels[i * n : (i + 1) * n], plan.struct_level, n)
               for i, leaf in enumerate(plan.leaves)}
@@ -196,22 +148,22 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
         checks.flag(leaf.struct_valid != valid, "the struct's nulls differ between its leaves")
         if name != "cuts":
             checks.flag(valid & ~leaf.present, f"a valid string has a null {name!r} entry")
-    code_len, src = _codes(plan, leaves["codes"], data, xp, checks, n)
+    code_len, src, extra = _codes(plan, leaves["codes"], data, xp, checks, n)
     code_offsets = xp.zeros(n + 1, xp.int64)
-    xp.cumsum(code_len, out=code_offsets[1:])
+    xp.cumsum(code_len, dtype=xp.int64, out=code_offsets[1:])
     lengths = _lengths(plan, leaves["lengths"], data, xp, checks, n, valid)
     wide = lengths.astype(xp.int64)
     checks.flag((code_len > 2 * wide) | (wide > 8 * code_len),
                 "a string's code count does not fit its length")
     if narrow_offsets(plan.field.type.value_type):
         out = xp.zeros(n + 1, xp.int64)
-        xp.cumsum(wide, out=out[1:])
+        xp.cumsum(wide, dtype=xp.int64, out=out[1:])
         bounds = xp.asarray(np.concatenate([[0], np.cumsum(plan.group_rows)]))
         checks.flag(out[bounds[1:]] - out[bounds[:-1]] > INT32_MAX,
                     f"a {plan.field.type.value_type} row group holds more than 2**31 - 1 bytes")
     table_id, tables = _table_ids(plan, leaves["table"], data, xp, checks, n, valid)
     checks.raise_first()  # (everything the gathers and blocks below rely on is checked)
-    codes = _gathered(data, src, code_offsets, xp, int(code_offsets[-1]))
+    codes = _gathered(data, extra, src, code_offsets, xp, int(code_offsets[-1]))
     block_starts, block_tables = _blocks(xp, valid, table_id, n, plan.where)
     null_count = n - int(xp.count_nonzero(valid))
     cuts = _cuts(plan, leaves["cuts"], xp, code_offsets, wide)
@@ -220,7 +172,7 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
                       else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy())
 
 
-def _levels(plan: ColumnPlan, data, xp, checks: _Checks):
+def _levels(plan: ColumnPlan, data, xp, checks: Checks):
     """Every leaf's definition levels, leaf after leaf (``rows`` a leaf), in one run of
     jobs."""
     n = plan.rows
@@ -229,12 +181,12 @@ def _levels(plan: ColumnPlan, data, xp, checks: _Checks):
              for i, leaf in enumerate(plan.leaves)]
     start, size, rows, at, width = (np.concatenate([p[k] for p in parts]) for k in range(5))
     names = [name for p in parts for name in p[5]]
-    levels, _ = _decode_runs("rle", data, xp, checks, start, size, rows, at,
+    levels, _ = decode_runs("rle", data, xp, checks, start, size, rows, at,
                              n * len(plan.leaves), [f"{m} (levels)" for m in names], width)
     return levels
 
 
-def _codes(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int):
+def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int):
     """Each row's code count and where its codes start in the buffer (0 under a null)."""
     code_len = xp.zeros(n, xp.int64)
     src = xp.zeros(n, xp.int64)
@@ -247,7 +199,7 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int):
         checks.flag(here < 0, "a negative code length")
         here = xp.maximum(here, 0)
         before = xp.zeros(n + 1, xp.int64)
-        xp.cumsum(here, out=before[1:])
+        xp.cumsum(here, dtype=xp.int64, out=before[1:])
         page_bytes = before[leaf.row0 + xp.asarray(p.rows)] - before[leaf.row0]
         end_of = xp.zeros(len(p.rows), xp.int64)
         end_of[xp.asarray(delta)] = xp.asarray(ends, xp.int64)
@@ -257,6 +209,13 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int):
         starts = first[leaf.page] + before[:-1] - before[leaf.row0][leaf.page]
         code_len = xp.where(rows, here, code_len)
         src = xp.where(rows, starts, src)
+    extra = data[:0]
+    prefixed = leaf.pages([DELTA_BYTE_ARRAY])
+    if prefixed.size:  # rebuilt apart; their rows' codes then gathered from there (-1 - i)
+        lens, starts, extra = prefixed_values(leaf, data, xp, checks, prefixed, n)
+        rows = leaf.rows_in(xp, prefixed)
+        code_len = xp.where(rows, lens, code_len)
+        src = xp.where(rows, -1 - starts, src)
     keyed = leaf.pages(DICTIONARY)
     if keyed.size:
         starts, sizes = _byte_dictionaries(plan, p, xp)
@@ -264,10 +223,10 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int):
         rows = leaf.rows_in(xp, keyed)
         code_len = xp.where(rows, sizes[entry], code_len)
         src = xp.where(rows, starts[entry], src)
-    return code_len, src
+    return code_len, src, extra
 
 
-def _dictionary_entry(leaf: _Leaf, data, xp, checks: _Checks, pages, n: int, name: str):
+def _dictionary_entry(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name: str):
     """Each row's entry in the concatenation of the leaf's dictionaries (clipped into it;
     an index past its page's dictionary flagged)."""
     p = leaf.plan
@@ -306,7 +265,7 @@ def _group_names(plan: ColumnPlan, p) -> list[str]:
     return [f"{plan.where}.{p.name}, row group {k}" for k in range(len(plan.group_rows))]
 
 
-def _lengths(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int, valid):
+def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
     """Each row's string length, in the storage's lengths dtype (0 under a null)."""
     p = leaf.plan
     dtype = np.dtype(np.uint64 if p.physical == "INT64" else np.uint32)
@@ -340,7 +299,7 @@ def _lengths(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int, valid):
     return xp.where(valid, out, 0).astype(dtype)
 
 
-def _table_ids(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int, valid):
+def _table_ids(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
     """Each row's table, as an index into the distinct tables of the column's dictionaries
     (each read and checked once on the host; -1 where an entry is unreadable, flagged only
     where a valid string names it), and those tables."""
@@ -370,14 +329,15 @@ def _table_ids(plan, leaf: _Leaf, data, xp, checks: _Checks, n: int, valid):
     return table_id, tables
 
 
-def _gathered(data, src, code_offsets, xp, ncodes: int):
-    """Each row's codes from where its page holds them, end to end (on the device in an
-    allocation of the decode's padded size, the padding zero)."""
+def _gathered(data, extra, src, code_offsets, xp, ncodes: int):
+    """Each row's codes from where its page holds them (``src[i] < 0``: from ``extra[-1 -
+    src[i]]``, the rebuilt prefixed values), end to end (on the device in an allocation of the
+    decode's padded size, the padding zero)."""
     if xp is np:
-        return gather_segments_cpu(data, data[:0], src, code_offsets)
+        return gather_segments_cpu(data, extra, src, code_offsets)
     padded = xp.empty(padded_size(ncodes), xp.uint8)
     padded[ncodes:] = 0
-    codes, error = gather_segments(data, data[:0], src, code_offsets, out=padded[:ncodes])
+    codes, error = gather_segments(data, extra, src, code_offsets, out=padded[:ncodes])
     check_gathered(error)
     return codes
 

@@ -11,10 +11,9 @@ pages; the levels, lengths and indices are the device's to decode.
 
 What it takes (else :class:`~fsstgpu.formats.raw_columns.Unsupported`, and the caller reads the
 column another way): pages stored uncompressed, data pages of version 1 (RLE levels) or 2,
-definition levels of at most 2 and no repetition; the codes ``DELTA_LENGTH_BYTE_ARRAY`` or
-dictionary-encoded (the encodings ``compress_file`` writes but the prefixed columns'
-``DELTA_BYTE_ARRAY``), the lengths plain or dictionary-encoded, the cuts plain, the tables
-dictionary-encoded.
+definition levels of at most 2 and no repetition; the codes ``DELTA_LENGTH_BYTE_ARRAY``,
+``DELTA_BYTE_ARRAY`` or dictionary-encoded (the encodings ``compress_file`` writes), the lengths
+plain or dictionary-encoded, the cuts plain, the tables dictionary-encoded.
 
 >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
 >>> from fsstgpu.formats import compress_file
@@ -47,10 +46,12 @@ from fsstgpu.formats.rowgroups import Source
 __all__ = ["ColumnPlan", "LeafPlan", "plan_column", "plannable"]
 
 #: Parquet's encodings, by number
-PLAIN, PLAIN_DICTIONARY, RLE, DELTA_LENGTH_BYTE_ARRAY, RLE_DICTIONARY = 0, 2, 3, 6, 8
+PLAIN, PLAIN_DICTIONARY, RLE, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, RLE_DICTIONARY = (
+    0, 2, 3, 6, 7, 8)
 DICTIONARY = (PLAIN_DICTIONARY, RLE_DICTIONARY)
 #: each leaf's data page encodings this reader takes
-_TAKES = {"codes": (DELTA_LENGTH_BYTE_ARRAY, *DICTIONARY), "lengths": (PLAIN, *DICTIONARY),
+_TAKES = {"codes": (DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, *DICTIONARY),
+          "lengths": (PLAIN, *DICTIONARY),
           "cuts": (PLAIN,), "table": DICTIONARY}
 _LEAVES = ("codes", "lengths", "cuts", "table")
 
@@ -119,9 +120,12 @@ def plannable(source: Source) -> list[pa.Field]:
     return out
 
 
-def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True) -> ColumnPlan:
+def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
+                allocate=None) -> ColumnPlan:
     """Read fsst column ``fsst_field``'s chunks of an open Parquet ``source`` into one buffer
-    and plan its pages (``check``: their CRCs checked).
+    and plan its pages (``check``: their CRCs checked). ``allocate(n)`` makes the buffer (a
+    uint8 NumPy array of ``n`` bytes: pinned memory, for a reader that uploads it), else
+    ``numpy.empty``.
 
     Raises
     ------
@@ -163,7 +167,7 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True) -> 
             names.append(where)
     starts = np.zeros(len(spans) + 1, np.int64)
     np.cumsum([size for _, size in spans], out=starts[1:])
-    buffer = np.empty(int(starts[-1]), np.uint8)
+    buffer = (allocate or (lambda n: np.empty(n, np.uint8)))(int(starts[-1]))
     _read(source.path, spans, starts, buffer)
     group_rows = np.array([meta.row_group(k).num_rows for k in groups], np.int64)
     row0 = np.concatenate([[0], np.cumsum(group_rows)])

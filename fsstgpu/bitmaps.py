@@ -12,7 +12,26 @@ import numpy as np
 
 from fsstgpu.native import count_set_bits as native_count_set_bits
 
-__all__ = ["count_set_bits", "join_bitmaps", "slice_bitmap", "unpack_bitmap"]
+__all__ = ["count_set_bits", "join_bitmaps", "pack_bits", "slice_bitmap", "unpack_bitmap"]
+
+
+def pack_bits(bits, xp=np):
+    """An LSB-first bitmap (uint8, the padding bits zero) of the bool or 0/1 array ``bits``,
+    with array module ``xp`` (NumPy, or CuPy for a device array: written out, so as not to
+    depend on a CuPy version's ``packbits`` taking ``bitorder``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.bitmaps import pack_bits
+    >>> pack_bits(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1], bool)).tolist()
+    [13, 1]
+    """
+    n = len(bits)
+    padded = xp.zeros(-(-n // 8) * 8, xp.uint8)
+    padded[:n] = bits
+    weights = xp.asarray(np.array([1, 2, 4, 8, 16, 32, 64, 128], np.uint8))
+    return (padded.reshape(-1, 8) * weights).sum(axis=1, dtype=xp.uint8)
 
 
 def join_bitmaps(parts) -> np.ndarray:

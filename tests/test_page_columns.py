@@ -24,6 +24,7 @@ from fsstgpu.formats.raw_columns import Unsupported
 from fsstgpu.formats.rowgroups import Source
 
 sys.path.insert(0, str(Path(__file__).parent))
+from damaged_pages import flip_in_last_page  # noqa: E402
 from gpu_poison import poison_pool  # noqa: E402
 from long_strings import with_nulls_and_long  # noqa: E402
 
@@ -90,6 +91,33 @@ def test_the_host_twin_reads_what_pyarrow_reads(files):
         assert got.tables == want.tables, field.name
     # (the prefixed column's codes are DELTA_BYTE_ARRAY: not taken, read another way)
     assert set(refused) <= {f.name for f in pq.read_schema(files["none"])}
+
+
+def test_dbtext_lines_rebuilt_from_their_prefixes(fresh_rng, tmp_path):
+    """dbtext's lines in order, their codes written DELTA_BYTE_ARRAY (as compress_file writes
+    lines that share their starts; page_prefixes.py rebuilds them), in pages of a few KB."""
+    import fsstgpu
+    from fsstgpu.datasets import dbtext_dir, dbtext_table
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    if dbtext_dir() is None:
+        pytest.skip("dbtext corpus not found (set FSSTGPU_DBTEXT or run beside shared/)")
+    table = dbtext_table()
+    start = int(fresh_rng.integers(0, len(table) - 40_000))
+    lines = table.column("line").slice(start, 40_000).combine_chunks()
+    ext = to_extension_array(fsstgpu.compress(lines))
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"line": ext}), path, compression="none", use_dictionary=["line.table"],
+                   data_page_size=int(fresh_rng.choice([4096, 1 << 20])),
+                   column_encoding={"line.codes": "DELTA_BYTE_ARRAY", "line.lengths": "PLAIN",
+                                    "line.cuts": "PLAIN"})
+    [(field, col)], _ = _decoded(path)
+    with Source(path) as source:
+        assert set(plan_column(source, field).leaves[0].encoding) == {7}
+    want = from_extension_array(pq.read_table(path).column("line"))
+    got = _compressed(col, field.type)
+    for name in ("codes", "code_offsets", "lengths", "split_codes", "split_out"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
 
 
 def test_compressed_pages_are_not_planned(files):
@@ -205,3 +233,47 @@ def test_the_device_decodes_as_the_twin(files, fresh_rng, tmp_path):
         want = _outcome(plan, buffer, np)
         got = _outcome(plan, buffer, cp, cp.asarray(buffer))
         assert got == want, (name, want if isinstance(want, str) else "read")
+
+
+@pytest.mark.gpu
+def test_read_table_device_decodes_uncompressed_pages_on_the_device(files, monkeypatch):
+    """The user's path: ``read_table_device`` takes the page reader for the fsst columns of a
+    file with uncompressed pages (not for a zstd one), every column equal to the CPU read and
+    to the usual path's."""
+    import cupy as cp
+
+    from fsstgpu.formats import device_reader, read_table, read_table_device
+
+    taken = []
+    real = device_reader.page_columns
+    monkeypatch.setattr(device_reader, "page_columns",
+                        lambda source, **kw: taken.append(sorted(got := real(source, **kw)))
+                        or got)
+    poison_pool(cp)
+    results = {}
+    for codec in ("none", "zstd"):
+        got = results[codec] = read_table_device(files[codec])
+        want = read_table(files[codec], device="cpu")
+        assert list(got) == want.column_names
+        for name, column in got.items():
+            arr = column if isinstance(column, pa.ChunkedArray) else column.to_arrow()
+            arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+            assert arr.equals(want.column(name).combine_chunks()), (codec, name)
+    assert "tail" in taken[0] and taken[1] == []  # (the zstd file's pages are compressed)
+    monkeypatch.setattr(device_reader, "PAGE_READS", False)
+    usual = read_table_device(files["none"])
+    for name in taken[0]:
+        assert usual[name].to_arrow().equals(results["none"][name].to_arrow()), name
+
+
+@pytest.mark.gpu
+def test_a_damaged_page_read_on_the_device_is_named(files, tmp_path, fresh_rng):
+    from fsstgpu.formats import read_table_device
+
+    with Source(files["none"]) as source:
+        meta = source.parquet_metadata
+        column = source.leaf_columns["tail"][0]
+    bad = tmp_path / "bad.parquet"
+    flip_in_last_page(files["none"], meta.row_group(0).column(column), bad, fresh_rng, 0x04)
+    with pytest.raises(CorruptDataError, match="row group 0, column tail.codes"):
+        read_table_device(bad)

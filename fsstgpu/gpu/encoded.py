@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu.bitmaps import pack_bits
 from fsstgpu.gpu.arrays import DeviceCompressedStringArray
 from fsstgpu.gpu.layout import DeviceLayout, narrowest, section_of
 from fsstgpu.kernels.fsst_decode import padded_size
@@ -45,7 +46,7 @@ _HOST_TAIL = ("col_first", "col_base", "col_obyte", "col_wide")
 def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, lengths, validity,
                   null_count: int, chunk_lengths, split_size: int, cuts=None, *,
                   total: int | None = None, most: int | None = None, rows_back=None,
-                  block_starts=None, out_offsets=None):
+                  block_starts=None, out_offsets=None, checked: bool = False):
     """The DeviceCompressedStringArray of ``n`` strings encoded on the device with ``table``
     (with ``block_starts``, host int64 from 0 to n: a table a block, ``table`` their sequence).
 
@@ -61,6 +62,9 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
     :func:`split_rows`' rows and the code and output offsets there, brought back by the caller
     (:func:`prefetch_rows`), for a column without cuts whose split points the host plans.
     ``out_offsets``: the running sum of ``lengths`` from 0, where the caller has it.
+    ``checked``: the arrays are not the encoder's but a file's
+    (:mod:`fsstgpu.formats.page_columns`): the decode checks each string's code start and end,
+    and a text column's bytes as UTF-8.
 
     Examples
     --------
@@ -115,8 +119,15 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
         type_, n, null_count, chunk_lengths, total=total, ncodes=ncodes,
         nsplits=len(split_table),
         lengths_dtype=narrowest(most if most is not None else int(lengths.max()) if n else 0),
-        validity_bytes=0 if validity is None else int(validity.size), ntables=len(tables))
+        validity_bytes=0 if validity is None else int(validity.size), ntables=len(tables),
+        checked=checked)
     meta = cp.empty(layout.meta_nbytes, cp.uint8)
+    if checked:  # where each string's codes start (a bit a code), and the UTF-8 check's table
+        marks = cp.zeros(layout.sections["code_starts"][2][0] * 8, cp.uint8)
+        marks[code_offsets[:-1][code_offsets[1:] > code_offsets[:-1]]] = 1
+        section_of(layout.sections, meta, "code_starts")[...] = pack_bits(marks, cp)
+        _upload_sections(cp, layout, meta, {"utf8_ranges": layout.utf8_ranges},
+                         ("utf8_ranges",))
     tab_sym, tab_len = pack_tables(tables)
     head = {"split_codes": split_codes, "split_out": split_out, "split_table": split_table,
             "tab_sym": tab_sym, "tab_len": tab_len}

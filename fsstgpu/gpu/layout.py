@@ -443,10 +443,13 @@ class HostBatch:
 
 class DeviceLayout:
     """The layout of one column whose arrays were made on the device
-    (:func:`fsstgpu.compress_device`): what :class:`HostBatch` says of a one-column batch, with
-    no host arrays behind it (its ``codes`` list is empty, its ``meta`` lives on the device
-    only). The decode reads a :class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` built on
-    it as it reads an uploaded column.
+    (:func:`fsstgpu.compress_device`, or a file's pages decoded there): what :class:`HostBatch`
+    says of a one-column batch, with no host arrays behind it (its ``codes`` list is empty, its
+    ``meta`` lives on the device only). The decode reads a
+    :class:`~fsstgpu.gpu.arrays.DeviceCompressedStringArray` built on it as it reads an
+    uploaded column. ``checked``: the column is not known good (a file's): the decode checks
+    its strings' ends and code starts (the ``code_starts`` section, which the maker fills) and
+    a text column's bytes as UTF-8, as it checks an uploaded column that is not ``trusted``.
 
     Examples
     --------
@@ -456,15 +459,19 @@ class DeviceLayout:
     ...                    lengths_dtype=np.uint8, validity_bytes=0)
     >>> lay.offsets_nbytes, lay.columns[0].offsets_dtype, lay.col_first.tolist()
     (16, dtype('int32'), [0, 3])
+    >>> checked = DeviceLayout(pa.string(), 3, 0, None, total=9, ncodes=6, nsplits=2,
+    ...                        lengths_dtype=np.uint8, validity_bytes=0, checked=True)
+    >>> checked.trusted, checked.sections["code_starts"][2], checked.col_wide.tolist()
+    (False, (1,), [12])
     """
 
     lengths_layout = "narrow"
-    trusted = True  # the GPU encoder's own codes
 
     def __init__(self, type_, length: int, null_count: int, chunk_lengths, *, total: int,
                  ncodes: int, nsplits: int, lengths_dtype, validity_bytes: int,
-                 ntables: int = 1):
+                 ntables: int = 1, checked: bool = False):
         self.ntables = ntables
+        self.trusted = not checked  # (the GPU encoder's own codes are)
         odt = offsets_dtype(type_, total)
         self.columns = [ColumnLayout(
             type=type_, length=length, null_count=null_count, chunk_lengths=chunk_lengths,
@@ -473,15 +480,19 @@ class DeviceLayout:
             validity_start=0 if validity_bytes else -1)]
         self.outputs = self.columns
         self.output_of = [0]
-        self.codes = []  # no host codes: the column was encoded on the device
+        self.codes = []  # no host codes: the column was made on the device
         self.ncodes, self.total = ncodes, total
         self.offsets_nbytes = -(-(length + 1) * odt.itemsize // 8) * 8
-        self.sections, self.meta_nbytes = meta_sections(nsplits, ntables, lengths_dtype,
-                                                        length, validity_bytes, 1)
+        text = checked and is_text(type_)
+        self.utf8_ranges = utf8_range_table([(0, total, 0)] if text else [])
+        self.sections, self.meta_nbytes = meta_sections(
+            nsplits, ntables, lengths_dtype, length, validity_bytes, 1,
+            max(-(-ncodes // 8), 1) if checked else 0, self.utf8_ranges.shape[1] - 1)
         self.col_first = np.array([0, length], np.int64)
         self.col_base = np.zeros(1, np.int64)
         self.col_obyte = np.zeros(1, np.int64)
-        self.col_wide = np.array([odt.itemsize == 8], np.uint8)
+        self.col_wide = np.array([(odt.itemsize == 8) | (4 if text else 0)
+                                  | (8 if checked else 0)], np.uint8)
 
     def __len__(self) -> int:
         return 1
