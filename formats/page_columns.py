@@ -16,20 +16,6 @@ indices against their dictionaries, the codes' lengths against their pages, each
 count against its length), a gather index is clipped into its array before any check is read
 back, and the checks are read back once, at the end: a :class:`~fsstgpu.errors.CorruptDataError`
 naming the page or the column.
-
->>> import os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq
->>> from fsstgpu.formats import compress_file
->>> from fsstgpu.formats.page_columns import decode_pages
->>> from fsstgpu.formats.page_plan import plan_column
->>> from fsstgpu.formats.rowgroups import Source
->>> d = tempfile.mkdtemp()
->>> pq.write_table(pa.table({"s": ["ab", None, "abc"] * 50}), os.path.join(d, "s.parquet"))
->>> path = os.path.join(d, "f.parquet")
->>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
->>> with Source(path) as source:
-...     col = decode_pages(plan_column(source, source.schema.field("s")), np)
->>> col.null_count, col.lengths[:3].tolist(), bool(col.code_offsets[-1] == len(col.codes))
-(50, [2, 0, 3], True)
 """
 
 from __future__ import annotations

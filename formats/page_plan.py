@@ -14,23 +14,11 @@ column another way): pages stored uncompressed, data pages of version 1 (RLE lev
 definition levels of at most 2 and no repetition; the codes ``DELTA_LENGTH_BYTE_ARRAY``,
 ``DELTA_BYTE_ARRAY`` or dictionary-encoded (the encodings ``compress_file`` writes), the lengths
 plain or dictionary-encoded, the cuts plain, the tables dictionary-encoded.
-
->>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
->>> from fsstgpu.formats import compress_file
->>> from fsstgpu.formats.page_plan import plan_column
->>> from fsstgpu.formats.rowgroups import Source
->>> d = tempfile.mkdtemp()
->>> pq.write_table(pa.table({"s": ["ab", None, "cd"] * 100}), os.path.join(d, "s.parquet"))
->>> path = os.path.join(d, "f.parquet")
->>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
->>> with Source(path) as source:
-...     plan = plan_column(source, source.schema.field("s"))
->>> plan.rows, [leaf.name for leaf in plan.leaves], len(plan.buffer) > 0
-(300, ['codes', 'lengths', 'cuts', 'table'], True)
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -88,6 +76,29 @@ class ColumnPlan:
     leaves: list               # LeafPlan of codes, lengths, cuts, table
     struct_level: int          # the struct's definition level (0 when it cannot be null)
     where: str                 # the column, for errors
+    chunks: list = field(default_factory=list)  # (start, size, pages, name) of each chunk
+
+    def crc_checks(self) -> list:
+        """A callable a chunk, each checking its pages' CRCs (zlib's CRC lets the GIL go: a
+        reader runs them on its threads while the device decodes the pages).
+
+        Each raises :class:`~fsstgpu.errors.CorruptDataError` naming its chunk (file, row
+        group and column) where a page is damaged.
+        """
+        view = memoryview(self.buffer)
+        return [functools.partial(check_crcs, view[at : at + size], pages, where)
+                for at, size, pages, where in self.chunks]
+
+    def check_crcs(self) -> None:
+        """Check every page's CRC (a plan made with ``check=False``).
+
+        Raises
+        ------
+        fsstgpu.CorruptDataError
+            Naming the first damaged page's chunk.
+        """
+        for check in self.crc_checks():
+            check()
 
 
 def plannable(source: Source) -> list[pa.Field]:
@@ -123,7 +134,8 @@ def plannable(source: Source) -> list[pa.Field]:
 def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
                 allocate=None) -> ColumnPlan:
     """Read fsst column ``fsst_field``'s chunks of an open Parquet ``source`` into one buffer
-    and plan its pages (``check``: their CRCs checked). ``allocate(n)`` makes the buffer (a
+    and plan its pages (``check``: their CRCs checked here; else the caller checks them,
+    :meth:`ColumnPlan.crc_checks`). ``allocate(n)`` makes the buffer (a
     uint8 NumPy array of ``n`` bytes: pinned memory, for a reader that uploads it), else
     ``numpy.empty``.
 
@@ -171,7 +183,7 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
     _read(source.path, spans, starts, buffer)
     group_rows = np.array([meta.row_group(k).num_rows for k in groups], np.int64)
     row0 = np.concatenate([[0], np.cumsum(group_rows)])
-    leaves = []
+    leaves, chunks = [], []
     for i, (child, j) in enumerate(zip(storage, columns, strict=True)):
         leaf = schema.column(j)
         if leaf.max_repetition_level or not 1 <= leaf.max_definition_level <= 2:
@@ -186,15 +198,17 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
                 raise CorruptDataError(f"{where}: {col.num_values} values in "
                                        f"{group_rows[k]} rows")
             got = chunk_pages(raw, col.num_values, where)
-            if check:
-                check_crcs(raw, got, where)
+            chunks.append((at, len(raw), got, where))
             pages.append((k, at, got, where))
         leaves.append(_leaf_plan(child.name, leaf, pages, buffer, row0))
     struct_level = 1 if fsst_field.nullable else 0
     if any(leaf.max_def < struct_level for leaf in leaves):
         raise Unsupported(f"{fsst_field.name}: a leaf without the struct's level")
-    return ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, leaves, struct_level,
-                      f"{source.path}: column {fsst_field.name}")
+    plan = ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, leaves, struct_level,
+                      f"{source.path}: column {fsst_field.name}", chunks)
+    if check:
+        plan.check_crcs()
+    return plan
 
 
 def _read(path, spans, starts, buffer) -> None:

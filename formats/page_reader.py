@@ -79,20 +79,30 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
     pinned = lambda n: cupyx.empty_pinned((n,), np.uint8)  # noqa: E731
 
     def plan(f):
-        try:
-            return plan_column(source, f, allocate=pinned)
+        try:  # (the CRCs checked below, while the device decodes)
+            return plan_column(source, f, check=False, allocate=pinned)
         except Unsupported:
             return None
 
     out = {}
-    with ThreadPoolExecutor(min(len(fields), workers or usable_cores())) as pool:
-        for f, p in zip(fields, pool.map(plan, fields), strict=True):
+    threads = workers or usable_cores()
+    with ThreadPoolExecutor(min(len(fields), threads)) as planner, \
+            ThreadPoolExecutor(threads) as crcs:
+        for f, p in zip(fields, planner.map(plan, fields), strict=True):
             if p is None:
                 continue
+            checked = [crcs.submit(check) for check in p.crc_checks()]
             with on_stream(main):
                 data = cp.empty(max(p.buffer.size, 1), cp.uint8)
                 data[: p.buffer.size].set(p.buffer, stream=main)
-            out[f.name] = _decoded(cp, p, data, main)
+            try:
+                out[f.name] = _decoded(cp, p, data, main)
+            except CorruptDataError:
+                for done in checked:  # (a damaged page's CRC names it best)
+                    done.result()
+                raise
+            for done in checked:
+                done.result()
     source.check_unchanged()
     for name in out:  # (the footer's record of the chunks, as reads check it)
         for k in range(source.num_units):

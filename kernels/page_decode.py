@@ -121,21 +121,13 @@ def rle_hybrid_jobs_cpu(data, jobs: Jobs, *, what: str = "run",
     >>> rle_hybrid_jobs_cpu(data, Jobs([0], [2], [5], width=[1]))[0].tolist()
     [0, 1, 1, 0, 1]
     """
-    data = np.ascontiguousarray(data, np.uint8)
-    jobs.check_inside(data.size)
-    out = np.empty(jobs.total, np.uint32)
-    ends = np.empty(len(jobs), np.int64)
-    for j in range(len(jobs)):
-        lo, width = int(jobs.start[j]), int(jobs.width[j])
+    def one(run, j):
+        width = int(jobs.width[j])
         if not 0 <= width <= 32:
-            raise _fail(j, what, ERRORS[10], names)
-        try:
-            values, ends[j] = native.rle_hybrid(data[lo : lo + int(jobs.size[j])], width,
-                                                int(jobs.count[j]))
-        except CorruptDataError as exc:
-            raise _fail(j, what, str(exc), names) from None
-        out[jobs.at[j] : jobs.at[j] + jobs.count[j]] = values
-    return out, ends
+            raise CorruptDataError(ERRORS[10])
+        return native.rle_hybrid(run, width, int(jobs.count[j]))
+
+    return _twin(data, jobs, one, np.uint32, what, names)
 
 
 def delta_binary_packed_jobs_cpu(data, jobs: Jobs, *, what: str = "run",
@@ -159,15 +151,21 @@ def delta_binary_packed_jobs_cpu(data, jobs: Jobs, *, what: str = "run",
     >>> values.tolist(), ends.tolist()
     ([10, 11, 13], [14])
     """
+    return _twin(data, jobs, lambda run, j: native.delta_binary_packed(run, int(jobs.count[j])),
+                 np.int64, what, names)
+
+
+def _twin(data, jobs: Jobs, decode, dtype, what: str, names) -> tuple[np.ndarray, np.ndarray]:
+    """The jobs decoded one by one on the host (``decode(run bytes, job)``: values, bytes
+    read), their values end to end; a refusal raised naming its job."""
     data = np.ascontiguousarray(data, np.uint8)
     jobs.check_inside(data.size)
-    out = np.empty(jobs.total, np.int64)
+    out = np.empty(jobs.total, dtype)
     ends = np.empty(len(jobs), np.int64)
     for j in range(len(jobs)):
         lo = int(jobs.start[j])
         try:
-            values, ends[j] = native.delta_binary_packed(data[lo : lo + int(jobs.size[j])],
-                                                         int(jobs.count[j]))
+            values, ends[j] = decode(data[lo : lo + int(jobs.size[j])], j)
         except CorruptDataError as exc:
             raise _fail(j, what, str(exc), names) from None
         out[jobs.at[j] : jobs.at[j] + jobs.count[j]] = values

@@ -167,6 +167,21 @@ def test_plain_lengths_and_version_2_pages(fresh_rng, tmp_path, version):
     assert len(col.cuts[0]) and col.null_count
 
 
+def test_a_damaged_page_fails_its_crc_when_planned_or_after(files, tmp_path, fresh_rng):
+    with Source(files["none"]) as source:
+        column = source.leaf_columns["tail"][0]
+        chunk = source.parquet_metadata.row_group(0).column(column)
+    bad = tmp_path / "bad.parquet"
+    flip_in_last_page(files["none"], chunk, bad, fresh_rng, 0x10)
+    with Source(bad) as source:
+        field = source.schema.field("tail")
+        with pytest.raises(CorruptDataError, match="row group 0, column tail.codes.*CRC"):
+            plan_column(source, field)
+        plan = plan_column(source, field, check=False)  # (a reader checks them later)
+    with pytest.raises(CorruptDataError, match="row group 0, column tail.codes.*CRC"):
+        plan.check_crcs()
+
+
 def _damaged(path, tmp_path, rng, count: int = 40):
     """Copies of the file with a byte flipped in an fsst page (levels, values, dictionaries;
     the CRCs then fail, so the plans are made without checking them)."""
