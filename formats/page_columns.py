@@ -98,7 +98,8 @@ class _Leaf:
 
 def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     """``plan``'s column decoded from its pages with array module ``xp`` (NumPy: the host's
-    twin; CuPy: the device, ``data`` the plan's buffer uploaded).
+    twin; CuPy: the device), ``data`` the column's chunks (the plan's buffer, uploaded; None:
+    the plan's buffer itself).
 
     Raises
     ------
@@ -121,7 +122,7 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     >>> col.block_starts.tolist(), len(col.tables), bool(col.valid.all())
     ([0, 4], 1, True)
     """
-    data = plan.buffer if xp is np else data
+    data = plan.buffer if data is None else data
     n = plan.rows
     checks = Checks(xp, plan.where)
     levels = _levels(plan, data, xp, checks)

@@ -132,12 +132,19 @@ def plannable(source: Source) -> list[pa.Field]:
 
 
 def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
-                allocate=None) -> ColumnPlan:
+                allocate=None, sink=None) -> ColumnPlan:
     """Read fsst column ``fsst_field``'s chunks of an open Parquet ``source`` into one buffer
     and plan its pages (``check``: their CRCs checked here; else the caller checks them,
     :meth:`ColumnPlan.crc_checks`). ``allocate(n)`` makes the buffer (a
     uint8 NumPy array of ``n`` bytes: pinned memory, for a reader that uploads it), else
     ``numpy.empty``.
+
+    ``sink(at, chunk, total)``: the chunks are not kept but handed over one by one as they are
+    read (each checked first), to lie at ``at`` of a buffer of ``total`` bytes (a device
+    reader's upload, which returns a callable that waits until the chunk's bytes are no longer
+    needed); they pass through two staging buffers of the largest chunk's size, and the plan's
+    ``buffer`` keeps only what the decode reads on the host (:class:`HostParts`). Host memory
+    then holds two chunks and the dictionaries, not the column.
 
     Raises
     ------
@@ -179,117 +186,173 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
             names.append(where)
     starts = np.zeros(len(spans) + 1, np.int64)
     np.cumsum([size for _, size in spans], out=starts[1:])
-    buffer = (allocate or (lambda n: np.empty(n, np.uint8)))(int(starts[-1]))
-    _read(source.path, spans, starts, buffer)
     group_rows = np.array([meta.row_group(k).num_rows for k in groups], np.int64)
     row0 = np.concatenate([[0], np.cumsum(group_rows)])
-    leaves, chunks = [], []
+    make = allocate or (lambda n: np.empty(n, np.uint8))
+    if sink is None:  # the chunks kept, end to end
+        buffer = make(int(starts[-1]))
+        slots = None
+    else:  # the chunks through two staging buffers to the sink; the host keeps its parts
+        buffer = HostParts()
+        slots = [[make(max((size for _, size in spans), default=0)), None] for _ in range(2)]
+    leaves = [[[], [], []] for _ in columns]  # each leaf's page rows, dictionaries, page names
+    chunks = []
+    fd = os.open(source.path, os.O_RDONLY)
+    try:
+        for c, (file_at, size) in enumerate(spans):
+            k, i = divmod(c, 4)
+            at, where = int(starts[c]), names[c]
+            col = meta.row_group(k).column(columns[i])
+            if col.num_values != group_rows[k]:
+                raise CorruptDataError(f"{where}: {col.num_values} values in "
+                                       f"{group_rows[k]} rows")
+            if slots is None:
+                raw = memoryview(buffer)[at : at + size]
+            else:
+                slot = slots[c % 2]
+                if slot[1] is not None:
+                    slot[1]()  # (the sink's copy of the chunk before has been made)
+                raw = memoryview(slot[0])[:size]
+            _read(fd, file_at, raw, source.path)
+            got = chunk_pages(raw, col.num_values, where)
+            if slots is not None and check:
+                check_crcs(raw, got, where)
+            chunks.append((at, size, got, where))
+            rows, dictionary = _chunk_rows(storage[i].name, raw, at, got, int(row0[k]),
+                                           int(row0[k + 1]), k, where)
+            leaves[i][0].extend(rows)
+            leaves[i][1].append(dictionary)
+            leaves[i][2].extend(f"{where}, page {p}" for p, page in enumerate(got)
+                                if page.kind != "dictionary")
+            if slots is not None:
+                _keep_host_parts(buffer, storage[i].name, raw, at, rows, dictionary)
+                slot[1] = sink(at, slot[0][:size], int(starts[-1]))
+    finally:
+        os.close(fd)
+    for slot in slots or ():
+        if slot[1] is not None:
+            slot[1]()
+    plans = []
     for i, (child, j) in enumerate(zip(storage, columns, strict=True)):
         leaf = schema.column(j)
         if leaf.max_repetition_level or not 1 <= leaf.max_definition_level <= 2:
             raise Unsupported(f"{names[i]}: repetition levels, or definition levels not 1-2")
-        pages = []
-        for k in groups:
-            at = int(starts[k * 4 + i])
-            raw = memoryview(buffer)[at : at + spans[k * 4 + i][1]]
-            col = meta.row_group(k).column(j)
-            where = names[k * 4 + i]
-            if col.num_values != group_rows[k]:
-                raise CorruptDataError(f"{where}: {col.num_values} values in "
-                                       f"{group_rows[k]} rows")
-            got = chunk_pages(raw, col.num_values, where)
-            chunks.append((at, len(raw), got, where))
-            pages.append((k, at, got, where))
-        leaves.append(_leaf_plan(child.name, leaf, pages, buffer, row0))
+        table = np.array(leaves[i][0], np.int64).reshape(-1, 9)
+        plans.append(LeafPlan(child.name, leaf.physical_type, leaf.max_definition_level,
+                              *(table[:, c].copy() for c in range(9)),
+                              dictionaries=leaves[i][1], names=leaves[i][2]))
     struct_level = 1 if fsst_field.nullable else 0
-    if any(leaf.max_def < struct_level for leaf in leaves):
+    if any(leaf.max_def < struct_level for leaf in plans):
         raise Unsupported(f"{fsst_field.name}: a leaf without the struct's level")
-    plan = ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, leaves, struct_level,
-                      f"{source.path}: column {fsst_field.name}", chunks)
-    if check:
+    plan = ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, plans, struct_level,
+                      f"{source.path}: column {fsst_field.name}",
+                      chunks if slots is None else [])
+    if check and slots is None:
         plan.check_crcs()
     return plan
 
 
-def _read(path, spans, starts, buffer) -> None:
-    """Each span of the file into ``buffer`` at its start (``os.preadv``)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        for (file_at, size), at in zip(spans, starts[:-1].tolist(), strict=True):
-            got = 0
-            while got < size:
-                n = os.preadv(fd, [memoryview(buffer[at + got : at + size])], file_at + got)
-                if n <= 0:
-                    raise CorruptDataError(f"{path}: the file ends {size - got} bytes into a "
-                                           "column chunk")
-                got += n
-    finally:
-        os.close(fd)
+class HostParts:
+    """The parts of a column's chunks that the host reads itself, kept by where they lie in
+    the column's buffer (the rest went to the device): dictionary pages and cut values.
+    Sliced as the buffer would be, within one part.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.formats.page_plan import HostParts
+    >>> parts = HostParts()
+    >>> parts.keep(100, memoryview(b"abcdef"))
+    >>> bytes(parts[102:104])
+    b'cd'
+    """
+
+    def __init__(self):
+        self.parts: dict[int, np.ndarray] = {}
+
+    def keep(self, at: int, view) -> None:
+        self.parts[at] = np.array(view, np.uint8)  # (a copy: the view's buffer is reused)
+
+    def __getitem__(self, where: slice) -> np.ndarray:
+        for at, part in self.parts.items():
+            if at <= where.start and where.stop <= at + part.size:
+                return part[where.start - at : where.stop - at]
+        raise KeyError(f"bytes {where.start}..{where.stop} were not kept on the host")
 
 
-def _leaf_plan(name: str, leaf, pages, buffer: np.ndarray, row0: np.ndarray) -> LeafPlan:
-    """A leaf's pages across its row groups (``pages``: (row group, chunk start in the buffer,
-    pages, name) each) reduced to :class:`LeafPlan`'s arrays."""
-    rows_a = []
-    dictionaries = []
-    max_def = leaf.max_definition_level
-    for k, at, got, where in pages:
-        dictionary = None
-        first = int(row0[k])
-        for p, page in enumerate(got):
-            body = at + page.start
-            page_where = f"{where}, page {p}"
-            if page.size != page.uncompressed_size:  # (the chunk's codec: none)
-                raise CorruptDataError(f"{page_where}: a stored page of {page.size} bytes, its "
-                                       f"header says {page.uncompressed_size}")
-            if page.kind == "dictionary":
-                if page.encoding not in (PLAIN, PLAIN_DICTIONARY):
-                    raise Unsupported(f"{page_where}: a dictionary page of encoding "
-                                      f"{page.encoding}")
-                dictionary = (body, page.size, page.num_values)
-                continue
-            if page.encoding not in _TAKES[name]:
-                raise Unsupported(f"{page_where}: values of encoding {page.encoding}")
-            end = body + page.size
-            if page.kind == "data":
-                if page.levels_encoding != RLE:
-                    raise Unsupported(f"{page_where}: levels of encoding "
-                                      f"{page.levels_encoding}")
-                if page.size < 4:
-                    raise CorruptDataError(f"{page_where}: a page of {page.size} bytes has no "
-                                           "levels")
-                nlevels = int.from_bytes(buffer[body : body + 4].tobytes(), "little")
-                if nlevels > page.size - 4:
-                    raise CorruptDataError(f"{page_where}: {nlevels} bytes of levels in a "
-                                           f"page of {page.size}")
-                levels = (body + 4, nlevels)
-            else:
-                if page.rep_levels_size:
-                    raise CorruptDataError(f"{page_where}: repetition levels in a top-level "
-                                           "column")
-                levels = (body, page.levels_size)
-            values = levels[0] + levels[1]
-            width = 0
-            if page.encoding in DICTIONARY:
-                if values >= end:
-                    raise CorruptDataError(f"{page_where}: no room for the indices' bit width")
-                if dictionary is None:
-                    raise CorruptDataError(f"{page_where}: dictionary indices without a "
-                                           "dictionary page")
-                width = int(buffer[values])
-                if width > 32:
-                    raise CorruptDataError(f"{page_where}: dictionary indices of {width} bits")
-                values += 1
-            rows_a.append((*levels, values, end, page.num_values, first, page.encoding, width,
-                           len(dictionaries)))
-            first += page.num_values
-        if first != row0[k + 1]:
-            raise CorruptDataError(f"{where}: its pages hold {first - row0[k]} rows")
-        dictionaries.append(dictionary)
-    table = np.array(rows_a, np.int64).reshape(-1, 9)
-    names = []
-    for _, _, got, where in pages:
-        names += [f"{where}, page {p}" for p, page in enumerate(got)
-                  if page.kind != "dictionary"]
-    return LeafPlan(name, leaf.physical_type, max_def, *(table[:, c].copy() for c in range(9)),
-                    dictionaries=dictionaries, names=names)
+def _keep_host_parts(parts: HostParts, name: str, raw, at: int, rows, dictionary) -> None:
+    """Keep what the decode reads on the host of a chunk (``raw``, at ``at`` in the column's
+    buffer): its dictionary page, and the values of its cuts' pages."""
+    if dictionary is not None:
+        parts.keep(dictionary[0], raw[dictionary[0] - at : dictionary[0] - at + dictionary[1]])
+    if name == "cuts":
+        for row in rows:
+            if row[3] > row[2]:
+                parts.keep(row[2], raw[row[2] - at : row[3] - at])
+
+
+def _read(fd: int, file_at: int, view, path) -> None:
+    """``view``'s bytes from the file at ``file_at`` (``os.preadv``)."""
+    got, size = 0, len(view)
+    while got < size:
+        n = os.preadv(fd, [view[got:]], file_at + got)
+        if n <= 0:
+            raise CorruptDataError(f"{path}: the file ends {size - got} bytes into a column "
+                                   "chunk")
+        got += n
+
+
+def _chunk_rows(name: str, raw, at: int, pages, first: int, last: int, k: int,
+                where: str) -> tuple[list, tuple | None]:
+    """A chunk's data pages (``raw``: its bytes, at ``at`` in the column's buffer; rows
+    ``first`` to ``last`` of row group ``k``) as rows of :class:`LeafPlan`'s arrays, and its
+    dictionary page's (start, size, count), or None."""
+    rows, dictionary, start = [], None, first
+    for p, page in enumerate(pages):
+        body = at + page.start
+        page_where = f"{where}, page {p}"
+        if page.size != page.uncompressed_size:  # (the chunk's codec: none)
+            raise CorruptDataError(f"{page_where}: a stored page of {page.size} bytes, its "
+                                   f"header says {page.uncompressed_size}")
+        if page.kind == "dictionary":
+            if page.encoding not in (PLAIN, PLAIN_DICTIONARY):
+                raise Unsupported(f"{page_where}: a dictionary page of encoding "
+                                  f"{page.encoding}")
+            dictionary = (body, page.size, page.num_values)
+            continue
+        if page.encoding not in _TAKES[name]:
+            raise Unsupported(f"{page_where}: values of encoding {page.encoding}")
+        end = body + page.size
+        if page.kind == "data":
+            if page.levels_encoding != RLE:
+                raise Unsupported(f"{page_where}: levels of encoding {page.levels_encoding}")
+            if page.size < 4:
+                raise CorruptDataError(f"{page_where}: a page of {page.size} bytes has no "
+                                       "levels")
+            nlevels = int.from_bytes(raw[page.start : page.start + 4], "little")
+            if nlevels > page.size - 4:
+                raise CorruptDataError(f"{page_where}: {nlevels} bytes of levels in a page of "
+                                       f"{page.size}")
+            levels = (body + 4, nlevels)
+        else:
+            if page.rep_levels_size:
+                raise CorruptDataError(f"{page_where}: repetition levels in a top-level column")
+            levels = (body, page.levels_size)
+        values = levels[0] + levels[1]
+        width = 0
+        if page.encoding in DICTIONARY:
+            if values >= end:
+                raise CorruptDataError(f"{page_where}: no room for the indices' bit width")
+            if dictionary is None:
+                raise CorruptDataError(f"{page_where}: dictionary indices without a dictionary "
+                                       "page")
+            width = raw[values - at]
+            if width > 32:
+                raise CorruptDataError(f"{page_where}: dictionary indices of {width} bits")
+            values += 1
+        rows.append((*levels, values, end, page.num_values, first, page.encoding, width, k))
+        first += page.num_values
+    if first != last:
+        raise CorruptDataError(f"{where}: its pages hold {first - start} rows, not "
+                               f"{last - start}")
+    return rows, dictionary

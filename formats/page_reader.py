@@ -2,15 +2,16 @@
 item 2), for files whose fsst pages are stored uncompressed (``compress_file(...,
 parquet_codec="none")``).
 
-Each column's chunks are read into pinned memory and their page headers parsed and CRC-checked
-on the host (:func:`~fsstgpu.formats.page_plan.plan_column`, a thread a column), uploaded in one
-copy, and decoded on the device into the column's compressed arrays
-(:func:`~fsstgpu.formats.page_columns.decode_pages`); its split points are planned there
-(:func:`fsstgpu.gpu.encoded.device_column`, as for a column the GPU encoded) and its strings
-decoded by the checked decode (the file is untrusted: each string's code start and end, and a
-text column's bytes as UTF-8, checked as an uploaded column's are). A column it does not take
-(compressed pages, codes written ``DELTA_BYTE_ARRAY``, another layout) is left to the caller:
-:func:`~fsstgpu.formats.device_reader.read_to_device` reads it the usual way.
+Each column's chunks are read through pinned memory, their page headers parsed and their CRCs
+checked on the host, and each is uploaded as soon as it is
+(:func:`~fsstgpu.formats.page_plan.plan_column` with a sink, a thread a column: host memory
+holds two chunks a column and the dictionaries, not the file); the column is then decoded on
+the device into its compressed arrays (:func:`~fsstgpu.formats.page_columns.decode_pages`),
+its split points planned there (:func:`fsstgpu.gpu.encoded.device_column`, as for a column
+the GPU encoded) and its strings decoded by the checked decode (the file is untrusted: each
+string's code start and end, and a text column's bytes as UTF-8, checked as an uploaded
+column's are). A column it does not take (compressed pages, another layout) is left to the
+caller: :func:`~fsstgpu.formats.device_reader.read_to_device` reads it the usual way.
 """
 
 from __future__ import annotations
@@ -76,38 +77,52 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
     import cupyx
 
     main = stream if stream is not None else cp.cuda.get_current_stream()
+    device = cp.cuda.Device().id
     pinned = lambda n: cupyx.empty_pinned((n,), np.uint8)  # noqa: E731
 
-    def plan(f):
-        try:  # (the CRCs checked below, while the device decodes)
-            return plan_column(source, f, check=False, allocate=pinned)
+    def plan(f):  # (a thread a column: its chunks read, checked and uploaded as they come)
+        upload = _Upload(cp, main, device)
+        try:
+            return plan_column(source, f, allocate=pinned, sink=upload), upload
         except Unsupported:
-            return None
+            return None, None
 
     out = {}
-    threads = workers or usable_cores()
-    with ThreadPoolExecutor(min(len(fields), threads)) as planner, \
-            ThreadPoolExecutor(threads) as crcs:
-        for f, p in zip(fields, planner.map(plan, fields), strict=True):
-            if p is None:
-                continue
-            checked = [crcs.submit(check) for check in p.crc_checks()]
-            with on_stream(main):
-                data = cp.empty(max(p.buffer.size, 1), cp.uint8)
-                data[: p.buffer.size].set(p.buffer, stream=main)
-            try:
-                out[f.name] = _decoded(cp, p, data, main)
-            except CorruptDataError:
-                for done in checked:  # (a damaged page's CRC names it best)
-                    done.result()
-                raise
-            for done in checked:
-                done.result()
+    with ThreadPoolExecutor(min(len(fields), workers or usable_cores())) as planner:
+        for f, (p, upload) in zip(fields, planner.map(plan, fields), strict=True):
+            if p is not None:
+                out[f.name] = _decoded(cp, p, upload.device_buffer(), main)
     source.check_unchanged()
     for name in out:  # (the footer's record of the chunks, as reads check it)
         for k in range(source.num_units):
             source.check_chunks(k, [name])
     return out
+
+
+class _Upload:
+    """A column's chunks copied into one device buffer as the planning thread reads them
+    (:func:`~fsstgpu.formats.page_plan.plan_column`'s ``sink``): each copy asynchronous on
+    ``stream``, from pinned staging that is reused once the copy is done."""
+
+    def __init__(self, cp, stream, device: int):
+        self.cp, self.stream, self.device = cp, stream, device
+        self.data = None
+
+    def __call__(self, at: int, chunk, total: int):
+        cp = self.cp
+        with cp.cuda.Device(self.device), on_stream(self.stream):
+            if self.data is None:
+                self.data = cp.empty(max(total, 1), cp.uint8)
+            self.data[at : at + chunk.size].set(chunk, stream=self.stream)
+            done = self.stream.record()
+        return done.synchronize
+
+    def device_buffer(self):
+        """The column's buffer (one byte for a column without bytes)."""
+        if self.data is None:
+            with on_stream(self.stream):
+                self.data = self.cp.zeros(1, self.cp.uint8)
+        return self.data
 
 
 def _decoded(cp, plan, data, stream):

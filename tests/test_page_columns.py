@@ -120,6 +120,29 @@ def test_dbtext_lines_rebuilt_from_their_prefixes(fresh_rng, tmp_path):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
 
 
+def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files):
+    """Planned with a sink (a device reader's upload, here a host array), the plan keeps only
+    the dictionaries and cut values; decoding over the sunk bytes reads nothing else on the
+    host and gives the same column."""
+    from fsstgpu.formats.page_plan import HostParts
+
+    with Source(files["none"]) as source:
+        for field in plannable(source):
+            sunk = {}
+
+            def sink(at, chunk, total, sunk=sunk):
+                sunk.setdefault("data", np.zeros(total, np.uint8))[at : at + chunk.size] = chunk
+                return lambda: None
+
+            plan = plan_column(source, field, sink=sink)
+            assert isinstance(plan.buffer, HostParts)
+            kept = sum(part.size for part in plan.buffer.parts.values())
+            assert kept < sunk["data"].size
+            want = decode_pages(plan_column(source, field), np)
+            assert _outcome(plan, plan.buffer, np, sunk["data"]) == _outcome(
+                plan_column(source, field), None, np) == _outcome_of(want), field.name
+
+
 def test_compressed_pages_are_not_planned(files):
     with Source(files["zstd"]) as source:
         assert plannable(source) == []
@@ -208,15 +231,21 @@ def _takes(source, field) -> bool:
 
 
 def _outcome(plan, buffer, xp, data=None):
-    """What decoding ``plan`` over ``buffer`` gives: its arrays (host) or the error's kind."""
-    plan.buffer = buffer
+    """What decoding ``plan`` over ``buffer`` (None: its own) gives: its arrays (host) or the
+    error's kind."""
+    if buffer is not None:
+        plan.buffer = buffer
     try:
         col = decode_pages(plan, xp, data)
     except CorruptDataError:
         return "corrupt"
     except Unsupported:
         return "unsupported"
-    get = (lambda a: a.get()) if xp is not np else np.asarray
+    return _outcome_of(col)
+
+
+def _outcome_of(col: PageColumn) -> tuple:
+    get = (lambda a: a.get()) if hasattr(col.codes, "get") else np.asarray
     return (get(col.codes).tobytes(), get(col.code_offsets).tobytes(),
             get(col.lengths).tobytes(), get(col.valid).tobytes(), col.block_starts.tobytes(),
             tuple(t.to_bytes() for t in col.tables), tuple(c.tobytes() for c in col.cuts))
