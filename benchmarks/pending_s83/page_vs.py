@@ -18,7 +18,7 @@ from fsstgpu.formats import compress_file, read_table_device
 cp = get_cupy()
 
 
-def wall(fn, repeat=5):
+def wall(fn, repeat=3):
     fn()
     cp.cuda.get_current_stream().synchronize()
     out = []
