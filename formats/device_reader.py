@@ -277,8 +277,9 @@ def read_to_device(source: Source, *, workers: int | None = None,
 
 
 #: whether :func:`read_to_device` decodes the fsst columns whose pages are stored uncompressed
-#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`)
-PAGE_READS = True
+#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`). Off until its GPU tests
+#: have run (session 83 wrote it with no device lent after its first call); its tests turn it on
+PAGE_READS = False
 
 
 def _name_row_group(source: Source, failed: str, runs) -> None:

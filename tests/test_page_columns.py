@@ -293,6 +293,7 @@ def test_read_table_device_decodes_uncompressed_pages_on_the_device(files, monke
     monkeypatch.setattr(device_reader, "page_columns",
                         lambda source, **kw: taken.append(sorted(got := real(source, **kw)))
                         or got)
+    monkeypatch.setattr(device_reader, "PAGE_READS", True)
     poison_pool(cp)
     results = {}
     for codec in ("none", "zstd"):
@@ -311,9 +312,10 @@ def test_read_table_device_decodes_uncompressed_pages_on_the_device(files, monke
 
 
 @pytest.mark.gpu
-def test_a_damaged_page_read_on_the_device_is_named(files, tmp_path, fresh_rng):
-    from fsstgpu.formats import read_table_device
+def test_a_damaged_page_read_on_the_device_is_named(files, tmp_path, fresh_rng, monkeypatch):
+    from fsstgpu.formats import device_reader, read_table_device
 
+    monkeypatch.setattr(device_reader, "PAGE_READS", True)
     with Source(files["none"]) as source:
         meta = source.parquet_metadata
         column = source.leaf_columns["tail"][0]

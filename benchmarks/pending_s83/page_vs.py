@@ -84,6 +84,7 @@ def run(name, table, tmp):
     print(f"== {name}: {len(table)} rows, {nbytes / 1e6:.1f} MB of strings; files: zstd "
           f"{src.stat().st_size / 1e6:.1f} MB, fsst zstd {zdst.stat().st_size / 1e6:.1f}, "
           f"fsst none {dst.stat().st_size / 1e6:.1f}")
+    DR.PAGE_READS = True
     print("pyarrow zstd read + upload", wall(lambda: upload_strings(
         pq.read_table(src, columns=strings), strings)))
     print("read_table_device (fsst zstd)", wall(lambda: read_table_device(zdst)))
