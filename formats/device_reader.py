@@ -277,8 +277,8 @@ def read_to_device(source: Source, *, workers: int | None = None,
 
 
 #: whether :func:`read_to_device` decodes the fsst columns whose pages are stored uncompressed
-#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`). Off until its GPU tests
-#: have run (session 83 wrote it with no device lent after its first call); its tests turn it on
+#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`). Off: GPU-tested, but
+#: 1.5-1.7x slower than the usual path so far (BENCHMARKS.md section 69); its tests turn it on
 PAGE_READS = False
 
 

@@ -12,6 +12,12 @@ the GPU encoded) and its strings decoded by the checked decode (the file is untr
 string's code start and end, and a text column's bytes as UTF-8, checked as an uploaded
 column's are). A column it does not take (compressed pages, another layout) is left to the
 caller: :func:`~fsstgpu.formats.device_reader.read_to_device` reads it the usual way.
+
+Measured on an H100 (BENCHMARKS.md section 69) it is correct but 1.5-1.7x slower than
+``read_table_device``'s usual path: its host part is O(pages) as designed, its device part is
+~150 CuPy calls and ~20 syncs a column in sequence, and one warp a page expands the long
+levels and lengths pages. ``read_to_device`` takes it only with
+:data:`~fsstgpu.formats.device_reader.PAGE_READS` on.
 """
 
 from __future__ import annotations
