@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsstgpu import native
+from fsstgpu.device import host_array
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.page_plan import (
     DELTA_BYTE_ARRAY,
@@ -53,6 +54,7 @@ class PageColumn:
     codes: object          # uint8, code_offsets[-1] of them
     code_offsets: object   # int64, rows + 1 from 0
     lengths: object        # the storage's lengths dtype (0 under a null)
+    out_offsets: object    # int64, rows + 1 from 0: the lengths' running sum
     valid: object          # bool, a row each
     null_count: int
     tables: tuple
@@ -142,9 +144,9 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     wide = lengths.astype(xp.int64)
     checks.flag((code_len > 2 * wide) | (wide > 8 * code_len),
                 "a string's code count does not fit its length")
+    out = xp.zeros(n + 1, xp.int64)
+    xp.cumsum(wide, dtype=xp.int64, out=out[1:])
     if narrow_offsets(plan.field.type.value_type):
-        out = xp.zeros(n + 1, xp.int64)
-        xp.cumsum(wide, dtype=xp.int64, out=out[1:])
         bounds = xp.asarray(np.concatenate([[0], np.cumsum(plan.group_rows)]))
         checks.flag(out[bounds[1:]] - out[bounds[:-1]] > INT32_MAX,
                     f"a {plan.field.type.value_type} row group holds more than 2**31 - 1 bytes")
@@ -154,7 +156,7 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     block_starts, block_tables = _blocks(xp, valid, table_id, n, plan.where)
     null_count = n - int(xp.count_nonzero(valid))
     cuts = _cuts(plan, leaves["cuts"], xp, code_offsets, wide)
-    return PageColumn(codes, code_offsets, lengths, valid, null_count,
+    return PageColumn(codes, code_offsets, lengths, out, valid, null_count,
                       tuple(tables[t] for t in block_tables) if null_count < n
                       else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy())
 
@@ -338,8 +340,8 @@ def _blocks(xp, valid, table_id, n: int, where: str):
     ids = table_id[rows]
     change = xp.flatnonzero(ids[1:] != ids[:-1]) + 1
     starts = rows[change]
-    both = xp.concatenate([starts, ids[change].astype(xp.int64), ids[:1].astype(xp.int64)])
-    both = both.get() if hasattr(both, "get") else both
+    both = host_array(xp.concatenate([starts, ids[change].astype(xp.int64),
+                                      ids[:1].astype(xp.int64)]))
     k = len(starts)
     if k + 1 > MAX_TABLES:
         raise CorruptDataError(f"{where}: {k + 1} runs of one table, more than {MAX_TABLES} "
@@ -355,8 +357,7 @@ def _cuts(plan: ColumnPlan, leaf: _Leaf, xp, code_offsets, lengths) -> tuple:
     the split size), checked to lie strictly inside their strings and to increase. (A present
     cut lies under a valid string: the leaves' struct levels were checked equal.)"""
     empty = np.zeros(0, np.int64)
-    counts = leaf.counts
-    counts = counts.get() if hasattr(counts, "get") else counts
+    counts = host_array(leaf.counts)
     if not int(counts.sum()):
         return empty, empty, empty
     p = leaf.plan
@@ -374,15 +375,13 @@ def _cuts(plan: ColumnPlan, leaf: _Leaf, xp, code_offsets, lengths) -> tuple:
     if np.any(sizes % (2 * width)):
         raise CorruptDataError(f"{plan.where}: a string's cuts are not pairs of {width}-byte "
                                "offsets")
-    rows = xp.flatnonzero(leaf.present)
-    rows = rows.get() if hasattr(rows, "get") else rows
+    rows = host_array(xp.flatnonzero(leaf.present))
     pairs = blob.view(f"<u{width}").reshape(-1, 2).astype(np.int64)
     cut_rows = np.repeat(rows.astype(np.int64), sizes // (2 * width))
     at = xp.asarray(cut_rows)
     start = code_offsets[at]
-    got = xp.stack([start, code_offsets[at + 1] - start, lengths[at]])
-    got = got.get() if hasattr(got, "get") else got
-    code_start, code_len, length = got
+    code_start, code_len, length = host_array(
+        xp.stack([start, code_offsets[at + 1] - start, lengths[at]]))
     if np.any(pairs <= 0) or np.any(pairs[:, 0] >= code_len) or np.any(pairs[:, 1] >= length):
         raise CorruptDataError(f"{plan.where}: a cut lies outside its string")
     code = code_start + pairs[:, 0]

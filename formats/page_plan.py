@@ -174,6 +174,14 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
         raise Unsupported(f"{fsst_field.name}: not a version 4 fsst storage")
     meta, schema = source.parquet_metadata, source.parquet_metadata.schema
     columns = source.leaf_columns[fsst_field.name]
+    leaf_schemas = [schema.column(j) for j in columns]  # (checked before any chunk is read)
+    for leaf in leaf_schemas:
+        if leaf.max_repetition_level or not 1 <= leaf.max_definition_level <= 2:
+            raise Unsupported(f"{source.path}: column {leaf.path}: repetition levels, or "
+                              "definition levels not 1-2")
+    struct_level = 1 if fsst_field.nullable else 0
+    if any(leaf.max_definition_level < struct_level for leaf in leaf_schemas):
+        raise Unsupported(f"{fsst_field.name}: a leaf without the struct's level")
     groups = range(source.num_units)
     spans, names = [], []
     for k in groups:
@@ -233,17 +241,11 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
         if slot[1] is not None:
             slot[1]()
     plans = []
-    for i, (child, j) in enumerate(zip(storage, columns, strict=True)):
-        leaf = schema.column(j)
-        if leaf.max_repetition_level or not 1 <= leaf.max_definition_level <= 2:
-            raise Unsupported(f"{names[i]}: repetition levels, or definition levels not 1-2")
+    for i, (child, leaf) in enumerate(zip(storage, leaf_schemas, strict=True)):
         table = np.array(leaves[i][0], np.int64).reshape(-1, 9)
         plans.append(LeafPlan(child.name, leaf.physical_type, leaf.max_definition_level,
                               *(table[:, c].copy() for c in range(9)),
                               dictionaries=leaves[i][1], names=leaves[i][2]))
-    struct_level = 1 if fsst_field.nullable else 0
-    if any(leaf.max_def < struct_level for leaf in plans):
-        raise Unsupported(f"{fsst_field.name}: a leaf without the struct's level")
     plan = ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, plans, struct_level,
                       f"{source.path}: column {fsst_field.name}",
                       chunks if slots is None else [])

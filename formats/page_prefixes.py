@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu.device import host_array
 from fsstgpu.formats.page_runs import decode_runs
 
 __all__ = ["prefixed_values"]
@@ -56,7 +57,7 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int):
     p = leaf.plan
     prefix, ends = leaf.values("delta", data, xp, checks, pages, n)
     checks.raise_first()  # (the suffixes' lengths start where the prefixes' runs end)
-    ends = ends.get() if hasattr(ends, "get") else np.asarray(ends)
+    ends = host_array(ends)
     tails_at = p.values_at[pages] + ends
     size = p.values_end[pages] - tails_at
     tails, ends2 = decode_runs("delta", data, xp, checks, tails_at, size, leaf.counts[pages],

@@ -136,14 +136,12 @@ def _decoded(cp, plan, data, stream):
     with on_stream(stream):
         col = decode_pages(plan, cp, data)
         n, ftype = plan.rows, plan.field.type
-        out_offsets = cp.zeros(n + 1, cp.int64)
-        cp.cumsum(col.lengths, dtype=cp.int64, out=out_offsets[1:])
         validity = pack_bits(col.valid, cp) if col.null_count else None
         cuts = tuple(cp.asarray(c) for c in col.cuts)
         dev = device_column(cp, col.tables, ftype.value_type, n, col.codes, col.code_offsets,
-                            out_offsets, col.lengths, validity, col.null_count,
+                            col.out_offsets, col.lengths, validity, col.null_count,
                             col.chunk_lengths, ftype.split_size, cuts,
-                            block_starts=col.block_starts, out_offsets=out_offsets,
+                            block_starts=col.block_starts, out_offsets=col.out_offsets,
                             checked=True)
     try:
         return decode_async(dev, stream).check()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsstgpu.device import host_array
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.page_decode import (
     Jobs,
@@ -59,8 +60,7 @@ class Checks:
         for errors, names in self.runs:  # (host: the twins raised already)
             check_jobs(errors, names=names)
         if self.flags:
-            got = xp.stack([f for f, _ in self.flags])
-            got = got.get() if hasattr(got, "get") else got
+            got = host_array(xp.stack([f for f, _ in self.flags]))
             for hit, (_, what) in zip(got.tolist(), self.flags, strict=True):
                 if hit:
                     raise CorruptDataError(f"{self.where}: {what}")

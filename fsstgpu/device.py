@@ -123,6 +123,20 @@ def array_device(x, what: str) -> str:
     raise TypeError(f"{what} needs a numpy or cupy array, not {type(x).__name__}")
 
 
+def host_array(values) -> np.ndarray:
+    """``values`` as a host NumPy array: a CuPy array copied back (a sync with its stream), a
+    NumPy one (or anything array-like) as it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.device import host_array
+    >>> host_array(np.arange(3)).tolist(), host_array([1, 2]).dtype.kind
+    ([0, 1, 2], 'i')
+    """
+    return values.get() if hasattr(values, "get") else np.asarray(values)
+
+
 def on_arrays_device(what: str, **arrays):
     """A context making current the one GPU that CuPy ``arrays`` lie on (None values skipped).
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fsstgpu.device import host_array
 from fsstgpu.native import encode_blocks
 
 __all__ = ["CHUNK", "ENTRIES", "LONG_MIN", "MIN_CHUNK", "ChunkPlan", "chunk_counts",
@@ -72,10 +73,6 @@ class ChunkPlan:
         return xp.arange(self.count) - self.chunk_first[self.chunk_string]
 
 
-def _host(values) -> np.ndarray:
-    return values.get() if hasattr(values, "get") else np.asarray(values)
-
-
 def valid_lengths(xp, offsets, validity=None):
     """Each string's bytes, 0 for a null (``validity``: an Arrow bitmap or None)."""
     lengths = offsets[1:] - offsets[:-1]
@@ -105,7 +102,7 @@ def plan_chunks(xp, offsets, validity=None, *, long_min: int = LONG_MIN, chunk: 
     nchunks, ends = chunk_counts(xp, lengths, long_min=long_min, chunk=chunk)
     if len(lengths) == 0:
         return None
-    count, most = (int(v) for v in _host(xp.stack([ends[-1], nchunks.max()])))
+    count, most = (int(v) for v in host_array(xp.stack([ends[-1], nchunks.max()])))
     return plan_from_counts(xp, nchunks, ends, count, most, chunk)
 
 

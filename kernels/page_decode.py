@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu import native
-from fsstgpu.device import get_cupy
+from fsstgpu.device import get_cupy, host_array
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.kernels.loader import get_function, on_stream
 
@@ -268,7 +268,7 @@ def check_jobs(errors, *, what: str = "run", names=None) -> None:
     ...
     fsstgpu.errors.CorruptDataError: page 1: ends inside a miniblock
     """
-    codes = errors.get() if hasattr(errors, "get") else np.asarray(errors)
+    codes = host_array(errors)
     bad = np.flatnonzero(codes)
     if bad.size:
         j = int(bad[0])

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fsstgpu.datasets import machine_text_table
+from fsstgpu.device import host_array
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow_read import _assembled, from_extension_array
 from fsstgpu.formats.page_columns import PageColumn, decode_pages
@@ -50,13 +51,11 @@ def files(fresh_rng, tmp_path, zstd_and_plain):
 def _compressed(col: PageColumn, ftype):
     """The CompressedStringArray of a host PageColumn, its split points planned as a read
     plans them."""
-    lengths = np.asarray(col.lengths)
-    out = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=out[1:])
     code, place, rows = col.cuts
     validity = None if not col.null_count else np.packbits(col.valid, bitorder="little")
     return _assembled(ftype, col.tables, col.block_starts, col.codes, col.code_offsets,
-                      lengths, validity, col.null_count, (code, out[rows] + place, rows),
+                      np.asarray(col.lengths), validity, col.null_count,
+                      (code, col.out_offsets[rows] + place, rows),
                       chunked=True, chunk_lengths=col.chunk_lengths)
 
 
@@ -245,9 +244,8 @@ def _outcome(plan, buffer, xp, data=None):
 
 
 def _outcome_of(col: PageColumn) -> tuple:
-    get = (lambda a: a.get()) if hasattr(col.codes, "get") else np.asarray
-    return (get(col.codes).tobytes(), get(col.code_offsets).tobytes(),
-            get(col.lengths).tobytes(), get(col.valid).tobytes(), col.block_starts.tobytes(),
+    arrays = (col.codes, col.code_offsets, col.lengths, col.out_offsets, col.valid)
+    return (*(host_array(a).tobytes() for a in arrays), col.block_starts.tobytes(),
             tuple(t.to_bytes() for t in col.tables), tuple(c.tobytes() for c in col.cuts))
 
 

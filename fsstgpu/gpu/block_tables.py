@@ -19,14 +19,11 @@ import numpy as np
 
 from fsstgpu.blocks import FAST_EXTRA_ROUNDS, fast_block_bytes, tables_of
 from fsstgpu.columns import planning_pieces
+from fsstgpu.device import host_array
 from fsstgpu.kernels.fsst_sample import sample_blocks_on_device
 from fsstgpu.native import train_samples
 
 __all__ = ["fast_block_starts", "fast_tables", "tables_of_samples"]
-
-
-def _host(values) -> np.ndarray:
-    return values.get() if hasattr(values, "get") else np.asarray(values)
 
 
 def fast_block_starts(xp, offsets, chunk_lengths=None) -> np.ndarray:
@@ -52,9 +49,9 @@ def fast_block_starts(xp, offsets, chunk_lengths=None) -> np.ndarray:
     if chunk_lengths is not None and len(chunk_lengths) >= 2:
         chunk_starts = np.zeros(len(chunk_lengths) + 1, np.int64)
         np.cumsum(chunk_lengths, out=chunk_starts[1:])
-        chunk_ends = _host(offsets[xp.asarray(chunk_starts)])
+        chunk_ends = host_array(offsets[xp.asarray(chunk_starts)])
         pieces = chunk_starts[planning_pieces(np.diff(chunk_ends))]
-    ends = _host(offsets[xp.asarray(pieces)]).tolist()
+    ends = host_array(offsets[xp.asarray(pieces)]).tolist()
     marks = []
     for base, top in zip(ends[:-1], ends[1:], strict=True):
         block_bytes = fast_block_bytes(top - base)
@@ -62,7 +59,7 @@ def fast_block_starts(xp, offsets, chunk_lengths=None) -> np.ndarray:
         marks.append(np.arange(base + block_bytes, top, block_bytes, dtype=np.int64)
                      if top - base > block_bytes else np.zeros(0, np.int64))
     every = np.concatenate(marks)
-    found = _host(xp.searchsorted(offsets, xp.asarray(every), side="left")) if every.size \
+    found = host_array(xp.searchsorted(offsets, xp.asarray(every), side="left")) if every.size \
         else every
     # each piece: its first string, then the first string ending at or past each mark (none
     # twice, none at the piece's end); the pieces' starts kept as they are, empty ones too
