@@ -54,10 +54,16 @@ def read_page_columns(path, *, stream=None) -> dict:
 
     Examples
     --------
-    >>> import fsstgpu
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
     >>> from fsstgpu.formats.page_reader import read_page_columns
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["ab", None, "cd"]}), os.path.join(d, "s.parquet"))
+    >>> path = os.path.join(d, "f.parquet")
+    >>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     columns = read_page_columns("out.parquet")  # compress_file(..., parquet_codec="none")
+    ...     columns = read_page_columns(path)
+    ...     assert columns["s"].to_arrow().to_pylist() == ["ab", None, "cd"]
     """
     with Source(path) as source:
         return page_columns(source, stream=stream)
@@ -69,12 +75,18 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
 
     Examples
     --------
-    >>> import fsstgpu
+    >>> import os, tempfile, fsstgpu, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.formats import compress_file
     >>> from fsstgpu.formats.page_reader import page_columns
     >>> from fsstgpu.formats.rowgroups import Source
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"s": ["x", "y"], "n": [1, 2]}), os.path.join(d, "s.parquet"))
+    >>> path = os.path.join(d, "f.parquet")
+    >>> _ = compress_file(os.path.join(d, "s.parquet"), path, parquet_codec="none")
     >>> if fsstgpu.gpu_available():  # doctest: +SKIP
-    ...     with Source("out.parquet") as source:
-    ...         columns = page_columns(source)
+    ...     with Source(path) as source:
+    ...         columns = page_columns(source)  # (its fsst columns only)
+    ...     assert list(columns) == ["s"]
     """
     fields = plannable(source)
     if not fields:
