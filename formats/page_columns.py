@@ -150,7 +150,8 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
         bounds = xp.asarray(np.concatenate([[0], np.cumsum(plan.group_rows)]))
         checks.flag(out[bounds[1:]] - out[bounds[:-1]] > INT32_MAX,
                     f"a {plan.field.type.value_type} row group holds more than 2**31 - 1 bytes")
-    table_id, tables = _table_ids(plan, leaves["table"], data, xp, checks, n, valid)
+    table_id = _table_ids(plan, leaves["table"], data, xp, checks, n, valid)
+    tables = plan.tables
     checks.raise_first()  # (everything the gathers and blocks below rely on is checked)
     codes = _gathered(data, extra, src, code_offsets, xp, int(code_offsets[-1]))
     block_starts, block_tables = _blocks(xp, valid, table_id, n, plan.where)
@@ -207,7 +208,7 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int):
         src = xp.where(rows, -1 - starts, src)
     keyed = leaf.pages(DICTIONARY)
     if keyed.size:
-        starts, sizes = _byte_dictionaries(plan, p, xp)
+        starts, sizes = _byte_dictionaries(p, xp)
         entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "codes")
         rows = leaf.rows_in(xp, keyed)
         code_len = xp.where(rows, sizes[entry], code_len)
@@ -230,28 +231,15 @@ def _dictionary_entry(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name
     return xp.clip(xp.asarray(base[:-1])[group] + i, 0, max(int(base[-1]) - 1, 0))
 
 
-def _byte_dictionaries(plan: ColumnPlan, p, xp):
-    """Where each dictionary entry's bytes lie in the buffer and their sizes, every row group's
-    dictionary in turn (read on the host: O(entries)); one zero entry when there are none."""
-    starts, sizes = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    for d, where in zip(p.dictionaries, _group_names(plan, p), strict=True):
-        if d is None:
-            continue
-        at, size, count = d
-        try:
-            _, offsets, _ = native.plain_byte_arrays(plan.buffer[at : at + size], count)
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"{where}, dictionary page: {exc}") from None
-        starts.append(at + offsets[:-1] + 4 * np.arange(1, count + 1, dtype=np.int64))
-        sizes.append(np.diff(offsets))
-    starts, sizes = np.concatenate(starts), np.concatenate(sizes)
-    if not starts.size:
-        starts, sizes = np.zeros(1, np.int64), np.zeros(1, np.int64)
-    return xp.asarray(starts), xp.asarray(sizes)
-
-
-def _group_names(plan: ColumnPlan, p) -> list[str]:
-    return [f"{plan.where}.{p.name}, row group {k}" for k in range(len(plan.group_rows))]
+def _byte_dictionaries(p, xp):
+    """Where each codes dictionary entry's bytes lie in the buffer and their sizes, every row
+    group's dictionary in turn (read as the chunks were); one zero entry when there are
+    none."""
+    read = [e for e in p.entries if e is not None]
+    if not read:
+        return xp.zeros(1, xp.int64), xp.zeros(1, xp.int64)
+    both = xp.asarray(np.concatenate([e[k] for k in (0, 1) for e in read]))
+    return both[: both.size // 2], both[both.size // 2 :]
 
 
 def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
@@ -272,17 +260,8 @@ def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
         raw = data[first[:, None] + xp.arange(dtype.itemsize)]
         out = xp.where(rows, xp.ascontiguousarray(raw).view(dtype).reshape(n), out)
     keyed = leaf.pages(DICTIONARY)
-    if keyed.size:
-        values = []
-        for d, where in zip(p.dictionaries, _group_names(plan, p), strict=True):
-            if d is None:
-                continue
-            at, size, count = d
-            if count * dtype.itemsize > size:
-                raise CorruptDataError(f"{where}, dictionary page: {count} values in {size} "
-                                       "bytes")
-            values.append(plan.buffer[at : at + count * dtype.itemsize].view(dtype))
-        values = np.concatenate(values + [np.zeros(1, dtype)])
+    if keyed.size:  # (each row group's dictionary read as its chunk was)
+        values = np.concatenate([e for e in p.entries if e is not None] + [np.zeros(1, dtype)])
         entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "lengths")
         out = xp.where(leaf.rows_in(xp, keyed), xp.asarray(values)[entry], out)
     return xp.where(valid, out, 0).astype(dtype)
@@ -290,32 +269,14 @@ def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
 
 def _table_ids(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
     """Each row's table, as an index into the distinct tables of the column's dictionaries
-    (each read and checked once on the host; -1 where an entry is unreadable, flagged only
-    where a valid string names it), and those tables."""
-    p = leaf.plan
-    ids, tables, found = [], [], {}
-    for d in p.dictionaries:
-        if d is None:
-            continue
-        at, size, count = d
-        try:
-            blob, offsets, _ = native.plain_byte_arrays(plan.buffer[at : at + size], count)
-        except CorruptDataError:
-            blob, offsets = np.zeros(0, np.uint8), np.zeros(count + 1, np.int64)
-        for j in range(count):
-            serialised = blob[offsets[j] : offsets[j + 1]].tobytes()
-            if serialised not in found:
-                try:
-                    tables.append(SymbolTable.from_bytes(serialised))
-                    found[serialised] = len(tables) - 1
-                except (CorruptDataError, ValueError):
-                    found[serialised] = -1
-            ids.append(found[serialised])
-    ids = xp.asarray(np.array(ids + [-1], np.int32))
+    (read as the chunks were: -1 where an entry is unreadable, flagged only where a valid
+    string names it)."""
+    ids = [e for e in leaf.plan.entries if e is not None]
+    ids = xp.asarray(np.concatenate(ids + [np.full(1, -1, np.int32)]))
     entry = _dictionary_entry(leaf, data, xp, checks, leaf.pages(DICTIONARY), n, "table")
     table_id = ids[entry]
     checks.flag(valid & (table_id < 0), "a string's table is unreadable")
-    return table_id, tables
+    return table_id
 
 
 def _gathered(data, extra, src, code_offsets, xp, ncodes: int):

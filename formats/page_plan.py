@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow_read import is_fsst_type
+from fsstgpu.formats.page_dictionaries import DictionaryReader
 from fsstgpu.formats.raw_columns import Unsupported
 from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span
 from fsstgpu.formats.rowgroups import Source
@@ -63,6 +64,8 @@ class LeafPlan:
     group: np.ndarray          # its row group's position in the plan
     dictionaries: list = field(default_factory=list)  # a row group's (at, size, count) or None
     names: list = field(default_factory=list)  # each page named for errors
+    entries: list = field(default_factory=list)  # a row group's dictionary read on the host
+    #                                              (page_dictionaries.DictionaryReader.read)
 
 
 @dataclass
@@ -77,6 +80,7 @@ class ColumnPlan:
     struct_level: int          # the struct's definition level (0 when it cannot be null)
     where: str                 # the column, for errors
     chunks: list = field(default_factory=list)  # (start, size, pages, name) of each chunk
+    tables: list = field(default_factory=list)  # the distinct tables its dictionaries name
 
     def crc_checks(self) -> list:
         """A callable a chunk, each checking its pages' CRCs (zlib's CRC lets the GIL go: a
@@ -203,7 +207,8 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
     else:  # the chunks through two staging buffers to the sink; the host keeps its parts
         buffer = HostParts()
         slots = [[make(max((size for _, size in spans), default=0)), None] for _ in range(2)]
-    leaves = [[[], [], []] for _ in columns]  # each leaf's page rows, dictionaries, page names
+    leaves = [[[], [], [], []] for _ in columns]  # each leaf's page rows, dictionaries, page
+    dictionaries = DictionaryReader()               # names, dictionaries read
     chunks = []
     fd = os.open(source.path, os.O_RDONLY)
     try:
@@ -232,8 +237,10 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
             leaves[i][1].append(dictionary)
             leaves[i][2].extend(f"{where}, page {p}" for p, page in enumerate(got)
                                 if page.kind != "dictionary")
+            leaves[i][3].append(dictionaries.read(storage[i].name, leaf_schemas[i].physical_type,
+                                                  raw, at, dictionary, where))
             if slots is not None:
-                _keep_host_parts(buffer, storage[i].name, raw, at, rows, dictionary)
+                _keep_host_parts(buffer, storage[i].name, raw, at, rows)
                 slot[1] = sink(at, slot[0][:size], int(starts[-1]))
     finally:
         os.close(fd)
@@ -245,10 +252,11 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
         table = np.array(leaves[i][0], np.int64).reshape(-1, 9)
         plans.append(LeafPlan(child.name, leaf.physical_type, leaf.max_definition_level,
                               *(table[:, c].copy() for c in range(9)),
-                              dictionaries=leaves[i][1], names=leaves[i][2]))
+                              dictionaries=leaves[i][1], names=leaves[i][2],
+                              entries=leaves[i][3]))
     plan = ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, plans, struct_level,
                       f"{source.path}: column {fsst_field.name}",
-                      chunks if slots is None else [])
+                      chunks if slots is None else [], dictionaries.tables)
     if check and slots is None:
         plan.check_crcs()
     return plan
@@ -256,7 +264,8 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
 
 class HostParts:
     """The parts of a column's chunks that the host reads itself, kept by where they lie in
-    the column's buffer (the rest went to the device): dictionary pages and cut values.
+    the column's buffer (the rest went to the device): the cuts' values (the dictionaries are
+    read as their chunks are: :mod:`~fsstgpu.formats.page_dictionaries`).
     Sliced as the buffer would be, within one part.
 
     Examples
@@ -282,11 +291,9 @@ class HostParts:
         raise KeyError(f"bytes {where.start}..{where.stop} were not kept on the host")
 
 
-def _keep_host_parts(parts: HostParts, name: str, raw, at: int, rows, dictionary) -> None:
+def _keep_host_parts(parts: HostParts, name: str, raw, at: int, rows) -> None:
     """Keep what the decode reads on the host of a chunk (``raw``, at ``at`` in the column's
-    buffer): its dictionary page, and the values of its cuts' pages."""
-    if dictionary is not None:
-        parts.keep(dictionary[0], raw[dictionary[0] - at : dictionary[0] - at + dictionary[1]])
+    buffer): the values of its cuts' pages."""
     if name == "cuts":
         for row in rows:
             if row[3] > row[2]:

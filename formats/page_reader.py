@@ -2,16 +2,19 @@
 item 2), for files whose fsst pages are stored uncompressed (``compress_file(...,
 parquet_codec="none")``).
 
-Each column's chunks are read through pinned memory, their page headers parsed and their CRCs
-checked on the host, and each is uploaded as soon as it is
-(:func:`~fsstgpu.formats.page_plan.plan_column` with a sink, a thread a column: host memory
-holds two chunks a column and the dictionaries, not the file); the column is then decoded on
-the device into its compressed arrays (:func:`~fsstgpu.formats.page_columns.decode_pages`),
+Each column's chunks are read through pinned memory, their page headers parsed, their
+dictionary pages read and their CRCs checked on the host, and each is uploaded as soon as it
+is (:func:`~fsstgpu.formats.page_plan.plan_column` with a sink: host memory holds two chunks a
+column and what its dictionaries say, not the file); the column is then decoded on the device
+into its compressed arrays (:func:`~fsstgpu.formats.page_columns.decode_pages`),
 its split points planned there (:func:`fsstgpu.gpu.encoded.device_column`, as for a column
 the GPU encoded) and its strings decoded by the checked decode (the file is untrusted: each
 string's code start and end, and a text column's bytes as UTF-8, checked as an uploaded
 column's are). A column it does not take (compressed pages, another layout) is left to the
-caller: :func:`~fsstgpu.formats.device_reader.read_to_device` reads it the usual way.
+caller: :func:`~fsstgpu.formats.device_reader.read_to_device` reads it the usual way. Each
+column has a thread and a stream of its own, so one column's host work (reads, CRCs, the
+decode's launches) overlaps another's device work; the columns' streams start after what the
+caller's stream holds and the caller's stream waits for them.
 
 Measured on an H100 (BENCHMARKS.md section 69) it is correct but 1.5-1.7x slower than
 ``read_table_device``'s usual path: its host part is O(pages) as designed, its device part is
@@ -97,19 +100,25 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
     main = stream if stream is not None else cp.cuda.get_current_stream()
     device = cp.cuda.Device().id
     pinned = lambda n: cupyx.empty_pinned((n,), np.uint8)  # noqa: E731
+    begun = main.record()  # (what the caller queued before: the columns' streams wait for it)
 
-    def plan(f):  # (a thread a column: its chunks read, checked and uploaded as they come)
-        upload = _Upload(cp, main, device)
-        try:
-            return plan_column(source, f, allocate=pinned, sink=upload), upload
-        except Unsupported:
-            return None, None
+    def read(f):  # a thread and a stream a column: its chunks read, checked and uploaded as
+        with cp.cuda.Device(device):  # they come, then its pages and strings decoded
+            own = cp.cuda.Stream(non_blocking=True)
+            own.wait_event(begun)
+            upload = _Upload(cp, own, device)
+            try:
+                plan = plan_column(source, f, allocate=pinned, sink=upload)
+            except Unsupported:
+                return None
+            return _decoded(cp, plan, upload.device_buffer(), own), own.record()
 
     out = {}
-    with ThreadPoolExecutor(min(len(fields), workers or usable_cores())) as planner:
-        for f, (p, upload) in zip(fields, planner.map(plan, fields), strict=True):
-            if p is not None:
-                out[f.name] = _decoded(cp, p, upload.device_buffer(), main)
+    with ThreadPoolExecutor(min(len(fields), workers or usable_cores())) as readers:
+        for f, got in zip(fields, readers.map(read, fields), strict=True):
+            if got is not None:
+                out[f.name] = got[0]
+                main.wait_event(got[1])  # (the column is the caller's stream's from here)
     source.check_unchanged()
     for name in out:  # (the footer's record of the chunks, as reads check it)
         for k in range(source.num_units):

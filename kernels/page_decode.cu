@@ -4,11 +4,13 @@
 //
 // A file -> GPU read (issue #24 item 2) uploads a column chunk's pages as they are; the host
 // parses only the page headers, and each page's definition levels, dictionary indices and
-// DELTA_BINARY_PACKED lengths are decoded here: one warp a run ("job": where it starts in the
-// uploaded bytes, how many bytes it may read, how many values it holds, where they go). The
-// run's headers are read by every lane alike (they are a few bytes; the loads broadcast), its
-// values unpacked by the lanes side by side, a DELTA_BINARY_PACKED miniblock's deltas summed by
-// a warp scan. The bytes are untrusted: every read is checked against the job's size, every
+// DELTA_BINARY_PACKED lengths are decoded here, a run ("job": where it starts in the uploaded
+// bytes, how many bytes it may read, how many values it holds, where they go) a block (RLE /
+// bit-packed) or a warp (DELTA_BINARY_PACKED). The run's headers are read by every thread
+// alike (they are a few bytes; the loads broadcast), its values unpacked by the threads side by
+// side, a DELTA_BINARY_PACKED miniblock's deltas summed by a warp scan. (An RLE job is a whole
+// page of levels or indices, 200,000 values for a row group of that many rows: a warp a page
+// expanded it 32 values a step, ~2 ms a launch on an H100, session 84.) The bytes are untrusted: every read is checked against the job's size, every
 // count against the job's, so a forged run sets the job's error code (the launcher raises
 // CorruptDataError naming the page) and never reads or writes out of bounds; each loop
 // consumes at least a byte or ends, so none hangs.
@@ -84,9 +86,10 @@ extern "C" __global__ void rle_hybrid_jobs(const uint8_t* __restrict__ src,
                                            i64 out_size, uint32_t* __restrict__ out,
                                            i64* __restrict__ end, int* __restrict__ error)
 {
-    const int lane = threadIdx.x & 31;
-    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
-    for (i64 j = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; j < njobs; j += warps) {
+    // a block a job: no thread writes what another reads, so no barrier (the headers are
+    // read-only, every thread walks them alike)
+    const int lane = threadIdx.x, step = blockDim.x;
+    for (i64 j = blockIdx.x; j < njobs; j += gridDim.x) {
         const uint8_t* p = src + start[j];
         const i64 n = size[j], want = count[j];
         const int bw = width[j];
@@ -109,7 +112,7 @@ extern "C" __global__ void rle_hybrid_jobs(const uint8_t* __restrict__ src,
                 const i64 vals = (i64)(groups < wanted ? groups : wanted) * 8;
                 const i64 take = vals < want - done ? vals : want - done;
                 const i64 bytes = vals * bw / 8;
-                for (i64 k = lane; k < take; k += 32) {
+                for (i64 k = lane; k < take; k += step) {
                     dst[done + k] = (uint32_t)bits_at(p + pos, bytes, k * bw, bw);
                 }
                 pos += (i64)groups * bw;
@@ -122,7 +125,7 @@ extern "C" __global__ void rle_hybrid_jobs(const uint8_t* __restrict__ src,
                 for (int b = 0; b < value_bytes; ++b) v |= (uint32_t)p[pos + b] << (8 * b);
                 pos += value_bytes;
                 const i64 take = repeats < (u64)(want - done) ? (i64)repeats : want - done;
-                for (i64 k = lane; k < take; k += 32) dst[done + k] = v;
+                for (i64 k = lane; k < take; k += step) dst[done + k] = v;
                 done += take;
             }
         }

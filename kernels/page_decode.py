@@ -3,9 +3,10 @@
 A file -> GPU read (issue #24 item 2) uploads a column chunk's pages as they are; the host
 parses only the page headers (:mod:`fsstgpu.formats.raw_pages`), and the runs inside the pages
 (definition levels and dictionary indices in the RLE / bit-packed hybrid, the codes' lengths in
-DELTA_BINARY_PACKED) are decoded on the device, a warp a run ("job"). :class:`Jobs` says where
-each run lies in the uploaded bytes, how many bytes it may read and how many values it holds;
-the values of all jobs come out end to end (job ``j``'s at ``jobs.at[j]``).
+DELTA_BINARY_PACKED) are decoded on the device, a run ("job") a block (RLE / bit-packed) or a
+warp (DELTA_BINARY_PACKED). :class:`Jobs` says where each run lies in the uploaded bytes, how
+many bytes it may read and how many values it holds; the values of all jobs come out end to
+end (job ``j``'s at ``jobs.at[j]``).
 
 :func:`rle_hybrid_jobs_cpu` and :func:`delta_binary_packed_jobs_cpu` are the twins: the
 compiled host decoders (:mod:`fsstgpu.native.pages`) run job by job; the device's values must
@@ -33,8 +34,10 @@ __all__ = ["ERRORS", "Jobs", "check_jobs", "delta_binary_packed_jobs",
            "delta_binary_packed_jobs_cpu", "rle_hybrid_jobs", "rle_hybrid_jobs_cpu"]
 
 SOURCE = "page_decode.cu"
-#: threads a block: 4 warps, a job each
+#: threads a block: an RLE / bit-packed job a block, a DELTA_BINARY_PACKED job a warp
 THREADS = 128
+#: RLE / bit-packed jobs a block (a job a block, its values unpacked 256 a step)
+RLE_THREADS = 256
 
 #: what a job's error code says (page_decode.cu's E_* codes)
 ERRORS = {
@@ -172,7 +175,8 @@ def _twin(data, jobs: Jobs, decode, dtype, what: str, names) -> tuple[np.ndarray
     return out, ends
 
 
-def _launch(kernel: str, data, jobs: Jobs, dtype, stream, extra=(), placed=None):
+def _launch(kernel: str, data, jobs: Jobs, dtype, stream, extra=(), placed=None,
+            threads: int = THREADS, per_block: int = THREADS // 32):
     cp = get_cupy()
     jobs.check_inside(int(data.size))
     n = len(jobs)
@@ -192,10 +196,9 @@ def _launch(kernel: str, data, jobs: Jobs, dtype, stream, extra=(), placed=None)
         ends = cp.empty(n, cp.int64)
         errors = cp.empty(n, cp.int32)
         if n:
-            warps = THREADS // 32
-            grid = (max(1, min(-(-n // warps), 65535)),)
+            grid = (max(1, min(-(-n // per_block), 65535)),)
             fn = get_function(SOURCE, kernel)
-            fn(grid, (THREADS,), (data, start, size, count, *extra, at, np.int64(n),
+            fn(grid, (threads,), (data, start, size, count, *extra, at, np.int64(n),
                                   np.int64(total), out, ends, errors))
     return out, ends, errors
 
@@ -228,7 +231,8 @@ def rle_hybrid_jobs(data, jobs: Jobs, *, placed=None, stream=None):
     cp = get_cupy()
     with on_stream(stream):
         widths = cp.asarray(jobs.width)
-    return _launch("rle_hybrid_jobs", data, jobs, cp.uint32, stream, (widths,), placed)
+    return _launch("rle_hybrid_jobs", data, jobs, cp.uint32, stream, (widths,), placed,
+                   threads=RLE_THREADS, per_block=1)
 
 
 def delta_binary_packed_jobs(data, jobs: Jobs, *, placed=None, stream=None):

@@ -22,6 +22,7 @@ from fsstgpu.formats.arrow_read import _assembled, from_extension_array
 from fsstgpu.formats.page_columns import PageColumn, decode_pages
 from fsstgpu.formats.page_plan import plan_column, plannable
 from fsstgpu.formats.raw_columns import Unsupported
+from fsstgpu.formats.raw_pages import chunk_span
 from fsstgpu.formats.rowgroups import Source
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -121,8 +122,8 @@ def test_dbtext_lines_rebuilt_from_their_prefixes(fresh_rng, tmp_path):
 
 def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files):
     """Planned with a sink (a device reader's upload, here a host array), the plan keeps only
-    the dictionaries and cut values; decoding over the sunk bytes reads nothing else on the
-    host and gives the same column."""
+    the cut values (and what the dictionaries say); decoding over the sunk bytes reads nothing
+    else on the host and gives the same column."""
     from fsstgpu.formats.page_plan import HostParts
 
     with Source(files["none"]) as source:
@@ -138,8 +139,8 @@ def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files):
             kept = sum(part.size for part in plan.buffer.parts.values())
             assert kept < sunk["data"].size
             want = decode_pages(plan_column(source, field), np)
-            assert _outcome(plan, plan.buffer, np, sunk["data"]) == _outcome(
-                plan_column(source, field), None, np) == _outcome_of(want), field.name
+            assert _outcome(plan, np, sunk["data"]) == _outcome(
+                plan_column(source, field), np) == _outcome_of(want), field.name
 
 
 def test_compressed_pages_are_not_planned(files):
@@ -205,19 +206,32 @@ def test_a_damaged_page_fails_its_crc_when_planned_or_after(files, tmp_path, fre
 
 
 def _damaged(path, tmp_path, rng, count: int = 40):
-    """Copies of the file with a byte flipped in an fsst page (levels, values, dictionaries;
-    the CRCs then fail, so the plans are made without checking them)."""
+    """Copies of the file with a bit flipped in a chunk of an fsst column the page reader
+    takes (page headers, levels, values, dictionaries; the CRCs then fail, so the copies are
+    planned without checking them): ``(column, its plan or what planning raised)`` each."""
+    raw = Path(path).read_bytes()
     with Source(path) as source:
-        plans = {f.name: plan_column(source, f, check=False) for f in plannable(source)
-                 if _takes(source, f)}
+        names = sorted(f.name for f in plannable(source) if _takes(source, f))
+        meta = source.parquet_metadata
+        spans = {name: [chunk_span(meta.row_group(k).column(j), len(raw), "x")
+                        for k in range(source.num_units) for j in source.leaf_columns[name]]
+                 for name in names}
     out = []
-    for _ in range(count):
-        name = sorted(plans)[int(rng.integers(0, len(plans)))]
-        plan = plans[name]
-        buffer = plan.buffer.copy()
-        at = int(rng.integers(0, buffer.size))
-        buffer[at] ^= np.uint8(1 << int(rng.integers(0, 8)))
-        out.append((name, plan, buffer))
+    for i in range(count):
+        name = names[int(rng.integers(0, len(names)))]
+        start, size = spans[name][int(rng.integers(0, len(spans[name])))]
+        bad = bytearray(raw)
+        bad[start + int(rng.integers(0, size))] ^= 1 << int(rng.integers(0, 8))
+        copy = tmp_path / f"damaged{i}.parquet"
+        copy.write_bytes(bytes(bad))
+        with Source(copy) as source:
+            try:
+                plan = plan_column(source, source.schema.field(name), check=False)
+            except CorruptDataError:
+                plan = "corrupt"
+            except Unsupported:
+                plan = "unsupported"
+        out.append((name, plan))
     return out
 
 
@@ -229,11 +243,11 @@ def _takes(source, field) -> bool:
         return False
 
 
-def _outcome(plan, buffer, xp, data=None):
-    """What decoding ``plan`` over ``buffer`` (None: its own) gives: its arrays (host) or the
-    error's kind."""
-    if buffer is not None:
-        plan.buffer = buffer
+def _outcome(plan, xp, data=None):
+    """What decoding ``plan`` gives (``data``: its buffer on the device): its arrays (host) or
+    the error's kind (also planning's, ``plan`` a string)."""
+    if isinstance(plan, str):
+        return plan
     try:
         col = decode_pages(plan, xp, data)
     except CorruptDataError:
@@ -251,8 +265,8 @@ def _outcome_of(col: PageColumn) -> tuple:
 
 def test_damaged_pages_are_refused_or_read_never_a_crash(files, tmp_path, fresh_rng):
     seen = set()
-    for _, plan, buffer in _damaged(files["none"], tmp_path, fresh_rng):
-        got = _outcome(plan, buffer, np)
+    for _, plan in _damaged(files["none"], tmp_path, fresh_rng):
+        got = _outcome(plan, np)
         seen.add(got if isinstance(got, str) else "read")
     assert "corrupt" in seen
 
@@ -267,13 +281,13 @@ def test_the_device_decodes_as_the_twin(files, fresh_rng, tmp_path):
         plans = [plan_column(source, f) for f in fields]
     assert plans
     for plan in plans:
-        want = _outcome(plan, plan.buffer, np)
+        want = _outcome(plan, np)
         assert want not in ("corrupt", "unsupported")
-        assert _outcome(plan, plan.buffer, cp, cp.asarray(plan.buffer)) == want, plan.where
+        assert _outcome(plan, cp, cp.asarray(plan.buffer)) == want, plan.where
     # damaged: refused exactly where the twin refuses, the same arrays where it reads
-    for name, plan, buffer in _damaged(files["none"], tmp_path, fresh_rng, 25):
-        want = _outcome(plan, buffer, np)
-        got = _outcome(plan, buffer, cp, cp.asarray(buffer))
+    for name, plan in _damaged(files["none"], tmp_path, fresh_rng, 25):
+        want = _outcome(plan, np)
+        got = want if isinstance(plan, str) else _outcome(plan, cp, cp.asarray(plan.buffer))
         assert got == want, (name, want if isinstance(want, str) else "read")
 
 

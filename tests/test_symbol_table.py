@@ -59,13 +59,16 @@ def test_from_bytes_round_trips_random_tables(seed):
     assert back.packed.tolist() == t.packed.tolist() and back.lengths.tolist() == t.lengths.tolist()
 
 
-@pytest.mark.parametrize(("symbols", "message"), [
+_FORGED = [
     ([b"ab", b"ab"], "must be distinct"),
     ([b"b", b"x", b"b"], "must be distinct"),
     ([b"ab", b"a\x00"], "canonical order"),
     ([b"x", b"b"], "canonical order"),
     ([b"\x00\x01", b"\x00\x00"], "canonical order"),
-])
+]
+
+
+@pytest.mark.parametrize(("symbols", "message"), _FORGED)
 def test_from_bytes_refuses_forged_order(symbols, message):
     with pytest.raises(CorruptDataError, match=message):
         SymbolTable.from_bytes(_serialised(symbols))
@@ -148,7 +151,7 @@ def _header(counts, magic=b"FSTT", version=1) -> bytes:
 _ONE_BYTE = bytes(range(255))  # 255 distinct one-byte symbols, in canonical order
 
 
-@pytest.mark.parametrize(("data", "message"), [
+_DAMAGES = [
     (_sealed(_header([1], magic=b"FSTX") + b"a"), r"bad magic b'FSTX'"),
     (_sealed(_header([1], version=0) + b"a"), "unsupported version 0"),
     (_sealed(_header([1], version=2) + b"a"), "unsupported version 2"),
@@ -159,7 +162,10 @@ _ONE_BYTE = bytes(range(255))  # 255 distinct one-byte symbols, in canonical ord
     (b"", "truncated: 0 bytes, need at least 17"),
     (_header([1]) + b"b" + _sealed(_header([1]) + b"a")[-4:], "CRC32 mismatch"),
     (_sealed(_header([1]) + b"a") + b"\x00", "1 trailing bytes after a 18-byte table"),
-])
+]
+
+
+@pytest.mark.parametrize(("data", "message"), _DAMAGES)
 def test_from_bytes_refuses_each_damage_on_its_own(data, message):
     """Each check of the reader against bytes that pass every other one (the CRC recomputed
     after the forgery): dropping any one check lets its damage through."""
@@ -250,3 +256,41 @@ def test_pack_tables_refuses_either_array_of_the_wrong_shape(bad):
         ln = np.zeros((1, 255), np.uint8)
     with pytest.raises(ValueError, match="shape"):
         pack_tables([SymbolTable([b"a"])], into=(sym, ln))
+
+
+def _read_one(raw: bytes):
+    try:
+        return SymbolTable.from_bytes(raw)
+    except CorruptDataError:
+        return None
+
+
+def test_read_tables_reads_what_from_bytes_reads(fresh_rng):
+    """The batch reader against the one-by-one reader on random tables, each damaged in one
+    of the ways from_bytes refuses (or left whole): the same tables, None where it raises."""
+    from fsstgpu.symbol_table import read_tables
+
+    rng = fresh_rng
+    damages = [data for data, _ in _DAMAGES] + [_serialised(s) for s, _ in _FORGED]
+    raws = []
+    for _ in range(300):
+        syms = {bytes(rng.integers(0, 256, int(rng.integers(1, 9))).astype(np.uint8))
+                for _ in range(int(rng.integers(0, 256)))}
+        raw = SymbolTable(list(syms)[:255]).to_bytes()
+        pick = rng.integers(0, 4)
+        if pick == 1:  # a flipped byte anywhere
+            k = int(rng.integers(0, len(raw)))
+            raw = raw[:k] + bytes([raw[k] ^ int(rng.integers(1, 256))]) + raw[k + 1 :]
+        elif pick == 2:
+            raw = damages[int(rng.integers(0, len(damages)))]
+        raws.append(raw)
+    offsets = np.cumsum([0] + [len(r) for r in raws])
+    got = read_tables(np.frombuffer(b"".join(raws), np.uint8), offsets)
+    want = [_read_one(r) for r in raws]
+    assert [g is None for g in got] == [w is None for w in want]
+    assert 0 < sum(w is None for w in want) < len(want)
+    for g, w in zip(got, want, strict=True):
+        if w is not None:
+            assert g == w and g.packed.tolist() == w.packed.tolist()
+            assert g.lengths.tolist() == w.lengths.tolist() and g.symbols == w.symbols
+    assert read_tables(b"", [0]) == []

@@ -65,17 +65,18 @@ py::tuple delta_length_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t 
     return py::make_tuple(offsets, start);
 }
 
-py::tuple plain_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) {
+py::tuple plain_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count,
+                               bool with_values) {
     const int64_t size = bind::length(data, "data");
     check_count(count, size / 4, "PLAIN byte arrays");  // (4 bytes each at least)
     bind::Array<int64_t> offsets(count + 1);
-    bind::Array<uint8_t> values(size);
+    bind::Array<uint8_t> values(with_values ? size : 0);  // (offsets only: none copied)
     int64_t end = 0;
     bind::without_gil([&] {
         end = decode_plain_byte_arrays(data.data(), size, count, offsets.mutable_data(),
-                                       values.mutable_data());
+                                       with_values ? values.mutable_data() : nullptr);
     });
-    const int64_t used = offsets.data()[count];
+    const int64_t used = with_values ? offsets.data()[count] : 0;
     return py::make_tuple(values[py::slice(0, used, 1)], offsets, end);
 }
 
@@ -171,7 +172,8 @@ void bind_pages(py::module_& m) {
     m.def("delta_binary_packed", &delta_binary_packed_py, py::arg("data"), py::arg("count"));
     m.def("delta_length_byte_arrays", &delta_length_byte_arrays_py, py::arg("data"),
           py::arg("count"));
-    m.def("plain_byte_arrays", &plain_byte_arrays_py, py::arg("data"), py::arg("count"));
+    m.def("plain_byte_arrays", &plain_byte_arrays_py, py::arg("data"), py::arg("count"),
+          py::arg("with_values") = true);
     m.def("delta_byte_arrays", &delta_byte_arrays_py, py::arg("data"), py::arg("count"));
     m.def("decode_leaf", &decode_leaf_py, py::arg("bodies"), py::arg("pages"),
           py::arg("physical"), py::arg("max_def"), py::arg("keep_indices"),

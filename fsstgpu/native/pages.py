@@ -92,10 +92,11 @@ def delta_length_byte_arrays(data, count: int) -> tuple[np.ndarray, int]:
     return _delta_length_byte_arrays(np.frombuffer(data, np.uint8), int(count))
 
 
-def plain_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
+def plain_byte_arrays(data, count: int, *, values: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray, int]:
     """``count`` PLAIN byte arrays (each a 4-byte length, then its bytes) from the start of
-    ``data``: their bytes end to end (uint8), their offsets (int64, ``count + 1`` from 0) and
-    the bytes read.
+    ``data``: their bytes end to end (uint8; none, not copied, with ``values=False``), their
+    offsets (int64, ``count + 1`` from 0) and the bytes read.
 
     Raises
     ------
@@ -109,7 +110,7 @@ def plain_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:
     >>> values.tobytes(), offsets.tolist(), end
     (b'ab', [0, 2, 2], 10)
     """
-    return _plain_byte_arrays(np.frombuffer(data, np.uint8), int(count))
+    return _plain_byte_arrays(np.frombuffer(data, np.uint8), int(count), bool(values))
 
 
 def delta_byte_arrays(data, count: int) -> tuple[np.ndarray, np.ndarray, int]:

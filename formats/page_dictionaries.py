@@ -1,0 +1,90 @@
+"""An fsst column's dictionary pages read on the host as :func:`~fsstgpu.formats.page_plan.
+plan_column` reads each chunk (on its thread, while the chunk is still in host memory): what
+:func:`~fsstgpu.formats.page_columns.decode_pages` looks up by dictionary index, so that the
+decode does no host work but gathers, and the chunk's dictionary page need not be kept.
+
+- ``codes``: where each entry's codes lie in the column's buffer and their sizes (the entries'
+  4-byte lengths walked, none of their bytes copied);
+- ``lengths``: the entries' values;
+- ``table``: each entry's table, as an index into the column's distinct tables (each read and
+  checked once; -1 where an entry is unreadable, which is an error only where a valid string
+  names it).
+
+The read is O(dictionary entries), as the page headers' is O(pages): no per-row host work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsstgpu import native
+from fsstgpu.errors import CorruptDataError
+from fsstgpu.symbol_table import SymbolTable, read_tables
+
+__all__ = ["DictionaryReader"]
+
+
+class DictionaryReader:
+    """Reads the dictionary pages of one fsst column's chunks, chunk after chunk, keeping the
+    column's distinct tables (:attr:`tables`) across its row groups.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.formats.page_dictionaries import DictionaryReader
+    >>> page = np.frombuffer(b"\\x02\\0\\0\\0ab\\x01\\0\\0\\0c", np.uint8)  # "ab", "c"
+    >>> starts, sizes = DictionaryReader().read("codes", "INT32", page, 100, (100, 11, 2), "x")
+    >>> starts.tolist(), sizes.tolist()
+    ([104, 110], [2, 1])
+    """
+
+    def __init__(self):
+        self.tables: list[SymbolTable] = []
+        self._found: dict[bytes, int] = {}
+
+    def read(self, leaf: str, physical: str, raw, at: int, dictionary, where: str):
+        """What leaf ``leaf``'s decode needs of a chunk's dictionary page (``dictionary``: its
+        ``(start, size, count)`` in the column's buffer, None for none; ``raw`` the chunk's
+        bytes, at ``at`` in that buffer), or None: for ``codes`` the entries' starts and
+        sizes (int64), for ``lengths`` their values (uint64 for ``physical`` INT64, else
+        uint32), for ``table`` their tables' indices (int32).
+
+        Raises
+        ------
+        fsstgpu.CorruptDataError
+            Naming ``where`` and the dictionary page, where its values run past it.
+        """
+        if dictionary is None or leaf == "cuts":
+            return None
+        start, size, count = dictionary
+        page = np.asarray(raw[start - at : start - at + size], np.uint8)
+        if leaf == "lengths":
+            dtype = np.dtype(np.uint64 if physical == "INT64" else np.uint32)
+            if count * dtype.itemsize > size:
+                raise CorruptDataError(f"{where}, dictionary page: {count} values in {size} "
+                                       "bytes")
+            return page[: count * dtype.itemsize].view(dtype).copy()
+        if leaf == "codes":
+            try:
+                _, offsets, _ = native.plain_byte_arrays(page, count, values=False)
+            except CorruptDataError as exc:
+                raise CorruptDataError(f"{where}, dictionary page: {exc}") from None
+            # (entry k's bytes follow k + 1 lengths of 4 bytes)
+            return (start + offsets[:-1] + 4 * np.arange(1, count + 1, dtype=np.int64),
+                    np.diff(offsets))
+        return self._table_ids(page, count)
+
+    def _table_ids(self, page, count: int) -> np.ndarray:
+        try:
+            blob, offsets, _ = native.plain_byte_arrays(page, count)
+        except CorruptDataError:  # (every entry unreadable: an error where one is named)
+            return np.full(count, -1, np.int32)
+        entries = [blob[offsets[j] : offsets[j + 1]].tobytes() for j in range(count)]
+        fresh = list(dict.fromkeys(e for e in entries if e not in self._found))
+        if fresh:  # (the entries no chunk before held, read at once)
+            got = read_tables(b"".join(fresh), np.cumsum([0] + [len(e) for e in fresh]))
+            for serialised, table in zip(fresh, got, strict=True):
+                self._found[serialised] = -1 if table is None else len(self.tables)
+                if table is not None:
+                    self.tables.append(table)
+        return np.array([self._found[e] for e in entries], np.int32)
