@@ -27,6 +27,7 @@ import numpy as np
 from fsstgpu import native
 from fsstgpu.device import host_array
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.page_dictionaries import entry_starts
 from fsstgpu.formats.page_plan import (
     DELTA_BYTE_ARRAY,
     DELTA_LENGTH_BYTE_ARRAY,
@@ -233,13 +234,14 @@ def _dictionary_entry(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name
 
 def _byte_dictionaries(p, xp):
     """Where each codes dictionary entry's bytes lie in the buffer and their sizes, every row
-    group's dictionary in turn (read as the chunks were); one zero entry when there are
-    none."""
-    read = [e for e in p.entries if e is not None]
+    group's dictionary in turn (their sizes read as the chunks were, their places found
+    here); one zero entry when there are none."""
+    read = [(e, d) for e, d in zip(p.entries, p.dictionaries, strict=True) if e is not None]
     if not read:
         return xp.zeros(1, xp.int64), xp.zeros(1, xp.int64)
-    both = xp.asarray(np.concatenate([e[k] for k in (0, 1) for e in read]))
-    return both[: both.size // 2], both[both.size // 2 :]
+    sizes = xp.asarray(np.concatenate([e for e, _ in read]))
+    starts = entry_starts(xp, sizes, [d[0] for _, d in read], [d[2] for _, d in read])
+    return starts, sizes.astype(xp.int64)
 
 
 def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):

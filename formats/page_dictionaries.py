@@ -3,8 +3,8 @@ plan_column` reads each chunk (on its thread, while the chunk is still in host m
 :func:`~fsstgpu.formats.page_columns.decode_pages` looks up by dictionary index, so that the
 decode does no host work but gathers, and the chunk's dictionary page need not be kept.
 
-- ``codes``: where each entry's codes lie in the column's buffer and their sizes (the entries'
-  4-byte lengths walked, none of their bytes copied);
+- ``codes``: the entries' sizes (their 4-byte lengths walked, none of their bytes copied; the
+  device finds where each lies from them, :func:`entry_starts`);
 - ``lengths``: the entries' values;
 - ``table``: each entry's table, as an index into the column's distinct tables (each read and
   checked once; -1 where an entry is unreadable, which is an error only where a valid string
@@ -21,7 +21,35 @@ from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.symbol_table import SymbolTable, read_tables
 
-__all__ = ["DictionaryReader"]
+__all__ = ["DictionaryReader", "entry_starts"]
+
+
+def entry_starts(xp, sizes, pages, counts):
+    """Where each entry of PLAIN byte-array dictionary pages lies, from the entries' ``sizes``
+    (``xp`` uint32, the pages' entries end to end), the pages' starts ``pages`` and their entry
+    ``counts`` (host int64): entry ``k`` of a page follows ``k + 1`` lengths of 4 bytes and
+    the entries before it (int64; on the device, where the sizes are 4 bytes an entry and the
+    places 8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fsstgpu.formats.page_dictionaries import entry_starts
+    >>> sizes = np.array([2, 1, 5], np.uint32)  # a page of two entries at 100, one at 300
+    >>> entry_starts(np, sizes, np.array([100, 300]), np.array([2, 1])).tolist()
+    [104, 110, 304]
+    """
+    counts = np.asarray(counts, np.int64)
+    first = np.zeros(len(counts), np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    k = xp.arange(int(counts.sum()), dtype=xp.int64)
+    # each entry's page (the last starting at or before it: an empty page is passed over)
+    page = xp.searchsorted(xp.asarray(first), k, side="right") - 1
+    wide = sizes.astype(xp.int64)
+    before = xp.cumsum(wide) - wide  # (the sizes of the entries before, of every page)
+    page_first = xp.asarray(first)[page]
+    return xp.asarray(np.asarray(pages, np.int64))[page] + before - before[page_first] + \
+        4 * (k - page_first + 1)
 
 
 class DictionaryReader:
@@ -33,9 +61,8 @@ class DictionaryReader:
     >>> import numpy as np
     >>> from fsstgpu.formats.page_dictionaries import DictionaryReader
     >>> page = np.frombuffer(b"\\x02\\0\\0\\0ab\\x01\\0\\0\\0c", np.uint8)  # "ab", "c"
-    >>> starts, sizes = DictionaryReader().read("codes", "INT32", page, 100, (100, 11, 2), "x")
-    >>> starts.tolist(), sizes.tolist()
-    ([104, 110], [2, 1])
+    >>> DictionaryReader().read("codes", "INT32", page, 100, (100, 11, 2), "x").tolist()
+    [2, 1]
     """
 
     def __init__(self):
@@ -45,8 +72,8 @@ class DictionaryReader:
     def read(self, leaf: str, physical: str, raw, at: int, dictionary, where: str):
         """What leaf ``leaf``'s decode needs of a chunk's dictionary page (``dictionary``: its
         ``(start, size, count)`` in the column's buffer, None for none; ``raw`` the chunk's
-        bytes, at ``at`` in that buffer), or None: for ``codes`` the entries' starts and
-        sizes (int64), for ``lengths`` their values (uint64 for ``physical`` INT64, else
+        bytes, at ``at`` in that buffer), or None: for ``codes`` the entries' sizes
+        (uint32), for ``lengths`` their values (uint64 for ``physical`` INT64, else
         uint32), for ``table`` their tables' indices (int32).
 
         Raises
@@ -69,9 +96,7 @@ class DictionaryReader:
                 _, offsets, _ = native.plain_byte_arrays(page, count, values=False)
             except CorruptDataError as exc:
                 raise CorruptDataError(f"{where}, dictionary page: {exc}") from None
-            # (entry k's bytes follow k + 1 lengths of 4 bytes)
-            return (start + offsets[:-1] + 4 * np.arange(1, count + 1, dtype=np.int64),
-                    np.diff(offsets))
+            return np.diff(offsets).astype(np.uint32)  # (each under 2**31: checked there)
         return self._table_ids(page, count)
 
     def _table_ids(self, page, count: int) -> np.ndarray:
