@@ -65,22 +65,16 @@ class PageColumn:
 
 
 class _Leaf:
-    """One leaf's levels decoded, and where each row's value lies in its values."""
+    """One leaf's levels decoded, and where each row's value lies in its values (made by
+    :func:`_leaves`, all leaves' at once)."""
 
-    def __init__(self, xp, leaf, levels, struct_level: int, rows: int):
-        self.plan = leaf
-        self.levels = levels
-        self.present = levels == leaf.max_def
-        self.struct_valid = levels >= struct_level
-        row0 = xp.asarray(leaf.row0)
-        # each row's page (the last page starting at or before it: empty pages skipped)
-        self.page = xp.searchsorted(row0, xp.arange(rows), side="right") - 1
-        ranks = xp.zeros(rows + 1, xp.int64)
-        xp.cumsum(self.present, dtype=xp.int64, out=ranks[1:])
-        self.row0 = row0
+    def __init__(self, xp, leaf, levels, present, struct_valid, ranks, row0, page):
+        self.plan, self.levels, self.present, self.struct_valid = leaf, levels, present, \
+            struct_valid
+        self.row0, self.page = row0, page
         self.counts = ranks[row0 + xp.asarray(leaf.rows)] - ranks[row0]  # values a page
         # where a present row's value lies when each page's values start at its first row
-        self.at = row0[self.page] + ranks[:-1] - ranks[row0][self.page]
+        self.at = (row0 - ranks[row0])[page] + ranks[:-1]
 
     def pages(self, encodings) -> np.ndarray:
         """Its pages of these encodings (host indices)."""
@@ -128,16 +122,8 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     data = plan.buffer if data is None else data
     n = plan.rows
     checks = Checks(xp, plan.where)
-    levels = _levels(plan, data, xp, checks)
-    leaves = {leaf.name: _Leaf(xp, leaf, levels[i * n : (i + 1) * n], plan.struct_level, n)
-              for i, leaf in enumerate(plan.leaves)}
+    leaves = _leaves(plan, _levels(plan, data, xp, checks), xp, checks)
     valid = leaves["codes"].struct_valid
-    for name, leaf in leaves.items():
-        checks.flag(leaf.levels > leaf.plan.max_def,
-                    f"{name}: a definition level over {leaf.plan.max_def}")
-        checks.flag(leaf.struct_valid != valid, "the struct's nulls differ between its leaves")
-        if name != "cuts":
-            checks.flag(valid & ~leaf.present, f"a valid string has a null {name!r} entry")
     code_len, src, extra = _codes(plan, leaves["codes"], data, xp, checks, n)
     code_offsets = xp.zeros(n + 1, xp.int64)
     xp.cumsum(code_len, dtype=xp.int64, out=code_offsets[1:])
@@ -161,6 +147,35 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     return PageColumn(codes, code_offsets, lengths, out, valid, null_count,
                       tuple(tables[t] for t in block_tables) if null_count < n
                       else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy())
+
+
+def _leaves(plan: ColumnPlan, levels, xp, checks: Checks) -> dict:
+    """Every leaf's :class:`_Leaf` from their ``levels`` (leaf after leaf), its levels checked:
+    each pass made once for all four (a leaf's pages' rows found once for the leaves whose
+    pages start at the same rows: a row group a page, usually)."""
+    n, names = plan.rows, [leaf.name for leaf in plan.leaves]
+    grid = levels.reshape(len(names), n)
+    most = np.array([leaf.max_def for leaf in plan.leaves])
+    present = grid == xp.asarray(most.astype(grid.dtype))[:, None]
+    struct = grid >= plan.struct_level
+    ranks = xp.zeros((len(names), n + 1), xp.int64)
+    ranks[:, 1:] = xp.cumsum(present, axis=1, dtype=xp.int64)
+    checks.flag_each(grid > xp.asarray(most.astype(grid.dtype))[:, None],
+                     [f"{m}: a definition level over {d}" for m, d in zip(names, most,
+                                                                            strict=True)])
+    checks.flag_each(struct != struct[:1], ["the struct's nulls differ between its leaves"] *
+                     len(names))
+    held = [i for i, m in enumerate(names) if m != "cuts"]
+    checks.flag_each(struct[:1] & ~present[xp.asarray(held)],
+                     [f"a valid string has a null {names[i]!r} entry" for i in held])
+    pages, out = {}, {}
+    for i, leaf in enumerate(plan.leaves):
+        key = leaf.row0.tobytes()
+        if key not in pages:  # each row's page (the last starting at or before it: empty
+            row0 = xp.asarray(leaf.row0)  # pages passed over)
+            pages[key] = row0, xp.searchsorted(row0, xp.arange(n), side="right") - 1
+        out[leaf.name] = _Leaf(xp, leaf, grid[i], present[i], struct[i], ranks[i], *pages[key])
+    return out
 
 
 def _levels(plan: ColumnPlan, data, xp, checks: Checks):

@@ -55,6 +55,11 @@ class Checks:
     def flag(self, bad, what: str) -> None:
         self.flags.append((self.xp.any(bad), what))
 
+    def flag_each(self, bad, whats) -> None:
+        """A flag a row of the 2-D ``bad``, each saying its ``whats``' entry (one pass)."""
+        hits = self.xp.any(bad, axis=1)
+        self.flags.extend((hits[i], what) for i, what in enumerate(whats))
+
     def raise_first(self) -> None:
         xp = self.xp
         for errors, names in self.runs:  # (host: the twins raised already)

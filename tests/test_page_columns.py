@@ -335,3 +335,46 @@ def test_a_damaged_page_read_on_the_device_is_named(files, tmp_path, fresh_rng, 
     flip_in_last_page(files["none"], meta.row_group(0).column(column), bad, fresh_rng, 0x04)
     with pytest.raises(CorruptDataError, match="row group 0, column tail.codes"):
         read_table_device(bad)
+
+
+def _null_child_file(rng, tmp_path, field: str) -> Path:
+    """A file whose ``field`` leaf is null under a valid string (no writer makes it; a forged
+    or damaged file can; a null ``cuts`` entry is what every string without cuts has)."""
+    import pyarrow.compute as pc
+
+    import fsstgpu
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    ext = to_extension_array(fsstgpu.compress(pa.array(["abc", None, "abd", "x"] * 50)))
+    children = ext.storage.flatten()
+    k = ext.type.storage_type.get_field_index(field)
+    mask = np.zeros(len(ext), bool)
+    mask[int(rng.choice([0, 2, 3])) + 4 * int(rng.integers(0, 50))] = True
+    children[k] = pc.if_else(pa.array(mask), pa.nulls(len(ext), children[k].type), children[k])
+    storage = pa.StructArray.from_arrays(children, fields=list(ext.type.storage_type),
+                                         mask=ext.storage.is_null())
+    path = tmp_path / "forged.parquet"
+    pq.write_table(pa.table({"s": pa.ExtensionArray.from_storage(ext.type, storage)}), path,
+                   compression="none", use_dictionary=["s.table"],
+                   column_encoding={"s.codes": "DELTA_LENGTH_BYTE_ARRAY", "s.lengths": "PLAIN",
+                                    "s.cuts": "PLAIN"})
+    return path
+
+
+@pytest.mark.parametrize("field", ["codes", "lengths", "table"])
+def test_a_null_child_under_a_valid_string_is_refused(fresh_rng, tmp_path, field):
+    """Refused by the page reader, naming the leaf, as the usual read refuses it."""
+    with Source(_null_child_file(fresh_rng, tmp_path, field)) as source, pytest.raises(
+            CorruptDataError, match=f"a valid string has a null '{field}' entry"):
+        decode_pages(plan_column(source, source.schema.field("s")), np)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("field", ["codes", "lengths", "table"])
+def test_a_null_child_under_a_valid_string_is_refused_on_the_device(fresh_rng, tmp_path, field):
+    import cupy as cp
+
+    with Source(_null_child_file(fresh_rng, tmp_path, field)) as source:
+        plan = plan_column(source, source.schema.field("s"))
+    with pytest.raises(CorruptDataError, match=f"a valid string has a null '{field}' entry"):
+        decode_pages(plan, cp, cp.asarray(plan.buffer))
