@@ -19,8 +19,6 @@ type's attributes and never imports the type's module.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pyarrow as pa
 
@@ -31,6 +29,7 @@ from fsstgpu.checks import check_structure, length_sums
 from fsstgpu.columns import decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.table_child import dictionary_tables, tables_in_data
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.memory import pool_empty
@@ -126,7 +125,7 @@ def from_extension_array(arr) -> CompressedStringArray:
     plain = from_arrow(codes_storage)  # int64 offsets from 0; checked; bytes under nulls dropped
     n = len(plain)
     if ftype.version == 4:
-        tables, per_row = _tables_in_data([f[3] for f in flat], n, plain.validity)
+        tables, per_row = tables_in_data([f[3] for f in flat], n, plain.validity)
         tables, block_starts = table_runs(tables, per_row, plain.validity)
     elif ftype.version == 3:
         tables, block_starts = table_runs(
@@ -201,7 +200,7 @@ def _one_pass(ftype, storage: pa.StructArray):
         values = buffer_values(lengths.buffers()[1], np.uint64 if wide else np.uint32,
                                lengths.offset, n)
         index = buffer_values(table.indices.buffers()[1], np.uint16, table.indices.offset, n)
-        table_of, distinct = _dictionary_tables(table.dictionary, index)
+        table_of, distinct = dictionary_tables(table.dictionary, index)
         status, nulls, code_offsets, lens, starts, ids = native_stored_rows(
             n, _bits(storage), _bits(codes), offsets, len(data), _bits(lengths), values,
             _bits(table), index, table_of)
@@ -240,43 +239,6 @@ def _bits(array: pa.Array):
     """``(bitmap, first bit)`` of an array's validity, or None without one."""
     buffer = array.buffers()[0]
     return None if buffer is None else (np.frombuffer(buffer, np.uint8), array.offset)
-
-
-def _dictionary_tables(dictionary: pa.Array, index: np.ndarray):
-    """Each dictionary entry's id among the distinct tables (-1: null, unreadable or named by
-    no row), and the distinct tables. Only the entries some row names are read (a forged
-    dictionary of many entries costs no more than its rows), and an unreadable one is never an
-    error here."""
-    check_arrow(dictionary, f"{EXTENSION_NAME} storage, the tables")
-    table_of = np.full(max(len(dictionary), 1), -1, np.int32)
-    found: dict[bytes, int] = {}
-    distinct: list[SymbolTable] = []
-    named = (range(len(dictionary)) if len(dictionary) <= 1 else  # the usual chunk: one table
-             np.flatnonzero(np.bincount(index, minlength=len(dictionary))[: len(dictionary)])
-             .tolist())
-    for j in named:
-        try:
-            table_of[j] = _table_id(dictionary, j, found, distinct, "")
-        except CorruptDataError:
-            continue
-    return table_of, distinct
-
-
-def _table_id(dictionary: pa.Array, j: int, found: dict, tables: list, where: str) -> int:
-    """Dictionary entry ``j``'s index in ``tables``, the distinct tables read so far (added
-    there when new; ``found``: their serialised bytes to index), or CorruptDataError naming it
-    when it is null or not a table."""
-    if not dictionary[j].is_valid:
-        raise CorruptDataError(f"{where}: a string's table {j} is null")
-    serialised = dictionary[j].as_buffer().to_pybytes()
-    if serialised not in found:
-        try:
-            table = _table_of(serialised)
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"{where}: table {j}: {exc}") from None
-        found[serialised] = len(tables)
-        tables.append(table)
-    return found[serialised]
 
 
 def _check_valid_rows(ftype, storages, flat) -> None:
@@ -335,61 +297,6 @@ def table_runs(tables, per_row, validity):
             "then reorder, or compress with one table (fsstgpu.compress(..., table=...))")
     first = ids[np.concatenate([[0], change])].tolist() if len(ids) else [0]
     return tuple(tables[k] for k in first), starts
-
-
-@functools.lru_cache(maxsize=1024)
-def _table_of(serialised: bytes) -> SymbolTable:
-    # every chunk of a file repeats its row group's tables (and pyarrow cuts a row group into
-    # several chunks): each distinct table is parsed and checked once
-    return SymbolTable.from_bytes(serialised)
-
-
-def _tables_in_data(parts, n: int, validity):
-    """Version 4: the distinct tables of the ``table`` children ``parts`` (one dictionary
-    array per chunk, the struct's nulls applied) and each string's index into them.
-
-    Untrusted: an index past its chunk's dictionary, a null or damaged table under a valid
-    string is CorruptDataError; what lies under a null string is never read.
-    """
-    valid = None
-    per_row = np.empty(n, np.int32)
-    found: dict[bytes, int] = {}
-    tables: list[SymbolTable] = []
-
-    pos = 0
-    for k, part in enumerate(parts):
-        m = len(part)
-        if not m:
-            continue
-        where = f"{EXTENSION_NAME} storage" + (f" (chunk {k})" if len(parts) > 1 else "")
-        if not pa.types.is_dictionary(part.type):
-            raise CorruptDataError(f"{where}: the table child is not a dictionary")
-        dictionary = part.dictionary
-        check_arrow(dictionary, f"{where}, the tables")
-        raw = buffer_values(part.indices.buffers()[1], np.uint16, part.indices.offset, m,
-                            f"{where}, the table indices")
-        if part.null_count == m:  # no string to decode: no table is looked at
-            per_row[pos : pos + m] = 0
-            pos += m
-            continue
-        if len(dictionary) == 1 and int(raw.max()) == 0:  # the usual chunk: one table
-            per_row[pos : pos + m] = _table_id(dictionary, 0, found, tables, where)
-            pos += m
-            continue
-        if valid is None:
-            valid = (np.ones(n, bool) if validity is None
-                     else np.unpackbits(validity, count=n, bitorder="little").astype(bool))
-        used = valid[pos : pos + m]
-        raw = np.where(used, raw, 0)  # what lies under a null is never looked up
-        if used.any() and int(raw.max()) >= len(dictionary):
-            raise CorruptDataError(f"{where}: a string names table {int(raw.max())} of "
-                                   f"{len(dictionary)}")
-        local = np.zeros(max(len(dictionary), 1), np.int32)
-        for j in np.flatnonzero(np.bincount(raw[used], minlength=len(dictionary))).tolist():
-            local[j] = _table_id(dictionary, j, found, tables, where)
-        per_row[pos : pos + m] = local[raw]
-        pos += m
-    return tuple(tables) or (SymbolTable([]),), per_row
 
 
 def _unpack_values(parts, n: int, dtype=np.int64) -> np.ndarray:

@@ -19,7 +19,8 @@ import numpy as np
 
 from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.symbol_table import SymbolTable, read_tables
+from fsstgpu.native.tables import read_tables
+from fsstgpu.symbol_table import SymbolTable
 
 __all__ = ["DictionaryReader", "entry_starts"]
 

@@ -368,58 +368,41 @@ def pack_tables(tables, *, into=None) -> tuple[np.ndarray, np.ndarray]:
     return sym, ln
 
 
-def read_tables(blob, offsets) -> list:
-    """The serialised tables ``blob[offsets[k] : offsets[k + 1]]`` read at once, each a
-    :class:`SymbolTable`, or None where :meth:`SymbolTable.from_bytes` would raise
-    (:class:`CorruptDataError`: bad magic, version, counts, size or CRC, or symbols out of
-    canonical order).
 
-    A file holds a table a block, a thousand a column: read one by one they cost ~20 us each,
-    most of a page reader's host time (session 84); here the headers, symbols and order are
-    checked for all of them with array passes, and only the CRCs one by one.
+def serialised_counts(data: np.ndarray, offsets) -> tuple[np.ndarray, np.ndarray]:
+    """The serialised tables ``data[offsets[k] : offsets[k + 1]]`` (uint8 ``data``) checked
+    at once but for their symbols' order: whether each has the magic, version, at most 255
+    symbols, the size its counts say and its CRC, and its counts of symbols of each length
+    (uint8, a row a table; zero where it fails). :func:`fsstgpu.native.tables.read_tables`
+    reads their symbols.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fsstgpu.symbol_table import SymbolTable, read_tables
-    >>> raw = [SymbolTable([b"a", b"xy"]).to_bytes(), b"junk", SymbolTable([b"b"]).to_bytes()]
-    >>> offsets = np.cumsum([0] + [len(r) for r in raw])
-    >>> [t if t is None else t.symbols for t in read_tables(b"".join(raw), offsets)]
-    [(b'a', b'xy'), None, (b'b',)]
+    >>> from fsstgpu.symbol_table import SymbolTable, serialised_counts
+    >>> raw = SymbolTable([b"a", b"xy"]).to_bytes() + b"junk"
+    >>> ok, counts = serialised_counts(np.frombuffer(raw, np.uint8), [0, 20, 24])
+    >>> ok.tolist(), counts[0, :2].tolist()
+    ([True, False], [1, 1])
     """
-    data = np.frombuffer(blob, np.uint8) if not isinstance(blob, np.ndarray) else blob
     offsets = np.asarray(offsets, np.int64)
     starts, sizes = offsets[:-1], np.diff(offsets)
     n, head = len(starts), _HEADER.size
     ok = sizes >= head + 4
-    at = np.where(ok, starts, 0)[:, None] + np.arange(head)
-    header = data[np.minimum(at, max(data.size - 1, 0))] if data.size else np.zeros((n, head),
-                                                                                   np.uint8)
-    counts = header[:, 5:].astype(np.int64)
-    body = counts @ np.arange(1, MAX_SYMBOL_LENGTH + 1)
+    if data.size:
+        header = data[np.minimum(np.where(ok, starts, 0)[:, None] + np.arange(head),
+                                 data.size - 1)]
+    else:
+        header = np.zeros((n, head), np.uint8)
+    counts = header[:, 5:].copy()
+    wide = counts.astype(np.int64)
     ok &= (header[:, :4] == np.frombuffer(_MAGIC, np.uint8)).all(axis=1)
-    ok &= (header[:, 4] == _VERSION) & (counts.sum(axis=1) <= MAX_SYMBOLS)
-    ok &= sizes == head + body + 4
+    ok &= (header[:, 4] == _VERSION) & (wide.sum(axis=1) <= MAX_SYMBOLS)
+    ok &= sizes == head + wide @ np.arange(1, MAX_SYMBOL_LENGTH + 1) + 4
     view = memoryview(data)
-    for k in np.flatnonzero(ok).tolist():  # (zlib lets the GIL go only for large inputs)
+    for k in np.flatnonzero(ok).tolist():  # (a few hundred bytes each: no array pass for it)
         s, e = int(starts[k]), int(starts[k] + sizes[k])
         if zlib.crc32(view[s : e - 4]) != int.from_bytes(view[e - 4 : e], "little"):
             ok[k] = False
-    counts = np.where(ok[:, None], counts, 0)
-    nsym = counts.sum(axis=1)
-    lengths = np.repeat(np.tile(_LENGTHS, n), counts.reshape(-1))
-    # every symbol's bytes, table after table (each table's symbols lie end to end after its
-    # header), into zero-padded 8-byte slots
-    sym_bytes = np.where(ok, body, 0)
-    first = np.repeat(starts + head, sym_bytes)
-    within = np.arange(int(sym_bytes.sum())) - np.repeat(np.cumsum(sym_bytes) - sym_bytes,
-                                                         sym_bytes)
-    packed = _packed(data[first + within], lengths)
-    table_of = np.repeat(np.arange(n), nsym)
-    key = packed.byteswap()
-    unordered = (table_of[1:] == table_of[:-1]) & (lengths[1:] == lengths[:-1]) & \
-        (key[1:] <= key[:-1])
-    ok[table_of[1:][unordered]] = False
-    ends = np.cumsum(nsym)
-    return [SymbolTable.from_canonical(packed[e - m : e], lengths[e - m : e]) if good else None
-            for good, e, m in zip(ok.tolist(), ends.tolist(), nsym.tolist(), strict=True)]
+    counts[~ok] = 0
+    return ok, counts

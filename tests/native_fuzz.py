@@ -527,6 +527,8 @@ def fuzz_pages():
     plain = np.frombuffer(b"".join(len(v).to_bytes(4, "little") + v for v in strs), np.uint8)
     got, offs, end = _native.plain_byte_arrays(plain, n)
     assert end == len(plain) and got.tobytes() == b"".join(strs)
+    none, offs2, end2 = _native.plain_byte_arrays(plain, n, False)
+    assert not none.size and np.array_equal(offs, offs2) and end2 == end
     dl = np.frombuffer(delta_encode([len(v) for v in strs]) + b"".join(strs), np.uint8)
     offs, start = _native.delta_length_byte_arrays(dl, n)
     assert dl[start:].tobytes() == b"".join(strs) and offs[-1] == len(dl) - start
@@ -542,6 +544,7 @@ def fuzz_pages():
     for data, fn, args in ((run, _native.rle_hybrid, (width, n)),
                            (drun, _native.delta_binary_packed, (n,)),
                            (plain, _native.plain_byte_arrays, (n,)),
+                           (plain, lambda d, c: _native.plain_byte_arrays(d, c, False), (n,)),
                            (dl, _native.delta_length_byte_arrays, (n,)),
                            (db, _native.delta_byte_arrays, (n,))):
         for _ in range(4):
@@ -561,6 +564,62 @@ def fuzz_pages():
             fn(data, *args[:-1], args[-1] + int(rng.integers(1, 1000)))
         except ValueError:
             pass
+
+
+def fuzz_tables():
+    """symbol_slots on tables of random symbols (their slots back, in order), then with the
+    symbols reordered, the counts or starts forged, or the bytes cut short: each table read or
+    refused as a model says, never a fault."""
+    tables = [symbols(int(rng.integers(0, 256))) for _ in range(int(rng.integers(1, 6)))]
+    blob, starts, counts = [], [], []
+    for packed, lens in tables:
+        starts.append(sum(len(b) for b in blob))
+        blob.append(b"".join(int(v).to_bytes(8, "little")[:ln]
+                             for v, ln in zip(packed.tolist(), lens.tolist(), strict=True)))
+        counts.append(np.bincount(lens, minlength=9)[1:].astype(np.uint8))
+    data = np.frombuffer(b"".join(blob), np.uint8)
+    starts, counts = np.array(starts, np.int64), np.array(counts, np.uint8).reshape(-1, 8)
+    packed, lens, ok = _native.symbol_slots(data, starts, counts)
+    assert ok.tolist() == [1] * len(tables)
+    assert np.array_equal(packed, np.concatenate([p for p, _ in tables]))
+    assert np.array_equal(lens, np.concatenate([ln for _, ln in tables]))
+    how = int(rng.integers(0, 4))
+    if how == 0 and len(data) > 1:  # two symbols swapped: out of order (or equal)
+        bad = data.copy()
+        i, j = sorted(rng.integers(0, len(data), 2).tolist())
+        bad[i], bad[j] = bad[j], bad[i]
+        data = bad
+    elif how == 1:
+        counts = counts.copy()
+        counts[int(rng.integers(0, len(counts))), int(rng.integers(0, 8))] = \
+            int(rng.integers(0, 256))
+    elif how == 2:
+        starts = starts.copy()
+        starts[int(rng.integers(0, len(starts)))] = int(rng.choice(
+            [-1, len(data), len(data) + 1, -(1 << 62), 1 << 62, int(rng.integers(0, 50))]))
+    else:
+        data = data[: int(rng.integers(0, len(data) + 1))]
+    packed, lens, ok = _native.symbol_slots(data, starts, counts)
+    pos = 0
+    for t in range(len(starts)):  # the model: inside, at most 255, each length increasing
+        c = counts[t].astype(np.int64)
+        size = int(c @ np.arange(1, 9))
+        want = 0 <= starts[t] <= len(data) and size <= len(data) - starts[t] and c.sum() <= 255
+        keys, p = [], int(starts[t])
+        for ln in range(1, 9) if want else ():
+            run = [int.from_bytes(data[p + k * ln : p + (k + 1) * ln].tobytes().ljust(8, b"\0"),
+                                  "big") for k in range(int(c[ln - 1]))]
+            want &= all(a < b for a, b in zip(run[:-1], run[1:], strict=True))
+            keys += run
+            p += ln * int(c[ln - 1])
+        assert ok[t] == want, (t, how)
+        if want:
+            got = [int(v).to_bytes(8, "little")[:ln] for v, ln in
+                   zip(packed[pos : pos + len(keys)].tolist(), lens[pos : pos + len(keys)]
+                       .tolist(), strict=True)]
+            assert [int.from_bytes(g.ljust(8, b"\0"), "big") for g in got] == keys
+            pos += len(keys)
+    assert pos == len(packed) == len(lens)
 
 
 def leaf_page_values(strs, encoding, width_dict=None):
@@ -1007,6 +1066,7 @@ for r in range(ROUNDS):
     fuzz_train()
     fuzz_lookups()
     fuzz_pages()
+    fuzz_tables()
     fuzz_leaf()
     if r % 5 == 0:
         fuzz_plan()

@@ -215,6 +215,8 @@ def cases(native, rng, symbols, strings):
                                   np.arange(nt, dtype=np.int32), np.zeros(n, np.int64),
                                   np.zeros(n + 1, np.int64)], outs=[14, 15]),
         Case(native.compact_tables, [tables]),
+        Case(native.symbol_slots, [np.frombuffer(b"abxyz", np.uint8), np.array([0, 2], np.int64),
+                                   np.array([[2] + [0] * 7, [1, 1] + [0] * 6], np.uint8)]),
     ]
 
 

@@ -123,8 +123,10 @@ def test_only_the_tables_rows_name_are_read(monkeypatch):
     forged = _rebuilt(ext, table=pa.DictionaryArray.from_arrays(
         pa.array([3000] * len(ext), pa.uint16()), pa.array(values, pa.binary())))
     parsed = []
-    real_table_of = arrow_read._table_of.__wrapped__
-    monkeypatch.setattr(arrow_read, "_table_of", lambda b: parsed.append(b) or real_table_of(b))
+    from fsstgpu.formats import table_child
+
+    real_table_of = table_child.table_of.__wrapped__
+    monkeypatch.setattr(table_child, "table_of", lambda b: parsed.append(b) or real_table_of(b))
     assert arrow_read._one_pass(forged.type, forged.storage) is not None
     assert parsed == [real]
     out = fsstgpu.decompress(fs.from_extension_array(forged), device="cpu")

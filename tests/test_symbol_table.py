@@ -268,7 +268,7 @@ def _read_one(raw: bytes):
 def test_read_tables_reads_what_from_bytes_reads(fresh_rng):
     """The batch reader against the one-by-one reader on random tables, each damaged in one
     of the ways from_bytes refuses (or left whole): the same tables, None where it raises."""
-    from fsstgpu.symbol_table import read_tables
+    from fsstgpu.native.tables import read_tables
 
     rng = fresh_rng
     damages = [data for data, _ in _DAMAGES] + [_serialised(s) for s, _ in _FORGED]

@@ -15,6 +15,7 @@
 #include "bind_checks.h"
 #include "bind_codec.h"
 #include "bind_pages.h"
+#include "bind_tables.h"
 #include "bind_plan.h"
 #include "bind_scan.h"
 #include "bind_train.h"
@@ -82,4 +83,5 @@ PYBIND11_MODULE(_native, m) {
     bind_checks(m);
     bind_bounds(m);
     bind_pages(m);
+    bind_tables(m);
 }
