@@ -46,7 +46,8 @@ def wrap(mod, name):
     setattr(mod, name, wrapped)
 
 
-for mod, name in ((PC, "_levels"), (PC, "_leaves"), (PC, "_codes"), (PC, "_lengths"), (PC, "_table_ids"),
+for mod, name in ((PC, "_levels"), (PC, "_leaves"), (PC, "_codes"), (PC, "_lengths"),
+                  (PC, "_table_ids"),
                   (PC, "_gathered"), (PC, "_blocks"), (PC, "_cuts"), (PC, "_dictionary_entry"),
                   (PC, "_byte_dictionaries"), (PC, "prefixed_values"), (PC, "decode_runs"),
                   (PP, "decode_runs"), (PRUNS.Checks, "raise_first")):
