@@ -12,15 +12,16 @@ the GPU encoded) and its strings decoded by the checked decode (the file is untr
 string's code start and end, and a text column's bytes as UTF-8, checked as an uploaded
 column's are). A column it does not take (compressed pages, another layout) is left to the
 caller: :func:`~fsstgpu.formats.device_reader.read_to_device` reads it the usual way. Each
-column has a thread and a stream of its own, so one column's host work (reads, CRCs, the
-decode's launches) overlaps another's device work; the columns' streams start after what the
-caller's stream holds and the caller's stream waits for them.
+column is read on a worker thread with a stream of its own (``workers`` of them at a time: one
+by default, measured faster than five), its stream starting after what the caller's stream
+holds, and the caller's stream waits for it.
 
-Measured on an H100 (BENCHMARKS.md section 69) it is correct but 1.5-1.7x slower than
-``read_table_device``'s usual path: its host part is O(pages) as designed, its device part is
-~150 CuPy calls and ~20 syncs a column in sequence, and one warp a page expands the long
-levels and lengths pages. ``read_to_device`` takes it only with
-:data:`~fsstgpu.formats.device_reader.PAGE_READS` on.
+Measured on an H100 (BENCHMARKS.md sections 69-70) it is correct but still slower than
+``read_table_device``'s usual path (session 84: 1.37x on this machine's text, 1.44x on
+dbtext; session 83: 1.7x / 1.5x): its host part is O(pages and dictionary entries) as
+designed, but Python under one GIL (page headers, dictionaries, ~100 CuPy calls a column), and
+dbtext's DELTA_BYTE_ARRAY values take ~20 ms of pointer jumping. ``read_to_device`` takes it
+only with :data:`~fsstgpu.formats.device_reader.PAGE_READS` on.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from fsstgpu.formats.rowgroups import Source
 from fsstgpu.gpu.decode import decode_async
 from fsstgpu.gpu.encoded import device_column
 from fsstgpu.kernels.loader import on_stream
-from fsstgpu.parallel import usable_cores
 
 __all__ = ["page_columns", "read_page_columns"]
 
@@ -72,9 +72,11 @@ def read_page_columns(path, *, stream=None) -> dict:
         return page_columns(source, stream=stream)
 
 
-def page_columns(source: Source, *, stream=None, workers: int | None = None) -> dict:
+def page_columns(source: Source, *, stream=None, workers: int = 1) -> dict:
     """:func:`read_page_columns` of an open ``source`` (for a whole-file device read that reads
-    its other columns itself).
+    its other columns itself), ``workers`` columns at a time (each a thread and a stream; one
+    by default: on an H100 host five took 203 ms where one took 176 for this machine's text,
+    session 84, the columns' CuPy calls and Python waiting on each other's GIL).
 
     Examples
     --------
@@ -114,7 +116,7 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
             return _decoded(cp, plan, upload.device_buffer(), own), own.record()
 
     out = {}
-    with ThreadPoolExecutor(min(len(fields), workers or usable_cores())) as readers:
+    with ThreadPoolExecutor(max(1, min(len(fields), workers))) as readers:
         for f, got in zip(fields, readers.map(read, fields), strict=True):
             if got is not None:
                 out[f.name] = got[0]
