@@ -6,8 +6,10 @@ group) are read into one buffer, each chunk's page headers parsed and checked ag
 and the footer (:func:`~fsstgpu.formats.raw_pages.chunk_pages`), their CRCs checked, and each
 data page reduced to a few numbers: where its definition levels and its values lie in the
 buffer, its rows and the first of them in the column, its values' encoding and, for dictionary
-indices, their bit width (the first byte of its values). That is all the host reads of the
-pages; the levels, lengths and indices are the device's to decode.
+indices, their bit width (the first byte of its values); each dictionary page is read
+(:mod:`~fsstgpu.formats.page_dictionaries`: the codes' entry sizes, the lengths' values, the
+tables). That is all the host reads of the pages (O(pages and dictionary entries)); the levels,
+lengths and indices are the device's to decode.
 
 What it takes (else :class:`~fsstgpu.formats.raw_columns.Unsupported`, and the caller reads the
 column another way): pages stored uncompressed, data pages of version 1 (RLE levels) or 2,
@@ -148,7 +150,7 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
     reader's upload, which returns a callable that waits until the chunk's bytes are no longer
     needed); they pass through two staging buffers of the largest chunk's size, and the plan's
     ``buffer`` keeps only what the decode reads on the host (:class:`HostParts`). Host memory
-    then holds two chunks and the dictionaries, not the column.
+    then holds two chunks and what the dictionaries say, not the column.
 
     Raises
     ------
