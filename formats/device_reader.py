@@ -223,7 +223,7 @@ def read_to_device(source: Source, *, workers: int | None = None,
 
     # the fsst columns whose pages are stored uncompressed: decoded from their pages on the
     # device (formats/page_reader.py); the others read as below
-    direct = page_columns(source, workers=workers) if PAGE_READS else {}
+    direct = page_columns(source) if PAGE_READS else {}  # (a column at a time: measured)
     fsst = _fsst_names(source) - set(direct)
     host: dict[str, list] = {f.name: [] for f in source.schema}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
