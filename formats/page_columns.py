@@ -156,11 +156,12 @@ def _leaves(plan: ColumnPlan, levels, xp, checks: Checks) -> dict:
     n, names = plan.rows, [leaf.name for leaf in plan.leaves]
     grid = levels.reshape(len(names), n)
     most = np.array([leaf.max_def for leaf in plan.leaves])
-    present = grid == xp.asarray(most.astype(grid.dtype))[:, None]
+    top = xp.asarray(most.astype(grid.dtype))[:, None]
+    present = grid == top
     struct = grid >= plan.struct_level
     ranks = xp.zeros((len(names), n + 1), xp.int64)
     ranks[:, 1:] = xp.cumsum(present, axis=1, dtype=xp.int64)
-    checks.flag_each(grid > xp.asarray(most.astype(grid.dtype))[:, None],
+    checks.flag_each(grid > top,
                      [f"{m}: a definition level over {d}" for m, d in zip(names, most,
                                                                             strict=True)])
     checks.flag_each(struct != struct[:1], ["the struct's nulls differ between its leaves"] *

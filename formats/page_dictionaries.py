@@ -19,7 +19,7 @@ import numpy as np
 
 from fsstgpu import native
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.native.tables import read_tables
+from fsstgpu.formats.table_child import read_new
 from fsstgpu.symbol_table import SymbolTable
 
 __all__ = ["DictionaryReader", "entry_starts"]
@@ -44,11 +44,12 @@ def entry_starts(xp, sizes, pages, counts):
     first = np.zeros(len(counts), np.int64)
     np.cumsum(counts[:-1], out=first[1:])
     k = xp.arange(int(counts.sum()), dtype=xp.int64)
+    first = xp.asarray(first)
     # each entry's page (the last starting at or before it: an empty page is passed over)
-    page = xp.searchsorted(xp.asarray(first), k, side="right") - 1
+    page = xp.searchsorted(first, k, side="right") - 1
     wide = sizes.astype(xp.int64)
     before = xp.cumsum(wide) - wide  # (the sizes of the entries before, of every page)
-    page_first = xp.asarray(first)[page]
+    page_first = first[page]
     return xp.asarray(np.asarray(pages, np.int64))[page] + before - before[page_first] + \
         4 * (k - page_first + 1)
 
@@ -106,11 +107,5 @@ class DictionaryReader:
         except CorruptDataError:  # (every entry unreadable: an error where one is named)
             return np.full(count, -1, np.int32)
         entries = [blob[offsets[j] : offsets[j + 1]].tobytes() for j in range(count)]
-        fresh = list(dict.fromkeys(e for e in entries if e not in self._found))
-        if fresh:  # (the entries no chunk before held, read at once)
-            got = read_tables(b"".join(fresh), np.cumsum([0] + [len(e) for e in fresh]))
-            for serialised, table in zip(fresh, got, strict=True):
-                self._found[serialised] = -1 if table is None else len(self.tables)
-                if table is not None:
-                    self.tables.append(table)
+        read_new(entries, self._found, self.tables)  # (those no chunk before held)
         return np.array([self._found[e] for e in entries], np.int32)

@@ -108,7 +108,7 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
         with cp.cuda.Device(device):  # they come, then its pages and strings decoded
             own = cp.cuda.Stream(non_blocking=True)
             own.wait_event(begun)
-            upload = _Upload(cp, own, device)
+            upload = _Upload(cp, own)
             try:
                 plan = plan_column(source, f, allocate=pinned, sink=upload)
             except Unsupported:
@@ -131,15 +131,16 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
 class _Upload:
     """A column's chunks copied into one device buffer as the planning thread reads them
     (:func:`~fsstgpu.formats.page_plan.plan_column`'s ``sink``): each copy asynchronous on
-    ``stream``, from pinned staging that is reused once the copy is done."""
+    ``stream``, from pinned staging that is reused once the copy is done (on the reading
+    thread, whose device is the column's)."""
 
-    def __init__(self, cp, stream, device: int):
-        self.cp, self.stream, self.device = cp, stream, device
+    def __init__(self, cp, stream):
+        self.cp, self.stream = cp, stream
         self.data = None
 
     def __call__(self, at: int, chunk, total: int):
         cp = self.cp
-        with cp.cuda.Device(self.device), on_stream(self.stream):
+        with on_stream(self.stream):
             if self.data is None:
                 self.data = cp.empty(max(total, 1), cp.uint8)
             self.data[at : at + chunk.size].set(chunk, stream=self.stream)

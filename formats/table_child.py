@@ -22,7 +22,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.native.tables import read_tables
 from fsstgpu.symbol_table import SymbolTable
 
-__all__ = ["dictionary_tables", "table_ids", "table_of", "tables_in_data"]
+__all__ = ["dictionary_tables", "read_new", "table_ids", "table_of", "tables_in_data"]
 
 #: the extension's name, for errors (``fsstgpu.fsst``; arrow.py's, not imported from there)
 _NAME = "fsstgpu.fsst"
@@ -55,6 +55,35 @@ def _entries(dictionary: pa.Array, js) -> list:
             bytes(raw[int(offsets[j]) : int(offsets[j + 1])]) for j in js]
 
 
+def read_new(raws, found: dict, tables: list) -> None:
+    """The serialised tables among ``raws`` (bytes, None for none) that ``found`` does not
+    hold yet, read at once and added: to ``tables``, and to ``found`` as their index there (-1
+    where unreadable). A lone new one is read through :func:`table_of`'s cache.
+
+    Examples
+    --------
+    >>> from fsstgpu import SymbolTable
+    >>> from fsstgpu.formats.table_child import read_new
+    >>> a = SymbolTable([b"a"]).to_bytes()
+    >>> found, tables = {}, []
+    >>> read_new([a, None, b"junk", a], found, tables)
+    >>> list(found.values()), len(tables)
+    ([0, -1], 1)
+    """
+    fresh = list(dict.fromkeys(r for r in raws if r is not None and r not in found))
+    if len(fresh) == 1:
+        try:
+            got = [table_of(fresh[0])]
+        except CorruptDataError:
+            got = [None]
+    else:
+        got = read_tables(b"".join(fresh), np.cumsum([0] + [len(r) for r in fresh]))
+    for serialised, table in zip(fresh, got, strict=True):
+        found[serialised] = -1 if table is None else len(tables)
+        if table is not None:
+            tables.append(table)
+
+
 def table_ids(dictionary: pa.Array, js, found: dict, tables: list, where: str, *,
               strict: bool = True) -> list[int]:
     """Dictionary entries ``js``' indices in ``tables``, the distinct tables read so far (the
@@ -75,18 +104,7 @@ def table_ids(dictionary: pa.Array, js, found: dict, tables: list, where: str, *
     [(b'a',), (b'b',)]
     """
     raws = _entries(dictionary, js)
-    fresh = list(dict.fromkeys(r for r in raws if r is not None and r not in found))
-    if len(fresh) == 1:
-        try:
-            got = [table_of(fresh[0])]
-        except CorruptDataError:
-            got = [None]
-    else:
-        got = read_tables(b"".join(fresh), np.cumsum([0] + [len(r) for r in fresh]))
-    for serialised, table in zip(fresh, got, strict=True):
-        found[serialised] = -1 if table is None else len(tables)
-        if table is not None:
-            tables.append(table)
+    read_new(raws, found, tables)
     out = []
     for j, serialised in zip(js, raws, strict=True):
         k = -1 if serialised is None else found[serialised]

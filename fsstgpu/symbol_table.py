@@ -30,6 +30,8 @@ MAX_SYMBOL_LENGTH = 8
 _MAGIC = b"FSTT"
 _VERSION = 1
 _HEADER = struct.Struct("<4sB8B")
+#: a serialised table's header bytes (magic, version, eight counts): its symbols follow
+HEADER_BYTES = _HEADER.size
 
 
 _SLOT = np.arange(8)

@@ -10,12 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu._native import symbol_slots as _symbol_slots
-from fsstgpu.symbol_table import SymbolTable, serialised_counts
+from fsstgpu.symbol_table import HEADER_BYTES, SymbolTable, serialised_counts
 
 __all__ = ["read_tables"]
-
-#: a serialised table's header: magic, version, eight counts
-_HEADER_BYTES = 13
 
 
 def read_tables(blob, offsets) -> list:
@@ -37,9 +34,10 @@ def read_tables(blob, offsets) -> list:
     data = blob if isinstance(blob, np.ndarray) else np.frombuffer(blob, np.uint8)
     offsets = np.asarray(offsets, np.int64)
     ok, counts = serialised_counts(data, offsets)
-    packed, lengths, ordered = _symbol_slots(data, offsets[:-1] + _HEADER_BYTES, counts)
-    ok &= ordered.astype(bool)
-    written = np.where(ordered.astype(bool), counts.sum(axis=1, dtype=np.int64), 0)
+    packed, lengths, ordered = _symbol_slots(data, offsets[:-1] + HEADER_BYTES, counts)
+    ordered = ordered.astype(bool)
+    ok &= ordered
+    written = np.where(ordered, counts.sum(axis=1, dtype=np.int64), 0)
     ends = np.cumsum(written)
     return [SymbolTable.from_canonical(packed[e - m : e], lengths[e - m : e]) if good else None
             for good, e, m in zip(ok.tolist(), ends.tolist(), written.tolist(), strict=True)]
