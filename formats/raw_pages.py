@@ -29,13 +29,13 @@ b'ab'
 from __future__ import annotations
 
 import os
-import zlib
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.thrift_compact import Struct, loads_at
+from fsstgpu.native.checksums import page_crcs
 
 __all__ = ["Page", "check_crcs", "chunk_pages", "chunk_span", "decompressed", "read_span"]
 
@@ -221,12 +221,11 @@ def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:
     Traceback (most recent call last):
     fsstgpu.errors.CorruptDataError: s: page 1 fails its CRC check (the file is damaged)
     """
-    view = memoryview(raw)
-    for k, page in enumerate(pages):
-        if page.crc is not None and \
-                zlib.crc32(view[page.start : page.start + page.size]) != page.crc:
-            raise CorruptDataError(f"{where}: page {k} fails its CRC check (the file is "
-                                   "damaged)")
+    got = page_crcs(raw, [p.start for p in pages], [p.size for p in pages],
+                    [-1 if p.crc is None else p.crc for p in pages])
+    if got >= 0:  # (the pages lie inside the chunk: chunk_pages checked them)
+        raise CorruptDataError(f"{where}: page {got} fails its CRC check (the file is "
+                               "damaged)")
 
 
 def decompressed(raw: bytes, page: Page, codec: str) -> bytes:

@@ -1,8 +1,9 @@
 """CRC32 of large buffers on every core: zlib's CRC32, the same number, in pieces.
 
-The containers carry zlib's CRC32 (blob sections, IPC record batches). ``zlib.crc32`` runs on
-one core at ~3 GB/s (the VM: 11 ms of a 28 MB blob's 24 ms read), and it releases the GIL for
-buffers over a few KB, so pieces of one buffer can run on the worker pool
+The containers carry zlib's CRC32 (blob sections, IPC record batches). Each piece is hashed by
+:func:`fsstgpu.native.crc32` (folding with carry-less multiplication: ~14 GB/s a core on the
+VM, where ``zlib.crc32`` runs ~4 and took 11 ms of a 28 MB blob's 24 ms read), which releases
+the GIL, so pieces of one buffer can run on the worker pool
 (:func:`fsstgpu.parallel.run_tasks`). The pieces' CRCs are then joined as zlib's
 ``crc32_combine`` does (not exposed by Python's zlib): CRC(A + B) is CRC(A) times x to the
 power 8 |B|, modulo the CRC polynomial, plus CRC(B), in the bit-reflected form zlib uses.
@@ -17,16 +18,16 @@ True
 
 from __future__ import annotations
 
-import zlib
-
+from fsstgpu.native.checksums import crc32 as _crc32
 from fsstgpu.parallel import run_tasks, usable_cores
 
 __all__ = ["PARALLEL_BYTES", "PIECE_BYTES", "combine", "crc32"]
 
-#: buffers from this size on are hashed in pieces on the worker pool
-PARALLEL_BYTES = 8 << 20
-#: the least bytes a piece gets (a piece's combine costs ~20 us of Python)
-PIECE_BYTES = 2 << 20
+#: buffers from this size on are hashed in pieces on the worker pool (a core hashes 16 MiB in
+#: ~1.2 ms)
+PARALLEL_BYTES = 16 << 20
+#: the least bytes a piece gets (a piece's task and combine cost ~50 us of Python)
+PIECE_BYTES = 4 << 20
 
 _POLY = 0xEDB88320  # CRC-32's polynomial, bit-reflected (zlib's)
 _X0 = 1 << 31  # the polynomial 1 (x to the power 0), bit-reflected
@@ -84,8 +85,8 @@ def combine(crc_a: int, crc_b: int, length_b: int) -> int:
 
 
 def crc32(data, value: int = 0) -> int:
-    """``zlib.crc32(data, value)``: the same number, computed in pieces on the worker pool for
-    buffers of :data:`PARALLEL_BYTES` or more.
+    """``zlib.crc32(data, value)``: the same number, computed in C++, in pieces on the worker
+    pool for buffers of :data:`PARALLEL_BYTES` or more.
 
     Parameters
     ----------
@@ -110,12 +111,12 @@ def crc32(data, value: int = 0) -> int:
     size = len(view)
     pieces = min(usable_cores(), size // PIECE_BYTES)
     if size < PARALLEL_BYTES or pieces < 2:
-        return zlib.crc32(view, value)
+        return _crc32(view, value)
     bounds = [size * k // pieces for k in range(pieces + 1)]
     crcs = [0] * pieces
 
-    def piece(k: int) -> None:  # zlib releases the GIL while it hashes
-        crcs[k] = zlib.crc32(view[bounds[k] : bounds[k + 1]], value if k == 0 else 0)
+    def piece(k: int) -> None:  # (the GIL is released while it hashes)
+        crcs[k] = _crc32(view[bounds[k] : bounds[k + 1]], value if k == 0 else 0)
 
     run_tasks(piece, pieces)
     crc = crcs[0]

@@ -10,6 +10,7 @@ and write its in-place outputs into the very arrays it was given (or refuse them
 from __future__ import annotations
 
 import types
+import zlib
 
 import numpy as np
 
@@ -217,6 +218,11 @@ def cases(native, rng, symbols, strings):
         Case(native.compact_tables, [tables]),
         Case(native.symbol_slots, [np.frombuffer(b"abxyz", np.uint8), np.array([0, 2], np.int64),
                                    np.array([[2] + [0] * 7, [1, 1] + [0] * 6], np.uint8)]),
+        Case(native.crc32, [data, 2**31 + 5]),
+        Case(native.page_crcs, [data, offsets[:-1].copy(), slen,
+                                np.array([-1 if k % 3 == 0 else zlib.crc32(
+                                    data[offsets[k] : offsets[k + 1]]) ^ (k % 5 == 4)
+                                          for k in range(n)], np.int64)]),
     ]
 
 

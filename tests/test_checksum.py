@@ -1,4 +1,5 @@
-"""fsstgpu.checksum: zlib's CRC32, computed in pieces on the worker pool, the same number."""
+"""fsstgpu.checksum: zlib's CRC32, computed in pieces on the worker pool, the same number; and
+fsstgpu.native.checksums, the C++ CRC each piece runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fsstgpu import checksum
+from fsstgpu.native.checksums import crc32 as native_crc32, page_crcs
 
 
 @given(st.binary(max_size=300), st.binary(max_size=300), st.integers(0, 2**32 - 1))
@@ -48,3 +50,55 @@ def test_a_flipped_byte_changes_it():
 def test_negative_length_refused():
     with pytest.raises(ValueError, match="at least 0"):
         checksum.combine(0, 0, -1)
+
+
+# fsstgpu.native.checksums: the C++ CRC (folding where the CPU has PCLMULQDQ, else the table)
+
+
+@pytest.fixture(params=["best", "scalar"])
+def crc_path(request, monkeypatch):
+    """Each of the C++ CRC's two paths (FSSTGPU_ISA=scalar: the table's)."""
+    if request.param == "scalar":
+        monkeypatch.setenv("FSSTGPU_ISA", "scalar")
+    return request.param
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=700), st.integers(0, 15), st.integers(0, 2**32 - 1))
+def test_native_crc32_is_zlibs(data, skip, value):
+    """Every length around the 16- and 64-byte folds, at every alignment (``skip``)."""
+    view = memoryview(data)[min(skip, len(data)):]
+    assert native_crc32(view, value) == zlib.crc32(view, value)
+
+
+def test_native_crc32_both_paths_on_large_buffers(crc_path):
+    data = os.urandom((3 << 20) + 77)
+    for cut in (0, 1, 63, 64, 65, 1000):
+        assert native_crc32(data[cut:], 3) == zlib.crc32(data[cut:], 3), (crc_path, cut)
+    flipped = bytearray(data)
+    flipped[1 << 20] ^= 4
+    assert native_crc32(flipped) != native_crc32(data)
+
+
+def test_native_crc32_refuses_what_is_not_contiguous_bytes():
+    with pytest.raises(TypeError, match="contiguous"):
+        native_crc32(np.arange(10, dtype=np.uint8)[::2])
+    with pytest.raises(TypeError, match="contiguous"):
+        native_crc32(7)
+
+
+def test_page_crcs_names_the_first_damaged_page(crc_path):
+    data = os.urandom(5000)
+    starts, sizes = [0, 100, 100, 4000], [100, 0, 3900, 1000]
+    crcs = [zlib.crc32(data[s : s + z]) for s, z in zip(starts, sizes, strict=True)]
+    assert page_crcs(data, starts, sizes, crcs) == -1
+    assert page_crcs(data, starts, sizes, [-1, -1, crcs[2] ^ 1, crcs[3] ^ 1]) == 2
+    assert page_crcs(data, starts, sizes, [-1, -1, -1, crcs[3] ^ 1]) == 3
+    assert page_crcs(data, [], [], []) == -1
+
+
+@pytest.mark.parametrize("start, size", [(-1, 1), (0, 5001), (4999, 2), (5001, 0),
+                                         (2**62, 2**62), (1, -1)])
+def test_page_crcs_refuses_pages_outside_the_data(start, size):
+    with pytest.raises(ValueError, match="outside the data"):
+        page_crcs(bytes(5000), [0, start], [1, size], [-1, 0])

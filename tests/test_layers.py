@@ -23,9 +23,9 @@ import pytest
 #: of that subpackage); bottom up
 LAYERS = (
     ("base", ("fsstgpu.errors", "fsstgpu.limits", "fsstgpu.types", "fsstgpu.parallel",
-              "fsstgpu.device", "fsstgpu.memory", "fsstgpu.checksum", "fsstgpu.blob_hooks")),
-    ("CPU codec", ("fsstgpu._native", "fsstgpu.native", "fsstgpu.native.*", "fsstgpu.utf8",
-                   "fsstgpu.symbol_table", "fsstgpu.training", "fsstgpu.blocks",
+              "fsstgpu.device", "fsstgpu.memory", "fsstgpu.blob_hooks")),
+    ("CPU codec", ("fsstgpu._native", "fsstgpu.native", "fsstgpu.native.*", "fsstgpu.checksum",
+                   "fsstgpu.utf8", "fsstgpu.symbol_table", "fsstgpu.training", "fsstgpu.blocks",
                    "fsstgpu.encoder", "fsstgpu.decoder", "fsstgpu.arrow_layout", "fsstgpu.scan",
                    "fsstgpu.checks", "fsstgpu.splits", "fsstgpu.inputs", "fsstgpu.bitmaps")),
     ("column API", ("fsstgpu.arrays", "fsstgpu.slicing", "fsstgpu.rows", "fsstgpu.columns")),

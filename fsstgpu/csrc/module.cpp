@@ -14,6 +14,7 @@
 #include "bind_bounds.h"
 #include "bind_checks.h"
 #include "bind_codec.h"
+#include "bind_crc.h"
 #include "bind_pages.h"
 #include "bind_tables.h"
 #include "bind_plan.h"
@@ -84,4 +85,5 @@ PYBIND11_MODULE(_native, m) {
     bind_bounds(m);
     bind_pages(m);
     bind_tables(m);
+    bind_crc(m);
 }

@@ -22,6 +22,8 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 * :func:`plan_symbols`: block planning (where a column gets a new table) and its tables;
 * :func:`rle_hybrid` / :func:`delta_binary_packed`: Parquet's value encodings, for pages read
   raw;
+* :func:`crc32` / :func:`page_crcs`: zlib's CRC-32 at memory speed
+  (:mod:`~fsstgpu.native.checksums`);
 * :func:`walk_codes`, :func:`length_sums`, :func:`first_misfit`, ...: the code walk and the
   column checks.
 
@@ -36,11 +38,13 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 True
 """
 
-from fsstgpu.native import codec, pages, plan, scan, train
+from fsstgpu.native import checksums, codec, pages, plan, scan, train
+from fsstgpu.native.checksums import *  # noqa: F403
 from fsstgpu.native.codec import *  # noqa: F403
 from fsstgpu.native.pages import *  # noqa: F403
 from fsstgpu.native.plan import *  # noqa: F403
 from fsstgpu.native.scan import *  # noqa: F403
 from fsstgpu.native.train import *  # noqa: F403
 
-__all__ = [*codec.__all__, *train.__all__, *scan.__all__, *plan.__all__, *pages.__all__]
+__all__ = [*checksums.__all__, *codec.__all__, *train.__all__, *scan.__all__, *plan.__all__,
+           *pages.__all__]

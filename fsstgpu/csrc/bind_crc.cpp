@@ -1,0 +1,82 @@
+// fsstgpu._native.crc32 / page_crcs (documented in fsstgpu/native/checksums.py; the CRC in
+// crc32.cpp): any contiguous buffer read in place, no GIL held while hashing.
+#include "bind_crc.h"
+
+#include <stdexcept>
+
+#include "bind_arrays.h"
+#include "cpu.h"
+#include "crc32.h"
+
+namespace py = pybind11;
+using namespace fsstgpu_native;
+
+namespace {
+
+// A contiguous bytes-like object's bytes, held for as long as this lives (PyBUF_SIMPLE: the
+// exporter refuses a buffer that is not contiguous, as for zlib.crc32; that, or an object
+// without a buffer, is a TypeError here).
+class Bytes {
+public:
+    explicit Bytes(const py::object& obj) {
+        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) {
+            PyErr_Clear();
+            throw py::type_error("data must be a contiguous bytes-like buffer");
+        }
+    }
+    ~Bytes() { PyBuffer_Release(&view_); }
+    Bytes(const Bytes&) = delete;
+    Bytes& operator=(const Bytes&) = delete;
+    const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
+    size_t size() const { return static_cast<size_t>(view_.len); }
+
+private:
+    Py_buffer view_{};
+};
+
+bool use_clmul() { return active_isa() != Isa::scalar; }  // (FSSTGPU_ISA=scalar: the table)
+
+}  // namespace
+
+void bind_crc(py::module_& m) {
+    m.def(
+        "crc32",
+        [](const py::object& data, uint32_t value) {
+            const Bytes bytes(data);
+            const bool clmul = use_clmul();
+            return bind::without_gil(
+                [&] { return crc32(value, bytes.data(), bytes.size(), clmul); });
+        },
+        py::arg("data"), py::arg("value") = 0);
+    m.def(
+        "page_crcs",
+        [](const py::object& data, const bind::Array<int64_t>& starts,
+           const bind::Array<int64_t>& sizes, const bind::Array<int64_t>& expected) {
+            const Bytes bytes(data);
+            const int64_t n = bind::length(starts, "starts");
+            if (bind::length(sizes, "sizes") != n || bind::length(expected, "expected") != n) {
+                throw std::invalid_argument("starts, sizes and expected hold a value a page");
+            }
+            const int64_t* s = starts.data();
+            const int64_t* z = sizes.data();
+            const int64_t* e = expected.data();
+            const auto total = static_cast<int64_t>(bytes.size());
+            for (int64_t k = 0; k < n; ++k) {  // (every page inside the data before any read)
+                if (s[k] < 0 || z[k] < 0 || s[k] > total || z[k] > total - s[k]) {
+                    throw std::invalid_argument("page " + std::to_string(k) +
+                                                " lies outside the data");
+                }
+            }
+            const bool clmul = use_clmul();
+            return bind::without_gil([&]() -> int64_t {
+                for (int64_t k = 0; k < n; ++k) {
+                    if (e[k] < 0) continue;  // (a page without a CRC)
+                    const uint32_t got = crc32(0, bytes.data() + s[k], size_t(z[k]), clmul);
+                    if (int64_t(got) != e[k]) return k;
+                }
+                return -1;
+            });
+        },
+        py::arg("data"), py::arg("starts"), py::arg("sizes"), py::arg("expected"));
+    m.def("crc32_clmul", [] { return crc32_has_clmul() && use_clmul(); });
+}
