@@ -4,11 +4,11 @@ the twin, on the host (:mod:`fsstgpu.formats.page_columns` reads the fsst codes 
 
 Such a page holds, for its ``k``-th value, how many bytes it shares with value ``k - 1`` (its
 prefix) and the bytes after them (its suffix). Rebuilding a value needs the one before it, a
-chain through the page; here every byte of every value instead points at where it comes from,
-the same byte of the value before (inside the prefix) or a suffix byte of the page, and the
-pointers into earlier values are followed by pointer jumping (each round doubles how far they
-have gone: a page of ``m`` values takes at most ``log2`` of its bytes rounds), so the work is
-a few passes over the bytes whatever the chains.
+chain through the page; the prefixes, suffixes and places are found here with array
+operations, the bytes by :func:`fsstgpu.kernels.prefix_rebuild.rebuild_prefixed`: on the
+device a warp a value, walking the chain of values with shorter prefixes that its prefix's
+bytes come from (no round over every byte); on the host, the twin, every byte pointing at
+where it comes from, followed by pointer jumping.
 
 The prefixes and suffixes are untrusted: a negative one, a prefix longer than the value before
 it, a page whose first value has a prefix, or suffixes running past the page are flagged, and
@@ -20,12 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from fsstgpu.device import host_array
+from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.page_runs import decode_runs
+from fsstgpu.kernels.prefix_rebuild import rebuild_prefixed
 
 __all__ = ["prefixed_values"]
-
-#: pointer-jumping rounds that resolve any chain (2**63 bytes)
-_ROUNDS = 64
 
 
 def prefixed_values(leaf, data, xp, checks, pages, n: int):
@@ -35,7 +34,7 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int):
     holds none of these pages' values), ``bytes`` an ``xp`` uint8 array.
 
     ``leaf``: the codes' ``_Leaf`` of :mod:`fsstgpu.formats.page_columns` (its levels decoded);
-    ``checks`` its ``_Checks``, which get the flags (read back here once, before the rounds).
+    ``checks`` its ``_Checks``, which get the flags (read back here, before the rebuild).
 
     Examples
     --------
@@ -88,25 +87,13 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int):
     at = xp.zeros(n + 1, xp.int64)  # where each value starts among the rebuilt bytes
     xp.cumsum(length, dtype=xp.int64, out=at[1:])
     checks.raise_first()
-    total = int(at[-1])
     # each value's page (of ``pages``), and where its suffix starts in the buffer
     page_of = xp.maximum(xp.searchsorted(row0, xp.arange(n), side="right") - 1, 0)
     tail_from = xp.asarray(tails_at) + ends2  # (each page's suffix bytes)
     tail_start = tail_from[page_of] + tail_run[:-1] - tail_run[row0][page_of]
-    byte = xp.arange(total, dtype=xp.int64)
-    owner = xp.searchsorted(at, byte, side="right") - 1  # (the value holding the byte)
-    owner = xp.clip(owner, 0, max(n - 1, 0))
-    offset = byte - at[owner]
-    shared = offset < pre[owner]
-    # inside the prefix: the same byte of the value before (an earlier byte); else a suffix
-    # byte of the page, as -1 - its place in the buffer
-    link = xp.where(shared, at[xp.maximum(owner - 1, 0)] + offset,
-                    -1 - (tail_start[owner] + offset - pre[owner]))
-    for _ in range(_ROUNDS):
-        pending = link >= 0
-        if not bool(pending.any()):
-            break
-        link = xp.where(pending, link[xp.clip(link, 0, max(total - 1, 0))], link)
-    out = data[xp.clip(-1 - link, 0, max(int(data.size) - 1, 0))] if total else \
-        xp.zeros(0, xp.uint8)
+    levels = max(1, int(p.rows[pages].max()).bit_length())  # (no chain leaves its page)
+    try:
+        out = rebuild_prefixed(xp, data, pre, tail, at, tail_start, levels)
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{p.names[pages[0]]}: {exc}") from None
     return xp.where(rows, length[leaf.at], 0), xp.where(rows, at[:-1][leaf.at], 0), out

@@ -61,14 +61,20 @@ class Checks:
         self.flags.extend((hits[i], what) for i, what in enumerate(whats))
 
     def raise_first(self) -> None:
+        """Raise the first run's error, else the first flag's (all read back in one copy)."""
         xp = self.xp
-        for errors, names in self.runs:  # (host: the twins raised already)
-            check_jobs(errors, names=names)
+        parts = [xp.asarray(errors, xp.int32).reshape(-1) for errors, _ in self.runs]
         if self.flags:
-            got = host_array(xp.stack([f for f, _ in self.flags]))
-            for hit, (_, what) in zip(got.tolist(), self.flags, strict=True):
-                if hit:
-                    raise CorruptDataError(f"{self.where}: {what}")
+            parts.append(xp.stack([f for f, _ in self.flags]).astype(xp.int32))
+        got = host_array(xp.concatenate(parts)) if parts else None
+        at = 0
+        for errors, names in self.runs:  # (host: the twins raised already)
+            check_jobs(got[at : at + int(errors.size)], names=names)
+            at += int(errors.size)
+        for hit, (_, what) in zip(got[at:].tolist() if self.flags else (), self.flags,
+                                  strict=True):
+            if hit:
+                raise CorruptDataError(f"{self.where}: {what}")
         self.runs, self.flags = [], []
 
 
