@@ -29,7 +29,7 @@ from fsstgpu.checks import check_structure, length_sums
 from fsstgpu.columns import decompress_column
 from fsstgpu.device import resolve_device
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.table_child import dictionary_tables, tables_in_data
+from fsstgpu.formats.table_child import EXTENSION_NAME, dictionary_tables, tables_in_data
 from fsstgpu.gpu.decode import decompress_device
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.memory import pool_empty
@@ -43,7 +43,6 @@ from fsstgpu.types import INT32_MAX, integer_dtype, narrow_offsets
 __all__ = ["EXTENSION_NAME", "MAX_BLOCKS", "decode_column", "from_extension_array",
            "is_fsst_type", "output_chunks", "table_runs"]
 
-EXTENSION_NAME = "fsstgpu.fsst"
 
 #: Version 3 reading: at most this many blocks (``CompressedStringArray``'s split_table is
 #: uint16). It also bounds what an interleaving of tables costs the decoders, which hold a copy

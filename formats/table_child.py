@@ -22,10 +22,12 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.native.tables import read_tables
 from fsstgpu.symbol_table import SymbolTable
 
-__all__ = ["dictionary_tables", "read_new", "table_ids", "table_of", "tables_in_data"]
+__all__ = ["EXTENSION_NAME", "dictionary_tables", "read_new", "table_ids", "table_of",
+           "tables_in_data"]
 
-#: the extension's name, for errors (``fsstgpu.fsst``; arrow.py's, not imported from there)
-_NAME = "fsstgpu.fsst"
+#: the Arrow extension type's name (:mod:`~fsstgpu.formats.arrow_read` gives it out; here,
+#: below it, for this module's errors)
+EXTENSION_NAME = "fsstgpu.fsst"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -135,7 +137,7 @@ def dictionary_tables(dictionary: pa.Array, index: np.ndarray):
     >>> ids.tolist(), len(distinct)
     ([0, -1], 1)
     """
-    check_arrow(dictionary, f"{_NAME} storage, the tables")
+    check_arrow(dictionary, f"{EXTENSION_NAME} storage, the tables")
     table_of_entry = np.full(max(len(dictionary), 1), -1, np.int32)
     distinct: list[SymbolTable] = []
     named = (list(range(len(dictionary))) if len(dictionary) <= 1 else  # the usual chunk
@@ -174,7 +176,7 @@ def tables_in_data(parts, n: int, validity):
         m = len(part)
         if not m:
             continue
-        where = f"{_NAME} storage" + (f" (chunk {k})" if len(parts) > 1 else "")
+        where = f"{EXTENSION_NAME} storage" + (f" (chunk {k})" if len(parts) > 1 else "")
         if not pa.types.is_dictionary(part.type):
             raise CorruptDataError(f"{where}: the table child is not a dictionary")
         dictionary = part.dictionary
