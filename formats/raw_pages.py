@@ -3,7 +3,9 @@ payloads left as they are (compressed), for a reader that decompresses and decod
 elsewhere. Issue #24 item 2 reads a file's fsst columns to the GPU this way: pyarrow's reader
 decodes every page on the host (zstd, CRC, DELTA_LENGTH_BYTE_ARRAY, dictionaries) before
 anything moves, ~200 ms for a 14 MB file, where the chunks' raw bytes read in 1.6 ms and their
-headers parse in a few (BENCHMARKS.md section 66).
+headers parse in a few (BENCHMARKS.md section 66; now in C++,
+:func:`fsstgpu.native.page_headers`, each header wholly checked as the Thrift reader checks
+it).
 
 A chunk's bytes are untrusted: every header is checked against the chunk (sizes, counts, page
 kinds, the pages' values against the footer's), and a page's CRC (our files carry one a page:
@@ -31,11 +33,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.formats.thrift_compact import Struct, loads_at
 from fsstgpu.native.checksums import page_crcs
+from fsstgpu.native.pages import page_headers
 
 __all__ = ["Page", "check_crcs", "chunk_pages", "chunk_span", "decompressed", "read_span"]
 
@@ -119,55 +122,6 @@ def read_span(fd: int, start: int, size: int, where: str) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _int(header, field: int, where: str, at: int, *, low: int = 0) -> int:
-    v = header.get(field)
-    if type(v) is not int or v < low or v > 2**31 - 1:  # (any other Thrift type: forged)
-        raise CorruptDataError(f"{where}: the page header at byte {at} has no valid field "
-                               f"{field} ({v!r})")
-    return v
-
-
-def _page(raw: bytes, at: int, where: str) -> tuple[Page, int]:
-    """The page whose header starts at ``at``, and where the next one starts."""
-    try:
-        header, pos = loads_at(raw, at)
-    except ValueError as exc:
-        raise CorruptDataError(f"{where}: the page header at byte {at} is malformed: "
-                               f"{exc}") from None
-    kind = _KINDS.get(header.get(1)) if type(header.get(1)) is int else None
-    if kind is None:
-        raise CorruptDataError(f"{where}: the page at byte {at} has page type "
-                               f"{header.get(1)!r}, not a data or dictionary page")
-    uncompressed = _int(header, 2, where, at)
-    size = _int(header, 3, where, at)
-    if pos + size > len(raw):
-        raise CorruptDataError(f"{where}: the page at byte {at} ({size} bytes) runs past its "
-                               f"column chunk's {len(raw)} bytes")
-    crc = header.get(4)
-    if crc is not None and (type(crc) is not int or not -2**31 <= crc < 2**31):
-        raise CorruptDataError(f"{where}: the page at byte {at} has a bad CRC field")
-    sub = header.get({"data": 5, "dictionary": 7, "data_v2": 8}[kind])
-    if not isinstance(sub, Struct):
-        raise CorruptDataError(f"{where}: the {kind} page at byte {at} has no {kind} header")
-    levels, compressed, levels_encoding, rep_size = 0, True, 3, 0
-    if kind == "data_v2":
-        encoding = _int(sub, 4, where, at)
-        rep_size = _int(sub, 6, where, at)
-        levels = _int(sub, 5, where, at) + rep_size
-        compressed = sub.get(7, True) is not False
-        if levels > size or levels > uncompressed:
-            raise CorruptDataError(f"{where}: the page at byte {at} has {levels} bytes of "
-                                   f"levels in a page of {size}")
-    else:
-        encoding = _int(sub, 2, where, at)
-        if kind == "data":
-            levels_encoding = _int(sub, 3, where, at)
-    page = Page(kind, encoding, _int(sub, 1, where, at), pos, size, uncompressed,
-                None if crc is None else crc & 0xFFFFFFFF, levels, compressed, levels_encoding,
-                rep_size)
-    return page, pos + size
-
-
 def chunk_pages(raw: bytes, num_values: int, where: str) -> list[Page]:
     """The pages of a column chunk whose bytes are ``raw`` (from its first page's header to its
     last page's end, as :func:`chunk_span` places it) and whose footer entry declares
@@ -186,19 +140,20 @@ def chunk_pages(raw: bytes, num_values: int, where: str) -> list[Page]:
     >>> [(p.kind, p.num_values) for p in chunk_pages(raw[start : start + size], 100, "s")]
     [('dictionary', 2), ('data', 100)]
     """
-    pages, at = [], 0
-    while at < len(raw):
-        if len(pages) >= MAX_PAGES:
-            raise CorruptDataError(f"{where}: over {MAX_PAGES} pages in one column chunk")
-        page, at = _page(raw, at, where)
-        if page.kind == "dictionary" and pages:
-            raise CorruptDataError(f"{where}: a dictionary page after the chunk's first page")
-        pages.append(page)
-    found = sum(p.num_values for p in pages if p.kind != "dictionary")
+    try:
+        rows = page_headers(raw, MAX_PAGES)
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{where}: {exc}") from None
+    if np.any(rows[1:, 0] == 2):
+        raise CorruptDataError(f"{where}: a dictionary page after the chunk's first page")
+    found = int(rows[rows[:, 0] != 2, 2].sum())
     if found != num_values:
         raise CorruptDataError(f"{where}: the pages hold {found} values, the footer says "
                                f"{num_values}")
-    return pages
+    return [Page(_KINDS[kind], encoding, count, start, size, uncompressed,
+                 None if crc < 0 else crc, levels, bool(compressed), levels_encoding, rep)
+            for kind, encoding, count, start, size, uncompressed, crc, levels, compressed,
+            levels_encoding, rep, _ in rows.tolist()]
 
 
 def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:

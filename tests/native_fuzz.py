@@ -17,7 +17,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import _native  # noqa: E402
 from native_fuzz_args import fuzz_args  # noqa: E402  (this folder: the script's own)
-from parquet_model import delta_encode, rle_encode  # noqa: E402
+from parquet_model import delta_encode, page_header, rle_encode  # noqa: E402
 
 ROUNDS = int(sys.argv[2])
 rng = np.random.default_rng(2026)
@@ -622,6 +622,40 @@ def fuzz_tables():
     assert pos == len(packed) == len(lens)
 
 
+def fuzz_page_headers():
+    """page_headers on chunks of headers a model wrote (read back as written), then cut, with
+    bytes inserted or changed: rows inside the chunk or CorruptData, never a fault."""
+    pages, chunk = [], bytearray()
+    for k in range(int(rng.integers(1, 5))):
+        kind = 2 if k == 0 and rng.random() < 0.5 else int(rng.choice([0, 3]))
+        size, values = int(rng.integers(0, 40)), int(rng.integers(0, 100))
+        crc = int(rng.integers(0, 1 << 32)) if rng.random() < 0.5 else None
+        head = page_header(rng, kind, size, values, crc)
+        pages.append((kind, values, len(chunk) + len(head), size, crc))
+        chunk += head + bytes(rng.integers(0, 256, size, dtype=np.uint8))
+    rows = _native.page_headers(bytes(chunk), 1 << 20)
+    assert [(r[0], r[2], r[3], r[4], None if r[6] < 0 else r[6]) for r in rows.tolist()] == \
+        pages
+    for _ in range(20):
+        bad = bytearray(chunk)
+        how = int(rng.integers(0, 3))
+        if how == 0:
+            bad = bad[: int(rng.integers(0, len(bad) + 1))]
+        elif how == 1:
+            at = int(rng.integers(0, len(bad) + 1))
+            bad[at:at] = bytes(rng.integers(0, 256, int(rng.integers(1, 12)), dtype=np.uint8))
+        else:
+            for _ in range(int(rng.integers(1, 5))):
+                bad[int(rng.integers(0, len(bad)))] = int(rng.integers(0, 256))
+        try:
+            rows = _native.page_headers(np.frombuffer(bytes(bad), np.uint8), int(rng.choice(
+                [0, 1, 1 << 20])))
+        except ValueError:
+            continue
+        for r in rows.tolist():
+            assert 0 <= r[3] and 0 <= r[4] and r[3] + r[4] <= len(bad) and r[11] < r[3]
+
+
 def leaf_page_values(strs, encoding, width_dict=None):
     """A data page's values: byte arrays in ``encoding`` (0 PLAIN, 6 DELTA_LENGTH, 7 DELTA,
     8 dictionary indices into width_dict's dictionary)."""
@@ -1067,6 +1101,7 @@ for r in range(ROUNDS):
     fuzz_lookups()
     fuzz_pages()
     fuzz_tables()
+    fuzz_page_headers()
     fuzz_leaf()
     if r % 5 == 0:
         fuzz_plan()

@@ -219,6 +219,9 @@ def cases(native, rng, symbols, strings):
         Case(native.symbol_slots, [np.frombuffer(b"abxyz", np.uint8), np.array([0, 2], np.int64),
                                    np.array([[2] + [0] * 7, [1, 1] + [0] * 6], np.uint8)]),
         Case(native.crc32, [data, 2**31 + 5]),
+        Case(native.page_headers, [np.frombuffer(bytes([0x15, 0, 0x15, 8, 0x15, 8, 0x2C, 0x15,
+                                                        2, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]) +
+                                                 b"\0\0\0\0", np.uint8), 5]),
         Case(native.page_crcs, [data, offsets[:-1].copy(), slen,
                                 np.array([-1 if k % 3 == 0 else zlib.crc32(
                                     data[offsets[k] : offsets[k + 1]]) ^ (k % 5 == 4)

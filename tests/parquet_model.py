@@ -61,3 +61,41 @@ def delta_encode(values, per=32, miniblocks=4):
             if part:
                 out += bitpack(part + [0] * (per - len(part)), w)
     return bytes(out)
+
+
+def _zigzag(v):
+    return uvarint((v << 1) ^ (v >> 63) if v < 0 else v << 1)
+
+
+def page_header(rng, kind, size, values, crc=None):
+    """A page header in Thrift's compact protocol (PageHeader: type, sizes, CRC (unsigned,
+    stored as Thrift's i32) and the page's own header), with fields a reader must walk past
+    (statistics, a list, a long field id)."""
+    def field(last, id_, type_):
+        return bytes([((id_ - last) << 4) | type_]) if 0 < id_ - last <= 15 else \
+            bytes([type_]) + _zigzag(id_)
+
+    out = bytearray(field(0, 1, 5) + _zigzag(kind) + field(1, 2, 5) + _zigzag(size) +
+                    field(2, 3, 5) + _zigzag(size))
+    last = 3
+    if crc is not None:
+        out += field(3, 4, 5) + _zigzag(crc - (1 << 32) if crc >= 1 << 31 else crc)  # (i32)
+        last = 4
+    sub_id = {0: 5, 2: 7, 3: 8}[kind]
+    out += field(last, sub_id, 12)
+    sub = bytearray(field(0, 1, 5) + _zigzag(values) + field(1, 2, 5) + _zigzag(
+        int(rng.integers(0, 9))))
+    if kind == 0:
+        sub += field(2, 3, 5) + _zigzag(3) + field(3, 4, 5) + _zigzag(3)
+        if rng.random() < 0.5:  # statistics: a struct of binaries
+            sub += field(4, 5, 12) + field(0, 1, 8) + uvarint(2) + b"ab" + field(1, 2, 8) + \
+                uvarint(0) + b"\x00"
+    elif kind == 3:
+        sub = bytearray(field(0, 1, 5) + _zigzag(values) + field(1, 2, 5) + _zigzag(0) +
+                        field(2, 3, 5) + _zigzag(values) + field(3, 4, 5) + _zigzag(0) +
+                        field(4, 5, 5) + _zigzag(0) + field(5, 6, 5) + _zigzag(0) +
+                        field(6, 7, 2))
+    out += sub + b"\x00"
+    if rng.random() < 0.3:  # a field of a later version: a list of i32, a long id
+        out += field(sub_id, 200, 9) + bytes([0x35]) + b"".join(_zigzag(k) for k in range(3))
+    return bytes(out + b"\x00")

@@ -6,7 +6,10 @@ the bytes a device reader uploads and decodes. Damaged chunks raise CorruptDataE
 
 from __future__ import annotations
 
+import io
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +19,9 @@ import pytest
 from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span, decompressed, read_span
+
+sys.path.insert(0, str(Path(__file__).parent))
+from page_header_model import model_headers  # noqa: E402
 
 DELTA_LENGTH_BYTE_ARRAY = 6
 
@@ -170,3 +176,69 @@ def test_a_page_that_does_not_decompress_to_its_size_is_refused(written):
                      col.compression)
     with pytest.raises(CorruptDataError):
         decompressed(raw, dataclasses.replace(page, start=page.start + 1), col.compression)
+
+
+def _pyarrow_chunks(rng) -> list[bytes]:
+    """Real column chunks (pyarrow's: dictionary and plain, version 1 and 2 pages, with and
+    without CRCs and statistics, compressed and not), several pages each."""
+    out = []
+    for version in ("1.0", "2.0"):
+        for crc in (True, False):
+            buf = io.BytesIO()
+            n = int(rng.integers(50, 3000))
+            table = pa.table({"s": [None if k % 7 == 0 else f"v{k % 13}" * (k % 5)
+                                    for k in range(n)],
+                              "x": rng.integers(0, 1 << 40, n)})
+            pq.write_table(table, buf, data_page_version=version, write_page_checksum=crc,
+                           data_page_size=int(rng.integers(64, 2000)),
+                           compression=str(rng.choice(["none", "zstd", "snappy"])),
+                           write_statistics=bool(rng.integers(0, 2)))
+            raw = buf.getvalue()
+            meta = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0)
+            for j in range(meta.num_columns):
+                start, size = chunk_span(meta.column(j), len(raw), "x")
+                out.append(raw[start : start + size])
+    return out
+
+
+def _changed(rng, raw: bytes) -> bytes:
+    """A copy with a few bytes changed (headers first: the payloads mostly change nothing),
+    cut short, or with bytes inserted."""
+    bad = bytearray(raw)
+    how = int(rng.integers(0, 4))
+    if how == 0:
+        return bytes(bad[: int(rng.integers(0, len(bad) + 1))])
+    if how == 1:
+        at = int(rng.integers(0, len(bad) + 1))
+        return bytes(bad[:at]) + rng.integers(0, 256, int(rng.integers(1, 4)),
+                                              dtype=np.uint8).tobytes() + bytes(bad[at:])
+    for _ in range(int(rng.integers(1, 4))):
+        at = int(rng.integers(0, min(len(bad), 40))) if how == 2 else \
+            int(rng.integers(0, len(bad)))
+        bad[at] = int(rng.choice([0, 1, 0x15, 0x19, 0x1C, 0x2C, 0xFF, rng.integers(0, 256)]))
+    return bytes(bad)
+
+
+def test_the_compiled_headers_read_as_the_thrift_model(fresh_rng):
+    """page_headers against the Python Thrift reader's model: the same rows for real chunks,
+    and for damaged ones the same refusals (a CorruptDataError naming a header's byte) and the
+    same rows where both read them."""
+    from fsstgpu.native.pages import page_headers
+
+    chunks = _pyarrow_chunks(fresh_rng)
+    for raw in chunks:
+        assert page_headers(raw, 1 << 20).tolist() == model_headers(raw, 1 << 20)
+    refused = 0
+    for _ in range(400):
+        raw = _changed(fresh_rng, chunks[int(fresh_rng.integers(0, len(chunks)))])
+        limit = int(fresh_rng.choice([1, 2, 1 << 20]))
+        want = model_headers(raw, limit)
+        try:
+            got = page_headers(raw, limit).tolist()
+        except CorruptDataError as exc:
+            assert want is None, (raw, str(exc))
+            assert "byte" in str(exc) or "pages in one column chunk" in str(exc)
+            refused += 1
+            continue
+        assert got == want, raw
+    assert refused

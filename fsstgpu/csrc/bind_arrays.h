@@ -58,6 +58,27 @@ int64_t length(const pybind11::array_t<T, Flags>& a, const char* what, int ndim 
     return static_cast<int64_t>(a.shape(0));
 }
 
+// A contiguous bytes-like object's bytes, held for as long as this lives (PyBUF_SIMPLE: the
+// exporter refuses a buffer that is not contiguous, as for zlib.crc32; that, or an object
+// without a buffer, is a TypeError here).
+class Bytes {
+public:
+    explicit Bytes(const pybind11::object& obj) {
+        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) {
+            PyErr_Clear();
+            throw pybind11::type_error("data must be a contiguous bytes-like buffer");
+        }
+    }
+    ~Bytes() { PyBuffer_Release(&view_); }
+    Bytes(const Bytes&) = delete;
+    Bytes& operator=(const Bytes&) = delete;
+    const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
+    size_t size() const { return static_cast<size_t>(view_.len); }
+
+private:
+    Py_buffer view_{};
+};
+
 template <class T>
 Array<T> to_array(const std::vector<T>& v) {
     Array<T> out(static_cast<pybind11::ssize_t>(v.size()));

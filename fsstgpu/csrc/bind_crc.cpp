@@ -13,27 +13,6 @@ using namespace fsstgpu_native;
 
 namespace {
 
-// A contiguous bytes-like object's bytes, held for as long as this lives (PyBUF_SIMPLE: the
-// exporter refuses a buffer that is not contiguous, as for zlib.crc32; that, or an object
-// without a buffer, is a TypeError here).
-class Bytes {
-public:
-    explicit Bytes(const py::object& obj) {
-        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) {
-            PyErr_Clear();
-            throw py::type_error("data must be a contiguous bytes-like buffer");
-        }
-    }
-    ~Bytes() { PyBuffer_Release(&view_); }
-    Bytes(const Bytes&) = delete;
-    Bytes& operator=(const Bytes&) = delete;
-    const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
-    size_t size() const { return static_cast<size_t>(view_.len); }
-
-private:
-    Py_buffer view_{};
-};
-
 bool use_clmul() { return active_isa() != Isa::scalar; }  // (FSSTGPU_ISA=scalar: the table)
 
 }  // namespace
@@ -42,7 +21,7 @@ void bind_crc(py::module_& m) {
     m.def(
         "crc32",
         [](const py::object& data, uint32_t value) {
-            const Bytes bytes(data);
+            const bind::Bytes bytes(data);
             const bool clmul = use_clmul();
             return bind::without_gil(
                 [&] { return crc32(value, bytes.data(), bytes.size(), clmul); });
@@ -52,7 +31,7 @@ void bind_crc(py::module_& m) {
         "page_crcs",
         [](const py::object& data, const bind::Array<int64_t>& starts,
            const bind::Array<int64_t>& sizes, const bind::Array<int64_t>& expected) {
-            const Bytes bytes(data);
+            const bind::Bytes bytes(data);
             const int64_t n = bind::length(starts, "starts");
             if (bind::length(sizes, "sizes") != n || bind::length(expected, "expected") != n) {
                 throw std::invalid_argument("starts, sizes and expected hold a value a page");

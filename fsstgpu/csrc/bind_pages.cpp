@@ -5,12 +5,14 @@
 
 #include <pybind11/numpy.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bind_arrays.h"
 #include "errors.h"
+#include "page_headers.h"
 #include "parquet_leaf.h"
 #include "parquet_pages.h"
 
@@ -167,6 +169,19 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
 }  // namespace
 
 void bind_pages(py::module_& m) {
+    m.def(
+        "page_headers",
+        [](const py::object& chunk, int64_t max_pages) {
+            const bind::Bytes bytes(chunk);
+            std::vector<int64_t> rows = bind::without_gil(
+                [&] { return page_headers(bytes.data(), bytes.size(), max_pages); });
+            bind::Array<int64_t> out(
+                {static_cast<py::ssize_t>(rows.size() / kPageFields),
+                 static_cast<py::ssize_t>(kPageFields)});
+            std::copy(rows.begin(), rows.end(), out.mutable_data());
+            return out;
+        },
+        py::arg("chunk"), py::arg("max_pages"));
     m.def("rle_hybrid", &rle_hybrid_py, py::arg("data"), py::arg("bit_width"),
           py::arg("count"));
     m.def("delta_binary_packed", &delta_binary_packed_py, py::arg("data"), py::arg("count"));

@@ -2,7 +2,7 @@
 ``fsstgpu/csrc/parquet_pages*``), for reading a file's pages raw
 (:mod:`fsstgpu.formats.raw_pages`): the RLE / bit-packed hybrid of definition levels and
 dictionary indices, DELTA_BINARY_PACKED, and the byte arrays of PLAIN, DELTA_LENGTH_BYTE_ARRAY
-(the fsst codes' usual encoding) and DELTA_BYTE_ARRAY pages.
+(the fsst codes' usual encoding) and DELTA_BYTE_ARRAY pages; and a column chunk's page headers.
 """
 
 from __future__ import annotations
@@ -14,15 +14,49 @@ from fsstgpu._native import (
     delta_binary_packed as _delta_binary_packed,
     delta_byte_arrays as _delta_byte_arrays,
     delta_length_byte_arrays as _delta_length_byte_arrays,
+    page_headers as _page_headers,
     plain_byte_arrays as _plain_byte_arrays,
     rle_hybrid as _rle_hybrid,
 )
 
-__all__ = ["LEAF_BYTES", "LEAF_INT32", "LEAF_INT64", "decode_leaf", "delta_binary_packed",
-           "delta_byte_arrays", "delta_length_byte_arrays", "plain_byte_arrays", "rle_hybrid"]
+__all__ = ["LEAF_BYTES", "LEAF_INT32", "LEAF_INT64", "PAGE_FIELDS", "decode_leaf",
+           "delta_binary_packed", "delta_byte_arrays", "delta_length_byte_arrays",
+           "page_headers", "plain_byte_arrays", "rle_hybrid"]
 
 #: :func:`decode_leaf`'s physical types
 LEAF_BYTES, LEAF_INT32, LEAF_INT64 = 0, 1, 2
+#: :func:`page_headers`' columns, in order
+PAGE_FIELDS = ("type", "encoding", "num_values", "start", "size", "uncompressed_size", "crc",
+               "levels_size", "compressed", "levels_encoding", "rep_levels_size", "header_at")
+
+
+def page_headers(chunk, max_pages: int) -> np.ndarray:
+    """Every page header of a Parquet column chunk's bytes ``chunk`` (any contiguous buffer,
+    from its first header to its last page's end), read in C++ (Thrift's compact protocol,
+    each header wholly checked as :mod:`fsstgpu.formats.thrift_compact` checks it): an int64
+    row a page, its columns :data:`PAGE_FIELDS` (the page type: 0 data, 2 dictionary, 3 data
+    v2; the CRC unsigned, -1 where none is stored; ``compressed`` 0 or 1).
+
+    Raises
+    ------
+    fsstgpu.CorruptDataError
+        For a malformed header, a header without the fields its page needs, a page running
+        past the chunk, or more than ``max_pages`` pages (the message names the header's
+        byte).
+
+    Examples
+    --------
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.native.pages import page_headers
+    >>> out = io.BytesIO()
+    >>> pq.write_table(pa.table({"s": ["ab", "cd"] * 50}), out)
+    >>> meta = pq.ParquetFile(io.BytesIO(out.getvalue())).metadata.row_group(0).column(0)
+    >>> start = meta.dictionary_page_offset
+    >>> rows = page_headers(out.getvalue()[start : start + meta.total_compressed_size], 100)
+    >>> rows[:, :3].tolist()  # (a dictionary page of 2 values, a data page of 100)
+    [[2, 0, 2], [0, 8, 100]]
+    """
+    return _page_headers(chunk, max_pages)
 
 
 def rle_hybrid(data, bit_width: int, count: int) -> tuple[np.ndarray, int]:
