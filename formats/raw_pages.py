@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from fsstgpu.errors import CorruptDataError
-from fsstgpu.native.checksums import page_crcs
+from fsstgpu.native.checksums import crc32_many
 from fsstgpu.native.pages import page_headers
 
 __all__ = ["Page", "check_crcs", "chunk_pages", "chunk_span", "decompressed", "read_span"]
@@ -176,10 +176,11 @@ def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:
     Traceback (most recent call last):
     fsstgpu.errors.CorruptDataError: s: page 1 fails its CRC check (the file is damaged)
     """
-    got = page_crcs(raw, [p.start for p in pages], [p.size for p in pages],
-                    [-1 if p.crc is None else p.crc for p in pages])
-    if got >= 0:  # (the pages lie inside the chunk: chunk_pages checked them)
-        raise CorruptDataError(f"{where}: page {got} fails its CRC check (the file is "
+    crcs = crc32_many(raw, [p.start for p in pages], [p.size for p in pages])
+    stored = np.array([-1 if p.crc is None else p.crc for p in pages], np.int64)
+    bad = np.flatnonzero((stored >= 0) & (crcs != stored))  # (the pages lie inside the chunk:
+    if bad.size:                                             # chunk_pages checked them)
+        raise CorruptDataError(f"{where}: page {int(bad[0])} fails its CRC check (the file is "
                                "damaged)")
 
 

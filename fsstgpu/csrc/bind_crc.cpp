@@ -1,4 +1,4 @@
-// fsstgpu._native.crc32 / page_crcs (documented in fsstgpu/native/checksums.py; the CRC in
+// fsstgpu._native.crc32 / crc32_many (documented in fsstgpu/native/checksums.py; the CRC in
 // crc32.cpp): any contiguous buffer read in place, no GIL held while hashing.
 #include "bind_crc.h"
 
@@ -28,34 +28,33 @@ void bind_crc(py::module_& m) {
         },
         py::arg("data"), py::arg("value") = 0);
     m.def(
-        "page_crcs",
+        "crc32_many",
         [](const py::object& data, const bind::Array<int64_t>& starts,
-           const bind::Array<int64_t>& sizes, const bind::Array<int64_t>& expected) {
+           const bind::Array<int64_t>& sizes) {
             const bind::Bytes bytes(data);
             const int64_t n = bind::length(starts, "starts");
-            if (bind::length(sizes, "sizes") != n || bind::length(expected, "expected") != n) {
-                throw std::invalid_argument("starts, sizes and expected hold a value a page");
+            if (bind::length(sizes, "sizes") != n) {
+                throw std::invalid_argument("starts and sizes hold a value a piece");
             }
             const int64_t* s = starts.data();
             const int64_t* z = sizes.data();
-            const int64_t* e = expected.data();
             const auto total = static_cast<int64_t>(bytes.size());
-            for (int64_t k = 0; k < n; ++k) {  // (every page inside the data before any read)
+            for (int64_t k = 0; k < n; ++k) {  // (every piece inside the data before any read)
                 if (s[k] < 0 || z[k] < 0 || s[k] > total || z[k] > total - s[k]) {
-                    throw std::invalid_argument("page " + std::to_string(k) +
+                    throw std::invalid_argument("piece " + std::to_string(k) +
                                                 " lies outside the data");
                 }
             }
+            bind::Array<uint32_t> out(n);
+            uint32_t* o = out.mutable_data();
             const bool clmul = use_clmul();
-            return bind::without_gil([&]() -> int64_t {
+            bind::without_gil([&] {
                 for (int64_t k = 0; k < n; ++k) {
-                    if (e[k] < 0) continue;  // (a page without a CRC)
-                    const uint32_t got = crc32(0, bytes.data() + s[k], size_t(z[k]), clmul);
-                    if (int64_t(got) != e[k]) return k;
+                    o[k] = crc32(0, bytes.data() + s[k], size_t(z[k]), clmul);
                 }
-                return -1;
             });
+            return out;
         },
-        py::arg("data"), py::arg("starts"), py::arg("sizes"), py::arg("expected"));
+        py::arg("data"), py::arg("starts"), py::arg("sizes"));
     m.def("crc32_clmul", [] { return crc32_has_clmul() && use_clmul(); });
 }

@@ -22,7 +22,7 @@ CPU at hand (:func:`isa`); ``FSSTGPU_ISA=scalar`` (or ``avx2``) steps down to a 
 * :func:`plan_symbols`: block planning (where a column gets a new table) and its tables;
 * :func:`rle_hybrid` / :func:`delta_binary_packed`: Parquet's value encodings, for pages read
   raw;
-* :func:`crc32` / :func:`page_crcs`: zlib's CRC-32 at memory speed
+* :func:`crc32` / :func:`crc32_many`: zlib's CRC-32 at memory speed
   (:mod:`~fsstgpu.native.checksums`);
 * :func:`walk_codes`, :func:`length_sums`, :func:`first_misfit`, ...: the code walk and the
   column checks.

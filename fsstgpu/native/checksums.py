@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsstgpu._native import crc32 as _crc32, page_crcs as _page_crcs
+from fsstgpu._native import crc32 as _crc32, crc32_many as _crc32_many
 
-__all__ = ["crc32", "page_crcs"]
+__all__ = ["crc32", "crc32_many"]
 
 
 def crc32(data, value: int = 0) -> int:
@@ -38,25 +38,21 @@ def crc32(data, value: int = 0) -> int:
     return _crc32(data, value)
 
 
-def page_crcs(data, starts, sizes, expected) -> int:
-    """The first page whose CRC-32 (of ``data[starts[k] : starts[k] + sizes[k]]``) is not
-    ``expected[k]`` (-1 where a page has none to check), or -1 when every page holds.
+def crc32_many(data, starts, sizes) -> np.ndarray:
+    """The CRC-32 of each piece ``data[starts[k] : starts[k] + sizes[k]]`` (uint32), in one
+    call: a chunk's pages, a dictionary's tables.
 
     Raises
     ------
     ValueError
-        Where a page lies outside ``data`` (checked before any byte is read).
+        Where a piece lies outside ``data`` (checked before any byte is read).
 
     Examples
     --------
     >>> import zlib
-    >>> from fsstgpu.native.checksums import page_crcs
-    >>> data = b"abcdef"
-    >>> page_crcs(data, [0, 3], [3, 3], [zlib.crc32(b"abc"), zlib.crc32(b"dex")])
-    1
-    >>> page_crcs(data, [0, 3], [3, 3], [-1, zlib.crc32(b"def")])
-    -1
+    >>> from fsstgpu.native.checksums import crc32_many
+    >>> crc32_many(b"abcdef", [0, 3], [3, 3]).tolist() == [zlib.crc32(b"abc"), zlib.crc32(b"def")]
+    True
     """
-    return _page_crcs(data, np.ascontiguousarray(starts, np.int64),
-                       np.ascontiguousarray(sizes, np.int64),
-                       np.ascontiguousarray(expected, np.int64))
+    return _crc32_many(data, np.ascontiguousarray(starts, np.int64),
+                       np.ascontiguousarray(sizes, np.int64))
