@@ -21,9 +21,9 @@ import zlib
 
 import numpy as np
 
-from fsstgpu._native import crc32_many
 from fsstgpu.errors import CorruptDataError
 from fsstgpu.limits import whole_number
+from fsstgpu.native.checksums import crc32_many
 
 ESCAPE = 255
 MAX_SYMBOLS = 255
