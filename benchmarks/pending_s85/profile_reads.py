@@ -1,0 +1,123 @@
+"""Session 85 probe: where read_table_device's host time goes, usual path (fsst zstd pages)
+and page reader (fsst uncompressed pages), by cProfile, beside pyarrow's zstd read + upload;
+wall clock best/median of 3 first."""
+import cProfile
+import io
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import fsstgpu.formats.device_reader as DR
+from benchmarks.files import bus_bandwidths, upload_strings
+from fsstgpu.datasets import dbtext_dir, dbtext_table, machine_text_table
+from fsstgpu.device import get_cupy
+from fsstgpu.formats import compress_file, read_table_device
+
+cp = get_cupy()
+
+
+def sync():
+    cp.cuda.get_current_stream().synchronize()
+
+
+def wall(fn, repeat=3):
+    fn()
+    sync()
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        sync()
+        out.append(time.perf_counter() - t)
+    out.sort()
+    return f"best {1e3 * out[0]:.1f} median {1e3 * out[len(out) // 2]:.1f} ms"
+
+
+def profile(label, fn):
+    fn()
+    sync()
+    pr = cProfile.Profile()
+    pr.enable()
+    fn()
+    sync()
+    pr.disable()
+    for key in ("tottime", "cumulative"):
+        s = io.StringIO()
+        pstats.Stats(pr, stream=s).sort_stats(key).print_stats(45)
+        text = s.getvalue()
+        print(f"---- {label} by {key}")
+        print(text[text.find("ncalls") - 200:])
+
+
+def pipelined(path):
+    """page_columns with planning one column ahead on a thread, the decode on this one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupyx
+    import numpy as np
+
+    import fsstgpu.formats.page_reader as PR
+    from fsstgpu.formats.page_plan import plan_column, plannable
+    from fsstgpu.formats.rowgroups import Source
+
+    with Source(path) as source:
+        fields = plannable(source)
+        main = cp.cuda.get_current_stream()
+        begun = main.record()
+        pinned = lambda n: cupyx.empty_pinned((n,), np.uint8)  # noqa: E731
+
+        def plan(f):
+            own = cp.cuda.Stream(non_blocking=True)
+            own.wait_event(begun)
+            upload = PR._Upload(cp, own)
+            return plan_column(source, f, allocate=pinned, sink=upload), upload, own
+
+        out = {}
+        with ThreadPoolExecutor(1) as planner:
+            for f, fut in [(f, planner.submit(plan, f)) for f in fields]:
+                p, upload, own = fut.result()
+                out[f.name] = PR._decoded(cp, p, upload.device_buffer(), own)
+                main.wait_event(own.record())
+        return out
+
+
+def run(name, table, tmp):
+    src = Path(tmp) / f"{name}.s.parquet"
+    pq.write_table(table, src, compression="zstd", row_group_size=200_000)
+    strings = [n for n in table.column_names
+               if pa.types.is_string(table.schema.field(n).type)
+               or pa.types.is_large_string(table.schema.field(n).type)]
+    dst = Path(tmp) / f"{name}.none.parquet"
+    compress_file(src, dst, parquet_codec="none")
+    zdst = Path(tmp) / f"{name}.zstd.parquet"
+    compress_file(src, zdst)
+    print(f"== {name}: {len(table)} rows; files zstd {src.stat().st_size / 1e6:.1f} MB, "
+          f"fsst zstd {zdst.stat().st_size / 1e6:.1f}, fsst none {dst.stat().st_size / 1e6:.1f}")
+    print("pyarrow zstd read + upload", wall(lambda: upload_strings(
+        pq.read_table(src, columns=strings), strings)))
+    DR.PAGE_READS = False
+    print("usual (fsst zstd)", wall(lambda: read_table_device(zdst)))
+    print("usual (fsst none)", wall(lambda: read_table_device(dst)))
+    DR.PAGE_READS = True
+    print("page reads (fsst none)", wall(lambda: read_table_device(dst)))
+    import fsstgpu.formats.page_reader as PR
+    print("read_page_columns (fsst none)", wall(lambda: PR.read_page_columns(dst)))
+    print("read_page_columns planned one ahead", wall(lambda: pipelined(dst)))
+    sys.stdout.flush()
+    DR.PAGE_READS = False
+    profile(f"{name} usual zstd", lambda: read_table_device(zdst))
+    DR.PAGE_READS = True
+    profile(f"{name} page reads", lambda: read_table_device(dst))
+    DR.PAGE_READS = False
+
+
+print("bus:", bus_bandwidths())
+with tempfile.TemporaryDirectory() as tmp:
+    run("machine", machine_text_table(1_600_000), tmp)
+    if dbtext_dir() is not None:
+        run("dbtext", dbtext_table(), tmp)
