@@ -124,11 +124,11 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     checks = Checks(xp, plan.where)
     leaves = _leaves(plan, _levels(plan, data, xp, checks), xp, checks)
     valid = leaves["codes"].struct_valid
-    code_len, src, extra = _codes(plan, leaves["codes"], data, xp, checks, n)
-    code_offsets = xp.zeros(n + 1, xp.int64)
-    xp.cumsum(code_len, dtype=xp.int64, out=code_offsets[1:])
     lengths = _lengths(plan, leaves["lengths"], data, xp, checks, n, valid)
     wide = lengths.astype(xp.int64)
+    code_len, src, extra = _codes(plan, leaves["codes"], data, xp, checks, n, wide)
+    code_offsets = xp.zeros(n + 1, xp.int64)
+    xp.cumsum(code_len, dtype=xp.int64, out=code_offsets[1:])
     checks.flag((code_len > 2 * wide) | (wide > 8 * code_len),
                 "a string's code count does not fit its length")
     out = xp.zeros(n + 1, xp.int64)
@@ -193,8 +193,9 @@ def _levels(plan: ColumnPlan, data, xp, checks: Checks):
     return levels
 
 
-def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int):
-    """Each row's code count and where its codes start in the buffer (0 under a null)."""
+def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, wide):
+    """Each row's code count and where its codes start in the buffer (0 under a null);
+    ``wide``: the strings' lengths (int64), which bound their codes (twice as many at most)."""
     code_len = xp.zeros(n, xp.int64)
     src = xp.zeros(n, xp.int64)
     p = leaf.plan
@@ -219,7 +220,8 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int):
     extra = data[:0]
     prefixed = leaf.pages([DELTA_BYTE_ARRAY])
     if prefixed.size:  # rebuilt apart; their rows' codes then gathered from there (-1 - i)
-        lens, starts, extra = prefixed_values(leaf, data, xp, checks, prefixed, n)
+        lens, starts, extra = prefixed_values(leaf, data, xp, checks, prefixed, n,
+                                              most=2 * int(wide.sum()))
         rows = leaf.rows_in(xp, prefixed)
         code_len = xp.where(rows, lens, code_len)
         src = xp.where(rows, -1 - starts, src)

@@ -27,7 +27,7 @@ from fsstgpu.kernels.prefix_rebuild import rebuild_prefixed
 __all__ = ["prefixed_values"]
 
 
-def prefixed_values(leaf, data, xp, checks, pages, n: int):
+def prefixed_values(leaf, data, xp, checks, pages, n: int, most: int | None = None):
     """The values of ``leaf``'s ``DELTA_BYTE_ARRAY`` ``pages`` (host indices): ``(lengths,
     starts, bytes)``, ``lengths`` and ``starts`` int64 a row (the row's value's size and where
     it starts in ``bytes``, the values end to end in the order of their rows; 0 where a row
@@ -35,6 +35,9 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int):
 
     ``leaf``: the codes' ``_Leaf`` of :mod:`fsstgpu.formats.page_columns` (its levels decoded);
     ``checks`` its ``_Checks``, which get the flags (read back here, before the rebuild).
+    ``most``: the most bytes the values may hold in all (the codes: twice their strings'
+    lengths), checked before they are allocated: a page of ``m`` values may declare ~m**2/2
+    bytes through its prefixes alone.
 
     Examples
     --------
@@ -87,6 +90,10 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int):
     at = xp.zeros(n + 1, xp.int64)  # where each value starts among the rebuilt bytes
     xp.cumsum(length, dtype=xp.int64, out=at[1:])
     checks.raise_first()
+    if most is not None and int(at[-1]) > most:
+        raise CorruptDataError(f"{p.names[pages[0]]}: its values' prefixes and suffixes make "
+                               f"{int(at[-1])} bytes, more than the {most} their strings' "
+                               "lengths allow")
     # each value's page (of ``pages``), and where its suffix starts in the buffer
     page_of = xp.maximum(xp.searchsorted(row0, xp.arange(n), side="right") - 1, 0)
     tail_from = xp.asarray(tails_at) + ends2  # (each page's suffix bytes)

@@ -378,3 +378,32 @@ def test_a_null_child_under_a_valid_string_is_refused_on_the_device(fresh_rng, t
         plan = plan_column(source, source.schema.field("s"))
     with pytest.raises(CorruptDataError, match=f"a valid string has a null '{field}' entry"):
         decode_pages(plan, cp, cp.asarray(plan.buffer))
+
+
+def test_prefixed_codes_longer_than_their_strings_allow_are_refused_before_rebuilt(fresh_rng,
+                                                                                   tmp_path):
+    """A DELTA_BYTE_ARRAY page whose values' prefixes declare more code bytes than twice their
+    strings' lengths (a forged file; a page of m values may declare ~m**2/2 bytes through its
+    prefixes alone) is refused before the bytes are allocated, naming the page."""
+    import pyarrow.compute as pc
+
+    import fsstgpu
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    n = int(fresh_rng.integers(20, 200))
+    ext = to_extension_array(fsstgpu.compress(pa.array(["ab"] * n)))
+    children = ext.storage.flatten()
+    k = ext.type.storage_type.get_field_index("codes")
+    head = bytes(fresh_rng.integers(0, 255, 300, dtype=np.uint8))
+    children[k] = pa.array([head + bytes([v % 255]) for v in range(n)], children[k].type)
+    assert pc.sum(pc.binary_length(children[k])).as_py() > 2 * 2 * n
+    storage = pa.StructArray.from_arrays(children, fields=list(ext.type.storage_type))
+    path = tmp_path / "bomb.parquet"
+    pq.write_table(pa.table({"s": pa.ExtensionArray.from_storage(ext.type, storage)}), path,
+                   compression="none", use_dictionary=["s.table"],
+                   column_encoding={"s.codes": "DELTA_BYTE_ARRAY", "s.lengths": "PLAIN",
+                                    "s.cuts": "PLAIN"})
+    with Source(path) as source, pytest.raises(
+            CorruptDataError, match=r"page \d+: its values' prefixes and suffixes make \d+ "
+                                    r"bytes, more than the \d+ their strings' lengths allow"):
+        decode_pages(plan_column(source, source.schema.field("s")), np)
