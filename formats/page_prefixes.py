@@ -90,10 +90,11 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int, most: int | None = No
     at = xp.zeros(n + 1, xp.int64)  # where each value starts among the rebuilt bytes
     xp.cumsum(length, dtype=xp.int64, out=at[1:])
     checks.raise_first()
-    if most is not None and int(at[-1]) > most:
+    total = int(at[-1])
+    if most is not None and total > most:
         raise CorruptDataError(f"{p.names[pages[0]]}: its values' prefixes and suffixes make "
-                               f"{int(at[-1])} bytes, more than the {most} their strings' "
-                               "lengths allow")
+                               f"{total} bytes, more than the {most} their strings' lengths "
+                               "allow")
     # each value's page (of ``pages``), and where its suffix starts in the buffer
     page_of = xp.maximum(xp.searchsorted(row0, xp.arange(n), side="right") - 1, 0)
     tail_from = xp.asarray(tails_at) + ends2  # (each page's suffix bytes)

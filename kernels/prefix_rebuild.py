@@ -74,25 +74,42 @@ def prefix_links(xp, pre, levels: int):
     """
     n = int(pre.shape[0])
     table = minimum_table(xp, xp.asarray(pre, xp.int64), levels)
-    if xp is np:
-        p = table[0]
-        i = np.arange(n, dtype=np.int64) - 1
-        for level in range(table.shape[0] - 1, -1, -1):
-            span = 1 << level
-            can = i - span + 1 >= 0
-            skip = can & (table[level, np.where(can, i, 0)] >= p)
-            i = np.where(skip, i - span, i)
-        found = (i >= 0) & (p[np.maximum(i, 0)] < p)
-        if np.any((p > 0) & ~found):
-            raise CorruptDataError(ERRORS[1])
-        return np.where(p > 0, i, -1)
-    link = xp.empty(n, xp.int64)
-    error = xp.zeros(1, xp.int32)
+    if xp is not np:
+        error = xp.zeros(1, xp.int32)
+        link = _device_links(xp, table, error)
+        _raise(error)
+        return link
+    p = table[0]
+    i = np.arange(n, dtype=np.int64) - 1
+    for level in range(table.shape[0] - 1, -1, -1):
+        span = 1 << level
+        can = i - span + 1 >= 0
+        skip = can & (table[level, np.where(can, i, 0)] >= p)
+        i = np.where(skip, i - span, i)
+    found = (i >= 0) & (p[np.maximum(i, 0)] < p)
+    if np.any((p > 0) & ~found):
+        raise CorruptDataError(ERRORS[1])
+    return np.where(p > 0, i, -1)
+
+
+def _device_links(cp, table, error):
+    """:func:`prefix_links` on the device from its table of minima: the links, a failure's
+    bit OR-ed into ``error`` (not read back here)."""
+    n = int(table.shape[1])
+    link = cp.empty(n, cp.int64)
     if n:
         grid = (max(1, min(-(-n // THREADS), 1 << 16)),)
         get_function(SOURCE, "prefix_links")(grid, (THREADS,), (
             table, np.int32(table.shape[0]), np.int64(n), link, error))
-    return link, error
+    return link
+
+
+def _raise(error) -> None:
+    """Raise CorruptDataError for the first bit the kernels set in ``error`` (a sync)."""
+    bits = int(host_array(error)[0])
+    for bit, what in ERRORS.items():
+        if bits & bit:
+            raise CorruptDataError(what)
 
 
 def rebuild_prefixed(xp, data, pre, tail, at, tail_start, levels: int):
@@ -121,17 +138,15 @@ def rebuild_prefixed(xp, data, pre, tail, at, tail_start, levels: int):
     total = int(at[-1]) if n else 0
     if xp is np:
         return _pointer_jumping(data, pre, tail, at, tail_start, n, total)
-    link, error = prefix_links(xp, pre, levels)
+    error = xp.zeros(1, xp.int32)  # (the links' and the rebuild's, read back once)
+    link = _device_links(xp, minimum_table(xp, pre, levels), error)
     out = xp.empty(total, xp.uint8)
     if n:
         grid = (max(1, min(-(-n // (THREADS // 32)), 1 << 20)),)
         get_function(SOURCE, "prefixed_rebuild")(grid, (THREADS,), (
             data, np.int64(data.size), pre, tail, at, tail_start, link, np.int64(n),
             np.int64(total), out, error))
-    bits = int(host_array(error)[0])
-    for bit, what in ERRORS.items():
-        if bits & bit:
-            raise CorruptDataError(what)
+    _raise(error)
     return out
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fsstgpu import checksum
+from fsstgpu import _native, checksum
 from fsstgpu.native.checksums import crc32 as native_crc32, crc32_many
 
 
@@ -60,6 +60,7 @@ def crc_path(request, monkeypatch):
     """Each of the C++ CRC's two paths (FSSTGPU_ISA=scalar: the table's)."""
     if request.param == "scalar":
         monkeypatch.setenv("FSSTGPU_ISA", "scalar")
+        assert not _native.crc32_clmul()  # (the table's path, whatever the CPU)
     return request.param
 
 
