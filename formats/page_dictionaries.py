@@ -4,11 +4,12 @@ plan_column` reads each chunk (on its thread, while the chunk is still in host m
 decode does no host work but gathers, and the chunk's dictionary page need not be kept.
 
 - ``codes``: the entries' sizes (their 4-byte lengths walked, none of their bytes copied; the
-  device finds where each lies from them, :func:`entry_starts`);
-- ``lengths``: the entries' values;
+  device finds where each lies from them, :func:`entry_starts`), read in C++ with the chunk's
+  pages (:func:`fsstgpu.native.pages.plan_chunks`);
+- ``lengths``: the entries' values, likewise;
 - ``table``: each entry's table, as an index into the column's distinct tables (each read and
   checked once; -1 where an entry is unreadable, which is an error only where a valid string
-  names it).
+  names it): :class:`DictionaryReader`.
 
 The read is O(dictionary entries), as the page headers' is O(pages): no per-row host work.
 """
@@ -55,53 +56,36 @@ def entry_starts(xp, sizes, pages, counts):
 
 
 class DictionaryReader:
-    """Reads the dictionary pages of one fsst column's chunks, chunk after chunk, keeping the
-    column's distinct tables (:attr:`tables`) across its row groups.
+    """Reads the table leaf's dictionary pages of one fsst column's chunks, chunk after chunk,
+    keeping the column's distinct tables (:attr:`tables`) across its row groups (the codes'
+    and lengths' dictionary pages are read in C++ as their chunks are planned:
+    :func:`fsstgpu.native.pages.plan_chunks`).
 
     Examples
     --------
     >>> import numpy as np
+    >>> from fsstgpu import SymbolTable
     >>> from fsstgpu.formats.page_dictionaries import DictionaryReader
-    >>> page = np.frombuffer(b"\\x02\\0\\0\\0ab\\x01\\0\\0\\0c", np.uint8)  # "ab", "c"
-    >>> DictionaryReader().read("codes", "INT32", page, 100, (100, 11, 2), "x").tolist()
-    [2, 1]
+    >>> t = SymbolTable([b"ab"]).to_bytes()
+    >>> page = np.frombuffer(len(t).to_bytes(4, "little") + t + b"\\1\\0\\0\\0x", np.uint8)
+    >>> reader = DictionaryReader()
+    >>> reader.table_ids(page, 100, (100, page.size, 2)).tolist(), len(reader.tables)
+    ([0, -1], 1)
     """
 
     def __init__(self):
         self.tables: list[SymbolTable] = []
         self._found: dict[bytes, int] = {}
 
-    def read(self, leaf: str, physical: str, raw, at: int, dictionary, where: str):
-        """What leaf ``leaf``'s decode needs of a chunk's dictionary page (``dictionary``: its
-        ``(start, size, count)`` in the column's buffer, None for none; ``raw`` the chunk's
-        bytes, at ``at`` in that buffer), or None: for ``codes`` the entries' sizes
-        (uint32), for ``lengths`` their values (uint64 for ``physical`` INT64, else
-        uint32), for ``table`` their tables' indices (int32).
-
-        Raises
-        ------
-        fsstgpu.CorruptDataError
-            Naming ``where`` and the dictionary page, where its values run past it.
-        """
-        if dictionary is None or leaf == "cuts":
+    def table_ids(self, raw, at: int, dictionary):
+        """Each entry's table of a chunk's dictionary page (``dictionary``: its ``(start,
+        size, count)`` in the column's buffer, None for none; ``raw`` holds those bytes, at
+        ``at`` in that buffer), as an index into :attr:`tables` (int32; -1 where an entry is
+        unreadable), or None."""
+        if dictionary is None:
             return None
         start, size, count = dictionary
         page = np.asarray(raw[start - at : start - at + size], np.uint8)
-        if leaf == "lengths":
-            dtype = np.dtype(np.uint64 if physical == "INT64" else np.uint32)
-            if count * dtype.itemsize > size:
-                raise CorruptDataError(f"{where}, dictionary page: {count} values in {size} "
-                                       "bytes")
-            return page[: count * dtype.itemsize].view(dtype).copy()
-        if leaf == "codes":
-            try:
-                _, offsets, _ = native.plain_byte_arrays(page, count, values=False)
-            except CorruptDataError as exc:
-                raise CorruptDataError(f"{where}, dictionary page: {exc}") from None
-            return np.diff(offsets).astype(np.uint32)  # (each under 2**31: checked there)
-        return self._table_ids(page, count)
-
-    def _table_ids(self, page, count: int) -> np.ndarray:
         try:
             blob, offsets, _ = native.plain_byte_arrays(page, count)
         except CorruptDataError:  # (every entry unreadable: an error where one is named)

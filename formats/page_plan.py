@@ -2,14 +2,15 @@
 item 2; :mod:`fsstgpu.formats.page_columns` decodes them).
 
 The column's chunks (its four leaves, ``codes``, ``lengths``, ``cuts``, ``table``, in every row
-group) are read into one buffer, each chunk's page headers parsed and checked against the chunk
-and the footer (:func:`~fsstgpu.formats.raw_pages.chunk_pages`), their CRCs checked, and each
-data page reduced to a few numbers: where its definition levels and its values lie in the
-buffer, its rows and the first of them in the column, its values' encoding and, for dictionary
-indices, their bit width (the first byte of its values); each dictionary page is read
-(:mod:`~fsstgpu.formats.page_dictionaries`: the codes' entry sizes, the lengths' values, the
-tables). That is all the host reads of the pages (O(pages and dictionary entries)); the levels,
-lengths and indices are the device's to decode.
+group) are read into one buffer, or window by window into staging buffers handed to a sink,
+by one compiled call a window (:func:`fsstgpu.native.pages.plan_chunks`: a chunk a thread,
+without the GIL): each chunk's page headers parsed and checked against the chunk and the
+footer, their CRCs checked, each data page reduced to a few numbers (where its definition
+levels and its values lie in the buffer, its rows and the first of them in the column, its
+values' encoding and, for dictionary indices, their bit width) and its dictionary page read
+(the codes' entry sizes, the lengths' values; the tables by
+:mod:`~fsstgpu.formats.page_dictionaries`). That is all the host reads of the pages (O(pages
+and dictionary entries)); the levels, lengths and indices are the device's to decode.
 
 What it takes (else :class:`~fsstgpu.formats.raw_columns.Unsupported`, and the caller reads the
 column another way): pages stored uncompressed, data pages of version 1 (RLE levels) or 2,
@@ -31,8 +32,11 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow_read import is_fsst_type
 from fsstgpu.formats.page_dictionaries import DictionaryReader
 from fsstgpu.formats.raw_columns import Unsupported
-from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span
+from fsstgpu.formats.raw_pages import chunk_span
 from fsstgpu.formats.rowgroups import Source
+from fsstgpu.native.checksums import crc32_many
+from fsstgpu.native.pages import CHUNK_SPEC_FIELDS, PLAN_ERRORS, plan_chunks
+from fsstgpu.parallel import usable_cores
 
 __all__ = ["ColumnPlan", "LeafPlan", "plan_column", "plannable"]
 
@@ -40,10 +44,6 @@ __all__ = ["ColumnPlan", "LeafPlan", "plan_column", "plannable"]
 PLAIN, PLAIN_DICTIONARY, RLE, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, RLE_DICTIONARY = (
     0, 2, 3, 6, 7, 8)
 DICTIONARY = (PLAIN_DICTIONARY, RLE_DICTIONARY)
-#: each leaf's data page encodings this reader takes
-_TAKES = {"codes": (DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, *DICTIONARY),
-          "lengths": (PLAIN, *DICTIONARY),
-          "cuts": (PLAIN,), "table": DICTIONARY}
 _LEAVES = ("codes", "lengths", "cuts", "table")
 
 
@@ -81,7 +81,7 @@ class ColumnPlan:
     leaves: list               # LeafPlan of codes, lengths, cuts, table
     struct_level: int          # the struct's definition level (0 when it cannot be null)
     where: str                 # the column, for errors
-    chunks: list = field(default_factory=list)  # (start, size, pages, name) of each chunk
+    chunks: list = field(default_factory=list)  # (start, size, CRC rows, name) of each chunk
     tables: list = field(default_factory=list)  # the distinct tables its dictionaries name
 
     def crc_checks(self) -> list:
@@ -92,8 +92,8 @@ class ColumnPlan:
         group and column) where a page is damaged.
         """
         view = memoryview(self.buffer)
-        return [functools.partial(check_crcs, view[at : at + size], pages, where)
-                for at, size, pages, where in self.chunks]
+        return [functools.partial(_check_crcs, view[at : at + size], crcs, where)
+                for at, size, crcs, where in self.chunks]
 
     def check_crcs(self) -> None:
         """Check every page's CRC (a plan made with ``check=False``).
@@ -145,12 +145,13 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
     uint8 NumPy array of ``n`` bytes: pinned memory, for a reader that uploads it), else
     ``numpy.empty``.
 
-    ``sink(at, chunk, total)``: the chunks are not kept but handed over one by one as they are
-    read (each checked first), to lie at ``at`` of a buffer of ``total`` bytes (a device
-    reader's upload, which returns a callable that waits until the chunk's bytes are no longer
-    needed); they pass through two staging buffers of the largest chunk's size, and the plan's
-    ``buffer`` keeps only what the decode reads on the host (:class:`HostParts`). Host memory
-    then holds two chunks and what the dictionaries say, not the column.
+    ``sink(at, chunks, total)``: the chunks are not kept but handed over a window at a time
+    (consecutive chunks of at most :data:`WINDOW_BYTES`, or one larger chunk), each window
+    read and checked first, to lie at ``at`` of a buffer of ``total`` bytes (a device reader's
+    upload, which returns a callable that waits until the window's bytes are no longer
+    needed); they pass through two staging buffers, and the plan's ``buffer`` keeps only what
+    the decode reads on the host (:class:`HostParts`). Host memory then holds two windows and
+    what the dictionaries say, not the column.
 
     Raises
     ------
@@ -189,61 +190,57 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
     if any(leaf.max_definition_level < struct_level for leaf in leaf_schemas):
         raise Unsupported(f"{fsst_field.name}: a leaf without the struct's level")
     groups = range(source.num_units)
-    spans, names = [], []
+    group_rows = np.array([meta.row_group(k).num_rows for k in groups], np.int64)
+    row0 = np.concatenate([[0], np.cumsum(group_rows)])
+    specs, names = [], []
     for k in groups:
-        for j in columns:
+        for i, j in enumerate(columns):
             col = meta.row_group(k).column(j)
             where = f"{source.path}: row group {k}, column {col.path_in_schema}"
             if col.compression != "UNCOMPRESSED":
                 raise Unsupported(f"{where}: pages compressed with {col.compression}")
-            spans.append(chunk_span(col, source.file_bytes, where))
-            names.append(where)
-    starts = np.zeros(len(spans) + 1, np.int64)
-    np.cumsum([size for _, size in spans], out=starts[1:])
-    group_rows = np.array([meta.row_group(k).num_rows for k in groups], np.int64)
-    row0 = np.concatenate([[0], np.cumsum(group_rows)])
-    make = allocate or (lambda n: np.empty(n, np.uint8))
-    if sink is None:  # the chunks kept, end to end
-        buffer = make(int(starts[-1]))
-        slots = None
-    else:  # the chunks through two staging buffers to the sink; the host keeps its parts
-        buffer = HostParts()
-        slots = [[make(max((size for _, size in spans), default=0)), None] for _ in range(2)]
-    leaves = [[[], [], [], []] for _ in columns]  # each leaf's page rows, dictionaries, page
-    dictionaries = DictionaryReader()               # names, dictionaries read
-    chunks = []
-    fd = os.open(source.path, os.O_RDONLY)
-    try:
-        for c, (file_at, size) in enumerate(spans):
-            k, i = divmod(c, 4)
-            at, where = int(starts[c]), names[c]
-            col = meta.row_group(k).column(columns[i])
             if col.num_values != group_rows[k]:
                 raise CorruptDataError(f"{where}: {col.num_values} values in "
                                        f"{group_rows[k]} rows")
+            file_at, size = chunk_span(col, source.file_bytes, where)
+            specs.append((file_at, size, 0, 0, col.num_values, row0[k], k, i,
+                          leaf_schemas[i].physical_type == "INT64"))
+            names.append(where)
+    specs = np.array(specs, np.int64).reshape(-1, len(CHUNK_SPEC_FIELDS))
+    starts = np.zeros(len(specs) + 1, np.int64)
+    np.cumsum(specs[:, 1], out=starts[1:])
+    specs[:, 3] = starts[:-1]  # (each chunk's place in the column's bytes)
+    total = int(starts[-1])
+    make = allocate or (lambda n: np.empty(n, np.uint8))
+    windows = _windows(specs[:, 1], None if sink is None else WINDOW_BYTES)
+    if sink is None:  # the chunks kept, end to end
+        buffer = make(total)
+        slots = None
+    else:  # the chunks through two staging buffers to the sink; the host keeps its parts
+        buffer = HostParts()
+        most = max((int(starts[b] - starts[a]) for a, b in windows), default=0)
+        slots = [[make(most), None] for _ in range(min(2, len(windows)))]
+    found = _Found(len(columns))
+    fd = os.open(source.path, os.O_RDONLY)
+    try:
+        for w, (a, b) in enumerate(windows):
+            at = int(starts[a])
             if slots is None:
-                raw = memoryview(buffer)[at : at + size]
+                target = buffer
             else:
-                slot = slots[c % 2]
+                slot = slots[w % 2]
                 if slot[1] is not None:
-                    slot[1]()  # (the sink's copy of the chunk before has been made)
-                raw = memoryview(slot[0])[:size]
-            _read(fd, file_at, raw, source.path)
-            got = chunk_pages(raw, col.num_values, where)
-            if slots is not None and check:
-                check_crcs(raw, got, where)
-            chunks.append((at, size, got, where))
-            rows, dictionary = _chunk_rows(storage[i].name, raw, at, got, int(row0[k]),
-                                           int(row0[k + 1]), k, where)
-            leaves[i][0].extend(rows)
-            leaves[i][1].append(dictionary)
-            leaves[i][2].extend(f"{where}, page {p}" for p, page in enumerate(got)
-                                if page.kind != "dictionary")
-            leaves[i][3].append(dictionaries.read(storage[i].name, leaf_schemas[i].physical_type,
-                                                  raw, at, dictionary, where))
+                    slot[1]()  # (the sink's copy of the window before has been made)
+                target = slot[0]
+            window = specs[a:b].copy()
+            window[:, 2] = window[:, 3] - (0 if slots is None else at)
+            planned = plan_chunks(target, fd, window, check_crc=check,
+                                  threads=min(b - a, usable_cores()))
+            raw = memoryview(target)[int(window[0, 2]) :]  # (the window's bytes)
+            found.add(planned, window, a, names, source.path, raw, at, buffer,
+                      slots is not None)
             if slots is not None:
-                _keep_host_parts(buffer, storage[i].name, raw, at, rows)
-                slot[1] = sink(at, slot[0][:size], int(starts[-1]))
+                slot[1] = sink(at, slot[0][: int(starts[b]) - at], total)
     finally:
         os.close(fd)
     for slot in slots or ():
@@ -251,17 +248,119 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
             slot[1]()
     plans = []
     for i, (child, leaf) in enumerate(zip(storage, leaf_schemas, strict=True)):
-        table = np.array(leaves[i][0], np.int64).reshape(-1, 9)
+        table = found.rows_of(i)
         plans.append(LeafPlan(child.name, leaf.physical_type, leaf.max_definition_level,
                               *(table[:, c].copy() for c in range(9)),
-                              dictionaries=leaves[i][1], names=leaves[i][2],
-                              entries=leaves[i][3]))
+                              dictionaries=found.dictionaries[i], names=found.names[i],
+                              entries=found.entries(i, child.name, leaf.physical_type)))
     plan = ColumnPlan(fsst_field, buffer, int(row0[-1]), group_rows, plans, struct_level,
                       f"{source.path}: column {fsst_field.name}",
-                      chunks if slots is None else [], dictionaries.tables)
-    if check and slots is None:
-        plan.check_crcs()
+                      found.chunks if sink is None and not check else [], found.reader.tables)
     return plan
+
+
+#: the bytes a sink's window of chunks holds at most (a chunk larger than this alone): the
+#: chunks of a window are read and planned at once, a thread a chunk, and handed over in one
+#: copy; two windows are staged (host memory: 64 MiB at most beside one large chunk)
+WINDOW_BYTES = 32 << 20
+
+
+def _windows(sizes, most: int | None) -> list[tuple[int, int]]:
+    """Runs ``(first, end)`` of consecutive chunks of ``sizes`` totalling at most ``most``
+    bytes each (a larger chunk alone); one run of them all for ``most=None``."""
+    if most is None or not len(sizes):
+        return [(0, len(sizes))] if len(sizes) else []
+    runs, first, held = [], 0, 0
+    for c, size in enumerate(sizes.tolist()):
+        if c > first and held + size > most:
+            runs.append((first, c))
+            first, held = c, 0
+        held += size
+    runs.append((first, len(sizes)))
+    return runs
+
+
+class _Found:
+    """What :func:`plan_chunks` found of a column's chunks, window after window, by leaf:
+    its data pages' rows and names, its dictionaries and their entries, the tables the table
+    leaf's dictionaries name, and the cut values (kept on the host with a sink)."""
+
+    def __init__(self, nleaves: int):
+        self.parts = [[] for _ in range(nleaves)]  # each window's rows of a leaf
+        self.dictionaries = [[] for _ in range(nleaves)]
+        self.names = [[] for _ in range(nleaves)]
+        self.raw_entries = [[] for _ in range(nleaves)]  # a chunk's entries (uint64) or None
+        self.table_ids = []  # the table leaf's chunks' table indices (int32) or None
+        self.reader = DictionaryReader()
+        self.chunks = []  # (start, size, crc rows, name) of each chunk, for a later CRC check
+
+    def add(self, planned, window, first: int, names, path, raw, at: int, parts,
+            sunk: bool) -> None:
+        """A window's chunks (``window`` their specs, ``first`` the first one's index; ``raw``
+        their bytes, at ``at`` in the column's bytes), or the error of its first failed chunk
+        raised."""
+        rows, dictionaries, entries, entry_at, crcs, error = planned
+        if error is not None:
+            _raise(error, names[first + error[0]], path)
+        nleaves, nchunks = len(self.parts), len(dictionaries)
+        # (rows and CRC rows come chunk after chunk: each chunk's found by a search)
+        row_at = np.searchsorted(rows[:, 9], np.arange(nchunks + 1))
+        crc_at = np.searchsorted(crcs[:, 0], np.arange(nchunks + 1))
+        for c, dictionary in enumerate(dictionaries.tolist()):
+            k = first + c
+            i = k % nleaves
+            mine = rows[row_at[c] : row_at[c + 1]]
+            self.parts[i].append(mine[:, :9])
+            self.names[i].extend(f"{names[k]}, page {p}" for p in mine[:, 10].tolist())
+            dictionary = None if dictionary[0] < 0 else tuple(dictionary)
+            self.dictionaries[i].append(dictionary)
+            self.raw_entries[i].append(None if dictionary is None else
+                                       entries[entry_at[c] : entry_at[c + 1]])
+            if i == 3:
+                self.table_ids.append(self.reader.table_ids(raw, at, dictionary))
+            if i == 2 and sunk:
+                _keep_host_parts(parts, raw, at, mine)
+            self.chunks.append((int(window[c, 3]), int(window[c, 1]),
+                                crcs[crc_at[c] : crc_at[c + 1]], names[k]))
+
+    def rows_of(self, i: int) -> np.ndarray:
+        """Leaf ``i``'s data pages' rows (the first 9 of plan_chunks' columns)."""
+        p = self.parts[i]
+        return np.concatenate(p) if p else np.zeros((0, 9), np.int64)
+
+    def entries(self, i: int, name: str, physical: str) -> list:
+        """Leaf ``i``'s dictionaries' entries a chunk, as the decode reads them: the codes'
+        sizes (uint32), the lengths' values (uint64 for ``physical`` INT64, else uint32), the
+        tables' indices (int32); None for a chunk without a dictionary."""
+        if name == "table":
+            return self.table_ids
+        if name == "cuts":
+            return [None] * len(self.raw_entries[i])
+        dtype = np.uint64 if name == "lengths" and physical == "INT64" else np.uint32
+        return [None if e is None else e.astype(dtype) for e in self.raw_entries[i]]
+
+
+def _check_crcs(raw, crcs, where: str) -> None:
+    """A chunk's pages' stored CRCs (``crcs``: :func:`plan_chunks`' rows of its pages) against
+    their payloads in ``raw``, its bytes."""
+    got = crc32_many(raw, crcs[:, 1].copy(), crcs[:, 2].copy())
+    bad = np.flatnonzero((crcs[:, 3] >= 0) & (got != crcs[:, 3]))
+    if bad.size:
+        raise CorruptDataError(f"{where}: page {int(bad[0])} fails its CRC check (the file is "
+                               "damaged)")
+
+
+def _raise(error, where: str, path) -> None:
+    """:func:`plan_chunks`' error as the exception it stands for, naming its chunk."""
+    _, kind, page, message = error
+    kind = PLAN_ERRORS[kind]
+    if kind == "os":
+        raise OSError(page, f"{message} (reading {path})")
+    if kind == "short_file":
+        raise CorruptDataError(f"{path}: {message}")
+    named = f"{where}, page {page}" if page >= 0 else \
+        f"{where}, dictionary page" if page == -2 else where
+    raise (Unsupported if kind == "unsupported" else CorruptDataError)(f"{named}: {message}")
 
 
 class HostParts:
@@ -293,77 +392,10 @@ class HostParts:
         raise KeyError(f"bytes {where.start}..{where.stop} were not kept on the host")
 
 
-def _keep_host_parts(parts: HostParts, name: str, raw, at: int, rows) -> None:
-    """Keep what the decode reads on the host of a chunk (``raw``, at ``at`` in the column's
-    buffer): the values of its cuts' pages."""
-    if name == "cuts":
-        for row in rows:
-            if row[3] > row[2]:
-                parts.keep(row[2], raw[row[2] - at : row[3] - at])
-
-
-def _read(fd: int, file_at: int, view, path) -> None:
-    """``view``'s bytes from the file at ``file_at`` (``os.preadv``)."""
-    got, size = 0, len(view)
-    while got < size:
-        n = os.preadv(fd, [view[got:]], file_at + got)
-        if n <= 0:
-            raise CorruptDataError(f"{path}: the file ends {size - got} bytes into a column "
-                                   "chunk")
-        got += n
-
-
-def _chunk_rows(name: str, raw, at: int, pages, first: int, last: int, k: int,
-                where: str) -> tuple[list, tuple | None]:
-    """A chunk's data pages (``raw``: its bytes, at ``at`` in the column's buffer; rows
-    ``first`` to ``last`` of row group ``k``) as rows of :class:`LeafPlan`'s arrays, and its
-    dictionary page's (start, size, count), or None."""
-    rows, dictionary, start = [], None, first
-    for p, page in enumerate(pages):
-        body = at + page.start
-        page_where = f"{where}, page {p}"
-        if page.size != page.uncompressed_size:  # (the chunk's codec: none)
-            raise CorruptDataError(f"{page_where}: a stored page of {page.size} bytes, its "
-                                   f"header says {page.uncompressed_size}")
-        if page.kind == "dictionary":
-            if page.encoding not in (PLAIN, PLAIN_DICTIONARY):
-                raise Unsupported(f"{page_where}: a dictionary page of encoding "
-                                  f"{page.encoding}")
-            dictionary = (body, page.size, page.num_values)
-            continue
-        if page.encoding not in _TAKES[name]:
-            raise Unsupported(f"{page_where}: values of encoding {page.encoding}")
-        end = body + page.size
-        if page.kind == "data":
-            if page.levels_encoding != RLE:
-                raise Unsupported(f"{page_where}: levels of encoding {page.levels_encoding}")
-            if page.size < 4:
-                raise CorruptDataError(f"{page_where}: a page of {page.size} bytes has no "
-                                       "levels")
-            nlevels = int.from_bytes(raw[page.start : page.start + 4], "little")
-            if nlevels > page.size - 4:
-                raise CorruptDataError(f"{page_where}: {nlevels} bytes of levels in a page of "
-                                       f"{page.size}")
-            levels = (body + 4, nlevels)
-        else:
-            if page.rep_levels_size:
-                raise CorruptDataError(f"{page_where}: repetition levels in a top-level column")
-            levels = (body, page.levels_size)
-        values = levels[0] + levels[1]
-        width = 0
-        if page.encoding in DICTIONARY:
-            if values >= end:
-                raise CorruptDataError(f"{page_where}: no room for the indices' bit width")
-            if dictionary is None:
-                raise CorruptDataError(f"{page_where}: dictionary indices without a dictionary "
-                                       "page")
-            width = raw[values - at]
-            if width > 32:
-                raise CorruptDataError(f"{page_where}: dictionary indices of {width} bits")
-            values += 1
-        rows.append((*levels, values, end, page.num_values, first, page.encoding, width, k))
-        first += page.num_values
-    if first != last:
-        raise CorruptDataError(f"{where}: its pages hold {first - start} rows, not "
-                               f"{last - start}")
-    return rows, dictionary
+def _keep_host_parts(parts: HostParts, raw, at: int, rows) -> None:
+    """Keep what the decode reads on the host of a cuts chunk (``rows``: its data pages' plan
+    rows; ``raw``: bytes at ``at`` in the column's buffer, holding the chunk): its pages'
+    values."""
+    for start, end in rows[:, 2:4].tolist():
+        if end > start:
+            parts.keep(start, raw[start - at : end - at])

@@ -3,9 +3,10 @@ item 2), for files whose fsst pages are stored uncompressed (``compress_file(...
 parquet_codec="none")``).
 
 Each column's chunks are read through pinned memory, their page headers parsed, their
-dictionary pages read and their CRCs checked on the host, and each is uploaded as soon as it
-is (:func:`~fsstgpu.formats.page_plan.plan_column` with a sink: host memory holds two chunks a
-column and what its dictionaries say, not the file); the column is then decoded on the device
+dictionary pages read and their CRCs checked on the host (in C++, a chunk a thread), and each
+window of them is uploaded as soon as it is (:func:`~fsstgpu.formats.page_plan.plan_column`
+with a sink: host memory holds two windows of at most 32 MiB a column and what its
+dictionaries say, not the file); the column is then decoded on the device
 into its compressed arrays (:func:`~fsstgpu.formats.page_columns.decode_pages`),
 its split points planned there (:func:`fsstgpu.gpu.encoded.device_column`, as for a column
 the GPU encoded) and its strings decoded by the checked decode (the file is untrusted: each
@@ -129,10 +130,10 @@ def page_columns(source: Source, *, stream=None, workers: int | None = None) -> 
 
 
 class _Upload:
-    """A column's chunks copied into one device buffer as the planning thread reads them
-    (:func:`~fsstgpu.formats.page_plan.plan_column`'s ``sink``): each copy asynchronous on
-    ``stream``, from pinned staging that is reused once the copy is done (on the reading
-    thread, whose device is the column's)."""
+    """A column's chunks copied into one device buffer as the planning thread reads them, a
+    window at a time (:func:`~fsstgpu.formats.page_plan.plan_column`'s ``sink``): each copy
+    asynchronous on ``stream``, from pinned staging that is reused once the copy is done (on
+    the reading thread, whose device is the column's)."""
 
     def __init__(self, cp, stream):
         self.cp, self.stream = cp, stream

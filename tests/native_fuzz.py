@@ -11,6 +11,8 @@ top-level module ``_native`` and nothing of fsstgpu (so CorruptData arrives as V
 from __future__ import annotations
 
 import sys
+import tempfile
+import zlib
 
 import numpy as np
 
@@ -656,6 +658,63 @@ def fuzz_page_headers():
             assert 0 <= r[3] and 0 <= r[4] and r[3] + r[4] <= len(bad) and r[11] < r[3]
 
 
+def fuzz_plan_chunks():
+    """plan_chunks on a file of chunks of model-written headers (a dictionary page or not,
+    version 1 and 2 data pages, payloads whose first bytes are small level sizes and bit
+    widths or random), then with bytes cut, inserted or changed: rows inside each chunk's
+    range, or a refusal, never a fault; every thread count gives the same answer."""
+    takes = {0: [6, 7, 2, 8], 1: [0, 2, 8], 2: [0], 3: [2, 8]}
+    raws, specs, at = [], [], 0
+    for c in range(int(rng.integers(1, 5))):
+        chunk, values, leaf = bytearray(), 0, int(rng.integers(0, 4))
+        for k in range(int(rng.integers(1, 4))):
+            kind = 2 if k == 0 and rng.random() < 0.5 else int(rng.choice([0, 3]))
+            size, count = int(rng.integers(0, 30)), int(rng.integers(0, 50))
+            body = bytearray(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+            if kind == 2 and rng.random() < 0.7:  # PLAIN byte arrays (or 4-byte values)
+                words = [bytes(rng.choice(ALPHABET, int(rng.integers(0, 4))))
+                         for _ in range(int(rng.integers(0, 6)))]
+                body = bytearray(b"".join(len(w).to_bytes(4, "little") + w for w in words))
+                size, count = len(body), len(words)
+            elif size >= 6 and rng.random() < 0.7:  # (a level size, then a bit width)
+                body[:5] = bytes([int(rng.integers(0, 3)), 0, 0, 0, int(rng.integers(0, 40))])
+            crc = None if rng.random() < 0.5 else zlib.crc32(body) if rng.random() < 0.8 \
+                else int(rng.integers(0, 1 << 32))
+            encoding = None if rng.random() < 0.15 else int(rng.choice(
+                [0, 2] if kind == 2 else takes[leaf]))
+            chunk += page_header(rng, kind, size, count, crc, encoding) + body
+            values += count if kind != 2 else 0
+        if rng.random() < 0.1:
+            chunk = bytearray(chunk[: int(rng.integers(0, len(chunk) + 1))])
+        elif rng.random() < 0.1:
+            for _ in range(int(rng.integers(1, 4))):
+                chunk[int(rng.integers(0, len(chunk)))] = int(rng.integers(0, 256))
+        raws.append(bytes(chunk))
+        nvals = values if rng.random() < 0.9 else int(rng.integers(0, 60))
+        specs.append([at, len(chunk), at, 500 + at, nvals, 10 * c, c, leaf,
+                      int(rng.integers(0, 2))])
+        at += len(chunk)
+    specs = np.array(specs, np.int64)
+    with tempfile.TemporaryFile() as f:
+        f.write(b"".join(raws))
+        f.flush()
+        fd = f.fileno()
+        check = bool(rng.random() < 0.5)
+        answers = [_native.plan_chunks(np.zeros(at + 1, np.uint8), fd, specs, check, t)
+                   for t in (1, 3)]
+    rows, dicts, entries, entry_at, crcs, error = answers[0]
+    for x, y in zip(answers[0][:5], answers[1][:5], strict=True):
+        assert np.array_equal(x, y)
+    assert answers[0][5] == answers[1][5]
+    done = len(specs) if error is None else error[0]
+    assert len(dicts) == done and len(entry_at) == done + 1
+    for r in rows.tolist():
+        s = specs[r[9]]
+        assert s[3] <= r[0] <= r[0] + r[1] <= r[2] <= r[3] <= s[3] + s[1]
+    for c, start, size, _ in crcs.tolist():
+        assert 0 <= start <= start + size <= specs[c][1]
+
+
 def leaf_page_values(strs, encoding, width_dict=None):
     """A data page's values: byte arrays in ``encoding`` (0 PLAIN, 6 DELTA_LENGTH, 7 DELTA,
     8 dictionary indices into width_dict's dictionary)."""
@@ -1102,6 +1161,7 @@ for r in range(ROUNDS):
     fuzz_pages()
     fuzz_tables()
     fuzz_page_headers()
+    fuzz_plan_chunks()
     fuzz_leaf()
     if r % 5 == 0:
         fuzz_plan()

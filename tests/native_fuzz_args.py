@@ -222,7 +222,29 @@ def cases(native, rng, symbols, strings):
                                                         2, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]) +
                                                  b"\0\0\0\0", np.uint8), 5]),
         Case(native.crc32_many, [data, offsets[:-1].copy(), slen]),
+        Case(native.plan_chunks, [np.zeros(42, np.uint8), _chunks_file(),
+                                  np.array([[0, 21, 0, 0, 1, 0, 0, 1, 0],
+                                            [21, 21, 21, 21, 1, 1, 1, 2, 0]], np.int64),
+                                  True, 2], outs=[0]),
     ]
+
+
+_CHUNKS = []
+
+
+def _chunks_file() -> int:
+    """An open file of two chunks of one data page each (a value, PLAIN, no levels: the
+    page_headers case's page) for plan_chunks' case, opened once a process."""
+    if not _CHUNKS:
+        import tempfile
+
+        page = bytes([0x15, 0, 0x15, 8, 0x15, 8, 0x2C, 0x15, 2, 0x15, 0, 0x15, 6, 0x15, 6, 0,
+                      0]) + bytes(4)
+        f = tempfile.TemporaryFile()
+        f.write(page * 2)
+        f.flush()
+        _CHUNKS.append(f)
+    return _CHUNKS[0].fileno()
 
 
 def expect_fine(case, args):

@@ -67,10 +67,11 @@ def _zigzag(v):
     return uvarint((v << 1) ^ (v >> 63) if v < 0 else v << 1)
 
 
-def page_header(rng, kind, size, values, crc=None):
+def page_header(rng, kind, size, values, crc=None, encoding=None):
     """A page header in Thrift's compact protocol (PageHeader: type, sizes, CRC (unsigned,
-    stored as Thrift's i32) and the page's own header), with fields a reader must walk past
-    (statistics, a list, a long field id)."""
+    stored as Thrift's i32) and the page's own header: its values' ``encoding``, random where
+    None (0 for a version 2 page)), with fields a reader must walk past (statistics, a list, a
+    long field id)."""
     def field(last, id_, type_):
         return bytes([((id_ - last) << 4) | type_]) if 0 < id_ - last <= 15 else \
             bytes([type_]) + _zigzag(id_)
@@ -84,7 +85,7 @@ def page_header(rng, kind, size, values, crc=None):
     sub_id = {0: 5, 2: 7, 3: 8}[kind]
     out += field(last, sub_id, 12)
     sub = bytearray(field(0, 1, 5) + _zigzag(values) + field(1, 2, 5) + _zigzag(
-        int(rng.integers(0, 9))))
+        int(rng.integers(0, 9)) if encoding is None else encoding))
     if kind == 0:
         sub += field(2, 3, 5) + _zigzag(3) + field(3, 4, 5) + _zigzag(3)
         if rng.random() < 0.5:  # statistics: a struct of binaries
@@ -92,7 +93,8 @@ def page_header(rng, kind, size, values, crc=None):
                 uvarint(0) + b"\x00"
     elif kind == 3:
         sub = bytearray(field(0, 1, 5) + _zigzag(values) + field(1, 2, 5) + _zigzag(0) +
-                        field(2, 3, 5) + _zigzag(values) + field(3, 4, 5) + _zigzag(0) +
+                        field(2, 3, 5) + _zigzag(values) + field(3, 4, 5) +
+                        _zigzag(encoding or 0) +
                         field(4, 5, 5) + _zigzag(0) + field(5, 6, 5) + _zigzag(0) +
                         field(6, 7, 2))
     out += sub + b"\x00"

@@ -120,11 +120,17 @@ def test_dbtext_lines_rebuilt_from_their_prefixes(fresh_rng, tmp_path):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
 
 
-def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files):
+@pytest.mark.parametrize("window", [None, 1, 60_000])
+def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files, monkeypatch, window):
     """Planned with a sink (a device reader's upload, here a host array), the plan keeps only
     the cut values (and what the dictionaries say); decoding over the sunk bytes reads nothing
-    else on the host and gives the same column."""
+    else on the host and gives the same column; whatever the windows (a chunk each, a few, the
+    column), every byte is sunk once, where it lies."""
+    import fsstgpu.formats.page_plan as page_plan
     from fsstgpu.formats.page_plan import HostParts
+
+    if window is not None:
+        monkeypatch.setattr(page_plan, "WINDOW_BYTES", window)
 
     with Source(files["none"]) as source:
         for field in plannable(source):
@@ -132,6 +138,7 @@ def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files):
 
             def sink(at, chunk, total, sunk=sunk):
                 sunk.setdefault("data", np.zeros(total, np.uint8))[at : at + chunk.size] = chunk
+                sunk.setdefault("calls", []).append((at, chunk.size))
                 return lambda: None
 
             plan = plan_column(source, field, sink=sink)
@@ -141,6 +148,11 @@ def test_chunks_handed_to_a_sink_leave_the_host_what_it_reads(files):
             want = decode_pages(plan_column(source, field), np)
             assert _outcome(plan, np, sunk["data"]) == _outcome(
                 plan_column(source, field), np) == _outcome_of(want), field.name
+            ends = [0] + [at + size for at, size in sunk["calls"]]
+            assert [at for at, _ in sunk["calls"]] == ends[:-1]  # (in order, each byte once)
+            assert ends[-1] == sunk["data"].size
+            if window == 1:
+                assert len(sunk["calls"]) == 4 * source.num_units  # (a chunk a window)
 
 
 def test_compressed_pages_are_not_planned(files):

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bind_arrays.h"
+#include "chunk_plan.h"
 #include "errors.h"
 #include "page_headers.h"
 #include "parquet_leaf.h"
@@ -166,6 +167,58 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
             ? py::object(bind::to_array_moved(std::move(col.starts))) : none);
 }
 
+// A 2-D int64 array of rows of `width` values as a vector's copy (rows x width).
+template <class T>
+bind::Array<T> rows_array(const std::vector<T>& v, int width) {
+    bind::Array<T> out({static_cast<py::ssize_t>(v.size() / width),
+                        static_cast<py::ssize_t>(width)});
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+}
+
+constexpr int kSpecFields = 9;  // ChunkSpec's fields, in order
+
+py::tuple plan_chunks_py(bind::Output<uint8_t>& buffer, int fd, const bind::Array<int64_t>& specs,
+                         bool check_crc, int threads) {
+    uint8_t* out = bind::aligned_output(buffer, "buffer");
+    const int64_t n = bind::length(specs, "specs", 2);
+    if (buffer.ndim() != 1) throw std::invalid_argument("buffer must be 1-D");
+    if (specs.shape(1) != kSpecFields) {
+        throw std::invalid_argument("specs must have " + std::to_string(kSpecFields) +
+                                    " columns");
+    }
+    const int64_t room = static_cast<int64_t>(buffer.shape(0));
+    std::vector<ChunkSpec> chunks(static_cast<size_t>(n));
+    int64_t free_from = 0;  // (each chunk's range after the one before's: no two overlap)
+    for (int64_t c = 0; c < n; ++c) {
+        const int64_t* f = specs.data() + c * kSpecFields;
+        ChunkSpec s{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]};
+        const int64_t big = INT64_MAX;
+        if (s.file_at < 0 || s.size < 0 || s.file_at > big - s.size || s.buf_at < free_from ||
+            s.buf_at > room || s.size > room - s.buf_at || s.col_at < 0 ||
+            s.col_at > big - s.size || s.num_values < 0 || s.first_row < 0 ||
+            s.first_row > big - s.num_values || s.group < 0 || s.leaf < 0 || s.leaf > 3 ||
+            (s.wide != 0 && s.wide != 1)) {
+            throw std::invalid_argument("chunk " + std::to_string(c) +
+                                        ": a spec outside the buffer, overlapping the one "
+                                        "before, or out of range");
+        }
+        free_from = s.buf_at + s.size;
+        chunks[static_cast<size_t>(c)] = s;
+    }
+    ChunkPlans plans = bind::without_gil(
+        [&] { return plan_chunks(fd, out, chunks, check_crc, std::max(threads, 1)); });
+    py::object error = py::none();
+    if (plans.error != PlanError::none) {
+        error = py::make_tuple(plans.error_chunk, static_cast<int64_t>(plans.error),
+                               plans.error_page, plans.message);
+    }
+    return py::make_tuple(rows_array(plans.rows, kPlanFields),
+                          rows_array(plans.dictionaries, 3), bind::to_array(plans.entries),
+                          bind::to_array(plans.entry_at), rows_array(plans.crcs, kCrcFields),
+                          error);
+}
+
 }  // namespace
 
 void bind_pages(py::module_& m) {
@@ -182,6 +235,8 @@ void bind_pages(py::module_& m) {
             return out;
         },
         py::arg("chunk"), py::arg("max_pages"));
+    m.def("plan_chunks", &plan_chunks_py, py::arg("buffer").noconvert(), py::arg("fd"),
+          py::arg("specs"), py::arg("check_crc"), py::arg("threads"));
     m.def("rle_hybrid", &rle_hybrid_py, py::arg("data"), py::arg("bit_width"),
           py::arg("count"));
     m.def("delta_binary_packed", &delta_binary_packed_py, py::arg("data"), py::arg("count"));

@@ -16,18 +16,30 @@ from fsstgpu._native import (
     delta_length_byte_arrays as _delta_length_byte_arrays,
     page_headers as _page_headers,
     plain_byte_arrays as _plain_byte_arrays,
+    plan_chunks as _plan_chunks,
     rle_hybrid as _rle_hybrid,
 )
 
-__all__ = ["LEAF_BYTES", "LEAF_INT32", "LEAF_INT64", "PAGE_FIELDS", "decode_leaf",
-           "delta_binary_packed", "delta_byte_arrays", "delta_length_byte_arrays",
-           "page_headers", "plain_byte_arrays", "rle_hybrid"]
+__all__ = ["CHUNK_SPEC_FIELDS", "LEAF_BYTES", "LEAF_INT32", "LEAF_INT64", "PAGE_FIELDS",
+           "PLAN_ERRORS", "PLAN_FIELDS", "decode_leaf", "delta_binary_packed",
+           "delta_byte_arrays", "delta_length_byte_arrays", "page_headers", "plain_byte_arrays",
+           "plan_chunks", "rle_hybrid"]
 
 #: :func:`decode_leaf`'s physical types
 LEAF_BYTES, LEAF_INT32, LEAF_INT64 = 0, 1, 2
 #: :func:`page_headers`' columns, in order
 PAGE_FIELDS = ("type", "encoding", "num_values", "start", "size", "uncompressed_size", "crc",
                "levels_size", "compressed", "levels_encoding", "rep_levels_size", "header_at")
+
+#: :func:`plan_chunks`' ``specs`` columns, in order (``leaf``: 0 codes, 1 lengths, 2 cuts, 3
+#: table; ``wide``: 1 where the lengths leaf is INT64)
+CHUNK_SPEC_FIELDS = ("file_at", "size", "buf_at", "col_at", "num_values", "first_row",
+                     "group", "leaf", "wide")
+#: :func:`plan_chunks`' data page rows' columns, in order
+PLAN_FIELDS = ("levels_at", "levels_size", "values_at", "values_end", "rows", "row0",
+               "encoding", "width", "group", "chunk", "page")
+#: the kinds of :func:`plan_chunks`' error, by number
+PLAN_ERRORS = {1: "corrupt", 2: "unsupported", 3: "short_file", 4: "os"}
 
 
 def page_headers(chunk, max_pages: int) -> np.ndarray:
@@ -249,3 +261,59 @@ def decode_leaf(bodies, pages, physical: int, max_def: int, *, keep_indices: boo
                         int(max_def), bool(keep_indices), int(max_rows), bool(in_place),
                         None if body_starts is None
                         else np.ascontiguousarray(body_starts, np.int64))
+
+
+def plan_chunks(buffer, fd: int, specs, *, check_crc: bool = True, threads: int = 1) -> tuple:
+    """Fsst column chunks read from open file ``fd`` into ``buffer`` and planned for a device
+    reader, ``threads`` chunks at a time without the GIL (:mod:`fsstgpu.formats.page_plan`'s
+    step a chunk): each chunk's page headers read and checked against its footer entry, its
+    pages' CRCs checked (``check_crc``), its data pages reduced to where their levels and values
+    lie, its dictionary page's entry sizes (codes) or values (lengths) read.
+
+    Parameters
+    ----------
+    buffer : numpy.ndarray of uint8
+        Written in place: each chunk at its ``buf_at``.
+    fd : int
+        Read with ``pread`` (no shared position).
+    specs : numpy.ndarray of int64, shape (chunks, 9)
+        A chunk a row, its columns :data:`CHUNK_SPEC_FIELDS`; the chunks' buffer ranges in
+        order and not overlapping (else ValueError). Positions returned count from ``col_at``.
+
+    Returns
+    -------
+    rows : numpy.ndarray of int64, shape (data pages, 11)
+        :data:`PLAN_FIELDS`, chunk after chunk.
+    dictionaries : numpy.ndarray of int64, shape (chunks, 3)
+        Each chunk's dictionary page: start, size, values; -1 each where there is none.
+    entries : numpy.ndarray of uint64
+        The codes' dictionary entries' sizes, or the lengths' dictionary values, chunk after
+        chunk (none for the other leaves).
+    entry_at : numpy.ndarray of int64, shape (chunks + 1,)
+        Where each chunk's entries start.
+    crcs : numpy.ndarray of int64, shape (pages, 4)
+        Each page's chunk, start in its chunk, size and stored CRC (-1 where none is stored).
+    error : tuple or None
+        The first chunk that failed: ``(chunk, kind, page, message)``, ``kind`` a key of
+        :data:`PLAN_ERRORS` (for ``"os"``, ``page`` is the errno), ``page`` -1 for the chunk,
+        -2 for its dictionary page. The results above stop before that chunk.
+
+    Examples
+    --------
+    >>> import io, os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+    >>> from fsstgpu.native.pages import plan_chunks
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pq.write_table(pa.table({"c": pa.array([7, 7, 9], pa.uint32())}), path,
+    ...                compression="none")  # (read as an fsst column's lengths leaf)
+    >>> col = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    >>> at, size = col.dictionary_page_offset, col.total_compressed_size
+    >>> buffer = np.zeros(size, np.uint8)
+    >>> fd = os.open(path, os.O_RDONLY)
+    >>> rows, dicts, entries, entry_at, crcs, error = plan_chunks(
+    ...     buffer, fd, np.array([[at, size, 0, 0, 3, 0, 0, 1, 0]]))  # (INT32 values)
+    >>> os.close(fd)
+    >>> error is None, len(rows), entries.tolist()  # (a data page; the dictionary's values)
+    (True, 1, [7, 9])
+    """
+    return _plan_chunks(buffer, int(fd), np.asarray(specs, np.int64).reshape(-1, 9),
+                        bool(check_crc), int(threads))

@@ -1,0 +1,263 @@
+// plan_chunks (chunk_plan.h): a chunk a task, each task's results kept apart and joined in
+// chunk order at the end, so that the threads share nothing but the buffer's disjoint ranges.
+#include "chunk_plan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+
+#include "cpu.h"
+#include "crc32.h"
+#include "errors.h"
+#include "page_headers.h"
+#include "parallel.h"
+#include "parquet_pages.h"
+
+namespace fsstgpu_native {
+
+namespace {
+
+// Parquet's encodings and page types, by number (formats/page_plan.py's)
+constexpr int64_t kPlain = 0, kPlainDictionary = 2, kRle = 3, kDeltaLength = 6, kDelta = 7,
+                  kRleDictionary = 8;
+constexpr int64_t kDataPage = 0, kDictionaryPage = 2;
+constexpr int64_t kMaxPages = int64_t{1} << 20;  // (formats/raw_pages.py's MAX_PAGES)
+
+bool dictionary_encoding(int64_t e) { return e == kPlainDictionary || e == kRleDictionary; }
+
+bool leaf_takes(int64_t leaf, int64_t e) {  // (page_plan.py's _TAKES)
+    switch (static_cast<Leaf>(leaf)) {
+        case Leaf::codes: return e == kDeltaLength || e == kDelta || dictionary_encoding(e);
+        case Leaf::lengths: return e == kPlain || dictionary_encoding(e);
+        case Leaf::cuts: return e == kPlain;
+        case Leaf::table: return dictionary_encoding(e);
+    }
+    return false;
+}
+
+// One chunk's results, or its error.
+struct Planned {
+    std::vector<int64_t> rows, crcs;
+    std::vector<uint64_t> entries;
+    int64_t dictionary[3] = {-1, -1, -1};
+    PlanError error = PlanError::none;
+    int64_t page = -1;
+    std::string message;
+};
+
+// An error that ends a chunk's task: what Planned keeps of it.
+struct Refusal {
+    PlanError kind;
+    int64_t page;
+    std::string message;
+};
+
+[[noreturn]] void refuse(PlanError kind, int64_t page, std::string message) {
+    throw Refusal{kind, page, std::move(message)};
+}
+
+void read_chunk(int fd, uint8_t* out, const ChunkSpec& s) {
+    int64_t got = 0;
+    while (got < s.size) {
+        const ssize_t n = pread(fd, out + got, static_cast<size_t>(s.size - got),
+                                static_cast<off_t>(s.file_at + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) refuse(PlanError::os, errno, std::strerror(errno));
+        if (n == 0) {
+            refuse(PlanError::short_file, -1, "the file ends " + std::to_string(s.size - got) +
+                                                  " bytes into a column chunk");
+        }
+        got += n;
+    }
+}
+
+uint32_t le32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;  // (little-endian hosts: the build is Linux x86-64 / aarch64)
+}
+
+// The dictionary page's sizes (codes) or values (lengths) as page_dictionaries.py read them.
+void read_dictionary(const uint8_t* raw, const ChunkSpec& s, Planned& out) {
+    const int64_t start = out.dictionary[0] - s.col_at, size = out.dictionary[1],
+                  count = out.dictionary[2];
+    const uint8_t* page = raw + start;
+    if (s.leaf == static_cast<int64_t>(Leaf::lengths)) {
+        const int64_t width = s.wide ? 8 : 4;
+        if (count > size / width) {
+            refuse(PlanError::corrupt, -2, std::to_string(count) + " values in " +
+                                               std::to_string(size) + " bytes");
+        }
+        out.entries.resize(static_cast<size_t>(count));
+        for (int64_t k = 0; k < count; ++k) {
+            uint64_t v = 0;
+            std::memcpy(&v, page + k * width, static_cast<size_t>(width));
+            out.entries[static_cast<size_t>(k)] = v;
+        }
+        return;
+    }
+    // codes: each entry's size (its 4-byte length walked; none of its bytes copied)
+    if (count > size / 4) {  // (the binding's check of plain_byte_arrays, its message)
+        refuse(PlanError::corrupt, -2, "PLAIN byte arrays: " + std::to_string(count) +
+                                           " values cannot be in these bytes (at most " +
+                                           std::to_string(size / 4) + ")");
+    }
+    std::vector<int64_t> offsets(static_cast<size_t>(count) + 1);
+    try {
+        decode_plain_byte_arrays(page, size, count, offsets.data(), nullptr);
+    } catch (const CorruptData& e) {
+        refuse(PlanError::corrupt, -2, e.what());
+    }
+    out.entries.resize(static_cast<size_t>(count));
+    for (int64_t k = 0; k < count; ++k) {
+        out.entries[static_cast<size_t>(k)] =
+            static_cast<uint64_t>(offsets[static_cast<size_t>(k) + 1] -
+                                  offsets[static_cast<size_t>(k)]);
+    }
+}
+
+// One chunk read (into raw) and planned, as raw_pages.chunk_pages, check_crcs and
+// page_plan._chunk_rows did it in turn.
+void plan_chunk(int fd, uint8_t* raw, const ChunkSpec& s, int64_t chunk, bool check_crc,
+                bool clmul, Planned& out) {
+    read_chunk(fd, raw, s);
+    std::vector<int64_t> pages;
+    try {
+        pages = page_headers(raw, static_cast<size_t>(s.size), kMaxPages);
+    } catch (const CorruptData& e) {
+        refuse(PlanError::corrupt, -1, e.what());
+    }
+    const int64_t npages = static_cast<int64_t>(pages.size()) / kPageFields;
+    auto at = [&](int64_t p, int f) { return pages[static_cast<size_t>(p * kPageFields + f)]; };
+    int64_t found = 0;
+    for (int64_t p = 0; p < npages; ++p) {
+        if (at(p, 0) == kDictionaryPage) {
+            if (p) refuse(PlanError::corrupt, -1, "a dictionary page after the chunk's first page");
+        } else {
+            found += at(p, 2);  // (each under 2**31: page_headers checked them)
+        }
+    }
+    if (found != s.num_values) {
+        refuse(PlanError::corrupt, -1, "the pages hold " + std::to_string(found) +
+                                           " values, the footer says " +
+                                           std::to_string(s.num_values));
+    }
+    for (int64_t p = 0; p < npages; ++p) {
+        const int64_t start = at(p, 3), size = at(p, 4), crc = at(p, 6);
+        if (check_crc && crc >= 0 &&
+            crc32(0, raw + start, static_cast<size_t>(size), clmul) != static_cast<uint32_t>(crc)) {
+            refuse(PlanError::corrupt, -1, "page " + std::to_string(p) +
+                                               " fails its CRC check (the file is damaged)");
+        }
+        out.crcs.insert(out.crcs.end(), {chunk, start, size, crc});
+    }
+    const int64_t last = s.first_row + s.num_values;
+    int64_t first = s.first_row;
+    bool has_dictionary = false;
+    for (int64_t p = 0; p < npages; ++p) {
+        const int64_t type = at(p, 0), encoding = at(p, 1), count = at(p, 2), start = at(p, 3),
+                      size = at(p, 4), body = s.col_at + start;
+        if (size != at(p, 5)) {  // (the chunk's codec: none)
+            refuse(PlanError::corrupt, p, "a stored page of " + std::to_string(size) +
+                                              " bytes, its header says " +
+                                              std::to_string(at(p, 5)));
+        }
+        if (type == kDictionaryPage) {
+            if (encoding != kPlain && encoding != kPlainDictionary) {
+                refuse(PlanError::unsupported, p,
+                       "a dictionary page of encoding " + std::to_string(encoding));
+            }
+            out.dictionary[0] = body, out.dictionary[1] = size, out.dictionary[2] = count;
+            has_dictionary = true;
+            continue;
+        }
+        if (!leaf_takes(s.leaf, encoding)) {
+            refuse(PlanError::unsupported, p, "values of encoding " + std::to_string(encoding));
+        }
+        const int64_t end = body + size;
+        int64_t levels_at, levels_size;
+        if (type == kDataPage) {
+            if (at(p, 9) != kRle) {
+                refuse(PlanError::unsupported, p,
+                       "levels of encoding " + std::to_string(at(p, 9)));
+            }
+            if (size < 4) {
+                refuse(PlanError::corrupt, p, "a page of " + std::to_string(size) +
+                                                  " bytes has no levels");
+            }
+            const int64_t nlevels = le32(raw + start);
+            if (nlevels > size - 4) {
+                refuse(PlanError::corrupt, p, std::to_string(nlevels) +
+                                                  " bytes of levels in a page of " +
+                                                  std::to_string(size));
+            }
+            levels_at = body + 4, levels_size = nlevels;
+        } else {
+            if (at(p, 10)) refuse(PlanError::corrupt, p, "repetition levels in a top-level column");
+            levels_at = body, levels_size = at(p, 7);
+        }
+        int64_t values = levels_at + levels_size, width = 0;
+        if (dictionary_encoding(encoding)) {
+            if (values >= end) refuse(PlanError::corrupt, p, "no room for the indices' bit width");
+            if (!has_dictionary) {
+                refuse(PlanError::corrupt, p, "dictionary indices without a dictionary page");
+            }
+            width = raw[values - s.col_at];
+            if (width > 32) {
+                refuse(PlanError::corrupt, p,
+                       "dictionary indices of " + std::to_string(width) + " bits");
+            }
+            values += 1;
+        }
+        out.rows.insert(out.rows.end(), {levels_at, levels_size, values, end, count, first,
+                                         encoding, width, s.group, chunk, p});
+        first += count;
+    }
+    if (first != last) {
+        refuse(PlanError::corrupt, -1, "its pages hold " + std::to_string(first - s.first_row) +
+                                           " rows, not " + std::to_string(last - s.first_row));
+    }
+    if (has_dictionary && (s.leaf == static_cast<int64_t>(Leaf::codes) ||
+                           s.leaf == static_cast<int64_t>(Leaf::lengths))) {
+        read_dictionary(raw, s, out);
+    }
+}
+
+}  // namespace
+
+ChunkPlans plan_chunks(int fd, uint8_t* buffer, const std::vector<ChunkSpec>& specs,
+                       bool check_crc, int threads) {
+    const int64_t n = static_cast<int64_t>(specs.size());
+    std::vector<Planned> planned(static_cast<size_t>(n));
+    const bool clmul = active_isa() != Isa::scalar;  // (FSSTGPU_ISA=scalar: the table CRC)
+    parallel_for(n, threads, [&](int64_t c) {
+        const ChunkSpec& s = specs[static_cast<size_t>(c)];
+        Planned& out = planned[static_cast<size_t>(c)];
+        try {
+            plan_chunk(fd, buffer + s.buf_at, s, c, check_crc, clmul, out);
+        } catch (Refusal& r) {
+            out.error = r.kind, out.page = r.page, out.message = std::move(r.message);
+        }
+    });
+    ChunkPlans plans;
+    plans.entry_at.push_back(0);
+    for (int64_t c = 0; c < n; ++c) {
+        Planned& p = planned[static_cast<size_t>(c)];
+        if (p.error != PlanError::none) {  // (the first in chunk order; those after it dropped)
+            plans.error_chunk = c, plans.error = p.error, plans.error_page = p.page;
+            plans.message = std::move(p.message);
+            break;
+        }
+        plans.rows.insert(plans.rows.end(), p.rows.begin(), p.rows.end());
+        plans.crcs.insert(plans.crcs.end(), p.crcs.begin(), p.crcs.end());
+        plans.dictionaries.insert(plans.dictionaries.end(), p.dictionary, p.dictionary + 3);
+        plans.entries.insert(plans.entries.end(), p.entries.begin(), p.entries.end());
+        plans.entry_at.push_back(static_cast<int64_t>(plans.entries.size()));
+    }
+    return plans;
+}
+
+}  // namespace fsstgpu_native

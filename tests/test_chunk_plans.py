@@ -1,0 +1,197 @@
+"""The device reader's planning step in C++ (fsstgpu.native.pages.plan_chunks, used by
+formats/page_plan.py) against the Python it replaced (tests/chunk_plan_model.py): the same data
+page rows, dictionaries, dictionary entries and CRC rows for every chunk of real files, and on
+thousands of damaged chunks the same answer or the same refusal (kind, page, message); the
+first error in chunk order whatever the threads; specs outside the buffer refused."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import fsstgpu
+from fsstgpu.datasets import machine_text_table
+from fsstgpu.formats import compress_file
+from fsstgpu.formats.arrow_storage import to_extension_array
+from fsstgpu.formats.page_plan import plannable
+from fsstgpu.formats.raw_pages import chunk_span
+from fsstgpu.formats.rowgroups import Source
+from fsstgpu.native.pages import plan_chunks
+
+sys.path.insert(0, str(Path(__file__).parent))
+from chunk_plan_model import Refused, model_chunk  # noqa: E402
+
+
+def _files(rng, tmp_path) -> list[Path]:
+    """compress_file's uncompressed-page layout of real text (dictionary-coded codes and
+    lengths, several row groups, nulls), and pyarrow's writes of an fsst array with PLAIN
+    lengths and DELTA_LENGTH codes in version 1 and 2 data pages, with CRCs."""
+    table = machine_text_table(6000)
+    table = table.set_column(0, table.field(0), pa.array(
+        [None if k % 9 == 0 else s for k, s in enumerate(table.column(0).to_pylist())]))
+    src = tmp_path / "src.parquet"
+    pq.write_table(table, src, row_group_size=2000)
+    out = [tmp_path / "none.parquet"]
+    compress_file(src, out[0], parquet_codec="none")
+    ext = to_extension_array(fsstgpu.compress(table.column(1).combine_chunks()))
+    for version in ("1.0", "2.0"):
+        out.append(tmp_path / f"v{version}.parquet")
+        pq.write_table(pa.table({"s": ext}), out[-1], compression="none",
+                       data_page_version=version, use_dictionary=["s.table"],
+                       data_page_size=int(rng.integers(2000, 9000)),
+                       column_encoding={"s.codes": "DELTA_LENGTH_BYTE_ARRAY",
+                                        "s.lengths": "PLAIN", "s.cuts": "PLAIN"},
+                       write_page_checksum=True)
+    return out
+
+
+def _chunks(path) -> list[tuple[bytes, tuple]]:
+    """Every chunk of the file's plannable fsst columns: its bytes and its spec (file_at and
+    buf_at to be set), as plan_column makes them."""
+    out = []
+    with Source(path) as source:
+        meta, raw = source.parquet_metadata, Path(path).read_bytes()
+        for f in plannable(source):
+            columns, first = source.leaf_columns[f.name], 0
+            for k in range(source.num_units):
+                rows = meta.row_group(k).num_rows
+                for i, j in enumerate(columns):
+                    col = meta.row_group(k).column(j)
+                    at, size = chunk_span(col, len(raw), "")
+                    wide = meta.schema.column(j).physical_type == "INT64"
+                    out.append((raw[at : at + size], (rows, first, k, i, int(wide))))
+                first += rows
+    return out
+
+
+def _compiled(chunks, tmp_path, *, check_crc: bool, threads: int, col_at: int = 1000):
+    """plan_chunks of ``chunks`` written end to end to a file, each at column position
+    ``col_at`` onwards."""
+    path = tmp_path / "chunks.bin"
+    path.write_bytes(b"".join(raw for raw, _ in chunks))
+    specs, file_at = [], 0
+    for raw, (rows, first, k, i, wide) in chunks:
+        specs.append((file_at, len(raw), file_at, col_at + file_at, rows, first, k, i, wide))
+        file_at += len(raw)
+    buffer = np.zeros(max(file_at, 1), np.uint8)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return plan_chunks(buffer, fd, np.array(specs, np.int64).reshape(-1, 9),
+                           check_crc=check_crc, threads=threads), buffer
+    finally:
+        os.close(fd)
+
+
+def _modelled(chunks, *, check_crc: bool, col_at: int = 1000):
+    """The model's answer for the same chunks: plan_chunks' tuple, its error as it reports it."""
+    rows, dicts, entries, entry_at, crcs, file_at = [], [], [], [0], [], 0
+    for c, (raw, (nrows, first, k, i, wide)) in enumerate(chunks):
+        try:
+            r, d, e, crc = model_chunk(raw, col_at + file_at, nrows, first, k, i, bool(wide),
+                                       c, check_crc)
+        except Refused as exc:
+            return rows, dicts, entries, entry_at, crcs, (c, exc.kind, exc.page, exc.message)
+        rows += r
+        dicts.append(d or (-1, -1, -1))
+        entries += e
+        entry_at.append(len(entries))
+        crcs += crc
+        file_at += len(raw)
+    return rows, dicts, entries, entry_at, crcs, None
+
+
+def _same(got, want) -> None:
+    rows, dicts, entries, entry_at, crcs, error = got
+    assert error == want[5]
+    assert rows.tolist() == [list(r) for r in want[0]]
+    assert dicts.tolist() == [list(d) for d in want[1]]
+    assert entries.tolist() == want[2] and entry_at.tolist() == want[3]
+    assert crcs.tolist() == [list(c) for c in want[4]]
+
+
+def test_real_chunks_planned_as_the_model(fresh_rng, tmp_path):
+    for path in _files(fresh_rng, tmp_path):
+        chunks = _chunks(path)
+        assert chunks
+        for threads in (1, 3):
+            got, buffer = _compiled(chunks, tmp_path, check_crc=True, threads=threads)
+            _same(got, _modelled(chunks, check_crc=True))
+            assert buffer.tobytes() == b"".join(raw for raw, _ in chunks)
+            assert got[5] is None and len(got[0])
+
+
+def _damaged(rng, raw: bytes) -> bytes:
+    """A copy cut short, with bytes inserted, or with a few bytes changed (in the first page
+    header, in the first bytes of a payload, or anywhere)."""
+    bad = bytearray(raw)
+    how = int(rng.integers(0, 5))
+    if how == 0:
+        return bytes(bad[: int(rng.integers(0, len(bad) + 1))])
+    if how == 1:
+        at = int(rng.integers(0, len(bad) + 1))
+        return bytes(bad[:at]) + rng.integers(0, 256, int(rng.integers(1, 4)),
+                                              dtype=np.uint8).tobytes() + bytes(bad[at:])
+    for _ in range(int(rng.integers(1, 4))):
+        at = int(rng.integers(0, min(len(bad), 60))) if how == 2 else \
+            int(rng.integers(0, len(bad)))
+        bad[at] = int(rng.choice([0, 1, 2, 3, 4, 8, 0x15, 0x19, 0x1C, 0x2C, 0xFF,
+                                  rng.integers(0, 256)]))
+    return bytes(bad)
+
+
+def test_damaged_chunks_answered_as_the_model(fresh_rng, tmp_path):
+    """Each damaged chunk alone (a result equal to the model's, or the model's refusal), with
+    and without the CRC check (without it, damaged levels and dictionaries reach the checks
+    behind it)."""
+    chunks = [c for path in _files(fresh_rng, tmp_path) for c in _chunks(path)]
+    refused = planned = 0
+    for _ in range(1500):
+        raw, spec = chunks[int(fresh_rng.integers(0, len(chunks)))]
+        one = [(_damaged(fresh_rng, raw), spec)]
+        check = bool(fresh_rng.random() < 0.3)
+        got, _ = _compiled(one, tmp_path, check_crc=check, threads=1)
+        _same(got, _modelled(one, check_crc=check))
+        refused += got[5] is not None
+        planned += got[5] is None
+    assert refused > 300 and planned > 100  # (both sides of the checks exercised)
+
+
+def test_the_first_error_in_chunk_order_whatever_the_threads(fresh_rng, tmp_path):
+    chunks = _chunks(_files(fresh_rng, tmp_path)[0])
+    bad = sorted(fresh_rng.choice(len(chunks), 3, replace=False).tolist())
+    for c in bad:
+        raw, spec = chunks[c]
+        chunks[c] = (raw[: len(raw) // 2], spec)  # (cut: its pages run past it)
+    want = _modelled(chunks, check_crc=True)
+    assert want[5][0] == bad[0]
+    for threads in (1, 2, 8):
+        got, _ = _compiled(chunks, tmp_path, check_crc=True, threads=threads)
+        _same(got, want)
+
+
+def test_a_file_shorter_than_its_chunks_and_bad_specs(tmp_path):
+    path = tmp_path / "short.bin"
+    path.write_bytes(b"\0" * 10)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buffer = np.zeros(64, np.uint8)
+        got = plan_chunks(buffer, fd, np.array([[4, 20, 0, 0, 1, 0, 0, 0, 0]]))
+        assert got[5] == (0, 3, -1, "the file ends 14 bytes into a column chunk")
+        for spec in ([0, 70, 0, 0, 1, 0, 0, 0, 0], [0, 8, 60, 0, 1, 0, 0, 0, 0],
+                     [0, 8, 0, 0, 1, 0, 0, 4, 0], [-1, 8, 0, 0, 1, 0, 0, 0, 0],
+                     [0, 8, 0, 0, 1, 0, 0, 0, 2]):
+            with pytest.raises(ValueError, match="chunk 0"):
+                plan_chunks(buffer, fd, np.array([spec]))
+        with pytest.raises(ValueError, match="chunk 1.*overlapping"):  # (two threads, one range)
+            plan_chunks(buffer, fd, np.array([[0, 8, 0, 0, 1, 0, 0, 0, 0],
+                                              [0, 8, 4, 0, 1, 0, 0, 0, 0]]))
+    finally:
+        os.close(fd)
+    got = plan_chunks(np.zeros(8, np.uint8), -1, np.array([[0, 8, 0, 0, 1, 0, 0, 0, 0]]))
+    assert got[5][:3] == (0, 4, 9)  # (EBADF: an OSError where plan_column meets it)
