@@ -16,7 +16,7 @@ if [ "${1:-pages}" = pages ]; then
   echo "page tests: $(tail -1 "$OUT/pytest_pages.txt")"
   grep -E "^(FAILED|ERROR)|^E  " "$OUT/pytest_pages.txt" | head -20
   timeout 150 python3 -u benchmarks/pending_s85/profile_reads.py > "$OUT/profile_reads.txt" 2>&1
-  echo "profile rc=$?"; grep -E "^(==|bus|pyarrow|usual|page|read_page)" "$OUT/profile_reads.txt"
+  echo "profile rc=$?"; grep -E "^(==|bus|pyarrow|usual|planning|page|read_page)" "$OUT/profile_reads.txt"
   exit 0
 fi
 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -m gpu \

@@ -1,6 +1,6 @@
-"""Session 85 probe: where read_table_device's host time goes, usual path (fsst zstd pages)
-and page reader (fsst uncompressed pages), by cProfile, beside pyarrow's zstd read + upload;
-wall clock best/median of 3 first."""
+"""Session 85 probe (planning alone timed since session 86): where read_table_device's host
+time goes, usual path (fsst zstd pages) and page reader (fsst uncompressed pages), by
+cProfile, beside pyarrow's zstd read + upload; wall clock best/median of 3 first."""
 import cProfile
 import io
 import pstats
@@ -86,6 +86,30 @@ def pipelined(path):
         return out
 
 
+def planning(path):
+    """Every plannable column planned as the page reader plans it (pinned staging, a no-op
+    sink), plan_chunks on 1 thread and on all cores (session 86: planning in C++)."""
+    import cupyx
+    import numpy as np
+
+    import fsstgpu.formats.page_plan as PP
+    from fsstgpu.formats.rowgroups import Source
+    from fsstgpu.parallel import usable_cores
+
+    pinned = lambda n: cupyx.empty_pinned((n,), np.uint8)  # noqa: E731
+    sink = lambda at, chunk, total: (lambda: None)  # noqa: E731
+
+    def plan_all():
+        with Source(path) as source:
+            return [PP.plan_column(source, f, allocate=pinned, sink=sink)
+                    for f in PP.plannable(source)]
+
+    for threads in (1, usable_cores()):
+        PP.usable_cores = lambda t=threads: t
+        print(f"planning, {threads} threads", wall(plan_all))
+    PP.usable_cores = usable_cores
+
+
 def run(name, table, tmp):
     src = Path(tmp) / f"{name}.s.parquet"
     pq.write_table(table, src, compression="zstd", row_group_size=200_000)
@@ -103,6 +127,7 @@ def run(name, table, tmp):
     DR.PAGE_READS = False
     print("usual (fsst zstd)", wall(lambda: read_table_device(zdst)))
     print("usual (fsst none)", wall(lambda: read_table_device(dst)))
+    planning(dst)
     DR.PAGE_READS = True
     print("page reads (fsst none)", wall(lambda: read_table_device(dst)))
     import fsstgpu.formats.page_reader as PR
