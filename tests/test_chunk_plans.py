@@ -26,6 +26,8 @@ from fsstgpu.native.pages import plan_chunks
 
 sys.path.insert(0, str(Path(__file__).parent))
 from chunk_plan_model import Refused, model_chunk  # noqa: E402
+from damaged_pages import changed_chunk  # noqa: E402
+from parquet_model import page_header  # noqa: E402
 
 
 def _files(rng, tmp_path) -> list[Path]:
@@ -126,25 +128,6 @@ def test_real_chunks_planned_as_the_model(fresh_rng, tmp_path):
             assert got[5] is None and len(got[0])
 
 
-def _damaged(rng, raw: bytes) -> bytes:
-    """A copy cut short, with bytes inserted, or with a few bytes changed (in the first page
-    header, in the first bytes of a payload, or anywhere)."""
-    bad = bytearray(raw)
-    how = int(rng.integers(0, 5))
-    if how == 0:
-        return bytes(bad[: int(rng.integers(0, len(bad) + 1))])
-    if how == 1:
-        at = int(rng.integers(0, len(bad) + 1))
-        return bytes(bad[:at]) + rng.integers(0, 256, int(rng.integers(1, 4)),
-                                              dtype=np.uint8).tobytes() + bytes(bad[at:])
-    for _ in range(int(rng.integers(1, 4))):
-        at = int(rng.integers(0, min(len(bad), 60))) if how == 2 else \
-            int(rng.integers(0, len(bad)))
-        bad[at] = int(rng.choice([0, 1, 2, 3, 4, 8, 0x15, 0x19, 0x1C, 0x2C, 0xFF,
-                                  rng.integers(0, 256)]))
-    return bytes(bad)
-
-
 def test_damaged_chunks_answered_as_the_model(fresh_rng, tmp_path):
     """Each damaged chunk alone (a result equal to the model's, or the model's refusal), with
     and without the CRC check (without it, damaged levels and dictionaries reach the checks
@@ -153,7 +136,7 @@ def test_damaged_chunks_answered_as_the_model(fresh_rng, tmp_path):
     refused = planned = 0
     for _ in range(1500):
         raw, spec = chunks[int(fresh_rng.integers(0, len(chunks)))]
-        one = [(_damaged(fresh_rng, raw), spec)]
+        one = [(changed_chunk(fresh_rng, raw, head=60), spec)]
         check = bool(fresh_rng.random() < 0.3)
         got, _ = _compiled(one, tmp_path, check_crc=check, threads=1)
         _same(got, _modelled(one, check_crc=check))
@@ -173,6 +156,64 @@ def test_the_first_error_in_chunk_order_whatever_the_threads(fresh_rng, tmp_path
     for threads in (1, 2, 8):
         got, _ = _compiled(chunks, tmp_path, check_crc=True, threads=threads)
         _same(got, want)
+
+
+def _page(rng, kind, payload: bytes, values: int, encoding: int) -> bytes:
+    return page_header(rng, kind, len(payload), values, None, encoding) + payload
+
+
+def _v1(levels: int, size: int, width: int | None = None) -> bytes:
+    """A version 1 data page's payload: ``levels`` bytes of levels declared, then a bit width
+    byte (dictionary indices) where given, ``size`` bytes in all."""
+    head = levels.to_bytes(4, "little") + bytes(levels)
+    head += b"" if width is None else bytes([width])
+    return head + bytes(size - len(head))
+
+
+@pytest.mark.parametrize("case", [
+    # (leaf, wide, pages as (kind, payload, values, encoding), refusal or None)
+    ("levels fill the page", 1, 0, [(0, _v1(6, 10), 5, 0)], None),
+    ("levels one past", 1, 0, [(0, _v1(6, 10)[:9], 5, 0)], "6 bytes of levels in a page of 9"),
+    ("no room for levels", 1, 0, [(0, b"\0\0\0", 5, 0)], "has no levels"),
+    ("a 32-bit width", 0, 0, [(2, bytes(8), 2, 0), (0, _v1(0, 8, 32), 5, 8)], None),
+    ("a 33-bit width", 0, 0, [(2, bytes(8), 2, 0), (0, _v1(0, 8, 33), 5, 8)],
+     "indices of 33 bits"),
+    ("no width byte", 0, 0, [(2, bytes(8), 2, 0), (0, _v1(0, 4), 5, 8)], "no room"),
+    ("indices without a dictionary", 0, 0, [(0, _v1(0, 8, 3), 5, 8)], "without a dictionary"),
+    ("a dictionary page second", 1, 0, [(0, _v1(0, 8), 5, 0), (2, bytes(8), 2, 0)],
+     "after the chunk's first page"),
+    ("narrow lengths fill their page", 1, 0, [(2, bytes(16), 4, 0), (0, _v1(0, 8, 2), 5, 8)],
+     None),
+    ("wide lengths overrun their page", 1, 1, [(2, bytes(16), 3, 0), (0, _v1(0, 8, 2), 5, 8)],
+     "3 values in 16 bytes"),
+    ("wide lengths fill their page", 1, 1, [(2, bytes(16), 2, 0), (0, _v1(0, 8, 2), 5, 8)],
+     None),
+    ("codes' entries fill their page", 0, 0, [(2, bytes(8), 2, 0), (0, _v1(0, 8, 1), 5, 8)],
+     None),
+    ("more codes' entries than 4-byte lengths", 0, 0,
+     [(2, bytes(8), 3, 0), (0, _v1(0, 8, 1), 5, 8)], "3 values cannot be in these bytes"),
+    ("codes' entries overrun", 0, 0, [(2, b"\5\0\0\0abc", 1, 0), (0, _v1(0, 8, 1), 5, 8)],
+     "runs past"),
+    ("a dictionary page of RLE", 0, 0, [(2, bytes(8), 2, 3), (0, _v1(0, 8, 1), 5, 8)],
+     "dictionary page of encoding 3"),
+    ("cuts dictionary-encoded", 2, 0, [(2, bytes(8), 2, 0), (0, _v1(0, 8, 1), 5, 8)],
+     "values of encoding 8"),
+    ("plain lengths", 1, 0, [(0, _v1(0, 8), 5, 0)], None),
+    ("two data pages", 0, 0, [(0, _v1(0, 8), 2, 6), (0, _v1(0, 8), 3, 6)], None),
+    ("rows short of the footer's", 0, 0, [(0, _v1(0, 8), 2, 6)], "hold 2 values"),
+], ids=lambda c: c[0])
+def test_forged_chunks_at_each_bound(fresh_rng, tmp_path, case):
+    """Chunks of model-written pages at each check's edge (one byte inside and one outside),
+    planned as the model plans them, the refusal named."""
+    _, leaf, wide, pages, refusal = case
+    raw = b"".join(_page(fresh_rng, *page) for page in pages)
+    one = [(raw, (5, 0, 0, leaf, wide))]
+    got, _ = _compiled(one, tmp_path, check_crc=True, threads=1)
+    _same(got, _modelled(one, check_crc=True))
+    if refusal is None:
+        assert got[5] is None, got[5]
+    else:
+        assert got[5] is not None and refusal in got[5][3], got[5]
 
 
 def test_a_file_shorter_than_its_chunks_and_bad_specs(tmp_path):

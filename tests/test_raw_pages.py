@@ -21,6 +21,7 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.raw_pages import check_crcs, chunk_pages, chunk_span, decompressed, read_span
 
 sys.path.insert(0, str(Path(__file__).parent))
+from damaged_pages import changed_chunk  # noqa: E402
 from page_header_model import model_headers  # noqa: E402
 
 DELTA_LENGTH_BYTE_ARRAY = 6
@@ -201,24 +202,6 @@ def _pyarrow_chunks(rng) -> list[bytes]:
     return out
 
 
-def _changed(rng, raw: bytes) -> bytes:
-    """A copy with a few bytes changed (headers first: the payloads mostly change nothing),
-    cut short, or with bytes inserted."""
-    bad = bytearray(raw)
-    how = int(rng.integers(0, 4))
-    if how == 0:
-        return bytes(bad[: int(rng.integers(0, len(bad) + 1))])
-    if how == 1:
-        at = int(rng.integers(0, len(bad) + 1))
-        return bytes(bad[:at]) + rng.integers(0, 256, int(rng.integers(1, 4)),
-                                              dtype=np.uint8).tobytes() + bytes(bad[at:])
-    for _ in range(int(rng.integers(1, 4))):
-        at = int(rng.integers(0, min(len(bad), 40))) if how == 2 else \
-            int(rng.integers(0, len(bad)))
-        bad[at] = int(rng.choice([0, 1, 0x15, 0x19, 0x1C, 0x2C, 0xFF, rng.integers(0, 256)]))
-    return bytes(bad)
-
-
 def test_the_compiled_headers_read_as_the_thrift_model(fresh_rng):
     """page_headers against the Python Thrift reader's model: the same rows for real chunks,
     and for damaged ones the same refusals (a CorruptDataError naming a header's byte) and the
@@ -230,7 +213,7 @@ def test_the_compiled_headers_read_as_the_thrift_model(fresh_rng):
         assert page_headers(raw, 1 << 20).tolist() == model_headers(raw, 1 << 20)
     refused = 0
     for _ in range(400):
-        raw = _changed(fresh_rng, chunks[int(fresh_rng.integers(0, len(chunks)))])
+        raw = changed_chunk(fresh_rng, chunks[int(fresh_rng.integers(0, len(chunks)))])
         limit = int(fresh_rng.choice([1, 2, 1 << 20]))
         want = model_headers(raw, limit)
         try:
