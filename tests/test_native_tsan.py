@@ -2,12 +2,12 @@
 
 ``tests/tsan_driver.cpp`` builds a column from the dbtext corpus and runs every entry point that
 takes a thread count (encode, the walks, split planning, the decoder and its checks, the column
-checks, the layout loops, block planning) at several thread counts against the one-thread
-result, then corrupt inputs whose first error must not depend on the thread count, then several
-callers sharing the pool at once. It found the OFFSETS walk's race fixed in session 62
-(RELIABILITY.md). Opt-in: the TSan build of the codec and both runs took 6.5 minutes on two idle
-cores, so ``FSSTGPU_TSAN_TESTS=1`` runs them; the quick self-test (a deliberate race between pool
-tasks) shows the build sees races at all.
+checks, the layout loops, block planning, a file's column chunks planned) at several thread
+counts against the one-thread result, then corrupt inputs whose first error must not depend on
+the thread count, then several callers sharing the pool at once. It found the OFFSETS walk's
+race fixed in session 62 (RELIABILITY.md). Opt-in: the TSan build of the codec and both runs
+took 6.5 minutes on two idle cores, so ``FSSTGPU_TSAN_TESTS=1`` runs them; the quick self-test
+(a deliberate race between pool tasks) shows the build sees races at all.
 
 The build leaves out the Python bindings (``bind_*.cpp``, ``module.cpp``): whatever runs on
 threads must live in the plain sources, which the last (always run) test checks.

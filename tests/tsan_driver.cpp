@@ -1,8 +1,9 @@
 // ThreadSanitizer / ASan+UBSan driver for the compiled codec's multi-threaded paths
 // (fsstgpu/csrc), without Python. Builds a column from /work/shared/datasets/dbtext, trains a
 // table per block, then runs every entry point that takes `threads` (encode, walk, splits,
-// decode with its checks, the column checks, the layout loops, planning) at several thread
-// counts, comparing each result with the 1-thread one; then corrupt inputs that make the
+// decode with its checks, the column checks, the layout loops, planning, a file's column
+// chunks planned for the page reader) at several thread counts, comparing each result with
+// the 1-thread one; then corrupt inputs that make the
 // parallel paths fail (the first error must be the same whatever the thread count); then
 // several caller threads using the codec (and so the shared pool) at once.
 //
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <unistd.h>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -30,6 +32,7 @@
 #include "bounds.h"
 #include "checks.h"
 #include "checks_column.h"
+#include "chunk_plan.h"
 #include "codec.h"
 #include "decode.h"
 #include "errors.h"
@@ -836,6 +839,50 @@ int main(int argc, char** argv) {
             return Packed(p.values, p.lengths, p.first);
         });
         log("train_samples (4 samples) done");
+    }
+
+    // ---- a file's column chunks planned (plan_chunks: a chunk a pool task, reads into one
+    // buffer), whole and with chunks damaged: the same plan, or the same first error
+    if (want("chunks")) {
+        // a data page of one PLAIN value with no levels (the Python fuzz's case), 21 bytes
+        const uint8_t page[] = {0x15, 0, 0x15, 8, 0x15, 8, 0x2C, 0x15, 2, 0x15, 0, 0x15, 6,
+                                0x15, 6, 0, 0, 0, 0, 0, 0};
+        std::vector<uint8_t> file;
+        std::vector<ChunkSpec> specs;
+        for (int64_t k = 0; k < 96; ++k) {
+            const int64_t pages = 1 + k % 5, at = int64_t(file.size());
+            for (int64_t p = 0; p < pages; ++p) file.insert(file.end(), page, page + sizeof page);
+            specs.push_back({at, int64_t(file.size()) - at, at, 1000 + at, pages, 10 * k, k,
+                             1 + k % 2, 0});
+        }
+        char path[] = "/tmp/tsan_chunksXXXXXX";
+        const int fd = mkstemp(path);
+        CHECK(fd >= 0 && write(fd, file.data(), file.size()) == ssize_t(file.size()),
+              "the chunks' file written");
+        auto flat = [&](const ChunkPlans& p) {
+            std::vector<int64_t> v = p.rows;
+            v.insert(v.end(), p.dictionaries.begin(), p.dictionaries.end());
+            v.insert(v.end(), p.crcs.begin(), p.crcs.end());
+            v.insert(v.end(), {p.error_chunk, int64_t(p.error), p.error_page});
+            return std::make_pair(v, p.message);
+        };
+        for (int damaged = 0; damaged < 2; ++damaged) {
+            if (damaged) {  // every 7th chunk declares a value more than its pages hold
+                for (size_t k = 3; k < specs.size(); k += 7) specs[k].num_values += 1;
+            }
+            const auto ref = across<std::pair<std::vector<int64_t>, std::string>>(
+                damaged ? "plan_chunks (damaged)" : "plan_chunks", [&](int th) {
+                    std::vector<uint8_t> buffer(file.size(), 0xAB);
+                    const ChunkPlans got = plan_chunks(fd, buffer.data(), specs, true, th);
+                    if (!damaged) CHECK(buffer == file, "plan_chunks read the file");
+                    return flat(got);
+                });
+            CHECK(damaged ? ref.second.find("the footer says") != std::string::npos
+                          : ref.second.empty(), "plan_chunks: %s", ref.second.c_str());
+        }
+        close(fd);
+        unlink(path);
+        log("plan_chunks done");
     }
 
     // ---- several callers at once, each on the pool with its own thread count
