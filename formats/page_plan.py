@@ -32,9 +32,8 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.formats.arrow_read import is_fsst_type
 from fsstgpu.formats.page_dictionaries import DictionaryReader
 from fsstgpu.formats.raw_columns import Unsupported
-from fsstgpu.formats.raw_pages import chunk_span
+from fsstgpu.formats.raw_pages import check_page_crcs, chunk_span
 from fsstgpu.formats.rowgroups import Source
-from fsstgpu.native.checksums import crc32_many
 from fsstgpu.native.pages import CHUNK_SPEC_FIELDS, PLAN_ERRORS, plan_chunks
 from fsstgpu.parallel import usable_cores
 
@@ -92,7 +91,7 @@ class ColumnPlan:
         group and column) where a page is damaged.
         """
         view = memoryview(self.buffer)
-        return [functools.partial(_check_crcs, view[at : at + size], crcs, where)
+        return [functools.partial(check_page_crcs, view[at : at + size], crcs[:, 1:], where)
                 for at, size, crcs, where in self.chunks]
 
     def check_crcs(self) -> None:
@@ -338,16 +337,6 @@ class _Found:
             return [None] * len(self.raw_entries[i])
         dtype = np.uint64 if name == "lengths" and physical == "INT64" else np.uint32
         return [None if e is None else e.astype(dtype) for e in self.raw_entries[i]]
-
-
-def _check_crcs(raw, crcs, where: str) -> None:
-    """A chunk's pages' stored CRCs (``crcs``: :func:`plan_chunks`' rows of its pages) against
-    their payloads in ``raw``, its bytes."""
-    got = crc32_many(raw, crcs[:, 1].copy(), crcs[:, 2].copy())
-    bad = np.flatnonzero((crcs[:, 3] >= 0) & (got != crcs[:, 3]))
-    if bad.size:
-        raise CorruptDataError(f"{where}: page {int(bad[0])} fails its CRC check (the file is "
-                               "damaged)")
 
 
 def _raise(error, where: str, path) -> None:

@@ -40,7 +40,8 @@ from fsstgpu.errors import CorruptDataError
 from fsstgpu.native.checksums import crc32_many
 from fsstgpu.native.pages import page_headers
 
-__all__ = ["Page", "check_crcs", "chunk_pages", "chunk_span", "decompressed", "read_span"]
+__all__ = ["Page", "check_crcs", "check_page_crcs", "chunk_pages", "chunk_span", "decompressed",
+           "read_span"]
 
 #: Parquet's page types (PageType) that a column chunk may hold, by their names here
 _KINDS = {0: "data", 2: "dictionary", 3: "data_v2"}
@@ -176,10 +177,25 @@ def check_crcs(raw: bytes, pages: list[Page], where: str) -> None:
     Traceback (most recent call last):
     fsstgpu.errors.CorruptDataError: s: page 1 fails its CRC check (the file is damaged)
     """
-    crcs = crc32_many(raw, [p.start for p in pages], [p.size for p in pages])
-    stored = np.array([-1 if p.crc is None else p.crc for p in pages], np.int64)
-    bad = np.flatnonzero((stored >= 0) & (crcs != stored))  # (the pages lie inside the chunk:
-    if bad.size:                                             # chunk_pages checked them)
+    check_page_crcs(raw, np.array([[p.start, p.size, -1 if p.crc is None else p.crc]
+                                   for p in pages], np.int64).reshape(-1, 3), where)
+
+
+def check_page_crcs(raw, pages, where: str) -> None:
+    """:func:`check_crcs` of pages given as rows ``(start, size, stored CRC or -1)`` (int64,
+    a page a row, each inside ``raw``).
+
+    Examples
+    --------
+    >>> import zlib, numpy as np
+    >>> check_page_crcs(b"abcd", np.array([[0, 2, zlib.crc32(b"ab")], [2, 2, -1]]), "s")
+    >>> check_page_crcs(b"abcd", np.array([[2, 2, zlib.crc32(b"ab")]]), "s")
+    Traceback (most recent call last):
+    fsstgpu.errors.CorruptDataError: s: page 0 fails its CRC check (the file is damaged)
+    """
+    got = crc32_many(raw, pages[:, 0].copy(), pages[:, 1].copy())
+    bad = np.flatnonzero((pages[:, 2] >= 0) & (got != pages[:, 2]))
+    if bad.size:
         raise CorruptDataError(f"{where}: page {int(bad[0])} fails its CRC check (the file is "
                                "damaged)")
 
