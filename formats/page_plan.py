@@ -285,7 +285,7 @@ class _Found:
     leaf's dictionaries name, and the cut values (kept on the host with a sink)."""
 
     def __init__(self, nleaves: int):
-        self.parts = [[] for _ in range(nleaves)]  # each window's rows of a leaf
+        self.parts = [[] for _ in range(nleaves)]  # a leaf's data page rows, a chunk each
         self.dictionaries = [[] for _ in range(nleaves)]
         self.names = [[] for _ in range(nleaves)]
         self.raw_entries = [[] for _ in range(nleaves)]  # a chunk's entries (uint64) or None
