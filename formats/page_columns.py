@@ -68,11 +68,11 @@ class _Leaf:
     """One leaf's levels decoded, and where each row's value lies in its values (made by
     :func:`_leaves`, all leaves' at once)."""
 
-    def __init__(self, xp, leaf, levels, present, struct_valid, ranks, row0, page):
+    def __init__(self, xp, leaf, levels, present, struct_valid, ranks, row0, page, dev):
         self.plan, self.levels, self.present, self.struct_valid = leaf, levels, present, \
             struct_valid
-        self.row0, self.page = row0, page
-        self.counts = ranks[row0 + xp.asarray(leaf.rows)] - ranks[row0]  # values a page
+        self.row0, self.page, self.dev = row0, page, dev
+        self.counts = ranks[row0 + dev["rows"]] - ranks[row0]  # values a page
         # where a present row's value lies when each page's values start at its first row
         self.at = (row0 - ranks[row0])[page] + ranks[:-1]
 
@@ -80,17 +80,42 @@ class _Leaf:
         """Its pages of these encodings (host indices)."""
         return np.flatnonzero(np.isin(self.plan.encoding, encodings))
 
-    def rows_in(self, xp, pages):
-        """Whether each row lies in one of ``pages`` and holds a value."""
-        mask = np.zeros(len(self.plan.rows), bool)
-        mask[pages] = True
-        return xp.asarray(mask)[self.page] & self.present
+    def rows_in(self, encodings):
+        """Whether each row lies in a page of one of ``encodings`` (a key of
+        :data:`_ENCODINGS`) and holds a value."""
+        return (self.dev[encodings][self.page] != 0) & self.present
 
     def values(self, kind, data, xp, checks, pages, total: int, width=None):
         p = self.plan
         return decode_runs(kind, data, xp, checks, p.values_at[pages],
                             p.values_end[pages] - p.values_at[pages], self.counts[pages],
                             p.row0[pages], total, [p.names[i] for i in pages], width)
+
+
+#: the groups of page encodings whose rows the decode selects (:meth:`_Leaf.rows_in`)
+_ENCODINGS = ((DELTA_LENGTH_BYTE_ARRAY,), (DELTA_BYTE_ARRAY,), DICTIONARY, (PLAIN,))
+
+
+def _uploaded(plan: ColumnPlan, xp) -> list[dict]:
+    """Each leaf's page arrays that the decode indexes on the device, in one copy: each page's
+    rows, first row and row group, whether it is of each group of :data:`_ENCODINGS` (0/1),
+    and each row group's dictionary entries and their running sum from 0. (Each small copy
+    from pageable memory waits for the stream: the decode made ~60 of them a column.)"""
+    parts, names = [], []
+    for leaf in plan.leaves:
+        counts = np.array([0 if d is None else d[2] for d in leaf.dictionaries], np.int64)
+        arrays = {"rows": leaf.rows, "row0": leaf.row0, "group": leaf.group,
+                  "counts": counts, "base": np.concatenate([[0], np.cumsum(counts)])}
+        arrays.update({enc: np.isin(leaf.encoding, enc) for enc in _ENCODINGS})
+        names.append(list(arrays))
+        parts.extend(np.asarray(a).astype(np.int64) for a in arrays.values())
+    ends = np.cumsum([0] + [len(a) for a in parts])
+    whole = xp.asarray(np.concatenate(parts) if parts else np.zeros(0, np.int64))
+    out, k = [], 0
+    for keys in names:
+        out.append({key: whole[ends[k + j] : ends[k + j + 1]] for j, key in enumerate(keys)})
+        k += len(keys)
+    return out
 
 
 def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
@@ -122,7 +147,7 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
     data = plan.buffer if data is None else data
     n = plan.rows
     checks = Checks(xp, plan.where)
-    leaves = _leaves(plan, _levels(plan, data, xp, checks), xp, checks)
+    leaves = _leaves(plan, _levels(plan, data, xp, checks), xp, checks, _uploaded(plan, xp))
     valid = leaves["codes"].struct_valid
     lengths = _lengths(plan, leaves["lengths"], data, xp, checks, n, valid)
     wide = lengths.astype(xp.int64)
@@ -149,7 +174,7 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
                       else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy())
 
 
-def _leaves(plan: ColumnPlan, levels, xp, checks: Checks) -> dict:
+def _leaves(plan: ColumnPlan, levels, xp, checks: Checks, dev: list) -> dict:
     """Every leaf's :class:`_Leaf` from their ``levels`` (leaf after leaf), its levels checked:
     each pass made once for all four (a leaf's pages' rows found once for the leaves whose
     pages start at the same rows: a row group a page, usually)."""
@@ -173,9 +198,10 @@ def _leaves(plan: ColumnPlan, levels, xp, checks: Checks) -> dict:
     for i, leaf in enumerate(plan.leaves):
         key = leaf.row0.tobytes()
         if key not in pages:  # each row's page (the last starting at or before it: empty
-            row0 = xp.asarray(leaf.row0)  # pages passed over)
+            row0 = dev[i]["row0"]  # pages passed over)
             pages[key] = row0, xp.searchsorted(row0, xp.arange(n), side="right") - 1
-        out[leaf.name] = _Leaf(xp, leaf, grid[i], present[i], struct[i], ranks[i], *pages[key])
+        out[leaf.name] = _Leaf(xp, leaf, grid[i], present[i], struct[i], ranks[i], *pages[key],
+                               dev[i])
     return out
 
 
@@ -202,7 +228,7 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, wide):
     delta = leaf.pages([DELTA_LENGTH_BYTE_ARRAY])
     if delta.size:
         lens, ends = leaf.values("delta", data, xp, checks, delta, n)
-        rows = leaf.rows_in(xp, delta)
+        rows = leaf.rows_in((DELTA_LENGTH_BYTE_ARRAY,))
         here = xp.where(rows, lens[leaf.at], 0)
         checks.flag(here < 0, "a negative code length")
         here = xp.maximum(here, 0)
@@ -222,14 +248,14 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, wide):
     if prefixed.size:  # rebuilt apart; their rows' codes then gathered from there (-1 - i)
         lens, starts, extra = prefixed_values(leaf, data, xp, checks, prefixed, n,
                                               most=2 * int(wide.sum()))
-        rows = leaf.rows_in(xp, prefixed)
+        rows = leaf.rows_in((DELTA_BYTE_ARRAY,))
         code_len = xp.where(rows, lens, code_len)
         src = xp.where(rows, -1 - starts, src)
     keyed = leaf.pages(DICTIONARY)
     if keyed.size:
         starts, sizes = _byte_dictionaries(p, xp)
         entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "codes")
-        rows = leaf.rows_in(xp, keyed)
+        rows = leaf.rows_in(DICTIONARY)
         code_len = xp.where(rows, sizes[entry], code_len)
         src = xp.where(rows, starts[entry], src)
     return code_len, src, extra
@@ -240,14 +266,13 @@ def _dictionary_entry(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name
     an index past its page's dictionary flagged)."""
     p = leaf.plan
     index, _ = leaf.values("rle", data, xp, checks, pages, n, width=p.width[pages])
-    counts = np.array([0 if d is None else d[2] for d in p.dictionaries], np.int64)
-    base = np.concatenate([[0], np.cumsum(counts)])
-    group = xp.asarray(p.group)[leaf.page]
+    entries = sum(0 if d is None else d[2] for d in p.dictionaries)
+    group = leaf.dev["group"][leaf.page]
     i = index[leaf.at].astype(xp.int64)
-    rows = leaf.rows_in(xp, pages)
-    checks.flag(rows & (i >= xp.asarray(counts)[group]), f"{name}: an index past its "
+    rows = leaf.rows_in(DICTIONARY)
+    checks.flag(rows & (i >= leaf.dev["counts"][group]), f"{name}: an index past its "
                 "dictionary")
-    return xp.clip(xp.asarray(base[:-1])[group] + i, 0, max(int(base[-1]) - 1, 0))
+    return xp.clip(leaf.dev["base"][group] + i, 0, max(entries - 1, 0))
 
 
 def _byte_dictionaries(p, xp):
@@ -272,7 +297,7 @@ def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
         need = leaf.counts[xp.asarray(plain)] * dtype.itemsize
         checks.flag(need > xp.asarray(p.values_end[plain] - p.values_at[plain]),
                     "lengths: a page holds fewer values than rows")
-        rows = leaf.rows_in(xp, plain)
+        rows = leaf.rows_in((PLAIN,))
         first = xp.asarray(p.values_at)[leaf.page] + (leaf.at - leaf.row0[leaf.page]) * \
             dtype.itemsize
         first = xp.where(rows, first, 0)
@@ -283,7 +308,7 @@ def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
     if keyed.size:  # (each row group's dictionary read as its chunk was)
         values = np.concatenate([e for e in p.entries if e is not None] + [np.zeros(1, dtype)])
         entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "lengths")
-        out = xp.where(leaf.rows_in(xp, keyed), xp.asarray(values)[entry], out)
+        out = xp.where(leaf.rows_in(DICTIONARY), xp.asarray(values)[entry], out)
     return xp.where(valid, out, 0).astype(dtype)
 
 

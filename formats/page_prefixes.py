@@ -21,6 +21,7 @@ import numpy as np
 
 from fsstgpu.device import host_array
 from fsstgpu.errors import CorruptDataError
+from fsstgpu.formats.page_plan import DELTA_BYTE_ARRAY
 from fsstgpu.formats.page_runs import decode_runs
 from fsstgpu.kernels.prefix_rebuild import rebuild_prefixed
 
@@ -66,7 +67,7 @@ def prefixed_values(leaf, data, xp, checks, pages, n: int, most: int | None = No
                                p.row0[pages], n,
                                [f"{p.names[i]} (suffix lengths)" for i in pages])
     ends2 = xp.asarray(ends2)
-    rows = leaf.rows_in(xp, pages)
+    rows = leaf.rows_in((DELTA_BYTE_ARRAY,))
     value = xp.zeros(n, bool)  # which places of the placed layout hold these pages' values
     value[leaf.at[rows]] = True
     pre = xp.where(value, prefix, 0)
