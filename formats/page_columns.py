@@ -234,7 +234,7 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, wide):
         here = xp.maximum(here, 0)
         before = xp.zeros(n + 1, xp.int64)
         xp.cumsum(here, dtype=xp.int64, out=before[1:])
-        page_bytes = before[leaf.row0 + xp.asarray(p.rows)] - before[leaf.row0]
+        page_bytes = before[leaf.row0 + leaf.dev["rows"]] - before[leaf.row0]
         end_of = xp.zeros(len(p.rows), xp.int64)
         end_of[xp.asarray(delta)] = xp.asarray(ends, xp.int64)
         room = xp.asarray(p.values_end - p.values_at) - end_of

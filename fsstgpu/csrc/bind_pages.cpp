@@ -22,12 +22,13 @@ using namespace fsstgpu_native;
 
 namespace {
 
-void check_count(int64_t count, int64_t most, const char* what) {
-    if (count < 0 || count > most) {
-        throw CorruptData(std::string(what) + ": " + std::to_string(count) +
-                          " values cannot be in these bytes (at most " + std::to_string(most) +
-                          ")");
-    }
+// A 2-D array of rows of `width` values, a vector's copy (rows x width).
+template <class T>
+bind::Array<T> rows_array(const std::vector<T>& v, int width) {
+    bind::Array<T> out({static_cast<py::ssize_t>(v.size() / width),
+                        static_cast<py::ssize_t>(width)});
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
 }
 
 py::tuple rle_hybrid_py(const bind::Array<uint8_t>& data, int bit_width, int64_t count) {
@@ -35,7 +36,7 @@ py::tuple rle_hybrid_py(const bind::Array<uint8_t>& data, int bit_width, int64_t
     // a run header's byte can stand for at most 2**63 values only through a varint: bound the
     // allocation by what a real run can hold, a repeated value's 2**31 a header byte (a writer
     // never makes more), so a forged count is refused before it is allocated
-    check_count(count, size * (int64_t{1} << 24), "RLE / bit-packed data");
+    check_value_count(count, size * (int64_t{1} << 24), "RLE / bit-packed data");
     bind::Array<uint32_t> out(count);
     int64_t end = 0;
     bind::without_gil([&] {
@@ -47,7 +48,7 @@ py::tuple rle_hybrid_py(const bind::Array<uint8_t>& data, int bit_width, int64_t
 py::tuple delta_binary_packed_py(const bind::Array<uint8_t>& data, int64_t count) {
     const int64_t size = bind::length(data, "data");
     // a block of up to 2**20 values takes at least one byte (its min delta)
-    check_count(count, size * (int64_t{1} << 20) + 1, "DELTA_BINARY_PACKED data");
+    check_value_count(count, size * (int64_t{1} << 20) + 1, "DELTA_BINARY_PACKED data");
     bind::Array<int64_t> out(count);
     int64_t end = 0;
     bind::without_gil([&] {
@@ -58,7 +59,7 @@ py::tuple delta_binary_packed_py(const bind::Array<uint8_t>& data, int64_t count
 
 py::tuple delta_length_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) {
     const int64_t size = bind::length(data, "data");
-    check_count(count, size * (int64_t{1} << 20) + 1, "DELTA_LENGTH_BYTE_ARRAY data");
+    check_value_count(count, size * (int64_t{1} << 20) + 1, "DELTA_LENGTH_BYTE_ARRAY data");
     bind::Array<int64_t> offsets(count + 1);
     int64_t start = 0;
     bind::without_gil([&] {
@@ -71,7 +72,7 @@ py::tuple delta_length_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t 
 py::tuple plain_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count,
                                bool with_values) {
     const int64_t size = bind::length(data, "data");
-    check_count(count, size / 4, "PLAIN byte arrays");  // (4 bytes each at least)
+    check_value_count(count, size / 4, "PLAIN byte arrays");  // (4 bytes each at least)
     bind::Array<int64_t> offsets(count + 1);
     bind::Array<uint8_t> values(with_values ? size : 0);  // (offsets only: none copied)
     int64_t end = 0;
@@ -85,7 +86,7 @@ py::tuple plain_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count,
 
 py::tuple delta_byte_arrays_py(const bind::Array<uint8_t>& data, int64_t count) {
     const int64_t size = bind::length(data, "data");
-    check_count(count, size * (int64_t{1} << 20) + 1, "DELTA_BYTE_ARRAY data");
+    check_value_count(count, size * (int64_t{1} << 20) + 1, "DELTA_BYTE_ARRAY data");
     std::vector<int64_t> prefix(static_cast<size_t>(count));
     bind::Array<int64_t> suffix_offsets(count + 1), offsets(count + 1);
     int64_t start = 0, total = 0;
@@ -167,15 +168,6 @@ py::tuple decode_leaf_py(const py::list& bodies, const bind::Array<int64_t>& pag
             ? py::object(bind::to_array_moved(std::move(col.starts))) : none);
 }
 
-// A 2-D int64 array of rows of `width` values as a vector's copy (rows x width).
-template <class T>
-bind::Array<T> rows_array(const std::vector<T>& v, int width) {
-    bind::Array<T> out({static_cast<py::ssize_t>(v.size() / width),
-                        static_cast<py::ssize_t>(width)});
-    std::copy(v.begin(), v.end(), out.mutable_data());
-    return out;
-}
-
 constexpr int kSpecFields = 9;  // ChunkSpec's fields, in order
 
 py::tuple plan_chunks_py(bind::Output<uint8_t>& buffer, int fd, const bind::Array<int64_t>& specs,
@@ -226,13 +218,9 @@ void bind_pages(py::module_& m) {
         "page_headers",
         [](const py::object& chunk, int64_t max_pages) {
             const bind::Bytes bytes(chunk);
-            std::vector<int64_t> rows = bind::without_gil(
+            const std::vector<int64_t> rows = bind::without_gil(
                 [&] { return page_headers(bytes.data(), bytes.size(), max_pages); });
-            bind::Array<int64_t> out(
-                {static_cast<py::ssize_t>(rows.size() / kPageFields),
-                 static_cast<py::ssize_t>(kPageFields)});
-            std::copy(rows.begin(), rows.end(), out.mutable_data());
-            return out;
+            return rows_array(rows, kPageFields);
         },
         py::arg("chunk"), py::arg("max_pages"));
     m.def("plan_chunks", &plan_chunks_py, py::arg("buffer").noconvert(), py::arg("fd"),

@@ -99,14 +99,12 @@ void read_dictionary(const uint8_t* raw, const ChunkSpec& s, Planned& out) {
         }
         return;
     }
-    // codes: each entry's size (its 4-byte length walked; none of its bytes copied)
-    if (count > size / 4) {  // (the binding's check of plain_byte_arrays, its message)
-        refuse(PlanError::corrupt, -2, "PLAIN byte arrays: " + std::to_string(count) +
-                                           " values cannot be in these bytes (at most " +
-                                           std::to_string(size / 4) + ")");
-    }
-    std::vector<int64_t> offsets(static_cast<size_t>(count) + 1);
+    // codes: each entry's size (its 4-byte length walked; none of its bytes copied), the count
+    // checked first as the plain_byte_arrays binding checks it (4 bytes an entry at least)
+    std::vector<int64_t> offsets;
     try {
+        check_value_count(count, size / 4, "PLAIN byte arrays");
+        offsets.resize(static_cast<size_t>(count) + 1);
         decode_plain_byte_arrays(page, size, count, offsets.data(), nullptr);
     } catch (const CorruptData& e) {
         refuse(PlanError::corrupt, -2, e.what());

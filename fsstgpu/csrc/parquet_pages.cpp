@@ -215,6 +215,14 @@ int64_t decode_delta_byte_array_runs(const uint8_t* data, int64_t size, int64_t 
     return start;
 }
 
+void check_value_count(int64_t count, int64_t most, const char* what) {
+    if (count < 0 || count > most) {
+        throw CorruptData(std::string(what) + ": " + std::to_string(count) +
+                          " values cannot be in these bytes (at most " + std::to_string(most) +
+                          ")");
+    }
+}
+
 int64_t decode_plain_byte_arrays(const uint8_t* data, int64_t size, int64_t count,
                                  int64_t* offsets, uint8_t* out) {
     int64_t pos = 0, at = 0;

@@ -40,6 +40,11 @@ int64_t decode_delta_byte_array_runs(const uint8_t* data, int64_t size, int64_t 
                                      int64_t* prefix, int64_t* suffix_offsets,
                                      int64_t* out_size);
 
+// Throws CorruptData ("<what>: N values cannot be in these bytes (at most M)") unless
+// 0 <= count <= most: a page's declared count checked against what its bytes can hold before
+// anything is allocated for it.
+void check_value_count(int64_t count, int64_t most, const char* what);
+
 // PLAIN byte arrays (each a 4-byte little-endian length, then its bytes) from data[0:size]:
 // `count` of them, their lengths' running sum into offsets (count + 1, from 0) and their bytes
 // end to end into out (which has room for size bytes: they are fewer; null: only the offsets).
