@@ -234,7 +234,7 @@ def plan_column(source: Source, fsst_field: pa.Field, *, check: bool = True,
             window = specs[a:b].copy()
             window[:, 2] = window[:, 3] - (0 if slots is None else at)
             planned = plan_chunks(target, fd, window, check_crc=check,
-                                  threads=min(b - a, usable_cores()))
+                                  threads=usable_cores())
             raw = memoryview(target)[int(window[0, 2]) :]  # (the window's bytes)
             found.add(planned, window, a, names, source.path, raw, at, buffer,
                       slots is not None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -214,6 +215,51 @@ def test_forged_chunks_at_each_bound(fresh_rng, tmp_path, case):
         assert got[5] is None, got[5]
     else:
         assert got[5] is not None and refusal in got[5][3], got[5]
+
+
+def test_chunks_read_in_pieces(fresh_rng, tmp_path):
+    """Chunks of several read pieces (plan_chunks reads a chunk in 1 MiB pieces, every chunk's
+    at once): planned as the model plans them; a byte changed in any piece found by the same
+    page's CRC; a file cut inside a later piece of a chunk named by the bytes that chunk lacks,
+    the chunk before it whole."""
+    def chunk():
+        pages = b""
+        for values in (2, 3):
+            payload = _v1(0, int(fresh_rng.integers(1, 3 << 20)))
+            pages += page_header(fresh_rng, 0, len(payload), values, zlib.crc32(payload), 6) + \
+                payload
+        return pages, (5, 0, 0, 0, 0)
+
+    chunks = [chunk() for _ in range(3)]
+    for threads in (1, 3):
+        got, buffer = _compiled(chunks, tmp_path, check_crc=True, threads=threads)
+        _same(got, _modelled(chunks, check_crc=True))
+        assert got[5] is None and buffer.tobytes() == b"".join(raw for raw, _ in chunks)
+    c = int(fresh_rng.integers(3))
+    raw = bytearray(chunks[c][0])
+    at = int(fresh_rng.integers(len(raw) // 2, len(raw)))  # (a later piece, mostly)
+    raw[at] ^= 1 << int(fresh_rng.integers(8))
+    damaged = chunks[:c] + [(bytes(raw), chunks[c][1])] + chunks[c + 1 :]
+    got, _ = _compiled(damaged, tmp_path, check_crc=True, threads=3)
+    _same(got, _modelled(damaged, check_crc=True))
+    assert got[5][0] == c
+    whole = b"".join(raw for raw, _ in chunks)
+    cut = len(chunks[0][0]) + int(fresh_rng.integers((1 << 20) + 1, len(chunks[1][0])))
+    path = tmp_path / "cut.bin"
+    path.write_bytes(whole[:cut])
+    specs, file_at = [], 0
+    for raw, (rows, first, k, i, wide) in chunks:
+        specs.append((file_at, len(raw), file_at, file_at, rows, first, k, i, wide))
+        file_at += len(raw)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = plan_chunks(np.zeros(len(whole), np.uint8), fd, np.array(specs, np.int64),
+                          check_crc=True, threads=3)
+    finally:
+        os.close(fd)
+    lacks = len(chunks[0][0]) + len(chunks[1][0]) - cut
+    assert got[5] == (1, 3, -1, f"the file ends {lacks} bytes into a column chunk")
+    assert got[0].shape[0] == 2 and set(got[0][:, 9].tolist()) == {0}  # (chunk 0's pages)
 
 
 def test_a_file_shorter_than_its_chunks_and_bad_specs(tmp_path):

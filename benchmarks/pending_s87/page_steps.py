@@ -1,4 +1,5 @@
-"""Session 86 probe: where read_page_columns' time goes on the device host (machine text, fsst
+"""Session 86 probe (run again in session 87): where read_page_columns' time goes on the
+device host (machine text, fsst
 pages uncompressed): each column's planning, decode_pages, device_column and checked decode,
 each step followed by a sync; then a cProfile of the whole read (top functions by own and
 cumulative time)."""
