@@ -66,15 +66,14 @@ class PageColumn:
 
 class _Leaf:
     """One leaf's levels decoded, and where each row's value lies in its values (made by
-    :func:`_leaves`, all leaves' at once)."""
+    :func:`_leaves`, all leaves' at once): ``counts``, its pages' values; ``at``, where a
+    present row's value lies when each page's values start at its first row."""
 
-    def __init__(self, xp, leaf, levels, present, struct_valid, ranks, row0, page, dev):
+    def __init__(self, leaf, levels, present, struct_valid, row0, page, dev, counts, at):
         self.plan, self.levels, self.present, self.struct_valid = leaf, levels, present, \
             struct_valid
-        self.row0, self.page, self.dev = row0, page, dev
-        self.counts = ranks[row0 + dev["rows"]] - ranks[row0]  # values a page
-        # where a present row's value lies when each page's values start at its first row
-        self.at = (row0 - ranks[row0])[page] + ranks[:-1]
+        self.row0, self.page, self.dev, self.counts, self.at = row0, page, dev, counts, at
+        self._rows_in, self._group = {}, None
 
     def pages(self, encodings) -> np.ndarray:
         """Its pages of these encodings (host indices)."""
@@ -82,8 +81,16 @@ class _Leaf:
 
     def rows_in(self, encodings):
         """Whether each row lies in a page of one of ``encodings`` (a key of
-        :data:`_ENCODINGS`) and holds a value."""
-        return (self.dev[encodings][self.page] != 0) & self.present
+        :data:`_ENCODINGS`) and holds a value (made once a leaf)."""
+        if encodings not in self._rows_in:
+            self._rows_in[encodings] = (self.dev[encodings][self.page] != 0) & self.present
+        return self._rows_in[encodings]
+
+    def group(self):
+        """Each row's row group's place in the plan (made once a leaf)."""
+        if self._group is None:
+            self._group = self.dev["group"][self.page]
+        return self._group
 
     def values(self, kind, data, xp, checks, pages, total: int, width=None):
         p = self.plan
@@ -194,14 +201,24 @@ def _leaves(plan: ColumnPlan, levels, xp, checks: Checks, dev: list) -> dict:
     held = [i for i, m in enumerate(names) if m != "cuts"]
     checks.flag_each(struct[:1] & ~present[xp.asarray(held)],
                      [f"a valid string has a null {names[i]!r} entry" for i in held])
-    pages, out = {}, {}
+    # the leaves whose pages start at the same rows (a row group a page, usually all four)
+    # share each row's page, and their values' places are found in one pass for all of them
+    shared = {}
     for i, leaf in enumerate(plan.leaves):
-        key = leaf.row0.tobytes()
-        if key not in pages:  # each row's page (the last starting at or before it: empty
-            row0 = dev[i]["row0"]  # pages passed over)
-            pages[key] = row0, xp.searchsorted(row0, xp.arange(n), side="right") - 1
-        out[leaf.name] = _Leaf(xp, leaf, grid[i], present[i], struct[i], ranks[i], *pages[key],
-                               dev[i])
+        shared.setdefault(leaf.row0.tobytes() + leaf.rows.tobytes(), []).append(i)
+    out = {}
+    for members in shared.values():
+        row0, rows = dev[members[0]]["row0"], dev[members[0]]["rows"]
+        # each row's page (the last starting at or before it: empty pages passed over)
+        page = xp.searchsorted(row0, xp.arange(n), side="right") - 1
+        mine = ranks if len(members) == len(names) else ranks[xp.asarray(members)]
+        first = mine[:, row0]
+        counts = mine[:, row0 + rows] - first
+        at = (row0 - first)[:, page] + mine[:, :-1]
+        for k, i in enumerate(members):
+            leaf = plan.leaves[i]
+            out[leaf.name] = _Leaf(leaf, grid[i], present[i], struct[i], row0, page, dev[i],
+                                   counts[k], at[k])
     return out
 
 
@@ -267,7 +284,7 @@ def _dictionary_entry(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name
     p = leaf.plan
     index, _ = leaf.values("rle", data, xp, checks, pages, n, width=p.width[pages])
     entries = sum(0 if d is None else d[2] for d in p.dictionaries)
-    group = leaf.dev["group"][leaf.page]
+    group = leaf.group()
     i = index[leaf.at].astype(xp.int64)
     rows = leaf.rows_in(DICTIONARY)
     checks.flag(rows & (i >= leaf.dev["counts"][group]), f"{name}: an index past its "

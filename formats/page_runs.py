@@ -53,26 +53,25 @@ class Checks:
             self.runs.append((errors, names))
 
     def flag(self, bad, what: str) -> None:
-        self.flags.append((self.xp.any(bad), what))
+        self.flags.append((self.xp.any(bad).reshape(1), [what]))
 
     def flag_each(self, bad, whats) -> None:
-        """A flag a row of the 2-D ``bad``, each saying its ``whats``' entry (one pass)."""
-        hits = self.xp.any(bad, axis=1)
-        self.flags.extend((hits[i], what) for i, what in enumerate(whats))
+        """A flag a row of the 2-D ``bad``, each saying its ``whats``' entry (one pass, and
+        kept as one array: no device call a row)."""
+        self.flags.append((self.xp.any(bad, axis=1), list(whats)))
 
     def raise_first(self) -> None:
         """Raise the first run's error, else the first flag's (all read back in one copy)."""
         xp = self.xp
         parts = [xp.asarray(errors, xp.int32).reshape(-1) for errors, _ in self.runs]
-        if self.flags:
-            parts.append(xp.stack([f for f, _ in self.flags]).astype(xp.int32))
+        parts += [hits.astype(xp.int32) for hits, _ in self.flags]
         got = host_array(xp.concatenate(parts)) if parts else None
         at = 0
         for errors, names in self.runs:  # (host: the twins raised already)
             check_jobs(got[at : at + int(errors.size)], names=names)
             at += int(errors.size)
-        for hit, (_, what) in zip(got[at:].tolist() if self.flags else (), self.flags,
-                                  strict=True):
+        whats = [what for _, group in self.flags for what in group]
+        for hit, what in zip(got[at:].tolist() if whats else (), whats, strict=True):
             if hit:
                 raise CorruptDataError(f"{self.where}: {what}")
         self.runs, self.flags = [], []

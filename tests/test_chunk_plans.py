@@ -222,10 +222,10 @@ def test_chunks_read_in_pieces(fresh_rng, tmp_path):
     at once): planned as the model plans them; a byte changed in any piece found by the same
     page's CRC; a file cut inside a later piece of a chunk named by the bytes that chunk lacks,
     the chunk before it whole."""
-    def chunk():
+    def chunk():  # (two pages, the second's payload over 1 MiB: it ends in a later piece)
         pages = b""
-        for values in (2, 3):
-            payload = _v1(0, int(fresh_rng.integers(1, 3 << 20)))
+        for values, least in ((2, 8), (3, (1 << 20) + 8)):
+            payload = _v1(0, int(fresh_rng.integers(least, 3 << 20)))
             pages += page_header(fresh_rng, 0, len(payload), values, zlib.crc32(payload), 6) + \
                 payload
         return pages, (5, 0, 0, 0, 0)
@@ -237,12 +237,12 @@ def test_chunks_read_in_pieces(fresh_rng, tmp_path):
         assert got[5] is None and buffer.tobytes() == b"".join(raw for raw, _ in chunks)
     c = int(fresh_rng.integers(3))
     raw = bytearray(chunks[c][0])
-    at = int(fresh_rng.integers(len(raw) // 2, len(raw)))  # (a later piece, mostly)
+    at = int(fresh_rng.integers(len(raw) - (1 << 20), len(raw)))  # (the second page's body)
     raw[at] ^= 1 << int(fresh_rng.integers(8))
     damaged = chunks[:c] + [(bytes(raw), chunks[c][1])] + chunks[c + 1 :]
     got, _ = _compiled(damaged, tmp_path, check_crc=True, threads=3)
     _same(got, _modelled(damaged, check_crc=True))
-    assert got[5][0] == c
+    assert got[5][:3] == (c, 1, -1) and "page 1 fails its CRC" in got[5][3]
     whole = b"".join(raw for raw, _ in chunks)
     cut = len(chunks[0][0]) + int(fresh_rng.integers((1 << 20) + 1, len(chunks[1][0])))
     path = tmp_path / "cut.bin"

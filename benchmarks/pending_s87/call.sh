@@ -17,3 +17,5 @@ timeout 200 python3 -u benchmarks/pending_s87/profile_reads.py > "$OUT/profile_r
 echo "profile rc=$?"; grep -E "^(==|bus|pyarrow|usual|planning|page|read_page)" "$OUT/profile_reads.txt"
 timeout 150 python3 -u benchmarks/pending_s87/page_steps.py > "$OUT/page_steps.txt" 2>&1
 echo "steps rc=$?"; grep -E "^(round|  sums)" "$OUT/page_steps.txt"
+timeout 150 python3 -u benchmarks/pending_s87/page_parts.py > "$OUT/page_parts.txt" 2>&1
+echo "parts rc=$?"; grep -E "^(one|==|  )" "$OUT/page_parts.txt"
