@@ -305,6 +305,9 @@ class _Found:
         # (rows and CRC rows come chunk after chunk: each chunk's found by a search)
         row_at = np.searchsorted(rows[:, 9], np.arange(nchunks + 1))
         crc_at = np.searchsorted(crcs[:, 0], np.arange(nchunks + 1))
+        tables = [None if d[0] < 0 else tuple(d) for c, d in enumerate(dictionaries.tolist())
+                  if (first + c) % nleaves == 3]
+        self.table_ids.extend(self.reader.table_ids(raw, at, tables))  # (the window's at once)
         for c, dictionary in enumerate(dictionaries.tolist()):
             k = first + c
             i = k % nleaves
@@ -315,8 +318,6 @@ class _Found:
             self.dictionaries[i].append(dictionary)
             self.raw_entries[i].append(None if dictionary is None else
                                        entries[entry_at[c] : entry_at[c + 1]])
-            if i == 3:
-                self.table_ids.append(self.reader.table_ids(raw, at, dictionary))
             if i == 2 and sunk:
                 _keep_host_parts(parts, raw, at, mine)
             self.chunks.append((int(window[c, 3]), int(window[c, 1]),
