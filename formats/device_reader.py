@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
@@ -25,6 +26,7 @@ from fsstgpu.formats.nested_device import (
     device_layout_supports,
     nested_to_device,
 )
+from fsstgpu.formats.page_plan import plannable
 from fsstgpu.formats.page_reader import page_columns
 from fsstgpu.formats.rowgroups import Source, check_input, reading
 from fsstgpu.formats.unit_reads import (
@@ -222,16 +224,59 @@ def read_to_device(source: Source, *, workers: int | None = None,
     """
 
     # the fsst columns whose pages are stored uncompressed: decoded from their pages on the
-    # device (formats/page_reader.py); the others read as below
-    direct = page_columns(source) if PAGE_READS else {}  # (a column at a time: measured)
-    fsst = _fsst_names(source) - set(direct)
-    host: dict[str, list] = {f.name: [] for f in source.schema}
+    # device (formats/page_reader.py) on a thread of their own, while this one reads the
+    # others as below (pyarrow's reads let the GIL go: they overlap); a column whose pages
+    # turn out to be of a layout the page reader does not take is then read as below
+    taken = {f.name for f in plannable(source)} if PAGE_READS else set()
+    skip = set(taken)
+    with ThreadPoolExecutor(1) as beside:
+        pages = None
+        if taken:  # (on this thread's device, handed to its stream)
+            cp = get_cupy()
+            pages = beside.submit(_page_columns, source, cp.cuda.Device().id,
+                                  cp.cuda.get_current_stream())
+        decoded, host, checked = _usual_columns(source, skip, workers, nested_on_device)
+        direct = pages.result() if pages is not None else {}
+    missed = taken - set(direct)
+    if missed:
+        more = _usual_columns(source, set(source.schema.names) - missed, workers,
+                              nested_on_device)
+        for got, extra in zip((decoded, host, checked), more, strict=True):
+            got.update({k: v for k, v in extra.items() if k in missed})
+    decoded.update(direct)
+    out = {}
+    for f in source.schema:
+        if f.name in decoded:
+            out[f.name] = decoded[f.name]
+        elif nested_on_device and holds_fsst(f.type):  # on the CPU where the layout refuses it
+            out[f.name] = nested_column_to_device(
+                source.path, f.name, pa.chunked_array(host[f.name], type=f.type),
+                checked=checked.get(f.name))
+        else:
+            out[f.name] = pa.chunked_array(host[f.name], type=f.type)
+    return out
+
+
+def _page_columns(source: Source, device: int, stream) -> dict:
+    """:func:`~fsstgpu.formats.page_reader.page_columns` of ``source`` on another thread than
+    the caller's: on the caller's ``device``, its columns handed to the caller's ``stream``."""
+    with get_cupy().cuda.Device(device):
+        return page_columns(source, stream=stream)
+
+
+def _usual_columns(source: Source, skip: set, workers: int | None, nested_on_device: bool):
+    """The columns of ``source`` but ``skip`` read the usual way (row groups read on the
+    reading threads, fsst chunks staged and decoded in one batch): ``(decoded, host,
+    checked)``, the fsst columns decoded on the GPU, the other columns' host chunks, and the
+    nested columns' checked leaves."""
+    fsst = _fsst_names(source) - skip
+    host: dict[str, list] = {f.name: [] for f in source.schema if f.name not in skip}
     pieces: dict[str, dict] = {name: {} for name in fsst}   # column -> label -> compressed
     checked: dict[str, list] = {}   # nested column -> each row group chunk's checked leaves
     workers = workers or _device_readers(source)
     staged = _staged_runs(source)
     runs = row_group_runs(source) if source.format == "parquet" else None
-    names = [n for n in source.schema.names if n not in direct]
+    names = [n for n in source.schema.names if n not in skip]
     if runs is None or len(set(source.schema.names)) < len(source.schema.names):
         # IPC, or columns named twice: unit by unit on this thread (runs of one)
         units = parallel_units(source, workers=workers, ahead=WHOLE,
@@ -241,6 +286,8 @@ def read_to_device(source: Source, *, workers: int | None = None,
             if names else ()
     for unit in units:
         for name, col in unit.items():
+            if name in skip:
+                continue
             if name in fsst:
                 pieces[name].update(col)
             elif isinstance(col, _CheckedNested):
@@ -261,19 +308,7 @@ def read_to_device(source: Source, *, workers: int | None = None,
     except CorruptDataError as exc:
         _name_row_group(source, str(exc), runs)
         raise
-    decoded = dict(zip(pieces, joined.values(), strict=True))
-    decoded.update(direct)
-    out = {}
-    for f in source.schema:
-        if f.name in decoded:
-            out[f.name] = decoded[f.name]
-        elif nested_on_device and holds_fsst(f.type):  # on the CPU where the layout refuses it
-            out[f.name] = nested_column_to_device(
-                source.path, f.name, pa.chunked_array(host[f.name], type=f.type),
-                checked=checked.get(f.name))
-        else:
-            out[f.name] = pa.chunked_array(host[f.name], type=f.type)
-    return out
+    return dict(zip(pieces, joined.values(), strict=True)), host, checked
 
 
 #: whether :func:`read_to_device` decodes the fsst columns whose pages are stored uncompressed

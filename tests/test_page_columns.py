@@ -335,6 +335,43 @@ def test_read_table_device_decodes_uncompressed_pages_on_the_device(files, monke
         assert usual[name].to_arrow().equals(results["none"][name].to_arrow()), name
 
 
+def _plain_codes_file(tmp_path) -> Path:
+    """A file whose fsst column's pages are stored uncompressed (plannable from the footer)
+    but whose codes are PLAIN, which the page reader does not take, beside a plain column."""
+    import fsstgpu
+    from fsstgpu.formats.arrow_storage import to_extension_array
+
+    text = machine_text_table(3000).column(0).combine_chunks()
+    ext = to_extension_array(fsstgpu.compress(text))
+    path = tmp_path / "plain_codes.parquet"
+    pq.write_table(pa.table({"s": ext, "n": np.arange(len(ext))}), path, compression="none",
+                   use_dictionary=["s.table"],
+                   column_encoding={"s.codes": "PLAIN", "s.lengths": "PLAIN", "s.cuts": "PLAIN"})
+    return path
+
+
+def test_plain_codes_are_plannable_but_refused(tmp_path):
+    with Source(_plain_codes_file(tmp_path)) as source:
+        assert [f.name for f in plannable(source)] == ["s"]
+        with pytest.raises(Unsupported, match="values of encoding 0"):
+            plan_column(source, source.schema.field("s"))
+
+
+@pytest.mark.gpu
+def test_a_column_the_page_reader_refuses_is_read_the_usual_way(tmp_path, monkeypatch):
+    """read_table_device runs the page reader beside the usual read of the other columns; a
+    column it turns out not to take (its pages' encodings) is then read the usual way."""
+    from fsstgpu.formats import device_reader, read_table, read_table_device
+
+    path = _plain_codes_file(tmp_path)
+    monkeypatch.setattr(device_reader, "PAGE_READS", True)
+    got = read_table_device(path)
+    want = read_table(path, device="cpu")
+    assert list(got) == ["s", "n"]
+    assert got["s"].to_arrow().equals(want.column("s").combine_chunks())
+    assert got["n"].equals(want.column("n"))
+
+
 @pytest.mark.gpu
 def test_a_damaged_page_read_on_the_device_is_named(files, tmp_path, fresh_rng, monkeypatch):
     from fsstgpu.formats import device_reader, read_table_device
