@@ -62,6 +62,8 @@ class PageColumn:
     block_starts: np.ndarray
     cuts: tuple            # (absolute code position, place in its string, row), int64 each
     chunk_lengths: np.ndarray
+    total: int = 0         # the strings' bytes (out_offsets[-1])
+    most: int = 0          # the longest string's
 
 
 class _Leaf:
@@ -171,14 +173,18 @@ def decode_pages(plan: ColumnPlan, xp, data=None) -> PageColumn:
                     f"a {plan.field.type.value_type} row group holds more than 2**31 - 1 bytes")
     table_id = _table_ids(plan, leaves["table"], data, xp, checks, n, valid)
     tables = plan.tables
-    checks.raise_first()  # (everything the gathers and blocks below rely on is checked)
-    codes = _gathered(data, extra, src, code_offsets, xp, int(code_offsets[-1]))
+    # (everything the gathers and blocks below rely on is checked; the sizes they need read
+    # back in the same copy)
+    ncodes, total, nvalid, most = checks.raise_first(values=(
+        code_offsets[-1], out[-1], xp.count_nonzero(valid), lengths.max() if n else 0))
+    codes = _gathered(data, extra, src, code_offsets, xp, ncodes)
     block_starts, block_tables = _blocks(xp, valid, table_id, n, plan.where)
-    null_count = n - int(xp.count_nonzero(valid))
+    null_count = n - nvalid
     cuts = _cuts(plan, leaves["cuts"], xp, code_offsets, wide)
     return PageColumn(codes, code_offsets, lengths, out, valid, null_count,
                       tuple(tables[t] for t in block_tables) if null_count < n
-                      else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy())
+                      else (SymbolTable([]),), block_starts, cuts, plan.group_rows.copy(),
+                      total, most)
 
 
 def _leaves(plan: ColumnPlan, levels, xp, checks: Checks, dev: list) -> dict:

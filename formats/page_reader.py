@@ -165,9 +165,9 @@ def _decoded(cp, plan, data, stream):
         cuts = tuple(cp.asarray(c) for c in col.cuts)
         dev = device_column(cp, col.tables, ftype.value_type, n, col.codes, col.code_offsets,
                             col.out_offsets, col.lengths, validity, col.null_count,
-                            col.chunk_lengths, ftype.split_size, cuts,
-                            block_starts=col.block_starts, out_offsets=col.out_offsets,
-                            checked=True)
+                            col.chunk_lengths, ftype.split_size, cuts, total=col.total,
+                            most=col.most, block_starts=col.block_starts,
+                            out_offsets=col.out_offsets, checked=True)
     try:
         return decode_async(dev, stream).check()
     except CorruptDataError as exc:

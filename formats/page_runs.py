@@ -60,21 +60,25 @@ class Checks:
         kept as one array: no device call a row)."""
         self.flags.append((self.xp.any(bad, axis=1), list(whats)))
 
-    def raise_first(self) -> None:
-        """Raise the first run's error, else the first flag's (all read back in one copy)."""
+    def raise_first(self, values=()) -> list[int]:
+        """Raise the first run's error, else the first flag's; else return ``values`` (device
+        or host integer scalars) as host ints. All read back in one copy: each read back on
+        its own waits for the device."""
         xp = self.xp
-        parts = [xp.asarray(errors, xp.int32).reshape(-1) for errors, _ in self.runs]
-        parts += [hits.astype(xp.int32) for hits, _ in self.flags]
-        got = host_array(xp.concatenate(parts)) if parts else None
+        parts = [xp.asarray(errors, xp.int64).reshape(-1) for errors, _ in self.runs]
+        parts += [hits.astype(xp.int64) for hits, _ in self.flags]
+        parts += [xp.asarray(v, xp.int64).reshape(1) for v in values]
+        got = host_array(xp.concatenate(parts)).tolist() if parts else []
         at = 0
         for errors, names in self.runs:  # (host: the twins raised already)
-            check_jobs(got[at : at + int(errors.size)], names=names)
+            check_jobs(np.asarray(got[at : at + int(errors.size)], np.int32), names=names)
             at += int(errors.size)
         whats = [what for _, group in self.flags for what in group]
-        for hit, what in zip(got[at:].tolist() if whats else (), whats, strict=True):
+        for hit, what in zip(got[at : at + len(whats)], whats, strict=True):
             if hit:
                 raise CorruptDataError(f"{self.where}: {what}")
         self.runs, self.flags = [], []
+        return got[at + len(whats) :]
 
 
 def decode_runs(kind: str, data, xp, checks: Checks, start, size, counts, at, total: int,
