@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Session 87's A/B call (carry [".data"]: .data/base holds b74712c's tree, git archive):
+# b74712c in a venv of its own against this tree, alternated in separate processes, then the
+# page GPU tests on this tree.
+set -u
+OUT=${OUT:-/tmp/out}
+bash benchmarks/gpu_session.sh setup || exit 1
+export FSSTGPU_DBTEXT=$PWD/.data/dbtext
+HERE=$PWD
+python3 -m venv --system-site-packages /tmp/vbase
+(cd .data/base && /tmp/vbase/bin/python -m pip install -q --no-deps --no-build-isolation -e . \
+  > "$OUT/install_base.txt" 2>&1) || { echo "base install failed"; tail -5 "$OUT/install_base.txt"; }
+cat "$OUT/env.txt" | head -4
+timeout 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_prefix_rebuild.py \
+  tests/test_page_columns.py > "$OUT/pytest_pages.txt" 2>&1
+echo "page tests: $(tail -1 "$OUT/pytest_pages.txt")"
+grep -E "^(FAILED|ERROR)|^E  " "$OUT/pytest_pages.txt" | head -20
+PYTHONPATH=$HERE timeout 120 python3 benchmarks/pending_s87/ab.py make /tmp/abfiles
+for round in 1 2; do
+  (cd .data/base && PYTHONPATH=$PWD timeout 90 /tmp/vbase/bin/python \
+    $HERE/benchmarks/pending_s87/ab.py time /tmp/abfiles base) | tee -a "$OUT/ab.jsonl"
+  PYTHONPATH=$HERE timeout 90 python3 benchmarks/pending_s87/ab.py time /tmp/abfiles new \
+    | tee -a "$OUT/ab.jsonl"
+done
+PYTHONPATH=$HERE timeout 120 python3 -u benchmarks/pending_s87/page_parts.py > "$OUT/page_parts.txt" 2>&1
+echo "parts rc=$?"; grep -E "^(one|==|  )" "$OUT/page_parts.txt"
