@@ -30,8 +30,9 @@ def pack_bits(bits, xp=np):
     n = len(bits)
     padded = xp.zeros(-(-n // 8) * 8, xp.uint8)
     padded[:n] = bits
-    weights = xp.asarray(np.array([1, 2, 4, 8, 16, 32, 64, 128], np.uint8))
-    return (padded.reshape(-1, 8) * weights).sum(axis=1, dtype=xp.uint8)
+    # (each bit shifted to its place: made on the device, where an uploaded table of weights
+    # was a copy from the host a call)
+    return (padded.reshape(-1, 8) << xp.arange(8, dtype=xp.uint8)).sum(axis=1, dtype=xp.uint8)
 
 
 def join_bitmaps(parts) -> np.ndarray:

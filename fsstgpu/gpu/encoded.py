@@ -123,9 +123,11 @@ def device_column(cp, table, type_, n: int, codes, code_offsets, offsets, length
         checked=checked)
     meta = cp.empty(layout.meta_nbytes, cp.uint8)
     if checked:  # where each string's codes start (a bit a code), and the UTF-8 check's table
-        marks = cp.zeros(layout.sections["code_starts"][2][0] * 8, cp.uint8)
-        marks[code_offsets[:-1][code_offsets[1:] > code_offsets[:-1]]] = 1
-        section_of(layout.sections, meta, "code_starts")[...] = pack_bits(marks, cp)
+        nbits = layout.sections["code_starts"][2][0] * 8
+        marks = cp.zeros(nbits + 1, cp.uint8)  # (an empty string's start marks the spare bit
+        starts = code_offsets[:-1]               # past them: a scatter, no count to wait for)
+        marks[cp.where(code_offsets[1:] > starts, starts, nbits)] = 1
+        section_of(layout.sections, meta, "code_starts")[...] = pack_bits(marks[:nbits], cp)
         _upload_sections(cp, layout, meta, {"utf8_ranges": layout.utf8_ranges},
                          ("utf8_ranges",))
     tab_sym, tab_len = pack_tables(tables)
