@@ -35,6 +35,7 @@ def read_tables(blob, offsets) -> list:
     offsets = np.asarray(offsets, np.int64)
     ok, counts = serialised_counts(data, offsets)
     packed, lengths, ordered = _symbol_slots(data, offsets[:-1] + HEADER_BYTES, counts)
+    packed.flags.writeable = lengths.flags.writeable = False  # (the tables' slices read-only)
     ordered = ordered.astype(bool)
     ok &= ordered
     written = np.where(ordered, counts.sum(axis=1, dtype=np.int64), 0)
