@@ -99,7 +99,8 @@ class DictionaryReader:
             except CorruptDataError:  # (every entry unreadable: an error where one is named)
                 entries.append(count)
                 continue
-            entries.append([blob[offsets[j] : offsets[j + 1]].tobytes() for j in range(count)])
+            whole, ends = blob.tobytes(), offsets.tolist()  # (bytes sliced: no array a slice)
+            entries.append([whole[ends[j] : ends[j + 1]] for j in range(count)])
         read_new([e for chunk in entries if isinstance(chunk, list) for e in chunk],
                  self._found, self.tables)  # (those no chunk before held)
         found = self._found
