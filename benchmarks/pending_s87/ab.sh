@@ -7,7 +7,7 @@ OUT=${OUT:-/tmp/out}
 bash benchmarks/gpu_session.sh setup || exit 1
 export FSSTGPU_DBTEXT=$PWD/.data/dbtext
 HERE=$PWD
-python3 -m venv --system-site-packages /tmp/vbase
+python3 -m venv --without-pip --system-site-packages /tmp/vbase
 (cd .data/base && /tmp/vbase/bin/python -m pip install -q --no-deps --no-build-isolation -e . \
   > "$OUT/install_base.txt" 2>&1) || { echo "base install failed"; tail -5 "$OUT/install_base.txt"; }
 cat "$OUT/env.txt" | head -4
