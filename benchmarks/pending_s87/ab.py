@@ -80,7 +80,7 @@ def measure(folder: Path, label: str) -> None:
             row[f"{name} planning {threads}t"] = best(lambda: plan_all(none))
         PP.usable_cores = usable_cores
 
-    row = {"label": label}
+    row = {"label": label, "code": PP.__file__}  # (which tree this process runs)
     for name in ("machine", "dbtext"):
         if (folder / f"{name}.none.parquet").exists():
             files(name, row)
