@@ -1,7 +1,7 @@
 """Session 87 A/B: the page reader and the file reads at session 86's last commit (b74712c,
 installed in its own venv) against this session's, each in its own process, alternated, on
 the same files (``make DIR`` writes them once; ``time DIR LABEL`` prints a JSON line of best
-ms of 5): machine text 1.6 M rows and dbtext, fsst uncompressed pages and zstd."""
+ms of 3): machine text 1.6 M rows and dbtext, fsst uncompressed pages and zstd."""
 import json
 import sys
 import time
@@ -42,7 +42,7 @@ def measure(folder: Path, label: str) -> None:
     cp = get_cupy()
     sync = cp.cuda.get_current_stream().synchronize
 
-    def best(fn, repeat=5):
+    def best(fn, repeat=3):
         fn()
         sync()
         out = []
