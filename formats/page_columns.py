@@ -96,9 +96,13 @@ class _Leaf:
 
     def values(self, kind, data, xp, checks, pages, total: int, width=None):
         p = self.plan
+        every = len(pages) == len(p.rows)  # (all its pages: their arrays already on the
+        # device, where a subset is a gather by an uploaded index)
         return decode_runs(kind, data, xp, checks, p.values_at[pages],
-                            p.values_end[pages] - p.values_at[pages], self.counts[pages],
-                            p.row0[pages], total, [p.names[i] for i in pages], width)
+                            p.values_end[pages] - p.values_at[pages],
+                            self.counts if every else self.counts[pages],
+                            self.dev["row0"] if every else p.row0[pages], total,
+                            [p.names[i] for i in pages], width)
 
 
 #: the groups of page encodings whose rows the decode selects (:meth:`_Leaf.rows_in`)
