@@ -105,7 +105,7 @@ def decode_runs(kind: str, data, xp, checks: Checks, start, size, counts, at, to
         return out, ends
     jobs = Jobs(start, size, np.zeros(len(start), np.int64), width=width)
     device = rle_hybrid_jobs if kind == "rle" else delta_binary_packed_jobs
-    values, ends, errors = device(data, jobs, placed=(xp.asarray(counts, xp.int64),
-                                                      xp.asarray(at, xp.int64), total))
+    values, ends, errors = device(data, jobs, placed=(counts, at, total))  # (host or device:
+    #                                                   the host's uploaded with the jobs')
     checks.run(errors, names)
     return values, ends

@@ -189,8 +189,15 @@ def _launch(kernel: str, data, jobs: Jobs, dtype, stream, extra=(), placed=None,
             count, at, total = placed
             if len(count) != n or len(at) != n:
                 raise ValueError(f"{len(count)} counts and {len(at)} places for {n} jobs")
-            table = cp.asarray(np.concatenate([jobs.start, jobs.size]))
-            start, size = table[:n], table[n:]
+            host = [a for a in (count, at) if isinstance(a, np.ndarray)]  # (in the one copy)
+            table = cp.asarray(np.concatenate([jobs.start, jobs.size] +
+                                              [a.astype(np.int64) for a in host]))
+            start, size = table[:n], table[n : 2 * n]
+            k = 2
+            if isinstance(count, np.ndarray):
+                count, k = table[k * n : (k + 1) * n], k + 1
+            if isinstance(at, np.ndarray):
+                at = table[k * n : (k + 1) * n]
             count, at = cp.asarray(count, cp.int64), cp.asarray(at, cp.int64)
         out = cp.empty(total, dtype)
         ends = cp.empty(n, cp.int64)
@@ -210,9 +217,9 @@ def rle_hybrid_jobs(data, jobs: Jobs, *, placed=None, stream=None):
 
     ``data``: the device's uint8 bytes the jobs index; ``jobs`` with widths. ``placed``:
     ``(counts, at, total)`` where the jobs' counts are known on the device only (a page's
-    non-null values: device int64 counts and output places, an output of ``total`` values; a
-    job whose values would not fit there is flagged), else None (``jobs``' counts, end to
-    end).
+    non-null values: int64 counts and output places, each on the device or the host (the
+    host's copied with the jobs' starts and sizes), an output of ``total`` values; a job whose
+    values would not fit there is flagged), else None (``jobs``' counts, end to end).
 
     Examples
     --------
