@@ -9,14 +9,16 @@ export FSSTGPU_DBTEXT=$PWD/.data/dbtext
 HERE=$PWD
 python3 -m venv --without-pip --system-site-packages /tmp/vbase
 (cd .data/base && /tmp/vbase/bin/python -m pip install -q --no-deps --no-build-isolation -e . \
-  > "$OUT/install_base.txt" 2>&1) || { echo "base install failed"; tail -5 "$OUT/install_base.txt"; }
+  > "$OUT/install_base.txt" 2>&1 || echo "base install failed") &   # (beside the tests)
+BASE_INSTALL=$!
 cat "$OUT/env.txt" | head -4
 timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_prefix_rebuild.py \
   tests/test_page_columns.py tests/test_page_decode.py tests/test_gpu_string_ends.py \
   tests/test_gpu_planned_decode.py > "$OUT/pytest_pages.txt" 2>&1
-echo "GPU tests (pages, checked decode, encode, file reads): $(tail -1 "$OUT/pytest_pages.txt")"
+echo "GPU tests (pages, value decoders, checked decode): $(tail -1 "$OUT/pytest_pages.txt")"
 grep -E "^(FAILED|ERROR)|^E  " "$OUT/pytest_pages.txt" | head -20
 PYTHONPATH=$HERE timeout 120 python3 benchmarks/pending_s87/ab.py make /tmp/abfiles
+wait $BASE_INSTALL; tail -3 "$OUT/install_base.txt"
 for round in 1 2; do
   (cd .data/base && PYTHONPATH=$PWD timeout 90 /tmp/vbase/bin/python \
     $HERE/benchmarks/pending_s87/ab.py time /tmp/abfiles base) | tee -a "$OUT/ab.jsonl"
