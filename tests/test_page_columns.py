@@ -328,7 +328,8 @@ def test_read_table_device_decodes_uncompressed_pages_on_the_device(files, monke
             arr = column if isinstance(column, pa.ChunkedArray) else column.to_arrow()
             arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
             assert arr.equals(want.column(name).combine_chunks()), (codec, name)
-    assert "tail" in taken[0] and taken[1] == []  # (the zstd file's pages are compressed)
+    # (the zstd file's pages are compressed: the page reader is not started for it)
+    assert len(taken) == 1 and "tail" in taken[0]
     monkeypatch.setattr(device_reader, "PAGE_READS", False)
     usual = read_table_device(files["none"])
     for name in taken[0]:
@@ -368,7 +369,9 @@ def test_a_column_the_page_reader_refuses_is_read_the_usual_way(tmp_path, monkey
     got = read_table_device(path)
     want = read_table(path, device="cpu")
     assert list(got) == ["s", "n"]
-    assert got["s"].to_arrow().equals(want.column("s").combine_chunks())
+    strings = got["s"].to_arrow()
+    strings = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    assert strings.equals(want.column("s").combine_chunks())
     assert got["n"].equals(want.column("n"))
 
 
