@@ -217,15 +217,19 @@ def test_forged_chunks_at_each_bound(fresh_rng, tmp_path, case):
         assert got[5] is not None and refusal in got[5][3], got[5]
 
 
+#: plan_chunks' read pieces (chunk_plan.cpp's kReadPiece)
+PIECE = 4 << 20
+
+
 def test_chunks_read_in_pieces(fresh_rng, tmp_path):
-    """Chunks of several read pieces (plan_chunks reads a chunk in 1 MiB pieces, every chunk's
+    """Chunks of several read pieces (plan_chunks reads a chunk in 4 MiB pieces, every chunk's
     at once): planned as the model plans them; a byte changed in any piece found by the same
     page's CRC; a file cut inside a later piece of a chunk named by the bytes that chunk lacks,
     the chunk before it whole."""
-    def chunk():  # (two pages, the second's payload over 1 MiB: it ends in a later piece)
+    def chunk():  # (two pages, the second's payload over 4 MiB: it ends in a later piece)
         pages = b""
-        for values, least in ((2, 8), (3, (1 << 20) + 8)):
-            payload = _v1(0, int(fresh_rng.integers(least, 3 << 20)))
+        for values, least, most in ((2, 8, 1 << 20), (3, PIECE + 8, PIECE + (2 << 20))):
+            payload = _v1(0, int(fresh_rng.integers(least, most)))
             pages += page_header(fresh_rng, 0, len(payload), values, zlib.crc32(payload), 6) + \
                 payload
         return pages, (5, 0, 0, 0, 0)
@@ -244,7 +248,7 @@ def test_chunks_read_in_pieces(fresh_rng, tmp_path):
     _same(got, _modelled(damaged, check_crc=True))
     assert got[5][:3] == (c, 1, -1) and "page 1 fails its CRC" in got[5][3]
     whole = b"".join(raw for raw, _ in chunks)
-    cut = len(chunks[0][0]) + int(fresh_rng.integers((1 << 20) + 1, len(chunks[1][0])))
+    cut = len(chunks[0][0]) + int(fresh_rng.integers(PIECE + 1, len(chunks[1][0])))
     path = tmp_path / "cut.bin"
     path.write_bytes(whole[:cut])
     specs, file_at = [], 0
