@@ -312,8 +312,10 @@ def _usual_columns(source: Source, skip: set, workers: int | None, nested_on_dev
 
 
 #: whether :func:`read_to_device` decodes the fsst columns whose pages are stored uncompressed
-#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`). Off: GPU-tested, but
-#: 1.5-1.7x slower than the usual path so far (BENCHMARKS.md section 69); its tests turn it on
+#: from their pages on the device (:mod:`fsstgpu.formats.page_reader`). Off until the whole GPU
+#: suite has run with it on: its own GPU tests pass, and on an H100 it read machine text 1.30x
+#: and dbtext 1.02x faster than the usual path on the same files (BENCHMARKS.md section 73);
+#: its tests turn it on
 PAGE_READS = False
 
 

@@ -17,12 +17,12 @@ column is read on a worker thread with a stream of its own (``workers`` of them 
 by default, measured faster than five), its stream starting after what the caller's stream
 holds, and the caller's stream waits for it.
 
-Measured on an H100 (BENCHMARKS.md sections 69-70) it is correct but still slower than
-``read_table_device``'s usual path (session 84: 1.37x on this machine's text, 1.44x on
-dbtext; session 83: 1.7x / 1.5x): its host part is O(pages and dictionary entries) as
-designed, but Python under one GIL (page headers, dictionaries, ~100 CuPy calls a column), and
-dbtext's DELTA_BYTE_ARRAY values take ~20 ms of pointer jumping. ``read_to_device`` takes it
-only with :data:`~fsstgpu.formats.device_reader.PAGE_READS` on.
+Measured on an H100 (BENCHMARKS.md section 73), ``read_table_device`` with it read this
+machine's text 1.30x and dbtext 1.02x faster than the usual path on the same files: its host
+part is O(pages and dictionary entries) as designed, the planning in C++ on every core, but
+each column's decode is still ~9 ms of CuPy calls whatever its rows. ``read_to_device`` takes
+it only with :data:`~fsstgpu.formats.device_reader.PAGE_READS` on (off until the whole GPU
+suite has run with it on).
 """
 
 from __future__ import annotations
