@@ -79,7 +79,7 @@ class _Leaf:
 
     def pages(self, encodings) -> np.ndarray:
         """Its pages of these encodings (host indices)."""
-        return np.flatnonzero(np.isin(self.plan.encoding, encodings))
+        return np.flatnonzero(_among(self.plan.encoding, encodings))
 
     def rows_in(self, encodings):
         """Whether each row lies in a page of one of ``encodings`` (a key of
@@ -109,6 +109,14 @@ class _Leaf:
 _ENCODINGS = ((DELTA_LENGTH_BYTE_ARRAY,), (DELTA_BYTE_ARRAY,), DICTIONARY, (PLAIN,))
 
 
+def _among(encoding: np.ndarray, encodings) -> np.ndarray:
+    """Whether each page's ``encoding`` is one of ``encodings`` (Parquet's encodings are small
+    numbers: a table looked up, where ``np.isin`` cost ~30 us a call, 16 calls a column)."""
+    table = np.zeros(17, bool)  # (the last entry for any number outside 0..15: none)
+    table[list(encodings)] = True
+    return table[np.where((encoding >= 0) & (encoding < 16), encoding, 16)]
+
+
 def _uploaded(plan: ColumnPlan, xp) -> list[dict]:
     """Each leaf's page arrays that the decode indexes on the device, in one copy: each page's
     rows, first row and row group, whether it is of each group of :data:`_ENCODINGS` (0/1),
@@ -119,7 +127,7 @@ def _uploaded(plan: ColumnPlan, xp) -> list[dict]:
         counts = np.array([0 if d is None else d[2] for d in leaf.dictionaries], np.int64)
         arrays = {"rows": leaf.rows, "row0": leaf.row0, "group": leaf.group,
                   "counts": counts, "base": np.concatenate([[0], np.cumsum(counts)])}
-        arrays.update({enc: np.isin(leaf.encoding, enc) for enc in _ENCODINGS})
+        arrays.update({enc: _among(leaf.encoding, enc) for enc in _ENCODINGS})
         names.append(list(arrays))
         parts.extend(np.asarray(a).astype(np.int64) for a in arrays.values())
     ends = np.cumsum([0] + [len(a) for a in parts])
