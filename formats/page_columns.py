@@ -39,6 +39,7 @@ from fsstgpu.formats.page_prefixes import prefixed_values
 from fsstgpu.formats.page_runs import Checks, decode_runs
 from fsstgpu.kernels.fsst_decode import padded_size
 from fsstgpu.kernels.gather import check_gathered, gather_segments, gather_segments_cpu
+from fsstgpu.kernels.page_rows import dictionary_lookup
 from fsstgpu.limits import MAX_TABLES
 from fsstgpu.symbol_table import SymbolTable
 from fsstgpu.types import INT32_MAX, narrow_offsets
@@ -75,7 +76,7 @@ class _Leaf:
         self.plan, self.levels, self.present, self.struct_valid = leaf, levels, present, \
             struct_valid
         self.row0, self.page, self.dev, self.counts, self.at = row0, page, dev, counts, at
-        self._rows_in, self._group = {}, None
+        self._rows_in = {}
 
     def pages(self, encodings) -> np.ndarray:
         """Its pages of these encodings (host indices)."""
@@ -87,12 +88,6 @@ class _Leaf:
         if encodings not in self._rows_in:
             self._rows_in[encodings] = (self.dev[encodings][self.page] != 0) & self.present
         return self._rows_in[encodings]
-
-    def group(self):
-        """Each row's row group's place in the plan (made once a leaf)."""
-        if self._group is None:
-            self._group = self.dev["group"][self.page]
-        return self._group
 
     def values(self, kind, data, xp, checks, pages, total: int, width=None):
         p = self.plan
@@ -289,25 +284,24 @@ def _codes(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, wide):
     keyed = leaf.pages(DICTIONARY)
     if keyed.size:
         starts, sizes = _byte_dictionaries(p, xp)
-        entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "codes")
-        rows = leaf.rows_in(DICTIONARY)
-        code_len = xp.where(rows, sizes[entry], code_len)
-        src = xp.where(rows, starts[entry], src)
+        _dictionary_values(leaf, data, xp, checks, keyed, n, "codes", sizes, code_len,
+                           values2=starts, out2=src)
     return code_len, src, extra
 
 
-def _dictionary_entry(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name: str):
-    """Each row's entry in the concatenation of the leaf's dictionaries (clipped into it;
-    an index past its page's dictionary flagged)."""
+def _dictionary_values(leaf: _Leaf, data, xp, checks: Checks, pages, n: int, name: str,
+                       values, out, **kw) -> None:
+    """Each row's entry of the leaf's dictionaries written into ``out`` in place (and
+    ``values2`` into ``out2``; :func:`~fsstgpu.kernels.page_rows.dictionary_lookup`, one launch
+    on the device), for its rows in dictionary pages (every row with ``every=True``); an index
+    past its page's dictionary flagged, every entry clipped into the dictionaries."""
     p = leaf.plan
     index, _ = leaf.values("rle", data, xp, checks, pages, n, width=p.width[pages])
     entries = sum(0 if d is None else d[2] for d in p.dictionaries)
-    group = leaf.group()
-    i = index[leaf.at].astype(xp.int64)
-    rows = leaf.rows_in(DICTIONARY)
-    checks.flag(rows & (i >= leaf.dev["counts"][group]), f"{name}: an index past its "
-                "dictionary")
-    return xp.clip(leaf.dev["base"][group] + i, 0, max(entries - 1, 0))
+    past = dictionary_lookup(xp, leaf.rows_in(DICTIONARY), index, leaf.at, leaf.page,
+                             leaf.dev["group"], leaf.dev["counts"], leaf.dev["base"], entries,
+                             values, out, **kw)
+    checks.flag_hit(past, f"{name}: an index past its dictionary")
 
 
 def _byte_dictionaries(p, xp):
@@ -342,8 +336,7 @@ def _lengths(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
     keyed = leaf.pages(DICTIONARY)
     if keyed.size:  # (each row group's dictionary read as its chunk was)
         values = np.concatenate([e for e in p.entries if e is not None] + [np.zeros(1, dtype)])
-        entry = _dictionary_entry(leaf, data, xp, checks, keyed, n, "lengths")
-        out = xp.where(leaf.rows_in(DICTIONARY), xp.asarray(values)[entry], out)
+        _dictionary_values(leaf, data, xp, checks, keyed, n, "lengths", xp.asarray(values), out)
     return xp.where(valid, out, 0).astype(dtype)
 
 
@@ -353,8 +346,9 @@ def _table_ids(plan, leaf: _Leaf, data, xp, checks: Checks, n: int, valid):
     string names it)."""
     ids = [e for e in leaf.plan.entries if e is not None]
     ids = xp.asarray(np.concatenate(ids + [np.full(1, -1, np.int32)]))
-    entry = _dictionary_entry(leaf, data, xp, checks, leaf.pages(DICTIONARY), n, "table")
-    table_id = ids[entry]
+    table_id = xp.empty(n, xp.int32)
+    _dictionary_values(leaf, data, xp, checks, leaf.pages(DICTIONARY), n, "table", ids,
+                       table_id, every=True)
     checks.flag(valid & (table_id < 0), "a string's table is unreadable")
     return table_id
 
@@ -367,7 +361,8 @@ def _gathered(data, extra, src, code_offsets, xp, ncodes: int):
         return gather_segments_cpu(data, extra, src, code_offsets)
     padded = xp.empty(padded_size(ncodes), xp.uint8)
     padded[ncodes:] = 0
-    codes, error = gather_segments(data, extra, src, code_offsets, out=padded[:ncodes])
+    codes, error = gather_segments(data, extra, src, code_offsets, out=padded[:ncodes],
+                                   size=ncodes)  # (read back with the checks: no wait)
     check_gathered(error)
     return codes
 

@@ -55,6 +55,10 @@ class Checks:
     def flag(self, bad, what: str) -> None:
         self.flags.append((self.xp.any(bad).reshape(1), [what]))
 
+    def flag_hit(self, hit, what: str) -> None:
+        """A flag already reduced to one value (an ``xp`` bool array of one)."""
+        self.flags.append((hit.reshape(1), [what]))
+
     def flag_each(self, bad, whats) -> None:
         """A flag a row of the 2-D ``bad``, each saying its ``whats``' entry (one pass, and
         kept as one array: no device call a row)."""

@@ -79,7 +79,7 @@ def gather_segments_cpu(src, extra, starts, out_offsets) -> np.ndarray:
     return out
 
 
-def gather_segments(src, extra, starts, out_offsets, out=None, *, stream=None):
+def gather_segments(src, extra, starts, out_offsets, out=None, *, size=None, stream=None):
     """The segments laid end to end on the device, in one launch on ``stream``: ``(out,
     error)``, ``error`` a device int32 array of one flag that is non-zero where a segment lay
     outside its source (its bytes written as zeros): check it (:func:`check_gathered`) before
@@ -89,6 +89,8 @@ def gather_segments(src, extra, starts, out_offsets, out=None, *, stream=None):
     the offsets the host's running sum of the segments' sizes) as
     :func:`gather_segments_cpu` takes them; ``out``: a device uint8 array of
     ``out_offsets[-1]`` bytes, 16-byte aligned (CuPy's are), or None to allocate one.
+    ``size``: ``out_offsets[-1]``, where the caller has read it back already (device offsets'
+    last is a wait otherwise).
 
     Examples
     --------
@@ -109,8 +111,9 @@ def gather_segments(src, extra, starts, out_offsets, out=None, *, stream=None):
         n = len(d_starts)
         if len(d_offsets) != n + 1:
             raise ValueError(f"{len(d_offsets)} segment offsets for {n} segments")
-        size = _out_size(out_offsets) if isinstance(out_offsets, np.ndarray) else \
-            int(d_offsets[-1].get()) if n else 0
+        if size is None:
+            size = _out_size(out_offsets) if isinstance(out_offsets, np.ndarray) else \
+                int(d_offsets[-1].get()) if n else 0
         if out is None:
             out = cp.empty(size, cp.uint8)
         elif out.size != size or out.data.ptr % 16:

@@ -13,7 +13,8 @@ python3 -m venv --without-pip --system-site-packages /tmp/vbase
 BASE_INSTALL=$!
 cat "$OUT/env.txt" | head -4
 timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_prefix_rebuild.py \
-  tests/test_page_columns.py tests/test_page_decode.py tests/test_gpu_string_ends.py \
+  tests/test_page_columns.py tests/test_page_decode.py tests/test_page_rows.py \
+  tests/test_gpu_string_ends.py \
   tests/test_gpu_planned_decode.py > "$OUT/pytest_pages.txt" 2>&1
 echo "GPU tests (pages, value decoders, checked decode): $(tail -1 "$OUT/pytest_pages.txt")"
 grep -E "^(FAILED|ERROR)|^E  " "$OUT/pytest_pages.txt" | head -20

@@ -9,7 +9,8 @@ export FSSTGPU_DBTEXT=$PWD/.data/dbtext
 HERE=$PWD
 head -4 "$OUT/env.txt"; echo "setup done at ${SECONDS}s"
 timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_prefix_rebuild.py \
-  tests/test_page_columns.py tests/test_page_decode.py tests/test_gpu_string_ends.py \
+  tests/test_page_columns.py tests/test_page_decode.py tests/test_page_rows.py \
+  tests/test_gpu_string_ends.py \
   > "$OUT/pytest_pages.txt" 2>&1
 echo "GPU tests (pages, value decoders, checked decode): $(tail -1 "$OUT/pytest_pages.txt")"
 grep -E "^(FAILED|ERROR)|^E  " "$OUT/pytest_pages.txt" | head -20
