@@ -228,21 +228,20 @@ def read_to_device(source: Source, *, workers: int | None = None,
     # others as below (pyarrow's reads let the GIL go: they overlap); a column whose pages
     # turn out to be of a layout the page reader does not take is then read as below
     taken = {f.name for f in plannable(source)} if PAGE_READS else set()
-    skip = set(taken)
     with ThreadPoolExecutor(1) as beside:
         pages = None
         if taken:  # (on this thread's device, handed to its stream)
             cp = get_cupy()
             pages = beside.submit(_page_columns, source, cp.cuda.Device().id,
                                   cp.cuda.get_current_stream())
-        decoded, host, checked = _usual_columns(source, skip, workers, nested_on_device)
+        decoded, host, checked = _usual_columns(source, taken, workers, nested_on_device)
         direct = pages.result() if pages is not None else {}
     missed = taken - set(direct)
     if missed:
         more = _usual_columns(source, set(source.schema.names) - missed, workers,
                               nested_on_device)
         for got, extra in zip((decoded, host, checked), more, strict=True):
-            got.update({k: v for k, v in extra.items() if k in missed})
+            got.update(extra)  # (only the missed columns: the rest were skipped)
     decoded.update(direct)
     out = {}
     for f in source.schema:

@@ -305,16 +305,15 @@ class _Found:
         # (rows and CRC rows come chunk after chunk: each chunk's found by a search)
         row_at = np.searchsorted(rows[:, 9], np.arange(nchunks + 1))
         crc_at = np.searchsorted(crcs[:, 0], np.arange(nchunks + 1))
-        tables = [None if d[0] < 0 else tuple(d) for c, d in enumerate(dictionaries.tolist())
-                  if (first + c) % nleaves == 3]
-        self.table_ids.extend(self.reader.table_ids(raw, at, tables))  # (the window's at once)
-        for c, dictionary in enumerate(dictionaries.tolist()):
+        dictionaries = [None if d[0] < 0 else tuple(d) for d in dictionaries.tolist()]
+        self.table_ids.extend(self.reader.table_ids(raw, at, [  # (the window's at once)
+            d for c, d in enumerate(dictionaries) if (first + c) % nleaves == 3]))
+        for c, dictionary in enumerate(dictionaries):
             k = first + c
             i = k % nleaves
             mine = rows[row_at[c] : row_at[c + 1]]
             self.parts[i].append(mine[:, :9])
             self.names[i].extend(f"{names[k]}, page {p}" for p in mine[:, 10].tolist())
-            dictionary = None if dictionary[0] < 0 else tuple(dictionary)
             self.dictionaries[i].append(dictionary)
             self.raw_entries[i].append(None if dictionary is None else
                                        entries[entry_at[c] : entry_at[c + 1]])

@@ -53,7 +53,7 @@ class Checks:
             self.runs.append((errors, names))
 
     def flag(self, bad, what: str) -> None:
-        self.flags.append((self.xp.any(bad).reshape(1), [what]))
+        self.flag_hit(self.xp.any(bad), what)
 
     def flag_hit(self, hit, what: str) -> None:
         """A flag already reduced to one value (an ``xp`` bool array of one)."""

@@ -182,23 +182,19 @@ def _launch(kernel: str, data, jobs: Jobs, dtype, stream, extra=(), placed=None,
     n = len(jobs)
     with on_stream(stream):
         if placed is None:  # the host's counts, the values end to end
-            table = cp.asarray(np.concatenate([jobs.start, jobs.size, jobs.count, jobs.at]))
-            start, size, count, at = (table[k * n : (k + 1) * n] for k in range(4))
-            total = jobs.total
-        else:  # the device's counts and places (known only there: a page's non-null values)
+            count, at, total = jobs.count, jobs.at, jobs.total
+        else:  # the caller's counts and places (a page's non-null values, often known only
+            # on the device)
             count, at, total = placed
             if len(count) != n or len(at) != n:
                 raise ValueError(f"{len(count)} counts and {len(at)} places for {n} jobs")
-            host = [a for a in (count, at) if isinstance(a, np.ndarray)]  # (in the one copy)
-            table = cp.asarray(np.concatenate([jobs.start, jobs.size] +
-                                              [a.astype(np.int64) for a in host]))
-            start, size = table[:n], table[n : 2 * n]
-            k = 2
-            if isinstance(count, np.ndarray):
-                count, k = table[k * n : (k + 1) * n], k + 1
-            if isinstance(at, np.ndarray):
-                at = table[k * n : (k + 1) * n]
-            count, at = cp.asarray(count, cp.int64), cp.asarray(at, cp.int64)
+        # (the host's arrays of them in one copy; the device's taken as they are)
+        arrays = [jobs.start, jobs.size, count, at]
+        host = [k for k, a in enumerate(arrays) if isinstance(a, np.ndarray)]
+        table = cp.asarray(np.concatenate([arrays[k].astype(np.int64) for k in host]))
+        for j, k in enumerate(host):
+            arrays[k] = table[j * n : (j + 1) * n]
+        start, size, count, at = (cp.asarray(a, cp.int64) for a in arrays)
         out = cp.empty(total, dtype)
         ends = cp.empty(n, cp.int64)
         errors = cp.empty(n, cp.int32)

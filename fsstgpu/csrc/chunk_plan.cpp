@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include "cpu.h"
 #include "crc32.h"
@@ -57,6 +58,11 @@ struct Refusal {
 
 [[noreturn]] void refuse(PlanError kind, int64_t page, std::string message) {
     throw Refusal{kind, page, std::move(message)};
+}
+
+// A chunk's result made its refusal.
+void keep(Planned& out, Refusal&& r) {
+    out.error = r.kind, out.page = r.page, out.message = std::move(r.message);
 }
 
 // The bytes a read task takes at most: a chunk is read in pieces of this, all of a window's
@@ -254,7 +260,7 @@ ChunkPlans plan_chunks(int fd, uint8_t* buffer, const std::vector<ChunkSpec>& sp
         try {
             step(specs[static_cast<size_t>(c)], out);
         } catch (Refusal& r) {
-            out.error = r.kind, out.page = r.page, out.message = std::move(r.message);
+            keep(out, std::move(r));
         }
     };
     std::vector<Piece> pieces;
@@ -264,23 +270,19 @@ ChunkPlans plan_chunks(int fd, uint8_t* buffer, const std::vector<ChunkSpec>& sp
             pieces.push_back({c, at, std::min(kReadPiece, size - at)});
         }
     }
-    std::vector<Planned> piece_errors(pieces.size());  // (a piece's refusal, kept apart)
+    std::vector<std::optional<Refusal>> refused(pieces.size());  // (a piece's, kept apart)
     parallel_for(static_cast<int64_t>(pieces.size()), threads, [&](int64_t k) {
         const Piece& piece = pieces[static_cast<size_t>(k)];
         const ChunkSpec& s = specs[static_cast<size_t>(piece.chunk)];
         try {
             read_piece(fd, buffer + s.buf_at, s, piece);
         } catch (Refusal& r) {
-            Planned& out = piece_errors[static_cast<size_t>(k)];
-            out.error = r.kind, out.page = r.page, out.message = std::move(r.message);
+            refused[static_cast<size_t>(k)] = std::move(r);
         }
     });
     for (size_t k = 0; k < pieces.size(); ++k) {  // (a chunk's first piece refused: its error)
         Planned& out = planned[static_cast<size_t>(pieces[k].chunk)];
-        if (out.error == PlanError::none && piece_errors[k].error != PlanError::none) {
-            out.error = piece_errors[k].error, out.page = piece_errors[k].page;
-            out.message = std::move(piece_errors[k].message);
-        }
+        if (out.error == PlanError::none && refused[k]) keep(out, std::move(*refused[k]));
     }
     std::vector<std::vector<int64_t>> pages(static_cast<size_t>(n));
     parallel_for(n, threads, [&](int64_t c) {
